@@ -1,0 +1,3 @@
+from hangwatch.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,261 @@
+"""Reading /proc and walking a job's process tree.
+
+Everything here reads; nothing signals or attaches. Missing data (permission, a process that
+exits mid-read) comes back as ``None``, never as an exception, except where a caller must know
+the process is gone (``ProcessGone``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from hangwatch.evidence import Role
+from hangwatch.redact import redact_argv
+
+PROC = Path("/proc")
+
+# torch names every thread of a DataLoader worker this (torch >= 1.x, verified on 2.13).
+DATALOADER_WORKER_COMM = "pt_data_worker"
+# torchrun's elastic agent renames itself (verified on torch 2.13).
+ELASTIC_AGENT_COMM = "pt_elastic"
+LAUNCHER_MARKERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed",
+                    "accelerate launch", "accelerate-launch")
+COMPILE_WORKER_MARKERS = ("_inductor/compile_worker", "torch._inductor.compile_worker")
+COMPILER_COMMS = frozenset({"cc1plus", "cc1", "as", "ld", "collect2", "gcc", "g++", "c++", "clang",
+                            "clang++", "ptxas", "nvcc", "cicc"})
+# Processes a job never belongs to: we stop climbing the tree when we reach one.
+SHELL_COMMS = frozenset({"bash", "sh", "zsh", "fish", "dash", "tmux: server", "tmux", "screen", "sshd",
+                         "systemd", "init", "login", "su", "sudo", "srun", "slurmstepd", "docker-init",
+                         "tini", "dumb-init", "containerd-shim"})
+# Environment keys the rules read. Nothing else of a target's environment is kept (secrets).
+ENV_KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
+            "MASTER_PORT", "TORCHELASTIC_RUN_ID", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM",
+            "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS", "TORCHDYNAMO_DISABLE",
+            "CUDA_VISIBLE_DEVICES", "HANGWATCH_RUN_DIR", "HANGWATCH_ATTEMPT")
+
+
+class ProcessGone(Exception):  # noqa: N818 - a condition, not an error a user sees
+    """The process disappeared while being read."""
+
+
+@dataclass(frozen=True)
+class Stat:
+    """The fields of /proc/PID/stat (or task/TID/stat) that capture uses."""
+
+    comm: str
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+    utime: int
+    stime: int
+    num_threads: int
+    starttime: int
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def read_stat(path: Path) -> Stat | None:
+    raw = read_text(path)
+    if not raw:
+        return None
+    # comm may hold spaces and parentheses: split at the last ')'.
+    lpar, rpar = raw.find("("), raw.rfind(")")
+    fields = raw[rpar + 2:].split()
+    try:
+        return Stat(comm=raw[lpar + 1:rpar], state=fields[0], ppid=int(fields[1]), pgid=int(fields[2]),
+                    sid=int(fields[3]), utime=int(fields[11]), stime=int(fields[12]),
+                    num_threads=int(fields[17]), starttime=int(fields[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+def read_environ(pid: int) -> dict[str, str]:
+    """The keys of ENV_KEYS present in the target's environment (never anything else)."""
+    try:
+        raw = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        k = key.decode(errors="replace")
+        if sep and k in ENV_KEYS:
+            out[k] = value.decode(errors="replace")
+    return out
+
+
+def read_cmdline(pid: int) -> tuple[str, ...]:
+    try:
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return ()
+    return tuple(redact_argv(a.decode(errors="replace") for a in raw.split(b"\0") if a))
+
+
+def fd_target(pid: int, fd: int) -> str | None:
+    try:
+        return os.readlink(PROC / str(pid) / "fd" / str(fd))
+    except OSError:
+        return None
+
+
+def file_size(path: str | None) -> int | None:
+    if not path or not path.startswith("/") or path.startswith("/dev/"):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    import stat as _stat
+
+    return st.st_size if _stat.S_ISREG(st.st_mode) else None
+
+
+def read_io(pid: int) -> dict[str, int]:
+    raw = read_text(PROC / str(pid) / "io")
+    out: dict[str, int] = {}
+    for line in (raw or "").splitlines():
+        k, _, v = line.partition(":")
+        if v.strip().isdigit():
+            out[k.strip()] = int(v)
+    return out
+
+
+def exe_of(pid: int) -> str | None:
+    try:
+        return os.readlink(PROC / str(pid) / "exe")
+    except OSError:
+        return None
+
+
+def looks_like_python(pid: int, exe: str | None) -> bool:
+    """Python if the executable is named python*, or libpython is mapped (embedded interpreters)."""
+    if exe and Path(exe).name.startswith(("python", "pypy")):
+        return True
+    maps = read_text(PROC / str(pid) / "maps")
+    return bool(maps and "libpython" in maps)
+
+
+def list_pids() -> list[int]:
+    return [int(p.name) for p in PROC.iterdir() if p.name.isdigit()]
+
+
+def is_launcher(comm: str, cmdline: tuple[str, ...]) -> bool:
+    if comm == ELASTIC_AGENT_COMM:
+        return True
+    joined = " ".join(cmdline[:4])
+    return any(m in joined for m in LAUNCHER_MARKERS)
+
+
+def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
+    return comm in COMPILER_COMMS or any(m in " ".join(cmdline) for m in COMPILE_WORKER_MARKERS)
+
+
+@dataclass(frozen=True)
+class JobMember:
+    pid: int
+    orphan: bool  # found by process group/session, not as a descendant of the root
+
+
+def find_root(pid: int) -> int:
+    """Climb from any process of a job to the job's top process.
+
+    We climb while the parent is a Python process or a launcher in the same session, or a
+    launcher in any session (torchrun puts each rank in a session of its own). We stop at shells,
+    terminals, init and anything else that is not part of a training job.
+    """
+    cur = pid
+    for _ in range(64):  # bounded: trees are not that deep
+        st = read_stat(PROC / str(cur) / "stat")
+        if st is None or st.ppid <= 1:
+            return cur
+        parent = st.ppid
+        pst = read_stat(PROC / str(parent) / "stat")
+        if pst is None or pst.comm in SHELL_COMMS:
+            return cur
+        pcmd = read_cmdline(parent)
+        if any("hangwatch" in a for a in pcmd[:3]):
+            return cur  # the supervisor is not part of the job
+        if is_launcher(pst.comm, pcmd):
+            cur = parent
+            continue
+        if pst.sid == st.sid and looks_like_python(parent, exe_of(parent)):
+            cur = parent
+            continue
+        return cur
+    return cur
+
+
+def job_members(root: int) -> list[JobMember]:
+    """The root, its descendants, and processes of its process group/session that lost their parent."""
+    try:
+        descendants = [root] + [c.pid for c in psutil.Process(root).children(recursive=True)]
+    except psutil.Error:
+        descendants = [root]
+    known = set(descendants)
+    rst = read_stat(PROC / str(root) / "stat")
+    members = [JobMember(p, orphan=False) for p in descendants]
+    if rst is None:
+        return members
+    for pid in list_pids():
+        if pid in known or pid == os.getpid():
+            continue
+        st = read_stat(PROC / str(pid) / "stat")
+        if st is None or st.ppid != 1:
+            continue
+        # An orphan of this job: reparented to init, still in the job's process group, or in the
+        # session the root leads. Other jobs of the same terminal have other process groups.
+        same_group = st.pgid == rst.pgid and rst.pgid != 1
+        same_session = st.sid == rst.sid and rst.sid == root
+        if same_group or same_session:
+            members.append(JobMember(pid, orphan=True))
+    return members
+
+
+def main_pid_of(root: int, members: list[JobMember]) -> int:
+    """The job's main process: the root, or under a non-Python root (``bash train.sh``, ``srun``)
+    its first Python descendant."""
+    if looks_like_python(root, exe_of(root)):
+        return root
+    for m in sorted(members, key=lambda m: m.pid):
+        if not m.orphan and m.pid != root and looks_like_python(m.pid, exe_of(m.pid)):
+            return m.pid
+    return root
+
+
+def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, ...], env: dict[str, str],
+                parent_env: dict[str, str], orphan: bool, thread_comms: list[str]) -> Role:
+    if orphan:
+        return Role.ORPHAN
+    if comm == DATALOADER_WORKER_COMM or DATALOADER_WORKER_COMM in thread_comms:
+        return Role.DATALOADER_WORKER
+    if is_launcher(comm, cmdline):
+        return Role.LAUNCHER
+    if is_compile_worker(comm, cmdline):
+        return Role.COMPILE_WORKER
+    # A rank has RANK in its environment that its parent did not give to itself (a DataLoader
+    # worker inherits its rank's environment, so it is caught above or here by the parent test).
+    if "RANK" in env and parent_env.get("RANK") != env.get("RANK"):
+        return Role.RANK
+    if pid == main:
+        return Role.MAIN
+    if pid == root:
+        return Role.LAUNCHER  # a non-Python wrapper that started the main process
+    return Role.CHILD
+
+
+def int_or_none(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None

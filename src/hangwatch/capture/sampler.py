@@ -1,0 +1,226 @@
+"""Capture a job: several samples of every process's state and stacks across a window.
+
+Rules need change, not a snapshot: CPU and I/O deltas, whether a thread's stack moved, whether
+the log grew. So we sample at least twice, re-discovering the tree each time (workers come and go).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from hangwatch.capture import proc
+from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
+from hangwatch.errors import CaptureError
+from hangwatch.evidence import (
+    Evidence,
+    Frame,
+    ProcessEvidence,
+    ProcessInfo,
+    ProcessSample,
+    Role,
+    ThreadSample,
+)
+from hangwatch.redact import redact_text
+
+OUTPUT_TAIL_BYTES = 64 * 1024
+BLOCKING_ATTACH_UNSAFE = frozenset({"D", "T", "t"})
+MIN_SAMPLES, MAX_SAMPLES = 2, 8
+SAMPLES_PER_SECOND = 2
+
+
+def sample_count(window_s: float) -> int:
+    """Two samples a second, at least two, at most eight: enough that a loop moving between a few
+    functions is seen moving, cheap enough (one sample of 9 processes costs ~50 ms)."""
+    return max(MIN_SAMPLES, min(MAX_SAMPLES, round(window_s * SAMPLES_PER_SECOND) + 1))
+
+
+class _Task:
+    __slots__ = ("comm", "state", "ticks", "tid", "wchan")
+
+    def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None) -> None:
+        self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
+
+
+def _tasks(pid: int) -> list[_Task]:
+    out = []
+    try:
+        tids = [int(t) for t in os.listdir(proc.PROC / str(pid) / "task")]
+    except OSError:
+        return out
+    for tid in sorted(tids):
+        base = proc.PROC / str(pid) / "task" / str(tid)
+        st = proc.read_stat(base / "stat")
+        if st is None:
+            continue
+        wchan = proc.read_text(base / "wchan")
+        out.append(_Task(tid, st.comm, st.state, st.utime + st.stime, wchan if wchan and wchan != "0" else None))
+    return out
+
+
+def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, ProcessInfo]) -> ProcessInfo | None:
+    st = proc.read_stat(proc.PROC / str(pid) / "stat")
+    if st is None:
+        return None
+    cmdline = proc.read_cmdline(pid)
+    env = proc.read_environ(pid)
+    parent_env = proc.read_environ(st.ppid) if st.ppid > 1 else {}
+    exe = proc.exe_of(pid)
+    tasks = _tasks(pid)
+    role = proc.assign_role(pid, root, main, st.comm, cmdline, env, parent_env, orphan, [t.comm for t in tasks])
+    stdout, stderr = proc.fd_target(pid, 1), proc.fd_target(pid, 2)
+    parent = infos.get(st.ppid)
+    forked = parent is not None and parent.cmdline == cmdline and parent.exe == exe
+    try:
+        import psutil
+
+        create_time = psutil.Process(pid).create_time()
+    except Exception:  # noqa: BLE001 - psutil raises many kinds; the value is only informative
+        create_time = 0.0
+    rank = proc.int_or_none(env.get("RANK")) if role in (Role.RANK, Role.DATALOADER_WORKER, Role.ORPHAN,
+                                                         Role.CHILD, Role.MAIN) else None
+    return ProcessInfo(
+        pid=pid, ppid=st.ppid, pgid=st.pgid, sid=st.sid, name=st.comm, cmdline=cmdline, exe=exe,
+        is_python=st.state != "Z" and proc.looks_like_python(pid, exe), role=role, rank=rank,
+        local_rank=proc.int_or_none(env.get("LOCAL_RANK")), world_size=proc.int_or_none(env.get("WORLD_SIZE")),
+        create_time=create_time, stdout=stdout, stderr=stderr,
+        stdout_is_file=proc.file_size(stdout) is not None, env=env, forked_from_parent=forked,
+    )
+
+
+def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None
+                  ) -> tuple[ProcessSample, list[_Task]] | None:
+    st = proc.read_stat(proc.PROC / str(pid) / "stat")
+    if st is None:
+        return None
+    tasks = _tasks(pid)
+    io = proc.read_io(pid)
+    statm = proc.read_text(proc.PROC / str(pid) / "statm")
+    rss = int(statm.split()[1]) * os.sysconf("SC_PAGE_SIZE") if statm else None
+    sample = ProcessSample(
+        at=at, state=st.state, cpu_seconds=(st.utime + st.stime) / clock_ticks, rss_bytes=rss,
+        read_bytes=io.get("read_bytes"), write_bytes=io.get("write_bytes"), rchar=io.get("rchar"),
+        wchar=io.get("wchar"), num_threads=st.num_threads, threads=(), stdout_size=proc.file_size(stdout),
+    )
+    return sample, tasks
+
+
+def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None) -> ProcessSample:
+    by_tid = {t.tid: t for t in (stacks.threads or ()) } if stacks and stacks.threads else {}
+    threads = []
+    for t in tasks:
+        py = by_tid.get(t.tid)
+        frames = tuple(Frame(f.function, f.file, f.line) for f in py.frames) if py else ()
+        threads.append(ThreadSample(
+            tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
+            cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,
+            frames=frames))
+    error = stacks.error if stacks else None
+    return replace(sample, threads=tuple(threads), stack_error=error)
+
+
+def _with_code(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    return tuple(replace(f, code=(linecache.getline(f.file, f.line).strip() or None))
+                 if f.file.startswith("/") else f for f in frames)
+
+
+def _annotate_code(samples: list[ProcessSample]) -> tuple[ProcessSample, ...]:
+    return tuple(replace(s, threads=tuple(replace(t, frames=_with_code(t.frames)) for t in s.threads))
+                 for s in samples)
+
+
+def _output_tail(info: ProcessInfo) -> str | None:
+    for target in (info.stderr, info.stdout):
+        if proc.file_size(target) is None or target is None:
+            continue
+        try:
+            with open(target, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - OUTPUT_TAIL_BYTES))
+                return redact_text(f.read().decode(errors="replace"))
+        except OSError:
+            continue
+    return None
+
+
+def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
+                stack_timeout_s: float = 8.0, sleep: Callable[[float], None] = time.sleep) -> Evidence:
+    """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
+
+    Raises CaptureError when nothing at all could be captured (no such process, or it vanished).
+    Partial evidence (no stacks, processes exiting mid-window) is returned with ``notes``.
+    """
+    if not Path(f"/proc/{pid}").exists():
+        raise CaptureError(f"no process with pid {pid}", "Check the PID with `ps -ef` and try again")
+    clock_ticks = os.sysconf("SC_CLK_TCK")
+    py_spy = find_py_spy()
+    notes: list[str] = []
+    if py_spy is None:
+        notes.append("py-spy is not installed, so no Python stacks were read: `pip install py-spy`")
+    root = proc.find_root(pid)
+    n = samples or sample_count(window_s)
+    interval = window_s / (n - 1) if n > 1 else 0.0
+    started = time.time()
+    t0 = time.monotonic()
+    infos: dict[int, ProcessInfo] = {}
+    series: dict[int, list[ProcessSample]] = {}
+    gone: set[int] = set()
+    main: int | None = None
+    for i in range(n):
+        wait = t0 + i * interval - time.monotonic()
+        if wait > 0:
+            sleep(wait)
+        members = proc.job_members(root)
+        if main is None:
+            main = proc.main_pid_of(root, members)
+        taken: dict[int, tuple[ProcessSample, list[_Task]]] = {}
+        for m in members:
+            if m.pid not in infos:
+                info = _info(m.pid, root, main, m.orphan, infos)
+                if info is None:
+                    continue
+                infos[m.pid] = info
+            got = _state_sample(m.pid, time.time(), clock_ticks, infos[m.pid].stdout)
+            if got is not None:
+                taken[m.pid] = got
+        gone |= {p for p in series if p not in taken}
+        targets = {p: any(t.state in BLOCKING_ATTACH_UNSAFE for t in tasks) or s.state in BLOCKING_ATTACH_UNSAFE
+                   for p, (s, tasks) in taken.items() if infos[p].is_python and s.state != "Z"}
+        stacks = dump_stacks(targets, py_spy, stack_timeout_s) if py_spy and targets else {}
+        _resume_if_we_stopped(taken, targets)
+        for p, (s, tasks) in taken.items():
+            series.setdefault(p, []).append(_merge(s, tasks, stacks.get(p)))
+    if not series:
+        raise CaptureError(f"pid {pid} exited before anything could be captured",
+                           "Run inspect while the job is still running")
+    errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
+    notes.extend(errors)
+    processes = tuple(
+        ProcessEvidence(info=infos[p], samples=_annotate_code(ss), exited=p in gone,
+                        output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,
+                                                                                 Role.LAUNCHER) else None)
+        for p, ss in sorted(series.items(), key=lambda kv: (kv[0] != root, kv[0]))
+    )
+    return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
+                    clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
+                    notes=tuple(notes))
+
+
+def _resume_if_we_stopped(before: dict[int, tuple[ProcessSample, list[_Task]]], attached: dict[int, bool]) -> None:
+    """Capture never leaves a target stopped: SIGCONT any process that was running before we
+    attached and is in stop state now. (py-spy uses PTRACE_SEIZE and should never do this;
+    this guards against a tool killed mid-attach.)"""
+    for pid in attached:
+        was = before[pid][0].state
+        st = proc.read_stat(proc.PROC / str(pid) / "stat")
+        if st is not None and st.state in ("T", "t") and was not in ("T", "t"):
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass

@@ -1,0 +1,62 @@
+"""Command line. Thin: parse, call the library, render, choose the exit code."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from hangwatch import __version__
+from hangwatch.errors import HangwatchError
+
+MAX_WINDOW_S = 600.0
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hangwatch")
+def cli() -> None:
+    """hangwatch: notice, explain and recover hung ML training jobs."""
+
+
+@cli.command()
+@click.argument("pid", type=click.IntRange(min=1))
+@click.option("--window", type=click.FloatRange(min=0.2, max=MAX_WINDOW_S), default=5.0, show_default=True,
+              help="Seconds to sample the job for.")
+@click.option("--json", "as_json", is_flag=True, help="Print one incident object (hangwatch.incident/1).")
+@click.option("--evidence", "evidence_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the raw samples (hangwatch.evidence/1 JSON) to this file, for a bug report.")
+def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None) -> None:
+    """Sample the job that PID belongs to and say whether it is hung, where, and why."""
+    from hangwatch.inspect_job import inspect_pid
+    from hangwatch.report.text import render_text
+
+    incident = inspect_pid(pid, window, evidence_path=evidence_path)
+    if as_json:
+        click.echo(incident.to_json())
+    else:
+        render_text(incident, sys.stdout, color=None)
+    for note in incident.notes:
+        click.echo(f"hangwatch: {note}", err=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        cli.main(args=argv, prog_name="hangwatch", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("hangwatch: interrupted.", err=True)
+        return 130
+    except click.ClickException as e:
+        msg = e.format_message().rstrip(".")
+        click.echo(f"hangwatch: {msg}. Run `hangwatch --help` for usage.", err=True)
+        return 2 if isinstance(e, click.UsageError | click.BadParameter) else e.exit_code
+    except HangwatchError as e:
+        click.echo(f"hangwatch: {e}", err=True)
+        return e.exit_code
+    except KeyboardInterrupt:
+        click.echo("hangwatch: interrupted.", err=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Causes in the user's own code: a busy loop, a deadlock between threads."""
+
+from __future__ import annotations
+
+from hangwatch.diagnose import signatures as sig
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.evidence import Role
+from hangwatch.incident import Finding, Verdict
+
+BUSY_FIX = (
+    "Fix the loop at the location shown: its exit condition is never met for this input.",
+    "Log the loop's inputs (sample index, file) before it to find the input that triggers it.",
+)
+DEADLOCK_FIX = (
+    "Take locks in one fixed order everywhere, or hold one lock at a time.",
+    "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "
+    "so a wait that can never end raises.",
+    "Add faulthandler.dump_traceback_later() for a post-mortem of every thread.",
+)
+
+
+def busy_loop_rule(ctx: Context) -> list[Hit]:
+    hits = []
+    workers_handled = {w.pid for m, _ in ctx.loader_waiters() for w in ctx.workers_of(m.pid)}
+    for v in ctx.views:
+        if v.pid in workers_handled:
+            continue  # the DataLoader rule explains a spinning worker, with its main process
+        if v.stdout_grew:
+            continue  # it is writing output: a compute loop making progress, not a spin
+        for t in v.threads:
+            if not t.spinning:
+                continue
+            frame = t.user_frame
+            hits.append(Hit(Finding(
+                cause="code.busy_loop", confidence=0.8,
+                summary=(f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
+                         f"and over for {v.duration_s:.0f} s without getting anywhere."),
+                where=v.where(t, frame),
+                evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
+                          f"and holding the GIL in every sample",
+                          f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
+                          + (f" `{frame.code}`" if frame and frame.code else "")),
+                fix=BUSY_FIX), Verdict.HUNG))
+    return hits
+
+
+def _sync_wait(t: ThreadView) -> str | None:
+    """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'queue', 'join'."""
+    frames = t.frames
+    if not frames or not t.idle_throughout:
+        return None
+    user = innermost_user(frames)
+    if user is not None and sig.SLEEP_LINE.search(user.code or ""):
+        return None
+    top = frames[0]
+    if sig.is_user(top) and sig.is_lock_line(top.code):
+        return "lock"
+    for f in frames:
+        if sig.is_user(f):
+            break
+        if sig.matches_any(f, sig.THREAD_SYNC):
+            m = sig.method(f)
+            if m in ("join", "_wait_for_tstate_lock"):
+                return "join"
+            if f.file.endswith("/queue.py"):
+                return "queue"
+            if m == "acquire" or m == "__enter__":
+                return "lock"
+            return "event"
+    return None
+
+
+def deadlock_rule(ctx: Context) -> list[Hit]:
+    hits = []
+    for v in ctx.views:
+        if v.role == Role.DATALOADER_WORKER or not v.has_stacks or (v.cpu_percent or 0.0) > 5.0:
+            continue
+        main = v.main_thread
+        if main is None:
+            continue
+        waits = {t.tid: _sync_wait(t) for t in v.threads if t.has_stack}
+        if waits.get(main.tid) is None:
+            continue
+        blocked = [t for t in v.threads if waits.get(t.tid)]
+        lockers = [t for t in blocked if waits[t.tid] == "lock"]
+        others_alive = [t for t in v.user_threads if t not in blocked]
+        if others_alive:
+            continue  # another user thread is running and may still release what main waits for
+        if len(lockers) >= 2:
+            conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds"
+        elif lockers and waits[main.tid] == "join":
+            conf, what = 0.85, "the main thread joins a thread that waits for a lock nobody releases"
+        elif lockers:
+            conf, what = 0.75, "a thread waits for a lock that no running thread will release"
+        else:
+            conf, what = 0.6, f"the main thread waits on a {waits[main.tid]} that no running thread will set"
+        culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else main)
+        frame = culprit.user_frame
+        ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
+        for t in blocked[:4]:
+            f = t.user_frame
+            ev.append(f"thread '{t.name}' waits on a {waits[t.tid]} at {describe(f)}" + (f" `{f.code}`" if f and f.code else ""))
+        hits.append(Hit(Finding(
+            cause="code.deadlock", confidence=conf,
+            summary=f"{v.label()} is deadlocked: {what}.",
+            where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX), Verdict.HUNG))
+    return hits

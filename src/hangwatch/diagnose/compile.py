@@ -1,0 +1,51 @@
+"""torch.compile / inductor: alive and compiling, not hung."""
+
+from __future__ import annotations
+
+from hangwatch.diagnose import signatures as sig
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import describe, innermost_user
+from hangwatch.evidence import Role
+from hangwatch.incident import Finding, Verdict
+
+COMPILE_FIX = (
+    "Nothing is wrong yet: give it time (first compiles of large models take minutes).",
+    "TORCH_LOGS=recompiles shows whether it recompiles for new shapes; mark_dynamic or dynamic=True avoids that.",
+    "Keep the compile cache on local disk (TORCHINDUCTOR_CACHE_DIR) so restarts do not recompile.",
+    "If it never finishes: TORCHINDUCTOR_COMPILE_THREADS=1, or TORCHDYNAMO_DISABLE=1 to run without compile.",
+)
+
+
+def compile_rule(ctx: Context) -> list[Hit]:
+    hits = []
+    compilers = [v for v in ctx.views if v.role == Role.COMPILE_WORKER]
+    busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > 5.0 or c.state == "R"]
+    for v in ctx.views:
+        if v.role in (Role.COMPILE_WORKER, Role.DATALOADER_WORKER, Role.LAUNCHER):
+            continue
+        t = v.main_thread
+        if t is None or not t.any_frame(sig.is_compile_frame):
+            continue
+        own_kids = [c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in
+                    {k.pid for k in ctx.children(v.pid)}]
+        active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
+        frame = innermost_user(t.frames)
+        comp = next((f for f in t.frames if sig.is_compile_frame(f)), None)
+        ev = [f"{v.label()} in torch.compile for this window, called from {describe(frame)}",
+              f"compiler frame: {describe(comp)}", f"{v.label()} at {v.cpu_text()}"
+              + (", stack moving between samples" if t.stack_changed else "")]
+        if own_kids:
+            ev.append("compiler processes working: " + ", ".join(f"{c.info.name} (pid {c.pid})" for c in own_kids[:4]))
+        if active:
+            hits.append(Hit(Finding(
+                cause="compile.in_progress", confidence=0.85,
+                summary=(f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: "
+                         "it is alive and working, not hung."),
+                where=v.where(t, frame), evidence=tuple(ev), fix=COMPILE_FIX), Verdict.SLOW))
+        else:
+            hits.append(Hit(Finding(
+                cause="compile.in_progress", confidence=0.45,
+                summary=(f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement: "
+                         "the compile itself may be stuck."),
+                where=v.where(t, frame), evidence=tuple(ev), fix=COMPILE_FIX[3:] + COMPILE_FIX[:1]), Verdict.HUNG))
+    return hits

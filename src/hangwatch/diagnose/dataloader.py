@@ -1,0 +1,187 @@
+"""DataLoader causes: a worker stuck in user code, a batch that was lost, inherited fork locks.
+
+Signatures (torch 2.13, shared/research/stack-capture.md §6.1): the main process waits in
+``_try_get_data``; an idle worker sits in ``_worker_loop`` at ``index_queue.get``; a busy worker
+has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hangwatch.diagnose import signatures as sig
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.evidence import Frame
+from hangwatch.incident import Finding, Verdict
+
+WORKER_STUCK_FIX = (
+    "Fix the code at the location shown: it never returns for this sample (a wait, a lock or a loop).",
+    "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
+    "Run once with num_workers=0 to reproduce it in the main process with a plain traceback.",
+)
+WORKER_SLOW_FIX = (
+    "The worker is moving, only slowly: profile the dataset code shown, or add workers.",
+    "DataLoader(timeout=600) so a truly stuck sample raises.",
+)
+BATCH_LOST_FIX = (
+    "Read the workers' stderr for a traceback in multiprocessing/queues.py _feed: the batch could not "
+    "be sent (unpicklable sample, or /dev/shm full).",
+    "Return plain tensors or numpy arrays from __getitem__ and check `pickle.dumps(dataset[0])`.",
+    "If /dev/shm is small (containers default to 64 MiB), raise it: `docker run --shm-size=8g` or --ipc=host.",
+    "DataLoader(timeout=600) so a lost batch raises instead of hanging forever.",
+)
+FORK_FIX = (
+    "DataLoader(multiprocessing_context='spawn') (or 'forkserver'): workers then start without the "
+    "parent's held locks and thread pools.",
+    "Start background threads (and use OpenMP/tokenizers) only after the DataLoader iterators exist, "
+    "or recreate the lock in the child with os.register_at_fork(after_in_child=...).",
+    "OMP_NUM_THREADS=1 / TOKENIZERS_PARALLELISM=false when a native thread pool is involved.",
+)
+
+_FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
+
+
+def worker_state(t: ThreadView) -> str:
+    """'idle' (waiting for an index), 'busy' (in dataset/collate/init code) or 'unknown'."""
+    frames = t.frames
+    loop = next((i for i, f in enumerate(frames) if sig.at(f, sig.WORKER_PY, sig.WORKER_LOOP)), None)
+    if loop is None:
+        return "unknown"
+    above = frames[:loop]
+    if any(sig.at(f, sig.FETCH_PY) or sig.at(f, sig.COLLATE_PY) or sig.is_user(f) for f in above):
+        return "busy"
+    return "idle"
+
+
+def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | None) -> list[str]:
+    """Evidence that a blocked forked process waits on a lock its parent held at fork time.
+
+    Needs all of: forked (not spawned), blocked (idle, low CPU), at a lock line or in native code
+    with one OS thread left; and a parent that runs other user threads (the likely holders).
+    """
+    if not (worker.info.forked_from_parent or t.any_frame(lambda f: sig.at(f, *sig.FORK_LAUNCH))):
+        return []
+    if not t.idle_throughout or (t.cpu_percent or 0.0) > 5.0:
+        return []
+    user = t.user_frame
+    lock_line = user is not None and sig.is_lock_line(user.code)
+    one_thread = worker.ev.samples[-1].num_threads == 1
+    futex = (t.last.wchan or "").startswith("futex")
+    if not (lock_line or (one_thread and futex and user is not None and t.frames[0] is user)):
+        return []
+    holders = parent.user_threads if parent else []
+    if not holders:
+        return []
+    ev = [f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at "
+          f"{'a lock' if lock_line else 'a native call'}: {describe(user)}"
+          + (f" `{user.code}`" if user and user.code else "")]
+    if futex:
+        ev.append(f"kernel wait: {t.last.wchan} (a futex: lock or condition)")
+    ev.append(f"{worker.label()} has {worker.ev.samples[-1].num_threads} OS thread(s): fork copied only the "
+              "forking thread")
+    ev.append("the parent runs other user threads that may hold it: "
+              + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3]))
+    return ev
+
+
+def dataloader_rule(ctx: Context) -> list[Hit]:
+    hits: list[Hit] = []
+    for main, mt in ctx.loader_waiters():
+        workers = ctx.workers_of(main.pid)
+        states = {w.pid: (worker_state(w.main_thread) if w.main_thread else "unknown") for w in workers}
+        waiting_at = innermost_user(mt.frames)
+        waits = f"{main.label()} waits for a DataLoader batch at {describe(waiting_at)}"
+        busy = [w for w in workers if states[w.pid] == "busy"]
+        idle = [w for w in workers if states[w.pid] == "idle"]
+        for w in busy:
+            t = w.main_thread
+            assert t is not None
+            hits.extend(_busy_worker(main, w, t, workers, states, waits))
+        if busy or not workers:
+            continue
+        if len(idle) == len(workers):
+            hits.append(_batch_lost(main, mt, workers, waiting_at, waits))
+    return hits
+
+
+def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list[ProcessView],
+                 states: dict[int, str], waits: str) -> list[Hit]:
+    index = workers.index(w)
+    frame = innermost_user(t.frames) or next((f for f in t.frames if not sig.is_stdlib_file(f.file)), None)
+    dur = w.duration_s
+    name = f"worker {index} (pid {w.pid})"
+    others = [o for o in workers if o is not w]
+    ev = [waits, f"{name} at {w.cpu_text()} for {dur:.0f} s in {describe(frame)}"
+          + (f" `{frame.code}`" if frame and frame.code else "")]
+    if others:
+        ev.append("other workers: " + ", ".join(f"pid {o.pid} {states[o.pid]}" for o in others))
+    hits: list[Hit] = []
+    fork_ev = fork_lock_suspect(w, t, main)
+    if fork_ev:
+        hits.append(Hit(Finding(
+            cause="fork.inherited_lock", confidence=0.85,
+            summary=(f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
+                     f"from pid {main.pid}; nothing in the worker can release it."),
+            where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX), Verdict.HUNG))
+    if t.spinning:
+        summary = (f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} and never returns "
+                   "its batch; the main process waits for it.")
+        verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX
+    elif t.stack_changed and (t.cpu_percent or 0.0) > 5.0:
+        summary = (f"DataLoader {name} is working in {describe(frame)} but slowly; the main process waits "
+                   "for its batch.")
+        verdict, conf, fix = Verdict.SLOW, 0.6, WORKER_SLOW_FIX
+    else:
+        blocked_in = "a network call" if t.any_frame(sig.is_network_frame) else "a blocking call"
+        summary = (f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} and never returns its "
+                   "batch; the main process waits for it.")
+        verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX
+        if t.last.wchan:
+            ev.append(f"kernel wait of {name}: {t.last.wchan}")
+    if fork_ev:
+        conf = 0.6
+    hits.append(Hit(Finding(cause="dataloader.worker_stuck", confidence=conf, summary=summary,
+                            where=w.where(t, frame), evidence=tuple(ev), fix=fix), verdict))
+    return hits
+
+
+def _batch_lost(main: ProcessView, mt: ThreadView, workers: list[ProcessView], waiting_at: Frame | None,
+                waits: str) -> Hit:
+    ev = [waits, f"all {len(workers)} workers are alive and idle, waiting for work: pids "
+          + ", ".join(str(w.pid) for w in workers)]
+    conf = 0.75
+    tail = main.ev.output_tail or ""
+    m = _FEED_TRACEBACK.search(tail)
+    if m:
+        err = next((ln for ln in tail[m.end():].splitlines() if ln and not ln.startswith(" ")), "")
+        ev.append(f"the log shows a worker's queue feeder thread failed: {err.strip()[:200]}")
+        conf = 0.92
+    if mt.idle_throughout:
+        ev.append(f"main thread idle for {main.duration_s:.0f} s")
+    return Hit(Finding(
+        cause="dataloader.batch_lost", confidence=conf,
+        summary=("The main process waits for a batch that no worker is producing: every worker is alive "
+                 "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
+                 "memory ran out in a worker's feeder thread)."),
+        where=main.where(mt, waiting_at), evidence=tuple(ev), fix=BATCH_LOST_FIX), Verdict.HUNG)
+
+
+def fork_rule(ctx: Context) -> list[Hit]:
+    """Forked children outside DataLoader (plain multiprocessing.Process, pools) blocked on an inherited lock."""
+    hits = []
+    loader_workers = {w.pid for m, _ in ctx.loader_waiters() for w in ctx.workers_of(m.pid)}
+    for v in ctx.views:
+        t = v.main_thread
+        if v.pid in loader_workers or t is None or not t.has_stack:
+            continue
+        parent = ctx.view(v.info.ppid)
+        ev = fork_lock_suspect(v, t, parent)
+        if ev:
+            frame = t.user_frame
+            hits.append(Hit(Finding(
+                cause="fork.inherited_lock", confidence=0.8,
+                summary=(f"{v.label()} is blocked on a lock it inherited, already held, when it was forked "
+                         f"from pid {v.info.ppid}."),
+                where=v.where(t, frame), evidence=tuple(ev), fix=FORK_FIX), Verdict.HUNG))
+    return hits

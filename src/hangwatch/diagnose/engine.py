@@ -1,0 +1,92 @@
+"""Run every rule over the evidence, rank the findings, decide the verdict."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule
+from hangwatch.diagnose.compile import compile_rule
+from hangwatch.diagnose.context import Context, Hit, Rule
+from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule
+from hangwatch.diagnose.distributed import distributed_rule
+from hangwatch.diagnose.io import network_wait_rule
+from hangwatch.diagnose.output import output_buffered_rule
+from hangwatch.diagnose.process import child_wait_rule, stopped_rule
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
+from hangwatch.evidence import Evidence, Role
+from hangwatch.incident import Finding, Verdict
+
+log = logging.getLogger(__name__)
+
+RULES: tuple[Rule, ...] = (
+    stopped_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
+    child_wait_rule, network_wait_rule, busy_loop_rule, deadlock_rule,
+)
+
+UNKNOWN_FIX = (
+    "Read the stacks below: the main thread's innermost frame in your code is where the job is.",
+    "Run `hangwatch inspect PID` again in a minute: a stack that has not moved confirms a hang.",
+)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    verdict: Verdict
+    findings: tuple[Finding, ...]
+
+
+def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
+    ctx = Context.of(ev)
+    hits: list[Hit] = []
+    for rule in rules:
+        try:
+            hits.extend(rule(ctx))
+        except Exception:  # a broken rule must not hide what the others found
+            log.exception("rule %s failed", getattr(rule, "__name__", rule))
+    hits.sort(key=lambda h: -h.finding.confidence)
+    if hits:
+        return Diagnosis(hits[0].verdict, tuple(h.finding for h in hits))
+    return Diagnosis(_verdict_from_activity(ctx), (_unknown(ctx),))
+
+
+def _primary(ctx: Context) -> ProcessView | None:
+    order = (Role.MAIN, Role.RANK, Role.CHILD, Role.LAUNCHER, Role.ORPHAN, Role.DATALOADER_WORKER)
+    for role in order:
+        for v in ctx.views:
+            if v.role == role and v.info.is_python and v.has_stacks:
+                return v
+    return ctx.views[0] if ctx.views else None
+
+
+def _verdict_from_activity(ctx: Context) -> Verdict:
+    """Without a named cause the samples decide: anything moving means the job is not hung."""
+    for v in ctx.views:
+        if v.stdout_grew:
+            return Verdict.PROGRESSING
+        t = v.main_thread
+        if v.role in (Role.MAIN, Role.RANK) and t is not None and t.stack_changed and (
+                (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT):
+            return Verdict.PROGRESSING
+    if any((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT for v in ctx.views):
+        return Verdict.SLOW
+    return Verdict.HUNG
+
+
+def _unknown(ctx: Context) -> Finding:
+    v = _primary(ctx)
+    if v is None:
+        return Finding("unknown", 0.1, "Nothing of the job could be captured.", None, (), UNKNOWN_FIX)
+    t = v.main_thread
+    frame = innermost_explaining(t.frames) if t else None
+    ev = [f"{v.label()}: state {v.state}, {v.cpu_text()}"]
+    if not v.info.is_python:
+        ev.append(f"pid {v.pid} ({v.info.name}) is not a Python process; no Python stack")
+    elif not v.has_stacks:
+        ev.append("no Python stack could be read: " + (v.ev.samples[-1].stack_error or "unknown reason"))
+    else:
+        ev.append(f"main thread in {describe(frame)}" + (" (moving)" if t and t.stack_changed else " (not moving)"))
+    return Finding(
+        cause="unknown", confidence=0.1,
+        summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}.",
+        where=v.where(t, frame) if frame else None, evidence=tuple(ev), fix=UNKNOWN_FIX)

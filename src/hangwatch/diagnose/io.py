@@ -1,0 +1,52 @@
+"""I/O causes: blocked in a network call."""
+
+from __future__ import annotations
+
+from hangwatch.diagnose import signatures as sig
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import describe, innermost_user
+from hangwatch.evidence import Role
+from hangwatch.incident import Finding, Verdict
+
+NETWORK_FIX = (
+    "Give the call a timeout (requests.get(url, timeout=30), socket.settimeout, urlopen(timeout=...)).",
+    "Download or cache the data before training (HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1 once cached).",
+    "Check the endpoint is reachable from this machine (DNS, proxy, firewall).",
+)
+
+
+def network_wait_rule(ctx: Context) -> list[Hit]:
+    hits = []
+    for v in ctx.views:
+        if v.role in (Role.LAUNCHER,):
+            continue
+        t = v.main_thread
+        if t is None or not t.has_stack:
+            continue
+        in_net = any(sig.is_network_frame(f) for f in t.frames)
+        wchan = t.last.wchan or ""
+        if not in_net and not (t.idle_throughout and any(w in wchan for w in sig.NETWORK_WCHANS)):
+            continue
+        if (t.cpu_percent or 0.0) > 30.0:
+            continue
+        frame = innermost_user(t.frames)
+        rchar = v.delta("rchar") or 0
+        moving = rchar > 64 * 1024
+        ev = [f"{v.label()} main thread in a network call for {v.duration_s:.0f} s at {describe(frame)}"
+              + (f" `{frame.code}`" if frame and frame.code else "")]
+        net = next((f for f in t.frames if sig.is_network_frame(f)), None)
+        if net is not None:
+            ev.append(f"innermost network frame: {describe(net)}")
+        if wchan:
+            ev.append(f"kernel wait: {wchan}")
+        ev.append(f"{rchar} bytes read in the window")
+        conf = 0.55 if moving else 0.8
+        if v.role == Role.DATALOADER_WORKER:
+            conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
+        hits.append(Hit(Finding(
+            cause="io.network_wait", confidence=conf,
+            summary=(f"{v.label()} is " + ("reading from the network slowly" if moving else
+                                           "blocked waiting for the network") + f" at {describe(frame)}."),
+            where=v.where(t, frame), evidence=tuple(ev), fix=NETWORK_FIX),
+            Verdict.SLOW if moving else Verdict.HUNG))
+    return hits

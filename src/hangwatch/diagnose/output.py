@@ -1,0 +1,54 @@
+"""The job progresses but its log looks frozen: stdout is block-buffered into a file."""
+
+from __future__ import annotations
+
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import BUSY_CPU_PERCENT, describe
+from hangwatch.evidence import Role
+from hangwatch.incident import Finding, Verdict
+
+BUFFERED_FIX = (
+    "PYTHONUNBUFFERED=1 in the job's environment, or start it with `python -u`.",
+    "print(..., flush=True), or sys.stdout.reconfigure(line_buffering=True) at the top of the script.",
+    "Under Slurm: `srun --unbuffered`.",
+)
+_UNBUFFERED_FLAGS = ("-u", "-X unbuffered")
+
+
+def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:
+    if env.get("PYTHONUNBUFFERED"):
+        return True
+    interp_flags = []
+    for a in cmdline[1:]:
+        if not a.startswith("-") or a in ("-m", "-c"):
+            break
+        interp_flags.append(a)
+    return any(a == "-u" or (a.startswith("-") and not a.startswith("--") and "u" in a[1:]) for a in interp_flags)
+
+
+def output_buffered_rule(ctx: Context) -> list[Hit]:
+    hits = []
+    for v in ctx.views:
+        if v.role not in (Role.MAIN, Role.RANK) or not v.info.is_python or not v.info.stdout_is_file:
+            continue
+        if _unbuffered(v.info.cmdline, dict(v.info.env)) or v.stdout_grew is not False:
+            continue
+        t = v.main_thread
+        if t is None or not t.has_stack:
+            continue
+        busy = (v.cpu_percent or 0.0) >= BUSY_CPU_PERCENT
+        if not (busy and t.stack_changed) or t.spinning:
+            continue
+        frame = t.user_frame
+        size = v.ev.samples[-1].stdout_size
+        hits.append(Hit(Finding(
+            cause="output.buffered", confidence=0.75,
+            summary=(f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
+                     "looks frozen: prints arrive in 8 KiB chunks, or only at exit."),
+            where=v.where(t, frame),
+            evidence=(f"stdout is a file ({v.info.stdout}, {size} bytes), not a terminal; PYTHONUNBUFFERED unset "
+                      "and no -u flag",
+                      f"the file did not grow in {v.duration_s:.0f} s",
+                      f"{v.label()} at {v.cpu_text()}, stack moving between samples (now in {describe(frame)})"),
+            fix=BUFFERED_FIX), Verdict.PROGRESSING))
+    return hits

@@ -1,0 +1,198 @@
+"""Derived facts about captured processes that several rules need (CPU %, stack movement, ...).
+
+Pure functions of evidence: no I/O. A ``ProcessView`` is built once per process per diagnosis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from hangwatch.diagnose import signatures as sig
+from hangwatch.evidence import Evidence, Frame, ProcessEvidence, ProcessInfo, Role, ThreadSample
+from hangwatch.incident import Where
+
+BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
+IDLE_CPU_PERCENT = 5.0
+
+
+def own_frames(frames: Sequence[Frame]) -> Sequence[Frame]:
+    """The frames a process ran itself: a forked child's stack continues below ``Popen._launch``
+    with a copy of its parent's frames, which say nothing about the child."""
+    for i, f in enumerate(frames):
+        if sig.at(f, *sig.FORK_LAUNCH):
+            return frames[:i]
+    return frames
+
+
+def innermost_user(frames: Sequence[Frame]) -> Frame | None:
+    return next((f for f in own_frames(frames) if sig.is_user(f)), None)
+
+
+def innermost_explaining(frames: Sequence[Frame]) -> Frame | None:
+    """The innermost user frame; else the innermost non-stdlib frame; else the innermost frame."""
+    return innermost_user(frames) or next((f for f in frames if not sig.is_stdlib_file(f.file)), None) or (
+        frames[0] if frames else None)
+
+
+def describe(frame: Frame | None) -> str:
+    if frame is None:
+        return "no Python frame"
+    return f"{frame.function} ({frame.file.rsplit('/', 1)[-1]}:{frame.line})"
+
+
+@dataclass(frozen=True)
+class ThreadView:
+    tid: int
+    samples: tuple[ThreadSample, ...]  # this thread in each process sample where it existed
+    duration_s: float
+    clock_ticks: int
+
+    @property
+    def last(self) -> ThreadSample:
+        return self.samples[-1]
+
+    @property
+    def frames(self) -> tuple[Frame, ...]:
+        return self.last.frames
+
+    @property
+    def name(self) -> str:
+        return self.last.name
+
+    @property
+    def has_stack(self) -> bool:
+        return bool(self.last.frames)
+
+    @cached_property
+    def cpu_percent(self) -> float | None:
+        first, last = self.samples[0].cpu_ticks, self.samples[-1].cpu_ticks
+        if first is None or last is None or self.duration_s <= 0:
+            return None
+        return 100.0 * (last - first) / self.clock_ticks / self.duration_s
+
+    @property
+    def stacks(self) -> list[tuple[Frame, ...]]:
+        return [s.frames for s in self.samples if s.frames]
+
+    @cached_property
+    def stack_changed(self) -> bool:
+        """Any difference (function, file or line) between the stacks of two samples."""
+        keys = {tuple((f.function, f.file, f.line) for f in st) for st in self.stacks}
+        return len(keys) > 1
+
+    @cached_property
+    def idle_throughout(self) -> bool:
+        return all(s.active is False for s in self.samples if s.frames) and not self.stack_changed
+
+    def any_frame(self, test: Callable[[Frame], bool]) -> bool:
+        """``test`` holds for some frame of some sample."""
+        return any(test(f) for st in self.stacks for f in st)
+
+    @cached_property
+    def user_frame(self) -> Frame | None:
+        return innermost_user(self.frames)
+
+    @cached_property
+    def spinning(self) -> bool:
+        """Runs Python at high CPU in the same innermost user function in every sample.
+
+        A pure-Python spin holds the GIL; a training step mostly runs in native ops that release
+        it, so GIL ownership separates a stuck loop from long compute.
+        """
+        stacks = self.stacks
+        if len(stacks) < 2 or (self.cpu_percent or 0.0) < BUSY_CPU_PERCENT:
+            return False
+        inner = [st[0] for st in stacks]
+        if not all(sig.is_user(f) for f in inner):
+            return False
+        if len({(f.file, f.function) for f in inner}) != 1:
+            return False
+        gil = sum(1 for s in self.samples if s.owns_gil)
+        active = sum(1 for s in self.samples if s.active)
+        return active >= len(self.samples) - 1 and gil * 2 >= len(self.samples)
+
+
+@dataclass(frozen=True)
+class ProcessView:
+    ev: ProcessEvidence
+    clock_ticks: int
+
+    @property
+    def info(self) -> ProcessInfo:
+        return self.ev.info
+
+    @property
+    def pid(self) -> int:
+        return self.ev.info.pid
+
+    @property
+    def role(self) -> Role:
+        return self.ev.info.role
+
+    @property
+    def duration_s(self) -> float:
+        s = self.ev.samples
+        return s[-1].at - s[0].at if len(s) > 1 else 0.0
+
+    @property
+    def state(self) -> str:
+        return self.ev.samples[-1].state
+
+    @cached_property
+    def cpu_percent(self) -> float | None:
+        s = self.ev.samples
+        if len(s) < 2 or self.duration_s <= 0:
+            return None
+        return 100.0 * (s[-1].cpu_seconds - s[0].cpu_seconds) / self.duration_s
+
+    @cached_property
+    def threads(self) -> tuple[ThreadView, ...]:
+        series: dict[int, list[ThreadSample]] = {}
+        for s in self.ev.samples:
+            for t in s.threads:
+                series.setdefault(t.tid, []).append(t)
+        return tuple(ThreadView(tid, tuple(ts), self.duration_s, self.clock_ticks) for tid, ts in series.items())
+
+    @cached_property
+    def main_thread(self) -> ThreadView | None:
+        return next((t for t in self.threads if t.tid == self.pid), self.threads[0] if self.threads else None)
+
+    @property
+    def has_stacks(self) -> bool:
+        return any(t.has_stack for t in self.threads)
+
+    def delta(self, field: str) -> int | None:
+        s = self.ev.samples
+        a, b = getattr(s[0], field), getattr(s[-1], field)
+        return None if a is None or b is None else b - a
+
+    @property
+    def stdout_grew(self) -> bool | None:
+        d = self.delta("stdout_size")
+        return None if d is None else d > 0
+
+    @property
+    def user_threads(self) -> list[ThreadView]:
+        """Threads running user code that are not the main thread nor library machinery."""
+        return [t for t in self.threads if t.tid != self.pid and t.has_stack
+                and not any(n in t.name for n in sig.INTERNAL_THREAD_NAMES)
+                and any(sig.is_user(f) for f in t.frames)]
+
+    def where(self, thread: ThreadView | None, frame: Frame | None) -> Where:
+        return Where(pid=self.pid, rank=self.info.rank, tid=thread.tid if thread else None,
+                     file=frame.file if frame else None, line=frame.line if frame else None,
+                     function=frame.function if frame else None, code=frame.code if frame else None)
+
+    def label(self) -> str:
+        r = f" rank {self.info.rank}" if self.info.rank is not None and self.role == Role.RANK else ""
+        return f"{self.role.value}{r} (pid {self.pid})"
+
+    def cpu_text(self) -> str:
+        c = self.cpu_percent
+        return "CPU unknown" if c is None else f"{c:.0f}% CPU"
+
+
+def build_views(ev: Evidence) -> list[ProcessView]:
+    return [ProcessView(p, ev.clock_ticks) for p in ev.processes]

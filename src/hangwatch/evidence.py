@@ -1,0 +1,109 @@
+"""What capture saw: frozen values with timestamps, never live handles.
+
+Capture fills these; diagnosis reads them; nothing here runs a command. ``None`` always means
+"could not be read" (permission, process gone, not applicable), never zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Role(str, Enum):
+    """SPEC roles of a process in a job."""
+
+    MAIN = "main"
+    DATALOADER_WORKER = "dataloader_worker"
+    RANK = "rank"
+    LAUNCHER = "launcher"
+    COMPILE_WORKER = "compile_worker"
+    CHILD = "child"
+    ORPHAN = "orphan"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One Python frame. ``file`` is absolute when the target's path was absolute."""
+
+    function: str
+    file: str
+    line: int
+    code: str | None = None  # the source line's text, when the file was readable
+
+
+@dataclass(frozen=True)
+class ThreadSample:
+    tid: int
+    name: str  # Python thread name when known, else the OS thread name (comm)
+    state: str  # kernel state letter: R S D T t Z I
+    wchan: str | None
+    cpu_ticks: int | None  # utime + stime of this thread, in clock ticks
+    active: bool | None  # py-spy's view: running Python code (None: no Python stack)
+    owns_gil: bool | None
+    frames: tuple[Frame, ...] = ()  # innermost first; empty when no Python stack
+
+
+@dataclass(frozen=True)
+class ProcessSample:
+    at: float  # unix time of this sample
+    state: str  # kernel state letter of the process
+    cpu_seconds: float  # user + system
+    rss_bytes: int | None
+    read_bytes: int | None  # /proc/PID/io: storage reads
+    write_bytes: int | None
+    rchar: int | None  # /proc/PID/io: all read() bytes, sockets and pipes included
+    wchar: int | None
+    num_threads: int
+    threads: tuple[ThreadSample, ...]
+    stdout_size: int | None  # size of the file behind fd 1 when it is a regular file
+    stack_error: str | None = None  # why no Python stacks were taken in this sample
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    name: str  # comm, e.g. "python", "pt_data_worker", "pt_elastic"
+    cmdline: tuple[str, ...]  # redacted
+    exe: str | None
+    is_python: bool
+    role: Role
+    rank: int | None
+    local_rank: int | None
+    world_size: int | None
+    create_time: float
+    stdout: str | None  # what fd 1 points to: a path, "pipe:[...]", "/dev/pts/3", ...
+    stderr: str | None
+    stdout_is_file: bool
+    env: Mapping[str, str] = field(default_factory=dict)  # only the non-secret keys rules use
+    forked_from_parent: bool = False  # same executable and cmdline as its parent: a fork
+
+
+@dataclass(frozen=True)
+class ProcessEvidence:
+    info: ProcessInfo
+    samples: tuple[ProcessSample, ...]
+    exited: bool = False  # it was seen, then disappeared during the window
+    output_tail: str | None = None  # redacted tail of the job's log file (fd 1 or 2), if a file
+
+
+@dataclass(frozen=True)
+class Evidence:
+    target_pid: int
+    root_pid: int
+    started_at: float
+    ended_at: float
+    clock_ticks: int
+    cpu_count: int
+    processes: tuple[ProcessEvidence, ...]
+    notes: tuple[str, ...] = ()  # capture problems a person should know about
+
+    def process(self, pid: int) -> ProcessEvidence | None:
+        for p in self.processes:
+            if p.info.pid == pid:
+                return p
+        return None

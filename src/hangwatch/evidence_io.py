@@ -1,0 +1,49 @@
+"""Evidence to and from JSON: for recorded fixtures and for `inspect --evidence FILE` bug reports."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from hangwatch.evidence import (
+    Evidence,
+    Frame,
+    ProcessEvidence,
+    ProcessInfo,
+    ProcessSample,
+    Role,
+    ThreadSample,
+)
+
+SCHEMA = "hangwatch.evidence/1"
+
+
+def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
+    d = asdict(ev)
+    d["schema"] = SCHEMA
+    for p in d["processes"]:
+        p["info"]["role"] = p["info"]["role"].value if isinstance(p["info"]["role"], Role) else p["info"]["role"]
+    return d
+
+
+def evidence_to_json(ev: Evidence) -> str:
+    return json.dumps(evidence_to_dict(ev), indent=1)
+
+
+def evidence_from_dict(d: dict[str, Any]) -> Evidence:
+    if d.get("schema") != SCHEMA:
+        raise ValueError(f"not a {SCHEMA} object")
+    procs = []
+    for p in d["processes"]:
+        info = dict(p["info"])
+        info["role"] = Role(info["role"])
+        info["cmdline"] = tuple(info["cmdline"])
+        samples = tuple(
+            ProcessSample(**{**s, "threads": tuple(
+                ThreadSample(**{**t, "frames": tuple(Frame(**f) for f in t["frames"])}) for t in s["threads"])})
+            for s in p["samples"])
+        procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
+                                     output_tail=p["output_tail"]))
+    fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes")}
+    return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())))

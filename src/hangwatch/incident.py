@@ -1,0 +1,156 @@
+"""The incident: SPEC's ``hangwatch.incident/1`` JSON, one dataclass per object.
+
+``to_dict``/``from_dict`` map one-to-one onto the JSON; tests round-trip them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+SCHEMA = "hangwatch.incident/1"
+
+
+class Verdict(str, Enum):
+    HUNG = "hung"
+    SLOW = "slow"
+    PROGRESSING = "progressing"
+    STOPPED = "stopped"
+    CRASHED = "crashed"
+
+
+class Action(str, Enum):
+    REPORTED = "reported"
+    KILLED = "killed"
+    RESTARTED = "restarted"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class FrameRecord:
+    function: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ThreadRecord:
+    tid: int
+    name: str
+    idle: bool
+    frames: tuple[FrameRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    pid: int
+    ppid: int
+    role: str
+    rank: int | None
+    state: str
+    cpu_percent: float | None
+    cmdline: str
+    threads: tuple[ThreadRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class Where:
+    pid: int
+    rank: int | None
+    tid: int | None
+    file: str | None
+    line: int | None
+    function: str | None
+    code: str | None = None  # the source line's text (an addition to SPEC's fields)
+
+
+@dataclass(frozen=True)
+class Finding:
+    cause: str
+    confidence: float
+    summary: str
+    where: Where | None
+    evidence: tuple[str, ...] = ()
+    fix: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LastProgress:
+    at: float
+    step: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class Incident:
+    verdict: Verdict
+    detected_at: float
+    last_progress: LastProgress | None
+    attempt: int
+    action: Action
+    processes: tuple[ProcessRecord, ...]
+    findings: tuple[Finding, ...]
+    schema: str = SCHEMA
+    window_seconds: float | None = None  # how long the job was sampled (an addition)
+    notes: tuple[str, ...] = field(default=())  # capture problems (an addition)
+
+    @property
+    def root_cause(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["verdict"] = self.verdict.value
+        d["action"] = self.action.value
+        # Field order as in SPEC, additions last.
+        order = ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
+                 "findings", "window_seconds", "notes"]
+        return {k: _lists(d[k]) for k in order}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Incident:
+        if d.get("schema") != SCHEMA:
+            raise ValueError(f"not a {SCHEMA} object: schema is {d.get('schema')!r}")
+        lp = d.get("last_progress")
+        return cls(
+            schema=d["schema"],
+            verdict=Verdict(d["verdict"]),
+            detected_at=float(d["detected_at"]),
+            last_progress=LastProgress(**lp) if lp else None,
+            attempt=int(d["attempt"]),
+            action=Action(d["action"]),
+            processes=tuple(_process(p) for p in d["processes"]),
+            findings=tuple(_finding(f) for f in d["findings"]),
+            window_seconds=d.get("window_seconds"),
+            notes=tuple(d.get("notes", ())),
+        )
+
+
+def _lists(v: Any) -> Any:
+    """asdict keeps tuples; JSON wants lists. Convert recursively."""
+    if isinstance(v, tuple | list):
+        return [_lists(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _lists(x) for k, x in v.items()}
+    return v
+
+
+def _process(p: dict[str, Any]) -> ProcessRecord:
+    threads = tuple(
+        ThreadRecord(tid=t["tid"], name=t["name"], idle=t["idle"],
+                     frames=tuple(FrameRecord(**f) for f in t["frames"]))
+        for t in p["threads"]
+    )
+    return ProcessRecord(pid=p["pid"], ppid=p["ppid"], role=p["role"], rank=p["rank"], state=p["state"],
+                         cpu_percent=p["cpu_percent"], cmdline=p["cmdline"], threads=threads)
+
+
+def _finding(f: dict[str, Any]) -> Finding:
+    w = f.get("where")
+    return Finding(cause=f["cause"], confidence=float(f["confidence"]), summary=f["summary"],
+                   where=Where(**w) if w else None, evidence=tuple(f["evidence"]), fix=tuple(f["fix"]))

@@ -1,0 +1,61 @@
+"""Keep secrets out of every file and message.
+
+Arguments and ``KEY=value`` pairs whose name looks like a credential have their value replaced;
+free text has well-known token shapes replaced. Applied at capture time, so evidence never
+holds a secret in the first place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+REDACTED = "***"
+
+# Names of options or variables whose value is a credential.
+_SECRET_NAME = re.compile(
+    r"(pass(word|wd)?|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|auth|credential|"
+    r"session[-_]?key|bearer|cookie|signature)",
+    re.IGNORECASE,
+)
+# Token shapes of common services (Hugging Face, OpenAI, GitHub, AWS, Slack, W&B-like hex keys).
+_TOKEN_SHAPES = re.compile(
+    r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|[a-f0-9]{40})\b"
+)
+_ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<sep>\s*[=:]\s*)(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@")
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name))
+
+
+def redact_text(text: str) -> str:
+    """Replace credential values and token shapes in free text."""
+
+    def _assignment(m: re.Match[str]) -> str:
+        if is_secret_name(m.group("name")):
+            return f"{m.group('name')}{m.group('sep')}{REDACTED}"
+        return m.group(0)
+
+    text = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{REDACTED}@", text)
+    text = _ASSIGNMENT.sub(_assignment, text)
+    return _TOKEN_SHAPES.sub(REDACTED, text)
+
+
+def redact_argv(argv: Iterable[str]) -> list[str]:
+    """Redact a command line: ``--token X``, ``--api-key=X``, ``PASSWORD=X`` and token shapes."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        if arg.startswith("-") and "=" not in arg and is_secret_name(arg.lstrip("-")):
+            out.append(arg)
+            hide_next = True
+            continue
+        out.append(redact_text(arg))
+    return out

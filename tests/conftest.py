@@ -1,0 +1,145 @@
+"""Test harness: start real hanging jobs, always end their whole process tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+READY_TIMEOUT_S = 90.0  # torch import + worker start on 2 busy cores
+INSPECT_TIMEOUT_S = 120.0
+
+
+@dataclass
+class Job:
+    proc: subprocess.Popen[bytes]
+    ready_file: Path
+    log: Path
+    tmp: Path
+    known: set[int] = field(default_factory=set)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def ready_pids(self) -> dict[str, int]:
+        out = {}
+        for line in self.ready_file.read_text().splitlines():
+            tag, pid = line.split()
+            out[tag] = int(pid)
+        return out
+
+    def remember_tree(self) -> None:
+        """Record every descendant now: ranks and workers can outlive the root and change session."""
+        try:
+            self.known |= {c.pid for c in psutil.Process(self.pid).children(recursive=True)}
+        except psutil.Error:
+            pass
+        if self.ready_file.exists():
+            self.known |= set(self.ready_pids().values())
+
+
+def kill_tree(job: Job, timeout_s: float = 15.0) -> None:
+    """SIGKILL the job's root, everything below it, and its process group/session stragglers."""
+    job.remember_tree()
+    victims = {job.pid} | job.known
+    for p in psutil.process_iter(["pid"]):
+        try:
+            if os.getpgid(p.pid) == job.pid or os.getsid(p.pid) == job.pid:
+                victims.add(p.pid)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    victims.discard(os.getpid())
+    procs = []
+    for pid in victims:
+        try:
+            pr = psutil.Process(pid)
+            procs.append(pr)
+            pr.send_signal(signal.SIGKILL)
+        except psutil.Error:
+            continue
+    psutil.wait_procs(procs, timeout=timeout_s)
+    try:
+        job.proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        pass
+    alive = [p.pid for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"processes left behind: {alive}"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONUNBUFFERED", "HANGWATCH_", "PYTEST_"))}
+    env.update({"OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCENARIOS)})
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def start_job(tmp_path: Path) -> Iterator[object]:
+    jobs: list[Job] = []
+
+    def _start(argv: list[str] | str, *, ready_count: int = 1, env: dict[str, str] | None = None,
+               stdout_file: bool = True) -> Job:
+        if isinstance(argv, str):
+            argv = [sys.executable, str(SCENARIOS / argv)]
+        ready = tmp_path / f"ready-{len(jobs)}"
+        log = tmp_path / f"job-{len(jobs)}.log"
+        e = clean_env(HW_READY=str(ready), HW_TMP=str(tmp_path), **(env or {}))
+        out = open(log, "wb") if stdout_file else subprocess.DEVNULL  # noqa: SIM115 - closed below
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=e, start_new_session=True,
+                                cwd=tmp_path)
+        if stdout_file:
+            out.close()  # type: ignore[union-attr]
+        job = Job(proc, ready, log, tmp_path)
+        jobs.append(job)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if ready.exists() and len(ready.read_text().splitlines()) >= ready_count:
+                job.remember_tree()
+                return job
+            if proc.poll() is not None:
+                pytest.fail(f"job exited early ({proc.returncode}): {log.read_text()[-2000:] if stdout_file else ''}")
+            time.sleep(0.05)
+        pytest.fail(f"job never said ready within {READY_TIMEOUT_S:.0f} s")
+
+    yield _start
+    for job in jobs:
+        kill_tree(job)
+
+
+def run_hangwatch(*args: str, env: dict[str, str] | None = None, timeout: float = INSPECT_TIMEOUT_S
+                  ) -> subprocess.CompletedProcess[str]:
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "hangwatch", *args], capture_output=True, text=True,
+                          timeout=timeout, env=e)
+
+
+def inspect_json(pid: int, window: float = 2.0, env: dict[str, str] | None = None) -> dict:
+    r = run_hangwatch("inspect", str(pid), "--window", str(window), "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def marker(script: str | Path, tag: str = "HANG-HERE") -> tuple[str, int]:
+    """(absolute path, line) of the line carrying ``# TAG`` (exactly that tag)."""
+    path = Path(script) if Path(script).is_absolute() else SCENARIOS / script
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if line.rstrip().endswith(f"# {tag}"):
+            return str(path.resolve()), n
+    raise AssertionError(f"no # {tag} in {path}")
+
+
+def root_cause(incident: dict) -> dict:
+    assert incident["findings"], incident
+    return incident["findings"][0]

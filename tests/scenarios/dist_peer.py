@@ -1,0 +1,28 @@
+"""Two ranks under torchrun (gloo): rank 1 is stuck loading its shard, rank 0 waits in all_reduce."""
+
+import threading
+
+import torch
+import torch.distributed as dist
+from _ready import ready
+
+
+def load_shard(rank):
+    if rank == 1:
+        ready(f"rank{rank}")
+        threading.Event().wait()  # HANG-HERE:culprit
+    return torch.ones(4)
+
+
+def main():
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    for step in range(100):
+        x = load_shard(rank) if step == 2 else torch.ones(4)
+        if rank == 0 and step == 2:
+            ready(f"rank{rank}")
+        dist.all_reduce(x)  # HANG-HERE:victim
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""End to end: real jobs hung the way users' jobs hang; `hangwatch inspect --json` names cause and line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+
+import pytest
+from conftest import SCENARIOS, inspect_json, marker, root_cause
+
+torch = pytest.importorskip("torch")
+
+
+def role_of(incident: dict, pid: int) -> str:
+    return next(p["role"] for p in incident["processes"] if p["pid"] == pid)
+
+
+def assert_where(finding: dict, script: str, tag: str = "HANG-HERE") -> None:
+    path, line = marker(script, tag)
+    w = finding["where"]
+    assert (w["file"], w["line"]) == (path, line), finding
+
+
+@pytest.mark.parametrize("script", ["dl_worker_blocked.py", "dl_worker_spin.py", "dl_iterable.py", "dl_collate.py"])
+def test_dataloader_worker_stuck(start_job, script):
+    job = start_job(script)
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "dataloader.worker_stuck", rc
+    assert incident["verdict"] == "hung"
+    assert_where(rc, script)
+    assert role_of(incident, rc["where"]["pid"]) == "dataloader_worker"
+    assert rc["where"]["pid"] == job.ready_pids()["ready"]
+
+
+def test_spinning_worker_is_reported_as_spinning(start_job):
+    job = start_job("dl_worker_spin.py")
+    rc = root_cause(inspect_json(job.pid))
+    assert "spinning" in rc["summary"]
+    assert any("% CPU" in e for e in rc["evidence"])
+
+
+def test_worker_pid_finds_its_main(start_job):
+    job = start_job("dl_worker_blocked.py")
+    worker = job.ready_pids()["ready"]
+    incident = inspect_json(worker)
+    assert role_of(incident, job.pid) == "main"
+    rc = root_cause(incident)
+    assert rc["cause"] == "dataloader.worker_stuck"
+    assert rc["where"]["pid"] == worker
+
+
+def test_batch_lost(start_job):
+    job = start_job("dl_batch_lost.py")
+    rc = root_cause(inspect_json(job.pid))
+    assert rc["cause"] == "dataloader.batch_lost", rc
+    assert_where(rc, "dl_batch_lost.py")
+    assert rc["where"]["pid"] == job.pid
+    assert any("feeder" in e for e in rc["evidence"]), rc["evidence"]
+
+
+def test_fork_inherited_lock(start_job):
+    job = start_job("fork_lock.py")
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "fork.inherited_lock", rc
+    assert_where(rc, "fork_lock.py")
+    assert role_of(incident, rc["where"]["pid"]) == "dataloader_worker"
+    assert any("metrics-uploader" in e for e in rc["evidence"])
+    assert any("spawn" in f for f in rc["fix"])
+
+
+def test_busy_loop(start_job):
+    job = start_job("busy_loop.py")
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "code.busy_loop", rc
+    assert incident["verdict"] == "hung"
+    assert_where(rc, "busy_loop.py")
+
+
+def test_deadlock(start_job):
+    job = start_job("deadlock.py")
+    rc = root_cause(inspect_json(job.pid))
+    assert rc["cause"] == "code.deadlock", rc
+    lines = {marker("deadlock.py", t)[1] for t in ("HANG-HERE:saver", "HANG-HERE:logger")}
+    assert rc["where"]["line"] in lines
+    assert rc["where"]["file"] == marker("deadlock.py", "HANG-HERE:saver")[0]
+    assert sum("waits on a lock" in e for e in rc["evidence"]) >= 2
+
+
+def test_network_wait(start_job):
+    job = start_job("network_wait.py")
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "io.network_wait", rc
+    assert incident["verdict"] == "hung"
+    assert_where(rc, "network_wait.py")
+
+
+def test_stopped_process_is_reported_and_left_stopped(start_job):
+    job = start_job("sleeper.py")
+    os.kill(job.pid, signal.SIGSTOP)
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "process.stopped"
+    assert incident["verdict"] == "stopped"
+    assert_where(rc, "sleeper.py")
+    assert any(f"kill -CONT {job.pid}" in f for f in rc["fix"])
+    with open(f"/proc/{job.pid}/stat") as f:
+        assert f.read().rsplit(")", 1)[1].split()[0] == "T"  # we did not continue it
+
+
+def test_unknown_still_points_at_the_line(start_job):
+    job = start_job("sleeper.py")
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "unknown"
+    assert incident["verdict"] == "hung"
+    assert_where(rc, "sleeper.py")
+    with open(f"/proc/{job.pid}/stat") as f:
+        assert f.read().rsplit(")", 1)[1].split()[0] == "S"  # capture never leaves a target stopped
+
+
+def test_child_wait_subprocess(start_job):
+    job = start_job("child_wait.py")
+    rc = root_cause(inspect_json(job.pid))
+    assert rc["cause"] == "child.wait", rc
+    child_script = job.tmp / "preprocess.py"
+    assert rc["where"]["file"] == str(child_script)
+    assert rc["where"]["line"] == marker(child_script, "HANG-HERE:child")[1]
+    assert rc["where"]["pid"] == job.ready_pids()["ready"]
+
+
+def test_child_wait_queue_join_before_get(start_job):
+    job = start_job("mp_queue_join.py")
+    rc = root_cause(inspect_json(job.pid))
+    assert rc["cause"] == "child.wait", rc
+    assert_where(rc, "mp_queue_join.py")
+    assert any("join before get" in e for e in rc["evidence"]), rc["evidence"]
+
+
+def test_output_buffered(start_job):
+    job = start_job("output_buffered.py")
+    incident = inspect_json(job.pid, window=2.5)
+    rc = root_cause(incident)
+    assert rc["cause"] == "output.buffered", rc
+    assert incident["verdict"] == "progressing"
+    assert rc["where"]["file"] == str(SCENARIOS / "output_buffered.py")
+
+
+def test_same_job_unbuffered_is_not_flagged(start_job):
+    job = start_job("output_buffered.py", env={"PYTHONUNBUFFERED": "1"})
+    incident = inspect_json(job.pid, window=2.5)
+    assert incident["findings"][0]["cause"] != "output.buffered"
+    assert incident["verdict"] == "progressing"
+
+
+def test_compile_in_progress_is_not_hung(start_job):
+    job = start_job("compile_job.py")
+    incident = inspect_json(job.pid, window=3.0)
+    rc = root_cause(incident)
+    assert rc["cause"] == "compile.in_progress", rc
+    assert incident["verdict"] == "slow"
+    assert_where(rc, "compile_job.py")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_distributed_peer_stuck_names_culprit_rank(start_job):
+    argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+            "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py")]
+    job = start_job(argv, ready_count=2)
+    incident = inspect_json(job.pid, window=2.0)
+    rc = root_cause(incident)
+    assert rc["cause"] == "distributed.peer_stuck", rc
+    assert rc["where"]["rank"] == 1
+    assert rc["where"]["pid"] == job.ready_pids()["rank1"]
+    assert_where(rc, "dist_peer.py", "HANG-HERE:culprit")
+    roles = {p["role"] for p in incident["processes"]}
+    assert {"launcher", "rank"} <= roles
+    # The same answer from a victim rank's PID.
+    rc0 = root_cause(inspect_json(job.ready_pids()["rank0"], window=1.0))
+    assert (rc0["cause"], rc0["where"]["rank"]) == ("distributed.peer_stuck", 1)
+
+
+def test_rendezvous_wait(start_job):
+    env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
+           "MASTER_PORT": str(_free_port())}
+    job = start_job("dist_rendezvous.py", env=env)
+    rc = root_cause(inspect_json(job.pid))
+    assert rc["cause"] == "distributed.rendezvous_wait", rc
+    assert_where(rc, "dist_rendezvous.py")
+    assert any("WORLD_SIZE=2" in e for e in rc["evidence"])
