@@ -125,8 +125,22 @@ def run_hangwatch(*args: str, env: dict[str, str] | None = None, timeout: float 
                           timeout=timeout, env=e)
 
 
+def _record_args() -> list[str]:
+    """With HW_RECORD_DIR set, save each capture's evidence as a fixture named after the test."""
+    where = os.environ.get("HW_RECORD_DIR")
+    test = os.environ.get("PYTEST_CURRENT_TEST", "")
+    if not where or not test:
+        return []
+    name = test.split("::")[-1].split(" ")[0].replace("[", "-").replace("]", "").replace(".py", "")
+    path = Path(where) / f"{name}.json"
+    n = 2
+    while path.exists():
+        path, n = Path(where) / f"{name}-{n}.json", n + 1
+    return ["--evidence", str(path)]
+
+
 def inspect_json(pid: int, window: float = 2.0, env: dict[str, str] | None = None) -> dict:
-    r = run_hangwatch("inspect", str(pid), "--window", str(window), "--json", env=env)
+    r = run_hangwatch("inspect", str(pid), "--window", str(window), "--json", *_record_args(), env=env)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 

@@ -18,7 +18,10 @@ def write_text_atomic(path: Path, text: str) -> None:
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror}",
                          "Choose a directory you can write to") from e
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; the file should look like any other
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

@@ -33,10 +33,10 @@ def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None) -
     incident = inspect_pid(pid, window, evidence_path=evidence_path)
     if as_json:
         click.echo(incident.to_json())
+        for note in incident.notes:  # the text report prints its notes itself
+            click.echo(f"hangwatch: {note}", err=True)
     else:
         render_text(incident, sys.stdout, color=None)
-    for note in incident.notes:
-        click.echo(f"hangwatch: {note}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

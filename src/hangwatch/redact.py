@@ -12,12 +12,12 @@ from collections.abc import Iterable
 
 REDACTED = "***"
 
-# Names of options or variables whose value is a credential.
-_SECRET_NAME = re.compile(
-    r"(pass(word|wd)?|secret|token|api[-_]?key|access[-_]?key|private[-_]?key|auth|credential|"
-    r"session[-_]?key|bearer|cookie|signature)",
-    re.IGNORECASE,
-)
+# Names of options or variables whose value is a credential, matched on the name's parts
+# (split at _ - .): HF_TOKEN, --api-key, db.password; not tokens_per_s, max_tokens, tokenizer.
+_SECRET_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token", "apikey", "auth",
+                           "credential", "credentials", "bearer", "cookie", "signature", "passphrase"})
+_SECRET_LAST_PARTS = frozenset({"key"})  # api_key, access_key, WANDB_API_KEY; not key_frames
+_NAME_SPLIT = re.compile(r"[_.\-]+")
 # Token shapes of common services (Hugging Face, OpenAI, GitHub, AWS, Slack, W&B-like hex keys).
 _TOKEN_SHAPES = re.compile(
     r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
@@ -28,7 +28,8 @@ _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s
 
 
 def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
+    parts = [x for x in _NAME_SPLIT.split(name.lower()) if x]
+    return bool(parts) and (any(x in _SECRET_PARTS for x in parts) or parts[-1] in _SECRET_LAST_PARTS)
 
 
 def redact_text(text: str) -> str:

@@ -3,8 +3,8 @@
 import os
 import threading
 
-from torch.utils.data import DataLoader, Dataset
 from _ready import ready
+from torch.utils.data import DataLoader, Dataset
 
 
 class Unpicklable:

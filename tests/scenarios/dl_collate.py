@@ -3,8 +3,8 @@
 import threading
 
 import torch
-from torch.utils.data import DataLoader, TensorDataset
 from _ready import ready
+from torch.utils.data import DataLoader, TensorDataset
 
 _calls = {"n": 0}
 

@@ -3,8 +3,8 @@
 import queue
 
 import torch
-from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from _ready import ready
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 
 class Stream(IterableDataset):

@@ -3,8 +3,8 @@
 import threading
 
 import torch
-from torch.utils.data import DataLoader, Dataset
 from _ready import ready
+from torch.utils.data import DataLoader, Dataset
 
 
 def read_shard(idx):

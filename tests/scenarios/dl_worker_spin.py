@@ -1,8 +1,8 @@
 """A Dataset whose __getitem__ spins forever on one pathological sample."""
 
 import torch
-from torch.utils.data import DataLoader, Dataset
 from _ready import ready
+from torch.utils.data import DataLoader, Dataset
 
 
 class TokenDataset(Dataset):

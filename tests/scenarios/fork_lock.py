@@ -4,8 +4,8 @@ import threading
 import time
 
 import torch
-from torch.utils.data import DataLoader, Dataset
 from _ready import ready
+from torch.utils.data import DataLoader, Dataset
 
 _stats_lock = threading.Lock()
 

@@ -38,7 +38,7 @@ ENV_KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"
             "CUDA_VISIBLE_DEVICES", "HANGWATCH_RUN_DIR", "HANGWATCH_ATTEMPT")
 
 
-class ProcessGone(Exception):  # noqa: N818 - a condition, not an error a user sees
+class ProcessGone(Exception):
     """The process disappeared while being read."""
 
 
@@ -138,12 +138,22 @@ def exe_of(pid: int) -> str | None:
         return None
 
 
+_PYTHON_NAMES = ("python", "pypy")
+
+
 def looks_like_python(pid: int, exe: str | None) -> bool:
-    """Python if the executable is named python*, or libpython is mapped (embedded interpreters)."""
-    if exe and Path(exe).name.startswith(("python", "pypy")):
+    """Python if the executable is named python*, or libpython is mapped (embedded interpreters).
+
+    Another user's exe and maps are unreadable: then the (world-readable) command line decides,
+    so that the stack attempt is made and its permission error reaches the user.
+    """
+    if exe and Path(exe).name.startswith(_PYTHON_NAMES):
         return True
     maps = read_text(PROC / str(pid) / "maps")
-    return bool(maps and "libpython" in maps)
+    if maps is not None:
+        return "libpython" in maps
+    argv0 = read_cmdline(pid)[:1]
+    return bool(argv0) and Path(argv0[0]).name.startswith(_PYTHON_NAMES)
 
 
 def list_pids() -> list[int]:

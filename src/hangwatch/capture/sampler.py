@@ -48,7 +48,7 @@ class _Task:
 
 
 def _tasks(pid: int) -> list[_Task]:
-    out = []
+    out: list[_Task] = []
     try:
         tids = [int(t) for t in os.listdir(proc.PROC / str(pid) / "task")]
     except OSError:
@@ -111,7 +111,7 @@ def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None
 
 
 def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None) -> ProcessSample:
-    by_tid = {t.tid: t for t in (stacks.threads or ()) } if stacks and stacks.threads else {}
+    by_tid = {t.tid: t for t in stacks.threads} if stacks and stacks.threads else {}
     threads = []
     for t in tasks:
         py = by_tid.get(t.tid)

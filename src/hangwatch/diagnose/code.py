@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hangwatch.diagnose import signatures as sig
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import ThreadView, describe, innermost_user
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
 
@@ -65,7 +65,7 @@ def _sync_wait(t: ThreadView) -> str | None:
                 return "join"
             if f.file.endswith("/queue.py"):
                 return "queue"
-            if m == "acquire" or m == "__enter__":
+            if m in {"acquire", "__enter__"}:
                 return "lock"
             return "event"
     return None
@@ -100,7 +100,8 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
         for t in blocked[:4]:
             f = t.user_frame
-            ev.append(f"thread '{t.name}' waits on a {waits[t.tid]} at {describe(f)}" + (f" `{f.code}`" if f and f.code else ""))
+            code = f" `{f.code}`" if f and f.code else ""
+            ev.append(f"thread '{t.name}' waits on a {waits[t.tid]} at {describe(f)}{code}")
         hits.append(Hit(Finding(
             cause="code.deadlock", confidence=conf,
             summary=f"{v.label()} is deadlocked: {what}.",

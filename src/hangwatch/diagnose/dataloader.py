@@ -95,9 +95,8 @@ def dataloader_rule(ctx: Context) -> list[Hit]:
         busy = [w for w in workers if states[w.pid] == "busy"]
         idle = [w for w in workers if states[w.pid] == "idle"]
         for w in busy:
-            t = w.main_thread
-            assert t is not None
-            hits.extend(_busy_worker(main, w, t, workers, states, waits))
+            if w.main_thread is not None:
+                hits.extend(_busy_worker(main, w, w.main_thread, workers, states, waits))
         if busy or not workers:
             continue
         if len(idle) == len(workers):
@@ -117,6 +116,7 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
     if others:
         ev.append("other workers: " + ", ".join(f"pid {o.pid} {states[o.pid]}" for o in others))
     hits: list[Hit] = []
+    fix: tuple[str, ...]
     fork_ev = fork_lock_suspect(w, t, main)
     if fork_ev:
         hits.append(Hit(Finding(

@@ -7,6 +7,8 @@ Ranks waiting in a collective are the victims; the ranks elsewhere are the culpr
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from hangwatch.diagnose import signatures as sig
 from hangwatch.diagnose.context import Context, Hit
@@ -60,86 +62,122 @@ def _culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, 
 
 
 def _groups_text(groups: dict[str, list[int]]) -> str:
-    return "; ".join(f"rank{'s' if len(r) > 1 else ''} {','.join(map(str, r))} {what}" for what, r in groups.items())
+    return "; ".join(f"{_plural(r)} {what}" for what, r in groups.items())
 
 
-def distributed_rule(ctx: Context) -> list[Hit]:
-    ranks = _ranks(ctx)
-    hits: list[Hit] = []
-    in_coll: dict[int, Frame] = {}
-    in_rdzv: dict[int, Frame] = {}
-    elsewhere: dict[int, ThreadView] = {}
-    groups: dict[str, list[int]] = defaultdict(list)
+@dataclass
+class RankGroups:
+    """Each rank's main thread, sorted into: in a collective, in rendezvous, elsewhere."""
+
+    by_rank: dict[int, ProcessView] = field(default_factory=dict)
+    in_coll: dict[int, Frame] = field(default_factory=dict)
+    in_rdzv: dict[int, Frame] = field(default_factory=dict)
+    elsewhere: dict[int, ThreadView] = field(default_factory=dict)
+    groups: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    world: int | None = None
+
+    def thread(self, rank: int) -> ThreadView | None:
+        return self.by_rank[rank].main_thread
+
+
+def _classify(ranks: list[ProcessView]) -> RankGroups:
+    g = RankGroups()
     for v in ranks:
-        t = v.main_thread
-        if t is None or not t.has_stack:
+        t, r = v.main_thread, v.info.rank
+        if t is None or not t.has_stack or r is None:
             continue
-        r = v.info.rank
-        assert r is not None
+        g.by_rank[r] = v
         coll, rdzv = _collective(t), _rendezvous(t)
         user = innermost_user(t.frames)
         at_user = f" at {user.file.rsplit('/', 1)[-1]}:{user.line}" if user else ""
         if coll is not None:
-            in_coll[r] = coll
-            groups[f"in {sig.method(coll)}{at_user}"].append(r)
+            g.in_coll[r] = coll
+            g.groups[f"in {sig.method(coll)}{at_user}"].append(r)
         elif rdzv is not None:
-            in_rdzv[r] = rdzv
-            groups[f"in rendezvous ({sig.method(rdzv)}){at_user}"].append(r)
+            g.in_rdzv[r] = rdzv
+            g.groups[f"in rendezvous ({sig.method(rdzv)}){at_user}"].append(r)
         else:
-            elsewhere[r] = t
-            groups[f"in {describe(innermost_explaining(t.frames))}"].append(r)
-    by_rank = {v.info.rank: v for v in ranks}
-    world = next((v.info.world_size for v in ranks if v.info.world_size), None)
-    if in_coll and elsewhere:
-        culprits = sorted(elsewhere)
-        first = by_rank[culprits[0]]
-        where, detail = _culprit_where(ctx, first, elsewhere[culprits[0]])
-        ev = [_groups_text(groups), f"rank {culprits[0]} (pid {first.pid}) {detail}"]
-        missing = _missing_ranks(world, by_rank)
-        if missing:
-            ev.append(f"ranks not found on this node: {missing}")
-        hits.append(Hit(Finding(
-            cause="distributed.peer_stuck", confidence=0.92,
-            summary=(f"Rank{'s' if len(culprits) > 1 else ''} {','.join(map(str, culprits))} "
-                     f"{'are' if len(culprits) > 1 else 'is'} stuck {detail} while "
-                     f"rank{'s' if len(in_coll) > 1 else ''} {','.join(map(str, sorted(in_coll)))} wait in a collective."),
-            where=where, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG))
-    elif len(in_coll) >= 2 and len({sig.method(f) for f in in_coll.values()}) > 1:
-        ops: dict[str, list[int]] = defaultdict(list)
-        for r, f in in_coll.items():
-            ops[sig.method(f)].append(r)
-        minority = min(ops.values(), key=len)
-        if len(minority) < max(len(x) for x in ops.values()):
-            v = by_rank[minority[0]]
-            t = v.main_thread
-            assert t is not None
-            frame = innermost_user(t.frames)
-            hits.append(Hit(Finding(
-                cause="distributed.peer_stuck", confidence=0.85,
-                summary=(f"Ranks are in different collectives: rank{'s' if len(minority) > 1 else ''} "
-                         f"{','.join(map(str, minority))} called {sig.method(in_coll[minority[0]])} at "
-                         f"{describe(frame)} while the others wait elsewhere: the ranks' code diverged."),
-                where=v.where(t, frame), evidence=(_groups_text(groups),), fix=PEER_FIX[1:] + PEER_FIX[:1]),
-                Verdict.HUNG))
-    if in_rdzv and not in_coll:
-        r0 = sorted(in_rdzv)[0]
-        v = by_rank[r0]
-        t = v.main_thread
-        assert t is not None
-        frame = innermost_user(t.frames)
-        present = sorted(r for r in by_rank if r is not None)
-        ev = [_groups_text(groups), f"WORLD_SIZE={world}; rank processes here: {present}"]
-        hits.append(Hit(Finding(
-            cause="distributed.rendezvous_wait", confidence=0.85,
-            summary=(f"Rank{'s' if len(in_rdzv) > 1 else ''} {','.join(map(str, sorted(in_rdzv)))} wait at "
-                     f"process-group setup ({describe(frame)}) for peers that have not joined"
-                     + (f" ({len(present)} of {world} present here)." if world else ".")),
-            where=v.where(t, frame), evidence=tuple(ev), fix=RENDEZVOUS_FIX), Verdict.HUNG))
+            g.elsewhere[r] = t
+            g.groups[f"in {describe(innermost_explaining(t.frames))}"].append(r)
+    g.world = next((v.info.world_size for v in ranks if v.info.world_size), None)
+    return g
+
+
+def _plural(items: Iterable[int], word: str = "rank") -> str:
+    keys = sorted(items)
+    return f"{word}{'s' if len(keys) > 1 else ''} {','.join(map(str, keys))}"
+
+
+def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
+    culprits = sorted(g.elsewhere)
+    first = g.by_rank[culprits[0]]
+    where, detail = _culprit_where(ctx, first, g.elsewhere[culprits[0]])
+    ev = [_groups_text(g.groups), f"rank {culprits[0]} (pid {first.pid}) {detail}"]
+    missing = _missing_ranks(g.world, g.by_rank)
+    if missing:
+        ev.append(f"ranks not found on this node: {missing}")
+    verb = "are" if len(culprits) > 1 else "is"
+    return Hit(Finding(
+        cause="distributed.peer_stuck", confidence=0.92,
+        summary=(f"{_plural(culprits).capitalize()} {verb} stuck {detail} while {_plural(g.in_coll)} "
+                 "wait in a collective."),
+        where=where, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG)
+
+
+def _diverged(g: RankGroups) -> Hit | None:
+    ops: dict[str, list[int]] = defaultdict(list)
+    for r, f in g.in_coll.items():
+        ops[sig.method(f)].append(r)
+    if len(ops) < 2:
+        return None
+    minority = min(ops.values(), key=len)
+    t = g.thread(minority[0])
+    if len(minority) == max(len(x) for x in ops.values()) or t is None:
+        return None  # a tie names no culprit
+    v = g.by_rank[minority[0]]
+    frame = innermost_user(t.frames)
+    return Hit(Finding(
+        cause="distributed.peer_stuck", confidence=0.85,
+        summary=(f"Ranks are in different collectives: {_plural(minority)} called "
+                 f"{sig.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
+                 "the ranks' code diverged."),
+        where=v.where(t, frame), evidence=(_groups_text(g.groups),), fix=PEER_FIX[1:] + PEER_FIX[:1]), Verdict.HUNG)
+
+
+def _rendezvous_wait(g: RankGroups) -> Hit | None:
+    r0 = sorted(g.in_rdzv)[0]
+    v, t = g.by_rank[r0], g.thread(r0)
+    if t is None:
+        return None
+    frame = innermost_user(t.frames)
+    present = sorted(g.by_rank)
+    ev = [_groups_text(g.groups), f"WORLD_SIZE={g.world}; rank processes here: {present}"]
+    return Hit(Finding(
+        cause="distributed.rendezvous_wait", confidence=0.85,
+        summary=(f"{_plural(g.in_rdzv).capitalize()} wait at process-group setup ({describe(frame)}) for peers "
+                 "that have not joined" + (f" ({len(present)} of {g.world} present here)." if g.world else ".")),
+        where=v.where(t, frame), evidence=tuple(ev), fix=RENDEZVOUS_FIX), Verdict.HUNG)
+
+
+def distributed_rule(ctx: Context) -> list[Hit]:
+    ranks = _ranks(ctx)
+    g = _classify(ranks)
+    hits: list[Hit] = []
+    if g.in_coll and g.elsewhere:
+        hits.append(_peer_stuck(ctx, g))
+    elif len(g.in_coll) >= 2:
+        hit = _diverged(g)
+        if hit is not None:
+            hits.append(hit)
+    if g.in_rdzv and not g.in_coll:
+        hit = _rendezvous_wait(g)
+        if hit is not None:
+            hits.append(hit)
     hits.extend(_launcher_rendezvous(ctx, ranks))
     return hits
 
 
-def _missing_ranks(world: int | None, by_rank: dict[int | None, ProcessView]) -> list[int]:
+def _missing_ranks(world: int | None, by_rank: dict[int, ProcessView]) -> list[int]:
     if not world:
         return []
     return [r for r in range(world) if r not in by_rank]

@@ -10,7 +10,7 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.context import Context, Hit, Rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule
 from hangwatch.diagnose.distributed import distributed_rule
-from hangwatch.diagnose.io import network_wait_rule
+from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, stopped_rule
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 RULES: tuple[Rule, ...] = (
     stopped_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
-    child_wait_rule, network_wait_rule, busy_loop_rule, deadlock_rule,
+    child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule, deadlock_rule,
 )
 
 UNKNOWN_FIX = (

@@ -50,3 +50,39 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
             where=v.where(t, frame), evidence=tuple(ev), fix=NETWORK_FIX),
             Verdict.SLOW if moving else Verdict.HUNG))
     return hits
+
+
+STORAGE_FIX = (
+    "Copy or stage the data on local disk (or /dev/shm) instead of reading it over the network filesystem.",
+    "Check the storage: `dmesg | grep -i 'blocked for more than'`, the NFS/FUSE server, disk health.",
+    "Fewer DataLoader workers against a metadata-heavy filesystem; DataLoader(timeout=...) to fail fast.",
+)
+# Kernel wait channels that name the storage layer (hang-causes.md C17).
+NETWORK_FS_WCHANS = ("rpc_wait_bit_killable", "nfs", "fuse", "cifs", "smb", "lustre", "gpfs", "ceph")
+DISK_WCHANS = ("io_schedule", "folio_wait", "wait_on_page", "blk_", "jbd2", "ext4", "xfs", "btrfs")
+
+
+def storage_wait_rule(ctx: Context) -> list[Hit]:
+    hits = []
+    for v in ctx.views:
+        if not v.ev.samples or any(s.state != "D" for s in v.ev.samples):
+            continue
+        moved = (v.delta("read_bytes") or 0) + (v.delta("write_bytes") or 0)
+        t = next((t for t in v.threads if t.last.state == "D"), v.main_thread)
+        wchan = (t.last.wchan if t else None) or ""
+        netfs = any(w in wchan for w in NETWORK_FS_WCHANS)
+        disk = any(w in wchan for w in DISK_WCHANS)
+        frame = innermost_user(t.frames) if t else None
+        conf = 0.85 if netfs or disk else 0.55
+        if moved > 1024 * 1024:
+            conf -= 0.25
+        what = "a network filesystem" if netfs else "the disk" if disk else "the kernel"
+        hits.append(Hit(Finding(
+            cause="io.storage_wait", confidence=conf,
+            summary=(f"{v.label()} has been in uninterruptible sleep (D) for the whole {v.duration_s:.0f} s window, "
+                     f"waiting on {what}" + (f", at {describe(frame)}." if frame else ".")),
+            where=v.where(t, frame),
+            evidence=(f"{v.label()} in state D in every sample", f"kernel wait channel: {wchan or 'unknown'}",
+                      f"{moved} bytes of storage I/O in the window"),
+            fix=STORAGE_FIX), Verdict.SLOW if moved > 1024 * 1024 else Verdict.HUNG))
+    return hits

@@ -67,7 +67,7 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
               + (f" `{pframe.code}`" if pframe and pframe.code else ""),
               f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
               + (f", in {describe(kframe)}" if kframe else "")]
-        if kt and kt.any_frame(lambda f: sig.at(f, "multiprocessing/queues.py", frozenset({"_feed"}))) or (
+        if (kt and kt.any_frame(lambda f: sig.at(f, "multiprocessing/queues.py", frozenset({"_feed"})))) or (
                 kt and kt.any_frame(lambda f: sig.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))):
             ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
         moving = kt is not None and kt.stack_changed and (kid.cpu_percent or 0.0) > 5.0

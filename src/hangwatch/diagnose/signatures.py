@@ -8,8 +8,19 @@ versions). Signatures verified on torch 2.13.0 / CPython 3.11 unless noted
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from hangwatch.evidence import Frame
+
+
+class FrameLike(Protocol):
+    """Anything with a function and a file: evidence frames and incident frame records alike."""
+
+    @property
+    def function(self) -> str: ...
+
+    @property
+    def file(self) -> str: ...
 
 # --- what is "user code" -------------------------------------------------------------------------
 # Library: the standard library, anything installed (site-/dist-packages), frozen modules, and
@@ -37,12 +48,12 @@ def is_user(frame: Frame) -> bool:
     return not is_library_file(frame.file)
 
 
-def method(frame: Frame) -> str:
+def method(frame: Frame | FrameLike) -> str:
     """py-spy names methods ``Class.method`` (and closures ``f.<locals>.g``); the last part."""
     return frame.function.rsplit(".", 1)[-1]
 
 
-def at(frame: Frame, file_suffix: str, functions: frozenset[str] | None = None) -> bool:
+def at(frame: Frame | FrameLike, file_suffix: str, functions: frozenset[str] | None = None) -> bool:
     suffix = file_suffix if file_suffix.startswith("/") else "/" + file_suffix
     if not frame.file.endswith(suffix):
         return False
@@ -99,7 +110,8 @@ NETWORK_PACKAGES = ("/urllib3/", "/requests/", "/httpx/", "/httpcore/", "/aiohtt
                     "/datasets/iterable_dataset")
 # Kernel wait channels of a thread blocked on a TCP/UDP socket (not the unix sockets that
 # multiprocessing uses: those wait in unix_stream_* and are excluded on purpose).
-NETWORK_WCHANS = ("sk_wait_data", "inet_csk_accept", "tcp_", "inet_wait_for_connect", "udp_", "__skb_wait_for_more_packets")
+NETWORK_WCHANS = ("sk_wait_data", "inet_csk_accept", "tcp_", "inet_wait_for_connect", "udp_",
+                  "__skb_wait_for_more_packets")
 
 # --- waiting on a child process ------------------------------------------------------------------------
 CHILD_WAIT = (

@@ -8,16 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 from hangwatch.diagnose import signatures as sig
 from hangwatch.evidence import Evidence, Frame, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.incident import Where
 
+F = TypeVar("F", bound=sig.FrameLike)
+
 BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
 IDLE_CPU_PERCENT = 5.0
 
 
-def own_frames(frames: Sequence[Frame]) -> Sequence[Frame]:
+def own_frames(frames: Sequence[F]) -> Sequence[F]:
     """The frames a process ran itself: a forked child's stack continues below ``Popen._launch``
     with a copy of its parent's frames, which say nothing about the child."""
     for i, f in enumerate(frames):

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from hangwatch.diagnose.signatures import is_library_file, is_stdlib_file
+from hangwatch.diagnose.views import own_frames
 from hangwatch.incident import FrameRecord, Incident, ProcessRecord, Verdict
 
 VERDICT_STYLE = {Verdict.HUNG: "bold red", Verdict.STOPPED: "bold red", Verdict.CRASHED: "bold red",
@@ -24,13 +25,14 @@ def _main_thread_where(p: ProcessRecord) -> str:
     main = next((t for t in p.threads if t.tid == p.pid), p.threads[0] if p.threads else None)
     if main is None or not main.frames:
         return "no Python stack"
-    inner = next((f for f in main.frames if not is_stdlib_file(f.file)), main.frames[0])
+    frames = own_frames(main.frames)  # a forked child's copy of its parent's frames says nothing
+    if not frames:
+        return _short(main.frames[0])
+    inner = next((f for f in frames if not is_stdlib_file(f.file)), frames[0])
     if not is_library_file(inner.file):
         return _short(inner)
-    user = next((f for f in main.frames if not is_library_file(f.file)), None)
-    if user is None or main.frames.index(user) > main.frames.index(inner) + 12:
-        return _short(inner)  # the user frame is far below (a fork-copied stack): not informative
-    return f"{_short(user)} > {_short(inner)}"
+    user = next((f for f in frames if not is_library_file(f.file)), None)
+    return _short(inner) if user is None else f"{_short(user)} > {_short(inner)}"
 
 
 def _proc_line(p: ProcessRecord) -> str:
@@ -41,8 +43,9 @@ def _proc_line(p: ProcessRecord) -> str:
 
 
 def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -> None:
+    wide = None if stream.isatty() else 200  # a log or a pipe: do not crop the tree at 80 columns
     console = Console(file=stream, force_terminal=color, no_color=color is False, highlight=False,
-                      soft_wrap=True)
+                      soft_wrap=True, width=wide)
     root = incident.root_cause
     style = VERDICT_STYLE.get(incident.verdict, "bold")
     title = f"[{style}]{incident.verdict.value.upper()}[/]"

@@ -1,0 +1,138 @@
+"""Rules on recorded evidence: captures of the real hangs in tests/scenarios, replayed without processes.
+
+Recorded with `HW_RECORD_DIR=tests/fixtures/evidence pytest tests/test_inspect_scenarios.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import marker
+
+from hangwatch.build import build_incident
+from hangwatch.diagnose import diagnose
+from hangwatch.evidence import Evidence
+from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
+from hangwatch.incident import Incident
+
+FIXTURES = Path(__file__).parent / "fixtures" / "evidence"
+
+# fixture -> (cause, verdict, scenario script, marker tag)
+EXPECTED = {
+    "dataloader_worker_stuck-dl_worker_blocked": ("dataloader.worker_stuck", "hung", "dl_worker_blocked.py", "HANG-HERE"),
+    "dataloader_worker_stuck-dl_worker_spin": ("dataloader.worker_stuck", "hung", "dl_worker_spin.py", "HANG-HERE"),
+    "dataloader_worker_stuck-dl_iterable": ("dataloader.worker_stuck", "hung", "dl_iterable.py", "HANG-HERE"),
+    "dataloader_worker_stuck-dl_collate": ("dataloader.worker_stuck", "hung", "dl_collate.py", "HANG-HERE"),
+    "batch_lost": ("dataloader.batch_lost", "hung", "dl_batch_lost.py", "HANG-HERE"),
+    "fork_inherited_lock": ("fork.inherited_lock", "hung", "fork_lock.py", "HANG-HERE"),
+    "busy_loop": ("code.busy_loop", "hung", "busy_loop.py", "HANG-HERE"),
+    "network_wait": ("io.network_wait", "hung", "network_wait.py", "HANG-HERE"),
+    "stopped_process_is_reported_and_left_stopped": ("process.stopped", "stopped", "sleeper.py", "HANG-HERE"),
+    "unknown_still_points_at_the_line": ("unknown", "hung", "sleeper.py", "HANG-HERE"),
+    "child_wait_queue_join_before_get": ("child.wait", "hung", "mp_queue_join.py", "HANG-HERE"),
+    "output_buffered": ("output.buffered", "progressing", "output_buffered.py", None),
+    "compile_in_progress_is_not_hung": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
+    "distributed_peer_stuck_names_culprit_rank": ("distributed.peer_stuck", "hung", "dist_peer.py", "HANG-HERE:culprit"),
+    "rendezvous_wait": ("distributed.rendezvous_wait", "hung", "dist_rendezvous.py", "HANG-HERE"),
+    "d_state_process_is_captured_without_hanging": ("io.storage_wait", "hung", "dstate.py", None),
+    "deadlock": ("code.deadlock", "hung", "deadlock.py", None),
+    "child_wait_subprocess": ("child.wait", "hung", None, None),
+    "non_python_process": ("unknown", "hung", None, None),
+    "same_job_unbuffered_is_not_flagged": ("unknown", "progressing", None, None),
+}
+
+
+def load(name: str) -> Evidence:
+    return evidence_from_dict(json.loads((FIXTURES / f"{name}.json").read_text()))
+
+
+def test_every_fixture_has_an_expectation():
+    assert {p.stem for p in FIXTURES.glob("*.json")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_rule_on_recorded_evidence(name):
+    cause, verdict, script, tag = EXPECTED[name]
+    d = diagnose(load(name))
+    assert (d.findings[0].cause, d.verdict.value) == (cause, verdict), d.findings[0]
+    if script and tag:
+        _, line = marker(script, tag)
+        w = d.findings[0].where
+        assert w is not None
+        assert (Path(w.file or "").name, w.line) == (script, line)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_evidence_round_trips_through_json(name):
+    ev = load(name)
+    assert evidence_from_dict(json.loads(json.dumps(evidence_to_dict(ev)))) == ev
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_incident_round_trips_through_json(name):
+    ev = load(name)
+    incident = build_incident(ev, diagnose(ev))
+    again = Incident.from_dict(json.loads(incident.to_json()))
+    assert again == incident
+    d = incident.to_dict()
+    assert list(d)[:8] == ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
+                           "findings"]
+    assert set(d["findings"][0]) >= {"cause", "confidence", "summary", "where", "evidence", "fix"}
+    assert [f["confidence"] for f in d["findings"]] == sorted((f["confidence"] for f in d["findings"]), reverse=True)
+
+
+# --- given / when / then: the evidence changed in one respect, the diagnosis follows -------------
+
+def _grow_stdout(ev: Evidence) -> Evidence:
+    procs = []
+    for p in ev.processes:
+        samples = tuple(replace(s, stdout_size=1000 * i) for i, s in enumerate(p.samples))
+        procs.append(replace(p, samples=samples))
+    return replace(ev, processes=tuple(procs))
+
+
+def test_spinning_process_whose_log_grows_is_not_a_busy_loop():
+    d = diagnose(_grow_stdout(load("busy_loop")))
+    assert all(f.cause != "code.busy_loop" for f in d.findings)
+    assert d.verdict.value == "progressing"
+
+
+def test_buffered_job_that_sets_pythonunbuffered_is_not_flagged():
+    ev = load("output_buffered")
+    procs = tuple(replace(p, info=replace(p.info, env={**p.info.env, "PYTHONUNBUFFERED": "1"})) for p in ev.processes)
+    d = diagnose(replace(ev, processes=procs))
+    assert all(f.cause != "output.buffered" for f in d.findings)
+
+
+def test_buffered_job_started_with_dash_u_is_not_flagged():
+    ev = load("output_buffered")
+    procs = tuple(replace(p, info=replace(p.info, cmdline=(p.info.cmdline[0], "-u", *p.info.cmdline[1:])))
+                  for p in ev.processes)
+    assert all(f.cause != "output.buffered" for f in diagnose(replace(ev, processes=procs)).findings)
+
+
+def test_fork_lock_without_a_parent_thread_is_plain_worker_stuck():
+    ev = load("fork_inherited_lock")
+    main = ev.root_pid
+
+    def strip_threads(p):  # the parent now has only its main thread and DataLoader's own threads
+        if p.info.pid != main:
+            return p
+        samples = tuple(replace(s, threads=tuple(t for t in s.threads if t.name != "metrics-uploader"))
+                        for s in p.samples)
+        return replace(p, samples=samples)
+
+    d = diagnose(replace(ev, processes=tuple(strip_threads(p) for p in ev.processes)))
+    assert d.findings[0].cause == "dataloader.worker_stuck"
+    assert all(f.cause != "fork.inherited_lock" for f in d.findings)
+
+
+def test_peer_stuck_with_every_rank_in_the_collective_is_not_reported():
+    ev = load("distributed_peer_stuck_names_culprit_rank")
+    victim = next(p for p in ev.processes if p.info.rank == 0 and p.info.role.value == "rank")
+    procs = tuple(replace(p, samples=victim.samples) if p.info.role.value == "rank" else p for p in ev.processes)
+    d = diagnose(replace(ev, processes=procs))
+    assert all(f.cause != "distributed.peer_stuck" for f in d.findings)
