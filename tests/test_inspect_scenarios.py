@@ -198,3 +198,21 @@ def test_rendezvous_wait(start_job):
     assert rc["cause"] == "distributed.rendezvous_wait", rc
     assert_where(rc, "dist_rendezvous.py")
     assert any("WORLD_SIZE=2" in e for e in rc["evidence"])
+
+
+def test_network_wait_in_a_prefetch_thread(start_job):
+    job = start_job("thread_prefetch.py")
+    rc = root_cause(inspect_json(job.pid))
+    assert rc["cause"] == "io.network_wait", rc
+    assert_where(rc, "thread_prefetch.py")
+    assert rc["where"]["tid"] != job.pid
+    assert any("prefetcher" in e for e in rc["evidence"])
+
+
+def test_child_wait_os_system(start_job):
+    job = start_job("os_system.py")
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "child.wait", rc
+    assert_where(rc, "os_system.py")  # the child is not Python: the parent's line that waits
+    assert any("sleep 600" in e for e in rc["evidence"])

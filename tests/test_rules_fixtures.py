@@ -40,6 +40,8 @@ EXPECTED = {
     "d_state_process_is_captured_without_hanging": ("io.storage_wait", "hung", "dstate.py", None),
     "deadlock": ("code.deadlock", "hung", "deadlock.py", None),
     "child_wait_subprocess": ("child.wait", "hung", None, None),
+    "child_wait_os_system": ("child.wait", "hung", "os_system.py", "HANG-HERE"),
+    "network_wait_in_a_prefetch_thread": ("io.network_wait", "hung", "thread_prefetch.py", "HANG-HERE"),
     "non_python_process": ("unknown", "hung", None, None),
     "same_job_unbuffered_is_not_flagged": ("unknown", "progressing", None, None),
 }

@@ -43,6 +43,8 @@ class ThreadSample:
     active: bool | None  # py-spy's view: running Python code (None: no Python stack)
     owns_gil: bool | None
     frames: tuple[Frame, ...] = ()  # innermost first; empty when no Python stack
+    syscall: str | None = None  # the blocking system call of a sleeping thread, e.g. "recvfrom"
+    fd_target: str | None = None  # what that call's fd is: "tcp 127.0.0.1:5 -> 10.0.0.2:443", "pipe", a path
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from hangwatch.capture import proc
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
+from hangwatch.capture.syscalls import SocketTable, blocked_call, describe_fd
 from hangwatch.errors import CaptureError
 from hangwatch.evidence import (
     Evidence,
@@ -41,10 +42,24 @@ def sample_count(window_s: float) -> int:
 
 
 class _Task:
-    __slots__ = ("comm", "state", "ticks", "tid", "wchan")
+    __slots__ = ("comm", "fd_target", "state", "syscall", "ticks", "tid", "wchan")
 
     def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None) -> None:
         self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
+        self.syscall: str | None = None
+        self.fd_target: str | None = None
+
+
+def _blocked_calls(pid: int, tasks: list[_Task]) -> None:
+    """Fill syscall/fd_target for sleeping threads (cheap: only S/D threads, sockets read lazily)."""
+    sockets = SocketTable(pid)
+    for t in tasks:
+        if t.state not in ("S", "D"):
+            continue
+        call = blocked_call(pid, t.tid)
+        if call is not None:
+            t.syscall = call[0]
+            t.fd_target = describe_fd(pid, call[1], sockets)
 
 
 def _tasks(pid: int) -> list[_Task]:
@@ -99,6 +114,7 @@ def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None
     if st is None:
         return None
     tasks = _tasks(pid)
+    _blocked_calls(pid, tasks)
     io = proc.read_io(pid)
     statm = proc.read_text(proc.PROC / str(pid) / "statm")
     rss = int(statm.split()[1]) * os.sysconf("SC_PAGE_SIZE") if statm else None
@@ -119,7 +135,7 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
         threads.append(ThreadSample(
             tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
             cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,
-            frames=frames))
+            frames=frames, syscall=t.syscall, fd_target=t.fd_target))
     error = stacks.error if stacks else None
     return replace(sample, threads=tuple(threads), stack_error=error)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hangwatch.diagnose import signatures as sig
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import describe, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
 
@@ -15,29 +15,53 @@ NETWORK_FIX = (
 )
 
 
+def _in_network(t: ThreadView) -> bool:
+    if not t.has_stack or (t.cpu_percent or 0.0) > 30.0:
+        return False
+    if any(sig.is_network_frame(f) for f in t.frames):
+        return True
+    if not t.idle_throughout:
+        return False
+    if (t.last.fd_target or "").startswith(sig.NETWORK_FD_PREFIXES):
+        return True
+    wchan = t.last.wchan or ""
+    return any(w in wchan for w in sig.NETWORK_WCHANS)
+
+
+def _network_thread(v: ProcessView) -> ThreadView | None:
+    """The main thread if it is in a network call; else, when the main thread only waits for
+    another thread (queue, event, join), a user thread of the process that is in a network call."""
+    main = v.main_thread
+    if main is None or not main.has_stack:
+        return None
+    if _in_network(main):
+        return main
+    if not main.idle_throughout or not any(sig.matches_any(f, sig.THREAD_SYNC) for f in main.frames):
+        return None
+    return next((t for t in v.user_threads if _in_network(t)), None)
+
+
 def network_wait_rule(ctx: Context) -> list[Hit]:
     hits = []
     for v in ctx.views:
         if v.role in (Role.LAUNCHER,):
             continue
-        t = v.main_thread
-        if t is None or not t.has_stack:
+        t = _network_thread(v)
+        if t is None:
             continue
-        in_net = any(sig.is_network_frame(f) for f in t.frames)
         wchan = t.last.wchan or ""
-        if not in_net and not (t.idle_throughout and any(w in wchan for w in sig.NETWORK_WCHANS)):
-            continue
-        if (t.cpu_percent or 0.0) > 30.0:
-            continue
         frame = innermost_user(t.frames)
         rchar = v.delta("rchar") or 0
         moving = rchar > 64 * 1024
-        ev = [f"{v.label()} main thread in a network call for {v.duration_s:.0f} s at {describe(frame)}"
+        who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
+        ev = [f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
               + (f" `{frame.code}`" if frame and frame.code else "")]
         net = next((f for f in t.frames if sig.is_network_frame(f)), None)
         if net is not None:
             ev.append(f"innermost network frame: {describe(net)}")
-        if wchan:
+        if t.last.syscall and t.last.fd_target:
+            ev.append(f"blocked in {t.last.syscall}() on {t.last.fd_target}")
+        elif wchan:
             ev.append(f"kernel wait: {wchan}")
         ev.append(f"{rchar} bytes read in the window")
         conf = 0.55 if moving else 0.8

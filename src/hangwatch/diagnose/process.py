@@ -40,12 +40,17 @@ CHILD_WAIT_FIX = (
 
 
 def _waits_for_child(v: ProcessView) -> bool:
+    """In a Python child-wait frame, or blocked in waitpid (os.system, os.waitpid) or on a pipe
+    (reading a child's output) for the whole window."""
     t = v.main_thread
     if t is None:
         return False
     if t.frames and any(sig.matches_any(f, sig.CHILD_WAIT) for f in t.frames[:8]):
         return True
-    return not t.frames and (t.last.wchan or "") == sig.CHILD_WAIT_WCHAN
+    wchan = t.last.wchan or ""
+    reads_pipe = t.last.syscall == "read" and t.last.fd_target == "pipe"
+    return t.idle_throughout and (wchan == sig.CHILD_WAIT_WCHAN or reads_pipe
+                                  or any(w in wchan for w in sig.PIPE_WCHANS))
 
 
 def child_wait_rule(ctx: Context) -> list[Hit]:

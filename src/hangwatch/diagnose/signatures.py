@@ -113,6 +113,8 @@ NETWORK_PACKAGES = ("/urllib3/", "/requests/", "/httpx/", "/httpcore/", "/aiohtt
 NETWORK_WCHANS = ("sk_wait_data", "inet_csk_accept", "tcp_", "inet_wait_for_connect", "udp_",
                   "__skb_wait_for_more_packets")
 
+NETWORK_FD_PREFIXES = ("tcp ", "udp ")  # capture's description of a blocked call's socket
+
 # --- waiting on a child process ------------------------------------------------------------------------
 CHILD_WAIT = (
     ("subprocess.py", frozenset({"wait", "_wait", "communicate", "_communicate", "_try_wait", "run", "call",
@@ -123,6 +125,7 @@ CHILD_WAIT = (
     ("concurrent/futures/process.py", None),
 )
 CHILD_WAIT_WCHAN = "do_wait"
+PIPE_WCHANS = ("pipe_read", "pipe_wait")  # anon_pipe_read on 6.x kernels
 
 # --- waiting on a thread-level primitive (deadlock candidates) ---------------------------------------
 THREAD_SYNC = (
