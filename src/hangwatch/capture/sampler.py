@@ -131,7 +131,7 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
     threads = []
     for t in tasks:
         py = by_tid.get(t.tid)
-        frames = tuple(Frame(f.function, f.file, f.line) for f in py.frames) if py else ()
+        frames = py.frames if py else ()
         threads.append(ThreadSample(
             tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
             cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,

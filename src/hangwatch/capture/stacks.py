@@ -19,15 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from hangwatch.errors import CaptureError
+from hangwatch.evidence import Frame
 
 DEFAULT_TIMEOUT_S = 8.0
-
-
-@dataclass(frozen=True)
-class RawFrame:
-    function: str
-    file: str
-    line: int
 
 
 @dataclass(frozen=True)
@@ -36,7 +30,7 @@ class RawThread:
     name: str | None
     active: bool
     owns_gil: bool
-    frames: tuple[RawFrame, ...]  # innermost first
+    frames: tuple[Frame, ...]  # innermost first
 
 
 @dataclass(frozen=True)
@@ -82,7 +76,7 @@ def _parse(payload: str) -> tuple[RawThread, ...]:
     data: list[dict[str, Any]] = json.loads(payload)
     threads = []
     for t in data:
-        frames = tuple(RawFrame(function=str(f.get("name", "?")), file=str(f.get("filename", "?")),
+        frames = tuple(Frame(function=str(f.get("name", "?")), file=str(f.get("filename", "?")),
                                 line=int(f.get("line") or 0))
                        for f in t.get("frames", []))
         threads.append(RawThread(tid=int(t.get("os_thread_id") or t.get("thread_id") or 0),
