@@ -39,9 +39,36 @@ def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None) -
         render_text(incident, sys.stdout, color=None)
 
 
+@cli.command(context_settings={"allow_interspersed_args": False})
+@click.option("--run-dir", help="Where the log, incidents and summary go [default: hangwatch-runs/<UTC time>-<cmd>].")
+@click.option("--min-stall", help="No stall is declared before this many seconds without progress [120].")
+@click.option("--startup-grace", help="Seconds allowed before the first progress signal [900].")
+@click.option("--on-hang", help="report | kill | restart [report].")
+@click.option("--max-restarts", help="Restarts allowed in one run [3].")
+@click.option("--fallback", multiple=True, help="Repeatable: restart k applies fallbacks 1..k to the command.")
+@click.option("--progress-regex", help="Extra progress pattern; named group `step` for a counter.")
+@click.option("--cost-per-hour", help="Price of the machine in USD, for cost and waste figures.")
+@click.option("--kill-grace", help="Seconds between SIGTERM and SIGKILL when ending the job [30].")
+@click.option("--notify", multiple=True, help="Repeatable: an apprise URL to send incidents to.")
+@click.option("--restart-on-crash", is_flag=True, default=None, help="Restart a job that exits with an error.")
+@click.option("--capture-window", help="Seconds to sample a suspect job [min-stall/4, within 1..5].")
+@click.option("--max-slow", help="Total extra seconds given to a job that is slow but alive [1800].")
+@click.option("--config", "config_path", help="Settings in TOML [hangwatch.toml if present].")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run(command: tuple[str, ...], config_path: str | None, **options: object) -> int:
+    """Supervise a job: hangwatch run [OPTIONS] -- CMD [ARGS]..."""
+    from hangwatch.supervise.config import build_config
+    from hangwatch.supervise.supervisor import Supervisor
+
+    cfg = build_config(list(command), options, config_path, use_pty=sys.stdout.isatty())
+    return Supervisor(cfg).run()
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        cli.main(args=argv, prog_name="hangwatch", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="hangwatch", standalone_mode=False)
+        if isinstance(rv, int):
+            return rv
     except click.exceptions.Abort:
         click.echo("hangwatch: interrupted.", err=True)
         return 130

@@ -12,6 +12,12 @@ BUSY_FIX = (
     "Fix the loop at the location shown: its exit condition is never met for this input.",
     "Log the loop's inputs (sample index, file) before it to find the input that triggers it.",
 )
+WAIT_FOREVER_FIX = (
+    "Nothing left in the process can set what it waits for: the thread that should (a producer, a "
+    "callback) has exited or never started. Make it signal on every path, including errors.",
+    "Use timeouts: Event.wait(timeout=...), Queue.get(timeout=...), Thread.join(timeout=...), so a wait "
+    "that can never end raises.",
+)
 DEADLOCK_FIX = (
     "Take locks in one fixed order everywhere, or hold one lock at a time.",
     "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "
@@ -43,6 +49,10 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                           + (f" `{frame.code}`" if frame and frame.code else "")),
                 fix=BUSY_FIX), Verdict.HUNG))
     return hits
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _sync_wait(t: ThreadView) -> str | None:
@@ -94,16 +104,19 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         elif lockers:
             conf, what = 0.75, "a thread waits for a lock that no running thread will release"
         else:
-            conf, what = 0.6, f"the main thread waits on a {waits[main.tid]} that no running thread will set"
+            kind = waits[main.tid] or "event"
+            conf, what = 0.6, f"the main thread waits on {_article(kind)} {kind} that no running thread will set"
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else main)
         frame = culprit.user_frame
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
         for t in blocked[:4]:
             f = t.user_frame
             code = f" `{f.code}`" if f and f.code else ""
-            ev.append(f"thread '{t.name}' waits on a {waits[t.tid]} at {describe(f)}{code}")
+            kind = waits[t.tid] or "lock"
+            ev.append(f"thread '{t.name}' waits on {_article(kind)} {kind} at {describe(f)}{code}")
         hits.append(Hit(Finding(
             cause="code.deadlock", confidence=conf,
             summary=f"{v.label()} is deadlocked: {what}.",
-            where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX), Verdict.HUNG))
+            where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX if lockers else WAIT_FOREVER_FIX),
+            Verdict.HUNG))
     return hits

@@ -18,6 +18,7 @@ from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
 
 log = logging.getLogger(__name__)
+IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet job is "slow", not hung
 
 RULES: tuple[Rule, ...] = (
     stopped_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
@@ -70,6 +71,8 @@ def _verdict_from_activity(ctx: Context) -> Verdict:
             return Verdict.PROGRESSING
     if any((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT for v in ctx.views):
         return Verdict.SLOW
+    if any((v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > IO_ACTIVE_BYTES for v in ctx.views):
+        return Verdict.SLOW  # e.g. a checkpoint written to slow storage: moving, only slowly
     return Verdict.HUNG
 
 

@@ -1,0 +1,135 @@
+"""A job that exited with an error: name the cause from its output and what the system says.
+
+Texts are the ones PyTorch, gloo and NCCL print (hang-causes.md §1, VERIFIED on torch 2.13 where
+marked there). Evidence in: exit status, the tail of output.log, OOM kills counted by the cgroup.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from dataclasses import dataclass
+
+from hangwatch.diagnose.dataloader import BATCH_LOST_FIX
+from hangwatch.diagnose.distributed import PEER_FIX, RENDEZVOUS_FIX
+from hangwatch.incident import Finding, Where
+
+OOM_FIX = (
+    "Lower memory use: smaller batch, fewer DataLoader workers or prefetch_factor, numpy arrays instead "
+    "of Python lists in the Dataset (copy-on-access makes each worker copy them).",
+    "Raise the memory limit of the job or container.",
+)
+SHM_FIX = (
+    "Raise /dev/shm: `docker run --shm-size=8g` (or --ipc=host); Kubernetes: an emptyDir with medium: Memory.",
+    "Fewer workers or a smaller prefetch_factor; torch.multiprocessing.set_sharing_strategy('file_system').",
+)
+WORKER_DIED_FIX = (
+    "Read the worker's own error above the DataLoader message; run with num_workers=0 for a plain traceback.",
+    "A worker killed by signal 9 was almost always the OOM killer: see `dmesg | grep -i oom`.",
+)
+GPU_FIX = (
+    "Check the GPU: `nvidia-smi -q`, `dmesg | grep -i xid`; restart the node or exclude the device.",
+    "CUDA errors are asynchronous: CUDA_LAUNCH_BLOCKING=1 shows the real failing call.",
+)
+CUDA_OOM_FIX = (
+    "Smaller batch or sequence length, gradient accumulation, activation checkpointing, mixed precision.",
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
+)
+
+
+@dataclass(frozen=True)
+class CrashPattern:
+    cause: str
+    regex: re.Pattern[str]
+    confidence: float
+    summary: str
+    fix: tuple[str, ...]
+
+
+PATTERNS: tuple[CrashPattern, ...] = (
+    CrashPattern("dataloader.worker_died", re.compile(
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus error"), 0.9,
+        "A DataLoader worker (pid {pid}) died of a bus error: shared memory (/dev/shm) ran out.", SHM_FIX),
+    CrashPattern("dataloader.worker_died", re.compile(
+        r"unable to (?:write to|allocate shared memory\(shm\) for) file </torch_[^>]*>"), 0.85,
+        "A DataLoader worker could not allocate shared memory (/dev/shm is full).", SHM_FIX),
+    CrashPattern("dataloader.worker_died", re.compile(
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed"), 0.85,
+        "A DataLoader worker (pid {pid}) was killed by SIGKILL, usually the out-of-memory killer.",
+        WORKER_DIED_FIX + OOM_FIX),
+    CrashPattern("dataloader.worker_died", re.compile(
+        r"DataLoader worker \(pid[s(]* (?P<pid>[\d, ]+)\)? "
+        r"(?:is killed by signal: (?P<sig>[\w ]+)|exited unexpectedly)"),
+        0.8, "A DataLoader worker (pid {pid}) died.", WORKER_DIED_FIX),
+    CrashPattern("distributed.peer_stuck", re.compile(
+        r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"), 0.85,
+        "NCCL's watchdog timed out in {op} (sequence number {seq}): a rank stopped calling collectives.", PEER_FIX),
+    CrashPattern("distributed.peer_stuck", re.compile(
+        r"Timed out waiting (?P<ms>\d+)ms for (?:recv|send) operation to complete"), 0.8,
+        "A gloo collective timed out after {ms} ms: a peer rank never reached it.", PEER_FIX),
+    CrashPattern("distributed.peer_stuck", re.compile(
+        r"Connection closed by peer|remote worker crashing|Connection reset by peer.*gloo"), 0.75,
+        "A peer rank went away in the middle of a collective (it crashed or was killed).", PEER_FIX),
+    CrashPattern("distributed.peer_stuck", re.compile(
+        r"Detected mismatch between collectives on ranks"), 0.9,
+        "Ranks called different collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL caught the mismatch).", PEER_FIX),
+    CrashPattern("distributed.rendezvous_wait", re.compile(
+        r"DistStoreError: Timed out after (?P<s>\d+) seconds waiting for clients\. (?P<n>\d+/\d+) clients joined"),
+        0.9, "Rendezvous timed out after {s} s with {n} ranks joined: some ranks never started.", RENDEZVOUS_FIX),
+    CrashPattern("dataloader.batch_lost", re.compile(r"DataLoader timed out after (?P<s>[\d.]+) seconds"), 0.6,
+        "The DataLoader's own timeout fired after {s} s: a batch never arrived (stuck worker or lost batch).",
+        BATCH_LOST_FIX),
+    CrashPattern("memory.oom", re.compile(r"CUDA out of memory|OutOfMemoryError"), 0.85,
+        "The GPU ran out of memory.", CUDA_OOM_FIX),
+    CrashPattern("gpu.fault", re.compile(
+        r"CUDA error: (?P<err>[^\n]+)|NCCL error|fallen off the bus|Xid \d+|HIP error|hipError"), 0.75,
+        "The GPU or its driver failed: {err}", GPU_FIX),
+)
+
+
+def _signal_name(code: int) -> str | None:
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return None
+
+
+def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: int | None = None) -> list[Finding]:
+    """Findings for a job that exited with ``exit_code`` (negative: killed by that signal)."""
+    findings: list[Finding] = []
+    where = Where(pid=pid, rank=None, tid=None, file=None, line=None, function=None) if pid else None
+    seen: set[str] = set()
+    for pat in PATTERNS:
+        matches = list(pat.regex.finditer(output_tail))
+        m = matches[-1] if matches else None  # the last occurrence is the most recent
+        if m is None or pat.cause in seen:
+            continue
+        seen.add(pat.cause)
+        fields = {k: (v or "").strip() for k, v in m.groupdict().items()}
+        line = output_tail[output_tail.rfind("\n", 0, m.start()) + 1: output_tail.find("\n", m.end())].strip()
+        findings.append(Finding(cause=pat.cause, confidence=pat.confidence, summary=pat.summary.format(**fields),
+                                where=where, evidence=(f"output: {line[:300]}",), fix=pat.fix))
+    sig = _signal_name(exit_code)
+    if oom_kills > 0:
+        findings.append(Finding(
+            cause="memory.oom", confidence=0.9,
+            summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",
+            where=where, evidence=(f"cgroup memory.events oom_kill increased by {oom_kills}",
+                                   f"job exit: {sig or exit_code}"), fix=OOM_FIX))
+    elif exit_code in (-9, 137) and not findings:
+        findings.append(Finding(
+            cause="memory.oom", confidence=0.5,
+            summary=("The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the "
+                     "usual cause."),
+            where=where, evidence=(f"job exit: {sig or exit_code}",), fix=OOM_FIX))
+    findings.sort(key=lambda f: -f.confidence)
+    if not findings:
+        last = [ln for ln in output_tail.strip().splitlines() if ln.strip()][-3:]
+        findings.append(Finding(
+            cause="unknown", confidence=0.1,
+            summary=f"The job exited with {sig or f'status {exit_code}'}; no known failure text was found.",
+            where=where, evidence=tuple(f"output: {ln[:300]}" for ln in last),
+            fix=("Read the end of output.log in the run directory for the job's own error.",)))
+    return findings

@@ -1,0 +1,1 @@
+"""Ending a job's tree cleanly; the restart ladder."""

@@ -1,0 +1,87 @@
+"""End a job's whole tree: SIGTERM to the job, a grace period, then SIGKILL to everything left.
+
+The tree is every process ever seen as part of the job (descendants, and orphans by process
+group/session), identified by (pid, start time) so that a reused PID is never signalled.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import psutil
+
+from hangwatch.capture import proc
+
+
+@dataclass
+class JobTracker:
+    """Remembers the job's processes across its life (workers come and go; orphans change parent)."""
+
+    root: int
+    seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
+
+    def scan(self) -> None:
+        for m in proc.job_members(self.root):
+            if m.pid not in self.seen:
+                try:
+                    self.seen[m.pid] = psutil.Process(m.pid).create_time()
+                except psutil.Error:
+                    continue
+
+    def alive(self) -> list[psutil.Process]:
+        out = []
+        for pid, created in list(self.seen.items()):
+            try:
+                p = psutil.Process(pid)
+                if p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except psutil.Error:
+                continue
+        return out
+
+
+@dataclass(frozen=True)
+class Termination:
+    terminated: list[int]  # got SIGTERM
+    killed: list[int]  # needed SIGKILL
+    leftovers: list[int]  # still alive after SIGKILL (unkillable, e.g. stuck in D state)
+    seconds: float
+
+
+def end_tree(tracker: JobTracker, grace_s: float, wait_root: Callable[[float], bool],
+             first_signal: int = signal.SIGTERM) -> Termination:
+    """``first_signal`` to the job's root, wait up to ``grace_s`` for it to exit, then SIGKILL every
+    process of the job that is left and wait (bounded) for them to go.
+
+    ``wait_root(timeout)`` waits for the root and says whether it exited: the root is our child,
+    and only its Popen may reap it (or its exit status is lost)."""
+    t0 = time.monotonic()
+    tracker.scan()
+    terminated: list[int] = []
+    try:
+        os.kill(tracker.root, first_signal)
+        terminated.append(tracker.root)
+    except ProcessLookupError:
+        pass
+    deadline = t0 + grace_s
+    while time.monotonic() < deadline:
+        if wait_root(min(0.2, max(0.0, deadline - time.monotonic()))):
+            break
+        tracker.scan()  # children started during the grace period are part of the tree too
+    tracker.scan()
+    remaining = tracker.alive()
+    killed = []
+    for p in remaining:
+        try:
+            p.send_signal(signal.SIGKILL)
+            killed.append(p.pid)
+        except psutil.Error:
+            continue
+    wait_root(2.0)
+    _, still = psutil.wait_procs([p for p in remaining if p.pid != tracker.root], timeout=10)
+    leftovers = [p.pid for p in still if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    return Termination(terminated, killed, leftovers, time.monotonic() - t0)

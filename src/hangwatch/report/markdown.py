@@ -1,0 +1,48 @@
+"""report.md: the same incident, as Markdown."""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+from hangwatch.incident import Incident
+
+
+def render_markdown(incident: Incident, out: TextIO) -> None:
+    rc = incident.root_cause
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(incident.detected_at))
+    out.write(f"# hangwatch incident: {incident.verdict.value}\n\n")
+    out.write(f"- detected: {when}\n- attempt: {incident.attempt}\n- action: {incident.action.value}\n")
+    if incident.last_progress is not None:
+        lp = incident.last_progress
+        ago = incident.detected_at - lp.at
+        out.write(f"- last progress: step {lp.step} ({lp.source}), {ago:.0f} s before detection\n")
+    if rc is not None:
+        out.write(f"\n## Root cause: `{rc.cause}` (confidence {rc.confidence:.2f})\n\n{rc.summary}\n\n")
+        w = rc.where
+        if w is not None and w.file:
+            rank = f", rank {w.rank}" if w.rank is not None else ""
+            out.write(f"**Where:** `{w.file}:{w.line}` in `{w.function}` (pid {w.pid}{rank})\n\n")
+            if w.code:
+                out.write(f"```python\n{w.line}: {w.code}\n```\n\n")
+        if rc.evidence:
+            out.write("**Evidence**\n\n" + "".join(f"- {e}\n" for e in rc.evidence) + "\n")
+        if rc.fix:
+            out.write("**Fix**\n\n" + "".join(f"{i}. {f}\n" for i, f in enumerate(rc.fix, 1)) + "\n")
+    if len(incident.findings) > 1:
+        out.write("## Also considered\n\n")
+        for f in incident.findings[1:]:
+            out.write(f"- `{f.cause}` ({f.confidence:.2f}): {f.summary}\n")
+        out.write("\n")
+    if incident.processes:
+        out.write("## Processes\n\n| pid | ppid | role | rank | state | CPU % | top frame |\n")
+        out.write("|---|---|---|---|---|---|---|\n")
+        for p in incident.processes:
+            main = next((t for t in p.threads if t.tid == p.pid), p.threads[0] if p.threads else None)
+            top = main.frames[0] if main and main.frames else None
+            frame = f"`{top.function}` ({top.file.rsplit('/', 1)[-1]}:{top.line})" if top else ""
+            cpu = "" if p.cpu_percent is None else f"{p.cpu_percent:.0f}"
+            rank = "" if p.rank is None else str(p.rank)
+            out.write(f"| {p.pid} | {p.ppid} | {p.role} | {rank} | {p.state} | {cpu} | {frame} |\n")
+    for n in incident.notes:
+        out.write(f"\n> note: {n}\n")

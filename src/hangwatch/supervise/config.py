@@ -1,0 +1,145 @@
+"""`hangwatch run` settings: command-line flags over `hangwatch.toml`, validated with clear errors."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from hangwatch.errors import UsageError
+from hangwatch.supervise.fallback import parse_fallback
+from hangwatch.supervise.rundir import default_run_dir
+from hangwatch.supervise.supervisor import Fallback, OnHang, RunConfig
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DEFAULT_CONFIG = "hangwatch.toml"
+KEYS = {"run_dir", "min_stall", "startup_grace", "on_hang", "max_restarts", "fallback", "progress_regex",
+        "cost_per_hour", "kill_grace", "notify", "restart_on_crash", "capture_window", "max_slow"}
+
+
+def load_toml(path: str | None) -> dict[str, Any]:
+    if path is None:
+        if not Path(DEFAULT_CONFIG).is_file():
+            return {}
+        path = DEFAULT_CONFIG
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise UsageError(f"cannot read the config file {path}: {e.strerror}", "Check the --config path") from e
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"the config file {path} is not valid TOML ({e})",
+                         "Fix the file or pass another --config") from e
+    section = data.get("run", data)  # settings may sit at the top or under [run]
+    if not isinstance(section, dict):
+        raise UsageError(f"[run] in {path} must be a table", "Write the settings as `key = value` lines")
+    data = dict(section)
+    unknown = set(data) - KEYS
+    if unknown:
+        raise UsageError(f"unknown setting(s) in {path}: {', '.join(sorted(unknown))}",
+                         f"Use only: {', '.join(sorted(KEYS))}")
+    return data
+
+
+def _number(name: str, value: Any, minimum: float, integer: bool = False, strict: bool = False) -> float:
+    flag = "--" + name.replace("_", "-")
+    try:
+        x = int(value) if integer else float(value)
+        if integer and float(value) != int(value):
+            raise ValueError
+    except (TypeError, ValueError) as e:
+        kind = "a whole number" if integer else "a number"
+        raise UsageError(f"{flag} must be {kind}, not {value!r}", f"Pass {flag} {int(minimum) + 1}") from e
+    if x < minimum or (strict and x == minimum) or math.isnan(x):
+        bound = f"greater than {minimum:g}" if strict else f"at least {minimum:g}"
+        raise UsageError(f"{flag} must be {bound}, not {value}", f"Pass a value {bound}")
+    return x
+
+
+def _fallbacks(cli: tuple[str, ...], toml: Any) -> tuple[Fallback, ...]:
+    out: list[Fallback] = []
+    if cli:
+        out = [Fallback(args=a) for a in cli]
+    elif toml:
+        for item in toml if isinstance(toml, list) else [toml]:
+            if isinstance(item, str):
+                out.append(Fallback(args=item))
+            elif isinstance(item, dict):
+                env = item.get("env", {})
+                if not isinstance(env, dict):
+                    raise UsageError("a [[fallback]] env must be a table of strings", 'Write env = {NAME = "value"}')
+                out.append(Fallback(args=str(item.get("args", "")), env={str(k): str(v) for k, v in env.items()}))
+            else:
+                raise UsageError("each fallback must be a string or a table", 'Write fallback = ["--workers 0"]')
+    for fb in out:
+        try:
+            parse_fallback(fb.args)
+        except ValueError as e:
+            raise UsageError(f"--fallback {fb.args!r} is not a list of options: {e}",
+                             "Write it as '--name value --flag'") from e
+    return tuple(out)
+
+
+def _check_command(argv: list[str]) -> None:
+    if not argv:
+        raise UsageError("no command to run", "Write it after --, e.g. `hangwatch run -- python train.py`")
+    exe = argv[0]
+    if os.sep in exe:
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            raise UsageError(f"{exe} is not an executable file", "Check the path, or run it through its interpreter")
+    elif shutil.which(exe) is None:
+        raise UsageError(f"command not found: {exe}", "Check the spelling and that it is on PATH")
+
+
+def build_config(argv: list[str], options: dict[str, Any], config_path: str | None, use_pty: bool) -> RunConfig:
+    """Merge flags (non-None in ``options``) over the TOML file; validate everything; no side effects."""
+    toml = load_toml(config_path)
+
+    def pick(name: str, default: Any) -> Any:
+        v = options.get(name)
+        return v if v not in (None, ()) else toml.get(name, default)
+
+    _check_command(argv)
+    on_hang_raw = pick("on_hang", "report")
+    try:
+        on_hang = OnHang(on_hang_raw)
+    except ValueError as e:
+        raise UsageError(f"--on-hang must be report, kill or restart, not {on_hang_raw!r}",
+                         "Pass --on-hang report|kill|restart") from e
+    regex_raw = pick("progress_regex", None)
+    regex = None
+    if regex_raw:
+        try:
+            regex = re.compile(regex_raw)
+        except re.error as e:
+            raise UsageError(f"--progress-regex is not a valid regular expression ({e})",
+                             "Fix the pattern, e.g. 'it (?P<step>\\d+)'") from e
+    notify = options.get("notify") or tuple(toml.get("notify", ()))
+    cost = pick("cost_per_hour", None)
+    window = pick("capture_window", None)
+    run_dir = pick("run_dir", None)
+    return RunConfig(
+        argv=list(argv),
+        run_dir=Path(run_dir) if run_dir else default_run_dir(argv),
+        min_stall=_number("min_stall", pick("min_stall", 120.0), 0, strict=True),
+        startup_grace=_number("startup_grace", pick("startup_grace", 900.0), 0),
+        on_hang=on_hang,
+        max_restarts=int(_number("max_restarts", pick("max_restarts", 3), 0, integer=True)),
+        fallbacks=_fallbacks(options.get("fallback") or (), toml.get("fallback")),
+        progress_regex=regex,
+        cost_per_hour=None if cost is None else _number("cost_per_hour", cost, 0),
+        kill_grace=_number("kill_grace", pick("kill_grace", 30.0), 0),
+        notify=tuple(str(u) for u in notify),
+        restart_on_crash=bool(pick("restart_on_crash", False)),
+        capture_window=None if window is None else _number("capture_window", window, 0.2),
+        max_slow=_number("max_slow", pick("max_slow", 1800.0), 0),
+        use_pty=use_pty,
+    )

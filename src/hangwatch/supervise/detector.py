@@ -1,0 +1,136 @@
+"""When is a job stalled? An explicit state machine over progress events and the clock.
+
+    starting --first progress--> progressing --no progress for the threshold--> suspect
+    suspect --capture says hung--> hung      suspect --capture says alive/slow--> (extended) suspect
+    suspect/hung --progress--> progressing (recovered)
+
+The threshold adapts to the job: at least ``min_stall``, and ``multiple`` x a high percentile of
+recent progress intervals; ``startup_grace`` before the first progress; a declared phase() has its
+own deadline. Pure: no I/O, no clock of its own, so it is tested on scripted sequences.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+
+class State(str, Enum):
+    STARTING = "starting"
+    PROGRESSING = "progressing"
+    SUSPECT = "suspect"
+    HUNG = "hung"
+
+
+class Strength(IntEnum):
+    """Progress signals in order of strength. Once a stronger one has been seen, weaker ones no
+    longer count as progress (a log line from a monitor thread is not a training step)."""
+
+    OUTPUT = 1
+    COUNTER = 2
+    HEARTBEAT = 3
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    min_stall: float = 120.0
+    startup_grace: float = 900.0
+    multiple: float = 3.0
+    percentile: float = 99.0
+    history: int = 256
+    min_history: int = 8  # below this many intervals, the longest interval stands in for the percentile
+    max_slow: float = 1800.0  # how long a "slow but alive" job may be extended in total
+
+
+@dataclass(frozen=True)
+class Progress:
+    at: float
+    step: int | None
+    source: str
+    strength: Strength
+
+
+class StallDetector:
+    def __init__(self, config: DetectorConfig, started_at: float) -> None:
+        self.cfg = config
+        self.started_at = started_at
+        self.state = State.STARTING
+        self.last: Progress | None = None
+        self.strength = Strength.OUTPUT
+        self.intervals: deque[float] = deque(maxlen=config.history)
+        self.phase_deadline: float | None = None  # a declared phase with a timeout
+        self.phase_name: str | None = None
+        self.extended_until: float | None = None
+        self.extended_total = 0.0
+        self.suspect_since: float | None = None
+
+    # --- inputs -------------------------------------------------------------------------------
+    def progress(self, p: Progress) -> bool:
+        """Record a progress signal. True if it counts (and resets the stall clock)."""
+        if p.strength < self.strength:
+            return False
+        self.strength = Strength(max(self.strength, p.strength))
+        if self.last is not None and p.at > self.last.at:
+            self.intervals.append(p.at - self.last.at)
+        self.last = p
+        self.state = State.PROGRESSING
+        self.extended_until = None
+        self.extended_total = 0.0
+        self.suspect_since = None
+        return True
+
+    def set_phase(self, name: str | None, deadline: float | None) -> None:
+        self.phase_name, self.phase_deadline = name, deadline
+
+    # --- the clock ------------------------------------------------------------------------------
+    def threshold(self) -> float:
+        """Seconds without progress after which the job is suspect (steady state)."""
+        if not self.intervals:
+            return self.cfg.min_stall
+        xs = sorted(self.intervals)
+        if len(xs) < self.cfg.min_history:
+            high = xs[-1]
+        else:
+            high = xs[min(len(xs) - 1, int(len(xs) * self.cfg.percentile / 100.0))]
+        return max(self.cfg.min_stall, self.cfg.multiple * high)
+
+    def deadline(self) -> float:
+        """The unix time at which the job becomes suspect if nothing happens before."""
+        if self.phase_name is not None:
+            if self.phase_deadline is not None:
+                return self.phase_deadline
+            base = self.last.at if self.last else self.started_at
+            return base + self.threshold()
+        d = self.started_at + self.cfg.startup_grace if self.last is None else self.last.at + self.threshold()
+        if self.extended_until is not None:
+            d = max(d, self.extended_until)
+        return d
+
+    def check(self, now: float) -> bool:
+        """True when the job has just become suspect (the caller then captures and diagnoses)."""
+        if self.state in (State.SUSPECT, State.HUNG):
+            return False
+        if now < self.deadline():
+            return False
+        self.state = State.SUSPECT
+        self.suspect_since = now
+        return True
+
+    def stalled_for(self, now: float) -> float:
+        return now - (self.last.at if self.last else self.started_at)
+
+    # --- outcomes of a capture -------------------------------------------------------------------
+    def extend(self, now: float) -> bool:
+        """The capture found the job alive and working: give it more time. False once the total
+        extension would pass ``max_slow`` (the caller then treats it as hung)."""
+        more = self.threshold()
+        if self.extended_total + more > self.cfg.max_slow:
+            return False
+        self.extended_total += more
+        self.extended_until = now + more
+        self.state = State.PROGRESSING if self.last is not None else State.STARTING
+        return True
+
+    def declare_hung(self) -> None:
+        self.state = State.HUNG

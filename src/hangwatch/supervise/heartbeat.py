@@ -1,0 +1,49 @@
+"""Reading the heartbeat slots that ``hangwatch.beat`` writes (one file per process)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hangwatch.beat import BEAT, BEAT_OFFSET, HEADER, MAGIC, PHASE, PHASE_OFFSET, SLOT_SIZE
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    pid: int
+    rank: int | None
+    at: float  # unix time of the last beat (0: none yet)
+    step: int | None
+    count: int
+    phase: str | None
+    phase_started: float | None
+    phase_deadline: float | None  # unix time; None: no timeout given
+
+
+def read_heartbeats(directory: Path) -> list[Heartbeat]:
+    out: list[Heartbeat] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return out
+    for name in names:
+        if not name.endswith(".hb"):
+            continue
+        try:
+            with open(directory / name, "rb") as f:
+                raw = f.read(SLOT_SIZE)
+        except OSError:
+            continue
+        if len(raw) < SLOT_SIZE:
+            continue
+        magic, rank, pid, _ = HEADER.unpack_from(raw, 0)
+        if magic != MAGIC:
+            continue
+        at, step, count = BEAT.unpack_from(raw, BEAT_OFFSET)
+        deadline, started, pname = PHASE.unpack_from(raw, PHASE_OFFSET)
+        phase_name = pname.rstrip(b"\0").decode(errors="replace") or None
+        out.append(Heartbeat(pid=pid, rank=None if rank < 0 else rank, at=at, step=None if step < 0 else step,
+                             count=count, phase=phase_name, phase_started=started if phase_name else None,
+                             phase_deadline=deadline if phase_name and deadline > 0 else None))
+    return out

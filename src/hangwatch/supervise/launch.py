@@ -1,0 +1,177 @@
+"""Launch a job in its own session and pump its output, byte for byte, to the terminal and the log.
+
+Under a terminal the job gets a pseudo-terminal (so it line-buffers and progress bars render);
+output post-processing is turned off on it, so the bytes the job writes are the bytes we log.
+Without a terminal (CI, nohup, Slurm) it gets pipes. Either way hangwatch's own stdout/stderr
+receive the job's output unchanged.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+READ_SIZE = 256 * 1024
+
+OnChunk = Callable[[bytes, float], None]
+
+
+class StatusLine:
+    """A one-line status on a terminal's stderr, erased before the job's output is written."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shown = False
+        self.lock = threading.Lock()
+
+    def clear(self) -> None:
+        if self.shown:
+            with self.lock:
+                if self.shown:
+                    _write_all(2, b"\r\x1b[K")
+                    self.shown = False
+
+    def show(self, text: str) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            _write_all(2, b"\r\x1b[K" + text.encode(errors="replace")[:300])
+            self.shown = True
+
+
+def _write_all(fd: int, data: bytes) -> bool:
+    """Write everything; False if the reader went away (EPIPE), so passing through stops."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except InterruptedError:
+            continue
+        except BlockingIOError:
+            time.sleep(0.001)
+            continue
+        except BrokenPipeError:
+            return False
+        view = view[n:]
+    return True
+
+
+@dataclass
+class OutputLog:
+    """output.log, shared by the pumps of all attempts; each chunk is written whole."""
+
+    file: BinaryIO
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            self.file.write(data)
+
+    def flush(self) -> None:
+        with self.lock:
+            self.file.flush()
+
+
+class Pump(threading.Thread):
+    def __init__(self, src_fd: int, dst_fd: int, log: OutputLog, on_chunk: OnChunk, status: StatusLine) -> None:
+        super().__init__(name=f"hangwatch-pump-{dst_fd}", daemon=True)
+        self.src_fd, self.dst_fd, self.log, self.on_chunk, self.status = src_fd, dst_fd, log, on_chunk, status
+        self.passthrough = True
+        self.bytes = 0
+
+    def run(self) -> None:
+        try:
+            while True:
+                try:
+                    data = os.read(self.src_fd, READ_SIZE)
+                except InterruptedError:
+                    continue
+                except OSError as e:
+                    if e.errno == errno.EIO:  # pty: every slave end closed (the job is gone)
+                        break
+                    raise
+                if not data:
+                    break
+                self.bytes += len(data)
+                self.log.write(data)
+                if self.passthrough:
+                    self.status.clear()
+                    self.passthrough = _write_all(self.dst_fd, data)
+                self.on_chunk(data, time.time())
+        finally:
+            os.close(self.src_fd)
+
+
+@dataclass
+class Launched:
+    popen: subprocess.Popen[bytes]
+    pumps: list[Pump]
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def join_pumps(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for p in self.pumps:
+            p.join(max(0.0, deadline - time.monotonic()))
+
+
+def _raw_output(fd: int) -> None:
+    """No output post-processing on the pty (no \\n -> \\r\\n): the log gets the job's bytes."""
+    attrs = termios.tcgetattr(fd)
+    attrs[1] &= ~termios.OPOST
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+def _copy_winsize(dst_fd: int) -> None:
+    for src in (1, 2, 0):
+        try:
+            packed = fcntl.ioctl(src, termios.TIOCGWINSZ, b"\0" * 8)
+        except OSError:
+            continue
+        rows, cols = struct.unpack("HHHH", packed)[:2]
+        if rows and cols:
+            fcntl.ioctl(dst_fd, termios.TIOCSWINSZ, packed)
+            return
+
+
+def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog, on_chunk: OnChunk,
+           status: StatusLine, use_pty: bool) -> Launched:
+    """Start ``argv`` through the exec shim, in a new session, with its output pumped."""
+    cmd = [sys.executable, "-m", "hangwatch._exec", *argv]
+    env = {**env, "HANGWATCH_SUPERVISOR_PID": str(os.getpid())}
+    if use_pty:
+        master, slave = pty.openpty()
+        try:
+            _raw_output(slave)
+            _copy_winsize(slave)
+            popen = subprocess.Popen(cmd, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True)
+        except BaseException:
+            os.close(master)
+            raise
+        finally:
+            os.close(slave)
+        pumps = [Pump(master, 1, log, on_chunk, status)]
+    else:
+        popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                                 start_new_session=True)
+        assert popen.stdout is not None and popen.stderr is not None  # noqa: S101 - PIPE was asked for
+        out_fd, err_fd = os.dup(popen.stdout.fileno()), os.dup(popen.stderr.fileno())
+        popen.stdout.close()
+        popen.stderr.close()
+        pumps = [Pump(out_fd, 1, log, on_chunk, status), Pump(err_fd, 2, log, on_chunk, status)]
+    for p in pumps:
+        p.start()
+    return Launched(popen, pumps)

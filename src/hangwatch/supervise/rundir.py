@@ -1,0 +1,84 @@
+"""The run directory: output.log, events.jsonl, incidents/NNN/, summary.json (SPEC "Run dir")."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from hangwatch.atomic import write_text_atomic
+from hangwatch.errors import UsageError
+from hangwatch.incident import Incident
+from hangwatch.redact import redact_text
+from hangwatch.report.markdown import render_markdown
+
+
+class RunDir:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / ".hangwatch-write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as e:
+            raise UsageError(f"cannot write the run directory {path}: {e.strerror}",
+                             "Pass --run-dir with a directory you can write to") from e
+        self.heartbeat_dir = path / "heartbeat"
+        self.heartbeat_dir.mkdir(exist_ok=True)
+        self._events = open(path / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._lock = threading.Lock()
+        self.incident_count = len(list((path / "incidents").glob("[0-9][0-9][0-9]"))) if (
+            path / "incidents").exists() else 0
+
+    def open_output_log(self) -> BinaryIO:
+        return open(self.path / "output.log", "ab", buffering=0)
+
+    def event(self, kind: str, **fields: Any) -> None:
+        record = {"at": round(time.time(), 3), "event": kind, **fields}
+        line = redact_text(json.dumps(record, default=str))
+        with self._lock:
+            self._events.write(line + "\n")
+            self._events.flush()
+
+    def write_incident(self, incident: Incident) -> Path:
+        self.incident_count += 1
+        d = self.path / "incidents" / f"{self.incident_count:03d}"
+        d.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(d / "incident.json", incident.to_json())
+        buf = io.StringIO()
+        render_markdown(incident, buf)
+        write_text_atomic(d / "report.md", buf.getvalue())
+        return d
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        write_text_atomic(self.path / "summary.json", json.dumps(summary, indent=2))
+
+    def close(self) -> None:
+        with self._lock:
+            self._events.close()
+
+
+def default_run_dir(argv: list[str], now: float | None = None) -> Path:
+    """hangwatch-runs/<UTC yyyymmdd-HHMMSS>-<cmd name>."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    return Path("hangwatch-runs") / f"{stamp}-{command_name(argv)}"
+
+
+def command_name(argv: list[str]) -> str:
+    """`python train.py` -> train; `python -m pkg.mod` -> pkg.mod; `torchrun ... train.py` -> train."""
+    name = os.path.basename(argv[0]) if argv else "job"
+    for i, a in enumerate(argv[1:], 1):
+        if a == "-m" and i + 1 < len(argv):
+            return _safe(argv[i + 1])
+        if a.endswith(".py"):
+            return _safe(Path(a).stem)
+    return _safe(name)
+
+
+def _safe(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)[:40] or "job"

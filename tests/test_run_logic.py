@@ -1,0 +1,252 @@
+"""The supervisor's logic without processes: progress parsing, the stall state machine, fallbacks,
+heartbeats, crash texts. Given / when / then."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import pytest
+
+from hangwatch.diagnose.crash import diagnose_crash
+from hangwatch.errors import UsageError
+from hangwatch.supervise.config import build_config
+from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
+from hangwatch.supervise.fallback import apply_fallback, command_for_attempt
+from hangwatch.supervise.heartbeat import read_heartbeats
+from hangwatch.supervise.progress import ProgressParser
+
+# --- progress parsing ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "source", "step"), [
+    (b"Epoch 1:   0%|          | 0/18968 [00:00<?, ?it/s]", "tqdm", 0),
+    (b"\rEpoch 1:  45%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x8c  | 45/100 [00:05<00:06,  8.91it/s, loss=0.2]", "tqdm", 45),
+    (b"Epoch 0:  12%|#2 | 12/100 [00:03<00:22, 3.9it/s, v_num=0, train_loss=1.23]", "tqdm", 12),
+    (b" 45/100 [=============>................] - ETA: 3s - loss: 0.2310", "keras", 45),
+    (b"45/100 \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\xe2\x94\x81 3s 30ms/step - loss: 0.2", "keras", 45),
+    (b"Training \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\xe2\x95\xb8\xe2\x94\x81\xe2\x94\x81 45/100 0:00:05", "rich", 45),
+    (b"{'loss': 2.3121, 'grad_norm': 1.2, 'learning_rate': 5e-05, 'epoch': 0.25}", "hf_trainer", None),
+    (b"step 1200 | loss 2.31 | lr 3e-4", "step", 1200),
+    (b"iter 77: loss 1.9", "step", 77),
+    (b"[train] global_step=31 loss=0.4", "step", 31),
+    (b"Epoch 3 finished", "epoch", None),
+    (b"processed 31/64 shards", "fraction", 31),
+    (b"\x1b[32mstep 5\x1b[0m loss 0.1", "step", 5),
+])
+def test_progress_forms(text, source, step):
+    c = ProgressParser().feed(text + b"\n")
+    assert c is not None and (c.source, c.step) == (source, step)
+
+
+def test_redraw_without_a_new_count_is_not_progress():
+    p = ProgressParser()
+    assert p.feed(b"\r 5/100 [00:01<00:20, 4.1it/s]") is not None
+    assert p.feed(b"\r 5/100 [00:02<00:20, 4.0it/s]") is None  # same count, new timing
+    assert p.feed(b"\r 6/100 [00:02<00:19, 4.0it/s]").step == 6
+
+
+def test_a_record_split_across_chunks_is_parsed_whole():
+    p = ProgressParser()
+    assert p.feed(b"noise\nste") is None
+    assert p.feed(b"p 41 loss 1\n").step == 41
+
+
+def test_only_the_newest_records_of_a_huge_chunk_are_parsed():
+    chunk = b"step 1\n" + b"x" * 5_000_000 + b"\nstep 2\n"
+    assert ProgressParser().feed(chunk).step == 2
+
+
+def test_user_regex_wins():
+    p = ProgressParser(re.compile(r"done (?P<step>\d+) samples"))
+    assert (p.feed(b"step 9 done 128 samples\n").source, ProgressParser(re.compile("x")).feed(b"x\n").source) == (
+        "regex", "regex")
+
+
+def test_plain_text_is_no_counter():
+    assert ProgressParser().feed(b"Loading model weights...\nwarning: something\n") is None
+
+
+# --- the stall detector ---------------------------------------------------------------------------------
+
+CFG = DetectorConfig(min_stall=10, startup_grace=60, max_slow=100)
+
+
+def steps(det: StallDetector, times: list[float], strength: Strength = Strength.COUNTER) -> None:
+    for i, t in enumerate(times):
+        det.progress(Progress(t, i, "tqdm", strength))
+
+
+def test_startup_grace_before_first_progress():
+    det = StallDetector(CFG, started_at=0)
+    assert not det.check(59.9)
+    assert det.check(60.1) and det.state == State.SUSPECT
+
+
+def test_min_stall_in_steady_state():
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1, 2, 3, 4, 5])
+    assert det.threshold() == 10
+    assert not det.check(14.9)
+    assert det.check(15.1)
+
+
+def test_threshold_adapts_to_slow_steps():
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [i * 8.0 for i in range(40)])  # a step every 8 s: 3 x 8 s = 24 s > min_stall
+    assert det.threshold() == pytest.approx(24)
+    assert not det.check(312 + 23)
+    assert det.check(312 + 25)
+
+
+def test_one_slow_step_among_fast_ones_moves_the_percentile_only_a_little():
+    det = StallDetector(CFG, started_at=0)
+    times = [i * 0.1 for i in range(200)]
+    times.append(times[-1] + 6)  # a single 6 s hiccup
+    steps(det, times)
+    assert det.threshold() == 10  # p99 of 200 intervals ignores one outlier
+
+
+def test_declared_phase_has_its_own_deadline():
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1, 2, 3])
+    det.set_phase("validation", deadline=300)
+    assert not det.check(200)
+    assert det.check(301)
+
+
+def test_weaker_signals_do_not_count_once_a_stronger_one_was_seen():
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1, 2], Strength.HEARTBEAT)
+    assert not det.progress(Progress(5, None, "output", Strength.OUTPUT))
+    assert det.check(12.5)
+
+
+def test_alive_job_is_extended_within_a_bound():
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1, 2])
+    assert det.check(13)
+    extensions = 0
+    now = 13.0
+    while det.extend(now):
+        extensions += 1
+        now += 10
+        assert not det.check(now - 0.5)
+        assert det.check(now + 0.5)
+    assert extensions == 10  # max_slow 100 / threshold 10
+
+
+def test_progress_after_hung_recovers():
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1])
+    assert det.check(20)
+    det.declare_hung()
+    assert not det.check(40)
+    assert det.progress(Progress(41, 2, "tqdm", Strength.COUNTER))
+    assert det.state == State.PROGRESSING
+
+
+# --- fallbacks --------------------------------------------------------------------------------------------
+
+def test_fallback_replaces_present_options_and_appends_new_ones():
+    argv = ["python", "train.py", "--workers", "2", "--lr=3e-4", "--compile"]
+    assert apply_fallback(argv, "--workers 0 --lr=1e-4 --no_compile --seed -1") == [
+        "python", "train.py", "--workers", "0", "--lr=1e-4", "--compile", "--no_compile", "--seed", "-1"]
+
+
+def test_fallbacks_apply_cumulatively_per_restart():
+    argv = ["python", "t.py", "--workers", "4"]
+    fbs = ["--workers 2", "--workers 0 --persistent_workers false"]
+    assert command_for_attempt(argv, fbs, 1) == argv
+    assert command_for_attempt(argv, fbs, 2) == ["python", "t.py", "--workers", "2"]
+    assert command_for_attempt(argv, fbs, 3) == ["python", "t.py", "--workers", "0", "--persistent_workers", "false"]
+    assert command_for_attempt(argv, fbs, 9) == command_for_attempt(argv, fbs, 3)
+
+
+# --- heartbeats ---------------------------------------------------------------------------------------------
+
+def test_beat_is_a_no_op_outside_hangwatch(monkeypatch, tmp_path):
+    beat = importlib.import_module("hangwatch.beat")
+    monkeypatch.delenv("HANGWATCH_HEARTBEAT_DIR", raising=False)
+    importlib.reload(beat)
+    beat.beat(1)
+    with beat.phase("x", timeout=5):
+        pass
+    assert beat._slot is None
+
+
+def test_beat_and_phase_are_read_back(monkeypatch, tmp_path):
+    beat = importlib.import_module("hangwatch.beat")
+    monkeypatch.setenv("HANGWATCH_HEARTBEAT_DIR", str(tmp_path))
+    monkeypatch.setenv("RANK", "3")
+    importlib.reload(beat)
+    try:
+        beat.beat(41)
+        beat.beat(42)
+        (hb,) = read_heartbeats(tmp_path)
+        assert (hb.step, hb.count, hb.rank, hb.phase) == (42, 2, 3, None)
+        with beat.phase("checkpoint", timeout=600):
+            (hb,) = read_heartbeats(tmp_path)
+            assert hb.phase == "checkpoint" and hb.phase_deadline == pytest.approx(hb.phase_started + 600)
+        (hb,) = read_heartbeats(tmp_path)
+        assert hb.phase is None and hb.count == 4
+    finally:
+        monkeypatch.delenv("HANGWATCH_HEARTBEAT_DIR")
+        importlib.reload(beat)
+
+
+# --- crash texts ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "code", "cause"), [
+    ("RuntimeError: DataLoader worker (pid 7524) is killed by signal: Killed.", 1, "dataloader.worker_died"),
+    ("RuntimeError: DataLoader worker (pid 81) is killed by signal: Bus error. It is possible that dataloader's "
+     "workers are out of shared memory.", 1, "dataloader.worker_died"),
+    ("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1, "
+     "NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.", 1, "distributed.peer_stuck"),
+    ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Timed out waiting 10000ms for recv "
+     "operation to complete", 1, "distributed.peer_stuck"),
+    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.", 1,
+     "distributed.rendezvous_wait"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1, "memory.oom"),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", 1, "gpu.fault"),
+    ("Traceback (most recent call last):\nValueError: bad config", 1, "unknown"),
+    ("", -9, "memory.oom"),
+])
+def test_crash_texts(text, code, cause):
+    assert diagnose_crash(code, text)[0].cause == cause
+
+
+def test_cgroup_oom_kill_outranks_the_text():
+    assert diagnose_crash(1, "DataLoader worker (pid 3) is killed by signal: Killed.", oom_kills=1)[0].cause == "memory.oom"
+
+
+# --- settings -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"min_stall": "abc"}, "--min-stall must be a number"),
+    ({"min_stall": "0"}, "--min-stall must be greater than 0"),
+    ({"startup_grace": "-5"}, "--startup-grace must be at least 0"),
+    ({"max_restarts": "1.5"}, "--max-restarts must be a whole number"),
+    ({"on_hang": "explode"}, "--on-hang must be report, kill or restart"),
+    ({"progress_regex": "("}, "--progress-regex is not a valid regular expression"),
+    ({"fallback": ("workers 0",)}, "is not a list of options"),
+])
+def test_bad_settings(options, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        build_config(["python", "-c", "pass"], options, None, use_pty=False)
+
+
+def test_config_file_values_and_flag_precedence(tmp_path):
+    cfg_file = tmp_path / "hw.toml"
+    cfg_file.write_text('min_stall = 60\non_hang = "restart"\nnotify = ["json://localhost/x"]\n'
+                        '[[fallback]]\nargs = "--workers 0"\nenv = {OMP_NUM_THREADS = "1"}\n')
+    cfg = build_config(["python", "t.py"], {"min_stall": "5"}, str(cfg_file), use_pty=False)
+    assert (cfg.min_stall, cfg.on_hang.value, cfg.notify) == (5.0, "restart", ("json://localhost/x",))
+    assert cfg.fallbacks[0].args == "--workers 0" and cfg.fallbacks[0].env == {"OMP_NUM_THREADS": "1"}
+
+
+def test_unknown_config_key(tmp_path):
+    cfg_file = tmp_path / "hw.toml"
+    cfg_file.write_text("min_stal = 60\n")
+    with pytest.raises(UsageError, match="unknown setting"):
+        build_config(["python", "t.py"], {}, str(cfg_file), use_pty=False)
