@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -82,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("hangwatch: interrupted.", err=True)
         return 130
+    except Exception as e:  # the one place an unexpected error becomes a message and an exit code
+        if os.environ.get("HANGWATCH_DEBUG"):
+            raise
+        click.echo(f"hangwatch: internal error ({type(e).__name__}: {e}). Run again with HANGWATCH_DEBUG=1 for "
+                   "the traceback, and report it.", err=True)
+        return 1
     return 0
 
 

@@ -401,6 +401,7 @@ class Supervisor:
     # --- the job ended ---------------------------------------------------------------------------------------
     def _job_exited(self, a: Attempt, code: int) -> tuple[Outcome, int]:
         a.launched.join_pumps(5.0)
+        self._take_progress(a)  # the last lines the pumps read before the job ended
         a.tracker.scan()
         leftovers = a.tracker.alive()
         if leftovers:  # e.g. a DataLoader worker stuck in user code outlives its main process

@@ -1,0 +1,31 @@
+"""Trains, then hits a recompile (new input shape) that takes several seconds, then trains on."""
+
+import os
+
+import torch
+
+os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(torch.nn.Linear(32, 32) for _ in range(12))
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = torch.relu(b(x)) + x
+        return x
+
+
+model = Net()
+eager_steps = 0
+for step in range(10):
+    model(torch.randn(8, 32))
+    print(f"step {step}", flush=True)
+    eager_steps += 1
+compiled = torch.compile(model, dynamic=False)
+for step in range(10, 14):
+    compiled(torch.randn(8 + step, 32))  # every new shape recompiles
+    print(f"step {step}", flush=True)
+print("done", flush=True)

@@ -1,0 +1,343 @@
+"""`hangwatch run` end to end on real jobs: detect each cause, act, account, never leave a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import SCENARIOS, clean_env, marker
+
+RUN_TIMEOUT_S = 150.0
+FAST = ["--min-stall", "1", "--startup-grace", "4", "--capture-window", "1", "--kill-grace", "2"]
+
+
+def _job_processes(run_dir: Path) -> list[psutil.Process]:
+    """Every process started for this run: they all carry HANGWATCH_RUN_DIR in their environment."""
+    target = str(run_dir.resolve())
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if p.pid != os.getpid() and p.environ().get("HANGWATCH_RUN_DIR") == target:
+                out.append(p)
+        except psutil.Error:
+            continue
+    return out
+
+
+class Run:
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.dir = tmp_path / "run"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(self.dir), *args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.tmp,
+                                     env=clean_env(**(env or {})), start_new_session=True)
+        return self.proc
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S
+                 ) -> subprocess.CompletedProcess[bytes]:
+        p = self.start(*args, env=env)
+        out, err = p.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+    def incident(self, n: int = 1) -> dict:
+        return json.loads((self.dir / "incidents" / f"{n:03d}" / "incident.json").read_text())
+
+    def summary(self) -> dict:
+        return json.loads((self.dir / "summary.json").read_text())
+
+    def events(self) -> list[dict]:
+        return [json.loads(ln) for ln in (self.dir / "events.jsonl").read_text().splitlines()]
+
+    def cleanup(self) -> list[int]:
+        left = []
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        if self.dir.exists():
+            procs = _job_processes(self.dir)
+            left = [p.pid for p in procs]
+            for p in procs:
+                p.kill()
+            psutil.wait_procs(procs, timeout=10)
+        return left
+
+
+@pytest.fixture
+def run(tmp_path):
+    r = Run(tmp_path)
+    yield r
+    left = r.cleanup()
+    assert not left, f"hangwatch left job processes behind: {left}"
+
+
+def py(script: str, *args: str) -> list[str]:
+    return ["--", sys.executable, str(SCENARIOS / script), *args]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+CAUSES = [
+    ("dl_worker_blocked.py", "dataloader.worker_stuck", "HANG-HERE"),
+    ("dl_worker_spin.py", "dataloader.worker_stuck", "HANG-HERE"),
+    ("dl_batch_lost.py", "dataloader.batch_lost", "HANG-HERE"),
+    ("fork_lock.py", "fork.inherited_lock", "HANG-HERE"),
+    ("busy_loop.py", "code.busy_loop", "HANG-HERE"),
+    ("deadlock.py", "code.deadlock", None),
+    ("network_wait.py", "io.network_wait", "HANG-HERE"),
+    ("mp_queue_join.py", "child.wait", "HANG-HERE"),
+    ("thread_prefetch.py", "io.network_wait", "HANG-HERE"),
+    ("dist_rendezvous.py", "distributed.rendezvous_wait", "HANG-HERE"),
+]
+
+
+@pytest.mark.parametrize(("script", "cause", "tag"), CAUSES)
+def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, tag):
+    env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
+           "MASTER_PORT": str(_free_port())} if script.startswith("dist_") else None
+    r = run(*FAST, "--on-hang", "kill", *py(script), env=env)
+    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    incident = run.incident()
+    rc = incident["findings"][0]
+    assert rc["cause"] == cause, rc
+    if tag:
+        assert (rc["where"]["file"], rc["where"]["line"]) == marker(script, tag)
+    assert incident["action"] == "killed"
+    assert cause.encode() in r.stderr  # the banner
+    for p in incident["processes"]:  # nothing of the job is left
+        assert not psutil.pid_exists(p["pid"]) or psutil.Process(p["pid"]).status() == psutil.STATUS_ZOMBIE
+    s = run.summary()
+    assert (s["exit_code"], s["incidents"], s["attempts"]) == (124, 1, 1)
+
+
+def test_distributed_culprit_rank_under_torchrun(run):
+    r = run(*FAST, "--startup-grace", "8", "--on-hang", "kill", "--", sys.executable, "-m", "torch.distributed.run",
+            "--nproc-per-node", "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py"))
+    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    rc = run.incident()["findings"][0]
+    assert (rc["cause"], rc["where"]["rank"]) == ("distributed.peer_stuck", 1)
+    assert (rc["where"]["file"], rc["where"]["line"]) == marker("dist_peer.py", "HANG-HERE:culprit")
+
+
+def test_report_mode_leaves_the_job_running_and_notices_recovery(run, tmp_path):
+    script = tmp_path / "pause.py"
+    script.write_text("import time\nfor i in range(12):\n    print(f'step {i}', flush=True)\n"
+                      "    time.sleep(4.0 if i == 5 else 0.1)\n")
+    r = run(*FAST, "--on-hang", "report", "--cost-per-hour", "3.6", "--", sys.executable, str(script))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    kinds = [e["event"] for e in run.events()]
+    assert "incident" in kinds and "recovered" in kinds
+    assert kinds.index("incident") < kinds.index("recovered")
+    assert run.incident()["action"] == "reported"
+    s = run.summary()
+    assert s["last_step"] == 11 and s["incidents"] == 1
+    assert 1.0 < s["stalled_seconds"] < 5.0
+    assert s["wasted_usd"] == pytest.approx(s["stalled_seconds"] / 1000, abs=0.0002)
+    assert s["cost_usd"] >= s["wasted_usd"] and 0 < s["goodput"] < 1
+
+
+def test_restart_resumes_from_checkpoint_with_the_fallback_and_finishes(run, tmp_path):
+    ckpt = tmp_path / "ckpt.json"
+    r = run(*FAST, "--on-hang", "restart", "--fallback", "--workers 0",
+            *py("resumable.py", "--workers", "2", "--ckpt", str(ckpt)))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    out = r.stdout.decode()
+    assert "resumed from step 5 (attempt 2)" in out and out.rstrip().endswith("done")
+    assert run.incident()["action"] == "restarted"
+    s = run.summary()
+    assert (s["attempts"], s["exit_code"], s["last_step"]) == (2, 0, 9)
+    restart = next(e for e in run.events() if e["event"] == "restart")
+    assert restart["command"][-4:] == ["--workers", "0", "--ckpt", str(ckpt)]
+
+
+def test_restarts_stop_when_attempts_make_no_new_progress(run, tmp_path):
+    r = run(*FAST, "--on-hang", "restart", "--max-restarts", "5", *py("deadlock.py"))
+    assert r.returncode == 124
+    assert b"without any new progress" in r.stderr
+    assert run.summary()["attempts"] == 2
+
+
+@pytest.mark.parametrize(("script", "args", "extra"), [
+    ("slow_start.py", (), ["--startup-grace", "10"]),
+    ("phase_validation.py", (), []),
+    ("compile_midway.py", (), ["--capture-window", "1"]),
+    ("slow_checkpoint.py", ("ckpt.bin",), []),
+])
+def test_no_false_alarm(run, script, args, extra):
+    r = run("--min-stall", "1", "--startup-grace", "30", "--on-hang", "kill", "--kill-grace", "2", *extra,
+            *py(script, *args))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    s = run.summary()
+    assert s["incidents"] == 0, run.events()
+    if script in ("compile_midway.py", "slow_checkpoint.py"):
+        extended = [e for e in run.events() if e["event"] == "extended"]
+        assert extended, "the slow phase should have been looked at and extended"
+        if script == "compile_midway.py":
+            assert any(e["cause"] == "compile.in_progress" for e in extended)
+
+
+def test_output_log_is_byte_exact_for_a_flood(run):
+    import random
+    r = run("--min-stall", "5", *py("flood.py", "8"))
+    assert r.returncode == 0
+    rng = random.Random(1234)
+    alphabet = b"\r\n\x1b[2K\xff\xfe\xc3(abc 0123456789|/\t"
+    expected = b"".join(bytes(rng.choice(alphabet) for _ in range(256)) * 256 for _ in range(8 * 16))
+    assert r.stdout == expected
+    assert (run.dir / "output.log").read_bytes() == expected
+
+
+def test_under_a_terminal_the_job_sees_a_tty_and_bytes_stay_exact(run, tmp_path):
+    import pty
+    script = tmp_path / "probe_terminal.py"
+    script.write_text("import sys, os\nos.write(1, b'isatty=%d\\nline2\\r\\nraw\\xff\\n' % sys.stdout.isatty())\n")
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--", sys.executable,
+                          str(script)], stdin=slave, stdout=slave, stderr=slave, env=clean_env(), cwd=tmp_path,
+                         start_new_session=True)
+    os.close(slave)
+    run.proc = p
+    seen = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # drain the terminal so hangwatch never blocks on it
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait(timeout=30)
+    os.close(master)
+    assert p.returncode == 0, seen.decode(errors="replace")
+    assert (run.dir / "output.log").read_bytes() == b"isatty=1\nline2\r\nraw\xff\n"
+    # The terminal shows the same bytes (its own ONLCR turns \n into \r\n) and hangwatch's status line.
+    assert b"isatty=1\r\nline2\r\r\nraw\xff\r\n" in seen
+    assert b"hangwatch [" in seen
+
+
+def test_crash_is_diagnosed_and_exit_status_kept(run):
+    r = run(*FAST, *py("dl_worker_killed.py"))
+    assert r.returncode == 1
+    incident = run.incident()
+    assert incident["verdict"] == "crashed"
+    assert incident["findings"][0]["cause"] == "dataloader.worker_died"
+    assert run.summary()["exit_code"] == 1
+
+
+def test_sigterm_to_hangwatch_stops_the_job_gracefully(run, tmp_path):
+    saved = tmp_path / "saved.txt"
+    p = run.start("--kill-grace", "10", *py("graceful.py", str(saved)))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (run.dir / "events.jsonl").exists():
+        time.sleep(0.05)
+    while time.monotonic() < deadline and "progress" not in (run.dir / "events.jsonl").read_text():
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=30)
+    assert p.returncode == 0  # the job's own status: it saved and exited 0
+    assert saved.read_text().startswith("saved on signal 15")
+
+
+def test_ctrl_c_reaches_the_job_as_sigint(run, tmp_path):
+    script = tmp_path / "ctrlc.py"
+    script.write_text("import time\ntry:\n    for i in range(10**6):\n        print(f'step {i}', flush=True)\n"
+                      "        time.sleep(0.05)\nexcept KeyboardInterrupt:\n    print('job got SIGINT', flush=True)\n"
+                      "    raise SystemExit(7)\n")
+    p = run.start("--", sys.executable, str(script))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (run.dir / "events.jsonl").exists():
+        time.sleep(0.05)
+    while time.monotonic() < deadline and "progress" not in (run.dir / "events.jsonl").read_text():
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert b"job got SIGINT" in out
+    assert p.returncode == 7
+
+
+def test_if_hangwatch_dies_the_job_is_not_left_running(run, tmp_path):
+    p = run.start("--", sys.executable, str(SCENARIOS / "sleeper.py"))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (run.dir / "events.jsonl").exists():
+        time.sleep(0.05)
+    job = None
+    while time.monotonic() < deadline and job is None:
+        launches = [json.loads(ln) for ln in (run.dir / "events.jsonl").read_text().splitlines() if '"launch"' in ln]
+        job = launches[0]["pid"] if launches else None
+        time.sleep(0.05)
+    p.kill()  # SIGKILL: hangwatch gets no chance to clean up
+    p.wait(timeout=10)
+    gone = False
+    while time.monotonic() < deadline and not gone:
+        gone = not psutil.pid_exists(job) or psutil.Process(job).status() == psutil.STATUS_ZOMBIE
+        time.sleep(0.1)
+    assert gone, "the job outlived hangwatch"
+
+
+class _Hook(BaseHTTPRequestHandler):
+    received: list[bytes] = []
+
+    def do_POST(self):
+        self.received.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_notification_reaches_a_local_webhook(run):
+    server = HTTPServer(("127.0.0.1", 0), _Hook)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        url = f"json://127.0.0.1:{server.server_address[1]}/hook"
+        r = run(*FAST, "--on-hang", "kill", "--notify", url, *py("busy_loop.py"))
+        assert r.returncode == 124
+    finally:
+        server.shutdown()
+    assert _Hook.received, "no notification arrived"
+    body = json.loads(_Hook.received[-1])
+    assert "code.busy_loop" in body["title"]
+    assert "busy_loop.py" in body["message"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "no command to run"),
+    (["--bogus", "--", "true"], "No such option"),
+    (["--min-stall", "abc", "--", "true"], "--min-stall must be a number"),
+    (["--min-stall", "-3", "--", "true"], "--min-stall must be greater than 0"),
+    (["--progress-regex", "(", "--", "true"], "not a valid regular expression"),
+    (["--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
+    (["--notify", "nonsense", "--", "true"], "is not a notification URL"),
+])
+def test_bad_input_exits_2_with_one_line_and_starts_nothing(run, args, message):
+    r = run(*args)
+    assert r.returncode == 2, r
+    err = r.stderr.decode()
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not run.dir.exists()
+
+
+def test_unwritable_run_dir(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "hangwatch", "run", "--run-dir", "/proc/hangwatch-x", "--", "true"],
+                       capture_output=True, text=True, timeout=60, env=clean_env())
+    assert r.returncode == 2
+    assert "cannot write the run directory" in r.stderr and r.stderr.count("\n") == 1
