@@ -12,6 +12,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import psutil
 import pytest
@@ -292,7 +293,7 @@ def test_if_hangwatch_dies_the_job_is_not_left_running(run, tmp_path):
 
 
 class _Hook(BaseHTTPRequestHandler):
-    received: list[bytes] = []
+    received: ClassVar[list[bytes]] = []
 
     def do_POST(self):
         self.received.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))

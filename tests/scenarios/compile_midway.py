@@ -19,11 +19,9 @@ class Net(torch.nn.Module):
 
 
 model = Net()
-eager_steps = 0
 for step in range(10):
     model(torch.randn(8, 32))
     print(f"step {step}", flush=True)
-    eager_steps += 1
 compiled = torch.compile(model, dynamic=False)
 for step in range(10, 14):
     compiled(torch.randn(8 + step, 32))  # every new shape recompiles

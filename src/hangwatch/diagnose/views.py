@@ -56,9 +56,10 @@ class ThreadView:
     def last(self) -> ThreadSample:
         return self.samples[-1]
 
-    @property
+    @cached_property
     def frames(self) -> tuple[Frame, ...]:
-        return self.last.frames
+        """The newest stack read: one sample's read can fail (busy target) while others succeed."""
+        return next((s.frames for s in reversed(self.samples) if s.frames), ())
 
     @property
     def name(self) -> str:
@@ -66,7 +67,7 @@ class ThreadView:
 
     @property
     def has_stack(self) -> bool:
-        return bool(self.last.frames)
+        return bool(self.frames)
 
     @cached_property
     def cpu_percent(self) -> float | None:
