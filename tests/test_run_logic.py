@@ -14,7 +14,7 @@ from hangwatch.supervise.config import build_config
 from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
 from hangwatch.supervise.fallback import apply_fallback, command_for_attempt
 from hangwatch.supervise.heartbeat import read_heartbeats
-from hangwatch.supervise.progress import ProgressParser
+from hangwatch.supervise.progress import OutputTail, ProgressParser
 
 # --- progress parsing ----------------------------------------------------------------------------------
 
@@ -47,9 +47,18 @@ def test_redraw_without_a_new_count_is_not_progress():
 
 
 def test_a_record_split_across_chunks_is_parsed_whole():
-    p = ProgressParser()
-    assert p.feed(b"noise\nste") is None
-    assert p.feed(b"p 41 loss 1\n").step == 41
+    tail, p = OutputTail(), ProgressParser()
+    tail.add(b"noise\nste", at=1.0)
+    assert p.latest(tail.snapshot()[2]) is None
+    tail.add(b"p 41 loss 1\n", at=2.0)
+    seq, at, data = tail.snapshot()
+    assert (seq, at, p.latest(data).step) == (2, 2.0, 41)
+
+
+def test_the_tail_keeps_only_the_newest_bytes():
+    tail = OutputTail()
+    tail.add(b"step 1\n" + b"x" * 100_000, at=1.0)
+    assert len(tail.snapshot()[2]) == 8192
 
 
 def test_only_the_newest_records_of_a_huge_chunk_are_parsed():

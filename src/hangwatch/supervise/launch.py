@@ -128,6 +128,18 @@ class Launched:
             p.join(max(0.0, deadline - time.monotonic()))
 
 
+PIPE_SIZE = 1 << 20
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+
+def _widen_pipe(fd: int) -> None:
+    """A 1 MiB pipe instead of 64 KiB: 16x fewer reads for a job that floods its output."""
+    try:
+        fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE)
+    except OSError:
+        pass  # above /proc/sys/fs/pipe-max-size for an unprivileged user: keep the default
+
+
 def _raw_output(fd: int) -> None:
     """No output post-processing on the pty (no \\n -> \\r\\n): the log gets the job's bytes."""
     attrs = termios.tcgetattr(fd)
@@ -169,6 +181,8 @@ def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog
                                  start_new_session=True)
         assert popen.stdout is not None and popen.stderr is not None  # noqa: S101 - PIPE was asked for
         out_fd, err_fd = os.dup(popen.stdout.fileno()), os.dup(popen.stderr.fileno())
+        for fd in (out_fd, err_fd):
+            _widen_pipe(fd)
         popen.stdout.close()
         popen.stderr.close()
         pumps = [Pump(out_fd, 1, log, on_chunk, status), Pump(err_fd, 2, log, on_chunk, status)]

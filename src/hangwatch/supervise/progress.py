@@ -1,18 +1,21 @@
 """Progress counters in a job's output: tqdm, rich, Lightning, HF Trainer, Keras, `step N`, ...
 
-Only the last few records (lines or ``\\r`` redraws) of each chunk are parsed: the newest counter
-is all detection needs, and the cost stays per chunk, not per byte, however much a job prints.
+Only the last few records (lines or ``\\r`` redraws) of the newest output are parsed, once per
+supervisor poll: the newest counter is all detection needs, and the cost does not grow with how
+much a job prints.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 RECORD_SPLIT = re.compile(rb"[\r\n]+")
 TAIL_RECORDS = 6
-CARRY_MAX = 4096
+TAIL_BYTES = 8192
+DIGIT = re.compile(rb"\d")
 
 # (source, pattern). The first pattern that matches a record wins. Group "step" is the counter.
 PATTERNS: tuple[tuple[str, re.Pattern[bytes]], ...] = (
@@ -38,10 +41,33 @@ class Counter:
     total: int | None = None
 
 
+class OutputTail:
+    """The newest bytes of a job's output, kept by the pump threads for the supervisor to parse.
+
+    A pump only appends (cheap, per chunk); the supervisor parses at its own pace (per poll), so
+    parsing costs the same whatever the job prints.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data = b""
+        self.seq = 0  # bumped on every chunk
+        self.last_at = 0.0  # time of the newest chunk
+
+    def add(self, chunk: bytes, at: float) -> None:
+        with self._lock:
+            self._data = (self._data + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
+            self.seq += 1
+            self.last_at = at
+
+    def snapshot(self) -> tuple[int, float, bytes]:
+        with self._lock:
+            return self.seq, self.last_at, self._data
+
+
 class ProgressParser:
     def __init__(self, extra: re.Pattern[str] | None = None) -> None:
         self._extra = re.compile(extra.pattern.encode(), extra.flags & ~re.UNICODE) if extra else None
-        self._carry = b""
         self._last: dict[str, bytes] = {}
 
     def _match(self, record: bytes) -> Counter | None:
@@ -50,6 +76,8 @@ class ProgressParser:
             if m:
                 step = m.groupdict().get("step")
                 return Counter("regex", int(step) if step and step.isdigit() else None, step or m.group(0))
+        if not DIGIT.search(record):
+            return None  # every built-in form carries a number
         for source, pat in PATTERNS:
             m = pat.search(record)
             if m:
@@ -60,20 +88,20 @@ class ProgressParser:
                 return Counter(source, None, d.get("epoch") or m.group(0))
         return None
 
-    def feed(self, chunk: bytes) -> Counter | None:
-        """The newest counter in ``chunk`` if it changed since the last one of its source."""
-        data = self._carry + chunk
-        records = RECORD_SPLIT.split(data)
-        self._carry = records[-1][-CARRY_MAX:]  # an incomplete record continues in the next chunk
+    def latest(self, tail: bytes) -> Counter | None:
+        """The newest counter in the output ``tail``, if it changed since the last one of its source."""
         found: Counter | None = None
-        for rec in reversed(records[-TAIL_RECORDS - 1:]):
+        for rec in reversed(RECORD_SPLIT.split(tail)[-TAIL_RECORDS:]):
             if not rec:
                 continue
-            c = self._match(ANSI.sub(b"", rec))
-            if c is not None:
-                found = c
+            found = self._match(ANSI.sub(b"", rec))
+            if found is not None:
                 break
         if found is None or self._last.get(found.source) == found.key:
             return None
         self._last[found.source] = found.key
         return found
+
+    def feed(self, chunk: bytes) -> Counter | None:
+        """Parse ``chunk`` as the newest output (for callers without an OutputTail)."""
+        return self.latest(chunk[-TAIL_BYTES:])

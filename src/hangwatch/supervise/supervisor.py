@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
 import re
 import signal
 import subprocess
@@ -40,7 +39,7 @@ from hangwatch.supervise.fallback import command_for_attempt
 from hangwatch.supervise.heartbeat import read_heartbeats
 from hangwatch.supervise.launch import Launched, OutputLog, StatusLine, launch
 from hangwatch.supervise.notify import Notifier
-from hangwatch.supervise.progress import Counter, ProgressParser
+from hangwatch.supervise.progress import OutputTail, ProgressParser
 from hangwatch.supervise.rundir import RunDir, command_name
 
 log = logging.getLogger(__name__)
@@ -115,7 +114,8 @@ class Supervisor:
         self.notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
         self.rundir = RunDir(cfg.run_dir)
         self.status = StatusLine(enabled=sys.stderr.isatty())
-        self.counters: queue.SimpleQueue[tuple[float, Counter | None]] = queue.SimpleQueue()
+        self.tail = OutputTail()
+        self._tail_seq = 0
         self.parser = ProgressParser(cfg.progress_regex)
         self.started_at = time.time()
         self.attempts: list[Attempt] = []
@@ -151,11 +151,8 @@ class Supervisor:
 
     # --- output ---------------------------------------------------------------------------------------
     def _on_chunk(self, data: bytes, at: float) -> None:
-        """Pump thread: parse the chunk's tail, hand the result to the supervisor loop."""
-        try:
-            self.counters.put((at, self.parser.feed(data)))
-        except Exception:  # a parser bug must not stop the output from flowing
-            log.exception("progress parser failed")
+        """Pump thread: keep the newest output for the supervisor loop to parse."""
+        self.tail.add(data, at)
 
     def _stderr(self, text: str) -> None:
         self.status.clear()
@@ -261,14 +258,16 @@ class Supervisor:
 
     def _take_progress(self, a: Attempt) -> None:
         det = a.detector
-        while True:
+        seq, at, data = self.tail.snapshot()
+        if seq != self._tail_seq:
+            self._tail_seq = seq
+            self._progress(a, Progress(at, None, "output", Strength.OUTPUT))
             try:
-                at, counter = self.counters.get_nowait()
-            except queue.Empty:
-                break
-            if counter is None:
-                self._progress(a, Progress(at, None, "output", Strength.OUTPUT))
-            else:
+                counter = self.parser.latest(data)
+            except Exception:  # a parser bug must not stop supervision
+                log.exception("progress parser failed")
+                counter = None
+            if counter is not None:
                 if counter.total is not None:
                     self.last_total = counter.total
                 self._progress(a, Progress(at, counter.step, counter.source, Strength.COUNTER))

@@ -1,0 +1,40 @@
+"""Small jobs the run benches supervise (kept apart so the benches read as measurements)."""
+
+STEPPER = r'''
+import sys, threading, time
+interval, steps, mark = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+for i in range(steps):
+    print(f"step {i}", flush=True)
+    time.sleep(interval)
+print(f"step {steps}", flush=True)
+with open(mark, "w") as f:
+    f.write(repr(time.time()))   # the moment of the hang: right after the last progress
+threading.Event().wait()
+'''
+
+TRAINER = r'''
+import sys, time
+import torch
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+seconds = float(sys.argv[1])
+t0 = time.perf_counter(); n = 0
+while time.perf_counter() - t0 < seconds:
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step(); n += 1
+    if n % 10 == 0:
+        print(f"step {n} loss {loss.item():.4f}", flush=True)
+print(f"THROUGHPUT {n / (time.perf_counter() - t0):.3f}", flush=True)
+'''
+
+FLOOD = r'''
+import os, sys
+block = (b"x" * 1023 + b"\n") * 1024  # 1 MiB
+for _ in range(int(sys.argv[1])):
+    view = memoryview(block)
+    while view:
+        view = view[os.write(1, view):]
+'''

@@ -1,0 +1,52 @@
+"""Bench: throughput of a CPU training loop with and without `hangwatch run`, alternated.
+
+Target (issue 3): with / without >= 0.99. Each run trains for SECONDS and reports its own
+steps per second; runs alternate so drift on the machine hits both sides alike.
+
+    python bench/overhead.py [--pairs 3] [--seconds 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _jobs import TRAINER
+
+
+def throughput(cmd: list[str]) -> float:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
+    m = re.search(r"THROUGHPUT ([\d.]+)", out)
+    if m is None:
+        raise SystemExit(f"no throughput in output: {out[-500:]}")
+    return float(m.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=8.0)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        script = Path(d) / "trainer.py"
+        script.write_text(TRAINER)
+        job = [sys.executable, str(script), str(args.seconds)]
+        bare, watched = [], []
+        for i in range(args.pairs):
+            bare.append(throughput(job))
+            watched.append(throughput([sys.executable, "-m", "hangwatch", "run", "--run-dir", f"{d}/run{i}",
+                                       "--min-stall", "30", "--", *job]))
+    b, w = statistics.median(bare), statistics.median(watched)
+    print(f"without hangwatch: median {b:.1f} steps/s  {[f'{x:.1f}' for x in bare]}")
+    print(f"with hangwatch:    median {w:.1f} steps/s  {[f'{x:.1f}' for x in watched]}")
+    print(f"ratio with/without: {w / b:.3f} (target >= 0.99)")
+    print("PASS" if w / b >= 0.99 else "UNDER TARGET")
+
+
+if __name__ == "__main__":
+    main()
