@@ -151,6 +151,10 @@ def test_report_mode_leaves_the_job_running_and_notices_recovery(run, tmp_path):
     assert 1.0 < s["stalled_seconds"] < 5.0
     assert s["wasted_usd"] == pytest.approx(s["stalled_seconds"] / 1000, abs=0.0002)
     assert s["cost_usd"] >= s["wasted_usd"] and 0 < s["goodput"] < 1
+    rep = subprocess.run([sys.executable, "-m", "hangwatch", "report", str(run.dir)], capture_output=True, text=True,
+                         timeout=60, env=clean_env())
+    assert rep.returncode == 0, rep.stderr
+    assert "recovered" in rep.stdout and "incident 001" in rep.stdout and "wasted $" in rep.stdout
 
 
 def test_restart_resumes_from_checkpoint_with_the_fallback_and_finishes(run, tmp_path):

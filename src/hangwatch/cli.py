@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -63,6 +64,15 @@ def run(command: tuple[str, ...], config_path: str | None, **options: object) ->
 
     cfg = build_config(list(command), options, config_path, use_pty=sys.stdout.isatty())
     return Supervisor(cfg).run()
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+def report(run_dir: Path) -> None:
+    """Render a run's summary, timeline and incidents (a directory made by `hangwatch run`)."""
+    from hangwatch.report.run_report import load_run, render_run
+
+    render_run(*load_run(run_dir), sys.stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
