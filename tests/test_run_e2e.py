@@ -84,6 +84,20 @@ def run(tmp_path):
     assert not left, f"hangwatch left job processes behind: {left}"
 
 
+def wait_for_event(run: Run, kind: str, timeout: float = 60.0) -> dict:
+    """Block (bounded) until the run's events.jsonl holds an event of ``kind``; return it."""
+    deadline = time.monotonic() + timeout
+    path = run.dir / "events.jsonl"
+    while time.monotonic() < deadline:
+        if path.exists():
+            for line in path.read_text().splitlines():
+                event = json.loads(line)
+                if event["event"] == kind:
+                    return event
+        time.sleep(0.05)
+    raise AssertionError(f"no {kind!r} event within {timeout:.0f} s")
+
+
 def py(script: str, *args: str) -> list[str]:
     return ["--", sys.executable, str(SCENARIOS / script), *args]
 
@@ -249,11 +263,7 @@ def test_crash_is_diagnosed_and_exit_status_kept(run):
 def test_sigterm_to_hangwatch_stops_the_job_gracefully(run, tmp_path):
     saved = tmp_path / "saved.txt"
     p = run.start("--kill-grace", "10", *py("graceful.py", str(saved)))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (run.dir / "events.jsonl").exists():
-        time.sleep(0.05)
-    while time.monotonic() < deadline and "progress" not in (run.dir / "events.jsonl").read_text():
-        time.sleep(0.05)
+    wait_for_event(run, "progress")
     p.send_signal(signal.SIGTERM)
     p.communicate(timeout=30)
     assert p.returncode == 0  # the job's own status: it saved and exited 0
@@ -266,11 +276,7 @@ def test_ctrl_c_reaches_the_job_as_sigint(run, tmp_path):
                       "        time.sleep(0.05)\nexcept KeyboardInterrupt:\n    print('job got SIGINT', flush=True)\n"
                       "    raise SystemExit(7)\n")
     p = run.start("--", sys.executable, str(script))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (run.dir / "events.jsonl").exists():
-        time.sleep(0.05)
-    while time.monotonic() < deadline and "progress" not in (run.dir / "events.jsonl").read_text():
-        time.sleep(0.05)
+    wait_for_event(run, "progress")
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=30)
     assert b"job got SIGINT" in out
@@ -279,14 +285,8 @@ def test_ctrl_c_reaches_the_job_as_sigint(run, tmp_path):
 
 def test_if_hangwatch_dies_the_job_is_not_left_running(run, tmp_path):
     p = run.start("--", sys.executable, str(SCENARIOS / "sleeper.py"))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (run.dir / "events.jsonl").exists():
-        time.sleep(0.05)
-    job = None
-    while time.monotonic() < deadline and job is None:
-        launches = [json.loads(ln) for ln in (run.dir / "events.jsonl").read_text().splitlines() if '"launch"' in ln]
-        job = launches[0]["pid"] if launches else None
-        time.sleep(0.05)
+    job = wait_for_event(run, "launch")["pid"]
+    deadline = time.monotonic() + 30
     p.kill()  # SIGKILL: hangwatch gets no chance to clean up
     p.wait(timeout=10)
     gone = False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from hangwatch.errors import UsageError
 
@@ -47,6 +48,8 @@ class Notifier:
         self._threads.append(t)
 
     def flush(self, timeout_s: float = SEND_TIMEOUT_S) -> None:
+        """Wait for pending notifications, ``timeout_s`` in all."""
+        deadline = time.monotonic() + timeout_s
         for t in self._threads:
-            t.join(timeout_s)
+            t.join(max(0.0, deadline - time.monotonic()))
         self._threads = [t for t in self._threads if t.is_alive()]
