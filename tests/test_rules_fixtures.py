@@ -138,3 +138,18 @@ def test_peer_stuck_with_every_rank_in_the_collective_is_not_reported():
     procs = tuple(replace(p, samples=victim.samples) if p.info.role.value == "rank" else p for p in ev.processes)
     d = diagnose(replace(ev, processes=procs))
     assert all(f.cause != "distributed.peer_stuck" for f in d.findings)
+
+
+@pytest.mark.parametrize(("path", "library"), [
+    ("/tmp/torchinductor_root/se/csemwqts2kr252tcenyxzqk5opzyxup2m3xy6mhom5kazau5amow.py", True),
+    ("/scratch/cache/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefghij.py", True),
+    ("/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", True),
+    ("/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py", True),
+    ("/venv/bin/torchrun", True),
+    ("<frozen runpy>", True),
+    ("/home/me/project/train.py", False),
+    ("/home/me/project/bin/train.py", False),
+])
+def test_user_code_vs_library(path, library):
+    from hangwatch.diagnose.signatures import is_library_file
+    assert is_library_file(path) is library

@@ -29,10 +29,16 @@ _STDLIB_DIR = re.compile(r"/lib(64)?/python\d+(\.\d+)?t?/")
 _INSTALLED = ("/site-packages/", "/dist-packages/")
 
 
+# Code that torch.compile generates at run time: inductor's cache (default /tmp/torchinductor_<user>,
+# or TORCHINDUCTOR_CACHE_DIR) holds files named by a hash, e.g. .../se/csemwqts2kr...mow.py.
+_GENERATED = ("/torchinductor_", "/torch_compile_cache/", "/triton/cache/", "/.triton/")
+_GENERATED_NAME = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
+
+
 def is_library_file(path: str) -> bool:
     if not path or path.startswith("<"):
         return True
-    if any(m in path for m in _INSTALLED):
+    if any(m in path for m in _INSTALLED) or any(m in path for m in _GENERATED) or _GENERATED_NAME.search(path):
         return True
     if _STDLIB_DIR.search(path):
         return True
