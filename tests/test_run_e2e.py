@@ -185,6 +185,17 @@ def test_restart_resumes_from_checkpoint_with_the_fallback_and_finishes(run, tmp
     assert restart["command"][-4:] == ["--workers", "0", "--ckpt", str(ckpt)]
 
 
+def test_restart_on_crash_resumes_and_finishes(run, tmp_path):
+    ckpt = tmp_path / "ckpt.json"
+    r = run(*FAST, "--restart-on-crash", "--fallback", "--crash-at -1",
+            *py("resumable.py", "--workers", "0", "--crash-at", "3", "--ckpt", str(ckpt)))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert b"resumed from step 3 (attempt 2)" in r.stdout
+    incident = run.incident()
+    assert (incident["verdict"], incident["action"]) == ("crashed", "restarted")
+    assert run.summary()["attempts"] == 2
+
+
 def test_restarts_stop_when_attempts_make_no_new_progress(run, tmp_path):
     r = run(*FAST, "--on-hang", "restart", "--max-restarts", "5", *py("deadlock.py"))
     assert r.returncode == 124

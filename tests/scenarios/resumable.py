@@ -10,6 +10,7 @@ import time
 ap = argparse.ArgumentParser()
 ap.add_argument("--workers", type=int, default=2)
 ap.add_argument("--ckpt", required=True)
+ap.add_argument("--crash-at", type=int, default=-1)
 args = ap.parse_args()
 
 start = 0
@@ -18,6 +19,8 @@ if os.path.exists(args.ckpt):
         start = json.load(f)["step"]
     print(f"resumed from step {start} (attempt {os.environ.get('HANGWATCH_ATTEMPT')})", flush=True)
 for step in range(start, 10):
+    if step == args.crash_at:
+        raise SystemExit(f"crashed at step {step}")
     if step == 5 and args.workers > 0:
         threading.Event().wait()  # HANG-HERE
     time.sleep(0.1)
