@@ -216,3 +216,14 @@ def test_child_wait_os_system(start_job):
     assert rc["cause"] == "child.wait", rc
     assert_where(rc, "os_system.py")  # the child is not Python: the parent's line that waits
     assert any("sleep 600" in e for e in rc["evidence"])
+
+
+def test_distributed_ranks_started_by_mp_spawn(start_job):
+    job = start_job("dist_spawn.py", ready_count=2, env={"HW_PORT": str(_free_port())})
+    incident = inspect_json(job.pid)
+    rc = root_cause(incident)
+    assert rc["cause"] == "distributed.peer_stuck", rc
+    assert rc["where"]["rank"] == 1 and rc["where"]["pid"] == job.ready_pids()["rank1"]
+    assert_where(rc, "dist_spawn.py")
+    ranks = sorted((p["rank"], p["pid"]) for p in incident["processes"] if p["role"] == "rank")
+    assert [r for r, _ in ranks] == [0, 1]

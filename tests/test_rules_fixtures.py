@@ -153,3 +153,13 @@ def test_peer_stuck_with_every_rank_in_the_collective_is_not_reported():
 def test_user_code_vs_library(path, library):
     from hangwatch.diagnose.signatures import is_library_file
     assert is_library_file(path) is library
+
+
+def test_a_rank_missing_from_the_collective_is_named():
+    ev = load("distributed_peer_stuck_names_culprit_rank")
+    procs = tuple(p for p in ev.processes if p.info.rank != 1)  # rank 1 crashed, or lives on another node
+    d = diagnose(replace(ev, processes=procs))
+    rc = d.findings[0]
+    assert (rc.cause, d.verdict.value) == ("distributed.peer_stuck", "hung")
+    assert rc.where is not None and rc.where.rank == 1 and rc.where.file is None
+    assert any("ranks not running on this node: [1]" in e for e in rc.evidence)

@@ -215,6 +215,7 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     if not series:
         raise CaptureError(f"pid {pid} exited before anything could be captured",
                            "Run inspect while the job is still running")
+    _mark_spawned_ranks(infos, series)
     errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
     notes.extend(errors)
     processes = tuple(
@@ -226,6 +227,25 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
                     clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
                     notes=tuple(notes))
+
+
+SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")
+
+
+def _mark_spawned_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
+    """Processes started by torch.multiprocessing.spawn run ``_wrap(fn, i, ...)``: they are ranks,
+    numbered in start order (spawn starts rank i before rank i+1). Their environment has no RANK."""
+    spawned: dict[int, list[int]] = {}
+    for pid, samples in series.items():
+        info = infos[pid]
+        if info.role not in (Role.CHILD, Role.MAIN) or info.rank is not None:
+            continue
+        frames = [f for s in samples for t in s.threads for f in t.frames]
+        if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
+            spawned.setdefault(info.ppid, []).append(pid)
+    for pids in spawned.values():
+        for rank, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
+            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=infos[pid].world_size or len(pids))
 
 
 def _resume_if_we_stopped(before: dict[int, tuple[ProcessSample, list[_Task]]], attached: dict[int, bool]) -> None:

@@ -124,6 +124,28 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
         where=where, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG)
 
 
+def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
+    """Every rank here waits in a collective; the ranks it waits for are not here: they exited
+    (crashed) or run on another node. A zombie child of the launcher tells which."""
+    missing = _missing_ranks(g.world, g.by_rank)
+    zombies = [v for v in ctx.views if v.state == "Z"]
+    victim = g.by_rank[min(g.in_coll)]
+    ev = [_groups_text(g.groups), f"WORLD_SIZE={g.world}; ranks not running on this node: {missing}"]
+    if zombies:
+        ev.append("exited processes of the job (zombies): " + ", ".join(f"pid {z.pid}" for z in zombies[:4]))
+    where = Where(pid=zombies[0].pid if zombies else victim.pid, rank=missing[0], tid=None, file=None, line=None,
+                  function=None)
+    return Hit(Finding(
+        cause="distributed.peer_stuck", confidence=0.7,
+        summary=(f"{_plural(g.in_coll).capitalize()} wait in a collective for {_plural(missing)}, which "
+                 + ("exited (crashed?) and will never arrive." if zombies else
+                    "did not arrive: they crashed, or run on another node and are stuck there.")),
+        where=where, evidence=tuple(ev),
+        fix=("Look at the missing rank's own log and node: it crashed or is stuck there.",
+             "Run one hangwatch per node (`hangwatch run -- torchrun --nnodes N ...` on each) so the stuck node "
+             "is named.", *PEER_FIX[3:])), Verdict.HUNG)
+
+
 def _diverged(g: RankGroups) -> Hit | None:
     ops: dict[str, list[int]] = defaultdict(list)
     for r, f in g.in_coll.items():
@@ -165,6 +187,8 @@ def distributed_rule(ctx: Context) -> list[Hit]:
     hits: list[Hit] = []
     if g.in_coll and g.elsewhere:
         hits.append(_peer_stuck(ctx, g))
+    elif g.in_coll and _missing_ranks(g.world, g.by_rank):
+        hits.append(_peer_missing(ctx, g))
     elif len(g.in_coll) >= 2:
         hit = _diverged(g)
         if hit is not None:
