@@ -259,3 +259,22 @@ def test_unknown_config_key(tmp_path):
     cfg_file.write_text("min_stal = 60\n")
     with pytest.raises(UsageError, match="unknown setting"):
         build_config(["python", "t.py"], {}, str(cfg_file), use_pty=False)
+
+
+# --- multi-node topology ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "env", "expected"), [
+    (["torchrun", "--nnodes", "2", "--node-rank", "1", "--master-addr", "10.0.0.5", "--master-port", "29500",
+      "train.py", "--nnodes", "9"], {}, (2, 1, "10.0.0.5", 29501)),
+    (["python", "-m", "torch.distributed.run", "--nnodes=1:4", "--node_rank=3", "--rdzv-endpoint", "head:29400",
+      "train.py"], {}, (4, 3, "head", 29401)),
+    (["python", "train.py"], {"NNODES": "2", "NODE_RANK": "0", "MASTER_ADDR": "h0", "MASTER_PORT": "1234"},
+     (2, 0, "h0", 1235)),
+    (["srun", "python", "train.py"], {"SLURM_NNODES": "3", "SLURM_NODEID": "2", "MASTER_ADDR": "n1"},
+     (3, 2, "n1", 29501)),
+    (["torchrun", "--nproc-per-node", "4", "train.py"], {}, None),
+])
+def test_topology_from_the_launcher(argv, env, expected):
+    from hangwatch.supervise.topology import detect
+    t = detect(argv, env)
+    assert (t and (t.nnodes, t.node_rank, t.host, t.port)) == expected

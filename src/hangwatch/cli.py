@@ -55,6 +55,9 @@ def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None) -
 @click.option("--restart-on-crash", is_flag=True, default=None, help="Restart a job that exits with an error.")
 @click.option("--capture-window", help="Seconds to sample a suspect job [min-stall/4, within 1..5].")
 @click.option("--max-slow", help="Total extra seconds given to a job that is slow but alive [1800].")
+@click.option("--coord", help="Multi-node: HOST:PORT of the coordination store [master port + 1 of node 0].")
+@click.option("--node-rank", help="Multi-node: this node's rank [from torchrun's --node-rank].")
+@click.option("--nodes", help="Multi-node: number of nodes [from torchrun's --nnodes].")
 @click.option("--config", "config_path", help="Settings in TOML [hangwatch.toml if present].")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command: tuple[str, ...], config_path: str | None, **options: object) -> int:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from hangwatch.diagnose import signatures as sig
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.dataloader import worker_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
-from hangwatch.evidence import Frame, Role
+from hangwatch.evidence import Evidence, Frame, Role
 from hangwatch.incident import Finding, Verdict, Where
 
 PEER_FIX = (
@@ -226,3 +227,61 @@ def _launcher_rendezvous(ctx: Context, ranks: list[ProcessView]) -> list[Hit]:
             where=v.where(t, f), evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet"),
             fix=RENDEZVOUS_FIX), Verdict.HUNG))
     return hits
+
+
+# --- across nodes ------------------------------------------------------------------------------------------
+# Each node's hangwatch summarises its own ranks (rank_summaries), the summaries travel through the
+# coordination store, and every node merges all of them the same way (merge_nodes).
+
+def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
+    """What each rank on this node is doing, small enough to share: group, operation, where."""
+    ctx = Context.of(ev)
+    g = _classify(_ranks(ctx))
+    out: list[dict[str, Any]] = []
+    for r, v in sorted(g.by_rank.items()):
+        t = v.main_thread
+        if t is None:
+            continue
+        if r in g.in_coll:
+            group, op = "collective", sig.method(g.in_coll[r])
+            user = innermost_user(t.frames)
+            where, text = v.where(t, user), f"in {op} at {describe(user)}"
+        elif r in g.in_rdzv:
+            group, op = "rendezvous", sig.method(g.in_rdzv[r])
+            user = innermost_user(t.frames)
+            where, text = v.where(t, user), f"in rendezvous ({op}) at {describe(user)}"
+        else:
+            group, op = "elsewhere", None
+            where, text = _culprit_where(ctx, v, t)
+        out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where)})
+    return out
+
+
+def merge_nodes(summaries: dict[int, dict[str, Any]], nnodes: int) -> Finding | None:
+    """One finding for the whole job from every node's summary, or None when nothing points anywhere.
+
+    ``summaries[node] = {"host": ..., "ranks": [rank_summaries...]}``."""
+    ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.get("ranks", [])]
+    waiting = [(n, r) for n, r in ranks if r["group"] == "collective"]
+    culprits = [(n, r) for n, r in ranks if r["group"] == "elsewhere"]
+    silent = [n for n in range(nnodes) if n not in summaries]
+    ev = [f"node {n} ({summaries[n].get('host', '?')}): "
+          + "; ".join(f"rank {r['rank']} {r['text']}" for r in summaries[n].get("ranks", []))
+          for n in sorted(summaries)]
+    if silent:
+        ev.append(f"node(s) {silent} did not report (no hangwatch there, or it is unreachable)")
+    if waiting and culprits:
+        first = culprits[0][1]
+        names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in culprits)
+        return Finding(
+            cause="distributed.peer_stuck", confidence=0.95,
+            summary=(f"{names.capitalize()} {'is' if len(culprits) == 1 else 'are'} stuck {first['text']} while "
+                     f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective."),
+            where=Where(**first["where"]), evidence=tuple(ev), fix=PEER_FIX)
+    if waiting and silent:
+        return Finding(
+            cause="distributed.peer_stuck", confidence=0.8,
+            summary=(f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
+                     "is there (crashed, stuck, or its hangwatch is not running)."),
+            where=None, evidence=tuple(ev), fix=PEER_FIX)
+    return None

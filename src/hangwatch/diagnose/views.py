@@ -190,8 +190,9 @@ class ProcessView:
                      function=frame.function if frame else None, code=frame.code if frame else None)
 
     def label(self) -> str:
-        r = f" rank {self.info.rank}" if self.info.rank is not None and self.role == Role.RANK else ""
-        return f"{self.role.value}{r} (pid {self.pid})"
+        if self.role == Role.RANK and self.info.rank is not None:
+            return f"rank {self.info.rank} (pid {self.pid})"
+        return f"{self.role.value} (pid {self.pid})"
 
     def cpu_text(self) -> str:
         c = self.cpu_percent

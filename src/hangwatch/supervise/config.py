@@ -14,6 +14,7 @@ from hangwatch.errors import UsageError
 from hangwatch.supervise.fallback import parse_fallback
 from hangwatch.supervise.rundir import default_run_dir
 from hangwatch.supervise.supervisor import Fallback, OnHang, RunConfig
+from hangwatch.supervise.topology import Topology, detect
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -142,4 +143,16 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         capture_window=None if window is None else _number("capture_window", window, 0.2),
         max_slow=_number("max_slow", pick("max_slow", 1800.0), 0),
         use_pty=use_pty,
+        topology=_topology(argv, options),
     )
+
+
+def _topology(argv: list[str], options: dict[str, Any]) -> Topology | None:
+    node = options.get("node_rank")
+    nodes = options.get("nodes")
+    try:
+        return detect(argv, os.environ, override_endpoint=options.get("coord"),
+                      override_node=None if node is None else int(_number("node_rank", node, 0, integer=True)),
+                      override_nnodes=None if nodes is None else int(_number("nodes", nodes, 1, integer=True)))
+    except ValueError as e:
+        raise UsageError(f"--coord must be HOST:PORT ({e})", "Pass e.g. --coord node0.cluster:29501") from e

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -28,12 +29,15 @@ from typing import Any
 from hangwatch.build import build_incident
 from hangwatch.capture import capture_job
 from hangwatch.capture.system import cgroup_oom_kills
-from hangwatch.diagnose import diagnose
+from hangwatch.diagnose import Diagnosis, diagnose
 from hangwatch.diagnose.crash import diagnose_crash
+from hangwatch.diagnose.distributed import merge_nodes, rank_summaries
 from hangwatch.errors import CaptureError
+from hangwatch.evidence import Evidence
 from hangwatch.incident import Action, Finding, Incident, LastProgress, Verdict
 from hangwatch.recover.terminate import JobTracker, Termination, end_tree
 from hangwatch.redact import redact_argv, redact_text
+from hangwatch.supervise.coord import Coordinator
 from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
 from hangwatch.supervise.fallback import command_for_attempt
 from hangwatch.supervise.heartbeat import read_heartbeats
@@ -41,10 +45,13 @@ from hangwatch.supervise.launch import Launched, OutputLog, StatusLine, launch
 from hangwatch.supervise.notify import Notifier
 from hangwatch.supervise.progress import OutputTail, ProgressParser
 from hangwatch.supervise.rundir import RunDir, command_name
+from hangwatch.supervise.topology import Topology
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25
+COORD_EVERY_S = 0.5
+NODE_SUMMARY_WAIT_S = 8.0  # beyond the capture window: how long to wait for the other nodes' summaries
 SCAN_EVERY_S = 2.0
 SUMMARY_EVERY_S = 5.0
 PROGRESS_EVENT_EVERY_S = 10.0
@@ -83,6 +90,7 @@ class RunConfig:
     capture_window: float | None = None  # None: a quarter of --min-stall, between 1 and 5 s
     max_slow: float = 1800.0
     use_pty: bool = False
+    topology: Topology | None = None  # set for a multi-node job: coordinate with the other nodes
 
 
 class Outcome(str, Enum):
@@ -105,6 +113,8 @@ class Attempt:
     hung: bool = False
     stall_started: float | None = None  # the last progress before a declared stall
     hb_counts: dict[int, int] = field(default_factory=dict)
+    action: OnHang = OnHang.REPORT  # what is done on a hang: ours, or the decision all nodes agreed on
+    captured_for_peer: bool = False
 
 
 class Supervisor:
@@ -132,6 +142,8 @@ class Supervisor:
         self._last_progress_event = 0.0
         self._last_status = 0.0
         self._oom_start: int | None = None
+        self.coord: Coordinator | None = None
+        self._last_coord = 0.0
         self._log_file = self.rundir.open_output_log()
         self.output = OutputLog(self._log_file)
 
@@ -166,6 +178,8 @@ class Supervisor:
                           startup_grace=self.cfg.startup_grace)
         with self._signal_handlers():
             try:
+                if self.cfg.topology is not None:
+                    self._connect(self.cfg.topology)
                 self.exit_code = self._run_attempts()
             finally:
                 for a in self.attempts:
@@ -178,6 +192,12 @@ class Supervisor:
                 self.rundir.close()
                 self._log_file.close()
         return self.exit_code if self.exit_code is not None else 1
+
+    def _connect(self, topo: Topology) -> None:
+        timeout = max(30.0, min(self.cfg.startup_grace, 600.0))
+        self._stderr(f"hangwatch: node {topo.node_rank} of {topo.nnodes}; coordinating through {topo.endpoint}")
+        self.coord = Coordinator(topo, timeout)
+        self.rundir.event("coordination", node=topo.node_rank, nnodes=topo.nnodes, endpoint=topo.endpoint)
 
     def _run_attempts(self) -> int:
         futile = 0
@@ -193,7 +213,7 @@ class Supervisor:
             if attempt.max_step is not None:
                 best_step = attempt.max_step if best_step is None else max(best_step, attempt.max_step)
             futile = 0 if new_progress else futile + 1
-            restart = (self.cfg.on_hang == OnHang.RESTART if outcome == Outcome.HUNG_KILLED
+            restart = (attempt.action == OnHang.RESTART if outcome == Outcome.HUNG_KILLED
                        else self.cfg.restart_on_crash)
             if not restart:
                 return code
@@ -224,7 +244,7 @@ class Supervisor:
             self._oom_start = cgroup_oom_kills(launched.pid)
         det = StallDetector(DetectorConfig(min_stall=self.cfg.min_stall, startup_grace=self.cfg.startup_grace,
                                            max_slow=self.cfg.max_slow), now)
-        attempt = Attempt(n, argv, now, launched, det, JobTracker(launched.pid))
+        attempt = Attempt(n, argv, now, launched, det, JobTracker(launched.pid), action=self.cfg.on_hang)
         self.attempts.append(attempt)
         self.state = "starting"
         if n > 1:
@@ -250,6 +270,11 @@ class Supervisor:
                 last_scan = now
             if a.detector.check(now):
                 outcome = self._suspect(a, now)
+                if outcome is not None:
+                    return outcome
+            if self.coord is not None and now - self._last_coord >= COORD_EVERY_S:
+                self._last_coord = now
+                outcome = self._coord_tick(a, now)
                 if outcome is not None:
                     return outcome
             self._periodic(a, now)
@@ -318,6 +343,8 @@ class Supervisor:
         diagnosis = diagnose(evidence)
         if a.launched.popen.poll() is not None:
             return None
+        if self.coord is not None:
+            diagnosis = self._merge_with_nodes(a, evidence, diagnosis)
         if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING) and det.extend(time.time()):
             rc = diagnosis.findings[0]
             self.rundir.event("extended", attempt=a.number, verdict=diagnosis.verdict.value, cause=rc.cause,
@@ -330,20 +357,65 @@ class Supervisor:
         a.hung = True
         a.stall_started = det.last.at if det.last else a.started_at
         self.state = "hung"
+        if self.coord is not None:  # one decision for all nodes: the first one proposed wins
+            rc0 = diagnosis.findings[0]
+            decided = self.coord.decide(a.number, {"by": self.coord.node, "action": a.action.value, "cause": rc0.cause})
+            a.action = OnHang(decided["action"])
         action = {OnHang.REPORT: Action.REPORTED, OnHang.KILL: Action.KILLED,
-                  OnHang.RESTART: Action.RESTARTED}[self.cfg.on_hang]
+                  OnHang.RESTART: Action.RESTARTED}[a.action]
         if action == Action.RESTARTED and len(self.attempts) > self.cfg.max_restarts:
             action = Action.KILLED
         incident = build_incident(evidence, diagnosis, attempt=a.number, action=action,
                                   last_progress=self._last_progress(det), detected_at=now)
         path = self._record_incident(incident, stalled)
-        if self.cfg.on_hang == OnHang.REPORT:
+        if a.action == OnHang.REPORT:
             return None
         term = self._terminate(a, reason=f"hung: {incident.findings[0].cause}")
         self.rundir.event("action", attempt=a.number, action=action.value, incident=str(path),
                           terminated=term.terminated, killed=term.killed, leftovers=term.leftovers,
                           seconds=round(term.seconds, 2))
         return Outcome.HUNG_KILLED, EXIT_HUNG
+
+    # --- other nodes ----------------------------------------------------------------------------------------
+    def _merge_with_nodes(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis) -> Diagnosis:
+        """Share this node's rank summary, ask the others to capture, merge every node's summary."""
+        coord = self.coord
+        if coord is None:
+            return diagnosis
+        coord.publish_summary(a.number, {"host": socket.gethostname(), "ranks": rank_summaries(evidence),
+                                         "verdict": diagnosis.verdict.value, "cause": diagnosis.findings[0].cause})
+        coord.request_capture(a.number)
+        summaries = coord.gather_summaries(a.number, self._capture_window() + NODE_SUMMARY_WAIT_S)
+        merged = merge_nodes(summaries, coord.topo.nnodes)
+        self.rundir.event("nodes", attempt=a.number, reported=sorted(summaries),
+                          merged=merged.cause if merged else None)
+        if merged is None:
+            return diagnosis
+        return Diagnosis(Verdict.HUNG, (merged, *diagnosis.findings))
+
+    def _coord_tick(self, a: Attempt, now: float) -> tuple[Outcome, int] | None:
+        coord = self.coord
+        if coord is None:
+            return None
+        coord.publish_live(a.number, self.state, self.last_step)
+        decided = coord.decision(a.number)
+        if decided is not None and decided.get("by") != coord.node and decided.get("action") != "report" and (
+                a.launched.popen.poll() is None):
+            a.action = OnHang(decided["action"])
+            self.rundir.event("remote_decision", attempt=a.number, **decided)
+            self._stderr(f"hangwatch: node {decided['by']} decided to {decided['action']} the job "
+                         f"({decided.get('cause')}); ending this node's part.")
+            term = self._terminate(a, reason=f"node {decided['by']} decided: {decided['action']}")
+            self.rundir.event("action", attempt=a.number, action=decided["action"], remote=True,
+                              terminated=term.terminated, killed=term.killed, leftovers=term.leftovers)
+            return Outcome.HUNG_KILLED, EXIT_HUNG
+        asked = coord.capture_requested(a.number)
+        if asked is not None and not a.captured_for_peer and a.detector.state not in (State.SUSPECT, State.HUNG):
+            a.captured_for_peer = True
+            self.rundir.event("capture_requested", attempt=a.number, by=asked.get("by"))
+            a.detector.state = State.SUSPECT
+            return self._suspect(a, now)
+        return None
 
     @staticmethod
     def _last_progress(det: StallDetector) -> LastProgress | None:
@@ -418,6 +490,9 @@ class Supervisor:
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - self._oom_start) if oom_now is not None and self._oom_start is not None else 0
         findings = tuple(diagnose_crash(code, tail, oom_kills=oom, pid=a.launched.pid))
+        if self.coord is not None:  # the other nodes' ranks now wait for ours: stop or restart them too
+            self.coord.decide(a.number, {"by": self.coord.node, "action": "restart" if self.cfg.restart_on_crash
+                                         else "kill", "cause": findings[0].cause})
         action = Action.RESTARTED if self.cfg.restart_on_crash and len(self.attempts) <= self.cfg.max_restarts \
             else Action.NONE
         incident = Incident(verdict=Verdict.CRASHED, detected_at=time.time(),

@@ -1,0 +1,82 @@
+"""Where this node sits in a multi-node job, read from the launcher's own arguments.
+
+torchrun / python -m torch.distributed.run: --nnodes, --node-rank, --master-addr, --master-port,
+--rdzv-endpoint (both - and _ spellings); else NNODES/NODE_RANK/MASTER_ADDR/MASTER_PORT or Slurm's
+SLURM_NNODES/SLURM_NODEID in the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+DEFAULT_MASTER_PORT = 29500
+DEFAULT_RDZV_PORT = 29400
+COORD_PORT_OFFSET = 1  # hangwatch's store listens next to the job's own master/rendezvous port
+
+
+@dataclass(frozen=True)
+class Topology:
+    nnodes: int
+    node_rank: int
+    host: str  # where node 0's hangwatch hosts the coordination store
+    port: int
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def _launcher_args(argv: list[str]) -> list[str] | None:
+    """The arguments of torchrun/torch.distributed.run in ``argv`` (before the script), else None."""
+    for i, a in enumerate(argv):
+        if a.endswith("torchrun") or a.endswith("torch.distributed.run") or a.endswith("torch.distributed.launch"):
+            return argv[i + 1:]
+        if a == "-m" and i + 1 < len(argv) and argv[i + 1] in ("torch.distributed.run", "torch.distributed.launch"):
+            return argv[i + 2:]
+    return None
+
+
+def _option(args: list[str], *names: str) -> str | None:
+    for i, a in enumerate(args):
+        if a.endswith(".py") or a in ("-m", "--module"):
+            break  # the training script: its own options are not the launcher's
+        for n in names:
+            if a == n and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(n + "="):
+                return a.split("=", 1)[1]
+    return None
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def detect(argv: list[str], env: Mapping[str, str], override_endpoint: str | None = None,
+           override_node: int | None = None, override_nnodes: int | None = None) -> Topology | None:
+    """The job's topology if it spans more than one node, else None."""
+    args = _launcher_args(argv) or []
+    nn_raw = _option(args, "--nnodes") or env.get("NNODES") or env.get("SLURM_NNODES")
+    nnodes = override_nnodes or _int((nn_raw or "1").split(":")[-1]) or 1
+    if nnodes <= 1:
+        return None
+    node = override_node if override_node is not None else _int(
+        _option(args, "--node-rank", "--node_rank") or env.get("NODE_RANK") or env.get("GROUP_RANK")
+        or env.get("SLURM_NODEID"))
+    if node is None:
+        return None
+    if override_endpoint:
+        host, _, port = override_endpoint.rpartition(":")
+        return Topology(nnodes, node, host or "127.0.0.1", int(port))
+    rdzv = _option(args, "--rdzv-endpoint", "--rdzv_endpoint")
+    if rdzv:
+        host, _, port = rdzv.partition(":")
+        base = _int(port) or DEFAULT_RDZV_PORT
+    else:
+        host = _option(args, "--master-addr", "--master_addr") or env.get("MASTER_ADDR") or "127.0.0.1"
+        base = _int(_option(args, "--master-port", "--master_port") or env.get("MASTER_PORT")) or DEFAULT_MASTER_PORT
+    return Topology(nnodes, node, host, base + COORD_PORT_OFFSET)

@@ -1,0 +1,90 @@
+"""Two "nodes" on localhost: one hangwatch per node, each wrapping `torchrun --nnodes 2 --node-rank i`.
+
+They find each other through a TCPStore next to the job's master port, name the culprit node and
+rank in both incidents, and stop or restart both nodes' jobs together.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+
+import pytest
+from conftest import SCENARIOS, marker
+from test_run_e2e import Run
+
+pytest.importorskip("torch")
+
+
+def _two_free_ports() -> int:
+    """A port P with P+1 also free (the job's master port and hangwatch's store next to it)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        try:
+            with socket.socket() as s2:
+                s2.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no two adjacent free ports")
+
+
+@pytest.fixture
+def nodes(tmp_path):
+    runs = []
+    for i in (0, 1):
+        d = tmp_path / f"node{i}"
+        d.mkdir()
+        runs.append(Run(d))
+    yield runs
+    left = [pid for r in runs for pid in r.cleanup()]
+    assert not left, f"processes left behind: {left}"
+
+
+def _torchrun(node: int, port: int, script: str, *args: str) -> list[str]:
+    return ["--", sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node),
+            "--nproc-per-node", "1", "--master-addr", "127.0.0.1", "--master-port", str(port),
+            str(SCENARIOS / script), *args]
+
+
+def _finish(runs: list[Run], timeout: float = 180.0) -> list[tuple[int, bytes, bytes]]:
+    deadline = time.monotonic() + timeout
+    out = []
+    for r in runs:
+        assert r.proc is not None
+        o, e = r.proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        out.append((r.proc.returncode, o, e))
+    return out
+
+
+FAST = ["--min-stall", "1", "--startup-grace", "20", "--capture-window", "1", "--kill-grace", "3"]
+
+
+def test_both_nodes_name_the_culprit_node_and_rank(nodes):
+    port = _two_free_ports()
+    for i, r in enumerate(nodes):
+        r.start(*FAST, "--on-hang", "kill", *_torchrun(i, port, "dist_peer.py"))
+    results = _finish(nodes)
+    path, line = marker("dist_peer.py", "HANG-HERE:culprit")
+    for (code, _, err), r in zip(results, nodes, strict=True):
+        assert code == 124, err.decode()[-3000:]
+        rc = r.incident()["findings"][0]
+        assert rc["cause"] == "distributed.peer_stuck", rc
+        assert (rc["where"]["rank"], rc["where"]["file"], rc["where"]["line"]) == (1, path, line)
+        assert rc["summary"].startswith("Rank 1 on node 1 is stuck in load_shard")
+
+
+def test_a_restart_restarts_both_nodes_and_both_resume(nodes, tmp_path):
+    port = _two_free_ports()
+    for i, r in enumerate(nodes):
+        r.start(*FAST, "--on-hang", "restart", *_torchrun(i, port, "dist_resume.py", str(tmp_path)))
+    results = _finish(nodes, timeout=240)
+    for i, ((code, out, err), r) in enumerate(zip(results, nodes, strict=True)):
+        assert code == 0, err.decode()[-3000:]
+        assert f"rank {i} resumed from step 3".encode() in out, out.decode()[-2000:]
+        assert f"rank {i} done".encode() in out
+        s = r.summary()
+        assert (s["attempts"], s["exit_code"]) == (2, 0)
