@@ -38,3 +38,20 @@ for _ in range(int(sys.argv[1])):
     while view:
         view = view[os.write(1, view):]
 '''
+
+DIST_STEPPER = r'''
+import os, sys, threading, time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+interval, hang_step, mark = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+for step in range(10**6):
+    if step == hang_step and rank == world - 1:
+        with open(mark, "w") as f:
+            f.write(repr(time.time()))   # the last rank stops here: the moment of the hang
+        threading.Event().wait()
+    dist.all_reduce(torch.ones(1))
+    if rank == 0:
+        print(f"step {step}", flush=True)
+    time.sleep(interval)
+'''

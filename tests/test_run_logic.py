@@ -92,6 +92,32 @@ def test_startup_grace_before_first_progress():
     assert det.check(60.1) and det.state == State.SUSPECT
 
 
+def test_launcher_chatter_does_not_end_the_startup_grace():
+    det = StallDetector(CFG, started_at=0)
+    det.progress(Progress(1, None, "output", Strength.OUTPUT))  # "W... Setting OMP_NUM_THREADS ..."
+    assert det.state == State.STARTING
+    assert not det.check(30)  # well past min_stall after that line, still inside the grace
+    assert det.check(60.5)
+    det2 = StallDetector(CFG, started_at=0)
+    det2.progress(Progress(1, None, "output", Strength.OUTPUT))
+    det2.progress(Progress(2, 0, "tqdm", Strength.COUNTER))
+    assert det2.state == State.PROGRESSING and det2.check(12.5)
+
+
+def test_step_intervals_do_not_include_the_gap_before_the_first_counter():
+    det = StallDetector(CFG, started_at=0)
+    det.progress(Progress(1, None, "output", Strength.OUTPUT))
+    steps(det, [40 + 0.1 * i for i in range(30)])  # 39 s of imports, then fast steps
+    assert det.threshold() == 10
+
+
+def test_output_only_job_after_the_grace_gets_a_normal_stall_threshold():
+    det = StallDetector(CFG, started_at=0)
+    det.progress(Progress(59, None, "output", Strength.OUTPUT))
+    assert not det.check(65)  # the grace passed, but the last line is only 6 s old
+    assert det.check(69.5)
+
+
 def test_min_stall_in_steady_state():
     det = StallDetector(CFG, started_at=0)
     steps(det, [1, 2, 3, 4, 5])

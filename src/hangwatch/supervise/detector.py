@@ -70,11 +70,16 @@ class StallDetector:
         """Record a progress signal. True if it counts (and resets the stall clock)."""
         if p.strength < self.strength:
             return False
-        self.strength = Strength(max(self.strength, p.strength))
-        if self.last is not None and p.at > self.last.at:
+        if p.strength > self.strength:
+            self.intervals.clear()  # gaps between plain output lines say nothing about step times
+        elif self.last is not None and p.at > self.last.at:
             self.intervals.append(p.at - self.last.at)
+        self.strength = Strength(max(self.strength, p.strength))
         self.last = p
-        self.state = State.PROGRESSING
+        # Plain output (a launcher's warnings, import chatter) does not end the startup phase: only
+        # a counter or a heartbeat says the training loop runs.
+        if p.strength > Strength.OUTPUT or self.state != State.STARTING:
+            self.state = State.PROGRESSING
         self.extended_until = None
         self.extended_total = 0.0
         self.suspect_since = None
@@ -102,7 +107,12 @@ class StallDetector:
                 return self.phase_deadline
             base = self.last.at if self.last else self.started_at
             return base + self.threshold()
-        d = self.started_at + self.cfg.startup_grace if self.last is None else self.last.at + self.threshold()
+        if self.state == State.STARTING or self.last is None:
+            d = self.started_at + self.cfg.startup_grace
+            if self.last is not None:  # output only so far: also allow a normal stall after the last line
+                d = max(d, self.last.at + self.threshold())
+        else:
+            d = self.last.at + self.threshold()
         if self.extended_until is not None:
             d = max(d, self.extended_until)
         return d
@@ -129,7 +139,7 @@ class StallDetector:
             return False
         self.extended_total += more
         self.extended_until = now + more
-        self.state = State.PROGRESSING if self.last is not None else State.STARTING
+        self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
         return True
 
     def declare_hung(self) -> None:
