@@ -227,3 +227,14 @@ def test_distributed_ranks_started_by_mp_spawn(start_job):
     assert_where(rc, "dist_spawn.py")
     ranks = sorted((p["rank"], p["pid"]) for p in incident["processes"] if p["role"] == "rank")
     assert [r for r, _ in ranks] == [0, 1]
+
+
+def test_ranks_in_different_collectives_name_the_odd_one(start_job):
+    argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "3",
+            "--master-port", str(_free_port()), str(SCENARIOS / "dist_diverged.py")]
+    job = start_job(argv, ready_count=3)
+    rc = root_cause(inspect_json(job.pid, window=1.5))
+    assert rc["cause"] == "distributed.peer_stuck", rc
+    assert rc["where"]["rank"] == 2
+    assert_where(rc, "dist_diverged.py", "HANG-HERE:odd")
+    assert "barrier" in rc["summary"]

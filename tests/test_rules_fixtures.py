@@ -163,3 +163,10 @@ def test_a_rank_missing_from_the_collective_is_named():
     assert (rc.cause, d.verdict.value) == ("distributed.peer_stuck", "hung")
     assert rc.where is not None and rc.where.rank == 1 and rc.where.file is None
     assert any("ranks not running on this node: [1]" in e for e in rc.evidence)
+
+
+def test_peer_stuck_cites_each_ranks_last_progress():
+    ev = load("distributed_peer_stuck_names_culprit_rank")
+    ev = replace(ev, rank_progress=((0, ev.started_at - 3, 41), (1, ev.started_at - 14, 38)))
+    rc = diagnose(ev).findings[0]
+    assert "last progress by rank, oldest first: rank 1 step 38 (14 s before), rank 0 step 41 (3 s before)" in rc.evidence

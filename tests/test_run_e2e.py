@@ -148,6 +148,8 @@ def test_distributed_culprit_rank_under_torchrun(run):
     rc = run.incident()["findings"][0]
     assert (rc["cause"], rc["where"]["rank"]) == ("distributed.peer_stuck", 1)
     assert (rc["where"]["file"], rc["where"]["line"]) == marker("dist_peer.py", "HANG-HERE:culprit")
+    progress = next(e for e in rc["evidence"] if e.startswith("last progress by rank"))
+    assert "rank 0 step 1" in progress and "rank 1 step 1" in progress  # both beat steps 0-1, then stopped
 
 
 def test_report_mode_leaves_the_job_running_and_notices_recovery(run, tmp_path):

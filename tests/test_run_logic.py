@@ -304,3 +304,9 @@ def test_topology_from_the_launcher(argv, env, expected):
     from hangwatch.supervise.topology import detect
     t = detect(argv, env)
     assert (t and (t.nnodes, t.node_rank, t.host, t.port)) == expected
+
+
+def test_rank_prefixed_output_gives_each_rank_its_counter():
+    tail = b"[default0]:step 41 loss 1.0\n[default1]:step 38 loss 1.1\n[rank2]:iter 40\nplain line\n"
+    got = ProgressParser().by_rank(tail)
+    assert {r: c.step for r, c in got.items()} == {0: 41, 1: 38, 2: 40}

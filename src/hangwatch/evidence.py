@@ -103,6 +103,9 @@ class Evidence:
     cpu_count: int
     processes: tuple[ProcessEvidence, ...]
     notes: tuple[str, ...] = ()  # capture problems a person should know about
+    # (rank, unix time, step) of each rank's last progress, from heartbeats and rank-prefixed
+    # output, when the supervisor knows it (empty for `inspect`)
+    rank_progress: tuple[tuple[int, float, int | None], ...] = ()
 
     def process(self, pid: int) -> ProcessEvidence | None:
         for p in self.processes:

@@ -45,5 +45,6 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
             for s in p["samples"])
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
                                      output_tail=p["output_tail"]))
-    fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes")}
-    return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())))
+    fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress")}
+    return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),
+                    rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())))

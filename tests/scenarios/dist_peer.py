@@ -6,6 +6,8 @@ import torch
 import torch.distributed as dist
 from _ready import ready
 
+import hangwatch
+
 
 def load_shard(rank):
     if rank == 1:
@@ -22,6 +24,7 @@ def main():
         if rank == 0 and step == 2:
             ready(f"rank{rank}")
         dist.all_reduce(x)  # HANG-HERE:victim
+        hangwatch.beat(step)  # per-rank progress under `hangwatch run`; a no-op otherwise
 
 
 if __name__ == "__main__":

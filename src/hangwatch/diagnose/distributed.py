@@ -109,11 +109,23 @@ def _plural(items: Iterable[int], word: str = "rank") -> str:
     return f"{word}{'s' if len(keys) > 1 else ''} {','.join(map(str, keys))}"
 
 
+def rank_progress_text(ev: Evidence) -> str | None:
+    """"last progress: rank 0 step 41 (3 s before capture), rank 1 step 38 (14 s before)"."""
+    if not ev.rank_progress:
+        return None
+    parts = [f"rank {r}" + (f" step {step}" if step is not None else "") + f" ({ev.started_at - at:.0f} s before)"
+             for r, at, step in sorted(ev.rank_progress, key=lambda x: x[1])]
+    return "last progress by rank, oldest first: " + ", ".join(parts)
+
+
 def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
     culprits = sorted(g.elsewhere)
     first = g.by_rank[culprits[0]]
     where, detail = _culprit_where(ctx, first, g.elsewhere[culprits[0]])
     ev = [_groups_text(g.groups), f"rank {culprits[0]} (pid {first.pid}) {detail}"]
+    progress = rank_progress_text(ctx.evidence)
+    if progress:
+        ev.append(progress)
     missing = _missing_ranks(g.world, g.by_rank)
     if missing:
         ev.append(f"ranks not found on this node: {missing}")

@@ -15,6 +15,8 @@ ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 RECORD_SPLIT = re.compile(rb"[\r\n]+")
 TAIL_RECORDS = 6
 TAIL_BYTES = 8192
+RANK_RECORDS = 64
+RANK_PREFIX = re.compile(rb"^\[(?:[A-Za-z_-]*?)(\d+)\]:\s?")
 DIGIT = re.compile(rb"\d")
 
 # (source, pattern). The first pattern that matches a record wins. Group "step" is the counter.
@@ -101,6 +103,19 @@ class ProgressParser:
             return None
         self._last[found.source] = found.key
         return found
+
+    def by_rank(self, tail: bytes) -> dict[int, Counter]:
+        """The newest counter of each rank in rank-prefixed output (torchrun --tee: ``[default0]:``,
+        or ``[rank0]:``), whether or not it changed."""
+        out: dict[int, Counter] = {}
+        for rec in reversed(RECORD_SPLIT.split(tail)[-RANK_RECORDS:]):
+            m = RANK_PREFIX.match(rec)
+            if m is None or int(m.group(1)) in out:
+                continue
+            c = self._match(ANSI.sub(b"", rec[m.end():]))
+            if c is not None:
+                out[int(m.group(1))] = c
+        return out
 
     def feed(self, chunk: bytes) -> Counter | None:
         """Parse ``chunk`` as the newest output (for callers without an OutputTail)."""

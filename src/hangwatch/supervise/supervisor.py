@@ -10,6 +10,7 @@ Signals become flags the loop reads; the job is always ended in ``finally``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -142,6 +143,7 @@ class Supervisor:
         self._last_progress_event = 0.0
         self._last_status = 0.0
         self._oom_start: int | None = None
+        self.rank_progress: dict[int, tuple[float, int | None, bytes]] = {}
         self.coord: Coordinator | None = None
         self._last_coord = 0.0
         self._log_file = self.rundir.open_output_log()
@@ -238,6 +240,7 @@ class Supervisor:
                     "HANGWATCH_ATTEMPT": str(n), "HANGWATCH_HEARTBEAT_DIR": str(self.rundir.heartbeat_dir.resolve())})
         for hb in self.rundir.heartbeat_dir.glob("*.hb"):
             hb.unlink(missing_ok=True)  # a new attempt starts with no heartbeats
+        self.rank_progress.clear()
         launched = launch(argv, env, None, self.output, self._on_chunk, self.status, self.cfg.use_pty)
         now = time.time()
         if self._oom_start is None:
@@ -292,6 +295,10 @@ class Supervisor:
             except Exception:  # a parser bug must not stop supervision
                 log.exception("progress parser failed")
                 counter = None
+            for rank, c in self.parser.by_rank(data).items():
+                prev = self.rank_progress.get(rank)
+                if prev is None or prev[2] != c.key:
+                    self.rank_progress[rank] = (at, c.step, c.key)
             if counter is not None:
                 if counter.total is not None:
                     self.last_total = counter.total
@@ -300,6 +307,8 @@ class Supervisor:
         for hb in read_heartbeats(self.rundir.heartbeat_dir):
             if hb.count != a.hb_counts.get(hb.pid, 0):
                 a.hb_counts[hb.pid] = hb.count
+                if hb.rank is not None:
+                    self.rank_progress[hb.rank] = (hb.at, hb.step, str(hb.count).encode())
                 self._progress(a, Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
             if hb.phase is not None:
                 phase = (hb.phase, hb.phase_deadline)
@@ -340,6 +349,9 @@ class Supervisor:
             evidence = capture_job(a.launched.pid, self._capture_window())
         except CaptureError:
             return None  # the job is gone; the loop sees its exit next
+        if self.rank_progress:
+            evidence = dataclasses.replace(evidence, rank_progress=tuple(
+                (r, at, step) for r, (at, step, _) in sorted(self.rank_progress.items())))
         diagnosis = diagnose(evidence)
         if a.launched.popen.poll() is not None:
             return None
