@@ -1,0 +1,1 @@
+"""Before training: `hangwatch probe-data` (a stable, fast DataLoader) and `hangwatch doctor` (hazards)."""
