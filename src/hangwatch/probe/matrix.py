@@ -1,0 +1,236 @@
+"""The probe: items one by one, the num_workers=0 baseline, then a matrix of DataLoader settings,
+each cell in its own process under a timeout; a hung or crashed cell gets capture and diagnosis."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import psutil
+
+from hangwatch.capture import capture_job
+from hangwatch.diagnose import diagnose
+from hangwatch.diagnose.crash import diagnose_crash
+from hangwatch.errors import CaptureError, UsageError
+from hangwatch.incident import Finding
+from hangwatch.probe.items import ItemReport, scan_items
+from hangwatch.probe.target import Target, load_target
+from hangwatch.recover.terminate import JobTracker, end_tree
+
+SCHEMA = "hangwatch.probe/1"
+STARTUP_ALLOWANCE_S = 30.0  # a cell's first batch may take this long (spawn imports torch in each worker)
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    batch_size: int | None = None
+    samples: int = 200
+    item_timeout: float = 10.0
+    cell_timeout: float = 60.0
+    workers: tuple[int, ...] = (2, 4)
+    contexts: tuple[str, ...] = ("fork", "spawn")
+    epochs: int = 2
+
+
+@dataclass
+class Cell:
+    multiprocessing_context: str | None
+    num_workers: int
+    persistent_workers: bool
+    status: str = "pending"  # pending | running | ok | hung | crashed
+    samples_per_s: float | None = None
+    first_batch_s: float | None = None
+    peak_rss_mb: float | None = None
+    seconds: float | None = None
+    finding: dict[str, Any] | None = None
+
+    def loader_kwargs(self, batch_size: int) -> dict[str, Any]:
+        kw: dict[str, Any] = {"batch_size": batch_size, "num_workers": self.num_workers}
+        if self.num_workers > 0:
+            kw["multiprocessing_context"] = self.multiprocessing_context
+            kw["persistent_workers"] = self.persistent_workers
+        return kw
+
+    def label(self) -> str:
+        if self.num_workers == 0:
+            return "num_workers=0"
+        return (f"{self.multiprocessing_context}, {self.num_workers} workers, "
+                f"persistent={self.persistent_workers}")
+
+
+@dataclass
+class ProbeResult:
+    target: str
+    items: ItemReport
+    baseline: Cell
+    cells: list[Cell] = field(default_factory=list)
+
+    def recommendation(self) -> tuple[Cell, float | None] | None:
+        ok = [c for c in [self.baseline, *self.cells] if c.status == "ok" and c.samples_per_s]
+        if not ok:
+            return None
+        best = max(ok, key=lambda c: c.samples_per_s or 0.0)
+        base = self.baseline.samples_per_s
+        return best, (best.samples_per_s / base) if base and best.samples_per_s else None
+
+    def to_json(self, batch_size: int) -> dict[str, Any]:
+        rec = self.recommendation()
+        out: dict[str, Any] = {
+            "schema": SCHEMA, "target": self.target,
+            "items": {"checked": self.items.checked, "failed": self.items.failed, "hung": self.items.hung,
+                      "slow": self.items.slow},
+            "baseline": {"samples_per_s": self.baseline.samples_per_s, "status": self.baseline.status,
+                         "finding": self.baseline.finding},
+            "cells": [{k: v for k, v in asdict(c).items() if k != "seconds"} for c in self.cells],
+            "recommendation": None,
+        }
+        if rec is not None:
+            best, speedup = rec
+            kw = best.loader_kwargs(batch_size)
+            kw.pop("batch_size")
+            out["recommendation"] = {"dataloader_kwargs": kw, "samples_per_s": best.samples_per_s,
+                                     "speedup_vs_baseline": round(speedup, 3) if speedup else None}
+        return out
+
+
+def _finding_dict(f: Finding) -> dict[str, Any]:
+    d = asdict(f)
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+
+def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions, batch_size: int) -> None:
+    spec = {"target": target.spec, "loader": cell.loader_kwargs(batch_size), "indices": indices,
+            "epochs": opts.epochs, "samples": opts.samples}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([p for p in sys.path if p] + [os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "hangwatch.probe.cell", json.dumps(spec)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, env=env)
+    lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+    errors: list[str] = []
+
+    def read_out() -> None:
+        assert proc.stdout is not None  # noqa: S101 - PIPE was asked for
+        for raw in proc.stdout:
+            lines.put(raw.decode(errors="replace"))
+
+    def read_err() -> None:
+        assert proc.stderr is not None  # noqa: S101
+        for raw in proc.stderr:
+            errors.append(raw.decode(errors="replace"))
+            del errors[:-200]
+
+    readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
+    for r in readers:
+        r.start()
+    tracker = JobTracker(proc.pid)
+    cell.status = "running"
+    t0 = time.monotonic()
+    done, hung, peak = _watch_cell(proc, lines, tracker, opts)
+    if hung:
+        cell.status = "hung"
+        cell.finding = _diagnose_hung(proc.pid)
+    end_tree(tracker, 2.0, lambda t: _wait(proc, t))
+    for r in readers:
+        r.join(5)
+    cell.seconds = time.monotonic() - t0
+    cell.peak_rss_mb = round(peak / 2**20, 1)
+    if cell.status == "hung":
+        return
+    if done is not None and proc.returncode in (0, None, -15, -9):
+        cell.status = "ok"
+        cell.first_batch_s = round(done["first_batch_s"] or 0.0, 3)
+        cell.samples_per_s = round(done["samples"] / done["seconds"], 1) if done["seconds"] else None
+        return
+    cell.status = "crashed"
+    tail = "".join(errors)
+    findings = diagnose_crash(proc.returncode if proc.returncode is not None else 1, tail)
+    cell.finding = _finding_dict(findings[0])
+
+
+def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tracker: JobTracker,
+                opts: ProbeOptions) -> tuple[dict[str, Any] | None, bool, float]:
+    """Follow a cell until it is done, exits, or stalls: (final message, hung?, peak RSS of its tree)."""
+    t0 = time.monotonic()
+    last_batch: float | None = None
+    peak = 0.0
+    while True:
+        try:
+            msg = json.loads(lines.get(timeout=0.2))
+            if msg["event"] == "batch":
+                last_batch = time.monotonic()
+            elif msg["event"] == "done":
+                return msg, False, peak
+        except queue.Empty:
+            pass
+        except ValueError:
+            continue  # a stray print of the user's dataset on stdout
+        tracker.scan()
+        peak = max(peak, sum(_rss(p) for p in tracker.alive()))
+        now = time.monotonic()
+        if proc.poll() is not None:  # exited: its last lines may still be on their way
+            while True:
+                try:
+                    msg = json.loads(lines.get(timeout=1.0))
+                except queue.Empty:
+                    return None, False, peak
+                except ValueError:
+                    continue
+                if msg.get("event") == "done":
+                    return msg, False, peak
+        stalled = (now - last_batch > opts.item_timeout) if last_batch else (
+            now - t0 > min(opts.cell_timeout, max(STARTUP_ALLOWANCE_S, opts.item_timeout)))
+        if stalled or now - t0 > opts.cell_timeout:
+            return None, True, peak
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    try:
+        proc.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def _rss(p: psutil.Process) -> float:
+    try:
+        return float(p.memory_info().rss)
+    except psutil.Error:
+        return 0.0
+
+
+def _diagnose_hung(pid: int) -> dict[str, Any] | None:
+    try:
+        evidence = capture_job(pid, 1.0)
+    except CaptureError:
+        return None
+    return _finding_dict(diagnose(evidence).findings[0])
+
+
+def probe(spec: str, opts: ProbeOptions, on_update: Callable[[ProbeResult], None] = lambda r: None) -> ProbeResult:
+    try:
+        import torch  # noqa: F401 - the probe builds real DataLoaders
+    except ImportError as e:
+        raise UsageError("probe-data needs torch in hangwatch's environment",
+                         "Install hangwatch into the job's environment (pip install 'hangwatch[torch]')") from e
+    target = load_target(spec)
+    batch_size = opts.batch_size or int(target.loader_kwargs.get("batch_size") or 8)
+    items = scan_items(target, opts.samples, opts.item_timeout)
+    result = ProbeResult(spec, items, Cell(None, 0, False))
+    on_update(result)
+    indices = items.good[: opts.samples]
+    if target.kind == "map" and not indices:
+        return result  # nothing readable: the item report says why
+    result.cells = [Cell(ctx, n, pw) for ctx in opts.contexts for n in opts.workers if n > 0 for pw in (True, False)]
+    run_cell(target, result.baseline, indices, opts, batch_size)
+    on_update(result)
+    for cell in result.cells:
+        run_cell(target, cell, indices, opts, batch_size)
+        on_update(result)
+    return result
