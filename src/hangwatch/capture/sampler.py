@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hangwatch.capture import proc
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
-from hangwatch.capture.syscalls import SocketTable, blocked_call, describe_fd
+from hangwatch.capture.syscalls import SocketTable, SocketTables, blocked_call, describe_fd
 from hangwatch.errors import CaptureError
 from hangwatch.evidence import (
     Evidence,
@@ -50,14 +50,16 @@ class _Task:
         self.fd_target: str | None = None
 
 
-def _blocked_calls(pid: int, tasks: list[_Task]) -> None:
-    """Fill syscall/fd_target for sleeping threads (cheap: only S/D threads, sockets read lazily)."""
-    sockets = SocketTable(pid)
+def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
+    """Fill syscall/fd_target for sleeping threads (cheap: only S/D threads, sockets read lazily,
+    once per network namespace per sample)."""
+    sockets: SocketTable | None = None
     for t in tasks:
         if t.state not in ("S", "D"):
             continue
         call = blocked_call(pid, t.tid)
         if call is not None:
+            sockets = sockets or tables.for_pid(pid)
             t.syscall = call[0]
             t.fd_target = describe_fd(pid, call[1], sockets)
 
@@ -108,13 +110,13 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
     )
 
 
-def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None
+def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None, tables: SocketTables
                   ) -> tuple[ProcessSample, list[_Task]] | None:
     st = proc.read_stat(proc.PROC / str(pid) / "stat")
     if st is None:
         return None
     tasks = _tasks(pid)
-    _blocked_calls(pid, tasks)
+    _blocked_calls(pid, tasks, tables)
     io = proc.read_io(pid)
     statm = proc.read_text(proc.PROC / str(pid) / "statm")
     rss = int(statm.split()[1]) * os.sysconf("SC_PAGE_SIZE") if statm else None
@@ -196,13 +198,14 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
         if main is None:
             main = proc.main_pid_of(root, members)
         taken: dict[int, tuple[ProcessSample, list[_Task]]] = {}
+        tables = SocketTables()
         for m in members:
             if m.pid not in infos:
                 info = _info(m.pid, root, main, m.orphan, infos)
                 if info is None:
                     continue
                 infos[m.pid] = info
-            got = _state_sample(m.pid, time.time(), clock_ticks, infos[m.pid].stdout)
+            got = _state_sample(m.pid, time.time(), clock_ticks, infos[m.pid].stdout, tables)
             if got is not None:
                 taken[m.pid] = got
         gone |= {p for p in series if p not in taken}

@@ -50,6 +50,23 @@ def _hex_addr(field: str) -> str:
     return f"{host}:{int(port, 16)}"
 
 
+class SocketTables:
+    """One SocketTable per network namespace for a capture sample: the kernel's tables belong to
+    the namespace, so processes that share it (a whole job, usually) share one read."""
+
+    def __init__(self) -> None:
+        self._by_ns: dict[str, SocketTable] = {}
+
+    def for_pid(self, pid: int) -> SocketTable:
+        try:
+            ns = os.readlink(PROC / str(pid) / "ns" / "net")
+        except OSError:
+            ns = f"pid:{pid}"
+        if ns not in self._by_ns:
+            self._by_ns[ns] = SocketTable(pid)
+        return self._by_ns[ns]
+
+
 class SocketTable:
     """inode -> "tcp 1.2.3.4:5 -> 6.7.8.9:10", read lazily once per capture sample."""
 
