@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import clean_env, marker
 
@@ -16,9 +18,28 @@ TARGETS = Path(__file__).parent / "probe_targets.py"
 QUICK = ["--samples", "16", "--item-timeout", "3", "--cell-timeout", "45", "--epochs", "1", "--workers", "2"]
 
 
-def probe(func: str, *args: str, timeout: float = 300) -> tuple[int, dict, str]:
+MARK = "HW_PROBE_TEST"  # every process a probe starts inherits it: cleanup finds them by it
+
+
+@pytest.fixture(autouse=True)
+def no_process_left(tmp_path):
+    yield
+    left = []
+    for p in psutil.process_iter():
+        try:
+            if p.pid != os.getpid() and p.environ().get(MARK) == str(tmp_path):
+                left.append(p)
+        except psutil.Error:
+            continue
+    for p in left:
+        p.kill()
+    psutil.wait_procs(left, timeout=10)
+    assert not left, f"probe-data left processes behind: {[p.pid for p in left]}"
+
+
+def probe(tmp_path: Path, func: str, *args: str, timeout: float = 300) -> tuple[int, dict, str]:
     r = subprocess.run([sys.executable, "-m", "hangwatch", "probe-data", f"{TARGETS}:{func}", "--json", *args],
-                       capture_output=True, text=True, timeout=timeout, env=clean_env())
+                       capture_output=True, text=True, timeout=timeout, env=clean_env(**{MARK: str(tmp_path)}))
     return r.returncode, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), r.stderr
 
 
@@ -26,8 +47,8 @@ def cells(report: dict, context: str | None = None) -> list[dict]:
     return [c for c in report["cells"] if context is None or c["multiprocessing_context"] == context]
 
 
-def test_fork_only_hang_is_found_and_spawn_recommended_over_it():
-    code, rep, err = probe("fork_hazard", *QUICK, "--contexts", "fork,spawn")
+def test_fork_only_hang_is_found_and_spawn_recommended_over_it(tmp_path):
+    code, rep, err = probe(tmp_path, "fork_hazard", *QUICK, "--contexts", "fork,spawn")
     assert code == 0, err
     assert rep["schema"] == "hangwatch.probe/1"
     for c in cells(rep, "fork"):
@@ -40,8 +61,8 @@ def test_fork_only_hang_is_found_and_spawn_recommended_over_it():
     assert rec.get("multiprocessing_context") != "fork"
 
 
-def test_hanging_index_is_reported_with_its_line_and_left_out_of_the_matrix():
-    code, rep, err = probe("hanging_index", *QUICK, "--contexts", "fork", "--item-timeout", "2")
+def test_hanging_index_is_reported_with_its_line_and_left_out_of_the_matrix(tmp_path):
+    code, rep, err = probe(tmp_path, "hanging_index", *QUICK, "--contexts", "fork", "--item-timeout", "2")
     assert code == 0, err
     (hung,) = rep["items"]["hung"]
     assert hung["index"] == 7
@@ -51,23 +72,23 @@ def test_hanging_index_is_reported_with_its_line_and_left_out_of_the_matrix():
     assert rep["recommendation"] is not None
 
 
-def test_raising_index_is_reported_with_its_error():
-    code, rep, err = probe("raising_index", *QUICK, "--contexts", "fork")
+def test_raising_index_is_reported_with_its_error(tmp_path):
+    code, rep, err = probe(tmp_path, "raising_index", *QUICK, "--contexts", "fork")
     assert code == 0, err
     assert rep["items"]["failed"] == [{"index": 3, "error": "ValueError: corrupt record in shard for index 3"}]
     assert all(c["status"] == "ok" for c in rep["cells"])
 
 
-def test_crashing_workers_leave_num_workers_0_as_the_stable_choice():
-    code, rep, err = probe("crashing_workers", *QUICK, "--contexts", "fork")
+def test_crashing_workers_leave_num_workers_0_as_the_stable_choice(tmp_path):
+    code, rep, err = probe(tmp_path, "crashing_workers", *QUICK, "--contexts", "fork")
     assert code == 0, err
     assert all(c["status"] == "crashed" and c["finding"]["cause"] == "dataloader.worker_died" for c in rep["cells"])
     assert rep["baseline"]["status"] == "ok"
     assert rep["recommendation"]["dataloader_kwargs"] == {"num_workers": 0}
 
 
-def test_iterable_dataset():
-    code, rep, err = probe("stream", *QUICK, "--contexts", "fork")
+def test_iterable_dataset(tmp_path):
+    code, rep, err = probe(tmp_path, "stream", *QUICK, "--contexts", "fork")
     assert code == 0, err
     assert rep["items"]["checked"] == 16 and all(c["status"] == "ok" for c in rep["cells"])
 

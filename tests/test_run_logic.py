@@ -18,6 +18,17 @@ from hangwatch.supervise.progress import OutputTail, ProgressParser
 
 # --- progress parsing ----------------------------------------------------------------------------------
 
+class Output:
+    """The supervisor's path: pumps append chunks to an OutputTail, each poll parses the tail."""
+
+    def __init__(self, extra: re.Pattern[str] | None = None) -> None:
+        self.tail, self.parser = OutputTail(), ProgressParser(extra)
+
+    def poll(self, chunk: bytes):
+        self.tail.add(chunk, at=0.0)
+        return self.parser.latest(self.tail.snapshot()[2])
+
+
 
 @pytest.mark.parametrize(("text", "source", "step"), [
     (b"Epoch 1:   0%|          | 0/18968 [00:00<?, ?it/s]", "tqdm", 0),
@@ -35,15 +46,15 @@ from hangwatch.supervise.progress import OutputTail, ProgressParser
     (b"\x1b[32mstep 5\x1b[0m loss 0.1", "step", 5),
 ])
 def test_progress_forms(text, source, step):
-    c = ProgressParser().feed(text + b"\n")
+    c = Output().poll(text + b"\n")
     assert c is not None and (c.source, c.step) == (source, step)
 
 
 def test_redraw_without_a_new_count_is_not_progress():
-    p = ProgressParser()
-    assert p.feed(b"\r 5/100 [00:01<00:20, 4.1it/s]") is not None
-    assert p.feed(b"\r 5/100 [00:02<00:20, 4.0it/s]") is None  # same count, new timing
-    assert p.feed(b"\r 6/100 [00:02<00:19, 4.0it/s]").step == 6
+    out = Output()
+    assert out.poll(b"\r 5/100 [00:01<00:20, 4.1it/s]") is not None
+    assert out.poll(b"\r 5/100 [00:02<00:20, 4.0it/s]") is None  # same count, new timing
+    assert out.poll(b"\r 6/100 [00:02<00:19, 4.0it/s]").step == 6
 
 
 def test_a_record_split_across_chunks_is_parsed_whole():
@@ -63,17 +74,16 @@ def test_the_tail_keeps_only_the_newest_bytes():
 
 def test_only_the_newest_records_of_a_huge_chunk_are_parsed():
     chunk = b"step 1\n" + b"x" * 5_000_000 + b"\nstep 2\n"
-    assert ProgressParser().feed(chunk).step == 2
+    assert Output().poll(chunk).step == 2
 
 
 def test_user_regex_wins():
-    p = ProgressParser(re.compile(r"done (?P<step>\d+) samples"))
-    assert (p.feed(b"step 9 done 128 samples\n").source, ProgressParser(re.compile("x")).feed(b"x\n").source) == (
-        "regex", "regex")
+    c = Output(re.compile(r"done (?P<step>\d+) samples")).poll(b"step 9 done 128 samples\n")
+    assert (c.source, c.step) == ("regex", 128)  # not the built-in `step 9`
 
 
 def test_plain_text_is_no_counter():
-    assert ProgressParser().feed(b"Loading model weights...\nwarning: something\n") is None
+    assert Output().poll(b"Loading model weights...\nwarning: something\n") is None
 
 
 # --- the stall detector ---------------------------------------------------------------------------------

@@ -75,6 +75,10 @@ class Finding:
     evidence: tuple[str, ...] = ()
     fix: tuple[str, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = _lists(asdict(self))
+        return out
+
 
 @dataclass(frozen=True)
 class LastProgress:

@@ -8,6 +8,7 @@ the process is gone (``ProcessGone``).
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,9 +117,7 @@ def file_size(path: str | None) -> int | None:
         st = os.stat(path)
     except OSError:
         return None
-    import stat as _stat
-
-    return st.st_size if _stat.S_ISREG(st.st_mode) else None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def read_io(pid: int) -> dict[str, int]:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import psutil
+
 from hangwatch.capture import proc
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
 from hangwatch.capture.syscalls import SocketTable, SocketTables, blocked_call, describe_fd
@@ -94,11 +96,9 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
     parent = infos.get(st.ppid)
     forked = parent is not None and parent.cmdline == cmdline and parent.exe == exe
     try:
-        import psutil
-
         create_time = psutil.Process(pid).create_time()
-    except Exception:  # noqa: BLE001 - psutil raises many kinds; the value is only informative
-        create_time = 0.0
+    except psutil.Error:
+        create_time = 0.0  # gone meanwhile: the value is only informative
     rank = proc.int_or_none(env.get("RANK")) if role in (Role.RANK, Role.DATALOADER_WORKER, Role.ORPHAN,
                                                          Role.CHILD, Role.MAIN) else None
     return ProcessInfo(

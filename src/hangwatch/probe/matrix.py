@@ -20,10 +20,9 @@ from hangwatch.capture import capture_job
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import CaptureError, UsageError
-from hangwatch.incident import Finding
 from hangwatch.probe.items import ItemReport, scan_items
 from hangwatch.probe.target import Target, load_target
-from hangwatch.recover.terminate import JobTracker, end_tree
+from hangwatch.recover.terminate import JobTracker, end_tree, popen_waiter
 
 SCHEMA = "hangwatch.probe/1"
 STARTUP_ALLOWANCE_S = 30.0  # a cell's first batch may take this long (spawn imports torch in each worker)
@@ -101,11 +100,6 @@ class ProbeResult:
         return out
 
 
-def _finding_dict(f: Finding) -> dict[str, Any]:
-    d = asdict(f)
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
-
-
 def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions, batch_size: int) -> None:
     spec = {"target": target.spec, "loader": cell.loader_kwargs(batch_size), "indices": indices,
             "epochs": opts.epochs, "samples": opts.samples}
@@ -136,7 +130,7 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     if hung:
         cell.status = "hung"
         cell.finding = _diagnose_hung(proc.pid)
-    end_tree(tracker, 2.0, lambda t: _wait(proc, t))
+    end_tree(tracker, 2.0, popen_waiter(proc))
     for r in readers:
         r.join(5)
     cell.seconds = time.monotonic() - t0
@@ -151,7 +145,7 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     cell.status = "crashed"
     tail = "".join(errors)
     findings = diagnose_crash(proc.returncode if proc.returncode is not None else 1, tail)
-    cell.finding = _finding_dict(findings[0])
+    cell.finding = findings[0].to_dict()
 
 
 def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tracker: JobTracker,
@@ -190,14 +184,6 @@ def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tr
             return None, True, peak
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    try:
-        proc.wait(timeout=timeout)
-        return True
-    except subprocess.TimeoutExpired:
-        return False
-
-
 def _rss(p: psutil.Process) -> float:
     try:
         return float(p.memory_info().rss)
@@ -210,7 +196,7 @@ def _diagnose_hung(pid: int) -> dict[str, Any] | None:
         evidence = capture_job(pid, 1.0)
     except CaptureError:
         return None
-    return _finding_dict(diagnose(evidence).findings[0])
+    return diagnose(evidence).findings[0].to_dict()
 
 
 def probe(spec: str, opts: ProbeOptions, on_update: Callable[[ProbeResult], None] = lambda r: None) -> ProbeResult:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +43,19 @@ class JobTracker:
             except psutil.Error:
                 continue
         return out
+
+
+def popen_waiter(popen: subprocess.Popen[bytes]) -> Callable[[float], bool]:
+    """``wait_root`` for end_tree: wait for our own child through its Popen (only it may reap it)."""
+
+    def wait(timeout: float) -> bool:
+        try:
+            popen.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    return wait
 
 
 @dataclass(frozen=True)

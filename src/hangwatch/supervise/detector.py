@@ -63,7 +63,6 @@ class StallDetector:
         self.phase_name: str | None = None
         self.extended_until: float | None = None
         self.extended_total = 0.0
-        self.suspect_since: float | None = None
 
     # --- inputs -------------------------------------------------------------------------------
     def progress(self, p: Progress) -> bool:
@@ -82,7 +81,6 @@ class StallDetector:
             self.state = State.PROGRESSING
         self.extended_until = None
         self.extended_total = 0.0
-        self.suspect_since = None
         return True
 
     def set_phase(self, name: str | None, deadline: float | None) -> None:
@@ -124,7 +122,6 @@ class StallDetector:
         if now < self.deadline():
             return False
         self.state = State.SUSPECT
-        self.suspect_since = now
         return True
 
     def stalled_for(self, now: float) -> float:

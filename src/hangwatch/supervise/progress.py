@@ -116,7 +116,3 @@ class ProgressParser:
             if c is not None:
                 out[int(m.group(1))] = c
         return out
-
-    def feed(self, chunk: bytes) -> Counter | None:
-        """Parse ``chunk`` as the newest output (for callers without an OutputTail)."""
-        return self.latest(chunk[-TAIL_BYTES:])

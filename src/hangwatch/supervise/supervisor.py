@@ -16,7 +16,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -36,7 +35,7 @@ from hangwatch.diagnose.distributed import merge_nodes, rank_summaries
 from hangwatch.errors import CaptureError
 from hangwatch.evidence import Evidence
 from hangwatch.incident import Action, Finding, Incident, LastProgress, Verdict
-from hangwatch.recover.terminate import JobTracker, Termination, end_tree
+from hangwatch.recover.terminate import JobTracker, Termination, end_tree, popen_waiter
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.supervise.coord import Coordinator
 from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
@@ -111,7 +110,6 @@ class Attempt:
     tracker: JobTracker
     max_step: int | None = None
     progressed: bool = False
-    hung: bool = False
     stall_started: float | None = None  # the last progress before a declared stall
     hb_counts: dict[int, int] = field(default_factory=dict)
     action: OnHang = OnHang.REPORT  # what is done on a hang: ours, or the decision all nodes agreed on
@@ -327,7 +325,6 @@ class Supervisor:
             stalled = p.at - a.stall_started
             self.stalled_seconds += stalled
             a.stall_started = None
-            a.hung = False
             self.rundir.event("recovered", attempt=a.number, stalled_seconds=round(stalled, 1), step=p.step)
             self._stderr(f"hangwatch: the job made progress again after {stalled:.0f} s (step {p.step}).")
         if p.at - self._last_progress_event >= PROGRESS_EVENT_EVERY_S:
@@ -366,7 +363,6 @@ class Supervisor:
             self.state = "progressing"
             return None
         det.declare_hung()
-        a.hung = True
         a.stall_started = det.last.at if det.last else a.started_at
         self.state = "hung"
         if self.coord is not None:  # one decision for all nodes: the first one proposed wins
@@ -462,16 +458,9 @@ class Supervisor:
         return command_name(self.cfg.argv)
 
     def _terminate(self, a: Attempt, reason: str, first: int = signal.SIGTERM) -> Termination:
-        def wait_root(timeout: float) -> bool:
-            try:
-                a.launched.popen.wait(timeout=timeout)
-                return True
-            except subprocess.TimeoutExpired:
-                return False
-
         self.rundir.event("terminate", attempt=a.number, reason=reason, signal=signal.Signals(first).name,
                           grace_seconds=self.cfg.kill_grace)
-        term = end_tree(a.tracker, self.cfg.kill_grace, wait_root, first_signal=first)
+        term = end_tree(a.tracker, self.cfg.kill_grace, popen_waiter(a.launched.popen), first_signal=first)
         a.launched.join_pumps(5.0)
         if a.stall_started is not None:
             self.stalled_seconds += time.time() - a.stall_started
