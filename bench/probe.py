@@ -13,8 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from hangwatch.probe.matrix import Cell, ProbeOptions, probe, run_cell
+from hangwatch.probe.matrix import ProbeOptions, probe, run_cell
 from hangwatch.probe.target import load_target
+from hangwatch.records.probe import Cell
 
 TARGET = f"{Path(__file__).resolve().parent.parent / 'tests' / 'probe_targets.py'}:costly"
 
@@ -30,7 +31,7 @@ def main() -> None:
     best, speedup = rec
     print(f"default probe: {len(result.cells) + 1} configurations in {elapsed:.1f} s (target <= 120 s)")
     for c in [result.baseline, *result.cells]:
-        print(f"  {c.label():<36} {c.status:<8} {c.samples_per_s or 0:8.1f} samples/s  first batch "
+        print(f"  {c.label():<36} {c.status.value:<8} {c.samples_per_s or 0:8.1f} samples/s  first batch "
               f"{c.first_batch_s or 0:.2f} s  peak {c.peak_rss_mb or 0:.0f} MB")
     again = Cell(best.multiprocessing_context, best.num_workers, best.persistent_workers)
     target = load_target(TARGET)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import clean_env
 
-from hangwatch.probe.doctor import DoctorInputs, check_network_fs, mount_of
+from hangwatch.doctor.checks import DoctorInputs, check_network_fs, mount_of
 
 
 def doctor(*args: str, env: dict[str, str] | None = None, nofile: int | None = None) -> tuple[int, dict]:

@@ -27,19 +27,19 @@ def assert_where(finding: dict, script: str, tag: str = "HANG-HERE") -> None:
 def test_dataloader_worker_stuck(start_job, script):
     job = start_job(script)
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "dataloader.worker_stuck", rc
+    root = root_cause(incident)
+    assert root["cause"] == "dataloader.worker_stuck", root
     assert incident["verdict"] == "hung"
-    assert_where(rc, script)
-    assert role_of(incident, rc["where"]["pid"]) == "dataloader_worker"
-    assert rc["where"]["pid"] == job.ready_pids()["ready"]
+    assert_where(root, script)
+    assert role_of(incident, root["where"]["pid"]) == "dataloader_worker"
+    assert root["where"]["pid"] == job.ready_pids()["ready"]
 
 
 def test_spinning_worker_is_reported_as_spinning(start_job):
     job = start_job("dl_worker_spin.py")
-    rc = root_cause(inspect_json(job.pid))
-    assert "spinning" in rc["summary"]
-    assert any("% CPU" in e for e in rc["evidence"])
+    root = root_cause(inspect_json(job.pid))
+    assert "spinning" in root["summary"]
+    assert any("% CPU" in e for e in root["evidence"])
 
 
 def test_worker_pid_finds_its_main(start_job):
@@ -47,68 +47,68 @@ def test_worker_pid_finds_its_main(start_job):
     worker = job.ready_pids()["ready"]
     incident = inspect_json(worker)
     assert role_of(incident, job.pid) == "main"
-    rc = root_cause(incident)
-    assert rc["cause"] == "dataloader.worker_stuck"
-    assert rc["where"]["pid"] == worker
+    root = root_cause(incident)
+    assert root["cause"] == "dataloader.worker_stuck"
+    assert root["where"]["pid"] == worker
 
 
 def test_batch_lost(start_job):
     job = start_job("dl_batch_lost.py")
-    rc = root_cause(inspect_json(job.pid))
-    assert rc["cause"] == "dataloader.batch_lost", rc
-    assert_where(rc, "dl_batch_lost.py")
-    assert rc["where"]["pid"] == job.pid
-    assert any("feeder" in e for e in rc["evidence"]), rc["evidence"]
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "dataloader.batch_lost", root
+    assert_where(root, "dl_batch_lost.py")
+    assert root["where"]["pid"] == job.pid
+    assert any("feeder" in e for e in root["evidence"]), root["evidence"]
 
 
 def test_fork_inherited_lock(start_job):
     job = start_job("fork_lock.py")
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "fork.inherited_lock", rc
-    assert_where(rc, "fork_lock.py")
-    assert role_of(incident, rc["where"]["pid"]) == "dataloader_worker"
-    assert any("metrics-uploader" in e for e in rc["evidence"])
-    assert any("spawn" in f for f in rc["fix"])
+    root = root_cause(incident)
+    assert root["cause"] == "fork.inherited_lock", root
+    assert_where(root, "fork_lock.py")
+    assert role_of(incident, root["where"]["pid"]) == "dataloader_worker"
+    assert any("metrics-uploader" in e for e in root["evidence"])
+    assert any("spawn" in f for f in root["fix"])
 
 
 def test_busy_loop(start_job):
     job = start_job("busy_loop.py")
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "code.busy_loop", rc
+    root = root_cause(incident)
+    assert root["cause"] == "code.busy_loop", root
     assert incident["verdict"] == "hung"
-    assert_where(rc, "busy_loop.py")
+    assert_where(root, "busy_loop.py")
 
 
 def test_deadlock(start_job):
     job = start_job("deadlock.py")
-    rc = root_cause(inspect_json(job.pid))
-    assert rc["cause"] == "code.deadlock", rc
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "code.deadlock", root
     lines = {marker("deadlock.py", t)[1] for t in ("HANG-HERE:saver", "HANG-HERE:logger")}
-    assert rc["where"]["line"] in lines
-    assert rc["where"]["file"] == marker("deadlock.py", "HANG-HERE:saver")[0]
-    assert sum("waits on a lock" in e for e in rc["evidence"]) >= 2
+    assert root["where"]["line"] in lines
+    assert root["where"]["file"] == marker("deadlock.py", "HANG-HERE:saver")[0]
+    assert sum("waits on a lock" in e for e in root["evidence"]) >= 2
 
 
 def test_network_wait(start_job):
     job = start_job("network_wait.py")
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "io.network_wait", rc
+    root = root_cause(incident)
+    assert root["cause"] == "io.network_wait", root
     assert incident["verdict"] == "hung"
-    assert_where(rc, "network_wait.py")
+    assert_where(root, "network_wait.py")
 
 
 def test_stopped_process_is_reported_and_left_stopped(start_job):
     job = start_job("sleeper.py")
     os.kill(job.pid, signal.SIGSTOP)
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "process.stopped"
+    root = root_cause(incident)
+    assert root["cause"] == "process.stopped"
     assert incident["verdict"] == "stopped"
-    assert_where(rc, "sleeper.py")
-    assert any(f"kill -CONT {job.pid}" in f for f in rc["fix"])
+    assert_where(root, "sleeper.py")
+    assert any(f"kill -CONT {job.pid}" in f for f in root["fix"])
     with open(f"/proc/{job.pid}/stat") as f:
         assert f.read().rsplit(")", 1)[1].split()[0] == "T"  # we did not continue it
 
@@ -116,39 +116,39 @@ def test_stopped_process_is_reported_and_left_stopped(start_job):
 def test_unknown_still_points_at_the_line(start_job):
     job = start_job("sleeper.py")
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "unknown"
+    root = root_cause(incident)
+    assert root["cause"] == "unknown"
     assert incident["verdict"] == "hung"
-    assert_where(rc, "sleeper.py")
+    assert_where(root, "sleeper.py")
     with open(f"/proc/{job.pid}/stat") as f:
         assert f.read().rsplit(")", 1)[1].split()[0] == "S"  # capture never leaves a target stopped
 
 
 def test_child_wait_subprocess(start_job):
     job = start_job("child_wait.py")
-    rc = root_cause(inspect_json(job.pid))
-    assert rc["cause"] == "child.wait", rc
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "child.wait", root
     child_script = job.tmp / "preprocess.py"
-    assert rc["where"]["file"] == str(child_script)
-    assert rc["where"]["line"] == marker(child_script, "HANG-HERE:child")[1]
-    assert rc["where"]["pid"] == job.ready_pids()["ready"]
+    assert root["where"]["file"] == str(child_script)
+    assert root["where"]["line"] == marker(child_script, "HANG-HERE:child")[1]
+    assert root["where"]["pid"] == job.ready_pids()["ready"]
 
 
 def test_child_wait_queue_join_before_get(start_job):
     job = start_job("mp_queue_join.py")
-    rc = root_cause(inspect_json(job.pid))
-    assert rc["cause"] == "child.wait", rc
-    assert_where(rc, "mp_queue_join.py")
-    assert any("join before get" in e for e in rc["evidence"]), rc["evidence"]
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "child.wait", root
+    assert_where(root, "mp_queue_join.py")
+    assert any("join before get" in e for e in root["evidence"]), root["evidence"]
 
 
 def test_output_buffered(start_job):
     job = start_job("output_buffered.py")
     incident = inspect_json(job.pid, window=2.5)
-    rc = root_cause(incident)
-    assert rc["cause"] == "output.buffered", rc
+    root = root_cause(incident)
+    assert root["cause"] == "output.buffered", root
     assert incident["verdict"] == "progressing"
-    assert rc["where"]["file"] == str(SCENARIOS / "output_buffered.py")
+    assert root["where"]["file"] == str(SCENARIOS / "output_buffered.py")
 
 
 def test_same_job_unbuffered_is_not_flagged(start_job):
@@ -161,10 +161,10 @@ def test_same_job_unbuffered_is_not_flagged(start_job):
 def test_compile_in_progress_is_not_hung(start_job):
     job = start_job("compile_job.py")
     incident = inspect_json(job.pid, window=3.0)
-    rc = root_cause(incident)
-    assert rc["cause"] == "compile.in_progress", rc
+    root = root_cause(incident)
+    assert root["cause"] == "compile.in_progress", root
     assert incident["verdict"] == "slow"
-    assert_where(rc, "compile_job.py")
+    assert_where(root, "compile_job.py")
 
 
 def _free_port() -> int:
@@ -178,11 +178,11 @@ def test_distributed_peer_stuck_names_culprit_rank(start_job):
             "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py")]
     job = start_job(argv, ready_count=2)
     incident = inspect_json(job.pid, window=2.0)
-    rc = root_cause(incident)
-    assert rc["cause"] == "distributed.peer_stuck", rc
-    assert rc["where"]["rank"] == 1
-    assert rc["where"]["pid"] == job.ready_pids()["rank1"]
-    assert_where(rc, "dist_peer.py", "HANG-HERE:culprit")
+    root = root_cause(incident)
+    assert root["cause"] == "distributed.peer_stuck", root
+    assert root["where"]["rank"] == 1
+    assert root["where"]["pid"] == job.ready_pids()["rank1"]
+    assert_where(root, "dist_peer.py", "HANG-HERE:culprit")
     roles = {p["role"] for p in incident["processes"]}
     assert {"launcher", "rank"} <= roles
     # The same answer from a victim rank's PID.
@@ -194,37 +194,37 @@ def test_rendezvous_wait(start_job):
     env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
            "MASTER_PORT": str(_free_port())}
     job = start_job("dist_rendezvous.py", env=env)
-    rc = root_cause(inspect_json(job.pid))
-    assert rc["cause"] == "distributed.rendezvous_wait", rc
-    assert_where(rc, "dist_rendezvous.py")
-    assert any("WORLD_SIZE=2" in e for e in rc["evidence"])
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "distributed.rendezvous_wait", root
+    assert_where(root, "dist_rendezvous.py")
+    assert any("WORLD_SIZE=2" in e for e in root["evidence"])
 
 
 def test_network_wait_in_a_prefetch_thread(start_job):
     job = start_job("thread_prefetch.py")
-    rc = root_cause(inspect_json(job.pid))
-    assert rc["cause"] == "io.network_wait", rc
-    assert_where(rc, "thread_prefetch.py")
-    assert rc["where"]["tid"] != job.pid
-    assert any("prefetcher" in e for e in rc["evidence"])
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "io.network_wait", root
+    assert_where(root, "thread_prefetch.py")
+    assert root["where"]["tid"] != job.pid
+    assert any("prefetcher" in e for e in root["evidence"])
 
 
 def test_child_wait_os_system(start_job):
     job = start_job("os_system.py")
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "child.wait", rc
-    assert_where(rc, "os_system.py")  # the child is not Python: the parent's line that waits
-    assert any("sleep 600" in e for e in rc["evidence"])
+    root = root_cause(incident)
+    assert root["cause"] == "child.wait", root
+    assert_where(root, "os_system.py")  # the child is not Python: the parent's line that waits
+    assert any("sleep 600" in e for e in root["evidence"])
 
 
 def test_distributed_ranks_started_by_mp_spawn(start_job):
     job = start_job("dist_spawn.py", ready_count=2, env={"HW_PORT": str(_free_port())})
     incident = inspect_json(job.pid)
-    rc = root_cause(incident)
-    assert rc["cause"] == "distributed.peer_stuck", rc
-    assert rc["where"]["rank"] == 1 and rc["where"]["pid"] == job.ready_pids()["rank1"]
-    assert_where(rc, "dist_spawn.py")
+    root = root_cause(incident)
+    assert root["cause"] == "distributed.peer_stuck", root
+    assert root["where"]["rank"] == 1 and root["where"]["pid"] == job.ready_pids()["rank1"]
+    assert_where(root, "dist_spawn.py")
     ranks = sorted((p["rank"], p["pid"]) for p in incident["processes"] if p["role"] == "rank")
     assert [r for r, _ in ranks] == [0, 1]
 
@@ -233,8 +233,8 @@ def test_ranks_in_different_collectives_name_the_odd_one(start_job):
     argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "3",
             "--master-port", str(_free_port()), str(SCENARIOS / "dist_diverged.py")]
     job = start_job(argv, ready_count=3)
-    rc = root_cause(inspect_json(job.pid, window=1.5))
-    assert rc["cause"] == "distributed.peer_stuck", rc
-    assert rc["where"]["rank"] == 2
-    assert_where(rc, "dist_diverged.py", "HANG-HERE:odd")
-    assert "barrier" in rc["summary"]
+    root = root_cause(inspect_json(job.pid, window=1.5))
+    assert root["cause"] == "distributed.peer_stuck", root
+    assert root["where"]["rank"] == 2
+    assert_where(root, "dist_diverged.py", "HANG-HERE:odd")
+    assert "barrier" in root["summary"]

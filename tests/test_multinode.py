@@ -71,10 +71,10 @@ def test_both_nodes_name_the_culprit_node_and_rank(nodes):
     path, line = marker("dist_peer.py", "HANG-HERE:culprit")
     for (code, _, err), r in zip(results, nodes, strict=True):
         assert code == 124, err.decode()[-3000:]
-        rc = r.incident()["findings"][0]
-        assert rc["cause"] == "distributed.peer_stuck", rc
-        assert (rc["where"]["rank"], rc["where"]["file"], rc["where"]["line"]) == (1, path, line)
-        assert rc["summary"].startswith("Rank 1 on node 1 is stuck in load_shard")
+        root = r.incident()["findings"][0]
+        assert root["cause"] == "distributed.peer_stuck", root
+        assert (root["where"]["rank"], root["where"]["file"], root["where"]["line"]) == (1, path, line)
+        assert root["summary"].startswith("Rank 1 on node 1 is stuck in load_shard")
 
 
 def test_a_restart_restarts_both_nodes_and_both_resume(nodes, tmp_path):

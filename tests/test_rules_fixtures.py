@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import marker
 
-from hangwatch.build import build_incident
 from hangwatch.diagnose import diagnose
+from hangwatch.diagnose.assemble import build_incident
 from hangwatch.evidence import Evidence
 from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
 from hangwatch.incident import Incident
@@ -151,7 +151,7 @@ def test_peer_stuck_with_every_rank_in_the_collective_is_not_reported():
     ("/home/me/project/bin/train.py", False),
 ])
 def test_user_code_vs_library(path, library):
-    from hangwatch.diagnose.signatures import is_library_file
+    from hangwatch.signatures import is_library_file
     assert is_library_file(path) is library
 
 
@@ -159,14 +159,14 @@ def test_a_rank_missing_from_the_collective_is_named():
     ev = load("distributed_peer_stuck_names_culprit_rank")
     procs = tuple(p for p in ev.processes if p.info.rank != 1)  # rank 1 crashed, or lives on another node
     d = diagnose(replace(ev, processes=procs))
-    rc = d.findings[0]
-    assert (rc.cause, d.verdict.value) == ("distributed.peer_stuck", "hung")
-    assert rc.where is not None and rc.where.rank == 1 and rc.where.file is None
-    assert any("ranks not running on this node: [1]" in e for e in rc.evidence)
+    root = d.findings[0]
+    assert (root.cause, d.verdict.value) == ("distributed.peer_stuck", "hung")
+    assert root.where is not None and root.where.rank == 1 and root.where.file is None
+    assert any("ranks not running on this node: [1]" in e for e in root.evidence)
 
 
 def test_peer_stuck_cites_each_ranks_last_progress():
     ev = load("distributed_peer_stuck_names_culprit_rank")
     ev = replace(ev, rank_progress=((0, ev.started_at - 3, 41), (1, ev.started_at - 14, 38)))
-    rc = diagnose(ev).findings[0]
-    assert "last progress by rank, oldest first: rank 1 step 38 (14 s before), rank 0 step 41 (3 s before)" in rc.evidence
+    root = diagnose(ev).findings[0]
+    assert "last progress by rank, oldest first: rank 1 step 38 (14 s before), rank 0 step 41 (3 s before)" in root.evidence

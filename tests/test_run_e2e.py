@@ -203,6 +203,9 @@ def test_restarts_stop_when_attempts_make_no_new_progress(run, tmp_path):
     assert r.returncode == 124
     assert b"without any new progress" in r.stderr
     assert run.summary()["attempts"] == 2
+    # The label on disk says what happened: attempt 1 was restarted, attempt 2 (no new progress) only killed.
+    assert [run.incident(n)["action"] for n in (1, 2)] == ["restarted", "killed"]
+    assert [e["action"] for e in run.events() if e["event"] == "action"] == ["restarted", "killed"]
 
 
 @pytest.mark.parametrize(("script", "args", "extra"), [

@@ -10,9 +10,9 @@ import pytest
 
 from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import UsageError
+from hangwatch.recover.fallback import apply_fallback, command_for_attempt
 from hangwatch.supervise.config import build_config
 from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
-from hangwatch.supervise.fallback import apply_fallback, command_for_attempt
 from hangwatch.supervise.heartbeat import read_heartbeats
 from hangwatch.supervise.progress import OutputTail, ProgressParser
 

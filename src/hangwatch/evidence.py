@@ -35,6 +35,7 @@ class Frame:
 
 @dataclass(frozen=True)
 class ThreadSample:
+    """One thread in one sample: state, CPU ticks, GIL, blocking call, Python frames."""
     tid: int
     name: str  # Python thread name when known, else the OS thread name (comm)
     state: str  # kernel state letter: R S D T t Z I
@@ -49,6 +50,7 @@ class ThreadSample:
 
 @dataclass(frozen=True)
 class ProcessSample:
+    """One process in one sample: state, CPU, I/O counters, its threads."""
     at: float  # unix time of this sample
     state: str  # kernel state letter of the process
     cpu_seconds: float  # user + system
@@ -65,6 +67,7 @@ class ProcessSample:
 
 @dataclass(frozen=True)
 class ProcessInfo:
+    """What is read of a process once: pid, role, rank, command line, environment keys."""
     pid: int
     ppid: int
     pgid: int
@@ -87,6 +90,7 @@ class ProcessInfo:
 
 @dataclass(frozen=True)
 class ProcessEvidence:
+    """One process across the capture: its info and its samples."""
     info: ProcessInfo
     samples: tuple[ProcessSample, ...]
     exited: bool = False  # it was seen, then disappeared during the window
@@ -95,6 +99,7 @@ class ProcessEvidence:
 
 @dataclass(frozen=True)
 class Evidence:
+    """A capture: every process of the job sampled over a window, with notes on what could not be read."""
     target_pid: int
     root_pid: int
     started_at: float
@@ -107,8 +112,3 @@ class Evidence:
     # output, when the supervisor knows it (empty for `inspect`)
     rank_progress: tuple[tuple[int, float, int | None], ...] = ()
 
-    def process(self, pid: int) -> ProcessEvidence | None:
-        for p in self.processes:
-            if p.info.pid == pid:
-                return p
-        return None

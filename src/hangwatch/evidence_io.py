@@ -20,6 +20,7 @@ SCHEMA = "hangwatch.evidence/1"
 
 
 def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
+    """Evidence as a ``hangwatch.evidence/1`` JSON object."""
     d = asdict(ev)
     d["schema"] = SCHEMA
     for p in d["processes"]:
@@ -28,10 +29,12 @@ def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
 
 
 def evidence_to_json(ev: Evidence) -> str:
+    """Evidence as ``hangwatch.evidence/1`` JSON text."""
     return json.dumps(evidence_to_dict(ev), indent=1)
 
 
 def evidence_from_dict(d: dict[str, Any]) -> Evidence:
+    """Read ``hangwatch.evidence/1`` (recorded fixtures, bug reports)."""
     if d.get("schema") != SCHEMA:
         raise ValueError(f"not a {SCHEMA} object")
     procs = []

@@ -14,6 +14,7 @@ SCHEMA = "hangwatch.incident/1"
 
 
 class Verdict(str, Enum):
+    """SPEC's verdicts."""
     HUNG = "hung"
     SLOW = "slow"
     PROGRESSING = "progressing"
@@ -22,6 +23,7 @@ class Verdict(str, Enum):
 
 
 class Action(str, Enum):
+    """What hangwatch did about an incident."""
     REPORTED = "reported"
     KILLED = "killed"
     RESTARTED = "restarted"
@@ -30,13 +32,21 @@ class Action(str, Enum):
 
 @dataclass(frozen=True)
 class FrameRecord:
+    """One Python frame."""
+
     function: str
     file: str
     line: int
 
+    def short(self) -> str:
+        """``function (file.py:line)``."""
+        return f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
+
 
 @dataclass(frozen=True)
 class ThreadRecord:
+    """One thread and its stack, innermost frame first."""
+
     tid: int
     name: str
     idle: bool
@@ -45,6 +55,8 @@ class ThreadRecord:
 
 @dataclass(frozen=True)
 class ProcessRecord:
+    """One process of the job as captured."""
+
     pid: int
     ppid: int
     role: str
@@ -53,10 +65,24 @@ class ProcessRecord:
     cpu_percent: float | None
     cmdline: str
     threads: tuple[ThreadRecord, ...] = ()
+    # Where its main thread is: the innermost user frame, then the library frame it waits in when
+    # they differ (an addition to SPEC's fields).
+    where: tuple[FrameRecord, ...] = ()
+
+    @property
+    def main_thread(self) -> ThreadRecord | None:
+        """The thread whose tid is the pid (else the first one)."""
+        return next((t for t in self.threads if t.tid == self.pid), self.threads[0] if self.threads else None)
+
+    def where_text(self) -> str:
+        """``train (train.py:40) > _try_get_data (dataloader.py:1133)``, or why there is none."""
+        return " > ".join(f.short() for f in self.where) if self.where else "no Python stack"
 
 
 @dataclass(frozen=True)
 class Where:
+    """The innermost user frame that explains a finding (SPEC ``where``)."""
+
     pid: int
     rank: int | None
     tid: int | None
@@ -65,9 +91,19 @@ class Where:
     function: str | None
     code: str | None = None  # the source line's text (an addition to SPEC's fields)
 
+    def location(self) -> str:
+        """``/abs/path/file.py:LINE``."""
+        return f"{self.file}:{self.line}"
+
+    def owner(self) -> str:
+        """``pid 42`` or ``pid 42, rank 3``."""
+        return f"pid {self.pid}" + (f", rank {self.rank}" if self.rank is not None else "")
+
 
 @dataclass(frozen=True)
 class Finding:
+    """A cause, how sure, where, the evidence a person can check, and the fix."""
+
     cause: str
     confidence: float
     summary: str
@@ -76,12 +112,22 @@ class Finding:
     fix: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """The finding as SPEC's JSON object."""
         out: dict[str, Any] = _lists(asdict(self))
         return out
+
+    @classmethod
+    def from_dict(cls, f: dict[str, Any]) -> Finding:
+        """Read a finding's JSON object."""
+        w = f.get("where")
+        return cls(cause=f["cause"], confidence=float(f["confidence"]), summary=f["summary"],
+                   where=Where(**w) if w else None, evidence=tuple(f["evidence"]), fix=tuple(f["fix"]))
 
 
 @dataclass(frozen=True)
 class LastProgress:
+    """The newest progress before the incident."""
+
     at: float
     step: int | None
     source: str
@@ -89,6 +135,8 @@ class LastProgress:
 
 @dataclass(frozen=True)
 class Incident:
+    """SPEC's incident: verdict, processes, findings (root cause first)."""
+
     verdict: Verdict
     detected_at: float
     last_progress: LastProgress | None
@@ -102,9 +150,11 @@ class Incident:
 
     @property
     def root_cause(self) -> Finding | None:
+        """``findings[0]``, if any."""
         return self.findings[0] if self.findings else None
 
     def to_dict(self) -> dict[str, Any]:
+        """The incident as SPEC's JSON object, fields in SPEC's order, additions last."""
         d = asdict(self)
         d["verdict"] = self.verdict.value
         d["action"] = self.action.value
@@ -114,10 +164,12 @@ class Incident:
         return {k: _lists(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
+        """``hangwatch.incident/1`` JSON."""
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Incident:
+        """Read ``hangwatch.incident/1`` JSON (raises ValueError/KeyError on a malformed object)."""
         if d.get("schema") != SCHEMA:
             raise ValueError(f"not a {SCHEMA} object: schema is {d.get('schema')!r}")
         lp = d.get("last_progress")
@@ -129,7 +181,7 @@ class Incident:
             attempt=int(d["attempt"]),
             action=Action(d["action"]),
             processes=tuple(_process(p) for p in d["processes"]),
-            findings=tuple(_finding(f) for f in d["findings"]),
+            findings=tuple(Finding.from_dict(f) for f in d["findings"]),
             window_seconds=d.get("window_seconds"),
             notes=tuple(d.get("notes", ())),
         )
@@ -151,10 +203,5 @@ def _process(p: dict[str, Any]) -> ProcessRecord:
         for t in p["threads"]
     )
     return ProcessRecord(pid=p["pid"], ppid=p["ppid"], role=p["role"], rank=p["rank"], state=p["state"],
-                         cpu_percent=p["cpu_percent"], cmdline=p["cmdline"], threads=threads)
-
-
-def _finding(f: dict[str, Any]) -> Finding:
-    w = f.get("where")
-    return Finding(cause=f["cause"], confidence=float(f["confidence"]), summary=f["summary"],
-                   where=Where(**w) if w else None, evidence=tuple(f["evidence"]), fix=tuple(f["fix"]))
+                         cpu_percent=p["cpu_percent"], cmdline=p["cmdline"], threads=threads,
+                         where=tuple(FrameRecord(**f) for f in p.get("where", ())))

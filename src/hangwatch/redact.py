@@ -28,6 +28,7 @@ _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s
 
 
 def is_secret_name(name: str) -> bool:
+    """Whether an environment or option name looks like it holds a secret."""
     parts = [x for x in _NAME_SPLIT.split(name.lower()) if x]
     return bool(parts) and (any(x in _SECRET_PARTS for x in parts) or parts[-1] in _SECRET_LAST_PARTS)
 

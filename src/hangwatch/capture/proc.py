@@ -1,8 +1,7 @@
 """Reading /proc and walking a job's process tree.
 
 Everything here reads; nothing signals or attaches. Missing data (permission, a process that
-exits mid-read) comes back as ``None``, never as an exception, except where a caller must know
-the process is gone (``ProcessGone``).
+exits mid-read) comes back as ``None``, never as an exception.
 """
 
 from __future__ import annotations
@@ -39,10 +38,6 @@ ENV_KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"
             "CUDA_VISIBLE_DEVICES", "HANGWATCH_RUN_DIR", "HANGWATCH_ATTEMPT")
 
 
-class ProcessGone(Exception):
-    """The process disappeared while being read."""
-
-
 @dataclass(frozen=True)
 class Stat:
     """The fields of /proc/PID/stat (or task/TID/stat) that capture uses."""
@@ -59,6 +54,7 @@ class Stat:
 
 
 def read_text(path: Path) -> str | None:
+    """A file's text, or None where unreadable."""
     try:
         return path.read_text(errors="replace")
     except OSError:
@@ -66,6 +62,7 @@ def read_text(path: Path) -> str | None:
 
 
 def read_stat(path: Path) -> Stat | None:
+    """The fields capture uses of a /proc stat file, or None where unreadable."""
     raw = read_text(path)
     if not raw:
         return None
@@ -96,6 +93,7 @@ def read_environ(pid: int) -> dict[str, str]:
 
 
 def read_cmdline(pid: int) -> tuple[str, ...]:
+    """A process's argv, redacted (empty where unreadable)."""
     try:
         raw = (PROC / str(pid) / "cmdline").read_bytes()
     except OSError:
@@ -104,6 +102,7 @@ def read_cmdline(pid: int) -> tuple[str, ...]:
 
 
 def fd_target(pid: int, fd: int) -> str | None:
+    """What a file descriptor points to (a path, ``socket:[inode]``, ``pipe:[...]``), or None."""
     try:
         return os.readlink(PROC / str(pid) / "fd" / str(fd))
     except OSError:
@@ -111,6 +110,7 @@ def fd_target(pid: int, fd: int) -> str | None:
 
 
 def file_size(path: str | None) -> int | None:
+    """A file's size in bytes, or None."""
     if not path or not path.startswith("/") or path.startswith("/dev/"):
         return None
     try:
@@ -121,6 +121,7 @@ def file_size(path: str | None) -> int | None:
 
 
 def read_io(pid: int) -> dict[str, int]:
+    """The /proc/PID/io counters (empty where unreadable)."""
     raw = read_text(PROC / str(pid) / "io")
     out: dict[str, int] = {}
     for line in (raw or "").splitlines():
@@ -131,6 +132,7 @@ def read_io(pid: int) -> dict[str, int]:
 
 
 def exe_of(pid: int) -> str | None:
+    """The executable of a process, or None."""
     try:
         return os.readlink(PROC / str(pid) / "exe")
     except OSError:
@@ -156,10 +158,12 @@ def looks_like_python(pid: int, exe: str | None) -> bool:
 
 
 def list_pids() -> list[int]:
+    """Every pid on the machine."""
     return [int(p.name) for p in PROC.iterdir() if p.name.isdigit()]
 
 
 def is_launcher(comm: str, cmdline: tuple[str, ...]) -> bool:
+    """Whether a process is a distributed launcher (torchrun, deepspeed, accelerate)."""
     if comm == ELASTIC_AGENT_COMM:
         return True
     joined = " ".join(cmdline[:4])
@@ -167,11 +171,13 @@ def is_launcher(comm: str, cmdline: tuple[str, ...]) -> bool:
 
 
 def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
+    """Whether a process is one of inductor's compile workers."""
     return comm in COMPILER_COMMS or any(m in " ".join(cmdline) for m in COMPILE_WORKER_MARKERS)
 
 
 @dataclass(frozen=True)
 class JobMember:
+    """A process found to belong to the job, with what capture needs to know of it."""
     pid: int
     orphan: bool  # found by process group/session, not as a descendant of the root
 
@@ -244,6 +250,7 @@ def main_pid_of(root: int, members: list[JobMember]) -> int:
 
 def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, ...], env: dict[str, str],
                 parent_env: dict[str, str], orphan: bool, thread_comms: list[str]) -> Role:
+    """The role of a job member: main, worker, rank, launcher, compile worker, child, orphan."""
     if orphan:
         return Role.ORPHAN
     if comm == DATALOADER_WORKER_COMM or DATALOADER_WORKER_COMM in thread_comms:
@@ -264,6 +271,7 @@ def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, .
 
 
 def int_or_none(v: str | None) -> int | None:
+    """``int(v)``, or None for a missing or malformed value."""
     try:
         return int(v) if v is not None else None
     except ValueError:

@@ -26,6 +26,7 @@ DEFAULT_TIMEOUT_S = 8.0
 
 @dataclass(frozen=True)
 class RawThread:
+    """One thread of a py-spy dump."""
     tid: int  # OS thread id
     name: str | None
     active: bool
@@ -35,6 +36,7 @@ class RawThread:
 
 @dataclass(frozen=True)
 class StackResult:
+    """One process's py-spy dump: its threads, or why none could be read."""
     threads: tuple[RawThread, ...] | None
     error: str | None  # one line a person can act on when threads is None
 
@@ -51,6 +53,7 @@ def find_py_spy() -> str | None:
 
 
 def require_py_spy() -> str:
+    """The py-spy binary to use; CaptureError with the fix when there is none."""
     path = find_py_spy()
     if path is None:
         raise CaptureError("py-spy is not installed, so no Python stacks can be read",

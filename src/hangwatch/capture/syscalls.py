@@ -58,6 +58,7 @@ class SocketTables:
         self._by_ns: dict[str, SocketTable] = {}
 
     def for_pid(self, pid: int) -> SocketTable:
+        """The socket table of the network namespace ``pid`` lives in (read once per namespace)."""
         try:
             ns = os.readlink(PROC / str(pid) / "ns" / "net")
         except OSError:
@@ -75,6 +76,7 @@ class SocketTable:
         self._table: dict[str, str] | None = None
 
     def lookup(self, inode: str) -> str | None:
+        """``local -> remote`` of a socket inode, or None."""
         if self._table is None:
             self._table = {}
             for proto in ("tcp", "tcp6", "udp", "udp6"):
@@ -90,6 +92,7 @@ class SocketTable:
 
 
 def describe_fd(pid: int, fd: int, sockets: SocketTable) -> str | None:
+    """What ``fd`` of ``pid`` is, in words a finding can quote (a TCP peer, a pipe, a path)."""
     try:
         target = os.readlink(PROC / str(pid) / "fd" / str(fd))
     except OSError:

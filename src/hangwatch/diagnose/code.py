@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ThreadView, describe, innermost_user
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
-
-BUSY_FIX = (
-    "Fix the loop at the location shown: its exit condition is never met for this input.",
-    "Log the loop's inputs (sample index, file) before it to find the input that triggers it.",
-)
-WAIT_FOREVER_FIX = (
-    "Nothing left in the process can set what it waits for: the thread that should (a producer, a "
-    "callback) has exited or never started. Make it signal on every path, including errors.",
-    "Use timeouts: Event.wait(timeout=...), Queue.get(timeout=...), Thread.join(timeout=...), so a wait "
-    "that can never end raises.",
-)
-DEADLOCK_FIX = (
-    "Take locks in one fixed order everywhere, or hold one lock at a time.",
-    "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "
-    "so a wait that can never end raises.",
-    "Add faulthandler.dump_traceback_later() for a post-mortem of every thread.",
-)
+from hangwatch.signatures import BUSY_FIX, DEADLOCK_FIX, WAIT_FOREVER_FIX
 
 
 def busy_loop_rule(ctx: Context) -> list[Hit]:
+    """code.busy_loop: a process spinning at high CPU in the same user frames."""
     hits = []
     workers_handled = {w.pid for m, _ in ctx.loader_waiters() for w in ctx.workers_of(m.pid)}
     for v in ctx.views:
@@ -61,16 +46,16 @@ def _sync_wait(t: ThreadView) -> str | None:
     if not frames or not t.idle_throughout:
         return None
     user = innermost_user(frames)
-    if user is not None and sig.SLEEP_LINE.search(user.code or ""):
+    if user is not None and sg.SLEEP_LINE.search(user.code or ""):
         return None
     top = frames[0]
-    if sig.is_user(top) and sig.is_lock_line(top.code):
+    if sg.is_user(top) and sg.is_lock_line(top.code):
         return "lock"
     for f in frames:
-        if sig.is_user(f):
+        if sg.is_user(f):
             break
-        if sig.matches_any(f, sig.THREAD_SYNC):
-            m = sig.method(f)
+        if sg.matches_any(f, sg.THREAD_SYNC):
+            m = sg.method(f)
             if m in ("join", "_wait_for_tstate_lock"):
                 return "join"
             if f.file.endswith("/queue.py"):
@@ -82,6 +67,7 @@ def _sync_wait(t: ThreadView) -> str | None:
 
 
 def deadlock_rule(ctx: Context) -> list[Hit]:
+    """code.deadlock: threads waiting on locks, events or queues that nothing will release."""
     hits = []
     for v in ctx.views:
         if v.role == Role.DATALOADER_WORKER or not v.has_stacks or (v.cpu_percent or 0.0) > 5.0:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import describe, innermost_user
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
-
-COMPILE_FIX = (
-    "Nothing is wrong yet: give it time (first compiles of large models take minutes).",
-    "TORCH_LOGS=recompiles shows whether it recompiles for new shapes; mark_dynamic or dynamic=True avoids that.",
-    "Keep the compile cache on local disk (TORCHINDUCTOR_CACHE_DIR) so restarts do not recompile.",
-    "If it never finishes: TORCHINDUCTOR_COMPILE_THREADS=1, or TORCHDYNAMO_DISABLE=1 to run without compile.",
-)
+from hangwatch.signatures import COMPILE_FIX
 
 
 def compile_rule(ctx: Context) -> list[Hit]:
+    """compile.in_progress: torch.compile / inductor / Triton compiling (alive), or a compile that stopped."""
     hits = []
     compilers = [v for v in ctx.views if v.role == Role.COMPILE_WORKER]
     busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > 5.0 or c.state == "R"]
@@ -24,13 +19,13 @@ def compile_rule(ctx: Context) -> list[Hit]:
         if v.role in (Role.COMPILE_WORKER, Role.DATALOADER_WORKER, Role.LAUNCHER):
             continue
         t = v.main_thread
-        if t is None or not t.any_frame(sig.is_compile_frame):
+        if t is None or not t.any_frame(sg.is_compile_frame):
             continue
         own_kids = [c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in
                     {k.pid for k in ctx.children(v.pid)}]
         active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
         frame = innermost_user(t.frames)
-        comp = next((f for f in t.frames if sig.is_compile_frame(f)), None)
+        comp = next((f for f in t.frames if sg.is_compile_frame(f)), None)
         ev = [f"{v.label()} in torch.compile for this window, called from {describe(frame)}",
               f"compiler frame: {describe(comp)}", f"{v.label()} at {v.cpu_text()}"
               + (", stack moving between samples" if t.stack_changed else "")]

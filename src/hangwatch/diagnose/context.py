@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
@@ -21,20 +21,25 @@ class Hit:
 
 @dataclass
 class Context:
+    """What every rule reads: the evidence, one view per process, and lookups between them."""
     evidence: Evidence
     views: list[ProcessView] = field(default_factory=list)
 
     @classmethod
     def of(cls, ev: Evidence) -> Context:
+        """The context of one capture."""
         return cls(ev, build_views(ev))
 
     def view(self, pid: int) -> ProcessView | None:
+        """The view of ``pid``, if captured."""
         return next((v for v in self.views if v.pid == pid), None)
 
     def children(self, pid: int) -> list[ProcessView]:
+        """The captured children of ``pid``."""
         return [v for v in self.views if v.info.ppid == pid]
 
     def workers_of(self, pid: int) -> list[ProcessView]:
+        """The DataLoader workers of ``pid``."""
         return sorted((v for v in self.children(pid) if v.role == Role.DATALOADER_WORKER), key=lambda v: v.pid)
 
     def loader_waiters(self) -> list[tuple[ProcessView, ThreadView]]:
@@ -43,7 +48,7 @@ class Context:
         for v in self.views:
             t = v.main_thread
             if t is not None and v.role != Role.DATALOADER_WORKER and t.frames and any(
-                    sig.at(f, sig.DATALOADER_PY, sig.LOADER_WAIT_METHODS) for f in t.frames):
+                    sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
                 out.append((v, t))
         return out
 

@@ -10,35 +10,22 @@ import re
 import signal
 from dataclasses import dataclass
 
-from hangwatch.diagnose.dataloader import BATCH_LOST_FIX
-from hangwatch.diagnose.distributed import PEER_FIX, RENDEZVOUS_FIX
 from hangwatch.incident import Finding, Where
-
-OOM_FIX = (
-    "Lower memory use: smaller batch, fewer DataLoader workers or prefetch_factor, numpy arrays instead "
-    "of Python lists in the Dataset (copy-on-access makes each worker copy them).",
-    "Raise the memory limit of the job or container.",
-)
-SHM_FIX = (
-    "Raise /dev/shm: `docker run --shm-size=8g` (or --ipc=host); Kubernetes: an emptyDir with medium: Memory.",
-    "Fewer workers or a smaller prefetch_factor; torch.multiprocessing.set_sharing_strategy('file_system').",
-)
-WORKER_DIED_FIX = (
-    "Read the worker's own error above the DataLoader message; run with num_workers=0 for a plain traceback.",
-    "A worker killed by signal 9 was almost always the OOM killer: see `dmesg | grep -i oom`.",
-)
-GPU_FIX = (
-    "Check the GPU: `nvidia-smi -q`, `dmesg | grep -i xid`; restart the node or exclude the device.",
-    "CUDA errors are asynchronous: CUDA_LAUNCH_BLOCKING=1 shows the real failing call.",
-)
-CUDA_OOM_FIX = (
-    "Smaller batch or sequence length, gradient accumulation, activation checkpointing, mixed precision.",
-    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
+from hangwatch.signatures import (
+    BATCH_LOST_FIX,
+    CUDA_OOM_FIX,
+    GPU_FIX,
+    OOM_FIX,
+    PEER_FIX,
+    RENDEZVOUS_FIX,
+    SHM_FIX,
+    WORKER_DIED_FIX,
 )
 
 
 @dataclass(frozen=True)
 class CrashPattern:
+    """A text a crashed job prints, and the finding it means."""
     cause: str
     regex: re.Pattern[str]
     confidence: float

@@ -9,35 +9,12 @@ from __future__ import annotations
 
 import re
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Frame
 from hangwatch.incident import Finding, Verdict
-
-WORKER_STUCK_FIX = (
-    "Fix the code at the location shown: it never returns for this sample (a wait, a lock or a loop).",
-    "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
-    "Run once with num_workers=0 to reproduce it in the main process with a plain traceback.",
-)
-WORKER_SLOW_FIX = (
-    "The worker is moving, only slowly: profile the dataset code shown, or add workers.",
-    "DataLoader(timeout=600) so a truly stuck sample raises.",
-)
-BATCH_LOST_FIX = (
-    "Read the workers' stderr for a traceback in multiprocessing/queues.py _feed: the batch could not "
-    "be sent (unpicklable sample, or /dev/shm full).",
-    "Return plain tensors or numpy arrays from __getitem__ and check `pickle.dumps(dataset[0])`.",
-    "If /dev/shm is small (containers default to 64 MiB), raise it: `docker run --shm-size=8g` or --ipc=host.",
-    "DataLoader(timeout=600) so a lost batch raises instead of hanging forever.",
-)
-FORK_FIX = (
-    "DataLoader(multiprocessing_context='spawn') (or 'forkserver'): workers then start without the "
-    "parent's held locks and thread pools.",
-    "Start background threads (and use OpenMP/tokenizers) only after the DataLoader iterators exist, "
-    "or recreate the lock in the child with os.register_at_fork(after_in_child=...).",
-    "OMP_NUM_THREADS=1 / TOKENIZERS_PARALLELISM=false when a native thread pool is involved.",
-)
+from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
 
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 
@@ -45,11 +22,11 @@ _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 def worker_state(t: ThreadView) -> str:
     """'idle' (waiting for an index), 'busy' (in dataset/collate/init code) or 'unknown'."""
     frames = t.frames
-    loop = next((i for i, f in enumerate(frames) if sig.at(f, sig.WORKER_PY, sig.WORKER_LOOP)), None)
+    loop = next((i for i, f in enumerate(frames) if sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)), None)
     if loop is None:
         return "unknown"
     above = frames[:loop]
-    if any(sig.at(f, sig.FETCH_PY) or sig.at(f, sig.COLLATE_PY) or sig.is_user(f) for f in above):
+    if any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) or sg.is_user(f) for f in above):
         return "busy"
     return "idle"
 
@@ -60,12 +37,12 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     Needs all of: forked (not spawned), blocked (idle, low CPU), at a lock line or in native code
     with one OS thread left; and a parent that runs other user threads (the likely holders).
     """
-    if not (worker.info.forked_from_parent or t.any_frame(lambda f: sig.at(f, *sig.FORK_LAUNCH))):
+    if not (worker.info.forked_from_parent or t.any_frame(lambda f: sg.at(f, *sg.FORK_LAUNCH))):
         return []
     if not t.idle_throughout or (t.cpu_percent or 0.0) > 5.0:
         return []
     user = t.user_frame
-    lock_line = user is not None and sig.is_lock_line(user.code)
+    lock_line = user is not None and sg.is_lock_line(user.code)
     one_thread = worker.ev.samples[-1].num_threads == 1
     futex = (t.last.wchan or "").startswith("futex")
     if not (lock_line or (one_thread and futex and user is not None and t.frames[0] is user)):
@@ -86,6 +63,7 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
 
 
 def dataloader_rule(ctx: Context) -> list[Hit]:
+    """dataloader.*: the main process waits for a batch; which worker is stuck, died, or lost it."""
     hits: list[Hit] = []
     for main, mt in ctx.loader_waiters():
         workers = ctx.workers_of(main.pid)
@@ -107,7 +85,7 @@ def dataloader_rule(ctx: Context) -> list[Hit]:
 def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list[ProcessView],
                  states: dict[int, str], waits: str) -> list[Hit]:
     index = workers.index(w)
-    frame = innermost_user(t.frames) or next((f for f in t.frames if not sig.is_stdlib_file(f.file)), None)
+    frame = innermost_user(t.frames) or next((f for f in t.frames if not sg.is_stdlib_file(f.file)), None)
     dur = w.duration_s
     name = f"worker {index} (pid {w.pid})"
     others = [o for o in workers if o is not w]
@@ -133,7 +111,7 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
                    "for its batch.")
         verdict, conf, fix = Verdict.SLOW, 0.6, WORKER_SLOW_FIX
     else:
-        blocked_in = "a network call" if t.any_frame(sig.is_network_frame) else "a blocking call"
+        blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
         summary = (f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} and never returns its "
                    "batch; the main process waits for it.")
         verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX

@@ -11,34 +11,23 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.dataloader import worker_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.evidence import Evidence, Frame, Role
 from hangwatch.incident import Finding, Verdict, Where
-
-PEER_FIX = (
-    "Fix what the culprit rank is doing at the location shown; the other ranks only wait for it.",
-    "Every rank must call every collective in the same order: no barrier, checkpoint save or "
-    "sync_dist log inside `if rank == 0:`.",
-    "Uneven data per rank: DistributedSampler(drop_last=True) or the DDP join() context.",
-    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)), TORCH_NCCL_DUMP_ON_TIMEOUT=1.",
-)
-RENDEZVOUS_FIX = (
-    "Check that every rank was started: WORLD_SIZE ranks across all nodes (torchrun --nnodes/--nproc-per-node).",
-    "Check MASTER_ADDR/MASTER_PORT (or --rdzv-endpoint) are the same everywhere and reachable from every node.",
-    "A rank that crashed at startup never joins: read its log first.",
-)
+from hangwatch.records.run import NodeSummary
+from hangwatch.signatures import PEER_FIX, RENDEZVOUS_FIX
 
 
 def _collective(t: ThreadView) -> Frame | None:
-    return next((f for f in t.frames if sig.at(f, sig.C10D_PY, sig.COLLECTIVES)), None)
+    return next((f for f in t.frames if sg.at(f, sg.C10D_PY, sg.COLLECTIVES)), None)
 
 
 def _rendezvous(t: ThreadView) -> Frame | None:
-    return next((f for f in t.frames if any(m in f.file for m in sig.RENDEZVOUS_FILES)
-                 and sig.method(f) in sig.RENDEZVOUS_METHODS), None)
+    return next((f for f in t.frames if any(m in f.file for m in sg.RENDEZVOUS_FILES)
+                 and sg.method(f) in sg.RENDEZVOUS_METHODS), None)
 
 
 def _ranks(ctx: Context) -> list[ProcessView]:
@@ -50,7 +39,7 @@ def _ranks(ctx: Context) -> list[ProcessView]:
 
 def _culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, str]:
     """Where a culprit rank really is: its own user frame, or its stuck DataLoader worker's."""
-    if any(sig.at(f, sig.DATALOADER_PY, sig.LOADER_WAIT_METHODS) for f in t.frames):
+    if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
         for w in ctx.workers_of(v.pid):
             wt = w.main_thread
             if wt is not None and worker_state(wt) == "busy":
@@ -78,6 +67,7 @@ class RankGroups:
     world: int | None = None
 
     def thread(self, rank: int) -> ThreadView | None:
+        """The main thread of ``rank``."""
         return self.by_rank[rank].main_thread
 
 
@@ -93,10 +83,10 @@ def _classify(ranks: list[ProcessView]) -> RankGroups:
         at_user = f" at {user.file.rsplit('/', 1)[-1]}:{user.line}" if user else ""
         if coll is not None:
             g.in_coll[r] = coll
-            g.groups[f"in {sig.method(coll)}{at_user}"].append(r)
+            g.groups[f"in {sg.method(coll)}{at_user}"].append(r)
         elif rdzv is not None:
             g.in_rdzv[r] = rdzv
-            g.groups[f"in rendezvous ({sig.method(rdzv)}){at_user}"].append(r)
+            g.groups[f"in rendezvous ({sg.method(rdzv)}){at_user}"].append(r)
         else:
             g.elsewhere[r] = t
             g.groups[f"in {describe(innermost_explaining(t.frames))}"].append(r)
@@ -162,7 +152,7 @@ def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
 def _diverged(g: RankGroups) -> Hit | None:
     ops: dict[str, list[int]] = defaultdict(list)
     for r, f in g.in_coll.items():
-        ops[sig.method(f)].append(r)
+        ops[sg.method(f)].append(r)
     if len(ops) < 2:
         return None
     minority = min(ops.values(), key=len)
@@ -174,7 +164,7 @@ def _diverged(g: RankGroups) -> Hit | None:
     return Hit(Finding(
         cause="distributed.peer_stuck", confidence=0.85,
         summary=(f"Ranks are in different collectives: {_plural(minority)} called "
-                 f"{sig.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
+                 f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
                  "the ranks' code diverged."),
         where=v.where(t, frame), evidence=(_groups_text(g.groups),), fix=PEER_FIX[1:] + PEER_FIX[:1]), Verdict.HUNG)
 
@@ -195,6 +185,7 @@ def _rendezvous_wait(g: RankGroups) -> Hit | None:
 
 
 def distributed_rule(ctx: Context) -> list[Hit]:
+    """distributed.*: ranks in a collective while the culprit is elsewhere, missing, or never joined."""
     ranks = _ranks(ctx)
     g = _classify(ranks)
     hits: list[Hit] = []
@@ -255,11 +246,11 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
         if t is None:
             continue
         if r in g.in_coll:
-            group, op = "collective", sig.method(g.in_coll[r])
+            group, op = "collective", sg.method(g.in_coll[r])
             user = innermost_user(t.frames)
             where, text = v.where(t, user), f"in {op} at {describe(user)}"
         elif r in g.in_rdzv:
-            group, op = "rendezvous", sig.method(g.in_rdzv[r])
+            group, op = "rendezvous", sg.method(g.in_rdzv[r])
             user = innermost_user(t.frames)
             where, text = v.where(t, user), f"in rendezvous ({op}) at {describe(user)}"
         else:
@@ -269,16 +260,14 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
     return out
 
 
-def merge_nodes(summaries: dict[int, dict[str, Any]], nnodes: int) -> Finding | None:
-    """One finding for the whole job from every node's summary, or None when nothing points anywhere.
-
-    ``summaries[node] = {"host": ..., "ranks": [rank_summaries...]}``."""
-    ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.get("ranks", [])]
+def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Finding | None:
+    """One finding for the whole job from every node's summary, or None when nothing points anywhere."""
+    ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.ranks]
     waiting = [(n, r) for n, r in ranks if r["group"] == "collective"]
     culprits = [(n, r) for n, r in ranks if r["group"] == "elsewhere"]
     silent = [n for n in range(nnodes) if n not in summaries]
-    ev = [f"node {n} ({summaries[n].get('host', '?')}): "
-          + "; ".join(f"rank {r['rank']} {r['text']}" for r in summaries[n].get("ranks", []))
+    ev = [f"node {n} ({summaries[n].host}): "
+          + "; ".join(f"rank {r['rank']} {r['text']}" for r in summaries[n].ranks)
           for n in sorted(summaries)]
     if silent:
         ev.append(f"node(s) {silent} did not report (no hangwatch there, or it is unreachable)")

@@ -16,6 +16,7 @@ from hangwatch.diagnose.process import child_wait_rule, stopped_rule
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
+from hangwatch.signatures import UNKNOWN_FIX
 
 log = logging.getLogger(__name__)
 IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet job is "slow", not hung
@@ -25,19 +26,17 @@ RULES: tuple[Rule, ...] = (
     child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule, deadlock_rule,
 )
 
-UNKNOWN_FIX = (
-    "Read the stacks below: the main thread's innermost frame in your code is where the job is.",
-    "Run `hangwatch inspect PID` again in a minute: a stack that has not moved confirms a hang.",
-)
 
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """The verdict and the findings, root cause first."""
     verdict: Verdict
     findings: tuple[Finding, ...]
 
 
 def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
+    """Run every rule on the evidence; the verdict comes from the findings, else from the samples."""
     ctx = Context.of(ev)
     hits: list[Hit] = []
     for rule in rules:

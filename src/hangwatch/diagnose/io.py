@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
-
-NETWORK_FIX = (
-    "Give the call a timeout (requests.get(url, timeout=30), socket.settimeout, urlopen(timeout=...)).",
-    "Download or cache the data before training (HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1 once cached).",
-    "Check the endpoint is reachable from this machine (DNS, proxy, firewall).",
-)
+from hangwatch.signatures import NETWORK_FIX, STORAGE_FIX
 
 
 def _in_network(t: ThreadView) -> bool:
     if not t.has_stack or (t.cpu_percent or 0.0) > 30.0:
         return False
-    if any(sig.is_network_frame(f) for f in t.frames):
+    if any(sg.is_network_frame(f) for f in t.frames):
         return True
     if not t.idle_throughout:
         return False
-    if (t.last.fd_target or "").startswith(sig.NETWORK_FD_PREFIXES):
+    if (t.last.fd_target or "").startswith(sg.NETWORK_FD_PREFIXES):
         return True
     wchan = t.last.wchan or ""
-    return any(w in wchan for w in sig.NETWORK_WCHANS)
+    return any(w in wchan for w in sg.NETWORK_WCHANS)
 
 
 def _network_thread(v: ProcessView) -> ThreadView | None:
@@ -36,12 +31,13 @@ def _network_thread(v: ProcessView) -> ThreadView | None:
         return None
     if _in_network(main):
         return main
-    if not main.idle_throughout or not any(sig.matches_any(f, sig.THREAD_SYNC) for f in main.frames):
+    if not main.idle_throughout or not any(sg.matches_any(f, sg.THREAD_SYNC) for f in main.frames):
         return None
     return next((t for t in v.user_threads if _in_network(t)), None)
 
 
 def network_wait_rule(ctx: Context) -> list[Hit]:
+    """io.network_wait: blocked in a socket or HTTP call."""
     hits = []
     for v in ctx.views:
         if v.role in (Role.LAUNCHER,):
@@ -56,7 +52,7 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
         who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
         ev = [f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
               + (f" `{frame.code}`" if frame and frame.code else "")]
-        net = next((f for f in t.frames if sig.is_network_frame(f)), None)
+        net = next((f for f in t.frames if sg.is_network_frame(f)), None)
         if net is not None:
             ev.append(f"innermost network frame: {describe(net)}")
         if t.last.syscall and t.last.fd_target:
@@ -76,17 +72,13 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
     return hits
 
 
-STORAGE_FIX = (
-    "Copy or stage the data on local disk (or /dev/shm) instead of reading it over the network filesystem.",
-    "Check the storage: `dmesg | grep -i 'blocked for more than'`, the NFS/FUSE server, disk health.",
-    "Fewer DataLoader workers against a metadata-heavy filesystem; DataLoader(timeout=...) to fail fast.",
-)
 # Kernel wait channels that name the storage layer (hang-causes.md C17).
 NETWORK_FS_WCHANS = ("rpc_wait_bit_killable", "nfs", "fuse", "cifs", "smb", "lustre", "gpfs", "ceph")
 DISK_WCHANS = ("io_schedule", "folio_wait", "wait_on_page", "blk_", "jbd2", "ext4", "xfs", "btrfs")
 
 
 def storage_wait_rule(ctx: Context) -> list[Hit]:
+    """io.storage_wait: uninterruptible disk or network-filesystem waits, or file I/O that stopped."""
     hits = []
     for v in ctx.views:
         if not v.ev.samples or any(s.state != "D" for s in v.ev.samples):

@@ -6,13 +6,7 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import BUSY_CPU_PERCENT, describe
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
-
-BUFFERED_FIX = (
-    "PYTHONUNBUFFERED=1 in the job's environment, or start it with `python -u`.",
-    "print(..., flush=True), or sys.stdout.reconfigure(line_buffering=True) at the top of the script.",
-    "Under Slurm: `srun --unbuffered`.",
-)
-_UNBUFFERED_FLAGS = ("-u", "-X unbuffered")
+from hangwatch.signatures import BUFFERED_FIX
 
 
 def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:
@@ -27,6 +21,7 @@ def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:
 
 
 def output_buffered_rule(ctx: Context) -> list[Hit]:
+    """output.buffered: the job works but its stdout is a block-buffered file."""
     hits = []
     for v in ctx.views:
         if v.role not in (Role.MAIN, Role.RANK) or not v.info.is_python or not v.info.stdout_is_file:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining, innermost_user
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
+from hangwatch.signatures import CHILD_WAIT_FIX
 
 STOPPED_STATES = frozenset({"T", "t"})
 
 
 def stopped_rule(ctx: Context) -> list[Hit]:
+    """process.stopped: a process of the job is stopped (SIGSTOP, Ctrl-Z, a debugger)."""
     hits = []
     for v in ctx.views:
         if v.state not in STOPPED_STATES:
@@ -31,12 +33,6 @@ def stopped_rule(ctx: Context) -> list[Hit]:
     return hits
 
 
-CHILD_WAIT_FIX = (
-    "Look at the child process shown: it is what the job waits for.",
-    "Pass timeout= to subprocess.run/Popen.wait/Process.join so a stuck child raises.",
-    "For multiprocessing.Queue: get() the child's results before join(); a child cannot exit while its "
-    "queue holds unread data.",
-)
 
 
 def _waits_for_child(v: ProcessView) -> bool:
@@ -45,15 +41,16 @@ def _waits_for_child(v: ProcessView) -> bool:
     t = v.main_thread
     if t is None:
         return False
-    if t.frames and any(sig.matches_any(f, sig.CHILD_WAIT) for f in t.frames[:8]):
+    if t.frames and any(sg.matches_any(f, sg.CHILD_WAIT) for f in t.frames[:8]):
         return True
     wchan = t.last.wchan or ""
     reads_pipe = t.last.syscall == "read" and t.last.fd_target == "pipe"
-    return t.idle_throughout and (wchan == sig.CHILD_WAIT_WCHAN or reads_pipe
-                                  or any(w in wchan for w in sig.PIPE_WCHANS))
+    return t.idle_throughout and (wchan == sg.CHILD_WAIT_WCHAN or reads_pipe
+                                  or any(w in wchan for w in sg.PIPE_WCHANS))
 
 
 def child_wait_rule(ctx: Context) -> list[Hit]:
+    """child.wait: the job waits on a subprocess that is itself stuck."""
     hits = []
     for v in ctx.views:
         # A shell or launcher waiting for its child is the job's normal shape, not a cause.
@@ -72,8 +69,8 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
               + (f" `{pframe.code}`" if pframe and pframe.code else ""),
               f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
               + (f", in {describe(kframe)}" if kframe else "")]
-        if (kt and kt.any_frame(lambda f: sig.at(f, "multiprocessing/queues.py", frozenset({"_feed"})))) or (
-                kt and kt.any_frame(lambda f: sig.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))):
+        if (kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})))) or (
+                kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))):
             ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
         moving = kt is not None and kt.stack_changed and (kid.cpu_percent or 0.0) > 5.0
         where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from hangwatch.diagnose import signatures as sig
+from hangwatch import signatures as sg
 from hangwatch.evidence import Evidence, Frame, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.incident import Where
 
-F = TypeVar("F", bound=sig.FrameLike)
+F = TypeVar("F", bound=sg.FrameLike)
 
 BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
 IDLE_CPU_PERCENT = 5.0
@@ -24,22 +24,24 @@ def own_frames(frames: Sequence[F]) -> Sequence[F]:
     """The frames a process ran itself: a forked child's stack continues below ``Popen._launch``
     with a copy of its parent's frames, which say nothing about the child."""
     for i, f in enumerate(frames):
-        if sig.at(f, *sig.FORK_LAUNCH):
+        if sg.at(f, *sg.FORK_LAUNCH):
             return frames[:i]
     return frames
 
 
 def innermost_user(frames: Sequence[Frame]) -> Frame | None:
-    return next((f for f in own_frames(frames) if sig.is_user(f)), None)
+    """The innermost frame of user code, the process's own frames only."""
+    return next((f for f in own_frames(frames) if sg.is_user(f)), None)
 
 
 def innermost_explaining(frames: Sequence[Frame]) -> Frame | None:
     """The innermost user frame; else the innermost non-stdlib frame; else the innermost frame."""
-    return innermost_user(frames) or next((f for f in frames if not sig.is_stdlib_file(f.file)), None) or (
+    return innermost_user(frames) or next((f for f in frames if not sg.is_stdlib_file(f.file)), None) or (
         frames[0] if frames else None)
 
 
 def describe(frame: Frame | None) -> str:
+    """``function (file.py:line)`` for evidence texts."""
     if frame is None:
         return "no Python frame"
     return f"{frame.function} ({frame.file.rsplit('/', 1)[-1]}:{frame.line})"
@@ -47,6 +49,7 @@ def describe(frame: Frame | None) -> str:
 
 @dataclass(frozen=True)
 class ThreadView:
+    """One thread across the samples of a capture."""
     tid: int
     samples: tuple[ThreadSample, ...]  # this thread in each process sample where it existed
     duration_s: float
@@ -54,6 +57,7 @@ class ThreadView:
 
     @property
     def last(self) -> ThreadSample:
+        """The newest sample of this thread."""
         return self.samples[-1]
 
     @cached_property
@@ -63,14 +67,17 @@ class ThreadView:
 
     @property
     def name(self) -> str:
+        """The thread's name."""
         return self.last.name
 
     @property
     def has_stack(self) -> bool:
+        """Whether any sample read a Python stack."""
         return bool(self.frames)
 
     @cached_property
     def cpu_percent(self) -> float | None:
+        """CPU use of the thread over the window, in percent of one core."""
         first, last = self.samples[0].cpu_ticks, self.samples[-1].cpu_ticks
         if first is None or last is None or self.duration_s <= 0:
             return None
@@ -78,6 +85,7 @@ class ThreadView:
 
     @property
     def stacks(self) -> list[tuple[Frame, ...]]:
+        """Every stack that was read, oldest first."""
         return [s.frames for s in self.samples if s.frames]
 
     @cached_property
@@ -88,6 +96,7 @@ class ThreadView:
 
     @cached_property
     def idle_throughout(self) -> bool:
+        """Idle in every sample, and the stack never changed."""
         return all(s.active is False for s in self.samples if s.frames) and not self.stack_changed
 
     def any_frame(self, test: Callable[[Frame], bool]) -> bool:
@@ -96,6 +105,7 @@ class ThreadView:
 
     @cached_property
     def user_frame(self) -> Frame | None:
+        """The innermost user frame of the newest stack."""
         return innermost_user(self.frames)
 
     @cached_property
@@ -109,7 +119,7 @@ class ThreadView:
         if len(stacks) < 2 or (self.cpu_percent or 0.0) < BUSY_CPU_PERCENT:
             return False
         inner = [st[0] for st in stacks]
-        if not all(sig.is_user(f) for f in inner):
+        if not all(sg.is_user(f) for f in inner):
             return False
         if len({(f.file, f.function) for f in inner}) != 1:
             return False
@@ -120,32 +130,39 @@ class ThreadView:
 
 @dataclass(frozen=True)
 class ProcessView:
+    """One process across the samples of a capture."""
     ev: ProcessEvidence
     clock_ticks: int
 
     @property
     def info(self) -> ProcessInfo:
+        """What was read of the process once."""
         return self.ev.info
 
     @property
     def pid(self) -> int:
+        """The process id."""
         return self.ev.info.pid
 
     @property
     def role(self) -> Role:
+        """Its role in the job."""
         return self.ev.info.role
 
     @property
     def duration_s(self) -> float:
+        """Seconds between its first and last sample."""
         s = self.ev.samples
         return s[-1].at - s[0].at if len(s) > 1 else 0.0
 
     @property
     def state(self) -> str:
+        """The process state in the newest sample (R, S, D, T, ...)."""
         return self.ev.samples[-1].state
 
     @cached_property
     def cpu_percent(self) -> float | None:
+        """CPU use over the window, in percent of one core."""
         s = self.ev.samples
         if len(s) < 2 or self.duration_s <= 0:
             return None
@@ -153,6 +170,7 @@ class ProcessView:
 
     @cached_property
     def threads(self) -> tuple[ThreadView, ...]:
+        """Every thread seen, each across its samples."""
         series: dict[int, list[ThreadSample]] = {}
         for s in self.ev.samples:
             for t in s.threads:
@@ -161,19 +179,23 @@ class ProcessView:
 
     @cached_property
     def main_thread(self) -> ThreadView | None:
+        """The thread whose tid is the pid (else the first one)."""
         return next((t for t in self.threads if t.tid == self.pid), self.threads[0] if self.threads else None)
 
     @property
     def has_stacks(self) -> bool:
+        """Whether any thread's stack was read."""
         return any(t.has_stack for t in self.threads)
 
     def delta(self, field: str) -> int | None:
+        """How much a counter of the process samples grew over the window (None where unknown)."""
         s = self.ev.samples
         a, b = getattr(s[0], field), getattr(s[-1], field)
         return None if a is None or b is None else b - a
 
     @property
     def stdout_grew(self) -> bool | None:
+        """Whether stdout (a file) grew during the window (None where it is not a file)."""
         d = self.delta("stdout_size")
         return None if d is None else d > 0
 
@@ -181,23 +203,27 @@ class ProcessView:
     def user_threads(self) -> list[ThreadView]:
         """Threads running user code that are not the main thread nor library machinery."""
         return [t for t in self.threads if t.tid != self.pid and t.has_stack
-                and not any(n in t.name for n in sig.INTERNAL_THREAD_NAMES)
-                and any(sig.is_user(f) for f in t.frames)]
+                and not any(n in t.name for n in sg.INTERNAL_THREAD_NAMES)
+                and any(sg.is_user(f) for f in t.frames)]
 
     def where(self, thread: ThreadView | None, frame: Frame | None) -> Where:
+        """A finding's ``where`` for ``frame`` of ``thread`` in this process."""
         return Where(pid=self.pid, rank=self.info.rank, tid=thread.tid if thread else None,
                      file=frame.file if frame else None, line=frame.line if frame else None,
                      function=frame.function if frame else None, code=frame.code if frame else None)
 
     def label(self) -> str:
+        """``rank 3 (pid 42)`` or ``dataloader_worker (pid 42)``."""
         if self.role == Role.RANK and self.info.rank is not None:
             return f"rank {self.info.rank} (pid {self.pid})"
         return f"{self.role.value} (pid {self.pid})"
 
     def cpu_text(self) -> str:
+        """``37% CPU`` or ``CPU unknown``."""
         c = self.cpu_percent
         return "CPU unknown" if c is None else f"{c:.0f}% CPU"
 
 
 def build_views(ev: Evidence) -> list[ProcessView]:
+    """One view per captured process."""
     return [ProcessView(p, ev.clock_ticks) for p in ev.processes]

@@ -1,1 +1,1 @@
-"""Before training: `hangwatch probe-data` (a stable, fast DataLoader) and `hangwatch doctor` (hazards)."""
+"""`hangwatch probe-data`: items one by one, the num_workers=0 baseline, a matrix of DataLoader settings."""

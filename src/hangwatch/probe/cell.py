@@ -31,11 +31,13 @@ def batch_len(batch: Any, default: int) -> int:
 
 
 def emit(**fields: Any) -> None:
+    """One JSON line to the probe that runs this cell."""
     sys.stdout.write(json.dumps(fields) + "\n")
     sys.stdout.flush()
 
 
 def main() -> None:
+    """Run one DataLoader configuration given as JSON in argv, reporting batches as JSON lines."""
     spec = json.loads(sys.argv[1])
     from torch.utils.data import DataLoader, Subset
 

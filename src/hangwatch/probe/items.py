@@ -13,23 +13,13 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from hangwatch.diagnose.signatures import is_library_file
 from hangwatch.probe.target import Target
+from hangwatch.records.probe import ItemReport
+from hangwatch.signatures import is_library_file
 
 SLOW_FACTOR, SLOW_MIN_S = 10.0, 0.05
-
-
-@dataclass
-class ItemReport:
-    checked: int = 0
-    failed: list[dict[str, Any]] = field(default_factory=list)
-    hung: list[dict[str, Any]] = field(default_factory=list)
-    slow: list[dict[str, Any]] = field(default_factory=list)
-    good: list[int] = field(default_factory=list)  # map-style indices the matrix may use
-    median_s: float | None = None
 
 
 def _where(thread: threading.Thread) -> dict[str, Any] | None:
@@ -64,6 +54,7 @@ def _timed(call: Any, timeout: float) -> tuple[str, Any, float, threading.Thread
 
 
 def scan_items(target: Target, samples: int, item_timeout: float) -> ItemReport:
+    """Read items one by one, each under ``item_timeout``: failed, hung, slow, and the good indices."""
     rep = ItemReport()
     times: dict[int, float] = {}
     if target.kind == "map":

@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import psutil
@@ -20,16 +20,18 @@ from hangwatch.capture import capture_job
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import CaptureError, UsageError
-from hangwatch.probe.items import ItemReport, scan_items
+from hangwatch.incident import Finding
+from hangwatch.probe.items import scan_items
 from hangwatch.probe.target import Target, load_target
+from hangwatch.records.probe import Cell, CellStatus, ProbeResult
 from hangwatch.recover.terminate import JobTracker, end_tree, popen_waiter
 
-SCHEMA = "hangwatch.probe/1"
 STARTUP_ALLOWANCE_S = 30.0  # a cell's first batch may take this long (spawn imports torch in each worker)
 
 
 @dataclass(frozen=True)
 class ProbeOptions:
+    """What probe-data varies and how long it waits."""
     batch_size: int | None = None
     samples: int = 200
     item_timeout: float = 10.0
@@ -39,68 +41,8 @@ class ProbeOptions:
     epochs: int = 2
 
 
-@dataclass
-class Cell:
-    multiprocessing_context: str | None
-    num_workers: int
-    persistent_workers: bool
-    status: str = "pending"  # pending | running | ok | hung | crashed
-    samples_per_s: float | None = None
-    first_batch_s: float | None = None
-    peak_rss_mb: float | None = None
-    seconds: float | None = None
-    finding: dict[str, Any] | None = None
-
-    def loader_kwargs(self, batch_size: int) -> dict[str, Any]:
-        kw: dict[str, Any] = {"batch_size": batch_size, "num_workers": self.num_workers}
-        if self.num_workers > 0:
-            kw["multiprocessing_context"] = self.multiprocessing_context
-            kw["persistent_workers"] = self.persistent_workers
-        return kw
-
-    def label(self) -> str:
-        if self.num_workers == 0:
-            return "num_workers=0"
-        return (f"{self.multiprocessing_context}, {self.num_workers} workers, "
-                f"persistent={self.persistent_workers}")
-
-
-@dataclass
-class ProbeResult:
-    target: str
-    items: ItemReport
-    baseline: Cell
-    cells: list[Cell] = field(default_factory=list)
-
-    def recommendation(self) -> tuple[Cell, float | None] | None:
-        ok = [c for c in [self.baseline, *self.cells] if c.status == "ok" and c.samples_per_s]
-        if not ok:
-            return None
-        best = max(ok, key=lambda c: c.samples_per_s or 0.0)
-        base = self.baseline.samples_per_s
-        return best, (best.samples_per_s / base) if base and best.samples_per_s else None
-
-    def to_json(self, batch_size: int) -> dict[str, Any]:
-        rec = self.recommendation()
-        out: dict[str, Any] = {
-            "schema": SCHEMA, "target": self.target,
-            "items": {"checked": self.items.checked, "failed": self.items.failed, "hung": self.items.hung,
-                      "slow": self.items.slow},
-            "baseline": {"samples_per_s": self.baseline.samples_per_s, "status": self.baseline.status,
-                         "finding": self.baseline.finding},
-            "cells": [{k: v for k, v in asdict(c).items() if k != "seconds"} for c in self.cells],
-            "recommendation": None,
-        }
-        if rec is not None:
-            best, speedup = rec
-            kw = best.loader_kwargs(batch_size)
-            kw.pop("batch_size")
-            out["recommendation"] = {"dataloader_kwargs": kw, "samples_per_s": best.samples_per_s,
-                                     "speedup_vs_baseline": round(speedup, 3) if speedup else None}
-        return out
-
-
 def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions, batch_size: int) -> None:
+    """Run one cell in its own process under its timeouts; fill in its status, speed and finding."""
     spec = {"target": target.spec, "loader": cell.loader_kwargs(batch_size), "indices": indices,
             "epochs": opts.epochs, "samples": opts.samples}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([p for p in sys.path if p] + [os.environ.get("PYTHONPATH", "")])}
@@ -124,28 +66,28 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     for r in readers:
         r.start()
     tracker = JobTracker(proc.pid)
-    cell.status = "running"
+    cell.status = CellStatus.RUNNING
     t0 = time.monotonic()
     done, hung, peak = _watch_cell(proc, lines, tracker, opts)
     if hung:
-        cell.status = "hung"
+        cell.status = CellStatus.HUNG
         cell.finding = _diagnose_hung(proc.pid)
     end_tree(tracker, 2.0, popen_waiter(proc))
     for r in readers:
         r.join(5)
     cell.seconds = time.monotonic() - t0
     cell.peak_rss_mb = round(peak / 2**20, 1)
-    if cell.status == "hung":
+    if cell.status == CellStatus.HUNG:
         return
     if done is not None and proc.returncode in (0, None, -15, -9):
-        cell.status = "ok"
+        cell.status = CellStatus.OK
         cell.first_batch_s = round(done["first_batch_s"] or 0.0, 3)
         cell.samples_per_s = round(done["samples"] / done["seconds"], 1) if done["seconds"] else None
         return
-    cell.status = "crashed"
+    cell.status = CellStatus.CRASHED
     tail = "".join(errors)
     findings = diagnose_crash(proc.returncode if proc.returncode is not None else 1, tail)
-    cell.finding = findings[0].to_dict()
+    cell.finding = findings[0]
 
 
 def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tracker: JobTracker,
@@ -191,15 +133,16 @@ def _rss(p: psutil.Process) -> float:
         return 0.0
 
 
-def _diagnose_hung(pid: int) -> dict[str, Any] | None:
+def _diagnose_hung(pid: int) -> Finding | None:
     try:
         evidence = capture_job(pid, 1.0)
     except CaptureError:
         return None
-    return diagnose(evidence).findings[0].to_dict()
+    return diagnose(evidence).findings[0]
 
 
 def probe(spec: str, opts: ProbeOptions, on_update: Callable[[ProbeResult], None] = lambda r: None) -> ProbeResult:
+    """The whole probe: items, baseline, then every cell; ``on_update`` after each step."""
     try:
         import torch  # noqa: F401 - the probe builds real DataLoaders
     except ImportError as e:
@@ -208,7 +151,7 @@ def probe(spec: str, opts: ProbeOptions, on_update: Callable[[ProbeResult], None
     target = load_target(spec)
     batch_size = opts.batch_size or int(target.loader_kwargs.get("batch_size") or 8)
     items = scan_items(target, opts.samples, opts.item_timeout)
-    result = ProbeResult(spec, items, Cell(None, 0, False))
+    result = ProbeResult(spec, items, Cell(None, 0, False), batch_size=batch_size)
     on_update(result)
     indices = items.good[: opts.samples]
     if target.kind == "map" and not indices:

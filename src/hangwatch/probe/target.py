@@ -12,12 +12,10 @@ from typing import Any
 
 from hangwatch.errors import UsageError
 
-LOADER_ONLY_KEYS = ("num_workers", "multiprocessing_context", "persistent_workers", "prefetch_factor", "timeout",
-                    "batch_size")
-
 
 @dataclass
 class Target:
+    """A dataset (and loader keyword arguments) loaded from ``module:function``."""
     spec: str
     dataset: Any
     kind: str  # "map" | "iterable"
@@ -37,6 +35,7 @@ def _import(module_part: str) -> Any:
 
 
 def load_target(spec: str) -> Target:
+    """Load ``pkg.module:function`` or ``path/file.py:function``; UsageError when it cannot."""
     module_part, sep, func_name = spec.rpartition(":")
     if not sep or not module_part or not func_name:
         raise UsageError(f"target {spec!r} is not MODULE:FUNCTION", "Write it as pkg.data:make_dataset or "

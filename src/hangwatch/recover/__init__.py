@@ -1,1 +1,1 @@
-"""Ending a job's tree cleanly; the restart ladder."""
+"""Acting on a job: ending its whole tree cleanly, deciding restarts, applying fallbacks."""

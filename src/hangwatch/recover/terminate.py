@@ -26,6 +26,7 @@ class JobTracker:
     seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
 
     def scan(self) -> None:
+        """Remember every process of the job seen now."""
         for m in proc.job_members(self.root):
             if m.pid not in self.seen:
                 try:
@@ -34,6 +35,7 @@ class JobTracker:
                     continue
 
     def alive(self) -> list[psutil.Process]:
+        """Every remembered process still alive (same pid and start time, not a zombie)."""
         out = []
         for pid, created in list(self.seen.items()):
             try:
@@ -60,6 +62,7 @@ def popen_waiter(popen: subprocess.Popen[bytes]) -> Callable[[float], bool]:
 
 @dataclass(frozen=True)
 class Termination:
+    """What ending a tree took: who got SIGTERM, who needed SIGKILL, who survived even that."""
     terminated: list[int]  # got SIGTERM
     killed: list[int]  # needed SIGKILL
     leftovers: list[int]  # still alive after SIGKILL (unkillable, e.g. stuck in D state)

@@ -9,7 +9,8 @@ from hangwatch.incident import Incident
 
 
 def render_markdown(incident: Incident, out: TextIO) -> None:
-    rc = incident.root_cause
+    """report.md of an incident."""
+    root = incident.root_cause
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(incident.detected_at))
     out.write(f"# hangwatch incident: {incident.verdict.value}\n\n")
     out.write(f"- detected: {when}\n- attempt: {incident.attempt}\n- action: {incident.action.value}\n")
@@ -17,18 +18,17 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
         lp = incident.last_progress
         ago = incident.detected_at - lp.at
         out.write(f"- last progress: step {lp.step} ({lp.source}), {ago:.0f} s before detection\n")
-    if rc is not None:
-        out.write(f"\n## Root cause: `{rc.cause}` (confidence {rc.confidence:.2f})\n\n{rc.summary}\n\n")
-        w = rc.where
+    if root is not None:
+        out.write(f"\n## Root cause: `{root.cause}` (confidence {root.confidence:.2f})\n\n{root.summary}\n\n")
+        w = root.where
         if w is not None and w.file:
-            rank = f", rank {w.rank}" if w.rank is not None else ""
-            out.write(f"**Where:** `{w.file}:{w.line}` in `{w.function}` (pid {w.pid}{rank})\n\n")
+            out.write(f"**Where:** `{w.location()}` in `{w.function}` ({w.owner()})\n\n")
             if w.code:
                 out.write(f"```python\n{w.line}: {w.code}\n```\n\n")
-        if rc.evidence:
-            out.write("**Evidence**\n\n" + "".join(f"- {e}\n" for e in rc.evidence) + "\n")
-        if rc.fix:
-            out.write("**Fix**\n\n" + "".join(f"{i}. {f}\n" for i, f in enumerate(rc.fix, 1)) + "\n")
+        if root.evidence:
+            out.write("**Evidence**\n\n" + "".join(f"- {e}\n" for e in root.evidence) + "\n")
+        if root.fix:
+            out.write("**Fix**\n\n" + "".join(f"{i}. {f}\n" for i, f in enumerate(root.fix, 1)) + "\n")
     if len(incident.findings) > 1:
         out.write("## Also considered\n\n")
         for f in incident.findings[1:]:
@@ -38,7 +38,7 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
         out.write("## Processes\n\n| pid | ppid | role | rank | state | CPU % | top frame |\n")
         out.write("|---|---|---|---|---|---|---|\n")
         for p in incident.processes:
-            main = next((t for t in p.threads if t.tid == p.pid), p.threads[0] if p.threads else None)
+            main = p.main_thread
             top = main.frames[0] if main and main.frames else None
             frame = f"`{top.function}` ({top.file.rsplit('/', 1)[-1]}:{top.line})" if top else ""
             cpu = "" if p.cpu_percent is None else f"{p.cpu_percent:.0f}"

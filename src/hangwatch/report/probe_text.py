@@ -9,23 +9,25 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from hangwatch.probe.matrix import Cell, ProbeResult
+from hangwatch.records.probe import Cell, CellStatus, ProbeResult
 
-STYLE = {"ok": "green", "hung": "bold red", "crashed": "bold red", "running": "yellow", "pending": "dim"}
+STYLE = {CellStatus.OK: "green", CellStatus.HUNG: "bold red", CellStatus.CRASHED: "bold red",
+         CellStatus.RUNNING: "yellow", CellStatus.PENDING: "dim"}
 
 
 def _cell_row(c: Cell) -> list[str]:
-    f = c.finding or {}
-    where = f.get("where") or {}
-    cause = f.get("cause", "")
-    at = f" at {where.get('file', '').rsplit('/', 1)[-1]}:{where.get('line')}" if where.get("file") else ""
-    return [escape(c.label()), f"[{STYLE.get(c.status, '')}]{c.status}[/]",
+    f = c.finding
+    cause = f.cause if f else ""
+    w = f.where if f else None
+    at = f" at {(w.file or '').rsplit('/', 1)[-1]}:{w.line}" if w is not None and w.file else ""
+    return [escape(c.label()), f"[{STYLE[c.status]}]{c.status.value}[/]",
             "" if c.samples_per_s is None else f"{c.samples_per_s:.1f}",
             "" if c.first_batch_s is None else f"{c.first_batch_s:.2f}",
             "" if c.peak_rss_mb is None else f"{c.peak_rss_mb:.0f}", escape(f"{cause}{at}")]
 
 
 def probe_view(result: ProbeResult) -> Group:
+    """The probe as a rich renderable (items line and cell table), live or final."""
     items = result.items
     head = Text(f"items: {items.checked} read, {len(items.failed)} failed, {len(items.hung)} hung, "
                 f"{len(items.slow)} slow" + (f" (median {items.median_s * 1000:.2f} ms)" if items.median_s else ""))
@@ -38,6 +40,7 @@ def probe_view(result: ProbeResult) -> Group:
 
 
 def render_probe(result: ProbeResult, stream: TextIO) -> None:
+    """The final probe report with its recommendation."""
     console = Console(file=stream, highlight=False, width=None if stream.isatty() else 160)
     console.print(probe_view(result))
     for kind in ("failed", "hung"):

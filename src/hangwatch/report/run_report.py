@@ -4,55 +4,72 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from hangwatch.errors import UsageError
 from hangwatch.incident import Incident
+from hangwatch.records.run import Event, EventKind, RunSummary
 from hangwatch.report.text import render_text
 
-TIMELINE_EVENTS = ("launch", "suspect", "extended", "incident", "action", "recovered", "restart", "give_up",
-                   "job_exit", "signal", "exit")
+TIMELINE_EVENTS = frozenset(k.value for k in (
+    EventKind.LAUNCH, EventKind.SUSPECT, EventKind.EXTENDED, EventKind.INCIDENT, EventKind.ACTION,
+    EventKind.RECOVERED, EventKind.RESTART, EventKind.GIVE_UP, EventKind.JOB_EXIT, EventKind.SIGNAL,
+    EventKind.INTERNAL_ERROR, EventKind.EXIT))
 
 
-def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[Incident]]:
+@dataclass(frozen=True)
+class RunRecord:
+    """A run directory, read: its summary (None before the first one was written), events, incidents."""
+
+    summary: RunSummary | None
+    events: list[Event]
+    incidents: list[Incident]
+
+
+def load_run(run_dir: Path) -> RunRecord:
+    """Read a run directory made by `hangwatch run`; UsageError if it is not one or is damaged."""
     if not (run_dir / "events.jsonl").is_file():
         raise UsageError(f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
                          "Pass a directory made by `hangwatch run`, e.g. hangwatch-runs/<time>-<cmd>")
     try:
-        summary = json.loads((run_dir / "summary.json").read_text()) if (run_dir / "summary.json").exists() else {}
-        events = [json.loads(ln) for ln in (run_dir / "events.jsonl").read_text().splitlines() if ln.strip()]
+        path = run_dir / "summary.json"
+        summary = RunSummary.from_dict(json.loads(path.read_text())) if path.exists() else None
+        events = [Event.from_dict(json.loads(ln)) for ln in (run_dir / "events.jsonl").read_text().splitlines()
+                  if ln.strip()]
         incidents = [Incident.from_dict(json.loads(p.read_text()))
                      for p in sorted((run_dir / "incidents").glob("*/incident.json"))]
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"cannot read the run in {run_dir}: {e}",
                          "Check the files were not edited or truncated") from e
-    return summary, events, incidents
+    return RunRecord(summary, events, incidents)
 
 
 def _clock(t: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(t))
 
 
-def render_run(summary: dict[str, Any], events: list[dict[str, Any]], incidents: list[Incident],
-               out: TextIO) -> None:
-    cmd = " ".join(summary.get("command", []))
-    out.write(f"run: {cmd}\n")
-    if summary:
-        fields = [f"state {summary.get('state')}", f"attempts {summary.get('attempts')}",
-                  f"exit {summary.get('exit_code')}", f"last step {summary.get('last_step')}",
-                  f"incidents {summary.get('incidents')}", f"stalled {summary.get('stalled_seconds')} s",
-                  f"goodput {summary.get('goodput', 0) * 100:.1f}%"]
-        if "cost_usd" in summary:
-            fields.append(f"cost ${summary['cost_usd']:.2f} (wasted ${summary['wasted_usd']:.2f})")
+def render_run(run: RunRecord, out: TextIO) -> None:
+    """The summary line, the timeline, then every incident."""
+    s = run.summary
+    if s is not None:
+        out.write(f"run: {' '.join(s.command)}\n")
+        fields = [f"state {s.state.value}", f"attempts {s.attempts}", f"exit {s.exit_code}",
+                  f"last step {s.last_step}", f"incidents {s.incidents}", f"stalled {s.stalled_seconds} s",
+                  f"goodput {s.goodput * 100:.1f}%"]
+        if s.cost_usd is not None:
+            fields.append(f"cost ${s.cost_usd:.2f} (wasted ${s.wasted_usd or 0:.2f})")
         out.write("  " + " | ".join(fields) + "\n")
+    else:
+        out.write("run: (no summary yet)\n")
     out.write("\ntimeline:\n")
-    for e in events:
-        if e.get("event") not in TIMELINE_EVENTS:
+    for e in run.events:
+        if e.kind not in TIMELINE_EVENTS:
             continue
-        detail = {k: v for k, v in e.items() if k not in ("at", "event", "command") and v not in (None, [], "")}
+        detail = {k: v for k, v in e.fields.items() if k != "command" and v not in (None, [], "")}
         text = ", ".join(f"{k}={v}" for k, v in detail.items())
-        out.write(f"  {_clock(e['at'])}  {e['event']:<9} {text[:160]}\n")
-    for n, incident in enumerate(incidents, 1):
+        out.write(f"  {_clock(e.at)}  {e.kind:<9} {text[:160]}\n")
+    for n, incident in enumerate(run.incidents, 1):
         out.write(f"\nincident {n:03d} (attempt {incident.attempt}, action {incident.action.value}):\n")
         render_text(incident, out, color=False)

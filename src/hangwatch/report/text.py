@@ -8,41 +8,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from hangwatch.diagnose.signatures import is_library_file, is_stdlib_file
-from hangwatch.diagnose.views import own_frames
-from hangwatch.incident import FrameRecord, Incident, ProcessRecord, Verdict
+from hangwatch.incident import Incident, ProcessRecord, Verdict
 
 VERDICT_STYLE = {Verdict.HUNG: "bold red", Verdict.STOPPED: "bold red", Verdict.CRASHED: "bold red",
                  Verdict.SLOW: "bold yellow", Verdict.PROGRESSING: "bold green"}
 
 
-def _short(f: FrameRecord) -> str:
-    return f"{f.function} ({f.file.rsplit('/', 1)[-1]}:{f.line})"
-
-
-def _main_thread_where(p: ProcessRecord) -> str:
-    """The main thread's innermost non-stdlib frame, led by the innermost user frame when they differ."""
-    main = next((t for t in p.threads if t.tid == p.pid), p.threads[0] if p.threads else None)
-    if main is None or not main.frames:
-        return "no Python stack"
-    frames = own_frames(main.frames)  # a forked child's copy of its parent's frames says nothing
-    if not frames:
-        return _short(main.frames[0])
-    inner = next((f for f in frames if not is_stdlib_file(f.file)), frames[0])
-    if not is_library_file(inner.file):
-        return _short(inner)
-    user = next((f for f in frames if not is_library_file(f.file)), None)
-    return _short(inner) if user is None else f"{_short(user)} > {_short(inner)}"
-
-
 def _proc_line(p: ProcessRecord) -> str:
     rank = f" rank {p.rank}" if p.rank is not None else ""
     cpu = "?" if p.cpu_percent is None else f"{p.cpu_percent:.0f}%"
-    where = _main_thread_where(p)
-    return f"[bold]{p.role}[/]{rank} pid {p.pid}  {p.state}  {cpu} CPU  {escape(where)}"
+    return f"[bold]{p.role}[/]{rank} pid {p.pid}  {p.state}  {cpu} CPU  {escape(p.where_text())}"
 
 
 def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -> None:
+    """An incident for a terminal or a log: verdict, root cause, evidence, fix, the process tree."""
     wide = None if stream.isatty() else 200  # a log or a pipe: do not crop the tree at 80 columns
     console = Console(file=stream, force_terminal=color, no_color=color is False, highlight=False,
                       soft_wrap=True, width=wide)
@@ -56,9 +35,7 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
         console.print(f"  {escape(root.summary)}")
         w = root.where
         if w is not None and w.file:
-            rank = f", rank {w.rank}" if w.rank is not None else ""
-            console.print(f"  [bold]at {escape(w.file)}:{w.line}[/]  in {escape(w.function or '?')} "
-                          f"(pid {w.pid}{rank})")
+            console.print(f"  [bold]at {escape(w.location())}[/]  in {escape(w.function or '?')} ({w.owner()})")
             if w.code:
                 console.print(f"      {w.line} | {escape(w.code)}")
         if root.evidence:

@@ -1,4 +1,5 @@
-"""`hangwatch run` settings: command-line flags over `hangwatch.toml`, validated with clear errors."""
+"""`hangwatch run` settings: one table of defaults, command-line flags over `hangwatch.toml`, validated
+with clear errors."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import os
 import re
 import shutil
 import sys
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from hangwatch.errors import UsageError
-from hangwatch.supervise.fallback import parse_fallback
+from hangwatch.recover.fallback import parse_fallback
 from hangwatch.supervise.rundir import default_run_dir
-from hangwatch.supervise.supervisor import Fallback, OnHang, RunConfig
 from hangwatch.supervise.topology import Topology, detect
 
 if sys.version_info >= (3, 11):
@@ -21,12 +23,70 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+
+class OnHang(str, Enum):
+    """What to do with a hung job."""
+    REPORT = "report"
+    KILL = "kill"
+    RESTART = "restart"
+
+
+# The defaults, once: the CLI's help, the TOML loader, RunConfig and the stall detector read them here.
+DEFAULTS: dict[str, Any] = {
+    "min_stall": 120.0,
+    "startup_grace": 900.0,
+    "on_hang": OnHang.REPORT.value,
+    "max_restarts": 3,
+    "kill_grace": 30.0,
+    "max_slow": 1800.0,
+    "restart_on_crash": False,
+    "capture_window": None,  # None: a quarter of min_stall, between 1 and 5 s
+    "cost_per_hour": None,
+    "progress_regex": None,
+    "run_dir": None,  # None: hangwatch-runs/<UTC time>-<command name>
+}
 DEFAULT_CONFIG = "hangwatch.toml"
-KEYS = {"run_dir", "min_stall", "startup_grace", "on_hang", "max_restarts", "fallback", "progress_regex",
-        "cost_per_hour", "kill_grace", "notify", "restart_on_crash", "capture_window", "max_slow"}
+KEYS = {*DEFAULTS, "fallback", "notify"}
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """One rung of the restart ladder: options applied to the command, environment overrides."""
+
+    args: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a run needs, validated."""
+
+    argv: list[str]
+    run_dir: Path
+    min_stall: float = DEFAULTS["min_stall"]
+    startup_grace: float = DEFAULTS["startup_grace"]
+    on_hang: OnHang = field(default_factory=lambda: OnHang(DEFAULTS["on_hang"]))
+    max_restarts: int = DEFAULTS["max_restarts"]
+    fallbacks: tuple[Fallback, ...] = ()
+    progress_regex: re.Pattern[str] | None = None
+    cost_per_hour: float | None = None
+    kill_grace: float = DEFAULTS["kill_grace"]
+    notify: tuple[str, ...] = ()
+    restart_on_crash: bool = DEFAULTS["restart_on_crash"]
+    capture_window: float | None = None
+    max_slow: float = DEFAULTS["max_slow"]
+    use_pty: bool = False
+    topology: Topology | None = None  # set for a multi-node job: coordinate with the other nodes
+
+
+def default_text(name: str) -> str:
+    """A default as the CLI's help shows it: ``[120]``."""
+    v = DEFAULTS[name]
+    return f"[{v:g}]" if isinstance(v, float) else f"[{v}]"
 
 
 def load_toml(path: str | None) -> dict[str, Any]:
+    """The run settings of a TOML file (``hangwatch.toml`` in the current directory when None)."""
     if path is None:
         if not Path(DEFAULT_CONFIG).is_file():
             return {}
@@ -56,7 +116,7 @@ def _number(name: str, value: Any, minimum: float, integer: bool = False, strict
         x = int(value) if integer else float(value)
         if integer and float(value) != int(value):
             raise ValueError
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         kind = "a whole number" if integer else "a number"
         raise UsageError(f"{flag} must be {kind}, not {value!r}", f"Pass {flag} {int(minimum) + 1}") from e
     if x < minimum or (strict and x == minimum) or math.isnan(x):
@@ -101,21 +161,21 @@ def _check_command(argv: list[str]) -> None:
 
 
 def build_config(argv: list[str], options: dict[str, Any], config_path: str | None, use_pty: bool) -> RunConfig:
-    """Merge flags (non-None in ``options``) over the TOML file; validate everything; no side effects."""
+    """Merge flags (non-None in ``options``) over the TOML file over DEFAULTS; validate; no side effects."""
     toml = load_toml(config_path)
 
-    def pick(name: str, default: Any) -> Any:
+    def pick(name: str) -> Any:
         v = options.get(name)
-        return v if v not in (None, ()) else toml.get(name, default)
+        return v if v not in (None, ()) else toml.get(name, DEFAULTS[name])
 
     _check_command(argv)
-    on_hang_raw = pick("on_hang", "report")
+    on_hang_raw = pick("on_hang")
     try:
         on_hang = OnHang(on_hang_raw)
     except ValueError as e:
         raise UsageError(f"--on-hang must be report, kill or restart, not {on_hang_raw!r}",
                          "Pass --on-hang report|kill|restart") from e
-    regex_raw = pick("progress_regex", None)
+    regex_raw = pick("progress_regex")
     regex = None
     if regex_raw:
         try:
@@ -124,24 +184,24 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
             raise UsageError(f"--progress-regex is not a valid regular expression ({e})",
                              "Fix the pattern, e.g. 'it (?P<step>\\d+)'") from e
     notify = options.get("notify") or tuple(toml.get("notify", ()))
-    cost = pick("cost_per_hour", None)
-    window = pick("capture_window", None)
-    run_dir = pick("run_dir", None)
+    cost = pick("cost_per_hour")
+    window = pick("capture_window")
+    run_dir = pick("run_dir")
     return RunConfig(
         argv=list(argv),
         run_dir=Path(run_dir) if run_dir else default_run_dir(argv),
-        min_stall=_number("min_stall", pick("min_stall", 120.0), 0, strict=True),
-        startup_grace=_number("startup_grace", pick("startup_grace", 900.0), 0),
+        min_stall=_number("min_stall", pick("min_stall"), 0, strict=True),
+        startup_grace=_number("startup_grace", pick("startup_grace"), 0),
         on_hang=on_hang,
-        max_restarts=int(_number("max_restarts", pick("max_restarts", 3), 0, integer=True)),
+        max_restarts=int(_number("max_restarts", pick("max_restarts"), 0, integer=True)),
         fallbacks=_fallbacks(options.get("fallback") or (), toml.get("fallback")),
         progress_regex=regex,
         cost_per_hour=None if cost is None else _number("cost_per_hour", cost, 0),
-        kill_grace=_number("kill_grace", pick("kill_grace", 30.0), 0),
+        kill_grace=_number("kill_grace", pick("kill_grace"), 0),
         notify=tuple(str(u) for u in notify),
-        restart_on_crash=bool(pick("restart_on_crash", False)),
+        restart_on_crash=bool(pick("restart_on_crash")),
         capture_window=None if window is None else _number("capture_window", window, 0.2),
-        max_slow=_number("max_slow", pick("max_slow", 1800.0), 0),
+        max_slow=_number("max_slow", pick("max_slow"), 0),
         use_pty=use_pty,
         topology=_topology(argv, options),
     )

@@ -1,9 +1,8 @@
-"""Coordination between the hangwatches of a multi-node job, through torch.distributed's TCPStore.
+"""The store the hangwatches of a multi-node job share: torch.distributed's TCPStore, typed messages.
 
 Node 0's hangwatch hosts the store (next to the job's own master port); every node's hangwatch
-connects to it. Through it they share liveness, ask each other to capture, exchange evidence
-summaries, and agree on one decision (kill / restart) per attempt, so every node acts together.
-Needs torch (the job already has it); nothing here runs without a multi-node job.
+connects to it. Needs torch (the job already has it); nothing here runs without a multi-node job.
+If the store goes away, each node carries on alone.
 """
 
 from __future__ import annotations
@@ -13,9 +12,9 @@ import logging
 import os
 import time
 from datetime import timedelta
-from typing import Any
 
 from hangwatch.errors import UsageError
+from hangwatch.records.run import Decision, M, Message, NodeSummary
 from hangwatch.supervise.topology import Topology
 
 log = logging.getLogger(__name__)
@@ -24,6 +23,8 @@ POLL_S = 0.2
 
 
 class Coordinator:
+    """Reads and writes messages under ``hangwatch/...`` keys; marks itself lost on any store error."""
+
     def __init__(self, topo: Topology, connect_timeout_s: float) -> None:
         self.topo = topo
         self.node = topo.node_rank
@@ -41,83 +42,60 @@ class Coordinator:
             raise UsageError(f"cannot reach the coordination store at {topo.endpoint} ({type(e).__name__})",
                              "Start node 0's hangwatch, check the host and that the port is free and reachable") from e
 
-    def _key(self, *parts: object) -> str:
+    @staticmethod
+    def _key(parts: tuple[object, ...]) -> str:
         return "/".join([PREFIX, *map(str, parts)])
 
-    def _set(self, key: str, value: dict[str, Any]) -> None:
+    def _lose(self, e: Exception) -> None:
+        log.warning("coordination store unreachable (%s); continuing without other nodes", e, exc_info=True)
+        self.lost = True
+
+    def publish(self, key: tuple[object, ...], message: Message) -> None:
+        """Store ``message`` under ``key`` (nothing once the store is lost)."""
         if self.lost:
             return
         try:
-            self.store.set(key, json.dumps(value))
-        except Exception:  # the host node went away: carry on alone
-            log.warning("coordination store unreachable; continuing without other nodes", exc_info=True)
-            self.lost = True
+            self.store.set(self._key(key), json.dumps(message.to_dict()))
+        except Exception as e:  # noqa: BLE001 - torch raises many kinds; the host node went away: carry on alone
+            self._lose(e)
 
-    def _get(self, key: str) -> dict[str, Any] | None:
+    def read(self, key: tuple[object, ...], kind: type[M]) -> M | None:
+        """The message stored under ``key``, if any."""
         if self.lost:
             return None
         try:
-            if not self.store.check([key]):
+            k = self._key(key)
+            if not self.store.check([k]):
                 return None
-            value: dict[str, Any] = json.loads(self.store.get(key))
-            return value
-        except Exception:
-            log.warning("coordination store unreachable; continuing without other nodes", exc_info=True)
-            self.lost = True
+            return kind.from_dict(json.loads(self.store.get(k)))
+        except (ValueError, TypeError):
+            log.warning("ignoring a malformed coordination message under %s", key)
+            return None
+        except Exception as e:  # noqa: BLE001 - as above
+            self._lose(e)
             return None
 
-    # --- liveness ---------------------------------------------------------------------------------
-    def publish_live(self, attempt: int, state: str, step: int | None) -> None:
-        self._set(self._key("live", self.node), {"at": time.time(), "attempt": attempt, "state": state, "step": step})
-
-    def live(self) -> dict[int, dict[str, Any]]:
-        out = {}
-        for n in range(self.topo.nnodes):
-            v = self._get(self._key("live", n))
-            if v is not None:
-                out[n] = v
-        return out
-
-    # --- capture requests and evidence summaries ------------------------------------------------------
-    def request_capture(self, attempt: int) -> None:
-        if self._get(self._key("capture", attempt)) is None:
-            self._set(self._key("capture", attempt), {"by": self.node, "at": time.time()})
-
-    def capture_requested(self, attempt: int) -> dict[str, Any] | None:
-        v = self._get(self._key("capture", attempt))
-        return v if v is not None and v.get("by") != self.node else None
-
-    def publish_summary(self, attempt: int, summary: dict[str, Any]) -> None:
-        self._set(self._key("summary", attempt, self.node), summary)
-
-    def gather_summaries(self, attempt: int, wait_s: float) -> dict[int, dict[str, Any]]:
+    def gather(self, attempt: int, wait_s: float) -> dict[int, NodeSummary]:
         """Every node's summary for ``attempt``, waiting up to ``wait_s`` for the missing ones."""
         deadline = time.monotonic() + wait_s
-        got: dict[int, dict[str, Any]] = {}
+        got: dict[int, NodeSummary] = {}
         while True:
             for n in range(self.topo.nnodes):
                 if n not in got:
-                    v = self._get(self._key("summary", attempt, n))
+                    v = self.read(("summary", attempt, n), NodeSummary)
                     if v is not None:
                         got[n] = v
             if len(got) == self.topo.nnodes or time.monotonic() >= deadline or self.lost:
                 return got
             time.sleep(POLL_S)
 
-    # --- one decision per attempt ------------------------------------------------------------------------
-    def decide(self, attempt: int, proposal: dict[str, Any]) -> dict[str, Any]:
+    def decide(self, attempt: int, proposal: Decision) -> Decision:
         """Propose a decision; the first proposal stored for this attempt wins on every node."""
         if self.lost:
             return proposal
-        key = self._key("decision", attempt)
         try:
-            won = self.store.compare_set(key, "", json.dumps(proposal))
-            decision: dict[str, Any] = json.loads(won)
-            return decision
-        except Exception:
-            log.warning("coordination store unreachable; deciding alone", exc_info=True)
-            self.lost = True
+            won = self.store.compare_set(self._key(("decision", attempt)), "", json.dumps(proposal.to_dict()))
+            return Decision.from_dict(json.loads(won))
+        except Exception as e:  # noqa: BLE001 - as above: decide alone
+            self._lose(e)
             return proposal
-
-    def decision(self, attempt: int) -> dict[str, Any] | None:
-        return self._get(self._key("decision", attempt))

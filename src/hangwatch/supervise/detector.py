@@ -15,8 +15,11 @@ from collections import deque
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
+from hangwatch.supervise.config import DEFAULTS
+
 
 class State(str, Enum):
+    """The detector's states."""
     STARTING = "starting"
     PROGRESSING = "progressing"
     SUSPECT = "suspect"
@@ -34,17 +37,20 @@ class Strength(IntEnum):
 
 @dataclass(frozen=True)
 class DetectorConfig:
-    min_stall: float = 120.0
-    startup_grace: float = 900.0
+    """Thresholds; the user-facing ones default to the run's table of defaults."""
+
+    min_stall: float = DEFAULTS["min_stall"]
+    startup_grace: float = DEFAULTS["startup_grace"]
     multiple: float = 3.0
     percentile: float = 99.0
     history: int = 256
     min_history: int = 8  # below this many intervals, the longest interval stands in for the percentile
-    max_slow: float = 1800.0  # how long a "slow but alive" job may be extended in total
+    max_slow: float = DEFAULTS["max_slow"]  # how long a "slow but alive" job may be extended in total
 
 
 @dataclass(frozen=True)
 class Progress:
+    """One progress signal: when, which step (if counted), from where, how strong."""
     at: float
     step: int | None
     source: str
@@ -52,6 +58,7 @@ class Progress:
 
 
 class StallDetector:
+    """Decides when a job is suspect; pure, driven by progress signals and the caller's clock."""
     def __init__(self, config: DetectorConfig, started_at: float) -> None:
         self.cfg = config
         self.started_at = started_at
@@ -84,6 +91,7 @@ class StallDetector:
         return True
 
     def set_phase(self, name: str | None, deadline: float | None) -> None:
+        """The phase a heartbeat declared (None: none), with its deadline."""
         self.phase_name, self.phase_deadline = name, deadline
 
     # --- the clock ------------------------------------------------------------------------------
@@ -125,6 +133,7 @@ class StallDetector:
         return True
 
     def stalled_for(self, now: float) -> float:
+        """Seconds since the last progress (or the start)."""
         return now - (self.last.at if self.last else self.started_at)
 
     # --- outcomes of a capture -------------------------------------------------------------------
@@ -139,5 +148,11 @@ class StallDetector:
         self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
         return True
 
+    def suspect_now(self) -> None:
+        """Another node asked for a capture: become suspect without waiting for the threshold."""
+        if self.state not in (State.SUSPECT, State.HUNG):
+            self.state = State.SUSPECT
+
     def declare_hung(self) -> None:
+        """The capture found the job hung."""
         self.state = State.HUNG

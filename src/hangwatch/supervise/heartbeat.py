@@ -11,6 +11,7 @@ from hangwatch.beat import BEAT, BEAT_OFFSET, HEADER, MAGIC, PHASE, PHASE_OFFSET
 
 @dataclass(frozen=True)
 class Heartbeat:
+    """One process's heartbeat slot."""
     pid: int
     rank: int | None
     at: float  # unix time of the last beat (0: none yet)
@@ -22,6 +23,7 @@ class Heartbeat:
 
 
 def read_heartbeats(directory: Path) -> list[Heartbeat]:
+    """Every valid slot in ``directory``; truncated or foreign files are skipped."""
     out: list[Heartbeat] = []
     try:
         names = os.listdir(directory)

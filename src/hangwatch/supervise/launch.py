@@ -36,6 +36,7 @@ class StatusLine:
         self.lock = threading.Lock()
 
     def clear(self) -> None:
+        """Erase the status line, if shown."""
         if self.shown:
             with self.lock:
                 if self.shown:
@@ -43,6 +44,7 @@ class StatusLine:
                     self.shown = False
 
     def show(self, text: str) -> None:
+        """Show ``text`` as the status line."""
         if not self.enabled:
             return
         with self.lock:
@@ -75,22 +77,25 @@ class OutputLog:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def write(self, data: bytes) -> None:
+        """Append a chunk, whole."""
         with self.lock:
             self.file.write(data)
 
     def flush(self) -> None:
+        """Flush to the file."""
         with self.lock:
             self.file.flush()
 
 
 class Pump(threading.Thread):
+    """Copies one output stream of the job to the log and to our own stream, byte for byte."""
     def __init__(self, src_fd: int, dst_fd: int, log: OutputLog, on_chunk: OnChunk, status: StatusLine) -> None:
         super().__init__(name=f"hangwatch-pump-{dst_fd}", daemon=True)
         self.src_fd, self.dst_fd, self.log, self.on_chunk, self.status = src_fd, dst_fd, log, on_chunk, status
         self.passthrough = True
-        self.bytes = 0
 
     def run(self) -> None:
+        """Read until the job closes its end."""
         try:
             while True:
                 try:
@@ -103,7 +108,6 @@ class Pump(threading.Thread):
                     raise
                 if not data:
                     break
-                self.bytes += len(data)
                 self.log.write(data)
                 if self.passthrough:
                     self.status.clear()
@@ -115,14 +119,17 @@ class Pump(threading.Thread):
 
 @dataclass
 class Launched:
+    """A started job: its Popen and its output pumps."""
     popen: subprocess.Popen[bytes]
     pumps: list[Pump]
 
     @property
     def pid(self) -> int:
+        """The job's root process."""
         return self.popen.pid
 
     def join_pumps(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for the pumps to read the last output."""
         deadline = time.monotonic() + timeout
         for p in self.pumps:
             p.join(max(0.0, deadline - time.monotonic()))

@@ -17,6 +17,7 @@ SEND_TIMEOUT_S = 15.0
 
 
 class Notifier:
+    """Sends incident notifications through apprise, in the background."""
     def __init__(self, urls: list[str]) -> None:
         self.urls = urls
         self._threads: list[threading.Thread] = []
@@ -32,6 +33,7 @@ class Notifier:
                                      "Use a URL such as json://host/path, slack://..., ntfys://topic")
 
     def send(self, title: str, body: str) -> None:
+        """Send one notification without waiting for it."""
         if self._apprise is None:
             return
         target = self._apprise

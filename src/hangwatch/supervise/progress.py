@@ -37,6 +37,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[bytes]], ...] = (
 
 @dataclass(frozen=True)
 class Counter:
+    """A progress counter found in the output."""
     source: str
     step: int | None
     key: bytes  # what must change for this to count as progress
@@ -57,17 +58,20 @@ class OutputTail:
         self.last_at = 0.0  # time of the newest chunk
 
     def add(self, chunk: bytes, at: float) -> None:
+        """Keep the newest bytes of a chunk."""
         with self._lock:
             self._data = (self._data + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
             self.seq += 1
             self.last_at = at
 
     def snapshot(self) -> tuple[int, float, bytes]:
+        """(sequence number, time of the newest chunk, the newest bytes)."""
         with self._lock:
             return self.seq, self.last_at, self._data
 
 
 class ProgressParser:
+    """Finds progress counters in the newest records of a job's output."""
     def __init__(self, extra: re.Pattern[str] | None = None) -> None:
         self._extra = re.compile(extra.pattern.encode(), extra.flags & ~re.UNICODE) if extra else None
         self._last: dict[str, bytes] = {}

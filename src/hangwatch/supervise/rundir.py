@@ -13,11 +13,14 @@ from typing import Any, BinaryIO
 from hangwatch.atomic import write_text_atomic
 from hangwatch.errors import UsageError
 from hangwatch.incident import Incident
+from hangwatch.records.run import EventKind, RunSummary
 from hangwatch.redact import redact_text
 from hangwatch.report.markdown import render_markdown
 
 
 class RunDir:
+    """Writes a run's files; creating it checks the directory is writable."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
@@ -36,16 +39,19 @@ class RunDir:
             path / "incidents").exists() else 0
 
     def open_output_log(self) -> BinaryIO:
+        """output.log, unbuffered, appended to by every attempt."""
         return open(self.path / "output.log", "ab", buffering=0)
 
-    def event(self, kind: str, **fields: Any) -> None:
-        record = {"at": round(time.time(), 3), "event": kind, **fields}
+    def event(self, kind: EventKind, **fields: Any) -> None:
+        """Append one line to events.jsonl (redacted), flushed at once."""
+        record = {"at": round(time.time(), 3), "event": kind.value, **fields}
         line = redact_text(json.dumps(record, default=str))
         with self._lock:
             self._events.write(line + "\n")
             self._events.flush()
 
     def write_incident(self, incident: Incident) -> Path:
+        """incidents/NNN/incident.json and report.md, atomically; the incident's directory."""
         self.incident_count += 1
         d = self.path / "incidents" / f"{self.incident_count:03d}"
         d.mkdir(parents=True, exist_ok=True)
@@ -55,10 +61,12 @@ class RunDir:
         write_text_atomic(d / "report.md", buf.getvalue())
         return d
 
-    def write_summary(self, summary: dict[str, Any]) -> None:
-        write_text_atomic(self.path / "summary.json", json.dumps(summary, indent=2))
+    def write_summary(self, summary: RunSummary) -> None:
+        """summary.json, atomically."""
+        write_text_atomic(self.path / "summary.json", json.dumps(summary.to_dict(), indent=2))
 
     def close(self) -> None:
+        """Close events.jsonl."""
         with self._lock:
             self._events.close()
 

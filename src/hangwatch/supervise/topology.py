@@ -17,6 +17,7 @@ COORD_PORT_OFFSET = 1  # hangwatch's store listens next to the job's own master/
 
 @dataclass(frozen=True)
 class Topology:
+    """A multi-node job: this node's rank, the node count, where the coordination store is."""
     nnodes: int
     node_rank: int
     host: str  # where node 0's hangwatch hosts the coordination store
@@ -24,6 +25,7 @@ class Topology:
 
     @property
     def endpoint(self) -> str:
+        """``host:port`` of the store."""
         return f"{self.host}:{self.port}"
 
 

@@ -17,10 +17,14 @@ class FrameLike(Protocol):
     """Anything with a function and a file: evidence frames and incident frame records alike."""
 
     @property
-    def function(self) -> str: ...
+    def function(self) -> str:
+        """The function's name."""
+        ...
 
     @property
-    def file(self) -> str: ...
+    def file(self) -> str:
+        """The file's path."""
+        ...
 
 # --- what is "user code" -------------------------------------------------------------------------
 # Library: the standard library, anything installed (site-/dist-packages), frozen modules, and
@@ -36,6 +40,7 @@ _GENERATED_NAME = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
 
 
 def is_library_file(path: str) -> bool:
+    """Standard library, installed packages, generated code, or an environment's bin/ shim."""
     if not path or path.startswith("<"):
         return True
     if any(m in path for m in _INSTALLED) or any(m in path for m in _GENERATED) or _GENERATED_NAME.search(path):
@@ -47,10 +52,12 @@ def is_library_file(path: str) -> bool:
 
 
 def is_stdlib_file(path: str) -> bool:
+    """The standard library (not site-packages)."""
     return (path.startswith("<") or bool(_STDLIB_DIR.search(path))) and not any(m in path for m in _INSTALLED)
 
 
 def is_user(frame: Frame) -> bool:
+    """Whether a frame is the user's own code."""
     return not is_library_file(frame.file)
 
 
@@ -60,6 +67,7 @@ def method(frame: Frame | FrameLike) -> str:
 
 
 def at(frame: Frame | FrameLike, file_suffix: str, functions: frozenset[str] | None = None) -> bool:
+    """Whether ``frame`` is in a file ending with ``file_suffix`` (and one of ``functions``)."""
     suffix = file_suffix if file_suffix.startswith("/") else "/" + file_suffix
     if not frame.file.endswith(suffix):
         return False
@@ -75,9 +83,6 @@ COLLATE_PY = "torch/utils/data/_utils/collate.py"
 # _reset waits for the _ResumeIteration acks of persistent workers at an epoch start.
 LOADER_WAIT_METHODS = frozenset({"_try_get_data", "_get_data", "_next_data", "_reset"})
 WORKER_LOOP = frozenset({"_worker_loop"})
-# Worker is busy: inside the fetcher (dataset/collate) or any frame above _worker_loop not in the
-# standard library (worker_init_fn is called directly by _worker_loop).
-FETCH_METHODS = frozenset({"fetch"})
 
 # --- distributed (torch/distributed) -------------------------------------------------------------
 C10D_PY = "torch/distributed/distributed_c10d.py"
@@ -95,7 +100,6 @@ RENDEZVOUS_METHODS = frozenset({
 })
 RENDEZVOUS_FILES = ("torch/distributed/rendezvous.py", "torch/distributed/elastic/rendezvous/",
                     C10D_PY)
-DDP_PY = "torch/nn/parallel/distributed.py"
 
 # --- torch.compile ---------------------------------------------------------------------------------
 COMPILE_DIRS = ("/torch/_dynamo/", "/torch/_inductor/", "/torch/_functorch/", "/triton/")
@@ -153,16 +157,135 @@ FORK_LAUNCH = ("multiprocessing/popen_fork.py", frozenset({"_launch"}))
 
 
 def matches_any(frame: Frame, table: tuple[tuple[str, frozenset[str] | None], ...]) -> bool:
+    """Whether ``frame`` matches any (file suffix, functions) of ``table``."""
     return any(at(frame, suffix, names) for suffix, names in table)
 
 
 def is_lock_line(code: str | None) -> bool:
+    """Whether a source line takes a lock."""
     return bool(code and LOCK_LINE.match(code))
 
 
 def is_network_frame(frame: Frame) -> bool:
+    """Whether a frame is in socket, HTTP or hub client code."""
     return matches_any(frame, NETWORK_STDLIB) or any(p in frame.file for p in NETWORK_PACKAGES)
 
 
 def is_compile_frame(frame: Frame) -> bool:
+    """Whether a frame is in torch.compile's machinery."""
     return any(d in frame.file for d in COMPILE_DIRS)
+
+
+# --- fixes: what to do about each cause, most likely first (findings quote them) ------------------
+# code
+BUSY_FIX = (
+    "Fix the loop at the location shown: its exit condition is never met for this input.",
+    "Log the loop's inputs (sample index, file) before it to find the input that triggers it.",
+)
+WAIT_FOREVER_FIX = (
+    "Nothing left in the process can set what it waits for: the thread that should (a producer, a "
+    "callback) has exited or never started. Make it signal on every path, including errors.",
+    "Use timeouts: Event.wait(timeout=...), Queue.get(timeout=...), Thread.join(timeout=...), so a wait "
+    "that can never end raises.",
+)
+DEADLOCK_FIX = (
+    "Take locks in one fixed order everywhere, or hold one lock at a time.",
+    "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "
+    "so a wait that can never end raises.",
+    "Add faulthandler.dump_traceback_later() for a post-mortem of every thread.",
+)
+# compile
+COMPILE_FIX = (
+    "Nothing is wrong yet: give it time (first compiles of large models take minutes).",
+    "TORCH_LOGS=recompiles shows whether it recompiles for new shapes; mark_dynamic or dynamic=True avoids that.",
+    "Keep the compile cache on local disk (TORCHINDUCTOR_CACHE_DIR) so restarts do not recompile.",
+    "If it never finishes: TORCHINDUCTOR_COMPILE_THREADS=1, or TORCHDYNAMO_DISABLE=1 to run without compile.",
+)
+# crash
+OOM_FIX = (
+    "Lower memory use: smaller batch, fewer DataLoader workers or prefetch_factor, numpy arrays instead "
+    "of Python lists in the Dataset (copy-on-access makes each worker copy them).",
+    "Raise the memory limit of the job or container.",
+)
+SHM_FIX = (
+    "Raise /dev/shm: `docker run --shm-size=8g` (or --ipc=host); Kubernetes: an emptyDir with medium: Memory.",
+    "Fewer workers or a smaller prefetch_factor; torch.multiprocessing.set_sharing_strategy('file_system').",
+)
+WORKER_DIED_FIX = (
+    "Read the worker's own error above the DataLoader message; run with num_workers=0 for a plain traceback.",
+    "A worker killed by signal 9 was almost always the OOM killer: see `dmesg | grep -i oom`.",
+)
+GPU_FIX = (
+    "Check the GPU: `nvidia-smi -q`, `dmesg | grep -i xid`; restart the node or exclude the device.",
+    "CUDA errors are asynchronous: CUDA_LAUNCH_BLOCKING=1 shows the real failing call.",
+)
+CUDA_OOM_FIX = (
+    "Smaller batch or sequence length, gradient accumulation, activation checkpointing, mixed precision.",
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
+)
+# dataloader
+WORKER_STUCK_FIX = (
+    "Fix the code at the location shown: it never returns for this sample (a wait, a lock or a loop).",
+    "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
+    "Run once with num_workers=0 to reproduce it in the main process with a plain traceback.",
+)
+WORKER_SLOW_FIX = (
+    "The worker is moving, only slowly: profile the dataset code shown, or add workers.",
+    "DataLoader(timeout=600) so a truly stuck sample raises.",
+)
+BATCH_LOST_FIX = (
+    "Read the workers' stderr for a traceback in multiprocessing/queues.py _feed: the batch could not "
+    "be sent (unpicklable sample, or /dev/shm full).",
+    "Return plain tensors or numpy arrays from __getitem__ and check `pickle.dumps(dataset[0])`.",
+    "If /dev/shm is small (containers default to 64 MiB), raise it: `docker run --shm-size=8g` or --ipc=host.",
+    "DataLoader(timeout=600) so a lost batch raises instead of hanging forever.",
+)
+FORK_FIX = (
+    "DataLoader(multiprocessing_context='spawn') (or 'forkserver'): workers then start without the "
+    "parent's held locks and thread pools.",
+    "Start background threads (and use OpenMP/tokenizers) only after the DataLoader iterators exist, "
+    "or recreate the lock in the child with os.register_at_fork(after_in_child=...).",
+    "OMP_NUM_THREADS=1 / TOKENIZERS_PARALLELISM=false when a native thread pool is involved.",
+)
+# distributed
+PEER_FIX = (
+    "Fix what the culprit rank is doing at the location shown; the other ranks only wait for it.",
+    "Every rank must call every collective in the same order: no barrier, checkpoint save or "
+    "sync_dist log inside `if rank == 0:`.",
+    "Uneven data per rank: DistributedSampler(drop_last=True) or the DDP join() context.",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)), TORCH_NCCL_DUMP_ON_TIMEOUT=1.",
+)
+RENDEZVOUS_FIX = (
+    "Check that every rank was started: WORLD_SIZE ranks across all nodes (torchrun --nnodes/--nproc-per-node).",
+    "Check MASTER_ADDR/MASTER_PORT (or --rdzv-endpoint) are the same everywhere and reachable from every node.",
+    "A rank that crashed at startup never joins: read its log first.",
+)
+# engine
+UNKNOWN_FIX = (
+    "Read the stacks below: the main thread's innermost frame in your code is where the job is.",
+    "Run `hangwatch inspect PID` again in a minute: a stack that has not moved confirms a hang.",
+)
+# io
+NETWORK_FIX = (
+    "Give the call a timeout (requests.get(url, timeout=30), socket.settimeout, urlopen(timeout=...)).",
+    "Download or cache the data before training (HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1 once cached).",
+    "Check the endpoint is reachable from this machine (DNS, proxy, firewall).",
+)
+STORAGE_FIX = (
+    "Copy or stage the data on local disk (or /dev/shm) instead of reading it over the network filesystem.",
+    "Check the storage: `dmesg | grep -i 'blocked for more than'`, the NFS/FUSE server, disk health.",
+    "Fewer DataLoader workers against a metadata-heavy filesystem; DataLoader(timeout=...) to fail fast.",
+)
+# output
+BUFFERED_FIX = (
+    "PYTHONUNBUFFERED=1 in the job's environment, or start it with `python -u`.",
+    "print(..., flush=True), or sys.stdout.reconfigure(line_buffering=True) at the top of the script.",
+    "Under Slurm: `srun --unbuffered`.",
+)
+# process
+CHILD_WAIT_FIX = (
+    "Look at the child process shown: it is what the job waits for.",
+    "Pass timeout= to subprocess.run/Popen.wait/Process.join so a stuck child raises.",
+    "For multiprocessing.Queue: get() the child's results before join(); a child cannot exit while its "
+    "queue holds unread data.",
+)

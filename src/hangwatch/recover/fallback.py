@@ -43,10 +43,12 @@ def _is_number(tok: str) -> bool:
 
 
 def parse_fallback(text: str) -> list[tuple[str, str | None, bool]]:
+    """The options of a fallback string; ValueError when it is not a list of options."""
     return _options(shlex.split(text))
 
 
 def apply_fallback(argv: list[str], text: str) -> list[str]:
+    """``argv`` with one fallback applied."""
     out = list(argv)
     for name, value, eq in parse_fallback(text):
         for i, tok in enumerate(out):

@@ -1,0 +1,46 @@
+"""`hangwatch inspect PID`: capture a running job, diagnose it, print the incident."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hangwatch.incident import Incident
+
+MAX_WINDOW_S = 600.0
+
+
+def inspect_pid(pid: int, window_s: float = 5.0, evidence_path: str | Path | None = None) -> Incident:
+    """Sample the job of ``pid`` for ``window_s`` seconds and diagnose it. Raises CaptureError."""
+    from hangwatch.atomic import write_text_atomic
+    from hangwatch.capture import capture_job
+    from hangwatch.diagnose import diagnose
+    from hangwatch.diagnose.assemble import build_incident
+    from hangwatch.evidence_io import evidence_to_json
+
+    evidence = capture_job(pid, window_s)
+    if evidence_path is not None:
+        write_text_atomic(Path(evidence_path), evidence_to_json(evidence))
+    return build_incident(evidence, diagnose(evidence))
+
+
+@click.command()
+@click.argument("pid", type=click.IntRange(min=1))
+@click.option("--window", type=click.FloatRange(min=0.2, max=MAX_WINDOW_S), default=5.0, show_default=True,
+              help="Seconds to sample the job for.")
+@click.option("--json", "as_json", is_flag=True, help="Print one incident object (hangwatch.incident/1).")
+@click.option("--evidence", "evidence_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the raw samples (hangwatch.evidence/1 JSON) to this file, for a bug report.")
+def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None) -> None:
+    """Sample the job that PID belongs to and say whether it is hung, where, and why."""
+    from hangwatch.report.text import render_text
+
+    incident = inspect_pid(pid, window, evidence_path=evidence_path)
+    if as_json:
+        click.echo(incident.to_json())
+        for note in incident.notes:  # the text report prints its notes itself
+            click.echo(f"hangwatch: {note}", err=True)
+    else:
+        render_text(incident, sys.stdout, color=None)

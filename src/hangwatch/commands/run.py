@@ -1,0 +1,41 @@
+"""`hangwatch run -- CMD`: supervise a job."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from hangwatch.supervise.config import default_text
+
+
+@click.command(context_settings={"allow_interspersed_args": False})
+@click.option("--run-dir", help="Where the log, incidents and summary go [default: hangwatch-runs/<UTC time>-<cmd>].")
+@click.option("--min-stall", help=f"No stall is declared before this many seconds without progress "
+              f"{default_text('min_stall')}.")
+@click.option("--startup-grace", help=f"Seconds allowed before the first progress signal "
+              f"{default_text('startup_grace')}.")
+@click.option("--on-hang", help=f"report | kill | restart {default_text('on_hang')}.")
+@click.option("--max-restarts", help=f"Restarts allowed in one run {default_text('max_restarts')}.")
+@click.option("--fallback", multiple=True, help="Repeatable: restart k applies fallbacks 1..k to the command.")
+@click.option("--progress-regex", help="Extra progress pattern; named group `step` for a counter.")
+@click.option("--cost-per-hour", help="Price of the machine in USD, for cost and waste figures.")
+@click.option("--kill-grace", help=f"Seconds between SIGTERM and SIGKILL when ending the job "
+              f"{default_text('kill_grace')}.")
+@click.option("--notify", multiple=True, help="Repeatable: an apprise URL to send incidents to.")
+@click.option("--restart-on-crash", is_flag=True, default=None, help="Restart a job that exits with an error.")
+@click.option("--capture-window", help="Seconds to sample a suspect job [min-stall/4, within 1..5].")
+@click.option("--max-slow", help=f"Total extra seconds given to a job that is slow but alive "
+              f"{default_text('max_slow')}.")
+@click.option("--coord", help="Multi-node: HOST:PORT of the coordination store [master port + 1 of node 0].")
+@click.option("--node-rank", help="Multi-node: this node's rank [from torchrun's --node-rank].")
+@click.option("--nodes", help="Multi-node: number of nodes [from torchrun's --nnodes].")
+@click.option("--config", "config_path", help="Settings in TOML [hangwatch.toml if present].")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run(command: tuple[str, ...], config_path: str | None, **options: object) -> int:
+    """Supervise a job: hangwatch run [OPTIONS] -- CMD [ARGS]..."""
+    from hangwatch.supervise.config import build_config
+    from hangwatch.supervise.supervisor import Supervisor
+
+    cfg = build_config(list(command), options, config_path, use_pty=sys.stdout.isatty())
+    return Supervisor(cfg).run()

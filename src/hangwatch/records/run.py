@@ -1,0 +1,161 @@
+"""`hangwatch run`'s records: the run's state, ``summary.json``, event kinds, and the messages the
+hangwatches of a multi-node job exchange."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from enum import Enum
+from typing import Any, TypeVar
+
+SUMMARY_SCHEMA = "hangwatch.summary/1"
+
+
+class RunState(str, Enum):
+    """Where a run stands. The first four are the stall detector's; the rest are terminal."""
+
+    STARTING = "starting"
+    PROGRESSING = "progressing"
+    SUSPECT = "suspect"
+    HUNG = "hung"
+    FINISHED = "finished"
+    CRASHED = "crashed"
+    STOPPED = "stopped"
+
+
+class EventKind(str, Enum):
+    """The ``event`` field of each ``events.jsonl`` line."""
+
+    START = "start"
+    COORDINATION = "coordination"
+    LAUNCH = "launch"
+    RESTART = "restart"
+    PROGRESS = "progress"
+    RECOVERED = "recovered"
+    SUSPECT = "suspect"
+    EXTENDED = "extended"
+    NODES = "nodes"
+    INCIDENT = "incident"
+    ACTION = "action"
+    TERMINATE = "terminate"
+    REMOTE_DECISION = "remote_decision"
+    CAPTURE_REQUESTED = "capture_requested"
+    GIVE_UP = "give_up"
+    JOB_EXIT = "job_exit"
+    SIGNAL = "signal"
+    INTERNAL_ERROR = "internal_error"
+    EXIT = "exit"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of ``events.jsonl``: when, what kind, and the kind's own fields."""
+
+    at: float
+    kind: str  # an EventKind value; kept as text so that files from newer versions still read
+    fields: dict[str, Any]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Event:
+        """Read one parsed line."""
+        return cls(at=float(d["at"]), kind=str(d["event"]),
+                   fields={k: v for k, v in d.items() if k not in ("at", "event")})
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """``summary.json``: the run's accounting, kept current while it runs and final at its end."""
+
+    command: tuple[str, ...]
+    run_dir: str
+    state: RunState
+    attempts: int
+    exit_code: int | None
+    started_at: float
+    ended_at: float | None
+    wall_seconds: float
+    last_step: int | None
+    incidents: int
+    stalled_seconds: float
+    goodput: float
+    total_steps: int | None = None  # the N of an `n/N` counter, when the job prints one
+    steps_per_s: float | None = None  # the recent step rate
+    eta_seconds: float | None = None  # time to total_steps at that rate
+    cost_per_hour: float | None = None
+    cost_usd: float | None = None
+    wasted_usd: float | None = None
+    schema: str = SUMMARY_SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; the cost fields appear only when a price is known."""
+        d = asdict(self)
+        d["state"] = self.state.value
+        d["command"] = list(self.command)
+        if self.cost_per_hour is None:
+            for k in ("cost_per_hour", "cost_usd", "wasted_usd"):
+                d.pop(k)
+        return {"schema": d.pop("schema"), **d}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunSummary:
+        """Read a ``summary.json`` (unknown fields from newer versions are ignored)."""
+        known = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in known}
+        kw["state"] = RunState(kw.get("state", "starting"))
+        kw["command"] = tuple(kw.get("command", ()))
+        return cls(**kw)
+
+
+# --- between the hangwatches of a multi-node job ------------------------------------------------------
+M = TypeVar("M", bound="Message")
+
+
+@dataclass(frozen=True)
+class Message:
+    """A coordination message: a dataclass that travels as JSON through the store."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[M], d: dict[str, Any]) -> M:
+        """Read a message, ignoring fields this version does not know."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(frozen=True)
+class NodeLive(Message):
+    """A node's heartbeat in the store."""
+
+    at: float
+    attempt: int
+    state: str
+    step: int | None
+
+
+@dataclass(frozen=True)
+class CaptureRequest(Message):
+    """A node saw a stall and asks every node to capture its ranks."""
+
+    by: int
+    at: float
+
+
+@dataclass(frozen=True)
+class NodeSummary(Message):
+    """A node's captured ranks, condensed for merging across nodes."""
+
+    host: str
+    ranks: list[dict[str, Any]]
+    verdict: str
+    cause: str
+
+
+@dataclass(frozen=True)
+class Decision(Message):
+    """What every node does about an attempt: the first proposal stored wins."""
+
+    by: int
+    action: str  # an OnHang value: report | kill | restart
+    cause: str | None = None

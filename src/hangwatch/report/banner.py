@@ -1,0 +1,57 @@
+"""What hangwatch run says while a job runs: the incident banner on stderr, the notification, and
+the one-line status on a terminal. Built from records only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hangwatch.incident import Incident, Verdict
+from hangwatch.records.run import RunSummary
+
+
+def incident_banner(incident: Incident, stalled_s: float, report: Path) -> list[str]:
+    """The lines printed when an incident is recorded: verdict, root cause, where, fix, action."""
+    root = incident.root_cause
+    lp = incident.last_progress
+    head = f"hangwatch: {incident.verdict.value.upper()}"
+    if incident.verdict != Verdict.CRASHED:
+        head += f" after {stalled_s:.0f} s without progress"
+    if lp is not None and lp.step is not None:
+        head += f" (last: step {lp.step}, {lp.source})"
+    if root is not None:
+        head += f": {root.cause}"
+    lines = [head]
+    if root is not None:
+        lines.append(f"  {root.summary}")
+        if root.where is not None and root.where.file:
+            lines.append(f"  at {root.where.location()}  {root.where.function} ({root.where.owner()})")
+        if root.fix:
+            lines.append(f"  fix: {root.fix[0]}")
+    lines.append(f"  action: {incident.action.value}; report: {report}")
+    return lines
+
+
+def notification(job_name: str, incident: Incident, banner: list[str]) -> tuple[str, str]:
+    """(title, body) of the notification for an incident."""
+    root = incident.root_cause
+    title = f"hangwatch: {job_name} {incident.verdict.value}" + (f" ({root.cause})" if root else "")
+    return title, "\n".join(banner[1:])
+
+
+def clock_text(seconds: float) -> str:
+    """H:MM:SS."""
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def status_line(summary: RunSummary, since_progress_s: float) -> str:
+    """The one-line status shown on a terminal while the job runs."""
+    parts = [f"hangwatch [{summary.state.value}]"]
+    if summary.last_step is not None:
+        parts.append(f"step {summary.last_step}" + (f"/{summary.total_steps}" if summary.total_steps else ""))
+    if summary.steps_per_s is not None:
+        parts.append(f"{summary.steps_per_s:.2f} steps/s")
+    if summary.eta_seconds is not None:
+        parts.append(f"ETA {clock_text(summary.eta_seconds)}")
+    parts.append(f"last progress {since_progress_s:.0f} s ago")
+    return " | ".join(parts)

@@ -1,0 +1,66 @@
+"""Accounting of a run: stalled time, goodput, step rate, ETA and cost, as a ``RunSummary``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hangwatch.records.run import RunState, RunSummary
+
+RATE_WINDOW = 20  # step intervals the rate is taken over
+
+
+def step_rate(intervals: Iterable[float]) -> float | None:
+    """Steps per second over the newest intervals (None without any)."""
+    recent = list(intervals)[-RATE_WINDOW:]
+    total = sum(recent)
+    return len(recent) / total if recent and total > 0 else None
+
+
+@dataclass
+class Ledger:
+    """What a run has cost so far. Attempts run one at a time, so at most one stall is open."""
+
+    started_at: float
+    cost_per_hour: float | None = None
+    incidents: int = 0
+    last_step: int | None = None
+    stalled_closed: float = 0.0
+    stall_open_since: float | None = None  # the last progress before a declared, still open stall
+
+    def open_stall(self, since: float) -> None:
+        """A hang was declared; it has lasted since ``since`` (the last progress)."""
+        self.stall_open_since = since
+
+    def close_stall(self, at: float) -> float | None:
+        """The stall ended at ``at`` (progress again, or the job was ended); its length, if one was open."""
+        if self.stall_open_since is None:
+            return None
+        stalled = max(0.0, at - self.stall_open_since)
+        self.stalled_closed += stalled
+        self.stall_open_since = None
+        return stalled
+
+    def stalled(self, now: float) -> float:
+        """Seconds spent hung so far, an open stall included."""
+        return self.stalled_closed + (now - self.stall_open_since if self.stall_open_since is not None else 0.0)
+
+    def summary(self, now: float, *, command: list[str], run_dir: str, state: RunState, attempts: int,
+                exit_code: int | None, final: bool, intervals: Iterable[float], total: int | None) -> RunSummary:
+        """The summary as of ``now`` (``final``: the run has ended)."""
+        wall = max(1e-9, now - self.started_at)
+        stalled = self.stalled(now)
+        rate = step_rate(intervals)
+        eta = None
+        if rate and total and self.last_step is not None and total >= self.last_step:
+            eta = round((total - self.last_step) / rate, 1)
+        price = self.cost_per_hour
+        return RunSummary(
+            command=tuple(command), run_dir=run_dir, state=state, attempts=attempts,
+            exit_code=exit_code if final else None, started_at=round(self.started_at, 3),
+            ended_at=round(now, 3) if final else None, wall_seconds=round(wall, 1), last_step=self.last_step,
+            incidents=self.incidents, stalled_seconds=round(stalled, 1),
+            goodput=round(max(0.0, 1.0 - stalled / wall), 4), total_steps=total,
+            steps_per_s=round(rate, 4) if rate else None, eta_seconds=eta, cost_per_hour=price,
+            cost_usd=None if price is None else round(wall / 3600 * price, 4),
+            wasted_usd=None if price is None else round(stalled / 3600 * price, 4))

@@ -1,0 +1,82 @@
+"""One attempt of the job as the run loop keeps it, how it ended, and the loop's injectable clock."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from hangwatch.errors import HangwatchError
+from hangwatch.evidence import Evidence
+from hangwatch.recover.restart import RestartDecision
+from hangwatch.supervise.config import OnHang
+from hangwatch.supervise.detector import StallDetector
+from hangwatch.supervise.job import Job
+
+
+class Clock(Protocol):
+    """Time for the run loop: the wall clock, and a wait that a signal can cut short."""
+
+    def now(self) -> float:
+        """Unix time."""
+        ...
+
+    def wait(self, wake: threading.Event, timeout_s: float) -> None:
+        """Sleep up to ``timeout_s``, less if ``wake`` is set."""
+        ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> float:
+        """Unix time."""
+        return time.time()
+
+    def wait(self, wake: threading.Event, timeout_s: float) -> None:
+        """Sleep up to ``timeout_s``, less if ``wake`` is set."""
+        wake.wait(timeout_s)
+        wake.clear()
+
+
+Capture = Callable[[int, float], Evidence]  # pid, window seconds -> evidence (raises CaptureError)
+
+
+class SupervisionFailed(HangwatchError):
+    """The run loop kept failing; the job was ended cleanly."""
+
+
+class Outcome(str, Enum):
+    """How an attempt ended."""
+    EXITED = "exited"  # the job ended by itself
+    HUNG_ENDED = "hung_ended"  # hangwatch ended it (ours or another node's decision)
+    CRASHED = "crashed"
+    STOPPED = "stopped"  # the user asked hangwatch to stop
+
+
+@dataclass(frozen=True)
+class AttemptEnd:
+    """How an attempt ended, the run's exit status so far, and whether to start another."""
+
+    outcome: Outcome
+    code: int
+    restart: RestartDecision | None = None
+
+
+@dataclass
+class Attempt:
+    """One launch of the job."""
+
+    number: int
+    argv: list[str]
+    started_at: float
+    job: Job
+    detector: StallDetector
+    max_step: int | None = None
+    progressed: bool = False
+    action: OnHang = OnHang.REPORT  # what is done on a hang: ours, or the decision all nodes agreed on
+    captured_for_peer: bool = False
+    last_scan: float = 0.0

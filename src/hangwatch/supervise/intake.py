@@ -1,0 +1,98 @@
+"""Progress intake: the job's output tail and its heartbeat slots, turned into progress signals once
+per poll of the run loop."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hangwatch.supervise.detector import Progress, Strength
+from hangwatch.supervise.heartbeat import read_heartbeats
+from hangwatch.supervise.progress import OutputTail, ProgressParser
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RankProgress:
+    """A rank's newest progress: when, which step, and what must change for it to count again."""
+
+    at: float
+    step: int | None
+    key: bytes
+
+
+@dataclass(frozen=True)
+class Intake:
+    """What one poll found: progress signals in order, and the phase a heartbeat declared."""
+
+    signals: tuple[Progress, ...]
+    phase: str | None = None
+    phase_deadline: float | None = None
+
+
+@dataclass
+class ProgressIntake:
+    """Reads the output tail (filled by the pump threads) and the heartbeat slots."""
+
+    regex: re.Pattern[str] | None
+    heartbeat_dir: Path
+    tail: OutputTail = field(default_factory=OutputTail)
+    total: int | None = None  # the N of the newest `n/N` counter
+    ranks: dict[int, RankProgress] = field(default_factory=dict)
+    _parser: ProgressParser = field(init=False)
+    _tail_seq: int = 0
+    _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
+
+    def __post_init__(self) -> None:
+        self._parser = ProgressParser(self.regex)
+
+    def on_chunk(self, data: bytes, at: float) -> None:
+        """Pump thread: keep the newest output for the next poll."""
+        self.tail.add(data, at)
+
+    def new_attempt(self) -> None:
+        """A new attempt starts with no heartbeats and no per-rank progress."""
+        for hb in self.heartbeat_dir.glob("*.hb"):
+            hb.unlink(missing_ok=True)
+        self._beats.clear()
+        self.ranks.clear()
+
+    def poll(self) -> Intake:
+        """Progress since the last poll: output, counters, heartbeats."""
+        signals: list[Progress] = []
+        seq, at, data = self.tail.snapshot()
+        if seq != self._tail_seq:
+            self._tail_seq = seq
+            signals.append(Progress(at, None, "output", Strength.OUTPUT))
+            try:
+                counter = self._parser.latest(data)
+                by_rank = self._parser.by_rank(data)
+            except Exception:  # a parser bug must not stop supervision
+                log.exception("progress parser failed")
+                counter, by_rank = None, {}
+            for rank, c in by_rank.items():
+                prev = self.ranks.get(rank)
+                if prev is None or prev.key != c.key:
+                    self.ranks[rank] = RankProgress(at, c.step, c.key)
+            if counter is not None:
+                if counter.total is not None:
+                    self.total = counter.total
+                signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER))
+        phase: str | None = None
+        deadline: float | None = None
+        for hb in read_heartbeats(self.heartbeat_dir):
+            if hb.count != self._beats.get(hb.pid, 0):
+                self._beats[hb.pid] = hb.count
+                if hb.rank is not None:
+                    self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
+                signals.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
+            if hb.phase is not None:
+                phase, deadline = hb.phase, hb.phase_deadline
+        return Intake(tuple(signals), phase, deadline)
+
+    def rank_progress(self) -> tuple[tuple[int, float, int | None], ...]:
+        """(rank, at, step) for each rank seen, for the evidence."""
+        return tuple((r, p.at, p.step) for r, p in sorted(self.ranks.items()))

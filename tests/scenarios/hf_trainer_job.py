@@ -1,0 +1,44 @@
+"""A real transformers Trainer job on CPU: a tiny model defined here (nothing downloaded), tqdm bar
+and log dicts every few steps; optionally a hang in the data collator at a given step."""
+
+import argparse
+import threading
+
+import torch
+from transformers import Trainer, TrainingArguments
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--steps", type=int, default=40)
+ap.add_argument("--hang-at", type=int, default=-1)
+ap.add_argument("--out", required=True)
+args = ap.parse_args()
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = torch.nn.Linear(8, 1)
+
+    def forward(self, x, labels=None):
+        out = self.net(x)
+        return {"loss": torch.nn.functional.mse_loss(out, labels), "logits": out}
+
+
+calls = {"n": 0}
+
+
+def collate(items):
+    calls["n"] += 1
+    if calls["n"] == args.hang_at:
+        threading.Event().wait()  # HANG-HERE
+    return {"x": torch.stack([i["x"] for i in items]), "labels": torch.stack([i["labels"] for i in items])}
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    data = [{"x": torch.randn(8), "labels": torch.randn(1)} for _ in range(256)]
+    targs = TrainingArguments(output_dir=args.out, max_steps=args.steps, per_device_train_batch_size=4,
+                              logging_steps=5, report_to=[], save_strategy="no", use_cpu=True,
+                              dataloader_num_workers=0, disable_tqdm=False)
+    Trainer(model=Tiny(), args=targs, train_dataset=data, data_collator=collate).train()
+    print("done", flush=True)

@@ -1,0 +1,220 @@
+"""The run loop and the restart policy on scripted jobs: no real process, a clock that advances
+only when the loop waits. Given / when / then."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hangwatch.errors import CaptureError
+from hangwatch.evidence import Evidence
+from hangwatch.recover.restart import GiveUp, RestartPolicy
+from hangwatch.recover.terminate import Termination
+from hangwatch.supervise.config import OnHang, RunConfig
+from hangwatch.supervise.launch import OnChunk
+from hangwatch.supervise.supervisor import Supervisor
+
+
+# --- the restart policy ------------------------------------------------------------------------------
+def test_restart_until_max_restarts():
+    p = RestartPolicy(max_restarts=2)
+    steps = [p.decide(n, asked=True, progressed=True, max_step=10 * n) for n in (1, 2, 3)]
+    assert [d.restart for d in steps] == [True, True, False]
+    assert steps[2].give_up == GiveUp.MAX_RESTARTS
+
+
+def test_two_attempts_in_a_row_without_new_progress_stop_restarts():
+    p = RestartPolicy(max_restarts=10)
+    assert p.decide(1, asked=True, progressed=True, max_step=50).restart
+    second = p.decide(2, asked=True, progressed=True, max_step=50)  # same step again: no new progress
+    assert second.restart and second.futile == 1
+    third = p.decide(3, asked=True, progressed=False, max_step=None)
+    assert not third.restart and third.give_up == GiveUp.NO_NEW_PROGRESS
+    assert "2 attempts" in (third.message(10) or "")
+
+
+def test_new_progress_resets_the_futile_count():
+    p = RestartPolicy(max_restarts=10)
+    p.decide(1, asked=True, progressed=False, max_step=None)
+    assert p.decide(2, asked=True, progressed=True, max_step=5).futile == 0
+
+
+def test_not_asked_is_never_restarted_and_says_nothing():
+    d = RestartPolicy(max_restarts=3).decide(1, asked=False, progressed=True, max_step=3)
+    assert (d.restart, d.give_up, d.message(3)) == (False, GiveUp.NOT_ASKED, None)
+
+
+def test_one_decision_per_attempt():
+    p = RestartPolicy(max_restarts=1)
+    first = p.decide(1, asked=True, progressed=False, max_step=None)
+    assert p.decide(1, asked=False, progressed=True, max_step=9) is first
+
+
+# --- the loop on a scripted job ------------------------------------------------------------------------
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1_000_000.0
+
+    def now(self) -> float:
+        return self.t
+
+    def wait(self, wake: threading.Event, timeout_s: float) -> None:
+        self.t += timeout_s
+
+
+@dataclass
+class ScriptedJob:
+    """Prints ``step N`` every second up to ``steps``, then stands still until ended."""
+
+    clock: FakeClock
+    on_chunk: OnChunk
+    steps: int
+    pid: int = 4242
+    started: float = 0.0
+    printed: int = 0
+    code: int | None = None
+    signals: list[int] = field(default_factory=list)
+
+    def poll(self) -> int | None:
+        while self.code is None and self.printed < self.steps and self.clock.t - self.started >= self.printed + 1:
+            self.printed += 1
+            self.on_chunk(f"step {self.printed}\n".encode(), self.clock.t)
+        return self.code
+
+    def scan(self) -> None:
+        pass
+
+    def leftovers(self) -> list[int]:
+        return []
+
+    def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
+        self.signals.append(first_signal)
+        self.code = -first_signal
+        return Termination([self.pid], [], [], 0.0)
+
+    def forward(self, signum: int) -> None:
+        self.signals.append(signum)
+
+    def drain(self, timeout_s: float) -> None:
+        pass
+
+
+def _evidence(pid: int, window: float) -> Evidence:
+    return Evidence(target_pid=pid, root_pid=pid, started_at=0.0, ended_at=window, clock_ticks=100, cpu_count=2,
+                    processes=())
+
+
+def _supervisor(tmp_path: Path, jobs: list[ScriptedJob], steps: list[int], **cfg: object) -> Supervisor:
+    clock = FakeClock()
+
+    def launcher(argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> ScriptedJob:
+        job = ScriptedJob(clock, on_chunk, steps[len(jobs)], started=clock.t)
+        jobs.append(job)
+        return job
+
+    config = RunConfig(argv=["train"], run_dir=tmp_path / "run", min_stall=5.0, startup_grace=20.0,
+                       kill_grace=1.0, **cfg)  # type: ignore[arg-type]
+    return Supervisor(config, env={}, clock=clock, launcher=launcher, capture=_evidence)
+
+
+def _events(tmp_path: Path) -> list[dict]:
+    return [json.loads(ln) for ln in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+
+
+def _incident(tmp_path: Path, n: int) -> dict:
+    return json.loads((tmp_path / "run" / "incidents" / f"{n:03d}" / "incident.json").read_text())
+
+
+def test_a_stall_is_declared_after_min_stall_and_the_job_killed(tmp_path):
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [3], on_hang=OnHang.KILL)
+    assert sup.run() == 124
+    kinds = [e["event"] for e in _events(tmp_path)]
+    assert kinds.index("suspect") < kinds.index("incident") < kinds.index("action")
+    suspect = next(e for e in _events(tmp_path) if e["event"] == "suspect")
+    assert 5.0 <= suspect["stalled_seconds"] <= 5.5  # min-stall after the last step, on the scripted clock
+    assert _incident(tmp_path, 1)["action"] == "killed"
+    assert jobs[0].signals == [signal.SIGTERM]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["attempts"], summary["exit_code"], summary["last_step"]) == (1, 124, 3)
+
+
+def test_restart_label_on_disk_matches_what_happened(tmp_path):
+    # Attempt 1 reaches step 3, attempts 2 and 3 never pass it: attempt 3 is the second futile one.
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [3, 3, 2], on_hang=OnHang.RESTART, max_restarts=5)
+    assert sup.run() == 124
+    assert len(jobs) == 3
+    assert [_incident(tmp_path, n)["action"] for n in (1, 2, 3)] == ["restarted", "restarted", "killed"]
+    give_up = next(e for e in _events(tmp_path) if e["event"] == "give_up")
+    assert give_up["reason"] == "no_new_progress"
+
+
+def test_report_mode_leaves_the_job_running(tmp_path):
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [2], on_hang=OnHang.REPORT)
+    done = {"n": 0}
+    real_wait = sup.clock.wait
+
+    def wait(wake: threading.Event, timeout_s: float) -> None:  # end the job by itself a while after the incident
+        real_wait(wake, timeout_s)
+        if (tmp_path / "run" / "incidents" / "001").exists():
+            done["n"] += 1
+            if done["n"] > 20:
+                jobs[0].code = 0
+
+    sup.clock.wait = wait  # type: ignore[method-assign]
+    assert sup.run() == 0
+    assert _incident(tmp_path, 1)["action"] == "reported"
+    assert jobs[0].signals == []
+
+
+def test_an_internal_error_is_recorded_and_supervision_goes_on(tmp_path):
+    jobs: list[ScriptedJob] = []
+    calls = {"n": 0}
+
+    def flaky(pid: int, window: float) -> Evidence:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("capture bug")
+        return _evidence(pid, window)
+
+    sup = _supervisor(tmp_path, jobs, [2], on_hang=OnHang.KILL)
+    sup.capture = flaky
+    assert sup.run() == 124
+    errors = [e for e in _events(tmp_path) if e["event"] == "internal_error"]
+    assert len(errors) == 1 and "capture bug" in errors[0]["error"]
+    assert _incident(tmp_path, 1)["action"] == "killed"
+
+
+def test_a_loop_that_keeps_failing_ends_the_job_cleanly(tmp_path):
+    jobs: list[ScriptedJob] = []
+
+    def broken(pid: int, window: float) -> Evidence:
+        raise RuntimeError("always")
+
+    sup = _supervisor(tmp_path, jobs, [1], on_hang=OnHang.KILL)
+    sup.capture = broken
+    try:
+        sup.run()
+    except Exception as e:
+        assert "supervision failed" in str(e)
+    else:
+        raise AssertionError("expected SupervisionFailed")
+    assert jobs[0].signals == [signal.SIGTERM]  # ended in finally, never left running
+
+
+def test_a_job_gone_during_capture_is_not_an_incident(tmp_path):
+    jobs: list[ScriptedJob] = []
+
+    def gone(pid: int, window: float) -> Evidence:
+        jobs[0].code = 0
+        raise CaptureError("no such process", "nothing to do")
+
+    sup = _supervisor(tmp_path, jobs, [1], on_hang=OnHang.KILL)
+    sup.capture = gone
+    assert sup.run() == 0
+    assert not (tmp_path / "run" / "incidents").exists()
