@@ -55,3 +55,24 @@ for step in range(10**6):
         print(f"step {step}", flush=True)
     time.sleep(interval)
 '''
+
+# A loop of about 1,000 optimizer steps a second, each batch from a DataLoader: what autobeat hooks.
+LOADER_TRAINER = r'''
+import sys, time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(128, 384), torch.nn.ReLU(), torch.nn.Linear(384, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = DataLoader(TensorDataset(torch.randn(4096, 128), torch.randint(0, 10, (4096,))), batch_size=32)
+seconds = float(sys.argv[1])
+t0 = time.perf_counter(); n = 0
+while time.perf_counter() - t0 < seconds:
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(); loss.backward(); opt.step(); n += 1
+        if time.perf_counter() - t0 >= seconds:
+            break
+print(f"THROUGHPUT {n / (time.perf_counter() - t0):.3f}", flush=True)
+'''

@@ -11,8 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import SCENARIOS, marker
-from test_run_e2e import Run
+from conftest import SCENARIOS, Run, marker
 
 pytest.importorskip("torch")
 

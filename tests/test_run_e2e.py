@@ -5,108 +5,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 from typing import ClassVar
 
 import psutil
 import pytest
-from conftest import SCENARIOS, clean_env, marker
-
-RUN_TIMEOUT_S = 150.0
-FAST = ["--min-stall", "1", "--startup-grace", "4", "--capture-window", "1", "--kill-grace", "2"]
-
-
-def _job_processes(run_dir: Path) -> list[psutil.Process]:
-    """Every process started for this run: they all carry HANGWATCH_RUN_DIR in their environment."""
-    target = str(run_dir.resolve())
-    out = []
-    for p in psutil.process_iter():
-        try:
-            if p.pid != os.getpid() and p.environ().get("HANGWATCH_RUN_DIR") == target:
-                out.append(p)
-        except psutil.Error:
-            continue
-    return out
-
-
-class Run:
-    def __init__(self, tmp_path: Path) -> None:
-        self.tmp = tmp_path
-        self.dir = tmp_path / "run"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(self.dir), *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.tmp,
-                                     env=clean_env(**(env or {})), start_new_session=True)
-        return self.proc
-
-    def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S
-                 ) -> subprocess.CompletedProcess[bytes]:
-        p = self.start(*args, env=env)
-        out, err = p.communicate(timeout=timeout)
-        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
-
-    def incident(self, n: int = 1) -> dict:
-        return json.loads((self.dir / "incidents" / f"{n:03d}" / "incident.json").read_text())
-
-    def summary(self) -> dict:
-        return json.loads((self.dir / "summary.json").read_text())
-
-    def events(self) -> list[dict]:
-        return [json.loads(ln) for ln in (self.dir / "events.jsonl").read_text().splitlines()]
-
-    def cleanup(self) -> list[int]:
-        left = []
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        if self.dir.exists():
-            procs = _job_processes(self.dir)
-            left = [p.pid for p in procs]
-            for p in procs:
-                p.kill()
-            psutil.wait_procs(procs, timeout=10)
-        return left
-
-
-@pytest.fixture
-def run(tmp_path):
-    r = Run(tmp_path)
-    yield r
-    left = r.cleanup()
-    assert not left, f"hangwatch left job processes behind: {left}"
-
-
-def wait_for_event(run: Run, kind: str, timeout: float = 60.0) -> dict:
-    """Block (bounded) until the run's events.jsonl holds an event of ``kind``; return it."""
-    deadline = time.monotonic() + timeout
-    path = run.dir / "events.jsonl"
-    while time.monotonic() < deadline:
-        if path.exists():
-            for line in path.read_text().splitlines():
-                event = json.loads(line)
-                if event["event"] == kind:
-                    return event
-        time.sleep(0.05)
-    raise AssertionError(f"no {kind!r} event within {timeout:.0f} s")
-
-
-def py(script: str, *args: str) -> list[str]:
-    return ["--", sys.executable, str(SCENARIOS / script), *args]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
+from conftest import FAST, SCENARIOS, _free_port, clean_env, marker, py, wait_for_event
 
 CAUSES = [
     ("dl_worker_blocked.py", "dataloader.worker_stuck", "HANG-HERE"),

@@ -218,3 +218,40 @@ def test_a_job_gone_during_capture_is_not_an_incident(tmp_path):
     sup.capture = gone
     assert sup.run() == 0
     assert not (tmp_path / "run" / "incidents").exists()
+
+
+def _capture_printing(jobs: list[ScriptedJob], text: bytes):
+    def capture(pid: int, window: float) -> Evidence:
+        job = jobs[0]
+        job.on_chunk(text, job.clock.t)
+        return _evidence(pid, window)
+    return capture
+
+
+def test_new_output_during_the_capture_means_not_hung(tmp_path):
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [3], on_hang=OnHang.KILL, max_slow=20.0)
+    sup.capture = _capture_printing(jobs, b"writing checkpoint shards...\n")  # it moved while captured
+    seen = {"n": 0}
+    real_wait = sup.clock.wait
+
+    def wait(wake: threading.Event, timeout_s: float) -> None:
+        real_wait(wake, timeout_s)
+        if any(e["event"] == "extended" for e in _events(tmp_path)):
+            seen["n"] += 1
+            if seen["n"] == 1:
+                jobs[0].code = 0  # and then it finished
+
+    sup.clock.wait = wait  # type: ignore[method-assign]
+    assert sup.run() == 0
+    extended = next(e for e in _events(tmp_path) if e["event"] == "extended")
+    assert extended["reason"] == "new output during the capture"
+    assert not (tmp_path / "run" / "incidents").exists()
+
+
+def test_a_redraw_with_only_a_new_clock_during_the_capture_is_not_movement(tmp_path):
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [3], on_hang=OnHang.KILL)
+    sup.capture = _capture_printing(jobs, b"\rstep 3 0:00:09 4.1it/s")  # same step, new elapsed time and rate
+    assert sup.run() == 124
+    assert _incident(tmp_path, 1)["action"] == "killed"

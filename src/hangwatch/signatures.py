@@ -37,13 +37,16 @@ _INSTALLED = ("/site-packages/", "/dist-packages/")
 # or TORCHINDUCTOR_CACHE_DIR) holds files named by a hash, e.g. .../se/csemwqts2kr...mow.py.
 _GENERATED = ("/torchinductor_", "/torch_compile_cache/", "/triton/cache/", "/.triton/")
 _GENERATED_NAME = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
+# hangwatch's own startup hook wraps DataLoader iteration and torch.save: its frames are not the user's.
+_AUTOBEAT_HOOK = "/_autobeat/sitecustomize.py"
 
 
 def is_library_file(path: str) -> bool:
     """Standard library, installed packages, generated code, or an environment's bin/ shim."""
     if not path or path.startswith("<"):
         return True
-    if any(m in path for m in _INSTALLED) or any(m in path for m in _GENERATED) or _GENERATED_NAME.search(path):
+    if any(m in path for m in _INSTALLED) or any(m in path for m in _GENERATED) or _GENERATED_NAME.search(path) \
+            or path.endswith(_AUTOBEAT_HOOK):
         return True
     if _STDLIB_DIR.search(path):
         return True

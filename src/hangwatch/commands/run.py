@@ -24,6 +24,9 @@ from hangwatch.supervise.config import default_text
               f"{default_text('kill_grace')}.")
 @click.option("--notify", multiple=True, help="Repeatable: an apprise URL to send incidents to.")
 @click.option("--restart-on-crash", is_flag=True, default=None, help="Restart a job that exits with an error.")
+@click.option("--autobeat/--no-autobeat", default=None,
+              help="Make torch jobs beat on each optimizer step and DataLoader batch, through a startup hook "
+              "on the job's PYTHONPATH [on].")
 @click.option("--capture-window", help="Seconds to sample a suspect job [min-stall/4, within 1..5].")
 @click.option("--max-slow", help=f"Total extra seconds given to a job that is slow but alive "
               f"{default_text('max_slow')}.")

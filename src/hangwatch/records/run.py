@@ -33,6 +33,7 @@ class EventKind(str, Enum):
     RECOVERED = "recovered"
     SUSPECT = "suspect"
     EXTENDED = "extended"
+    HANDOVER = "handover"  # heartbeats stopped while the log counter advanced: the counter is the signal now
     NODES = "nodes"
     INCIDENT = "incident"
     ACTION = "action"
@@ -76,7 +77,8 @@ class RunSummary:
     last_step: int | None
     incidents: int
     stalled_seconds: float
-    goodput: float
+    goodput: float | None  # None: no counter or heartbeat was ever seen, so nobody knows
+    progress_signal: str = "none"  # the strongest signal seen: none | output | counter | heartbeat
     total_steps: int | None = None  # the N of an `n/N` counter, when the job prints one
     steps_per_s: float | None = None  # the recent step rate
     eta_seconds: float | None = None  # time to total_steps at that rate

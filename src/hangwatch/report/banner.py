@@ -47,6 +47,8 @@ def clock_text(seconds: float) -> str:
 def status_line(summary: RunSummary, since_progress_s: float) -> str:
     """The one-line status shown on a terminal while the job runs."""
     parts = [f"hangwatch [{summary.state.value}]"]
+    if summary.progress_signal in ("none", "output"):
+        parts.append(f"progress_signal: {summary.progress_signal}")
     if summary.last_step is not None:
         parts.append(f"step {summary.last_step}" + (f"/{summary.total_steps}" if summary.total_steps else ""))
     if summary.steps_per_s is not None:

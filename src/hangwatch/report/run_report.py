@@ -57,7 +57,8 @@ def render_run(run: RunRecord, out: TextIO) -> None:
         out.write(f"run: {' '.join(s.command)}\n")
         fields = [f"state {s.state.value}", f"attempts {s.attempts}", f"exit {s.exit_code}",
                   f"last step {s.last_step}", f"incidents {s.incidents}", f"stalled {s.stalled_seconds} s",
-                  f"goodput {s.goodput * 100:.1f}%"]
+                  "goodput " + (f"{s.goodput * 100:.1f}%" if s.goodput is not None else "unknown (no progress signal)"),
+                  f"progress signal {s.progress_signal}"]
         if s.cost_usd is not None:
             fields.append(f"cost ${s.cost_usd:.2f} (wasted ${s.wasted_usd or 0:.2f})")
         out.write("  " + " | ".join(fields) + "\n")

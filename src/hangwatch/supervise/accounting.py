@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from hangwatch.records.run import RunState, RunSummary
 
 RATE_WINDOW = 20  # step intervals the rate is taken over
+SIGNALS = ("none", "output", "counter", "heartbeat")  # in the order of the detector's Strength values
 
 
 def step_rate(intervals: Iterable[float]) -> float | None:
@@ -27,6 +28,12 @@ class Ledger:
     last_step: int | None = None
     stalled_closed: float = 0.0
     stall_open_since: float | None = None  # the last progress before a declared, still open stall
+    signal: str = "none"  # the strongest progress signal seen in any attempt: none | output | counter | heartbeat
+
+    def saw(self, strength: int) -> None:
+        """A progress signal of this strength counted; remember the strongest kind ever seen."""
+        if strength > SIGNALS.index(self.signal):
+            self.signal = SIGNALS[strength]
 
     def open_stall(self, since: float) -> None:
         """A hang was declared; it has lasted since ``since`` (the last progress)."""
@@ -60,7 +67,9 @@ class Ledger:
             exit_code=exit_code if final else None, started_at=round(self.started_at, 3),
             ended_at=round(now, 3) if final else None, wall_seconds=round(wall, 1), last_step=self.last_step,
             incidents=self.incidents, stalled_seconds=round(stalled, 1),
-            goodput=round(max(0.0, 1.0 - stalled / wall), 4), total_steps=total,
+            # Without a counter or a heartbeat nobody knows whether the job progressed: no goodput.
+            goodput=round(max(0.0, 1.0 - stalled / wall), 4) if self.signal in ("counter", "heartbeat") else None,
+            progress_signal=self.signal, total_steps=total,
             steps_per_s=round(rate, 4) if rate else None, eta_seconds=eta, cost_per_hour=price,
             cost_usd=None if price is None else round(wall / 3600 * price, 4),
             wasted_usd=None if price is None else round(stalled / 3600 * price, 4))

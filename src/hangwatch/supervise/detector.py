@@ -28,7 +28,9 @@ class State(str, Enum):
 
 class Strength(IntEnum):
     """Progress signals in order of strength. Once a stronger one has been seen, weaker ones no
-    longer count as progress (a log line from a monitor thread is not a training step)."""
+    longer count as progress (a log line from a monitor thread is not a training step), but only
+    while the stronger one itself advances: heartbeats that stop while the log's counter goes on
+    hand over to the counter."""
 
     OUTPUT = 1
     COUNTER = 2
@@ -70,11 +72,14 @@ class StallDetector:
         self.phase_name: str | None = None
         self.extended_until: float | None = None
         self.extended_total = 0.0
+        self.weaker: dict[Strength, Progress] = {}  # the newest signal of each weaker kind, not counted
+        self.handovers: list[tuple[Strength, Strength, float]] = []  # (from, to, at), for the caller to log
 
     # --- inputs -------------------------------------------------------------------------------
     def progress(self, p: Progress) -> bool:
         """Record a progress signal. True if it counts (and resets the stall clock)."""
         if p.strength < self.strength:
+            self.weaker[p.strength] = p
             return False
         if p.strength > self.strength:
             self.intervals.clear()  # gaps between plain output lines say nothing about step times
@@ -129,7 +134,25 @@ class StallDetector:
             return False
         if now < self.deadline():
             return False
+        if self._hand_over(now):
+            return False
         self.state = State.SUSPECT
+        return True
+
+    def _hand_over(self, now: float) -> bool:
+        """Heartbeats stopped but the log's counter advanced after the last one: the heartbeats
+        came from somewhere that is not the training loop (a DataLoader used once at startup, say),
+        so the counter becomes the signal. Never the other way down to plain output."""
+        counter = self.weaker.get(Strength.COUNTER)
+        if self.strength != Strength.HEARTBEAT or counter is None or self.last is None or counter.at <= self.last.at:
+            return False
+        self.handovers.append((self.strength, Strength.COUNTER, now))
+        self.strength = Strength.COUNTER
+        self.intervals.clear()
+        self.weaker.pop(Strength.COUNTER)
+        self.last = counter
+        self.extended_until = None
+        self.extended_total = 0.0
         return True
 
     def stalled_for(self, now: float) -> float:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hangwatch.supervise.detector import Progress, Strength
 from hangwatch.supervise.heartbeat import read_heartbeats
-from hangwatch.supervise.progress import OutputTail, ProgressParser
+from hangwatch.supervise.progress import ANSI, RECORD_SPLIT, TAIL_RECORDS, OutputTail, ProgressParser, parse_record
 
 log = logging.getLogger(__name__)
+RECENT_RECORDS = 64
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Intake:
     signals: tuple[Progress, ...]
     phase: str | None = None
     phase_deadline: float | None = None
+    fresh_output: bool = False  # a record not seen recently (times, rates and losses masked): visible movement
 
 
 @dataclass
@@ -45,6 +48,7 @@ class ProgressIntake:
     _parser: ProgressParser = field(init=False)
     _tail_seq: int = 0
     _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
+    _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         self._parser = ProgressParser(self.regex)
@@ -63,10 +67,12 @@ class ProgressIntake:
     def poll(self) -> Intake:
         """Progress since the last poll: output, counters, heartbeats."""
         signals: list[Progress] = []
+        fresh = False
         seq, at, data = self.tail.snapshot()
         if seq != self._tail_seq:
             self._tail_seq = seq
             signals.append(Progress(at, None, "output", Strength.OUTPUT))
+            fresh = self._fresh(data)
             try:
                 counter = self._parser.latest(data)
                 by_rank = self._parser.by_rank(data)
@@ -91,7 +97,23 @@ class ProgressIntake:
                 signals.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
             if hb.phase is not None:
                 phase, deadline = hb.phase, hb.phase_deadline
-        return Intake(tuple(signals), phase, deadline)
+        return Intake(tuple(signals), phase, deadline, fresh)
+
+    def _fresh(self, tail: bytes) -> bool:
+        """Whether the newest records hold one not seen recently. Times, rates and losses are masked,
+        so a progress bar that only redraws its clock is not movement; a new count or message is."""
+        fresh = False
+        for rec in RECORD_SPLIT.split(tail)[-TAIL_RECORDS:]:
+            if not rec.strip():
+                continue
+            template, fields = parse_record(ANSI.sub(b"", rec))
+            key = (template, tuple(f.value for f in fields))
+            if key not in self._recent:
+                fresh = True
+                self._recent[key] = None
+                while len(self._recent) > RECENT_RECORDS:
+                    self._recent.popitem(last=False)
+        return fresh
 
     def rank_progress(self) -> tuple[tuple[int, float, int | None], ...]:
         """(rank, at, step) for each rank seen, for the evidence."""

@@ -40,8 +40,9 @@ from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
 from hangwatch.supervise.accounting import Ledger
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, Outcome, SupervisionFailed, SystemClock
+from hangwatch.supervise.autobeat import autobeat_env
 from hangwatch.supervise.config import OnHang, RunConfig
-from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State
+from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
 from hangwatch.supervise.intake import ProgressIntake
 from hangwatch.supervise.job import Job, LaunchedJob, Launcher
 from hangwatch.supervise.launch import OnChunk, OutputLog, StatusLine, launch
@@ -179,6 +180,7 @@ class Supervisor:
             env.update(fb.env)
         env.update({"PYTHONUNBUFFERED": "1", "HANGWATCH_RUN_DIR": str(self.cfg.run_dir.resolve()),
                     "HANGWATCH_ATTEMPT": str(n), "HANGWATCH_HEARTBEAT_DIR": str(self.rundir.heartbeat_dir.resolve())})
+        env.update(autobeat_env(env, self.cfg.autobeat, self.cfg.max_slow))
         self.intake.new_attempt()
         job = self.launcher(argv, env, self.intake.on_chunk)
         now = self.clock.now()
@@ -247,7 +249,13 @@ class Supervisor:
     # --- state handlers ---------------------------------------------------------------------------------
     def _on_waiting(self, a: Attempt, now: float) -> AttemptEnd | None:
         """starting / progressing: become suspect when the threshold passes."""
-        if a.detector.check(now):
+        suspect = a.detector.check(now)
+        while a.detector.handovers:
+            was, now_signal, _ = a.detector.handovers.pop(0)
+            self.rundir.event(EventKind.HANDOVER, attempt=a.number, signal_from=was.name.lower(),
+                              signal_to=now_signal.name.lower(), reason="heartbeats stopped while the log counter "
+                              "advanced")
+        if suspect:
             return self._on_suspect(a, now)
         return None
 
@@ -270,6 +278,14 @@ class Supervisor:
             evidence = dataclasses.replace(evidence, rank_progress=ranks)
         diagnosis = diagnose(evidence)
         if a.job.poll() is not None:
+            return None
+        moved = self._moved_during_capture(a)
+        if moved is not None and (det.state != State.SUSPECT or det.extend(self.clock.now())):
+            # Visible movement between suspect and decision: not hung. Output alone extends, within --max-slow.
+            self.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value,
+                              cause=diagnosis.findings[0].cause, reason=moved, seconds=round(det.threshold(), 1))
+            self._stderr(f"hangwatch: no progress for {stalled:.0f} s, but the job moved while it was captured "
+                         f"({moved}); not hung.")
             return None
         if self.nodes is not None:
             merged = self.nodes.merge(a.number, evidence, diagnosis, self._capture_window(), self.clock.now())
@@ -302,6 +318,19 @@ class Supervisor:
         self._action_event(a, action.value, term, incident=str(path))
         return AttemptEnd(Outcome.HUNG_ENDED, EXIT_HUNG, decision)
 
+    def _moved_during_capture(self, a: Attempt) -> str | None:
+        """What arrived while the job was being captured: progress, or output with new content."""
+        intake = self.intake.poll()
+        for p in intake.signals:
+            self._progress(a, p)
+        a.detector.set_phase(intake.phase, intake.phase_deadline)
+        if a.detector.state != State.SUSPECT:
+            kinds = sorted({p.source for p in intake.signals if p.strength > Strength.OUTPUT}) or ["output"]
+            return f"progress during the capture ({', '.join(kinds)})"
+        if intake.fresh_output:
+            return "new output during the capture"
+        return None
+
     # --- progress ------------------------------------------------------------------------------------------
     def _take_progress(self, a: Attempt) -> None:
         intake = self.intake.poll()
@@ -313,6 +342,7 @@ class Supervisor:
         was = a.detector.state
         if not a.detector.progress(p):
             return
+        self.ledger.saw(int(p.strength))
         a.progressed = True
         if p.step is not None:
             a.max_step = p.step if a.max_step is None else max(a.max_step, p.step)

@@ -1,0 +1,305 @@
+"""hangwatch autobeat: makes every Python process of a PyTorch job beat, with no code change.
+
+``hangwatch run`` puts this directory first on the job's PYTHONPATH. At interpreter start Python
+imports this ``sitecustomize``; it first runs the ``sitecustomize`` that was there before (if any)
+and takes this directory off ``sys.path`` again. Then, once ``torch`` is imported (never before, and
+never importing it itself), it installs:
+
+- a global optimizer step post-hook: one beat per ``optimizer.step()``; the step is the number of
+  optimizer steps taken (the largest count of any optimizer in the process);
+- a wrapper of ``_BaseDataLoaderIter.__next__``: one beat per batch delivered;
+- phases, so an incident says what the job was doing: ``checkpoint`` around ``torch.save`` and
+  ``torch.distributed.checkpoint.save``, ``compile`` between torch's compile start and end
+  callbacks, ``validation`` while a Lightning evaluation loop or ``transformers.Trainer.evaluate``
+  runs. Checkpoint and compile phases carry a deadline (``$HANGWATCH_PHASE_TIMEOUT``, the run's
+  ``--max-slow``): no stall is declared inside them before it.
+
+A beat writes into this process's 128-byte memory-mapped slot ``<pid>.hb`` under
+``$HANGWATCH_HEARTBEAT_DIR``, the layout ``hangwatch.beat`` uses (the slot carries ``$RANK``).
+Standard library only, any Python 3: the job's interpreter need not have hangwatch installed.
+Everything fails quietly: a heartbeat must never break the job. ``HANGWATCH_AUTOBEAT=0`` (what
+``hangwatch run --no-autobeat`` sets) leaves the job untouched.
+"""
+
+from __future__ import annotations
+
+import functools
+import mmap
+import os
+import struct
+import sys
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _chain() -> None:
+    """Run the sitecustomize this one shadows; leave sys.path as the job would have it."""
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+    mine = sys.modules.pop("sitecustomize", None)
+    try:
+        import sitecustomize  # type: ignore[import-not-found]  # noqa: F401 - the next one on sys.path, if any
+    except ImportError as e:
+        if getattr(e, "name", None) != "sitecustomize":
+            _site_error(e)
+    except Exception as e:  # noqa: BLE001 - what site.py does with a broken sitecustomize: say so, go on
+        _site_error(e)
+    if "sitecustomize" not in sys.modules and mine is not None:
+        sys.modules["sitecustomize"] = mine  # none further down: site.py expects to find this one
+
+
+def _site_error(e: BaseException) -> None:
+    sys.stderr.write(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{type(e).__name__}: {e}\n")
+
+
+# --- the slot (same layout as hangwatch/beat.py) ---------------------------------------------------------
+MAGIC = 0x31425748
+SLOT_SIZE = 128
+NAME_SIZE = 64
+HEADER = struct.Struct("<iiII")
+BEAT = struct.Struct("<dqQ")
+PHASE = struct.Struct("<dd64s")
+BEAT_OFFSET, PHASE_OFFSET = 16, 40
+
+
+class _Beats:
+    """This process's slot, opened on the first beat (a forked child opens its own)."""
+
+    def __init__(self, directory: str, phase_timeout: float) -> None:
+        self.directory = directory
+        self.phase_timeout = phase_timeout
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the slot (after fork: the child opens its own on its first beat)."""
+        self.mm: mmap.mmap | None = None
+        self.failed = False
+        self.count = 0
+        self.step = -1
+        self.rank = -1
+        self.per_optimizer: dict[int, int] = {}
+        self.phases: list[tuple[str, float, float]] = []
+
+    def _open(self) -> mmap.mmap | None:
+        if self.failed:
+            return None
+        try:
+            fd = os.open(os.path.join(self.directory, f"{os.getpid()}.hb"), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                os.ftruncate(fd, SLOT_SIZE)
+                self.mm = mmap.mmap(fd, SLOT_SIZE)
+            finally:
+                os.close(fd)
+            self._header()
+        except (OSError, ValueError):
+            self.failed = True
+            self.mm = None
+        return self.mm
+
+    def _header(self) -> None:
+        rank = os.environ.get("RANK", "")
+        if rank.lstrip("-").isdigit():
+            self.rank = int(rank)
+        else:
+            self.rank = _dist_rank()
+        if self.mm is not None:
+            HEADER.pack_into(self.mm, 0, MAGIC, self.rank, os.getpid(), 0)
+
+    def beat(self) -> None:
+        """One beat: the time, the step, the count."""
+        mm = self.mm if self.mm is not None else self._open()
+        if mm is None:
+            return
+        self.count += 1
+        BEAT.pack_into(mm, BEAT_OFFSET, time.time(), self.step, self.count)
+
+    def optimizer_step(self, optimizer: object) -> None:
+        """The global optimizer step post-hook."""
+        n = self.per_optimizer.get(id(optimizer), 0) + 1
+        self.per_optimizer[id(optimizer)] = n
+        self.step = max(self.step, n)
+        if self.rank < 0 and self.mm is not None:
+            self._header()  # mp.spawn ranks learn their rank at init_process_group
+        self.beat()
+
+    def enter(self, name: str, timeout: float | None) -> None:
+        """A phase starts (phases nest; the innermost is shown)."""
+        mm = self.mm if self.mm is not None else self._open()
+        if mm is None:
+            return
+        now = time.time()
+        self.phases.append((name, now + timeout if timeout else 0.0, now))
+        PHASE.pack_into(mm, PHASE_OFFSET, self.phases[-1][1], now, name.encode()[:NAME_SIZE])
+        self.beat()
+
+    def leave(self) -> None:
+        """The innermost phase ends."""
+        if self.mm is None:
+            return
+        if self.phases:
+            self.phases.pop()
+        if self.phases:
+            name, deadline, started = self.phases[-1]
+            PHASE.pack_into(self.mm, PHASE_OFFSET, deadline, started, name.encode()[:NAME_SIZE])
+        else:
+            PHASE.pack_into(self.mm, PHASE_OFFSET, 0.0, 0.0, b"")
+        self.beat()
+
+
+def _dist_rank() -> int:
+    dist: Any = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            return int(dist.get_rank())
+    except Exception:  # noqa: BLE001, S110 - no rank known is a fine answer
+        pass
+    return -1
+
+
+def _in_phase(beats: _Beats, name: str, timeout: float | None, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` wrapped so that it runs inside the phase ``name``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        beats.enter(name, timeout)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            beats.leave()
+
+    wrapper.__hangwatch_phase__ = name  # type: ignore[attr-defined]
+    return wrapper
+
+
+# --- what to attach, per module, once it is imported ---------------------------------------------------------
+def _attach_torch(beats: _Beats, torch: Any) -> None:
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    register_optimizer_step_post_hook(lambda optimizer, args, kwargs: beats.optimizer_step(optimizer))
+    from torch.utils.data import dataloader
+
+    it = dataloader._BaseDataLoaderIter
+    original = it.__next__
+
+    @functools.wraps(original)
+    def __next__(self: Any) -> Any:
+        data = original(self)
+        beats.beat()
+        return data
+
+    it.__next__ = __next__  # type: ignore[method-assign]
+    import torch.serialization
+
+    save = _in_phase(beats, "checkpoint", beats.phase_timeout, torch.serialization.save)
+    torch.serialization.save = save
+    torch.save = save
+
+
+def _attach_dynamo(beats: _Beats, module: Any) -> None:
+    handler = module.callback_handler
+    handler.register_start_callback(lambda *a, **k: beats.enter("compile", beats.phase_timeout))
+    handler.register_end_callback(lambda *a, **k: beats.leave())
+
+
+def _attach_dcp(beats: _Beats, module: Any) -> None:
+    for name in ("save", "async_save"):
+        fn = getattr(module, name, None)
+        if fn is not None:
+            setattr(module, name, _in_phase(beats, "checkpoint", beats.phase_timeout, fn))
+
+
+def _attach_lightning(beats: _Beats, module: Any) -> None:
+    loop = getattr(module, "_EvaluationLoop", None)
+    if loop is not None and hasattr(loop, "run"):
+        loop.run = _in_phase(beats, "validation", None, loop.run)
+
+
+def _attach_transformers(beats: _Beats, module: Any) -> None:
+    trainer = getattr(module, "Trainer", None)
+    if trainer is not None and hasattr(trainer, "evaluate"):
+        trainer.evaluate = _in_phase(beats, "validation", None, trainer.evaluate)
+
+
+WATCH: dict[str, Callable[[_Beats, Any], None]] = {
+    "torch": _attach_torch,
+    "torch._dynamo.callback": _attach_dynamo,
+    "torch.distributed.checkpoint": _attach_dcp,
+    "lightning.pytorch.loops.evaluation_loop": _attach_lightning,
+    "pytorch_lightning.loops.evaluation_loop": _attach_lightning,
+    "transformers.trainer": _attach_transformers,
+}
+
+
+class _Loader:
+    """The real loader; after it has run the module, attach what is watched for it."""
+
+    def __init__(self, loader: Any, attach: Callable[[_Beats, Any], None], beats: _Beats) -> None:
+        self._loader = loader
+        self._attach = attach
+        self._beats = beats
+
+    def create_module(self, spec: Any) -> ModuleType | None:
+        """The real loader's."""
+        module: ModuleType | None = self._loader.create_module(spec)
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Run the module, then attach."""
+        self._loader.exec_module(module)
+        try:
+            self._attach(self._beats, module)
+        except Exception:  # noqa: BLE001, S110 - private torch APIs move: no beats from there, never a broken job
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+
+class _Finder:
+    """A meta path finder that only wraps the loaders of the watched modules, once each."""
+
+    def __init__(self, beats: _Beats) -> None:
+        self.beats = beats
+        self.pending = dict(WATCH)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        """The real spec of a watched module, its loader wrapped; None for everything else."""
+        attach = self.pending.get(name)
+        if attach is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        del self.pending[name]
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _Loader(spec.loader, attach, self.beats)  # type: ignore[assignment]
+        return spec
+
+
+def _install() -> None:
+    directory = os.environ.get("HANGWATCH_HEARTBEAT_DIR")
+    if not directory or os.environ.get("HANGWATCH_AUTOBEAT", "1") == "0":
+        return
+    try:
+        timeout = float(os.environ.get("HANGWATCH_PHASE_TIMEOUT", "1800"))
+    except ValueError:
+        timeout = 1800.0
+    beats = _Beats(directory, timeout)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=beats.reset)
+    sys.meta_path.insert(0, _Finder(beats))
+
+
+_chain()
+try:
+    _install()
+except Exception:  # noqa: BLE001, S110 - a heartbeat must never break the job
+    pass

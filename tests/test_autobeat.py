@@ -1,0 +1,141 @@
+"""Progress without a keyhole, end to end on real jobs: heartbeats injected into any PyTorch job
+(plain loops, Lightning, HF Trainer, torchrun), real progress bars under pipes and a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import FAST, RUN_TIMEOUT_S, SCENARIOS, Run, _free_port, clean_env, py
+
+from hangwatch.supervise.heartbeat import read_heartbeats
+
+pytest.importorskip("torch")
+
+
+def _no_incident(r: Run) -> None:
+    assert not (r.dir / "incidents").exists(), (r.dir / "incidents" / "001" / "report.md").read_text()
+
+
+def test_a_silent_job_is_watched_by_its_injected_heartbeats(run):
+    r = run(*FAST, "--on-hang", "kill", "--startup-grace", "60", *py("silent_train.py", "--hang-at", "40"))
+    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    incident = run.incident()
+    assert incident["last_progress"]["step"] == 40 and incident["last_progress"]["source"] == "heartbeat"
+    assert incident["findings"][0]["where"]["file"].endswith("silent_train.py")
+    s = run.summary()
+    assert (s["progress_signal"], s["last_step"]) == ("heartbeat", 40)
+    assert r.stdout == b""  # the hook itself prints nothing
+
+
+def test_no_autobeat_leaves_the_job_untouched_and_says_no_signal_was_seen(run):
+    r = run(*FAST, "--no-autobeat", "--startup-grace", "60", *py("silent_train.py", "--steps", "30"))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert not list((run.dir / "heartbeat").glob("*.hb"))
+    s = run.summary()
+    assert (s["progress_signal"], s["goodput"]) == ("none", None)
+
+
+def test_the_users_sitecustomize_still_runs_and_the_hook_leaves_sys_path_alone(run):
+    env = {"PYTHONPATH": f"{SCENARIOS / 'chained_site'}{os.pathsep}{SCENARIOS}"}
+    r = run(*FAST, *py("show_site.py"), env=env)
+    assert r.returncode == 0, r.stderr.decode()
+    assert b"user-sitecustomize ran\n" in r.stdout and b"autobeat-on-path False\n" in r.stdout
+    assert b"Error in sitecustomize" not in r.stderr
+
+
+def test_every_torchrun_rank_beats_with_its_rank(run):
+    r = run(*FAST, "--startup-grace", "60", "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
+            "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_train.py"))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    beats = [hb for hb in read_heartbeats(run.dir / "heartbeat") if hb.rank is not None]
+    assert sorted(hb.rank for hb in beats) == [0, 1]
+    assert all(hb.step == 5 for hb in beats)
+
+
+# --- Lightning: rich bar (nothing printed under pipes), sleeping workers --------------------------------------
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
+def test_lightning_under_pipes_a_dataloader_hang_in_epoch_1_is_caught(run, tmp_path):
+    r = run(*FAST, "--on-hang", "kill", "--startup-grace", "120",
+            *py("lightning_job.py", "--epochs", "3", "--items", "48", "--hang-epoch", "1"),
+            env={"HW_EPOCH_FILE": str(tmp_path / "epoch")})
+    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    incident = run.incident()
+    root = incident["findings"][0]
+    assert root["cause"] == "dataloader.worker_stuck", root
+    assert root["where"]["file"].endswith("lightning_job.py") and root["where"]["function"].endswith("__getitem__")
+    assert incident["last_progress"]["step"] == 12  # 48 items / 4 per batch: one epoch of optimizer steps
+    stalled = run.summary()["stalled_seconds"]
+    assert stalled < 30, f"noticed late: {stalled} s"
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
+def test_lightning_healthy_under_pipes_with_sleeping_workers_is_never_hung(run):
+    r = run("--min-stall", "1", "--startup-grace", "120", "--capture-window", "1", "--on-hang", "kill",
+            "--kill-grace", "2", *py("lightning_job.py", "--epochs", "3", "--items", "48"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    _no_incident(run)
+    s = run.summary()
+    assert (s["last_step"], s["progress_signal"], s["goodput"]) == (36, "heartbeat", 1.0)
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
+def test_lightning_rich_bar_in_a_terminal_is_read_as_the_batch_not_the_epoch(run, tmp_path):
+    # No heartbeats: the rich bar alone must carry progress through epochs longer than --min-stall.
+    master, slave = pty.openpty()
+    cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--no-autobeat", "--min-stall", "3",
+           "--startup-grace", "120", "--capture-window", "1", "--on-hang", "kill", "--kill-grace", "2", "--",
+           sys.executable, str(SCENARIOS / "lightning_job.py"), "--epochs", "2", "--items", "160"]
+    p = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=clean_env(COLUMNS="120"), cwd=tmp_path,
+                         start_new_session=True)
+    os.close(slave)
+    run.proc = p
+    seen = b""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait(timeout=30)
+    os.close(master)
+    assert p.returncode == 0, seen.decode(errors="replace")[-3000:]
+    _no_incident(run)
+    assert "━".encode() in (run.dir / "output.log").read_bytes()  # the rich bar really rendered
+    s = run.summary()
+    assert s["progress_signal"] == "counter" and s["last_step"] == 40, s
+
+
+# --- transformers Trainer --------------------------------------------------------------------------------
+def test_hf_trainer_healthy_and_hung(run, tmp_path):
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    out = str(tmp_path / "hf")
+    r = run(*FAST, "--on-hang", "kill", "--startup-grace", "120",
+            *py("hf_trainer_job.py", "--steps", "40", "--hang-at", "20", "--out", out))
+    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    incident = run.incident()
+    assert incident["findings"][0]["where"]["function"] == "collate"
+    assert incident["last_progress"]["source"] == "heartbeat" and 15 <= incident["last_progress"]["step"] < 20
+
+
+def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    r = run("--min-stall", "1", "--startup-grace", "120", "--on-hang", "kill", "--kill-grace", "2",
+            *py("hf_trainer_job.py", "--steps", "40", "--out", str(tmp_path / "hf")))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    _no_incident(run)
+    s = run.summary()
+    assert (s["last_step"], s["progress_signal"]) == (40, "heartbeat")
+    assert json.loads((run.dir / "summary.json").read_text())["goodput"] == 1.0
