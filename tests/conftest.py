@@ -17,6 +17,10 @@ import psutil
 import pytest
 
 SCENARIOS = Path(__file__).parent / "scenarios"
+# Every test, and every hangwatch a test starts, runs the rules strictly: a rule that raises fails
+# the test, instead of a "not flagged" test passing because the rule never ran.
+os.environ["HANGWATCH_STRICT_RULES"] = "1"
+
 READY_TIMEOUT_S = 90.0  # torch import + worker start on 2 busy cores
 INSPECT_TIMEOUT_S = 120.0
 
@@ -80,7 +84,7 @@ def kill_tree(job: Job, timeout_s: float = 15.0) -> None:
 
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONUNBUFFERED", "HANGWATCH_", "PYTEST_"))}
-    env.update({"OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCENARIOS)})
+    env.update({"OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCENARIOS), "HANGWATCH_STRICT_RULES": "1"})
     env.update(extra)
     return env
 

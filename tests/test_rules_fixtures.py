@@ -170,3 +170,15 @@ def test_peer_stuck_cites_each_ranks_last_progress():
     ev = replace(ev, rank_progress=((0, ev.started_at - 3, 41), (1, ev.started_at - 14, 38)))
     root = diagnose(ev).findings[0]
     assert "last progress by rank, oldest first: rank 1 step 38 (14 s before), rank 0 step 41 (3 s before)" in root.evidence
+
+
+def test_a_rule_that_raises_fails_loudly_in_strict_mode_and_is_skipped_otherwise(monkeypatch):
+    ev = evidence_from_dict(json.loads(next(FIXTURES.glob("*.json")).read_text()))
+
+    def broken(ctx):
+        raise RuntimeError("rule bug")
+
+    with pytest.raises(RuntimeError, match="rule bug"):
+        diagnose(ev, rules=(broken,))  # conftest sets HANGWATCH_STRICT_RULES for the whole suite
+    monkeypatch.delenv("HANGWATCH_STRICT_RULES")
+    assert diagnose(ev, rules=(broken,)).findings  # users get the other rules' findings, not a crash

@@ -46,6 +46,9 @@ class ThreadSample:
     frames: tuple[Frame, ...] = ()  # innermost first; empty when no Python stack
     syscall: str | None = None  # the blocking system call of a sleeping thread, e.g. "recvfrom"
     fd_target: str | None = None  # what that call's fd is: "tcp 127.0.0.1:5 -> 10.0.0.2:443", "pipe", a path
+    # Context switches (voluntary + involuntary) counted since the first sample, outside stack reads
+    # (a ptrace stop itself switches a thread twice), so a thread blocked in one call stays at 0.
+    ctx_switches: int | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class ProcessSample:
     threads: tuple[ThreadSample, ...]
     stdout_size: int | None  # size of the file behind fd 1 when it is a regular file
     stack_error: str | None = None  # why no Python stacks were taken in this sample
+    syscalls: int | None = None  # /proc/PID/io syscr + syscw: read/write system calls so far
 
 
 @dataclass(frozen=True)
@@ -89,12 +93,26 @@ class ProcessInfo:
 
 
 @dataclass(frozen=True)
+class LocalsRead:
+    """The locals of a thread's innermost user frame at one moment (second pass, spinning threads only)."""
+
+    at: float
+    tid: int
+    function: str
+    file: str
+    line: int
+    values: tuple[tuple[str, str], ...]  # (name, short redacted repr)
+    loop: str | None = None  # the source of the enclosing `while`/`for` header, when found
+
+
+@dataclass(frozen=True)
 class ProcessEvidence:
     """One process across the capture: its info and its samples."""
     info: ProcessInfo
     samples: tuple[ProcessSample, ...]
     exited: bool = False  # it was seen, then disappeared during the window
     output_tail: str | None = None  # redacted tail of the job's log file (fd 1 or 2), if a file
+    locals: tuple[LocalsRead, ...] = ()  # read twice, apart, for threads that spin in one user function
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 from hangwatch.evidence import (
     Evidence,
     Frame,
+    LocalsRead,
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
@@ -46,8 +47,10 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
             ProcessSample(**{**s, "threads": tuple(
                 ThreadSample(**{**t, "frames": tuple(Frame(**f) for f in t["frames"])}) for t in s["threads"])})
             for s in p["samples"])
+        local_reads = tuple(LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])})
+                            for r in p.get("locals", ()))
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
-                                     output_tail=p["output_tail"]))
+                                     output_tail=p["output_tail"], locals=local_reads))
     fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress")}
     return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),
                     rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())))

@@ -292,3 +292,8 @@ CHILD_WAIT_FIX = (
     "For multiprocessing.Queue: get() the child's results before join(); a child cannot exit while its "
     "queue holds unread data.",
 )
+COMPUTING_FIX = (
+    "Nothing is stuck: the loop advances. If it should print or checkpoint as it goes, check that it does "
+    "(and with PYTHONUNBUFFERED=1 when its output goes to a file).",
+    "If it is slower than expected, profile it: `py-spy top --pid PID`.",
+)

@@ -120,6 +120,21 @@ def file_size(path: str | None) -> int | None:
     return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
+def read_ctx_switches(status_path: Path) -> int | None:
+    """Voluntary + involuntary context switches of a task, from its status file (None where unreadable)."""
+    raw = read_text(status_path)
+    if raw is None:
+        return None
+    total, seen = 0, 0
+    for line in raw.splitlines():
+        if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+            value = line.split(":", 1)[1].strip()
+            if value.isdigit():
+                total += int(value)
+                seen += 1
+    return total if seen else None
+
+
 def read_io(pid: int) -> dict[str, int]:
     """The /proc/PID/io counters (empty where unreadable)."""
     raw = read_text(PROC / str(pid) / "io")

@@ -17,12 +17,14 @@ from pathlib import Path
 import psutil
 
 from hangwatch.capture import proc
+from hangwatch.capture.locals import read_locals, spinning_threads
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
 from hangwatch.capture.syscalls import SocketTable, SocketTables, blocked_call, describe_fd
 from hangwatch.errors import CaptureError
 from hangwatch.evidence import (
     Evidence,
     Frame,
+    LocalsRead,
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
@@ -44,10 +46,11 @@ def sample_count(window_s: float) -> int:
 
 
 class _Task:
-    __slots__ = ("comm", "fd_target", "state", "syscall", "ticks", "tid", "wchan")
+    __slots__ = ("comm", "fd_target", "state", "switches", "syscall", "ticks", "tid", "wchan")
 
-    def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None) -> None:
+    def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None, switches: int | None) -> None:
         self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
+        self.switches = switches
         self.syscall: str | None = None
         self.fd_target: str | None = None
 
@@ -78,7 +81,8 @@ def _tasks(pid: int) -> list[_Task]:
         if st is None:
             continue
         wchan = proc.read_text(base / "wchan")
-        out.append(_Task(tid, st.comm, st.state, st.utime + st.stime, wchan if wchan and wchan != "0" else None))
+        out.append(_Task(tid, st.comm, st.state, st.utime + st.stime, wchan if wchan and wchan != "0" else None,
+                         proc.read_ctx_switches(base / "status")))
     return out
 
 
@@ -124,6 +128,7 @@ def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None, tab
         at=at, state=st.state, cpu_seconds=(st.utime + st.stime) / clock_ticks, rss_bytes=rss,
         read_bytes=io.get("read_bytes"), write_bytes=io.get("write_bytes"), rchar=io.get("rchar"),
         wchar=io.get("wchar"), num_threads=st.num_threads, threads=(), stdout_size=proc.file_size(stdout),
+        syscalls=io["syscr"] + io["syscw"] if "syscr" in io and "syscw" in io else None,
     )
     return sample, tasks
 
@@ -137,7 +142,7 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
         threads.append(ThreadSample(
             tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
             cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,
-            frames=frames, syscall=t.syscall, fd_target=t.fd_target))
+            frames=frames, syscall=t.syscall, fd_target=t.fd_target, ctx_switches=t.switches))
     error = stacks.error if stacks else None
     return replace(sample, threads=tuple(threads), stack_error=error)
 
@@ -167,6 +172,28 @@ def _output_tail(info: ProcessInfo) -> str | None:
     return None
 
 
+def _switches_now(taken: dict[int, tuple[ProcessSample, list[_Task]]]) -> dict[tuple[int, int], int]:
+    out = {}
+    for p, (_, tasks) in taken.items():
+        for t in tasks:
+            n = proc.read_ctx_switches(proc.PROC / str(p) / "task" / str(t.tid) / "status")
+            if n is not None:
+                out[(p, t.tid)] = n
+    return out
+
+
+def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], after_read: dict[tuple[int, int], int],
+                          quiet: dict[tuple[int, int], int]) -> None:
+    """Add the switches since the last stack read to each thread's quiet total, and store that total
+    as the thread's count: ptrace's own stops never count as the thread waking."""
+    for p, (_, tasks) in taken.items():
+        for t in tasks:
+            key = (p, t.tid)
+            if t.switches is not None and key in after_read:
+                quiet[key] = quiet.get(key, 0) + max(0, t.switches - after_read[key])
+            t.switches = quiet.setdefault(key, 0) if t.switches is not None else None
+
+
 def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
                 stack_timeout_s: float = 8.0, sleep: Callable[[float], None] = time.sleep) -> Evidence:
     """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
@@ -190,6 +217,8 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     series: dict[int, list[ProcessSample]] = {}
     gone: set[int] = set()
     main: int | None = None
+    after_read: dict[tuple[int, int], int] = {}  # (pid, tid) -> switches right after the last stack read
+    quiet: dict[tuple[int, int], int] = {}  # (pid, tid) -> switches counted between stack reads so far
     for i in range(n):
         wait = t0 + i * interval - time.monotonic()
         if wait > 0:
@@ -211,8 +240,10 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
         gone |= {p for p in series if p not in taken}
         targets = {p: any(t.state in BLOCKING_ATTACH_UNSAFE for t in tasks) or s.state in BLOCKING_ATTACH_UNSAFE
                    for p, (s, tasks) in taken.items() if infos[p].is_python and s.state != "Z"}
+        _count_quiet_switches(taken, after_read, quiet)
         stacks = dump_stacks(targets, py_spy, stack_timeout_s) if py_spy and targets else {}
         _resume_if_we_stopped(taken, targets)
+        after_read = _switches_now(taken)
         for p, (s, tasks) in taken.items():
             series.setdefault(p, []).append(_merge(s, tasks, stacks.get(p)))
     if not series:
@@ -221,15 +252,27 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     _mark_spawned_ranks(infos, series)
     errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
     notes.extend(errors)
-    processes = tuple(
-        ProcessEvidence(info=infos[p], samples=_annotate_code(ss), exited=p in gone,
-                        output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,
-                                                                                 Role.LAUNCHER) else None)
-        for p, ss in sorted(series.items(), key=lambda kv: (kv[0] != root, kv[0]))
-    )
+    processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes)
     return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
                     clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
                     notes=tuple(notes))
+
+
+def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], root: int,
+               py_spy: str | None, clock_ticks: int, notes: list[str]) -> tuple[ProcessEvidence, ...]:
+    """Every process's evidence, root first; threads that spun get the locals pass."""
+    local_reads: dict[int, tuple[LocalsRead, ...]] = {}
+    spinning = spinning_threads(series, clock_ticks) if py_spy else {}
+    if py_spy and spinning:
+        local_reads, local_notes = read_locals(spinning, py_spy)
+        notes.extend(local_notes)
+    return tuple(
+        ProcessEvidence(info=infos[p], samples=_annotate_code(ss), exited=p in gone,
+                        output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,
+                                                                                 Role.LAUNCHER) else None,
+                        locals=local_reads.get(p, ()))
+        for p, ss in sorted(series.items(), key=lambda kv: (kv[0] != root, kv[0]))
+    )
 
 
 SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")

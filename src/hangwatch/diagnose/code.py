@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import ThreadView, describe, innermost_user
+from hangwatch.diagnose.loops import LoopMotion, loop_motion
+from hangwatch.diagnose.output import buffered_stdout
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import BUSY_FIX, DEADLOCK_FIX, WAIT_FOREVER_FIX
+from hangwatch.signatures import BUFFERED_FIX, BUSY_FIX, COMPUTING_FIX, DEADLOCK_FIX, WAIT_FOREVER_FIX
 
 
 def busy_loop_rule(ctx: Context) -> list[Hit]:
@@ -23,6 +25,11 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
             if not t.spinning:
                 continue
             frame = t.user_frame
+            motion = loop_motion(v.locals_of(t.tid))
+            if motion is not None and motion.advanced:
+                hits.append(_advancing_loop(v, t, motion))
+                continue
+            locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",) if motion is not None else ()
             hits.append(Hit(Finding(
                 cause="code.busy_loop", confidence=0.8,
                 summary=(f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
@@ -31,9 +38,29 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                 evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
                           f"and holding the GIL in every sample",
                           f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
-                          + (f" `{frame.code}`" if frame and frame.code else "")),
+                          + (f" `{frame.code}`" if frame and frame.code else ""), *locals_ev),
                 fix=BUSY_FIX), Verdict.HUNG))
     return hits
+
+
+def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
+    """A spinning thread whose loop variables advance: it computes. If its output is block-buffered
+    into a file, that is why the log looks frozen."""
+    frame = t.user_frame
+    ev = [f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU in {describe(frame)}",
+          f"its loop advances: {motion.evidence}"]
+    if buffered_stdout(v):
+        ev.insert(0, f"stdout is a file ({v.info.stdout}) that did not grow in {v.duration_s:.0f} s; "
+                     "PYTHONUNBUFFERED unset and no -u flag")
+        return Hit(Finding(
+            cause="output.buffered", confidence=0.8,
+            summary=(f"{v.label()} is computing (its loop advances) but its output is block-buffered into "
+                     f"{v.info.stdout}, so the log looks frozen."),
+            where=v.where(t, frame), evidence=tuple(ev), fix=BUFFERED_FIX), Verdict.PROGRESSING)
+    return Hit(Finding(
+        cause="code.computing", confidence=0.7,
+        summary=f"{v.label()} is computing in {describe(frame)}: a CPU-bound loop whose variables advance.",
+        where=v.where(t, frame), evidence=tuple(ev), fix=COMPUTING_FIX), Verdict.PROGRESSING)
 
 
 def _article(word: str) -> str:
@@ -78,6 +105,8 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         waits = {t.tid: _sync_wait(t) for t in v.threads if t.has_stack}
         if waits.get(main.tid) is None:
             continue
+        if any(t.woke_often for t in v.threads if waits.get(t.tid)):
+            continue  # a waiter that wakes again and again polls with a timeout: not stuck in one wait
         blocked = [t for t in v.threads if waits.get(t.tid)]
         lockers = [t for t in blocked if waits[t.tid] == "lock"]
         others_alive = [t for t in v.user_threads if t not in blocked]

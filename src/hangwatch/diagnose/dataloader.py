@@ -11,6 +11,7 @@ import re
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Frame
 from hangwatch.incident import Finding, Verdict
@@ -102,10 +103,23 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
             summary=(f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
                      f"from pid {main.pid}; nothing in the worker can release it."),
             where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX), Verdict.HUNG))
-    if t.spinning:
+    motion = loop_motion(w.locals_of(t.tid)) if t.spinning else None
+    if motion is not None and motion.advanced:
+        summary = f"DataLoader {name} is computing in {describe(frame)} (its loop advances), slowly."
+        ev.append(f"its loop advances: {motion.evidence}")
+        verdict, conf, fix = Verdict.SLOW, 0.6, WORKER_SLOW_FIX
+    elif t.spinning:
+        if motion is not None:
+            ev.append(f"locals of {describe(frame)}: {motion.evidence}")
         summary = (f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} and never returns "
                    "its batch; the main process waits for it.")
         verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX
+    elif (t.woke_often or w.moved_data) and not t.spinning:
+        summary = (f"DataLoader {name} is alive in {describe(frame)}: it woke {t.wakeups} times in {dur:.0f} s "
+                   "(a sleep, poll or retry loop), so its batch is slow, not lost.")
+        ev.append(f"{name} woke {t.wakeups} times and made {w.delta('syscalls') or 0} read/write calls in "
+                  f"{dur:.1f} s: it moves")
+        verdict, conf, fix = Verdict.SLOW, 0.6, WORKER_SLOW_FIX
     elif t.stack_changed and (t.cpu_percent or 0.0) > 5.0:
         summary = (f"DataLoader {name} is working in {describe(frame)} but slowly; the main process waits "
                    "for its batch.")

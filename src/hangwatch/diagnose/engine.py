@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule
@@ -35,6 +36,9 @@ class Diagnosis:
     findings: tuple[Finding, ...]
 
 
+STRICT_ENV = "HANGWATCH_STRICT_RULES"
+
+
 def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     """Run every rule on the evidence; the verdict comes from the findings, else from the samples."""
     ctx = Context.of(ev)
@@ -43,6 +47,8 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         try:
             hits.extend(rule(ctx))
         except Exception:  # a broken rule must not hide what the others found
+            if os.environ.get(STRICT_ENV):
+                raise  # tests: a rule that raises fails the test instead of passing by omission
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
     hits.sort(key=lambda h: -h.finding.confidence)
     if hits:
@@ -70,6 +76,9 @@ def _verdict_from_activity(ctx: Context) -> Verdict:
             return Verdict.PROGRESSING
     if any((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT for v in ctx.views):
         return Verdict.SLOW
+    if any(v.role in (Role.MAIN, Role.RANK) and (v.moved_data or any(t.woke_often for t in v.threads if t.has_stack))
+           for v in ctx.views):
+        return Verdict.SLOW  # waking again and again (a retry or poll loop), or moving data: alive
     if any((v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > IO_ACTIVE_BYTES for v in ctx.views):
         return Verdict.SLOW  # e.g. a checkpoint written to slow storage: moving, only slowly
     return Verdict.HUNG
@@ -88,6 +97,8 @@ def _unknown(ctx: Context) -> Finding:
         ev.append("no Python stack could be read: " + (v.ev.samples[-1].stack_error or "unknown reason"))
     else:
         ev.append(f"main thread in {describe(frame)}" + (" (moving)" if t and t.stack_changed else " (not moving)"))
+        if t is not None and t.woke_often:
+            ev.append(f"the main thread woke {t.wakeups} times in {v.duration_s:.1f} s (a sleep, poll or retry loop)")
     return Finding(
         cause="unknown", confidence=0.1,
         summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}.",

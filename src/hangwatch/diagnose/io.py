@@ -48,7 +48,7 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
         wchan = t.last.wchan or ""
         frame = innermost_user(t.frames)
         rchar = v.delta("rchar") or 0
-        moving = rchar > 64 * 1024
+        moving = rchar > 64 * 1024 or t.woke_often or v.moved_data
         who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
         ev = [f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
               + (f" `{frame.code}`" if frame and frame.code else "")]

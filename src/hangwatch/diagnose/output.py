@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import BUSY_CPU_PERCENT, describe
+from hangwatch.diagnose.views import BUSY_CPU_PERCENT, ProcessView, describe
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import BUFFERED_FIX
@@ -18,6 +18,13 @@ def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:
             break
         interp_flags.append(a)
     return any(a == "-u" or (a.startswith("-") and not a.startswith("--") and "u" in a[1:]) for a in interp_flags)
+
+
+def buffered_stdout(v: ProcessView) -> bool:
+    """A Python main process or rank whose stdout is a file that did not grow, without -u or
+    PYTHONUNBUFFERED: its prints sit in an 8 KiB buffer."""
+    return (v.role in (Role.MAIN, Role.RANK) and v.info.is_python and v.info.stdout_is_file
+            and not _unbuffered(v.info.cmdline, dict(v.info.env)) and v.stdout_grew is False)
 
 
 def output_buffered_rule(ctx: Context) -> list[Hit]:

@@ -11,13 +11,18 @@ from functools import cached_property
 from typing import TypeVar
 
 from hangwatch import signatures as sg
-from hangwatch.evidence import Evidence, Frame, ProcessEvidence, ProcessInfo, Role, ThreadSample
+from hangwatch.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.incident import Where
 
 F = TypeVar("F", bound=sg.FrameLike)
 
 BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
 IDLE_CPU_PERCENT = 5.0
+# A thread blocked in one call does not wake; one in a sleep or retry loop wakes at every turn. A
+# DataLoader or queue poll with a 5 s timeout wakes once in a window; a 1 s backoff loop, every second.
+WAKEUPS_MIN = 3
+WAKEUPS_PER_S = 0.9
+SYSCALLS_MIN = 3  # read/write system calls in the window that mean a process is moving data
 
 
 def own_frames(frames: Sequence[F]) -> Sequence[F]:
@@ -93,6 +98,18 @@ class ThreadView:
         """Any difference (function, file or line) between the stacks of two samples."""
         keys = {tuple((f.function, f.file, f.line) for f in st) for st in self.stacks}
         return len(keys) > 1
+
+    @cached_property
+    def wakeups(self) -> int | None:
+        """Context switches over the window (None where unreadable)."""
+        first, last = self.samples[0].ctx_switches, self.samples[-1].ctx_switches
+        return None if first is None or last is None else last - first
+
+    @cached_property
+    def woke_often(self) -> bool:
+        """Woke again and again in the window: in a sleep, poll or retry loop, not stuck in one call."""
+        w = self.wakeups
+        return w is not None and w >= WAKEUPS_MIN and w >= WAKEUPS_PER_S * max(self.duration_s, 1e-9)
 
     @cached_property
     def idle_throughout(self) -> bool:
@@ -192,6 +209,16 @@ class ProcessView:
         s = self.ev.samples
         a, b = getattr(s[0], field), getattr(s[-1], field)
         return None if a is None or b is None else b - a
+
+    @cached_property
+    def moved_data(self) -> bool:
+        """Read/write system calls in the window: the process moves data (sockets, pipes, files)."""
+        d = self.delta("syscalls")
+        return d is not None and d >= SYSCALLS_MIN
+
+    def locals_of(self, tid: int) -> tuple[LocalsRead, ...]:
+        """The second-pass locals reads of a thread, oldest first."""
+        return tuple(r for r in self.ev.locals if r.tid == tid)
 
     @property
     def stdout_grew(self) -> bool | None:

@@ -1,0 +1,144 @@
+"""The second pass for threads that spin: read the locals of their innermost user frame twice, a
+moment apart, so that diagnosis can tell a loop that advances (a counter grows) from one that spins
+in place (its condition never changes). Only for those threads, and bounded in time."""
+
+from __future__ import annotations
+
+import json
+import linecache
+import re
+import subprocess
+import time
+from typing import Any
+
+from hangwatch import signatures as sg
+from hangwatch.evidence import LocalsRead, ProcessSample
+from hangwatch.redact import redact_text
+
+BUSY_SHARE = 0.3  # of one core over the window: the same threshold diagnosis calls "spinning"
+READS = 2
+GAP_S = 0.5
+TIMEOUT_S = 3.0  # per read, all processes together
+MAX_LOCALS = 12
+MAX_REPR = 80
+LOOP_SCAN_LINES = 40  # how far up the source to look for the enclosing loop header
+LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b.*\bin\b.*):")
+
+
+def spinning_threads(series: dict[int, list[ProcessSample]], clock_ticks: int) -> dict[int, set[int]]:
+    """pid -> tids that burned CPU in the same innermost user function in every sample with a stack."""
+    out: dict[int, set[int]] = {}
+    for pid, samples in series.items():
+        if len(samples) < 2:
+            continue
+        seconds = samples[-1].at - samples[0].at
+        if seconds <= 0:
+            continue
+        first = {t.tid: t for t in samples[0].threads}
+        for t in samples[-1].threads:
+            t0 = first.get(t.tid)
+            if t0 is None or t0.cpu_ticks is None or t.cpu_ticks is None:
+                continue
+            if (t.cpu_ticks - t0.cpu_ticks) / clock_ticks < BUSY_SHARE * seconds:
+                continue
+            inner = set()
+            for s in samples:
+                th = next((x for x in s.threads if x.tid == t.tid), None)
+                if th is None or not th.frames:
+                    continue
+                user = next((f for f in th.frames if sg.is_user(f)), None)
+                inner.add((user.file, user.function) if user else None)
+            if len(inner) == 1 and None not in inner:
+                out.setdefault(pid, set()).add(t.tid)
+    return out
+
+
+def _header_only(text: str) -> str:
+    """``while cond: body  # comment`` -> ``while cond``: up to the first colon outside brackets and strings."""
+    depth, quote = 0, ""
+    for i, c in enumerate(text):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ":" and depth == 0:
+            return text[:i].strip()
+    return text.strip()
+
+
+def _loop_header(file: str, line: int) -> str | None:
+    """The nearest enclosing ``while``/``for`` header at or above ``line`` (its source, up to the colon)."""
+    if not file.startswith("/"):
+        return None
+    here = linecache.getline(file, line)
+    indent = len(here) - len(here.lstrip())
+    for n in range(line, max(0, line - LOOP_SCAN_LINES), -1):
+        text = linecache.getline(file, n)
+        m = LOOP_HEADER.match(text)
+        if m and (n == line or len(m.group(1)) < indent):
+            return _header_only(text)
+    return None
+
+
+def _short(value: str) -> str:
+    value = redact_text(value)
+    return value if len(value) <= MAX_REPR else value[: MAX_REPR - 3] + "..."
+
+
+def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRead], list[str]]:
+    procs = {pid: subprocess.Popen([py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"})
+             for pid in targets}
+    reads: list[LocalsRead] = []
+    notes: list[str] = []
+    deadline = time.monotonic() + TIMEOUT_S
+    for pid, p in procs.items():
+        try:
+            out, _ = p.communicate(timeout=max(0.05, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()  # py-spy attaches with PTRACE_SEIZE: killing it mid-dump leaves the target running
+            try:
+                p.communicate(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+            notes.append(f"the locals of pid {pid} could not be read within {TIMEOUT_S:.0f} s")
+            continue
+        try:
+            data: list[dict[str, Any]] = json.loads(out) if p.returncode == 0 else []
+        except ValueError:
+            data = []
+        now = time.time()
+        for t in data:
+            tid = int(t.get("os_thread_id") or 0)
+            if tid not in targets[pid]:
+                continue
+            frame = next((f for f in t.get("frames", []) if not sg.is_library_file(str(f.get("filename", "")))),
+                         None)
+            if frame is None:
+                continue
+            values = tuple((str(v.get("name")), _short(str(v.get("repr", "?"))))
+                           for v in (frame.get("locals") or [])[:MAX_LOCALS])
+            file, line = str(frame.get("filename")), int(frame.get("line") or 0)
+            reads.append(LocalsRead(at=now, tid=tid, function=str(frame.get("name")), file=file, line=line,
+                                    values=values, loop=_loop_header(file, line)))
+    return reads, notes
+
+
+def read_locals(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
+    """``READS`` reads of the targets' locals, ``GAP_S`` apart: pid -> reads, and notes on failures."""
+    by_pid: dict[int, list[LocalsRead]] = {}
+    notes: list[str] = []
+    tid_pid = {tid: pid for pid, tids in targets.items() for tid in tids}
+    for i in range(READS):
+        if i:
+            time.sleep(GAP_S)
+        reads, failed = _read_once(targets, py_spy)
+        notes.extend(failed)
+        for r in reads:
+            by_pid.setdefault(tid_pid[r.tid], []).append(r)
+    return {pid: tuple(rs) for pid, rs in by_pid.items()}, sorted(set(notes))

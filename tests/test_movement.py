@@ -1,0 +1,58 @@
+"""A process is stuck only if it did not move. Each case here is the healthy twin of a stuck one in
+test_inspect_scenarios.py: the same line in every stack sample, but the job moves (it wakes, reads
+bytes, or its loop variables advance), so it must not be called hung."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SCENARIOS, inspect_json, root_cause
+
+pytest.importorskip("torch")
+
+STUCK_CAUSES = {"dataloader.worker_stuck", "code.deadlock", "code.busy_loop", "io.network_wait", "io.storage_wait",
+                "child.wait"}
+
+
+def _not_hung(incident: dict) -> dict:
+    assert incident["verdict"] in ("slow", "progressing"), (incident["verdict"], incident["findings"][:2])
+    root = root_cause(incident)
+    return root
+
+
+def test_a_worker_sleeping_in_getitem_is_slow_not_stuck(start_job):
+    job = start_job("dl_worker_sleepy.py")
+    incident = inspect_json(job.pid)
+    root = _not_hung(incident)
+    assert root["cause"] == "dataloader.worker_stuck" and "alive" in root["summary"], root
+    assert any("woke" in e for e in root["evidence"]), root["evidence"]
+
+
+def test_a_cpu_loop_that_advances_into_a_buffered_file_is_output_buffered(start_job):
+    job = start_job("buffered_cpu_loop.py")  # stdout is a file; no -u, no PYTHONUNBUFFERED
+    incident = inspect_json(job.pid)
+    root = _not_hung(incident)
+    assert root["cause"] == "output.buffered", root
+    assert any(e.startswith("its loop advances:") and "->" in e for e in root["evidence"]), root["evidence"]
+    assert root["where"]["file"] == str(SCENARIOS / "buffered_cpu_loop.py")
+
+
+def test_a_spin_whose_condition_never_changes_is_a_busy_loop_with_its_locals_quoted(start_job):
+    job = start_job("busy_loop.py")
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "code.busy_loop", root
+    assert any("`state` stayed {}" in e for e in root["evidence"]), root["evidence"]
+
+
+def test_a_retry_loop_with_backoff_is_not_hung(start_job):
+    job = start_job("retry_backoff.py")
+    incident = inspect_json(job.pid, window=2.5)
+    root = _not_hung(incident)
+    assert root["cause"] not in ("code.deadlock", "code.busy_loop"), root
+
+
+def test_a_slow_network_read_that_delivers_bytes_is_not_hung(start_job):
+    job = start_job("slow_network_read.py")
+    incident = inspect_json(job.pid)
+    root = _not_hung(incident)
+    if root["cause"] == "io.network_wait":
+        assert "slowly" in root["summary"], root
