@@ -56,3 +56,13 @@ def test_a_slow_network_read_that_delivers_bytes_is_not_hung(start_job):
     root = _not_hung(incident)
     if root["cause"] == "io.network_wait":
         assert "slowly" in root["summary"], root
+
+
+def test_a_worker_blocked_on_a_tcp_read_names_the_peer_and_the_timeout_fix(start_job):
+    job = start_job("dl_worker_socket.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert incident["verdict"] == "hung" and root["cause"] == "dataloader.worker_stuck", root
+    assert "TCP read from 127.0.0.1:" in root["summary"] and "no timeout" in root["summary"], root["summary"]
+    assert "timeout" in root["fix"][0], root["fix"]
+    assert root["where"]["function"].endswith("__getitem__")

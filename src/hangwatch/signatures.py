@@ -271,7 +271,8 @@ UNKNOWN_FIX = (
 # io
 NETWORK_FIX = (
     "Give the call a timeout (requests.get(url, timeout=30), socket.settimeout, urlopen(timeout=...)).",
-    "Download or cache the data before training (HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1 once cached).",
+    "Hugging Face downloads: HF_HUB_DOWNLOAD_TIMEOUT=60 and HF_HUB_ETAG_TIMEOUT=30; or download or cache the data "
+    "before training (HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1 once cached).",
     "Check the endpoint is reachable from this machine (DNS, proxy, firewall).",
 )
 STORAGE_FIX = (

@@ -15,7 +15,7 @@ from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Frame
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
+from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, NETWORK_FIX, STORAGE_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
 
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 
@@ -129,6 +129,18 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
         summary = (f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} and never returns its "
                    "batch; the main process waits for it.")
         verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX
+        waited = t.last.fd_target
+        if t.last.syscall and waited:
+            ev.append(f"blocked in {t.last.syscall}() on {waited}")
+            if waited.startswith(sg.NETWORK_FD_PREFIXES):
+                peer = waited.rsplit("->", 1)[-1].strip()
+                summary = (f"DataLoader {name} waits on a {waited.split()[0].upper()} read from {peer} in "
+                           f"{describe(frame)}, with no timeout; the main process waits for its batch.")
+                fix = NETWORK_FIX + WORKER_STUCK_FIX[1:]
+            elif waited.startswith("/"):
+                summary = (f"DataLoader {name} waits on a read of {waited} in {describe(frame)}; the main "
+                           "process waits for its batch.")
+                fix = STORAGE_FIX + WORKER_STUCK_FIX[1:]
         if t.last.wchan:
             ev.append(f"kernel wait of {name}: {t.last.wchan}")
     if fork_ev:
