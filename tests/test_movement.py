@@ -4,8 +4,10 @@ bytes, or its loop variables advance), so it must not be called hung."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from conftest import SCENARIOS, inspect_json, root_cause
+from conftest import SCENARIOS, inspect_json, marker, root_cause, run_hangwatch
 
 pytest.importorskip("torch")
 
@@ -66,3 +68,26 @@ def test_a_worker_blocked_on_a_tcp_read_names_the_peer_and_the_timeout_fix(start
     assert "TCP read from 127.0.0.1:" in root["summary"] and "no timeout" in root["summary"], root["summary"]
     assert "timeout" in root["fix"][0], root["fix"]
     assert root["where"]["function"].endswith("__getitem__")
+
+
+# --- native frames -------------------------------------------------------------------------------------
+def test_openmp_after_fork_is_named_from_native_frames(start_job):
+    # A real native hang on CPU: GNU OpenMP's pool does not survive fork. Python's stack shows only
+    # the user's matmul line; the automatic native pass names libgomp.
+    job = start_job("omp_after_fork.py", env={"OMP_NUM_THREADS": "2"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert incident["verdict"] == "hung" and root["cause"] == "fork.inherited_lock", root
+    assert "OpenMP (libgomp)" in root["summary"], root["summary"]
+    assert any("libgomp" in e for e in root["evidence"]), root["evidence"]
+    assert root["fix"][0].startswith("Set OMP_NUM_THREADS=1")
+    assert (root["where"]["file"], root["where"]["line"]) == marker("omp_after_fork.py")
+
+
+def test_native_flag_reads_native_frames_of_every_python_process(start_job, tmp_path):
+    job = start_job("deadlock.py")
+    out = tmp_path / "ev.json"
+    r = run_hangwatch("inspect", str(job.pid), "--window", "1", "--native", "--json", "--evidence", str(out))
+    assert r.returncode == 0, r.stderr
+    native = [n for p in json.loads(out.read_text())["processes"] for n in p["native"]]
+    assert native and any(f["native"] for n in native for f in n["frames"])

@@ -247,6 +247,9 @@ def test_beat_and_phase_are_read_back(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(("text", "code", "cause"), [
     ("RuntimeError: DataLoader worker (pid 7524) is killed by signal: Killed.", 1, "dataloader.worker_died"),
+    ('  File "/v/torch/multiprocessing/reductions.py", line 538, in rebuild_storage_fd\n    fd = df.detach()\n'
+     '  File "/usr/lib/python3.11/multiprocessing/resource_sharer.py", line 86, in get_connection\n'
+     "ConnectionResetError: [Errno 104] Connection reset by peer", 1, "dataloader.worker_died"),
     ("RuntimeError: DataLoader worker (pid 81) is killed by signal: Bus error. It is possible that dataloader's "
      "workers are out of shared memory.", 1, "dataloader.worker_died"),
     ("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1, "

@@ -31,6 +31,7 @@ class Frame:
     file: str
     line: int
     code: str | None = None  # the source line's text, when the file was readable
+    native: bool = False  # a C/C++ frame (native stacks only): ``file`` is its shared object
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,14 @@ class LocalsRead:
 
 
 @dataclass(frozen=True)
+class NativeStack:
+    """One thread's stack with native frames interleaved (py-spy --native), innermost first."""
+
+    tid: int
+    frames: tuple[Frame, ...]
+
+
+@dataclass(frozen=True)
 class ProcessEvidence:
     """One process across the capture: its info and its samples."""
     info: ProcessInfo
@@ -113,6 +122,7 @@ class ProcessEvidence:
     exited: bool = False  # it was seen, then disappeared during the window
     output_tail: str | None = None  # redacted tail of the job's log file (fd 1 or 2), if a file
     locals: tuple[LocalsRead, ...] = ()  # read twice, apart, for threads that spin in one user function
+    native: tuple[NativeStack, ...] = ()  # one native read, when Python's stack explained nothing (or --native)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from hangwatch.evidence import (
     Evidence,
     Frame,
     LocalsRead,
+    NativeStack,
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
@@ -49,8 +50,10 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
             for s in p["samples"])
         local_reads = tuple(LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])})
                             for r in p.get("locals", ()))
+        native = tuple(NativeStack(tid=int(n["tid"]), frames=tuple(Frame(**f) for f in n["frames"]))
+                       for n in p.get("native", ()))
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
-                                     output_tail=p["output_tail"], locals=local_reads))
+                                     output_tail=p["output_tail"], locals=local_reads, native=native))
     fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress")}
     return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),
                     rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())))

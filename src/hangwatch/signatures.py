@@ -298,3 +298,30 @@ COMPUTING_FIX = (
     "(and with PYTHONUNBUFFERED=1 when its output goes to a file).",
     "If it is slower than expected, profile it: `py-spy top --pid PID`.",
 )
+
+# --- native culprits after fork (py-spy --native frames: the shared object's name) ---------------------
+# (marker in the .so path, what it is, the fix). Verified: libgomp + MKL sgemm in a child forked after
+# the parent ran a parallel matmul, torch 2.13 CPU (tests/scenarios/omp_after_fork.py).
+NATIVE_FORK_CULPRITS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("libgomp", "OpenMP (libgomp)", (
+        "Set OMP_NUM_THREADS=1 (or torch.set_num_threads(1)) in the child before it runs torch ops: GNU OpenMP's "
+        "thread pool does not survive fork.",
+        "Start workers with spawn or forkserver instead of fork (multiprocessing_context='spawn').",
+        "Or keep the parent from running parallel ops before it forks.")),
+    ("libiomp", "OpenMP (Intel libiomp)", (
+        "Set OMP_NUM_THREADS=1 in the child before it runs torch ops, or start it with spawn/forkserver.",)),
+    ("mkl", "MKL", (
+        "Set MKL_NUM_THREADS=1 / OMP_NUM_THREADS=1 in the child, or start it with spawn/forkserver.",)),
+    ("tokenizers", "tokenizers (rayon thread pool)", (
+        "Set TOKENIZERS_PARALLELISM=false before the fork (DataLoader workers, multiprocessing).",
+        "Or tokenize in the workers only, or start them with spawn.")),
+    ("libcuda", "CUDA", (
+        "CUDA cannot be used in a forked child: use multiprocessing_context='spawn' (or forkserver), and do not "
+        "touch CUDA in the parent before forking workers that use it.",)),
+    ("libcudart", "CUDA runtime", (
+        "CUDA cannot be used in a forked child: use multiprocessing_context='spawn' (or forkserver).",)),
+    ("libnccl", "NCCL", (
+        "Do not fork after init_process_group with NCCL; start helper processes with spawn.",)),
+    ("libamdhip", "ROCm (HIP)", (
+        "ROCm and fork do not mix: use multiprocessing_context='spawn', or num_workers=0.",)),
+)

@@ -18,6 +18,7 @@ import psutil
 
 from hangwatch.capture import proc
 from hangwatch.capture.locals import read_locals, spinning_threads
+from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
 from hangwatch.capture.syscalls import SocketTable, SocketTables, blocked_call, describe_fd
 from hangwatch.errors import CaptureError
@@ -25,6 +26,7 @@ from hangwatch.evidence import (
     Evidence,
     Frame,
     LocalsRead,
+    NativeStack,
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
@@ -195,8 +197,12 @@ def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], a
 
 
 def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
-                stack_timeout_s: float = 8.0, sleep: Callable[[float], None] = time.sleep) -> Evidence:
+                stack_timeout_s: float = 8.0, sleep: Callable[[float], None] = time.sleep,
+                native: bool | None = None) -> Evidence:
     """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
+
+    ``native``: True reads native frames of every Python process once; None (the default) only of
+    processes whose Python stack explains nothing; False never.
 
     Raises CaptureError when nothing at all could be captured (no such process, or it vanished).
     Partial evidence (no stacks, processes exiting mid-window) is returned with ``notes``.
@@ -252,15 +258,24 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     _mark_spawned_ranks(infos, series)
     errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
     notes.extend(errors)
-    processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes)
+    processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
     return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
                     clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
                     notes=tuple(notes))
 
 
 def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], root: int,
-               py_spy: str | None, clock_ticks: int, notes: list[str]) -> tuple[ProcessEvidence, ...]:
-    """Every process's evidence, root first; threads that spun get the locals pass."""
+               py_spy: str | None, clock_ticks: int, notes: list[str], native: bool | None
+               ) -> tuple[ProcessEvidence, ...]:
+    """Every process's evidence, root first; threads that spun get the locals pass; processes whose
+    Python stack explains nothing (or all, with ``native``) get the native pass."""
+    stacks: dict[int, tuple[NativeStack, ...]] = {}
+    wanted = [] if native is False or not py_spy else [
+        p for p, ss in series.items() if p not in gone and infos[p].is_python
+        and (native or explains_nothing(infos[p], ss, clock_ticks))]
+    if py_spy and wanted:
+        stacks, native_notes = read_native(wanted, py_spy)
+        notes.extend(native_notes)
     local_reads: dict[int, tuple[LocalsRead, ...]] = {}
     spinning = spinning_threads(series, clock_ticks) if py_spy else {}
     if py_spy and spinning:
@@ -270,7 +285,7 @@ def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
         ProcessEvidence(info=infos[p], samples=_annotate_code(ss), exited=p in gone,
                         output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,
                                                                                  Role.LAUNCHER) else None,
-                        locals=local_reads.get(p, ()))
+                        locals=local_reads.get(p, ()), native=stacks.get(p, ()))
         for p, ss in sorted(series.items(), key=lambda kv: (kv[0] != root, kv[0]))
     )
 

@@ -79,8 +79,8 @@ def _parse(payload: str) -> tuple[RawThread, ...]:
     data: list[dict[str, Any]] = json.loads(payload)
     threads = []
     for t in data:
-        frames = tuple(Frame(function=str(f.get("name", "?")), file=str(f.get("filename", "?")),
-                                line=int(f.get("line") or 0))
+        frames = tuple(Frame(function=str(f.get("name", "?")), file=str(f.get("module") or f.get("filename", "?")),
+                             line=int(f.get("line") or 0), native=bool(f.get("module")))
                        for f in t.get("frames", []))
         threads.append(RawThread(tid=int(t.get("os_thread_id") or t.get("thread_id") or 0),
                                  name=t.get("thread_name"), active=bool(t.get("active")),
@@ -88,15 +88,18 @@ def _parse(payload: str) -> tuple[RawThread, ...]:
     return tuple(threads)
 
 
-def dump_stacks(targets: dict[int, bool], py_spy: str, timeout_s: float = DEFAULT_TIMEOUT_S
-                ) -> dict[int, StackResult]:
-    """Dump the stacks of ``targets`` (pid -> nonblocking?) in parallel, within ``timeout_s`` in all."""
+def dump_stacks(targets: dict[int, bool], py_spy: str, timeout_s: float = DEFAULT_TIMEOUT_S,
+                native: bool = False) -> dict[int, StackResult]:
+    """Dump the stacks of ``targets`` (pid -> nonblocking?) in parallel, within ``timeout_s`` in all;
+    ``native`` interleaves C/C++ frames (slower: 100-450 ms a torch process)."""
     procs: dict[int, subprocess.Popen[str]] = {}
     results: dict[int, StackResult] = {}
     for pid, nonblocking in targets.items():
         cmd = [py_spy, "dump", "--json", "--full-filenames", "--pid", str(pid)]
         if nonblocking:
             cmd.append("--nonblocking")
+        elif native:
+            cmd.append("--native")  # needs the process stopped: never with --nonblocking
         try:
             procs[pid] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                           env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"})

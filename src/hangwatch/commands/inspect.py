@@ -12,7 +12,8 @@ from hangwatch.incident import Incident
 MAX_WINDOW_S = 600.0
 
 
-def inspect_pid(pid: int, window_s: float = 5.0, evidence_path: str | Path | None = None) -> Incident:
+def inspect_pid(pid: int, window_s: float = 5.0, evidence_path: str | Path | None = None,
+                native: bool = False) -> Incident:
     """Sample the job of ``pid`` for ``window_s`` seconds and diagnose it. Raises CaptureError."""
     from hangwatch.atomic import write_text_atomic
     from hangwatch.capture import capture_job
@@ -20,7 +21,7 @@ def inspect_pid(pid: int, window_s: float = 5.0, evidence_path: str | Path | Non
     from hangwatch.diagnose.assemble import build_incident
     from hangwatch.evidence_io import evidence_to_json
 
-    evidence = capture_job(pid, window_s)
+    evidence = capture_job(pid, window_s, native=True if native else None)
     if evidence_path is not None:
         write_text_atomic(Path(evidence_path), evidence_to_json(evidence))
     return build_incident(evidence, diagnose(evidence))
@@ -33,11 +34,14 @@ def inspect_pid(pid: int, window_s: float = 5.0, evidence_path: str | Path | Non
 @click.option("--json", "as_json", is_flag=True, help="Print one incident object (hangwatch.incident/1).")
 @click.option("--evidence", "evidence_path", type=click.Path(dir_okay=False, writable=True),
               help="Also write the raw samples (hangwatch.evidence/1 JSON) to this file, for a bug report.")
-def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None) -> None:
+@click.option("--native", is_flag=True,
+              help="Also read native (C/C++) frames of every Python process (slower; automatic where the Python "
+              "stack explains nothing).")
+def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None, native: bool) -> None:
     """Sample the job that PID belongs to and say whether it is hung, where, and why."""
     from hangwatch.report.text import render_text
 
-    incident = inspect_pid(pid, window, evidence_path=evidence_path)
+    incident = inspect_pid(pid, window, evidence_path=evidence_path, native=native)
     if as_json:
         click.echo(incident.to_json())
         for note in incident.notes:  # the text report prints its notes itself

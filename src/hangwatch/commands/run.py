@@ -24,6 +24,8 @@ from hangwatch.supervise.config import default_text
               f"{default_text('kill_grace')}.")
 @click.option("--notify", multiple=True, help="Repeatable: an apprise URL to send incidents to.")
 @click.option("--restart-on-crash", is_flag=True, default=None, help="Restart a job that exits with an error.")
+@click.option("--native", is_flag=True, default=None,
+              help="Read native (C/C++) frames in every capture (slower; automatic where Python says nothing).")
 @click.option("--autobeat/--no-autobeat", default=None,
               help="Make torch jobs beat on each optimizer step and DataLoader batch, through a startup hook "
               "on the job's PYTHONPATH [on].")

@@ -48,6 +48,12 @@ PATTERNS: tuple[CrashPattern, ...] = (
         r"DataLoader worker \(pid[s(]* (?P<pid>[\d, ]+)\)? "
         r"(?:is killed by signal: (?P<sig>[\w ]+)|exited unexpectedly)"),
         0.8, "A DataLoader worker (pid {pid}) died.", WORKER_DIED_FIX),
+    # The worker died while handing over a batch's shared-memory file descriptor (seen under load with
+    # a worker SIGKILLed: the main process's fd transfer from it is reset).
+    CrashPattern("dataloader.worker_died", re.compile(
+        r"(?s)in rebuild_storage_fd.*?resource_sharer\.py.*?(?:ConnectionResetError|ConnectionRefusedError|EOFError)"),
+        0.75, "A DataLoader worker died while handing a batch to the main process (its shared-memory file "
+        "descriptor transfer was cut).", WORKER_DIED_FIX + OOM_FIX),
     CrashPattern("distributed.peer_stuck", re.compile(
         r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"), 0.85,
         "NCCL's watchdog timed out in {op} (sequence number {seq}): a rank stopped calling collectives.", PEER_FIX),

@@ -12,6 +12,7 @@ from hangwatch.diagnose.context import Context, Hit, Rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
+from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, stopped_rule
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
@@ -24,7 +25,7 @@ IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet j
 
 RULES: tuple[Rule, ...] = (
     stopped_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
-    child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule, deadlock_rule,
+    child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule, deadlock_rule, native_fork_rule,
 )
 
 

@@ -41,6 +41,7 @@ DEFAULTS: dict[str, Any] = {
     "max_slow": 1800.0,
     "restart_on_crash": False,
     "autobeat": True,  # inject the startup hook that makes torch jobs beat (supervise/autobeat)
+    "native": False,  # native frames in every capture (read anyway where Python explains nothing)
     "capture_window": None,  # None: a quarter of min_stall, between 1 and 5 s
     "cost_per_hour": None,
     "progress_regex": None,
@@ -75,6 +76,7 @@ class RunConfig:
     notify: tuple[str, ...] = ()
     restart_on_crash: bool = DEFAULTS["restart_on_crash"]
     autobeat: bool = DEFAULTS["autobeat"]
+    native: bool = DEFAULTS["native"]
     capture_window: float | None = None
     max_slow: float = DEFAULTS["max_slow"]
     use_pty: bool = False
@@ -203,6 +205,7 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         notify=tuple(str(u) for u in notify),
         restart_on_crash=bool(pick("restart_on_crash")),
         autobeat=bool(pick("autobeat")),
+        native=bool(pick("native")),
         capture_window=None if window is None else _number("capture_window", window, 0.2),
         max_slow=_number("max_slow", pick("max_slow"), 0),
         use_pty=use_pty,

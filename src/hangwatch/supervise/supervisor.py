@@ -67,11 +67,12 @@ class Supervisor:
     """Supervises one run: its attempts, their stalls, incidents and accounting."""
 
     def __init__(self, cfg: RunConfig, env: dict[str, str] | None = None, *, clock: Clock | None = None,
-                 launcher: Launcher | None = None, capture: Capture = capture_job) -> None:
+                 launcher: Launcher | None = None, capture: Capture | None = None) -> None:
         self.cfg = cfg
         self.base_env = dict(os.environ if env is None else env)
         self.clock: Clock = clock or SystemClock()
-        self.capture = capture
+        self.capture: Capture = capture or (
+            lambda pid, window: capture_job(pid, window, native=True if cfg.native else None))
         self.notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
         self.rundir = RunDir(cfg.run_dir)
         self.status = StatusLine(enabled=sys.stderr.isatty())

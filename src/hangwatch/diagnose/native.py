@@ -1,0 +1,64 @@
+"""Native culprits after fork: a forked process asleep inside OpenMP, MKL, tokenizers, CUDA or NCCL,
+named from its native frames (capture's native pass)."""
+
+from __future__ import annotations
+
+from hangwatch import signatures as sg
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import ProcessView, describe
+from hangwatch.evidence import Frame, NativeStack, Role
+from hangwatch.incident import Finding, Verdict, Where
+
+
+def _culprit(stack: NativeStack) -> tuple[Frame, str, tuple[str, ...]] | None:
+    """The innermost native frame in a known library, with its name and fix."""
+    for f in stack.frames:
+        if not f.native:
+            continue
+        lib = f.file.rsplit("/", 1)[-1]
+        for marker, name, fix in sg.NATIVE_FORK_CULPRITS:
+            if marker in lib:
+                return f, name, fix
+    return None
+
+
+def _user_frame(stack: NativeStack) -> Frame | None:
+    return next((f for f in stack.frames if not f.native and sg.is_user(f)), None)
+
+
+def native_fork_rule(ctx: Context) -> list[Hit]:
+    """fork.inherited_lock from native frames: a forked process waits inside a library whose threads
+    or locks did not survive the fork."""
+    hits = []
+    for v in ctx.views:
+        if not v.ev.native or not (v.info.forked_from_parent or v.role == Role.DATALOADER_WORKER):
+            continue
+        main = next((s for s in v.ev.native if s.tid == v.pid), v.ev.native[0])
+        found = _culprit(main)
+        if found is None:
+            continue
+        frame, name, fix = found
+        hits.append(_finding(v, main, frame, name, fix))
+    return hits
+
+
+def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: tuple[str, ...]) -> Hit:
+    user = _user_frame(stack)
+    t = v.main_thread
+    if user is not None and t is not None:  # the Python samples carry the source line
+        user = next((f for f in t.frames if (f.file, f.line) == (user.file, user.line)), user)
+    lib = frame.file.rsplit("/", 1)[-1]
+    natives = [f for f in stack.frames if f.native][:4]
+    ev = [f"{v.label()} was forked from pid {v.info.ppid} and sleeps in {name}: {frame.function} ({lib})",
+          "native stack, innermost first: " + " < ".join(f"{f.function[:60]} ({f.file.rsplit('/', 1)[-1]})"
+                                                          for f in natives)]
+    if t is not None:
+        ev.append(f"{v.label()} at {v.cpu_text()}, kernel wait {t.last.wchan or '?'}, "
+                  f"{v.ev.samples[-1].num_threads} OS thread(s): fork copied only the forking thread")
+    where = v.where(t, user) if user is not None else Where(pid=v.pid, rank=v.info.rank, tid=v.pid,
+                                                            file=frame.file, line=None, function=frame.function)
+    return Hit(Finding(
+        cause="fork.inherited_lock", confidence=0.9,
+        summary=(f"{v.label()} is stuck in {name} after fork, at {describe(user)}: the parent's {name} "
+                 "threads or locks do not exist in the child, which waits for them forever."),
+        where=where, evidence=tuple(ev), fix=fix), Verdict.HUNG)
