@@ -91,3 +91,11 @@ def test_native_flag_reads_native_frames_of_every_python_process(start_job, tmp_
     assert r.returncode == 0, r.stderr
     native = [n for p in json.loads(out.read_text())["processes"] for n in p["native"]]
     assert native and any(f["native"] for n in native for f in n["frames"])
+
+
+def test_a_worker_blocked_reading_a_file_names_the_file_and_its_filesystem(start_job, tmp_path):
+    job = start_job("dl_worker_fifo.py")
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "dataloader.worker_stuck", root
+    assert f"waits on a read of {tmp_path / 'shard-00017.bin'} (" in root["summary"], root["summary"]
+    assert any(e.startswith("blocked in read() on ") for e in root["evidence"]), root["evidence"]

@@ -67,7 +67,9 @@ class ProcessSample:
     threads: tuple[ThreadSample, ...]
     stdout_size: int | None  # size of the file behind fd 1 when it is a regular file
     stack_error: str | None = None  # why no Python stacks were taken in this sample
-    syscalls: int | None = None  # /proc/PID/io syscr + syscw: read/write system calls so far
+    # /proc/PID/io syscr + syscw counted since the first sample outside stack reads (a ptrace stop
+    # restarts a blocked read, which counts it again), so a process blocked in one read stays at 0.
+    syscalls: int | None = None
 
 
 @dataclass(frozen=True)

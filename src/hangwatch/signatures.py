@@ -127,6 +127,7 @@ NETWORK_WCHANS = ("sk_wait_data", "inet_csk_accept", "tcp_", "inet_wait_for_conn
                   "__skb_wait_for_more_packets")
 
 NETWORK_FD_PREFIXES = ("tcp ", "udp ")  # capture's description of a blocked call's socket
+NETWORK_FILESYSTEMS = ("nfs", "cifs", "smb", "fuse", "lustre", "gpfs", "beegfs", "ceph", "gluster", "9p")
 
 # --- waiting on a child process ------------------------------------------------------------------------
 CHILD_WAIT = (

@@ -130,7 +130,7 @@ def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None, tab
         at=at, state=st.state, cpu_seconds=(st.utime + st.stime) / clock_ticks, rss_bytes=rss,
         read_bytes=io.get("read_bytes"), write_bytes=io.get("write_bytes"), rchar=io.get("rchar"),
         wchar=io.get("wchar"), num_threads=st.num_threads, threads=(), stdout_size=proc.file_size(stdout),
-        syscalls=io["syscr"] + io["syscw"] if "syscr" in io and "syscw" in io else None,
+        syscalls=_syscalls_of(io),
     )
     return sample, tasks
 
@@ -174,9 +174,21 @@ def _output_tail(info: ProcessInfo) -> str | None:
     return None
 
 
+def _syscalls_of(io: dict[str, int]) -> int | None:
+    return io["syscr"] + io["syscw"] if "syscr" in io and "syscw" in io else None
+
+
+def _syscalls(pid: int) -> int | None:
+    return _syscalls_of(proc.read_io(pid))
+
+
 def _switches_now(taken: dict[int, tuple[ProcessSample, list[_Task]]]) -> dict[tuple[int, int], int]:
+    """Per (pid, tid) context switches, and per (pid, 0) read/write syscalls, right after a stack read."""
     out = {}
     for p, (_, tasks) in taken.items():
+        n = _syscalls(p)
+        if n is not None:
+            out[(p, 0)] = n
         for t in tasks:
             n = proc.read_ctx_switches(proc.PROC / str(p) / "task" / str(t.tid) / "status")
             if n is not None:
@@ -188,12 +200,17 @@ def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], a
                           quiet: dict[tuple[int, int], int]) -> None:
     """Add the switches since the last stack read to each thread's quiet total, and store that total
     as the thread's count: ptrace's own stops never count as the thread waking."""
-    for p, (_, tasks) in taken.items():
+    for p, (sample, tasks) in list(taken.items()):
         for t in tasks:
             key = (p, t.tid)
             if t.switches is not None and key in after_read:
                 quiet[key] = quiet.get(key, 0) + max(0, t.switches - after_read[key])
             t.switches = quiet.setdefault(key, 0) if t.switches is not None else None
+        key = (p, 0)
+        if sample.syscalls is not None and key in after_read:
+            quiet[key] = quiet.get(key, 0) + max(0, sample.syscalls - after_read[key])
+        taken[p] = (replace(sample, syscalls=quiet.setdefault(key, 0) if sample.syscalls is not None else None),
+                    tasks)
 
 
 def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,

@@ -102,4 +102,19 @@ def describe_fd(pid: int, fd: int, sockets: SocketTable) -> str | None:
         return sockets.lookup(inode) or "socket (unix or other)"
     if target.startswith("pipe:"):
         return "pipe"
-    return target
+    fs = filesystem_of(pid, target) if target.startswith("/") else None
+    return f"{target} ({fs})" if fs else target
+
+
+def filesystem_of(pid: int, path: str) -> str | None:
+    """The filesystem type of the mount ``path`` lives on, as ``pid`` sees it (nfs4, fuse.s3fs, ext4...)."""
+    raw = read_text(PROC / str(pid) / "mounts")
+    best, fstype = "", None
+    for line in (raw or "").splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        mount = parts[1].replace("\\040", " ")
+        if (path == mount or path.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
+            best, fstype = mount, parts[2]
+    return fstype

@@ -129,25 +129,34 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
         summary = (f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} and never returns its "
                    "batch; the main process waits for it.")
         verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX
-        waited = t.last.fd_target
-        if t.last.syscall and waited:
-            ev.append(f"blocked in {t.last.syscall}() on {waited}")
-            if waited.startswith(sg.NETWORK_FD_PREFIXES):
-                peer = waited.rsplit("->", 1)[-1].strip()
-                summary = (f"DataLoader {name} waits on a {waited.split()[0].upper()} read from {peer} in "
-                           f"{describe(frame)}, with no timeout; the main process waits for its batch.")
-                fix = NETWORK_FIX + WORKER_STUCK_FIX[1:]
-            elif waited.startswith("/"):
-                summary = (f"DataLoader {name} waits on a read of {waited} in {describe(frame)}; the main "
-                           "process waits for its batch.")
-                fix = STORAGE_FIX + WORKER_STUCK_FIX[1:]
-        if t.last.wchan:
-            ev.append(f"kernel wait of {name}: {t.last.wchan}")
+        summary, fix = _what_it_waits_on(name, t, frame, ev, summary, fix)
     if fork_ev:
         conf = 0.6
     hits.append(Hit(Finding(cause="dataloader.worker_stuck", confidence=conf, summary=summary,
                             where=w.where(t, frame), evidence=tuple(ev), fix=fix), verdict))
     return hits
+
+
+def _what_it_waits_on(name: str, t: ThreadView, frame: Frame | None, ev: list[str], summary: str,
+                      fix: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """Name what a blocked worker waits on (a TCP peer, a file and its filesystem) and its own fix."""
+    waited = t.last.fd_target
+    if t.last.syscall and waited:
+        ev.append(f"blocked in {t.last.syscall}() on {waited}")
+        if waited.startswith(sg.NETWORK_FD_PREFIXES):
+            peer = waited.rsplit("->", 1)[-1].strip()
+            summary = (f"DataLoader {name} waits on a {waited.split()[0].upper()} read from {peer} in "
+                       f"{describe(frame)}, with no timeout; the main process waits for its batch.")
+            fix = NETWORK_FIX + WORKER_STUCK_FIX[1:]
+        elif waited.startswith("/"):
+            summary = (f"DataLoader {name} waits on a read of {waited} in {describe(frame)}; the main "
+                       "process waits for its batch.")
+            if any(f"({fs}" in waited for fs in sg.NETWORK_FILESYSTEMS):
+                summary += " That file is on a network filesystem."
+            fix = STORAGE_FIX + WORKER_STUCK_FIX[1:]
+    if t.last.wchan:
+        ev.append(f"kernel wait of {name}: {t.last.wchan}")
+    return summary, fix
 
 
 def _batch_lost(main: ProcessView, mt: ThreadView, workers: list[ProcessView], waiting_at: Frame | None,
