@@ -147,6 +147,7 @@ class Incident:
     schema: str = SCHEMA
     window_seconds: float | None = None  # how long the job was sampled (an addition)
     notes: tuple[str, ...] = field(default=())  # capture problems (an addition)
+    remedy: str | None = None  # what the restart applies for this cause, when hangwatch chose it (an addition)
 
     @property
     def root_cause(self) -> Finding | None:
@@ -160,7 +161,7 @@ class Incident:
         d["action"] = self.action.value
         # Field order as in SPEC, additions last.
         order = ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
-                 "findings", "window_seconds", "notes"]
+                 "findings", "window_seconds", "notes", "remedy"]
         return {k: _lists(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -184,6 +185,7 @@ class Incident:
             findings=tuple(Finding.from_dict(f) for f in d["findings"]),
             window_seconds=d.get("window_seconds"),
             notes=tuple(d.get("notes", ())),
+            remedy=d.get("remedy"),
         )
 
 

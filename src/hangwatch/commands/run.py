@@ -24,6 +24,8 @@ from hangwatch.supervise.config import default_text
               f"{default_text('kill_grace')}.")
 @click.option("--notify", multiple=True, help="Repeatable: an apprise URL to send incidents to.")
 @click.option("--restart-on-crash", is_flag=True, default=None, help="Restart a job that exits with an error.")
+@click.option("--auto-fallback", help="on | off: when --fallback is used up, the root cause picks the restart's "
+              f"remedy (spawn, num_workers=0, ...) {default_text('auto_fallback')}.")
 @click.option("--native", is_flag=True, default=None,
               help="Read native (C/C++) frames in every capture (slower; automatic where Python says nothing).")
 @click.option("--autobeat/--no-autobeat", default=None,

@@ -33,7 +33,8 @@ def process_where(v: ProcessView) -> tuple[FrameRecord, ...]:
 
 
 def build_incident(ev: Evidence, diagnosis: Diagnosis, *, attempt: int = 1, action: Action = Action.NONE,
-                   last_progress: LastProgress | None = None, detected_at: float | None = None) -> Incident:
+                   last_progress: LastProgress | None = None, detected_at: float | None = None,
+                   remedy: str | None = None) -> Incident:
     """The incident record of one capture."""
     processes = []
     for v in build_views(ev):
@@ -51,4 +52,5 @@ def build_incident(ev: Evidence, diagnosis: Diagnosis, *, attempt: int = 1, acti
     return Incident(
         verdict=diagnosis.verdict, detected_at=detected_at if detected_at is not None else time.time(),
         last_progress=last_progress, attempt=attempt, action=action, processes=tuple(processes),
-        findings=diagnosis.findings, window_seconds=round(ev.ended_at - ev.started_at, 2), notes=ev.notes)
+        findings=diagnosis.findings, window_seconds=round(ev.ended_at - ev.started_at, 2), notes=ev.notes,
+        remedy=remedy)

@@ -71,6 +71,8 @@ def dataloader_rule(ctx: Context) -> list[Hit]:
         states = {w.pid: (worker_state(w.main_thread) if w.main_thread else "unknown") for w in workers}
         waiting_at = innermost_user(mt.frames)
         waits = f"{main.label()} waits for a DataLoader batch at {describe(waiting_at)}"
+        if any(sg.at(f, sg.DATALOADER_PY, frozenset({"_reset"})) for f in mt.frames):
+            waits += ", at an epoch start (DataLoader._reset: persistent workers were asked to resume)"
         busy = [w for w in workers if states[w.pid] == "busy"]
         idle = [w for w in workers if states[w.pid] == "idle"]
         for w in busy:

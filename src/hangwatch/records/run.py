@@ -33,6 +33,8 @@ class EventKind(str, Enum):
     RECOVERED = "recovered"
     SUSPECT = "suspect"
     EXTENDED = "extended"
+    PROBE = "probe"  # a startup probe: the job captured before its first progress signal
+    REMEDY = "remedy"  # an attempt starts with a remedy the cause chose
     HANDOVER = "handover"  # heartbeats stopped while the log counter advanced: the counter is the signal now
     NODES = "nodes"
     INCIDENT = "incident"
@@ -85,6 +87,9 @@ class RunSummary:
     cost_per_hour: float | None = None
     cost_usd: float | None = None
     wasted_usd: float | None = None
+    # Each remedy hangwatch applied on a restart: attempt, cause, remedy, applied (text), progressed_past
+    # (the attempt went past the step the previous one stalled at), steps_per_s, rate_vs_previous.
+    remedies: tuple[dict[str, Any], ...] = ()
     schema: str = SUMMARY_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +97,7 @@ class RunSummary:
         d = asdict(self)
         d["state"] = self.state.value
         d["command"] = list(self.command)
+        d["remedies"] = [dict(r) for r in self.remedies]
         if self.cost_per_hour is None:
             for k in ("cost_per_hour", "cost_usd", "wasted_usd"):
                 d.pop(k)
@@ -104,6 +110,7 @@ class RunSummary:
         kw = {k: v for k, v in d.items() if k in known}
         kw["state"] = RunState(kw.get("state", "starting"))
         kw["command"] = tuple(kw.get("command", ()))
+        kw["remedies"] = tuple(kw.get("remedies", ()))
         return cls(**kw)
 
 

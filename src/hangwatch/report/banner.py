@@ -27,6 +27,8 @@ def incident_banner(incident: Incident, stalled_s: float, report: Path) -> list[
             lines.append(f"  at {root.where.location()}  {root.where.function} ({root.where.owner()})")
         if root.fix:
             lines.append(f"  fix: {root.fix[0]}")
+    if incident.remedy:
+        lines.append(f"  next attempt applies: {incident.remedy}")
     lines.append(f"  action: {incident.action.value}; report: {report}")
     return lines
 
@@ -44,9 +46,9 @@ def clock_text(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def status_line(summary: RunSummary, since_progress_s: float) -> str:
-    """The one-line status shown on a terminal while the job runs."""
-    parts = [f"hangwatch [{summary.state.value}]"]
+def status_line(summary: RunSummary, since_progress_s: float, note: str | None = None) -> str:
+    """The one-line status shown on a terminal while the job runs (``note``: the last startup probe)."""
+    parts = [f"hangwatch [{summary.state.value}" + (f": {note}" if note else "") + "]"]
     if summary.progress_signal in ("none", "output"):
         parts.append(f"progress_signal: {summary.progress_signal}")
     if summary.last_step is not None:

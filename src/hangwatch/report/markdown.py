@@ -14,6 +14,8 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(incident.detected_at))
     out.write(f"# hangwatch incident: {incident.verdict.value}\n\n")
     out.write(f"- detected: {when}\n- attempt: {incident.attempt}\n- action: {incident.action.value}\n")
+    if incident.remedy:
+        out.write(f"- next attempt applies: {incident.remedy}\n")
     if incident.last_progress is not None:
         lp = incident.last_progress
         ago = incident.detected_at - lp.at

@@ -80,3 +80,4 @@ class Attempt:
     action: OnHang = OnHang.REPORT  # what is done on a hang: ours, or the decision all nodes agreed on
     captured_for_peer: bool = False
     last_scan: float = 0.0
+    next_probe_at: float = float("inf")  # the next startup probe, while no progress signal has come

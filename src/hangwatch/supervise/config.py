@@ -15,6 +15,7 @@ from typing import Any
 
 from hangwatch.errors import UsageError
 from hangwatch.recover.fallback import parse_fallback
+from hangwatch.recover.remedy import REMEDIES
 from hangwatch.supervise.rundir import default_run_dir
 from hangwatch.supervise.topology import Topology, detect
 
@@ -42,13 +43,14 @@ DEFAULTS: dict[str, Any] = {
     "restart_on_crash": False,
     "autobeat": True,  # inject the startup hook that makes torch jobs beat (supervise/autobeat)
     "native": False,  # native frames in every capture (read anyway where Python explains nothing)
+    "auto_fallback": True,  # when --fallback is used up, the root cause picks the restart's remedy
     "capture_window": None,  # None: a quarter of min_stall, between 1 and 5 s
     "cost_per_hour": None,
     "progress_regex": None,
     "run_dir": None,  # None: hangwatch-runs/<UTC time>-<command name>
 }
 DEFAULT_CONFIG = "hangwatch.toml"
-KEYS = {*DEFAULTS, "fallback", "notify"}
+KEYS = {*DEFAULTS, "fallback", "notify", "remedies"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class RunConfig:
     restart_on_crash: bool = DEFAULTS["restart_on_crash"]
     autobeat: bool = DEFAULTS["autobeat"]
     native: bool = DEFAULTS["native"]
+    auto_fallback: bool = DEFAULTS["auto_fallback"]
+    remedies: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hangwatch.toml [remedies]: cause -> ladder
     capture_window: float | None = None
     max_slow: float = DEFAULTS["max_slow"]
     use_pty: bool = False
@@ -153,6 +157,35 @@ def _fallbacks(cli: tuple[str, ...], toml: Any) -> tuple[Fallback, ...]:
     return tuple(out)
 
 
+def _on_off(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).lower()
+    if text in ("on", "true", "yes", "1"):
+        return True
+    if text in ("off", "false", "no", "0"):
+        return False
+    flag = "--" + name.replace("_", "-")
+    raise UsageError(f"{flag} must be on or off, not {value!r}", f"Pass {flag} on or {flag} off")
+
+
+def _remedy_ladders(table: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """hangwatch.toml's [remedies]: cause -> the remedy names to try, in order."""
+    if table is None:
+        return ()
+    known = ", ".join(sorted(REMEDIES))
+    if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
+        raise UsageError("[remedies] must map causes to lists of remedy names",
+                         f'Write e.g. "fork.inherited_lock" = ["spawn", "workers0"]; remedies: {known}')
+    out = []
+    for cause, names in table.items():
+        bad = [n for n in names if n not in REMEDIES]
+        if bad:
+            raise UsageError(f"[remedies] {cause}: unknown remedy {bad[0]!r}", f"Use only: {known}")
+        out.append((str(cause), tuple(str(n) for n in names)))
+    return tuple(out)
+
+
 def _check_command(argv: list[str]) -> None:
     if not argv:
         raise UsageError("no command to run", "Write it after --, e.g. `hangwatch run -- python train.py`")
@@ -206,6 +239,8 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         restart_on_crash=bool(pick("restart_on_crash")),
         autobeat=bool(pick("autobeat")),
         native=bool(pick("native")),
+        auto_fallback=_on_off("auto_fallback", pick("auto_fallback")),
+        remedies=_remedy_ladders(toml.get("remedies")),
         capture_window=None if window is None else _number("capture_window", window, 0.2),
         max_slow=_number("max_slow", pick("max_slow"), 0),
         use_pty=use_pty,

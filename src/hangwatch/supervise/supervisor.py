@@ -27,18 +27,20 @@ from types import FrameType
 
 from hangwatch.capture import capture_job
 from hangwatch.capture.cgroup import cgroup_oom_kills
-from hangwatch.diagnose import diagnose
+from hangwatch.diagnose import Diagnosis, diagnose
 from hangwatch.diagnose.assemble import build_incident
 from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import CaptureError
-from hangwatch.incident import Action, Incident, LastProgress, Verdict
+from hangwatch.evidence import Evidence
+from hangwatch.incident import Action, Finding, Incident, LastProgress, Verdict
 from hangwatch.records.run import CaptureRequest, Decision, EventKind, RunState, RunSummary
 from hangwatch.recover.fallback import command_for_attempt
+from hangwatch.recover.remedy import RemedyPlan
 from hangwatch.recover.restart import RestartPolicy
 from hangwatch.recover.terminate import Termination
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
-from hangwatch.supervise.accounting import Ledger
+from hangwatch.supervise.accounting import Ledger, step_rate
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, Outcome, SupervisionFailed, SystemClock
 from hangwatch.supervise.autobeat import autobeat_env
 from hangwatch.supervise.config import OnHang, RunConfig
@@ -49,6 +51,7 @@ from hangwatch.supervise.launch import OnChunk, OutputLog, StatusLine, launch
 from hangwatch.supervise.nodes import NodeCoordination
 from hangwatch.supervise.notify import Notifier
 from hangwatch.supervise.rundir import RunDir, command_name
+from hangwatch.supervise.startup import startup_decision
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +86,8 @@ class Supervisor:
         self.exit_code: int | None = None
         self.final_state: RunState | None = None  # set once the run has ended
         self.nodes: NodeCoordination | None = None
+        self.remedies = RemedyPlan(custom=dict(cfg.remedies))
+        self.probe_note: str | None = None  # the newest startup probe's finding, for the status line
         self._signals: list[int] = []
         self._interrupts = 0
         self._wake = threading.Event()
@@ -182,14 +187,20 @@ class Supervisor:
         env.update({"PYTHONUNBUFFERED": "1", "HANGWATCH_RUN_DIR": str(self.cfg.run_dir.resolve()),
                     "HANGWATCH_ATTEMPT": str(n), "HANGWATCH_HEARTBEAT_DIR": str(self.rundir.heartbeat_dir.resolve())})
         env.update(autobeat_env(env, self.cfg.autobeat, self.cfg.max_slow))
+        env.update(self.remedies.env())
+        for r in self.remedies.applied:
+            if r.attempt == n:
+                self.rundir.event(EventKind.REMEDY, attempt=n, remedy=r.remedy, applied=r.text, cause=r.cause)
+                self._stderr(f"hangwatch: attempt {n} applies {r.text} (remedy for {r.cause})")
         self.intake.new_attempt()
+        self.probe_note = None
         job = self.launcher(argv, env, self.intake.on_chunk)
         now = self.clock.now()
         if self._oom_start is None:
             self._oom_start = cgroup_oom_kills(job.pid)
         det = StallDetector(DetectorConfig(min_stall=self.cfg.min_stall, startup_grace=self.cfg.startup_grace,
                                            max_slow=self.cfg.max_slow), now)
-        attempt = Attempt(n, argv, now, job, det, action=self.cfg.on_hang)
+        attempt = Attempt(n, argv, now, job, det, action=self.cfg.on_hang, next_probe_at=now + self.cfg.min_stall)
         self.attempts.append(attempt)
         if n > 1:
             self.rundir.event(EventKind.RESTART, attempt=n, command=redact_argv(argv))
@@ -249,7 +260,13 @@ class Supervisor:
 
     # --- state handlers ---------------------------------------------------------------------------------
     def _on_waiting(self, a: Attempt, now: float) -> AttemptEnd | None:
-        """starting / progressing: become suspect when the threshold passes."""
+        """starting / progressing: become suspect when the threshold passes; probe a job that has not
+        shown progress yet every --min-stall seconds."""
+        if a.detector.state == State.STARTING and now >= a.next_probe_at and \
+                now < a.started_at + self.cfg.startup_grace:
+            end = self._probe_startup(a, now)
+            if end is not None or a.detector.state != State.STARTING:
+                return end
         suspect = a.detector.check(now)
         while a.detector.handovers:
             was, now_signal, _ = a.detector.handovers.pop(0)
@@ -299,6 +316,34 @@ class Supervisor:
             self._stderr(f"hangwatch: no progress for {stalled:.0f} s, but the job is alive and working "
                          f"({root.cause}); giving it {det.threshold():.0f} s more.")
             return None
+        return self._declare(a, evidence, diagnosis, now, stalled)
+
+    def _probe_startup(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
+        matches, else keep the startup grace (compiling, loading, a rendezvous waiting for peers)."""
+        a.next_probe_at = now + self.cfg.min_stall
+        since = now - a.started_at
+        try:
+            evidence = self.capture(a.job.pid, self._capture_window())
+        except CaptureError:
+            return None
+        diagnosis = diagnose(evidence)
+        if a.job.poll() is not None:
+            return None
+        moved = self._moved_during_capture(a)
+        decision = startup_decision(diagnosis, moved)
+        self.probe_note = f"probed at {since:.0f} s, {decision.note}"
+        self.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
+                          verdict=diagnosis.verdict.value, cause=diagnosis.findings[0].cause, note=decision.note)
+        if not decision.hung or a.detector.state != State.STARTING:
+            return None
+        return self._declare(a, evidence, diagnosis, now, since)
+
+    def _declare(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float,
+                 stalled: float) -> AttemptEnd | None:
+        """Hung: decide (with the other nodes), write the incident, then act on it."""
+        det = a.detector
+        root = diagnosis.findings[0]
         det.declare_hung()
         self.ledger.open_stall(det.last.at if det.last else a.started_at)
         if self.nodes is not None:  # one decision for all nodes: the first one proposed wins
@@ -310,8 +355,9 @@ class Supervisor:
             decision = self.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.progressed,
                                           max_step=a.max_step)
             action = Action.RESTARTED if decision.restart else Action.KILLED
+        remedy = self._remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
         incident = build_incident(evidence, diagnosis, attempt=a.number, action=action,
-                                  last_progress=self._last_progress(det), detected_at=now)
+                                  last_progress=self._last_progress(det), detected_at=now, remedy=remedy)
         path = self._record_incident(incident, stalled)
         if decision is None:
             return None
@@ -319,15 +365,26 @@ class Supervisor:
         self._action_event(a, action.value, term, incident=str(path))
         return AttemptEnd(Outcome.HUNG_ENDED, EXIT_HUNG, decision)
 
+    def _remedy_for(self, root: Finding, next_attempt: int) -> str | None:
+        """When the user's fallbacks are used up, the cause picks the next attempt's remedy (text)."""
+        if not self.cfg.auto_fallback or next_attempt <= len(self.cfg.fallbacks) + 1:
+            return None
+        applied = self.remedies.next_for(root, next_attempt)
+        return None if applied is None else f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
+
     def _moved_during_capture(self, a: Attempt) -> str | None:
-        """What arrived while the job was being captured: progress, or output with new content."""
+        """What arrived while the job was being captured: a beat or a counter, output that reset an
+        output-only job's clock, or output with new content."""
+        was = a.detector.state
         intake = self.intake.poll()
         for p in intake.signals:
             self._progress(a, p)
         a.detector.set_phase(intake.phase, intake.phase_deadline)
-        if a.detector.state != State.SUSPECT:
-            kinds = sorted({p.source for p in intake.signals if p.strength > Strength.OUTPUT}) or ["output"]
-            return f"progress during the capture ({', '.join(kinds)})"
+        strong = sorted({p.source for p in intake.signals if p.strength > Strength.OUTPUT})
+        if strong:
+            return f"progress during the capture ({', '.join(strong)})"
+        if was == State.SUSPECT and a.detector.state != State.SUSPECT:
+            return "progress during the capture (output)"
         if intake.fresh_output:
             return "new output during the capture"
         return None
@@ -444,7 +501,8 @@ class Supervisor:
         incident = Incident(verdict=Verdict.CRASHED, detected_at=self.clock.now(),
                             last_progress=self._last_progress(a.detector), attempt=a.number,
                             action=Action.RESTARTED if decision.restart else Action.NONE, processes=(),
-                            findings=findings)
+                            findings=findings,
+                            remedy=self._remedy_for(findings[0], a.number + 1) if decision.restart else None)
         self._record_incident(incident, 0.0)
         return AttemptEnd(Outcome.CRASHED, status, decision)
 
@@ -485,11 +543,30 @@ class Supervisor:
         if self._due("summary", now, SUMMARY_EVERY_S):
             self._write_summary(final=False)
         if self.status.enabled and self._due("status", now, STATUS_EVERY_S):
-            self.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now)))
+            note = self.probe_note if a.detector.state == State.STARTING else None
+            self.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now), note))
+
+    def _remedy_outcomes(self) -> tuple[dict[str, object], ...]:
+        """Each remedy applied, and what it did: past the old stall or not, and at what step rate."""
+        out = []
+        for r in self.remedies.applied:
+            row: dict[str, object] = {"attempt": r.attempt, "cause": r.cause, "remedy": r.remedy, "applied": r.text}
+            if 1 < r.attempt <= len(self.attempts):
+                now_a, before = self.attempts[r.attempt - 1], self.attempts[r.attempt - 2]
+                past = (now_a.max_step > before.max_step if now_a.max_step is not None and before.max_step is not None
+                        else now_a.progressed)
+                rate, prev = step_rate(now_a.detector.intervals), step_rate(before.detector.intervals)
+                row.update(progressed_past=past, steps_per_s=round(rate, 3) if rate else None,
+                           rate_vs_previous=round(rate / prev, 3) if rate and prev else None)
+            out.append(row)
+        return tuple(out)
 
     def summary(self, final: bool) -> RunSummary:
         """The run's accounting as of now."""
         det = self.attempts[-1].detector if self.attempts else None
+        return dataclasses.replace(self._ledger_summary(final, det), remedies=self._remedy_outcomes())
+
+    def _ledger_summary(self, final: bool, det: StallDetector | None) -> RunSummary:
         return self.ledger.summary(
             self.clock.now(), command=redact_argv(self.cfg.argv), run_dir=str(self.cfg.run_dir), state=self.state,
             attempts=len(self.attempts), exit_code=self.exit_code, final=final,

@@ -1,0 +1,103 @@
+"""Cause-directed restarts: when the user's --fallback ladder is used up, the root cause picks the
+remedy for the next attempt. The job's code is not touched: DataLoader overrides travel in
+``HANGWATCH_REMEDY_DATALOADER`` and the startup hook applies them as each DataLoader is built; the
+rest are environment variables. A remedy that did not help is not tried twice."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from hangwatch.incident import Finding
+
+LOADER_ENV = "HANGWATCH_REMEDY_DATALOADER"
+WHY_ENV = "HANGWATCH_REMEDY_WHY"
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One named remedy: DataLoader keyword overrides and/or environment variables."""
+
+    name: str
+    text: str  # what a person reads: "DataLoader(multiprocessing_context='spawn')"
+    loader: tuple[tuple[str, object], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
+REMEDIES: dict[str, Remedy] = {r.name: r for r in (
+    Remedy("spawn", "DataLoader(multiprocessing_context='spawn')", loader=(("multiprocessing_context", "spawn"),)),
+    Remedy("forkserver", "DataLoader(multiprocessing_context='forkserver')",
+           loader=(("multiprocessing_context", "forkserver"),)),
+    Remedy("no_persistent_workers", "DataLoader(persistent_workers=False)", loader=(("persistent_workers", False),)),
+    Remedy("fewer_workers", "DataLoader(prefetch_factor=1) with at most 2 workers",
+           loader=(("prefetch_factor", 1), ("max_workers", 2))),
+    Remedy("workers0", "DataLoader(num_workers=0)", loader=(("num_workers", 0),)),
+    Remedy("omp1", "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false",
+           env=(("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"), ("TOKENIZERS_PARALLELISM", "false"))),
+    Remedy("no_compile", "TORCHDYNAMO_DISABLE=1 (torch.compile off)", env=(("TORCHDYNAMO_DISABLE", "1"),)),
+)}
+
+# The ladder of each cause, most likely first (the last rung is the slowest, safest setting).
+LADDERS: dict[str, tuple[str, ...]] = {
+    "fork.inherited_lock": ("spawn", "workers0"),
+    "dataloader.worker_stuck": ("workers0",),
+    "dataloader.batch_lost": ("workers0",),
+    "dataloader.worker_died": ("fewer_workers", "workers0"),
+    "compile.in_progress": ("no_compile",),
+}
+NATIVE_MARKERS = ("OpenMP", "MKL", "tokenizers")  # a native fork hang: threads first, then spawn
+EPOCH_START_MARKER = "epoch start"  # the DataLoader rule's evidence for a wait in DataLoader._reset
+
+
+def ladder(finding: Finding, custom: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
+    """The remedies for a finding, in order (``custom``: the user's ladders from hangwatch.toml)."""
+    if custom and finding.cause in custom:
+        return custom[finding.cause]
+    rungs = LADDERS.get(finding.cause, ())
+    text = " ".join((finding.summary, *finding.evidence))
+    if finding.cause == "fork.inherited_lock" and any(m in text for m in NATIVE_MARKERS):
+        rungs = ("omp1", *rungs)
+    if finding.cause == "dataloader.worker_stuck" and EPOCH_START_MARKER in text:
+        rungs = ("no_persistent_workers", *rungs)
+    return rungs
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A remedy applied from an attempt on, and why."""
+
+    attempt: int  # the attempt that runs with it
+    remedy: str
+    text: str
+    cause: str
+
+
+@dataclass
+class RemedyPlan:
+    """The remedies applied so far (cumulative, like fallbacks); picks the next one for a cause."""
+
+    custom: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    applied: list[Applied] = field(default_factory=list)
+
+    def next_for(self, finding: Finding, attempt: int) -> Applied | None:
+        """Record and return the remedy the next ``attempt`` runs with (None: nothing left to try)."""
+        tried = {a.remedy for a in self.applied}
+        for name in ladder(finding, self.custom):
+            if name not in tried and name in REMEDIES:
+                a = Applied(attempt, name, REMEDIES[name].text, finding.cause)
+                self.applied.append(a)
+                return a
+        return None
+
+    def env(self) -> dict[str, str]:
+        """The environment an attempt gets for every remedy applied so far."""
+        out: dict[str, str] = {}
+        loader: dict[str, object] = {}
+        for a in self.applied:
+            r = REMEDIES[a.remedy]
+            out.update(dict(r.env))
+            loader.update(dict(r.loader))
+        if loader:
+            out[LOADER_ENV] = json.dumps(loader)
+            out[WHY_ENV] = ", ".join(sorted({a.cause for a in self.applied}))
+        return out

@@ -1,0 +1,98 @@
+"""Hangs before the first step are caught by startup probes; restarts apply the fix the diagnosis
+names (through the startup hook, no flag in the job). Real processes end to end, plus the pure
+pieces (the probe decision, the remedy ladder, the settings)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import FAST, SCENARIOS, _free_port, py
+
+from hangwatch.diagnose import Diagnosis
+from hangwatch.errors import UsageError
+from hangwatch.incident import Finding, Verdict
+from hangwatch.recover.remedy import LOADER_ENV, RemedyPlan, ladder
+from hangwatch.supervise.config import build_config
+from hangwatch.supervise.startup import startup_decision
+
+pytest.importorskip("torch")
+
+
+def _finding(cause: str, *evidence: str) -> Finding:
+    return Finding(cause, 0.9, "summary", None, evidence, ())
+
+
+# --- pure pieces -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("verdict", "cause", "moved", "hung"), [
+    (Verdict.HUNG, "fork.inherited_lock", None, True),
+    (Verdict.HUNG, "code.deadlock", None, True),
+    (Verdict.HUNG, "distributed.rendezvous_wait", None, False),  # other nodes may start late
+    (Verdict.HUNG, "unknown", None, False),  # nothing moves, but no stuck signature: keep the grace
+    (Verdict.SLOW, "compile.in_progress", None, False),
+    (Verdict.HUNG, "fork.inherited_lock", "new output during the capture", False),
+])
+def test_startup_probe_decision(verdict, cause, moved, hung):
+    d = startup_decision(Diagnosis(verdict, (_finding(cause),)), moved)
+    assert d.hung is hung, d
+
+
+def test_remedies_climb_the_ladder_and_none_is_tried_twice():
+    plan = RemedyPlan()
+    first = plan.next_for(_finding("fork.inherited_lock"), 2)
+    second = plan.next_for(_finding("fork.inherited_lock"), 3)
+    assert (first.remedy, second.remedy) == ("spawn", "workers0")
+    assert plan.next_for(_finding("fork.inherited_lock"), 4) is None
+    assert plan.env()[LOADER_ENV] == '{"multiprocessing_context": "spawn", "num_workers": 0}'
+
+
+def test_a_native_fork_hang_sets_threads_first_and_an_epoch_start_hang_drops_persistent_workers():
+    assert ladder(_finding("fork.inherited_lock", "sleeps in OpenMP (libgomp)"))[0] == "omp1"
+    assert ladder(_finding("dataloader.worker_stuck", "main waits at an epoch start (DataLoader._reset)"))[0] \
+        == "no_persistent_workers"
+    assert ladder(_finding("code.deadlock")) == ()  # no remedy: reported, and the restart budget holds
+
+
+def test_settings_for_remedies(tmp_path):
+    toml = tmp_path / "hangwatch.toml"
+    toml.write_text('auto_fallback = false\n[remedies]\n"fork.inherited_lock" = ["workers0"]\n')
+    cfg = build_config(["true"], {}, str(toml), use_pty=False)
+    assert cfg.auto_fallback is False and dict(cfg.remedies) == {"fork.inherited_lock": ("workers0",)}
+    toml.write_text('[remedies]\n"fork.inherited_lock" = ["reboot"]\n')
+    with pytest.raises(UsageError, match="unknown remedy 'reboot'"):
+        build_config(["true"], {}, str(toml), use_pty=False)
+    with pytest.raises(UsageError, match="on or off"):
+        build_config(["true"], {"auto_fallback": "maybe"}, None, use_pty=False)
+
+
+# --- end to end ---------------------------------------------------------------------------------------------
+def test_a_fork_lock_hang_before_the_first_step_is_caught_and_restarted_with_spawn(run):
+    r = run("--min-stall", "2", "--startup-grace", "120", "--capture-window", "1", "--kill-grace", "2",
+            "--on-hang", "restart", *py("fork_lock.py"))  # no --fallback, no flag in the job
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    probe = next(e for e in run.events() if e["event"] == "probe" and e["hung"])
+    assert probe["cause"] == "fork.inherited_lock" and probe["seconds"] < 8, probe  # min-stall + window, not 900 s
+    incident = run.incident()
+    assert incident["action"] == "restarted" and "multiprocessing_context='spawn'" in incident["remedy"]
+    assert b"remedy for fork.inherited_lock: DataLoader(multiprocessing_context='spawn')" in r.stderr
+    s = run.summary()
+    assert (s["attempts"], s["exit_code"], s["last_step"]) == (2, 0, 63)
+    assert s["remedies"][0]["remedy"] == "spawn" and s["remedies"][0]["progressed_past"] is True
+
+
+def test_a_slow_but_alive_startup_is_not_hung(run):
+    r = run("--min-stall", "2", "--startup-grace", "60", "--capture-window", "1", "--kill-grace", "2",
+            "--on-hang", "kill", *py("warmup_then_train.py", "12"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert not (run.dir / "incidents").exists()
+    probes = [e for e in run.events() if e["event"] == "probe"]
+    assert len(probes) >= 3 and not any(p["hung"] for p in probes), probes
+
+
+def test_a_remedy_reaches_every_torchrun_rank(run):
+    r = run(*FAST, "--startup-grace", "60", "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
+            "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_loader_context.py"),
+            env={LOADER_ENV: '{"multiprocessing_context": "spawn"}', "HANGWATCH_REMEDY_WHY": "fork.inherited_lock"})
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    out = r.stdout.decode()
+    assert "rank 0 context SpawnContext batches 4" in out and "rank 1 context SpawnContext batches 4" in out, out
