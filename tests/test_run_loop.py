@@ -101,6 +101,9 @@ class ScriptedJob:
     def drain(self, timeout_s: float) -> None:
         pass
 
+    def close(self) -> None:
+        pass
+
 
 def _evidence(pid: int, window: float) -> Evidence:
     return Evidence(target_pid=pid, root_pid=pid, started_at=0.0, ended_at=window, clock_ticks=100, cpu_count=2,

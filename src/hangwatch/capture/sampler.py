@@ -39,6 +39,7 @@ OUTPUT_TAIL_BYTES = 64 * 1024
 BLOCKING_ATTACH_UNSAFE = frozenset({"D", "T", "t"})
 MIN_SAMPLES, MAX_SAMPLES = 2, 8
 SAMPLES_PER_SECOND = 2
+STACK_TIMEOUT_S = float(os.environ.get("HANGWATCH_STACK_TIMEOUT_S", "8"))  # per stack read of a sample
 
 
 def sample_count(window_s: float) -> int:
@@ -214,7 +215,7 @@ def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], a
 
 
 def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
-                stack_timeout_s: float = 8.0, sleep: Callable[[float], None] = time.sleep,
+                stack_timeout_s: float = STACK_TIMEOUT_S, sleep: Callable[[float], None] = time.sleep,
                 native: bool | None = None) -> Evidence:
     """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
 

@@ -46,6 +46,8 @@ class EventKind(str, Enum):
     JOB_EXIT = "job_exit"
     SIGNAL = "signal"
     INTERNAL_ERROR = "internal_error"
+    WATCHDOG = "watchdog"  # a supervision round took longer than HANGWATCH_WATCHDOG_S
+    CAPTURE_ABANDONED = "capture_abandoned"
     EXIT = "exit"
 
 

@@ -69,6 +69,16 @@ class Termination:
     seconds: float
 
 
+def _continue_stopped(tracker: JobTracker) -> None:
+    """SIGCONT to every process of the job that is stopped (SIGSTOP, Ctrl-Z, a debugger)."""
+    for p in tracker.alive():
+        try:
+            if p.status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
+                p.send_signal(signal.SIGCONT)
+        except psutil.Error:
+            continue
+
+
 def end_tree(tracker: JobTracker, grace_s: float, wait_root: Callable[[float], bool],
              first_signal: int = signal.SIGTERM) -> Termination:
     """``first_signal`` to the job's root, wait up to ``grace_s`` for it to exit, then SIGKILL every
@@ -84,6 +94,7 @@ def end_tree(tracker: JobTracker, grace_s: float, wait_root: Callable[[float], b
         terminated.append(tracker.root)
     except ProcessLookupError:
         pass
+    _continue_stopped(tracker)  # a stopped process acts on SIGTERM only once continued
     deadline = t0 + grace_s
     while time.monotonic() < deadline:
         if wait_root(min(0.2, max(0.0, deadline - time.monotonic()))):

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 from hangwatch.recover.terminate import JobTracker, Termination, end_tree, popen_waiter
@@ -44,17 +47,33 @@ class Job(Protocol):
         """Wait (bounded) until the job's last output has been read."""
         ...
 
+    def close(self) -> None:
+        """The attempt is over: release what watched it (the guardian)."""
+        ...
+
 
 # argv, environment, where each chunk of output goes -> the started job
 Launcher = Callable[[list[str], dict[str, str], OnChunk], Job]
 
 
-class LaunchedJob:
-    """A real job: the Popen of the exec shim, its output pumps, and the tracker of its tree."""
+GUARD = Path(__file__).resolve().parent.parent / "_guard.py"
 
-    def __init__(self, launched: Launched) -> None:
+
+class LaunchedJob:
+    """A real job: the Popen of the exec shim, its output pumps, the tracker of its tree, and the
+    guardian that ends the tree if hangwatch dies."""
+
+    def __init__(self, launched: Launched, kill_grace_s: float) -> None:
         self.launched = launched
         self.tracker = JobTracker(launched.pid)
+        self.guard: subprocess.Popen[bytes] | None = None
+        try:
+            self.guard = subprocess.Popen(
+                [sys.executable, "-S", str(GUARD), str(os.getpid()), str(launched.pid), f"{kill_grace_s:g}"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True)
+        except OSError:
+            self.guard = None  # PR_SET_PDEATHSIG on the job still covers its main process
 
     @property
     def pid(self) -> int:
@@ -89,3 +108,12 @@ class LaunchedJob:
     def drain(self, timeout_s: float) -> None:
         """Wait (bounded) for the output pumps to read the last bytes."""
         self.launched.join_pumps(timeout_s)
+
+    def close(self) -> None:
+        """End the guardian (the attempt is over, or hangwatch exits cleanly)."""
+        if self.guard is not None and self.guard.poll() is None:
+            self.guard.kill()
+            try:
+                self.guard.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass

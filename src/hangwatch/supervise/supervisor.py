@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -64,6 +65,8 @@ STATUS_EVERY_S = 1.0
 OUTPUT_TAIL_BYTES = 64 * 1024
 EXIT_HUNG = 124
 MAX_INTERNAL_ERRORS = 5  # rounds in a row that fail before supervision gives up (and ends the job)
+WATCHDOG_S = float(os.environ.get("HANGWATCH_WATCHDOG_S", "60"))  # a round slower than this is reported
+CAPTURE_SLACK_S = 60.0  # beyond the window, how long a capture may take before it is abandoned
 
 
 class Supervisor:
@@ -95,6 +98,9 @@ class Supervisor:
         self._log_file = self.rundir.open_output_log()
         self.output = OutputLog(self._log_file)
         self.launcher: Launcher = launcher or self._launch_real
+        self._round_at = time.monotonic()  # when the loop last finished a round (the watchdog reads it)
+        self._doing = "starting"  # what the loop is doing now, for the watchdog's event
+        self._watchdog_stop = threading.Event()
         self._handlers: dict[State, Callable[[Attempt, float], AttemptEnd | None]] = {
             State.STARTING: self._on_waiting,
             State.PROGRESSING: self._on_waiting,
@@ -137,6 +143,8 @@ class Supervisor:
         self.rundir.event(EventKind.START, command=redact_argv(self.cfg.argv), run_dir=str(self.cfg.run_dir),
                           on_hang=self.cfg.on_hang.value, min_stall=self.cfg.min_stall,
                           startup_grace=self.cfg.startup_grace)
+        watchdog = threading.Thread(target=self._watchdog, name="hangwatch-watchdog", daemon=True)
+        watchdog.start()
         with self._signal_handlers():
             try:
                 if self.cfg.topology is not None:
@@ -146,6 +154,9 @@ class Supervisor:
                 for a in self.attempts:
                     if a.job.poll() is None:  # never leave the job running unseen
                         self._terminate(a, reason="hangwatch exiting")
+                    a.job.close()
+                self._watchdog_stop.set()
+                watchdog.join(timeout=2)
                 self.output.flush()
                 self.notifier.flush()
                 self.rundir.event(EventKind.EXIT, exit_code=self.exit_code)
@@ -165,7 +176,11 @@ class Supervisor:
     def _run_attempts(self) -> int:
         while True:
             attempt = self._launch(len(self.attempts) + 1)
-            end = self._watch(attempt)
+            try:
+                end = self._watch(attempt)
+            finally:
+                if attempt.job.poll() is not None:
+                    attempt.job.close()
             if end.restart is None or end.restart.restart:
                 if end.restart is None:
                     return end.code
@@ -177,7 +192,8 @@ class Supervisor:
             return end.code
 
     def _launch_real(self, argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> Job:
-        return LaunchedJob(launch(argv, env, None, self.output, on_chunk, self.status, self.cfg.use_pty))
+        return LaunchedJob(launch(argv, env, None, self.output, on_chunk, self.status, self.cfg.use_pty),
+                           self.cfg.kill_grace)
 
     def _launch(self, n: int) -> Attempt:
         argv = command_for_attempt(self.cfg.argv, [f.args for f in self.cfg.fallbacks], n)
@@ -211,11 +227,46 @@ class Supervisor:
     _oom_start: int | None = None
 
     # --- one attempt: the loop and its step ------------------------------------------------------------
+    def _watchdog(self) -> None:
+        """The loop's own liveness: a round that does not finish within WATCHDOG_S is written down
+        (once per stall), with what the loop was doing; the loop itself bounds and abandons captures."""
+        reported_for = 0.0
+        while not self._watchdog_stop.wait(min(1.0, WATCHDOG_S / 2)):
+            since = time.monotonic() - self._round_at
+            if since >= WATCHDOG_S and reported_for != self._round_at:
+                reported_for = self._round_at
+                self.rundir.event(EventKind.WATCHDOG, seconds=round(since, 1), doing=self._doing)
+                log.warning("supervision round has not finished for %.0f s (%s)", since, self._doing)
+
+    def _capture_bounded(self, pid: int, window: float) -> Evidence:
+        """The capture, in a thread with a deadline: one that never returns (a frozen py-spy on a
+        process with many native threads, a /proc read stuck in the kernel) is abandoned, never awaited."""
+        box: dict[str, object] = {}
+
+        def work() -> None:
+            try:
+                box["evidence"] = self.capture(pid, window)
+            except BaseException as e:  # noqa: BLE001 - handed back to the loop below
+                box["error"] = e
+
+        self._doing = f"capturing pid {pid}"
+        t = threading.Thread(target=work, name="hangwatch-capture", daemon=True)
+        t.start()
+        t.join(window + CAPTURE_SLACK_S)
+        self._doing = "watching"
+        if t.is_alive():
+            self.rundir.event(EventKind.CAPTURE_ABANDONED, pid=pid, seconds=round(window + CAPTURE_SLACK_S, 1))
+            raise CaptureError(f"the capture of pid {pid} did not return", "It was abandoned; supervision goes on")
+        if "error" in box:
+            raise box["error"]  # type: ignore[misc]
+        return box["evidence"]  # type: ignore[return-value]
+
     def _watch(self, a: Attempt) -> AttemptEnd:
         failures = 0
         while True:
             try:
                 end = self._step(a)
+                self._round_at = time.monotonic()
                 failures = 0
             except Exception as e:  # the loop boundary: log, record, go on
                 failures += 1
@@ -288,7 +339,7 @@ class Supervisor:
         self.rundir.event(EventKind.SUSPECT, attempt=a.number, stalled_seconds=round(stalled, 1),
                           threshold=round(det.threshold(), 1), phase=det.phase_name)
         try:
-            evidence = self.capture(a.job.pid, self._capture_window())
+            evidence = self._capture_bounded(a.job.pid, self._capture_window())
         except CaptureError:
             return None  # the job is gone; the next round sees its exit
         ranks = self.intake.rank_progress()
@@ -324,7 +375,7 @@ class Supervisor:
         a.next_probe_at = now + self.cfg.min_stall
         since = now - a.started_at
         try:
-            evidence = self.capture(a.job.pid, self._capture_window())
+            evidence = self._capture_bounded(a.job.pid, self._capture_window())
         except CaptureError:
             return None
         diagnosis = diagnose(evidence)
