@@ -157,6 +157,36 @@ def _fallbacks(cli: tuple[str, ...], toml: Any) -> tuple[Fallback, ...]:
     return tuple(out)
 
 
+# A group that repeats and holds a repeat (or alternatives), repeated again: (a+)+, (a|aa)*, (.*a){12}.
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?:[+*}]|\|)(?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,?\d*\})")
+
+
+def _progress_regex(raw: Any) -> re.Pattern[str] | None:
+    """--progress-regex compiled; a pattern that can backtrack catastrophically is refused: it runs
+    on the job's output at every poll, and one bad line would freeze the supervisor."""
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str):
+        raise UsageError(f"--progress-regex must be a string, not {raw!r}", "Write it in quotes")
+    try:
+        regex = re.compile(raw)
+    except re.error as e:
+        raise UsageError(f"--progress-regex is not a valid regular expression ({e})",
+                         "Fix the pattern, e.g. 'it (?P<step>\\d+)'") from e
+    if _NESTED_REPEAT.search(raw):
+        raise UsageError(f"--progress-regex {raw!r} repeats a group that itself repeats, which can backtrack "
+                         "for minutes on one line", "Write it without nested repeats, e.g. 'it (?P<step>\\d+)'")
+    return regex
+
+
+def _strings(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise UsageError(f"{name} must be a list of strings, not {value!r}", f'Write {name} = ["..."]')
+
+
 def _on_off(name: str, value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -212,18 +242,13 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
     except ValueError as e:
         raise UsageError(f"--on-hang must be report, kill or restart, not {on_hang_raw!r}",
                          "Pass --on-hang report|kill|restart") from e
-    regex_raw = pick("progress_regex")
-    regex = None
-    if regex_raw:
-        try:
-            regex = re.compile(regex_raw)
-        except re.error as e:
-            raise UsageError(f"--progress-regex is not a valid regular expression ({e})",
-                             "Fix the pattern, e.g. 'it (?P<step>\\d+)'") from e
-    notify = options.get("notify") or tuple(toml.get("notify", ()))
+    regex = _progress_regex(pick("progress_regex"))
+    notify = options.get("notify") or _strings("notify", toml.get("notify", ()))
     cost = pick("cost_per_hour")
     window = pick("capture_window")
     run_dir = pick("run_dir")
+    if run_dir is not None and not isinstance(run_dir, str):
+        raise UsageError(f"run_dir must be a path, not {run_dir!r}", 'Write run_dir = "hangwatch-runs/name"')
     return RunConfig(
         argv=list(argv),
         run_dir=Path(run_dir) if run_dir else default_run_dir(argv),

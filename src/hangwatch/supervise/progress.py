@@ -25,6 +25,7 @@ TAIL_RECORDS = 6
 TAIL_BYTES = 8192
 RANK_RECORDS = 64
 MAX_RECORD = 2048  # longer records are cut: a counter sits near the start of a progress line
+USER_REGEX_BYTES = 512  # --progress-regex sees at most this much of a record: its cost stays bounded
 RANK_PREFIX = re.compile(rb"^\[(?:[A-Za-z_-]*?)(\d+)\]:\s?")
 DIGIT = re.compile(rb"\d")
 
@@ -183,7 +184,7 @@ class ProgressParser:
 
     def _match(self, record: bytes, scope: int) -> Counter | None:
         if self._extra is not None:
-            m = self._extra.search(record)
+            m = self._extra.search(record[:USER_REGEX_BYTES])
             if m:
                 step = m.groupdict().get("step")
                 return Counter("regex", int(step) if step and step.isdigit() else None, step or m.group(0))
