@@ -87,3 +87,35 @@ def test_a_restart_restarts_both_nodes_and_both_resume(nodes, tmp_path):
         assert f"rank {i} done".encode() in out
         s = r.summary()
         assert (s["attempts"], s["exit_code"]) == (2, 0)
+
+
+def test_coordination_refuses_a_peer_without_the_token(capsys):
+    pytest.importorskip("torch")
+    from conftest import _free_port
+
+    from hangwatch.records.run import NodeLive
+    from hangwatch.supervise.coord import Coordinator
+    from hangwatch.supervise.topology import Topology
+
+    port = _free_port()
+    host = Coordinator(Topology(2, 0, "127.0.0.1", port, "secret-A"), 10)
+    host.publish(("live", 0), NodeLive(1.0, 1, "progressing", 7))
+    friend = Coordinator(Topology(2, 1, "127.0.0.1", port, "secret-A"), 10)
+    assert friend.read(("live", 0), NodeLive) == NodeLive(1.0, 1, "progressing", 7)
+    stranger = Coordinator(Topology(2, 1, "127.0.0.1", port, "secret-B"), 10)
+    err = capsys.readouterr().err
+    assert stranger.lost and "belongs to a run with another token" in err and err.count("\n") == 1
+    assert stranger.read(("live", 0), NodeLive) is None  # and never a crash
+    # A message forged without the token under the right key is ignored too.
+    host.store.set(host._key(("live", 1)), '{"mac": "00", "body": "{}"}')
+    assert host.read(("live", 1), NodeLive) is None and host.refused
+
+
+def test_every_node_derives_the_same_token_from_what_it_shares():
+    from hangwatch.supervise.topology import coord_token
+
+    a = ["torchrun", "--nnodes", "2", "--node-rank", "0", "--master-addr", "n0", "train.py"]
+    b = ["torchrun", "--nnodes", "2", "--node-rank=1", "--master-addr", "n0", "train.py"]
+    assert coord_token(a, {}, None)[0] == coord_token(b, {}, None)[0]
+    assert coord_token(a, {"SLURM_JOB_ID": "77"}, None) == ("slurm:77", "SLURM_JOB_ID")
+    assert coord_token(a, {"HANGWATCH_COORD_TOKEN": "t"}, "given")[0] == "given"

@@ -37,6 +37,8 @@ from hangwatch.supervise.config import default_text
 @click.option("--coord", help="Multi-node: HOST:PORT of the coordination store [master port + 1 of node 0].")
 @click.option("--node-rank", help="Multi-node: this node's rank [from torchrun's --node-rank].")
 @click.option("--nodes", help="Multi-node: number of nodes [from torchrun's --nnodes].")
+@click.option("--coord-token", help="Multi-node: the secret all nodes' hangwatches share [$HANGWATCH_COORD_TOKEN, "
+              "else Slurm's job id, torchrun's --rdzv-id, or the command line].")
 @click.option("--config", "config_path", help="Settings in TOML [hangwatch.toml if present].")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command: tuple[str, ...], config_path: str | None, **options: object) -> int:

@@ -279,6 +279,7 @@ def _topology(argv: list[str], options: dict[str, Any]) -> Topology | None:
     try:
         return detect(argv, os.environ, override_endpoint=options.get("coord"),
                       override_node=None if node is None else int(_number("node_rank", node, 0, integer=True)),
-                      override_nnodes=None if nodes is None else int(_number("nodes", nodes, 1, integer=True)))
+                      override_nnodes=None if nodes is None else int(_number("nodes", nodes, 1, integer=True)),
+                      token=options.get("coord_token"))
     except ValueError as e:
         raise UsageError(f"--coord must be HOST:PORT ({e})", "Pass e.g. --coord node0.cluster:29501") from e

@@ -7,11 +7,15 @@ If the store goes away, each node carries on alone.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import os
+import sys
 import time
 from datetime import timedelta
+from typing import Any
 
 from hangwatch.errors import UsageError
 from hangwatch.records.run import Decision, M, Message, NodeSummary
@@ -29,6 +33,10 @@ class Coordinator:
         self.topo = topo
         self.node = topo.node_rank
         self.lost = False
+        self.refused = False
+        self.secret = (topo.token or "hangwatch").encode()
+        # Keys live under a namespace derived from the token: a peer without it does not even see them.
+        self.prefix = f"{PREFIX}/{hashlib.sha256(self.secret).hexdigest()[:16]}"
         os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")  # c10d's connect retries are not for users
         try:
             from torch.distributed import TCPStore  # type: ignore[attr-defined,unused-ignore]  # re-exported from torch._C
@@ -41,10 +49,52 @@ class Coordinator:
         except Exception as e:  # torch raises DistNetworkError / RuntimeError subclasses
             raise UsageError(f"cannot reach the coordination store at {topo.endpoint} ({type(e).__name__})",
                              "Start node 0's hangwatch, check the host and that the port is free and reachable") from e
+        self._hello(topo)
 
-    @staticmethod
-    def _key(parts: tuple[object, ...]) -> str:
-        return "/".join([PREFIX, *map(str, parts)])
+    def _key(self, parts: tuple[object, ...]) -> str:
+        return "/".join([self.prefix, *map(str, parts)])
+
+    def _sign(self, key: str, body: str) -> str:
+        return hmac.new(self.secret, f"{key}\n{body}".encode(), hashlib.sha256).hexdigest()
+
+    def _wrap(self, key: str, payload: dict[str, Any]) -> str:
+        body = json.dumps(payload, sort_keys=True)
+        return json.dumps({"mac": self._sign(key, body), "body": body})
+
+    def _unwrap(self, key: str, raw: bytes | str) -> dict[str, Any] | None:
+        """The payload if it carries this run's signature, else None (and one line about it)."""
+        try:
+            outer = json.loads(raw)
+            body, mac = str(outer["body"]), str(outer["mac"])
+        except (ValueError, KeyError, TypeError):
+            body, mac = "", ""
+        if not mac or not hmac.compare_digest(mac, self._sign(key, body)):
+            self._refuse(f"a message under {key} is not signed with this run's token")
+            return None
+        value: dict[str, Any] = json.loads(body)
+        return value
+
+    def _refuse(self, what: str) -> None:
+        if not self.refused:
+            self.refused = True
+            log.warning("hangwatch: %s; ignoring it. Set the same --coord-token (or HANGWATCH_COORD_TOKEN) on "
+                        "every node.", what)
+
+    def _hello(self, topo: Topology) -> None:
+        """Node 0 signs the store; every other node checks it holds the same token before trusting it."""
+        key = f"{PREFIX}/hello"
+        try:
+            if topo.node_rank == 0:
+                self.store.set(key, self._wrap(key, {"host": topo.host}))
+                return
+            self.store.wait([key], timedelta(seconds=30))
+            if self._unwrap(key, self.store.get(key)) is None:
+                self.lost = True
+                sys.stderr.write(f"hangwatch: the coordination store at {topo.endpoint} belongs to a run with "
+                                 "another token; this node carries on alone. Set the same --coord-token (or "
+                                 "HANGWATCH_COORD_TOKEN) on every node.\n")
+        except Exception as e:  # noqa: BLE001 - torch raises many kinds: carry on alone
+            self._lose(e)
 
     def _lose(self, e: Exception) -> None:
         log.warning("coordination store unreachable (%s); continuing without other nodes", e, exc_info=True)
@@ -55,7 +105,8 @@ class Coordinator:
         if self.lost:
             return
         try:
-            self.store.set(self._key(key), json.dumps(message.to_dict()))
+            k = self._key(key)
+            self.store.set(k, self._wrap(k, message.to_dict()))
         except Exception as e:  # noqa: BLE001 - torch raises many kinds; the host node went away: carry on alone
             self._lose(e)
 
@@ -67,7 +118,8 @@ class Coordinator:
             k = self._key(key)
             if not self.store.check([k]):
                 return None
-            return kind.from_dict(json.loads(self.store.get(k)))
+            payload = self._unwrap(k, self.store.get(k))
+            return None if payload is None else kind.from_dict(payload)
         except (ValueError, TypeError):
             log.warning("ignoring a malformed coordination message under %s", key)
             return None
@@ -94,8 +146,10 @@ class Coordinator:
         if self.lost:
             return proposal
         try:
-            won = self.store.compare_set(self._key(("decision", attempt)), "", json.dumps(proposal.to_dict()))
-            return Decision.from_dict(json.loads(won))
+            k = self._key(("decision", attempt))
+            won = self.store.compare_set(k, "", self._wrap(k, proposal.to_dict()))
+            payload = self._unwrap(k, won)
+            return proposal if payload is None else Decision.from_dict(payload)
         except Exception as e:  # noqa: BLE001 - as above: decide alone
             self._lose(e)
             return proposal

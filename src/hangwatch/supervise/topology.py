@@ -22,6 +22,8 @@ class Topology:
     node_rank: int
     host: str  # where node 0's hangwatch hosts the coordination store
     port: int
+    token: str = ""  # the secret every node's hangwatch shares: messages are signed with it
+    token_source: str = ""  # where it came from, for the README's "what listens where"
 
     @property
     def endpoint(self) -> str:
@@ -58,8 +60,37 @@ def _int(v: str | None) -> int | None:
         return None
 
 
+def coord_token(argv: list[str], env: Mapping[str, str], given: str | None) -> tuple[str, str]:
+    """(token, where from): --coord-token, else $HANGWATCH_COORD_TOKEN, else a value every node
+    already shares: Slurm's job id, torchrun's --rdzv-id, or the launcher command line with this
+    node's own rank taken out (with the master address and port in it)."""
+    if given:
+        return given, "--coord-token"
+    if env.get("HANGWATCH_COORD_TOKEN"):
+        return env["HANGWATCH_COORD_TOKEN"], "HANGWATCH_COORD_TOKEN"
+    if env.get("SLURM_JOB_ID"):
+        return f"slurm:{env['SLURM_JOB_ID']}", "SLURM_JOB_ID"
+    args = _launcher_args(argv) or []
+    rdzv_id = _option(args, "--rdzv-id", "--rdzv_id")
+    if rdzv_id and rdzv_id != "none":
+        return f"rdzv:{rdzv_id}", "torchrun --rdzv-id"
+    shared, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("--node-rank", "--node_rank"):
+            skip = True
+            continue
+        if a.startswith(("--node-rank=", "--node_rank=")):
+            continue
+        shared.append(a)
+    return "argv:" + "\0".join(shared), "the launcher command line (without --node-rank)"
+
+
 def detect(argv: list[str], env: Mapping[str, str], override_endpoint: str | None = None,
-           override_node: int | None = None, override_nnodes: int | None = None) -> Topology | None:
+           override_node: int | None = None, override_nnodes: int | None = None,
+           token: str | None = None) -> Topology | None:
     """The job's topology if it spans more than one node, else None."""
     args = _launcher_args(argv) or []
     nn_raw = _option(args, "--nnodes") or env.get("NNODES") or env.get("SLURM_NNODES")
@@ -71,9 +102,10 @@ def detect(argv: list[str], env: Mapping[str, str], override_endpoint: str | Non
         or env.get("SLURM_NODEID"))
     if node is None:
         return None
+    secret, source = coord_token(argv, env, token)
     if override_endpoint:
         host, _, port = override_endpoint.rpartition(":")
-        return Topology(nnodes, node, host or "127.0.0.1", int(port))
+        return Topology(nnodes, node, host or "127.0.0.1", int(port), secret, source)
     rdzv = _option(args, "--rdzv-endpoint", "--rdzv_endpoint")
     if rdzv:
         host, _, port = rdzv.partition(":")
@@ -81,4 +113,4 @@ def detect(argv: list[str], env: Mapping[str, str], override_endpoint: str | Non
     else:
         host = _option(args, "--master-addr", "--master_addr") or env.get("MASTER_ADDR") or "127.0.0.1"
         base = _int(_option(args, "--master-port", "--master_port") or env.get("MASTER_PORT")) or DEFAULT_MASTER_PORT
-    return Topology(nnodes, node, host, base + COORD_PORT_OFFSET)
+    return Topology(nnodes, node, host, base + COORD_PORT_OFFSET, secret, source)
