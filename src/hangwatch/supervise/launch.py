@@ -20,9 +20,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import BinaryIO
 
 READ_SIZE = 256 * 1024
+EXEC_SHIM = Path(__file__).resolve().parent.parent / "_exec.py"
 
 OnChunk = Callable[[bytes, float], None]
 
@@ -89,9 +91,11 @@ class OutputLog:
 
 class Pump(threading.Thread):
     """Copies one output stream of the job to the log and to our own stream, byte for byte."""
-    def __init__(self, src_fd: int, dst_fd: int, log: OutputLog, on_chunk: OnChunk, status: StatusLine) -> None:
+    def __init__(self, src_fd: int, dst_fd: int, log: OutputLog, on_chunk: OnChunk, status: StatusLine,
+                 on_close: Callable[[], None] | None = None) -> None:
         super().__init__(name=f"hangwatch-pump-{dst_fd}", daemon=True)
         self.src_fd, self.dst_fd, self.log, self.on_chunk, self.status = src_fd, dst_fd, log, on_chunk, status
+        self.on_close = on_close
         self.passthrough = True
 
     def run(self) -> None:
@@ -115,6 +119,8 @@ class Pump(threading.Thread):
                 self.on_chunk(data, time.time())
         finally:
             os.close(self.src_fd)
+            if self.on_close is not None:
+                self.on_close()  # the job closed its output (usually: it exited): wake the loop now
 
 
 @dataclass
@@ -167,9 +173,9 @@ def _copy_winsize(dst_fd: int) -> None:
 
 
 def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog, on_chunk: OnChunk,
-           status: StatusLine, use_pty: bool) -> Launched:
+           status: StatusLine, use_pty: bool, on_close: Callable[[], None] | None = None) -> Launched:
     """Start ``argv`` through the exec shim, in a new session, with its output pumped."""
-    cmd = [sys.executable, "-m", "hangwatch._exec", *argv]
+    cmd = [sys.executable, "-S", str(EXEC_SHIM), *argv]  # -S: no site, the shim is stdlib only
     env = {**env, "HANGWATCH_SUPERVISOR_PID": str(os.getpid())}
     if use_pty:
         master, slave = pty.openpty()
@@ -182,7 +188,7 @@ def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog
             raise
         finally:
             os.close(slave)
-        pumps = [Pump(master, 1, log, on_chunk, status)]
+        pumps = [Pump(master, 1, log, on_chunk, status, on_close)]
     else:
         popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
                                  start_new_session=True)
@@ -192,7 +198,7 @@ def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog
             _widen_pipe(fd)
         popen.stdout.close()
         popen.stderr.close()
-        pumps = [Pump(out_fd, 1, log, on_chunk, status), Pump(err_fd, 2, log, on_chunk, status)]
+        pumps = [Pump(out_fd, 1, log, on_chunk, status, on_close), Pump(err_fd, 2, log, on_chunk, status, on_close)]
     for p in pumps:
         p.start()
     return Launched(popen, pumps)

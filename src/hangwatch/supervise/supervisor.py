@@ -25,14 +25,10 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
-from hangwatch.capture import capture_job
 from hangwatch.capture.cgroup import cgroup_oom_kills
-from hangwatch.diagnose import Diagnosis, diagnose
-from hangwatch.diagnose.assemble import build_incident
-from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import CaptureError
-from hangwatch.evidence import Evidence
 from hangwatch.incident import Action, Finding, Incident, LastProgress, Verdict
 from hangwatch.records.run import CaptureRequest, Decision, EventKind, RunState, RunSummary
 from hangwatch.recover.fallback import command_for_attempt
@@ -49,10 +45,16 @@ from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector
 from hangwatch.supervise.intake import ProgressIntake
 from hangwatch.supervise.job import Job, LaunchedJob, Launcher
 from hangwatch.supervise.launch import OnChunk, OutputLog, StatusLine, launch
-from hangwatch.supervise.nodes import NodeCoordination
 from hangwatch.supervise.notify import Notifier
 from hangwatch.supervise.rundir import RunDir, command_name
-from hangwatch.supervise.startup import startup_decision
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.evidence import Evidence
+    from hangwatch.supervise.nodes import NodeCoordination
+
+# Capture, diagnosis and node coordination are imported where they are first needed: a job that
+# never stalls does not pay for them when hangwatch starts (`hangwatch run -- true` in ~0.2 s).
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +79,7 @@ class Supervisor:
         self.cfg = cfg
         self.base_env = dict(os.environ if env is None else env)
         self.clock: Clock = clock or SystemClock()
-        self.capture: Capture = capture or (
-            lambda pid, window: capture_job(pid, window, native=True if cfg.native else None))
+        self.capture: Capture = capture or self._capture_real
         self.notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
         self.rundir = RunDir(cfg.run_dir)
         self.status = StatusLine(enabled=sys.stderr.isatty())
@@ -170,6 +171,8 @@ class Supervisor:
         assert topo is not None  # noqa: S101 - only called for a multi-node job
         timeout = max(30.0, min(self.cfg.startup_grace, 600.0))
         self._stderr(f"hangwatch: node {topo.node_rank} of {topo.nnodes}; coordinating through {topo.endpoint}")
+        from hangwatch.supervise.nodes import NodeCoordination
+
         self.nodes = NodeCoordination.connect(topo, timeout)
         self.rundir.event(EventKind.COORDINATION, node=topo.node_rank, nnodes=topo.nnodes, endpoint=topo.endpoint)
 
@@ -191,9 +194,14 @@ class Supervisor:
                 self.rundir.event(EventKind.GIVE_UP, reason=end.restart.give_up, attempts=attempt.number)
             return end.code
 
+    def _capture_real(self, pid: int, window: float) -> Evidence:
+        from hangwatch.capture import capture_job
+
+        return capture_job(pid, window, native=True if self.cfg.native else None)
+
     def _launch_real(self, argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> Job:
-        return LaunchedJob(launch(argv, env, None, self.output, on_chunk, self.status, self.cfg.use_pty),
-                           self.cfg.kill_grace)
+        return LaunchedJob(launch(argv, env, None, self.output, on_chunk, self.status, self.cfg.use_pty,
+                                  on_close=self._wake.set), self.cfg.kill_grace)
 
     def _launch(self, n: int) -> Attempt:
         argv = command_for_attempt(self.cfg.argv, [f.args for f in self.cfg.fallbacks], n)
@@ -345,7 +353,7 @@ class Supervisor:
         ranks = self.intake.rank_progress()
         if ranks:
             evidence = dataclasses.replace(evidence, rank_progress=ranks)
-        diagnosis = diagnose(evidence)
+        diagnosis = _diagnose(evidence)
         if a.job.poll() is not None:
             return None
         moved = self._moved_during_capture(a)
@@ -378,10 +386,12 @@ class Supervisor:
             evidence = self._capture_bounded(a.job.pid, self._capture_window())
         except CaptureError:
             return None
-        diagnosis = diagnose(evidence)
+        diagnosis = _diagnose(evidence)
         if a.job.poll() is not None:
             return None
         moved = self._moved_during_capture(a)
+        from hangwatch.supervise.startup import startup_decision
+
         decision = startup_decision(diagnosis, moved)
         self.probe_note = f"probed at {since:.0f} s, {decision.note}"
         self.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
@@ -407,6 +417,8 @@ class Supervisor:
                                           max_step=a.max_step)
             action = Action.RESTARTED if decision.restart else Action.KILLED
         remedy = self._remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
+        from hangwatch.diagnose.assemble import build_incident
+
         incident = build_incident(evidence, diagnosis, attempt=a.number, action=action,
                                   last_progress=self._last_progress(det), detected_at=now, remedy=remedy)
         path = self._record_incident(incident, stalled)
@@ -542,6 +554,8 @@ class Supervisor:
         self.final_state = RunState.CRASHED
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - self._oom_start) if oom_now is not None and self._oom_start is not None else 0
+        from hangwatch.diagnose.crash import diagnose_crash
+
         findings = tuple(diagnose_crash(code, self._output_tail(), oom_kills=oom, pid=a.job.pid))
         asked = self.cfg.restart_on_crash
         if self.nodes is not None:  # the other nodes' ranks now wait for ours: stop or restart them too
@@ -629,3 +643,9 @@ class Supervisor:
             self.rundir.write_summary(self.summary(final))
         except Exception:  # accounting must not stop supervision
             log.exception("could not write summary.json")
+
+
+def _diagnose(evidence: Evidence) -> Diagnosis:
+    from hangwatch.diagnose import diagnose
+
+    return diagnose(evidence)
