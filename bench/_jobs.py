@@ -1,5 +1,17 @@
 """Small jobs the run benches supervise (kept apart so the benches read as measurements)."""
 
+import re
+import subprocess
+
+
+def throughput(cmd: list[str]) -> float:
+    """Run a trainer below (directly or under hangwatch) and read the steps/s it reports."""
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
+    m = re.search(r"THROUGHPUT ([\d.]+)", out)
+    if m is None:
+        raise SystemExit(f"no throughput in output: {out[-500:]}")
+    return float(m.group(1))
+
 STEPPER = r'''
 import sys, threading, time
 interval, steps, mark = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

@@ -9,22 +9,12 @@ Target (issue [2/6]): with / without >= 0.99 (a cost of at most 1 %).
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _jobs import LOADER_TRAINER
-
-
-def throughput(cmd: list[str]) -> float:
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
-    m = re.search(r"THROUGHPUT ([\d.]+)", out)
-    if m is None:
-        raise SystemExit(f"no throughput in output: {out[-500:]}")
-    return float(m.group(1))
+from _jobs import LOADER_TRAINER, throughput
 
 
 def main() -> None:

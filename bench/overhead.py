@@ -9,7 +9,6 @@ steps per second; runs alternate so drift on the machine hits both sides alike.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import subprocess
 import sys
@@ -17,15 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _jobs import TRAINER
-
-
-def throughput(cmd: list[str]) -> float:
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
-    m = re.search(r"THROUGHPUT ([\d.]+)", out)
-    if m is None:
-        raise SystemExit(f"no throughput in output: {out[-500:]}")
-    return float(m.group(1))
+from _jobs import TRAINER, throughput
 
 
 def main() -> None:

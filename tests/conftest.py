@@ -253,3 +253,27 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def run_in_terminal(run: Run, cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 60.0) -> bytes:
+    """Run ``cmd`` (a hangwatch command) with a pseudo-terminal as its stdin/stdout/stderr, draining
+    the terminal so it never blocks; the bytes the terminal received. ``run.proc`` is set for cleanup."""
+    import pty
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True)
+    os.close(slave)
+    run.proc = p
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait(timeout=30)
+    os.close(master)
+    return seen

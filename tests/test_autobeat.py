@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import subprocess
 import sys
-import time
 
 import pytest
-from conftest import FAST, RUN_TIMEOUT_S, SCENARIOS, Run, _free_port, clean_env, py
+from conftest import FAST, RUN_TIMEOUT_S, SCENARIOS, Run, _free_port, clean_env, py, run_in_terminal
 
 from hangwatch.supervise.heartbeat import read_heartbeats
 
@@ -89,26 +86,12 @@ def test_lightning_healthy_under_pipes_with_sleeping_workers_is_never_hung(run):
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
 def test_lightning_rich_bar_in_a_terminal_is_read_as_the_batch_not_the_epoch(run, tmp_path):
     # No heartbeats: the rich bar alone must carry progress through epochs longer than --min-stall.
-    master, slave = pty.openpty()
     cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--no-autobeat", "--min-stall", "3",
            "--startup-grace", "120", "--capture-window", "1", "--on-hang", "kill", "--kill-grace", "2", "--",
            sys.executable, str(SCENARIOS / "lightning_job.py"), "--epochs", "2", "--items", "160"]
-    p = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=clean_env(COLUMNS="120"), cwd=tmp_path,
-                         start_new_session=True)
-    os.close(slave)
-    run.proc = p
-    seen = b""
-    deadline = time.monotonic() + RUN_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    p.wait(timeout=30)
-    os.close(master)
+    seen = run_in_terminal(run, cmd, clean_env(COLUMNS="120"), tmp_path, RUN_TIMEOUT_S)
+    p = run.proc
+    assert p is not None
     assert p.returncode == 0, seen.decode(errors="replace")[-3000:]
     _no_incident(run)
     assert "━".encode() in (run.dir / "output.log").read_bytes()  # the rich bar really rendered
@@ -139,3 +122,30 @@ def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
     s = run.summary()
     assert (s["last_step"], s["progress_signal"]) == (40, "heartbeat")
     assert json.loads((run.dir / "summary.json").read_text())["goodput"] == 1.0
+
+
+def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
+    # The hook carries its own copy of the slot writer (the job's interpreter may not have hangwatch);
+    # this keeps the two from drifting apart.
+    import ast
+    import importlib
+
+    from hangwatch.supervise.autobeat import AUTOBEAT_DIR
+
+    beat = importlib.import_module("hangwatch.beat")  # the module (hangwatch.beat is also the function)
+
+    hook: dict[str, object] = {}
+    for node in ast.parse((AUTOBEAT_DIR / "sitecustomize.py").read_text()).body:
+        if isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)] or [
+                e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)]
+            value = node.value
+            if isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "Struct":
+                hook[names[0]] = ast.literal_eval(value.args[0])
+            elif isinstance(value, ast.Constant | ast.Tuple):
+                values = ast.literal_eval(value)
+                hook.update(zip(names, values if len(names) > 1 else (values,), strict=True))
+    for name in ("MAGIC", "SLOT_SIZE", "NAME_SIZE", "BEAT_OFFSET", "PHASE_OFFSET"):
+        assert hook[name] == getattr(beat, name), name
+    for name in ("HEADER", "BEAT", "PHASE"):
+        assert hook[name] == getattr(beat, name).format, name

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from typing import ClassVar
 
 import psutil
 import pytest
-from conftest import FAST, SCENARIOS, _free_port, clean_env, marker, py, wait_for_event
+from conftest import FAST, SCENARIOS, _free_port, clean_env, marker, py, run_in_terminal, wait_for_event
 
 CAUSES = [
     ("dl_worker_blocked.py", "dataloader.worker_stuck", "HANG-HERE"),
@@ -147,27 +146,11 @@ def test_output_log_is_byte_exact_for_a_flood(run):
 
 
 def test_under_a_terminal_the_job_sees_a_tty_and_bytes_stay_exact(run, tmp_path):
-    import pty
     script = tmp_path / "probe_terminal.py"
     script.write_text("import sys, os\nos.write(1, b'isatty=%d\\nline2\\r\\nraw\\xff\\n' % sys.stdout.isatty())\n")
-    master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--", sys.executable,
-                          str(script)], stdin=slave, stdout=slave, stderr=slave, env=clean_env(), cwd=tmp_path,
-                         start_new_session=True)
-    os.close(slave)
-    run.proc = p
-    seen = b""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # drain the terminal so hangwatch never blocks on it
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: every writer closed
-            break
-        if not chunk:
-            break
-        seen += chunk
-    p.wait(timeout=30)
-    os.close(master)
+    seen = run_in_terminal(run, [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--", sys.executable,
+                          str(script)], clean_env(), tmp_path)
+    p = run.proc
     assert p.returncode == 0, seen.decode(errors="replace")
     assert (run.dir / "output.log").read_bytes() == b"isatty=1\nline2\r\nraw\xff\n"
     # The terminal shows the same bytes (its own ONLCR turns \n into \r\n) and hangwatch's status line.
