@@ -149,3 +149,14 @@ def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
         assert hook[name] == getattr(beat, name), name
     for name in ("HEADER", "BEAT", "PHASE"):
         assert hook[name] == getattr(beat, name).format, name
+
+
+def test_a_find_spec_probe_before_import_torch_does_not_lose_the_hook(run, tmp_path):
+    # datasets/transformers ask importlib.util.find_spec("torch") before importing it.
+    script = tmp_path / "probe_then_train.py"
+    script.write_text("import importlib.util\nassert importlib.util.find_spec('torch') is not None\n"
+                      "import torch\nm = torch.nn.Linear(2, 1)\no = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                      "for _ in range(7):\n    o.step()\n")
+    r = run(*FAST, "--", sys.executable, str(script))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert [hb.step for hb in read_heartbeats(run.dir / "heartbeat")] == [7]

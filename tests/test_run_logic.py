@@ -345,3 +345,23 @@ def test_plain_output_never_takes_over_from_a_stalled_counter():
     for t in range(4, 30):
         det.progress(Progress(float(t), None, "output", Strength.OUTPUT))  # a chatty monitor thread
     assert det.check(13.5) and not det.handovers
+
+
+def test_an_extension_holds_inside_a_phase_too():
+    # A slow validation batch inside a phase: once extended, the job is not suspect again at once.
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1, 2, 3])
+    det.set_phase("validation", None)
+    assert det.check(14.0)
+    assert det.extend(14.0)
+    assert not det.check(14.5) and not det.check(20.0)
+    assert det.check(24.5)  # the extension ends
+
+
+def test_an_extension_holds_past_a_phase_deadline():
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1, 2, 3])
+    det.set_phase("checkpoint", 30.0)
+    assert not det.check(29.0) and det.check(31.0)
+    assert det.extend(31.0)
+    assert not det.check(35.0)

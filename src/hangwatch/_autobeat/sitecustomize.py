@@ -312,10 +312,13 @@ WATCH: dict[str, Callable[[_Beats, Any], None]] = {
 class _Loader:
     """The real loader; after it has run the module, attach what is watched for it."""
 
-    def __init__(self, loader: Any, attach: Callable[[_Beats, Any], None], beats: _Beats) -> None:
+    def __init__(self, loader: Any, attach: Callable[[_Beats, Any], None], beats: _Beats,
+                 pending: dict[str, Any], name: str) -> None:
         self._loader = loader
         self._attach = attach
         self._beats = beats
+        self._pending = pending
+        self._name = name
 
     def create_module(self, spec: Any) -> ModuleType | None:
         """The real loader's."""
@@ -323,8 +326,10 @@ class _Loader:
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Run the module, then attach."""
+        """Run the module, then attach (once: importlib.util.find_spec probes may come before)."""
         self._loader.exec_module(module)
+        if self._pending.pop(self._name, None) is None:
+            return
         try:
             self._attach(self._beats, module)
         except Exception:  # noqa: BLE001, S110 - private torch APIs move: no beats from there, never a broken job
@@ -354,9 +359,8 @@ class _Finder:
                 break
         else:
             return None
-        del self.pending[name]
-        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _Loader(spec.loader, attach, self.beats)  # type: ignore[assignment]
+        if spec.loader is not None and hasattr(spec.loader, "exec_module") and not isinstance(spec.loader, _Loader):
+            spec.loader = _Loader(spec.loader, attach, self.beats, self.pending, name)  # type: ignore[assignment]
         return spec
 
 

@@ -33,6 +33,9 @@ def native_fork_rule(ctx: Context) -> list[Hit]:
     for v in ctx.views:
         if not v.ev.native or not (v.info.forked_from_parent or v.role == Role.DATALOADER_WORKER):
             continue
+        t = v.main_thread
+        if t is None or (t.cpu_percent or 0.0) > 5.0 or t.woke_often:
+            continue  # busy inside the library (e.g. an OpenMP op under --native): not stuck in it
         main = next((s for s in v.ev.native if s.tid == v.pid), v.ev.native[0])
         found = _culprit(main)
         if found is None:

@@ -79,10 +79,13 @@ class RemedyPlan:
     custom: dict[str, tuple[str, ...]] = field(default_factory=dict)
     applied: list[Applied] = field(default_factory=list)
 
-    def next_for(self, finding: Finding, attempt: int) -> Applied | None:
-        """Record and return the remedy the next ``attempt`` runs with (None: nothing left to try)."""
+    def next_for(self, finding: Finding, attempt: int, loader_overrides: bool = True) -> Applied | None:
+        """Record and return the remedy the next ``attempt`` runs with (None: nothing left to try).
+        ``loader_overrides`` False (--no-autobeat: no hook in the job) skips DataLoader remedies."""
         tried = {a.remedy for a in self.applied}
         for name in ladder(finding, self.custom):
+            if name in REMEDIES and REMEDIES[name].loader and not loader_overrides:
+                continue
             if name not in tried and name in REMEDIES:
                 a = Applied(attempt, name, REMEDIES[name].text, finding.cause)
                 self.applied.append(a)

@@ -81,3 +81,4 @@ class Attempt:
     captured_for_peer: bool = False
     last_scan: float = 0.0
     next_probe_at: float = float("inf")  # the next startup probe, while no progress signal has come
+    log_offset: int = 0  # where this attempt's output starts in output.log

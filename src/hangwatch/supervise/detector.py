@@ -114,11 +114,9 @@ class StallDetector:
     def deadline(self) -> float:
         """The unix time at which the job becomes suspect if nothing happens before."""
         if self.phase_name is not None:
-            if self.phase_deadline is not None:
-                return self.phase_deadline
             base = self.last.at if self.last else self.started_at
-            return base + self.threshold()
-        if self.state == State.STARTING or self.last is None:
+            d = self.phase_deadline if self.phase_deadline is not None else base + self.threshold()
+        elif self.state == State.STARTING or self.last is None:
             d = self.started_at + self.cfg.startup_grace
             if self.last is not None:  # output only so far: also allow a normal stall after the last line
                 d = max(d, self.last.at + self.threshold())

@@ -13,8 +13,10 @@ from hangwatch.incident import Verdict
 # Signatures that mean stuck before the first step (the rules already require that the culprit
 # did not move): a DataLoader waiting on its first batch with its workers blocked, a lock or
 # deadlock, a stopped process, a child waiting.
+# child.wait is left out: a non-Python child (tar, wget, a compiler) has no stack that could be seen
+# moving, and a startup that runs one is usually alive.
 STUCK_AT_START = frozenset({"dataloader.worker_stuck", "dataloader.batch_lost", "fork.inherited_lock",
-                            "code.deadlock", "process.stopped", "child.wait"})
+                            "code.deadlock", "process.stopped"})
 KEEP_GRACE = frozenset({"distributed.rendezvous_wait"})
 
 

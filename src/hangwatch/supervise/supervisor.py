@@ -102,6 +102,7 @@ class Supervisor:
         self._round_at = time.monotonic()  # when the loop last finished a round (the watchdog reads it)
         self._doing = "starting"  # what the loop is doing now, for the watchdog's event
         self._watchdog_stop = threading.Event()
+        self._abandoned: threading.Thread | None = None  # a capture that never returned
         self._handlers: dict[State, Callable[[Attempt, float], AttemptEnd | None]] = {
             State.STARTING: self._on_waiting,
             State.PROGRESSING: self._on_waiting,
@@ -218,13 +219,15 @@ class Supervisor:
                 self._stderr(f"hangwatch: attempt {n} applies {r.text} (remedy for {r.cause})")
         self.intake.new_attempt()
         self.probe_note = None
+        self.output.flush()
+        log_offset = self._log_file.tell()
         job = self.launcher(argv, env, self.intake.on_chunk)
         now = self.clock.now()
-        if self._oom_start is None:
-            self._oom_start = cgroup_oom_kills(job.pid)
+        self._oom_start = cgroup_oom_kills(job.pid)  # per attempt: an earlier attempt's OOM is not this crash's
         det = StallDetector(DetectorConfig(min_stall=self.cfg.min_stall, startup_grace=self.cfg.startup_grace,
                                            max_slow=self.cfg.max_slow), now)
-        attempt = Attempt(n, argv, now, job, det, action=self.cfg.on_hang, next_probe_at=now + self.cfg.min_stall)
+        attempt = Attempt(n, argv, now, job, det, action=self.cfg.on_hang, next_probe_at=now + self.cfg.min_stall,
+                          log_offset=log_offset)
         self.attempts.append(attempt)
         if n > 1:
             self.rundir.event(EventKind.RESTART, attempt=n, command=redact_argv(argv))
@@ -254,15 +257,22 @@ class Supervisor:
         def work() -> None:
             try:
                 box["evidence"] = self.capture(pid, window)
-            except BaseException as e:  # noqa: BLE001 - handed back to the loop below
+            except CaptureError as e:
                 box["error"] = e
+            except Exception as e:
+                log.exception("capture failed")
+                box["error"] = CaptureError(f"the capture of pid {pid} failed ({type(e).__name__}: {e})",
+                                            "Supervision goes on; report it with the run's events.jsonl")
 
+        if self._abandoned is not None and self._abandoned.is_alive():
+            raise CaptureError(f"an earlier capture of pid {pid} is still stuck", "Not starting another")
         self._doing = f"capturing pid {pid}"
         t = threading.Thread(target=work, name="hangwatch-capture", daemon=True)
         t.start()
         t.join(window + CAPTURE_SLACK_S)
         self._doing = "watching"
         if t.is_alive():
+            self._abandoned = t
             self.rundir.event(EventKind.CAPTURE_ABANDONED, pid=pid, seconds=round(window + CAPTURE_SLACK_S, 1))
             raise CaptureError(f"the capture of pid {pid} did not return", "It was abandoned; supervision goes on")
         if "error" in box:
@@ -421,18 +431,22 @@ class Supervisor:
 
         incident = build_incident(evidence, diagnosis, attempt=a.number, action=action,
                                   last_progress=self._last_progress(det), detected_at=now, remedy=remedy)
-        path = self._record_incident(incident, stalled)
+        try:
+            path: Path | None = self._record_incident(incident, stalled)
+        except Exception:  # a full disk must not keep a hung job from being ended or restarted
+            log.exception("could not record the incident")
+            path = None
         if decision is None:
             return None
         term = self._terminate(a, reason=f"hung: {root.cause}")
-        self._action_event(a, action.value, term, incident=str(path))
+        self._action_event(a, action.value, term, incident=str(path) if path else None)
         return AttemptEnd(Outcome.HUNG_ENDED, EXIT_HUNG, decision)
 
     def _remedy_for(self, root: Finding, next_attempt: int) -> str | None:
         """When the user's fallbacks are used up, the cause picks the next attempt's remedy (text)."""
         if not self.cfg.auto_fallback or next_attempt <= len(self.cfg.fallbacks) + 1:
             return None
-        applied = self.remedies.next_for(root, next_attempt)
+        applied = self.remedies.next_for(root, next_attempt, loader_overrides=self.cfg.autobeat)
         return None if applied is None else f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
 
     def _moved_during_capture(self, a: Attempt) -> str | None:
@@ -464,9 +478,13 @@ class Supervisor:
         if not a.detector.progress(p):
             return
         self.ledger.saw(int(p.strength))
-        a.progressed = True
+        if p.strength > Strength.OUTPUT:
+            a.progressed = True  # a banner line is not progress for the restart policy
         if p.step is not None:
-            a.max_step = p.step if a.max_step is None else max(a.max_step, p.step)
+            if p.strength == Strength.COUNTER:
+                # The log's counter survives a resume from checkpoint; autobeat's optimizer step count
+                # starts again at 1 in every attempt, so only the former compares across attempts.
+                a.max_step = p.step if a.max_step is None else max(a.max_step, p.step)
             self.ledger.last_step = p.step
         if was == State.HUNG:
             stalled = self.ledger.close_stall(p.at)
@@ -556,7 +574,7 @@ class Supervisor:
         oom = (oom_now - self._oom_start) if oom_now is not None and self._oom_start is not None else 0
         from hangwatch.diagnose.crash import diagnose_crash
 
-        findings = tuple(diagnose_crash(code, self._output_tail(), oom_kills=oom, pid=a.job.pid))
+        findings = tuple(diagnose_crash(code, self._output_tail(a.log_offset), oom_kills=oom, pid=a.job.pid))
         asked = self.cfg.restart_on_crash
         if self.nodes is not None:  # the other nodes' ranks now wait for ours: stop or restart them too
             self.nodes.decide(a.number, Decision(self.nodes.node, "restart" if asked else "kill", findings[0].cause))
@@ -571,12 +589,13 @@ class Supervisor:
         self._record_incident(incident, 0.0)
         return AttemptEnd(Outcome.CRASHED, status, decision)
 
-    def _output_tail(self) -> str:
+    def _output_tail(self, since: int) -> str:
+        """The end of this attempt's output (from byte ``since`` of output.log on), redacted."""
         self.output.flush()
         try:
             with open(self.cfg.run_dir / "output.log", "rb") as f:
                 f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - OUTPUT_TAIL_BYTES))
+                f.seek(max(since, f.tell() - OUTPUT_TAIL_BYTES))
                 return redact_text(f.read().decode(errors="replace"))
         except OSError:
             return ""
