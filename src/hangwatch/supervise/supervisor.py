@@ -475,7 +475,13 @@ class Supervisor:
 
     def _progress(self, a: Attempt, p: Progress) -> None:
         was = a.detector.state
+        if p.strength == Strength.HEARTBEAT and p.step is not None:
+            a.beat_steps = True
         if not a.detector.progress(p):
+            if p.strength == Strength.COUNTER and p.step is not None and not a.beat_steps:
+                # Beats without a step (DataLoader batches only) run the clock; the log still names the step.
+                a.max_step = p.step if a.max_step is None else max(a.max_step, p.step)
+                self.ledger.last_step = p.step
             return
         self.ledger.saw(int(p.strength))
         if p.strength > Strength.OUTPUT:
