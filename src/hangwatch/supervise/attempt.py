@@ -82,4 +82,5 @@ class Attempt:
     last_scan: float = 0.0
     next_probe_at: float = float("inf")  # the next startup probe, while no progress signal has come
     log_offset: int = 0  # where this attempt's output starts in output.log
+    capture_retry_at: float = 0.0  # after a failed capture, the next try waits until then
     beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it

@@ -259,8 +259,9 @@ class Supervisor:
                 box["evidence"] = self.capture(pid, window)
             except CaptureError as e:
                 box["error"] = e
-            except Exception as e:
+            except Exception as e:  # a capture bug is a failed capture, not a failed loop
                 log.exception("capture failed")
+                self.rundir.event(EventKind.INTERNAL_ERROR, error=f"{type(e).__name__}: {e}", doing="capture")
                 box["error"] = CaptureError(f"the capture of pid {pid} failed ({type(e).__name__}: {e})",
                                             "Supervision goes on; report it with the run's events.jsonl")
 
@@ -356,10 +357,13 @@ class Supervisor:
         stalled = det.stalled_for(now)
         self.rundir.event(EventKind.SUSPECT, attempt=a.number, stalled_seconds=round(stalled, 1),
                           threshold=round(det.threshold(), 1), phase=det.phase_name)
+        if now < a.capture_retry_at:
+            return None
         try:
             evidence = self._capture_bounded(a.job.pid, self._capture_window())
         except CaptureError:
-            return None  # the job is gone; the next round sees its exit
+            a.capture_retry_at = self.clock.now() + max(1.0, self._capture_window())  # retry, not every round
+            return None  # or the job is gone: the next round sees its exit
         ranks = self.intake.rank_progress()
         if ranks:
             evidence = dataclasses.replace(evidence, rank_progress=ranks)
