@@ -57,6 +57,8 @@ class Ledger:
         """The summary as of ``now`` (``final``: the run has ended)."""
         wall = max(1e-9, now - self.started_at)
         stalled = self.stalled(now)
+        if total is not None and self.last_step is not None and self.last_step > total:
+            total = None  # a per-epoch bar's N against a step count that runs across epochs: no total
         rate = step_rate(intervals)
         eta = None
         if rate and total and self.last_step is not None and total >= self.last_step:
