@@ -6,7 +6,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Protocol
 
 from hangwatch.errors import HangwatchError
@@ -49,19 +48,10 @@ class SupervisionFailed(HangwatchError):
     """The run loop kept failing; the job was ended cleanly."""
 
 
-class Outcome(str, Enum):
-    """How an attempt ended."""
-    EXITED = "exited"  # the job ended by itself
-    HUNG_ENDED = "hung_ended"  # hangwatch ended it (ours or another node's decision)
-    CRASHED = "crashed"
-    STOPPED = "stopped"  # the user asked hangwatch to stop
-
-
 @dataclass(frozen=True)
 class AttemptEnd:
     """How an attempt ended, the run's exit status so far, and whether to start another."""
 
-    outcome: Outcome
     code: int
     restart: RestartDecision | None = None
 

@@ -38,7 +38,7 @@ from hangwatch.recover.terminate import Termination
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
 from hangwatch.supervise.accounting import Ledger, step_rate
-from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, Outcome, SupervisionFailed, SystemClock
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, SupervisionFailed, SystemClock
 from hangwatch.supervise.autobeat import autobeat_env
 from hangwatch.supervise.config import OnHang, RunConfig
 from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
@@ -444,7 +444,7 @@ class Supervisor:
             return None
         term = self._terminate(a, reason=f"hung: {root.cause}")
         self._action_event(a, action.value, term, incident=str(path) if path else None)
-        return AttemptEnd(Outcome.HUNG_ENDED, EXIT_HUNG, decision)
+        return AttemptEnd(EXIT_HUNG, decision)
 
     def _remedy_for(self, root: Finding, next_attempt: int) -> str | None:
         """When the user's fallbacks are used up, the cause picks the next attempt's remedy (text)."""
@@ -525,7 +525,7 @@ class Supervisor:
             self._action_event(a, called.action, term, remote=True)
             decision = self.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.progressed,
                                           max_step=a.max_step)
-            return AttemptEnd(Outcome.HUNG_ENDED, EXIT_HUNG, decision)
+            return AttemptEnd(EXIT_HUNG, decision)
         if isinstance(called, CaptureRequest) and not a.captured_for_peer and a.detector.state not in (
                 State.SUSPECT, State.HUNG):
             a.captured_for_peer = True
@@ -578,7 +578,7 @@ class Supervisor:
         self.rundir.event(EventKind.JOB_EXIT, attempt=a.number, exit_code=status, orphans_killed=leftovers)
         if code == 0:
             self.final_state = RunState.FINISHED
-            return AttemptEnd(Outcome.EXITED, 0)
+            return AttemptEnd(0)
         self.final_state = RunState.CRASHED
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - self._oom_start) if oom_now is not None and self._oom_start is not None else 0
@@ -597,7 +597,7 @@ class Supervisor:
                             findings=findings,
                             remedy=self._remedy_for(findings[0], a.number + 1) if decision.restart else None)
         self._record_incident(incident, 0.0)
-        return AttemptEnd(Outcome.CRASHED, status, decision)
+        return AttemptEnd(status, decision)
 
     def _output_tail(self, since: int) -> str:
         """The end of this attempt's output (from byte ``since`` of output.log on), redacted."""
@@ -629,7 +629,7 @@ class Supervisor:
             code = a.job.poll()
             self.final_state = RunState.STOPPED
             status = 128 - code if code is not None and code < 0 else (code if code is not None else 128 + signum)
-            return AttemptEnd(Outcome.STOPPED, status)
+            return AttemptEnd(status)
         return None
 
     # --- accounting -------------------------------------------------------------------------------------------
