@@ -44,11 +44,16 @@ print(f"THROUGHPUT {n / (time.perf_counter() - t0):.3f}", flush=True)
 
 FLOOD = r'''
 import os, sys
-block = (b"x" * 1023 + b"\n") * 1024  # 1 MiB
-for _ in range(int(sys.argv[1])):
-    view = memoryview(block)
-    while view:
-        view = view[os.write(1, view):]
+total, size = int(sys.argv[1]) << 20, int(sys.argv[2])  # MiB in all, bytes per write
+line = b"x" * 99 + b"\n"
+block = (line * (size // 100 + 1))[:size - 1] + b"\n"
+view = memoryview(block)
+left = total
+while left:
+    chunk = view[:min(size, left)]
+    while chunk:
+        chunk = chunk[os.write(1, chunk):]
+    left -= min(size, left)
 '''
 
 DIST_STEPPER = r'''

@@ -21,6 +21,18 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 # the test, instead of a "not flagged" test passing because the rule never ran.
 os.environ["HANGWATCH_STRICT_RULES"] = "1"
 
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile hangwatch once: hundreds of `hangwatch` processes start in this suite, and with
+    PYTHONDONTWRITEBYTECODE set (as on CI machines) each would compile every module again."""
+    import compileall
+
+    import hangwatch
+
+    compileall.compile_dir(str(Path(hangwatch.__file__).parent), quiet=1)
+
+
 READY_TIMEOUT_S = 90.0  # torch import + worker start on 2 busy cores
 INSPECT_TIMEOUT_S = 120.0
 

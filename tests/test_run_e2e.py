@@ -145,6 +145,42 @@ def test_output_log_is_byte_exact_for_a_flood(run):
     assert (run.dir / "output.log").read_bytes() == expected
 
 
+def test_output_log_stays_exact_when_the_job_is_killed_mid_write(run):
+    """A job flooding its output and ignoring SIGTERM is SIGKILLed while it writes: output.log and
+    hangwatch's stdout hold the same bytes, a prefix of what the job wrote, with nothing torn."""
+    p = run.start("--kill-grace", "1", *py("flood_forever.py"))
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(p.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    log = run.dir / "output.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not log.exists() or log.stat().st_size < 4 << 20):
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=60)
+    reader.join(timeout=30)
+    logged = log.read_bytes()
+    assert len(logged) >= 4 << 20
+    head = b"\n#%08d\r\x1b[2K\xff"
+    blocks = (len(logged) >> 16) + 1
+    expected = b"".join((head % i + bytes(range(256)) * 256)[:65536] for i in range(blocks))
+    assert logged == expected[:len(logged)]
+    assert got == [logged]
+    assert not _running(str(SCENARIOS / "flood_forever.py"))
+
+
+def _running(script: str) -> list[int]:
+    """Pids of live processes running ``script``."""
+    out = []
+    for q in psutil.process_iter():
+        try:
+            if script in q.cmdline() and q.status() != psutil.STATUS_ZOMBIE:
+                out.append(q.pid)
+        except psutil.Error:
+            continue
+    return out
+
+
 def test_under_a_terminal_the_job_sees_a_tty_and_bytes_stay_exact(run, tmp_path):
     script = tmp_path / "probe_terminal.py"
     script.write_text("import sys, os\nos.write(1, b'isatty=%d\\nline2\\r\\nraw\\xff\\n' % sys.stdout.isatty())\n")

@@ -3,28 +3,47 @@ the one place that prints errors and chooses exit codes."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
 from hangwatch import __version__
-from hangwatch.commands.doctor import doctor
-from hangwatch.commands.inspect import inspect
-from hangwatch.commands.probe_data import probe_data
-from hangwatch.commands.report import report
-from hangwatch.commands.run import run
 from hangwatch.errors import HangwatchError
 
+# name -> (module, attribute): a command's module is imported only when that command runs (or when
+# --help lists them all), so `hangwatch run` does not pay for inspect's or report's imports.
+COMMANDS = {
+    "inspect": ("hangwatch.commands.inspect", "inspect"),
+    "run": ("hangwatch.commands.run", "run"),
+    "report": ("hangwatch.commands.report", "report"),
+    "doctor": ("hangwatch.commands.doctor", "doctor"),
+    "probe-data": ("hangwatch.commands.probe_data", "probe_data"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A click group whose commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command, in the order of COMMANDS."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Import the command's module now."""
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        command = getattr(importlib.import_module(target[0]), target[1])
+        assert isinstance(command, click.Command)  # noqa: S101 - COMMANDS names commands only
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hangwatch")
 def cli() -> None:
     """hangwatch: notice, explain and recover hung ML training jobs."""
-
-
-for _command in (inspect, run, report, doctor, probe_data):
-    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> int:
