@@ -31,6 +31,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     import hangwatch
 
     compileall.compile_dir(str(Path(hangwatch.__file__).parent), quiet=1)
+    # Runs started by tests go to a run index of their own, not the user's.
+    import tempfile
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="hangwatch-test-state-")
 
 
 READY_TIMEOUT_S = 90.0  # torch import + worker start on 2 busy cores

@@ -81,6 +81,8 @@ def test_lightning_healthy_under_pipes_with_sleeping_workers_is_never_hung(run):
     _no_incident(run)
     s = run.summary()
     assert (s["last_step"], s["progress_signal"], s["goodput"]) == (36, "heartbeat", 1.0)
+    assert s["total_steps"] == 36  # the trainer's estimated stepping batches, read by autobeat
+    assert s["attempt_stats"][0]["last_step"] == 36
 
 
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
@@ -121,6 +123,7 @@ def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
     _no_incident(run)
     s = run.summary()
     assert (s["last_step"], s["progress_signal"]) == (40, "heartbeat")
+    assert s["total_steps"] == 40  # state.max_steps at on_train_begin, read by autobeat
     assert json.loads((run.dir / "summary.json").read_text())["goodput"] == 1.0
 
 

@@ -18,6 +18,8 @@ COMMANDS = {
     "inspect": ("hangwatch.commands.inspect", "inspect"),
     "run": ("hangwatch.commands.run", "run"),
     "report": ("hangwatch.commands.report", "report"),
+    "ls": ("hangwatch.commands.ls", "ls"),
+    "watch": ("hangwatch.commands.watch", "watch"),
     "doctor": ("hangwatch.commands.doctor", "doctor"),
     "probe-data": ("hangwatch.commands.probe_data", "probe_data"),
 }

@@ -80,6 +80,7 @@ class _Beats:
         self.count = 0
         self.step = -1
         self.rank = -1
+        self.total = 0  # the trainer's max steps, when it is known
         self.per_optimizer: dict[int, int] = {}
         self.phases: list[tuple[str, float, float]] = []
 
@@ -106,7 +107,18 @@ class _Beats:
         else:
             self.rank = _dist_rank()
         if self.mm is not None:
-            HEADER.pack_into(self.mm, 0, MAGIC, self.rank, os.getpid(), 0)
+            HEADER.pack_into(self.mm, 0, MAGIC, self.rank, os.getpid(), self.total)
+
+    def set_total(self, total: Any) -> None:
+        """The steps the trainer will run (its max steps), for the ETA; 0 or unknown is left out."""
+        try:
+            n = int(total)
+        except (TypeError, ValueError, OverflowError):
+            return
+        if 0 < n < 2**32:
+            self.total = n
+            if (self.mm if self.mm is not None else self._open()) is not None:
+                self._header()
 
     def beat(self) -> None:
         """One beat: the time, the step, the count."""
@@ -293,6 +305,38 @@ def _attach_lightning(beats: _Beats, module: Any) -> None:
         loop.run = _in_phase(beats, "validation", None, loop.run)
 
 
+def _attach_lightning_fit(beats: _Beats, module: Any) -> None:
+    loop = getattr(module, "_FitLoop", None)
+    original = getattr(loop, "on_run_start", None)
+    if loop is None or original is None:
+        return
+
+    def on_run_start(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(self, *args, **kwargs)
+        try:
+            trainer = self.trainer
+            n = trainer.max_steps if trainer.max_steps and trainer.max_steps > 0 else trainer.estimated_stepping_batches
+            beats.set_total(n if n != float("inf") else None)
+        except Exception:  # noqa: BLE001, S110 - a total is a nicety; never break the trainer
+            pass
+        return out
+
+    loop.on_run_start = on_run_start
+
+
+def _attach_transformers_callbacks(beats: _Beats, module: Any) -> None:
+    handler = getattr(module, "CallbackHandler", None)
+    original = getattr(handler, "on_train_begin", None)
+    if handler is None or original is None:
+        return
+
+    def on_train_begin(self: Any, args: Any, state: Any, control: Any) -> Any:
+        beats.set_total(getattr(state, "max_steps", None))
+        return original(self, args, state, control)
+
+    handler.on_train_begin = on_train_begin
+
+
 def _attach_transformers(beats: _Beats, module: Any) -> None:
     trainer = getattr(module, "Trainer", None)
     if trainer is not None and hasattr(trainer, "evaluate"):
@@ -306,6 +350,9 @@ WATCH: dict[str, Callable[[_Beats, Any], None]] = {
     "lightning.pytorch.loops.evaluation_loop": _attach_lightning,
     "pytorch_lightning.loops.evaluation_loop": _attach_lightning,
     "transformers.trainer": _attach_transformers,
+    "transformers.trainer_callback": _attach_transformers_callbacks,
+    "lightning.pytorch.loops.fit_loop": _attach_lightning_fit,
+    "pytorch_lightning.loops.fit_loop": _attach_lightning_fit,
 }
 
 

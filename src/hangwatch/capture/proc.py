@@ -10,9 +10,12 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hangwatch.evidence import Role
 from hangwatch.redact import redact_argv
+
+if TYPE_CHECKING:
+    from hangwatch.evidence import Role
 
 PROC = Path("/proc")
 
@@ -273,6 +276,8 @@ def main_pid_of(root: int, members: list[JobMember]) -> int:
 def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, ...], env: dict[str, str],
                 parent_env: dict[str, str], orphan: bool, thread_comms: list[str]) -> Role:
     """The role of a job member: main, worker, rank, launcher, compile worker, child, orphan."""
+    from hangwatch.evidence import Role  # here: the supervisor's start does not pay for evidence's import
+
     if orphan:
         return Role.ORPHAN
     if comm == DATALOADER_WORKER_COMM or DATALOADER_WORKER_COMM in thread_comms:

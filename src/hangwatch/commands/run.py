@@ -20,6 +20,11 @@ from hangwatch.supervise.config import default_text
 @click.option("--fallback", multiple=True, help="Repeatable: restart k applies fallbacks 1..k to the command.")
 @click.option("--progress-regex", help="Extra progress pattern; named group `step` for a counter.")
 @click.option("--cost-per-hour", help="Price of the machine in USD, for cost and waste figures.")
+@click.option("--budget", help="USD: warn once when the projected total cost passes it (needs --cost-per-hour).")
+@click.option("--on-over-budget", help=f"warn | stop: stop ends the job cleanly, after its next checkpoint when "
+              f"one was seen {default_text('on_over_budget')}.")
+@click.option("--total-steps", help="Steps the job will run, for the ETA [the job's n/N counter, or the "
+              "trainer's max steps].")
 @click.option("--kill-grace", help=f"Seconds between SIGTERM and SIGKILL when ending the job "
               f"{default_text('kill_grace')}.")
 @click.option("--notify", multiple=True, help="Repeatable: an apprise URL to send incidents to.")

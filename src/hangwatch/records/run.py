@@ -48,6 +48,7 @@ class EventKind(str, Enum):
     INTERNAL_ERROR = "internal_error"
     WATCHDOG = "watchdog"  # a supervision round took longer than HANGWATCH_WATCHDOG_S
     CAPTURE_ABANDONED = "capture_abandoned"
+    OVER_BUDGET = "over_budget"  # the projected total cost passed --budget
     EXIT = "exit"
 
 
@@ -92,6 +93,15 @@ class RunSummary:
     # Each remedy hangwatch applied on a restart: attempt, cause, remedy, applied (text), progressed_past
     # (the attempt went past the step the previous one stalled at), steps_per_s, rate_vs_previous.
     remedies: tuple[dict[str, Any], ...] = ()
+    projected_cost_usd: float | None = None  # the cost to finish (eta_seconds at cost_per_hour)
+    budget_usd: float | None = None
+    last_progress_at: float | None = None  # the newest counter or heartbeat (output when there is none)
+    # Each attempt: attempt, started_at, ended_at, first_step, last_step, steps_per_s, applied (the
+    # fallback or remedy it ran with, "" for the command as given), exit_code.
+    attempt_stats: tuple[dict[str, Any], ...] = ()
+    host: str = ""  # where the supervisor runs
+    supervisor_pid: int | None = None  # with host: whether the run is still watched (`hangwatch ls`)
+    updated_at: float | None = None  # when this file was written
     schema: str = SUMMARY_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,8 +110,9 @@ class RunSummary:
         d["state"] = self.state.value
         d["command"] = list(self.command)
         d["remedies"] = [dict(r) for r in self.remedies]
+        d["attempt_stats"] = [dict(r) for r in self.attempt_stats]
         if self.cost_per_hour is None:
-            for k in ("cost_per_hour", "cost_usd", "wasted_usd"):
+            for k in ("cost_per_hour", "cost_usd", "wasted_usd", "projected_cost_usd", "budget_usd"):
                 d.pop(k)
         return {"schema": d.pop("schema"), **d}
 
@@ -113,6 +124,7 @@ class RunSummary:
         kw["state"] = RunState(kw.get("state", "starting"))
         kw["command"] = tuple(kw.get("command", ()))
         kw["remedies"] = tuple(kw.get("remedies", ()))
+        kw["attempt_stats"] = tuple(kw.get("attempt_stats", ()))
         return cls(**kw)
 
 

@@ -9,7 +9,7 @@ from hangwatch.incident import Incident, Verdict
 from hangwatch.records.run import RunSummary
 
 
-def incident_banner(incident: Incident, stalled_s: float, report: Path) -> list[str]:
+def incident_banner(incident: Incident, stalled_s: float, report: Path, page: Path | None = None) -> list[str]:
     """The lines printed when an incident is recorded: verdict, root cause, where, fix, action."""
     root = incident.root_cause
     lp = incident.last_progress
@@ -30,6 +30,8 @@ def incident_banner(incident: Incident, stalled_s: float, report: Path) -> list[
     if incident.remedy:
         lines.append(f"  next attempt applies: {incident.remedy}")
     lines.append(f"  action: {incident.action.value}; report: {report}")
+    if page is not None:
+        lines.append(f"  page: {page} (timeline, rates, every incident; opens offline)")
     return lines
 
 
@@ -57,5 +59,8 @@ def status_line(summary: RunSummary, since_progress_s: float, note: str | None =
         parts.append(f"{summary.steps_per_s:.2f} steps/s")
     if summary.eta_seconds is not None:
         parts.append(f"ETA {clock_text(summary.eta_seconds)}")
+    if summary.cost_usd is not None:
+        parts.append(f"${summary.cost_usd:.2f}" + (f" (+${summary.projected_cost_usd:.2f} to finish)"
+                                                   if summary.projected_cost_usd is not None else ""))
     parts.append(f"last progress {since_progress_s:.0f} s ago")
     return " | ".join(parts)

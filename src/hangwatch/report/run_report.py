@@ -11,7 +11,6 @@ from typing import TextIO
 from hangwatch.errors import UsageError
 from hangwatch.incident import Incident
 from hangwatch.records.run import Event, EventKind, RunSummary
-from hangwatch.report.text import render_text
 
 TIMELINE_EVENTS = frozenset(k.value for k in (
     EventKind.LAUNCH, EventKind.SUSPECT, EventKind.EXTENDED, EventKind.INCIDENT, EventKind.ACTION,
@@ -52,6 +51,8 @@ def _clock(t: float) -> str:
 
 def render_run(run: RunRecord, out: TextIO) -> None:
     """The summary line, the timeline, then every incident."""
+    from hangwatch.report.text import render_text  # rich: only for this text rendering
+
     s = run.summary
     if s is not None:
         out.write(f"run: {' '.join(s.command)}\n")

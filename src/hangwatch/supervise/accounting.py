@@ -11,8 +11,16 @@ RATE_WINDOW = 20  # step intervals the rate is taken over
 SIGNALS = ("none", "output", "counter", "heartbeat")  # in the order of the detector's Strength values
 
 
-def step_rate(intervals: Iterable[float]) -> float | None:
-    """Steps per second over the newest intervals (None without any)."""
+def step_rate(intervals: Iterable[float], points: Iterable[tuple[float, int]] = ()) -> float | None:
+    """Steps per second: from the steps the newest points name (a poll may see several steps), else
+    one step per progress interval (signals without a step number). None without any."""
+    pts = list(points)
+    for i in range(len(pts) - 1, 0, -1):  # only since the counter last went back (a new epoch's bar)
+        if pts[i][1] < pts[i - 1][1]:
+            pts = pts[i:]
+            break
+    if len(pts) >= 2 and pts[-1][0] > pts[0][0] and pts[-1][1] > pts[0][1]:
+        return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
     recent = list(intervals)[-RATE_WINDOW:]
     total = sum(recent)
     return len(recent) / total if recent and total > 0 else None
@@ -53,13 +61,14 @@ class Ledger:
         return self.stalled_closed + (now - self.stall_open_since if self.stall_open_since is not None else 0.0)
 
     def summary(self, now: float, *, command: list[str], run_dir: str, state: RunState, attempts: int,
-                exit_code: int | None, final: bool, intervals: Iterable[float], total: int | None) -> RunSummary:
+                exit_code: int | None, final: bool, intervals: Iterable[float], total: int | None,
+                points: Iterable[tuple[float, int]] = ()) -> RunSummary:
         """The summary as of ``now`` (``final``: the run has ended)."""
         wall = max(1e-9, now - self.started_at)
         stalled = self.stalled(now)
         if total is not None and self.last_step is not None and self.last_step > total:
             total = None  # a per-epoch bar's N against a step count that runs across epochs: no total
-        rate = step_rate(intervals)
+        rate = step_rate(intervals, points)
         eta = None
         if rate and total and self.last_step is not None and total >= self.last_step:
             eta = round((total - self.last_step) / rate, 1)
@@ -74,4 +83,5 @@ class Ledger:
             progress_signal=self.signal, total_steps=total,
             steps_per_s=round(rate, 4) if rate else None, eta_seconds=eta, cost_per_hour=price,
             cost_usd=None if price is None else round(wall / 3600 * price, 4),
-            wasted_usd=None if price is None else round(stalled / 3600 * price, 4))
+            wasted_usd=None if price is None else round(stalled / 3600 * price, 4),
+            projected_cost_usd=None if price is None or eta is None else round(eta / 3600 * price, 4))

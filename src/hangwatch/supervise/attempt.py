@@ -6,14 +6,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from hangwatch.errors import HangwatchError
-from hangwatch.evidence import Evidence
 from hangwatch.recover.restart import RestartDecision
 from hangwatch.supervise.config import OnHang
 from hangwatch.supervise.detector import StallDetector
 from hangwatch.supervise.job import Job
+
+if TYPE_CHECKING:
+    from hangwatch.evidence import Evidence
 
 
 class Clock(Protocol):
@@ -41,7 +43,7 @@ class SystemClock:
         wake.clear()
 
 
-Capture = Callable[[int, float], Evidence]  # pid, window seconds -> evidence (raises CaptureError)
+Capture = Callable[[int, float], "Evidence"]  # pid, window seconds -> evidence (raises CaptureError)
 
 
 class SupervisionFailed(HangwatchError):
@@ -73,4 +75,14 @@ class Attempt:
     next_probe_at: float = float("inf")  # the next startup probe, while no progress signal has come
     log_offset: int = 0  # where this attempt's output starts in output.log
     capture_retry_at: float = 0.0  # after a failed capture, the next try waits until then
+    first_step: int | None = None  # the first and newest step this attempt reported
+    last_step: int | None = None
+    ended_at: float | None = None
+    exit_code: int | None = None
     beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it
+
+    def saw_step(self, step: int) -> None:
+        """A step this attempt reported."""
+        if self.first_step is None:
+            self.first_step = step
+        self.last_step = step

@@ -46,6 +46,9 @@ DEFAULTS: dict[str, Any] = {
     "auto_fallback": True,  # when --fallback is used up, the root cause picks the restart's remedy
     "capture_window": None,  # None: a quarter of min_stall, between 1 and 5 s
     "cost_per_hour": None,
+    "budget": None,  # USD: warn (or stop) when the projected total cost passes it
+    "on_over_budget": "warn",  # warn | stop
+    "total_steps": None,  # None: from the job's `n/N` counter or the trainer's max steps (autobeat)
     "progress_regex": None,
     "run_dir": None,  # None: hangwatch-runs/<UTC time>-<command name>
 }
@@ -74,6 +77,9 @@ class RunConfig:
     fallbacks: tuple[Fallback, ...] = ()
     progress_regex: re.Pattern[str] | None = None
     cost_per_hour: float | None = None
+    budget: float | None = None
+    stop_over_budget: bool = False  # --on-over-budget stop
+    total_steps: int | None = None
     kill_grace: float = DEFAULTS["kill_grace"]
     notify: tuple[str, ...] = ()
     restart_on_crash: bool = DEFAULTS["restart_on_crash"]
@@ -245,6 +251,13 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
     regex = _progress_regex(pick("progress_regex"))
     notify = options.get("notify") or _strings("notify", toml.get("notify", ()))
     cost = pick("cost_per_hour")
+    budget = pick("budget")
+    if budget is not None and cost is None:
+        raise UsageError("--budget needs a price to project the cost", "Pass --cost-per-hour too")
+    over = pick("on_over_budget")
+    if over not in ("warn", "stop"):
+        raise UsageError(f"--on-over-budget must be warn or stop, not {over!r}", "Pass --on-over-budget warn|stop")
+    total = pick("total_steps")
     window = pick("capture_window")
     run_dir = pick("run_dir")
     if run_dir is not None and not isinstance(run_dir, str):
@@ -259,6 +272,9 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         fallbacks=_fallbacks(options.get("fallback") or (), toml.get("fallback")),
         progress_regex=regex,
         cost_per_hour=None if cost is None else _number("cost_per_hour", cost, 0),
+        budget=None if budget is None else _number("budget", budget, 0, strict=True),
+        stop_over_budget=over == "stop",
+        total_steps=None if total is None else int(_number("total_steps", total, 1, integer=True)),
         kill_grace=_number("kill_grace", pick("kill_grace"), 0),
         notify=tuple(str(u) for u in notify),
         restart_on_crash=bool(pick("restart_on_crash")),

@@ -59,6 +59,9 @@ class Progress:
     strength: Strength
 
 
+RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
+
+
 class StallDetector:
     """Decides when a job is suspect; pure, driven by progress signals and the caller's clock."""
     def __init__(self, config: DetectorConfig, started_at: float) -> None:
@@ -68,6 +71,7 @@ class StallDetector:
         self.last: Progress | None = None
         self.strength = Strength.OUTPUT
         self.intervals: deque[float] = deque(maxlen=config.history)
+        self.points: deque[tuple[float, int]] = deque(maxlen=RATE_POINTS)  # (at, step): the step rate
         self.phase_deadline: float | None = None  # a declared phase with a timeout
         self.phase_name: str | None = None
         self.extended_until: float | None = None
@@ -83,8 +87,11 @@ class StallDetector:
             return False
         if p.strength > self.strength:
             self.intervals.clear()  # gaps between plain output lines say nothing about step times
+            self.points.clear()
         elif self.last is not None and p.at > self.last.at:
             self.intervals.append(p.at - self.last.at)
+        if p.step is not None:
+            self.points.append((p.at, p.step))
         self.strength = Strength(max(self.strength, p.strength))
         self.last = p
         # Plain output (a launcher's warnings, import chatter) does not end the startup phase: only
@@ -147,6 +154,7 @@ class StallDetector:
         self.handovers.append((self.strength, Strength.COUNTER, now))
         self.strength = Strength.COUNTER
         self.intervals.clear()
+        self.points.clear()
         self.weaker.pop(Strength.COUNTER)
         self.last = counter
         self.extended_until = None

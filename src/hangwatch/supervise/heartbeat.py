@@ -20,6 +20,7 @@ class Heartbeat:
     phase: str | None
     phase_started: float | None
     phase_deadline: float | None  # unix time; None: no timeout given
+    total: int | None = None  # the trainer's max steps, when autobeat could read it
 
 
 def read_heartbeats(directory: Path) -> list[Heartbeat]:
@@ -39,7 +40,7 @@ def read_heartbeats(directory: Path) -> list[Heartbeat]:
             continue
         if len(raw) < SLOT_SIZE:
             continue
-        magic, rank, pid, _ = HEADER.unpack_from(raw, 0)
+        magic, rank, pid, total = HEADER.unpack_from(raw, 0)
         if magic != MAGIC:
             continue
         at, step, count = BEAT.unpack_from(raw, BEAT_OFFSET)
@@ -47,5 +48,5 @@ def read_heartbeats(directory: Path) -> list[Heartbeat]:
         phase_name = pname.rstrip(b"\0").decode(errors="replace") or None
         out.append(Heartbeat(pid=pid, rank=None if rank < 0 else rank, at=at, step=None if step < 0 else step,
                              count=count, phase=phase_name, phase_started=started if phase_name else None,
-                             phase_deadline=deadline if phase_name and deadline > 0 else None))
+                             phase_deadline=deadline if phase_name and deadline > 0 else None, total=total or None))
     return out

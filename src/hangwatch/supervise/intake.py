@@ -95,6 +95,8 @@ class ProgressIntake:
                 if hb.rank is not None:
                     self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
                 signals.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
+            if hb.total is not None and hb.step is not None:
+                self.total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
             if hb.phase is not None:
                 phase, deadline = hb.phase, hb.phase_deadline
         return Intake(tuple(signals), phase, deadline, fresh)

@@ -19,6 +19,7 @@ import dataclasses
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -27,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from hangwatch.atomic import write_text_atomic
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.errors import CaptureError
 from hangwatch.incident import Action, Finding, Incident, LastProgress, Verdict
@@ -37,9 +39,11 @@ from hangwatch.recover.restart import RestartPolicy
 from hangwatch.recover.terminate import Termination
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
+from hangwatch.runs.index import register
 from hangwatch.supervise.accounting import Ledger, step_rate
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, SupervisionFailed, SystemClock
 from hangwatch.supervise.autobeat import autobeat_env
+from hangwatch.supervise.budget import BudgetWatch
 from hangwatch.supervise.config import OnHang, RunConfig
 from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
 from hangwatch.supervise.intake import ProgressIntake
@@ -61,7 +65,8 @@ log = logging.getLogger(__name__)
 POLL_S = 0.25
 COORD_EVERY_S = 0.5
 SCAN_EVERY_S = 2.0
-SUMMARY_EVERY_S = 5.0
+PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
+SUMMARY_EVERY_S = 2.0  # `hangwatch ls` and `watch` read it: their news is at most this old
 PROGRESS_EVENT_EVERY_S = 10.0
 STATUS_EVERY_S = 1.0
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -91,6 +96,9 @@ class Supervisor:
         self.final_state: RunState | None = None  # set once the run has ended
         self.nodes: NodeCoordination | None = None
         self.remedies = RemedyPlan(custom=dict(cfg.remedies))
+        # A projection is noisy: --on-over-budget stop waits until it has stayed over for --min-stall.
+        self.budget = (BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall)
+                       if cfg.budget is not None else None)
         self.probe_note: str | None = None  # the newest startup probe's finding, for the status line
         self._signals: list[int] = []
         self._interrupts = 0
@@ -145,6 +153,8 @@ class Supervisor:
         self.rundir.event(EventKind.START, command=redact_argv(self.cfg.argv), run_dir=str(self.cfg.run_dir),
                           on_hang=self.cfg.on_hang.value, min_stall=self.cfg.min_stall,
                           startup_grace=self.cfg.startup_grace)
+        register(self.cfg.run_dir)  # the per-user index `hangwatch ls` reads
+        self._write_summary(final=False)  # at once: `hangwatch ls` tells a live run by the pid in it
         watchdog = threading.Thread(target=self._watchdog, name="hangwatch-watchdog", daemon=True)
         watchdog.start()
         with self._signal_handlers():
@@ -164,6 +174,9 @@ class Supervisor:
                 self.rundir.event(EventKind.EXIT, exit_code=self.exit_code)
                 self._write_summary(final=True)
                 self.rundir.close()
+                if self.ledger.incidents or len(self.attempts) > 1 or \
+                        self.clock.now() - self.ledger.started_at >= PAGE_AFTER_S:
+                    self._write_page()
                 self._log_file.close()
         return self.exit_code if self.exit_code is not None else 1
 
@@ -183,8 +196,10 @@ class Supervisor:
             try:
                 end = self._watch(attempt)
             finally:
+                attempt.ended_at = self.clock.now()
                 if attempt.job.poll() is not None:
                     attempt.job.close()
+            attempt.exit_code = end.code
             if end.restart is None or end.restart.restart:
                 if end.restart is None:
                     return end.code
@@ -233,6 +248,7 @@ class Supervisor:
             self.rundir.event(EventKind.RESTART, attempt=n, command=redact_argv(argv))
             self._stderr(f"hangwatch: restarting (attempt {n}): {' '.join(redact_argv(argv))}")
         self.rundir.event(EventKind.LAUNCH, attempt=n, pid=job.pid, command=redact_argv(argv))
+        self._write_summary(final=False)
         return attempt
 
     _oom_start: int | None = None
@@ -320,6 +336,8 @@ class Supervisor:
                 return end
         end = self._handlers[a.detector.state](a, now)
         self._periodic(a, now)
+        if end is None and self.budget is not None:
+            end = self._budget_tick(a, self.budget, now)
         return end
 
     def _due(self, chore: str, now: float, every: float) -> bool:
@@ -486,6 +504,7 @@ class Supervisor:
                 # Beats without a step (DataLoader batches only) run the clock; the log still names the step.
                 a.max_step = p.step if a.max_step is None else max(a.max_step, p.step)
                 self.ledger.last_step = p.step
+                a.saw_step(p.step)
             return
         self.ledger.saw(int(p.strength))
         if p.strength > Strength.OUTPUT:
@@ -496,13 +515,17 @@ class Supervisor:
                 # starts again at 1 in every attempt, so only the former compares across attempts.
                 a.max_step = p.step if a.max_step is None else max(a.max_step, p.step)
             self.ledger.last_step = p.step
+            a.saw_step(p.step)
         if was == State.HUNG:
             stalled = self.ledger.close_stall(p.at)
             if stalled is not None:
                 self.rundir.event(EventKind.RECOVERED, attempt=a.number, stalled_seconds=round(stalled, 1),
                                   step=p.step)
                 self._stderr(f"hangwatch: the job made progress again after {stalled:.0f} s (step {p.step}).")
-        if self._due("progress_event", p.at, PROGRESS_EVENT_EVERY_S):
+        # The timeline of the HTML report is drawn from these: every second in an attempt's first half
+        # minute, then sparser, up to every PROGRESS_EVENT_EVERY_S (a day-long run: ~9000 lines).
+        every = min(PROGRESS_EVENT_EVERY_S, max(1.0, (p.at - a.started_at) / 30))
+        if self._due(f"progress_event{a.number}", p.at, every):
             self.rundir.event(EventKind.PROGRESS, attempt=a.number, step=p.step, source=p.source)
 
     def _capture_window(self) -> float:
@@ -546,7 +569,9 @@ class Supervisor:
         root = incident.root_cause
         self.rundir.event(EventKind.INCIDENT, attempt=incident.attempt, verdict=incident.verdict.value,
                           cause=root.cause if root else None, path=str(path), action=incident.action.value)
-        banner = incident_banner(incident, stalled, path / "report.md")
+        self._write_summary(final=False)
+        page = self._write_page()
+        banner = incident_banner(incident, stalled, path / "report.md", page)
         self._stderr("\n".join(banner))
         self.notifier.send(*notification(command_name(self.cfg.argv), incident, banner))
         return path
@@ -640,6 +665,40 @@ class Supervisor:
             note = self.probe_note if a.detector.state == State.STARTING else None
             self.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now), note))
 
+    def _budget_tick(self, a: Attempt, budget: BudgetWatch, now: float) -> AttemptEnd | None:
+        """Warn once when the projected total passes --budget; with --on-over-budget stop, end the job
+        (after its next checkpoint when one was seen)."""
+        budget.phase(a.detector.phase_name, now)
+        text = budget.warning(self.summary(final=False), now)
+        if text is not None:
+            hold = f"if it stays over for {budget.hold_s:.0f} s"
+            then = (f" stopping the job after its next checkpoint {hold}" if budget.waiting_for_checkpoint()
+                    else f" stopping the job {hold}" if budget.stop else "")
+            self.rundir.event(EventKind.OVER_BUDGET, attempt=a.number, text=text, stop=budget.stop)
+            self._stderr(f"hangwatch: over budget: {text}" + (f";{then}." if then else "."))
+            self.notifier.send(f"hangwatch: {command_name(self.cfg.argv)} over budget", text)
+        if not budget.stop_now(now, a.started_at):
+            return None
+        self._stderr("hangwatch: over budget: ending the job (--on-over-budget stop).")
+        self._terminate(a, reason="over budget (--on-over-budget stop)")
+        self.final_state = RunState.STOPPED
+        code = a.job.poll()
+        return AttemptEnd(128 - code if code is not None and code < 0 else (code if code is not None else 143))
+
+    def _attempt_stats(self) -> tuple[dict[str, object], ...]:
+        """Each attempt's span, steps and rate, and the fallback or remedy it ran with."""
+        out: list[dict[str, object]] = []
+        for a in self.attempts:
+            applied = [f.args for f in self.cfg.fallbacks[: a.number - 1] if f.args]
+            applied += [r.text for r in self.remedies.applied if r.attempt == a.number]
+            rate = step_rate(a.detector.intervals, a.detector.points)
+            out.append({"attempt": a.number, "started_at": round(a.started_at, 3),
+                        "ended_at": None if a.ended_at is None else round(a.ended_at, 3),
+                        "first_step": a.first_step, "last_step": a.last_step,
+                        "steps_per_s": round(rate, 4) if rate else None, "applied": "; ".join(applied),
+                        "exit_code": a.exit_code})
+        return tuple(out)
+
     def _remedy_outcomes(self) -> tuple[dict[str, object], ...]:
         """Each remedy applied, and what it did: past the old stall or not, and at what step rate."""
         out = []
@@ -649,7 +708,8 @@ class Supervisor:
                 now_a, before = self.attempts[r.attempt - 1], self.attempts[r.attempt - 2]
                 past = (now_a.max_step > before.max_step if now_a.max_step is not None and before.max_step is not None
                         else now_a.progressed)
-                rate, prev = step_rate(now_a.detector.intervals), step_rate(before.detector.intervals)
+                rate = step_rate(now_a.detector.intervals, now_a.detector.points)
+                prev = step_rate(before.detector.intervals, before.detector.points)
                 row.update(progressed_past=past, steps_per_s=round(rate, 3) if rate else None,
                            rate_vs_previous=round(rate / prev, 3) if rate and prev else None)
             out.append(row)
@@ -658,13 +718,31 @@ class Supervisor:
     def summary(self, final: bool) -> RunSummary:
         """The run's accounting as of now."""
         det = self.attempts[-1].detector if self.attempts else None
-        return dataclasses.replace(self._ledger_summary(final, det), remedies=self._remedy_outcomes())
+        last = det.last.at if det is not None and det.last is not None else None
+        return dataclasses.replace(
+            self._ledger_summary(final, det), remedies=self._remedy_outcomes(), attempt_stats=self._attempt_stats(),
+            budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3),
+            host=socket.gethostname(), supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3))
 
     def _ledger_summary(self, final: bool, det: StallDetector | None) -> RunSummary:
         return self.ledger.summary(
             self.clock.now(), command=redact_argv(self.cfg.argv), run_dir=str(self.cfg.run_dir), state=self.state,
             attempts=len(self.attempts), exit_code=self.exit_code, final=final,
-            intervals=det.intervals if det else (), total=self.intake.total)
+            intervals=det.intervals if det else (), total=self.cfg.total_steps or self.intake.total,
+            points=det.points if det else ())
+
+    def _write_page(self) -> Path | None:
+        """report.html in the run directory (the page `hangwatch report --html` makes), or None if it failed."""
+        try:
+            from hangwatch.report.html import render_html
+            from hangwatch.report.run_report import load_run
+
+            path = self.cfg.run_dir / "report.html"
+            write_text_atomic(path, render_html(load_run(self.cfg.run_dir), self.cfg.run_dir))
+            return path
+        except Exception:  # the page is a view; it must not stop supervision
+            log.exception("could not write report.html")
+            return None
 
     def _write_summary(self, final: bool) -> None:
         self._last["summary"] = self.clock.now()

@@ -1,0 +1,74 @@
+"""`hangwatch ls`: one line per run."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from hangwatch.runs.view import RunView
+from hangwatch.supervise.budget import usd
+
+STATE_STYLE = {"running": "green", "hung": "bold red", "restarting": "yellow", "finished": "cyan",
+               "crashed": "red", "stopped": "magenta", "dead": "bold red"}
+
+
+def duration(seconds: float | None) -> str:
+    """``3 s``, ``4 m``, ``2.5 h``, ``3.1 d``; ``-`` for None."""
+    if seconds is None:
+        return "-"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def money(x: float | None) -> str:
+    """``$1.23``; ``-`` for None."""
+    return "-" if x is None else usd(x)
+
+
+def row(v: RunView) -> list[str]:
+    """The cells of one run."""
+    s = v.summary
+    state = "dead (hangwatch gone)" if v.state == "dead" else v.state  # why: in --json's detail
+    if s is None:
+        return [v.name, state] + ["-"] * 8
+    step = "-" if s.last_step is None else (f"{s.last_step}/{s.total_steps}" if s.total_steps else str(s.last_step))
+    rate = "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g}/s"
+    eta = duration(s.eta_seconds) if v.state in ("running", "hung", "restarting") else "-"
+    stalled = duration(s.stalled_seconds) if s.stalled_seconds else "0"
+    cost = money(s.cost_usd)
+    if s.projected_cost_usd is not None and v.state in ("running", "hung", "restarting"):
+        cost += f" (+{money(s.projected_cost_usd)})"
+    return [v.name, state, str(s.attempts), step, rate, eta, duration(v.since_progress), str(s.incidents), stalled,
+            cost]
+
+
+HEADERS = ["RUN", "STATE", "ATT", "STEP", "RATE", "ETA", "LAST PROGRESS", "INCIDENTS", "STALLED", "COST"]
+
+
+def runs_table(views: list[RunView]) -> Table:
+    """The table of runs, states coloured and also spelled out (readable without colour)."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for h in HEADERS:
+        table.add_column(h, no_wrap=h in ("RUN", "STEP"), overflow="fold")
+    for v in views:
+        cells = row(v)
+        cells[1] = f"[{STATE_STYLE.get(v.state, '')}]{cells[1]}[/]" if STATE_STYLE.get(v.state) else cells[1]
+        table.add_row(*cells)
+    return table
+
+
+def render_runs(views: list[RunView], out: TextIO, color: bool) -> None:
+    """Print the table (plain text when ``color`` is False)."""
+    console = Console(file=out, no_color=not color, highlight=False, soft_wrap=False,
+                      width=None if color else 200, force_terminal=color or None)
+    if not views:
+        console.print("no runs found (looked in ./hangwatch-runs, the given directories and the run index)")
+        return
+    console.print(runs_table(views))
