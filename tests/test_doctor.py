@@ -30,7 +30,8 @@ def test_schema_and_every_check_present():
     assert code in (0, 1)
     assert set(checks) == {"shm.size", "mp.start_method", "env.tokenizers_parallelism", "env.omp_threads",
                            "env.pythonunbuffered", "limits.nofile", "disk.free", "fs.network", "stacks.ptrace",
-                           "gpu.driver", "memory.swap"}
+                           "memory.swap", "gpu.driver", "gpu.persistence", "gpu.ecc", "gpu.busy",
+                           "gpu.visible_devices", "rocm.dataloader", "kernel_log.readable"}
     for c in checks.values():
         assert c["status"] in ("ok", "warn", "fail", "skip") and c["value"]
     assert checks["stacks.ptrace"]["status"] == "ok"  # this machine allows ptrace

@@ -90,6 +90,9 @@ class ScriptedJob:
     def leftovers(self) -> list[int]:
         return []
 
+    def known_pids(self) -> list[int]:
+        return [self.pid]
+
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
         self.signals.append(first_signal)
         self.code = -first_signal

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from hangwatch.records.gpu import GpuEvidence, KernelEvent  # defined with the records: incidents carry them too
+
 
 class Role(str, Enum):
     """SPEC roles of a process in a job."""
@@ -141,4 +143,6 @@ class Evidence:
     # (rank, unix time, step) of each rank's last progress, from heartbeats and rank-prefixed
     # output, when the supervisor knows it (empty for `inspect`)
     rank_progress: tuple[tuple[int, float, int | None], ...] = ()
+    gpu: GpuEvidence | None = None  # None: no GPU, or none could be read (a note says why)
+    kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter
 

@@ -17,6 +17,7 @@ from hangwatch.evidence import (
     Role,
     ThreadSample,
 )
+from hangwatch.records.gpu import KernelEvent, gpu_from_dict
 
 SCHEMA = "hangwatch.evidence/1"
 
@@ -54,6 +55,9 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
                        for n in p.get("native", ()))
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
                                      output_tail=p["output_tail"], locals=local_reads, native=native))
-    fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress")}
+    fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress", "gpu",
+                                                          "kernel")}
     return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),
-                    rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())))
+                    rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())),
+                    gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
+                    kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())))

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
+from hangwatch.records.gpu import GpuEvidence, KernelEvent, gpu_from_dict
+
 SCHEMA = "hangwatch.incident/1"
 
 
@@ -148,6 +150,8 @@ class Incident:
     window_seconds: float | None = None  # how long the job was sampled (an addition)
     notes: tuple[str, ...] = field(default=())  # capture problems (an addition)
     remedy: str | None = None  # what the restart applies for this cause, when hangwatch chose it (an addition)
+    gpu: GpuEvidence | None = None  # the GPUs over the window, and who held their memory (an addition)
+    kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter (an addition)
 
     @property
     def root_cause(self) -> Finding | None:
@@ -161,7 +165,7 @@ class Incident:
         d["action"] = self.action.value
         # Field order as in SPEC, additions last.
         order = ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
-                 "findings", "window_seconds", "notes", "remedy"]
+                 "findings", "window_seconds", "notes", "remedy", "gpu", "kernel"]
         return {k: _lists(d[k]) for k in order}
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -186,6 +190,8 @@ class Incident:
             window_seconds=d.get("window_seconds"),
             notes=tuple(d.get("notes", ())),
             remedy=d.get("remedy"),
+            gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
+            kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
         )
 
 

@@ -326,3 +326,68 @@ NATIVE_FORK_CULPRITS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("libamdhip", "ROCm (HIP)", (
         "ROCm and fork do not mix: use multiprocessing_context='spawn', or num_workers=0.",)),
 )
+
+# gpu: what each NVIDIA Xid means (NVIDIA's Xid catalog), and the fixes per kind of fault
+XID_MEANINGS = {
+    13: "Graphics Engine Exception: a kernel of the job faulted (an out-of-range access, an illegal instruction)",
+    31: "GPU memory page fault: a kernel of the job touched an invalid address (MMU fault)",
+    32: "invalid or corrupted push buffer stream",
+    43: "GPU stopped processing: the driver reset the job's channel after a fault in its kernels",
+    45: "preemptive cleanup after earlier errors (the process was ended, or a fault before this)",
+    46: "GPU stopped processing",
+    48: "double-bit ECC error: uncorrectable GPU memory error",
+    61: "internal micro-controller breakpoint/warning",
+    62: "internal micro-controller halt",
+    63: "ECC page retirement or row remapping recorded",
+    64: "ECC page retirement or row remapping failed",
+    74: "NVLink error",
+    79: "the GPU has fallen off the bus: it no longer answers the driver",
+    92: "high single-bit ECC error rate",
+    94: "contained ECC error: the driver stopped the affected work",
+    95: "uncontained ECC error: the GPU needs a reset",
+    109: "context switch timeout: a kernel of the job did not yield the GPU",
+    119: "GSP RPC timeout: the GPU's system processor stopped answering",
+    120: "GSP error",
+}
+XID_APP_FAULTS = frozenset({13, 31, 32, 43, 45, 109})  # usually the job's own kernels; the GPU itself may be fine
+GPU_HARDWARE_FIX = (
+    "The GPU or its driver failed: end the job, drain or reboot the node (`nvidia-smi -r` where allowed), "
+    "exclude the device, and restart from the last checkpoint.",
+    "Check it: `nvidia-smi -q` (ECC, retired pages, remapped rows) and `dmesg | grep -i xid`.",
+)
+GPU_APP_FAULT_FIX = (
+    "A kernel of the job faulted on the GPU: run once with CUDA_LAUNCH_BLOCKING=1 (and "
+    "`compute-sanitizer`) to see the real failing call; out-of-range indices in embeddings or losses are "
+    "the usual cause.",
+    "The context is dead after such a fault: end the job and restart it from the last checkpoint.",
+)
+AMDGPU_FIX = (
+    "ROCm: forked DataLoader workers can hang once the HIP runtime is up: "
+    "DataLoader(multiprocessing_context='spawn') or num_workers=0.",
+    "HSA_ENABLE_INTERRUPT=0 against lost completion interrupts; boot with `iommu=pt`; update the amdgpu driver and "
+    "ROCm.",
+    "Check `dmesg | grep -i amdgpu` for ring timeouts and resets; restart from the last checkpoint.",
+)
+SILENT_STALL_FIX = (
+    "A GPU at 100% with power near idle and no progress is stuck, not computing: end the job, reset or "
+    "drain the GPU, restart from the last checkpoint.",
+    "If it repeats on one node, exclude that GPU; check `nvidia-smi -q` and `dmesg | grep -i xid`.",
+)
+LONG_KERNEL_FIX = (
+    "The GPU is computing: a long kernel (a huge batch, an attention over a long sequence, a first "
+    "compile's autotuning). Give it time, or raise --min-stall for this job.",
+    "If it never ends, look at the op the main thread waits on (its Python line is shown) and at "
+    "`nvidia-smi` for the GPU's power draw.",
+)
+NFS_FIX = (
+    "The network filesystem server stopped answering: check it (`dmesg | grep nfs`, the server's health); "
+    "the job resumes by itself if it comes back (a hard mount waits forever).",
+    "Stage the data on local disk; mount with `soft,timeo=` only where a read error is better than a wait.",
+)
+GPU_RELEASE_FIX = (
+    "The killed job's GPU memory was not freed: a process still holds the context (a zombie, or a worker "
+    "stuck in the driver). Find it: `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
+    "or `fuser -v /dev/nvidia*`, and end it.",
+    "If no process is left, reset the GPU (`nvidia-smi -r -i N`, idle GPU only) or reboot the node; then "
+    "restart (hangwatch run --relaunch-on-held-gpu relaunches anyway).",
+)

@@ -17,6 +17,9 @@ from pathlib import Path
 import psutil
 
 from hangwatch.capture import proc
+from hangwatch.capture.gpu import GpuSampler
+from hangwatch.capture.gpu import detect as detect_gpu
+from hangwatch.capture.kernel import read_kernel_events
 from hangwatch.capture.locals import read_locals, spinning_threads
 from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
@@ -33,6 +36,7 @@ from hangwatch.evidence import (
     Role,
     ThreadSample,
 )
+from hangwatch.records.gpu import GpuEvidence, KernelEvent
 from hangwatch.redact import redact_text
 
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -216,11 +220,12 @@ def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], a
 
 def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
                 stack_timeout_s: float = STACK_TIMEOUT_S, sleep: Callable[[float], None] = time.sleep,
-                native: bool | None = None) -> Evidence:
+                native: bool | None = None, gpu: bool = True) -> Evidence:
     """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
 
     ``native``: True reads native frames of every Python process once; None (the default) only of
-    processes whose Python stack explains nothing; False never.
+    processes whose Python stack explains nothing; False never. ``gpu``: read the GPUs over the window
+    and the kernel log since the job started (where there are any / it is permitted).
 
     Raises CaptureError when nothing at all could be captured (no such process, or it vanished).
     Partial evidence (no stacks, processes exiting mid-window) is returned with ``notes``.
@@ -233,6 +238,7 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     if py_spy is None:
         notes.append("py-spy is not installed, so no Python stacks were read: `pip install py-spy`")
     root = proc.find_root(pid)
+    sampler = _gpu_sampler(notes) if gpu else None
     n = samples or sample_count(window_s)
     interval = window_s / (n - 1) if n > 1 else 0.0
     started = time.time()
@@ -276,10 +282,34 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     _mark_spawned_ranks(infos, series)
     errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
     notes.extend(errors)
+    gpu_ev, kernel = _gpu_and_kernel(sampler, series, infos, started, notes) if gpu else (None, ())
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
     return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
                     clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
-                    notes=tuple(notes))
+                    notes=tuple(notes), gpu=gpu_ev, kernel=kernel)
+
+
+def _gpu_and_kernel(sampler: GpuSampler | None, series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo],
+                    started: float, notes: list[str]) -> tuple[GpuEvidence | None, tuple[KernelEvent, ...]]:
+    """The GPUs over the window (stopping the sampler), and the kernel log since the job started."""
+    gpu_ev = None
+    if sampler is not None:
+        sampler.stop()
+        gpu_ev, gpu_notes = sampler.evidence(series)
+        notes.extend(gpu_notes)
+    job_start = min((infos[p].create_time for p in series if p in infos), default=started)
+    kernel, kernel_note = read_kernel_events(job_start)
+    if kernel_note:
+        notes.append(kernel_note)
+    return gpu_ev, kernel
+
+
+def _gpu_sampler(notes: list[str]) -> GpuSampler | None:
+    """Reading the GPUs in the background over the window, when there are any."""
+    backend, note = detect_gpu()
+    if note:
+        notes.append(note)
+    return GpuSampler(backend).start() if backend is not None else None
 
 
 def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], root: int,

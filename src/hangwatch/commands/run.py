@@ -27,6 +27,10 @@ from hangwatch.supervise.config import default_text
               "trainer's max steps].")
 @click.option("--kill-grace", help=f"Seconds between SIGTERM and SIGKILL when ending the job "
               f"{default_text('kill_grace')}.")
+@click.option("--gpu-release-timeout", help="Before a restart, seconds to wait for the ended job's GPU memory to be "
+              f"freed {default_text('gpu_release_timeout')}.")
+@click.option("--relaunch-on-held-gpu", is_flag=True, default=None,
+              help="Restart even when the ended job's GPU memory stays held (usually a certain OOM).")
 @click.option("--notify", multiple=True, help="Repeatable: an apprise URL to send incidents to.")
 @click.option("--restart-on-crash", is_flag=True, default=None, help="Restart a job that exits with an error.")
 @click.option("--auto-fallback", help="on | off: when --fallback is used up, the root cause picks the restart's "

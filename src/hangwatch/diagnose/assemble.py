@@ -53,4 +53,4 @@ def build_incident(ev: Evidence, diagnosis: Diagnosis, *, attempt: int = 1, acti
         verdict=diagnosis.verdict, detected_at=detected_at if detected_at is not None else time.time(),
         last_progress=last_progress, attempt=attempt, action=action, processes=tuple(processes),
         findings=diagnosis.findings, window_seconds=round(ev.ended_at - ev.started_at, 2), notes=ev.notes,
-        remedy=remedy)
+        remedy=remedy, gpu=ev.gpu, kernel=ev.kernel)

@@ -11,6 +11,7 @@ import signal
 from dataclasses import dataclass
 
 from hangwatch.incident import Finding, Where
+from hangwatch.records.gpu import KernelEvent
 from hangwatch.signatures import (
     BATCH_LOST_FIX,
     CUDA_OOM_FIX,
@@ -80,6 +81,19 @@ PATTERNS: tuple[CrashPattern, ...] = (
 )
 
 
+def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None) -> list[Finding]:
+    """What the kernel log says about the crash: an Xid, an OOM kill's victim, an NFS server gone."""
+    if not kernel:
+        return []
+    from hangwatch.diagnose.context import Context
+    from hangwatch.diagnose.gpu import kernel_rule
+    from hangwatch.evidence import Evidence
+
+    ev = Evidence(target_pid=pid or 0, root_pid=pid or 0, started_at=0.0, ended_at=0.0, clock_ticks=100, cpu_count=1,
+                  processes=(), kernel=kernel)
+    return [h.finding for h in kernel_rule(Context(ev, []))]
+
+
 def _signal_name(code: int) -> str | None:
     if code < 0:
         try:
@@ -89,9 +103,11 @@ def _signal_name(code: int) -> str | None:
     return None
 
 
-def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: int | None = None) -> list[Finding]:
-    """Findings for a job that exited with ``exit_code`` (negative: killed by that signal)."""
-    findings: list[Finding] = []
+def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: int | None = None,
+                   kernel: tuple[KernelEvent, ...] = ()) -> list[Finding]:
+    """Findings for a job that exited with ``exit_code`` (negative: killed by that signal), from its
+    output, the cgroup's OOM counter and the kernel log since the attempt started."""
+    findings: list[Finding] = _kernel_findings(kernel, pid)
     where = Where(pid=pid, rank=None, tid=None, file=None, line=None, function=None) if pid else None
     seen: set[str] = set()
     for pat in PATTERNS:
@@ -105,7 +121,7 @@ def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: in
         findings.append(Finding(cause=pat.cause, confidence=pat.confidence, summary=pat.summary.format(**fields),
                                 where=where, evidence=(f"output: {line[:300]}",), fix=pat.fix))
     sig = _signal_name(exit_code)
-    if oom_kills > 0:
+    if oom_kills > 0 and not any(f.cause == "memory.oom" and f.confidence >= 0.8 for f in findings):
         findings.append(Finding(
             cause="memory.oom", confidence=0.9,
             summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",

@@ -11,6 +11,7 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.context import Context, Hit, Rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule
 from hangwatch.diagnose.distributed import distributed_rule
+from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
@@ -26,6 +27,7 @@ IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet j
 RULES: tuple[Rule, ...] = (
     stopped_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
     child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule, deadlock_rule, native_fork_rule,
+    kernel_rule, gpu_activity_rule,
 )
 
 
@@ -53,8 +55,10 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
     hits.sort(key=lambda h: -h.finding.confidence)
     if hits:
-        return Diagnosis(hits[0].verdict, tuple(h.finding for h in hits))
-    return Diagnosis(_verdict_from_activity(ctx), (_unknown(ctx),))
+        verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
+    else:
+        verdict, findings = _verdict_from_activity(ctx), (_unknown(ctx),)
+    return Diagnosis(verdict, annotate(findings, verdict, ev.gpu))
 
 
 def _primary(ctx: Context) -> ProcessView | None:

@@ -39,6 +39,7 @@ class DoctorInputs:
     workers: int | None = None  # DataLoader workers the job will use, when known
     batch_mib: float | None = None  # size of one batch in MiB, when known
     prefetch_factor: int = 2
+    gpus: int | None = None  # GPUs the job will use (torchrun --nproc-per-node), when known
 
 
 def _size(n: float) -> str:
@@ -200,37 +201,6 @@ def check_stacks(inp: DoctorInputs) -> Check:
     return Check("stacks.ptrace", OK, py_spy, "Python stacks of the job can be read", fix)
 
 
-def check_torch_gpu(inp: DoctorInputs) -> Check:
-    """torch and the GPU driver (nvidia-smi / rocm-smi answer; ROCm's DataLoader hazard)."""
-    try:
-        import importlib.metadata as md
-
-        torch_v = md.version("torch")
-    except Exception:  # noqa: BLE001 - any metadata problem means: not installed here
-        torch_v = None
-    rocm = shutil.which("rocm-smi") is not None or "+rocm" in (torch_v or "")
-    nvidia = shutil.which("nvidia-smi")
-    value = f"torch {torch_v or 'not installed'}"
-    if nvidia:
-        try:
-            r = subprocess.run([nvidia, "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                               capture_output=True, text=True, timeout=20, check=False)
-            value += "; " + (r.stdout.strip().replace("\n", "; ") or r.stderr.strip()[:100])
-            if r.returncode != 0:
-                return Check("gpu.driver", FAIL, value, "nvidia-smi fails: the driver or a GPU is unhealthy",
-                             "Check `dmesg | grep -i xid` and `nvidia-smi -q`; reboot or drain the node.")
-        except subprocess.TimeoutExpired:
-            return Check("gpu.driver", FAIL, value + "; nvidia-smi hung", "nvidia-smi hangs: a GPU fell off the "
-                         "bus or the driver is stuck", "Drain and reboot the node.")
-    if rocm:
-        return Check("gpu.driver", WARN, value + "; ROCm", "ROCm and DataLoader multiprocessing are known to hang "
-                     "(workers forked after the HIP runtime started)",
-                     "DataLoader(multiprocessing_context='spawn'), or num_workers=0 for the validation loader.")
-    if not nvidia:
-        return Check("gpu.driver", SKIP, value + "; no GPU tools", "no nvidia-smi or rocm-smi on this machine", "")
-    return Check("gpu.driver", OK, value, "GPU driver answers", "")
-
-
 def check_swap(inp: DoctorInputs) -> Check:
     """Swap in use."""
     try:
@@ -248,7 +218,7 @@ def check_swap(inp: DoctorInputs) -> Check:
 
 CHECKS: tuple[Callable[[DoctorInputs], Check], ...] = (
     check_shm, check_start_method, check_tokenizers, check_threads, check_unbuffered, check_nofile, check_disk,
-    check_network_fs, check_stacks, check_torch_gpu, check_swap)
+    check_network_fs, check_stacks, check_swap)
 
 
 def run_checks(inp: DoctorInputs) -> list[Check]:
@@ -259,4 +229,6 @@ def run_checks(inp: DoctorInputs) -> list[Check]:
             out.append(check(inp))
         except Exception as e:  # noqa: BLE001 - one broken check must not hide the others
             out.append(Check(check.__name__.removeprefix("check_"), SKIP, "error", f"the check failed: {e}", ""))
-    return out
+    from hangwatch.doctor.gpu_checks import run_gpu_checks
+
+    return out + run_gpu_checks(dict(inp.env), inp.gpus)

@@ -49,6 +49,7 @@ class EventKind(str, Enum):
     WATCHDOG = "watchdog"  # a supervision round took longer than HANGWATCH_WATCHDOG_S
     CAPTURE_ABANDONED = "capture_abandoned"
     OVER_BUDGET = "over_budget"  # the projected total cost passed --budget
+    GPU_RELEASE = "gpu_release"  # before a restart: how long the ended job's GPU memory took to be freed
     EXIT = "exit"
 
 

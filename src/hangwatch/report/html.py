@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hangwatch.incident import Incident, ProcessRecord
 from hangwatch.records.run import Event, RunSummary
+from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import leaves, merged_lines, rank_stacks
 from hangwatch.report.run_report import TIMELINE_EVENTS, RunRecord
 from hangwatch.supervise.budget import usd
@@ -263,6 +264,9 @@ def _incident_html(n: int, inc: Incident) -> str:
     if inc.remedy:
         out.append(f"<p>The next attempt applied: <code>{_e(inc.remedy)}</code></p>")
     out.append(_ranks_html(inc))
+    section = gpu_lines(inc)
+    if section:
+        out.append(f"<h4>GPUs and kernel log</h4><pre>{_e(chr(10).join(section))}</pre>")
     if inc.processes:
         out.append(f"<details><summary>Process tree ({len(inc.processes)} processes)</summary>"
                    f"{_tree(inc.processes)}</details>")

@@ -6,6 +6,7 @@ import time
 from typing import TextIO
 
 from hangwatch.incident import Incident
+from hangwatch.report.gpu_text import gpu_lines
 
 
 def render_markdown(incident: Incident, out: TextIO) -> None:
@@ -46,5 +47,8 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
             cpu = "" if p.cpu_percent is None else f"{p.cpu_percent:.0f}"
             rank = "" if p.rank is None else str(p.rank)
             out.write(f"| {p.pid} | {p.ppid} | {p.role} | {rank} | {p.state} | {cpu} | {frame} |\n")
+    section = gpu_lines(incident)
+    if section:
+        out.write("\n## GPUs and kernel log\n\n```\n" + "\n".join(section) + "\n```\n")
     for n in incident.notes:
         out.write(f"\n> note: {n}\n")

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from hangwatch.incident import Incident, ProcessRecord, Verdict
+from hangwatch.report.gpu_text import gpu_lines
 
 VERDICT_STYLE = {Verdict.HUNG: "bold red", Verdict.STOPPED: "bold red", Verdict.CRASHED: "bold red",
                  Verdict.SLOW: "bold yellow", Verdict.PROGRESSING: "bold green"}
@@ -67,5 +68,7 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
     for p in by_parent.get(-1, []):
         add(tree, p, 0)
     console.print(tree)
+    for line in gpu_lines(incident):
+        console.print(escape(line))
     for n in incident.notes:
         console.print(f"[yellow]note:[/] {escape(n)}")

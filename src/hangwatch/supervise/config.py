@@ -50,6 +50,8 @@ DEFAULTS: dict[str, Any] = {
     "on_over_budget": "warn",  # warn | stop
     "total_steps": None,  # None: from the job's `n/N` counter or the trainer's max steps (autobeat)
     "progress_regex": None,
+    "gpu_release_timeout": 60.0,  # before a relaunch, wait this long for the ended job's GPU memory to be freed
+    "relaunch_on_held_gpu": False,  # relaunch even when that memory stays held (a certain OOM, usually)
     "run_dir": None,  # None: hangwatch-runs/<UTC time>-<command name>
 }
 DEFAULT_CONFIG = "hangwatch.toml"
@@ -81,6 +83,8 @@ class RunConfig:
     stop_over_budget: bool = False  # --on-over-budget stop
     total_steps: int | None = None
     kill_grace: float = DEFAULTS["kill_grace"]
+    gpu_release_timeout: float = DEFAULTS["gpu_release_timeout"]
+    relaunch_on_held_gpu: bool = DEFAULTS["relaunch_on_held_gpu"]
     notify: tuple[str, ...] = ()
     restart_on_crash: bool = DEFAULTS["restart_on_crash"]
     autobeat: bool = DEFAULTS["autobeat"]
@@ -276,6 +280,8 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         stop_over_budget=over == "stop",
         total_steps=None if total is None else int(_number("total_steps", total, 1, integer=True)),
         kill_grace=_number("kill_grace", pick("kill_grace"), 0),
+        gpu_release_timeout=_number("gpu_release_timeout", pick("gpu_release_timeout"), 0),
+        relaunch_on_held_gpu=bool(pick("relaunch_on_held_gpu")),
         notify=tuple(str(u) for u in notify),
         restart_on_crash=bool(pick("restart_on_crash")),
         autobeat=bool(pick("autobeat")),

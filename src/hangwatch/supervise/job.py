@@ -35,6 +35,10 @@ class Job(Protocol):
         """Processes of the job still alive (after the root exited: its orphans)."""
         ...
 
+    def known_pids(self) -> list[int]:
+        """Every process of the job ever seen (alive or not)."""
+        ...
+
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
         """``first_signal``, ``grace_s``, then SIGKILL to the whole tree."""
         ...
@@ -91,6 +95,10 @@ class LaunchedJob:
     def leftovers(self) -> list[int]:
         """Processes of the job still alive."""
         return [p.pid for p in self.tracker.alive()]
+
+    def known_pids(self) -> list[int]:
+        """Every process of the job ever seen."""
+        return [self.pid, *(p for p in self.tracker.seen if p != self.pid)]
 
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
         """End the whole tree; then wait (bounded) for the last output."""

@@ -53,6 +53,7 @@ from hangwatch.supervise.notify import Notifier
 from hangwatch.supervise.rundir import RunDir, command_name
 
 if TYPE_CHECKING:
+    from hangwatch.capture.gpu import GpuBackend
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
     from hangwatch.supervise.nodes import NodeCoordination
@@ -97,6 +98,8 @@ class Supervisor:
         self.nodes: NodeCoordination | None = None
         self.remedies = RemedyPlan(custom=dict(cfg.remedies))
         # A projection is noisy: --on-over-budget stop waits until it has stayed over for --min-stall.
+        self._gpu: GpuBackend | None = None  # set at the first launch when the machine has GPUs
+        self._gpu_baseline: dict[int, float] | None = None  # device memory used before the job started
         self.budget = (BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall)
                        if cfg.budget is not None else None)
         self.probe_note: str | None = None  # the newest startup probe's finding, for the status line
@@ -203,12 +206,56 @@ class Supervisor:
             if end.restart is None or end.restart.restart:
                 if end.restart is None:
                     return end.code
+                if not self._gpu_released(attempt):
+                    return end.code
                 continue
             msg = end.restart.message(self.cfg.max_restarts)
             if msg is not None:
                 self._stderr(f"hangwatch: {msg}")
                 self.rundir.event(EventKind.GIVE_UP, reason=end.restart.give_up, attempts=attempt.number)
             return end.code
+
+    def _gpu_setup(self) -> None:
+        """The GPU backend, and each device's memory before the job starts (only on machines with GPUs:
+        elsewhere this costs one glob)."""
+        from hangwatch.capture.gpu import FAKE_ENV, detect, devices_present
+
+        if FAKE_ENV not in os.environ and not devices_present():
+            return
+        self._gpu, _ = detect()
+        if self._gpu is not None and not self._gpu.per_process:
+            from hangwatch.supervise.gpu_release import device_used
+
+            with contextlib.suppress(Exception):
+                self._gpu_baseline = device_used(self._gpu)
+
+    def _gpu_released(self, a: Attempt) -> bool:
+        """Before a relaunch: wait (bounded) until the ended attempt's processes hold no GPU memory.
+        False when it stays held and --relaunch-on-held-gpu was not given: no relaunch into an OOM."""
+        if self._gpu is None:
+            return True
+        from hangwatch.signatures import GPU_RELEASE_FIX
+        from hangwatch.supervise.gpu_release import wait_release
+
+        timeout = self.cfg.gpu_release_timeout
+        self._doing = "waiting for the GPU memory of the ended job"
+        rel = wait_release(self._gpu, a.job.known_pids(), self._gpu_baseline, timeout)
+        self._doing = "watching"
+        text = rel.text(timeout)
+        self.rundir.event(EventKind.GPU_RELEASE, attempt=a.number, released=rel.released,
+                          seconds=round(rel.seconds, 2), how=rel.how, error=rel.error,
+                          held=[{"pid": p.pid, "gpu": p.gpu, "used_mib": p.used_mib} for p in rel.held],
+                          zombies=list(rel.zombies))
+        if rel.released or rel.error:
+            if rel.seconds >= 1 or rel.error:
+                self._stderr(f"hangwatch: {text}.")
+            return True
+        go = self.cfg.relaunch_on_held_gpu
+        self._stderr(f"hangwatch: {text}; " + ("relaunching anyway (--relaunch-on-held-gpu)." if go else
+                     "not relaunching into a certain out-of-memory.") + f"\n  fix: {GPU_RELEASE_FIX[0]}")
+        if not go:
+            self.rundir.event(EventKind.GIVE_UP, reason="gpu memory held", attempts=a.number)
+        return go
 
     def _capture_real(self, pid: int, window: float) -> Evidence:
         from hangwatch.capture import capture_job
@@ -236,6 +283,8 @@ class Supervisor:
         self.probe_note = None
         self.output.flush()
         log_offset = self._log_file.tell()
+        if n == 1:
+            self._gpu_setup()
         job = self.launcher(argv, env, self.intake.on_chunk)
         now = self.clock.now()
         self._oom_start = cgroup_oom_kills(job.pid)  # per attempt: an earlier attempt's OOM is not this crash's
@@ -607,9 +656,12 @@ class Supervisor:
         self.final_state = RunState.CRASHED
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - self._oom_start) if oom_now is not None and self._oom_start is not None else 0
+        from hangwatch.capture.kernel import read_kernel_events
         from hangwatch.diagnose.crash import diagnose_crash
 
-        findings = tuple(diagnose_crash(code, self._output_tail(a.log_offset), oom_kills=oom, pid=a.job.pid))
+        kernel, kernel_note = read_kernel_events(a.started_at)
+        findings = tuple(diagnose_crash(code, self._output_tail(a.log_offset), oom_kills=oom, pid=a.job.pid,
+                                        kernel=kernel))
         asked = self.cfg.restart_on_crash
         if self.nodes is not None:  # the other nodes' ranks now wait for ours: stop or restart them too
             self.nodes.decide(a.number, Decision(self.nodes.node, "restart" if asked else "kill", findings[0].cause))
@@ -619,7 +671,7 @@ class Supervisor:
         incident = Incident(verdict=Verdict.CRASHED, detected_at=self.clock.now(),
                             last_progress=self._last_progress(a.detector), attempt=a.number,
                             action=Action.RESTARTED if decision.restart else Action.NONE, processes=(),
-                            findings=findings,
+                            findings=findings, kernel=kernel, notes=(kernel_note,) if kernel_note else (),
                             remedy=self._remedy_for(findings[0], a.number + 1) if decision.restart else None)
         self._record_incident(incident, 0.0)
         return AttemptEnd(status, decision)

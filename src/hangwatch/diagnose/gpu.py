@@ -1,0 +1,213 @@
+"""GPU and kernel causes: faults in the kernel log (Xid, amdgpu), OOM kills, NFS servers gone, and what
+the GPUs did over the window (a GPU at 100% with no progress, or every GPU idle while the job is stuck)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from hangwatch import signatures as sg
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import ProcessView, innermost_explaining
+from hangwatch.evidence import Role
+from hangwatch.incident import Finding, Verdict, Where
+from hangwatch.records.gpu import GpuDevice, GpuEvidence, KernelEvent
+
+BUSY_PERCENT = 90.0  # mean utilization above which a GPU counts as busy for the whole window
+SILENT_POWER_RATIO = 0.3  # busy at under this share of its power limit: spinning, not computing
+HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120})
+
+
+def _clock(at: float | None) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at)) if at else "(no time)"
+
+
+def _main(ctx: Context) -> ProcessView | None:
+    for role in (Role.MAIN, Role.RANK, Role.CHILD):
+        for v in ctx.views:
+            if v.role == role:
+                return v
+    return ctx.views[0] if ctx.views else None
+
+
+def _where(ctx: Context, pid: int | None) -> Where | None:
+    """Where the process the kernel names is (else the main process): its main thread's own line."""
+    v = ctx.view(pid) if pid is not None else None
+    v = v or _main(ctx)
+    if v is None:
+        return None
+    t = v.main_thread
+    frame = innermost_explaining(t.frames) if t is not None and t.has_stack else None
+    return v.where(t, frame) if frame is not None else Where(pid=v.pid, rank=v.info.rank, tid=None, file=None,
+                                                            line=None, function=None)
+
+
+def _job_pids(ctx: Context) -> set[int]:
+    return {v.pid for v in ctx.views}
+
+
+def _fault(ctx: Context, e: KernelEvent) -> Hit:
+    """gpu.fault from one kernel line."""
+    who = f" (pid {e.pid}{', ' + e.name if e.name else ''})" if e.pid else ""
+    dev = f" on {e.device}" if e.device else ""
+    fix: tuple[str, ...]
+    if e.kind == "xid" and e.code is not None:
+        meaning = sg.XID_MEANINGS.get(e.code, "an NVIDIA driver error")
+        summary = f"The kernel log has NVIDIA Xid {e.code}{dev}{who} at {_clock(e.at)}: {meaning}."
+        hardware = e.code in HARDWARE_XIDS
+        fix = sg.GPU_HARDWARE_FIX if hardware or e.code not in sg.XID_APP_FAULTS else sg.GPU_APP_FAULT_FIX
+        ours = e.pid is not None and ctx.view(e.pid) is not None  # the fault names a process of this job
+        confidence = 0.97 if e.code == 79 else 0.93 if hardware or ours else 0.88
+    elif e.kind == "sxid":
+        summary = f"The kernel log has an NVSwitch SXid {e.code}{dev} at {_clock(e.at)}: the GPU fabric failed."
+        fix, confidence = sg.GPU_HARDWARE_FIX, 0.85
+    elif e.kind == "fell_off_bus":
+        summary = f"The kernel log says the GPU{dev} has fallen off the bus at {_clock(e.at)}: it no longer answers."
+        fix, confidence = sg.GPU_HARDWARE_FIX, 0.97
+    else:  # amdgpu_fault
+        summary = f"The amdgpu driver reported a fault at {_clock(e.at)}: {e.text[:160]}"
+        fix, confidence = sg.AMDGPU_FIX, 0.9
+    ev = (f"kernel log: {e.text[:300]}",)
+    return Hit(Finding("gpu.fault", confidence, summary, _where(ctx, e.pid), ev, fix), Verdict.HUNG)
+
+
+def kernel_rule(ctx: Context) -> list[Hit]:
+    """gpu.fault (Xid, SXid, fallen off the bus, amdgpu faults and hogged-CPU warnings), memory.oom
+    (the OOM killer's victim), io.storage_wait (an NFS server not responding, a hung task of the job)."""
+    events = ctx.evidence.kernel
+    hits: list[Hit] = []
+    faults = [e for e in events if e.kind in ("xid", "sxid", "fell_off_bus", "amdgpu_fault")]
+    if faults:
+        # The most severe, then the newest: Xid 79 says more than the Xid 45 cleanup after it.
+        worst = max(faults, key=lambda e: (_fault(ctx, e).finding.confidence, e.at or 0.0))
+        hit = _fault(ctx, worst)
+        more = [f"kernel log: {e.text[:200]}" for e in faults if e is not worst][-4:]
+        hits.append(Hit(replace(hit.finding, evidence=hit.finding.evidence + tuple(more)), hit.verdict))
+    hogs = [e for e in events if e.kind == "amdgpu_hog"]
+    if hogs and not faults:
+        e = hogs[-1]
+        hits.append(Hit(Finding(
+            "gpu.fault", 0.6,
+            f"The amdgpu driver's work ({e.name}) hogged a CPU {len(hogs)} time(s) since the job started: the ROCm "
+            "driver is struggling, and forked DataLoader workers are known to hang with it.",
+            _where(ctx, None), tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]), sg.AMDGPU_FIX), Verdict.HUNG))
+    hits.extend(_oom(ctx, [e for e in events if e.kind == "oom_kill"]))
+    hits.extend(_storage(ctx, events))
+    return hits
+
+
+def _oom(ctx: Context, kills: list[KernelEvent]) -> list[Hit]:
+    if not kills:
+        return []
+    e = kills[-1]
+    names = {v.info.name for v in ctx.views} | {"python", "python3", "pt_data_worker", "pt_main_thread"}
+    ours = e.name in names or (e.name or "").startswith("python")
+    victim = f"pid {e.pid} ({e.name})"
+    summary = (f"The kernel's out-of-memory killer killed {victim} at {_clock(e.at)}"
+               + (", a process like the job's: a DataLoader worker or a rank gone this way leaves the rest waiting."
+                  if ours else ", not a process of the job: the node is short of memory."))
+    ev = tuple(f"kernel log: {k.text[:250]}" for k in kills[-3:])
+    return [Hit(Finding("memory.oom", 0.8 if ours else 0.35, summary, _where(ctx, None), ev, sg.OOM_FIX),
+                Verdict.HUNG)]
+
+
+def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
+    hits = []
+    down: dict[str, KernelEvent] = {}
+    for e in events:
+        if e.kind == "nfs_down" and e.name:
+            down[e.name] = e
+        elif e.kind == "nfs_ok" and e.name:
+            down.pop(e.name, None)
+    d_state = [v for v in ctx.views if v.state == "D" or any(t.last.state == "D" for t in v.threads)]
+    for server, e in down.items():
+        summary = f"The NFS server {server} stopped answering at {_clock(e.at)} and has not come back"
+        summary += (f"; {len(d_state)} process(es) of the job wait on it in the kernel (state D)." if d_state else ".")
+        ev = [f"kernel log: {e.text[:250]}"] + [f"{v.label()} in state D" for v in d_state[:4]]
+        where = _where(ctx, d_state[0].pid if d_state else None)
+        hits.append(Hit(Finding("io.storage_wait", 0.88 if d_state else 0.6, summary, where, tuple(ev),
+                                sg.NFS_FIX + sg.STORAGE_FIX[:1]), Verdict.HUNG))
+    pids = _job_pids(ctx)
+    for e in events:
+        if e.kind == "hung_task" and e.pid in pids:
+            hits.append(Hit(Finding(
+                "io.storage_wait", 0.75,
+                f"The kernel reports pid {e.pid} ({e.name}) of the job blocked in an uninterruptible wait at "
+                f"{_clock(e.at)} (a storage or driver call that does not return).",
+                _where(ctx, e.pid), (f"kernel log: {e.text[:250]}",), sg.STORAGE_FIX), Verdict.HUNG))
+            break
+    return hits
+
+
+def job_devices(gpu: GpuEvidence) -> list[GpuDevice]:
+    """The GPUs the job holds memory on (all of them when nobody's memory is known)."""
+    used = {p.gpu for p in gpu.processes if p.in_job}
+    return [d for d in gpu.devices if d.index in used] or list(gpu.devices)
+
+
+def _mean(xs: tuple[float, ...]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def gpus_idle(gpu: GpuEvidence) -> bool:
+    """Every GPU at 0% on every read of the window."""
+    return bool(gpu.devices) and all(d.util_percent and max(d.util_percent) == 0 for d in gpu.devices)
+
+
+def busy_devices(gpu: GpuEvidence) -> list[GpuDevice]:
+    """The job's GPUs busy for the whole window."""
+    return [d for d in job_devices(gpu) if (m := _mean(d.util_percent)) is not None and m >= BUSY_PERCENT
+            and min(d.util_percent) >= BUSY_PERCENT / 2]
+
+
+def _in_collective(ctx: Context) -> bool:
+    return any(t.has_stack and any(sg.at(f, sg.C10D_PY, sg.COLLECTIVES) for f in t.frames)
+               for v in ctx.views for t in v.threads)
+
+
+def gpu_activity_rule(ctx: Context) -> list[Hit]:
+    """A GPU busy for the whole window while nothing progresses: a silent stall (busy at idle power:
+    gpu.fault) or a long kernel (busy at working power: gpu.long_kernel, alive). Ranks in a collective
+    are left to the distributed rule (NCCL busy-waits at 100%)."""
+    gpu = ctx.evidence.gpu
+    if gpu is None or _in_collective(ctx):
+        return []
+    busy = busy_devices(gpu)
+    if not busy:
+        return []
+    d = busy[0]
+    names = ", ".join(f"GPU {x.index}" for x in busy)
+    util = f"{_mean(d.util_percent):.0f}% over {len(d.util_percent)} reads"
+    power = (f"{d.power_w:.0f} W of {d.power_limit_w:.0f} W" if d.power_w is not None and d.power_limit_w
+             else f"{d.power_w:.0f} W" if d.power_w is not None else "power unknown")
+    ev = (f"{names}: utilization {util}, {power}",
+          *(f"GPU {x.index} throttled: {', '.join(x.throttle_reasons)}" for x in busy if x.throttle_reasons))
+    where = _where(ctx, None)
+    if d.power_w is not None and d.power_limit_w and d.power_w < SILENT_POWER_RATIO * d.power_limit_w:
+        return [Hit(Finding(
+            "gpu.fault", 0.7,
+            f"{names} at 100% for the whole window but drawing only {power}: the GPU spins without computing (a "
+            "silent GPU stall), and the job waits on it.", where, ev, sg.SILENT_STALL_FIX), Verdict.HUNG)]
+    return [Hit(Finding(
+        "gpu.long_kernel", 0.6,
+        f"{names} busy for the whole window ({util}, {power}) while the job's host side waits: a long kernel "
+        "is running, so the job is alive.", where, ev, sg.LONG_KERNEL_FIX), Verdict.SLOW)]
+
+
+def annotate(findings: tuple[Finding, ...], verdict: Verdict, gpu: GpuEvidence | None) -> tuple[Finding, ...]:
+    """Add what the GPUs say to the root cause: all idle while hung (the host side is stuck), or busy
+    under a collective (NCCL busy-waits: 100% is not work)."""
+    if gpu is None or not findings or verdict != Verdict.HUNG:
+        return findings
+    root = findings[0]
+    line = None
+    if gpus_idle(gpu):
+        reads = max((len(d.util_percent) for d in gpu.devices), default=0)
+        line = (f"all {len(gpu.devices)} GPU(s) at 0% on every read of the window ({reads} reads): the host side "
+                "is stuck, not the GPU")
+    elif root.cause.startswith("distributed.") and (busy := busy_devices(gpu)):
+        line = (f"GPU {', '.join(str(d.index) for d in busy)} at ~100%: NCCL kernels busy-wait inside the "
+                "collective for the missing peer (that is not work)")
+    if line is None:
+        return findings
+    return (replace(root, evidence=(*root.evidence, line)), *findings[1:])
