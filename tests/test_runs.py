@@ -264,3 +264,22 @@ def test_total_steps_gives_an_eta_and_budget_flags_are_checked(run, tmp_path):
                 ["--total-steps", "0"]):
         e = hw("run", *bad, "--", "true", cwd=tmp_path)
         assert e.returncode == 2 and e.stderr.count("\n") == 1 and "Traceback" not in e.stderr, e.stderr
+
+
+def test_budget_stop_lands_right_after_a_checkpoint(run, tmp_path):
+    """autobeat sees torch.save as a checkpoint phase: once over budget, the job is ended only after
+    the next checkpoint has been written, not in the middle of one, nor steps later."""
+    r = run("--min-stall", "2", "--startup-grace", "60", "--kill-grace", "5", "--cost-per-hour", "3600",
+            "--budget", "2", "--on-over-budget", "stop",
+            *py("ckpt_job.py", "--every", "20", "--save-s", "1.5", "--out", str(tmp_path / "ckpt.pt")), timeout=120)
+    assert r.returncode != 0, r.stderr.decode()[-2000:]
+    events = run.events()
+    over = next(e for e in events if e["event"] == "over_budget")
+    term = next(e for e in events if e["event"] == "terminate")
+    assert term["reason"] == "over budget (--on-over-budget stop)" and term["at"] > over["at"]
+    assert b"ending the job after its checkpoint" in r.stderr
+    lines = [ln for ln in r.stdout.decode().splitlines() if ln.strip()]
+    saved = [i for i, ln in enumerate(lines) if ln.startswith("saved checkpoint")]
+    assert saved and "saving" not in lines[-1], lines[-5:]  # never stopped in the middle of a save
+    assert len(lines) - 1 - saved[-1] <= 8, lines[saved[-1]:]  # ...and soon after the last one ended
+    assert run.summary()["state"] == "stopped"

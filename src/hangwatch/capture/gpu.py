@@ -437,7 +437,7 @@ def _detect(env: dict[str, str]) -> tuple[GpuBackend | None, str | None]:
         return None, None  # no GPU here: nothing to say
     notes = []
     try:
-        import pynvml  # type: ignore[import-untyped, unused-ignore]
+        import pynvml  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:
         pynvml = None
     if pynvml is not None:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from hangwatch.records.run import RunState, RunSummary
+
+if TYPE_CHECKING:
+    from hangwatch.recover.remedy import Applied
+    from hangwatch.supervise.attempt import Attempt
 
 RATE_WINDOW = 20  # step intervals the rate is taken over
 SIGNALS = ("none", "output", "counter", "heartbeat")  # in the order of the detector's Strength values
@@ -85,3 +90,36 @@ class Ledger:
             cost_usd=None if price is None else round(wall / 3600 * price, 4),
             wasted_usd=None if price is None else round(stalled / 3600 * price, 4),
             projected_cost_usd=None if price is None or eta is None else round(eta / 3600 * price, 4))
+
+
+def attempt_stats(attempts: Sequence[Attempt], fallbacks: Sequence[str], remedies: Sequence[Applied]
+                  ) -> tuple[dict[str, Any], ...]:
+    """Each attempt's span, steps and rate, and the fallback or remedy it ran with."""
+    out: list[dict[str, Any]] = []
+    for a in attempts:
+        applied = [f for f in fallbacks[: a.number - 1] if f]
+        applied += [r.text for r in remedies if r.attempt == a.number]
+        rate = step_rate(a.detector.intervals, a.detector.points)
+        out.append({"attempt": a.number, "started_at": round(a.started_at, 3),
+                    "ended_at": None if a.ended_at is None else round(a.ended_at, 3),
+                    "first_step": a.first_step, "last_step": a.last_step,
+                    "steps_per_s": round(rate, 4) if rate else None, "applied": "; ".join(applied),
+                    "exit_code": a.exit_code})
+    return tuple(out)
+
+
+def remedy_outcomes(attempts: Sequence[Attempt], remedies: Sequence[Applied]) -> tuple[dict[str, Any], ...]:
+    """Each remedy applied, and what it did: past the old stall or not, and at what step rate."""
+    out = []
+    for r in remedies:
+        row: dict[str, Any] = {"attempt": r.attempt, "cause": r.cause, "remedy": r.remedy, "applied": r.text}
+        if 1 < r.attempt <= len(attempts):
+            now_a, before = attempts[r.attempt - 1], attempts[r.attempt - 2]
+            past = (now_a.max_step > before.max_step if now_a.max_step is not None and before.max_step is not None
+                    else now_a.progressed)
+            rate = step_rate(now_a.detector.intervals, now_a.detector.points)
+            prev = step_rate(before.detector.intervals, before.detector.points)
+            row.update(progressed_past=past, steps_per_s=round(rate, 3) if rate else None,
+                       rate_vs_previous=round(rate / prev, 3) if rate and prev else None)
+        out.append(row)
+    return tuple(out)

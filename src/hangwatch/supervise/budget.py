@@ -80,6 +80,11 @@ class BudgetWatch:
         longest = max(b - a for a, b in itertools.pairwise(marks))
         return now - self.over_at > max(MIN_CHECKPOINT_WAIT_S, 1.5 * longest)
 
+    def checkpoint_ended(self) -> bool:
+        """A checkpoint ended after stopping was decided (the stop waited for it)."""
+        return self.over_at is not None and self.checkpoint_ended_at is not None and \
+            self.checkpoint_ended_at >= self.over_at
+
     def waiting_for_checkpoint(self) -> bool:
         """Stopping after the next checkpoint, when one was seen."""
         return self.stop and bool(self.checkpoint_starts)

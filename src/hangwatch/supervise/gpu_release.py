@@ -4,13 +4,18 @@ zombie, a worker stuck in the driver) is named with its pids: relaunching into i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from hangwatch.capture.gpu import GpuBackend
 from hangwatch.records.gpu import GpuProcessMemory
+from hangwatch.records.run import EventKind
+
+if TYPE_CHECKING:
+    from hangwatch.capture.gpu import GpuBackend
 
 POLL_S = 1.0
 TOLERANCE_MIB = 512.0  # without per-process figures: device memory back within this of what it was
@@ -76,3 +81,50 @@ def wait_release(backend: GpuBackend, pids: Iterable[int], baseline: dict[int, f
             zombies = tuple(p.pid for p in held if p.pid and not _alive(p.pid))
             return Release(False, elapsed, held, zombies, how)
         sleep(min(POLL_S, max(0.05, timeout_s - elapsed)))
+
+
+@dataclass
+class GpuGuard:
+    """The run's GPU-safe restarts: the backend and each device's memory before the first launch, then
+    before every relaunch the wait for the ended attempt's memory."""
+
+    timeout_s: float
+    relaunch_anyway: bool  # --relaunch-on-held-gpu
+    event: Callable[..., None]  # RunDir.event
+    say: Callable[[str], None]  # a line on stderr
+    backend: GpuBackend | None = None  # set at setup() on a machine with GPUs
+    baseline: dict[int, float] | None = field(default=None)  # device memory used before the job started
+
+    def setup(self) -> None:
+        """Find the GPUs (only where device nodes exist: elsewhere this costs one glob) and, for a backend
+        without per-process figures, note each device's memory before the job starts."""
+        from hangwatch.capture.gpu import FAKE_ENV, detect, devices_present
+
+        if FAKE_ENV not in os.environ and not devices_present():
+            return
+        self.backend, _ = detect()
+        if self.backend is not None and not self.backend.per_process:
+            with contextlib.suppress(Exception):
+                self.baseline = device_used(self.backend)
+
+    def released(self, attempt: int, pids: Iterable[int]) -> bool:
+        """Wait (bounded) until ``pids`` hold no GPU memory. False when it stays held and the relaunch
+        was not asked for anyway: no relaunch into a certain OOM."""
+        if self.backend is None:
+            return True
+        from hangwatch.signatures import GPU_RELEASE_FIX
+
+        rel = wait_release(self.backend, pids, self.baseline, self.timeout_s)
+        held: list[dict[str, Any]] = [{"pid": p.pid, "gpu": p.gpu, "used_mib": p.used_mib} for p in rel.held]
+        self.event(EventKind.GPU_RELEASE, attempt=attempt, released=rel.released, seconds=round(rel.seconds, 2),
+                   how=rel.how, error=rel.error, held=held, zombies=list(rel.zombies))
+        text = rel.text(self.timeout_s)
+        if rel.released or rel.error:
+            if rel.seconds >= 1 or rel.error:
+                self.say(f"hangwatch: {text}.")
+            return True
+        self.say(f"hangwatch: {text}; " + ("relaunching anyway (--relaunch-on-held-gpu)." if self.relaunch_anyway
+                 else "not relaunching into a certain out-of-memory.") + f"\n  fix: {GPU_RELEASE_FIX[0]}")
+        if not self.relaunch_anyway:
+            self.event(EventKind.GIVE_UP, reason="gpu memory held", attempts=attempt)
+        return self.relaunch_anyway

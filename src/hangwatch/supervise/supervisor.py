@@ -40,12 +40,13 @@ from hangwatch.recover.terminate import Termination
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
 from hangwatch.runs.index import register
-from hangwatch.supervise.accounting import Ledger, step_rate
+from hangwatch.supervise.accounting import Ledger, attempt_stats, remedy_outcomes
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, SupervisionFailed, SystemClock
 from hangwatch.supervise.autobeat import autobeat_env
 from hangwatch.supervise.budget import BudgetWatch
 from hangwatch.supervise.config import OnHang, RunConfig
 from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
+from hangwatch.supervise.gpu_release import GpuGuard
 from hangwatch.supervise.intake import ProgressIntake
 from hangwatch.supervise.job import Job, LaunchedJob, Launcher
 from hangwatch.supervise.launch import OnChunk, OutputLog, StatusLine, launch
@@ -53,7 +54,6 @@ from hangwatch.supervise.notify import Notifier
 from hangwatch.supervise.rundir import RunDir, command_name
 
 if TYPE_CHECKING:
-    from hangwatch.capture.gpu import GpuBackend
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
     from hangwatch.supervise.nodes import NodeCoordination
@@ -98,8 +98,7 @@ class Supervisor:
         self.nodes: NodeCoordination | None = None
         self.remedies = RemedyPlan(custom=dict(cfg.remedies))
         # A projection is noisy: --on-over-budget stop waits until it has stayed over for --min-stall.
-        self._gpu: GpuBackend | None = None  # set at the first launch when the machine has GPUs
-        self._gpu_baseline: dict[int, float] | None = None  # device memory used before the job started
+        self.gpu = GpuGuard(cfg.gpu_release_timeout, cfg.relaunch_on_held_gpu, self.rundir.event, self._stderr)
         self.budget = (BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall)
                        if cfg.budget is not None else None)
         self.probe_note: str | None = None  # the newest startup probe's finding, for the status line
@@ -206,7 +205,10 @@ class Supervisor:
             if end.restart is None or end.restart.restart:
                 if end.restart is None:
                     return end.code
-                if not self._gpu_released(attempt):
+                self._doing = "waiting for the GPU memory of the ended job"
+                released = self.gpu.released(attempt.number, attempt.job.known_pids())
+                self._doing = "watching"
+                if not released:
                     return end.code
                 continue
             msg = end.restart.message(self.cfg.max_restarts)
@@ -214,48 +216,6 @@ class Supervisor:
                 self._stderr(f"hangwatch: {msg}")
                 self.rundir.event(EventKind.GIVE_UP, reason=end.restart.give_up, attempts=attempt.number)
             return end.code
-
-    def _gpu_setup(self) -> None:
-        """The GPU backend, and each device's memory before the job starts (only on machines with GPUs:
-        elsewhere this costs one glob)."""
-        from hangwatch.capture.gpu import FAKE_ENV, detect, devices_present
-
-        if FAKE_ENV not in os.environ and not devices_present():
-            return
-        self._gpu, _ = detect()
-        if self._gpu is not None and not self._gpu.per_process:
-            from hangwatch.supervise.gpu_release import device_used
-
-            with contextlib.suppress(Exception):
-                self._gpu_baseline = device_used(self._gpu)
-
-    def _gpu_released(self, a: Attempt) -> bool:
-        """Before a relaunch: wait (bounded) until the ended attempt's processes hold no GPU memory.
-        False when it stays held and --relaunch-on-held-gpu was not given: no relaunch into an OOM."""
-        if self._gpu is None:
-            return True
-        from hangwatch.signatures import GPU_RELEASE_FIX
-        from hangwatch.supervise.gpu_release import wait_release
-
-        timeout = self.cfg.gpu_release_timeout
-        self._doing = "waiting for the GPU memory of the ended job"
-        rel = wait_release(self._gpu, a.job.known_pids(), self._gpu_baseline, timeout)
-        self._doing = "watching"
-        text = rel.text(timeout)
-        self.rundir.event(EventKind.GPU_RELEASE, attempt=a.number, released=rel.released,
-                          seconds=round(rel.seconds, 2), how=rel.how, error=rel.error,
-                          held=[{"pid": p.pid, "gpu": p.gpu, "used_mib": p.used_mib} for p in rel.held],
-                          zombies=list(rel.zombies))
-        if rel.released or rel.error:
-            if rel.seconds >= 1 or rel.error:
-                self._stderr(f"hangwatch: {text}.")
-            return True
-        go = self.cfg.relaunch_on_held_gpu
-        self._stderr(f"hangwatch: {text}; " + ("relaunching anyway (--relaunch-on-held-gpu)." if go else
-                     "not relaunching into a certain out-of-memory.") + f"\n  fix: {GPU_RELEASE_FIX[0]}")
-        if not go:
-            self.rundir.event(EventKind.GIVE_UP, reason="gpu memory held", attempts=a.number)
-        return go
 
     def _capture_real(self, pid: int, window: float) -> Evidence:
         from hangwatch.capture import capture_job
@@ -284,7 +244,7 @@ class Supervisor:
         self.output.flush()
         log_offset = self._log_file.tell()
         if n == 1:
-            self._gpu_setup()
+            self.gpu.setup()
         job = self.launcher(argv, env, self.intake.on_chunk)
         now = self.clock.now()
         self._oom_start = cgroup_oom_kills(job.pid)  # per attempt: an earlier attempt's OOM is not this crash's
@@ -731,48 +691,20 @@ class Supervisor:
             self.notifier.send(f"hangwatch: {command_name(self.cfg.argv)} over budget", text)
         if not budget.stop_now(now, a.started_at):
             return None
-        self._stderr("hangwatch: over budget: ending the job (--on-over-budget stop).")
+        after = " after its checkpoint" if budget.checkpoint_ended() else ""
+        self._stderr(f"hangwatch: over budget: ending the job{after} (--on-over-budget stop).")
         self._terminate(a, reason="over budget (--on-over-budget stop)")
         self.final_state = RunState.STOPPED
         code = a.job.poll()
         return AttemptEnd(128 - code if code is not None and code < 0 else (code if code is not None else 143))
-
-    def _attempt_stats(self) -> tuple[dict[str, object], ...]:
-        """Each attempt's span, steps and rate, and the fallback or remedy it ran with."""
-        out: list[dict[str, object]] = []
-        for a in self.attempts:
-            applied = [f.args for f in self.cfg.fallbacks[: a.number - 1] if f.args]
-            applied += [r.text for r in self.remedies.applied if r.attempt == a.number]
-            rate = step_rate(a.detector.intervals, a.detector.points)
-            out.append({"attempt": a.number, "started_at": round(a.started_at, 3),
-                        "ended_at": None if a.ended_at is None else round(a.ended_at, 3),
-                        "first_step": a.first_step, "last_step": a.last_step,
-                        "steps_per_s": round(rate, 4) if rate else None, "applied": "; ".join(applied),
-                        "exit_code": a.exit_code})
-        return tuple(out)
-
-    def _remedy_outcomes(self) -> tuple[dict[str, object], ...]:
-        """Each remedy applied, and what it did: past the old stall or not, and at what step rate."""
-        out = []
-        for r in self.remedies.applied:
-            row: dict[str, object] = {"attempt": r.attempt, "cause": r.cause, "remedy": r.remedy, "applied": r.text}
-            if 1 < r.attempt <= len(self.attempts):
-                now_a, before = self.attempts[r.attempt - 1], self.attempts[r.attempt - 2]
-                past = (now_a.max_step > before.max_step if now_a.max_step is not None and before.max_step is not None
-                        else now_a.progressed)
-                rate = step_rate(now_a.detector.intervals, now_a.detector.points)
-                prev = step_rate(before.detector.intervals, before.detector.points)
-                row.update(progressed_past=past, steps_per_s=round(rate, 3) if rate else None,
-                           rate_vs_previous=round(rate / prev, 3) if rate and prev else None)
-            out.append(row)
-        return tuple(out)
 
     def summary(self, final: bool) -> RunSummary:
         """The run's accounting as of now."""
         det = self.attempts[-1].detector if self.attempts else None
         last = det.last.at if det is not None and det.last is not None else None
         return dataclasses.replace(
-            self._ledger_summary(final, det), remedies=self._remedy_outcomes(), attempt_stats=self._attempt_stats(),
+            self._ledger_summary(final, det), remedies=remedy_outcomes(self.attempts, self.remedies.applied),
+            attempt_stats=attempt_stats(self.attempts, [f.args for f in self.cfg.fallbacks], self.remedies.applied),
             budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3),
             host=socket.gethostname(), supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3))
 
