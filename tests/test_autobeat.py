@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -125,6 +126,23 @@ def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
     assert (s["last_step"], s["progress_signal"]) == (40, "heartbeat")
     assert s["total_steps"] == 40  # state.max_steps at on_train_begin, read by autobeat
     assert json.loads((run.dir / "summary.json").read_text())["goodput"] == 1.0
+
+
+def test_a_resumed_hf_trainer_beats_its_global_step(run, tmp_path):
+    """Resumed from checkpoint-20 with max_steps=40, the beats count 21..40 (the trainer's global step),
+    so the ETA and the budget see the rest of the run, not the whole of it again."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    out = str(tmp_path / "hf")
+    first = subprocess.run([sys.executable, str(SCENARIOS / "hf_trainer_job.py"), "--steps", "20", "--save-every",
+                            "20", "--out", out], capture_output=True, timeout=300, env=clean_env())
+    assert first.returncode == 0 and (tmp_path / "hf" / "checkpoint-20").is_dir(), first.stderr.decode()[-2000:]
+    r = run("--min-stall", "5", "--startup-grace", "120",
+            *py("hf_trainer_job.py", "--steps", "40", "--save-every", "20", "--resume", "--out", out))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    s = run.summary()
+    assert (s["last_step"], s["total_steps"], s["progress_signal"]) == (40, 40, "heartbeat")
+    assert s["attempt_stats"][0]["first_step"] > 20
 
 
 def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():

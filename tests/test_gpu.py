@@ -182,12 +182,30 @@ def test_an_xid_79_is_the_root_cause_over_what_the_stacks_say():
     assert any(f.cause == "code.deadlock" for f in d.findings[1:])
 
 
-def test_an_app_fault_xid_43_points_at_cuda_launch_blocking():
-    root = diagnose(evidence("deadlock", kernel=tuple(kmsg("kmsg-nvidia-xid43-31-94-ctime.txt")))).findings[0]
-    assert root.cause == "gpu.fault" and "Xid 94" in root.summary  # the hardware ECC fault outranks the app faults
-    root43 = diagnose(evidence("unknown_still_points_at_the_line", kernel=tuple(
-        e for e in kmsg("kmsg-nvidia-xid43-31-94-ctime.txt") if e.code == 43))).findings[0]
-    assert "Xid 43" in root43.summary and "CUDA_LAUNCH_BLOCKING=1" in root43.fix[0]
+def test_xids_count_only_when_they_are_this_jobs():
+    lines = tuple(kmsg("kmsg-nvidia-xid43-31-94-ctime.txt"))  # pids of another machine's jobs
+    others = diagnose(evidence("deadlock", kernel=lines))
+    root = others.findings[0]
+    assert root.cause == "code.deadlock"  # someone else's faults never decide this job's fate
+    assert any("not attributed to this job" in e and "Xid" in e for e in root.evidence)
+    ev = evidence("unknown_still_points_at_the_line")
+    ours = tuple(replace(e, pid=ev.root_pid) if e.code == 43 else e for e in lines)
+    root43 = diagnose(replace(ev, kernel=ours)).findings[0]
+    assert "Xid 43" in root43.summary and f"pid {ev.root_pid}" in root43.summary
+    assert "CUDA_LAUNCH_BLOCKING=1" in root43.fix[0]
+    on_our_gpu = replace(gpu(0.0, 70.0, ev.root_pid), devices=(replace(gpu(0.0, 70.0).devices[0],
+                                                                        bus_id="00000000:00:08.0"),))
+    root94 = diagnose(replace(ev, kernel=lines, gpu=on_our_gpu)).findings[0]  # pid unknown, but our GPU's bus
+    assert root94.cause == "gpu.fault" and "Xid 94" in root94.summary and "reboot" in root94.fix[0]
+
+
+def test_informational_xids_and_a_previous_attempts_cleanup_decide_nothing():
+    ev = evidence("unknown_still_points_at_the_line")
+    info = tuple(replace(e, pid=ev.root_pid) for e in kmsg("kmsg-nvidia-xid45-caused-by-previous.txt")) + tuple(
+        kmsg("kmsg-nvidia-xid63-row-remapper.txt")) + tuple(
+        e for e in kmsg("kmsg-nvidia-xid94-and-nvlink-144-149.txt") if "Nonfatal" in e.text)
+    d = diagnose(replace(ev, kernel=info))
+    assert all(f.cause != "gpu.fault" for f in d.findings)
 
 
 def test_amdgpu_hogged_cpu_lines_join_a_stuck_dataloader_with_the_rocm_fix():
@@ -206,7 +224,7 @@ def test_all_gpus_idle_while_hung_says_the_host_side_is_stuck():
 
 def test_a_busy_gpu_under_a_collective_is_nccl_spinning_not_work():
     ev = evidence("distributed_peer_stuck_names_culprit_rank")
-    d = diagnose(replace(ev, gpu=gpu(100.0, 400.0)))
+    d = diagnose(replace(ev, gpu=gpu(100.0, 400.0, ev.root_pid)))
     assert d.findings[0].cause == "distributed.peer_stuck" and "busy-wait" in d.findings[0].evidence[-1]
     assert all(f.cause != "gpu.long_kernel" for f in d.findings)
 
@@ -221,9 +239,12 @@ def test_a_busy_gpu_is_a_long_kernel_at_working_power_and_a_silent_stall_near_id
 
 
 def test_kernel_oom_and_nfs_lines_name_the_victim_and_the_server():
-    d = diagnose(evidence("unknown_still_points_at_the_line", kernel=tuple(kmsg("kmsg-oom-global-with-pgtables.txt"))))
+    kills = tuple(kmsg("kmsg-oom-global-with-pgtables.txt"))
+    d = diagnose(evidence("unknown_still_points_at_the_line", kernel=kills, known_pids=(7899,)))
     oom = d.findings[0]
     assert oom.cause == "memory.oom" and "pid 7899 (python)" in oom.summary
+    elsewhere = diagnose(evidence("unknown_still_points_at_the_line", kernel=kills))  # another user's python
+    assert all(f.cause != "memory.oom" for f in elsewhere.findings)
     back = diagnose(evidence("unknown_still_points_at_the_line",
                              kernel=tuple(kmsg("kmsg-nfs-not-responding-and-hung-task.txt"))))
     assert all(f.cause != "io.storage_wait" or "ease" not in f.summary for f in back.findings)  # it came back
@@ -233,9 +254,10 @@ def test_kernel_oom_and_nfs_lines_name_the_victim_and_the_server():
 
 
 def test_a_crash_with_a_kernel_oom_line_names_the_victim():
-    findings = diagnose_crash(-9, "", pid=123, kernel=tuple(kmsg("kmsg-oom-killed-older-format-reaper.txt")))
+    findings = diagnose_crash(-9, "", pid=123, kernel=tuple(kmsg("kmsg-oom-killed-older-format-reaper.txt")),
+                              known_pids=(15925,))
     assert findings[0].cause == "memory.oom" and "pid 15925 ((resolved))" in findings[0].summary
-    xid = diagnose_crash(1, "RuntimeError: CUDA error: unspecified launch failure", pid=1,
+    xid = diagnose_crash(1, "RuntimeError: CUDA error: unspecified launch failure", pid=1797828,
                          kernel=tuple(kmsg("kmsg-nvidia-xid13-xid109-ctime.txt")))
     assert xid[0].cause == "gpu.fault" and "Xid 109" in xid[0].summary
 

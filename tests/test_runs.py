@@ -228,9 +228,18 @@ def test_budget_warns_once_with_the_numbers(run):
     assert s["budget_usd"] == 1.0 and s["state"] == "finished"
 
 
+def test_budget_stop_needs_a_total_it_can_trust(run):
+    # The total is the N of a bar in the log: it may be some other loop's, so hangwatch warns but never stops.
+    r = run("--min-stall", "1", "--cost-per-hour", "3600", "--budget", "1", "--on-over-budget", "stop",
+            *py("stepper.py", "--steps", "40", "--interval", "0.1"), timeout=60)
+    assert r.returncode == 0 and b"is not stopped" in r.stderr and b"Pass --total-steps" in r.stderr
+    assert run.summary()["state"] == "finished"
+
+
 def test_budget_stop_ends_the_job_cleanly(run):
     r = run("--min-stall", "1", "--kill-grace", "2", "--cost-per-hour", "3600", "--budget", "1",
-            "--on-over-budget", "stop", *py("stepper.py", "--steps", "1000", "--interval", "0.1"), timeout=60)
+            "--on-over-budget", "stop", "--total-steps", "1000",
+            *py("stepper.py", "--steps", "1000", "--interval", "0.1"), timeout=60)
     assert r.returncode != 0
     s = run.summary()
     assert s["state"] == "stopped" and 1 < s["last_step"] < 200
@@ -270,7 +279,7 @@ def test_budget_stop_lands_right_after_a_checkpoint(run, tmp_path):
     """autobeat sees torch.save as a checkpoint phase: once over budget, the job is ended only after
     the next checkpoint has been written, not in the middle of one, nor steps later."""
     r = run("--min-stall", "2", "--startup-grace", "60", "--kill-grace", "5", "--cost-per-hour", "3600",
-            "--budget", "2", "--on-over-budget", "stop",
+            "--budget", "2", "--on-over-budget", "stop", "--total-steps", "1000",
             *py("ckpt_job.py", "--every", "20", "--save-s", "1.5", "--out", str(tmp_path / "ckpt.pt")), timeout=120)
     assert r.returncode != 0, r.stderr.decode()[-2000:]
     events = run.events()

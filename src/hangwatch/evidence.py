@@ -145,4 +145,6 @@ class Evidence:
     rank_progress: tuple[tuple[int, float, int | None], ...] = ()
     gpu: GpuEvidence | None = None  # None: no GPU, or none could be read (a note says why)
     kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter
+    known_pids: tuple[int, ...] = ()  # every pid the supervisor saw in the job, dead ones included (kernel
+                                      # lines name victims that are gone by the capture)
 

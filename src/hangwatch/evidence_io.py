@@ -56,8 +56,9 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
                                      output_tail=p["output_tail"], locals=local_reads, native=native))
     fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress", "gpu",
-                                                          "kernel")}
+                                                          "kernel", "known_pids")}
     return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),
                     rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())),
                     gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
-                    kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())))
+                    kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
+                    known_pids=tuple(int(p) for p in d.get("known_pids", ())))

@@ -11,6 +11,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--steps", type=int, default=40)
 ap.add_argument("--hang-at", type=int, default=-1)
 ap.add_argument("--out", required=True)
+ap.add_argument("--save-every", type=int, default=0)
+ap.add_argument("--resume", action="store_true")
 args = ap.parse_args()
 
 
@@ -38,7 +40,9 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     data = [{"x": torch.randn(8), "labels": torch.randn(1)} for _ in range(256)]
     targs = TrainingArguments(output_dir=args.out, max_steps=args.steps, per_device_train_batch_size=4,
-                              logging_steps=5, report_to=[], save_strategy="no", use_cpu=True,
+                              logging_steps=5, report_to=[], use_cpu=True,
+                              save_strategy="steps" if args.save_every else "no", save_steps=args.save_every or 500,
                               dataloader_num_workers=0, disable_tqdm=False)
-    Trainer(model=Tiny(), args=targs, train_dataset=data, data_collator=collate).train()
+    Trainer(model=Tiny(), args=targs, train_dataset=data, data_collator=collate).train(
+        resume_from_checkpoint=True if args.resume else None)
     print("done", flush=True)

@@ -81,6 +81,7 @@ class _Beats:
         self.step = -1
         self.rank = -1
         self.total = 0  # the trainer's max steps, when it is known
+        self.offset = 0  # the trainer's global step at its start (a run resumed from a checkpoint)
         self.per_optimizer: dict[int, int] = {}
         self.phases: list[tuple[str, float, float]] = []
 
@@ -120,6 +121,16 @@ class _Beats:
             if (self.mm if self.mm is not None else self._open()) is not None:
                 self._header()
 
+    def set_start(self, done: Any) -> None:
+        """The trainer's global step when it starts (a resumed run starts past 0): beats then count from
+        there, in the unit of its max steps, so the ETA of a resumed run is the rest of it."""
+        try:
+            n = int(done)
+        except (TypeError, ValueError, OverflowError):
+            return
+        if n > 0 and not self.per_optimizer:
+            self.offset = n
+
     def beat(self) -> None:
         """One beat: the time, the step, the count."""
         mm = self.mm if self.mm is not None else self._open()
@@ -132,7 +143,7 @@ class _Beats:
         """The global optimizer step post-hook."""
         n = self.per_optimizer.get(id(optimizer), 0) + 1
         self.per_optimizer[id(optimizer)] = n
-        self.step = max(self.step, n)
+        self.step = max(self.step, self.offset + n)
         if self.rank < 0 and self.mm is not None:
             self._header()  # mp.spawn ranks learn their rank at init_process_group
         self.beat()
@@ -317,6 +328,7 @@ def _attach_lightning_fit(beats: _Beats, module: Any) -> None:
             trainer = self.trainer
             n = trainer.max_steps if trainer.max_steps and trainer.max_steps > 0 else trainer.estimated_stepping_batches
             beats.set_total(n if n != float("inf") else None)
+            beats.set_start(trainer.global_step)
         except Exception:  # noqa: BLE001, S110 - a total is a nicety; never break the trainer
             pass
         return out
@@ -332,6 +344,7 @@ def _attach_transformers_callbacks(beats: _Beats, module: Any) -> None:
 
     def on_train_begin(self: Any, args: Any, state: Any, control: Any) -> Any:
         beats.set_total(getattr(state, "max_steps", None))
+        beats.set_start(getattr(state, "global_step", None))
         return original(self, args, state, control)
 
     handler.on_train_begin = on_train_begin

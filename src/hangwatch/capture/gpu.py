@@ -286,7 +286,8 @@ def parse_rocm_smi(text: str, pids_text: str | None = None) -> tuple[Reading, st
                 continue
             parts = [x.strip() for x in str(v).split(",")]  # name, GPUs, VRAM used (bytes), SDMA, CU occupancy
             vram = _f(parts[2]) if len(parts) > 2 else None
-            procs.append((int(k[3:]), 0, None if vram is None else vram / MIB))
+            # The second field is how many GPUs the process uses, not which: the device stays unknown (-1).
+            procs.append((int(k[3:]), -1, None if vram is None else vram / MIB))
     driver = None
     sys_info = data.get("system", {})
     if isinstance(sys_info, dict):
@@ -404,6 +405,27 @@ def _zombie(pid: int) -> bool:
 
 
 # --- detection and sampling -----------------------------------------------------------------------------
+def bounded(fn: Callable[[], Any], timeout_s: float) -> Any:
+    """``fn()`` in a daemon thread, abandoned after ``timeout_s`` (TimeoutError): calls into a driver
+    whose GPU is lost can block forever, and the caller must not."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=work, name="hangwatch-gpu-call", daemon=True)
+    t.start()
+    t.join(timeout_s)
+    if t.is_alive():
+        raise TimeoutError(f"no answer within {timeout_s:.0f} s (a lost GPU or a hung driver)")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 _cache: dict[str, tuple[GpuBackend | None, str | None]] = {}  # detected once per process
 _cache_lock = threading.Lock()
 
@@ -440,21 +462,20 @@ def _detect(env: dict[str, str]) -> tuple[GpuBackend | None, str | None]:
         import pynvml  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:
         pynvml = None
+    # Each backend is tried with a bound (nvmlInit on a lost GPU can block) and any error is a note:
+    # garbled tool output must never break a capture.
+    candidates: list[tuple[str, Callable[[], GpuBackend]]] = []
     if pynvml is not None:
-        try:
-            return NvmlBackend(pynvml), None
-        except Exception as e:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, NoPermission...
-            notes.append(f"NVML: {e}")
+        candidates.append(("NVML", lambda: NvmlBackend(pynvml)))
     if shutil.which("nvidia-smi"):
-        try:
-            return NvidiaSmiBackend(), None
-        except RuntimeError as e:
-            notes.append(str(e))
+        candidates.append(("nvidia-smi", NvidiaSmiBackend))
     if shutil.which("rocm-smi"):
+        candidates.append(("rocm-smi", RocmSmiBackend))
+    for label, make in candidates:
         try:
-            return RocmSmiBackend(), None
-        except (RuntimeError, ValueError) as e:
-            notes.append(f"rocm-smi: {e}")
+            return bounded(make, SMI_TIMEOUT_S), None
+        except Exception as e:  # noqa: BLE001 - NVMLError_*, a timeout, a parse error: try the next one
+            notes.append(f"{label}: {e}")
     try:
         return AmdSysfsBackend(), None
     except GpuUnavailable:

@@ -12,14 +12,16 @@ import os
 import re
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from hangwatch.records.gpu import KernelEvent
+from hangwatch.redact import redact_text
 
 KMSG = Path("/dev/kmsg")
 FILE_ENV = "HANGWATCH_KMSG_FILE"
-MAX_RECORDS = 20000  # the ring buffer is bounded; so is our read
+MAX_RECORDS = 200_000  # the ring buffer is bounded (16 MiB at most: ~160k records); so is our read
 MAX_EVENTS = 50  # the newest events kept
 
 XID = re.compile(r"NVRM: Xid \((?P<dev>[^)]*)\): (?P<code>\d+)(?:, pid=(?P<pid>\d+|'<unknown>'))?"
@@ -29,7 +31,7 @@ OFF_BUS = re.compile(r"NVRM: GPU (?:at )?(?P<dev>\S+?):? has fallen off the bus|
                      r"fallen off the bus and is not responding")
 AMD_HOG = re.compile(r"workqueue: (?P<work>\S+) \[amdgpu\] hogged CPU for >(?P<us>\d+)us")
 AMD_FAULT = re.compile(r"amdgpu[^:]*:.*(?:ring \S+ timeout|MES failed to respond|GPU reset begin|GPU reset\(|"
-                       r"VM_L2_PROTECTION_FAULT|page fault \(src_id)|\[drm\] \*ERROR\* ring \S+ timeout")
+                       r"VM_L2_PROTECTION_FAULT|(?<!retry )page fault \(src_id)|\*ERROR\* ring \S+ timeout")
 OOM = re.compile(r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) "
                  r"\((?P<name>.+?)\)(?=[ ,]|$)")
 OOM_TASK = re.compile(r"oom-kill:.*\btask=(?P<name>[^,]+),pid=(?P<pid>\d+)")
@@ -42,8 +44,18 @@ SYSLOG = re.compile(r"^(?:\w{3} +\d+ \d\d:\d\d:\d\d \S+ )?kernel:\s?", re.IGNORE
 ISO_TIME = re.compile(r"^(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?)\s+\S+\s+kernel:\s?")
 
 
+NOT_READABLE = ("the kernel log is not readable (kernel.dmesg_restrict): run as root, or "
+                "`sudo sysctl kernel.dmesg_restrict=0`, to see GPU faults and OOM kills")
+
+
 def classify(text: str, at: float | None) -> KernelEvent | None:
-    """The event a kernel log message means, or None for the lines that do not matter here."""
+    """The event a kernel log message means, or None for the lines that do not matter here. The text
+    kept is redacted (a process's command line can reach the kernel log)."""
+    ev = _classify(text, at)
+    return None if ev is None else replace(ev, text=redact_text(ev.text)[:500])
+
+
+def _classify(text: str, at: float | None) -> KernelEvent | None:
     if m := XID.search(text):
         pid = m.group("pid")
         name = (m.group("name") or "").strip()
@@ -125,25 +137,74 @@ def parse_lines(lines: Iterable[str], booted: float) -> list[tuple[float | None,
     return out
 
 
+def _read_records(fd: int) -> list[str]:
+    """Every record from the fd's position to the end of the buffer (non-blocking)."""
+    records = []
+    for _ in range(MAX_RECORDS):
+        try:
+            raw = os.read(fd, 8192)
+        except BlockingIOError:
+            break  # the end of the buffer
+        except OSError as e:
+            if e.errno == errno.EPIPE:  # a record was overwritten while we read: skip on
+                continue
+            raise
+        if not raw:
+            break
+        records.append(raw.decode(errors="replace"))
+    return records
+
+
 def _read_kmsg() -> list[str]:
     fd = os.open(KMSG, os.O_RDONLY | os.O_NONBLOCK)
-    records = []
     try:
-        for _ in range(MAX_RECORDS):
-            try:
-                raw = os.read(fd, 8192)
-            except BlockingIOError:
-                break  # the end of the buffer
-            except OSError as e:
-                if e.errno == errno.EPIPE:  # a record was overwritten while we read: skip on
-                    continue
-                raise
-            if not raw:
-                break
-            records.append(raw.decode(errors="replace"))
+        return _read_records(fd)
     finally:
         os.close(fd)
-    return records
+
+
+class KmsgCursor:
+    """The kernel log from a point on: opened at an attempt's launch at the end of the buffer, so it
+    reads only what the kernel logged since (no clock arithmetic, no earlier attempt's lines).
+    Events accumulate over the attempt; a saved log ($HANGWATCH_KMSG_FILE) is read whole, once."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        env = dict(os.environ) if env is None else env
+        self.events: list[KernelEvent] = []
+        self.note: str | None = None
+        self.fd: int | None = None
+        self.saved = env.get(FILE_ENV)
+        if self.saved:
+            self.events, self.note = list(read_kernel_events(0.0, env)[0]), None
+            return
+        try:
+            self.fd = os.open(KMSG, os.O_RDONLY | os.O_NONBLOCK)
+            os.lseek(self.fd, 0, os.SEEK_END)
+        except PermissionError:
+            self.note = NOT_READABLE
+        except OSError as e:
+            self.note = f"the kernel log could not be read ({KMSG}: {e.strerror or e})"
+
+    def read(self) -> tuple[KernelEvent, ...]:
+        """Every event since the cursor was opened (the newest MAX_EVENTS)."""
+        if self.fd is not None:
+            booted = boot_time()
+            try:
+                for record in _read_records(self.fd):
+                    at, message = parse_kmsg_record(record, booted)
+                    ev = classify(message, at)
+                    if ev is not None:
+                        self.events.append(ev)
+            except OSError as e:
+                self.note = f"the kernel log could not be read ({KMSG}: {e.strerror or e})"
+            del self.events[:-MAX_EVENTS]
+        return tuple(self.events[-MAX_EVENTS:])
+
+    def close(self) -> None:
+        """Release the file."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def read_kernel_events(since: float, env: dict[str, str] | None = None) -> tuple[tuple[KernelEvent, ...], str | None]:
@@ -158,8 +219,7 @@ def read_kernel_events(since: float, env: dict[str, str] | None = None) -> tuple
         else:
             pairs = [parse_kmsg_record(r, booted) for r in _read_kmsg()]
     except PermissionError:
-        return (), ("the kernel log is not readable (kernel.dmesg_restrict): run as root, or "
-                    "`sudo sysctl kernel.dmesg_restrict=0`, to see GPU faults and OOM kills")
+        return (), NOT_READABLE
     except OSError as e:
         return (), f"the kernel log could not be read ({saved or KMSG}: {e.strerror or e})"
     events = []

@@ -220,12 +220,13 @@ def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], a
 
 def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
                 stack_timeout_s: float = STACK_TIMEOUT_S, sleep: Callable[[float], None] = time.sleep,
-                native: bool | None = None, gpu: bool = True) -> Evidence:
+                native: bool | None = None, gpu: bool = True, kernel: bool = True) -> Evidence:
     """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
 
     ``native``: True reads native frames of every Python process once; None (the default) only of
     processes whose Python stack explains nothing; False never. ``gpu``: read the GPUs over the window
-    and the kernel log since the job started (where there are any / it is permitted).
+    (where there are any); ``kernel``: the kernel log since the job started (where permitted; the
+    supervisor reads it itself, from the attempt's launch on).
 
     Raises CaptureError when nothing at all could be captured (no such process, or it vanished).
     Partial evidence (no stacks, processes exiting mid-window) is returned with ``notes``.
@@ -282,31 +283,40 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     _mark_spawned_ranks(infos, series)
     errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
     notes.extend(errors)
-    gpu_ev, kernel = _gpu_and_kernel(sampler, series, infos, started, notes) if gpu else (None, ())
+    gpu_ev, events = _gpu_and_kernel(sampler, series, infos, started, notes, kernel)
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
     return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
                     clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
-                    notes=tuple(notes), gpu=gpu_ev, kernel=kernel)
+                    notes=tuple(notes), gpu=gpu_ev, kernel=events)
 
 
 def _gpu_and_kernel(sampler: GpuSampler | None, series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo],
-                    started: float, notes: list[str]) -> tuple[GpuEvidence | None, tuple[KernelEvent, ...]]:
+                    started: float, notes: list[str], kernel: bool
+                    ) -> tuple[GpuEvidence | None, tuple[KernelEvent, ...]]:
     """The GPUs over the window (stopping the sampler), and the kernel log since the job started."""
     gpu_ev = None
     if sampler is not None:
         sampler.stop()
-        gpu_ev, gpu_notes = sampler.evidence(series)
+        try:
+            gpu_ev, gpu_notes = sampler.evidence(series)
+        except Exception as e:  # noqa: BLE001 - GPUs are evidence, never a reason for a capture to fail
+            gpu_ev, gpu_notes = None, [f"GPU readings could not be used: {type(e).__name__}: {e}"]
         notes.extend(gpu_notes)
+    if not kernel:
+        return gpu_ev, ()
     job_start = min((infos[p].create_time for p in series if p in infos), default=started)
-    kernel, kernel_note = read_kernel_events(job_start)
+    events, kernel_note = read_kernel_events(job_start)
     if kernel_note:
         notes.append(kernel_note)
-    return gpu_ev, kernel
+    return gpu_ev, events
 
 
 def _gpu_sampler(notes: list[str]) -> GpuSampler | None:
     """Reading the GPUs in the background over the window, when there are any."""
-    backend, note = detect_gpu()
+    try:
+        backend, note = detect_gpu()
+    except Exception as e:  # noqa: BLE001 - GPUs are evidence, never a reason for a capture to fail
+        backend, note = None, f"GPU detection failed: {type(e).__name__}: {e}"
     if note:
         notes.append(note)
     return GpuSampler(backend).start() if backend is not None else None

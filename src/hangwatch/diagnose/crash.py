@@ -81,7 +81,7 @@ PATTERNS: tuple[CrashPattern, ...] = (
 )
 
 
-def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None) -> list[Finding]:
+def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None, known_pids: tuple[int, ...]) -> list[Finding]:
     """What the kernel log says about the crash: an Xid, an OOM kill's victim, an NFS server gone."""
     if not kernel:
         return []
@@ -90,7 +90,7 @@ def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None) -> list[F
     from hangwatch.evidence import Evidence
 
     ev = Evidence(target_pid=pid or 0, root_pid=pid or 0, started_at=0.0, ended_at=0.0, clock_ticks=100, cpu_count=1,
-                  processes=(), kernel=kernel)
+                  processes=(), kernel=kernel, known_pids=(*((pid,) if pid else ()), *known_pids))
     return [h.finding for h in kernel_rule(Context(ev, []))]
 
 
@@ -104,10 +104,10 @@ def _signal_name(code: int) -> str | None:
 
 
 def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: int | None = None,
-                   kernel: tuple[KernelEvent, ...] = ()) -> list[Finding]:
+                   kernel: tuple[KernelEvent, ...] = (), known_pids: tuple[int, ...] = ()) -> list[Finding]:
     """Findings for a job that exited with ``exit_code`` (negative: killed by that signal), from its
     output, the cgroup's OOM counter and the kernel log since the attempt started."""
-    findings: list[Finding] = _kernel_findings(kernel, pid)
+    findings: list[Finding] = _kernel_findings(kernel, pid, known_pids)
     where = Where(pid=pid, rank=None, tid=None, file=None, line=None, function=None) if pid else None
     seen: set[str] = set()
     for pat in PATTERNS:

@@ -58,7 +58,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
         verdict, findings = _verdict_from_activity(ctx), (_unknown(ctx),)
-    return Diagnosis(verdict, annotate(findings, verdict, ev.gpu))
+    return Diagnosis(verdict, annotate(findings, verdict, ctx))
 
 
 def _primary(ctx: Context) -> ProcessView | None:

@@ -3,6 +3,7 @@ the GPUs did over the window (a GPU at 100% with no progress, or every GPU idle 
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -15,7 +16,13 @@ from hangwatch.records.gpu import GpuDevice, GpuEvidence, KernelEvent
 
 BUSY_PERCENT = 90.0  # mean utilization above which a GPU counts as busy for the whole window
 SILENT_POWER_RATIO = 0.3  # busy at under this share of its power limit: spinning, not computing
-HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120})
+MIN_READS = 3  # GPU activity decides nothing from fewer reads
+HARDWARE_XIDS = frozenset({48, 61, 62, 64, 74, 79, 94, 95, 119, 120})
+# Logged, but not a failure of the work: a page retired or a row remapped, a high single-bit rate, the
+# cleanup after a process ends (hangwatch's own kill of an attempt causes one), non-fatal NVLink errors.
+INFO_XIDS = frozenset({45, 63, 92})
+FATAL_WITHOUT_OWNER = frozenset({79, 48, 95, 119, 120})  # a dead GPU: the job on it cannot go on, whoever it names
+BUS = re.compile(r"([0-9a-f]{2,4}):([0-9a-f]{2})(?:[.:]\d)?$")
 
 
 def _clock(at: float | None) -> str:
@@ -43,7 +50,35 @@ def _where(ctx: Context, pid: int | None) -> Where | None:
 
 
 def _job_pids(ctx: Context) -> set[int]:
-    return {v.pid for v in ctx.views}
+    """Every pid of the job: captured now, or seen by the supervisor (kernel lines name dead victims)."""
+    return {v.pid for v in ctx.views} | set(ctx.evidence.known_pids)
+
+
+def _bus(text: str | None) -> str | None:
+    """``2b:00`` from ``PCI:0000:2b:00`` (a kernel line) or ``00000000:2B:00.0`` (NVML, nvidia-smi)."""
+    if not text:
+        return None
+    m = BUS.search(text.strip().lower())
+    return f"{m.group(1)[-2:]}:{m.group(2)}" if m else None
+
+
+def informational(e: KernelEvent) -> bool:
+    """A line that records something without the work failing."""
+    return (e.kind == "xid" and e.code in INFO_XIDS) or "nonfatal" in e.text.lower().replace("-", "")
+
+
+def attributable(ctx: Context, e: KernelEvent) -> bool:
+    """Whether a kernel line is about this job: it names one of its pids, or a GPU it holds memory on,
+    or (a dead GPU, naming no process) the job's GPUs are not known. Other lines are evidence only:
+    another user's fault must never get this job killed."""
+    if e.pid is not None:
+        return e.pid in _job_pids(ctx)
+    gpu = ctx.evidence.gpu
+    ours = {_bus(d.bus_id) for d in job_devices(gpu)} if gpu else set()
+    if e.device is not None and ours - {None}:
+        return _bus(e.device) in ours
+    fatal = e.kind in ("fell_off_bus", "amdgpu_fault") or (e.kind == "xid" and e.code in FATAL_WITHOUT_OWNER)
+    return fatal
 
 
 def _fault(ctx: Context, e: KernelEvent) -> Hit:
@@ -74,9 +109,9 @@ def _fault(ctx: Context, e: KernelEvent) -> Hit:
 def kernel_rule(ctx: Context) -> list[Hit]:
     """gpu.fault (Xid, SXid, fallen off the bus, amdgpu faults and hogged-CPU warnings), memory.oom
     (the OOM killer's victim), io.storage_wait (an NFS server not responding, a hung task of the job)."""
-    events = ctx.evidence.kernel
+    events = tuple(e for e in ctx.evidence.kernel if not informational(e))
     hits: list[Hit] = []
-    faults = [e for e in events if e.kind in ("xid", "sxid", "fell_off_bus", "amdgpu_fault")]
+    faults = [e for e in events if e.kind in ("xid", "sxid", "fell_off_bus", "amdgpu_fault") and attributable(ctx, e)]
     if faults:
         # The most severe, then the newest: Xid 79 says more than the Xid 45 cleanup after it.
         worst = max(faults, key=lambda e: (_fault(ctx, e).finding.confidence, e.at or 0.0))
@@ -97,18 +132,16 @@ def kernel_rule(ctx: Context) -> list[Hit]:
 
 
 def _oom(ctx: Context, kills: list[KernelEvent]) -> list[Hit]:
-    if not kills:
+    """memory.oom when the victim was a process of this job (others' kills are evidence only)."""
+    pids = _job_pids(ctx)
+    ours = [e for e in kills if e.pid in pids]
+    if not ours:
         return []
-    e = kills[-1]
-    names = {v.info.name for v in ctx.views} | {"python", "python3", "pt_data_worker", "pt_main_thread"}
-    ours = e.name in names or (e.name or "").startswith("python")
-    victim = f"pid {e.pid} ({e.name})"
-    summary = (f"The kernel's out-of-memory killer killed {victim} at {_clock(e.at)}"
-               + (", a process like the job's: a DataLoader worker or a rank gone this way leaves the rest waiting."
-                  if ours else ", not a process of the job: the node is short of memory."))
-    ev = tuple(f"kernel log: {k.text[:250]}" for k in kills[-3:])
-    return [Hit(Finding("memory.oom", 0.8 if ours else 0.35, summary, _where(ctx, None), ev, sg.OOM_FIX),
-                Verdict.HUNG)]
+    e = ours[-1]
+    summary = (f"The kernel's out-of-memory killer killed pid {e.pid} ({e.name}) of the job at {_clock(e.at)}: a "
+               "DataLoader worker or a rank gone this way leaves the rest waiting.")
+    ev = tuple(f"kernel log: {k.text[:250]}" for k in ours[-3:])
+    return [Hit(Finding("memory.oom", 0.9, summary, _where(ctx, None), ev, sg.OOM_FIX), Verdict.HUNG)]
 
 
 def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
@@ -120,12 +153,11 @@ def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
         elif e.kind == "nfs_ok" and e.name:
             down.pop(e.name, None)
     d_state = [v for v in ctx.views if v.state == "D" or any(t.last.state == "D" for t in v.threads)]
-    for server, e in down.items():
-        summary = f"The NFS server {server} stopped answering at {_clock(e.at)} and has not come back"
-        summary += (f"; {len(d_state)} process(es) of the job wait on it in the kernel (state D)." if d_state else ".")
+    for server, e in down.items() if d_state else ():  # no process waiting in the kernel: evidence only
+        summary = (f"The NFS server {server} stopped answering at {_clock(e.at)} and has not come back; "
+                   f"{len(d_state)} process(es) of the job wait on it in the kernel (state D).")
         ev = [f"kernel log: {e.text[:250]}"] + [f"{v.label()} in state D" for v in d_state[:4]]
-        where = _where(ctx, d_state[0].pid if d_state else None)
-        hits.append(Hit(Finding("io.storage_wait", 0.88 if d_state else 0.6, summary, where, tuple(ev),
+        hits.append(Hit(Finding("io.storage_wait", 0.88, summary, _where(ctx, d_state[0].pid), tuple(ev),
                                 sg.NFS_FIX + sg.STORAGE_FIX[:1]), Verdict.HUNG))
     pids = _job_pids(ctx)
     for e in events:
@@ -140,9 +172,10 @@ def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
 
 
 def job_devices(gpu: GpuEvidence) -> list[GpuDevice]:
-    """The GPUs the job holds memory on (all of them when nobody's memory is known)."""
+    """The GPUs the job holds memory on (none when that is not known: another tenant's GPU says
+    nothing about this job)."""
     used = {p.gpu for p in gpu.processes if p.in_job}
-    return [d for d in gpu.devices if d.index in used] or list(gpu.devices)
+    return [d for d in gpu.devices if d.index in used]
 
 
 def _mean(xs: tuple[float, ...]) -> float | None:
@@ -155,9 +188,9 @@ def gpus_idle(gpu: GpuEvidence) -> bool:
 
 
 def busy_devices(gpu: GpuEvidence) -> list[GpuDevice]:
-    """The job's GPUs busy for the whole window."""
-    return [d for d in job_devices(gpu) if (m := _mean(d.util_percent)) is not None and m >= BUSY_PERCENT
-            and min(d.util_percent) >= BUSY_PERCENT / 2]
+    """The job's GPUs busy on every read of the window (at least MIN_READS of them)."""
+    return [d for d in job_devices(gpu) if len(d.util_percent) >= MIN_READS and (m := _mean(d.util_percent)) is not None
+            and m >= BUSY_PERCENT and min(d.util_percent) >= BUSY_PERCENT / 2]
 
 
 def _in_collective(ctx: Context) -> bool:
@@ -183,7 +216,10 @@ def gpu_activity_rule(ctx: Context) -> list[Hit]:
     ev = (f"{names}: utilization {util}, {power}",
           *(f"GPU {x.index} throttled: {', '.join(x.throttle_reasons)}" for x in busy if x.throttle_reasons))
     where = _where(ctx, None)
-    if d.power_w is not None and d.power_limit_w and d.power_w < SILENT_POWER_RATIO * d.power_limit_w:
+    # Busy at idle power is a stall, unless the GPU is throttled (power capped, thermal, a power brake),
+    # which also keeps power low while real work runs.
+    if d.power_w is not None and d.power_limit_w and d.power_w < SILENT_POWER_RATIO * d.power_limit_w and \
+            not any(x.throttle_reasons for x in busy):
         return [Hit(Finding(
             "gpu.fault", 0.7,
             f"{names} at 100% for the whole window but drawing only {power}: the GPU spins without computing (a "
@@ -194,20 +230,39 @@ def gpu_activity_rule(ctx: Context) -> list[Hit]:
         "is running, so the job is alive.", where, ev, sg.LONG_KERNEL_FIX), Verdict.SLOW)]
 
 
-def annotate(findings: tuple[Finding, ...], verdict: Verdict, gpu: GpuEvidence | None) -> tuple[Finding, ...]:
-    """Add what the GPUs say to the root cause: all idle while hung (the host side is stuck), or busy
-    under a collective (NCCL busy-waits: 100% is not work)."""
-    if gpu is None or not findings or verdict != Verdict.HUNG:
+def annotate(findings: tuple[Finding, ...], verdict: Verdict, ctx: Context) -> tuple[Finding, ...]:
+    """Add to the root cause what the GPUs and the kernel log say that decided nothing: all GPUs idle
+    while hung (the host side is stuck), busy under a collective (NCCL busy-waits: 100% is not work),
+    kernel lines that are not this job's or only informational."""
+    if not findings:
         return findings
     root = findings[0]
+    extra = [f"kernel log (not attributed to this job, or informational): {e.text[:160]}"
+             for e in ctx.evidence.kernel if e.kind != "nfs_ok" and (informational(e) or not _decided(ctx, e))][-2:]
+    gpu = ctx.evidence.gpu
     line = None
-    if gpus_idle(gpu):
+    if gpu is None or verdict != Verdict.HUNG:
+        pass
+    elif gpus_idle(gpu):
         reads = max((len(d.util_percent) for d in gpu.devices), default=0)
         line = (f"all {len(gpu.devices)} GPU(s) at 0% on every read of the window ({reads} reads): the host side "
                 "is stuck, not the GPU")
     elif root.cause.startswith("distributed.") and (busy := busy_devices(gpu)):
         line = (f"GPU {', '.join(str(d.index) for d in busy)} at ~100%: NCCL kernels busy-wait inside the "
                 "collective for the missing peer (that is not work)")
-    if line is None:
+    if line is not None:
+        extra.insert(0, line)
+    if not extra:
         return findings
-    return (replace(root, evidence=(*root.evidence, line)), *findings[1:])
+    return (replace(root, evidence=(*root.evidence, *extra)), *findings[1:])
+
+
+def _decided(ctx: Context, e: KernelEvent) -> bool:
+    """Whether kernel_rule turned this line into a finding."""
+    if e.kind in ("xid", "sxid", "fell_off_bus", "amdgpu_fault"):
+        return attributable(ctx, e)
+    if e.kind == "amdgpu_hog":
+        return True
+    if e.kind in ("oom_kill", "hung_task"):
+        return e.pid in _job_pids(ctx)
+    return False

@@ -231,4 +231,7 @@ def run_checks(inp: DoctorInputs) -> list[Check]:
             out.append(Check(check.__name__.removeprefix("check_"), SKIP, "error", f"the check failed: {e}", ""))
     from hangwatch.doctor.gpu_checks import run_gpu_checks
 
-    return out + run_gpu_checks(dict(inp.env), inp.gpus)
+    try:
+        return out + run_gpu_checks(dict(inp.env), inp.gpus)
+    except Exception as e:  # noqa: BLE001 - the GPU checks failing must not hide the others
+        return [*out, Check("gpu.driver", SKIP, "error", f"the GPU checks failed: {e}", "")]

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hangwatch.capture.gpu import GpuBackend, Reading, detect
+from hangwatch.capture.gpu import SMI_TIMEOUT_S, GpuBackend, Reading, bounded, detect
 from hangwatch.capture.kernel import read_kernel_events
 from hangwatch.records.doctor import Check, CheckStatus
 
@@ -27,11 +27,14 @@ class GpuState:
 
 def gpu_state(env: dict[str, str]) -> GpuState:
     """Detect and read once."""
-    backend, note = detect(env, use_cache=False)
+    try:
+        backend, note = detect(env, use_cache=False)
+    except Exception as e:  # noqa: BLE001 - reported by the driver check
+        return GpuState(None, None, f"GPU detection failed: {type(e).__name__}: {e}")
     if backend is None:
         return GpuState(None, None, note)
     try:
-        return GpuState(backend, backend.read(), None)
+        return GpuState(backend, bounded(backend.read, SMI_TIMEOUT_S), None)
     except Exception as e:  # noqa: BLE001 - a failed read is what the driver check reports
         return GpuState(backend, None, f"{backend.name}: {e}")
 

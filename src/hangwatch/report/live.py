@@ -82,12 +82,13 @@ def render_one(view: RunView, history: RateHistory) -> RenderableType:
         step += f" / {s.total_steps} ({100 * s.last_step / s.total_steps:.1f}%)"
     grid.add_row("step", step)
     grid.add_row("rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s")
-    grid.add_row("ETA", "-" if s.eta_seconds is None else clock_text(s.eta_seconds))
+    grid.add_row("ETA", "-" if s.eta_seconds is None or not view.live else clock_text(s.eta_seconds))
     grid.add_row("last progress", "-" if view.since_progress is None else f"{duration(view.since_progress)} ago")
     grid.add_row("attempts", str(s.attempts))
     grid.add_row("incidents", f"{s.incidents} (stalled {duration(s.stalled_seconds)})")
     if s.cost_usd is not None:
-        cost = money(s.cost_usd) + (f", {money(s.projected_cost_usd)} to finish" if s.projected_cost_usd else "")
+        cost = money(s.cost_usd) + (f", {money(s.projected_cost_usd)} to finish" if s.projected_cost_usd and view.live
+                                    else "")
         if s.budget_usd is not None:
             cost += f", budget {money(s.budget_usd)}"
         grid.add_row("cost", cost)

@@ -35,15 +35,16 @@ def money(x: float | None) -> str:
 def row(v: RunView) -> list[str]:
     """The cells of one run."""
     s = v.summary
-    state = "dead (hangwatch gone)" if v.state == "dead" else v.state  # why: in --json's detail
+    state = ("dead (hangwatch gone)" if v.state == "dead"  # why: in --json's detail
+             else "hung (ended)" if v.state == "hung" and v.detail == "ended" else v.state)
     if s is None:
         return [v.name, state] + ["-"] * 8
     step = "-" if s.last_step is None else (f"{s.last_step}/{s.total_steps}" if s.total_steps else str(s.last_step))
     rate = "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g}/s"
-    eta = duration(s.eta_seconds) if v.state in ("running", "hung", "restarting") else "-"
+    eta = duration(s.eta_seconds) if v.live else "-"
     stalled = duration(s.stalled_seconds) if s.stalled_seconds else "0"
     cost = money(s.cost_usd)
-    if s.projected_cost_usd is not None and v.state in ("running", "hung", "restarting"):
+    if s.projected_cost_usd is not None and v.live:
         cost += f" (+{money(s.projected_cost_usd)})"
     return [v.name, state, str(s.attempts), step, rate, eta, duration(v.since_progress), str(s.incidents), stalled,
             cost]

@@ -13,7 +13,9 @@ import psutil
 
 from hangwatch.records.run import Event, RunState, RunSummary
 
-STALE_S = 30.0  # a supervisor on another host writes summary.json every 5 s: silent this long, it is gone
+# A supervisor on another host rewrites summary.json every 2 s, except while it captures (up to a minute
+# with a stuck py-spy), waits out a kill grace or a GPU release: silent longer than all that, it is gone.
+STALE_S = 180.0
 START_SLACK_S = 5.0  # a live pid that started later than the run did is someone else (a reused pid)
 
 
@@ -42,6 +44,12 @@ class RunView:
     def name(self) -> str:
         """The run directory's name."""
         return self.path.name
+
+    @property
+    def live(self) -> bool:
+        """Its hangwatch is alive and the run goes on."""
+        return self.summary is not None and self.summary.ended_at is None and self.state in (
+            "running", "hung", "restarting")
 
     @property
     def since_progress(self) -> float | None:
@@ -150,10 +158,9 @@ def load_view(run_dir: Path, now: float | None = None) -> RunView:
         state, detail = "dead", "no summary.json"
     elif s.ended_at is not None:
         state, detail = s.state.value, ""
-        if s.state in (RunState.FINISHED, RunState.CRASHED, RunState.STOPPED):
-            state = s.state.value
-        else:  # ended while hung and not restarted: the job was killed or left
-            state, detail = "stopped", s.state.value
+        if s.state not in (RunState.FINISHED, RunState.CRASHED, RunState.STOPPED):
+            # ended hung and not restarted (killed, or restarts used up): hung, and over
+            state, detail = ("hung", "ended") if s.state == RunState.HUNG else ("stopped", s.state.value)
     else:
         alive, why = supervisor_alive(s, now)
         if not alive:

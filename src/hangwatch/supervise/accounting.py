@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hangwatch.records.run import RunState, RunSummary
+from hangwatch.redact import redact_text
 
 if TYPE_CHECKING:
     from hangwatch.recover.remedy import Applied
@@ -20,12 +21,16 @@ def step_rate(intervals: Iterable[float], points: Iterable[tuple[float, int]] = 
     """Steps per second: from the steps the newest points name (a poll may see several steps), else
     one step per progress interval (signals without a step number). None without any."""
     pts = list(points)
-    for i in range(len(pts) - 1, 0, -1):  # only since the counter last went back (a new epoch's bar)
-        if pts[i][1] < pts[i - 1][1]:
+    for i in range(len(pts) - 1, 0, -1):  # only since the counter last went back (a new epoch's bar):
+        if pts[i][1] < max(p[1] for p in pts[:i]) / 2:  # a drop by half, not a rank one step behind another
             pts = pts[i:]
             break
-    if len(pts) >= 2 and pts[-1][0] > pts[0][0] and pts[-1][1] > pts[0][1]:
-        return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+    top, env = None, []
+    for at, step in pts:  # the running maximum: ranks beat in any order, the slowest one lags a step
+        top = step if top is None else max(top, step)
+        env.append((at, top))
+    if len(env) >= 2 and env[-1][0] > env[0][0] and env[-1][1] > env[0][1]:
+        return (env[-1][1] - env[0][1]) / (env[-1][0] - env[0][0])
     recent = list(intervals)[-RATE_WINDOW:]
     total = sum(recent)
     return len(recent) / total if recent and total > 0 else None
@@ -97,7 +102,7 @@ def attempt_stats(attempts: Sequence[Attempt], fallbacks: Sequence[str], remedie
     """Each attempt's span, steps and rate, and the fallback or remedy it ran with."""
     out: list[dict[str, Any]] = []
     for a in attempts:
-        applied = [f for f in fallbacks[: a.number - 1] if f]
+        applied = [redact_text(f) for f in fallbacks[: a.number - 1] if f]  # a fallback may carry a token
         applied += [r.text for r in remedies if r.attempt == a.number]
         rate = step_rate(a.detector.intervals, a.detector.points)
         out.append({"attempt": a.number, "started_at": round(a.started_at, 3),

@@ -41,6 +41,7 @@ class BudgetWatch:
     checkpoint_starts: list[float] = field(default_factory=list)
     in_checkpoint: bool = False
     checkpoint_ended_at: float | None = None
+    untrusted_noted: bool = False  # said once that the total is too weak to stop on
 
     def phase(self, name: str | None, now: float) -> None:
         """The job's current phase (from its heartbeats)."""
@@ -70,8 +71,8 @@ class BudgetWatch:
     def stop_now(self, now: float, started_at: float) -> bool:
         """Whether to end the job now: over budget with --on-over-budget stop, and either no checkpoint
         was ever seen, the next one has ended, or waiting for it has taken too long."""
-        if not self.stop or self.over_at is None:
-            return False
+        if not self.stop or self.over_at is None or self.in_checkpoint:
+            return False  # never in the middle of writing a checkpoint
         if not self.checkpoint_starts:
             return True
         if self.checkpoint_ended_at is not None and self.checkpoint_ended_at >= self.over_at:

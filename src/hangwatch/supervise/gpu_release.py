@@ -15,7 +15,7 @@ from hangwatch.records.gpu import GpuProcessMemory
 from hangwatch.records.run import EventKind
 
 if TYPE_CHECKING:
-    from hangwatch.capture.gpu import GpuBackend
+    from hangwatch.capture.gpu import GpuBackend, Reading
 
 POLL_S = 1.0
 TOLERANCE_MIB = 512.0  # without per-process figures: device memory back within this of what it was
@@ -50,7 +50,15 @@ def _alive(pid: int) -> bool:
 
 def device_used(backend: GpuBackend) -> dict[int, float]:
     """Memory used per device now (MiB): the baseline of a backend with no per-process figures."""
-    return {d.index: d.memory_used_mib for d in backend.read().devices if d.memory_used_mib is not None}
+    return {d.index: d.memory_used_mib for d in read(backend).devices if d.memory_used_mib is not None}
+
+
+def read(backend: GpuBackend) -> Reading:
+    """One read, bounded."""
+    from hangwatch.capture.gpu import SMI_TIMEOUT_S, bounded
+
+    reading: Reading = bounded(backend.read, SMI_TIMEOUT_S)
+    return reading
 
 
 def wait_release(backend: GpuBackend, pids: Iterable[int], baseline: dict[int, float] | None, timeout_s: float,
@@ -62,8 +70,8 @@ def wait_release(backend: GpuBackend, pids: Iterable[int], baseline: dict[int, f
     held: tuple[GpuProcessMemory, ...] = ()
     while True:
         try:
-            reading = backend.read()
-        except Exception as e:  # noqa: BLE001 - a failed read is reported, never a crash of the restart
+            reading = read(backend)
+        except Exception as e:  # noqa: BLE001 - a failed or stuck read is reported, never a crash of the restart
             return Release(False, now() - t0, error=f"{backend.name}: {e}")
         if backend.per_process:
             held = tuple(GpuProcessMemory(pid, gpu, mib, True) for pid, gpu, mib in reading.processes if pid in job)
@@ -96,13 +104,17 @@ class GpuGuard:
     baseline: dict[int, float] | None = field(default=None)  # device memory used before the job started
 
     def setup(self) -> None:
-        """Find the GPUs (only where device nodes exist: elsewhere this costs one glob) and, for a backend
-        without per-process figures, note each device's memory before the job starts."""
+        """At each launch: find the GPUs once (only where device nodes exist: elsewhere this costs one
+        glob) and, for a backend without per-process figures, note each device's memory now."""
         from hangwatch.capture.gpu import FAKE_ENV, detect, devices_present
 
-        if FAKE_ENV not in os.environ and not devices_present():
-            return
-        self.backend, _ = detect()
+        if self.backend is None:
+            if FAKE_ENV not in os.environ and not devices_present():
+                return
+            try:
+                self.backend, _ = detect()
+            except Exception:  # noqa: BLE001 - no GPU backend: restarts go on as on a machine without GPUs
+                return
         if self.backend is not None and not self.backend.per_process:
             with contextlib.suppress(Exception):
                 self.baseline = device_used(self.backend)

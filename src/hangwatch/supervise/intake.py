@@ -43,7 +43,8 @@ class ProgressIntake:
     regex: re.Pattern[str] | None
     heartbeat_dir: Path
     tail: OutputTail = field(default_factory=OutputTail)
-    total: int | None = None  # the N of the newest `n/N` counter
+    counter_total: int | None = None  # the N of the newest `n/N` counter (any bar: a weak total)
+    trainer_total: int | None = None  # the trainer's max steps, from autobeat's heartbeats
     ranks: dict[int, RankProgress] = field(default_factory=dict)
     _parser: ProgressParser = field(init=False)
     _tail_seq: int = 0
@@ -63,6 +64,7 @@ class ProgressIntake:
             hb.unlink(missing_ok=True)
         self._beats.clear()
         self.ranks.clear()
+        self.counter_total = self.trainer_total = None
 
     def poll(self) -> Intake:
         """Progress since the last poll: output, counters, heartbeats."""
@@ -85,7 +87,7 @@ class ProgressIntake:
                     self.ranks[rank] = RankProgress(at, c.step, c.key)
             if counter is not None:
                 if counter.total is not None:
-                    self.total = counter.total
+                    self.counter_total = counter.total
                 signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER))
         phase: str | None = None
         deadline: float | None = None
@@ -96,7 +98,7 @@ class ProgressIntake:
                     self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
                 signals.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
             if hb.total is not None and hb.step is not None:
-                self.total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
+                self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
             if hb.phase is not None:
                 phase, deadline = hb.phase, hb.phase_deadline
         return Intake(tuple(signals), phase, deadline, fresh)

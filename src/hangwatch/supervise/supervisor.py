@@ -54,6 +54,7 @@ from hangwatch.supervise.notify import Notifier
 from hangwatch.supervise.rundir import RunDir, command_name
 
 if TYPE_CHECKING:
+    from hangwatch.capture.kernel import KmsgCursor
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
     from hangwatch.supervise.nodes import NodeCoordination
@@ -98,6 +99,7 @@ class Supervisor:
         self.nodes: NodeCoordination | None = None
         self.remedies = RemedyPlan(custom=dict(cfg.remedies))
         # A projection is noisy: --on-over-budget stop waits until it has stayed over for --min-stall.
+        self.kmsg: KmsgCursor | None = None  # the kernel log since the current attempt's launch
         self.gpu = GpuGuard(cfg.gpu_release_timeout, cfg.relaunch_on_held_gpu, self.rundir.event, self._stderr)
         self.budget = (BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall)
                        if cfg.budget is not None else None)
@@ -176,6 +178,8 @@ class Supervisor:
                 self.rundir.event(EventKind.EXIT, exit_code=self.exit_code)
                 self._write_summary(final=True)
                 self.rundir.close()
+                if self.kmsg is not None:
+                    self.kmsg.close()
                 if self.ledger.incidents or len(self.attempts) > 1 or \
                         self.clock.now() - self.ledger.started_at >= PAGE_AFTER_S:
                     self._write_page()
@@ -208,7 +212,11 @@ class Supervisor:
                 self._doing = "waiting for the GPU memory of the ended job"
                 released = self.gpu.released(attempt.number, attempt.job.known_pids())
                 self._doing = "watching"
+                if self._signals:  # Ctrl-C or SIGTERM during the wait: stop here, launch nothing
+                    self.final_state = RunState.STOPPED
+                    return end.code
                 if not released:
+                    self.final_state = RunState.CRASHED if end.code != EXIT_HUNG else None
                     return end.code
                 continue
             msg = end.restart.message(self.cfg.max_restarts)
@@ -217,10 +225,23 @@ class Supervisor:
                 self.rundir.event(EventKind.GIVE_UP, reason=end.restart.give_up, attempts=attempt.number)
             return end.code
 
+    def _open_kmsg(self) -> None:
+        """The kernel log from this launch on (an earlier attempt's lines, such as the Xid 45 of its
+        kill, are not this attempt's)."""
+        from hangwatch.capture.kernel import KmsgCursor
+
+        if self.kmsg is not None:
+            self.kmsg.close()
+        self.kmsg = KmsgCursor()
+
     def _capture_real(self, pid: int, window: float) -> Evidence:
         from hangwatch.capture import capture_job
 
-        return capture_job(pid, window, native=True if self.cfg.native else None)
+        ev = capture_job(pid, window, native=True if self.cfg.native else None, kernel=False)
+        a = self.attempts[-1] if self.attempts else None
+        notes = ev.notes + ((self.kmsg.note,) if self.kmsg is not None and self.kmsg.note else ())
+        return dataclasses.replace(ev, kernel=self.kmsg.read() if self.kmsg is not None else (), notes=notes,
+                                   known_pids=tuple(a.job.known_pids()) if a is not None else ())
 
     def _launch_real(self, argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> Job:
         return LaunchedJob(launch(argv, env, None, self.output, on_chunk, self.status, self.cfg.use_pty,
@@ -243,8 +264,8 @@ class Supervisor:
         self.probe_note = None
         self.output.flush()
         log_offset = self._log_file.tell()
-        if n == 1:
-            self.gpu.setup()
+        self.gpu.setup()
+        self._open_kmsg()
         job = self.launcher(argv, env, self.intake.on_chunk)
         now = self.clock.now()
         self._oom_start = cgroup_oom_kills(job.pid)  # per attempt: an earlier attempt's OOM is not this crash's
@@ -616,12 +637,12 @@ class Supervisor:
         self.final_state = RunState.CRASHED
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - self._oom_start) if oom_now is not None and self._oom_start is not None else 0
-        from hangwatch.capture.kernel import read_kernel_events
         from hangwatch.diagnose.crash import diagnose_crash
 
-        kernel, kernel_note = read_kernel_events(a.started_at)
+        kernel = self.kmsg.read() if self.kmsg is not None else ()
+        kernel_note = self.kmsg.note if self.kmsg is not None else None
         findings = tuple(diagnose_crash(code, self._output_tail(a.log_offset), oom_kills=oom, pid=a.job.pid,
-                                        kernel=kernel))
+                                        kernel=kernel, known_pids=tuple(a.job.known_pids())))
         asked = self.cfg.restart_on_crash
         if self.nodes is not None:  # the other nodes' ranks now wait for ours: stop or restart them too
             self.nodes.decide(a.number, Decision(self.nodes.node, "restart" if asked else "kill", findings[0].cause))
@@ -691,6 +712,14 @@ class Supervisor:
             self.notifier.send(f"hangwatch: {command_name(self.cfg.argv)} over budget", text)
         if not budget.stop_now(now, a.started_at):
             return None
+        if not self._total()[1]:
+            if not budget.untrusted_noted:
+                budget.untrusted_noted = True
+                self._stderr("hangwatch: over budget, but the job is not stopped: its total steps come from a "
+                             "progress bar in the log, which may not be the training's. Pass --total-steps N.")
+            return None
+        if self.nodes is not None:  # every node's ranks stop together, or the others hang in their collectives
+            self.nodes.decide(a.number, Decision(self.nodes.node, "kill", "over_budget"))
         after = " after its checkpoint" if budget.checkpoint_ended() else ""
         self._stderr(f"hangwatch: over budget: ending the job{after} (--on-over-budget stop).")
         self._terminate(a, reason="over budget (--on-over-budget stop)")
@@ -712,7 +741,7 @@ class Supervisor:
         return self.ledger.summary(
             self.clock.now(), command=redact_argv(self.cfg.argv), run_dir=str(self.cfg.run_dir), state=self.state,
             attempts=len(self.attempts), exit_code=self.exit_code, final=final,
-            intervals=det.intervals if det else (), total=self.cfg.total_steps or self.intake.total,
+            intervals=det.intervals if det else (), total=self._total()[0],
             points=det.points if det else ())
 
     def _write_page(self) -> Path | None:
@@ -727,6 +756,15 @@ class Supervisor:
         except Exception:  # the page is a view; it must not stop supervision
             log.exception("could not write report.html")
             return None
+
+    def _total(self) -> tuple[int | None, bool]:
+        """The steps the job will run, and whether that total is trustworthy enough to stop a job on:
+        --total-steps, else the trainer's max steps (autobeat), else the N of the log's `n/N` (any bar)."""
+        if self.cfg.total_steps:
+            return self.cfg.total_steps, True
+        if self.intake.trainer_total:
+            return self.intake.trainer_total, True
+        return self.intake.counter_total, False
 
     def _write_summary(self, final: bool) -> None:
         self._last["summary"] = self.clock.now()
