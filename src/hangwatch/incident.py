@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hangwatch.records.gpu import GpuEvidence, KernelEvent, gpu_from_dict
+if TYPE_CHECKING:
+    from hangwatch.records.gpu import GpuEvidence, KernelEvent
 
 SCHEMA = "hangwatch.incident/1"
 
@@ -177,6 +178,8 @@ class Incident:
         """Read ``hangwatch.incident/1`` JSON (raises ValueError/KeyError on a malformed object)."""
         if d.get("schema") != SCHEMA:
             raise ValueError(f"not a {SCHEMA} object: schema is {d.get('schema')!r}")
+        from hangwatch.records.gpu import KernelEvent, gpu_from_dict
+
         lp = d.get("last_progress")
         return cls(
             schema=d["schema"],

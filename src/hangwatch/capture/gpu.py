@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import threading
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -169,10 +168,12 @@ def _num(text: str | None) -> float | None:
 
 def parse_nvidia_smi_xml(xml: str) -> tuple[Reading, str | None, str | None]:
     """(reading, driver version, CUDA version) from ``nvidia-smi -q -x``."""
+    import xml.etree.ElementTree as ET  # here: only machines with nvidia-smi pay for it
+
     root = ET.fromstring(xml)  # noqa: S314 - nvidia-smi's own output
     devices, procs = [], []
     for i, gpu in enumerate(root.findall("gpu")):
-        def t(path: str, g: ET.Element = gpu) -> str | None:
+        def t(path: str, g: Any = gpu) -> str | None:
             el = g.find(path)
             return el.text.strip() if el is not None and el.text else None
 

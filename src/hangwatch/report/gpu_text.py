@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from hangwatch.incident import Incident
-from hangwatch.records.gpu import GpuDevice
+
+if TYPE_CHECKING:
+    from hangwatch.records.gpu import GpuDevice
 
 
 def _series(xs: tuple[float, ...]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import socket
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,7 +126,7 @@ def supervisor_alive(s: RunSummary, now: float) -> tuple[bool, str]:
     summary.json on another. (alive, why not)."""
     if s.supervisor_pid is None:
         return False, "no supervisor recorded"
-    if s.host and s.host != socket.gethostname():
+    if s.host and s.host != os.uname().nodename:
         age = now - (s.updated_at or 0.0)
         return (True, "") if age <= STALE_S else (False, f"no news from {s.host} for {age:.0f} s")
     try:

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hangwatch.records.gpu import GpuProcessMemory
 from hangwatch.records.run import EventKind
 
 if TYPE_CHECKING:
     from hangwatch.capture.gpu import GpuBackend, Reading
+    from hangwatch.records.gpu import GpuProcessMemory
 
 POLL_S = 1.0
 TOLERANCE_MIB = 512.0  # without per-process figures: device memory back within this of what it was
@@ -65,6 +65,8 @@ def wait_release(backend: GpuBackend, pids: Iterable[int], baseline: dict[int, f
                  now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Release:
     """Poll until none of ``pids`` holds GPU memory (or, without per-process figures, until each
     device's memory is back within TOLERANCE_MIB of ``baseline``), at most ``timeout_s``."""
+    from hangwatch.records.gpu import GpuProcessMemory
+
     job = set(pids)
     t0 = now()
     held: tuple[GpuProcessMemory, ...] = ()

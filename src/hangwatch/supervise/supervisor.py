@@ -19,7 +19,6 @@ import dataclasses
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -54,7 +53,7 @@ from hangwatch.supervise.notify import Notifier
 from hangwatch.supervise.rundir import RunDir, command_name
 
 if TYPE_CHECKING:
-    from hangwatch.capture.kernel import KmsgCursor
+    from hangwatch.capture.kmsg import KmsgCursor
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
     from hangwatch.supervise.nodes import NodeCoordination
@@ -228,7 +227,7 @@ class Supervisor:
     def _open_kmsg(self) -> None:
         """The kernel log from this launch on (an earlier attempt's lines, such as the Xid 45 of its
         kill, are not this attempt's)."""
-        from hangwatch.capture.kernel import KmsgCursor
+        from hangwatch.capture.kmsg import KmsgCursor
 
         if self.kmsg is not None:
             self.kmsg.close()
@@ -278,7 +277,6 @@ class Supervisor:
             self.rundir.event(EventKind.RESTART, attempt=n, command=redact_argv(argv))
             self._stderr(f"hangwatch: restarting (attempt {n}): {' '.join(redact_argv(argv))}")
         self.rundir.event(EventKind.LAUNCH, attempt=n, pid=job.pid, command=redact_argv(argv))
-        self._write_summary(final=False)
         return attempt
 
     _oom_start: int | None = None
@@ -735,7 +733,7 @@ class Supervisor:
             self._ledger_summary(final, det), remedies=remedy_outcomes(self.attempts, self.remedies.applied),
             attempt_stats=attempt_stats(self.attempts, [f.args for f in self.cfg.fallbacks], self.remedies.applied),
             budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3),
-            host=socket.gethostname(), supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3))
+            host=os.uname().nodename, supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3))
 
     def _ledger_summary(self, final: bool, det: StallDetector | None) -> RunSummary:
         return self.ledger.summary(
