@@ -5,6 +5,7 @@ bytes, or its loop variables advance), so it must not be called hung."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from conftest import SCENARIOS, inspect_json, marker, root_cause, run_hangwatch
@@ -43,6 +44,16 @@ def test_a_spin_whose_condition_never_changes_is_a_busy_loop_with_its_locals_quo
     root = root_cause(inspect_json(job.pid))
     assert root["cause"] == "code.busy_loop", root
     assert any("`state` stayed {}" in e for e in root["evidence"]), root["evidence"]
+
+
+def test_one_long_call_holding_the_gil_is_computing_not_a_busy_loop(start_job):
+    """The same line in every sample, and that line a call (here sum over a huge range, which runs in C
+    like a big sort or a regex): alive, never `code.busy_loop`, which would get it killed."""
+    job = start_job([sys.executable, str(SCENARIOS / "long_call.py"), str(10**10)])
+    incident = inspect_json(job.pid, window=2)
+    root = root_cause(incident)
+    assert (root["cause"], incident["verdict"]) == ("code.computing", "slow"), root
+    assert "inside one call" in root["summary"] and "sum(range(n))" in root["evidence"][0]
 
 
 def test_a_retry_loop_with_backoff_is_not_hung(start_job):

@@ -289,3 +289,15 @@ def test_unwritable_run_dir(tmp_path):
                        capture_output=True, text=True, timeout=60, env=clean_env())
     assert r.returncode == 2
     assert "cannot write the run directory" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_long_call_holding_the_gil_is_given_time_not_killed(run):
+    """A healthy job inside one long C call (no output, 100% CPU, the same line in every sample) is
+    extended as computing, and finishes: the busy-loop verdict would have killed it."""
+    r = run("--min-stall", "1", "--capture-window", "1", "--on-hang", "kill", "--kill-grace", "2",
+            *py("long_call.py", str(5 * 10**8)))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert run.summary()["incidents"] == 0
+    extended = [e for e in run.events() if e["event"] == "extended"]
+    assert any(e.get("cause") == "code.computing" for e in extended), extended
+    assert b"step 3/3" in r.stdout

@@ -29,6 +29,9 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
             if motion is not None and motion.advanced:
                 hits.append(_advancing_loop(v, t, motion))
                 continue
+            if _one_long_call(t):
+                hits.append(_long_call(v, t))
+                continue
             locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",) if motion is not None else ()
             hits.append(Hit(Finding(
                 cause="code.busy_loop", confidence=0.8,
@@ -41,6 +44,35 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                           + (f" `{frame.code}`" if frame and frame.code else ""), *locals_ev),
                 fix=BUSY_FIX), Verdict.HUNG))
     return hits
+
+
+def _one_long_call(t: ThreadView) -> bool:
+    """The thread sat on the very same line, with the very same stack, in every sample, and that line
+    is a call, not a loop's header: it is inside one long call that holds the GIL (a sort, a regex, a
+    tokenizer over a big batch, sum over a huge range), not spinning in a Python loop (whose samples
+    land on the loop's header, or move between lines and frames)."""
+    stacks = t.stacks
+    if len(stacks) < 2 or len({tuple((f.file, f.function, f.line) for f in st) for st in stacks}) != 1:
+        return False
+    code = (t.user_frame.code if t.user_frame is not None else None) or ""
+    head = code.lstrip()
+    return "(" in head and not head.startswith(("while ", "while(", "for ", "if ", "elif "))
+
+
+def _long_call(v: ProcessView, t: ThreadView) -> Hit:
+    """Alive: one long call. It gets more time (up to --max-slow), never a kill on sight."""
+    frame = t.user_frame
+    return Hit(Finding(
+        cause="code.computing", confidence=0.65,
+        summary=(f"{v.label()} has been inside one call at {describe(frame)} for {v.duration_s:.0f} s, holding the "
+                 f"GIL at {v.cpu_text()}: a long call that runs in C (a sort, a regex, a tokenizer), alive."),
+        where=v.where(t, frame),
+        evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU with the same stack, on the same "
+                  f"line, in all {len(t.stacks)} samples" + (f": `{frame.code}`" if frame and frame.code else ""),
+                  "a Python loop that spins lands on its loop's header or moves between lines; this stack did not"),
+        fix=(*COMPUTING_FIX[1:], "If the call should not take this long, look at its input (a regex on a huge "
+             "string backtracks for ever; a sort of millions of Python objects takes minutes).")),
+        Verdict.SLOW)
 
 
 def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
