@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -118,3 +119,27 @@ def test_hangwatch_ends_a_stopped_job_with_sigterm_and_sigcont_not_sigkill(run):
     action = next(e for e in run.events() if e["event"] == "action")
     assert action["terminated"] == [job] and action["killed"] == [], action  # SIGTERM worked: it was continued
     assert action["seconds"] < 10
+
+
+def test_a_reused_root_pid_is_not_taken_for_the_job(tmp_path):
+    """Once the job's root is reaped, its pid may be handed to another process: that process's tree
+    must never be scanned into the job (and so never ended with it)."""
+    from hangwatch.recover.terminate import JobTracker
+
+    stranger = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                                 "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+                                 "time.sleep(60)"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not psutil.Process(stranger.pid).children():
+            time.sleep(0.05)
+        tracker = JobTracker(stranger.pid)
+        tracker.seen[stranger.pid] = 1.0  # the job's root as it was: same pid, started long ago, reaped since
+        tracker.scan()
+        assert list(tracker.seen) == [stranger.pid]  # the stranger's child was not taken in
+        fresh = JobTracker(stranger.pid)
+        fresh.scan()
+        assert len(fresh.seen) == 2  # the same tree is the job's when the root is the one we started
+    finally:
+        os.killpg(stranger.pid, signal.SIGKILL)
+        stranger.wait(timeout=10)

@@ -26,7 +26,11 @@ class JobTracker:
     seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
 
     def scan(self) -> None:
-        """Remember every process of the job seen now."""
+        """Remember every process of the job seen now. Once the root is gone and its pid belongs to
+        another process (reaped, then reused), the tree under that pid is not the job's: nothing new
+        is taken from it (the processes already remembered stay)."""
+        if self.root in self.seen and _create_time(self.root) not in (None, self.seen[self.root]):
+            return
         for m in proc.job_members(self.root):
             if m.pid not in self.seen:
                 try:
@@ -45,6 +49,13 @@ class JobTracker:
             except psutil.Error:
                 continue
         return out
+
+
+def _create_time(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
 
 
 def popen_waiter(popen: subprocess.Popen[bytes]) -> Callable[[float], bool]:
