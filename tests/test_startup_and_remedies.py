@@ -4,10 +4,11 @@ pieces (the probe decision, the remedy ladder, the settings)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
-from conftest import FAST, SCENARIOS, _free_port, py
+from conftest import FAST, SCENARIOS, _free_port, clean_env, py
 
 from hangwatch.diagnose import Diagnosis
 from hangwatch.errors import UsageError
@@ -96,3 +97,18 @@ def test_a_remedy_reaches_every_torchrun_rank(run):
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     out = r.stdout.decode()
     assert "rank 0 context SpawnContext batches 4" in out and "rank 1 context SpawnContext batches 4" in out, out
+
+
+def test_the_spawn_remedy_falls_back_to_no_workers_for_a_loader_spawn_cannot_ship(tmp_path):
+    """The spawn remedy on a dataset holding a lambda would crash the restarted job at its first
+    batch: the hook sees the loader cannot be pickled and uses num_workers=0 instead, saying why."""
+    from hangwatch.supervise.autobeat import autobeat_env
+
+    env = clean_env(HANGWATCH_REMEDY_DATALOADER='{"multiprocessing_context": "spawn"}',
+                    HANGWATCH_REMEDY_WHY="fork.inherited_lock", HANGWATCH_HEARTBEAT_DIR=str(tmp_path))
+    env.update(autobeat_env(env, True, 60.0))
+    r = subprocess.run([sys.executable, str(SCENARIOS / "unpicklable_loader.py")], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "sum 240.0" in r.stdout
+    assert "DataLoader(num_workers=0) (spawn needs a picklable loader: its dataset cannot be pickled" in r.stderr

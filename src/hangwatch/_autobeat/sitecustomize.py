@@ -255,6 +255,21 @@ def _main_is_guarded() -> bool:
     return "__name__ ==" in text or "__name__==" in text
 
 
+def _unpicklable(kwargs: dict[str, Any]) -> str | None:
+    """What of a DataLoader's arguments a spawned worker could not receive, or None."""
+    import pickle
+
+    for key in ("dataset", "collate_fn", "worker_init_fn", "sampler", "batch_sampler"):
+        value = kwargs.get(key)
+        if value is None:
+            continue
+        try:
+            pickle.dumps(value)
+        except Exception as e:  # noqa: BLE001 - any failure to pickle means spawn cannot ship it
+            return f"its {key} cannot be pickled ({type(e).__name__})"
+    return None
+
+
 def _attach_remedy(dataloader: Any) -> None:
     """On a restart hangwatch chose a remedy for: override DataLoader arguments as each one is built,
     and say so once on stderr."""
@@ -285,13 +300,21 @@ def _attach_remedy(dataloader: Any) -> None:
         except Exception:  # noqa: BLE001 - an unexpected signature: build it as the job asked
             original(self, *args, **kwargs)
             return
+        note = guard
+        if changed.get("multiprocessing_context") in ("spawn", "forkserver") and changed.get("num_workers"):
+            why_not = _unpicklable(changed)
+            if why_not:  # spawn would crash at the first batch: no workers is the safe remedy left
+                changed = {k: v for k, v in changed.items()
+                           if k not in ("multiprocessing_context", "persistent_workers", "prefetch_factor")}
+                changed["num_workers"] = 0
+                note = f"spawn needs a picklable loader: {why_not}"
         diff = {k: v for k, v in changed.items() if given.get(k, signature.parameters[k].default
                                                           if k in signature.parameters else None) != v}
         text = ", ".join(f"{k}={v!r}" for k, v in sorted(diff.items()))
         if text and text not in said:
             said.add(text)
             sys.stderr.write(f"hangwatch: remedy for {why}: DataLoader({text})"
-                             + (f" ({guard})" if guard else "") + "\n")
+                             + (f" ({note})" if note else "") + "\n")
         original(self, **changed)
 
     cls.__init__ = __init__
