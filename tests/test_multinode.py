@@ -119,3 +119,23 @@ def test_every_node_derives_the_same_token_from_what_it_shares():
     assert coord_token(a, {}, None)[0] == coord_token(b, {}, None)[0]
     assert coord_token(a, {"SLURM_JOB_ID": "77"}, None) == ("slurm:77", "SLURM_JOB_ID")
     assert coord_token(a, {"HANGWATCH_COORD_TOKEN": "t"}, "given")[0] == "given"
+
+
+def test_a_kill_after_a_report_replaces_it_for_every_node():
+    """Attempt 1 was reported hung (nothing done), then its ranks crashed on node 1: node 1's kill must
+    reach node 0, whose ranks otherwise wait for ever; a report proposed after a kill changes nothing."""
+    pytest.importorskip("torch")
+    from conftest import _free_port
+
+    from hangwatch.records.run import Decision
+    from hangwatch.supervise.coord import Coordinator
+    from hangwatch.supervise.topology import Topology
+
+    port = _free_port()
+    node0 = Coordinator(Topology(2, 0, "127.0.0.1", port, "s"), 10)
+    node1 = Coordinator(Topology(2, 1, "127.0.0.1", port, "s"), 10)
+    assert node0.decide(1, Decision(0, "report", "code.deadlock")).action == "report"
+    assert node1.decide(1, Decision(1, "kill", "distributed.peer_stuck")).action == "kill"
+    assert node0.read(("decision", 1), Decision) == Decision(1, "kill", "distributed.peer_stuck")
+    assert node0.decide(1, Decision(0, "report", "x")).action == "kill"
+    assert node0.decide(1, Decision(0, "restart", "y")).action == "kill"  # the first terminal decision stays

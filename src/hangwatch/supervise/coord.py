@@ -142,13 +142,20 @@ class Coordinator:
             time.sleep(POLL_S)
 
     def decide(self, attempt: int, proposal: Decision) -> Decision:
-        """Propose a decision; the first proposal stored for this attempt wins on every node."""
+        """Propose a decision; the first proposal stored for this attempt wins on every node, except that
+        a "report" decides nothing for good: a later kill or restart (the job crashed, a budget stop)
+        replaces it, or the other nodes' ranks would wait for ever on the ones that ended."""
         if self.lost:
             return proposal
         try:
             k = self._key(("decision", attempt))
-            won = self.store.compare_set(k, "", self._wrap(k, proposal.to_dict()))
+            mine = self._wrap(k, proposal.to_dict())
+            won = self.store.compare_set(k, "", mine)
             payload = self._unwrap(k, won)
+            if payload is not None and payload.get("action") == "report" and proposal.action != "report":
+                stored = won.decode() if isinstance(won, bytes) else won
+                won = self.store.compare_set(k, stored, mine)  # swapped only if no other node got there first
+                payload = self._unwrap(k, won)
             return proposal if payload is None else Decision.from_dict(payload)
         except Exception as e:  # noqa: BLE001 - as above: decide alone
             self._lose(e)
