@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import FAST, clean_env, marker, py
 
-from hangwatch.capture.gpu import NvmlBackend, parse_nvidia_smi_xml, parse_rocm_smi, throttle_names
+from hangwatch.capture.gpu_backends import NvmlBackend, Reading, parse_nvidia_smi_xml, parse_rocm_smi, throttle_names
 from hangwatch.capture.kernel import boot_time, classify, parse_kmsg_record, parse_lines, read_kernel_events
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.crash import diagnose_crash
@@ -268,7 +268,6 @@ def test_release_wait_by_device_memory_without_per_process_figures():
         reads = iter([9000.0, 6000.0, 1100.0])
 
         def read(self):
-            from hangwatch.capture.gpu import Reading
             return Reading((GpuDevice(0, "card0", "amd", memory_used_mib=next(self.reads)),))
 
     clock = iter(range(100))

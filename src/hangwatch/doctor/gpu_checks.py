@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hangwatch.capture.gpu import SMI_TIMEOUT_S, GpuBackend, Reading, bounded, detect
+from hangwatch.capture.gpu import bounded, detect
+from hangwatch.capture.gpu_backends import SMI_TIMEOUT_S, GpuBackend, Reading
 from hangwatch.capture.kernel import read_kernel_events
 from hangwatch.records.doctor import Check, CheckStatus
 

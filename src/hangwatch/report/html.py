@@ -14,7 +14,7 @@ from hangwatch.records.run import Event, RunSummary
 from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import leaves, merged_lines, rank_stacks
 from hangwatch.report.run_report import TIMELINE_EVENTS, RunRecord
-from hangwatch.supervise.budget import usd
+from hangwatch.report.units import duration, usd
 
 MAX_POINTS = 600  # per attempt in the timeline: a day of progress events downsampled to this
 MAX_EVENTS = 400  # rows of the event table (the newest kept)
@@ -49,16 +49,6 @@ def _e(x: object) -> str:
 
 def _clock(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
-
-
-def _dur(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.1f} min"
-    return f"{s / 3600:.1f} h"
 
 
 def downsample(points: list[tuple[float, int]], limit: int = MAX_POINTS) -> list[tuple[float, int]]:
@@ -147,7 +137,7 @@ def timeline_svg(run: RunRecord) -> str:
         parts.append(f'<a href="#incident-{s.number}"><rect x="{x(s.start):.1f}" y="{PAD_T}" '
                      f'width="{max(2.0, x(s.end) - x(s.start)):.1f}" height="{ph}" fill="#b00020" fill-opacity="0.15" '
                      f'stroke="#b00020" stroke-dasharray="3 2"><title>stall {s.number}: {_e(s.cause)}, '
-                     f'{_dur(s.end - s.start)} (click for incident {s.number})</title></rect>'
+                     f'{duration(s.end - s.start)} (click for incident {s.number})</title></rect>'
                      f'<text x="{x(s.start) + 3:.1f}" y="{PAD_T + 12}" fill="#b00020">stall {s.number}</text></a>')
     for t, n in launches:
         if n > 1:
@@ -168,7 +158,7 @@ def timeline_svg(run: RunRecord) -> str:
         parts.append(f'<text x="{PAD_L - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:,.0f}</text>')
     parts.append(f'<text x="{PAD_L}" y="{H - 12}">{_e(_clock(t0))}</text>'
                  f'<text x="{W - PAD_R}" y="{H - 12}" text-anchor="end">{_e(_clock(t1))} '
-                 f'(+{_e(_dur(t1 - t0))})</text><text x="14" y="{PAD_T + ph / 2}" '
+                 f'(+{_e(duration(t1 - t0))})</text><text x="14" y="{PAD_T + ph / 2}" '
                  f'transform="rotate(-90 14 {PAD_T + ph / 2})" text-anchor="middle">step</text></svg>')
     return "".join(parts)
 
@@ -195,13 +185,13 @@ def rate_rows(s: RunSummary) -> list[str]:
             remaining = s.total_steps - first + 1 if s.total_steps and isinstance(first, int) else None
             if remaining is not None and remaining > 0:
                 extra = remaining / rate - remaining / base
-                vs += f", ETA {'+' if extra >= 0 else '-'}{_dur(abs(extra))}"
+                vs += f", ETA {'+' if extra >= 0 else '-'}{duration(abs(extra))}"
                 if s.cost_per_hour is not None:
                     vs += f", {'+' if extra >= 0 else '-'}{usd(abs(extra) / 3600 * s.cost_per_hour)}"
         span = "-"
         if a.get("started_at"):
             end = a.get("ended_at") or s.updated_at or a["started_at"]
-            span = _dur(float(end) - float(a["started_at"]))
+            span = duration(float(end) - float(a["started_at"]))
         steps = f"{a.get('first_step', '-')} → {a.get('last_step', '-')}" if a.get("last_step") is not None else "-"
         rows.append(f"<tr><td>{a['attempt']}</td><td><code>{_e(applied)}</code></td><td>{_e(span)}</td>"
                     f"<td>{_e(steps)}</td><td>{'-' if not rate else f'{rate:.3g} steps/s'} {bar}</td>"
@@ -281,14 +271,14 @@ def _summary_html(s: RunSummary | None) -> str:
             ("State", f'<span class="state">{_e(s.state.value)}</span>'
              + (f", exit code {s.exit_code}" if s.exit_code is not None else "")),
             ("Started", _e(_clock(s.started_at))),
-            ("Wall time", _e(_dur(s.wall_seconds))),
+            ("Wall time", _e(duration(s.wall_seconds))),
             ("Attempts", str(s.attempts)),
             ("Last step", "-" if s.last_step is None else f"{s.last_step}"
              + (f" of {s.total_steps}" if s.total_steps else "")),
             ("Step rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s"),
-            ("ETA", _e(_dur(s.eta_seconds)) if s.ended_at is None else "-"),
+            ("ETA", _e(duration(s.eta_seconds)) if s.ended_at is None else "-"),
             ("Incidents", str(s.incidents)),
-            ("Stalled", _e(_dur(s.stalled_seconds))),
+            ("Stalled", _e(duration(s.stalled_seconds))),
             ("Goodput", "unknown (no counter or heartbeat)" if s.goodput is None else f"{s.goodput * 100:.1f}%"),
             ("Progress signal", _e(s.progress_signal))]
     if s.cost_usd is not None:

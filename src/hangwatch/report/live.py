@@ -12,7 +12,8 @@ from rich.text import Text
 
 from hangwatch.records.run import Event
 from hangwatch.report.banner import clock_text
-from hangwatch.report.runs_table import STATE_STYLE, duration, money, runs_table
+from hangwatch.report.runs_table import STATE_STYLE, runs_table
+from hangwatch.report.units import duration, money
 from hangwatch.runs.view import RunView
 
 BARS = "▁▂▃▄▅▆▇█"

@@ -7,29 +7,11 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
+from hangwatch.report.units import duration, money
 from hangwatch.runs.view import RunView
-from hangwatch.supervise.budget import usd
 
 STATE_STYLE = {"running": "green", "hung": "bold red", "restarting": "yellow", "finished": "cyan",
                "crashed": "red", "stopped": "magenta", "dead": "bold red"}
-
-
-def duration(seconds: float | None) -> str:
-    """``3 s``, ``4 m``, ``2.5 h``, ``3.1 d``; ``-`` for None."""
-    if seconds is None:
-        return "-"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} m"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
-
-
-def money(x: float | None) -> str:
-    """``$1.23``; ``-`` for None."""
-    return "-" if x is None else usd(x)
 
 
 def row(v: RunView) -> list[str]:

@@ -7,6 +7,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from hangwatch.records.run import RunSummary
+from hangwatch.report.units import usd
 
 CHECKPOINT = "checkpoint"  # the phase autobeat declares around torch.save / dcp.save
 MIN_CHECKPOINT_WAIT_S = 600.0  # waiting for the next checkpoint is bounded by this or 1.5x the longest gap seen
@@ -21,11 +22,6 @@ def over_budget_text(summary: RunSummary, budget: float) -> str | None:
     if total <= budget:
         return None
     return (f"projected {usd(total)} > budget {usd(budget)}: short by {usd(total - budget)} at the current rate")
-
-
-def usd(x: float) -> str:
-    """``$23.40``; four decimals under a dollar, where cents would round small runs to $0.00."""
-    return f"${x:,.2f}" if abs(x) >= 1 or x == 0 else f"${x:.4f}"
 
 
 @dataclass

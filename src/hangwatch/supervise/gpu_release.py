@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hangwatch.records.run import EventKind
 
 if TYPE_CHECKING:
-    from hangwatch.capture.gpu import GpuBackend, Reading
+    from hangwatch.capture.gpu_backends import GpuBackend, Reading
     from hangwatch.records.gpu import GpuProcessMemory
 
 POLL_S = 1.0
@@ -55,7 +55,8 @@ def device_used(backend: GpuBackend) -> dict[int, float]:
 
 def read(backend: GpuBackend) -> Reading:
     """One read, bounded."""
-    from hangwatch.capture.gpu import SMI_TIMEOUT_S, bounded
+    from hangwatch.capture.gpu import bounded
+    from hangwatch.capture.gpu_backends import SMI_TIMEOUT_S
 
     reading: Reading = bounded(backend.read, SMI_TIMEOUT_S)
     return reading
@@ -108,7 +109,8 @@ class GpuGuard:
     def setup(self) -> None:
         """At each launch: find the GPUs once (only where device nodes exist: elsewhere this costs one
         glob) and, for a backend without per-process figures, note each device's memory now."""
-        from hangwatch.capture.gpu import FAKE_ENV, detect, devices_present
+        from hangwatch.capture.gpu import detect, devices_present
+        from hangwatch.capture.gpu_backends import FAKE_ENV
 
         if self.backend is None:
             if FAKE_ENV not in os.environ and not devices_present():
