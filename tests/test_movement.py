@@ -26,7 +26,7 @@ def test_a_worker_sleeping_in_getitem_is_slow_not_stuck(start_job):
     job = start_job("dl_worker_sleepy.py")
     incident = inspect_json(job.pid)
     root = _not_hung(incident)
-    assert root["cause"] == "dataloader.worker_stuck" and "alive" in root["summary"], root
+    assert root["cause"] == "dataloader.worker_slow" and "alive" in root["summary"], root
     assert any("woke" in e for e in root["evidence"]), root["evidence"]
 
 

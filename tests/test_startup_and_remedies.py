@@ -25,17 +25,25 @@ def _finding(cause: str, *evidence: str) -> Finding:
 
 
 # --- pure pieces -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("verdict", "cause", "moved", "hung"), [
-    (Verdict.HUNG, "fork.inherited_lock", None, True),
-    (Verdict.HUNG, "code.deadlock", None, True),
-    (Verdict.HUNG, "distributed.rendezvous_wait", None, False),  # other nodes may start late
-    (Verdict.HUNG, "unknown", None, False),  # nothing moves, but no stuck signature: keep the grace
-    (Verdict.SLOW, "compile.in_progress", None, False),
-    (Verdict.HUNG, "fork.inherited_lock", "new output during the capture", False),
+@pytest.mark.parametrize(("verdict", "cause", "moved", "still_before", "hung"), [
+    (Verdict.HUNG, "fork.inherited_lock", None, 0, True),
+    (Verdict.HUNG, "code.deadlock", None, 0, True),
+    (Verdict.HUNG, "process.waits_for_input", None, 0, True),
+    (Verdict.WAITING, "distributed.rendezvous_wait", None, 5, False),  # bounded by --rendezvous-timeout instead
+    (Verdict.HUNG, "unknown", None, 0, False),  # nothing moves, no stuck signature: probe 1 of 3
+    (Verdict.HUNG, "unknown", None, 1, False),  # probe 2 of 3
+    (Verdict.HUNG, "unknown", None, 2, True),  # the third still probe in a row: hung
+    (Verdict.HUNG, "child.wait", None, 2, True),
+    (Verdict.SLOW, "io.network_wait", None, 2, False),  # a download delivering bytes: alive
+    (Verdict.SLOW, "compile.in_progress", None, 2, False),
+    (Verdict.HUNG, "unknown", "new output during the capture", 2, False),
+    (Verdict.HUNG, "fork.inherited_lock", "new output during the capture", 0, False),
 ])
-def test_startup_probe_decision(verdict, cause, moved, hung):
-    d = startup_decision(Diagnosis(verdict, (_finding(cause),)), moved)
+def test_startup_probe_decision(verdict, cause, moved, still_before, hung):
+    d = startup_decision(Diagnosis(verdict, (_finding(cause),)), moved, still_before)
     assert d.hung is hung, d
+    # Alive or waiting breaks the streak of still probes; a still probe extends it.
+    assert d.still == (still_before + 1 if verdict == Verdict.HUNG and moved is None else 0), d
 
 
 def test_remedies_climb_the_ladder_and_none_is_tried_twice():

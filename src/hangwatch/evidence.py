@@ -34,6 +34,8 @@ class Frame:
     line: int
     code: str | None = None  # the source line's text, when the file was readable
     native: bool = False  # a C/C++ frame (native stacks only): ``file`` is its shared object
+    holds: tuple[str, ...] = ()  # user frames: the locks this line runs under (`with lock:` blocks around it,
+                                 # `lock.acquire()` above it in the same block), innermost first
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class ThreadSample:
     # Context switches (voluntary + involuntary) counted since the first sample, outside stack reads
     # (a ptrace stop itself switches a thread twice), so a thread blocked in one call stays at 0.
     ctx_switches: int | None = None
+    fd: int | None = None  # the fd of that blocking call (0: the process's standard input)
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class ProcessInfo:
     stdout_is_file: bool
     env: Mapping[str, str] = field(default_factory=dict)  # only the non-secret keys rules use
     forked_from_parent: bool = False  # same executable and cmdline as its parent: a fork
+    stdin: str | None = None  # what fd 0 points to: "/dev/pts/3", "pipe:[...]", "/dev/null", a path
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,23 @@ class LocalsRead:
     line: int
     values: tuple[tuple[str, str], ...]  # (name, short redacted repr)
     loop: str | None = None  # the source of the enclosing `while`/`for` header, when found
+    body: str | None = None  # that loop's source, header and body (dedented, bounded), when found
+
+
+@dataclass(frozen=True)
+class RendezvousRead:
+    """What a process waiting at process-group setup waits for: the store's address (from the
+    rendezvous frame's arguments or the launcher's command line), how many ranks or nodes it expects,
+    and what this machine's socket tables say about the store (None: not known)."""
+
+    host: str | None
+    port: int | None
+    world_size: int | None  # ranks (init_process_group) or nodes (a launcher's rendezvous)
+    rank: int | None
+    backend: str | None  # "gloo", "nccl" (init_process_group), "static", "c10d" (torchrun)
+    hosts_store: bool | None  # this process listens on the store's port
+    clients: int | None  # connections the store on this machine has accepted (its own client included)
+    connected: bool | None  # this process has a connection to the store's port
 
 
 @dataclass(frozen=True)
@@ -127,6 +148,7 @@ class ProcessEvidence:
     output_tail: str | None = None  # redacted tail of the job's log file (fd 1 or 2), if a file
     locals: tuple[LocalsRead, ...] = ()  # read twice, apart, for threads that spin in one user function
     native: tuple[NativeStack, ...] = ()  # one native read, when Python's stack explained nothing (or --native)
+    rendezvous: RendezvousRead | None = None  # read for processes waiting at process-group setup
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from hangwatch.evidence import (
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
+    RendezvousRead,
     Role,
     ThreadSample,
 )
@@ -36,6 +37,10 @@ def evidence_to_json(ev: Evidence) -> str:
     return json.dumps(evidence_to_dict(ev), indent=1)
 
 
+def _frame(f: dict[str, Any]) -> Frame:
+    return Frame(**{**f, "holds": tuple(f.get("holds", ()))})
+
+
 def evidence_from_dict(d: dict[str, Any]) -> Evidence:
     """Read ``hangwatch.evidence/1`` (recorded fixtures, bug reports)."""
     if d.get("schema") != SCHEMA:
@@ -47,14 +52,16 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
         info["cmdline"] = tuple(info["cmdline"])
         samples = tuple(
             ProcessSample(**{**s, "threads": tuple(
-                ThreadSample(**{**t, "frames": tuple(Frame(**f) for f in t["frames"])}) for t in s["threads"])})
+                ThreadSample(**{**t, "frames": tuple(_frame(f) for f in t["frames"])}) for t in s["threads"])})
             for s in p["samples"])
         local_reads = tuple(LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])})
                             for r in p.get("locals", ()))
-        native = tuple(NativeStack(tid=int(n["tid"]), frames=tuple(Frame(**f) for f in n["frames"]))
+        native = tuple(NativeStack(tid=int(n["tid"]), frames=tuple(_frame(f) for f in n["frames"]))
                        for n in p.get("native", ()))
+        rdzv = RendezvousRead(**p["rendezvous"]) if p.get("rendezvous") else None
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
-                                     output_tail=p["output_tail"], locals=local_reads, native=native))
+                                     output_tail=p["output_tail"], locals=local_reads, native=native,
+                                     rendezvous=rdzv))
     fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress", "gpu",
                                                           "kernel", "known_pids")}
     return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),

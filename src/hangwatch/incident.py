@@ -23,6 +23,7 @@ class Verdict(str, Enum):
     PROGRESSING = "progressing"
     STOPPED = "stopped"
     CRASHED = "crashed"
+    WAITING = "waiting"  # alive, waiting for peers at rendezvous within --rendezvous-timeout: other nodes may be late
 
 
 class Action(str, Enum):

@@ -264,6 +264,21 @@ RENDEZVOUS_FIX = (
     "Check MASTER_ADDR/MASTER_PORT (or --rdzv-endpoint) are the same everywhere and reachable from every node.",
     "A rank that crashed at startup never joins: read its log first.",
 )
+INPUT_FIX = (
+    "Log in before the job starts, so it never asks: WANDB_API_KEY=... (or `wandb login` once, or WANDB_MODE=offline), "
+    "HF_TOKEN=... (or `huggingface-cli login` once).",
+    "Remove the breakpoint() / pdb.set_trace() / input() the job stopped at, or guard it.",
+    "Run unattended jobs with `< /dev/null`, so a read of standard input fails at once instead of waiting.",
+)
+# Frames that read from a person: getpass, pdb and cmd loops, code.interact (the stdlib files).
+INPUT_FRAMES = (
+    ("getpass.py", frozenset({"unix_getpass", "_raw_input", "win_getpass", "getpass"})),
+    ("pdb.py", frozenset({"interaction", "cmdloop", "_cmdloop"})),
+    ("cmd.py", frozenset({"cmdloop"})),
+    ("code.py", frozenset({"interact", "raw_input"})),
+)
+INPUT_CALL = re.compile(r"\b(input|raw_input|getpass|prompt|readline)\s*\(|\bstdin\.read")
+READ_SYSCALLS = frozenset({"read", "readv", "pread64", "recvfrom", "recvmsg"})
 # engine
 UNKNOWN_FIX = (
     "Read the stacks below: the main thread's innermost frame in your code is where the job is.",

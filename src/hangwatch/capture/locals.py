@@ -22,6 +22,7 @@ TIMEOUT_S = 3.0  # per read, all processes together
 MAX_LOCALS = 12
 MAX_REPR = 80
 LOOP_SCAN_LINES = 40  # how far up the source to look for the enclosing loop header
+LOOP_BODY_LINES = 30  # how much of the loop's body is kept, for telling a counter from a walk over data
 LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b.*\bin\b.*):")
 
 
@@ -70,8 +71,9 @@ def _header_only(text: str) -> str:
     return text.strip()
 
 
-def _loop_header(file: str, line: int) -> str | None:
-    """The nearest enclosing ``while``/``for`` header at or above ``line`` (its source, up to the colon)."""
+def _loop_at(file: str, line: int) -> tuple[str, str] | None:
+    """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon)
+    and its whole source, header and body, dedented (at most LOOP_BODY_LINES lines)."""
     if not file.startswith("/"):
         return None
     here = linecache.getline(file, line)
@@ -80,7 +82,16 @@ def _loop_header(file: str, line: int) -> str | None:
         text = linecache.getline(file, n)
         m = LOOP_HEADER.match(text)
         if m and (n == line or len(m.group(1)) < indent):
-            return _header_only(text)
+            own = len(m.group(1))
+            lines = [text[own:].rstrip()]
+            for k in range(n + 1, n + LOOP_BODY_LINES):
+                nxt = linecache.getline(file, k)
+                if not nxt:
+                    break
+                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= own:
+                    break
+                lines.append(nxt[own:].rstrip() if len(nxt) > own else "")
+            return _header_only(text), redact_text("\n".join(lines))
     return None
 
 
@@ -124,8 +135,9 @@ def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRe
             values = tuple((str(v.get("name")), _short(str(v.get("repr", "?"))))
                            for v in (frame.get("locals") or [])[:MAX_LOCALS])
             file, line = str(frame.get("filename")), int(frame.get("line") or 0)
+            loop = _loop_at(file, line)
             reads.append(LocalsRead(at=now, tid=tid, function=str(frame.get("name")), file=file, line=line,
-                                    values=values, loop=_loop_header(file, line)))
+                                    values=values, loop=loop[0] if loop else None, body=loop[1] if loop else None))
     return reads, notes
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -16,12 +17,14 @@ from pathlib import Path
 
 import psutil
 
+from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.gpu import GpuSampler
 from hangwatch.capture.gpu import detect as detect_gpu
 from hangwatch.capture.kernel import read_kernel_events
 from hangwatch.capture.locals import read_locals, spinning_threads
 from hangwatch.capture.native import explains_nothing, read_native
+from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
 from hangwatch.capture.syscalls import SocketTable, SocketTables, blocked_call, describe_fd
 from hangwatch.errors import CaptureError
@@ -53,13 +56,14 @@ def sample_count(window_s: float) -> int:
 
 
 class _Task:
-    __slots__ = ("comm", "fd_target", "state", "switches", "syscall", "ticks", "tid", "wchan")
+    __slots__ = ("comm", "fd", "fd_target", "state", "switches", "syscall", "ticks", "tid", "wchan")
 
     def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None, switches: int | None) -> None:
         self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
         self.switches = switches
         self.syscall: str | None = None
         self.fd_target: str | None = None
+        self.fd: int | None = None
 
 
 def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
@@ -72,7 +76,7 @@ def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
         call = blocked_call(pid, t.tid)
         if call is not None:
             sockets = sockets or tables.for_pid(pid)
-            t.syscall = call[0]
+            t.syscall, t.fd = call
             t.fd_target = describe_fd(pid, call[1], sockets)
 
 
@@ -116,7 +120,7 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
         pid=pid, ppid=st.ppid, pgid=st.pgid, sid=st.sid, name=st.comm, cmdline=cmdline, exe=exe,
         is_python=st.state != "Z" and proc.looks_like_python(pid, exe), role=role, rank=rank,
         local_rank=proc.int_or_none(env.get("LOCAL_RANK")), world_size=proc.int_or_none(env.get("WORLD_SIZE")),
-        create_time=create_time, stdout=stdout, stderr=stderr,
+        create_time=create_time, stdout=stdout, stderr=stderr, stdin=proc.fd_target(pid, 0),
         stdout_is_file=proc.file_size(stdout) is not None, env=env, forked_from_parent=forked,
     )
 
@@ -149,13 +153,56 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
         threads.append(ThreadSample(
             tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
             cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,
-            frames=frames, syscall=t.syscall, fd_target=t.fd_target, ctx_switches=t.switches))
+            frames=frames, syscall=t.syscall, fd_target=t.fd_target, ctx_switches=t.switches,
+            fd=t.fd))
     error = stacks.error if stacks else None
     return replace(sample, threads=tuple(threads), stack_error=error)
 
 
+HOLD_SCAN_LINES = 60  # how far up the source to look for the `with lock:` blocks a line runs under
+WITH_LOCK = re.compile(r"^(\s*)(?:async\s+)?with\s+(.+?)\s*:\s*(#.*)?$")
+ACQUIRE = re.compile(r"^(\s*)([\w.\[\]]+)\.acquire\(")
+RELEASE = re.compile(r"\b([\w.\[\]]+)\.release\(")
+BLOCK_START = re.compile(r"^\s*(async\s+)?def\s|^\s*class\s")
+
+
+def held_locks(file: str, line: int) -> tuple[str, ...]:
+    """The locks held at ``file:line`` as far as the source shows: the lock-like names of the
+    ``with`` blocks around it, and ``NAME.acquire()`` calls above it in enclosing blocks of the same
+    function with no ``NAME.release()`` between. Innermost first; () when the file is unreadable."""
+    here = linecache.getline(file, line)
+    if not here.strip():
+        return ()
+    indent = len(here) - len(here.lstrip())
+    held: list[str] = []
+    released: set[str] = set()
+    for n in range(line - 1, max(0, line - HOLD_SCAN_LINES), -1):
+        text = linecache.getline(file, n)
+        if not text.strip():
+            continue
+        own = len(text) - len(text.lstrip())
+        m = RELEASE.search(text)
+        if m and own <= indent:
+            released.add(m.group(1))
+        if own < indent:
+            w = WITH_LOCK.match(text)
+            if w:
+                for item in w.group(2).split(","):
+                    name = item.split(" as ")[0].strip()
+                    if sg.is_lock_line(f"with {name}:"):
+                        held.append(name)
+            indent = own
+        a = ACQUIRE.match(text)
+        if a and own <= indent and a.group(2) not in released:
+            held.append(a.group(2))
+        if BLOCK_START.match(text) and own <= indent:
+            break
+    return tuple(held)
+
+
 def _with_code(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
-    return tuple(replace(f, code=(linecache.getline(f.file, f.line).strip() or None))
+    return tuple(replace(f, code=(linecache.getline(f.file, f.line).strip() or None),
+                         holds=held_locks(f.file, f.line) if sg.is_user(f) else ())
                  if f.file.startswith("/") else f for f in frames)
 
 
@@ -339,11 +386,13 @@ def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
     if py_spy and spinning:
         local_reads, local_notes = read_locals(spinning, py_spy)
         notes.extend(local_notes)
+    rendezvous = {p: read_rendezvous(infos[p], py_spy) for p, ss in series.items()
+                  if p not in gone and waiting_at_setup(ss)}
     return tuple(
         ProcessEvidence(info=infos[p], samples=_annotate_code(ss), exited=p in gone,
                         output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,
                                                                                  Role.LAUNCHER) else None,
-                        locals=local_reads.get(p, ()), native=stacks.get(p, ()))
+                        locals=local_reads.get(p, ()), native=stacks.get(p, ()), rendezvous=rendezvous.get(p))
         for p, ss in sorted(series.items(), key=lambda kv: (kv[0] != root, kv[0]))
     )
 

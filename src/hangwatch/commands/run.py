@@ -43,6 +43,14 @@ from hangwatch.supervise.config import default_text
 @click.option("--capture-window", help="Seconds to sample a suspect job [min-stall/4, within 1..5].")
 @click.option("--max-slow", help=f"Total extra seconds given to a job that is slow but alive "
               f"{default_text('max_slow')}.")
+@click.option("--history-factor", help="An alive job with no progress is hung after this many times its median "
+              f"progress interval (a DataLoader worker's batch: times its workers) {default_text('history_factor')}.")
+@click.option("--history-floor", help="...but never before this many seconds without progress "
+              f"{default_text('history_floor')}.")
+@click.option("--phase-factor", help="A phase (checkpoint, validation) is hung after this many times the longest "
+              f"earlier phase of its name {default_text('phase_factor')}.")
+@click.option("--rendezvous-timeout", help="Seconds ranks or nodes may wait for peers at process-group setup "
+              f"before the job is hung (reported as waiting before that) {default_text('rendezvous_timeout')}.")
 @click.option("--coord", help="Multi-node: HOST:PORT of the coordination store [master port + 1 of node 0].")
 @click.option("--node-rank", help="Multi-node: this node's rank [from torchrun's --node-rank].")
 @click.option("--nodes", help="Multi-node: number of nodes [from torchrun's --nnodes].")

@@ -12,7 +12,7 @@ import re
 from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Frame
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, NETWORK_FIX, STORAGE_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
@@ -95,9 +95,10 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
     ev = [waits, f"{name} at {w.cpu_text()} for {dur:.0f} s in {describe(frame)}"
           + (f" `{frame.code}`" if frame and frame.code else "")]
     if others:
-        ev.append("other workers: " + ", ".join(f"pid {o.pid} {states[o.pid]}" for o in others))
+        ev.append("other workers: " + ", ".join(_other_worker(o, states[o.pid]) for o in others))
     hits: list[Hit] = []
     fix: tuple[str, ...]
+    cause = "dataloader.worker_stuck"
     fork_ev = fork_lock_suspect(w, t, main)
     if fork_ev:
         hits.append(Hit(Finding(
@@ -105,11 +106,15 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
             summary=(f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
                      f"from pid {main.pid}; nothing in the worker can release it."),
             where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX), Verdict.HUNG))
+    held = _held_by_main(main, t, frame)
+    if held is not None:
+        hits.append(_lock_across_processes(main, name, w, t, frame, held, waits))
     motion = loop_motion(w.locals_of(t.tid)) if t.spinning else None
     if motion is not None and motion.advanced:
-        summary = f"DataLoader {name} is computing in {describe(frame)} (its loop advances), slowly."
+        summary = (f"DataLoader {name} is alive, computing in {describe(frame)} (its loop advances); the main "
+                   "process waits for its batch.")
         ev.append(f"its loop advances: {motion.evidence}")
-        verdict, conf, fix = Verdict.SLOW, 0.6, WORKER_SLOW_FIX
+        verdict, conf, fix, cause = Verdict.SLOW, 0.6, WORKER_SLOW_FIX, "dataloader.worker_slow"
     elif t.spinning:
         if motion is not None:
             ev.append(f"locals of {describe(frame)}: {motion.evidence}")
@@ -121,11 +126,11 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
                    "(a sleep, poll or retry loop), so its batch is slow, not lost.")
         ev.append(f"{name} woke {t.wakeups} times and made {w.delta('syscalls') or 0} read/write calls in "
                   f"{dur:.1f} s: it moves")
-        verdict, conf, fix = Verdict.SLOW, 0.6, WORKER_SLOW_FIX
+        verdict, conf, fix, cause = Verdict.SLOW, 0.6, WORKER_SLOW_FIX, "dataloader.worker_slow"
     elif t.stack_changed and (t.cpu_percent or 0.0) > 5.0:
-        summary = (f"DataLoader {name} is working in {describe(frame)} but slowly; the main process waits "
+        summary = (f"DataLoader {name} is alive, working in {describe(frame)}; the main process waits "
                    "for its batch.")
-        verdict, conf, fix = Verdict.SLOW, 0.6, WORKER_SLOW_FIX
+        verdict, conf, fix, cause = Verdict.SLOW, 0.6, WORKER_SLOW_FIX, "dataloader.worker_slow"
     else:
         blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
         summary = (f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} and never returns its "
@@ -134,9 +139,70 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
         summary, fix = _what_it_waits_on(name, t, frame, ev, summary, fix)
     if fork_ev:
         conf = 0.6
-    hits.append(Hit(Finding(cause="dataloader.worker_stuck", confidence=conf, summary=summary,
+    hits.append(Hit(Finding(cause=cause, confidence=conf, summary=summary,
                             where=w.where(t, frame), evidence=tuple(ev), fix=fix), verdict))
     return hits
+
+
+LOCK_NAME = re.compile(r"^\s*(?:with\s+([\w.\[\]()]+)|.*?\b([\w.\[\]]+)\.acquire\()")
+
+
+def _lock_name(code: str | None) -> str | None:
+    """The lock a lock line takes, by its last attribute name (`self.cache_lock` -> `cache_lock`)."""
+    if not sg.is_lock_line(code):
+        return None
+    m = LOCK_NAME.match(code or "")
+    name = (m.group(1) or m.group(2)) if m else None
+    return name.rstrip("()").rsplit(".", 1)[-1] if name else None
+
+
+def _held_by_main(main: ProcessView, t: ThreadView, frame: Frame | None) -> tuple[ThreadView, Frame, str] | None:
+    """The thread and frame of the main process that holds the lock a blocked worker waits for, as
+    the main process's source shows it (a `with lock:` block around the line it waits at)."""
+    if not t.idle_throughout or frame is None:
+        return None
+    name = _lock_name(frame.code)
+    if name is None:
+        return None
+    for mt in main.threads:
+        for f in mt.frames:
+            for h in f.holds:
+                if h.rstrip("()").rsplit(".", 1)[-1] == name:
+                    return mt, f, h
+    return None
+
+
+def _lock_across_processes(main: ProcessView, name: str, w: ProcessView, t: ThreadView, frame: Frame | None,
+                           held: tuple[ThreadView, Frame, str], waits: str) -> Hit:
+    """Both sides of a lock shared across processes: the worker waits for it, main holds it while it
+    waits for that worker's batch."""
+    mt, mf, lock = held
+    return Hit(Finding(
+        cause="code.deadlock", confidence=0.93,
+        summary=(f"DataLoader {name} waits for the lock `{lock}` at {describe(frame)}, which {main.label()} holds "
+                 f"at {describe(mf)} while it waits for that worker's batch: a deadlock across processes."),
+        where=w.where(t, frame),
+        evidence=(waits, f"{name} blocked at {w.cpu_text()} at {describe(frame)} `{frame.code if frame else ''}`",
+                  f"{main.label()} holds `{lock}`: thread '{mt.name}' runs {describe(mf)} inside its "
+                  f"`with {lock}:` block (or after `{lock}.acquire()`)"),
+        fix=(f"Release `{lock}` before iterating the DataLoader (the main process holds it at {describe(mf)}), "
+             "or do not take it in dataset code.",
+             "Locks shared with DataLoader workers are held across processes: a worker that needs one the main "
+             "process holds while it waits for a batch never returns.",
+             "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.")), Verdict.HUNG)
+
+
+def _other_worker(o: ProcessView, state: str) -> str:
+    """How another worker is: busy only if its CPU or its context switches moved in the window
+    (a worker in dataset code that is itself blocked, on the same lock say, is not busy)."""
+    t = o.main_thread
+    if state != "busy" or t is None:
+        return f"pid {o.pid} {state}"
+    frame = innermost_user(t.frames)
+    moved = (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT or t.woke_often or o.moved_data
+    if moved:
+        return f"pid {o.pid} busy in {describe(frame)}"
+    return f"pid {o.pid} also blocked in {describe(frame)} at {o.cpu_text()}"
 
 
 def _what_it_waits_on(name: str, t: ThreadView, frame: Frame | None, ev: list[str], summary: str,

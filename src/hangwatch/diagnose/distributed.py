@@ -169,19 +169,85 @@ def _diverged(g: RankGroups) -> Hit | None:
         where=v.where(t, frame), evidence=(_groups_text(g.groups),), fix=PEER_FIX[1:] + PEER_FIX[:1]), Verdict.HUNG)
 
 
-def _rendezvous_wait(g: RankGroups) -> Hit | None:
-    r0 = sorted(g.in_rdzv)[0]
-    v, t = g.by_rank[r0], g.thread(r0)
+# The timeouts torch itself applies to a rendezvous that never completes (torch 2.13): the store's wait
+# is the process group's timeout (gloo 30 min, NCCL 10 min: torch/distributed/constants.py), and
+# torchrun's static and c10d rendezvous give up after 600 s (static_tcp_rendezvous.py,
+# dynamic_rendezvous.py join timeout).
+TORCH_SETUP_TIMEOUT_S = {"gloo": 1800, "nccl": 600, "static": 600, "c10d": 600, None: 1800}
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+
+
+def rendezvous_facts(v: ProcessView, waited_s: float) -> tuple[str, list[str], tuple[str, ...]]:
+    """(what it waits for, evidence lines, fix) from a waiting process's rendezvous read."""
+    r = v.ev.rendezvous
+    store = f"{r.host or '?'}:{r.port}" if r is not None and r.port else None
+    unit = "node" if v.role == Role.LAUNCHER else "rank"
+    ev: list[str] = []
+    what = "peers that have not joined"
+    if r is not None and store:
+        if r.hosts_store and r.clients is not None and r.world_size:
+            what = f"{unit}s: {r.clients} of {r.world_size} joined the store at {store}"
+            ev.append(f"the store at {store} is hosted by this process and has accepted {r.clients} of "
+                      f"{r.world_size} {unit}s' connections (this machine's TCP table)")
+        elif r.connected:
+            what = f"the other {unit}s at the store at {store}"
+            what += f" ({r.world_size} expected)" if r.world_size else ""
+            ev.append(f"connected to the store at {store}; waiting for the other {unit}s to join it")
+        else:
+            what = f"the store at {store}, which does not answer (its host has not started it, or it is unreachable)"
+            ev.append(f"no connection to the store at {store}: torch retries until its timeout")
+    if r is not None and r.rank is not None:
+        ev.append(f"this process is {unit} {r.rank}" + (f" of {r.world_size}" if r.world_size else ""))
+    torch_s = TORCH_SETUP_TIMEOUT_S.get(r.backend if r is not None else None, 1800)
+    backend = r.backend if r is not None and r.backend else "default"
+    ev.append(f"waiting for {_minutes(waited_s)}; torch itself gives up after {_minutes(torch_s)} "
+              f"({backend} setup timeout) unless timeout= was set")
+    fix = (f"Check that every {unit} was started" + (f": {r.world_size} in all" if r is not None and r.world_size
+                                                       else "") + " (torchrun --nnodes/--nproc-per-node).",
+           (f"Check that MASTER_ADDR/MASTER_PORT (here {store})" if store else "Check that MASTER_ADDR/MASTER_PORT")
+           + " are the same on every node and reachable from each (firewall, the right interface).",
+           "Fail sooner: init_process_group(timeout=timedelta(minutes=5)), or torchrun --rdzv-conf join_timeout=300; "
+           "hangwatch declares the job hung after --rendezvous-timeout.",
+           RENDEZVOUS_FIX[2])
+    return what, ev, fix
+
+
+def _rendezvous_wait(ctx: Context, g: RankGroups) -> Hit | None:
+    waiting = [v for r, v in sorted(g.by_rank.items()) if r in g.in_rdzv]
+    waiting += [v for v in _setup_waiters(ctx) if v.info.rank is None]
+    if not waiting:
+        return None
+    v = waiting[0]
+    t = v.main_thread
     if t is None:
         return None
     frame = innermost_user(t.frames)
-    present = sorted(g.by_rank)
-    ev = [_groups_text(g.groups), f"WORLD_SIZE={g.world}; rank processes here: {present}"]
+    waited = max(0.0, ctx.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
+    what, facts, fix = rendezvous_facts(v, waited)
+    ev = [_groups_text(g.groups)] if g.groups else [f"{v.label()} in {describe(innermost_explaining(t.frames))}"]
+    if g.world:
+        ev.append(f"WORLD_SIZE={g.world}; rank processes here: {sorted(g.by_rank)}")
+    who = (_plural(g.in_rdzv).capitalize() + (" wait" if len(g.in_rdzv) > 1 else " waits")) if g.in_rdzv else \
+        f"{v.label().capitalize()} waits"
     return Hit(Finding(
         cause="distributed.rendezvous_wait", confidence=0.85,
-        summary=(f"{_plural(g.in_rdzv).capitalize()} wait at process-group setup ({describe(frame)}) for peers "
-                 "that have not joined" + (f" ({len(present)} of {g.world} present here)." if g.world else ".")),
-        where=v.where(t, frame), evidence=tuple(ev), fix=RENDEZVOUS_FIX), Verdict.HUNG)
+        summary=f"{who} at process-group setup ({describe(frame)}) for {what}.",
+        where=v.where(t, frame), evidence=(*ev, *facts), fix=fix), Verdict.WAITING)
+
+
+def _setup_waiters(ctx: Context) -> list[ProcessView]:
+    """Processes that are not ranks by their environment (a plain `python train.py` calling
+    init_process_group(rank=..., world_size=...)) waiting at process-group setup."""
+    out = []
+    for v in ctx.views:
+        t = v.main_thread
+        if v.role in (Role.MAIN, Role.CHILD) and t is not None and t.has_stack and _rendezvous(t) is not None \
+                and _collective(t) is None:
+            out.append(v)
+    return out
 
 
 def distributed_rule(ctx: Context) -> list[Hit]:
@@ -197,8 +263,8 @@ def distributed_rule(ctx: Context) -> list[Hit]:
         hit = _diverged(g)
         if hit is not None:
             hits.append(hit)
-    if g.in_rdzv and not g.in_coll:
-        hit = _rendezvous_wait(g)
+    if not g.in_coll:
+        hit = _rendezvous_wait(ctx, g)
         if hit is not None:
             hits.append(hit)
     hits.extend(_launcher_rendezvous(ctx, ranks))
@@ -223,12 +289,14 @@ def _launcher_rendezvous(ctx: Context, ranks: list[ProcessView]) -> list[Hit]:
         f = _rendezvous(t)
         if f is None:
             continue
+        waited = max(0.0, ctx.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
+        what, facts, fix = rendezvous_facts(v, waited)
         hits.append(Hit(Finding(
             cause="distributed.rendezvous_wait", confidence=0.8,
-            summary=(f"The launcher (pid {v.pid}) waits in rendezvous ({describe(f)}) for other nodes; no rank has "
+            summary=(f"The launcher (pid {v.pid}) waits in rendezvous ({describe(f)}) for {what}; no rank has "
                      "started on this node."),
-            where=v.where(t, f), evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet"),
-            fix=RENDEZVOUS_FIX), Verdict.HUNG))
+            where=v.where(t, f), evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet", *facts),
+            fix=fix), Verdict.WAITING))
     return hits
 
 

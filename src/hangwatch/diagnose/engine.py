@@ -15,7 +15,7 @@ from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
-from hangwatch.diagnose.process import child_wait_rule, stopped_rule
+from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet job is "slow", not hung
 
 RULES: tuple[Rule, ...] = (
-    stopped_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
+    stopped_rule, input_wait_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
     child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule, deadlock_rule, native_fork_rule,
     kernel_rule, gpu_activity_rule,
 )

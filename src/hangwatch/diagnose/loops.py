@@ -1,9 +1,11 @@
 """Does a spinning loop get anywhere? Judged from the locals of its innermost user frame, read twice
-by capture's second pass: a counter that grows means progress; a loop condition whose names never
-change while the CPU burns means a spin."""
+by capture's second pass: a loop that walks its data (an index into a sequence, an iterator, a
+value handed to a call) computes; a loop condition whose names never change while the CPU burns,
+or a counter that only counts while nothing else changes, is a spin."""
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -47,6 +49,13 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
     elif header is not None and header.startswith("for"):
         target = header[len("for"):].split(" in ", 1)[0]
         cond_names = {n for n in NAME.findall(target) if n in after}
+    grown = sorted(n for n, (a, b) in changed.items() if (x := _int(a)) is not None and (y := _int(b)) is not None
+                   and y > x)
+    if len(changed) == 1 and grown and last.body is not None and counts_only(last.body, grown[0]):
+        n = grown[0]
+        return LoopMotion(False, f"`{n}` only counts ({changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s): nothing "
+                          f"else in the loop changes and `{n}` is used for nothing but counting, so the loop spins",
+                          seconds)
     if cond_names:
         moving = sorted(n for n in cond_names if n in changed)
         if moving:
@@ -55,8 +64,6 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
                               seconds)
         stayed = ", ".join(f"`{n}` stayed {after[n]}" for n in sorted(cond_names))
         return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned", seconds)
-    grown = sorted(n for n, (a, b) in changed.items() if (x := _int(a)) is not None and (y := _int(b)) is not None
-                   and y > x)
     if grown:
         n = grown[0]
         return LoopMotion(True, f"`{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s", seconds)
@@ -64,3 +71,41 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
         return None  # values move but nothing counts: no verdict from the locals
     shown = ", ".join(f"`{n}` = {v}" for n, v in list(after.items())[:4]) or "no locals"
     return LoopMotion(False, f"locals unchanged over {seconds:.1f} s ({shown})", seconds)
+
+
+COUNTING_ITERABLES = frozenset({"range", "count"})  # `for i in range(...)`, `itertools.count()`: numbers, no data
+
+
+def counts_only(source: str, name: str) -> bool:
+    """Whether ``name`` is used in the loop ``source`` for nothing but counting: incremented
+    (``n += 1``, ``n = n + 1``), compared in a ``while`` condition, or the target of a ``for`` over
+    ``range``/``count``. Used any other way (an index, a call's argument, another computation, a
+    ``for`` over real data) the loop walks its data. Source that does not parse is not judged."""
+    try:
+        tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
+    except SyntaxError:
+        return False
+    loop = tree.body[0] if tree.body else None
+    if not isinstance(loop, ast.While | ast.For):
+        return False
+    counting: set[int] = set()  # ids of the Name nodes that only count
+    if isinstance(loop, ast.For):
+        it = loop.iter
+        fn = it.func if isinstance(it, ast.Call) else None
+        fname = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
+        if fname not in COUNTING_ITERABLES or not isinstance(loop.target, ast.Name) or loop.target.id != name:
+            return False
+        counting.add(id(loop.target))
+    else:
+        counting |= {id(n) for n in ast.walk(loop.test) if isinstance(n, ast.Name) and n.id == name}
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name \
+                and isinstance(node.value, ast.Constant):
+            counting.add(id(node.target))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id == name and isinstance(node.value, ast.BinOp) \
+                and isinstance(node.value.left, ast.Name) and node.value.left.id == name \
+                and isinstance(node.value.right, ast.Constant):
+            counting |= {id(node.targets[0]), id(node.value.left)}
+    uses = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
+    return bool(uses) and all(id(n) in counting for n in uses)

@@ -4,12 +4,80 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining, innermost_user
-from hangwatch.evidence import Role
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
+from hangwatch.evidence import Frame, Role
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import CHILD_WAIT_FIX
+from hangwatch.signatures import CHILD_WAIT_FIX, INPUT_FIX
 
 STOPPED_STATES = frozenset({"T", "t"})
+TTY_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/console")
+
+
+def stdin_kind(target: str | None) -> str:
+    """What a standard input is, in words: a terminal, a pipe, /dev/null, a file, or unknown."""
+    if not target:
+        return "unknown"
+    if target.startswith(TTY_PREFIXES):
+        return f"a terminal ({target})"
+    if target.startswith("pipe:"):
+        return "a pipe"
+    if target == "/dev/null":
+        return "/dev/null"
+    if target.startswith("socket:"):
+        return "a socket"
+    return f"a file ({target})"
+
+
+def input_wait_rule(ctx: Context) -> list[Hit]:
+    """process.waits_for_input: the job is blocked reading its standard input or the terminal (a login
+    prompt, input(), getpass, a forgotten breakpoint()). Nobody is there to type: hung at once."""
+    hits = []
+    for v in ctx.views:
+        if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or not v.has_stacks:
+            continue
+        for t in v.threads:
+            if not t.has_stack or not t.idle_throughout or t.woke_often:
+                continue
+            last = t.last
+            reads_stdin = last.syscall in sg.READ_SYSCALLS and (
+                last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
+            prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
+            user = innermost_user(t.frames)
+            calls_input = user is not None and bool(sg.INPUT_CALL.search(user.code or ""))
+            # Reading stdin alone may be data from a pipe (`cat data | python train.py`): a person is
+            # needed only if the line asks (input(), getpass) or the read is from a terminal.
+            from_person = reads_stdin and (calls_input or (v.info.stdin or "").startswith(TTY_PREFIXES)
+                                           or (last.fd_target or "").startswith(TTY_PREFIXES))
+            if prompt_frame is None and not from_person:
+                continue
+            hits.append(_input_hit(v, t, user, prompt_frame, reads_stdin))
+            break
+    return hits
+
+
+def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: Frame | None,
+               reads_stdin: bool) -> Hit:
+    debugger = prompt_frame is not None and prompt_frame.file.endswith(("pdb.py", "cmd.py", "bdb.py"))
+    tail = [ln.strip() for ln in (v.ev.output_tail or "").replace("\r", "\n").splitlines() if ln.strip()]
+    prompt = tail[-1][-160:] if tail else None
+    ev = [f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in "
+          f"{describe(user)}" + (f" `{user.code}`" if user and user.code else "")]
+    if reads_stdin:
+        src = "standard input (fd 0)" if t.last.fd == 0 else (t.last.fd_target or "the terminal")
+        ev.append(f"blocked in {t.last.syscall}() on {src}")
+    if prompt_frame is not None:
+        ev.append(f"in {describe(prompt_frame)}")
+    ev.append(f"standard input is {stdin_kind(v.info.stdin)}")
+    if prompt:
+        ev.append(f"the job's last output line: {prompt!r}")
+    if debugger:
+        summary = (f"{v.label()} stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before "
+                   f"{describe(user)}) and waits for someone to type a command; nobody will, so it never goes on.")
+    else:
+        summary = (f"{v.label()} waits for someone to type at {describe(user)}"
+                   + (f" (prompt: {prompt!r})" if prompt else "") + "; nobody will, so it never goes on.")
+    return Hit(Finding(cause="process.waits_for_input", confidence=0.95, summary=summary,
+                       where=v.where(t, user), evidence=tuple(ev), fix=INPUT_FIX), Verdict.HUNG)
 
 
 def stopped_rule(ctx: Context) -> list[Hit]:

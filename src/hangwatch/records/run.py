@@ -103,6 +103,7 @@ class RunSummary:
     host: str = ""  # where the supervisor runs
     supervisor_pid: int | None = None  # with host: whether the run is still watched (`hangwatch ls`)
     updated_at: float | None = None  # when this file was written
+    note: str | None = None  # alive or waiting without progress: what, and when it will be declared hung
     schema: str = SUMMARY_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from hangwatch.incident import Incident, ProcessRecord, Verdict
 from hangwatch.report.gpu_text import gpu_lines
 
 VERDICT_STYLE = {Verdict.HUNG: "bold red", Verdict.STOPPED: "bold red", Verdict.CRASHED: "bold red",
-                 Verdict.SLOW: "bold yellow", Verdict.PROGRESSING: "bold green"}
+                 Verdict.SLOW: "bold yellow", Verdict.WAITING: "bold yellow", Verdict.PROGRESSING: "bold green"}
 
 
 def _proc_line(p: ProcessRecord) -> str:

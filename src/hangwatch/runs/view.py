@@ -170,7 +170,7 @@ def load_view(run_dir: Path, now: float | None = None) -> RunView:
         elif _restarting(events):
             state, detail = "restarting", ""
         else:
-            state, detail = "running", s.state.value
+            state, detail = "running", s.note or s.state.value
     return RunView(run_dir, state, detail, s, events, incident, now)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from hangwatch.errors import HangwatchError
@@ -78,6 +78,9 @@ class Attempt:
     first_step: int | None = None  # the first and newest step this attempt reported
     last_step: int | None = None
     ended_at: float | None = None
+    still_probes: int = 0  # startup probes in a row that found nothing moving
+    waiting_reported: bool = False  # a `waiting` incident (peers at rendezvous) was written
+    slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, where) of `slow` incidents written
     exit_code: int | None = None
     beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it
 

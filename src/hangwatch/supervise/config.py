@@ -40,6 +40,14 @@ DEFAULTS: dict[str, Any] = {
     "max_restarts": 3,
     "kill_grace": 30.0,
     "max_slow": 1800.0,
+    # A job that is alive but has not progressed is bounded by its own history: hung after
+    # max(history_floor, history_factor x its median progress interval) without progress (a DataLoader
+    # worker's batch: x the number of workers), and a phase after phase_factor x the longest earlier
+    # phase of that name. Why these numbers: README, "Judged against its own history".
+    "history_factor": 100.0,
+    "history_floor": 60.0,
+    "phase_factor": 10.0,
+    "rendezvous_timeout": 300.0,  # ranks or nodes waiting for peers at process-group setup: hung after this
     "restart_on_crash": False,
     "autobeat": True,  # inject the startup hook that makes torch jobs beat (supervise/autobeat)
     "native": False,  # native frames in every capture (read anyway where Python explains nothing)
@@ -93,6 +101,10 @@ class RunConfig:
     remedies: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hangwatch.toml [remedies]: cause -> ladder
     capture_window: float | None = None
     max_slow: float = DEFAULTS["max_slow"]
+    history_factor: float = DEFAULTS["history_factor"]
+    history_floor: float = DEFAULTS["history_floor"]
+    phase_factor: float = DEFAULTS["phase_factor"]
+    rendezvous_timeout: float = DEFAULTS["rendezvous_timeout"]
     use_pty: bool = False
     topology: Topology | None = None  # set for a multi-node job: coordinate with the other nodes
 
@@ -290,6 +302,10 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         remedies=_remedy_ladders(toml.get("remedies")),
         capture_window=None if window is None else _number("capture_window", window, 0.2),
         max_slow=_number("max_slow", pick("max_slow"), 0),
+        history_factor=_number("history_factor", pick("history_factor"), 1),
+        history_floor=_number("history_floor", pick("history_floor"), 0),
+        phase_factor=_number("phase_factor", pick("phase_factor"), 1),
+        rendezvous_timeout=_number("rendezvous_timeout", pick("rendezvous_timeout"), 0, strict=True),
         use_pty=use_pty,
         topology=_topology(argv, options),
     )

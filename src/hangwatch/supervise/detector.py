@@ -48,6 +48,17 @@ class DetectorConfig:
     history: int = 256
     min_history: int = 8  # below this many intervals, the longest interval stands in for the percentile
     max_slow: float = DEFAULTS["max_slow"]  # how long a "slow but alive" job may be extended in total
+    history_factor: float = DEFAULTS["history_factor"]
+    history_floor: float = DEFAULTS["history_floor"]
+    phase_factor: float = DEFAULTS["phase_factor"]
+
+
+@dataclass(frozen=True)
+class HistoryBound:
+    """When an alive job without progress becomes hung by its own history, and why, in words."""
+
+    at: float  # unix time
+    basis: str  # "max(60 s, 100 x the median progress interval of 0.20 s x 2 workers)"
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,8 @@ class StallDetector:
         self.extended_total = 0.0
         self.weaker: dict[Strength, Progress] = {}  # the newest signal of each weaker kind, not counted
         self.handovers: list[tuple[Strength, Strength, float]] = []  # (from, to, at), for the caller to log
+        self.phase_started: float | None = None
+        self.phase_longest: dict[str, float] = {}  # phase name -> its longest completed run, seconds
 
     # --- inputs -------------------------------------------------------------------------------
     def progress(self, p: Progress) -> bool:
@@ -102,9 +115,17 @@ class StallDetector:
         self.extended_total = 0.0
         return True
 
-    def set_phase(self, name: str | None, deadline: float | None) -> None:
-        """The phase a heartbeat declared (None: none), with its deadline."""
+    def set_phase(self, name: str | None, deadline: float | None, started: float | None = None,
+                  now: float | None = None) -> None:
+        """The phase a heartbeat declared (None: none), with its deadline and start; a phase that
+        ends is remembered by its duration (the bound of the next phase of that name)."""
+        ended = self.phase_name is not None and (name != self.phase_name or (
+            started is not None and self.phase_started is not None and started > self.phase_started))
+        if ended and self.phase_name is not None and self.phase_started is not None and now is not None:
+            took = max(0.0, now - self.phase_started)  # seen ended at this poll: at most this long
+            self.phase_longest[self.phase_name] = max(self.phase_longest.get(self.phase_name, 0.0), took)
         self.phase_name, self.phase_deadline = name, deadline
+        self.phase_started = started if name is not None else None
 
     # --- the clock ------------------------------------------------------------------------------
     def threshold(self) -> float:
@@ -118,11 +139,48 @@ class StallDetector:
             high = xs[min(len(xs) - 1, int(len(xs) * self.cfg.percentile / 100.0))]
         return max(self.cfg.min_stall, self.cfg.multiple * high)
 
+    def median_interval(self) -> float | None:
+        """The median of recent progress intervals, once there are enough of them to say."""
+        if len(self.intervals) < self.cfg.min_history:
+            return None
+        xs = sorted(self.intervals)
+        return xs[len(xs) // 2]
+
+    def _phase_bound(self) -> HistoryBound | None:
+        longest = self.phase_longest.get(self.phase_name or "")
+        if self.phase_name is None or self.phase_started is None or longest is None:
+            return None
+        limit = max(self.cfg.history_floor, self.cfg.phase_factor * longest)
+        return HistoryBound(self.phase_started + limit,
+                            f"max({self.cfg.history_floor:.0f} s, {self.cfg.phase_factor:g} x the longest earlier "
+                            f"'{self.phase_name}' phase of {longest:.1f} s)")
+
+    def history_bound(self, workers: int = 0) -> HistoryBound | None:
+        """When the job, alive or not, is hung by its own history: in a phase, ``phase_factor`` x the
+        longest earlier phase of its name; else ``history_factor`` x the median progress interval
+        (x ``workers`` when a DataLoader worker's batch is what is late: each worker makes every
+        n-th batch), never before ``history_floor`` nor the stall threshold. None: too little history."""
+        phase = self._phase_bound()
+        if phase is not None or self.phase_name is not None:
+            return phase
+        med = self.median_interval()
+        if med is None or self.last is None:
+            return None
+        per = med * max(1, workers)
+        limit = max(self.cfg.history_floor, self.cfg.history_factor * per, self.threshold())
+        scale = f" x {workers} workers" if workers > 1 else ""
+        return HistoryBound(self.last.at + limit,
+                            f"max({self.cfg.history_floor:.0f} s, {self.cfg.history_factor:g} x the median progress "
+                            f"interval of {med:.2f} s{scale})")
+
     def deadline(self) -> float:
         """The unix time at which the job becomes suspect if nothing happens before."""
         if self.phase_name is not None:
             base = self.last.at if self.last else self.started_at
             d = self.phase_deadline if self.phase_deadline is not None else base + self.threshold()
+            bound = self._phase_bound()
+            if bound is not None:
+                d = min(d, bound.at)
         elif self.state == State.STARTING or self.last is None:
             d = self.started_at + self.cfg.startup_grace
             if self.last is not None:  # output only so far: also allow a normal stall after the last line
@@ -166,14 +224,15 @@ class StallDetector:
         return now - (self.last.at if self.last else self.started_at)
 
     # --- outcomes of a capture -------------------------------------------------------------------
-    def extend(self, now: float) -> bool:
+    def extend(self, now: float, bound: HistoryBound | None = None) -> bool:
         """The capture found the job alive and working: give it more time. False once the total
-        extension would pass ``max_slow`` (the caller then treats it as hung)."""
+        extension would pass ``max_slow``, or once the job's own history bound has passed (the caller
+        then treats it as hung). An extension never reaches past that bound."""
         more = self.threshold()
-        if self.extended_total + more > self.cfg.max_slow:
+        if self.extended_total + more > self.cfg.max_slow or (bound is not None and now >= bound.at):
             return False
         self.extended_total += more
-        self.extended_until = now + more
+        self.extended_until = now + more if bound is None else min(now + more, max(bound.at, now + 1.0))
         self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
         return True
 

@@ -33,6 +33,7 @@ class Intake:
     signals: tuple[Progress, ...]
     phase: str | None = None
     phase_deadline: float | None = None
+    phase_started: float | None = None
     fresh_output: bool = False  # a record not seen recently (times, rates and losses masked): visible movement
 
 
@@ -91,6 +92,7 @@ class ProgressIntake:
                 signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER))
         phase: str | None = None
         deadline: float | None = None
+        started: float | None = None
         for hb in read_heartbeats(self.heartbeat_dir):
             if hb.count != self._beats.get(hb.pid, 0):
                 self._beats[hb.pid] = hb.count
@@ -100,8 +102,8 @@ class ProgressIntake:
             if hb.total is not None and hb.step is not None:
                 self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
             if hb.phase is not None:
-                phase, deadline = hb.phase, hb.phase_deadline
-        return Intake(tuple(signals), phase, deadline, fresh)
+                phase, deadline, started = hb.phase, hb.phase_deadline, hb.phase_started
+        return Intake(tuple(signals), phase, deadline, started, fresh)
 
     def _fresh(self, tail: bytes) -> bool:
         """Whether the newest records hold one not seen recently. Times, rates and losses are masked,

@@ -44,7 +44,7 @@ from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, Sup
 from hangwatch.supervise.autobeat import autobeat_env
 from hangwatch.supervise.budget import BudgetWatch
 from hangwatch.supervise.config import OnHang, RunConfig
-from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
+from hangwatch.supervise.detector import DetectorConfig, HistoryBound, Progress, StallDetector, State, Strength
 from hangwatch.supervise.gpu_release import GpuGuard
 from hangwatch.supervise.intake import ProgressIntake
 from hangwatch.supervise.job import Job, LaunchedJob, Launcher
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25
+SLOW_INCIDENT_STALLS = 3  # extended past this many x --min-stall: a `slow` incident, once per cause and place
 COORD_EVERY_S = 0.5
 SCAN_EVERY_S = 2.0
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
@@ -71,6 +72,7 @@ SUMMARY_EVERY_S = 2.0  # `hangwatch ls` and `watch` read it: their news is at mo
 PROGRESS_EVENT_EVERY_S = 10.0
 STATUS_EVERY_S = 1.0
 OUTPUT_TAIL_BYTES = 64 * 1024
+PROMPT_TAIL_BYTES = 4096  # of the job's output, into the evidence: the prompt a job waits at, a feeder's traceback
 EXIT_HUNG = 124
 MAX_INTERNAL_ERRORS = 5  # rounds in a row that fail before supervision gives up (and ends the job)
 WATCHDOG_S = float(os.environ.get("HANGWATCH_WATCHDOG_S", "60"))  # a round slower than this is reported
@@ -103,6 +105,7 @@ class Supervisor:
         self.budget = (BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall)
                        if cfg.budget is not None else None)
         self.probe_note: str | None = None  # the newest startup probe's finding, for the status line
+        self.note: str | None = None  # alive or waiting without progress: what, and until when (status, ls, watch)
         self._signals: list[int] = []
         self._interrupts = 0
         self._wake = threading.Event()
@@ -239,6 +242,11 @@ class Supervisor:
         ev = capture_job(pid, window, native=True if self.cfg.native else None, kernel=False)
         a = self.attempts[-1] if self.attempts else None
         notes = ev.notes + ((self.kmsg.note,) if self.kmsg is not None and self.kmsg.note else ())
+        if a is not None:  # the job's output goes through hangwatch, not to a file capture could read
+            tail = self._output_tail(a.log_offset)[-PROMPT_TAIL_BYTES:]
+            ev = dataclasses.replace(ev, processes=tuple(
+                dataclasses.replace(p, output_tail=tail) if p.info.pid == pid and p.output_tail is None else p
+                for p in ev.processes))
         return dataclasses.replace(ev, kernel=self.kmsg.read() if self.kmsg is not None else (), notes=notes,
                                    known_pids=tuple(a.job.known_pids()) if a is not None else ())
 
@@ -269,7 +277,9 @@ class Supervisor:
         now = self.clock.now()
         self._oom_start = cgroup_oom_kills(job.pid)  # per attempt: an earlier attempt's OOM is not this crash's
         det = StallDetector(DetectorConfig(min_stall=self.cfg.min_stall, startup_grace=self.cfg.startup_grace,
-                                           max_slow=self.cfg.max_slow), now)
+                                           max_slow=self.cfg.max_slow, history_factor=self.cfg.history_factor,
+                                           history_floor=self.cfg.history_floor, phase_factor=self.cfg.phase_factor),
+                            now)
         attempt = Attempt(n, argv, now, job, det, action=self.cfg.on_hang, next_probe_at=now + self.cfg.min_stall,
                           log_offset=log_offset)
         self.attempts.append(attempt)
@@ -429,13 +439,75 @@ class Supervisor:
             self.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
             diagnosis = merged.diagnosis
         root = diagnosis.findings[0]
-        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING) and det.extend(self.clock.now()):
-            self.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value, cause=root.cause,
-                              seconds=round(det.threshold(), 1), summary=root.summary)
-            self._stderr(f"hangwatch: no progress for {stalled:.0f} s, but the job is alive and working "
-                         f"({root.cause}); giving it {det.threshold():.0f} s more.")
-            return None
+        if diagnosis.verdict == Verdict.WAITING:
+            return self._peers_late(a, evidence, diagnosis, now, stalled)
+        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING):
+            from hangwatch.diagnose.bounds import past_history, workers_behind
+
+            bound = det.history_bound(workers_behind(evidence, root))
+            if det.extend(self.clock.now(), bound):
+                self._alive(a, evidence, diagnosis, now, stalled, bound)
+                return None
+            basis = bound.basis if bound is not None and self.clock.now() >= bound.at else \
+                f"--max-slow: {self.cfg.max_slow:.0f} s of extensions given"
+            diagnosis = past_history(diagnosis, stalled, basis)
         return self._declare(a, evidence, diagnosis, now, stalled)
+
+    def _alive(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float, stalled: float,
+               bound: HistoryBound | None) -> None:
+        """Alive without progress: more time, said plainly with when it ends; past 3 x --min-stall the
+        first time for this cause and place, a `slow` incident (notified) says what it does and until when."""
+        det, root = a.detector, diagnosis.findings[0]
+        until = bound.at if bound is not None else now + self.cfg.max_slow - det.extended_total
+        when = f"hung at {_clock(until)} ({until - now:.0f} s from now) unless it progresses"
+        basis = bound.basis if bound is not None else f"--max-slow {self.cfg.max_slow:.0f} s"
+        self.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value, cause=root.cause,
+                          seconds=round(det.threshold(), 1), summary=root.summary, hung_at=round(until, 1),
+                          bound=basis)
+        self._stderr(f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
+                     f"Giving it {det.threshold():.0f} s more; {when} ({basis}).")
+        self.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
+        key = (root.cause, f"{root.where.file}:{root.where.line}" if root.where else "")
+        if stalled > SLOW_INCIDENT_STALLS * self.cfg.min_stall and key not in a.slow_reported:
+            a.slow_reported.add(key)
+            self._report_alive(a, evidence, diagnosis, now, stalled,
+                               f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}")
+
+    def _peers_late(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float,
+                    stalled: float) -> AttemptEnd | None:
+        """Waiting for peers at process-group setup: `waiting` (reported once, after --min-stall) until
+        --rendezvous-timeout, then hung. Other nodes may start late; a node that never comes is a hang."""
+        det, timeout = a.detector, self.cfg.rendezvous_timeout
+        since = a.started_at if det.last is None or det.state == State.STARTING else now - stalled
+        waited = now - since
+        bound = HistoryBound(since + timeout, f"--rendezvous-timeout {timeout:.0f} s")
+        from hangwatch.diagnose.bounds import past_rendezvous_timeout
+
+        if waited >= timeout or (det.state == State.SUSPECT and not det.extend(now, bound)):
+            return self._declare(a, evidence, past_rendezvous_timeout(diagnosis, waited, timeout), now, waited)
+        when = f"hung at {_clock(bound.at)} ({bound.at - now:.0f} s from now) if the peers have not joined"
+        self.note = f"waiting for peers for {waited:.0f} s; {when}"
+        if not a.waiting_reported and waited >= self.cfg.min_stall:
+            a.waiting_reported = True
+            self._report_alive(a, evidence, diagnosis, now, waited,
+                               f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)")
+        return None
+
+    def _report_alive(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float, stalled: float,
+                      when: str) -> None:
+        """An incident for a job that is alive or waiting, not (yet) hung: nothing is done to it."""
+        from hangwatch.diagnose import Diagnosis
+        from hangwatch.diagnose.assemble import build_incident
+
+        root = diagnosis.findings[0]
+        root = dataclasses.replace(root, evidence=(*root.evidence, when))
+        incident = build_incident(evidence, Diagnosis(diagnosis.verdict, (root, *diagnosis.findings[1:])),
+                                  attempt=a.number, action=Action.NONE, last_progress=self._last_progress(a.detector),
+                                  detected_at=now)
+        try:
+            self._record_incident(incident, stalled)
+        except Exception:  # a report that cannot be written must not stop supervision
+            log.exception("could not record the incident")
 
     def _probe_startup(self, a: Attempt, now: float) -> AttemptEnd | None:
         """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
@@ -452,11 +524,17 @@ class Supervisor:
         moved = self._moved_during_capture(a)
         from hangwatch.supervise.startup import startup_decision
 
-        decision = startup_decision(diagnosis, moved)
+        decision = startup_decision(diagnosis, moved, a.still_probes)
+        a.still_probes = decision.still
         self.probe_note = f"probed at {since:.0f} s, {decision.note}"
         self.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
-                          verdict=diagnosis.verdict.value, cause=diagnosis.findings[0].cause, note=decision.note)
-        if not decision.hung or a.detector.state != State.STARTING:
+                          verdict=diagnosis.verdict.value, cause=diagnosis.findings[0].cause, note=decision.note,
+                          still=decision.still)
+        if a.detector.state != State.STARTING:
+            return None
+        if moved is None and diagnosis.verdict == Verdict.WAITING:
+            return self._peers_late(a, evidence, diagnosis, now, since)
+        if not decision.hung:
             return None
         return self._declare(a, evidence, diagnosis, now, since)
 
@@ -506,7 +584,7 @@ class Supervisor:
         intake = self.intake.poll()
         for p in intake.signals:
             self._progress(a, p)
-        a.detector.set_phase(intake.phase, intake.phase_deadline)
+        a.detector.set_phase(intake.phase, intake.phase_deadline, intake.phase_started, self.clock.now())
         strong = sorted({p.source for p in intake.signals if p.strength > Strength.OUTPUT})
         if strong:
             return f"progress during the capture ({', '.join(strong)})"
@@ -521,7 +599,7 @@ class Supervisor:
         intake = self.intake.poll()
         for p in intake.signals:
             self._progress(a, p)
-        a.detector.set_phase(intake.phase, intake.phase_deadline)
+        a.detector.set_phase(intake.phase, intake.phase_deadline, intake.phase_started, self.clock.now())
 
     def _progress(self, a: Attempt, p: Progress) -> None:
         was = a.detector.state
@@ -535,6 +613,7 @@ class Supervisor:
                 a.saw_step(p.step)
             return
         self.ledger.saw(int(p.strength))
+        self.note = None
         if p.strength > Strength.OUTPUT:
             a.progressed = True  # a banner line is not progress for the restart policy
         if p.step is not None:
@@ -693,7 +772,7 @@ class Supervisor:
         if self._due("summary", now, SUMMARY_EVERY_S):
             self._write_summary(final=False)
         if self.status.enabled and self._due("status", now, STATUS_EVERY_S):
-            note = self.probe_note if a.detector.state == State.STARTING else None
+            note = self.note or (self.probe_note if a.detector.state == State.STARTING else None)
             self.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now), note))
 
     def _budget_tick(self, a: Attempt, budget: BudgetWatch, now: float) -> AttemptEnd | None:
@@ -732,7 +811,7 @@ class Supervisor:
         return dataclasses.replace(
             self._ledger_summary(final, det), remedies=remedy_outcomes(self.attempts, self.remedies.applied),
             attempt_stats=attempt_stats(self.attempts, [f.args for f in self.cfg.fallbacks], self.remedies.applied),
-            budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3),
+            budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3), note=self.note,
             host=os.uname().nodename, supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3))
 
     def _ledger_summary(self, final: bool, det: StallDetector | None) -> RunSummary:
@@ -770,6 +849,11 @@ class Supervisor:
             self.rundir.write_summary(self.summary(final))
         except Exception:  # accounting must not stop supervision
             log.exception("could not write summary.json")
+
+
+def _clock(at: float) -> str:
+    """A unix time as the local wall clock, for 'hung at 14:20:05'."""
+    return time.strftime("%H:%M:%S", time.localtime(at))
 
 
 def _diagnose(evidence: Evidence) -> Diagnosis:

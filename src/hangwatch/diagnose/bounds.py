@@ -1,0 +1,59 @@
+"""Alive, but past its bound: a diagnosis whose verdict was slow or waiting, turned into a hang once
+the job's own history (or --rendezvous-timeout) says it has waited too long. The summary then says
+both what the job does and why that is now a hang, so the words agree with the verdict."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hangwatch.diagnose.engine import Diagnosis
+from hangwatch.evidence import Evidence, Role
+from hangwatch.incident import Finding, Verdict
+
+# A worker that is alive but has not returned its batch within the bound is stuck in dataset code.
+HUNG_CAUSE = {"dataloader.worker_slow": "dataloader.worker_stuck"}
+HISTORY_FIX = ("If this work really takes this long, give it room: a larger --history-factor or --history-floor, "
+               "or wrap it in `with hangwatch.phase(name, timeout=...)`.")
+
+
+def _hung(diagnosis: Diagnosis, root: Finding) -> Diagnosis:
+    return Diagnosis(Verdict.HUNG, (root, *diagnosis.findings[1:]))
+
+
+def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str) -> Diagnosis:
+    """The job is alive but has made no progress for ``stalled_s``, past its history bound ``basis``."""
+    root = diagnosis.findings[0]
+    cause = HUNG_CAUSE.get(root.cause, root.cause)
+    what = root.summary.rstrip(".")
+    if cause != root.cause:
+        head = (f"{what}, but it has not returned that batch for {stalled_s:.0f} s, far longer than this job's "
+                f"batches take ({basis}): it is stuck in dataset code.")
+    else:
+        head = (f"{what}, but with no progress for {stalled_s:.0f} s, far longer than this job's steps take "
+                f"({basis}): declared hung.")
+    new = dataclasses.replace(
+        root, cause=cause, summary=head, confidence=max(root.confidence, 0.8),
+        evidence=(*root.evidence, f"no progress for {stalled_s:.0f} s; this job's own bound: {basis}"),
+        fix=(*root.fix, HISTORY_FIX))
+    return _hung(diagnosis, new)
+
+
+def past_rendezvous_timeout(diagnosis: Diagnosis, waited_s: float, timeout_s: float) -> Diagnosis:
+    """Ranks or nodes have waited for their peers longer than --rendezvous-timeout."""
+    root = diagnosis.findings[0]
+    new = dataclasses.replace(
+        root, summary=f"{root.summary.rstrip('.')}; it has waited {waited_s:.0f} s, past --rendezvous-timeout "
+        f"({timeout_s:.0f} s): the missing peers are not coming.",
+        evidence=(*root.evidence, f"waited {waited_s:.0f} s at setup; --rendezvous-timeout is {timeout_s:.0f} s"))
+    return _hung(diagnosis, new)
+
+
+def workers_behind(evidence: Evidence, finding: Finding) -> int:
+    """When the finding is a DataLoader worker's, how many workers its main process has (each makes
+    every n-th batch, so one batch takes n times the interval main sees between batches); else 0."""
+    pid = finding.where.pid if finding.where is not None else None
+    by_pid = {p.info.pid: p.info for p in evidence.processes}
+    info = by_pid.get(pid) if pid is not None else None
+    if info is None or info.role != Role.DATALOADER_WORKER:
+        return 0
+    return sum(1 for i in by_pid.values() if i.role == Role.DATALOADER_WORKER and i.ppid == info.ppid)
