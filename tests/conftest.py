@@ -109,7 +109,7 @@ def start_job(tmp_path: Path) -> Iterator[object]:
     jobs: list[Job] = []
 
     def _start(argv: list[str] | str, *, ready_count: int = 1, env: dict[str, str] | None = None,
-               stdout_file: bool = True) -> Job:
+               stdout_file: bool = True, stdin: int | None = None) -> Job:
         if isinstance(argv, str):
             argv = [sys.executable, str(SCENARIOS / argv)]
         ready = tmp_path / f"ready-{len(jobs)}"
@@ -117,14 +117,14 @@ def start_job(tmp_path: Path) -> Iterator[object]:
         e = clean_env(HW_READY=str(ready), HW_TMP=str(tmp_path), **(env or {}))
         out = open(log, "wb") if stdout_file else subprocess.DEVNULL  # noqa: SIM115 - closed below
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=e, start_new_session=True,
-                                cwd=tmp_path)
+                                cwd=tmp_path, stdin=stdin)
         if stdout_file:
             out.close()  # type: ignore[union-attr]
         job = Job(proc, ready, log, tmp_path)
         jobs.append(job)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
-            if ready.exists() and len(ready.read_text().splitlines()) >= ready_count:
+            if ready_count <= 0 or (ready.exists() and len(ready.read_text().splitlines()) >= ready_count):
                 job.remember_tree()
                 return job
             if proc.poll() is not None:
@@ -203,9 +203,9 @@ class Run:
         self.dir = tmp_path / "run"
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def start(self, *args: str, env: dict[str, str] | None = None, stdin: int | None = None) -> subprocess.Popen[bytes]:
         cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(self.dir), *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.tmp,
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.tmp, stdin=stdin,
                                      env=clean_env(**(env or {})), start_new_session=True)
         return self.proc
 

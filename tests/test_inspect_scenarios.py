@@ -194,10 +194,15 @@ def test_rendezvous_wait(start_job):
     env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
            "MASTER_PORT": str(_free_port())}
     job = start_job("dist_rendezvous.py", env=env)
-    root = root_cause(inspect_json(job.pid))
+    incident = inspect_json(job.pid)
+    assert incident["verdict"] == "waiting", incident["verdict"]  # alive: other nodes may be late
+    root = root_cause(incident)
     assert root["cause"] == "distributed.rendezvous_wait", root
     assert_where(root, "dist_rendezvous.py")
     assert any("WORLD_SIZE=2" in e for e in root["evidence"])
+    # The store, how many joined of how many, and torch's own timeout.
+    assert f"1 of 2 joined the store at 127.0.0.1:{env['MASTER_PORT']}" in root["summary"], root["summary"]
+    assert any("torch itself gives up after 30 min (gloo" in e for e in root["evidence"]), root["evidence"]
 
 
 def test_network_wait_in_a_prefetch_thread(start_job):

@@ -36,7 +36,7 @@ EXPECTED = {
     "output_buffered": ("output.buffered", "progressing", "output_buffered.py", None),
     "compile_in_progress_is_not_hung": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
     "distributed_peer_stuck_names_culprit_rank": ("distributed.peer_stuck", "hung", "dist_peer.py", "HANG-HERE:culprit"),
-    "rendezvous_wait": ("distributed.rendezvous_wait", "hung", "dist_rendezvous.py", "HANG-HERE"),
+    "rendezvous_wait": ("distributed.rendezvous_wait", "waiting", "dist_rendezvous.py", "HANG-HERE"),
     "d_state_process_is_captured_without_hanging": ("io.storage_wait", "hung", "dstate.py", None),
     "deadlock": ("code.deadlock", "hung", "deadlock.py", None),
     "child_wait_subprocess": ("child.wait", "hung", None, None),

@@ -33,9 +33,15 @@ CAUSES = [
 def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, tag):
     env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
            "MASTER_PORT": str(_free_port())} if script.startswith("dist_") else None
-    r = run(*FAST, "--on-hang", "kill", *py(script), env=env)
+    # A rendezvous is `waiting` (one incident, nothing done) until --rendezvous-timeout, then hung.
+    waits = ["--rendezvous-timeout", "6"] if cause == "distributed.rendezvous_wait" else []
+    r = run(*FAST, *waits, "--on-hang", "kill", *py(script), env=env)
     assert r.returncode == 124, r.stderr.decode()[-2000:]
-    incident = run.incident()
+    if waits:
+        first = run.incident(1)
+        assert (first["verdict"], first["action"]) == ("waiting", "none"), first["verdict"]
+    incident = run.incident(2 if waits else 1)
+    assert incident["verdict"] == "hung"
     rc = incident["findings"][0]
     assert rc["cause"] == cause, rc
     if tag:
@@ -45,7 +51,7 @@ def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, ta
     for p in incident["processes"]:  # nothing of the job is left
         assert not psutil.pid_exists(p["pid"]) or psutil.Process(p["pid"]).status() == psutil.STATUS_ZOMBIE
     s = run.summary()
-    assert (s["exit_code"], s["incidents"], s["attempts"]) == (124, 1, 1)
+    assert (s["exit_code"], s["incidents"], s["attempts"]) == (124, 2 if waits else 1, 1)
 
 
 def test_distributed_culprit_rank_under_torchrun(run):

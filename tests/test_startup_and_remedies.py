@@ -46,6 +46,16 @@ def test_startup_probe_decision(verdict, cause, moved, still_before, hung):
     assert d.still == (still_before + 1 if verdict == Verdict.HUNG and moved is None else 0), d
 
 
+@pytest.mark.parametrize("activity", ["main (pid 5) sleeps at <module> (x.py:3): a timer will wake it",
+                                      "a process of the job used CPU, moved data or woke up"])
+def test_a_startup_probe_that_sees_anything_move_is_not_still(activity):
+    # e.g. a rank downloading while the others wait at a barrier (distributed.peer_stuck), or a sleep
+    d = startup_decision(Diagnosis(Verdict.HUNG, (_finding("distributed.peer_stuck"),)), None, 2, activity)
+    assert (d.hung, d.still) == (False, 0), d
+    d = startup_decision(Diagnosis(Verdict.HUNG, (_finding("code.deadlock"),)), None, 0, activity)
+    assert d.hung, d  # a stuck signature is judged by its rule, which already requires its culprit to be still
+
+
 def test_remedies_climb_the_ladder_and_none_is_tried_twice():
     plan = RemedyPlan()
     first = plan.next_for(_finding("fork.inherited_lock"), 2)

@@ -9,6 +9,7 @@ import dataclasses
 from hangwatch.diagnose.engine import Diagnosis
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
+from hangwatch.signatures import WORKER_STUCK_FIX
 
 # A worker that is alive but has not returned its batch within the bound is stuck in dataset code.
 HUNG_CAUSE = {"dataloader.worker_slow": "dataloader.worker_stuck"}
@@ -34,7 +35,7 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str) -> Diagnosi
     new = dataclasses.replace(
         root, cause=cause, summary=head, confidence=max(root.confidence, 0.8),
         evidence=(*root.evidence, f"no progress for {stalled_s:.0f} s; this job's own bound: {basis}"),
-        fix=(*root.fix, HISTORY_FIX))
+        fix=(*(WORKER_STUCK_FIX if cause != root.cause else root.fix), HISTORY_FIX))
     return _hung(diagnosis, new)
 
 

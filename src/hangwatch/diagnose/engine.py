@@ -16,10 +16,10 @@ from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining, innermost_user
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import UNKNOWN_FIX
+from hangwatch.signatures import SLEEP_LINE, UNKNOWN_FIX
 
 log = logging.getLogger(__name__)
 IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet job is "slow", not hung
@@ -68,6 +68,21 @@ def _primary(ctx: Context) -> ProcessView | None:
             if v.role == role and v.info.is_python and v.has_stacks:
                 return v
     return ctx.views[0] if ctx.views else None
+
+
+def what_moves(ev: Evidence) -> str | None:
+    """What in the job still moves, or will by itself, in words; None when nothing does. A startup
+    probe counts towards "nothing moves, N probes in a row" only when this is None, whatever the
+    rules named (a rank downloading while the others wait at a barrier is not still)."""
+    ctx = Context.of(ev)
+    if _verdict_from_activity(ctx) != Verdict.HUNG:
+        return "a process of the job used CPU, moved data or woke up"
+    for v in ctx.views:
+        t = v.main_thread
+        user = innermost_user(t.frames) if t is not None else None
+        if v.role in (Role.MAIN, Role.RANK, Role.CHILD) and user is not None and SLEEP_LINE.search(user.code or ""):
+            return f"{v.label()} sleeps at {describe(user)}: a timer will wake it"
+    return None
 
 
 def _verdict_from_activity(ctx: Context) -> Verdict:

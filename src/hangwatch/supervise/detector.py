@@ -88,6 +88,7 @@ class StallDetector:
         self.extended_until: float | None = None
         self.extended_total = 0.0
         self.weaker: dict[Strength, Progress] = {}  # the newest signal of each weaker kind, not counted
+        self.weaker_intervals: dict[Strength, deque[float]] = {}  # and the intervals between its signals
         self.handovers: list[tuple[Strength, Strength, float]] = []  # (from, to, at), for the caller to log
         self.phase_started: float | None = None
         self.phase_longest: dict[str, float] = {}  # phase name -> its longest completed run, seconds
@@ -96,6 +97,9 @@ class StallDetector:
     def progress(self, p: Progress) -> bool:
         """Record a progress signal. True if it counts (and resets the stall clock)."""
         if p.strength < self.strength:
+            prev = self.weaker.get(p.strength)
+            if prev is not None and p.at > prev.at:  # its own cadence, for when it takes over
+                self.weaker_intervals.setdefault(p.strength, deque(maxlen=self.cfg.history)).append(p.at - prev.at)
             self.weaker[p.strength] = p
             return False
         if p.strength > self.strength:
@@ -211,7 +215,7 @@ class StallDetector:
             return False
         self.handovers.append((self.strength, Strength.COUNTER, now))
         self.strength = Strength.COUNTER
-        self.intervals.clear()
+        self.intervals = self.weaker_intervals.pop(Strength.COUNTER, deque(maxlen=self.cfg.history))
         self.points.clear()
         self.weaker.pop(Strength.COUNTER)
         self.last = counter

@@ -3,7 +3,9 @@
 - Nothing moves and the stacks match a stuck signature: hung now, not at the end of --startup-grace.
 - Nothing moves and nothing is recognised, STILL_PROBES probes in a row: hung too (cause as found,
   often `unknown`, with the stacks). Not knowing why is no reason to wait the whole grace.
-- Anything alive keeps the grace: compiling, loading, a download or read delivering bytes, CPU burning.
+- Anything alive keeps the grace: compiling, loading, a download or read delivering bytes, CPU burning,
+  a process waking up (a poll, a retry), a main thread in sleep() (a timer will wake it), and a rank
+  that works while the others wait for it at a barrier.
 - A rendezvous waiting for peers is `waiting`: the run loop bounds it by --rendezvous-timeout (other
   nodes may start late).
 
@@ -35,9 +37,11 @@ class ProbeDecision:
     still: int = 0  # probes in a row, this one included, in which nothing moved
 
 
-def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int = 0) -> ProbeDecision:
+def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int = 0,
+                     activity: str | None = None) -> ProbeDecision:
     """The decision of one startup probe; ``moved``: what arrived while the job was captured;
-    ``still_before``: how many probes in a row before this one found nothing moving."""
+    ``still_before``: how many probes in a row before this one found nothing moving; ``activity``:
+    what in the job moves or will by itself (CPU, data, wake-ups, a sleep), None when nothing does."""
     root = diagnosis.findings[0]
     if moved is not None:
         return ProbeDecision(False, f"alive ({moved})")
@@ -45,6 +49,8 @@ def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int 
         return ProbeDecision(False, f"waiting ({root.cause})")
     if diagnosis.verdict == Verdict.HUNG and root.cause in STUCK_AT_START:
         return ProbeDecision(True, f"stuck: {root.cause}", still_before + 1)
+    if diagnosis.verdict == Verdict.HUNG and activity is not None:
+        return ProbeDecision(False, f"not stuck ({root.cause}): {activity}")
     if diagnosis.verdict == Verdict.HUNG:
         still = still_before + 1
         if still >= STILL_PROBES:

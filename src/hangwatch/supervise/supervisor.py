@@ -467,7 +467,7 @@ class Supervisor:
         self._stderr(f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
                      f"Giving it {det.threshold():.0f} s more; {when} ({basis}).")
         self.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
-        key = (root.cause, f"{root.where.file}:{root.where.line}" if root.where else "")
+        key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
         if stalled > SLOW_INCIDENT_STALLS * self.cfg.min_stall and key not in a.slow_reported:
             a.slow_reported.add(key)
             self._report_alive(a, evidence, diagnosis, now, stalled,
@@ -524,7 +524,9 @@ class Supervisor:
         moved = self._moved_during_capture(a)
         from hangwatch.supervise.startup import startup_decision
 
-        decision = startup_decision(diagnosis, moved, a.still_probes)
+        from hangwatch.diagnose.engine import what_moves
+
+        decision = startup_decision(diagnosis, moved, a.still_probes, what_moves(evidence))
         a.still_probes = decision.still
         self.probe_note = f"probed at {since:.0f} s, {decision.note}"
         self.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
