@@ -246,6 +246,15 @@ def run(tmp_path):
     assert not left, f"hangwatch left job processes behind: {left}"
 
 
+def only_slow_incidents(run: Run) -> list[dict]:
+    """The run's incidents, asserting that none is a hang: a job alive without progress past 3 x
+    --min-stall gets a `slow` incident (nothing done to it), never more. Returns them."""
+    incidents = [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
+    assert all((i["verdict"], i["action"]) == ("slow", "none") for i in incidents), \
+        [(i["verdict"], i["action"], i["findings"][0]["cause"]) for i in incidents]
+    return incidents
+
+
 def wait_for_event(run: Run, kind: str, timeout: float = 60.0) -> dict:
     """Block (bounded) until the run's events.jsonl holds an event of ``kind``; return it."""
     deadline = time.monotonic() + timeout

@@ -13,7 +13,17 @@ from typing import ClassVar
 
 import psutil
 import pytest
-from conftest import FAST, SCENARIOS, _free_port, clean_env, marker, py, run_in_terminal, wait_for_event
+from conftest import (
+    FAST,
+    SCENARIOS,
+    _free_port,
+    clean_env,
+    marker,
+    only_slow_incidents,
+    py,
+    run_in_terminal,
+    wait_for_event,
+)
 
 CAUSES = [
     ("dl_worker_blocked.py", "dataloader.worker_stuck", "HANG-HERE"),
@@ -131,8 +141,10 @@ def test_no_false_alarm(run, script, args, extra):
     r = run("--min-stall", "1", "--startup-grace", "30", "--on-hang", "kill", "--kill-grace", "2", *extra,
             *py(script, *args))
     assert r.returncode == 0, r.stderr.decode()[-3000:]
-    s = run.summary()
-    assert s["incidents"] == 0, run.events()
+    if script == "slow_checkpoint.py":
+        only_slow_incidents(run)  # ~5 s without output at --min-stall 1: said, never acted on
+    else:
+        assert run.summary()["incidents"] == 0, run.events()
     if script in ("compile_midway.py", "slow_checkpoint.py"):
         extended = [e for e in run.events() if e["event"] == "extended"]
         assert extended, "the slow phase should have been looked at and extended"
@@ -303,7 +315,8 @@ def test_a_long_call_holding_the_gil_is_given_time_not_killed(run):
     r = run("--min-stall", "1", "--capture-window", "1", "--on-hang", "kill", "--kill-grace", "2",
             *py("long_call.py", str(5 * 10**8)))
     assert r.returncode == 0, r.stderr.decode()[-3000:]
-    assert run.summary()["incidents"] == 0
+    slow = only_slow_incidents(run)  # past 3 x --min-stall: a `slow` incident says so, nothing is done
+    assert all(i["findings"][0]["cause"] == "code.computing" for i in slow)
     extended = [e for e in run.events() if e["event"] == "extended"]
     assert any(e.get("cause") == "code.computing" for e in extended), extended
     assert b"step 3/3" in r.stdout

@@ -144,6 +144,7 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
     return hits
 
 
+MP_SYNC_PY = "multiprocessing/synchronize.py"  # SemLock: a lock shared across processes (stdlib)
 LOCK_NAME = re.compile(r"^\s*(?:with\s+([\w.\[\]()]+)|.*?\b([\w.\[\]]+)\.acquire\()")
 
 
@@ -159,8 +160,8 @@ def _lock_name(code: str | None) -> str | None:
 def _held_by_main(main: ProcessView, t: ThreadView, frame: Frame | None) -> tuple[ThreadView, Frame, str] | None:
     """The thread and frame of the main process that holds the lock a blocked worker waits for, as
     the main process's source shows it (a `with lock:` block around the line it waits at)."""
-    if not t.idle_throughout or frame is None:
-        return None
+    if not t.idle_throughout or frame is None or not t.any_frame(lambda f: f.file.endswith(MP_SYNC_PY)):
+        return None  # a threading lock is the fork's copy, not shared: fork.inherited_lock explains that
     name = _lock_name(frame.code)
     if name is None:
         return None

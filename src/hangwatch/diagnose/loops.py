@@ -51,19 +51,19 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
         cond_names = {n for n in NAME.findall(target) if n in after}
     grown = sorted(n for n, (a, b) in changed.items() if (x := _int(a)) is not None and (y := _int(b)) is not None
                    and y > x)
-    if len(changed) == 1 and grown and last.body is not None and counts_only(last.body, grown[0]):
-        n = grown[0]
-        return LoopMotion(False, f"`{n}` only counts ({changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s): nothing "
-                          f"else in the loop changes and `{n}` is used for nothing but counting, so the loop spins",
-                          seconds)
+    spin = _counts_only(last, changed, grown, seconds)
     if cond_names:
         moving = sorted(n for n in cond_names if n in changed)
+        if moving and spin is not None:
+            return spin
         if moving:
             n = moving[0]
             return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s",
                               seconds)
         stayed = ", ".join(f"`{n}` stayed {after[n]}" for n in sorted(cond_names))
         return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned", seconds)
+    if spin is not None:
+        return spin
     if grown:
         n = grown[0]
         return LoopMotion(True, f"`{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s", seconds)
@@ -71,6 +71,18 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
         return None  # values move but nothing counts: no verdict from the locals
     shown = ", ".join(f"`{n}` = {v}" for n, v in list(after.items())[:4]) or "no locals"
     return LoopMotion(False, f"locals unchanged over {seconds:.1f} s ({shown})", seconds)
+
+
+def _counts_only(last: LocalsRead, changed: dict[str, tuple[str, str]], grown: list[str],
+                 seconds: float) -> LoopMotion | None:
+    """A spin whose only change is a counter: the one local that changed is an integer that grew, and
+    the loop's source uses it for nothing but counting."""
+    if len(changed) != 1 or not grown or last.body is None or not counts_only(last.body, grown[0]):
+        return None
+    n = grown[0]
+    return LoopMotion(False, f"`{n}` only counts ({changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s): nothing "
+                      f"else in the loop changes and `{n}` is used for nothing but counting, so the loop spins",
+                      seconds)
 
 
 COUNTING_ITERABLES = frozenset({"range", "count"})  # `for i in range(...)`, `itertools.count()`: numbers, no data

@@ -104,6 +104,9 @@ class RunSummary:
     supervisor_pid: int | None = None  # with host: whether the run is still watched (`hangwatch ls`)
     updated_at: float | None = None  # when this file was written
     note: str | None = None  # alive or waiting without progress: what, and when it will be declared hung
+    # The current attempt's progress history: intervals, median_s, longest_s, and bound_s (an alive job
+    # with no progress for this long is hung; a DataLoader worker's batch gets it x its workers).
+    history: dict[str, Any] | None = None
     schema: str = SUMMARY_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:

@@ -91,6 +91,7 @@ class StallDetector:
         self.weaker_intervals: dict[Strength, deque[float]] = {}  # and the intervals between its signals
         self.handovers: list[tuple[Strength, Strength, float]] = []  # (from, to, at), for the caller to log
         self.phase_started: float | None = None
+        self.longest = 0.0  # the longest progress interval seen, over the whole attempt (bench/history.py)
         self.phase_longest: dict[str, float] = {}  # phase name -> its longest completed run, seconds
 
     # --- inputs -------------------------------------------------------------------------------
@@ -107,6 +108,7 @@ class StallDetector:
             self.points.clear()
         elif self.last is not None and p.at > self.last.at:
             self.intervals.append(p.at - self.last.at)
+            self.longest = max(self.longest, p.at - self.last.at)
         if p.step is not None:
             self.points.append((p.at, p.step))
         self.strength = Strength(max(self.strength, p.strength))
@@ -176,6 +178,16 @@ class StallDetector:
         return HistoryBound(self.last.at + limit,
                             f"max({self.cfg.history_floor:.0f} s, {self.cfg.history_factor:g} x the median progress "
                             f"interval of {med:.2f} s{scale})")
+
+    def history_summary(self) -> dict[str, float | int | None]:
+        """What the history bound stands on, for summary.json: intervals seen, their median and the
+        longest, and the seconds without progress after which an alive job is hung (None: too little)."""
+        med = self.median_interval()
+        limit = None
+        if med is not None:
+            limit = max(self.cfg.history_floor, self.cfg.history_factor * med, self.threshold())
+        return {"intervals": len(self.intervals), "median_s": None if med is None else round(med, 3),
+                "longest_s": round(self.longest, 3), "bound_s": None if limit is None else round(limit, 1)}
 
     def deadline(self) -> float:
         """The unix time at which the job becomes suspect if nothing happens before."""

@@ -522,9 +522,8 @@ class Supervisor:
         if a.job.poll() is not None:
             return None
         moved = self._moved_during_capture(a)
-        from hangwatch.supervise.startup import startup_decision
-
         from hangwatch.diagnose.engine import what_moves
+        from hangwatch.supervise.startup import startup_decision
 
         decision = startup_decision(diagnosis, moved, a.still_probes, what_moves(evidence))
         a.still_probes = decision.still
@@ -814,6 +813,7 @@ class Supervisor:
             self._ledger_summary(final, det), remedies=remedy_outcomes(self.attempts, self.remedies.applied),
             attempt_stats=attempt_stats(self.attempts, [f.args for f in self.cfg.fallbacks], self.remedies.applied),
             budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3), note=self.note,
+            history=det.history_summary() if det is not None else None,
             host=os.uname().nodename, supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3))
 
     def _ledger_summary(self, final: bool, det: StallDetector | None) -> RunSummary:
