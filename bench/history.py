@@ -6,8 +6,9 @@ the run loop sees them (heartbeats and counters, polled every 0.25 s), the longe
 alive job without progress would get. Prints, per job, longest/median and the bound's headroom over
 the longest gap a healthy job really had (bound/longest: above 1 means the healthy job was never near
 its bound). The jobs: Lightning over 4 epochs with 2 non-persistent workers (worker start-up at every
-epoch boundary), the HF Trainer saving a checkpoint every 20 steps, and a plain loop with 4 workers,
-an evaluation pass and a torch.save every 50 steps.
+epoch boundary), the HF Trainer saving a checkpoint every 500 steps (64 epochs of its 256 items), and a plain loop with 4 workers,
+an evaluation pass and a torch.save every 50 steps, and half-second steps with a silent 6 s metric pass
+every 10 steps.
 
     python bench/history.py
 """
@@ -45,6 +46,22 @@ for epoch in range(3):
 '''
 
 
+# Half-second steps with a silent 6 s metric pass every 10 steps (no DataLoader, no print): the kind
+# of long, normal gap a step history must allow.
+SILENT_EVAL = r'''
+import time, torch
+model = torch.nn.Linear(64, 1); opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(30):
+    x = torch.randn(16, 64); loss = model(x).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
+    print(f"step {step} loss {loss.item():.3f}", flush=True)
+    time.sleep(0.5)
+    if step % 10 == 9:
+        t0, acc = time.monotonic(), 0.0
+        while time.monotonic() - t0 < 6.0:
+            acc += float(model(torch.randn(256, 64)).sum())
+'''
+
+
 def run(name: str, cmd: list[str], tmp: Path) -> dict:
     run_dir = tmp / name
     t0 = time.monotonic()
@@ -63,9 +80,12 @@ def main() -> None:
         plain.write_text(PLAIN)
         rows.append(run("lightning", [sys.executable, str(SCEN / "lightning_job.py"), "--epochs", "4", "--items",
                                       "96", "--workers", "2"], tmp))
-        rows.append(run("hf_trainer", [sys.executable, str(SCEN / "hf_trainer_job.py"), "--steps", "80",
-                                       "--save-every", "20", "--out", str(tmp / "hf")], tmp))
+        rows.append(run("hf_trainer", [sys.executable, str(SCEN / "hf_trainer_job.py"), "--steps", "3000",
+                                       "--save-every", "500", "--out", str(tmp / "hf")], tmp))
         rows.append(run("plain_loop", [sys.executable, str(plain), str(tmp / "ckpt.pt")], tmp))
+        silent = tmp / "silent_eval.py"
+        silent.write_text(SILENT_EVAL)
+        rows.append(run("silent_eval", [sys.executable, str(silent)], tmp))
     print(f"{'job':<12} {'wall s':>7} {'inc':>4} {'n':>5} {'median s':>9} {'longest s':>10} {'longest/median':>15} "
           f"{'bound s':>8} {'bound/longest':>14}")
     worst = 0.0

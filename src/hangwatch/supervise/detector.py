@@ -81,34 +81,41 @@ class StallDetector:
         self.state = State.STARTING
         self.last: Progress | None = None
         self.strength = Strength.OUTPUT
-        self.intervals: deque[float] = deque(maxlen=config.history)
+        # Intervals between signals, per kind: each kind keeps its own cadence, so a hand-over from
+        # heartbeats to the log's counter and back (a silent evaluation) keeps the job's history.
+        self.history: dict[Strength, deque[float]] = {}
+        self._seen: dict[Strength, float] = {}  # the newest signal of each kind, counted or not
         self.points: deque[tuple[float, int]] = deque(maxlen=RATE_POINTS)  # (at, step): the step rate
         self.phase_deadline: float | None = None  # a declared phase with a timeout
         self.phase_name: str | None = None
         self.extended_until: float | None = None
         self.extended_total = 0.0
         self.weaker: dict[Strength, Progress] = {}  # the newest signal of each weaker kind, not counted
-        self.weaker_intervals: dict[Strength, deque[float]] = {}  # and the intervals between its signals
         self.handovers: list[tuple[Strength, Strength, float]] = []  # (from, to, at), for the caller to log
         self.phase_started: float | None = None
         self.longest = 0.0  # the longest progress interval seen, over the whole attempt (bench/history.py)
         self.phase_longest: dict[str, float] = {}  # phase name -> its longest completed run, seconds
 
+    @property
+    def intervals(self) -> deque[float]:
+        """Recent intervals between signals of the kind that counts now (plain output lines say
+        nothing about step times once a counter or heartbeat is seen)."""
+        return self.history.setdefault(self.strength, deque(maxlen=self.cfg.history))
+
     # --- inputs -------------------------------------------------------------------------------
     def progress(self, p: Progress) -> bool:
         """Record a progress signal. True if it counts (and resets the stall clock)."""
+        prev = self._seen.get(p.strength)
+        if prev is not None and p.at > prev:
+            self.history.setdefault(p.strength, deque(maxlen=self.cfg.history)).append(p.at - prev)
+            if p.strength >= self.strength:
+                self.longest = max(self.longest, p.at - prev)
+        self._seen[p.strength] = max(p.at, prev or p.at)
         if p.strength < self.strength:
-            prev = self.weaker.get(p.strength)
-            if prev is not None and p.at > prev.at:  # its own cadence, for when it takes over
-                self.weaker_intervals.setdefault(p.strength, deque(maxlen=self.cfg.history)).append(p.at - prev.at)
             self.weaker[p.strength] = p
             return False
         if p.strength > self.strength:
-            self.intervals.clear()  # gaps between plain output lines say nothing about step times
             self.points.clear()
-        elif self.last is not None and p.at > self.last.at:
-            self.intervals.append(p.at - self.last.at)
-            self.longest = max(self.longest, p.at - self.last.at)
         if p.step is not None:
             self.points.append((p.at, p.step))
         self.strength = Strength(max(self.strength, p.strength))
@@ -226,8 +233,7 @@ class StallDetector:
         if self.strength != Strength.HEARTBEAT or counter is None or self.last is None or counter.at <= self.last.at:
             return False
         self.handovers.append((self.strength, Strength.COUNTER, now))
-        self.strength = Strength.COUNTER
-        self.intervals = self.weaker_intervals.pop(Strength.COUNTER, deque(maxlen=self.cfg.history))
+        self.strength = Strength.COUNTER  # with the counter's own history of intervals
         self.points.clear()
         self.weaker.pop(Strength.COUNTER)
         self.last = counter
