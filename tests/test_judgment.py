@@ -40,34 +40,8 @@ def _incidents(run) -> list[dict]:
     return [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
 
 
-# --- 1. a counter that only counts ------------------------------------------------------------------------
-def test_a_collate_spin_whose_counter_advances_is_hung_at_once(run):
-    """The issue's case: `while n >= 0: n += 1` in a collate_fn. `n` moves, nothing else: a spin."""
-    t0 = time.monotonic()
-    r = run(*QUICK, "--on-hang", "kill", *py("dl_collate_count.py"))
-    assert r.returncode == 124, r.stderr.decode()[-2000:]
-    assert time.monotonic() - t0 < 40
-    incident = run.incident()
-    root = root_cause(incident)
-    assert (incident["verdict"], root["cause"]) == ("hung", "dataloader.worker_stuck"), root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_collate_count.py")
-    assert any("`n` only counts" in e and "so the loop spins" in e for e in root["evidence"]), root["evidence"]
-    assert "spinning" in root["summary"]
-
-
-def test_a_loop_that_walks_its_data_is_alive_not_a_spin(start_job):
-    """The twin: a worker's loop whose values change with its data (`for row in rows`) computes."""
-    job = start_job([sys.executable, str(SCENARIOS / "dl_long_batch.py"), "-1"])
-    incident = inspect_json(job.pid, window=2)
-    root = root_cause(incident)
-    assert (incident["verdict"], root["cause"]) == ("slow", "dataloader.worker_slow"), root
-    assert "alive" in root["summary"] and "stuck" not in root["summary"], root["summary"]
-    assert any(e.startswith("its loop advances:") for e in root["evidence"]), root["evidence"]
-
-
-# --- 1. alive, bounded by the job's own history ------------------------------------------------------------
-def _in_the_loop(where: dict) -> None:
-    file, line = marker("dl_long_batch.py")  # the loop's header; a sample may land on any line of its body
+def _in_the_loop(where: dict, script: str = "dl_long_batch.py") -> None:
+    file, line = marker(script)  # the loop's header; a sample may land on any line of its body
     assert where["file"] == file and line <= where["line"] <= line + 3, where
 
 def test_a_worker_computing_forever_is_slow_then_hung_by_the_jobs_history(run):
@@ -91,6 +65,32 @@ def test_a_worker_computing_forever_is_slow_then_hung_by_the_jobs_history(run):
     assert "hung at " in stderr and "unless it progresses" in stderr
 
 
+# --- 1. a counter that only counts ------------------------------------------------------------------------
+def test_a_collate_spin_whose_counter_advances_is_hung_at_once(run):
+    """The issue's case: `while n >= 0: n += 1` in a collate_fn. `n` moves, nothing else: a spin."""
+    t0 = time.monotonic()
+    r = run(*QUICK, "--on-hang", "kill", *py("dl_collate_count.py"))
+    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    assert time.monotonic() - t0 < 40
+    incident = run.incident()
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("hung", "dataloader.worker_stuck"), root
+    _in_the_loop(root["where"], "dl_collate_count.py")
+    assert any("`n` only counts" in e and "so the loop spins" in e for e in root["evidence"]), root["evidence"]
+    assert "spinning" in root["summary"]
+
+
+def test_a_loop_that_walks_its_data_is_alive_not_a_spin(start_job):
+    """The twin: a worker's loop whose values change with its data (`for row in rows`) computes."""
+    job = start_job([sys.executable, str(SCENARIOS / "dl_long_batch.py"), "-1"])
+    incident = inspect_json(job.pid, window=2)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("slow", "dataloader.worker_slow"), root
+    assert "alive" in root["summary"] and "stuck" not in root["summary"], root["summary"]
+    assert any(e.startswith("its loop advances:") for e in root["evidence"]), root["evidence"]
+
+
+# --- 1. alive, bounded by the job's own history ------------------------------------------------------------
 def test_a_loop_in_the_main_process_computing_forever_is_hung_by_the_step_history(run):
     r = run(*QUICK, "--history-floor", "8", "--history-factor", "20", "--on-hang", "kill",
             *py("dl_long_batch.py", "-1", "0"))

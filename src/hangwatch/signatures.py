@@ -277,7 +277,8 @@ INPUT_FRAMES = (
     ("cmd.py", frozenset({"cmdloop"})),
     ("code.py", frozenset({"interact", "raw_input"})),
 )
-INPUT_CALL = re.compile(r"\b(input|raw_input|getpass|prompt|readline)\s*\(|\bstdin\.read")
+# A line that asks a person (a plain `sys.stdin.readline()` may be reading data from a pipe).
+INPUT_CALL = re.compile(r"\b(input|raw_input|getpass|prompt)\s*\(")
 READ_SYSCALLS = frozenset({"read", "readv", "pread64", "recvfrom", "recvmsg"})
 # engine
 UNKNOWN_FIX = (

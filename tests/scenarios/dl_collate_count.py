@@ -18,8 +18,8 @@ def pad_collate(batch):
     if int(batch[0][0]) == 16:
         ready()
         n = 0
-        while n >= 0:
-            n += 1  # HANG-HERE
+        while n >= 0:  # HANG-HERE
+            n += 1
     return torch.stack(batch)
 
 

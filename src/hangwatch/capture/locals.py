@@ -71,7 +71,7 @@ def _header_only(text: str) -> str:
     return text.strip()
 
 
-def _loop_at(file: str, line: int) -> tuple[str, str] | None:
+def _loop_at(file: str, line: int) -> tuple[str, str | None] | None:
     """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon)
     and its whole source, header and body, dedented (at most LOOP_BODY_LINES lines)."""
     if not file.startswith("/"):
@@ -84,13 +84,16 @@ def _loop_at(file: str, line: int) -> tuple[str, str] | None:
         if m and (n == line or len(m.group(1)) < indent):
             own = len(m.group(1))
             lines = [text[own:].rstrip()]
-            for k in range(n + 1, n + LOOP_BODY_LINES):
+            for k in range(n + 1, n + LOOP_BODY_LINES + 1):
                 nxt = linecache.getline(file, k)
                 if not nxt:
                     break
-                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= own:
+                stripped = nxt.strip()
+                if stripped and not stripped.startswith("#") and len(nxt) - len(nxt.lstrip()) <= own:
                     break
                 lines.append(nxt[own:].rstrip() if len(nxt) > own else "")
+            else:
+                return _header_only(text), None  # longer than we read: its body is not judged
             return _header_only(text), redact_text("\n".join(lines))
     return None
 

@@ -159,6 +159,7 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
     return replace(sample, threads=tuple(threads), stack_error=error)
 
 
+MAX_RENDEZVOUS_READS = 2  # processes waiting at process-group setup whose store is read
 HOLD_SCAN_LINES = 60  # how far up the source to look for the `with lock:` blocks a line runs under
 WITH_LOCK = re.compile(r"^(\s*)(?:async\s+)?with\s+(.+?)\s*:\s*(#.*)?$")
 ACQUIRE = re.compile(r"^(\s*)([\w.\[\]]+)\.acquire\(")
@@ -386,8 +387,9 @@ def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
     if py_spy and spinning:
         local_reads, local_notes = read_locals(spinning, py_spy)
         notes.extend(local_notes)
-    rendezvous = {p: read_rendezvous(infos[p], py_spy) for p, ss in series.items()
-                  if p not in gone and waiting_at_setup(ss)}
+    waiting = sorted(p for p, ss in series.items() if p not in gone and waiting_at_setup(ss))
+    # One locals read each, one after another (3 s at most): the diagnosis quotes the first waiters only.
+    rendezvous = {p: read_rendezvous(infos[p], py_spy) for p in waiting[:MAX_RENDEZVOUS_READS]}
     return tuple(
         ProcessEvidence(info=infos[p], samples=_annotate_code(ss), exited=p in gone,
                         output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,

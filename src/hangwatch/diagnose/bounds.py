@@ -13,25 +13,35 @@ from hangwatch.signatures import WORKER_STUCK_FIX
 
 # A worker that is alive but has not returned its batch within the bound is stuck in dataset code.
 HUNG_CAUSE = {"dataloader.worker_slow": "dataloader.worker_stuck"}
-HISTORY_FIX = ("If this work really takes this long, give it room: a larger --history-factor or --history-floor, "
-               "or wrap it in `with hangwatch.phase(name, timeout=...)`.")
+# Alive in ways a step history says nothing about: a first compile, a long GPU kernel, output that only
+# looks frozen, I/O that moves. They get --max-slow, as before.
+NOT_BY_HISTORY = frozenset({"compile.in_progress", "gpu.long_kernel", "output.buffered", "io.network_wait",
+                            "io.storage_wait"})
+HISTORY_FIX = ("If this work really takes this long, give it room: a larger --history-factor, --history-floor or "
+               "--phase-factor (hangwatch.toml: history_factor, history_floor, phase_factor).")
+
+
+def bounded_by_history(finding: Finding) -> bool:
+    """Whether an alive finding is judged against the job's step and phase history."""
+    return finding.cause not in NOT_BY_HISTORY
 
 
 def _hung(diagnosis: Diagnosis, root: Finding) -> Diagnosis:
     return Diagnosis(Verdict.HUNG, (root, *diagnosis.findings[1:]))
 
 
-def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str) -> Diagnosis:
-    """The job is alive but has made no progress for ``stalled_s``, past its history bound ``basis``."""
+def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history: bool = True) -> Diagnosis:
+    """The job is alive but has made no progress for ``stalled_s``: past its history bound ``basis``
+    (``by_history``), or past --max-slow when its history could not say."""
     root = diagnosis.findings[0]
     cause = HUNG_CAUSE.get(root.cause, root.cause)
     what = root.summary.rstrip(".")
+    past = (f"far longer than this job's {'batches' if cause != root.cause else 'steps'} take ({basis})"
+            if by_history else f"past the extra time an alive job gets ({basis})")
     if cause != root.cause:
-        head = (f"{what}, but it has not returned that batch for {stalled_s:.0f} s, far longer than this job's "
-                f"batches take ({basis}): it is stuck in dataset code.")
+        head = f"{what}, but it has not returned that batch for {stalled_s:.0f} s, {past}: it is stuck in dataset code."
     else:
-        head = (f"{what}, but with no progress for {stalled_s:.0f} s, far longer than this job's steps take "
-                f"({basis}): declared hung.")
+        head = f"{what}, but it has made no progress for {stalled_s:.0f} s, {past}: declared hung."
     new = dataclasses.replace(
         root, cause=cause, summary=head, confidence=max(root.confidence, 0.8),
         evidence=(*root.evidence, f"no progress for {stalled_s:.0f} s; this job's own bound: {basis}"),

@@ -77,7 +77,7 @@ def dataloader_rule(ctx: Context) -> list[Hit]:
         idle = [w for w in workers if states[w.pid] == "idle"]
         for w in busy:
             if w.main_thread is not None:
-                hits.extend(_busy_worker(main, w, w.main_thread, workers, states, waits))
+                hits.extend(_busy_worker(main, mt, w, w.main_thread, workers, states, waits))
         if busy or not workers:
             continue
         if len(idle) == len(workers):
@@ -85,7 +85,7 @@ def dataloader_rule(ctx: Context) -> list[Hit]:
     return hits
 
 
-def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list[ProcessView],
+def _busy_worker(main: ProcessView, mt: ThreadView, w: ProcessView, t: ThreadView, workers: list[ProcessView],
                  states: dict[int, str], waits: str) -> list[Hit]:
     index = workers.index(w)
     frame = innermost_user(t.frames) or next((f for f in t.frames if not sg.is_stdlib_file(f.file)), None)
@@ -106,7 +106,7 @@ def _busy_worker(main: ProcessView, w: ProcessView, t: ThreadView, workers: list
             summary=(f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
                      f"from pid {main.pid}; nothing in the worker can release it."),
             where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX), Verdict.HUNG))
-    held = _held_by_main(main, t, frame)
+    held = _held_by_main(mt, t, frame)
     if held is not None:
         hits.append(_lock_across_processes(main, name, w, t, frame, held, waits))
     motion = loop_motion(w.locals_of(t.tid)) if t.spinning else None
@@ -157,19 +157,19 @@ def _lock_name(code: str | None) -> str | None:
     return name.rstrip("()").rsplit(".", 1)[-1] if name else None
 
 
-def _held_by_main(main: ProcessView, t: ThreadView, frame: Frame | None) -> tuple[ThreadView, Frame, str] | None:
-    """The thread and frame of the main process that holds the lock a blocked worker waits for, as
-    the main process's source shows it (a `with lock:` block around the line it waits at)."""
+def _held_by_main(mt: ThreadView, t: ThreadView, frame: Frame | None) -> tuple[ThreadView, Frame, str] | None:
+    """The frame of the main process's waiting thread ``mt`` that holds the lock a blocked worker
+    waits for, as its source shows it (a `with lock:` block around the line where it waits for the
+    batch). Only that thread: another thread holding a lock of the same name proves nothing."""
     if not t.idle_throughout or frame is None or not t.any_frame(lambda f: f.file.endswith(MP_SYNC_PY)):
         return None  # a threading lock is the fork's copy, not shared: fork.inherited_lock explains that
     name = _lock_name(frame.code)
     if name is None:
         return None
-    for mt in main.threads:
-        for f in mt.frames:
-            for h in f.holds:
-                if h.rstrip("()").rsplit(".", 1)[-1] == name:
-                    return mt, f, h
+    for f in mt.frames:
+        for h in f.holds:
+            if h.rstrip("()").rsplit(".", 1)[-1] == name:
+                return mt, f, h
     return None
 
 

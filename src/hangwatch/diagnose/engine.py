@@ -16,7 +16,7 @@ from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining, innermost_user
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import SLEEP_LINE, UNKNOWN_FIX
@@ -75,13 +75,17 @@ def what_moves(ev: Evidence) -> str | None:
     probe counts towards "nothing moves, N probes in a row" only when this is None, whatever the
     rules named (a rank downloading while the others wait at a barrier is not still)."""
     ctx = Context.of(ev)
-    if _verdict_from_activity(ctx) != Verdict.HUNG:
-        return "a process of the job used CPU, moved data or woke up"
-    for v in ctx.views:
-        t = v.main_thread
-        user = innermost_user(t.frames) if t is not None else None
-        if v.role in (Role.MAIN, Role.RANK, Role.CHILD) and user is not None and SLEEP_LINE.search(user.code or ""):
-            return f"{v.label()} sleeps at {describe(user)}: a timer will wake it"
+    for v in ctx.views:  # every process, whatever its role: a wget child counts as much as main
+        if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+            return f"{v.label()} used {v.cpu_text()}"
+        if v.moved_data or (v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > 0:
+            return f"{v.label()} moved data"
+        if v.stdout_grew or any(t.woke_often for t in v.threads if t.has_stack):
+            return f"{v.label()} woke up or wrote output"
+        for t in v.threads:
+            top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
+            if top is not None and SLEEP_LINE.search(top.code or ""):
+                return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"
     return None
 
 

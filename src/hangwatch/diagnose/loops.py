@@ -91,8 +91,9 @@ COUNTING_ITERABLES = frozenset({"range", "count"})  # `for i in range(...)`, `it
 def counts_only(source: str, name: str) -> bool:
     """Whether ``name`` is used in the loop ``source`` for nothing but counting: incremented
     (``n += 1``, ``n = n + 1``), compared in a ``while`` condition, or the target of a ``for`` over
-    ``range``/``count``. Used any other way (an index, a call's argument, another computation, a
-    ``for`` over real data) the loop walks its data. Source that does not parse is not judged."""
+    ``range``/``count``, in a body that does nothing else (no call, no other assignment). Used any
+    other way (an index, a call's argument, another computation, a ``for`` over real data), or in a
+    body that does other work, the loop may be working. Source that does not parse is not judged."""
     try:
         tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
     except SyntaxError:
@@ -120,4 +121,17 @@ def counts_only(source: str, name: str) -> bool:
                 and isinstance(node.value.right, ast.Constant):
             counting |= {id(node.targets[0]), id(node.value.left)}
     uses = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
-    return bool(uses) and all(id(n) in counting for n in uses)
+    if not uses or not all(id(n) in counting for n in uses):
+        return False
+    # The body does nothing but count: no call (`out.append(tok.encode(x))` works, whatever its locals
+    # show), no other assignment, nothing that could change what the loop reads.
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call | ast.Yield | ast.YieldFrom | ast.Await | ast.Delete | ast.Global
+                          | ast.Nonlocal | ast.Subscript | ast.Attribute):
+                return False
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(not (isinstance(t, ast.Name) and t.id == name) for t in targets):
+                    return False
+    return True

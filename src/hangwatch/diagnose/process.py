@@ -35,9 +35,8 @@ def input_wait_rule(ctx: Context) -> list[Hit]:
     for v in ctx.views:
         if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or not v.has_stacks:
             continue
-        for t in v.threads:
-            if not t.has_stack or not t.idle_throughout or t.woke_often:
-                continue
+        t = v.main_thread  # a side thread reading stdin (press q to quit) does not stop the job
+        if t is not None and t.has_stack and t.idle_throughout and not t.woke_often:
             last = t.last
             reads_stdin = last.syscall in sg.READ_SYSCALLS and (
                 last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
@@ -48,10 +47,8 @@ def input_wait_rule(ctx: Context) -> list[Hit]:
             # needed only if the line asks (input(), getpass) or the read is from a terminal.
             from_person = reads_stdin and (calls_input or (v.info.stdin or "").startswith(TTY_PREFIXES)
                                            or (last.fd_target or "").startswith(TTY_PREFIXES))
-            if prompt_frame is None and not from_person:
-                continue
-            hits.append(_input_hit(v, t, user, prompt_frame, reads_stdin))
-            break
+            if prompt_frame is not None or from_person:
+                hits.append(_input_hit(v, t, user, prompt_frame, reads_stdin))
     return hits
 
 

@@ -19,6 +19,8 @@ def row(v: RunView) -> list[str]:
     s = v.summary
     state = ("dead (hangwatch gone)" if v.state == "dead"  # why: in --json's detail
              else "hung (ended)" if v.state == "hung" and v.detail == "ended" else v.state)
+    if v.state == "running" and s is not None and s.note:  # alive without progress: slow, or waiting for peers
+        state = f"running ({s.note.split(':', 1)[0].split(' ', 1)[0]})"
     if s is None:
         return [v.name, state] + ["-"] * 8
     step = "-" if s.last_step is None else (f"{s.last_step}/{s.total_steps}" if s.total_steps else str(s.last_step))

@@ -80,6 +80,7 @@ class Attempt:
     ended_at: float | None = None
     still_probes: int = 0  # startup probes in a row that found nothing moving
     waiting_reported: bool = False  # a `waiting` incident (peers at rendezvous) was written
+    waiting_since: float | None = None  # when a capture first found it waiting for peers (None: not waiting)
     slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, file:function) of `slow` incidents
     exit_code: int | None = None
     beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it

@@ -160,11 +160,14 @@ class StallDetector:
         return xs[len(xs) // 2]
 
     def _phase_bound(self) -> HistoryBound | None:
+        """A phase seen before is hung after phase_factor x its longest earlier run without progress
+        (counted from the phase's start or its newest progress: a validation that beats is alive)."""
         longest = self.phase_longest.get(self.phase_name or "")
         if self.phase_name is None or self.phase_started is None or longest is None:
             return None
-        limit = max(self.cfg.history_floor, self.cfg.phase_factor * longest)
-        return HistoryBound(self.phase_started + limit,
+        limit = max(self.cfg.history_floor, self.cfg.phase_factor * longest, self.threshold())
+        since = max(self.phase_started, self.last.at if self.last is not None else self.phase_started)
+        return HistoryBound(since + limit,
                             f"max({self.cfg.history_floor:.0f} s, {self.cfg.phase_factor:g} x the longest earlier "
                             f"'{self.phase_name}' phase of {longest:.1f} s)")
 
@@ -177,22 +180,27 @@ class StallDetector:
         if phase is not None or self.phase_name is not None:
             return phase
         med = self.median_interval()
-        if med is None or self.last is None:
-            return None
-        per = med * max(1, workers)
-        limit = max(self.cfg.history_floor, self.cfg.history_factor * per, self.threshold())
+        if med is None or self.last is None or self.strength == Strength.OUTPUT:
+            return None  # plain output lines say nothing about step times
+        limit = self._limit(med * max(1, workers))
         scale = f" x {workers} workers" if workers > 1 else ""
         return HistoryBound(self.last.at + limit,
                             f"max({self.cfg.history_floor:.0f} s, {self.cfg.history_factor:g} x the median progress "
-                            f"interval of {med:.2f} s{scale})")
+                            f"interval of {med:.2f} s{scale}, {self.cfg.multiple:g} x the longest of "
+                            f"{self.longest:.1f} s)")
+
+    def _limit(self, median: float) -> float:
+        """Seconds without progress an alive job gets: never below the floor, the stall threshold, or
+        ``multiple`` x the longest interval this job ever had (an evaluation every 1000 steps that fell
+        out of the recent window still counts)."""
+        return max(self.cfg.history_floor, self.cfg.history_factor * median, self.threshold(),
+                   self.cfg.multiple * self.longest)
 
     def history_summary(self) -> dict[str, float | int | None]:
         """What the history bound stands on, for summary.json: intervals seen, their median and the
         longest, and the seconds without progress after which an alive job is hung (None: too little)."""
         med = self.median_interval()
-        limit = None
-        if med is not None:
-            limit = max(self.cfg.history_floor, self.cfg.history_factor * med, self.threshold())
+        limit = self._limit(med) if med is not None and self.strength > Strength.OUTPUT else None
         return {"intervals": len(self.intervals), "median_s": None if med is None else round(med, 3),
                 "longest_s": round(self.longest, 3), "bound_s": None if limit is None else round(limit, 1)}
 
@@ -257,6 +265,12 @@ class StallDetector:
         self.extended_until = now + more if bound is None else min(now + more, max(bound.at, now + 1.0))
         self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
         return True
+
+    def hold_until(self, until: float) -> None:
+        """Waiting by design (peers at rendezvous, bounded by the caller's own timeout): not suspect
+        again before ``until``. Not counted against --max-slow."""
+        self.extended_until = until
+        self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
 
     def suspect_now(self) -> None:
         """Another node asked for a capture: become suspect without waiting for the threshold."""

@@ -93,16 +93,23 @@ class ProgressIntake:
         phase: str | None = None
         deadline: float | None = None
         started: float | None = None
+        beats: list[Progress] = []
         for hb in read_heartbeats(self.heartbeat_dir):
             if hb.count != self._beats.get(hb.pid, 0):
                 self._beats[hb.pid] = hb.count
                 if hb.rank is not None:
                     self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
-                signals.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
+                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
             if hb.total is not None and hb.step is not None:
                 self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
             if hb.phase is not None:
                 phase, deadline, started = hb.phase, hb.phase_deadline, hb.phase_started
+        if beats:
+            # One signal per poll, however many processes beat: the ranks of one job beat the same steps
+            # a moment apart, and those moments are no interval of the job's own.
+            steps = [b.step for b in beats if b.step is not None]
+            signals.append(Progress(max(b.at for b in beats), max(steps) if steps else None, "heartbeat",
+                                    Strength.HEARTBEAT))
         return Intake(tuple(signals), phase, deadline, started, fresh)
 
     def _fresh(self, tail: bytes) -> bool:

@@ -268,7 +268,7 @@ class Supervisor:
                 self.rundir.event(EventKind.REMEDY, attempt=n, remedy=r.remedy, applied=r.text, cause=r.cause)
                 self._stderr(f"hangwatch: attempt {n} applies {r.text} (remedy for {r.cause})")
         self.intake.new_attempt()
-        self.probe_note = None
+        self.probe_note = self.note = None
         self.output.flush()
         log_offset = self._log_file.tell()
         self.gpu.setup()
@@ -442,15 +442,15 @@ class Supervisor:
         if diagnosis.verdict == Verdict.WAITING:
             return self._peers_late(a, evidence, diagnosis, now, stalled)
         if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING):
-            from hangwatch.diagnose.bounds import past_history, workers_behind
+            from hangwatch.diagnose.bounds import bounded_by_history, past_history, workers_behind
 
-            bound = det.history_bound(workers_behind(evidence, root))
+            bound = det.history_bound(workers_behind(evidence, root)) if bounded_by_history(root) else None
             if det.extend(self.clock.now(), bound):
                 self._alive(a, evidence, diagnosis, now, stalled, bound)
                 return None
-            basis = bound.basis if bound is not None and self.clock.now() >= bound.at else \
-                f"--max-slow: {self.cfg.max_slow:.0f} s of extensions given"
-            diagnosis = past_history(diagnosis, stalled, basis)
+            by_history = bound is not None and self.clock.now() >= bound.at
+            basis = bound.basis if by_history and bound is not None else f"--max-slow {self.cfg.max_slow:.0f} s"
+            diagnosis = past_history(diagnosis, stalled, basis, by_history)
         return self._declare(a, evidence, diagnosis, now, stalled)
 
     def _alive(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float, stalled: float,
@@ -458,7 +458,9 @@ class Supervisor:
         """Alive without progress: more time, said plainly with when it ends; past 3 x --min-stall the
         first time for this cause and place, a `slow` incident (notified) says what it does and until when."""
         det, root = a.detector, diagnosis.findings[0]
-        until = bound.at if bound is not None else now + self.cfg.max_slow - det.extended_total
+        until = now + self.cfg.max_slow - det.extended_total  # --max-slow holds in any case
+        if bound is not None:
+            until = min(until, bound.at)
         when = f"hung at {_clock(until)} ({until - now:.0f} s from now) unless it progresses"
         basis = bound.basis if bound is not None else f"--max-slow {self.cfg.max_slow:.0f} s"
         self.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value, cause=root.cause,
@@ -478,14 +480,17 @@ class Supervisor:
         """Waiting for peers at process-group setup: `waiting` (reported once, after --min-stall) until
         --rendezvous-timeout, then hung. Other nodes may start late; a node that never comes is a hang."""
         det, timeout = a.detector, self.cfg.rendezvous_timeout
-        since = a.started_at if det.last is None or det.state == State.STARTING else now - stalled
-        waited = now - since
-        bound = HistoryBound(since + timeout, f"--rendezvous-timeout {timeout:.0f} s")
+        if a.waiting_since is None:  # first seen waiting now: it may have begun since the last progress
+            a.waiting_since = max(a.started_at, now - stalled) if det.last is not None else now
+        waited = now - a.waiting_since
+        until = a.waiting_since + timeout
         from hangwatch.diagnose.bounds import past_rendezvous_timeout
 
-        if waited >= timeout or (det.state == State.SUSPECT and not det.extend(now, bound)):
+        if waited >= timeout:
             return self._declare(a, evidence, past_rendezvous_timeout(diagnosis, waited, timeout), now, waited)
-        when = f"hung at {_clock(bound.at)} ({bound.at - now:.0f} s from now) if the peers have not joined"
+        if det.state == State.SUSPECT:
+            det.hold_until(min(until, now + det.threshold()))
+        when = f"hung at {_clock(until)} ({until - now:.0f} s from now) if the peers have not joined"
         self.note = f"waiting for peers for {waited:.0f} s; {when}"
         if not a.waiting_reported and waited >= self.cfg.min_stall:
             a.waiting_reported = True
@@ -545,6 +550,7 @@ class Supervisor:
         det = a.detector
         root = diagnosis.findings[0]
         det.declare_hung()
+        self.note = None
         self.ledger.open_stall(det.last.at if det.last else a.started_at)
         if self.nodes is not None:  # one decision for all nodes: the first one proposed wins
             a.action = OnHang(self.nodes.decide(a.number, Decision(self.nodes.node, a.action.value, root.cause)).action)
@@ -615,6 +621,7 @@ class Supervisor:
             return
         self.ledger.saw(int(p.strength))
         self.note = None
+        a.waiting_since = None
         if p.strength > Strength.OUTPUT:
             a.progressed = True  # a banner line is not progress for the restart policy
         if p.step is not None:
