@@ -6,9 +6,9 @@ the run loop sees them (heartbeats and counters, polled every 0.25 s), the longe
 alive job without progress would get. Prints, per job, longest/median and the bound's headroom over
 the longest gap a healthy job really had (bound/longest: above 1 means the healthy job was never near
 its bound). The jobs: Lightning over 4 epochs with 2 non-persistent workers (worker start-up at every
-epoch boundary), the HF Trainer saving a checkpoint every 500 steps (64 epochs of its 256 items), and a plain loop with 4 workers,
-an evaluation pass and a torch.save every 50 steps, and half-second steps with a silent 6 s metric pass
-every 10 steps.
+epoch boundary); the HF Trainer saving a checkpoint every 500 steps (64 epochs of its 256 items); a
+plain loop with 4 workers, an evaluation pass and a torch.save every 50 steps; and half-second steps
+with a silent 6 s metric pass every 10 steps.
 
     python bench/history.py
 """
