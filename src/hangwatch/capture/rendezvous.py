@@ -12,6 +12,7 @@ from typing import Any
 from hangwatch import signatures as sg
 from hangwatch.capture.proc import PROC, fd_target, read_text
 from hangwatch.evidence import ProcessInfo, ProcessSample, RendezvousRead, Role
+from hangwatch.supervise.topology import launcher_args, launcher_option  # pure parsers of torchrun's arguments
 
 TIMEOUT_S = 3.0
 LISTEN, ESTABLISHED = "0A", "01"  # /proc/net/tcp states
@@ -81,28 +82,19 @@ def _from_frames(pid: int, py_spy: str | None) -> tuple[str | None, int | None, 
     return host, port, world, rank, backend
 
 
-def _option(argv: tuple[str, ...], *names: str) -> str | None:
-    for i, a in enumerate(argv):
-        for n in names:
-            if a == n and i + 1 < len(argv):
-                return argv[i + 1]
-            if a.startswith(n + "="):
-                return a.split("=", 1)[1]
-    return None
-
-
-def _from_launcher(argv: tuple[str, ...]) -> tuple[str | None, int | None, int | None, int | None, str | None]:
+def _from_launcher(cmdline: tuple[str, ...]) -> tuple[str | None, int | None, int | None, int | None, str | None]:
     """torchrun's rendezvous from its arguments: c10d at --rdzv-endpoint, else static at the master."""
-    nnodes = _option(argv, "--nnodes")
+    argv = launcher_args(list(cmdline)) or list(cmdline)
+    nnodes = launcher_option(argv, "--nnodes")
     world = _int(nnodes.split(":")[-1]) if nnodes else None
-    node = _int(_option(argv, "--node-rank", "--node_rank") or "")
-    backend = _option(argv, "--rdzv-backend", "--rdzv_backend") or "static"
-    endpoint = _option(argv, "--rdzv-endpoint", "--rdzv_endpoint")
+    node = _int(launcher_option(argv, "--node-rank", "--node_rank") or "")
+    backend = launcher_option(argv, "--rdzv-backend", "--rdzv_backend") or "static"
+    endpoint = launcher_option(argv, "--rdzv-endpoint", "--rdzv_endpoint")
     if backend != "static" and endpoint:
         host, _, port = endpoint.rpartition(":")
         return host or endpoint, _int(port) if port else 29400, world, node, backend
-    master = _option(argv, "--master-addr", "--master_addr") or "127.0.0.1"
-    return master, _int(_option(argv, "--master-port", "--master_port") or "29500"), world, node, backend
+    master = launcher_option(argv, "--master-addr", "--master_addr") or "127.0.0.1"
+    return master, _int(launcher_option(argv, "--master-port", "--master_port") or "29500"), world, node, backend
 
 
 def _store_sockets(pid: int, port: int | None) -> tuple[bool | None, int | None, bool | None]:

@@ -31,7 +31,7 @@ class Topology:
         return f"{self.host}:{self.port}"
 
 
-def _launcher_args(argv: list[str]) -> list[str] | None:
+def launcher_args(argv: list[str]) -> list[str] | None:
     """The arguments of torchrun/torch.distributed.run in ``argv`` (before the script), else None."""
     for i, a in enumerate(argv):
         if a.endswith("torchrun") or a.endswith("torch.distributed.run") or a.endswith("torch.distributed.launch"):
@@ -41,7 +41,8 @@ def _launcher_args(argv: list[str]) -> list[str] | None:
     return None
 
 
-def _option(args: list[str], *names: str) -> str | None:
+def launcher_option(args: list[str] | tuple[str, ...], *names: str) -> str | None:
+    """The value of a launcher option (``--name value`` or ``--name=value``), before the script."""
     for i, a in enumerate(args):
         if a.endswith(".py") or a in ("-m", "--module"):
             break  # the training script: its own options are not the launcher's
@@ -70,8 +71,8 @@ def coord_token(argv: list[str], env: Mapping[str, str], given: str | None) -> t
         return env["HANGWATCH_COORD_TOKEN"], "HANGWATCH_COORD_TOKEN"
     if env.get("SLURM_JOB_ID"):
         return f"slurm:{env['SLURM_JOB_ID']}", "SLURM_JOB_ID"
-    args = _launcher_args(argv) or []
-    rdzv_id = _option(args, "--rdzv-id", "--rdzv_id")
+    args = launcher_args(argv) or []
+    rdzv_id = launcher_option(args, "--rdzv-id", "--rdzv_id")
     if rdzv_id and rdzv_id != "none":
         return f"rdzv:{rdzv_id}", "torchrun --rdzv-id"
     shared, skip = [], False
@@ -92,13 +93,13 @@ def detect(argv: list[str], env: Mapping[str, str], override_endpoint: str | Non
            override_node: int | None = None, override_nnodes: int | None = None,
            token: str | None = None) -> Topology | None:
     """The job's topology if it spans more than one node, else None."""
-    args = _launcher_args(argv) or []
-    nn_raw = _option(args, "--nnodes") or env.get("NNODES") or env.get("SLURM_NNODES")
+    args = launcher_args(argv) or []
+    nn_raw = launcher_option(args, "--nnodes") or env.get("NNODES") or env.get("SLURM_NNODES")
     nnodes = override_nnodes or _int((nn_raw or "1").split(":")[-1]) or 1
     if nnodes <= 1:
         return None
     node = override_node if override_node is not None else _int(
-        _option(args, "--node-rank", "--node_rank") or env.get("NODE_RANK") or env.get("GROUP_RANK")
+        launcher_option(args, "--node-rank", "--node_rank") or env.get("NODE_RANK") or env.get("GROUP_RANK")
         or env.get("SLURM_NODEID"))
     if node is None:
         return None
@@ -106,11 +107,12 @@ def detect(argv: list[str], env: Mapping[str, str], override_endpoint: str | Non
     if override_endpoint:
         host, _, port = override_endpoint.rpartition(":")
         return Topology(nnodes, node, host or "127.0.0.1", int(port), secret, source)
-    rdzv = _option(args, "--rdzv-endpoint", "--rdzv_endpoint")
+    rdzv = launcher_option(args, "--rdzv-endpoint", "--rdzv_endpoint")
     if rdzv:
         host, _, port = rdzv.partition(":")
         base = _int(port) or DEFAULT_RDZV_PORT
     else:
-        host = _option(args, "--master-addr", "--master_addr") or env.get("MASTER_ADDR") or "127.0.0.1"
-        base = _int(_option(args, "--master-port", "--master_port") or env.get("MASTER_PORT")) or DEFAULT_MASTER_PORT
+        host = launcher_option(args, "--master-addr", "--master_addr") or env.get("MASTER_ADDR") or "127.0.0.1"
+        master_port = launcher_option(args, "--master-port", "--master_port") or env.get("MASTER_PORT")
+        base = _int(master_port) or DEFAULT_MASTER_PORT
     return Topology(nnodes, node, host, base + COORD_PORT_OFFSET, secret, source)
