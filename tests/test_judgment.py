@@ -45,8 +45,8 @@ def _in_the_loop(where: dict, script: str = "dl_long_batch.py") -> None:
     assert where["file"] == file and line <= where["line"] <= line + 3, where
 
 def test_a_worker_computing_forever_is_slow_then_hung_by_the_jobs_history(run):
-    r = run(*QUICK, "--history-floor", "20", "--history-factor", "20", "--on-hang", "kill",
-            *py("dl_long_batch.py", "-1"))
+    r = run("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--history-floor", "12",
+            "--history-factor", "20", "--on-hang", "kill", *py("dl_long_batch.py", "-1"))
     assert r.returncode == 124, r.stderr.decode()[-3000:]
     incidents = _incidents(run)
     slow, hung = incidents[0], incidents[-1]
@@ -148,7 +148,7 @@ def test_a_phase_is_bounded_by_the_longest_earlier_phase_of_its_name():
 # --- 2. peers that never join ---------------------------------------------------------------------------------
 def test_a_rank_whose_peer_never_starts_is_waiting_then_hung_at_the_rendezvous_timeout(run):
     port = _free_port()
-    r = run(*QUICK, "--rendezvous-timeout", "12", "--on-hang", "kill",
+    r = run(*QUICK, "--rendezvous-timeout", "8", "--on-hang", "kill",
             *py("dist_tcp_init.py", "0", str(port)))
     assert r.returncode == 124, r.stderr.decode()[-3000:]
     waiting, hung = run.incident(1), run.incident(2)
@@ -156,7 +156,7 @@ def test_a_rank_whose_peer_never_starts_is_waiting_then_hung_at_the_rendezvous_t
     root = root_cause(hung)
     assert (hung["verdict"], root["cause"]) == ("hung", "distributed.rendezvous_wait"), root
     assert f"1 of 2 joined the store at 127.0.0.1:{port}" in root["summary"], root["summary"]
-    assert "past --rendezvous-timeout (12 s)" in root["summary"]
+    assert "past --rendezvous-timeout (8 s)" in root["summary"]
     assert (root["where"]["file"], root["where"]["line"]) == marker("dist_tcp_init.py")
     assert any("torch itself gives up after 30 min" in e for e in root["evidence"])
     assert any("MASTER_ADDR" in f for f in root["fix"]) and any("timeout=" in f for f in root["fix"])
