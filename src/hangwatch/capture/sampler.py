@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import re
 import signal
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from hangwatch.capture.kernel import read_kernel_events
 from hangwatch.capture.locals import read_locals, spinning_threads
 from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
+from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
 from hangwatch.capture.syscalls import SocketTable, SocketTables, blocked_call, describe_fd
 from hangwatch.errors import CaptureError
@@ -160,47 +160,6 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
 
 
 MAX_RENDEZVOUS_READS = 2  # processes waiting at process-group setup whose store is read
-HOLD_SCAN_LINES = 60  # how far up the source to look for the `with lock:` blocks a line runs under
-WITH_LOCK = re.compile(r"^(\s*)(?:async\s+)?with\s+(.+?)\s*:\s*(#.*)?$")
-ACQUIRE = re.compile(r"^(\s*)([\w.\[\]]+)\.acquire\(")
-RELEASE = re.compile(r"\b([\w.\[\]]+)\.release\(")
-BLOCK_START = re.compile(r"^\s*(async\s+)?def\s|^\s*class\s")
-
-
-def held_locks(file: str, line: int) -> tuple[str, ...]:
-    """The locks held at ``file:line`` as far as the source shows: the lock-like names of the
-    ``with`` blocks around it, and ``NAME.acquire()`` calls above it in enclosing blocks of the same
-    function with no ``NAME.release()`` between. Innermost first; () when the file is unreadable."""
-    here = linecache.getline(file, line)
-    if not here.strip():
-        return ()
-    indent = len(here) - len(here.lstrip())
-    held: list[str] = []
-    released: set[str] = set()
-    for n in range(line - 1, max(0, line - HOLD_SCAN_LINES), -1):
-        text = linecache.getline(file, n)
-        if not text.strip():
-            continue
-        own = len(text) - len(text.lstrip())
-        m = RELEASE.search(text)
-        if m and own <= indent:
-            released.add(m.group(1))
-        if own < indent:
-            w = WITH_LOCK.match(text)
-            if w:
-                for item in w.group(2).split(","):
-                    name = item.split(" as ")[0].strip()
-                    if sg.is_lock_line(f"with {name}:"):
-                        held.append(name)
-            indent = own
-        a = ACQUIRE.match(text)
-        if a and own <= indent and a.group(2) not in released:
-            held.append(a.group(2))
-        if BLOCK_START.match(text) and own <= indent:
-            break
-    return tuple(held)
-
-
 def _with_code(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     return tuple(replace(f, code=(linecache.getline(f.file, f.line).strip() or None),
                          holds=held_locks(f.file, f.line) if sg.is_user(f) else ())
