@@ -170,6 +170,11 @@ def is_lock_line(code: str | None) -> bool:
     return bool(code and LOCK_LINE.match(code))
 
 
+def is_rendezvous_frame(frame: Frame) -> bool:
+    """Whether a frame is torch's rendezvous / process-group setup."""
+    return any(m in frame.file for m in RENDEZVOUS_FILES) and method(frame) in RENDEZVOUS_METHODS
+
+
 def is_network_frame(frame: Frame) -> bool:
     """Whether a frame is in socket, HTTP or hub client code."""
     return matches_any(frame, NETWORK_STDLIB) or any(p in frame.file for p in NETWORK_PACKAGES)

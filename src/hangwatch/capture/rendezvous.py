@@ -27,8 +27,7 @@ def waiting_at_setup(samples: tuple[ProcessSample, ...] | list[ProcessSample]) -
     if not samples or not samples[-1].threads:
         return False
     t = samples[-1].threads[0]
-    return any(any(m in f.file for m in sg.RENDEZVOUS_FILES) and sg.method(f) in sg.RENDEZVOUS_METHODS
-               for f in t.frames)
+    return any(sg.is_rendezvous_frame(f) for f in t.frames)
 
 
 def read_rendezvous(info: ProcessInfo, py_spy: str | None) -> RendezvousRead:

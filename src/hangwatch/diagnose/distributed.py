@@ -26,8 +26,7 @@ def _collective(t: ThreadView) -> Frame | None:
 
 
 def _rendezvous(t: ThreadView) -> Frame | None:
-    return next((f for f in t.frames if any(m in f.file for m in sg.RENDEZVOUS_FILES)
-                 and sg.method(f) in sg.RENDEZVOUS_METHODS), None)
+    return next((f for f in t.frames if sg.is_rendezvous_frame(f)), None)
 
 
 def _ranks(ctx: Context) -> list[ProcessView]:
