@@ -279,6 +279,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def two_free_ports() -> int:
+    """A port P with P+1 also free (the job's master port and hangwatch's store next to it)."""
+    for _ in range(50):
+        port = _free_port()
+        try:
+            with socket.socket() as s2:
+                s2.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no two adjacent free ports")
+
+
 def run_in_terminal(run: Run, cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 60.0) -> bytes:
     """Run ``cmd`` (a hangwatch command) with a pseudo-terminal as its stdin/stdout/stderr, draining
     the terminal so it never blocks; the bytes the terminal received. ``run.proc`` is set for cleanup."""

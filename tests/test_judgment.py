@@ -220,8 +220,9 @@ def test_a_job_waiting_at_a_login_prompt_is_hung_at_once(run):
         _, err = p.communicate(timeout=60)  # stdin stays open and empty: nobody types
     finally:
         os.close(w_fd)
-    assert p.returncode == 124, err.decode()[-3000:]
+    assert p.returncode == 125, err.decode()[-3000:]  # a requeue would wait at the same prompt
     assert time.monotonic() - t0 < 20
+    assert run.summary()["exit_reason"] == "hung_final" and "same prompt" in run.summary()["exit_why"]
     incident = run.incident()
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"]) == ("hung", "process.waits_for_input"), root

@@ -6,29 +6,13 @@ rank in both incidents, and stop or restart both nodes' jobs together.
 
 from __future__ import annotations
 
-import socket
 import sys
 import time
 
 import pytest
-from conftest import SCENARIOS, Run, marker
+from conftest import SCENARIOS, Run, marker, two_free_ports
 
 pytest.importorskip("torch")
-
-
-def _two_free_ports() -> int:
-    """A port P with P+1 also free (the job's master port and hangwatch's store next to it)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        try:
-            with socket.socket() as s2:
-                s2.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no two adjacent free ports")
 
 
 @pytest.fixture
@@ -63,7 +47,7 @@ FAST = ["--min-stall", "1", "--startup-grace", "20", "--capture-window", "1", "-
 
 
 def test_both_nodes_name_the_culprit_node_and_rank(nodes):
-    port = _two_free_ports()
+    port = two_free_ports()
     for i, r in enumerate(nodes):
         r.start(*FAST, "--on-hang", "kill", *_torchrun(i, port, "dist_peer.py"))
     results = _finish(nodes)
@@ -77,7 +61,7 @@ def test_both_nodes_name_the_culprit_node_and_rank(nodes):
 
 
 def test_a_restart_restarts_both_nodes_and_both_resume(nodes, tmp_path):
-    port = _two_free_ports()
+    port = two_free_ports()
     for i, r in enumerate(nodes):
         r.start(*FAST, "--on-hang", "restart", *_torchrun(i, port, "dist_resume.py", str(tmp_path)))
     results = _finish(nodes, timeout=240)

@@ -13,6 +13,7 @@ from hangwatch.errors import CaptureError
 from hangwatch.evidence import Evidence
 from hangwatch.recover.restart import GiveUp, RestartPolicy
 from hangwatch.recover.terminate import Termination
+from hangwatch.supervise.attempt import SupervisionFailed
 from hangwatch.supervise.config import OnHang, RunConfig
 from hangwatch.supervise.launch import OnChunk
 from hangwatch.supervise.supervisor import Supervisor
@@ -146,13 +147,14 @@ def test_a_stall_is_declared_after_min_stall_and_the_job_killed(tmp_path):
     assert jobs[0].signals == [signal.SIGTERM]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert (summary["attempts"], summary["exit_code"], summary["last_step"]) == (1, 124, 3)
+    assert (summary["exit_reason"], summary["requeue"]) == ("hung_requeue", True)
 
 
 def test_restart_label_on_disk_matches_what_happened(tmp_path):
     # Attempt 1 reaches step 3, attempts 2 and 3 never pass it: attempt 3 is the second futile one.
     jobs: list[ScriptedJob] = []
     sup = _supervisor(tmp_path, jobs, [3, 3, 2], on_hang=OnHang.RESTART, max_restarts=5)
-    assert sup.run() == 124
+    assert sup.run() == 125  # the same hang twice in a row: not worth a requeue
     assert len(jobs) == 3
     assert [_incident(tmp_path, n)["action"] for n in (1, 2, 3)] == ["restarted", "restarted", "killed"]
     give_up = next(e for e in _events(tmp_path) if e["event"] == "give_up")
@@ -206,11 +208,14 @@ def test_a_loop_that_keeps_failing_ends_the_job_cleanly(tmp_path):
     sup.intake.poll = broken  # type: ignore[method-assign,assignment]  # a bug in progress intake, every round
     try:
         sup.run()
-    except Exception as e:
+    except SupervisionFailed as e:
         assert "supervision failed" in str(e)
+        assert e.exit_code == 123  # the exit-code contract: the CLI exits with it
     else:
         raise AssertionError("expected SupervisionFailed")
     assert jobs[0].signals == [signal.SIGTERM]  # ended in finally, never left running
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["exit_code"], summary["exit_reason"], summary["requeue"]) == (123, "supervision_failed", False)
 
 
 def test_a_job_gone_during_capture_is_not_an_incident(tmp_path):

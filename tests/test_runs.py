@@ -242,9 +242,10 @@ def test_budget_stop_ends_the_job_cleanly(run):
     r = run("--min-stall", "1", "--kill-grace", "2", "--cost-per-hour", "3600", "--budget", "1",
             "--on-over-budget", "stop", "--total-steps", "1000",
             *py("stepper.py", "--steps", "1000", "--interval", "0.1"), timeout=60)
-    assert r.returncode != 0
+    assert r.returncode == 122, r.stderr.decode()[-2000:]  # the exit-code contract: stopped over budget
     s = run.summary()
     assert s["state"] == "stopped" and 1 < s["last_step"] < 200
+    assert (s["exit_reason"], s["requeue"]) == ("over_budget", False) and "projected $" in s["exit_why"]
     reasons = [e.get("reason") for e in run.events() if e["event"] == "terminate"]
     assert reasons == ["over budget (--on-over-budget stop)"]
     assert b"ending the job (--on-over-budget stop)" in r.stderr

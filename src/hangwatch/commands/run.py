@@ -56,6 +56,11 @@ from hangwatch.supervise.config import default_text
 @click.option("--nodes", help="Multi-node: number of nodes [from torchrun's --nnodes].")
 @click.option("--coord-token", help="Multi-node: the secret all nodes' hangwatches share [$HANGWATCH_COORD_TOKEN, "
               "else Slurm's job id, torchrun's --rdzv-id, or the command line].")
+@click.option("--metrics-port", help="Serve Prometheus metrics on this port at /metrics (needs the `metrics` "
+              "extra; 0: any free port).")
+@click.option("--metrics-textfile", help="Write the same metrics to this file (atomically), for node_exporter's "
+              "textfile collector.")
+@click.option("--run-label", help="The `run` label of the metrics [the run directory's name].")
 @click.option("--config", "config_path", help="Settings in TOML [hangwatch.toml if present].")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command: tuple[str, ...], config_path: str | None, **options: object) -> int:

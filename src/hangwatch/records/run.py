@@ -107,6 +107,11 @@ class RunSummary:
     # The current attempt's progress history: intervals, median_s, longest_s, and bound_s (an alive job
     # with no progress for this long is hung; a DataLoader worker's batch gets it x its workers).
     history: dict[str, Any] | None = None
+    # Why the run ended (recover/exitcode.py): finished, crashed, hung_requeue, hung_final, over_budget,
+    # deadline, signal, supervision_failed; one sentence of why; whether a scheduler should requeue it.
+    exit_reason: str | None = None
+    exit_why: str | None = None
+    requeue: bool | None = None
     schema: str = SUMMARY_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
@@ -187,3 +192,8 @@ class Decision(Message):
     by: int
     action: str  # an OnHang value: report | kill | restart
     cause: str | None = None
+    # The exit the deciding node proposes when the run ends here (recover/exitcode.py): every node of a
+    # run exits with the same code, so a scheduler sees one answer.
+    code: int | None = None
+    reason: str | None = None
+    why: str | None = None

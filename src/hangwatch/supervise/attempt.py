@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from hangwatch.errors import HangwatchError
+from hangwatch.recover.exitcode import EXIT_SUPERVISION_FAILED, ExitStatus
 from hangwatch.recover.restart import RestartDecision
 from hangwatch.supervise.config import OnHang
 from hangwatch.supervise.detector import StallDetector
@@ -49,6 +50,8 @@ Capture = Callable[[int, float], "Evidence"]  # pid, window seconds -> evidence 
 class SupervisionFailed(HangwatchError):
     """The run loop kept failing; the job was ended cleanly."""
 
+    exit_code = EXIT_SUPERVISION_FAILED
+
 
 @dataclass(frozen=True)
 class AttemptEnd:
@@ -56,6 +59,7 @@ class AttemptEnd:
 
     code: int
     restart: RestartDecision | None = None
+    status: ExitStatus | None = None  # why, for the exit-code contract (None: the job's own status)
 
 
 @dataclass

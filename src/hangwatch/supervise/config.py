@@ -61,6 +61,9 @@ DEFAULTS: dict[str, Any] = {
     "gpu_release_timeout": 60.0,  # before a relaunch, wait this long for the ended job's GPU memory to be freed
     "relaunch_on_held_gpu": False,  # relaunch even when that memory stays held (a certain OOM, usually)
     "run_dir": None,  # None: hangwatch-runs/<UTC time>-<command name>
+    "metrics_port": None,  # serve Prometheus metrics on this port (supervise/metrics.py)
+    "metrics_textfile": None,  # and/or write them to this file for node_exporter
+    "run_label": None,  # the metrics' `run` label; None: the run directory's name
 }
 DEFAULT_CONFIG = "hangwatch.toml"
 KEYS = {*DEFAULTS, "fallback", "notify", "remedies"}
@@ -107,6 +110,9 @@ class RunConfig:
     rendezvous_timeout: float = DEFAULTS["rendezvous_timeout"]
     use_pty: bool = False
     topology: Topology | None = None  # set for a multi-node job: coordinate with the other nodes
+    metrics_port: int | None = None
+    metrics_textfile: Path | None = None
+    run_label: str = ""  # the metrics' `run` label ("" : the run directory's name)
 
 
 def default_text(name: str) -> str:
@@ -278,6 +284,11 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
     run_dir = pick("run_dir")
     if run_dir is not None and not isinstance(run_dir, str):
         raise UsageError(f"run_dir must be a path, not {run_dir!r}", 'Write run_dir = "hangwatch-runs/name"')
+    port = pick("metrics_port")
+    textfile = pick("metrics_textfile")
+    if textfile is not None and not isinstance(textfile, str):
+        raise UsageError(f"metrics_textfile must be a path, not {textfile!r}",
+                         'Write metrics_textfile = "/var/lib/node_exporter/textfile/hangwatch.prom"')
     return RunConfig(
         argv=list(argv),
         run_dir=Path(run_dir) if run_dir else default_run_dir(argv),
@@ -308,7 +319,18 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         rendezvous_timeout=_number("rendezvous_timeout", pick("rendezvous_timeout"), 0, strict=True),
         use_pty=use_pty,
         topology=_topology(argv, options),
+        metrics_port=None if port is None else _port(port),
+        metrics_textfile=Path(textfile) if textfile else None,
+        run_label=str(pick("run_label") or ""),
     )
+
+
+def _port(value: Any) -> int:
+    port = int(_number("metrics_port", value, 0, integer=True))
+    if port > 65535:
+        raise UsageError(f"--metrics-port must be a port number (0 to 65535), not {value}",
+                         "Pass e.g. --metrics-port 9109")
+    return port
 
 
 def _topology(argv: list[str], options: dict[str, Any]) -> Topology | None:

@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -32,9 +33,21 @@ from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.errors import CaptureError
 from hangwatch.incident import Action, Finding, Incident, LastProgress, Verdict
 from hangwatch.records.run import CaptureRequest, Decision, EventKind, RunState, RunSummary
+from hangwatch.recover.exitcode import (
+    EXIT_HUNG_REQUEUE,
+    EXIT_STOPPED,
+    EXIT_SUPERVISION_FAILED,
+    ExitReason,
+    ExitStatus,
+    Hang,
+    earlier_hangs,
+    hung_exit,
+    job_exit,
+    stopped_exit,
+)
 from hangwatch.recover.fallback import command_for_attempt
-from hangwatch.recover.remedy import RemedyPlan
-from hangwatch.recover.restart import RestartPolicy
+from hangwatch.recover.remedy import RemedyPlan, ladder
+from hangwatch.recover.restart import GiveUp, RestartPolicy
 from hangwatch.recover.terminate import Termination
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
@@ -56,6 +69,7 @@ if TYPE_CHECKING:
     from hangwatch.capture.kmsg import KmsgCursor
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
+    from hangwatch.supervise.metrics import Metrics
     from hangwatch.supervise.nodes import NodeCoordination
 
 # Capture, diagnosis and node coordination are imported where they are first needed: a job that
@@ -73,7 +87,6 @@ PROGRESS_EVENT_EVERY_S = 10.0
 STATUS_EVERY_S = 1.0
 OUTPUT_TAIL_BYTES = 64 * 1024
 PROMPT_TAIL_BYTES = 4096  # of the job's output, into the evidence: the prompt a job waits at, a feeder's traceback
-EXIT_HUNG = 124
 MAX_INTERNAL_ERRORS = 5  # rounds in a row that fail before supervision gives up (and ends the job)
 WATCHDOG_S = float(os.environ.get("HANGWATCH_WATCHDOG_S", "60"))  # a round slower than this is reported
 CAPTURE_SLACK_S = 60.0  # beyond the window, how long a capture may take before it is abandoned
@@ -89,14 +102,18 @@ class Supervisor:
         self.clock: Clock = clock or SystemClock()
         self.capture: Capture = capture or self._capture_real
         self.notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
+        self.incident_counts: Counter[tuple[str, str]] = Counter()  # (cause, verdict) -> incidents, for metrics
         self.rundir = RunDir(cfg.run_dir)
         self.status = StatusLine(enabled=sys.stderr.isatty())
+        self.metrics = self._metrics() if cfg.metrics_port is not None or cfg.metrics_textfile else None
         self.intake = ProgressIntake(cfg.progress_regex, self.rundir.heartbeat_dir)
         self.ledger = Ledger(self.clock.now(), cfg.cost_per_hour)
         self.policy = RestartPolicy(cfg.max_restarts)
         self.attempts: list[Attempt] = []
         self.exit_code: int | None = None
         self.final_state: RunState | None = None  # set once the run has ended
+        self.exit_status: ExitStatus | None = None  # why the run ended (the exit-code contract)
+        self.hangs: list[Hang] = earlier_hangs(cfg.run_dir)  # a requeued run's earlier hangs count
         self.nodes: NodeCoordination | None = None
         self.remedies = RemedyPlan(custom=dict(cfg.remedies))
         # A projection is noisy: --on-over-budget stop waits until it has stayed over for --min-stall.
@@ -168,6 +185,10 @@ class Supervisor:
                 if self.cfg.topology is not None:
                     self._connect()
                 self.exit_code = self._run_attempts()
+            except SupervisionFailed as e:
+                self.exit_code = EXIT_SUPERVISION_FAILED
+                self.exit_status = ExitStatus(EXIT_SUPERVISION_FAILED, ExitReason.SUPERVISION_FAILED, e.message)
+                raise
             finally:
                 for a in self.attempts:
                     if a.job.poll() is None:  # never leave the job running unseen
@@ -177,9 +198,15 @@ class Supervisor:
                 watchdog.join(timeout=2)
                 self.output.flush()
                 self.notifier.flush()
-                self.rundir.event(EventKind.EXIT, exit_code=self.exit_code)
+                st = self.exit_status
+                self.rundir.event(EventKind.EXIT, exit_code=self.exit_code, exit_reason=st.reason.value if st else None,
+                                  why=st.why if st else None, requeue=st.requeue if st else None)
+                if st is not None and st.reason not in (ExitReason.FINISHED, ExitReason.CRASHED, ExitReason.SIGNAL):
+                    self._stderr(f"hangwatch: exit {st.code} ({st.reason.label}): {st.why}.")
                 self._write_summary(final=True)
                 self.rundir.close()
+                if self.metrics is not None:
+                    self.metrics.close()
                 if self.kmsg is not None:
                     self.kmsg.close()
                 if self.ledger.incidents or len(self.attempts) > 1 or \
@@ -187,6 +214,18 @@ class Supervisor:
                     self._write_page()
                 self._log_file.close()
         return self.exit_code if self.exit_code is not None else 1
+
+    def _metrics(self) -> Metrics:
+        """--metrics-port / --metrics-textfile, checked (port free, library there) before anything starts."""
+        from hangwatch.supervise.metrics import Metrics
+
+        topo = self.cfg.topology
+        m = Metrics(self.cfg.metrics_port, self.cfg.metrics_textfile, self.cfg.run_label or self.cfg.run_dir.name,
+                    str(topo.node_rank) if topo is not None else "0", os.uname().nodename,
+                    command_name(self.cfg.argv))
+        if m.port is not None:
+            self._stderr(f"hangwatch: metrics at http://{os.uname().nodename}:{m.port}/metrics")
+        return m
 
     def _connect(self) -> None:
         topo = self.cfg.topology
@@ -208,6 +247,7 @@ class Supervisor:
                 if attempt.job.poll() is not None:
                     attempt.job.close()
             attempt.exit_code = end.code
+            self.exit_status = end.status or job_exit(end.code)
             if end.restart is None or end.restart.restart:
                 if end.restart is None:
                     return end.code
@@ -218,7 +258,8 @@ class Supervisor:
                     self.final_state = RunState.STOPPED
                     return end.code
                 if not released:
-                    self.final_state = RunState.CRASHED if end.code != EXIT_HUNG else None
+                    self.final_state = None if self.exit_status.reason in (
+                        ExitReason.HUNG_REQUEUE, ExitReason.HUNG_FINAL) else RunState.CRASHED
                     return end.code
                 continue
             msg = end.restart.message(self.cfg.max_restarts)
@@ -552,8 +593,11 @@ class Supervisor:
         det.declare_hung()
         self.note = None
         self.ledger.open_stall(det.last.at if det.last else a.started_at)
+        status = self._hung_status(root)
         if self.nodes is not None:  # one decision for all nodes: the first one proposed wins
-            a.action = OnHang(self.nodes.decide(a.number, Decision(self.nodes.node, a.action.value, root.cause)).action)
+            won = self.nodes.decide(a.number, Decision(self.nodes.node, a.action.value, root.cause, status.code,
+                                                       status.reason.value, status.why))
+            a.action = OnHang(won.action)
         decision = None
         if a.action == OnHang.REPORT:
             action = Action.REPORTED
@@ -561,6 +605,9 @@ class Supervisor:
             decision = self.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.progressed,
                                           max_step=a.max_step)
             action = Action.RESTARTED if decision.restart else Action.KILLED
+            if decision.give_up == GiveUp.NO_NEW_PROGRESS:
+                status = self._hung_status(root, futile=True)
+        self.hangs.append(Hang.of(root))
         remedy = self._remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
         from hangwatch.diagnose.assemble import build_incident
 
@@ -575,7 +622,14 @@ class Supervisor:
             return None
         term = self._terminate(a, reason=f"hung: {root.cause}")
         self._action_event(a, action.value, term, incident=str(path) if path else None)
-        return AttemptEnd(EXIT_HUNG, decision)
+        return AttemptEnd(status.code, decision, status)
+
+    def _hung_status(self, root: Finding, futile: bool = False) -> ExitStatus:
+        """The exit a hung run ends with here: worth a requeue, or not (recover/exitcode.py)."""
+        rungs = ladder(root, dict(self.cfg.remedies))
+        tried = {r.remedy for r in self.remedies.applied}
+        left = None if not rungs else any(r not in tried for r in rungs)
+        return hung_exit(Hang.of(root), self.hangs, left, futile)
 
     def _remedy_for(self, root: Finding, next_attempt: int) -> str | None:
         """When the user's fallbacks are used up, the cause picks the next attempt's remedy (text)."""
@@ -663,7 +717,8 @@ class Supervisor:
             self._action_event(a, called.action, term, remote=True)
             decision = self.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.progressed,
                                           max_step=a.max_step)
-            return AttemptEnd(EXIT_HUNG, decision)
+            return AttemptEnd(called.code if called.code is not None else EXIT_HUNG_REQUEUE, decision,
+                              _remote_status(called))
         if isinstance(called, CaptureRequest) and not a.captured_for_peer and a.detector.state not in (
                 State.SUSPECT, State.HUNG):
             a.captured_for_peer = True
@@ -682,6 +737,7 @@ class Supervisor:
         path = self.rundir.write_incident(incident)
         self.ledger.incidents += 1
         root = incident.root_cause
+        self.incident_counts[(root.cause if root else "unknown", incident.verdict.value)] += 1
         self.rundir.event(EventKind.INCIDENT, attempt=incident.attempt, verdict=incident.verdict.value,
                           cause=root.cause if root else None, path=str(path), action=incident.action.value)
         self._write_summary(final=False)
@@ -730,7 +786,9 @@ class Supervisor:
                                         kernel=kernel, known_pids=tuple(a.job.known_pids())))
         asked = self.cfg.restart_on_crash
         if self.nodes is not None:  # the other nodes' ranks now wait for ours: stop or restart them too
-            self.nodes.decide(a.number, Decision(self.nodes.node, "restart" if asked else "kill", findings[0].cause))
+            self.nodes.decide(a.number, Decision(self.nodes.node, "restart" if asked else "kill", findings[0].cause,
+                                                 status, ExitReason.CRASHED.value, f"node {self.nodes.node}'s job "
+                                                 f"exited with status {status}"))
         decision = self.policy.decide(a.number, asked=asked, progressed=a.progressed, max_step=a.max_step)
         if decision.restart:
             self.final_state = None
@@ -772,7 +830,7 @@ class Supervisor:
             code = a.job.poll()
             self.final_state = RunState.STOPPED
             status = 128 - code if code is not None and code < 0 else (code if code is not None else 128 + signum)
-            return AttemptEnd(status)
+            return AttemptEnd(status, None, job_exit(status, signalled=True))
         return None
 
     # --- accounting -------------------------------------------------------------------------------------------
@@ -803,25 +861,32 @@ class Supervisor:
                 self._stderr("hangwatch: over budget, but the job is not stopped: its total steps come from a "
                              "progress bar in the log, which may not be the training's. Pass --total-steps N.")
             return None
+        from hangwatch.supervise.budget import over_budget_text
+
+        text = over_budget_text(self.summary(final=False), budget.budget) or f"over the ${budget.budget:.2f} budget"
+        status = stopped_exit(ExitReason.OVER_BUDGET, f"stopped over budget ({text})")
         if self.nodes is not None:  # every node's ranks stop together, or the others hang in their collectives
-            self.nodes.decide(a.number, Decision(self.nodes.node, "kill", "over_budget"))
+            self.nodes.decide(a.number, Decision(self.nodes.node, "kill", "over_budget", status.code,
+                                                 status.reason.value, status.why))
         after = " after its checkpoint" if budget.checkpoint_ended() else ""
         self._stderr(f"hangwatch: over budget: ending the job{after} (--on-over-budget stop).")
         self._terminate(a, reason="over budget (--on-over-budget stop)")
         self.final_state = RunState.STOPPED
-        code = a.job.poll()
-        return AttemptEnd(128 - code if code is not None and code < 0 else (code if code is not None else 143))
+        return AttemptEnd(EXIT_STOPPED, None, status)
 
     def summary(self, final: bool) -> RunSummary:
         """The run's accounting as of now."""
         det = self.attempts[-1].detector if self.attempts else None
         last = det.last.at if det is not None and det.last is not None else None
+        st = self.exit_status if final else None
         return dataclasses.replace(
             self._ledger_summary(final, det), remedies=remedy_outcomes(self.attempts, self.remedies.applied),
             attempt_stats=attempt_stats(self.attempts, [f.args for f in self.cfg.fallbacks], self.remedies.applied),
             budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3), note=self.note,
             history=det.history_summary() if det is not None else None,
-            host=os.uname().nodename, supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3))
+            host=os.uname().nodename, supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3),
+            exit_reason=st.reason.value if st else None, exit_why=st.why if st else None,
+            requeue=st.requeue if st else None)
 
     def _ledger_summary(self, final: bool, det: StallDetector | None) -> RunSummary:
         return self.ledger.summary(
@@ -855,9 +920,26 @@ class Supervisor:
     def _write_summary(self, final: bool) -> None:
         self._last["summary"] = self.clock.now()
         try:
-            self.rundir.write_summary(self.summary(final))
+            summary = self.summary(final)
+            self.rundir.write_summary(summary)
+            if self.metrics is not None:
+                from hangwatch.supervise.metrics import Snapshot
+
+                self.metrics.update(Snapshot(
+                    summary, self.attempts[-1].started_at if self.attempts else None, self.intake.rank_progress(),
+                    tuple((c, v, n) for (c, v), n in sorted(self.incident_counts.items()))))
         except Exception:  # accounting must not stop supervision
             log.exception("could not write summary.json")
+
+
+def _remote_status(called: Decision) -> ExitStatus | None:
+    """The exit the deciding node proposed, for this node to end with the same code."""
+    if called.code is None or called.reason is None:
+        return None
+    try:
+        return ExitStatus(called.code, ExitReason(called.reason), called.why or "")
+    except ValueError:  # a newer version's reason: the code alone
+        return None
 
 
 def _clock(at: float) -> str:

