@@ -324,3 +324,22 @@ def test_the_grafana_dashboard_queries_only_metrics_hangwatch_serves():
     used = {m for e in exprs for m in re.findall(r"hangwatch_[a-z_]+", e)}
     assert used and used <= served, used - served
     assert served - {"hangwatch_info"} <= used | {"hangwatch_info"}, served - used  # every metric has a panel
+
+
+# --- 4. scale: the short form of bench/scale.py ----------------------------------------------------------
+def test_six_nodes_act_on_one_decision_quickly_with_flat_store_traffic(tmp_path):
+    """Six real hangwatches on one store; one node's job hangs, the others then wait at a barrier. Every
+    node acts on the same decision within --min-stall + 10 s; a round costs each node about one store
+    message; an idle supervisor stays under 2 % of a core; nothing is left running."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from scale import run_scale
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    r = run_scale(6, min_stall=2.0, work=tmp_path / "scale", idle_s=4.0, timeout_s=90.0)
+    assert r["left"] == [], r
+    assert r["acted"] == 6 and r["act_last_s"] <= r["target_s"], r
+    assert len(r["decisions"]) == 1 and r["decisions"] != ["None"] and r["exit_codes"] == [EXIT_HUNG_REQUEUE], r
+    assert r["tick_ops_per_round"] <= 2.0 and r["tick_bytes_per_round"] < 120, r
+    assert r["incident_ops_per_node"] <= 15, r  # one counter polled, one multi_get: not one read per node
+    assert r["cpu_idle_mean_pct"] < 2.0 and r["cpu_idle_max_pct"] < 3.0, r

@@ -50,6 +50,7 @@ class EventKind(str, Enum):
     CAPTURE_ABANDONED = "capture_abandoned"
     OVER_BUDGET = "over_budget"  # the projected total cost passed --budget
     GPU_RELEASE = "gpu_release"  # before a restart: how long the ended job's GPU memory took to be freed
+    COORD_STATS = "coord_stats"  # multi-node: messages and bytes this node sent the store, per round and in all
     EXIT = "exit"
 
 

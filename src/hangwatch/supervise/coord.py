@@ -3,6 +3,11 @@
 Node 0's hangwatch hosts the store (next to the job's own master port); every node's hangwatch
 connects to it. Needs torch (the job already has it); nothing here runs without a multi-node job.
 If the store goes away, each node carries on alone.
+
+What each node sends does not grow with the node count: a round is one ``set`` (liveness, every
+``LIVE_EVERY`` rounds) and one ``num_keys``; only when the store holds new keys does a node look for
+a decision or a capture request. Gathering the nodes' summaries polls one counter, then reads them all
+in one ``multi_get``. ``stats`` counts messages and bytes by purpose (``bench/scale.py`` reports them).
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from hangwatch.errors import UsageError
 from hangwatch.records.run import Decision, M, Message, NodeSummary
@@ -24,6 +31,28 @@ from hangwatch.supervise.topology import Topology
 log = logging.getLogger(__name__)
 PREFIX = "hangwatch"
 POLL_S = 0.2
+T = TypeVar("T")
+
+
+@dataclass
+class StoreStats:
+    """Messages to the store and bytes each way, by purpose (``tick``, ``incident``), and rounds."""
+
+    rounds: int = 0
+    ops: dict[str, int] = field(default_factory=dict)
+    bytes: dict[str, int] = field(default_factory=dict)
+
+    def count(self, purpose: str, nbytes: int) -> None:
+        """One message of ``nbytes`` (key and value, both ways)."""
+        self.ops[purpose] = self.ops.get(purpose, 0) + 1
+        self.bytes[purpose] = self.bytes.get(purpose, 0) + nbytes
+
+    def to_dict(self) -> dict[str, Any]:
+        """For the run's events: totals, and per round while nothing was wrong."""
+        rounds = max(1, self.rounds)
+        return {"rounds": self.rounds, "ops": dict(self.ops), "bytes": dict(self.bytes),
+                "tick_ops_per_round": round(self.ops.get("tick", 0) / rounds, 2),
+                "tick_bytes_per_round": round(self.bytes.get("tick", 0) / rounds, 1)}
 
 
 class Coordinator:
@@ -34,6 +63,7 @@ class Coordinator:
         self.node = topo.node_rank
         self.lost = False
         self.refused = False
+        self.stats = StoreStats()
         self.secret = (topo.token or "hangwatch").encode()
         # Keys live under a namespace derived from the token: a peer without it does not even see them.
         self.prefix = f"{PREFIX}/{hashlib.sha256(self.secret).hexdigest()[:16]}"
@@ -100,46 +130,95 @@ class Coordinator:
         log.warning("coordination store unreachable (%s); continuing without other nodes", e, exc_info=True)
         self.lost = True
 
-    def publish(self, key: tuple[object, ...], message: Message) -> None:
+    def _call(self, purpose: str, nbytes: int, fn: Callable[[], T]) -> T:
+        self.stats.count(purpose, nbytes)
+        return fn()
+
+    def publish(self, key: tuple[object, ...], message: Message, purpose: str = "incident") -> None:
         """Store ``message`` under ``key`` (nothing once the store is lost)."""
         if self.lost:
             return
         try:
             k = self._key(key)
-            self.store.set(k, self._wrap(k, message.to_dict()))
+            v = self._wrap(k, message.to_dict())
+            self._call(purpose, len(k) + len(v), lambda: self.store.set(k, v))
         except Exception as e:  # noqa: BLE001 - torch raises many kinds; the host node went away: carry on alone
             self._lose(e)
 
-    def read(self, key: tuple[object, ...], kind: type[M]) -> M | None:
+    def key_count(self) -> int | None:
+        """How many keys the store holds (one message): unchanged means nothing new was stored."""
+        if self.lost:
+            return None
+        try:
+            return int(self._call("tick", 0, self.store.num_keys))
+        except Exception as e:  # noqa: BLE001 - as above
+            self._lose(e)
+            return None
+
+    def read(self, key: tuple[object, ...], kind: type[M], purpose: str = "incident") -> M | None:
         """The message stored under ``key``, if any."""
         if self.lost:
             return None
         try:
             k = self._key(key)
-            if not self.store.check([k]):
+            if not self._call(purpose, len(k), lambda: self.store.check([k])):
                 return None
-            payload = self._unwrap(k, self.store.get(k))
-            return None if payload is None else kind.from_dict(payload)
-        except (ValueError, TypeError):
-            log.warning("ignoring a malformed coordination message under %s", key)
-            return None
+            raw = self._call(purpose, len(k), lambda: self.store.get(k))
+            self.stats.bytes[purpose] += len(raw)
+            return self._parse(k, raw, kind)
         except Exception as e:  # noqa: BLE001 - as above
             self._lose(e)
             return None
 
+    def _parse(self, k: str, raw: bytes | str, kind: type[M]) -> M | None:
+        try:
+            payload = self._unwrap(k, raw)
+            return None if payload is None else kind.from_dict(payload)
+        except (ValueError, TypeError):
+            log.warning("ignoring a malformed coordination message under %s", k)
+            return None
+
+    def share_summary(self, attempt: int, summary: NodeSummary, count: bool) -> None:
+        """This node's summary for ``attempt``; ``count`` (once per attempt) so gatherers poll one number."""
+        if self.lost:
+            return
+        self.publish(("summary", attempt, self.node), summary)
+        if not count:
+            return
+        try:
+            k = self._key(("summaries", attempt))
+            self._call("incident", len(k), lambda: self.store.add(k, 1))
+        except Exception as e:  # noqa: BLE001 - as above
+            self._lose(e)
+
     def gather(self, attempt: int, wait_s: float) -> dict[int, NodeSummary]:
-        """Every node's summary for ``attempt``, waiting up to ``wait_s`` for the missing ones."""
+        """Every node's summary for ``attempt``, waiting up to ``wait_s`` for the missing ones: one
+        counter polled, then one read of them all (or of those there at the deadline)."""
+        if self.lost:
+            return {}
         deadline = time.monotonic() + wait_s
-        got: dict[int, NodeSummary] = {}
-        while True:
-            for n in range(self.topo.nnodes):
-                if n not in got:
-                    v = self.read(("summary", attempt, n), NodeSummary)
-                    if v is not None:
-                        got[n] = v
-            if len(got) == self.topo.nnodes or time.monotonic() >= deadline or self.lost:
-                return got
-            time.sleep(POLL_S)
+        count_key = self._key(("summaries", attempt))
+        keys = [self._key(("summary", attempt, n)) for n in range(self.topo.nnodes)]
+        try:
+            while True:
+                n = int(self._call("incident", len(count_key), lambda: self.store.add(count_key, 0)))
+                if n >= self.topo.nnodes or time.monotonic() >= deadline:
+                    break
+                time.sleep(POLL_S)
+            if n >= self.topo.nnodes:
+                raws = self._call("incident", sum(map(len, keys)), lambda: self.store.multi_get(keys))
+                self.stats.bytes["incident"] += sum(map(len, raws))
+                found = dict(zip(range(self.topo.nnodes), raws, strict=True))
+            else:  # the deadline: read the ones that are there
+                found = {}
+                for i, k in enumerate(keys):
+                    if self._call("incident", len(k), lambda k=k: self.store.check([k])):  # type: ignore[misc]
+                        found[i] = self._call("incident", len(k), lambda k=k: self.store.get(k))  # type: ignore[misc]
+        except Exception as e:  # noqa: BLE001 - as above
+            self._lose(e)
+            return {}
+        got = {i: self._parse(keys[i], raw, NodeSummary) for i, raw in found.items()}
+        return {i: v for i, v in got.items() if v is not None}
 
     def decide(self, attempt: int, proposal: Decision) -> Decision:
         """Propose a decision; the first proposal stored for this attempt wins on every node, except that
@@ -150,11 +229,12 @@ class Coordinator:
         try:
             k = self._key(("decision", attempt))
             mine = self._wrap(k, proposal.to_dict())
-            won = self.store.compare_set(k, "", mine)
+            won = self._call("incident", len(k) + 2 * len(mine), lambda: self.store.compare_set(k, "", mine))
             payload = self._unwrap(k, won)
             if payload is not None and payload.get("action") == "report" and proposal.action != "report":
                 stored = won.decode() if isinstance(won, bytes) else won
-                won = self.store.compare_set(k, stored, mine)  # swapped only if no other node got there first
+                won = self._call("incident", len(k) + 2 * len(mine),  # swapped only if no other node got there first
+                                 lambda: self.store.compare_set(k, stored, mine))
                 payload = self._unwrap(k, won)
             return proposal if payload is None else Decision.from_dict(payload)
         except Exception as e:  # noqa: BLE001 - as above: decide alone

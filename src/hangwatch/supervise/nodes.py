@@ -15,6 +15,7 @@ from hangwatch.supervise.coord import Coordinator
 from hangwatch.supervise.topology import Topology
 
 NODE_SUMMARY_WAIT_S = 8.0  # beyond the capture window: how long to wait for the other nodes' summaries
+LIVE_EVERY = 10  # rounds between liveness messages (with COORD_EVERY_S 0.5 s: every 5 s)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class NodeCoordination:
 
     def __init__(self, coordinator: Coordinator) -> None:
         self.coord = coordinator
+        self._keys_seen: int | None = None  # the store's key count at the last look for news
+        self._shared: set[int] = set()  # attempts this node shared its summary for
 
     @classmethod
     def connect(cls, topo: Topology, timeout_s: float) -> NodeCoordination:
@@ -43,28 +46,44 @@ class NodeCoordination:
         return self.coord.node
 
     def tick(self, attempt: int, state: str, step: int | None, now: float) -> Decision | CaptureRequest | None:
-        """Publish liveness; return another node's decision to act on, or its request to capture."""
-        self.coord.publish(("live", self.node), NodeLive(now, attempt, state, step))
-        decided = self.coord.read(("decision", attempt), Decision)
+        """Publish liveness; return another node's decision to act on, or its request to capture. Looks
+        for them only when the store holds new keys (one message a round otherwise)."""
+        stats = self.coord.stats
+        if stats.rounds % LIVE_EVERY == 0:
+            self.coord.publish(("live", self.node), NodeLive(now, attempt, state, step), purpose="tick")
+        stats.rounds += 1
+        keys = self.coord.key_count()
+        if keys is not None and keys == self._keys_seen:
+            return None
+        decided = self.coord.read(("decision", attempt), Decision, purpose="tick")
         if decided is not None and decided.by != self.node and decided.action != "report":
             return decided
-        asked = self.coord.read(("capture", attempt), CaptureRequest)
+        asked = self.coord.read(("capture", attempt), CaptureRequest, purpose="tick")
+        if decided is None:  # a "report" decision may still become a kill (same key): keep looking at it
+            self._keys_seen = keys
         return asked if asked is not None and asked.by != self.node else None
 
     def merge(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, window_s: float,
               now: float) -> Merged:
         """Share this node's rank summary, ask the others to capture, merge every node's summary."""
-        root = diagnosis.findings[0]
-        self.coord.publish(("summary", attempt, self.node),
-                           NodeSummary(socket.gethostname(), rank_summaries(evidence), diagnosis.verdict.value,
-                                       root.cause))
-        if self.coord.read(("capture", attempt), CaptureRequest) is None:
-            self.coord.publish(("capture", attempt), CaptureRequest(self.node, now))
+        self.share(attempt, evidence, diagnosis, now, request=True)
         summaries = self.coord.gather(attempt, window_s + NODE_SUMMARY_WAIT_S)
         merged = merge_nodes(summaries, self.coord.topo.nnodes)
         if merged is None:
             return Merged(diagnosis, tuple(sorted(summaries)), None)
         return Merged(Diagnosis(Verdict.HUNG, (merged, *diagnosis.findings)), tuple(sorted(summaries)), merged.cause)
+
+    def share(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, now: float, request: bool) -> None:
+        """This node's rank summary for ``attempt`` (the newest replaces the last; counted once), and with
+        ``request`` a capture request if none was made. A node asked to capture answers even when its
+        own job turns out alive, so that nobody waits for it."""
+        first = attempt not in self._shared
+        self._shared.add(attempt)
+        self.coord.share_summary(attempt, NodeSummary(socket.gethostname(), rank_summaries(evidence),
+                                                      diagnosis.verdict.value, diagnosis.findings[0].cause),
+                                 count=first)
+        if request and self.coord.read(("capture", attempt), CaptureRequest) is None:
+            self.coord.publish(("capture", attempt), CaptureRequest(self.node, now))
 
     def decide(self, attempt: int, proposal: Decision) -> Decision:
         """Propose; the first proposal stored for this attempt wins on every node."""

@@ -198,6 +198,8 @@ class Supervisor:
                 watchdog.join(timeout=2)
                 self.output.flush()
                 self.notifier.flush()
+                if self.nodes is not None:
+                    self.rundir.event(EventKind.COORD_STATS, node=self.nodes.node, **self.nodes.coord.stats.to_dict())
                 st = self.exit_status
                 self.rundir.event(EventKind.EXIT, exit_code=self.exit_code, exit_reason=st.reason.value if st else None,
                                   why=st.why if st else None, requeue=st.requeue if st else None)
@@ -467,6 +469,8 @@ class Supervisor:
         diagnosis = _diagnose(evidence)
         if a.job.poll() is not None:
             return None
+        if self.nodes is not None and a.captured_for_peer:  # answer the node that asked, alive or not
+            self.nodes.share(a.number, evidence, diagnosis, self.clock.now(), request=False)
         moved = self._moved_during_capture(a)
         if moved is not None and (det.state != State.SUSPECT or det.extend(self.clock.now())):
             # Visible movement between suspect and decision: not hung. Output alone extends, within --max-slow.
