@@ -343,3 +343,82 @@ def test_six_nodes_act_on_one_decision_quickly_with_flat_store_traffic(tmp_path)
     assert r["tick_ops_per_round"] <= 2.0 and r["tick_bytes_per_round"] < 120, r
     assert r["incident_ops_per_node"] <= 15, r  # one counter polled, one multi_get: not one read per node
     assert r["cpu_idle_mean_pct"] < 2.0 and r["cpu_idle_max_pct"] < 3.0, r
+
+
+def _rank_incident(n_ranks: int, workers: int = 2):
+    """A synthetic incident: a launcher, n ranks each with DataLoader workers; rank 1 is elsewhere."""
+    from hangwatch.incident import Action, FrameRecord, Incident, ProcessRecord, ThreadRecord, Verdict
+
+    def frames(*names: str) -> tuple[FrameRecord, ...]:  # innermost first, as captured
+        return tuple(reversed([FrameRecord(n, f"/job/{f}", int(line)) for n, f, line in (x.split(":") for x in names)]))
+
+    common = ("<module>:train.py:120", "train:train.py:95")
+    procs = [ProcessRecord(10, 1, "launcher", None, "S", 0.0, "torchrun train.py")]
+    for rank in range(n_ranks):
+        inner = ("load_shard:data.py:41",) if rank == 1 else ("all_reduce:train.py:88", "wait:distributed_c10d.py:2500")
+        f = frames(*common, *inner)
+        pid = 1000 + rank
+        procs.append(ProcessRecord(pid, 10, "rank", rank, "S", 0.0 if rank != 1 else 99.0, "python train.py",
+                                   threads=(ThreadRecord(pid, "main", True, f),), where=f[:1]))
+        for w in range(workers):
+            wf = frames("_worker_loop:worker.py:300", "get:queues.py:100")
+            wpid = 100_000 + rank * 10 + w
+            procs.append(ProcessRecord(wpid, pid, "dataloader_worker", None, "S", 0.0, "python train.py",
+                                       threads=(ThreadRecord(wpid, "main", True, wf),), where=wf[:1]))
+    return Incident(verdict=Verdict.HUNG, detected_at=1.8e9, last_progress=None, attempt=1, action=Action.REPORTED,
+                    processes=tuple(procs), findings=())
+
+
+def test_the_rank_views_group_256_ranks_and_render_in_under_a_second(tmp_path):
+    """Text, report.md and the page: groups of ranks, not 256 rows (nor 768 with their workers)."""
+    import io
+
+    from hangwatch.records.run import EventKind
+    from hangwatch.report.html import render_html
+    from hangwatch.report.markdown import render_markdown
+    from hangwatch.report.run_report import load_run
+    from hangwatch.report.text import render_text
+    from hangwatch.supervise.rundir import RunDir
+
+    incident = _rank_incident(256)
+    rd = RunDir(tmp_path / "run")
+    rd.event(EventKind.START, command=["torchrun"])
+    rd.write_incident(incident)
+    rd.close()
+    t0 = time.perf_counter()
+    text, md = io.StringIO(), io.StringIO()
+    render_text(incident, text, color=False)
+    render_markdown(incident, md)
+    page = render_html(load_run(tmp_path / "run"), tmp_path / "run")
+    took = time.perf_counter() - t0
+    assert took < 1.0, f"{took:.2f} s"
+    out = text.getvalue()
+    assert "Ranks (256): ranks 0,2-255 in wait (distributed_c10d.py:2500) | rank 1 in load_shard (data.py:41)" in out
+    assert "ranks 0,2-255 (255 processes, pids 1000-1255), S, 0% CPU" in out and "beneath them: 510 dataloader_worker" in out
+    assert "rank 1 pid 1001" in out and out.count("dataloader_worker") <= 4  # rank 1's own two workers, and the group
+    assert len(out.splitlines()) < 40, out
+    table = [ln for ln in md.getvalue().splitlines() if ln.startswith("| ")]
+    assert len(table) < 10 and any("255 processes" in ln for ln in table), table
+    assert page.count("<li>") < 10 and "ranks 0,2-255 (255 processes" in page
+    assert "Ranks (256)" in page
+
+
+def test_merged_node_evidence_is_grouped_at_32_nodes():
+    from hangwatch.diagnose.distributed import merge_nodes
+    from hangwatch.records.run import NodeSummary
+
+    where = {"pid": 1, "rank": 0, "tid": 1, "file": "/job/train.py", "line": 88, "function": "train"}
+    summaries = {}
+    for node in range(32):
+        ranks = []
+        for local in range(8):
+            rank = node * 8 + local
+            culprit = rank == 249
+            ranks.append({"rank": rank, "pid": 100 + local, "group": "elsewhere" if culprit else "collective",
+                          "op": None if culprit else "all_reduce", "where": {**where, "rank": rank},
+                          "text": "stuck in load_shard at data.py:41" if culprit else "in all_reduce at train.py:88"})
+        summaries[node] = NodeSummary(f"gpu-{node:02d}", ranks, "hung", "distributed.peer_stuck")
+    finding = merge_nodes(summaries, 32)
+    assert finding is not None and finding.where is not None and finding.where.rank == 249
+    assert finding.evidence == ("ranks 0-248,250-255 on nodes 0-31: in all_reduce at train.py:88",
+                                "rank 249 on node 31 (gpu-31): stuck in load_shard at data.py:41")

@@ -17,6 +17,7 @@ from hangwatch.diagnose.dataloader import worker_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.evidence import Evidence, Frame, Role
 from hangwatch.incident import Finding, Verdict, Where
+from hangwatch.ranges import ranks_label
 from hangwatch.records.run import NodeSummary
 from hangwatch.signatures import PEER_FIX, RENDEZVOUS_FIX
 
@@ -327,15 +328,27 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
     return out
 
 
+def _grouped_evidence(summaries: dict[int, NodeSummary], ranks: list[tuple[int, dict[str, Any]]]) -> list[str]:
+    """One line per place the ranks are, biggest group first: 256 ranks on 32 nodes read as a few lines
+    (``ranks 0,2-255 on nodes 0-31: in all_reduce at train.py:88``)."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for n, r in ranks:
+        groups.setdefault(str(r["text"]), []).append((n, int(r["rank"])))
+    out = []
+    for text, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), min(kv[1]))):
+        nodes = sorted({n for n, _ in members})
+        on = f"node {nodes[0]} ({summaries[nodes[0]].host})" if len(nodes) == 1 else ranks_label(nodes, "node")
+        out.append(f"{ranks_label(r for _, r in members)} on {on}: {text}")
+    return out
+
+
 def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Finding | None:
     """One finding for the whole job from every node's summary, or None when nothing points anywhere."""
     ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.ranks]
     waiting = [(n, r) for n, r in ranks if r["group"] == "collective"]
     culprits = [(n, r) for n, r in ranks if r["group"] == "elsewhere"]
     silent = [n for n in range(nnodes) if n not in summaries]
-    ev = [f"node {n} ({summaries[n].host}): "
-          + "; ".join(f"rank {r['rank']} {r['text']}" for r in summaries[n].ranks)
-          for n in sorted(summaries)]
+    ev = _grouped_evidence(summaries, ranks)
     if silent:
         ev.append(f"node(s) {silent} did not report (no hangwatch there, or it is unreachable)")
     if waiting and culprits:

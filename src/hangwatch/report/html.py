@@ -12,7 +12,7 @@ from pathlib import Path
 from hangwatch.incident import Incident, ProcessRecord
 from hangwatch.records.run import Event, RunSummary
 from hangwatch.report.gpu_text import gpu_lines
-from hangwatch.report.ranks import leaves, merged_lines, rank_stacks
+from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
 from hangwatch.report.run_report import TIMELINE_EVENTS, RunRecord
 from hangwatch.report.units import duration, usd
 
@@ -200,20 +200,26 @@ def rate_rows(s: RunSummary) -> list[str]:
 
 
 def _tree(processes: tuple[ProcessRecord, ...]) -> str:
-    """The process tree as nested lists, each line in words (role, rank, state, CPU, where)."""
-    pids = {p.pid for p in processes}
-    kids: dict[int, list[ProcessRecord]] = {}
-    for p in processes:
-        kids.setdefault(p.ppid if p.ppid in pids else -1, []).append(p)
-
-    def item(p: ProcessRecord, depth: int) -> str:
+    """The process tree as nested lists, each line in words (role, rank, state, CPU, where); many
+    sibling ranks in the same place are one line (report/ranks.py)."""
+    out: list[str] = []
+    depth_now = -1
+    for depth, p in display_rows(processes):
+        if depth > depth_now:
+            out.append("<ul>" * (depth - depth_now))
+        else:
+            out.append("</li>" + "</ul></li>" * (depth_now - depth))
+        depth_now = depth
+        if isinstance(p, RankGroup):
+            out.append(f"<li><b>{_e(p.text())}</b>")
+            continue
         rank = f" rank {p.rank}" if p.rank is not None else ""
         cpu = "?" if p.cpu_percent is None else f"{p.cpu_percent:.0f}%"
-        sub = "".join(item(c, depth + 1) for c in kids.get(p.pid, ()) if depth < 32)
-        return (f"<li><b>{_e(p.role)}</b>{_e(rank)} pid {p.pid}, {_e(p.state)}, {cpu} CPU, "
-                f"<code>{_e(p.where_text())}</code>" + (f"<ul>{sub}</ul>" if sub else "") + "</li>")
-
-    return "<ul>" + "".join(item(p, 0) for p in kids.get(-1, [])) + "</ul>"
+        out.append(f"<li><b>{_e(p.role)}</b>{_e(rank)} pid {p.pid}, {_e(p.state)}, {cpu} CPU, "
+                   f"<code>{_e(p.where_text())}</code>")
+    if depth_now >= 0:
+        out.append("</li>" + "</ul></li>" * depth_now + "</ul>")
+    return "".join(out) or "<ul></ul>"
 
 
 def _ranks_html(incident: Incident) -> str:

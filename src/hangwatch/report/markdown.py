@@ -7,6 +7,7 @@ from typing import TextIO
 
 from hangwatch.incident import Incident
 from hangwatch.report.gpu_text import gpu_lines
+from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
 
 
 def render_markdown(incident: Incident, out: TextIO) -> None:
@@ -37,10 +38,18 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
         for f in incident.findings[1:]:
             out.write(f"- `{f.cause}` ({f.confidence:.2f}): {f.summary}\n")
         out.write("\n")
+    stacks = rank_stacks(incident.processes)
+    if len(stacks) >= 2:
+        merged = "\n".join("  " * depth + (f"[{label}] " if label else "") + text
+                           for depth, label, text in merged_lines(stacks))
+        out.write(f"## Ranks ({len(stacks)})\n\n`{leaves(stacks)}`\n\n```\n{merged}\n```\n\n")
     if incident.processes:
         out.write("## Processes\n\n| pid | ppid | role | rank | state | CPU % | top frame |\n")
         out.write("|---|---|---|---|---|---|---|\n")
-        for p in incident.processes:
+        for _, p in display_rows(incident.processes):
+            if isinstance(p, RankGroup):
+                out.write(f"| {len(p.members)} processes | | {p.role} | | | | {p.text()} |\n")
+                continue
             main = p.main_thread
             top = main.frames[0] if main and main.frames else None
             frame = f"`{top.function}` ({top.file.rsplit('/', 1)[-1]}:{top.line})" if top else ""

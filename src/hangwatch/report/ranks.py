@@ -6,25 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hangwatch.incident import FrameRecord, ProcessRecord
+from hangwatch.ranges import rank_ranges, ranks_label
 
-
-def rank_ranges(ranks: frozenset[int] | set[int] | list[int]) -> str:
-    """``0,2-7``: sorted, consecutive runs collapsed (64 ranks stay one short line)."""
-    out: list[str] = []
-    nums = sorted(ranks)
-    i = 0
-    while i < len(nums):
-        j = i
-        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
-            j += 1
-        out.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
-        i = j + 1
-    return ",".join(out)
-
-
-def ranks_label(ranks: frozenset[int] | set[int]) -> str:
-    """``rank 1`` or ``ranks 0,2-7``."""
-    return ("rank " if len(ranks) == 1 else "ranks ") + rank_ranges(ranks)
+__all__ = ["rank_ranges", "ranks_label"]  # re-exported: the report's callers import them from here
 
 
 @dataclass
@@ -83,3 +67,81 @@ def merged_lines(stacks: dict[int, tuple[FrameRecord, ...]]) -> list[tuple[int, 
     root = merge(stacks)
     walk(root, 0, root.ranks)
     return out
+
+
+# --- the process tree with many ranks: groups, not one row per rank ------------------------------------------
+GROUP_AT = 8  # more sibling ranks than this are shown as groups of ranks that are in the same place
+
+
+@dataclass(frozen=True)
+class RankGroup:
+    """Sibling rank processes in the same role, state and place, shown as one row."""
+
+    members: tuple[ProcessRecord, ...]
+    beneath: tuple[tuple[str, int], ...]  # (role, count) of every process below the members
+
+    @property
+    def role(self) -> str:
+        """The members' role."""
+        return self.members[0].role
+
+    def text(self) -> str:
+        """``ranks 0,2-255 (255 processes, pids 1000-1255), S, 0-2% CPU, in wait (c10d.py:2500); beneath: ...``."""
+        p = self.members[0]
+        pids = sorted(m.pid for m in self.members)
+        cpus = [m.cpu_percent for m in self.members if m.cpu_percent is not None]
+        cpu = "?" if not cpus else f"{min(cpus):.0f}%" if round(min(cpus)) == round(max(cpus)) \
+            else f"{min(cpus):.0f}-{max(cpus):.0f}%"
+        below = ", ".join(f"{n} {role}" for role, n in self.beneath)
+        ranks = frozenset(m.rank for m in self.members if m.rank is not None)
+        return (f"{ranks_label(ranks)} ({len(pids)} processes, pids {pids[0]}-{pids[-1]}), {p.state}, {cpu} CPU, "
+                f"{p.where_text()}" + (f"; beneath them: {below}" if below else ""))
+
+
+Row = tuple[int, "ProcessRecord | RankGroup"]  # depth, and one process or a group of ranks
+
+
+def display_rows(processes: tuple[ProcessRecord, ...] | list[ProcessRecord], max_depth: int = 32) -> list[Row]:
+    """The process tree, depth first, with sibling ranks beyond GROUP_AT grouped by role, state and
+    place (a group of one stays a process, with its own subtree): 256 ranks read as a few rows."""
+    pids = {p.pid for p in processes}
+    kids: dict[int, list[ProcessRecord]] = {}
+    for p in processes:
+        kids.setdefault(p.ppid if p.ppid in pids else -1, []).append(p)
+
+    def below(p: ProcessRecord, depth: int = 0) -> list[ProcessRecord]:
+        out = []
+        for c in kids.get(p.pid, ()):
+            out.append(c)
+            if depth < max_depth:
+                out.extend(below(c, depth + 1))
+        return out
+
+    rows: list[Row] = []
+
+    def walk(parent: int, depth: int) -> None:
+        children = kids.get(parent, [])
+        ranked = [c for c in children if c.rank is not None]
+        if len(ranked) <= GROUP_AT:
+            items: list[ProcessRecord | RankGroup] = list(children)
+        else:
+            groups: dict[tuple[str, str, str], list[ProcessRecord]] = {}
+            for c in ranked:
+                groups.setdefault((c.role, c.state, c.where_text()), []).append(c)
+            items = [c for c in children if c.rank is None]
+            for members in sorted(groups.values(), key=lambda m: (-len(m), min(x.rank or 0 for x in m))):
+                if len(members) == 1:
+                    items.append(members[0])
+                    continue
+                roles: dict[str, int] = {}
+                for m in members:
+                    for d in below(m):
+                        roles[d.role] = roles.get(d.role, 0) + 1
+                items.append(RankGroup(tuple(members), tuple(sorted(roles.items(), key=lambda kv: -kv[1]))))
+        for item in items:
+            rows.append((depth, item))
+            if isinstance(item, ProcessRecord) and depth < max_depth:
+                walk(item.pid, depth + 1)
+
+    walk(-1, 0)
+    return rows

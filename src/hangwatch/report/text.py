@@ -10,6 +10,9 @@ from rich.tree import Tree
 
 from hangwatch.incident import Incident, ProcessRecord, Verdict
 from hangwatch.report.gpu_text import gpu_lines
+from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
+
+MERGED_LINES_SHOWN = 40  # of the merged rank stacks, in a terminal (the page shows them all)
 
 VERDICT_STYLE = {Verdict.HUNG: "bold red", Verdict.STOPPED: "bold red", Verdict.CRASHED: "bold red",
                  Verdict.SLOW: "bold yellow", Verdict.WAITING: "bold yellow", Verdict.PROGRESSING: "bold green"}
@@ -52,21 +55,21 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
         console.print("  Also considered: " + "; ".join(f"{f.cause} ({f.confidence:.2f})" for f in others[:4]))
     console.print()
     window = f" over {incident.window_seconds:.1f} s" if incident.window_seconds else ""
+    stacks = rank_stacks(incident.processes)
+    if len(stacks) >= 2:
+        console.print(f"Ranks ({len(stacks)}): {escape(leaves(stacks))}")
+        lines = merged_lines(stacks)
+        for depth, label, text in lines[:MERGED_LINES_SHOWN]:
+            console.print("  " + "  " * depth + (f"[bold]\\[{escape(label)}][/] " if label else "") + escape(text))
+        if len(lines) > MERGED_LINES_SHOWN:
+            console.print(f"  ... {len(lines) - MERGED_LINES_SHOWN} more lines in report.html")
+        console.print()
     console.print(f"Processes{window}:")
-    by_parent: dict[int, list[ProcessRecord]] = {}
-    pids = {p.pid for p in incident.processes}
-    for p in incident.processes:
-        by_parent.setdefault(p.ppid if p.ppid in pids else -1, []).append(p)
-
-    def add(node: Tree, p: ProcessRecord, depth: int) -> None:
-        child = node.add(_proc_line(p))
-        if depth < 16:
-            for c in by_parent.get(p.pid, []):
-                add(child, c, depth + 1)
-
     tree = Tree("job", hide_root=True)
-    for p in by_parent.get(-1, []):
-        add(tree, p, 0)
+    at: dict[int, Tree] = {-1: tree}
+    for depth, item in display_rows(incident.processes, max_depth=16):
+        line = f"[bold]{escape(item.text())}[/]" if isinstance(item, RankGroup) else _proc_line(item)
+        at[depth] = at.get(depth - 1, tree).add(line)
     console.print(tree)
     for line in gpu_lines(incident):
         console.print(escape(line))
