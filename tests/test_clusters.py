@@ -3,6 +3,7 @@ scheduler's environment, and Prometheus metrics scraped over real HTTP."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -94,6 +95,11 @@ def test_a_requeued_run_that_hangs_at_the_same_place_is_not_requeued_again(run):
     assert f"{path}:{line}" in s["exit_why"]
     exits = [e for e in run.events() if e["event"] == "exit"]
     assert [e["exit_code"] for e in exits] == [124, 125] and exits[1]["requeue"] is False
+    from hangwatch.report.run_report import load_run, render_run
+
+    buf = io.StringIO()
+    render_run(load_run(run.dir), buf)
+    assert "exit 125 (hung_final, do not requeue): code.deadlock at" in buf.getvalue()
 
 
 # --- 2. the scheduler's environment ----------------------------------------------------------------------
@@ -371,8 +377,6 @@ def _rank_incident(n_ranks: int, workers: int = 2):
 
 def test_the_rank_views_group_256_ranks_and_render_in_under_a_second(tmp_path):
     """Text, report.md and the page: groups of ranks, not 256 rows (nor 768 with their workers)."""
-    import io
-
     from hangwatch.records.run import EventKind
     from hangwatch.report.html import render_html
     from hangwatch.report.markdown import render_markdown
@@ -422,3 +426,17 @@ def test_merged_node_evidence_is_grouped_at_32_nodes():
     assert finding is not None and finding.where is not None and finding.where.rank == 249
     assert finding.evidence == ("ranks 0-248,250-255 on nodes 0-31: in all_reduce at train.py:88",
                                 "rank 249 on node 31 (gpu-31): stuck in load_shard at data.py:41")
+
+
+def test_metrics_settings_come_from_toml_and_bad_ones_are_usage_errors(tmp_path):
+    from hangwatch.errors import UsageError
+    from hangwatch.supervise.config import build_config
+
+    toml = tmp_path / "hangwatch.toml"
+    toml.write_text(f'metrics_port = 9109\nmetrics_textfile = "{tmp_path}/hw.prom"\nrun_label = "exp-7"\n')
+    cfg = build_config(["true"], {}, str(toml), use_pty=False)
+    assert (cfg.metrics_port, cfg.metrics_textfile, cfg.run_label) == (9109, tmp_path / "hw.prom", "exp-7")
+    assert build_config(["true"], {"metrics_port": "0"}, str(toml), use_pty=False).metrics_port == 0  # flag wins
+    for bad in ("70000", "-1", "http"):
+        with pytest.raises(UsageError, match="--metrics-port"):
+            build_config(["true"], {"metrics_port": bad}, str(toml), use_pty=False)

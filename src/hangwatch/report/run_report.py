@@ -63,6 +63,9 @@ def render_run(run: RunRecord, out: TextIO) -> None:
         if s.cost_usd is not None:
             fields.append(f"cost ${s.cost_usd:.2f} (wasted ${s.wasted_usd or 0:.2f})")
         out.write("  " + " | ".join(fields) + "\n")
+        if s.exit_reason:
+            requeue = "" if s.requeue is None else (", worth a requeue" if s.requeue else ", do not requeue")
+            out.write(f"  exit {s.exit_code} ({s.exit_reason}{requeue}): {s.exit_why}\n")
     else:
         out.write("run: (no summary yet)\n")
     out.write("\ntimeline:\n")
