@@ -721,8 +721,10 @@ class Supervisor:
             self._action_event(a, called.action, term, remote=True)
             decision = self.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.progressed,
                                           max_step=a.max_step)
-            return AttemptEnd(called.code if called.code is not None else EXIT_HUNG_REQUEUE, decision,
-                              _remote_status(called))
+            status = _remote_status(called)
+            if status is not None and status.reason in (ExitReason.OVER_BUDGET, ExitReason.DEADLINE):
+                self.final_state = RunState.STOPPED
+            return AttemptEnd(called.code if called.code is not None else EXIT_HUNG_REQUEUE, decision, status)
         if isinstance(called, CaptureRequest) and not a.captured_for_peer and a.detector.state not in (
                 State.SUSPECT, State.HUNG):
             a.captured_for_peer = True
