@@ -206,7 +206,9 @@ def test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124(slurm):
         assert (s["exit_code"], s["exit_reason"]) == (124, "hung_requeue"), s
         incident = json.loads((runs / f"node{n}" / "incidents" / "001" / "incident.json").read_text())
         root = incident["findings"][0]
-        assert (root["cause"], root["where"]["rank"], root["where"]["line"]) == ("distributed.peer_stuck", 1, line)
+        assert (root["cause"], root["where"]["rank"], root["where"]["file"], root["where"]["line"]) == (
+            "distributed.peer_stuck", 1, path, line)
+        assert root["summary"].startswith("Rank 1 on node 1 is stuck in load_shard"), root["summary"]
     code, out = sbatch(script)  # Slurm runs the requeued job: the same SLURM_JOB_ID, the same run directories
     assert code == EXIT_HUNG_FINAL, out[-4000:]
     assert "not requeueing" in out and requeues.read_text() == "requeue 4242\n"
@@ -333,8 +335,8 @@ def test_the_grafana_dashboard_queries_only_metrics_hangwatch_serves():
 
 
 # --- 4. scale: the short form of bench/scale.py ----------------------------------------------------------
-def test_six_nodes_act_on_one_decision_quickly_with_flat_store_traffic(tmp_path):
-    """Six real hangwatches on one store; one node's job hangs, the others then wait at a barrier. Every
+def test_five_nodes_act_on_one_decision_quickly_with_flat_store_traffic(tmp_path):
+    """Five real hangwatches on one store; one node's job hangs, the others then wait at a barrier. Every
     node acts on the same decision within --min-stall + 10 s; a round costs each node about one store
     message; an idle supervisor stays under 2 % of a core; nothing is left running."""
     sys.path.insert(0, str(ROOT / "bench"))
@@ -342,9 +344,9 @@ def test_six_nodes_act_on_one_decision_quickly_with_flat_store_traffic(tmp_path)
         from scale import run_scale
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    r = run_scale(6, min_stall=2.0, work=tmp_path / "scale", idle_s=4.0, timeout_s=90.0)
+    r = run_scale(5, min_stall=2.0, work=tmp_path / "scale", idle_s=3.0, timeout_s=90.0)
     assert r["left"] == [], r
-    assert r["acted"] == 6 and r["act_last_s"] <= r["target_s"], r
+    assert r["acted"] == 5 and r["act_last_s"] <= r["target_s"], r
     assert len(r["decisions"]) == 1 and r["decisions"] != ["None"] and r["exit_codes"] == [EXIT_HUNG_REQUEUE], r
     assert r["tick_ops_per_round"] <= 2.0 and r["tick_bytes_per_round"] < 120, r
     assert r["incident_ops_per_node"] <= 15, r  # one counter polled, one multi_get: not one read per node
@@ -440,3 +442,56 @@ def test_metrics_settings_come_from_toml_and_bad_ones_are_usage_errors(tmp_path)
     for bad in ("70000", "-1", "http"):
         with pytest.raises(UsageError, match="--metrics-port"):
             build_config(["true"], {"metrics_port": bad}, str(toml), use_pty=False)
+
+
+def test_a_process_a_finding_points_at_or_one_in_d_state_is_never_hidden_in_a_group():
+    import dataclasses
+    import io
+
+    from hangwatch.incident import Finding, Where
+    from hangwatch.report.text import render_text
+
+    inc = _rank_incident(64)
+    procs = list(inc.processes)
+    stuck = next(i for i, p in enumerate(procs) if p.pid == 100_000 + 7 * 10)  # a worker of rank 7
+    dstate = next(i for i, p in enumerate(procs) if p.pid == 100_000 + 9 * 10 + 1)  # a worker of rank 9
+    procs[dstate] = dataclasses.replace(procs[dstate], state="D")
+    finding = Finding("dataloader.worker_stuck", 0.9, "worker stuck", Where(procs[stuck].pid, 7, None, "/job/d.py", 4,
+                                                                            "read"), (), ())
+    inc = dataclasses.replace(inc, processes=tuple(procs), findings=(finding,))
+    buf = io.StringIO()
+    render_text(inc, buf, color=False)
+    out = buf.getvalue()
+    assert f"pid {procs[stuck].pid}" in out and f"pid {procs[dstate].pid}  D" in out, out
+    assert "rank 7 pid 1007" in out and "rank 9 pid 1009" in out
+    assert "ranks 0,2-6,8,10-63 (61 processes" in out
+
+
+def test_a_capture_request_is_read_again_until_this_node_answers_it():
+    """The store's key count lets a round skip reading; a request this node has not answered yet (it was
+    busy capturing for itself) is still read every round until it has shared its summary."""
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.evidence import Evidence
+    from hangwatch.incident import Verdict
+    from hangwatch.records.run import CaptureRequest
+    from hangwatch.supervise.coord import Coordinator
+    from hangwatch.supervise.nodes import NodeCoordination
+    from hangwatch.supervise.topology import Topology
+
+    port = _free_port()
+    node0 = NodeCoordination(Coordinator(Topology(2, 0, "127.0.0.1", port, "t"), 10))
+    node1 = NodeCoordination(Coordinator(Topology(2, 1, "127.0.0.1", port, "t"), 10))
+    assert node0.tick(1, "progressing", 5, 1.0) is None and node0.tick(1, "progressing", 5, 1.5) is None
+    ops = node0.coord.stats.ops["tick"]
+    assert node0.tick(1, "progressing", 5, 2.0) is None and node0.coord.stats.ops["tick"] == ops + 1  # one message
+    node1.coord.publish(("capture", 1), CaptureRequest(1, 2.0))
+    assert isinstance(node0.tick(1, "suspect", 5, 2.5), CaptureRequest)
+    assert isinstance(node0.tick(1, "suspect", 5, 3.0), CaptureRequest)  # not answered yet: read again
+    ev = Evidence(target_pid=1, root_pid=1, started_at=0.0, ended_at=1.0, clock_ticks=100, cpu_count=2, processes=())
+    node0.share(1, ev, Diagnosis(Verdict.PROGRESSING, (_finding("code.computing"),)), 3.2, request=False)
+    node0.tick(1, "progressing", 6, 3.5)
+    assert node0.tick(1, "progressing", 6, 4.0) is None
+    assert sorted(node1.coord.gather(1, 0.5)) == [0]  # one of two: at the deadline, only what is there
+    node1.share(1, ev, Diagnosis(Verdict.HUNG, (_finding("code.deadlock"),)), 4.2, request=False)
+    got = node1.coord.gather(1, 5.0)
+    assert sorted(got) == [0, 1] and (got[0].verdict, got[1].verdict) == ("progressing", "hung")

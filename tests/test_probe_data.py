@@ -48,7 +48,8 @@ def cells(report: dict, context: str | None = None) -> list[dict]:
 
 
 def test_fork_only_hang_is_found_and_spawn_recommended_over_it(tmp_path):
-    code, rep, err = probe(tmp_path, "fork_hazard", *QUICK, "--contexts", "fork,spawn")
+    # A fork cell never delivers its first batch: it is hung after min(--cell-timeout, 30 s).
+    code, rep, err = probe(tmp_path, "fork_hazard", *QUICK, "--contexts", "fork,spawn", "--cell-timeout", "20")
     assert code == 0, err
     assert rep["schema"] == "hangwatch.probe/1"
     for c in cells(rep, "fork"):

@@ -266,3 +266,13 @@ def test_a_redraw_with_only_a_new_clock_during_the_capture_is_not_movement(tmp_p
     sup.capture = _capture_printing(jobs, b"\rstep 3 0:00:09 4.1it/s")  # same step, new elapsed time and rate
     assert sup.run() == 124
     assert _incident(tmp_path, 1)["action"] == "killed"
+
+
+def test_would_stop_predicts_the_futile_give_up_without_recording_it():
+    p = RestartPolicy(max_restarts=10)
+    p.decide(1, asked=True, progressed=True, max_step=50)
+    assert not p.would_stop(2, progressed=True, max_step=60) and not p.would_stop(2, progressed=True, max_step=50)
+    p.decide(2, asked=True, progressed=True, max_step=50)  # no new progress: 1 of 2
+    assert p.would_stop(3, progressed=False, max_step=None)
+    assert p.decide(3, asked=True, progressed=False, max_step=None).give_up == GiveUp.NO_NEW_PROGRESS
+    assert p.would_stop(3, progressed=True, max_step=99)  # decided: the recorded answer

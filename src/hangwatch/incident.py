@@ -155,6 +155,10 @@ class Incident:
     gpu: GpuEvidence | None = None  # the GPUs over the window, and who held their memory (an addition)
     kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter (an addition)
 
+    def finding_pids(self) -> frozenset[int]:
+        """The pids the findings point at (``where.pid``)."""
+        return frozenset(f.where.pid for f in self.findings if f.where is not None)
+
     @property
     def root_cause(self) -> Finding | None:
         """``findings[0]``, if any."""

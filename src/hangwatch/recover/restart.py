@@ -50,6 +50,15 @@ class RestartPolicy:
         self.futile = 0
         self._decided: dict[int, RestartDecision] = {}
 
+    def would_stop(self, attempt: int, *, progressed: bool, max_step: int | None) -> bool:
+        """Whether a restart asked for ``attempt`` would be refused for lack of new progress (nothing
+        recorded: the exit a node proposes to the others is settled before the decision is)."""
+        if attempt in self._decided:
+            return self._decided[attempt].give_up == GiveUp.NO_NEW_PROGRESS
+        new_progress = progressed and (max_step is None or self.best_step is None or max_step > self.best_step)
+        futile = 0 if new_progress else self.futile + 1
+        return attempt <= self.max_restarts and futile >= self.futile_limit
+
     def decide(self, attempt: int, *, asked: bool, progressed: bool, max_step: int | None) -> RestartDecision:
         """Decide once for ``attempt`` (a later call for the same attempt returns the same decision).
 

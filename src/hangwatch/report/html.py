@@ -199,12 +199,12 @@ def rate_rows(s: RunSummary) -> list[str]:
     return rows
 
 
-def _tree(processes: tuple[ProcessRecord, ...]) -> str:
+def _tree(processes: tuple[ProcessRecord, ...], keep: frozenset[int] = frozenset()) -> str:
     """The process tree as nested lists, each line in words (role, rank, state, CPU, where); many
     sibling ranks in the same place are one line (report/ranks.py)."""
     out: list[str] = []
     depth_now = -1
-    for depth, p in display_rows(processes):
+    for depth, p in display_rows(processes, keep=keep):
         if depth > depth_now:
             out.append("<ul>" * (depth - depth_now))
         else:
@@ -265,7 +265,7 @@ def _incident_html(n: int, inc: Incident) -> str:
         out.append(f"<h4>GPUs and kernel log</h4><pre>{_e(chr(10).join(section))}</pre>")
     if inc.processes:
         out.append(f"<details><summary>Process tree ({len(inc.processes)} processes)</summary>"
-                   f"{_tree(inc.processes)}</details>")
+                   f"{_tree(inc.processes, inc.finding_pids())}</details>")
     out.append("</div>")
     return "".join(out)
 

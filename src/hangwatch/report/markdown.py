@@ -46,7 +46,7 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
     if incident.processes:
         out.write("## Processes\n\n| pid | ppid | role | rank | state | CPU % | top frame |\n")
         out.write("|---|---|---|---|---|---|---|\n")
-        for _, p in display_rows(incident.processes):
+        for _, p in display_rows(incident.processes, keep=incident.finding_pids()):
             if isinstance(p, RankGroup):
                 out.write(f"| {len(p.members)} processes | | {p.role} | | | | {p.text()} |\n")
                 continue

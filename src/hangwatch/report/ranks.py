@@ -71,6 +71,7 @@ def merged_lines(stacks: dict[int, tuple[FrameRecord, ...]]) -> list[tuple[int, 
 
 # --- the process tree with many ranks: groups, not one row per rank ------------------------------------------
 GROUP_AT = 8  # more sibling ranks than this are shown as groups of ranks that are in the same place
+ODD_STATES = ("D", "T", "t", "Z")  # a process in one of these states is shown on its own row
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,12 @@ class RankGroup:
 Row = tuple[int, "ProcessRecord | RankGroup"]  # depth, and one process or a group of ranks
 
 
-def display_rows(processes: tuple[ProcessRecord, ...] | list[ProcessRecord], max_depth: int = 32) -> list[Row]:
+def display_rows(processes: tuple[ProcessRecord, ...] | list[ProcessRecord], max_depth: int = 32,
+                 keep: frozenset[int] = frozenset()) -> list[Row]:
     """The process tree, depth first, with sibling ranks beyond GROUP_AT grouped by role, state and
-    place (a group of one stays a process, with its own subtree): 256 ranks read as a few rows."""
+    place (a group of one stays a process, with its own subtree): 256 ranks read as a few rows. A rank
+    whose subtree holds a pid in ``keep`` (a finding's) or a process stopped, in D or a zombie is
+    never grouped: what explains the hang is always shown."""
     pids = {p.pid for p in processes}
     kids: dict[int, list[ProcessRecord]] = {}
     for p in processes:
@@ -117,18 +121,21 @@ def display_rows(processes: tuple[ProcessRecord, ...] | list[ProcessRecord], max
                 out.extend(below(c, depth + 1))
         return out
 
+    def shown(p: ProcessRecord) -> bool:
+        return any(q.pid in keep or q.state[:1] in ODD_STATES for q in (p, *below(p)))
+
     rows: list[Row] = []
 
     def walk(parent: int, depth: int) -> None:
         children = kids.get(parent, [])
-        ranked = [c for c in children if c.rank is not None]
+        ranked = [c for c in children if c.rank is not None and not shown(c)]
         if len(ranked) <= GROUP_AT:
             items: list[ProcessRecord | RankGroup] = list(children)
         else:
             groups: dict[tuple[str, str, str], list[ProcessRecord]] = {}
             for c in ranked:
                 groups.setdefault((c.role, c.state, c.where_text()), []).append(c)
-            items = [c for c in children if c.rank is None]
+            items = [c for c in children if c.rank is None or shown(c)]
             for members in sorted(groups.values(), key=lambda m: (-len(m), min(x.rank or 0 for x in m))):
                 if len(members) == 1:
                     items.append(members[0])

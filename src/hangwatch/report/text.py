@@ -67,7 +67,7 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
     console.print(f"Processes{window}:")
     tree = Tree("job", hide_root=True)
     at: dict[int, Tree] = {-1: tree}
-    for depth, item in display_rows(incident.processes, max_depth=16):
+    for depth, item in display_rows(incident.processes, max_depth=16, keep=incident.finding_pids()):
         line = f"[bold]{escape(item.text())}[/]" if isinstance(item, RankGroup) else _proc_line(item)
         at[depth] = at.get(depth - 1, tree).add(line)
     console.print(tree)

@@ -59,8 +59,9 @@ class NodeCoordination:
         if decided is not None and decided.by != self.node and decided.action != "report":
             return decided
         asked = self.coord.read(("capture", attempt), CaptureRequest, purpose="tick")
-        if decided is None:  # a "report" decision may still become a kill (same key): keep looking at it
-            self._keys_seen = keys
+        unanswered = asked is not None and asked.by != self.node and attempt not in self._shared
+        if decided is None and not unanswered:  # a "report" decision may still become a kill (same key), and
+            self._keys_seen = keys  # a request this node has not answered yet: keep looking at them
         return asked if asked is not None and asked.by != self.node else None
 
     def merge(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, window_s: float,

@@ -47,7 +47,7 @@ from hangwatch.recover.exitcode import (
 )
 from hangwatch.recover.fallback import command_for_attempt
 from hangwatch.recover.remedy import RemedyPlan, ladder
-from hangwatch.recover.restart import GiveUp, RestartPolicy
+from hangwatch.recover.restart import RestartPolicy
 from hangwatch.recover.terminate import Termination
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
@@ -258,6 +258,7 @@ class Supervisor:
                 self._doing = "watching"
                 if self._signals:  # Ctrl-C or SIGTERM during the wait: stop here, launch nothing
                     self.final_state = RunState.STOPPED
+                    self.exit_status = job_exit(end.code, signalled=True)
                     return end.code
                 if not released:
                     self.final_state = None if self.exit_status.reason in (
@@ -597,11 +598,15 @@ class Supervisor:
         det.declare_hung()
         self.note = None
         self.ledger.open_stall(det.last.at if det.last else a.started_at)
-        status = self._hung_status(root)
-        if self.nodes is not None:  # one decision for all nodes: the first one proposed wins
+        futile = a.action == OnHang.RESTART and self.policy.would_stop(a.number, progressed=a.progressed,
+                                                                         max_step=a.max_step)
+        status = self._hung_status(root, futile)
+        if self.nodes is not None:  # one decision for all nodes: the first one proposed wins, with its exit
             won = self.nodes.decide(a.number, Decision(self.nodes.node, a.action.value, root.cause, status.code,
                                                        status.reason.value, status.why))
             a.action = OnHang(won.action)
+            if won.by != self.nodes.node:
+                status = _remote_status(won) or status
         decision = None
         if a.action == OnHang.REPORT:
             action = Action.REPORTED
@@ -609,8 +614,6 @@ class Supervisor:
             decision = self.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.progressed,
                                           max_step=a.max_step)
             action = Action.RESTARTED if decision.restart else Action.KILLED
-            if decision.give_up == GiveUp.NO_NEW_PROGRESS:
-                status = self._hung_status(root, futile=True)
         self.hangs.append(Hang.of(root))
         remedy = self._remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
         from hangwatch.diagnose.assemble import build_incident
@@ -722,9 +725,9 @@ class Supervisor:
             decision = self.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.progressed,
                                           max_step=a.max_step)
             status = _remote_status(called)
-            if status is not None and status.reason in (ExitReason.OVER_BUDGET, ExitReason.DEADLINE):
-                self.final_state = RunState.STOPPED
-            return AttemptEnd(called.code if called.code is not None else EXIT_HUNG_REQUEUE, decision, status)
+            if not decision.restart:  # this node's run ends as the deciding node's did
+                self.final_state = _FOLLOWED_STATE.get(status.reason)
+            return AttemptEnd(status.code, decision, status)
         if isinstance(called, CaptureRequest) and not a.captured_for_peer and a.detector.state not in (
                 State.SUSPECT, State.HUNG):
             a.captured_for_peer = True
@@ -791,10 +794,14 @@ class Supervisor:
         findings = tuple(diagnose_crash(code, self._output_tail(a.log_offset), oom_kills=oom, pid=a.job.pid,
                                         kernel=kernel, known_pids=tuple(a.job.known_pids())))
         asked = self.cfg.restart_on_crash
+        followed: ExitStatus | None = None
         if self.nodes is not None:  # the other nodes' ranks now wait for ours: stop or restart them too
-            self.nodes.decide(a.number, Decision(self.nodes.node, "restart" if asked else "kill", findings[0].cause,
-                                                 status, ExitReason.CRASHED.value, f"node {self.nodes.node}'s job "
-                                                 f"exited with status {status}"))
+            won = self.nodes.decide(a.number, Decision(self.nodes.node, "restart" if asked else "kill",
+                                                       findings[0].cause, status, ExitReason.CRASHED.value,
+                                                       f"node {self.nodes.node}'s job exited with status {status}"))
+            if won.by != self.nodes.node and won.action != "report":  # another node ended ours first: follow it
+                self.rundir.event(EventKind.REMOTE_DECISION, attempt=a.number, **won.to_dict())
+                asked, followed = won.action == "restart", _remote_status(won)
         decision = self.policy.decide(a.number, asked=asked, progressed=a.progressed, max_step=a.max_step)
         if decision.restart:
             self.final_state = None
@@ -804,6 +811,10 @@ class Supervisor:
                             findings=findings, kernel=kernel, notes=(kernel_note,) if kernel_note else (),
                             remedy=self._remedy_for(findings[0], a.number + 1) if decision.restart else None)
         self._record_incident(incident, 0.0)
+        if followed is not None:
+            if not decision.restart:
+                self.final_state = _FOLLOWED_STATE.get(followed.reason)
+            return AttemptEnd(followed.code, decision, followed)
         return AttemptEnd(status, decision)
 
     def _output_tail(self, since: int) -> str:
@@ -872,8 +883,10 @@ class Supervisor:
         text = over_budget_text(self.summary(final=False), budget.budget) or f"over the ${budget.budget:.2f} budget"
         status = stopped_exit(ExitReason.OVER_BUDGET, f"stopped over budget ({text})")
         if self.nodes is not None:  # every node's ranks stop together, or the others hang in their collectives
-            self.nodes.decide(a.number, Decision(self.nodes.node, "kill", "over_budget", status.code,
-                                                 status.reason.value, status.why))
+            won = self.nodes.decide(a.number, Decision(self.nodes.node, "kill", "over_budget", status.code,
+                                                       status.reason.value, status.why))
+            if won.by != self.nodes.node and won.action != "report":  # another node decided first: its exit
+                status = _remote_status(won)
         after = " after its checkpoint" if budget.checkpoint_ended() else ""
         self._stderr(f"hangwatch: over budget: ending the job{after} (--on-over-budget stop).")
         self._terminate(a, reason="over budget (--on-over-budget stop)")
@@ -938,14 +951,20 @@ class Supervisor:
             log.exception("could not write summary.json")
 
 
-def _remote_status(called: Decision) -> ExitStatus | None:
-    """The exit the deciding node proposed, for this node to end with the same code."""
-    if called.code is None or called.reason is None:
-        return None
+_FOLLOWED_STATE = {ExitReason.HUNG_REQUEUE: RunState.HUNG, ExitReason.HUNG_FINAL: RunState.HUNG,
+                   ExitReason.CRASHED: RunState.CRASHED, ExitReason.OVER_BUDGET: RunState.STOPPED,
+                   ExitReason.DEADLINE: RunState.STOPPED}
+
+
+def _remote_status(called: Decision) -> ExitStatus:
+    """The exit the deciding node proposed, for this node to end with the same code (a decision without
+    one, from an older version: 124 for a hang it ended)."""
+    why = called.why or f"node {called.by} decided to {called.action} the job ({called.cause})"
     try:
-        return ExitStatus(called.code, ExitReason(called.reason), called.why or "")
-    except ValueError:  # a newer version's reason: the code alone
-        return None
+        return ExitStatus(called.code if called.code is not None else EXIT_HUNG_REQUEUE,
+                          ExitReason(called.reason or ExitReason.HUNG_REQUEUE.value), why)
+    except ValueError:  # a newer version's reason: its code, read as a hang's
+        return ExitStatus(called.code or EXIT_HUNG_REQUEUE, ExitReason.HUNG_FINAL, why)
 
 
 def _clock(at: float) -> str:
