@@ -52,6 +52,7 @@ def main() -> None:
     dataset = Subset(target.dataset, spec["indices"]) if target.kind == "map" else target.dataset
     loader = DataLoader(dataset, **kwargs)
     batches_per_epoch = None if target.kind == "map" else max(1, spec["samples"] // kwargs["batch_size"])
+    emit(event="loader")  # imports and the target are done: from here on, the DataLoader's own start
     t0 = time.perf_counter()
     samples, first = 0, None
     for epoch in range(spec["epochs"]):

@@ -27,6 +27,9 @@ from hangwatch.records.probe import Cell, CellStatus, ProbeResult
 from hangwatch.recover.terminate import JobTracker, end_tree, popen_waiter
 
 STARTUP_ALLOWANCE_S = 30.0  # a cell's first batch may take this long (spawn imports torch in each worker)
+# With fork the workers start from the cell's own imports: once its DataLoader exists, the first batch
+# has this long (or --item-timeout, if longer) before the cell counts as hung.
+FORK_FIRST_BATCH_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,9 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     tracker = JobTracker(proc.pid)
     cell.status = CellStatus.RUNNING
     t0 = time.monotonic()
-    done, hung, peak = _watch_cell(proc, lines, tracker, opts)
+    first_batch = max(FORK_FIRST_BATCH_S if cell.multiprocessing_context == "fork" else STARTUP_ALLOWANCE_S,
+                      opts.item_timeout)
+    done, hung, peak = _watch_cell(proc, lines, tracker, opts, first_batch)
     if hung:
         cell.status = CellStatus.HUNG
         cell.finding = _diagnose_hung(proc.pid)
@@ -91,9 +96,12 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
 
 
 def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tracker: JobTracker,
-                opts: ProbeOptions) -> tuple[dict[str, Any] | None, bool, float]:
-    """Follow a cell until it is done, exits, or stalls: (final message, hung?, peak RSS of its tree)."""
+                opts: ProbeOptions, first_batch_s: float) -> tuple[dict[str, Any] | None, bool, float]:
+    """Follow a cell until it is done, exits, or stalls: (final message, hung?, peak RSS of its tree).
+    Before its DataLoader exists (imports, the target) it has STARTUP_ALLOWANCE_S; then ``first_batch_s``
+    for the first batch; then --item-timeout between batches."""
     t0 = time.monotonic()
+    loader_at: float | None = None
     last_batch: float | None = None
     peak = 0.0
     while True:
@@ -101,6 +109,8 @@ def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tr
             msg = json.loads(lines.get(timeout=0.2))
             if msg["event"] == "batch":
                 last_batch = time.monotonic()
+            elif msg["event"] == "loader":
+                loader_at = time.monotonic()
             elif msg["event"] == "done":
                 return msg, False, peak
         except queue.Empty:
@@ -120,8 +130,12 @@ def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tr
                     continue
                 if msg.get("event") == "done":
                     return msg, False, peak
-        stalled = (now - last_batch > opts.item_timeout) if last_batch else (
-            now - t0 > min(opts.cell_timeout, max(STARTUP_ALLOWANCE_S, opts.item_timeout)))
+        if last_batch:
+            stalled = now - last_batch > opts.item_timeout
+        elif loader_at:
+            stalled = now - loader_at > min(opts.cell_timeout, first_batch_s)
+        else:
+            stalled = now - t0 > min(opts.cell_timeout, max(STARTUP_ALLOWANCE_S, opts.item_timeout))
         if stalled or now - t0 > opts.cell_timeout:
             return None, True, peak
 
