@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-from conftest import FAST, SCENARIOS, _job_processes, clean_env, marker, py, two_free_ports
+from conftest import FAST, SCENARIOS, _free_port, _job_processes, clean_env, marker, py, two_free_ports
 
 from hangwatch.incident import Finding, Where
 from hangwatch.recover.exitcode import (
@@ -238,12 +238,6 @@ def test_the_kubernetes_manifest_fails_the_job_on_every_code_but_124():
 
 
 # --- 3. metrics --------------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain")

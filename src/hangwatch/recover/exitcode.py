@@ -35,8 +35,6 @@ EXIT_HUNG_REQUEUE = 124
 EXIT_HUNG_FINAL = 125
 EXIT_STOPPED = 122
 EXIT_SUPERVISION_FAILED = 123
-EXIT_USAGE = 2
-HUNG_CODES = (EXIT_HUNG_REQUEUE, EXIT_HUNG_FINAL)
 
 # Causes a requeue cannot fix: the job would wait at the same place again.
 NO_REQUEUE: dict[str, str] = {
