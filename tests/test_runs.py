@@ -150,7 +150,7 @@ def test_html_page_of_a_hang_restarted_into_a_slower_fallback(run, tmp_path):
     ratio = re.search(r"(\d\.\d\d)x the rate of attempt 1, ETA \+([\d.]+ \w+), \+\$([\d.]+)", html)
     assert ratio, re.findall(r"the rate of attempt 1[^<]*", html)
     assert 0.3 < float(ratio.group(1)) < 0.75  # --slow halves the step rate
-    assert "<code>--safe --slow</code>" in html and "Process tree" in html and "wasted while stalled" in html
+    assert "<code>--safe --slow</code>" in html and "Process tree" in html and "wasted while stalled or redoing steps" in html
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt install chromium) to render the page")

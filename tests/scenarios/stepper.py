@@ -1,6 +1,7 @@
 """Prints `step i/N` every --interval seconds, checkpointing each step to --ckpt (resumed from it).
 --hang-at K: hangs before step K unless --safe is given (the fallback a restart adds); --slow: each
-step takes twice as long (so a fallback's rate can be measured); --crash-at K: exits 1 there."""
+step takes twice as long (so a fallback's rate can be measured); --crash-at K: exits 1 there;
+--fast-after K: steps after K take a tenth of --interval (a job that speeds up)."""
 
 import argparse
 import json
@@ -16,6 +17,7 @@ ap.add_argument("--crash-at", type=int, default=-1)
 ap.add_argument("--safe", action="store_true")
 ap.add_argument("--slow", action="store_true")
 ap.add_argument("--ckpt", default="")
+ap.add_argument("--fast-after", type=int, default=-1)
 args = ap.parse_args()
 
 start = 0
@@ -27,7 +29,8 @@ for step in range(start + 1, args.steps + 1):
         threading.Event().wait()  # HANG-HERE
     if step == args.crash_at:
         raise SystemExit(f"crashed at step {step}")
-    time.sleep(args.interval * (2 if args.slow else 1))
+    fast = 0 <= args.fast_after < step
+    time.sleep(args.interval * (2 if args.slow else 1) / (10 if fast else 1))
     print(f"step {step}/{args.steps}", flush=True)
     if args.ckpt:
         with open(args.ckpt + ".tmp", "w") as f:

@@ -12,7 +12,10 @@ never importing it itself), it installs:
   ``torch.distributed.checkpoint.save``, ``compile`` between torch's compile start and end
   callbacks, ``validation`` while a Lightning evaluation loop or ``transformers.Trainer.evaluate``
   runs. Checkpoint and compile phases carry a deadline (``$HANGWATCH_PHASE_TIMEOUT``, the run's
-  ``--max-slow``): no stall is declared inside them before it.
+  ``--max-slow``): no stall is declared inside them before it;
+- checkpoints, for a restart to resume from: each ``torch.save`` / ``torch.distributed.checkpoint.save``
+  to a path, Lightning's ``Trainer.save_checkpoint`` and the HF Trainer's ``checkpoint-N`` directories
+  are appended as one JSON line to ``$HANGWATCH_HEARTBEAT_DIR/checkpoints.jsonl`` (path, step, kind).
 
 A beat writes into this process's 128-byte memory-mapped slot ``<pid>.hb`` under
 ``$HANGWATCH_HEARTBEAT_DIR``, the layout ``hangwatch.beat`` uses (the slot carries ``$RANK``).
@@ -24,6 +27,7 @@ Everything fails quietly: a heartbeat must never break the job. ``HANGWATCH_AUTO
 from __future__ import annotations
 
 import functools
+import json
 import mmap
 import os
 import struct
@@ -158,6 +162,23 @@ class _Beats:
         PHASE.pack_into(mm, PHASE_OFFSET, self.phases[-1][1], now, name.encode()[:NAME_SIZE])
         self.beat()
 
+    def saved(self, path: Any, kind: str, step: Any = None) -> None:
+        """A checkpoint was written to ``path`` (a str or os.PathLike; a buffer is not a checkpoint file)."""
+        try:
+            if not isinstance(path, (str, os.PathLike)):
+                return
+            n = int(step) if step is not None else (self.step if self.step >= 0 else None)
+            line = json.dumps({"at": time.time(), "pid": os.getpid(), "rank": self.rank, "kind": kind,
+                               "path": os.path.abspath(os.fspath(path)), "step": n})
+            fd = os.open(os.path.join(self.directory, "checkpoints.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                         0o644)
+            try:
+                os.write(fd, (line + "\n").encode())  # one write of one short line: appends never interleave
+            finally:
+                os.close(fd)
+        except Exception:  # noqa: BLE001, S110 - a record is a nicety; never break the job
+            pass
+
     def leave(self) -> None:
         """The innermost phase ends."""
         if self.mm is None:
@@ -217,9 +238,31 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
     _attach_remedy(dataloader)
     import torch.serialization
 
-    save = _in_phase(beats, "checkpoint", beats.phase_timeout, torch.serialization.save)
+    save = _recorded(beats, "torch.save", lambda a, k: a[1] if len(a) > 1 else k.get("f"),
+                     _in_phase(beats, "checkpoint", beats.phase_timeout, torch.serialization.save))
     torch.serialization.save = save
     torch.save = save
+
+
+def _recorded(beats: _Beats, kind: str, where: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+              fn: Callable[..., Any], step: Callable[[tuple[Any, ...]], Any] | None = None) -> Callable[..., Any]:
+    """``fn`` that, once it has returned, records the checkpoint ``where(args, kwargs)`` names."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        try:
+            beats.saved(where(args, kwargs), kind, step(args) if step is not None else None)
+        except Exception:  # noqa: BLE001, S110 - never break the job
+            pass
+        return out
+
+    return wrapper
+
+
+def _dcp_path(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    writer = kwargs.get("storage_writer")
+    return kwargs.get("checkpoint_id") or getattr(writer, "path", None) or getattr(writer, "checkpoint_id", None)
 
 
 def _remedy_kwargs(kwargs: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -330,7 +373,8 @@ def _attach_dcp(beats: _Beats, module: Any) -> None:
     for name in ("save", "async_save"):
         fn = getattr(module, name, None)
         if fn is not None:
-            setattr(module, name, _in_phase(beats, "checkpoint", beats.phase_timeout, fn))
+            setattr(module, name, _recorded(beats, "dcp", _dcp_path,
+                                            _in_phase(beats, "checkpoint", beats.phase_timeout, fn)))
 
 
 def _attach_lightning(beats: _Beats, module: Any) -> None:
@@ -377,6 +421,24 @@ def _attach_transformers(beats: _Beats, module: Any) -> None:
     trainer = getattr(module, "Trainer", None)
     if trainer is not None and hasattr(trainer, "evaluate"):
         trainer.evaluate = _in_phase(beats, "validation", None, trainer.evaluate)
+    if trainer is not None and hasattr(trainer, "_save_checkpoint"):  # output_dir/checkpoint-<global step>
+
+        def hf_dir(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            self = args[0]
+            step = self.state.global_step
+            out = self._get_output_dir(trial=kwargs.get("trial", args[2] if len(args) > 2 else None))
+            path = os.path.join(out, f"checkpoint-{step}")
+            return path if os.path.isdir(path) else None
+
+        trainer._save_checkpoint = _recorded(beats, "transformers", hf_dir, trainer._save_checkpoint,
+                                             step=lambda a: a[0].state.global_step)
+
+
+def _attach_lightning_trainer(beats: _Beats, module: Any) -> None:
+    trainer = getattr(module, "Trainer", None)
+    if trainer is not None and hasattr(trainer, "save_checkpoint"):
+        trainer.save_checkpoint = _recorded(beats, "lightning", lambda a, k: a[1] if len(a) > 1 else k.get("filepath"),
+                                            trainer.save_checkpoint, step=lambda a: a[0].global_step)
 
 
 WATCH: dict[str, Callable[[_Beats, Any], None]] = {
@@ -388,6 +450,8 @@ WATCH: dict[str, Callable[[_Beats, Any], None]] = {
     "transformers.trainer": _attach_transformers,
     "transformers.trainer_callback": _attach_transformers_callbacks,
     "lightning.pytorch.loops.fit_loop": _attach_lightning_fit,
+    "lightning.pytorch.trainer.trainer": _attach_lightning_trainer,
+    "pytorch_lightning.trainer.trainer": _attach_lightning_trainer,
     "pytorch_lightning.loops.fit_loop": _attach_lightning_fit,
 }
 

@@ -18,11 +18,15 @@ from hangwatch.supervise.config import default_text
 @click.option("--on-hang", help=f"report | kill | restart {default_text('on_hang')}.")
 @click.option("--max-restarts", help=f"Restarts allowed in one run {default_text('max_restarts')}.")
 @click.option("--fallback", multiple=True, help="Repeatable: restart k applies fallbacks 1..k to the command.")
+@click.option("--resume-arg", help="Options every restart gets, with the newest checkpoint autobeat saw: "
+              "'--resume {checkpoint}' ({checkpoint_step} too; also usable in --fallback and its env).")
 @click.option("--progress-regex", help="Extra progress pattern; named group `step` for a counter.")
 @click.option("--cost-per-hour", help="Price of the machine in USD, for cost and waste figures.")
 @click.option("--budget", help="USD: warn once when the projected total cost passes it (needs --cost-per-hour).")
 @click.option("--on-over-budget", help=f"warn | stop: stop ends the job cleanly, after its next checkpoint when "
               f"one was seen {default_text('on_over_budget')}.")
+@click.option("--deadline", help="When the run must be done: +36h, +2d12h, or an ISO time (2026-11-26T18:00). "
+              "The projected finish is shown against it, with a warning when it crosses it.")
 @click.option("--total-steps", help="Steps the job will run, for the ETA [the job's n/N counter, or the "
               "trainer's max steps].")
 @click.option("--kill-grace", help=f"Seconds between SIGTERM and SIGKILL when ending the job "

@@ -49,6 +49,11 @@ class EventKind(str, Enum):
     WATCHDOG = "watchdog"  # a supervision round took longer than HANGWATCH_WATCHDOG_S
     CAPTURE_ABANDONED = "capture_abandoned"
     OVER_BUDGET = "over_budget"  # the projected total cost passed --budget
+    DEADLINE = "deadline"  # the projected finish crossed --deadline (or came back before it)
+    CHECKPOINT = "checkpoint"  # the job wrote a checkpoint (path, step, kind): a restart can resume from it
+    RESUME = "resume"  # a restart passes the newest checkpoint on (--resume-arg, {checkpoint} in fallbacks)
+    REDONE = "redone"  # a restarted attempt does steps again that the one before had done
+    FROM_ZERO = "from_zero"  # a restart started again from step 0 although a checkpoint existed
     GPU_RELEASE = "gpu_release"  # before a restart: how long the ended job's GPU memory took to be freed
     COORD_STATS = "coord_stats"  # multi-node: messages and bytes this node sent the store, per round and in all
     EXIT = "exit"
@@ -113,6 +118,17 @@ class RunSummary:
     exit_reason: str | None = None
     exit_why: str | None = None
     requeue: bool | None = None
+    # --deadline (unix time), the projected finish (now + ETA; the end once it ended), whether that is in
+    # time, and by how much (negative: late).
+    # The newest checkpoint the job wrote (path, step, kind, attempt, rank), and the steps attempts did
+    # again after a restart (from where they resumed up to where the attempt before had got): waste.
+    checkpoint: dict[str, Any] | None = None
+    redone_steps: int = 0
+    redone_seconds: float = 0.0
+    deadline: float | None = None
+    finish_at: float | None = None
+    meets_deadline: bool | None = None
+    slack_seconds: float | None = None
     schema: str = SUMMARY_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:

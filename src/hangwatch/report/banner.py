@@ -3,10 +3,12 @@ the one-line status on a terminal. Built from records only."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from hangwatch.incident import Incident, Verdict
 from hangwatch.records.run import RunSummary
+from hangwatch.report.units import duration
 
 
 def incident_banner(incident: Incident, stalled_s: float, report: Path, page: Path | None = None) -> list[str]:
@@ -42,6 +44,16 @@ def notification(job_name: str, incident: Incident, banner: list[str]) -> tuple[
     return title, "\n".join(banner[1:])
 
 
+def deadline_text(summary: RunSummary) -> str | None:
+    """``finish Wed 14:20, 2.1 d before the deadline`` (or ``5.2 h after``), when there is a deadline
+    and a projection."""
+    if summary.finish_at is None or summary.slack_seconds is None:
+        return None
+    when = time.strftime("%a %H:%M", time.localtime(summary.finish_at))
+    slack = summary.slack_seconds
+    return f"finish {when}, {duration(abs(slack))} {'before' if slack >= 0 else 'after'} the deadline"
+
+
 def clock_text(seconds: float) -> str:
     """H:MM:SS."""
     s = int(seconds)
@@ -59,6 +71,9 @@ def status_line(summary: RunSummary, since_progress_s: float, note: str | None =
         parts.append(f"{summary.steps_per_s:.2f} steps/s")
     if summary.eta_seconds is not None:
         parts.append(f"ETA {clock_text(summary.eta_seconds)}")
+    when = deadline_text(summary)
+    if when is not None:
+        parts.append(when)
     if summary.cost_usd is not None:
         parts.append(f"${summary.cost_usd:.2f}" + (f" (+${summary.projected_cost_usd:.2f} to finish)"
                                                    if summary.projected_cost_usd is not None else ""))

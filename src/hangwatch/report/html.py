@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hangwatch.incident import Incident, ProcessRecord
 from hangwatch.records.run import Event, RunSummary
+from hangwatch.report.banner import deadline_text
 from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
 from hangwatch.report.run_report import TIMELINE_EVENTS, RunRecord
@@ -283,12 +284,20 @@ def _summary_html(s: RunSummary | None) -> str:
              + (f" of {s.total_steps}" if s.total_steps else "")),
             ("Step rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s"),
             ("ETA", _e(duration(s.eta_seconds)) if s.ended_at is None else "-"),
+            *([("Deadline", _e(_clock(s.deadline) + (f": {deadline_text(s)}" if deadline_text(s) else "")))]
+              if s.deadline is not None else []),
             ("Incidents", str(s.incidents)),
             ("Stalled", _e(duration(s.stalled_seconds))),
+            *([("Redone after restarts", _e(f"{s.redone_steps} steps, {duration(s.redone_seconds)}"
+                                            + (f", {usd(s.redone_seconds / 3600 * s.cost_per_hour)}"
+                                               if s.cost_per_hour else "")))] if s.redone_steps else []),
+            *([("Newest checkpoint", _e(f"{s.checkpoint['path']} (step {s.checkpoint.get('step')}, "
+                                        f"{s.checkpoint.get('source')})"))] if s.checkpoint else []),
             ("Goodput", "unknown (no counter or heartbeat)" if s.goodput is None else f"{s.goodput * 100:.1f}%"),
             ("Progress signal", _e(s.progress_signal))]
     if s.cost_usd is not None:
-        cost = f"{usd(s.cost_usd)} at {usd(s.cost_per_hour or 0)}/h; wasted while stalled: {usd(s.wasted_usd or 0)}"
+        cost = (f"{usd(s.cost_usd)} at {usd(s.cost_per_hour or 0)}/h; wasted while stalled or redoing steps after a "
+                f"restart: {usd(s.wasted_usd or 0)}")
         if s.projected_cost_usd is not None and s.ended_at is None:
             cost += f"; {usd(s.projected_cost_usd)} more to finish"
         if s.budget_usd is not None:

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hangwatch.records.run import Event
-from hangwatch.report.banner import clock_text
+from hangwatch.report.banner import clock_text, deadline_text
 from hangwatch.report.runs_table import STATE_STYLE, runs_table
 from hangwatch.report.units import duration, money
 from hangwatch.runs.view import RunView
@@ -84,6 +84,9 @@ def render_one(view: RunView, history: RateHistory) -> RenderableType:
     grid.add_row("step", step)
     grid.add_row("rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s")
     grid.add_row("ETA", "-" if s.eta_seconds is None or not view.live else clock_text(s.eta_seconds))
+    if s.deadline is not None:
+        grid.add_row("deadline", time.strftime("%a %d %b %H:%M", time.localtime(s.deadline))
+                     + (f": {deadline_text(s)}" if deadline_text(s) else ""))
     grid.add_row("last progress", "-" if view.since_progress is None else f"{duration(view.since_progress)} ago")
     grid.add_row("attempts", str(s.attempts))
     grid.add_row("incidents", f"{s.incidents} (stalled {duration(s.stalled_seconds)})")

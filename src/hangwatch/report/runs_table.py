@@ -26,6 +26,8 @@ def row(v: RunView) -> list[str]:
     step = "-" if s.last_step is None else (f"{s.last_step}/{s.total_steps}" if s.total_steps else str(s.last_step))
     rate = "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g}/s"
     eta = duration(s.eta_seconds) if v.live else "-"
+    if v.live and s.slack_seconds is not None:  # --deadline: how far before (or after) it the projection lands
+        eta += f" ({duration(abs(s.slack_seconds))} {'spare' if s.slack_seconds >= 0 else 'late'})"
     stalled = duration(s.stalled_seconds) if s.stalled_seconds else "0"
     cost = money(s.cost_usd)
     if s.projected_cost_usd is not None and v.live:

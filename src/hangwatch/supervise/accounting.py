@@ -47,6 +47,8 @@ class Ledger:
     stalled_closed: float = 0.0
     stall_open_since: float | None = None  # the last progress before a declared, still open stall
     signal: str = "none"  # the strongest progress signal seen in any attempt: none | output | counter | heartbeat
+    redone_steps: int = 0  # steps restarted attempts did again (they count as waste)
+    redone_seconds: float = 0.0
 
     def saw(self, strength: int) -> None:
         """A progress signal of this strength counted; remember the strongest kind ever seen."""
@@ -93,7 +95,8 @@ class Ledger:
             progress_signal=self.signal, total_steps=total,
             steps_per_s=round(rate, 4) if rate else None, eta_seconds=eta, cost_per_hour=price,
             cost_usd=None if price is None else round(wall / 3600 * price, 4),
-            wasted_usd=None if price is None else round(stalled / 3600 * price, 4),
+            wasted_usd=None if price is None else round((stalled + self.redone_seconds) / 3600 * price, 4),
+            redone_steps=self.redone_steps, redone_seconds=round(self.redone_seconds, 1),
             projected_cost_usd=None if price is None or eta is None else round(eta / 3600 * price, 4))
 
 

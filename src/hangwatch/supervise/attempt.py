@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from hangwatch.errors import HangwatchError
 from hangwatch.recover.exitcode import EXIT_SUPERVISION_FAILED, ExitStatus
 from hangwatch.recover.restart import RestartDecision
+from hangwatch.supervise.checkpoints import Checkpoint
 from hangwatch.supervise.config import OnHang
 from hangwatch.supervise.detector import StallDetector
 from hangwatch.supervise.job import Job
@@ -88,6 +90,12 @@ class Attempt:
     slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, file:function) of `slow` incidents
     exit_code: int | None = None
     beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it
+    # The job's own step across attempts (the log's counter, or a trainer's global step): first and newest.
+    first_global: int | None = None
+    last_global: int | None = None
+    resumed_from: Checkpoint | None = None  # the newest checkpoint when this attempt was launched
+    resume_given: bool = False  # it was passed on ({checkpoint} in --resume-arg or a fallback)
+    global_points: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=512))  # (at, step)
 
     def saw_step(self, step: int) -> None:
         """A step this attempt reported."""

@@ -16,6 +16,7 @@ from typing import Any
 from hangwatch.errors import UsageError
 from hangwatch.recover.fallback import parse_fallback
 from hangwatch.recover.remedy import REMEDIES
+from hangwatch.supervise.deadline import parse_deadline
 from hangwatch.supervise.rundir import default_run_dir
 from hangwatch.supervise.topology import Topology, detect
 
@@ -57,6 +58,8 @@ DEFAULTS: dict[str, Any] = {
     "budget": None,  # USD: warn (or stop) when the projected total cost passes it
     "on_over_budget": "warn",  # warn | stop
     "total_steps": None,  # None: from the job's `n/N` counter or the trainer's max steps (autobeat)
+    "resume_arg": None,  # options every restart gets, e.g. '--resume {checkpoint}' (supervise/checkpoints.py)
+    "deadline": None,  # `+36h` or an ISO time: the projected finish is shown and watched against it
     "progress_regex": None,
     "gpu_release_timeout": 60.0,  # before a relaunch, wait this long for the ended job's GPU memory to be freed
     "relaunch_on_held_gpu": False,  # relaunch even when that memory stays held (a certain OOM, usually)
@@ -88,11 +91,13 @@ class RunConfig:
     on_hang: OnHang = field(default_factory=lambda: OnHang(DEFAULTS["on_hang"]))
     max_restarts: int = DEFAULTS["max_restarts"]
     fallbacks: tuple[Fallback, ...] = ()
+    resume_arg: str | None = None
     progress_regex: re.Pattern[str] | None = None
     cost_per_hour: float | None = None
     budget: float | None = None
     stop_over_budget: bool = False  # --on-over-budget stop
     total_steps: int | None = None
+    deadline: float | None = None  # unix time
     kill_grace: float = DEFAULTS["kill_grace"]
     gpu_release_timeout: float = DEFAULTS["gpu_release_timeout"]
     relaunch_on_held_gpu: bool = DEFAULTS["relaunch_on_held_gpu"]
@@ -280,6 +285,14 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
     if over not in ("warn", "stop"):
         raise UsageError(f"--on-over-budget must be warn or stop, not {over!r}", "Pass --on-over-budget warn|stop")
     total = pick("total_steps")
+    deadline = pick("deadline")
+    resume_arg = pick("resume_arg")
+    if resume_arg is not None:
+        try:
+            parse_fallback(str(resume_arg))
+        except ValueError as e:
+            raise UsageError(f"--resume-arg {resume_arg!r} is not a list of options: {e}",
+                             "Write it as '--resume {checkpoint}'") from e
     window = pick("capture_window")
     run_dir = pick("run_dir")
     if run_dir is not None and not isinstance(run_dir, str):
@@ -297,11 +310,13 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         on_hang=on_hang,
         max_restarts=int(_number("max_restarts", pick("max_restarts"), 0, integer=True)),
         fallbacks=_fallbacks(options.get("fallback") or (), toml.get("fallback")),
+        resume_arg=str(resume_arg) if resume_arg else None,
         progress_regex=regex,
         cost_per_hour=None if cost is None else _number("cost_per_hour", cost, 0),
         budget=None if budget is None else _number("budget", budget, 0, strict=True),
         stop_over_budget=over == "stop",
         total_steps=None if total is None else int(_number("total_steps", total, 1, integer=True)),
+        deadline=None if deadline in (None, "") else parse_deadline(str(deadline)),
         kill_grace=_number("kill_grace", pick("kill_grace"), 0),
         gpu_release_timeout=_number("gpu_release_timeout", pick("gpu_release_timeout"), 0),
         relaunch_on_held_gpu=bool(pick("relaunch_on_held_gpu")),

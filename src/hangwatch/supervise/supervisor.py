@@ -45,18 +45,28 @@ from hangwatch.recover.exitcode import (
     job_exit,
     stopped_exit,
 )
-from hangwatch.recover.fallback import command_for_attempt
+from hangwatch.recover.fallback import apply_fallback, command_for_attempt
 from hangwatch.recover.remedy import RemedyPlan, ladder
 from hangwatch.recover.restart import RestartPolicy
 from hangwatch.recover.terminate import Termination
 from hangwatch.redact import redact_argv, redact_text
 from hangwatch.report.banner import incident_banner, notification, status_line
 from hangwatch.runs.index import register
-from hangwatch.supervise.accounting import Ledger, attempt_stats, remedy_outcomes
+from hangwatch.supervise.accounting import Ledger, attempt_stats, remedy_outcomes, step_rate
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, SupervisionFailed, SystemClock
 from hangwatch.supervise.autobeat import autobeat_env
 from hangwatch.supervise.budget import BudgetWatch
+from hangwatch.supervise.checkpoints import (
+    Checkpoint,
+    CheckpointLog,
+    fill,
+    fill_args,
+    redone_steps,
+    save_step,
+    uses_checkpoint,
+)
 from hangwatch.supervise.config import OnHang, RunConfig
+from hangwatch.supervise.deadline import HOLD_S, DeadlineWatch
 from hangwatch.supervise.detector import DetectorConfig, HistoryBound, Progress, StallDetector, State, Strength
 from hangwatch.supervise.gpu_release import GpuGuard
 from hangwatch.supervise.intake import ProgressIntake
@@ -107,6 +117,9 @@ class Supervisor:
         self.status = StatusLine(enabled=sys.stderr.isatty())
         self.metrics = self._metrics() if cfg.metrics_port is not None or cfg.metrics_textfile else None
         self.intake = ProgressIntake(cfg.progress_regex, self.rundir.heartbeat_dir)
+        self.checkpoints: list[Checkpoint] = []  # what the job saved, oldest first (autobeat records them)
+        self.checkpoint_log = CheckpointLog(self.rundir.heartbeat_dir / "checkpoints.jsonl")
+        self._checkpoints_read: list[dict[str, object]] = []
         self.ledger = Ledger(self.clock.now(), cfg.cost_per_hour)
         self.policy = RestartPolicy(cfg.max_restarts)
         self.attempts: list[Attempt] = []
@@ -121,6 +134,9 @@ class Supervisor:
         self.gpu = GpuGuard(cfg.gpu_release_timeout, cfg.relaunch_on_held_gpu, self.rundir.event, self._stderr)
         self.budget = (BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall)
                        if cfg.budget is not None else None)
+        # Like the budget: a projection is noisy, so a crossing counts once it has held for --min-stall (<= 30 s).
+        self.deadline_watch = (DeadlineWatch(cfg.deadline, hold_s=min(HOLD_S, cfg.min_stall))
+                               if cfg.deadline is not None else None)
         self.probe_note: str | None = None  # the newest startup probe's finding, for the status line
         self.note: str | None = None  # alive or waiting without progress: what, and until when (status, ls, watch)
         self._signals: list[int] = []
@@ -246,6 +262,7 @@ class Supervisor:
                 end = self._watch(attempt)
             finally:
                 attempt.ended_at = self.clock.now()
+                self._flush_checkpoints(attempt)
                 if attempt.job.poll() is not None:
                     attempt.job.close()
             attempt.exit_code = end.code
@@ -299,10 +316,21 @@ class Supervisor:
                                   on_close=self._wake.set), self.cfg.kill_grace)
 
     def _launch(self, n: int) -> Attempt:
-        argv = command_for_attempt(self.cfg.argv, [f.args for f in self.cfg.fallbacks], n)
+        ckpt = self.checkpoints[-1] if self.checkpoints else None
+        argv = command_for_attempt(self.cfg.argv, [fill_args(f.args, ckpt) for f in self.cfg.fallbacks], n)
         env = dict(self.base_env)
+        given = ckpt is not None and any(uses_checkpoint(f.args) or any(map(uses_checkpoint, f.env.values()))
+                                         for f in self.cfg.fallbacks[: max(0, n - 1)])
         for fb in self.cfg.fallbacks[: max(0, n - 1)]:
-            env.update(fb.env)
+            env.update({k: v for k, v in ((k, fill(v, ckpt)) for k, v in fb.env.items()) if v is not None})
+        if n > 1 and self.cfg.resume_arg:
+            given = given or (ckpt is not None and uses_checkpoint(self.cfg.resume_arg))
+            resume = fill_args(self.cfg.resume_arg, ckpt)
+            argv = apply_fallback(argv, resume) if resume else argv
+            self.rundir.event(EventKind.RESUME, attempt=n, applied=resume or None,
+                              checkpoint=ckpt.to_dict() if ckpt else None)
+            self._stderr(f"hangwatch: attempt {n} resumes from {ckpt.path} (step {ckpt.step})" if ckpt and resume
+                         else f"hangwatch: attempt {n}: no checkpoint was seen, so --resume-arg is left out")
         env.update({"PYTHONUNBUFFERED": "1", "HANGWATCH_RUN_DIR": str(self.cfg.run_dir.resolve()),
                     "HANGWATCH_ATTEMPT": str(n), "HANGWATCH_HEARTBEAT_DIR": str(self.rundir.heartbeat_dir.resolve())})
         env.update(autobeat_env(env, self.cfg.autobeat, self.cfg.max_slow))
@@ -325,7 +353,7 @@ class Supervisor:
                                            history_floor=self.cfg.history_floor, phase_factor=self.cfg.phase_factor),
                             now)
         attempt = Attempt(n, argv, now, job, det, action=self.cfg.on_hang, next_probe_at=now + self.cfg.min_stall,
-                          log_offset=log_offset)
+                          log_offset=log_offset, resumed_from=ckpt, resume_given=given)
         self.attempts.append(attempt)
         if n > 1:
             self.rundir.event(EventKind.RESTART, attempt=n, command=redact_argv(argv))
@@ -420,6 +448,8 @@ class Supervisor:
         self._periodic(a, now)
         if end is None and self.budget is not None:
             end = self._budget_tick(a, self.budget, now)
+        if end is None:
+            self._deadline_tick(a, now)
         return end
 
     def _due(self, chore: str, now: float, every: float) -> bool:
@@ -667,9 +697,73 @@ class Supervisor:
         intake = self.intake.poll()
         for p in intake.signals:
             self._progress(a, p)
+        # A checkpoint is taken one round after it was read: the output the job printed before saving
+        # (its step) has arrived through the pumps by then.
+        for rec in self._checkpoints_read:
+            self._checkpoint(a, rec)
+        self._checkpoints_read = self.checkpoint_log.poll()
         a.detector.set_phase(intake.phase, intake.phase_deadline, intake.phase_started, self.clock.now())
 
+    def _flush_checkpoints(self, a: Attempt) -> None:
+        """Take every checkpoint recorded so far (the attempt ended: nothing more will be printed)."""
+        for rec in [*self._checkpoints_read, *self.checkpoint_log.poll()]:
+            self._checkpoint(a, rec)
+        self._checkpoints_read = []
+
+    def _checkpoint(self, a: Attempt, rec: dict[str, object]) -> None:
+        """A checkpoint the job wrote. A trainer's carries its global step; a plain torch.save gets the
+        job's own step around the save (checkpoints.save_step)."""
+        raw_at, rank = rec.get("at"), rec.get("rank")
+        at = float(raw_at) if isinstance(raw_at, int | float) else self.clock.now()
+        step = rec.get("step") if rec.get("kind") in ("lightning", "transformers") else save_step(
+            str(rec["path"]), at, list(a.global_points))
+        ckpt = Checkpoint(at=at, path=str(rec["path"]),
+                          step=step if isinstance(step, int) else None, kind=str(rec.get("kind") or "?"),
+                          attempt=a.number, rank=rank if isinstance(rank, int) else -1)
+        self.checkpoints.append(ckpt)
+        del self.checkpoints[:-100]
+        self.rundir.event(EventKind.CHECKPOINT, **ckpt.to_dict())
+
+    def _global_step(self, p: Progress) -> int | None:
+        """The job's own step, comparable across attempts: a trainer's global step (its beats start from
+        where it resumed) when autobeat knows the trainer, else the log's counter."""
+        if p.step is None:
+            return None
+        if self.intake.trainer_total:
+            return p.step if p.strength == Strength.HEARTBEAT else None
+        return p.step if p.strength == Strength.COUNTER else None
+
+    def _saw_global(self, a: Attempt, step: int, at: float) -> None:
+        a.last_global = step if a.last_global is None else max(a.last_global, step)
+        a.global_points.append((at, step))
+        if a.first_global is not None:
+            return
+        a.first_global = step
+        if a.number < 2:
+            return
+        # Where it started: after the checkpoint it was given; from scratch when its first step comes before
+        # the newest checkpoint it was not given (the log shows the newest step of each poll, not the first).
+        ck, before = a.resumed_from, self.attempts[a.number - 2]
+        over = ck is not None and ck.step is not None and ck.step >= 2 and step < ck.step and not a.resume_given
+        start = ck.step + 1 if ck is not None and ck.step is not None and a.resume_given else 1 if over else step
+        redo = redone_steps(before.last_global, start)
+        if redo:
+            rate = step_rate(before.detector.intervals, before.detector.points)
+            seconds = redo / rate if rate else 0.0
+            self.ledger.redone_steps += redo
+            self.ledger.redone_seconds += seconds
+            self.rundir.event(EventKind.REDONE, attempt=a.number, steps=redo, seconds=round(seconds, 1),
+                              from_step=start, previous_last=before.last_global)
+        if over and ck is not None:
+            self.rundir.event(EventKind.FROM_ZERO, attempt=a.number, step=step, checkpoint=ck.to_dict())
+            self._stderr(f"hangwatch: attempt {a.number} started again from the beginning (step {step} seen), "
+                         f"although a checkpoint at step {ck.step} existed ({ck.path}); pass --resume-arg "
+                         "'--resume {checkpoint}' (your job's option), or make the job load its newest checkpoint.")
+
     def _progress(self, a: Attempt, p: Progress) -> None:
+        g = self._global_step(p)
+        if g is not None:
+            self._saw_global(a, g, p.at)
         was = a.detector.state
         if p.strength == Strength.HEARTBEAT and p.step is not None:
             a.beat_steps = True
@@ -898,14 +992,34 @@ class Supervisor:
         det = self.attempts[-1].detector if self.attempts else None
         last = det.last.at if det is not None and det.last is not None else None
         st = self.exit_status if final else None
-        return dataclasses.replace(
+        summary = dataclasses.replace(
             self._ledger_summary(final, det), remedies=remedy_outcomes(self.attempts, self.remedies.applied),
             attempt_stats=attempt_stats(self.attempts, [f.args for f in self.cfg.fallbacks], self.remedies.applied),
             budget_usd=self.cfg.budget, last_progress_at=None if last is None else round(last, 3), note=self.note,
             history=det.history_summary() if det is not None else None,
+            checkpoint=self.checkpoints[-1].to_dict() if self.checkpoints else None,
             host=os.uname().nodename, supervisor_pid=os.getpid(), updated_at=round(self.clock.now(), 3),
             exit_reason=st.reason.value if st else None, exit_why=st.why if st else None,
             requeue=st.requeue if st else None)
+        if self.cfg.deadline is None:
+            return summary
+        from hangwatch.supervise.deadline import with_deadline
+
+        return with_deadline(summary, self.cfg.deadline, self.clock.now())
+
+    def _deadline_tick(self, a: Attempt, now: float) -> None:
+        """Warn when the projected finish crosses --deadline (once it has held a while), and again when it
+        comes back before it."""
+        if self.deadline_watch is None or not self._due("deadline", now, STATUS_EVERY_S):
+            return
+        text = self.deadline_watch.news(self.summary(final=False), now)
+        if text is None:
+            return
+        meets = self.deadline_watch.meets
+        self.rundir.event(EventKind.DEADLINE, attempt=a.number, text=text, meets=meets)
+        self._stderr(f"hangwatch: {text}.")
+        self.notifier.send(f"hangwatch: {command_name(self.cfg.argv)} "
+                           f"{'back on time' if meets else 'projected to miss its deadline'}", text)
 
     def _ledger_summary(self, final: bool, det: StallDetector | None) -> RunSummary:
         return self.ledger.summary(

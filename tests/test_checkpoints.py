@@ -1,0 +1,93 @@
+"""Checkpoint hand-off: autobeat records what the job saves, a restart resumes from the newest one
+({checkpoint} in --resume-arg), the steps redone after a resume count as waste, and a restart that
+starts again from step 0 although a checkpoint existed gets a warning."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import py
+
+from hangwatch.supervise.checkpoints import Checkpoint, CheckpointLog, fill, fill_args, redone_steps
+
+pytest.importorskip("torch")
+
+FAST = ["--min-stall", "1", "--capture-window", "1", "--kill-grace", "2", "--startup-grace", "30"]
+
+
+def test_placeholders_are_filled_or_their_option_left_out(tmp_path):
+    ck = Checkpoint(1.0, "/ck/step 10.pt", 10, "torch.save", 1)
+    assert fill("--resume {checkpoint} --from {checkpoint_step}", ck) == "--resume /ck/step 10.pt --from 10"
+    assert fill_args("--resume {checkpoint} --workers 0", ck) == "--resume '/ck/step 10.pt' --workers 0"
+    assert fill_args("--resume={checkpoint}", ck) == "'--resume=/ck/step 10.pt'"
+    assert fill_args("--resume {checkpoint} --workers 0", None) == "--workers 0"  # nothing saved yet
+    assert fill("{checkpoint_step}", Checkpoint(1.0, "/x", None, "dcp", 1)) is None
+    assert redone_steps(12, 11) == 2 and redone_steps(12, 1) == 12 and redone_steps(12, 13) == 0
+    log = CheckpointLog(tmp_path / "checkpoints.jsonl")
+    assert log.poll() == []
+    with open(tmp_path / "checkpoints.jsonl", "w") as f:
+        f.write('{"path": "/a", "step": 1}\nnot json\n{"path": "/b"')
+    assert [r["path"] for r in log.poll()] == ["/a"]
+    with open(tmp_path / "checkpoints.jsonl", "a") as f:
+        f.write(', "step": 2}\n')
+    assert log.poll() == [{"path": "/b", "step": 2}]
+
+
+def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_recorded_checkpoint(run, tmp_path):
+    """Attempts 1 and 2 hang before step 13 (checkpoints at 5 and 10). Restart 1 passes nothing on: attempt 2
+    starts from scratch, which is warned about and redoes 12 steps. Restart 2's fallback passes
+    `--resume {checkpoint}`: attempt 3 goes on after step 10 and redoes 2."""
+    out = tmp_path / "ckpts"
+    out.mkdir()
+    r = run(*FAST, "--on-hang", "restart", "--cost-per-hour", "36", "--fallback", "", "--fallback",
+            "--resume {checkpoint}", *py("ckpt_resume.py", "--steps", "20", "--every", "5", "--hang-at", "13",
+                                        "--hang-attempts", "2", "--out", str(out)))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    err = r.stderr.decode()
+    assert "attempt 2 started again from the beginning" in err and "a checkpoint at step 10 existed" in err, err[-2000:]
+    assert "--resume-arg '--resume {checkpoint}'" in err
+    assert b"resumed from step 10" in r.stdout
+    events = run.events()
+    saved = [(e["attempt"], e["path"].rsplit("/", 1)[-1], e["step"], e["source"]) for e in events
+             if e["event"] == "checkpoint"]
+    assert saved[:2] == [(1, "ckpt-5.pt", 5, "torch.save"), (1, "ckpt-10.pt", 10, "torch.save")], saved
+    (zero,) = [e for e in events if e["event"] == "from_zero"]
+    assert (zero["attempt"], zero["checkpoint"]["step"]) == (2, 10)
+    redone = [(e["attempt"], e["steps"], e["from_step"]) for e in events if e["event"] == "redone"]
+    assert redone == [(2, 12, 1), (3, 2, 11)], redone
+    launch3 = next(e for e in events if e["event"] == "launch" and e["attempt"] == 3)
+    assert launch3["command"][-2:] == ["--resume", str(out / "ckpt-10.pt")]
+    s = run.summary()
+    assert s["redone_steps"] == 14 and s["redone_seconds"] > 0
+    assert s["checkpoint"]["path"] == str(out / "ckpt-20.pt") and s["checkpoint"]["step"] == 20
+    assert s["wasted_usd"] >= round((s["stalled_seconds"] + s["redone_seconds"]) / 100, 4) - 0.001  # $0.01/s
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
+def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint(run, tmp_path):
+    """Under pipes, a DataLoader worker hangs at the start of epoch 1 (after global step 12): caught at its
+    line. Lightning's ModelCheckpoint saved through Trainer.save_checkpoint at steps 5 and 10 (autobeat
+    records path and global step); the restart gets --ckpt-path of step 10's file, Lightning goes on
+    from there (steps 11 and 12 done again) and finishes."""
+    ckpts = tmp_path / "ckpts"
+    r = run(*FAST, "--startup-grace", "120", "--on-hang", "restart", "--resume-arg", "--ckpt-path {checkpoint}",
+            *py("lightning_job.py", "--epochs", "3", "--items", "48", "--hang-epoch", "1", "--ckpt-dir", str(ckpts)),
+            env={"HW_EPOCH_FILE": str(tmp_path / "epoch")})
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    incident = run.incident()
+    root = incident["findings"][0]
+    assert root["cause"] == "dataloader.worker_stuck", root
+    assert root["where"]["file"].endswith("lightning_job.py") and root["where"]["function"].endswith("__getitem__")
+    assert incident["last_progress"]["step"] == 12  # 48 items / 4 per batch: one epoch of optimizer steps
+    events = run.events()
+    saved = [(e["path"].rsplit("/", 1)[-1], e["step"], e["source"]) for e in events if e["event"] == "checkpoint"
+             and e["attempt"] == 1]
+    assert saved == [("step=5.ckpt", 5, "lightning"), ("step=10.ckpt", 10, "lightning")], saved
+    (resume,) = [e for e in events if e["event"] == "resume"]
+    assert resume["checkpoint"]["path"] == str(ckpts / "step=10.ckpt")
+    assert b"resumed from step=10.ckpt" in r.stdout
+    (redone,) = [e for e in events if e["event"] == "redone"]
+    assert (redone["from_step"], redone["steps"]) == (11, 2), redone
+    s = run.summary()
+    assert (s["last_step"], s["redone_steps"], s["attempts"]) == (36, 2, 2)
+    assert s["stalled_seconds"] < 30, f"noticed late: {s['stalled_seconds']} s"
+    assert not [e for e in events if e["event"] == "from_zero"]
