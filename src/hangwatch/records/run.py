@@ -35,6 +35,7 @@ class EventKind(str, Enum):
     EXTENDED = "extended"
     PROBE = "probe"  # a startup probe: the job captured before its first progress signal
     REMEDY = "remedy"  # an attempt starts with a remedy the cause chose
+    REMEDY_CHOICE = "remedy_choice"  # why that remedy, weighed against --deadline and --budget
     HANDOVER = "handover"  # heartbeats stopped while the log counter advanced: the counter is the signal now
     NODES = "nodes"
     INCIDENT = "incident"

@@ -70,6 +70,7 @@ class Applied:
     remedy: str
     text: str
     cause: str
+    why: str = ""  # why this rung (by the deadline and budget: recover/choice.py), when others were weighed
 
 
 @dataclass
@@ -82,15 +83,20 @@ class RemedyPlan:
     def next_for(self, finding: Finding, attempt: int, loader_overrides: bool = True) -> Applied | None:
         """Record and return the remedy the next ``attempt`` runs with (None: nothing left to try).
         ``loader_overrides`` False (--no-autobeat: no hook in the job) skips DataLoader remedies."""
+        left = self.candidates(finding, loader_overrides)
+        return self.apply(left[0], finding, attempt) if left else None
+
+    def candidates(self, finding: Finding, loader_overrides: bool = True) -> list[str]:
+        """The cause's rungs not tried yet, in the ladder's order."""
         tried = {a.remedy for a in self.applied}
-        for name in ladder(finding, self.custom):
-            if name in REMEDIES and REMEDIES[name].loader and not loader_overrides:
-                continue
-            if name not in tried and name in REMEDIES:
-                a = Applied(attempt, name, REMEDIES[name].text, finding.cause)
-                self.applied.append(a)
-                return a
-        return None
+        return [name for name in ladder(finding, self.custom) if name in REMEDIES and name not in tried
+                and not (REMEDIES[name].loader and not loader_overrides)]
+
+    def apply(self, name: str, finding: Finding, attempt: int, why: str = "") -> Applied:
+        """Record that ``attempt`` runs with remedy ``name``."""
+        a = Applied(attempt, name, REMEDIES[name].text, finding.cause, why)
+        self.applied.append(a)
+        return a
 
     def env(self) -> dict[str, str]:
         """The environment an attempt gets for every remedy applied so far."""

@@ -121,6 +121,8 @@ def remedy_outcomes(attempts: Sequence[Attempt], remedies: Sequence[Applied]) ->
     out = []
     for r in remedies:
         row: dict[str, Any] = {"attempt": r.attempt, "cause": r.cause, "remedy": r.remedy, "applied": r.text}
+        if r.why:
+            row["why"] = r.why
         if 1 < r.attempt <= len(attempts):
             now_a, before = attempts[r.attempt - 1], attempts[r.attempt - 2]
             past = (now_a.max_step > before.max_step if now_a.max_step is not None and before.max_step is not None

@@ -69,7 +69,7 @@ DEFAULTS: dict[str, Any] = {
     "run_label": None,  # the metrics' `run` label; None: the run directory's name
 }
 DEFAULT_CONFIG = "hangwatch.toml"
-KEYS = {*DEFAULTS, "fallback", "notify", "remedies"}
+KEYS = {*DEFAULTS, "fallback", "notify", "remedies", "remedy_rates"}
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,7 @@ class RunConfig:
     native: bool = DEFAULTS["native"]
     auto_fallback: bool = DEFAULTS["auto_fallback"]
     remedies: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hangwatch.toml [remedies]: cause -> ladder
+    remedy_rates: tuple[tuple[str, float], ...] = ()  # [remedy_rates]: remedy -> its step rate / the rate without
     capture_window: float | None = None
     max_slow: float = DEFAULTS["max_slow"]
     history_factor: float = DEFAULTS["history_factor"]
@@ -249,6 +250,24 @@ def _remedy_ladders(table: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
+def _remedy_rates(table: Any) -> tuple[tuple[str, float], ...]:
+    """hangwatch.toml's [remedy_rates]: remedy -> its expected step rate as a fraction of the current one."""
+    if table is None:
+        return ()
+    known = ", ".join(sorted(REMEDIES))
+    if not isinstance(table, dict):
+        raise UsageError("[remedy_rates] must map remedy names to numbers", 'Write e.g. workers0 = 0.8')
+    out = []
+    for name, value in table.items():
+        if name not in REMEDIES:
+            raise UsageError(f"[remedy_rates]: unknown remedy {name!r}", f"Use only: {known}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 10:
+            raise UsageError(f"[remedy_rates] {name} must be a number above 0 (its rate / the rate without it), "
+                             f"not {value!r}", f"Write e.g. {name} = 0.8")
+        out.append((str(name), float(value)))
+    return tuple(out)
+
+
 def _check_command(argv: list[str]) -> None:
     if not argv:
         raise UsageError("no command to run", "Write it after --, e.g. `hangwatch run -- python train.py`")
@@ -326,6 +345,7 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         native=bool(pick("native")),
         auto_fallback=_on_off("auto_fallback", pick("auto_fallback")),
         remedies=_remedy_ladders(toml.get("remedies")),
+        remedy_rates=_remedy_rates(toml.get("remedy_rates")),
         capture_window=None if window is None else _number("capture_window", window, 0.2),
         max_slow=_number("max_slow", pick("max_slow"), 0),
         history_factor=_number("history_factor", pick("history_factor"), 1),

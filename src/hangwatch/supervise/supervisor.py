@@ -672,8 +672,24 @@ class Supervisor:
         """When the user's fallbacks are used up, the cause picks the next attempt's remedy (text)."""
         if not self.cfg.auto_fallback or next_attempt <= len(self.cfg.fallbacks) + 1:
             return None
-        applied = self.remedies.next_for(root, next_attempt, loader_overrides=self.cfg.autobeat)
-        return None if applied is None else f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
+        candidates = self.remedies.candidates(root, loader_overrides=self.cfg.autobeat)
+        from hangwatch.recover.choice import choose
+
+        s = self.summary(final=False)
+        left = s.total_steps - s.last_step if s.total_steps and s.last_step is not None else None
+        measured = {str(r["remedy"]): float(r["rate_vs_previous"])
+                    for r in remedy_outcomes(self.attempts, self.remedies.applied) if r.get("rate_vs_previous")}
+        choice = choose(candidates, now=self.clock.now(), steps_left=left, rate=s.steps_per_s, spent_usd=s.cost_usd,
+                        cost_per_hour=self.cfg.cost_per_hour, deadline=self.cfg.deadline, budget=self.cfg.budget,
+                        measured=measured, configured=dict(self.cfg.remedy_rates))
+        if choice is None:
+            return None
+        applied = self.remedies.apply(choice.remedy, root, next_attempt, why=choice.why)
+        if choice.why:
+            self.rundir.event(EventKind.REMEDY_CHOICE, attempt=next_attempt, remedy=choice.remedy, why=choice.why)
+            self._stderr(f"hangwatch: remedy for attempt {next_attempt}: {choice.why}")
+        return (f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
+                + (f"; {choice.why}" if choice.why else ""))
 
     def _moved_during_capture(self, a: Attempt) -> str | None:
         """What arrived while the job was being captured: a beat or a counter, output that reset an

@@ -1,0 +1,95 @@
+"""Which remedy a restart applies when several could: the first of the cause's ladder (most likely to
+fix it first) that still finishes the run by --deadline and within --budget, judged by each remedy's
+step rate against the current one. Pure: the supervisor hands it the run's figures.
+
+Rates, best first: measured in this run (an earlier attempt that ran with the remedy, against the one
+before it), then hangwatch.toml's [remedy_rates], then DEFAULT_RATES (documented guesses).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from hangwatch.report.units import duration, usd
+
+# A remedy's step rate as a fraction of the rate without it (README, "Remedies chosen by deadline").
+DEFAULT_RATES: dict[str, float] = {
+    "spawn": 1.0, "forkserver": 1.0, "no_persistent_workers": 0.97, "omp1": 0.9, "fewer_workers": 0.8,
+    "no_compile": 0.7, "workers0": 0.6,
+}
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """One remedy, projected: its rate factor (and where it came from), finish time, total cost."""
+
+    remedy: str
+    factor: float
+    source: str  # measured | hangwatch.toml | default
+    finish_at: float | None
+    total_usd: float | None
+
+    def text(self, deadline: float | None, budget: float | None) -> str:
+        """``workers0: 0.60x the rate (default), finish Wed 14:20, 2.1 d before the deadline, $3.10 total``."""
+        parts = [f"{self.remedy}: {self.factor:.2f}x the rate ({self.source})"]
+        if self.finish_at is not None:
+            parts.append(f"finish {time.strftime('%a %H:%M', time.localtime(self.finish_at))}")
+            if deadline is not None:
+                slack = deadline - self.finish_at
+                parts.append(f"{duration(abs(slack))} {'before' if slack >= 0 else 'after'} the deadline")
+        if self.total_usd is not None:
+            parts.append(f"{usd(self.total_usd)} in all" + (f" ({usd(self.total_usd - budget)} over budget)"
+                                                            if budget is not None and self.total_usd > budget else ""))
+        return ", ".join(parts)
+
+    def meets(self, deadline: float | None, budget: float | None) -> bool:
+        """Within the deadline and the budget (an unknown projection meets nothing it is judged by)."""
+        if deadline is not None and (self.finish_at is None or self.finish_at > deadline):
+            return False
+        return budget is None or (self.total_usd is not None and self.total_usd <= budget)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The remedy picked, and why, in words."""
+
+    remedy: str
+    why: str
+
+
+def rate_factor(remedy: str, measured: Mapping[str, float], configured: Mapping[str, float]) -> tuple[float, str]:
+    """A remedy's rate factor and where it came from."""
+    if remedy in measured:
+        return measured[remedy], "measured"
+    if remedy in configured:
+        return configured[remedy], "hangwatch.toml"
+    return DEFAULT_RATES.get(remedy, 1.0), "default"
+
+
+def choose(candidates: Sequence[str], *, now: float, steps_left: int | None, rate: float | None,
+           spent_usd: float | None, cost_per_hour: float | None, deadline: float | None, budget: float | None,
+           measured: Mapping[str, float], configured: Mapping[str, float]) -> Choice | None:
+    """The remedy to apply from ``candidates`` (the cause's untried rungs, in order); None without any."""
+    if not candidates:
+        return None
+    if deadline is None and budget is None:
+        return Choice(candidates[0], "")
+    outlooks = []
+    for name in candidates:
+        factor, source = rate_factor(name, measured, configured)
+        seconds = steps_left / (rate * factor) if steps_left is not None and rate and factor > 0 else None
+        finish = now + seconds if seconds is not None else None
+        total = (spent_usd or 0.0) + seconds / 3600 * cost_per_hour if seconds is not None and cost_per_hour \
+            else None
+        outlooks.append(Outlook(name, factor, source, finish, total))
+    for o in outlooks:
+        if o.meets(deadline, budget):
+            skipped = [x.text(deadline, budget) for x in outlooks[:outlooks.index(o)]]
+            why = o.text(deadline, budget) + (f"; not {'; '.join(skipped)}" if skipped else "")
+            return Choice(o.remedy, why)
+    what = " and ".join(w for w, on in (("the deadline", deadline is not None), ("the budget", budget is not None))
+                        if on)
+    return Choice(outlooks[0].remedy, f"no remedy meets {what}: " + "; ".join(o.text(deadline, budget)
+                                                                            for o in outlooks))
