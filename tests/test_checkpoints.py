@@ -39,8 +39,8 @@ def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_rec
     out = tmp_path / "ckpts"
     out.mkdir()
     r = run(*FAST, "--on-hang", "restart", "--cost-per-hour", "36", "--fallback", "", "--fallback",
-            "--resume {checkpoint}", *py("ckpt_resume.py", "--steps", "20", "--every", "5", "--hang-at", "13",
-                                        "--hang-attempts", "2", "--out", str(out)))
+            "--resume {checkpoint}", *py("ckpt_resume.py", "--steps", "16", "--every", "5", "--hang-at", "13",
+                                        "--hang-attempts", "2", "--interval", "0.15", "--out", str(out)))
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     err = r.stderr.decode()
     assert "attempt 2 started again from the beginning" in err and "a checkpoint at step 10 existed" in err, err[-2000:]
@@ -58,7 +58,7 @@ def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_rec
     assert launch3["command"][-2:] == ["--resume", str(out / "ckpt-10.pt")]
     s = run.summary()
     assert s["redone_steps"] == 14 and s["redone_seconds"] > 0
-    assert s["checkpoint"]["path"] == str(out / "ckpt-20.pt") and s["checkpoint"]["step"] == 20
+    assert s["checkpoint"]["path"] == str(out / "ckpt-15.pt") and s["checkpoint"]["step"] == 15
     assert s["wasted_usd"] >= round((s["stalled_seconds"] + s["redone_seconds"]) / 100, 4) - 0.001  # $0.01/s
 
 
@@ -69,9 +69,14 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     records path and global step); the restart gets --ckpt-path of step 10's file, Lightning goes on
     from there (steps 11 and 12 done again) and finishes."""
     ckpts = tmp_path / "ckpts"
+    # The ladder says workers0 first, but at 0.01x the rate (hangwatch.toml) it would end far past the
+    # deadline: the next rung, which keeps the rate, is chosen, and the incident and summary say why.
+    (tmp_path / "hangwatch.toml").write_text('[remedies]\n"dataloader.worker_stuck" = ["workers0", '
+                                             '"no_persistent_workers"]\n[remedy_rates]\nworkers0 = 0.01\n')
     r = run(*FAST, "--startup-grace", "120", "--on-hang", "restart", "--resume-arg", "--ckpt-path {checkpoint}",
-            *py("lightning_job.py", "--epochs", "3", "--items", "48", "--hang-epoch", "1", "--ckpt-dir", str(ckpts)),
-            env={"HW_EPOCH_FILE": str(tmp_path / "epoch")})
+            "--deadline", "+60s", "--config", str(tmp_path / "hangwatch.toml"),
+            *py("lightning_job.py", "--epochs", "3", "--items", "48", "--sleep-ms", "25", "--hang-epoch", "1",
+                "--ckpt-dir", str(ckpts)), env={"HW_EPOCH_FILE": str(tmp_path / "epoch")})
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     incident = run.incident()
     root = incident["findings"][0]
@@ -90,4 +95,11 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     s = run.summary()
     assert (s["last_step"], s["redone_steps"], s["attempts"]) == (36, 2, 2)
     assert s["stalled_seconds"] < 30, f"noticed late: {s['stalled_seconds']} s"
+    assert incident["remedy"].startswith("DataLoader(persistent_workers=False)"), incident["remedy"]
+    assert "not workers0: 0.01x the rate (hangwatch.toml)" in incident["remedy"] and "after the deadline" in \
+        incident["remedy"]
+    (remedy,) = s["remedies"]
+    assert remedy["remedy"] == "no_persistent_workers" and "before the deadline" in remedy["why"]
+    (choice,) = [e for e in events if e["event"] == "remedy_choice"]
+    assert choice["why"].startswith("no_persistent_workers: 0.97x the rate (default)")
     assert not [e for e in events if e["event"] == "from_zero"]

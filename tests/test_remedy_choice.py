@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import py
 
 from hangwatch.recover.choice import DEFAULT_RATES, choose, rate_factor
 
@@ -45,26 +44,8 @@ def test_when_no_remedy_meets_the_deadline_and_budget_it_is_said_with_the_shortf
     assert c is not None and c.remedy == "spawn" and "$13.60 in all" in c.why
 
 
-def test_a_restart_picks_the_remedy_that_meets_the_deadline(run, tmp_path):
-    """The ladder says workers0 first, but at 0.02x (hangwatch.toml) it would finish far past the deadline;
-    spawn keeps the rate and is chosen, and the incident, the summary and an event say why."""
-    (tmp_path / "hangwatch.toml").write_text('[remedies]\n"code.deadlock" = ["workers0", "spawn"]\n'
-                                             "[remedy_rates]\nworkers0 = 0.02\n")
-    out = tmp_path / "ckpts"
-    out.mkdir()
-    r = run("--min-stall", "1", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "restart",
-            "--total-steps", "60", "--deadline", "+40s", "--config", str(tmp_path / "hangwatch.toml"),
-            *py("ckpt_resume.py", "--steps", "60", "--hang-at", "25", "--out", str(out)))
-    assert r.returncode == 0, r.stderr.decode()[-3000:]
-    incident = run.incident()
-    assert incident["findings"][0]["cause"] == "code.deadlock"
-    assert incident["remedy"].startswith("DataLoader(multiprocessing_context='spawn')"), incident["remedy"]
-    assert "not workers0: 0.02x the rate (hangwatch.toml)" in incident["remedy"]
-    (choice,) = [e for e in run.events() if e["event"] == "remedy_choice"]
-    assert choice["remedy"] == "spawn" and choice["why"].startswith("spawn: 1.00x the rate (default)")
-    (remedy,) = run.summary()["remedies"]
-    assert remedy["remedy"] == "spawn" and "before the deadline" in remedy["why"]
-    assert b"hangwatch: remedy for attempt 2: spawn: " in r.stderr
+# A restart that picks the rung meeting the deadline, end to end: the Lightning test in
+# tests/test_checkpoints.py (a worker hang, restarted with the chosen remedy and resumed from its checkpoint).
 
 
 @pytest.mark.parametrize("table", ["[remedy_rates]\nnope = 0.5\n", "[remedy_rates]\nworkers0 = 0\n",
@@ -76,3 +57,20 @@ def test_bad_remedy_rates_are_usage_errors(tmp_path, table):
     (tmp_path / "h.toml").write_text(table)
     with pytest.raises(UsageError, match="remedy_rates"):
         build_config(["true"], {}, str(tmp_path / "h.toml"), use_pty=False)
+
+
+def test_a_probe_data_report_in_the_run_directory_gives_rates():
+    from hangwatch.recover.choice import probe_rates
+
+    report = {"schema": "hangwatch.probe/1", "baseline": {"samples_per_s": 400.0}, "cells": [
+        {"multiprocessing_context": "fork", "num_workers": 4, "persistent_workers": True, "status": "hung",
+         "samples_per_s": None},
+        {"multiprocessing_context": "fork", "num_workers": 2, "persistent_workers": True, "status": "ok",
+         "samples_per_s": 1000.0},
+        {"multiprocessing_context": "spawn", "num_workers": 4, "persistent_workers": True, "status": "ok",
+         "samples_per_s": 900.0},
+        {"multiprocessing_context": "spawn", "num_workers": 2, "persistent_workers": False, "status": "ok",
+         "samples_per_s": 500.0}]}
+    assert probe_rates(report) == {"spawn": 0.9, "no_persistent_workers": 0.5, "fewer_workers": 1.0, "workers0": 0.4}
+    assert probe_rates({"cells": []}) == {}
+    assert rate_factor("workers0", {}, {"workers0": 0.7}, probe_rates(report)) == (0.4, "probe-data")

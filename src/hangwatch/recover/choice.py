@@ -3,14 +3,17 @@ fix it first) that still finishes the run by --deadline and within --budget, jud
 step rate against the current one. Pure: the supervisor hands it the run's figures.
 
 Rates, best first: measured in this run (an earlier attempt that ran with the remedy, against the one
-before it), then hangwatch.toml's [remedy_rates], then DEFAULT_RATES (documented guesses).
+before it), then a ``hangwatch probe-data --json`` report saved as ``probe.json`` in the run directory
+(the DataLoader settings each remedy comes to, against the fastest stable one), then hangwatch.toml's
+[remedy_rates], then DEFAULT_RATES (documented guesses).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hangwatch.report.units import duration, usd
 
@@ -59,10 +62,35 @@ class Choice:
     why: str
 
 
-def rate_factor(remedy: str, measured: Mapping[str, float], configured: Mapping[str, float]) -> tuple[float, str]:
+def probe_rates(report: Mapping[str, Any]) -> dict[str, float]:
+    """Rate factors from a ``hangwatch.probe/1`` report: each remedy's DataLoader settings (their best
+    stable cell; num_workers=0 is the baseline) against the fastest stable cell."""
+    cells = [c for c in report.get("cells", ()) if isinstance(c, dict) and c.get("status") == "ok"
+             and isinstance(c.get("samples_per_s"), int | float) and c["samples_per_s"] > 0]
+    if not cells:
+        return {}
+    best = max(c["samples_per_s"] for c in cells)
+
+    def top(*tests: Callable[[dict[str, Any]], bool]) -> float | None:
+        rates = [c["samples_per_s"] for c in cells if all(t(c) for t in tests)]
+        return max(rates) / best if rates else None
+
+    baseline = (report.get("baseline") or {}).get("samples_per_s")
+    out = {"spawn": top(lambda c: c.get("multiprocessing_context") == "spawn"),
+           "forkserver": top(lambda c: c.get("multiprocessing_context") == "forkserver"),
+           "no_persistent_workers": top(lambda c: not c.get("persistent_workers")),
+           "fewer_workers": top(lambda c: int(c.get("num_workers") or 0) <= 2),
+           "workers0": baseline / best if isinstance(baseline, int | float) and baseline > 0 else None}
+    return {k: round(v, 3) for k, v in out.items() if v is not None}
+
+
+def rate_factor(remedy: str, measured: Mapping[str, float], configured: Mapping[str, float],
+                probed: Mapping[str, float] | None = None) -> tuple[float, str]:
     """A remedy's rate factor and where it came from."""
     if remedy in measured:
         return measured[remedy], "measured"
+    if probed and remedy in probed:
+        return probed[remedy], "probe-data"
     if remedy in configured:
         return configured[remedy], "hangwatch.toml"
     return DEFAULT_RATES.get(remedy, 1.0), "default"
@@ -70,7 +98,8 @@ def rate_factor(remedy: str, measured: Mapping[str, float], configured: Mapping[
 
 def choose(candidates: Sequence[str], *, now: float, steps_left: int | None, rate: float | None,
            spent_usd: float | None, cost_per_hour: float | None, deadline: float | None, budget: float | None,
-           measured: Mapping[str, float], configured: Mapping[str, float]) -> Choice | None:
+           measured: Mapping[str, float], configured: Mapping[str, float],
+           probed: Mapping[str, float] | None = None) -> Choice | None:
     """The remedy to apply from ``candidates`` (the cause's untried rungs, in order); None without any."""
     if not candidates:
         return None
@@ -78,7 +107,7 @@ def choose(candidates: Sequence[str], *, now: float, steps_left: int | None, rat
         return Choice(candidates[0], "")
     outlooks = []
     for name in candidates:
-        factor, source = rate_factor(name, measured, configured)
+        factor, source = rate_factor(name, measured, configured, probed)
         seconds = steps_left / (rate * factor) if steps_left is not None and rate and factor > 0 else None
         finish = now + seconds if seconds is not None else None
         total = (spent_usd or 0.0) + seconds / 3600 * cost_per_hour if seconds is not None and cost_per_hour \

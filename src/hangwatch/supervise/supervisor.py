@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import signal
@@ -681,7 +682,7 @@ class Supervisor:
                     for r in remedy_outcomes(self.attempts, self.remedies.applied) if r.get("rate_vs_previous")}
         choice = choose(candidates, now=self.clock.now(), steps_left=left, rate=s.steps_per_s, spent_usd=s.cost_usd,
                         cost_per_hour=self.cfg.cost_per_hour, deadline=self.cfg.deadline, budget=self.cfg.budget,
-                        measured=measured, configured=dict(self.cfg.remedy_rates))
+                        measured=measured, configured=dict(self.cfg.remedy_rates), probed=self._probed_rates())
         if choice is None:
             return None
         applied = self.remedies.apply(choice.remedy, root, next_attempt, why=choice.why)
@@ -690,6 +691,16 @@ class Supervisor:
             self._stderr(f"hangwatch: remedy for attempt {next_attempt}: {choice.why}")
         return (f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
                 + (f"; {choice.why}" if choice.why else ""))
+
+    def _probed_rates(self) -> dict[str, float]:
+        """Rate factors from a probe-data report saved in the run directory (probe.json), if any."""
+        from hangwatch.recover.choice import probe_rates
+
+        try:
+            report = json.loads((self.cfg.run_dir / "probe.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        return probe_rates(report) if isinstance(report, dict) else {}
 
     def _moved_during_capture(self, a: Attempt) -> str | None:
         """What arrived while the job was being captured: a beat or a counter, output that reset an
