@@ -121,6 +121,8 @@ class Supervisor:
         self.checkpoints: list[Checkpoint] = []  # what the job saved, oldest first (autobeat records them)
         self.checkpoint_log = CheckpointLog(self.rundir.heartbeat_dir / "checkpoints.jsonl")
         self._checkpoints_read: list[dict[str, object]] = []
+        self._known_rate: float | None = None  # the newest step rate and total a summary had (for remedy choice)
+        self._known_total: int | None = None
         self.ledger = Ledger(self.clock.now(), cfg.cost_per_hour)
         self.policy = RestartPolicy(cfg.max_restarts)
         self.attempts: list[Attempt] = []
@@ -677,10 +679,12 @@ class Supervisor:
         from hangwatch.recover.choice import choose
 
         s = self.summary(final=False)
-        left = s.total_steps - s.last_step if s.total_steps and s.last_step is not None else None
+        # A hung job's recent rate may be gone (its newest points are one epoch's first batch): the last one known.
+        rate, total = s.steps_per_s or self._known_rate, s.total_steps or self._known_total
+        left = total - s.last_step if total and s.last_step is not None else None
         measured = {str(r["remedy"]): float(r["rate_vs_previous"])
                     for r in remedy_outcomes(self.attempts, self.remedies.applied) if r.get("rate_vs_previous")}
-        choice = choose(candidates, now=self.clock.now(), steps_left=left, rate=s.steps_per_s, spent_usd=s.cost_usd,
+        choice = choose(candidates, now=self.clock.now(), steps_left=left, rate=rate, spent_usd=s.cost_usd,
                         cost_per_hour=self.cfg.cost_per_hour, deadline=self.cfg.deadline, budget=self.cfg.budget,
                         measured=measured, configured=dict(self.cfg.remedy_rates), probed=self._probed_rates())
         if choice is None:
@@ -1082,6 +1086,8 @@ class Supervisor:
         try:
             summary = self.summary(final)
             self.rundir.write_summary(summary)
+            self._known_rate = summary.steps_per_s or self._known_rate
+            self._known_total = summary.total_steps or self._known_total
             if self.metrics is not None:
                 from hangwatch.supervise.metrics import Snapshot
 
