@@ -680,7 +680,7 @@ class Supervisor:
 
         s = self.summary(final=False)
         # A hung job's recent rate may be gone (its newest points are one epoch's first batch): the last one known.
-        rate, total = s.steps_per_s or self._known_rate, s.total_steps or self._known_total
+        rate, total = s.steps_per_s or self._known_rate or self._attempt_rate(), s.total_steps or self._known_total
         left = total - s.last_step if total and s.last_step is not None else None
         measured = {str(r["remedy"]): float(r["rate_vs_previous"])
                     for r in remedy_outcomes(self.attempts, self.remedies.applied) if r.get("rate_vs_previous")}
@@ -695,6 +695,16 @@ class Supervisor:
             self._stderr(f"hangwatch: remedy for attempt {next_attempt}: {choice.why}")
         return (f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
                 + (f"; {choice.why}" if choice.why else ""))
+
+    def _attempt_rate(self) -> float | None:
+        """The current attempt's mean step rate, from its launch to its newest step (start-up included, so
+        a low estimate): for a job whose steps all came between two polls, where no rate was measured."""
+        a = self.attempts[-1] if self.attempts else None
+        if a is None or a.last_global is None or a.detector.last is None:
+            return None
+        base = a.resumed_from.step if a.resume_given and a.resumed_from and a.resumed_from.step else 0
+        elapsed = a.detector.last.at - a.started_at
+        return (a.last_global - base) / elapsed if a.last_global > base and elapsed > 0 else None
 
     def _probed_rates(self) -> dict[str, float]:
         """Rate factors from a probe-data report saved in the run directory (probe.json), if any."""
