@@ -28,6 +28,7 @@ from enum import Enum
 from pathlib import Path
 
 from hangwatch.incident import Finding
+from hangwatch.records.run import Decision, RunState
 
 log = logging.getLogger(__name__)
 
@@ -150,3 +151,20 @@ def earlier_hangs(run_dir: Path) -> list[Hang]:
         except (OSError, ValueError, KeyError, TypeError):
             log.warning("ignoring an unreadable incident %s", path)
     return out
+
+
+# A node that follows another node's decision ends in the state the decider's exit names.
+FOLLOWED_STATE = {ExitReason.HUNG_REQUEUE: RunState.HUNG, ExitReason.HUNG_FINAL: RunState.HUNG,
+                  ExitReason.CRASHED: RunState.CRASHED, ExitReason.OVER_BUDGET: RunState.STOPPED,
+                  ExitReason.DEADLINE: RunState.STOPPED}
+
+
+def remote_status(called: Decision) -> ExitStatus:
+    """The exit the deciding node proposed, for this node to end with the same code (a decision without
+    one, from an older version: 124 for a hang it ended)."""
+    why = called.why or f"node {called.by} decided to {called.action} the job ({called.cause})"
+    try:
+        return ExitStatus(called.code if called.code is not None else EXIT_HUNG_REQUEUE,
+                          ExitReason(called.reason or ExitReason.HUNG_REQUEUE.value), why)
+    except ValueError:  # a newer version's reason: its code, read as a hang's
+        return ExitStatus(called.code or EXIT_HUNG_REQUEUE, ExitReason.HUNG_FINAL, why)

@@ -96,6 +96,7 @@ class Attempt:
     resumed_from: Checkpoint | None = None  # the newest checkpoint when this attempt was launched
     resume_given: bool = False  # it was passed on ({checkpoint} in --resume-arg or a fallback)
     global_points: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=512))  # (at, step)
+    oom_start: int | None = None  # the cgroup's OOM kills at launch: an earlier attempt's are not this crash's
 
     def saw_step(self, step: int) -> None:
         """A step this attempt reported."""

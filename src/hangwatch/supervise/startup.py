@@ -9,14 +9,26 @@
 - A rendezvous waiting for peers is `waiting`: the run loop bounds it by --rendezvous-timeout (other
   nodes may start late).
 
-Pure: the decision from a diagnosis."""
+``startup_decision`` is pure: the decision from a diagnosis. ``StartupProbe`` runs it on the job."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hangwatch.diagnose import Diagnosis
+from hangwatch.errors import CaptureError
 from hangwatch.incident import Verdict
+from hangwatch.records.run import EventKind
+from hangwatch.supervise.detector import State
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.supervise.act import Acts
+    from hangwatch.supervise.attempt import Attempt, AttemptEnd
+    from hangwatch.supervise.capturing import Capturer
+    from hangwatch.supervise.context import RunContext
+    from hangwatch.supervise.suspect import Suspects
+    from hangwatch.supervise.tracking import Tracker
 
 # Signatures that mean stuck before the first step (the rules already require that the culprit
 # did not move): a DataLoader waiting on its first batch with its workers blocked, a lock or
@@ -57,3 +69,48 @@ def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int 
             return ProbeDecision(True, f"not moving for {still} probes in a row ({root.cause})", still)
         return ProbeDecision(False, f"not moving ({root.cause}), probe {still} of {STILL_PROBES}", still)
     return ProbeDecision(False, f"alive ({root.cause})")
+
+
+class StartupProbe:
+    """Probes a starting job every --min-stall seconds, within --startup-grace."""
+
+    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, suspects: Suspects,
+                 acts: Acts) -> None:
+        self.ctx, self.capturer, self.tracker, self.suspects, self.acts = ctx, capturer, tracker, suspects, acts
+
+    def due(self, a: Attempt, now: float) -> bool:
+        """Whether a probe is due: the job shows no progress yet, within its grace."""
+        return a.detector.state == State.STARTING and a.next_probe_at <= now < a.started_at + \
+            self.ctx.cfg.startup_grace
+
+    def probe(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
+        matches, else keep the startup grace (compiling, loading, a rendezvous waiting for peers)."""
+        from hangwatch.supervise.suspect import diagnose
+
+        ctx = self.ctx
+        a.next_probe_at = now + ctx.cfg.min_stall
+        since = now - a.started_at
+        try:
+            evidence = self.capturer.bounded(a.job.pid)
+        except CaptureError:
+            return None
+        diagnosis = diagnose(evidence)
+        if a.job.poll() is not None:
+            return None
+        moved = self.tracker.moved_during_capture(a)
+        from hangwatch.diagnose.engine import what_moves
+
+        decision = startup_decision(diagnosis, moved, a.still_probes, what_moves(evidence))
+        a.still_probes = decision.still
+        ctx.probe_note = f"probed at {since:.0f} s, {decision.note}"
+        ctx.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
+                         verdict=diagnosis.verdict.value, cause=diagnosis.findings[0].cause, note=decision.note,
+                         still=decision.still)
+        if a.detector.state != State.STARTING:
+            return None
+        if moved is None and diagnosis.verdict == Verdict.WAITING:
+            return self.suspects.peers_late(a, evidence, diagnosis, now, since)
+        if not decision.hung:
+            return None
+        return self.acts.declare(a, evidence, diagnosis, now, since)

@@ -1,0 +1,113 @@
+"""Capturing a job for the run loop: the evidence with the job's output tail and kernel log added, in a
+thread with a deadline (a capture that never returns is abandoned, never awaited)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from hangwatch.errors import CaptureError
+from hangwatch.records.run import EventKind
+from hangwatch.redact import redact_text
+from hangwatch.supervise.attempt import Capture
+from hangwatch.supervise.context import RunContext
+
+if TYPE_CHECKING:
+    from hangwatch.capture.kmsg import KmsgCursor
+    from hangwatch.evidence import Evidence
+
+log = logging.getLogger(__name__)
+
+OUTPUT_TAIL_BYTES = 64 * 1024
+PROMPT_TAIL_BYTES = 4096  # of the job's output, into the evidence: the prompt a job waits at, a feeder's traceback
+CAPTURE_SLACK_S = 60.0  # beyond the window, how long a capture may take before it is abandoned
+
+
+class Capturer:
+    """Captures the current attempt's job; ``capture`` is injectable (tests script the evidence)."""
+
+    def __init__(self, ctx: RunContext, capture: Capture | None = None) -> None:
+        self.ctx = ctx
+        self.capture: Capture = capture or self._capture_real
+        self.kmsg: KmsgCursor | None = None  # the kernel log since the current attempt's launch
+        self._abandoned: threading.Thread | None = None  # a capture that never returned
+
+    def window(self) -> float:
+        """Seconds a capture samples stacks for: --capture-window, else a quarter of --min-stall (1-5 s)."""
+        if self.ctx.cfg.capture_window is not None:
+            return self.ctx.cfg.capture_window
+        return min(5.0, max(1.0, self.ctx.cfg.min_stall / 4))
+
+    def open_kmsg(self) -> None:
+        """The kernel log from this launch on (an earlier attempt's lines, such as the Xid 45 of its
+        kill, are not this attempt's)."""
+        from hangwatch.capture.kmsg import KmsgCursor
+
+        if self.kmsg is not None:
+            self.kmsg.close()
+        self.kmsg = KmsgCursor()
+
+    def close(self) -> None:
+        """The kernel log cursor."""
+        if self.kmsg is not None:
+            self.kmsg.close()
+
+    def _capture_real(self, pid: int, window: float) -> Evidence:
+        from hangwatch.capture import capture_job
+
+        ev = capture_job(pid, window, native=True if self.ctx.cfg.native else None, kernel=False)
+        a = self.ctx.attempts[-1] if self.ctx.attempts else None
+        notes = ev.notes + ((self.kmsg.note,) if self.kmsg is not None and self.kmsg.note else ())
+        if a is not None:  # the job's output goes through hangwatch, not to a file capture could read
+            tail = self.output_tail(a.log_offset)[-PROMPT_TAIL_BYTES:]
+            ev = dataclasses.replace(ev, processes=tuple(
+                dataclasses.replace(p, output_tail=tail) if p.info.pid == pid and p.output_tail is None else p
+                for p in ev.processes))
+        return dataclasses.replace(ev, kernel=self.kmsg.read() if self.kmsg is not None else (), notes=notes,
+                                   known_pids=tuple(a.job.known_pids()) if a is not None else ())
+
+    def bounded(self, pid: int) -> Evidence:
+        """The capture, in a thread with a deadline: one that never returns (a frozen py-spy on a
+        process with many native threads, a /proc read stuck in the kernel) is abandoned, never awaited."""
+        window = self.window()
+        box: dict[str, object] = {}
+
+        def work() -> None:
+            try:
+                box["evidence"] = self.capture(pid, window)
+            except CaptureError as e:
+                box["error"] = e
+            except Exception as e:  # a capture bug is a failed capture, not a failed loop
+                log.exception("capture failed")
+                self.ctx.rundir.event(EventKind.INTERNAL_ERROR, error=f"{type(e).__name__}: {e}", doing="capture")
+                box["error"] = CaptureError(f"the capture of pid {pid} failed ({type(e).__name__}: {e})",
+                                            "Supervision goes on; report it with the run's events.jsonl")
+
+        if self._abandoned is not None and self._abandoned.is_alive():
+            raise CaptureError(f"an earlier capture of pid {pid} is still stuck", "Not starting another")
+        self.ctx.doing = f"capturing pid {pid}"
+        t = threading.Thread(target=work, name="hangwatch-capture", daemon=True)
+        t.start()
+        t.join(window + CAPTURE_SLACK_S)
+        self.ctx.doing = "watching"
+        if t.is_alive():
+            self._abandoned = t
+            self.ctx.rundir.event(EventKind.CAPTURE_ABANDONED, pid=pid, seconds=round(window + CAPTURE_SLACK_S, 1))
+            raise CaptureError(f"the capture of pid {pid} did not return", "It was abandoned; supervision goes on")
+        if "error" in box:
+            raise box["error"]  # type: ignore[misc]
+        return box["evidence"]  # type: ignore[return-value]
+
+    def output_tail(self, since: int) -> str:
+        """The end of this attempt's output (from byte ``since`` of output.log on), redacted."""
+        self.ctx.output.flush()
+        try:
+            with open(self.ctx.cfg.run_dir / "output.log", "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(since, f.tell() - OUTPUT_TAIL_BYTES))
+                return redact_text(f.read().decode(errors="replace"))
+        except OSError:
+            return ""

@@ -1,0 +1,120 @@
+"""What the run loop and its collaborators share: the run's settings, records and attempts, and the few
+acts every one of them does (say a line, end the job, pace a chore).
+
+The supervisor creates one ``RunContext`` and hands it to each collaborator (``books``, ``tracking``,
+``capturing``, ``suspect``, ``act``, ``startup``, ``signals``, ``node_round``); they read and write it,
+and none of them reaches back into the supervisor.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, BinaryIO
+
+from hangwatch.records.run import EventKind, RunState
+from hangwatch.recover.exitcode import ExitStatus, Hang, earlier_hangs
+from hangwatch.recover.remedy import RemedyPlan
+from hangwatch.recover.restart import RestartPolicy
+from hangwatch.supervise.accounting import Ledger
+from hangwatch.supervise.attempt import Attempt, Clock
+from hangwatch.supervise.checkpoints import Checkpoint
+from hangwatch.supervise.config import RunConfig
+from hangwatch.supervise.intake import ProgressIntake
+from hangwatch.supervise.launch import OutputLog, StatusLine
+from hangwatch.supervise.notify import Notifier
+from hangwatch.supervise.rundir import RunDir
+
+if TYPE_CHECKING:
+    from hangwatch.recover.terminate import Termination
+    from hangwatch.supervise.nodes import NodeCoordination
+
+
+@dataclass
+class RunContext:
+    """One run's shared state. Attempts run one at a time; the newest is ``attempts[-1]``."""
+
+    cfg: RunConfig
+    clock: Clock
+    rundir: RunDir
+    notifier: Notifier
+    log_file: BinaryIO
+    output: OutputLog
+    status: StatusLine
+    intake: ProgressIntake
+    ledger: Ledger
+    policy: RestartPolicy
+    remedies: RemedyPlan
+    hangs: list[Hang]  # hangs of this run and of earlier runs in the same run directory (a requeue)
+    attempts: list[Attempt] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)  # what the job saved, oldest first
+    incident_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (cause, verdict) -> incidents
+    nodes: NodeCoordination | None = None
+    note: str | None = None  # alive or waiting without progress: what, and until when (status, ls, watch)
+    probe_note: str | None = None  # the newest startup probe's finding, for the status line
+    final_state: RunState | None = None  # set once the run has ended
+    exit_status: ExitStatus | None = None  # why the run ended (the exit-code contract)
+    exit_code: int | None = None
+    doing: str = "starting"  # what the loop is doing now, for the watchdog's event
+    wake: threading.Event = field(default_factory=threading.Event)  # cuts the loop's wait short
+    last: dict[str, float] = field(default_factory=dict)  # periodic chores: name -> last done
+
+    @classmethod
+    def create(cls, cfg: RunConfig, clock: Clock) -> RunContext:
+        """The run's records opened (the run directory, output.log), nothing launched yet."""
+        notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
+        rundir = RunDir(cfg.run_dir)
+        log_file = rundir.open_output_log()
+        return cls(cfg=cfg, clock=clock, rundir=rundir, notifier=notifier, log_file=log_file,
+                   output=OutputLog(log_file), status=StatusLine(enabled=sys.stderr.isatty()),
+                   intake=ProgressIntake(cfg.progress_regex, rundir.heartbeat_dir),
+                   ledger=Ledger(clock.now(), cfg.cost_per_hour), policy=RestartPolicy(cfg.max_restarts),
+                   remedies=RemedyPlan(custom=dict(cfg.remedies)), hangs=earlier_hangs(cfg.run_dir))
+
+    @property
+    def state(self) -> RunState:
+        """The run's state: the current attempt's detector state until the run ends."""
+        if self.final_state is not None:
+            return self.final_state
+        return RunState(self.attempts[-1].detector.state.value) if self.attempts else RunState.STARTING
+
+    def say(self, text: str) -> None:
+        """A line of hangwatch's own on stderr (the status line erased first)."""
+        self.status.clear()
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        sys.stderr.flush()
+
+    def due(self, chore: str, now: float, every: float) -> bool:
+        """Whether ``chore`` is due (at most once per ``every`` seconds); if so, it counts as done now."""
+        if now - self.last.get(chore, float("-inf")) < every:
+            return False
+        self.last[chore] = now
+        return True
+
+    def terminate(self, a: Attempt, reason: str, first: int = signal.SIGTERM) -> Termination:
+        """End the attempt's whole tree: ``first`` (SIGTERM), --kill-grace, then SIGKILL."""
+        self.rundir.event(EventKind.TERMINATE, attempt=a.number, reason=reason, signal=signal.Signals(first).name,
+                          grace_seconds=self.cfg.kill_grace)
+        term = a.job.end(self.cfg.kill_grace, first_signal=first)
+        self.ledger.close_stall(self.clock.now())
+        if term.leftovers:
+            self.say(f"hangwatch: processes {term.leftovers} did not die even with SIGKILL (stuck in the "
+                     "kernel?); check them with `ps -o pid,stat,wchan -p ...`.")
+        return term
+
+    def action_event(self, a: Attempt, action: str, term: Termination, **extra: object) -> None:
+        """The `action` event: what was done to the job, and how its tree ended."""
+        self.rundir.event(EventKind.ACTION, attempt=a.number, action=action, terminated=term.terminated,
+                          killed=term.killed, leftovers=term.leftovers, seconds=round(term.seconds, 2), **extra)
+
+    def total(self) -> tuple[int | None, bool]:
+        """The steps the job will run, and whether that total is trustworthy enough to stop a job on:
+        --total-steps, else the trainer's max steps (autobeat), else the N of the log's `n/N` (any bar)."""
+        if self.cfg.total_steps:
+            return self.cfg.total_steps, True
+        if self.intake.trainer_total:
+            return self.intake.trainer_total, True
+        return self.intake.counter_total, False

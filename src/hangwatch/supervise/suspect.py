@@ -1,0 +1,137 @@
+"""A suspect job: captured and diagnosed, then given more time when it is alive (bounded by its own
+history or --max-slow), held while it waits for peers (bounded by --rendezvous-timeout), or declared hung
+(``act.py``). Movement seen while it was captured means it is not hung."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING
+
+from hangwatch.errors import CaptureError
+from hangwatch.incident import Verdict
+from hangwatch.records.run import EventKind
+from hangwatch.supervise.act import Acts
+from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.capturing import Capturer
+from hangwatch.supervise.context import RunContext
+from hangwatch.supervise.detector import HistoryBound, State
+from hangwatch.supervise.tracking import Tracker
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.evidence import Evidence
+
+SLOW_INCIDENT_STALLS = 3  # extended past this many x --min-stall: a `slow` incident, once per cause and place
+
+
+def diagnose(evidence: Evidence) -> Diagnosis:
+    """The diagnosis engine, imported when first needed (a job that never stalls does not pay for it)."""
+    from hangwatch.diagnose import diagnose as run
+
+    return run(evidence)
+
+
+def clock(at: float) -> str:
+    """A unix time as the local wall clock, for 'hung at 14:20:05'."""
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+class Suspects:
+    """Judges suspect attempts."""
+
+    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, acts: Acts) -> None:
+        self.ctx, self.capturer, self.tracker, self.acts = ctx, capturer, tracker, acts
+
+    def on_suspect(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """suspect: capture and diagnose; extend a job that is alive, else declare it hung and act."""
+        ctx, det = self.ctx, a.detector
+        stalled = det.stalled_for(now)
+        ctx.rundir.event(EventKind.SUSPECT, attempt=a.number, stalled_seconds=round(stalled, 1),
+                         threshold=round(det.threshold(), 1), phase=det.phase_name)
+        if now < a.capture_retry_at:
+            return None
+        try:
+            evidence = self.capturer.bounded(a.job.pid)
+        except CaptureError:
+            a.capture_retry_at = ctx.clock.now() + max(1.0, self.capturer.window())  # retry, not every round
+            return None  # or the job is gone: the next round sees its exit
+        ranks = ctx.intake.rank_progress()
+        if ranks:
+            evidence = dataclasses.replace(evidence, rank_progress=ranks)
+        diagnosis = diagnose(evidence)
+        if a.job.poll() is not None:
+            return None
+        if ctx.nodes is not None and a.captured_for_peer:  # answer the node that asked, alive or not
+            ctx.nodes.share(a.number, evidence, diagnosis, ctx.clock.now(), request=False)
+        moved = self.tracker.moved_during_capture(a)
+        if moved is not None and (det.state != State.SUSPECT or det.extend(ctx.clock.now())):
+            # Visible movement between suspect and decision: not hung. Output alone extends, within --max-slow.
+            ctx.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value,
+                             cause=diagnosis.findings[0].cause, reason=moved, seconds=round(det.threshold(), 1))
+            ctx.say(f"hangwatch: no progress for {stalled:.0f} s, but the job moved while it was captured "
+                    f"({moved}); not hung.")
+            return None
+        if ctx.nodes is not None:
+            merged = ctx.nodes.merge(a.number, evidence, diagnosis, self.capturer.window(), ctx.clock.now())
+            ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
+            diagnosis = merged.diagnosis
+        root = diagnosis.findings[0]
+        if diagnosis.verdict == Verdict.WAITING:
+            return self.peers_late(a, evidence, diagnosis, now, stalled)
+        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING):
+            from hangwatch.diagnose.bounds import bounded_by_history, past_history, workers_behind
+
+            bound = det.history_bound(workers_behind(evidence, root)) if bounded_by_history(root) else None
+            if det.extend(ctx.clock.now(), bound):
+                self._alive(a, evidence, diagnosis, now, stalled, bound)
+                return None
+            by_history = bound is not None and ctx.clock.now() >= bound.at
+            basis = bound.basis if by_history and bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
+            diagnosis = past_history(diagnosis, stalled, basis, by_history)
+        return self.acts.declare(a, evidence, diagnosis, now, stalled)
+
+    def _alive(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float, stalled: float,
+               bound: HistoryBound | None) -> None:
+        """Alive without progress: more time, said plainly with when it ends; past 3 x --min-stall the
+        first time for this cause and place, a `slow` incident (notified) says what it does and until when."""
+        ctx, det, root = self.ctx, a.detector, diagnosis.findings[0]
+        until = now + ctx.cfg.max_slow - det.extended_total  # --max-slow holds in any case
+        if bound is not None:
+            until = min(until, bound.at)
+        when = f"hung at {clock(until)} ({until - now:.0f} s from now) unless it progresses"
+        basis = bound.basis if bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
+        ctx.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value, cause=root.cause,
+                         seconds=round(det.threshold(), 1), summary=root.summary, hung_at=round(until, 1),
+                         bound=basis)
+        ctx.say(f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
+                f"Giving it {det.threshold():.0f} s more; {when} ({basis}).")
+        ctx.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
+        key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
+        if stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall and key not in a.slow_reported:
+            a.slow_reported.add(key)
+            self.acts.report(a, evidence, diagnosis, now, stalled,
+                             f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}")
+
+    def peers_late(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float,
+                   stalled: float) -> AttemptEnd | None:
+        """Waiting for peers at process-group setup: `waiting` (reported once, after --min-stall) until
+        --rendezvous-timeout, then hung. Other nodes may start late; a node that never comes is a hang."""
+        ctx, det, timeout = self.ctx, a.detector, self.ctx.cfg.rendezvous_timeout
+        if a.waiting_since is None:  # first seen waiting now: it may have begun since the last progress
+            a.waiting_since = max(a.started_at, now - stalled) if det.last is not None else now
+        waited = now - a.waiting_since
+        until = a.waiting_since + timeout
+        from hangwatch.diagnose.bounds import past_rendezvous_timeout
+
+        if waited >= timeout:
+            return self.acts.declare(a, evidence, past_rendezvous_timeout(diagnosis, waited, timeout), now, waited)
+        if det.state == State.SUSPECT:
+            det.hold_until(min(until, now + det.threshold()))
+        when = f"hung at {clock(until)} ({until - now:.0f} s from now) if the peers have not joined"
+        ctx.note = f"waiting for peers for {waited:.0f} s; {when}"
+        if not a.waiting_reported and waited >= ctx.cfg.min_stall:
+            a.waiting_reported = True
+            self.acts.report(a, evidence, diagnosis, now, waited,
+                             f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)")
+        return None
