@@ -5,7 +5,10 @@ flush=True)` does). hangwatch writes every byte to output.log and to its own std
 FILE`; `cat` only copies. Target (issue 11): hangwatch >= 0.8x the throughput of tee for both.
 Every side's stdout goes to /dev/null; runs alternate so drift on the machine hits all alike.
 
-    python bench/passthrough.py [--mib 1024] [--line-mib 64] [--rounds 3]
+    python bench/passthrough.py [--mib 1024] [--line-mib 64] [--rounds 3] [--breakdown]
+
+--breakdown also times the pump's parts in this process on the 64 KiB flood (pipes): reads alone,
+then + the write to output.log, + the console (/dev/null), + the parser's tail, and the Pump itself.
 
 Each hangwatch time includes its own start and exit (~0.15-0.2 s here): floods this large keep that
 fixed cost from hiding the pump's rate.
@@ -67,16 +70,90 @@ def bench(name: str, job: list[str], mib: int, rounds: int, d: Path) -> float:
     return tee / hw if exact else 0.0
 
 
+def _pumped(job: list[str], parts: str, log_path: Path) -> float:
+    """The job's stdout read in this process until EOF, doing ``parts`` of the pump's work per chunk."""
+    import os
+
+    from hangwatch.supervise.launch import READ_SIZE, _widen_pipe
+    from hangwatch.supervise.progress import OutputTail
+
+    tail = OutputTail()
+    t = time.perf_counter()
+    producer = subprocess.Popen(job, stdout=subprocess.PIPE)
+    assert producer.stdout is not None
+    fd = producer.stdout.fileno()
+    _widen_pipe(fd)
+    null = os.open(os.devnull, os.O_WRONLY)
+    with open(log_path, "ab", buffering=0) as log:
+        while data := os.read(fd, READ_SIZE):
+            if "log" in parts:
+                log.write(data)
+            if "console" in parts:
+                os.write(null, data)
+            if "tail" in parts:
+                tail.add(data, 0.0)
+    os.close(null)
+    producer.wait(timeout=60)
+    return time.perf_counter() - t
+
+
+def _pump(job: list[str], log_path: Path) -> float:
+    """The job's stdout through hangwatch's own Pump (log, console, tail), in this process."""
+    import os
+
+    from hangwatch.supervise.launch import OutputLog, Pump, StatusLine, _widen_pipe
+    from hangwatch.supervise.progress import OutputTail
+
+    tail = OutputTail()
+    t = time.perf_counter()
+    producer = subprocess.Popen(job, stdout=subprocess.PIPE)
+    assert producer.stdout is not None
+    fd = os.dup(producer.stdout.fileno())
+    producer.stdout.close()
+    _widen_pipe(fd)
+    null = os.open(os.devnull, os.O_WRONLY)
+    with open(log_path, "ab", buffering=0) as log:
+        pump = Pump(fd, null, OutputLog(log), tail.add, StatusLine(enabled=False))
+        pump.start()
+        pump.join(600)
+    os.close(null)
+    producer.wait(timeout=60)
+    return time.perf_counter() - t
+
+
+def breakdown(job: list[str], mib: int, rounds: int, d: Path) -> None:
+    """Where the pump's time goes, against tee on the same flood (medians, one run of this script)."""
+    rows: dict[str, list[float]] = {}
+    for i in range(rounds):
+        for label, fn in (("tee FILE", lambda p: _pipe_into(job, ["tee", str(p)])),
+                          ("reads only", lambda p: _pumped(job, "", p)),
+                          ("+ output.log", lambda p: _pumped(job, "log", p)),
+                          ("+ console", lambda p: _pumped(job, "log console", p)),
+                          ("+ parser tail", lambda p: _pumped(job, "log console tail", p)),
+                          ("Pump thread", lambda p: _pump(job, p))):
+            path = d / f"b{i}.log"
+            rows.setdefault(label, []).append(fn(path))
+            path.unlink(missing_ok=True)
+    tee = statistics.median(rows["tee FILE"])
+    print(f"breakdown, 64 KiB blocks, {mib} MiB, in-process (no hangwatch start or exit):")
+    for label, runs in rows.items():
+        t = statistics.median(runs)
+        print(f"  {label:14} median {t:6.2f} s {mib / t:7.0f} MiB/s  vs tee {tee / t:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mib", type=int, default=1024, help="MiB written in 64 KiB blocks")
     ap.add_argument("--line-mib", type=int, default=64, help="MiB written as 100-byte lines")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--breakdown", action="store_true", help="also time the pump's parts in this process")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         script = d / "flood.py"
         script.write_text(FLOOD)
+        if args.breakdown:
+            breakdown([sys.executable, str(script), str(args.mib), "65536"], args.mib, args.rounds, d)
         ratios = [
             bench("64 KiB blocks", [sys.executable, str(script), str(args.mib), "65536"], args.mib, args.rounds, d),
             bench("100-byte lines", [sys.executable, str(script), str(args.line_mib), "100"], args.line_mib,

@@ -3,6 +3,7 @@ within --kill-grace plus a few seconds, stopped and SIGTERM-deaf jobs and torchr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -143,3 +144,36 @@ def test_a_reused_root_pid_is_not_taken_for_the_job(tmp_path):
     finally:
         os.killpg(stranger.pid, signal.SIGKILL)
         stranger.wait(timeout=10)
+
+
+def test_the_exec_shim_arms_the_death_signal_without_ctypes():
+    """The shim arms PR_SET_PDEATHSIG through _ctypes (importing ctypes would double every job's start):
+    a process armed by it dies when its parent does. The guardian is not involved here."""
+    import hangwatch
+
+    shim_dir = os.path.dirname(hangwatch.__file__)
+    code = (f"import os, sys, time; sys.path.insert(0, {shim_dir!r}); import _exec\n"
+            "if os.fork() == 0:\n"
+            "    _exec._arm_death_signal(); print(os.getpid(), flush=True); time.sleep(30); os._exit(0)\n"
+            "time.sleep(0.3)\n")
+    parent = subprocess.Popen([sys.executable, "-S", "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    try:
+        while time.monotonic() < deadline:
+            try:
+                if psutil.Process(child).status() == psutil.STATUS_ZOMBIE:
+                    break  # dead, waiting for init to reap it
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the armed child outlived its parent")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+    assert "ctypes" not in subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path.insert(0, {shim_dir!r});"
+                                           " import _exec; _exec._arm_death_signal(); print(sorted(sys.modules))"],
+                                          capture_output=True, text=True, timeout=10).stdout.replace("_ctypes", "")

@@ -8,22 +8,43 @@ never runs unseen after its supervisor is gone.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import sys
 
 PR_SET_PDEATHSIG = 1
+SIGTERM = 15  # Linux's number; prctl is Linux only
+
+
+def _arm_death_signal() -> None:
+    """prctl(PR_SET_PDEATHSIG, SIGTERM) through _ctypes, the C half of ctypes: importing ctypes itself
+    costs about as much as this whole interpreter's start, and every job start waits for it."""
+    import _ctypes
+
+    class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # ctypes.c_int
+        _type_ = "i"
+
+    class _Func(_ctypes.CFuncPtr):  # a cdecl function returning int, as ctypes.CDLL makes them
+        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+        _restype_ = _Int
+
+    class _Libc:
+        _handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]  # None: the program itself
+
+    _Func(("prctl", _Libc))(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0)  # type: ignore[arg-type]  # a CDLL's shape
 
 
 def main() -> None:
     argv = sys.argv[1:]
     parent = int(os.environ.pop("HANGWATCH_SUPERVISOR_PID", "0") or 0)
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # not Linux: the supervisor still ends the job on its own exit paths
+        _arm_death_signal()
+    except (ImportError, OSError, AttributeError, TypeError):
+        try:  # the same through ctypes itself (a Python whose _ctypes differs)
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # not Linux: the supervisor and the guardian still end the job
     if parent and os.getppid() != parent:
         sys.exit(143)  # the supervisor died before the signal was armed
     try:

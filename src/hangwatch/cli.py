@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -48,11 +49,24 @@ def cli() -> None:
     """hangwatch: notice, explain and recover hung ML training jobs."""
 
 
+def _exit_now(code: int) -> NoReturn:
+    """The end of the `hangwatch run` program: the run has ended its job and written and closed every
+    file, so the interpreter's own teardown (freeing every module: ~30 ms here) is skipped."""
+    import logging
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; the exit status."""
     try:
         rv = cli.main(args=argv, prog_name="hangwatch", standalone_mode=False)
         if isinstance(rv, int):
+            if argv is None and sys.argv[1:2] == ["run"]:
+                _exit_now(rv)
             return rv
     except click.exceptions.Abort:
         click.echo("hangwatch: interrupted.", err=True)

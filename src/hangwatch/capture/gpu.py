@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from hangwatch.capture.gpu_backends import (
-    DRM,
-    FAKE_ENV,
     SMI_TIMEOUT_S,
     AmdSysfsBackend,
     FakeBackend,
@@ -26,6 +24,7 @@ from hangwatch.capture.gpu_backends import (
     Reading,
     RocmSmiBackend,
 )
+from hangwatch.capture.gpu_present import FAKE_ENV, devices_present
 from hangwatch.records.gpu import GpuEvidence, GpuProcessMemory
 
 READ_EVERY_S = 0.5  # NVML's utilization is itself an average over the last 1/6 to 1 s
@@ -66,13 +65,6 @@ def detect(env: dict[str, str] | None = None, use_cache: bool = True) -> tuple[G
         if "machine" not in _cache:
             _cache["machine"] = _detect(env)
         return _cache["machine"]
-
-
-def devices_present() -> bool:
-    """Whether this machine has GPU device nodes at all (NVIDIA's /dev/nvidiaN, AMD's /dev/kfd): a
-    check that costs nothing, so machines without GPUs never import a GPU library."""
-    return any(Path("/dev").glob("nvidia[0-9]*")) or Path("/dev/kfd").exists() or any(
-        DRM.glob("card[0-9]*/device/gpu_busy_percent"))
 
 
 def _detect(env: dict[str, str]) -> tuple[GpuBackend | None, str | None]:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from hangwatch.capture.gpu_present import DRM
 from hangwatch.records.gpu import GpuDevice
 
-FAKE_ENV = "HANGWATCH_GPU_FAKE"
 SMI_TIMEOUT_S = 10.0
 
 MIB = 1024 * 1024
@@ -306,8 +306,6 @@ class RocmSmiBackend:
             pids = None
         return parse_rocm_smi(self.run(ROCM_ARGS), pids)[0]
 
-
-DRM = Path("/sys/class/drm")
 
 
 class AmdSysfsBackend:

@@ -26,9 +26,12 @@ import logging
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hangwatch.incident import Finding
 from hangwatch.records.run import Decision, RunState
+
+if TYPE_CHECKING:
+    from hangwatch.incident import Finding
 
 log = logging.getLogger(__name__)
 

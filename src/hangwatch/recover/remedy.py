@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from hangwatch.incident import Finding
+if TYPE_CHECKING:
+    from hangwatch.incident import Finding
+
 
 LOADER_ENV = "HANGWATCH_REMEDY_DATALOADER"
 WHY_ENV = "HANGWATCH_REMEDY_WHY"

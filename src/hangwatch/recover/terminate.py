@@ -12,10 +12,15 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import psutil
+from typing import TYPE_CHECKING
 
 from hangwatch.capture import proc
+
+if TYPE_CHECKING:
+    import psutil
+
+# psutil is imported only to signal and wait: tracking reads /proc itself, so a job that ends by
+# itself never pays for the import (`hangwatch run -- true`).
 
 
 @dataclass
@@ -23,39 +28,51 @@ class JobTracker:
     """Remembers the job's processes across its life (workers come and go; orphans change parent)."""
 
     root: int
-    seen: dict[int, float] = field(default_factory=dict)  # pid -> create_time
+    seen: dict[int, float] = field(default_factory=dict)  # pid -> start time (clock ticks after boot)
 
     def scan(self) -> None:
         """Remember every process of the job seen now. Once the root is gone and its pid belongs to
         another process (reaped, then reused), the tree under that pid is not the job's: nothing new
         is taken from it (the processes already remembered stay)."""
-        if self.root in self.seen and _create_time(self.root) not in (None, self.seen[self.root]):
+        if self.root in self.seen and _start_time(self.root) not in (None, self.seen[self.root]):
             return
         for m in proc.job_members(self.root):
             if m.pid not in self.seen:
-                try:
-                    self.seen[m.pid] = psutil.Process(m.pid).create_time()
-                except psutil.Error:
-                    continue
+                started = _start_time(m.pid)
+                if started is not None:
+                    self.seen[m.pid] = started
 
-    def alive(self) -> list[psutil.Process]:
+    def alive_pids(self) -> list[int]:
         """Every remembered process still alive (same pid and start time, not a zombie)."""
         out = []
-        for pid, created in list(self.seen.items()):
+        for pid, started in list(self.seen.items()):
+            st = proc.read_stat(proc.PROC / str(pid) / "stat")
+            if st is not None and st.starttime == started and st.state != "Z":
+                out.append(pid)
+        return out
+
+    def alive(self) -> list[psutil.Process]:
+        """Every remembered process still alive, as psutil processes (to signal and wait for)."""
+        pids = self.alive_pids()
+        if not pids:
+            return []
+        import psutil
+
+        out = []
+        for pid in pids:
             try:
                 p = psutil.Process(pid)
-                if p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE:
-                    out.append(p)
             except psutil.Error:
                 continue
+            if _start_time(pid) == self.seen[pid]:  # still the one remembered, not a pid reused meanwhile
+                out.append(p)
         return out
 
 
-def _create_time(pid: int) -> float | None:
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return None
+def _start_time(pid: int) -> float | None:
+    """A process's start time in clock ticks after boot (with its pid, an identity no reuse repeats)."""
+    st = proc.read_stat(proc.PROC / str(pid) / "stat")
+    return float(st.starttime) if st is not None else None
 
 
 def popen_waiter(popen: subprocess.Popen[bytes]) -> Callable[[float], bool]:
@@ -82,6 +99,8 @@ class Termination:
 
 def _continue_stopped(tracker: JobTracker) -> None:
     """SIGCONT to every process of the job that is stopped (SIGSTOP, Ctrl-Z, a debugger)."""
+    import psutil
+
     for p in tracker.alive():
         try:
             if p.status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
@@ -97,6 +116,8 @@ def end_tree(tracker: JobTracker, grace_s: float, wait_root: Callable[[float], b
 
     ``wait_root(timeout)`` waits for the root and says whether it exited: the root is our child,
     and only its Popen may reap it (or its exit status is lost)."""
+    import psutil
+
     t0 = time.monotonic()
     tracker.scan()
     terminated: list[int] = []

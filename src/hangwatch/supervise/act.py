@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
-from hangwatch.incident import Action, Finding, Incident, LastProgress, Verdict
 from hangwatch.records.run import Decision, EventKind, RunState
 from hangwatch.recover.exitcode import FOLLOWED_STATE, ExitReason, ExitStatus, Hang, hung_exit, remote_status
 from hangwatch.recover.remedy import ladder
-from hangwatch.report.banner import incident_banner, notification
 from hangwatch.supervise.accounting import remedy_outcomes
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.books import Books
@@ -32,12 +30,18 @@ from hangwatch.supervise.rundir import command_name
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
+    from hangwatch.incident import Finding, Incident, LastProgress
+
+# The incident records, their rendering and the diagnosis are imported when the first incident comes:
+# a job that never stalls does not pay for them when hangwatch starts.
 
 log = logging.getLogger(__name__)
 
 
 def last_progress(det: StallDetector) -> LastProgress | None:
     """The detector's newest counted progress, as the incident records it."""
+    from hangwatch.incident import LastProgress
+
     return LastProgress(at=det.last.at, step=det.last.step, source=det.last.source) if det.last else None
 
 
@@ -50,6 +54,8 @@ class Acts:
     def declare(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float,
                 stalled: float) -> AttemptEnd | None:
         """Hung: decide (with the other nodes), write the incident, then act on it."""
+        from hangwatch.incident import Action
+
         ctx, det, root = self.ctx, a.detector, diagnosis.findings[0]
         det.declare_hung()
         ctx.note = None
@@ -92,6 +98,7 @@ class Acts:
         """An incident for a job that is alive or waiting, not (yet) hung: nothing is done to it."""
         from hangwatch.diagnose import Diagnosis
         from hangwatch.diagnose.assemble import build_incident
+        from hangwatch.incident import Action
 
         root = diagnosis.findings[0]
         root = dataclasses.replace(root, evidence=(*root.evidence, when))
@@ -159,6 +166,8 @@ class Acts:
 
     def record(self, incident: Incident, stalled: float) -> Path:
         """Evidence before action: the incident is on disk and announced before anything is killed."""
+        from hangwatch.report.banner import incident_banner, notification
+
         ctx = self.ctx
         path = ctx.rundir.write_incident(incident)
         ctx.ledger.incidents += 1
@@ -191,6 +200,7 @@ class Acts:
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - a.oom_start) if oom_now is not None and a.oom_start is not None else 0
         from hangwatch.diagnose.crash import diagnose_crash
+        from hangwatch.incident import Action, Incident, Verdict
 
         kmsg = self.capturer.kmsg
         kernel = kmsg.read() if kmsg is not None else ()

@@ -13,7 +13,6 @@ from hangwatch.atomic import write_text_atomic
 from hangwatch.records.run import Decision, EventKind, RunState, RunSummary
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, remote_status, stopped_exit
 from hangwatch.redact import redact_argv
-from hangwatch.report.banner import status_line
 from hangwatch.supervise.accounting import attempt_stats, remedy_outcomes
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.budget import BudgetWatch
@@ -121,6 +120,8 @@ class Books:
         if ctx.due("summary", now, SUMMARY_EVERY_S):
             self.write_summary(final=False)
         if ctx.status.enabled and ctx.due("status", now, STATUS_EVERY_S):
+            from hangwatch.report.banner import status_line  # on a terminal only
+
             note = ctx.note or (ctx.probe_note if a.detector.state == State.STARTING else None)
             ctx.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now), note))
         if end is None and self.budget is not None:

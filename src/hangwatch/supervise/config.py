@@ -20,11 +20,6 @@ from hangwatch.supervise.deadline import parse_deadline
 from hangwatch.supervise.rundir import default_run_dir
 from hangwatch.supervise.topology import Topology, detect
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 
 class OnHang(str, Enum):
     """What to do with a hung job."""
@@ -133,6 +128,10 @@ def load_toml(path: str | None) -> dict[str, Any]:
         if not Path(DEFAULT_CONFIG).is_file():
             return {}
         path = DEFAULT_CONFIG
+    if sys.version_info >= (3, 11):  # imported here: most runs have no config file
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)

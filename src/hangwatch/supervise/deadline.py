@@ -11,7 +11,6 @@ from datetime import datetime
 
 from hangwatch.errors import UsageError
 from hangwatch.records.run import RunState, RunSummary
-from hangwatch.report.banner import deadline_text
 
 _RELATIVE = re.compile(r"^\+\s*(?:(\d+(?:\.\d+)?)d)?\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*"
                        r"(?:(\d+(?:\.\d+)?)s)?$")
@@ -74,6 +73,8 @@ class DeadlineWatch:
         if now - self.since < self.hold_s:
             return None
         self.meets, self.since = side, None
+        from hangwatch.report.banner import deadline_text  # imported when a deadline is set
+
         text = deadline_text(summary) or ""
         if side:
             return f"back on time: {text} at the current rate"

@@ -109,12 +109,13 @@ class GpuGuard:
     def setup(self) -> None:
         """At each launch: find the GPUs once (only where device nodes exist: elsewhere this costs one
         glob) and, for a backend without per-process figures, note each device's memory now."""
-        from hangwatch.capture.gpu import detect, devices_present
-        from hangwatch.capture.gpu_backends import FAKE_ENV
+        from hangwatch.capture.gpu_present import FAKE_ENV, devices_present
 
         if self.backend is None:
             if FAKE_ENV not in os.environ and not devices_present():
                 return
+            from hangwatch.capture.gpu import detect
+
             try:
                 self.backend, _ = detect()
             except Exception:  # noqa: BLE001 - no GPU backend: restarts go on as on a machine without GPUs

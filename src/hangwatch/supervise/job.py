@@ -61,6 +61,7 @@ Launcher = Callable[[list[str], dict[str, str], OnChunk], Job]
 
 
 GUARD = Path(__file__).resolve().parent.parent / "_guard.py"
+EXIT_AFTER_EOF_S = 0.2
 
 
 class LaunchedJob:
@@ -70,6 +71,7 @@ class LaunchedJob:
     def __init__(self, launched: Launched, kill_grace_s: float) -> None:
         self.launched = launched
         self.tracker = JobTracker(launched.pid)
+        self._waited_at_eof = False
         self.guard: subprocess.Popen[bytes] | None = None
         try:
             self.guard = subprocess.Popen(
@@ -85,8 +87,17 @@ class LaunchedJob:
         return self.launched.pid
 
     def poll(self) -> int | None:
-        """The root's exit code, None while it runs."""
-        return self.launched.popen.poll()
+        """The root's exit code, None while it runs. Once its output has closed, the first look waits
+        up to EXIT_AFTER_EOF_S for the exit that usually follows: the run ends when the job does, not
+        a poll later."""
+        code = self.launched.popen.poll()
+        if code is None and not self._waited_at_eof and self.launched.output_closed():
+            self._waited_at_eof = True
+            try:
+                code = self.launched.popen.wait(timeout=EXIT_AFTER_EOF_S)
+            except subprocess.TimeoutExpired:
+                code = None  # it closed its output and goes on (a daemon-style job): polled as before
+        return code
 
     def scan(self) -> None:
         """Remember every process of the job seen now."""
@@ -94,7 +105,7 @@ class LaunchedJob:
 
     def leftovers(self) -> list[int]:
         """Processes of the job still alive."""
-        return [p.pid for p in self.tracker.alive()]
+        return self.tracker.alive_pids()
 
     def known_pids(self) -> list[int]:
         """Every process of the job ever seen."""

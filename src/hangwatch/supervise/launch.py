@@ -97,6 +97,7 @@ class Pump(threading.Thread):
         self.src_fd, self.dst_fd, self.log, self.on_chunk, self.status = src_fd, dst_fd, log, on_chunk, status
         self.on_close = on_close
         self.passthrough = True
+        self.closed = False  # the job closed its end (read to EOF)
 
     def run(self) -> None:
         """Read until the job closes its end."""
@@ -119,6 +120,7 @@ class Pump(threading.Thread):
                 self.on_chunk(data, time.time())
         finally:
             os.close(self.src_fd)
+            self.closed = True
             if self.on_close is not None:
                 self.on_close()  # the job closed its output (usually: it exited): wake the loop now
 
@@ -133,6 +135,10 @@ class Launched:
     def pid(self) -> int:
         """The job's root process."""
         return self.popen.pid
+
+    def output_closed(self) -> bool:
+        """Every output stream of the job was read to its end (the job is usually exiting)."""
+        return all(p.closed for p in self.pumps)
 
     def join_pumps(self, timeout: float) -> None:
         """Wait up to ``timeout`` for the pumps to read the last output."""

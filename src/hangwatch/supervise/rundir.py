@@ -8,14 +8,15 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hangwatch.atomic import write_text_atomic
 from hangwatch.errors import UsageError
-from hangwatch.incident import Incident
 from hangwatch.records.run import EventKind, RunSummary
 from hangwatch.redact import redact_text
-from hangwatch.report.markdown import render_markdown
+
+if TYPE_CHECKING:
+    from hangwatch.incident import Incident
 
 
 class RunDir:
@@ -56,6 +57,8 @@ class RunDir:
         d = self.path / "incidents" / f"{self.incident_count:03d}"
         d.mkdir(parents=True, exist_ok=True)
         write_text_atomic(d / "incident.json", incident.to_json())
+        from hangwatch.report.markdown import render_markdown  # a run without incidents never needs it
+
         buf = io.StringIO()
         render_markdown(incident, buf)
         write_text_atomic(d / "report.md", buf.getvalue())

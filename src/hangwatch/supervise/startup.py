@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hangwatch.errors import CaptureError
-from hangwatch.incident import Verdict
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.detector import State
 
@@ -54,6 +53,8 @@ def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int 
     """The decision of one startup probe; ``moved``: what arrived while the job was captured;
     ``still_before``: how many probes in a row before this one found nothing moving; ``activity``:
     what in the job moves or will by itself (CPU, data, wake-ups, a sleep), None when nothing does."""
+    from hangwatch.incident import Verdict
+
     root = diagnosis.findings[0]
     if moved is not None:
         return ProbeDecision(False, f"alive ({moved})")
@@ -100,6 +101,7 @@ class StartupProbe:
             return None
         moved = self.tracker.moved_during_capture(a)
         from hangwatch.diagnose.engine import what_moves
+        from hangwatch.incident import Verdict
 
         decision = startup_decision(diagnosis, moved, a.still_probes, what_moves(evidence))
         a.still_probes = decision.still

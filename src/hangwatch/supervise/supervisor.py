@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.25
 SCAN_EVERY_S = 2.0
+FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
 MAX_INTERNAL_ERRORS = 5  # rounds in a row that fail before supervision gives up (and ends the job)
 WATCHDOG_S = float(os.environ.get("HANGWATCH_WATCHDOG_S", "60"))  # a round slower than this is reported
@@ -203,7 +204,8 @@ class Supervisor:
                                            max_slow=cfg.max_slow, history_factor=cfg.history_factor,
                                            history_floor=cfg.history_floor, phase_factor=cfg.phase_factor), now)
         attempt = Attempt(n, plan.argv, now, job, det, action=cfg.on_hang, next_probe_at=now + cfg.min_stall,
-                          log_offset=log_offset, resumed_from=plan.checkpoint, resume_given=plan.given,
+                          last_scan=now - SCAN_EVERY_S + FIRST_SCAN_S, log_offset=log_offset,
+                          resumed_from=plan.checkpoint, resume_given=plan.given,
                           oom_start=cgroup_oom_kills(job.pid))  # per attempt: an earlier one's OOM is not this crash's
         ctx.attempts.append(attempt)
         if n > 1:

@@ -9,7 +9,6 @@ import time
 from typing import TYPE_CHECKING
 
 from hangwatch.errors import CaptureError
-from hangwatch.incident import Verdict
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.act import Acts
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
@@ -72,6 +71,8 @@ class Suspects:
             ctx.say(f"hangwatch: no progress for {stalled:.0f} s, but the job moved while it was captured "
                     f"({moved}); not hung.")
             return None
+        from hangwatch.incident import Verdict
+
         if ctx.nodes is not None:
             merged = ctx.nodes.merge(a.number, evidence, diagnosis, self.capturer.window(), ctx.clock.now())
             ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
