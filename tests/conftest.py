@@ -230,7 +230,12 @@ class Run:
             self.proc.kill()
             self.proc.wait(timeout=10)
         if self.dir.exists():
-            procs = _job_processes(self.dir)
+            # hangwatch was SIGKILLed above if it still ran: the kernel's death signal (armed by the exec
+            # shim) ends the job, which needs a moment to be scheduled and exit. Left behind is what
+            # is still there after that moment.
+            deadline = time.monotonic() + 3.0
+            while (procs := _job_processes(self.dir)) and time.monotonic() < deadline:
+                time.sleep(0.1)
             left = [p.pid for p in procs]
             for p in procs:
                 p.kill()
