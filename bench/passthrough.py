@@ -39,16 +39,19 @@ def _pipe_into(job: list[str], consumer: list[str]) -> float:
     return time.perf_counter() - t
 
 
-def _hangwatch(job: list[str], run_dir: Path) -> float:
+def _hangwatch(job: list[str], run_dir: Path, env: dict[str, str] | None = None) -> float:
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--", *job],
-                   stdout=subprocess.DEVNULL, timeout=1800, check=True)
+                   stdout=subprocess.DEVNULL, timeout=1800, check=True, env=env)
     return time.perf_counter() - t
 
 
-def bench(name: str, job: list[str], mib: int, rounds: int, d: Path) -> float:
-    """Median times of cat, tee and hangwatch on ``job``; returns the hangwatch/tee throughput ratio."""
-    cats, tees, hws = [], [], []
+def bench(name: str, job: list[str], mib: int, rounds: int, d: Path, baseline_src: str | None = None) -> float:
+    """Median times of cat, tee and hangwatch on ``job`` (and of another checkout's hangwatch, given its
+    src/); returns the hangwatch/tee throughput ratio."""
+    import os
+
+    cats, tees, hws, olds = [], [], [], []
     exact = True
     expected = mib * 2**20
     for i in range(rounds):
@@ -61,10 +64,17 @@ def bench(name: str, job: list[str], mib: int, rounds: int, d: Path) -> float:
         log = run_dir / "output.log"
         exact = exact and log.stat().st_size == expected
         log.unlink()
+        if baseline_src:
+            olds.append(_hangwatch(job, d / f"{name}-old{i}", {**os.environ, "PYTHONPATH": baseline_src}))
+            (d / f"{name}-old{i}" / "output.log").unlink()
     cat, tee, hw = (statistics.median(x) for x in (cats, tees, hws))
     print(f"{name}: {mib} MiB")
     for label, t, runs in (("cat", cat, cats), ("tee FILE", tee, tees), ("hangwatch run", hw, hws)):
         print(f"  {label:14} median {t:6.2f} s {mib / t:7.0f} MiB/s  {[f'{x:.2f}' for x in runs]}")
+    if olds:
+        old = statistics.median(olds)
+        print(f"  {'baseline tree':14} median {old:6.2f} s {mib / old:7.0f} MiB/s  {[f'{x:.2f}' for x in olds]}")
+        print(f"  ratio baseline tree/tee {tee / old:.2f}")
     print(f"  output.log byte count: {'exact' if exact else 'WRONG'}")
     print(f"  ratio hangwatch/tee {tee / hw:.2f}  hangwatch/cat {cat / hw:.2f}  (target: /tee >= 0.8)")
     return tee / hw if exact else 0.0
@@ -147,6 +157,8 @@ def main() -> None:
     ap.add_argument("--line-mib", type=int, default=64, help="MiB written as 100-byte lines")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--breakdown", action="store_true", help="also time the pump's parts in this process")
+    ap.add_argument("--baseline-src", help="another checkout's src/ (a `git worktree` of an older commit): its "
+                    "hangwatch is timed in the same rounds")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -155,9 +167,10 @@ def main() -> None:
         if args.breakdown:
             breakdown([sys.executable, str(script), str(args.mib), "65536"], args.mib, args.rounds, d)
         ratios = [
-            bench("64 KiB blocks", [sys.executable, str(script), str(args.mib), "65536"], args.mib, args.rounds, d),
+            bench("64 KiB blocks", [sys.executable, str(script), str(args.mib), "65536"], args.mib, args.rounds, d,
+                  args.baseline_src),
             bench("100-byte lines", [sys.executable, str(script), str(args.line_mib), "100"], args.line_mib,
-                  args.rounds, d),
+                  args.rounds, d, args.baseline_src),
         ]
     print("PASS" if min(ratios) >= 0.8 else "UNDER TARGET")
 

@@ -128,6 +128,7 @@ class Supervisor:
     def _close(self, watchdog: threading.Thread) -> None:
         """The end of a run, however it ended: no job left running, every record written and closed."""
         ctx = self.ctx
+        ctx.status.clear()  # the terminal is the shell's again
         for a in ctx.attempts:
             if a.job.poll() is None:  # never leave the job running unseen
                 ctx.terminate(a, reason="hangwatch exiting")
