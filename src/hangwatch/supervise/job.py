@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -62,6 +63,7 @@ Launcher = Callable[[list[str], dict[str, str], OnChunk], Job]
 
 GUARD = Path(__file__).resolve().parent.parent / "_guard.py"
 EXIT_AFTER_EOF_S = 0.2
+GUARD_START_TIMEOUT_S = 10.0
 
 
 class LaunchedJob:
@@ -73,9 +75,16 @@ class LaunchedJob:
         self.tracker = JobTracker(launched.pid)
         self._waited_at_eof = False
         self.guard: subprocess.Popen[bytes] | None = None
+        # Started from a thread: the run loop goes on watching the job meanwhile (a fork and exec on a
+        # busy machine takes ~10 ms, and the job's own start competes for the same cores).
+        self._guard_thread = threading.Thread(target=self._start_guard, args=(kill_grace_s,),
+                                              name="hangwatch-guard-start", daemon=True)
+        self._guard_thread.start()
+
+    def _start_guard(self, kill_grace_s: float) -> None:
         try:
             self.guard = subprocess.Popen(
-                [sys.executable, "-S", str(GUARD), str(os.getpid()), str(launched.pid), f"{kill_grace_s:g}"],
+                [sys.executable, "-S", str(GUARD), str(os.getpid()), str(self.launched.pid), f"{kill_grace_s:g}"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True)
         except OSError:
@@ -130,6 +139,7 @@ class LaunchedJob:
 
     def close(self) -> None:
         """End the guardian (the attempt is over, or hangwatch exits cleanly)."""
+        self._guard_thread.join(GUARD_START_TIMEOUT_S)
         if self.guard is not None and self.guard.poll() is None:
             self.guard.kill()
             try:
