@@ -55,8 +55,11 @@ def _exit_now(code: int) -> NoReturn:
     import logging
 
     logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # a closed or gone stream: the job's code still counts
+            pass
     os._exit(code)
 
 

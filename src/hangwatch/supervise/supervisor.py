@@ -68,7 +68,11 @@ class Supervisor:
         self.clock: Clock = clock or SystemClock()
         self.ctx = ctx = RunContext.create(cfg, self.clock)
         self.intake = ctx.intake
-        self.books = Books(ctx)  # checks --metrics-port before anything starts
+        try:
+            self.books = Books(ctx)  # checks --metrics-port before anything starts
+        except BaseException:
+            ctx.log_file.close()
+            raise
         self.capturer = Capturer(ctx, capture)
         self.tracker = Tracker(ctx)
         self.acts = Acts(ctx, self.books, self.capturer)
@@ -121,7 +125,6 @@ class Supervisor:
                 ctx.exit_status = ExitStatus(EXIT_SUPERVISION_FAILED, ExitReason.SUPERVISION_FAILED, e.message)
                 raise
             finally:
-                self._watchdog_stop.set()
                 self._close(watchdog)
         return ctx.exit_code if ctx.exit_code is not None else 1
 
@@ -133,6 +136,7 @@ class Supervisor:
             if a.job.poll() is None:  # never leave the job running unseen
                 ctx.terminate(a, reason="hangwatch exiting")
             a.job.close()
+        self._watchdog_stop.set()  # after the jobs are ended: a teardown that sticks is still written down
         watchdog.join(timeout=2)
         ctx.output.flush()
         ctx.notifier.flush()
