@@ -36,7 +36,8 @@ T = TypeVar("T")
 
 @dataclass
 class StoreStats:
-    """Messages to the store and bytes each way, by purpose (``tick``, ``incident``), and rounds."""
+    """Messages to the store and bytes each way, by purpose (``tick``, ``incident``, ``membership``: joining
+    and leaving), and rounds."""
 
     rounds: int = 0
     ops: dict[str, int] = field(default_factory=dict)
@@ -80,6 +81,33 @@ class Coordinator:
             raise UsageError(f"cannot reach the coordination store at {topo.endpoint} ({type(e).__name__})",
                              "Start node 0's hangwatch, check the host and that the port is free and reachable") from e
         self._hello(topo)
+        self._count(("joined",), 1)
+
+    def _count(self, key: tuple[object, ...], add: int) -> int | None:
+        """A counter in the store, after adding ``add`` (0: read it)."""
+        if self.lost:
+            return None
+        try:
+            k = self._key(key)
+            return int(self._call("membership", len(k), lambda: self.store.add(k, add)))
+        except Exception as e:  # noqa: BLE001 - as above
+            self._lose(e)
+            return None
+
+    def leave(self, wait_s: float) -> None:
+        """This node's run is over. The host (node 0) then serves the store until every node that joined
+        has left too, up to ``wait_s``: a decision it stored may not have been read by the others yet
+        (a node busy capturing reads it a few seconds later)."""
+        left = self._count(("left",), 1)
+        if self.node != 0 or left is None:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            joined = self._count(("joined",), 0)
+            left = self._count(("left",), 0)
+            if joined is None or left is None or left >= joined:
+                return
+            time.sleep(POLL_S)
 
     def _key(self, parts: tuple[object, ...]) -> str:
         return "/".join([self.prefix, *map(str, parts)])

@@ -59,7 +59,12 @@ class NodeRounds:
         return None
 
     def close(self) -> None:
-        """The store's traffic, as a `coord_stats` event."""
+        """Leave (node 0 serves the store until the others have: they may still have a decision to read),
+        then the store's traffic, as a `coord_stats` event."""
         nodes = self.ctx.nodes
         if nodes is not None:
+            from hangwatch.supervise.nodes import LEAVE_WAIT_S
+
+            self.ctx.doing = "waiting for the other nodes to leave"
+            nodes.leave(LEAVE_WAIT_S)
             self.ctx.rundir.event(EventKind.COORD_STATS, node=nodes.node, **nodes.coord.stats.to_dict())

@@ -16,6 +16,9 @@ from hangwatch.supervise.topology import Topology
 
 NODE_SUMMARY_WAIT_S = 8.0  # beyond the capture window: how long to wait for the other nodes' summaries
 LIVE_EVERY = 10  # rounds between liveness messages (with COORD_EVERY_S 0.5 s: every 5 s)
+# How long node 0 keeps serving the store after its own run ended, for nodes that have not read the last
+# decision yet: a capture window and the wait for the nodes' summaries, and a few rounds.
+LEAVE_WAIT_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class NodeCoordination:
                                  count=first)
         if request and self.coord.read(("capture", attempt), CaptureRequest) is None:
             self.coord.publish(("capture", attempt), CaptureRequest(self.node, now))
+
+    def leave(self, wait_s: float) -> None:
+        """This node's run is over (node 0 serves the store until the others have left, up to ``wait_s``)."""
+        self.coord.leave(wait_s)
 
     def decide(self, attempt: int, proposal: Decision) -> Decision:
         """Propose; the first proposal stored for this attempt wins on every node."""
