@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -489,3 +490,23 @@ def test_a_capture_request_is_read_again_until_this_node_answers_it():
     node1.share(1, ev, Diagnosis(Verdict.HUNG, (_finding("code.deadlock"),)), 4.2, request=False)
     got = node1.coord.gather(1, 5.0)
     assert sorted(got) == [0, 1] and (got[0].verdict, got[1].verdict) == ("progressing", "hung")
+
+
+def test_node_0_serves_the_store_until_every_node_that_joined_has_left():
+    """Node 0 hosts the store: leaving first, it waits (bounded) for the nodes that joined, which may still
+    have its decision to read; once they have left it goes at once. A node that never joined is not awaited."""
+    from hangwatch.supervise.coord import Coordinator
+    from hangwatch.supervise.topology import Topology
+
+    port = _free_port()
+    node0 = Coordinator(Topology(3, 0, "127.0.0.1", port, "t"), 10)
+    node1 = Coordinator(Topology(3, 1, "127.0.0.1", port, "t"), 10)  # node 2 never comes
+    t = time.monotonic()
+    waiter = threading.Thread(target=node0.leave, args=(10.0,))
+    waiter.start()
+    time.sleep(1.0)
+    assert waiter.is_alive()  # node 1 joined and has not left: node 0 keeps serving
+    node1.leave(10.0)
+    waiter.join(5)
+    assert not waiter.is_alive() and time.monotonic() - t < 3.0
+    assert node0.stats.ops.get("membership", 0) >= 3 and not node0.lost
