@@ -100,11 +100,6 @@ class Supervisor:
     def capture(self, fn: Capture) -> None:
         self.capturer.capture = fn
 
-    @property
-    def state(self) -> RunState:
-        """The run's state: the current attempt's detector state until the run ends."""
-        return self.ctx.state
-
     # --- the run -----------------------------------------------------------------------------------------
     def run(self) -> int:
         """Run attempts until the job ends, is stopped, or restarts are over; the exit status."""
