@@ -22,7 +22,7 @@ def _no_incident(r: Run) -> None:
 
 def test_a_silent_job_is_watched_by_its_injected_heartbeats(run):
     r = run(*FAST, "--on-hang", "kill", "--startup-grace", "60", *py("silent_train.py", "--hang-at", "40"))
-    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    assert r.returncode == 125, r.stderr.decode()[-2000:]
     incident = run.incident()
     assert incident["last_progress"]["step"] == 40 and incident["last_progress"]["source"] == "heartbeat"
     assert incident["findings"][0]["where"]["file"].endswith("silent_train.py")
@@ -98,7 +98,7 @@ def test_hf_trainer_healthy_and_hung(run, tmp_path):
     out = str(tmp_path / "hf")
     r = run(*FAST, "--on-hang", "kill", "--startup-grace", "120",
             *py("hf_trainer_job.py", "--steps", "40", "--hang-at", "20", "--out", out))
-    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
     incident = run.incident()
     assert incident["findings"][0]["where"]["function"] == "collate"
     assert incident["last_progress"]["source"] == "heartbeat" and 15 <= incident["last_progress"]["step"] < 20

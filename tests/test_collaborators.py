@@ -267,7 +267,9 @@ def test_a_declared_hang_is_recorded_before_the_job_is_ended_with_the_exit_contr
 
     root = Finding(cause="code.deadlock", confidence=0.9, summary="two locks", where=None, fix=("one order",))
     end = acts.declare(a, _evidence(4242, 1.0), Diagnosis(Verdict.HUNG, (root,)), ctx.clock.now(), 30.0)
-    assert end is not None and end.code == 124 and a.detector.state == State.HUNG
+    # A deadlock is a bug in the job's code: a requeue would hang again, so 125 the first time.
+    assert end is not None and end.code == 125 and a.detector.state == State.HUNG
+    assert "a requeue would hang there again" in (end.status.why if end.status else "")
     kinds = [e["event"] for e in _events(ctx)]
     assert kinds.index("incident") < kinds.index("terminate") < kinds.index("action")
     assert ctx.ledger.incidents == 1 and ctx.incident_counts[("code.deadlock", "hung")] == 1

@@ -285,7 +285,7 @@ def fake_gpu(tmp_path):
 
 def test_hang_on_a_gpu_job_shows_the_gpu_section_and_the_host_side_stuck(run, fake_gpu):
     r = run(*FAST, "--on-hang", "kill", *py("gpu_job.py", "--hang-at", "5"), env={"HANGWATCH_GPU_FAKE": str(fake_gpu)})
-    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    assert r.returncode == 125, r.stderr.decode()[-2000:]
     inc = run.incident()
     root = inc["findings"][0]
     assert (root["cause"], (root["where"]["file"], root["where"]["line"])) == ("code.deadlock",
@@ -312,7 +312,7 @@ def test_restart_waits_for_the_gpu_memory_to_be_released(run, fake_gpu):
 def test_memory_that_stays_held_is_not_relaunched_into(run, fake_gpu):
     r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe", "--gpu-release-timeout", "2",
             *py("gpu_job.py", "--hang-at", "4", "--release-after", "-1"), env={"HANGWATCH_GPU_FAKE": str(fake_gpu)})
-    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    assert r.returncode == 125, r.stderr.decode()[-2000:]
     err = r.stderr.decode()
     assert "still held after 2 s" in err and "zombie context" in err and "not relaunching" in err
     assert "nvidia-smi --query-compute-apps" in err

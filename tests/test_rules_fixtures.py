@@ -44,6 +44,9 @@ EXPECTED = {
     "network_wait_in_a_prefetch_thread": ("io.network_wait", "hung", "thread_prefetch.py", "HANG-HERE"),
     "non_python_process": ("unknown", "hung", None, None),
     "same_job_unbuffered_is_not_flagged": ("unknown", "progressing", None, None),
+    "lock_wait_flock": ("io.lock_wait", "hung", "filelock_wait.py", "HANG-HERE:flock"),
+    "deadlock_mp_lock_bare": ("code.deadlock", "hung", "dl_mp_lock_bare.py", "HANG-HERE"),
+    "lost_work_inferred": ("child.lost_work", "hung", "pool_lost.py", "HANG-HERE"),
 }
 
 

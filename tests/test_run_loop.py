@@ -94,6 +94,9 @@ class ScriptedJob:
     def known_pids(self) -> list[int]:
         return [self.pid]
 
+    def vanished(self) -> list:
+        return []
+
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
         self.signals.append(first_signal)
         self.code = -first_signal
@@ -122,8 +125,8 @@ def _supervisor(tmp_path: Path, jobs: list[ScriptedJob], steps: list[int], **cfg
         jobs.append(job)
         return job
 
-    config = RunConfig(argv=["train"], run_dir=tmp_path / "run", min_stall=5.0, startup_grace=20.0,
-                       kill_grace=1.0, **cfg)  # type: ignore[arg-type]
+    cfg = {"min_stall": 5.0, "startup_grace": 20.0, "kill_grace": 1.0, **cfg}
+    config = RunConfig(argv=["train"], run_dir=tmp_path / "run", **cfg)  # type: ignore[arg-type]
     return Supervisor(config, env={}, clock=clock, launcher=launcher, capture=_evidence)
 
 
@@ -276,3 +279,73 @@ def test_would_stop_predicts_the_futile_give_up_without_recording_it():
     assert p.would_stop(3, progressed=False, max_step=None)
     assert p.decide(3, asked=True, progressed=False, max_step=None).give_up == GiveUp.NO_NEW_PROGRESS
     assert p.would_stop(3, progressed=True, max_step=99)  # decided: the recorded answer
+
+
+# --- evidence decides (issue [1/5]): scripted diagnoses, both ways -------------------------------------------------
+def _diagnosing(monkeypatch, verdict: str, cause: str, proof: str | None) -> None:
+    """Every capture is diagnosed as ``cause`` with ``verdict``; ``proof``: "work", "hang" or None."""
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
+
+    where = Where(pid=4242, rank=None, tid=4242, file="/job/train.py", line=30, function="compute_metrics")
+    finding = Finding(cause, 0.8, f"main is in {cause}", where,
+                      proof=Proof(ProofKind(proof), "a measured fact") if proof else None)
+    monkeypatch.setattr("hangwatch.supervise.suspect.diagnose", lambda ev: Diagnosis(Verdict(verdict), (finding,)))
+
+
+def _stalled_at_incidents(tmp_path: Path) -> list[tuple[str, float]]:
+    """(verdict, seconds from the last progress) of each incident, on the scripted clock."""
+    out = []
+    for path in sorted((tmp_path / "run" / "incidents").glob("*/incident.json")):
+        i = json.loads(path.read_text())
+        out.append((i["verdict"], i["detected_at"] - i["last_progress"]["at"]))
+    return out
+
+
+def test_proven_work_is_slow_until_max_slow_and_said_again_every_10_minutes(tmp_path, monkeypatch):
+    _diagnosing(monkeypatch, "progressing", "code.computing", "work")
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [20], on_hang=OnHang.KILL, max_slow=1800.0)
+    assert sup.run() == 124
+    incidents = _stalled_at_incidents(tmp_path)
+    assert [v for v, _ in incidents] == ["slow", "hung"], incidents
+    assert 15 <= incidents[0][1] <= 25 and 1800 <= incidents[1][1] <= 1830, \
+        "only --max-slow ends proven work, never the step history"
+    events = _events(tmp_path)
+    notes = [e["stalled_seconds"] for e in events if e["event"] == "still_slow"]
+    gaps = [b - a for a, b in zip([incidents[0][1], *notes[:-1]], notes, strict=True)]
+    assert len(notes) == 2 and all(600 <= g <= 610 for g in gaps), (notes, gaps)
+    assert all(e["bound"].startswith("--max-slow") for e in events if e["event"] == "extended")
+
+
+def test_without_proof_of_work_the_step_history_decides(tmp_path, monkeypatch):
+    """The twin: the same alive job, with nothing that proves it works, is hung by its history (100 x 1 s)."""
+    _diagnosing(monkeypatch, "slow", "unknown", None)
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [20], on_hang=OnHang.KILL, max_slow=1800.0, history_floor=60.0)
+    assert sup.run() == 124
+    incidents = _stalled_at_incidents(tmp_path)
+    assert incidents[-1][0] == "hung" and 100 <= incidents[-1][1] <= 110, incidents
+
+
+def test_the_first_look_declares_a_proven_hang_at_15_s(tmp_path, monkeypatch):
+    _diagnosing(monkeypatch, "hung", "dataloader.worker_stuck", "hang")
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [20], on_hang=OnHang.KILL, min_stall=120.0)
+    sup.run()
+    events = _events(tmp_path)
+    look = next(e for e in events if e["event"] == "look")
+    assert look["hung"] and 15 <= look["stalled_seconds"] <= 16
+    assert [(v, round(s)) for v, s in _stalled_at_incidents(tmp_path)] in ([("hung", 15)], [("hung", 16)])
+    assert not any(e["event"] == "suspect" for e in events), "decided before --min-stall"
+
+
+def test_the_first_look_waits_for_min_stall_without_proof(tmp_path, monkeypatch):
+    _diagnosing(monkeypatch, "hung", "dataloader.worker_stuck", None)
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [20], on_hang=OnHang.KILL, min_stall=120.0)
+    sup.run()
+    looks = [e for e in _events(tmp_path) if e["event"] == "look"]
+    assert len(looks) == 1 and not looks[0]["hung"]
+    incidents = _stalled_at_incidents(tmp_path)
+    assert len(incidents) == 1 and 120 <= incidents[0][1] <= 122, incidents

@@ -156,7 +156,7 @@ def test_html_page_of_a_hang_restarted_into_a_slower_fallback(run, tmp_path):
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt install chromium) to render the page")
 def test_html_page_renders_in_headless_chromium(run, tmp_path):
     r = run(*FAST, "--on-hang", "kill", *py("stepper.py", "--steps", "30", "--interval", "0.1", "--hang-at", "12"))
-    assert r.returncode == 124
+    assert r.returncode == 125
     page = run.dir / "report.html"
     shot = tmp_path / "page.png"
     base = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -170,7 +170,7 @@ def test_html_page_renders_in_headless_chromium(run, tmp_path):
 
 def test_a_day_of_progress_stays_a_small_page(run, tmp_path):
     r = run(*FAST, "--on-hang", "kill", *py("stepper.py", "--steps", "30", "--interval", "0.05", "--hang-at", "5"))
-    assert r.returncode == 124
+    assert r.returncode == 125
     events = (run.dir / "events.jsonl").read_text().splitlines()
     t0 = json.loads(events[0])["at"] - 86400
     day = [json.dumps({"at": t0 + 10 * i, "event": "progress", "attempt": 1, "step": 3 * i, "source": "log:step"})
@@ -188,7 +188,7 @@ def test_a_day_of_progress_stays_a_small_page(run, tmp_path):
 def test_merged_rank_stacks_of_a_torchrun_hang(run):
     r = run(*FAST, "--startup-grace", "60", "--on-hang", "kill", "--", sys.executable, "-m", "torch.distributed.run",
             "--nproc-per-node", "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py"))
-    assert r.returncode == 124, r.stderr.decode()[-2000:]
+    assert r.returncode == 125, r.stderr.decode()[-2000:]
     html = (run.dir / "report.html").read_text()
     where = re.search(r"Ranks \(2\): where each one is</h4><p><code>([^<]+)</code>", html)
     assert where, "no merged rank view"

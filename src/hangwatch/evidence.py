@@ -55,6 +55,11 @@ class ThreadSample:
     # (a ptrace stop itself switches a thread twice), so a thread blocked in one call stays at 0.
     ctx_switches: int | None = None
     fd: int | None = None  # the fd of that blocking call (0: the process's standard input)
+    # Whether that call can time out, from its arguments (a futex or poll with no timeout waits forever;
+    # a sleep always ends); None where the call does not say (a read, a recv).
+    timeout: bool | None = None
+    futex: int | None = None  # the address a futex wait waits on (a lock, an event, a semaphore)
+    shared_futex: bool = False  # that futex is shared between processes (a multiprocessing lock or semaphore)
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,55 @@ class RendezvousRead:
 
 
 @dataclass(frozen=True)
+class LockHolder:
+    """A process that holds (or, ``proven`` False, most likely holds) a lock another process waits for:
+    who it is and what it does, measured over the capture (in the job) or a short look (outside it)."""
+
+    pid: int
+    cmdline: str  # redacted, cut
+    user: str | None
+    state: str | None  # kernel state letter; None: it is gone
+    cpu_percent: float | None
+    moved_bytes: int | None  # read()+write() bytes (sockets, pipes, files) over the look
+    age_s: float | None  # how long it has run
+    in_job: bool  # part of the job's tree (hangwatch may end it) or not (named, never touched)
+    frames: tuple[Frame, ...] = ()  # its main thread's stack, when it is Python
+    proven: bool = True  # the kernel or a frame says it holds the lock; False: inferred
+    how: str = ""  # why it is named: "listed as holding it in /proc/locks", "shares the semaphore and ..."
+    took_at: str | None = None  # where its code takes the lock, when a frame or its source shows it
+
+
+@dataclass(frozen=True)
+class LockWait:
+    """What one blocked thread waits for: a file lock or a semaphore shared across processes."""
+
+    tid: int
+    kind: str  # "flock", "posix", "ofd", "filelock" (the package's polling acquire), "semaphore"
+    path: str | None  # the lock file, or the semaphore's /dev/shm file
+    timeout: bool | None  # whether the wait can time out (None: unknown)
+    holders: tuple[LockHolder, ...] = ()  # proven holders first; empty: none found
+    sharers: tuple[int, ...] = ()  # semaphores: the job's processes that map it
+    waiters: tuple[int, ...] = ()  # the processes waiting for it
+    value: int | None = None  # a semaphore's count (0: taken)
+    name: str | None = None  # the lock's name in the waiter's source line (`cache_lock`)
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class VanishedProcess:
+    """A process of the job that the supervisor saw, and then saw gone (``inspect`` has none of these)."""
+
+    pid: int
+    ppid: int
+    name: str  # comm
+    cmdline: str  # redacted, cut
+    started_at: float  # unix time
+    gone_at: float  # when it was first seen gone (within the supervisor's scan interval)
+    replaced_by: int | None = None  # a sibling with the same command started as it went (a pool's replacement)
+    reason: str | None = None  # why, when the kernel log says so ("killed by the OOM killer")
+
+
+@dataclass(frozen=True)
 class NativeStack:
     """One thread's stack with native frames interleaved (py-spy --native), innermost first."""
 
@@ -149,6 +203,8 @@ class ProcessEvidence:
     locals: tuple[LocalsRead, ...] = ()  # read twice, apart, for threads that spin in one user function
     native: tuple[NativeStack, ...] = ()  # one native read, when Python's stack explained nothing (or --native)
     rendezvous: RendezvousRead | None = None  # read for processes waiting at process-group setup
+    waits: tuple[LockWait, ...] = ()  # what its blocked threads wait for across processes (file locks, semaphores)
+    writing: tuple[tuple[str, int], ...] = ()  # (path, size) of files it has open for writing, when it wrote
 
 
 @dataclass(frozen=True)
@@ -169,4 +225,5 @@ class Evidence:
     kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter
     known_pids: tuple[int, ...] = ()  # every pid the supervisor saw in the job, dead ones included (kernel
                                       # lines name victims that are gone by the capture)
+    vanished: tuple[VanishedProcess, ...] = ()  # processes of the job that went away (the supervisor's history)
 

@@ -10,6 +10,8 @@ from hangwatch.evidence import (
     Evidence,
     Frame,
     LocalsRead,
+    LockHolder,
+    LockWait,
     NativeStack,
     ProcessEvidence,
     ProcessInfo,
@@ -17,6 +19,7 @@ from hangwatch.evidence import (
     RendezvousRead,
     Role,
     ThreadSample,
+    VanishedProcess,
 )
 from hangwatch.records.gpu import KernelEvent, gpu_from_dict
 
@@ -41,6 +44,13 @@ def _frame(f: dict[str, Any]) -> Frame:
     return Frame(**{**f, "holds": tuple(f.get("holds", ()))})
 
 
+def _wait(w: dict[str, Any]) -> LockWait:
+    holders = tuple(LockHolder(**{**h, "frames": tuple(_frame(f) for f in h.get("frames", ()))})
+                    for h in w.get("holders", ()))
+    return LockWait(**{**w, "holders": holders, "sharers": tuple(w.get("sharers", ())),
+                       "waiters": tuple(w.get("waiters", ()))})
+
+
 def evidence_from_dict(d: dict[str, Any]) -> Evidence:
     """Read ``hangwatch.evidence/1`` (recorded fixtures, bug reports)."""
     if d.get("schema") != SCHEMA:
@@ -61,11 +71,13 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
         rdzv = RendezvousRead(**p["rendezvous"]) if p.get("rendezvous") else None
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
                                      output_tail=p["output_tail"], locals=local_reads, native=native,
-                                     rendezvous=rdzv))
+                                     rendezvous=rdzv, waits=tuple(_wait(w) for w in p.get("waits", ())),
+                                     writing=tuple((str(a), int(b)) for a, b in p.get("writing", ()))))
     fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress", "gpu",
-                                                          "kernel", "known_pids")}
+                                                          "kernel", "known_pids", "vanished")}
     return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),
                     rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())),
                     gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
                     kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
-                    known_pids=tuple(int(p) for p in d.get("known_pids", ())))
+                    known_pids=tuple(int(p) for p in d.get("known_pids", ())),
+                    vanished=tuple(VanishedProcess(**v) for v in d.get("vanished", ())))

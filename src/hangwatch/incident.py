@@ -104,6 +104,26 @@ class Where:
         return f"pid {self.pid}" + (f", rank {self.rank}" if self.rank is not None else "")
 
 
+class ProofKind(str, Enum):
+    """What a measured fact proves about a finding."""
+
+    HANG = "hang"  # the job cannot recover by itself: decided at the first look, without waiting for --min-stall
+    WORK = "work"  # the job works (its loop walks its data, one long call, bytes moving): never hung by the
+                   # step history, only by --max-slow
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The measured fact behind a finding's verdict, and what it proves (an addition to SPEC's fields)."""
+
+    kind: ProofKind
+    fact: str
+
+    def to_dict(self) -> dict[str, str]:
+        """``{"kind": "hang", "fact": "..."}``."""
+        return {"kind": self.kind.value, "fact": self.fact}
+
+
 @dataclass(frozen=True)
 class Finding:
     """A cause, how sure, where, the evidence a person can check, and the fix."""
@@ -114,18 +134,31 @@ class Finding:
     where: Where | None
     evidence: tuple[str, ...] = ()
     fix: tuple[str, ...] = ()
+    proof: Proof | None = None  # the fact that proves a hang (decides early) or work (not bounded by the history)
+
+    @property
+    def proves_hang(self) -> bool:
+        """A measured fact says the job cannot recover by itself."""
+        return self.proof is not None and self.proof.kind == ProofKind.HANG
+
+    @property
+    def proves_work(self) -> bool:
+        """A measured fact says the job works."""
+        return self.proof is not None and self.proof.kind == ProofKind.WORK
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as SPEC's JSON object."""
         out: dict[str, Any] = _lists(asdict(self))
+        out["proof"] = self.proof.to_dict() if self.proof is not None else None
         return out
 
     @classmethod
     def from_dict(cls, f: dict[str, Any]) -> Finding:
         """Read a finding's JSON object."""
-        w = f.get("where")
+        w, p = f.get("where"), f.get("proof")
         return cls(cause=f["cause"], confidence=float(f["confidence"]), summary=f["summary"],
-                   where=Where(**w) if w else None, evidence=tuple(f["evidence"]), fix=tuple(f["fix"]))
+                   where=Where(**w) if w else None, evidence=tuple(f["evidence"]), fix=tuple(f["fix"]),
+                   proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None)
 
 
 @dataclass(frozen=True)
@@ -169,6 +202,7 @@ class Incident:
         d = asdict(self)
         d["verdict"] = self.verdict.value
         d["action"] = self.action.value
+        d["findings"] = [f.to_dict() for f in self.findings]
         # Field order as in SPEC, additions last.
         order = ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
                  "findings", "window_seconds", "notes", "remedy", "gpu", "kernel"]

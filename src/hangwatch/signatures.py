@@ -138,6 +138,24 @@ CHILD_WAIT = (
     ("multiprocessing/pool.py", frozenset({"join", "get", "wait"})),
     ("concurrent/futures/process.py", None),
 )
+# A process idle in its own wait for work: a multiprocessing.Pool worker waiting for its next task, a
+# concurrent.futures worker waiting on its call queue (CPython 3.10-3.13: multiprocessing/pool.py worker,
+# concurrent/futures/process.py _process_worker), the task read going through queues.py / connection.py.
+WAIT_FOR_WORK = (
+    ("multiprocessing/pool.py", frozenset({"worker"})),
+    ("concurrent/futures/process.py", frozenset({"_process_worker"})),
+)
+WORK_READ = (
+    ("multiprocessing/queues.py", frozenset({"get", "_recv_bytes"})),
+    ("multiprocessing/connection.py", frozenset({"recv", "recv_bytes", "_recv_bytes", "_recv", "poll", "_poll",
+                                                 "wait"})),
+    ("multiprocessing/synchronize.py", frozenset({"__enter__", "acquire"})),  # the queue's read lock
+    ("threading.py", frozenset({"wait", "acquire"})),
+)
+# The main side of a pool: waiting for results (Pool.map/starmap/apply, AsyncResult.get).
+POOL_RESULT_WAIT = (("multiprocessing/pool.py", frozenset({"map", "starmap", "get", "wait", "apply", "imap",
+                                                           "next", "__next__"})),)
+SLEEP_SYSCALLS = frozenset({"nanosleep", "clock_nanosleep"})
 CHILD_WAIT_WCHAN = "do_wait"
 PIPE_WCHANS = ("pipe_read", "pipe_wait")  # anon_pipe_read on 6.x kernels
 
@@ -263,6 +281,13 @@ PEER_FIX = (
     "sync_dist log inside `if rank == 0:`.",
     "Uneven data per rank: DistributedSampler(drop_last=True) or the DDP join() context.",
     "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)), TORCH_NCCL_DUMP_ON_TIMEOUT=1.",
+)
+STRAGGLER_FIX = (
+    "Nothing is stuck: one rank works while the others wait for it. If that is expected (a download or a "
+    "checkpoint on rank 0 before a barrier), give it room: --max-slow, or hangwatch.phase(name, timeout=...).",
+    "Move the slow work out of the critical path: download or stage files before init_process_group, or on "
+    "every rank's local disk.",
+    "Make sure the others' wait is bounded: init_process_group(timeout=timedelta(minutes=...)) covers the barrier.",
 )
 RENDEZVOUS_FIX = (
     "Check that every rank was started: WORLD_SIZE ranks across all nodes (torchrun --nnodes/--nproc-per-node).",

@@ -1,5 +1,9 @@
-"""Two ranks under torchrun (gloo): rank 1 is stuck loading its shard, rank 0 waits in all_reduce."""
+"""Two ranks under torchrun (gloo): rank 1 is stuck loading its shard, rank 0 waits in all_reduce. argv[1] "net":
+rank 1 waits on a read from a data server that never answers (a wait that may pass), instead of an event that
+nothing sets (a bug in the code)."""
 
+import socket
+import sys
 import threading
 
 import torch
@@ -12,6 +16,9 @@ import hangwatch
 def load_shard(rank):
     if rank == 1:
         ready(f"rank{rank}")
+        if sys.argv[1:] == ["net"]:
+            server = socket.create_server(("127.0.0.1", 0))
+            socket.create_connection(server.getsockname()).recv(1)  # HANG-HERE:net
         threading.Event().wait()  # HANG-HERE:culprit
     return torch.ones(4)
 

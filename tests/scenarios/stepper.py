@@ -1,11 +1,14 @@
 """Prints `step i/N` every --interval seconds, checkpointing each step to --ckpt (resumed from it).
 --hang-at K: hangs before step K unless --safe is given (the fallback a restart adds); --slow: each
 step takes twice as long (so a fallback's rate can be measured); --crash-at K: exits 1 there;
---fast-after K: steps after K take a tenth of --interval (a job that speeds up)."""
+--fast-after K: steps after K take a tenth of --interval (a job that speeds up); --hang-how net: the hang is a
+read from a data server that accepted the connection and never answers (a wait that may pass: worth a requeue),
+instead of an event nothing sets (a bug in the code)."""
 
 import argparse
 import json
 import os
+import socket
 import threading
 import time
 
@@ -18,6 +21,7 @@ ap.add_argument("--safe", action="store_true")
 ap.add_argument("--slow", action="store_true")
 ap.add_argument("--ckpt", default="")
 ap.add_argument("--fast-after", type=int, default=-1)
+ap.add_argument("--hang-how", choices=("event", "net"), default="event")
 args = ap.parse_args()
 
 start = 0
@@ -25,6 +29,9 @@ if args.ckpt and os.path.exists(args.ckpt):
     with open(args.ckpt) as f:
         start = json.load(f)["step"]
 for step in range(start + 1, args.steps + 1):
+    if step == args.hang_at and not args.safe and args.hang_how == "net":
+        server = socket.create_server(("127.0.0.1", 0))
+        socket.create_connection(server.getsockname()).recv(1)  # HANG-HERE:net
     if step == args.hang_at and not args.safe:
         threading.Event().wait()  # HANG-HERE
     if step == args.crash_at:

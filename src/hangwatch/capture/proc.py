@@ -303,3 +303,45 @@ def int_or_none(v: str | None) -> int | None:
         return int(v) if v is not None else None
     except ValueError:
         return None
+
+
+_BOOT: list[float] = []
+
+
+def boot_time() -> float | None:
+    """When the machine booted (unix time), for start times in clock ticks; None where unreadable."""
+    if not _BOOT:
+        for line in (read_text(PROC / "stat") or "").splitlines():
+            if line.startswith("btime "):
+                _BOOT.append(float(line.split()[1]))
+    return _BOOT[0] if _BOOT else None
+
+
+def started_at(ticks: float) -> float | None:
+    """A start time in clock ticks after boot as unix time."""
+    boot = boot_time()
+    return None if boot is None else boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+MAX_WRITING_FDS = 256  # fds looked at when naming the files a process writes
+
+
+def files_open_for_writing(pid: int) -> list[tuple[str, int]]:
+    """(path, size) of the regular files ``pid`` has open for writing (its log and output included),
+    largest first; empty where unreadable."""
+    base = PROC / str(pid)
+    try:
+        fds = os.listdir(base / "fd")[:MAX_WRITING_FDS]
+    except OSError:
+        return []
+    out = []
+    for fd in fds:
+        flags = next((ln.split()[1] for ln in (read_text(base / "fdinfo" / fd) or "").splitlines()
+                      if ln.startswith("flags:")), None)
+        if flags is None or not int(flags, 8) & (os.O_WRONLY | os.O_RDWR):
+            continue
+        target = fd_target(pid, int(fd))
+        size = file_size(target)
+        if target is not None and size is not None:
+            out.append((target, size))
+    return sorted(set(out), key=lambda x: -x[1])

@@ -26,7 +26,8 @@ from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
-from hangwatch.capture.syscalls import SocketTable, SocketTables, blocked_call, describe_fd
+from hangwatch.capture.syscalls import SocketTable, SocketTables, describe_fd, read_blocked_call
+from hangwatch.capture.waits import read_waits
 from hangwatch.errors import CaptureError
 from hangwatch.evidence import (
     Evidence,
@@ -56,7 +57,8 @@ def sample_count(window_s: float) -> int:
 
 
 class _Task:
-    __slots__ = ("comm", "fd", "fd_target", "state", "switches", "syscall", "ticks", "tid", "wchan")
+    __slots__ = ("comm", "fd", "fd_target", "futex", "shared", "state", "switches", "syscall", "ticks", "tid",
+                 "timeout", "wchan")
 
     def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None, switches: int | None) -> None:
         self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
@@ -64,6 +66,9 @@ class _Task:
         self.syscall: str | None = None
         self.fd_target: str | None = None
         self.fd: int | None = None
+        self.timeout: bool | None = None
+        self.futex: int | None = None
+        self.shared = False
 
 
 def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
@@ -73,11 +78,14 @@ def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
     for t in tasks:
         if t.state not in ("S", "D"):
             continue
-        call = blocked_call(pid, t.tid)
-        if call is not None:
+        call = read_blocked_call(pid, t.tid)
+        if call is None:
+            continue
+        t.syscall, t.timeout, t.futex, t.shared = call.name, call.timeout, call.futex, call.shared
+        if call.fd is not None:
             sockets = sockets or tables.for_pid(pid)
-            t.syscall, t.fd = call
-            t.fd_target = describe_fd(pid, call[1], sockets)
+            t.fd = call.fd
+            t.fd_target = describe_fd(pid, call.fd, sockets)
 
 
 def _tasks(pid: int) -> list[_Task]:
@@ -154,7 +162,7 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
             tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
             cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,
             frames=frames, syscall=t.syscall, fd_target=t.fd_target, ctx_switches=t.switches,
-            fd=t.fd))
+            fd=t.fd, timeout=t.timeout, futex=t.futex, shared_futex=t.shared))
     error = stacks.error if stacks else None
     return replace(sample, threads=tuple(threads), stack_error=error)
 
@@ -349,13 +357,28 @@ def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
     waiting = sorted(p for p, ss in series.items() if p not in gone and waiting_at_setup(ss))
     # One locals read each, one after another (3 s at most): the diagnosis quotes the first waiters only.
     rendezvous = {p: read_rendezvous(infos[p], py_spy) for p in waiting[:MAX_RENDEZVOUS_READS]}
+    annotated = {p: _annotate_code(ss) for p, ss in series.items()}
+    waits = read_waits({p: list(ss) for p, ss in annotated.items()}, infos, gone, py_spy)
     return tuple(
-        ProcessEvidence(info=infos[p], samples=_annotate_code(ss), exited=p in gone,
+        ProcessEvidence(info=infos[p], samples=annotated[p], exited=p in gone,
                         output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,
                                                                                  Role.LAUNCHER) else None,
-                        locals=local_reads.get(p, ()), native=stacks.get(p, ()), rendezvous=rendezvous.get(p))
-        for p, ss in sorted(series.items(), key=lambda kv: (kv[0] != root, kv[0]))
+                        locals=local_reads.get(p, ()), native=stacks.get(p, ()), rendezvous=rendezvous.get(p),
+                        waits=waits.get(p, ()), writing=_writing(p, series[p], p in gone))
+        for p in sorted(series, key=lambda p: (p != root, p))
     )
+
+
+WRITING_BYTES = 64 * 1024  # written in the window: the files it writes are named
+
+
+def _writing(pid: int, samples: list[ProcessSample], gone: bool) -> tuple[tuple[str, int], ...]:
+    """The files a process that wrote in the window has open for writing (its output log aside)."""
+    a, b = samples[0].wchar, samples[-1].wchar
+    if gone or a is None or b is None or b - a < WRITING_BYTES:
+        return ()
+    skip = {proc.fd_target(pid, 1), proc.fd_target(pid, 2)}
+    return tuple((path, size) for path, size in proc.files_open_for_writing(pid) if path not in skip)[:4]
 
 
 SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")

@@ -11,32 +11,98 @@ import os
 import platform
 import socket
 import struct
+from dataclasses import dataclass
 
 from hangwatch.capture.proc import PROC, read_text
 
 # Syscalls whose first argument is an fd, by architecture (asm/unistd_64.h, asm-generic/unistd.h).
 _FD_SYSCALLS = {
     "x86_64": {0: "read", 1: "write", 17: "pread64", 19: "readv", 42: "connect", 43: "accept", 44: "sendto",
-               45: "recvfrom", 46: "sendmsg", 47: "recvmsg", 288: "accept4", 74: "fsync", 75: "fdatasync"},
+               45: "recvfrom", 46: "sendmsg", 47: "recvmsg", 288: "accept4", 74: "fsync", 75: "fdatasync",
+               73: "flock", 72: "fcntl"},
     "aarch64": {63: "read", 64: "write", 67: "pread64", 65: "readv", 203: "connect", 202: "accept",
                 206: "sendto", 207: "recvfrom", 211: "sendmsg", 212: "recvmsg", 242: "accept4", 82: "fsync",
-                83: "fdatasync"},
+                83: "fdatasync", 32: "flock", 25: "fcntl"},
 }
 _TABLE = _FD_SYSCALLS.get(platform.machine(), {})
+# Waits whose arguments say whether they can time out: name -> (index of the timeout argument, how it
+# is passed: "ptr" (NULL: no timeout), "ms" (a negative int: none)). Sleeps always end.
+_TIMED = {
+    "x86_64": {202: ("futex", 3, "ptr"), 7: ("poll", 2, "ms"), 271: ("ppoll", 2, "ptr"), 23: ("select", 4, "ptr"),
+               270: ("pselect6", 4, "ptr"), 232: ("epoll_wait", 3, "ms"), 281: ("epoll_pwait", 3, "ms"),
+               35: ("nanosleep", 0, "sleep"), 230: ("clock_nanosleep", 0, "sleep"), 61: ("wait4", 0, "none"),
+               247: ("waitid", 0, "none")},
+    "aarch64": {98: ("futex", 3, "ptr"), 73: ("ppoll", 2, "ptr"), 72: ("pselect6", 4, "ptr"),
+                22: ("epoll_pwait", 3, "ms"), 101: ("nanosleep", 0, "sleep"), 115: ("clock_nanosleep", 0, "sleep"),
+                260: ("wait4", 0, "none"), 95: ("waitid", 0, "none")},
+}.get(platform.machine(), {})
+FUTEX_PRIVATE_FLAG = 128
+F_SETLKW, F_OFD_SETLKW = 7, 38  # fcntl commands that wait for a lock (asm-generic/fcntl.h)
+LOCK_NB = 4
 
 
-def blocked_call(pid: int, tid: int) -> tuple[str, int] | None:
-    """(syscall name, fd) of a thread sleeping in an fd-taking syscall, else None."""
+@dataclass(frozen=True)
+class BlockedCall:
+    """What /proc/PID/task/TID/syscall says of a sleeping thread: the call, its fd (fd-taking calls),
+    whether it can time out (None: the call does not say), and for a futex its address and whether it
+    is shared between processes (a multiprocessing lock or semaphore lives in shared memory)."""
+
+    name: str
+    fd: int | None = None
+    timeout: bool | None = None
+    futex: int | None = None
+    shared: bool = False
+
+    @property
+    def lock_wait(self) -> bool:
+        """A blocking wait for a file lock: flock without LOCK_NB, fcntl F_SETLKW / F_OFD_SETLKW."""
+        return self.name in ("flock", "fcntl")
+
+
+def _args(pid: int, tid: int) -> tuple[int, list[int]] | None:
     raw = read_text(PROC / str(pid) / "task" / str(tid) / "syscall")
     if not raw:
         return None
     parts = raw.split()
     try:
-        name = _TABLE.get(int(parts[0]))
-        fd = int(parts[1], 16)
+        return int(parts[0]), [int(a, 16) for a in parts[1:7]]
     except (ValueError, IndexError):
+        return None  # "running", or -1 (not in a system call)
+
+
+def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
+    """The system call a sleeping thread waits in, with what its arguments say; None where unreadable
+    or not a call we know."""
+    got = _args(pid, tid)
+    if got is None:
         return None
-    return (name, fd) if name else None
+    nr, args = got
+    name = _TABLE.get(nr)
+    if name is not None and len(args) >= 2:
+        if name == "flock" and args[1] & LOCK_NB:
+            return None  # a non-blocking try does not wait
+        if name == "fcntl" and args[1] not in (F_SETLKW, F_OFD_SETLKW):
+            return None
+        return BlockedCall(name, fd=args[0], timeout=False if name in ("flock", "fcntl") else None)
+    timed = _TIMED.get(nr)
+    if timed is None or len(args) <= timed[1]:
+        return None
+    name, i, how = timed
+    if how == "sleep":
+        return BlockedCall(name, timeout=True)
+    if how == "none":
+        return BlockedCall(name, timeout=False)
+    value = args[i]
+    timeout = value != 0 if how == "ptr" else not (value >= 2**31)  # an int -1 arrives as 0xffff...
+    if name == "futex":
+        return BlockedCall(name, timeout=timeout, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG)
+    return BlockedCall(name, timeout=timeout)
+
+
+def blocked_call(pid: int, tid: int) -> tuple[str, int] | None:
+    """(syscall name, fd) of a thread sleeping in an fd-taking syscall, else None."""
+    call = read_blocked_call(pid, tid)
+    return (call.name, call.fd) if call is not None and call.fd is not None else None
 
 
 def _hex_addr(field: str) -> str:

@@ -38,7 +38,9 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history:
     what = root.summary.rstrip(".")
     past = (f"far longer than this job's {'batches' if cause != root.cause else 'steps'} take ({basis})"
             if by_history else f"past the extra time an alive job gets ({basis})")
-    if cause != root.cause:
+    if cause != root.cause and root.proves_work:  # it works, and works too long: no claim that it is stuck
+        head = f"{what}, but it has not returned that batch for {stalled_s:.0f} s, {past}: declared hung."
+    elif cause != root.cause:
         head = f"{what}, but it has not returned that batch for {stalled_s:.0f} s, {past}: it is stuck in dataset code."
     else:
         head = f"{what}, but it has made no progress for {stalled_s:.0f} s, {past}: declared hung."

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from hangwatch import signatures as sg
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import LoopMotion, loop_motion
 from hangwatch.diagnose.output import buffered_stdout
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import BUFFERED_FIX, BUSY_FIX, COMPUTING_FIX, DEADLOCK_FIX, WAIT_FOREVER_FIX
@@ -33,6 +33,7 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                 hits.append(_long_call(v, t))
                 continue
             locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",) if motion is not None else ()
+            counting = motion is not None and motion.counting
             hits.append(Hit(Finding(
                 cause="code.busy_loop", confidence=0.8,
                 summary=(f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
@@ -42,7 +43,8 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                           f"and holding the GIL in every sample",
                           f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
                           + (f" `{frame.code}`" if frame and frame.code else ""), *locals_ev),
-                fix=BUSY_FIX), Verdict.HUNG))
+                fix=BUSY_FIX, proof=proof.hang(f"a counting spin: {motion.evidence}") if counting and motion else None),
+                Verdict.HUNG))
     return hits
 
 
@@ -71,7 +73,9 @@ def _long_call(v: ProcessView, t: ThreadView) -> Hit:
                   f"line, in all {len(t.stacks)} samples" + (f": `{frame.code}`" if frame and frame.code else ""),
                   "a Python loop that spins lands on its loop's header or moves between lines; this stack did not"),
         fix=(*COMPUTING_FIX[1:], "If the call should not take this long, look at its input (a regex on a huge "
-             "string backtracks for ever; a sort of millions of Python objects takes minutes).")),
+             "string backtracks for ever; a sort of millions of Python objects takes minutes)."),
+        proof=proof.work(f"one long call at {describe(frame)}: the same stack on the same line in all "
+                         f"{len(t.stacks)} samples at {t.cpu_percent or 0:.0f}% CPU, holding the GIL")),
         Verdict.SLOW)
 
 
@@ -88,41 +92,13 @@ def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
             cause="output.buffered", confidence=0.8,
             summary=(f"{v.label()} is computing (its loop advances) but its output is block-buffered into "
                      f"{v.info.stdout}, so the log looks frozen."),
-            where=v.where(t, frame), evidence=tuple(ev), fix=BUFFERED_FIX), Verdict.PROGRESSING)
+            where=v.where(t, frame), evidence=tuple(ev), fix=BUFFERED_FIX,
+            proof=proof.work(f"its loop advances: {motion.evidence}")), Verdict.PROGRESSING)
     return Hit(Finding(
         cause="code.computing", confidence=0.7,
         summary=f"{v.label()} is computing in {describe(frame)}: a CPU-bound loop whose variables advance.",
-        where=v.where(t, frame), evidence=tuple(ev), fix=COMPUTING_FIX), Verdict.PROGRESSING)
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
-
-
-def _sync_wait(t: ThreadView) -> str | None:
-    """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'queue', 'join'."""
-    frames = t.frames
-    if not frames or not t.idle_throughout:
-        return None
-    user = innermost_user(frames)
-    if user is not None and sg.SLEEP_LINE.search(user.code or ""):
-        return None
-    top = frames[0]
-    if sg.is_user(top) and sg.is_lock_line(top.code):
-        return "lock"
-    for f in frames:
-        if sg.is_user(f):
-            break
-        if sg.matches_any(f, sg.THREAD_SYNC):
-            m = sg.method(f)
-            if m in ("join", "_wait_for_tstate_lock"):
-                return "join"
-            if f.file.endswith("/queue.py"):
-                return "queue"
-            if m in {"acquire", "__enter__"}:
-                return "lock"
-            return "event"
-    return None
+        where=v.where(t, frame), evidence=tuple(ev), fix=COMPUTING_FIX,
+        proof=proof.work(f"its loop advances: {motion.evidence}")), Verdict.PROGRESSING)
 
 
 def deadlock_rule(ctx: Context) -> list[Hit]:
@@ -134,7 +110,7 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         main = v.main_thread
         if main is None:
             continue
-        waits = {t.tid: _sync_wait(t) for t in v.threads if t.has_stack}
+        waits = {t.tid: proof.sync_wait(t) for t in v.threads if t.has_stack}
         if waits.get(main.tid) is None:
             continue
         if any(t.woke_often for t in v.threads if waits.get(t.tid)):
@@ -144,6 +120,8 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         others_alive = [t for t in v.user_threads if t not in blocked]
         if others_alive:
             continue  # another user thread is running and may still release what main waits for
+        if not proof.user_owned(main) and any(not t.parked for t in v.threads if t not in blocked):
+            continue  # main waits on a library's own primitive (Pool's result, a future): its threads release it
         if len(lockers) >= 2:
             conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds"
         elif lockers and waits[main.tid] == "join":
@@ -152,7 +130,7 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
             conf, what = 0.75, "a thread waits for a lock that no running thread will release"
         else:
             kind = waits[main.tid] or "event"
-            conf, what = 0.6, f"the main thread waits on {_article(kind)} {kind} that no running thread will set"
+            conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else main)
         frame = culprit.user_frame
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
@@ -160,10 +138,21 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
             f = t.user_frame
             code = f" `{f.code}`" if f and f.code else ""
             kind = waits[t.tid] or "lock"
-            ev.append(f"thread '{t.name}' waits on {_article(kind)} {kind} at {describe(f)}{code}")
+            ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")
+        # Proof needs every thread of the process parked in a wait with no timeout (library threads too: a
+        # pool's result thread blocked in a read may still set what the main thread waits for).
+        forever = all(t.blocked and t.waits_forever and proof.user_owned(t) for t in blocked) and not any(
+            proof.may_release(t) for t in v.threads if t not in blocked)
+        fact = None
+        if forever and len(lockers) >= 2:
+            fact = proof.hang(f"a lock cycle: {len(lockers)} threads of {v.label()} each wait for a lock another "
+                              "holds, and the kernel says none of their waits has a timeout")
+        elif forever:
+            fact = proof.hang(f"every thread of {v.label()} is blocked in a wait with no timeout (the kernel's futex "
+                              "waits have none), so no thread runs that could release what they wait for")
         hits.append(Hit(Finding(
             cause="code.deadlock", confidence=conf,
             summary=f"{v.label()} is deadlocked: {what}.",
-            where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX if lockers else WAIT_FOREVER_FIX),
-            Verdict.HUNG))
+            where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX if lockers else WAIT_FOREVER_FIX,
+            proof=fact), Verdict.HUNG))
     return hits

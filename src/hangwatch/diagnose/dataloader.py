@@ -8,15 +8,19 @@ has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from hangwatch import signatures as sg
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.evidence import Frame
-from hangwatch.incident import Finding, Verdict
+from hangwatch.incident import Finding, Proof, Verdict
 from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, NETWORK_FIX, STORAGE_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
 
+STUCK = "dataloader.worker_stuck"
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 
 
@@ -89,59 +93,91 @@ def _busy_worker(main: ProcessView, mt: ThreadView, w: ProcessView, t: ThreadVie
                  states: dict[int, str], waits: str) -> list[Hit]:
     index = workers.index(w)
     frame = innermost_user(t.frames) or next((f for f in t.frames if not sg.is_stdlib_file(f.file)), None)
-    dur = w.duration_s
     name = f"worker {index} (pid {w.pid})"
     others = [o for o in workers if o is not w]
-    ev = [waits, f"{name} at {w.cpu_text()} for {dur:.0f} s in {describe(frame)}"
+    ev = [waits, f"{name} at {w.cpu_text()} for {w.duration_s:.0f} s in {describe(frame)}"
           + (f" `{frame.code}`" if frame and frame.code else "")]
     if others:
         ev.append("other workers: " + ", ".join(_other_worker(o, states[o.pid]) for o in others))
     hits: list[Hit] = []
-    fix: tuple[str, ...]
-    cause = "dataloader.worker_stuck"
     fork_ev = fork_lock_suspect(w, t, main)
     if fork_ev:
         hits.append(Hit(Finding(
             cause="fork.inherited_lock", confidence=0.85,
             summary=(f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
                      f"from pid {main.pid}; nothing in the worker can release it."),
-            where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX), Verdict.HUNG))
+            where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX,
+            proof=proof.hang(f"{name} was forked from pid {main.pid} and waits at a lock it inherited held: "
+                             "fork copies a held lock, never the thread that would release it")), Verdict.HUNG))
     held = _held_by_main(mt, t, frame)
     if held is not None:
         hits.append(_lock_across_processes(main, name, w, t, frame, held, waits))
+    else:
+        hits.extend(semaphore_wait(w, t, f"DataLoader {name}", waiter_of=main, waits=waits))
+    judged = _judge_worker(w, t, frame, name, ev)
+    conf = 0.6 if fork_ev else judged.confidence
+    hits.append(Hit(Finding(cause=judged.cause, confidence=conf, summary=judged.summary,
+                            where=w.where(t, frame), evidence=tuple(ev), fix=judged.fix, proof=judged.proof),
+                    judged.verdict))
+    return hits
+
+
+@dataclass(frozen=True)
+class _Judged:
+    cause: str
+    summary: str
+    verdict: Verdict
+    confidence: float
+    fix: tuple[str, ...]
+    proof: Proof | None = None
+
+
+def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str, ev: list[str]) -> _Judged:
+    """What a busy worker is doing, from what was measured; ``ev`` gets the facts. Only a worker proven
+    unable to go on "never returns" its batch."""
+    dur = w.duration_s
+    slow = "dataloader.worker_slow"
     motion = loop_motion(w.locals_of(t.tid)) if t.spinning else None
     if motion is not None and motion.advanced:
-        summary = (f"DataLoader {name} is alive, computing in {describe(frame)} (its loop advances); the main "
-                   "process waits for its batch.")
         ev.append(f"its loop advances: {motion.evidence}")
-        verdict, conf, fix, cause = Verdict.SLOW, 0.6, WORKER_SLOW_FIX, "dataloader.worker_slow"
-    elif t.spinning:
+        return _Judged(slow, f"DataLoader {name} is alive, computing in {describe(frame)} (its loop advances); "
+                       "the main process waits for its batch.", Verdict.SLOW, 0.6, WORKER_SLOW_FIX,
+                       proof.work(f"its loop advances: {motion.evidence}"))
+    if t.spinning:
         if motion is not None:
             ev.append(f"locals of {describe(frame)}: {motion.evidence}")
-        summary = (f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} and never returns "
-                   "its batch; the main process waits for it.")
-        verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX
-    elif (t.woke_often or w.moved_data) and not t.spinning:
-        summary = (f"DataLoader {name} is alive in {describe(frame)}: it woke {t.wakeups} times in {dur:.0f} s "
-                   "(a sleep, poll or retry loop), so its batch is slow, not lost.")
+        counting = motion is not None and motion.counting
+        ends = "and never returns its batch" if counting else \
+            f"and has not returned its batch in the {dur:.0f} s window"
+        return _Judged(STUCK, f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} {ends}; the main "
+                       "process waits for it.", Verdict.HUNG, 0.9, WORKER_STUCK_FIX,
+                       proof.hang(f"a counting spin: {motion.evidence}") if counting and motion else None)
+    if w.work is not None:
+        ev.append(f"{w.work}: it works")
+        return _Judged(slow, f"DataLoader {name} is alive, working in {describe(frame)}: {w.work}; the main process "
+                       "waits for its batch.", Verdict.SLOW, 0.6, WORKER_SLOW_FIX, proof.work(w.work))
+    if t.woke_often or w.moved_data:
         ev.append(f"{name} woke {t.wakeups} times and made {w.delta('syscalls') or 0} read/write calls in "
                   f"{dur:.1f} s: it moves")
-        verdict, conf, fix, cause = Verdict.SLOW, 0.6, WORKER_SLOW_FIX, "dataloader.worker_slow"
-    elif t.stack_changed and (t.cpu_percent or 0.0) > 5.0:
-        summary = (f"DataLoader {name} is alive, working in {describe(frame)}; the main process waits "
-                   "for its batch.")
-        verdict, conf, fix, cause = Verdict.SLOW, 0.6, WORKER_SLOW_FIX, "dataloader.worker_slow"
-    else:
-        blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
-        summary = (f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} and never returns its "
-                   "batch; the main process waits for it.")
-        verdict, conf, fix = Verdict.HUNG, 0.9, WORKER_STUCK_FIX
-        summary, fix = _what_it_waits_on(name, t, frame, ev, summary, fix)
-    if fork_ev:
-        conf = 0.6
-    hits.append(Hit(Finding(cause=cause, confidence=conf, summary=summary,
-                            where=w.where(t, frame), evidence=tuple(ev), fix=fix), verdict))
-    return hits
+        return _Judged(slow, f"DataLoader {name} is alive in {describe(frame)}: it woke {t.wakeups} times in "
+                       f"{dur:.0f} s (a sleep, poll or retry loop), so its batch is slow, not lost.", Verdict.SLOW, 0.6,
+                       WORKER_SLOW_FIX)
+    if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+        return _Judged(slow, f"DataLoader {name} is alive, working in {describe(frame)}; the main process waits for "
+                       "its batch.", Verdict.SLOW, 0.6, WORKER_SLOW_FIX)
+    fact = proof.unreleasable(w, t)
+    blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
+    ends = "and never returns its batch: nothing can end its wait" if fact else \
+        f"and has not returned its batch: nothing moved in the {dur:.0f} s window"
+    summary, fix = _what_it_waits_on(name, t, frame, ev, f"DataLoader {name} is blocked in {blocked_in} in "
+                                     f"{describe(frame)} {ends}; the main process waits for it.", WORKER_STUCK_FIX)
+    if fact is not None:
+        ev.append(f"the kernel says: {t.wait_text}; no other thread of the worker runs")
+        # A wait in the user's own code that nothing can end: num_workers=0 would block at the same line in the
+        # main process, so no DataLoader setting is a remedy (recover/remedy.py, the exit code: do not requeue).
+        fix = (*fix[:1], "Give the wait a timeout (Event.wait(timeout=...), Queue.get(timeout=...)) or make sure "
+               "something sets it on every path.", *fix[1:2])
+    return _Judged(STUCK, summary, Verdict.HUNG, 0.9, fix, fact)
 
 
 MP_SYNC_PY = "multiprocessing/synchronize.py"  # SemLock: a lock shared across processes (stdlib)
@@ -190,7 +226,9 @@ def _lock_across_processes(main: ProcessView, name: str, w: ProcessView, t: Thre
              "or do not take it in dataset code.",
              "Locks shared with DataLoader workers are held across processes: a worker that needs one the main "
              "process holds while it waits for a batch never returns.",
-             "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.")), Verdict.HUNG)
+             "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently."),
+        proof=proof.hang(f"a lock cycle across processes: {name} waits for `{lock}`, which {main.label()} holds at "
+                         f"{describe(mf)} while it waits for that worker's batch")), Verdict.HUNG)
 
 
 def _other_worker(o: ProcessView, state: str) -> str:
@@ -265,5 +303,8 @@ def fork_rule(ctx: Context) -> list[Hit]:
                 cause="fork.inherited_lock", confidence=0.8,
                 summary=(f"{v.label()} is blocked on a lock it inherited, already held, when it was forked "
                          f"from pid {v.info.ppid}."),
-                where=v.where(t, frame), evidence=tuple(ev), fix=FORK_FIX), Verdict.HUNG))
+                where=v.where(t, frame), evidence=tuple(ev), fix=FORK_FIX,
+                proof=proof.hang(f"{v.label()} was forked from pid {v.info.ppid} and waits at a lock it inherited "
+                                 "held: fork copies a held lock, never the thread that would release it")),
+                Verdict.HUNG))
     return hits

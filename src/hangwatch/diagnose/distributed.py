@@ -12,14 +12,24 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hangwatch import signatures as sg
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.dataloader import worker_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
+from hangwatch.diagnose.loops import loop_motion
+from hangwatch.diagnose.views import (
+    Activity,
+    ProcessView,
+    ThreadView,
+    activity,
+    describe,
+    innermost_explaining,
+    innermost_user,
+)
 from hangwatch.evidence import Evidence, Frame, Role
-from hangwatch.incident import Finding, Verdict, Where
+from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.ranges import ranks_label
 from hangwatch.records.run import NodeSummary
-from hangwatch.signatures import PEER_FIX, RENDEZVOUS_FIX
+from hangwatch.signatures import PEER_FIX, RENDEZVOUS_FIX, STRAGGLER_FIX
 
 
 def _collective(t: ThreadView) -> Frame | None:
@@ -108,23 +118,87 @@ def rank_progress_text(ev: Evidence) -> str | None:
     return "last progress by rank, oldest first: " + ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class CulpritState:
+    """What a rank outside the collective was measured doing: its activity, the fact in words, and a proof."""
+
+    activity: Activity
+    fact: str | None
+    proof: Proof | None = None
+
+
+def culprit_state(ctx: Context, v: ProcessView, t: ThreadView) -> CulpritState:
+    """How a rank that is not in the collective is: working (bytes, CPU with a moving stack, a loop walking
+    its data, output, or its DataLoader worker working), stuck (blocked, spinning, stopped: itself or the
+    DataLoader worker it waits for), or only waking or asleep."""
+    subject, st = v, t
+    if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
+        busy = [w for w in ctx.workers_of(v.pid) if w.main_thread is not None and worker_state(w.main_thread) == "busy"]
+        if busy and busy[0].main_thread is not None:
+            subject, st = busy[0], busy[0].main_thread
+    motion = loop_motion(subject.locals_of(st.tid)) if st.spinning else None
+    if motion is not None and motion.advanced:
+        return CulpritState(Activity.WORKING, f"its loop advances: {motion.evidence}",
+                            proof.work(f"its loop advances: {motion.evidence}"))
+    act = activity(subject)
+    if act == Activity.WORKING and subject.work:
+        return CulpritState(act, subject.work, proof.work(subject.work))
+    if act == Activity.SPINNING:
+        counting = motion is not None and motion.counting
+        return CulpritState(act, f"{subject.label()} spins at {subject.cpu_text()}",
+                            proof.hang(f"a counting spin: {motion.evidence}") if counting and motion else None)
+    if act == Activity.BLOCKED:
+        return CulpritState(act, f"{subject.label()} is blocked ({st.wait_text}) at {subject.cpu_text()}",
+                            proof.unreleasable(subject, st))
+    if act == Activity.STOPPED:
+        return CulpritState(act, f"{subject.label()} is stopped", proof.hang(f"{subject.label()} is stopped"))
+    return CulpritState(act, None)
+
+
+STUCK = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
+
+
 def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
     culprits = sorted(g.elsewhere)
-    first = g.by_rank[culprits[0]]
-    where, detail = _culprit_where(ctx, first, g.elsewhere[culprits[0]])
-    ev = [_groups_text(g.groups), f"rank {culprits[0]} (pid {first.pid}) {detail}"]
+    states = {r: culprit_state(ctx, g.by_rank[r], g.elsewhere[r]) for r in culprits}
+    stuck = [r for r in culprits if states[r].activity in STUCK]
+    lead = stuck[0] if stuck else culprits[0]
+    first = g.by_rank[lead]
+    where, detail = _culprit_where(ctx, first, g.elsewhere[lead])
+    ev = [_groups_text(g.groups), f"rank {lead} (pid {first.pid}) {detail}"]
+    for r in culprits:
+        if states[r].fact:
+            ev.append(f"rank {r}: {states[r].fact}")
     progress = rank_progress_text(ctx.evidence)
     if progress:
         ev.append(progress)
     missing = _missing_ranks(g.world, g.by_rank)
     if missing:
         ev.append(f"ranks not found on this node: {missing}")
-    verb = "are" if len(culprits) > 1 else "is"
+    ops = sorted({sg.method(f) for f in g.in_coll.values()})
+    victims = f"{_plural(g.in_coll)} wait{'' if len(g.in_coll) > 1 else 's'} in {'/'.join(ops)}"
+    if not stuck:
+        working = [r for r in culprits if states[r].activity == Activity.WORKING]
+        s0 = states[working[0]] if working else states[lead]
+        if working:
+            summary = (f"{_plural(working).capitalize()} {'are' if len(working) > 1 else 'is'} working, not stuck, "
+                       f"{detail}: {s0.fact}; {victims} for {'them' if len(working) > 1 else 'it'}. A straggler: "
+                       "the job waits, bounded by --max-slow.")
+            verdict, fact = Verdict.WAITING, s0.proof
+        else:
+            how = "asleep (a timer will wake it)" if s0.activity == Activity.ASLEEP else \
+                "alive: it wakes again and again (a sleep, poll or retry loop)" if s0.activity == Activity.WAKES else \
+                "not in the collective"
+            verb = "are" if len(culprits) > 1 else "is"
+            summary = f"{_plural(culprits).capitalize()} {verb} {how}, {detail}; {victims}."
+            verdict, fact = Verdict.SLOW, None
+        return Hit(Finding(cause="distributed.straggler", confidence=0.9, summary=summary, where=where,
+                           evidence=tuple(ev), fix=STRAGGLER_FIX, proof=fact), verdict)
+    verb = "are" if len(stuck) > 1 else "is"
     return Hit(Finding(
         cause="distributed.peer_stuck", confidence=0.92,
-        summary=(f"{_plural(culprits).capitalize()} {verb} stuck {detail} while {_plural(g.in_coll)} "
-                 "wait in a collective."),
-        where=where, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG)
+        summary=f"{_plural(stuck).capitalize()} {verb} stuck {detail} while {victims}.",
+        where=where, evidence=tuple(ev), fix=PEER_FIX, proof=states[lead].proof), Verdict.HUNG)
 
 
 def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
@@ -166,7 +240,9 @@ def _diverged(g: RankGroups) -> Hit | None:
         summary=(f"Ranks are in different collectives: {_plural(minority)} called "
                  f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
                  "the ranks' code diverged."),
-        where=v.where(t, frame), evidence=(_groups_text(g.groups),), fix=PEER_FIX[1:] + PEER_FIX[:1]), Verdict.HUNG)
+        where=v.where(t, frame), evidence=(_groups_text(g.groups),), fix=PEER_FIX[1:] + PEER_FIX[:1],
+        proof=proof.hang(f"ranks wait in different collectives ({', '.join(sorted(ops))}): each waits for the others "
+                         "to enter its own, and none will")), Verdict.HUNG)
 
 
 # The timeouts torch itself applies to a rendezvous that never completes (torch 2.13): the store's wait
@@ -324,6 +400,11 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
         else:
             group, op = "elsewhere", None
             where, text = _culprit_where(ctx, v, t)
+            state = culprit_state(ctx, v, t)
+            out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where),
+                        "activity": state.activity.value, "fact": state.fact,
+                        "proof": state.proof.to_dict() if state.proof is not None else None})
+            continue
         out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where)})
     return out
 
@@ -342,8 +423,10 @@ def _grouped_evidence(summaries: dict[int, NodeSummary], ranks: list[tuple[int, 
     return out
 
 
-def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Finding | None:
-    """One finding for the whole job from every node's summary, or None when nothing points anywhere."""
+def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
+    """One finding for the whole job from every node's summary, with what it says of the job, or None when
+    nothing points anywhere. A rank elsewhere that works is a straggler (waiting); only one that is blocked,
+    spinning or stopped (or, from a node too old to say, not known to work) makes the job hung."""
     ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.ranks]
     waiting = [(n, r) for n, r in ranks if r["group"] == "collective"]
     culprits = [(n, r) for n, r in ranks if r["group"] == "elsewhere"]
@@ -352,17 +435,37 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Finding | Non
     if silent:
         ev.append(f"node(s) {silent} did not report (no hangwatch there, or it is unreachable)")
     if waiting and culprits:
-        first = culprits[0][1]
-        names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in culprits)
-        return Finding(
+        for n, r in culprits:
+            if r.get("fact"):
+                ev.append(f"rank {r['rank']} on node {n}: {r['fact']}")
+        stuck = [(n, r) for n, r in culprits if r.get("activity", "unknown") in {a.value for a in STUCK} | {"unknown"}]
+        working = [(n, r) for n, r in culprits if r.get("activity") == Activity.WORKING.value]
+        victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
+        if not stuck:
+            pick = working[0] if working else culprits[0]
+            names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
+            p = pick[1].get("proof")
+            how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
+            return Hit(Finding(
+                cause="distributed.straggler", confidence=0.93,
+                summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
+                        f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
+                where=Where(**pick[1]["where"]), evidence=tuple(ev), fix=STRAGGLER_FIX,
+                proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None),
+                Verdict.WAITING if working else Verdict.SLOW)
+        first = stuck[0][1]
+        names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
+        p = first.get("proof")
+        return Hit(Finding(
             cause="distributed.peer_stuck", confidence=0.95,
-            summary=(f"{names.capitalize()} {'is' if len(culprits) == 1 else 'are'} stuck {first['text']} while "
-                     f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective."),
-            where=Where(**first["where"]), evidence=tuple(ev), fix=PEER_FIX)
+            summary=(f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while "
+                     f"{victims}."),
+            where=Where(**first["where"]), evidence=tuple(ev), fix=PEER_FIX,
+            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None), Verdict.HUNG)
     if waiting and silent:
-        return Finding(
+        return Hit(Finding(
             cause="distributed.peer_stuck", confidence=0.8,
             summary=(f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
                      "is there (crashed, stuck, or its hangwatch is not running)."),
-            where=None, evidence=tuple(ev), fix=PEER_FIX)
+            where=None, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG)
     return None

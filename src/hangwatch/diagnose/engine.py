@@ -13,10 +13,12 @@ from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
+from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
+from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import SLEEP_LINE, UNKNOWN_FIX
@@ -26,8 +28,8 @@ IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet j
 
 RULES: tuple[Rule, ...] = (
     stopped_rule, input_wait_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule, output_buffered_rule,
-    child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule, deadlock_rule, native_fork_rule,
-    kernel_rule, gpu_activity_rule,
+    lost_work_rule, lock_wait_rule, child_wait_rule, network_wait_rule, storage_wait_rule, busy_loop_rule,
+    deadlock_rule, native_fork_rule, kernel_rule, gpu_activity_rule,
 )
 
 
@@ -37,6 +39,11 @@ class Diagnosis:
     """The verdict and the findings, root cause first."""
     verdict: Verdict
     findings: tuple[Finding, ...]
+
+    @property
+    def root(self) -> Finding:
+        """The root cause: ``findings[0]`` (a diagnosis always has one, ``unknown`` at worst)."""
+        return self.findings[0]
 
 
 STRICT_ENV = "HANGWATCH_STRICT_RULES"

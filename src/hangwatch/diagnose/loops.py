@@ -23,6 +23,7 @@ class LoopMotion:
     advanced: bool
     evidence: str
     seconds: float
+    counting: bool = False  # a spin whose only change is a counter that counts nothing: proof of a hang
 
 
 def _int(text: str) -> int | None:
@@ -60,7 +61,20 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
             n = moving[0]
             return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s",
                               seconds)
+        # The loop's own names stayed; another local may still change with the data (a `for` over repeated
+        # values, a `while not done:` whose body accumulates): that is work, unless it only counts.
+        working = sorted(n for n in changed if n not in cond_names
+                         and (last.body is None or not counts_only(last.body, n)))
+        if working:
+            n = working[0]
+            return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s",
+                              seconds)
         stayed = ", ".join(f"`{n}` stayed {after[n]}" for n in sorted(cond_names))
+        counters = sorted(n for n in changed if n not in cond_names)
+        if counters:  # the loop's names stayed and all that changed only counts: a counting spin
+            n = counters[0]
+            return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned; `{n}` only "
+                              f"counts ({changed[n][0]} -> {changed[n][1]})", seconds, counting=True)
         return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned", seconds)
     if spin is not None:
         return spin
@@ -82,7 +96,7 @@ def _counts_only(last: LocalsRead, changed: dict[str, tuple[str, str]], grown: l
     n = grown[0]
     return LoopMotion(False, f"`{n}` only counts ({changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s): nothing "
                       f"else in the loop changes and `{n}` is used for nothing but counting, so the loop spins",
-                      seconds)
+                      seconds, counting=True)
 
 
 COUNTING_ITERABLES = frozenset({"range", "count"})  # `for i in range(...)`, `itertools.count()`: numbers, no data

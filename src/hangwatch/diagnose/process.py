@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
+from hangwatch.diagnose.views import (
+    Activity,
+    ProcessView,
+    ThreadView,
+    activity,
+    describe,
+    innermost_explaining,
+    innermost_user,
+)
 from hangwatch.evidence import Frame, Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import CHILD_WAIT_FIX, INPUT_FIX
@@ -74,7 +83,8 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
         summary = (f"{v.label()} waits for someone to type at {describe(user)}"
                    + (f" (prompt: {prompt!r})" if prompt else "") + "; nobody will, so it never goes on.")
     return Hit(Finding(cause="process.waits_for_input", confidence=0.95, summary=summary,
-                       where=v.where(t, user), evidence=tuple(ev), fix=INPUT_FIX), Verdict.HUNG)
+                       where=v.where(t, user), evidence=tuple(ev), fix=INPUT_FIX,
+                       proof=proof.hang("it waits for someone to type, and nobody is there")), Verdict.HUNG)
 
 
 def stopped_rule(ctx: Context) -> list[Hit]:
@@ -93,7 +103,9 @@ def stopped_rule(ctx: Context) -> list[Hit]:
             evidence=(f"{v.label()} in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window",
                       f"it was at {describe(frame)} when it stopped"),
             fix=(f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)",
-                 "If a debugger is attached, detach it or continue the process in it.")),
+                 "If a debugger is attached, detach it or continue the process in it."),
+            proof=proof.hang(f"{v.label()} is in state {v.state} (stopped) for the whole window: it runs again "
+                             "only when someone continues it")),
             Verdict.STOPPED))
     return hits
 
@@ -114,8 +126,24 @@ def _waits_for_child(v: ProcessView) -> bool:
                                   or any(w in wchan for w in sg.PIPE_WCHANS))
 
 
+# How a waited-for child is, in words, and what that makes the parent's wait: only a child that is itself
+# blocked or spinning is "stuck"; an idle one waits for work (diagnose/lost.py looks for the work that went).
+_CHILD_IS = {
+    Activity.BLOCKED: ("itself stuck: blocked in one call for the whole window", Verdict.HUNG, 0.82),
+    Activity.SPINNING: ("itself stuck: spinning in the same code", Verdict.HUNG, 0.82),
+    Activity.STOPPED: ("stopped (SIGSTOP, Ctrl-Z or a debugger)", Verdict.HUNG, 0.82),
+    Activity.WORKING: ("still working", Verdict.SLOW, 0.7),
+    Activity.WAKES: ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
+    Activity.ASLEEP: ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),
+    Activity.IDLE: ("idle, waiting for work of its own: nothing the parent waits for is being worked on",
+                    Verdict.HUNG, 0.5),
+}
+_PICK = (Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED, Activity.WORKING, Activity.WAKES, Activity.ASLEEP,
+         Activity.IDLE)
+
+
 def child_wait_rule(ctx: Context) -> list[Hit]:
-    """child.wait: the job waits on a subprocess that is itself stuck."""
+    """child.wait: the job waits on a subprocess; hung only when that child is itself stuck."""
     hits = []
     for v in ctx.views:
         # A shell or launcher waiting for its child is the job's normal shape, not a cause.
@@ -124,7 +152,11 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)]
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
-        kid = kids[0]
+        states = {k.pid: activity(k) for k in kids}
+        kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
+        state = states[kid.pid]
+        is_text, verdict, conf = _CHILD_IS.get(state, ("not moving in the window (what it waits for is unknown)",
+                                                        Verdict.HUNG, 0.6))
         kt = kid.main_thread
         kframe = innermost_explaining(kt.frames) if kt and kt.frames else None
         t = v.main_thread
@@ -133,15 +165,26 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         ev = [f"{v.label()} waits for child pid {kid.pid} at {describe(pframe)}"
               + (f" `{pframe.code}`" if pframe and pframe.code else ""),
               f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
-              + (f", in {describe(kframe)}" if kframe else "")]
+              + (f", in {describe(kframe)}" if kframe else "") + f": {state.value}"]
+        if len(kids) > 1:
+            ev.append("its children: " + ", ".join(f"pid {k.pid} {states[k.pid].value}" for k in kids[:8]))
+        if kt is not None and kt.last.syscall:
+            ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
         if (kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})))) or (
                 kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))):
             ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
-        moving = kt is not None and kt.stack_changed and (kid.cpu_percent or 0.0) > 5.0
+        if state == Activity.WORKING and kid.work:
+            ev.append(kid.work)
         where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)
+        fact = None
+        if state == Activity.WORKING and kid.work:
+            fact = proof.work(kid.work)
+        elif state == Activity.BLOCKED and kt is not None and t is not None and t.waits_forever:
+            inner = proof.unreleasable(kid, kt)
+            if inner is not None:
+                fact = proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and {inner.fact}")
         hits.append(Hit(Finding(
-            cause="child.wait", confidence=0.7 if moving else 0.82,
-            summary=(f"{v.label()} waits for its child pid {kid.pid}, which is "
-                     + ("still working." if moving else "itself stuck.")),
-            where=where, evidence=tuple(ev), fix=CHILD_WAIT_FIX), Verdict.SLOW if moving else Verdict.HUNG))
+            cause="child.wait", confidence=conf,
+            summary=f"{v.label()} waits for its child pid {kid.pid}, which is {is_text}.",
+            where=where, evidence=tuple(ev), fix=CHILD_WAIT_FIX, proof=fact), verdict))
     return hits

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from functools import cached_property
 from typing import TypeVar
 
@@ -23,6 +24,7 @@ IDLE_CPU_PERCENT = 5.0
 WAKEUPS_MIN = 3
 WAKEUPS_PER_S = 0.9
 SYSCALLS_MIN = 3  # read/write system calls in the window that mean a process is moving data
+MOVING_BYTES = 64 * 1024  # bytes read or written in the window that mean a process is moving data
 
 
 def own_frames(frames: Sequence[F]) -> Sequence[F]:
@@ -115,6 +117,31 @@ class ThreadView:
     def idle_throughout(self) -> bool:
         """Idle in every sample, and the stack never changed."""
         return all(s.active is False for s in self.samples if s.frames) and not self.stack_changed
+
+    @cached_property
+    def blocked(self) -> bool:
+        """Blocked in one call for the whole window: idle in every sample with its stack unchanged, never
+        woken, at no CPU. ("stuck" is said of a thread only when this, or ``spinning``, holds.)"""
+        return self.has_stack and self.idle_throughout and not self.woke_often and (
+            (self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+
+    @cached_property
+    def parked(self) -> bool:
+        """The kernel's view alone: asleep in a wait with no timeout for the whole window, never woken, at no
+        CPU. Said of any thread, Python or not (a native pool thread, torch's own)."""
+        return self.last.timeout is False and self.last.state in ("S", "D") and (self.wakeups or 0) == 0 and (
+            (self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+
+    @property
+    def waits_forever(self) -> bool:
+        """The kernel says its blocking call has no timeout (a futex, poll or lock wait with none)."""
+        return self.last.timeout is False
+
+    @property
+    def wait_text(self) -> str:
+        """The blocking call as the kernel shows it: ``futex wait with no timeout``."""
+        call = self.last.syscall or "a wait"
+        return f"{call} wait with no timeout" if self.last.timeout is False else f"{call} wait"
 
     def any_frame(self, test: Callable[[Frame], bool]) -> bool:
         """``test`` holds for some frame of some sample."""
@@ -211,6 +238,33 @@ class ProcessView:
         return None if a is None or b is None else b - a
 
     @cached_property
+    def moved_bytes(self) -> int:
+        """Bytes read and written in the window (files, sockets, pipes: /proc/PID/io rchar + wchar)."""
+        return max(0, (self.delta("rchar") or 0) + (self.delta("wchar") or 0))
+
+    @cached_property
+    def work(self) -> str | None:
+        """A measured fact that the process works, in words, or None: bytes moving, CPU burning while its
+        main thread's stack moves, or its output growing. (Loops that walk their data are judged by the
+        rules from the locals.)"""
+        dur = f"{self.duration_s:.1f} s"
+        if self.moved_bytes >= MOVING_BYTES:
+            return f"{self.label()} moved {size_text(self.moved_bytes)} in {dur}" + self.writing_text()
+        t = self.main_thread
+        if t is not None and t.stack_changed and (self.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
+            return f"{self.label()} used {self.cpu_text()} in {dur} with its stack moving"
+        if self.stdout_grew:
+            return f"{self.label()} wrote output in {dur}"
+        return None
+
+    def writing_text(self) -> str:
+        """`` (writing weights.bin, now 40 MiB)``: the files it has open for writing, when known."""
+        if not self.ev.writing:
+            return ""
+        shown = ", ".join(f"{path.rsplit('/', 1)[-1]}, now {size_text(size)}" for path, size in self.ev.writing[:2])
+        return f" (writing {shown})"
+
+    @cached_property
     def moved_data(self) -> bool:
         """Read/write system calls in the window: the process moves data (sockets, pipes, files)."""
         d = self.delta("syscalls")
@@ -249,6 +303,68 @@ class ProcessView:
         """``37% CPU`` or ``CPU unknown``."""
         c = self.cpu_percent
         return "CPU unknown" if c is None else f"{c:.0f}% CPU"
+
+
+def size_text(n: int) -> str:
+    """``40 MiB``, ``640 KiB``, ``512 B``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n / scale:.0f} {unit}"
+    return f"{n} B"
+
+
+class Activity(str, Enum):
+    """What a process was measured doing over the window. "stuck" is said only of BLOCKED and SPINNING."""
+
+    STOPPED = "stopped"  # state T/t
+    GONE = "gone"  # it exited during the window
+    WORKING = "working"  # bytes moving, CPU burning with its stack moving, or its output growing
+    SPINNING = "spinning"  # high CPU, the same user function in every sample
+    WAKES = "wakes"  # its main thread woke again and again: a sleep, poll or retry loop
+    ASLEEP = "asleep"  # in a sleep call: a timer will wake it
+    IDLE = "idle"  # waiting for work in its own loop (a pool or DataLoader worker between tasks)
+    BLOCKED = "blocked"  # in one call for the whole window: no CPU, no wake-up, the stack never moved
+    UNKNOWN = "unknown"
+
+
+def waits_for_work(t: ThreadView) -> bool:
+    """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or
+    concurrent.futures worker reading its task queue, a DataLoader worker waiting for an index)."""
+    frames = t.frames
+    loop = next((i for i, f in enumerate(frames) if sg.matches_any(f, sg.WAIT_FOR_WORK)
+                 or sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)), None)
+    if loop is None:
+        return False
+    return all(sg.is_stdlib_file(f.file) or sg.at(f, sg.WORKER_PY) or "/torch/" in f.file for f in frames[:loop]) and \
+        not any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in frames[:loop])
+
+
+def activity(v: ProcessView) -> Activity:
+    """What the process was measured doing, from its state, CPU, bytes, wake-ups and stacks."""
+    if v.ev.exited:
+        return Activity.GONE
+    if v.state in ("T", "t"):
+        return Activity.STOPPED
+    t = v.main_thread
+    if t is not None and t.spinning:
+        return Activity.SPINNING
+    if v.work is not None:
+        return Activity.WORKING
+    if t is None:
+        return Activity.UNKNOWN
+    if t.last.syscall in sg.SLEEP_SYSCALLS or (t.frames and sg.SLEEP_LINE.search(
+            (innermost_user(t.frames) or t.frames[0]).code or "")):
+        return Activity.ASLEEP if not t.woke_often else Activity.WAKES
+    if t.woke_often or v.moved_data:
+        return Activity.WAKES
+    if t.has_stack and waits_for_work(t) and t.idle_throughout:
+        return Activity.IDLE
+    if t.has_stack and t.blocked:
+        return Activity.BLOCKED
+    if not t.has_stack and t.last.state in ("S", "D") and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT and \
+            (t.wakeups or 0) == 0:
+        return Activity.BLOCKED  # a non-Python process: the kernel's view only
+    return Activity.UNKNOWN
 
 
 def build_views(ev: Evidence) -> list[ProcessView]:

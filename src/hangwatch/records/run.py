@@ -34,6 +34,8 @@ class EventKind(str, Enum):
     SUSPECT = "suspect"
     EXTENDED = "extended"
     PROBE = "probe"  # a startup probe: the job captured before its first progress signal
+    LOOK = "look"  # the first look at a stall, sooner than --min-stall: hung only on a proof of a hang
+    STILL_SLOW = "still_slow"  # alive without progress for long: said again, at most every 10 minutes
     REMEDY = "remedy"  # an attempt starts with a remedy the cause chose
     REMEDY_CHOICE = "remedy_choice"  # why that remedy, weighed against --deadline and --budget
     HANDOVER = "handover"  # heartbeats stopped while the log counter advanced: the counter is the signal now

@@ -44,6 +44,24 @@ EXIT_SUPERVISION_FAILED = 123
 NO_REQUEUE: dict[str, str] = {
     "process.waits_for_input": "a requeued job would wait at the same prompt",
 }
+# Causes that are a bug at a line of the user's code by nature: the same code hangs the same way next time.
+DETERMINISTIC: frozenset[str] = frozenset({"code.deadlock", "code.busy_loop", "process.waits_for_input"})
+# Causes that can pass by themselves (the network, the storage, the GPU, a peer, memory, another process's
+# lock): a requeue may pass them, however they were proven.
+TRANSIENT: frozenset[str] = frozenset({
+    "io.network_wait", "io.storage_wait", "io.lock_wait", "gpu.fault", "gpu.long_kernel", "memory.oom",
+    "distributed.rendezvous_wait", "distributed.straggler", "child.lost_work", "dataloader.worker_died",
+    "compile.in_progress", "process.stopped",
+})
+
+
+def deterministic(finding: Finding) -> bool:
+    """A bug at a line of user code that hangs the same way again: a deadlock, a spin, a prompt, or a hang
+    proven at the user's line (a wait with no timeout that nothing can end, ranks in different collectives)."""
+    if finding.cause in DETERMINISTIC:
+        return True
+    return finding.cause not in TRANSIENT and finding.proves_hang and finding.where is not None and \
+        finding.where.file is not None
 
 
 class ExitReason(str, Enum):
@@ -104,16 +122,22 @@ class ExitStatus:
         return self.code == EXIT_HUNG_REQUEUE
 
 
-def hung_exit(hang: Hang, earlier: list[Hang], remedies_left: bool | None, futile: bool = False) -> ExitStatus:
+def hung_exit(hang: Hang, earlier: list[Hang], remedies_left: bool | None, futile: bool = False,
+              bug: str | None = None) -> ExitStatus:
     """The exit of a run that ended a hung job. ``earlier``: the run's hangs before this one, oldest
     first (earlier runs in the same run directory included); ``remedies_left``: None when the cause has
     no remedy ladder at all, else whether one of its remedies was not applied yet; ``futile``: restarts
-    stopped because attempts in a row made no new progress."""
+    stopped because attempts in a row made no new progress; ``bug``: why the hang is a deterministic bug at
+    a line of user code (None: it may pass), which ends the run with 125 the first time unless a remedy is
+    left to try."""
     if hang.cause in NO_REQUEUE:
         return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL, f"{hang.text()}: {NO_REQUEUE[hang.cause]}")
     if earlier and earlier[-1] == hang:
         return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL,
                           f"{hang.text()} hung twice in a row; a requeue would hang there again")
+    if bug is not None and remedies_left is not True:
+        return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL,
+                          f"{hang.text()}: a bug at a line of the job's code ({bug}); a requeue would hang there again")
     if remedies_left is False:
         return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL,
                           f"{hang.text()}: every remedy for {hang.cause} was tried")
@@ -122,7 +146,11 @@ def hung_exit(hang: Hang, earlier: list[Hang], remedies_left: bool | None, futil
                           f"{hang.text()}: the last attempts made no new progress")
     seen = sum(1 for h in earlier if h.cause == hang.cause)
     first = "first time this cause was seen" if not seen else f"seen {seen} time(s) before, elsewhere"
-    return ExitStatus(EXIT_HUNG_REQUEUE, ExitReason.HUNG_REQUEUE, f"{hang.text()}: {first}; a requeue may pass it")
+    if bug is not None:  # remedies_left: a restart with the next remedy changes what runs
+        return ExitStatus(EXIT_HUNG_REQUEUE, ExitReason.HUNG_REQUEUE,
+                          f"{hang.text()}: {first}; a remedy of its ladder is still untried")
+    return ExitStatus(EXIT_HUNG_REQUEUE, ExitReason.HUNG_REQUEUE,
+                      f"{hang.text()}: {first}; it can pass by itself, so a requeue may pass it")
 
 
 def stopped_exit(reason: ExitReason, text: str) -> ExitStatus:

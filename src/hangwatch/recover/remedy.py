@@ -57,6 +57,8 @@ def ladder(finding: Finding, custom: dict[str, tuple[str, ...]] | None = None) -
     if custom and finding.cause in custom:
         return custom[finding.cause]
     rungs = LADDERS.get(finding.cause, ())
+    if finding.cause == "dataloader.worker_stuck" and finding.proves_hang:
+        return ()  # a wait nothing can end, or a counting spin, at the user's line: num_workers=0 hangs there too
     text = " ".join((finding.summary, *finding.evidence))
     if finding.cause == "fork.inherited_lock" and any(m in text for m in NATIVE_MARKERS):
         rungs = ("omp1", *rungs)

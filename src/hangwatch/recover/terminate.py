@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -23,24 +24,68 @@ if TYPE_CHECKING:
 # itself never pays for the import (`hangwatch run -- true`).
 
 
+@dataclass(frozen=True)
+class Seen:
+    """A process of the job as first seen: who it is (its identity is pid + start time)."""
+
+    pid: int
+    ppid: int
+    comm: str
+    cmdline: str  # redacted, cut
+    started: float  # clock ticks after boot
+
+
+@dataclass(frozen=True)
+class Gone:
+    """A process of the job that was seen, then seen gone: the short history `child.lost_work` reads."""
+
+    who: Seen
+    at: float  # unix time of the scan that found it gone
+    replaced_by: int | None  # a process with the same parent and command that appeared in the same scan
+
+
+HISTORY = 64  # processes that went, kept (a job whose DataLoader workers restart every epoch goes through many)
+
+
 @dataclass
 class JobTracker:
-    """Remembers the job's processes across its life (workers come and go; orphans change parent)."""
+    """Remembers the job's processes across its life (workers come and go; orphans change parent), and
+    the last HISTORY that went away."""
 
     root: int
     seen: dict[int, float] = field(default_factory=dict)  # pid -> start time (clock ticks after boot)
+    who: dict[int, Seen] = field(default_factory=dict)
+    gone: deque[Gone] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    _alive: set[int] = field(default_factory=set)
 
     def scan(self) -> None:
-        """Remember every process of the job seen now. Once the root is gone and its pid belongs to
-        another process (reaped, then reused), the tree under that pid is not the job's: nothing new
-        is taken from it (the processes already remembered stay)."""
+        """Remember every process of the job seen now, and note the ones gone since the last scan. Once
+        the root is gone and its pid belongs to another process (reaped, then reused), the tree under that
+        pid is not the job's: nothing new is taken from it (the processes already remembered stay)."""
         if self.root in self.seen and _start_time(self.root) not in (None, self.seen[self.root]):
             return
+        now_alive: set[int] = set()
+        new: list[Seen] = []
         for m in proc.job_members(self.root):
+            st = proc.read_stat(proc.PROC / str(m.pid) / "stat")
+            if st is None or st.state == "Z":
+                continue
             if m.pid not in self.seen:
-                started = _start_time(m.pid)
-                if started is not None:
-                    self.seen[m.pid] = started
+                self.seen[m.pid] = float(st.starttime)
+                who = Seen(m.pid, st.ppid, st.comm, " ".join(proc.read_cmdline(m.pid))[:160], float(st.starttime))
+                self.who[m.pid] = who
+                new.append(who)
+            if self.seen[m.pid] == st.starttime:
+                now_alive.add(m.pid)
+        at = time.time()
+        for pid in sorted(self._alive - now_alive):
+            was = self.who.get(pid)
+            if was is None:
+                continue
+            repl = next((n.pid for n in new if n.ppid == was.ppid and n.cmdline == was.cmdline), None)
+            self.gone.append(Gone(was, at, repl))
+            self.who.pop(pid, None)
+        self._alive = now_alive
 
     def alive_pids(self) -> list[int]:
         """Every remembered process still alive (same pid and start time, not a zombie)."""

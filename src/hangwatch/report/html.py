@@ -252,6 +252,8 @@ def _incident_html(n: int, inc: Incident) -> str:
                        f"({_e(w.owner())})</p>")
             if w.code:
                 out.append(f"<pre>{w.line} | {_e(w.code)}</pre>")
+        if root.proof is not None:
+            out.append(f"<p><b>Proof of {_e(root.proof.kind.value)}:</b> {_e(root.proof.fact)}</p>")
         if root.evidence:
             out.append("<p><b>Evidence</b></p><ul>" + "".join(f"<li>{_e(e)}</li>" for e in root.evidence) + "</ul>")
         if root.fix:

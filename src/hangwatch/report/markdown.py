@@ -29,6 +29,8 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
             out.write(f"**Where:** `{w.location()}` in `{w.function}` ({w.owner()})\n\n")
             if w.code:
                 out.write(f"```python\n{w.line}: {w.code}\n```\n\n")
+        if root.proof is not None:
+            out.write(f"**Proof of {root.proof.kind.value}:** {root.proof.fact}\n\n")
         if root.evidence:
             out.write("**Evidence**\n\n" + "".join(f"- {e}\n" for e in root.evidence) + "\n")
         if root.fix:

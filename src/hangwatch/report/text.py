@@ -42,6 +42,8 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
             console.print(f"  [bold]at {escape(w.location())}[/]  in {escape(w.function or '?')} ({w.owner()})")
             if w.code:
                 console.print(f"      {w.line} | {escape(w.code)}")
+        if root.proof is not None:
+            console.print(f"  Proof of {root.proof.kind.value}: {escape(root.proof.fact)}")
         if root.evidence:
             console.print("  Evidence:")
             for e in root.evidence:

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.records.run import Decision, EventKind, RunState
-from hangwatch.recover.exitcode import FOLLOWED_STATE, ExitReason, ExitStatus, Hang, hung_exit, remote_status
+from hangwatch.recover.exitcode import (
+    FOLLOWED_STATE,
+    ExitReason,
+    ExitStatus,
+    Hang,
+    deterministic,
+    hung_exit,
+    remote_status,
+)
 from hangwatch.recover.remedy import ladder
 from hangwatch.supervise.accounting import remedy_outcomes
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
@@ -115,7 +123,10 @@ class Acts:
         rungs = ladder(root, dict(self.ctx.cfg.remedies))
         tried = {r.remedy for r in self.ctx.remedies.applied}
         left = None if not rungs else any(r not in tried for r in rungs)
-        return hung_exit(Hang.of(root), self.ctx.hangs, left, futile)
+        bug = None
+        if deterministic(root):
+            bug = root.proof.fact if root.proof is not None else f"{root.cause} is a bug in the code by nature"
+        return hung_exit(Hang.of(root), self.ctx.hangs, left, futile, bug)
 
     def remedy_for(self, root: Finding, next_attempt: int) -> str | None:
         """When the user's fallbacks are used up, the cause picks the next attempt's remedy (text)."""

@@ -88,6 +88,8 @@ class Attempt:
     waiting_reported: bool = False  # a `waiting` incident (peers at rendezvous) was written
     waiting_since: float | None = None  # when a capture first found it waiting for peers (None: not waiting)
     slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, file:function) of `slow` incidents
+    slow_noted_at: float | None = None  # the newest `slow` incident or note: repeated at most every 10 minutes
+    looked_at: float | None = None  # the last progress whose stall had its first look (once per stall)
     exit_code: int | None = None
     beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it
     # The job's own step across attempts (the log's counter, or a trainer's global step): first and newest.

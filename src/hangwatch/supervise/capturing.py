@@ -17,13 +17,27 @@ from hangwatch.supervise.context import RunContext
 
 if TYPE_CHECKING:
     from hangwatch.capture.kmsg import KmsgCursor
-    from hangwatch.evidence import Evidence
+    from hangwatch.evidence import Evidence, VanishedProcess
+    from hangwatch.records.gpu import KernelEvent
+    from hangwatch.recover.terminate import Gone
 
 log = logging.getLogger(__name__)
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 PROMPT_TAIL_BYTES = 4096  # of the job's output, into the evidence: the prompt a job waits at, a feeder's traceback
 CAPTURE_SLACK_S = 60.0  # beyond the window, how long a capture may take before it is abandoned
+
+
+def vanished(gone: list[Gone], kernel: tuple[KernelEvent, ...]) -> tuple[VanishedProcess, ...]:
+    """The job's processes that went away, as evidence: with why when the kernel log names them (OOM)."""
+    from hangwatch.capture.proc import started_at
+    from hangwatch.evidence import VanishedProcess
+
+    oom = {k.pid for k in kernel if k.kind == "oom_kill" and k.pid is not None}
+    return tuple(VanishedProcess(pid=g.who.pid, ppid=g.who.ppid, name=g.who.comm, cmdline=g.who.cmdline,
+                                 started_at=started_at(g.who.started) or 0.0, gone_at=g.at, replaced_by=g.replaced_by,
+                                 reason="killed by the OOM killer (kernel log)" if g.who.pid in oom else None)
+                 for g in gone)
 
 
 class Capturer:
@@ -66,13 +80,16 @@ class Capturer:
             ev = dataclasses.replace(ev, processes=tuple(
                 dataclasses.replace(p, output_tail=tail) if p.info.pid == pid and p.output_tail is None else p
                 for p in ev.processes))
-        return dataclasses.replace(ev, kernel=self.kmsg.read() if self.kmsg is not None else (), notes=notes,
-                                   known_pids=tuple(a.job.known_pids()) if a is not None else ())
+        kernel = self.kmsg.read() if self.kmsg is not None else ()
+        return dataclasses.replace(ev, kernel=kernel, notes=notes,
+                                   known_pids=tuple(a.job.known_pids()) if a is not None else (),
+                                   vanished=vanished(a.job.vanished(), kernel) if a is not None else ())
 
-    def bounded(self, pid: int) -> Evidence:
+    def bounded(self, pid: int, window: float | None = None) -> Evidence:
         """The capture, in a thread with a deadline: one that never returns (a frozen py-spy on a
-        process with many native threads, a /proc read stuck in the kernel) is abandoned, never awaited."""
-        window = self.window()
+        process with many native threads, a /proc read stuck in the kernel) is abandoned, never awaited.
+        ``window``: seconds to sample (default: ``window()``)."""
+        window = self.window() if window is None else window
         box: dict[str, object] = {}
 
         def work() -> None:

@@ -71,6 +71,10 @@ class Progress:
 
 
 RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
+# The first look at a stalled job: after max(EARLY_LOOK_S, EARLY_LOOK_FACTOR x the 99th-percentile progress
+# interval), sooner than --min-stall. Only a proof of a hang decides there (README, "What counts as proof").
+EARLY_LOOK_S = 15.0
+EARLY_LOOK_FACTOR = 10.0
 
 
 class StallDetector:
@@ -90,6 +94,7 @@ class StallDetector:
         self.phase_name: str | None = None
         self.extended_until: float | None = None
         self.extended_total = 0.0
+        self.slow_since: float | None = None  # the first extension of this stall: --max-slow counts from it
         self.weaker: dict[Strength, Progress] = {}  # the newest signal of each weaker kind, not counted
         self.handovers: list[tuple[Strength, Strength, float]] = []  # (from, to, at), for the caller to log
         self.phase_started: float | None = None
@@ -126,6 +131,7 @@ class StallDetector:
             self.state = State.PROGRESSING
         self.extended_until = None
         self.extended_total = 0.0
+        self.slow_since = None
         return True
 
     def set_phase(self, name: str | None, deadline: float | None, started: float | None = None,
@@ -141,16 +147,29 @@ class StallDetector:
         self.phase_started = started if name is not None else None
 
     # --- the clock ------------------------------------------------------------------------------
-    def threshold(self) -> float:
-        """Seconds without progress after which the job is suspect (steady state)."""
+    def high_interval(self) -> float | None:
+        """The 99th-percentile progress interval (the longest, with too few to say); None without any."""
         if not self.intervals:
-            return self.cfg.min_stall
+            return None
         xs = sorted(self.intervals)
         if len(xs) < self.cfg.min_history:
-            high = xs[-1]
-        else:
-            high = xs[min(len(xs) - 1, int(len(xs) * self.cfg.percentile / 100.0))]
-        return max(self.cfg.min_stall, self.cfg.multiple * high)
+            return xs[-1]
+        return xs[min(len(xs) - 1, int(len(xs) * self.cfg.percentile / 100.0))]
+
+    def threshold(self) -> float:
+        """Seconds without progress after which the job is suspect (steady state)."""
+        high = self.high_interval()
+        return self.cfg.min_stall if high is None else max(self.cfg.min_stall, self.cfg.multiple * high)
+
+    def look_after(self) -> float | None:
+        """Seconds without progress after which a stalled job gets its first look, where only a proof of a
+        hang decides: max(15 s, 10 x the 99th-percentile interval). None when that is no sooner than the
+        stall threshold, or before the first progress (startup probes look then)."""
+        if self.last is None or self.state != State.PROGRESSING:
+            return None
+        high = self.high_interval() or 0.0
+        after = max(EARLY_LOOK_S, EARLY_LOOK_FACTOR * high)
+        return after if after < self.threshold() else None
 
     def median_interval(self) -> float | None:
         """The median of recent progress intervals, once there are enough of them to say."""
@@ -159,7 +178,7 @@ class StallDetector:
         xs = sorted(self.intervals)
         return xs[len(xs) // 2]
 
-    def _phase_bound(self) -> HistoryBound | None:
+    def phase_bound(self) -> HistoryBound | None:
         """A phase seen before is hung after phase_factor x its longest earlier run without progress
         (counted from the phase's start or its newest progress: a validation that beats is alive)."""
         longest = self.phase_longest.get(self.phase_name or "")
@@ -176,7 +195,7 @@ class StallDetector:
         longest earlier phase of its name; else ``history_factor`` x the median progress interval
         (x ``workers`` when a DataLoader worker's batch is what is late: each worker makes every
         n-th batch), never before ``history_floor`` nor the stall threshold. None: too little history."""
-        phase = self._phase_bound()
+        phase = self.phase_bound()
         if phase is not None or self.phase_name is not None:
             return phase
         med = self.median_interval()
@@ -209,7 +228,7 @@ class StallDetector:
         if self.phase_name is not None:
             base = self.last.at if self.last else self.started_at
             d = self.phase_deadline if self.phase_deadline is not None else base + self.threshold()
-            bound = self._phase_bound()
+            bound = self.phase_bound()
             if bound is not None:
                 d = min(d, bound.at)
         elif self.state == State.STARTING or self.last is None:
@@ -247,6 +266,7 @@ class StallDetector:
         self.last = counter
         self.extended_until = None
         self.extended_total = 0.0
+        self.slow_since = None
         return True
 
     def stalled_for(self, now: float) -> float:
@@ -259,12 +279,20 @@ class StallDetector:
         extension would pass ``max_slow``, or once the job's own history bound has passed (the caller
         then treats it as hung). An extension never reaches past that bound."""
         more = self.threshold()
-        if self.extended_total + more > self.cfg.max_slow or (bound is not None and now >= bound.at):
+        if self.slow_since is None:
+            self.slow_since = now
+        limit = self.slow_since + self.cfg.max_slow  # wall time: captures take time too
+        if now >= limit or (bound is not None and now >= bound.at):
             return False
         self.extended_total += more
-        self.extended_until = now + more if bound is None else min(now + more, max(bound.at, now + 1.0))
+        until = min(now + more, limit)
+        self.extended_until = until if bound is None else min(until, max(bound.at, now + 1.0))
         self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
         return True
+
+    def max_slow_at(self, now: float) -> float:
+        """When --max-slow runs out for the current stall (counted from its first extension)."""
+        return (self.slow_since if self.slow_since is not None else now) + self.cfg.max_slow
 
     def hold_until(self, until: float) -> None:
         """Waiting by design (peers at rendezvous, bounded by the caller's own timeout): not suspect

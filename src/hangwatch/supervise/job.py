@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from hangwatch.recover.terminate import JobTracker, Termination, end_tree, popen_waiter
+from hangwatch.recover.terminate import Gone, JobTracker, Termination, end_tree, popen_waiter
 from hangwatch.supervise.launch import Launched, OnChunk
 
 
@@ -38,6 +38,10 @@ class Job(Protocol):
 
     def known_pids(self) -> list[int]:
         """Every process of the job ever seen (alive or not)."""
+        ...
+
+    def vanished(self) -> list[Gone]:
+        """The processes of the job seen gone, oldest first (the last few dozen)."""
         ...
 
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
@@ -119,6 +123,10 @@ class LaunchedJob:
     def known_pids(self) -> list[int]:
         """Every process of the job ever seen."""
         return [self.pid, *(p for p in self.tracker.seen if p != self.pid)]
+
+    def vanished(self) -> list[Gone]:
+        """The processes of the job seen gone, oldest first."""
+        return list(self.tracker.gone)
 
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
         """End the whole tree; then wait (bounded) for the last output."""

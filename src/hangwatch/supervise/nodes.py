@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from hangwatch.diagnose import Diagnosis
 from hangwatch.diagnose.distributed import merge_nodes, rank_summaries
 from hangwatch.evidence import Evidence
-from hangwatch.incident import Verdict
 from hangwatch.records.run import CaptureRequest, Decision, NodeLive, NodeSummary
 from hangwatch.supervise.coord import Coordinator
 from hangwatch.supervise.topology import Topology
@@ -75,7 +74,8 @@ class NodeCoordination:
         merged = merge_nodes(summaries, self.coord.topo.nnodes)
         if merged is None:
             return Merged(diagnosis, tuple(sorted(summaries)), None)
-        return Merged(Diagnosis(Verdict.HUNG, (merged, *diagnosis.findings)), tuple(sorted(summaries)), merged.cause)
+        return Merged(Diagnosis(merged.verdict, (merged.finding, *diagnosis.findings)), tuple(sorted(summaries)),
+                      merged.finding.cause)
 
     def share(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, now: float, request: bool) -> None:
         """This node's rank summary for ``attempt`` (the newest replaces the last; counted once), and with

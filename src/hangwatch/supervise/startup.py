@@ -49,17 +49,24 @@ class ProbeDecision:
 
 
 def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int = 0,
-                     activity: str | None = None) -> ProbeDecision:
+                     activity: str | None = None, early: bool = False) -> ProbeDecision:
     """The decision of one startup probe; ``moved``: what arrived while the job was captured;
     ``still_before``: how many probes in a row before this one found nothing moving; ``activity``:
-    what in the job moves or will by itself (CPU, data, wake-ups, a sleep), None when nothing does."""
+    what in the job moves or will by itself (CPU, data, wake-ups, a sleep), None when nothing does;
+    ``early``: a probe sooner than --min-stall, where only a proof of a hang decides (and nothing counts
+    towards the probes in a row that find nothing moving, which keep their --min-stall spacing)."""
     from hangwatch.incident import Verdict
 
     root = diagnosis.findings[0]
     if moved is not None:
-        return ProbeDecision(False, f"alive ({moved})")
+        return ProbeDecision(False, f"alive ({moved})", 0 if not early else still_before)
     if diagnosis.verdict == Verdict.WAITING:
-        return ProbeDecision(False, f"waiting ({root.cause})")
+        return ProbeDecision(False, f"waiting ({root.cause})", still_before if early else 0)
+    if diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang:
+        return ProbeDecision(True, f"proven stuck: {root.cause}", still_before + 1)
+    if early:
+        return ProbeDecision(False, f"looked early ({diagnosis.verdict.value}, {root.cause}): no proof of a hang",
+                             still_before)
     if diagnosis.verdict == Verdict.HUNG and root.cause in STUCK_AT_START:
         return ProbeDecision(True, f"stuck: {root.cause}", still_before + 1)
     if diagnosis.verdict == Verdict.HUNG and activity is not None:
@@ -90,8 +97,10 @@ class StartupProbe:
         from hangwatch.supervise.suspect import diagnose
 
         ctx = self.ctx
-        a.next_probe_at = now + ctx.cfg.min_stall
         since = now - a.started_at
+        early = since < ctx.cfg.min_stall
+        # Probes every --min-stall from launch (the first may come sooner, at 15 s, and decides on proof only).
+        a.next_probe_at = a.started_at + (int(since // ctx.cfg.min_stall) + 1) * ctx.cfg.min_stall
         try:
             evidence = self.capturer.bounded(a.job.pid)
         except CaptureError:
@@ -103,15 +112,16 @@ class StartupProbe:
         from hangwatch.diagnose.engine import what_moves
         from hangwatch.incident import Verdict
 
-        decision = startup_decision(diagnosis, moved, a.still_probes, what_moves(evidence))
+        decision = startup_decision(diagnosis, moved, a.still_probes, what_moves(evidence), early)
         a.still_probes = decision.still
         ctx.probe_note = f"probed at {since:.0f} s, {decision.note}"
         ctx.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
                          verdict=diagnosis.verdict.value, cause=diagnosis.findings[0].cause, note=decision.note,
-                         still=decision.still)
+                         still=decision.still, early=early)
         if a.detector.state != State.STARTING:
             return None
-        if moved is None and diagnosis.verdict == Verdict.WAITING:
+        if moved is None and diagnosis.verdict == Verdict.WAITING and \
+                diagnosis.root.cause == "distributed.rendezvous_wait":
             return self.suspects.peers_late(a, evidence, diagnosis, now, since)
         if not decision.hung:
             return None

@@ -34,7 +34,7 @@ from hangwatch.supervise.books import Books
 from hangwatch.supervise.capturing import Capturer
 from hangwatch.supervise.config import RunConfig
 from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.detector import DetectorConfig, StallDetector, State
+from hangwatch.supervise.detector import EARLY_LOOK_S, DetectorConfig, StallDetector, State
 from hangwatch.supervise.gpu_release import GpuGuard
 from hangwatch.supervise.job import Job, LaunchedJob, Launcher
 from hangwatch.supervise.launch import OnChunk, launch
@@ -203,7 +203,8 @@ class Supervisor:
         det = StallDetector(DetectorConfig(min_stall=cfg.min_stall, startup_grace=cfg.startup_grace,
                                            max_slow=cfg.max_slow, history_factor=cfg.history_factor,
                                            history_floor=cfg.history_floor, phase_factor=cfg.phase_factor), now)
-        attempt = Attempt(n, plan.argv, now, job, det, action=cfg.on_hang, next_probe_at=now + cfg.min_stall,
+        first_probe = min(cfg.min_stall, EARLY_LOOK_S)  # the first may decide on proof; the rest every --min-stall
+        attempt = Attempt(n, plan.argv, now, job, det, action=cfg.on_hang, next_probe_at=now + first_probe,
                           last_scan=now - SCAN_EVERY_S + FIRST_SCAN_S, log_offset=log_offset,
                           resumed_from=plan.checkpoint, resume_given=plan.given,
                           oom_start=cgroup_oom_kills(job.pid))  # per attempt: an earlier one's OOM is not this crash's
@@ -275,6 +276,10 @@ class Supervisor:
         if self.startup.due(a, now):
             end = self.startup.probe(a, now)
             if end is not None or a.detector.state != State.STARTING:
+                return end
+        if self.suspects.look_due(a, now):
+            end = self.suspects.look(a, now)
+            if end is not None or a.detector.state != State.PROGRESSING:
                 return end
         suspect = a.detector.check(now)
         while a.detector.handovers:

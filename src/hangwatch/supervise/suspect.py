@@ -14,14 +14,17 @@ from hangwatch.supervise.act import Acts
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.capturing import Capturer
 from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.detector import HistoryBound, State
+from hangwatch.supervise.detector import HistoryBound, StallDetector, State
 from hangwatch.supervise.tracking import Tracker
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
+    from hangwatch.incident import Finding
 
 SLOW_INCIDENT_STALLS = 3  # extended past this many x --min-stall: a `slow` incident, once per cause and place
+SLOW_REPEAT_S = 600.0  # while it lasts, a note (event, line, notification) at most this often after that incident
+EARLY_WINDOW_S = 2.0  # the first look samples this long (its proofs stand on kernel facts more than on time)
 
 
 def diagnose(evidence: Evidence) -> Diagnosis:
@@ -29,6 +32,22 @@ def diagnose(evidence: Evidence) -> Diagnosis:
     from hangwatch.diagnose import diagnose as run
 
     return run(evidence)
+
+
+def alive_bound(det: StallDetector, evidence: Evidence, root: Finding) -> HistoryBound | None:
+    """When an alive job without progress becomes hung by its own history; None: only --max-slow bounds it.
+
+    Proven work (a loop walking its data, one long call, bytes moving: ``root.proves_work``) is never judged
+    by the step history; a phase it has been in before keeps its phase bound. Compiles, long GPU kernels,
+    buffered output and moving I/O get --max-slow alone. What shows no work (a thread that only wakes, an
+    idle process) is bounded by the history."""
+    from hangwatch.diagnose.bounds import bounded_by_history, workers_behind
+
+    if not bounded_by_history(root):
+        return None
+    if root.proves_work:
+        return det.phase_bound()
+    return det.history_bound(workers_behind(evidence, root))
 
 
 def clock(at: float) -> str:
@@ -77,13 +96,13 @@ class Suspects:
             merged = ctx.nodes.merge(a.number, evidence, diagnosis, self.capturer.window(), ctx.clock.now())
             ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
             diagnosis = merged.diagnosis
-        root = diagnosis.findings[0]
-        if diagnosis.verdict == Verdict.WAITING:
+        root = diagnosis.root
+        if diagnosis.verdict == Verdict.WAITING and root.cause == "distributed.rendezvous_wait":
             return self.peers_late(a, evidence, diagnosis, now, stalled)
-        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING):
-            from hangwatch.diagnose.bounds import bounded_by_history, past_history, workers_behind
+        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING, Verdict.WAITING):
+            from hangwatch.diagnose.bounds import past_history
 
-            bound = det.history_bound(workers_behind(evidence, root)) if bounded_by_history(root) else None
+            bound = alive_bound(det, evidence, root)
             if det.extend(ctx.clock.now(), bound):
                 self._alive(a, evidence, diagnosis, now, stalled, bound)
                 return None
@@ -92,12 +111,51 @@ class Suspects:
             diagnosis = past_history(diagnosis, stalled, basis, by_history)
         return self.acts.declare(a, evidence, diagnosis, now, stalled)
 
+    def look_due(self, a: Attempt, now: float) -> bool:
+        """Whether a progressing job that has stalled is due its first look (once per stall), sooner than
+        --min-stall: max(15 s, 10 x its 99th-percentile progress interval) after its last progress."""
+        det = a.detector
+        after = det.look_after()
+        return after is not None and det.last is not None and a.looked_at != det.last.at and \
+            now >= det.last.at + after
+
+    def look(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """The first look at a stall: a short capture that declares the job hung only on a proof of a hang
+        (a wait nothing will release, a lock cycle, a counting spin, a prompt, ...); anything else waits for
+        --min-stall, as before."""
+        ctx, det = self.ctx, a.detector
+        a.looked_at = det.last.at if det.last is not None else now
+        stalled = det.stalled_for(now)
+        try:
+            evidence = self.capturer.bounded(a.job.pid, window=min(self.capturer.window(), EARLY_WINDOW_S))
+        except CaptureError:
+            return None
+        diagnosis = diagnose(evidence)
+        if a.job.poll() is not None:
+            return None
+        moved = self.tracker.moved_during_capture(a)
+        root = diagnosis.root
+        from hangwatch.incident import Verdict
+
+        decides = moved is None and diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang
+        ctx.rundir.event(EventKind.LOOK, attempt=a.number, stalled_seconds=round(stalled, 1),
+                         verdict=diagnosis.verdict.value, cause=root.cause, hung=decides,
+                         proof=root.proof.fact if root.proof is not None else None, moved=moved)
+        if not decides or det.state != State.PROGRESSING:
+            return None
+        fact = root.proof.fact if root.proof is not None else ""
+        ctx.say(f"hangwatch: no progress for {stalled:.0f} s, and it is proven hung: {fact}.")
+        det.suspect_now()
+        return self.acts.declare(a, evidence, diagnosis, now, stalled)
+
     def _alive(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float, stalled: float,
                bound: HistoryBound | None) -> None:
         """Alive without progress: more time, said plainly with when it ends; past 3 x --min-stall the
         first time for this cause and place, a `slow` incident (notified) says what it does and until when."""
+        from hangwatch.incident import Verdict
+
         ctx, det, root = self.ctx, a.detector, diagnosis.findings[0]
-        until = now + ctx.cfg.max_slow - det.extended_total  # --max-slow holds in any case
+        until = det.max_slow_at(now)  # --max-slow holds in any case
         if bound is not None:
             until = min(until, bound.at)
         when = f"hung at {clock(until)} ({until - now:.0f} s from now) unless it progresses"
@@ -111,8 +169,21 @@ class Suspects:
         key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
         if stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall and key not in a.slow_reported:
             a.slow_reported.add(key)
+            a.slow_noted_at = now
+            if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
+                diagnosis = dataclasses.replace(diagnosis, verdict=Verdict.SLOW)
             self.acts.report(a, evidence, diagnosis, now, stalled,
                              f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}")
+        elif key in a.slow_reported and a.slow_noted_at is not None and now - a.slow_noted_at >= SLOW_REPEAT_S:
+            a.slow_noted_at = now  # it lasts: said again, at most every SLOW_REPEAT_S
+            text = (f"still {diagnosis.verdict.value} after {stalled / 60:.0f} min without progress: {root.summary} "
+                    f"{when}.")
+            ctx.rundir.event(EventKind.STILL_SLOW, attempt=a.number, cause=root.cause,
+                             stalled_seconds=round(stalled, 1), hung_at=round(until, 1), summary=root.summary)
+            ctx.say(f"hangwatch: {text}")
+            from hangwatch.supervise.rundir import command_name
+
+            ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} still {diagnosis.verdict.value}", text)
 
     def peers_late(self, a: Attempt, evidence: Evidence, diagnosis: Diagnosis, now: float,
                    stalled: float) -> AttemptEnd | None:

@@ -1,0 +1,414 @@
+"""The wait-for view: what a blocked thread waits for, and who holds it, across processes.
+
+- File locks (flock, POSIX, OFD): a thread blocked in ``flock``/``fcntl(F_SETLKW)``, or polling in the
+  ``filelock`` package's acquire (a sleep around a non-blocking flock: its frame's locals name the file).
+  The kernel lists every lock in ``/proc/locks`` with its holder's pid; an OFD lock (pid -1) or a holder
+  whose pid is stale is found through ``/proc/PID/fdinfo``'s ``lock:`` lines.
+- ``multiprocessing`` locks and semaphores: a futex wait on an address inside a shared mapping of
+  ``/dev/shm/sem.*``. Who else maps that semaphore (its sharers), which of them wait for it, and its
+  count (read from the waiter's memory) are measured; the holder is named only when a frame shows it
+  (``with lock:`` around its line), else inferred (a sharer that does not wait for it), and said so.
+
+Everything here reads; a holder outside the job's tree is read in non-blocking mode and never touched.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import pwd
+import re
+import struct
+import subprocess
+import time
+from dataclasses import dataclass
+
+from hangwatch import signatures as sg
+from hangwatch.capture import proc
+from hangwatch.capture.source import held_locks
+from hangwatch.capture.stacks import dump_stacks
+from hangwatch.evidence import Frame, LockHolder, LockWait, ProcessInfo, ProcessSample, ThreadSample
+from hangwatch.redact import redact_text
+
+LOCKS = proc.PROC / "locks"
+SEM_MAPPING = "/dev/shm/sem."  # noqa: S108 - a name we look for in /proc/PID/maps, not a file we write. glibc's named semaphores (multiprocessing's SemLock on Linux)
+FILELOCK_DIR = "/filelock/"  # the filelock package (Hugging Face datasets, hub, transformers use it)
+FILELOCK_PATH_LOCALS = ("lock_filename", "canonical_path", "lock_file")
+LOOK_S = 0.5  # a holder outside the job is read twice this far apart: does it work?
+LOCALS_TIMEOUT_S = 3.0
+MAX_FD_SCAN_PIDS = 4096  # bounded: an OFD lock's holder is looked for in at most this many processes
+DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
+LOCK_NAME = re.compile(r"^\s*(?:with\s+([\w.\[\]()]+)|.*?\b([\w.\[\]]+)\.acquire\()")
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    """One line of /proc/locks."""
+
+    kind: str  # FLOCK, POSIX, OFDLCK, LEASE, DELEG
+    mode: str  # READ, WRITE
+    pid: int  # -1 for OFD locks
+    key: tuple[int, int, int]  # (major, minor, inode) of the locked file
+    waiting: bool  # a "->" line: this one waits for the lock
+
+    @property
+    def kind_word(self) -> str:
+        """``flock``, ``posix`` or ``ofd``."""
+        return {"FLOCK": "flock", "POSIX": "posix", "OFDLCK": "ofd"}.get(self.kind, self.kind.lower())
+
+
+def parse_locks(text: str) -> list[LockEntry]:
+    """The entries of /proc/locks (or of fdinfo ``lock:`` lines)."""
+    out = []
+    for line in text.splitlines():
+        parts = line.replace("lock:", "").split()
+        if len(parts) < 6:
+            continue
+        waiting = parts[1] == "->"
+        f = parts[2:] if waiting else parts[1:]
+        try:
+            major, minor, inode = f[4].split(":")
+            out.append(LockEntry(f[0], f[2], int(f[3]), (int(major, 16), int(minor, 16), int(inode)), waiting))
+        except (ValueError, IndexError):
+            continue
+    return out
+
+
+def file_key(path: str) -> tuple[int, int, int] | None:
+    """(major, minor, inode) of a file, as /proc/locks names it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return os.major(st.st_dev), os.minor(st.st_dev), st.st_ino
+
+
+def lock_name(code: str | None) -> str | None:
+    """The lock a source line takes, by its last name (``with self.cache_lock:`` -> ``cache_lock``)."""
+    if not sg.is_lock_line(code):
+        return None
+    m = LOCK_NAME.match(code or "")
+    name = (m.group(1) or m.group(2)) if m else None
+    return name.rstrip("()").rsplit(".", 1)[-1] if name else None
+
+
+# --- who a process is --------------------------------------------------------------------------------
+def _user(pid: int) -> str | None:
+    try:
+        uid = os.stat(proc.PROC / str(pid)).st_uid
+    except OSError:
+        return None
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _age(pid: int, now: float) -> float | None:
+    st = proc.read_stat(proc.PROC / str(pid) / "stat")
+    started = proc.started_at(st.starttime) if st is not None else None
+    return None if started is None else max(0.0, now - started)
+
+
+def _cmdline(pid: int) -> str:
+    return redact_text(" ".join(proc.read_cmdline(pid)))[:160]
+
+
+@dataclass
+class _Look:
+    """Two reads of a process: its state, CPU and bytes moved between them."""
+
+    state: str | None
+    cpu_percent: float | None
+    moved_bytes: int | None
+
+
+def _look(pids: list[int]) -> dict[int, _Look]:
+    """Read each of ``pids`` twice, LOOK_S apart (processes outside the job have no samples of ours)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def read(pid: int) -> tuple[str, float, int | None] | None:
+        st = proc.read_stat(proc.PROC / str(pid) / "stat")
+        if st is None:
+            return None
+        io = proc.read_io(pid)
+        moved = io["rchar"] + io["wchar"] if "rchar" in io and "wchar" in io else None
+        return st.state, (st.utime + st.stime) / ticks, moved
+
+    first = {p: read(p) for p in pids}
+    t0 = time.monotonic()
+    time.sleep(LOOK_S)
+    dt = time.monotonic() - t0
+    out = {}
+    for p in pids:
+        a, b = first[p], read(p)
+        if b is None:
+            out[p] = _Look(None, None, None)
+            continue
+        cpu = 100.0 * (b[1] - a[1]) / dt if a is not None else None
+        moved = b[2] - a[2] if a is not None and a[2] is not None and b[2] is not None else None
+        out[p] = _Look(b[0], cpu, moved)
+    return out
+
+
+def _in_job_look(samples: list[ProcessSample]) -> _Look:
+    first, last = samples[0], samples[-1]
+    dt = last.at - first.at
+    cpu = 100.0 * (last.cpu_seconds - first.cpu_seconds) / dt if dt > 0 else None
+    moved = None
+    if None not in (first.rchar, first.wchar, last.rchar, last.wchar):
+        moved = (last.rchar or 0) + (last.wchar or 0) - (first.rchar or 0) - (first.wchar or 0)
+    return _Look(last.state, cpu, moved)
+
+
+def _main_frames(pid: int, py_spy: str | None, nonblocking: bool) -> tuple[Frame, ...]:
+    """A process's main thread stack (with the source line's text), or () when it cannot be read."""
+    if py_spy is None:
+        return ()
+    got = dump_stacks({pid: nonblocking}, py_spy, timeout_s=3.0).get(pid)
+    if got is None or not got.threads:
+        return ()
+    main = next((t for t in got.threads if t.tid == pid), got.threads[0])
+    return tuple(Frame(f.function, f.file, f.line, code=(linecache.getline(f.file, f.line).strip() or None)
+                       if f.file.startswith("/") else None,
+                       holds=held_locks(f.file, f.line) if f.file.startswith("/") and sg.is_user(f) else ())
+                 for f in main.frames)
+
+
+def _took_at(frames: tuple[Frame, ...], name: str | None) -> str | None:
+    """Where a holder's code takes the lock ``name``: a frame inside ``with name:`` (it holds it now:
+    ``holds ...``), else a ``name.acquire(`` line in a file on its stack (``takes ...``: taken there, at
+    some time before; the line is not on its stack now)."""
+    if name is None:
+        return None
+    for f in frames:
+        if any(h.rstrip("()").rsplit(".", 1)[-1] == name for h in f.holds):
+            return f"holds `{name}` at {f.function} ({f.file.rsplit('/', 1)[-1]}:{f.line})"
+    pattern = re.compile(rf"\b{re.escape(name)}\.acquire\(")
+    for file in dict.fromkeys(f.file for f in frames if sg.is_user(f)):
+        function = "<module>"
+        for n, text in enumerate(linecache.getlines(file), 1):
+            d = DEF.match(text)
+            if d:
+                function = d.group(1)
+            if pattern.search(text) and not text.lstrip().startswith("#"):
+                return (f"takes `{name}` with `{text.strip().split('#')[0].strip()[:60]}` in {function} "
+                        f"({file.rsplit('/', 1)[-1]}:{n}), a line not on its stack now")
+    return None
+
+
+# --- file locks --------------------------------------------------------------------------------------------
+def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int, tuple[str, bool | None]]:
+    """tid -> (lock file, whether the acquire can time out) from the locals of filelock's frames."""
+    if py_spy is None:
+        return {}
+    try:
+        p = subprocess.run([py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
+                           capture_output=True, text=True, timeout=LOCALS_TIMEOUT_S, check=False,
+                           env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"})
+    except (subprocess.TimeoutExpired, OSError):
+        return {}
+    import json
+
+    try:
+        data = json.loads(p.stdout) if p.returncode == 0 else []
+    except ValueError:
+        return {}
+    out: dict[int, tuple[str, bool | None]] = {}
+    for t in data:
+        tid = int(t.get("os_thread_id") or 0)
+        if tid not in tids:
+            continue
+        for f in t.get("frames", []):
+            if FILELOCK_DIR not in str(f.get("filename", "")):
+                continue
+            values = {str(v.get("name")): str(v.get("repr", "")) for v in (f.get("locals") or [])}
+            path = next((values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS if values.get(k, "").startswith(
+                ("'/", '"/'))), None)
+            if path is None:
+                continue
+            timeout = values.get("timeout")
+            try:
+                can_time_out = float(timeout) >= 0 if timeout is not None else None
+            except ValueError:
+                can_time_out = None
+            out[tid] = (path, can_time_out)
+            break
+    return out
+
+
+def _fd_holders(key: tuple[int, int, int], skip: set[int]) -> list[int]:
+    """Processes with a lock on the file ``key`` in their fdinfo (OFD locks, or a flock whose pid in
+    /proc/locks is stale: the fd was inherited by a child that outlived the locker)."""
+    out = []
+    for pid in proc.list_pids()[:MAX_FD_SCAN_PIDS]:
+        if pid in skip:
+            continue
+        base = proc.PROC / str(pid) / "fdinfo"
+        try:
+            fds = os.listdir(base)
+        except OSError:
+            continue
+        for fd in fds:
+            text = proc.read_text(base / fd) or ""
+            if "lock:" in text and any(e.key == key and not e.waiting for e in parse_locks(
+                    "\n".join(ln for ln in text.splitlines() if ln.startswith("lock:")))):
+                out.append(pid)
+                break
+    return out
+
+
+def _file_lock_wait(pid: int, tid: int, kind_hint: str, path: str, timeout: bool | None, entries: list[LockEntry],
+                    job: dict[int, list[ProcessSample]], py_spy: str | None, now: float) -> LockWait:
+    key = file_key(path)
+    if key is None:
+        return LockWait(tid, kind_hint, path, timeout, note=f"{path} could not be read (gone?)")
+    held = [e for e in entries if e.key == key and not e.waiting]
+    waiters = tuple(sorted({e.pid for e in entries if e.key == key and e.waiting and e.pid > 0} | {pid}))
+    kind = held[0].kind_word if held and kind_hint != "filelock" else kind_hint
+    pids = [e.pid for e in held if e.pid > 0 and proc.read_stat(proc.PROC / str(e.pid) / "stat") is not None]
+    how = "listed as holding it in /proc/locks"
+    if held and not pids:  # an OFD lock, or a locker that exited with its fd inherited: its fdinfo says
+        pids, how = _fd_holders(key, set(waiters)), "has it locked (its /proc/PID/fdinfo lists the lock)"
+    holders = tuple(_holder(h, job, py_spy, now, how, name=None) for h in dict.fromkeys(pids) if h != pid)
+    note = None if held else f"no process holds a lock on {path} now (it was released, or is being retried)"
+    return LockWait(tid, kind, path, timeout, holders=holders, waiters=waiters, note=note)
+
+
+def _holder(pid: int, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float, how: str,
+            name: str | None, proven: bool = True, frames: tuple[Frame, ...] | None = None) -> LockHolder:
+    in_job = pid in job
+    look = _in_job_look(job[pid]) if in_job else _look([pid])[pid]
+    if frames is None:
+        frames = _job_frames(job[pid], pid) if in_job else _main_frames(pid, py_spy, nonblocking=True)
+    return LockHolder(pid=pid, cmdline=_cmdline(pid), user=_user(pid), state=look.state,
+                      cpu_percent=None if look.cpu_percent is None else round(look.cpu_percent, 1),
+                      moved_bytes=look.moved_bytes, age_s=_age(pid, now), in_job=in_job, frames=frames,
+                      proven=proven, how=how, took_at=_took_at(frames, name))
+
+
+# --- semaphores ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Mapping:
+    start: int
+    end: int
+    key: str  # "dev inode" of the mapped file
+    path: str
+
+
+def _sem_mappings(pid: int) -> list[_Mapping]:
+    out = []
+    for line in (proc.read_text(proc.PROC / str(pid) / "maps") or "").splitlines():
+        if SEM_MAPPING not in line:
+            continue
+        parts = line.split(None, 5)
+        if len(parts) < 6:
+            continue
+        lo, hi = parts[0].split("-")
+        out.append(_Mapping(int(lo, 16), int(hi, 16), f"{parts[3]} {parts[4]}", parts[5].replace(" (deleted)", "")))
+    return out
+
+
+def _sem_value(pid: int, addr: int) -> int | None:
+    """A glibc semaphore's count: the 32-bit word the futex waits on (little-endian: the low half of
+    its 64-bit data, whose high half counts the waiters)."""
+    try:
+        with open(proc.PROC / str(pid) / "mem", "rb") as f:
+            f.seek(addr)
+            raw = f.read(4)
+    except (OSError, ValueError, OverflowError):
+        return None
+    return struct.unpack("<I", raw)[0] if len(raw) == 4 else None
+
+
+def _futex_in(t: ThreadSample, maps: list[_Mapping]) -> _Mapping | None:
+    if t.futex is None or not t.shared_futex:
+        return None
+    return next((m for m in maps if m.start <= t.futex < m.end), None)
+
+
+def _sem_wait(pid: int, t: ThreadSample, mapping: _Mapping, job: dict[int, list[ProcessSample]],
+              infos: dict[int, ProcessInfo], py_spy: str | None, now: float) -> LockWait:
+    """Who shares the semaphore ``t`` waits for, who waits for it, and who (inferred) holds it."""
+    sharers: list[int] = []
+    waiters: list[int] = []
+    for p, samples in job.items():
+        maps = [m for m in _sem_mappings(p) if m.key == mapping.key]
+        if not maps:
+            continue
+        sharers.append(p)
+        if any(_futex_in(th, maps) for th in samples[-1].threads):
+            waiters.append(p)
+    name = lock_name(next((f.code for f in t.frames if sg.is_user(f)), None))
+    candidates = [p for p in sharers if p not in waiters]
+    parent = infos[pid].ppid if pid in infos else None
+    # "Most likely" first: a process whose frame shows it holding the lock, then the waiter's parent (the
+    # process that created the lock and handed it down), then the oldest.
+    frames = {p: _job_frames(job[p], p) for p in candidates}
+    took = {p: _took_at(frames[p], name) or "" for p in candidates}
+    candidates.sort(key=lambda p: (not took[p].startswith("holds"), p != parent,
+                                   infos[p].create_time if p in infos else 0.0))
+    holders = []
+    for i, p in enumerate(candidates[:3]):
+        proven = took[p].startswith("holds")
+        how = "its frame holds it" if proven else (
+            "shares the semaphore and is not waiting for it" + ("" if len(candidates) == 1 else
+                                                                f" (one of {len(candidates)} such processes)"))
+        holders.append(_holder(p, job, py_spy, now, how, name, proven=proven and i == 0, frames=frames[p]))
+    value = _sem_value(pid, t.futex) if t.futex is not None else None
+    return LockWait(t.tid, "semaphore", mapping.path, t.timeout, holders=tuple(holders), sharers=tuple(sharers),
+                    waiters=tuple(waiters), value=value, name=name)
+
+
+def _job_frames(samples: list[ProcessSample], pid: int) -> tuple[Frame, ...]:
+    """The newest main-thread stack of a job process (already read by the capture)."""
+    for s in reversed(samples):
+        main = next((t for t in s.threads if t.tid == pid), None)
+        if main is not None and main.frames:
+            return main.frames
+    return ()
+
+
+# --- the pass ------------------------------------------------------------------------------------------
+def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
+    """Threads of a process's newest sample that may wait for a lock held elsewhere: blocked in a lock
+    syscall, in a futex on shared memory, or in filelock's polling acquire."""
+    out = []
+    for t in samples[-1].threads:
+        if t.state not in ("S", "D"):
+            continue
+        if (t.syscall in ("flock", "fcntl")) or (t.futex is not None and t.shared_futex) or any(
+                FILELOCK_DIR in f.file for f in t.frames):
+            out.append(t)
+    return out
+
+
+def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int],
+               py_spy: str | None) -> dict[int, tuple[LockWait, ...]]:
+    """pid -> what its blocked threads wait for (only processes with such a thread; cheap otherwise)."""
+    wanted = {p: c for p, ss in series.items() if p not in gone and (c := _candidates(ss))}
+    if not wanted:
+        return {}
+    now = time.time()
+    entries = parse_locks(proc.read_text(LOCKS) or "")
+    job = {p: ss for p, ss in series.items() if p not in gone}
+    out: dict[int, list[LockWait]] = {}
+    for pid, threads in wanted.items():
+        polling = {t.tid for t in threads if any(FILELOCK_DIR in f.file for f in t.frames)}
+        targets = _filelock_targets(pid, polling, py_spy) if polling else {}
+        maps = _sem_mappings(pid) if any(t.shared_futex for t in threads) else []
+        for t in threads:
+            wait: LockWait | None = None
+            if t.tid in targets:
+                path, timeout = targets[t.tid]
+                wait = _file_lock_wait(pid, t.tid, "filelock", path, timeout, entries, job, py_spy, now)
+            elif t.syscall in ("flock", "fcntl") and t.fd is not None:
+                target = proc.fd_target(pid, t.fd)
+                if target and target.startswith("/"):
+                    wait = _file_lock_wait(pid, t.tid, "flock" if t.syscall == "flock" else "posix", target, False,
+                                           entries, job, py_spy, now)
+            elif (m := _futex_in(t, maps)) is not None:
+                wait = _sem_wait(pid, t, m, job, infos, py_spy, now)
+            if wait is not None:
+                out.setdefault(pid, []).append(wait)
+    return {p: tuple(ws) for p, ws in out.items()}

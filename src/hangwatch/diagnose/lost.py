@@ -1,0 +1,118 @@
+"""child.lost_work: a process of the job vanished while it held work that the rest still waits for.
+
+The known case: a ``multiprocessing.Pool`` worker killed mid-task (the OOM killer, a segfault in a C
+extension). The pool starts a replacement, but nobody ever tells the pool that the dead worker's task is
+lost: ``Pool.map`` waits forever while every worker sits idle, waiting for work. (CPython's
+``concurrent.futures.ProcessPoolExecutor`` raises ``BrokenProcessPool`` instead.)
+
+Under ``hangwatch run`` the supervisor's history of the job's processes names the one that went and when;
+``inspect`` has no history, so it infers it from the present (a worker that started later than its
+siblings replaced one that ended) and says it is an inference.
+"""
+
+from __future__ import annotations
+
+import time
+
+from hangwatch import signatures as sg
+from hangwatch.diagnose import proof
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import Activity, ProcessView, activity, describe, innermost_user
+from hangwatch.evidence import VanishedProcess
+from hangwatch.incident import Finding, Verdict
+
+LOST_WORK_FIX = (
+    "multiprocessing.Pool never reports a worker that died with a task: its result never comes. Use "
+    "concurrent.futures.ProcessPoolExecutor, which raises BrokenProcessPool when a worker dies.",
+    "Or bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of "
+    "waiting forever.",
+    "A worker killed by signal 9 was almost always the OOM killer (`dmesg | grep -i oom`): lower memory per "
+    "worker (fewer processes, smaller chunks) or raise the memory limit.",
+)
+LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended
+# (a pool starts its workers one after another in a few milliseconds)
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def _waits_for_results(v: ProcessView) -> bool:
+    t = v.main_thread
+    return t is not None and t.has_stack and t.idle_throughout and any(
+        sg.matches_any(f, sg.POOL_RESULT_WAIT) for f in t.frames)
+
+
+def lost_work_rule(ctx: Context) -> list[Hit]:
+    """The main process waits for a pool's results; every pool worker is idle, waiting for work; one of
+    its workers vanished (the supervisor saw it go) or, for ``inspect``, was replaced (inferred)."""
+    hits = []
+    for v in ctx.views:
+        if not _waits_for_results(v):
+            continue
+        kids = [c for c in ctx.children(v.pid) if c.info.is_python]
+        if not kids or any(activity(k) != Activity.IDLE for k in kids):
+            continue  # a worker still works (or is stuck on its own): not lost work
+        t = v.main_thread
+        if t is None:
+            continue
+        frame = innermost_user(t.frames)
+        gone = [g for g in ctx.evidence.vanished if g.ppid == v.pid]
+        ev = [f"{v.label()} waits for results at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code
+                                                                       else ""),
+              f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}"]
+        if gone:
+            g = gone[-1]
+            what = _vanished_text(g)
+            ev.append(what)
+            summary = (f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)} while holding a task"
+                       + (f" (a replacement, pid {g.replaced_by}, started then)" if g.replaced_by else "")
+                       + f"; {_call(frame)} at {describe(frame)} waits forever for that result.")
+            fact = proof.hang(f"pool worker pid {g.pid} vanished while {v.label()} waits for results and every "
+                              "worker is idle: nobody works on the lost task, and Pool never reports it")
+            conf = 0.93
+        else:
+            late = _replacement(kids)
+            if late is None:
+                continue
+            young, oldest = late
+            ev.append(f"pool worker pid {young.pid} started {young.info.create_time - oldest.info.create_time:.0f} s "
+                      f"after pid {oldest.pid}: it replaced a worker that ended (an inference: inspect has no history "
+                      "of the job's processes; `hangwatch run` names the one that went)")
+            summary = (f"A pool worker most likely vanished while holding a task: pid {young.pid} started later than "
+                       f"its siblings (a replacement), every worker is idle, and {_call(frame)} at {describe(frame)} "
+                       "still waits for a result.")
+            fact = proof.hang(f"every pool worker is idle while {v.label()} waits for results, and pid {young.pid} "
+                              "replaced a worker that ended (inferred from start times)")
+            conf = 0.8
+        hits.append(Hit(Finding(cause="child.lost_work", confidence=conf, summary=summary,
+                                where=v.where(t, frame), evidence=tuple(ev), fix=LOST_WORK_FIX, proof=fact),
+                        Verdict.HUNG))
+    return hits
+
+
+def _call(frame: object) -> str:
+    code = getattr(frame, "code", None) or ""
+    for name in ("starmap", "map_async", "imap_unordered", "imap", "map", "apply_async", "apply"):
+        if f".{name}(" in code:
+            return f"Pool.{name}"
+    return "the pool call"
+
+
+def _vanished_text(g: VanishedProcess) -> str:
+    why = f" ({g.reason})" if g.reason else ""
+    repl = f"; pid {g.replaced_by} started as it went (the pool's replacement)" if g.replaced_by else ""
+    return (f"pid {g.pid} (`{g.cmdline[:80]}`), a child of pid {g.ppid} started at {_clock(g.started_at)}, was seen "
+            f"gone at {_clock(g.gone_at)}{why}{repl}")
+
+
+def _replacement(kids: list[ProcessView]) -> tuple[ProcessView, ProcessView] | None:
+    """The youngest worker and the oldest, when the youngest started well after the others."""
+    ordered = sorted(kids, key=lambda k: k.info.create_time)
+    if len(ordered) < 2 or not ordered[0].info.create_time:
+        return None
+    oldest, young = ordered[0], ordered[-1]
+    second = ordered[-2]
+    if young.info.create_time - second.info.create_time < LATE_START_S:
+        return None
+    return young, oldest

@@ -1,0 +1,101 @@
+"""Proof: the measured facts that let a verdict stand without waiting for the clock.
+
+A *proof of a hang* says the job cannot recover by itself, so the first look may declare it (README, "What
+counts as proof"): a wait no thread will release (blocked, the kernel says the wait has no timeout, and no
+other thread of the process runs), a lock cycle, a counting spin, a stopped process, a prompt, ranks in
+different collectives, lost work, a forked child in an inherited lock. A *proof of work* says the job works
+(a loop that walks its data, one long call, bytes moving, CPU with a moving stack), so the step history never
+declares it hung; only --max-slow does.
+"""
+
+from __future__ import annotations
+
+from hangwatch import signatures as sg
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.incident import Proof, ProofKind
+
+
+def hang(fact: str) -> Proof:
+    """A proof that the job cannot recover by itself."""
+    return Proof(ProofKind.HANG, fact)
+
+
+def work(fact: str) -> Proof:
+    """A proof that the job works."""
+    return Proof(ProofKind.WORK, fact)
+
+
+def article(word: str) -> str:
+    """``a`` or ``an``."""
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def sync_wait(t: ThreadView) -> str | None:
+    """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'queue', 'join'."""
+    frames = t.frames
+    if not frames or not t.idle_throughout:
+        return None
+    user = innermost_user(frames)
+    if user is not None and sg.SLEEP_LINE.search(user.code or ""):
+        return None
+    top = frames[0]
+    if sg.is_user(top) and sg.is_lock_line(top.code):
+        return "lock"
+    for f in frames:
+        if sg.is_user(f):
+            break
+        if sg.matches_any(f, sg.THREAD_SYNC):
+            if f.file.endswith("asyncio/base_events.py"):
+                return None  # an event loop waits for I/O or timers, not for a thread
+            m = sg.method(f)
+            if m in ("join", "_wait_for_tstate_lock"):
+                return "join"
+            if f.file.endswith("/queue.py"):
+                return "queue"
+            if m in {"acquire", "__enter__"}:
+                return "lock"
+            return "event"
+    return None
+
+
+SYNC_MODULES = ("/threading.py", "/queue.py")
+
+
+def user_owned(t: ThreadView) -> bool:
+    """The wait is the user's own call on a threading primitive (``event.wait()``, ``q.get()``,
+    ``lock.acquire()``, ``with lock:``): between the user's frame and the wait there is only threading.py
+    and queue.py. A primitive a library waits on (Pool's result event) is released by that library's threads."""
+    for f in t.frames:
+        if sg.is_user(f):
+            return True
+        if not f.file.endswith(SYNC_MODULES):
+            return False
+    return False
+
+
+def may_release(o: ThreadView) -> bool:
+    """Whether another thread might release what a user's thread waits for: a Python thread that is not
+    parked in a wait with no timeout, and not library machinery (a queue's feeder, the resource sharer, the
+    pin-memory thread: they never touch the user's own primitives). A native thread runs no Python."""
+    if o.parked or not o.has_stack:
+        return False
+    return not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
+
+
+def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
+    """Proof that ``t`` waits for something no thread will ever release: it is blocked for the whole window
+    in its own call on a thread-level primitive (a threading lock, event, condition or queue: a futex private
+    to the process), the kernel says the wait has no timeout, and no other thread of the process runs Python
+    that could release it. A lock shared with other processes is judged by who holds it (diagnose/waits.py)."""
+    if not t.blocked or not t.waits_forever or t.last.shared_futex or not user_owned(t):
+        return None
+    kind = sync_wait(t)
+    if kind is None:
+        return None
+    others = [o for o in v.threads if o.tid != t.tid]
+    if any(may_release(o) for o in others):
+        return None
+    where = describe(innermost_user(t.frames))
+    alone = "it is the only thread" if not others else "no other thread of it runs Python that could release it"
+    return hang(f"{v.label()} waits on {article(kind)} {kind} at {where}, and the kernel shows a {t.wait_text}; "
+                f"{alone}, so nothing can release it")

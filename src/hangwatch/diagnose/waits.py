@@ -1,0 +1,218 @@
+"""Waits for a lock held by another process: a file lock (io.lock_wait) or a multiprocessing lock or
+semaphore (io.lock_wait, or code.deadlock when its holder waits for the waiter).
+
+The holder decides the verdict (capture/waits.py measured it):
+- gone (it died or exited holding a semaphore, which the semaphore never learns): hung at once (proof);
+- itself blocked, asleep or stopped: hung (at --min-stall; proof when it is blocked in a wait that
+  nothing will release, or waits for the waiter);
+- working (CPU, bytes): `waiting`, bounded by --max-slow, with its progress in the evidence.
+A holder outside the job's tree is named (pid, user, command, age), never touched.
+"""
+
+from __future__ import annotations
+
+from hangwatch.diagnose import proof
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import (
+    IDLE_CPU_PERCENT,
+    ProcessView,
+    ThreadView,
+    describe,
+    innermost_user,
+    size_text,
+    waits_for_work,
+)
+from hangwatch.evidence import Frame, LockHolder, LockWait, Role
+from hangwatch.incident import Finding, Verdict
+
+WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock
+WORKING_BYTES = 64 * 1024
+KIND_TEXT = {"flock": "a flock() lock", "posix": "a POSIX (fcntl) lock", "ofd": "an OFD lock",
+             "filelock": "a file lock (the filelock package, polling)", "semaphore": "a multiprocessing lock"}
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "age unknown"
+    if seconds >= 3600:
+        return f"running for {seconds / 3600:.1f} h"
+    return f"running for {seconds / 60:.0f} min" if seconds >= 120 else f"running for {seconds:.0f} s"
+
+
+def _where(frames: tuple[Frame, ...]) -> Frame | None:
+    return next((f for f in frames if not f.file.startswith("<") and "/site-packages/" not in f.file
+                 and "/python3" not in f.file), frames[0] if frames else None)
+
+
+def holder_state(h: LockHolder) -> str:
+    """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured."""
+    if h.state is None or h.state == "Z":
+        return "gone"
+    if h.state in ("T", "t"):
+        return "stopped"
+    if (h.cpu_percent or 0.0) > WORKING_CPU_PERCENT or (h.moved_bytes or 0) >= WORKING_BYTES:
+        return "working"
+    top = h.frames[0] if h.frames else None
+    if top is not None and "sleep(" in (top.code or ""):
+        return "asleep"
+    return "blocked" if (h.cpu_percent or 0.0) <= IDLE_CPU_PERCENT else "working"
+
+
+def holder_text(h: LockHolder) -> str:
+    """``pid 4242 (`python prep.py`, user alice, running for 3 min, outside the job)``."""
+    where = "in the job" if h.in_job else "outside the job"
+    user = f", user {h.user}" if h.user else ""
+    return f"pid {h.pid} (`{h.cmdline[:100]}`{user}, {_age(h.age_s)}, {where})"
+
+
+def _holder_doing(h: LockHolder, state: str) -> str:
+    frame = _where(h.frames)
+    at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
+    if state == "working":
+        parts = [f"{h.cpu_percent:.0f}% CPU" if h.cpu_percent is not None else None,
+                 f"{size_text(h.moved_bytes)} moved" if h.moved_bytes else None]
+        return "works" + at + " (" + ", ".join(p for p in parts if p) + ")"
+    if state == "asleep":
+        return "is asleep" + at
+    if state == "stopped":
+        return "is stopped (SIGSTOP, Ctrl-Z or a debugger)" + at
+    if state == "gone":
+        return "is gone"
+    return f"is blocked{at} at {h.cpu_percent or 0:.0f}% CPU"
+
+
+def _lock_fix(w: LockWait, h: LockHolder | None) -> tuple[str, ...]:
+    path = w.path or "the lock file"
+    out = []
+    if h is not None and not h.in_job:
+        out.append(f"pid {h.pid} outside the job holds {path}: end it if it is a leftover (`kill {h.pid}`), or wait "
+                   "for it; hangwatch only ever ends the job's own processes.")
+    elif h is not None:
+        out.append(f"The job's own pid {h.pid} holds {path}: release it before waiting for the work that needs it, "
+                   "or take it in one process only.")
+    if w.kind in ("filelock", "flock", "posix", "ofd"):
+        out.append("If it is a cache lock (Hugging Face datasets or hub), give this job a cache of its own: "
+                   "HF_DATASETS_CACHE=/local/dir (or HF_HOME), or point the lock path elsewhere.")
+        out.append("Give the wait a timeout: FileLock(path, timeout=600), or fcntl with LOCK_NB and a retry limit, "
+                   "so a lock that is never released raises.")
+    else:
+        out.append("Give the wait a timeout: lock.acquire(timeout=600), so a lock that is never released raises.")
+    return tuple(out)
+
+
+def lock_wait_rule(ctx: Context) -> list[Hit]:
+    """io.lock_wait: a thread waits for a file lock another process holds (and, outside DataLoader workers,
+    for a multiprocessing lock or semaphore another process holds)."""
+    hits = []
+    for v in ctx.views:
+        for w in v.ev.waits:
+            t = next((t for t in v.threads if t.tid == w.tid), None)
+            if t is None or (w.kind == "semaphore" and v.role == Role.DATALOADER_WORKER):
+                continue  # a worker's semaphore wait is judged with its main process (dataloader rule)
+            if waits_for_work(t):
+                continue  # a pool worker waiting for the task queue's read lock: idle, not stuck
+            if w.kind == "semaphore":
+                hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
+                continue
+            hit = _file_lock(v, t, w)
+            if hit is not None:
+                hits.append(hit)
+    return hits
+
+
+def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
+    if not w.holders:
+        return None  # nobody holds it now: the waiter gets it at its next try
+    h = w.holders[0]
+    state = holder_state(h)
+    frame = innermost_user(t.frames)
+    forever = "with no timeout" if w.timeout is False else "with a timeout" if w.timeout else ""
+    what = f"{KIND_TEXT.get(w.kind, 'a lock')} on {w.path}"
+    summary = (f"{v.label()} waits for {what}{' ' + forever if forever else ''}, held by {holder_text(h)}, which "
+               f"{_holder_doing(h, state)}.")
+    ev = [f"{v.label()} at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
+          + f": waiting for {what}",
+          f"the kernel's /proc/locks lists pid {h.pid} as holding it" if h.proven else f"pid {h.pid} {h.how}",
+          f"holder pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
+          f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}"]
+    hf = _where(h.frames)
+    if hf is not None:
+        ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
+    if len(w.waiters) > 1:
+        ev.append(f"{len(w.waiters)} processes wait for it: pids {', '.join(map(str, w.waiters))}")
+    verdict, fact = Verdict.HUNG, None  # a holder blocked, asleep or stopped: hung, at --min-stall
+    if state == "gone":
+        fact = proof.hang(f"the holder pid {h.pid} is gone, and the lock is still held")
+    elif state == "working":
+        verdict = Verdict.WAITING
+        fact = proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
+                          f"{size_text(h.moved_bytes or 0)} moved")
+    return Hit(Finding(cause="io.lock_wait", confidence=0.92 if verdict == Verdict.HUNG else 0.85, summary=summary,
+                       where=v.where(t, frame), evidence=tuple(ev), fix=_lock_fix(w, h), proof=fact), verdict)
+
+
+def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessView | None,
+                   waits: str | None) -> list[Hit]:
+    """A thread of ``v`` waits for a multiprocessing lock or semaphore shared with other processes: what
+    is known of its holder, and no more. ``waiter_of``: the process that waits for ``v`` (a DataLoader
+    worker's main process), so that a holder waiting for the waiter is a cycle."""
+    w = next((w for w in v.ev.waits if w.tid == t.tid and w.kind == "semaphore"), None)
+    if w is None or not t.blocked:
+        return []
+    frame = innermost_user(t.frames)
+    lock = f"`{w.name}`" if w.name else "a multiprocessing lock"
+    forever = " with no timeout" if w.timeout is False else ""
+    count = f"; its count is {w.value} (taken)" if w.value == 0 else (
+        f"; its count is {w.value}" if w.value is not None else "")
+    ev = [*([waits] if waits else []),
+          f"{name} blocked at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
+          + f": a futex wait{forever} on a semaphore shared between processes ({w.path})",
+          f"processes of the job that share it: {', '.join(map(str, w.sharers))}; waiting for it: "
+          f"{', '.join(map(str, w.waiters))}{count}"]
+    fix = _lock_fix(w, None)
+    if not w.holders:
+        if w.value != 0 or not w.waiters:
+            return []
+        ev.append("no process that shares it is outside a wait for it: the one that took it is gone (a process "
+                  "that dies holding a multiprocessing lock never releases it)")
+        return [Hit(Finding(
+            cause="code.deadlock", confidence=0.9,
+            summary=(f"{name} waits{forever} for {lock} at {describe(frame)}, whose holder is gone: every process "
+                     "that shares it waits for it, and its count is 0."),
+            where=v.where(t, frame), evidence=tuple(ev),
+            fix=("A process died while it held the lock (killed, or crashed): the lock is never released. Restart "
+                 "the job; take such locks with `with lock:` so an exception releases them.", *fix),
+            proof=proof.hang(f"{lock} is taken (count 0) and every process that shares it waits for it: its holder "
+                             "is gone")), Verdict.HUNG)]
+    h = w.holders[0]
+    state = holder_state(h)
+    role = "main" if waiter_of is not None and h.pid == waiter_of.pid else f"pid {h.pid}"
+    if h.proven:
+        who = f"held by {role} (pid {h.pid}), whose frame holds it" if role == "main" else f"held by pid {h.pid}"
+    else:
+        who = (f"held by another process of the job, most likely {role}" + (f" (pid {h.pid})" if role == "main" else "")
+               + ", which is not waiting for it")
+    ev.append(f"pid {h.pid} {h.how}" + (f"; its code {h.took_at}" if h.took_at else ""))
+    ev.append(f"pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU over the window")
+    cycle = waiter_of is not None and h.pid == waiter_of.pid
+    if cycle and waits:
+        ev.append(f"{role} (pid {h.pid}) waits for {name}'s batch meanwhile")
+    if state == "working":
+        return [Hit(Finding(
+            cause="io.lock_wait", confidence=0.8,
+            summary=f"{name} waits for {lock} at {describe(frame)}, {who}; it works ({_holder_doing(h, state)}).",
+            where=v.where(t, frame), evidence=tuple(ev), fix=fix,
+            proof=proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU")), Verdict.WAITING)]
+    fact = None
+    if cycle and state == "blocked" and w.timeout is False:
+        fact = proof.hang(f"{name} waits for {lock} with no timeout; its count is 0 and the only process that shares "
+                          f"it without waiting for it, {role} (pid {h.pid}), is blocked waiting for {name}'s batch")
+    summary = (f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; "
+               + (f"{role} waits for that worker's batch meanwhile: a deadlock across processes." if cycle else
+                  f"it {_holder_doing(h, state)}."))
+    return [Hit(Finding(
+        cause="code.deadlock" if cycle else "io.lock_wait", confidence=0.93 if h.proven or cycle else 0.85,
+        summary=summary, where=v.where(t, frame), evidence=tuple(ev),
+        fix=((f"Release {lock} in {role} before iterating the DataLoader" + (f" (its code {h.took_at})" if h.took_at
+                                                                             else "")
+              + ", or do not take it in dataset code.",) if cycle else ()) + fix, proof=fact), Verdict.HUNG)]

@@ -1,0 +1,46 @@
+"""Holds a lock on argv[1] (argv[2]: filelock, flock or lockf): argv[3] "forever" (asleep: it never
+releases it), "work:S" (it computes for S seconds, then releases), or "blocked" (it waits on an event
+nobody sets)."""
+
+import fcntl
+import os
+import sys
+import threading
+import time
+
+from _ready import ready
+
+PATH, KIND, HOW = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "forever"
+
+
+def hold():
+    if KIND == "filelock":
+        from filelock import FileLock
+
+        lock = FileLock(PATH)
+        lock.acquire()
+        return lock.release
+    fd = os.open(PATH, os.O_RDWR | os.O_CREAT, 0o644)
+    if KIND == "flock":
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_EX)
+    return lambda: os.close(fd)
+
+
+if __name__ == "__main__":
+    release = hold()
+    ready("holder")
+    if HOW == "forever":
+        while True:
+            time.sleep(3600)
+    elif HOW == "blocked":
+        threading.Event().wait()
+    else:
+        seconds, total, t0 = float(HOW.split(":")[1]), 0, time.monotonic()
+        rows = list(range(1000))
+        while time.monotonic() - t0 < seconds:
+            for r in rows:
+                total += r * r
+        release()
+        print("released", total % 7, flush=True)
