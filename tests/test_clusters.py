@@ -211,6 +211,7 @@ def test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124(slurm):
         assert (root["cause"], root["where"]["rank"], root["where"]["file"], root["where"]["line"]) == (
             "distributed.peer_stuck", 1, path, line)
         assert root["summary"].startswith("Rank 1 on node 1 is stuck in load_shard"), root["summary"]
+        assert "never entered all_reduce #" in root["summary"]  # from the ranks' flight recorders
     code, out = sbatch(script, "net")  # Slurm runs the requeued job: the same SLURM_JOB_ID, the same run directories
     assert code == EXIT_HUNG_FINAL, out[-4000:]
     assert "not requeueing" in out and requeues.read_text() == "requeue 4242\n"

@@ -186,6 +186,56 @@ class VanishedProcess:
 
 
 @dataclass(frozen=True)
+class CollectiveEntry:
+    """One entry of a rank's flight recorder: a collective the rank entered, and whether it completed."""
+
+    group: str  # the process group ("default_pg", or its name)
+    seq: int  # collective_seq_id: 1, 2, 3... per group, the same on every rank for the same collective
+    op: str  # "all_reduce", "barrier", "broadcast", ...
+    state: str  # "scheduled", "started", "completed" (gloo stays "scheduled")
+    retired: bool  # completed (on gloo the only sign of it)
+    created_at: float  # unix time it was entered
+    backend: str | None = None  # "gloo", "nccl"
+    p2p_seq: int = 0
+    input_sizes: tuple[tuple[int, ...], ...] = ()
+    output_sizes: tuple[tuple[int, ...], ...] = ()
+    dtypes: tuple[str, ...] = ()
+    frame: Frame | None = None  # the user's line that called it (from the recorder's frames), when known
+    timeout_ms: int | None = None
+
+    @property
+    def done(self) -> bool:
+        """It completed."""
+        return self.retired or self.state == "completed"
+
+
+@dataclass(frozen=True)
+class GroupStatus:
+    """A process group's own counters in the recorder (pg_status)."""
+
+    group: str
+    last_enqueued: int | None
+    last_started: int | None
+    last_completed: int | None
+
+
+@dataclass(frozen=True)
+class FlightRecord:
+    """What a rank's flight recorder said at the capture, or why it said nothing (a rank that does not
+    answer is itself evidence)."""
+
+    answered: bool
+    via: str | None  # "hangwatch_fr" (entries with frames), "fr_trace_json" (no frames), "fifo"
+    error: str | None
+    seconds: float  # how long the answer took
+    entries: tuple[CollectiveEntry, ...] = ()  # the newest few per process group, oldest first
+    status: tuple[GroupStatus, ...] = ()
+    has_frames: bool = False
+    version: str | None = None  # the recorder's format version
+    raw: str | None = field(default=None, compare=False, repr=False)  # the whole dump (saved with an incident)
+
+
+@dataclass(frozen=True)
 class NativeStack:
     """One thread's stack with native frames interleaved (py-spy --native), innermost first."""
 
@@ -205,6 +255,7 @@ class ProcessEvidence:
     rendezvous: RendezvousRead | None = None  # read for processes waiting at process-group setup
     waits: tuple[LockWait, ...] = ()  # what its blocked threads wait for across processes (file locks, semaphores)
     writing: tuple[tuple[str, int], ...] = ()  # (path, size) of files it has open for writing, when it wrote
+    flight: FlightRecord | None = None  # a rank's flight recorder (None: not a rank, or not under hangwatch run)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,11 @@ from dataclasses import asdict
 from typing import Any
 
 from hangwatch.evidence import (
+    CollectiveEntry,
     Evidence,
+    FlightRecord,
     Frame,
+    GroupStatus,
     LocalsRead,
     LockHolder,
     LockWait,
@@ -32,6 +35,8 @@ def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
     d["schema"] = SCHEMA
     for p in d["processes"]:
         p["info"]["role"] = p["info"]["role"].value if isinstance(p["info"]["role"], Role) else p["info"]["role"]
+        if p.get("flight"):
+            p["flight"].pop("raw", None)  # the whole dump is saved beside an incident, not in the evidence
     return d
 
 
@@ -49,6 +54,18 @@ def _wait(w: dict[str, Any]) -> LockWait:
                     for h in w.get("holders", ()))
     return LockWait(**{**w, "holders": holders, "sharers": tuple(w.get("sharers", ())),
                        "waiters": tuple(w.get("waiters", ()))})
+
+
+def _flight(f: dict[str, Any] | None) -> FlightRecord | None:
+    if not f:
+        return None
+    entries = tuple(CollectiveEntry(**{**e, "input_sizes": tuple(tuple(s) for s in e.get("input_sizes", ())),
+                                       "output_sizes": tuple(tuple(s) for s in e.get("output_sizes", ())),
+                                       "dtypes": tuple(e.get("dtypes", ())),
+                                       "frame": _frame(e["frame"]) if e.get("frame") else None})
+                    for e in f.get("entries", ()))
+    return FlightRecord(**{**{k: v for k, v in f.items() if k != "raw"}, "entries": entries,
+                           "status": tuple(GroupStatus(**s) for s in f.get("status", ()))})
 
 
 def evidence_from_dict(d: dict[str, Any]) -> Evidence:
@@ -72,7 +89,8 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
         procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
                                      output_tail=p["output_tail"], locals=local_reads, native=native,
                                      rendezvous=rdzv, waits=tuple(_wait(w) for w in p.get("waits", ())),
-                                     writing=tuple((str(a), int(b)) for a, b in p.get("writing", ()))))
+                                     writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
+                                     flight=_flight(p.get("flight"))))
     fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress", "gpu",
                                                           "kernel", "known_pids", "vanished")}
     return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),

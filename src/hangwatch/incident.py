@@ -162,6 +162,17 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class CollectiveRow:
+    """A row of the per-rank collectives table (torch's flight recorder): ranks that stand at the same place."""
+
+    ranks: str  # "ranks 0,2-255"
+    group: str  # the process group
+    last_entered: str  # "all_reduce #58 [[1048576]]"
+    last_completed: str  # "#57"
+    state: str  # "waits in all_reduce #58 (4.0 MiB, train.py:88)", "idle", "did not answer"
+
+
+@dataclass(frozen=True)
 class LastProgress:
     """The newest progress before the incident."""
 
@@ -187,6 +198,7 @@ class Incident:
     remedy: str | None = None  # what the restart applies for this cause, when hangwatch chose it (an addition)
     gpu: GpuEvidence | None = None  # the GPUs over the window, and who held their memory (an addition)
     kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter (an addition)
+    collectives: tuple[CollectiveRow, ...] = ()  # every rank's collectives, from torch's flight recorder (an addition)
 
     def finding_pids(self) -> frozenset[int]:
         """The pids the findings point at (``where.pid``)."""
@@ -206,7 +218,10 @@ class Incident:
         # Field order as in SPEC, additions last.
         order = ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
                  "findings", "window_seconds", "notes", "remedy", "gpu", "kernel"]
-        return {k: _lists(d[k]) for k in order}
+        out = {k: _lists(d[k]) for k in order}
+        if self.collectives:  # only where a flight recorder was read: other incidents keep their shape
+            out["collectives"] = _lists(d["collectives"])
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         """``hangwatch.incident/1`` JSON."""
@@ -234,6 +249,7 @@ class Incident:
             remedy=d.get("remedy"),
             gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
             kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
+            collectives=tuple(CollectiveRow(**c) for c in d.get("collectives", ())),
         )
 
 

@@ -173,7 +173,8 @@ SLEEP_LINE = re.compile(r"\b(time\.)?sleep\(")
 # Threads that every DataLoader / multiprocessing process has; they are not "user threads" that
 # could hold a user lock at fork time.
 INTERNAL_THREAD_NAMES = ("QueueFeederThread", "_serve", "_pin_memory_loop", "pt_data_worker", "pt_elastic",
-                         "RendezvousKeepAliveTimer", "_handle_workers", "_handle_tasks", "_handle_results")
+                         "RendezvousKeepAliveTimer", "_handle_workers", "_handle_tasks", "_handle_results",
+                         "hangwatch-flight")
 # Fork frames: a stack that starts with the parent's copy up to Popen._launch is a forked child.
 FORK_LAUNCH = ("multiprocessing/popen_fork.py", frozenset({"_launch"}))
 

@@ -88,6 +88,8 @@ class _Beats:
         self.offset = 0  # the trainer's global step at its start (a run resumed from a checkpoint)
         self.per_optimizer: dict[int, int] = {}
         self.phases: list[tuple[str, float, float]] = []
+        self.flight: Any = None  # this rank's flight recorder reader (a forked child starts none)
+        self.flight_entry: dict[str, Any] = {}
 
     def _open(self) -> mmap.mmap | None:
         if self.failed:
@@ -441,8 +443,133 @@ def _attach_lightning_trainer(beats: _Beats, module: Any) -> None:
                                             trainer.save_checkpoint, step=lambda a: a[0].global_step)
 
 
+# --- torch's flight recorder, read from outside (issue [2/5]) -------------------------------------------------------
+# Once the job has initialised its process group, each rank serves torch's own worker server on a unix socket
+# in the heartbeat directory (mode 0600; nothing listens on a TCP port): its C++ handlers (fr_trace_json,
+# dump_traceback, ping) answer even while Python is stuck, and ours (FR_HANDLER) adds each entry's Python
+# frames when the GIL is free. A torch without the server gets a thread that writes the dump when hangwatch
+# asks through a FIFO. A registry file per rank says where: flight-<pid>.json.
+FR_HANDLER = "hangwatch_fr"
+FR_ENV = "HANGWATCH_FLIGHT"  # "0": --no-flight-recorder (or autobeat off); "fifo": pretend there is no server
+
+
+def _fr_dump() -> bytes:
+    """This process's flight recorder, every entry with its Python frames (torch's pickle form), as JSON."""
+    import pickle
+
+    c10d: Any = sys.modules["torch._C._distributed_c10d"]
+    data = pickle.loads(c10d._dump_fr_trace(True, True, False))  # noqa: S301 - torch's own dump of this process
+    return json.dumps(data, default=str).encode()
+
+
+def _fr_handler(req: Any, resp: Any) -> None:
+    try:
+        resp.set_content(_fr_dump(), "application/json")
+        resp.set_status(200)
+    except Exception as e:  # noqa: BLE001 - an answer that says why beats no answer
+        resp.set_content(f"{type(e).__name__}: {e}".encode(), "text/plain")
+        resp.set_status(500)
+
+
+def _fifo_thread(fifo: str, out: str) -> None:
+    """The fallback when torch has no worker server: wait (no CPU) for hangwatch to write to ``fifo``, then
+    write the dump to ``out`` (atomically), again and again."""
+    import threading
+
+    def loop() -> None:
+        while True:
+            try:
+                with open(fifo, "rb") as f:  # blocks until hangwatch opens it for writing
+                    f.read(64)
+                tmp = f"{out}.tmp"
+                with open(tmp, "wb") as f:
+                    f.write(_fr_dump())
+                os.replace(tmp, out)
+            except Exception:  # noqa: BLE001 - a dump that fails is a rank that does not answer
+                time.sleep(1.0)
+
+    threading.Thread(target=loop, name="hangwatch-flight", daemon=True).start()
+
+
+def _serve_flight(beats: _Beats) -> None:
+    """After init_process_group: start this rank's reader of the flight recorder and say where it is."""
+    how = os.environ.get(FR_ENV, "1")
+    if how == "0":
+        return
+    c10d: Any = sys.modules.get("torch._C._distributed_c10d")
+    server = getattr(c10d, "_WorkerServer", None) if how != "fifo" else None
+    base = os.path.join(beats.directory, f"flight-{os.getpid()}")
+    # The socket's name has no digits: torch prints it once per rank, and a number that grows from one rank's
+    # line to the next would read as a progress counter.
+    sock = os.path.join(beats.directory, "flight-" + "".join(chr(97 + int(d)) for d in str(os.getpid())) + ".sock")
+    if beats.flight is not None:  # a process group made again: the same reader, a new start for its entries
+        entry = beats.flight_entry
+    elif server is not None:
+        path = sock
+        if os.path.exists(path):
+            os.unlink(path)
+        register = getattr(c10d, "_register_handler", None)
+        if register is not None and FR_HANDLER not in c10d._get_handler_names():
+            register(FR_HANDLER, _fr_handler)
+        beats.flight = server(path, -1)  # kept: the server lives as long as this object
+        os.chmod(path, 0o600)
+        import atexit
+
+        # Stopped while the interpreter and torch are whole: left to the interpreter's teardown, the server's
+        # thread was seen to abort the process ("FATAL: exception not rethrown", exit -6) on a busy machine.
+        atexit.register(_stop_flight, beats)
+        entry = {"kind": "server", "socket": path}
+    else:
+        fifo = base + ".fifo"
+        if os.path.exists(fifo):
+            os.unlink(fifo)
+        os.mkfifo(fifo, 0o600)
+        _fifo_thread(fifo, base + ".dump.json")
+        beats.flight = fifo
+        entry = {"kind": "fifo", "fifo": fifo, "dump": base + ".dump.json"}
+    beats.flight_entry = entry
+    entry.update({"pid": os.getpid(), "rank": _dist_rank(), "at": time.time()})
+    tmp = base + ".json.tmp"
+    with open(tmp, "w") as f:
+        json.dump(entry, f)
+    os.replace(tmp, base + ".json")
+
+
+def _stop_flight(beats: _Beats) -> None:
+    server, beats.flight = beats.flight, None
+    if server is not None and hasattr(server, "shutdown"):
+        try:
+            server.shutdown()
+        except Exception:  # noqa: BLE001, S110 - the job is exiting; nothing more to do
+            pass
+
+
+def _attach_distributed(beats: _Beats, dist: Any) -> None:
+    """Wrap init_process_group (torch.distributed's and distributed_c10d's: the same function) so that the
+    flight recorder's reader starts once a process group exists."""
+    original = getattr(dist, "init_process_group", None)
+    if original is None or getattr(original, "_hangwatch", False) or os.environ.get(FR_ENV, "1") == "0":
+        return
+
+    @functools.wraps(original)
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        try:
+            _serve_flight(beats)
+        except Exception:  # noqa: BLE001, S110 - the recorder is evidence, never a reason to break the job
+            pass
+        return result
+
+    init_process_group._hangwatch = True  # type: ignore[attr-defined]
+    dist.init_process_group = init_process_group
+    c10d = getattr(dist, "distributed_c10d", None)
+    if c10d is not None and getattr(c10d, "init_process_group", None) is original:
+        c10d.init_process_group = init_process_group
+
+
 WATCH: dict[str, Callable[[_Beats, Any], None]] = {
     "torch": _attach_torch,
+    "torch.distributed": _attach_distributed,
     "torch._dynamo.callback": _attach_dynamo,
     "torch.distributed.checkpoint": _attach_dcp,
     "lightning.pytorch.loops.evaluation_loop": _attach_lightning,

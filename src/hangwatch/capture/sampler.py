@@ -18,6 +18,8 @@ import psutil
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
+from hangwatch.capture.flight import parse_dump, read_dumps
+from hangwatch.capture.flight import registry as flight_registry
 from hangwatch.capture.gpu import GpuSampler
 from hangwatch.capture.gpu import detect as detect_gpu
 from hangwatch.capture.kernel import read_kernel_events
@@ -235,7 +237,7 @@ def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], a
 
 def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
                 stack_timeout_s: float = STACK_TIMEOUT_S, sleep: Callable[[float], None] = time.sleep,
-                native: bool | None = None, gpu: bool = True, kernel: bool = True) -> Evidence:
+                native: bool | None = None, gpu: bool = True, kernel: bool = True, flight: bool = True) -> Evidence:
     """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
 
     ``native``: True reads native frames of every Python process once; None (the default) only of
@@ -296,10 +298,10 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
         raise CaptureError(f"pid {pid} exited before anything could be captured",
                            "Run inspect while the job is still running")
     _mark_spawned_ranks(infos, series)
-    errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
-    notes.extend(errors)
+    notes.extend(sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}))
     gpu_ev, events = _gpu_and_kernel(sampler, series, infos, started, notes, kernel)
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
+    processes = _with_flight(processes, notes) if flight else processes
     return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
                     clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
                     notes=tuple(notes), gpu=gpu_ev, kernel=events)
@@ -367,6 +369,30 @@ def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
                         waits=waits.get(p, ()), writing=_writing(p, series[p], p in gone))
         for p in sorted(series, key=lambda p: (p != root, p))
     )
+
+
+def _with_flight(processes: tuple[ProcessEvidence, ...], notes: list[str]) -> tuple[ProcessEvidence, ...]:
+    """Every rank's flight recorder (ranks that registered a reader under `hangwatch run`), all at once."""
+    wanted = {}
+    for p in processes:
+        if p.exited or p.info.rank is None or p.info.role not in (Role.RANK, Role.MAIN, Role.CHILD):
+            continue
+        entry = flight_registry(p.info.pid, p.info.env.get("HANGWATCH_HEARTBEAT_DIR"))
+        if entry is not None:
+            wanted[p.info.pid] = entry
+    if not wanted:
+        return processes
+    dumps = read_dumps(wanted)
+    silent = sorted(d.rank if d.rank is not None else d.pid for d in dumps.values() if d.text is None)
+    if silent:
+        notes.append(f"the flight recorder of rank(s) {silent} did not answer")
+    return tuple(replace(p, flight=parse_dump(dumps[p.info.pid], since=_since(wanted[p.info.pid])))
+                 if p.info.pid in dumps else p for p in processes)
+
+
+def _since(entry: dict[str, object]) -> float | None:
+    at = entry.get("at")
+    return float(at) - 0.5 if isinstance(at, int | float) else None  # entries of an earlier process group: out
 
 
 WRITING_BYTES = 64 * 1024  # written in the window: the files it writes are named

@@ -375,10 +375,9 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
     syscall, in a futex on shared memory, or in filelock's polling acquire."""
     out = []
     for t in samples[-1].threads:
-        if t.state not in ("S", "D"):
-            continue
-        if (t.syscall in ("flock", "fcntl")) or (t.futex is not None and t.shared_futex) or any(
-                FILELOCK_DIR in f.file for f in t.frames):
+        if any(FILELOCK_DIR in f.file for f in t.frames):
+            out.append(t)  # polling: it may be between two tries (running) at the sample
+        elif t.state in ("S", "D") and (t.syscall in ("flock", "fcntl") or (t.futex is not None and t.shared_futex)):
             out.append(t)
     return out
 

@@ -44,6 +44,9 @@ from hangwatch.supervise.config import default_text
 @click.option("--autobeat/--no-autobeat", default=None,
               help="Make torch jobs beat on each optimizer step and DataLoader batch, through a startup hook "
               "on the job's PYTHONPATH [on].")
+@click.option("--flight-recorder/--no-flight-recorder", default=None,
+              help="Turn on torch's flight recorder (TORCH_FR_BUFFER_SIZE, unless set) and read every rank's "
+              "collectives at a stall through torch's worker server on a unix socket [on].")
 @click.option("--capture-window", help="Seconds to sample a suspect job [min-stall/4, within 1..5].")
 @click.option("--max-slow", help=f"Total extra seconds given to a job that is slow but alive "
               f"{default_text('max_slow')}.")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 
 from hangwatch import signatures as sg
+from hangwatch.diagnose.collectives import collective_rows
+from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.engine import Diagnosis
 from hangwatch.diagnose.views import ProcessView, build_views, own_frames
 from hangwatch.evidence import Evidence, Frame
@@ -53,4 +55,4 @@ def build_incident(ev: Evidence, diagnosis: Diagnosis, *, attempt: int = 1, acti
         verdict=diagnosis.verdict, detected_at=detected_at if detected_at is not None else time.time(),
         last_progress=last_progress, attempt=attempt, action=action, processes=tuple(processes),
         findings=diagnosis.findings, window_seconds=round(ev.ended_at - ev.started_at, 2), notes=ev.notes,
-        remedy=remedy, gpu=ev.gpu, kernel=ev.kernel)
+        remedy=remedy, gpu=ev.gpu, kernel=ev.kernel, collectives=collective_rows(Context.of(ev)))

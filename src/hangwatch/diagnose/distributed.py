@@ -6,6 +6,7 @@ Ranks waiting in a collective are the victims; the ranks elsewhere are the culpr
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -403,10 +404,25 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
             state = culprit_state(ctx, v, t)
             out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where),
                         "activity": state.activity.value, "fact": state.fact,
-                        "proof": state.proof.to_dict() if state.proof is not None else None})
+                        "proof": state.proof.to_dict() if state.proof is not None else None, **_fr(r, v)})
             continue
-        out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where)})
+        out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where),
+                    **_fr(r, v)})
+    flown = {int(d["rank"]) for d in out}
+    for pv in ctx.views:  # a rank whose stack could not be read still brings its recorder
+        pr = pv.info.rank
+        if pr is not None and pr not in flown and pv.ev.flight is not None:
+            out.append({"rank": pr, "pid": pv.pid, "group": "elsewhere", "op": None, "text": "(no stack read)",
+                        "where": asdict(pv.where(None, None)), "activity": "unknown", "fact": None, "proof": None,
+                        **_fr(pr, pv)})
     return out
+
+
+def _fr(rank: int, v: ProcessView) -> dict[str, Any]:
+    """The rank's flight recorder, reduced to what the merge needs (``fr``), when it was read."""
+    from hangwatch.diagnose.collectives import rank_collectives
+
+    return {"fr": rank_collectives(rank, v.ev.flight).to_dict()} if v.ev.flight is not None else {}
 
 
 def _grouped_evidence(summaries: dict[int, NodeSummary], ranks: list[tuple[int, dict[str, Any]]]) -> list[str]:
@@ -428,6 +444,9 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
     nothing points anywhere. A rank elsewhere that works is a straggler (waiting); only one that is blocked,
     spinning or stopped (or, from a node too old to say, not known to work) makes the job hung."""
     ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.ranks]
+    flight = _flight_merge(ranks)
+    if flight is not None:
+        return flight
     waiting = [(n, r) for n, r in ranks if r["group"] == "collective"]
     culprits = [(n, r) for n, r in ranks if r["group"] == "elsewhere"]
     silent = [n for n in range(nnodes) if n not in summaries]
@@ -469,3 +488,21 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
                      "is there (crashed, stuck, or its hangwatch is not running)."),
             where=None, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG)
     return None
+
+
+def _flight_merge(ranks: list[tuple[int, dict[str, Any]]]) -> Hit | None:
+    """Every node's flight recorders, as one: who never entered the collective the others wait in."""
+    from hangwatch.diagnose.collectives import RankCollectives, analyze, explain, remote_info
+
+    frs = [RankCollectives.from_dict(r["fr"]) for _, r in ranks if r.get("fr")]
+    if len(frs) < 2:
+        return None
+    stall = analyze(frs)
+    if stall is None:
+        return None
+    hit = explain(stall, {}, None, remote={int(r["rank"]): remote_info(r, n) for n, r in ranks})
+    nodes = {int(r["rank"]): n for n, r in ranks}
+    where = ", ".join(f"rank {m} on node {nodes[m]}" for m in stall.missing if m in nodes)
+    ev = (*hit.finding.evidence, f"across nodes: {where}") if where else hit.finding.evidence
+    return Hit(dataclasses.replace(hit.finding, evidence=ev), hit.verdict)
+

@@ -50,7 +50,8 @@ DETERMINISTIC: frozenset[str] = frozenset({"code.deadlock", "code.busy_loop", "p
 # lock): a requeue may pass them, however they were proven.
 TRANSIENT: frozenset[str] = frozenset({
     "io.network_wait", "io.storage_wait", "io.lock_wait", "gpu.fault", "gpu.long_kernel", "memory.oom",
-    "distributed.rendezvous_wait", "distributed.straggler", "child.lost_work", "dataloader.worker_died",
+    "distributed.rendezvous_wait", "distributed.straggler", "distributed.collective_stalled", "child.lost_work",
+    "dataloader.worker_died",
     "compile.in_progress", "process.stopped",
 })
 

@@ -263,6 +263,11 @@ def _incident_html(n: int, inc: Incident) -> str:
     if inc.remedy:
         out.append(f"<p>The next attempt applied: <code>{_e(inc.remedy)}</code></p>")
     out.append(_ranks_html(inc))
+    if inc.collectives:
+        rows = "".join(f"<tr><td>{_e(c.ranks)}</td><td>{_e(c.group)}</td><td><code>{_e(c.last_entered)}</code></td>"
+                       f"<td>{_e(c.last_completed)}</td><td>{_e(c.state)}</td></tr>" for c in inc.collectives)
+        out.append("<h4>Collectives (torch's flight recorder)</h4><table><tr><th>ranks</th><th>group</th>"
+                   f"<th>last entered</th><th>last completed</th><th>state</th></tr>{rows}</table>")
     section = gpu_lines(inc)
     if section:
         out.append(f"<h4>GPUs and kernel log</h4><pre>{_e(chr(10).join(section))}</pre>")

@@ -40,6 +40,7 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
         for f in incident.findings[1:]:
             out.write(f"- `{f.cause}` ({f.confidence:.2f}): {f.summary}\n")
         out.write("\n")
+    _collectives(incident, out)
     stacks = rank_stacks(incident.processes)
     if len(stacks) >= 2:
         merged = "\n".join("  " * depth + (f"[{label}] " if label else "") + text
@@ -63,3 +64,14 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
         out.write("\n## GPUs and kernel log\n\n```\n" + "\n".join(section) + "\n```\n")
     for n in incident.notes:
         out.write(f"\n> note: {n}\n")
+
+
+def _collectives(incident: Incident, out: TextIO) -> None:
+    """The per-rank collectives table (torch's flight recorder), ranks merged into ranges."""
+    if not incident.collectives:
+        return
+    out.write("## Collectives (torch's flight recorder)\n\n| ranks | group | last entered | last completed | state |\n"
+              "|---|---|---|---|---|\n")
+    for c in incident.collectives:
+        out.write(f"| {c.ranks} | {c.group} | `{c.last_entered}` | {c.last_completed} | {c.state} |\n")
+    out.write("\n")

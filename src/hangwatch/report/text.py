@@ -57,6 +57,12 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
         console.print("  Also considered: " + "; ".join(f"{f.cause} ({f.confidence:.2f})" for f in others[:4]))
     console.print()
     window = f" over {incident.window_seconds:.1f} s" if incident.window_seconds else ""
+    if incident.collectives:
+        console.print("Collectives (torch's flight recorder):")
+        for c in incident.collectives:
+            console.print(f"  {escape(c.ranks):<14} {escape(c.group):<12} last entered {escape(c.last_entered)}, "
+                          f"completed {escape(c.last_completed)}: {escape(c.state)}")
+        console.print()
     stacks = rank_stacks(incident.processes)
     if len(stacks) >= 2:
         console.print(f"Ranks ({len(stacks)}): {escape(leaves(stacks))}")

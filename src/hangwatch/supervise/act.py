@@ -46,6 +46,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def flight_dumps(evidence: Evidence) -> dict[int, str]:
+    """Each rank's whole flight recorder dump, as read at the capture (rank -> JSON text)."""
+    return {p.info.rank if p.info.rank is not None else p.info.pid: p.flight.raw for p in evidence.processes
+            if p.flight is not None and p.flight.raw}
+
+
 def last_progress(det: StallDetector) -> LastProgress | None:
     """The detector's newest counted progress, as the incident records it."""
     from hangwatch.incident import LastProgress
@@ -91,7 +97,7 @@ class Acts:
         incident = build_incident(evidence, diagnosis, attempt=a.number, action=action,
                                   last_progress=last_progress(det), detected_at=now, remedy=remedy)
         try:
-            path: Path | None = self.record(incident, stalled)
+            path: Path | None = self.record(incident, stalled, flight_dumps(evidence))
         except Exception:  # a full disk must not keep a hung job from being ended or restarted
             log.exception("could not record the incident")
             path = None
@@ -114,7 +120,7 @@ class Acts:
                                   attempt=a.number, action=Action.NONE, last_progress=last_progress(a.detector),
                                   detected_at=now)
         try:
-            self.record(incident, stalled)
+            self.record(incident, stalled, flight_dumps(evidence))
         except Exception:  # a report that cannot be written must not stop supervision
             log.exception("could not record the incident")
 
@@ -175,12 +181,12 @@ class Acts:
             return {}
         return probe_rates(report) if isinstance(report, dict) else {}
 
-    def record(self, incident: Incident, stalled: float) -> Path:
+    def record(self, incident: Incident, stalled: float, flight: dict[int, str] | None = None) -> Path:
         """Evidence before action: the incident is on disk and announced before anything is killed."""
         from hangwatch.report.banner import incident_banner, notification
 
         ctx = self.ctx
-        path = ctx.rundir.write_incident(incident)
+        path = ctx.rundir.write_incident(incident, flight)
         ctx.ledger.incidents += 1
         root = incident.root_cause
         ctx.incident_counts[(root.cause if root else "unknown", incident.verdict.value)] += 1

@@ -14,12 +14,25 @@ import hangwatch
 AUTOBEAT_DIR = Path(hangwatch.__file__).resolve().parent / "_autobeat"
 
 
-def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float) -> dict[str, str]:
+# torch's flight recorder: the entries it keeps per process group. torch 2.13 reads TORCH_FR_BUFFER_SIZE for gloo
+# and NCCL alike, and warns that TORCH_NCCL_TRACE_BUFFER_SIZE (what torch before 2.6 reads) is deprecated: only
+# the first is set, and neither when the user set either. 2000 is NCCL's documented size.
+FLIGHT_BUFFER = "2000"
+FLIGHT_VARS = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
+
+
+def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, flight: bool = True) -> dict[str, str]:
     """The variables to set: the hook's directory first on PYTHONPATH (kept once), the deadline of
-    checkpoint and compile phases; or, when disabled, the switch that keeps an inherited hook idle."""
+    checkpoint and compile phases, the flight recorder's buffer (unless the user set one); or, when
+    disabled, the switch that keeps an inherited hook idle."""
     if not enabled:
-        return {"HANGWATCH_AUTOBEAT": "0"}
+        return {"HANGWATCH_AUTOBEAT": "0", "HANGWATCH_FLIGHT": "0"}
     here = str(AUTOBEAT_DIR)
     rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != here]
-    return {"PYTHONPATH": os.pathsep.join([here, *rest]), "HANGWATCH_AUTOBEAT": "1",
-            "HANGWATCH_PHASE_TIMEOUT": f"{phase_timeout_s:g}"}
+    out = {"PYTHONPATH": os.pathsep.join([here, *rest]), "HANGWATCH_AUTOBEAT": "1",
+           "HANGWATCH_PHASE_TIMEOUT": f"{phase_timeout_s:g}"}
+    if not flight:
+        out["HANGWATCH_FLIGHT"] = "0"
+    elif not any(env.get(v) for v in FLIGHT_VARS):
+        out[FLIGHT_VARS[0]] = FLIGHT_BUFFER
+    return out

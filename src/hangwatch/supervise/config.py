@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "rendezvous_timeout": 300.0,  # ranks or nodes waiting for peers at process-group setup: hung after this
     "restart_on_crash": False,
     "autobeat": True,  # inject the startup hook that makes torch jobs beat (supervise/autobeat)
+    "flight_recorder": True,  # torch's flight recorder on, read through each rank's worker server (with autobeat)
     "native": False,  # native frames in every capture (read anyway where Python explains nothing)
     "auto_fallback": True,  # when --fallback is used up, the root cause picks the restart's remedy
     "capture_window": None,  # None: a quarter of min_stall, between 1 and 5 s
@@ -99,6 +100,7 @@ class RunConfig:
     notify: tuple[str, ...] = ()
     restart_on_crash: bool = DEFAULTS["restart_on_crash"]
     autobeat: bool = DEFAULTS["autobeat"]
+    flight_recorder: bool = DEFAULTS["flight_recorder"]
     native: bool = DEFAULTS["native"]
     auto_fallback: bool = DEFAULTS["auto_fallback"]
     remedies: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hangwatch.toml [remedies]: cause -> ladder
@@ -341,6 +343,7 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         notify=tuple(str(u) for u in notify),
         restart_on_crash=bool(pick("restart_on_crash")),
         autobeat=bool(pick("autobeat")),
+        flight_recorder=bool(pick("flight_recorder")),
         native=bool(pick("native")),
         auto_fallback=_on_off("auto_fallback", pick("auto_fallback")),
         remedies=_remedy_ladders(toml.get("remedies")),

@@ -43,7 +43,7 @@ def plan_attempt(ctx: RunContext, n: int, base_env: dict[str, str]) -> LaunchPla
                 else f"hangwatch: attempt {n}: no checkpoint was seen, so --resume-arg is left out")
     env.update({"PYTHONUNBUFFERED": "1", "HANGWATCH_RUN_DIR": str(cfg.run_dir.resolve()),
                 "HANGWATCH_ATTEMPT": str(n), "HANGWATCH_HEARTBEAT_DIR": str(ctx.rundir.heartbeat_dir.resolve())})
-    env.update(autobeat_env(env, cfg.autobeat, cfg.max_slow))
+    env.update(autobeat_env(env, cfg.autobeat, cfg.max_slow, cfg.flight_recorder))
     env.update(ctx.remedies.env())
     for r in ctx.remedies.applied:
         if r.attempt == n:

@@ -33,7 +33,7 @@ class RunDir:
             raise UsageError(f"cannot write the run directory {path}: {e.strerror}",
                              "Pass --run-dir with a directory you can write to") from e
         self.heartbeat_dir = path / "heartbeat"
-        self.heartbeat_dir.mkdir(exist_ok=True)
+        self.heartbeat_dir.mkdir(mode=0o700, exist_ok=True)  # the ranks' flight recorder sockets live here
         self._events = open(path / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
         self.incident_count = len(list((path / "incidents").glob("[0-9][0-9][0-9]"))) if (
@@ -51,8 +51,10 @@ class RunDir:
             self._events.write(line + "\n")
             self._events.flush()
 
-    def write_incident(self, incident: Incident) -> Path:
-        """incidents/NNN/incident.json and report.md, atomically; the incident's directory."""
+    def write_incident(self, incident: Incident, flight: dict[int, str] | None = None) -> Path:
+        """incidents/NNN/incident.json and report.md, atomically; the incident's directory. ``flight``: each
+        rank's whole flight recorder dump (rank -> JSON text), saved as flight/rank-N.json for torch's own
+        analyser (``python -m torch.distributed.flight_recorder.fr_trace``)."""
         self.incident_count += 1
         d = self.path / "incidents" / f"{self.incident_count:03d}"
         d.mkdir(parents=True, exist_ok=True)
@@ -62,6 +64,10 @@ class RunDir:
         buf = io.StringIO()
         render_markdown(incident, buf)
         write_text_atomic(d / "report.md", buf.getvalue())
+        if flight:
+            (d / "flight").mkdir(exist_ok=True)
+            for rank, text in sorted(flight.items()):
+                write_text_atomic(d / "flight" / f"rank-{rank}.json", text)
         return d
 
     def write_summary(self, summary: RunSummary) -> None:

@@ -1,0 +1,355 @@
+"""Every rank's collectives, from torch's flight recorder: who never entered the collective the others wait in,
+a mismatch at the same sequence number, or a collective every rank entered and none completed.
+
+With NCCL, collectives are asynchronous: a hung rank's Python stack sits at ``loss.item()`` or ``optimizer.step()``
+on every rank alike, far from the collective that never completed, so stacks cannot find the culprit. The
+recorder can: per process group, each collective gets the same sequence number on every rank, and each rank
+records which it entered and which completed (shared/research/flight-recorder.md). This evidence outranks
+stack-based guessing (it is read from torch itself), and agrees with it where both can tell.
+
+Each rank is first reduced to a small ``RankCollectives`` (what it entered last, what completed last, what it
+waits in), the same on one node or shared between nodes through the store; ``analyze`` reads those.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hangwatch.diagnose import proof
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.views import Activity, ProcessView, describe, innermost_explaining, size_text
+from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, Role
+from hangwatch.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
+from hangwatch.ranges import ranks_label
+from hangwatch.signatures import PEER_FIX, STRAGGLER_FIX
+
+STUCK_ACTIVITIES = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
+DTYPE_BYTES = {"Float": 4, "float32": 4, "Half": 2, "float16": 2, "BFloat16": 2, "bfloat16": 2, "Double": 8,
+               "float64": 8, "Long": 8, "int64": 8, "Int": 4, "int32": 4, "Byte": 1, "uint8": 1, "Char": 1,
+               "Bool": 1, "Short": 2}
+COLLECTIVE_STALLED_FIX = (
+    "Every rank entered the collective and none completed it: the transport stalled, not the code. Check the "
+    "network and the devices: NCCL_DEBUG=INFO, `nvidia-smi`, the NICs' errors, `dmesg`.",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)); TORCH_NCCL_ASYNC_ERROR_HANDLING=1.",
+    "Restart from the last checkpoint; if it repeats on one node, drain that node.",
+)
+MISMATCH_FIX = (
+    "Every rank must call the same collectives, in the same order, with the same sizes: look for a collective "
+    "inside `if rank == 0:`, an uneven number of batches per rank, or a size that depends on the rank's data.",
+    *PEER_FIX[2:],
+)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The collective a rank waits in: the oldest one it entered that has not completed."""
+
+    seq: int
+    op: str
+    nbytes: int | None
+    at: float
+    line: str | None  # ``train.py:88``: the user's line that called it, from the recorder's frames
+    sizes: str  # ``[[4160]]``
+    file: str | None = None  # that frame, in full
+    lineno: int | None = None
+    function: str | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """One process group as one rank's recorder sees it."""
+
+    entered: int  # the newest sequence number it entered (0: none)
+    done: int  # the newest it completed
+    pending: Pending | None
+    ops: tuple[tuple[int, str, str, str], ...] = ()  # (seq, op, sizes, line) of the newest few: mismatches
+
+
+@dataclass(frozen=True)
+class RankCollectives:
+    """A rank's collectives, small enough to share between nodes."""
+
+    rank: int
+    answered: bool
+    groups: dict[str, GroupView]
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON for the store."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RankCollectives:
+        """From the store's JSON."""
+        groups = {}
+        for g, v in (d.get("groups") or {}).items():
+            p = v.get("pending")
+            groups[str(g)] = GroupView(entered=int(v["entered"]), done=int(v["done"]),
+                                       pending=Pending(**p) if p else None,
+                                       ops=tuple((int(s), str(o), str(z), str(n)) for s, o, z, n in v.get("ops", ())))
+        return cls(rank=int(d["rank"]), answered=bool(d["answered"]), groups=groups, error=d.get("error"))
+
+
+def nbytes(e: CollectiveEntry) -> int | None:
+    """Bytes a collective moves per rank (its inputs), when the dtype is known."""
+    if not e.input_sizes:
+        return None
+    per = DTYPE_BYTES.get(e.dtypes[0], 4) if e.dtypes else 4
+    total = 0
+    for shape in e.input_sizes:
+        n = 1
+        for x in shape:
+            n *= x
+        total += n
+    return total * per
+
+
+def _line(f: Frame | None) -> str | None:
+    return f"{f.file.rsplit('/', 1)[-1]}:{f.line}" if f is not None else None
+
+
+def rank_collectives(rank: int, record: FlightRecord) -> RankCollectives:
+    """A rank's recorder reduced to what the analysis needs."""
+    if not record.answered:
+        return RankCollectives(rank, False, {}, record.error)
+    groups: dict[str, GroupView] = {}
+    by_group: dict[str, list[CollectiveEntry]] = {}
+    for e in record.entries:
+        if e.seq > 0:
+            by_group.setdefault(e.group, []).append(e)
+    for g, es in by_group.items():
+        es.sort(key=lambda e: e.seq)
+        waiting = next((e for e in es if not e.done), None)
+        f = waiting.frame if waiting is not None else None
+        pend = None if waiting is None else Pending(
+            seq=waiting.seq, op=waiting.op, nbytes=nbytes(waiting), at=waiting.created_at, line=_line(f),
+            sizes=str([list(s) for s in waiting.input_sizes]), file=f.file if f else None,
+            lineno=f.line if f else None, function=f.function if f else None, code=f.code if f else None)
+        groups[g] = GroupView(entered=es[-1].seq, done=max((e.seq for e in es if e.done), default=0), pending=pend,
+                              ops=tuple((e.seq, e.op, str([list(s) for s in e.input_sizes]), _line(e.frame) or "")
+                                        for e in es[-4:]))
+    return RankCollectives(rank, True, groups)
+
+
+@dataclass(frozen=True)
+class Stall:
+    """What the recorders say, for one process group."""
+
+    group: str
+    seq: int  # the collective the waiting ranks wait in
+    op: str
+    waiting: list[int]  # ranks that entered it and wait
+    missing: list[int]  # ranks that never entered it
+    mismatch: dict[str, list[int]]  # at that seq, "op sizes" -> ranks, when they differ
+    pending: Pending  # the waiters' entry (the first waiter's)
+    at_seq: dict[int, Pending]  # each waiting rank's entry at that seq
+    done_by_missing: dict[int, int]  # missing rank -> the newest it completed
+    silent: list[int]  # ranks whose recorder did not answer
+
+
+def analyze(ranks: list[RankCollectives]) -> Stall | None:
+    """The first process group where some rank waits in a collective: who waits, who never came, whether the
+    ranks disagree at that sequence number. None when no rank waits in a recorded collective."""
+    answered = [r for r in ranks if r.answered]
+    silent = sorted(r.rank for r in ranks if not r.answered)
+    groups = sorted({g for r in answered for g in r.groups})
+    for g in groups:
+        waiters = [r for r in answered if g in r.groups and r.groups[g].pending is not None]
+        if not waiters:
+            continue
+        seq = min(r.groups[g].pending.seq for r in waiters if r.groups[g].pending is not None)  # type: ignore[union-attr]
+        at_seq = [r for r in waiters if r.groups[g].pending is not None and r.groups[g].pending.seq == seq]  # type: ignore[union-attr]
+        members = [r for r in answered if g in r.groups or g in ("0", "default_pg")]
+        missing = sorted(r.rank for r in members if r.groups.get(g, GroupView(0, 0, None)).entered < seq)
+        kinds: dict[str, list[int]] = {}
+        for r in members:
+            view = r.groups.get(g)
+            op = next(((o, z) for s, o, z, _ in view.ops if s == seq), None) if view is not None else None
+            if op is not None:
+                kinds.setdefault(op[0] if op[1] in ("[]", "") else f"{op[0]} {op[1]}", []).append(r.rank)
+        pend = {r.rank: p for r in at_seq if (p := r.groups[g].pending) is not None}
+        first = pend[min(pend)]
+        return Stall(group=g, seq=seq, op=first.op, waiting=sorted(pend), missing=missing,
+                     mismatch=kinds if len(kinds) > 1 else {}, pending=first, at_seq=pend,
+                     done_by_missing={r.rank: r.groups.get(g, GroupView(0, 0, None)).done for r in members
+                                      if r.rank in missing}, silent=silent)
+    return None
+
+
+def _when(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at)) if at else "?"
+
+
+def _what(p: Pending) -> str:
+    size = f"{size_text(p.nbytes)}, " if p.nbytes else ""
+    return f"{p.op} #{p.seq} ({size}{p.line or 'no frame recorded'})"
+
+
+def _ranks(ctx: Context) -> dict[int, ProcessView]:
+    out = {v.info.rank: v for v in ctx.views if v.role in (Role.RANK, Role.MAIN, Role.CHILD)
+           and v.info.rank is not None and v.ev.flight is not None}
+    return {r: v for r, v in out.items() if r is not None}
+
+
+def flight_rule(ctx: Context) -> list[Hit]:
+    """distributed.*: from every local rank's flight recorder."""
+    views = _ranks(ctx)
+    if len(views) < 2:
+        return []
+    ranks = [rank_collectives(r, v.ev.flight) for r, v in sorted(views.items()) if v.ev.flight is not None]
+    stall = analyze(ranks)
+    if stall is None:
+        return []
+    return [explain(stall, views, ctx)]
+
+
+def _recorded_where(p: Pending | None, v: ProcessView | None, rank: int) -> Where | None:
+    """Where a rank called a collective, from its recorder's frame; else from its current stack."""
+    if p is not None and p.file is not None:
+        return Where(pid=v.pid if v is not None else 0, rank=rank, tid=None, file=p.file, line=p.lineno,
+                     function=p.function, code=p.code)
+    t = v.main_thread if v is not None else None
+    return v.where(t, innermost_explaining(t.frames)) if v is not None and t is not None else None
+
+
+@dataclass(frozen=True)
+class Remote:
+    """What another node said of one of its ranks (the rank summary shared through the store)."""
+
+    where: Where | None
+    text: str
+    activity: Activity
+    fact: str | None
+    proof: Proof | None
+    node: int | None = None
+
+
+def remote_info(summary: dict[str, Any], node: int | None = None) -> Remote:
+    """A rank summary from the store, read for the flight recorder's finding."""
+    w, p = summary.get("where"), summary.get("proof")
+    try:
+        act = Activity(summary.get("activity", "unknown"))
+    except ValueError:
+        act = Activity.UNKNOWN
+    return Remote(where=Where(**w) if w else None, text=str(summary.get("text", "")), activity=act,
+                  fact=summary.get("fact"), proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None, node=node)
+
+
+def _missing_where(ctx: Context | None, views: dict[int, ProcessView], rank: int,
+                   remote: dict[int, Remote] | None = None) -> tuple[Where | None, str, Any]:
+    """Where a rank that never entered the collective is, what it does, and its state (from its stacks, or
+    from its node's summary)."""
+    from hangwatch.diagnose.distributed import CulpritState, culprit_state
+
+    v = views.get(rank)
+    t = v.main_thread if v is not None else None
+    if v is None or t is None or ctx is None:
+        r = (remote or {}).get(rank)
+        if r is None:
+            return None, "is not on this node", None
+        return r.where, f"is {r.text}" if r.text.startswith("in ") else r.text, CulpritState(r.activity, r.fact,
+                                                                                              r.proof)
+    frame = innermost_explaining(t.frames)
+    state = culprit_state(ctx, v, t)
+    return v.where(t, frame), f"is at {describe(frame)}", state
+
+
+def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
+            remote: dict[int, Remote] | None = None) -> Hit:
+    """One finding from what the recorders say (``views``: the ranks captured on this node, for where the
+    missing ranks are; ``remote``: what the other nodes said of theirs)."""
+    p = stall.pending
+    who = ranks_label(stall.waiting).capitalize() + (" wait" if len(stall.waiting) > 1 else " waits")
+    waits = f"{who} in {_what(p)} since {_when(p.at)}" if not stall.mismatch else \
+        f"{who} at collective #{stall.seq} since {_when(p.at)}"
+    ev = [f"flight recorder, process group {stall.group}: " + waits]
+    if stall.silent:
+        ev.append(f"the recorder of {ranks_label(stall.silent)} did not answer")
+    first_waiter = views.get(stall.waiting[0])
+    if stall.mismatch:
+        def side(kind: str, rs: list[int]) -> str:
+            line = next((stall.at_seq[r].line for r in rs if r in stall.at_seq and stall.at_seq[r].line), None)
+            return f"{ranks_label(rs)}: {kind}" + (f" at {line}" if line else "")
+
+        parts = "; ".join(side(k, rs) for k, rs in sorted(stall.mismatch.items(), key=lambda kv: -len(kv[1])))
+        ev.append(f"at #{stall.seq} the ranks called different collectives or sizes: {parts}")
+        odd = min(stall.mismatch.values(), key=len)
+        where = _recorded_where(stall.at_seq.get(odd[0]), views.get(odd[0]), odd[0])
+        return Hit(Finding(
+            cause="distributed.peer_stuck", confidence=0.97,
+            summary=(f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. "
+                     f"{ranks_label(odd).capitalize()} took another path."),
+            where=where, evidence=tuple(ev), fix=MISMATCH_FIX,
+            proof=proof.hang(f"at collective #{stall.seq} the ranks called different collectives or sizes ({parts}): "
+                             "none can complete")), Verdict.HUNG)
+    if not stall.missing:
+        where = first_waiter.where(first_waiter.main_thread, None) if first_waiter and first_waiter.main_thread \
+            else None
+        return Hit(Finding(
+            cause="distributed.collective_stalled", confidence=0.9,
+            summary=(f"Every rank entered {_what(p)} of process group {stall.group} and none completed it: "
+                     "the transport (network, NCCL, the devices) stalled, not the code."),
+            where=where, evidence=tuple(ev), fix=COLLECTIVE_STALLED_FIX), Verdict.HUNG)
+    lead = stall.missing[0]
+    where, doing, state = _missing_where(ctx, views, lead, remote)
+    details = []
+    for r in stall.missing:
+        _, d, _ = _missing_where(ctx, views, r, remote)
+        details.append(f"rank {r} last completed #{stall.done_by_missing.get(r, 0)} and {d}")
+    ev.append("; ".join(details))
+    if state is not None and state.fact:
+        ev.append(state.fact)
+    ev.append(f"{ranks_label(stall.missing)} never entered it")
+    if ctx is not None:
+        from hangwatch.diagnose.distributed import rank_progress_text
+
+        progress = rank_progress_text(ctx.evidence)
+        if progress:
+            ev.append(progress)
+    who = ranks_label(stall.missing).capitalize()
+    node = (remote or {}).get(lead)
+    if len(stall.missing) == 1 and node is not None and node.node is not None:
+        who += f" on node {node.node}"
+    verb = "are" if len(stall.missing) > 1 else "is"
+    waits_low = waits[0].lower() + waits[1:]
+    last = stall.done_by_missing.get(lead, 0)
+    if state is not None and state.activity == Activity.WORKING:
+        return Hit(Finding(
+            cause="distributed.straggler", confidence=0.96,
+            summary=(f"{who} {verb} working, not stuck, {doing.removeprefix('is ')}: {state.fact}; it has not "
+                     f"entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. A straggler: the "
+                     "job waits, bounded by --max-slow."),
+            where=where, evidence=tuple(ev), fix=STRAGGLER_FIX, proof=state.proof), Verdict.WAITING)
+    stuck = state is not None and state.activity in STUCK_ACTIVITIES
+    how = f"{verb} stuck {doing.removeprefix('is ')}" if stuck else doing.replace("is ", f"{verb} ", 1)
+    summary = (f"{who} {how} and never entered {p.op} #{stall.seq} (it last completed #{last}), while "
+               f"{waits_low}.")
+    return Hit(Finding(
+        cause="distributed.peer_stuck", confidence=0.97, summary=summary, where=where, evidence=tuple(ev),
+        fix=PEER_FIX, proof=state.proof if state is not None else None), Verdict.HUNG)
+
+
+# --- the per-rank table an incident shows --------------------------------------------------------------------------
+def collective_rows(ctx: Context) -> tuple[CollectiveRow, ...]:
+    """Per process group, the ranks with the same last entered and last completed collective, in one row each
+    (ranks merged into ranges, as at 256 ranks)."""
+    views = _ranks(ctx)
+    rows: dict[tuple[str, str, str, str], list[int]] = {}
+    for r, v in sorted(views.items()):
+        record = v.ev.flight
+        if record is None:
+            continue
+        rc = rank_collectives(r, record)
+        if not rc.answered:
+            rows.setdefault(("-", "did not answer", "", (record.error or "")[:80]), []).append(r)
+            continue
+        for g, view in sorted(rc.groups.items()):
+            last = next((f"{o} #{s} {z}" for s, o, z, _ in reversed(view.ops) if s == view.entered),
+                        f"#{view.entered}")
+            state = f"waits in {_what(view.pending)}" if view.pending is not None else "idle"
+            rows.setdefault((g, last, f"#{view.done}", state), []).append(r)
+    return tuple(CollectiveRow(ranks=ranks_label(rs), group=g, last_entered=last, last_completed=done, state=state)
+                 for (g, last, done, state), rs in sorted(rows.items(), key=lambda kv: min(kv[1])))
