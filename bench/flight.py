@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from hangwatch.capture.flight import read_dumps, registry  # noqa: E402 - after the path above
-from hangwatch.supervise.autobeat import FLIGHT_BUFFER, FLIGHT_VARS, autobeat_env  # noqa: E402
+from hangwatch.supervise.job.autobeat import FLIGHT_BUFFER, FLIGHT_VARS, autobeat_env  # noqa: E402
 
 JOB = r'''
 import os, sys, time

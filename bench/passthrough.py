@@ -84,8 +84,8 @@ def _pumped(job: list[str], parts: str, log_path: Path) -> float:
     """The job's stdout read in this process until EOF, doing ``parts`` of the pump's work per chunk."""
     import os
 
-    from hangwatch.supervise.launch import READ_SIZE, _widen_pipe
-    from hangwatch.supervise.progress import OutputTail
+    from hangwatch.supervise.job.launch import READ_SIZE, _widen_pipe
+    from hangwatch.supervise.progress.counters import OutputTail
 
     tail = OutputTail()
     t = time.perf_counter()
@@ -111,8 +111,8 @@ def _pump(job: list[str], log_path: Path) -> float:
     """The job's stdout through hangwatch's own Pump (log, console, tail), in this process."""
     import os
 
-    from hangwatch.supervise.launch import OutputLog, Pump, StatusLine, _widen_pipe
-    from hangwatch.supervise.progress import OutputTail
+    from hangwatch.supervise.job.launch import OutputLog, Pump, StatusLine, _widen_pipe
+    from hangwatch.supervise.progress.counters import OutputTail
 
     tail = OutputTail()
     t = time.perf_counter()

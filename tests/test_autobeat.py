@@ -11,7 +11,7 @@ import sys
 import pytest
 from conftest import FAST, RUN_TIMEOUT_S, SCENARIOS, Run, _free_port, clean_env, py, run_in_terminal
 
-from hangwatch.supervise.heartbeat import read_heartbeats
+from hangwatch.supervise.progress.heartbeat import read_heartbeats
 
 pytest.importorskip("torch")
 
@@ -142,7 +142,7 @@ def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
     import ast
     import importlib
 
-    from hangwatch.supervise.autobeat import AUTOBEAT_DIR
+    from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
 
     beat = importlib.import_module("hangwatch.beat")  # the module (hangwatch.beat is also the function)
 

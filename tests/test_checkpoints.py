@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import py
 
-from hangwatch.supervise.checkpoints import Checkpoint, CheckpointLog, fill, fill_args, redone_steps
+from hangwatch.supervise.progress.checkpoints import Checkpoint, CheckpointLog, fill, fill_args, redone_steps
 
 pytest.importorskip("torch")
 

@@ -31,7 +31,7 @@ from hangwatch.recover.exitcode import (
     earlier_hangs,
     hung_exit,
 )
-from hangwatch.supervise.topology import detect
+from hangwatch.supervise.nodes.topology import detect
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
@@ -381,7 +381,7 @@ def test_the_rank_views_group_256_ranks_and_render_in_under_a_second(tmp_path):
     from hangwatch.report.markdown import render_markdown
     from hangwatch.report.run_report import load_run
     from hangwatch.report.text import render_text
-    from hangwatch.supervise.rundir import RunDir
+    from hangwatch.supervise.books.rundir import RunDir
 
     incident = _rank_incident(256)
     rd = RunDir(tmp_path / "run")
@@ -498,9 +498,9 @@ def test_a_capture_request_is_read_again_until_this_node_answers_it():
     from hangwatch.evidence import Evidence
     from hangwatch.incident import Verdict
     from hangwatch.records.run import CaptureRequest
-    from hangwatch.supervise.coord import Coordinator
-    from hangwatch.supervise.nodes import NodeCoordination
-    from hangwatch.supervise.topology import Topology
+    from hangwatch.supervise.nodes.protocol import NodeCoordination
+    from hangwatch.supervise.nodes.store import Coordinator
+    from hangwatch.supervise.nodes.topology import Topology
 
     port = _free_port()
     node0 = NodeCoordination(Coordinator(Topology(2, 0, "127.0.0.1", port, "t"), 10))
@@ -524,8 +524,8 @@ def test_a_capture_request_is_read_again_until_this_node_answers_it():
 def test_node_0_serves_the_store_until_every_node_that_joined_has_left():
     """Node 0 hosts the store: leaving first, it waits (bounded) for the nodes that joined, which may still
     have its decision to read; once they have left it goes at once. A node that never joined is not awaited."""
-    from hangwatch.supervise.coord import Coordinator
-    from hangwatch.supervise.topology import Topology
+    from hangwatch.supervise.nodes.store import Coordinator
+    from hangwatch.supervise.nodes.topology import Topology
 
     port = _free_port()
     node0 = Coordinator(Topology(3, 0, "127.0.0.1", port, "t"), 10)

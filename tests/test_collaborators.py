@@ -15,23 +15,24 @@ from test_run_loop import FakeClock, ScriptedJob
 from hangwatch.errors import CaptureError
 from hangwatch.evidence import Evidence
 from hangwatch.incident import Finding, Verdict
-from hangwatch.records.run import CaptureRequest, Decision, RunState
+from hangwatch.records.run import CaptureRequest, Decision, OnHang, RunState
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, remote_status
-from hangwatch.supervise import capturing
-from hangwatch.supervise.act import Acts
-from hangwatch.supervise.attempt import Attempt
-from hangwatch.supervise.books import Books
-from hangwatch.supervise.capturing import Capturer
-from hangwatch.supervise.checkpoints import Checkpoint
-from hangwatch.supervise.config import Fallback, OnHang, RunConfig
+from hangwatch.supervise.attempt import Attempt, Resume, StartupProbes
+from hangwatch.supervise.books.books import Books
+from hangwatch.supervise.config import Fallback, RunConfig
 from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
-from hangwatch.supervise.node_round import NodeRounds
-from hangwatch.supervise.plan import plan_attempt
-from hangwatch.supervise.signals import SignalInbox
-from hangwatch.supervise.startup import StartupProbe
-from hangwatch.supervise.suspect import Suspects
-from hangwatch.supervise.tracking import Tracker
+from hangwatch.supervise.job.plan import plan_attempt
+from hangwatch.supervise.job.signals import SignalInbox
+from hangwatch.supervise.nodes.round import NodeRounds
+from hangwatch.supervise.progress.checkpoints import Checkpoint
+from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, State, Strength
+from hangwatch.supervise.progress.tracking import Tracker
+from hangwatch.supervise.stall import capturing
+from hangwatch.supervise.stall.act import Acts
+from hangwatch.supervise.stall.capturing import Capturer
+from hangwatch.supervise.stall.judgement import Judgement
+from hangwatch.supervise.stall.startup import StartupProbe
+from hangwatch.supervise.stall.suspect import Suspects
 
 
 def _ctx(tmp_path: Path, **cfg: object) -> RunContext:
@@ -44,8 +45,8 @@ def _attempt(ctx: RunContext, n: int = 1, steps: int = 0, **kw: object) -> Attem
     now = ctx.clock.now()
     job = ScriptedJob(ctx.clock, ctx.intake.on_chunk, steps, started=now)  # type: ignore[arg-type]
     det = StallDetector(DetectorConfig(min_stall=ctx.cfg.min_stall, startup_grace=ctx.cfg.startup_grace), now)
-    a = Attempt(n, ["train"], now, job, det, action=ctx.cfg.on_hang, next_probe_at=now + ctx.cfg.min_stall,
-                **kw)  # type: ignore[arg-type]
+    a = Attempt(n, ["train"], now, job, det, action=ctx.cfg.on_hang,
+                startup=StartupProbes(next_probe_at=now + ctx.cfg.min_stall), **kw)  # type: ignore[arg-type]
     ctx.attempts.append(a)
     return a
 
@@ -121,9 +122,9 @@ def test_progress_runs_the_clock_and_a_restart_from_zero_past_a_checkpoint_is_co
     for step in (1, 2, 3, 4, 5, 6):
         ctx.clock.t += 1  # type: ignore[attr-defined]
         tracker.progress(first, Progress(ctx.clock.now(), step, "counter", Strength.COUNTER))
-    assert first.detector.state == State.PROGRESSING and ctx.ledger.last_step == 6 and first.progressed
+    assert first.detector.state == State.PROGRESSING and ctx.ledger.last_step == 6 and first.steps.progressed
     ck = Checkpoint(at=ctx.clock.now(), path="/ck/5.pt", step=5, kind="torch.save", attempt=1)
-    second = _attempt(ctx, 2, resumed_from=ck, resume_given=False)
+    second = _attempt(ctx, 2, resume=Resume(ck, False))
     tracker.progress(second, Progress(ctx.clock.now() + 1, 1, "counter", Strength.COUNTER))
     kinds = {e["event"]: e for e in _events(ctx)}
     assert kinds["redone"]["steps"] == 6 and kinds["from_zero"]["checkpoint"]["path"] == "/ck/5.pt"
@@ -226,7 +227,7 @@ def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):
     a = _attempt(ctx)
     rounds = NodeRounds(ctx)
     assert rounds.tick(a, ctx.clock.now()) is None
-    assert a.detector.state == State.SUSPECT and a.captured_for_peer
+    assert a.detector.state == State.SUSPECT and a.node.captured_for_peer
     assert rounds.tick(a, ctx.clock.now()) is None  # not due again within COORD_EVERY_S
 
 
@@ -247,7 +248,7 @@ def test_a_suspect_that_cannot_be_captured_is_retried_later_not_declared(tmp_pat
     a = _attempt(ctx)
     a.detector.suspect_now()
     assert suspects.on_suspect(a, ctx.clock.now()) is None
-    assert a.capture_retry_at > ctx.clock.now() and a.detector.state == State.SUSPECT
+    assert a.suspicion.capture_retry_at > ctx.clock.now() and a.detector.state == State.SUSPECT
     assert not (ctx.cfg.run_dir / "incidents").exists() or not list((ctx.cfg.run_dir / "incidents").iterdir())
 
 
@@ -266,7 +267,7 @@ def test_a_declared_hang_is_recorded_before_the_job_is_ended_with_the_exit_contr
     from hangwatch.diagnose import Diagnosis
 
     root = Finding(cause="code.deadlock", confidence=0.9, summary="two locks", where=None, fix=("one order",))
-    end = acts.declare(a, _evidence(4242, 1.0), Diagnosis(Verdict.HUNG, (root,)), ctx.clock.now(), 30.0)
+    end = acts.declare(Judgement(a, _evidence(4242, 1.0), Diagnosis(Verdict.HUNG, (root,)), ctx.clock.now(), 30.0))
     # A deadlock is a bug in the job's code: a requeue would hang again, so 125 the first time.
     assert end is not None and end.code == 125 and a.detector.state == State.HUNG
     assert "a requeue would hang there again" in (end.status.why if end.status else "")

@@ -44,7 +44,7 @@ def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
     """The issue's job, scaled: fast steps (0.05 s), then 20 s of a silent metric loop over the predictions,
     over 3 x the history floor (6 s here, 60 s by default). Its locals walk the data: slow, never hung.
     (bench/zoo's look-alike runs the full 150 s at --min-stall 5.)"""
-    r = run("--min-stall", "5", "--history-floor", "6", "--on-hang", "kill", *QUICK, *py("silent_eval.py", "20"))
+    r = run("--min-stall", "4", "--history-floor", "6", "--on-hang", "kill", *QUICK, *py("silent_eval.py", "20"))
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert b"done" in r.stdout
     slow = only_slow_incidents(run)

@@ -240,7 +240,7 @@ def test_across_nodes_the_recorders_are_merged_through_the_summaries():
 
 
 def test_the_env_sets_the_recorder_only_where_the_user_did_not():
-    from hangwatch.supervise.autobeat import autobeat_env
+    from hangwatch.supervise.job.autobeat import autobeat_env
 
     on = autobeat_env({}, True, 1800.0)
     assert on["TORCH_FR_BUFFER_SIZE"] == "2000" and "TORCH_NCCL_TRACE_BUFFER_SIZE" not in on  # deprecated in 2.13

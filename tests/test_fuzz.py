@@ -25,8 +25,8 @@ from hangwatch.incident import (
     Where,
 )
 from hangwatch.supervise.config import build_config
-from hangwatch.supervise.heartbeat import read_heartbeats
-from hangwatch.supervise.progress import TAIL_BYTES, OutputTail, ProgressParser
+from hangwatch.supervise.progress.counters import TAIL_BYTES, OutputTail, ProgressParser
+from hangwatch.supervise.progress.heartbeat import read_heartbeats
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 LOGLIKE = st.lists(st.sampled_from([b"step ", b"iter", b"/", b" ", b"\r", b"\n", b"\x1b[2K", b"1", b"23", b"4,5",

@@ -26,7 +26,7 @@ from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.evidence_io import evidence_from_dict
 from hangwatch.records.gpu import GpuDevice, GpuEvidence, GpuProcessMemory, KernelEvent
-from hangwatch.supervise.gpu_release import wait_release
+from hangwatch.supervise.job.gpu_release import wait_release
 
 GPU = Path(__file__).parent / "fixtures" / "gpu"
 FIXTURES_EVIDENCE = Path(__file__).parent / "fixtures" / "evidence"

@@ -29,7 +29,7 @@ from conftest import (
     wait_for_event,
 )
 
-from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, Strength
+from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, Strength
 
 pytest.importorskip("torch")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hangwatch.supervise.progress import OutputTail, ProgressParser
+from hangwatch.supervise.progress.counters import OutputTail, ProgressParser
 
 Line = Callable[[int, int], str]  # (step, record index) -> the record a trainer prints
 

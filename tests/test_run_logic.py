@@ -12,9 +12,9 @@ from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import UsageError
 from hangwatch.recover.fallback import apply_fallback, command_for_attempt
 from hangwatch.supervise.config import build_config
-from hangwatch.supervise.detector import DetectorConfig, Progress, StallDetector, State, Strength
-from hangwatch.supervise.heartbeat import read_heartbeats
-from hangwatch.supervise.progress import OutputTail, ProgressParser
+from hangwatch.supervise.progress.counters import OutputTail, ProgressParser
+from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, State, Strength
+from hangwatch.supervise.progress.heartbeat import read_heartbeats
 
 # --- progress parsing ----------------------------------------------------------------------------------
 
@@ -317,7 +317,7 @@ def test_unknown_config_key(tmp_path):
     (["torchrun", "--nproc-per-node", "4", "train.py"], {}, None),
 ])
 def test_topology_from_the_launcher(argv, env, expected):
-    from hangwatch.supervise.topology import detect
+    from hangwatch.supervise.nodes.topology import detect
     t = detect(argv, env)
     assert (t and (t.nnodes, t.node_rank, t.host, t.port)) == expected
 

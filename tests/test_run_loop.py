@@ -11,11 +11,12 @@ from pathlib import Path
 
 from hangwatch.errors import CaptureError
 from hangwatch.evidence import Evidence
+from hangwatch.records.run import OnHang
 from hangwatch.recover.restart import GiveUp, RestartPolicy
 from hangwatch.recover.terminate import Termination
 from hangwatch.supervise.attempt import SupervisionFailed
-from hangwatch.supervise.config import OnHang, RunConfig
-from hangwatch.supervise.launch import OnChunk
+from hangwatch.supervise.config import RunConfig
+from hangwatch.supervise.job.launch import OnChunk
 from hangwatch.supervise.supervisor import Supervisor
 
 
@@ -290,7 +291,7 @@ def _diagnosing(monkeypatch, verdict: str, cause: str, proof: str | None) -> Non
     where = Where(pid=4242, rank=None, tid=4242, file="/job/train.py", line=30, function="compute_metrics")
     finding = Finding(cause, 0.8, f"main is in {cause}", where,
                       proof=Proof(ProofKind(proof), "a measured fact") if proof else None)
-    monkeypatch.setattr("hangwatch.supervise.suspect.diagnose", lambda ev: Diagnosis(Verdict(verdict), (finding,)))
+    monkeypatch.setattr("hangwatch.supervise.stall.suspect.diagnose", lambda ev: Diagnosis(Verdict(verdict), (finding,)))
 
 
 def _stalled_at_incidents(tmp_path: Path) -> list[tuple[str, float]]:

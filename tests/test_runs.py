@@ -18,7 +18,7 @@ from conftest import FAST, SCENARIOS, Run, _free_port, _job_processes, clean_env
 
 from hangwatch.incident import FrameRecord, ProcessRecord, ThreadRecord
 from hangwatch.report.ranks import leaves, merged_lines, rank_ranges
-from hangwatch.supervise.budget import BudgetWatch
+from hangwatch.supervise.books.budget import BudgetWatch
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 

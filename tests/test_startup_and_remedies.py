@@ -15,7 +15,7 @@ from hangwatch.errors import UsageError
 from hangwatch.incident import Finding, Verdict
 from hangwatch.recover.remedy import LOADER_ENV, RemedyPlan, ladder
 from hangwatch.supervise.config import build_config
-from hangwatch.supervise.startup import startup_decision
+from hangwatch.supervise.stall.startup import startup_decision
 
 pytest.importorskip("torch")
 
@@ -120,7 +120,7 @@ def test_a_remedy_reaches_every_torchrun_rank(run):
 def test_the_spawn_remedy_falls_back_to_no_workers_for_a_loader_spawn_cannot_ship(tmp_path):
     """The spawn remedy on a dataset holding a lambda would crash the restarted job at its first
     batch: the hook sees the loader cannot be pickled and uses num_workers=0 instead, saying why."""
-    from hangwatch.supervise.autobeat import autobeat_env
+    from hangwatch.supervise.job.autobeat import autobeat_env
 
     env = clean_env(HANGWATCH_REMEDY_DATALOADER='{"multiprocessing_context": "spawn"}',
                     HANGWATCH_REMEDY_WHY="fork.inherited_lock", HANGWATCH_HEARTBEAT_DIR=str(tmp_path))

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from hangwatch.causes import Cause, cause_of
+
 if TYPE_CHECKING:
     from hangwatch.records.gpu import GpuEvidence, KernelEvent
 
@@ -128,7 +130,7 @@ class Proof:
 class Finding:
     """A cause, how sure, where, the evidence a person can check, and the fix."""
 
-    cause: str
+    cause: Cause
     confidence: float
     summary: str
     where: Where | None
@@ -156,7 +158,7 @@ class Finding:
     def from_dict(cls, f: dict[str, Any]) -> Finding:
         """Read a finding's JSON object."""
         w, p = f.get("where"), f.get("proof")
-        return cls(cause=f["cause"], confidence=float(f["confidence"]), summary=f["summary"],
+        return cls(cause=cause_of(f["cause"]), confidence=float(f["confidence"]), summary=f["summary"],
                    where=Where(**w) if w else None, evidence=tuple(f["evidence"]), fix=tuple(f["fix"]),
                    proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None)
 

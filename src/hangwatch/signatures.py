@@ -347,6 +347,32 @@ COMPUTING_FIX = (
     "If it is slower than expected, profile it: `py-spy top --pid PID`.",
 )
 
+# process
+STOPPED_FIX = (
+    "kill -CONT PID (or `fg` in the shell that suspended it); a debugger attached to it: detach.",
+)
+LOST_WORK_FIX = (
+    "multiprocessing.Pool never reports a worker that died with a task: its result never comes. Use "
+    "concurrent.futures.ProcessPoolExecutor, which raises BrokenProcessPool when a worker dies.",
+    "Or bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of "
+    "waiting forever.",
+    "A worker killed by signal 9 was almost always the OOM killer (`dmesg | grep -i oom`): lower memory per "
+    "worker (fewer processes, smaller chunks) or raise the memory limit.",
+)
+# locks
+LOCK_WAIT_FIX = (
+    "Look at the lock's holder shown: it is what the job waits for; end it (outside the job: its owner decides) or "
+    "remove a stale lock file.",
+    "Acquire with a timeout (FileLock(path, timeout=...), lock.acquire(timeout=...)) so a wait that cannot end raises.",
+)
+# distributed transport
+COLLECTIVE_STALLED_FIX = (
+    "Every rank entered the collective and none completed it: the transport stalled, not the code. Check the "
+    "network and the devices: NCCL_DEBUG=INFO, `nvidia-smi`, the NICs' errors, `dmesg`.",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)); TORCH_NCCL_ASYNC_ERROR_HANDLING=1.",
+    "Restart from the last checkpoint; if it repeats on one node, drain that node.",
+)
+
 # --- native culprits after fork (py-spy --native frames: the shared object's name) ---------------------
 # (marker in the .so path, what it is, the fix). Verified: libgomp + MKL sgemm in a child forked after
 # the parent ran a parallel matmul, torch 2.13 CPU (tests/scenarios/omp_after_fork.py).

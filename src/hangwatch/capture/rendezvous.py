@@ -12,7 +12,7 @@ from typing import Any
 from hangwatch import signatures as sg
 from hangwatch.capture.proc import PROC, fd_target, read_text
 from hangwatch.evidence import ProcessInfo, ProcessSample, RendezvousRead, Role
-from hangwatch.supervise.topology import launcher_args, launcher_option  # pure parsers of torchrun's arguments
+from hangwatch.launcher import launcher_args, launcher_option
 
 TIMEOUT_S = 3.0
 LISTEN, ESTABLISHED = "0A", "01"  # /proc/net/tcp states

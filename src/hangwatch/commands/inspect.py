@@ -3,28 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
-
-from hangwatch.incident import Incident
 
 MAX_WINDOW_S = 600.0
 
 
-def inspect_pid(pid: int, window_s: float = 5.0, evidence_path: str | Path | None = None,
-                native: bool = False) -> Incident:
-    """Sample the job of ``pid`` for ``window_s`` seconds and diagnose it. Raises CaptureError."""
-    from hangwatch.atomic import write_text_atomic
-    from hangwatch.capture import capture_job
-    from hangwatch.diagnose import diagnose
-    from hangwatch.diagnose.assemble import build_incident
-    from hangwatch.evidence_io import evidence_to_json
-
-    evidence = capture_job(pid, window_s, native=True if native else None)
-    if evidence_path is not None:
-        write_text_atomic(Path(evidence_path), evidence_to_json(evidence))
-    return build_incident(evidence, diagnose(evidence))
 
 
 @click.command()
@@ -39,6 +23,7 @@ def inspect_pid(pid: int, window_s: float = 5.0, evidence_path: str | Path | Non
               "stack explains nothing).")
 def inspect(pid: int, window: float, as_json: bool, evidence_path: str | None, native: bool) -> None:
     """Sample the job that PID belongs to and say whether it is hung, where, and why."""
+    from hangwatch.api import inspect_pid
     from hangwatch.report.text import render_text
 
     incident = inspect_pid(pid, window, evidence_path=evidence_path, native=native)

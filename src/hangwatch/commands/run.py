@@ -8,8 +8,42 @@ import click
 
 from hangwatch.supervise.config import default_text
 
+# `run --help` shows its options under these headings, in this order (the docs' run page follows them).
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Detection", ("--min-stall", "--startup-grace", "--progress-regex", "--capture-window", "--max-slow",
+                   "--history-factor", "--history-floor", "--phase-factor", "--rendezvous-timeout", "--native",
+                   "--autobeat", "--flight-recorder")),
+    ("Recovery", ("--on-hang", "--max-restarts", "--fallback", "--resume-arg", "--auto-fallback",
+                  "--restart-on-crash", "--kill-grace", "--gpu-release-timeout", "--relaunch-on-held-gpu")),
+    ("Cost and deadline", ("--cost-per-hour", "--budget", "--on-over-budget", "--deadline", "--total-steps")),
+    ("Clusters", ("--coord", "--node-rank", "--nodes", "--coord-token", "--metrics-port", "--metrics-textfile",
+                  "--run-label")),
+    ("Output", ("--run-dir", "--notify", "--config")),
+)
 
-@click.command(context_settings={"allow_interspersed_args": False})
+
+class GroupedCommand(click.Command):
+    """A command whose --help lists its options under SECTIONS' headings (the rest under "Other")."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The options, by section."""
+        rows: dict[str, tuple[str, str]] = {}
+        for param in self.get_params(ctx):
+            rec = param.get_help_record(ctx)
+            if rec is not None and isinstance(param, click.Option):
+                rows[param.opts[0]] = rec
+        placed: set[str] = set()
+        for title, names in SECTIONS:
+            with formatter.section(title):
+                formatter.write_dl([rows[n] for n in names if n in rows])
+            placed.update(names)
+        rest = [r for n, r in rows.items() if n not in placed]
+        if rest:
+            with formatter.section("Other"):
+                formatter.write_dl(rest)
+
+
+@click.command(cls=GroupedCommand, context_settings={"allow_interspersed_args": False})
 @click.option("--run-dir", help="Where the log, incidents and summary go [default: hangwatch-runs/<UTC time>-<cmd>].")
 @click.option("--min-stall", help=f"No stall is declared before this many seconds without progress "
               f"{default_text('min_stall')}.")

@@ -53,7 +53,7 @@ def watch(run_dir: Path | None, interval: float, once: bool) -> None:
 
     from hangwatch.errors import UsageError
     from hangwatch.report.live import RateHistory, render_many, render_one
-    from hangwatch.runs.view import find_runs, load_view, started
+    from hangwatch.runs.view import LIVE_STATES, find_runs, load_view, started
 
     if run_dir is not None and not (run_dir / "events.jsonl").is_file():
         raise UsageError(f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
@@ -66,7 +66,7 @@ def watch(run_dir: Path | None, interval: float, once: bool) -> None:
             history.feed(view)
             return render_one(view, history)
         views = [load_view(p) for p in find_runs([Path("hangwatch-runs")], use_index=True)]
-        return render_many(sorted((v for v in views if v.state in ("running", "hung", "restarting")), key=started))
+        return render_many(sorted((v for v in views if v.state in LIVE_STATES), key=started))
 
     console = Console()
     if once:

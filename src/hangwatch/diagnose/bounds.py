@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 
+from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose.engine import Diagnosis
 from hangwatch.evidence import Evidence, Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import WORKER_STUCK_FIX
 
 # A worker that is alive but has not returned its batch within the bound is stuck in dataset code.
-HUNG_CAUSE = {"dataloader.worker_slow": "dataloader.worker_stuck"}
+HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
 # Alive in ways a step history says nothing about: a first compile, a long GPU kernel, output that only
 # looks frozen, I/O that moves. They get --max-slow, as before.
-NOT_BY_HISTORY = frozenset({"compile.in_progress", "gpu.long_kernel", "output.buffered", "io.network_wait",
-                            "io.storage_wait"})
+NOT_BY_HISTORY = frozenset(c for c, i in CATALOGUE.items() if not i.by_history)
 HISTORY_FIX = ("If this work really takes this long, give it room: a larger --history-factor, --history-floor or "
                "--phase-factor (hangwatch.toml: history_factor, history_floor, phase_factor).")
 
@@ -33,7 +33,7 @@ def _hung(diagnosis: Diagnosis, root: Finding) -> Diagnosis:
 def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history: bool = True) -> Diagnosis:
     """The job is alive but has made no progress for ``stalled_s``: past its history bound ``basis``
     (``by_history``), or past --max-slow when its history could not say."""
-    root = diagnosis.findings[0]
+    root = diagnosis.root
     cause = HUNG_CAUSE.get(root.cause, root.cause)
     what = root.summary.rstrip(".")
     past = (f"far longer than this job's {'batches' if cause != root.cause else 'steps'} take ({basis})"
@@ -53,7 +53,7 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history:
 
 def past_rendezvous_timeout(diagnosis: Diagnosis, waited_s: float, timeout_s: float) -> Diagnosis:
     """Ranks or nodes have waited for their peers longer than --rendezvous-timeout."""
-    root = diagnosis.findings[0]
+    root = diagnosis.root
     new = dataclasses.replace(
         root, summary=f"{root.summary.rstrip('.')}; it has waited {waited_s:.0f} s, past --rendezvous-timeout "
         f"({timeout_s:.0f} s): the missing peers are not coming.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import LoopMotion, loop_motion
@@ -35,7 +36,7 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
             locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",) if motion is not None else ()
             counting = motion is not None and motion.counting
             hits.append(Hit(Finding(
-                cause="code.busy_loop", confidence=0.8,
+                cause=Cause.CODE_BUSY_LOOP, confidence=0.8,
                 summary=(f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
                          f"and over for {v.duration_s:.0f} s without getting anywhere."),
                 where=v.where(t, frame),
@@ -65,7 +66,7 @@ def _long_call(v: ProcessView, t: ThreadView) -> Hit:
     """Alive: one long call. It gets more time (up to --max-slow), never a kill on sight."""
     frame = t.user_frame
     return Hit(Finding(
-        cause="code.computing", confidence=0.65,
+        cause=Cause.CODE_COMPUTING, confidence=0.65,
         summary=(f"{v.label()} has been inside one call at {describe(frame)} for {v.duration_s:.0f} s, holding the "
                  f"GIL at {v.cpu_text()}: a long call that runs in C (a sort, a regex, a tokenizer), alive."),
         where=v.where(t, frame),
@@ -89,13 +90,13 @@ def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
         ev.insert(0, f"stdout is a file ({v.info.stdout}) that did not grow in {v.duration_s:.0f} s; "
                      "PYTHONUNBUFFERED unset and no -u flag")
         return Hit(Finding(
-            cause="output.buffered", confidence=0.8,
+            cause=Cause.OUTPUT_BUFFERED, confidence=0.8,
             summary=(f"{v.label()} is computing (its loop advances) but its output is block-buffered into "
                      f"{v.info.stdout}, so the log looks frozen."),
             where=v.where(t, frame), evidence=tuple(ev), fix=BUFFERED_FIX,
             proof=proof.work(f"its loop advances: {motion.evidence}")), Verdict.PROGRESSING)
     return Hit(Finding(
-        cause="code.computing", confidence=0.7,
+        cause=Cause.CODE_COMPUTING, confidence=0.7,
         summary=f"{v.label()} is computing in {describe(frame)}: a CPU-bound loop whose variables advance.",
         where=v.where(t, frame), evidence=tuple(ev), fix=COMPUTING_FIX,
         proof=proof.work(f"its loop advances: {motion.evidence}")), Verdict.PROGRESSING)
@@ -151,7 +152,7 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
             fact = proof.hang(f"every thread of {v.label()} is blocked in a wait with no timeout (the kernel's futex "
                               "waits have none), so no thread runs that could release what they wait for")
         hits.append(Hit(Finding(
-            cause="code.deadlock", confidence=conf,
+            cause=Cause.CODE_DEADLOCK, confidence=conf,
             summary=f"{v.label()} is deadlocked: {what}.",
             where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX if lockers else WAIT_FOREVER_FIX,
             proof=fact), Verdict.HUNG))

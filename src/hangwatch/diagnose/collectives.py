@@ -17,24 +17,19 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import Activity, ProcessView, describe, innermost_explaining, size_text
 from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, Role
 from hangwatch.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.ranges import ranks_label
-from hangwatch.signatures import PEER_FIX, STRAGGLER_FIX
+from hangwatch.signatures import COLLECTIVE_STALLED_FIX, PEER_FIX, STRAGGLER_FIX
 
 STUCK_ACTIVITIES = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
 DTYPE_BYTES = {"Float": 4, "float32": 4, "Half": 2, "float16": 2, "BFloat16": 2, "bfloat16": 2, "Double": 8,
                "float64": 8, "Long": 8, "int64": 8, "Int": 4, "int32": 4, "Byte": 1, "uint8": 1, "Char": 1,
                "Bool": 1, "Short": 2}
-COLLECTIVE_STALLED_FIX = (
-    "Every rank entered the collective and none completed it: the transport stalled, not the code. Check the "
-    "network and the devices: NCCL_DEBUG=INFO, `nvidia-smi`, the NICs' errors, `dmesg`.",
-    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)); TORCH_NCCL_ASYNC_ERROR_HANDLING=1.",
-    "Restart from the last checkpoint; if it repeats on one node, drain that node.",
-)
 MISMATCH_FIX = (
     "Every rank must call the same collectives, in the same order, with the same sizes: look for a collective "
     "inside `if rank == 0:`, an uneven number of batches per rank, or a size that depends on the rank's data.",
@@ -279,7 +274,7 @@ def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
         odd = min(stall.mismatch.values(), key=len)
         where = _recorded_where(stall.at_seq.get(odd[0]), views.get(odd[0]), odd[0])
         return Hit(Finding(
-            cause="distributed.peer_stuck", confidence=0.97,
+            cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.97,
             summary=(f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. "
                      f"{ranks_label(odd).capitalize()} took another path."),
             where=where, evidence=tuple(ev), fix=MISMATCH_FIX,
@@ -289,7 +284,7 @@ def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
         where = first_waiter.where(first_waiter.main_thread, None) if first_waiter and first_waiter.main_thread \
             else None
         return Hit(Finding(
-            cause="distributed.collective_stalled", confidence=0.9,
+            cause=Cause.DISTRIBUTED_COLLECTIVE_STALLED, confidence=0.9,
             summary=(f"Every rank entered {_what(p)} of process group {stall.group} and none completed it: "
                      "the transport (network, NCCL, the devices) stalled, not the code."),
             where=where, evidence=tuple(ev), fix=COLLECTIVE_STALLED_FIX), Verdict.HUNG)
@@ -318,7 +313,7 @@ def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
     last = stall.done_by_missing.get(lead, 0)
     if state is not None and state.activity == Activity.WORKING:
         return Hit(Finding(
-            cause="distributed.straggler", confidence=0.96,
+            cause=Cause.DISTRIBUTED_STRAGGLER, confidence=0.96,
             summary=(f"{who} {verb} working, not stuck, {doing.removeprefix('is ')}: {state.fact}; it has not "
                      f"entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. A straggler: the "
                      "job waits, bounded by --max-slow."),
@@ -328,7 +323,7 @@ def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
     summary = (f"{who} {how} and never entered {p.op} #{stall.seq} (it last completed #{last}), while "
                f"{waits_low}.")
     return Hit(Finding(
-        cause="distributed.peer_stuck", confidence=0.97, summary=summary, where=where, evidence=tuple(ev),
+        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.97, summary=summary, where=where, evidence=tuple(ev),
         fix=PEER_FIX, proof=state.proof if state is not None else None), Verdict.HUNG)
 
 

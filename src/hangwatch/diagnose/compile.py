@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import describe, innermost_user
 from hangwatch.evidence import Role
@@ -33,13 +34,13 @@ def compile_rule(ctx: Context) -> list[Hit]:
             ev.append("compiler processes working: " + ", ".join(f"{c.info.name} (pid {c.pid})" for c in own_kids[:4]))
         if active:
             hits.append(Hit(Finding(
-                cause="compile.in_progress", confidence=0.85,
+                cause=Cause.COMPILE_IN_PROGRESS, confidence=0.85,
                 summary=(f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: "
                          "it is alive and working, not hung."),
                 where=v.where(t, frame), evidence=tuple(ev), fix=COMPILE_FIX), Verdict.SLOW))
         else:
             hits.append(Hit(Finding(
-                cause="compile.in_progress", confidence=0.45,
+                cause=Cause.COMPILE_IN_PROGRESS, confidence=0.45,
                 summary=(f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement: "
                          "the compile itself may be stuck."),
                 where=v.where(t, frame), evidence=tuple(ev), fix=COMPILE_FIX[3:] + COMPILE_FIX[:1]), Verdict.HUNG))

@@ -10,6 +10,7 @@ import re
 import signal
 from dataclasses import dataclass
 
+from hangwatch.causes import Cause
 from hangwatch.incident import Finding, Where
 from hangwatch.records.gpu import KernelEvent
 from hangwatch.signatures import (
@@ -27,7 +28,7 @@ from hangwatch.signatures import (
 @dataclass(frozen=True)
 class CrashPattern:
     """A text a crashed job prints, and the finding it means."""
-    cause: str
+    cause: Cause
     regex: re.Pattern[str]
     confidence: float
     summary: str
@@ -35,47 +36,47 @@ class CrashPattern:
 
 
 PATTERNS: tuple[CrashPattern, ...] = (
-    CrashPattern("dataloader.worker_died", re.compile(
+    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
         r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus error"), 0.9,
         "A DataLoader worker (pid {pid}) died of a bus error: shared memory (/dev/shm) ran out.", SHM_FIX),
-    CrashPattern("dataloader.worker_died", re.compile(
+    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
         r"unable to (?:write to|allocate shared memory\(shm\) for) file </torch_[^>]*>"), 0.85,
         "A DataLoader worker could not allocate shared memory (/dev/shm is full).", SHM_FIX),
-    CrashPattern("dataloader.worker_died", re.compile(
+    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
         r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed"), 0.85,
         "A DataLoader worker (pid {pid}) was killed by SIGKILL, usually the out-of-memory killer.",
         WORKER_DIED_FIX + OOM_FIX),
-    CrashPattern("dataloader.worker_died", re.compile(
+    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
         r"DataLoader worker \(pid[s(]* (?P<pid>[\d, ]+)\)? "
         r"(?:is killed by signal: (?P<sig>[\w ]+)|exited unexpectedly)"),
         0.8, "A DataLoader worker (pid {pid}) died.", WORKER_DIED_FIX),
     # The worker died while handing over a batch's shared-memory file descriptor (seen under load with
     # a worker SIGKILLed: the main process's fd transfer from it is reset).
-    CrashPattern("dataloader.worker_died", re.compile(
+    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
         r"(?s)in rebuild_storage_fd.*?resource_sharer\.py.*?(?:ConnectionResetError|ConnectionRefusedError|EOFError)"),
         0.75, "A DataLoader worker died while handing a batch to the main process (its shared-memory file "
         "descriptor transfer was cut).", WORKER_DIED_FIX + OOM_FIX),
-    CrashPattern("distributed.peer_stuck", re.compile(
+    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
         r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"), 0.85,
         "NCCL's watchdog timed out in {op} (sequence number {seq}): a rank stopped calling collectives.", PEER_FIX),
-    CrashPattern("distributed.peer_stuck", re.compile(
+    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
         r"Timed out waiting (?P<ms>\d+)ms for (?:recv|send) operation to complete"), 0.8,
         "A gloo collective timed out after {ms} ms: a peer rank never reached it.", PEER_FIX),
-    CrashPattern("distributed.peer_stuck", re.compile(
+    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
         r"Connection closed by peer|remote worker crashing|Connection reset by peer.*gloo"), 0.75,
         "A peer rank went away in the middle of a collective (it crashed or was killed).", PEER_FIX),
-    CrashPattern("distributed.peer_stuck", re.compile(
+    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
         r"Detected mismatch between collectives on ranks"), 0.9,
         "Ranks called different collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL caught the mismatch).", PEER_FIX),
-    CrashPattern("distributed.rendezvous_wait", re.compile(
+    CrashPattern(Cause.DISTRIBUTED_RENDEZVOUS_WAIT, re.compile(
         r"DistStoreError: Timed out after (?P<s>\d+) seconds waiting for clients\. (?P<n>\d+/\d+) clients joined"),
         0.9, "Rendezvous timed out after {s} s with {n} ranks joined: some ranks never started.", RENDEZVOUS_FIX),
-    CrashPattern("dataloader.batch_lost", re.compile(r"DataLoader timed out after (?P<s>[\d.]+) seconds"), 0.6,
+    CrashPattern(Cause.DATALOADER_BATCH_LOST, re.compile(r"DataLoader timed out after (?P<s>[\d.]+) seconds"), 0.6,
         "The DataLoader's own timeout fired after {s} s: a batch never arrived (stuck worker or lost batch).",
         BATCH_LOST_FIX),
-    CrashPattern("memory.oom", re.compile(r"CUDA out of memory|OutOfMemoryError"), 0.85,
+    CrashPattern(Cause.MEMORY_OOM, re.compile(r"CUDA out of memory|OutOfMemoryError"), 0.85,
         "The GPU ran out of memory.", CUDA_OOM_FIX),
-    CrashPattern("gpu.fault", re.compile(
+    CrashPattern(Cause.GPU_FAULT, re.compile(
         r"CUDA error: (?P<err>[^\n]+)|NCCL error|fallen off the bus|Xid \d+|HIP error|hipError"), 0.75,
         "The GPU or its driver failed: {err}", GPU_FIX),
 )
@@ -121,15 +122,15 @@ def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: in
         findings.append(Finding(cause=pat.cause, confidence=pat.confidence, summary=pat.summary.format(**fields),
                                 where=where, evidence=(f"output: {line[:300]}",), fix=pat.fix))
     sig = _signal_name(exit_code)
-    if oom_kills > 0 and not any(f.cause == "memory.oom" and f.confidence >= 0.8 for f in findings):
+    if oom_kills > 0 and not any(f.cause == Cause.MEMORY_OOM and f.confidence >= 0.8 for f in findings):
         findings.append(Finding(
-            cause="memory.oom", confidence=0.9,
+            cause=Cause.MEMORY_OOM, confidence=0.9,
             summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",
             where=where, evidence=(f"cgroup memory.events oom_kill increased by {oom_kills}",
                                    f"job exit: {sig or exit_code}"), fix=OOM_FIX))
     elif exit_code in (-9, 137) and not findings:
         findings.append(Finding(
-            cause="memory.oom", confidence=0.5,
+            cause=Cause.MEMORY_OOM, confidence=0.5,
             summary=("The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the "
                      "usual cause."),
             where=where, evidence=(f"job exit: {sig or exit_code}",), fix=OOM_FIX))
@@ -137,7 +138,7 @@ def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: in
     if not findings:
         last = [ln for ln in output_tail.strip().splitlines() if ln.strip()][-3:]
         findings.append(Finding(
-            cause="unknown", confidence=0.1,
+            cause=Cause.UNKNOWN, confidence=0.1,
             summary=f"The job exited with {sig or f'status {exit_code}'}; no known failure text was found.",
             where=where, evidence=tuple(f"output: {ln[:300]}" for ln in last),
             fix=("Read the end of output.log in the run directory for the job's own error.",)))

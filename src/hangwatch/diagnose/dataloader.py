@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
@@ -20,7 +21,7 @@ from hangwatch.evidence import Frame
 from hangwatch.incident import Finding, Proof, Verdict
 from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, NETWORK_FIX, STORAGE_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
 
-STUCK = "dataloader.worker_stuck"
+STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 
 
@@ -103,7 +104,7 @@ def _busy_worker(main: ProcessView, mt: ThreadView, w: ProcessView, t: ThreadVie
     fork_ev = fork_lock_suspect(w, t, main)
     if fork_ev:
         hits.append(Hit(Finding(
-            cause="fork.inherited_lock", confidence=0.85,
+            cause=Cause.FORK_INHERITED_LOCK, confidence=0.85,
             summary=(f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
                      f"from pid {main.pid}; nothing in the worker can release it."),
             where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX,
@@ -124,7 +125,7 @@ def _busy_worker(main: ProcessView, mt: ThreadView, w: ProcessView, t: ThreadVie
 
 @dataclass(frozen=True)
 class _Judged:
-    cause: str
+    cause: Cause
     summary: str
     verdict: Verdict
     confidence: float
@@ -136,7 +137,7 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     """What a busy worker is doing, from what was measured; ``ev`` gets the facts. Only a worker proven
     unable to go on "never returns" its batch."""
     dur = w.duration_s
-    slow = "dataloader.worker_slow"
+    slow = Cause.DATALOADER_WORKER_SLOW
     motion = loop_motion(w.locals_of(t.tid)) if t.spinning else None
     if motion is not None and motion.advanced:
         ev.append(f"its loop advances: {motion.evidence}")
@@ -215,7 +216,7 @@ def _lock_across_processes(main: ProcessView, name: str, w: ProcessView, t: Thre
     waits for that worker's batch."""
     mt, mf, lock = held
     return Hit(Finding(
-        cause="code.deadlock", confidence=0.93,
+        cause=Cause.CODE_DEADLOCK, confidence=0.93,
         summary=(f"DataLoader {name} waits for the lock `{lock}` at {describe(frame)}, which {main.label()} holds "
                  f"at {describe(mf)} while it waits for that worker's batch: a deadlock across processes."),
         where=w.where(t, frame),
@@ -280,7 +281,7 @@ def _batch_lost(main: ProcessView, mt: ThreadView, workers: list[ProcessView], w
     if mt.idle_throughout:
         ev.append(f"main thread idle for {main.duration_s:.0f} s")
     return Hit(Finding(
-        cause="dataloader.batch_lost", confidence=conf,
+        cause=Cause.DATALOADER_BATCH_LOST, confidence=conf,
         summary=("The main process waits for a batch that no worker is producing: every worker is alive "
                  "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
                  "memory ran out in a worker's feeder thread)."),
@@ -300,7 +301,7 @@ def fork_rule(ctx: Context) -> list[Hit]:
         if ev:
             frame = t.user_frame
             hits.append(Hit(Finding(
-                cause="fork.inherited_lock", confidence=0.8,
+                cause=Cause.FORK_INHERITED_LOCK, confidence=0.8,
                 summary=(f"{v.label()} is blocked on a lock it inherited, already held, when it was forked "
                          f"from pid {v.info.ppid}."),
                 where=v.where(t, frame), evidence=tuple(ev), fix=FORK_FIX,

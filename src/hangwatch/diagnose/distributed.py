@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.dataloader import worker_state
@@ -193,11 +194,11 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
             verb = "are" if len(culprits) > 1 else "is"
             summary = f"{_plural(culprits).capitalize()} {verb} {how}, {detail}; {victims}."
             verdict, fact = Verdict.SLOW, None
-        return Hit(Finding(cause="distributed.straggler", confidence=0.9, summary=summary, where=where,
+        return Hit(Finding(cause=Cause.DISTRIBUTED_STRAGGLER, confidence=0.9, summary=summary, where=where,
                            evidence=tuple(ev), fix=STRAGGLER_FIX, proof=fact), verdict)
     verb = "are" if len(stuck) > 1 else "is"
     return Hit(Finding(
-        cause="distributed.peer_stuck", confidence=0.92,
+        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.92,
         summary=f"{_plural(stuck).capitalize()} {verb} stuck {detail} while {victims}.",
         where=where, evidence=tuple(ev), fix=PEER_FIX, proof=states[lead].proof), Verdict.HUNG)
 
@@ -214,7 +215,7 @@ def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
     where = Where(pid=zombies[0].pid if zombies else victim.pid, rank=missing[0], tid=None, file=None, line=None,
                   function=None)
     return Hit(Finding(
-        cause="distributed.peer_stuck", confidence=0.7,
+        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.7,
         summary=(f"{_plural(g.in_coll).capitalize()} wait in a collective for {_plural(missing)}, which "
                  + ("exited (crashed?) and will never arrive." if zombies else
                     "did not arrive: they crashed, or run on another node and are stuck there.")),
@@ -237,7 +238,7 @@ def _diverged(g: RankGroups) -> Hit | None:
     v = g.by_rank[minority[0]]
     frame = innermost_user(t.frames)
     return Hit(Finding(
-        cause="distributed.peer_stuck", confidence=0.85,
+        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.85,
         summary=(f"Ranks are in different collectives: {_plural(minority)} called "
                  f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
                  "the ranks' code diverged."),
@@ -310,7 +311,7 @@ def _rendezvous_wait(ctx: Context, g: RankGroups) -> Hit | None:
     who = (_plural(g.in_rdzv).capitalize() + (" wait" if len(g.in_rdzv) > 1 else " waits")) if g.in_rdzv else \
         f"{v.label().capitalize()} waits"
     return Hit(Finding(
-        cause="distributed.rendezvous_wait", confidence=0.85,
+        cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT, confidence=0.85,
         summary=f"{who} at process-group setup ({describe(frame)}) for {what}.",
         where=v.where(t, frame), evidence=(*ev, *facts), fix=fix), Verdict.WAITING)
 
@@ -369,7 +370,7 @@ def _launcher_rendezvous(ctx: Context, ranks: list[ProcessView]) -> list[Hit]:
         waited = max(0.0, ctx.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
         what, facts, fix = rendezvous_facts(v, waited)
         hits.append(Hit(Finding(
-            cause="distributed.rendezvous_wait", confidence=0.8,
+            cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT, confidence=0.8,
             summary=(f"The launcher (pid {v.pid}) waits in rendezvous ({describe(f)}) for {what}; no rank has "
                      "started on this node."),
             where=v.where(t, f), evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet", *facts),
@@ -466,7 +467,7 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
             p = pick[1].get("proof")
             how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
             return Hit(Finding(
-                cause="distributed.straggler", confidence=0.93,
+                cause=Cause.DISTRIBUTED_STRAGGLER, confidence=0.93,
                 summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
                         f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
                 where=Where(**pick[1]["where"]), evidence=tuple(ev), fix=STRAGGLER_FIX,
@@ -476,14 +477,14 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
         names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
         p = first.get("proof")
         return Hit(Finding(
-            cause="distributed.peer_stuck", confidence=0.95,
+            cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.95,
             summary=(f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while "
                      f"{victims}."),
             where=Where(**first["where"]), evidence=tuple(ev), fix=PEER_FIX,
             proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None), Verdict.HUNG)
     if waiting and silent:
         return Hit(Finding(
-            cause="distributed.peer_stuck", confidence=0.8,
+            cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.8,
             summary=(f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
                      "is there (crashed, stuck, or its hangwatch is not running)."),
             where=None, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG)

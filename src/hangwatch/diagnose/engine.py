@@ -6,6 +6,7 @@ import logging
 import os
 from dataclasses import dataclass
 
+from hangwatch.causes import Cause
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
@@ -119,7 +120,7 @@ def _verdict_from_activity(ctx: Context) -> Verdict:
 def _unknown(ctx: Context) -> Finding:
     v = _primary(ctx)
     if v is None:
-        return Finding("unknown", 0.1, "Nothing of the job could be captured.", None, (), UNKNOWN_FIX)
+        return Finding(Cause.UNKNOWN, 0.1, "Nothing of the job could be captured.", None, (), UNKNOWN_FIX)
     t = v.main_thread
     frame = innermost_explaining(t.frames) if t else None
     ev = [f"{v.label()}: state {v.state}, {v.cpu_text()}"]
@@ -132,6 +133,6 @@ def _unknown(ctx: Context) -> Finding:
         if t is not None and t.woke_often:
             ev.append(f"the main thread woke {t.wakeups} times in {v.duration_s:.1f} s (a sleep, poll or retry loop)")
     return Finding(
-        cause="unknown", confidence=0.1,
+        cause=Cause.UNKNOWN, confidence=0.1,
         summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}.",
         where=v.where(t, frame) if frame else None, evidence=tuple(ev), fix=UNKNOWN_FIX)

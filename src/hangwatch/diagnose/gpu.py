@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, innermost_explaining
 from hangwatch.evidence import Role
@@ -103,7 +104,7 @@ def _fault(ctx: Context, e: KernelEvent) -> Hit:
         summary = f"The amdgpu driver reported a fault at {_clock(e.at)}: {e.text[:160]}"
         fix, confidence = sg.AMDGPU_FIX, 0.9
     ev = (f"kernel log: {e.text[:300]}",)
-    return Hit(Finding("gpu.fault", confidence, summary, _where(ctx, e.pid), ev, fix), Verdict.HUNG)
+    return Hit(Finding(Cause.GPU_FAULT, confidence, summary, _where(ctx, e.pid), ev, fix), Verdict.HUNG)
 
 
 def kernel_rule(ctx: Context) -> list[Hit]:
@@ -122,7 +123,7 @@ def kernel_rule(ctx: Context) -> list[Hit]:
     if hogs and not faults:
         e = hogs[-1]
         hits.append(Hit(Finding(
-            "gpu.fault", 0.6,
+            Cause.GPU_FAULT, 0.6,
             f"The amdgpu driver's work ({e.name}) hogged a CPU {len(hogs)} time(s) since the job started: the ROCm "
             "driver is struggling, and forked DataLoader workers are known to hang with it.",
             _where(ctx, None), tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]), sg.AMDGPU_FIX), Verdict.HUNG))
@@ -141,7 +142,7 @@ def _oom(ctx: Context, kills: list[KernelEvent]) -> list[Hit]:
     summary = (f"The kernel's out-of-memory killer killed pid {e.pid} ({e.name}) of the job at {_clock(e.at)}: a "
                "DataLoader worker or a rank gone this way leaves the rest waiting.")
     ev = tuple(f"kernel log: {k.text[:250]}" for k in ours[-3:])
-    return [Hit(Finding("memory.oom", 0.9, summary, _where(ctx, None), ev, sg.OOM_FIX), Verdict.HUNG)]
+    return [Hit(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(ctx, None), ev, sg.OOM_FIX), Verdict.HUNG)]
 
 
 def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
@@ -157,13 +158,13 @@ def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
         summary = (f"The NFS server {server} stopped answering at {_clock(e.at)} and has not come back; "
                    f"{len(d_state)} process(es) of the job wait on it in the kernel (state D).")
         ev = [f"kernel log: {e.text[:250]}"] + [f"{v.label()} in state D" for v in d_state[:4]]
-        hits.append(Hit(Finding("io.storage_wait", 0.88, summary, _where(ctx, d_state[0].pid), tuple(ev),
+        hits.append(Hit(Finding(Cause.IO_STORAGE_WAIT, 0.88, summary, _where(ctx, d_state[0].pid), tuple(ev),
                                 sg.NFS_FIX + sg.STORAGE_FIX[:1]), Verdict.HUNG))
     pids = _job_pids(ctx)
     for e in events:
         if e.kind == "hung_task" and e.pid in pids:
             hits.append(Hit(Finding(
-                "io.storage_wait", 0.75,
+                Cause.IO_STORAGE_WAIT, 0.75,
                 f"The kernel reports pid {e.pid} ({e.name}) of the job blocked in an uninterruptible wait at "
                 f"{_clock(e.at)} (a storage or driver call that does not return).",
                 _where(ctx, e.pid), (f"kernel log: {e.text[:250]}",), sg.STORAGE_FIX), Verdict.HUNG))
@@ -221,11 +222,11 @@ def gpu_activity_rule(ctx: Context) -> list[Hit]:
     if d.power_w is not None and d.power_limit_w and d.power_w < SILENT_POWER_RATIO * d.power_limit_w and \
             not any(x.throttle_reasons for x in busy):
         return [Hit(Finding(
-            "gpu.fault", 0.7,
+            Cause.GPU_FAULT, 0.7,
             f"{names} at 100% for the whole window but drawing only {power}: the GPU spins without computing (a "
             "silent GPU stall), and the job waits on it.", where, ev, sg.SILENT_STALL_FIX), Verdict.HUNG)]
     return [Hit(Finding(
-        "gpu.long_kernel", 0.6,
+        Cause.GPU_LONG_KERNEL, 0.6,
         f"{names} busy for the whole window ({util}, {power}) while the job's host side waits: a long kernel "
         "is running, so the job is alive.", where, ev, sg.LONG_KERNEL_FIX), Verdict.SLOW)]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.evidence import Role
@@ -64,7 +65,7 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
         if v.role == Role.DATALOADER_WORKER:
             conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
         hits.append(Hit(Finding(
-            cause="io.network_wait", confidence=conf,
+            cause=Cause.IO_NETWORK_WAIT, confidence=conf,
             summary=(f"{v.label()} is " + ("reading from the network slowly" if moving else
                                            "blocked waiting for the network") + f" at {describe(frame)}."),
             where=v.where(t, frame), evidence=tuple(ev), fix=NETWORK_FIX),
@@ -94,7 +95,7 @@ def storage_wait_rule(ctx: Context) -> list[Hit]:
             conf -= 0.25
         what = "a network filesystem" if netfs else "the disk" if disk else "the kernel"
         hits.append(Hit(Finding(
-            cause="io.storage_wait", confidence=conf,
+            cause=Cause.IO_STORAGE_WAIT, confidence=conf,
             summary=(f"{v.label()} has been in uninterruptible sleep (D) for the whole {v.duration_s:.0f} s window, "
                      f"waiting on {what}" + (f", at {describe(frame)}." if frame else ".")),
             where=v.where(t, frame),

@@ -15,20 +15,14 @@ from __future__ import annotations
 import time
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import Activity, ProcessView, activity, describe, innermost_user
 from hangwatch.evidence import VanishedProcess
 from hangwatch.incident import Finding, Verdict
+from hangwatch.signatures import LOST_WORK_FIX
 
-LOST_WORK_FIX = (
-    "multiprocessing.Pool never reports a worker that died with a task: its result never comes. Use "
-    "concurrent.futures.ProcessPoolExecutor, which raises BrokenProcessPool when a worker dies.",
-    "Or bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of "
-    "waiting forever.",
-    "A worker killed by signal 9 was almost always the OOM killer (`dmesg | grep -i oom`): lower memory per "
-    "worker (fewer processes, smaller chunks) or raise the memory limit.",
-)
 LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended
 # (a pool starts its workers one after another in a few milliseconds)
 
@@ -85,7 +79,7 @@ def lost_work_rule(ctx: Context) -> list[Hit]:
             fact = proof.hang(f"every pool worker is idle while {v.label()} waits for results, and pid {young.pid} "
                               "replaced a worker that ended (inferred from start times)")
             conf = 0.8
-        hits.append(Hit(Finding(cause="child.lost_work", confidence=conf, summary=summary,
+        hits.append(Hit(Finding(cause=Cause.CHILD_LOST_WORK, confidence=conf, summary=summary,
                                 where=v.where(t, frame), evidence=tuple(ev), fix=LOST_WORK_FIX, proof=fact),
                         Verdict.HUNG))
     return hits

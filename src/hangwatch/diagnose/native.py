@@ -4,6 +4,7 @@ named from its native frames (capture's native pass)."""
 from __future__ import annotations
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.evidence import Frame, NativeStack, Role
@@ -61,7 +62,7 @@ def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: t
     where = v.where(t, user) if user is not None else Where(pid=v.pid, rank=v.info.rank, tid=v.pid,
                                                             file=frame.file, line=None, function=frame.function)
     return Hit(Finding(
-        cause="fork.inherited_lock", confidence=0.9,
+        cause=Cause.FORK_INHERITED_LOCK, confidence=0.9,
         summary=(f"{v.label()} is stuck in {name} after fork, at {describe(user)}: the parent's {name} "
                  "threads or locks do not exist in the child, which waits for them forever."),
         where=where, evidence=tuple(ev), fix=fix), Verdict.HUNG)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import BUSY_CPU_PERCENT, ProcessView, describe
 from hangwatch.evidence import Role
@@ -44,7 +45,7 @@ def output_buffered_rule(ctx: Context) -> list[Hit]:
         frame = t.user_frame
         size = v.ev.samples[-1].stdout_size
         hits.append(Hit(Finding(
-            cause="output.buffered", confidence=0.75,
+            cause=Cause.OUTPUT_BUFFERED, confidence=0.75,
             summary=(f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
                      "looks frozen: prints arrive in 8 KiB chunks, or only at exit."),
             where=v.where(t, frame),

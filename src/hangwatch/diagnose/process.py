@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
+from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import (
@@ -82,7 +83,7 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
     else:
         summary = (f"{v.label()} waits for someone to type at {describe(user)}"
                    + (f" (prompt: {prompt!r})" if prompt else "") + "; nobody will, so it never goes on.")
-    return Hit(Finding(cause="process.waits_for_input", confidence=0.95, summary=summary,
+    return Hit(Finding(cause=Cause.PROCESS_WAITS_FOR_INPUT, confidence=0.95, summary=summary,
                        where=v.where(t, user), evidence=tuple(ev), fix=INPUT_FIX,
                        proof=proof.hang("it waits for someone to type, and nobody is there")), Verdict.HUNG)
 
@@ -97,7 +98,7 @@ def stopped_rule(ctx: Context) -> list[Hit]:
         frame = innermost_user(t.frames) if t else None
         how = "a debugger or tracer" if v.state == "t" else "SIGSTOP, Ctrl-Z or a debugger"
         hits.append(Hit(Finding(
-            cause="process.stopped", confidence=0.95,
+            cause=Cause.PROCESS_STOPPED, confidence=0.95,
             summary=f"{v.label()} is stopped ({how}): it will not run again until it is continued.",
             where=v.where(t, frame),
             evidence=(f"{v.label()} in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window",
@@ -184,7 +185,7 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
             if inner is not None:
                 fact = proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and {inner.fact}")
         hits.append(Hit(Finding(
-            cause="child.wait", confidence=conf,
+            cause=Cause.CHILD_WAIT, confidence=conf,
             summary=f"{v.label()} waits for its child pid {kid.pid}, which is {is_text}.",
             where=where, evidence=tuple(ev), fix=CHILD_WAIT_FIX, proof=fact), verdict))
     return hits

@@ -11,6 +11,7 @@ A holder outside the job's tree is named (pid, user, command, age), never touche
 
 from __future__ import annotations
 
+from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import (
@@ -147,7 +148,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         verdict = Verdict.WAITING
         fact = proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
                           f"{size_text(h.moved_bytes or 0)} moved")
-    return Hit(Finding(cause="io.lock_wait", confidence=0.92 if verdict == Verdict.HUNG else 0.85, summary=summary,
+    return Hit(Finding(cause=Cause.IO_LOCK_WAIT, confidence=0.92 if verdict == Verdict.HUNG else 0.85, summary=summary,
                        where=v.where(t, frame), evidence=tuple(ev), fix=_lock_fix(w, h), proof=fact), verdict)
 
 
@@ -176,7 +177,7 @@ def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessV
         ev.append("no process that shares it is outside a wait for it: the one that took it is gone (a process "
                   "that dies holding a multiprocessing lock never releases it)")
         return [Hit(Finding(
-            cause="code.deadlock", confidence=0.9,
+            cause=Cause.CODE_DEADLOCK, confidence=0.9,
             summary=(f"{name} waits{forever} for {lock} at {describe(frame)}, whose holder is gone: every process "
                      "that shares it waits for it, and its count is 0."),
             where=v.where(t, frame), evidence=tuple(ev),
@@ -199,7 +200,7 @@ def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessV
         ev.append(f"{role} (pid {h.pid}) waits for {name}'s batch meanwhile")
     if state == "working":
         return [Hit(Finding(
-            cause="io.lock_wait", confidence=0.8,
+            cause=Cause.IO_LOCK_WAIT, confidence=0.8,
             summary=f"{name} waits for {lock} at {describe(frame)}, {who}; it works ({_holder_doing(h, state)}).",
             where=v.where(t, frame), evidence=tuple(ev), fix=fix,
             proof=proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU")), Verdict.WAITING)]
@@ -211,7 +212,7 @@ def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessV
                + (f"{role} waits for that worker's batch meanwhile: a deadlock across processes." if cycle else
                   f"it {_holder_doing(h, state)}."))
     return [Hit(Finding(
-        cause="code.deadlock" if cycle else "io.lock_wait", confidence=0.93 if h.proven or cycle else 0.85,
+        cause=Cause.CODE_DEADLOCK if cycle else Cause.IO_LOCK_WAIT, confidence=0.93 if h.proven or cycle else 0.85,
         summary=summary, where=v.where(t, frame), evidence=tuple(ev),
         fix=((f"Release {lock} in {role} before iterating the DataLoader" + (f" (its code {h.took_at})" if h.took_at
                                                                              else "")

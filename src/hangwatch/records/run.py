@@ -22,6 +22,20 @@ class RunState(str, Enum):
     STOPPED = "stopped"
 
 
+class OnHang(str, Enum):
+    """What to do with a hung job (--on-hang), and what the nodes of a run decided (``Decision.action``)."""
+
+    REPORT = "report"
+    KILL = "kill"
+    RESTART = "restart"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
 class EventKind(str, Enum):
     """The ``event`` field of each ``events.jsonl`` line."""
 
@@ -210,10 +224,17 @@ class Decision(Message):
     """What every node does about an attempt: the first proposal stored wins."""
 
     by: int
-    action: str  # an OnHang value: report | kill | restart
+    action: OnHang
     cause: str | None = None
     # The exit the deciding node proposes when the run ends here (recover/exitcode.py): every node of a
     # run exits with the same code, so a scheduler sees one answer.
     code: int | None = None
     reason: str | None = None
     why: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Decision:
+        """Read a decision (its action as an ``OnHang``)."""
+        known = {f.name for f in fields(cls)}
+        kw: dict[str, Any] = {k: (OnHang(v) if k == "action" else v) for k, v in d.items() if k in known}
+        return cls(**kw)

@@ -28,6 +28,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hangwatch.causes import CATALOGUE, Requeue
 from hangwatch.records.run import Decision, RunState
 
 if TYPE_CHECKING:
@@ -40,20 +41,11 @@ EXIT_HUNG_FINAL = 125
 EXIT_STOPPED = 122
 EXIT_SUPERVISION_FAILED = 123
 
-# Causes a requeue cannot fix: the job would wait at the same place again.
-NO_REQUEUE: dict[str, str] = {
-    "process.waits_for_input": "a requeued job would wait at the same prompt",
-}
-# Causes that are a bug at a line of the user's code by nature: the same code hangs the same way next time.
-DETERMINISTIC: frozenset[str] = frozenset({"code.deadlock", "code.busy_loop", "process.waits_for_input"})
-# Causes that can pass by themselves (the network, the storage, the GPU, a peer, memory, another process's
-# lock): a requeue may pass them, however they were proven.
-TRANSIENT: frozenset[str] = frozenset({
-    "io.network_wait", "io.storage_wait", "io.lock_wait", "gpu.fault", "gpu.long_kernel", "memory.oom",
-    "distributed.rendezvous_wait", "distributed.straggler", "distributed.collective_stalled", "child.lost_work",
-    "dataloader.worker_died",
-    "compile.in_progress", "process.stopped",
-})
+# Causes a requeue cannot fix, causes that are a bug at a line of the user's code by nature, and causes that
+# can pass by themselves (however they were proven): the catalogue's requeue classes.
+NO_REQUEUE: dict[str, str] = {c: i.requeue_why for c, i in CATALOGUE.items() if i.requeue_why}
+DETERMINISTIC: frozenset[str] = frozenset(c for c, i in CATALOGUE.items() if i.requeue == Requeue.DETERMINISTIC)
+TRANSIENT: frozenset[str] = frozenset(c for c, i in CATALOGUE.items() if i.requeue == Requeue.TRANSIENT)
 
 
 def deterministic(finding: Finding) -> bool:
@@ -185,10 +177,12 @@ def earlier_hangs(run_dir: Path) -> list[Hang]:
     return out
 
 
-# A node that follows another node's decision ends in the state the decider's exit names.
-FOLLOWED_STATE = {ExitReason.HUNG_REQUEUE: RunState.HUNG, ExitReason.HUNG_FINAL: RunState.HUNG,
-                  ExitReason.CRASHED: RunState.CRASHED, ExitReason.OVER_BUDGET: RunState.STOPPED,
-                  ExitReason.DEADLINE: RunState.STOPPED}
+# The state a run ends in, by its exit reason (a node that follows another node's decision ends in the
+# state the decider's exit names). Supervision that failed leaves the state the run had.
+END_STATE = {ExitReason.FINISHED: RunState.FINISHED, ExitReason.CRASHED: RunState.CRASHED,
+             ExitReason.HUNG_REQUEUE: RunState.HUNG, ExitReason.HUNG_FINAL: RunState.HUNG,
+             ExitReason.OVER_BUDGET: RunState.STOPPED, ExitReason.DEADLINE: RunState.STOPPED,
+             ExitReason.SIGNAL: RunState.STOPPED}
 
 
 def remote_status(called: Decision) -> ExitStatus:

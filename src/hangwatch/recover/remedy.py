@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hangwatch.causes import CATALOGUE, Cause
+
 if TYPE_CHECKING:
     from hangwatch.incident import Finding
 
@@ -40,14 +42,8 @@ REMEDIES: dict[str, Remedy] = {r.name: r for r in (
     Remedy("no_compile", "TORCHDYNAMO_DISABLE=1 (torch.compile off)", env=(("TORCHDYNAMO_DISABLE", "1"),)),
 )}
 
-# The ladder of each cause, most likely first (the last rung is the slowest, safest setting).
-LADDERS: dict[str, tuple[str, ...]] = {
-    "fork.inherited_lock": ("spawn", "workers0"),
-    "dataloader.worker_stuck": ("workers0",),
-    "dataloader.batch_lost": ("workers0",),
-    "dataloader.worker_died": ("fewer_workers", "workers0"),
-    "compile.in_progress": ("no_compile",),
-}
+# The ladder of each cause, most likely first (the last rung is the slowest, safest setting): the catalogue's.
+LADDERS: dict[str, tuple[str, ...]] = {c: i.ladder for c, i in CATALOGUE.items() if i.ladder}
 NATIVE_MARKERS = ("OpenMP", "MKL", "tokenizers")  # a native fork hang: threads first, then spawn
 EPOCH_START_MARKER = "epoch start"  # the DataLoader rule's evidence for a wait in DataLoader._reset
 
@@ -57,12 +53,12 @@ def ladder(finding: Finding, custom: dict[str, tuple[str, ...]] | None = None) -
     if custom and finding.cause in custom:
         return custom[finding.cause]
     rungs = LADDERS.get(finding.cause, ())
-    if finding.cause == "dataloader.worker_stuck" and finding.proves_hang:
+    if finding.cause == Cause.DATALOADER_WORKER_STUCK and finding.proves_hang:
         return ()  # a wait nothing can end, or a counting spin, at the user's line: num_workers=0 hangs there too
     text = " ".join((finding.summary, *finding.evidence))
-    if finding.cause == "fork.inherited_lock" and any(m in text for m in NATIVE_MARKERS):
+    if finding.cause == Cause.FORK_INHERITED_LOCK and any(m in text for m in NATIVE_MARKERS):
         rungs = ("omp1", *rungs)
-    if finding.cause == "dataloader.worker_stuck" and EPOCH_START_MARKER in text:
+    if finding.cause == Cause.DATALOADER_WORKER_STUCK and EPOCH_START_MARKER in text:
         rungs = ("no_persistent_workers", *rungs)
     return rungs
 

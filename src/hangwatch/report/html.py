@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 
 from hangwatch.incident import Incident, ProcessRecord
-from hangwatch.records.run import Event, RunSummary
+from hangwatch.records.run import Event, EventKind, RunSummary
 from hangwatch.report.banner import deadline_text
 from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
@@ -76,7 +76,7 @@ def progress_series(run: RunRecord) -> dict[int, list[tuple[float, int]]]:
     series: dict[int, list[tuple[float, int]]] = {}
     for e in run.events:
         step, attempt = e.fields.get("step"), e.fields.get("attempt")
-        if e.kind in ("progress", "recovered") and isinstance(step, int) and isinstance(attempt, int):
+        if e.kind in (EventKind.PROGRESS, EventKind.RECOVERED) and isinstance(step, int) and isinstance(attempt, int):
             series.setdefault(attempt, []).append((e.at, step))
     for inc in run.incidents:  # the last progress before each stall
         lp = inc.last_progress
@@ -93,8 +93,9 @@ def progress_series(run: RunRecord) -> dict[int, list[tuple[float, int]]]:
 def stalls(run: RunRecord) -> list[Stall]:
     """Each incident's stall: from its last progress to the next event that ended it."""
     out = []
-    enders = ("recovered", "action", "job_exit", "launch", "exit", "terminate")
-    incident_events = [e for e in run.events if e.kind == "incident"]
+    enders = (EventKind.RECOVERED, EventKind.ACTION, EventKind.JOB_EXIT, EventKind.LAUNCH, EventKind.EXIT,
+              EventKind.TERMINATE)
+    incident_events = [e for e in run.events if e.kind == EventKind.INCIDENT]
     for n, (ev, inc) in enumerate(zip(incident_events, run.incidents, strict=False), 1):
         start = inc.last_progress.at if inc.last_progress is not None else ev.at
         end = next((e.at for e in run.events if e.at >= ev.at and e.kind in enders), ev.at)
@@ -105,7 +106,7 @@ def stalls(run: RunRecord) -> list[Stall]:
 
 def _launches(events: list[Event]) -> list[tuple[float, int]]:
     return [(e.at, int(e.fields["attempt"])) for e in events
-            if e.kind == "launch" and isinstance(e.fields.get("attempt"), int)]
+            if e.kind == EventKind.LAUNCH and isinstance(e.fields.get("attempt"), int)]
 
 
 def timeline_svg(run: RunRecord) -> str:
@@ -313,8 +314,11 @@ def _summary_html(s: RunSummary | None) -> str:
     return "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
 
 
+AND_SHOWN = (EventKind.REMEDY, EventKind.OVER_BUDGET, EventKind.HANDOVER)  # beside the timeline's events
+
+
 def _events_html(events: list[Event]) -> str:
-    shown = [e for e in events if e.kind in TIMELINE_EVENTS or e.kind in ("remedy", "over_budget", "handover")]
+    shown = [e for e in events if e.kind in TIMELINE_EVENTS or e.kind in AND_SHOWN]
     cut = len(shown) - MAX_EVENTS
     rows = []
     for e in shown[-MAX_EVENTS:]:

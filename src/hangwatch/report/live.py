@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hangwatch.records.run import Event
+from hangwatch.records.run import Event, EventKind
 from hangwatch.report.banner import clock_text, deadline_text
 from hangwatch.report.runs_table import STATE_STYLE, runs_table
 from hangwatch.report.units import duration, money
@@ -19,7 +19,7 @@ from hangwatch.runs.view import RunView
 BARS = "▁▂▃▄▅▆▇█"
 SPARK_POINTS = 60
 EVENT_LINES = 8
-QUIET_EVENTS = frozenset({"progress", "start"})
+QUIET_EVENTS = frozenset({EventKind.PROGRESS, EventKind.START})
 
 
 def sparkline(values: list[float]) -> str:
@@ -41,7 +41,7 @@ class RateHistory:
         last_at = self.points[-1][0] if self.points else float("-inf")
         for e in view.events:
             step, attempt = e.fields.get("step"), e.fields.get("attempt")
-            if e.kind == "progress" and e.at > last_at and isinstance(step, int) and isinstance(attempt, int):
+            if e.kind == EventKind.PROGRESS and e.at > last_at and isinstance(step, int) and isinstance(attempt, int):
                 self.points.append((e.at, attempt, step))
                 last_at = e.at
         s = view.summary

@@ -8,18 +8,19 @@ from rich.console import Console
 from rich.table import Table
 
 from hangwatch.report.units import duration, money
-from hangwatch.runs.view import RunView
+from hangwatch.runs.view import RunView, ViewState
 
-STATE_STYLE = {"running": "green", "hung": "bold red", "restarting": "yellow", "finished": "cyan",
-               "crashed": "red", "stopped": "magenta", "dead": "bold red"}
+STATE_STYLE = {ViewState.RUNNING: "green", ViewState.HUNG: "bold red", ViewState.RESTARTING: "yellow",
+               ViewState.FINISHED: "cyan", ViewState.CRASHED: "red", ViewState.STOPPED: "magenta",
+               ViewState.DEAD: "bold red"}
 
 
 def row(v: RunView) -> list[str]:
     """The cells of one run."""
     s = v.summary
-    state = ("dead (hangwatch gone)" if v.state == "dead"  # why: in --json's detail
-             else "hung (ended)" if v.state == "hung" and v.detail == "ended" else v.state)
-    if v.state == "running" and s is not None and s.note:  # alive without progress: slow, or waiting for peers
+    state: str = ("dead (hangwatch gone)" if v.state == ViewState.DEAD  # why: in --json's detail
+             else "hung (ended)" if v.state == ViewState.HUNG and v.detail == "ended" else v.state.value)
+    if v.state == ViewState.RUNNING and s is not None and s.note:  # alive without progress: slow, or waiting for peers
         state = f"running ({s.note.split(':', 1)[0].split(' ', 1)[0]})"
     if s is None:
         return [v.name, state] + ["-"] * 8

@@ -6,17 +6,39 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from hangwatch.records.run import Event, RunState, RunSummary
+from hangwatch.records.run import Event, EventKind, RunState, RunSummary
 
 # A supervisor on another host rewrites summary.json every 2 s, except while it captures (up to a minute
 # with a stuck py-spy), waits out a kill grace or a GPU release: silent longer than all that, it is gone.
 STALE_S = 180.0
 START_SLACK_S = 5.0  # a live pid that started later than the run did is someone else (a reused pid)
+
+
+class ViewState(str, Enum):
+    """Where a run stands as `ls` and `watch` show it (a summary's RunState, read with its supervisor's life)."""
+
+    RUNNING = "running"
+    HUNG = "hung"
+    RESTARTING = "restarting"
+    FINISHED = "finished"
+    CRASHED = "crashed"
+    STOPPED = "stopped"
+    DEAD = "dead"  # its hangwatch is gone without an ending
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+LIVE_STATES = frozenset({ViewState.RUNNING, ViewState.HUNG, ViewState.RESTARTING})
 
 
 @dataclass(frozen=True)
@@ -33,7 +55,7 @@ class IncidentBrief:
 class RunView:
     """One run as `hangwatch ls` and `hangwatch watch` show it."""
     path: Path
-    state: str  # running | hung | restarting | finished | crashed | stopped | dead
+    state: ViewState
     detail: str  # the detector's state while it runs; why it is dead; "" otherwise
     summary: RunSummary | None
     events: list[Event]
@@ -48,8 +70,7 @@ class RunView:
     @property
     def live(self) -> bool:
         """Its hangwatch is alive and the run goes on."""
-        return self.summary is not None and self.summary.ended_at is None and self.state in (
-            "running", "hung", "restarting")
+        return self.summary is not None and self.summary.ended_at is None and self.state in LIVE_STATES
 
     @property
     def since_progress(self) -> float | None:
@@ -141,11 +162,15 @@ def supervisor_alive(s: RunSummary, now: float) -> tuple[bool, str]:
 def _restarting(events: list[Event]) -> bool:
     """The job was ended and the next attempt has not launched yet."""
     for e in reversed(events):
-        if e.kind in ("launch", "give_up", "exit"):
+        if e.kind in (EventKind.LAUNCH, EventKind.GIVE_UP, EventKind.EXIT):
             return False
-        if e.kind == "terminate":
+        if e.kind == EventKind.TERMINATE:
             return True
     return False
+
+
+ENDED = {RunState.FINISHED: ViewState.FINISHED, RunState.CRASHED: ViewState.CRASHED,
+         RunState.STOPPED: ViewState.STOPPED}
 
 
 def load_view(run_dir: Path, now: float | None = None) -> RunView:
@@ -155,22 +180,23 @@ def load_view(run_dir: Path, now: float | None = None) -> RunView:
     events = read_events(run_dir)
     incident = latest_incident(run_dir)
     if s is None:
-        state, detail = "dead", "no summary.json"
+        state, detail = ViewState.DEAD, "no summary.json"
     elif s.ended_at is not None:
-        state, detail = s.state.value, ""
-        if s.state not in (RunState.FINISHED, RunState.CRASHED, RunState.STOPPED):
-            # ended hung and not restarted (killed, or restarts used up): hung, and over
-            state, detail = ("hung", "ended") if s.state == RunState.HUNG else ("stopped", s.state.value)
+        if s.state in ENDED:
+            state, detail = ENDED[s.state], ""
+        else:  # ended hung and not restarted (killed, or restarts used up): hung, and over
+            hung = s.state == RunState.HUNG
+            state, detail = (ViewState.HUNG, "ended") if hung else (ViewState.STOPPED, s.state.value)
     else:
         alive, why = supervisor_alive(s, now)
         if not alive:
-            state, detail = "dead", why
+            state, detail = ViewState.DEAD, why
         elif s.state == RunState.HUNG:
-            state, detail = "hung", ""
+            state, detail = ViewState.HUNG, ""
         elif _restarting(events):
-            state, detail = "restarting", ""
+            state, detail = ViewState.RESTARTING, ""
         else:
-            state, detail = "running", s.note or s.state.value
+            state, detail = ViewState.RUNNING, s.note or s.state.value
     return RunView(run_dir, state, detail, s, events, incident, now)
 
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from hangwatch.errors import HangwatchError
-from hangwatch.recover.exitcode import EXIT_SUPERVISION_FAILED, ExitStatus
+from hangwatch.records.run import OnHang, RunState
+from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitStatus, job_exit
 from hangwatch.recover.restart import RestartDecision
-from hangwatch.supervise.checkpoints import Checkpoint
-from hangwatch.supervise.config import OnHang
-from hangwatch.supervise.detector import StallDetector
-from hangwatch.supervise.job import Job
+from hangwatch.supervise.job.job import Job
+from hangwatch.supervise.progress.checkpoints import Checkpoint
+from hangwatch.supervise.progress.detector import StallDetector
 
 if TYPE_CHECKING:
     from hangwatch.evidence import Evidence
@@ -63,6 +63,73 @@ class AttemptEnd:
     restart: RestartDecision | None = None
     status: ExitStatus | None = None  # why, for the exit-code contract (None: the job's own status)
 
+    @property
+    def exit_status(self) -> ExitStatus:
+        """Why the run ends here, if it does: the given status, else the job's own."""
+        return self.status or job_exit(self.code)
+
+    @property
+    def final_state(self) -> RunState | None:
+        """The state the run ends in (None: another attempt follows, and its detector says)."""
+        if self.restart is not None and self.restart.restart:
+            return None
+        return END_STATE.get(self.exit_status.reason)
+
+
+@dataclass
+class AttemptSteps:
+    """The steps an attempt reported (progress/tracking.py writes them)."""
+
+    max_step: int | None = None
+    progressed: bool = False
+    first_step: int | None = None  # the first and newest step this attempt reported
+    last_step: int | None = None
+    beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it
+    # The job's own step across attempts (the log's counter, or a trainer's global step): first and newest.
+    first_global: int | None = None
+    last_global: int | None = None
+    global_points: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=512))  # (at, step)
+
+    def saw_step(self, step: int) -> None:
+        """A step this attempt reported."""
+        if self.first_step is None:
+            self.first_step = step
+        self.last_step = step
+
+@dataclass
+class StartupProbes:
+    """Startup probes before the first progress signal (stall/startup.py writes them)."""
+
+    next_probe_at: float = float("inf")  # the next startup probe, while no progress signal has come
+    still_probes: int = 0  # startup probes in a row that found nothing moving
+
+
+@dataclass
+class Suspicion:
+    """What the suspect round has found and said about this attempt (stall/suspect.py and capturing.py)."""
+
+    capture_retry_at: float = 0.0  # after a failed capture, the next try waits until then
+    waiting_reported: bool = False  # a `waiting` incident (peers at rendezvous) was written
+    waiting_since: float | None = None  # when a capture first found it waiting for peers (None: not waiting)
+    slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, file:function) of `slow` incidents
+    slow_noted_at: float | None = None  # the newest `slow` incident or note: repeated at most every 10 minutes
+    looked_at: float | None = None  # the last progress whose stall had its first look (once per stall)
+
+
+@dataclass
+class NodeState:
+    """This node's part in a multi-node attempt (nodes/round.py writes it)."""
+
+    captured_for_peer: bool = False
+
+
+@dataclass
+class Resume:
+    """The checkpoint this attempt was launched from (job/plan.py's answer)."""
+
+    resumed_from: Checkpoint | None = None  # the newest checkpoint when this attempt was launched
+    resume_given: bool = False  # it was passed on ({checkpoint} in --resume-arg or a fallback)
+
 
 @dataclass
 class Attempt:
@@ -73,35 +140,15 @@ class Attempt:
     started_at: float
     job: Job
     detector: StallDetector
-    max_step: int | None = None
-    progressed: bool = False
     action: OnHang = OnHang.REPORT  # what is done on a hang: ours, or the decision all nodes agreed on
-    captured_for_peer: bool = False
     last_scan: float = 0.0
-    next_probe_at: float = float("inf")  # the next startup probe, while no progress signal has come
     log_offset: int = 0  # where this attempt's output starts in output.log
-    capture_retry_at: float = 0.0  # after a failed capture, the next try waits until then
-    first_step: int | None = None  # the first and newest step this attempt reported
-    last_step: int | None = None
     ended_at: float | None = None
-    still_probes: int = 0  # startup probes in a row that found nothing moving
-    waiting_reported: bool = False  # a `waiting` incident (peers at rendezvous) was written
-    waiting_since: float | None = None  # when a capture first found it waiting for peers (None: not waiting)
-    slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, file:function) of `slow` incidents
-    slow_noted_at: float | None = None  # the newest `slow` incident or note: repeated at most every 10 minutes
-    looked_at: float | None = None  # the last progress whose stall had its first look (once per stall)
     exit_code: int | None = None
-    beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it
-    # The job's own step across attempts (the log's counter, or a trainer's global step): first and newest.
-    first_global: int | None = None
-    last_global: int | None = None
-    resumed_from: Checkpoint | None = None  # the newest checkpoint when this attempt was launched
-    resume_given: bool = False  # it was passed on ({checkpoint} in --resume-arg or a fallback)
-    global_points: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=512))  # (at, step)
     oom_start: int | None = None  # the cgroup's OOM kills at launch: an earlier attempt's are not this crash's
+    steps: AttemptSteps = field(default_factory=AttemptSteps)
+    startup: StartupProbes = field(default_factory=StartupProbes)
+    suspicion: Suspicion = field(default_factory=Suspicion)
+    node: NodeState = field(default_factory=NodeState)
+    resume: Resume = field(default_factory=Resume)
 
-    def saw_step(self, step: int) -> None:
-        """A step this attempt reported."""
-        if self.first_step is None:
-            self.first_step = step
-        self.last_step = step

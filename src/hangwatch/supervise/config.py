@@ -9,24 +9,16 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from hangwatch.errors import UsageError
+from hangwatch.records.run import OnHang
 from hangwatch.recover.fallback import parse_fallback
 from hangwatch.recover.remedy import REMEDIES
-from hangwatch.supervise.deadline import parse_deadline
-from hangwatch.supervise.rundir import default_run_dir
-from hangwatch.supervise.topology import Topology, detect
-
-
-class OnHang(str, Enum):
-    """What to do with a hung job."""
-    REPORT = "report"
-    KILL = "kill"
-    RESTART = "restart"
-
+from hangwatch.supervise.books.deadline import parse_deadline
+from hangwatch.supervise.books.rundir import default_run_dir
+from hangwatch.supervise.nodes.topology import Topology, detect
 
 # The defaults, once: the CLI's help, the TOML loader, RunConfig and the stall detector read them here.
 DEFAULTS: dict[str, Any] = {
@@ -54,13 +46,13 @@ DEFAULTS: dict[str, Any] = {
     "budget": None,  # USD: warn (or stop) when the projected total cost passes it
     "on_over_budget": "warn",  # warn | stop
     "total_steps": None,  # None: from the job's `n/N` counter or the trainer's max steps (autobeat)
-    "resume_arg": None,  # options every restart gets, e.g. '--resume {checkpoint}' (supervise/checkpoints.py)
+    "resume_arg": None,  # options every restart gets, e.g. '--resume {checkpoint}' (supervise/progress/checkpoints.py)
     "deadline": None,  # `+36h` or an ISO time: the projected finish is shown and watched against it
     "progress_regex": None,
     "gpu_release_timeout": 60.0,  # before a relaunch, wait this long for the ended job's GPU memory to be freed
     "relaunch_on_held_gpu": False,  # relaunch even when that memory stays held (a certain OOM, usually)
     "run_dir": None,  # None: hangwatch-runs/<UTC time>-<command name>
-    "metrics_port": None,  # serve Prometheus metrics on this port (supervise/metrics.py)
+    "metrics_port": None,  # serve Prometheus metrics on this port (supervise/books/metrics.py)
     "metrics_textfile": None,  # and/or write them to this file for node_exporter
     "run_label": None,  # the metrics' `run` label; None: the run directory's name
 }

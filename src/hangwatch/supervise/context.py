@@ -15,22 +15,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
-from hangwatch.records.run import EventKind, RunState
-from hangwatch.recover.exitcode import ExitStatus, Hang, earlier_hangs
+from hangwatch.records.run import Decision, EventKind, OnHang, RunState
+from hangwatch.recover.exitcode import ExitStatus, Hang, earlier_hangs, remote_status
 from hangwatch.recover.remedy import RemedyPlan
 from hangwatch.recover.restart import RestartPolicy
-from hangwatch.supervise.accounting import Ledger
 from hangwatch.supervise.attempt import Attempt, Clock
-from hangwatch.supervise.checkpoints import Checkpoint
+from hangwatch.supervise.books.accounting import Ledger
+from hangwatch.supervise.books.notify import Notifier
+from hangwatch.supervise.books.rundir import RunDir
 from hangwatch.supervise.config import RunConfig
-from hangwatch.supervise.intake import ProgressIntake
-from hangwatch.supervise.launch import OutputLog, StatusLine
-from hangwatch.supervise.notify import Notifier
-from hangwatch.supervise.rundir import RunDir
+from hangwatch.supervise.job.launch import OutputLog, StatusLine
+from hangwatch.supervise.progress.checkpoints import Checkpoint
+from hangwatch.supervise.progress.intake import ProgressIntake
 
 if TYPE_CHECKING:
     from hangwatch.recover.terminate import Termination
-    from hangwatch.supervise.nodes import NodeCoordination
+    from hangwatch.supervise.nodes.protocol import NodeCoordination
 
 
 @dataclass
@@ -104,6 +104,20 @@ class RunContext:
             self.say(f"hangwatch: processes {term.leftovers} did not die even with SIGKILL (stuck in the "
                      "kernel?); check them with `ps -o pid,stat,wchan -p ...`.")
         return term
+
+    def agree(self, attempt: int, action: OnHang, status: ExitStatus,
+              cause: str | None) -> tuple[OnHang, ExitStatus | None]:
+        """Decide with the other nodes, then follow the winner: one decision per attempt for all nodes, the
+        first proposed wins (with its exit). The action every node takes, and the exit status to end with
+        when another node decided it (None: this node's own, or a single-node run)."""
+        if self.nodes is None:
+            return action, None
+        won = self.nodes.decide(attempt, Decision(self.nodes.node, action, cause, status.code, status.reason.value,
+                                                  status.why))
+        if won.by == self.nodes.node or won.action == OnHang.REPORT:
+            return won.action, None
+        self.rundir.event(EventKind.REMOTE_DECISION, attempt=attempt, **won.to_dict())
+        return won.action, remote_status(won)
 
     def action_event(self, a: Attempt, action: str, term: Termination, **extra: object) -> None:
         """The `action` event: what was done to the job, and how its tree ended."""

@@ -24,26 +24,35 @@ import threading
 import time
 from collections.abc import Callable
 
-from hangwatch.records.run import EventKind, RunState
-from hangwatch.recover.exitcode import EXIT_SUPERVISION_FAILED, ExitReason, ExitStatus, job_exit
+from hangwatch.records.run import EventKind
+from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitReason, ExitStatus, job_exit
 from hangwatch.redact import redact_argv
 from hangwatch.runs.index import register
-from hangwatch.supervise.act import Acts
-from hangwatch.supervise.attempt import Attempt, AttemptEnd, Capture, Clock, SupervisionFailed, SystemClock
-from hangwatch.supervise.books import Books
-from hangwatch.supervise.capturing import Capturer
+from hangwatch.supervise.attempt import (
+    Attempt,
+    AttemptEnd,
+    Capture,
+    Clock,
+    Resume,
+    StartupProbes,
+    SupervisionFailed,
+    SystemClock,
+)
+from hangwatch.supervise.books.books import Books
 from hangwatch.supervise.config import RunConfig
 from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.detector import EARLY_LOOK_S, DetectorConfig, StallDetector, State
-from hangwatch.supervise.gpu_release import GpuGuard
-from hangwatch.supervise.job import Job, LaunchedJob, Launcher
-from hangwatch.supervise.launch import OnChunk, launch
-from hangwatch.supervise.node_round import NodeRounds
-from hangwatch.supervise.plan import plan_attempt
-from hangwatch.supervise.signals import SignalInbox
-from hangwatch.supervise.startup import StartupProbe
-from hangwatch.supervise.suspect import Suspects
-from hangwatch.supervise.tracking import Tracker
+from hangwatch.supervise.job.gpu_release import GpuGuard
+from hangwatch.supervise.job.job import Job, LaunchedJob, Launcher
+from hangwatch.supervise.job.launch import OnChunk, launch
+from hangwatch.supervise.job.plan import plan_attempt
+from hangwatch.supervise.job.signals import SignalInbox
+from hangwatch.supervise.nodes.round import NodeRounds
+from hangwatch.supervise.progress.detector import EARLY_LOOK_S, DetectorConfig, StallDetector, State
+from hangwatch.supervise.progress.tracking import Tracker
+from hangwatch.supervise.stall.act import Acts
+from hangwatch.supervise.stall.capturing import Capturer
+from hangwatch.supervise.stall.startup import StartupProbe
+from hangwatch.supervise.stall.suspect import Suspects
 
 # Capture, diagnosis and node coordination are imported where they are first needed: a job that
 # never stalls does not pay for them when hangwatch starts.
@@ -160,28 +169,27 @@ class Supervisor:
                 self.tracker.flush_checkpoints(attempt)
                 if attempt.job.poll() is not None:
                     attempt.job.close()
+            # How the run ends is set here, and only here: from the attempt's end.
             attempt.exit_code = end.code
-            ctx.exit_status = end.status or job_exit(end.code)
-            if end.restart is None or end.restart.restart:
-                if end.restart is None:
-                    return end.code
-                ctx.doing = "waiting for the GPU memory of the ended job"
-                released = self.gpu.released(attempt.number, attempt.job.known_pids())
-                ctx.doing = "watching"
-                if self.signals.pending:  # Ctrl-C or SIGTERM during the wait: stop here, launch nothing
-                    ctx.final_state = RunState.STOPPED
-                    ctx.exit_status = job_exit(end.code, signalled=True)
-                    return end.code
-                if not released:
-                    ctx.final_state = None if ctx.exit_status.reason in (
-                        ExitReason.HUNG_REQUEUE, ExitReason.HUNG_FINAL) else RunState.CRASHED
-                    return end.code
-                continue
-            msg = end.restart.message(self.cfg.max_restarts)
-            if msg is not None:
-                ctx.say(f"hangwatch: {msg}")
-                ctx.rundir.event(EventKind.GIVE_UP, reason=end.restart.give_up, attempts=attempt.number)
-            return end.code
+            ctx.exit_status, ctx.final_state = end.exit_status, end.final_state
+            if end.restart is None:
+                return end.code
+            if not end.restart.restart:
+                msg = end.restart.message(self.cfg.max_restarts)
+                if msg is not None:
+                    ctx.say(f"hangwatch: {msg}")
+                    ctx.rundir.event(EventKind.GIVE_UP, reason=end.restart.give_up, attempts=attempt.number)
+                return end.code
+            ctx.doing = "waiting for the GPU memory of the ended job"
+            released = self.gpu.released(attempt.number, attempt.job.known_pids())
+            ctx.doing = "watching"
+            if self.signals.pending:  # Ctrl-C or SIGTERM during the wait: stop here, launch nothing
+                ctx.exit_status = job_exit(end.code, signalled=True)
+                ctx.final_state = END_STATE[ctx.exit_status.reason]
+                return end.code
+            if not released:  # no relaunch onto a GPU still held: the run ends as this attempt did
+                ctx.final_state = END_STATE.get(ctx.exit_status.reason)
+                return end.code
 
     def _launch_real(self, argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> Job:
         return LaunchedJob(launch(argv, env, None, self.ctx.output, on_chunk, self.ctx.status, self.cfg.use_pty,
@@ -204,9 +212,10 @@ class Supervisor:
                                            max_slow=cfg.max_slow, history_factor=cfg.history_factor,
                                            history_floor=cfg.history_floor, phase_factor=cfg.phase_factor), now)
         first_probe = min(cfg.min_stall, EARLY_LOOK_S)  # the first may decide on proof; the rest every --min-stall
-        attempt = Attempt(n, plan.argv, now, job, det, action=cfg.on_hang, next_probe_at=now + first_probe,
+        attempt = Attempt(n, plan.argv, now, job, det, action=cfg.on_hang,
+                          startup=StartupProbes(next_probe_at=now + first_probe),
                           last_scan=now - SCAN_EVERY_S + FIRST_SCAN_S, log_offset=log_offset,
-                          resumed_from=plan.checkpoint, resume_given=plan.given,
+                          resume=Resume(plan.checkpoint, plan.given),
                           oom_start=cgroup_oom_kills(job.pid))  # per attempt: an earlier one's OOM is not this crash's
         ctx.attempts.append(attempt)
         if n > 1:

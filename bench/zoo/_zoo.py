@@ -1,0 +1,89 @@
+"""Helpers the zoo's cases share (the runner, bench/zoo.py, reads each case's header, not this file).
+
+- ``ready()``: a case says "the hang starts now" (or, for a look-alike, "the silent phase starts now") by
+  appending the time and its pid to the file named in $ZOO_READY; the runner measures detection latency
+  from the first line, and `inspect` waits for it.
+- ``two_ranks(main)``: run ``main(rank)`` on 2 gloo ranks on this machine (torch.multiprocessing spawn).
+- ``black_hole()`` / ``trickle_server()``: local TCP servers for network waits (no network needed).
+- ``seconds(s)``: a look-alike's silent time, shortened under $ZOO_QUICK (the fast subset the tests run).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+
+def ready(tag: str = "ready") -> None:
+    """The hang (or a look-alike's silent phase) starts now."""
+    path = os.environ.get("ZOO_READY")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{time.time():.3f} {os.getpid()} {tag}\n")
+
+
+def seconds(s: float) -> float:
+    """A look-alike's silent phase: ``s`` seconds, or a third of it under $ZOO_QUICK (at least 8 s)."""
+    return max(8.0, s / 3) if os.environ.get("ZOO_QUICK") else s
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rank_main(rank: int, main: Callable[[int], None], port: int, world: int) -> None:
+    import torch.distributed as dist
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    main(rank)
+    dist.destroy_process_group()
+
+
+def two_ranks(main: Callable[[int], None], world: int = 2) -> None:
+    """``main(rank)`` on ``world`` gloo ranks (spawned; each has the process group set up)."""
+    import torch.multiprocessing as mp
+
+    mp.spawn(_rank_main, args=(main, free_port(), world), nprocs=world, join=True)
+
+
+def black_hole() -> int:
+    """A port on 127.0.0.1 that accepts connections (from the kernel's backlog) and never answers."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(16)
+    _keep.append(s)
+    return int(s.getsockname()[1])
+
+
+def trickle_server(total: int, chunk: int, every_s: float) -> int:
+    """A local HTTP server that sends a ``total``-byte body, ``chunk`` bytes every ``every_s`` seconds."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    _keep.append(srv)
+
+    def serve() -> None:
+        while True:
+            conn, _ = srv.accept()
+            conn.recv(65536)
+            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {total}\r\n\r\n".encode())
+            sent = 0
+            while sent < total:
+                n = min(chunk, total - sent)
+                conn.sendall(b"x" * n)
+                sent += n
+                time.sleep(every_s)
+            conn.close()
+
+    threading.Thread(target=serve, name="trickle-server", daemon=True).start()
+    return int(srv.getsockname()[1])
+
+
+_keep: list[socket.socket] = []

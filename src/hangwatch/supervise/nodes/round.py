@@ -1,0 +1,67 @@
+"""The run loop's side of a multi-node job: connect to the store, then every COORD_EVERY_S seconds share
+this node's news and take the others' (a decision to follow, a request to capture). The store protocol is
+``nodes/protocol.py`` and ``nodes/store.py``, imported only for a multi-node job."""
+
+from __future__ import annotations
+
+from hangwatch.records.run import CaptureRequest, Decision, EventKind, OnHang
+from hangwatch.recover.exitcode import remote_status
+from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.context import RunContext
+from hangwatch.supervise.progress.detector import State
+
+COORD_EVERY_S = 0.5
+
+
+class NodeRounds:
+    """One node's rounds with the others."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+
+    def connect(self) -> None:
+        """Host (node 0) or reach the store; the coordination goes into ``ctx.nodes``."""
+        ctx, topo = self.ctx, self.ctx.cfg.topology
+        assert topo is not None  # noqa: S101 - only called for a multi-node job
+        timeout = max(30.0, min(ctx.cfg.startup_grace, 600.0))
+        ctx.say(f"hangwatch: node {topo.node_rank} of {topo.nnodes}; coordinating through {topo.endpoint}")
+        from hangwatch.supervise.nodes.protocol import NodeCoordination
+
+        ctx.nodes = NodeCoordination.connect(topo, timeout)
+        ctx.rundir.event(EventKind.COORDINATION, node=topo.node_rank, nnodes=topo.nnodes, endpoint=topo.endpoint)
+
+    def tick(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """Follow another node's decision (this node's part of the job ended, with the decider's exit), or
+        answer its capture request (the attempt becomes suspect: this round's handler captures it)."""
+        ctx, nodes = self.ctx, self.ctx.nodes
+        if nodes is None or not ctx.due("coord", now, COORD_EVERY_S):
+            return None
+        called = nodes.tick(a.number, ctx.state.value, ctx.ledger.last_step, now)
+        if isinstance(called, Decision) and a.job.poll() is None:
+            a.action = OnHang(called.action)
+            ctx.rundir.event(EventKind.REMOTE_DECISION, attempt=a.number, **called.to_dict())
+            ctx.say(f"hangwatch: node {called.by} decided to {called.action} the job "
+                    f"({called.cause}); ending this node's part.")
+            term = ctx.terminate(a, reason=f"node {called.by} decided: {called.action}")
+            ctx.action_event(a, called.action, term, remote=True)
+            decision = ctx.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed,
+                                         max_step=a.steps.max_step)
+            status = remote_status(called)
+            return AttemptEnd(status.code, decision, status)  # this node's run ends as the deciding node's did
+        if isinstance(called, CaptureRequest) and not a.node.captured_for_peer and a.detector.state not in (
+                State.SUSPECT, State.HUNG):
+            a.node.captured_for_peer = True
+            ctx.rundir.event(EventKind.CAPTURE_REQUESTED, attempt=a.number, by=called.by)
+            a.detector.suspect_now()
+        return None
+
+    def close(self) -> None:
+        """Leave (node 0 serves the store until the others have: they may still have a decision to read),
+        then the store's traffic, as a `coord_stats` event."""
+        nodes = self.ctx.nodes
+        if nodes is not None:
+            from hangwatch.supervise.nodes.protocol import LEAVE_WAIT_S
+
+            self.ctx.doing = "waiting for the other nodes to leave"
+            nodes.leave(LEAVE_WAIT_S)
+            self.ctx.rundir.event(EventKind.COORD_STATS, node=nodes.node, **nodes.coord.stats.to_dict())

@@ -1,0 +1,140 @@
+"""Progress intake: the job's output tail and its heartbeat slots, turned into progress signals once
+per poll of the run loop."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hangwatch.supervise.progress.counters import (
+    ANSI,
+    RECORD_SPLIT,
+    TAIL_RECORDS,
+    OutputTail,
+    ProgressParser,
+    parse_record,
+)
+from hangwatch.supervise.progress.detector import Progress, Strength
+from hangwatch.supervise.progress.heartbeat import read_heartbeats
+
+log = logging.getLogger(__name__)
+RECENT_RECORDS = 64
+
+
+@dataclass(frozen=True)
+class RankProgress:
+    """A rank's newest progress: when, which step, and what must change for it to count again."""
+
+    at: float
+    step: int | None
+    key: bytes
+
+
+@dataclass(frozen=True)
+class Intake:
+    """What one poll found: progress signals in order, and the phase a heartbeat declared."""
+
+    signals: tuple[Progress, ...]
+    phase: str | None = None
+    phase_deadline: float | None = None
+    phase_started: float | None = None
+    fresh_output: bool = False  # a record not seen recently (times, rates and losses masked): visible movement
+
+
+@dataclass
+class ProgressIntake:
+    """Reads the output tail (filled by the pump threads) and the heartbeat slots."""
+
+    regex: re.Pattern[str] | None
+    heartbeat_dir: Path
+    tail: OutputTail = field(default_factory=OutputTail)
+    counter_total: int | None = None  # the N of the newest `n/N` counter (any bar: a weak total)
+    trainer_total: int | None = None  # the trainer's max steps, from autobeat's heartbeats
+    ranks: dict[int, RankProgress] = field(default_factory=dict)
+    _parser: ProgressParser = field(init=False)
+    _tail_seq: int = 0
+    _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
+    _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
+
+    def __post_init__(self) -> None:
+        self._parser = ProgressParser(self.regex)
+
+    def on_chunk(self, data: bytes, at: float) -> None:
+        """Pump thread: keep the newest output for the next poll."""
+        self.tail.add(data, at)
+
+    def new_attempt(self) -> None:
+        """A new attempt starts with no heartbeats and no per-rank progress."""
+        for hb in self.heartbeat_dir.glob("*.hb"):
+            hb.unlink(missing_ok=True)
+        self._beats.clear()
+        self.ranks.clear()
+        self.counter_total = self.trainer_total = None
+
+    def poll(self) -> Intake:
+        """Progress since the last poll: output, counters, heartbeats."""
+        signals: list[Progress] = []
+        fresh = False
+        seq, at, data = self.tail.snapshot()
+        if seq != self._tail_seq:
+            self._tail_seq = seq
+            signals.append(Progress(at, None, "output", Strength.OUTPUT))
+            fresh = self._fresh(data)
+            try:
+                counter = self._parser.latest(data)
+                by_rank = self._parser.by_rank(data)
+            except Exception:  # a parser bug must not stop supervision
+                log.exception("progress parser failed")
+                counter, by_rank = None, {}
+            for rank, c in by_rank.items():
+                prev = self.ranks.get(rank)
+                if prev is None or prev.key != c.key:
+                    self.ranks[rank] = RankProgress(at, c.step, c.key)
+            if counter is not None:
+                if counter.total is not None:
+                    self.counter_total = counter.total
+                signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER))
+        phase: str | None = None
+        deadline: float | None = None
+        started: float | None = None
+        beats: list[Progress] = []
+        for hb in read_heartbeats(self.heartbeat_dir):
+            if hb.count != self._beats.get(hb.pid, 0):
+                self._beats[hb.pid] = hb.count
+                if hb.rank is not None:
+                    self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
+                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
+            if hb.total is not None and hb.step is not None:
+                self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
+            if hb.phase is not None:
+                phase, deadline, started = hb.phase, hb.phase_deadline, hb.phase_started
+        if beats:
+            # One signal per poll, however many processes beat: the ranks of one job beat the same steps
+            # a moment apart, and those moments are no interval of the job's own.
+            steps = [b.step for b in beats if b.step is not None]
+            signals.append(Progress(max(b.at for b in beats), max(steps) if steps else None, "heartbeat",
+                                    Strength.HEARTBEAT))
+        return Intake(tuple(signals), phase, deadline, started, fresh)
+
+    def _fresh(self, tail: bytes) -> bool:
+        """Whether the newest records hold one not seen recently. Times, rates and losses are masked,
+        so a progress bar that only redraws its clock is not movement; a new count or message is."""
+        fresh = False
+        for rec in RECORD_SPLIT.split(tail)[-TAIL_RECORDS:]:
+            if not rec.strip():
+                continue
+            template, fields = parse_record(ANSI.sub(b"", rec))
+            key = (template, tuple(f.value for f in fields))
+            if key not in self._recent:
+                fresh = True
+                self._recent[key] = None
+                while len(self._recent) > RECENT_RECORDS:
+                    self._recent.popitem(last=False)
+        return fresh
+
+    def rank_progress(self) -> tuple[tuple[int, float, int | None], ...]:
+        """(rank, at, step) for each rank seen, for the evidence."""
+        return tuple((r, p.at, p.step) for r, p in sorted(self.ranks.items()))

@@ -1,0 +1,236 @@
+"""What happens when a job is declared hung, or crashes: one decision (with the other nodes), the
+incident on disk and announced before anything is done (evidence before action), then the act: report,
+kill, or restart with the remedy the cause names, chosen by the deadline and the budget. The exit the run
+ends with follows the exit-code contract (recover/exitcode.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hangwatch.capture.cgroup import cgroup_oom_kills
+from hangwatch.causes import Cause
+from hangwatch.records.run import EventKind, OnHang
+from hangwatch.recover.exitcode import (
+    ExitReason,
+    ExitStatus,
+    Hang,
+    deterministic,
+    hung_exit,
+)
+from hangwatch.recover.remedy import ladder
+from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.books.accounting import remedy_outcomes
+from hangwatch.supervise.books.books import Books
+from hangwatch.supervise.books.rundir import command_name
+from hangwatch.supervise.context import RunContext
+from hangwatch.supervise.progress.detector import StallDetector
+from hangwatch.supervise.stall.capturing import Capturer
+from hangwatch.supervise.stall.judgement import Judgement
+
+if TYPE_CHECKING:
+    from hangwatch.evidence import Evidence
+    from hangwatch.incident import Finding, Incident, LastProgress
+
+# The incident records, their rendering and the diagnosis are imported when the first incident comes:
+# a job that never stalls does not pay for them when hangwatch starts.
+
+log = logging.getLogger(__name__)
+
+
+def flight_dumps(evidence: Evidence) -> dict[int, str]:
+    """Each rank's whole flight recorder dump, as read at the capture (rank -> JSON text)."""
+    return {p.info.rank if p.info.rank is not None else p.info.pid: p.flight.raw for p in evidence.processes
+            if p.flight is not None and p.flight.raw}
+
+
+def last_progress(det: StallDetector) -> LastProgress | None:
+    """The detector's newest counted progress, as the incident records it."""
+    from hangwatch.incident import LastProgress
+
+    return LastProgress(at=det.last.at, step=det.last.step, source=det.last.source) if det.last else None
+
+
+class Acts:
+    """Declares, records and acts on incidents for one run."""
+
+    def __init__(self, ctx: RunContext, books: Books, capturer: Capturer) -> None:
+        self.ctx, self.books, self.capturer = ctx, books, capturer
+
+    def declare(self, j: Judgement) -> AttemptEnd | None:
+        """Hung: decide (with the other nodes), write the incident, then act on it."""
+        from hangwatch.incident import Action
+
+        a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
+        ctx, det, root = self.ctx, a.detector, diagnosis.root
+        det.declare_hung()
+        ctx.note = None
+        ctx.ledger.open_stall(det.last.at if det.last else a.started_at)
+        futile = a.action == OnHang.RESTART and ctx.policy.would_stop(a.number, progressed=a.steps.progressed,
+                                                                        max_step=a.steps.max_step)
+        status = self.hung_status(root, futile)
+        a.action, followed = ctx.agree(a.number, a.action, status, root.cause)
+        status = followed or status
+        decision = None
+        if a.action == OnHang.REPORT:
+            action = Action.REPORTED
+        else:
+            decision = ctx.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed,
+                                         max_step=a.steps.max_step)
+            action = Action.RESTARTED if decision.restart else Action.KILLED
+        ctx.hangs.append(Hang.of(root))
+        remedy = self.remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
+        from hangwatch.diagnose.assemble import build_incident
+
+        incident = build_incident(evidence, diagnosis, attempt=a.number, action=action,
+                                  last_progress=last_progress(det), detected_at=now, remedy=remedy)
+        try:
+            path: Path | None = self.record(incident, stalled, flight_dumps(evidence))
+        except Exception:  # a full disk must not keep a hung job from being ended or restarted
+            log.exception("could not record the incident")
+            path = None
+        if decision is None:
+            return None
+        term = ctx.terminate(a, reason=f"hung: {root.cause}")
+        ctx.action_event(a, action.value, term, incident=str(path) if path else None)
+        return AttemptEnd(status.code, decision, status)
+
+    def report(self, j: Judgement, when: str) -> None:
+        """An incident for a job that is alive or waiting, not (yet) hung: nothing is done to it."""
+        from hangwatch.diagnose import Diagnosis
+        from hangwatch.diagnose.assemble import build_incident
+        from hangwatch.incident import Action
+
+        a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
+        root = diagnosis.root
+        root = dataclasses.replace(root, evidence=(*root.evidence, when))
+        incident = build_incident(evidence, Diagnosis(diagnosis.verdict, (root, *diagnosis.findings[1:])),
+                                  attempt=a.number, action=Action.NONE, last_progress=last_progress(a.detector),
+                                  detected_at=now)
+        try:
+            self.record(incident, stalled, flight_dumps(evidence))
+        except Exception:  # a report that cannot be written must not stop supervision
+            log.exception("could not record the incident")
+
+    def hung_status(self, root: Finding, futile: bool = False) -> ExitStatus:
+        """The exit a hung run ends with here: worth a requeue, or not (recover/exitcode.py)."""
+        rungs = ladder(root, dict(self.ctx.cfg.remedies))
+        tried = {r.remedy for r in self.ctx.remedies.applied}
+        left = None if not rungs else any(r not in tried for r in rungs)
+        bug = None
+        if deterministic(root):
+            bug = root.proof.fact if root.proof is not None else f"{root.cause} is a bug in the code by nature"
+        return hung_exit(Hang.of(root), self.ctx.hangs, left, futile, bug)
+
+    def remedy_for(self, root: Finding, next_attempt: int) -> str | None:
+        """When the user's fallbacks are used up, the cause picks the next attempt's remedy (text)."""
+        ctx, cfg = self.ctx, self.ctx.cfg
+        if not cfg.auto_fallback or next_attempt <= len(cfg.fallbacks) + 1:
+            return None
+        candidates = ctx.remedies.candidates(root, loader_overrides=cfg.autobeat)
+        from hangwatch.recover.choice import choose
+
+        s = self.books.summary(final=False)
+        # A hung job's recent rate may be gone (its newest points are one epoch's first batch): the last one known.
+        rate = s.steps_per_s or self.books.known_rate or self._attempt_rate()
+        total = s.total_steps or self.books.known_total
+        left = total - s.last_step if total and s.last_step is not None else None
+        measured = {str(r["remedy"]): float(r["rate_vs_previous"])
+                    for r in remedy_outcomes(ctx.attempts, ctx.remedies.applied) if r.get("rate_vs_previous")}
+        choice = choose(candidates, now=ctx.clock.now(), steps_left=left, rate=rate, spent_usd=s.cost_usd,
+                        cost_per_hour=cfg.cost_per_hour, deadline=cfg.deadline, budget=cfg.budget,
+                        measured=measured, configured=dict(cfg.remedy_rates), probed=self._probed_rates())
+        if choice is None:
+            return None
+        applied = ctx.remedies.apply(choice.remedy, root, next_attempt, why=choice.why)
+        if choice.why:
+            ctx.rundir.event(EventKind.REMEDY_CHOICE, attempt=next_attempt, remedy=choice.remedy, why=choice.why)
+            ctx.say(f"hangwatch: remedy for attempt {next_attempt}: {choice.why}")
+        return (f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
+                + (f"; {choice.why}" if choice.why else ""))
+
+    def _attempt_rate(self) -> float | None:
+        """The current attempt's mean step rate, from its launch to its newest step (start-up included, so
+        a low estimate): for a job whose steps all came between two polls, where no rate was measured."""
+        a = self.ctx.attempts[-1] if self.ctx.attempts else None
+        if a is None or a.steps.last_global is None or a.detector.last is None:
+            return None
+        ck = a.resume.resumed_from
+        base = ck.step if a.resume.resume_given and ck and ck.step else 0
+        elapsed = a.detector.last.at - a.started_at
+        return (a.steps.last_global - base) / elapsed if a.steps.last_global > base and elapsed > 0 else None
+
+    def _probed_rates(self) -> dict[str, float]:
+        """Rate factors from a probe-data report saved in the run directory (probe.json), if any."""
+        from hangwatch.recover.choice import probe_rates
+
+        try:
+            report = json.loads((self.ctx.cfg.run_dir / "probe.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        return probe_rates(report) if isinstance(report, dict) else {}
+
+    def record(self, incident: Incident, stalled: float, flight: dict[int, str] | None = None) -> Path:
+        """Evidence before action: the incident is on disk and announced before anything is killed."""
+        from hangwatch.report.banner import incident_banner, notification
+
+        ctx = self.ctx
+        path = ctx.rundir.write_incident(incident, flight)
+        ctx.ledger.incidents += 1
+        root = incident.root_cause
+        ctx.incident_counts[(root.cause if root else Cause.UNKNOWN, incident.verdict.value)] += 1
+        ctx.rundir.event(EventKind.INCIDENT, attempt=incident.attempt, verdict=incident.verdict.value,
+                         cause=root.cause if root else None, path=str(path), action=incident.action.value)
+        self.books.write_summary(final=False)
+        page = self.books.write_page()
+        banner = incident_banner(incident, stalled, path / "report.md", page)
+        ctx.say("\n".join(banner))
+        ctx.notifier.send(*notification(command_name(ctx.cfg.argv), incident, banner))
+        return path
+
+    def job_exited(self, a: Attempt, code: int) -> AttemptEnd:
+        """The job ended by itself (its output drained and taken): its orphans ended, then finished, or a
+        crash incident (and a restart if asked, or if another node decided one)."""
+        ctx = self.ctx
+        a.job.scan()
+        leftovers = a.job.leftovers()
+        if leftovers:  # e.g. a DataLoader worker stuck in user code outlives its main process
+            ctx.terminate(a, reason="job exited, its orphans remain", first=signal.SIGKILL)
+        ctx.ledger.close_stall(ctx.clock.now())
+        status = 128 - code if code < 0 else code
+        ctx.rundir.event(EventKind.JOB_EXIT, attempt=a.number, exit_code=status, orphans_killed=leftovers)
+        if code == 0:
+            return AttemptEnd(0)
+        oom_now = cgroup_oom_kills(os.getpid())
+        oom = (oom_now - a.oom_start) if oom_now is not None and a.oom_start is not None else 0
+        from hangwatch.diagnose.crash import diagnose_crash
+        from hangwatch.incident import Action, Incident, Verdict
+
+        kmsg = self.capturer.kmsg
+        kernel = kmsg.read() if kmsg is not None else ()
+        kernel_note = kmsg.note if kmsg is not None else None
+        findings = tuple(diagnose_crash(code, self.capturer.output_tail(a.log_offset), oom_kills=oom,
+                                        pid=a.job.pid, kernel=kernel, known_pids=tuple(a.job.known_pids())))
+        asked = ctx.cfg.restart_on_crash
+        # The other nodes' ranks now wait for ours: stop or restart them too (or follow the node that ended ours).
+        node = ctx.nodes.node if ctx.nodes is not None else 0
+        crashed = ExitStatus(status, ExitReason.CRASHED, f"node {node}'s job exited with status {status}")
+        won, followed = ctx.agree(a.number, OnHang.RESTART if asked else OnHang.KILL, crashed, findings[0].cause)
+        if followed is not None:
+            asked = won == OnHang.RESTART
+        decision = ctx.policy.decide(a.number, asked=asked, progressed=a.steps.progressed, max_step=a.steps.max_step)
+        incident = Incident(verdict=Verdict.CRASHED, detected_at=ctx.clock.now(),
+                            last_progress=last_progress(a.detector), attempt=a.number,
+                            action=Action.RESTARTED if decision.restart else Action.NONE, processes=(),
+                            findings=findings, kernel=kernel, notes=(kernel_note,) if kernel_note else (),
+                            remedy=self.remedy_for(findings[0], a.number + 1) if decision.restart else None)
+        self.record(incident, 0.0)
+        if followed is not None:
+            return AttemptEnd(followed.code, decision, followed)
+        return AttemptEnd(status, decision)

@@ -1,0 +1,130 @@
+"""Startup probing: before the first progress signal, a job is captured every --min-stall seconds.
+
+- Nothing moves and the stacks match a stuck signature: hung now, not at the end of --startup-grace.
+- Nothing moves and nothing is recognised, STILL_PROBES probes in a row: hung too (cause as found,
+  often `unknown`, with the stacks). Not knowing why is no reason to wait the whole grace.
+- Anything alive keeps the grace: compiling, loading, a download or read delivering bytes, CPU burning,
+  a process waking up (a poll, a retry), a main thread in sleep() (a timer will wake it), and a rank
+  that works while the others wait for it at a barrier.
+- A rendezvous waiting for peers is `waiting`: the run loop bounds it by --rendezvous-timeout (other
+  nodes may start late).
+
+``startup_decision`` is pure: the decision from a diagnosis. ``StartupProbe`` runs it on the job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hangwatch.causes import Cause
+from hangwatch.errors import CaptureError
+from hangwatch.records.run import EventKind
+from hangwatch.supervise.progress.detector import State
+from hangwatch.supervise.stall.judgement import Judgement
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.supervise.attempt import Attempt, AttemptEnd
+    from hangwatch.supervise.context import RunContext
+    from hangwatch.supervise.progress.tracking import Tracker
+    from hangwatch.supervise.stall.act import Acts
+    from hangwatch.supervise.stall.capturing import Capturer
+    from hangwatch.supervise.stall.suspect import Suspects
+
+# Signatures that mean stuck before the first step (the rules already require that the culprit
+# did not move): a DataLoader waiting on its first batch with its workers blocked, a lock or
+# deadlock, a stopped process, a prompt nobody answers.
+# child.wait is left out: a non-Python child (tar, wget, a compiler) has no stack that could be seen
+# moving, and a startup that runs one is usually alive; it is caught by STILL_PROBES if it stays still.
+STUCK_AT_START = frozenset({Cause.DATALOADER_WORKER_STUCK, Cause.DATALOADER_BATCH_LOST, Cause.FORK_INHERITED_LOCK,
+                            Cause.CODE_DEADLOCK, Cause.PROCESS_STOPPED, Cause.PROCESS_WAITS_FOR_INPUT})
+STILL_PROBES = 3  # probes in a row that find nothing moving and no progress: hung, whatever the cause
+
+
+@dataclass(frozen=True)
+class ProbeDecision:
+    """What a startup probe found: hung now, or keep waiting (and why, for the status line)."""
+
+    hung: bool
+    note: str  # "alive (compile.in_progress)", "stuck: code.deadlock", "not moving (unknown), probe 2 of 3"
+    still: int = 0  # probes in a row, this one included, in which nothing moved
+
+
+def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int = 0,
+                     activity: str | None = None, early: bool = False) -> ProbeDecision:
+    """The decision of one startup probe; ``moved``: what arrived while the job was captured;
+    ``still_before``: how many probes in a row before this one found nothing moving; ``activity``:
+    what in the job moves or will by itself (CPU, data, wake-ups, a sleep), None when nothing does;
+    ``early``: a probe sooner than --min-stall, where only a proof of a hang decides (and nothing counts
+    towards the probes in a row that find nothing moving, which keep their --min-stall spacing)."""
+    from hangwatch.incident import Verdict
+
+    root = diagnosis.root
+    if moved is not None:
+        return ProbeDecision(False, f"alive ({moved})", 0 if not early else still_before)
+    if diagnosis.verdict == Verdict.WAITING:
+        return ProbeDecision(False, f"waiting ({root.cause})", still_before if early else 0)
+    if diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang:
+        return ProbeDecision(True, f"proven stuck: {root.cause}", still_before + 1)
+    if early:
+        return ProbeDecision(False, f"looked early ({diagnosis.verdict.value}, {root.cause}): no proof of a hang",
+                             still_before)
+    if diagnosis.verdict == Verdict.HUNG and root.cause in STUCK_AT_START:
+        return ProbeDecision(True, f"stuck: {root.cause}", still_before + 1)
+    if diagnosis.verdict == Verdict.HUNG and activity is not None:
+        return ProbeDecision(False, f"not stuck ({root.cause}): {activity}")
+    if diagnosis.verdict == Verdict.HUNG:
+        still = still_before + 1
+        if still >= STILL_PROBES:
+            return ProbeDecision(True, f"not moving for {still} probes in a row ({root.cause})", still)
+        return ProbeDecision(False, f"not moving ({root.cause}), probe {still} of {STILL_PROBES}", still)
+    return ProbeDecision(False, f"alive ({root.cause})")
+
+
+class StartupProbe:
+    """Probes a starting job every --min-stall seconds, within --startup-grace."""
+
+    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, suspects: Suspects,
+                 acts: Acts) -> None:
+        self.ctx, self.capturer, self.tracker, self.suspects, self.acts = ctx, capturer, tracker, suspects, acts
+
+    def due(self, a: Attempt, now: float) -> bool:
+        """Whether a probe is due: the job shows no progress yet, within its grace."""
+        return a.detector.state == State.STARTING and a.startup.next_probe_at <= now < a.started_at + \
+            self.ctx.cfg.startup_grace
+
+    def probe(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
+        matches, else keep the startup grace (compiling, loading, a rendezvous waiting for peers)."""
+        from hangwatch.supervise.stall.suspect import diagnose
+
+        ctx = self.ctx
+        since = now - a.started_at
+        early = since < ctx.cfg.min_stall
+        # Probes every --min-stall from launch (the first may come sooner, at 15 s, and decides on proof only).
+        a.startup.next_probe_at = a.started_at + (int(since // ctx.cfg.min_stall) + 1) * ctx.cfg.min_stall
+        try:
+            evidence = self.capturer.bounded(a.job.pid)
+        except CaptureError:
+            return None
+        diagnosis = diagnose(evidence)
+        if a.job.poll() is not None:
+            return None
+        moved = self.tracker.moved_during_capture(a)
+        from hangwatch.diagnose.engine import what_moves
+        from hangwatch.incident import Verdict
+
+        decision = startup_decision(diagnosis, moved, a.startup.still_probes, what_moves(evidence), early)
+        a.startup.still_probes = decision.still
+        ctx.probe_note = f"probed at {since:.0f} s, {decision.note}"
+        ctx.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
+                         verdict=diagnosis.verdict.value, cause=diagnosis.root.cause, note=decision.note,
+                         still=decision.still, early=early)
+        if a.detector.state != State.STARTING:
+            return None
+        if moved is None and diagnosis.verdict == Verdict.WAITING and \
+                diagnosis.root.cause == Cause.DISTRIBUTED_RENDEZVOUS_WAIT:
+            return self.suspects.peers_late(Judgement(a, evidence, diagnosis, now, since))
+        if not decision.hung:
+            return None
+        return self.acts.declare(Judgement(a, evidence, diagnosis, now, since))

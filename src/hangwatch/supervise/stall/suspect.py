@@ -1,0 +1,211 @@
+"""A suspect job: captured and diagnosed, then given more time when it is alive (bounded by its own
+history or --max-slow), held while it waits for peers (bounded by --rendezvous-timeout), or declared hung
+(``stall/act.py``). Movement seen while it was captured means it is not hung."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING
+
+from hangwatch.causes import Cause
+from hangwatch.errors import CaptureError
+from hangwatch.records.run import EventKind
+from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.context import RunContext
+from hangwatch.supervise.progress.detector import HistoryBound, StallDetector, State
+from hangwatch.supervise.progress.tracking import Tracker
+from hangwatch.supervise.stall.act import Acts
+from hangwatch.supervise.stall.capturing import Capturer
+from hangwatch.supervise.stall.judgement import Judgement
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.evidence import Evidence
+    from hangwatch.incident import Finding
+
+SLOW_INCIDENT_STALLS = 3  # extended past this many x --min-stall: a `slow` incident, once per cause and place
+SLOW_REPEAT_S = 600.0  # while it lasts, a note (event, line, notification) at most this often after that incident
+EARLY_WINDOW_S = 2.0  # the first look samples this long (its proofs stand on kernel facts more than on time)
+
+
+def diagnose(evidence: Evidence) -> Diagnosis:
+    """The diagnosis engine, imported when first needed (a job that never stalls does not pay for it)."""
+    from hangwatch.diagnose import diagnose as run
+
+    return run(evidence)
+
+
+def alive_bound(det: StallDetector, evidence: Evidence, root: Finding) -> HistoryBound | None:
+    """When an alive job without progress becomes hung by its own history; None: only --max-slow bounds it.
+
+    Proven work (a loop walking its data, one long call, bytes moving: ``root.proves_work``) is never judged
+    by the step history; a phase it has been in before keeps its phase bound. Compiles, long GPU kernels,
+    buffered output and moving I/O get --max-slow alone. What shows no work (a thread that only wakes, an
+    idle process) is bounded by the history."""
+    from hangwatch.diagnose.bounds import bounded_by_history, workers_behind
+
+    if not bounded_by_history(root):
+        return None
+    if root.proves_work:
+        return det.phase_bound()
+    return det.history_bound(workers_behind(evidence, root))
+
+
+def clock(at: float) -> str:
+    """A unix time as the local wall clock, for 'hung at 14:20:05'."""
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+class Suspects:
+    """Judges suspect attempts."""
+
+    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, acts: Acts) -> None:
+        self.ctx, self.capturer, self.tracker, self.acts = ctx, capturer, tracker, acts
+
+    def on_suspect(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """suspect: capture and diagnose; extend a job that is alive, else declare it hung and act."""
+        ctx, det = self.ctx, a.detector
+        stalled = det.stalled_for(now)
+        ctx.rundir.event(EventKind.SUSPECT, attempt=a.number, stalled_seconds=round(stalled, 1),
+                         threshold=round(det.threshold(), 1), phase=det.phase_name)
+        if now < a.suspicion.capture_retry_at:
+            return None
+        try:
+            evidence = self.capturer.bounded(a.job.pid)
+        except CaptureError:
+            a.suspicion.capture_retry_at = ctx.clock.now() + max(1.0, self.capturer.window())  # retry, not every round
+            return None  # or the job is gone: the next round sees its exit
+        ranks = ctx.intake.rank_progress()
+        if ranks:
+            evidence = dataclasses.replace(evidence, rank_progress=ranks)
+        diagnosis = diagnose(evidence)
+        if a.job.poll() is not None:
+            return None
+        if ctx.nodes is not None and a.node.captured_for_peer:  # answer the node that asked, alive or not
+            ctx.nodes.share(a.number, evidence, diagnosis, ctx.clock.now(), request=False)
+        moved = self.tracker.moved_during_capture(a)
+        if moved is not None and (det.state != State.SUSPECT or det.extend(ctx.clock.now())):
+            # Visible movement between suspect and decision: not hung. Output alone extends, within --max-slow.
+            ctx.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value,
+                             cause=diagnosis.root.cause, reason=moved, seconds=round(det.threshold(), 1))
+            ctx.say(f"hangwatch: no progress for {stalled:.0f} s, but the job moved while it was captured "
+                    f"({moved}); not hung.")
+            return None
+        from hangwatch.incident import Verdict
+
+        if ctx.nodes is not None:
+            merged = ctx.nodes.merge(a.number, evidence, diagnosis, self.capturer.window(), ctx.clock.now())
+            ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
+            diagnosis = merged.diagnosis
+        root = diagnosis.root
+        if diagnosis.verdict == Verdict.WAITING and root.cause == Cause.DISTRIBUTED_RENDEZVOUS_WAIT:
+            return self.peers_late(Judgement(a, evidence, diagnosis, now, stalled))
+        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING, Verdict.WAITING):
+            from hangwatch.diagnose.bounds import past_history
+
+            bound = alive_bound(det, evidence, root)
+            if det.extend(ctx.clock.now(), bound):
+                self._alive(Judgement(a, evidence, diagnosis, now, stalled), bound)
+                return None
+            by_history = bound is not None and ctx.clock.now() >= bound.at
+            basis = bound.basis if by_history and bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
+            diagnosis = past_history(diagnosis, stalled, basis, by_history)
+        return self.acts.declare(Judgement(a, evidence, diagnosis, now, stalled))
+
+    def look_due(self, a: Attempt, now: float) -> bool:
+        """Whether a progressing job that has stalled is due its first look (once per stall), sooner than
+        --min-stall: max(15 s, 10 x its 99th-percentile progress interval) after its last progress."""
+        det = a.detector
+        after = det.look_after()
+        return after is not None and det.last is not None and a.suspicion.looked_at != det.last.at and \
+            now >= det.last.at + after
+
+    def look(self, a: Attempt, now: float) -> AttemptEnd | None:
+        """The first look at a stall: a short capture that declares the job hung only on a proof of a hang
+        (a wait nothing will release, a lock cycle, a counting spin, a prompt, ...); anything else waits for
+        --min-stall, as before."""
+        ctx, det = self.ctx, a.detector
+        a.suspicion.looked_at = det.last.at if det.last is not None else now
+        stalled = det.stalled_for(now)
+        try:
+            evidence = self.capturer.bounded(a.job.pid, window=min(self.capturer.window(), EARLY_WINDOW_S))
+        except CaptureError:
+            return None
+        diagnosis = diagnose(evidence)
+        if a.job.poll() is not None:
+            return None
+        moved = self.tracker.moved_during_capture(a)
+        root = diagnosis.root
+        from hangwatch.incident import Verdict
+
+        decides = moved is None and diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang
+        ctx.rundir.event(EventKind.LOOK, attempt=a.number, stalled_seconds=round(stalled, 1),
+                         verdict=diagnosis.verdict.value, cause=root.cause, hung=decides,
+                         proof=root.proof.fact if root.proof is not None else None, moved=moved)
+        if not decides or det.state != State.PROGRESSING:
+            return None
+        fact = root.proof.fact if root.proof is not None else ""
+        ctx.say(f"hangwatch: no progress for {stalled:.0f} s, and it is proven hung: {fact}.")
+        det.suspect_now()
+        return self.acts.declare(Judgement(a, evidence, diagnosis, now, stalled))
+
+    def _alive(self, j: Judgement, bound: HistoryBound | None) -> None:
+        """Alive without progress: more time, said plainly with when it ends; past 3 x --min-stall the
+        first time for this cause and place, a `slow` incident (notified) says what it does and until when."""
+        from hangwatch.incident import Verdict
+
+        a, diagnosis, now, stalled = j.attempt, j.diagnosis, j.now, j.stalled
+        ctx, det, root = self.ctx, a.detector, diagnosis.root
+        until = det.max_slow_at(now)  # --max-slow holds in any case
+        if bound is not None:
+            until = min(until, bound.at)
+        when = f"hung at {clock(until)} ({until - now:.0f} s from now) unless it progresses"
+        basis = bound.basis if bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
+        ctx.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value, cause=root.cause,
+                         seconds=round(det.threshold(), 1), summary=root.summary, hung_at=round(until, 1),
+                         bound=basis)
+        ctx.say(f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
+                f"Giving it {det.threshold():.0f} s more; {when} ({basis}).")
+        ctx.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
+        key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
+        if stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall and key not in a.suspicion.slow_reported:
+            a.suspicion.slow_reported.add(key)
+            a.suspicion.slow_noted_at = now
+            if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
+                diagnosis = dataclasses.replace(diagnosis, verdict=Verdict.SLOW)
+            self.acts.report(j.but(diagnosis), f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}")
+        elif key in a.suspicion.slow_reported and a.suspicion.slow_noted_at is not None and \
+                now - a.suspicion.slow_noted_at >= SLOW_REPEAT_S:
+            a.suspicion.slow_noted_at = now  # it lasts: said again, at most every SLOW_REPEAT_S
+            text = (f"still {diagnosis.verdict.value} after {stalled / 60:.0f} min without progress: {root.summary} "
+                    f"{when}.")
+            ctx.rundir.event(EventKind.STILL_SLOW, attempt=a.number, cause=root.cause,
+                             stalled_seconds=round(stalled, 1), hung_at=round(until, 1), summary=root.summary)
+            ctx.say(f"hangwatch: {text}")
+            from hangwatch.supervise.books.rundir import command_name
+
+            ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} still {diagnosis.verdict.value}", text)
+
+    def peers_late(self, j: Judgement) -> AttemptEnd | None:
+        """Waiting for peers at process-group setup: `waiting` (reported once, after --min-stall) until
+        --rendezvous-timeout, then hung. Other nodes may start late; a node that never comes is a hang."""
+        a, diagnosis, now, stalled = j.attempt, j.diagnosis, j.now, j.stalled
+        ctx, det, timeout = self.ctx, a.detector, self.ctx.cfg.rendezvous_timeout
+        if a.suspicion.waiting_since is None:  # first seen waiting now: it may have begun since the last progress
+            a.suspicion.waiting_since = max(a.started_at, now - stalled) if det.last is not None else now
+        waited = now - a.suspicion.waiting_since
+        until = a.suspicion.waiting_since + timeout
+        from hangwatch.diagnose.bounds import past_rendezvous_timeout
+
+        if waited >= timeout:
+            return self.acts.declare(j.but(past_rendezvous_timeout(diagnosis, waited, timeout), waited))
+        if det.state == State.SUSPECT:
+            det.hold_until(min(until, now + det.threshold()))
+        when = f"hung at {clock(until)} ({until - now:.0f} s from now) if the peers have not joined"
+        ctx.note = f"waiting for peers for {waited:.0f} s; {when}"
+        if not a.suspicion.waiting_reported and waited >= ctx.cfg.min_stall:
+            a.suspicion.waiting_reported = True
+            self.acts.report(j.but(stalled=waited),
+                             f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)")
+        return None
