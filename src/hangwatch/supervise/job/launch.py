@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 READ_SIZE = 256 * 1024
-EXEC_SHIM = Path(__file__).resolve().parent.parent / "_exec.py"
+EXEC_SHIM = Path(__file__).resolve().parents[2] / "_exec.py"  # hangwatch/_exec.py
 
 OnChunk = Callable[[bytes, float], None]
 
