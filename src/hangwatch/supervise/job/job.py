@@ -65,7 +65,7 @@ class Job(Protocol):
 Launcher = Callable[[list[str], dict[str, str], OnChunk], Job]
 
 
-GUARD = Path(__file__).resolve().parent.parent / "_guard.py"
+GUARD = Path(__file__).resolve().parents[2] / "_guard.py"  # hangwatch/_guard.py
 EXIT_AFTER_EOF_S = 0.2
 GUARD_START_TIMEOUT_S = 10.0
 
