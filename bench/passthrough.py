@@ -1,5 +1,14 @@
 """Bench: a job flooding stdout, through `hangwatch run` vs `tee FILE` and `cat`.
 
+The fair form (the default, issue 30): 1 GiB of 128-byte lines (written 512 lines at a time, the same way
+under both), output.log and tee's file on tmpfs (/dev/shm), hangwatch against `tee FILE` in alternated
+pairs (which goes first alternates too); the figure is the median of the pairs' ratios, with their range,
+and each side's system time per GiB (hangwatch's less the job's own, measured alone in the same pairs).
+Target: >= 0.8, output.log byte-exact.
+
+    python bench/passthrough.py [--pairs 7] [--fair-mib 1024]            # the fair form
+    python bench/passthrough.py --legacy [--mib 1024] [--line-mib 64]    # the older cat/tee/hangwatch rounds
+
 Two jobs: one writing 64 KiB blocks, one writing 100-byte lines (each flushed, as `print(...,
 flush=True)` does). hangwatch writes every byte to output.log and to its own stdout, like `tee
 FILE`; `cat` only copies. Target (issue 11): hangwatch >= 0.8x the throughput of tee for both.
@@ -151,8 +160,101 @@ def breakdown(job: list[str], mib: int, rounds: int, d: Path) -> None:
         print(f"  {label:14} median {t:6.2f} s {mib / t:7.0f} MiB/s  vs tee {tee / t:.2f}")
 
 
+LINES128 = r'''
+import os, sys
+total = int(sys.argv[1]) << 20
+line = b"y" * 127 + b"\n"
+block = memoryview(line * 512)  # 64 KiB: 512 lines a write, under tee and hangwatch alike
+left = total
+while left:
+    chunk = block[:min(len(block), left)]
+    while chunk:
+        chunk = chunk[os.write(1, chunk):]
+    left -= min(len(block), left)
+'''
+
+
+def _wait4(p: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """(user, system) seconds of a child that ends now (its own and its reaped children's)."""
+    import os
+
+    _, _, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return ru.ru_utime, ru.ru_stime
+
+
+def _timed_tee(job: list[str], path: Path) -> tuple[float, float, float]:
+    t = time.perf_counter()
+    producer = subprocess.Popen(job, stdout=subprocess.PIPE)
+    sink = subprocess.Popen(["tee", str(path)], stdin=producer.stdout, stdout=subprocess.DEVNULL)
+    assert producer.stdout is not None
+    producer.stdout.close()
+    _, jsys = _wait4(producer)
+    _, tsys = _wait4(sink)
+    return time.perf_counter() - t, tsys, jsys
+
+
+def _timed_hw(job: list[str], run_dir: Path) -> tuple[float, float]:
+    t = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--", *job],
+                         stdout=subprocess.DEVNULL)
+    _, hsys = _wait4(p)
+    return time.perf_counter() - t, hsys
+
+
+def fair(mib: int, pairs: int) -> float:
+    """The fair form: the median of alternated pairs' tee/hangwatch time ratios."""
+    import os
+
+    base = Path("/dev/shm") if os.path.isdir("/dev/shm") else Path(tempfile.gettempdir())
+    with tempfile.TemporaryDirectory(dir=base) as tmp:
+        d = Path(tmp)
+        script = d / "lines.py"
+        script.write_text(LINES128)
+        job = [sys.executable, str(script), str(mib)]
+        ratios, tee_sys, hw_sys, job_sys, exact = [], [], [], [], True
+        for i in range(pairs):
+            def run_tee() -> float:
+                t, tsys, jsys = _timed_tee(job, d / "tee.log")
+                exact_tee = (d / "tee.log").stat().st_size == mib << 20
+                (d / "tee.log").unlink()
+                tee_sys.append(tsys)
+                job_sys.append(jsys)
+                assert exact_tee
+                return t
+
+            def run_hw() -> float:
+                nonlocal exact
+                t, hsys = _timed_hw(job, d / "run")
+                exact = exact and (d / "run" / "output.log").stat().st_size == mib << 20
+                import shutil
+
+                shutil.rmtree(d / "run")
+                hw_sys.append(hsys)
+                return t
+
+            if i % 2 == 0:
+                tt, th = run_tee(), run_hw()
+            else:
+                th, tt = run_hw(), run_tee()
+            ratios.append(tt / th)
+            print(f"  pair {i + 1}: tee {tt:.2f} s, hangwatch {th:.2f} s, ratio {tt / th:.2f}", flush=True)
+    gib = mib / 1024
+    js = statistics.median(job_sys)
+    print(f"fair pass-through: {mib} MiB of 128-byte lines, {pairs} alternated pairs, files on {base}")
+    print(f"  ratio hangwatch/tee: median {statistics.median(ratios):.2f} (pairs {min(ratios):.2f} to "
+          f"{max(ratios):.2f}); target >= 0.8")
+    print(f"  system time per GiB: tee {statistics.median(tee_sys) / gib:.2f} s, hangwatch "
+          f"{(statistics.median(hw_sys) - js) / gib:.2f} s (its job's own {js / gib:.2f} s taken out)")
+    print(f"  output.log byte count: {'exact' if exact else 'WRONG'}")
+    return statistics.median(ratios) if exact else 0.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=7, help="alternated tee/hangwatch pairs (the fair form)")
+    ap.add_argument("--fair-mib", type=int, default=1024, help="MiB of 128-byte lines (the fair form)")
+    ap.add_argument("--legacy", action="store_true", help="the older rounds: cat, tee and hangwatch on two floods")
     ap.add_argument("--mib", type=int, default=1024, help="MiB written in 64 KiB blocks")
     ap.add_argument("--line-mib", type=int, default=64, help="MiB written as 100-byte lines")
     ap.add_argument("--rounds", type=int, default=3)
@@ -160,6 +262,10 @@ def main() -> None:
     ap.add_argument("--baseline-src", help="another checkout's src/ (a `git worktree` of an older commit): its "
                     "hangwatch is timed in the same rounds")
     args = ap.parse_args()
+    if not args.legacy and not args.breakdown:
+        ratio = fair(args.fair_mib, args.pairs)
+        print("PASS" if ratio >= 0.8 else "UNDER TARGET")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         script = d / "flood.py"

@@ -358,6 +358,21 @@ def summary(results: list[Result], by_case: dict[str, Case]) -> list[str]:
     return lines
 
 
+def markdown(results: list[Result], by_case: dict[str, Case], header: str) -> str:
+    """The docs page (docs/zoo.md): the figures, then one row per case and mode, failures marked."""
+    out = [header, "", *(f"- {line}" for line in summary(results, by_case)), "",
+           "| case | report | expected | mode | found | latency | |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(results, key=lambda r: (by_case[r.case].healthy, r.case, r.mode)):
+        c = by_case[r.case]
+        found = " ".join(x for x in (r.verdict or "-", f"`{r.cause}`" if r.cause else "",
+                                     f"at {r.where}" if r.where else "") if x)
+        link = f"[{c.report.replace('https://github.com/', '')}]({c.report})"
+        lat = f"{r.latency_s:.1f} s" if r.latency_s is not None else ""
+        mark = "ok" if r.ok else f"**fails**: {r.note}" if r.note else "**fails**"
+        out.append(f"| `{c.name}` | {link} | {r.expected} | {r.mode} | {found} | {lat} | {mark} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help="comma-separated case names")
@@ -366,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", type=int, default=2, help="cases at once (this machine: 2 cores)")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--list", action="store_true", help="list the cases and their reports, run nothing")
+    ap.add_argument("--markdown", help="also write the table as Markdown here (docs/zoo.md's table)")
     a = ap.parse_args(argv)
     chosen = cases(a.only.split(",") if a.only else None)
     by_case = {c.name: c for c in chosen}
@@ -381,9 +397,12 @@ def main(argv: list[str] | None = None) -> int:
         results = list(pool.map(lambda cm: run_case(*cm), jobs))
     import torch
 
-    print(f"hang zoo, {time.strftime('%Y-%m-%d')}: torch {torch.__version__}, Python {sys.version.split()[0]}, "
-          f"{len(chosen)} cases, {time.time() - t0:.0f} s\n")
+    head = (f"hang zoo, {time.strftime('%Y-%m-%d')}: torch {torch.__version__}, Python {sys.version.split()[0]}, "
+            f"{len(chosen)} cases, {time.time() - t0:.0f} s")
+    print(head + "\n")
     print(table(results, by_case))
+    if a.markdown:
+        Path(a.markdown).write_text(markdown(results, by_case, f"Run: {head}."))
     if a.json:
         Path(a.json).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "torch": torch.__version__,
                                             "results": [asdict(r) for r in results]}, indent=1))

@@ -71,7 +71,7 @@ def test_the_first_ctrl_c_is_passed_to_the_job_and_a_second_stops_it(tmp_path):
     inbox._on_signal(signal.SIGINT, None)
     end = inbox.handle(a)
     assert end is not None and end.status is not None and end.status.reason == ExitReason.SIGNAL
-    assert a.job.signals == [signal.SIGINT, signal.SIGTERM] and ctx.final_state == RunState.STOPPED  # type: ignore[attr-defined]
+    assert a.job.signals == [signal.SIGINT, signal.SIGTERM] and end.final_state == RunState.STOPPED  # type: ignore[attr-defined]
     assert [e["event"] for e in _events(ctx)] == ["signal", "signal", "terminate"]
 
 
@@ -188,7 +188,7 @@ def test_books_stop_a_job_over_budget_once_the_projection_holds(tmp_path):
         end = books.tick(a, ctx.clock.now(), None)
         if end is not None:
             break
-    assert end is not None and end.code == EXIT_STOPPED and ctx.final_state == RunState.STOPPED
+    assert end is not None and end.code == EXIT_STOPPED and end.final_state == RunState.STOPPED
     assert end.status is not None and end.status.reason == ExitReason.OVER_BUDGET
     assert json.loads((ctx.cfg.run_dir / "summary.json").read_text())["last_step"] >= 1
 
@@ -213,12 +213,12 @@ class FakeNodes:
 
 def test_a_node_follows_another_nodes_decision_with_its_exit(tmp_path):
     ctx = _ctx(tmp_path, on_hang=OnHang.REPORT)
-    ctx.nodes = FakeNodes(Decision(0, "kill", "code.deadlock", 125, "hung_final", "twice"))  # type: ignore[assignment]
+    ctx.nodes = FakeNodes(Decision(0, OnHang.KILL, "code.deadlock", 125, "hung_final", "twice"))  # type: ignore[assignment]
     a = _attempt(ctx)
     end = NodeRounds(ctx).tick(a, ctx.clock.now())
-    assert end is not None and (end.code, end.status) == (125, remote_status(Decision(0, "kill", "code.deadlock",
+    assert end is not None and (end.code, end.status) == (125, remote_status(Decision(0, OnHang.KILL, "code.deadlock",
                                                                                         125, "hung_final", "twice")))
-    assert a.action == OnHang.KILL and a.job.code is not None and ctx.final_state == RunState.HUNG  # type: ignore[attr-defined]
+    assert a.action == OnHang.KILL and a.job.code is not None and end.final_state == RunState.HUNG  # type: ignore[attr-defined]
 
 
 def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):

@@ -30,7 +30,7 @@ def test_every_cause_has_its_entry_and_the_generated_pages_are_current() -> None
 
 
 def test_no_cause_id_is_spelled_as_a_string_outside_the_catalogue() -> None:
-    ids = "|".join(re.escape(c.value) for c in Cause)
+    ids = "|".join(re.escape(c.value) for c in Cause if c != Cause.UNKNOWN)  # "unknown" is other vocabularies' word too
     literal = re.compile(rf"""(["'])({ids})\1""")
     found = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.py") if p.name != "causes.py"
              for n, line in enumerate(p.read_text().splitlines(), 1) if literal.search(line)]

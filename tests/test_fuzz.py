@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hangwatch.causes import Cause
 from hangwatch.errors import UsageError
 from hangwatch.incident import (
     Action,
@@ -120,7 +121,7 @@ FRAMES = st.builds(FrameRecord, function=st.text(max_size=10), file=st.text(max_
 WHERE = st.builds(Where, pid=st.integers(1, 10**6), rank=st.none() | st.integers(0, 64), tid=st.none() | st.integers(1),
                   file=st.none() | st.text(max_size=20), line=st.none() | st.integers(0), function=st.none() | st.text(
                       max_size=10), code=st.none() | st.text(max_size=20))
-FINDINGS = st.builds(Finding, cause=st.text(max_size=20), confidence=st.floats(0, 1), summary=st.text(max_size=40),
+FINDINGS = st.builds(Finding, cause=st.sampled_from(list(Cause)), confidence=st.floats(0, 1), summary=st.text(max_size=40),
                      where=st.none() | WHERE, evidence=st.tuples(st.text(max_size=20)), fix=st.tuples(st.text(max_size=9)))
 PROCS = st.builds(ProcessRecord, pid=st.integers(1), ppid=st.integers(0), role=st.sampled_from(["main", "rank"]),
                   rank=st.none() | st.integers(0, 8), state=st.sampled_from("RSDTZ"),

@@ -63,6 +63,9 @@ class FakeClock:
     def now(self) -> float:
         return self.t
 
+    def from_wall(self, t: float) -> float:
+        return t
+
     def wait(self, wake: threading.Event, timeout_s: float) -> None:
         self.t += timeout_s
 
@@ -350,3 +353,74 @@ def test_the_first_look_waits_for_min_stall_without_proof(tmp_path, monkeypatch)
     assert len(looks) == 1 and not looks[0]["hung"]
     incidents = _stalled_at_incidents(tmp_path)
     assert len(incidents) == 1 and 120 <= incidents[0][1] <= 122, incidents
+
+
+# --- a clock that steps, and a loop that was paused ------------------------------------------------------
+class SteppingClock(FakeClock):
+    """The loop's clock (monotonic) and a wall clock that NTP steps: ``wall = t + offset``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offset = 0.0
+
+    def from_wall(self, t: float) -> float:
+        return t - self.offset
+
+
+def _stepping(tmp_path: Path, steps: int, **cfg: object) -> tuple[Supervisor, SteppingClock, list[ScriptedJob]]:
+    clock, jobs = SteppingClock(), []
+
+    def launcher(argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> ScriptedJob:
+        job = ScriptedJob(clock, lambda data, at: on_chunk(data, at + clock.offset), steps, started=clock.t)
+        jobs.append(job)  # the pump stamps its chunks with the wall clock
+        return job
+
+    config = RunConfig(argv=["train"], run_dir=tmp_path / "run", **{"min_stall": 5.0, "startup_grace": 20.0,
+                                                                    "kill_grace": 1.0, **cfg})  # type: ignore[arg-type]
+    return Supervisor(config, env={}, clock=clock, launcher=launcher, capture=_evidence), clock, jobs
+
+
+def test_a_wall_clock_step_is_neither_a_stall_nor_a_negative_interval(tmp_path):
+    """NTP steps the wall clock 10 minutes forward, then 15 back, while the job prints a step a second."""
+    sup, clock, jobs = _stepping(tmp_path, steps=30, on_hang=OnHang.KILL)
+    real_wait = clock.wait
+
+    def wait(wake: threading.Event, timeout_s: float) -> None:
+        real_wait(wake, timeout_s)
+        if jobs and jobs[0].printed == 8 and clock.offset == 0.0:
+            clock.offset = 600.0
+        elif jobs and jobs[0].printed == 16 and clock.offset == 600.0:
+            clock.offset = -300.0
+        elif jobs and jobs[0].printed >= 30:
+            jobs[0].code = 0
+
+    clock.wait = wait  # type: ignore[method-assign]
+    assert sup.run() == 0
+    kinds = [e["event"] for e in _events(tmp_path)]
+    assert "suspect" not in kinds and "incident" not in kinds, kinds
+    det = sup.ctx.attempts[0].detector
+    assert det.intervals and all(0.5 <= i <= 1.5 for i in det.intervals), list(det.intervals)
+
+
+def test_a_paused_loop_restarts_its_stall_clocks_and_says_so(tmp_path):
+    """The machine is paused for 60 s while the job sits in a long, silent batch: after the pause the job
+    resumes its batch and goes on; 60 s of paused time is not a 60 s stall (min-stall 5)."""
+    sup, clock, jobs = _stepping(tmp_path, steps=10, on_hang=OnHang.KILL)
+    real_wait = clock.wait
+    paused = []
+
+    def wait(wake: threading.Event, timeout_s: float) -> None:
+        if jobs and jobs[0].printed == 5 and not paused:
+            paused.append(clock.t)
+            clock.t += 60.0  # this wait lasted 60 s longer: the machine was paused
+            jobs[0].started += 60.0  # and the job with it: its own schedule resumes where it was
+        real_wait(wake, timeout_s)
+        if jobs and jobs[0].printed >= 10:
+            jobs[0].code = 0
+
+    clock.wait = wait  # type: ignore[method-assign]
+    assert sup.run() == 0
+    events = _events(tmp_path)
+    pauses = [e for e in events if e["event"] == "pause"]
+    assert len(pauses) == 1 and 59.0 <= pauses[0]["seconds"] <= 61.0, pauses
+    assert not [e for e in events if e["event"] in ("suspect", "incident", "action")]

@@ -73,9 +73,11 @@ def test_ls_finds_runs_through_the_index_and_tells_dead_supervisors_from_running
     c = runs("c")  # runs on
     p = c.start("--min-stall", "30", "--cost-per-hour", "3.6", *py("stepper.py", "--steps", "1000"), env=env)
     wait_for_event(c, "progress")
-    seen = _wait(lambda: (v := _ls(tmp_path / "a", env).get("c")) and v.get("step") and v, what="c's first step")
+    seen = _wait(lambda: (v := _ls(tmp_path / "a", env, "--all").get("c")) and v.get("step") and v,
+                 what="c's first step")
     assert seen["state"] == "running" and seen["total_steps"] == 1000
-    found = _ls(tmp_path / "a", env)  # started elsewhere, listed from here: the per-user index
+    assert list(_ls(tmp_path / "a", env)) == ["a"]  # a directory given: the runs in it, and nothing else
+    found = _ls(tmp_path / "a", env, "--all")  # started elsewhere, listed from here with --all: the per-user index
     assert (found["a"]["state"], found["a"]["attempts"], found["a"]["incidents"], found["a"]["step"]) == (
         "finished", 2, 1, 12)
     assert found["a"]["latest_incident"]["cause"] == "code.deadlock"

@@ -14,13 +14,16 @@ from hangwatch.signatures import (
     BUFFERED_FIX,
     BUSY_FIX,
     CHILD_WAIT_FIX,
+    COLLECTIVE_STALLED_FIX,
     COMPILE_FIX,
     COMPUTING_FIX,
     DEADLOCK_FIX,
     FORK_FIX,
     GPU_HARDWARE_FIX,
     INPUT_FIX,
+    LOCK_WAIT_FIX,
     LONG_KERNEL_FIX,
+    LOST_WORK_FIX,
     NETWORK_FIX,
     OOM_FIX,
     PEER_FIX,
@@ -178,7 +181,7 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         'forever while every worker is idle. `hangwatch run` names the process that went, when, its '
         'replacement and (from the kernel log) why; `inspect` infers it from a worker that started '
         'later than its siblings, and says so',
-        Nature.HUNG, Requeue.TRANSIENT, (),
+        Nature.HUNG, Requeue.TRANSIENT, LOST_WORK_FIX,
     ),
     Cause.IO_NETWORK_WAIT: CauseInfo(
         'blocked in a network call (socket, HTTP, hub or dataset streaming)',
@@ -195,7 +198,7 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         'holder: pid, user, command, age, state and stack, inside or outside the job (a holder '
         'outside the job is named, never touched). The holder decides: gone, hung at once; blocked, '
         'asleep or stopped, hung; working, `waiting`',
-        Nature.EVIDENCE, Requeue.TRANSIENT, (),
+        Nature.EVIDENCE, Requeue.TRANSIENT, LOCK_WAIT_FIX,
     ),
     Cause.DISTRIBUTED_PEER_STUCK: CauseInfo(
         'some ranks wait in a collective; the culprit rank (in `where.rank`) is elsewhere and itself '
@@ -212,7 +215,7 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     Cause.DISTRIBUTED_COLLECTIVE_STALLED: CauseInfo(
         "every rank entered the same collective and none completed it (torch's flight recorder): the "
         'transport (network, NCCL, the devices) stalled, not the code',
-        Nature.HUNG, Requeue.TRANSIENT, (),
+        Nature.HUNG, Requeue.TRANSIENT, COLLECTIVE_STALLED_FIX,
     ),
     Cause.DISTRIBUTED_RENDEZVOUS_WAIT: CauseInfo(
         "ranks (or torchrun itself) wait at process-group setup for peers: the store's address, how "

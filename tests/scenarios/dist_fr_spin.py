@@ -13,8 +13,7 @@ import hangwatch
 
 def wait_for_flag(flags):
     n = 0
-    while not flags.get("go"):  # HANG-HERE:spin
-        n += 1
+    while not flags.get("go"): n += 1  # HANG-HERE:spin  (one line: a sample lands on it either way)
     return n
 
 

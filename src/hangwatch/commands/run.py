@@ -18,7 +18,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Cost and deadline", ("--cost-per-hour", "--budget", "--on-over-budget", "--deadline", "--total-steps")),
     ("Clusters", ("--coord", "--node-rank", "--nodes", "--coord-token", "--metrics-port", "--metrics-textfile",
                   "--run-label")),
-    ("Output", ("--run-dir", "--notify", "--config")),
+    ("Output", ("--run-dir", "--notify", "--log-max-size", "--log-keep", "--config")),
 )
 
 
@@ -102,6 +102,9 @@ class GroupedCommand(click.Command):
 @click.option("--metrics-textfile", help="Write the same metrics to this file (atomically), for node_exporter's "
               "textfile collector.")
 @click.option("--run-label", help="The `run` label of the metrics [the run directory's name].")
+@click.option("--log-max-size", help="Rotate output.log at this size (bytes, or 500M, 2G): output.log.1, ... "
+              "[never].")
+@click.option("--log-keep", help=f"Rotated output.log files kept {default_text('log_keep')}.")
 @click.option("--config", "config_path", help="Settings in TOML [hangwatch.toml if present].")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(command: tuple[str, ...], config_path: str | None, **options: object) -> int:

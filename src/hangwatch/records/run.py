@@ -62,6 +62,7 @@ class EventKind(str, Enum):
     GIVE_UP = "give_up"
     JOB_EXIT = "job_exit"
     SIGNAL = "signal"
+    PAUSE = "pause"  # the loop did not run for a while (a paused VM, a sleeping laptop, a stopped group)
     INTERNAL_ERROR = "internal_error"
     WATCHDOG = "watchdog"  # a supervision round took longer than HANGWATCH_WATCHDOG_S
     CAPTURE_ABANDONED = "capture_abandoned"

@@ -22,10 +22,14 @@ if TYPE_CHECKING:
 
 
 class Clock(Protocol):
-    """Time for the run loop: the wall clock, and a wait that a signal can cut short."""
+    """Time for the run loop: a clock every interval is measured on, and a wait that a signal can cut short."""
 
     def now(self) -> float:
-        """Unix time."""
+        """Seconds, on a clock that never steps (Unix time at the start of the run, then monotonic)."""
+        ...
+
+    def from_wall(self, t: float) -> float:
+        """A Unix time (a heartbeat's, an output chunk's) on this clock."""
         ...
 
     def wait(self, wake: threading.Event, timeout_s: float) -> None:
@@ -34,11 +38,22 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The real clock."""
+    """The real clock: Unix time when the run started, advanced by the monotonic clock. A step of the wall
+    clock (NTP, a VM resumed with a corrected clock) is neither a stall nor a negative interval; wall time is
+    kept for what a person reads (events, the deadline). ``wall``/``mono`` are injectable for tests."""
+
+    def __init__(self, wall: Callable[[], float] = time.time, mono: Callable[[], float] = time.monotonic) -> None:
+        self._wall, self._mono = wall, mono
+        self._origin = wall() - mono()
 
     def now(self) -> float:
-        """Unix time."""
-        return time.time()
+        """Unix time at the start, then monotonic."""
+        return self._origin + self._mono()
+
+    def from_wall(self, t: float) -> float:
+        """A Unix time read now (a heartbeat, an output chunk), on this clock: the wall clock's steps so far
+        are taken out."""
+        return t + (self.now() - self._wall())
 
     def wait(self, wake: threading.Event, timeout_s: float) -> None:
         """Sleep up to ``timeout_s``, less if ``wake`` is set."""

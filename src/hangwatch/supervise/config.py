@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hangwatch.causes import Cause
 from hangwatch.errors import UsageError
 from hangwatch.records.run import OnHang
 from hangwatch.recover.fallback import parse_fallback
@@ -55,6 +56,8 @@ DEFAULTS: dict[str, Any] = {
     "metrics_port": None,  # serve Prometheus metrics on this port (supervise/books/metrics.py)
     "metrics_textfile": None,  # and/or write them to this file for node_exporter
     "run_label": None,  # the metrics' `run` label; None: the run directory's name
+    "log_max_size": None,  # rotate output.log at this size (bytes, or 500M, 2G); None: never (as before)
+    "log_keep": 5,  # rotated output.log files kept (output.log.1 .. output.log.N)
 }
 DEFAULT_CONFIG = "hangwatch.toml"
 KEYS = {*DEFAULTS, "fallback", "notify", "remedies", "remedy_rates"}
@@ -108,6 +111,8 @@ class RunConfig:
     metrics_port: int | None = None
     metrics_textfile: Path | None = None
     run_label: str = ""  # the metrics' `run` label ("" : the run directory's name)
+    log_max_size: int | None = None  # output.log rotates at this many bytes (None: never)
+    log_keep: int = 5  # rotated files kept
 
 
 def default_text(name: str) -> str:
@@ -233,7 +238,7 @@ def _remedy_ladders(table: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     known = ", ".join(sorted(REMEDIES))
     if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
         raise UsageError("[remedies] must map causes to lists of remedy names",
-                         f'Write e.g. "fork.inherited_lock" = ["spawn", "workers0"]; remedies: {known}')
+                         f'Write e.g. "{Cause.FORK_INHERITED_LOCK}" = ["spawn", "workers0"]; remedies: {known}')
     out = []
     for cause, names in table.items():
         bad = [n for n in names if n not in REMEDIES]
@@ -351,7 +356,24 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         metrics_port=None if port is None else _port(port),
         metrics_textfile=Path(textfile) if textfile else None,
         run_label=str(pick("run_label") or ""),
+        log_max_size=_size("log_max_size", pick("log_max_size")),
+        log_keep=int(_number("log_keep", pick("log_keep"), 0, integer=True)),
     )
+
+
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _size(name: str, value: Any) -> int | None:
+    """A size in bytes: a number, or a number with K, M, G or T (binary: 500M is 500 MiB)."""
+    if value in (None, ""):
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(value), re.IGNORECASE)
+    size = int(float(m.group(1)) * SIZE_UNITS[m.group(2).upper()]) if m else 0
+    if size < 1 << 10:
+        raise UsageError(f"--{name.replace('_', '-')} must be a size of at least 1K, not {value!r}",
+                         "Pass e.g. --log-max-size 500M (K, M, G or T)")
+    return size
 
 
 def _port(value: Any) -> int:

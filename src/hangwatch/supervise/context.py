@@ -13,7 +13,7 @@ import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 from hangwatch.records.run import Decision, EventKind, OnHang, RunState
 from hangwatch.recover.exitcode import ExitStatus, Hang, earlier_hangs, remote_status
@@ -41,7 +41,6 @@ class RunContext:
     clock: Clock
     rundir: RunDir
     notifier: Notifier
-    log_file: BinaryIO
     output: OutputLog
     status: StatusLine
     intake: ProgressIntake
@@ -67,10 +66,10 @@ class RunContext:
         """The run's records opened (the run directory, output.log), nothing launched yet."""
         notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
         rundir = RunDir(cfg.run_dir)
-        log_file = rundir.open_output_log()
-        return cls(cfg=cfg, clock=clock, rundir=rundir, notifier=notifier, log_file=log_file,
-                   output=OutputLog(log_file), status=StatusLine(enabled=sys.stderr.isatty()),
-                   intake=ProgressIntake(cfg.progress_regex, rundir.heartbeat_dir),
+        output = OutputLog(rundir.open_output_log(), rundir.path / "output.log", cfg.log_max_size, cfg.log_keep)
+        return cls(cfg=cfg, clock=clock, rundir=rundir, notifier=notifier,
+                   output=output, status=StatusLine(enabled=sys.stderr.isatty()),
+                   intake=ProgressIntake(cfg.progress_regex, rundir.heartbeat_dir, to_clock=clock.from_wall),
                    ledger=Ledger(clock.now(), cfg.cost_per_hour), policy=RestartPolicy(cfg.max_restarts),
                    remedies=RemedyPlan(custom=dict(cfg.remedies)), hangs=earlier_hangs(cfg.run_dir))
 

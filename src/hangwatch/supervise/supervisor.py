@@ -59,6 +59,7 @@ from hangwatch.supervise.stall.suspect import Suspects
 
 log = logging.getLogger(__name__)
 
+PAUSE_GAP_S = 5.0  # a wait of POLL_S that took this much longer: the loop was paused, not slow
 POLL_S = 0.25
 SCAN_EVERY_S = 2.0
 FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
@@ -80,7 +81,7 @@ class Supervisor:
         try:
             self.books = Books(ctx)  # checks --metrics-port before anything starts
         except BaseException:
-            ctx.log_file.close()
+            ctx.output.close()
             raise
         self.capturer = Capturer(ctx, capture)
         self.tracker = Tracker(ctx)
@@ -156,7 +157,7 @@ class Supervisor:
         self.capturer.close()
         if ctx.ledger.incidents or len(ctx.attempts) > 1 or ctx.clock.now() - ctx.ledger.started_at >= PAGE_AFTER_S:
             self.books.write_page()
-        ctx.log_file.close()
+        ctx.output.close()
 
     def _run_attempts(self) -> int:
         ctx = self.ctx
@@ -201,7 +202,7 @@ class Supervisor:
         ctx.intake.new_attempt()
         ctx.probe_note = ctx.note = None
         ctx.output.flush()
-        log_offset = ctx.log_file.tell()
+        log_offset = ctx.output.written
         self.gpu.setup()
         self.capturer.open_kmsg()
         job = self.launcher(plan.argv, plan.env, ctx.intake.on_chunk)
@@ -255,7 +256,23 @@ class Supervisor:
                 end = None
             if end is not None:
                 return end
+            before = self.clock.now()
             self.clock.wait(self.ctx.wake, POLL_S)
+            gap = self.clock.now() - before - POLL_S
+            if gap >= PAUSE_GAP_S:
+                self._paused(a, gap)
+
+    def _paused(self, a: Attempt, gap: float) -> None:
+        """The loop overslept its wait by ``gap`` seconds: it (and the job) did not run. Said, written down,
+        and the stall clocks restart: the paused time is not judged as a stall."""
+        ctx = self.ctx
+        ctx.rundir.event(EventKind.PAUSE, attempt=a.number, seconds=round(gap, 1), state=a.detector.state.value)
+        ctx.say(f"hangwatch: paused for {gap:.0f} s (the machine or this process group was stopped); "
+                "the stall clocks restart.")
+        a.detector.shift(gap)
+        a.startup.next_probe_at += gap
+        if a.suspicion.waiting_since is not None:
+            a.suspicion.waiting_since += gap
 
     def _step(self, a: Attempt) -> AttemptEnd | None:
         """One round: signals, the job's exit, progress, other nodes, then the current state's handler."""

@@ -8,6 +8,7 @@ receive the job's output unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -73,20 +74,91 @@ def _write_all(fd: int, data: bytes) -> bool:
 
 @dataclass
 class OutputLog:
-    """output.log, shared by the pumps of all attempts; each chunk is written whole."""
+    """output.log, shared by the pumps of all attempts; each chunk is written whole. With ``max_size``, it
+    rotates once it holds that many bytes: output.log becomes output.log.1 (.1 becomes .2, ...; past
+    ``keep`` the oldest goes), and a new output.log starts. Read newest last, the files hold the output
+    byte for byte. ``written`` counts every byte of the run, rotated or not: an attempt's output starts
+    at a ``written`` offset, and ``tail`` reads from there across the files."""
 
     file: BinaryIO
+    path: Path | None = None  # output.log (needed to rotate and to read the tail)
+    max_size: int | None = None
+    keep: int = 5
     lock: threading.Lock = field(default_factory=threading.Lock)
+    written: int = 0
+    rotations: int = 0
+    _size: int = 0  # bytes in the current output.log
+
+    def __post_init__(self) -> None:
+        try:
+            self._size = os.fstat(self.file.fileno()).st_size  # a run directory used again appends
+        except (OSError, ValueError):
+            self._size = 0
+        self.written = self._size
 
     def write(self, data: bytes) -> None:
-        """Append a chunk, whole."""
+        """Append a chunk, whole (then rotate, if the file is full)."""
         with self.lock:
             self.file.write(data)
+            self.written += len(data)
+            self._size += len(data)
+            if self.max_size is not None and self.path is not None and self._size >= self.max_size:
+                self._rotate(self.path)
+
+    def _rotate(self, path: Path) -> None:
+        self.file.close()
+        for k in range(self.keep, 0, -1):
+            older = path.with_name(f"{path.name}.{k}")
+            if k == self.keep:
+                older.unlink(missing_ok=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    older.rename(path.with_name(f"{path.name}.{k + 1}"))
+        if self.keep > 0:
+            path.rename(path.with_name(f"{path.name}.1"))
+        else:
+            path.unlink(missing_ok=True)
+        self.file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed by close() or the next rotation
+        self._size = 0
+        self.rotations += 1
+
+    def files(self) -> list[Path]:
+        """output.log and its rotated files, oldest first."""
+        if self.path is None:
+            return []
+        rotated = sorted((p for p in self.path.parent.glob(f"{self.path.name}.*") if p.suffix[1:].isdigit()),
+                         key=lambda p: -int(p.suffix[1:]))
+        return [*rotated, self.path]
+
+    def tail(self, since: int, limit: int) -> bytes:
+        """Up to ``limit`` of the newest bytes written at or after offset ``since``, across rotated files."""
+        want = max(0, min(limit, self.written - since))
+        with self.lock:
+            self.file.flush()
+            parts: list[bytes] = []
+            for p in reversed(self.files()):
+                if want <= 0:
+                    break
+                try:
+                    with open(p, "rb") as f:
+                        size = f.seek(0, os.SEEK_END)
+                        take = min(size, want)
+                        f.seek(size - take)
+                        parts.append(f.read(take))
+                        want -= take
+                except OSError:
+                    break
+        return b"".join(reversed(parts))
 
     def flush(self) -> None:
         """Flush to the file."""
         with self.lock:
             self.file.flush()
+
+    def close(self) -> None:
+        """Close the current file."""
+        with self.lock:
+            self.file.close()
 
 
 class Pump(threading.Thread):

@@ -11,6 +11,7 @@ own deadline. Pure: no I/O, no clock of its own, so it is tested on scripted seq
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum, IntEnum
@@ -299,6 +300,24 @@ class StallDetector:
         again before ``until``. Not counted against --max-slow."""
         self.extended_until = until
         self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
+
+    def shift(self, gap: float) -> None:
+        """The loop (and, with it, the job) was paused for ``gap`` seconds (a VM paused, a laptop asleep, the
+        process group stopped): the stall clocks restart, so the paused time is not judged as a stall.
+        Every time the detector keeps moves ``gap`` later; intervals are kept as they were."""
+        def later(t: float | None) -> float | None:
+            return None if t is None else t + gap
+
+        self.started_at += gap
+        if self.last is not None:
+            self.last = dataclasses.replace(self.last, at=self.last.at + gap)
+        self.weaker = {k: dataclasses.replace(p, at=p.at + gap) for k, p in self.weaker.items()}
+        self._seen = {k: t + gap for k, t in self._seen.items()}
+        self.extended_until, self.slow_since = later(self.extended_until), later(self.slow_since)
+        self.phase_started, self.phase_deadline = later(self.phase_started), later(self.phase_deadline)
+        if self.state == State.SUSPECT:
+            self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT \
+                else State.STARTING
 
     def suspect_now(self) -> None:
         """Another node asked for a capture: become suspect without waiting for the threshold."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,13 @@ class Heartbeat:
     phase_started: float | None
     phase_deadline: float | None  # unix time; None: no timeout given
     total: int | None = None  # the trainer's max steps, when autobeat could read it
+
+    def on_clock(self, to_clock: Callable[[float], float]) -> Heartbeat:
+        """The same slot with its Unix times on the run loop's clock."""
+        return dataclasses.replace(
+            self, at=to_clock(self.at) if self.at else self.at,
+            phase_started=to_clock(self.phase_started) if self.phase_started else self.phase_started,
+            phase_deadline=to_clock(self.phase_deadline) if self.phase_deadline else self.phase_deadline)
 
 
 def read_heartbeats(directory: Path) -> list[Heartbeat]:

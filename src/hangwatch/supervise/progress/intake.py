@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,13 +59,15 @@ class ProgressIntake:
     _tail_seq: int = 0
     _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
     _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
+    # Unix times (output chunks, heartbeats) onto the run loop's clock, which never steps (Clock.from_wall).
+    to_clock: Callable[[float], float] = field(default=lambda t: t)
 
     def __post_init__(self) -> None:
         self._parser = ProgressParser(self.regex)
 
     def on_chunk(self, data: bytes, at: float) -> None:
-        """Pump thread: keep the newest output for the next poll."""
-        self.tail.add(data, at)
+        """Pump thread: keep the newest output (read at Unix time ``at``) for the next poll."""
+        self.tail.add(data, self.to_clock(at))
 
     def new_attempt(self) -> None:
         """A new attempt starts with no heartbeats and no per-rank progress."""
@@ -101,7 +104,7 @@ class ProgressIntake:
         deadline: float | None = None
         started: float | None = None
         beats: list[Progress] = []
-        for hb in read_heartbeats(self.heartbeat_dir):
+        for hb in (h.on_clock(self.to_clock) for h in read_heartbeats(self.heartbeat_dir)):
             if hb.count != self._beats.get(hb.pid, 0):
                 self._beats[hb.pid] = hb.count
                 if hb.rank is not None:

@@ -11,6 +11,8 @@ from hangwatch.supervise.progress.checkpoints import Checkpoint, CheckpointLog, 
 from hangwatch.supervise.progress.detector import Progress, State, Strength
 
 PROGRESS_EVENT_EVERY_S = 10.0
+PROGRESS_EVENT_AGED_S = 60.0  # past an attempt's first hour: one progress event a minute (weeks of runtime)
+AGED_AFTER_S = 3600.0
 
 
 class Tracker:
@@ -142,7 +144,9 @@ class Tracker:
                                  step=p.step)
                 ctx.say(f"hangwatch: the job made progress again after {stalled:.0f} s (step {p.step}).")
         # The timeline of the HTML report is drawn from these: every second in an attempt's first half
-        # minute, then sparser, up to every PROGRESS_EVENT_EVERY_S (a day-long run: ~9000 lines).
-        every = min(PROGRESS_EVENT_EVERY_S, max(1.0, (p.at - a.started_at) / 30))
+        # minute, then sparser, up to every PROGRESS_EVENT_EVERY_S, and once a minute after the first hour
+        # (a week-long run: ~10,000 lines, about 1 MB; summary.json keeps the totals).
+        age = p.at - a.started_at
+        every = min(PROGRESS_EVENT_EVERY_S if age < AGED_AFTER_S else PROGRESS_EVENT_AGED_S, max(1.0, age / 30))
         if ctx.due(f"progress_event{a.number}", p.at, every):
             ctx.rundir.event(EventKind.PROGRESS, attempt=a.number, step=p.step, source=p.source)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -120,11 +119,4 @@ class Capturer:
 
     def output_tail(self, since: int) -> str:
         """The end of this attempt's output (from byte ``since`` of output.log on), redacted."""
-        self.ctx.output.flush()
-        try:
-            with open(self.ctx.cfg.run_dir / "output.log", "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(since, f.tell() - OUTPUT_TAIL_BYTES))
-                return redact_text(f.read().decode(errors="replace"))
-        except OSError:
-            return ""
+        return redact_text(self.ctx.output.tail(since, OUTPUT_TAIL_BYTES).decode(errors="replace"))

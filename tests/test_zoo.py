@@ -1,0 +1,44 @@
+"""The hang zoo (bench/zoo/): every case names a public report and an expectation hangwatch can meet, and a
+fast subset of real reproductions runs here, under `hangwatch inspect` (the full zoo is a bench)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from hangwatch.causes import Cause
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import zoo  # noqa: E402
+
+# Fast to reach their hang (no torch import), from several families: threads, processes, locks, network, stdin.
+FAST = ["event_never_set", "queue_join_missing_task_done", "join_while_holding_lock", "mp_lock_dead_holder",
+        "subprocess_pipe_full", "http_no_timeout", "filelock_held", "login_prompt", "child_stopped",
+        "pool_worker_killed", "like_slow_download"]
+
+
+def test_every_case_links_its_report_and_expects_a_known_cause():
+    cases = zoo.cases()
+    hangs = [c for c in cases if not c.healthy]
+    assert len(hangs) >= 40 and len(cases) - len(hangs) >= 12
+    for c in cases:
+        assert c.report.startswith("https://"), c.name
+        assert c.expect in ("hung", "waiting", "healthy"), c.name
+        if not c.healthy:
+            assert c.cause in {x.value for x in Cause}, c.name
+            assert all(a in {x.value for x in Cause} for a in c.accept), c.name
+    assert len({c.report for c in cases}) >= 50  # one report each (a few cases share none)
+
+
+def test_the_fast_subset_is_named_right(tmp_path):
+    out = tmp_path / "zoo.json"
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "zoo.py"), "--only", ",".join(FAST), "--mode",
+                        "inspect", "--parallel", "2", "--json", str(out)], capture_output=True, text=True,
+                       timeout=600, check=False)
+    results = json.loads(out.read_text())["results"]
+    assert len(results) == len(FAST), r.stdout + r.stderr
+    failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
+    assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]
