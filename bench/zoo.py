@@ -3,9 +3,10 @@ hangwatch and scored in one table.
 
 Each case is a script in bench/zoo/ whose docstring says which public report it reproduces (``report:``),
 what the reporter saw, the mechanism, and what hangwatch should say (``expect: hung CAUSE``,
-``expect: waiting CAUSE`` or ``expect: healthy``; ``accept:`` other causes that are also right). A
-``# HANG-HERE`` comment marks the line a hang must be named at. A case calls ``_zoo.ready()`` when its
-hang (or a look-alike's silent phase) starts: detection latency is measured from there.
+``expect: waiting CAUSE``, ``expect: stopped CAUSE`` or ``expect: healthy``; ``accept:`` other causes that are
+also right). ``# HANG-HERE`` comments mark the lines a hang may be named at (either side of a mismatch). A
+case calls ``_zoo.ready()`` when its hang (or a look-alike's silent phase) starts: detection latency is
+measured from there.
 
 Modes:
   run      ``hangwatch run --on-hang kill --min-stall 5 -- python CASE``: a hang must be named right (cause and
@@ -56,7 +57,8 @@ class Case:
     expect: str  # hung | waiting | healthy
     cause: str | None
     accept: tuple[str, ...]
-    where: tuple[str, int] | None  # (file name, line) the hang must be named at
+    where: tuple[tuple[str, int], ...]  # (file name, line) the hang may be named at: any of them (ranks in
+    # different collectives: either side; both sides of a lock cycle)
     stdin_pipe: bool
     env: dict[str, str]
 
@@ -98,11 +100,8 @@ def parse_case(path: Path) -> Case:
             keys.setdefault(km.group(1), []).append(km.group(2).strip())
     expect = keys["expect"][0].split()
     where_file = keys.get("where", [path.name])[0]
-    where = None
-    for n, line in enumerate((path.parent / where_file).read_text().splitlines(), 1):
-        if line.rstrip().endswith(MARK):
-            where = (where_file, n)
-            break
+    where = tuple((where_file, n) for n, line in enumerate((path.parent / where_file).read_text().splitlines(), 1)
+                  if MARK in line)
     env = dict(kv.split("=", 1) for kv in keys.get("env", []))
     return Case(path.stem, path, lines[0].strip(), keys["report"][0], tuple(keys.get("also", ())),
                 keys.get("saw", [""])[0], expect[0], expect[1] if len(expect) > 1 else None,
@@ -123,7 +122,8 @@ def cases(only: list[str] | None = None) -> list[Case]:
 
 def _env(ready: Path, case: Case) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HANGWATCH_", "ZOO_READY"))}
-    env.update(ZOO_READY=str(ready), PYTHONPATH=os.pathsep.join(filter(None, [str(ZOO), env.get("PYTHONPATH")])),
+    path = os.pathsep.join(filter(None, [str(ZOO), env.get("PYTHONPATH")]))
+    env.update(ZOO_READY=str(ready), TMPDIR=str(ready.parent), PYTHONPATH=path,
                PYTHONUNBUFFERED="1")
     for k, v in case.env.items():
         if v:
@@ -186,12 +186,13 @@ def _judge(case: Case, r: Result, findings_root: dict[str, object] | None) -> No
     named = r.cause in causes
     right_verdict = r.verdict == case.expect
     at_line = True
-    if case.where is not None and findings_root is not None and r.cause == case.cause:
-        at_line = r.where == f"{case.where[0]}:{case.where[1]}"
+    lines = {f"{f}:{n}" for f, n in case.where}
+    if lines and findings_root is not None and r.cause == case.cause:
+        at_line = r.where in lines
     r.ok = bool(named and right_verdict and at_line)
     if not r.ok and not r.note:
         r.note = ("wrong cause" if not named else "wrong verdict" if not right_verdict else
-                  f"named at {r.where}, expected {case.where[0]}:{case.where[1]}" if case.where else "")
+                  f"named at {r.where}, expected {' or '.join(sorted(lines))}" if lines else "")
 
 
 def run_mode(case: Case, mode: str, tmp: Path) -> Result:
@@ -228,7 +229,8 @@ def run_mode(case: Case, mode: str, tmp: Path) -> Result:
     r.seconds = round(time.time() - t0, 1)
     code = p.returncode
     if incident is None:
-        incident = _first_incident(run_dir, ("hung",)) or _first_incident(run_dir, ("waiting", "slow", "crashed"))
+        incident = (_first_incident(run_dir, ("hung", "stopped"))
+                    or _first_incident(run_dir, ("waiting", "slow", "crashed")))
     summary = _read_json(run_dir / "summary.json") or {}
     r.acted = any(e.get("event") == "action" and e.get("action") in ("killed", "restarted")
                   for e in _events(run_dir))

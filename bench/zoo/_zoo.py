@@ -37,20 +37,31 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _rank_main(rank: int, main: Callable[[int], None], port: int, world: int) -> None:
+def _rank_main(rank: int, main: Callable[[int], None], world: int) -> None:
     import torch.distributed as dist
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     main(rank)
     dist.destroy_process_group()
 
 
 def two_ranks(main: Callable[[int], None], world: int = 2) -> None:
-    """``main(rank)`` on ``world`` gloo ranks (spawned; each has the process group set up)."""
+    """``main(rank)`` on ``world`` gloo ranks, each a spawned process started with RANK, WORLD_SIZE,
+    LOCAL_RANK, MASTER_ADDR and MASTER_PORT in its environment, as torchrun starts them."""
+    from multiprocessing import resource_tracker
+
     import torch.multiprocessing as mp
 
-    mp.spawn(_rank_main, args=(main, free_port(), world), nprocs=world, join=True)
+    resource_tracker.ensure_running()  # started before the ranks' environment is set: it is no rank
+    ctx, port, procs = mp.get_context("spawn"), free_port(), []
+    for rank in range(world):
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank),
+                          WORLD_SIZE=str(world))
+        p = ctx.Process(target=_rank_main, args=(rank, main, world), name=f"rank{rank}")
+        p.start()
+        procs.append(p)
+    for p in procs:
+        p.join()
 
 
 def black_hole() -> int:

@@ -27,7 +27,7 @@ if __name__ == "__main__":
     for epoch in range(3):
         for step in range(3):
             loss = model(torch.randn(4, 8)).sum()
-            acc.backward(loss)
+            acc.backward(loss)  # HANG-HERE (the main rank: backward's all_reduce)
             opt.step()
             opt.zero_grad()
         acc.print(f"epoch {epoch} done")

@@ -11,7 +11,7 @@ from _zoo import ready
 
 if __name__ == "__main__":
     loss = 1.0
-    for step in range(10):
+    for step in range(10):  # HANG-HERE (pdb stops at the next line to run: the loop's header)
         loss *= 0.9
         print(f"step {step} loss {loss:.3f}", flush=True)
         if step == 3:

@@ -20,7 +20,7 @@ def main(rank):
         loss = model(torch.randn(4, 8)).sum()
         if step == 4:
             ready()
-        loss.backward()
+        loss.backward()  # HANG-HERE (rank 0: the extra batch's all_reduce)
         opt.step()
         print(f"rank {rank} step {step}", flush=True)
     dist.barrier()  # HANG-HERE

@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader, Dataset
 def random_fog(x, seed):
     density = seed % 7
     while density != 3:  # HANG-HERE
-        density = (density * 2) % 6  # never reaches 3 for an odd start
+        density = (density * 2) % 6  # HANG-HERE (never reaches 3 for an odd start)
     return x
 
 

@@ -19,7 +19,7 @@ def refresh():
     while not stopping.wait(0.05):
         with lock:
             pass
-    with lock:  # the last refresh
+    with lock:  # HANG-HERE (the last refresh)
         pass
 
 

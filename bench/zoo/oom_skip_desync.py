@@ -20,7 +20,7 @@ def main(rank):
             if rank == 1 and step == 2:
                 raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
             loss = model(torch.randn(4, 8)).sum()
-            loss.backward()
+            loss.backward()  # HANG-HERE (rank 0: the all_reduce rank 1 skipped)
             opt.step()
         except RuntimeError as e:
             print(f"rank {rank} step {step}: {e}; skipping the batch", flush=True)

@@ -31,7 +31,7 @@ class Shards(Dataset):
 
 def main(rank):
     model = DDP(torch.nn.Linear(8, 1))
-    for step, x in enumerate(DataLoader(Shards(rank), batch_size=1, num_workers=1)):
+    for step, x in enumerate(DataLoader(Shards(rank), batch_size=1, num_workers=1)):  # HANG-HERE (rank 0: waits for its own worker)
         model(x).sum().backward()
         print(f"rank {rank} step {step}", flush=True)
 

@@ -16,7 +16,7 @@ from _zoo import ready, two_ranks
 
 def save_checkpoint(state):
     torch.save(state, os.path.join(tempfile.gettempdir(), f"zoo-ckpt-{os.getpid()}.pt"))
-    dist.barrier()  # every rank must reach this, as DeepSpeed's engine does
+    dist.barrier()  # HANG-HERE (every rank must reach this, as DeepSpeed's engine does)
 
 
 def main(rank):

@@ -20,7 +20,7 @@ def reduce_outputs(rank, keys):
             dist.all_gather(parts, t)  # HANG-HERE
             out[k] = parts
         else:
-            dist.all_reduce(t)
+            dist.all_reduce(t)  # HANG-HERE
             out[k] = t
     return out
 

@@ -4,7 +4,7 @@ report: https://github.com/tensorflow/models/issues/892
 also: https://github.com/apple/turicreate/issues/1169
 saw: training suspended with Ctrl+Z kept its GPU memory; the eval job then ran out of memory.
 mechanism: a stopped process makes no progress and uses no CPU; from outside it looks exactly like a hang.
-expect: hung process.stopped
+expect: stopped process.stopped
 """
 import os
 import signal

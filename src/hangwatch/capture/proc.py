@@ -273,6 +273,9 @@ def main_pid_of(root: int, members: list[JobMember]) -> int:
     return root
 
 
+MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
 def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, ...], env: dict[str, str],
                 parent_env: dict[str, str], orphan: bool, thread_comms: list[str]) -> Role:
     """The role of a job member: main, worker, rank, launcher, compile worker, child, orphan."""
@@ -288,7 +291,10 @@ def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, .
         return Role.COMPILE_WORKER
     # A rank has RANK in its environment that its parent did not give to itself (a DataLoader
     # worker inherits its rank's environment, so it is caught above or here by the parent test).
-    if "RANK" in env and parent_env.get("RANK") != env.get("RANK"):
+    # multiprocessing's own helpers (the resource tracker, the forkserver) inherit whatever environment
+    # their starter had when they started: never a rank.
+    if "RANK" in env and parent_env.get("RANK") != env.get("RANK") and not any(
+            h in " ".join(cmdline) for h in MP_HELPERS):
         return Role.RANK
     if pid == main:
         return Role.MAIN

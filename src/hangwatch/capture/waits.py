@@ -198,8 +198,9 @@ def _took_at(frames: tuple[Frame, ...], name: str | None) -> str | None:
 
 
 # --- file locks --------------------------------------------------------------------------------------------
-def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int, tuple[str, bool | None]]:
-    """tid -> (lock file, whether the acquire can time out) from the locals of filelock's frames."""
+def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int, tuple[str, bool | None, bool]]:
+    """tid -> (lock file, whether the acquire can time out, a soft lock) from the locals of filelock's frames
+    (a ``SoftFileLock``: the file's existence is the lock, no kernel lock is taken)."""
     if py_spy is None:
         return {}
     try:
@@ -214,11 +215,14 @@ def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int,
         data = json.loads(p.stdout) if p.returncode == 0 else []
     except ValueError:
         return {}
-    out: dict[int, tuple[str, bool | None]] = {}
+    out: dict[int, tuple[str, bool | None, bool]] = {}
     for t in data:
         tid = int(t.get("os_thread_id") or 0)
         if tid not in tids:
             continue
+        soft = any(str(f.get("filename", "")).endswith(FILELOCK_DIR + "_soft.py") or any(
+            str(v.get("repr", "")).startswith("<SoftFileLock") for v in (f.get("locals") or []))
+            for f in t.get("frames", []))
         for f in t.get("frames", []):
             if FILELOCK_DIR not in str(f.get("filename", "")):
                 continue
@@ -232,7 +236,7 @@ def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int,
                 can_time_out = float(timeout) >= 0 if timeout is not None else None
             except ValueError:
                 can_time_out = None
-            out[tid] = (path, can_time_out)
+            out[tid] = (path, can_time_out, soft)
             break
     return out
 
@@ -273,6 +277,46 @@ def _file_lock_wait(pid: int, tid: int, kind_hint: str, path: str, timeout: bool
     holders = tuple(_holder(h, job, py_spy, now, how, name=None) for h in dict.fromkeys(pids) if h != pid)
     note = None if held else f"no process holds a lock on {path} now (it was released, or is being retried)"
     return LockWait(tid, kind, path, timeout, holders=holders, waiters=waiters, note=note)
+
+
+def _soft_lock_wait(pid: int, tid: int, path: str, timeout: bool | None, job: dict[int, list[ProcessSample]],
+                    py_spy: str | None, now: float) -> LockWait:
+    """A ``SoftFileLock``: the lock is the file's existence; its holder keeps it open while it holds it. The
+    processes with the file open are its holders; with none, the file was left by a holder that is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return LockWait(tid, "soft", path, timeout, note=f"{path} does not exist now (released: the next try gets it)")
+    key = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    opened = [p for p in _open_by(key, {pid})]
+    holders = tuple(_holder(h, job, py_spy, now, "has the lock file open (a soft lock)", name=None, proven=True)
+                    for h in opened)
+    age = max(0.0, now - st.st_mtime)
+    note = None if holders else (f"the soft lock file {path} exists ({age:.0f} s old) and no process has it open: "
+                                 "its holder is gone, and a soft lock is released only by deleting the file")
+    return LockWait(tid, "soft", path, timeout, holders=holders, waiters=(pid,), note=note)
+
+
+def _open_by(key: tuple[int, int, int], skip: set[int]) -> list[int]:
+    """Processes with the file ``key`` (device major, minor, inode) open."""
+    out = []
+    for other in proc.list_pids()[:MAX_FD_SCAN_PIDS]:
+        if other in skip:
+            continue
+        base = proc.PROC / str(other) / "fd"
+        try:
+            fds = os.listdir(base)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(base / fd)
+            except OSError:
+                continue
+            if (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) == key:
+                out.append(other)
+                break
+    return out
 
 
 def _holder(pid: int, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float, how: str,
@@ -399,8 +443,9 @@ def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
         for t in threads:
             wait: LockWait | None = None
             if t.tid in targets:
-                path, timeout = targets[t.tid]
-                wait = _file_lock_wait(pid, t.tid, "filelock", path, timeout, entries, job, py_spy, now)
+                path, timeout, soft = targets[t.tid]
+                wait = (_soft_lock_wait(pid, t.tid, path, timeout, job, py_spy, now) if soft else
+                        _file_lock_wait(pid, t.tid, "filelock", path, timeout, entries, job, py_spy, now))
             elif t.syscall in ("flock", "fcntl") and t.fd is not None:
                 target = proc.fd_target(pid, t.fd)
                 if target and target.startswith("/"):

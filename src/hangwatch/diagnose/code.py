@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
@@ -33,8 +34,11 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
             if _one_long_call(t):
                 hits.append(_long_call(v, t))
                 continue
-            locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",) if motion is not None else ()
-            counting = motion is not None and motion.counting
+            if motion is None:  # no locals to read (module-level code, C frames): whether it advances is unknown
+                hits.append(_unjudged_loop(v, t))
+                continue
+            locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",)
+            counting = motion.counting
             hits.append(Hit(Finding(
                 cause=Cause.CODE_BUSY_LOOP, confidence=0.8,
                 summary=(f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
@@ -47,6 +51,26 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                 fix=BUSY_FIX, proof=proof.hang(f"a counting spin: {motion.evidence}") if counting and motion else None),
                 Verdict.HUNG))
     return hits
+
+
+def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
+    """Busy in the same code, with no locals to tell a spin from work (a loop at a module's top level has
+    none that py-spy can read): alive, not proven either way, so bounded by the job's own history, never
+    hung on sight."""
+    frame = t.user_frame
+    return Hit(Finding(
+        cause=Cause.CODE_BUSY_LOOP, confidence=0.5,
+        summary=(f"{v.label()} runs the same code at {v.cpu_text()} in {describe(frame)} for {v.duration_s:.0f} s; "
+                 "its locals cannot be read, so whether the loop gets anywhere is unknown: alive, judged against "
+                 "this job's own history."),
+        where=v.where(t, frame),
+        evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
+                  f"GIL in every sample", f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
+                  + (f" `{frame.code}`" if frame and frame.code else ""),
+                  "no locals were read for this frame (code at a module's top level has none to read)"),
+        fix=(*BUSY_FIX, "Move the loop into a function: its locals can then be read, and a loop that walks its "
+             "data is told from a spin.")),
+        Verdict.SLOW)
 
 
 def _one_long_call(t: ThreadView) -> bool:
@@ -155,5 +179,43 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
             cause=Cause.CODE_DEADLOCK, confidence=conf,
             summary=f"{v.label()} is deadlocked: {what}.",
             where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX if lockers else WAIT_FOREVER_FIX,
+            proof=fact), Verdict.HUNG))
+    return hits
+
+
+def exit_wait_rule(ctx: Context) -> list[Hit]:
+    """code.deadlock at exit: the program's main code has ended (the interpreter is in
+    ``threading._shutdown``, joining its non-daemon threads) and a thread it joins never ends: a monitor
+    polling for a stop event nobody will set, an uploader waiting forever. Nothing but that thread's own
+    code runs any more, so what it waits for comes from nowhere."""
+    hits = []
+    for v in ctx.views:
+        main = v.main_thread
+        if main is None or not main.has_stack or not any(
+                sg.at(f, "threading.py", frozenset({"_shutdown"})) for f in main.frames) or main.spinning:
+            continue
+        waiting = [t for t in v.user_threads if not t.spinning and (t.blocked or t.parked or t.woke_often
+                                                                    or t.idle_throughout)]
+        if not waiting or len(waiting) != len(v.user_threads):
+            continue
+        t = waiting[0]
+        frame = t.user_frame
+        how = ("waits with no timeout" if t.waits_forever else "wakes again and again in a poll or sleep loop"
+               if t.woke_often else "waits")
+        names = ", ".join(f"'{x.name}' at {describe(x.user_frame)}" for x in waiting[:4])
+        fact = (proof.hang(f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}', which "
+                           f"waits with no timeout at {describe(frame)}: nothing else in the process runs")
+                if t.waits_forever and t.blocked else None)
+        hits.append(Hit(Finding(
+            cause=Cause.CODE_DEADLOCK, confidence=0.85,
+            summary=(f"{v.label()} has finished (or raised) and is exiting, but waits for its non-daemon thread "
+                     f"'{t.name}', which {how} at {describe(frame)} and never ends: the process never exits."),
+            where=v.where(t, frame),
+            evidence=("main thread in threading._shutdown (the interpreter joins every non-daemon thread at exit)",
+                      f"threads it waits for: {names}",
+                      *((f"thread '{t.name}': the kernel's {t.wait_text}",) if t.last.syscall else ())),
+            fix=("Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path out of the "
+                 "program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
+                 "If an exception ended the program, read it above the hang in the log: that is the real error."),
             proof=fact), Verdict.HUNG))
     return hits

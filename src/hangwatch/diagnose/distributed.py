@@ -59,6 +59,12 @@ def _culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, 
                 where = w.where(wt, frame)
                 where = Where(**{**where.__dict__, "rank": v.info.rank})
                 return where, f"its DataLoader worker pid {w.pid} is in {describe(frame)}"
+    if any(sg.at(f, "threading.py", frozenset({"_shutdown"})) for f in t.frames):  # exiting: it waits for a thread
+        others = [u for u in v.user_threads if u.user_frame is not None]
+        if others:
+            u = others[0]
+            return v.where(u, u.user_frame), (f"exiting, and waits for its non-daemon thread '{u.name}' in "
+                                                f"{describe(u.user_frame)}")
     frame = innermost_explaining(t.frames)
     return v.where(t, frame), f"in {describe(frame)}"
 
@@ -232,16 +238,29 @@ def _diverged(g: RankGroups) -> Hit | None:
     if len(ops) < 2:
         return None
     minority = min(ops.values(), key=len)
+    tie = len(minority) == max(len(x) for x in ops.values())
+    if tie:  # no minority to blame (2 ranks, one in each): every side is named, the lowest rank's first
+        minority = min(ops.values(), key=min)
     t = g.thread(minority[0])
-    if len(minority) == max(len(x) for x in ops.values()) or t is None:
-        return None  # a tie names no culprit
+    if t is None:
+        return None
     v = g.by_rank[minority[0]]
     frame = innermost_user(t.frames)
+    if tie:
+        def at(r: list[int]) -> str:
+            th = g.thread(r[0])
+            return describe(innermost_user(th.frames) if th is not None else None)
+
+        ordered = sorted(ops.items(), key=lambda kv: min(kv[1]))
+        sides = "; ".join(f"{_plural(r)} in {op} at {at(r)}" for op, r in ordered)
+        summary = f"Ranks are in different collectives ({sides}): the ranks' code diverged; none will complete."
+    else:
+        summary = (f"Ranks are in different collectives: {_plural(minority)} called "
+                   f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
+                   "the ranks' code diverged.")
     return Hit(Finding(
-        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.85,
-        summary=(f"Ranks are in different collectives: {_plural(minority)} called "
-                 f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
-                 "the ranks' code diverged."),
+        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.8 if tie else 0.85,
+        summary=summary,
         where=v.where(t, frame), evidence=(_groups_text(g.groups),), fix=PEER_FIX[1:] + PEER_FIX[:1],
         proof=proof.hang(f"ranks wait in different collectives ({', '.join(sorted(ops))}): each waits for the others "
                          "to enter its own, and none will")), Verdict.HUNG)

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 
 from hangwatch.causes import Cause
-from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule
+from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.context import Context, Hit, Rule
@@ -31,7 +31,7 @@ IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet j
 RULES: tuple[Rule, ...] = (
     stopped_rule, input_wait_rule, flight_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule,
     output_buffered_rule, lost_work_rule, lock_wait_rule, child_wait_rule, network_wait_rule, storage_wait_rule,
-    busy_loop_rule, deadlock_rule, native_fork_rule, kernel_rule, gpu_activity_rule,
+    busy_loop_rule, exit_wait_rule, deadlock_rule, native_fork_rule, kernel_rule, gpu_activity_rule,
 )
 
 
@@ -91,7 +91,7 @@ def what_moves(ev: Evidence) -> str | None:
             return f"{v.label()} moved data"
         if v.stdout_grew or (v.role != Role.LAUNCHER and any(t.woke_often for t in v.threads if t.has_stack)):
             return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
-        for t in v.threads:
+        for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             if top is not None and SLEEP_LINE.search(top.code or ""):
                 return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"

@@ -48,8 +48,8 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
             continue
         wchan = t.last.wchan or ""
         frame = innermost_user(t.frames)
-        rchar = v.delta("rchar") or 0
-        moving = rchar > 64 * 1024 or t.woke_often or v.moved_data
+        rchar, wchar = v.delta("rchar") or 0, v.delta("wchar") or 0
+        moving = rchar > 64 * 1024 or wchar > 64 * 1024 or t.woke_often or v.moved_data  # an upload moves too
         who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
         ev = [f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
               + (f" `{frame.code}`" if frame and frame.code else "")]
@@ -60,13 +60,14 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
             ev.append(f"blocked in {t.last.syscall}() on {t.last.fd_target}")
         elif wchan:
             ev.append(f"kernel wait: {wchan}")
-        ev.append(f"{rchar} bytes read in the window")
+        ev.append(f"{rchar} bytes read" + (f", {wchar} written" if wchar else "") + " in the window")
         conf = 0.55 if moving else 0.8
         if v.role == Role.DATALOADER_WORKER:
             conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
         hits.append(Hit(Finding(
             cause=Cause.IO_NETWORK_WAIT, confidence=conf,
-            summary=(f"{v.label()} is " + ("reading from the network slowly" if moving else
+            summary=(f"{v.label()} is " + (("sending to the network slowly" if wchar > rchar else
+                                            "reading from the network slowly") if moving else
                                            "blocked waiting for the network") + f" at {describe(frame)}."),
             where=v.where(t, frame), evidence=tuple(ev), fix=NETWORK_FIX),
             Verdict.SLOW if moving else Verdict.HUNG))

@@ -42,6 +42,8 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
         return None
     seconds = max(0.0, last.at - first.at)
     before, after = dict(first.values), dict(last.values)
+    if not before and not after:
+        return None  # no locals were read (a module's top level has none): the locals say nothing
     changed = {n: (before[n], after[n]) for n in before if n in after and before[n] != after[n]}
     header = last.loop
     cond_names: set[str] = set()

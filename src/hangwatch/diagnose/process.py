@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
+from hangwatch.capture.proc import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
@@ -153,6 +154,9 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)]
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
+        if any(k.role == Role.RANK for k in kids) and all(
+                k.role == Role.RANK or any(h in " ".join(k.info.cmdline) for h in MP_HELPERS) for k in kids):
+            continue  # a launcher of its own (mp.spawn, Process per rank): the distributed rules explain its ranks
         states = {k.pid: activity(k) for k in kids}
         kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
         state = states[kid.pid]

@@ -29,7 +29,8 @@ from hangwatch.incident import Finding, Verdict
 WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock
 WORKING_BYTES = 64 * 1024
 KIND_TEXT = {"flock": "a flock() lock", "posix": "a POSIX (fcntl) lock", "ofd": "an OFD lock",
-             "filelock": "a file lock (the filelock package, polling)", "semaphore": "a multiprocessing lock"}
+             "filelock": "a file lock (the filelock package, polling)", "semaphore": "a multiprocessing lock",
+             "soft": "a soft file lock (filelock's SoftFileLock: the file's existence is the lock)"}
 
 
 def _age(seconds: float | None) -> str:
@@ -122,6 +123,8 @@ def lock_wait_rule(ctx: Context) -> list[Hit]:
 
 
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
+    if not w.holders and w.kind == "soft" and w.note and "no process has it open" in w.note:
+        return _stale_soft_lock(v, t, w)
     if not w.holders:
         return None  # nobody holds it now: the waiter gets it at its next try
     h = w.holders[0]
@@ -150,6 +153,26 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
                           f"{size_text(h.moved_bytes or 0)} moved")
     return Hit(Finding(cause=Cause.IO_LOCK_WAIT, confidence=0.92 if verdict == Verdict.HUNG else 0.85, summary=summary,
                        where=v.where(t, frame), evidence=tuple(ev), fix=_lock_fix(w, h), proof=fact), verdict)
+
+
+def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
+    """A soft lock file that exists with no process holding it open: left by a holder that crashed or was
+    killed. Nothing will delete it: hung at once."""
+    frame = innermost_user(t.frames)
+    forever = " with no timeout" if w.timeout is False else ""
+    return Hit(Finding(
+        cause=Cause.IO_LOCK_WAIT, confidence=0.9,
+        summary=(f"{v.label()} waits{forever} for {KIND_TEXT['soft']} on {w.path}, which no process holds: it was "
+                 "left behind by a holder that is gone (an interrupted download, a killed job), and nothing will "
+                 "delete it."),
+        where=v.where(t, frame),
+        evidence=(f"{v.label()} at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
+                  + f": waiting for {w.path}", str(w.note)),
+        fix=(f"Delete the stale lock file: rm {w.path} (no process has it open), then run again.",
+             "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
+             "filesystem supports flock: a kernel lock goes away with its holder."),
+        proof=proof.hang(f"the soft lock file {w.path} exists and no process has it open: a soft lock is released "
+                         "only by deleting its file, and its holder is gone")), Verdict.HUNG)
 
 
 def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessView | None,

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 # child.wait is left out: a non-Python child (tar, wget, a compiler) has no stack that could be seen
 # moving, and a startup that runs one is usually alive; it is caught by STILL_PROBES if it stays still.
 STUCK_AT_START = frozenset({Cause.DATALOADER_WORKER_STUCK, Cause.DATALOADER_BATCH_LOST, Cause.FORK_INHERITED_LOCK,
-                            Cause.CODE_DEADLOCK, Cause.PROCESS_STOPPED, Cause.PROCESS_WAITS_FOR_INPUT})
+                            Cause.CODE_DEADLOCK, Cause.PROCESS_STOPPED, Cause.PROCESS_WAITS_FOR_INPUT,
+                            Cause.IO_LOCK_WAIT})  # hung: its holder does not work (the waiter polls)
 STILL_PROBES = 3  # probes in a row that find nothing moving and no progress: hung, whatever the cause
 
 
