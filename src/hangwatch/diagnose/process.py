@@ -151,7 +151,10 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         # A shell or launcher waiting for its child is the job's normal shape, not a cause.
         if v.role in (Role.DATALOADER_WORKER, Role.LAUNCHER) or not v.has_stacks or not _waits_for_child(v):
             continue
-        kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)]
+        # A zombie child has exited: its parent reaps it when it gets to it (it joins another child first);
+        # it is nothing the parent can wait on for long.
+        kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
+                and not c.state.startswith("Z")]
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
         if any(k.role == Role.RANK for k in kids) and all(
