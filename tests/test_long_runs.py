@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import SCENARIOS, clean_env, py
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +75,9 @@ def test_output_log_rotates_byte_for_byte_and_the_incident_quotes_the_newest_tai
     read from the newest tail) quotes the prompt line."""
     script = tmp_path / "flood_then_prompt.py"
     script.write_text(
-        "import sys\n"
+        "import os, sys\n"
+        "r, w = os.pipe()\n"
+        "os.dup2(r, 0)  # a standard input nobody will write to (and never closed)\n"
         "out = sys.stdout.buffer\n"
         "for i in range(60000):\n"
         "    out.write(b'%08d ' % i + b'x' * 79 + b'\\n')\n"
@@ -82,7 +85,7 @@ def test_output_log_rotates_byte_for_byte_and_the_incident_quotes_the_newest_tai
         "out.flush()\n"
         "input()\n")
     p = run.start("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill",
-                  "--log-max-size", "1M", "--log-keep", "9", "--", sys.executable, str(script), stdin=subprocess.PIPE)
+                  "--log-max-size", "1M", "--log-keep", "9", "--", sys.executable, str(script))
     _, err = p.communicate(timeout=120)
     assert p.returncode == 125, err.decode()[-2000:]
     files = sorted(run.dir.glob("output.log.*"), key=lambda q: -int(q.suffix[1:]))
@@ -120,6 +123,7 @@ def test_ls_of_a_directory_lists_that_directory_only(run, tmp_path):
     assert names() == ["run1", "run2"]  # no directory: ./hangwatch-runs and the index
 
 
+@pytest.mark.timeout(420)
 def test_a_short_soak_leaks_no_fds_or_threads():
     """The CI form of bench/soak.py: 2 minutes of a healthy torch job (DataLoader workers, autobeat, a tqdm
     bar under a pipe, ~1,000 lines a second, checkpoints, --metrics-port, log rotation)."""

@@ -76,7 +76,7 @@ def test_ls_finds_runs_through_the_index_and_tells_dead_supervisors_from_running
     seen = _wait(lambda: (v := _ls(tmp_path / "a", env, "--all").get("c")) and v.get("step") and v,
                  what="c's first step")
     assert seen["state"] == "running" and seen["total_steps"] == 1000
-    assert list(_ls(tmp_path / "a", env)) == ["a"]  # a directory given: the runs in it, and nothing else
+    assert list(_ls(tmp_path, env, str(tmp_path / "a"))) == ["a"]  # a directory given: its runs, nothing else
     found = _ls(tmp_path / "a", env, "--all")  # started elsewhere, listed from here with --all: the per-user index
     assert (found["a"]["state"], found["a"]["attempts"], found["a"]["incidents"], found["a"]["step"]) == (
         "finished", 2, 1, 12)

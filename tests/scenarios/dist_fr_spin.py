@@ -13,7 +13,8 @@ import hangwatch
 
 def wait_for_flag(flags):
     n = 0
-    while not flags.get("go"): n += 1  # HANG-HERE:spin  (one line: a sample lands on it either way)
+    # one line: a sample lands on it, whichever part of the loop runs
+    while not flags.get("go"): n += 1  # HANG-HERE:spin
     return n
 
 

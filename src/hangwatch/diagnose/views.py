@@ -19,6 +19,7 @@ F = TypeVar("F", bound=sg.FrameLike)
 
 BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
 IDLE_CPU_PERCENT = 5.0
+MIN_WINDOW_S = 0.2  # a thread is said to stay in a call only when seen in it over at least this long
 # A thread blocked in one call does not wake; one in a sleep or retry loop wakes at every turn. A
 # DataLoader or queue poll with a 5 s timeout wakes once in a window; a 1 s backoff loop, every second.
 WAKEUPS_MIN = 3
@@ -122,8 +123,14 @@ class ThreadView:
     def blocked(self) -> bool:
         """Blocked in one call for the whole window: idle in every sample with its stack unchanged, never
         woken, at no CPU. ("stuck" is said of a thread only when this, or ``spinning``, holds.)"""
-        return self.has_stack and self.idle_throughout and not self.woke_often and (
+        return self.has_stack and self.measured and self.idle_throughout and not self.woke_often and (
             (self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+
+    @property
+    def measured(self) -> bool:
+        """Seen in two samples at least 0.2 s apart (inspect's shortest window): one sample (a capture cut
+        short on a loaded machine) says where a thread is, never that it stayed there."""
+        return len(self.samples) >= 2 and self.duration_s >= MIN_WINDOW_S
 
     @cached_property
     def parked(self) -> bool:
