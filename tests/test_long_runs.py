@@ -89,7 +89,7 @@ def test_output_log_rotates_byte_for_byte_and_the_incident_quotes_the_newest_tai
     _, err = p.communicate(timeout=120)
     assert p.returncode == 125, err.decode()[-2000:]
     files = sorted(run.dir.glob("output.log.*"), key=lambda q: -int(q.suffix[1:]))
-    assert len(files) == 5, files
+    assert 4 <= len(files) <= 5, files  # 5 MiB in 1 MiB files (a file ends past 1 MiB: chunks are written whole)
     data = b"".join(q.read_bytes() for q in [*files, run.dir / "output.log"])
     expected = b"".join(b"%08d " % i + b"x" * 79 + b"\n" for i in range(60000)) + b"Enter your API key: "
     assert data == expected
