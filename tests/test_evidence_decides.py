@@ -95,6 +95,34 @@ def _port() -> int:
     return _free_port()
 
 
+def test_a_loop_at_a_modules_top_level_whose_stack_moves_is_not_killed_by_the_history(run):
+    """The same silent metric loop at a module's top level (bench/zoo's like_silent_validation), where py-spy
+    reads no locals: its stack moves between the loop's lines at full CPU, so it works; 16 s at a 4 s history
+    floor (10 x its 0.25 s steps: 4 s), and it finishes untouched."""
+    r = run("--min-stall", "2", "--history-floor", "4", "--history-factor", "10", "--on-hang", "kill",
+            "--capture-window", "2", "--kill-grace", "2", *py("toplevel_loop.py", "walk", "16"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"done" in r.stdout
+    root = root_cause(only_slow_incidents(run)[0])
+    assert root["cause"] == "code.busy_loop" and root["proof"]["kind"] == "work", root
+    assert "with its stack moving between lines" in root["proof"]["fact"], root["proof"]
+    extended = [e for e in run.events() if e["event"] == "extended" and e.get("cause") == "code.busy_loop"]
+    assert extended and all(e["bound"].startswith("--max-slow") for e in extended), extended
+
+
+def test_a_one_line_spin_at_a_modules_top_level_is_still_bounded_by_the_history(run):
+    """Its twin: a spin on one line at a module's top level shows nothing a spin would not, so the job's
+    history bounds it (hung at the 3 s floor, at its line)."""
+    r = run("--min-stall", "1", "--history-floor", "3", "--history-factor", "10", "--on-hang", "kill", *QUICK,
+            *py("toplevel_loop.py", "spin"))
+    assert r.returncode in (124, 125), r.stderr.decode()[-3000:]
+    hung = _incidents(run)[-1]
+    root = root_cause(hung)
+    assert (hung["verdict"], root["cause"]) == ("hung", "code.busy_loop"), root
+    assert root["proof"] is None and "far longer than this job's steps take" in root["summary"], root
+    _at(root, "toplevel_loop.py", "HANG-HERE:spin")
+
+
 # --- 2. name what a wait waits for ------------------------------------------------------------------------------
 def _holder(tmp_path: Path, how: str) -> subprocess.Popen[bytes]:
     """A process outside the job that takes the file lock, and says so."""

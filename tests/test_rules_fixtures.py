@@ -185,3 +185,18 @@ def test_a_rule_that_raises_fails_loudly_in_strict_mode_and_is_skipped_otherwise
         diagnose(ev, rules=(broken,))  # conftest sets HANGWATCH_STRICT_RULES for the whole suite
     monkeypatch.delenv("HANGWATCH_STRICT_RULES")
     assert diagnose(ev, rules=(broken,)).findings  # users get the other rules' findings, not a crash
+
+
+def test_a_worker_seen_in_one_sample_is_never_called_stuck():
+    """A capture cut short on a loaded machine (a Lightning epoch's workers replaced mid-capture) saw a worker
+    in one sample: that says where it is, never that it stays there. The same worker over the full window is
+    stuck."""
+    ev = load("dataloader_worker_stuck-dl_worker_blocked")
+    assert diagnose(ev).root.cause == "dataloader.worker_stuck"
+    procs = tuple(replace(p, samples=p.samples[:1]) if p.info.role.value == "dataloader_worker" else p
+                  for p in ev.processes)
+    d = diagnose(replace(ev, processes=procs))
+    assert all(f.cause != "dataloader.worker_stuck" for f in d.findings), [(f.cause, f.summary) for f in d.findings]
+    assert d.verdict.value != "hung", d.root
+    slow = [f for f in d.findings if f.cause == "dataloader.worker_slow"]
+    assert slow and "too briefly to say that it stays there" in slow[0].summary, d.findings

@@ -15,9 +15,9 @@ from _zoo import ready
 
 
 def extract_features(x):
+    time.sleep(0.5)  # the work, whose memory grows until...
     if x == 3:
-        os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does to a worker holding a task
-    time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGKILL)  # ... the OOM killer ends the worker holding this task
     return x * x
 
 

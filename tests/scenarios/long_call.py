@@ -1,11 +1,20 @@
 """Steps, then one long call that holds the GIL (sum over a huge range runs in C, as a big sort, a
-catastrophic regex or a tokenizer call do), then more steps: healthy, never hung."""
+catastrophic regex or a tokenizer call do), then more steps: healthy, never hung.
+argv[1]: how long the call takes, in seconds (calibrated on this machine: Python builds differ 2x in
+speed), or `forever` (a call that outlives any test)."""
 
 import sys
+import time
 
 from _ready import ready
 
-n = int(sys.argv[1]) if len(sys.argv) > 1 else 6 * 10**8
+arg = sys.argv[1] if len(sys.argv) > 1 else "6"
+if arg == "forever":
+    n = 10**12
+else:
+    t0 = time.perf_counter()
+    sum(range(2 * 10**7))
+    n = int(2 * 10**7 * float(arg) / max(time.perf_counter() - t0, 1e-6))
 print("step 1/3", flush=True)
 print("step 2/3", flush=True)
 ready()

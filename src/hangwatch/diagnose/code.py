@@ -55,21 +55,36 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
 
 def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     """Busy in the same code, with no locals to tell a spin from work (a loop at a module's top level has
-    none that py-spy can read): alive, not proven either way, so bounded by the job's own history, never
-    hung on sight."""
+    none that py-spy can read): alive, never hung on sight. A loop whose stack moves between lines at high
+    CPU works (the same fact that makes a rank a working straggler): only --max-slow bounds it, never the
+    step history. One that sits on the very same line in every sample shows nothing more than a spin does,
+    so the job's own history bounds it."""
     frame = t.user_frame
+    lines = sorted({st[0].line for st in t.stacks if st})
+    moving = t.stack_changed
+    where_text = f"lines {', '.join(str(n) for n in lines[:4])}" if len(lines) > 1 else "the same line"
+    place = f"{frame.function} ({frame.file.rsplit('/', 1)[-1]})" if frame is not None else "no Python frame"
+    fact = (f"{t.cpu_percent or 0:.0f}% CPU for {v.duration_s:.1f} s with its stack moving between {where_text} "
+            f"of {place}")
+    if moving:
+        summary = (f"{v.label()} runs a loop in {place} at {v.cpu_text()}, its stack moving between "
+                   f"{where_text}; its locals cannot be read (a module's top level has none), so whether it gets "
+                   "anywhere is not known, but it works: alive, bounded by --max-slow, not by the step history.")
+    else:
+        summary = (f"{v.label()} runs the same code at {v.cpu_text()} in {describe(frame)} for {v.duration_s:.0f} s; "
+                   "its locals cannot be read, so whether the loop gets anywhere is unknown: alive, judged against "
+                   "this job's own history.")
     return Hit(Finding(
-        cause=Cause.CODE_BUSY_LOOP, confidence=0.5,
-        summary=(f"{v.label()} runs the same code at {v.cpu_text()} in {describe(frame)} for {v.duration_s:.0f} s; "
-                 "its locals cannot be read, so whether the loop gets anywhere is unknown: alive, judged against "
-                 "this job's own history."),
+        cause=Cause.CODE_BUSY_LOOP, confidence=0.5, summary=summary,
         where=v.where(t, frame),
         evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
-                  f"GIL in every sample", f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
-                  + (f" `{frame.code}`" if frame and frame.code else ""),
+                  f"GIL in every sample",
+                  f"innermost frame in {place} in all {len(t.stacks)} samples, on {where_text}"
+                  + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
                   "no locals were read for this frame (code at a module's top level has none to read)"),
         fix=(*BUSY_FIX, "Move the loop into a function: its locals can then be read, and a loop that walks its "
-             "data is told from a spin.")),
+             "data is told from a spin."),
+        proof=proof.work(fact) if moving else None),
         Verdict.SLOW)
 
 

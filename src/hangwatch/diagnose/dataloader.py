@@ -166,6 +166,12 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
         return _Judged(slow, f"DataLoader {name} is alive, working in {describe(frame)}; the main process waits for "
                        "its batch.", Verdict.SLOW, 0.6, WORKER_SLOW_FIX)
+    if not t.measured:  # one sample, or a sleep seen briefly (a capture cut short on a loaded machine)
+        seen = f"seen in {len(t.samples)} sample{'s' if len(t.samples) != 1 else ''} over {dur:.1f} s"
+        ev.append(f"{name} was {seen}: too briefly to say that it stays there")
+        return _Judged(slow, f"DataLoader {name} is in {describe(frame)}, {seen}: too briefly to say that it stays "
+                       "there, so its batch is not called lost; the main process waits for it.", Verdict.SLOW, 0.5,
+                       WORKER_SLOW_FIX)
     fact = proof.unreleasable(w, t)
     blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
     ends = "and never returns its batch: nothing can end its wait" if fact else \

@@ -110,6 +110,7 @@ class Suspects:
                 return None
             by_history = bound is not None and ctx.clock.now() >= bound.at
             basis = bound.basis if by_history and bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
+            stalled = det.stalled_for(ctx.clock.now())  # the capture took its window: the stall as decided
             diagnosis = past_history(diagnosis, stalled, basis, by_history)
         return self.acts.declare(Judgement(a, evidence, diagnosis, now, stalled))
 
