@@ -492,7 +492,7 @@ def test_a_process_a_finding_points_at_or_one_in_d_state_is_never_hidden_in_a_gr
 
 
 def test_a_capture_request_is_read_again_until_this_node_answers_it():
-    """The store's key count lets a round skip reading; a request this node has not answered yet (it was
+    """The store's news counter lets a round skip reading; a request this node has not answered yet (it was
     busy capturing for itself) is still read every round until it has shared its summary."""
     from hangwatch.diagnose import Diagnosis
     from hangwatch.evidence import Evidence
@@ -509,6 +509,7 @@ def test_a_capture_request_is_read_again_until_this_node_answers_it():
     ops = node0.coord.stats.ops["tick"]
     assert node0.tick(1, "progressing", 5, 2.0) is None and node0.coord.stats.ops["tick"] == ops + 1  # one message
     node1.coord.publish(("capture", 1), CaptureRequest(1, 2.0))
+    assert not node0.coord.lost and not node1.coord.lost  # a store call that failed: each node carries on alone
     assert isinstance(node0.tick(1, "suspect", 5, 2.5), CaptureRequest)
     assert isinstance(node0.tick(1, "suspect", 5, 3.0), CaptureRequest)  # not answered yet: read again
     ev = Evidence(target_pid=1, root_pid=1, started_at=0.0, ended_at=1.0, clock_ticks=100, cpu_count=2, processes=())
@@ -519,6 +520,26 @@ def test_a_capture_request_is_read_again_until_this_node_answers_it():
     node1.share(1, ev, Diagnosis(Verdict.HUNG, (_finding("code.deadlock"),)), 4.2, request=False)
     got = node1.coord.gather(1, 5.0)
     assert sorted(got) == [0, 1] and (got[0].verdict, got[1].verdict) == ("progressing", "hung")
+
+
+def test_a_report_that_becomes_a_kill_is_news_to_the_other_nodes():
+    """A "report" decision is replaced under the same key when a node later kills (a crash, a budget stop):
+    the store's key count stays as it was, the news counter moves, and the other node's next round acts."""
+    from hangwatch.records.run import Decision, OnHang
+    from hangwatch.supervise.nodes.protocol import NodeCoordination
+    from hangwatch.supervise.nodes.store import Coordinator
+    from hangwatch.supervise.nodes.topology import Topology
+
+    port = _free_port()
+    node0 = NodeCoordination(Coordinator(Topology(2, 0, "127.0.0.1", port, "t"), 10))
+    node1 = NodeCoordination(Coordinator(Topology(2, 1, "127.0.0.1", port, "t"), 10))
+    assert node0.decide(1, Decision(0, OnHang.REPORT)).action == OnHang.REPORT
+    assert node1.tick(1, "suspect", 5, 1.0) is None and node1.tick(1, "suspect", 5, 1.5) is None  # nothing to do
+    keys = node0.coord.store.num_keys()
+    assert node0.decide(1, Decision(0, OnHang.KILL, code=124)).action == OnHang.KILL
+    assert node0.coord.store.num_keys() == keys  # the same key: the count alone would not tell
+    got = node1.tick(1, "suspect", 5, 2.0)
+    assert isinstance(got, Decision) and (got.action, got.by) == (OnHang.KILL, 0), got
 
 
 def test_node_0_serves_the_store_until_every_node_that_joined_has_left():

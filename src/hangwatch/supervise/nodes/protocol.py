@@ -34,7 +34,7 @@ class NodeCoordination:
 
     def __init__(self, coordinator: Coordinator) -> None:
         self.coord = coordinator
-        self._keys_seen: int | None = None  # the store's key count at the last look for news
+        self._news_seen: int | None = None  # the store's news counter at the last look
         self._shared: set[int] = set()  # attempts this node shared its summary for
 
     @classmethod
@@ -49,21 +49,21 @@ class NodeCoordination:
 
     def tick(self, attempt: int, state: str, step: int | None, now: float) -> Decision | CaptureRequest | None:
         """Publish liveness; return another node's decision to act on, or its request to capture. Looks
-        for them only when the store holds new keys (one message a round otherwise)."""
+        for them only when the store's news counter moved (one message a round otherwise)."""
         stats = self.coord.stats
         if stats.rounds % LIVE_EVERY == 0:
             self.coord.publish(("live", self.node), NodeLive(now, attempt, state, step), purpose="tick")
         stats.rounds += 1
-        keys = self.coord.key_count()
-        if keys is not None and keys == self._keys_seen:
+        news = self.coord.news()
+        if news is not None and news == self._news_seen:
             return None
         decided = self.coord.read(("decision", attempt), Decision, purpose="tick")
         if decided is not None and decided.by != self.node and decided.action != OnHang.REPORT:
             return decided
         asked = self.coord.read(("capture", attempt), CaptureRequest, purpose="tick")
         unanswered = asked is not None and asked.by != self.node and attempt not in self._shared
-        if decided is None and not unanswered:  # a "report" decision may still become a kill (same key), and
-            self._keys_seen = keys  # a request this node has not answered yet: keep looking at them
+        if not unanswered:  # a request this node has not answered yet: keep looking at it every round
+            self._news_seen = news  # (a "report" that becomes a kill is news of its own)
         return asked if asked is not None and asked.by != self.node else None
 
     def merge(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, window_s: float,

@@ -5,7 +5,7 @@ connects to it. Needs torch (the job already has it); nothing here runs without 
 If the store goes away, each node carries on alone.
 
 What each node sends does not grow with the node count: a round is one ``set`` (liveness, every
-``LIVE_EVERY`` rounds) and one ``num_keys``; only when the store holds new keys does a node look for
+``LIVE_EVERY`` rounds) and one read of the news counter; only when it moved does a node look for
 a decision or a capture request. Gathering the nodes' summaries polls one counter, then reads them all
 in one ``multi_get``. ``stats`` counts messages and bytes by purpose (``bench/scale.py`` reports them).
 """
@@ -30,6 +30,7 @@ from hangwatch.supervise.nodes.topology import Topology
 
 log = logging.getLogger(__name__)
 PREFIX = "hangwatch"
+NEWS = ("news",)  # a counter bumped by every message worth a look (requests, summaries, decisions)
 POLL_S = 0.2
 T = TypeVar("T")
 
@@ -170,15 +171,25 @@ class Coordinator:
             k = self._key(key)
             v = self._wrap(k, message.to_dict())
             self._call(purpose, len(k) + len(v), lambda: self.store.set(k, v))
+            if purpose != "tick":  # news (a request, a summary); a node's liveness is not
+                self._news(purpose)
         except Exception as e:  # noqa: BLE001 - torch raises many kinds; the host node went away: carry on alone
             self._lose(e)
 
-    def key_count(self) -> int | None:
-        """How many keys the store holds (one message): unchanged means nothing new was stored."""
+    def _news(self, purpose: str) -> None:
+        """Count one more message worth a look: the rounds of the other nodes poll this one counter."""
+        k = self._key(NEWS)
+        self._call(purpose, len(k), lambda: self.store.add(k, 1))
+
+    def news(self) -> int | None:
+        """How many messages worth a look were stored so far (one message): unchanged means nothing new.
+        A counter of our own, not the store's key count: a decision that replaces a "report" under the same
+        key, or keys that come and go, leave the key count as it was."""
         if self.lost:
             return None
         try:
-            return int(self._call("tick", 0, self.store.num_keys))
+            k = self._key(NEWS)
+            return int(self._call("tick", len(k), lambda: self.store.add(k, 0)))
         except Exception as e:  # noqa: BLE001 - as above
             self._lose(e)
             return None
@@ -265,6 +276,7 @@ class Coordinator:
                 won = self._call("incident", len(k) + 2 * len(mine),  # swapped only if no other node got there first
                                  lambda: self.store.compare_set(k, stored, mine))
                 payload = self._unwrap(k, won)
+            self._news("incident")
             return proposal if payload is None else Decision.from_dict(payload)
         except Exception as e:  # noqa: BLE001 - as above: decide alone
             self._lose(e)
