@@ -110,6 +110,33 @@ def test_a_loop_at_a_modules_top_level_whose_stack_moves_is_not_killed_by_the_hi
     assert extended and all(e["bound"].startswith("--max-slow") for e in extended), extended
 
 
+def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell():
+    """A top-level loop's few samples may all land on one of its lines (bench/zoo's 150 s silent validation
+    was killed so at the 60 s floor, 2 minutes into its stall): the same loop at the same place, proven
+    working earlier in this stall, is still work. In the next stall, or elsewhere, it proves nothing."""
+    from types import SimpleNamespace
+
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
+    from hangwatch.supervise.attempt import Suspicion
+    from hangwatch.supervise.stall.suspect import Suspects
+
+    def loop(line: int, fact: str | None) -> Diagnosis:
+        where = Where(pid=1, rank=None, tid=1, file="/job/eval.py", line=line, function="<module>")
+        return Diagnosis(Verdict.SLOW, (Finding("code.busy_loop", 0.5, "a loop", where,
+                                                proof=Proof(ProofKind.WORK, fact) if fact else None),))
+
+    a = SimpleNamespace(detector=SimpleNamespace(last=SimpleNamespace(at=100.0), started_at=0.0),
+                        suspicion=Suspicion())
+    same = Suspects._same_work  # uses no state of the Suspects
+    assert same(None, a, loop(23, None)).root.proof is None  # nothing proven yet: the history bounds it
+    assert same(None, a, loop(24, "99% CPU with its stack moving between lines 23, 24")).root.proves_work
+    later = same(None, a, loop(23, None)).root
+    assert later.proves_work and "moving between lines 23, 24" in later.proof.fact, later
+    a.detector.last = SimpleNamespace(at=200.0)  # it progressed: a new stall proves itself again
+    assert same(None, a, loop(23, None)).root.proof is None
+
+
 def test_a_one_line_spin_at_a_modules_top_level_is_still_bounded_by_the_history(run):
     """Its twin: a spin on one line at a module's top level shows nothing a spin would not, so the job's
     history bounds it (hung at the 3 s floor, at its line)."""

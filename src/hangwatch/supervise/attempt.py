@@ -129,6 +129,8 @@ class Suspicion:
     slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, file:function) of `slow` incidents
     slow_noted_at: float | None = None  # the newest `slow` incident or note: repeated at most every 10 minutes
     looked_at: float | None = None  # the last progress whose stall had its first look (once per stall)
+    # (cause, file:function) -> (the stall: its last progress, the proof of work a capture measured there)
+    worked: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -98,6 +98,7 @@ class Suspects:
             merged = ctx.nodes.merge(a.number, evidence, diagnosis, self.capturer.window(), ctx.clock.now())
             ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
             diagnosis = merged.diagnosis
+        diagnosis = self._same_work(a, diagnosis)
         root = diagnosis.root
         if diagnosis.verdict == Verdict.WAITING and root.cause == Cause.DISTRIBUTED_RENDEZVOUS_WAIT:
             return self.peers_late(Judgement(a, evidence, diagnosis, now, stalled))
@@ -113,6 +114,27 @@ class Suspects:
             stalled = det.stalled_for(ctx.clock.now())  # the capture took its window: the stall as decided
             diagnosis = past_history(diagnosis, stalled, basis, by_history)
         return self.acts.declare(Judgement(a, evidence, diagnosis, now, stalled))
+
+    def _same_work(self, a: Attempt, diagnosis: Diagnosis) -> Diagnosis:
+        """Work proven earlier in this stall stands while a later capture only cannot tell: a busy loop with no
+        locals whose stack moved between lines in one capture may sit on one line in all of the next one's
+        few samples (a coin flip per sample). The same loop at the same place, still busy, is the same work;
+        what it was proven doing earlier is said."""
+        root, det = diagnosis.root, a.detector
+        stall = det.last.at if det.last is not None else det.started_at
+        key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
+        if root.proves_work and root.proof is not None:
+            a.suspicion.worked[key] = (stall, root.proof.fact)
+            return diagnosis
+        earlier = a.suspicion.worked.get(key)
+        if root.cause != Cause.CODE_BUSY_LOOP or root.proof is not None or earlier is None or earlier[0] != stall:
+            return diagnosis
+        from hangwatch.diagnose import Diagnosis
+        from hangwatch.diagnose.proof import work
+
+        fact = f"earlier in this stall, at the same place: {earlier[1]}"
+        same = dataclasses.replace(root, proof=work(fact), evidence=(*root.evidence, fact))
+        return Diagnosis(diagnosis.verdict, (same, *diagnosis.findings[1:]))
 
     def look_due(self, a: Attempt, now: float) -> bool:
         """Whether a progressing job that has stalled is due its first look (once per stall), sooner than
