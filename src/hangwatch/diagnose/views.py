@@ -19,7 +19,8 @@ F = TypeVar("F", bound=sg.FrameLike)
 
 BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
 IDLE_CPU_PERCENT = 5.0
-TIMED_WAIT_MIN_S = 2.0  # a wait with a timeout is said to stay only when seen in it at least this long
+TIMED_WAIT_MIN_S = 1.0  # a wait with a timeout is said to stay only when seen in it at least this long
+# (--min-stall 5 captures for 1.25 s: a worker asleep for ever is seen over about that)
 MIN_WINDOW_S = 0.2  # a thread is said to stay in a call only when seen in it over at least this long
 # A thread blocked in one call does not wake; one in a sleep or retry loop wakes at every turn. A
 # DataLoader or queue poll with a 5 s timeout wakes once in a window; a 1 s backoff loop, every second.
@@ -131,8 +132,8 @@ class ThreadView:
     def measured(self) -> bool:
         """Seen in two samples at least 0.2 s apart (inspect's shortest window): one sample (a capture cut
         short on a loaded machine) says where a thread is, never that it stayed there."""
-        if self.last.timeout is True and self.duration_s < TIMED_WAIT_MIN_S:
-            return False  # a timed wait (a sleep) seen briefly: it may end before the next sample would show it
+        if self.last.timeout is True and (self.duration_s < TIMED_WAIT_MIN_S or self.wakeups is None):
+            return False  # a timed wait (a sleep) seen briefly, or with its wake-ups unread: it may end at any time
         return len(self.samples) >= 2 and self.duration_s >= MIN_WINDOW_S
 
     @cached_property
