@@ -200,3 +200,21 @@ def test_a_worker_seen_in_one_sample_is_never_called_stuck():
     assert d.verdict.value != "hung", d.root
     slow = [f for f in d.findings if f.cause == "dataloader.worker_slow"]
     assert slow and "too briefly to say that it stays there" in slow[0].summary, d.findings
+
+
+def test_a_stack_read_cut_short_still_points_at_the_users_line():
+    """A read of a busy target can come back cut short, deep in torch with the user's frames missing (a
+    clean-clone CI run's compile capture named no file): the newest stack that has a user frame says where."""
+    from hangwatch.signatures import is_user
+
+    ev = load("compile_in_progress_is_not_hung")
+
+    def cut(p):
+        last = p.samples[-1]
+        threads = tuple(replace(t, frames=tuple(f for f in t.frames if not is_user(f))) for t in last.threads)
+        return replace(p, samples=(*p.samples[:-1], replace(last, threads=threads)))
+
+    d = diagnose(replace(ev, processes=tuple(cut(p) for p in ev.processes)))
+    root = d.root
+    assert root.cause == "compile.in_progress" and root.where is not None, root
+    assert (root.where.file, root.where.line) == marker("compile_job.py"), root.where

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import describe, innermost_user
+from hangwatch.diagnose.views import describe
 from hangwatch.evidence import Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import COMPILE_FIX
@@ -25,7 +25,7 @@ def compile_rule(ctx: Context) -> list[Hit]:
         own_kids = [c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in
                     {k.pid for k in ctx.children(v.pid)}]
         active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
-        frame = innermost_user(t.frames)
+        frame = t.user_frame
         comp = next((f for f in t.frames if sg.is_compile_frame(f)), None)
         ev = [f"{v.label()} in torch.compile for this window, called from {describe(frame)}",
               f"compiler frame: {describe(comp)}", f"{v.label()} at {v.cpu_text()}"

@@ -160,8 +160,9 @@ class ThreadView:
 
     @cached_property
     def user_frame(self) -> Frame | None:
-        """The innermost user frame of the newest stack."""
-        return innermost_user(self.frames)
+        """The innermost user frame of the newest stack that has one (a read of a busy target can come back
+        cut short, deep in a library, with the user's frames missing)."""
+        return next((f for st in reversed(self.stacks) if (f := innermost_user(st)) is not None), None)
 
     @cached_property
     def spinning(self) -> bool:
