@@ -217,4 +217,5 @@ def test_a_stack_read_cut_short_still_points_at_the_users_line():
     d = diagnose(replace(ev, processes=tuple(cut(p) for p in ev.processes)))
     root = d.root
     assert root.cause == "compile.in_progress" and root.where is not None, root
-    assert (root.where.file, root.where.line) == marker("compile_job.py"), root.where
+    _, line = marker("compile_job.py")  # the recording's paths are the machine's that recorded it
+    assert (Path(root.where.file or "").name, root.where.line) == ("compile_job.py", line), root.where
