@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
+import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 from conftest import SCENARIOS, inspect_json, marker, root_cause
@@ -50,6 +54,35 @@ def test_worker_pid_finds_its_main(start_job):
     root = root_cause(incident)
     assert root["cause"] == "dataloader.worker_stuck"
     assert root["where"]["pid"] == worker
+
+
+def _venv_named_hangwatch(root: Path) -> Path:
+    """A real virtual environment at a path containing `hangwatch` (as `python -m venv ~/venvs/hangwatch`
+    makes), that sees this environment's packages: its interpreter's path names the tool, the job is not it."""
+    venv = root / "hangwatch-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    here = sysconfig.get_paths()["purelib"]
+    there = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    Path(there, "outer.pth").write_text(f"import site; site.addsitedir({here!r})\n")
+    return venv / "bin" / "python"
+
+
+def test_worker_pid_finds_its_main_from_a_path_named_hangwatch(start_job, tmp_path):
+    """An install and a project whose paths contain the tool's name: the job's main is still the job's."""
+    python = _venv_named_hangwatch(tmp_path)
+    project = tmp_path / "hangwatch-project"
+    project.mkdir()
+    for name in ("dl_worker_blocked.py", "_ready.py"):
+        shutil.copy(SCENARIOS / name, project / name)
+    job = start_job([str(python), str(project / "dl_worker_blocked.py")])
+    worker = job.ready_pids()["ready"]
+    incident = inspect_json(worker)
+    assert role_of(incident, job.pid) == "main"
+    root = root_cause(incident)
+    assert root["cause"] == "dataloader.worker_stuck", root
+    assert root["where"]["pid"] == worker
+    assert root["where"]["file"].endswith("hangwatch-project/dl_worker_blocked.py")
 
 
 def test_batch_lost(start_job):

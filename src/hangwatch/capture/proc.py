@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hangwatch.launcher import is_launcher_command, is_supervisor_command
 from hangwatch.redact import redact_argv
 
 if TYPE_CHECKING:
@@ -23,8 +24,6 @@ PROC = Path("/proc")
 DATALOADER_WORKER_COMM = "pt_data_worker"
 # torchrun's elastic agent renames itself (verified on torch 2.13).
 ELASTIC_AGENT_COMM = "pt_elastic"
-LAUNCHER_MARKERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed",
-                    "accelerate launch", "accelerate-launch")
 COMPILE_WORKER_MARKERS = ("_inductor/compile_worker", "torch._inductor.compile_worker")
 COMPILER_COMMS = frozenset({"cc1plus", "cc1", "as", "ld", "collect2", "gcc", "g++", "c++", "clang",
                             "clang++", "ptxas", "nvcc", "cicc"})
@@ -36,7 +35,10 @@ SHELL_COMMS = frozenset({"bash", "sh", "zsh", "fish", "dash", "tmux: server", "t
 ENV_KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
             "MASTER_PORT", "TORCHELASTIC_RUN_ID", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM",
             "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS", "TORCHDYNAMO_DISABLE",
-            "CUDA_VISIBLE_DEVICES", "HANGWATCH_RUN_DIR", "HANGWATCH_ATTEMPT", "HANGWATCH_HEARTBEAT_DIR")
+            "CUDA_VISIBLE_DEVICES", "HANGWATCH_RUN_DIR", "HANGWATCH_ATTEMPT", "HANGWATCH_HEARTBEAT_DIR",
+            "HANGWATCH_SUPERVISOR_PID")
+# The supervisor's pid, which `hangwatch run` puts in the job's environment (the job's processes inherit it).
+SUPERVISOR_ENV = "HANGWATCH_SUPERVISOR_PID"
 
 
 @dataclass(frozen=True)
@@ -183,8 +185,7 @@ def is_launcher(comm: str, cmdline: tuple[str, ...]) -> bool:
     """Whether a process is a distributed launcher (torchrun, deepspeed, accelerate)."""
     if comm == ELASTIC_AGENT_COMM:
         return True
-    joined = " ".join(cmdline[:4])
-    return any(m in joined for m in LAUNCHER_MARKERS)
+    return is_launcher_command(cmdline)
 
 
 def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
@@ -197,6 +198,16 @@ class JobMember:
     """A process found to belong to the job, with what capture needs to know of it."""
     pid: int
     orphan: bool  # found by process group/session, not as a descendant of the root
+
+
+def is_supervisor(pid: int, cmdline: tuple[str, ...], child: int) -> bool:
+    """Whether ``pid`` is a hangwatch supervising ``child``: the job's environment names its supervisor's
+    pid, or the process runs hangwatch's own entry point (an older run, or the environment unreadable).
+    Never a word in a path: a venv or project folder named after hangwatch is not the supervisor."""
+    named = read_environ(child).get(SUPERVISOR_ENV)
+    if named is not None and named == str(pid):
+        return True
+    return is_supervisor_command(cmdline)
 
 
 def find_root(pid: int) -> int:
@@ -216,7 +227,7 @@ def find_root(pid: int) -> int:
         if pst is None or pst.comm in SHELL_COMMS:
             return cur
         pcmd = read_cmdline(parent)
-        if any("hangwatch" in a for a in pcmd[:3]):
+        if is_supervisor(parent, pcmd, cur):
             return cur  # the supervisor is not part of the job
         if is_launcher(pst.comm, pcmd):
             cur = parent

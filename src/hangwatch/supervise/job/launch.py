@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from hangwatch.capture.proc import SUPERVISOR_ENV
+
 READ_SIZE = 256 * 1024
 EXEC_SHIM = Path(__file__).resolve().parents[2] / "_exec.py"  # hangwatch/_exec.py
 
@@ -254,7 +256,7 @@ def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog
            status: StatusLine, use_pty: bool, on_close: Callable[[], None] | None = None) -> Launched:
     """Start ``argv`` through the exec shim, in a new session, with its output pumped."""
     cmd = [sys.executable, "-S", str(EXEC_SHIM), *argv]  # -S: no site, the shim is stdlib only
-    env = {**env, "HANGWATCH_SUPERVISOR_PID": str(os.getpid())}
+    env = {**env, SUPERVISOR_ENV: str(os.getpid())}
     if use_pty:
         master, slave = pty.openpty()
         try:
