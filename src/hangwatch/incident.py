@@ -201,6 +201,7 @@ class Incident:
     gpu: GpuEvidence | None = None  # the GPUs over the window, and who held their memory (an addition)
     kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter (an addition)
     collectives: tuple[CollectiveRow, ...] = ()  # every rank's collectives, from torch's flight recorder (an addition)
+    graph: dict[str, Any] | None = None  # the wait-for graph: nodes, edges, chains (diagnose/graph.py; an addition)
 
     def finding_pids(self) -> frozenset[int]:
         """The pids the findings point at (``where.pid``)."""
@@ -210,6 +211,16 @@ class Incident:
     def root_cause(self) -> Finding | None:
         """``findings[0]``, if any."""
         return self.findings[0] if self.findings else None
+
+    def root_chain(self) -> tuple[str, ...]:
+        """The wait chain behind the root cause in words (waiter first, one hop a line), or ()."""
+        chains = (self.graph or {}).get("chains") or []
+        root = self.root_cause
+        pid = f"pid:{root.where.pid}" if root is not None and root.where is not None else None
+        pick = next((c for c in chains if pid in (c.get("waiter"), c.get("end"))), None)
+        if pick is None:
+            pick = next((c for c in chains if c.get("verdict")), None)
+        return tuple(pick.get("words") or ()) if pick else ()
 
     def to_dict(self) -> dict[str, Any]:
         """The incident as SPEC's JSON object, fields in SPEC's order, additions last."""
@@ -223,6 +234,8 @@ class Incident:
         out = {k: _lists(d[k]) for k in order}
         if self.collectives:  # only where a flight recorder was read: other incidents keep their shape
             out["collectives"] = _lists(d["collectives"])
+        if self.graph:  # only where something waits on something: other incidents keep their shape
+            out["graph"] = self.graph
         return out
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -252,6 +265,7 @@ class Incident:
             gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
             kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
             collectives=tuple(CollectiveRow(**c) for c in d.get("collectives", ())),
+            graph=d.get("graph") if isinstance(d.get("graph"), dict) else None,
         )
 
 

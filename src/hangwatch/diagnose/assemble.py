@@ -55,4 +55,5 @@ def build_incident(ev: Evidence, diagnosis: Diagnosis, *, attempt: int = 1, acti
         verdict=diagnosis.verdict, detected_at=detected_at if detected_at is not None else time.time(),
         last_progress=last_progress, attempt=attempt, action=action, processes=tuple(processes),
         findings=diagnosis.findings, window_seconds=round(ev.ended_at - ev.started_at, 2), notes=ev.notes,
-        remedy=remedy, gpu=ev.gpu, kernel=ev.kernel, collectives=collective_rows(Context.of(ev)))
+        remedy=remedy, gpu=ev.gpu, kernel=ev.kernel, collectives=collective_rows(Context.of(ev)),
+        graph=diagnosis.graph.to_dict() if diagnosis.graph is not None and diagnosis.graph.edges else None)

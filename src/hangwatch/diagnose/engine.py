@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
@@ -14,6 +14,7 @@ from hangwatch.diagnose.context import Context, Hit, Rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
+from hangwatch.diagnose.graph import WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
@@ -41,6 +42,7 @@ class Diagnosis:
     """The verdict and the findings, root cause first."""
     verdict: Verdict
     findings: tuple[Finding, ...]
+    graph: WaitGraph | None = None  # who waits on whom, each chain followed to its end
 
     @property
     def root(self) -> Finding:
@@ -62,12 +64,42 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
             if os.environ.get(STRICT_ENV):
                 raise  # tests: a rule that raises fails the test instead of passing by omission
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
+    graph = _graph(ctx)
+    if graph is not None:
+        hits = [_follow_chain(h, graph) for h in hits]
     hits.sort(key=lambda h: -h.finding.confidence)
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
         verdict, findings = _verdict_from_activity(ctx), (_unknown(ctx),)
-    return Diagnosis(verdict, annotate(findings, verdict, ctx))
+    return Diagnosis(verdict, annotate(findings, verdict, ctx), graph)
+
+
+def _graph(ctx: Context) -> WaitGraph | None:
+    try:
+        return build_graph(ctx)
+    except Exception:  # the graph adds to the rules; a fault in it must not hide what they found
+        if os.environ.get(STRICT_ENV):
+            raise
+        log.exception("the wait-for graph failed")
+        return None
+
+
+def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
+    """Proof of work is never killed: a hang that a rule names without proof, at a process that the graph
+    shows working at the end of a waiter's chain, is that waiter waiting for work (bounded by --max-slow)."""
+    f = hit.finding
+    if hit.verdict != Verdict.HUNG or f.proves_hang or f.where is None:
+        return hit
+    chain = next((c for c in graph.chains if c.ending == "working" and c.end.id == f"pid:{f.where.pid}"), None)
+    if chain is None or chain.proof is None:
+        return hit
+    words = tuple(chain.lines())
+    return Hit(replace(f, proof=chain.proof, evidence=(*f.evidence, *words),
+                       summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING), Verdict.SLOW)
+
+
+ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."
 
 
 def _primary(ctx: Context) -> ProcessView | None:

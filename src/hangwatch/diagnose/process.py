@@ -8,13 +8,12 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import (
-    Activity,
     ProcessView,
     ThreadView,
-    activity,
     describe,
     innermost_explaining,
     innermost_user,
+    process_state,
 )
 from hangwatch.evidence import Frame, Role
 from hangwatch.incident import Finding, Verdict
@@ -53,14 +52,24 @@ def input_wait_rule(ctx: Context) -> list[Hit]:
                 last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
             prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
             user = innermost_user(t.frames)
-            calls_input = user is not None and bool(sg.INPUT_CALL.search(user.code or ""))
-            # Reading stdin alone may be data from a pipe (`cat data | python train.py`): a person is
-            # needed only if the line asks (input(), getpass) or the read is from a terminal.
-            from_person = reads_stdin and (calls_input or (v.info.stdin or "").startswith(TTY_PREFIXES)
-                                           or (last.fd_target or "").startswith(TTY_PREFIXES))
-            if prompt_frame is not None or from_person:
+            if reads_from_person(v, t):
                 hits.append(_input_hit(v, t, user, prompt_frame, reads_stdin))
     return hits
+
+
+def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
+    """``t`` waits for a person: at a prompt (input(), getpass, a debugger), or reading standard input where
+    a person types: the line asks for input or the read is from a terminal. Reading stdin alone may be data
+    from a pipe (`cat data | python train.py`)."""
+    last = t.last
+    reads_stdin = last.syscall in sg.READ_SYSCALLS and (
+        last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
+    if any(sg.matches_any(f, sg.INPUT_FRAMES) for f in t.frames):
+        return True
+    user = innermost_user(t.frames)
+    calls_input = user is not None and bool(sg.INPUT_CALL.search(user.code or ""))
+    return reads_stdin and (calls_input or (v.info.stdin or "").startswith(TTY_PREFIXES)
+                            or (last.fd_target or "").startswith(TTY_PREFIXES))
 
 
 def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: Frame | None,
@@ -114,7 +123,7 @@ def stopped_rule(ctx: Context) -> list[Hit]:
 
 
 
-def _waits_for_child(v: ProcessView) -> bool:
+def waits_for_child(v: ProcessView) -> bool:
     """In a Python child-wait frame, or blocked in waitpid (os.system, os.waitpid) or on a pipe
     (reading a child's output) for the whole window."""
     t = v.main_thread
@@ -129,19 +138,20 @@ def _waits_for_child(v: ProcessView) -> bool:
 
 
 # How a waited-for child is, in words, and what that makes the parent's wait: only a child that is itself
-# blocked or spinning is "stuck"; an idle one waits for work (diagnose/lost.py looks for the work that went).
+# blocked, or running a loop that gets nowhere, is "stuck"; a child whose loop advances works, and the wait
+# ends when its work does (views.process_state measured which); an idle one waits for work (diagnose/lost.py
+# looks for the work that went).
 _CHILD_IS = {
-    Activity.BLOCKED: ("itself stuck: blocked in one call for the whole window", Verdict.HUNG, 0.82),
-    Activity.SPINNING: ("itself stuck: spinning in the same code", Verdict.HUNG, 0.82),
-    Activity.STOPPED: ("stopped (SIGSTOP, Ctrl-Z or a debugger)", Verdict.HUNG, 0.82),
-    Activity.WORKING: ("still working", Verdict.SLOW, 0.7),
-    Activity.WAKES: ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
-    Activity.ASLEEP: ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),
-    Activity.IDLE: ("idle, waiting for work of its own: nothing the parent waits for is being worked on",
-                    Verdict.HUNG, 0.5),
+    "blocked": ("itself stuck: blocked in one call for the whole window", Verdict.HUNG, 0.82),
+    "spinning": ("itself stuck: running the same code without getting anywhere", Verdict.HUNG, 0.82),
+    "stopped": ("stopped (SIGSTOP, Ctrl-Z or a debugger)", Verdict.HUNG, 0.82),
+    "working": ("still working", Verdict.SLOW, 0.7),
+    "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
+    "asleep": ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),
+    "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on",
+             Verdict.HUNG, 0.5),
 }
-_PICK = (Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED, Activity.WORKING, Activity.WAKES, Activity.ASLEEP,
-         Activity.IDLE)
+_PICK = ("blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle")
 
 
 def child_wait_rule(ctx: Context) -> list[Hit]:
@@ -149,7 +159,7 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
     hits = []
     for v in ctx.views:
         # A shell or launcher waiting for its child is the job's normal shape, not a cause.
-        if v.role in (Role.DATALOADER_WORKER, Role.LAUNCHER) or not v.has_stacks or not _waits_for_child(v):
+        if v.role in (Role.DATALOADER_WORKER, Role.LAUNCHER) or not v.has_stacks or not waits_for_child(v):
             continue
         # A zombie child has exited: its parent reaps it when it gets to it (it joins another child first);
         # it is nothing the parent can wait on for long.
@@ -160,9 +170,10 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         if any(k.role == Role.RANK for k in kids) and all(
                 k.role == Role.RANK or any(h in " ".join(k.info.cmdline) for h in MP_HELPERS) for k in kids):
             continue  # a launcher of its own (mp.spawn, Process per rank): the distributed rules explain its ranks
-        states = {k.pid: activity(k) for k in kids}
+        measured = {k.pid: process_state(k) for k in kids}
+        states = {pid: m.state for pid, m in measured.items()}
         kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
-        state = states[kid.pid]
+        state, state_fact = measured[kid.pid].state, measured[kid.pid].fact
         is_text, verdict, conf = _CHILD_IS.get(state, ("not moving in the window (what it waits for is unknown)",
                                                         Verdict.HUNG, 0.6))
         kt = kid.main_thread
@@ -173,21 +184,19 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         ev = [f"{v.label()} waits for child pid {kid.pid} at {describe(pframe)}"
               + (f" `{pframe.code}`" if pframe and pframe.code else ""),
               f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
-              + (f", in {describe(kframe)}" if kframe else "") + f": {state.value}"]
+              + (f", in {describe(kframe)}" if kframe else "") + f": {state} ({state_fact})"]
         if len(kids) > 1:
-            ev.append("its children: " + ", ".join(f"pid {k.pid} {states[k.pid].value}" for k in kids[:8]))
+            ev.append("its children: " + ", ".join(f"pid {k.pid} {states[k.pid]}" for k in kids[:8]))
         if kt is not None and kt.last.syscall:
             ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
         if (kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})))) or (
                 kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))):
             ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
-        if state == Activity.WORKING and kid.work:
-            ev.append(kid.work)
         where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)
         fact = None
-        if state == Activity.WORKING and kid.work:
-            fact = proof.work(kid.work)
-        elif state == Activity.BLOCKED and kt is not None and t is not None and t.waits_forever:
+        if measured[kid.pid].proves_work:
+            fact = proof.work(f"its child pid {kid.pid} works: {state_fact}")
+        elif state == "blocked" and kt is not None and t is not None and t.waits_forever:
             inner = proof.unreleasable(kid, kt)
             if inner is not None:
                 fact = proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and {inner.fact}")

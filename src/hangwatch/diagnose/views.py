@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from hangwatch import signatures as sg
+from hangwatch.diagnose.loops import loop_motion
 from hangwatch.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.incident import Where
 
@@ -377,6 +378,50 @@ def activity(v: ProcessView) -> Activity:
             (t.wakeups or 0) == 0:
         return Activity.BLOCKED  # a non-Python process: the kernel's view only
     return Activity.UNKNOWN
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A process's state as the graph names it, the measured fact behind it, and whether that fact proves
+    work (locals that advance, bytes moving, output growing, a stack moving at full CPU)."""
+
+    state: str  # gone, stopped, spinning, working, asleep, wakes, idle, blocked, unknown
+    fact: str
+    proves_work: bool = False
+
+
+def process_state(v: ProcessView) -> Measured:
+    """What a process was measured doing. A loop that runs is ``working`` when its locals advance (or, with
+    no locals to read, its stack moves at full CPU), ``spinning`` when they show it gets nowhere."""
+    act = activity(v)
+    t = v.main_thread
+    if act == Activity.GONE:
+        return Measured("gone", f"{v.label()} exited during the look")
+    if act == Activity.STOPPED:
+        return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
+    if act == Activity.SPINNING and t is not None:  # the same function at full CPU: do its locals advance?
+        motion = loop_motion(v.locals_of(t.tid))
+        if motion is not None and motion.advanced:
+            return Measured("working", f"{v.cpu_text()} in {describe(t.user_frame)}; its loop advances: "
+                            f"{motion.evidence}", proves_work=True)
+        if motion is not None:
+            return Measured("spinning", f"{v.cpu_text()} in {describe(t.user_frame)}; {motion.evidence}")
+        if t.stack_changed:
+            return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(t.user_frame)} "
+                            "(no locals to read)")
+        return Measured("spinning", f"{v.cpu_text()} on the same line ({describe(t.user_frame)}) in every sample")
+    if act == Activity.WORKING:
+        return Measured("working", v.work or v.cpu_text(), proves_work=v.work is not None)
+    if act == Activity.ASLEEP:
+        return Measured("asleep", f"in a timed sleep at {describe(t.user_frame if t else None)}")
+    if act == Activity.WAKES:
+        return Measured("wakes", f"woke {t.wakeups if t else '?'} times in {v.duration_s:.1f} s")
+    if act == Activity.IDLE:
+        return Measured("idle", f"waits for work of its own at {describe(t.user_frame if t else None)}")
+    if act == Activity.BLOCKED and t is not None:
+        return Measured("blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(t.user_frame)} "
+                        f"({t.wait_text})")
+    return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
 
 
 def build_views(ev: Evidence) -> list[ProcessView]:

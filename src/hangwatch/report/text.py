@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from hangwatch.incident import Incident, ProcessRecord, Verdict
+from hangwatch.incident import Finding, Incident, ProcessRecord, Verdict
 from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
 
@@ -24,6 +24,31 @@ def _proc_line(p: ProcessRecord) -> str:
     return f"[bold]{p.role}[/]{rank} pid {p.pid}  {p.state}  {cpu} CPU  {escape(p.where_text())}"
 
 
+def _root_lines(console: Console, incident: Incident, root: Finding) -> None:
+    """The root cause: summary, place, proof, the wait chain, evidence, fix."""
+    console.print(f"  {escape(root.summary)}")
+    w = root.where
+    if w is not None and w.file:
+        console.print(f"  [bold]at {escape(w.location())}[/]  in {escape(w.function or '?')} ({w.owner()})")
+        if w.code:
+            console.print(f"      {w.line} | {escape(w.code)}")
+    if root.proof is not None:
+        console.print(f"  Proof of {root.proof.kind.value}: {escape(root.proof.fact)}")
+    chain = incident.root_chain()
+    if chain:
+        console.print("  Wait chain:")
+        for line in chain:
+            console.print(f"    {escape(line)}")
+    if root.evidence:
+        console.print("  Evidence:")
+        for e in root.evidence:
+            console.print(f"    - {escape(e)}")
+    if root.fix:
+        console.print("  Fix:")
+        for i, fx in enumerate(root.fix, 1):
+            console.print(f"    {i}. {escape(fx)}")
+
+
 def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -> None:
     """An incident for a terminal or a log: verdict, root cause, evidence, fix, the process tree."""
     wide = None if stream.isatty() else 200  # a log or a pipe: do not crop the tree at 80 columns
@@ -36,22 +61,7 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
         title += f"  {root.cause}  (confidence {root.confidence:.2f})"
     console.print(title)
     if root is not None:
-        console.print(f"  {escape(root.summary)}")
-        w = root.where
-        if w is not None and w.file:
-            console.print(f"  [bold]at {escape(w.location())}[/]  in {escape(w.function or '?')} ({w.owner()})")
-            if w.code:
-                console.print(f"      {w.line} | {escape(w.code)}")
-        if root.proof is not None:
-            console.print(f"  Proof of {root.proof.kind.value}: {escape(root.proof.fact)}")
-        if root.evidence:
-            console.print("  Evidence:")
-            for e in root.evidence:
-                console.print(f"    - {escape(e)}")
-        if root.fix:
-            console.print("  Fix:")
-            for i, fx in enumerate(root.fix, 1):
-                console.print(f"    {i}. {escape(fx)}")
+        _root_lines(console, incident, root)
     others = incident.findings[1:]
     if others:
         console.print("  Also considered: " + "; ".join(f"{f.cause} ({f.confidence:.2f})" for f in others[:4]))

@@ -1,0 +1,277 @@
+"""The wait-for graph: who waits on whom, and whether the end of the chain can ever move.
+
+Nodes are the job's processes (a thread where the wait is a thread's), the processes outside the job that
+hold something it waits on, and a person (the terminal). Edges go from a waiter to what could release it,
+each with the resource and the measured fact it was read from:
+
+- a process waiting for its child (``waitpid``, ``subprocess``, a read of the child's pipe) -> the child;
+- a process waiting for a DataLoader batch -> its workers;
+- a thread waiting for a file lock or a semaphore another process holds -> the holder (in the job or not);
+- a thread reading the terminal, or at a prompt -> a person;
+- a thread waiting on a primitive of its own process that no living thread can release -> nobody.
+
+Each node's state is a measured fact (``gone``, ``stopped``, ``blocked``, ``spinning``, ``working``,
+``asleep``, ``idle``, ``person``, ``outside``, ``unknown``). A running loop is ``working`` only when its
+locals advance (or its stack moves at full CPU); a loop whose locals stay put while the CPU burns is
+``spinning``. The verdict follows each chain to its end:
+
+- a cycle, a holder that is gone, nobody, a person, or a stopped holder: hung, with proof;
+- a holder blocked or spinning: hung (proof when the holder's own wait is proven);
+- a working holder: ``waiting``, bounded by --max-slow, with the holder's progress as proof of work;
+- a holder asleep or waking: alive;
+- nothing readable: no verdict (``--min-stall`` decides, as before).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hangwatch import signatures as sg
+from hangwatch.diagnose import proof
+from hangwatch.diagnose.context import Context
+from hangwatch.diagnose.process import reads_from_person, waits_for_child
+from hangwatch.diagnose.views import ProcessView, describe, innermost_user, process_state
+from hangwatch.diagnose.waits import holder_state, holder_text
+from hangwatch.evidence import LockHolder, Role
+from hangwatch.incident import Proof, Verdict
+
+PERSON = "person"
+NOBODY = "nobody"
+MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
+
+# How a chain's end decides: (verdict, whether the end itself is proof of a hang).
+ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
+    "cycle": (Verdict.HUNG, True), "gone": (Verdict.HUNG, True), "nobody": (Verdict.HUNG, True),
+    "person": (Verdict.HUNG, True), "stopped": (Verdict.HUNG, True), "blocked": (Verdict.HUNG, False),
+    "spinning": (Verdict.HUNG, False), "idle": (Verdict.HUNG, False), "working": (Verdict.SLOW, False),
+    "asleep": (Verdict.SLOW, False), "wakes": (Verdict.SLOW, False), "unknown": (None, False),
+}
+
+
+@dataclass(frozen=True)
+class Node:
+    """A process (or a person, or nobody) in the graph, with its state and the fact behind it."""
+
+    id: str
+    label: str
+    state: str
+    fact: str
+    in_job: bool = True
+    proves_work: bool = False  # the fact proves work (locals advance, bytes move), not only that it runs
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node as JSON."""
+        return {"id": self.id, "label": self.label, "state": self.state, "fact": self.fact, "in_job": self.in_job,
+                "proves_work": self.proves_work}
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``waiter`` waits on ``resource``, which ``holder`` could release."""
+
+    waiter: str
+    holder: str
+    resource: str  # "child", "dataloader batch", "file lock", "semaphore", "terminal", "lock", "event", ...
+    words: str  # the hop in words: "main (pid 10) waits for its child pid 11 at prep.py:12"
+
+    def to_dict(self) -> dict[str, str]:
+        """The edge as JSON."""
+        return {"waiter": self.waiter, "holder": self.holder, "resource": self.resource, "words": self.words}
+
+
+@dataclass(frozen=True)
+class Chain:
+    """One waiter's chain to its end: the hops, how it ends, and what that makes the wait."""
+
+    hops: tuple[Edge, ...]
+    end: Node
+    ending: str  # a key of ENDINGS
+    verdict: Verdict | None
+    proof: Proof | None
+
+    @property
+    def waiter(self) -> str:
+        """The first waiter's node id."""
+        return self.hops[0].waiter
+
+    def lines(self) -> tuple[str, ...]:
+        """The chain in words, waiter first, one hop a line, then what it makes the wait."""
+        out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
+        out.append(f"-> {self.end.label} is {self.end.state}: {self.end.fact}")
+        out.append(f"=> {ENDING_TEXT[self.ending]}")
+        return tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The chain as JSON."""
+        return {"waiter": self.waiter, "hops": [h.to_dict() for h in self.hops], "end": self.end.id,
+                "ending": self.ending, "verdict": self.verdict.value if self.verdict else None,
+                "proof": self.proof.to_dict() if self.proof else None, "words": list(self.lines())}
+
+
+ENDING_TEXT = {
+    "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
+    "gone": "the holder is gone, so what it held is never released (hung)",
+    "nobody": "no living thread can release it (hung)",
+    "person": "it waits for someone to type, and nobody is there (hung)",
+    "stopped": "the holder is stopped and runs again only when someone continues it (hung)",
+    "blocked": "the holder is itself blocked, so the wait does not end by itself",
+    "spinning": "the holder runs but gets nowhere, so the wait does not end by itself",
+    "idle": "the holder waits for work of its own: nothing the waiter needs is being done",
+    "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
+    "asleep": "the holder sleeps and a timer will wake it: alive",
+    "wakes": "the holder wakes again and again: alive",
+    "unknown": "what the holder does could not be read: no verdict from the chain",
+}
+
+
+@dataclass(frozen=True)
+class WaitGraph:
+    """Every node and edge of one look, and each waiter's chain."""
+
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    chains: tuple[Chain, ...]
+
+    def chain_of(self, pid: int) -> Chain | None:
+        """The chain that starts at process ``pid``, if it waits on something the graph could read."""
+        return next((c for c in self.chains if c.waiter == _pid_id(pid)), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph as JSON (``incident.json``'s ``graph``)."""
+        return {"nodes": [n.to_dict() for n in self.nodes], "edges": [e.to_dict() for e in self.edges],
+                "chains": [c.to_dict() for c in self.chains]}
+
+
+def _pid_id(pid: int) -> str:
+    return f"pid:{pid}"
+
+
+def _holder_node(h: LockHolder) -> Node:
+    state = holder_state(h)
+    fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
+    return Node(_pid_id(h.pid), f"pid {h.pid}" if h.in_job else holder_text(h), state, fact, in_job=h.in_job,
+                proves_work=state == "working")
+
+
+def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
+    """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
+    out: list[tuple[Edge, Node | None]] = []
+    t = v.main_thread
+    if t is None or not v.has_stacks:
+        return out
+    me = _pid_id(v.pid)
+    at = describe(innermost_user(t.frames))
+    if v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER) and (v.cpu_percent or 0.0) <= 5.0 \
+            and waits_for_child(v):
+        for k in ctx.children(v.pid):
+            if k.role in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) or k.state.startswith("Z"):
+                continue
+            out.append((Edge(me, _pid_id(k.pid), "child", f"{v.label()} waits for its child pid {k.pid} at {at}"),
+                        None))
+    if v.role != Role.DATALOADER_WORKER and t.frames and any(
+            sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
+        for worker in ctx.workers_of(v.pid):
+            out.append((Edge(me, _pid_id(worker.pid), "dataloader batch", f"{v.label()} waits for a DataLoader "
+                             f"batch at {at}; worker pid {worker.pid} could bring it"),
+                        None))
+    if v.role in (Role.MAIN, Role.RANK, Role.CHILD) and t.has_stack and t.idle_throughout and not t.woke_often \
+            and reads_from_person(v, t):
+        out.append((Edge(me, PERSON, "terminal", f"{v.label()} reads the terminal at {at}"), None))
+    for w in v.ev.waits:
+        wt = next((x for x in v.threads if x.tid == w.tid), None)
+        if wt is None or not w.holders:
+            continue
+        h = w.holders[0]
+        if h.pid == v.pid:
+            continue
+        what = "semaphore" if w.kind == "semaphore" else "file lock"
+        node = None if h.in_job and ctx.view(h.pid) is not None else _holder_node(h)
+        out.append((Edge(me, _pid_id(h.pid), what, f"{v.label()} waits for {what} {w.path or ''} at "
+                         f"{describe(innermost_user(wt.frames))}, held by pid {h.pid}".replace("  ", " ")), node))
+    if not out:
+        out.extend(_thread_waits(v))
+    return out
+
+
+def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
+    """A thread of ``v`` waiting on its own process's primitive that no living thread can release."""
+    out: list[tuple[Edge, Node | None]] = []
+    for t in v.threads:
+        fact = proof.unreleasable(v, t)
+        if fact is None:
+            continue
+        kind = proof.sync_wait(t) or "lock"
+        out.append((Edge(_pid_id(v.pid), NOBODY, kind, f"{v.label()} thread '{t.name}' waits on "
+                         f"{proof.article(kind)} {kind} at {describe(innermost_user(t.frames))}"),
+                    Node(NOBODY, "nobody", "nobody", fact.fact)))
+        break
+    return out
+
+
+def build_graph(ctx: Context) -> WaitGraph:
+    """The wait-for graph of one look, with each waiting process's chain followed to its end."""
+    nodes: dict[str, Node] = {}
+    for v in ctx.views:
+        m = process_state(v)
+        nodes[_pid_id(v.pid)] = Node(_pid_id(v.pid), v.label(), m.state, m.fact, proves_work=m.proves_work)
+    nodes[PERSON] = Node(PERSON, "a person at the terminal", "person", "nobody is known to be typing")
+    out_edges: dict[str, list[Edge]] = {}
+    edges: list[Edge] = []
+    for v in ctx.views:
+        for edge, holder in _edges_of(ctx, v):
+            if holder is not None and holder.id not in nodes:
+                nodes[holder.id] = holder
+            if edge.holder not in nodes:
+                continue
+            edges.append(edge)
+            out_edges.setdefault(edge.waiter, []).append(edge)
+    chains = tuple(c for v in ctx.views if (c := _follow(_pid_id(v.pid), nodes, out_edges)) is not None)
+    used = {e.waiter for e in edges} | {e.holder for e in edges}
+    return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)
+
+
+# Which of several holders a chain follows: the one that decides the wait soonest (a working holder
+# beats a blocked one: a batch can come from any worker; a child that works ends the wait).
+_PREFER = ("working", "wakes", "asleep", "unknown", "idle", "spinning", "blocked", "stopped", "person", "nobody",
+           "gone")
+# A DataLoader hands its batches back in order: the batch the main process waits for is held by the worker
+# that has not returned its own (stuck first); an idle worker holds none.
+_PREFER_BATCH = ("gone", "stopped", "blocked", "spinning", "working", "wakes", "asleep", "unknown", "idle")
+
+
+def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
+    order = _PREFER_BATCH if edge.resource == "dataloader batch" else _PREFER
+    state = nodes[edge.holder].state
+    return order.index(state) if state in order else len(order)
+
+
+def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]) -> Chain | None:
+    if start not in out_edges:
+        return None
+    hops: list[Edge] = []
+    seen = {start}
+    cur = start
+    for _ in range(MAX_HOPS):
+        options = out_edges.get(cur)
+        if not options:
+            break
+        edge = min(options, key=lambda e: _rank(e, nodes))
+        hops.append(edge)
+        if edge.holder in seen:
+            return _chain(hops, nodes[edge.holder], "cycle")
+        seen.add(edge.holder)
+        cur = edge.holder
+    end = nodes[cur]
+    return _chain(hops, end, end.state if end.state in ENDINGS else "unknown")
+
+
+def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
+    verdict, proven = ENDINGS[ending]
+    fact: Proof | None = None
+    if proven:
+        fact = proof.hang(f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"
+                          f"{end.label} is {end.state} ({end.fact}): {ENDING_TEXT[ending]}")
+    elif ending == "working" and end.proves_work:
+        fact = proof.work(f"{hops[0].words}; {end.label} works: {end.fact}")
+    return Chain(tuple(hops), end, ending, verdict, fact)

@@ -1,0 +1,119 @@
+"""The wait-for graph (issue [1/5]): who waits on whom, and whether the end of the chain can ever move.
+
+Both ways on real processes (a parent in os.waitpid for a forked child: the child packs a shard at full CPU,
+its locals walking the data, and is waited for; the same child spinning on a state nobody changes is a hang),
+and the chain follower on tables: every ending decides as documented, and an inverted one fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import Run, inspect_json, marker, py, root_cause
+
+from hangwatch.diagnose.graph import ENDINGS, Edge, Node, _follow
+from hangwatch.incident import ProofKind, Verdict
+
+QUICK = ["--capture-window", "1", "--kill-grace", "2"]
+
+
+def _chain_of(incident: dict, pid: int) -> dict:
+    chains = incident["graph"]["chains"]
+    return next(c for c in chains if c["waiter"] == f"pid:{pid}")
+
+
+def test_a_parent_waiting_for_a_child_that_packs_at_full_cpu_is_left_to_finish(run: Run):
+    """The false kill of the issue: `--min-stall 3 --on-hang kill` ended this job as child.wait ("the child is
+    not moving") while its child packed at 99 % CPU, its locals changing. The chain ends in proven work."""
+    r = run("--min-stall", "3", "--on-hang", "kill", *QUICK, *py("child_packing.py"), env={"HW_PACK_S": "12"})
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"packed 0" in r.stdout
+    incidents = [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
+    assert all(i["action"] == "none" and i["verdict"] != "hung" for i in incidents), \
+        [(i["verdict"], i["findings"][0]["cause"]) for i in incidents]
+
+
+def test_inspect_follows_the_wait_to_a_working_child(start_job):
+    job = start_job("child_packing.py", env={"HW_PACK_S": "60"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert incident["verdict"] == "slow", root
+    assert root["cause"] == "child.wait" and root["proof"]["kind"] == "work", root
+    line = marker("child_packing.py", "HANG-HERE:child")[1]
+    assert root["where"]["function"].endswith("pack_shard") and line <= root["where"]["line"] <= line + 2, root["where"]
+    chain = _chain_of(incident, job.pid)
+    assert chain["ending"] == "working" and chain["verdict"] == "slow", chain
+    assert "its loop advances" in chain["words"][1], chain["words"]
+    assert chain["hops"][0]["resource"] == "child"
+
+
+def test_inspect_follows_the_wait_to_a_child_that_spins(start_job):
+    job = start_job("child_packing.py", env={"HW_PACK_SPIN": "1"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert incident["verdict"] == "hung", root
+    assert root["cause"] == "child.wait", root
+    line = marker("child_packing.py", "HANG-HERE:spin")[1]
+    assert root["where"]["function"].endswith("wait_for_slot") and line <= root["where"]["line"] <= line + 1, root
+    chain = _chain_of(incident, job.pid)
+    assert chain["ending"] == "spinning", chain
+    assert "`free` stayed 0" in chain["words"][1], chain["words"]
+
+
+# --- the chain follower, on tables ---------------------------------------------------------------------------
+def _graph(states: dict[str, str], edges: list[tuple[str, str, str]]) -> tuple[dict[str, Node], dict[str, list[Edge]]]:
+    nodes = {n: Node(n, n, s, f"measured {s}", proves_work=s == "working") for n, s in states.items()}
+    out: dict[str, list[Edge]] = {}
+    for a, b, res in edges:
+        out.setdefault(a, []).append(Edge(a, b, res, f"{a} waits for {b}"))
+    return nodes, out
+
+
+@pytest.mark.parametrize(("end_state", "verdict", "proof"), [
+    ("gone", Verdict.HUNG, ProofKind.HANG),
+    ("nobody", Verdict.HUNG, ProofKind.HANG),
+    ("person", Verdict.HUNG, ProofKind.HANG),
+    ("stopped", Verdict.HUNG, ProofKind.HANG),
+    ("blocked", Verdict.HUNG, None),
+    ("spinning", Verdict.HUNG, None),
+    ("idle", Verdict.HUNG, None),
+    ("working", Verdict.SLOW, ProofKind.WORK),
+    ("asleep", Verdict.SLOW, None),
+    ("wakes", Verdict.SLOW, None),
+    ("unknown", None, None),
+])
+def test_each_ending_decides(end_state, verdict, proof):
+    nodes, out = _graph({"a": "blocked", "b": "blocked", "c": end_state}, [("a", "b", "child"), ("b", "c", "lock")])
+    chain = _follow("a", nodes, out)
+    assert chain is not None
+    assert [h.holder for h in chain.hops] == ["b", "c"]
+    assert chain.ending == end_state and chain.verdict == verdict
+    assert (chain.proof.kind if chain.proof else None) == proof
+    assert chain.lines()[0] == "a waits for b" and chain.lines()[-1].startswith("=> ")
+
+
+def test_a_cycle_is_proof():
+    nodes, out = _graph({"a": "blocked", "b": "blocked"}, [("a", "b", "semaphore"), ("b", "a", "semaphore")])
+    chain = _follow("a", nodes, out)
+    assert chain is not None and chain.ending == "cycle" and chain.verdict == Verdict.HUNG
+    assert chain.proof is not None and chain.proof.kind == ProofKind.HANG
+
+
+def test_of_several_holders_a_working_one_decides_but_a_batch_waits_for_the_stuck_worker():
+    nodes, out = _graph({"m": "blocked", "w1": "blocked", "w2": "working"}, [("m", "w1", "child"), ("m", "w2", "child")])
+    chain = _follow("m", nodes, out)
+    assert chain is not None and chain.end.id == "w2" and chain.ending == "working"
+    nodes, out = _graph({"m": "blocked", "w1": "working", "w2": "blocked"},
+                        [("m", "w1", "dataloader batch"), ("m", "w2", "dataloader batch")])
+    chain = _follow("m", nodes, out)
+    assert chain is not None and chain.end.id == "w2" and chain.ending == "blocked"
+
+
+def test_a_waiter_with_no_edge_has_no_chain():
+    nodes, out = _graph({"a": "working"}, [])
+    assert _follow("a", nodes, out) is None
+
+
+def test_the_endings_table_is_what_the_docs_say():
+    proven = {k for k, (_, p) in ENDINGS.items() if p}
+    assert proven == {"cycle", "gone", "nobody", "person", "stopped"}
+    assert ENDINGS["working"][0] == Verdict.SLOW and ENDINGS["unknown"][0] is None
