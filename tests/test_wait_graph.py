@@ -7,6 +7,12 @@ and the chain follower on tables: every ending decides as documented, and an inv
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
 import pytest
 from conftest import Run, inspect_json, marker, py, root_cause
 
@@ -117,3 +123,94 @@ def test_the_endings_table_is_what_the_docs_say():
     proven = {k for k, (_, p) in ENDINGS.items() if p}
     assert proven == {"cycle", "gone", "nobody", "person", "stopped"}
     assert ENDINGS["working"][0] == Verdict.SLOW and ENDINGS["unknown"][0] is None
+
+
+# --- pipes: the write end's holders, in the job or outside it ------------------------------------------------
+def _end_writer(tmp: Path) -> int | None:
+    """End the pipe's writer (outside the job: the test started it, so the test ends it, by pid)."""
+    path = tmp / "writer.pid"
+    deadline = time.monotonic() + 10
+    while not (path.exists() and path.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not path.exists():
+        return None
+    pid = int(path.read_text())
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return None
+    return pid
+
+
+def _writer_alive(tmp: Path) -> bool:
+    pid = int((tmp / "writer.pid").read_text())
+    return psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.parametrize(("mode", "verdict", "proof"), [
+    ("blocked", "hung", "hang"), ("work", "waiting", "work"), ("sleep", "slow", None)])
+def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mode, verdict, proof):
+    try:
+        job = start_job("pipe_outside_writer.py", env={"HW_WRITER": mode, "HW_WRITER_S": "60"})
+        incident = inspect_json(job.pid)
+    finally:
+        writer = _end_writer(tmp_path)
+    assert writer is not None
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == (verdict, "process.waits_on"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("pipe_outside_writer.py"), root["where"]
+    assert f"held by pid {writer}" in root["summary"] and "outside the job" in root["summary"], root["summary"]
+    assert (root["proof"] or {}).get("kind") == proof, root["proof"]
+    assert writer not in {p["pid"] for p in incident["processes"]}, "the writer is not part of the job"
+    chain = _chain_of(incident, job.pid)
+    assert chain["hops"][0]["resource"] == "pipe" and chain["end"] == f"pid:{writer}", chain
+    holder = next(n for n in incident["graph"]["nodes"] if n["id"] == f"pid:{writer}")
+    assert holder["in_job"] is False
+
+
+def test_a_pipe_whose_only_writer_is_the_reader_is_proven_hung(start_job):
+    job = start_job("pipe_self_held.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("hung", "process.waits_on"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("pipe_self_held.py"), root["where"]
+    assert root["proof"]["kind"] == "hang" and "only holder of the write end" in root["proof"]["fact"]
+
+
+def test_with_the_defaults_pipe_hangs_are_declared_at_the_first_look_and_their_twins_finish(tmp_path):
+    """No flags but --on-hang kill: a read whose writer outside the job is parked, and a read whose only writer is
+    the reader, are declared at the first look (not after --min-stall's 120 s); the writer outside the job is
+    never touched. Their twins (the writer works, then writes; the reader closes its copy) finish untouched."""
+    cases = [("pipe_outside_writer.py", {"HW_WRITER": "blocked"}), ("pipe_self_held.py", {}),
+             ("pipe_outside_writer.py", {"HW_WRITER": "work", "HW_WRITER_S": "18"}),
+             ("pipe_self_held.py", {"HW_CLOSE": "1"})]
+    runs = []
+    try:
+        for i, (script, env) in enumerate(cases):
+            d = tmp_path / f"r{i}"
+            d.mkdir()
+            r = Run(d)
+            r.start("--on-hang", "kill", *py(script), env={**env, "HW_TMP": str(d)})
+            runs.append((r, time.monotonic()))
+        outcomes = []
+        for r, t0 in runs:
+            assert r.proc is not None
+            _, err = r.proc.communicate(timeout=max(1.0, 90 - (time.monotonic() - t0)))
+            outcomes.append((r.proc.returncode, err))
+        assert _writer_alive(tmp_path / "r0"), "hangwatch never touches a process outside the job"
+    finally:
+        for i in (0, 2):
+            _end_writer(tmp_path / f"r{i}")
+        left = [p for r, _ in runs for p in r.cleanup()]
+    assert not left, f"left behind: {left}"
+    for (script, env), (r, _), (rc, err) in zip(cases[:2], runs[:2], outcomes[:2], strict=True):
+        assert rc == 125, (script, env, err.decode()[-2000:])
+        incident = r.incident()
+        root = root_cause(incident)
+        assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_on", "hang"), root
+        latency = incident["detected_at"] - r.events()[1]["at"]
+        assert latency <= 25.0, (script, latency)
+    for (script, env), (r, _), (rc, err) in zip(cases[2:], runs[2:], outcomes[2:], strict=True):
+        assert rc == 0, (script, env, err.decode()[-2000:])
+        s = r.summary()
+        assert s["incidents"] == 0 and s["exit_reason"] == "finished", (script, env, s)

@@ -27,6 +27,7 @@ from hangwatch.signatures import (
     NETWORK_FIX,
     OOM_FIX,
     PEER_FIX,
+    PIPE_WAIT_FIX,
     RENDEZVOUS_FIX,
     STOPPED_FIX,
     STORAGE_FIX,
@@ -52,6 +53,7 @@ class Cause(str, Enum):
     PROCESS_WAITS_FOR_INPUT = "process.waits_for_input"
     PROCESS_STOPPED = "process.stopped"
     CHILD_WAIT = "child.wait"
+    PROCESS_WAITS_ON = "process.waits_on"
     CHILD_LOST_WORK = "child.lost_work"
     IO_NETWORK_WAIT = "io.network_wait"
     IO_STORAGE_WAIT = "io.storage_wait"
@@ -174,6 +176,13 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         ' stopped). A child idle in its own wait for work is said to be idle, and the diagnosis looks'
         ' for lost work',
         Nature.EVIDENCE, Requeue.BY_PROOF, CHILD_WAIT_FIX,
+    ),
+    Cause.PROCESS_WAITS_ON: CauseInfo(
+        'waits on something another process holds that no other cause names (the write end of a pipe it '
+        'reads, found by inode in every process, the job\'s or the host\'s): the wait-for graph follows it to '
+        'the holder, which decides. Working: `waiting`; blocked or stopped: hung; only the waiter itself holds '
+        'it: hung at once. A holder outside the job is named, never touched',
+        Nature.EVIDENCE, Requeue.BY_PROOF, PIPE_WAIT_FIX,
     ),
     Cause.CHILD_LOST_WORK: CauseInfo(
         'a process of the job vanished while holding work the rest still waits for: a '

@@ -153,6 +153,9 @@ class LockHolder:
     proven: bool = True  # the kernel or a frame says it holds the lock; False: inferred
     how: str = ""  # why it is named: "listed as holding it in /proc/locks", "shares the semaphore and ..."
     took_at: str | None = None  # where its code takes the lock, when a frame or its source shows it
+    # Every thread of it in a private futex wait with no timeout, none woken over the look: only a thread of
+    # its own could wake it, and none can (None: not measured).
+    parked: bool | None = None
 
 
 @dataclass(frozen=True)

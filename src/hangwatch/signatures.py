@@ -341,6 +341,12 @@ CHILD_WAIT_FIX = (
     "For multiprocessing.Queue: get() the child's results before join(); a child cannot exit while its "
     "queue holds unread data.",
 )
+PIPE_WAIT_FIX = (
+    "Look at the process shown holding the pipe's write end: the read ends when it writes or closes it.",
+    "Close your own copy of a pipe's write end after starting the writer (subprocess does this; os.pipe with "
+    "fork does not), or the read never sees the end of the data.",
+    "Read with a timeout (select/poll, or communicate(timeout=...)) so a writer that never writes raises.",
+)
 COMPUTING_FIX = (
     "Nothing is stuck: the loop advances. If it should print or checkpoint as it goes, check that it does "
     "(and with PYTHONUNBUFFERED=1 when its output goes to a file).",

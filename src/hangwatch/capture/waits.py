@@ -9,6 +9,10 @@
   count (read from the waiter's memory) are measured; the holder is named only when a frame shows it
   (``with lock:`` around its line), else inferred (a sharer that does not wait for it), and said so.
 
+- Pipes: a thread blocked in ``read`` on a pipe waits for whoever holds its write end. Every process with that
+  pipe open for writing (``/proc/PID/fd`` and the access mode in ``fdinfo``) is a holder: the job's processes
+  first, then the host's, within PIPE_SCAN_S. A holder that left the job's tree is named like any other.
+
 Everything here reads; a holder outside the job's tree is read in non-blocking mode and never touched.
 """
 
@@ -27,6 +31,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import dump_stacks
+from hangwatch.capture.syscalls import read_blocked_call
 from hangwatch.evidence import Frame, LockHolder, LockWait, ProcessInfo, ProcessSample, ThreadSample
 from hangwatch.redact import redact_text
 
@@ -37,6 +42,8 @@ FILELOCK_PATH_LOCALS = ("lock_filename", "canonical_path", "lock_file")
 LOOK_S = 0.5  # a holder outside the job is read twice this far apart: does it work?
 LOCALS_TIMEOUT_S = 3.0
 MAX_FD_SCAN_PIDS = 4096  # bounded: an OFD lock's holder is looked for in at most this many processes
+PIPE_SCAN_S = 0.5  # bounded: a pipe's writers are looked for on the host for at most this long
+O_ACCMODE, O_WRONLY, O_RDWR = 0o3, 0o1, 0o2
 DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
 LOCK_NAME = re.compile(r"^\s*(?:with\s+([\w.\[\]()]+)|.*?\b([\w.\[\]]+)\.acquire\()")
 
@@ -116,11 +123,29 @@ def _cmdline(pid: int) -> str:
 
 @dataclass
 class _Look:
-    """Two reads of a process: its state, CPU and bytes moved between them."""
+    """Two reads of a process: its state, CPU and bytes moved between them, and whether it stayed parked."""
 
     state: str | None
     cpu_percent: float | None
     moved_bytes: int | None
+    parked: bool | None = None
+
+
+def _parked_threads(pid: int) -> dict[int, int] | None:
+    """tid -> context switches, when every thread of ``pid`` sleeps in a private futex wait with no timeout
+    (a lock, an event, a condition of its own, waited for forever); None otherwise or where unreadable."""
+    try:
+        tids = [int(t) for t in os.listdir(proc.PROC / str(pid) / "task")]
+    except (OSError, ValueError):
+        return None
+    out: dict[int, int] = {}
+    for tid in tids:
+        call = read_blocked_call(pid, tid)
+        switches = proc.read_ctx_switches(proc.PROC / str(pid) / "task" / str(tid) / "status")
+        if call is None or call.name != "futex" or call.timeout is not False or call.shared or switches is None:
+            return None
+        out[tid] = switches
+    return out or None
 
 
 def _look(pids: list[int]) -> dict[int, _Look]:
@@ -136,6 +161,7 @@ def _look(pids: list[int]) -> dict[int, _Look]:
         return st.state, (st.utime + st.stime) / ticks, moved
 
     first = {p: read(p) for p in pids}
+    parked_before = {p: _parked_threads(p) for p in pids}
     t0 = time.monotonic()
     time.sleep(LOOK_S)
     dt = time.monotonic() - t0
@@ -147,7 +173,8 @@ def _look(pids: list[int]) -> dict[int, _Look]:
             continue
         cpu = 100.0 * (b[1] - a[1]) / dt if a is not None else None
         moved = b[2] - a[2] if a is not None and a[2] is not None and b[2] is not None else None
-        out[p] = _Look(b[0], cpu, moved)
+        before, after = parked_before[p], _parked_threads(p)
+        out[p] = _Look(b[0], cpu, moved, parked=before is not None and before == after)
     return out
 
 
@@ -158,7 +185,11 @@ def _in_job_look(samples: list[ProcessSample]) -> _Look:
     moved = None
     if None not in (first.rchar, first.wchar, last.rchar, last.wchar):
         moved = (last.rchar or 0) + (last.wchar or 0) - (first.rchar or 0) - (first.wchar or 0)
-    return _Look(last.state, cpu, moved)
+    tids = {t.tid for t in first.threads}
+    parked = len(samples) >= 2 and dt > 0 and bool(last.threads) and all(
+        t.syscall == "futex" and t.timeout is False and not t.shared_futex and t.ctx_switches == 0 and t.tid in tids
+        for t in last.threads)
+    return _Look(last.state, cpu, moved, parked=parked)
 
 
 def _main_frames(pid: int, py_spy: str | None, nonblocking: bool) -> tuple[Frame, ...]:
@@ -328,7 +359,7 @@ def _holder(pid: int, job: dict[int, list[ProcessSample]], py_spy: str | None, n
     return LockHolder(pid=pid, cmdline=_cmdline(pid), user=_user(pid), state=look.state,
                       cpu_percent=None if look.cpu_percent is None else round(look.cpu_percent, 1),
                       moved_bytes=look.moved_bytes, age_s=_age(pid, now), in_job=in_job, frames=frames,
-                      proven=proven, how=how, took_at=_took_at(frames, name))
+                      proven=proven, how=how, took_at=_took_at(frames, name), parked=look.parked)
 
 
 # --- semaphores ------------------------------------------------------------------------------------------
@@ -413,7 +444,70 @@ def _job_frames(samples: list[ProcessSample], pid: int) -> tuple[Frame, ...]:
     return ()
 
 
+# --- pipes ---------------------------------------------------------------------------------------------
+def _writes_to(pid: int, fd: str, target: str) -> bool:
+    """Whether ``pid``'s ``fd`` is ``target`` (``pipe:[inode]``) opened for writing."""
+    try:
+        if os.readlink(proc.PROC / str(pid) / "fd" / fd) != target:
+            return False
+    except OSError:
+        return False
+    for line in (proc.read_text(proc.PROC / str(pid) / "fdinfo" / fd) or "").splitlines():
+        if line.startswith("flags:"):
+            try:
+                mode = int(line.split()[1], 8) & O_ACCMODE
+            except (IndexError, ValueError):
+                return False
+            return mode in (O_WRONLY, O_RDWR)
+    return False
+
+
+def pipe_writers(target: str, first: list[int], budget_s: float = PIPE_SCAN_S) -> tuple[list[int], bool]:
+    """The processes holding ``target`` (``pipe:[inode]``) open for writing: ``first`` (the job) always, then
+    the host's other processes until ``budget_s`` runs out. Returns them and whether the search was complete."""
+    deadline = time.monotonic() + budget_s
+    out: list[int] = []
+    seen: set[int] = set()
+    order = [*first, *(p for p in proc.list_pids() if p not in set(first))]
+    for i, pid in enumerate(order[:MAX_FD_SCAN_PIDS]):
+        if i >= len(first) and time.monotonic() > deadline:
+            return out, False
+        seen.add(pid)
+        try:
+            fds = os.listdir(proc.PROC / str(pid) / "fd")
+        except OSError:
+            continue
+        if any(_writes_to(pid, fd, target) for fd in fds):
+            out.append(pid)
+    return out, len(order) <= MAX_FD_SCAN_PIDS
+
+
+def _pipe_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
+               now: float) -> LockWait | None:
+    """What a thread blocked reading a pipe waits for: the pipe's writers (the waiter itself among them when
+    it holds the write end too: then only another thread of its own can end the read)."""
+    target = proc.fd_target(pid, t.fd) if t.fd is not None else None
+    if not target or not target.startswith("pipe:["):
+        return None
+    writers, complete = pipe_writers(target, sorted(job))
+    holders = tuple(_holder(w, job, py_spy, now, "holds the pipe's write end (its /proc/PID/fd and fdinfo)",
+                            name=None) for w in writers if w != pid)
+    note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
+    if pid in writers:
+        note = "the waiter itself holds the pipe's write end too" + (f"; {note}" if note else "")
+    return LockWait(t.tid, "pipe", target, False, holders=holders, waiters=(pid,), note=note)
+
+
 # --- the pass ------------------------------------------------------------------------------------------
+def _mp_helper(info: ProcessInfo | None) -> bool:
+    """multiprocessing's resource tracker or forkserver: it reads its pipe for as long as the job runs."""
+    return info is not None and any(h in " ".join(info.cmdline) for h in proc.MP_HELPERS)
+
+
+def _reads_pipe(t: ThreadSample) -> bool:
+    return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None and t.fd_target == "pipe"
+
+
 def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
     """Threads of a process's newest sample that may wait for a lock held elsewhere: blocked in a lock
     syscall, in a futex on shared memory, or in filelock's polling acquire."""
@@ -423,6 +517,8 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)  # polling: it may be between two tries (running) at the sample
         elif t.state in ("S", "D") and (t.syscall in ("flock", "fcntl") or (t.futex is not None and t.shared_futex)):
             out.append(t)
+        elif _reads_pipe(t) and not any(sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames):
+            out.append(t)  # a pool worker reading its task pipe waits for work: not a wait on a holder
     return out
 
 
@@ -453,6 +549,8 @@ def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
                                            entries, job, py_spy, now)
             elif (m := _futex_in(t, maps)) is not None:
                 wait = _sem_wait(pid, t, m, job, infos, py_spy, now)
+            elif _reads_pipe(t) and t.tid == pid and not _mp_helper(infos.get(pid)):
+                wait = _pipe_wait(pid, t, job, py_spy, now)  # the main thread's read: a side thread's stops nothing
             if wait is not None:
                 out.setdefault(pid, []).append(wait)
     return {p: tuple(ws) for p, ws in out.items()}

@@ -32,7 +32,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.process import reads_from_person, waits_for_child
 from hangwatch.diagnose.views import ProcessView, describe, innermost_user, process_state
-from hangwatch.diagnose.waits import holder_state, holder_text
+from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
 from hangwatch.evidence import LockHolder, Role
 from hangwatch.incident import Proof, Verdict
 
@@ -59,11 +59,12 @@ class Node:
     fact: str
     in_job: bool = True
     proves_work: bool = False  # the fact proves work (locals advance, bytes move), not only that it runs
+    proves_hang: bool = False  # blocked, and its own wait is proven (every thread parked on its own primitives)
 
     def to_dict(self) -> dict[str, Any]:
         """The node as JSON."""
         return {"id": self.id, "label": self.label, "state": self.state, "fact": self.fact, "in_job": self.in_job,
-                "proves_work": self.proves_work}
+                "proves_work": self.proves_work, "proves_hang": self.proves_hang}
 
 
 @dataclass(frozen=True)
@@ -150,8 +151,10 @@ def _pid_id(pid: int) -> str:
 def _holder_node(h: LockHolder) -> Node:
     state = holder_state(h)
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
+    if state == "blocked" and h.parked:
+        fact += "; " + parked_text(h)
     return Node(_pid_id(h.pid), f"pid {h.pid}" if h.in_job else holder_text(h), state, fact, in_job=h.in_job,
-                proves_work=state == "working")
+                proves_work=state == "working", proves_hang=state == "blocked" and bool(h.parked))
 
 
 def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
@@ -185,10 +188,12 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         h = w.holders[0]
         if h.pid == v.pid:
             continue
-        what = "semaphore" if w.kind == "semaphore" else "file lock"
+        what = w.kind if w.kind in ("semaphore", "pipe") else "file lock"
         node = None if h.in_job and ctx.view(h.pid) is not None else _holder_node(h)
-        out.append((Edge(me, _pid_id(h.pid), what, f"{v.label()} waits for {what} {w.path or ''} at "
-                         f"{describe(innermost_user(wt.frames))}, held by pid {h.pid}".replace("  ", " ")), node))
+        place = describe(innermost_user(wt.frames))
+        words = (f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end" if w.kind == "pipe" else
+                 f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}")
+        out.append((Edge(me, _pid_id(h.pid), what, words), node))
     if not out:
         out.extend(_thread_waits(v))
     return out
@@ -214,7 +219,11 @@ def build_graph(ctx: Context) -> WaitGraph:
     nodes: dict[str, Node] = {}
     for v in ctx.views:
         m = process_state(v)
-        nodes[_pid_id(v.pid)] = Node(_pid_id(v.pid), v.label(), m.state, m.fact, proves_work=m.proves_work)
+        parked = m.state == "blocked" and bool(v.threads) and all(
+            t.parked and t.last.syscall == "futex" and not t.last.shared_futex for t in v.threads)
+        nodes[_pid_id(v.pid)] = Node(_pid_id(v.pid), v.label(), m.state, m.fact + (
+            "; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
+            proves_work=m.proves_work, proves_hang=parked)
     nodes[PERSON] = Node(PERSON, "a person at the terminal", "person", "nobody is known to be typing")
     out_edges: dict[str, list[Edge]] = {}
     edges: list[Edge] = []
@@ -268,6 +277,7 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
 
 def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
     verdict, proven = ENDINGS[ending]
+    proven = proven or (ending == "blocked" and end.proves_hang)
     fact: Proof | None = None
     if proven:
         fact = proof.hang(f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"

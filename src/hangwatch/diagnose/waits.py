@@ -25,6 +25,7 @@ from hangwatch.diagnose.views import (
 )
 from hangwatch.evidence import Frame, LockHolder, LockWait, Role
 from hangwatch.incident import Finding, Verdict
+from hangwatch.signatures import PIPE_WAIT_FIX
 
 WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock
 WORKING_BYTES = 64 * 1024
@@ -58,6 +59,12 @@ def holder_state(h: LockHolder) -> str:
     if top is not None and "sleep(" in (top.code or ""):
         return "asleep"
     return "blocked" if (h.cpu_percent or 0.0) <= IDLE_CPU_PERCENT else "working"
+
+
+def parked_text(h: LockHolder) -> str:
+    """Why a parked holder never moves, in words (the fact behind ``LockHolder.parked``)."""
+    return (f"every thread of pid {h.pid} waits on a lock or event of its own with no timeout, and none woke over "
+            "the look, so nothing in it can release what it holds")
 
 
 def holder_text(h: LockHolder) -> str:
@@ -116,6 +123,11 @@ def lock_wait_rule(ctx: Context) -> list[Hit]:
             if w.kind == "semaphore":
                 hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
                 continue
+            if w.kind == "pipe":
+                pipe_hit = _pipe(ctx, v, t, w)
+                if pipe_hit is not None:
+                    hits.append(pipe_hit)
+                continue
             hit = _file_lock(v, t, w)
             if hit is not None:
                 hits.append(hit)
@@ -147,12 +159,75 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     verdict, fact = Verdict.HUNG, None  # a holder blocked, asleep or stopped: hung, at --min-stall
     if state == "gone":
         fact = proof.hang(f"the holder pid {h.pid} is gone, and the lock is still held")
+    elif state == "blocked" and h.parked and w.timeout is False:
+        fact = proof.hang(f"{v.label()} waits for it with no timeout, and its holder is parked: {parked_text(h)}")
     elif state == "working":
         verdict = Verdict.WAITING
         fact = proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
                           f"{size_text(h.moved_bytes or 0)} moved")
     return Hit(Finding(cause=Cause.IO_LOCK_WAIT, confidence=0.92 if verdict == Verdict.HUNG else 0.85, summary=summary,
                        where=v.where(t, frame), evidence=tuple(ev), fix=_lock_fix(w, h), proof=fact), verdict)
+
+
+def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
+    """process.waits_on: the main thread reads a pipe; its writers decide. Children writing to it are the
+    child.wait rule's (it judges the child); a writer outside the job, or one that left the job's tree, is
+    named here."""
+    frame = innermost_user(t.frames)
+    at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
+    self_held = bool(w.note and "the waiter itself" in w.note)
+    kids = {c.pid for c in ctx.children(v.pid)}
+    if w.holders and all(h.in_job and h.pid in kids for h in w.holders):
+        return None
+    if not w.holders:
+        if not self_held:
+            return None  # nobody else was found (a search cut short): nothing to say
+        others = [o for o in v.threads if o.tid != t.tid and proof.may_release(o)]
+        summary = (f"{v.label()} reads a pipe ({w.path}) at {describe(frame)} whose only write end it holds itself: "
+                   "no other process can write to it or close it, so the read never ends"
+                   + (" unless another thread of it writes." if others else "."))
+        fact = None if others or not t.blocked else proof.hang(
+            f"{v.label()} is the only holder of the write end of {w.path} and is blocked reading it; no other thread "
+            "of it runs Python that could write")
+        return Hit(Finding(cause=Cause.PROCESS_WAITS_ON, confidence=0.85, summary=summary, where=v.where(t, frame),
+                           evidence=(f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note)),
+                           fix=PIPE_WAIT_FIX, proof=fact), Verdict.HUNG)
+    states = {h.pid: holder_state(h) for h in w.holders}
+    h = min(w.holders, key=lambda x: _HOLDER_ORDER.index(states[x.pid]) if states[x.pid] in _HOLDER_ORDER else 9)
+    state = states[h.pid]
+    summary = (f"{v.label()} reads a pipe ({w.path}) at {describe(frame)}; its write end is held by {holder_text(h)}, "
+               f"which {_holder_doing(h, state)}.")
+    ev = [f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
+          f"holder pid {h.pid}: {h.how}; state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
+          f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}"]
+    hf = _where(h.frames)
+    if hf is not None:
+        ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
+    if len(w.holders) > 1:
+        ev.append("writers: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
+    if w.note:
+        ev.append(w.note)
+    verdict, fact = Verdict.HUNG, None
+    if state == "working":
+        verdict = Verdict.WAITING
+        fact = proof.work(f"the writer pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
+                          f"{size_text(h.moved_bytes or 0)} moved")
+    elif state == "asleep":
+        verdict = Verdict.SLOW
+    elif state == "blocked" and all(states[x.pid] == "blocked" and x.parked for x in w.holders):
+        fact = proof.hang(f"every writer of {w.path} is parked: {parked_text(h)}")
+    elif state == "stopped":
+        fact = proof.hang(f"the only writers of {w.path} are stopped (pid {h.pid}, state {h.state}): they run again "
+                          "only when someone continues them")
+    fix = PIPE_WAIT_FIX if h.in_job else (
+        f"pid {h.pid} outside the job holds the pipe's write end: the read ends when it writes or exits; end it if "
+        f"it is a leftover (`kill {h.pid}`); hangwatch only ever ends the job's own processes.", *PIPE_WAIT_FIX[1:])
+    return Hit(Finding(cause=Cause.PROCESS_WAITS_ON, confidence=0.9 if verdict == Verdict.HUNG else 0.8,
+                       summary=summary, where=v.where(t, frame), evidence=tuple(ev), fix=fix, proof=fact), verdict)
+
+
+# Of several writers, the one that decides: any that works ends the wait soonest; stopped ones only when all are.
+_HOLDER_ORDER = ("working", "asleep", "blocked", "stopped", "gone")
 
 
 def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
