@@ -164,14 +164,17 @@ _PYTHON_NAMES = ("python", "pypy")
 def looks_like_python(pid: int, exe: str | None) -> bool:
     """Python if the executable is named python*, or libpython is mapped (embedded interpreters).
 
-    Another user's exe and maps are unreadable: then the (world-readable) command line decides,
-    so that the stack attempt is made and its permission error reaches the user.
+    Another user's exe and maps are unreadable (and a process that may not be traced shows empty maps): then
+    the (world-readable) command line decides, so that the stack attempt is made and its permission error
+    reaches the user.
     """
     if exe and Path(exe).name.startswith(_PYTHON_NAMES):
         return True
     maps = read_text(PROC / str(pid) / "maps")
-    if maps is not None:
-        return "libpython" in maps
+    if maps and "libpython" in maps:
+        return True
+    # Empty maps (no ptrace access), or an interpreter with libpython linked in (Debian's python3): the
+    # command line's program name decides.
     argv0 = read_cmdline(pid)[:1]
     return bool(argv0) and Path(argv0[0]).name.startswith(_PYTHON_NAMES)
 
