@@ -219,3 +219,41 @@ def test_a_stack_read_cut_short_still_points_at_the_users_line():
     assert root.cause == "compile.in_progress" and root.where is not None, root
     _, line = marker("compile_job.py")  # the recording's paths are the machine's that recorded it
     assert (Path(root.where.file or "").name, root.where.line) == ("compile_job.py", line), root.where
+
+
+def _caught_on_its_way(ev: Evidence) -> Evidence:
+    """The recorded fork_lock capture, with worker 0's first sample taken a moment earlier: on its way to the
+    inherited lock (in the scenario's ready() call, running), as a clean-clone CI run once caught it."""
+    from hangwatch.evidence import Frame
+
+    worker = next(p for p in ev.processes if p.info.role.value == "dataloader_worker")
+    first = worker.samples[0]
+    main = first.threads[0]
+    at = main.frames[0]
+    on_its_way = (Frame("ready", at.file.replace("fork_lock.py", "_ready.py"), 10, '    with open(path, "a") as f:'),
+                  replace(at, line=at.line - 1, code="ready()"), *main.frames[1:])
+    threads = (replace(main, frames=on_its_way, active=True), *first.threads[1:])
+    worker = replace(worker, samples=(replace(first, threads=threads), *worker.samples[1:]))
+    return replace(ev, processes=tuple(worker if p.info.pid == worker.info.pid else p for p in ev.processes))
+
+
+def test_a_proven_finding_leads_an_unproven_one_at_the_same_place():
+    """The each-cause flake of issue [4/5]: worker 0 caught on its way to the inherited lock got no fork evidence
+    and was named dataloader.worker_stuck (0.9) above worker 1's proven fork.inherited_lock (0.85) at the very
+    same line. The proof leads."""
+    ev = _caught_on_its_way(load("fork_inherited_lock"))
+    d = diagnose(ev)
+    stuck = next(f for f in d.findings if f.cause == "dataloader.worker_stuck")
+    assert stuck.confidence > d.root.confidence, "the replay reproduces the unproven finding's higher confidence"
+    assert d.root.cause == "fork.inherited_lock" and d.root.proves_hang, d.root
+    _, line = marker("fork_lock.py")
+    assert (Path(d.root.where.file or "").name, d.root.where.line) == ("fork_lock.py", line)
+
+
+def test_ranking_by_confidence_alone_fails_the_replay(monkeypatch):
+    """The rule above, inverted (confidence alone decides), fails on the same replay: the test can fail."""
+    from hangwatch.diagnose import engine
+
+    monkeypatch.setattr(engine, "rank", lambda hits: sorted(hits, key=lambda h: -h.finding.confidence))
+    d = diagnose(_caught_on_its_way(load("fork_inherited_lock")))
+    assert d.root.cause == "dataloader.worker_stuck"

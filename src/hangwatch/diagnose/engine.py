@@ -67,12 +67,36 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     graph = _graph(ctx)
     if graph is not None:
         hits = [_follow_chain(h, graph) for h in hits]
-    hits.sort(key=lambda h: -h.finding.confidence)
+    hits = rank(hits)
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
         verdict, findings = _verdict_from_activity(ctx), (_unknown(ctx),)
     return Diagnosis(verdict, annotate(findings, verdict, ctx), graph)
+
+
+def _place(h: Hit) -> tuple[str, int] | None:
+    w = h.finding.where
+    return (w.file, w.line) if w is not None and w.file and w.line is not None else None
+
+
+def rank(hits: list[Hit]) -> list[Hit]:
+    """Most confident first, except that a finding with a proof (of a hang or of work) outranks every finding
+    without one at the same place (file and line): a worker caught on its way to a lock in one sample gets a
+    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads."""
+    proven: dict[tuple[str, int], float] = {}
+    for h in hits:
+        place = _place(h)
+        if place is not None and h.finding.proof is not None:
+            proven[place] = max(proven.get(place, 0.0), h.finding.confidence)
+
+    def key(h: Hit) -> float:
+        place = _place(h)
+        if h.finding.proof is None and place in proven:
+            return -min(h.finding.confidence, proven[place] - 1e-6)
+        return -h.finding.confidence
+
+    return sorted(hits, key=key)
 
 
 def _graph(ctx: Context) -> WaitGraph | None:
