@@ -214,3 +214,40 @@ def test_with_the_defaults_pipe_hangs_are_declared_at_the_first_look_and_their_t
         assert rc == 0, (script, env, err.decode()[-2000:])
         s = r.summary()
         assert s["incidents"] == 0 and s["exit_reason"] == "finished", (script, env, s)
+
+
+# --- a loop with no way out ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("source", "endless"), [
+    ("while True:\n    time.sleep(1)", True),
+    ("while 1:\n    sleep(0.2)\n    continue", True),
+    ("while True:\n    time.sleep(1)\n    if done:\n        break", False),
+    ("while True:\n    poll()\n    time.sleep(1)", False),  # a call may raise or exit
+    ("while not done:\n    time.sleep(1)", False),
+    ("while True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass", False),
+    ("for _ in range(10):\n    time.sleep(1)", False),
+    (None, False),
+])
+def test_never_exits(source, endless):
+    from hangwatch.diagnose.loops import never_exits
+
+    assert (never_exits(source) is not None) is endless
+
+
+def test_a_child_in_a_keepalive_loop_with_no_way_out_is_proven_hung(start_job):
+    """`while True: time.sleep(...)` in a child the parent joins with no timeout: `slow` before (it wakes);
+    the loop's source proves it never ends."""
+    job = start_job("child_keepalive.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("child_keepalive.py", "HANG-HERE:child")
+    assert "`while True:` has no break" in root["proof"]["fact"]
+    assert _chain_of(incident, job.pid)["ending"] == "looping"
+
+
+def test_a_child_whose_keepalive_loop_ends_is_alive(start_job):
+    job = start_job("child_keepalive.py", env={"HW_HELPER_EXIT_S": "60"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("slow", "child.wait"), root
+    assert root["proof"] is None

@@ -157,3 +157,31 @@ def read_locals(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tu
         for r in reads:
             by_pid.setdefault(tid_pid[r.tid], []).append(r)
     return {pid: tuple(rs) for pid, rs in by_pid.items()}, sorted(set(notes))
+
+
+def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[LocalsRead, ...]]:
+    """pid -> the enclosing loop of each thread idle in the same user line in every sample (a loop around a
+    sleep or a poll), read from the source: no locals (the thread is not read again), only the loop's header
+    and body, so that diagnosis can tell a loop with no way out (``while True: time.sleep(1)``)."""
+    out: dict[int, list[LocalsRead]] = {}
+    for pid, samples in series.items():
+        if len(samples) < 2:
+            continue
+        for t in samples[-1].threads:
+            places = set()
+            for s in samples:
+                th = next((x for x in s.threads if x.tid == t.tid), None)
+                user = next((f for f in th.frames if sg.is_user(f)), None) if th is not None and th.frames else None
+                if th is None or user is None or th.active is not False:
+                    break
+                places.add((user.file, user.function, user.line))
+            else:
+                if len(places) != 1:
+                    continue
+                file, function, line = places.pop()
+                loop = _loop_at(file, line)
+                if loop is not None:
+                    out.setdefault(pid, []).append(LocalsRead(at=samples[-1].at, tid=t.tid, function=function,
+                                                              file=file, line=line, values=(), loop=loop[0],
+                                                              body=loop[1]))
+    return {pid: tuple(rs) for pid, rs in out.items()}

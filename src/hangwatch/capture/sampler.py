@@ -23,7 +23,7 @@ from hangwatch.capture.flight import registry as flight_registry
 from hangwatch.capture.gpu import GpuSampler
 from hangwatch.capture.gpu import detect as detect_gpu
 from hangwatch.capture.kernel import read_kernel_events
-from hangwatch.capture.locals import read_locals, spinning_threads
+from hangwatch.capture.locals import read_locals, sleeping_loops, spinning_threads
 from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
@@ -356,6 +356,8 @@ def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
     if py_spy and spinning:
         local_reads, local_notes = read_locals(spinning, py_spy)
         notes.extend(local_notes)
+    for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}).items():
+        local_reads[pid] = (*local_reads.get(pid, ()), *loops)
     waiting = sorted(p for p, ss in series.items() if p not in gone and waiting_at_setup(ss))
     # One locals read each, one after another (3 s at most): the diagnosis quotes the first waiters only.
     rendezvous = {p: read_rendezvous(infos[p], py_spy) for p in waiting[:MAX_RENDEZVOUS_READS]}

@@ -44,7 +44,8 @@ MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
 ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
     "cycle": (Verdict.HUNG, True), "gone": (Verdict.HUNG, True), "nobody": (Verdict.HUNG, True),
     "person": (Verdict.HUNG, True), "stopped": (Verdict.HUNG, True), "blocked": (Verdict.HUNG, False),
-    "spinning": (Verdict.HUNG, False), "idle": (Verdict.HUNG, False), "working": (Verdict.SLOW, False),
+    "spinning": (Verdict.HUNG, False), "looping": (Verdict.HUNG, False),
+    "idle": (Verdict.HUNG, False), "working": (Verdict.SLOW, False),
     "asleep": (Verdict.SLOW, False), "wakes": (Verdict.SLOW, False), "unknown": (None, False),
 }
 
@@ -100,7 +101,8 @@ class Chain:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
         out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
         out.append(f"-> {self.end.label} is {self.end.state}: {self.end.fact}")
-        out.append(f"=> {ENDING_TEXT[self.ending]}")
+        proven = self.proof is not None and self.ending in ("blocked", "looping")
+        out.append(f"=> {ENDING_TEXT[self.ending]}" + (" (hung: proven, above)" if proven else ""))
         return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,6 +120,7 @@ ENDING_TEXT = {
     "stopped": "the holder is stopped and runs again only when someone continues it (hung)",
     "blocked": "the holder is itself blocked, so the wait does not end by itself",
     "spinning": "the holder runs but gets nowhere, so the wait does not end by itself",
+    "looping": "the holder runs a loop with no way out, so the wait never ends",
     "idle": "the holder waits for work of its own: nothing the waiter needs is being done",
     "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
     "asleep": "the holder sleeps and a timer will wake it: alive",
@@ -223,7 +226,7 @@ def build_graph(ctx: Context) -> WaitGraph:
             t.parked and t.last.syscall == "futex" and not t.last.shared_futex for t in v.threads)
         nodes[_pid_id(v.pid)] = Node(_pid_id(v.pid), v.label(), m.state, m.fact + (
             "; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
-            proves_work=m.proves_work, proves_hang=parked)
+            proves_work=m.proves_work, proves_hang=parked or m.proves_hang)
     nodes[PERSON] = Node(PERSON, "a person at the terminal", "person", "nobody is known to be typing")
     out_edges: dict[str, list[Edge]] = {}
     edges: list[Edge] = []
@@ -242,11 +245,11 @@ def build_graph(ctx: Context) -> WaitGraph:
 
 # Which of several holders a chain follows: the one that decides the wait soonest (a working holder
 # beats a blocked one: a batch can come from any worker; a child that works ends the wait).
-_PREFER = ("working", "wakes", "asleep", "unknown", "idle", "spinning", "blocked", "stopped", "person", "nobody",
-           "gone")
+_PREFER = ("working", "wakes", "asleep", "unknown", "idle", "spinning", "looping", "blocked", "stopped", "person",
+           "nobody", "gone")
 # A DataLoader hands its batches back in order: the batch the main process waits for is held by the worker
 # that has not returned its own (stuck first); an idle worker holds none.
-_PREFER_BATCH = ("gone", "stopped", "blocked", "spinning", "working", "wakes", "asleep", "unknown", "idle")
+_PREFER_BATCH = ("gone", "stopped", "blocked", "looping", "spinning", "working", "wakes", "asleep", "unknown", "idle")
 
 
 def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
@@ -277,7 +280,7 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
 
 def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
     verdict, proven = ENDINGS[ending]
-    proven = proven or (ending == "blocked" and end.proves_hang)
+    proven = proven or (ending in ("blocked", "looping") and end.proves_hang)
     fact: Proof | None = None
     if proven:
         fact = proof.hang(f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"

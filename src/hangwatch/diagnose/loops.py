@@ -151,3 +151,35 @@ def counts_only(source: str, name: str) -> bool:
                 if any(not (isinstance(t, ast.Name) and t.id == name) for t in targets):
                     return False
     return True
+
+
+SLEEP_CALLS = frozenset({"sleep"})  # time.sleep(...), sleep(...): the only calls a loop with no exit may make
+
+
+def never_exits(source: str | None) -> str | None:
+    """Why a loop can never end, in words, or None: a ``while True:`` (any constant true test) whose body has
+    no ``break``, ``return``, ``raise``, ``yield`` or ``await`` and calls nothing but ``sleep`` (a call could
+    raise or exit). Such a loop sleeps for ever; only a signal ends it. Source that does not parse is not judged."""
+    if not source:
+        return None
+    try:
+        tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
+    except SyntaxError:
+        return None
+    loop = tree.body[0] if tree.body else None
+    if not isinstance(loop, ast.While) or not isinstance(loop.test, ast.Constant) or not loop.test.value:
+        return None
+    if loop.orelse:
+        return None
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Break | ast.Return | ast.Raise | ast.Yield | ast.YieldFrom | ast.Await
+                          | ast.Try | ast.With | ast.Global | ast.Nonlocal):
+                return None
+            if isinstance(node, ast.Call):
+                fn = node.func
+                name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
+                if name not in SLEEP_CALLS:
+                    return None
+    header = ast.get_source_segment(source.strip(), loop.test) or "True"
+    return f"`while {header}:` has no break, return or raise, and its body does nothing but sleep: it never ends"

@@ -145,13 +145,14 @@ _CHILD_IS = {
     "blocked": ("itself stuck: blocked in one call for the whole window", Verdict.HUNG, 0.82),
     "spinning": ("itself stuck: running the same code without getting anywhere", Verdict.HUNG, 0.82),
     "stopped": ("stopped (SIGSTOP, Ctrl-Z or a debugger)", Verdict.HUNG, 0.82),
+    "looping": ("in a loop that has no way out: it sleeps and wakes for ever and never exits", Verdict.HUNG, 0.85),
     "working": ("still working", Verdict.SLOW, 0.7),
     "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
     "asleep": ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),
     "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on",
              Verdict.HUNG, 0.5),
 }
-_PICK = ("blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle")
+_PICK = ("looping", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle")
 
 
 def child_wait_rule(ctx: Context) -> list[Hit]:
@@ -196,6 +197,9 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         fact = None
         if measured[kid.pid].proves_work:
             fact = proof.work(f"its child pid {kid.pid} works: {state_fact}")
+        elif measured[kid.pid].proves_hang and t is not None and t.waits_forever:
+            fact = proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and the child is "
+                              f"{state_fact}")
         elif state == "blocked" and kt is not None and t is not None and t.waits_forever:
             inner = proof.unreleasable(kid, kt)
             if inner is not None:

@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose.loops import loop_motion
+from hangwatch.diagnose.loops import loop_motion, never_exits
 from hangwatch.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.incident import Where
 
@@ -385,9 +385,10 @@ class Measured:
     """A process's state as the graph names it, the measured fact behind it, and whether that fact proves
     work (locals that advance, bytes moving, output growing, a stack moving at full CPU)."""
 
-    state: str  # gone, stopped, spinning, working, asleep, wakes, idle, blocked, unknown
+    state: str  # gone, stopped, spinning, looping, working, asleep, wakes, idle, blocked, unknown
     fact: str
     proves_work: bool = False
+    proves_hang: bool = False  # looping: a loop with no way out, and no other thread that could end the process
 
 
 def process_state(v: ProcessView) -> Measured:
@@ -412,6 +413,13 @@ def process_state(v: ProcessView) -> Measured:
         return Measured("spinning", f"{v.cpu_text()} on the same line ({describe(t.user_frame)}) in every sample")
     if act == Activity.WORKING:
         return Measured("working", v.work or v.cpu_text(), proves_work=v.work is not None)
+    if act in (Activity.ASLEEP, Activity.WAKES) and t is not None:
+        endless = next((why for r in v.locals_of(t.tid) if (why := never_exits(r.body))), None)
+        others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked
+                  and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)]
+        if endless is not None and not others:
+            return Measured("looping", f"in {describe(t.user_frame)}: {endless}; no other thread of it runs Python "
+                            "that could end the process", proves_hang=True)
     if act == Activity.ASLEEP:
         return Measured("asleep", f"in a timed sleep at {describe(t.user_frame if t else None)}")
     if act == Activity.WAKES:
