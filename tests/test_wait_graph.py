@@ -62,12 +62,13 @@ def test_inspect_follows_the_wait_to_a_child_that_spins(start_job):
     assert root["where"]["function"].endswith("wait_for_slot") and line <= root["where"]["line"] <= line + 1, root
     chain = _chain_of(incident, job.pid)
     assert chain["ending"] == "spinning", chain
-    assert "`free` stayed 0" in chain["words"][1], chain["words"]
+    assert "`ring` stayed" in chain["words"][1], chain["words"]
 
 
 # --- the chain follower, on tables ---------------------------------------------------------------------------
 def _graph(states: dict[str, str], edges: list[tuple[str, str, str]]) -> tuple[dict[str, Node], dict[str, list[Edge]]]:
-    nodes = {n: Node(n, n, s, f"measured {s}", proves_work=s == "working") for n, s in states.items()}
+    nodes = {n: Node(n, n, s, f"measured {s}", proves_work=s == "working", single_minded=s == "blocked")
+             for n, s in states.items()}
     out: dict[str, list[Edge]] = {}
     for a, b, res in edges:
         out.setdefault(a, []).append(Edge(a, b, res, f"{a} waits for {b}"))
@@ -104,6 +105,15 @@ def test_a_cycle_is_proof():
     assert chain.proof is not None and chain.proof.kind == ProofKind.HANG
 
 
+def test_a_cycle_through_a_process_with_another_thread_that_may_run_is_no_proof():
+    """Nodes are processes: a cycle proves nothing when one of them has another thread that could still read
+    the pipe or release the lock."""
+    nodes, out = _graph({"a": "blocked", "b": "blocked"}, [("a", "b", "child"), ("b", "a", "pipe_full")])
+    nodes["b"] = Node("b", "b", "blocked", "measured", single_minded=False)
+    chain = _follow("a", nodes, out)
+    assert chain is not None and chain.ending == "blocked" and chain.proof is None
+
+
 def test_of_several_holders_a_working_one_decides_but_a_batch_waits_for_the_stuck_worker():
     nodes, out = _graph({"m": "blocked", "w1": "blocked", "w2": "working"}, [("m", "w1", "child"), ("m", "w2", "child")])
     chain = _follow("m", nodes, out)
@@ -121,7 +131,7 @@ def test_a_waiter_with_no_edge_has_no_chain():
 
 def test_the_endings_table_is_what_the_docs_say():
     proven = {k for k, (_, p) in ENDINGS.items() if p}
-    assert proven == {"cycle", "gone", "nobody", "person", "stopped"}
+    assert proven == {"cycle", "gone", "nobody", "person", "stopped", "long_sleep"}
     assert ENDINGS["working"][0] == Verdict.SLOW and ENDINGS["unknown"][0] is None
 
 

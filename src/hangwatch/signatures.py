@@ -7,6 +7,7 @@ versions). Signatures verified on torch 2.13.0 / CPython 3.11 unless noted
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Protocol
 
@@ -170,6 +171,47 @@ THREAD_SYNC = (
 LOCK_LINE = re.compile(r"^\s*(with\s+[\w.\[\]()]*(lock|mutex|mtx|sem|cond)\w*[\w.\[\]()]*\s*(,|:|as)|"
                        r".*\b[\w.]*(lock|mutex|mtx|sem)\w*\.acquire\()", re.IGNORECASE)
 SLEEP_LINE = re.compile(r"\b(time\.)?sleep\(")
+LONG_TIMER_S = 86400.0  # a sleep this long (a day) ends after every bound hangwatch keeps: it is a hang
+
+
+def sleep_timer(code: str | None) -> float | None:
+    """The seconds of a ``sleep(N)`` on a source line, when N is a number written there (``10**9``,
+    ``3600 * 24``); None for anything else (a variable, a call)."""
+    if not code or not SLEEP_LINE.search(code):
+        return None
+    try:
+        tree = ast.parse(code.strip().split("#", 1)[0].strip().rstrip(":") or "0")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "sleep")
+                or (isinstance(node.func, ast.Name) and node.func.id == "sleep")):
+            return _number(node.args[0])
+    return None
+
+
+def _number(node: ast.expr) -> float | None:
+    """A numeric constant expression's value (+ - * / ** of numbers), bounded; None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _number(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp):
+        a, b = _number(node.left), _number(node.right)
+        if a is None or b is None:
+            return None
+        try:
+            if isinstance(node.op, ast.Pow):
+                return float(a**b) if abs(b) <= 64 and abs(a) <= 1e6 else None
+            ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+            if isinstance(node.op, ast.Div):
+                return a / b if b else None
+            return ops.get(type(node.op))
+        except (OverflowError, ZeroDivisionError):
+            return None
+    return None
 # Threads that every DataLoader / multiprocessing process has; they are not "user threads" that
 # could hold a user lock at fork time.
 INTERNAL_THREAD_NAMES = ("QueueFeederThread", "_serve", "_pin_memory_loop", "pt_data_worker", "pt_elastic",

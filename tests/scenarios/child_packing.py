@@ -20,10 +20,9 @@ def pack_shard(records, seconds):
 
 
 def wait_for_slot(ring):
-    free = 0
-    while free < 1:  # HANG-HERE:spin
-        free = ring.count(0)
-    return free
+    while ring.count(0) < 1:  # HANG-HERE:spin
+        pass
+    return ring.index(0)
 
 
 if __name__ == "__main__":

@@ -445,8 +445,8 @@ def _job_frames(samples: list[ProcessSample], pid: int) -> tuple[Frame, ...]:
 
 
 # --- pipes ---------------------------------------------------------------------------------------------
-def _writes_to(pid: int, fd: str, target: str) -> bool:
-    """Whether ``pid``'s ``fd`` is ``target`` (``pipe:[inode]``) opened for writing."""
+def _opens(pid: int, fd: str, target: str, write: bool) -> bool:
+    """Whether ``pid``'s ``fd`` is ``target`` (``pipe:[inode]``) opened for writing (``write``) or reading."""
     try:
         if os.readlink(proc.PROC / str(pid) / "fd" / fd) != target:
             return False
@@ -458,13 +458,15 @@ def _writes_to(pid: int, fd: str, target: str) -> bool:
                 mode = int(line.split()[1], 8) & O_ACCMODE
             except (IndexError, ValueError):
                 return False
-            return mode in (O_WRONLY, O_RDWR)
+            return mode in (O_WRONLY, O_RDWR) if write else mode in (0, O_RDWR)
     return False
 
 
-def pipe_writers(target: str, first: list[int], budget_s: float = PIPE_SCAN_S) -> tuple[list[int], bool]:
-    """The processes holding ``target`` (``pipe:[inode]``) open for writing: ``first`` (the job) always, then
-    the host's other processes until ``budget_s`` runs out. Returns them and whether the search was complete."""
+def pipe_holders(target: str, first: list[int], write: bool = True,
+                 budget_s: float = PIPE_SCAN_S) -> tuple[list[int], bool]:
+    """The processes holding ``target`` (``pipe:[inode]``) open for writing (``write``) or for reading:
+    ``first`` (the job) always, then the host's other processes until ``budget_s`` runs out. Returns them and
+    whether the search was complete."""
     deadline = time.monotonic() + budget_s
     out: list[int] = []
     seen: set[int] = set()
@@ -477,25 +479,30 @@ def pipe_writers(target: str, first: list[int], budget_s: float = PIPE_SCAN_S) -
             fds = os.listdir(proc.PROC / str(pid) / "fd")
         except OSError:
             continue
-        if any(_writes_to(pid, fd, target) for fd in fds):
+        if any(_opens(pid, fd, target, write) for fd in fds):
             out.append(pid)
     return out, len(order) <= MAX_FD_SCAN_PIDS
 
 
 def _pipe_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
                now: float) -> LockWait | None:
-    """What a thread blocked reading a pipe waits for: the pipe's writers (the waiter itself among them when
-    it holds the write end too: then only another thread of its own can end the read)."""
+    """What a thread blocked on a pipe waits for. Reading: the pipe's writers (the waiter itself among them
+    when it holds the write end too: then only another thread of its own can end the read). Writing (the
+    pipe is full): its readers, kind ``pipe_full``."""
     target = proc.fd_target(pid, t.fd) if t.fd is not None else None
     if not target or not target.startswith("pipe:["):
         return None
-    writers, complete = pipe_writers(target, sorted(job))
-    holders = tuple(_holder(w, job, py_spy, now, "holds the pipe's write end (its /proc/PID/fd and fdinfo)",
-                            name=None) for w in writers if w != pid)
+    reading = t.syscall in sg.READ_SYSCALLS
+    found, complete = pipe_holders(target, sorted(job), write=reading)
+    how = "holds the pipe's write end" if reading else "holds the pipe's read end"
+    holders = tuple(_holder(w, job, py_spy, now, how + " (its /proc/PID/fd and fdinfo)", name=None)
+                    for w in found if w != pid)
     note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
-    if pid in writers:
-        note = "the waiter itself holds the pipe's write end too" + (f"; {note}" if note else "")
-    return LockWait(t.tid, "pipe", target, False, holders=holders, waiters=(pid,), note=note)
+    if pid in found:
+        end = "write" if reading else "read"
+        note = f"the waiter itself holds the pipe's {end} end too" + (f"; {note}" if note else "")
+    return LockWait(t.tid, "pipe" if reading else "pipe_full", target, False, holders=holders, waiters=(pid,),
+                    note=note)
 
 
 # --- the pass ------------------------------------------------------------------------------------------
@@ -504,8 +511,13 @@ def _mp_helper(info: ProcessInfo | None) -> bool:
     return info is not None and any(h in " ".join(info.cmdline) for h in proc.MP_HELPERS)
 
 
+WRITE_SYSCALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})
+
+
 def _reads_pipe(t: ThreadSample) -> bool:
-    return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None and t.fd_target == "pipe"
+    """Blocked reading a pipe, or writing to a full one."""
+    return t.state == "S" and t.syscall in sg.READ_SYSCALLS | WRITE_SYSCALLS and t.fd is not None \
+        and t.fd_target == "pipe"
 
 
 def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
@@ -549,8 +561,11 @@ def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
                                            entries, job, py_spy, now)
             elif (m := _futex_in(t, maps)) is not None:
                 wait = _sem_wait(pid, t, m, job, infos, py_spy, now)
-            elif _reads_pipe(t) and t.tid == pid and not _mp_helper(infos.get(pid)):
-                wait = _pipe_wait(pid, t, job, py_spy, now)  # the main thread's read: a side thread's stops nothing
+            elif _reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) \
+                    and not _mp_helper(infos.get(pid)):
+                # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
+                # (a queue's feeder thread that a join waits for).
+                wait = _pipe_wait(pid, t, job, py_spy, now)
             if wait is not None:
                 out.setdefault(pid, []).append(wait)
     return {p: tuple(ws) for p, ws in out.items()}

@@ -110,17 +110,25 @@ def _graph(ctx: Context) -> WaitGraph | None:
 
 
 def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
-    """Proof of work is never killed: a hang that a rule names without proof, at a process that the graph
-    shows working at the end of a waiter's chain, is that waiter waiting for work (bounded by --max-slow)."""
+    """The verdict follows the chain. Proof of work is never killed: a hang a rule names without proof, at a
+    process the graph shows working at the end of a waiter's chain, is that waiter waiting for work (bounded
+    by --max-slow). And a hang a rule names without proof, at a process on a chain the graph proves (a
+    cycle, a holder gone, stopped or parked, a loop with no way out), carries that chain's proof."""
     f = hit.finding
     if hit.verdict != Verdict.HUNG or f.proves_hang or f.where is None:
         return hit
-    chain = next((c for c in graph.chains if c.ending == "working" and c.end.id == f"pid:{f.where.pid}"), None)
-    if chain is None or chain.proof is None:
+    at = f"pid:{f.where.pid}"
+    chain = next((c for c in graph.chains if c.ending == "working" and c.end.id == at), None)
+    if chain is not None and chain.proof is not None:
+        return Hit(replace(f, proof=chain.proof, evidence=(*f.evidence, *chain.lines()),
+                           summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING), Verdict.SLOW)
+    if f.proof is not None:  # a rule's own proof of work stands
         return hit
-    words = tuple(chain.lines())
-    return Hit(replace(f, proof=chain.proof, evidence=(*f.evidence, *words),
-                       summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING), Verdict.SLOW)
+    proven = next((c for c in graph.chains if c.proof is not None and c.verdict == Verdict.HUNG
+                   and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}), None)
+    if proven is not None:
+        return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
+    return hit
 
 
 ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."

@@ -44,7 +44,7 @@ MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
 ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
     "cycle": (Verdict.HUNG, True), "gone": (Verdict.HUNG, True), "nobody": (Verdict.HUNG, True),
     "person": (Verdict.HUNG, True), "stopped": (Verdict.HUNG, True), "blocked": (Verdict.HUNG, False),
-    "spinning": (Verdict.HUNG, False), "looping": (Verdict.HUNG, False),
+    "spinning": (Verdict.HUNG, False), "looping": (Verdict.HUNG, False), "long_sleep": (Verdict.HUNG, True),
     "idle": (Verdict.HUNG, False), "working": (Verdict.SLOW, False),
     "asleep": (Verdict.SLOW, False), "wakes": (Verdict.SLOW, False), "unknown": (None, False),
 }
@@ -61,6 +61,7 @@ class Node:
     in_job: bool = True
     proves_work: bool = False  # the fact proves work (locals advance, bytes move), not only that it runs
     proves_hang: bool = False  # blocked, and its own wait is proven (every thread parked on its own primitives)
+    single_minded: bool = False  # blocked in its main thread over the window, and no other thread could run
 
     def to_dict(self) -> dict[str, Any]:
         """The node as JSON."""
@@ -100,7 +101,7 @@ class Chain:
     def lines(self) -> tuple[str, ...]:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
         out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
-        out.append(f"-> {self.end.label} is {self.end.state}: {self.end.fact}")
+        out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
         proven = self.proof is not None and self.ending in ("blocked", "looping")
         out.append(f"=> {ENDING_TEXT[self.ending]}" + (" (hung: proven, above)" if proven else ""))
         return tuple(out)
@@ -112,6 +113,9 @@ class Chain:
                 "proof": self.proof.to_dict() if self.proof else None, "words": list(self.lines())}
 
 
+STATE_WORDS = {"long_sleep": "asleep on a timer longer than any bound", "looping": "in a loop with no way out",
+               "wakes": "waking again and again", "nobody": "nobody"}
+
 ENDING_TEXT = {
     "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
     "gone": "the holder is gone, so what it held is never released (hung)",
@@ -121,6 +125,7 @@ ENDING_TEXT = {
     "blocked": "the holder is itself blocked, so the wait does not end by itself",
     "spinning": "the holder runs but gets nowhere, so the wait does not end by itself",
     "looping": "the holder runs a loop with no way out, so the wait never ends",
+    "long_sleep": "the holder sleeps on a timer longer than any bound, so the wait does not end in time (hung)",
     "idle": "the holder waits for work of its own: nothing the waiter needs is being done",
     "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
     "asleep": "the holder sleeps and a timer will wake it: alive",
@@ -188,15 +193,20 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
         if wt is None or not w.holders:
             continue
-        h = w.holders[0]
-        if h.pid == v.pid:
-            continue
-        what = w.kind if w.kind in ("semaphore", "pipe") else "file lock"
-        node = None if h.in_job and ctx.view(h.pid) is not None else _holder_node(h)
-        place = describe(innermost_user(wt.frames))
-        words = (f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end" if w.kind == "pipe" else
-                 f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}")
-        out.append((Edge(me, _pid_id(h.pid), what, words), node))
+        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full") else "file lock"
+        place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
+        holders = w.holders if w.kind == "pipe_full" else w.holders[:1]  # any reader could make room
+        for h in holders:
+            if h.pid == v.pid:
+                continue
+            node = None if h.in_job and ctx.view(h.pid) is not None else _holder_node(h)
+            if w.kind == "pipe":
+                words = f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end"
+            elif w.kind == "pipe_full":
+                words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
+            else:
+                words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
+            out.append((Edge(me, _pid_id(h.pid), what, words), node))
     if not out:
         out.extend(_thread_waits(v))
     return out
@@ -224,9 +234,12 @@ def build_graph(ctx: Context) -> WaitGraph:
         m = process_state(v)
         parked = m.state == "blocked" and bool(v.threads) and all(
             t.parked and t.last.syscall == "futex" and not t.last.shared_futex for t in v.threads)
+        main = v.main_thread
+        single = m.state == "blocked" and main is not None and main.blocked and not any(
+            proof.may_release(o) for o in v.threads if o.tid != main.tid)
         nodes[_pid_id(v.pid)] = Node(_pid_id(v.pid), v.label(), m.state, m.fact + (
             "; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
-            proves_work=m.proves_work, proves_hang=parked or m.proves_hang)
+            proves_work=m.proves_work, proves_hang=parked or m.proves_hang, single_minded=single)
     nodes[PERSON] = Node(PERSON, "a person at the terminal", "person", "nobody is known to be typing")
     out_edges: dict[str, list[Edge]] = {}
     edges: list[Edge] = []
@@ -245,11 +258,12 @@ def build_graph(ctx: Context) -> WaitGraph:
 
 # Which of several holders a chain follows: the one that decides the wait soonest (a working holder
 # beats a blocked one: a batch can come from any worker; a child that works ends the wait).
-_PREFER = ("working", "wakes", "asleep", "unknown", "idle", "spinning", "looping", "blocked", "stopped", "person",
-           "nobody", "gone")
+_PREFER = ("working", "wakes", "asleep", "unknown", "idle", "spinning", "looping", "long_sleep", "blocked", "stopped",
+           "person", "nobody", "gone")
 # A DataLoader hands its batches back in order: the batch the main process waits for is held by the worker
 # that has not returned its own (stuck first); an idle worker holds none.
-_PREFER_BATCH = ("gone", "stopped", "blocked", "looping", "spinning", "working", "wakes", "asleep", "unknown", "idle")
+_PREFER_BATCH = ("gone", "stopped", "blocked", "looping", "long_sleep", "spinning", "working", "wakes", "asleep",
+                 "unknown", "idle")
 
 
 def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
@@ -271,7 +285,10 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
         edge = min(options, key=lambda e: _rank(e, nodes))
         hops.append(edge)
         if edge.holder in seen:
-            return _chain(hops, nodes[edge.holder], "cycle")
+            loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder):]
+            if all(nodes[h.waiter].single_minded for h in loop):
+                return _chain(hops, nodes[edge.holder], "cycle")
+            return _chain(hops, nodes[edge.holder], "blocked")  # a thread of one of them may still move
         seen.add(edge.holder)
         cur = edge.holder
     end = nodes[cur]
@@ -284,7 +301,7 @@ def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
     fact: Proof | None = None
     if proven:
         fact = proof.hang(f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"
-                          f"{end.label} is {end.state} ({end.fact}): {ENDING_TEXT[ending]}")
+                          f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact}): {ENDING_TEXT[ending]}")
     elif ending == "working" and end.proves_work:
         fact = proof.work(f"{hops[0].words}; {end.label} works: {end.fact}")
     return Chain(tuple(hops), end, ending, verdict, fact)

@@ -385,10 +385,10 @@ class Measured:
     """A process's state as the graph names it, the measured fact behind it, and whether that fact proves
     work (locals that advance, bytes moving, output growing, a stack moving at full CPU)."""
 
-    state: str  # gone, stopped, spinning, looping, working, asleep, wakes, idle, blocked, unknown
+    state: str  # gone, stopped, spinning, looping, long_sleep, working, asleep, wakes, idle, blocked, unknown
     fact: str
     proves_work: bool = False
-    proves_hang: bool = False  # looping: a loop with no way out, and no other thread that could end the process
+    proves_hang: bool = False  # looping (a loop with no way out, no other thread), long_sleep (a timer of a day+)
 
 
 def process_state(v: ProcessView) -> Measured:
@@ -420,6 +420,12 @@ def process_state(v: ProcessView) -> Measured:
         if endless is not None and not others:
             return Measured("looping", f"in {describe(t.user_frame)}: {endless}; no other thread of it runs Python "
                             "that could end the process", proves_hang=True)
+    if act == Activity.ASLEEP and t is not None:
+        at = t.user_frame or (t.frames[0] if t.frames else None)
+        timer = sg.sleep_timer(at.code if at is not None else None)
+        if timer is not None and timer >= sg.LONG_TIMER_S:
+            return Measured("long_sleep", f"asleep at {describe(at)} on a timer of {duration_text(timer)}, which "
+                            "ends after every bound hangwatch keeps", proves_hang=True)
     if act == Activity.ASLEEP:
         return Measured("asleep", f"in a timed sleep at {describe(t.user_frame if t else None)}")
     if act == Activity.WAKES:
@@ -430,6 +436,15 @@ def process_state(v: ProcessView) -> Measured:
         return Measured("blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(t.user_frame)} "
                         f"({t.wait_text})")
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def duration_text(seconds: float) -> str:
+    """``31.7 years``, ``2.0 days``, ``3.0 h``: a long timer in words."""
+    if seconds >= 365 * 86400:
+        return f"{seconds / (365 * 86400):,.1f} years"
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f} days"
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds:.0f} s"
 
 
 def build_views(ev: Evidence) -> list[ProcessView]:

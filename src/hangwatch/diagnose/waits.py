@@ -123,6 +123,8 @@ def lock_wait_rule(ctx: Context) -> list[Hit]:
             if w.kind == "semaphore":
                 hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
                 continue
+            if w.kind == "pipe_full":
+                continue  # a writer waiting for its readers: an edge of the wait-for graph (diagnose/graph.py)
             if w.kind == "pipe":
                 pipe_hit = _pipe(ctx, v, t, w)
                 if pipe_hit is not None:
