@@ -261,3 +261,29 @@ def test_a_child_whose_keepalive_loop_ends_is_alive(start_job):
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"]) == ("slow", "child.wait"), root
     assert root["proof"] is None
+
+
+# --- a sleep's timer, read from the kernel ------------------------------------------------------------------
+def test_a_child_asleep_on_a_timer_of_years_is_proven_hung(start_job):
+    """No number on the sleeping line: the timer's end comes from the sleep's own request, read from the child."""
+    job = start_job("child_sleeps.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), root
+    assert "whose end the kernel shows" in root["proof"]["fact"] and "31.7 years" in root["proof"]["fact"], root
+    assert _chain_of(incident, job.pid)["ending"] == "long_sleep"
+
+
+def test_a_child_asleep_on_a_short_timer_is_alive(start_job):
+    job = start_job("child_sleeps.py", env={"HW_SLEEP_S": "60"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("slow", "child.wait"), root
+    assert _chain_of(incident, job.pid)["ending"] == "asleep"
+
+
+def test_a_chain_through_a_wait_that_times_out_proves_nothing():
+    nodes, out = _graph({"a": "blocked", "b": "gone"}, [])
+    out = {"a": [Edge("a", "b", "file lock", "a waits for b", timeout=True)]}
+    chain = _follow("a", nodes, out)
+    assert chain is not None and chain.ending == "gone" and chain.proof is None

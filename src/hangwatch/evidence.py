@@ -60,6 +60,7 @@ class ThreadSample:
     timeout: bool | None = None
     futex: int | None = None  # the address a futex wait waits on (a lock, an event, a semaphore)
     shared_futex: bool = False  # that futex is shared between processes (a multiprocessing lock or semaphore)
+    wakes_in: float | None = None  # a sleep: seconds until its timer ends (the kernel's request, read at the sample)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ class LockHolder:
     # Every thread of it in a private futex wait with no timeout, none woken over the look: only a thread of
     # its own could wake it, and none can (None: not measured).
     parked: bool | None = None
+    wakes_in: float | None = None  # asleep: seconds until its main thread's timer ends, when it could be read
 
 
 @dataclass(frozen=True)

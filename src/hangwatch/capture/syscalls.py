@@ -11,6 +11,7 @@ import os
 import platform
 import socket
 import struct
+import time
 from dataclasses import dataclass
 
 from hangwatch.capture.proc import PROC, read_text
@@ -52,6 +53,7 @@ class BlockedCall:
     timeout: bool | None = None
     futex: int | None = None
     shared: bool = False
+    wakes_in: float | None = None  # a sleep: seconds until its timer ends, read from the request it passed
 
     @property
     def lock_wait(self) -> bool:
@@ -89,7 +91,7 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
         return None
     name, i, how = timed
     if how == "sleep":
-        return BlockedCall(name, timeout=True)
+        return BlockedCall(name, timeout=True, wakes_in=_sleep_left(pid, name, args))
     if how == "none":
         return BlockedCall(name, timeout=False)
     value = args[i]
@@ -97,6 +99,37 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     if name == "futex":
         return BlockedCall(name, timeout=timeout, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG)
     return BlockedCall(name, timeout=timeout)
+
+
+TIMER_ABSTIME = 1
+CLOCKS = {0: time.CLOCK_REALTIME, 1: time.CLOCK_MONOTONIC, 7: getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)}
+
+
+def _sleep_left(pid: int, name: str, args: list[int]) -> float | None:
+    """Seconds until a sleeping thread's timer ends: ``clock_nanosleep(clock, flags, request, remain)`` (Python's
+    time.sleep, to an absolute monotonic deadline) or ``nanosleep(request, remain)`` (relative: an upper bound).
+    The request is read from the target's memory (16 bytes); None where it cannot be."""
+    if name == "clock_nanosleep" and len(args) >= 3:
+        clock, flags, addr = args[0], args[1], args[2]
+    elif name == "nanosleep" and args:
+        clock, flags, addr = 1, 0, args[0]
+    else:
+        return None
+    try:
+        with open(PROC / str(pid) / "mem", "rb") as f:
+            f.seek(addr)
+            raw = f.read(16)
+    except (OSError, ValueError, OverflowError):
+        return None
+    if len(raw) != 16:
+        return None
+    sec, nsec = struct.unpack("<qq", raw)
+    request = float(sec) + float(nsec) / 1e9
+    if not flags & TIMER_ABSTIME:
+        return request
+    if clock not in CLOCKS:
+        return None
+    return max(0.0, request - time.clock_gettime(CLOCKS[clock]))
 
 
 def blocked_call(pid: int, tid: int) -> tuple[str, int] | None:

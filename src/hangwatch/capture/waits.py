@@ -356,10 +356,17 @@ def _holder(pid: int, job: dict[int, list[ProcessSample]], py_spy: str | None, n
     look = _in_job_look(job[pid]) if in_job else _look([pid])[pid]
     if frames is None:
         frames = _job_frames(job[pid], pid) if in_job else _main_frames(pid, py_spy, nonblocking=True)
+    if in_job:
+        main = next((t for t in job[pid][-1].threads if t.tid == pid), None)
+        wakes_in = main.wakes_in if main is not None else None
+    else:
+        call = read_blocked_call(pid, pid)
+        wakes_in = call.wakes_in if call is not None else None
     return LockHolder(pid=pid, cmdline=_cmdline(pid), user=_user(pid), state=look.state,
                       cpu_percent=None if look.cpu_percent is None else round(look.cpu_percent, 1),
                       moved_bytes=look.moved_bytes, age_s=_age(pid, now), in_job=in_job, frames=frames,
-                      proven=proven, how=how, took_at=_took_at(frames, name), parked=look.parked)
+                      proven=proven, how=how, took_at=_took_at(frames, name), parked=look.parked,
+                      wakes_in=None if wakes_in is None else round(wakes_in, 3))
 
 
 # --- semaphores ------------------------------------------------------------------------------------------

@@ -286,8 +286,15 @@ def _batch_lost(main: ProcessView, mt: ThreadView, workers: list[ProcessView], w
         conf = 0.92
     if mt.idle_throughout:
         ev.append(f"main thread idle for {main.duration_s:.0f} s")
+    fact = None
+    measured = [w for w in workers if w.main_thread is not None and w.main_thread.measured
+                and w.main_thread.idle_throughout]
+    if mt.measured and mt.idle_throughout and len(measured) == len(workers):
+        fact = proof.hang(f"every worker ({len(workers)}) waited for work for the whole {main.duration_s:.0f} s window "
+                          f"while {main.label()} waited for a batch: no worker holds it, and the main process hands "
+                          "out new work only when a batch comes back")
     return Hit(Finding(
-        cause=Cause.DATALOADER_BATCH_LOST, confidence=conf,
+        cause=Cause.DATALOADER_BATCH_LOST, confidence=conf, proof=fact,
         summary=("The main process waits for a batch that no worker is producing: every worker is alive "
                  "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
                  "memory ran out in a worker's feeder thread)."),

@@ -77,10 +77,12 @@ class Edge:
     holder: str
     resource: str  # "child", "dataloader batch", "file lock", "semaphore", "terminal", "lock", "event", ...
     words: str  # the hop in words: "main (pid 10) waits for its child pid 11 at prep.py:12"
+    timeout: bool | None = None  # whether the waiter's own wait can time out (None: it does not say)
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         """The edge as JSON."""
-        return {"waiter": self.waiter, "holder": self.holder, "resource": self.resource, "words": self.words}
+        return {"waiter": self.waiter, "holder": self.holder, "resource": self.resource, "words": self.words,
+                "timeout": self.timeout}
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,8 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         for k in ctx.children(v.pid):
             if k.role in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) or k.state.startswith("Z"):
                 continue
-            out.append((Edge(me, _pid_id(k.pid), "child", f"{v.label()} waits for its child pid {k.pid} at {at}"),
+            out.append((Edge(me, _pid_id(k.pid), "child", f"{v.label()} waits for its child pid {k.pid} at {at}",
+                              timeout=t.last.timeout),
                         None))
     if v.role != Role.DATALOADER_WORKER and t.frames and any(
             sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
@@ -206,7 +209,7 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
-            out.append((Edge(me, _pid_id(h.pid), what, words), node))
+            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout), node))
     if not out:
         out.extend(_thread_waits(v))
     return out
@@ -220,7 +223,7 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
         if fact is None:
             continue
         kind = proof.sync_wait(t) or "lock"
-        out.append((Edge(_pid_id(v.pid), NOBODY, kind, f"{v.label()} thread '{t.name}' waits on "
+        out.append((Edge(_pid_id(v.pid), NOBODY, kind, timeout=False, words=f"{v.label()} thread '{t.name}' waits on "
                          f"{proof.article(kind)} {kind} at {describe(innermost_user(t.frames))}"),
                     Node(NOBODY, "nobody", "nobody", fact.fact)))
         break
@@ -298,6 +301,8 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
 def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
     verdict, proven = ENDINGS[ending]
     proven = proven or (ending in ("blocked", "looping") and end.proves_hang)
+    if any(h.timeout is True for h in hops):
+        proven = False  # a wait that times out ends by itself: the chain says where it waits, not that it hangs
     fact: Proof | None = None
     if proven:
         fact = proof.hang(f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"

@@ -422,10 +422,12 @@ def process_state(v: ProcessView) -> Measured:
                             "that could end the process", proves_hang=True)
     if act == Activity.ASLEEP and t is not None:
         at = t.user_frame or (t.frames[0] if t.frames else None)
-        timer = sg.sleep_timer(at.code if at is not None else None)
+        left = t.last.wakes_in
+        timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
         if timer is not None and timer >= sg.LONG_TIMER_S:
-            return Measured("long_sleep", f"asleep at {describe(at)} on a timer of {duration_text(timer)}, which "
-                            "ends after every bound hangwatch keeps", proves_hang=True)
+            how = "whose end the kernel shows" if left is not None else "written on its line"
+            return Measured("long_sleep", f"asleep at {describe(at)} on a timer ({how}) that ends in "
+                            f"{duration_text(timer)}: after every bound hangwatch keeps", proves_hang=True)
     if act == Activity.ASLEEP:
         return Measured("asleep", f"in a timed sleep at {describe(t.user_frame if t else None)}")
     if act == Activity.WAKES:

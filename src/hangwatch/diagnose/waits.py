@@ -19,13 +19,14 @@ from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
     describe,
+    duration_text,
     innermost_user,
     size_text,
     waits_for_work,
 )
 from hangwatch.evidence import Frame, LockHolder, LockWait, Role
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import PIPE_WAIT_FIX
+from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX
 
 WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock
 WORKING_BYTES = 64 * 1024
@@ -56,7 +57,7 @@ def holder_state(h: LockHolder) -> str:
     if (h.cpu_percent or 0.0) > WORKING_CPU_PERCENT or (h.moved_bytes or 0) >= WORKING_BYTES:
         return "working"
     top = h.frames[0] if h.frames else None
-    if top is not None and "sleep(" in (top.code or ""):
+    if h.wakes_in is not None or (top is not None and "sleep(" in (top.code or "")):
         return "asleep"
     return "blocked" if (h.cpu_percent or 0.0) <= IDLE_CPU_PERCENT else "working"
 
@@ -82,7 +83,8 @@ def _holder_doing(h: LockHolder, state: str) -> str:
                  f"{size_text(h.moved_bytes)} moved" if h.moved_bytes else None]
         return "works" + at + " (" + ", ".join(p for p in parts if p) + ")"
     if state == "asleep":
-        return "is asleep" + at
+        timer = f" on a timer that ends in {duration_text(h.wakes_in)}" if h.wakes_in is not None else ""
+        return "is asleep" + at + timer
     if state == "stopped":
         return "is stopped (SIGSTOP, Ctrl-Z or a debugger)" + at
     if state == "gone":
@@ -163,6 +165,9 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         fact = proof.hang(f"the holder pid {h.pid} is gone, and the lock is still held")
     elif state == "blocked" and h.parked and w.timeout is False:
         fact = proof.hang(f"{v.label()} waits for it with no timeout, and its holder is parked: {parked_text(h)}")
+    elif state == "asleep" and (h.wakes_in or 0.0) >= LONG_TIMER_S and w.timeout is False:
+        fact = proof.hang(f"{v.label()} waits for it with no timeout, and its holder pid {h.pid} sleeps on a timer "
+                          f"that ends in {duration_text(h.wakes_in or 0.0)}: after every bound hangwatch keeps")
     elif state == "working":
         verdict = Verdict.WAITING
         fact = proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
