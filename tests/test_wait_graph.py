@@ -287,3 +287,29 @@ def test_a_chain_through_a_wait_that_times_out_proves_nothing():
     out = {"a": [Edge("a", "b", "file lock", "a waits for b", timeout=True)]}
     chain = _follow("a", nodes, out)
     assert chain is not None and chain.ending == "gone" and chain.proof is None
+
+
+def test_the_page_draws_the_chain_behind_the_root_cause():
+    from hangwatch.causes import Cause
+    from hangwatch.incident import Action, Finding, Incident, Where
+    from hangwatch.report.html import chain_html
+
+    graph = {"nodes": [{"id": "pid:10", "label": "main (pid 10)", "state": "blocked", "fact": "read", "in_job": True},
+                       {"id": "pid:14", "label": "pid 14 (`tar`, outside the job)", "state": "blocked",
+                        "fact": "parked", "in_job": False}],
+             "edges": [],
+             "chains": [{"waiter": "pid:10", "end": "pid:14", "ending": "blocked", "verdict": "hung", "proof": None,
+                         "hops": [{"waiter": "pid:10", "holder": "pid:14", "resource": "pipe", "timeout": False,
+                                   "words": "main reads a pipe"}],
+                         "words": ["main reads a pipe", "-> pid 14 is blocked: parked", "=> the holder is blocked"]}]}
+    where = Where(pid=10, rank=None, tid=10, file="/x/prep.py", line=12, function="read_manifest")
+    inc = Incident(verdict=Verdict.HUNG, detected_at=0.0, last_progress=None, attempt=1, action=Action.NONE,
+                   processes=(), findings=(Finding(Cause.PROCESS_WAITS_ON, 0.9, "s", where),), graph=graph)
+    page = chain_html(inc)
+    assert page.count('class="node') == 2 and 'class="node end out"' in page, page
+    assert "pipe (no timeout)" in page and "the holder is blocked" in page
+    assert inc.root_chain() == ("main reads a pipe", "-> pid 14 is blocked: parked", "=> the holder is blocked")
+    back = Incident.from_dict(inc.to_dict())
+    assert back.graph == graph
+    assert chain_html(Incident(verdict=Verdict.HUNG, detected_at=0.0, last_progress=None, attempt=1,
+                               action=Action.NONE, processes=(), findings=())) == ""

@@ -212,14 +212,19 @@ class Incident:
         """``findings[0]``, if any."""
         return self.findings[0] if self.findings else None
 
-    def root_chain(self) -> tuple[str, ...]:
-        """The wait chain behind the root cause in words (waiter first, one hop a line), or ()."""
+    def root_chain_record(self) -> dict[str, Any] | None:
+        """The wait-for graph's chain behind the root cause (it starts, passes or ends at the root's process),
+        else the first chain with a verdict; None without a graph."""
         chains = (self.graph or {}).get("chains") or []
         root = self.root_cause
         pid = f"pid:{root.where.pid}" if root is not None and root.where is not None else None
-        pick = next((c for c in chains if pid in (c.get("waiter"), c.get("end"))), None)
-        if pick is None:
-            pick = next((c for c in chains if c.get("verdict")), None)
+        pick = next((c for c in chains if pid in (c.get("waiter"), c.get("end"),
+                                                  *(h.get("holder") for h in c.get("hops", ())))), None)
+        return pick if pick is not None else next((c for c in chains if c.get("verdict")), None)
+
+    def root_chain(self) -> tuple[str, ...]:
+        """The wait chain behind the root cause in words (waiter first, one hop a line), or ()."""
+        pick = self.root_chain_record()
         return tuple(pick.get("words") or ()) if pick else ()
 
     def to_dict(self) -> dict[str, Any]:

@@ -194,10 +194,14 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         out.append((Edge(me, PERSON, "terminal", f"{v.label()} reads the terminal at {at}"), None))
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
-        if wt is None or not w.holders:
+        if wt is None or not (w.holders or w.kind == "pipe"):
             continue
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full") else "file lock"
         place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
+        if w.kind == "pipe" and not w.holders and w.note and "the waiter itself" in w.note:
+            out.append((Edge(me, me, "pipe", f"{v.label()} reads {w.path} at {place}, and only it holds its write end",
+                             timeout=False), None))
+            continue
         holders = w.holders if w.kind == "pipe_full" else w.holders[:1]  # any reader could make room
         for h in holders:
             if h.pid == v.pid:

@@ -32,6 +32,10 @@ vertical-align:top}th{background:#f4f4f4}code,pre{font:12px/1.4 ui-monospace,Men
 pre{background:#f7f7f7;padding:8px;overflow-x:auto}.state{font-weight:bold}.bad{color:#b00020}
 .good{color:#146c2e}.muted{color:#666}svg text{font:11px system-ui,sans-serif}
 .incident{border-left:4px solid #b00020;padding-left:12px;margin:16px 0}
+.chain{display:flex;flex-wrap:wrap;align-items:center;gap:4px;margin:8px 0}
+.node{border:1px solid #999;border-radius:6px;padding:4px 8px;background:#fafafa;max-width:260px}
+.node .st{font-weight:bold}.node.out{border-style:dashed}.node.end{border-color:#b00020;border-width:2px}
+.hop{color:#555;font-size:12px;text-align:center;max-width:140px}
 """
 
 
@@ -235,6 +239,31 @@ def _ranks_html(incident: Incident) -> str:
             f"<pre>{_e(lines)}</pre></details>")
 
 
+def chain_html(inc: Incident) -> str:
+    """The wait chain behind the root cause, drawn: each process a box (its state), each wait an arrow (what
+    it waits on), the chain's end outlined, and what that end makes the wait."""
+    chain = inc.root_chain_record()
+    if chain is None or not chain.get("hops"):
+        return ""
+    nodes = {n.get("id"): n for n in (inc.graph or {}).get("nodes", ())}
+
+    def box(node_id: str, end: bool) -> str:
+        n = nodes.get(node_id, {"label": node_id, "state": "?", "fact": "", "in_job": True})
+        cls = "node" + (" end" if end else "") + ("" if n.get("in_job", True) else " out")
+        return (f'<div class="{cls}" title="{_e(n.get("fact", ""))}"><div>{_e(n.get("label", node_id))}</div>'
+                f'<div class="st">{_e(n.get("state", "?"))}</div></div>')
+
+    hops = chain["hops"]
+    parts = [box(hops[0]["waiter"], False)]
+    for i, h in enumerate(hops):
+        timeout = " (no timeout)" if h.get("timeout") is False else ""
+        parts.append(f'<div class="hop">{_e(h.get("resource", ""))}{_e(timeout)}<br>&#8594;</div>')
+        parts.append(box(h["holder"], i == len(hops) - 1))
+    words = chain.get("words") or []
+    ending = f"<p>{_e(words[-1].lstrip('= >'))}</p>" if words else ""
+    return f'<h4>Wait chain</h4><div class="chain">{"".join(parts)}</div>{ending}'
+
+
 def _incident_html(n: int, inc: Incident) -> str:
     root = inc.root_cause
     out = [f'<div class="incident" id="incident-{n}"><h3>Incident {n}: <span class="bad">'
@@ -255,6 +284,7 @@ def _incident_html(n: int, inc: Incident) -> str:
                 out.append(f"<pre>{w.line} | {_e(w.code)}</pre>")
         if root.proof is not None:
             out.append(f"<p><b>Proof of {_e(root.proof.kind.value)}:</b> {_e(root.proof.fact)}</p>")
+        out.append(chain_html(inc))
         if root.evidence:
             out.append("<p><b>Evidence</b></p><ul>" + "".join(f"<li>{_e(e)}</li>" for e in root.evidence) + "</ul>")
         if root.fix:
