@@ -158,6 +158,7 @@ class LockHolder:
     # its own could wake it, and none can (None: not measured).
     parked: bool | None = None
     wakes_in: float | None = None  # asleep: seconds until its main thread's timer ends, when it could be read
+    sleeping: bool | None = None  # its main thread is in a sleep system call (nanosleep, clock_nanosleep)
 
 
 @dataclass(frozen=True)

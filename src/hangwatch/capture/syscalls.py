@@ -32,7 +32,7 @@ _TIMED = {
     "x86_64": {202: ("futex", 3, "ptr"), 7: ("poll", 2, "ms"), 271: ("ppoll", 2, "ptr"), 23: ("select", 4, "ptr"),
                270: ("pselect6", 4, "ptr"), 232: ("epoll_wait", 3, "ms"), 281: ("epoll_pwait", 3, "ms"),
                35: ("nanosleep", 0, "sleep"), 230: ("clock_nanosleep", 0, "sleep"), 61: ("wait4", 0, "none"),
-               247: ("waitid", 0, "none")},
+               247: ("waitid", 0, "none"), 34: ("pause", 0, "none")},
     "aarch64": {98: ("futex", 3, "ptr"), 73: ("ppoll", 2, "ptr"), 72: ("pselect6", 4, "ptr"),
                 22: ("epoll_pwait", 3, "ms"), 101: ("nanosleep", 0, "sleep"), 115: ("clock_nanosleep", 0, "sleep"),
                 260: ("wait4", 0, "none"), 95: ("waitid", 0, "none")},
@@ -72,6 +72,26 @@ def _args(pid: int, tid: int) -> tuple[int, list[int]] | None:
         return None  # "running", or -1 (not in a system call)
 
 
+RESTART_NR = {"x86_64": 219, "aarch64": 128}.get(platform.machine(), -1)  # restart_syscall
+_NR_OF = {name: nr for nr, (name, *_) in _TIMED.items()}
+
+
+def _restarted(pid: int, tid: int, nr: int) -> tuple[int, BlockedCall | None]:
+    """A wait interrupted (by a ptrace stop: a stack read) and resumed through ``restart_syscall``: the original
+    call's registers are intact, its number is not. The kernel's wait channel says which call it was: a poll
+    (its arguments still readable), or a sleep or a futex wait that had a timeout (only those restart this way)."""
+    if nr != RESTART_NR:
+        return nr, None
+    wchan = read_text(PROC / str(pid) / "task" / str(tid) / "wchan") or ""
+    if "poll" in wchan and "epoll" not in wchan:
+        return _NR_OF.get("poll", _NR_OF.get("ppoll", nr)), None
+    if "nanosleep" in wchan:
+        return nr, BlockedCall("nanosleep", timeout=True)
+    if "futex" in wchan:
+        return nr, BlockedCall("futex", timeout=True)
+    return nr, None
+
+
 def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     """The system call a sleeping thread waits in, with what its arguments say; None where unreadable
     or not a call we know."""
@@ -79,6 +99,9 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     if got is None:
         return None
     nr, args = got
+    nr, known = _restarted(pid, tid, nr)
+    if known is not None:
+        return known
     name = _TABLE.get(nr)
     if name is not None and len(args) >= 2:
         if name == "flock" and args[1] & LOCK_NB:
@@ -106,9 +129,9 @@ CLOCKS = {0: time.CLOCK_REALTIME, 1: time.CLOCK_MONOTONIC, 7: getattr(time, "CLO
 
 
 def _sleep_left(pid: int, name: str, args: list[int]) -> float | None:
-    """Seconds until a sleeping thread's timer ends: ``clock_nanosleep(clock, flags, request, remain)`` (Python's
-    time.sleep, to an absolute monotonic deadline) or ``nanosleep(request, remain)`` (relative: an upper bound).
-    The request is read from the target's memory (16 bytes); None where it cannot be."""
+    """Seconds until a sleeping thread's timer ends: ``clock_nanosleep(clock, TIMER_ABSTIME, deadline, _)``
+    (Python's time.sleep sleeps to an absolute monotonic deadline), the deadline read from the target's memory
+    (16 bytes). None for a relative sleep (what is left of it is not known) or where it cannot be read."""
     if name == "clock_nanosleep" and len(args) >= 3:
         clock, flags, addr = args[0], args[1], args[2]
     elif name == "nanosleep" and args:
@@ -123,13 +146,43 @@ def _sleep_left(pid: int, name: str, args: list[int]) -> float | None:
         return None
     if len(raw) != 16:
         return None
+    if not flags & TIMER_ABSTIME or clock not in CLOCKS:
+        return None  # relative: what is left is the request less the time already slept, which is not known
     sec, nsec = struct.unpack("<qq", raw)
-    request = float(sec) + float(nsec) / 1e9
-    if not flags & TIMER_ABSTIME:
-        return request
-    if clock not in CLOCKS:
+    return max(0.0, float(sec) + float(nsec) / 1e9 - time.clock_gettime(CLOCKS[clock]))
+
+
+POLLIN, POLLOUT = 0x1, 0x4
+MAX_POLLED = 64  # pollfd entries read at most (8 bytes each)
+
+
+def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
+    """The fds a thread sleeping in ``poll``/``ppoll`` waits on, each with whether it waits to read (POLLIN)
+    rather than to write: the ``pollfd`` array read from the target's memory. None when the thread is not in
+    such a call or its memory cannot be read."""
+    got = _args(pid, tid)
+    if got is None:
         return None
-    return max(0.0, request - time.clock_gettime(CLOCKS[clock]))
+    nr, args = got
+    nr, _ = _restarted(pid, tid, nr)
+    timed = _TIMED.get(nr)
+    if timed is None or timed[0] not in ("poll", "ppoll") or len(args) < 2:
+        return None
+    addr, count = args[0], min(args[1], MAX_POLLED)
+    if count <= 0:
+        return None
+    try:
+        with open(PROC / str(pid) / "mem", "rb") as f:
+            f.seek(addr)
+            raw = f.read(8 * count)
+    except (OSError, ValueError, OverflowError):
+        return None
+    out = []
+    for i in range(len(raw) // 8):
+        fd, events, _ = struct.unpack_from("<ihh", raw, 8 * i)
+        if fd >= 0 and events & (POLLIN | POLLOUT):
+            out.append((fd, bool(events & POLLIN)))
+    return out
 
 
 def blocked_call(pid: int, tid: int) -> tuple[str, int] | None:

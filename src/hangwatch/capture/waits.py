@@ -31,7 +31,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import dump_stacks
-from hangwatch.capture.syscalls import read_blocked_call
+from hangwatch.capture.syscalls import polled_fds, read_blocked_call
 from hangwatch.evidence import Frame, LockHolder, LockWait, ProcessInfo, ProcessSample, ThreadSample
 from hangwatch.redact import redact_text
 
@@ -131,9 +131,12 @@ class _Look:
     parked: bool | None = None
 
 
+PARKING = frozenset({"futex", "pause"})  # waits only a thread of its own (a private futex) or a signal can end
+
+
 def _parked_threads(pid: int) -> dict[int, int] | None:
     """tid -> context switches, when every thread of ``pid`` sleeps in a private futex wait with no timeout
-    (a lock, an event, a condition of its own, waited for forever); None otherwise or where unreadable."""
+    (a lock, an event, a condition of its own, waited for forever) or in pause(); None otherwise."""
     try:
         tids = [int(t) for t in os.listdir(proc.PROC / str(pid) / "task")]
     except (OSError, ValueError):
@@ -142,7 +145,7 @@ def _parked_threads(pid: int) -> dict[int, int] | None:
     for tid in tids:
         call = read_blocked_call(pid, tid)
         switches = proc.read_ctx_switches(proc.PROC / str(pid) / "task" / str(tid) / "status")
-        if call is None or call.name != "futex" or call.timeout is not False or call.shared or switches is None:
+        if call is None or call.name not in PARKING or call.timeout is not False or call.shared or switches is None:
             return None
         out[tid] = switches
     return out or None
@@ -187,7 +190,7 @@ def _in_job_look(samples: list[ProcessSample]) -> _Look:
         moved = (last.rchar or 0) + (last.wchar or 0) - (first.rchar or 0) - (first.wchar or 0)
     tids = {t.tid for t in first.threads}
     parked = len(samples) >= 2 and dt > 0 and bool(last.threads) and all(
-        t.syscall == "futex" and t.timeout is False and not t.shared_futex and t.ctx_switches == 0 and t.tid in tids
+        t.syscall in PARKING and t.timeout is False and not t.shared_futex and t.ctx_switches == 0 and t.tid in tids
         for t in last.threads)
     return _Look(last.state, cpu, moved, parked=parked)
 
@@ -358,15 +361,16 @@ def _holder(pid: int, job: dict[int, list[ProcessSample]], py_spy: str | None, n
         frames = _job_frames(job[pid], pid) if in_job else _main_frames(pid, py_spy, nonblocking=True)
     if in_job:
         main = next((t for t in job[pid][-1].threads if t.tid == pid), None)
-        wakes_in = main.wakes_in if main is not None else None
+        wakes_in, syscall = (main.wakes_in, main.syscall) if main is not None else (None, None)
     else:
         call = read_blocked_call(pid, pid)
-        wakes_in = call.wakes_in if call is not None else None
+        wakes_in, syscall = (call.wakes_in, call.name) if call is not None else (None, None)
     return LockHolder(pid=pid, cmdline=_cmdline(pid), user=_user(pid), state=look.state,
                       cpu_percent=None if look.cpu_percent is None else round(look.cpu_percent, 1),
                       moved_bytes=look.moved_bytes, age_s=_age(pid, now), in_job=in_job, frames=frames,
                       proven=proven, how=how, took_at=_took_at(frames, name), parked=look.parked,
-                      wakes_in=None if wakes_in is None else round(wakes_in, 3))
+                      wakes_in=None if wakes_in is None else round(wakes_in, 3),
+                      sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None)
 
 
 # --- semaphores ------------------------------------------------------------------------------------------
@@ -492,14 +496,15 @@ def pipe_holders(target: str, first: list[int], write: bool = True,
 
 
 def _pipe_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
-               now: float) -> LockWait | None:
+               now: float, fd: int | None = None, reading: bool | None = None) -> LockWait | None:
     """What a thread blocked on a pipe waits for. Reading: the pipe's writers (the waiter itself among them
     when it holds the write end too: then only another thread of its own can end the read). Writing (the
-    pipe is full): its readers, kind ``pipe_full``."""
-    target = proc.fd_target(pid, t.fd) if t.fd is not None else None
+    pipe is full): its readers, kind ``pipe_full``. ``fd``/``reading``: one fd of a ``poll``."""
+    fd = t.fd if fd is None else fd
+    target = proc.fd_target(pid, fd) if fd is not None else None
     if not target or not target.startswith("pipe:["):
         return None
-    reading = t.syscall in sg.READ_SYSCALLS
+    reading = t.syscall in sg.READ_SYSCALLS if reading is None else reading
     found, complete = pipe_holders(target, sorted(job), write=reading)
     how = "holds the pipe's write end" if reading else "holds the pipe's read end"
     holders = tuple(_holder(w, job, py_spy, now, how + " (its /proc/PID/fd and fdinfo)", name=None)
@@ -527,6 +532,23 @@ def _reads_pipe(t: ThreadSample) -> bool:
         and t.fd_target == "pipe"
 
 
+def _polls_forever(t: ThreadSample) -> bool:
+    """Asleep in poll()/ppoll() with no timeout (subprocess's communicate(), a selector with no timeout)."""
+    return t.state == "S" and t.syscall in ("poll", "ppoll") and t.timeout is False
+
+
+def _poll_waits(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
+                now: float) -> list[LockWait]:
+    """A poll with no timeout on pipes: one wait per pipe it polls (reading: its writers; writing: its readers).
+    The poll ends when any of them is ready: the graph follows the one that decides."""
+    out = []
+    for fd, reading in polled_fds(pid, t.tid) or []:
+        wait = _pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
+        if wait is not None:
+            out.append(wait)
+    return out
+
+
 def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
     """Threads of a process's newest sample that may wait for a lock held elsewhere: blocked in a lock
     syscall, in a futex on shared memory, or in filelock's polling acquire."""
@@ -536,7 +558,7 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)  # polling: it may be between two tries (running) at the sample
         elif t.state in ("S", "D") and (t.syscall in ("flock", "fcntl") or (t.futex is not None and t.shared_futex)):
             out.append(t)
-        elif _reads_pipe(t) and not any(sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames):
+        elif (_reads_pipe(t) or _polls_forever(t)) and not any(sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames):
             out.append(t)  # a pool worker reading its task pipe waits for work: not a wait on a holder
     return out
 
@@ -573,6 +595,8 @@ def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
                 # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
                 # (a queue's feeder thread that a join waits for).
                 wait = _pipe_wait(pid, t, job, py_spy, now)
+            elif _polls_forever(t) and t.tid == pid and not _mp_helper(infos.get(pid)):
+                out.setdefault(pid, []).extend(_poll_waits(pid, t, job, py_spy, now))
             if wait is not None:
                 out.setdefault(pid, []).append(wait)
     return {p: tuple(ws) for p, ws in out.items()}

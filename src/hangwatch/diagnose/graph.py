@@ -240,7 +240,7 @@ def build_graph(ctx: Context) -> WaitGraph:
     for v in ctx.views:
         m = process_state(v)
         parked = m.state == "blocked" and bool(v.threads) and all(
-            t.parked and t.last.syscall == "futex" and not t.last.shared_futex for t in v.threads)
+            t.parked and t.last.syscall in ("futex", "pause") and not t.last.shared_futex for t in v.threads)
         main = v.main_thread
         single = m.state == "blocked" and main is not None and main.blocked and not any(
             proof.may_release(o) for o in v.threads if o.tid != main.tid)

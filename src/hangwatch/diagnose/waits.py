@@ -57,15 +57,15 @@ def holder_state(h: LockHolder) -> str:
     if (h.cpu_percent or 0.0) > WORKING_CPU_PERCENT or (h.moved_bytes or 0) >= WORKING_BYTES:
         return "working"
     top = h.frames[0] if h.frames else None
-    if h.wakes_in is not None or (top is not None and "sleep(" in (top.code or "")):
+    if h.sleeping or h.wakes_in is not None or (top is not None and "sleep(" in (top.code or "")):
         return "asleep"
     return "blocked" if (h.cpu_percent or 0.0) <= IDLE_CPU_PERCENT else "working"
 
 
 def parked_text(h: LockHolder) -> str:
     """Why a parked holder never moves, in words (the fact behind ``LockHolder.parked``)."""
-    return (f"every thread of pid {h.pid} waits on a lock or event of its own with no timeout, and none woke over "
-            "the look, so nothing in it can release what it holds")
+    return (f"every thread of pid {h.pid} waits with no timeout on a lock or event of its own (or in pause(), for a "
+            "signal), and none woke over the look, so nothing in it can release what it holds")
 
 
 def holder_text(h: LockHolder) -> str:
@@ -115,6 +115,7 @@ def lock_wait_rule(ctx: Context) -> list[Hit]:
     """io.lock_wait: a thread waits for a file lock another process holds (and, outside DataLoader workers,
     for a multiprocessing lock or semaphore another process holds)."""
     hits = []
+    piped: set[int] = set()
     for v in ctx.views:
         for w in v.ev.waits:
             t = next((t for t in v.threads if t.tid == w.tid), None)
@@ -128,8 +129,9 @@ def lock_wait_rule(ctx: Context) -> list[Hit]:
             if w.kind == "pipe_full":
                 continue  # a writer waiting for its readers: an edge of the wait-for graph (diagnose/graph.py)
             if w.kind == "pipe":
-                pipe_hit = _pipe(ctx, v, t, w)
+                pipe_hit = None if t.tid in piped else _pipe(ctx, v, t, w)  # a poll on two pipes: one finding
                 if pipe_hit is not None:
+                    piped.add(t.tid)
                     hits.append(pipe_hit)
                 continue
             hit = _file_lock(v, t, w)
