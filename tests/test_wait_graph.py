@@ -313,3 +313,15 @@ def test_the_page_draws_the_chain_behind_the_root_cause():
     assert back.graph == graph
     assert chain_html(Incident(verdict=Verdict.HUNG, detected_at=0.0, last_progress=None, attempt=1,
                                action=Action.NONE, processes=(), findings=())) == ""
+
+
+def test_filelock_4_3s_resolved_wait_tuple_says_the_acquire_has_no_timeout():
+    """filelock 4.3 passes `timeout: None` to acquire and resolves it into a `wait` tuple (recorded here with
+    py-spy --locals): the wait with no timeout is read from there (a CI run with 4.3.1 lost "with no timeout")."""
+    from hangwatch.capture.waits import FILELOCK_WAIT
+
+    m = FILELOCK_WAIT.match("(True, None, -1, 0.05, 1977.137927692)")
+    assert m is not None and float(m.group(1)) < 0
+    m = FILELOCK_WAIT.match("(True, None, 600.0, 0.05, 1977.1)")
+    assert m is not None and float(m.group(1)) == 600.0
+    assert FILELOCK_WAIT.match("<FileLockContext at 0x7f>") is None

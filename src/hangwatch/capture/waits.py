@@ -39,6 +39,7 @@ LOCKS = proc.PROC / "locks"
 SEM_MAPPING = "/dev/shm/sem."  # noqa: S108 - a name we look for in /proc/PID/maps, not a file we write. glibc's named semaphores (multiprocessing's SemLock on Linux)
 FILELOCK_DIR = "/filelock/"  # the filelock package (Hugging Face datasets, hub, transformers use it)
 FILELOCK_PATH_LOCALS = ("lock_filename", "canonical_path", "lock_file")
+FILELOCK_WAIT = re.compile(r"^\((?:True|False), [^,]+, (-?[\d.]+)")
 LOOK_S = 0.5  # a holder outside the job is read twice this far apart: does it work?
 LOCALS_TIMEOUT_S = 3.0
 MAX_FD_SCAN_PIDS = 4096  # bounded: an OFD lock's holder is looked for in at most this many processes
@@ -257,21 +258,27 @@ def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int,
         soft = any(str(f.get("filename", "")).endswith(FILELOCK_DIR + "_soft.py") or any(
             str(v.get("repr", "")).startswith("<SoftFileLock") for v in (f.get("locals") or []))
             for f in t.get("frames", []))
-        for f in t.get("frames", []):
+        path: str | None = None
+        timeout: str | None = None
+        for f in t.get("frames", []):  # innermost first: the path and the timeout may live in different frames
             if FILELOCK_DIR not in str(f.get("filename", "")):
                 continue
             values = {str(v.get("name")): str(v.get("repr", "")) for v in (f.get("locals") or [])}
-            path = next((values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS if values.get(k, "").startswith(
-                ("'/", '"/'))), None)
-            if path is None:
-                continue
-            timeout = values.get("timeout")
-            try:
-                can_time_out = float(timeout) >= 0 if timeout is not None else None
-            except ValueError:
-                can_time_out = None
-            out[tid] = (path, can_time_out, soft)
-            break
+            path = path or next((values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS
+                                 if values.get(k, "").startswith(("'/", '"/'))), None)
+            if timeout is None and values.get("timeout") not in (None, "None"):
+                timeout = values["timeout"]
+            if timeout is None and (m := FILELOCK_WAIT.match(values.get("wait", ""))):
+                timeout = m.group(1)  # filelock 4.3: the acquire's resolved (blocking, _, timeout, ...) tuple
+            if path is not None and timeout is not None:
+                break
+        if path is None:
+            continue
+        try:
+            can_time_out = float(timeout) >= 0 if timeout is not None else None
+        except ValueError:
+            can_time_out = None
+        out[tid] = (path, can_time_out, soft)
     return out
 
 
