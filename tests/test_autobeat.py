@@ -117,6 +117,7 @@ def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
     assert json.loads((run.dir / "summary.json").read_text())["goodput"] == 1.0
 
 
+@pytest.mark.timeout(420)  # the first run alone may take its 300 s bound
 def test_a_resumed_hf_trainer_beats_its_global_step(run, tmp_path):
     """Resumed from checkpoint-20 with max_steps=40, the beats count 21..40 (the trainer's global step),
     so the ETA and the budget see the rest of the run, not the whole of it again."""

@@ -57,6 +57,7 @@ def test_a_barrier_only_rank_0_calls_is_named_from_the_recorder(run):
     assert not any(c.isdigit() for p in socks for c in p.name), "torch prints the name: no number to read as a step"
 
 
+@pytest.mark.timeout(200)  # the run is bounded at 150 s
 def test_ddp_ranks_inside_backward_are_told_apart_by_the_recorder(run):
     """4 ranks with DDP: rank 2 is stuck loading its batch; ranks 0, 1, 3 are inside loss.backward(), where no
     Python frame shows a collective. The recorder names the reducer's all_reduce they wait in, its sequence
