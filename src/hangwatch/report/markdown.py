@@ -31,6 +31,9 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
                 out.write(f"```python\n{w.line}: {w.code}\n```\n\n")
         if root.proof is not None:
             out.write(f"**Proof of {root.proof.kind.value}:** {root.proof.fact}\n\n")
+        chain = incident.root_chain()
+        if chain:
+            out.write("**Wait chain**\n\n```\n" + "\n".join(chain) + "\n```\n\n")
         if root.evidence:
             out.write("**Evidence**\n\n" + "".join(f"- {e}\n" for e in root.evidence) + "\n")
         if root.fix:
