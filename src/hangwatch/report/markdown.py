@@ -5,9 +5,28 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from hangwatch.incident import Incident
+from hangwatch.incident import Finding, Incident
 from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
+
+
+def _root_md(incident: Incident, root: Finding, out: TextIO) -> None:
+    """The root cause: summary, place, proof, the wait chain, evidence, fix."""
+    out.write(f"\n## Root cause: `{root.cause}` (confidence {root.confidence:.2f})\n\n{root.summary}\n\n")
+    w = root.where
+    if w is not None and w.file:
+        out.write(f"**Where:** `{w.location()}` in `{w.function}` ({w.owner()})\n\n")
+        if w.code:
+            out.write(f"```python\n{w.line}: {w.code}\n```\n\n")
+    if root.proof is not None:
+        out.write(f"**Proof of {root.proof.kind.value}:** {root.proof.fact}\n\n")
+    chain = incident.root_chain()
+    if chain:
+        out.write("**Wait chain**\n\n```\n" + "\n".join(chain) + "\n```\n\n")
+    if root.evidence:
+        out.write("**Evidence**\n\n" + "".join(f"- {e}\n" for e in root.evidence) + "\n")
+    if root.fix:
+        out.write("**Fix**\n\n" + "".join(f"{i}. {f}\n" for i, f in enumerate(root.fix, 1)) + "\n")
 
 
 def render_markdown(incident: Incident, out: TextIO) -> None:
@@ -23,21 +42,7 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
         ago = incident.detected_at - lp.at
         out.write(f"- last progress: step {lp.step} ({lp.source}), {ago:.0f} s before detection\n")
     if root is not None:
-        out.write(f"\n## Root cause: `{root.cause}` (confidence {root.confidence:.2f})\n\n{root.summary}\n\n")
-        w = root.where
-        if w is not None and w.file:
-            out.write(f"**Where:** `{w.location()}` in `{w.function}` ({w.owner()})\n\n")
-            if w.code:
-                out.write(f"```python\n{w.line}: {w.code}\n```\n\n")
-        if root.proof is not None:
-            out.write(f"**Proof of {root.proof.kind.value}:** {root.proof.fact}\n\n")
-        chain = incident.root_chain()
-        if chain:
-            out.write("**Wait chain**\n\n```\n" + "\n".join(chain) + "\n```\n\n")
-        if root.evidence:
-            out.write("**Evidence**\n\n" + "".join(f"- {e}\n" for e in root.evidence) + "\n")
-        if root.fix:
-            out.write("**Fix**\n\n" + "".join(f"{i}. {f}\n" for i, f in enumerate(root.fix, 1)) + "\n")
+        _root_md(incident, root, out)
     if len(incident.findings) > 1:
         out.write("## Also considered\n\n")
         for f in incident.findings[1:]:
