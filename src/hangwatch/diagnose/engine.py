@@ -111,14 +111,14 @@ def _graph(ctx: Context) -> WaitGraph | None:
 
 def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
     """The verdict follows the chain. Proof of work is never killed: a hang a rule names without proof, at a
-    process the graph shows working at the end of a waiter's chain, is that waiter waiting for work (bounded
-    by --max-slow). And a hang a rule names without proof, at a process on a chain the graph proves (a
+    waiter whose chain ends in proven work, or at the working process at its end, is that waiter waiting for
+    work (bounded by --max-slow). And a hang a rule names without proof, at a process on a chain the graph proves (a
     cycle, a holder gone, stopped or parked, a loop with no way out), carries that chain's proof."""
     f = hit.finding
     if hit.verdict != Verdict.HUNG or f.proves_hang or f.where is None:
         return hit
     at = f"pid:{f.where.pid}"
-    chain = next((c for c in graph.chains if c.ending == "working" and c.end.id == at), None)
+    chain = next((c for c in graph.chains if c.ending == "working" and at in (c.end.id, c.waiter)), None)
     if chain is not None and chain.proof is not None:
         return Hit(replace(f, proof=chain.proof, evidence=(*f.evidence, *chain.lines()),
                            summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING), Verdict.SLOW)

@@ -185,9 +185,9 @@ def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     self_held = bool(w.note and "the waiter itself" in w.note)
-    kids = {c.pid for c in ctx.children(v.pid)}
-    if w.holders and all(h.in_job and h.pid in kids for h in w.holders):
-        return None
+    tree = _descendants(ctx, v.pid)
+    if w.holders and all(h.in_job and h.pid in tree for h in w.holders):
+        return None  # its own subprocesses (a compiler, a shell and what it ran): the child's and compile's rules
     if not w.holders:
         if not self_held:
             return None  # nobody else was found (a search cut short): nothing to say
@@ -233,6 +233,18 @@ def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
         f"it is a leftover (`kill {h.pid}`); hangwatch only ever ends the job's own processes.", *PIPE_WAIT_FIX[1:])
     return Hit(Finding(cause=Cause.PROCESS_WAITS_ON, confidence=0.9 if verdict == Verdict.HUNG else 0.8,
                        summary=summary, where=v.where(t, frame), evidence=tuple(ev), fix=fix, proof=fact), verdict)
+
+
+def _descendants(ctx: Context, pid: int) -> set[int]:
+    """The captured processes below ``pid`` in the tree."""
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for c in ctx.children(todo.pop()):
+            if c.pid not in out:
+                out.add(c.pid)
+                todo.append(c.pid)
+    return out
 
 
 # Of several writers, the one that decides: any that works ends the wait soonest; stopped ones only when all are.
