@@ -35,7 +35,7 @@ CAUSES = [
     ("busy_loop.py", "code.busy_loop", "HANG-HERE", 125),
     ("deadlock.py", "code.deadlock", None, 125),
     ("network_wait.py", "io.network_wait", "HANG-HERE", 124),
-    ("mp_queue_join.py", "child.wait", "HANG-HERE", 124),
+    ("mp_queue_join.py", "child.wait", "HANG-HERE", 125),  # a proven cycle: the child writes to a full pipe only main reads
     ("thread_prefetch.py", "io.network_wait", "HANG-HERE", 124),
     ("dist_rendezvous.py", "distributed.rendezvous_wait", "HANG-HERE", 124),
 ]
