@@ -61,6 +61,7 @@ class ThreadSample:
     futex: int | None = None  # the address a futex wait waits on (a lock, an event, a semaphore)
     shared_futex: bool = False  # that futex is shared between processes (a multiprocessing lock or semaphore)
     wakes_in: float | None = None  # a sleep: seconds until its timer ends (the kernel's request, read at the sample)
+    wait_child: int | None = None  # wait4/waitid: the pid of the one child it waits for (None: any, or no such wait)
 
 
 @dataclass(frozen=True)

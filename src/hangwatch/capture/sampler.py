@@ -60,7 +60,7 @@ def sample_count(window_s: float) -> int:
 
 class _Task:
     __slots__ = ("comm", "fd", "fd_target", "futex", "shared", "state", "switches", "syscall", "ticks", "tid",
-                 "timeout", "wakes_in", "wchan")
+                 "timeout", "wait_child", "wakes_in", "wchan")
 
     def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None, switches: int | None) -> None:
         self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
@@ -72,6 +72,7 @@ class _Task:
         self.futex: int | None = None
         self.shared = False
         self.wakes_in: float | None = None
+        self.wait_child: int | None = None
 
 
 def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
@@ -85,7 +86,7 @@ def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
         if call is None:
             continue
         t.syscall, t.timeout, t.futex, t.shared = call.name, call.timeout, call.futex, call.shared
-        t.wakes_in = call.wakes_in
+        t.wakes_in, t.wait_child = call.wakes_in, call.child
         if call.fd is not None:
             sockets = sockets or tables.for_pid(pid)
             t.fd = call.fd
@@ -166,7 +167,8 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
             tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
             cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,
             frames=frames, syscall=t.syscall, fd_target=t.fd_target, ctx_switches=t.switches,
-            fd=t.fd, timeout=t.timeout, futex=t.futex, shared_futex=t.shared, wakes_in=t.wakes_in))
+            fd=t.fd, timeout=t.timeout, futex=t.futex, shared_futex=t.shared, wakes_in=t.wakes_in,
+            wait_child=t.wait_child))
     error = stacks.error if stacks else None
     return replace(sample, threads=tuple(threads), stack_error=error)
 

@@ -54,6 +54,7 @@ class BlockedCall:
     futex: int | None = None
     shared: bool = False
     wakes_in: float | None = None  # a sleep: seconds until its timer ends, read from the request it passed
+    child: int | None = None  # wait4/waitid: the one child it waits for (None: any child, or not a wait)
 
     @property
     def lock_wait(self) -> bool:
@@ -116,7 +117,12 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     if how == "sleep":
         return BlockedCall(name, timeout=True, wakes_in=_sleep_left(pid, name, args))
     if how == "none":
-        return BlockedCall(name, timeout=False)
+        child = None
+        if name == "wait4" and args and 0 < args[0] < 2**31:
+            child = args[0]  # wait4(pid, ...): that pid; -1 (any child) arrives as 0xffff...
+        elif name == "waitid" and len(args) >= 2 and args[0] == P_PID:
+            child = args[1]
+        return BlockedCall(name, timeout=False, child=child)
     value = args[i]
     timeout = value != 0 if how == "ptr" else not (value >= 2**31)  # an int -1 arrives as 0xffff...
     if name == "futex":
@@ -125,6 +131,7 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
 
 
 TIMER_ABSTIME = 1
+P_PID = 1  # waitid's idtype for one pid
 CLOCKS = {0: time.CLOCK_REALTIME, 1: time.CLOCK_MONOTONIC, 7: getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)}
 
 

@@ -534,9 +534,10 @@ WRITE_SYSCALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})
 
 
 def _reads_pipe(t: ThreadSample) -> bool:
-    """Blocked reading a pipe, or writing to a full one."""
+    """Blocked reading a pipe, or writing to a full one. Not standard input: whoever feeds it (`cat data |`,
+    a launcher that never writes, a person's terminal) is the input rule's to judge."""
     return t.state == "S" and t.syscall in sg.READ_SYSCALLS | WRITE_SYSCALLS and t.fd is not None \
-        and t.fd_target == "pipe"
+        and t.fd_target == "pipe" and not (t.fd == 0 and t.syscall in sg.READ_SYSCALLS)
 
 
 def _polls_forever(t: ThreadSample) -> bool:
@@ -550,6 +551,8 @@ def _poll_waits(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], 
     The poll ends when any of them is ready: the graph follows the one that decides."""
     out = []
     for fd, reading in polled_fds(pid, t.tid) or []:
+        if fd == 0 and reading:
+            continue  # standard input: the input rule's (see _reads_pipe)
         wait = _pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
         if wait is not None:
             out.append(wait)

@@ -31,7 +31,7 @@ from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.process import reads_from_person, waits_for_child
-from hangwatch.diagnose.views import ProcessView, describe, innermost_user, process_state
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, process_state
 from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
 from hangwatch.evidence import LockHolder, Role
 from hangwatch.incident import Proof, Verdict
@@ -154,6 +154,13 @@ class WaitGraph:
                 "chains": [c.to_dict() for c in self.chains]}
 
 
+def kernel_blocked(t: ThreadView) -> bool:
+    """The kernel's view alone: asleep (S or D) in every sample of a measured window, never woken, at no CPU:
+    in one call for the whole window, whatever py-spy calls it (a write() into a full pipe reads as running)."""
+    return t.measured and all(s.state in ("S", "D") for s in t.samples) and (t.wakeups or 0) == 0 and (
+        (t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+
+
 def _pid_id(pid: int) -> str:
     return f"pid:{pid}"
 
@@ -177,8 +184,11 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     at = describe(innermost_user(t.frames))
     if v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER) and (v.cpu_percent or 0.0) <= 5.0 \
             and waits_for_child(v):
+        named = t.last.wait_child  # wait4(pid): the kernel says which child
         for k in ctx.children(v.pid):
             if k.role in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) or k.state.startswith("Z"):
+                continue
+            if named is not None and k.pid != named:
                 continue
             out.append((Edge(me, _pid_id(k.pid), "child", f"{v.label()} waits for its child pid {k.pid} at {at}",
                               timeout=t.last.timeout),
@@ -242,7 +252,7 @@ def build_graph(ctx: Context) -> WaitGraph:
         parked = m.state == "blocked" and bool(v.threads) and all(
             t.parked and t.last.syscall in ("futex", "pause") and not t.last.shared_futex for t in v.threads)
         main = v.main_thread
-        single = m.state == "blocked" and main is not None and main.blocked and not any(
+        single = main is not None and (main.blocked or kernel_blocked(main)) and not any(
             proof.may_release(o) for o in v.threads if o.tid != main.tid)
         nodes[_pid_id(v.pid)] = Node(_pid_id(v.pid), v.label(), m.state, m.fact + (
             "; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),

@@ -167,6 +167,9 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         # it is nothing the parent can wait on for long.
         kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
                 and not c.state.startswith("Z")]
+        named = v.main_thread.last.wait_child if v.main_thread is not None else None
+        if named is not None and any(k.pid == named for k in kids):
+            kids = [k for k in kids if k.pid == named]  # wait4(pid): the kernel says which child it waits for
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
         if any(k.role == Role.RANK for k in kids) and all(

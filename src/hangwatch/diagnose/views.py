@@ -261,7 +261,10 @@ class ProcessView:
         main thread's stack moves, or its output growing. (Loops that walk their data are judged by the
         rules from the locals.)"""
         dur = f"{self.duration_s:.1f} s"
-        if self.moved_bytes >= MOVING_BYTES:
+        calls = self.delta("syscalls")
+        # One call is no proof: a write() blocked on a full pipe returns what it wrote so far when a stack read
+        # interrupts it (64 KiB, once), though the writer never moves on.
+        if self.moved_bytes >= MOVING_BYTES and (calls is None or calls >= 2):
             return f"{self.label()} moved {size_text(self.moved_bytes)} in {dur}" + self.writing_text()
         t = self.main_thread
         if t is not None and t.stack_changed and (self.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
