@@ -479,10 +479,13 @@ def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
     named = diagnose(dataclasses.replace(ev, vanished=(gone,)))
     assert named.root.cause == "child.lost_work" and "Pool worker pid 99999 vanished at" in named.root.summary
     assert any("killed by the OOM killer" in e for e in named.root.evidence)
-    # A worker measured working: nothing is lost (it may still deliver).
+    # A worker measured working: nothing is lost (it may still deliver). Its megabytes come in many read calls,
+    # as real reads do (one call moving bytes is no proof of work: a stack read interrupting a blocked write
+    # completes it once).
     busy = dataclasses.replace(ev, vanished=(gone,), processes=tuple(
         dataclasses.replace(p, samples=tuple(dataclasses.replace(s, cpu_seconds=s.cpu_seconds + 10 * i,
-                                                                  rchar=(s.rchar or 0) + 10**6 * i)
+                                                                  rchar=(s.rchar or 0) + 10**6 * i,
+                                                                  syscalls=(s.syscalls or 0) + 50 * i)
                                              for i, s in enumerate(p.samples)))
         if p.info.role.value == "child" else p for p in ev.processes))
     assert diagnose(busy).root.cause != "child.lost_work"

@@ -325,3 +325,26 @@ def test_filelock_4_3s_resolved_wait_tuple_says_the_acquire_has_no_timeout():
     m = FILELOCK_WAIT.match("(True, None, 600.0, 0.05, 1977.1)")
     assert m is not None and float(m.group(1)) == 600.0
     assert FILELOCK_WAIT.match("<FileLockContext at 0x7f>") is None
+
+
+def test_bytes_in_one_call_are_no_proof_of_work():
+    """A write blocked on a full pipe returns its 64 KiB once when a stack read interrupts it: one call moving
+    bytes is no work; the same bytes in many calls are."""
+    import dataclasses
+    import json as _json
+
+    from hangwatch.diagnose.views import ProcessView
+    from hangwatch.evidence_io import evidence_from_dict
+
+    ev = evidence_from_dict(_json.loads((Path(__file__).parent / "fixtures" / "evidence" / "lost_work_inferred.json")
+                                        .read_text()))
+    child = next(p for p in ev.processes if p.info.role.value == "child")
+
+    def moved(calls: int) -> ProcessView:
+        samples = tuple(dataclasses.replace(s, rchar=(s.rchar or 0) + (65536 if i else 0),
+                                            syscalls=(s.syscalls or 0) + (calls if i else 0))
+                        for i, s in enumerate(child.samples))
+        return ProcessView(dataclasses.replace(child, samples=samples), ev.clock_ticks)
+
+    assert moved(1).work is None
+    assert moved(40).work is not None and "moved 64 KiB" in moved(40).work
