@@ -149,10 +149,13 @@ def test_no_false_alarm(run, script, args, extra):
     else:
         assert run.summary()["incidents"] == 0, run.events()
     if script in ("compile_midway.py", "slow_checkpoint.py"):
-        extended = [e for e in run.events() if e["event"] == "extended"]
-        assert extended, "the slow phase should have been looked at and extended"
+        # Looked at and found alive: an extension of a stall, or (when the recompile comes before the first step
+        # is read as progress, which depends on timing) a startup probe that found it working.
+        looked = [e for e in run.events() if e["event"] == "extended"
+                  or (e["event"] == "probe" and e.get("verdict") == "slow")]
+        assert looked, "the slow phase should have been looked at and found alive"
         if script == "compile_midway.py":
-            assert any(e["cause"] == "compile.in_progress" for e in extended)
+            assert any(e["cause"] == "compile.in_progress" for e in looked), looked
 
 
 def test_output_log_is_byte_exact_for_a_flood(run):

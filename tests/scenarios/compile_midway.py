@@ -1,10 +1,18 @@
-"""Trains, then hits a recompile (new input shape) that takes several seconds, then trains on."""
+"""Trains, then hits a recompile (new input shape) that takes several seconds, then trains on.
 
+Its own inductor cache, empty at each run: a cache left warm by earlier runs on the same machine made the
+recompiles too quick to be looked at (a clean-clone CI run saw no slow phase at all)."""
+
+import atexit
 import os
-
-import torch
+import shutil
+import tempfile
 
 os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="hw-inductor-")
+atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], True)
+
+import torch  # noqa: E402 - after the cache directory is chosen
 
 
 class Net(torch.nn.Module):
