@@ -103,7 +103,10 @@ class Chain:
     def lines(self) -> tuple[str, ...]:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
         out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
-        out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
+        if self.end.id == NOBODY:
+            out.append(f"-> no living thread holds it: {self.end.fact}")
+        else:
+            out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
         proven = self.proof is not None and self.ending in ("blocked", "looping")
         out.append(f"=> {ENDING_TEXT[self.ending]}" + (" (hung: proven, above)" if proven else ""))
         return tuple(out)
