@@ -42,15 +42,16 @@ class Context:
         """The DataLoader workers of ``pid``."""
         return sorted((v for v in self.children(pid) if v.role == Role.DATALOADER_WORKER), key=lambda v: v.pid)
 
+    @staticmethod
+    def waits_for_batch(v: ProcessView) -> bool:
+        """Whether ``v``'s main thread waits for a DataLoader batch (main, a rank, a child; never a worker)."""
+        t = v.main_thread
+        return t is not None and v.role != Role.DATALOADER_WORKER and bool(t.frames) and any(
+            sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames)
+
     def loader_waiters(self) -> list[tuple[ProcessView, ThreadView]]:
         """Processes whose main thread waits for a DataLoader batch (main, a rank, a child)."""
-        out = []
-        for v in self.views:
-            t = v.main_thread
-            if t is not None and v.role != Role.DATALOADER_WORKER and t.frames and any(
-                    sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
-                out.append((v, t))
-        return out
+        return [(v, v.main_thread) for v in self.views if v.main_thread is not None and self.waits_for_batch(v)]
 
 
 Rule = Callable[[Context], list[Hit]]

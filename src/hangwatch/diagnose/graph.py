@@ -27,10 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context
-from hangwatch.diagnose.process import reads_from_person, waits_for_child
+from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, process_state
 from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
 from hangwatch.evidence import LockHolder, Role
@@ -119,7 +118,7 @@ class Chain:
 
 
 STATE_WORDS = {"long_sleep": "asleep on a timer longer than any bound", "looping": "in a loop with no way out",
-               "wakes": "waking again and again", "nobody": "nobody"}
+               "wakes": "waking again and again"}
 
 ENDING_TEXT = {
     "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
@@ -146,10 +145,6 @@ class WaitGraph:
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     chains: tuple[Chain, ...]
-
-    def chain_of(self, pid: int) -> Chain | None:
-        """The chain that starts at process ``pid``, if it waits on something the graph could read."""
-        return next((c for c in self.chains if c.waiter == _pid_id(pid)), None)
 
     def to_dict(self) -> dict[str, Any]:
         """The graph as JSON (``incident.json``'s ``graph``)."""
@@ -187,17 +182,10 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     at = describe(innermost_user(t.frames))
     if v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER) and (v.cpu_percent or 0.0) <= 5.0 \
             and waits_for_child(v):
-        named = t.last.wait_child  # wait4(pid): the kernel says which child
-        for k in ctx.children(v.pid):
-            if k.role in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) or k.state.startswith("Z"):
-                continue
-            if named is not None and k.pid != named:
-                continue
+        for k in waited_children(ctx, v):
             out.append((Edge(me, _pid_id(k.pid), "child", f"{v.label()} waits for its child pid {k.pid} at {at}",
-                              timeout=t.last.timeout),
-                        None))
-    if v.role != Role.DATALOADER_WORKER and t.frames and any(
-            sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
+                              timeout=t.last.timeout), None))
+    if ctx.waits_for_batch(v):
         for worker in ctx.workers_of(v.pid):
             out.append((Edge(me, _pid_id(worker.pid), "dataloader batch", f"{v.label()} waits for a DataLoader "
                              f"batch at {at}; worker pid {worker.pid} could bring it"),

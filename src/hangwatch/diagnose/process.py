@@ -156,6 +156,18 @@ _CHILD_IS = {
 _PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle")
 
 
+def waited_children(ctx: Context, v: ProcessView) -> list[ProcessView]:
+    """The children a process waiting for a child may wait for: the one ``wait4(pid)`` names (the kernel's
+    argument), else every living child that is not a DataLoader or compile worker. A zombie child has exited:
+    its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
+    kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
+            and not c.state.startswith("Z")]
+    named = v.main_thread.last.wait_child if v.main_thread is not None else None
+    if named is not None and any(k.pid == named for k in kids):
+        return [k for k in kids if k.pid == named]
+    return kids
+
+
 def child_wait_rule(ctx: Context) -> list[Hit]:
     """child.wait: the job waits on a subprocess; hung only when that child is itself stuck."""
     hits = []
@@ -163,13 +175,7 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         # A shell or launcher waiting for its child is the job's normal shape, not a cause.
         if v.role in (Role.DATALOADER_WORKER, Role.LAUNCHER) or not v.has_stacks or not waits_for_child(v):
             continue
-        # A zombie child has exited: its parent reaps it when it gets to it (it joins another child first);
-        # it is nothing the parent can wait on for long.
-        kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
-                and not c.state.startswith("Z")]
-        named = v.main_thread.last.wait_child if v.main_thread is not None else None
-        if named is not None and any(k.pid == named for k in kids):
-            kids = [k for k in kids if k.pid == named]  # wait4(pid): the kernel says which child it waits for
+        kids = waited_children(ctx, v)
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
         if any(k.role == Role.RANK for k in kids) and all(
