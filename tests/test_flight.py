@@ -80,6 +80,20 @@ def test_ddp_ranks_inside_backward_are_told_apart_by_the_recorder(run):
     assert not any("distributed_c10d.py" in f["file"] for p in victims for t in p["threads"] for f in t["frames"])
 
 
+def test_a_rank_that_raised_and_cannot_exit_is_named_at_the_thread_it_waits_for(run):
+    """2 ranks: rank 1 raised and is exiting, joining a non-daemon thread that waits forever; rank 0 waits in
+    all_reduce. The culprit is rank 1 at its thread's line, not threading.py where its main thread joins."""
+    r = run(*QUICK, *_torchrun(2, "dist_raise_at_exit.py"))
+    assert r.returncode != 0, r.stderr.decode()[-3000:]
+    assert b"validation_step: shapes do not match" in r.stdout + r.stderr  # the real error, kept in the log
+    root = root_cause(run.incident())
+    assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 1, root
+    _where(root, "dist_raise_at_exit.py", "HANG-HERE")
+    s = root["summary"]
+    assert s.startswith("Rank 1 is ") and "exiting, and waits for its non-daemon thread 'metrics-uploader'" in s, s
+    assert "while rank 0 waits in all_reduce #" in s, s
+
+
 def test_a_rank_spinning_with_the_gil_still_answers_through_the_worker_server(run):
     r = run(*QUICK, *_torchrun(2, "dist_fr_spin.py"))
     assert r.returncode == 125, r.stderr.decode()[-3000:]  # a counting spin: a bug at that line

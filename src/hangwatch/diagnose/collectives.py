@@ -20,7 +20,7 @@ from typing import Any
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import Activity, ProcessView, describe, innermost_explaining, size_text
+from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, size_text
 from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, Role
 from hangwatch.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.ranges import ranks_label
@@ -237,7 +237,7 @@ def _missing_where(ctx: Context | None, views: dict[int, ProcessView], rank: int
                    remote: dict[int, Remote] | None = None) -> tuple[Where | None, str, Any]:
     """Where a rank that never entered the collective is, what it does, and its state (from its stacks, or
     from its node's summary)."""
-    from hangwatch.diagnose.distributed import CulpritState, culprit_state
+    from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where
 
     v = views.get(rank)
     t = v.main_thread if v is not None else None
@@ -247,9 +247,10 @@ def _missing_where(ctx: Context | None, views: dict[int, ProcessView], rank: int
             return None, "is not on this node", None
         return r.where, f"is {r.text}" if r.text.startswith("in ") else r.text, CulpritState(r.activity, r.fact,
                                                                                               r.proof)
-    frame = innermost_explaining(t.frames)
-    state = culprit_state(ctx, v, t)
-    return v.where(t, frame), f"is at {describe(frame)}", state
+    where, detail = culprit_where(ctx, v, t)
+    doing = (f"is at {detail.removeprefix('in ')}" if detail.startswith("in ") else f"is {detail}"
+             if detail.startswith("exiting") else f"is waiting for a batch: {detail}")
+    return where, doing, culprit_state(ctx, v, t)
 
 
 def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,

@@ -49,7 +49,7 @@ def _ranks(ctx: Context) -> list[ProcessView]:
     return sorted(ranks, key=lambda v: v.info.rank or 0)
 
 
-def _culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, str]:
+def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, str]:
     """Where a culprit rank really is: its own user frame, or its stuck DataLoader worker's."""
     if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
         for w in ctx.workers_of(v.pid):
@@ -172,7 +172,7 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
     stuck = [r for r in culprits if states[r].activity in STUCK]
     lead = stuck[0] if stuck else culprits[0]
     first = g.by_rank[lead]
-    where, detail = _culprit_where(ctx, first, g.elsewhere[lead])
+    where, detail = culprit_where(ctx, first, g.elsewhere[lead])
     ev = [_groups_text(g.groups), f"rank {lead} (pid {first.pid}) {detail}"]
     for r in culprits:
         if states[r].fact:
@@ -420,7 +420,7 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
             where, text = v.where(t, user), f"in rendezvous ({op}) at {describe(user)}"
         else:
             group, op = "elsewhere", None
-            where, text = _culprit_where(ctx, v, t)
+            where, text = culprit_where(ctx, v, t)
             state = culprit_state(ctx, v, t)
             out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where),
                         "activity": state.activity.value, "fact": state.fact,
