@@ -27,7 +27,7 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
             if not t.spinning:
                 continue
             frame = t.user_frame
-            motion = loop_motion(v.locals_of(t.tid))
+            motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
             if motion is not None and motion.advanced:
                 hits.append(_advancing_loop(v, t, motion))
                 continue
@@ -48,7 +48,7 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                           f"and holding the GIL in every sample",
                           f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
                           + (f" `{frame.code}`" if frame and frame.code else ""), *locals_ev),
-                fix=BUSY_FIX, proof=proof.hang(f"a counting spin: {motion.evidence}") if counting and motion else None),
+                fix=BUSY_FIX, proof=proof.hang(motion.proof_fact) if counting and motion else None),
                 Verdict.HUNG))
     return hits
 

@@ -138,7 +138,7 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     unable to go on "never returns" its batch."""
     dur = w.duration_s
     slow = Cause.DATALOADER_WORKER_SLOW
-    motion = loop_motion(w.locals_of(t.tid)) if t.spinning else None
+    motion = loop_motion(w.locals_of(t.tid), w.runs_alone(t)) if t.spinning else None
     if motion is not None and motion.advanced:
         ev.append(f"its loop advances: {motion.evidence}")
         return _Judged(slow, f"DataLoader {name} is alive, computing in {describe(frame)} (its loop advances); "
@@ -152,7 +152,7 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             f"and has not returned its batch in the {dur:.0f} s window"
         return _Judged(STUCK, f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} {ends}; the main "
                        "process waits for it.", Verdict.HUNG, 0.9, WORKER_STUCK_FIX,
-                       proof.hang(f"a counting spin: {motion.evidence}") if counting and motion else None)
+                       proof.hang(motion.proof_fact) if counting and motion else None)
     if w.work is not None:
         ev.append(f"{w.work}: it works")
         return _Judged(slow, f"DataLoader {name} is alive, working in {describe(frame)}: {w.work}; the main process "

@@ -144,7 +144,7 @@ def culprit_state(ctx: Context, v: ProcessView, t: ThreadView) -> CulpritState:
         busy = [w for w in ctx.workers_of(v.pid) if w.main_thread is not None and worker_state(w.main_thread) == "busy"]
         if busy and busy[0].main_thread is not None:
             subject, st = busy[0], busy[0].main_thread
-    motion = loop_motion(subject.locals_of(st.tid)) if st.spinning else None
+    motion = loop_motion(subject.locals_of(st.tid), subject.runs_alone(st)) if st.spinning else None
     if motion is not None and motion.advanced:
         return CulpritState(Activity.WORKING, f"its loop advances: {motion.evidence}",
                             proof.work(f"its loop advances: {motion.evidence}"))
@@ -154,7 +154,7 @@ def culprit_state(ctx: Context, v: ProcessView, t: ThreadView) -> CulpritState:
     if act == Activity.SPINNING:
         counting = motion is not None and motion.counting
         return CulpritState(act, f"{subject.label()} spins at {subject.cpu_text()}",
-                            proof.hang(f"a counting spin: {motion.evidence}") if counting and motion else None)
+                            proof.hang(motion.proof_fact) if counting and motion else None)
     if act == Activity.BLOCKED:
         return CulpritState(act, f"{subject.label()} is blocked ({st.wait_text}) at {subject.cpu_text()}",
                             proof.unreleasable(subject, st))

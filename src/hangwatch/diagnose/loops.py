@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hangwatch.evidence import LocalsRead
 
@@ -23,7 +23,13 @@ class LoopMotion:
     advanced: bool
     evidence: str
     seconds: float
-    counting: bool = False  # a spin whose only change is a counter that counts nothing: proof of a hang
+    counting: bool = False  # a spin that gets nowhere, proven: a counter that counts nothing, or a frozen condition
+    frozen: bool = False  # the proof is a condition nothing in the loop can change
+
+    @property
+    def proof_fact(self) -> str:
+        """The proof of a hang in words (for a ``counting`` motion)."""
+        return f"{'a loop that cannot end' if self.frozen else 'a counting spin'}: {self.evidence}"
 
 
 def _int(text: str) -> int | None:
@@ -33,8 +39,18 @@ def _int(text: str) -> int | None:
         return None
 
 
-def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
-    """Compare the first and last read of the same function; None without two such reads."""
+def loop_motion(reads: tuple[LocalsRead, ...], alone: bool = False) -> LoopMotion | None:
+    """Compare the first and last read of the same function; None without two such reads. ``alone``: no other
+    thread of the process runs Python that could change what the loop reads; without it, a spin is never
+    proven (a thread may set the flag it waits for: ``while not state["done"]: spins += 1``)."""
+    motion = _motion(reads, alone)
+    if motion is None or not motion.counting or alone:
+        return motion
+    return replace(motion, counting=False, frozen=False, evidence=f"{motion.evidence}; but another thread of the "
+                   "process runs Python and may change what the loop reads")
+
+
+def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:
     if len(reads) < 2:
         return None
     first, last = reads[0], reads[-1]
@@ -64,14 +80,21 @@ def loop_motion(reads: tuple[LocalsRead, ...]) -> LoopMotion | None:
             return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s",
                               seconds)
         # The loop's own names stayed; another local may still change with the data (a `for` over repeated
-        # values, a `while not done:` whose body accumulates): that is work, unless it only counts.
+        # values, a `while not done:` whose body accumulates): that is work, unless it only counts, or unless
+        # nothing the body does can ever change what the condition reads (checked below, first).
+        stayed = ", ".join(f"`{n}` stayed {after[n]}" for n in sorted(cond_names))
+        steady = all((r.file, r.function) == (last.file, last.function)
+                     and all(dict(r.values).get(n) == after[n] for n in cond_names) for r in reads)
+        frozen = frozen_condition(last.body, after) if steady and alone else None
+        if frozen is not None:  # what the condition reads stayed, and the body can change none of it
+            return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned; {frozen}",
+                              seconds, counting=True, frozen=True)
         working = sorted(n for n in changed if n not in cond_names
                          and (last.body is None or not counts_only(last.body, n)))
         if working:
             n = working[0]
             return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s",
                               seconds)
-        stayed = ", ".join(f"`{n}` stayed {after[n]}" for n in sorted(cond_names))
         counters = sorted(n for n in changed if n not in cond_names)
         if counters:  # the loop's names stayed and all that changed only counts: a counting spin
             n = counters[0]
@@ -151,6 +174,59 @@ def counts_only(source: str, name: str) -> bool:
                 if any(not (isinstance(t, ast.Name) and t.id == name) for t in targets):
                     return False
     return True
+
+
+PURE_BUILTINS = frozenset({"len", "min", "max", "abs", "sum", "any", "all", "int", "float", "bool", "isinstance"})
+EXITS = (ast.Break, ast.Return, ast.Raise, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal,
+         ast.Delete, ast.Try, ast.With)
+
+
+def _read_whole(value: str) -> bool:
+    """Whether a local's repr shows all of its value: not cut short (py-spy's ``...``, ours), not redacted,
+    not an object shown only by its address."""
+    return "..." not in value and "***" not in value and not (value.startswith("<") and " at 0x" in value)
+
+
+def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
+    """Why a ``while`` loop can never end, in words, or None. The loop ends only when its condition turns false
+    (no ``break``, ``return``, ``raise``, ``yield`` or ``try`` in its body). If the body calls nothing (no
+    function of the user's or a library's could reach what the condition reads) and every name the condition
+    reads is a local whose value was read whole, then the body changes the condition only by assigning those
+    names: and the caller measured that they stayed. An object the condition reads an attribute of (``self``)
+    may be opaque only if the body never touches it. ``values``: the locals' last reads."""
+    if not source:
+        return None
+    try:
+        tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
+    except SyntaxError:
+        return None
+    loop = tree.body[0] if tree.body else None
+    if not isinstance(loop, ast.While) or loop.orelse or isinstance(loop.test, ast.Constant):
+        return None
+    for node in ast.walk(loop.test):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS):
+            return None
+        if isinstance(node, ast.NamedExpr | ast.Lambda | ast.Await | ast.Yield):
+            return None
+    body_names: set[str] = set()
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, (*EXITS, ast.Call)):
+                return None
+            if isinstance(node, ast.Name):
+                body_names.add(node.id)
+    read = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name) and n.id not in PURE_BUILTINS}
+    if not read:
+        return None
+    for name in read:
+        value = values.get(name)
+        if value is None:
+            return None  # a global, or a local not read: another thread or frame may change it
+        if not _read_whole(value) and (name in body_names or not value.startswith("<")):
+            return None  # its value was not read whole, and the body may change it
+    header = ast.get_source_segment(source.strip(), loop.test) or "?"
+    return (f"`while {header}:` can end only when that turns false; its body calls nothing and has no break, return "
+            f"or raise, so what it reads can change only by the body's own assignments, and they left it as it was")
 
 
 SLEEP_CALLS = frozenset({"sleep"})  # time.sleep(...), sleep(...): the only calls a loop with no exit may make

@@ -296,6 +296,12 @@ class ProcessView:
         d = self.delta("stdout_size")
         return None if d is None else d > 0
 
+    def runs_alone(self, t: ThreadView) -> bool:
+        """Whether ``t`` is the only thread of this process with a Python stack (library machinery aside):
+        nothing else in it could change what ``t`` reads."""
+        return not any(o.tid != t.tid and o.has_stack and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
+                       for o in self.threads)
+
     @property
     def user_threads(self) -> list[ThreadView]:
         """Threads running user code that are not the main thread nor library machinery."""
@@ -404,7 +410,7 @@ def process_state(v: ProcessView) -> Measured:
     if act == Activity.STOPPED:
         return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
     if act == Activity.SPINNING and t is not None:  # the same function at full CPU: do its locals advance?
-        motion = loop_motion(v.locals_of(t.tid))
+        motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
         if motion is not None and motion.advanced:
             return Measured("working", f"{v.cpu_text()} in {describe(t.user_frame)}; its loop advances: "
                             f"{motion.evidence}", proves_work=True)
