@@ -122,8 +122,7 @@ def test_a_loop_whose_condition_nothing_can_change_is_proven_hung(start_job):
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "code.busy_loop",
                                                                                        "hang"), root
-    path, line = marker("frozen_loop.py", "HANG-HERE")
-    assert root["where"]["file"] == path and root["where"]["line"] in (line, line + 1), root  # the loop's lines
+    assert (root["where"]["file"], root["where"]["line"]) == marker("frozen_loop.py", "HANG-HERE")  # its header
     fact = root["proof"]["fact"]
     assert fact.startswith("a loop that cannot end") and "`batch` stayed [0, 1, 2" in fact, fact
 

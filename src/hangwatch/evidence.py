@@ -120,6 +120,7 @@ class LocalsRead:
     values: tuple[tuple[str, str], ...]  # (name, short redacted repr)
     loop: str | None = None  # the source of the enclosing `while`/`for` header, when found
     body: str | None = None  # that loop's source, header and body (dedented, bounded), when found
+    loop_line: int | None = None  # the line of that loop's header
 
 
 @dataclass(frozen=True)

@@ -71,9 +71,9 @@ def _header_only(text: str) -> str:
     return text.strip()
 
 
-def _loop_at(file: str, line: int) -> tuple[str, str | None] | None:
-    """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon)
-    and its whole source, header and body, dedented (at most LOOP_BODY_LINES lines)."""
+def _loop_at(file: str, line: int) -> tuple[str, str | None, int] | None:
+    """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon),
+    its whole source, header and body, dedented (at most LOOP_BODY_LINES lines), and the header's line."""
     if not file.startswith("/"):
         return None
     here = linecache.getline(file, line)
@@ -93,8 +93,8 @@ def _loop_at(file: str, line: int) -> tuple[str, str | None] | None:
                     break
                 lines.append(nxt[own:].rstrip() if len(nxt) > own else "")
             else:
-                return _header_only(text), None  # longer than we read: its body is not judged
-            return _header_only(text), redact_text("\n".join(lines))
+                return _header_only(text), None, n  # longer than we read: its body is not judged
+            return _header_only(text), redact_text("\n".join(lines)), n
     return None
 
 
@@ -140,7 +140,8 @@ def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRe
             file, line = str(frame.get("filename")), int(frame.get("line") or 0)
             loop = _loop_at(file, line)
             reads.append(LocalsRead(at=now, tid=tid, function=str(frame.get("name")), file=file, line=line,
-                                    values=values, loop=loop[0] if loop else None, body=loop[1] if loop else None))
+                                    values=values, loop=loop[0] if loop else None, body=loop[1] if loop else None,
+                                    loop_line=loop[2] if loop else None))
     return reads, notes
 
 
@@ -183,5 +184,5 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
                 if loop is not None:
                     out.setdefault(pid, []).append(LocalsRead(at=samples[-1].at, tid=t.tid, function=function,
                                                               file=file, line=line, values=(), loop=loop[0],
-                                                              body=loop[1]))
+                                                              body=loop[1], loop_line=loop[2]))
     return {pid: tuple(rs) for pid, rs in out.items()}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
@@ -9,7 +11,7 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import LoopMotion, loop_motion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
-from hangwatch.evidence import Role
+from hangwatch.evidence import Frame, LocalsRead, Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import BUFFERED_FIX, BUSY_FIX, COMPUTING_FIX, DEADLOCK_FIX, WAIT_FOREVER_FIX
 
@@ -39,6 +41,7 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                 continue
             locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",)
             counting = motion.counting
+            frame = _at_loop(frame, v.locals_of(t.tid)) if counting else frame
             hits.append(Hit(Finding(
                 cause=Cause.CODE_BUSY_LOOP, confidence=0.8,
                 summary=(f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
@@ -51,6 +54,15 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
                 fix=BUSY_FIX, proof=proof.hang(motion.proof_fact) if counting and motion else None),
                 Verdict.HUNG))
     return hits
+
+
+def _at_loop(frame: Frame | None, reads: tuple[LocalsRead, ...]) -> Frame | None:
+    """A proven spin is named at its loop's header (the samples land on any line of its body)."""
+    last = reads[-1] if reads else None
+    if frame is None or last is None or last.loop_line is None or (last.file, last.function) != (frame.file,
+                                                                                                  frame.function):
+        return frame
+    return replace(frame, line=last.loop_line, code=last.loop)
 
 
 def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
