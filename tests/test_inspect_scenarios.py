@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -276,3 +277,24 @@ def test_ranks_in_different_collectives_name_the_odd_one(start_job):
     assert root["where"]["rank"] == 2
     assert_where(root, "dist_diverged.py", "HANG-HERE:odd")
     assert "barrier" in root["summary"]
+
+
+def test_a_pool_whose_result_handler_exited_is_proven_lost_work(start_job):
+    """Pool(maxtasksperchild=1) returning tensors: the result handler thread is gone, Pool.map waits for
+    ever; named at the map's line, proven (its twin returns arrays and is alive)."""
+    job = start_job("pool_tensor.py")
+    time.sleep(2)  # the first results are sent, and the handler exits on the first it cannot read
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.lost_work",
+                                                                                       "hang"), root
+    assert_where(root, "pool_tensor.py")
+    assert "result-handler thread" in root["proof"]["fact"]
+
+
+def test_the_same_pool_returning_arrays_is_alive(start_job):
+    job = start_job("pool_tensor.py", env={"HW_RETURN": "numpy"})
+    time.sleep(2)
+    incident = inspect_json(job.pid)
+    assert incident["verdict"] != "hung", incident["findings"][:2]
+    assert all(f["cause"] != "child.lost_work" for f in incident["findings"]), incident["findings"][:2]

@@ -407,6 +407,13 @@ LOST_WORK_FIX = (
     "A worker killed by signal 9 was almost always the OOM killer (`dmesg | grep -i oom`): lower memory per "
     "worker (fewer processes, smaller chunks) or raise the memory limit.",
 )
+POOL_HANDLER_FIX = (
+    "Do not return tensors from multiprocessing.Pool workers that exit after their task (maxtasksperchild): "
+    "return numpy arrays or lists (`t.numpy()`), or call "
+    "torch.multiprocessing.set_sharing_strategy('file_system') before the pool starts.",
+    "Bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of waiting "
+    "forever.",
+)
 # locks
 LOCK_WAIT_FIX = (
     "Look at the lock's holder shown: it is what the job waits for; end it (outside the job: its owner decides) or "

@@ -21,7 +21,7 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import Activity, ProcessView, activity, describe, innermost_user
 from hangwatch.evidence import VanishedProcess
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import LOST_WORK_FIX
+from hangwatch.signatures import LOST_WORK_FIX, POOL_HANDLER_FIX
 
 LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended
 # (a pool starts its workers one after another in a few milliseconds)
@@ -37,12 +37,55 @@ def _waits_for_results(v: ProcessView) -> bool:
         sg.matches_any(f, sg.POOL_RESULT_WAIT) for f in t.frames)
 
 
+def _handler_gone(v: ProcessView) -> bool:
+    """The pool's result-handler thread is gone while its other machinery runs: every Python thread of the
+    process was read, the pool's worker or task handler is among them, and its result handler is not. It
+    ends silently on an error reading a result (a tensor whose storage was to be fetched from a worker that
+    has exited): from then on, nothing hands results to the caller."""
+    stacks = [t for t in v.threads if t.has_stack]
+    if not stacks or not v.has_stacks:
+        return False
+
+    def runs(t: object, fn: str) -> bool:
+        return fn in getattr(t, "name", "") or any(f.function == fn and f.file.endswith("multiprocessing/pool.py")
+                                                   for f in getattr(t, "frames", ()))
+    pool = any(runs(t, "_handle_workers") or runs(t, "_handle_tasks") for t in stacks)
+    return pool and not any(runs(t, "_handle_results") for t in stacks)
+
+
+def _no_handler(v: ProcessView) -> Hit | None:
+    t = v.main_thread
+    if t is None or not _handler_gone(v):
+        return None
+    frame = innermost_user(t.frames)
+    fact = (f"{v.label()} waits for a pool's results at {describe(frame)}, and the pool's result-handler thread, "
+            "the only thread that hands results to it, is no longer among its threads (it ends on an error "
+            "reading a result): no result can arrive")
+    return Hit(Finding(
+        cause=Cause.CHILD_LOST_WORK, confidence=0.9,
+        summary=(f"{_call(frame)} at {describe(frame)} waits forever: the pool's result-handler thread has exited, "
+                 "so the results its workers sent are never handed over. It exits when a result cannot be read, "
+                 "most often a tensor whose storage had to be fetched from a worker that had already exited "
+                 "(maxtasksperchild)."),
+        where=v.where(t, frame),
+        evidence=(f"{v.label()} waits for results at {describe(frame)}"
+                  + (f" `{frame.code}`" if frame and frame.code else ""),
+                  "threads of the pool: " + ", ".join(f"'{x.name}'" for x in v.threads if x.has_stack)
+                  + "; no '_handle_results'"),
+        fix=POOL_HANDLER_FIX, proof=proof.hang(fact)), Verdict.HUNG)
+
+
 def lost_work_rule(ctx: Context) -> list[Hit]:
-    """The main process waits for a pool's results; every pool worker is idle, waiting for work; one of
-    its workers vanished (the supervisor saw it go) or, for ``inspect``, was replaced (inferred)."""
+    """The main process waits for a pool's results and nobody will hand it the one it waits for: the pool's
+    result handler has exited, or every pool worker is idle, waiting for work, and one of its workers
+    vanished (the supervisor saw it go) or, for ``inspect``, was replaced (inferred)."""
     hits = []
     for v in ctx.views:
         if not _waits_for_results(v):
+            continue
+        gone_handler = _no_handler(v)
+        if gone_handler is not None:
+            hits.append(gone_handler)
             continue
         kids = [c for c in ctx.children(v.pid) if c.info.is_python]
         if not kids or any(activity(k) != Activity.IDLE for k in kids):
