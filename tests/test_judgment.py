@@ -258,7 +258,8 @@ def test_a_forgotten_breakpoint_names_the_debugger_prompt(start_job):
     root = root_cause(inspect_json(job.pid))
     assert root["cause"] == "process.waits_for_input", root
     assert "debugger prompt" in root["summary"], root["summary"]
-    assert any("Remove the breakpoint()" in f for f in root["fix"])
+    assert root["fix"][0].startswith("Remove the breakpoint()"), root["fix"]
+    assert not any("wandb" in f for f in root["fix"]), root["fix"]  # a login's fix is no fix for a debugger
 
 
 # --- 4. not moving and unknown is not a reason to wait 15 minutes ------------------------------------------------

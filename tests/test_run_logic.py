@@ -365,3 +365,12 @@ def test_an_extension_holds_past_a_phase_deadline():
     assert not det.check(29.0) and det.check(31.0)
     assert det.extend(31.0)
     assert not det.check(35.0)
+
+
+@pytest.mark.parametrize(("since", "min_stall", "next_at"), [
+    (15.0, 120.0, 30.0), (30.1, 120.0, 60.2), (61.0, 120.0, 120.0), (120.2, 120.0, 240.0), (250.0, 120.0, 360.0),
+    (5.0, 5.0, 10.0), (15.0, 20.0, 20.0),
+])
+def test_early_startup_probes_double_their_gap_up_to_min_stall(since, min_stall, next_at):
+    from hangwatch.supervise.stall.startup import next_probe_after
+    assert next_probe_after(since, min_stall) == pytest.approx(next_at)

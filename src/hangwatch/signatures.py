@@ -343,6 +343,12 @@ INPUT_FIX = (
     "Remove the breakpoint() / pdb.set_trace() / input() the job stopped at, or guard it.",
     "Run unattended jobs with `< /dev/null`, so a read of standard input fails at once instead of waiting.",
 )
+DEBUGGER_FIX = (
+    "Remove the breakpoint() / pdb.set_trace() the job stopped at, or guard it (`if os.environ.get('DEBUG'):`).",
+    "To debug one rank, keep that rank's output and input reachable: torch.distributed.breakpoint(rank=N) prompts "
+    "on rank N's own output, which `torchrun --local-ranks-filter` or `--redirects` can hide.",
+    "Run unattended jobs with `< /dev/null` and PYTHONBREAKPOINT=0, so no prompt can wait.",
+)
 # Frames that read from a person: getpass, pdb and cmd loops, code.interact (the stdlib files).
 INPUT_FRAMES = (
     ("getpass.py", frozenset({"unix_getpass", "_raw_input", "win_getpass", "getpass"})),

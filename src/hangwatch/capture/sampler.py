@@ -301,7 +301,7 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
     if not series:
         raise CaptureError(f"pid {pid} exited before anything could be captured",
                            "Run inspect while the job is still running")
-    _mark_spawned_ranks(infos, series)
+    _mark_ranks(infos, series)
     notes.extend(sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}))
     gpu_ev, events = _gpu_and_kernel(sampler, series, infos, started, notes, kernel)
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
@@ -416,6 +416,12 @@ def _writing(pid: int, samples: list[ProcessSample], gone: bool) -> tuple[tuple[
 SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")
 
 
+def _mark_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
+    """Ranks whose environment has no RANK: started by torch.multiprocessing.spawn, or relaunched copies."""
+    _mark_spawned_ranks(infos, series)
+    _mark_relaunched_ranks(infos)
+
+
 def _mark_spawned_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
     """Processes started by torch.multiprocessing.spawn run ``_wrap(fn, i, ...)``: they are ranks,
     numbered in start order (spawn starts rank i before rank i+1). Their environment has no RANK."""
@@ -430,6 +436,36 @@ def _mark_spawned_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[Pr
     for pids in spawned.values():
         for rank, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
             infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=infos[pid].world_size or len(pids))
+
+
+def _program(cmdline: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """A command line with every path cut to its last part: ``python train.py`` and
+    ``/venv/bin/python /work/train.py`` run the same program."""
+    return tuple(os.path.basename(a) for a in cmdline[1:])
+
+
+def _mark_relaunched_ranks(infos: dict[int, ProcessInfo]) -> None:
+    """A process that runs its own command line again once per further device, giving each copy LOCAL_RANK=k
+    (Lightning's launcher for ``strategy="ddp"``, and trainers built the same way): it is local rank 0 and its
+    copies are local ranks k, on node NODE_RANK; rank = NODE_RANK x (copies + 1) + local rank. Neither the
+    process nor its copies have RANK in their environment (Lightning sets it inside, after the start)."""
+    copies: dict[int, list[int]] = {}
+    for pid, info in infos.items():
+        parent = infos.get(info.ppid)
+        if info.rank is not None or "RANK" in info.env or proc.int_or_none(info.env.get("LOCAL_RANK")) in (None, 0) \
+                or parent is None or parent.rank is not None or "LOCAL_RANK" in parent.env \
+                or parent.role not in (Role.MAIN, Role.CHILD) or _program(parent.cmdline) != _program(info.cmdline):
+            continue
+        copies.setdefault(info.ppid, []).append(pid)
+    for ppid, kids in copies.items():
+        per_node = len(kids) + 1
+        first = infos[kids[0]].env
+        node = proc.int_or_none(first.get("NODE_RANK")) or 0
+        world = proc.int_or_none(first.get("WORLD_SIZE"))
+        for pid in (ppid, *kids):
+            local = 0 if pid == ppid else proc.int_or_none(infos[pid].env.get("LOCAL_RANK")) or 0
+            infos[pid] = replace(infos[pid], role=Role.RANK, rank=node * per_node + local, local_rank=local,
+                                 world_size=world or infos[pid].world_size)
 
 
 def _resume_if_we_stopped(before: dict[int, tuple[ProcessSample, list[_Task]]], attached: dict[int, bool]) -> None:

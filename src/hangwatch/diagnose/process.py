@@ -17,7 +17,7 @@ from hangwatch.diagnose.views import (
 )
 from hangwatch.evidence import Frame, Role
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import CHILD_WAIT_FIX, INPUT_FIX
+from hangwatch.signatures import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
 
 STOPPED_STATES = frozenset({"T", "t"})
 TTY_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/console")
@@ -94,7 +94,7 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
         summary = (f"{v.label()} waits for someone to type at {describe(user)}"
                    + (f" (prompt: {prompt!r})" if prompt else "") + "; nobody will, so it never goes on.")
     return Hit(Finding(cause=Cause.PROCESS_WAITS_FOR_INPUT, confidence=0.95, summary=summary,
-                       where=v.where(t, user), evidence=tuple(ev), fix=INPUT_FIX,
+                       where=v.where(t, user), evidence=tuple(ev), fix=DEBUGGER_FIX if debugger else INPUT_FIX,
                        proof=proof.hang("it waits for someone to type, and nobody is there")), Verdict.HUNG)
 
 

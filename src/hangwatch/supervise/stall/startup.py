@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from hangwatch.causes import Cause
 from hangwatch.errors import CaptureError
 from hangwatch.records.run import EventKind
-from hangwatch.supervise.progress.detector import State
+from hangwatch.supervise.progress.detector import EARLY_LOOK_S, State
 from hangwatch.supervise.stall.judgement import Judgement
 
 if TYPE_CHECKING:
@@ -82,6 +82,16 @@ def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int 
     return ProbeDecision(False, f"alive ({root.cause})")
 
 
+def next_probe_after(since: float, min_stall: float) -> float:
+    """When the next startup probe comes, in seconds from launch. Before --min-stall, probes decide on proof only
+    and double their gap (15 s, 30 s, 60 s): a job that reaches its hang just after the first look (two ranks
+    still importing torch) is proven at the next, not a whole --min-stall later. From --min-stall on, one
+    every --min-stall."""
+    if since < min_stall:
+        return min(min_stall, max(EARLY_LOOK_S, since) * 2)
+    return (int(since // min_stall) + 1) * min_stall
+
+
 class StartupProbe:
     """Probes a starting job every --min-stall seconds, within --startup-grace."""
 
@@ -102,8 +112,7 @@ class StartupProbe:
         ctx = self.ctx
         since = now - a.started_at
         early = since < ctx.cfg.min_stall
-        # Probes every --min-stall from launch (the first may come sooner, at 15 s, and decides on proof only).
-        a.startup.next_probe_at = a.started_at + (int(since // ctx.cfg.min_stall) + 1) * ctx.cfg.min_stall
+        a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
         try:
             evidence = self.capturer.bounded(a.job.pid)
         except CaptureError:
