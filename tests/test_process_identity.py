@@ -83,3 +83,33 @@ def test_find_root_stops_at_the_supervisor_the_job_names(tmp_path, named):
     finally:
         os.killpg(parent.pid, signal.SIGKILL)
         parent.wait(timeout=10)
+
+
+def _info(pid, ppid, role, cmdline, env):
+    from hangwatch.evidence import ProcessInfo
+    return ProcessInfo(pid=pid, ppid=ppid, pgid=pid, sid=1, name="python", cmdline=tuple(cmdline), exe=None,
+                       is_python=True, role=role, rank=None, local_rank=None, world_size=None, create_time=0.0,
+                       stdout=None, stderr=None, stdout_is_file=False, env=env)
+
+
+def test_lightning_relaunched_copies_and_their_script_are_the_ranks():
+    """Lightning's ddp launcher: the script (no RANK, no LOCAL_RANK) runs itself again per further device with
+    LOCAL_RANK=k, NODE_RANK and WORLD_SIZE; the script is rank 0 of its node."""
+    from hangwatch.capture.sampler import _mark_relaunched_ranks
+    from hangwatch.evidence import Role
+    env = {"LOCAL_RANK": "1", "NODE_RANK": "1", "WORLD_SIZE": "4", "MASTER_ADDR": "10.0.0.1"}
+    infos = {10: _info(10, 1, Role.MAIN, ["python", "train.py", "--lr", "0.1"], {}),
+             11: _info(11, 10, Role.CHILD, ["/venv/bin/python", "/work/train.py", "--lr", "0.1"], env),
+             12: _info(12, 10, Role.CHILD, ["/bin/sh", "-c", "nvidia-smi"], {"LOCAL_RANK": "1"}),  # not a copy
+             13: _info(13, 1, Role.MAIN, ["python", "other.py"], {})}
+    _mark_relaunched_ranks(infos)
+    assert (infos[10].role, infos[10].rank, infos[10].local_rank, infos[10].world_size) == (Role.RANK, 2, 0, 4)
+    assert (infos[11].role, infos[11].rank, infos[11].local_rank) == (Role.RANK, 3, 1)
+    assert (infos[12].role, infos[12].rank) == (Role.CHILD, None)
+    assert (infos[13].role, infos[13].rank) == (Role.MAIN, None)
+    # A worker that inherits its rank's LOCAL_RANK (a DataLoader worker, a forked helper) is no copy: its
+    # parent has LOCAL_RANK too.
+    infos = {20: _info(20, 1, Role.RANK, ["python", "train.py"], {"LOCAL_RANK": "1", "RANK": "1"}),
+             21: _info(21, 20, Role.CHILD, ["python", "train.py"], {"LOCAL_RANK": "1", "RANK": "1"})}
+    _mark_relaunched_ranks(infos)
+    assert infos[21].role == Role.CHILD and infos[21].rank is None
