@@ -23,7 +23,10 @@ FAST = ["event_never_set", "queue_join_missing_task_done", "join_while_holding_l
         # the wait-for graph's: a pipe's holder outside the child, a reader holding its own write end, a loop
         # with no way out, and a look-alike whose pipe holder sleeps a bounded time
         "communicate_background_grandchild", "pipe_write_end_not_closed", "keepalive_child_at_exit",
-        "like_background_grandchild_exits"]
+        "like_background_grandchild_exits",
+        # executors: a task waiting on its own pool, a process pool left with no worker, and their twins
+        "futures_nested_submit", "like_futures_nested_two_workers", "process_pool_max_tasks_per_child",
+        "like_process_pool_slow_tasks"]
 
 
 def test_every_case_links_its_report_and_expects_a_known_cause():

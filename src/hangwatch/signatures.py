@@ -258,6 +258,18 @@ WAIT_FOREVER_FIX = (
     "Use timeouts: Event.wait(timeout=...), Queue.get(timeout=...), Thread.join(timeout=...), so a wait "
     "that can never end raises.",
 )
+FUTURE_IN_POOL_FIX = (
+    "A task must not wait for another task of its own executor: with every worker waiting, the task it waits "
+    "for never gets a worker. Submit the inner work from outside the pool, use a second executor for it, or "
+    "call the function directly inside the task.",
+    "Bound the wait: future.result(timeout=...) raises TimeoutError instead of waiting forever.",
+)
+EXECUTOR_FIX = (
+    "ProcessPoolExecutor(max_tasks_per_child=...) on Python 3.11 to 3.14 can stop replacing workers that "
+    "reached their limit (cpython gh-115634): leave max_tasks_per_child unset, or upgrade to a Python with the "
+    "fix.",
+    "Bound the wait: future.result(timeout=...) raises TimeoutError instead of waiting forever.",
+)
 DEADLOCK_FIX = (
     "Take locks in one fixed order everywhere, or hold one lock at a time.",
     "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "

@@ -13,7 +13,14 @@ from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.evidence import Frame, LocalsRead, Role
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import BUFFERED_FIX, BUSY_FIX, COMPUTING_FIX, DEADLOCK_FIX, WAIT_FOREVER_FIX
+from hangwatch.signatures import (
+    BUFFERED_FIX,
+    BUSY_FIX,
+    COMPUTING_FIX,
+    DEADLOCK_FIX,
+    FUTURE_IN_POOL_FIX,
+    WAIT_FOREVER_FIX,
+)
 
 
 def busy_loop_rule(ctx: Context) -> list[Hit]:
@@ -172,18 +179,27 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         others_alive = [t for t in v.user_threads if t not in blocked]
         if others_alive:
             continue  # another user thread is running and may still release what main waits for
-        if not proof.user_owned(main) and any(not t.parked for t in v.threads if t not in blocked):
-            continue  # main waits on a library's own primitive (Pool's result, a future): its threads release it
+        if not proof.user_owned(main) and any(not (t.parked and t.last.syscall in proof.PARKING_CALLS)
+                                              for t in v.threads if t not in blocked):
+            continue  # main waits on a library's own primitive (Pool's result, a future): its threads release it,
+            # a thread polling a pipe too (a ProcessPoolExecutor's manager, woken by a worker's result)
+        # Main waits on a future or event whose work sits with a thread that itself waits on a future: the
+        # end of the chain is that thread's wait (a pool worker waiting on work queued behind itself).
+        deeper = next((t for t in blocked if t.tid != main.tid and proof.waits_on_future(t) and t.user_frame), None)
         if len(lockers) >= 2:
             conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds"
         elif lockers and waits[main.tid] == "join":
             conf, what = 0.85, "the main thread joins a thread that waits for a lock nobody releases"
         elif lockers:
             conf, what = 0.75, "a thread waits for a lock that no running thread will release"
+        elif deeper is not None:
+            conf, what = 0.85, (f"thread '{deeper.name}' waits for a future at {describe(deeper.user_frame)}, while "
+                                "every thread of the process waits too: the task it waits for can run only on a "
+                                "thread that is itself waiting (a pool task that waits on a task of its own pool)")
         else:
             kind = waits[main.tid] or "event"
             conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
-        culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else main)
+        culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or main)
         frame = culprit.user_frame
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
         for t in blocked[:4]:
@@ -193,8 +209,8 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
             ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")
         # Proof needs every thread of the process parked in a wait with no timeout (library threads too: a
         # pool's result thread blocked in a read may still set what the main thread waits for).
-        forever = all(t.blocked and t.waits_forever and proof.user_owned(t) for t in blocked) and not any(
-            proof.may_release(t) for t in v.threads if t not in blocked)
+        forever = (all(t.blocked and t.waits_forever and proof.user_owned(t) for t in blocked) and not any(
+            proof.may_release(t) for t in v.threads if t not in blocked)) or proof.sealed(v, blocked)
         fact = None
         if forever and len(lockers) >= 2:
             fact = proof.hang(f"a lock cycle: {len(lockers)} threads of {v.label()} each wait for a lock another "
@@ -205,7 +221,8 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         hits.append(Hit(Finding(
             cause=Cause.CODE_DEADLOCK, confidence=conf,
             summary=f"{v.label()} is deadlocked: {what}.",
-            where=v.where(culprit, frame), evidence=tuple(ev), fix=DEADLOCK_FIX if lockers else WAIT_FOREVER_FIX,
+            where=v.where(culprit, frame), evidence=tuple(ev),
+            fix=DEADLOCK_FIX if lockers else FUTURE_IN_POOL_FIX if culprit is deeper else WAIT_FOREVER_FIX,
             proof=fact), Verdict.HUNG))
     return hits
 

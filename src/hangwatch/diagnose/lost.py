@@ -21,7 +21,7 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import Activity, ProcessView, activity, describe, innermost_user
 from hangwatch.evidence import VanishedProcess
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import LOST_WORK_FIX, POOL_HANDLER_FIX
+from hangwatch.signatures import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
 
 LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended
 # (a pool starts its workers one after another in a few milliseconds)
@@ -75,12 +75,52 @@ def _no_handler(v: ProcessView) -> Hit | None:
         fix=POOL_HANDLER_FIX, proof=proof.hang(fact)), Verdict.HUNG)
 
 
+EXECUTOR_MANAGER = ("concurrent/futures/process.py", "wait_result_broken_or_wakeup")
+MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def _executor_without_workers(ctx: Context, v: ProcessView) -> Hit | None:
+    """A ProcessPoolExecutor's caller waits on a future, and the executor has no worker process: its manager
+    thread, idle in its wait for a result, a wake-up or a worker's exit for the whole window, starts workers
+    only when a task is submitted (the caller is waiting, not submitting) or a worker exits (none is left).
+    So no worker will ever run the queued task."""
+    t = v.main_thread
+    if t is None or not t.idle_throughout or not proof.waits_on_future(t):
+        return None
+    manager = next((x for x in v.threads if x.has_stack and any(
+        f.file.endswith(EXECUTOR_MANAGER[0]) and sg.method(f) == EXECUTOR_MANAGER[1] for f in x.frames)), None)
+    if manager is None or not manager.idle_throughout:
+        return None
+    workers = [c for c in ctx.children(v.pid) if not any(h in " ".join(c.info.cmdline) for h in MP_HELPERS)]
+    if workers or any(g.ppid == v.pid and g.gone_at >= ctx.evidence.started_at for g in ctx.evidence.vanished):
+        return None
+    frame = innermost_user(t.frames)
+    fact = (f"{v.label()} waits on a ProcessPoolExecutor's future at {describe(frame)}, and the executor has no "
+            "worker process; its manager thread waited the whole window for a result, a wake-up or a worker's "
+            "exit, and starts a worker only on a new submit or a worker's exit: none will come")
+    return Hit(Finding(
+        cause=Cause.CHILD_LOST_WORK, confidence=0.9,
+        summary=(f"The ProcessPoolExecutor has no worker left, and will start none: {describe(frame)} waits "
+                 "forever for a task that no process will run (on Python 3.11 to 3.14, max_tasks_per_child can "
+                 "leave the pool with no worker: cpython gh-115634)."),
+        where=v.where(t, frame),
+        evidence=(f"{v.label()} waits for a future at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code
+                                                                            else ""),
+                  f"the executor's manager thread '{manager.name}' idle in its wait for the whole window",
+                  "no worker process among its children"),
+        fix=EXECUTOR_FIX, proof=proof.hang(fact)), Verdict.HUNG)
+
+
 def lost_work_rule(ctx: Context) -> list[Hit]:
     """The main process waits for a pool's results and nobody will hand it the one it waits for: the pool's
     result handler has exited, or every pool worker is idle, waiting for work, and one of its workers
     vanished (the supervisor saw it go) or, for ``inspect``, was replaced (inferred)."""
     hits = []
     for v in ctx.views:
+        no_workers = _executor_without_workers(ctx, v)
+        if no_workers is not None:
+            hits.append(no_workers)
+            continue
         if not _waits_for_results(v):
             continue
         gone_handler = _no_handler(v)

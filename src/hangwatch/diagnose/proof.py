@@ -73,6 +73,26 @@ def user_owned(t: ThreadView) -> bool:
     return False
 
 
+FUTURES_BASE = "concurrent/futures/_base.py"
+PARKING_CALLS = frozenset({"futex", "pause"})  # waits only a thread of the process (or a signal) can end
+
+
+def waits_on_future(t: ThreadView) -> bool:
+    """The thread waits in ``Future.result()`` / ``wait()`` of concurrent.futures."""
+    return any(f.file.endswith(FUTURES_BASE) for f in t.frames)
+
+
+def sealed(v: ProcessView, waiting: list[ThreadView]) -> bool:
+    """Every Python thread of ``v`` is among ``waiting``, each blocked for the whole window in a futex wait the
+    kernel shows with no timeout and private to the process: no thread of it can run again, and no other
+    process can wake a private futex. A future's waiters count here (a thread pool whose every worker waits
+    on work that needs a worker); a library thread in a read (a pool's result handler) is not waiting, so
+    it leaves the process unsealed."""
+    ids = {t.tid for t in waiting}
+    return bool(waiting) and all(t.tid in ids for t in v.threads if t.has_stack) and all(
+        t.blocked and t.waits_forever and t.last.shared_futex is False for t in waiting)
+
+
 def may_release(o: ThreadView) -> bool:
     """Whether another thread might release what a user's thread waits for: a Python thread that is not
     parked in a wait with no timeout, and not library machinery (a queue's feeder, the resource sharer, the
