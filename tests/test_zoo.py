@@ -26,7 +26,10 @@ FAST = ["event_never_set", "queue_join_missing_task_done", "join_while_holding_l
         "like_background_grandchild_exits",
         # executors: a task waiting on its own pool, a process pool left with no worker, and their twins
         "futures_nested_submit", "like_futures_nested_two_workers", "process_pool_max_tasks_per_child",
-        "like_process_pool_slow_tasks"]
+        "like_process_pool_slow_tasks",
+        # a producer that died: a process (the queue's pipe, self-held), a thread (a queue nobody puts to), a pool
+        # worker ended by a BaseException; and the thread that reads a slow disk while main waits on its queue
+        "mp_queue_producer_died", "prefetch_thread_died", "pool_worker_base_exception", "like_prefetch_thread_slow"]
 
 
 def test_every_case_links_its_report_and_expects_a_known_cause():

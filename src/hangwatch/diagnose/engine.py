@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, replace
 
 from hangwatch.causes import Cause
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
@@ -178,6 +179,8 @@ def _verdict_from_activity(ctx: Context) -> Verdict:
         return Verdict.SLOW  # waking again and again (a retry or poll loop), or moving data: alive
     if any((v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > IO_ACTIVE_BYTES for v in ctx.views):
         return Verdict.SLOW  # e.g. a checkpoint written to slow storage: moving, only slowly
+    if any(v.work is not None for v in ctx.views):
+        return Verdict.SLOW  # bytes moving in any process of the job (a thread of it reading a slow disk)
     return Verdict.HUNG
 
 
@@ -196,7 +199,13 @@ def _unknown(ctx: Context) -> Finding:
         ev.append(f"main thread in {describe(frame)}" + (" (moving)" if t and t.stack_changed else " (not moving)"))
         if t is not None and t.woke_often:
             ev.append(f"the main thread woke {t.wakeups} times in {v.duration_s:.1f} s (a sleep, poll or retry loop)")
+    # No rule names the wait, but a measured fact may still say the job works (a thread reading a slow disk
+    # while main waits on its queue): work is never bounded by the step history, only by --max-slow.
+    works = next((w.work for w in ctx.views if w.work is not None), None)
+    if works is not None:
+        ev.append(works)
     return Finding(
         cause=Cause.UNKNOWN, confidence=0.1,
         summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}.",
-        where=v.where(t, frame) if frame else None, evidence=tuple(ev), fix=UNKNOWN_FIX)
+        where=v.where(t, frame) if frame else None, evidence=tuple(ev), fix=UNKNOWN_FIX,
+        proof=proof.work(works) if works is not None else None)
