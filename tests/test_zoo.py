@@ -29,7 +29,9 @@ FAST = ["event_never_set", "queue_join_missing_task_done", "join_while_holding_l
         "like_process_pool_slow_tasks",
         # a producer that died: a process (the queue's pipe, self-held), a thread (a queue nobody puts to), a pool
         # worker ended by a BaseException; and the thread that reads a slow disk while main waits on its queue
-        "mp_queue_producer_died", "prefetch_thread_died", "pool_worker_base_exception", "like_prefetch_thread_slow"]
+        "mp_queue_producer_died", "prefetch_thread_died", "pool_worker_base_exception", "like_prefetch_thread_slow",
+        # a multiprocessing event whose setter died; its twin (set late) is a WAITING, never a lock held
+        "mp_event_setter_died", "like_mp_event_set_late"]
 
 
 def test_every_case_links_its_report_and_expects_a_known_cause():

@@ -48,6 +48,12 @@ def _where(frames: tuple[Frame, ...]) -> Frame | None:
                  and "/python3" not in f.file), frames[0] if frames else None)
 
 
+def _event_wait(t: ThreadView) -> bool:
+    """The thread waits in a multiprocessing Event's or Condition's wait (not a lock's acquire)."""
+    return any(f.file.endswith("multiprocessing/synchronize.py") and f.function.rsplit(".", 1)[-1] == "wait"
+               for f in t.frames)
+
+
 def holder_state(h: LockHolder) -> str:
     """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured."""
     if h.state is None or h.state == "Z":
@@ -323,6 +329,14 @@ def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessV
             summary=f"{name} waits for {lock} at {describe(frame)}, {who}; it works ({_holder_doing(h, state)}).",
             where=v.where(t, frame), evidence=tuple(ev), fix=fix,
             proof=proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU")), Verdict.WAITING)]
+    if state == "asleep" and not h.proven and not cycle and _event_wait(t):
+        # An event or condition is not held: its semaphore sits at 0 until someone sets it. A sharer that is
+        # alive and sleeps in timed steps may still set it (a helper that takes a while to start): waiting.
+        return [Hit(Finding(
+            cause=Cause.PROCESS_WAITS_ON, confidence=0.7,
+            summary=(f"{name} waits{forever} for a multiprocessing event at {describe(frame)}; pid {h.pid} shares it "
+                     f"and is alive ({_holder_doing(h, state)}), so it may still set it."),
+            where=v.where(t, frame), evidence=tuple(ev), fix=fix), Verdict.WAITING)]
     fact = None
     if cycle and state == "blocked" and w.timeout is False:
         fact = proof.hang(f"{name} waits for {lock} with no timeout; its count is 0 and the only process that shares "
