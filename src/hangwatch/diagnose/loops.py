@@ -124,6 +124,16 @@ def _counts_only(last: LocalsRead, changed: dict[str, tuple[str, str]], grown: l
                       seconds, counting=True)
 
 
+def parse_loop(source: str) -> ast.stmt | None:
+    """The loop statement of a loop's source (header and body, dedented; a header alone gets a ``pass``),
+    or None where it does not parse."""
+    try:
+        tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
+    except SyntaxError:
+        return None
+    return tree.body[0] if tree.body else None
+
+
 COUNTING_ITERABLES = frozenset({"range", "count"})  # `for i in range(...)`, `itertools.count()`: numbers, no data
 
 
@@ -133,11 +143,7 @@ def counts_only(source: str, name: str) -> bool:
     ``range``/``count``, in a body that does nothing else (no call, no other assignment). Used any
     other way (an index, a call's argument, another computation, a ``for`` over real data), or in a
     body that does other work, the loop may be working. Source that does not parse is not judged."""
-    try:
-        tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
-    except SyntaxError:
-        return False
-    loop = tree.body[0] if tree.body else None
+    loop = parse_loop(source)
     if not isinstance(loop, ast.While | ast.For):
         return False
     counting: set[int] = set()  # ids of the Name nodes that only count
@@ -196,11 +202,7 @@ def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
     may be opaque only if the body never touches it. ``values``: the locals' last reads."""
     if not source:
         return None
-    try:
-        tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
-    except SyntaxError:
-        return None
-    loop = tree.body[0] if tree.body else None
+    loop = parse_loop(source)
     if not isinstance(loop, ast.While) or loop.orelse or isinstance(loop.test, ast.Constant):
         return None
     for node in ast.walk(loop.test):
@@ -238,11 +240,7 @@ def never_exits(source: str | None) -> str | None:
     raise or exit). Such a loop sleeps for ever; only a signal ends it. Source that does not parse is not judged."""
     if not source:
         return None
-    try:
-        tree = ast.parse(source.strip() + ("\n    pass" if source.rstrip().endswith(":") else ""))
-    except SyntaxError:
-        return None
-    loop = tree.body[0] if tree.body else None
+    loop = parse_loop(source)
     if not isinstance(loop, ast.While) or not isinstance(loop.test, ast.Constant) or not loop.test.value:
         return None
     if loop.orelse:
