@@ -15,10 +15,11 @@ from __future__ import annotations
 import time
 
 from hangwatch import signatures as sg
+from hangwatch.capture.proc import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import Activity, ProcessView, activity, describe, innermost_user
+from hangwatch.diagnose.views import Activity, ProcessView, ThreadView, activity, describe, innermost_user
 from hangwatch.evidence import VanishedProcess
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
@@ -45,12 +46,13 @@ def _handler_gone(v: ProcessView) -> bool:
     stacks = [t for t in v.threads if t.has_stack]
     if not stacks or not v.has_stacks:
         return False
+    pool = any(_runs(t, "_handle_workers") or _runs(t, "_handle_tasks") for t in stacks)
+    return pool and not any(_runs(t, "_handle_results") for t in stacks)
 
-    def runs(t: object, fn: str) -> bool:
-        return fn in getattr(t, "name", "") or any(f.function == fn and f.file.endswith("multiprocessing/pool.py")
-                                                   for f in getattr(t, "frames", ()))
-    pool = any(runs(t, "_handle_workers") or runs(t, "_handle_tasks") for t in stacks)
-    return pool and not any(runs(t, "_handle_results") for t in stacks)
+
+def _runs(t: ThreadView, fn: str) -> bool:
+    """The thread runs the pool's handler ``fn`` (its name says so since Python 3.10, its frames always)."""
+    return fn in t.name or any(sg.method(f) == fn and f.file.endswith("multiprocessing/pool.py") for f in t.frames)
 
 
 def _no_handler(v: ProcessView) -> Hit | None:
@@ -76,7 +78,6 @@ def _no_handler(v: ProcessView) -> Hit | None:
 
 
 EXECUTOR_MANAGER = ("concurrent/futures/process.py", "wait_result_broken_or_wakeup")
-MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
 
 
 def _executor_without_workers(ctx: Context, v: ProcessView) -> Hit | None:
