@@ -326,7 +326,10 @@ def run_case(case: Case, mode: str) -> Result:
     try:
         return inspect_mode(case, tmp) if mode == "inspect" else run_mode(case, mode, tmp)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if os.environ.get("ZOO_KEEP"):
+            print(f"zoo: kept {tmp} ({case.name}, {mode})", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def table(results: list[Result], by_case: dict[str, Case]) -> str:

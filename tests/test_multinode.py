@@ -50,6 +50,8 @@ FAST = ["--min-stall", "1", "--startup-grace", "20", "--capture-window", "1", "-
 # that case through the Slurm recipe (test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124).
 
 
+@pytest.mark.e2e
+@pytest.mark.timeout(300)  # two attempts of two nodes, bounded at 240 s below
 def test_a_restart_restarts_both_nodes_and_both_resume(nodes, tmp_path):
     port = two_free_ports()
     for i, r in enumerate(nodes):
@@ -61,6 +63,8 @@ def test_a_restart_restarts_both_nodes_and_both_resume(nodes, tmp_path):
         assert f"rank {i} done".encode() in out
         s = r.summary()
         assert (s["attempts"], s["exit_code"]) == (2, 0)
+        ended = [e for e in r.events() if e["event"] == "nodes_ended"]
+        assert [(e["attempt"], e["together"]) for e in ended] == [(1, True)], ended  # no node restarted early
 
 
 def test_coordination_refuses_a_peer_without_the_token(capsys):

@@ -7,14 +7,17 @@ and the chain follower on tables: every ending decides as documented, and an inv
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from conftest import Run, inspect_json, marker, py, root_cause
+from conftest import SCENARIOS, Run, inspect_json, marker, py, root_cause, two_free_ports
 
 from hangwatch.diagnose.graph import ENDINGS, Edge, Node, _follow
 from hangwatch.incident import ProofKind, Verdict
@@ -27,6 +30,7 @@ def _chain_of(incident: dict, pid: int) -> dict:
     return next(c for c in chains if c["waiter"] == f"pid:{pid}")
 
 
+@pytest.mark.e2e
 def test_a_parent_waiting_for_a_child_that_packs_at_full_cpu_is_left_to_finish(run: Run):
     """The false kill of the issue: `--min-stall 3 --on-hang kill` ended this job as child.wait ("the child is
     not moving") while its child packed at 99 % CPU, its locals changing. The chain ends in proven work."""
@@ -38,6 +42,7 @@ def test_a_parent_waiting_for_a_child_that_packs_at_full_cpu_is_left_to_finish(r
         [(i["verdict"], i["findings"][0]["cause"]) for i in incidents]
 
 
+@pytest.mark.e2e
 def test_inspect_follows_the_wait_to_a_working_child(start_job):
     job = start_job("child_packing.py", env={"HW_PACK_S": "60"})
     incident = inspect_json(job.pid)
@@ -52,6 +57,7 @@ def test_inspect_follows_the_wait_to_a_working_child(start_job):
     assert chain["hops"][0]["resource"] == "child"
 
 
+@pytest.mark.e2e
 def test_inspect_follows_the_wait_to_a_child_that_spins(start_job):
     job = start_job("child_packing.py", env={"HW_PACK_SPIN": "1"})
     incident = inspect_json(job.pid)
@@ -157,6 +163,7 @@ def _writer_alive(tmp: Path) -> bool:
     return psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("mode", "verdict", "proof"), [
     ("blocked", "hung", "hang"), ("work", "waiting", "work"), ("sleep", "slow", None)])
 def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mode, verdict, proof):
@@ -178,6 +185,55 @@ def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mod
     assert holder["in_job"] is False
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize(("sock", "mode", "verdict", "proof"), [
+    ("unix", "blocked", "hung", "hang"), ("tcp", "blocked", "hung", "hang"), ("unix", "work", "waiting", "work"),
+    ("tcp", "sleep", "slow", None)])
+def test_a_socket_read_follows_its_peer_outside_the_job(start_job, tmp_path, sock, mode, verdict, proof):
+    """A read of a unix socket or a loopback connection waits for whoever holds the other end (found by inode
+    through the kernel's socket tables): parked, it is proven hung; working, the job waits; asleep, it is slow."""
+    try:
+        job = start_job("socket_outside_peer.py", env={"HW_SOCK": sock, "HW_PEER": mode, "HW_PEER_S": "60"})
+        incident = inspect_json(job.pid)
+    finally:
+        peer = _end_writer(tmp_path)
+    assert peer is not None
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == (verdict, "process.waits_on"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("socket_outside_peer.py"), root["where"]
+    assert f"held by pid {peer}" in root["summary"] and "outside the job" in root["summary"], root["summary"]
+    assert (root["proof"] or {}).get("kind") == proof, root["proof"]
+    chain = _chain_of(incident, job.pid)
+    assert chain["hops"][0]["resource"] == "socket" and chain["end"] == f"pid:{peer}", chain
+
+
+@pytest.mark.e2e
+def test_a_debugger_prompt_on_a_pipe_whose_writer_works_is_still_nobody_typing(run: Run):
+    """dist.breakpoint() opens /dev/stdin again: that read is the job's standard input (the input rule's), not a
+    pipe whose busy writer (here a launcher script that computes) would make the wait look like waiting for
+    work. The prompt's own proof leads the peer's wait (the recorder's `never entered barrier`), which only
+    inherits it through the chain. Seen in the zoo when its busy runner held the job's stdin."""
+    writer = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: sum(range(10**6))"],
+                              stdout=subprocess.PIPE)
+    try:
+        assert writer.stdout is not None
+        p = run.start("--min-stall", "5", "--on-hang", "kill", *py("dist_breakpoint.py"), stdin=writer.stdout.fileno(),
+                      env={"HW_PORT": str(two_free_ports()), "HW_TMP": str(run.tmp)})
+        _, err = p.communicate(timeout=90)
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)
+    assert p.returncode == 125, err.decode()[-2000:]
+    incident = run.incident()
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dist_breakpoint.py"), root["where"]
+    peer = next(f for f in incident["findings"] if f["cause"] == "distributed.peer_stuck")
+    assert peer["where"]["line"] == root["where"]["line"], peer
+    assert _chain_of(incident, root["where"]["pid"])["ending"] == "person"  # not the writer of the pipe
+
+
+@pytest.mark.e2e
 def test_a_pipe_whose_only_writer_is_the_reader_is_proven_hung(start_job):
     job = start_job("pipe_self_held.py")
     incident = inspect_json(job.pid)
@@ -187,6 +243,7 @@ def test_a_pipe_whose_only_writer_is_the_reader_is_proven_hung(start_job):
     assert root["proof"]["kind"] == "hang" and "only holder of the write end" in root["proof"]["fact"]
 
 
+@pytest.mark.e2e
 def test_with_the_defaults_pipe_hangs_are_declared_at_the_first_look_and_their_twins_finish(tmp_path):
     """No flags but --on-hang kill: a read whose writer outside the job is parked, and a read whose only writer is
     the reader, are declared at the first look (not after --min-stall's 120 s); the writer outside the job is
@@ -243,6 +300,7 @@ def test_never_exits(source, endless):
     assert (never_exits(source) is not None) is endless
 
 
+@pytest.mark.e2e
 def test_a_child_in_a_keepalive_loop_with_no_way_out_is_proven_hung(start_job):
     """`while True: time.sleep(...)` in a child the parent joins with no timeout: `slow` before (it wakes);
     the loop's source proves it never ends."""
@@ -255,6 +313,7 @@ def test_a_child_in_a_keepalive_loop_with_no_way_out_is_proven_hung(start_job):
     assert _chain_of(incident, job.pid)["ending"] == "looping"
 
 
+@pytest.mark.e2e
 def test_a_child_whose_keepalive_loop_ends_is_alive(start_job):
     job = start_job("child_keepalive.py", env={"HW_HELPER_EXIT_S": "60"})
     incident = inspect_json(job.pid)
@@ -264,6 +323,7 @@ def test_a_child_whose_keepalive_loop_ends_is_alive(start_job):
 
 
 # --- a sleep's timer, read from the kernel ------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_child_asleep_on_a_timer_of_years_is_proven_hung(start_job):
     """No number on the sleeping line: the timer's end comes from the sleep's own request, read from the child."""
     job = start_job("child_sleeps.py")
@@ -274,6 +334,7 @@ def test_a_child_asleep_on_a_timer_of_years_is_proven_hung(start_job):
     assert _chain_of(incident, job.pid)["ending"] == "long_sleep"
 
 
+@pytest.mark.e2e
 def test_a_child_asleep_on_a_short_timer_is_alive(start_job):
     job = start_job("child_sleeps.py", env={"HW_SLEEP_S": "60"})
     incident = inspect_json(job.pid)
@@ -348,3 +409,40 @@ def test_bytes_in_one_call_are_no_proof_of_work():
 
     assert moved(1).work is None
     assert moved(40).work is not None and "moved 64 KiB" in moved(40).work
+
+
+def _keepalive_samples(awake_at: set[int], n: int = 5) -> dict[int, list]:
+    """Samples of the keep-alive child as a capture records them: idle at its sleep, or (at ``awake_at``) caught
+    awake between two sleeps, on the loop's header."""
+    from hangwatch.evidence import Frame, ProcessSample, ThreadSample
+
+    path = str(SCENARIOS / "child_keepalive.py")
+    _, sleep_line = marker("child_keepalive.py", "HANG-HERE:child")
+    out = []
+    for i in range(n):
+        awake = i in awake_at
+        frame = Frame("keep_alive", path, sleep_line - 1 if awake else sleep_line)
+        thread = ThreadSample(7, "MainThread", "R" if awake else "S", None, 0, awake, awake, (frame,))
+        out.append(ProcessSample(float(i), "S", 0.0, None, None, None, None, None, 1, (thread,), None))
+    return {7: out}
+
+
+@pytest.mark.parametrize("awake_at", [set(), {2}, {0, 3}])
+def test_a_keepalive_loop_is_read_even_when_a_sample_caught_it_awake(awake_at):
+    """Deterministic twin of the e2e keep-alive test: on a busy machine a sample can catch the thread between
+    two sleeps; the loop is still read (and still proven to have no way out)."""
+    from hangwatch.capture.locals import sleeping_loops
+    from hangwatch.diagnose.loops import never_exits
+
+    reads = sleeping_loops(_keepalive_samples(awake_at))[7]
+    assert len(reads) == 1 and reads[0].loop.strip().startswith("while True"), reads
+    assert never_exits(reads[0].body) is not None
+
+
+def test_a_thread_idle_at_two_places_has_no_one_loop():
+    from hangwatch.capture.locals import sleeping_loops
+
+    samples = _keepalive_samples(set())
+    moved = [s if i % 2 else dataclasses.replace(s, threads=(dataclasses.replace(
+        s.threads[0], frames=(dataclasses.replace(s.threads[0].frames[0], line=1),)),)) for i, s in enumerate(samples[7])]
+    assert sleeping_loops({7: moved}) == {}

@@ -31,7 +31,9 @@ FAST = ["event_never_set", "queue_join_missing_task_done", "join_while_holding_l
         # worker ended by a BaseException; and the thread that reads a slow disk while main waits on its queue
         "mp_queue_producer_died", "prefetch_thread_died", "pool_worker_base_exception", "like_prefetch_thread_slow",
         # a multiprocessing event whose setter died; its twin (set late) is a WAITING, never a lock held
-        "mp_event_setter_died", "like_mp_event_set_late"]
+        "mp_event_setter_died", "like_mp_event_set_late",
+        # a socket to a helper that will never answer (its own deadlock decides), and its twin that uploads
+        "service_never_answers", "like_service_slow_finish"]
 
 
 def test_every_case_links_its_report_and_expects_a_known_cause():
@@ -47,6 +49,7 @@ def test_every_case_links_its_report_and_expects_a_known_cause():
     assert len({c.report for c in cases}) >= 50  # one report each (a few cases share none)
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(660)  # the subset is bounded at 600 s
 def test_the_fast_subset_is_named_right(tmp_path):
     out = tmp_path / "zoo.json"

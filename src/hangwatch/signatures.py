@@ -407,6 +407,12 @@ PIPE_WAIT_FIX = (
     "fork does not), or the read never sees the end of the data.",
     "Read with a timeout (select/poll, or communicate(timeout=...)) so a writer that never writes raises.",
 )
+SOCKET_WAIT_FIX = (
+    "Look at the process shown holding the socket's other end: the read ends when it answers, or when it closes "
+    "the connection or exits.",
+    "Give the call a timeout (sock.settimeout(600), or the client library's own timeout), so a peer that never "
+    "answers raises instead of holding the job.",
+)
 COMPUTING_FIX = (
     "Nothing is stuck: the loop advances. If it should print or checkpoint as it goes, check that it does "
     "(and with PYTHONUNBUFFERED=1 when its output goes to a file).",

@@ -161,23 +161,28 @@ def read_locals(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tu
 
 
 def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[LocalsRead, ...]]:
-    """pid -> the enclosing loop of each thread idle in the same user line in every sample (a loop around a
-    sleep or a poll), read from the source: no locals (the thread is not read again), only the loop's header
-    and body, so that diagnosis can tell a loop with no way out (``while True: time.sleep(1)``)."""
+    """pid -> the enclosing loop of each thread idle in the same user line in every sample that caught it idle
+    (a loop around a sleep or a poll), and in the same function in the others (a sample can catch it awake
+    between two sleeps, on a busy machine more often), read from the source: no locals (the thread is not read
+    again), only the loop's header and body, so that diagnosis can tell a loop with no way out
+    (``while True: time.sleep(1)``)."""
     out: dict[int, list[LocalsRead]] = {}
     for pid, samples in series.items():
         if len(samples) < 2:
             continue
         for t in samples[-1].threads:
-            places = set()
+            places, functions = set(), set()
             for s in samples:
                 th = next((x for x in s.threads if x.tid == t.tid), None)
                 user = next((f for f in th.frames if sg.is_user(f)), None) if th is not None and th.frames else None
-                if th is None or user is None or th.active is not False:
+                if th is None or user is None:
                     break
-                places.add((user.file, user.function, user.line))
+                functions.add((user.file, user.function))
+                if th.active is False:
+                    places.add((user.file, user.function, user.line))
             else:
-                if len(places) != 1:
+                idle = sum(1 for s in samples for x in s.threads if x.tid == t.tid and x.active is False)
+                if len(places) != 1 or len(functions) != 1 or idle < 2:
                     continue
                 file, function, line = places.pop()
                 loop = _loop_at(file, line)

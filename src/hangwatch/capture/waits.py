@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
+from hangwatch.capture.sockpeer import peer_inode
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import dump_stacks
 from hangwatch.capture.syscalls import polled_fds, read_blocked_call
@@ -524,6 +525,32 @@ def _pipe_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], p
                     note=note)
 
 
+def _reads_socket(t: ThreadSample) -> bool:
+    """Blocked in a read of a socket with no timeout (Python's blocking socket; one with a timeout polls)."""
+    return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None \
+        and (t.fd_target or "").startswith(("socket", "tcp "))
+
+
+def _socket_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
+                 now: float) -> LockWait | None:
+    """What a thread blocked reading a connected socket waits for: the processes holding its other end, when
+    that end is on this host (a unix socket, a loopback connection). A remote peer is the network rule's."""
+    target = proc.fd_target(pid, t.fd) if t.fd is not None else None
+    if not target or not target.startswith("socket:["):
+        return None
+    peer = peer_inode(pid, target[len("socket:["):-1])
+    if peer is None:
+        return None
+    found, complete = pipe_holders(f"socket:[{peer}]", sorted(job), write=True)
+    holders = tuple(_holder(w, job, py_spy, now, "holds the socket's other end (its /proc/PID/fd and the "
+                            "kernel's socket tables)", name=None) for w in found if w != pid)
+    note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
+    if pid in found:
+        note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")
+    what = t.fd_target if (t.fd_target or "").startswith("tcp ") else "a unix socket"
+    return LockWait(t.tid, "socket", f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
+
+
 # --- the pass ------------------------------------------------------------------------------------------
 def _mp_helper(info: ProcessInfo | None) -> bool:
     """multiprocessing's resource tracker or forkserver: it reads its pipe for as long as the job runs."""
@@ -540,6 +567,17 @@ def _reads_pipe(t: ThreadSample) -> bool:
         and t.fd_target == "pipe" and not (t.fd == 0 and t.syscall in sg.READ_SYSCALLS)
 
 
+def _reads_stdin(pid: int, fd: int | None, reading: bool) -> bool:
+    """A read of the process's standard input, by fd 0 or by another fd open on the same pipe (``/dev/stdin``
+    opened again, as torch.distributed.breakpoint() does for its prompt; a dup): the input rule's to judge."""
+    if not reading or fd is None:
+        return False
+    if fd == 0:
+        return True
+    target = proc.fd_target(pid, fd)
+    return target is not None and target == proc.fd_target(pid, 0)
+
+
 def _polls_forever(t: ThreadSample) -> bool:
     """Asleep in poll()/ppoll() with no timeout (subprocess's communicate(), a selector with no timeout)."""
     return t.state == "S" and t.syscall in ("poll", "ppoll") and t.timeout is False
@@ -551,7 +589,7 @@ def _poll_waits(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], 
     The poll ends when any of them is ready: the graph follows the one that decides."""
     out = []
     for fd, reading in polled_fds(pid, t.tid) or []:
-        if fd == 0 and reading:
+        if _reads_stdin(pid, fd, reading):
             continue  # standard input: the input rule's (see _reads_pipe)
         wait = _pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
         if wait is not None:
@@ -568,7 +606,8 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)  # polling: it may be between two tries (running) at the sample
         elif t.state in ("S", "D") and (t.syscall in ("flock", "fcntl") or (t.futex is not None and t.shared_futex)):
             out.append(t)
-        elif (_reads_pipe(t) or _polls_forever(t)) and not any(sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames):
+        elif (_reads_pipe(t) or _reads_socket(t) or _polls_forever(t)) \
+                and not any(sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames):
             out.append(t)  # a pool worker reading its task pipe waits for work: not a wait on a holder
     return out
 
@@ -601,10 +640,13 @@ def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
             elif (m := _futex_in(t, maps)) is not None:
                 wait = _sem_wait(pid, t, m, job, infos, py_spy, now)
             elif _reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) \
-                    and not _mp_helper(infos.get(pid)):
+                    and not _mp_helper(infos.get(pid)) \
+                    and not _reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS):
                 # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
                 # (a queue's feeder thread that a join waits for).
                 wait = _pipe_wait(pid, t, job, py_spy, now)
+            elif _reads_socket(t) and t.tid == pid:
+                wait = _socket_wait(pid, t, job, py_spy, now)
             elif _polls_forever(t) and t.tid == pid and not _mp_helper(infos.get(pid)):
                 out.setdefault(pid, []).extend(_poll_waits(pid, t, job, py_spy, now))
             if wait is not None:

@@ -7,6 +7,8 @@ each with the resource and the measured fact it was read from:
 - a process waiting for its child (``waitpid``, ``subprocess``, a read of the child's pipe) -> the child;
 - a process waiting for a DataLoader batch -> its workers;
 - a thread waiting for a file lock or a semaphore another process holds -> the holder (in the job or not);
+- a thread reading a pipe, or a socket whose other end is on this host (a unix socket, a loopback connection)
+  -> every process holding the other end, found by inode (in the job or not);
 - a thread reading the terminal, or at a prompt -> a person;
 - a thread waiting on a primitive of its own process that no living thread can release -> nobody.
 
@@ -197,7 +199,7 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
         if wt is None or not (w.holders or w.kind == "pipe"):
             continue
-        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full") else "file lock"
+        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket") else "file lock"
         place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
         if w.kind == "pipe" and not w.holders and w.note and "the waiter itself" in w.note:
             out.append((Edge(me, me, "pipe", f"{v.label()} reads {w.path} at {place}, and only it holds its write end",
@@ -210,6 +212,8 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             node = None if h.in_job and ctx.view(h.pid) is not None else _holder_node(h)
             if w.kind == "pipe":
                 words = f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end"
+            elif w.kind == "socket":
+                words = f"{v.label()} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
             elif w.kind == "pipe_full":
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:

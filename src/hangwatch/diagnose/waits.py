@@ -11,6 +11,8 @@ A holder outside the job's tree is named (pid, user, command, age), never touche
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
@@ -26,7 +28,7 @@ from hangwatch.diagnose.views import (
 )
 from hangwatch.evidence import Frame, LockHolder, LockWait, Role
 from hangwatch.incident import Finding, Verdict
-from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX
+from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX, SOCKET_WAIT_FIX
 
 WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock
 WORKING_BYTES = 64 * 1024
@@ -134,7 +136,7 @@ def lock_wait_rule(ctx: Context) -> list[Hit]:
                 continue
             if w.kind == "pipe_full":
                 continue  # a writer waiting for its readers: an edge of the wait-for graph (diagnose/graph.py)
-            if w.kind == "pipe":
+            if w.kind in ("pipe", "socket"):
                 pipe_hit = None if t.tid in piped else _pipe(ctx, v, t, w)  # a poll on two pipes: one finding
                 if pipe_hit is not None:
                     piped.add(t.tid)
@@ -185,9 +187,11 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
 
 
 def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
-    """process.waits_on: the main thread reads a pipe; its writers decide. Children writing to it are the
-    child.wait rule's (it judges the child); a writer outside the job, or one that left the job's tree, is
-    named here."""
+    """process.waits_on: the main thread reads a pipe (or a socket whose other end is on this host); its writers
+    (the holders of the other end) decide. Children holding it are the child.wait rule's (it judges the child);
+    a holder outside the job, or one that left the job's tree, is named here."""
+    if w.kind == "socket":
+        return _socket(ctx, v, t, w)
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     self_held = bool(w.note and "the waiter itself" in w.note)
@@ -207,11 +211,54 @@ def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
         return Hit(Finding(cause=Cause.PROCESS_WAITS_ON, confidence=0.85, summary=summary, where=v.where(t, frame),
                            evidence=(f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note)),
                            fix=PIPE_WAIT_FIX, proof=fact), Verdict.HUNG)
+    return _other_end(v, t, w)
+
+
+@dataclass(frozen=True)
+class _End:
+    """How a finding speaks of the other end of what a thread reads: a pipe's write end, a socket's peer."""
+
+    reads: str  # what the waiter does, with {path}
+    end: str
+    who: str
+    fix: tuple[str, ...]
+    outside: str  # the first fix when the holder is outside the job, with {pid}
+
+
+_ENDS = {
+    "pipe": _End("reads a pipe ({path})", "its write end", "writer", PIPE_WAIT_FIX,
+                 "pid {pid} outside the job holds the pipe's write end: the read ends when it writes or exits; end it "
+                 "if it is a leftover (`kill {pid}`); hangwatch only ever ends the job's own processes."),
+    "socket": _End("waits for an answer on {path}", "the other end", "peer", SOCKET_WAIT_FIX,
+                   "pid {pid} outside the job holds the other end: the read ends when it answers or exits; restart it "
+                   "if it is stuck; hangwatch only ever ends the job's own processes."),
+}
+
+
+def _socket(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
+    """process.waits_on: the main thread reads a socket with no timeout whose other end a process on this host
+    holds (a local server, a helper): what that process does decides. A helper of its own that is not working
+    is left to the rules that judge that helper (its own deadlock, its own wait)."""
+    if not w.holders:
+        return None  # nobody found: the network rule's
+    tree = _descendants(ctx, v.pid)
+    if all(h.in_job and h.pid in tree for h in w.holders) and \
+            not any(holder_state(h) == "working" for h in w.holders):
+        return None
+    return _other_end(v, t, w)
+
+
+def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
+    """The finding for a read that the holders of the other end decide: working, the job waits (proof of work);
+    asleep, slow; every holder parked or stopped, hung with proof; blocked, hung at --min-stall."""
+    words = _ENDS["socket" if w.kind == "socket" else "pipe"]
+    frame = innermost_user(t.frames)
+    at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     states = {h.pid: holder_state(h) for h in w.holders}
     h = min(w.holders, key=lambda x: _HOLDER_ORDER.index(states[x.pid]) if states[x.pid] in _HOLDER_ORDER else 9)
     state = states[h.pid]
-    summary = (f"{v.label()} reads a pipe ({w.path}) at {describe(frame)}; its write end is held by {holder_text(h)}, "
-               f"which {_holder_doing(h, state)}.")
+    summary = (f"{v.label()} {words.reads.format(path=w.path)} at {describe(frame)}; {words.end} is held by "
+               f"{holder_text(h)}, which {_holder_doing(h, state)}.")
     ev = [f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
           f"holder pid {h.pid}: {h.how}; state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
           f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}"]
@@ -219,24 +266,22 @@ def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     if hf is not None:
         ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
     if len(w.holders) > 1:
-        ev.append("writers: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
+        ev.append(f"{words.who}s: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
     if w.note:
         ev.append(w.note)
     verdict, fact = Verdict.HUNG, None
     if state == "working":
         verdict = Verdict.WAITING
-        fact = proof.work(f"the writer pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
+        fact = proof.work(f"the {words.who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
                           f"{size_text(h.moved_bytes or 0)} moved")
     elif state == "asleep":
         verdict = Verdict.SLOW
     elif state == "blocked" and all(states[x.pid] == "blocked" and x.parked for x in w.holders):
-        fact = proof.hang(f"every writer of {w.path} is parked: {parked_text(h)}")
+        fact = proof.hang(f"every {words.who} of {w.path} is parked: {parked_text(h)}")
     elif state == "stopped":
-        fact = proof.hang(f"the only writers of {w.path} are stopped (pid {h.pid}, state {h.state}): they run again "
-                          "only when someone continues them")
-    fix = PIPE_WAIT_FIX if h.in_job else (
-        f"pid {h.pid} outside the job holds the pipe's write end: the read ends when it writes or exits; end it if "
-        f"it is a leftover (`kill {h.pid}`); hangwatch only ever ends the job's own processes.", *PIPE_WAIT_FIX[1:])
+        fact = proof.hang(f"the only {words.who}s of {w.path} are stopped (pid {h.pid}, state {h.state}): they run "
+                          "again only when someone continues them")
+    fix = words.fix if h.in_job else (words.outside.format(pid=h.pid), *words.fix[1:])
     return Hit(Finding(cause=Cause.PROCESS_WAITS_ON, confidence=0.9 if verdict == Verdict.HUNG else 0.8,
                        summary=summary, where=v.where(t, frame), evidence=tuple(ev), fix=fix, proof=fact), verdict)
 

@@ -73,6 +73,7 @@ class EventKind(str, Enum):
     REDONE = "redone"  # a restarted attempt does steps again that the one before had done
     FROM_ZERO = "from_zero"  # a restart started again from step 0 although a checkpoint existed
     GPU_RELEASE = "gpu_release"  # before a restart: how long the ended job's GPU memory took to be freed
+    NODES_ENDED = "nodes_ended"  # multi-node, before a restart: every node ended its part of the attempt (or not)
     COORD_STATS = "coord_stats"  # multi-node: messages and bytes this node sent the store, per round and in all
     EXIT = "exit"
 

@@ -191,6 +191,7 @@ class Supervisor:
             if not released:  # no relaunch onto a GPU still held: the run ends as this attempt did
                 ctx.final_state = END_STATE.get(ctx.exit_status.reason)
                 return end.code
+            self.node_rounds.all_ended(attempt.number)
 
     def _launch_real(self, argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> Job:
         return LaunchedJob(launch(argv, env, None, self.ctx.output, on_chunk, self.ctx.status, self.cfg.use_pty,

@@ -18,6 +18,7 @@ LIVE_EVERY = 10  # rounds between liveness messages (with COORD_EVERY_S 0.5 s: e
 # How long node 0 keeps serving the store after its own run ended, for nodes that have not read the last
 # decision yet: a capture window and the wait for the nodes' summaries, and a few rounds.
 LEAVE_WAIT_S = 20.0
+ENDED_WAIT_S = 60.0  # plus --kill-grace: how long a node waits for the others to end an attempt before the next
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,10 @@ class NodeCoordination:
     def leave(self, wait_s: float) -> None:
         """This node's run is over (node 0 serves the store until the others have left, up to ``wait_s``)."""
         self.coord.leave(wait_s)
+
+    def all_ended(self, attempt: int, wait_s: float) -> bool:
+        """This node's part of ``attempt`` ended; True once every node's has (up to ``wait_s``)."""
+        return self.coord.all_ended(attempt, wait_s)
 
     def decide(self, attempt: int, proposal: Decision) -> Decision:
         """Propose; the first proposal stored for this attempt wins on every node."""

@@ -55,6 +55,22 @@ class NodeRounds:
             a.detector.suspect_now()
         return None
 
+    def all_ended(self, attempt: int) -> None:
+        """Before a restart of a multi-node job: wait until every node has ended its part of ``attempt``."""
+        nodes = self.ctx.nodes
+        if nodes is None:
+            return
+        from hangwatch.supervise.nodes.protocol import ENDED_WAIT_S
+
+        self.ctx.doing = "waiting for the other nodes to end their part of the job"
+        wait_s = ENDED_WAIT_S + self.ctx.cfg.kill_grace
+        together = nodes.all_ended(attempt, wait_s)
+        self.ctx.doing = "watching"
+        self.ctx.rundir.event(EventKind.NODES_ENDED, attempt=attempt, together=together)
+        if not together:
+            self.ctx.say(f"hangwatch: not every node ended attempt {attempt} within {wait_s:.0f} s; restarting "
+                         "this node anyway.")
+
     def close(self) -> None:
         """Leave (node 0 serves the store until the others have: they may still have a decision to read),
         then the store's traffic, as a `coord_stats` event."""

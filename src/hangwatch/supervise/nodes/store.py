@@ -110,6 +110,24 @@ class Coordinator:
                 return
             time.sleep(POLL_S)
 
+    def all_ended(self, attempt: int, wait_s: float) -> bool:
+        """This node's part of ``attempt`` has ended; wait (up to ``wait_s``) until every node that joined says
+        the same, so that no node starts the next attempt while another's ranks, or node 0's rendezvous store,
+        still run: a new rank that reached an old store would join a rendezvous that is about to vanish.
+        False when the wait ran out (or the store went away): the caller goes on alone."""
+        if self._count(("ended", attempt), 1) is None:
+            return False
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            joined = self._count(("joined",), 0)
+            ended = self._count(("ended", attempt), 0)
+            if joined is None or ended is None:
+                return False
+            if ended >= joined:
+                return True
+            time.sleep(POLL_S)
+        return False
+
     def _key(self, parts: tuple[object, ...]) -> str:
         return "/".join([self.prefix, *map(str, parts)])
 

@@ -1,0 +1,117 @@
+"""The other end of a connected socket, as an inode another process's fd can be matched to.
+
+A unix socket's peer is read from the kernel's sock_diag netlink interface (``ss -x`` reads the same: the
+``/proc/net/unix`` table lists no peers); a TCP connection's from ``/proc/PID/net/tcp{,6}``, where a
+loopback connection's two ends are two rows with their addresses swapped. Both are read in the network
+namespace of the process asked about (netlink only when it is hangwatch's own).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+
+from hangwatch.capture.proc import PROC, read_text
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+UDIAG_SHOW_PEER = 0x4
+UNIX_DIAG_PEER = 2
+_NLMSG = struct.Struct("=IHHII")  # struct nlmsghdr
+_REQ = struct.Struct("=BBHIII8s")  # struct unix_diag_req
+_MSG = struct.Struct("=BBBBI8s")  # struct unix_diag_msg
+_RTA = struct.Struct("=HH")  # struct rtattr
+RECV_TIMEOUT_S = 1.0
+MAX_REPLY_BYTES = 64 << 20  # a host with a million unix sockets answers in ~100 MiB; stop well before
+
+
+def _align(n: int) -> int:
+    return (n + 3) & ~3
+
+
+def unix_peers() -> dict[int, int] | None:
+    """inode -> its peer's inode, for every connected unix socket of hangwatch's network namespace; None when
+    the kernel does not answer (no sock_diag, a seccomp filter)."""
+    try:
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG)
+    except OSError:
+        return None
+    with s:
+        s.settimeout(RECV_TIMEOUT_S)
+        req = _REQ.pack(socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, UDIAG_SHOW_PEER, b"\xff" * 8)
+        try:
+            s.send(_NLMSG.pack(_NLMSG.size + len(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + req)
+            return _read_dump(s)
+        except OSError:
+            return None
+
+
+def _read_dump(s: socket.socket) -> dict[int, int] | None:
+    peers: dict[int, int] = {}
+    total = 0
+    while total < MAX_REPLY_BYTES:
+        data = s.recv(1 << 16)
+        total += len(data)
+        off = 0
+        while off + _NLMSG.size <= len(data):
+            length, kind, _, _, _ = _NLMSG.unpack_from(data, off)
+            if length < _NLMSG.size:
+                return peers
+            if kind == NLMSG_DONE:
+                return peers
+            if kind == NLMSG_ERROR:
+                return None
+            body = off + _NLMSG.size
+            if body + _MSG.size <= off + length:
+                inode = _MSG.unpack_from(data, body)[4]
+                peer = _peer_attr(data, body + _MSG.size, off + length)
+                if peer:
+                    peers[inode] = peer
+            off += _align(length)
+    return peers
+
+
+def _peer_attr(data: bytes, off: int, end: int) -> int | None:
+    while off + _RTA.size <= end:
+        length, kind = _RTA.unpack_from(data, off)
+        if length < _RTA.size:
+            return None
+        if kind == UNIX_DIAG_PEER and length >= _RTA.size + 4:
+            return int(struct.unpack_from("=I", data, off + _RTA.size)[0])
+        off += _align(length)
+    return None
+
+
+def _same_netns(pid: int) -> bool:
+    try:
+        return os.readlink(PROC / str(pid) / "ns" / "net") == os.readlink(PROC / "self" / "ns" / "net")
+    except OSError:
+        return False
+
+
+def _tcp_rows(pid: int) -> list[tuple[str, str, str]]:
+    """(local, remote, inode) of every TCP socket in ``pid``'s network namespace, addresses as the kernel
+    prints them (hex)."""
+    rows = []
+    for name in ("tcp", "tcp6"):
+        for line in (read_text(PROC / str(pid) / "net" / name) or "").splitlines()[1:]:
+            f = line.split()
+            if len(f) > 9:
+                rows.append((f[1], f[2], f[9]))
+    return rows
+
+
+def peer_inode(pid: int, inode: str, unix: dict[int, int] | None = None) -> str | None:
+    """The inode of the other end of ``pid``'s socket ``inode`` when that end is on this host (a unix socket,
+    a loopback TCP connection), else None. ``unix``: the unix peers already read (``unix_peers()``)."""
+    for local, remote, ino in (rows := _tcp_rows(pid)):
+        if ino == inode:
+            return next((i for loc, rem, i in rows if loc == remote and rem == local and i != "0"), None)
+    if not inode.isdigit() or not _same_netns(pid):
+        return None
+    peers = unix if unix is not None else unix_peers()
+    peer = (peers or {}).get(int(inode))
+    return str(peer) if peer else None
