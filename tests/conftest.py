@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -34,6 +35,46 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # Runs started by tests go to a run index of their own, not the user's.
     import tempfile
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="hangwatch-test-state-")
+
+
+# --- tiers ---------------------------------------------------------------------------------------------------
+# A test that starts a process (a job, hangwatch, torchrun, a shell) is marked ``e2e``; every other test is the
+# quick tier (`pytest -m "not e2e"`), and this guard keeps it honest: a test outside e2e that starts a process
+# fails, so the quick tier stays quick and needs nothing but the code.
+_spawned: list[str] = []
+
+
+def _watch_spawns() -> None:
+    """Note every process this test process starts: subprocess and multiprocessing's exec, fork, posix_spawn."""
+    import _posixsubprocess
+
+    def watched(name: str, call: Any) -> Any:
+        def spawn(*args: Any, **kwargs: Any) -> Any:
+            _spawned.append(f"{name} {args[0]!r}" if args else name)
+            return call(*args, **kwargs)
+        return spawn
+
+    _posixsubprocess.fork_exec = watched("exec", _posixsubprocess.fork_exec)  # type: ignore[assignment]
+    subprocess._fork_exec = watched("exec", subprocess._fork_exec)  # type: ignore[attr-defined]
+    for name in ("fork", "posix_spawn", "posix_spawnp"):
+        setattr(os, name, watched(name, getattr(os, name)))
+
+
+_watch_spawns()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The quick tier runs first: a broken rule fails in the first minute of the whole suite too."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+@pytest.fixture(autouse=True)
+def _quick_tier_starts_no_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    del _spawned[:]
+    yield
+    if request.node.get_closest_marker("e2e") is None and _spawned:
+        pytest.fail(f"this test is not marked e2e but started a process ({_spawned[0]}): mark it "
+                    "@pytest.mark.e2e, or keep it free of processes", pytrace=False)
 
 
 READY_TIMEOUT_S = 90.0  # torch import + worker start on 2 busy cores

@@ -20,6 +20,7 @@ def _no_incident(r: Run) -> None:
     assert not (r.dir / "incidents").exists(), (r.dir / "incidents" / "001" / "report.md").read_text()
 
 
+@pytest.mark.e2e
 def test_a_silent_job_is_watched_by_its_injected_heartbeats(run):
     r = run(*FAST, "--on-hang", "kill", "--startup-grace", "60", *py("silent_train.py", "--hang-at", "40"))
     assert r.returncode == 125, r.stderr.decode()[-2000:]
@@ -31,6 +32,7 @@ def test_a_silent_job_is_watched_by_its_injected_heartbeats(run):
     assert r.stdout == b""  # the hook itself prints nothing
 
 
+@pytest.mark.e2e
 def test_no_autobeat_leaves_the_job_untouched_and_says_no_signal_was_seen(run):
     r = run(*FAST, "--no-autobeat", "--startup-grace", "60", *py("silent_train.py", "--steps", "30"))
     assert r.returncode == 0, r.stderr.decode()[-2000:]
@@ -39,6 +41,7 @@ def test_no_autobeat_leaves_the_job_untouched_and_says_no_signal_was_seen(run):
     assert (s["progress_signal"], s["goodput"]) == ("none", None)
 
 
+@pytest.mark.e2e
 def test_the_users_sitecustomize_still_runs_and_the_hook_leaves_sys_path_alone(run):
     env = {"PYTHONPATH": f"{SCENARIOS / 'chained_site'}{os.pathsep}{SCENARIOS}"}
     r = run(*FAST, *py("show_site.py"), env=env)
@@ -47,6 +50,7 @@ def test_the_users_sitecustomize_still_runs_and_the_hook_leaves_sys_path_alone(r
     assert b"Error in sitecustomize" not in r.stderr
 
 
+@pytest.mark.e2e
 def test_every_torchrun_rank_beats_with_its_rank(run):
     r = run(*FAST, "--startup-grace", "60", "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
             "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_train.py"))
@@ -63,6 +67,7 @@ def test_every_torchrun_rank_beats_with_its_rank(run):
 # tests/test_checkpoints.py (test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint).
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
 def test_lightning_healthy_under_pipes_with_sleeping_workers_is_never_hung(run):
     r = run("--min-stall", "1", "--startup-grace", "120", "--capture-window", "1", "--on-hang", "kill",
@@ -75,6 +80,7 @@ def test_lightning_healthy_under_pipes_with_sleeping_workers_is_never_hung(run):
     assert s["attempt_stats"][0]["last_step"] == 36
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
 def test_lightning_rich_bar_in_a_terminal_is_read_as_the_batch_not_the_epoch(run, tmp_path):
     # No heartbeats: the rich bar alone must carry progress through epochs longer than --min-stall.
@@ -92,6 +98,7 @@ def test_lightning_rich_bar_in_a_terminal_is_read_as_the_batch_not_the_epoch(run
 
 
 # --- transformers Trainer --------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_hf_trainer_healthy_and_hung(run, tmp_path):
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")
@@ -104,6 +111,7 @@ def test_hf_trainer_healthy_and_hung(run, tmp_path):
     assert incident["last_progress"]["source"] == "heartbeat" and 15 <= incident["last_progress"]["step"] < 20
 
 
+@pytest.mark.e2e
 def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")
@@ -117,6 +125,7 @@ def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
     assert json.loads((run.dir / "summary.json").read_text())["goodput"] == 1.0
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(420)  # the first run alone may take its 300 s bound
 def test_a_resumed_hf_trainer_beats_its_global_step(run, tmp_path):
     """Resumed from checkpoint-20 with max_steps=40, the beats count 21..40 (the trainer's global step),
@@ -164,6 +173,7 @@ def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
         assert hook[name] == getattr(beat, name).format, name
 
 
+@pytest.mark.e2e
 def test_a_find_spec_probe_before_import_torch_does_not_lose_the_hook(run, tmp_path):
     # datasets/transformers ask importlib.util.find_spec("torch") before importing it.
     script = tmp_path / "probe_then_train.py"

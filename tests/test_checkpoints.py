@@ -32,6 +32,7 @@ def test_placeholders_are_filled_or_their_option_left_out(tmp_path):
     assert log.poll() == [{"path": "/b", "step": 2}]
 
 
+@pytest.mark.e2e
 def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_recorded_checkpoint(run, tmp_path):
     """Attempts 1 and 2 hang before step 13 (checkpoints at 5 and 10). Restart 1 passes nothing on: attempt 2
     starts from scratch, which is warned about and redoes 12 steps. Restart 2's fallback passes
@@ -62,6 +63,7 @@ def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_rec
     assert s["wasted_usd"] >= round((s["stalled_seconds"] + s["redone_seconds"]) / 100, 4) - 0.001  # $0.01/s
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
 def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint(run, tmp_path):
     """Under pipes, a DataLoader worker hangs at the start of epoch 1 (after global step 12): caught at its

@@ -80,6 +80,7 @@ def test_earlier_hangs_are_read_from_a_reused_run_dir(tmp_path):
 
 
 # --- 1. the exit-code contract: real runs -------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_requeued_run_that_hangs_at_the_same_place_is_not_requeued_again(run):
     """A scheduler requeues on 124 with the same --run-dir: the second hang at the same line is 125."""
     args = (*FAST, "--on-hang", "kill", *py("stepper.py", "--steps", "30", "--interval", "0.05", "--hang-at", "4",
@@ -148,6 +149,7 @@ exit 1
 """
 
 
+@pytest.mark.e2e
 def test_the_sbatch_script_parses_and_passes_shellcheck():
     assert subprocess.run(["bash", "-n", str(SBATCH)], capture_output=True, timeout=10).returncode == 0
     text = SBATCH.read_text()
@@ -194,6 +196,7 @@ def slurm(tmp_path):
     assert not left, f"processes left behind: {[q.pid for q in left]}"
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(200)  # the fixture waits for the job up to 150 s
 def test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124(slurm):
     """The recipe for real on 2 local "nodes": rank 1 hangs; both nodes exit 124 and the script requeues.
@@ -263,6 +266,7 @@ def _value(samples: dict, name: str, **labels: str) -> float | None:
     return None
 
 
+@pytest.mark.e2e
 def test_metrics_are_scraped_over_http_while_the_job_runs_and_written_as_a_textfile(run, tmp_path):
     port = _free_port()
     textfile = tmp_path / "hangwatch.prom"
@@ -306,6 +310,7 @@ def test_metrics_are_scraped_over_http_while_the_job_runs_and_written_as_a_textf
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
 
 
+@pytest.mark.e2e
 def test_a_busy_metrics_port_is_a_usage_error_and_nothing_starts(run, tmp_path):
     with socket.socket() as s:
         s.bind(("0.0.0.0", 0))  # noqa: S104 - busy on every interface, as the server binds
@@ -333,6 +338,7 @@ def test_the_grafana_dashboard_queries_only_metrics_hangwatch_serves():
 
 
 # --- 4. scale: the short form of bench/scale.py ----------------------------------------------------------
+@pytest.mark.e2e
 def test_three_nodes_act_on_one_decision_quickly_with_flat_store_traffic(tmp_path):
     """Three real hangwatches on one store; one node's job hangs, the others then wait at a barrier. Every
     node acts on the same decision within --min-stall + 10 s; a round costs each node about one store

@@ -65,6 +65,7 @@ def test_the_warning_comes_once_per_crossing_after_it_has_held():
     assert back is not None and back.startswith("back on time: finish ")
 
 
+@pytest.mark.e2e
 def test_a_deadline_met_is_shown_in_the_summary_and_nothing_is_said(run):
     r = run("--min-stall", "2", "--total-steps", "30", "--deadline", "+1h",
             *py("stepper.py", "--steps", "30", "--interval", "0.05"))
@@ -75,6 +76,7 @@ def test_a_deadline_met_is_shown_in_the_summary_and_nothing_is_said(run):
     assert not [e for e in run.events() if e["event"] == "deadline"]
 
 
+@pytest.mark.e2e
 def test_a_deadline_missed_then_met_again_warns_once_each_way(run):
     """600 steps: 30 slow ones (the projection lands far after the 12 s deadline), then 570 ten times
     faster (it lands before it, and the run ends in time)."""

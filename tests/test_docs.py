@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "hangwatch"
 
 
+@pytest.mark.e2e
 def test_every_cause_has_its_entry_and_the_generated_pages_are_current() -> None:
     assert set(CATALOGUE) == set(Cause)
     for cause, info in CATALOGUE.items():
@@ -59,6 +60,7 @@ def test_run_help_groups_every_option_under_a_heading() -> None:
     assert options == named  # every option has its heading; the headings name nothing that is gone
 
 
+@pytest.mark.e2e
 def test_the_library_face_inspects_a_real_stuck_job(start_job, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import hangwatch
 
@@ -73,6 +75,7 @@ def test_the_library_face_inspects_a_real_stuck_job(start_job, tmp_path: Path) -
     assert hangwatch.read_incident(tmp_path).to_dict() == incident.to_dict()  # what the CLI writes reads back
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", ["inspect_pid", "read_run", "list_runs", "read_incident"])
 def test_importing_hangwatch_stays_light(name: str) -> None:
     code = ("import sys, hangwatch; assert 'psutil' not in sys.modules and 'click' not in sys.modules; "

@@ -25,6 +25,7 @@ def doctor(*args: str, env: dict[str, str] | None = None, nofile: int | None = N
     return r.returncode, {c["id"]: c for c in json.loads(r.stdout)["checks"]}
 
 
+@pytest.mark.e2e
 def test_schema_and_every_check_present():
     code, checks = doctor()
     assert code in (0, 1)
@@ -37,6 +38,7 @@ def test_schema_and_every_check_present():
     assert checks["stacks.ptrace"]["status"] == "ok"  # this machine allows ptrace
 
 
+@pytest.mark.e2e
 def test_environment_hazards_are_flagged():
     env = clean_env(TOKENIZERS_PARALLELISM="true", OMP_NUM_THREADS="64")
     env.pop("PYTHONUNBUFFERED", None)
@@ -49,6 +51,7 @@ def test_environment_hazards_are_flagged():
         "ok", "ok", "ok"]
 
 
+@pytest.mark.e2e
 def test_low_open_files_limit_fails_and_sets_the_exit_status():
     code, checks = doctor(nofile=256)
     assert checks["limits.nofile"]["status"] == "fail" and checks["limits.nofile"]["value"].startswith("256")
@@ -68,6 +71,7 @@ def small_tmpfs(tmp_path):
         subprocess.run(["umount", str(mnt)], capture_output=True, timeout=30)
 
 
+@pytest.mark.e2e
 def test_small_shared_memory_and_full_disk(small_tmpfs):
     code, checks = doctor("--shm", str(small_tmpfs), "--checkpoint-dir", str(small_tmpfs))
     assert checks["shm.size"]["status"] == "warn" and checks["shm.size"]["value"].startswith("8 MiB")

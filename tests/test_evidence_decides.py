@@ -40,6 +40,7 @@ def _at(root: dict, script: str, tag: str = "HANG-HERE") -> None:
 
 
 # --- 1. proven work is not killed by the clock ------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
     """The issue's job, scaled: fast steps (0.05 s), then 20 s of a silent metric loop over the predictions,
     over 3 x the history floor (6 s here, 60 s by default). Its locals walk the data: slow, never hung.
@@ -56,6 +57,7 @@ def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
     assert extended and all(e["bound"].startswith("--max-slow") for e in extended), extended
 
 
+@pytest.mark.e2e
 def test_an_endless_data_walking_loop_is_declared_at_max_slow(run):
     r = run("--min-stall", "3", "--max-slow", "10", "--history-floor", "5", "--on-hang", "kill", *QUICK,
             *py("silent_eval.py", "-1"))
@@ -69,6 +71,7 @@ def test_an_endless_data_walking_loop_is_declared_at_max_slow(run):
     assert root["where"]["file"] == file and line <= root["where"]["line"] <= line + 2
 
 
+@pytest.mark.e2e
 def test_a_rank_that_downloads_while_the_other_waits_at_the_barrier_is_a_straggler(run, tmp_path):
     """`if rank == 0: download_weights(); dist.barrier()` after 40 steps: rank 0 writes 64 KiB every 0.2 s
     for 22 s while rank 1 waits. Waiting, named as a straggler, never hung."""
@@ -95,6 +98,7 @@ def _port() -> int:
     return _free_port()
 
 
+@pytest.mark.e2e
 def test_a_loop_at_a_modules_top_level_whose_stack_moves_is_not_killed_by_the_history(run):
     """The same silent metric loop at a module's top level (bench/zoo's like_silent_validation), where py-spy
     reads no locals: its stack moves between the loop's lines at full CPU, so it works; 16 s at a 4 s history
@@ -137,6 +141,7 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
     assert same(None, a, loop(23, None)).root.proof is None
 
 
+@pytest.mark.e2e
 def test_a_one_line_spin_at_a_modules_top_level_is_still_bounded_by_the_history(run):
     """Its twin: a spin on one line at a module's top level shows nothing a spin would not, so the job's
     history bounds it (hung at the 3 s floor, at its line)."""
@@ -170,6 +175,7 @@ def _end(p: subprocess.Popen[bytes]) -> None:
     p.wait(timeout=10)
 
 
+@pytest.mark.e2e
 def test_a_file_lock_held_outside_the_job_is_named_and_its_holder_left_alone(run, tmp_path):
     holder = _holder(tmp_path, "forever")
     try:
@@ -190,6 +196,7 @@ def test_a_file_lock_held_outside_the_job_is_named_and_its_holder_left_alone(run
     assert any("HF_DATASETS_CACHE" in f for f in root["fix"])
 
 
+@pytest.mark.e2e
 def test_a_blocking_flock_names_its_holder(start_job, tmp_path):
     holder = _holder(tmp_path, "forever")
     try:
@@ -203,6 +210,7 @@ def test_a_blocking_flock_names_its_holder(start_job, tmp_path):
     _at(root, "filelock_wait.py", "HANG-HERE:flock")
 
 
+@pytest.mark.e2e
 def test_a_lock_whose_holder_works_is_waited_for(run, tmp_path):
     """The twin: the holder computes for 16 s, then releases; the job waits (`waiting`), then finishes."""
     holder = _holder(tmp_path, "work:16")
@@ -221,6 +229,7 @@ def test_a_lock_whose_holder_works_is_waited_for(run, tmp_path):
     assert root["proof"]["kind"] == "work"
 
 
+@pytest.mark.e2e
 def test_a_multiprocessing_lock_taken_with_a_bare_acquire_names_its_likely_holder(start_job):
     job = start_job("dl_mp_lock_bare.py", ready_count=2)
     root = root_cause(inspect_json(job.pid, window=1))
@@ -236,6 +245,7 @@ def test_a_multiprocessing_lock_taken_with_a_bare_acquire_names_its_likely_holde
 
 
 # --- 3. lost work -------------------------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_pool_worker_killed_mid_task_is_lost_work(run):
     r = run("--min-stall", "5", "--on-hang", "kill", *QUICK, *py("pool_lost.py"))
     assert r.returncode == 124, r.stderr.decode()[-3000:]  # a killed worker (OOM) may pass on a requeue
@@ -251,6 +261,7 @@ def test_a_pool_worker_killed_mid_task_is_lost_work(run):
         assert "itself stuck" not in f["summary"], f
 
 
+@pytest.mark.e2e
 def test_inspect_infers_lost_work_from_a_late_replacement_and_says_so(start_job):
     job = start_job("pool_lost.py")
     time.sleep(1.0)  # the pool starts the replacement within 0.1 s; then everything settles
@@ -350,6 +361,7 @@ def _finish(runs: list[tuple[Run, float]], timeout: float) -> list[tuple[int, by
     return out
 
 
+@pytest.mark.e2e
 def test_with_the_defaults_a_proven_hang_is_declared_at_the_first_look(tmp_path):
     """No flags but --on-hang kill: every case is declared within ~20 s of its last progress (the first look at
     15 s plus a 2 s capture), not after --min-stall's 120 s; each exits 125 but lost work (a killed worker may
@@ -382,6 +394,7 @@ TWINS = [  # healthy look-alikes of the cases above, under the same defaults: th
 ]
 
 
+@pytest.mark.e2e
 def test_with_the_defaults_the_healthy_twins_are_untouched(tmp_path):
     runs = _runs(tmp_path, TWINS, "--on-hang", "kill")
     try:
@@ -398,6 +411,7 @@ def test_with_the_defaults_the_healthy_twins_are_untouched(tmp_path):
     assert any(e["event"] == "look" for r, _ in runs[:2] for e in r.events()), "the twins were looked at early"
 
 
+@pytest.mark.e2e
 def test_a_job_stopped_for_a_few_seconds_is_not_touched(run):
     p = run.start("--on-hang", "kill", *py("stepper.py", "--interval", "0.1", "--steps", "110"))
     try:

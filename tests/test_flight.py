@@ -25,6 +25,7 @@ def _where(root: dict, script: str, tag: str) -> None:
     assert (root["where"]["file"], root["where"]["line"]) == marker(script, tag), root["where"]
 
 
+@pytest.mark.e2e
 def test_a_barrier_only_rank_0_calls_is_named_from_the_recorder(run):
     """3 ranks: rank 0 alone calls dist.barrier() in `if rank == 0:`; ranks 1 and 2 are in the next step's
     all_reduce. The recorder says both sides at the same sequence number, with each side's line."""
@@ -57,6 +58,7 @@ def test_a_barrier_only_rank_0_calls_is_named_from_the_recorder(run):
     assert not any(c.isdigit() for p in socks for c in p.name), "torch prints the name: no number to read as a step"
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(200)  # the run is bounded at 150 s
 def test_ddp_ranks_inside_backward_are_told_apart_by_the_recorder(run):
     """4 ranks with DDP: rank 2 is stuck loading its batch; ranks 0, 1, 3 are inside loss.backward(), where no
@@ -80,6 +82,7 @@ def test_ddp_ranks_inside_backward_are_told_apart_by_the_recorder(run):
     assert not any("distributed_c10d.py" in f["file"] for p in victims for t in p["threads"] for f in t["frames"])
 
 
+@pytest.mark.e2e
 def test_a_rank_that_raised_and_cannot_exit_is_named_at_the_thread_it_waits_for(run):
     """2 ranks: rank 1 raised and is exiting, joining a non-daemon thread that waits forever; rank 0 waits in
     all_reduce. The culprit is rank 1 at its thread's line, not threading.py where its main thread joins."""
@@ -94,6 +97,7 @@ def test_a_rank_that_raised_and_cannot_exit_is_named_at_the_thread_it_waits_for(
     assert "while rank 0 waits in all_reduce #" in s, s
 
 
+@pytest.mark.e2e
 def test_a_rank_spinning_with_the_gil_still_answers_through_the_worker_server(run):
     r = run(*QUICK, *_torchrun(2, "dist_fr_spin.py"))
     assert r.returncode == 125, r.stderr.decode()[-3000:]  # a counting spin: a bug at that line
@@ -109,6 +113,7 @@ def test_a_rank_spinning_with_the_gil_still_answers_through_the_worker_server(ru
     assert (run.dir / "incidents" / "001" / "flight" / "rank-1.json").exists()  # C++ answered, Python could not
 
 
+@pytest.mark.e2e
 def test_without_the_worker_server_the_ranks_fallback_dump_is_read(run):
     """A torch without _WorkerServer (HANGWATCH_FLIGHT=fifo pretends): a thread of each rank writes the dump
     when hangwatch asks through a FIFO; the finding is the same."""
@@ -121,6 +126,7 @@ def test_without_the_worker_server_the_ranks_fallback_dump_is_read(run):
     assert not list((run.dir / "heartbeat").glob("flight-*.sock"))
 
 
+@pytest.mark.e2e
 def test_a_healthy_ddp_job_with_the_recorder_on_is_untouched(run):
     r = run("--min-stall", "3", "--on-hang", "kill", *_torchrun(2, "dist_ddp_data.py", "-1"))
     assert r.returncode == 0, r.stderr.decode()[-3000:]
@@ -129,6 +135,7 @@ def test_a_healthy_ddp_job_with_the_recorder_on_is_untouched(run):
     assert sorted(e["rank"] for e in entries) == [0, 1] and all(e["kind"] == "server" for e in entries)
 
 
+@pytest.mark.e2e
 def test_a_job_that_never_makes_a_process_group_starts_no_reader_and_the_flag_turns_it_off(run, tmp_path):
     r = run("--min-stall", "3", *py("stepper.py", "--steps", "5", "--interval", "0.05"))
     assert r.returncode == 0

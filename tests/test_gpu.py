@@ -283,6 +283,7 @@ def fake_gpu(tmp_path):
     return path
 
 
+@pytest.mark.e2e
 def test_hang_on_a_gpu_job_shows_the_gpu_section_and_the_host_side_stuck(run, fake_gpu):
     r = run(*FAST, "--on-hang", "kill", *py("gpu_job.py", "--hang-at", "5"), env={"HANGWATCH_GPU_FAKE": str(fake_gpu)})
     assert r.returncode == 125, r.stderr.decode()[-2000:]
@@ -299,6 +300,7 @@ def test_hang_on_a_gpu_job_shows_the_gpu_section_and_the_host_side_stuck(run, fa
     assert "## GPUs and kernel log" in md and "holds 30000 MiB on GPU 0" in md
 
 
+@pytest.mark.e2e
 def test_restart_waits_for_the_gpu_memory_to_be_released(run, fake_gpu):
     r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe",
             *py("gpu_job.py", "--hang-at", "4", "--steps", "8", "--release-after", "2"),
@@ -309,6 +311,7 @@ def test_restart_waits_for_the_gpu_memory_to_be_released(run, fake_gpu):
     assert b"GPU memory was released after" in r.stderr and run.summary()["attempts"] == 2
 
 
+@pytest.mark.e2e
 def test_memory_that_stays_held_is_not_relaunched_into(run, fake_gpu):
     r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe", "--gpu-release-timeout", "2",
             *py("gpu_job.py", "--hang-at", "4", "--release-after", "-1"), env={"HANGWATCH_GPU_FAKE": str(fake_gpu)})
@@ -322,6 +325,7 @@ def test_memory_that_stays_held_is_not_relaunched_into(run, fake_gpu):
     assert any(e["event"] == "give_up" and e["reason"] == "gpu memory held" for e in run.events())
 
 
+@pytest.mark.e2e
 def test_relaunch_on_held_gpu_relaunches_anyway(run, fake_gpu):
     r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe", "--gpu-release-timeout", "1",
             "--relaunch-on-held-gpu", *py("gpu_job.py", "--hang-at", "4", "--steps", "6", "--release-after", "-1"),
@@ -329,6 +333,7 @@ def test_relaunch_on_held_gpu_relaunches_anyway(run, fake_gpu):
     assert r.returncode == 0 and b"relaunching anyway" in r.stderr and run.summary()["attempts"] == 2
 
 
+@pytest.mark.e2e
 def test_inspect_names_an_xid_from_the_kernel_log(start_job, fake_gpu, tmp_path):
     job = start_job("sleeper.py")
     env = clean_env(HANGWATCH_GPU_FAKE=str(fake_gpu), HANGWATCH_KMSG_FILE=str(GPU / "kmsg-nvidia-xid79-pid-unknown.txt"))
@@ -343,6 +348,7 @@ def test_inspect_names_an_xid_from_the_kernel_log(start_job, fake_gpu, tmp_path)
     assert "GPU 0 NVIDIA H100 80GB HBM3" in text and "Kernel log since the job started" in text
 
 
+@pytest.mark.e2e
 def test_doctor_gpu_checks_on_the_fake_gpu(fake_gpu, tmp_path):
     data = json.loads(fake_gpu.read_text())
     data["devices"][1].update(persistence_mode=False, ecc_uncorrected=3)

@@ -14,6 +14,8 @@ import psutil
 import pytest
 from conftest import SCENARIOS, Run, _free_port, _job_processes, wait_for_event
 
+pytestmark = pytest.mark.e2e
+
 pytest.importorskip("torch")
 GRACE_S = 2.0
 SLACK_S = 6.0

@@ -19,6 +19,7 @@ def _one_clear_line(stderr: str) -> None:
     assert "Traceback" not in stderr
 
 
+@pytest.mark.e2e
 def test_no_such_pid():
     r = run_hangwatch("inspect", "4194303")
     assert r.returncode == 2
@@ -26,6 +27,7 @@ def test_no_such_pid():
     assert "no process with pid 4194303" in r.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("args", [["inspect"], ["inspect", "abc"], ["inspect", "1", "--window", "-1"],
                                   ["inspect", "1", "--window", "x"], ["inspect", "0"], ["nosuchcommand"],
                                   ["inspect", "1", "--bogus"]])
@@ -36,6 +38,7 @@ def test_bad_arguments(args):
     assert r.stdout == ""
 
 
+@pytest.mark.e2e
 def test_non_python_process(start_job):
     job = start_job(["/bin/sh", "-c", 'echo "ready $$" > "$HW_READY"; exec sleep 300'])
     incident = inspect_json(job.pid, window=1.0)
@@ -45,6 +48,7 @@ def test_non_python_process(start_job):
     assert incident["processes"][0]["threads"][0]["frames"] == []
 
 
+@pytest.mark.e2e
 def test_py_spy_missing_still_diagnoses_state(start_job):
     job = start_job("sleeper.py")
     r = run_hangwatch("inspect", str(job.pid), "--window", "1", "--json",
@@ -56,6 +60,7 @@ def test_py_spy_missing_still_diagnoses_state(start_job):
     assert incident["processes"][0]["state"] == "S"
 
 
+@pytest.mark.e2e
 def test_process_that_exits_during_capture(start_job):
     job = start_job([sys.executable, "-c",
                      "import os,time; open(os.environ['HW_READY'],'w').write(f'ready {os.getpid()}'); time.sleep(0.8)"])
@@ -65,6 +70,7 @@ def test_process_that_exits_during_capture(start_job):
     assert incident["processes"][0]["pid"] == job.pid
 
 
+@pytest.mark.e2e
 def test_d_state_process_is_captured_without_hanging(start_job):
     job = start_job("dstate.py")
     incident = inspect_json(job.pid, window=1.0)
@@ -99,6 +105,7 @@ def _assert_refusal_explained(r: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
 def test_ptrace_refused_is_explained(start_job):
     """As another user: where that user cannot read this venv (under /root, mode 700) the set-up cannot run,
@@ -113,6 +120,7 @@ def test_ptrace_refused_is_explained(start_job):
     _assert_refusal_explained(r)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
 def test_ptrace_refused_without_the_capability_is_explained(start_job):
     job = start_job("sleeper.py")

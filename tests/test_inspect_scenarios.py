@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import SCENARIOS, inspect_json, marker, root_cause
 
+pytestmark = pytest.mark.e2e
+
 torch = pytest.importorskip("torch")
 
 

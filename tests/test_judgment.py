@@ -44,6 +44,7 @@ def _in_the_loop(where: dict, script: str = "dl_long_batch.py") -> None:
     file, line = marker(script)  # the loop's header; a sample may land on any line of its body
     assert where["file"] == file and line <= where["line"] <= line + 3, where
 
+@pytest.mark.e2e
 def test_a_worker_computing_forever_is_slow_then_hung_at_max_slow(run):
     """Its loop walks its data: proven work, never hung by the step history; --max-slow ends it."""
     r = run("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--max-slow", "10",
@@ -66,6 +67,7 @@ def test_a_worker_computing_forever_is_slow_then_hung_at_max_slow(run):
     assert "hung at " in stderr and "unless it progresses" in stderr
 
 
+@pytest.mark.e2e
 def test_a_job_that_only_wakes_is_still_hung_by_its_step_history(run):
     """What shows no work (a sleep loop polling for a file that never comes) keeps the history bound."""
     r = run("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--history-floor", "8",
@@ -79,6 +81,7 @@ def test_a_job_that_only_wakes_is_still_hung_by_its_step_history(run):
 
 
 # --- 1. a counter that only counts ------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_collate_spin_whose_counter_advances_is_hung_at_once(run):
     """The issue's case: `while n >= 0: n += 1` in a collate_fn. `n` moves, nothing else: a spin."""
     t0 = time.monotonic()
@@ -94,6 +97,7 @@ def test_a_collate_spin_whose_counter_advances_is_hung_at_once(run):
     assert root["proof"]["fact"].startswith("a counting spin: `n` only counts")
 
 
+@pytest.mark.e2e
 def test_a_loop_that_walks_its_data_is_alive_not_a_spin(start_job):
     """The twin: a worker's loop whose values change with its data (`for row in rows`) computes."""
     job = start_job([sys.executable, str(SCENARIOS / "dl_long_batch.py"), "-1"])
@@ -105,6 +109,7 @@ def test_a_loop_that_walks_its_data_is_alive_not_a_spin(start_job):
 
 
 # --- 1. alive, bounded by the job's own history ------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_worker_that_really_takes_24_s_on_one_batch_is_not_touched(run):
     """The healthy twin, at the default bounds: one 24 s batch among fast ones (proven work: only --max-slow,
     1800 s, bounds it; the step history never does)."""
@@ -150,6 +155,7 @@ def test_a_phase_is_bounded_by_the_longest_earlier_phase_of_its_name():
 
 
 # --- 2. peers that never join ---------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_rank_whose_peer_never_starts_is_waiting_then_hung_at_the_rendezvous_timeout(run):
     port = _free_port()
     r = run(*QUICK, "--rendezvous-timeout", "8", "--on-hang", "kill",
@@ -167,6 +173,7 @@ def test_a_rank_whose_peer_never_starts_is_waiting_then_hung_at_the_rendezvous_t
     assert [e["event"] for e in run.events()].count("incident") == 2  # the waiting incident is written once
 
 
+@pytest.mark.e2e
 def test_a_node_that_starts_25_s_late_is_not_killed(run, tmp_path):
     """The twin, at the default --rendezvous-timeout (300 s): the peer arrives after 25 s, well past
     --min-stall, three still startup probes (15 s) and the 12 s timeout the never-coming peer is held to."""
@@ -192,6 +199,7 @@ def test_a_node_that_starts_25_s_late_is_not_killed(run, tmp_path):
     assert [(i["verdict"], i["action"]) for i in incidents] == [("waiting", "none")]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("backend", ["static", "c10d"])
 def test_torchruns_own_rendezvous_names_the_store_and_the_nodes_joined(start_job, backend):
     port = _free_port()
@@ -216,6 +224,7 @@ def _stdin_pipe() -> tuple[int, int]:
     return os.pipe()
 
 
+@pytest.mark.e2e
 def test_a_job_waiting_at_a_login_prompt_is_hung_at_once(run):
     r_fd, w_fd = _stdin_pipe()
     try:
@@ -237,6 +246,7 @@ def test_a_job_waiting_at_a_login_prompt_is_hung_at_once(run):
     assert any("WANDB_API_KEY" in f for f in root["fix"]) and any("/dev/null" in f for f in root["fix"])
 
 
+@pytest.mark.e2e
 def test_a_prompt_answered_within_2_s_is_not_touched(run):
     r_fd, w_fd = _stdin_pipe()
     try:
@@ -253,6 +263,7 @@ def test_a_prompt_answered_within_2_s_is_not_touched(run):
     assert run.summary()["incidents"] == 0
 
 
+@pytest.mark.e2e
 def test_a_forgotten_breakpoint_names_the_debugger_prompt(start_job):
     job = start_job("breakpoint_job.py", env={"PYTHONBREAKPOINT": ""}, stdin=subprocess.PIPE)  # open, silent
     root = root_cause(inspect_json(job.pid))
@@ -263,6 +274,7 @@ def test_a_forgotten_breakpoint_names_the_debugger_prompt(start_job):
 
 
 # --- 4. not moving and unknown is not a reason to wait 15 minutes ------------------------------------------------
+@pytest.mark.e2e
 def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
     t0 = time.monotonic()
     r = run("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill",
@@ -275,6 +287,7 @@ def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
     assert root["cause"] == "unknown" and (root["where"]["file"], root["where"]["line"]) == marker("still_start.py")
 
 
+@pytest.mark.e2e
 def test_a_download_that_delivers_bytes_is_never_still(run):
     p = run.start("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill",
                   *py("slow_network_read.py"))
@@ -289,6 +302,7 @@ def test_a_download_that_delivers_bytes_is_never_still(run):
 
 
 # --- 5. what the diagnosis must say ---------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_lock_held_by_main_and_awaited_by_a_worker_names_both_sides(start_job):
     job = start_job("dl_mp_lock.py")
     incident = inspect_json(job.pid)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import SCENARIOS, clean_env, py
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -123,6 +125,7 @@ def test_ls_of_a_directory_lists_that_directory_only(run, tmp_path):
     assert names() == ["run1", "run2"]  # no directory: ./hangwatch-runs and the index
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_a_short_soak_leaks_no_fds_or_threads():
     """The CI form of bench/soak.py: 2 minutes of a healthy torch job (DataLoader workers, autobeat, a tqdm

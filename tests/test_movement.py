@@ -22,6 +22,7 @@ def _not_hung(incident: dict) -> dict:
     return root
 
 
+@pytest.mark.e2e
 def test_a_worker_sleeping_in_getitem_is_slow_not_stuck(start_job):
     job = start_job("dl_worker_sleepy.py")
     incident = inspect_json(job.pid)
@@ -30,6 +31,7 @@ def test_a_worker_sleeping_in_getitem_is_slow_not_stuck(start_job):
     assert any("woke" in e for e in root["evidence"]), root["evidence"]
 
 
+@pytest.mark.e2e
 def test_a_cpu_loop_that_advances_into_a_buffered_file_is_output_buffered(start_job):
     job = start_job("buffered_cpu_loop.py")  # stdout is a file; no -u, no PYTHONUNBUFFERED
     incident = inspect_json(job.pid)
@@ -39,6 +41,7 @@ def test_a_cpu_loop_that_advances_into_a_buffered_file_is_output_buffered(start_
     assert root["where"]["file"] == str(SCENARIOS / "buffered_cpu_loop.py")
 
 
+@pytest.mark.e2e
 def test_a_spin_whose_condition_never_changes_is_a_busy_loop_with_its_locals_quoted(start_job):
     job = start_job("busy_loop.py")
     root = root_cause(inspect_json(job.pid))
@@ -46,6 +49,7 @@ def test_a_spin_whose_condition_never_changes_is_a_busy_loop_with_its_locals_quo
     assert any("`state` stayed {}" in e for e in root["evidence"]), root["evidence"]
 
 
+@pytest.mark.e2e
 def test_one_long_call_holding_the_gil_is_computing_not_a_busy_loop(start_job):
     """The same line in every sample, and that line a call (here sum over a huge range, which runs in C
     like a big sort or a regex): alive, never `code.busy_loop`, which would get it killed."""
@@ -56,6 +60,7 @@ def test_one_long_call_holding_the_gil_is_computing_not_a_busy_loop(start_job):
     assert "inside one call" in root["summary"] and "sum(range(n))" in root["evidence"][0]
 
 
+@pytest.mark.e2e
 def test_a_retry_loop_with_backoff_is_not_hung(start_job):
     job = start_job("retry_backoff.py")
     incident = inspect_json(job.pid, window=2.5)
@@ -63,6 +68,7 @@ def test_a_retry_loop_with_backoff_is_not_hung(start_job):
     assert root["cause"] not in ("code.deadlock", "code.busy_loop"), root
 
 
+@pytest.mark.e2e
 def test_a_slow_network_read_that_delivers_bytes_is_not_hung(start_job):
     job = start_job("slow_network_read.py")
     incident = inspect_json(job.pid)
@@ -71,6 +77,7 @@ def test_a_slow_network_read_that_delivers_bytes_is_not_hung(start_job):
         assert "slowly" in root["summary"], root
 
 
+@pytest.mark.e2e
 def test_a_worker_blocked_on_a_tcp_read_names_the_peer_and_the_timeout_fix(start_job):
     job = start_job("dl_worker_socket.py")
     incident = inspect_json(job.pid)
@@ -82,6 +89,7 @@ def test_a_worker_blocked_on_a_tcp_read_names_the_peer_and_the_timeout_fix(start
 
 
 # --- native frames -------------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_openmp_after_fork_is_named_from_native_frames(start_job):
     # A real native hang on CPU: GNU OpenMP's pool does not survive fork. Python's stack shows only
     # the user's matmul line; the automatic native pass names libgomp.
@@ -95,6 +103,7 @@ def test_openmp_after_fork_is_named_from_native_frames(start_job):
     assert (root["where"]["file"], root["where"]["line"]) == marker("omp_after_fork.py")
 
 
+@pytest.mark.e2e
 def test_native_flag_reads_native_frames_of_every_python_process(start_job, tmp_path):
     job = start_job("deadlock.py")
     out = tmp_path / "ev.json"
@@ -104,6 +113,7 @@ def test_native_flag_reads_native_frames_of_every_python_process(start_job, tmp_
     assert native and any(f["native"] for n in native for f in n["frames"])
 
 
+@pytest.mark.e2e
 def test_a_worker_blocked_reading_a_file_names_the_file_and_its_filesystem(start_job, tmp_path):
     job = start_job("dl_worker_fifo.py")
     root = root_cause(inspect_json(job.pid))
@@ -113,6 +123,7 @@ def test_a_worker_blocked_reading_a_file_names_the_file_and_its_filesystem(start
 
 
 # --- a loop that moves and goes nowhere ---------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_loop_whose_condition_nothing_can_change_is_proven_hung(start_job):
     """A batch grown past the end of its list: the index walks on (a local that moves, as in a loop that
     works), but the condition reads only `batch` and `target`, which stayed, and the body calls nothing:
@@ -127,6 +138,7 @@ def test_a_loop_whose_condition_nothing_can_change_is_proven_hung(start_job):
     assert fact.startswith("a loop that cannot end") and "`batch` stayed [0, 1, 2" in fact, fact
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ["flag", "fills"])
 def test_a_spin_another_thread_will_end_is_never_proven(start_job, mode):
     """The twins: the same spins, but a thread of the process sets the flag (the counter only counts) or fills

@@ -13,6 +13,8 @@ import psutil
 import pytest
 from conftest import clean_env, marker
 
+pytestmark = pytest.mark.e2e
+
 pytest.importorskip("torch")
 
 TARGETS = Path(__file__).parent / "probe_targets.py"

@@ -75,6 +75,7 @@ def _chain(tmp_path: Path, supervisor_env: bool) -> tuple[subprocess.Popen[bytes
     pytest.fail("the child never started")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("named", [True, False])
 def test_find_root_stops_at_the_supervisor_the_job_names(tmp_path, named):
     parent, child = _chain(tmp_path, supervisor_env=named)

@@ -38,6 +38,7 @@ def test_secret_names(name, secret):
     assert is_secret_name(name.lstrip("-")) is secret
 
 
+@pytest.mark.e2e
 def test_secret_on_a_jobs_command_line_never_reaches_the_output(start_job):
     import sys
 

@@ -25,6 +25,8 @@ from conftest import (
     wait_for_event,
 )
 
+pytestmark = pytest.mark.e2e
+
 # The exit code: 125 for a deterministic bug at the job's line (a deadlock, a spin, a wait with no timeout that
 # nothing can end), 124 where a requeue may pass (a network wait, a peer that never came) or a remedy is left.
 CAUSES = [

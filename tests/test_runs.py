@@ -61,6 +61,7 @@ def _wait(predicate, timeout: float = 30.0, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.e2e
 def test_ls_finds_runs_through_the_index_and_tells_dead_supervisors_from_running_ones(runs, tmp_path):
     env = clean_env(XDG_STATE_HOME=str(tmp_path / "state"))
     ckpt = tmp_path / "ck.json"
@@ -97,12 +98,14 @@ def test_ls_finds_runs_through_the_index_and_tells_dead_supervisors_from_running
     _wait(lambda: not _job_processes(c.dir), what="the guardian to end c's job")
 
 
+@pytest.mark.e2e
 def test_ls_of_a_missing_directory_is_one_line_and_exit_2(tmp_path):
     r = hw("ls", str(tmp_path / "nope"), cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "does not exist" in r.stderr
     assert hw("ls", "--json", cwd=tmp_path, env=clean_env(XDG_STATE_HOME=str(tmp_path))).stdout.strip() == "[]"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 @pytest.mark.parametrize("quit_key", ["q", "C-c"])
 def test_watch_in_a_real_terminal_shows_the_run_and_quits_on_a_key(run, tmp_path, quit_key):
@@ -132,6 +135,7 @@ def test_watch_in_a_real_terminal_shows_the_run_and_quits_on_a_key(run, tmp_path
         subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
 
 
+@pytest.mark.e2e
 def test_html_page_of_a_hang_restarted_into_a_slower_fallback(run, tmp_path):
     ckpt = tmp_path / "ck.json"
     r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe --slow", "--cost-per-hour", "36",
@@ -155,6 +159,7 @@ def test_html_page_of_a_hang_restarted_into_a_slower_fallback(run, tmp_path):
     assert "<code>--safe --slow</code>" in html and "Process tree" in html and "wasted while stalled or redoing steps" in html
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt install chromium) to render the page")
 def test_html_page_renders_in_headless_chromium(run, tmp_path):
     r = run(*FAST, "--on-hang", "kill", *py("stepper.py", "--steps", "30", "--interval", "0.1", "--hang-at", "12"))
@@ -170,6 +175,7 @@ def test_html_page_renders_in_headless_chromium(run, tmp_path):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
+@pytest.mark.e2e
 def test_a_day_of_progress_stays_a_small_page(run, tmp_path):
     r = run(*FAST, "--on-hang", "kill", *py("stepper.py", "--steps", "30", "--interval", "0.05", "--hang-at", "5"))
     assert r.returncode == 125
@@ -187,6 +193,7 @@ def test_a_day_of_progress_stays_a_small_page(run, tmp_path):
     assert len(points) <= 600 and "earlier events left out" in html
 
 
+@pytest.mark.e2e
 def test_merged_rank_stacks_of_a_torchrun_hang(run):
     r = run(*FAST, "--startup-grace", "60", "--on-hang", "kill", "--", sys.executable, "-m", "torch.distributed.run",
             "--nproc-per-node", "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py"))
@@ -221,6 +228,7 @@ def test_merged_stacks_stay_readable_at_64_ranks():
     assert rank_ranges({5, 1, 2, 3, 9}) == "1-3,5,9"
 
 
+@pytest.mark.e2e
 def test_budget_warns_once_with_the_numbers(run):
     r = run("--min-stall", "5", "--cost-per-hour", "3600", "--budget", "1",
             *py("stepper.py", "--steps", "25", "--interval", "0.1"))
@@ -232,6 +240,7 @@ def test_budget_warns_once_with_the_numbers(run):
     assert s["budget_usd"] == 1.0 and s["state"] == "finished"
 
 
+@pytest.mark.e2e
 def test_budget_stop_needs_a_total_it_can_trust(run):
     # The total is the N of a bar in the log: it may be some other loop's, so hangwatch warns but never stops.
     r = run("--min-stall", "1", "--cost-per-hour", "3600", "--budget", "1", "--on-over-budget", "stop",
@@ -240,6 +249,7 @@ def test_budget_stop_needs_a_total_it_can_trust(run):
     assert run.summary()["state"] == "finished"
 
 
+@pytest.mark.e2e
 def test_budget_stop_ends_the_job_cleanly(run):
     r = run("--min-stall", "1", "--kill-grace", "2", "--cost-per-hour", "3600", "--budget", "1",
             "--on-over-budget", "stop", "--total-steps", "1000",
@@ -269,6 +279,7 @@ def test_budget_stop_waits_for_the_next_checkpoint():
     assert w.stop_now(33.5, started_at=0.0)
 
 
+@pytest.mark.e2e
 def test_total_steps_gives_an_eta_and_budget_flags_are_checked(run, tmp_path):
     r = run("--min-stall", "5", "--total-steps", "500", *py("stepper.py", "--steps", "15", "--interval", "0.1"))
     assert r.returncode == 0
@@ -280,6 +291,7 @@ def test_total_steps_gives_an_eta_and_budget_flags_are_checked(run, tmp_path):
         assert e.returncode == 2 and e.stderr.count("\n") == 1 and "Traceback" not in e.stderr, e.stderr
 
 
+@pytest.mark.e2e
 def test_budget_stop_lands_right_after_a_checkpoint(run, tmp_path):
     """autobeat sees torch.save as a checkpoint phase: once over budget, the job is ended only after
     the next checkpoint has been written, not in the middle of one, nor steps later."""

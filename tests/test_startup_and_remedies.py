@@ -85,6 +85,7 @@ def test_settings_for_remedies(tmp_path):
 
 
 # --- end to end ---------------------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_a_fork_lock_hang_before_the_first_step_is_caught_and_restarted_with_spawn(run):
     r = run("--min-stall", "2", "--startup-grace", "120", "--capture-window", "1", "--kill-grace", "2",
             "--on-hang", "restart", *py("fork_lock.py"))  # no --fallback, no flag in the job
@@ -99,6 +100,7 @@ def test_a_fork_lock_hang_before_the_first_step_is_caught_and_restarted_with_spa
     assert s["remedies"][0]["remedy"] == "spawn" and s["remedies"][0]["progressed_past"] is True
 
 
+@pytest.mark.e2e
 def test_a_slow_but_alive_startup_is_not_hung(run):
     r = run("--min-stall", "2", "--startup-grace", "60", "--capture-window", "1", "--kill-grace", "2",
             "--on-hang", "kill", *py("warmup_then_train.py", "12"))
@@ -108,6 +110,7 @@ def test_a_slow_but_alive_startup_is_not_hung(run):
     assert len(probes) >= 3 and not any(p["hung"] for p in probes), probes
 
 
+@pytest.mark.e2e
 def test_a_remedy_reaches_every_torchrun_rank(run):
     r = run(*FAST, "--startup-grace", "60", "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
             "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_loader_context.py"),
@@ -117,6 +120,7 @@ def test_a_remedy_reaches_every_torchrun_rank(run):
     assert "rank 0 context SpawnContext batches 4" in out and "rank 1 context SpawnContext batches 4" in out, out
 
 
+@pytest.mark.e2e
 def test_the_spawn_remedy_falls_back_to_no_workers_for_a_loader_spawn_cannot_ship(tmp_path):
     """The spawn remedy on a dataset holding a lambda would crash the restarted job at its first
     batch: the hook sees the loader cannot be pickled and uses num_workers=0 instead, saying why."""
