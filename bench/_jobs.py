@@ -12,7 +12,8 @@ def throughput(cmd: list[str]) -> float:
         raise SystemExit(f"no throughput in output: {out[-500:]}")
     return float(m.group(1))
 
-STEPPER = r'''
+
+STEPPER = r"""
 import sys, threading, time
 interval, steps, mark = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 for i in range(steps):
@@ -22,9 +23,9 @@ print(f"step {steps}", flush=True)
 with open(mark, "w") as f:
     f.write(repr(time.time()))   # the moment of the hang: right after the last progress
 threading.Event().wait()
-'''
+"""
 
-TRAINER = r'''
+TRAINER = r"""
 import sys, time
 import torch
 torch.manual_seed(0)
@@ -40,9 +41,9 @@ while time.perf_counter() - t0 < seconds:
     if n % 10 == 0:
         print(f"step {n} loss {loss.item():.4f}", flush=True)
 print(f"THROUGHPUT {n / (time.perf_counter() - t0):.3f}", flush=True)
-'''
+"""
 
-FLOOD = r'''
+FLOOD = r"""
 import os, sys
 total, size = int(sys.argv[1]) << 20, int(sys.argv[2])  # MiB in all, bytes per write
 line = b"x" * 99 + b"\n"
@@ -54,9 +55,9 @@ while left:
     while chunk:
         chunk = chunk[os.write(1, chunk):]
     left -= min(size, left)
-'''
+"""
 
-DIST_STEPPER = r'''
+DIST_STEPPER = r"""
 import os, sys, threading, time
 import torch, torch.distributed as dist
 dist.init_process_group("gloo")
@@ -71,10 +72,10 @@ for step in range(10**6):
     if rank == 0:
         print(f"step {step}", flush=True)
     time.sleep(interval)
-'''
+"""
 
 # A loop of about 1,000 optimizer steps a second, each batch from a DataLoader: what autobeat hooks.
-LOADER_TRAINER = r'''
+LOADER_TRAINER = r"""
 import sys, time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -92,4 +93,4 @@ while time.perf_counter() - t0 < seconds:
         if time.perf_counter() - t0 >= seconds:
             break
 print(f"THROUGHPUT {n / (time.perf_counter() - t0):.3f}", flush=True)
-'''
+"""

@@ -31,9 +31,13 @@ HERE = Path(__file__).parent
 
 def _start(tmp: Path) -> subprocess.Popen[bytes]:
     ready = tmp / "ready"
-    p = subprocess.Popen([sys.executable, str(HERE / "dl_eight_workers.py"), str(ready)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    p = subprocess.Popen(
+        [sys.executable, str(HERE / "dl_eight_workers.py"), str(ready)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not ready.exists():
         if p.poll() is not None:
@@ -77,8 +81,12 @@ def main() -> None:
                 del os.environ["HANGWATCH_PY_SPY"]
                 state_only.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                subprocess.run([py_spy, "dump", "--subprocesses", "--pid", str(job.pid)], capture_output=True,
-                               timeout=60, check=False)
+                subprocess.run(
+                    [py_spy, "dump", "--subprocesses", "--pid", str(job.pid)],
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
+                )
                 baseline.append(time.perf_counter() - t)
             # The second pass for spinning threads, here forced on every process's main thread: its worst case.
             targets = {p.info.pid: {p.info.pid} for p in ev.processes}
@@ -93,15 +101,21 @@ def main() -> None:
             _stop(job)
     med, worst, base = statistics.median(ours), max(ours), statistics.median(baseline)
     print(f"processes captured per sample: {nprocs} (main + workers)")
-    print(f"full sample (tree + state + all stacks): median {med * 1000:.0f} ms, max {worst * 1000:.0f} ms "
-          f"over {args.runs} runs (target <= 500 ms)")
+    print(
+        f"full sample (tree + state + all stacks): median {med * 1000:.0f} ms, max {worst * 1000:.0f} ms "
+        f"over {args.runs} runs (target <= 500 ms)"
+    )
     print(f"state only (no stacks):                  median {statistics.median(state_only) * 1000:.0f} ms")
     print(f"baseline `py-spy dump --subprocesses`:   median {base * 1000:.0f} ms")
     print(f"ratio full sample / baseline: {med / base:.2f}")
-    print(f"locals pass (2 reads {GAP_S} s apart, all {nprocs} processes): {locals_s * 1000:.0f} ms "
-          f"({(locals_s - GAP_S) * 1000:.0f} ms of reading; it runs only for threads that spin)")
-    print(f"native pass (one --native read, all {nprocs} processes in parallel): {native_s * 1000:.0f} ms "
-          "(it runs once per capture, for processes whose Python stack explains nothing)")
+    print(
+        f"locals pass (2 reads {GAP_S} s apart, all {nprocs} processes): {locals_s * 1000:.0f} ms "
+        f"({(locals_s - GAP_S) * 1000:.0f} ms of reading; it runs only for threads that spin)"
+    )
+    print(
+        f"native pass (one --native read, all {nprocs} processes in parallel): {native_s * 1000:.0f} ms "
+        "(it runs once per capture, for processes whose Python stack explains nothing)"
+    )
     print("PASS" if worst <= 0.5 else "OVER TARGET")
 
 

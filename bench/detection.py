@@ -23,10 +23,33 @@ def one(interval: float, min_stall: float, tmp: Path) -> tuple[float, float]:
     steps = max(12, int(4 / interval))
     script, mark, run_dir = tmp / "stepper.py", tmp / f"hang-{interval}", tmp / f"run-{interval}"
     script.write_text(STEPPER)
-    subprocess.run([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--min-stall", str(min_stall),
-                    "--on-hang", "kill", "--kill-grace", "1", "--capture-window", "1", "--",
-                    sys.executable, str(script), str(interval), str(steps), str(mark)],
-                   capture_output=True, timeout=300, check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hangwatch",
+            "run",
+            "--run-dir",
+            str(run_dir),
+            "--min-stall",
+            str(min_stall),
+            "--on-hang",
+            "kill",
+            "--kill-grace",
+            "1",
+            "--capture-window",
+            "1",
+            "--",
+            sys.executable,
+            str(script),
+            str(interval),
+            str(steps),
+            str(mark),
+        ],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     incident = json.loads((run_dir / "incidents" / "001" / "incident.json").read_text())
     latency = incident["detected_at"] - float(mark.read_text())
     bound = max(min_stall, 3 * interval) + 3.0

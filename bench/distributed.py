@@ -38,9 +38,29 @@ def _ports() -> int:
 
 
 def _hw(run_dir: Path, min_stall: float, torchrun: list[str]) -> list[str]:
-    return [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--min-stall", str(min_stall),
-            "--startup-grace", "120", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill", "--",
-            sys.executable, "-m", "torch.distributed.run", *torchrun]
+    return [
+        sys.executable,
+        "-m",
+        "hangwatch",
+        "run",
+        "--run-dir",
+        str(run_dir),
+        "--min-stall",
+        str(min_stall),
+        "--startup-grace",
+        "120",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        *torchrun,
+    ]
 
 
 def _result(run_dir: Path, mark: Path) -> tuple[float, int | None]:
@@ -60,15 +80,39 @@ def main() -> None:
         script = tmp / "dist_stepper.py"
         script.write_text(DIST_STEPPER)
         job = [str(script), str(INTERVAL), str(HANG_STEP), str(tmp / "mark1")]
-        subprocess.run(_hw(tmp / "one", args.min_stall, ["--nproc-per-node", "4", "--master-port", str(_ports()),
-                                                         *job]), capture_output=True, timeout=600, check=False)
+        subprocess.run(
+            _hw(tmp / "one", args.min_stall, ["--nproc-per-node", "4", "--master-port", str(_ports()), *job]),
+            capture_output=True,
+            timeout=600,
+            check=False,
+        )
         rows.append(("4 ranks, 1 node", *_result(tmp / "one", tmp / "mark1")))
         port = _ports()
         job2 = [str(script), str(INTERVAL), str(HANG_STEP), str(tmp / "mark2")]
-        procs = [subprocess.Popen(_hw(tmp / f"node{i}", args.min_stall,
-                                      ["--nnodes", "2", "--node-rank", str(i), "--nproc-per-node", "2",
-                                       "--master-addr", "127.0.0.1", "--master-port", str(port), *job2]),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in (0, 1)]
+        procs = [
+            subprocess.Popen(
+                _hw(
+                    tmp / f"node{i}",
+                    args.min_stall,
+                    [
+                        "--nnodes",
+                        "2",
+                        "--node-rank",
+                        str(i),
+                        "--nproc-per-node",
+                        "2",
+                        "--master-addr",
+                        "127.0.0.1",
+                        "--master-port",
+                        str(port),
+                        *job2,
+                    ],
+                ),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for i in (0, 1)
+        ]
         for p in procs:
             p.wait(timeout=600)
         for i in (0, 1):

@@ -41,8 +41,17 @@ def _port() -> int:
 
 
 def torchrun(n: int, script: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(n), "--master-port",
-            str(_port()), str(SC / script), *args]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(n),
+        "--master-port",
+        str(_port()),
+        str(SC / script),
+        *args,
+    ]
 
 
 def plain(script: str, *args: str) -> list[str]:
@@ -79,8 +88,12 @@ def cases(tmp: Path) -> list[Case]:
         Case("worker event set 25 s late", plain("dl_event_late.py", "25"), False),
         Case("silent 40 s evaluation", plain("silent_eval.py", "40"), False),
         Case("rank 0 downloads 30 s, barrier", torchrun(2, "dist_download.py", "30", "mid"), False),
-        Case("lock released after 25 s of work", plain("filelock_wait.py", lock, "filelock"), False,
-             holder=plain("lock_holder.py", lock, "filelock", "work:25")),
+        Case(
+            "lock released after 25 s of work",
+            plain("filelock_wait.py", lock, "filelock"),
+            False,
+            holder=plain("lock_holder.py", lock, "filelock", "work:25"),
+        ),
         Case("pool workers recycled", plain("pool_recycled.py"), False),
         Case("one 30 s batch", plain("dl_long_batch.py", "30"), False),
     ]
@@ -105,8 +118,13 @@ def run_case(c: Case, tmp: Path, timeout: float) -> Result:
     holder = None
     if c.holder:
         held = work / "held"
-        holder = subprocess.Popen(c.holder, env={**env, "HW_READY": str(held)}, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        holder = subprocess.Popen(
+            c.holder,
+            env={**env, "HW_READY": str(held)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 30
         while not held.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -114,9 +132,15 @@ def run_case(c: Case, tmp: Path, timeout: float) -> Result:
     if c.stdin_open:
         r_fd, w_fd = os.pipe()
     t0 = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--on-hang", "kill",
-                          "--", *c.argv], env=env, cwd=work, stdin=r_fd, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--on-hang", "kill", "--", *c.argv],
+        env=env,
+        cwd=work,
+        stdin=r_fd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     if r_fd is not None:
         os.close(r_fd)
     try:
@@ -137,8 +161,10 @@ def run_case(c: Case, tmp: Path, timeout: float) -> Result:
     cause = hung[0]["findings"][0]["cause"] if hung else (incidents[0]["findings"][0]["cause"] if incidents else None)
     latency = None
     if hung:  # from the moment it got stuck: its ready file, else (a job stuck from its start) its launch
-        launch = next((json.loads(ln)["at"] for ln in (run_dir / "events.jsonl").read_text().splitlines()
-                       if '"launch"' in ln), None)
+        launch = next(
+            (json.loads(ln)["at"] for ln in (run_dir / "events.jsonl").read_text().splitlines() if '"launch"' in ln),
+            None,
+        )
         since = ready.stat().st_mtime if ready.exists() else launch
         latency = hung[0]["detected_at"] - since if since is not None else None
     return Result(c, p.returncode, cause, latency, touched, seconds)
@@ -161,8 +187,11 @@ def main() -> None:
         c = r.case
         want = c.cause if c.hung else "untouched"
         got = r.cause if r.touched else "untouched" + (f" ({r.cause})" if r.cause else "")
-        ok = (r.touched and r.cause == c.cause and r.latency is not None and r.latency <= 20.0) if c.hung \
+        ok = (
+            (r.touched and r.cause == c.cause and r.latency is not None and r.latency <= 20.0)
+            if c.hung
             else not r.touched
+        )
         if c.hung and r.latency is not None:
             latencies.append(r.latency)
         if c.hung and not ok:
@@ -171,16 +200,22 @@ def main() -> None:
             false_alarms.append(c.name)
         lat = f"{r.latency:.1f}s" if r.latency is not None else "-"
         ratio = f"{r.latency / MIN_STALL_DEFAULT:.2f}" if r.latency is not None else "-"
-        print(f"{c.name:<38} {want:<26} {got[:26]:<26} {r.code if r.code is not None else '-':>4} {lat:>8} "
-              f"{ratio:>6}  {'yes' if ok else 'NO'}")
+        print(
+            f"{c.name:<38} {want:<26} {got[:26]:<26} {r.code if r.code is not None else '-':>4} {lat:>8} "
+            f"{ratio:>6}  {'yes' if ok else 'NO'}"
+        )
     if latencies:
         xs = sorted(latencies)
-        print(f"hung cases: {len([r for r in results if r.case.hung]) - len(missed)} of "
-              f"{len([r for r in results if r.case.hung])} named within 20 s; latency p50 {xs[len(xs) // 2]:.1f} s, "
-              f"max {xs[-1]:.1f} s (the default --min-stall: {MIN_STALL_DEFAULT:.0f} s)")
+        print(
+            f"hung cases: {len([r for r in results if r.case.hung]) - len(missed)} of "
+            f"{len([r for r in results if r.case.hung])} named within 20 s; latency p50 {xs[len(xs) // 2]:.1f} s, "
+            f"max {xs[-1]:.1f} s (the default --min-stall: {MIN_STALL_DEFAULT:.0f} s)"
+        )
     healthy = len([r for r in results if not r.case.hung])
-    print(f"false alarms with the defaults: {len(false_alarms)} of {healthy} healthy jobs"
-          + (f" ({', '.join(false_alarms)})" if false_alarms else ""))
+    print(
+        f"false alarms with the defaults: {len(false_alarms)} of {healthy} healthy jobs"
+        + (f" ({', '.join(false_alarms)})" if false_alarms else "")
+    )
     if missed:
         print("missed or late:", ", ".join(missed))
 

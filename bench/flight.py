@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from hangwatch.capture.flight import read_dumps, registry  # noqa: E402 - after the path above
 from hangwatch.supervise.job.autobeat import FLIGHT_BUFFER, FLIGHT_VARS, autobeat_env  # noqa: E402
 
-JOB = r'''
+JOB = r"""
 import os, sys, time
 import torch, torch.distributed as dist
 t0 = time.perf_counter()
@@ -48,9 +48,9 @@ rate = n / (time.perf_counter() - t0)
 if rank == 0:
     print(f"RATE {rate:.1f} INIT {init:.4f}", flush=True)
 dist.destroy_process_group()
-'''
+"""
 
-STUCK = r'''
+STUCK = r"""
 import os, sys, time
 import torch, torch.distributed as dist
 dist.init_process_group("gloo")
@@ -62,7 +62,7 @@ open(os.path.join(sys.argv[1], f"ready-{rank}"), "w").close()
 if rank == 7:
     time.sleep(3600)
 dist.barrier()
-'''
+"""
 
 
 def _port() -> int:
@@ -79,9 +79,24 @@ def _env(hb: Path, on: bool) -> dict[str, str]:
 
 
 def one(script: Path, hb: Path, on: bool, seconds: float, nproc: int = 2) -> tuple[float, float]:
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc),
-                        "--master-port", str(_port()), str(script), str(seconds)], env=_env(hb, on),
-                       capture_output=True, text=True, timeout=300, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            str(nproc),
+            "--master-port",
+            str(_port()),
+            str(script),
+            str(seconds),
+        ],
+        env=_env(hb, on),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     m = re.search(r"RATE ([\d.]+) INIT ([\d.]+)", r.stdout)
     if m is None:
         raise SystemExit(f"no rate (exit {r.returncode}): {r.stdout[-400:]} {r.stderr[-1500:]}")
@@ -93,9 +108,23 @@ def read_eight(tmp: Path, rounds: int) -> tuple[float, float, int]:
     hb.mkdir()
     script = tmp / "stuck.py"
     script.write_text(STUCK)
-    p = subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "8", "--master-port",
-                          str(_port()), str(script), str(hb)], env=_env(hb, True), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "8",
+            "--master-port",
+            str(_port()),
+            str(script),
+            str(hb),
+        ],
+        env=_env(hb, True),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 240
         while len(list(hb.glob("ready-*"))) < 8 and time.monotonic() < deadline:
@@ -144,15 +173,21 @@ def main() -> None:
             ratios.append(got[True][0] / got[False][0])
             print(f"pair {i + 1}: on {got[True][0]:.0f}/s, off {got[False][0]:.0f}/s, ratio {ratios[-1]:.3f}")
         ratio = statistics.median(ratios)
-        print(f"all_reduce steps/s, 2 ranks (recorder buffer {FLIGHT_BUFFER}, worker server per rank): on "
-              f"{statistics.median(on_rates):.0f}, off {statistics.median(off_rates):.0f}; median ratio {ratio:.3f} "
-              f"({'PASS' if ratio >= 0.99 else 'UNDER'} the 0.99 target)")
+        print(
+            f"all_reduce steps/s, 2 ranks (recorder buffer {FLIGHT_BUFFER}, worker server per rank): on "
+            f"{statistics.median(on_rates):.0f}, off {statistics.median(off_rates):.0f}; median ratio {ratio:.3f} "
+            f"({'PASS' if ratio >= 0.99 else 'UNDER'} the 0.99 target)"
+        )
         added = statistics.median(inits_on) - statistics.median(inits_off)
-        print(f"init_process_group as the job sees it: {statistics.median(inits_on) * 1000:.1f} ms with the server, "
-              f"{statistics.median(inits_off) * 1000:.1f} ms without: {added * 1000:+.1f} ms per rank")
+        print(
+            f"init_process_group as the job sees it: {statistics.median(inits_on) * 1000:.1f} ms with the server, "
+            f"{statistics.median(inits_off) * 1000:.1f} ms without: {added * 1000:+.1f} ms per rank"
+        )
         med, worst, answered = read_eight(tmp, rounds=5)
-        print(f"reading 8 local ranks' recorders at once: median {med * 1000:.0f} ms, max {worst * 1000:.0f} ms "
-              f"({answered} of 8 answered)")
+        print(
+            f"reading 8 local ranks' recorders at once: median {med * 1000:.0f} ms, max {worst * 1000:.0f} ms "
+            f"({answered} of 8 answered)"
+        )
 
 
 if __name__ == "__main__":

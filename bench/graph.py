@@ -45,8 +45,13 @@ def _median_ms(fn, runs: int) -> float:  # type: ignore[no-untyped-def]
 
 def _job(tmp: Path) -> subprocess.Popen[bytes]:
     ready = tmp / "ready"
-    p = subprocess.Popen([sys.executable, str(HERE / "dl_eight_workers.py"), str(ready)], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    p = subprocess.Popen(
+        [sys.executable, str(HERE / "dl_eight_workers.py"), str(ready)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not ready.exists():
         if p.poll() is not None:
@@ -59,8 +64,10 @@ def _job(tmp: Path) -> subprocess.Popen[bytes]:
 def _seventeen(ev: Evidence) -> Evidence:
     """The capture with its 8 workers copied once more as 8 ranks (new pids): 17 processes."""
     workers = [p for p in ev.processes if p.info.role == Role.DATALOADER_WORKER]
-    ranks = [replace(p, info=replace(p.info, pid=p.info.pid + 100_000, role=Role.RANK, rank=i))
-             for i, p in enumerate(workers)]
+    ranks = [
+        replace(p, info=replace(p.info, pid=p.info.pid + 100_000, role=Role.RANK, rank=i))
+        for i, p in enumerate(workers)
+    ]
     return replace(ev, processes=(*ev.processes, *ranks))
 
 
@@ -108,8 +115,14 @@ def main() -> None:
             extra: list[subprocess.Popen[bytes]] = []
             try:
                 for _ in range(args.extra):
-                    extra.append(subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL,
-                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                    extra.append(
+                        subprocess.Popen(
+                            ["sleep", "600"],
+                            stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                        )
+                    )
                 loaded = _pipe_search(max(3, args.runs // 4), pids)
             finally:
                 for p in extra:
@@ -119,15 +132,22 @@ def main() -> None:
         finally:
             os.killpg(job.pid, signal.SIGKILL)
             job.wait(timeout=10)
-    for name, (with_graph, rules_only, graph_only) in (("main + 8 workers", nine), ("main + 8 workers + 8 ranks",
-                                                                                      seventeen)):
-        print(f"diagnosis, {name}: with the graph {with_graph:.1f} ms, rules alone (baseline) {rules_only:.1f} ms, "
-              f"added {with_graph - rules_only:.1f} ms (the graph alone {graph_only:.1f} ms; target <= 500 ms)")
-    print(f"pipe writers search, this host ({host_procs} /proc entries): {plain[0]:.1f} ms, found the writer: "
-          f"{plain[1]}")
-    print(f"pipe writers search, +{args.extra} processes: {loaded[0]:.1f} ms (bounded at "
-          f"{capture_waits.PIPE_SCAN_S * 1000:.0f} ms past the job's own; target <= 1000 ms), complete and found: "
-          f"{loaded[1]}; ratio to this host: {loaded[0] / max(plain[0], 1e-6):.1f}")
+    for name, (with_graph, rules_only, graph_only) in (
+        ("main + 8 workers", nine),
+        ("main + 8 workers + 8 ranks", seventeen),
+    ):
+        print(
+            f"diagnosis, {name}: with the graph {with_graph:.1f} ms, rules alone (baseline) {rules_only:.1f} ms, "
+            f"added {with_graph - rules_only:.1f} ms (the graph alone {graph_only:.1f} ms; target <= 500 ms)"
+        )
+    print(
+        f"pipe writers search, this host ({host_procs} /proc entries): {plain[0]:.1f} ms, found the writer: {plain[1]}"
+    )
+    print(
+        f"pipe writers search, +{args.extra} processes: {loaded[0]:.1f} ms (bounded at "
+        f"{capture_waits.PIPE_SCAN_S * 1000:.0f} ms past the job's own; target <= 1000 ms), complete and found: "
+        f"{loaded[1]}; ratio to this host: {loaded[0] / max(plain[0], 1e-6):.1f}"
+    )
     ok = nine[0] - nine[1] <= 500 and seventeen[0] - seventeen[1] <= 500 and loaded[0] <= 1000
     print("PASS" if ok else "OVER TARGET")
 

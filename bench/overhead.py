@@ -31,8 +31,11 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--starts", type=int, default=20, help="runs of `hangwatch run -- true` (and of `true`)")
-    ap.add_argument("--baseline-src", help="another checkout's src/ (e.g. a `git worktree` of the commit before "
-                    "a change): its start is measured alternately with this one's, in the same run")
+    ap.add_argument(
+        "--baseline-src",
+        help="another checkout's src/ (e.g. a `git worktree` of the commit before "
+        "a change): its start is measured alternately with this one's, in the same run",
+    )
     ap.add_argument("--start-only", action="store_true", help="skip the throughput pairs")
     args = ap.parse_args()
     ok = True
@@ -44,8 +47,22 @@ def main() -> None:
             bare, watched = [], []
             for i in range(args.pairs):
                 bare.append(throughput(job))
-                watched.append(throughput([sys.executable, "-m", "hangwatch", "run", "--run-dir", f"{d}/run{i}",
-                                           "--min-stall", "30", "--", *job]))
+                watched.append(
+                    throughput(
+                        [
+                            sys.executable,
+                            "-m",
+                            "hangwatch",
+                            "run",
+                            "--run-dir",
+                            f"{d}/run{i}",
+                            "--min-stall",
+                            "30",
+                            "--",
+                            *job,
+                        ]
+                    )
+                )
         b, w = statistics.median(bare), statistics.median(watched)
         print(f"without hangwatch: median {b:.1f} steps/s  {[f'{x:.1f}' for x in bare]}")
         print(f"with hangwatch:    median {w:.1f} steps/s  {[f'{x:.1f}' for x in watched]}")
@@ -74,15 +91,22 @@ def _start_and_exit(runs: int, baseline_src: str | None) -> float:
             times["true"].append(time.perf_counter() - t)
             for name, extra in sides.items():
                 t = time.perf_counter()
-                subprocess.run([sys.executable, "-c", SCRIPT, "run", "--run-dir", f"{d}/{name[0]}{i}", "--", "true"],
-                               capture_output=True, timeout=60, check=True, env={**os.environ, **extra})
+                subprocess.run(
+                    [sys.executable, "-c", SCRIPT, "run", "--run-dir", f"{d}/{name[0]}{i}", "--", "true"],
+                    capture_output=True,
+                    timeout=60,
+                    check=True,
+                    env={**os.environ, **extra},
+                )
                 times[name].append(time.perf_counter() - t)
     bare = statistics.median(times["true"])
     for name, runs_ in times.items():
         med = statistics.median(runs_)
         extra = "" if name == "true" else f"  added {med - bare:.3f} s"
-        print(f"{'`true`' if name == 'true' else f'`hangwatch run -- true` ({name})':44} median {med:.3f} s  "
-              f"min {min(runs_):.3f} s{extra}")
+        print(
+            f"{'`true`' if name == 'true' else f'`hangwatch run -- true` ({name})':44} median {med:.3f} s  "
+            f"min {min(runs_):.3f} s{extra}"
+        )
     added = statistics.median(times["this tree"]) - bare
     if "baseline" in times:
         print(f"added start+exit, this tree / baseline: {added / (statistics.median(times['baseline']) - bare):.2f}")

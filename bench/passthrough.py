@@ -50,8 +50,13 @@ def _pipe_into(job: list[str], consumer: list[str]) -> float:
 
 def _hangwatch(job: list[str], run_dir: Path, env: dict[str, str] | None = None) -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--", *job],
-                   stdout=subprocess.DEVNULL, timeout=1800, check=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--", *job],
+        stdout=subprocess.DEVNULL,
+        timeout=1800,
+        check=True,
+        env=env,
+    )
     return time.perf_counter() - t
 
 
@@ -144,12 +149,14 @@ def breakdown(job: list[str], mib: int, rounds: int, d: Path) -> None:
     """Where the pump's time goes, against tee on the same flood (medians, one run of this script)."""
     rows: dict[str, list[float]] = {}
     for i in range(rounds):
-        for label, fn in (("tee FILE", lambda p: _pipe_into(job, ["tee", str(p)])),
-                          ("reads only", lambda p: _pumped(job, "", p)),
-                          ("+ output.log", lambda p: _pumped(job, "log", p)),
-                          ("+ console", lambda p: _pumped(job, "log console", p)),
-                          ("+ parser tail", lambda p: _pumped(job, "log console tail", p)),
-                          ("Pump thread", lambda p: _pump(job, p))):
+        for label, fn in (
+            ("tee FILE", lambda p: _pipe_into(job, ["tee", str(p)])),
+            ("reads only", lambda p: _pumped(job, "", p)),
+            ("+ output.log", lambda p: _pumped(job, "log", p)),
+            ("+ console", lambda p: _pumped(job, "log console", p)),
+            ("+ parser tail", lambda p: _pumped(job, "log console tail", p)),
+            ("Pump thread", lambda p: _pump(job, p)),
+        ):
             path = d / f"b{i}.log"
             rows.setdefault(label, []).append(fn(path))
             path.unlink(missing_ok=True)
@@ -160,7 +167,7 @@ def breakdown(job: list[str], mib: int, rounds: int, d: Path) -> None:
         print(f"  {label:14} median {t:6.2f} s {mib / t:7.0f} MiB/s  vs tee {tee / t:.2f}")
 
 
-LINES128 = r'''
+LINES128 = r"""
 import os, sys
 total = int(sys.argv[1]) << 20
 line = b"y" * 127 + b"\n"
@@ -171,7 +178,7 @@ while left:
     while chunk:
         chunk = chunk[os.write(1, chunk):]
     left -= min(len(block), left)
-'''
+"""
 
 
 def _wait4(p: subprocess.Popen[bytes]) -> tuple[float, float]:
@@ -196,8 +203,9 @@ def _timed_tee(job: list[str], path: Path) -> tuple[float, float, float]:
 
 def _timed_hw(job: list[str], run_dir: Path) -> tuple[float, float]:
     t = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--", *job],
-                         stdout=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--", *job], stdout=subprocess.DEVNULL
+    )
     _, hsys = _wait4(p)
     return time.perf_counter() - t, hsys
 
@@ -214,6 +222,7 @@ def fair(mib: int, pairs: int) -> float:
         job = [sys.executable, str(script), str(mib)]
         ratios, tee_sys, hw_sys, job_sys, exact = [], [], [], [], True
         for i in range(pairs):
+
             def run_tee() -> float:
                 t, tsys, jsys = _timed_tee(job, d / "tee.log")
                 exact_tee = (d / "tee.log").stat().st_size == mib << 20
@@ -242,10 +251,14 @@ def fair(mib: int, pairs: int) -> float:
     gib = mib / 1024
     js = statistics.median(job_sys)
     print(f"fair pass-through: {mib} MiB of 128-byte lines, {pairs} alternated pairs, files on {base}")
-    print(f"  ratio hangwatch/tee: median {statistics.median(ratios):.2f} (pairs {min(ratios):.2f} to "
-          f"{max(ratios):.2f}); target >= 0.8")
-    print(f"  system time per GiB: tee {statistics.median(tee_sys) / gib:.2f} s, hangwatch "
-          f"{(statistics.median(hw_sys) - js) / gib:.2f} s (its job's own {js / gib:.2f} s taken out)")
+    print(
+        f"  ratio hangwatch/tee: median {statistics.median(ratios):.2f} (pairs {min(ratios):.2f} to "
+        f"{max(ratios):.2f}); target >= 0.8"
+    )
+    print(
+        f"  system time per GiB: tee {statistics.median(tee_sys) / gib:.2f} s, hangwatch "
+        f"{(statistics.median(hw_sys) - js) / gib:.2f} s (its job's own {js / gib:.2f} s taken out)"
+    )
     print(f"  output.log byte count: {'exact' if exact else 'WRONG'}")
     return statistics.median(ratios) if exact else 0.0
 
@@ -259,8 +272,10 @@ def main() -> None:
     ap.add_argument("--line-mib", type=int, default=64, help="MiB written as 100-byte lines")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--breakdown", action="store_true", help="also time the pump's parts in this process")
-    ap.add_argument("--baseline-src", help="another checkout's src/ (a `git worktree` of an older commit): its "
-                    "hangwatch is timed in the same rounds")
+    ap.add_argument(
+        "--baseline-src",
+        help="another checkout's src/ (a `git worktree` of an older commit): its hangwatch is timed in the same rounds",
+    )
     args = ap.parse_args()
     if not args.legacy and not args.breakdown:
         ratio = fair(args.fair_mib, args.pairs)
@@ -273,10 +288,22 @@ def main() -> None:
         if args.breakdown:
             breakdown([sys.executable, str(script), str(args.mib), "65536"], args.mib, args.rounds, d)
         ratios = [
-            bench("64 KiB blocks", [sys.executable, str(script), str(args.mib), "65536"], args.mib, args.rounds, d,
-                  args.baseline_src),
-            bench("100-byte lines", [sys.executable, str(script), str(args.line_mib), "100"], args.line_mib,
-                  args.rounds, d, args.baseline_src),
+            bench(
+                "64 KiB blocks",
+                [sys.executable, str(script), str(args.mib), "65536"],
+                args.mib,
+                args.rounds,
+                d,
+                args.baseline_src,
+            ),
+            bench(
+                "100-byte lines",
+                [sys.executable, str(script), str(args.line_mib), "100"],
+                args.line_mib,
+                args.rounds,
+                d,
+                args.baseline_src,
+            ),
         ]
     print("PASS" if min(ratios) >= 0.8 else "UNDER TARGET")
 

@@ -63,8 +63,9 @@ def _leftovers(work: Path, supervisors: list[subprocess.Popen[bytes]]) -> list[i
     return left
 
 
-def run_scale(nodes: int, min_stall: float, work: Path, idle_s: float = 10.0, interval: float = 0.5,
-              timeout_s: float = 300.0) -> dict[str, Any]:
+def run_scale(
+    nodes: int, min_stall: float, work: Path, idle_s: float = 10.0, interval: float = 0.5, timeout_s: float = 300.0
+) -> dict[str, Any]:
     """Run N nodes until one hangs and every node has acted; the figures (see the module's docstring)."""
     work.mkdir(parents=True, exist_ok=True)
     barrier, hang_file = work / "barrier", work / "hang-now"
@@ -75,15 +76,50 @@ def run_scale(nodes: int, min_stall: float, work: Path, idle_s: float = 10.0, in
     try:
         for i in range(nodes):
             run_dir = work / f"node{i}"
-            cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--coord",
-                   f"127.0.0.1:{port}", "--nodes", str(nodes), "--node-rank", str(i), "--coord-token", token,
-                   "--min-stall", str(min_stall), "--capture-window", "1", "--kill-grace", "3",
-                   "--startup-grace", str(timeout_s), "--on-hang", "kill", "--no-autobeat",
-                   "--", sys.executable, str(JOB), "--node", str(i), "--nodes", str(nodes), "--dir", str(barrier),
-                   "--interval", str(interval), "--hang-node", str(culprit), "--hang-file", str(hang_file)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "hangwatch",
+                "run",
+                "--run-dir",
+                str(run_dir),
+                "--coord",
+                f"127.0.0.1:{port}",
+                "--nodes",
+                str(nodes),
+                "--node-rank",
+                str(i),
+                "--coord-token",
+                token,
+                "--min-stall",
+                str(min_stall),
+                "--capture-window",
+                "1",
+                "--kill-grace",
+                "3",
+                "--startup-grace",
+                str(timeout_s),
+                "--on-hang",
+                "kill",
+                "--no-autobeat",
+                "--",
+                sys.executable,
+                str(JOB),
+                "--node",
+                str(i),
+                "--nodes",
+                str(nodes),
+                "--dir",
+                str(barrier),
+                "--interval",
+                str(interval),
+                "--hang-node",
+                str(culprit),
+                "--hang-file",
+                str(hang_file),
+            ]
             err = open(work / f"node{i}.err", "wb")  # noqa: SIM115 - closed with the process
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env,
-                                          start_new_session=True))
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True))
             err.close()
             if i == 0:
                 time.sleep(1.0)  # node 0 hosts the store
@@ -125,16 +161,22 @@ def run_scale(nodes: int, min_stall: float, work: Path, idle_s: float = 10.0, in
     done = [a for a in acted if a is not None]
     rounds = [max(1, s.get("rounds", 1)) for s in stats]
     return {
-        "nodes": nodes, "min_stall": min_stall, "steady_after_s": round(steady_after, 1),
-        "acted": len(done), "act_first_s": round(min(done), 2) if done else None,
-        "act_last_s": round(max(done), 2) if done else None, "target_s": min_stall + 10,
-        "decisions": sorted(str(d) for d in decisions), "exit_codes": sorted(set(codes)),
+        "nodes": nodes,
+        "min_stall": min_stall,
+        "steady_after_s": round(steady_after, 1),
+        "acted": len(done),
+        "act_first_s": round(min(done), 2) if done else None,
+        "act_last_s": round(max(done), 2) if done else None,
+        "target_s": min_stall + 10,
+        "decisions": sorted(str(d) for d in decisions),
+        "exit_codes": sorted(set(codes)),
         "tick_ops_per_round": round(sum(s.get("tick_ops_per_round", 0) for s in stats) / nodes, 2),
         "tick_bytes_per_round": round(sum(s.get("tick_bytes_per_round", 0) for s in stats) / nodes, 1),
         "incident_ops_per_node": round(sum(s.get("ops", {}).get("incident", 0) for s in stats) / nodes, 1),
         "incident_bytes_per_node": round(sum(s.get("bytes", {}).get("incident", 0) for s in stats) / nodes),
         "rounds_per_node": round(sum(rounds) / nodes),
-        "cpu_idle_mean_pct": round(sum(cpu) / nodes, 2), "cpu_idle_max_pct": round(max(cpu), 2),
+        "cpu_idle_mean_pct": round(sum(cpu) / nodes, 2),
+        "cpu_idle_max_pct": round(max(cpu), 2),
         "left": _leftovers(work, procs),
     }
 
@@ -152,19 +194,27 @@ def main() -> None:
             results.append(r)
             print(json.dumps(r), flush=True)
     base = results[0]
-    print(f"\n{'nodes':>5} {'acted':>5} {'first s':>8} {'last s':>7} {'target':>6} {'ops/rnd':>7} {'B/rnd':>6} "
-          f"{'inc ops':>7} {'inc B':>7} {'cpu%':>5} {'cpu% max':>8} {'left':>4} decision")
+    print(
+        f"\n{'nodes':>5} {'acted':>5} {'first s':>8} {'last s':>7} {'target':>6} {'ops/rnd':>7} {'B/rnd':>6} "
+        f"{'inc ops':>7} {'inc B':>7} {'cpu%':>5} {'cpu% max':>8} {'left':>4} decision"
+    )
     for r in results:
-        print(f"{r['nodes']:>5} {r['acted']:>5} {r['act_first_s']:>8} {r['act_last_s']:>7} {r['target_s']:>6} "
-              f"{r['tick_ops_per_round']:>7} {r['tick_bytes_per_round']:>6} {r['incident_ops_per_node']:>7} "
-              f"{r['incident_bytes_per_node']:>7} {r['cpu_idle_mean_pct']:>5} {r['cpu_idle_max_pct']:>8} "
-              f"{len(r['left']):>4} {','.join(r['decisions'])}")
+        print(
+            f"{r['nodes']:>5} {r['acted']:>5} {r['act_first_s']:>8} {r['act_last_s']:>7} {r['target_s']:>6} "
+            f"{r['tick_ops_per_round']:>7} {r['tick_bytes_per_round']:>6} {r['incident_ops_per_node']:>7} "
+            f"{r['incident_bytes_per_node']:>7} {r['cpu_idle_mean_pct']:>5} {r['cpu_idle_max_pct']:>8} "
+            f"{len(r['left']):>4} {','.join(r['decisions'])}"
+        )
     for r in results[1:]:
+
         def ratio(k: str, r: dict[str, Any] = r) -> str:
             return f"{r[k] / base[k]:.2f}" if base[k] else "-"
-        print(f"ratio {r['nodes']} nodes / {base['nodes']}: ops per round {ratio('tick_ops_per_round')}, bytes per "
-              f"round {ratio('tick_bytes_per_round')}, incident ops per node {ratio('incident_ops_per_node')}, "
-              f"idle CPU {ratio('cpu_idle_mean_pct')}, time to act {ratio('act_last_s')}")
+
+        print(
+            f"ratio {r['nodes']} nodes / {base['nodes']}: ops per round {ratio('tick_ops_per_round')}, bytes per "
+            f"round {ratio('tick_bytes_per_round')}, incident ops per node {ratio('incident_ops_per_node')}, "
+            f"idle CPU {ratio('cpu_idle_mean_pct')}, time to act {ratio('act_last_s')}"
+        )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import psutil
 
 SAMPLE_EVERY_S = 10.0
 
-JOB = r'''
+JOB = r"""
 import os, sys, time
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -71,7 +71,7 @@ for step, (x, y) in enumerate(loader):
         break
 bar.close()
 print("done", flush=True)
-'''
+"""
 
 
 @dataclass
@@ -119,9 +119,26 @@ def soak(minutes: float, warmup_min: float, ckpt_every_s: float) -> tuple[list[S
     run_dir = tmp / "run"
     (tmp / "job.py").write_text(JOB)
     port = _free_port()
-    cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run_dir), "--metrics-port", str(port),
-           "--log-max-size", "64M", "--log-keep", "2", "--",
-           sys.executable, str(tmp / "job.py"), str(minutes), str(ckpt_every_s), str(tmp / "ckpt.pt")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hangwatch",
+        "run",
+        "--run-dir",
+        str(run_dir),
+        "--metrics-port",
+        str(port),
+        "--log-max-size",
+        "64M",
+        "--log-keep",
+        "2",
+        "--",
+        sys.executable,
+        str(tmp / "job.py"),
+        str(minutes),
+        str(ckpt_every_s),
+        str(tmp / "ckpt.pt"),
+    ]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     hw = psutil.Process(p.pid)
     samples: list[Sample] = []
@@ -132,8 +149,16 @@ def soak(minutes: float, warmup_min: float, ckpt_every_s: float) -> tuple[list[S
             try:
                 with hw.oneshot():
                     cpu = hw.cpu_times()
-                    samples.append(Sample(round(time.monotonic() - t0, 1), hw.memory_info().rss / 1e6,
-                                          cpu.user + cpu.system, hw.num_fds(), hw.num_threads(), _dir_mb(run_dir)))
+                    samples.append(
+                        Sample(
+                            round(time.monotonic() - t0, 1),
+                            hw.memory_info().rss / 1e6,
+                            cpu.user + cpu.system,
+                            hw.num_fds(),
+                            hw.num_threads(),
+                            _dir_mb(run_dir),
+                        )
+                    )
             except psutil.Error:
                 break
             time.sleep(SAMPLE_EVERY_S)
@@ -171,15 +196,22 @@ def main() -> int:
     samples, s = soak(a.minutes, a.warmup, a.checkpoint_every)
     first, last = samples[0], samples[-1]
     print(f"soak: {a.minutes:g} min, {len(samples)} samples, slopes after {a.warmup:g} min of warm-up")
-    print(f"  RSS       {first.rss_mb:.1f} -> {last.rss_mb:.1f} MB; slope {s['rss_mb_per_hour']:+.2f} MB/h "
-          f"(target <= 1 MB/h)")
+    print(
+        f"  RSS       {first.rss_mb:.1f} -> {last.rss_mb:.1f} MB; slope {s['rss_mb_per_hour']:+.2f} MB/h "
+        f"(target <= 1 MB/h)"
+    )
     print(f"  CPU       {s['cpu_percent_of_a_core']:.2f} % of a core (target <= 1 %)")
-    print(f"  fds       {first.fds} -> {last.fds}; slope {s['fds_per_hour']:+.1f}/h, "
-          f"spread {s['fds_max_minus_min']:.0f}")
-    print(f"  threads   {first.threads} -> {last.threads}; slope {s['threads_per_hour']:+.1f}/h, spread "
-          f"{s['threads_max_minus_min']:.0f}")
-    print(f"  run dir   {first.run_dir_mb:.2f} -> {last.run_dir_mb:.2f} MB (output.log apart); "
-          f"{s['run_dir_mb_per_day']:.1f} MB/day (target <= 50)")
+    print(
+        f"  fds       {first.fds} -> {last.fds}; slope {s['fds_per_hour']:+.1f}/h, spread {s['fds_max_minus_min']:.0f}"
+    )
+    print(
+        f"  threads   {first.threads} -> {last.threads}; slope {s['threads_per_hour']:+.1f}/h, spread "
+        f"{s['threads_max_minus_min']:.0f}"
+    )
+    print(
+        f"  run dir   {first.run_dir_mb:.2f} -> {last.run_dir_mb:.2f} MB (output.log apart); "
+        f"{s['run_dir_mb_per_day']:.1f} MB/day (target <= 50)"
+    )
     print(f"  job exit  {s['exit_code']:.0f}")
     if a.json:
         Path(a.json).write_text(json.dumps({"samples": [asdict(x) for x in samples], "slopes": s}, indent=1))

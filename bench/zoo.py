@@ -100,13 +100,24 @@ def parse_case(path: Path) -> Case:
             keys.setdefault(km.group(1), []).append(km.group(2).strip())
     expect = keys["expect"][0].split()
     where_file = keys.get("where", [path.name])[0]
-    where = tuple((where_file, n) for n, line in enumerate((path.parent / where_file).read_text().splitlines(), 1)
-                  if MARK in line)
+    where = tuple(
+        (where_file, n) for n, line in enumerate((path.parent / where_file).read_text().splitlines(), 1) if MARK in line
+    )
     env = dict(kv.split("=", 1) for kv in keys.get("env", []))
-    return Case(path.stem, path, lines[0].strip(), keys["report"][0], tuple(keys.get("also", ())),
-                keys.get("saw", [""])[0], expect[0], expect[1] if len(expect) > 1 else None,
-                tuple(a.strip() for a in ",".join(keys.get("accept", [])).split(",") if a.strip()),
-                where, keys.get("stdin", [""])[0] == "pipe", env)
+    return Case(
+        path.stem,
+        path,
+        lines[0].strip(),
+        keys["report"][0],
+        tuple(keys.get("also", ())),
+        keys.get("saw", [""])[0],
+        expect[0],
+        expect[1] if len(expect) > 1 else None,
+        tuple(a.strip() for a in ",".join(keys.get("accept", [])).split(",") if a.strip()),
+        where,
+        keys.get("stdin", [""])[0] == "pipe",
+        env,
+    )
 
 
 def cases(only: list[str] | None = None) -> list[Case]:
@@ -123,8 +134,7 @@ def cases(only: list[str] | None = None) -> list[Case]:
 def _env(ready: Path, case: Case) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HANGWATCH_", "ZOO_READY"))}
     path = os.pathsep.join(filter(None, [str(ZOO), env.get("PYTHONPATH")]))
-    env.update(ZOO_READY=str(ready), TMPDIR=str(ready.parent), PYTHONPATH=path,
-               PYTHONUNBUFFERED="1")
+    env.update(ZOO_READY=str(ready), TMPDIR=str(ready.parent), PYTHONPATH=path, PYTHONUNBUFFERED="1")
     for k, v in case.env.items():
         if v:
             env[k] = v
@@ -191,8 +201,15 @@ def _judge(case: Case, r: Result, findings_root: dict[str, object] | None) -> No
         at_line = r.where in lines
     r.ok = bool(named and right_verdict and at_line)
     if not r.ok and not r.note:
-        r.note = ("wrong cause" if not named else "wrong verdict" if not right_verdict else
-                  f"named at {r.where}, expected {' or '.join(sorted(lines))}" if lines else "")
+        r.note = (
+            "wrong cause"
+            if not named
+            else "wrong verdict"
+            if not right_verdict
+            else f"named at {r.where}, expected {' or '.join(sorted(lines))}"
+            if lines
+            else ""
+        )
 
 
 def run_mode(case: Case, mode: str, tmp: Path) -> Result:
@@ -205,8 +222,15 @@ def run_mode(case: Case, mode: str, tmp: Path) -> Result:
     args += ["--", sys.executable, str(case.path)]
     t0 = time.time()
     bound = HANG_TIMEOUT_S[mode] + (400.0 if case.healthy else 0.0)
-    p = subprocess.Popen(args, env=_env(ready, case), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True, cwd=tmp)
+    p = subprocess.Popen(
+        args,
+        env=_env(ready, case),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=tmp,
+    )
     tree = Tree(p.pid)
     incident: dict[str, object] | None = None
     try:
@@ -229,11 +253,11 @@ def run_mode(case: Case, mode: str, tmp: Path) -> Result:
     r.seconds = round(time.time() - t0, 1)
     code = p.returncode
     if incident is None:
-        incident = (_first_incident(run_dir, ("hung", "stopped"))
-                    or _first_incident(run_dir, ("waiting", "slow", "crashed")))
+        incident = _first_incident(run_dir, ("hung", "stopped")) or _first_incident(
+            run_dir, ("waiting", "slow", "crashed")
+        )
     summary = _read_json(run_dir / "summary.json") or {}
-    r.acted = any(e.get("event") == "action" and e.get("action") in ("killed", "restarted")
-                  for e in _events(run_dir))
+    r.acted = any(e.get("event") == "action" and e.get("action") in ("killed", "restarted") for e in _events(run_dir))
     if case.healthy and code != 0 and not r.note:
         r.note = f"exit {code}"
     root = _root(incident)
@@ -256,8 +280,15 @@ def inspect_mode(case: Case, tmp: Path) -> Result:
     r = Result(case.name, "inspect", case.report, f"{case.expect} {case.cause or ''}".strip())
     ready = tmp / "ready"
     t0 = time.time()
-    p = subprocess.Popen([sys.executable, str(case.path)], env=_env(ready, case), stdin=subprocess.PIPE,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd=tmp)
+    p = subprocess.Popen(
+        [sys.executable, str(case.path)],
+        env=_env(ready, case),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=tmp,
+    )
     tree = Tree(p.pid)
     try:
         while time.time() - t0 < READY_TIMEOUT_S and _ready_at(ready) is None and p.poll() is None:
@@ -268,8 +299,14 @@ def inspect_mode(case: Case, tmp: Path) -> Result:
             return r
         time.sleep(2.0)
         tree.remember()
-        out = subprocess.run([sys.executable, "-m", "hangwatch", "inspect", str(p.pid), "--window", "3", "--json"],
-                             capture_output=True, text=True, timeout=180, check=False, env=_env(tmp / "unused", case))
+        out = subprocess.run(
+            [sys.executable, "-m", "hangwatch", "inspect", str(p.pid), "--window", "3", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+            env=_env(tmp / "unused", case),
+        )
         try:
             incident = json.loads(out.stdout)
         except ValueError:
@@ -353,10 +390,13 @@ def summary(results: list[Result], by_case: dict[str, Case]) -> list[str]:
     for mode in dict.fromkeys(r.mode for r in results):
         hangs = [r for r in results if r.mode == mode and not by_case[r.case].healthy]
         likes = [r for r in results if r.mode == mode and by_case[r.case].healthy]
-        lat = sorted(r.latency_s for r in hangs if r.ok and r.latency_s is not None and
-                     by_case[r.case].expect == "hung")
-        line = (f"{mode}: hangs named right {sum(r.ok for r in hangs)}/{len(hangs)}; "
-                f"look-alikes untouched {sum(r.ok for r in likes)}/{len(likes)}")
+        lat = sorted(
+            r.latency_s for r in hangs if r.ok and r.latency_s is not None and by_case[r.case].expect == "hung"
+        )
+        line = (
+            f"{mode}: hangs named right {sum(r.ok for r in hangs)}/{len(hangs)}; "
+            f"look-alikes untouched {sum(r.ok for r in likes)}/{len(likes)}"
+        )
         if lat:
             line += f"; detection latency p50 {statistics.median(lat):.1f} s, max {max(lat):.1f} s"
         lines.append(line)
@@ -365,12 +405,19 @@ def summary(results: list[Result], by_case: dict[str, Case]) -> list[str]:
 
 def markdown(results: list[Result], by_case: dict[str, Case], header: str) -> str:
     """The docs page (docs/zoo.md): the figures, then one row per case and mode, failures marked."""
-    out = [header, "", *(f"- {line}" for line in summary(results, by_case)), "",
-           "| case | report | expected | mode | found | latency | |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    out = [
+        header,
+        "",
+        *(f"- {line}" for line in summary(results, by_case)),
+        "",
+        "| case | report | expected | mode | found | latency | |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in sorted(results, key=lambda r: (by_case[r.case].healthy, r.case, r.mode)):
         c = by_case[r.case]
-        found = " ".join(x for x in (r.verdict or "-", f"`{r.cause}`" if r.cause else "",
-                                     f"at {r.where}" if r.where else "") if x)
+        found = " ".join(
+            x for x in (r.verdict or "-", f"`{r.cause}`" if r.cause else "", f"at {r.where}" if r.where else "") if x
+        )
         link = f"[{c.report.replace('https://github.com/', '')}]({c.report})"
         lat = f"{r.latency_s:.1f} s" if r.latency_s is not None else ""
         mark = "ok" if r.ok else f"**fails**: {r.note}" if r.note else "**fails**"
@@ -402,15 +449,25 @@ def main(argv: list[str] | None = None) -> int:
         results = list(pool.map(lambda cm: run_case(*cm), jobs))
     import torch
 
-    head = (f"hang zoo, {time.strftime('%Y-%m-%d')}: torch {torch.__version__}, Python {sys.version.split()[0]}, "
-            f"{len(chosen)} cases, {time.time() - t0:.0f} s")
+    head = (
+        f"hang zoo, {time.strftime('%Y-%m-%d')}: torch {torch.__version__}, Python {sys.version.split()[0]}, "
+        f"{len(chosen)} cases, {time.time() - t0:.0f} s"
+    )
     print(head + "\n")
     print(table(results, by_case))
     if a.markdown:
         Path(a.markdown).write_text(markdown(results, by_case, f"Run: {head}."))
     if a.json:
-        Path(a.json).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "torch": torch.__version__,
-                                            "results": [asdict(r) for r in results]}, indent=1))
+        Path(a.json).write_text(
+            json.dumps(
+                {
+                    "date": time.strftime("%Y-%m-%d"),
+                    "torch": torch.__version__,
+                    "results": [asdict(r) for r in results],
+                },
+                indent=1,
+            )
+        )
     return 0 if all(r.ok for r in results) else 1
 
 

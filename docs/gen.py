@@ -39,9 +39,11 @@ def causes_page() -> str:
     out = [CAUSES_HEAD, "| cause | nature | requeue | what it means |\n| --- | --- | --- | --- |\n"]
     for cause, info in CATALOGUE.items():
         out.append(f"| `{cause}` | {info.nature} | {info.requeue.name.lower().replace('_', ' ')} | {info.meaning} |\n")
-    out.append("\n## Fixes and remedies, by cause\n\nThe fixes a finding of the cause quotes (a finding may say "
-               "more precise ones), and the remedies a restart applies in order when `--fallback`s are used up "
-               "([Restarts](restarts.md)).\n")
+    out.append(
+        "\n## Fixes and remedies, by cause\n\nThe fixes a finding of the cause quotes (a finding may say "
+        "more precise ones), and the remedies a restart applies in order when `--fallback`s are used up "
+        "([Restarts](restarts.md)).\n"
+    )
     for cause, info in CATALOGUE.items():
         out.append(f"\n### `{cause}`\n\n")
         out.extend(f"{i}. {fix}\n" for i, fix in enumerate(info.fix, 1))

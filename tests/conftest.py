@@ -23,7 +23,6 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 os.environ["HANGWATCH_STRICT_RULES"] = "1"
 
 
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Compile hangwatch once: hundreds of `hangwatch` processes start in this suite, and with
     PYTHONDONTWRITEBYTECODE set (as on CI machines) each would compile every module again."""
@@ -34,6 +33,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     compileall.compile_dir(str(Path(hangwatch.__file__).parent), quiet=1)
     # Runs started by tests go to a run index of their own, not the user's.
     import tempfile
+
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="hangwatch-test-state-")
 
 
@@ -52,6 +52,7 @@ def _watch_spawns() -> None:
         def spawn(*args: Any, **kwargs: Any) -> Any:
             _spawned.append(f"{name} {args[0]!r}" if args else name)
             return call(*args, **kwargs)
+
         return spawn
 
     _posixsubprocess.fork_exec = watched("exec", _posixsubprocess.fork_exec)  # type: ignore[assignment]
@@ -73,8 +74,11 @@ def _quick_tier_starts_no_process(request: pytest.FixtureRequest) -> Iterator[No
     del _spawned[:]
     yield
     if request.node.get_closest_marker("e2e") is None and _spawned:
-        pytest.fail(f"this test is not marked e2e but started a process ({_spawned[0]}): mark it "
-                    "@pytest.mark.e2e, or keep it free of processes", pytrace=False)
+        pytest.fail(
+            f"this test is not marked e2e but started a process ({_spawned[0]}): mark it "
+            "@pytest.mark.e2e, or keep it free of processes",
+            pytrace=False,
+        )
 
 
 READY_TIMEOUT_S = 90.0  # torch import + worker start on 2 busy cores
@@ -149,16 +153,23 @@ def clean_env(**extra: str) -> dict[str, str]:
 def start_job(tmp_path: Path) -> Iterator[object]:
     jobs: list[Job] = []
 
-    def _start(argv: list[str] | str, *, ready_count: int = 1, env: dict[str, str] | None = None,
-               stdout_file: bool = True, stdin: int | None = None) -> Job:
+    def _start(
+        argv: list[str] | str,
+        *,
+        ready_count: int = 1,
+        env: dict[str, str] | None = None,
+        stdout_file: bool = True,
+        stdin: int | None = None,
+    ) -> Job:
         if isinstance(argv, str):
             argv = [sys.executable, str(SCENARIOS / argv)]
         ready = tmp_path / f"ready-{len(jobs)}"
         log = tmp_path / f"job-{len(jobs)}.log"
         e = clean_env(HW_READY=str(ready), HW_TMP=str(tmp_path), **(env or {}))
         out = open(log, "wb") if stdout_file else subprocess.DEVNULL  # noqa: SIM115 - closed below
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=e, start_new_session=True,
-                                cwd=tmp_path, stdin=stdin)
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env=e, start_new_session=True, cwd=tmp_path, stdin=stdin
+        )
         if stdout_file:
             out.close()  # type: ignore[union-attr]
         job = Job(proc, ready, log, tmp_path)
@@ -178,12 +189,14 @@ def start_job(tmp_path: Path) -> Iterator[object]:
         kill_tree(job)
 
 
-def run_hangwatch(*args: str, env: dict[str, str] | None = None, timeout: float = INSPECT_TIMEOUT_S
-                  ) -> subprocess.CompletedProcess[str]:
+def run_hangwatch(
+    *args: str, env: dict[str, str] | None = None, timeout: float = INSPECT_TIMEOUT_S
+) -> subprocess.CompletedProcess[str]:
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "hangwatch", *args], capture_output=True, text=True,
-                          timeout=timeout, env=e)
+    return subprocess.run(
+        [sys.executable, "-m", "hangwatch", *args], capture_output=True, text=True, timeout=timeout, env=e
+    )
 
 
 def _record_args() -> list[str]:
@@ -246,12 +259,20 @@ class Run:
 
     def start(self, *args: str, env: dict[str, str] | None = None, stdin: int | None = None) -> subprocess.Popen[bytes]:
         cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(self.dir), *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.tmp, stdin=stdin,
-                                     env=clean_env(**(env or {})), start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.tmp,
+            stdin=stdin,
+            env=clean_env(**(env or {})),
+            start_new_session=True,
+        )
         return self.proc
 
-    def __call__(self, *args: str, env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S
-                 ) -> subprocess.CompletedProcess[bytes]:
+    def __call__(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S
+    ) -> subprocess.CompletedProcess[bytes]:
         p = self.start(*args, env=env)
         out, err = p.communicate(timeout=timeout)
         return subprocess.CompletedProcess(p.args, p.returncode, out, err)
@@ -296,8 +317,9 @@ def only_slow_incidents(run: Run) -> list[dict]:
     """The run's incidents, asserting that none is a hang: a job alive without progress past 3 x
     --min-stall gets a `slow` incident (nothing done to it), never more. Returns them."""
     incidents = [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
-    assert all((i["verdict"], i["action"]) == ("slow", "none") for i in incidents), \
-        [(i["verdict"], i["action"], i["findings"][0]["cause"]) for i in incidents]
+    assert all((i["verdict"], i["action"]) == ("slow", "none") for i in incidents), [
+        (i["verdict"], i["action"], i["findings"][0]["cause"]) for i in incidents
+    ]
     return incidents
 
 

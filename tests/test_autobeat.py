@@ -52,8 +52,20 @@ def test_the_users_sitecustomize_still_runs_and_the_hook_leaves_sys_path_alone(r
 
 @pytest.mark.e2e
 def test_every_torchrun_rank_beats_with_its_rank(run):
-    r = run(*FAST, "--startup-grace", "60", "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
-            "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_train.py"))
+    r = run(
+        *FAST,
+        "--startup-grace",
+        "60",
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_train.py"),
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     beats = [hb for hb in read_heartbeats(run.dir / "heartbeat") if hb.rank is not None]
     assert sorted(hb.rank for hb in beats) == [0, 1]
@@ -70,8 +82,19 @@ def test_every_torchrun_rank_beats_with_its_rank(run):
 @pytest.mark.e2e
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
 def test_lightning_healthy_under_pipes_with_sleeping_workers_is_never_hung(run):
-    r = run("--min-stall", "1", "--startup-grace", "120", "--capture-window", "1", "--on-hang", "kill",
-            "--kill-grace", "2", *py("lightning_job.py", "--epochs", "3", "--items", "48"))
+    r = run(
+        "--min-stall",
+        "1",
+        "--startup-grace",
+        "120",
+        "--capture-window",
+        "1",
+        "--on-hang",
+        "kill",
+        "--kill-grace",
+        "2",
+        *py("lightning_job.py", "--epochs", "3", "--items", "48"),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     _no_incident(run)
     s = run.summary()
@@ -84,9 +107,32 @@ def test_lightning_healthy_under_pipes_with_sleeping_workers_is_never_hung(run):
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
 def test_lightning_rich_bar_in_a_terminal_is_read_as_the_batch_not_the_epoch(run, tmp_path):
     # No heartbeats: the rich bar alone must carry progress through epochs longer than --min-stall.
-    cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--no-autobeat", "--min-stall", "3",
-           "--startup-grace", "120", "--capture-window", "1", "--on-hang", "kill", "--kill-grace", "2", "--",
-           sys.executable, str(SCENARIOS / "lightning_job.py"), "--epochs", "2", "--items", "160"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hangwatch",
+        "run",
+        "--run-dir",
+        str(run.dir),
+        "--no-autobeat",
+        "--min-stall",
+        "3",
+        "--startup-grace",
+        "120",
+        "--capture-window",
+        "1",
+        "--on-hang",
+        "kill",
+        "--kill-grace",
+        "2",
+        "--",
+        sys.executable,
+        str(SCENARIOS / "lightning_job.py"),
+        "--epochs",
+        "2",
+        "--items",
+        "160",
+    ]
     seen = run_in_terminal(run, cmd, clean_env(COLUMNS="120"), tmp_path, RUN_TIMEOUT_S)
     p = run.proc
     assert p is not None
@@ -103,8 +149,14 @@ def test_hf_trainer_healthy_and_hung(run, tmp_path):
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")
     out = str(tmp_path / "hf")
-    r = run(*FAST, "--on-hang", "kill", "--startup-grace", "120",
-            *py("hf_trainer_job.py", "--steps", "40", "--hang-at", "20", "--out", out))
+    r = run(
+        *FAST,
+        "--on-hang",
+        "kill",
+        "--startup-grace",
+        "120",
+        *py("hf_trainer_job.py", "--steps", "40", "--hang-at", "20", "--out", out),
+    )
     assert r.returncode == 125, r.stderr.decode()[-3000:]
     incident = run.incident()
     assert incident["findings"][0]["where"]["function"] == "collate"
@@ -115,8 +167,17 @@ def test_hf_trainer_healthy_and_hung(run, tmp_path):
 def test_hf_trainer_healthy_runs_to_the_end(run, tmp_path):
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")
-    r = run("--min-stall", "1", "--startup-grace", "120", "--on-hang", "kill", "--kill-grace", "2",
-            *py("hf_trainer_job.py", "--steps", "40", "--out", str(tmp_path / "hf")))
+    r = run(
+        "--min-stall",
+        "1",
+        "--startup-grace",
+        "120",
+        "--on-hang",
+        "kill",
+        "--kill-grace",
+        "2",
+        *py("hf_trainer_job.py", "--steps", "40", "--out", str(tmp_path / "hf")),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     _no_incident(run)
     s = run.summary()
@@ -133,11 +194,20 @@ def test_a_resumed_hf_trainer_beats_its_global_step(run, tmp_path):
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")
     out = str(tmp_path / "hf")
-    first = subprocess.run([sys.executable, str(SCENARIOS / "hf_trainer_job.py"), "--steps", "20", "--save-every",
-                            "20", "--out", out], capture_output=True, timeout=300, env=clean_env())
+    first = subprocess.run(
+        [sys.executable, str(SCENARIOS / "hf_trainer_job.py"), "--steps", "20", "--save-every", "20", "--out", out],
+        capture_output=True,
+        timeout=300,
+        env=clean_env(),
+    )
     assert first.returncode == 0 and (tmp_path / "hf" / "checkpoint-20").is_dir(), first.stderr.decode()[-2000:]
-    r = run("--min-stall", "5", "--startup-grace", "120",
-            *py("hf_trainer_job.py", "--steps", "40", "--save-every", "20", "--resume", "--out", out))
+    r = run(
+        "--min-stall",
+        "5",
+        "--startup-grace",
+        "120",
+        *py("hf_trainer_job.py", "--steps", "40", "--save-every", "20", "--resume", "--out", out),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     s = run.summary()
     assert (s["last_step"], s["total_steps"], s["progress_signal"]) == (40, 40, "heartbeat")
@@ -160,7 +230,8 @@ def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
     for node in ast.parse((AUTOBEAT_DIR / "sitecustomize.py").read_text()).body:
         if isinstance(node, ast.Assign):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)] or [
-                e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)]
+                e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
+            ]
             value = node.value
             if isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "Struct":
                 hook[names[0]] = ast.literal_eval(value.args[0])
@@ -177,9 +248,11 @@ def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
 def test_a_find_spec_probe_before_import_torch_does_not_lose_the_hook(run, tmp_path):
     # datasets/transformers ask importlib.util.find_spec("torch") before importing it.
     script = tmp_path / "probe_then_train.py"
-    script.write_text("import importlib.util\nassert importlib.util.find_spec('torch') is not None\n"
-                      "import torch\nm = torch.nn.Linear(2, 1)\no = torch.optim.SGD(m.parameters(), lr=0.1)\n"
-                      "for _ in range(7):\n    o.step()\n")
+    script.write_text(
+        "import importlib.util\nassert importlib.util.find_spec('torch') is not None\n"
+        "import torch\nm = torch.nn.Linear(2, 1)\no = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "for _ in range(7):\n    o.step()\n"
+    )
     r = run(*FAST, "--", sys.executable, str(script))
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     assert [hb.step for hb in read_heartbeats(run.dir / "heartbeat")] == [7]

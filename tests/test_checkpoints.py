@@ -39,17 +39,43 @@ def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_rec
     `--resume {checkpoint}`: attempt 3 goes on after step 10 and redoes 2."""
     out = tmp_path / "ckpts"
     out.mkdir()
-    r = run(*FAST, "--on-hang", "restart", "--cost-per-hour", "36", "--fallback", "", "--fallback",
-            "--resume {checkpoint}", *py("ckpt_resume.py", "--steps", "16", "--every", "5", "--hang-at", "13",
-                                        "--hang-attempts", "2", "--interval", "0.15", "--out", str(out)))
+    r = run(
+        *FAST,
+        "--on-hang",
+        "restart",
+        "--cost-per-hour",
+        "36",
+        "--fallback",
+        "",
+        "--fallback",
+        "--resume {checkpoint}",
+        *py(
+            "ckpt_resume.py",
+            "--steps",
+            "16",
+            "--every",
+            "5",
+            "--hang-at",
+            "13",
+            "--hang-attempts",
+            "2",
+            "--interval",
+            "0.15",
+            "--out",
+            str(out),
+        ),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     err = r.stderr.decode()
     assert "attempt 2 started again from the beginning" in err and "a checkpoint at step 10 existed" in err, err[-2000:]
     assert "--resume-arg '--resume {checkpoint}'" in err
     assert b"resumed from step 10" in r.stdout
     events = run.events()
-    saved = [(e["attempt"], e["path"].rsplit("/", 1)[-1], e["step"], e["source"]) for e in events
-             if e["event"] == "checkpoint"]
+    saved = [
+        (e["attempt"], e["path"].rsplit("/", 1)[-1], e["step"], e["source"])
+        for e in events
+        if e["event"] == "checkpoint"
+    ]
     assert saved[:2] == [(1, "ckpt-5.pt", 5, "torch.save"), (1, "ckpt-10.pt", 10, "torch.save")], saved
     (zero,) = [e for e in events if e["event"] == "from_zero"]
     assert (zero["attempt"], zero["checkpoint"]["step"]) == (2, 10)
@@ -73,12 +99,37 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     ckpts = tmp_path / "ckpts"
     # The ladder says workers0 first, but at 0.01x the rate (hangwatch.toml) it would end far past the
     # deadline: the next rung, which keeps the rate, is chosen, and the incident and summary say why.
-    (tmp_path / "hangwatch.toml").write_text('[remedies]\n"dataloader.worker_stuck" = ["workers0", '
-                                             '"no_persistent_workers"]\n[remedy_rates]\nworkers0 = 0.01\n')
-    r = run(*FAST, "--startup-grace", "120", "--on-hang", "restart", "--resume-arg", "--ckpt-path {checkpoint}",
-            "--deadline", "+60s", "--config", str(tmp_path / "hangwatch.toml"),
-            *py("lightning_job.py", "--epochs", "3", "--items", "48", "--sleep-ms", "25", "--hang-epoch", "1",
-                "--ckpt-dir", str(ckpts)), env={"HW_EPOCH_FILE": str(tmp_path / "epoch")})
+    (tmp_path / "hangwatch.toml").write_text(
+        '[remedies]\n"dataloader.worker_stuck" = ["workers0", '
+        '"no_persistent_workers"]\n[remedy_rates]\nworkers0 = 0.01\n'
+    )
+    r = run(
+        *FAST,
+        "--startup-grace",
+        "120",
+        "--on-hang",
+        "restart",
+        "--resume-arg",
+        "--ckpt-path {checkpoint}",
+        "--deadline",
+        "+60s",
+        "--config",
+        str(tmp_path / "hangwatch.toml"),
+        *py(
+            "lightning_job.py",
+            "--epochs",
+            "3",
+            "--items",
+            "48",
+            "--sleep-ms",
+            "25",
+            "--hang-epoch",
+            "1",
+            "--ckpt-dir",
+            str(ckpts),
+        ),
+        env={"HW_EPOCH_FILE": str(tmp_path / "epoch")},
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     incident = run.incident()
     root = incident["findings"][0]
@@ -86,8 +137,11 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     assert root["where"]["file"].endswith("lightning_job.py") and root["where"]["function"].endswith("__getitem__")
     assert incident["last_progress"]["step"] == 12  # 48 items / 4 per batch: one epoch of optimizer steps
     events = run.events()
-    saved = [(e["path"].rsplit("/", 1)[-1], e["step"], e["source"]) for e in events if e["event"] == "checkpoint"
-             and e["attempt"] == 1]
+    saved = [
+        (e["path"].rsplit("/", 1)[-1], e["step"], e["source"])
+        for e in events
+        if e["event"] == "checkpoint" and e["attempt"] == 1
+    ]
     assert saved == [("step=5.ckpt", 5, "lightning"), ("step=10.ckpt", 10, "lightning")], saved
     (resume,) = [e for e in events if e["event"] == "resume"]
     assert resume["checkpoint"]["path"] == str(ckpts / "step=10.ckpt")
@@ -98,8 +152,10 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     assert (s["last_step"], s["redone_steps"], s["attempts"]) == (36, 2, 2)
     assert s["stalled_seconds"] < 30, f"noticed late: {s['stalled_seconds']} s"
     assert incident["remedy"].startswith("DataLoader(persistent_workers=False)"), incident["remedy"]
-    assert "not workers0: 0.01x the rate (hangwatch.toml)" in incident["remedy"] and "after the deadline" in \
-        incident["remedy"]
+    assert (
+        "not workers0: 0.01x the rate (hangwatch.toml)" in incident["remedy"]
+        and "after the deadline" in incident["remedy"]
+    )
     (remedy,) = s["remedies"]
     assert remedy["remedy"] == "no_persistent_workers" and "before the deadline" in remedy["why"]
     (choice,) = [e for e in events if e["event"] == "remedy_choice"]

@@ -45,16 +45,19 @@ def _finding(cause: str, file: str = "/t/train.py", line: int = 12) -> Finding:
 A = Hang("dataloader.worker_stuck", "/t/data.py:40")
 
 
-@pytest.mark.parametrize(("hang", "earlier", "left", "futile", "code", "said"), [
-    (A, [], True, False, EXIT_HUNG_REQUEUE, "first time this cause was seen"),
-    (A, [], None, False, EXIT_HUNG_REQUEUE, "first time"),  # no ladder at all: a transient may pass
-    (A, [A], True, False, EXIT_HUNG_FINAL, "hung twice in a row"),
-    (A, [A, Hang("code.deadlock", "/t/x.py:1")], True, False, EXIT_HUNG_REQUEUE, "seen 1 time(s) before"),
-    (A, [Hang(A.cause, "/t/data.py:41")], True, False, EXIT_HUNG_REQUEUE, "elsewhere"),  # another place
-    (A, [], False, False, EXIT_HUNG_FINAL, "every remedy for dataloader.worker_stuck was tried"),
-    (A, [], True, True, EXIT_HUNG_FINAL, "no new progress"),
-    (Hang("process.waits_for_input", "/t/login.py:3"), [], None, False, EXIT_HUNG_FINAL, "same prompt"),
-])
+@pytest.mark.parametrize(
+    ("hang", "earlier", "left", "futile", "code", "said"),
+    [
+        (A, [], True, False, EXIT_HUNG_REQUEUE, "first time this cause was seen"),
+        (A, [], None, False, EXIT_HUNG_REQUEUE, "first time"),  # no ladder at all: a transient may pass
+        (A, [A], True, False, EXIT_HUNG_FINAL, "hung twice in a row"),
+        (A, [A, Hang("code.deadlock", "/t/x.py:1")], True, False, EXIT_HUNG_REQUEUE, "seen 1 time(s) before"),
+        (A, [Hang(A.cause, "/t/data.py:41")], True, False, EXIT_HUNG_REQUEUE, "elsewhere"),  # another place
+        (A, [], False, False, EXIT_HUNG_FINAL, "every remedy for dataloader.worker_stuck was tried"),
+        (A, [], True, True, EXIT_HUNG_FINAL, "no new progress"),
+        (Hang("process.waits_for_input", "/t/login.py:3"), [], None, False, EXIT_HUNG_FINAL, "same prompt"),
+    ],
+)
 def test_hung_exit_table(hang, earlier, left, futile, code, said):
     st = hung_exit(hang, earlier, left, futile)
     assert st.code == code and said in st.why, st
@@ -68,12 +71,19 @@ def test_the_codes_are_distinct_and_clear_of_shell_and_signal_codes():
 
 
 def test_earlier_hangs_are_read_from_a_reused_run_dir(tmp_path):
-    for n, (verdict, cause) in enumerate([("hung", "code.deadlock"), ("slow", "code.computing"),
-                                          ("hung", "dataloader.worker_stuck")], 1):
+    for n, (verdict, cause) in enumerate(
+        [("hung", "code.deadlock"), ("slow", "code.computing"), ("hung", "dataloader.worker_stuck")], 1
+    ):
         d = tmp_path / "incidents" / f"{n:03d}"
         d.mkdir(parents=True)
-        (d / "incident.json").write_text(json.dumps({"verdict": verdict, "findings": [
-            {"cause": cause, "where": {"file": "/t/a.py", "line": n, "function": "f"}}]}))
+        (d / "incident.json").write_text(
+            json.dumps(
+                {
+                    "verdict": verdict,
+                    "findings": [{"cause": cause, "where": {"file": "/t/a.py", "line": n, "function": "f"}}],
+                }
+            )
+        )
     (tmp_path / "incidents" / "004").mkdir()
     (tmp_path / "incidents" / "004" / "incident.json").write_text("{not json")
     assert earlier_hangs(tmp_path) == [Hang("code.deadlock", "/t/a.py:1"), Hang("dataloader.worker_stuck", "/t/a.py:3")]
@@ -83,8 +93,12 @@ def test_earlier_hangs_are_read_from_a_reused_run_dir(tmp_path):
 @pytest.mark.e2e
 def test_a_requeued_run_that_hangs_at_the_same_place_is_not_requeued_again(run):
     """A scheduler requeues on 124 with the same --run-dir: the second hang at the same line is 125."""
-    args = (*FAST, "--on-hang", "kill", *py("stepper.py", "--steps", "30", "--interval", "0.05", "--hang-at", "4",
-                                            "--hang-how", "net"))  # a wait that may pass: 124 the first time
+    args = (
+        *FAST,
+        "--on-hang",
+        "kill",
+        *py("stepper.py", "--steps", "30", "--interval", "0.05", "--hang-at", "4", "--hang-how", "net"),
+    )  # a wait that may pass: 124 the first time
     first = run(*args)
     assert first.returncode == EXIT_HUNG_REQUEUE, first.stderr.decode()[-2000:]
     s = run.summary()
@@ -107,8 +121,13 @@ def test_a_requeued_run_that_hangs_at_the_same_place_is_not_requeued_again(run):
 
 # --- 2. the scheduler's environment ----------------------------------------------------------------------
 def test_slurm_environment_gives_node_rank_count_and_token():
-    env = {"SLURM_NNODES": "4", "SLURM_NODEID": "2", "SLURM_JOB_ID": "991", "MASTER_ADDR": "gpu-a01",
-           "MASTER_PORT": "29500"}
+    env = {
+        "SLURM_NNODES": "4",
+        "SLURM_NODEID": "2",
+        "SLURM_JOB_ID": "991",
+        "MASTER_ADDR": "gpu-a01",
+        "MASTER_PORT": "29500",
+    }
     topo = detect(["python", "train.py"], env)
     assert topo is not None
     assert (topo.nnodes, topo.node_rank, topo.endpoint) == (4, 2, "gpu-a01:29501")
@@ -170,16 +189,29 @@ def slurm(tmp_path):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     runs = tmp_path / "runs"
-    env = clean_env(PATH=f"{bin_dir}:{Path(sys.executable).parent}:{os.environ['PATH']}", SLURM_JOB_ID="4242",
-                    SLURM_NNODES="2", SLURM_JOB_NODELIST="node[01-02]", MASTER_PORT=str(two_free_ports()),
-                    GPUS_PER_NODE="1", MIN_STALL="1", FAKE_SLURM_LOG=str(tmp_path / "slurm.log"),
-                    HANGWATCH_RUNS=str(runs), HANGWATCH_OPTS="--startup-grace 30 --capture-window 1 --kill-grace 3 "
-                    "--max-restarts 0")
+    env = clean_env(
+        PATH=f"{bin_dir}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+        SLURM_JOB_ID="4242",
+        SLURM_NNODES="2",
+        SLURM_JOB_NODELIST="node[01-02]",
+        MASTER_PORT=str(two_free_ports()),
+        GPUS_PER_NODE="1",
+        MIN_STALL="1",
+        FAKE_SLURM_LOG=str(tmp_path / "slurm.log"),
+        HANGWATCH_RUNS=str(runs),
+        HANGWATCH_OPTS="--startup-grace 30 --capture-window 1 --kill-grace 3 --max-restarts 0",
+    )
     procs: list[subprocess.Popen[bytes]] = []
 
     def sbatch(*args: str) -> tuple[int, str]:
-        p = subprocess.Popen(["bash", str(SBATCH), *args], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, start_new_session=True)
+        p = subprocess.Popen(
+            ["bash", str(SBATCH), *args],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         procs.append(p)
         out, _ = p.communicate(timeout=150)
         return p.returncode, out.decode(errors="replace")
@@ -213,7 +245,11 @@ def test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124(slurm):
         incident = json.loads((runs / f"node{n}" / "incidents" / "001" / "incident.json").read_text())
         root = incident["findings"][0]
         assert (root["cause"], root["where"]["rank"], root["where"]["file"], root["where"]["line"]) == (
-            "distributed.peer_stuck", 1, path, line)
+            "distributed.peer_stuck",
+            1,
+            path,
+            line,
+        )
         assert root["summary"].startswith("Rank 1 on node 1 is stuck in load_shard"), root["summary"]
         assert "never entered all_reduce #" in root["summary"]  # from the ranks' flight recorders
     code, out = sbatch(script, "net")  # Slurm runs the requeued job: the same SLURM_JOB_ID, the same run directories
@@ -255,8 +291,11 @@ def _scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     from prometheus_client.parser import text_string_to_metric_families
 
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for fam in text_string_to_metric_families(text) for s in fam.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+    }
 
 
 def _value(samples: dict, name: str, **labels: str) -> float | None:
@@ -270,9 +309,22 @@ def _value(samples: dict, name: str, **labels: str) -> float | None:
 def test_metrics_are_scraped_over_http_while_the_job_runs_and_written_as_a_textfile(run, tmp_path):
     port = _free_port()
     textfile = tmp_path / "hangwatch.prom"
-    p = run.start(*FAST, "--on-hang", "kill", "--metrics-port", str(port), "--metrics-textfile", str(textfile),
-                  "--run-label", "exp-7", "--cost-per-hour", "3.6", "--total-steps", "400",
-                  *py("stepper.py", "--steps", "400", "--interval", "0.05", "--hang-at", "60"))
+    p = run.start(
+        *FAST,
+        "--on-hang",
+        "kill",
+        "--metrics-port",
+        str(port),
+        "--metrics-textfile",
+        str(textfile),
+        "--run-label",
+        "exp-7",
+        "--cost-per-hour",
+        "3.6",
+        "--total-steps",
+        "400",
+        *py("stepper.py", "--steps", "400", "--interval", "0.05", "--hang-at", "60"),
+    )
     try:
         deadline = time.monotonic() + 60
         live: dict = {}
@@ -329,9 +381,19 @@ def test_the_grafana_dashboard_queries_only_metrics_hangwatch_serves():
 
     dash = json.loads((EXAMPLES / "grafana" / "hangwatch.json").read_text())
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
-    served = {"hangwatch_info", "hangwatch_step", "hangwatch_seconds_since_progress", "hangwatch_state",
-              "hangwatch_incidents_total", "hangwatch_restarts_total", "hangwatch_steps_per_second",
-              "hangwatch_goodput_ratio", "hangwatch_cost_usd", "hangwatch_projected_cost_usd", "hangwatch_eta_seconds"}
+    served = {
+        "hangwatch_info",
+        "hangwatch_step",
+        "hangwatch_seconds_since_progress",
+        "hangwatch_state",
+        "hangwatch_incidents_total",
+        "hangwatch_restarts_total",
+        "hangwatch_steps_per_second",
+        "hangwatch_goodput_ratio",
+        "hangwatch_cost_usd",
+        "hangwatch_projected_cost_usd",
+        "hangwatch_eta_seconds",
+    }
     used = {m for e in exprs for m in re.findall(r"hangwatch_[a-z_]+", e)}
     assert used and used <= served, used - served
     assert served - {"hangwatch_info"} <= used | {"hangwatch_info"}, served - used  # every metric has a panel
@@ -370,15 +432,44 @@ def _rank_incident(n_ranks: int, workers: int = 2):
         inner = ("load_shard:data.py:41",) if rank == 1 else ("all_reduce:train.py:88", "wait:distributed_c10d.py:2500")
         f = frames(*common, *inner)
         pid = 1000 + rank
-        procs.append(ProcessRecord(pid, 10, "rank", rank, "S", 0.0 if rank != 1 else 99.0, "python train.py",
-                                   threads=(ThreadRecord(pid, "main", True, f),), where=f[:1]))
+        procs.append(
+            ProcessRecord(
+                pid,
+                10,
+                "rank",
+                rank,
+                "S",
+                0.0 if rank != 1 else 99.0,
+                "python train.py",
+                threads=(ThreadRecord(pid, "main", True, f),),
+                where=f[:1],
+            )
+        )
         for w in range(workers):
             wf = frames("_worker_loop:worker.py:300", "get:queues.py:100")
             wpid = 100_000 + rank * 10 + w
-            procs.append(ProcessRecord(wpid, pid, "dataloader_worker", None, "S", 0.0, "python train.py",
-                                       threads=(ThreadRecord(wpid, "main", True, wf),), where=wf[:1]))
-    return Incident(verdict=Verdict.HUNG, detected_at=1.8e9, last_progress=None, attempt=1, action=Action.REPORTED,
-                    processes=tuple(procs), findings=())
+            procs.append(
+                ProcessRecord(
+                    wpid,
+                    pid,
+                    "dataloader_worker",
+                    None,
+                    "S",
+                    0.0,
+                    "python train.py",
+                    threads=(ThreadRecord(wpid, "main", True, wf),),
+                    where=wf[:1],
+                )
+            )
+    return Incident(
+        verdict=Verdict.HUNG,
+        detected_at=1.8e9,
+        last_progress=None,
+        attempt=1,
+        action=Action.REPORTED,
+        processes=tuple(procs),
+        findings=(),
+    )
 
 
 def test_the_rank_views_group_256_ranks_and_render_in_under_a_second(tmp_path):
@@ -404,7 +495,10 @@ def test_the_rank_views_group_256_ranks_and_render_in_under_a_second(tmp_path):
     assert took < 1.0, f"{took:.2f} s"
     out = text.getvalue()
     assert "Ranks (256): ranks 0,2-255 in wait (distributed_c10d.py:2500) | rank 1 in load_shard (data.py:41)" in out
-    assert "ranks 0,2-255 (255 processes, pids 1000-1255), S, 0% CPU" in out and "beneath them: 510 dataloader_worker" in out
+    assert (
+        "ranks 0,2-255 (255 processes, pids 1000-1255), S, 0% CPU" in out
+        and "beneath them: 510 dataloader_worker" in out
+    )
     assert "rank 1 pid 1001" in out and out.count("dataloader_worker") <= 4  # rank 1's own two workers, and the group
     assert len(out.splitlines()) < 40, out
     table = [ln for ln in md.getvalue().splitlines() if ln.startswith("| ")]
@@ -424,16 +518,25 @@ def test_merged_node_evidence_is_grouped_at_32_nodes():
         for local in range(8):
             rank = node * 8 + local
             culprit = rank == 249
-            ranks.append({"rank": rank, "pid": 100 + local, "group": "elsewhere" if culprit else "collective",
-                          "op": None if culprit else "all_reduce", "where": {**where, "rank": rank},
-                          "text": "stuck in load_shard at data.py:41" if culprit else "in all_reduce at train.py:88"})
+            ranks.append(
+                {
+                    "rank": rank,
+                    "pid": 100 + local,
+                    "group": "elsewhere" if culprit else "collective",
+                    "op": None if culprit else "all_reduce",
+                    "where": {**where, "rank": rank},
+                    "text": "stuck in load_shard at data.py:41" if culprit else "in all_reduce at train.py:88",
+                }
+            )
         summaries[node] = NodeSummary(f"gpu-{node:02d}", ranks, "hung", "distributed.peer_stuck")
     hit = merge_nodes(summaries, 32)
     assert hit is not None and hit.verdict.value == "hung"  # a node too old to say what rank 249 does: as before
     finding = hit.finding
     assert finding.where is not None and finding.where.rank == 249
-    assert finding.evidence == ("ranks 0-248,250-255 on nodes 0-31: in all_reduce at train.py:88",
-                                "rank 249 on node 31 (gpu-31): stuck in load_shard at data.py:41")
+    assert finding.evidence == (
+        "ranks 0-248,250-255 on nodes 0-31: in all_reduce at train.py:88",
+        "rank 249 on node 31 (gpu-31): stuck in load_shard at data.py:41",
+    )
 
 
 def test_a_rank_that_works_on_another_node_is_a_straggler_not_a_culprit():
@@ -446,11 +549,25 @@ def test_a_rank_that_works_on_another_node_is_a_straggler_not_a_culprit():
     work = {"kind": "work", "fact": "rank 0 (pid 1) moved 320 KiB in 1.0 s (writing weights.bin, now 40 MiB)"}
 
     def summaries(activity: str, proof: dict | None) -> dict[int, NodeSummary]:
-        culprit = {"rank": 0, "pid": 1, "group": "elsewhere", "op": None, "where": where, "activity": activity,
-                   "text": "in download_weights (train.py:20)", "fact": proof["fact"] if proof else None,
-                   "proof": proof}
-        waiter = {"rank": 1, "pid": 2, "group": "collective", "op": "barrier", "where": {**where, "rank": 1},
-                  "text": "in barrier at train.py:22"}
+        culprit = {
+            "rank": 0,
+            "pid": 1,
+            "group": "elsewhere",
+            "op": None,
+            "where": where,
+            "activity": activity,
+            "text": "in download_weights (train.py:20)",
+            "fact": proof["fact"] if proof else None,
+            "proof": proof,
+        }
+        waiter = {
+            "rank": 1,
+            "pid": 2,
+            "group": "collective",
+            "op": "barrier",
+            "where": {**where, "rank": 1},
+            "text": "in barrier at train.py:22",
+        }
         return {0: NodeSummary("a", [culprit], "waiting", "x"), 1: NodeSummary("b", [waiter], "hung", "x")}
 
     hit = merge_nodes(summaries("working", work), 2)
@@ -487,8 +604,9 @@ def test_a_process_a_finding_points_at_or_one_in_d_state_is_never_hidden_in_a_gr
     stuck = next(i for i, p in enumerate(procs) if p.pid == 100_000 + 7 * 10)  # a worker of rank 7
     dstate = next(i for i, p in enumerate(procs) if p.pid == 100_000 + 9 * 10 + 1)  # a worker of rank 9
     procs[dstate] = dataclasses.replace(procs[dstate], state="D")
-    finding = Finding("dataloader.worker_stuck", 0.9, "worker stuck", Where(procs[stuck].pid, 7, None, "/job/d.py", 4,
-                                                                            "read"), (), ())
+    finding = Finding(
+        "dataloader.worker_stuck", 0.9, "worker stuck", Where(procs[stuck].pid, 7, None, "/job/d.py", 4, "read"), (), ()
+    )
     inc = dataclasses.replace(inc, processes=tuple(procs), findings=(finding,))
     buf = io.StringIO()
     render_text(inc, buf, color=False)

@@ -45,8 +45,16 @@ def _attempt(ctx: RunContext, n: int = 1, steps: int = 0, **kw: object) -> Attem
     now = ctx.clock.now()
     job = ScriptedJob(ctx.clock, ctx.intake.on_chunk, steps, started=now)  # type: ignore[arg-type]
     det = StallDetector(DetectorConfig(min_stall=ctx.cfg.min_stall, startup_grace=ctx.cfg.startup_grace), now)
-    a = Attempt(n, ["train"], now, job, det, action=ctx.cfg.on_hang,
-                startup=StartupProbes(next_probe_at=now + ctx.cfg.min_stall), **kw)  # type: ignore[arg-type]
+    a = Attempt(
+        n,
+        ["train"],
+        now,
+        job,
+        det,
+        action=ctx.cfg.on_hang,
+        startup=StartupProbes(next_probe_at=now + ctx.cfg.min_stall),
+        **kw,
+    )  # type: ignore[arg-type]
     ctx.attempts.append(a)
     return a
 
@@ -56,8 +64,9 @@ def _events(ctx: RunContext) -> list[dict]:
 
 
 def _evidence(pid: int, window: float) -> Evidence:
-    return Evidence(target_pid=pid, root_pid=pid, started_at=0.0, ended_at=window, clock_ticks=100, cpu_count=2,
-                    processes=())
+    return Evidence(
+        target_pid=pid, root_pid=pid, started_at=0.0, ended_at=window, clock_ticks=100, cpu_count=2, processes=()
+    )
 
 
 # --- signals ----------------------------------------------------------------------------------------------
@@ -95,8 +104,9 @@ def test_handlers_are_installed_on_the_main_thread_only_and_restored(tmp_path):
 
 # --- the plan of an attempt -------------------------------------------------------------------------------
 def test_a_restart_is_planned_with_its_fallback_the_checkpoint_and_hangwatch_env(tmp_path):
-    ctx = _ctx(tmp_path, fallbacks=(Fallback("--workers 0", {"CKPT": "{checkpoint}"}),),
-               resume_arg="--resume {checkpoint}")
+    ctx = _ctx(
+        tmp_path, fallbacks=(Fallback("--workers 0", {"CKPT": "{checkpoint}"}),), resume_arg="--resume {checkpoint}"
+    )
     first = plan_attempt(ctx, 1, {"KEEP": "1"})
     assert first.argv == ["train"] and first.checkpoint is None and not first.given
     assert first.env["KEEP"] == "1" and first.env["HANGWATCH_ATTEMPT"] == "1" and "CKPT" not in first.env
@@ -216,8 +226,10 @@ def test_a_node_follows_another_nodes_decision_with_its_exit(tmp_path):
     ctx.nodes = FakeNodes(Decision(0, OnHang.KILL, "code.deadlock", 125, "hung_final", "twice"))  # type: ignore[assignment]
     a = _attempt(ctx)
     end = NodeRounds(ctx).tick(a, ctx.clock.now())
-    assert end is not None and (end.code, end.status) == (125, remote_status(Decision(0, OnHang.KILL, "code.deadlock",
-                                                                                        125, "hung_final", "twice")))
+    assert end is not None and (end.code, end.status) == (
+        125,
+        remote_status(Decision(0, OnHang.KILL, "code.deadlock", 125, "hung_final", "twice")),
+    )
     assert a.action == OnHang.KILL and a.job.code is not None and end.final_state == RunState.HUNG  # type: ignore[attr-defined]
 
 

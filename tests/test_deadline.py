@@ -31,9 +31,23 @@ def test_deadlines_are_read_from_now_or_as_iso_times():
 
 
 def _summary(eta: float | None, ended_at: float | None = None, state: RunState = RunState.PROGRESSING) -> RunSummary:
-    return RunSummary(command=("x",), run_dir="d", state=state, attempts=1, exit_code=None, started_at=NOW - 100,
-                      ended_at=ended_at, wall_seconds=100, last_step=50, incidents=0, stalled_seconds=0,
-                      goodput=1.0, total_steps=100, steps_per_s=0.5, eta_seconds=eta)
+    return RunSummary(
+        command=("x",),
+        run_dir="d",
+        state=state,
+        attempts=1,
+        exit_code=None,
+        started_at=NOW - 100,
+        ended_at=ended_at,
+        wall_seconds=100,
+        last_step=50,
+        incidents=0,
+        stalled_seconds=0,
+        goodput=1.0,
+        total_steps=100,
+        steps_per_s=0.5,
+        eta_seconds=eta,
+    )
 
 
 def test_the_projection_is_now_plus_the_eta_and_a_finished_run_is_judged_by_its_end():
@@ -58,7 +72,9 @@ def test_the_warning_comes_once_per_crossing_after_it_has_held():
     assert w.news(late, NOW + 1) is None and w.news(on_time, NOW + 10) is None  # a dip that did not hold
     assert w.news(late, NOW + 20) is None
     text = w.news(late, NOW + 51)
-    assert text is not None and text.startswith("projected to miss the deadline: finish ") and "after the deadline" in text
+    assert (
+        text is not None and text.startswith("projected to miss the deadline: finish ") and "after the deadline" in text
+    )
     assert w.news(late, NOW + 90) is None  # said once
     assert w.news(on_time, NOW + 100) is None
     back = w.news(on_time, NOW + 131)
@@ -67,8 +83,15 @@ def test_the_warning_comes_once_per_crossing_after_it_has_held():
 
 @pytest.mark.e2e
 def test_a_deadline_met_is_shown_in_the_summary_and_nothing_is_said(run):
-    r = run("--min-stall", "2", "--total-steps", "30", "--deadline", "+1h",
-            *py("stepper.py", "--steps", "30", "--interval", "0.05"))
+    r = run(
+        "--min-stall",
+        "2",
+        "--total-steps",
+        "30",
+        "--deadline",
+        "+1h",
+        *py("stepper.py", "--steps", "30", "--interval", "0.05"),
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     s = run.summary()
     assert s["meets_deadline"] is True and 3400 < s["slack_seconds"] < 3600 and s["finish_at"] == s["ended_at"]
@@ -81,8 +104,15 @@ def test_a_deadline_missed_then_met_again_warns_once_each_way(run):
     """600 steps: 30 slow ones (the projection lands far after the 12 s deadline), then 570 ten times
     faster (it lands before it, and the run ends in time)."""
     t0 = time.time()
-    r = run("--min-stall", "1", "--total-steps", "600", "--deadline", "+12s",
-            *py("stepper.py", "--steps", "600", "--interval", "0.1", "--fast-after", "30"))
+    r = run(
+        "--min-stall",
+        "1",
+        "--total-steps",
+        "600",
+        "--deadline",
+        "+12s",
+        *py("stepper.py", "--steps", "600", "--interval", "0.1", "--fast-after", "30"),
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     events = [e for e in run.events() if e["event"] == "deadline"]
     assert [e["meets"] for e in events] == [False, True], events

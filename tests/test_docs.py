@@ -23,8 +23,9 @@ def test_every_cause_has_its_entry_and_the_generated_pages_are_current() -> None
     assert set(CATALOGUE) == set(Cause)
     for cause, info in CATALOGUE.items():
         assert info.meaning and info.fix, cause
-    r = subprocess.run([sys.executable, str(ROOT / "docs" / "gen.py"), "--check"], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "gen.py"), "--check"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     page = (ROOT / "docs" / "causes.md").read_text()
     assert all(f"| `{c}` |" in page for c in Cause)
@@ -33,8 +34,13 @@ def test_every_cause_has_its_entry_and_the_generated_pages_are_current() -> None
 def test_no_cause_id_is_spelled_as_a_string_outside_the_catalogue() -> None:
     ids = "|".join(re.escape(c.value) for c in Cause if c != Cause.UNKNOWN)  # "unknown" is other vocabularies' word too
     literal = re.compile(rf"""(["'])({ids})\1""")
-    found = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.py") if p.name != "causes.py"
-             for n, line in enumerate(p.read_text().splitlines(), 1) if literal.search(line)]
+    found = [
+        f"{p.relative_to(SRC)}:{n}"
+        for p in SRC.rglob("*.py")
+        if p.name != "causes.py"
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if literal.search(line)
+    ]
     assert not found, found
 
 
@@ -78,7 +84,9 @@ def test_the_library_face_inspects_a_real_stuck_job(start_job, tmp_path: Path) -
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", ["inspect_pid", "read_run", "list_runs", "read_incident"])
 def test_importing_hangwatch_stays_light(name: str) -> None:
-    code = ("import sys, hangwatch; assert 'psutil' not in sys.modules and 'click' not in sys.modules; "
-            f"f = hangwatch.{name}; assert callable(f); print('ok')")
+    code = (
+        "import sys, hangwatch; assert 'psutil' not in sys.modules and 'click' not in sys.modules; "
+        f"f = hangwatch.{name}; assert callable(f); print('ok')"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "ok", r.stderr

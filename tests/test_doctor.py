@@ -20,8 +20,14 @@ def doctor(*args: str, env: dict[str, str] | None = None, nofile: int | None = N
         if nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "doctor", "--json", *args], capture_output=True,
-                       text=True, timeout=120, env=env or clean_env(), preexec_fn=lower_limit)
+    r = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "doctor", "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env or clean_env(),
+        preexec_fn=lower_limit,
+    )
     return r.returncode, {c["id"]: c for c in json.loads(r.stdout)["checks"]}
 
 
@@ -29,10 +35,25 @@ def doctor(*args: str, env: dict[str, str] | None = None, nofile: int | None = N
 def test_schema_and_every_check_present():
     code, checks = doctor()
     assert code in (0, 1)
-    assert set(checks) == {"shm.size", "mp.start_method", "env.tokenizers_parallelism", "env.omp_threads",
-                           "env.pythonunbuffered", "limits.nofile", "disk.free", "fs.network", "stacks.ptrace",
-                           "memory.swap", "gpu.driver", "gpu.persistence", "gpu.ecc", "gpu.busy",
-                           "gpu.visible_devices", "rocm.dataloader", "kernel_log.readable"}
+    assert set(checks) == {
+        "shm.size",
+        "mp.start_method",
+        "env.tokenizers_parallelism",
+        "env.omp_threads",
+        "env.pythonunbuffered",
+        "limits.nofile",
+        "disk.free",
+        "fs.network",
+        "stacks.ptrace",
+        "memory.swap",
+        "gpu.driver",
+        "gpu.persistence",
+        "gpu.ecc",
+        "gpu.busy",
+        "gpu.visible_devices",
+        "rocm.dataloader",
+        "kernel_log.readable",
+    }
     for c in checks.values():
         assert c["status"] in ("ok", "warn", "fail", "skip") and c["value"]
     assert checks["stacks.ptrace"]["status"] == "ok"  # this machine allows ptrace
@@ -48,7 +69,10 @@ def test_environment_hazards_are_flagged():
     assert checks["env.pythonunbuffered"]["status"] == "warn"
     _, ok = doctor(env=clean_env(TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1"))
     assert [ok[k]["status"] for k in ("env.tokenizers_parallelism", "env.omp_threads", "env.pythonunbuffered")] == [
-        "ok", "ok", "ok"]
+        "ok",
+        "ok",
+        "ok",
+    ]
 
 
 @pytest.mark.e2e
@@ -83,12 +107,15 @@ def test_small_shared_memory_and_full_disk(small_tmpfs):
 
 def test_network_filesystem_from_the_mount_table(tmp_path):
     mounts = tmp_path / "mounts"
-    mounts.write_text("/dev/vda / ext4 rw 0 0\n10.0.0.2:/export /mnt/data nfs4 rw 0 0\n"
-                      "s3fs /mnt/ckpt fuse.s3fs rw 0 0\n")
+    mounts.write_text(
+        "/dev/vda / ext4 rw 0 0\n10.0.0.2:/export /mnt/data nfs4 rw 0 0\ns3fs /mnt/ckpt fuse.s3fs rw 0 0\n"
+    )
     assert mount_of(Path("/mnt/data/shards/0.tar"), mounts.read_text()) == ("/mnt/data", "nfs4")
-    c = check_network_fs(DoctorInputs(env={}, data_dir=Path("/mnt/data/shards"), checkpoint_dir=Path("/mnt/ckpt"),
-                                      mounts=mounts))
+    c = check_network_fs(
+        DoctorInputs(env={}, data_dir=Path("/mnt/data/shards"), checkpoint_dir=Path("/mnt/ckpt"), mounts=mounts)
+    )
     assert c.status == "warn" and "data on nfs4" in c.value and "checkpoints on fuse.s3fs" in c.value
-    local = check_network_fs(DoctorInputs(env={}, data_dir=Path("/srv"), checkpoint_dir=Path(os.getcwd()),
-                                          mounts=mounts))
+    local = check_network_fs(
+        DoctorInputs(env={}, data_dir=Path("/srv"), checkpoint_dir=Path(os.getcwd()), mounts=mounts)
+    )
     assert local.status == "ok"

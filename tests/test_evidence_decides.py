@@ -59,8 +59,18 @@ def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
 
 @pytest.mark.e2e
 def test_an_endless_data_walking_loop_is_declared_at_max_slow(run):
-    r = run("--min-stall", "3", "--max-slow", "10", "--history-floor", "5", "--on-hang", "kill", *QUICK,
-            *py("silent_eval.py", "-1"))
+    r = run(
+        "--min-stall",
+        "3",
+        "--max-slow",
+        "10",
+        "--history-floor",
+        "5",
+        "--on-hang",
+        "kill",
+        *QUICK,
+        *py("silent_eval.py", "-1"),
+    )
     assert r.returncode == 124, r.stderr.decode()[-3000:]  # proven work that ran too long may pass: a requeue
     hung = _incidents(run)[-1]
     root = root_cause(hung)
@@ -75,17 +85,34 @@ def test_an_endless_data_walking_loop_is_declared_at_max_slow(run):
 def test_a_rank_that_downloads_while_the_other_waits_at_the_barrier_is_a_straggler(run, tmp_path):
     """`if rank == 0: download_weights(); dist.barrier()` after 40 steps: rank 0 writes 64 KiB every 0.2 s
     for 22 s while rank 1 waits. Waiting, named as a straggler, never hung."""
-    r = run("--min-stall", "5", "--on-hang", "kill", *QUICK, "--", sys.executable, "-m", "torch.distributed.run",
-            "--nproc-per-node", "2", "--master-port", str(_port()), str(SCENARIOS / "dist_download.py"), "22", "mid",
-            env={"HW_TMP": str(tmp_path)})
+    r = run(
+        "--min-stall",
+        "5",
+        "--on-hang",
+        "kill",
+        *QUICK,
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_port()),
+        str(SCENARIOS / "dist_download.py"),
+        "22",
+        "mid",
+        env={"HW_TMP": str(tmp_path)},
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert b"done" in r.stdout
     incidents = _incidents(run)
     assert [(i["verdict"], i["action"]) for i in incidents] == [("waiting", "none")], incidents
     root = root_cause(incidents[0])
     assert root["cause"] == "distributed.straggler" and root["proof"]["kind"] == "work", root
-    assert "Rank 0 is working, not stuck" in root["summary"] and "rank 1 waits in barrier" in root["summary"], \
-        root["summary"]
+    assert "Rank 0 is working, not stuck" in root["summary"] and "rank 1 waits in barrier" in root["summary"], root[
+        "summary"
+    ]
     assert "writing weights.bin" in root["summary"], root["summary"]
     assert "stuck" not in root["summary"].replace("not stuck", "")
     file, line = marker("dist_download.py")  # in the download loop: a sample lands on any of its lines
@@ -103,8 +130,21 @@ def test_a_loop_at_a_modules_top_level_whose_stack_moves_is_not_killed_by_the_hi
     """The same silent metric loop at a module's top level (bench/zoo's like_silent_validation), where py-spy
     reads no locals: its stack moves between the loop's lines at full CPU, so it works; 16 s at a 4 s history
     floor (10 x its 0.25 s steps: 4 s), and it finishes untouched."""
-    r = run("--min-stall", "2", "--history-floor", "4", "--history-factor", "10", "--on-hang", "kill",
-            "--capture-window", "2", "--kill-grace", "2", *py("toplevel_loop.py", "walk", "16"))
+    r = run(
+        "--min-stall",
+        "2",
+        "--history-floor",
+        "4",
+        "--history-factor",
+        "10",
+        "--on-hang",
+        "kill",
+        "--capture-window",
+        "2",
+        "--kill-grace",
+        "2",
+        *py("toplevel_loop.py", "walk", "16"),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert b"done" in r.stdout
     root = root_cause(only_slow_incidents(run)[0])
@@ -127,11 +167,12 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
 
     def loop(line: int, fact: str | None) -> Diagnosis:
         where = Where(pid=1, rank=None, tid=1, file="/job/eval.py", line=line, function="<module>")
-        return Diagnosis(Verdict.SLOW, (Finding("code.busy_loop", 0.5, "a loop", where,
-                                                proof=Proof(ProofKind.WORK, fact) if fact else None),))
+        return Diagnosis(
+            Verdict.SLOW,
+            (Finding("code.busy_loop", 0.5, "a loop", where, proof=Proof(ProofKind.WORK, fact) if fact else None),),
+        )
 
-    a = SimpleNamespace(detector=SimpleNamespace(last=SimpleNamespace(at=100.0), started_at=0.0),
-                        suspicion=Suspicion())
+    a = SimpleNamespace(detector=SimpleNamespace(last=SimpleNamespace(at=100.0), started_at=0.0), suspicion=Suspicion())
     same = Suspects._same_work  # uses no state of the Suspects
     assert same(None, a, loop(23, None)).root.proof is None  # nothing proven yet: the history bounds it
     assert same(None, a, loop(24, "99% CPU with its stack moving between lines 23, 24")).root.proves_work
@@ -145,8 +186,18 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
 def test_a_one_line_spin_at_a_modules_top_level_is_still_bounded_by_the_history(run):
     """Its twin: a spin on one line at a module's top level shows nothing a spin would not, so the job's
     history bounds it (hung at the 3 s floor, at its line)."""
-    r = run("--min-stall", "1", "--history-floor", "3", "--history-factor", "10", "--on-hang", "kill", *QUICK,
-            *py("toplevel_loop.py", "spin"))
+    r = run(
+        "--min-stall",
+        "1",
+        "--history-floor",
+        "3",
+        "--history-factor",
+        "10",
+        "--on-hang",
+        "kill",
+        *QUICK,
+        *py("toplevel_loop.py", "spin"),
+    )
     assert r.returncode in (124, 125), r.stderr.decode()[-3000:]
     hung = _incidents(run)[-1]
     root = root_cause(hung)
@@ -159,9 +210,13 @@ def test_a_one_line_spin_at_a_modules_top_level_is_still_bounded_by_the_history(
 def _holder(tmp_path: Path, how: str) -> subprocess.Popen[bytes]:
     """A process outside the job that takes the file lock, and says so."""
     ready = tmp_path / f"holder-{how.replace(':', '')}"
-    p = subprocess.Popen([sys.executable, str(SCENARIOS / "lock_holder.py"), str(tmp_path / "cache.lock"),
-                          "filelock", how], env=clean_env(HW_READY=str(ready)), start_new_session=True,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [sys.executable, str(SCENARIOS / "lock_holder.py"), str(tmp_path / "cache.lock"), "filelock", how],
+        env=clean_env(HW_READY=str(ready)),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -179,8 +234,14 @@ def _end(p: subprocess.Popen[bytes]) -> None:
 def test_a_file_lock_held_outside_the_job_is_named_and_its_holder_left_alone(run, tmp_path):
     holder = _holder(tmp_path, "forever")
     try:
-        r = run("--min-stall", "3", "--on-hang", "kill", *QUICK,
-                *py("filelock_wait.py", str(tmp_path / "cache.lock"), "filelock"))
+        r = run(
+            "--min-stall",
+            "3",
+            "--on-hang",
+            "kill",
+            *QUICK,
+            *py("filelock_wait.py", str(tmp_path / "cache.lock"), "filelock"),
+        )
         assert r.returncode == 124, r.stderr.decode()[-3000:]  # another process's lock can pass: a requeue may
         assert holder.poll() is None, "hangwatch must never touch a process outside the job"
     finally:
@@ -192,7 +253,9 @@ def test_a_file_lock_held_outside_the_job_is_named_and_its_holder_left_alone(run
     assert f"held by pid {holder.pid}" in s and "lock_holder.py" in s and "outside the job" in s, s
     assert "user " in s and "running for" in s and "is asleep at" in s and "with no timeout" in s, s
     assert any(f"/proc/locks lists pid {holder.pid}" in e for e in root["evidence"]), root["evidence"]
-    assert root["fix"][0].startswith(f"pid {holder.pid} outside the job holds") and f"kill {holder.pid}" in root["fix"][0]
+    assert (
+        root["fix"][0].startswith(f"pid {holder.pid} outside the job holds") and f"kill {holder.pid}" in root["fix"][0]
+    )
     assert any("HF_DATASETS_CACHE" in f for f in root["fix"])
 
 
@@ -215,8 +278,14 @@ def test_a_lock_whose_holder_works_is_waited_for(run, tmp_path):
     """The twin: the holder computes for 16 s, then releases; the job waits (`waiting`), then finishes."""
     holder = _holder(tmp_path, "work:16")
     try:
-        r = run("--min-stall", "3", "--on-hang", "kill", *QUICK,
-                *py("filelock_wait.py", str(tmp_path / "cache.lock"), "filelock"))
+        r = run(
+            "--min-stall",
+            "3",
+            "--on-hang",
+            "kill",
+            *QUICK,
+            *py("filelock_wait.py", str(tmp_path / "cache.lock"), "filelock"),
+        )
         assert holder.wait(timeout=30) == 0
     finally:
         _end(holder)
@@ -235,11 +304,15 @@ def test_a_multiprocessing_lock_taken_with_a_bare_acquire_names_its_likely_holde
     root = root_cause(inspect_json(job.pid, window=1))
     assert root["cause"] == "code.deadlock", root
     _at(root, "dl_mp_lock_bare.py")
-    assert (f"held by another process of the job, most likely main (pid {job.pid}), which is not waiting for it"
-            in root["summary"]), root["summary"]
+    assert (
+        f"held by another process of the job, most likely main (pid {job.pid}), which is not waiting for it"
+        in root["summary"]
+    ), root["summary"]
     holder = marker("dl_mp_lock_bare.py", "HOLDER")
-    assert any(f"(dl_mp_lock_bare.py:{holder[1]})" in e and "cache_lock.acquire()" in e and "in warm_cache" in e
-               for e in root["evidence"]), root["evidence"]
+    assert any(
+        f"(dl_mp_lock_bare.py:{holder[1]})" in e and "cache_lock.acquire()" in e and "in warm_cache" in e
+        for e in root["evidence"]
+    ), root["evidence"]
     assert any("its count is 0 (taken)" in e for e in root["evidence"])
     assert root["proof"]["kind"] == "hang" and "is blocked waiting for" in root["proof"]["fact"]
 
@@ -298,9 +371,16 @@ def claim_problems(ev, findings) -> list[str]:
         v = ctx.view(named) if named is not None else None
         if v is not None and activity(v) not in (Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED):
             out.append(f"{f.cause}: 'stuck' of pid {named}, which is {activity(v).value}: {text}")
-        if " holds " in text and f.cause in ("code.deadlock", "io.lock_wait") and not (
-                "most likely" in text or "whose frame holds it" in text or " holds at " in text
-                or any("/proc/locks" in e for e in f.evidence)):
+        if (
+            " holds " in text
+            and f.cause in ("code.deadlock", "io.lock_wait")
+            and not (
+                "most likely" in text
+                or "whose frame holds it" in text
+                or " holds at " in text
+                or any("/proc/locks" in e for e in f.evidence)
+            )
+        ):
             out.append(f"{f.cause}: 'holds' with no holder proven or said to be inferred: {text}")
     return out
 
@@ -325,8 +405,9 @@ def test_the_claims_check_fails_when_a_claim_is_inverted():
     ev = evidence_from_dict(json.loads((FIXTURES / "dataloader_worker_stuck-dl_worker_blocked.json").read_text()))
     root = diagnose(ev).findings[0]
     idle = next(p for p in ev.processes if p.info.role.value == "dataloader_worker" and p.info.pid != root.where.pid)
-    stuck_idle = dataclasses.replace(root, summary=f"main waits for its child pid {idle.info.pid}, which is itself "
-                                     "stuck.")
+    stuck_idle = dataclasses.replace(
+        root, summary=f"main waits for its child pid {idle.info.pid}, which is itself stuck."
+    )
     unproven = dataclasses.replace(root, summary="The worker never returns its batch.", proof=None)
     problems = claim_problems(ev, [stuck_idle, unproven])
     assert len(problems) == 2 and "which is idle" in problems[0] and "without a proof" in problems[1], problems
@@ -444,8 +525,12 @@ def _with_holder(ev, **change):
 
     procs = []
     for p in ev.processes:
-        waits = tuple(dataclasses.replace(w, holders=tuple(dataclasses.replace(h, **change) for h in w.holders[:1])
-                                          + w.holders[1:]) for w in p.waits)
+        waits = tuple(
+            dataclasses.replace(
+                w, holders=tuple(dataclasses.replace(h, **change) for h in w.holders[:1]) + w.holders[1:]
+            )
+            for w in p.waits
+        )
         procs.append(dataclasses.replace(p, waits=waits))
     return dataclasses.replace(ev, processes=tuple(procs))
 
@@ -473,8 +558,13 @@ def test_a_multiprocessing_lock_whose_holder_is_gone_is_proven_hung():
     ev = _load("deadlock_mp_lock_bare")
     inferred = diagnose(ev)
     assert inferred.root.cause == "code.deadlock" and "most likely main" in inferred.root.summary
-    no_holder = dataclasses.replace(ev, processes=tuple(dataclasses.replace(
-        p, waits=tuple(dataclasses.replace(w, holders=()) for w in p.waits)) for p in ev.processes))
+    no_holder = dataclasses.replace(
+        ev,
+        processes=tuple(
+            dataclasses.replace(p, waits=tuple(dataclasses.replace(w, holders=()) for w in p.waits))
+            for p in ev.processes
+        ),
+    )
     gone = diagnose(no_holder)
     assert gone.root.cause == "code.deadlock" and "whose holder is gone" in gone.root.summary and gone.root.proves_hang
 
@@ -487,19 +577,41 @@ def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
 
     ev = _load("lost_work_inferred")
     main = next(p for p in ev.processes if p.info.role.value == "main")
-    gone = VanishedProcess(pid=99999, ppid=main.info.pid, name="python", cmdline="python pool_lost.py",
-                           started_at=ev.started_at - 5, gone_at=ev.started_at - 3, replaced_by=None,
-                           reason="killed by the OOM killer (kernel log)")
+    gone = VanishedProcess(
+        pid=99999,
+        ppid=main.info.pid,
+        name="python",
+        cmdline="python pool_lost.py",
+        started_at=ev.started_at - 5,
+        gone_at=ev.started_at - 3,
+        replaced_by=None,
+        reason="killed by the OOM killer (kernel log)",
+    )
     named = diagnose(dataclasses.replace(ev, vanished=(gone,)))
     assert named.root.cause == "child.lost_work" and "Pool worker pid 99999 vanished at" in named.root.summary
     assert any("killed by the OOM killer" in e for e in named.root.evidence)
     # A worker measured working: nothing is lost (it may still deliver). Its megabytes come in many read calls,
     # as real reads do (one call moving bytes is no proof of work: a stack read interrupting a blocked write
     # completes it once).
-    busy = dataclasses.replace(ev, vanished=(gone,), processes=tuple(
-        dataclasses.replace(p, samples=tuple(dataclasses.replace(s, cpu_seconds=s.cpu_seconds + 10 * i,
-                                                                  rchar=(s.rchar or 0) + 10**6 * i,
-                                                                  syscalls=(s.syscalls or 0) + 50 * i)
-                                             for i, s in enumerate(p.samples)))
-        if p.info.role.value == "child" else p for p in ev.processes))
+    busy = dataclasses.replace(
+        ev,
+        vanished=(gone,),
+        processes=tuple(
+            dataclasses.replace(
+                p,
+                samples=tuple(
+                    dataclasses.replace(
+                        s,
+                        cpu_seconds=s.cpu_seconds + 10 * i,
+                        rchar=(s.rchar or 0) + 10**6 * i,
+                        syscalls=(s.syscalls or 0) + 50 * i,
+                    )
+                    for i, s in enumerate(p.samples)
+                ),
+            )
+            if p.info.role.value == "child"
+            else p
+            for p in ev.processes
+        ),
+    )
     assert diagnose(busy).root.cause != "child.lost_work"

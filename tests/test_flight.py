@@ -17,8 +17,18 @@ QUICK = ["--min-stall", "3", "--capture-window", "1", "--kill-grace", "2", "--on
 
 
 def _torchrun(n: int, script: str, *args: str) -> list[str]:
-    return ["--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(n), "--master-port",
-            str(_free_port()), str(SCENARIOS / script), *args]
+    return [
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(n),
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / script),
+        *args,
+    ]
 
 
 def _where(root: dict, script: str, tag: str) -> None:
@@ -74,8 +84,10 @@ def test_ddp_ranks_inside_backward_are_told_apart_by_the_recorder(run):
     s = root["summary"]
     assert s.startswith("Rank 2 is stuck at load_batch (dist_ddp_data.py:") and "never entered all_reduce #" in s, s
     seq = int(s.split("all_reduce #")[1].split()[0])
-    assert f"(it last completed #{seq - 1}), while ranks 0-1,3 wait in all_reduce #{seq} (17 KiB, " \
-           f"dist_ddp_data.py:{line}) since " in s, s
+    assert (
+        f"(it last completed #{seq - 1}), while ranks 0-1,3 wait in all_reduce #{seq} (17 KiB, "
+        f"dist_ddp_data.py:{line}) since " in s
+    ), s
     # The stacks alone could not tell: no victim shows a collective frame.
     victims = [p for p in incident["processes"] if p["rank"] in (0, 1, 3) and p["role"] == "rank"]
     assert len(victims) == 3
@@ -105,8 +117,10 @@ def test_a_rank_spinning_with_the_gil_still_answers_through_the_worker_server(ru
     root = root_cause(incident)
     assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 1, root
     _where(root, "dist_fr_spin.py", "HANG-HERE:spin")
-    assert root["summary"].startswith("Rank 1 is stuck at wait_for_flag (dist_fr_spin.py:") and \
-        "never entered all_reduce #4 (it last completed #3), while rank 0 waits in all_reduce #4" in root["summary"]
+    assert (
+        root["summary"].startswith("Rank 1 is stuck at wait_for_flag (dist_fr_spin.py:")
+        and "never entered all_reduce #4 (it last completed #3), while rank 0 waits in all_reduce #4" in root["summary"]
+    )
     assert root["proof"]["kind"] == "hang" and "counting spin" in root["proof"]["fact"]
     table = {c["ranks"]: c for c in incident["collectives"]}
     assert table["rank 1"]["state"] == "idle" and table["rank 1"]["last_entered"].startswith("all_reduce #3")
@@ -143,8 +157,10 @@ def test_a_job_that_never_makes_a_process_group_starts_no_reader_and_the_flag_tu
     # --no-flight-recorder: neither the variables nor a reader.
     out = tmp_path / "env.json"
     script = tmp_path / "env.py"
-    script.write_text("import json, os, sys\njson.dump({k: v for k, v in os.environ.items() if k.startswith(("
-                      "'TORCH_FR', 'TORCH_NCCL_TRACE', 'HANGWATCH_FLIGHT'))}, open(sys.argv[1], 'w'))\n")
+    script.write_text(
+        "import json, os, sys\njson.dump({k: v for k, v in os.environ.items() if k.startswith(("
+        "'TORCH_FR', 'TORCH_NCCL_TRACE', 'HANGWATCH_FLIGHT'))}, open(sys.argv[1], 'w'))\n"
+    )
     run2 = type(run)(tmp_path / "off")
     (tmp_path / "off").mkdir()
     r = run2("--no-flight-recorder", "--", sys.executable, str(script), str(out))
@@ -157,21 +173,41 @@ def test_a_job_that_never_makes_a_process_group_starts_no_reader_and_the_flag_tu
 # --- the analysis on dumps ---------------------------------------------------------------------------------------
 def _dump(entries: list[tuple[int, str, bool, str]], state_done: str = "completed") -> str:
     """A recorder dump in torch's format: (seq, op, done, state when not done)."""
-    return json.dumps({"version": "2.10", "pg_config": {}, "pg_status": {}, "entries": [
-        {"collective_seq_id": seq, "p2p_seq_id": 0, "profiling_name": f"nccl:{op}", "pg_id": 0,
-         "process_group": ["0", "default_pg"], "state": state_done if done else st, "retired": done,
-         "input_sizes": [[1048576]], "output_sizes": [[1048576]], "input_dtypes": ["Float"],
-         "time_created_ns": 1_795_000_000_000_000_000 + seq, "timeout_ms": 600000,
-         "frames": [{"name": "train", "filename": "/job/train.py", "line": 88}]}
-        for seq, op, done, st in entries]})
+    return json.dumps(
+        {
+            "version": "2.10",
+            "pg_config": {},
+            "pg_status": {},
+            "entries": [
+                {
+                    "collective_seq_id": seq,
+                    "p2p_seq_id": 0,
+                    "profiling_name": f"nccl:{op}",
+                    "pg_id": 0,
+                    "process_group": ["0", "default_pg"],
+                    "state": state_done if done else st,
+                    "retired": done,
+                    "input_sizes": [[1048576]],
+                    "output_sizes": [[1048576]],
+                    "input_dtypes": ["Float"],
+                    "time_created_ns": 1_795_000_000_000_000_000 + seq,
+                    "timeout_ms": 600000,
+                    "frames": [{"name": "train", "filename": "/job/train.py", "line": 88}],
+                }
+                for seq, op, done, st in entries
+            ],
+        }
+    )
 
 
 def _ranks(dumps: dict[int, str]):
     from hangwatch.capture.flight import RawDump, parse_dump
     from hangwatch.diagnose.collectives import rank_collectives
 
-    return [rank_collectives(r, parse_dump(RawDump(100 + r, r, text, "hangwatch_fr", None, 0.01)))
-            for r, text in sorted(dumps.items())]
+    return [
+        rank_collectives(r, parse_dump(RawDump(100 + r, r, text, "hangwatch_fr", None, 0.01)))
+        for r, text in sorted(dumps.items())
+    ]
 
 
 def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
@@ -183,9 +219,11 @@ def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
     stall = analyze(_ranks(dumps))
     assert stall is not None and (stall.seq, stall.waiting, stall.missing) == (58, [0, 1, 3], [2])
     hit = explain(stall, {}, None)
-    assert hit.finding.summary.startswith("Rank 2 is not on this node and never entered all_reduce #58 (it last "
-                                          "completed #57), while ranks 0-1,3 wait in all_reduce #58 (4.0 MiB, "
-                                          "train.py:88) since "), hit.finding.summary
+    assert hit.finding.summary.startswith(
+        "Rank 2 is not on this node and never entered all_reduce #58 (it last "
+        "completed #57), while ranks 0-1,3 wait in all_reduce #58 (4.0 MiB, "
+        "train.py:88) since "
+    ), hit.finding.summary
     assert hit.verdict.value == "hung"
 
 
@@ -229,8 +267,12 @@ def test_a_rank_that_did_not_answer_is_evidence():
     from hangwatch.capture.flight import RawDump, parse_dump
     from hangwatch.diagnose.collectives import analyze, rank_collectives
 
-    ranks = _ranks({0: _dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")]),
-                    1: _dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")])})
+    ranks = _ranks(
+        {
+            0: _dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")]),
+            1: _dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")]),
+        }
+    )
     ranks.append(rank_collectives(2, parse_dump(RawDump(102, 2, None, None, "timed out", 2.0))))
     stall = analyze(ranks)
     assert stall is not None and stall.silent == [2] and stall.missing == []
@@ -241,24 +283,43 @@ def test_across_nodes_the_recorders_are_merged_through_the_summaries():
     from hangwatch.records.run import NodeSummary
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 12)]
-    rcs = {r.rank: r for r in _ranks({0: _dump([*ok, (12, "all_reduce", False, "started")]),
-                                      1: _dump([*ok, (12, "all_reduce", False, "started")]), 2: _dump(ok),
-                                      3: _dump([*ok, (12, "all_reduce", False, "started")])})}
+    rcs = {
+        r.rank: r
+        for r in _ranks(
+            {
+                0: _dump([*ok, (12, "all_reduce", False, "started")]),
+                1: _dump([*ok, (12, "all_reduce", False, "started")]),
+                2: _dump(ok),
+                3: _dump([*ok, (12, "all_reduce", False, "started")]),
+            }
+        )
+    }
     where = {"pid": 7, "rank": 2, "tid": 7, "file": "/job/data.py", "line": 41, "function": "load"}
 
     def summary(rank: int) -> dict:
-        return {"rank": rank, "pid": 100 + rank, "group": "elsewhere", "op": None, "text": "in load (data.py:41)",
-                "where": {**where, "rank": rank}, "activity": "blocked", "fact": None, "proof": None,
-                "fr": rcs[rank].to_dict()}
+        return {
+            "rank": rank,
+            "pid": 100 + rank,
+            "group": "elsewhere",
+            "op": None,
+            "text": "in load (data.py:41)",
+            "where": {**where, "rank": rank},
+            "activity": "blocked",
+            "fact": None,
+            "proof": None,
+            "fr": rcs[rank].to_dict(),
+        }
 
-    summaries = {0: NodeSummary("a", [summary(0), summary(1)], "hung", "x"),
-                 1: NodeSummary("b", [summary(2), summary(3)], "hung", "x")}
+    summaries = {
+        0: NodeSummary("a", [summary(0), summary(1)], "hung", "x"),
+        1: NodeSummary("b", [summary(2), summary(3)], "hung", "x"),
+    }
     hit = merge_nodes(summaries, 2)
     assert hit is not None and hit.finding.where is not None and hit.finding.where.rank == 2
-    assert hit.finding.summary.startswith("Rank 2 on node 1 is stuck in load (data.py:41) and never entered "
-                                          "all_reduce #12 (it last completed #11)"), hit.finding.summary
+    assert hit.finding.summary.startswith(
+        "Rank 2 on node 1 is stuck in load (data.py:41) and never entered all_reduce #12 (it last completed #11)"
+    ), hit.finding.summary
     assert "across nodes: rank 2 on node 1" in hit.finding.evidence[-1]
-
 
 
 def test_the_env_sets_the_recorder_only_where_the_user_did_not():

@@ -30,10 +30,35 @@ from hangwatch.supervise.progress.counters import TAIL_BYTES, OutputTail, Progre
 from hangwatch.supervise.progress.heartbeat import read_heartbeats
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-LOGLIKE = st.lists(st.sampled_from([b"step ", b"iter", b"/", b" ", b"\r", b"\n", b"\x1b[2K", b"1", b"23", b"4,5",
-                                    b"6_7", b"0.5", b"e-4", b"%", b"it/s", b"epoch", b"[rank1]:", b"[default0]:",
-                                    b"{'loss': '1.0', 'epoch': '0.1'}", b"12:00:01", b"\xff\xfe", b"\x00"]),
-                   max_size=80).map(b"".join)
+LOGLIKE = st.lists(
+    st.sampled_from(
+        [
+            b"step ",
+            b"iter",
+            b"/",
+            b" ",
+            b"\r",
+            b"\n",
+            b"\x1b[2K",
+            b"1",
+            b"23",
+            b"4,5",
+            b"6_7",
+            b"0.5",
+            b"e-4",
+            b"%",
+            b"it/s",
+            b"epoch",
+            b"[rank1]:",
+            b"[default0]:",
+            b"{'loss': '1.0', 'epoch': '0.1'}",
+            b"12:00:01",
+            b"\xff\xfe",
+            b"\x00",
+        ]
+    ),
+    max_size=80,
+).map(b"".join)
 
 
 @FAST
@@ -61,13 +86,19 @@ def test_heartbeat_slots_that_are_truncated_or_garbage_are_skipped(tmp_path_fact
         assert hb.count >= 0
 
 
-TOML_VALUES = st.one_of(st.integers(-5, 10**6), st.floats(allow_nan=True), st.text(max_size=20), st.booleans(),
-                        st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                                             max_size=2))
+TOML_VALUES = st.one_of(
+    st.integers(-5, 10**6),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
+    st.booleans(),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
 
 
 def _toml_value(v: object) -> str:
     import json
+
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float) and math.isnan(v):
@@ -78,11 +109,32 @@ def _toml_value(v: object) -> str:
 
 
 @FAST
-@given(text=st.text(max_size=200),
-       pairs=st.dictionaries(st.sampled_from(["min_stall", "startup_grace", "on_hang", "max_restarts", "fallback",
-                                              "notify", "kill_grace", "capture_window", "max_slow", "progress_regex",
-                                              "cost_per_hour", "autobeat", "auto_fallback", "remedies", "bogus"]),
-                             TOML_VALUES, max_size=5))
+@given(
+    text=st.text(max_size=200),
+    pairs=st.dictionaries(
+        st.sampled_from(
+            [
+                "min_stall",
+                "startup_grace",
+                "on_hang",
+                "max_restarts",
+                "fallback",
+                "notify",
+                "kill_grace",
+                "capture_window",
+                "max_slow",
+                "progress_regex",
+                "cost_per_hour",
+                "autobeat",
+                "auto_fallback",
+                "remedies",
+                "bogus",
+            ]
+        ),
+        TOML_VALUES,
+        max_size=5,
+    ),
+)
 def test_any_hangwatch_toml_is_accepted_or_one_usage_error(tmp_path_factory, text, pairs):
     path = Path(tmp_path_factory.mktemp("cfg")) / "hangwatch.toml"
     for body in (text, "\n".join(f"{k} = {_toml_value(v)}" for k, v in pairs.items())):
@@ -118,26 +170,65 @@ def test_a_user_regex_is_only_run_on_a_bounded_record():
 
 
 FRAMES = st.builds(FrameRecord, function=st.text(max_size=10), file=st.text(max_size=20), line=st.integers(0, 10**5))
-WHERE = st.builds(Where, pid=st.integers(1, 10**6), rank=st.none() | st.integers(0, 64), tid=st.none() | st.integers(1),
-                  file=st.none() | st.text(max_size=20), line=st.none() | st.integers(0), function=st.none() | st.text(
-                      max_size=10), code=st.none() | st.text(max_size=20))
-FINDINGS = st.builds(Finding, cause=st.sampled_from(list(Cause)), confidence=st.floats(0, 1), summary=st.text(max_size=40),
-                     where=st.none() | WHERE, evidence=st.tuples(st.text(max_size=20)), fix=st.tuples(st.text(max_size=9)))
-PROCS = st.builds(ProcessRecord, pid=st.integers(1), ppid=st.integers(0), role=st.sampled_from(["main", "rank"]),
-                  rank=st.none() | st.integers(0, 8), state=st.sampled_from("RSDTZ"),
-                  cpu_percent=st.none() | st.floats(0, 800), cmdline=st.text(max_size=30),
-                  threads=st.tuples(st.builds(ThreadRecord, tid=st.integers(1), name=st.text(max_size=8),
-                                              idle=st.booleans(), frames=st.tuples(FRAMES))),
-                  where=st.tuples(FRAMES))
+WHERE = st.builds(
+    Where,
+    pid=st.integers(1, 10**6),
+    rank=st.none() | st.integers(0, 64),
+    tid=st.none() | st.integers(1),
+    file=st.none() | st.text(max_size=20),
+    line=st.none() | st.integers(0),
+    function=st.none() | st.text(max_size=10),
+    code=st.none() | st.text(max_size=20),
+)
+FINDINGS = st.builds(
+    Finding,
+    cause=st.sampled_from(list(Cause)),
+    confidence=st.floats(0, 1),
+    summary=st.text(max_size=40),
+    where=st.none() | WHERE,
+    evidence=st.tuples(st.text(max_size=20)),
+    fix=st.tuples(st.text(max_size=9)),
+)
+PROCS = st.builds(
+    ProcessRecord,
+    pid=st.integers(1),
+    ppid=st.integers(0),
+    role=st.sampled_from(["main", "rank"]),
+    rank=st.none() | st.integers(0, 8),
+    state=st.sampled_from("RSDTZ"),
+    cpu_percent=st.none() | st.floats(0, 800),
+    cmdline=st.text(max_size=30),
+    threads=st.tuples(
+        st.builds(
+            ThreadRecord, tid=st.integers(1), name=st.text(max_size=8), idle=st.booleans(), frames=st.tuples(FRAMES)
+        )
+    ),
+    where=st.tuples(FRAMES),
+)
 
 
 @FAST
-@given(verdict=st.sampled_from(Verdict), action=st.sampled_from(Action), procs=st.lists(PROCS, max_size=3),
-       findings=st.lists(FINDINGS, max_size=3), remedy=st.none() | st.text(max_size=30),
-       lp=st.none() | st.builds(LastProgress, at=st.floats(0, 2e9), step=st.none() | st.integers(0), source=st.text(
-           max_size=8)))
+@given(
+    verdict=st.sampled_from(Verdict),
+    action=st.sampled_from(Action),
+    procs=st.lists(PROCS, max_size=3),
+    findings=st.lists(FINDINGS, max_size=3),
+    remedy=st.none() | st.text(max_size=30),
+    lp=st.none()
+    | st.builds(LastProgress, at=st.floats(0, 2e9), step=st.none() | st.integers(0), source=st.text(max_size=8)),
+)
 def test_an_incident_written_reads_back_the_same(verdict, action, procs, findings, remedy, lp):
     import json
-    incident = Incident(verdict=verdict, detected_at=1.5, last_progress=lp, attempt=2, action=action,
-                        processes=tuple(procs), findings=tuple(findings), window_seconds=1.0, remedy=remedy)
+
+    incident = Incident(
+        verdict=verdict,
+        detected_at=1.5,
+        last_progress=lp,
+        attempt=2,
+        action=action,
+        processes=tuple(procs),
+        findings=tuple(findings),
+        window_seconds=1.0,
+        remedy=remedy,
+    )
     assert Incident.from_dict(json.loads(incident.to_json())) == incident

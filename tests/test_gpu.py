@@ -43,7 +43,12 @@ def test_nvidia_smi_xml_of_a_t4_with_processes():
     (d,) = reading.devices
     assert (driver, cuda, d.name, d.bus_id) == ("515.105.01", "11.7", "Tesla T4", "00000000:00:1E.0")
     assert (d.memory_used_mib, d.memory_total_mib, d.temperature_c, d.power_w, d.power_limit_w) == (
-        1032.0, 15360.0, 40.0, 26.78, 70.0)
+        1032.0,
+        15360.0,
+        40.0,
+        26.78,
+        70.0,
+    )
     assert (d.ecc_uncorrected, d.retired_pages, d.persistence_mode) == (0, 0, False)
     assert reading.processes == ((675, 0, 22.0), (5762, 0, 1005.0))
 
@@ -75,19 +80,44 @@ class FakeNvml:
         self.devices = devices
 
     def nvmlInit(self) -> None: ...
-    def nvmlSystemGetDriverVersion(self) -> str: return "570.124.06"
-    def nvmlSystemGetNVMLVersion(self) -> str: return "12.570.124.06"
-    def nvmlDeviceGetCount(self) -> int: return len(self.devices)
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> dict: return self.devices[i]
-    def nvmlDeviceGetName(self, h: dict) -> bytes: return h["name"].encode()
-    def nvmlDeviceGetUtilizationRates(self, h): return SimpleNamespace(gpu=h["util"], memory=h["mem_util"])
-    def nvmlDeviceGetMemoryInfo(self, h): return SimpleNamespace(used=h["used"] << 20, total=81559 << 20)
-    def nvmlDeviceGetPciInfo(self, h): return SimpleNamespace(busId=b"00000000:1B:00.0")
-    def nvmlDeviceGetPowerUsage(self, h): return h["mw"]
-    def nvmlDeviceGetEnforcedPowerLimit(self, h): return 700_000
-    def nvmlDeviceGetCurrentClocksEventReasons(self, h): return h["reasons"]
-    def nvmlDeviceGetTemperature(self, h, sensor): return 71
-    def nvmlDeviceGetPersistenceMode(self, h): return 1
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return "570.124.06"
+
+    def nvmlSystemGetNVMLVersion(self) -> str:
+        return "12.570.124.06"
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.devices)
+
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> dict:
+        return self.devices[i]
+
+    def nvmlDeviceGetName(self, h: dict) -> bytes:
+        return h["name"].encode()
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        return SimpleNamespace(gpu=h["util"], memory=h["mem_util"])
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return SimpleNamespace(used=h["used"] << 20, total=81559 << 20)
+
+    def nvmlDeviceGetPciInfo(self, h):
+        return SimpleNamespace(busId=b"00000000:1B:00.0")
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        return h["mw"]
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, h):
+        return 700_000
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h):
+        return h["reasons"]
+
+    def nvmlDeviceGetTemperature(self, h, sensor):
+        return 71
+
+    def nvmlDeviceGetPersistenceMode(self, h):
+        return 1
 
     def nvmlDeviceGetTotalEccErrors(self, h, error_type, counter_type):
         if h.get("no_ecc"):
@@ -105,12 +135,29 @@ class FakeNvml:
 
 
 def test_nvml_backend_reads_every_field_and_says_none_for_unsupported():
-    nvml = FakeNvml([
-        {"name": "NVIDIA H100 80GB HBM3", "util": 100, "mem_util": 3, "used": 71000, "mw": 96_000,
-         "reasons": 0x1 | 0x4 | 0x40, "procs": [(4242, 70000)]},
-        {"name": "NVIDIA H100 80GB HBM3", "util": 0, "mem_util": 0, "used": 3, "mw": 70_000, "reasons": 0x1,
-         "procs": [], "no_ecc": True},
-    ])
+    nvml = FakeNvml(
+        [
+            {
+                "name": "NVIDIA H100 80GB HBM3",
+                "util": 100,
+                "mem_util": 3,
+                "used": 71000,
+                "mw": 96_000,
+                "reasons": 0x1 | 0x4 | 0x40,
+                "procs": [(4242, 70000)],
+            },
+            {
+                "name": "NVIDIA H100 80GB HBM3",
+                "util": 0,
+                "mem_util": 0,
+                "used": 3,
+                "mw": 70_000,
+                "reasons": 0x1,
+                "procs": [],
+                "no_ecc": True,
+            },
+        ]
+    )
     b = NvmlBackend(nvml)
     r = b.read()
     d0, d1 = r.devices
@@ -124,27 +171,35 @@ def test_nvml_backend_reads_every_field_and_says_none_for_unsupported():
 
 
 # --- the kernel log --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("fixture", "kind", "code", "pid", "name"), [
-    ("kmsg-nvidia-xid79-fallen-off-bus.txt", "xid", 79, None, None),
-    ("kmsg-nvidia-xid79-pid-unknown.txt", "xid", 79, None, None),
-    ("kmsg-nvidia-xid43-31-94-ctime.txt", "xid", 43, 1045242, "pt_main_thread"),
-    ("kmsg-nvidia-xid31-pid-name.txt", "xid", 31, 169800, "chrome"),
-    ("kmsg-nvidia-xid31-mmu-fault-and-xid13.txt", "xid", 31, None, None),
-    ("kmsg-nvidia-xid13-xid109-ctime.txt", "xid", 13, None, None),
-    ("kmsg-nvidia-xid119-gsp.txt", "xid", 119, 4071838, "python"),
-    ("kmsg-nvidia-fallen-off-bus-no-xid.txt", "fell_off_bus", None, None, None),
-    ("kmsg-nvidia-gpu-at-fallen-off-bus-old.txt", "fell_off_bus", None, None, None),
-    ("kmsg-amdgpu-restore-userptr-hogged-ring-timeout-journal.txt", "amdgpu_hog", None, None,
-     "amdgpu_amdkfd_restore_userptr_worker"),
-    ("kmsg-amdgpu-workqueue-hogged.txt", "amdgpu_hog", None, None, "kfd_process_wq_release"),
-    ("kmsg-amdgpu-ring-timeout-reset-mes.txt", "amdgpu_fault", None, None, None),
-    ("kmsg-amdgpu-mes-remove-queue-kfd.txt", "amdgpu_fault", None, None, None),
-    ("kmsg-amdgpu-job-timedout-old-format.txt", "amdgpu_fault", None, None, None),
-    ("kmsg-oom-global-with-pgtables.txt", "oom_kill", None, 7899, "python"),
-    ("kmsg-oom-killed-older-format-reaper.txt", "oom_kill", None, 15784, "python3"),
-    ("kmsg-hung-task-nfsd-old.txt", "hung_task", None, 3780, "nfsd"),
-    ("kmsg-nfs-not-responding-and-hung-task.txt", "nfs_down", None, None, "ease"),
-])
+@pytest.mark.parametrize(
+    ("fixture", "kind", "code", "pid", "name"),
+    [
+        ("kmsg-nvidia-xid79-fallen-off-bus.txt", "xid", 79, None, None),
+        ("kmsg-nvidia-xid79-pid-unknown.txt", "xid", 79, None, None),
+        ("kmsg-nvidia-xid43-31-94-ctime.txt", "xid", 43, 1045242, "pt_main_thread"),
+        ("kmsg-nvidia-xid31-pid-name.txt", "xid", 31, 169800, "chrome"),
+        ("kmsg-nvidia-xid31-mmu-fault-and-xid13.txt", "xid", 31, None, None),
+        ("kmsg-nvidia-xid13-xid109-ctime.txt", "xid", 13, None, None),
+        ("kmsg-nvidia-xid119-gsp.txt", "xid", 119, 4071838, "python"),
+        ("kmsg-nvidia-fallen-off-bus-no-xid.txt", "fell_off_bus", None, None, None),
+        ("kmsg-nvidia-gpu-at-fallen-off-bus-old.txt", "fell_off_bus", None, None, None),
+        (
+            "kmsg-amdgpu-restore-userptr-hogged-ring-timeout-journal.txt",
+            "amdgpu_hog",
+            None,
+            None,
+            "amdgpu_amdkfd_restore_userptr_worker",
+        ),
+        ("kmsg-amdgpu-workqueue-hogged.txt", "amdgpu_hog", None, None, "kfd_process_wq_release"),
+        ("kmsg-amdgpu-ring-timeout-reset-mes.txt", "amdgpu_fault", None, None, None),
+        ("kmsg-amdgpu-mes-remove-queue-kfd.txt", "amdgpu_fault", None, None, None),
+        ("kmsg-amdgpu-job-timedout-old-format.txt", "amdgpu_fault", None, None, None),
+        ("kmsg-oom-global-with-pgtables.txt", "oom_kill", None, 7899, "python"),
+        ("kmsg-oom-killed-older-format-reaper.txt", "oom_kill", None, 15784, "python3"),
+        ("kmsg-hung-task-nfsd-old.txt", "hung_task", None, 3780, "nfsd"),
+        ("kmsg-nfs-not-responding-and-hung-task.txt", "nfs_down", None, None, "ease"),
+    ],
+)
 def test_kernel_log_lines_are_classified(fixture, kind, code, pid, name):
     first = next(e for e in kmsg(fixture) if e.kind == kind)
     assert (first.code, first.pid, first.name) == (code, pid, name)
@@ -168,8 +223,16 @@ def evidence(name: str, **changes):
 
 
 def gpu(util: float, power: float, job_pid: int | None = None) -> GpuEvidence:
-    dev = GpuDevice(0, "NVIDIA H100 80GB HBM3", "nvidia", util_percent=(util,) * 10, power_w=power,
-                    power_limit_w=700.0, memory_used_mib=70000.0, memory_total_mib=81559.0)
+    dev = GpuDevice(
+        0,
+        "NVIDIA H100 80GB HBM3",
+        "nvidia",
+        util_percent=(util,) * 10,
+        power_w=power,
+        power_limit_w=700.0,
+        memory_used_mib=70000.0,
+        memory_total_mib=81559.0,
+    )
     procs = (GpuProcessMemory(job_pid, 0, 70000.0, True),) if job_pid else ()
     return GpuEvidence("fake", "570", None, (dev,), procs, reads=10)
 
@@ -193,24 +256,28 @@ def test_xids_count_only_when_they_are_this_jobs():
     root43 = diagnose(replace(ev, kernel=ours)).findings[0]
     assert "Xid 43" in root43.summary and f"pid {ev.root_pid}" in root43.summary
     assert "CUDA_LAUNCH_BLOCKING=1" in root43.fix[0]
-    on_our_gpu = replace(gpu(0.0, 70.0, ev.root_pid), devices=(replace(gpu(0.0, 70.0).devices[0],
-                                                                        bus_id="00000000:00:08.0"),))
+    on_our_gpu = replace(
+        gpu(0.0, 70.0, ev.root_pid), devices=(replace(gpu(0.0, 70.0).devices[0], bus_id="00000000:00:08.0"),)
+    )
     root94 = diagnose(replace(ev, kernel=lines, gpu=on_our_gpu)).findings[0]  # pid unknown, but our GPU's bus
     assert root94.cause == "gpu.fault" and "Xid 94" in root94.summary and "reboot" in root94.fix[0]
 
 
 def test_informational_xids_and_a_previous_attempts_cleanup_decide_nothing():
     ev = evidence("unknown_still_points_at_the_line")
-    info = tuple(replace(e, pid=ev.root_pid) for e in kmsg("kmsg-nvidia-xid45-caused-by-previous.txt")) + tuple(
-        kmsg("kmsg-nvidia-xid63-row-remapper.txt")) + tuple(
-        e for e in kmsg("kmsg-nvidia-xid94-and-nvlink-144-149.txt") if "Nonfatal" in e.text)
+    info = (
+        tuple(replace(e, pid=ev.root_pid) for e in kmsg("kmsg-nvidia-xid45-caused-by-previous.txt"))
+        + tuple(kmsg("kmsg-nvidia-xid63-row-remapper.txt"))
+        + tuple(e for e in kmsg("kmsg-nvidia-xid94-and-nvlink-144-149.txt") if "Nonfatal" in e.text)
+    )
     d = diagnose(replace(ev, kernel=info))
     assert all(f.cause != "gpu.fault" for f in d.findings)
 
 
 def test_amdgpu_hogged_cpu_lines_join_a_stuck_dataloader_with_the_rocm_fix():
-    d = diagnose(evidence("dataloader_worker_stuck-dl_worker_blocked",
-                          kernel=tuple(kmsg("kmsg-amdgpu-workqueue-hogged.txt"))))
+    d = diagnose(
+        evidence("dataloader_worker_stuck-dl_worker_blocked", kernel=tuple(kmsg("kmsg-amdgpu-workqueue-hogged.txt")))
+    )
     assert d.findings[0].cause == "dataloader.worker_stuck"
     amd = next(f for f in d.findings if f.cause == "gpu.fault")
     assert "hogged a CPU" in amd.summary and any("spawn" in fx for fx in amd.fix)
@@ -245,8 +312,9 @@ def test_kernel_oom_and_nfs_lines_name_the_victim_and_the_server():
     assert oom.cause == "memory.oom" and "pid 7899 (python)" in oom.summary
     elsewhere = diagnose(evidence("unknown_still_points_at_the_line", kernel=kills))  # another user's python
     assert all(f.cause != "memory.oom" for f in elsewhere.findings)
-    back = diagnose(evidence("unknown_still_points_at_the_line",
-                             kernel=tuple(kmsg("kmsg-nfs-not-responding-and-hung-task.txt"))))
+    back = diagnose(
+        evidence("unknown_still_points_at_the_line", kernel=tuple(kmsg("kmsg-nfs-not-responding-and-hung-task.txt")))
+    )
     assert all(f.cause != "io.storage_wait" or "ease" not in f.summary for f in back.findings)  # it came back
     down = tuple(e for e in kmsg("kmsg-nfs-not-responding-and-hung-task.txt") if e.kind == "nfs_down")
     nfs = diagnose(evidence("d_state_process_is_captured_without_hanging", kernel=down)).findings[0]
@@ -254,11 +322,16 @@ def test_kernel_oom_and_nfs_lines_name_the_victim_and_the_server():
 
 
 def test_a_crash_with_a_kernel_oom_line_names_the_victim():
-    findings = diagnose_crash(-9, "", pid=123, kernel=tuple(kmsg("kmsg-oom-killed-older-format-reaper.txt")),
-                              known_pids=(15925,))
+    findings = diagnose_crash(
+        -9, "", pid=123, kernel=tuple(kmsg("kmsg-oom-killed-older-format-reaper.txt")), known_pids=(15925,)
+    )
     assert findings[0].cause == "memory.oom" and "pid 15925 ((resolved))" in findings[0].summary
-    xid = diagnose_crash(1, "RuntimeError: CUDA error: unspecified launch failure", pid=1797828,
-                         kernel=tuple(kmsg("kmsg-nvidia-xid13-xid109-ctime.txt")))
+    xid = diagnose_crash(
+        1,
+        "RuntimeError: CUDA error: unspecified launch failure",
+        pid=1797828,
+        kernel=tuple(kmsg("kmsg-nvidia-xid13-xid109-ctime.txt")),
+    )
     assert xid[0].cause == "gpu.fault" and "Xid 109" in xid[0].summary
 
 
@@ -289,8 +362,7 @@ def test_hang_on_a_gpu_job_shows_the_gpu_section_and_the_host_side_stuck(run, fa
     assert r.returncode == 125, r.stderr.decode()[-2000:]
     inc = run.incident()
     root = inc["findings"][0]
-    assert (root["cause"], (root["where"]["file"], root["where"]["line"])) == ("code.deadlock",
-                                                                               marker("gpu_job.py"))
+    assert (root["cause"], (root["where"]["file"], root["where"]["line"])) == ("code.deadlock", marker("gpu_job.py"))
     assert "the host side is stuck" in root["evidence"][-1]
     g = inc["gpu"]
     assert g["backend"] == "fake" and g["reads"] >= 2 and len(g["devices"]) == 2
@@ -302,9 +374,15 @@ def test_hang_on_a_gpu_job_shows_the_gpu_section_and_the_host_side_stuck(run, fa
 
 @pytest.mark.e2e
 def test_restart_waits_for_the_gpu_memory_to_be_released(run, fake_gpu):
-    r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe",
-            *py("gpu_job.py", "--hang-at", "4", "--steps", "8", "--release-after", "2"),
-            env={"HANGWATCH_GPU_FAKE": str(fake_gpu)})
+    r = run(
+        *FAST,
+        "--on-hang",
+        "restart",
+        "--fallback",
+        "--safe",
+        *py("gpu_job.py", "--hang-at", "4", "--steps", "8", "--release-after", "2"),
+        env={"HANGWATCH_GPU_FAKE": str(fake_gpu)},
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     (ev,) = [e for e in run.events() if e["event"] == "gpu_release"]
     assert ev["released"] and 1.5 <= ev["seconds"] < 10 and ev["how"] == "per-process"
@@ -313,8 +391,17 @@ def test_restart_waits_for_the_gpu_memory_to_be_released(run, fake_gpu):
 
 @pytest.mark.e2e
 def test_memory_that_stays_held_is_not_relaunched_into(run, fake_gpu):
-    r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe", "--gpu-release-timeout", "2",
-            *py("gpu_job.py", "--hang-at", "4", "--release-after", "-1"), env={"HANGWATCH_GPU_FAKE": str(fake_gpu)})
+    r = run(
+        *FAST,
+        "--on-hang",
+        "restart",
+        "--fallback",
+        "--safe",
+        "--gpu-release-timeout",
+        "2",
+        *py("gpu_job.py", "--hang-at", "4", "--release-after", "-1"),
+        env={"HANGWATCH_GPU_FAKE": str(fake_gpu)},
+    )
     assert r.returncode == 125, r.stderr.decode()[-2000:]
     err = r.stderr.decode()
     assert "still held after 2 s" in err and "zombie context" in err and "not relaunching" in err
@@ -327,24 +414,45 @@ def test_memory_that_stays_held_is_not_relaunched_into(run, fake_gpu):
 
 @pytest.mark.e2e
 def test_relaunch_on_held_gpu_relaunches_anyway(run, fake_gpu):
-    r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe", "--gpu-release-timeout", "1",
-            "--relaunch-on-held-gpu", *py("gpu_job.py", "--hang-at", "4", "--steps", "6", "--release-after", "-1"),
-            env={"HANGWATCH_GPU_FAKE": str(fake_gpu)})
+    r = run(
+        *FAST,
+        "--on-hang",
+        "restart",
+        "--fallback",
+        "--safe",
+        "--gpu-release-timeout",
+        "1",
+        "--relaunch-on-held-gpu",
+        *py("gpu_job.py", "--hang-at", "4", "--steps", "6", "--release-after", "-1"),
+        env={"HANGWATCH_GPU_FAKE": str(fake_gpu)},
+    )
     assert r.returncode == 0 and b"relaunching anyway" in r.stderr and run.summary()["attempts"] == 2
 
 
 @pytest.mark.e2e
 def test_inspect_names_an_xid_from_the_kernel_log(start_job, fake_gpu, tmp_path):
     job = start_job("sleeper.py")
-    env = clean_env(HANGWATCH_GPU_FAKE=str(fake_gpu), HANGWATCH_KMSG_FILE=str(GPU / "kmsg-nvidia-xid79-pid-unknown.txt"))
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1", "--json"],
-                       capture_output=True, text=True, timeout=120, env=env)
+    env = clean_env(
+        HANGWATCH_GPU_FAKE=str(fake_gpu), HANGWATCH_KMSG_FILE=str(GPU / "kmsg-nvidia-xid79-pid-unknown.txt")
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     out = json.loads(r.stdout)
     root = out["findings"][0]
     assert root["cause"] == "gpu.fault" and "Xid 79" in root["summary"]
     assert [k["code"] for k in out["kernel"] if k["kind"] == "xid"] == [79]
-    text = subprocess.run([sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1"],
-                          capture_output=True, text=True, timeout=120, env=env).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    ).stdout
     assert "GPU 0 NVIDIA H100 80GB HBM3" in text and "Kernel log since the job started" in text
 
 
@@ -354,17 +462,27 @@ def test_doctor_gpu_checks_on_the_fake_gpu(fake_gpu, tmp_path):
     data["devices"][1].update(persistence_mode=False, ecc_uncorrected=3)
     data["processes"] = [{"pid": 1, "gpu": 1, "used_mib": 4000, "release_after_exit_s": -1}]  # someone else's
     fake_gpu.write_text(json.dumps(data))
-    env = clean_env(HANGWATCH_GPU_FAKE=str(fake_gpu), CUDA_VISIBLE_DEVICES="0,3",
-                    HANGWATCH_KMSG_FILE=str(GPU / "kmsg-nvidia-xid31-pid-name.txt"))
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "doctor", "--json", "--gpus", "4"], capture_output=True,
-                       text=True, timeout=120, env=env)
+    env = clean_env(
+        HANGWATCH_GPU_FAKE=str(fake_gpu),
+        CUDA_VISIBLE_DEVICES="0,3",
+        HANGWATCH_KMSG_FILE=str(GPU / "kmsg-nvidia-xid31-pid-name.txt"),
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "doctor", "--json", "--gpus", "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     checks = {c["id"]: c for c in json.loads(r.stdout)["checks"]}
     assert r.returncode == 1
     assert checks["gpu.driver"]["status"] == "ok" and "driver 570.124.06" in checks["gpu.driver"]["value"]
     assert checks["gpu.persistence"]["status"] == "warn" and "GPU 1" in checks["gpu.persistence"]["value"]
     assert checks["gpu.ecc"]["status"] == "fail"
     assert checks["gpu.busy"]["status"] == "warn" and "pid 1 holds 4000 MiB on GPU 1" in checks["gpu.busy"]["value"]
-    assert checks["gpu.visible_devices"]["status"] == "fail" and "names GPU(s) 3" in checks["gpu.visible_devices"][
-        "summary"]
+    assert (
+        checks["gpu.visible_devices"]["status"] == "fail"
+        and "names GPU(s) 3" in checks["gpu.visible_devices"]["summary"]
+    )
     assert checks["kernel_log.readable"]["status"] == "warn" and "xid" in checks["kernel_log.readable"]["value"]
     assert checks["rocm.dataloader"]["status"] == "skip"

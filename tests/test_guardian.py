@@ -55,13 +55,24 @@ def _kill_hangwatch_and_wait(run: Run) -> float:
             return time.monotonic() - t0
         time.sleep(0.1)
     left = [p.pid for p in jobs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    raise AssertionError(f"left behind {GRACE_S + SLACK_S:.0f} s after hangwatch died: {left}, "
-                         f"guardians {[g.pid for g in _guardians(supervisor)]}")
+    raise AssertionError(
+        f"left behind {GRACE_S + SLACK_S:.0f} s after hangwatch died: {left}, "
+        f"guardians {[g.pid for g in _guardians(supervisor)]}"
+    )
 
 
 def _start(run: Run, *cmd: str) -> None:
-    run.start("--kill-grace", str(GRACE_S), "--min-stall", "600", "--startup-grace", "600", "--", *cmd,
-              env={"HW_READY": str(run.tmp / "ready")})
+    run.start(
+        "--kill-grace",
+        str(GRACE_S),
+        "--min-stall",
+        "600",
+        "--startup-grace",
+        "600",
+        "--",
+        *cmd,
+        env={"HW_READY": str(run.tmp / "ready")},
+    )
     wait_for_event(run, "launch")
 
 
@@ -84,8 +95,17 @@ def test_a_stopped_job_is_ended(run):
 
 
 def test_torchrun_ranks_are_ended(run):
-    _start(run, sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port",
-           str(_free_port()), str(SCENARIOS / "dist_sleep.py"))
+    _start(
+        run,
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_sleep.py"),
+    )
     _wait_ready(run, 2)
     _kill_hangwatch_and_wait(run)
 
@@ -101,9 +121,22 @@ def test_a_capture_that_never_returns_is_bounded_and_supervision_goes_on(run, tm
     fake = tmp_path / "py-spy"
     fake.write_text("#!/bin/sh\nexec sleep 3600\n")  # a py-spy frozen on its target, forever
     fake.chmod(0o755)
-    r = run("--min-stall", "1", "--startup-grace", "3", "--capture-window", "1", "--kill-grace", "2",
-            "--on-hang", "kill", "--", sys.executable, str(SCENARIOS / "deadlock.py"),
-            env={"HANGWATCH_PY_SPY": str(fake), "HANGWATCH_STACK_TIMEOUT_S": "1", "HANGWATCH_WATCHDOG_S": "1"})
+    r = run(
+        "--min-stall",
+        "1",
+        "--startup-grace",
+        "3",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        "--",
+        sys.executable,
+        str(SCENARIOS / "deadlock.py"),
+        env={"HANGWATCH_PY_SPY": str(fake), "HANGWATCH_STACK_TIMEOUT_S": "1", "HANGWATCH_WATCHDOG_S": "1"},
+    )
     assert r.returncode == 124, r.stderr.decode()[-2000:]
     watchdog = [e for e in run.events() if e["event"] == "watchdog"]
     assert watchdog and watchdog[0]["doing"].startswith("capturing pid"), run.events()
@@ -114,8 +147,21 @@ def test_a_capture_that_never_returns_is_bounded_and_supervision_goes_on(run, tm
 
 
 def test_hangwatch_ends_a_stopped_job_with_sigterm_and_sigcont_not_sigkill(run):
-    p = run.start("--min-stall", "1", "--startup-grace", "2", "--capture-window", "1", "--kill-grace", "20",
-                  "--on-hang", "kill", "--", sys.executable, str(SCENARIOS / "sleeper.py"))
+    p = run.start(
+        "--min-stall",
+        "1",
+        "--startup-grace",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "20",
+        "--on-hang",
+        "kill",
+        "--",
+        sys.executable,
+        str(SCENARIOS / "sleeper.py"),
+    )
     job = wait_for_event(run, "launch")["pid"]
     os.kill(job, signal.SIGSTOP)
     p.wait(timeout=60)
@@ -129,9 +175,16 @@ def test_a_reused_root_pid_is_not_taken_for_the_job(tmp_path):
     must never be scanned into the job (and so never ended with it)."""
     from hangwatch.recover.terminate import JobTracker
 
-    stranger = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
-                                 "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
-                                 "time.sleep(60)"], start_new_session=True)
+    stranger = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; "
+            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            "time.sleep(60)",
+        ],
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not psutil.Process(stranger.pid).children():
@@ -154,10 +207,12 @@ def test_the_exec_shim_arms_the_death_signal_without_ctypes():
     import hangwatch
 
     shim_dir = os.path.dirname(hangwatch.__file__)
-    code = (f"import os, sys, time; sys.path.insert(0, {shim_dir!r}); import _exec\n"
-            "if os.fork() == 0:\n"
-            "    _exec._arm_death_signal(); print(os.getpid(), flush=True); time.sleep(30); os._exit(0)\n"
-            "time.sleep(0.3)\n")
+    code = (
+        f"import os, sys, time; sys.path.insert(0, {shim_dir!r}); import _exec\n"
+        "if os.fork() == 0:\n"
+        "    _exec._arm_death_signal(); print(os.getpid(), flush=True); time.sleep(30); os._exit(0)\n"
+        "time.sleep(0.3)\n"
+    )
     parent = subprocess.Popen([sys.executable, "-S", "-c", code], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
@@ -176,6 +231,15 @@ def test_the_exec_shim_arms_the_death_signal_without_ctypes():
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)
-    assert "ctypes" not in subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path.insert(0, {shim_dir!r});"
-                                           " import _exec; _exec._arm_death_signal(); print(sorted(sys.modules))"],
-                                          capture_output=True, text=True, timeout=10).stdout.replace("_ctypes", "")
+    assert "ctypes" not in subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            f"import sys; sys.path.insert(0, {shim_dir!r});"
+            " import _exec; _exec._arm_death_signal(); print(sorted(sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stdout.replace("_ctypes", "")

@@ -28,9 +28,18 @@ def test_no_such_pid():
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("args", [["inspect"], ["inspect", "abc"], ["inspect", "1", "--window", "-1"],
-                                  ["inspect", "1", "--window", "x"], ["inspect", "0"], ["nosuchcommand"],
-                                  ["inspect", "1", "--bogus"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["inspect"],
+        ["inspect", "abc"],
+        ["inspect", "1", "--window", "-1"],
+        ["inspect", "1", "--window", "x"],
+        ["inspect", "0"],
+        ["nosuchcommand"],
+        ["inspect", "1", "--bogus"],
+    ],
+)
 def test_bad_arguments(args):
     r = run_hangwatch(*args)
     assert r.returncode == 2, r
@@ -51,8 +60,9 @@ def test_non_python_process(start_job):
 @pytest.mark.e2e
 def test_py_spy_missing_still_diagnoses_state(start_job):
     job = start_job("sleeper.py")
-    r = run_hangwatch("inspect", str(job.pid), "--window", "1", "--json",
-                      env={"HANGWATCH_PY_SPY": "/nonexistent/py-spy"})
+    r = run_hangwatch(
+        "inspect", str(job.pid), "--window", "1", "--json", env={"HANGWATCH_PY_SPY": "/nonexistent/py-spy"}
+    )
     assert r.returncode == 0, r.stderr
     assert "pip install py-spy" in r.stderr
     incident = json.loads(r.stdout)
@@ -62,8 +72,13 @@ def test_py_spy_missing_still_diagnoses_state(start_job):
 
 @pytest.mark.e2e
 def test_process_that_exits_during_capture(start_job):
-    job = start_job([sys.executable, "-c",
-                     "import os,time; open(os.environ['HW_READY'],'w').write(f'ready {os.getpid()}'); time.sleep(0.8)"])
+    job = start_job(
+        [
+            sys.executable,
+            "-c",
+            "import os,time; open(os.environ['HW_READY'],'w').write(f'ready {os.getpid()}'); time.sleep(0.8)",
+        ]
+    )
     r = run_hangwatch("inspect", str(job.pid), "--window", "3", "--json")
     assert r.returncode == 0, r.stderr
     incident = json.loads(r.stdout)
@@ -91,8 +106,13 @@ NO_PTRACE = ["setpriv", "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace"]
 def _nobody_can_run_hangwatch() -> str | None:
     """Why the unprivileged user cannot run this environment's hangwatch, or None when it can."""
     try:
-        r = subprocess.run([*NOBODY, sys.executable, "-c", "import hangwatch.cli, psutil"], capture_output=True,
-                           text=True, timeout=60, env={**os.environ, "HOME": "/tmp"})
+        r = subprocess.run(
+            [*NOBODY, sys.executable, "-c", "import hangwatch.cli, psutil"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "HOME": "/tmp"},
+        )
     except OSError as e:
         return str(e)
     return None if r.returncode == 0 else (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
@@ -112,11 +132,18 @@ def test_ptrace_refused_is_explained(start_job):
     and the test says so; the refusal itself is tested below whatever the venv's place."""
     why = _nobody_can_run_hangwatch()
     if why is not None:
-        pytest.skip(f"uid 65534 cannot run this environment's interpreter ({why}); "
-                    "test_ptrace_refused_without_the_capability_is_explained tests the refusal")
+        pytest.skip(
+            f"uid 65534 cannot run this environment's interpreter ({why}); "
+            "test_ptrace_refused_without_the_capability_is_explained tests the refusal"
+        )
     job = start_job("sleeper.py")
-    r = subprocess.run([*NOBODY, sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1",
-                        "--json"], capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": "/tmp"})
+    r = subprocess.run(
+        [*NOBODY, sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOME": "/tmp"},
+    )
     _assert_refusal_explained(r)
 
 
@@ -124,18 +151,25 @@ def test_ptrace_refused_is_explained(start_job):
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
 def test_ptrace_refused_without_the_capability_is_explained(start_job):
     job = start_job("sleeper.py")
-    r = subprocess.run([*NO_PTRACE, sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1",
-                        "--json"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*NO_PTRACE, sys.executable, "-m", "hangwatch", "inspect", str(job.pid), "--window", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     _assert_refusal_explained(r)
     assert json.loads(r.stdout)["processes"], "the processes are still listed from /proc"
 
 
-@pytest.mark.parametrize("stderr", [
-    # py-spy's words, recorded here (shared research, stack capture section 1)
-    "Permission Denied: Try running again with elevated permissions by going 'sudo env \"PATH=$PATH\" !!'",
-    "Error: Failed to get process executable name. Check that the process is running.\n"
-    "Caused by: Permission denied (os error 13)",
-])
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        # py-spy's words, recorded here (shared research, stack capture section 1)
+        "Permission Denied: Try running again with elevated permissions by going 'sudo env \"PATH=$PATH\" !!'",
+        "Error: Failed to get process executable name. Check that the process is running.\n"
+        "Caused by: Permission denied (os error 13)",
+    ],
+)
 def test_recorded_refusals_are_explained(stderr):
     from hangwatch.capture.stacks import _classify_error
 

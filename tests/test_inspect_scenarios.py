@@ -65,8 +65,13 @@ def _venv_named_hangwatch(root: Path) -> Path:
     venv = root / "hangwatch-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
     here = sysconfig.get_paths()["purelib"]
-    there = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                           capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    there = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout.strip()
     Path(there, "outer.pth").write_text(f"import site; site.addsitedir({here!r})\n")
     return venv / "bin" / "python"
 
@@ -210,8 +215,16 @@ def _free_port() -> int:
 
 
 def test_distributed_peer_stuck_names_culprit_rank(start_job):
-    argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-            "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py")]
+    argv = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_peer.py"),
+    ]
     job = start_job(argv, ready_count=2)
     incident = inspect_json(job.pid, window=2.0)
     root = root_cause(incident)
@@ -227,8 +240,13 @@ def test_distributed_peer_stuck_names_culprit_rank(start_job):
 
 
 def test_rendezvous_wait(start_job):
-    env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
-           "MASTER_PORT": str(_free_port())}
+    env = {
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "2",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(_free_port()),
+    }
     job = start_job("dist_rendezvous.py", env=env)
     incident = inspect_json(job.pid)
     assert incident["verdict"] == "waiting", incident["verdict"]  # alive: other nodes may be late
@@ -271,8 +289,16 @@ def test_distributed_ranks_started_by_mp_spawn(start_job):
 
 
 def test_ranks_in_different_collectives_name_the_odd_one(start_job):
-    argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "3",
-            "--master-port", str(_free_port()), str(SCENARIOS / "dist_diverged.py")]
+    argv = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "3",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_diverged.py"),
+    ]
     job = start_job(argv, ready_count=3)
     root = root_cause(inspect_json(job.pid, window=1.5))
     assert root["cause"] == "distributed.peer_stuck", root
@@ -288,8 +314,11 @@ def test_a_pool_whose_result_handler_exited_is_proven_lost_work(start_job):
     time.sleep(2)  # the first results are sent, and the handler exits on the first it cannot read
     incident = inspect_json(job.pid)
     root = root_cause(incident)
-    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.lost_work",
-                                                                                       "hang"), root
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == (
+        "hung",
+        "child.lost_work",
+        "hang",
+    ), root
     assert_where(root, "pool_tensor.py")
     assert "result-handler thread" in root["proof"]["fact"]
 

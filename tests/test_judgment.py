@@ -44,19 +44,36 @@ def _in_the_loop(where: dict, script: str = "dl_long_batch.py") -> None:
     file, line = marker(script)  # the loop's header; a sample may land on any line of its body
     assert where["file"] == file and line <= where["line"] <= line + 3, where
 
+
 @pytest.mark.e2e
 def test_a_worker_computing_forever_is_slow_then_hung_at_max_slow(run):
     """Its loop walks its data: proven work, never hung by the step history; --max-slow ends it."""
-    r = run("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--max-slow", "10",
-            "--history-floor", "4", "--history-factor", "20", "--on-hang", "kill", *py("dl_long_batch.py", "-1"))
+    r = run(
+        "--min-stall",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--max-slow",
+        "10",
+        "--history-floor",
+        "4",
+        "--history-factor",
+        "20",
+        "--on-hang",
+        "kill",
+        *py("dl_long_batch.py", "-1"),
+    )
     assert r.returncode == 124, r.stderr.decode()[-3000:]  # work that ran too long may pass (and workers0 is left)
     incidents = _incidents(run)
     slow, hung = incidents[0], incidents[-1]
     # Never silent: past 3 x --min-stall a `slow` incident says what it does and when it will be declared.
     assert (slow["verdict"], slow["action"]) == ("slow", "none"), slow["verdict"]
     assert root_cause(slow)["cause"] == "dataloader.worker_slow" and root_cause(slow)["proof"]["kind"] == "work"
-    assert any("unless it progresses" in e and "--max-slow 10 s" in e
-               for e in root_cause(slow)["evidence"]), root_cause(slow)["evidence"]
+    assert any("unless it progresses" in e and "--max-slow 10 s" in e for e in root_cause(slow)["evidence"]), (
+        root_cause(slow)["evidence"]
+    )
     root = root_cause(hung)
     assert (hung["verdict"], hung["action"], root["cause"]) == ("hung", "killed", "dataloader.worker_stuck"), root
     _in_the_loop(root["where"])
@@ -70,8 +87,21 @@ def test_a_worker_computing_forever_is_slow_then_hung_at_max_slow(run):
 @pytest.mark.e2e
 def test_a_job_that_only_wakes_is_still_hung_by_its_step_history(run):
     """What shows no work (a sleep loop polling for a file that never comes) keeps the history bound."""
-    r = run("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--history-floor", "8",
-            "--history-factor", "20", "--on-hang", "kill", *py("poll_forever.py"))
+    r = run(
+        "--min-stall",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--history-floor",
+        "8",
+        "--history-factor",
+        "20",
+        "--on-hang",
+        "kill",
+        *py("poll_forever.py"),
+    )
     assert r.returncode == 124, r.stderr.decode()[-3000:]
     hung = _incidents(run)[-1]
     root = root_cause(hung)
@@ -158,8 +188,7 @@ def test_a_phase_is_bounded_by_the_longest_earlier_phase_of_its_name():
 @pytest.mark.e2e
 def test_a_rank_whose_peer_never_starts_is_waiting_then_hung_at_the_rendezvous_timeout(run):
     port = _free_port()
-    r = run(*QUICK, "--rendezvous-timeout", "8", "--on-hang", "kill",
-            *py("dist_tcp_init.py", "0", str(port)))
+    r = run(*QUICK, "--rendezvous-timeout", "8", "--on-hang", "kill", *py("dist_tcp_init.py", "0", str(port)))
     assert r.returncode == 124, r.stderr.decode()[-3000:]
     waiting, hung = run.incident(1), run.incident(2)
     assert (waiting["verdict"], waiting["action"]) == ("waiting", "none")
@@ -178,15 +207,20 @@ def test_a_node_that_starts_25_s_late_is_not_killed(run, tmp_path):
     """The twin, at the default --rendezvous-timeout (300 s): the peer arrives after 25 s, well past
     --min-stall, three still startup probes (15 s) and the 12 s timeout the never-coming peer is held to."""
     port = _free_port()
-    p = run.start("--min-stall", "5", "--capture-window", "1", "--on-hang", "kill",
-                  *py("dist_tcp_init.py", "0", str(port)))
+    p = run.start(
+        "--min-stall", "5", "--capture-window", "1", "--on-hang", "kill", *py("dist_tcp_init.py", "0", str(port))
+    )
     wait_for_event(run, "incident", timeout=60)  # reported as waiting, once
     late = None
     try:
         time.sleep(max(0.0, 25 - (time.time() - run.events()[0]["at"])))
-        late = subprocess.Popen([sys.executable, str(SCENARIOS / "dist_tcp_init.py"), "1", str(port)],
-                                env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        late = subprocess.Popen(
+            [sys.executable, str(SCENARIOS / "dist_tcp_init.py"), "1", str(port)],
+            env=clean_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         out, err = p.communicate(timeout=90)
         assert late.wait(timeout=60) == 0
     finally:
@@ -203,10 +237,27 @@ def test_a_node_that_starts_25_s_late_is_not_killed(run, tmp_path):
 @pytest.mark.parametrize("backend", ["static", "c10d"])
 def test_torchruns_own_rendezvous_names_the_store_and_the_nodes_joined(start_job, backend):
     port = _free_port()
-    rdzv = ["--master-addr", "127.0.0.1", "--master-port", str(port), "--node-rank", "0"] if backend == "static" \
+    rdzv = (
+        ["--master-addr", "127.0.0.1", "--master-port", str(port), "--node-rank", "0"]
+        if backend == "static"
         else ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"]
-    job = start_job([sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1", *rdzv,
-                     str(SCENARIOS / "dist_tcp_init.py"), "0", "1"], ready_count=0)
+    )
+    job = start_job(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            "2",
+            "--nproc-per-node",
+            "1",
+            *rdzv,
+            str(SCENARIOS / "dist_tcp_init.py"),
+            "0",
+            "1",
+        ],
+        ready_count=0,
+    )
     deadline = time.monotonic() + 30
     incident = inspect_json(job.pid, window=1)
     while root_cause(incident)["cause"] != "distributed.rendezvous_wait" and time.monotonic() < deadline:
@@ -277,8 +328,9 @@ def test_a_forgotten_breakpoint_names_the_debugger_prompt(start_job):
 @pytest.mark.e2e
 def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
     t0 = time.monotonic()
-    r = run("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill",
-            *py("still_start.py"))
+    r = run(
+        "--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill", *py("still_start.py")
+    )
     assert r.returncode == 124, r.stderr.decode()[-3000:]
     assert time.monotonic() - t0 < 30  # not the 900 s startup grace
     probes = [e for e in run.events() if e["event"] == "probe"]
@@ -289,11 +341,22 @@ def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
 
 @pytest.mark.e2e
 def test_a_download_that_delivers_bytes_is_never_still(run):
-    p = run.start("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill",
-                  *py("slow_network_read.py"))
+    p = run.start(
+        "--min-stall",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        *py("slow_network_read.py"),
+    )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len([e for e in run.events() if e["event"] == "probe"]
-                                              if (run.dir / "events.jsonl").exists() else []) < 4:
+    while (
+        time.monotonic() < deadline
+        and len([e for e in run.events() if e["event"] == "probe"] if (run.dir / "events.jsonl").exists() else []) < 4
+    ):
         time.sleep(0.5)
     assert p.poll() is None, p.communicate(timeout=10)[1].decode()[-2000:]  # still running, not killed
     probes = [e for e in run.events() if e["event"] == "probe"]
@@ -310,12 +373,12 @@ def test_a_lock_held_by_main_and_awaited_by_a_worker_names_both_sides(start_job)
     assert (incident["verdict"], root["cause"]) == ("hung", "code.deadlock"), root
     assert (root["where"]["file"], root["where"]["line"]) == marker("dl_mp_lock.py")  # the worker's wait
     holder = marker("dl_mp_lock.py", "HOLDER")
-    assert f"which main (pid {job.pid}) holds at <module> (dl_mp_lock.py:{holder[1] + 1})" in root["summary"], \
-        root["summary"]
+    assert f"which main (pid {job.pid}) holds at <module> (dl_mp_lock.py:{holder[1] + 1})" in root["summary"], root[
+        "summary"
+    ]
     assert any("holds `cache_lock`" in e for e in root["evidence"]), root["evidence"]
     assert root["fix"][0].startswith("Release `cache_lock` before iterating the DataLoader")
     # Every worker is blocked on that lock: none of them may be called busy. (The twin, a threading
     # lock copied by fork, stays fork.inherited_lock: test_inspect_scenarios.py::test_fork_inherited_lock.)
     others = next(e for f in incident["findings"] for e in f["evidence"] if e.startswith("other workers:"))
     assert "busy" not in others and "also blocked" in others, others
-

@@ -50,8 +50,20 @@ def test_a_pause_of_the_machine_during_a_silent_batch_is_not_a_stall(run, tmp_pa
     job unpaused (tests/test_evidence_decides.py's bounds); without the pause handling it is killed at 16 s."""
     ready = tmp_path / "ready-pause"
     env = clean_env(HW_READY=str(ready))
-    p = run.start("--min-stall", "4", "--history-floor", "10", "--capture-window", "1", "--kill-grace", "2",
-                  "--on-hang", "kill", *py("pause_aware.py"), env=env)
+    p = run.start(
+        "--min-stall",
+        "4",
+        "--history-floor",
+        "10",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        *py("pause_aware.py"),
+        env=env,
+    )
     try:
         _wait_for(ready.exists, 60, "the long batch")
         launch = next(e for e in _events(run.dir) if e["event"] == "launch")
@@ -85,9 +97,25 @@ def test_output_log_rotates_byte_for_byte_and_the_incident_quotes_the_newest_tai
         "    out.write(b'%08d ' % i + b'x' * 79 + b'\\n')\n"
         "out.write(b'Enter your API key: ')\n"
         "out.flush()\n"
-        "input()\n")
-    p = run.start("--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill",
-                  "--log-max-size", "1M", "--log-keep", "9", "--", sys.executable, str(script))
+        "input()\n"
+    )
+    p = run.start(
+        "--min-stall",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        "--log-max-size",
+        "1M",
+        "--log-keep",
+        "9",
+        "--",
+        sys.executable,
+        str(script),
+    )
     _, err = p.communicate(timeout=120)
     assert p.returncode == 125, err.decode()[-2000:]
     files = sorted(run.dir.glob("output.log.*"), key=lambda q: -int(q.suffix[1:]))
@@ -106,18 +134,55 @@ def test_ls_of_a_directory_lists_that_directory_only(run, tmp_path):
     state = tmp_path / "state"
     env = clean_env(XDG_STATE_HOME=str(state))
     other = tmp_path / "elsewhere" / "run1"
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(other), "--", sys.executable,
-                        "-c", "print('step 1')"], capture_output=True, timeout=120, env=env, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hangwatch",
+            "run",
+            "--run-dir",
+            str(other),
+            "--",
+            sys.executable,
+            "-c",
+            "print('step 1')",
+        ],
+        capture_output=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     here = tmp_path / "here"
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "run", "--run-dir", str(here / "run2"), "--",
-                        sys.executable, "-c", "print('step 1')"], capture_output=True, timeout=120, env=env,
-                       check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hangwatch",
+            "run",
+            "--run-dir",
+            str(here / "run2"),
+            "--",
+            sys.executable,
+            "-c",
+            "print('step 1')",
+        ],
+        capture_output=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
 
     def names(*args: str) -> list[str]:
-        out = subprocess.run([sys.executable, "-m", "hangwatch", "ls", "--json", *args], capture_output=True,
-                             text=True, timeout=60, env=env, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-m", "hangwatch", "ls", "--json", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=True,
+        ).stdout
         return sorted(Path(v["run_dir"]).name for v in json.loads(out))
 
     assert names(str(here)) == ["run2"]
@@ -130,9 +195,23 @@ def test_ls_of_a_directory_lists_that_directory_only(run, tmp_path):
 def test_a_short_soak_leaks_no_fds_or_threads():
     """The CI form of bench/soak.py: 2 minutes of a healthy torch job (DataLoader workers, autobeat, a tqdm
     bar under a pipe, ~1,000 lines a second, checkpoints, --metrics-port, log rotation)."""
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--minutes", "2", "--warmup", "0.5",
-                        "--checkpoint-every", "20", "--check"], capture_output=True, text=True, timeout=400,
-                       check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "soak.py"),
+            "--minutes",
+            "2",
+            "--warmup",
+            "0.5",
+            "--checkpoint-every",
+            "20",
+            "--check",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no fd or thread leak" in r.stdout
 

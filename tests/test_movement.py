@@ -12,8 +12,14 @@ from conftest import SCENARIOS, inspect_json, marker, root_cause, run_hangwatch
 
 pytest.importorskip("torch")
 
-STUCK_CAUSES = {"dataloader.worker_stuck", "code.deadlock", "code.busy_loop", "io.network_wait", "io.storage_wait",
-                "child.wait"}
+STUCK_CAUSES = {
+    "dataloader.worker_stuck",
+    "code.deadlock",
+    "code.busy_loop",
+    "io.network_wait",
+    "io.storage_wait",
+    "child.wait",
+}
 
 
 def _not_hung(incident: dict) -> dict:
@@ -131,8 +137,11 @@ def test_a_loop_whose_condition_nothing_can_change_is_proven_hung(start_job):
     job = start_job("frozen_loop.py")
     incident = inspect_json(job.pid)
     root = root_cause(incident)
-    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "code.busy_loop",
-                                                                                       "hang"), root
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == (
+        "hung",
+        "code.busy_loop",
+        "hang",
+    ), root
     assert (root["where"]["file"], root["where"]["line"]) == marker("frozen_loop.py", "HANG-HERE")  # its header
     fact = root["proof"]["fact"]
     assert fact.startswith("a loop that cannot end") and "`batch` stayed [0, 1, 2" in fact, fact
@@ -151,25 +160,32 @@ def test_a_spin_another_thread_will_end_is_never_proven(start_job, mode):
     assert root["where"]["file"] == path and root["where"]["line"] in (line, line + 1), root  # the loop's two lines
 
 
-@pytest.mark.parametrize(("source", "values", "frozen"), [
-    ("while len(batch) < self.target:\n    batch += idx[i:i + 1]\n    i += 1",
-     {"batch": "[0, 1]", "self": "<Multipack at 0x7f>", "i": "90", "idx": "[0, 1]"}, True),
-    ("while len(batch) < target:\n    batch += idx[i:i + 1]", {"batch": "[0, 1]", "target": "32"}, True),
-    # the body calls something: it could reach what the condition reads
-    ("while len(batch) < target:\n    batch += fetch(i)", {"batch": "[0, 1]", "target": "32"}, False),
-    # a way out of the body
-    ("while len(batch) < target:\n    if i > 9:\n        break\n    i += 1", {"batch": "[]", "target": "3"}, False),
-    # a value not read whole (cut short): it may be growing unseen
-    ("while len(batch) < target:\n    batch += [i]", {"batch": "[0, 1, 2, ...]", "target": "9"}, False),
-    # an object the body touches, shown only by its address
-    ("while q.size < target:\n    q.size += 0", {"q": "<Q at 0x7f>", "target": "9"}, False),
-    # a global (not among the locals), or a call in the condition
-    ("while len(batch) < LIMIT:\n    i += 1", {"batch": "[]"}, False),
-    ("while ready(batch):\n    i += 1", {"batch": "[]"}, False),
-    ("while True:\n    i += 1", {"i": "1"}, False),
-])
+@pytest.mark.parametrize(
+    ("source", "values", "frozen"),
+    [
+        (
+            "while len(batch) < self.target:\n    batch += idx[i:i + 1]\n    i += 1",
+            {"batch": "[0, 1]", "self": "<Multipack at 0x7f>", "i": "90", "idx": "[0, 1]"},
+            True,
+        ),
+        ("while len(batch) < target:\n    batch += idx[i:i + 1]", {"batch": "[0, 1]", "target": "32"}, True),
+        # the body calls something: it could reach what the condition reads
+        ("while len(batch) < target:\n    batch += fetch(i)", {"batch": "[0, 1]", "target": "32"}, False),
+        # a way out of the body
+        ("while len(batch) < target:\n    if i > 9:\n        break\n    i += 1", {"batch": "[]", "target": "3"}, False),
+        # a value not read whole (cut short): it may be growing unseen
+        ("while len(batch) < target:\n    batch += [i]", {"batch": "[0, 1, 2, ...]", "target": "9"}, False),
+        # an object the body touches, shown only by its address
+        ("while q.size < target:\n    q.size += 0", {"q": "<Q at 0x7f>", "target": "9"}, False),
+        # a global (not among the locals), or a call in the condition
+        ("while len(batch) < LIMIT:\n    i += 1", {"batch": "[]"}, False),
+        ("while ready(batch):\n    i += 1", {"batch": "[]"}, False),
+        ("while True:\n    i += 1", {"i": "1"}, False),
+    ],
+)
 def test_frozen_condition(source, values, frozen):
     from hangwatch.diagnose.loops import frozen_condition
+
     assert (frozen_condition(source, values) is not None) is frozen
 
 
@@ -178,9 +194,17 @@ def test_without_being_alone_no_spin_is_proven():
     from hangwatch.evidence import LocalsRead
 
     def read(at, spins):
-        return LocalsRead(at=at, tid=1, function="f", file="/x.py", line=3,
-                          values=(("state", '{"done": False}'), ("spins", str(spins))),
-                          loop='while not state["done"]', body='while not state["done"]:\n    spins += 1')
+        return LocalsRead(
+            at=at,
+            tid=1,
+            function="f",
+            file="/x.py",
+            line=3,
+            values=(("state", '{"done": False}'), ("spins", str(spins))),
+            loop='while not state["done"]',
+            body='while not state["done"]:\n    spins += 1',
+        )
+
     reads = (read(0.0, 10), read(0.5, 90000))
     assert loop_motion(reads, alone=True).counting
     shared = loop_motion(reads, alone=False)

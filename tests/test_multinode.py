@@ -28,9 +28,24 @@ def nodes(tmp_path):
 
 
 def _torchrun(node: int, port: int, script: str, *args: str) -> list[str]:
-    return ["--", sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node),
-            "--nproc-per-node", "1", "--master-addr", "127.0.0.1", "--master-port", str(port),
-            str(SCENARIOS / script), *args]
+    return [
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        str(node),
+        "--nproc-per-node",
+        "1",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(port),
+        str(SCENARIOS / script),
+        *args,
+    ]
 
 
 def _finish(runs: list[Run], timeout: float = 180.0) -> list[tuple[int, bytes, bytes]]:

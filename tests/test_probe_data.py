@@ -41,8 +41,13 @@ def no_process_left(tmp_path):
 
 
 def probe(tmp_path: Path, func: str, *args: str, timeout: float = 300) -> tuple[int, dict, str]:
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "probe-data", f"{TARGETS}:{func}", "--json", *args],
-                       capture_output=True, text=True, timeout=timeout, env=clean_env(**{MARK: str(tmp_path)}))
+    r = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "probe-data", f"{TARGETS}:{func}", "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=clean_env(**{MARK: str(tmp_path)}),
+    )
     return r.returncode, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), r.stderr
 
 
@@ -100,15 +105,23 @@ def test_iterable_dataset(tmp_path):
     assert rep["items"]["checked"] == 16 and all(c["status"] == "ok" for c in rep["cells"])
 
 
-@pytest.mark.parametrize(("target", "message"), [
-    ("no_such_module_xyz:make", "cannot import no_such_module_xyz"),
-    (f"{TARGETS}:nope", "has no function nope"),
-    (f"{TARGETS}:not_a_dataset", "returned int, not a dataset"),
-    (f"{TARGETS}:bad_len", "len() of the dataset raised TypeError"),
-    ("just_a_name", "is not MODULE:FUNCTION"),
-])
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("no_such_module_xyz:make", "cannot import no_such_module_xyz"),
+        (f"{TARGETS}:nope", "has no function nope"),
+        (f"{TARGETS}:not_a_dataset", "returned int, not a dataset"),
+        (f"{TARGETS}:bad_len", "len() of the dataset raised TypeError"),
+        ("just_a_name", "is not MODULE:FUNCTION"),
+    ],
+)
 def test_bad_targets_exit_2_with_one_line(target, message):
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "probe-data", target], capture_output=True, text=True,
-                       timeout=120, env=clean_env())
+    r = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "probe-data", target],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(),
+    )
     assert r.returncode == 2, r
     assert message in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr

@@ -20,40 +20,130 @@ def _t(i: int) -> str:
 FORMATS: list[tuple[str, Line, int, int, bool]] = [
     ("tqdm", lambda s, i: f"Epoch 1:  {s}%|████▌     | {s}/100 [00:{i:02d}<00:06,  8.{i}it/s]", 45, 1, True),
     ("hf-tqdm", lambda s, i: f" {s // 10}%|█▏        | {s}/1000 [00:{30 + i}<03:40,  4.0{i}it/s]", 120, 1, True),
-    ("lightning-tqdm", lambda s, i: f"Epoch 0:  12%|█▏        | {s}/1000 [00:3{i}<03:40,  4.00it/s, v_num=0, "
-     f"train_loss=0.12{i}]", 120, 1, True),
-    ("lightning-rich", lambda s, i: f"Epoch 0/9 ━━━━━━━━━━━━━━━━ {s}/800 0:00:1{i} • 0:01:04 5.0{i}it/s loss: 1.43{i}",
-     62, 1, True),
-    ("lightning-rich-short", lambda s, i: f"Epoch 1/1  ━━━━━━━━━━━━━━━━━━━━ {s}/40 0:00:0{i} • 0:00:01 9.9{i}it/s "
-     f"loss: 1.2{i}", 30, 2, True),
-    ("keras2", lambda s, i: f"{s}/1000 [==>...........................] - ETA: 1:2{i} - loss: 0.56{i} - accuracy: "
-     "0.8765", 120, 1, True),
-    ("keras3", lambda s, i: f"{s}/1000 ━━━━━━━━━━━━━━━━━━━━ 3s 30ms/step - accuracy: 0.87{i} - loss: 0.56{i}", 120, 1,
-     True),
+    (
+        "lightning-tqdm",
+        lambda s, i: f"Epoch 0:  12%|█▏        | {s}/1000 [00:3{i}<03:40,  4.00it/s, v_num=0, train_loss=0.12{i}]",
+        120,
+        1,
+        True,
+    ),
+    (
+        "lightning-rich",
+        lambda s, i: f"Epoch 0/9 ━━━━━━━━━━━━━━━━ {s}/800 0:00:1{i} • 0:01:04 5.0{i}it/s loss: 1.43{i}",
+        62,
+        1,
+        True,
+    ),
+    (
+        "lightning-rich-short",
+        lambda s, i: f"Epoch 1/1  ━━━━━━━━━━━━━━━━━━━━ {s}/40 0:00:0{i} • 0:00:01 9.9{i}it/s loss: 1.2{i}",
+        30,
+        2,
+        True,
+    ),
+    (
+        "keras2",
+        lambda s, i: f"{s}/1000 [==>...........................] - ETA: 1:2{i} - loss: 0.56{i} - accuracy: 0.8765",
+        120,
+        1,
+        True,
+    ),
+    (
+        "keras3",
+        lambda s, i: f"{s}/1000 ━━━━━━━━━━━━━━━━━━━━ 3s 30ms/step - accuracy: 0.87{i} - loss: 0.56{i}",
+        120,
+        1,
+        True,
+    ),
     ("pytorch-mnist", lambda s, i: f"Train Epoch: 1 [{s}/60000 ({s * 100 // 60000}%)]\tLoss: 0.39{i}", 640, 640, True),
-    ("word_language_model", lambda s, i: f"| epoch   1 |   {s}/ 2983 batches | lr 20.00 | ms/batch 12.3{i} | loss  "
-     f"7.5{i} | ppl  1979.59", 200, 200, True),
+    (
+        "word_language_model",
+        lambda s, i: f"| epoch   1 |   {s}/ 2983 batches | lr 20.00 | ms/batch 12.3{i} | loss  7.5{i} | ppl  1979.59",
+        200,
+        200,
+        True,
+    ),
     ("nanogpt", lambda s, i: f"iter {s}: loss 2.345{i}, time 45.6{i}ms, mfu 12.34%", 120, 10, True),
-    ("megatron", lambda s, i: f" iteration      {s}/  500000 | consumed samples:        {s * 128} | elapsed time per "
-     f"iteration (ms): 1234.{i} | learning rate: 1.000E-04 | global batch size:   128 | lm loss: 6.12345{i}E+00 | "
-     "loss scale: 1.0 | grad norm: 1.234 | number of skipped iterations:   0 | number of nan iterations:   0 |",
-     120, 10, True),
-    ("timm", lambda s, i: f"Train: 0 [ {s}/1251 ( 10%)]  Loss: 6.91{i} (6.91)  Time: 0.345s,  742.0{i}/s  "
-     f"(0.345s,  742.03/s)  LR: 1.000e-05  Data: 0.012 (0.012)", 120, 50, True),
-    ("fairseq", lambda s, i: f"2026-11-22 {_t(i)} | INFO | train_inner | epoch 001:    {s} / 1000 loss=9.12{i}, "
-     f"nll_loss=8.9, ppl=478.1, wps=1234{i}, ups=3.4, wpb=4096, bsz=32, num_updates={s}, lr=0.0001, gnorm=1.2, "
-     f"train_wall=3{i}, wall={300 + i}", 120, 100, True),
-    ("detectron2", lambda s, i: f"[11/22 {_t(i)} d2.utils.events]:  eta: 1:23:4{i}  iter: {s}  total_loss: 1.23{i}  "
-     f"loss_cls: 0.5  time: 0.456{i}  data_time: 0.0123  lr: 0.00012  max_mem: 2345M", 119, 20, True),
-    ("mmengine", lambda s, i: f"11/22 {_t(i)} - mmengine - INFO - Epoch(train)  [1][  {s}/1000]  lr: 1.0000e-02  "
-     f"eta: 0:12:3{i}  time: 0.345{i}  data_time: 0.0123  memory: 1234  loss: 0.567{i}", 50, 50, True),
-    ("torchtitan", lambda s, i: f"[titan] 2026-11-22 {_t(i)},123 - root - INFO - step:  {s}  loss:  6.123{i}  memory: "
-     f"12.34GiB(15.67%)  tps: 1,23{i}  tflops: 12.34  mfu: 5.67%", 120, 10, True),
-    ("deepspeed", lambda s, i: f"[2026-11-22 {_t(i)},123] [INFO] [logging.py:96:log_dist] [Rank 0] step={s}, "
-     "skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]", 120, 10, True),
+    (
+        "megatron",
+        lambda s, i: (
+            f" iteration      {s}/  500000 | consumed samples:        {s * 128} | elapsed time per "
+            f"iteration (ms): 1234.{i} | learning rate: 1.000E-04 | global batch size:   128 | lm loss: 6.12345{i}E+00 | "
+            "loss scale: 1.0 | grad norm: 1.234 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        ),
+        120,
+        10,
+        True,
+    ),
+    (
+        "timm",
+        lambda s, i: (
+            f"Train: 0 [ {s}/1251 ( 10%)]  Loss: 6.91{i} (6.91)  Time: 0.345s,  742.0{i}/s  "
+            f"(0.345s,  742.03/s)  LR: 1.000e-05  Data: 0.012 (0.012)"
+        ),
+        120,
+        50,
+        True,
+    ),
+    (
+        "fairseq",
+        lambda s, i: (
+            f"2026-11-22 {_t(i)} | INFO | train_inner | epoch 001:    {s} / 1000 loss=9.12{i}, "
+            f"nll_loss=8.9, ppl=478.1, wps=1234{i}, ups=3.4, wpb=4096, bsz=32, num_updates={s}, lr=0.0001, gnorm=1.2, "
+            f"train_wall=3{i}, wall={300 + i}"
+        ),
+        120,
+        100,
+        True,
+    ),
+    (
+        "detectron2",
+        lambda s, i: (
+            f"[11/22 {_t(i)} d2.utils.events]:  eta: 1:23:4{i}  iter: {s}  total_loss: 1.23{i}  "
+            f"loss_cls: 0.5  time: 0.456{i}  data_time: 0.0123  lr: 0.00012  max_mem: 2345M"
+        ),
+        119,
+        20,
+        True,
+    ),
+    (
+        "mmengine",
+        lambda s, i: (
+            f"11/22 {_t(i)} - mmengine - INFO - Epoch(train)  [1][  {s}/1000]  lr: 1.0000e-02  "
+            f"eta: 0:12:3{i}  time: 0.345{i}  data_time: 0.0123  memory: 1234  loss: 0.567{i}"
+        ),
+        50,
+        50,
+        True,
+    ),
+    (
+        "torchtitan",
+        lambda s, i: (
+            f"[titan] 2026-11-22 {_t(i)},123 - root - INFO - step:  {s}  loss:  6.123{i}  memory: "
+            f"12.34GiB(15.67%)  tps: 1,23{i}  tflops: 12.34  mfu: 5.67%"
+        ),
+        120,
+        10,
+        True,
+    ),
+    (
+        "deepspeed",
+        lambda s, i: (
+            f"[2026-11-22 {_t(i)},123] [INFO] [logging.py:96:log_dist] [Rank 0] step={s}, "
+            "skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]"
+        ),
+        120,
+        10,
+        True,
+    ),
     ("absl", lambda s, i: f"I1122 {_t(i)}.123456 140000 train.py:123] [{s}] loss=2.3{i}", 120, 10, False),
-    ("loguru", lambda s, i: f"2026-11-22 {_t(i)}.123 | INFO     | __main__:train:42 - step {s} loss 0.12{i}", 120, 1,
-     True),
+    (
+        "loguru",
+        lambda s, i: f"2026-11-22 {_t(i)}.123 | INFO     | __main__:train:42 - step {s} loss 0.12{i}",
+        120,
+        1,
+        True,
+    ),
     ("plain-it", lambda s, i: f"it {s} | lr 3e-4 | loss 0.1{i}", 120, 1, True),
     ("progress-of", lambda s, i: f"progress: {s / 100:.1f}% ({s} of 10000)", 120, 10, True),
     ("thousands", lambda s, i: f"Batch {s:,}/41,163 loss {0.5 + i / 100:.3f}", 4886, 1, True),
@@ -95,8 +185,10 @@ def test_hf_trainer_log_dict_with_quoted_values_is_progress():
     parser, tail = ProgressParser(), OutputTail()
     seen = []
     for i, epoch in enumerate(("0.04", "0.08")):
-        tail.add(f"{{'loss': '6.0{i}', 'grad_norm': '0.79{i}', 'learning_rate': '3.4e-05', 'epoch': '{epoch}'}}\n"
-                 .encode(), 1.0 + i)
+        tail.add(
+            f"{{'loss': '6.0{i}', 'grad_norm': '0.79{i}', 'learning_rate': '3.4e-05', 'epoch': '{epoch}'}}\n".encode(),
+            1.0 + i,
+        )
         seen.append(parser.latest(tail.snapshot()[2]))
     assert all(c is not None for c in seen), seen
 

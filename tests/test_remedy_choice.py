@@ -29,8 +29,9 @@ def test_measured_rates_beat_configured_ones_which_beat_the_defaults():
     assert rate_factor("workers0", {"workers0": 0.81}, {"workers0": 0.5}) == (0.81, "measured")
     assert rate_factor("workers0", {}, {"workers0": 0.5}) == (0.5, "hangwatch.toml")
     assert rate_factor("workers0", {}, {}) == (DEFAULT_RATES["workers0"], "default")
-    c = choose(["workers0", "spawn"], **RUN, deadline=NOW + 4500, budget=None, measured={"workers0": 0.95},
-               configured={})
+    c = choose(
+        ["workers0", "spawn"], **RUN, deadline=NOW + 4500, budget=None, measured={"workers0": 0.95}, configured={}
+    )
     assert c is not None and c.remedy == "workers0" and "0.95x the rate (measured)" in c.why
 
 
@@ -48,8 +49,9 @@ def test_when_no_remedy_meets_the_deadline_and_budget_it_is_said_with_the_shortf
 # tests/test_checkpoints.py (a worker hang, restarted with the chosen remedy and resumed from its checkpoint).
 
 
-@pytest.mark.parametrize("table", ["[remedy_rates]\nnope = 0.5\n", "[remedy_rates]\nworkers0 = 0\n",
-                                   "[remedy_rates]\nworkers0 = 'fast'\n"])
+@pytest.mark.parametrize(
+    "table", ["[remedy_rates]\nnope = 0.5\n", "[remedy_rates]\nworkers0 = 0\n", "[remedy_rates]\nworkers0 = 'fast'\n"]
+)
 def test_bad_remedy_rates_are_usage_errors(tmp_path, table):
     from hangwatch.errors import UsageError
     from hangwatch.supervise.config import build_config
@@ -62,15 +64,40 @@ def test_bad_remedy_rates_are_usage_errors(tmp_path, table):
 def test_a_probe_data_report_in_the_run_directory_gives_rates():
     from hangwatch.recover.choice import probe_rates
 
-    report = {"schema": "hangwatch.probe/1", "baseline": {"samples_per_s": 400.0}, "cells": [
-        {"multiprocessing_context": "fork", "num_workers": 4, "persistent_workers": True, "status": "hung",
-         "samples_per_s": None},
-        {"multiprocessing_context": "fork", "num_workers": 2, "persistent_workers": True, "status": "ok",
-         "samples_per_s": 1000.0},
-        {"multiprocessing_context": "spawn", "num_workers": 4, "persistent_workers": True, "status": "ok",
-         "samples_per_s": 900.0},
-        {"multiprocessing_context": "spawn", "num_workers": 2, "persistent_workers": False, "status": "ok",
-         "samples_per_s": 500.0}]}
+    report = {
+        "schema": "hangwatch.probe/1",
+        "baseline": {"samples_per_s": 400.0},
+        "cells": [
+            {
+                "multiprocessing_context": "fork",
+                "num_workers": 4,
+                "persistent_workers": True,
+                "status": "hung",
+                "samples_per_s": None,
+            },
+            {
+                "multiprocessing_context": "fork",
+                "num_workers": 2,
+                "persistent_workers": True,
+                "status": "ok",
+                "samples_per_s": 1000.0,
+            },
+            {
+                "multiprocessing_context": "spawn",
+                "num_workers": 4,
+                "persistent_workers": True,
+                "status": "ok",
+                "samples_per_s": 900.0,
+            },
+            {
+                "multiprocessing_context": "spawn",
+                "num_workers": 2,
+                "persistent_workers": False,
+                "status": "ok",
+                "samples_per_s": 500.0,
+            },
+        ],
+    }
     assert probe_rates(report) == {"spawn": 0.9, "no_persistent_workers": 0.5, "fewer_workers": 1.0, "workers0": 0.4}
     assert probe_rates({"cells": []}) == {}
     assert rate_factor("workers0", {}, {"workers0": 0.7}, probe_rates(report)) == (0.4, "probe-data")

@@ -23,7 +23,12 @@ FIXTURES = Path(__file__).parent / "fixtures" / "evidence"
 
 # fixture -> (cause, verdict, scenario script, marker tag)
 EXPECTED = {
-    "dataloader_worker_stuck-dl_worker_blocked": ("dataloader.worker_stuck", "hung", "dl_worker_blocked.py", "HANG-HERE"),
+    "dataloader_worker_stuck-dl_worker_blocked": (
+        "dataloader.worker_stuck",
+        "hung",
+        "dl_worker_blocked.py",
+        "HANG-HERE",
+    ),
     "dataloader_worker_stuck-dl_worker_spin": ("dataloader.worker_stuck", "hung", "dl_worker_spin.py", "HANG-HERE"),
     "dataloader_worker_stuck-dl_iterable": ("dataloader.worker_stuck", "hung", "dl_iterable.py", "HANG-HERE"),
     "dataloader_worker_stuck-dl_collate": ("dataloader.worker_stuck", "hung", "dl_collate.py", "HANG-HERE"),
@@ -36,7 +41,12 @@ EXPECTED = {
     "child_wait_queue_join_before_get": ("child.wait", "hung", "mp_queue_join.py", "HANG-HERE"),
     "output_buffered": ("output.buffered", "progressing", "output_buffered.py", None),
     "compile_in_progress_is_not_hung": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
-    "distributed_peer_stuck_names_culprit_rank": ("distributed.peer_stuck", "hung", "dist_peer.py", "HANG-HERE:culprit"),
+    "distributed_peer_stuck_names_culprit_rank": (
+        "distributed.peer_stuck",
+        "hung",
+        "dist_peer.py",
+        "HANG-HERE:culprit",
+    ),
     "rendezvous_wait": ("distributed.rendezvous_wait", "waiting", "dist_rendezvous.py", "HANG-HERE"),
     "d_state_process_is_captured_without_hanging": ("io.storage_wait", "hung", "dstate.py", None),
     "deadlock": ("code.deadlock", "hung", "deadlock.py", None),
@@ -84,13 +94,22 @@ def test_incident_round_trips_through_json(name):
     again = Incident.from_dict(json.loads(incident.to_json()))
     assert again == incident
     d = incident.to_dict()
-    assert list(d)[:8] == ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
-                           "findings"]
+    assert list(d)[:8] == [
+        "schema",
+        "verdict",
+        "detected_at",
+        "last_progress",
+        "attempt",
+        "action",
+        "processes",
+        "findings",
+    ]
     assert set(d["findings"][0]) >= {"cause", "confidence", "summary", "where", "evidence", "fix"}
     assert [f["confidence"] for f in d["findings"]] == sorted((f["confidence"] for f in d["findings"]), reverse=True)
 
 
 # --- given / when / then: the evidence changed in one respect, the diagnosis follows -------------
+
 
 def _grow_stdout(ev: Evidence) -> Evidence:
     procs = []
@@ -115,8 +134,9 @@ def test_buffered_job_that_sets_pythonunbuffered_is_not_flagged():
 
 def test_buffered_job_started_with_dash_u_is_not_flagged():
     ev = load("output_buffered")
-    procs = tuple(replace(p, info=replace(p.info, cmdline=(p.info.cmdline[0], "-u", *p.info.cmdline[1:])))
-                  for p in ev.processes)
+    procs = tuple(
+        replace(p, info=replace(p.info, cmdline=(p.info.cmdline[0], "-u", *p.info.cmdline[1:]))) for p in ev.processes
+    )
     assert all(f.cause != "output.buffered" for f in diagnose(replace(ev, processes=procs)).findings)
 
 
@@ -127,8 +147,9 @@ def test_fork_lock_without_a_parent_thread_is_plain_worker_stuck():
     def strip_threads(p):  # the parent now has only its main thread and DataLoader's own threads
         if p.info.pid != main:
             return p
-        samples = tuple(replace(s, threads=tuple(t for t in s.threads if t.name != "metrics-uploader"))
-                        for s in p.samples)
+        samples = tuple(
+            replace(s, threads=tuple(t for t in s.threads if t.name != "metrics-uploader")) for s in p.samples
+        )
         return replace(p, samples=samples)
 
     d = diagnose(replace(ev, processes=tuple(strip_threads(p) for p in ev.processes)))
@@ -144,18 +165,22 @@ def test_peer_stuck_with_every_rank_in_the_collective_is_not_reported():
     assert all(f.cause != "distributed.peer_stuck" for f in d.findings)
 
 
-@pytest.mark.parametrize(("path", "library"), [
-    ("/tmp/torchinductor_root/se/csemwqts2kr252tcenyxzqk5opzyxup2m3xy6mhom5kazau5amow.py", True),
-    ("/scratch/cache/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefghij.py", True),
-    ("/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", True),
-    ("/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py", True),
-    ("/venv/bin/torchrun", True),
-    ("<frozen runpy>", True),
-    ("/home/me/project/train.py", False),
-    ("/home/me/project/bin/train.py", False),
-])
+@pytest.mark.parametrize(
+    ("path", "library"),
+    [
+        ("/tmp/torchinductor_root/se/csemwqts2kr252tcenyxzqk5opzyxup2m3xy6mhom5kazau5amow.py", True),
+        ("/scratch/cache/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefghij.py", True),
+        ("/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", True),
+        ("/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py", True),
+        ("/venv/bin/torchrun", True),
+        ("<frozen runpy>", True),
+        ("/home/me/project/train.py", False),
+        ("/home/me/project/bin/train.py", False),
+    ],
+)
 def test_user_code_vs_library(path, library):
     from hangwatch.signatures import is_library_file
+
     assert is_library_file(path) is library
 
 
@@ -173,7 +198,10 @@ def test_peer_stuck_cites_each_ranks_last_progress():
     ev = load("distributed_peer_stuck_names_culprit_rank")
     ev = replace(ev, rank_progress=((0, ev.started_at - 3, 41), (1, ev.started_at - 14, 38)))
     root = diagnose(ev).findings[0]
-    assert "last progress by rank, oldest first: rank 1 step 38 (14 s before), rank 0 step 41 (3 s before)" in root.evidence
+    assert (
+        "last progress by rank, oldest first: rank 1 step 38 (14 s before), rank 0 step 41 (3 s before)"
+        in root.evidence
+    )
 
 
 def test_a_rule_that_raises_fails_loudly_in_strict_mode_and_is_skipped_otherwise(monkeypatch):
@@ -194,8 +222,9 @@ def test_a_worker_seen_in_one_sample_is_never_called_stuck():
     stuck."""
     ev = load("dataloader_worker_stuck-dl_worker_blocked")
     assert diagnose(ev).root.cause == "dataloader.worker_stuck"
-    procs = tuple(replace(p, samples=p.samples[:1]) if p.info.role.value == "dataloader_worker" else p
-                  for p in ev.processes)
+    procs = tuple(
+        replace(p, samples=p.samples[:1]) if p.info.role.value == "dataloader_worker" else p for p in ev.processes
+    )
     d = diagnose(replace(ev, processes=procs))
     assert all(f.cause != "dataloader.worker_stuck" for f in d.findings), [(f.cause, f.summary) for f in d.findings]
     assert d.verdict.value != "hung", d.root
@@ -231,8 +260,11 @@ def _caught_on_its_way(ev: Evidence) -> Evidence:
     first = worker.samples[0]
     main = first.threads[0]
     at = main.frames[0]
-    on_its_way = (Frame("ready", at.file.replace("fork_lock.py", "_ready.py"), 10, '    with open(path, "a") as f:'),
-                  replace(at, line=at.line - 1, code="ready()"), *main.frames[1:])
+    on_its_way = (
+        Frame("ready", at.file.replace("fork_lock.py", "_ready.py"), 10, '    with open(path, "a") as f:'),
+        replace(at, line=at.line - 1, code="ready()"),
+        *main.frames[1:],
+    )
     threads = (replace(main, frames=on_its_way, active=True), *first.threads[1:])
     worker = replace(worker, samples=(replace(first, threads=threads), *worker.samples[1:]))
     return replace(ev, processes=tuple(worker if p.info.pid == worker.info.pid else p for p in ev.processes))
@@ -255,7 +287,9 @@ def test_ranking_by_confidence_alone_fails_the_replay(monkeypatch):
     """The rule above, inverted (confidence alone decides), fails on the same replay: the test can fail."""
     from hangwatch.diagnose import engine
 
-    monkeypatch.setattr(engine, "rank", lambda hits, borrowed=frozenset(): sorted(hits, key=lambda h: -h.finding.confidence))
+    monkeypatch.setattr(
+        engine, "rank", lambda hits, borrowed=frozenset(): sorted(hits, key=lambda h: -h.finding.confidence)
+    )
     d = diagnose(_caught_on_its_way(load("fork_inherited_lock")))
     assert d.root.cause == "dataloader.worker_stuck"
 
@@ -272,5 +306,7 @@ def test_a_proof_borrowed_from_the_chain_does_not_lead_the_finding_that_proves_i
     prompt = Hit(Finding(Cause.PROCESS_WAITS_FOR_INPUT, 0.95, "at a prompt", where, proof=fact), Verdict.HUNG)
     peer = Hit(Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.97, "rank 1 stuck", where, proof=fact), Verdict.HUNG)
     assert [h.finding.cause for h in rank([peer, prompt], {id(peer.finding)})] == [
-        Cause.PROCESS_WAITS_FOR_INPUT, Cause.DISTRIBUTED_PEER_STUCK]
+        Cause.PROCESS_WAITS_FOR_INPUT,
+        Cause.DISTRIBUTED_PEER_STUCK,
+    ]
     assert rank([peer, prompt])[0] is peer

@@ -37,7 +37,12 @@ CAUSES = [
     ("busy_loop.py", "code.busy_loop", "HANG-HERE", 125),
     ("deadlock.py", "code.deadlock", None, 125),
     ("network_wait.py", "io.network_wait", "HANG-HERE", 124),
-    ("mp_queue_join.py", "child.wait", "HANG-HERE", 125),  # a proven cycle: the child writes to a full pipe only main reads
+    (
+        "mp_queue_join.py",
+        "child.wait",
+        "HANG-HERE",
+        125,
+    ),  # a proven cycle: the child writes to a full pipe only main reads
     ("thread_prefetch.py", "io.network_wait", "HANG-HERE", 124),
     ("dist_rendezvous.py", "distributed.rendezvous_wait", "HANG-HERE", 124),
 ]
@@ -45,8 +50,17 @@ CAUSES = [
 
 @pytest.mark.parametrize(("script", "cause", "tag", "code"), CAUSES)
 def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, tag, code):
-    env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
-           "MASTER_PORT": str(_free_port())} if script.startswith("dist_") else None
+    env = (
+        {
+            "RANK": "0",
+            "LOCAL_RANK": "0",
+            "WORLD_SIZE": "2",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(_free_port()),
+        }
+        if script.startswith("dist_")
+        else None
+    )
     # A rendezvous is `waiting` (one incident, nothing done) until --rendezvous-timeout, then hung.
     waits = ["--rendezvous-timeout", "6"] if cause == "distributed.rendezvous_wait" else []
     r = run(*FAST, *waits, "--on-hang", "kill", *py(script), env=env)
@@ -69,8 +83,22 @@ def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, ta
 
 
 def test_distributed_culprit_rank_under_torchrun(run):
-    r = run(*FAST, "--startup-grace", "8", "--on-hang", "kill", "--", sys.executable, "-m", "torch.distributed.run",
-            "--nproc-per-node", "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py"))
+    r = run(
+        *FAST,
+        "--startup-grace",
+        "8",
+        "--on-hang",
+        "kill",
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_peer.py"),
+    )
     assert r.returncode == 125, r.stderr.decode()[-2000:]  # rank 1 waits on an event nothing can set: a bug
     rc = run.incident()["findings"][0]
     assert (rc["cause"], rc["where"]["rank"]) == ("distributed.peer_stuck", 1)
@@ -81,8 +109,9 @@ def test_distributed_culprit_rank_under_torchrun(run):
 
 def test_report_mode_leaves_the_job_running_and_notices_recovery(run, tmp_path):
     script = tmp_path / "pause.py"
-    script.write_text("import time\nfor i in range(12):\n    print(f'step {i}', flush=True)\n"
-                      "    time.sleep(4.0 if i == 5 else 0.1)\n")
+    script.write_text(
+        "import time\nfor i in range(12):\n    print(f'step {i}', flush=True)\n    time.sleep(4.0 if i == 5 else 0.1)\n"
+    )
     r = run(*FAST, "--on-hang", "report", "--cost-per-hour", "3.6", "--", sys.executable, str(script))
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     kinds = [e["event"] for e in run.events()]
@@ -94,16 +123,27 @@ def test_report_mode_leaves_the_job_running_and_notices_recovery(run, tmp_path):
     assert 1.0 < s["stalled_seconds"] < 5.0
     assert s["wasted_usd"] == pytest.approx(s["stalled_seconds"] / 1000, abs=0.0002)
     assert s["cost_usd"] >= s["wasted_usd"] and 0 < s["goodput"] < 1
-    rep = subprocess.run([sys.executable, "-m", "hangwatch", "report", str(run.dir)], capture_output=True, text=True,
-                         timeout=60, env=clean_env())
+    rep = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "report", str(run.dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
+    )
     assert rep.returncode == 0, rep.stderr
     assert "recovered" in rep.stdout and "incident 001" in rep.stdout and "wasted $" in rep.stdout
 
 
 def test_restart_resumes_from_checkpoint_with_the_fallback_and_finishes(run, tmp_path):
     ckpt = tmp_path / "ckpt.json"
-    r = run(*FAST, "--on-hang", "restart", "--fallback", "--workers 0",
-            *py("resumable.py", "--workers", "2", "--ckpt", str(ckpt)))
+    r = run(
+        *FAST,
+        "--on-hang",
+        "restart",
+        "--fallback",
+        "--workers 0",
+        *py("resumable.py", "--workers", "2", "--ckpt", str(ckpt)),
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     out = r.stdout.decode()
     assert "resumed from step 5 (attempt 2)" in out and out.rstrip().endswith("done")
@@ -116,8 +156,13 @@ def test_restart_resumes_from_checkpoint_with_the_fallback_and_finishes(run, tmp
 
 def test_restart_on_crash_resumes_and_finishes(run, tmp_path):
     ckpt = tmp_path / "ckpt.json"
-    r = run(*FAST, "--restart-on-crash", "--fallback", "--crash-at -1",
-            *py("resumable.py", "--workers", "0", "--crash-at", "3", "--ckpt", str(ckpt)))
+    r = run(
+        *FAST,
+        "--restart-on-crash",
+        "--fallback",
+        "--crash-at -1",
+        *py("resumable.py", "--workers", "0", "--crash-at", "3", "--ckpt", str(ckpt)),
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     assert b"resumed from step 3 (attempt 2)" in r.stdout
     incident = run.incident()
@@ -136,15 +181,28 @@ def test_restarts_stop_when_attempts_make_no_new_progress(run, tmp_path):
     assert [e["action"] for e in run.events() if e["event"] == "action"] == ["restarted", "killed"]
 
 
-@pytest.mark.parametrize(("script", "args", "extra"), [
-    ("slow_start.py", (), ["--startup-grace", "10"]),
-    ("phase_validation.py", (), []),
-    ("compile_midway.py", (), ["--capture-window", "1"]),
-    ("slow_checkpoint.py", ("ckpt.bin",), []),
-])
+@pytest.mark.parametrize(
+    ("script", "args", "extra"),
+    [
+        ("slow_start.py", (), ["--startup-grace", "10"]),
+        ("phase_validation.py", (), []),
+        ("compile_midway.py", (), ["--capture-window", "1"]),
+        ("slow_checkpoint.py", ("ckpt.bin",), []),
+    ],
+)
 def test_no_false_alarm(run, script, args, extra):
-    r = run("--min-stall", "1", "--startup-grace", "30", "--on-hang", "kill", "--kill-grace", "2", *extra,
-            *py(script, *args))
+    r = run(
+        "--min-stall",
+        "1",
+        "--startup-grace",
+        "30",
+        "--on-hang",
+        "kill",
+        "--kill-grace",
+        "2",
+        *extra,
+        *py(script, *args),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     if script == "slow_checkpoint.py":
         only_slow_incidents(run)  # ~5 s without output at --min-stall 1: said, never acted on
@@ -153,8 +211,11 @@ def test_no_false_alarm(run, script, args, extra):
     if script in ("compile_midway.py", "slow_checkpoint.py"):
         # Looked at and found alive: an extension of a stall, or (when the recompile comes before the first step
         # is read as progress, which depends on timing) a startup probe that found it working.
-        looked = [e for e in run.events() if e["event"] == "extended"
-                  or (e["event"] == "probe" and e.get("verdict") == "slow")]
+        looked = [
+            e
+            for e in run.events()
+            if e["event"] == "extended" or (e["event"] == "probe" and e.get("verdict") == "slow")
+        ]
         assert looked, "the slow phase should have been looked at and found alive"
         if script == "compile_midway.py":
             assert any(e["cause"] == "compile.in_progress" for e in looked), looked
@@ -162,6 +223,7 @@ def test_no_false_alarm(run, script, args, extra):
 
 def test_output_log_is_byte_exact_for_a_flood(run):
     import random
+
     r = run("--min-stall", "5", *py("flood.py", "8"))
     assert r.returncode == 0
     rng = random.Random(1234)
@@ -190,7 +252,7 @@ def test_output_log_stays_exact_when_the_job_is_killed_mid_write(run):
     head = b"\n#%08d\r\x1b[2K\xff"
     blocks = (len(logged) >> 16) + 1
     expected = b"".join((head % i + bytes(range(256)) * 256)[:65536] for i in range(blocks))
-    assert logged == expected[:len(logged)]
+    assert logged == expected[: len(logged)]
     assert got == [logged]
     assert not _running(str(SCENARIOS / "flood_forever.py"))
 
@@ -210,8 +272,12 @@ def _running(script: str) -> list[int]:
 def test_under_a_terminal_the_job_sees_a_tty_and_bytes_stay_exact(run, tmp_path):
     script = tmp_path / "probe_terminal.py"
     script.write_text("import sys, os\nos.write(1, b'isatty=%d\\nline2\\r\\nraw\\xff\\n' % sys.stdout.isatty())\n")
-    seen = run_in_terminal(run, [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--", sys.executable,
-                          str(script)], clean_env(), tmp_path)
+    seen = run_in_terminal(
+        run,
+        [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--", sys.executable, str(script)],
+        clean_env(),
+        tmp_path,
+    )
     p = run.proc
     assert p.returncode == 0, seen.decode(errors="replace")
     assert (run.dir / "output.log").read_bytes() == b"isatty=1\nline2\r\nraw\xff\n"
@@ -241,9 +307,11 @@ def test_sigterm_to_hangwatch_stops_the_job_gracefully(run, tmp_path):
 
 def test_ctrl_c_reaches_the_job_as_sigint(run, tmp_path):
     script = tmp_path / "ctrlc.py"
-    script.write_text("import time\ntry:\n    for i in range(10**6):\n        print(f'step {i}', flush=True)\n"
-                      "        time.sleep(0.05)\nexcept KeyboardInterrupt:\n    print('job got SIGINT', flush=True)\n"
-                      "    raise SystemExit(7)\n")
+    script.write_text(
+        "import time\ntry:\n    for i in range(10**6):\n        print(f'step {i}', flush=True)\n"
+        "        time.sleep(0.05)\nexcept KeyboardInterrupt:\n    print('job got SIGINT', flush=True)\n"
+        "    raise SystemExit(7)\n"
+    )
     p = run.start("--", sys.executable, str(script))
     wait_for_event(run, "progress")
     p.send_signal(signal.SIGINT)
@@ -293,15 +361,18 @@ def test_notification_reaches_a_local_webhook(run):
     assert "busy_loop.py" in body["message"]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ([], "no command to run"),
-    (["--bogus", "--", "true"], "No such option"),
-    (["--min-stall", "abc", "--", "true"], "--min-stall must be a number"),
-    (["--min-stall", "-3", "--", "true"], "--min-stall must be greater than 0"),
-    (["--progress-regex", "(", "--", "true"], "not a valid regular expression"),
-    (["--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
-    (["--notify", "nonsense", "--", "true"], "is not a notification URL"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "no command to run"),
+        (["--bogus", "--", "true"], "No such option"),
+        (["--min-stall", "abc", "--", "true"], "--min-stall must be a number"),
+        (["--min-stall", "-3", "--", "true"], "--min-stall must be greater than 0"),
+        (["--progress-regex", "(", "--", "true"], "not a valid regular expression"),
+        (["--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
+        (["--notify", "nonsense", "--", "true"], "is not a notification URL"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line_and_starts_nothing(run, args, message):
     r = run(*args)
     assert r.returncode == 2, r
@@ -311,8 +382,13 @@ def test_bad_input_exits_2_with_one_line_and_starts_nothing(run, args, message):
 
 
 def test_unwritable_run_dir(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "hangwatch", "run", "--run-dir", "/proc/hangwatch-x", "--", "true"],
-                       capture_output=True, text=True, timeout=60, env=clean_env())
+    r = subprocess.run(
+        [sys.executable, "-m", "hangwatch", "run", "--run-dir", "/proc/hangwatch-x", "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
+    )
     assert r.returncode == 2
     assert "cannot write the run directory" in r.stderr and r.stderr.count("\n") == 1
 
@@ -320,8 +396,9 @@ def test_unwritable_run_dir(tmp_path):
 def test_a_long_call_holding_the_gil_is_given_time_not_killed(run):
     """A healthy job inside one long C call (no output, 100% CPU, the same line in every sample) is
     extended as computing, and finishes: the busy-loop verdict would have killed it."""
-    r = run("--min-stall", "1", "--capture-window", "1", "--on-hang", "kill", "--kill-grace", "2",
-            *py("long_call.py", "6"))
+    r = run(
+        "--min-stall", "1", "--capture-window", "1", "--on-hang", "kill", "--kill-grace", "2", *py("long_call.py", "6")
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     slow = only_slow_incidents(run)  # past 3 x --min-stall: a `slow` incident says so, nothing is done
     assert all(i["findings"][0]["cause"] == "code.computing" for i in slow)

@@ -18,6 +18,7 @@ from hangwatch.supervise.progress.heartbeat import read_heartbeats
 
 # --- progress parsing ----------------------------------------------------------------------------------
 
+
 class Output:
     """The supervisor's path: pumps append chunks to an OutputTail, each poll parses the tail."""
 
@@ -29,20 +30,22 @@ class Output:
         return self.parser.latest(self.tail.snapshot()[2])
 
 
-
-@pytest.mark.parametrize(("text", "step"), [
-    (b"Epoch 1:   0%|          | 0/18968 [00:00<?, ?it/s]", 0),
-    (b"\rEpoch 1:  45%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x8c  | 45/100 [00:05<00:06,  8.91it/s, loss=0.2]", 45),
-    (b"Epoch 0:  12%|#2 | 12/100 [00:03<00:22, 3.9it/s, v_num=0, train_loss=1.23]", 12),
-    (b" 45/100 [=============>................] - ETA: 3s - loss: 0.2310", 45),
-    (b"45/100 \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\xe2\x94\x81 3s 30ms/step - loss: 0.2", 45),
-    (b"Training \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\xe2\x95\xb8\xe2\x94\x81\xe2\x94\x81 45/100 0:00:05", 45),
-    (b"step 1200 | loss 2.31 | lr 3e-4", 1200),
-    (b"iter 77: loss 1.9", 77),
-    (b"[train] global_step=31 loss=0.4", 31),
-    (b"processed 31/64 shards", 31),
-    (b"\x1b[32mstep 5\x1b[0m loss 0.1", 5),
-])
+@pytest.mark.parametrize(
+    ("text", "step"),
+    [
+        (b"Epoch 1:   0%|          | 0/18968 [00:00<?, ?it/s]", 0),
+        (b"\rEpoch 1:  45%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x8c  | 45/100 [00:05<00:06,  8.91it/s, loss=0.2]", 45),
+        (b"Epoch 0:  12%|#2 | 12/100 [00:03<00:22, 3.9it/s, v_num=0, train_loss=1.23]", 12),
+        (b" 45/100 [=============>................] - ETA: 3s - loss: 0.2310", 45),
+        (b"45/100 \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\xe2\x94\x81 3s 30ms/step - loss: 0.2", 45),
+        (b"Training \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\xe2\x95\xb8\xe2\x94\x81\xe2\x94\x81 45/100 0:00:05", 45),
+        (b"step 1200 | loss 2.31 | lr 3e-4", 1200),
+        (b"iter 77: loss 1.9", 77),
+        (b"[train] global_step=31 loss=0.4", 31),
+        (b"processed 31/64 shards", 31),
+        (b"\x1b[32mstep 5\x1b[0m loss 0.1", 5),
+    ],
+)
 def test_progress_forms(text, step):
     c = Output().poll(text + b"\n")
     assert c is not None and c.step == step
@@ -196,10 +199,20 @@ def test_progress_after_hung_recovers():
 
 # --- fallbacks --------------------------------------------------------------------------------------------
 
+
 def test_fallback_replaces_present_options_and_appends_new_ones():
     argv = ["python", "train.py", "--workers", "2", "--lr=3e-4", "--compile"]
     assert apply_fallback(argv, "--workers 0 --lr=1e-4 --no_compile --seed -1") == [
-        "python", "train.py", "--workers", "0", "--lr=1e-4", "--compile", "--no_compile", "--seed", "-1"]
+        "python",
+        "train.py",
+        "--workers",
+        "0",
+        "--lr=1e-4",
+        "--compile",
+        "--no_compile",
+        "--seed",
+        "-1",
+    ]
 
 
 def test_fallbacks_apply_cumulatively_per_restart():
@@ -212,6 +225,7 @@ def test_fallbacks_apply_cumulatively_per_restart():
 
 
 # --- heartbeats ---------------------------------------------------------------------------------------------
+
 
 def test_beat_is_a_no_op_outside_hangwatch(monkeypatch, tmp_path):
     beat = importlib.import_module("hangwatch.beat")
@@ -245,43 +259,73 @@ def test_beat_and_phase_are_read_back(monkeypatch, tmp_path):
 
 # --- crash texts ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "code", "cause"), [
-    ("RuntimeError: DataLoader worker (pid 7524) is killed by signal: Killed.", 1, "dataloader.worker_died"),
-    ('  File "/v/torch/multiprocessing/reductions.py", line 538, in rebuild_storage_fd\n    fd = df.detach()\n'
-     '  File "/usr/lib/python3.11/multiprocessing/resource_sharer.py", line 86, in get_connection\n'
-     "ConnectionResetError: [Errno 104] Connection reset by peer", 1, "dataloader.worker_died"),
-    ("RuntimeError: DataLoader worker (pid 81) is killed by signal: Bus error. It is possible that dataloader's "
-     "workers are out of shared memory.", 1, "dataloader.worker_died"),
-    ("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1, "
-     "NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.", 1, "distributed.peer_stuck"),
-    ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Timed out waiting 10000ms for recv "
-     "operation to complete", 1, "distributed.peer_stuck"),
-    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.", 1,
-     "distributed.rendezvous_wait"),
-    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1, "memory.oom"),
-    ("RuntimeError: CUDA error: an illegal memory access was encountered", 1, "gpu.fault"),
-    ("Traceback (most recent call last):\nValueError: bad config", 1, "unknown"),
-    ("", -9, "memory.oom"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "code", "cause"),
+    [
+        ("RuntimeError: DataLoader worker (pid 7524) is killed by signal: Killed.", 1, "dataloader.worker_died"),
+        (
+            '  File "/v/torch/multiprocessing/reductions.py", line 538, in rebuild_storage_fd\n    fd = df.detach()\n'
+            '  File "/usr/lib/python3.11/multiprocessing/resource_sharer.py", line 86, in get_connection\n'
+            "ConnectionResetError: [Errno 104] Connection reset by peer",
+            1,
+            "dataloader.worker_died",
+        ),
+        (
+            "RuntimeError: DataLoader worker (pid 81) is killed by signal: Bus error. It is possible that dataloader's "
+            "workers are out of shared memory.",
+            1,
+            "dataloader.worker_died",
+        ),
+        (
+            "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1, "
+            "NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.",
+            1,
+            "distributed.peer_stuck",
+        ),
+        (
+            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Timed out waiting 10000ms for recv "
+            "operation to complete",
+            1,
+            "distributed.peer_stuck",
+        ),
+        (
+            "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+            1,
+            "distributed.rendezvous_wait",
+        ),
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1, "memory.oom"),
+        ("RuntimeError: CUDA error: an illegal memory access was encountered", 1, "gpu.fault"),
+        ("Traceback (most recent call last):\nValueError: bad config", 1, "unknown"),
+        ("", -9, "memory.oom"),
+    ],
+)
 def test_crash_texts(text, code, cause):
     assert diagnose_crash(code, text)[0].cause == cause
 
 
 def test_cgroup_oom_kill_outranks_the_text():
-    assert diagnose_crash(1, "DataLoader worker (pid 3) is killed by signal: Killed.", oom_kills=1)[0].cause == "memory.oom"
+    assert (
+        diagnose_crash(1, "DataLoader worker (pid 3) is killed by signal: Killed.", oom_kills=1)[0].cause
+        == "memory.oom"
+    )
 
 
 # --- settings -------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"min_stall": "abc"}, "--min-stall must be a number"),
-    ({"min_stall": "0"}, "--min-stall must be greater than 0"),
-    ({"startup_grace": "-5"}, "--startup-grace must be at least 0"),
-    ({"max_restarts": "1.5"}, "--max-restarts must be a whole number"),
-    ({"on_hang": "explode"}, "--on-hang must be report, kill or restart"),
-    ({"progress_regex": "("}, "--progress-regex is not a valid regular expression"),
-    ({"fallback": ("workers 0",)}, "is not a list of options"),
-])
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"min_stall": "abc"}, "--min-stall must be a number"),
+        ({"min_stall": "0"}, "--min-stall must be greater than 0"),
+        ({"startup_grace": "-5"}, "--startup-grace must be at least 0"),
+        ({"max_restarts": "1.5"}, "--max-restarts must be a whole number"),
+        ({"on_hang": "explode"}, "--on-hang must be report, kill or restart"),
+        ({"progress_regex": "("}, "--progress-regex is not a valid regular expression"),
+        ({"fallback": ("workers 0",)}, "is not a list of options"),
+    ],
+)
 def test_bad_settings(options, message):
     with pytest.raises(UsageError, match=re.escape(message)):
         build_config(["python", "-c", "pass"], options, None, use_pty=False)
@@ -289,8 +333,10 @@ def test_bad_settings(options, message):
 
 def test_config_file_values_and_flag_precedence(tmp_path):
     cfg_file = tmp_path / "hw.toml"
-    cfg_file.write_text('min_stall = 60\non_hang = "restart"\nnotify = ["json://localhost/x"]\n'
-                        '[[fallback]]\nargs = "--workers 0"\nenv = {OMP_NUM_THREADS = "1"}\n')
+    cfg_file.write_text(
+        'min_stall = 60\non_hang = "restart"\nnotify = ["json://localhost/x"]\n'
+        '[[fallback]]\nargs = "--workers 0"\nenv = {OMP_NUM_THREADS = "1"}\n'
+    )
     cfg = build_config(["python", "t.py"], {"min_stall": "5"}, str(cfg_file), use_pty=False)
     assert (cfg.min_stall, cfg.on_hang.value, cfg.notify) == (5.0, "restart", ("json://localhost/x",))
     assert cfg.fallbacks[0].args == "--workers 0" and cfg.fallbacks[0].env == {"OMP_NUM_THREADS": "1"}
@@ -305,19 +351,58 @@ def test_unknown_config_key(tmp_path):
 
 # --- multi-node topology ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("argv", "env", "expected"), [
-    (["torchrun", "--nnodes", "2", "--node-rank", "1", "--master-addr", "10.0.0.5", "--master-port", "29500",
-      "train.py", "--nnodes", "9"], {}, (2, 1, "10.0.0.5", 29501)),
-    (["python", "-m", "torch.distributed.run", "--nnodes=1:4", "--node_rank=3", "--rdzv-endpoint", "head:29400",
-      "train.py"], {}, (4, 3, "head", 29401)),
-    (["python", "train.py"], {"NNODES": "2", "NODE_RANK": "0", "MASTER_ADDR": "h0", "MASTER_PORT": "1234"},
-     (2, 0, "h0", 1235)),
-    (["srun", "python", "train.py"], {"SLURM_NNODES": "3", "SLURM_NODEID": "2", "MASTER_ADDR": "n1"},
-     (3, 2, "n1", 29501)),
-    (["torchrun", "--nproc-per-node", "4", "train.py"], {}, None),
-])
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        (
+            [
+                "torchrun",
+                "--nnodes",
+                "2",
+                "--node-rank",
+                "1",
+                "--master-addr",
+                "10.0.0.5",
+                "--master-port",
+                "29500",
+                "train.py",
+                "--nnodes",
+                "9",
+            ],
+            {},
+            (2, 1, "10.0.0.5", 29501),
+        ),
+        (
+            [
+                "python",
+                "-m",
+                "torch.distributed.run",
+                "--nnodes=1:4",
+                "--node_rank=3",
+                "--rdzv-endpoint",
+                "head:29400",
+                "train.py",
+            ],
+            {},
+            (4, 3, "head", 29401),
+        ),
+        (
+            ["python", "train.py"],
+            {"NNODES": "2", "NODE_RANK": "0", "MASTER_ADDR": "h0", "MASTER_PORT": "1234"},
+            (2, 0, "h0", 1235),
+        ),
+        (
+            ["srun", "python", "train.py"],
+            {"SLURM_NNODES": "3", "SLURM_NODEID": "2", "MASTER_ADDR": "n1"},
+            (3, 2, "n1", 29501),
+        ),
+        (["torchrun", "--nproc-per-node", "4", "train.py"], {}, None),
+    ],
+)
 def test_topology_from_the_launcher(argv, env, expected):
     from hangwatch.supervise.nodes.topology import detect
+
     t = detect(argv, env)
     assert (t and (t.nnodes, t.node_rank, t.host, t.port)) == expected
 
@@ -367,10 +452,19 @@ def test_an_extension_holds_past_a_phase_deadline():
     assert not det.check(35.0)
 
 
-@pytest.mark.parametrize(("since", "min_stall", "next_at"), [
-    (15.0, 120.0, 30.0), (30.1, 120.0, 60.2), (61.0, 120.0, 120.0), (120.2, 120.0, 240.0), (250.0, 120.0, 360.0),
-    (5.0, 5.0, 10.0), (15.0, 20.0, 20.0),
-])
+@pytest.mark.parametrize(
+    ("since", "min_stall", "next_at"),
+    [
+        (15.0, 120.0, 30.0),
+        (30.1, 120.0, 60.2),
+        (61.0, 120.0, 120.0),
+        (120.2, 120.0, 240.0),
+        (250.0, 120.0, 360.0),
+        (5.0, 5.0, 10.0),
+        (15.0, 20.0, 20.0),
+    ],
+)
 def test_early_startup_probes_double_their_gap_up_to_min_stall(since, min_stall, next_at):
     from hangwatch.supervise.stall.startup import next_probe_after
+
     assert next_probe_after(since, min_stall) == pytest.approx(next_at)

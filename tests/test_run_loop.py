@@ -117,8 +117,9 @@ class ScriptedJob:
 
 
 def _evidence(pid: int, window: float) -> Evidence:
-    return Evidence(target_pid=pid, root_pid=pid, started_at=0.0, ended_at=window, clock_ticks=100, cpu_count=2,
-                    processes=())
+    return Evidence(
+        target_pid=pid, root_pid=pid, started_at=0.0, ended_at=window, clock_ticks=100, cpu_count=2, processes=()
+    )
 
 
 def _supervisor(tmp_path: Path, jobs: list[ScriptedJob], steps: list[int], **cfg: object) -> Supervisor:
@@ -243,6 +244,7 @@ def _capture_printing(jobs: list[ScriptedJob], text: bytes):
         job = jobs[0]
         job.on_chunk(text, job.clock.t)
         return _evidence(pid, window)
+
     return capture
 
 
@@ -292,9 +294,12 @@ def _diagnosing(monkeypatch, verdict: str, cause: str, proof: str | None) -> Non
     from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
 
     where = Where(pid=4242, rank=None, tid=4242, file="/job/train.py", line=30, function="compute_metrics")
-    finding = Finding(cause, 0.8, f"main is in {cause}", where,
-                      proof=Proof(ProofKind(proof), "a measured fact") if proof else None)
-    monkeypatch.setattr("hangwatch.supervise.stall.suspect.diagnose", lambda ev: Diagnosis(Verdict(verdict), (finding,)))
+    finding = Finding(
+        cause, 0.8, f"main is in {cause}", where, proof=Proof(ProofKind(proof), "a measured fact") if proof else None
+    )
+    monkeypatch.setattr(
+        "hangwatch.supervise.stall.suspect.diagnose", lambda ev: Diagnosis(Verdict(verdict), (finding,))
+    )
 
 
 def _stalled_at_incidents(tmp_path: Path) -> list[tuple[str, float]]:
@@ -313,8 +318,9 @@ def test_proven_work_is_slow_until_max_slow_and_said_again_every_10_minutes(tmp_
     assert sup.run() == 124
     incidents = _stalled_at_incidents(tmp_path)
     assert [v for v, _ in incidents] == ["slow", "hung"], incidents
-    assert 15 <= incidents[0][1] <= 25 and 1800 <= incidents[1][1] <= 1830, \
+    assert 15 <= incidents[0][1] <= 25 and 1800 <= incidents[1][1] <= 1830, (
         "only --max-slow ends proven work, never the step history"
+    )
     events = _events(tmp_path)
     notes = [e["stalled_seconds"] for e in events if e["event"] == "still_slow"]
     gaps = [b - a for a, b in zip([incidents[0][1], *notes[:-1]], notes, strict=True)]
@@ -375,8 +381,9 @@ def _stepping(tmp_path: Path, steps: int, **cfg: object) -> tuple[Supervisor, St
         jobs.append(job)  # the pump stamps its chunks with the wall clock
         return job
 
-    config = RunConfig(argv=["train"], run_dir=tmp_path / "run", **{"min_stall": 5.0, "startup_grace": 20.0,
-                                                                    "kill_grace": 1.0, **cfg})  # type: ignore[arg-type]
+    config = RunConfig(
+        argv=["train"], run_dir=tmp_path / "run", **{"min_stall": 5.0, "startup_grace": 20.0, "kill_grace": 1.0, **cfg}
+    )  # type: ignore[arg-type]
     return Supervisor(config, env={}, clock=clock, launcher=launcher, capture=_evidence), clock, jobs
 
 

@@ -23,10 +23,17 @@ from hangwatch.supervise.books.budget import BudgetWatch
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 
 
-def hw(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60
-       ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hangwatch", *args], cwd=cwd, env=env or clean_env(),
-                          capture_output=True, text=True, timeout=timeout)
+def hw(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hangwatch", *args],
+        cwd=cwd,
+        env=env or clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -66,21 +73,35 @@ def test_ls_finds_runs_through_the_index_and_tells_dead_supervisors_from_running
     env = clean_env(XDG_STATE_HOME=str(tmp_path / "state"))
     ckpt = tmp_path / "ck.json"
     a = runs("a")  # hangs, restarted with the fallback, finishes
-    r = a(*FAST, "--on-hang", "restart", "--fallback", "--safe", "--cost-per-hour", "3.6",
-          *py("stepper.py", "--steps", "12", "--interval", "0.1", "--hang-at", "6", "--ckpt", str(ckpt)), env=env)
+    r = a(
+        *FAST,
+        "--on-hang",
+        "restart",
+        "--fallback",
+        "--safe",
+        "--cost-per-hour",
+        "3.6",
+        *py("stepper.py", "--steps", "12", "--interval", "0.1", "--hang-at", "6", "--ckpt", str(ckpt)),
+        env=env,
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     b = runs("b")  # crashes
     assert b(*FAST, *py("stepper.py", "--crash-at", "3", "--interval", "0.05"), env=env).returncode == 1
     c = runs("c")  # runs on
     p = c.start("--min-stall", "30", "--cost-per-hour", "3.6", *py("stepper.py", "--steps", "1000"), env=env)
     wait_for_event(c, "progress")
-    seen = _wait(lambda: (v := _ls(tmp_path / "a", env, "--all").get("c")) and v.get("step") and v,
-                 what="c's first step")
+    seen = _wait(
+        lambda: (v := _ls(tmp_path / "a", env, "--all").get("c")) and v.get("step") and v, what="c's first step"
+    )
     assert seen["state"] == "running" and seen["total_steps"] == 1000
     assert list(_ls(tmp_path, env, str(tmp_path / "a"))) == ["a"]  # a directory given: its runs, nothing else
     found = _ls(tmp_path / "a", env, "--all")  # started elsewhere, listed from here with --all: the per-user index
     assert (found["a"]["state"], found["a"]["attempts"], found["a"]["incidents"], found["a"]["step"]) == (
-        "finished", 2, 1, 12)
+        "finished",
+        2,
+        1,
+        12,
+    )
     assert found["a"]["latest_incident"]["cause"] == "code.deadlock"
     assert found["b"]["state"] == "crashed" and found["b"]["exit_code"] == 1
     assert found["c"]["eta_seconds"] > 0 and found["c"]["projected_cost_usd"] > 0
@@ -117,15 +138,20 @@ def test_watch_in_a_real_terminal_shows_the_run_and_quits_on_a_key(run, tmp_path
     watch = f"{sys.executable} -m hangwatch watch --interval 0.3 {run.dir}; echo WATCH-EXITED $?; sleep 30"
     subprocess.run([*tmux, "new-session", "-d", "-x", "120", "-y", "40", watch], env=env, check=True, timeout=10)
     try:
+
         def screen() -> str:
             return subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True, timeout=10).stdout
 
-        shown = _wait(lambda: (s := screen()) and re.search(r"step\s+\d+ / 1000", s) and "steps/s" in s and s,
-                      what="the live view")
+        shown = _wait(
+            lambda: (s := screen()) and re.search(r"step\s+\d+ / 1000", s) and "steps/s" in s and s,
+            what="the live view",
+        )
         assert "RUNNING" in shown and "ETA" in shown and "to finish" in shown and "launch" in shown
         first = int(re.search(r"step\s+(\d+) / 1000", shown).group(1))  # type: ignore[union-attr]
-        _wait(lambda: int(re.search(r"step\s+(\d+) / 1000", screen()).group(1)) > first,  # type: ignore[union-attr]
-              what="the view to refresh")
+        _wait(
+            lambda: int(re.search(r"step\s+(\d+) / 1000", screen()).group(1)) > first,  # type: ignore[union-attr]
+            what="the view to refresh",
+        )
         _wait(lambda: re.search(r"step rate\s+[▁▂▃▄▅▆▇█]+", screen()), what="the sparkline")
         subprocess.run([*tmux, "send-keys", quit_key], check=True, timeout=10)
         out = _wait(lambda: "WATCH-EXITED" in (s := screen()) and s, timeout=15, what="watch to exit")
@@ -138,8 +164,16 @@ def test_watch_in_a_real_terminal_shows_the_run_and_quits_on_a_key(run, tmp_path
 @pytest.mark.e2e
 def test_html_page_of_a_hang_restarted_into_a_slower_fallback(run, tmp_path):
     ckpt = tmp_path / "ck.json"
-    r = run(*FAST, "--on-hang", "restart", "--fallback", "--safe --slow", "--cost-per-hour", "36",
-            *py("stepper.py", "--steps", "24", "--interval", "0.12", "--hang-at", "8", "--ckpt", str(ckpt)))
+    r = run(
+        *FAST,
+        "--on-hang",
+        "restart",
+        "--fallback",
+        "--safe --slow",
+        "--cost-per-hour",
+        "36",
+        *py("stepper.py", "--steps", "24", "--interval", "0.12", "--hang-at", "8", "--ckpt", str(ckpt)),
+    )
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     page = run.dir / "report.html"
     assert f"page: {page}" in r.stderr.decode()  # the banner names the page
@@ -156,7 +190,11 @@ def test_html_page_of_a_hang_restarted_into_a_slower_fallback(run, tmp_path):
     ratio = re.search(r"(\d\.\d\d)x the rate of attempt 1, ETA \+([\d.]+ \w+), \+\$([\d.]+)", html)
     assert ratio, re.findall(r"the rate of attempt 1[^<]*", html)
     assert 0.3 < float(ratio.group(1)) < 0.75  # --slow halves the step rate
-    assert "<code>--safe --slow</code>" in html and "Process tree" in html and "wasted while stalled or redoing steps" in html
+    assert (
+        "<code>--safe --slow</code>" in html
+        and "Process tree" in html
+        and "wasted while stalled or redoing steps" in html
+    )
 
 
 @pytest.mark.e2e
@@ -166,12 +204,19 @@ def test_html_page_renders_in_headless_chromium(run, tmp_path):
     assert r.returncode == 125
     page = run.dir / "report.html"
     shot = tmp_path / "page.png"
-    base = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}"]
+    base = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=90)
     assert "Incident 1" in dom.stdout and "<svg" in dom.stdout, dom.stderr[-2000:]
-    subprocess.run([*base, f"--screenshot={shot}", "--window-size=1000,1400", page.as_uri()],
-                   capture_output=True, timeout=90)
+    subprocess.run(
+        [*base, f"--screenshot={shot}", "--window-size=1000,1400", page.as_uri()], capture_output=True, timeout=90
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
@@ -181,8 +226,10 @@ def test_a_day_of_progress_stays_a_small_page(run, tmp_path):
     assert r.returncode == 125
     events = (run.dir / "events.jsonl").read_text().splitlines()
     t0 = json.loads(events[0])["at"] - 86400
-    day = [json.dumps({"at": t0 + 10 * i, "event": "progress", "attempt": 1, "step": 3 * i, "source": "log:step"})
-           for i in range(8640)]
+    day = [
+        json.dumps({"at": t0 + 10 * i, "event": "progress", "attempt": 1, "step": 3 * i, "source": "log:step"})
+        for i in range(8640)
+    ]
     day += [json.dumps({"at": t0 + 20 * i, "event": "extended", "attempt": 1, "reason": "slow"}) for i in range(4000)]
     (run.dir / "events.jsonl").write_text("\n".join(sorted(day, key=lambda s: json.loads(s)["at"]) + events) + "\n")
     out = tmp_path / "day.html"
@@ -195,8 +242,22 @@ def test_a_day_of_progress_stays_a_small_page(run, tmp_path):
 
 @pytest.mark.e2e
 def test_merged_rank_stacks_of_a_torchrun_hang(run):
-    r = run(*FAST, "--startup-grace", "60", "--on-hang", "kill", "--", sys.executable, "-m", "torch.distributed.run",
-            "--nproc-per-node", "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_peer.py"))
+    r = run(
+        *FAST,
+        "--startup-grace",
+        "60",
+        "--on-hang",
+        "kill",
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_peer.py"),
+    )
     assert r.returncode == 125, r.stderr.decode()[-2000:]
     html = (run.dir / "report.html").read_text()
     where = re.search(r"Ranks \(2\): where each one is</h4><p><code>([^<]+)</code>", html)
@@ -216,9 +277,20 @@ def test_merged_stacks_stay_readable_at_64_ranks():
     for rank in range(64):
         inner = ["load_shard:data.py:41"] if rank == 1 else ["all_reduce:train.py:88", "wait:distributed_c10d.py:2500"]
         frames = tuple(reversed(_frames(*(common + inner))))  # innermost first, as captured
-        procs.append(ProcessRecord(pid=1000 + rank, ppid=1, role="rank", rank=rank, state="S", cpu_percent=0.0,
-                                   cmdline="python train.py", threads=(ThreadRecord(1000 + rank, "main", True, frames),)))
+        procs.append(
+            ProcessRecord(
+                pid=1000 + rank,
+                ppid=1,
+                role="rank",
+                rank=rank,
+                state="S",
+                cpu_percent=0.0,
+                cmdline="python train.py",
+                threads=(ThreadRecord(1000 + rank, "main", True, frames),),
+            )
+        )
     from hangwatch.report.ranks import rank_stacks
+
     stacks = rank_stacks(procs)
     assert leaves(stacks) == "ranks 0,2-63 in wait (distributed_c10d.py:2500) | rank 1 in load_shard (data.py:41)"
     lines = merged_lines(stacks)
@@ -230,8 +302,15 @@ def test_merged_stacks_stay_readable_at_64_ranks():
 
 @pytest.mark.e2e
 def test_budget_warns_once_with_the_numbers(run):
-    r = run("--min-stall", "5", "--cost-per-hour", "3600", "--budget", "1",
-            *py("stepper.py", "--steps", "25", "--interval", "0.1"))
+    r = run(
+        "--min-stall",
+        "5",
+        "--cost-per-hour",
+        "3600",
+        "--budget",
+        "1",
+        *py("stepper.py", "--steps", "25", "--interval", "0.1"),
+    )
     assert r.returncode == 0
     err = r.stderr.decode()
     assert re.search(r"over budget: projected \$[\d.]+ > budget \$1\.00: short by \$[\d.]+ at the current rate", err)
@@ -243,17 +322,40 @@ def test_budget_warns_once_with_the_numbers(run):
 @pytest.mark.e2e
 def test_budget_stop_needs_a_total_it_can_trust(run):
     # The total is the N of a bar in the log: it may be some other loop's, so hangwatch warns but never stops.
-    r = run("--min-stall", "1", "--cost-per-hour", "3600", "--budget", "1", "--on-over-budget", "stop",
-            *py("stepper.py", "--steps", "40", "--interval", "0.1"), timeout=60)
+    r = run(
+        "--min-stall",
+        "1",
+        "--cost-per-hour",
+        "3600",
+        "--budget",
+        "1",
+        "--on-over-budget",
+        "stop",
+        *py("stepper.py", "--steps", "40", "--interval", "0.1"),
+        timeout=60,
+    )
     assert r.returncode == 0 and b"is not stopped" in r.stderr and b"Pass --total-steps" in r.stderr
     assert run.summary()["state"] == "finished"
 
 
 @pytest.mark.e2e
 def test_budget_stop_ends_the_job_cleanly(run):
-    r = run("--min-stall", "1", "--kill-grace", "2", "--cost-per-hour", "3600", "--budget", "1",
-            "--on-over-budget", "stop", "--total-steps", "1000",
-            *py("stepper.py", "--steps", "1000", "--interval", "0.1"), timeout=60)
+    r = run(
+        "--min-stall",
+        "1",
+        "--kill-grace",
+        "2",
+        "--cost-per-hour",
+        "3600",
+        "--budget",
+        "1",
+        "--on-over-budget",
+        "stop",
+        "--total-steps",
+        "1000",
+        *py("stepper.py", "--steps", "1000", "--interval", "0.1"),
+        timeout=60,
+    )
     assert r.returncode == 122, r.stderr.decode()[-2000:]  # the exit-code contract: stopped over budget
     s = run.summary()
     assert s["state"] == "stopped" and 1 < s["last_step"] < 200
@@ -268,9 +370,24 @@ def test_budget_stop_waits_for_the_next_checkpoint():
     w.phase("checkpoint", 10.0)
     w.phase(None, 12.0)  # a checkpoint was seen: stop after the next one
     from hangwatch.records.run import RunState, RunSummary
-    over = RunSummary(command=("x",), run_dir="d", state=RunState.PROGRESSING, attempts=1, exit_code=None,
-                      started_at=0.0, ended_at=None, wall_seconds=60, last_step=5, incidents=0, stalled_seconds=0,
-                      goodput=1.0, cost_per_hour=3600, cost_usd=0.9, projected_cost_usd=0.5)
+
+    over = RunSummary(
+        command=("x",),
+        run_dir="d",
+        state=RunState.PROGRESSING,
+        attempts=1,
+        exit_code=None,
+        started_at=0.0,
+        ended_at=None,
+        wall_seconds=60,
+        last_step=5,
+        incidents=0,
+        stalled_seconds=0,
+        goodput=1.0,
+        cost_per_hour=3600,
+        cost_usd=0.9,
+        projected_cost_usd=0.5,
+    )
     assert w.warning(over, 20.0) is not None and w.warning(over, 21.0) is None
     assert not w.stop_now(25.0, started_at=0.0)
     w.phase("checkpoint", 30.0)
@@ -285,8 +402,11 @@ def test_total_steps_gives_an_eta_and_budget_flags_are_checked(run, tmp_path):
     assert r.returncode == 0
     s = run.summary()
     assert s["total_steps"] == 500 and s["eta_seconds"] > 10
-    for bad in (["--budget", "5"], ["--cost-per-hour", "1", "--budget", "5", "--on-over-budget", "later"],
-                ["--total-steps", "0"]):
+    for bad in (
+        ["--budget", "5"],
+        ["--cost-per-hour", "1", "--budget", "5", "--on-over-budget", "later"],
+        ["--total-steps", "0"],
+    ):
         e = hw("run", *bad, "--", "true", cwd=tmp_path)
         assert e.returncode == 2 and e.stderr.count("\n") == 1 and "Traceback" not in e.stderr, e.stderr
 
@@ -295,9 +415,24 @@ def test_total_steps_gives_an_eta_and_budget_flags_are_checked(run, tmp_path):
 def test_budget_stop_lands_right_after_a_checkpoint(run, tmp_path):
     """autobeat sees torch.save as a checkpoint phase: once over budget, the job is ended only after
     the next checkpoint has been written, not in the middle of one, nor steps later."""
-    r = run("--min-stall", "2", "--startup-grace", "60", "--kill-grace", "5", "--cost-per-hour", "3600",
-            "--budget", "2", "--on-over-budget", "stop", "--total-steps", "1000",
-            *py("ckpt_job.py", "--every", "20", "--save-s", "1.5", "--out", str(tmp_path / "ckpt.pt")), timeout=120)
+    r = run(
+        "--min-stall",
+        "2",
+        "--startup-grace",
+        "60",
+        "--kill-grace",
+        "5",
+        "--cost-per-hour",
+        "3600",
+        "--budget",
+        "2",
+        "--on-over-budget",
+        "stop",
+        "--total-steps",
+        "1000",
+        *py("ckpt_job.py", "--every", "20", "--save-s", "1.5", "--out", str(tmp_path / "ckpt.pt")),
+        timeout=120,
+    )
     assert r.returncode != 0, r.stderr.decode()[-2000:]
     events = run.events()
     over = next(e for e in events if e["event"] == "over_budget")
@@ -307,5 +442,5 @@ def test_budget_stop_lands_right_after_a_checkpoint(run, tmp_path):
     lines = [ln for ln in r.stdout.decode().splitlines() if ln.strip()]
     saved = [i for i, ln in enumerate(lines) if ln.startswith("saved checkpoint")]
     assert saved and "saving" not in lines[-1], lines[-5:]  # never stopped in the middle of a save
-    assert len(lines) - 1 - saved[-1] <= 8, lines[saved[-1]:]  # ...and soon after the last one ended
+    assert len(lines) - 1 - saved[-1] <= 8, lines[saved[-1] :]  # ...and soon after the last one ended
     assert run.summary()["state"] == "stopped"

@@ -25,20 +25,23 @@ def _finding(cause: str, *evidence: str) -> Finding:
 
 
 # --- pure pieces -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("verdict", "cause", "moved", "still_before", "hung"), [
-    (Verdict.HUNG, "fork.inherited_lock", None, 0, True),
-    (Verdict.HUNG, "code.deadlock", None, 0, True),
-    (Verdict.HUNG, "process.waits_for_input", None, 0, True),
-    (Verdict.WAITING, "distributed.rendezvous_wait", None, 5, False),  # bounded by --rendezvous-timeout instead
-    (Verdict.HUNG, "unknown", None, 0, False),  # nothing moves, no stuck signature: probe 1 of 3
-    (Verdict.HUNG, "unknown", None, 1, False),  # probe 2 of 3
-    (Verdict.HUNG, "unknown", None, 2, True),  # the third still probe in a row: hung
-    (Verdict.HUNG, "child.wait", None, 2, True),
-    (Verdict.SLOW, "io.network_wait", None, 2, False),  # a download delivering bytes: alive
-    (Verdict.SLOW, "compile.in_progress", None, 2, False),
-    (Verdict.HUNG, "unknown", "new output during the capture", 2, False),
-    (Verdict.HUNG, "fork.inherited_lock", "new output during the capture", 0, False),
-])
+@pytest.mark.parametrize(
+    ("verdict", "cause", "moved", "still_before", "hung"),
+    [
+        (Verdict.HUNG, "fork.inherited_lock", None, 0, True),
+        (Verdict.HUNG, "code.deadlock", None, 0, True),
+        (Verdict.HUNG, "process.waits_for_input", None, 0, True),
+        (Verdict.WAITING, "distributed.rendezvous_wait", None, 5, False),  # bounded by --rendezvous-timeout instead
+        (Verdict.HUNG, "unknown", None, 0, False),  # nothing moves, no stuck signature: probe 1 of 3
+        (Verdict.HUNG, "unknown", None, 1, False),  # probe 2 of 3
+        (Verdict.HUNG, "unknown", None, 2, True),  # the third still probe in a row: hung
+        (Verdict.HUNG, "child.wait", None, 2, True),
+        (Verdict.SLOW, "io.network_wait", None, 2, False),  # a download delivering bytes: alive
+        (Verdict.SLOW, "compile.in_progress", None, 2, False),
+        (Verdict.HUNG, "unknown", "new output during the capture", 2, False),
+        (Verdict.HUNG, "fork.inherited_lock", "new output during the capture", 0, False),
+    ],
+)
 def test_startup_probe_decision(verdict, cause, moved, still_before, hung):
     d = startup_decision(Diagnosis(verdict, (_finding(cause),)), moved, still_before)
     assert d.hung is hung, d
@@ -46,8 +49,13 @@ def test_startup_probe_decision(verdict, cause, moved, still_before, hung):
     assert d.still == (still_before + 1 if verdict == Verdict.HUNG and moved is None else 0), d
 
 
-@pytest.mark.parametrize("activity", ["main (pid 5) sleeps at <module> (x.py:3): a timer will wake it",
-                                      "a process of the job used CPU, moved data or woke up"])
+@pytest.mark.parametrize(
+    "activity",
+    [
+        "main (pid 5) sleeps at <module> (x.py:3): a timer will wake it",
+        "a process of the job used CPU, moved data or woke up",
+    ],
+)
 def test_a_startup_probe_that_sees_anything_move_is_not_still(activity):
     # e.g. a rank downloading while the others wait at a barrier (distributed.peer_stuck), or a sleep
     d = startup_decision(Diagnosis(Verdict.HUNG, (_finding("distributed.peer_stuck"),)), None, 2, activity)
@@ -67,8 +75,10 @@ def test_remedies_climb_the_ladder_and_none_is_tried_twice():
 
 def test_a_native_fork_hang_sets_threads_first_and_an_epoch_start_hang_drops_persistent_workers():
     assert ladder(_finding("fork.inherited_lock", "sleeps in OpenMP (libgomp)"))[0] == "omp1"
-    assert ladder(_finding("dataloader.worker_stuck", "main waits at an epoch start (DataLoader._reset)"))[0] \
+    assert (
+        ladder(_finding("dataloader.worker_stuck", "main waits at an epoch start (DataLoader._reset)"))[0]
         == "no_persistent_workers"
+    )
     assert ladder(_finding("code.deadlock")) == ()  # no remedy: reported, and the restart budget holds
 
 
@@ -87,8 +97,19 @@ def test_settings_for_remedies(tmp_path):
 # --- end to end ---------------------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_a_fork_lock_hang_before_the_first_step_is_caught_and_restarted_with_spawn(run):
-    r = run("--min-stall", "2", "--startup-grace", "120", "--capture-window", "1", "--kill-grace", "2",
-            "--on-hang", "restart", *py("fork_lock.py"))  # no --fallback, no flag in the job
+    r = run(
+        "--min-stall",
+        "2",
+        "--startup-grace",
+        "120",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "restart",
+        *py("fork_lock.py"),
+    )  # no --fallback, no flag in the job
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     probe = next(e for e in run.events() if e["event"] == "probe" and e["hung"])
     assert probe["cause"] == "fork.inherited_lock" and probe["seconds"] < 8, probe  # min-stall + window, not 900 s
@@ -102,8 +123,19 @@ def test_a_fork_lock_hang_before_the_first_step_is_caught_and_restarted_with_spa
 
 @pytest.mark.e2e
 def test_a_slow_but_alive_startup_is_not_hung(run):
-    r = run("--min-stall", "2", "--startup-grace", "60", "--capture-window", "1", "--kill-grace", "2",
-            "--on-hang", "kill", *py("warmup_then_train.py", "12"))
+    r = run(
+        "--min-stall",
+        "2",
+        "--startup-grace",
+        "60",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        *py("warmup_then_train.py", "12"),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert not (run.dir / "incidents").exists()
     probes = [e for e in run.events() if e["event"] == "probe"]
@@ -112,9 +144,21 @@ def test_a_slow_but_alive_startup_is_not_hung(run):
 
 @pytest.mark.e2e
 def test_a_remedy_reaches_every_torchrun_rank(run):
-    r = run(*FAST, "--startup-grace", "60", "--", sys.executable, "-m", "torch.distributed.run", "--nproc-per-node",
-            "2", "--master-port", str(_free_port()), str(SCENARIOS / "dist_loader_context.py"),
-            env={LOADER_ENV: '{"multiprocessing_context": "spawn"}', "HANGWATCH_REMEDY_WHY": "fork.inherited_lock"})
+    r = run(
+        *FAST,
+        "--startup-grace",
+        "60",
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_loader_context.py"),
+        env={LOADER_ENV: '{"multiprocessing_context": "spawn"}', "HANGWATCH_REMEDY_WHY": "fork.inherited_lock"},
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     out = r.stdout.decode()
     assert "rank 0 context SpawnContext batches 4" in out and "rank 1 context SpawnContext batches 4" in out, out
@@ -126,11 +170,15 @@ def test_the_spawn_remedy_falls_back_to_no_workers_for_a_loader_spawn_cannot_shi
     batch: the hook sees the loader cannot be pickled and uses num_workers=0 instead, saying why."""
     from hangwatch.supervise.job.autobeat import autobeat_env
 
-    env = clean_env(HANGWATCH_REMEDY_DATALOADER='{"multiprocessing_context": "spawn"}',
-                    HANGWATCH_REMEDY_WHY="fork.inherited_lock", HANGWATCH_HEARTBEAT_DIR=str(tmp_path))
+    env = clean_env(
+        HANGWATCH_REMEDY_DATALOADER='{"multiprocessing_context": "spawn"}',
+        HANGWATCH_REMEDY_WHY="fork.inherited_lock",
+        HANGWATCH_HEARTBEAT_DIR=str(tmp_path),
+    )
     env.update(autobeat_env(env, True, 60.0))
-    r = subprocess.run([sys.executable, str(SCENARIOS / "unpicklable_loader.py")], capture_output=True, text=True,
-                       timeout=120, env=env)
+    r = subprocess.run(
+        [sys.executable, str(SCENARIOS / "unpicklable_loader.py")], capture_output=True, text=True, timeout=120, env=env
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "sum 240.0" in r.stdout
     assert "DataLoader(num_workers=0) (spawn needs a picklable loader: its dataset cannot be pickled" in r.stderr

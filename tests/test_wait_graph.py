@@ -38,8 +38,9 @@ def test_a_parent_waiting_for_a_child_that_packs_at_full_cpu_is_left_to_finish(r
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert b"packed 0" in r.stdout
     incidents = [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
-    assert all(i["action"] == "none" and i["verdict"] != "hung" for i in incidents), \
-        [(i["verdict"], i["findings"][0]["cause"]) for i in incidents]
+    assert all(i["action"] == "none" and i["verdict"] != "hung" for i in incidents), [
+        (i["verdict"], i["findings"][0]["cause"]) for i in incidents
+    ]
 
 
 @pytest.mark.e2e
@@ -73,27 +74,32 @@ def test_inspect_follows_the_wait_to_a_child_that_spins(start_job):
 
 # --- the chain follower, on tables ---------------------------------------------------------------------------
 def _graph(states: dict[str, str], edges: list[tuple[str, str, str]]) -> tuple[dict[str, Node], dict[str, list[Edge]]]:
-    nodes = {n: Node(n, n, s, f"measured {s}", proves_work=s == "working", single_minded=s == "blocked")
-             for n, s in states.items()}
+    nodes = {
+        n: Node(n, n, s, f"measured {s}", proves_work=s == "working", single_minded=s == "blocked")
+        for n, s in states.items()
+    }
     out: dict[str, list[Edge]] = {}
     for a, b, res in edges:
         out.setdefault(a, []).append(Edge(a, b, res, f"{a} waits for {b}"))
     return nodes, out
 
 
-@pytest.mark.parametrize(("end_state", "verdict", "proof"), [
-    ("gone", Verdict.HUNG, ProofKind.HANG),
-    ("nobody", Verdict.HUNG, ProofKind.HANG),
-    ("person", Verdict.HUNG, ProofKind.HANG),
-    ("stopped", Verdict.HUNG, ProofKind.HANG),
-    ("blocked", Verdict.HUNG, None),
-    ("spinning", Verdict.HUNG, None),
-    ("idle", Verdict.HUNG, None),
-    ("working", Verdict.SLOW, ProofKind.WORK),
-    ("asleep", Verdict.SLOW, None),
-    ("wakes", Verdict.SLOW, None),
-    ("unknown", None, None),
-])
+@pytest.mark.parametrize(
+    ("end_state", "verdict", "proof"),
+    [
+        ("gone", Verdict.HUNG, ProofKind.HANG),
+        ("nobody", Verdict.HUNG, ProofKind.HANG),
+        ("person", Verdict.HUNG, ProofKind.HANG),
+        ("stopped", Verdict.HUNG, ProofKind.HANG),
+        ("blocked", Verdict.HUNG, None),
+        ("spinning", Verdict.HUNG, None),
+        ("idle", Verdict.HUNG, None),
+        ("working", Verdict.SLOW, ProofKind.WORK),
+        ("asleep", Verdict.SLOW, None),
+        ("wakes", Verdict.SLOW, None),
+        ("unknown", None, None),
+    ],
+)
 def test_each_ending_decides(end_state, verdict, proof):
     nodes, out = _graph({"a": "blocked", "b": "blocked", "c": end_state}, [("a", "b", "child"), ("b", "c", "lock")])
     chain = _follow("a", nodes, out)
@@ -121,11 +127,15 @@ def test_a_cycle_through_a_process_with_another_thread_that_may_run_is_no_proof(
 
 
 def test_of_several_holders_a_working_one_decides_but_a_batch_waits_for_the_stuck_worker():
-    nodes, out = _graph({"m": "blocked", "w1": "blocked", "w2": "working"}, [("m", "w1", "child"), ("m", "w2", "child")])
+    nodes, out = _graph(
+        {"m": "blocked", "w1": "blocked", "w2": "working"}, [("m", "w1", "child"), ("m", "w2", "child")]
+    )
     chain = _follow("m", nodes, out)
     assert chain is not None and chain.end.id == "w2" and chain.ending == "working"
-    nodes, out = _graph({"m": "blocked", "w1": "working", "w2": "blocked"},
-                        [("m", "w1", "dataloader batch"), ("m", "w2", "dataloader batch")])
+    nodes, out = _graph(
+        {"m": "blocked", "w1": "working", "w2": "blocked"},
+        [("m", "w1", "dataloader batch"), ("m", "w2", "dataloader batch")],
+    )
     chain = _follow("m", nodes, out)
     assert chain is not None and chain.end.id == "w2" and chain.ending == "blocked"
 
@@ -164,8 +174,9 @@ def _writer_alive(tmp: Path) -> bool:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(("mode", "verdict", "proof"), [
-    ("blocked", "hung", "hang"), ("work", "waiting", "work"), ("sleep", "slow", None)])
+@pytest.mark.parametrize(
+    ("mode", "verdict", "proof"), [("blocked", "hung", "hang"), ("work", "waiting", "work"), ("sleep", "slow", None)]
+)
 def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mode, verdict, proof):
     try:
         job = start_job("pipe_outside_writer.py", env={"HW_WRITER": mode, "HW_WRITER_S": "60"})
@@ -186,9 +197,15 @@ def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mod
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(("sock", "mode", "verdict", "proof"), [
-    ("unix", "blocked", "hung", "hang"), ("tcp", "blocked", "hung", "hang"), ("unix", "work", "waiting", "work"),
-    ("tcp", "sleep", "slow", None)])
+@pytest.mark.parametrize(
+    ("sock", "mode", "verdict", "proof"),
+    [
+        ("unix", "blocked", "hung", "hang"),
+        ("tcp", "blocked", "hung", "hang"),
+        ("unix", "work", "waiting", "work"),
+        ("tcp", "sleep", "slow", None),
+    ],
+)
 def test_a_socket_read_follows_its_peer_outside_the_job(start_job, tmp_path, sock, mode, verdict, proof):
     """A read of a unix socket or a loopback connection waits for whoever holds the other end (found by inode
     through the kernel's socket tables): parked, it is proven hung; working, the job waits; asleep, it is slow."""
@@ -213,12 +230,20 @@ def test_a_debugger_prompt_on_a_pipe_whose_writer_works_is_still_nobody_typing(r
     pipe whose busy writer (here a launcher script that computes) would make the wait look like waiting for
     work. The prompt's own proof leads the peer's wait (the recorder's `never entered barrier`), which only
     inherits it through the chain. Seen in the zoo when its busy runner held the job's stdin."""
-    writer = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: sum(range(10**6))"],
-                              stdout=subprocess.PIPE)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", "import time\nwhile True: sum(range(10**6))"], stdout=subprocess.PIPE
+    )
     try:
         assert writer.stdout is not None
-        p = run.start("--min-stall", "5", "--on-hang", "kill", *py("dist_breakpoint.py"), stdin=writer.stdout.fileno(),
-                      env={"HW_PORT": str(two_free_ports()), "HW_TMP": str(run.tmp)})
+        p = run.start(
+            "--min-stall",
+            "5",
+            "--on-hang",
+            "kill",
+            *py("dist_breakpoint.py"),
+            stdin=writer.stdout.fileno(),
+            env={"HW_PORT": str(two_free_ports()), "HW_TMP": str(run.tmp)},
+        )
         _, err = p.communicate(timeout=90)
     finally:
         writer.kill()
@@ -248,9 +273,12 @@ def test_with_the_defaults_pipe_hangs_are_declared_at_the_first_look_and_their_t
     """No flags but --on-hang kill: a read whose writer outside the job is parked, and a read whose only writer is
     the reader, are declared at the first look (not after --min-stall's 120 s); the writer outside the job is
     never touched. Their twins (the writer works, then writes; the reader closes its copy) finish untouched."""
-    cases = [("pipe_outside_writer.py", {"HW_WRITER": "blocked"}), ("pipe_self_held.py", {}),
-             ("pipe_outside_writer.py", {"HW_WRITER": "work", "HW_WRITER_S": "18"}),
-             ("pipe_self_held.py", {"HW_CLOSE": "1"})]
+    cases = [
+        ("pipe_outside_writer.py", {"HW_WRITER": "blocked"}),
+        ("pipe_self_held.py", {}),
+        ("pipe_outside_writer.py", {"HW_WRITER": "work", "HW_WRITER_S": "18"}),
+        ("pipe_self_held.py", {"HW_CLOSE": "1"}),
+    ]
     runs = []
     try:
         for i, (script, env) in enumerate(cases):
@@ -284,16 +312,19 @@ def test_with_the_defaults_pipe_hangs_are_declared_at_the_first_look_and_their_t
 
 
 # --- a loop with no way out ----------------------------------------------------------------------------------
-@pytest.mark.parametrize(("source", "endless"), [
-    ("while True:\n    time.sleep(1)", True),
-    ("while 1:\n    sleep(0.2)\n    continue", True),
-    ("while True:\n    time.sleep(1)\n    if done:\n        break", False),
-    ("while True:\n    poll()\n    time.sleep(1)", False),  # a call may raise or exit
-    ("while not done:\n    time.sleep(1)", False),
-    ("while True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass", False),
-    ("for _ in range(10):\n    time.sleep(1)", False),
-    (None, False),
-])
+@pytest.mark.parametrize(
+    ("source", "endless"),
+    [
+        ("while True:\n    time.sleep(1)", True),
+        ("while 1:\n    sleep(0.2)\n    continue", True),
+        ("while True:\n    time.sleep(1)\n    if done:\n        break", False),
+        ("while True:\n    poll()\n    time.sleep(1)", False),  # a call may raise or exit
+        ("while not done:\n    time.sleep(1)", False),
+        ("while True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass", False),
+        ("for _ in range(10):\n    time.sleep(1)", False),
+        (None, False),
+    ],
+)
 def test_never_exits(source, endless):
     from hangwatch.diagnose.loops import never_exits
 
@@ -307,7 +338,9 @@ def test_a_child_in_a_keepalive_loop_with_no_way_out_is_proven_hung(start_job):
     job = start_job("child_keepalive.py")
     incident = inspect_json(job.pid)
     root = root_cause(incident)
-    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), root
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), (
+        root
+    )
     assert (root["where"]["file"], root["where"]["line"]) == marker("child_keepalive.py", "HANG-HERE:child")
     assert "`while True:` has no break" in root["proof"]["fact"]
     assert _chain_of(incident, job.pid)["ending"] == "looping"
@@ -329,7 +362,9 @@ def test_a_child_asleep_on_a_timer_of_years_is_proven_hung(start_job):
     job = start_job("child_sleeps.py")
     incident = inspect_json(job.pid)
     root = root_cause(incident)
-    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), root
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), (
+        root
+    )
     assert "whose end the kernel shows" in root["proof"]["fact"] and "31.7 years" in root["proof"]["fact"], root
     assert _chain_of(incident, job.pid)["ending"] == "long_sleep"
 
@@ -355,25 +390,69 @@ def test_the_page_draws_the_chain_behind_the_root_cause():
     from hangwatch.incident import Action, Finding, Incident, Where
     from hangwatch.report.html import chain_html
 
-    graph = {"nodes": [{"id": "pid:10", "label": "main (pid 10)", "state": "blocked", "fact": "read", "in_job": True},
-                       {"id": "pid:14", "label": "pid 14 (`tar`, outside the job)", "state": "blocked",
-                        "fact": "parked", "in_job": False}],
-             "edges": [],
-             "chains": [{"waiter": "pid:10", "end": "pid:14", "ending": "blocked", "verdict": "hung", "proof": None,
-                         "hops": [{"waiter": "pid:10", "holder": "pid:14", "resource": "pipe", "timeout": False,
-                                   "words": "main reads a pipe"}],
-                         "words": ["main reads a pipe", "-> pid 14 is blocked: parked", "=> the holder is blocked"]}]}
+    graph = {
+        "nodes": [
+            {"id": "pid:10", "label": "main (pid 10)", "state": "blocked", "fact": "read", "in_job": True},
+            {
+                "id": "pid:14",
+                "label": "pid 14 (`tar`, outside the job)",
+                "state": "blocked",
+                "fact": "parked",
+                "in_job": False,
+            },
+        ],
+        "edges": [],
+        "chains": [
+            {
+                "waiter": "pid:10",
+                "end": "pid:14",
+                "ending": "blocked",
+                "verdict": "hung",
+                "proof": None,
+                "hops": [
+                    {
+                        "waiter": "pid:10",
+                        "holder": "pid:14",
+                        "resource": "pipe",
+                        "timeout": False,
+                        "words": "main reads a pipe",
+                    }
+                ],
+                "words": ["main reads a pipe", "-> pid 14 is blocked: parked", "=> the holder is blocked"],
+            }
+        ],
+    }
     where = Where(pid=10, rank=None, tid=10, file="/x/prep.py", line=12, function="read_manifest")
-    inc = Incident(verdict=Verdict.HUNG, detected_at=0.0, last_progress=None, attempt=1, action=Action.NONE,
-                   processes=(), findings=(Finding(Cause.PROCESS_WAITS_ON, 0.9, "s", where),), graph=graph)
+    inc = Incident(
+        verdict=Verdict.HUNG,
+        detected_at=0.0,
+        last_progress=None,
+        attempt=1,
+        action=Action.NONE,
+        processes=(),
+        findings=(Finding(Cause.PROCESS_WAITS_ON, 0.9, "s", where),),
+        graph=graph,
+    )
     page = chain_html(inc)
     assert page.count('class="node') == 2 and 'class="node end out"' in page, page
     assert "pipe (no timeout)" in page and "the holder is blocked" in page
     assert inc.root_chain() == ("main reads a pipe", "-> pid 14 is blocked: parked", "=> the holder is blocked")
     back = Incident.from_dict(inc.to_dict())
     assert back.graph == graph
-    assert chain_html(Incident(verdict=Verdict.HUNG, detected_at=0.0, last_progress=None, attempt=1,
-                               action=Action.NONE, processes=(), findings=())) == ""
+    assert (
+        chain_html(
+            Incident(
+                verdict=Verdict.HUNG,
+                detected_at=0.0,
+                last_progress=None,
+                attempt=1,
+                action=Action.NONE,
+                processes=(),
+                findings=(),
+            )
+        )
+        == ""
+    )
 
 
 def test_filelock_4_3s_resolved_wait_tuple_says_the_acquire_has_no_timeout():
@@ -397,14 +476,18 @@ def test_bytes_in_one_call_are_no_proof_of_work():
     from hangwatch.diagnose.views import ProcessView
     from hangwatch.evidence_io import evidence_from_dict
 
-    ev = evidence_from_dict(_json.loads((Path(__file__).parent / "fixtures" / "evidence" / "lost_work_inferred.json")
-                                        .read_text()))
+    ev = evidence_from_dict(
+        _json.loads((Path(__file__).parent / "fixtures" / "evidence" / "lost_work_inferred.json").read_text())
+    )
     child = next(p for p in ev.processes if p.info.role.value == "child")
 
     def moved(calls: int) -> ProcessView:
-        samples = tuple(dataclasses.replace(s, rchar=(s.rchar or 0) + (65536 if i else 0),
-                                            syscalls=(s.syscalls or 0) + (calls if i else 0))
-                        for i, s in enumerate(child.samples))
+        samples = tuple(
+            dataclasses.replace(
+                s, rchar=(s.rchar or 0) + (65536 if i else 0), syscalls=(s.syscalls or 0) + (calls if i else 0)
+            )
+            for i, s in enumerate(child.samples)
+        )
         return ProcessView(dataclasses.replace(child, samples=samples), ev.clock_ticks)
 
     assert moved(1).work is None
@@ -443,6 +526,13 @@ def test_a_thread_idle_at_two_places_has_no_one_loop():
     from hangwatch.capture.locals import sleeping_loops
 
     samples = _keepalive_samples(set())
-    moved = [s if i % 2 else dataclasses.replace(s, threads=(dataclasses.replace(
-        s.threads[0], frames=(dataclasses.replace(s.threads[0].frames[0], line=1),)),)) for i, s in enumerate(samples[7])]
+    moved = [
+        s
+        if i % 2
+        else dataclasses.replace(
+            s,
+            threads=(dataclasses.replace(s.threads[0], frames=(dataclasses.replace(s.threads[0].frames[0], line=1),)),),
+        )
+        for i, s in enumerate(samples[7])
+    ]
     assert sleeping_loops({7: moved}) == {}

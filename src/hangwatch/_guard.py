@@ -30,7 +30,7 @@ def _stat(pid: int) -> tuple[int, int, str, int] | None:
             raw = f.read().decode(errors="replace")
     except OSError:
         return None
-    fields = raw[raw.rfind(")") + 2:].split()
+    fields = raw[raw.rfind(")") + 2 :].split()
     try:
         return int(fields[1]), int(fields[3]), fields[0], int(fields[19])
     except (IndexError, ValueError):

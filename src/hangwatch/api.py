@@ -18,8 +18,9 @@ from hangwatch.incident import Incident
 from hangwatch.runs.view import RunView, find_runs, load_view
 
 
-def inspect_pid(pid: int, window: float = 5.0, *, native: bool = False,
-                evidence_path: str | Path | None = None) -> Incident:
+def inspect_pid(
+    pid: int, window: float = 5.0, *, native: bool = False, evidence_path: str | Path | None = None
+) -> Incident:
     """Sample the job that ``pid`` belongs to for ``window`` seconds, diagnose it, and return the incident
     (what ``hangwatch inspect PID --json`` prints). Raises ``hangwatch.errors.CaptureError`` when the
     process cannot be read (gone, or not permitted); nothing is signalled or changed in the job."""

@@ -16,8 +16,7 @@ def write_text_atomic(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}",
-                         "Choose a directory you can write to") from e
+        raise UsageError(f"cannot write {path}: {e.strerror}", "Choose a directory you can write to") from e
     umask = os.umask(0)
     os.umask(umask)
     try:

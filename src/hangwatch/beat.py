@@ -101,8 +101,9 @@ class phase:
             beat()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         slot = _slot if _resolved else _open()
         if slot is not None:
             PHASE.pack_into(slot.mm, PHASE_OFFSET, 0.0, 0.0, b"")

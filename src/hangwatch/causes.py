@@ -120,143 +120,206 @@ class CauseInfo:
 
 CATALOGUE: dict[Cause, CauseInfo] = {
     Cause.DATALOADER_WORKER_STUCK: CauseInfo(
-        'a DataLoader worker is blocked or spinning in dataset / collate / iterable code; main waits',
-        Nature.HUNG, Requeue.BY_PROOF, WORKER_STUCK_FIX, ladder=('workers0',),
+        "a DataLoader worker is blocked or spinning in dataset / collate / iterable code; main waits",
+        Nature.HUNG,
+        Requeue.BY_PROOF,
+        WORKER_STUCK_FIX,
+        ladder=("workers0",),
     ),
     Cause.DATALOADER_WORKER_SLOW: CauseInfo(
-        'a DataLoader worker is alive on its batch (computing, sleeping and retrying, reading) while '
+        "a DataLoader worker is alive on its batch (computing, sleeping and retrying, reading) while "
         "main waits: `slow`, bounded by the job's history, then `dataloader.worker_stuck`",
-        Nature.ALIVE, Requeue.BY_PROOF, WORKER_SLOW_FIX,
+        Nature.ALIVE,
+        Requeue.BY_PROOF,
+        WORKER_SLOW_FIX,
     ),
     Cause.DATALOADER_BATCH_LOST: CauseInfo(
-        'main waits, every worker is alive and idle: a result failed to pickle or shared memory ran out',
-        Nature.HUNG, Requeue.BY_PROOF, BATCH_LOST_FIX, ladder=('workers0',),
+        "main waits, every worker is alive and idle: a result failed to pickle or shared memory ran out",
+        Nature.HUNG,
+        Requeue.BY_PROOF,
+        BATCH_LOST_FIX,
+        ladder=("workers0",),
     ),
     Cause.DATALOADER_WORKER_DIED: CauseInfo(
-        'a DataLoader worker exited or was killed (a signal, the OOM killer, a bus error from a full '
+        "a DataLoader worker exited or was killed (a signal, the OOM killer, a bus error from a full "
         "/dev/shm): the job crashed with DataLoader's error",
-        Nature.CRASHED, Requeue.TRANSIENT, WORKER_DIED_FIX, ladder=('fewer_workers', 'workers0'),
+        Nature.CRASHED,
+        Requeue.TRANSIENT,
+        WORKER_DIED_FIX,
+        ladder=("fewer_workers", "workers0"),
     ),
     Cause.FORK_INHERITED_LOCK: CauseInfo(
-        'a forked worker waits on a lock another thread of the parent held at fork time',
-        Nature.HUNG, Requeue.BY_PROOF, FORK_FIX, ladder=('spawn', 'workers0'),
+        "a forked worker waits on a lock another thread of the parent held at fork time",
+        Nature.HUNG,
+        Requeue.BY_PROOF,
+        FORK_FIX,
+        ladder=("spawn", "workers0"),
     ),
     Cause.CODE_BUSY_LOOP: CauseInfo(
-        'a process spins at high CPU in the same user code without getting anywhere',
-        Nature.HUNG, Requeue.DETERMINISTIC, BUSY_FIX,
+        "a process spins at high CPU in the same user code without getting anywhere",
+        Nature.HUNG,
+        Requeue.DETERMINISTIC,
+        BUSY_FIX,
     ),
     Cause.CODE_DEADLOCK: CauseInfo(
-        'threads wait on locks/events/queues that no running thread will release; also a lock held '
-        'across processes: a DataLoader worker waits for a `multiprocessing` lock that the main '
+        "threads wait on locks/events/queues that no running thread will release; also a lock held "
+        "across processes: a DataLoader worker waits for a `multiprocessing` lock that the main "
         "process holds while it waits for that worker's batch (both sides named: who waits where, who"
         ' holds it at which line; when no frame shows it, "held by another process of the job, most '
         'likely main (pid N), which is not waiting for it", with the line of its code that takes it),'
-        ' and a `multiprocessing` lock whose holder died (every process that shares it waits for it: '
-        'it is never released)',
-        Nature.HUNG, Requeue.DETERMINISTIC, DEADLOCK_FIX,
+        " and a `multiprocessing` lock whose holder died (every process that shares it waits for it: "
+        "it is never released)",
+        Nature.HUNG,
+        Requeue.DETERMINISTIC,
+        DEADLOCK_FIX,
     ),
     Cause.CODE_COMPUTING: CauseInfo(
-        'a CPU-bound loop that walks its data (read from its locals), or one long GIL-holding call: '
-        'proven work, `slow` until `--max-slow`, never hung by the step history',
-        Nature.ALIVE, Requeue.BY_PROOF, COMPUTING_FIX,
+        "a CPU-bound loop that walks its data (read from its locals), or one long GIL-holding call: "
+        "proven work, `slow` until `--max-slow`, never hung by the step history",
+        Nature.ALIVE,
+        Requeue.BY_PROOF,
+        COMPUTING_FIX,
     ),
     Cause.PROCESS_WAITS_FOR_INPUT: CauseInfo(
-        'the job is blocked reading its standard input or the terminal: `input()`, a `getpass` login '
+        "the job is blocked reading its standard input or the terminal: `input()`, a `getpass` login "
         "prompt (W&B, HF), a forgotten `breakpoint()`/`pdb.set_trace()`. Names the prompt (the job's "
-        'last output line), the line, and whether stdin is a terminal, a pipe or /dev/null. Hung at '
-        'once: nobody will type',
-        Nature.HUNG, Requeue.DETERMINISTIC, INPUT_FIX, requeue_why='a requeued job would wait at the same prompt',
+        "last output line), the line, and whether stdin is a terminal, a pipe or /dev/null. Hung at "
+        "once: nobody will type",
+        Nature.HUNG,
+        Requeue.DETERMINISTIC,
+        INPUT_FIX,
+        requeue_why="a requeued job would wait at the same prompt",
     ),
     Cause.PROCESS_STOPPED: CauseInfo(
-        'a process of the job is stopped (SIGSTOP, Ctrl-Z, a debugger)',
-        Nature.HUNG, Requeue.TRANSIENT, STOPPED_FIX,
+        "a process of the job is stopped (SIGSTOP, Ctrl-Z, a debugger)",
+        Nature.HUNG,
+        Requeue.TRANSIENT,
+        STOPPED_FIX,
     ),
     Cause.CHILD_WAIT: CauseInfo(
-        'the job waits on a subprocess; hung only when that child is itself stuck (blocked, spinning,'
-        ' stopped). A child idle in its own wait for work is said to be idle, and the diagnosis looks'
-        ' for lost work',
-        Nature.EVIDENCE, Requeue.BY_PROOF, CHILD_WAIT_FIX,
+        "the job waits on a subprocess; hung only when that child is itself stuck (blocked, spinning,"
+        " stopped). A child idle in its own wait for work is said to be idle, and the diagnosis looks"
+        " for lost work",
+        Nature.EVIDENCE,
+        Requeue.BY_PROOF,
+        CHILD_WAIT_FIX,
     ),
     Cause.PROCESS_WAITS_ON: CauseInfo(
-        'waits on something another process holds that no other cause names (the write end of a pipe it '
-        'reads, found by inode in every process, the job\'s or the host\'s): the wait-for graph follows it to '
-        'the holder, which decides. Working: `waiting`; blocked or stopped: hung; only the waiter itself holds '
-        'it: hung at once. A holder outside the job is named, never touched',
-        Nature.EVIDENCE, Requeue.BY_PROOF, PIPE_WAIT_FIX,
+        "waits on something another process holds that no other cause names (the write end of a pipe it "
+        "reads, found by inode in every process, the job's or the host's): the wait-for graph follows it to "
+        "the holder, which decides. Working: `waiting`; blocked or stopped: hung; only the waiter itself holds "
+        "it: hung at once. A holder outside the job is named, never touched",
+        Nature.EVIDENCE,
+        Requeue.BY_PROOF,
+        PIPE_WAIT_FIX,
     ),
     Cause.CHILD_LOST_WORK: CauseInfo(
-        'a process of the job vanished while holding work the rest still waits for: a '
-        '`multiprocessing.Pool` worker killed mid-task (the OOM killer) leaves `Pool.map` waiting '
-        'forever while every worker is idle. `hangwatch run` names the process that went, when, its '
-        'replacement and (from the kernel log) why; `inspect` infers it from a worker that started '
-        'later than its siblings, and says so',
-        Nature.HUNG, Requeue.TRANSIENT, LOST_WORK_FIX,
+        "a process of the job vanished while holding work the rest still waits for: a "
+        "`multiprocessing.Pool` worker killed mid-task (the OOM killer) leaves `Pool.map` waiting "
+        "forever while every worker is idle. `hangwatch run` names the process that went, when, its "
+        "replacement and (from the kernel log) why; `inspect` infers it from a worker that started "
+        "later than its siblings, and says so",
+        Nature.HUNG,
+        Requeue.TRANSIENT,
+        LOST_WORK_FIX,
     ),
     Cause.IO_NETWORK_WAIT: CauseInfo(
-        'blocked in a network call (socket, HTTP, hub or dataset streaming)',
-        Nature.EVIDENCE, Requeue.TRANSIENT, NETWORK_FIX, by_history=False,
+        "blocked in a network call (socket, HTTP, hub or dataset streaming)",
+        Nature.EVIDENCE,
+        Requeue.TRANSIENT,
+        NETWORK_FIX,
+        by_history=False,
     ),
     Cause.IO_STORAGE_WAIT: CauseInfo(
-        'uninterruptible (D) kernel wait on storage for the whole window',
-        Nature.EVIDENCE, Requeue.TRANSIENT, STORAGE_FIX, by_history=False,
+        "uninterruptible (D) kernel wait on storage for the whole window",
+        Nature.EVIDENCE,
+        Requeue.TRANSIENT,
+        STORAGE_FIX,
+        by_history=False,
     ),
     Cause.IO_LOCK_WAIT: CauseInfo(
-        'waits for a lock another process holds: a file lock (`flock`, POSIX, OFD from `/proc/locks`,'
+        "waits for a lock another process holds: a file lock (`flock`, POSIX, OFD from `/proc/locks`,"
         " and the `filelock` package's polling acquire, as Hugging Face datasets and hub use), or a "
-        '`multiprocessing` lock or semaphore shared between processes. Names the lock, and its '
-        'holder: pid, user, command, age, state and stack, inside or outside the job (a holder '
-        'outside the job is named, never touched). The holder decides: gone, hung at once; blocked, '
-        'asleep or stopped, hung; working, `waiting`',
-        Nature.EVIDENCE, Requeue.TRANSIENT, LOCK_WAIT_FIX,
+        "`multiprocessing` lock or semaphore shared between processes. Names the lock, and its "
+        "holder: pid, user, command, age, state and stack, inside or outside the job (a holder "
+        "outside the job is named, never touched). The holder decides: gone, hung at once; blocked, "
+        "asleep or stopped, hung; working, `waiting`",
+        Nature.EVIDENCE,
+        Requeue.TRANSIENT,
+        LOCK_WAIT_FIX,
     ),
     Cause.DISTRIBUTED_PEER_STUCK: CauseInfo(
-        'some ranks wait in a collective; the culprit rank (in `where.rank`) is elsewhere and itself '
+        "some ranks wait in a collective; the culprit rank (in `where.rank`) is elsewhere and itself "
         "blocked, spinning or stopped, or in a different collective; from torch's flight recorder "
-        'when it was read (the rank that never entered collective #N, or a mismatch at #N)',
-        Nature.HUNG, Requeue.BY_PROOF, PEER_FIX,
+        "when it was read (the rank that never entered collective #N, or a mismatch at #N)",
+        Nature.HUNG,
+        Requeue.BY_PROOF,
+        PEER_FIX,
     ),
     Cause.DISTRIBUTED_STRAGGLER: CauseInfo(
-        'one rank works (bytes moving, CPU with a moving stack, a loop walking its data) while the '
-        'others wait for it in a collective or barrier: `waiting`, bounded by `--max-slow`, never a '
-        'culprit (a rank that downloads the weights before `dist.barrier()`)',
-        Nature.WAITING, Requeue.TRANSIENT, STRAGGLER_FIX,
+        "one rank works (bytes moving, CPU with a moving stack, a loop walking its data) while the "
+        "others wait for it in a collective or barrier: `waiting`, bounded by `--max-slow`, never a "
+        "culprit (a rank that downloads the weights before `dist.barrier()`)",
+        Nature.WAITING,
+        Requeue.TRANSIENT,
+        STRAGGLER_FIX,
     ),
     Cause.DISTRIBUTED_COLLECTIVE_STALLED: CauseInfo(
         "every rank entered the same collective and none completed it (torch's flight recorder): the "
-        'transport (network, NCCL, the devices) stalled, not the code',
-        Nature.HUNG, Requeue.TRANSIENT, COLLECTIVE_STALLED_FIX,
+        "transport (network, NCCL, the devices) stalled, not the code",
+        Nature.HUNG,
+        Requeue.TRANSIENT,
+        COLLECTIVE_STALLED_FIX,
     ),
     Cause.DISTRIBUTED_RENDEZVOUS_WAIT: CauseInfo(
         "ranks (or torchrun itself) wait at process-group setup for peers: the store's address, how "
         "many joined of how many (from this machine's TCP table: nothing is sent to the store), how "
         "long, and torch's own timeout (gloo 30 min, NCCL 10 min, torchrun's static/c10d rendezvous "
-        '600 s). Verdict `waiting` until `--rendezvous-timeout`, then `hung`',
-        Nature.WAITING, Requeue.TRANSIENT, RENDEZVOUS_FIX,
+        "600 s). Verdict `waiting` until `--rendezvous-timeout`, then `hung`",
+        Nature.WAITING,
+        Requeue.TRANSIENT,
+        RENDEZVOUS_FIX,
     ),
     Cause.COMPILE_IN_PROGRESS: CauseInfo(
-        'torch.compile / inductor is compiling: alive, not hung',
-        Nature.ALIVE, Requeue.TRANSIENT, COMPILE_FIX, ladder=('no_compile',), by_history=False,
+        "torch.compile / inductor is compiling: alive, not hung",
+        Nature.ALIVE,
+        Requeue.TRANSIENT,
+        COMPILE_FIX,
+        ladder=("no_compile",),
+        by_history=False,
     ),
     Cause.OUTPUT_BUFFERED: CauseInfo(
-        'the job progresses, but stdout is block-buffered into a file so the log looks frozen',
-        Nature.ALIVE, Requeue.BY_PROOF, BUFFERED_FIX, by_history=False,
+        "the job progresses, but stdout is block-buffered into a file so the log looks frozen",
+        Nature.ALIVE,
+        Requeue.BY_PROOF,
+        BUFFERED_FIX,
+        by_history=False,
     ),
     Cause.GPU_FAULT: CauseInfo(
-        'the GPU or its driver failed: an Xid / amdgpu fault in the kernel log, a GPU fallen off the '
-        'bus, a GPU at 100% at idle power',
-        Nature.HUNG, Requeue.TRANSIENT, GPU_HARDWARE_FIX,
+        "the GPU or its driver failed: an Xid / amdgpu fault in the kernel log, a GPU fallen off the "
+        "bus, a GPU at 100% at idle power",
+        Nature.HUNG,
+        Requeue.TRANSIENT,
+        GPU_HARDWARE_FIX,
     ),
     Cause.GPU_LONG_KERNEL: CauseInfo(
-        'a GPU busy for the whole window while the host waits: a long kernel, alive, not hung',
-        Nature.ALIVE, Requeue.TRANSIENT, LONG_KERNEL_FIX, by_history=False,
+        "a GPU busy for the whole window while the host waits: a long kernel, alive, not hung",
+        Nature.ALIVE,
+        Requeue.TRANSIENT,
+        LONG_KERNEL_FIX,
+        by_history=False,
     ),
     Cause.MEMORY_OOM: CauseInfo(
-        'the OOM killer killed a process (named from the kernel log), or the cgroup counted an OOM kill',
-        Nature.CRASHED, Requeue.TRANSIENT, OOM_FIX,
+        "the OOM killer killed a process (named from the kernel log), or the cgroup counted an OOM kill",
+        Nature.CRASHED,
+        Requeue.TRANSIENT,
+        OOM_FIX,
     ),
     Cause.UNKNOWN: CauseInfo(
-        'nothing matched; the stacks and the summary still stand',
-        Nature.EVIDENCE, Requeue.BY_PROOF, UNKNOWN_FIX,
+        "nothing matched; the stacks and the summary still stand",
+        Nature.EVIDENCE,
+        Requeue.BY_PROOF,
+        UNKNOWN_FIX,
     ),
 }
 

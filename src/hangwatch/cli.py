@@ -87,8 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # the one place an unexpected error becomes a message and an exit code
         if os.environ.get("HANGWATCH_DEBUG"):
             raise
-        click.echo(f"hangwatch: internal error ({type(e).__name__}: {e}). Run again with HANGWATCH_DEBUG=1 for "
-                   "the traceback, and report it.", err=True)
+        click.echo(
+            f"hangwatch: internal error ({type(e).__name__}: {e}). Run again with HANGWATCH_DEBUG=1 for "
+            "the traceback, and report it.",
+            err=True,
+        )
         return 1
     return 0
 

@@ -35,12 +35,13 @@ class Frame:
     code: str | None = None  # the source line's text, when the file was readable
     native: bool = False  # a C/C++ frame (native stacks only): ``file`` is its shared object
     holds: tuple[str, ...] = ()  # user frames: the locks this line runs under (`with lock:` blocks around it,
-                                 # `lock.acquire()` above it in the same block), innermost first
+    # `lock.acquire()` above it in the same block), innermost first
 
 
 @dataclass(frozen=True)
 class ThreadSample:
     """One thread in one sample: state, CPU ticks, GIL, blocking call, Python frames."""
+
     tid: int
     name: str  # Python thread name when known, else the OS thread name (comm)
     state: str  # kernel state letter: R S D T t Z I
@@ -67,6 +68,7 @@ class ThreadSample:
 @dataclass(frozen=True)
 class ProcessSample:
     """One process in one sample: state, CPU, I/O counters, its threads."""
+
     at: float  # unix time of this sample
     state: str  # kernel state letter of the process
     cpu_seconds: float  # user + system
@@ -87,6 +89,7 @@ class ProcessSample:
 @dataclass(frozen=True)
 class ProcessInfo:
     """What is read of a process once: pid, role, rank, command line, environment keys."""
+
     pid: int
     ppid: int
     pgid: int
@@ -254,6 +257,7 @@ class NativeStack:
 @dataclass(frozen=True)
 class ProcessEvidence:
     """One process across the capture: its info and its samples."""
+
     info: ProcessInfo
     samples: tuple[ProcessSample, ...]
     exited: bool = False  # it was seen, then disappeared during the window
@@ -269,6 +273,7 @@ class ProcessEvidence:
 @dataclass(frozen=True)
 class Evidence:
     """A capture: every process of the job sampled over a window, with notes on what could not be read."""
+
     target_pid: int
     root_pid: int
     started_at: float
@@ -283,6 +288,5 @@ class Evidence:
     gpu: GpuEvidence | None = None  # None: no GPU, or none could be read (a note says why)
     kernel: tuple[KernelEvent, ...] = ()  # kernel log lines since the job started that matter
     known_pids: tuple[int, ...] = ()  # every pid the supervisor saw in the job, dead ones included (kernel
-                                      # lines name victims that are gone by the capture)
+    # lines name victims that are gone by the capture)
     vanished: tuple[VanishedProcess, ...] = ()  # processes of the job that went away (the supervisor's history)
-

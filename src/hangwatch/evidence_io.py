@@ -50,22 +50,36 @@ def _frame(f: dict[str, Any]) -> Frame:
 
 
 def _wait(w: dict[str, Any]) -> LockWait:
-    holders = tuple(LockHolder(**{**h, "frames": tuple(_frame(f) for f in h.get("frames", ()))})
-                    for h in w.get("holders", ()))
-    return LockWait(**{**w, "holders": holders, "sharers": tuple(w.get("sharers", ())),
-                       "waiters": tuple(w.get("waiters", ()))})
+    holders = tuple(
+        LockHolder(**{**h, "frames": tuple(_frame(f) for f in h.get("frames", ()))}) for h in w.get("holders", ())
+    )
+    return LockWait(
+        **{**w, "holders": holders, "sharers": tuple(w.get("sharers", ())), "waiters": tuple(w.get("waiters", ()))}
+    )
 
 
 def _flight(f: dict[str, Any] | None) -> FlightRecord | None:
     if not f:
         return None
-    entries = tuple(CollectiveEntry(**{**e, "input_sizes": tuple(tuple(s) for s in e.get("input_sizes", ())),
-                                       "output_sizes": tuple(tuple(s) for s in e.get("output_sizes", ())),
-                                       "dtypes": tuple(e.get("dtypes", ())),
-                                       "frame": _frame(e["frame"]) if e.get("frame") else None})
-                    for e in f.get("entries", ()))
-    return FlightRecord(**{**{k: v for k, v in f.items() if k != "raw"}, "entries": entries,
-                           "status": tuple(GroupStatus(**s) for s in f.get("status", ()))})
+    entries = tuple(
+        CollectiveEntry(
+            **{
+                **e,
+                "input_sizes": tuple(tuple(s) for s in e.get("input_sizes", ())),
+                "output_sizes": tuple(tuple(s) for s in e.get("output_sizes", ())),
+                "dtypes": tuple(e.get("dtypes", ())),
+                "frame": _frame(e["frame"]) if e.get("frame") else None,
+            }
+        )
+        for e in f.get("entries", ())
+    )
+    return FlightRecord(
+        **{
+            **{k: v for k, v in f.items() if k != "raw"},
+            "entries": entries,
+            "status": tuple(GroupStatus(**s) for s in f.get("status", ())),
+        }
+    )
 
 
 def evidence_from_dict(d: dict[str, Any]) -> Evidence:
@@ -78,24 +92,49 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
         info["role"] = Role(info["role"])
         info["cmdline"] = tuple(info["cmdline"])
         samples = tuple(
-            ProcessSample(**{**s, "threads": tuple(
-                ThreadSample(**{**t, "frames": tuple(_frame(f) for f in t["frames"])}) for t in s["threads"])})
-            for s in p["samples"])
-        local_reads = tuple(LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])})
-                            for r in p.get("locals", ()))
-        native = tuple(NativeStack(tid=int(n["tid"]), frames=tuple(_frame(f) for f in n["frames"]))
-                       for n in p.get("native", ()))
+            ProcessSample(
+                **{
+                    **s,
+                    "threads": tuple(
+                        ThreadSample(**{**t, "frames": tuple(_frame(f) for f in t["frames"])}) for t in s["threads"]
+                    ),
+                }
+            )
+            for s in p["samples"]
+        )
+        local_reads = tuple(
+            LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])}) for r in p.get("locals", ())
+        )
+        native = tuple(
+            NativeStack(tid=int(n["tid"]), frames=tuple(_frame(f) for f in n["frames"])) for n in p.get("native", ())
+        )
         rdzv = RendezvousRead(**p["rendezvous"]) if p.get("rendezvous") else None
-        procs.append(ProcessEvidence(info=ProcessInfo(**info), samples=samples, exited=p["exited"],
-                                     output_tail=p["output_tail"], locals=local_reads, native=native,
-                                     rendezvous=rdzv, waits=tuple(_wait(w) for w in p.get("waits", ())),
-                                     writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
-                                     flight=_flight(p.get("flight"))))
-    fields = {k: v for k, v in d.items() if k not in ("schema", "processes", "notes", "rank_progress", "gpu",
-                                                          "kernel", "known_pids", "vanished")}
-    return Evidence(**fields, processes=tuple(procs), notes=tuple(d.get("notes", ())),
-                    rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())),
-                    gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
-                    kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
-                    known_pids=tuple(int(p) for p in d.get("known_pids", ())),
-                    vanished=tuple(VanishedProcess(**v) for v in d.get("vanished", ())))
+        procs.append(
+            ProcessEvidence(
+                info=ProcessInfo(**info),
+                samples=samples,
+                exited=p["exited"],
+                output_tail=p["output_tail"],
+                locals=local_reads,
+                native=native,
+                rendezvous=rdzv,
+                waits=tuple(_wait(w) for w in p.get("waits", ())),
+                writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
+                flight=_flight(p.get("flight")),
+            )
+        )
+    fields = {
+        k: v
+        for k, v in d.items()
+        if k not in ("schema", "processes", "notes", "rank_progress", "gpu", "kernel", "known_pids", "vanished")
+    }
+    return Evidence(
+        **fields,
+        processes=tuple(procs),
+        notes=tuple(d.get("notes", ())),
+        rank_progress=tuple((int(r), float(at), step) for r, at, step in d.get("rank_progress", ())),
+        gpu=gpu_from_dict(d["gpu"]) if d.get("gpu") else None,
+        kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
+        known_pids=tuple(int(p) for p in d.get("known_pids", ())),
+        vanished=tuple(VanishedProcess(**v) for v in d.get("vanished", ())),
+    )

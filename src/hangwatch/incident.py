@@ -20,6 +20,7 @@ SCHEMA = "hangwatch.incident/1"
 
 class Verdict(str, Enum):
     """SPEC's verdicts."""
+
     HUNG = "hung"
     SLOW = "slow"
     PROGRESSING = "progressing"
@@ -30,6 +31,7 @@ class Verdict(str, Enum):
 
 class Action(str, Enum):
     """What hangwatch did about an incident."""
+
     REPORTED = "reported"
     KILLED = "killed"
     RESTARTED = "restarted"
@@ -111,7 +113,7 @@ class ProofKind(str, Enum):
 
     HANG = "hang"  # the job cannot recover by itself: decided at the first look, without waiting for --min-stall
     WORK = "work"  # the job works (its loop walks its data, one long call, bytes moving): never hung by the
-                   # step history, only by --max-slow
+    # step history, only by --max-slow
 
 
 @dataclass(frozen=True)
@@ -158,9 +160,15 @@ class Finding:
     def from_dict(cls, f: dict[str, Any]) -> Finding:
         """Read a finding's JSON object."""
         w, p = f.get("where"), f.get("proof")
-        return cls(cause=cause_of(f["cause"]), confidence=float(f["confidence"]), summary=f["summary"],
-                   where=Where(**w) if w else None, evidence=tuple(f["evidence"]), fix=tuple(f["fix"]),
-                   proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None)
+        return cls(
+            cause=cause_of(f["cause"]),
+            confidence=float(f["confidence"]),
+            summary=f["summary"],
+            where=Where(**w) if w else None,
+            evidence=tuple(f["evidence"]),
+            fix=tuple(f["fix"]),
+            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -218,8 +226,14 @@ class Incident:
         chains = (self.graph or {}).get("chains") or []
         root = self.root_cause
         pid = f"pid:{root.where.pid}" if root is not None and root.where is not None else None
-        pick = next((c for c in chains if pid in (c.get("waiter"), c.get("end"),
-                                                  *(h.get("holder") for h in c.get("hops", ())))), None)
+        pick = next(
+            (
+                c
+                for c in chains
+                if pid in (c.get("waiter"), c.get("end"), *(h.get("holder") for h in c.get("hops", ())))
+            ),
+            None,
+        )
         return pick if pick is not None else next((c for c in chains if c.get("verdict")), None)
 
     def root_chain(self) -> tuple[str, ...]:
@@ -234,8 +248,21 @@ class Incident:
         d["action"] = self.action.value
         d["findings"] = [f.to_dict() for f in self.findings]
         # Field order as in SPEC, additions last.
-        order = ["schema", "verdict", "detected_at", "last_progress", "attempt", "action", "processes",
-                 "findings", "window_seconds", "notes", "remedy", "gpu", "kernel"]
+        order = [
+            "schema",
+            "verdict",
+            "detected_at",
+            "last_progress",
+            "attempt",
+            "action",
+            "processes",
+            "findings",
+            "window_seconds",
+            "notes",
+            "remedy",
+            "gpu",
+            "kernel",
+        ]
         out = {k: _lists(d[k]) for k in order}
         if self.collectives:  # only where a flight recorder was read: other incidents keep their shape
             out["collectives"] = _lists(d["collectives"])
@@ -285,10 +312,17 @@ def _lists(v: Any) -> Any:
 
 def _process(p: dict[str, Any]) -> ProcessRecord:
     threads = tuple(
-        ThreadRecord(tid=t["tid"], name=t["name"], idle=t["idle"],
-                     frames=tuple(FrameRecord(**f) for f in t["frames"]))
+        ThreadRecord(tid=t["tid"], name=t["name"], idle=t["idle"], frames=tuple(FrameRecord(**f) for f in t["frames"]))
         for t in p["threads"]
     )
-    return ProcessRecord(pid=p["pid"], ppid=p["ppid"], role=p["role"], rank=p["rank"], state=p["state"],
-                         cpu_percent=p["cpu_percent"], cmdline=p["cmdline"], threads=threads,
-                         where=tuple(FrameRecord(**f) for f in p.get("where", ())))
+    return ProcessRecord(
+        pid=p["pid"],
+        ppid=p["ppid"],
+        role=p["role"],
+        rank=p["rank"],
+        state=p["state"],
+        cpu_percent=p["cpu_percent"],
+        cmdline=p["cmdline"],
+        threads=threads,
+        where=tuple(FrameRecord(**f) for f in p.get("where", ())),
+    )

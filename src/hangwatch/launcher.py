@@ -10,11 +10,10 @@ def launcher_args(argv: list[str]) -> list[str] | None:
     """The arguments of torchrun/torch.distributed.run in ``argv`` (before the script), else None."""
     for i, a in enumerate(argv):
         if a.endswith("torchrun") or a.endswith("torch.distributed.run") or a.endswith("torch.distributed.launch"):
-            return argv[i + 1:]
+            return argv[i + 1 :]
         if a == "-m" and i + 1 < len(argv) and argv[i + 1] in ("torch.distributed.run", "torch.distributed.launch"):
-            return argv[i + 2:]
+            return argv[i + 2 :]
     return None
-
 
 
 def launcher_option(args: list[str] | tuple[str, ...], *names: str) -> str | None:
@@ -33,8 +32,17 @@ def launcher_option(args: list[str] | tuple[str, ...], *names: str) -> str | Non
 _INTERPRETER = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?t?$")
 _INTERPRETER_VALUE_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
 # What a launcher runs as: its console script's name, or the module ``python -m`` runs.
-LAUNCHER_PROGRAMS = frozenset({"torchrun", "deepspeed", "accelerate-launch", "torch.distributed.run",
-                               "torch.distributed.launch", "deepspeed.launcher.runner", "accelerate.commands.launch"})
+LAUNCHER_PROGRAMS = frozenset(
+    {
+        "torchrun",
+        "deepspeed",
+        "accelerate-launch",
+        "torch.distributed.run",
+        "torch.distributed.launch",
+        "deepspeed.launcher.runner",
+        "accelerate.commands.launch",
+    }
+)
 SUPERVISOR_PROGRAMS = frozenset({"hangwatch", "hangwatch.cli", "hangwatch.__main__"})
 
 

@@ -14,8 +14,24 @@ REDACTED = "***"
 
 # Names of options or variables whose value is a credential, matched on the name's parts
 # (split at _ - .): HF_TOKEN, --api-key, db.password; not tokens_per_s, max_tokens, tokenizer.
-_SECRET_PARTS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token", "apikey", "auth",
-                           "credential", "credentials", "bearer", "cookie", "signature", "passphrase"})
+_SECRET_PARTS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "apikey",
+        "auth",
+        "credential",
+        "credentials",
+        "bearer",
+        "cookie",
+        "signature",
+        "passphrase",
+    }
+)
 _SECRET_LAST_PARTS = frozenset({"key"})  # api_key, access_key, WANDB_API_KEY; not key_frames
 _NAME_SPLIT = re.compile(r"[_.\-]+")
 # Token shapes of common services (Hugging Face, OpenAI, GitHub, AWS, Slack, W&B-like hex keys).

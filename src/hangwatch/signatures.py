@@ -27,6 +27,7 @@ class FrameLike(Protocol):
         """The file's path."""
         ...
 
+
 # --- what is "user code" -------------------------------------------------------------------------
 # Library: the standard library, anything installed (site-/dist-packages), frozen modules, and
 # console-script shims in an environment's bin/ (e.g. ``venv/bin/torchrun``).
@@ -46,8 +47,12 @@ def is_library_file(path: str) -> bool:
     """Standard library, installed packages, generated code, or an environment's bin/ shim."""
     if not path or path.startswith("<"):
         return True
-    if any(m in path for m in _INSTALLED) or any(m in path for m in _GENERATED) or _GENERATED_NAME.search(path) \
-            or path.endswith(_AUTOBEAT_HOOK):
+    if (
+        any(m in path for m in _INSTALLED)
+        or any(m in path for m in _GENERATED)
+        or _GENERATED_NAME.search(path)
+        or path.endswith(_AUTOBEAT_HOOK)
+    ):
         return True
     if _STDLIB_DIR.search(path):
         return True
@@ -90,50 +95,124 @@ WORKER_LOOP = frozenset({"_worker_loop"})
 
 # --- distributed (torch/distributed) -------------------------------------------------------------
 C10D_PY = "torch/distributed/distributed_c10d.py"
-COLLECTIVES = frozenset({
-    "all_reduce", "all_reduce_coalesced", "barrier", "monitored_barrier", "broadcast", "all_gather",
-    "all_gather_into_tensor", "_all_gather_base", "reduce_scatter", "reduce_scatter_tensor",
-    "_reduce_scatter_base", "reduce", "gather", "scatter", "all_to_all", "all_to_all_single", "send",
-    "recv", "isend", "irecv", "batch_isend_irecv", "all_gather_object", "broadcast_object_list",
-    "gather_object", "scatter_object_list", "send_object_list", "recv_object_list", "wait",
-})
-RENDEZVOUS_METHODS = frozenset({
-    "_create_c10d_store", "_env_rendezvous_handler", "_tcp_rendezvous_handler", "rendezvous",
-    "_store_based_barrier", "init_process_group", "next_rendezvous", "_rendezvous",
-    "_initialize_workers", "sync", "_get_store", "get_store",
-})
-RENDEZVOUS_FILES = ("torch/distributed/rendezvous.py", "torch/distributed/elastic/rendezvous/",
-                    C10D_PY)
+COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_reduce_coalesced",
+        "barrier",
+        "monitored_barrier",
+        "broadcast",
+        "all_gather",
+        "all_gather_into_tensor",
+        "_all_gather_base",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "reduce",
+        "gather",
+        "scatter",
+        "all_to_all",
+        "all_to_all_single",
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+        "batch_isend_irecv",
+        "all_gather_object",
+        "broadcast_object_list",
+        "gather_object",
+        "scatter_object_list",
+        "send_object_list",
+        "recv_object_list",
+        "wait",
+    }
+)
+RENDEZVOUS_METHODS = frozenset(
+    {
+        "_create_c10d_store",
+        "_env_rendezvous_handler",
+        "_tcp_rendezvous_handler",
+        "rendezvous",
+        "_store_based_barrier",
+        "init_process_group",
+        "next_rendezvous",
+        "_rendezvous",
+        "_initialize_workers",
+        "sync",
+        "_get_store",
+        "get_store",
+    }
+)
+RENDEZVOUS_FILES = ("torch/distributed/rendezvous.py", "torch/distributed/elastic/rendezvous/", C10D_PY)
 
 # --- torch.compile ---------------------------------------------------------------------------------
 COMPILE_DIRS = ("/torch/_dynamo/", "/torch/_inductor/", "/torch/_functorch/", "/triton/")
 
 # --- network -----------------------------------------------------------------------------------------
 NETWORK_STDLIB = (
-    ("socket.py", frozenset({"recv", "recv_into", "recvfrom", "connect", "create_connection", "accept",
-                             "sendall", "send", "getaddrinfo", "readinto"})),
+    (
+        "socket.py",
+        frozenset(
+            {
+                "recv",
+                "recv_into",
+                "recvfrom",
+                "connect",
+                "create_connection",
+                "accept",
+                "sendall",
+                "send",
+                "getaddrinfo",
+                "readinto",
+            }
+        ),
+    ),
     ("ssl.py", frozenset({"read", "recv", "recv_into", "do_handshake", "connect", "sendall"})),
     ("http/client.py", None),
     ("urllib/request.py", None),
     ("ftplib.py", None),
     ("smtplib.py", None),
 )
-NETWORK_PACKAGES = ("/urllib3/", "/requests/", "/httpx/", "/httpcore/", "/aiohttp/", "/huggingface_hub/",
-                    "/botocore/", "/boto3/", "/s3fs/", "/gcsfs/", "/fsspec/implementations/http",
-                    "/grpc/", "/websocket", "/wandb/sdk/lib/sock_client", "/datasets/utils/file_utils",
-                    "/datasets/iterable_dataset")
+NETWORK_PACKAGES = (
+    "/urllib3/",
+    "/requests/",
+    "/httpx/",
+    "/httpcore/",
+    "/aiohttp/",
+    "/huggingface_hub/",
+    "/botocore/",
+    "/boto3/",
+    "/s3fs/",
+    "/gcsfs/",
+    "/fsspec/implementations/http",
+    "/grpc/",
+    "/websocket",
+    "/wandb/sdk/lib/sock_client",
+    "/datasets/utils/file_utils",
+    "/datasets/iterable_dataset",
+)
 # Kernel wait channels of a thread blocked on a TCP/UDP socket (not the unix sockets that
 # multiprocessing uses: those wait in unix_stream_* and are excluded on purpose).
-NETWORK_WCHANS = ("sk_wait_data", "inet_csk_accept", "tcp_", "inet_wait_for_connect", "udp_",
-                  "__skb_wait_for_more_packets")
+NETWORK_WCHANS = (
+    "sk_wait_data",
+    "inet_csk_accept",
+    "tcp_",
+    "inet_wait_for_connect",
+    "udp_",
+    "__skb_wait_for_more_packets",
+)
 
 NETWORK_FD_PREFIXES = ("tcp ", "udp ")  # capture's description of a blocked call's socket
 NETWORK_FILESYSTEMS = ("nfs", "cifs", "smb", "fuse", "lustre", "gpfs", "beegfs", "ceph", "gluster", "9p")
 
 # --- waiting on a child process ------------------------------------------------------------------------
 CHILD_WAIT = (
-    ("subprocess.py", frozenset({"wait", "_wait", "communicate", "_communicate", "_try_wait", "run", "call",
-                                 "check_call", "check_output"})),
+    (
+        "subprocess.py",
+        frozenset(
+            {"wait", "_wait", "communicate", "_communicate", "_try_wait", "run", "call", "check_call", "check_output"}
+        ),
+    ),
     ("multiprocessing/popen_fork.py", frozenset({"wait", "poll"})),
     ("multiprocessing/process.py", frozenset({"join"})),
     ("multiprocessing/pool.py", frozenset({"join", "get", "wait"})),
@@ -148,14 +227,17 @@ WAIT_FOR_WORK = (
 )
 WORK_READ = (
     ("multiprocessing/queues.py", frozenset({"get", "_recv_bytes"})),
-    ("multiprocessing/connection.py", frozenset({"recv", "recv_bytes", "_recv_bytes", "_recv", "poll", "_poll",
-                                                 "wait"})),
+    (
+        "multiprocessing/connection.py",
+        frozenset({"recv", "recv_bytes", "_recv_bytes", "_recv", "poll", "_poll", "wait"}),
+    ),
     ("multiprocessing/synchronize.py", frozenset({"__enter__", "acquire"})),  # the queue's read lock
     ("threading.py", frozenset({"wait", "acquire"})),
 )
 # The main side of a pool: waiting for results (Pool.map/starmap/apply, AsyncResult.get).
-POOL_RESULT_WAIT = (("multiprocessing/pool.py", frozenset({"map", "starmap", "get", "wait", "apply", "imap",
-                                                           "next", "__next__"})),)
+POOL_RESULT_WAIT = (
+    ("multiprocessing/pool.py", frozenset({"map", "starmap", "get", "wait", "apply", "imap", "next", "__next__"})),
+)
 SLEEP_SYSCALLS = frozenset({"nanosleep", "clock_nanosleep"})
 CHILD_WAIT_WCHAN = "do_wait"
 PIPE_WCHANS = ("pipe_read", "pipe_wait")  # anon_pipe_read on 6.x kernels
@@ -168,8 +250,11 @@ THREAD_SYNC = (
     ("asyncio/base_events.py", frozenset({"run_until_complete"})),
 )
 # A source line that takes a lock: ``with lock:``, ``with self._lock:``, ``lock.acquire()``.
-LOCK_LINE = re.compile(r"^\s*(with\s+[\w.\[\]()]*(lock|mutex|mtx|sem|cond)\w*[\w.\[\]()]*\s*(,|:|as)|"
-                       r".*\b[\w.]*(lock|mutex|mtx|sem)\w*\.acquire\()", re.IGNORECASE)
+LOCK_LINE = re.compile(
+    r"^\s*(with\s+[\w.\[\]()]*(lock|mutex|mtx|sem|cond)\w*[\w.\[\]()]*\s*(,|:|as)|"
+    r".*\b[\w.]*(lock|mutex|mtx|sem)\w*\.acquire\()",
+    re.IGNORECASE,
+)
 SLEEP_LINE = re.compile(r"\b(time\.)?sleep\(")
 LONG_TIMER_S = 86400.0  # a sleep this long (a day) ends after every bound hangwatch keeps: it is a hang
 
@@ -184,9 +269,15 @@ def sleep_timer(code: str | None) -> float | None:
     except SyntaxError:
         return None
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and (
+        if (
+            isinstance(node, ast.Call)
+            and len(node.args) == 1
+            and not node.keywords
+            and (
                 (isinstance(node.func, ast.Attribute) and node.func.attr == "sleep")
-                or (isinstance(node.func, ast.Name) and node.func.id == "sleep")):
+                or (isinstance(node.func, ast.Name) and node.func.id == "sleep")
+            )
+        ):
             return _number(node.args[0])
     return None
 
@@ -212,11 +303,22 @@ def _number(node: ast.expr) -> float | None:
         except (OverflowError, ZeroDivisionError):
             return None
     return None
+
+
 # Threads that every DataLoader / multiprocessing process has; they are not "user threads" that
 # could hold a user lock at fork time.
-INTERNAL_THREAD_NAMES = ("QueueFeederThread", "_serve", "_pin_memory_loop", "pt_data_worker", "pt_elastic",
-                         "RendezvousKeepAliveTimer", "_handle_workers", "_handle_tasks", "_handle_results",
-                         "hangwatch-flight")
+INTERNAL_THREAD_NAMES = (
+    "QueueFeederThread",
+    "_serve",
+    "_pin_memory_loop",
+    "pt_data_worker",
+    "pt_elastic",
+    "RendezvousKeepAliveTimer",
+    "_handle_workers",
+    "_handle_tasks",
+    "_handle_results",
+    "hangwatch-flight",
+)
 # Fork frames: a stack that starts with the parent's copy up to Popen._launch is a forked child.
 FORK_LAUNCH = ("multiprocessing/popen_fork.py", frozenset({"_launch"}))
 
@@ -420,9 +522,7 @@ COMPUTING_FIX = (
 )
 
 # process
-STOPPED_FIX = (
-    "kill -CONT PID (or `fg` in the shell that suspended it); a debugger attached to it: detach.",
-)
+STOPPED_FIX = ("kill -CONT PID (or `fg` in the shell that suspended it); a debugger attached to it: detach.",)
 LOST_WORK_FIX = (
     "multiprocessing.Pool never reports a worker that died with a task: its result never comes. Use "
     "concurrent.futures.ProcessPoolExecutor, which raises BrokenProcessPool when a worker dies.",
@@ -456,27 +556,45 @@ COLLECTIVE_STALLED_FIX = (
 # (marker in the .so path, what it is, the fix). Verified: libgomp + MKL sgemm in a child forked after
 # the parent ran a parallel matmul, torch 2.13 CPU (tests/scenarios/omp_after_fork.py).
 NATIVE_FORK_CULPRITS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("libgomp", "OpenMP (libgomp)", (
-        "Set OMP_NUM_THREADS=1 (or torch.set_num_threads(1)) in the child before it runs torch ops: GNU OpenMP's "
-        "thread pool does not survive fork.",
-        "Start workers with spawn or forkserver instead of fork (multiprocessing_context='spawn').",
-        "Or keep the parent from running parallel ops before it forks.")),
-    ("libiomp", "OpenMP (Intel libiomp)", (
-        "Set OMP_NUM_THREADS=1 in the child before it runs torch ops, or start it with spawn/forkserver.",)),
-    ("mkl", "MKL", (
-        "Set MKL_NUM_THREADS=1 / OMP_NUM_THREADS=1 in the child, or start it with spawn/forkserver.",)),
-    ("tokenizers", "tokenizers (rayon thread pool)", (
-        "Set TOKENIZERS_PARALLELISM=false before the fork (DataLoader workers, multiprocessing).",
-        "Or tokenize in the workers only, or start them with spawn.")),
-    ("libcuda", "CUDA", (
-        "CUDA cannot be used in a forked child: use multiprocessing_context='spawn' (or forkserver), and do not "
-        "touch CUDA in the parent before forking workers that use it.",)),
-    ("libcudart", "CUDA runtime", (
-        "CUDA cannot be used in a forked child: use multiprocessing_context='spawn' (or forkserver).",)),
-    ("libnccl", "NCCL", (
-        "Do not fork after init_process_group with NCCL; start helper processes with spawn.",)),
-    ("libamdhip", "ROCm (HIP)", (
-        "ROCm and fork do not mix: use multiprocessing_context='spawn', or num_workers=0.",)),
+    (
+        "libgomp",
+        "OpenMP (libgomp)",
+        (
+            "Set OMP_NUM_THREADS=1 (or torch.set_num_threads(1)) in the child before it runs torch ops: GNU OpenMP's "
+            "thread pool does not survive fork.",
+            "Start workers with spawn or forkserver instead of fork (multiprocessing_context='spawn').",
+            "Or keep the parent from running parallel ops before it forks.",
+        ),
+    ),
+    (
+        "libiomp",
+        "OpenMP (Intel libiomp)",
+        ("Set OMP_NUM_THREADS=1 in the child before it runs torch ops, or start it with spawn/forkserver.",),
+    ),
+    ("mkl", "MKL", ("Set MKL_NUM_THREADS=1 / OMP_NUM_THREADS=1 in the child, or start it with spawn/forkserver.",)),
+    (
+        "tokenizers",
+        "tokenizers (rayon thread pool)",
+        (
+            "Set TOKENIZERS_PARALLELISM=false before the fork (DataLoader workers, multiprocessing).",
+            "Or tokenize in the workers only, or start them with spawn.",
+        ),
+    ),
+    (
+        "libcuda",
+        "CUDA",
+        (
+            "CUDA cannot be used in a forked child: use multiprocessing_context='spawn' (or forkserver), and do not "
+            "touch CUDA in the parent before forking workers that use it.",
+        ),
+    ),
+    (
+        "libcudart",
+        "CUDA runtime",
+        ("CUDA cannot be used in a forked child: use multiprocessing_context='spawn' (or forkserver).",),
+    ),
+    ("libnccl", "NCCL", ("Do not fork after init_process_group with NCCL; start helper processes with spawn.",)),
+    ("libamdhip", "ROCm (HIP)", ("ROCm and fork do not mix: use multiprocessing_context='spawn', or num_workers=0.",)),
 )
 
 # gpu: what each NVIDIA Xid means (NVIDIA's Xid catalog), and the fixes per kind of fault

@@ -170,10 +170,19 @@ class _Beats:
             if not isinstance(path, (str, os.PathLike)):
                 return
             n = int(step) if step is not None else (self.step if self.step >= 0 else None)
-            line = json.dumps({"at": time.time(), "pid": os.getpid(), "rank": self.rank, "kind": kind,
-                               "path": os.path.abspath(os.fspath(path)), "step": n})
-            fd = os.open(os.path.join(self.directory, "checkpoints.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-                         0o644)
+            line = json.dumps(
+                {
+                    "at": time.time(),
+                    "pid": os.getpid(),
+                    "rank": self.rank,
+                    "kind": kind,
+                    "path": os.path.abspath(os.fspath(path)),
+                    "step": n,
+                }
+            )
+            fd = os.open(
+                os.path.join(self.directory, "checkpoints.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+            )
             try:
                 os.write(fd, (line + "\n").encode())  # one write of one short line: appends never interleave
             finally:
@@ -240,14 +249,23 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
     _attach_remedy(dataloader)
     import torch.serialization
 
-    save = _recorded(beats, "torch.save", lambda a, k: a[1] if len(a) > 1 else k.get("f"),
-                     _in_phase(beats, "checkpoint", beats.phase_timeout, torch.serialization.save))
+    save = _recorded(
+        beats,
+        "torch.save",
+        lambda a, k: a[1] if len(a) > 1 else k.get("f"),
+        _in_phase(beats, "checkpoint", beats.phase_timeout, torch.serialization.save),
+    )
     torch.serialization.save = save
     torch.save = save
 
 
-def _recorded(beats: _Beats, kind: str, where: Callable[[tuple[Any, ...], dict[str, Any]], Any],
-              fn: Callable[..., Any], step: Callable[[tuple[Any, ...]], Any] | None = None) -> Callable[..., Any]:
+def _recorded(
+    beats: _Beats,
+    kind: str,
+    where: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    fn: Callable[..., Any],
+    step: Callable[[tuple[Any, ...]], Any] | None = None,
+) -> Callable[..., Any]:
     """``fn`` that, once it has returned, records the checkpoint ``where(args, kwargs)`` names."""
 
     @functools.wraps(fn)
@@ -330,7 +348,7 @@ def _attach_remedy(dataloader: Any) -> None:
     if overrides.get("multiprocessing_context") in ("spawn", "forkserver") and not _main_is_guarded():
         # spawn re-imports the main script in each worker: without the guard the job would crash.
         overrides = {"num_workers": 0}
-        guard = "spawn needs `if __name__ == \"__main__\":` in the main script"
+        guard = 'spawn needs `if __name__ == "__main__":` in the main script'
     cls = dataloader.DataLoader
     original = cls.__init__
     signature = inspect.signature(original)
@@ -349,17 +367,22 @@ def _attach_remedy(dataloader: Any) -> None:
         if changed.get("multiprocessing_context") in ("spawn", "forkserver") and changed.get("num_workers"):
             why_not = _unpicklable(changed)
             if why_not:  # spawn would crash at the first batch: no workers is the safe remedy left
-                changed = {k: v for k, v in changed.items()
-                           if k not in ("multiprocessing_context", "persistent_workers", "prefetch_factor")}
+                changed = {
+                    k: v
+                    for k, v in changed.items()
+                    if k not in ("multiprocessing_context", "persistent_workers", "prefetch_factor")
+                }
                 changed["num_workers"] = 0
                 note = f"spawn needs a picklable loader: {why_not}"
-        diff = {k: v for k, v in changed.items() if given.get(k, signature.parameters[k].default
-                                                          if k in signature.parameters else None) != v}
+        diff = {
+            k: v
+            for k, v in changed.items()
+            if given.get(k, signature.parameters[k].default if k in signature.parameters else None) != v
+        }
         text = ", ".join(f"{k}={v!r}" for k, v in sorted(diff.items()))
         if text and text not in said:
             said.add(text)
-            sys.stderr.write(f"hangwatch: remedy for {why}: DataLoader({text})"
-                             + (f" ({note})" if note else "") + "\n")
+            sys.stderr.write(f"hangwatch: remedy for {why}: DataLoader({text})" + (f" ({note})" if note else "") + "\n")
         original(self, **changed)
 
     cls.__init__ = __init__
@@ -375,8 +398,11 @@ def _attach_dcp(beats: _Beats, module: Any) -> None:
     for name in ("save", "async_save"):
         fn = getattr(module, name, None)
         if fn is not None:
-            setattr(module, name, _recorded(beats, "dcp", _dcp_path,
-                                            _in_phase(beats, "checkpoint", beats.phase_timeout, fn)))
+            setattr(
+                module,
+                name,
+                _recorded(beats, "dcp", _dcp_path, _in_phase(beats, "checkpoint", beats.phase_timeout, fn)),
+            )
 
 
 def _attach_lightning(beats: _Beats, module: Any) -> None:
@@ -432,15 +458,21 @@ def _attach_transformers(beats: _Beats, module: Any) -> None:
             path = os.path.join(out, f"checkpoint-{step}")
             return path if os.path.isdir(path) else None
 
-        trainer._save_checkpoint = _recorded(beats, "transformers", hf_dir, trainer._save_checkpoint,
-                                             step=lambda a: a[0].state.global_step)
+        trainer._save_checkpoint = _recorded(
+            beats, "transformers", hf_dir, trainer._save_checkpoint, step=lambda a: a[0].state.global_step
+        )
 
 
 def _attach_lightning_trainer(beats: _Beats, module: Any) -> None:
     trainer = getattr(module, "Trainer", None)
     if trainer is not None and hasattr(trainer, "save_checkpoint"):
-        trainer.save_checkpoint = _recorded(beats, "lightning", lambda a, k: a[1] if len(a) > 1 else k.get("filepath"),
-                                            trainer.save_checkpoint, step=lambda a: a[0].global_step)
+        trainer.save_checkpoint = _recorded(
+            beats,
+            "lightning",
+            lambda a, k: a[1] if len(a) > 1 else k.get("filepath"),
+            trainer.save_checkpoint,
+            step=lambda a: a[0].global_step,
+        )
 
 
 # --- torch's flight recorder, read from outside (issue [2/5]) -------------------------------------------------------
@@ -586,8 +618,9 @@ WATCH: dict[str, Callable[[_Beats, Any], None]] = {
 class _Loader:
     """The real loader; after it has run the module, attach what is watched for it."""
 
-    def __init__(self, loader: Any, attach: Callable[[_Beats, Any], None], beats: _Beats,
-                 pending: dict[str, Any], name: str) -> None:
+    def __init__(
+        self, loader: Any, attach: Callable[[_Beats, Any], None], beats: _Beats, pending: dict[str, Any], name: str
+    ) -> None:
         self._loader = loader
         self._attach = attach
         self._beats = beats

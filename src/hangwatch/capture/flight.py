@@ -162,8 +162,9 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
     try:
         data = json.loads(raw.text)
     except ValueError as err:
-        return FlightRecord(answered=False, via=raw.via, error=f"the dump is not JSON ({err})",
-                            seconds=round(raw.seconds, 3))
+        return FlightRecord(
+            answered=False, via=raw.via, error=f"the dump is not JSON ({err})", seconds=round(raw.seconds, 3)
+        )
     entries = []
     for e in data.get("entries") or ():
         created = float(e.get("time_created_ns") or 0) / 1e9
@@ -173,12 +174,23 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
         backend, _, op = name.partition(":")
         frames = tuple(_frame(f) for f in e.get("frames") or ())
         user = next((f for f in frames if sg.is_user(f)), None)
-        entries.append(CollectiveEntry(
-            group=_group(e), seq=int(e.get("collective_seq_id") or 0), p2p_seq=int(e.get("p2p_seq_id") or 0),
-            op=op or name, backend=backend if op else None, state=str(e.get("state") or ""),
-            retired=bool(e.get("retired")), created_at=created, input_sizes=_sizes(e.get("input_sizes")),
-            output_sizes=_sizes(e.get("output_sizes")), dtypes=tuple(str(d) for d in e.get("input_dtypes") or ()),
-            frame=user, timeout_ms=int(e.get("timeout_ms") or 0) or None))
+        entries.append(
+            CollectiveEntry(
+                group=_group(e),
+                seq=int(e.get("collective_seq_id") or 0),
+                p2p_seq=int(e.get("p2p_seq_id") or 0),
+                op=op or name,
+                backend=backend if op else None,
+                state=str(e.get("state") or ""),
+                retired=bool(e.get("retired")),
+                created_at=created,
+                input_sizes=_sizes(e.get("input_sizes")),
+                output_sizes=_sizes(e.get("output_sizes")),
+                dtypes=tuple(str(d) for d in e.get("input_dtypes") or ()),
+                frame=user,
+                timeout_ms=int(e.get("timeout_ms") or 0) or None,
+            )
+        )
     by_group: dict[str, list[CollectiveEntry]] = {}
     for c in entries:
         by_group.setdefault(c.group, []).append(c)
@@ -186,13 +198,25 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
     status = []
     for pg, st in (data.get("pg_status") or {}).items():
         if isinstance(st, dict):
-            status.append(GroupStatus(group=str(pg), last_enqueued=_int(st.get("last_enqueued_collective")),
-                                      last_started=_int(st.get("last_started_collective")),
-                                      last_completed=_int(st.get("last_completed_collective"))))
-    return FlightRecord(answered=True, via=raw.via, error=None, seconds=round(raw.seconds, 3), entries=kept,
-                        status=tuple(status), has_frames=raw.via != "fr_trace_json" and any(
-                            c.frame is not None for c in kept), version=str(data.get("version") or "") or None,
-                        raw=raw.text)
+            status.append(
+                GroupStatus(
+                    group=str(pg),
+                    last_enqueued=_int(st.get("last_enqueued_collective")),
+                    last_started=_int(st.get("last_started_collective")),
+                    last_completed=_int(st.get("last_completed_collective")),
+                )
+            )
+    return FlightRecord(
+        answered=True,
+        via=raw.via,
+        error=None,
+        seconds=round(raw.seconds, 3),
+        entries=kept,
+        status=tuple(status),
+        has_frames=raw.via != "fr_trace_json" and any(c.frame is not None for c in kept),
+        version=str(data.get("version") or "") or None,
+        raw=raw.text,
+    )
 
 
 def _int(v: Any) -> int | None:

@@ -144,8 +144,10 @@ class GpuSampler:
         values; the processes holding memory, the job's marked."""
         notes = []
         if self.stuck:
-            notes.append(f"a GPU read ({self.backend.name}) did not return within {SMI_TIMEOUT_S:.0f} s: a lost GPU "
-                         "or a hung driver blocks such calls")
+            notes.append(
+                f"a GPU read ({self.backend.name}) did not return within {SMI_TIMEOUT_S:.0f} s: a lost GPU "
+                "or a hung driver blocks such calls"
+            )
         if self.error:
             notes.append(f"GPU read failed: {self.error}")
         if not self.readings:
@@ -159,11 +161,23 @@ def merge_readings(backend: GpuBackend, readings: list[Reading], job: set[int], 
     devices = []
     for d in last.devices:
         same = [x for r in readings for x in r.devices if x.index == d.index]
-        devices.append(replace(d, util_percent=tuple(v for x in same for v in x.util_percent),
-                               mem_util_percent=tuple(v for x in same for v in x.mem_util_percent)))
+        devices.append(
+            replace(
+                d,
+                util_percent=tuple(v for x in same for v in x.util_percent),
+                mem_util_percent=tuple(v for x in same for v in x.mem_util_percent),
+            )
+        )
     procs = {(pid, gpu): mib for pid, gpu, mib in last.processes}
     return GpuEvidence(
-        backend=backend.name, driver=backend.driver, library=backend.library, devices=tuple(devices),
-        processes=tuple(GpuProcessMemory(pid, gpu, None if mib is None else round(mib, 1), pid in job)
-                        for (pid, gpu), mib in sorted(procs.items())),
-        reads=len(readings), read_stuck=stuck)
+        backend=backend.name,
+        driver=backend.driver,
+        library=backend.library,
+        devices=tuple(devices),
+        processes=tuple(
+            GpuProcessMemory(pid, gpu, None if mib is None else round(mib, 1), pid in job)
+            for (pid, gpu), mib in sorted(procs.items())
+        ),
+        reads=len(readings),
+        read_stuck=stuck,
+    )

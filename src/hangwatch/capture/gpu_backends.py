@@ -25,14 +25,20 @@ MIB = 1024 * 1024
 # NVML clocks event (throttle) reason bits, as nvidia-ml-py defines them. GpuIdle is left out: an idle
 # GPU is not throttled.
 THROTTLE_BITS = {
-    0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x10: "sync_boost",
-    0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown", 0x80: "hw_power_brake_slowdown",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
 }
 
 
 @dataclass(frozen=True)
 class Reading:
     """One read of every GPU: devices and the processes holding memory on them."""
+
     devices: tuple[GpuDevice, ...]  # util_percent / mem_util_percent hold this read's one value
     processes: tuple[tuple[int, int, float | None], ...] = ()  # (pid, device index, MiB)
 
@@ -98,20 +104,26 @@ class NvmlBackend:
             ecc_c = _try(n.nvmlDeviceGetTotalEccErrors, h, 0, 0)  # corrected, volatile
             retired = [_try(n.nvmlDeviceGetRetiredPages, h, cause) for cause in (0, 1)]
             persistence = _try(n.nvmlDeviceGetPersistenceMode, h)
-            devices.append(GpuDevice(
-                index=i, name=_text(_try(n.nvmlDeviceGetName, h)) or f"GPU {i}", vendor="nvidia",
-                bus_id=_text(getattr(pci, "busId", None)),
-                util_percent=() if util is None else (float(util.gpu),),
-                mem_util_percent=() if util is None else (float(util.memory),),
-                memory_used_mib=None if mem is None else mem.used / MIB,
-                memory_total_mib=None if mem is None else mem.total / MIB,
-                temperature_c=_f(_try(n.nvmlDeviceGetTemperature, h, 0)),
-                power_w=None if power is None else power / 1000, power_limit_w=None if limit is None else limit / 1000,
-                throttle_reasons=throttle_names(int(reasons)) if reasons is not None else (),
-                ecc_uncorrected=None if ecc_u is None else int(ecc_u),
-                ecc_corrected=None if ecc_c is None else int(ecc_c),
-                retired_pages=None if all(r is None for r in retired) else sum(len(r or ()) for r in retired),
-                persistence_mode=None if persistence is None else bool(persistence)))
+            devices.append(
+                GpuDevice(
+                    index=i,
+                    name=_text(_try(n.nvmlDeviceGetName, h)) or f"GPU {i}",
+                    vendor="nvidia",
+                    bus_id=_text(getattr(pci, "busId", None)),
+                    util_percent=() if util is None else (float(util.gpu),),
+                    mem_util_percent=() if util is None else (float(util.memory),),
+                    memory_used_mib=None if mem is None else mem.used / MIB,
+                    memory_total_mib=None if mem is None else mem.total / MIB,
+                    temperature_c=_f(_try(n.nvmlDeviceGetTemperature, h, 0)),
+                    power_w=None if power is None else power / 1000,
+                    power_limit_w=None if limit is None else limit / 1000,
+                    throttle_reasons=throttle_names(int(reasons)) if reasons is not None else (),
+                    ecc_uncorrected=None if ecc_u is None else int(ecc_u),
+                    ecc_corrected=None if ecc_c is None else int(ecc_c),
+                    retired_pages=None if all(r is None for r in retired) else sum(len(r or ()) for r in retired),
+                    persistence_mode=None if persistence is None else bool(persistence),
+                )
+            )
             for fn in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
                 for p in _try(getattr(n, fn, None), h) or ():
                     used = getattr(p, "usedGpuMemory", None)
@@ -164,6 +176,7 @@ def parse_nvidia_smi_xml(xml: str) -> tuple[Reading, str | None, str | None]:
     root = ET.fromstring(xml)  # noqa: S314 - nvidia-smi's own output
     devices, procs = [], []
     for i, gpu in enumerate(root.findall("gpu")):
+
         def t(path: str, g: Any = gpu) -> str | None:
             el = g.find(path)
             return el.text.strip() if el is not None and el.text else None
@@ -171,28 +184,52 @@ def parse_nvidia_smi_xml(xml: str) -> tuple[Reading, str | None, str | None]:
         reasons = gpu.find("clocks_event_reasons")
         if reasons is None:
             reasons = gpu.find("clocks_throttle_reasons")
-        active = tuple(sorted(
-            _SMI_REASONS[el.tag] for el in (reasons if reasons is not None else ())
-            if el.tag in _SMI_REASONS and (el.text or "").strip() == "Active"))
-        power = (t("gpu_power_readings/instant_power_draw") or t("gpu_power_readings/power_draw")
-                 or t("gpu_power_readings/average_power_draw") or t("power_readings/power_draw"))
-        limit = t("gpu_power_readings/current_power_limit") or t("power_readings/power_limit") or t(
-            "power_readings/enforced_power_limit")
-        retired = [t(f"retired_pages/{k}/retired_count") for k in ("multiple_single_bit_retirement",
-                                                                     "double_bit_retirement")]
+        active = tuple(
+            sorted(
+                _SMI_REASONS[el.tag]
+                for el in (reasons if reasons is not None else ())
+                if el.tag in _SMI_REASONS and (el.text or "").strip() == "Active"
+            )
+        )
+        power = (
+            t("gpu_power_readings/instant_power_draw")
+            or t("gpu_power_readings/power_draw")
+            or t("gpu_power_readings/average_power_draw")
+            or t("power_readings/power_draw")
+        )
+        limit = (
+            t("gpu_power_readings/current_power_limit")
+            or t("power_readings/power_limit")
+            or t("power_readings/enforced_power_limit")
+        )
+        retired = [
+            t(f"retired_pages/{k}/retired_count") for k in ("multiple_single_bit_retirement", "double_bit_retirement")
+        ]
         persistence = t("persistence_mode")
-        devices.append(GpuDevice(
-            index=i, name=t("product_name") or f"GPU {i}", vendor="nvidia", bus_id=gpu.get("id"),
-            util_percent=tuple(x for x in (_num(t("utilization/gpu_util")),) if x is not None),
-            mem_util_percent=tuple(x for x in (_num(t("utilization/memory_util")),) if x is not None),
-            memory_used_mib=_num(t("fb_memory_usage/used")), memory_total_mib=_num(t("fb_memory_usage/total")),
-            temperature_c=_num(t("temperature/gpu_temp")), power_w=_num(power), power_limit_w=_num(limit),
-            throttle_reasons=active,
-            ecc_uncorrected=_int(t("ecc_errors/volatile/dram_uncorrectable") or t(
-                "ecc_errors/volatile/double_bit/total")),
-            ecc_corrected=_int(t("ecc_errors/volatile/dram_correctable") or t("ecc_errors/volatile/single_bit/total")),
-            retired_pages=None if all(r is None for r in retired) else sum(_int(r) or 0 for r in retired),
-            persistence_mode=None if persistence is None else persistence == "Enabled"))
+        devices.append(
+            GpuDevice(
+                index=i,
+                name=t("product_name") or f"GPU {i}",
+                vendor="nvidia",
+                bus_id=gpu.get("id"),
+                util_percent=tuple(x for x in (_num(t("utilization/gpu_util")),) if x is not None),
+                mem_util_percent=tuple(x for x in (_num(t("utilization/memory_util")),) if x is not None),
+                memory_used_mib=_num(t("fb_memory_usage/used")),
+                memory_total_mib=_num(t("fb_memory_usage/total")),
+                temperature_c=_num(t("temperature/gpu_temp")),
+                power_w=_num(power),
+                power_limit_w=_num(limit),
+                throttle_reasons=active,
+                ecc_uncorrected=_int(
+                    t("ecc_errors/volatile/dram_uncorrectable") or t("ecc_errors/volatile/double_bit/total")
+                ),
+                ecc_corrected=_int(
+                    t("ecc_errors/volatile/dram_correctable") or t("ecc_errors/volatile/single_bit/total")
+                ),
+                retired_pages=None if all(r is None for r in retired) else sum(_int(r) or 0 for r in retired),
+                persistence_mode=None if persistence is None else persistence == "Enabled",
+            )
+        )
         for p in gpu.findall("processes/process_info"):
             pid = _int(t("pid", p))
             if pid is not None:
@@ -203,15 +240,20 @@ def parse_nvidia_smi_xml(xml: str) -> tuple[Reading, str | None, str | None]:
 
 
 _SMI_REASONS = {
-    "applications_clocks_setting": "applications_clocks_setting", "sw_power_cap": "sw_power_cap",
-    "hw_slowdown": "hw_slowdown", "hw_thermal_slowdown": "hw_thermal_slowdown",
-    "hw_power_brake_slowdown": "hw_power_brake_slowdown", "sync_boost": "sync_boost",
+    "applications_clocks_setting": "applications_clocks_setting",
+    "sw_power_cap": "sw_power_cap",
+    "hw_slowdown": "hw_slowdown",
+    "hw_thermal_slowdown": "hw_thermal_slowdown",
+    "hw_power_brake_slowdown": "hw_power_brake_slowdown",
+    "sync_boost": "sync_boost",
     "sw_thermal_slowdown": "sw_thermal_slowdown",
     "clocks_event_reason_applications_clocks_setting": "applications_clocks_setting",
-    "clocks_event_reason_sw_power_cap": "sw_power_cap", "clocks_event_reason_hw_slowdown": "hw_slowdown",
+    "clocks_event_reason_sw_power_cap": "sw_power_cap",
+    "clocks_event_reason_hw_slowdown": "hw_slowdown",
     "clocks_event_reason_hw_thermal_slowdown": "hw_thermal_slowdown",
     "clocks_event_reason_hw_power_brake_slowdown": "hw_power_brake_slowdown",
-    "clocks_event_reason_sync_boost": "sync_boost", "clocks_event_reason_sw_thermal_slowdown": "sw_thermal_slowdown",
+    "clocks_event_reason_sync_boost": "sync_boost",
+    "clocks_event_reason_sw_thermal_slowdown": "sw_thermal_slowdown",
 }
 
 
@@ -237,8 +279,18 @@ class NvidiaSmiBackend:
 
 
 # --- AMD: rocm-smi --json, sysfs ------------------------------------------------------------------------
-ROCM_ARGS = ["rocm-smi", "--showuse", "--showmemuse", "--showmeminfo", "vram", "--showtemp", "--showpower",
-             "--showproductname", "--showbus", "--json"]
+ROCM_ARGS = [
+    "rocm-smi",
+    "--showuse",
+    "--showmemuse",
+    "--showmeminfo",
+    "vram",
+    "--showtemp",
+    "--showpower",
+    "--showproductname",
+    "--showbus",
+    "--json",
+]
 
 
 def _pick(card: dict[str, Any], *needles: str) -> str | None:
@@ -254,23 +306,30 @@ def parse_rocm_smi(text: str, pids_text: str | None = None) -> tuple[Reading, st
     """(reading, driver version) from ``rocm-smi ... --json`` (and ``rocm-smi --showpids --json``)."""
     data = json.loads(text)
     devices = []
-    cards = sorted((k for k in data if k.startswith("card")), key=lambda k: int("".join(c for c in k if c.isdigit())
-                                                                                 or 0))
+    cards = sorted(
+        (k for k in data if k.startswith("card")), key=lambda k: int("".join(c for c in k if c.isdigit()) or 0)
+    )
     for i, key in enumerate(cards):
         c = data[key]
         used, total = _f(_pick(c, "vram total used")), _f(_pick(c, "vram total memory"))
         util = _f(_pick(c, "gpu use"))
         mem_util = _f(_pick(c, "memory allocated")) or _f(_pick(c, "memory activity"))
-        devices.append(GpuDevice(
-            index=i, name=_pick(c, "card series") or _pick(c, "device name") or _pick(c, "card model") or key,
-            vendor="amd",
-            bus_id=_pick(c, "pci bus"), util_percent=() if util is None else (util,),
-            mem_util_percent=() if mem_util is None else (mem_util,),
-            memory_used_mib=None if used is None else used / MIB,
-            memory_total_mib=None if total is None else total / MIB,
-            temperature_c=_f(_pick(c, "temperature", "edge")) or _f(_pick(c, "temperature", "junction")),
-            power_w=_f(_pick(c, "average graphics package power")) or _f(_pick(c, "current socket graphics package")),
-            power_limit_w=_f(_pick(c, "max graphics package power"))))
+        devices.append(
+            GpuDevice(
+                index=i,
+                name=_pick(c, "card series") or _pick(c, "device name") or _pick(c, "card model") or key,
+                vendor="amd",
+                bus_id=_pick(c, "pci bus"),
+                util_percent=() if util is None else (util,),
+                mem_util_percent=() if mem_util is None else (mem_util,),
+                memory_used_mib=None if used is None else used / MIB,
+                memory_total_mib=None if total is None else total / MIB,
+                temperature_c=_f(_pick(c, "temperature", "edge")) or _f(_pick(c, "temperature", "junction")),
+                power_w=_f(_pick(c, "average graphics package power"))
+                or _f(_pick(c, "current socket graphics package")),
+                power_limit_w=_f(_pick(c, "max graphics package power")),
+            )
+        )
     procs: list[tuple[int, int, float | None]] = []
     if pids_text:
         for k, v in json.loads(pids_text).get("system", {}).items():
@@ -307,7 +366,6 @@ class RocmSmiBackend:
         return parse_rocm_smi(self.run(ROCM_ARGS), pids)[0]
 
 
-
 class AmdSysfsBackend:
     """AMD through the amdgpu sysfs counters: busy percent and VRAM; no per-process memory."""
 
@@ -326,14 +384,22 @@ class AmdSysfsBackend:
         """One read of every card's counters."""
         out = []
         for i, dev in enumerate(self.cards):
-            busy, used, total = (_f(_read(dev / n)) for n in ("gpu_busy_percent", "mem_info_vram_used",
-                                                              "mem_info_vram_total"))
+            busy, used, total = (
+                _f(_read(dev / n)) for n in ("gpu_busy_percent", "mem_info_vram_used", "mem_info_vram_total")
+            )
             mem_busy = _f(_read(dev / "mem_busy_percent"))
-            out.append(GpuDevice(index=i, name=dev.parent.name, vendor="amd", bus_id=Path(os.path.realpath(dev)).name,
-                                 util_percent=() if busy is None else (busy,),
-                                 mem_util_percent=() if mem_busy is None else (mem_busy,),
-                                 memory_used_mib=None if used is None else used / MIB,
-                                 memory_total_mib=None if total is None else total / MIB))
+            out.append(
+                GpuDevice(
+                    index=i,
+                    name=dev.parent.name,
+                    vendor="amd",
+                    bus_id=Path(os.path.realpath(dev)).name,
+                    util_percent=() if busy is None else (busy,),
+                    mem_util_percent=() if mem_busy is None else (mem_busy,),
+                    memory_used_mib=None if used is None else used / MIB,
+                    memory_total_mib=None if total is None else total / MIB,
+                )
+            )
         return Reading(tuple(out))
 
 
@@ -372,10 +438,17 @@ class FakeBackend:
     def read(self) -> Reading:
         """The devices as written; processes by the rules above."""
         data = self._load()
-        devices = tuple(GpuDevice(**{**d, "util_percent": tuple(d.get("util_percent", ())),
-                                     "mem_util_percent": tuple(d.get("mem_util_percent", ())),
-                                     "throttle_reasons": tuple(d.get("throttle_reasons", ()))})
-                        for d in data.get("devices", ()))
+        devices = tuple(
+            GpuDevice(
+                **{
+                    **d,
+                    "util_percent": tuple(d.get("util_percent", ())),
+                    "mem_util_percent": tuple(d.get("mem_util_percent", ())),
+                    "throttle_reasons": tuple(d.get("throttle_reasons", ())),
+                }
+            )
+            for d in data.get("devices", ())
+        )
         now = time.monotonic()
         procs = []
         for p in data.get("processes", ()):
@@ -391,4 +464,4 @@ class FakeBackend:
 
 def _zombie(pid: int) -> bool:
     st = _read(Path(f"/proc/{pid}/stat"))
-    return st is not None and st[st.rfind(")") + 2: st.rfind(")") + 3] == "Z"
+    return st is not None and st[st.rfind(")") + 2 : st.rfind(")") + 3] == "Z"

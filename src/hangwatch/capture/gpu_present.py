@@ -12,5 +12,8 @@ DRM = Path("/sys/class/drm")
 def devices_present() -> bool:
     """Whether this machine has GPU device nodes (NVIDIA's /dev/nvidiaN, AMD's /dev/kfd or a DRM card
     with a busy counter)."""
-    return any(Path("/dev").glob("nvidia[0-9]*")) or Path("/dev/kfd").exists() or any(
-        DRM.glob("card[0-9]*/device/gpu_busy_percent"))
+    return (
+        any(Path("/dev").glob("nvidia[0-9]*"))
+        or Path("/dev/kfd").exists()
+        or any(DRM.glob("card[0-9]*/device/gpu_busy_percent"))
+    )

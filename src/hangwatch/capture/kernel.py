@@ -22,16 +22,24 @@ from hangwatch.redact import redact_text
 
 MAX_RECORDS = 200_000  # the ring buffer is bounded (16 MiB at most: ~160k records); so is our read
 
-XID = re.compile(r"NVRM: Xid \((?P<dev>[^)]*)\): (?P<code>\d+)(?:, pid=(?P<pid>\d+|'<unknown>'))?"
-                 r"(?:, name=(?P<name>[^,]*))?")
+XID = re.compile(
+    r"NVRM: Xid \((?P<dev>[^)]*)\): (?P<code>\d+)(?:, pid=(?P<pid>\d+|'<unknown>'))?"
+    r"(?:, name=(?P<name>[^,]*))?"
+)
 SXID = re.compile(r"SXid \((?P<dev>[^)]*)\): (?P<code>\d+)")
-OFF_BUS = re.compile(r"NVRM: GPU (?:at )?(?P<dev>\S+?):? has fallen off the bus|GPU has fallen off the bus|"
-                     r"fallen off the bus and is not responding")
+OFF_BUS = re.compile(
+    r"NVRM: GPU (?:at )?(?P<dev>\S+?):? has fallen off the bus|GPU has fallen off the bus|"
+    r"fallen off the bus and is not responding"
+)
 AMD_HOG = re.compile(r"workqueue: (?P<work>\S+) \[amdgpu\] hogged CPU for >(?P<us>\d+)us")
-AMD_FAULT = re.compile(r"amdgpu[^:]*:.*(?:ring \S+ timeout|MES failed to respond|GPU reset begin|GPU reset\(|"
-                       r"VM_L2_PROTECTION_FAULT|(?<!retry )page fault \(src_id)|\*ERROR\* ring \S+ timeout")
-OOM = re.compile(r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) "
-                 r"\((?P<name>.+?)\)(?=[ ,]|$)")
+AMD_FAULT = re.compile(
+    r"amdgpu[^:]*:.*(?:ring \S+ timeout|MES failed to respond|GPU reset begin|GPU reset\(|"
+    r"VM_L2_PROTECTION_FAULT|(?<!retry )page fault \(src_id)|\*ERROR\* ring \S+ timeout"
+)
+OOM = re.compile(
+    r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) "
+    r"\((?P<name>.+?)\)(?=[ ,]|$)"
+)
 OOM_TASK = re.compile(r"oom-kill:.*\btask=(?P<name>[^,]+),pid=(?P<pid>\d+)")
 HUNG = re.compile(r"INFO: task (?P<name>.+):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
 NFS_DOWN = re.compile(r"nfs: server (?P<server>\S+) not responding")
@@ -40,8 +48,6 @@ DMESG_TIME = re.compile(r"^\[\s*(?P<s>\d+\.\d+)\]\s?")
 CTIME = re.compile(r"^\[(?P<ctime>\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]\s?")  # dmesg -T
 SYSLOG = re.compile(r"^(?:\w{3} +\d+ \d\d:\d\d:\d\d \S+ )?kernel:\s?", re.IGNORECASE)  # journalctl/syslog, no year
 ISO_TIME = re.compile(r"^(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?)\s+\S+\s+kernel:\s?")
-
-
 
 
 def classify(text: str, at: float | None) -> KernelEvent | None:
@@ -55,9 +61,15 @@ def _classify(text: str, at: float | None) -> KernelEvent | None:
     if m := XID.search(text):
         pid = m.group("pid")
         name = (m.group("name") or "").strip()
-        return KernelEvent(at, "xid", text.strip(), code=int(m.group("code")),
-                           pid=int(pid) if pid and pid.isdigit() else None,
-                           name=name if name and name != "<unknown>" else None, device=m.group("dev"))
+        return KernelEvent(
+            at,
+            "xid",
+            text.strip(),
+            code=int(m.group("code")),
+            pid=int(pid) if pid and pid.isdigit() else None,
+            name=name if name and name != "<unknown>" else None,
+            device=m.group("dev"),
+        )
     if m := SXID.search(text):
         return KernelEvent(at, "sxid", text.strip(), code=int(m.group("code")), device=m.group("dev"))
     if m := OFF_BUS.search(text):
@@ -111,21 +123,21 @@ def parse_lines(lines: Iterable[str], booted: float) -> list[tuple[float | None,
         if not line or re.match(r"^[A-Z_]+=", line):  # kmsg continuation (KEY=value) lines
             continue
         if m := SYSLOG.match(line):
-            line = line[m.end():]  # the syslog time has no year: the line counts as "no time" unless dmesg's follows
+            line = line[m.end() :]  # the syslog time has no year: the line counts as "no time" unless dmesg's follows
         if m := CTIME.match(line):
             try:
                 at_ctime: float | None = datetime.strptime(m.group("ctime"), "%a %b %d %H:%M:%S %Y").timestamp()
             except ValueError:
                 at_ctime = None
-            out.append((at_ctime, line[m.end():]))
+            out.append((at_ctime, line[m.end() :]))
         elif m := DMESG_TIME.match(line):
-            out.append((booted + float(m.group("s")), line[m.end():]))
+            out.append((booted + float(m.group("s")), line[m.end() :]))
         elif m := ISO_TIME.match(line):
             try:
                 at: float | None = datetime.fromisoformat(m.group("iso").replace("Z", "+00:00")).timestamp()
             except ValueError:
                 at = None
-            out.append((at, line[m.end():]))
+            out.append((at, line[m.end() :]))
         elif re.match(r"^\d+,\d+,\d+,[^;]*;", line):
             out.append(parse_kmsg_record(line, booted))
         else:

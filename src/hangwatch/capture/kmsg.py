@@ -13,8 +13,10 @@ if TYPE_CHECKING:
 KMSG = Path("/dev/kmsg")
 FILE_ENV = "HANGWATCH_KMSG_FILE"
 MAX_EVENTS = 50  # the newest events kept
-NOT_READABLE = ("the kernel log is not readable (kernel.dmesg_restrict): run as root, or "
-                "`sudo sysctl kernel.dmesg_restrict=0`, to see GPU faults and OOM kills")
+NOT_READABLE = (
+    "the kernel log is not readable (kernel.dmesg_restrict): run as root, or "
+    "`sudo sysctl kernel.dmesg_restrict=0`, to see GPU faults and OOM kills"
+)
 
 
 class KmsgCursor:

@@ -104,10 +104,16 @@ def _short(value: str) -> str:
 
 
 def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRead], list[str]]:
-    procs = {pid: subprocess.Popen([py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"})
-             for pid in targets}
+    procs = {
+        pid: subprocess.Popen(
+            [py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
+        )
+        for pid in targets
+    }
     reads: list[LocalsRead] = []
     notes: list[str] = []
     deadline = time.monotonic() + TIMEOUT_S
@@ -131,17 +137,27 @@ def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRe
             tid = int(t.get("os_thread_id") or 0)
             if tid not in targets[pid]:
                 continue
-            frame = next((f for f in t.get("frames", []) if not sg.is_library_file(str(f.get("filename", "")))),
-                         None)
+            frame = next((f for f in t.get("frames", []) if not sg.is_library_file(str(f.get("filename", "")))), None)
             if frame is None:
                 continue
-            values = tuple((str(v.get("name")), _short(str(v.get("repr", "?"))))
-                           for v in (frame.get("locals") or [])[:MAX_LOCALS])
+            values = tuple(
+                (str(v.get("name")), _short(str(v.get("repr", "?")))) for v in (frame.get("locals") or [])[:MAX_LOCALS]
+            )
             file, line = str(frame.get("filename")), int(frame.get("line") or 0)
             loop = _loop_at(file, line)
-            reads.append(LocalsRead(at=now, tid=tid, function=str(frame.get("name")), file=file, line=line,
-                                    values=values, loop=loop[0] if loop else None, body=loop[1] if loop else None,
-                                    loop_line=loop[2] if loop else None))
+            reads.append(
+                LocalsRead(
+                    at=now,
+                    tid=tid,
+                    function=str(frame.get("name")),
+                    file=file,
+                    line=line,
+                    values=values,
+                    loop=loop[0] if loop else None,
+                    body=loop[1] if loop else None,
+                    loop_line=loop[2] if loop else None,
+                )
+            )
     return reads, notes
 
 
@@ -187,7 +203,17 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
                 file, function, line = places.pop()
                 loop = _loop_at(file, line)
                 if loop is not None:
-                    out.setdefault(pid, []).append(LocalsRead(at=samples[-1].at, tid=t.tid, function=function,
-                                                              file=file, line=line, values=(), loop=loop[0],
-                                                              body=loop[1], loop_line=loop[2]))
+                    out.setdefault(pid, []).append(
+                        LocalsRead(
+                            at=samples[-1].at,
+                            tid=t.tid,
+                            function=function,
+                            file=file,
+                            line=line,
+                            values=(),
+                            loop=loop[0],
+                            body=loop[1],
+                            loop_line=loop[2],
+                        )
+                    )
     return {pid: tuple(rs) for pid, rs in out.items()}

@@ -25,18 +25,57 @@ DATALOADER_WORKER_COMM = "pt_data_worker"
 # torchrun's elastic agent renames itself (verified on torch 2.13).
 ELASTIC_AGENT_COMM = "pt_elastic"
 COMPILE_WORKER_MARKERS = ("_inductor/compile_worker", "torch._inductor.compile_worker")
-COMPILER_COMMS = frozenset({"cc1plus", "cc1", "as", "ld", "collect2", "gcc", "g++", "c++", "clang",
-                            "clang++", "ptxas", "nvcc", "cicc"})
+COMPILER_COMMS = frozenset(
+    {"cc1plus", "cc1", "as", "ld", "collect2", "gcc", "g++", "c++", "clang", "clang++", "ptxas", "nvcc", "cicc"}
+)
 # Processes a job never belongs to: we stop climbing the tree when we reach one.
-SHELL_COMMS = frozenset({"bash", "sh", "zsh", "fish", "dash", "tmux: server", "tmux", "screen", "sshd",
-                         "systemd", "init", "login", "su", "sudo", "srun", "slurmstepd", "docker-init",
-                         "tini", "dumb-init", "containerd-shim"})
+SHELL_COMMS = frozenset(
+    {
+        "bash",
+        "sh",
+        "zsh",
+        "fish",
+        "dash",
+        "tmux: server",
+        "tmux",
+        "screen",
+        "sshd",
+        "systemd",
+        "init",
+        "login",
+        "su",
+        "sudo",
+        "srun",
+        "slurmstepd",
+        "docker-init",
+        "tini",
+        "dumb-init",
+        "containerd-shim",
+    }
+)
 # Environment keys the rules read. Nothing else of a target's environment is kept (secrets).
-ENV_KEYS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
-            "MASTER_PORT", "TORCHELASTIC_RUN_ID", "PYTHONUNBUFFERED", "TOKENIZERS_PARALLELISM",
-            "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS", "TORCHDYNAMO_DISABLE",
-            "CUDA_VISIBLE_DEVICES", "HANGWATCH_RUN_DIR", "HANGWATCH_ATTEMPT", "HANGWATCH_HEARTBEAT_DIR",
-            "HANGWATCH_SUPERVISOR_PID", "NODE_RANK")
+ENV_KEYS = (
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "TORCHELASTIC_RUN_ID",
+    "PYTHONUNBUFFERED",
+    "TOKENIZERS_PARALLELISM",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "TORCHINDUCTOR_COMPILE_THREADS",
+    "TORCHDYNAMO_DISABLE",
+    "CUDA_VISIBLE_DEVICES",
+    "HANGWATCH_RUN_DIR",
+    "HANGWATCH_ATTEMPT",
+    "HANGWATCH_HEARTBEAT_DIR",
+    "HANGWATCH_SUPERVISOR_PID",
+    "NODE_RANK",
+)
 # The supervisor's pid, which `hangwatch run` puts in the job's environment (the job's processes inherit it).
 SUPERVISOR_ENV = "HANGWATCH_SUPERVISOR_PID"
 
@@ -72,11 +111,19 @@ def read_stat(path: Path) -> Stat | None:
         return None
     # comm may hold spaces and parentheses: split at the last ')'.
     lpar, rpar = raw.find("("), raw.rfind(")")
-    fields = raw[rpar + 2:].split()
+    fields = raw[rpar + 2 :].split()
     try:
-        return Stat(comm=raw[lpar + 1:rpar], state=fields[0], ppid=int(fields[1]), pgid=int(fields[2]),
-                    sid=int(fields[3]), utime=int(fields[11]), stime=int(fields[12]),
-                    num_threads=int(fields[17]), starttime=int(fields[19]))
+        return Stat(
+            comm=raw[lpar + 1 : rpar],
+            state=fields[0],
+            ppid=int(fields[1]),
+            pgid=int(fields[2]),
+            sid=int(fields[3]),
+            utime=int(fields[11]),
+            stime=int(fields[12]),
+            num_threads=int(fields[17]),
+            starttime=int(fields[19]),
+        )
     except (IndexError, ValueError):
         return None
 
@@ -199,6 +246,7 @@ def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
 @dataclass(frozen=True)
 class JobMember:
     """A process found to belong to the job, with what capture needs to know of it."""
+
     pid: int
     orphan: bool  # found by process group/session, not as a descendant of the root
 
@@ -290,8 +338,17 @@ def main_pid_of(root: int, members: list[JobMember]) -> int:
 MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
 
 
-def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, ...], env: dict[str, str],
-                parent_env: dict[str, str], orphan: bool, thread_comms: list[str]) -> Role:
+def assign_role(
+    pid: int,
+    root: int,
+    main: int,
+    comm: str,
+    cmdline: tuple[str, ...],
+    env: dict[str, str],
+    parent_env: dict[str, str],
+    orphan: bool,
+    thread_comms: list[str],
+) -> Role:
     """The role of a job member: main, worker, rank, launcher, compile worker, child, orphan."""
     from hangwatch.evidence import Role  # here: the supervisor's start does not pay for evidence's import
 
@@ -307,8 +364,11 @@ def assign_role(pid: int, root: int, main: int, comm: str, cmdline: tuple[str, .
     # worker inherits its rank's environment, so it is caught above or here by the parent test).
     # multiprocessing's own helpers (the resource tracker, the forkserver) inherit whatever environment
     # their starter had when they started: never a rank.
-    if "RANK" in env and parent_env.get("RANK") != env.get("RANK") and not any(
-            h in " ".join(cmdline) for h in MP_HELPERS):
+    if (
+        "RANK" in env
+        and parent_env.get("RANK") != env.get("RANK")
+        and not any(h in " ".join(cmdline) for h in MP_HELPERS)
+    ):
         return Role.RANK
     if pid == main:
         return Role.MAIN
@@ -356,8 +416,10 @@ def files_open_for_writing(pid: int) -> list[tuple[str, int]]:
         return []
     out = []
     for fd in fds:
-        flags = next((ln.split()[1] for ln in (read_text(base / "fdinfo" / fd) or "").splitlines()
-                      if ln.startswith("flags:")), None)
+        flags = next(
+            (ln.split()[1] for ln in (read_text(base / "fdinfo" / fd) or "").splitlines() if ln.startswith("flags:")),
+            None,
+        )
         if flags is None or not int(flags, 8) & (os.O_WRONLY | os.O_RDWR):
             continue
         target = fd_target(pid, int(fd))

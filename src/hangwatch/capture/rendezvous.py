@@ -17,9 +17,11 @@ from hangwatch.launcher import launcher_args, launcher_option
 TIMEOUT_S = 3.0
 LISTEN, ESTABLISHED = "0A", "01"  # /proc/net/tcp states
 # The frames whose arguments name the store (torch 2.13, torch/distributed/rendezvous.py).
-STORE_FRAMES = {"_create_c10d_store": ("hostname", "port", "rank", "world_size"),
-                "_env_rendezvous_handler": ("master_addr", "master_port", "rank", "world_size"),
-                "_tcp_rendezvous_handler": (None, None, "rank", "world_size")}
+STORE_FRAMES = {
+    "_create_c10d_store": ("hostname", "port", "rank", "world_size"),
+    "_env_rendezvous_handler": ("master_addr", "master_port", "rank", "world_size"),
+    "_tcp_rendezvous_handler": (None, None, "rank", "world_size"),
+}
 
 
 def waiting_at_setup(samples: tuple[ProcessSample, ...] | list[ProcessSample]) -> bool:
@@ -38,8 +40,16 @@ def read_rendezvous(info: ProcessInfo, py_spy: str | None) -> RendezvousRead:
     else:
         host, port, world, rank, backend = _from_frames(info.pid, py_spy)
     hosts, clients, connected = _store_sockets(info.pid, port)
-    return RendezvousRead(host=host, port=port, world_size=world, rank=rank, backend=backend, hosts_store=hosts,
-                          clients=clients, connected=connected)
+    return RendezvousRead(
+        host=host,
+        port=port,
+        world_size=world,
+        rank=rank,
+        backend=backend,
+        hosts_store=hosts,
+        clients=clients,
+        connected=connected,
+    )
 
 
 def _int(v: Any) -> int | None:
@@ -53,8 +63,14 @@ def _from_frames(pid: int, py_spy: str | None) -> tuple[str | None, int | None, 
     if not py_spy:
         return None, None, None, None, None
     try:
-        p = subprocess.run([py_spy, "dump", "--json", "--locals", "--pid", str(pid)], capture_output=True, text=True,
-                           timeout=TIMEOUT_S, env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"}, check=False)
+        p = subprocess.run(
+            [py_spy, "dump", "--json", "--locals", "--pid", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
+            check=False,
+        )
         threads: list[dict[str, Any]] = json.loads(p.stdout) if p.returncode == 0 else []
     except (subprocess.TimeoutExpired, ValueError, OSError):
         return None, None, None, None, None
@@ -105,7 +121,7 @@ def _store_sockets(pid: int, port: int | None) -> tuple[bool | None, int | None,
         for fd in (PROC / str(pid) / "fd").iterdir():
             target = fd_target(pid, int(fd.name)) or ""
             if target.startswith("socket:["):
-                inodes.add(target[len("socket:["):-1])
+                inodes.add(target[len("socket:[") : -1])
     except (OSError, ValueError):
         return None, None, None
     listens = accepted = 0

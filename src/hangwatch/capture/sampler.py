@@ -59,8 +59,22 @@ def sample_count(window_s: float) -> int:
 
 
 class _Task:
-    __slots__ = ("comm", "fd", "fd_target", "futex", "shared", "state", "switches", "syscall", "ticks", "tid",
-                 "timeout", "wait_child", "wakes_in", "wchan")
+    __slots__ = (
+        "comm",
+        "fd",
+        "fd_target",
+        "futex",
+        "shared",
+        "state",
+        "switches",
+        "syscall",
+        "ticks",
+        "tid",
+        "timeout",
+        "wait_child",
+        "wakes_in",
+        "wchan",
+    )
 
     def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None, switches: int | None) -> None:
         self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
@@ -105,8 +119,16 @@ def _tasks(pid: int) -> list[_Task]:
         if st is None:
             continue
         wchan = proc.read_text(base / "wchan")
-        out.append(_Task(tid, st.comm, st.state, st.utime + st.stime, wchan if wchan and wchan != "0" else None,
-                         proc.read_ctx_switches(base / "status")))
+        out.append(
+            _Task(
+                tid,
+                st.comm,
+                st.state,
+                st.utime + st.stime,
+                wchan if wchan and wchan != "0" else None,
+                proc.read_ctx_switches(base / "status"),
+            )
+        )
     return out
 
 
@@ -127,19 +149,37 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
         create_time = psutil.Process(pid).create_time()
     except psutil.Error:
         create_time = 0.0  # gone meanwhile: the value is only informative
-    rank = proc.int_or_none(env.get("RANK")) if role in (Role.RANK, Role.DATALOADER_WORKER, Role.ORPHAN,
-                                                         Role.CHILD, Role.MAIN) else None
+    rank = (
+        proc.int_or_none(env.get("RANK"))
+        if role in (Role.RANK, Role.DATALOADER_WORKER, Role.ORPHAN, Role.CHILD, Role.MAIN)
+        else None
+    )
     return ProcessInfo(
-        pid=pid, ppid=st.ppid, pgid=st.pgid, sid=st.sid, name=st.comm, cmdline=cmdline, exe=exe,
-        is_python=st.state != "Z" and proc.looks_like_python(pid, exe), role=role, rank=rank,
-        local_rank=proc.int_or_none(env.get("LOCAL_RANK")), world_size=proc.int_or_none(env.get("WORLD_SIZE")),
-        create_time=create_time, stdout=stdout, stderr=stderr, stdin=proc.fd_target(pid, 0),
-        stdout_is_file=proc.file_size(stdout) is not None, env=env, forked_from_parent=forked,
+        pid=pid,
+        ppid=st.ppid,
+        pgid=st.pgid,
+        sid=st.sid,
+        name=st.comm,
+        cmdline=cmdline,
+        exe=exe,
+        is_python=st.state != "Z" and proc.looks_like_python(pid, exe),
+        role=role,
+        rank=rank,
+        local_rank=proc.int_or_none(env.get("LOCAL_RANK")),
+        world_size=proc.int_or_none(env.get("WORLD_SIZE")),
+        create_time=create_time,
+        stdout=stdout,
+        stderr=stderr,
+        stdin=proc.fd_target(pid, 0),
+        stdout_is_file=proc.file_size(stdout) is not None,
+        env=env,
+        forked_from_parent=forked,
     )
 
 
-def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None, tables: SocketTables
-                  ) -> tuple[ProcessSample, list[_Task]] | None:
+def _state_sample(
+    pid: int, at: float, clock_ticks: int, stdout: str | None, tables: SocketTables
+) -> tuple[ProcessSample, list[_Task]] | None:
     st = proc.read_stat(proc.PROC / str(pid) / "stat")
     if st is None:
         return None
@@ -149,9 +189,17 @@ def _state_sample(pid: int, at: float, clock_ticks: int, stdout: str | None, tab
     statm = proc.read_text(proc.PROC / str(pid) / "statm")
     rss = int(statm.split()[1]) * os.sysconf("SC_PAGE_SIZE") if statm else None
     sample = ProcessSample(
-        at=at, state=st.state, cpu_seconds=(st.utime + st.stime) / clock_ticks, rss_bytes=rss,
-        read_bytes=io.get("read_bytes"), write_bytes=io.get("write_bytes"), rchar=io.get("rchar"),
-        wchar=io.get("wchar"), num_threads=st.num_threads, threads=(), stdout_size=proc.file_size(stdout),
+        at=at,
+        state=st.state,
+        cpu_seconds=(st.utime + st.stime) / clock_ticks,
+        rss_bytes=rss,
+        read_bytes=io.get("read_bytes"),
+        write_bytes=io.get("write_bytes"),
+        rchar=io.get("rchar"),
+        wchar=io.get("wchar"),
+        num_threads=st.num_threads,
+        threads=(),
+        stdout_size=proc.file_size(stdout),
         syscalls=_syscalls_of(io),
     )
     return sample, tasks
@@ -163,26 +211,49 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
     for t in tasks:
         py = by_tid.get(t.tid)
         frames = py.frames if py else ()
-        threads.append(ThreadSample(
-            tid=t.tid, name=(py.name if py and py.name else t.comm), state=t.state, wchan=t.wchan,
-            cpu_ticks=t.ticks, active=py.active if py else None, owns_gil=py.owns_gil if py else None,
-            frames=frames, syscall=t.syscall, fd_target=t.fd_target, ctx_switches=t.switches,
-            fd=t.fd, timeout=t.timeout, futex=t.futex, shared_futex=t.shared, wakes_in=t.wakes_in,
-            wait_child=t.wait_child))
+        threads.append(
+            ThreadSample(
+                tid=t.tid,
+                name=(py.name if py and py.name else t.comm),
+                state=t.state,
+                wchan=t.wchan,
+                cpu_ticks=t.ticks,
+                active=py.active if py else None,
+                owns_gil=py.owns_gil if py else None,
+                frames=frames,
+                syscall=t.syscall,
+                fd_target=t.fd_target,
+                ctx_switches=t.switches,
+                fd=t.fd,
+                timeout=t.timeout,
+                futex=t.futex,
+                shared_futex=t.shared,
+                wakes_in=t.wakes_in,
+                wait_child=t.wait_child,
+            )
+        )
     error = stacks.error if stacks else None
     return replace(sample, threads=tuple(threads), stack_error=error)
 
 
 MAX_RENDEZVOUS_READS = 2  # processes waiting at process-group setup whose store is read
+
+
 def _with_code(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
-    return tuple(replace(f, code=(linecache.getline(f.file, f.line).strip() or None),
-                         holds=held_locks(f.file, f.line) if sg.is_user(f) else ())
-                 if f.file.startswith("/") else f for f in frames)
+    return tuple(
+        replace(
+            f,
+            code=(linecache.getline(f.file, f.line).strip() or None),
+            holds=held_locks(f.file, f.line) if sg.is_user(f) else (),
+        )
+        if f.file.startswith("/")
+        else f
+        for f in frames
+    )
 
 
 def _annotate_code(samples: list[ProcessSample]) -> tuple[ProcessSample, ...]:
-    return tuple(replace(s, threads=tuple(replace(t, frames=_with_code(t.frames)) for t in s.threads))
-                 for s in samples)
+    return tuple(replace(s, threads=tuple(replace(t, frames=_with_code(t.frames)) for t in s.threads)) for s in samples)
 
 
 def _output_tail(info: ProcessInfo) -> str | None:
@@ -222,8 +293,11 @@ def _switches_now(taken: dict[int, tuple[ProcessSample, list[_Task]]]) -> dict[t
     return out
 
 
-def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], after_read: dict[tuple[int, int], int],
-                          quiet: dict[tuple[int, int], int]) -> None:
+def _count_quiet_switches(
+    taken: dict[int, tuple[ProcessSample, list[_Task]]],
+    after_read: dict[tuple[int, int], int],
+    quiet: dict[tuple[int, int], int],
+) -> None:
     """Add the switches since the last stack read to each thread's quiet total, and store that total
     as the thread's count: ptrace's own stops never count as the thread waking."""
     for p, (sample, tasks) in list(taken.items()):
@@ -235,13 +309,20 @@ def _count_quiet_switches(taken: dict[int, tuple[ProcessSample, list[_Task]]], a
         key = (p, 0)
         if sample.syscalls is not None and key in after_read:
             quiet[key] = quiet.get(key, 0) + max(0, sample.syscalls - after_read[key])
-        taken[p] = (replace(sample, syscalls=quiet.setdefault(key, 0) if sample.syscalls is not None else None),
-                    tasks)
+        taken[p] = (replace(sample, syscalls=quiet.setdefault(key, 0) if sample.syscalls is not None else None), tasks)
 
 
-def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
-                stack_timeout_s: float = STACK_TIMEOUT_S, sleep: Callable[[float], None] = time.sleep,
-                native: bool | None = None, gpu: bool = True, kernel: bool = True, flight: bool = True) -> Evidence:
+def capture_job(
+    pid: int,
+    window_s: float = 5.0,
+    samples: int | None = None,
+    stack_timeout_s: float = STACK_TIMEOUT_S,
+    sleep: Callable[[float], None] = time.sleep,
+    native: bool | None = None,
+    gpu: bool = True,
+    kernel: bool = True,
+    flight: bool = True,
+) -> Evidence:
     """Sample the job that ``pid`` belongs to for ``window_s`` seconds.
 
     ``native``: True reads native frames of every Python process once; None (the default) only of
@@ -290,8 +371,11 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
             if got is not None:
                 taken[m.pid] = got
         gone |= {p for p in series if p not in taken}
-        targets = {p: any(t.state in BLOCKING_ATTACH_UNSAFE for t in tasks) or s.state in BLOCKING_ATTACH_UNSAFE
-                   for p, (s, tasks) in taken.items() if infos[p].is_python and s.state != "Z"}
+        targets = {
+            p: any(t.state in BLOCKING_ATTACH_UNSAFE for t in tasks) or s.state in BLOCKING_ATTACH_UNSAFE
+            for p, (s, tasks) in taken.items()
+            if infos[p].is_python and s.state != "Z"
+        }
         _count_quiet_switches(taken, after_read, quiet)
         stacks = dump_stacks(targets, py_spy, stack_timeout_s) if py_spy and targets else {}
         _resume_if_we_stopped(taken, targets)
@@ -299,21 +383,36 @@ def capture_job(pid: int, window_s: float = 5.0, samples: int | None = None,
         for p, (s, tasks) in taken.items():
             series.setdefault(p, []).append(_merge(s, tasks, stacks.get(p)))
     if not series:
-        raise CaptureError(f"pid {pid} exited before anything could be captured",
-                           "Run inspect while the job is still running")
+        raise CaptureError(
+            f"pid {pid} exited before anything could be captured", "Run inspect while the job is still running"
+        )
     _mark_ranks(infos, series)
     notes.extend(sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}))
     gpu_ev, events = _gpu_and_kernel(sampler, series, infos, started, notes, kernel)
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
     processes = _with_flight(processes, notes) if flight else processes
-    return Evidence(target_pid=pid, root_pid=root, started_at=started, ended_at=started + (time.monotonic() - t0),
-                    clock_ticks=clock_ticks, cpu_count=os.cpu_count() or 1, processes=processes,
-                    notes=tuple(notes), gpu=gpu_ev, kernel=events)
+    return Evidence(
+        target_pid=pid,
+        root_pid=root,
+        started_at=started,
+        ended_at=started + (time.monotonic() - t0),
+        clock_ticks=clock_ticks,
+        cpu_count=os.cpu_count() or 1,
+        processes=processes,
+        notes=tuple(notes),
+        gpu=gpu_ev,
+        kernel=events,
+    )
 
 
-def _gpu_and_kernel(sampler: GpuSampler | None, series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo],
-                    started: float, notes: list[str], kernel: bool
-                    ) -> tuple[GpuEvidence | None, tuple[KernelEvent, ...]]:
+def _gpu_and_kernel(
+    sampler: GpuSampler | None,
+    series: dict[int, list[ProcessSample]],
+    infos: dict[int, ProcessInfo],
+    started: float,
+    notes: list[str],
+    kernel: bool,
+) -> tuple[GpuEvidence | None, tuple[KernelEvent, ...]]:
     """The GPUs over the window (stopping the sampler), and the kernel log since the job started."""
     gpu_ev = None
     if sampler is not None:
@@ -343,15 +442,28 @@ def _gpu_sampler(notes: list[str]) -> GpuSampler | None:
     return GpuSampler(backend).start() if backend is not None else None
 
 
-def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], root: int,
-               py_spy: str | None, clock_ticks: int, notes: list[str], native: bool | None
-               ) -> tuple[ProcessEvidence, ...]:
+def _processes(
+    series: dict[int, list[ProcessSample]],
+    infos: dict[int, ProcessInfo],
+    gone: set[int],
+    root: int,
+    py_spy: str | None,
+    clock_ticks: int,
+    notes: list[str],
+    native: bool | None,
+) -> tuple[ProcessEvidence, ...]:
     """Every process's evidence, root first; threads that spun get the locals pass; processes whose
     Python stack explains nothing (or all, with ``native``) get the native pass."""
     stacks: dict[int, tuple[NativeStack, ...]] = {}
-    wanted = [] if native is False or not py_spy else [
-        p for p, ss in series.items() if p not in gone and infos[p].is_python
-        and (native or explains_nothing(infos[p], ss, clock_ticks))]
+    wanted = (
+        []
+        if native is False or not py_spy
+        else [
+            p
+            for p, ss in series.items()
+            if p not in gone and infos[p].is_python and (native or explains_nothing(infos[p], ss, clock_ticks))
+        ]
+    )
     if py_spy and wanted:
         stacks, native_notes = read_native(wanted, py_spy)
         notes.extend(native_notes)
@@ -368,11 +480,17 @@ def _processes(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
     annotated = {p: _annotate_code(ss) for p, ss in series.items()}
     waits = read_waits({p: list(ss) for p, ss in annotated.items()}, infos, gone, py_spy)
     return tuple(
-        ProcessEvidence(info=infos[p], samples=annotated[p], exited=p in gone,
-                        output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK,
-                                                                                 Role.LAUNCHER) else None,
-                        locals=local_reads.get(p, ()), native=stacks.get(p, ()), rendezvous=rendezvous.get(p),
-                        waits=waits.get(p, ()), writing=_writing(p, series[p], p in gone))
+        ProcessEvidence(
+            info=infos[p],
+            samples=annotated[p],
+            exited=p in gone,
+            output_tail=_output_tail(infos[p]) if infos[p].role in (Role.MAIN, Role.RANK, Role.LAUNCHER) else None,
+            locals=local_reads.get(p, ()),
+            native=stacks.get(p, ()),
+            rendezvous=rendezvous.get(p),
+            waits=waits.get(p, ()),
+            writing=_writing(p, series[p], p in gone),
+        )
         for p in sorted(series, key=lambda p: (p != root, p))
     )
 
@@ -392,8 +510,10 @@ def _with_flight(processes: tuple[ProcessEvidence, ...], notes: list[str]) -> tu
     silent = sorted(d.rank if d.rank is not None else d.pid for d in dumps.values() if d.text is None)
     if silent:
         notes.append(f"the flight recorder of rank(s) {silent} did not answer")
-    return tuple(replace(p, flight=parse_dump(dumps[p.info.pid], since=_since(wanted[p.info.pid])))
-                 if p.info.pid in dumps else p for p in processes)
+    return tuple(
+        replace(p, flight=parse_dump(dumps[p.info.pid], since=_since(wanted[p.info.pid]))) if p.info.pid in dumps else p
+        for p in processes
+    )
 
 
 def _since(entry: dict[str, object]) -> float | None:
@@ -452,9 +572,16 @@ def _mark_relaunched_ranks(infos: dict[int, ProcessInfo]) -> None:
     copies: dict[int, list[int]] = {}
     for pid, info in infos.items():
         parent = infos.get(info.ppid)
-        if info.rank is not None or "RANK" in info.env or proc.int_or_none(info.env.get("LOCAL_RANK")) in (None, 0) \
-                or parent is None or parent.rank is not None or "LOCAL_RANK" in parent.env \
-                or parent.role not in (Role.MAIN, Role.CHILD) or _program(parent.cmdline) != _program(info.cmdline):
+        if (
+            info.rank is not None
+            or "RANK" in info.env
+            or proc.int_or_none(info.env.get("LOCAL_RANK")) in (None, 0)
+            or parent is None
+            or parent.rank is not None
+            or "LOCAL_RANK" in parent.env
+            or parent.role not in (Role.MAIN, Role.CHILD)
+            or _program(parent.cmdline) != _program(info.cmdline)
+        ):
             continue
         copies.setdefault(info.ppid, []).append(pid)
     for ppid, kids in copies.items():
@@ -464,8 +591,13 @@ def _mark_relaunched_ranks(infos: dict[int, ProcessInfo]) -> None:
         world = proc.int_or_none(first.get("WORLD_SIZE"))
         for pid in (ppid, *kids):
             local = 0 if pid == ppid else proc.int_or_none(infos[pid].env.get("LOCAL_RANK")) or 0
-            infos[pid] = replace(infos[pid], role=Role.RANK, rank=node * per_node + local, local_rank=local,
-                                 world_size=world or infos[pid].world_size)
+            infos[pid] = replace(
+                infos[pid],
+                role=Role.RANK,
+                rank=node * per_node + local,
+                local_rank=local,
+                world_size=world or infos[pid].world_size,
+            )
 
 
 def _resume_if_we_stopped(before: dict[int, tuple[ProcessSample, list[_Task]]], attached: dict[int, bool]) -> None:

@@ -27,6 +27,7 @@ DEFAULT_TIMEOUT_S = 8.0
 @dataclass(frozen=True)
 class RawThread:
     """One thread of a py-spy dump."""
+
     tid: int  # OS thread id
     name: str | None
     active: bool
@@ -37,6 +38,7 @@ class RawThread:
 @dataclass(frozen=True)
 class StackResult:
     """One process's py-spy dump: its threads, or why none could be read."""
+
     threads: tuple[RawThread, ...] | None
     error: str | None  # one line a person can act on when threads is None
 
@@ -56,8 +58,10 @@ def require_py_spy() -> str:
     """The py-spy binary to use; CaptureError with the fix when there is none."""
     path = find_py_spy()
     if path is None:
-        raise CaptureError("py-spy is not installed, so no Python stacks can be read",
-                           "Install it with `pip install py-spy` in hangwatch's environment")
+        raise CaptureError(
+            "py-spy is not installed, so no Python stacks can be read",
+            "Install it with `pip install py-spy` in hangwatch's environment",
+        )
     return path
 
 
@@ -65,8 +69,10 @@ def _classify_error(pid: int, stderr: str) -> str:
     text = stderr.strip().splitlines()
     joined = " ".join(text)
     if "Permission" in joined or "os error 1)" in joined or "Operation not permitted" in joined:
-        return (f"cannot read stacks of pid {pid}: ptrace not permitted; run hangwatch as the job's user "
-                "or as root, or grant CAP_SYS_PTRACE")
+        return (
+            f"cannot read stacks of pid {pid}: ptrace not permitted; run hangwatch as the job's user "
+            "or as root, or grant CAP_SYS_PTRACE"
+        )
     if "No such file" in joined or "No such process" in joined or "os error 3" in joined:
         return f"pid {pid} exited while its stack was being read"
     if "Failed to find python version" in joined or "python interpreter" in joined.lower():
@@ -79,17 +85,30 @@ def _parse(payload: str) -> tuple[RawThread, ...]:
     data: list[dict[str, Any]] = json.loads(payload)
     threads = []
     for t in data:
-        frames = tuple(Frame(function=str(f.get("name", "?")), file=str(f.get("module") or f.get("filename", "?")),
-                             line=int(f.get("line") or 0), native=bool(f.get("module")))
-                       for f in t.get("frames", []))
-        threads.append(RawThread(tid=int(t.get("os_thread_id") or t.get("thread_id") or 0),
-                                 name=t.get("thread_name"), active=bool(t.get("active")),
-                                 owns_gil=bool(t.get("owns_gil")), frames=frames))
+        frames = tuple(
+            Frame(
+                function=str(f.get("name", "?")),
+                file=str(f.get("module") or f.get("filename", "?")),
+                line=int(f.get("line") or 0),
+                native=bool(f.get("module")),
+            )
+            for f in t.get("frames", [])
+        )
+        threads.append(
+            RawThread(
+                tid=int(t.get("os_thread_id") or t.get("thread_id") or 0),
+                name=t.get("thread_name"),
+                active=bool(t.get("active")),
+                owns_gil=bool(t.get("owns_gil")),
+                frames=frames,
+            )
+        )
     return tuple(threads)
 
 
-def dump_stacks(targets: dict[int, bool], py_spy: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-                native: bool = False) -> dict[int, StackResult]:
+def dump_stacks(
+    targets: dict[int, bool], py_spy: str, timeout_s: float = DEFAULT_TIMEOUT_S, native: bool = False
+) -> dict[int, StackResult]:
     """Dump the stacks of ``targets`` (pid -> nonblocking?) in parallel, within ``timeout_s`` in all;
     ``native`` interleaves C/C++ frames (slower: 100-450 ms a torch process)."""
     procs: dict[int, subprocess.Popen[str]] = {}
@@ -101,8 +120,13 @@ def dump_stacks(targets: dict[int, bool], py_spy: str, timeout_s: float = DEFAUL
         elif native:
             cmd.append("--native")  # needs the process stopped: never with --nonblocking
         try:
-            procs[pid] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                          env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"})
+            procs[pid] = subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
+            )
         except OSError as e:
             results[pid] = StackResult(None, f"cannot run py-spy ({e}); reinstall it with `pip install py-spy`")
     deadline = time.monotonic() + timeout_s
@@ -116,8 +140,9 @@ def dump_stacks(targets: dict[int, bool], py_spy: str, timeout_s: float = DEFAUL
                 p.communicate(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
-            results[pid] = StackResult(None, f"py-spy did not answer for pid {pid} within {timeout_s:.0f} s "
-                                             "(process in uninterruptible I/O?)")
+            results[pid] = StackResult(
+                None, f"py-spy did not answer for pid {pid} within {timeout_s:.0f} s (process in uninterruptible I/O?)"
+            )
             continue
         if p.returncode == 0 and out.strip().startswith("["):
             try:

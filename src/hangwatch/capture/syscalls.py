@@ -18,24 +18,69 @@ from hangwatch.capture.proc import PROC, read_text
 
 # Syscalls whose first argument is an fd, by architecture (asm/unistd_64.h, asm-generic/unistd.h).
 _FD_SYSCALLS = {
-    "x86_64": {0: "read", 1: "write", 17: "pread64", 19: "readv", 42: "connect", 43: "accept", 44: "sendto",
-               45: "recvfrom", 46: "sendmsg", 47: "recvmsg", 288: "accept4", 74: "fsync", 75: "fdatasync",
-               73: "flock", 72: "fcntl"},
-    "aarch64": {63: "read", 64: "write", 67: "pread64", 65: "readv", 203: "connect", 202: "accept",
-                206: "sendto", 207: "recvfrom", 211: "sendmsg", 212: "recvmsg", 242: "accept4", 82: "fsync",
-                83: "fdatasync", 32: "flock", 25: "fcntl"},
+    "x86_64": {
+        0: "read",
+        1: "write",
+        17: "pread64",
+        19: "readv",
+        42: "connect",
+        43: "accept",
+        44: "sendto",
+        45: "recvfrom",
+        46: "sendmsg",
+        47: "recvmsg",
+        288: "accept4",
+        74: "fsync",
+        75: "fdatasync",
+        73: "flock",
+        72: "fcntl",
+    },
+    "aarch64": {
+        63: "read",
+        64: "write",
+        67: "pread64",
+        65: "readv",
+        203: "connect",
+        202: "accept",
+        206: "sendto",
+        207: "recvfrom",
+        211: "sendmsg",
+        212: "recvmsg",
+        242: "accept4",
+        82: "fsync",
+        83: "fdatasync",
+        32: "flock",
+        25: "fcntl",
+    },
 }
 _TABLE = _FD_SYSCALLS.get(platform.machine(), {})
 # Waits whose arguments say whether they can time out: name -> (index of the timeout argument, how it
 # is passed: "ptr" (NULL: no timeout), "ms" (a negative int: none)). Sleeps always end.
 _TIMED = {
-    "x86_64": {202: ("futex", 3, "ptr"), 7: ("poll", 2, "ms"), 271: ("ppoll", 2, "ptr"), 23: ("select", 4, "ptr"),
-               270: ("pselect6", 4, "ptr"), 232: ("epoll_wait", 3, "ms"), 281: ("epoll_pwait", 3, "ms"),
-               35: ("nanosleep", 0, "sleep"), 230: ("clock_nanosleep", 0, "sleep"), 61: ("wait4", 0, "none"),
-               247: ("waitid", 0, "none"), 34: ("pause", 0, "none")},
-    "aarch64": {98: ("futex", 3, "ptr"), 73: ("ppoll", 2, "ptr"), 72: ("pselect6", 4, "ptr"),
-                22: ("epoll_pwait", 3, "ms"), 101: ("nanosleep", 0, "sleep"), 115: ("clock_nanosleep", 0, "sleep"),
-                260: ("wait4", 0, "none"), 95: ("waitid", 0, "none")},
+    "x86_64": {
+        202: ("futex", 3, "ptr"),
+        7: ("poll", 2, "ms"),
+        271: ("ppoll", 2, "ptr"),
+        23: ("select", 4, "ptr"),
+        270: ("pselect6", 4, "ptr"),
+        232: ("epoll_wait", 3, "ms"),
+        281: ("epoll_pwait", 3, "ms"),
+        35: ("nanosleep", 0, "sleep"),
+        230: ("clock_nanosleep", 0, "sleep"),
+        61: ("wait4", 0, "none"),
+        247: ("waitid", 0, "none"),
+        34: ("pause", 0, "none"),
+    },
+    "aarch64": {
+        98: ("futex", 3, "ptr"),
+        73: ("ppoll", 2, "ptr"),
+        72: ("pselect6", 4, "ptr"),
+        22: ("epoll_pwait", 3, "ms"),
+        101: ("nanosleep", 0, "sleep"),
+        115: ("clock_nanosleep", 0, "sleep"),
+        260: ("wait4", 0, "none"),
+        95: ("waitid", 0, "none"),
+    },
 }.get(platform.machine(), {})
 FUTEX_PRIVATE_FLAG = 128
 F_SETLKW, F_OFD_SETLKW = 7, 38  # fcntl commands that wait for a lock (asm-generic/fcntl.h)
@@ -257,7 +302,7 @@ def describe_fd(pid: int, fd: int, sockets: SocketTable) -> str | None:
     except OSError:
         return None
     if target.startswith("socket:["):
-        inode = target[len("socket:["):-1]
+        inode = target[len("socket:[") : -1]
         return sockets.lookup(inode) or "socket (unix or other)"
     if target.startswith("pipe:"):
         return "pipe"

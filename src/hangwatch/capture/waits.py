@@ -191,9 +191,15 @@ def _in_job_look(samples: list[ProcessSample]) -> _Look:
     if None not in (first.rchar, first.wchar, last.rchar, last.wchar):
         moved = (last.rchar or 0) + (last.wchar or 0) - (first.rchar or 0) - (first.wchar or 0)
     tids = {t.tid for t in first.threads}
-    parked = len(samples) >= 2 and dt > 0 and bool(last.threads) and all(
-        t.syscall in PARKING and t.timeout is False and not t.shared_futex and t.ctx_switches == 0 and t.tid in tids
-        for t in last.threads)
+    parked = (
+        len(samples) >= 2
+        and dt > 0
+        and bool(last.threads)
+        and all(
+            t.syscall in PARKING and t.timeout is False and not t.shared_futex and t.ctx_switches == 0 and t.tid in tids
+            for t in last.threads
+        )
+    )
     return _Look(last.state, cpu, moved, parked=parked)
 
 
@@ -205,10 +211,16 @@ def _main_frames(pid: int, py_spy: str | None, nonblocking: bool) -> tuple[Frame
     if got is None or not got.threads:
         return ()
     main = next((t for t in got.threads if t.tid == pid), got.threads[0])
-    return tuple(Frame(f.function, f.file, f.line, code=(linecache.getline(f.file, f.line).strip() or None)
-                       if f.file.startswith("/") else None,
-                       holds=held_locks(f.file, f.line) if f.file.startswith("/") and sg.is_user(f) else ())
-                 for f in main.frames)
+    return tuple(
+        Frame(
+            f.function,
+            f.file,
+            f.line,
+            code=(linecache.getline(f.file, f.line).strip() or None) if f.file.startswith("/") else None,
+            holds=held_locks(f.file, f.line) if f.file.startswith("/") and sg.is_user(f) else (),
+        )
+        for f in main.frames
+    )
 
 
 def _took_at(frames: tuple[Frame, ...], name: str | None) -> str | None:
@@ -228,8 +240,10 @@ def _took_at(frames: tuple[Frame, ...], name: str | None) -> str | None:
             if d:
                 function = d.group(1)
             if pattern.search(text) and not text.lstrip().startswith("#"):
-                return (f"takes `{name}` with `{text.strip().split('#')[0].strip()[:60]}` in {function} "
-                        f"({file.rsplit('/', 1)[-1]}:{n}), a line not on its stack now")
+                return (
+                    f"takes `{name}` with `{text.strip().split('#')[0].strip()[:60]}` in {function} "
+                    f"({file.rsplit('/', 1)[-1]}:{n}), a line not on its stack now"
+                )
     return None
 
 
@@ -240,9 +254,14 @@ def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int,
     if py_spy is None:
         return {}
     try:
-        p = subprocess.run([py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
-                           capture_output=True, text=True, timeout=LOCALS_TIMEOUT_S, check=False,
-                           env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"})
+        p = subprocess.run(
+            [py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=LOCALS_TIMEOUT_S,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
+        )
     except (subprocess.TimeoutExpired, OSError):
         return {}
     import json
@@ -256,17 +275,21 @@ def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int,
         tid = int(t.get("os_thread_id") or 0)
         if tid not in tids:
             continue
-        soft = any(str(f.get("filename", "")).endswith(FILELOCK_DIR + "_soft.py") or any(
-            str(v.get("repr", "")).startswith("<SoftFileLock") for v in (f.get("locals") or []))
-            for f in t.get("frames", []))
+        soft = any(
+            str(f.get("filename", "")).endswith(FILELOCK_DIR + "_soft.py")
+            or any(str(v.get("repr", "")).startswith("<SoftFileLock") for v in (f.get("locals") or []))
+            for f in t.get("frames", [])
+        )
         path: str | None = None
         timeout: str | None = None
         for f in t.get("frames", []):  # innermost first: the path and the timeout may live in different frames
             if FILELOCK_DIR not in str(f.get("filename", "")):
                 continue
             values = {str(v.get("name")): str(v.get("repr", "")) for v in (f.get("locals") or [])}
-            path = path or next((values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS
-                                 if values.get(k, "").startswith(("'/", '"/'))), None)
+            path = path or next(
+                (values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS if values.get(k, "").startswith(("'/", '"/'))),
+                None,
+            )
             if timeout is None and values.get("timeout") not in (None, "None"):
                 timeout = values["timeout"]
             if timeout is None and (m := FILELOCK_WAIT.match(values.get("wait", ""))):
@@ -297,15 +320,26 @@ def _fd_holders(key: tuple[int, int, int], skip: set[int]) -> list[int]:
             continue
         for fd in fds:
             text = proc.read_text(base / fd) or ""
-            if "lock:" in text and any(e.key == key and not e.waiting for e in parse_locks(
-                    "\n".join(ln for ln in text.splitlines() if ln.startswith("lock:")))):
+            if "lock:" in text and any(
+                e.key == key and not e.waiting
+                for e in parse_locks("\n".join(ln for ln in text.splitlines() if ln.startswith("lock:")))
+            ):
                 out.append(pid)
                 break
     return out
 
 
-def _file_lock_wait(pid: int, tid: int, kind_hint: str, path: str, timeout: bool | None, entries: list[LockEntry],
-                    job: dict[int, list[ProcessSample]], py_spy: str | None, now: float) -> LockWait:
+def _file_lock_wait(
+    pid: int,
+    tid: int,
+    kind_hint: str,
+    path: str,
+    timeout: bool | None,
+    entries: list[LockEntry],
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+) -> LockWait:
     key = file_key(path)
     if key is None:
         return LockWait(tid, kind_hint, path, timeout, note=f"{path} could not be read (gone?)")
@@ -321,8 +355,15 @@ def _file_lock_wait(pid: int, tid: int, kind_hint: str, path: str, timeout: bool
     return LockWait(tid, kind, path, timeout, holders=holders, waiters=waiters, note=note)
 
 
-def _soft_lock_wait(pid: int, tid: int, path: str, timeout: bool | None, job: dict[int, list[ProcessSample]],
-                    py_spy: str | None, now: float) -> LockWait:
+def _soft_lock_wait(
+    pid: int,
+    tid: int,
+    path: str,
+    timeout: bool | None,
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+) -> LockWait:
     """A ``SoftFileLock``: the lock is the file's existence; its holder keeps it open while it holds it. The
     processes with the file open are its holders; with none, the file was left by a holder that is gone."""
     try:
@@ -331,11 +372,18 @@ def _soft_lock_wait(pid: int, tid: int, path: str, timeout: bool | None, job: di
         return LockWait(tid, "soft", path, timeout, note=f"{path} does not exist now (released: the next try gets it)")
     key = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
     opened = [p for p in _open_by(key, {pid})]
-    holders = tuple(_holder(h, job, py_spy, now, "has the lock file open (a soft lock)", name=None, proven=True)
-                    for h in opened)
+    holders = tuple(
+        _holder(h, job, py_spy, now, "has the lock file open (a soft lock)", name=None, proven=True) for h in opened
+    )
     age = max(0.0, now - st.st_mtime)
-    note = None if holders else (f"the soft lock file {path} exists ({age:.0f} s old) and no process has it open: "
-                                 "its holder is gone, and a soft lock is released only by deleting the file")
+    note = (
+        None
+        if holders
+        else (
+            f"the soft lock file {path} exists ({age:.0f} s old) and no process has it open: "
+            "its holder is gone, and a soft lock is released only by deleting the file"
+        )
+    )
     return LockWait(tid, "soft", path, timeout, holders=holders, waiters=(pid,), note=note)
 
 
@@ -361,8 +409,16 @@ def _open_by(key: tuple[int, int, int], skip: set[int]) -> list[int]:
     return out
 
 
-def _holder(pid: int, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float, how: str,
-            name: str | None, proven: bool = True, frames: tuple[Frame, ...] | None = None) -> LockHolder:
+def _holder(
+    pid: int,
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+    how: str,
+    name: str | None,
+    proven: bool = True,
+    frames: tuple[Frame, ...] | None = None,
+) -> LockHolder:
     in_job = pid in job
     look = _in_job_look(job[pid]) if in_job else _look([pid])[pid]
     if frames is None:
@@ -373,12 +429,23 @@ def _holder(pid: int, job: dict[int, list[ProcessSample]], py_spy: str | None, n
     else:
         call = read_blocked_call(pid, pid)
         wakes_in, syscall = (call.wakes_in, call.name) if call is not None else (None, None)
-    return LockHolder(pid=pid, cmdline=_cmdline(pid), user=_user(pid), state=look.state,
-                      cpu_percent=None if look.cpu_percent is None else round(look.cpu_percent, 1),
-                      moved_bytes=look.moved_bytes, age_s=_age(pid, now), in_job=in_job, frames=frames,
-                      proven=proven, how=how, took_at=_took_at(frames, name), parked=look.parked,
-                      wakes_in=None if wakes_in is None else round(wakes_in, 3),
-                      sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None)
+    return LockHolder(
+        pid=pid,
+        cmdline=_cmdline(pid),
+        user=_user(pid),
+        state=look.state,
+        cpu_percent=None if look.cpu_percent is None else round(look.cpu_percent, 1),
+        moved_bytes=look.moved_bytes,
+        age_s=_age(pid, now),
+        in_job=in_job,
+        frames=frames,
+        proven=proven,
+        how=how,
+        took_at=_took_at(frames, name),
+        parked=look.parked,
+        wakes_in=None if wakes_in is None else round(wakes_in, 3),
+        sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None,
+    )
 
 
 # --- semaphores ------------------------------------------------------------------------------------------
@@ -421,8 +488,15 @@ def _futex_in(t: ThreadSample, maps: list[_Mapping]) -> _Mapping | None:
     return next((m for m in maps if m.start <= t.futex < m.end), None)
 
 
-def _sem_wait(pid: int, t: ThreadSample, mapping: _Mapping, job: dict[int, list[ProcessSample]],
-              infos: dict[int, ProcessInfo], py_spy: str | None, now: float) -> LockWait:
+def _sem_wait(
+    pid: int,
+    t: ThreadSample,
+    mapping: _Mapping,
+    job: dict[int, list[ProcessSample]],
+    infos: dict[int, ProcessInfo],
+    py_spy: str | None,
+    now: float,
+) -> LockWait:
     """Who shares the semaphore ``t`` waits for, who waits for it, and who (inferred) holds it."""
     sharers: list[int] = []
     waiters: list[int] = []
@@ -440,18 +514,33 @@ def _sem_wait(pid: int, t: ThreadSample, mapping: _Mapping, job: dict[int, list[
     # process that created the lock and handed it down), then the oldest.
     frames = {p: _job_frames(job[p], p) for p in candidates}
     took = {p: _took_at(frames[p], name) or "" for p in candidates}
-    candidates.sort(key=lambda p: (not took[p].startswith("holds"), p != parent,
-                                   infos[p].create_time if p in infos else 0.0))
+    candidates.sort(
+        key=lambda p: (not took[p].startswith("holds"), p != parent, infos[p].create_time if p in infos else 0.0)
+    )
     holders = []
     for i, p in enumerate(candidates[:3]):
         proven = took[p].startswith("holds")
-        how = "its frame holds it" if proven else (
-            "shares the semaphore and is not waiting for it" + ("" if len(candidates) == 1 else
-                                                                f" (one of {len(candidates)} such processes)"))
+        how = (
+            "its frame holds it"
+            if proven
+            else (
+                "shares the semaphore and is not waiting for it"
+                + ("" if len(candidates) == 1 else f" (one of {len(candidates)} such processes)")
+            )
+        )
         holders.append(_holder(p, job, py_spy, now, how, name, proven=proven and i == 0, frames=frames[p]))
     value = _sem_value(pid, t.futex) if t.futex is not None else None
-    return LockWait(t.tid, "semaphore", mapping.path, t.timeout, holders=tuple(holders), sharers=tuple(sharers),
-                    waiters=tuple(waiters), value=value, name=name)
+    return LockWait(
+        t.tid,
+        "semaphore",
+        mapping.path,
+        t.timeout,
+        holders=tuple(holders),
+        sharers=tuple(sharers),
+        waiters=tuple(waiters),
+        value=value,
+        name=name,
+    )
 
 
 def _job_frames(samples: list[ProcessSample], pid: int) -> tuple[Frame, ...]:
@@ -481,8 +570,9 @@ def _opens(pid: int, fd: str, target: str, write: bool) -> bool:
     return False
 
 
-def pipe_holders(target: str, first: list[int], write: bool = True,
-                 budget_s: float = PIPE_SCAN_S) -> tuple[list[int], bool]:
+def pipe_holders(
+    target: str, first: list[int], write: bool = True, budget_s: float = PIPE_SCAN_S
+) -> tuple[list[int], bool]:
     """The processes holding ``target`` (``pipe:[inode]``) open for writing (``write``) or for reading:
     ``first`` (the job) always, then the host's other processes until ``budget_s`` runs out. Returns them and
     whether the search was complete."""
@@ -503,8 +593,15 @@ def pipe_holders(target: str, first: list[int], write: bool = True,
     return out, len(order) <= MAX_FD_SCAN_PIDS
 
 
-def _pipe_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
-               now: float, fd: int | None = None, reading: bool | None = None) -> LockWait | None:
+def _pipe_wait(
+    pid: int,
+    t: ThreadSample,
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+    fd: int | None = None,
+    reading: bool | None = None,
+) -> LockWait | None:
     """What a thread blocked on a pipe waits for. Reading: the pipe's writers (the waiter itself among them
     when it holds the write end too: then only another thread of its own can end the read). Writing (the
     pipe is full): its readers, kind ``pipe_full``. ``fd``/``reading``: one fd of a ``poll``."""
@@ -515,35 +612,52 @@ def _pipe_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], p
     reading = t.syscall in sg.READ_SYSCALLS if reading is None else reading
     found, complete = pipe_holders(target, sorted(job), write=reading)
     how = "holds the pipe's write end" if reading else "holds the pipe's read end"
-    holders = tuple(_holder(w, job, py_spy, now, how + " (its /proc/PID/fd and fdinfo)", name=None)
-                    for w in found if w != pid)
+    holders = tuple(
+        _holder(w, job, py_spy, now, how + " (its /proc/PID/fd and fdinfo)", name=None) for w in found if w != pid
+    )
     note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
     if pid in found:
         end = "write" if reading else "read"
         note = f"the waiter itself holds the pipe's {end} end too" + (f"; {note}" if note else "")
-    return LockWait(t.tid, "pipe" if reading else "pipe_full", target, False, holders=holders, waiters=(pid,),
-                    note=note)
+    return LockWait(
+        t.tid, "pipe" if reading else "pipe_full", target, False, holders=holders, waiters=(pid,), note=note
+    )
 
 
 def _reads_socket(t: ThreadSample) -> bool:
     """Blocked in a read of a socket with no timeout (Python's blocking socket; one with a timeout polls)."""
-    return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None \
+    return (
+        t.state == "S"
+        and t.syscall in sg.READ_SYSCALLS
+        and t.fd is not None
         and (t.fd_target or "").startswith(("socket", "tcp "))
+    )
 
 
-def _socket_wait(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
-                 now: float) -> LockWait | None:
+def _socket_wait(
+    pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
+) -> LockWait | None:
     """What a thread blocked reading a connected socket waits for: the processes holding its other end, when
     that end is on this host (a unix socket, a loopback connection). A remote peer is the network rule's."""
     target = proc.fd_target(pid, t.fd) if t.fd is not None else None
     if not target or not target.startswith("socket:["):
         return None
-    peer = peer_inode(pid, target[len("socket:["):-1])
+    peer = peer_inode(pid, target[len("socket:[") : -1])
     if peer is None:
         return None
     found, complete = pipe_holders(f"socket:[{peer}]", sorted(job), write=True)
-    holders = tuple(_holder(w, job, py_spy, now, "holds the socket's other end (its /proc/PID/fd and the "
-                            "kernel's socket tables)", name=None) for w in found if w != pid)
+    holders = tuple(
+        _holder(
+            w,
+            job,
+            py_spy,
+            now,
+            "holds the socket's other end (its /proc/PID/fd and the kernel's socket tables)",
+            name=None,
+        )
+        for w in found
+        if w != pid
+    )
     note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
     if pid in found:
         note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")
@@ -563,8 +677,13 @@ WRITE_SYSCALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})
 def _reads_pipe(t: ThreadSample) -> bool:
     """Blocked reading a pipe, or writing to a full one. Not standard input: whoever feeds it (`cat data |`,
     a launcher that never writes, a person's terminal) is the input rule's to judge."""
-    return t.state == "S" and t.syscall in sg.READ_SYSCALLS | WRITE_SYSCALLS and t.fd is not None \
-        and t.fd_target == "pipe" and not (t.fd == 0 and t.syscall in sg.READ_SYSCALLS)
+    return (
+        t.state == "S"
+        and t.syscall in sg.READ_SYSCALLS | WRITE_SYSCALLS
+        and t.fd is not None
+        and t.fd_target == "pipe"
+        and not (t.fd == 0 and t.syscall in sg.READ_SYSCALLS)
+    )
 
 
 def _reads_stdin(pid: int, fd: int | None, reading: bool) -> bool:
@@ -583,8 +702,9 @@ def _polls_forever(t: ThreadSample) -> bool:
     return t.state == "S" and t.syscall in ("poll", "ppoll") and t.timeout is False
 
 
-def _poll_waits(pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None,
-                now: float) -> list[LockWait]:
+def _poll_waits(
+    pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
+) -> list[LockWait]:
     """A poll with no timeout on pipes: one wait per pipe it polls (reading: its writers; writing: its readers).
     The poll ends when any of them is ready: the graph follows the one that decides."""
     out = []
@@ -606,14 +726,16 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)  # polling: it may be between two tries (running) at the sample
         elif t.state in ("S", "D") and (t.syscall in ("flock", "fcntl") or (t.futex is not None and t.shared_futex)):
             out.append(t)
-        elif (_reads_pipe(t) or _reads_socket(t) or _polls_forever(t)) \
-                and not any(sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames):
+        elif (_reads_pipe(t) or _reads_socket(t) or _polls_forever(t)) and not any(
+            sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames
+        ):
             out.append(t)  # a pool worker reading its task pipe waits for work: not a wait on a holder
     return out
 
 
-def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int],
-               py_spy: str | None) -> dict[int, tuple[LockWait, ...]]:
+def read_waits(
+    series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], py_spy: str | None
+) -> dict[int, tuple[LockWait, ...]]:
     """pid -> what its blocked threads wait for (only processes with such a thread; cheap otherwise)."""
     wanted = {p: c for p, ss in series.items() if p not in gone and (c := _candidates(ss))}
     if not wanted:
@@ -630,18 +752,33 @@ def read_waits(series: dict[int, list[ProcessSample]], infos: dict[int, ProcessI
             wait: LockWait | None = None
             if t.tid in targets:
                 path, timeout, soft = targets[t.tid]
-                wait = (_soft_lock_wait(pid, t.tid, path, timeout, job, py_spy, now) if soft else
-                        _file_lock_wait(pid, t.tid, "filelock", path, timeout, entries, job, py_spy, now))
+                wait = (
+                    _soft_lock_wait(pid, t.tid, path, timeout, job, py_spy, now)
+                    if soft
+                    else _file_lock_wait(pid, t.tid, "filelock", path, timeout, entries, job, py_spy, now)
+                )
             elif t.syscall in ("flock", "fcntl") and t.fd is not None:
                 target = proc.fd_target(pid, t.fd)
                 if target and target.startswith("/"):
-                    wait = _file_lock_wait(pid, t.tid, "flock" if t.syscall == "flock" else "posix", target, False,
-                                           entries, job, py_spy, now)
+                    wait = _file_lock_wait(
+                        pid,
+                        t.tid,
+                        "flock" if t.syscall == "flock" else "posix",
+                        target,
+                        False,
+                        entries,
+                        job,
+                        py_spy,
+                        now,
+                    )
             elif (m := _futex_in(t, maps)) is not None:
                 wait = _sem_wait(pid, t, m, job, infos, py_spy, now)
-            elif _reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) \
-                    and not _mp_helper(infos.get(pid)) \
-                    and not _reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS):
+            elif (
+                _reads_pipe(t)
+                and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS)
+                and not _mp_helper(infos.get(pid))
+                and not _reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS)
+            ):
                 # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
                 # (a queue's feeder thread that a join waits for).
                 wait = _pipe_wait(pid, t, job, py_spy, now)

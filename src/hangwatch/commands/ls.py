@@ -13,9 +13,13 @@ import click
 @click.command(name="ls")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of runs, for scripts.")
-@click.option("--all/--here", "use_index", default=None,
-              help="Also list the runs in the per-user index ($XDG_STATE_HOME/hangwatch/runs) [--all without DIR, "
-              "--here with one].")
+@click.option(
+    "--all/--here",
+    "use_index",
+    default=None,
+    help="Also list the runs in the per-user index ($XDG_STATE_HOME/hangwatch/runs) [--all without DIR, "
+    "--here with one].",
+)
 def ls(dirs: tuple[Path, ...], as_json: bool, use_index: bool | None) -> None:
     """List runs: state (running only while its hangwatch is alive), step, rate, ETA, incidents, cost."""
     from hangwatch.errors import UsageError

@@ -21,17 +21,41 @@ def _csv(kind: type, name: str, value: str) -> tuple:  # type: ignore[type-arg]
 @click.argument("target")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Batch size [the target's, else 8].")
 @click.option("--samples", type=click.IntRange(min=1), default=200, show_default=True, help="Items to read and use.")
-@click.option("--item-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Seconds an item (or a cell's next batch) may take before it counts as hung.")
-@click.option("--cell-timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
-              help="Seconds one DataLoader configuration may take in all.")
+@click.option(
+    "--item-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds an item (or a cell's next batch) may take before it counts as hung.",
+)
+@click.option(
+    "--cell-timeout",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds one DataLoader configuration may take in all.",
+)
 @click.option("--workers", default="2,4", show_default=True, help="Worker counts to try (0 is always the baseline).")
 @click.option("--contexts", default="fork,spawn", show_default=True, help="Start methods: fork,spawn,forkserver.")
-@click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Epochs per configuration (epoch boundaries hang too).")
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Epochs per configuration (epoch boundaries hang too).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print hangwatch.probe/1 JSON.")
-def probe_data(target: str, batch_size: int | None, samples: int, item_timeout: float, cell_timeout: float,
-               workers: str, contexts: str, epochs: int, as_json: bool) -> int:
+def probe_data(
+    target: str,
+    batch_size: int | None,
+    samples: int,
+    item_timeout: float,
+    cell_timeout: float,
+    workers: str,
+    contexts: str,
+    epochs: int,
+    as_json: bool,
+) -> int:
     """Find the fastest DataLoader settings that do not hang. TARGET: pkg.module:function or file.py:function."""
     import json
 
@@ -42,8 +66,15 @@ def probe_data(target: str, batch_size: int | None, samples: int, item_timeout: 
     bad = [c for c in ctxs if c not in ("fork", "spawn", "forkserver")]
     if bad:
         raise click.BadParameter(f"unknown start method(s) {bad}", param_hint="--contexts")
-    opts = ProbeOptions(batch_size=batch_size, samples=samples, item_timeout=item_timeout, cell_timeout=cell_timeout,
-                        workers=_csv(int, "--workers", workers), contexts=ctxs, epochs=epochs)
+    opts = ProbeOptions(
+        batch_size=batch_size,
+        samples=samples,
+        item_timeout=item_timeout,
+        cell_timeout=cell_timeout,
+        workers=_csv(int, "--workers", workers),
+        contexts=ctxs,
+        epochs=epochs,
+    )
     if as_json or not sys.stdout.isatty():
         result = probe(target, opts)
     else:

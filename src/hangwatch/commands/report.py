@@ -10,8 +10,12 @@ import click
 
 @click.command()
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write one self-contained HTML page (timeline, rates, incidents, process trees) to FILE.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one self-contained HTML page (timeline, rates, incidents, process trees) to FILE.",
+)
 def report(run_dir: Path, html_file: Path | None) -> None:
     """Render a run's summary, timeline and incidents (a directory made by `hangwatch run`)."""
     from hangwatch.report.run_report import load_run, render_run

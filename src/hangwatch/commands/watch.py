@@ -43,8 +43,9 @@ def _quit_pressed(fd: int | None, timeout: float) -> bool:
 
 @click.command()
 @click.argument("run_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--interval", default=1.0, show_default=True, type=click.FloatRange(0.1, 60),
-              help="Seconds between refreshes.")
+@click.option(
+    "--interval", default=1.0, show_default=True, type=click.FloatRange(0.1, 60), help="Seconds between refreshes."
+)
 @click.option("--once", is_flag=True, help="Draw once and exit (for scripts and logs).")
 def watch(run_dir: Path | None, interval: float, once: bool) -> None:
     """Watch a run live: step, rate, ETA, step-rate sparkline, newest incident, events. Read-only."""
@@ -56,8 +57,10 @@ def watch(run_dir: Path | None, interval: float, once: bool) -> None:
     from hangwatch.runs.view import LIVE_STATES, find_runs, load_view, started
 
     if run_dir is not None and not (run_dir / "events.jsonl").is_file():
-        raise UsageError(f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
-                         "Pass a directory made by `hangwatch run`, or none to watch every running run")
+        raise UsageError(
+            f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
+            "Pass a directory made by `hangwatch run`, or none to watch every running run",
+        )
     history = RateHistory()
 
     def frame() -> RenderableType:

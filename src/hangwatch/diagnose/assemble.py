@@ -34,26 +34,54 @@ def process_where(v: ProcessView) -> tuple[FrameRecord, ...]:
     return (_record(inner),) if user is None else (_record(user), _record(inner))
 
 
-def build_incident(ev: Evidence, diagnosis: Diagnosis, *, attempt: int = 1, action: Action = Action.NONE,
-                   last_progress: LastProgress | None = None, detected_at: float | None = None,
-                   remedy: str | None = None) -> Incident:
+def build_incident(
+    ev: Evidence,
+    diagnosis: Diagnosis,
+    *,
+    attempt: int = 1,
+    action: Action = Action.NONE,
+    last_progress: LastProgress | None = None,
+    detected_at: float | None = None,
+    remedy: str | None = None,
+) -> Incident:
     """The incident record of one capture."""
     processes = []
     for v in build_views(ev):
         last = v.ev.samples[-1]
         threads = tuple(
-            ThreadRecord(tid=t.tid, name=t.name, idle=not bool(t.last.active),
-                         frames=tuple(_record(f) for f in t.frames))
-            for t in v.threads if t.tid in {x.tid for x in last.threads}
+            ThreadRecord(
+                tid=t.tid, name=t.name, idle=not bool(t.last.active), frames=tuple(_record(f) for f in t.frames)
+            )
+            for t in v.threads
+            if t.tid in {x.tid for x in last.threads}
         )
         cpu = v.cpu_percent
-        processes.append(ProcessRecord(
-            pid=v.pid, ppid=v.info.ppid, role=v.role.value, rank=v.info.rank, state=last.state,
-            cpu_percent=round(cpu, 1) if cpu is not None else None, cmdline=" ".join(v.info.cmdline),
-            threads=threads, where=process_where(v)))
+        processes.append(
+            ProcessRecord(
+                pid=v.pid,
+                ppid=v.info.ppid,
+                role=v.role.value,
+                rank=v.info.rank,
+                state=last.state,
+                cpu_percent=round(cpu, 1) if cpu is not None else None,
+                cmdline=" ".join(v.info.cmdline),
+                threads=threads,
+                where=process_where(v),
+            )
+        )
     return Incident(
-        verdict=diagnosis.verdict, detected_at=detected_at if detected_at is not None else time.time(),
-        last_progress=last_progress, attempt=attempt, action=action, processes=tuple(processes),
-        findings=diagnosis.findings, window_seconds=round(ev.ended_at - ev.started_at, 2), notes=ev.notes,
-        remedy=remedy, gpu=ev.gpu, kernel=ev.kernel, collectives=collective_rows(Context.of(ev)),
-        graph=diagnosis.graph.to_dict() if diagnosis.graph is not None and diagnosis.graph.edges else None)
+        verdict=diagnosis.verdict,
+        detected_at=detected_at if detected_at is not None else time.time(),
+        last_progress=last_progress,
+        attempt=attempt,
+        action=action,
+        processes=tuple(processes),
+        findings=diagnosis.findings,
+        window_seconds=round(ev.ended_at - ev.started_at, 2),
+        notes=ev.notes,
+        remedy=remedy,
+        gpu=ev.gpu,
+        kernel=ev.kernel,
+        collectives=collective_rows(Context.of(ev)),
+        graph=diagnosis.graph.to_dict() if diagnosis.graph is not None and diagnosis.graph.edges else None,
+    )

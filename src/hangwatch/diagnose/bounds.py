@@ -17,8 +17,10 @@ HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
 # Alive in ways a step history says nothing about: a first compile, a long GPU kernel, output that only
 # looks frozen, I/O that moves. They get --max-slow, as before.
 NOT_BY_HISTORY = frozenset(c for c, i in CATALOGUE.items() if not i.by_history)
-HISTORY_FIX = ("If this work really takes this long, give it room: a larger --history-factor, --history-floor or "
-               "--phase-factor (hangwatch.toml: history_factor, history_floor, phase_factor).")
+HISTORY_FIX = (
+    "If this work really takes this long, give it room: a larger --history-factor, --history-floor or "
+    "--phase-factor (hangwatch.toml: history_factor, history_floor, phase_factor)."
+)
 
 
 def bounded_by_history(finding: Finding) -> bool:
@@ -36,8 +38,11 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history:
     root = diagnosis.root
     cause = HUNG_CAUSE.get(root.cause, root.cause)
     what = root.summary.rstrip(".")
-    past = (f"far longer than this job's {'batches' if cause != root.cause else 'steps'} take ({basis})"
-            if by_history else f"past the extra time an alive job gets ({basis})")
+    past = (
+        f"far longer than this job's {'batches' if cause != root.cause else 'steps'} take ({basis})"
+        if by_history
+        else f"past the extra time an alive job gets ({basis})"
+    )
     if cause != root.cause and root.proves_work:  # it works, and works too long: no claim that it is stuck
         head = f"{what}, but it has not returned that batch for {stalled_s:.0f} s, {past}: declared hung."
     elif cause != root.cause:
@@ -45,9 +50,13 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history:
     else:
         head = f"{what}, but it has made no progress for {stalled_s:.0f} s, {past}: declared hung."
     new = dataclasses.replace(
-        root, cause=cause, summary=head, confidence=max(root.confidence, 0.8),
+        root,
+        cause=cause,
+        summary=head,
+        confidence=max(root.confidence, 0.8),
         evidence=(*root.evidence, f"no progress for {stalled_s:.0f} s; this job's own bound: {basis}"),
-        fix=(*(WORKER_STUCK_FIX if cause != root.cause else root.fix), HISTORY_FIX))
+        fix=(*(WORKER_STUCK_FIX if cause != root.cause else root.fix), HISTORY_FIX),
+    )
     return _hung(diagnosis, new)
 
 
@@ -55,9 +64,11 @@ def past_rendezvous_timeout(diagnosis: Diagnosis, waited_s: float, timeout_s: fl
     """Ranks or nodes have waited for their peers longer than --rendezvous-timeout."""
     root = diagnosis.root
     new = dataclasses.replace(
-        root, summary=f"{root.summary.rstrip('.')}; it has waited {waited_s:.0f} s, past --rendezvous-timeout "
+        root,
+        summary=f"{root.summary.rstrip('.')}; it has waited {waited_s:.0f} s, past --rendezvous-timeout "
         f"({timeout_s:.0f} s): the missing peers are not coming.",
-        evidence=(*root.evidence, f"waited {waited_s:.0f} s at setup; --rendezvous-timeout is {timeout_s:.0f} s"))
+        evidence=(*root.evidence, f"waited {waited_s:.0f} s at setup; --rendezvous-timeout is {timeout_s:.0f} s"),
+    )
     return _hung(diagnosis, new)
 
 

@@ -49,25 +49,41 @@ def busy_loop_rule(ctx: Context) -> list[Hit]:
             locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",)
             counting = motion.counting
             frame = _at_loop(frame, v.locals_of(t.tid)) if counting else frame
-            hits.append(Hit(Finding(
-                cause=Cause.CODE_BUSY_LOOP, confidence=0.8,
-                summary=(f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
-                         f"and over for {v.duration_s:.0f} s without getting anywhere."),
-                where=v.where(t, frame),
-                evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
-                          f"and holding the GIL in every sample",
-                          f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
-                          + (f" `{frame.code}`" if frame and frame.code else ""), *locals_ev),
-                fix=BUSY_FIX, proof=proof.hang(motion.proof_fact) if counting and motion else None),
-                Verdict.HUNG))
+            hits.append(
+                Hit(
+                    Finding(
+                        cause=Cause.CODE_BUSY_LOOP,
+                        confidence=0.8,
+                        summary=(
+                            f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
+                            f"and over for {v.duration_s:.0f} s without getting anywhere."
+                        ),
+                        where=v.where(t, frame),
+                        evidence=(
+                            f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
+                            f"and holding the GIL in every sample",
+                            f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
+                            + (f" `{frame.code}`" if frame and frame.code else ""),
+                            *locals_ev,
+                        ),
+                        fix=BUSY_FIX,
+                        proof=proof.hang(motion.proof_fact) if counting and motion else None,
+                    ),
+                    Verdict.HUNG,
+                )
+            )
     return hits
 
 
 def _at_loop(frame: Frame | None, reads: tuple[LocalsRead, ...]) -> Frame | None:
     """A proven spin is named at its loop's header (the samples land on any line of its body)."""
     last = reads[-1] if reads else None
-    if frame is None or last is None or last.loop_line is None or (last.file, last.function) != (frame.file,
-                                                                                                  frame.function):
+    if (
+        frame is None
+        or last is None
+        or last.loop_line is None
+        or (last.file, last.function) != (frame.file, frame.function)
+    ):
         return frame
     return replace(frame, line=last.loop_line, code=last.loop)
 
@@ -83,28 +99,43 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     moving = t.stack_changed
     where_text = f"lines {', '.join(str(n) for n in lines[:4])}" if len(lines) > 1 else "the same line"
     place = f"{frame.function} ({frame.file.rsplit('/', 1)[-1]})" if frame is not None else "no Python frame"
-    fact = (f"{t.cpu_percent or 0:.0f}% CPU for {v.duration_s:.1f} s with its stack moving between {where_text} "
-            f"of {place}")
+    fact = (
+        f"{t.cpu_percent or 0:.0f}% CPU for {v.duration_s:.1f} s with its stack moving between {where_text} of {place}"
+    )
     if moving:
-        summary = (f"{v.label()} runs a loop in {place} at {v.cpu_text()}, its stack moving between "
-                   f"{where_text}; its locals cannot be read (a module's top level has none), so whether it gets "
-                   "anywhere is not known, but it works: alive, bounded by --max-slow, not by the step history.")
+        summary = (
+            f"{v.label()} runs a loop in {place} at {v.cpu_text()}, its stack moving between "
+            f"{where_text}; its locals cannot be read (a module's top level has none), so whether it gets "
+            "anywhere is not known, but it works: alive, bounded by --max-slow, not by the step history."
+        )
     else:
-        summary = (f"{v.label()} runs the same code at {v.cpu_text()} in {describe(frame)} for {v.duration_s:.0f} s; "
-                   "its locals cannot be read, so whether the loop gets anywhere is unknown: alive, judged against "
-                   "this job's own history.")
-    return Hit(Finding(
-        cause=Cause.CODE_BUSY_LOOP, confidence=0.5, summary=summary,
-        where=v.where(t, frame),
-        evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
-                  f"GIL in every sample",
-                  f"innermost frame in {place} in all {len(t.stacks)} samples, on {where_text}"
-                  + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
-                  "no locals were read for this frame (code at a module's top level has none to read)"),
-        fix=(*BUSY_FIX, "Move the loop into a function: its locals can then be read, and a loop that walks its "
-             "data is told from a spin."),
-        proof=proof.work(fact) if moving else None),
-        Verdict.SLOW)
+        summary = (
+            f"{v.label()} runs the same code at {v.cpu_text()} in {describe(frame)} for {v.duration_s:.0f} s; "
+            "its locals cannot be read, so whether the loop gets anywhere is unknown: alive, judged against "
+            "this job's own history."
+        )
+    return Hit(
+        Finding(
+            cause=Cause.CODE_BUSY_LOOP,
+            confidence=0.5,
+            summary=summary,
+            where=v.where(t, frame),
+            evidence=(
+                f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
+                f"GIL in every sample",
+                f"innermost frame in {place} in all {len(t.stacks)} samples, on {where_text}"
+                + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
+                "no locals were read for this frame (code at a module's top level has none to read)",
+            ),
+            fix=(
+                *BUSY_FIX,
+                "Move the loop into a function: its locals can then be read, and a loop that walks its "
+                "data is told from a spin.",
+            ),
+            proof=proof.work(fact) if moving else None,
+        ),
+        Verdict.SLOW,
+    )
 
 
 def _one_long_call(t: ThreadView) -> bool:
@@ -123,41 +154,75 @@ def _one_long_call(t: ThreadView) -> bool:
 def _long_call(v: ProcessView, t: ThreadView) -> Hit:
     """Alive: one long call. It gets more time (up to --max-slow), never a kill on sight."""
     frame = t.user_frame
-    return Hit(Finding(
-        cause=Cause.CODE_COMPUTING, confidence=0.65,
-        summary=(f"{v.label()} has been inside one call at {describe(frame)} for {v.duration_s:.0f} s, holding the "
-                 f"GIL at {v.cpu_text()}: a long call that runs in C (a sort, a regex, a tokenizer), alive."),
-        where=v.where(t, frame),
-        evidence=(f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU with the same stack, on the same "
-                  f"line, in all {len(t.stacks)} samples" + (f": `{frame.code}`" if frame and frame.code else ""),
-                  "a Python loop that spins lands on its loop's header or moves between lines; this stack did not"),
-        fix=(*COMPUTING_FIX[1:], "If the call should not take this long, look at its input (a regex on a huge "
-             "string backtracks for ever; a sort of millions of Python objects takes minutes)."),
-        proof=proof.work(f"one long call at {describe(frame)}: the same stack on the same line in all "
-                         f"{len(t.stacks)} samples at {t.cpu_percent or 0:.0f}% CPU, holding the GIL")),
-        Verdict.SLOW)
+    return Hit(
+        Finding(
+            cause=Cause.CODE_COMPUTING,
+            confidence=0.65,
+            summary=(
+                f"{v.label()} has been inside one call at {describe(frame)} for {v.duration_s:.0f} s, holding the "
+                f"GIL at {v.cpu_text()}: a long call that runs in C (a sort, a regex, a tokenizer), alive."
+            ),
+            where=v.where(t, frame),
+            evidence=(
+                f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU with the same stack, on the same "
+                f"line, in all {len(t.stacks)} samples" + (f": `{frame.code}`" if frame and frame.code else ""),
+                "a Python loop that spins lands on its loop's header or moves between lines; this stack did not",
+            ),
+            fix=(
+                *COMPUTING_FIX[1:],
+                "If the call should not take this long, look at its input (a regex on a huge "
+                "string backtracks for ever; a sort of millions of Python objects takes minutes).",
+            ),
+            proof=proof.work(
+                f"one long call at {describe(frame)}: the same stack on the same line in all "
+                f"{len(t.stacks)} samples at {t.cpu_percent or 0:.0f}% CPU, holding the GIL"
+            ),
+        ),
+        Verdict.SLOW,
+    )
 
 
 def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
     """A spinning thread whose loop variables advance: it computes. If its output is block-buffered
     into a file, that is why the log looks frozen."""
     frame = t.user_frame
-    ev = [f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU in {describe(frame)}",
-          f"its loop advances: {motion.evidence}"]
+    ev = [
+        f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU in {describe(frame)}",
+        f"its loop advances: {motion.evidence}",
+    ]
     if buffered_stdout(v):
-        ev.insert(0, f"stdout is a file ({v.info.stdout}) that did not grow in {v.duration_s:.0f} s; "
-                     "PYTHONUNBUFFERED unset and no -u flag")
-        return Hit(Finding(
-            cause=Cause.OUTPUT_BUFFERED, confidence=0.8,
-            summary=(f"{v.label()} is computing (its loop advances) but its output is block-buffered into "
-                     f"{v.info.stdout}, so the log looks frozen."),
-            where=v.where(t, frame), evidence=tuple(ev), fix=BUFFERED_FIX,
-            proof=proof.work(f"its loop advances: {motion.evidence}")), Verdict.PROGRESSING)
-    return Hit(Finding(
-        cause=Cause.CODE_COMPUTING, confidence=0.7,
-        summary=f"{v.label()} is computing in {describe(frame)}: a CPU-bound loop whose variables advance.",
-        where=v.where(t, frame), evidence=tuple(ev), fix=COMPUTING_FIX,
-        proof=proof.work(f"its loop advances: {motion.evidence}")), Verdict.PROGRESSING)
+        ev.insert(
+            0,
+            f"stdout is a file ({v.info.stdout}) that did not grow in {v.duration_s:.0f} s; "
+            "PYTHONUNBUFFERED unset and no -u flag",
+        )
+        return Hit(
+            Finding(
+                cause=Cause.OUTPUT_BUFFERED,
+                confidence=0.8,
+                summary=(
+                    f"{v.label()} is computing (its loop advances) but its output is block-buffered into "
+                    f"{v.info.stdout}, so the log looks frozen."
+                ),
+                where=v.where(t, frame),
+                evidence=tuple(ev),
+                fix=BUFFERED_FIX,
+                proof=proof.work(f"its loop advances: {motion.evidence}"),
+            ),
+            Verdict.PROGRESSING,
+        )
+    return Hit(
+        Finding(
+            cause=Cause.CODE_COMPUTING,
+            confidence=0.7,
+            summary=f"{v.label()} is computing in {describe(frame)}: a CPU-bound loop whose variables advance.",
+            where=v.where(t, frame),
+            evidence=tuple(ev),
+            fix=COMPUTING_FIX,
+            proof=proof.work(f"its loop advances: {motion.evidence}"),
+        ),
+        Verdict.PROGRESSING,
+    )
 
 
 def deadlock_rule(ctx: Context) -> list[Hit]:
@@ -179,8 +244,9 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         others_alive = [t for t in v.user_threads if t not in blocked]
         if others_alive:
             continue  # another user thread is running and may still release what main waits for
-        if not proof.user_owned(main) and any(not (t.parked and t.last.syscall in proof.PARKING_CALLS)
-                                              for t in v.threads if t not in blocked):
+        if not proof.user_owned(main) and any(
+            not (t.parked and t.last.syscall in proof.PARKING_CALLS) for t in v.threads if t not in blocked
+        ):
             continue  # main waits on a library's own primitive (Pool's result, a future): its threads release it,
             # a thread polling a pipe too (a ProcessPoolExecutor's manager, woken by a worker's result)
         # Main waits on a future or event whose work sits with a thread that itself waits on a future: the
@@ -193,9 +259,14 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
         elif lockers:
             conf, what = 0.75, "a thread waits for a lock that no running thread will release"
         elif deeper is not None:
-            conf, what = 0.85, (f"thread '{deeper.name}' waits for a future at {describe(deeper.user_frame)}, while "
-                                "every thread of the process waits too: the task it waits for can run only on a "
-                                "thread that is itself waiting (a pool task that waits on a task of its own pool)")
+            conf, what = (
+                0.85,
+                (
+                    f"thread '{deeper.name}' waits for a future at {describe(deeper.user_frame)}, while "
+                    "every thread of the process waits too: the task it waits for can run only on a "
+                    "thread that is itself waiting (a pool task that waits on a task of its own pool)"
+                ),
+            )
         else:
             kind = waits[main.tid] or "event"
             conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
@@ -209,21 +280,35 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
             ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")
         # Proof needs every thread of the process parked in a wait with no timeout (library threads too: a
         # pool's result thread blocked in a read may still set what the main thread waits for).
-        forever = (all(t.blocked and t.waits_forever and proof.user_owned(t) for t in blocked) and not any(
-            proof.may_release(t) for t in v.threads if t not in blocked)) or proof.sealed(v, blocked)
+        forever = (
+            all(t.blocked and t.waits_forever and proof.user_owned(t) for t in blocked)
+            and not any(proof.may_release(t) for t in v.threads if t not in blocked)
+        ) or proof.sealed(v, blocked)
         fact = None
         if forever and len(lockers) >= 2:
-            fact = proof.hang(f"a lock cycle: {len(lockers)} threads of {v.label()} each wait for a lock another "
-                              "holds, and the kernel says none of their waits has a timeout")
+            fact = proof.hang(
+                f"a lock cycle: {len(lockers)} threads of {v.label()} each wait for a lock another "
+                "holds, and the kernel says none of their waits has a timeout"
+            )
         elif forever:
-            fact = proof.hang(f"every thread of {v.label()} is blocked in a wait with no timeout (the kernel's futex "
-                              "waits have none), so no thread runs that could release what they wait for")
-        hits.append(Hit(Finding(
-            cause=Cause.CODE_DEADLOCK, confidence=conf,
-            summary=f"{v.label()} is deadlocked: {what}.",
-            where=v.where(culprit, frame), evidence=tuple(ev),
-            fix=DEADLOCK_FIX if lockers else FUTURE_IN_POOL_FIX if culprit is deeper else WAIT_FOREVER_FIX,
-            proof=fact), Verdict.HUNG))
+            fact = proof.hang(
+                f"every thread of {v.label()} is blocked in a wait with no timeout (the kernel's futex "
+                "waits have none), so no thread runs that could release what they wait for"
+            )
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.CODE_DEADLOCK,
+                    confidence=conf,
+                    summary=f"{v.label()} is deadlocked: {what}.",
+                    where=v.where(culprit, frame),
+                    evidence=tuple(ev),
+                    fix=DEADLOCK_FIX if lockers else FUTURE_IN_POOL_FIX if culprit is deeper else WAIT_FOREVER_FIX,
+                    proof=fact,
+                ),
+                Verdict.HUNG,
+            )
+        )
     return hits
 
 
@@ -235,31 +320,60 @@ def exit_wait_rule(ctx: Context) -> list[Hit]:
     hits = []
     for v in ctx.views:
         main = v.main_thread
-        if main is None or not main.has_stack or not any(
-                sg.at(f, "threading.py", frozenset({"_shutdown"})) for f in main.frames) or main.spinning:
+        if (
+            main is None
+            or not main.has_stack
+            or not any(sg.at(f, "threading.py", frozenset({"_shutdown"})) for f in main.frames)
+            or main.spinning
+        ):
             continue
-        waiting = [t for t in v.user_threads if not t.spinning and (t.blocked or t.parked or t.woke_often
-                                                                    or t.idle_throughout)]
+        waiting = [
+            t for t in v.user_threads if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)
+        ]
         if not waiting or len(waiting) != len(v.user_threads):
             continue
         t = waiting[0]
         frame = t.user_frame
-        how = ("waits with no timeout" if t.waits_forever else "wakes again and again in a poll or sleep loop"
-               if t.woke_often else "waits")
+        how = (
+            "waits with no timeout"
+            if t.waits_forever
+            else "wakes again and again in a poll or sleep loop"
+            if t.woke_often
+            else "waits"
+        )
         names = ", ".join(f"'{x.name}' at {describe(x.user_frame)}" for x in waiting[:4])
-        fact = (proof.hang(f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}', which "
-                           f"waits with no timeout at {describe(frame)}: nothing else in the process runs")
-                if t.waits_forever and t.blocked else None)
-        hits.append(Hit(Finding(
-            cause=Cause.CODE_DEADLOCK, confidence=0.85,
-            summary=(f"{v.label()} has finished (or raised) and is exiting, but waits for its non-daemon thread "
-                     f"'{t.name}', which {how} at {describe(frame)} and never ends: the process never exits."),
-            where=v.where(t, frame),
-            evidence=("main thread in threading._shutdown (the interpreter joins every non-daemon thread at exit)",
-                      f"threads it waits for: {names}",
-                      *((f"thread '{t.name}': the kernel's {t.wait_text}",) if t.last.syscall else ())),
-            fix=("Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path out of the "
-                 "program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
-                 "If an exception ended the program, read it above the hang in the log: that is the real error."),
-            proof=fact), Verdict.HUNG))
+        fact = (
+            proof.hang(
+                f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}', which "
+                f"waits with no timeout at {describe(frame)}: nothing else in the process runs"
+            )
+            if t.waits_forever and t.blocked
+            else None
+        )
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.CODE_DEADLOCK,
+                    confidence=0.85,
+                    summary=(
+                        f"{v.label()} has finished (or raised) and is exiting, but waits for its non-daemon thread "
+                        f"'{t.name}', which {how} at {describe(frame)} and never ends: the process never exits."
+                    ),
+                    where=v.where(t, frame),
+                    evidence=(
+                        "main thread in threading._shutdown (the interpreter joins every non-daemon thread at exit)",
+                        f"threads it waits for: {names}",
+                        *((f"thread '{t.name}': the kernel's {t.wait_text}",) if t.last.syscall else ()),
+                    ),
+                    fix=(
+                        "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path out of "
+                        "the "
+                        "program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
+                        "If an exception ended the program, read it above the hang in the log: that is the real error.",
+                    ),
+                    proof=fact,
+                ),
+                Verdict.HUNG,
+            )
+        )
     return hits

@@ -27,9 +27,25 @@ from hangwatch.ranges import ranks_label
 from hangwatch.signatures import COLLECTIVE_STALLED_FIX, PEER_FIX, STRAGGLER_FIX
 
 STUCK_ACTIVITIES = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
-DTYPE_BYTES = {"Float": 4, "float32": 4, "Half": 2, "float16": 2, "BFloat16": 2, "bfloat16": 2, "Double": 8,
-               "float64": 8, "Long": 8, "int64": 8, "Int": 4, "int32": 4, "Byte": 1, "uint8": 1, "Char": 1,
-               "Bool": 1, "Short": 2}
+DTYPE_BYTES = {
+    "Float": 4,
+    "float32": 4,
+    "Half": 2,
+    "float16": 2,
+    "BFloat16": 2,
+    "bfloat16": 2,
+    "Double": 8,
+    "float64": 8,
+    "Long": 8,
+    "int64": 8,
+    "Int": 4,
+    "int32": 4,
+    "Byte": 1,
+    "uint8": 1,
+    "Char": 1,
+    "Bool": 1,
+    "Short": 2,
+}
 MISMATCH_FIX = (
     "Every rank must call the same collectives, in the same order, with the same sizes: look for a collective "
     "inside `if rank == 0:`, an uneven number of batches per rank, or a size that depends on the rank's data.",
@@ -82,9 +98,12 @@ class RankCollectives:
         groups = {}
         for g, v in (d.get("groups") or {}).items():
             p = v.get("pending")
-            groups[str(g)] = GroupView(entered=int(v["entered"]), done=int(v["done"]),
-                                       pending=Pending(**p) if p else None,
-                                       ops=tuple((int(s), str(o), str(z), str(n)) for s, o, z, n in v.get("ops", ())))
+            groups[str(g)] = GroupView(
+                entered=int(v["entered"]),
+                done=int(v["done"]),
+                pending=Pending(**p) if p else None,
+                ops=tuple((int(s), str(o), str(z), str(n)) for s, o, z, n in v.get("ops", ())),
+            )
         return cls(rank=int(d["rank"]), answered=bool(d["answered"]), groups=groups, error=d.get("error"))
 
 
@@ -119,13 +138,28 @@ def rank_collectives(rank: int, record: FlightRecord) -> RankCollectives:
         es.sort(key=lambda e: e.seq)
         waiting = next((e for e in es if not e.done), None)
         f = waiting.frame if waiting is not None else None
-        pend = None if waiting is None else Pending(
-            seq=waiting.seq, op=waiting.op, nbytes=nbytes(waiting), at=waiting.created_at, line=_line(f),
-            sizes=str([list(s) for s in waiting.input_sizes]), file=f.file if f else None,
-            lineno=f.line if f else None, function=f.function if f else None, code=f.code if f else None)
-        groups[g] = GroupView(entered=es[-1].seq, done=max((e.seq for e in es if e.done), default=0), pending=pend,
-                              ops=tuple((e.seq, e.op, str([list(s) for s in e.input_sizes]), _line(e.frame) or "")
-                                        for e in es[-4:]))
+        pend = (
+            None
+            if waiting is None
+            else Pending(
+                seq=waiting.seq,
+                op=waiting.op,
+                nbytes=nbytes(waiting),
+                at=waiting.created_at,
+                line=_line(f),
+                sizes=str([list(s) for s in waiting.input_sizes]),
+                file=f.file if f else None,
+                lineno=f.line if f else None,
+                function=f.function if f else None,
+                code=f.code if f else None,
+            )
+        )
+        groups[g] = GroupView(
+            entered=es[-1].seq,
+            done=max((e.seq for e in es if e.done), default=0),
+            pending=pend,
+            ops=tuple((e.seq, e.op, str([list(s) for s in e.input_sizes]), _line(e.frame) or "") for e in es[-4:]),
+        )
     return RankCollectives(rank, True, groups)
 
 
@@ -167,10 +201,18 @@ def analyze(ranks: list[RankCollectives]) -> Stall | None:
                 kinds.setdefault(op[0] if op[1] in ("[]", "") else f"{op[0]} {op[1]}", []).append(r.rank)
         pend = {r.rank: p for r in at_seq if (p := r.groups[g].pending) is not None}
         first = pend[min(pend)]
-        return Stall(group=g, seq=seq, op=first.op, waiting=sorted(pend), missing=missing,
-                     mismatch=kinds if len(kinds) > 1 else {}, pending=first, at_seq=pend,
-                     done_by_missing={r.rank: r.groups.get(g, GroupView(0, 0, None)).done for r in members
-                                      if r.rank in missing}, silent=silent)
+        return Stall(
+            group=g,
+            seq=seq,
+            op=first.op,
+            waiting=sorted(pend),
+            missing=missing,
+            mismatch=kinds if len(kinds) > 1 else {},
+            pending=first,
+            at_seq=pend,
+            done_by_missing={r.rank: r.groups.get(g, GroupView(0, 0, None)).done for r in members if r.rank in missing},
+            silent=silent,
+        )
     return None
 
 
@@ -184,8 +226,11 @@ def _what(p: Pending) -> str:
 
 
 def _ranks(ctx: Context) -> dict[int, ProcessView]:
-    out = {v.info.rank: v for v in ctx.views if v.role in (Role.RANK, Role.MAIN, Role.CHILD)
-           and v.info.rank is not None and v.ev.flight is not None}
+    out = {
+        v.info.rank: v
+        for v in ctx.views
+        if v.role in (Role.RANK, Role.MAIN, Role.CHILD) and v.info.rank is not None and v.ev.flight is not None
+    }
     return {r: v for r, v in out.items() if r is not None}
 
 
@@ -204,8 +249,15 @@ def flight_rule(ctx: Context) -> list[Hit]:
 def _recorded_where(p: Pending | None, v: ProcessView | None, rank: int) -> Where | None:
     """Where a rank called a collective, from its recorder's frame; else from its current stack."""
     if p is not None and p.file is not None:
-        return Where(pid=v.pid if v is not None else 0, rank=rank, tid=None, file=p.file, line=p.lineno,
-                     function=p.function, code=p.code)
+        return Where(
+            pid=v.pid if v is not None else 0,
+            rank=rank,
+            tid=None,
+            file=p.file,
+            line=p.lineno,
+            function=p.function,
+            code=p.code,
+        )
     t = v.main_thread if v is not None else None
     return v.where(t, innermost_explaining(t.frames)) if v is not None and t is not None else None
 
@@ -229,12 +281,19 @@ def remote_info(summary: dict[str, Any], node: int | None = None) -> Remote:
         act = Activity(summary.get("activity", "unknown"))
     except ValueError:
         act = Activity.UNKNOWN
-    return Remote(where=Where(**w) if w else None, text=str(summary.get("text", "")), activity=act,
-                  fact=summary.get("fact"), proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None, node=node)
+    return Remote(
+        where=Where(**w) if w else None,
+        text=str(summary.get("text", "")),
+        activity=act,
+        fact=summary.get("fact"),
+        proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+        node=node,
+    )
 
 
-def _missing_where(ctx: Context | None, views: dict[int, ProcessView], rank: int,
-                   remote: dict[int, Remote] | None = None) -> tuple[Where | None, str, Any]:
+def _missing_where(
+    ctx: Context | None, views: dict[int, ProcessView], rank: int, remote: dict[int, Remote] | None = None
+) -> tuple[Where | None, str, Any]:
     """Where a rank that never entered the collective is, what it does, and its state (from its stacks, or
     from its node's summary)."""
     from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where
@@ -245,27 +304,40 @@ def _missing_where(ctx: Context | None, views: dict[int, ProcessView], rank: int
         r = (remote or {}).get(rank)
         if r is None:
             return None, "is not on this node", None
-        return r.where, f"is {r.text}" if r.text.startswith("in ") else r.text, CulpritState(r.activity, r.fact,
-                                                                                              r.proof)
+        return (
+            r.where,
+            f"is {r.text}" if r.text.startswith("in ") else r.text,
+            CulpritState(r.activity, r.fact, r.proof),
+        )
     where, detail = culprit_where(ctx, v, t)
-    doing = (f"is at {detail.removeprefix('in ')}" if detail.startswith("in ") else f"is {detail}"
-             if detail.startswith("exiting") else f"is waiting for a batch: {detail}")
+    doing = (
+        f"is at {detail.removeprefix('in ')}"
+        if detail.startswith("in ")
+        else f"is {detail}"
+        if detail.startswith("exiting")
+        else f"is waiting for a batch: {detail}"
+    )
     return where, doing, culprit_state(ctx, v, t)
 
 
-def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
-            remote: dict[int, Remote] | None = None) -> Hit:
+def explain(
+    stall: Stall, views: dict[int, ProcessView], ctx: Context | None, remote: dict[int, Remote] | None = None
+) -> Hit:
     """One finding from what the recorders say (``views``: the ranks captured on this node, for where the
     missing ranks are; ``remote``: what the other nodes said of theirs)."""
     p = stall.pending
     who = ranks_label(stall.waiting).capitalize() + (" wait" if len(stall.waiting) > 1 else " waits")
-    waits = f"{who} in {_what(p)} since {_when(p.at)}" if not stall.mismatch else \
-        f"{who} at collective #{stall.seq} since {_when(p.at)}"
+    waits = (
+        f"{who} in {_what(p)} since {_when(p.at)}"
+        if not stall.mismatch
+        else f"{who} at collective #{stall.seq} since {_when(p.at)}"
+    )
     ev = [f"flight recorder, process group {stall.group}: " + waits]
     if stall.silent:
         ev.append(f"the recorder of {ranks_label(stall.silent)} did not answer")
     first_waiter = views.get(stall.waiting[0])
     if stall.mismatch:
+
         def side(kind: str, rs: list[int]) -> str:
             line = next((stall.at_seq[r].line for r in rs if r in stall.at_seq and stall.at_seq[r].line), None)
             return f"{ranks_label(rs)}: {kind}" + (f" at {line}" if line else "")
@@ -274,21 +346,42 @@ def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
         ev.append(f"at #{stall.seq} the ranks called different collectives or sizes: {parts}")
         odd = min(stall.mismatch.values(), key=len)
         where = _recorded_where(stall.at_seq.get(odd[0]), views.get(odd[0]), odd[0])
-        return Hit(Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.97,
-            summary=(f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. "
-                     f"{ranks_label(odd).capitalize()} took another path."),
-            where=where, evidence=tuple(ev), fix=MISMATCH_FIX,
-            proof=proof.hang(f"at collective #{stall.seq} the ranks called different collectives or sizes ({parts}): "
-                             "none can complete")), Verdict.HUNG)
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_PEER_STUCK,
+                confidence=0.97,
+                summary=(
+                    f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. "
+                    f"{ranks_label(odd).capitalize()} took another path."
+                ),
+                where=where,
+                evidence=tuple(ev),
+                fix=MISMATCH_FIX,
+                proof=proof.hang(
+                    f"at collective #{stall.seq} the ranks called different collectives or sizes ({parts}): "
+                    "none can complete"
+                ),
+            ),
+            Verdict.HUNG,
+        )
     if not stall.missing:
-        where = first_waiter.where(first_waiter.main_thread, None) if first_waiter and first_waiter.main_thread \
-            else None
-        return Hit(Finding(
-            cause=Cause.DISTRIBUTED_COLLECTIVE_STALLED, confidence=0.9,
-            summary=(f"Every rank entered {_what(p)} of process group {stall.group} and none completed it: "
-                     "the transport (network, NCCL, the devices) stalled, not the code."),
-            where=where, evidence=tuple(ev), fix=COLLECTIVE_STALLED_FIX), Verdict.HUNG)
+        where = (
+            first_waiter.where(first_waiter.main_thread, None) if first_waiter and first_waiter.main_thread else None
+        )
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_COLLECTIVE_STALLED,
+                confidence=0.9,
+                summary=(
+                    f"Every rank entered {_what(p)} of process group {stall.group} and none completed it: "
+                    "the transport (network, NCCL, the devices) stalled, not the code."
+                ),
+                where=where,
+                evidence=tuple(ev),
+                fix=COLLECTIVE_STALLED_FIX,
+            ),
+            Verdict.HUNG,
+        )
     lead = stall.missing[0]
     where, doing, state = _missing_where(ctx, views, lead, remote)
     details = []
@@ -313,19 +406,37 @@ def explain(stall: Stall, views: dict[int, ProcessView], ctx: Context | None,
     waits_low = waits[0].lower() + waits[1:]
     last = stall.done_by_missing.get(lead, 0)
     if state is not None and state.activity == Activity.WORKING:
-        return Hit(Finding(
-            cause=Cause.DISTRIBUTED_STRAGGLER, confidence=0.96,
-            summary=(f"{who} {verb} working, not stuck, {doing.removeprefix('is ')}: {state.fact}; it has not "
-                     f"entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. A straggler: the "
-                     "job waits, bounded by --max-slow."),
-            where=where, evidence=tuple(ev), fix=STRAGGLER_FIX, proof=state.proof), Verdict.WAITING)
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_STRAGGLER,
+                confidence=0.96,
+                summary=(
+                    f"{who} {verb} working, not stuck, {doing.removeprefix('is ')}: {state.fact}; it has not "
+                    f"entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. A straggler: the "
+                    "job waits, bounded by --max-slow."
+                ),
+                where=where,
+                evidence=tuple(ev),
+                fix=STRAGGLER_FIX,
+                proof=state.proof,
+            ),
+            Verdict.WAITING,
+        )
     stuck = state is not None and state.activity in STUCK_ACTIVITIES
     how = f"{verb} stuck {doing.removeprefix('is ')}" if stuck else doing.replace("is ", f"{verb} ", 1)
-    summary = (f"{who} {how} and never entered {p.op} #{stall.seq} (it last completed #{last}), while "
-               f"{waits_low}.")
-    return Hit(Finding(
-        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.97, summary=summary, where=where, evidence=tuple(ev),
-        fix=PEER_FIX, proof=state.proof if state is not None else None), Verdict.HUNG)
+    summary = f"{who} {how} and never entered {p.op} #{stall.seq} (it last completed #{last}), while {waits_low}."
+    return Hit(
+        Finding(
+            cause=Cause.DISTRIBUTED_PEER_STUCK,
+            confidence=0.97,
+            summary=summary,
+            where=where,
+            evidence=tuple(ev),
+            fix=PEER_FIX,
+            proof=state.proof if state is not None else None,
+        ),
+        Verdict.HUNG,
+    )
 
 
 # --- the per-rank table an incident shows --------------------------------------------------------------------------
@@ -343,9 +454,10 @@ def collective_rows(ctx: Context) -> tuple[CollectiveRow, ...]:
             rows.setdefault(("-", "did not answer", "", (record.error or "")[:80]), []).append(r)
             continue
         for g, view in sorted(rc.groups.items()):
-            last = next((f"{o} #{s} {z}" for s, o, z, _ in reversed(view.ops) if s == view.entered),
-                        f"#{view.entered}")
+            last = next((f"{o} #{s} {z}" for s, o, z, _ in reversed(view.ops) if s == view.entered), f"#{view.entered}")
             state = f"waits in {_what(view.pending)}" if view.pending is not None else "idle"
             rows.setdefault((g, last, f"#{view.done}", state), []).append(r)
-    return tuple(CollectiveRow(ranks=ranks_label(rs), group=g, last_entered=last, last_completed=done, state=state)
-                 for (g, last, done, state), rs in sorted(rows.items(), key=lambda kv: min(kv[1])))
+    return tuple(
+        CollectiveRow(ranks=ranks_label(rs), group=g, last_entered=last, last_completed=done, state=state)
+        for (g, last, done, state), rs in sorted(rows.items(), key=lambda kv: min(kv[1]))
+    )

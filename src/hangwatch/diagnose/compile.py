@@ -22,26 +22,51 @@ def compile_rule(ctx: Context) -> list[Hit]:
         t = v.main_thread
         if t is None or not t.any_frame(sg.is_compile_frame):
             continue
-        own_kids = [c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in
-                    {k.pid for k in ctx.children(v.pid)}]
+        own_kids = [
+            c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in {k.pid for k in ctx.children(v.pid)}
+        ]
         active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
         frame = t.user_frame
         comp = next((f for f in t.frames if sg.is_compile_frame(f)), None)
-        ev = [f"{v.label()} in torch.compile for this window, called from {describe(frame)}",
-              f"compiler frame: {describe(comp)}", f"{v.label()} at {v.cpu_text()}"
-              + (", stack moving between samples" if t.stack_changed else "")]
+        ev = [
+            f"{v.label()} in torch.compile for this window, called from {describe(frame)}",
+            f"compiler frame: {describe(comp)}",
+            f"{v.label()} at {v.cpu_text()}" + (", stack moving between samples" if t.stack_changed else ""),
+        ]
         if own_kids:
             ev.append("compiler processes working: " + ", ".join(f"{c.info.name} (pid {c.pid})" for c in own_kids[:4]))
         if active:
-            hits.append(Hit(Finding(
-                cause=Cause.COMPILE_IN_PROGRESS, confidence=0.85,
-                summary=(f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: "
-                         "it is alive and working, not hung."),
-                where=v.where(t, frame), evidence=tuple(ev), fix=COMPILE_FIX), Verdict.SLOW))
+            hits.append(
+                Hit(
+                    Finding(
+                        cause=Cause.COMPILE_IN_PROGRESS,
+                        confidence=0.85,
+                        summary=(
+                            f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: "
+                            "it is alive and working, not hung."
+                        ),
+                        where=v.where(t, frame),
+                        evidence=tuple(ev),
+                        fix=COMPILE_FIX,
+                    ),
+                    Verdict.SLOW,
+                )
+            )
         else:
-            hits.append(Hit(Finding(
-                cause=Cause.COMPILE_IN_PROGRESS, confidence=0.45,
-                summary=(f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement: "
-                         "the compile itself may be stuck."),
-                where=v.where(t, frame), evidence=tuple(ev), fix=COMPILE_FIX[3:] + COMPILE_FIX[:1]), Verdict.HUNG))
+            hits.append(
+                Hit(
+                    Finding(
+                        cause=Cause.COMPILE_IN_PROGRESS,
+                        confidence=0.45,
+                        summary=(
+                            f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement: "
+                            "the compile itself may be stuck."
+                        ),
+                        where=v.where(t, frame),
+                        evidence=tuple(ev),
+                        fix=COMPILE_FIX[3:] + COMPILE_FIX[:1],
+                    ),
+                    Verdict.HUNG,
+                )
+            )
     return hits

@@ -22,6 +22,7 @@ class Hit:
 @dataclass
 class Context:
     """What every rule reads: the evidence, one view per process, and lookups between them."""
+
     evidence: Evidence
     views: list[ProcessView] = field(default_factory=list)
 
@@ -46,8 +47,12 @@ class Context:
     def waits_for_batch(v: ProcessView) -> bool:
         """Whether ``v``'s main thread waits for a DataLoader batch (main, a rank, a child; never a worker)."""
         t = v.main_thread
-        return t is not None and v.role != Role.DATALOADER_WORKER and bool(t.frames) and any(
-            sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames)
+        return (
+            t is not None
+            and v.role != Role.DATALOADER_WORKER
+            and bool(t.frames)
+            and any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames)
+        )
 
     def loader_waiters(self) -> list[tuple[ProcessView, ThreadView]]:
         """Processes whose main thread waits for a DataLoader batch (main, a rank, a child)."""

@@ -28,6 +28,7 @@ from hangwatch.signatures import (
 @dataclass(frozen=True)
 class CrashPattern:
     """A text a crashed job prints, and the finding it means."""
+
     cause: Cause
     regex: re.Pattern[str]
     confidence: float
@@ -36,49 +37,108 @@ class CrashPattern:
 
 
 PATTERNS: tuple[CrashPattern, ...] = (
-    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
-        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus error"), 0.9,
-        "A DataLoader worker (pid {pid}) died of a bus error: shared memory (/dev/shm) ran out.", SHM_FIX),
-    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
-        r"unable to (?:write to|allocate shared memory\(shm\) for) file </torch_[^>]*>"), 0.85,
-        "A DataLoader worker could not allocate shared memory (/dev/shm is full).", SHM_FIX),
-    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
-        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed"), 0.85,
+    CrashPattern(
+        Cause.DATALOADER_WORKER_DIED,
+        re.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus error"),
+        0.9,
+        "A DataLoader worker (pid {pid}) died of a bus error: shared memory (/dev/shm) ran out.",
+        SHM_FIX,
+    ),
+    CrashPattern(
+        Cause.DATALOADER_WORKER_DIED,
+        re.compile(r"unable to (?:write to|allocate shared memory\(shm\) for) file </torch_[^>]*>"),
+        0.85,
+        "A DataLoader worker could not allocate shared memory (/dev/shm is full).",
+        SHM_FIX,
+    ),
+    CrashPattern(
+        Cause.DATALOADER_WORKER_DIED,
+        re.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed"),
+        0.85,
         "A DataLoader worker (pid {pid}) was killed by SIGKILL, usually the out-of-memory killer.",
-        WORKER_DIED_FIX + OOM_FIX),
-    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
-        r"DataLoader worker \(pid[s(]* (?P<pid>[\d, ]+)\)? "
-        r"(?:is killed by signal: (?P<sig>[\w ]+)|exited unexpectedly)"),
-        0.8, "A DataLoader worker (pid {pid}) died.", WORKER_DIED_FIX),
+        WORKER_DIED_FIX + OOM_FIX,
+    ),
+    CrashPattern(
+        Cause.DATALOADER_WORKER_DIED,
+        re.compile(
+            r"DataLoader worker \(pid[s(]* (?P<pid>[\d, ]+)\)? "
+            r"(?:is killed by signal: (?P<sig>[\w ]+)|exited unexpectedly)"
+        ),
+        0.8,
+        "A DataLoader worker (pid {pid}) died.",
+        WORKER_DIED_FIX,
+    ),
     # The worker died while handing over a batch's shared-memory file descriptor (seen under load with
     # a worker SIGKILLed: the main process's fd transfer from it is reset).
-    CrashPattern(Cause.DATALOADER_WORKER_DIED, re.compile(
-        r"(?s)in rebuild_storage_fd.*?resource_sharer\.py.*?(?:ConnectionResetError|ConnectionRefusedError|EOFError)"),
-        0.75, "A DataLoader worker died while handing a batch to the main process (its shared-memory file "
-        "descriptor transfer was cut).", WORKER_DIED_FIX + OOM_FIX),
-    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
-        r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"), 0.85,
-        "NCCL's watchdog timed out in {op} (sequence number {seq}): a rank stopped calling collectives.", PEER_FIX),
-    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
-        r"Timed out waiting (?P<ms>\d+)ms for (?:recv|send) operation to complete"), 0.8,
-        "A gloo collective timed out after {ms} ms: a peer rank never reached it.", PEER_FIX),
-    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
-        r"Connection closed by peer|remote worker crashing|Connection reset by peer.*gloo"), 0.75,
-        "A peer rank went away in the middle of a collective (it crashed or was killed).", PEER_FIX),
-    CrashPattern(Cause.DISTRIBUTED_PEER_STUCK, re.compile(
-        r"Detected mismatch between collectives on ranks"), 0.9,
-        "Ranks called different collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL caught the mismatch).", PEER_FIX),
-    CrashPattern(Cause.DISTRIBUTED_RENDEZVOUS_WAIT, re.compile(
-        r"DistStoreError: Timed out after (?P<s>\d+) seconds waiting for clients\. (?P<n>\d+/\d+) clients joined"),
-        0.9, "Rendezvous timed out after {s} s with {n} ranks joined: some ranks never started.", RENDEZVOUS_FIX),
-    CrashPattern(Cause.DATALOADER_BATCH_LOST, re.compile(r"DataLoader timed out after (?P<s>[\d.]+) seconds"), 0.6,
+    CrashPattern(
+        Cause.DATALOADER_WORKER_DIED,
+        re.compile(
+            r"(?s)in rebuild_storage_fd.*?resource_sharer\.py.*?"
+            r"(?:ConnectionResetError|ConnectionRefusedError|EOFError)"
+        ),
+        0.75,
+        "A DataLoader worker died while handing a batch to the main process (its shared-memory file "
+        "descriptor transfer was cut).",
+        WORKER_DIED_FIX + OOM_FIX,
+    ),
+    CrashPattern(
+        Cause.DISTRIBUTED_PEER_STUCK,
+        re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"),
+        0.85,
+        "NCCL's watchdog timed out in {op} (sequence number {seq}): a rank stopped calling collectives.",
+        PEER_FIX,
+    ),
+    CrashPattern(
+        Cause.DISTRIBUTED_PEER_STUCK,
+        re.compile(r"Timed out waiting (?P<ms>\d+)ms for (?:recv|send) operation to complete"),
+        0.8,
+        "A gloo collective timed out after {ms} ms: a peer rank never reached it.",
+        PEER_FIX,
+    ),
+    CrashPattern(
+        Cause.DISTRIBUTED_PEER_STUCK,
+        re.compile(r"Connection closed by peer|remote worker crashing|Connection reset by peer.*gloo"),
+        0.75,
+        "A peer rank went away in the middle of a collective (it crashed or was killed).",
+        PEER_FIX,
+    ),
+    CrashPattern(
+        Cause.DISTRIBUTED_PEER_STUCK,
+        re.compile(r"Detected mismatch between collectives on ranks"),
+        0.9,
+        "Ranks called different collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL caught the mismatch).",
+        PEER_FIX,
+    ),
+    CrashPattern(
+        Cause.DISTRIBUTED_RENDEZVOUS_WAIT,
+        re.compile(
+            r"DistStoreError: Timed out after (?P<s>\d+) seconds waiting for clients\. (?P<n>\d+/\d+) clients joined"
+        ),
+        0.9,
+        "Rendezvous timed out after {s} s with {n} ranks joined: some ranks never started.",
+        RENDEZVOUS_FIX,
+    ),
+    CrashPattern(
+        Cause.DATALOADER_BATCH_LOST,
+        re.compile(r"DataLoader timed out after (?P<s>[\d.]+) seconds"),
+        0.6,
         "The DataLoader's own timeout fired after {s} s: a batch never arrived (stuck worker or lost batch).",
-        BATCH_LOST_FIX),
-    CrashPattern(Cause.MEMORY_OOM, re.compile(r"CUDA out of memory|OutOfMemoryError"), 0.85,
-        "The GPU ran out of memory.", CUDA_OOM_FIX),
-    CrashPattern(Cause.GPU_FAULT, re.compile(
-        r"CUDA error: (?P<err>[^\n]+)|NCCL error|fallen off the bus|Xid \d+|HIP error|hipError"), 0.75,
-        "The GPU or its driver failed: {err}", GPU_FIX),
+        BATCH_LOST_FIX,
+    ),
+    CrashPattern(
+        Cause.MEMORY_OOM,
+        re.compile(r"CUDA out of memory|OutOfMemoryError"),
+        0.85,
+        "The GPU ran out of memory.",
+        CUDA_OOM_FIX,
+    ),
+    CrashPattern(
+        Cause.GPU_FAULT,
+        re.compile(r"CUDA error: (?P<err>[^\n]+)|NCCL error|fallen off the bus|Xid \d+|HIP error|hipError"),
+        0.75,
+        "The GPU or its driver failed: {err}",
+        GPU_FIX,
+    ),
 )
 
 
@@ -90,8 +150,17 @@ def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None, known_pid
     from hangwatch.diagnose.gpu import kernel_rule
     from hangwatch.evidence import Evidence
 
-    ev = Evidence(target_pid=pid or 0, root_pid=pid or 0, started_at=0.0, ended_at=0.0, clock_ticks=100, cpu_count=1,
-                  processes=(), kernel=kernel, known_pids=(*((pid,) if pid else ()), *known_pids))
+    ev = Evidence(
+        target_pid=pid or 0,
+        root_pid=pid or 0,
+        started_at=0.0,
+        ended_at=0.0,
+        clock_ticks=100,
+        cpu_count=1,
+        processes=(),
+        kernel=kernel,
+        known_pids=(*((pid,) if pid else ()), *known_pids),
+    )
     return [h.finding for h in kernel_rule(Context(ev, []))]
 
 
@@ -104,8 +173,14 @@ def _signal_name(code: int) -> str | None:
     return None
 
 
-def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: int | None = None,
-                   kernel: tuple[KernelEvent, ...] = (), known_pids: tuple[int, ...] = ()) -> list[Finding]:
+def diagnose_crash(
+    exit_code: int,
+    output_tail: str,
+    oom_kills: int = 0,
+    pid: int | None = None,
+    kernel: tuple[KernelEvent, ...] = (),
+    known_pids: tuple[int, ...] = (),
+) -> list[Finding]:
     """Findings for a job that exited with ``exit_code`` (negative: killed by that signal), from its
     output, the cgroup's OOM counter and the kernel log since the attempt started."""
     findings: list[Finding] = _kernel_findings(kernel, pid, known_pids)
@@ -118,28 +193,54 @@ def diagnose_crash(exit_code: int, output_tail: str, oom_kills: int = 0, pid: in
             continue
         seen.add(pat.cause)
         fields = {k: (v or "").strip() for k, v in m.groupdict().items()}
-        line = output_tail[output_tail.rfind("\n", 0, m.start()) + 1: output_tail.find("\n", m.end())].strip()
-        findings.append(Finding(cause=pat.cause, confidence=pat.confidence, summary=pat.summary.format(**fields),
-                                where=where, evidence=(f"output: {line[:300]}",), fix=pat.fix))
+        line = output_tail[output_tail.rfind("\n", 0, m.start()) + 1 : output_tail.find("\n", m.end())].strip()
+        findings.append(
+            Finding(
+                cause=pat.cause,
+                confidence=pat.confidence,
+                summary=pat.summary.format(**fields),
+                where=where,
+                evidence=(f"output: {line[:300]}",),
+                fix=pat.fix,
+            )
+        )
     sig = _signal_name(exit_code)
     if oom_kills > 0 and not any(f.cause == Cause.MEMORY_OOM and f.confidence >= 0.8 for f in findings):
-        findings.append(Finding(
-            cause=Cause.MEMORY_OOM, confidence=0.9,
-            summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",
-            where=where, evidence=(f"cgroup memory.events oom_kill increased by {oom_kills}",
-                                   f"job exit: {sig or exit_code}"), fix=OOM_FIX))
+        findings.append(
+            Finding(
+                cause=Cause.MEMORY_OOM,
+                confidence=0.9,
+                summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",
+                where=where,
+                evidence=(f"cgroup memory.events oom_kill increased by {oom_kills}", f"job exit: {sig or exit_code}"),
+                fix=OOM_FIX,
+            )
+        )
     elif exit_code in (-9, 137) and not findings:
-        findings.append(Finding(
-            cause=Cause.MEMORY_OOM, confidence=0.5,
-            summary=("The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the "
-                     "usual cause."),
-            where=where, evidence=(f"job exit: {sig or exit_code}",), fix=OOM_FIX))
+        findings.append(
+            Finding(
+                cause=Cause.MEMORY_OOM,
+                confidence=0.5,
+                summary=(
+                    "The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the "
+                    "usual cause."
+                ),
+                where=where,
+                evidence=(f"job exit: {sig or exit_code}",),
+                fix=OOM_FIX,
+            )
+        )
     findings.sort(key=lambda f: -f.confidence)
     if not findings:
         last = [ln for ln in output_tail.strip().splitlines() if ln.strip()][-3:]
-        findings.append(Finding(
-            cause=Cause.UNKNOWN, confidence=0.1,
-            summary=f"The job exited with {sig or f'status {exit_code}'}; no known failure text was found.",
-            where=where, evidence=tuple(f"output: {ln[:300]}" for ln in last),
-            fix=("Read the end of output.log in the run directory for the job's own error.",)))
+        findings.append(
+            Finding(
+                cause=Cause.UNKNOWN,
+                confidence=0.1,
+                summary=f"The job exited with {sig or f'status {exit_code}'}; no known failure text was found.",
+                where=where,
+                evidence=tuple(f"output: {ln[:300]}" for ln in last),
+                fix=("Read the end of output.log in the run directory for the job's own error.",),
+            )
+        )
     return findings

@@ -56,15 +56,20 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     holders = parent.user_threads if parent else []
     if not holders:
         return []
-    ev = [f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at "
-          f"{'a lock' if lock_line else 'a native call'}: {describe(user)}"
-          + (f" `{user.code}`" if user and user.code else "")]
+    ev = [
+        f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at "
+        f"{'a lock' if lock_line else 'a native call'}: {describe(user)}"
+        + (f" `{user.code}`" if user and user.code else "")
+    ]
     if futex:
         ev.append(f"kernel wait: {t.last.wchan} (a futex: lock or condition)")
-    ev.append(f"{worker.label()} has {worker.ev.samples[-1].num_threads} OS thread(s): fork copied only the "
-              "forking thread")
-    ev.append("the parent runs other user threads that may hold it: "
-              + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3]))
+    ev.append(
+        f"{worker.label()} has {worker.ev.samples[-1].num_threads} OS thread(s): fork copied only the forking thread"
+    )
+    ev.append(
+        "the parent runs other user threads that may hold it: "
+        + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3])
+    )
     return ev
 
 
@@ -90,26 +95,49 @@ def dataloader_rule(ctx: Context) -> list[Hit]:
     return hits
 
 
-def _busy_worker(main: ProcessView, mt: ThreadView, w: ProcessView, t: ThreadView, workers: list[ProcessView],
-                 states: dict[int, str], waits: str) -> list[Hit]:
+def _busy_worker(
+    main: ProcessView,
+    mt: ThreadView,
+    w: ProcessView,
+    t: ThreadView,
+    workers: list[ProcessView],
+    states: dict[int, str],
+    waits: str,
+) -> list[Hit]:
     index = workers.index(w)
     frame = innermost_user(t.frames) or next((f for f in t.frames if not sg.is_stdlib_file(f.file)), None)
     name = f"worker {index} (pid {w.pid})"
     others = [o for o in workers if o is not w]
-    ev = [waits, f"{name} at {w.cpu_text()} for {w.duration_s:.0f} s in {describe(frame)}"
-          + (f" `{frame.code}`" if frame and frame.code else "")]
+    ev = [
+        waits,
+        f"{name} at {w.cpu_text()} for {w.duration_s:.0f} s in {describe(frame)}"
+        + (f" `{frame.code}`" if frame and frame.code else ""),
+    ]
     if others:
         ev.append("other workers: " + ", ".join(_other_worker(o, states[o.pid]) for o in others))
     hits: list[Hit] = []
     fork_ev = fork_lock_suspect(w, t, main)
     if fork_ev:
-        hits.append(Hit(Finding(
-            cause=Cause.FORK_INHERITED_LOCK, confidence=0.85,
-            summary=(f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
-                     f"from pid {main.pid}; nothing in the worker can release it."),
-            where=w.where(t, frame), evidence=tuple([waits, *fork_ev]), fix=FORK_FIX,
-            proof=proof.hang(f"{name} was forked from pid {main.pid} and waits at a lock it inherited held: "
-                             "fork copies a held lock, never the thread that would release it")), Verdict.HUNG))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.FORK_INHERITED_LOCK,
+                    confidence=0.85,
+                    summary=(
+                        f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
+                        f"from pid {main.pid}; nothing in the worker can release it."
+                    ),
+                    where=w.where(t, frame),
+                    evidence=tuple([waits, *fork_ev]),
+                    fix=FORK_FIX,
+                    proof=proof.hang(
+                        f"{name} was forked from pid {main.pid} and waits at a lock it inherited held: "
+                        "fork copies a held lock, never the thread that would release it"
+                    ),
+                ),
+                Verdict.HUNG,
+            )
+        )
     held = _held_by_main(mt, t, frame)
     if held is not None:
         hits.append(_lock_across_processes(main, name, w, t, frame, held, waits))
@@ -117,9 +145,20 @@ def _busy_worker(main: ProcessView, mt: ThreadView, w: ProcessView, t: ThreadVie
         hits.extend(semaphore_wait(w, t, f"DataLoader {name}", waiter_of=main, waits=waits))
     judged = _judge_worker(w, t, frame, name, ev)
     conf = 0.6 if fork_ev else judged.confidence
-    hits.append(Hit(Finding(cause=judged.cause, confidence=conf, summary=judged.summary,
-                            where=w.where(t, frame), evidence=tuple(ev), fix=judged.fix, proof=judged.proof),
-                    judged.verdict))
+    hits.append(
+        Hit(
+            Finding(
+                cause=judged.cause,
+                confidence=conf,
+                summary=judged.summary,
+                where=w.where(t, frame),
+                evidence=tuple(ev),
+                fix=judged.fix,
+                proof=judged.proof,
+            ),
+            judged.verdict,
+        )
+    )
     return hits
 
 
@@ -141,49 +180,99 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     motion = loop_motion(w.locals_of(t.tid), w.runs_alone(t)) if t.spinning else None
     if motion is not None and motion.advanced:
         ev.append(f"its loop advances: {motion.evidence}")
-        return _Judged(slow, f"DataLoader {name} is alive, computing in {describe(frame)} (its loop advances); "
-                       "the main process waits for its batch.", Verdict.SLOW, 0.6, WORKER_SLOW_FIX,
-                       proof.work(f"its loop advances: {motion.evidence}"))
+        return _Judged(
+            slow,
+            f"DataLoader {name} is alive, computing in {describe(frame)} (its loop advances); "
+            "the main process waits for its batch.",
+            Verdict.SLOW,
+            0.6,
+            WORKER_SLOW_FIX,
+            proof.work(f"its loop advances: {motion.evidence}"),
+        )
     if t.spinning:
         if motion is not None:
             ev.append(f"locals of {describe(frame)}: {motion.evidence}")
         counting = motion is not None and motion.counting
-        ends = "and never returns its batch" if counting else \
-            f"and has not returned its batch in the {dur:.0f} s window"
-        return _Judged(STUCK, f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} {ends}; the main "
-                       "process waits for it.", Verdict.HUNG, 0.9, WORKER_STUCK_FIX,
-                       proof.hang(motion.proof_fact) if counting and motion else None)
+        ends = (
+            "and never returns its batch" if counting else f"and has not returned its batch in the {dur:.0f} s window"
+        )
+        return _Judged(
+            STUCK,
+            f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} {ends}; the main "
+            "process waits for it.",
+            Verdict.HUNG,
+            0.9,
+            WORKER_STUCK_FIX,
+            proof.hang(motion.proof_fact) if counting and motion else None,
+        )
     if w.work is not None:
         ev.append(f"{w.work}: it works")
-        return _Judged(slow, f"DataLoader {name} is alive, working in {describe(frame)}: {w.work}; the main process "
-                       "waits for its batch.", Verdict.SLOW, 0.6, WORKER_SLOW_FIX, proof.work(w.work))
+        return _Judged(
+            slow,
+            f"DataLoader {name} is alive, working in {describe(frame)}: {w.work}; the main process "
+            "waits for its batch.",
+            Verdict.SLOW,
+            0.6,
+            WORKER_SLOW_FIX,
+            proof.work(w.work),
+        )
     if t.woke_often or w.moved_data:
-        ev.append(f"{name} woke {t.wakeups} times and made {w.delta('syscalls') or 0} read/write calls in "
-                  f"{dur:.1f} s: it moves")
-        return _Judged(slow, f"DataLoader {name} is alive in {describe(frame)}: it woke {t.wakeups} times in "
-                       f"{dur:.0f} s (a sleep, poll or retry loop), so its batch is slow, not lost.", Verdict.SLOW, 0.6,
-                       WORKER_SLOW_FIX)
+        ev.append(
+            f"{name} woke {t.wakeups} times and made {w.delta('syscalls') or 0} read/write calls in "
+            f"{dur:.1f} s: it moves"
+        )
+        return _Judged(
+            slow,
+            f"DataLoader {name} is alive in {describe(frame)}: it woke {t.wakeups} times in "
+            f"{dur:.0f} s (a sleep, poll or retry loop), so its batch is slow, not lost.",
+            Verdict.SLOW,
+            0.6,
+            WORKER_SLOW_FIX,
+        )
     if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
-        return _Judged(slow, f"DataLoader {name} is alive, working in {describe(frame)}; the main process waits for "
-                       "its batch.", Verdict.SLOW, 0.6, WORKER_SLOW_FIX)
+        return _Judged(
+            slow,
+            f"DataLoader {name} is alive, working in {describe(frame)}; the main process waits for its batch.",
+            Verdict.SLOW,
+            0.6,
+            WORKER_SLOW_FIX,
+        )
     if not t.measured:  # one sample, or a sleep seen briefly (a capture cut short on a loaded machine)
         seen = f"seen in {len(t.samples)} sample{'s' if len(t.samples) != 1 else ''} over {dur:.1f} s"
         ev.append(f"{name} was {seen}: too briefly to say that it stays there")
-        return _Judged(slow, f"DataLoader {name} is in {describe(frame)}, {seen}: too briefly to say that it stays "
-                       "there, so its batch is not called lost; the main process waits for it.", Verdict.SLOW, 0.5,
-                       WORKER_SLOW_FIX)
+        return _Judged(
+            slow,
+            f"DataLoader {name} is in {describe(frame)}, {seen}: too briefly to say that it stays "
+            "there, so its batch is not called lost; the main process waits for it.",
+            Verdict.SLOW,
+            0.5,
+            WORKER_SLOW_FIX,
+        )
     fact = proof.unreleasable(w, t)
     blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
-    ends = "and never returns its batch: nothing can end its wait" if fact else \
-        f"and has not returned its batch: nothing moved in the {dur:.0f} s window"
-    summary, fix = _what_it_waits_on(name, t, frame, ev, f"DataLoader {name} is blocked in {blocked_in} in "
-                                     f"{describe(frame)} {ends}; the main process waits for it.", WORKER_STUCK_FIX)
+    ends = (
+        "and never returns its batch: nothing can end its wait"
+        if fact
+        else f"and has not returned its batch: nothing moved in the {dur:.0f} s window"
+    )
+    summary, fix = _what_it_waits_on(
+        name,
+        t,
+        frame,
+        ev,
+        f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} {ends}; the main process waits for it.",
+        WORKER_STUCK_FIX,
+    )
     if fact is not None:
         ev.append(f"the kernel says: {t.wait_text}; no other thread of the worker runs")
         # A wait in the user's own code that nothing can end: num_workers=0 would block at the same line in the
         # main process, so no DataLoader setting is a remedy (recover/remedy.py, the exit code: do not requeue).
-        fix = (*fix[:1], "Give the wait a timeout (Event.wait(timeout=...), Queue.get(timeout=...)) or make sure "
-               "something sets it on every path.", *fix[1:2])
+        fix = (
+            *fix[:1],
+            "Give the wait a timeout (Event.wait(timeout=...), Queue.get(timeout=...)) or make sure "
+            "something sets it on every path.",
+            *fix[1:2],
+        )
     return _Judged(STUCK, summary, Verdict.HUNG, 0.9, fix, fact)
 
 
@@ -216,26 +305,47 @@ def _held_by_main(mt: ThreadView, t: ThreadView, frame: Frame | None) -> tuple[T
     return None
 
 
-def _lock_across_processes(main: ProcessView, name: str, w: ProcessView, t: ThreadView, frame: Frame | None,
-                           held: tuple[ThreadView, Frame, str], waits: str) -> Hit:
+def _lock_across_processes(
+    main: ProcessView,
+    name: str,
+    w: ProcessView,
+    t: ThreadView,
+    frame: Frame | None,
+    held: tuple[ThreadView, Frame, str],
+    waits: str,
+) -> Hit:
     """Both sides of a lock shared across processes: the worker waits for it, main holds it while it
     waits for that worker's batch."""
     mt, mf, lock = held
-    return Hit(Finding(
-        cause=Cause.CODE_DEADLOCK, confidence=0.93,
-        summary=(f"DataLoader {name} waits for the lock `{lock}` at {describe(frame)}, which {main.label()} holds "
-                 f"at {describe(mf)} while it waits for that worker's batch: a deadlock across processes."),
-        where=w.where(t, frame),
-        evidence=(waits, f"{name} blocked at {w.cpu_text()} at {describe(frame)} `{frame.code if frame else ''}`",
-                  f"{main.label()} holds `{lock}`: thread '{mt.name}' runs {describe(mf)} inside its "
-                  f"`with {lock}:` block (or after `{lock}.acquire()`)"),
-        fix=(f"Release `{lock}` before iterating the DataLoader (the main process holds it at {describe(mf)}), "
-             "or do not take it in dataset code.",
-             "Locks shared with DataLoader workers are held across processes: a worker that needs one the main "
-             "process holds while it waits for a batch never returns.",
-             "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently."),
-        proof=proof.hang(f"a lock cycle across processes: {name} waits for `{lock}`, which {main.label()} holds at "
-                         f"{describe(mf)} while it waits for that worker's batch")), Verdict.HUNG)
+    return Hit(
+        Finding(
+            cause=Cause.CODE_DEADLOCK,
+            confidence=0.93,
+            summary=(
+                f"DataLoader {name} waits for the lock `{lock}` at {describe(frame)}, which {main.label()} holds "
+                f"at {describe(mf)} while it waits for that worker's batch: a deadlock across processes."
+            ),
+            where=w.where(t, frame),
+            evidence=(
+                waits,
+                f"{name} blocked at {w.cpu_text()} at {describe(frame)} `{frame.code if frame else ''}`",
+                f"{main.label()} holds `{lock}`: thread '{mt.name}' runs {describe(mf)} inside its "
+                f"`with {lock}:` block (or after `{lock}.acquire()`)",
+            ),
+            fix=(
+                f"Release `{lock}` before iterating the DataLoader (the main process holds it at {describe(mf)}), "
+                "or do not take it in dataset code.",
+                "Locks shared with DataLoader workers are held across processes: a worker that needs one the main "
+                "process holds while it waits for a batch never returns.",
+                "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
+            ),
+            proof=proof.hang(
+                f"a lock cycle across processes: {name} waits for `{lock}`, which {main.label()} holds at "
+                f"{describe(mf)} while it waits for that worker's batch"
+            ),
+        ),
+        Verdict.HUNG,
+    )
 
 
 def _other_worker(o: ProcessView, state: str) -> str:
@@ -251,20 +361,25 @@ def _other_worker(o: ProcessView, state: str) -> str:
     return f"pid {o.pid} also blocked in {describe(frame)} at {o.cpu_text()}"
 
 
-def _what_it_waits_on(name: str, t: ThreadView, frame: Frame | None, ev: list[str], summary: str,
-                      fix: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+def _what_it_waits_on(
+    name: str, t: ThreadView, frame: Frame | None, ev: list[str], summary: str, fix: tuple[str, ...]
+) -> tuple[str, tuple[str, ...]]:
     """Name what a blocked worker waits on (a TCP peer, a file and its filesystem) and its own fix."""
     waited = t.last.fd_target
     if t.last.syscall and waited:
         ev.append(f"blocked in {t.last.syscall}() on {waited}")
         if waited.startswith(sg.NETWORK_FD_PREFIXES):
             peer = waited.rsplit("->", 1)[-1].strip()
-            summary = (f"DataLoader {name} waits on a {waited.split()[0].upper()} read from {peer} in "
-                       f"{describe(frame)}, with no timeout; the main process waits for its batch.")
+            summary = (
+                f"DataLoader {name} waits on a {waited.split()[0].upper()} read from {peer} in "
+                f"{describe(frame)}, with no timeout; the main process waits for its batch."
+            )
             fix = NETWORK_FIX + WORKER_STUCK_FIX[1:]
         elif waited.startswith("/"):
-            summary = (f"DataLoader {name} waits on a read of {waited} in {describe(frame)}; the main "
-                       "process waits for its batch.")
+            summary = (
+                f"DataLoader {name} waits on a read of {waited} in {describe(frame)}; the main "
+                "process waits for its batch."
+            )
             if any(f"({fs}" in waited for fs in sg.NETWORK_FILESYSTEMS):
                 summary += " That file is on a network filesystem."
             fix = STORAGE_FIX + WORKER_STUCK_FIX[1:]
@@ -273,32 +388,49 @@ def _what_it_waits_on(name: str, t: ThreadView, frame: Frame | None, ev: list[st
     return summary, fix
 
 
-def _batch_lost(main: ProcessView, mt: ThreadView, workers: list[ProcessView], waiting_at: Frame | None,
-                waits: str) -> Hit:
-    ev = [waits, f"all {len(workers)} workers are alive and idle, waiting for work: pids "
-          + ", ".join(str(w.pid) for w in workers)]
+def _batch_lost(
+    main: ProcessView, mt: ThreadView, workers: list[ProcessView], waiting_at: Frame | None, waits: str
+) -> Hit:
+    ev = [
+        waits,
+        f"all {len(workers)} workers are alive and idle, waiting for work: pids "
+        + ", ".join(str(w.pid) for w in workers),
+    ]
     conf = 0.75
     tail = main.ev.output_tail or ""
     m = _FEED_TRACEBACK.search(tail)
     if m:
-        err = next((ln for ln in tail[m.end():].splitlines() if ln and not ln.startswith(" ")), "")
+        err = next((ln for ln in tail[m.end() :].splitlines() if ln and not ln.startswith(" ")), "")
         ev.append(f"the log shows a worker's queue feeder thread failed: {err.strip()[:200]}")
         conf = 0.92
     if mt.idle_throughout:
         ev.append(f"main thread idle for {main.duration_s:.0f} s")
     fact = None
-    measured = [w for w in workers if w.main_thread is not None and w.main_thread.measured
-                and w.main_thread.idle_throughout]
+    measured = [
+        w for w in workers if w.main_thread is not None and w.main_thread.measured and w.main_thread.idle_throughout
+    ]
     if mt.measured and mt.idle_throughout and len(measured) == len(workers):
-        fact = proof.hang(f"every worker ({len(workers)}) waited for work for the whole {main.duration_s:.0f} s window "
-                          f"while {main.label()} waited for a batch: no worker holds it, and the main process hands "
-                          "out new work only when a batch comes back")
-    return Hit(Finding(
-        cause=Cause.DATALOADER_BATCH_LOST, confidence=conf, proof=fact,
-        summary=("The main process waits for a batch that no worker is producing: every worker is alive "
-                 "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
-                 "memory ran out in a worker's feeder thread)."),
-        where=main.where(mt, waiting_at), evidence=tuple(ev), fix=BATCH_LOST_FIX), Verdict.HUNG)
+        fact = proof.hang(
+            f"every worker ({len(workers)}) waited for work for the whole {main.duration_s:.0f} s window "
+            f"while {main.label()} waited for a batch: no worker holds it, and the main process hands "
+            "out new work only when a batch comes back"
+        )
+    return Hit(
+        Finding(
+            cause=Cause.DATALOADER_BATCH_LOST,
+            confidence=conf,
+            proof=fact,
+            summary=(
+                "The main process waits for a batch that no worker is producing: every worker is alive "
+                "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
+                "memory ran out in a worker's feeder thread)."
+            ),
+            where=main.where(mt, waiting_at),
+            evidence=tuple(ev),
+            fix=BATCH_LOST_FIX,
+        ),
+        Verdict.HUNG,
+    )
 
 
 def fork_rule(ctx: Context) -> list[Hit]:
@@ -313,12 +445,24 @@ def fork_rule(ctx: Context) -> list[Hit]:
         ev = fork_lock_suspect(v, t, parent)
         if ev:
             frame = t.user_frame
-            hits.append(Hit(Finding(
-                cause=Cause.FORK_INHERITED_LOCK, confidence=0.8,
-                summary=(f"{v.label()} is blocked on a lock it inherited, already held, when it was forked "
-                         f"from pid {v.info.ppid}."),
-                where=v.where(t, frame), evidence=tuple(ev), fix=FORK_FIX,
-                proof=proof.hang(f"{v.label()} was forked from pid {v.info.ppid} and waits at a lock it inherited "
-                                 "held: fork copies a held lock, never the thread that would release it")),
-                Verdict.HUNG))
+            hits.append(
+                Hit(
+                    Finding(
+                        cause=Cause.FORK_INHERITED_LOCK,
+                        confidence=0.8,
+                        summary=(
+                            f"{v.label()} is blocked on a lock it inherited, already held, when it was forked "
+                            f"from pid {v.info.ppid}."
+                        ),
+                        where=v.where(t, frame),
+                        evidence=tuple(ev),
+                        fix=FORK_FIX,
+                        proof=proof.hang(
+                            f"{v.label()} was forked from pid {v.info.ppid} and waits at a lock it inherited "
+                            "held: fork copies a held lock, never the thread that would release it"
+                        ),
+                    ),
+                    Verdict.HUNG,
+                )
+            )
     return hits

@@ -63,8 +63,9 @@ def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, s
         others = [u for u in v.user_threads if u.user_frame is not None]
         if others:
             u = others[0]
-            return v.where(u, u.user_frame), (f"exiting, and waits for its non-daemon thread '{u.name}' in "
-                                                f"{describe(u.user_frame)}")
+            return v.where(u, u.user_frame), (
+                f"exiting, and waits for its non-daemon thread '{u.name}' in {describe(u.user_frame)}"
+            )
     frame = innermost_explaining(t.frames)
     return v.where(t, frame), f"in {describe(frame)}"
 
@@ -118,11 +119,13 @@ def _plural(items: Iterable[int], word: str = "rank") -> str:
 
 
 def rank_progress_text(ev: Evidence) -> str | None:
-    """"last progress: rank 0 step 41 (3 s before capture), rank 1 step 38 (14 s before)"."""
+    """ "last progress: rank 0 step 41 (3 s before capture), rank 1 step 38 (14 s before)"."""
     if not ev.rank_progress:
         return None
-    parts = [f"rank {r}" + (f" step {step}" if step is not None else "") + f" ({ev.started_at - at:.0f} s before)"
-             for r, at, step in sorted(ev.rank_progress, key=lambda x: x[1])]
+    parts = [
+        f"rank {r}" + (f" step {step}" if step is not None else "") + f" ({ev.started_at - at:.0f} s before)"
+        for r, at, step in sorted(ev.rank_progress, key=lambda x: x[1])
+    ]
     return "last progress by rank, oldest first: " + ", ".join(parts)
 
 
@@ -146,18 +149,27 @@ def culprit_state(ctx: Context, v: ProcessView, t: ThreadView) -> CulpritState:
             subject, st = busy[0], busy[0].main_thread
     motion = loop_motion(subject.locals_of(st.tid), subject.runs_alone(st)) if st.spinning else None
     if motion is not None and motion.advanced:
-        return CulpritState(Activity.WORKING, f"its loop advances: {motion.evidence}",
-                            proof.work(f"its loop advances: {motion.evidence}"))
+        return CulpritState(
+            Activity.WORKING,
+            f"its loop advances: {motion.evidence}",
+            proof.work(f"its loop advances: {motion.evidence}"),
+        )
     act = activity(subject)
     if act == Activity.WORKING and subject.work:
         return CulpritState(act, subject.work, proof.work(subject.work))
     if act == Activity.SPINNING:
         counting = motion is not None and motion.counting
-        return CulpritState(act, f"{subject.label()} spins at {subject.cpu_text()}",
-                            proof.hang(motion.proof_fact) if counting and motion else None)
+        return CulpritState(
+            act,
+            f"{subject.label()} spins at {subject.cpu_text()}",
+            proof.hang(motion.proof_fact) if counting and motion else None,
+        )
     if act == Activity.BLOCKED:
-        return CulpritState(act, f"{subject.label()} is blocked ({st.wait_text}) at {subject.cpu_text()}",
-                            proof.unreleasable(subject, st))
+        return CulpritState(
+            act,
+            f"{subject.label()} is blocked ({st.wait_text}) at {subject.cpu_text()}",
+            proof.unreleasable(subject, st),
+        )
     if act == Activity.STOPPED:
         return CulpritState(act, f"{subject.label()} is stopped", proof.hang(f"{subject.label()} is stopped"))
     return CulpritState(act, None)
@@ -189,24 +201,48 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
         working = [r for r in culprits if states[r].activity == Activity.WORKING]
         s0 = states[working[0]] if working else states[lead]
         if working:
-            summary = (f"{_plural(working).capitalize()} {'are' if len(working) > 1 else 'is'} working, not stuck, "
-                       f"{detail}: {s0.fact}; {victims} for {'them' if len(working) > 1 else 'it'}. A straggler: "
-                       "the job waits, bounded by --max-slow.")
+            summary = (
+                f"{_plural(working).capitalize()} {'are' if len(working) > 1 else 'is'} working, not stuck, "
+                f"{detail}: {s0.fact}; {victims} for {'them' if len(working) > 1 else 'it'}. A straggler: "
+                "the job waits, bounded by --max-slow."
+            )
             verdict, fact = Verdict.WAITING, s0.proof
         else:
-            how = "asleep (a timer will wake it)" if s0.activity == Activity.ASLEEP else \
-                "alive: it wakes again and again (a sleep, poll or retry loop)" if s0.activity == Activity.WAKES else \
-                "not in the collective"
+            how = (
+                "asleep (a timer will wake it)"
+                if s0.activity == Activity.ASLEEP
+                else "alive: it wakes again and again (a sleep, poll or retry loop)"
+                if s0.activity == Activity.WAKES
+                else "not in the collective"
+            )
             verb = "are" if len(culprits) > 1 else "is"
             summary = f"{_plural(culprits).capitalize()} {verb} {how}, {detail}; {victims}."
             verdict, fact = Verdict.SLOW, None
-        return Hit(Finding(cause=Cause.DISTRIBUTED_STRAGGLER, confidence=0.9, summary=summary, where=where,
-                           evidence=tuple(ev), fix=STRAGGLER_FIX, proof=fact), verdict)
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_STRAGGLER,
+                confidence=0.9,
+                summary=summary,
+                where=where,
+                evidence=tuple(ev),
+                fix=STRAGGLER_FIX,
+                proof=fact,
+            ),
+            verdict,
+        )
     verb = "are" if len(stuck) > 1 else "is"
-    return Hit(Finding(
-        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.92,
-        summary=f"{_plural(stuck).capitalize()} {verb} stuck {detail} while {victims}.",
-        where=where, evidence=tuple(ev), fix=PEER_FIX, proof=states[lead].proof), Verdict.HUNG)
+    return Hit(
+        Finding(
+            cause=Cause.DISTRIBUTED_PEER_STUCK,
+            confidence=0.92,
+            summary=f"{_plural(stuck).capitalize()} {verb} stuck {detail} while {victims}.",
+            where=where,
+            evidence=tuple(ev),
+            fix=PEER_FIX,
+            proof=states[lead].proof,
+        ),
+        Verdict.HUNG,
+    )
 
 
 def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
@@ -218,17 +254,32 @@ def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
     ev = [_groups_text(g.groups), f"WORLD_SIZE={g.world}; ranks not running on this node: {missing}"]
     if zombies:
         ev.append("exited processes of the job (zombies): " + ", ".join(f"pid {z.pid}" for z in zombies[:4]))
-    where = Where(pid=zombies[0].pid if zombies else victim.pid, rank=missing[0], tid=None, file=None, line=None,
-                  function=None)
-    return Hit(Finding(
-        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.7,
-        summary=(f"{_plural(g.in_coll).capitalize()} wait in a collective for {_plural(missing)}, which "
-                 + ("exited (crashed?) and will never arrive." if zombies else
-                    "did not arrive: they crashed, or run on another node and are stuck there.")),
-        where=where, evidence=tuple(ev),
-        fix=("Look at the missing rank's own log and node: it crashed or is stuck there.",
-             "Run one hangwatch per node (`hangwatch run -- torchrun --nnodes N ...` on each) so the stuck node "
-             "is named.", *PEER_FIX[3:])), Verdict.HUNG)
+    where = Where(
+        pid=zombies[0].pid if zombies else victim.pid, rank=missing[0], tid=None, file=None, line=None, function=None
+    )
+    return Hit(
+        Finding(
+            cause=Cause.DISTRIBUTED_PEER_STUCK,
+            confidence=0.7,
+            summary=(
+                f"{_plural(g.in_coll).capitalize()} wait in a collective for {_plural(missing)}, which "
+                + (
+                    "exited (crashed?) and will never arrive."
+                    if zombies
+                    else "did not arrive: they crashed, or run on another node and are stuck there."
+                )
+            ),
+            where=where,
+            evidence=tuple(ev),
+            fix=(
+                "Look at the missing rank's own log and node: it crashed or is stuck there.",
+                "Run one hangwatch per node (`hangwatch run -- torchrun --nnodes N ...` on each) so the stuck node "
+                "is named.",
+                *PEER_FIX[3:],
+            ),
+        ),
+        Verdict.HUNG,
+    )
 
 
 def _diverged(g: RankGroups) -> Hit | None:
@@ -247,6 +298,7 @@ def _diverged(g: RankGroups) -> Hit | None:
     v = g.by_rank[minority[0]]
     frame = innermost_user(t.frames)
     if tie:
+
         def at(r: list[int]) -> str:
             th = g.thread(r[0])
             return describe(innermost_user(th.frames) if th is not None else None)
@@ -255,15 +307,26 @@ def _diverged(g: RankGroups) -> Hit | None:
         sides = "; ".join(f"{_plural(r)} in {op} at {at(r)}" for op, r in ordered)
         summary = f"Ranks are in different collectives ({sides}): the ranks' code diverged; none will complete."
     else:
-        summary = (f"Ranks are in different collectives: {_plural(minority)} called "
-                   f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
-                   "the ranks' code diverged.")
-    return Hit(Finding(
-        cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.8 if tie else 0.85,
-        summary=summary,
-        where=v.where(t, frame), evidence=(_groups_text(g.groups),), fix=PEER_FIX[1:] + PEER_FIX[:1],
-        proof=proof.hang(f"ranks wait in different collectives ({', '.join(sorted(ops))}): each waits for the others "
-                         "to enter its own, and none will")), Verdict.HUNG)
+        summary = (
+            f"Ranks are in different collectives: {_plural(minority)} called "
+            f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
+            "the ranks' code diverged."
+        )
+    return Hit(
+        Finding(
+            cause=Cause.DISTRIBUTED_PEER_STUCK,
+            confidence=0.8 if tie else 0.85,
+            summary=summary,
+            where=v.where(t, frame),
+            evidence=(_groups_text(g.groups),),
+            fix=PEER_FIX[1:] + PEER_FIX[:1],
+            proof=proof.hang(
+                f"ranks wait in different collectives ({', '.join(sorted(ops))}): each waits for the others "
+                "to enter its own, and none will"
+            ),
+        ),
+        Verdict.HUNG,
+    )
 
 
 # The timeouts torch itself applies to a rendezvous that never completes (torch 2.13): the store's wait
@@ -287,8 +350,10 @@ def rendezvous_facts(v: ProcessView, waited_s: float) -> tuple[str, list[str], t
     if r is not None and store:
         if r.hosts_store and r.clients is not None and r.world_size:
             what = f"{unit}s: {r.clients} of {r.world_size} joined the store at {store}"
-            ev.append(f"the store at {store} is hosted by this process and has accepted {r.clients} of "
-                      f"{r.world_size} {unit}s' connections (this machine's TCP table)")
+            ev.append(
+                f"the store at {store} is hosted by this process and has accepted {r.clients} of "
+                f"{r.world_size} {unit}s' connections (this machine's TCP table)"
+            )
         elif r.connected:
             what = f"the other {unit}s at the store at {store}"
             what += f" ({r.world_size} expected)" if r.world_size else ""
@@ -300,15 +365,20 @@ def rendezvous_facts(v: ProcessView, waited_s: float) -> tuple[str, list[str], t
         ev.append(f"this process is {unit} {r.rank}" + (f" of {r.world_size}" if r.world_size else ""))
     torch_s = TORCH_SETUP_TIMEOUT_S.get(r.backend if r is not None else None, 1800)
     backend = r.backend if r is not None and r.backend else "default"
-    ev.append(f"waiting for {_minutes(waited_s)}; torch itself gives up after {_minutes(torch_s)} "
-              f"({backend} setup timeout) unless timeout= was set")
-    fix = (f"Check that every {unit} was started" + (f": {r.world_size} in all" if r is not None and r.world_size
-                                                       else "") + " (torchrun --nnodes/--nproc-per-node).",
-           (f"Check that MASTER_ADDR/MASTER_PORT (here {store})" if store else "Check that MASTER_ADDR/MASTER_PORT")
-           + " are the same on every node and reachable from each (firewall, the right interface).",
-           "Fail sooner: init_process_group(timeout=timedelta(minutes=5)), or torchrun --rdzv-conf join_timeout=300; "
-           "hangwatch declares the job hung after --rendezvous-timeout.",
-           RENDEZVOUS_FIX[2])
+    ev.append(
+        f"waiting for {_minutes(waited_s)}; torch itself gives up after {_minutes(torch_s)} "
+        f"({backend} setup timeout) unless timeout= was set"
+    )
+    fix = (
+        f"Check that every {unit} was started"
+        + (f": {r.world_size} in all" if r is not None and r.world_size else "")
+        + " (torchrun --nnodes/--nproc-per-node).",
+        (f"Check that MASTER_ADDR/MASTER_PORT (here {store})" if store else "Check that MASTER_ADDR/MASTER_PORT")
+        + " are the same on every node and reachable from each (firewall, the right interface).",
+        "Fail sooner: init_process_group(timeout=timedelta(minutes=5)), or torchrun --rdzv-conf join_timeout=300; "
+        "hangwatch declares the job hung after --rendezvous-timeout.",
+        RENDEZVOUS_FIX[2],
+    )
     return what, ev, fix
 
 
@@ -327,12 +397,22 @@ def _rendezvous_wait(ctx: Context, g: RankGroups) -> Hit | None:
     ev = [_groups_text(g.groups)] if g.groups else [f"{v.label()} in {describe(innermost_explaining(t.frames))}"]
     if g.world:
         ev.append(f"WORLD_SIZE={g.world}; rank processes here: {sorted(g.by_rank)}")
-    who = (_plural(g.in_rdzv).capitalize() + (" wait" if len(g.in_rdzv) > 1 else " waits")) if g.in_rdzv else \
-        f"{v.label().capitalize()} waits"
-    return Hit(Finding(
-        cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT, confidence=0.85,
-        summary=f"{who} at process-group setup ({describe(frame)}) for {what}.",
-        where=v.where(t, frame), evidence=(*ev, *facts), fix=fix), Verdict.WAITING)
+    who = (
+        (_plural(g.in_rdzv).capitalize() + (" wait" if len(g.in_rdzv) > 1 else " waits"))
+        if g.in_rdzv
+        else f"{v.label().capitalize()} waits"
+    )
+    return Hit(
+        Finding(
+            cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT,
+            confidence=0.85,
+            summary=f"{who} at process-group setup ({describe(frame)}) for {what}.",
+            where=v.where(t, frame),
+            evidence=(*ev, *facts),
+            fix=fix,
+        ),
+        Verdict.WAITING,
+    )
 
 
 def _setup_waiters(ctx: Context) -> list[ProcessView]:
@@ -341,8 +421,13 @@ def _setup_waiters(ctx: Context) -> list[ProcessView]:
     out = []
     for v in ctx.views:
         t = v.main_thread
-        if v.role in (Role.MAIN, Role.CHILD) and t is not None and t.has_stack and _rendezvous(t) is not None \
-                and _collective(t) is None:
+        if (
+            v.role in (Role.MAIN, Role.CHILD)
+            and t is not None
+            and t.has_stack
+            and _rendezvous(t) is not None
+            and _collective(t) is None
+        ):
             out.append(v)
     return out
 
@@ -388,18 +473,29 @@ def _launcher_rendezvous(ctx: Context, ranks: list[ProcessView]) -> list[Hit]:
             continue
         waited = max(0.0, ctx.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
         what, facts, fix = rendezvous_facts(v, waited)
-        hits.append(Hit(Finding(
-            cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT, confidence=0.8,
-            summary=(f"The launcher (pid {v.pid}) waits in rendezvous ({describe(f)}) for {what}; no rank has "
-                     "started on this node."),
-            where=v.where(t, f), evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet", *facts),
-            fix=fix), Verdict.WAITING))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT,
+                    confidence=0.8,
+                    summary=(
+                        f"The launcher (pid {v.pid}) waits in rendezvous ({describe(f)}) for {what}; no rank has "
+                        "started on this node."
+                    ),
+                    where=v.where(t, f),
+                    evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet", *facts),
+                    fix=fix,
+                ),
+                Verdict.WAITING,
+            )
+        )
     return hits
 
 
 # --- across nodes ------------------------------------------------------------------------------------------
 # Each node's hangwatch summarises its own ranks (rank_summaries), the summaries travel through the
 # coordination store, and every node merges all of them the same way (merge_nodes).
+
 
 def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
     """What each rank on this node is doing, small enough to share: group, operation, where."""
@@ -422,19 +518,42 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
             group, op = "elsewhere", None
             where, text = culprit_where(ctx, v, t)
             state = culprit_state(ctx, v, t)
-            out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where),
-                        "activity": state.activity.value, "fact": state.fact,
-                        "proof": state.proof.to_dict() if state.proof is not None else None, **_fr(r, v)})
+            out.append(
+                {
+                    "rank": r,
+                    "pid": v.pid,
+                    "group": group,
+                    "op": op,
+                    "text": text,
+                    "where": asdict(where),
+                    "activity": state.activity.value,
+                    "fact": state.fact,
+                    "proof": state.proof.to_dict() if state.proof is not None else None,
+                    **_fr(r, v),
+                }
+            )
             continue
-        out.append({"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where),
-                    **_fr(r, v)})
+        out.append(
+            {"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where), **_fr(r, v)}
+        )
     flown = {int(d["rank"]) for d in out}
     for pv in ctx.views:  # a rank whose stack could not be read still brings its recorder
         pr = pv.info.rank
         if pr is not None and pr not in flown and pv.ev.flight is not None:
-            out.append({"rank": pr, "pid": pv.pid, "group": "elsewhere", "op": None, "text": "(no stack read)",
-                        "where": asdict(pv.where(None, None)), "activity": "unknown", "fact": None, "proof": None,
-                        **_fr(pr, pv)})
+            out.append(
+                {
+                    "rank": pr,
+                    "pid": pv.pid,
+                    "group": "elsewhere",
+                    "op": None,
+                    "text": "(no stack read)",
+                    "where": asdict(pv.where(None, None)),
+                    "activity": "unknown",
+                    "fact": None,
+                    "proof": None,
+                    **_fr(pr, pv),
+                }
+            )
     return out
 
 
@@ -485,28 +604,51 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
             names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
             p = pick[1].get("proof")
             how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
-            return Hit(Finding(
-                cause=Cause.DISTRIBUTED_STRAGGLER, confidence=0.93,
-                summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
-                        f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
-                where=Where(**pick[1]["where"]), evidence=tuple(ev), fix=STRAGGLER_FIX,
-                proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None),
-                Verdict.WAITING if working else Verdict.SLOW)
+            return Hit(
+                Finding(
+                    cause=Cause.DISTRIBUTED_STRAGGLER,
+                    confidence=0.93,
+                    summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
+                    f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
+                    where=Where(**pick[1]["where"]),
+                    evidence=tuple(ev),
+                    fix=STRAGGLER_FIX,
+                    proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+                ),
+                Verdict.WAITING if working else Verdict.SLOW,
+            )
         first = stuck[0][1]
         names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
         p = first.get("proof")
-        return Hit(Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.95,
-            summary=(f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while "
-                     f"{victims}."),
-            where=Where(**first["where"]), evidence=tuple(ev), fix=PEER_FIX,
-            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None), Verdict.HUNG)
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_PEER_STUCK,
+                confidence=0.95,
+                summary=(
+                    f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while {victims}."
+                ),
+                where=Where(**first["where"]),
+                evidence=tuple(ev),
+                fix=PEER_FIX,
+                proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+            ),
+            Verdict.HUNG,
+        )
     if waiting and silent:
-        return Hit(Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK, confidence=0.8,
-            summary=(f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
-                     "is there (crashed, stuck, or its hangwatch is not running)."),
-            where=None, evidence=tuple(ev), fix=PEER_FIX), Verdict.HUNG)
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_PEER_STUCK,
+                confidence=0.8,
+                summary=(
+                    f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
+                    "is there (crashed, stuck, or its hangwatch is not running)."
+                ),
+                where=None,
+                evidence=tuple(ev),
+                fix=PEER_FIX,
+            ),
+            Verdict.HUNG,
+        )
     return None
 
 
@@ -525,4 +667,3 @@ def _flight_merge(ranks: list[tuple[int, dict[str, Any]]]) -> Hit | None:
     where = ", ".join(f"rank {m} on node {nodes[m]}" for m in stall.missing if m in nodes)
     ev = (*hit.finding.evidence, f"across nodes: {where}") if where else hit.finding.evidence
     return Hit(dataclasses.replace(hit.finding, evidence=ev), hit.verdict)
-

@@ -31,16 +31,32 @@ log = logging.getLogger(__name__)
 IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet job is "slow", not hung
 
 RULES: tuple[Rule, ...] = (
-    stopped_rule, input_wait_rule, flight_rule, distributed_rule, dataloader_rule, fork_rule, compile_rule,
-    output_buffered_rule, lost_work_rule, lock_wait_rule, child_wait_rule, network_wait_rule, storage_wait_rule,
-    busy_loop_rule, exit_wait_rule, deadlock_rule, native_fork_rule, kernel_rule, gpu_activity_rule,
+    stopped_rule,
+    input_wait_rule,
+    flight_rule,
+    distributed_rule,
+    dataloader_rule,
+    fork_rule,
+    compile_rule,
+    output_buffered_rule,
+    lost_work_rule,
+    lock_wait_rule,
+    child_wait_rule,
+    network_wait_rule,
+    storage_wait_rule,
+    busy_loop_rule,
+    exit_wait_rule,
+    deadlock_rule,
+    native_fork_rule,
+    kernel_rule,
+    gpu_activity_rule,
 )
-
 
 
 @dataclass(frozen=True)
 class Diagnosis:
     """The verdict and the findings, root cause first."""
+
     verdict: Verdict
     findings: tuple[Finding, ...]
     graph: WaitGraph | None = None  # who waits on whom, each chain followed to its end
@@ -69,8 +85,11 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     borrowed: set[int] = set()
     if graph is not None:
         followed = [_follow_chain(h, graph) for h in hits]
-        borrowed = {id(f.finding) for h, f in zip(hits, followed, strict=True)
-                    if h.finding.proof is None and f.finding.proof is not None}
+        borrowed = {
+            id(f.finding)
+            for h, f in zip(hits, followed, strict=True)
+            if h.finding.proof is None and f.finding.proof is not None
+        }
         hits = followed
     hits = rank(hits, borrowed)
     if hits:
@@ -128,12 +147,27 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
     at = f"pid:{f.where.pid}"
     chain = next((c for c in graph.chains if c.ending == "working" and at in (c.end.id, c.waiter)), None)
     if chain is not None and chain.proof is not None:
-        return Hit(replace(f, proof=chain.proof, evidence=(*f.evidence, *chain.lines()),
-                           summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING), Verdict.SLOW)
+        return Hit(
+            replace(
+                f,
+                proof=chain.proof,
+                evidence=(*f.evidence, *chain.lines()),
+                summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING,
+            ),
+            Verdict.SLOW,
+        )
     if f.proof is not None:  # a rule's own proof of work stands
         return hit
-    proven = next((c for c in graph.chains if c.proof is not None and c.verdict == Verdict.HUNG
-                   and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}), None)
+    proven = next(
+        (
+            c
+            for c in graph.chains
+            if c.proof is not None
+            and c.verdict == Verdict.HUNG
+            and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
+        ),
+        None,
+    )
     if proven is not None:
         return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
     return hit
@@ -176,13 +210,19 @@ def _verdict_from_activity(ctx: Context) -> Verdict:
         if v.stdout_grew:
             return Verdict.PROGRESSING
         t = v.main_thread
-        if v.role in (Role.MAIN, Role.RANK) and t is not None and t.stack_changed and (
-                (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT):
+        if (
+            v.role in (Role.MAIN, Role.RANK)
+            and t is not None
+            and t.stack_changed
+            and ((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT)
+        ):
             return Verdict.PROGRESSING
     if any((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT for v in ctx.views):
         return Verdict.SLOW
-    if any(v.role in (Role.MAIN, Role.RANK) and (v.moved_data or any(t.woke_often for t in v.threads if t.has_stack))
-           for v in ctx.views):
+    if any(
+        v.role in (Role.MAIN, Role.RANK) and (v.moved_data or any(t.woke_often for t in v.threads if t.has_stack))
+        for v in ctx.views
+    ):
         return Verdict.SLOW  # waking again and again (a retry or poll loop), or moving data: alive
     if any((v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > IO_ACTIVE_BYTES for v in ctx.views):
         return Verdict.SLOW  # e.g. a checkpoint written to slow storage: moving, only slowly
@@ -212,7 +252,11 @@ def _unknown(ctx: Context) -> Finding:
     if works is not None:
         ev.append(works)
     return Finding(
-        cause=Cause.UNKNOWN, confidence=0.1,
+        cause=Cause.UNKNOWN,
+        confidence=0.1,
         summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}.",
-        where=v.where(t, frame) if frame else None, evidence=tuple(ev), fix=UNKNOWN_FIX,
-        proof=proof.work(works) if works is not None else None)
+        where=v.where(t, frame) if frame else None,
+        evidence=tuple(ev),
+        fix=UNKNOWN_FIX,
+        proof=proof.work(works) if works is not None else None,
+    )

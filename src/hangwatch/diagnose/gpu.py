@@ -46,8 +46,11 @@ def _where(ctx: Context, pid: int | None) -> Where | None:
         return None
     t = v.main_thread
     frame = innermost_explaining(t.frames) if t is not None and t.has_stack else None
-    return v.where(t, frame) if frame is not None else Where(pid=v.pid, rank=v.info.rank, tid=None, file=None,
-                                                            line=None, function=None)
+    return (
+        v.where(t, frame)
+        if frame is not None
+        else Where(pid=v.pid, rank=v.info.rank, tid=None, file=None, line=None, function=None)
+    )
 
 
 def _job_pids(ctx: Context) -> set[int]:
@@ -122,11 +125,21 @@ def kernel_rule(ctx: Context) -> list[Hit]:
     hogs = [e for e in events if e.kind == "amdgpu_hog"]
     if hogs and not faults:
         e = hogs[-1]
-        hits.append(Hit(Finding(
-            Cause.GPU_FAULT, 0.6,
-            f"The amdgpu driver's work ({e.name}) hogged a CPU {len(hogs)} time(s) since the job started: the ROCm "
-            "driver is struggling, and forked DataLoader workers are known to hang with it.",
-            _where(ctx, None), tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]), sg.AMDGPU_FIX), Verdict.HUNG))
+        hits.append(
+            Hit(
+                Finding(
+                    Cause.GPU_FAULT,
+                    0.6,
+                    f"The amdgpu driver's work ({e.name}) hogged a CPU {len(hogs)} time(s) since the job started: "
+                    "the ROCm "
+                    "driver is struggling, and forked DataLoader workers are known to hang with it.",
+                    _where(ctx, None),
+                    tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]),
+                    sg.AMDGPU_FIX,
+                ),
+                Verdict.HUNG,
+            )
+        )
     hits.extend(_oom(ctx, [e for e in events if e.kind == "oom_kill"]))
     hits.extend(_storage(ctx, events))
     return hits
@@ -139,8 +152,10 @@ def _oom(ctx: Context, kills: list[KernelEvent]) -> list[Hit]:
     if not ours:
         return []
     e = ours[-1]
-    summary = (f"The kernel's out-of-memory killer killed pid {e.pid} ({e.name}) of the job at {_clock(e.at)}: a "
-               "DataLoader worker or a rank gone this way leaves the rest waiting.")
+    summary = (
+        f"The kernel's out-of-memory killer killed pid {e.pid} ({e.name}) of the job at {_clock(e.at)}: a "
+        "DataLoader worker or a rank gone this way leaves the rest waiting."
+    )
     ev = tuple(f"kernel log: {k.text[:250]}" for k in ours[-3:])
     return [Hit(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(ctx, None), ev, sg.OOM_FIX), Verdict.HUNG)]
 
@@ -155,19 +170,41 @@ def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
             down.pop(e.name, None)
     d_state = [v for v in ctx.views if v.state == "D" or any(t.last.state == "D" for t in v.threads)]
     for server, e in down.items() if d_state else ():  # no process waiting in the kernel: evidence only
-        summary = (f"The NFS server {server} stopped answering at {_clock(e.at)} and has not come back; "
-                   f"{len(d_state)} process(es) of the job wait on it in the kernel (state D).")
+        summary = (
+            f"The NFS server {server} stopped answering at {_clock(e.at)} and has not come back; "
+            f"{len(d_state)} process(es) of the job wait on it in the kernel (state D)."
+        )
         ev = [f"kernel log: {e.text[:250]}"] + [f"{v.label()} in state D" for v in d_state[:4]]
-        hits.append(Hit(Finding(Cause.IO_STORAGE_WAIT, 0.88, summary, _where(ctx, d_state[0].pid), tuple(ev),
-                                sg.NFS_FIX + sg.STORAGE_FIX[:1]), Verdict.HUNG))
+        hits.append(
+            Hit(
+                Finding(
+                    Cause.IO_STORAGE_WAIT,
+                    0.88,
+                    summary,
+                    _where(ctx, d_state[0].pid),
+                    tuple(ev),
+                    sg.NFS_FIX + sg.STORAGE_FIX[:1],
+                ),
+                Verdict.HUNG,
+            )
+        )
     pids = _job_pids(ctx)
     for e in events:
         if e.kind == "hung_task" and e.pid in pids:
-            hits.append(Hit(Finding(
-                Cause.IO_STORAGE_WAIT, 0.75,
-                f"The kernel reports pid {e.pid} ({e.name}) of the job blocked in an uninterruptible wait at "
-                f"{_clock(e.at)} (a storage or driver call that does not return).",
-                _where(ctx, e.pid), (f"kernel log: {e.text[:250]}",), sg.STORAGE_FIX), Verdict.HUNG))
+            hits.append(
+                Hit(
+                    Finding(
+                        Cause.IO_STORAGE_WAIT,
+                        0.75,
+                        f"The kernel reports pid {e.pid} ({e.name}) of the job blocked in an uninterruptible wait at "
+                        f"{_clock(e.at)} (a storage or driver call that does not return).",
+                        _where(ctx, e.pid),
+                        (f"kernel log: {e.text[:250]}",),
+                        sg.STORAGE_FIX,
+                    ),
+                    Verdict.HUNG,
+                )
+            )
             break
     return hits
 
@@ -190,13 +227,22 @@ def gpus_idle(gpu: GpuEvidence) -> bool:
 
 def busy_devices(gpu: GpuEvidence) -> list[GpuDevice]:
     """The job's GPUs busy on every read of the window (at least MIN_READS of them)."""
-    return [d for d in job_devices(gpu) if len(d.util_percent) >= MIN_READS and (m := _mean(d.util_percent)) is not None
-            and m >= BUSY_PERCENT and min(d.util_percent) >= BUSY_PERCENT / 2]
+    return [
+        d
+        for d in job_devices(gpu)
+        if len(d.util_percent) >= MIN_READS
+        and (m := _mean(d.util_percent)) is not None
+        and m >= BUSY_PERCENT
+        and min(d.util_percent) >= BUSY_PERCENT / 2
+    ]
 
 
 def _in_collective(ctx: Context) -> bool:
-    return any(t.has_stack and any(sg.at(f, sg.C10D_PY, sg.COLLECTIVES) for f in t.frames)
-               for v in ctx.views for t in v.threads)
+    return any(
+        t.has_stack and any(sg.at(f, sg.C10D_PY, sg.COLLECTIVES) for f in t.frames)
+        for v in ctx.views
+        for t in v.threads
+    )
 
 
 def gpu_activity_rule(ctx: Context) -> list[Hit]:
@@ -212,23 +258,55 @@ def gpu_activity_rule(ctx: Context) -> list[Hit]:
     d = busy[0]
     names = ", ".join(f"GPU {x.index}" for x in busy)
     util = f"{_mean(d.util_percent):.0f}% over {len(d.util_percent)} reads"
-    power = (f"{d.power_w:.0f} W of {d.power_limit_w:.0f} W" if d.power_w is not None and d.power_limit_w
-             else f"{d.power_w:.0f} W" if d.power_w is not None else "power unknown")
-    ev = (f"{names}: utilization {util}, {power}",
-          *(f"GPU {x.index} throttled: {', '.join(x.throttle_reasons)}" for x in busy if x.throttle_reasons))
+    power = (
+        f"{d.power_w:.0f} W of {d.power_limit_w:.0f} W"
+        if d.power_w is not None and d.power_limit_w
+        else f"{d.power_w:.0f} W"
+        if d.power_w is not None
+        else "power unknown"
+    )
+    ev = (
+        f"{names}: utilization {util}, {power}",
+        *(f"GPU {x.index} throttled: {', '.join(x.throttle_reasons)}" for x in busy if x.throttle_reasons),
+    )
     where = _where(ctx, None)
     # Busy at idle power is a stall, unless the GPU is throttled (power capped, thermal, a power brake),
     # which also keeps power low while real work runs.
-    if d.power_w is not None and d.power_limit_w and d.power_w < SILENT_POWER_RATIO * d.power_limit_w and \
-            not any(x.throttle_reasons for x in busy):
-        return [Hit(Finding(
-            Cause.GPU_FAULT, 0.7,
-            f"{names} at 100% for the whole window but drawing only {power}: the GPU spins without computing (a "
-            "silent GPU stall), and the job waits on it.", where, ev, sg.SILENT_STALL_FIX), Verdict.HUNG)]
-    return [Hit(Finding(
-        Cause.GPU_LONG_KERNEL, 0.6,
-        f"{names} busy for the whole window ({util}, {power}) while the job's host side waits: a long kernel "
-        "is running, so the job is alive.", where, ev, sg.LONG_KERNEL_FIX), Verdict.SLOW)]
+    if (
+        d.power_w is not None
+        and d.power_limit_w
+        and d.power_w < SILENT_POWER_RATIO * d.power_limit_w
+        and not any(x.throttle_reasons for x in busy)
+    ):
+        return [
+            Hit(
+                Finding(
+                    Cause.GPU_FAULT,
+                    0.7,
+                    f"{names} at 100% for the whole window but drawing only {power}: the GPU spins without "
+                    "computing (a "
+                    "silent GPU stall), and the job waits on it.",
+                    where,
+                    ev,
+                    sg.SILENT_STALL_FIX,
+                ),
+                Verdict.HUNG,
+            )
+        ]
+    return [
+        Hit(
+            Finding(
+                Cause.GPU_LONG_KERNEL,
+                0.6,
+                f"{names} busy for the whole window ({util}, {power}) while the job's host side waits: a long kernel "
+                "is running, so the job is alive.",
+                where,
+                ev,
+                sg.LONG_KERNEL_FIX,
+            ),
+            Verdict.SLOW,
+        )
+    ]
 
 
 def annotate(findings: tuple[Finding, ...], verdict: Verdict, ctx: Context) -> tuple[Finding, ...]:
@@ -238,19 +316,26 @@ def annotate(findings: tuple[Finding, ...], verdict: Verdict, ctx: Context) -> t
     if not findings:
         return findings
     root = findings[0]
-    extra = [f"kernel log (not attributed to this job, or informational): {e.text[:160]}"
-             for e in ctx.evidence.kernel if e.kind != "nfs_ok" and (informational(e) or not _decided(ctx, e))][-2:]
+    extra = [
+        f"kernel log (not attributed to this job, or informational): {e.text[:160]}"
+        for e in ctx.evidence.kernel
+        if e.kind != "nfs_ok" and (informational(e) or not _decided(ctx, e))
+    ][-2:]
     gpu = ctx.evidence.gpu
     line = None
     if gpu is None or verdict != Verdict.HUNG:
         pass
     elif gpus_idle(gpu):
         reads = max((len(d.util_percent) for d in gpu.devices), default=0)
-        line = (f"all {len(gpu.devices)} GPU(s) at 0% on every read of the window ({reads} reads): the host side "
-                "is stuck, not the GPU")
+        line = (
+            f"all {len(gpu.devices)} GPU(s) at 0% on every read of the window ({reads} reads): the host side "
+            "is stuck, not the GPU"
+        )
     elif root.cause.startswith("distributed.") and (busy := busy_devices(gpu)):
-        line = (f"GPU {', '.join(str(d.index) for d in busy)} at ~100%: NCCL kernels busy-wait inside the "
-                "collective for the missing peer (that is not work)")
+        line = (
+            f"GPU {', '.join(str(d.index) for d in busy)} at ~100%: NCCL kernels busy-wait inside the "
+            "collective for the missing peer (that is not work)"
+        )
     if line is not None:
         extra.insert(0, line)
     if not extra:

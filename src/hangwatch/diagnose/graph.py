@@ -43,11 +43,20 @@ MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
 
 # How a chain's end decides: (verdict, whether the end itself is proof of a hang).
 ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
-    "cycle": (Verdict.HUNG, True), "gone": (Verdict.HUNG, True), "nobody": (Verdict.HUNG, True),
-    "person": (Verdict.HUNG, True), "stopped": (Verdict.HUNG, True), "blocked": (Verdict.HUNG, False),
-    "spinning": (Verdict.HUNG, False), "looping": (Verdict.HUNG, False), "long_sleep": (Verdict.HUNG, True),
-    "idle": (Verdict.HUNG, False), "working": (Verdict.SLOW, False),
-    "asleep": (Verdict.SLOW, False), "wakes": (Verdict.SLOW, False), "unknown": (None, False),
+    "cycle": (Verdict.HUNG, True),
+    "gone": (Verdict.HUNG, True),
+    "nobody": (Verdict.HUNG, True),
+    "person": (Verdict.HUNG, True),
+    "stopped": (Verdict.HUNG, True),
+    "blocked": (Verdict.HUNG, False),
+    "spinning": (Verdict.HUNG, False),
+    "looping": (Verdict.HUNG, False),
+    "long_sleep": (Verdict.HUNG, True),
+    "idle": (Verdict.HUNG, False),
+    "working": (Verdict.SLOW, False),
+    "asleep": (Verdict.SLOW, False),
+    "wakes": (Verdict.SLOW, False),
+    "unknown": (None, False),
 }
 
 
@@ -66,8 +75,15 @@ class Node:
 
     def to_dict(self) -> dict[str, Any]:
         """The node as JSON."""
-        return {"id": self.id, "label": self.label, "state": self.state, "fact": self.fact, "in_job": self.in_job,
-                "proves_work": self.proves_work, "proves_hang": self.proves_hang}
+        return {
+            "id": self.id,
+            "label": self.label,
+            "state": self.state,
+            "fact": self.fact,
+            "in_job": self.in_job,
+            "proves_work": self.proves_work,
+            "proves_hang": self.proves_hang,
+        }
 
 
 @dataclass(frozen=True)
@@ -82,8 +98,13 @@ class Edge:
 
     def to_dict(self) -> dict[str, Any]:
         """The edge as JSON."""
-        return {"waiter": self.waiter, "holder": self.holder, "resource": self.resource, "words": self.words,
-                "timeout": self.timeout}
+        return {
+            "waiter": self.waiter,
+            "holder": self.holder,
+            "resource": self.resource,
+            "words": self.words,
+            "timeout": self.timeout,
+        }
 
 
 @dataclass(frozen=True)
@@ -114,13 +135,22 @@ class Chain:
 
     def to_dict(self) -> dict[str, Any]:
         """The chain as JSON."""
-        return {"waiter": self.waiter, "hops": [h.to_dict() for h in self.hops], "end": self.end.id,
-                "ending": self.ending, "verdict": self.verdict.value if self.verdict else None,
-                "proof": self.proof.to_dict() if self.proof else None, "words": list(self.lines())}
+        return {
+            "waiter": self.waiter,
+            "hops": [h.to_dict() for h in self.hops],
+            "end": self.end.id,
+            "ending": self.ending,
+            "verdict": self.verdict.value if self.verdict else None,
+            "proof": self.proof.to_dict() if self.proof else None,
+            "words": list(self.lines()),
+        }
 
 
-STATE_WORDS = {"long_sleep": "asleep on a timer longer than any bound", "looping": "in a loop with no way out",
-               "wakes": "waking again and again"}
+STATE_WORDS = {
+    "long_sleep": "asleep on a timer longer than any bound",
+    "looping": "in a loop with no way out",
+    "wakes": "waking again and again",
+}
 
 ENDING_TEXT = {
     "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
@@ -150,15 +180,22 @@ class WaitGraph:
 
     def to_dict(self) -> dict[str, Any]:
         """The graph as JSON (``incident.json``'s ``graph``)."""
-        return {"nodes": [n.to_dict() for n in self.nodes], "edges": [e.to_dict() for e in self.edges],
-                "chains": [c.to_dict() for c in self.chains]}
+        return {
+            "nodes": [n.to_dict() for n in self.nodes],
+            "edges": [e.to_dict() for e in self.edges],
+            "chains": [c.to_dict() for c in self.chains],
+        }
 
 
 def kernel_blocked(t: ThreadView) -> bool:
     """The kernel's view alone: asleep (S or D) in every sample of a measured window, never woken, at no CPU:
     in one call for the whole window, whatever py-spy calls it (a write() into a full pipe reads as running)."""
-    return t.measured and all(s.state in ("S", "D") for s in t.samples) and (t.wakeups or 0) == 0 and (
-        (t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+    return (
+        t.measured
+        and all(s.state in ("S", "D") for s in t.samples)
+        and (t.wakeups or 0) == 0
+        and ((t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+    )
 
 
 def _pid_id(pid: int) -> str:
@@ -170,8 +207,15 @@ def _holder_node(h: LockHolder) -> Node:
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
     if state == "blocked" and h.parked:
         fact += "; " + parked_text(h)
-    return Node(_pid_id(h.pid), f"pid {h.pid}" if h.in_job else holder_text(h), state, fact, in_job=h.in_job,
-                proves_work=state == "working", proves_hang=state == "blocked" and bool(h.parked))
+    return Node(
+        _pid_id(h.pid),
+        f"pid {h.pid}" if h.in_job else holder_text(h),
+        state,
+        fact,
+        in_job=h.in_job,
+        proves_work=state == "working",
+        proves_hang=state == "blocked" and bool(h.parked),
+    )
 
 
 def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
@@ -182,18 +226,40 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         return out
     me = _pid_id(v.pid)
     at = describe(innermost_user(t.frames))
-    if v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER) and (v.cpu_percent or 0.0) <= 5.0 \
-            and waits_for_child(v):
+    if v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER) and (v.cpu_percent or 0.0) <= 5.0 and waits_for_child(v):
         for k in waited_children(ctx, v):
-            out.append((Edge(me, _pid_id(k.pid), "child", f"{v.label()} waits for its child pid {k.pid} at {at}",
-                              timeout=t.last.timeout), None))
+            out.append(
+                (
+                    Edge(
+                        me,
+                        _pid_id(k.pid),
+                        "child",
+                        f"{v.label()} waits for its child pid {k.pid} at {at}",
+                        timeout=t.last.timeout,
+                    ),
+                    None,
+                )
+            )
     if ctx.waits_for_batch(v):
         for worker in ctx.workers_of(v.pid):
-            out.append((Edge(me, _pid_id(worker.pid), "dataloader batch", f"{v.label()} waits for a DataLoader "
-                             f"batch at {at}; worker pid {worker.pid} could bring it"),
-                        None))
-    if v.role in (Role.MAIN, Role.RANK, Role.CHILD) and t.has_stack and t.idle_throughout and not t.woke_often \
-            and reads_from_person(v, t):
+            out.append(
+                (
+                    Edge(
+                        me,
+                        _pid_id(worker.pid),
+                        "dataloader batch",
+                        f"{v.label()} waits for a DataLoader batch at {at}; worker pid {worker.pid} could bring it",
+                    ),
+                    None,
+                )
+            )
+    if (
+        v.role in (Role.MAIN, Role.RANK, Role.CHILD)
+        and t.has_stack
+        and t.idle_throughout
+        and not t.woke_often
+        and reads_from_person(v, t)
+    ):
         out.append((Edge(me, PERSON, "terminal", f"{v.label()} reads the terminal at {at}"), None))
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
@@ -202,8 +268,18 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket") else "file lock"
         place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
         if w.kind == "pipe" and not w.holders and w.note and "the waiter itself" in w.note:
-            out.append((Edge(me, me, "pipe", f"{v.label()} reads {w.path} at {place}, and only it holds its write end",
-                             timeout=False), None))
+            out.append(
+                (
+                    Edge(
+                        me,
+                        me,
+                        "pipe",
+                        f"{v.label()} reads {w.path} at {place}, and only it holds its write end",
+                        timeout=False,
+                    ),
+                    None,
+                )
+            )
             continue
         holders = w.holders if w.kind == "pipe_full" else w.holders[:1]  # any reader could make room
         for h in holders:
@@ -232,9 +308,19 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
         if fact is None:
             continue
         kind = proof.sync_wait(t) or "lock"
-        out.append((Edge(_pid_id(v.pid), NOBODY, kind, timeout=False, words=f"{v.label()} thread '{t.name}' waits on "
-                         f"{proof.article(kind)} {kind} at {describe(innermost_user(t.frames))}"),
-                    Node(NOBODY, "nobody", "nobody", fact.fact)))
+        out.append(
+            (
+                Edge(
+                    _pid_id(v.pid),
+                    NOBODY,
+                    kind,
+                    timeout=False,
+                    words=f"{v.label()} thread '{t.name}' waits on "
+                    f"{proof.article(kind)} {kind} at {describe(innermost_user(t.frames))}",
+                ),
+                Node(NOBODY, "nobody", "nobody", fact.fact),
+            )
+        )
         break
     return out
 
@@ -244,14 +330,27 @@ def build_graph(ctx: Context) -> WaitGraph:
     nodes: dict[str, Node] = {}
     for v in ctx.views:
         m = process_state(v)
-        parked = m.state == "blocked" and bool(v.threads) and all(
-            t.parked and t.last.syscall in ("futex", "pause") and not t.last.shared_futex for t in v.threads)
+        parked = (
+            m.state == "blocked"
+            and bool(v.threads)
+            and all(t.parked and t.last.syscall in ("futex", "pause") and not t.last.shared_futex for t in v.threads)
+        )
         main = v.main_thread
-        single = main is not None and (main.blocked or kernel_blocked(main)) and not any(
-            proof.may_release(o) for o in v.threads if o.tid != main.tid)
-        nodes[_pid_id(v.pid)] = Node(_pid_id(v.pid), v.label(), m.state, m.fact + (
-            "; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
-            proves_work=m.proves_work, proves_hang=parked or m.proves_hang, single_minded=single)
+        single = (
+            main is not None
+            and (main.blocked or kernel_blocked(main))
+            and not any(proof.may_release(o) for o in v.threads if o.tid != main.tid)
+        )
+        nodes[_pid_id(v.pid)] = Node(
+            _pid_id(v.pid),
+            v.label(),
+            m.state,
+            m.fact
+            + ("; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
+            proves_work=m.proves_work,
+            proves_hang=parked or m.proves_hang,
+            single_minded=single,
+        )
     nodes[PERSON] = Node(PERSON, "a person at the terminal", "person", "nobody is known to be typing")
     out_edges: dict[str, list[Edge]] = {}
     edges: list[Edge] = []
@@ -270,12 +369,36 @@ def build_graph(ctx: Context) -> WaitGraph:
 
 # Which of several holders a chain follows: the one that decides the wait soonest (a working holder
 # beats a blocked one: a batch can come from any worker; a child that works ends the wait).
-_PREFER = ("working", "wakes", "asleep", "unknown", "idle", "spinning", "looping", "long_sleep", "blocked", "stopped",
-           "person", "nobody", "gone")
+_PREFER = (
+    "working",
+    "wakes",
+    "asleep",
+    "unknown",
+    "idle",
+    "spinning",
+    "looping",
+    "long_sleep",
+    "blocked",
+    "stopped",
+    "person",
+    "nobody",
+    "gone",
+)
 # A DataLoader hands its batches back in order: the batch the main process waits for is held by the worker
 # that has not returned its own (stuck first); an idle worker holds none.
-_PREFER_BATCH = ("gone", "stopped", "blocked", "looping", "long_sleep", "spinning", "working", "wakes", "asleep",
-                 "unknown", "idle")
+_PREFER_BATCH = (
+    "gone",
+    "stopped",
+    "blocked",
+    "looping",
+    "long_sleep",
+    "spinning",
+    "working",
+    "wakes",
+    "asleep",
+    "unknown",
+    "idle",
+)
 
 
 def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
@@ -297,7 +420,7 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
         edge = min(options, key=lambda e: _rank(e, nodes))
         hops.append(edge)
         if edge.holder in seen:
-            loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder):]
+            loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder) :]
             if all(nodes[h.waiter].single_minded for h in loop):
                 return _chain(hops, nodes[edge.holder], "cycle")
             return _chain(hops, nodes[edge.holder], "blocked")  # a thread of one of them may still move
@@ -314,8 +437,10 @@ def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
         proven = False  # a wait that times out ends by itself: the chain says where it waits, not that it hangs
     fact: Proof | None = None
     if proven:
-        fact = proof.hang(f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"
-                          f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact}): {ENDING_TEXT[ending]}")
+        fact = proof.hang(
+            f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"
+            f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact}): {ENDING_TEXT[ending]}"
+        )
     elif ending == "working" and end.proves_work:
         fact = proof.work(f"{hops[0].words}; {end.label} works: {end.fact}")
     return Chain(tuple(hops), end, ending, verdict, fact)

@@ -51,8 +51,10 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
         rchar, wchar = v.delta("rchar") or 0, v.delta("wchar") or 0
         moving = rchar > 64 * 1024 or wchar > 64 * 1024 or t.woke_often or v.moved_data  # an upload moves too
         who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
-        ev = [f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
-              + (f" `{frame.code}`" if frame and frame.code else "")]
+        ev = [
+            f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
+            + (f" `{frame.code}`" if frame and frame.code else "")
+        ]
         net = next((f for f in t.frames if sg.is_network_frame(f)), None)
         if net is not None:
             ev.append(f"innermost network frame: {describe(net)}")
@@ -64,13 +66,27 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
         conf = 0.55 if moving else 0.8
         if v.role == Role.DATALOADER_WORKER:
             conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
-        hits.append(Hit(Finding(
-            cause=Cause.IO_NETWORK_WAIT, confidence=conf,
-            summary=(f"{v.label()} is " + (("sending to the network slowly" if wchar > rchar else
-                                            "reading from the network slowly") if moving else
-                                           "blocked waiting for the network") + f" at {describe(frame)}."),
-            where=v.where(t, frame), evidence=tuple(ev), fix=NETWORK_FIX),
-            Verdict.SLOW if moving else Verdict.HUNG))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.IO_NETWORK_WAIT,
+                    confidence=conf,
+                    summary=(
+                        f"{v.label()} is "
+                        + (
+                            ("sending to the network slowly" if wchar > rchar else "reading from the network slowly")
+                            if moving
+                            else "blocked waiting for the network"
+                        )
+                        + f" at {describe(frame)}."
+                    ),
+                    where=v.where(t, frame),
+                    evidence=tuple(ev),
+                    fix=NETWORK_FIX,
+                ),
+                Verdict.SLOW if moving else Verdict.HUNG,
+            )
+        )
     return hits
 
 
@@ -95,12 +111,24 @@ def storage_wait_rule(ctx: Context) -> list[Hit]:
         if moved > 1024 * 1024:
             conf -= 0.25
         what = "a network filesystem" if netfs else "the disk" if disk else "the kernel"
-        hits.append(Hit(Finding(
-            cause=Cause.IO_STORAGE_WAIT, confidence=conf,
-            summary=(f"{v.label()} has been in uninterruptible sleep (D) for the whole {v.duration_s:.0f} s window, "
-                     f"waiting on {what}" + (f", at {describe(frame)}." if frame else ".")),
-            where=v.where(t, frame),
-            evidence=(f"{v.label()} in state D in every sample", f"kernel wait channel: {wchan or 'unknown'}",
-                      f"{moved} bytes of storage I/O in the window"),
-            fix=STORAGE_FIX), Verdict.SLOW if moved > 1024 * 1024 else Verdict.HUNG))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.IO_STORAGE_WAIT,
+                    confidence=conf,
+                    summary=(
+                        f"{v.label()} has been in uninterruptible sleep (D) for the whole {v.duration_s:.0f} s window, "
+                        f"waiting on {what}" + (f", at {describe(frame)}." if frame else ".")
+                    ),
+                    where=v.where(t, frame),
+                    evidence=(
+                        f"{v.label()} in state D in every sample",
+                        f"kernel wait channel: {wchan or 'unknown'}",
+                        f"{moved} bytes of storage I/O in the window",
+                    ),
+                    fix=STORAGE_FIX,
+                ),
+                Verdict.SLOW if moved > 1024 * 1024 else Verdict.HUNG,
+            )
+        )
     return hits

@@ -12,8 +12,27 @@ from dataclasses import dataclass, replace
 from hangwatch.evidence import LocalsRead
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-KEYWORDS = frozenset({"while", "for", "in", "not", "and", "or", "is", "None", "True", "False", "if", "else",
-                      "lambda", "len", "range", "enumerate", "zip"})
+KEYWORDS = frozenset(
+    {
+        "while",
+        "for",
+        "in",
+        "not",
+        "and",
+        "or",
+        "is",
+        "None",
+        "True",
+        "False",
+        "if",
+        "else",
+        "lambda",
+        "len",
+        "range",
+        "enumerate",
+        "zip",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -46,8 +65,12 @@ def loop_motion(reads: tuple[LocalsRead, ...], alone: bool = False) -> LoopMotio
     motion = _motion(reads, alone)
     if motion is None or not motion.counting or alone:
         return motion
-    return replace(motion, counting=False, frozen=False, evidence=f"{motion.evidence}; but another thread of the "
-                   "process runs Python and may change what the loop reads")
+    return replace(
+        motion,
+        counting=False,
+        frozen=False,
+        evidence=f"{motion.evidence}; but another thread of the process runs Python and may change what the loop reads",
+    )
 
 
 def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:
@@ -64,12 +87,13 @@ def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:
     header = last.loop
     cond_names: set[str] = set()
     if header is not None and header.startswith("while"):
-        cond_names = {n for n in NAME.findall(header[len("while"):]) if n not in KEYWORDS and n in after}
+        cond_names = {n for n in NAME.findall(header[len("while") :]) if n not in KEYWORDS and n in after}
     elif header is not None and header.startswith("for"):
-        target = header[len("for"):].split(" in ", 1)[0]
+        target = header[len("for") :].split(" in ", 1)[0]
         cond_names = {n for n in NAME.findall(target) if n in after}
-    grown = sorted(n for n, (a, b) in changed.items() if (x := _int(a)) is not None and (y := _int(b)) is not None
-                   and y > x)
+    grown = sorted(
+        n for n, (a, b) in changed.items() if (x := _int(a)) is not None and (y := _int(b)) is not None and y > x
+    )
     spin = _counts_only(last, changed, grown, seconds)
     if cond_names:
         moving = sorted(n for n in cond_names if n in changed)
@@ -77,29 +101,41 @@ def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:
             return spin
         if moving:
             n = moving[0]
-            return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s",
-                              seconds)
+            return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s", seconds)
         # The loop's own names stayed; another local may still change with the data (a `for` over repeated
         # values, a `while not done:` whose body accumulates): that is work, unless it only counts, or unless
         # nothing the body does can ever change what the condition reads (checked below, first).
         stayed = ", ".join(f"`{n}` stayed {after[n]}" for n in sorted(cond_names))
-        steady = all((r.file, r.function) == (last.file, last.function)
-                     and all(dict(r.values).get(n) == after[n] for n in cond_names) for r in reads)
+        steady = all(
+            (r.file, r.function) == (last.file, last.function)
+            and all(dict(r.values).get(n) == after[n] for n in cond_names)
+            for r in reads
+        )
         frozen = frozen_condition(last.body, after) if steady and alone else None
         if frozen is not None:  # what the condition reads stayed, and the body can change none of it
-            return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned; {frozen}",
-                              seconds, counting=True, frozen=True)
-        working = sorted(n for n in changed if n not in cond_names
-                         and (last.body is None or not counts_only(last.body, n)))
+            return LoopMotion(
+                False,
+                f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned; {frozen}",
+                seconds,
+                counting=True,
+                frozen=True,
+            )
+        working = sorted(
+            n for n in changed if n not in cond_names and (last.body is None or not counts_only(last.body, n))
+        )
         if working:
             n = working[0]
-            return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s",
-                              seconds)
+            return LoopMotion(True, f"`{header}`: `{n}` {changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s", seconds)
         counters = sorted(n for n in changed if n not in cond_names)
         if counters:  # the loop's names stayed and all that changed only counts: a counting spin
             n = counters[0]
-            return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned; `{n}` only "
-                              f"counts ({changed[n][0]} -> {changed[n][1]})", seconds, counting=True)
+            return LoopMotion(
+                False,
+                f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned; `{n}` only "
+                f"counts ({changed[n][0]} -> {changed[n][1]})",
+                seconds,
+                counting=True,
+            )
         return LoopMotion(False, f"`{header}`: {stayed} for {seconds:.1f} s while the CPU burned", seconds)
     if spin is not None:
         return spin
@@ -112,16 +148,21 @@ def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:
     return LoopMotion(False, f"locals unchanged over {seconds:.1f} s ({shown})", seconds)
 
 
-def _counts_only(last: LocalsRead, changed: dict[str, tuple[str, str]], grown: list[str],
-                 seconds: float) -> LoopMotion | None:
+def _counts_only(
+    last: LocalsRead, changed: dict[str, tuple[str, str]], grown: list[str], seconds: float
+) -> LoopMotion | None:
     """A spin whose only change is a counter: the one local that changed is an integer that grew, and
     the loop's source uses it for nothing but counting."""
     if len(changed) != 1 or not grown or last.body is None or not counts_only(last.body, grown[0]):
         return None
     n = grown[0]
-    return LoopMotion(False, f"`{n}` only counts ({changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s): nothing "
-                      f"else in the loop changes and `{n}` is used for nothing but counting, so the loop spins",
-                      seconds, counting=True)
+    return LoopMotion(
+        False,
+        f"`{n}` only counts ({changed[n][0]} -> {changed[n][1]} in {seconds:.1f} s): nothing "
+        f"else in the loop changes and `{n}` is used for nothing but counting, so the loop spins",
+        seconds,
+        counting=True,
+    )
 
 
 def parse_loop(source: str) -> ast.stmt | None:
@@ -157,13 +198,23 @@ def counts_only(source: str, name: str) -> bool:
     else:
         counting |= {id(n) for n in ast.walk(loop.test) if isinstance(n, ast.Name) and n.id == name}
     for node in ast.walk(loop):
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name \
-                and isinstance(node.value, ast.Constant):
+        if (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+            and isinstance(node.value, ast.Constant)
+        ):
             counting.add(id(node.target))
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id == name and isinstance(node.value, ast.BinOp) \
-                and isinstance(node.value.left, ast.Name) and node.value.left.id == name \
-                and isinstance(node.value.right, ast.Constant):
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.BinOp)
+            and isinstance(node.value.left, ast.Name)
+            and node.value.left.id == name
+            and isinstance(node.value.right, ast.Constant)
+        ):
             counting |= {id(node.targets[0]), id(node.value.left)}
     uses = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
     if not uses or not all(id(n) in counting for n in uses):
@@ -172,8 +223,18 @@ def counts_only(source: str, name: str) -> bool:
     # show), no other assignment, nothing that could change what the loop reads.
     for stmt in loop.body:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Call | ast.Yield | ast.YieldFrom | ast.Await | ast.Delete | ast.Global
-                          | ast.Nonlocal | ast.Subscript | ast.Attribute):
+            if isinstance(
+                node,
+                ast.Call
+                | ast.Yield
+                | ast.YieldFrom
+                | ast.Await
+                | ast.Delete
+                | ast.Global
+                | ast.Nonlocal
+                | ast.Subscript
+                | ast.Attribute,
+            ):
                 return False
             if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -183,8 +244,19 @@ def counts_only(source: str, name: str) -> bool:
 
 
 PURE_BUILTINS = frozenset({"len", "min", "max", "abs", "sum", "any", "all", "int", "float", "bool", "isinstance"})
-EXITS = (ast.Break, ast.Return, ast.Raise, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal,
-         ast.Delete, ast.Try, ast.With)
+EXITS = (
+    ast.Break,
+    ast.Return,
+    ast.Raise,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Await,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Delete,
+    ast.Try,
+    ast.With,
+)
 
 
 def _read_whole(value: str) -> bool:
@@ -227,8 +299,10 @@ def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
         if not _read_whole(value) and (name in body_names or not value.startswith("<")):
             return None  # its value was not read whole, and the body may change it
     header = ast.get_source_segment(source.strip(), loop.test) or "?"
-    return (f"`while {header}:` can end only when that turns false; its body calls nothing and has no break, return "
-            f"or raise, so what it reads can change only by the body's own assignments, and they left it as it was")
+    return (
+        f"`while {header}:` can end only when that turns false; its body calls nothing and has no break, return "
+        f"or raise, so what it reads can change only by the body's own assignments, and they left it as it was"
+    )
 
 
 SLEEP_CALLS = frozenset({"sleep"})  # time.sleep(...), sleep(...): the only calls a loop with no exit may make
@@ -247,8 +321,19 @@ def never_exits(source: str | None) -> str | None:
         return None
     for stmt in loop.body:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Break | ast.Return | ast.Raise | ast.Yield | ast.YieldFrom | ast.Await
-                          | ast.Try | ast.With | ast.Global | ast.Nonlocal):
+            if isinstance(
+                node,
+                ast.Break
+                | ast.Return
+                | ast.Raise
+                | ast.Yield
+                | ast.YieldFrom
+                | ast.Await
+                | ast.Try
+                | ast.With
+                | ast.Global
+                | ast.Nonlocal,
+            ):
                 return None
             if isinstance(node, ast.Call):
                 fn = node.func

@@ -34,8 +34,12 @@ def _clock(at: float) -> str:
 
 def _waits_for_results(v: ProcessView) -> bool:
     t = v.main_thread
-    return t is not None and t.has_stack and t.idle_throughout and any(
-        sg.matches_any(f, sg.POOL_RESULT_WAIT) for f in t.frames)
+    return (
+        t is not None
+        and t.has_stack
+        and t.idle_throughout
+        and any(sg.matches_any(f, sg.POOL_RESULT_WAIT) for f in t.frames)
+    )
 
 
 def _handler_gone(v: ProcessView) -> bool:
@@ -60,21 +64,34 @@ def _no_handler(v: ProcessView) -> Hit | None:
     if t is None or not _handler_gone(v):
         return None
     frame = innermost_user(t.frames)
-    fact = (f"{v.label()} waits for a pool's results at {describe(frame)}, and the pool's result-handler thread, "
-            "the only thread that hands results to it, is no longer among its threads (it ends on an error "
-            "reading a result): no result can arrive")
-    return Hit(Finding(
-        cause=Cause.CHILD_LOST_WORK, confidence=0.9,
-        summary=(f"{_call(frame)} at {describe(frame)} waits forever: the pool's result-handler thread has exited, "
-                 "so the results its workers sent are never handed over. It exits when a result cannot be read, "
-                 "most often a tensor whose storage had to be fetched from a worker that had already exited "
-                 "(maxtasksperchild)."),
-        where=v.where(t, frame),
-        evidence=(f"{v.label()} waits for results at {describe(frame)}"
-                  + (f" `{frame.code}`" if frame and frame.code else ""),
-                  "threads of the pool: " + ", ".join(f"'{x.name}'" for x in v.threads if x.has_stack)
-                  + "; no '_handle_results'"),
-        fix=POOL_HANDLER_FIX, proof=proof.hang(fact)), Verdict.HUNG)
+    fact = (
+        f"{v.label()} waits for a pool's results at {describe(frame)}, and the pool's result-handler thread, "
+        "the only thread that hands results to it, is no longer among its threads (it ends on an error "
+        "reading a result): no result can arrive"
+    )
+    return Hit(
+        Finding(
+            cause=Cause.CHILD_LOST_WORK,
+            confidence=0.9,
+            summary=(
+                f"{_call(frame)} at {describe(frame)} waits forever: the pool's result-handler thread has exited, "
+                "so the results its workers sent are never handed over. It exits when a result cannot be read, "
+                "most often a tensor whose storage had to be fetched from a worker that had already exited "
+                "(maxtasksperchild)."
+            ),
+            where=v.where(t, frame),
+            evidence=(
+                f"{v.label()} waits for results at {describe(frame)}"
+                + (f" `{frame.code}`" if frame and frame.code else ""),
+                "threads of the pool: "
+                + ", ".join(f"'{x.name}'" for x in v.threads if x.has_stack)
+                + "; no '_handle_results'",
+            ),
+            fix=POOL_HANDLER_FIX,
+            proof=proof.hang(fact),
+        ),
+        Verdict.HUNG,
+    )
 
 
 EXECUTOR_MANAGER = ("concurrent/futures/process.py", "wait_result_broken_or_wakeup")
@@ -88,28 +105,47 @@ def _executor_without_workers(ctx: Context, v: ProcessView) -> Hit | None:
     t = v.main_thread
     if t is None or not t.idle_throughout or not proof.waits_on_future(t):
         return None
-    manager = next((x for x in v.threads if x.has_stack and any(
-        f.file.endswith(EXECUTOR_MANAGER[0]) and sg.method(f) == EXECUTOR_MANAGER[1] for f in x.frames)), None)
+    manager = next(
+        (
+            x
+            for x in v.threads
+            if x.has_stack
+            and any(f.file.endswith(EXECUTOR_MANAGER[0]) and sg.method(f) == EXECUTOR_MANAGER[1] for f in x.frames)
+        ),
+        None,
+    )
     if manager is None or not manager.idle_throughout:
         return None
     workers = [c for c in ctx.children(v.pid) if not any(h in " ".join(c.info.cmdline) for h in MP_HELPERS)]
     if workers or any(g.ppid == v.pid and g.gone_at >= ctx.evidence.started_at for g in ctx.evidence.vanished):
         return None
     frame = innermost_user(t.frames)
-    fact = (f"{v.label()} waits on a ProcessPoolExecutor's future at {describe(frame)}, and the executor has no "
-            "worker process; its manager thread waited the whole window for a result, a wake-up or a worker's "
-            "exit, and starts a worker only on a new submit or a worker's exit: none will come")
-    return Hit(Finding(
-        cause=Cause.CHILD_LOST_WORK, confidence=0.9,
-        summary=(f"The ProcessPoolExecutor has no worker left, and will start none: {describe(frame)} waits "
-                 "forever for a task that no process will run (on Python 3.11 to 3.14, max_tasks_per_child can "
-                 "leave the pool with no worker: cpython gh-115634)."),
-        where=v.where(t, frame),
-        evidence=(f"{v.label()} waits for a future at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code
-                                                                            else ""),
-                  f"the executor's manager thread '{manager.name}' idle in its wait for the whole window",
-                  "no worker process among its children"),
-        fix=EXECUTOR_FIX, proof=proof.hang(fact)), Verdict.HUNG)
+    fact = (
+        f"{v.label()} waits on a ProcessPoolExecutor's future at {describe(frame)}, and the executor has no "
+        "worker process; its manager thread waited the whole window for a result, a wake-up or a worker's "
+        "exit, and starts a worker only on a new submit or a worker's exit: none will come"
+    )
+    return Hit(
+        Finding(
+            cause=Cause.CHILD_LOST_WORK,
+            confidence=0.9,
+            summary=(
+                f"The ProcessPoolExecutor has no worker left, and will start none: {describe(frame)} waits "
+                "forever for a task that no process will run (on Python 3.11 to 3.14, max_tasks_per_child can "
+                "leave the pool with no worker: cpython gh-115634)."
+            ),
+            where=v.where(t, frame),
+            evidence=(
+                f"{v.label()} waits for a future at {describe(frame)}"
+                + (f" `{frame.code}`" if frame and frame.code else ""),
+                f"the executor's manager thread '{manager.name}' idle in its wait for the whole window",
+                "no worker process among its children",
+            ),
+            fix=EXECUTOR_FIX,
+            proof=proof.hang(fact),
+        ),
+        Verdict.HUNG,
+    )
 
 
 def lost_work_rule(ctx: Context) -> list[Hit]:
@@ -136,36 +172,59 @@ def lost_work_rule(ctx: Context) -> list[Hit]:
             continue
         frame = innermost_user(t.frames)
         gone = [g for g in ctx.evidence.vanished if g.ppid == v.pid]
-        ev = [f"{v.label()} waits for results at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code
-                                                                       else ""),
-              f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}"]
+        ev = [
+            f"{v.label()} waits for results at {describe(frame)}"
+            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",
+        ]
         if gone:
             g = gone[-1]
             what = _vanished_text(g)
             ev.append(what)
-            summary = (f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)} while holding a task"
-                       + (f" (a replacement, pid {g.replaced_by}, started then)" if g.replaced_by else "")
-                       + f"; {_call(frame)} at {describe(frame)} waits forever for that result.")
-            fact = proof.hang(f"pool worker pid {g.pid} vanished while {v.label()} waits for results and every "
-                              "worker is idle: nobody works on the lost task, and Pool never reports it")
+            summary = (
+                f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)} while holding a task"
+                + (f" (a replacement, pid {g.replaced_by}, started then)" if g.replaced_by else "")
+                + f"; {_call(frame)} at {describe(frame)} waits forever for that result."
+            )
+            fact = proof.hang(
+                f"pool worker pid {g.pid} vanished while {v.label()} waits for results and every "
+                "worker is idle: nobody works on the lost task, and Pool never reports it"
+            )
             conf = 0.93
         else:
             late = _replacement(kids)
             if late is None:
                 continue
             young, oldest = late
-            ev.append(f"pool worker pid {young.pid} started {young.info.create_time - oldest.info.create_time:.0f} s "
-                      f"after pid {oldest.pid}: it replaced a worker that ended (an inference: inspect has no history "
-                      "of the job's processes; `hangwatch run` names the one that went)")
-            summary = (f"A pool worker most likely vanished while holding a task: pid {young.pid} started later than "
-                       f"its siblings (a replacement), every worker is idle, and {_call(frame)} at {describe(frame)} "
-                       "still waits for a result.")
-            fact = proof.hang(f"every pool worker is idle while {v.label()} waits for results, and pid {young.pid} "
-                              "replaced a worker that ended (inferred from start times)")
+            ev.append(
+                f"pool worker pid {young.pid} started {young.info.create_time - oldest.info.create_time:.0f} s "
+                f"after pid {oldest.pid}: it replaced a worker that ended (an inference: inspect has no history "
+                "of the job's processes; `hangwatch run` names the one that went)"
+            )
+            summary = (
+                f"A pool worker most likely vanished while holding a task: pid {young.pid} started later than "
+                f"its siblings (a replacement), every worker is idle, and {_call(frame)} at {describe(frame)} "
+                "still waits for a result."
+            )
+            fact = proof.hang(
+                f"every pool worker is idle while {v.label()} waits for results, and pid {young.pid} "
+                "replaced a worker that ended (inferred from start times)"
+            )
             conf = 0.8
-        hits.append(Hit(Finding(cause=Cause.CHILD_LOST_WORK, confidence=conf, summary=summary,
-                                where=v.where(t, frame), evidence=tuple(ev), fix=LOST_WORK_FIX, proof=fact),
-                        Verdict.HUNG))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.CHILD_LOST_WORK,
+                    confidence=conf,
+                    summary=summary,
+                    where=v.where(t, frame),
+                    evidence=tuple(ev),
+                    fix=LOST_WORK_FIX,
+                    proof=fact,
+                ),
+                Verdict.HUNG,
+            )
+        )
     return hits
 
 
@@ -180,8 +239,10 @@ def _call(frame: object) -> str:
 def _vanished_text(g: VanishedProcess) -> str:
     why = f" ({g.reason})" if g.reason else ""
     repl = f"; pid {g.replaced_by} started as it went (the pool's replacement)" if g.replaced_by else ""
-    return (f"pid {g.pid} (`{g.cmdline[:80]}`), a child of pid {g.ppid} started at {_clock(g.started_at)}, was seen "
-            f"gone at {_clock(g.gone_at)}{why}{repl}")
+    return (
+        f"pid {g.pid} (`{g.cmdline[:80]}`), a child of pid {g.ppid} started at {_clock(g.started_at)}, was seen "
+        f"gone at {_clock(g.gone_at)}{why}{repl}"
+    )
 
 
 def _replacement(kids: list[ProcessView]) -> tuple[ProcessView, ProcessView] | None:

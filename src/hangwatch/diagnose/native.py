@@ -53,16 +53,32 @@ def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: t
         user = next((f for f in t.frames if (f.file, f.line) == (user.file, user.line)), user)
     lib = frame.file.rsplit("/", 1)[-1]
     natives = [f for f in stack.frames if f.native][:4]
-    ev = [f"{v.label()} was forked from pid {v.info.ppid} and sleeps in {name}: {frame.function} ({lib})",
-          "native stack, innermost first: " + " < ".join(f"{f.function[:60]} ({f.file.rsplit('/', 1)[-1]})"
-                                                          for f in natives)]
+    ev = [
+        f"{v.label()} was forked from pid {v.info.ppid} and sleeps in {name}: {frame.function} ({lib})",
+        "native stack, innermost first: "
+        + " < ".join(f"{f.function[:60]} ({f.file.rsplit('/', 1)[-1]})" for f in natives),
+    ]
     if t is not None:
-        ev.append(f"{v.label()} at {v.cpu_text()}, kernel wait {t.last.wchan or '?'}, "
-                  f"{v.ev.samples[-1].num_threads} OS thread(s): fork copied only the forking thread")
-    where = v.where(t, user) if user is not None else Where(pid=v.pid, rank=v.info.rank, tid=v.pid,
-                                                            file=frame.file, line=None, function=frame.function)
-    return Hit(Finding(
-        cause=Cause.FORK_INHERITED_LOCK, confidence=0.9,
-        summary=(f"{v.label()} is stuck in {name} after fork, at {describe(user)}: the parent's {name} "
-                 "threads or locks do not exist in the child, which waits for them forever."),
-        where=where, evidence=tuple(ev), fix=fix), Verdict.HUNG)
+        ev.append(
+            f"{v.label()} at {v.cpu_text()}, kernel wait {t.last.wchan or '?'}, "
+            f"{v.ev.samples[-1].num_threads} OS thread(s): fork copied only the forking thread"
+        )
+    where = (
+        v.where(t, user)
+        if user is not None
+        else Where(pid=v.pid, rank=v.info.rank, tid=v.pid, file=frame.file, line=None, function=frame.function)
+    )
+    return Hit(
+        Finding(
+            cause=Cause.FORK_INHERITED_LOCK,
+            confidence=0.9,
+            summary=(
+                f"{v.label()} is stuck in {name} after fork, at {describe(user)}: the parent's {name} "
+                "threads or locks do not exist in the child, which waits for them forever."
+            ),
+            where=where,
+            evidence=tuple(ev),
+            fix=fix,
+        ),
+        Verdict.HUNG,
+    )

@@ -24,8 +24,13 @@ def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:
 def buffered_stdout(v: ProcessView) -> bool:
     """A Python main process or rank whose stdout is a file that did not grow, without -u or
     PYTHONUNBUFFERED: its prints sit in an 8 KiB buffer."""
-    return (v.role in (Role.MAIN, Role.RANK) and v.info.is_python and v.info.stdout_is_file
-            and not _unbuffered(v.info.cmdline, dict(v.info.env)) and v.stdout_grew is False)
+    return (
+        v.role in (Role.MAIN, Role.RANK)
+        and v.info.is_python
+        and v.info.stdout_is_file
+        and not _unbuffered(v.info.cmdline, dict(v.info.env))
+        and v.stdout_grew is False
+    )
 
 
 def output_buffered_rule(ctx: Context) -> list[Hit]:
@@ -44,14 +49,25 @@ def output_buffered_rule(ctx: Context) -> list[Hit]:
             continue
         frame = t.user_frame
         size = v.ev.samples[-1].stdout_size
-        hits.append(Hit(Finding(
-            cause=Cause.OUTPUT_BUFFERED, confidence=0.75,
-            summary=(f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
-                     "looks frozen: prints arrive in 8 KiB chunks, or only at exit."),
-            where=v.where(t, frame),
-            evidence=(f"stdout is a file ({v.info.stdout}, {size} bytes), not a terminal; PYTHONUNBUFFERED unset "
-                      "and no -u flag",
-                      f"the file did not grow in {v.duration_s:.0f} s",
-                      f"{v.label()} at {v.cpu_text()}, stack moving between samples (now in {describe(frame)})"),
-            fix=BUFFERED_FIX), Verdict.PROGRESSING))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.OUTPUT_BUFFERED,
+                    confidence=0.75,
+                    summary=(
+                        f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
+                        "looks frozen: prints arrive in 8 KiB chunks, or only at exit."
+                    ),
+                    where=v.where(t, frame),
+                    evidence=(
+                        f"stdout is a file ({v.info.stdout}, {size} bytes), not a terminal; PYTHONUNBUFFERED unset "
+                        "and no -u flag",
+                        f"the file did not grow in {v.duration_s:.0f} s",
+                        f"{v.label()} at {v.cpu_text()}, stack moving between samples (now in {describe(frame)})",
+                    ),
+                    fix=BUFFERED_FIX,
+                ),
+                Verdict.PROGRESSING,
+            )
+        )
     return hits

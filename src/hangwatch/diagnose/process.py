@@ -49,7 +49,8 @@ def input_wait_rule(ctx: Context) -> list[Hit]:
         if t is not None and t.has_stack and t.idle_throughout and not t.woke_often:
             last = t.last
             reads_stdin = last.syscall in sg.READ_SYSCALLS and (
-                last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
+                last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES)
+            )
             prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
             user = innermost_user(t.frames)
             if reads_from_person(v, t):
@@ -62,23 +63,24 @@ def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
     a person types: the line asks for input or the read is from a terminal. Reading stdin alone may be data
     from a pipe (`cat data | python train.py`)."""
     last = t.last
-    reads_stdin = last.syscall in sg.READ_SYSCALLS and (
-        last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
+    reads_stdin = last.syscall in sg.READ_SYSCALLS and (last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
     if any(sg.matches_any(f, sg.INPUT_FRAMES) for f in t.frames):
         return True
     user = innermost_user(t.frames)
     calls_input = user is not None and bool(sg.INPUT_CALL.search(user.code or ""))
-    return reads_stdin and (calls_input or (v.info.stdin or "").startswith(TTY_PREFIXES)
-                            or (last.fd_target or "").startswith(TTY_PREFIXES))
+    return reads_stdin and (
+        calls_input or (v.info.stdin or "").startswith(TTY_PREFIXES) or (last.fd_target or "").startswith(TTY_PREFIXES)
+    )
 
 
-def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: Frame | None,
-               reads_stdin: bool) -> Hit:
+def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: Frame | None, reads_stdin: bool) -> Hit:
     debugger = prompt_frame is not None and prompt_frame.file.endswith(("pdb.py", "cmd.py", "bdb.py"))
     tail = [ln.strip() for ln in (v.ev.output_tail or "").replace("\r", "\n").splitlines() if ln.strip()]
     prompt = tail[-1][-160:] if tail else None
-    ev = [f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in "
-          f"{describe(user)}" + (f" `{user.code}`" if user and user.code else "")]
+    ev = [
+        f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in "
+        f"{describe(user)}" + (f" `{user.code}`" if user and user.code else "")
+    ]
     if reads_stdin:
         src = "standard input (fd 0)" if t.last.fd == 0 else (t.last.fd_target or "the terminal")
         ev.append(f"blocked in {t.last.syscall}() on {src}")
@@ -88,14 +90,28 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
     if prompt:
         ev.append(f"the job's last output line: {prompt!r}")
     if debugger:
-        summary = (f"{v.label()} stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before "
-                   f"{describe(user)}) and waits for someone to type a command; nobody will, so it never goes on.")
+        summary = (
+            f"{v.label()} stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before "
+            f"{describe(user)}) and waits for someone to type a command; nobody will, so it never goes on."
+        )
     else:
-        summary = (f"{v.label()} waits for someone to type at {describe(user)}"
-                   + (f" (prompt: {prompt!r})" if prompt else "") + "; nobody will, so it never goes on.")
-    return Hit(Finding(cause=Cause.PROCESS_WAITS_FOR_INPUT, confidence=0.95, summary=summary,
-                       where=v.where(t, user), evidence=tuple(ev), fix=DEBUGGER_FIX if debugger else INPUT_FIX,
-                       proof=proof.hang("it waits for someone to type, and nobody is there")), Verdict.HUNG)
+        summary = (
+            f"{v.label()} waits for someone to type at {describe(user)}"
+            + (f" (prompt: {prompt!r})" if prompt else "")
+            + "; nobody will, so it never goes on."
+        )
+    return Hit(
+        Finding(
+            cause=Cause.PROCESS_WAITS_FOR_INPUT,
+            confidence=0.95,
+            summary=summary,
+            where=v.where(t, user),
+            evidence=tuple(ev),
+            fix=DEBUGGER_FIX if debugger else INPUT_FIX,
+            proof=proof.hang("it waits for someone to type, and nobody is there"),
+        ),
+        Verdict.HUNG,
+    )
 
 
 def stopped_rule(ctx: Context) -> list[Hit]:
@@ -107,20 +123,30 @@ def stopped_rule(ctx: Context) -> list[Hit]:
         t = v.main_thread
         frame = innermost_user(t.frames) if t else None
         how = "a debugger or tracer" if v.state == "t" else "SIGSTOP, Ctrl-Z or a debugger"
-        hits.append(Hit(Finding(
-            cause=Cause.PROCESS_STOPPED, confidence=0.95,
-            summary=f"{v.label()} is stopped ({how}): it will not run again until it is continued.",
-            where=v.where(t, frame),
-            evidence=(f"{v.label()} in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window",
-                      f"it was at {describe(frame)} when it stopped"),
-            fix=(f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)",
-                 "If a debugger is attached, detach it or continue the process in it."),
-            proof=proof.hang(f"{v.label()} is in state {v.state} (stopped) for the whole window: it runs again "
-                             "only when someone continues it")),
-            Verdict.STOPPED))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.PROCESS_STOPPED,
+                    confidence=0.95,
+                    summary=f"{v.label()} is stopped ({how}): it will not run again until it is continued.",
+                    where=v.where(t, frame),
+                    evidence=(
+                        f"{v.label()} in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window",
+                        f"it was at {describe(frame)} when it stopped",
+                    ),
+                    fix=(
+                        f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)",
+                        "If a debugger is attached, detach it or continue the process in it.",
+                    ),
+                    proof=proof.hang(
+                        f"{v.label()} is in state {v.state} (stopped) for the whole window: it runs again "
+                        "only when someone continues it"
+                    ),
+                ),
+                Verdict.STOPPED,
+            )
+        )
     return hits
-
-
 
 
 def waits_for_child(v: ProcessView) -> bool:
@@ -133,8 +159,7 @@ def waits_for_child(v: ProcessView) -> bool:
         return True
     wchan = t.last.wchan or ""
     reads_pipe = t.last.syscall == "read" and t.last.fd_target == "pipe"
-    return t.idle_throughout and (wchan == sg.CHILD_WAIT_WCHAN or reads_pipe
-                                  or any(w in wchan for w in sg.PIPE_WCHANS))
+    return t.idle_throughout and (wchan == sg.CHILD_WAIT_WCHAN or reads_pipe or any(w in wchan for w in sg.PIPE_WCHANS))
 
 
 # How a waited-for child is, in words, and what that makes the parent's wait: only a child that is itself
@@ -150,8 +175,7 @@ _CHILD_IS = {
     "working": ("still working", Verdict.SLOW, 0.7),
     "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
     "asleep": ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),
-    "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on",
-             Verdict.HUNG, 0.5),
+    "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on", Verdict.HUNG, 0.5),
 }
 _PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle")
 
@@ -160,8 +184,11 @@ def waited_children(ctx: Context, v: ProcessView) -> list[ProcessView]:
     """The children a process waiting for a child may wait for: the one ``wait4(pid)`` names (the kernel's
     argument), else every living child that is not a DataLoader or compile worker. A zombie child has exited:
     its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
-    kids = [c for c in ctx.children(v.pid) if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
-            and not c.state.startswith("Z")]
+    kids = [
+        c
+        for c in ctx.children(v.pid)
+        if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not c.state.startswith("Z")
+    ]
     named = v.main_thread.last.wait_child if v.main_thread is not None else None
     if named is not None and any(k.pid == named for k in kids):
         return [k for k in kids if k.pid == named]
@@ -179,43 +206,60 @@ def child_wait_rule(ctx: Context) -> list[Hit]:
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
         if any(k.role == Role.RANK for k in kids) and all(
-                k.role == Role.RANK or any(h in " ".join(k.info.cmdline) for h in MP_HELPERS) for k in kids):
+            k.role == Role.RANK or any(h in " ".join(k.info.cmdline) for h in MP_HELPERS) for k in kids
+        ):
             continue  # a launcher of its own (mp.spawn, Process per rank): the distributed rules explain its ranks
         measured = {k.pid: process_state(k) for k in kids}
         states = {pid: m.state for pid, m in measured.items()}
         kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
         state, state_fact = measured[kid.pid].state, measured[kid.pid].fact
-        is_text, verdict, conf = _CHILD_IS.get(state, ("not moving in the window (what it waits for is unknown)",
-                                                        Verdict.HUNG, 0.6))
+        is_text, verdict, conf = _CHILD_IS.get(
+            state, ("not moving in the window (what it waits for is unknown)", Verdict.HUNG, 0.6)
+        )
         kt = kid.main_thread
         kframe = innermost_explaining(kt.frames) if kt and kt.frames else None
         t = v.main_thread
         pframe = innermost_user(t.frames) if t else None
         kid_cmd = " ".join(kid.info.cmdline)[:120]
-        ev = [f"{v.label()} waits for child pid {kid.pid} at {describe(pframe)}"
-              + (f" `{pframe.code}`" if pframe and pframe.code else ""),
-              f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
-              + (f", in {describe(kframe)}" if kframe else "") + f": {state} ({state_fact})"]
+        ev = [
+            f"{v.label()} waits for child pid {kid.pid} at {describe(pframe)}"
+            + (f" `{pframe.code}`" if pframe and pframe.code else ""),
+            f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
+            + (f", in {describe(kframe)}" if kframe else "")
+            + f": {state} ({state_fact})",
+        ]
         if len(kids) > 1:
             ev.append("its children: " + ", ".join(f"pid {k.pid} {states[k.pid]}" for k in kids[:8]))
         if kt is not None and kt.last.syscall:
             ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
         if (kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})))) or (
-                kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))):
+            kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))
+        ):
             ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
         where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)
         fact = None
         if measured[kid.pid].proves_work:
             fact = proof.work(f"its child pid {kid.pid} works: {state_fact}")
         elif measured[kid.pid].proves_hang and t is not None and t.waits_forever:
-            fact = proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and the child is "
-                              f"{state_fact}")
+            fact = proof.hang(
+                f"{v.label()} waits for child pid {kid.pid} with no timeout, and the child is {state_fact}"
+            )
         elif state == "blocked" and kt is not None and t is not None and t.waits_forever:
             inner = proof.unreleasable(kid, kt)
             if inner is not None:
                 fact = proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and {inner.fact}")
-        hits.append(Hit(Finding(
-            cause=Cause.CHILD_WAIT, confidence=conf,
-            summary=f"{v.label()} waits for its child pid {kid.pid}, which is {is_text}.",
-            where=where, evidence=tuple(ev), fix=CHILD_WAIT_FIX, proof=fact), verdict))
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.CHILD_WAIT,
+                    confidence=conf,
+                    summary=f"{v.label()} waits for its child pid {kid.pid}, which is {is_text}.",
+                    where=where,
+                    evidence=tuple(ev),
+                    fix=CHILD_WAIT_FIX,
+                    proof=fact,
+                ),
+                verdict,
+            )
+        )
     return hits

@@ -89,8 +89,11 @@ def sealed(v: ProcessView, waiting: list[ThreadView]) -> bool:
     on work that needs a worker); a library thread in a read (a pool's result handler) is not waiting, so
     it leaves the process unsealed."""
     ids = {t.tid for t in waiting}
-    return bool(waiting) and all(t.tid in ids for t in v.threads if t.has_stack) and all(
-        t.blocked and t.waits_forever and t.last.shared_futex is False for t in waiting)
+    return (
+        bool(waiting)
+        and all(t.tid in ids for t in v.threads if t.has_stack)
+        and all(t.blocked and t.waits_forever and t.last.shared_futex is False for t in waiting)
+    )
 
 
 def may_release(o: ThreadView) -> bool:
@@ -117,5 +120,7 @@ def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
         return None
     where = describe(innermost_user(t.frames))
     alone = "it is the only thread" if not others else "no other thread of it runs Python that could release it"
-    return hang(f"{v.label()} waits on {article(kind)} {kind} at {where}, and the kernel shows a {t.wait_text}; "
-                f"{alone}, so nothing can release it")
+    return hang(
+        f"{v.label()} waits on {article(kind)} {kind} at {where}, and the kernel shows a {t.wait_text}; "
+        f"{alone}, so nothing can release it"
+    )

@@ -47,8 +47,11 @@ def innermost_user(frames: Sequence[Frame]) -> Frame | None:
 
 def innermost_explaining(frames: Sequence[Frame]) -> Frame | None:
     """The innermost user frame; else the innermost non-stdlib frame; else the innermost frame."""
-    return innermost_user(frames) or next((f for f in frames if not sg.is_stdlib_file(f.file)), None) or (
-        frames[0] if frames else None)
+    return (
+        innermost_user(frames)
+        or next((f for f in frames if not sg.is_stdlib_file(f.file)), None)
+        or (frames[0] if frames else None)
+    )
 
 
 def describe(frame: Frame | None) -> str:
@@ -61,6 +64,7 @@ def describe(frame: Frame | None) -> str:
 @dataclass(frozen=True)
 class ThreadView:
     """One thread across the samples of a capture."""
+
     tid: int
     samples: tuple[ThreadSample, ...]  # this thread in each process sample where it existed
     duration_s: float
@@ -126,8 +130,13 @@ class ThreadView:
     def blocked(self) -> bool:
         """Blocked in one call for the whole window: idle in every sample with its stack unchanged, never
         woken, at no CPU. ("stuck" is said of a thread only when this, or ``spinning``, holds.)"""
-        return self.has_stack and self.measured and self.idle_throughout and not self.woke_often and (
-            (self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+        return (
+            self.has_stack
+            and self.measured
+            and self.idle_throughout
+            and not self.woke_often
+            and ((self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+        )
 
     @property
     def measured(self) -> bool:
@@ -141,8 +150,12 @@ class ThreadView:
     def parked(self) -> bool:
         """The kernel's view alone: asleep in a wait with no timeout for the whole window, never woken, at no
         CPU. Said of any thread, Python or not (a native pool thread, torch's own)."""
-        return self.last.timeout is False and self.last.state in ("S", "D") and (self.wakeups or 0) == 0 and (
-            (self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+        return (
+            self.last.timeout is False
+            and self.last.state in ("S", "D")
+            and (self.wakeups or 0) == 0
+            and ((self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+        )
 
     @property
     def waits_forever(self) -> bool:
@@ -188,6 +201,7 @@ class ThreadView:
 @dataclass(frozen=True)
 class ProcessView:
     """One process across the samples of a capture."""
+
     ev: ProcessEvidence
     clock_ticks: int
 
@@ -299,21 +313,34 @@ class ProcessView:
     def runs_alone(self, t: ThreadView) -> bool:
         """Whether ``t`` is the only thread of this process with a Python stack (library machinery aside):
         nothing else in it could change what ``t`` reads."""
-        return not any(o.tid != t.tid and o.has_stack and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
-                       for o in self.threads)
+        return not any(
+            o.tid != t.tid and o.has_stack and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
+            for o in self.threads
+        )
 
     @property
     def user_threads(self) -> list[ThreadView]:
         """Threads running user code that are not the main thread nor library machinery."""
-        return [t for t in self.threads if t.tid != self.pid and t.has_stack
-                and not any(n in t.name for n in sg.INTERNAL_THREAD_NAMES)
-                and any(sg.is_user(f) for f in t.frames)]
+        return [
+            t
+            for t in self.threads
+            if t.tid != self.pid
+            and t.has_stack
+            and not any(n in t.name for n in sg.INTERNAL_THREAD_NAMES)
+            and any(sg.is_user(f) for f in t.frames)
+        ]
 
     def where(self, thread: ThreadView | None, frame: Frame | None) -> Where:
         """A finding's ``where`` for ``frame`` of ``thread`` in this process."""
-        return Where(pid=self.pid, rank=self.info.rank, tid=thread.tid if thread else None,
-                     file=frame.file if frame else None, line=frame.line if frame else None,
-                     function=frame.function if frame else None, code=frame.code if frame else None)
+        return Where(
+            pid=self.pid,
+            rank=self.info.rank,
+            tid=thread.tid if thread else None,
+            file=frame.file if frame else None,
+            line=frame.line if frame else None,
+            function=frame.function if frame else None,
+            code=frame.code if frame else None,
+        )
 
     def label(self) -> str:
         """``rank 3 (pid 42)`` or ``dataloader_worker (pid 42)``."""
@@ -353,12 +380,19 @@ def waits_for_work(t: ThreadView) -> bool:
     """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or
     concurrent.futures worker reading its task queue, a DataLoader worker waiting for an index)."""
     frames = t.frames
-    loop = next((i for i, f in enumerate(frames) if sg.matches_any(f, sg.WAIT_FOR_WORK)
-                 or sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)), None)
+    loop = next(
+        (
+            i
+            for i, f in enumerate(frames)
+            if sg.matches_any(f, sg.WAIT_FOR_WORK) or sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)
+        ),
+        None,
+    )
     if loop is None:
         return False
-    return all(sg.is_stdlib_file(f.file) or sg.at(f, sg.WORKER_PY) or "/torch/" in f.file for f in frames[:loop]) and \
-        not any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in frames[:loop])
+    return all(
+        sg.is_stdlib_file(f.file) or sg.at(f, sg.WORKER_PY) or "/torch/" in f.file for f in frames[:loop]
+    ) and not any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in frames[:loop])
 
 
 def activity(v: ProcessView) -> Activity:
@@ -374,8 +408,9 @@ def activity(v: ProcessView) -> Activity:
         return Activity.WORKING
     if t is None:
         return Activity.UNKNOWN
-    if t.last.syscall in sg.SLEEP_SYSCALLS or (t.frames and sg.SLEEP_LINE.search(
-            (innermost_user(t.frames) or t.frames[0]).code or "")):
+    if t.last.syscall in sg.SLEEP_SYSCALLS or (
+        t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
+    ):
         return Activity.ASLEEP if not t.woke_often else Activity.WAKES
     if t.woke_often or v.moved_data:
         return Activity.WAKES
@@ -383,8 +418,12 @@ def activity(v: ProcessView) -> Activity:
         return Activity.IDLE
     if t.has_stack and t.blocked:
         return Activity.BLOCKED
-    if not t.has_stack and t.last.state in ("S", "D") and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT and \
-            (t.wakeups or 0) == 0:
+    if (
+        not t.has_stack
+        and t.last.state in ("S", "D")
+        and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
+        and (t.wakeups or 0) == 0
+    ):
         return Activity.BLOCKED  # a non-Python process: the kernel's view only
     return Activity.UNKNOWN
 
@@ -412,31 +451,48 @@ def process_state(v: ProcessView) -> Measured:
     if act == Activity.SPINNING and t is not None:  # the same function at full CPU: do its locals advance?
         motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
         if motion is not None and motion.advanced:
-            return Measured("working", f"{v.cpu_text()} in {describe(t.user_frame)}; its loop advances: "
-                            f"{motion.evidence}", proves_work=True)
+            return Measured(
+                "working",
+                f"{v.cpu_text()} in {describe(t.user_frame)}; its loop advances: {motion.evidence}",
+                proves_work=True,
+            )
         if motion is not None:
             return Measured("spinning", f"{v.cpu_text()} in {describe(t.user_frame)}; {motion.evidence}")
         if t.stack_changed:
-            return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(t.user_frame)} "
-                            "(no locals to read)")
+            return Measured(
+                "working", f"{v.cpu_text()} with its stack moving in {describe(t.user_frame)} (no locals to read)"
+            )
         return Measured("spinning", f"{v.cpu_text()} on the same line ({describe(t.user_frame)}) in every sample")
     if act == Activity.WORKING:
         return Measured("working", v.work or v.cpu_text(), proves_work=v.work is not None)
     if act in (Activity.ASLEEP, Activity.WAKES) and t is not None:
         endless = next((why for r in v.locals_of(t.tid) if (why := never_exits(r.body))), None)
-        others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked
-                  and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)]
+        others = [
+            o
+            for o in v.threads
+            if o.tid != t.tid
+            and o.has_stack
+            and not o.parked
+            and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
+        ]
         if endless is not None and not others:
-            return Measured("looping", f"in {describe(t.user_frame)}: {endless}; no other thread of it runs Python "
-                            "that could end the process", proves_hang=True)
+            return Measured(
+                "looping",
+                f"in {describe(t.user_frame)}: {endless}; no other thread of it runs Python that could end the process",
+                proves_hang=True,
+            )
     if act == Activity.ASLEEP and t is not None:
         at = t.user_frame or (t.frames[0] if t.frames else None)
         left = t.last.wakes_in
         timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
         if timer is not None and timer >= sg.LONG_TIMER_S:
             how = "whose end the kernel shows" if left is not None else "written on its line"
-            return Measured("long_sleep", f"asleep at {describe(at)} on a timer ({how}) that ends in "
-                            f"{duration_text(timer)}: after every bound hangwatch keeps", proves_hang=True)
+            return Measured(
+                "long_sleep",
+                f"asleep at {describe(at)} on a timer ({how}) that ends in "
+                f"{duration_text(timer)}: after every bound hangwatch keeps",
+                proves_hang=True,
+            )
     if act == Activity.ASLEEP:
         return Measured("asleep", f"in a timed sleep at {describe(t.user_frame if t else None)}")
     if act == Activity.WAKES:
@@ -444,8 +500,9 @@ def process_state(v: ProcessView) -> Measured:
     if act == Activity.IDLE:
         return Measured("idle", f"waits for work of its own at {describe(t.user_frame if t else None)}")
     if act == Activity.BLOCKED and t is not None:
-        return Measured("blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(t.user_frame)} "
-                        f"({t.wait_text})")
+        return Measured(
+            "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(t.user_frame)} ({t.wait_text})"
+        )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
 
 

@@ -32,9 +32,14 @@ from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX, SOCKET_WAIT_FIX
 
 WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock
 WORKING_BYTES = 64 * 1024
-KIND_TEXT = {"flock": "a flock() lock", "posix": "a POSIX (fcntl) lock", "ofd": "an OFD lock",
-             "filelock": "a file lock (the filelock package, polling)", "semaphore": "a multiprocessing lock",
-             "soft": "a soft file lock (filelock's SoftFileLock: the file's existence is the lock)"}
+KIND_TEXT = {
+    "flock": "a flock() lock",
+    "posix": "a POSIX (fcntl) lock",
+    "ofd": "an OFD lock",
+    "filelock": "a file lock (the filelock package, polling)",
+    "semaphore": "a multiprocessing lock",
+    "soft": "a soft file lock (filelock's SoftFileLock: the file's existence is the lock)",
+}
 
 
 def _age(seconds: float | None) -> str:
@@ -46,14 +51,21 @@ def _age(seconds: float | None) -> str:
 
 
 def _where(frames: tuple[Frame, ...]) -> Frame | None:
-    return next((f for f in frames if not f.file.startswith("<") and "/site-packages/" not in f.file
-                 and "/python3" not in f.file), frames[0] if frames else None)
+    return next(
+        (
+            f
+            for f in frames
+            if not f.file.startswith("<") and "/site-packages/" not in f.file and "/python3" not in f.file
+        ),
+        frames[0] if frames else None,
+    )
 
 
 def _event_wait(t: ThreadView) -> bool:
     """The thread waits in a multiprocessing Event's or Condition's wait (not a lock's acquire)."""
-    return any(f.file.endswith("multiprocessing/synchronize.py") and f.function.rsplit(".", 1)[-1] == "wait"
-               for f in t.frames)
+    return any(
+        f.file.endswith("multiprocessing/synchronize.py") and f.function.rsplit(".", 1)[-1] == "wait" for f in t.frames
+    )
 
 
 def holder_state(h: LockHolder) -> str:
@@ -72,8 +84,10 @@ def holder_state(h: LockHolder) -> str:
 
 def parked_text(h: LockHolder) -> str:
     """Why a parked holder never moves, in words (the fact behind ``LockHolder.parked``)."""
-    return (f"every thread of pid {h.pid} waits with no timeout on a lock or event of its own (or in pause(), for a "
-            "signal), and none woke over the look, so nothing in it can release what it holds")
+    return (
+        f"every thread of pid {h.pid} waits with no timeout on a lock or event of its own (or in pause(), for a "
+        "signal), and none woke over the look, so nothing in it can release what it holds"
+    )
 
 
 def holder_text(h: LockHolder) -> str:
@@ -87,8 +101,10 @@ def _holder_doing(h: LockHolder, state: str) -> str:
     frame = _where(h.frames)
     at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
     if state == "working":
-        parts = [f"{h.cpu_percent:.0f}% CPU" if h.cpu_percent is not None else None,
-                 f"{size_text(h.moved_bytes)} moved" if h.moved_bytes else None]
+        parts = [
+            f"{h.cpu_percent:.0f}% CPU" if h.cpu_percent is not None else None,
+            f"{size_text(h.moved_bytes)} moved" if h.moved_bytes else None,
+        ]
         return "works" + at + " (" + ", ".join(p for p in parts if p) + ")"
     if state == "asleep":
         timer = f" on a timer that ends in {duration_text(h.wakes_in)}" if h.wakes_in is not None else ""
@@ -104,16 +120,24 @@ def _lock_fix(w: LockWait, h: LockHolder | None) -> tuple[str, ...]:
     path = w.path or "the lock file"
     out = []
     if h is not None and not h.in_job:
-        out.append(f"pid {h.pid} outside the job holds {path}: end it if it is a leftover (`kill {h.pid}`), or wait "
-                   "for it; hangwatch only ever ends the job's own processes.")
+        out.append(
+            f"pid {h.pid} outside the job holds {path}: end it if it is a leftover (`kill {h.pid}`), or wait "
+            "for it; hangwatch only ever ends the job's own processes."
+        )
     elif h is not None:
-        out.append(f"The job's own pid {h.pid} holds {path}: release it before waiting for the work that needs it, "
-                   "or take it in one process only.")
+        out.append(
+            f"The job's own pid {h.pid} holds {path}: release it before waiting for the work that needs it, "
+            "or take it in one process only."
+        )
     if w.kind in ("filelock", "flock", "posix", "ofd"):
-        out.append("If it is a cache lock (Hugging Face datasets or hub), give this job a cache of its own: "
-                   "HF_DATASETS_CACHE=/local/dir (or HF_HOME), or point the lock path elsewhere.")
-        out.append("Give the wait a timeout: FileLock(path, timeout=600), or fcntl with LOCK_NB and a retry limit, "
-                   "so a lock that is never released raises.")
+        out.append(
+            "If it is a cache lock (Hugging Face datasets or hub), give this job a cache of its own: "
+            "HF_DATASETS_CACHE=/local/dir (or HF_HOME), or point the lock path elsewhere."
+        )
+        out.append(
+            "Give the wait a timeout: FileLock(path, timeout=600), or fcntl with LOCK_NB and a retry limit, "
+            "so a lock that is never released raises."
+        )
     else:
         out.append("Give the wait a timeout: lock.acquire(timeout=600), so a lock that is never released raises.")
     return tuple(out)
@@ -158,13 +182,18 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     frame = innermost_user(t.frames)
     forever = "with no timeout" if w.timeout is False else "with a timeout" if w.timeout else ""
     what = f"{KIND_TEXT.get(w.kind, 'a lock')} on {w.path}"
-    summary = (f"{v.label()} waits for {what}{' ' + forever if forever else ''}, held by {holder_text(h)}, which "
-               f"{_holder_doing(h, state)}.")
-    ev = [f"{v.label()} at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
-          + f": waiting for {what}",
-          f"the kernel's /proc/locks lists pid {h.pid} as holding it" if h.proven else f"pid {h.pid} {h.how}",
-          f"holder pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
-          f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}"]
+    summary = (
+        f"{v.label()} waits for {what}{' ' + forever if forever else ''}, held by {holder_text(h)}, which "
+        f"{_holder_doing(h, state)}."
+    )
+    ev = [
+        f"{v.label()} at {describe(frame)}"
+        + (f" `{frame.code}`" if frame and frame.code else "")
+        + f": waiting for {what}",
+        f"the kernel's /proc/locks lists pid {h.pid} as holding it" if h.proven else f"pid {h.pid} {h.how}",
+        f"holder pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
+        f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}",
+    ]
     hf = _where(h.frames)
     if hf is not None:
         ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
@@ -176,14 +205,27 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     elif state == "blocked" and h.parked and w.timeout is False:
         fact = proof.hang(f"{v.label()} waits for it with no timeout, and its holder is parked: {parked_text(h)}")
     elif state == "asleep" and (h.wakes_in or 0.0) >= LONG_TIMER_S and w.timeout is False:
-        fact = proof.hang(f"{v.label()} waits for it with no timeout, and its holder pid {h.pid} sleeps on a timer "
-                          f"that ends in {duration_text(h.wakes_in or 0.0)}: after every bound hangwatch keeps")
+        fact = proof.hang(
+            f"{v.label()} waits for it with no timeout, and its holder pid {h.pid} sleeps on a timer "
+            f"that ends in {duration_text(h.wakes_in or 0.0)}: after every bound hangwatch keeps"
+        )
     elif state == "working":
         verdict = Verdict.WAITING
-        fact = proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
-                          f"{size_text(h.moved_bytes or 0)} moved")
-    return Hit(Finding(cause=Cause.IO_LOCK_WAIT, confidence=0.92 if verdict == Verdict.HUNG else 0.85, summary=summary,
-                       where=v.where(t, frame), evidence=tuple(ev), fix=_lock_fix(w, h), proof=fact), verdict)
+        fact = proof.work(
+            f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
+        )
+    return Hit(
+        Finding(
+            cause=Cause.IO_LOCK_WAIT,
+            confidence=0.92 if verdict == Verdict.HUNG else 0.85,
+            summary=summary,
+            where=v.where(t, frame),
+            evidence=tuple(ev),
+            fix=_lock_fix(w, h),
+            proof=fact,
+        ),
+        verdict,
+    )
 
 
 def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
@@ -202,15 +244,32 @@ def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
         if not self_held:
             return None  # nobody else was found (a search cut short): nothing to say
         others = [o for o in v.threads if o.tid != t.tid and proof.may_release(o)]
-        summary = (f"{v.label()} reads a pipe ({w.path}) at {describe(frame)} whose only write end it holds itself: "
-                   "no other process can write to it or close it, so the read never ends"
-                   + (" unless another thread of it writes." if others else "."))
-        fact = None if others or not t.blocked else proof.hang(
-            f"{v.label()} is the only holder of the write end of {w.path} and is blocked reading it; no other thread "
-            "of it runs Python that could write")
-        return Hit(Finding(cause=Cause.PROCESS_WAITS_ON, confidence=0.85, summary=summary, where=v.where(t, frame),
-                           evidence=(f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note)),
-                           fix=PIPE_WAIT_FIX, proof=fact), Verdict.HUNG)
+        summary = (
+            f"{v.label()} reads a pipe ({w.path}) at {describe(frame)} whose only write end it holds itself: "
+            "no other process can write to it or close it, so the read never ends"
+            + (" unless another thread of it writes." if others else ".")
+        )
+        fact = (
+            None
+            if others or not t.blocked
+            else proof.hang(
+                f"{v.label()} is the only holder of the write end of {w.path} and is blocked reading it; "
+                "no other thread "
+                "of it runs Python that could write"
+            )
+        )
+        return Hit(
+            Finding(
+                cause=Cause.PROCESS_WAITS_ON,
+                confidence=0.85,
+                summary=summary,
+                where=v.where(t, frame),
+                evidence=(f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note)),
+                fix=PIPE_WAIT_FIX,
+                proof=fact,
+            ),
+            Verdict.HUNG,
+        )
     return _other_end(v, t, w)
 
 
@@ -226,12 +285,22 @@ class _End:
 
 
 _ENDS = {
-    "pipe": _End("reads a pipe ({path})", "its write end", "writer", PIPE_WAIT_FIX,
-                 "pid {pid} outside the job holds the pipe's write end: the read ends when it writes or exits; end it "
-                 "if it is a leftover (`kill {pid}`); hangwatch only ever ends the job's own processes."),
-    "socket": _End("waits for an answer on {path}", "the other end", "peer", SOCKET_WAIT_FIX,
-                   "pid {pid} outside the job holds the other end: the read ends when it answers or exits; restart it "
-                   "if it is stuck; hangwatch only ever ends the job's own processes."),
+    "pipe": _End(
+        "reads a pipe ({path})",
+        "its write end",
+        "writer",
+        PIPE_WAIT_FIX,
+        "pid {pid} outside the job holds the pipe's write end: the read ends when it writes or exits; end it "
+        "if it is a leftover (`kill {pid}`); hangwatch only ever ends the job's own processes.",
+    ),
+    "socket": _End(
+        "waits for an answer on {path}",
+        "the other end",
+        "peer",
+        SOCKET_WAIT_FIX,
+        "pid {pid} outside the job holds the other end: the read ends when it answers or exits; restart it "
+        "if it is stuck; hangwatch only ever ends the job's own processes.",
+    ),
 }
 
 
@@ -242,8 +311,7 @@ def _socket(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | N
     if not w.holders:
         return None  # nobody found: the network rule's
     tree = _descendants(ctx, v.pid)
-    if all(h.in_job and h.pid in tree for h in w.holders) and \
-            not any(holder_state(h) == "working" for h in w.holders):
+    if all(h.in_job and h.pid in tree for h in w.holders) and not any(holder_state(h) == "working" for h in w.holders):
         return None
     return _other_end(v, t, w)
 
@@ -257,11 +325,15 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     states = {h.pid: holder_state(h) for h in w.holders}
     h = min(w.holders, key=lambda x: _HOLDER_ORDER.index(states[x.pid]) if states[x.pid] in _HOLDER_ORDER else 9)
     state = states[h.pid]
-    summary = (f"{v.label()} {words.reads.format(path=w.path)} at {describe(frame)}; {words.end} is held by "
-               f"{holder_text(h)}, which {_holder_doing(h, state)}.")
-    ev = [f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
-          f"holder pid {h.pid}: {h.how}; state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
-          f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}"]
+    summary = (
+        f"{v.label()} {words.reads.format(path=w.path)} at {describe(frame)}; {words.end} is held by "
+        f"{holder_text(h)}, which {_holder_doing(h, state)}."
+    )
+    ev = [
+        f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
+        f"holder pid {h.pid}: {h.how}; state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
+        f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}",
+    ]
     hf = _where(h.frames)
     if hf is not None:
         ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
@@ -272,18 +344,31 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     verdict, fact = Verdict.HUNG, None
     if state == "working":
         verdict = Verdict.WAITING
-        fact = proof.work(f"the {words.who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, "
-                          f"{size_text(h.moved_bytes or 0)} moved")
+        fact = proof.work(
+            f"the {words.who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
+        )
     elif state == "asleep":
         verdict = Verdict.SLOW
     elif state == "blocked" and all(states[x.pid] == "blocked" and x.parked for x in w.holders):
         fact = proof.hang(f"every {words.who} of {w.path} is parked: {parked_text(h)}")
     elif state == "stopped":
-        fact = proof.hang(f"the only {words.who}s of {w.path} are stopped (pid {h.pid}, state {h.state}): they run "
-                          "again only when someone continues them")
+        fact = proof.hang(
+            f"the only {words.who}s of {w.path} are stopped (pid {h.pid}, state {h.state}): they run "
+            "again only when someone continues them"
+        )
     fix = words.fix if h.in_job else (words.outside.format(pid=h.pid), *words.fix[1:])
-    return Hit(Finding(cause=Cause.PROCESS_WAITS_ON, confidence=0.9 if verdict == Verdict.HUNG else 0.8,
-                       summary=summary, where=v.where(t, frame), evidence=tuple(ev), fix=fix, proof=fact), verdict)
+    return Hit(
+        Finding(
+            cause=Cause.PROCESS_WAITS_ON,
+            confidence=0.9 if verdict == Verdict.HUNG else 0.8,
+            summary=summary,
+            where=v.where(t, frame),
+            evidence=tuple(ev),
+            fix=fix,
+            proof=fact,
+        ),
+        verdict,
+    )
 
 
 def _descendants(ctx: Context, pid: int) -> set[int]:
@@ -307,23 +392,39 @@ def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     killed. Nothing will delete it: hung at once."""
     frame = innermost_user(t.frames)
     forever = " with no timeout" if w.timeout is False else ""
-    return Hit(Finding(
-        cause=Cause.IO_LOCK_WAIT, confidence=0.9,
-        summary=(f"{v.label()} waits{forever} for {KIND_TEXT['soft']} on {w.path}, which no process holds: it was "
-                 "left behind by a holder that is gone (an interrupted download, a killed job), and nothing will "
-                 "delete it."),
-        where=v.where(t, frame),
-        evidence=(f"{v.label()} at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
-                  + f": waiting for {w.path}", str(w.note)),
-        fix=(f"Delete the stale lock file: rm {w.path} (no process has it open), then run again.",
-             "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
-             "filesystem supports flock: a kernel lock goes away with its holder."),
-        proof=proof.hang(f"the soft lock file {w.path} exists and no process has it open: a soft lock is released "
-                         "only by deleting its file, and its holder is gone")), Verdict.HUNG)
+    return Hit(
+        Finding(
+            cause=Cause.IO_LOCK_WAIT,
+            confidence=0.9,
+            summary=(
+                f"{v.label()} waits{forever} for {KIND_TEXT['soft']} on {w.path}, which no process holds: it was "
+                "left behind by a holder that is gone (an interrupted download, a killed job), and nothing will "
+                "delete it."
+            ),
+            where=v.where(t, frame),
+            evidence=(
+                f"{v.label()} at {describe(frame)}"
+                + (f" `{frame.code}`" if frame and frame.code else "")
+                + f": waiting for {w.path}",
+                str(w.note),
+            ),
+            fix=(
+                f"Delete the stale lock file: rm {w.path} (no process has it open), then run again.",
+                "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
+                "filesystem supports flock: a kernel lock goes away with its holder.",
+            ),
+            proof=proof.hang(
+                f"the soft lock file {w.path} exists and no process has it open: a soft lock is released "
+                "only by deleting its file, and its holder is gone"
+            ),
+        ),
+        Verdict.HUNG,
+    )
 
 
-def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessView | None,
-                   waits: str | None) -> list[Hit]:
+def semaphore_wait(
+    v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessView | None, waits: str | None
+) -> list[Hit]:
     """A thread of ``v`` waits for a multiprocessing lock or semaphore shared with other processes: what
     is known of its holder, and no more. ``waiter_of``: the process that waits for ``v`` (a DataLoader
     worker's main process), so that a holder waiting for the waiter is a cycle."""
@@ -333,65 +434,134 @@ def semaphore_wait(v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessV
     frame = innermost_user(t.frames)
     lock = f"`{w.name}`" if w.name else "a multiprocessing lock"
     forever = " with no timeout" if w.timeout is False else ""
-    count = f"; its count is {w.value} (taken)" if w.value == 0 else (
-        f"; its count is {w.value}" if w.value is not None else "")
-    ev = [*([waits] if waits else []),
-          f"{name} blocked at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
-          + f": a futex wait{forever} on a semaphore shared between processes ({w.path})",
-          f"processes of the job that share it: {', '.join(map(str, w.sharers))}; waiting for it: "
-          f"{', '.join(map(str, w.waiters))}{count}"]
+    count = (
+        f"; its count is {w.value} (taken)"
+        if w.value == 0
+        else (f"; its count is {w.value}" if w.value is not None else "")
+    )
+    ev = [
+        *([waits] if waits else []),
+        f"{name} blocked at {describe(frame)}"
+        + (f" `{frame.code}`" if frame and frame.code else "")
+        + f": a futex wait{forever} on a semaphore shared between processes ({w.path})",
+        f"processes of the job that share it: {', '.join(map(str, w.sharers))}; waiting for it: "
+        f"{', '.join(map(str, w.waiters))}{count}",
+    ]
     fix = _lock_fix(w, None)
     if not w.holders:
         if w.value != 0 or not w.waiters:
             return []
-        ev.append("no process that shares it is outside a wait for it: the one that took it is gone (a process "
-                  "that dies holding a multiprocessing lock never releases it)")
-        return [Hit(Finding(
-            cause=Cause.CODE_DEADLOCK, confidence=0.9,
-            summary=(f"{name} waits{forever} for {lock} at {describe(frame)}, whose holder is gone: every process "
-                     "that shares it waits for it, and its count is 0."),
-            where=v.where(t, frame), evidence=tuple(ev),
-            fix=("A process died while it held the lock (killed, or crashed): the lock is never released. Restart "
-                 "the job; take such locks with `with lock:` so an exception releases them.", *fix),
-            proof=proof.hang(f"{lock} is taken (count 0) and every process that shares it waits for it: its holder "
-                             "is gone")), Verdict.HUNG)]
+        ev.append(
+            "no process that shares it is outside a wait for it: the one that took it is gone (a process "
+            "that dies holding a multiprocessing lock never releases it)"
+        )
+        return [
+            Hit(
+                Finding(
+                    cause=Cause.CODE_DEADLOCK,
+                    confidence=0.9,
+                    summary=(
+                        f"{name} waits{forever} for {lock} at {describe(frame)}, whose holder is gone: every process "
+                        "that shares it waits for it, and its count is 0."
+                    ),
+                    where=v.where(t, frame),
+                    evidence=tuple(ev),
+                    fix=(
+                        "A process died while it held the lock (killed, or crashed): the lock is never released. "
+                        "Restart "
+                        "the job; take such locks with `with lock:` so an exception releases them.",
+                        *fix,
+                    ),
+                    proof=proof.hang(
+                        f"{lock} is taken (count 0) and every process that shares it waits for it: its holder is gone"
+                    ),
+                ),
+                Verdict.HUNG,
+            )
+        ]
     h = w.holders[0]
     state = holder_state(h)
     role = "main" if waiter_of is not None and h.pid == waiter_of.pid else f"pid {h.pid}"
     if h.proven:
         who = f"held by {role} (pid {h.pid}), whose frame holds it" if role == "main" else f"held by pid {h.pid}"
     else:
-        who = (f"held by another process of the job, most likely {role}" + (f" (pid {h.pid})" if role == "main" else "")
-               + ", which is not waiting for it")
+        who = (
+            f"held by another process of the job, most likely {role}"
+            + (f" (pid {h.pid})" if role == "main" else "")
+            + ", which is not waiting for it"
+        )
     ev.append(f"pid {h.pid} {h.how}" + (f"; its code {h.took_at}" if h.took_at else ""))
     ev.append(f"pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU over the window")
     cycle = waiter_of is not None and h.pid == waiter_of.pid
     if cycle and waits:
         ev.append(f"{role} (pid {h.pid}) waits for {name}'s batch meanwhile")
     if state == "working":
-        return [Hit(Finding(
-            cause=Cause.IO_LOCK_WAIT, confidence=0.8,
-            summary=f"{name} waits for {lock} at {describe(frame)}, {who}; it works ({_holder_doing(h, state)}).",
-            where=v.where(t, frame), evidence=tuple(ev), fix=fix,
-            proof=proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU")), Verdict.WAITING)]
+        return [
+            Hit(
+                Finding(
+                    cause=Cause.IO_LOCK_WAIT,
+                    confidence=0.8,
+                    summary=f"{name} waits for {lock} at {describe(frame)}, {who}; "
+                    f"it works ({_holder_doing(h, state)}).",
+                    where=v.where(t, frame),
+                    evidence=tuple(ev),
+                    fix=fix,
+                    proof=proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU"),
+                ),
+                Verdict.WAITING,
+            )
+        ]
     if state == "asleep" and not h.proven and not cycle and _event_wait(t):
         # An event or condition is not held: its semaphore sits at 0 until someone sets it. A sharer that is
         # alive and sleeps in timed steps may still set it (a helper that takes a while to start): waiting.
-        return [Hit(Finding(
-            cause=Cause.PROCESS_WAITS_ON, confidence=0.7,
-            summary=(f"{name} waits{forever} for a multiprocessing event at {describe(frame)}; pid {h.pid} shares it "
-                     f"and is alive ({_holder_doing(h, state)}), so it may still set it."),
-            where=v.where(t, frame), evidence=tuple(ev), fix=fix), Verdict.WAITING)]
+        return [
+            Hit(
+                Finding(
+                    cause=Cause.PROCESS_WAITS_ON,
+                    confidence=0.7,
+                    summary=(
+                        f"{name} waits{forever} for a multiprocessing event at {describe(frame)}; "
+                        f"pid {h.pid} shares it "
+                        f"and is alive ({_holder_doing(h, state)}), so it may still set it."
+                    ),
+                    where=v.where(t, frame),
+                    evidence=tuple(ev),
+                    fix=fix,
+                ),
+                Verdict.WAITING,
+            )
+        ]
     fact = None
     if cycle and state == "blocked" and w.timeout is False:
-        fact = proof.hang(f"{name} waits for {lock} with no timeout; its count is 0 and the only process that shares "
-                          f"it without waiting for it, {role} (pid {h.pid}), is blocked waiting for {name}'s batch")
-    summary = (f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; "
-               + (f"{role} waits for that worker's batch meanwhile: a deadlock across processes." if cycle else
-                  f"it {_holder_doing(h, state)}."))
-    return [Hit(Finding(
-        cause=Cause.CODE_DEADLOCK if cycle else Cause.IO_LOCK_WAIT, confidence=0.93 if h.proven or cycle else 0.85,
-        summary=summary, where=v.where(t, frame), evidence=tuple(ev),
-        fix=((f"Release {lock} in {role} before iterating the DataLoader" + (f" (its code {h.took_at})" if h.took_at
-                                                                             else "")
-              + ", or do not take it in dataset code.",) if cycle else ()) + fix, proof=fact), Verdict.HUNG)]
+        fact = proof.hang(
+            f"{name} waits for {lock} with no timeout; its count is 0 and the only process that shares "
+            f"it without waiting for it, {role} (pid {h.pid}), is blocked waiting for {name}'s batch"
+        )
+    summary = f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; " + (
+        f"{role} waits for that worker's batch meanwhile: a deadlock across processes."
+        if cycle
+        else f"it {_holder_doing(h, state)}."
+    )
+    return [
+        Hit(
+            Finding(
+                cause=Cause.CODE_DEADLOCK if cycle else Cause.IO_LOCK_WAIT,
+                confidence=0.93 if h.proven or cycle else 0.85,
+                summary=summary,
+                where=v.where(t, frame),
+                evidence=tuple(ev),
+                fix=(
+                    (
+                        f"Release {lock} in {role} before iterating the DataLoader"
+                        + (f" (its code {h.took_at})" if h.took_at else "")
+                        + ", or do not take it in dataset code.",
+                    )
+                    if cycle
+                    else ()
+                )
+                + fix,
+                proof=fact,
+            ),
+            Verdict.HUNG,
+        )
+    ]

@@ -23,8 +23,26 @@ OK, WARN, FAIL, SKIP = CheckStatus.OK, CheckStatus.WARN, CheckStatus.FAIL, Check
 
 GiB = 1 << 30
 MiB = 1 << 20
-NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse",
-              "fuse.juicefs", "fuse.rclone", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p", "virtiofs")
+NETWORK_FS = (
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "fuse",
+    "fuse.sshfs",
+    "fuse.s3fs",
+    "fuse.gcsfuse",
+    "fuse.juicefs",
+    "fuse.rclone",
+    "lustre",
+    "gpfs",
+    "beegfs",
+    "ceph",
+    "glusterfs",
+    "9p",
+    "virtiofs",
+)
 
 
 @dataclass(frozen=True)
@@ -58,23 +76,42 @@ def check_shm(inp: DoctorInputs) -> Check:
     if inp.workers and inp.batch_mib:
         need = inp.workers * inp.prefetch_factor * inp.batch_mib * MiB * 2  # in flight, with headroom
         if free < need:
-            return Check("shm.size", FAIL, value, f"DataLoader workers need about {_size(need)} of shared memory "
-                         f"for {inp.workers} workers x {inp.prefetch_factor} batches of {inp.batch_mib:g} MiB", fix)
+            return Check(
+                "shm.size",
+                FAIL,
+                value,
+                f"DataLoader workers need about {_size(need)} of shared memory "
+                f"for {inp.workers} workers x {inp.prefetch_factor} batches of {inp.batch_mib:g} MiB",
+                fix,
+            )
     if size < 256 * MiB:
-        return Check("shm.size", WARN, value, "shared memory is small (containers default to 64 MiB): DataLoader "
-                     "workers die with a bus error or hang when it fills", fix)
+        return Check(
+            "shm.size",
+            WARN,
+            value,
+            "shared memory is small (containers default to 64 MiB): DataLoader "
+            "workers die with a bus error or hang when it fills",
+            fix,
+        )
     return Check("shm.size", OK, value, "enough shared memory for DataLoader workers", fix)
 
 
 def check_start_method(inp: DoctorInputs) -> Check:
     """The default multiprocessing start method (fork hazards)."""
     method = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
-    fix = ("DataLoader(multiprocessing_context='spawn') if the job starts threads, uses OpenMP, tokenizers or "
-           "CUDA before its workers fork.")
+    fix = (
+        "DataLoader(multiprocessing_context='spawn') if the job starts threads, uses OpenMP, tokenizers or "
+        "CUDA before its workers fork."
+    )
     if method == "fork":
-        return Check("mp.start_method", WARN, f"fork (Python {sys.version_info.major}.{sys.version_info.minor})",
-                     "workers fork a copy of the parent: a lock or thread pool held by another thread at that "
-                     "moment is copied locked and deadlocks the worker", fix)
+        return Check(
+            "mp.start_method",
+            WARN,
+            f"fork (Python {sys.version_info.major}.{sys.version_info.minor})",
+            "workers fork a copy of the parent: a lock or thread pool held by another thread at that "
+            "moment is copied locked and deadlocks the worker",
+            fix,
+        )
     return Check("mp.start_method", OK, method, "workers start fresh; datasets must be picklable", fix)
 
 
@@ -83,8 +120,14 @@ def check_tokenizers(inp: DoctorInputs) -> Check:
     v = inp.env.get("TOKENIZERS_PARALLELISM")
     fix = "TOKENIZERS_PARALLELISM=false (or tokenize only inside the workers)."
     if v is not None and v.lower() in ("1", "true", "yes"):
-        return Check("env.tokenizers_parallelism", WARN, v, "set to true: a fast tokenizer used before the "
-                     "DataLoader forks deadlocks its workers (tokenizers only protects itself when unset)", fix)
+        return Check(
+            "env.tokenizers_parallelism",
+            WARN,
+            v,
+            "set to true: a fast tokenizer used before the "
+            "DataLoader forks deadlocks its workers (tokenizers only protects itself when unset)",
+            fix,
+        )
     return Check("env.tokenizers_parallelism", OK, v or "unset", "tokenizers disables its pool after fork", fix)
 
 
@@ -99,8 +142,13 @@ def check_threads(inp: DoctorInputs) -> Check:
     except ValueError:
         return Check("env.omp_threads", WARN, value, "not a number", fix)
     if too_many:
-        return Check("env.omp_threads", WARN, f"{value} on {cores} cores", "more threads than cores: ranks and "
-                     "workers oversubscribe the CPU and crawl (it looks hung)", fix)
+        return Check(
+            "env.omp_threads",
+            WARN,
+            f"{value} on {cores} cores",
+            "more threads than cores: ranks and workers oversubscribe the CPU and crawl (it looks hung)",
+            fix,
+        )
     return Check("env.omp_threads", OK, f"{value} on {cores} cores", "no oversubscription from these", fix)
 
 
@@ -109,8 +157,13 @@ def check_unbuffered(inp: DoctorInputs) -> Check:
     v = inp.env.get("PYTHONUNBUFFERED")
     fix = "PYTHONUNBUFFERED=1 (hangwatch run sets it), or python -u."
     if not v:
-        return Check("env.pythonunbuffered", WARN, "unset", "with output redirected to a file (nohup, Slurm), "
-                     "prints arrive in 8 KiB chunks and the log looks frozen", fix)
+        return Check(
+            "env.pythonunbuffered",
+            WARN,
+            "unset",
+            "with output redirected to a file (nohup, Slurm), prints arrive in 8 KiB chunks and the log looks frozen",
+            fix,
+        )
     return Check("env.pythonunbuffered", OK, v, "output is flushed as it is printed", fix)
 
 
@@ -120,8 +173,13 @@ def check_nofile(inp: DoctorInputs) -> Check:
     value = f"{soft} (hard {hard})"
     fix = "ulimit -n 65536 (or torch.multiprocessing.set_sharing_strategy('file_system'))."
     if soft < 1024:
-        return Check("limits.nofile", FAIL, value, "DataLoader workers pass tensors as file descriptors: 'Too many "
-                     "open files' ends communication with them", fix)
+        return Check(
+            "limits.nofile",
+            FAIL,
+            value,
+            "DataLoader workers pass tensors as file descriptors: 'Too many open files' ends communication with them",
+            fix,
+        )
     if soft < 4096:
         return Check("limits.nofile", WARN, value, "low for many DataLoader workers and large batches", fix)
     return Check("limits.nofile", OK, value, "enough file descriptors", fix)
@@ -152,7 +210,8 @@ def mount_of(path: Path, mounts_text: str) -> tuple[str, str] | None:
             continue
         point = parts[1].replace("\\040", " ")
         if (target == point or target.startswith(point.rstrip("/") + "/")) and (
-                best is None or len(point) > len(best[0])):
+            best is None or len(point) > len(best[0])
+        ):
             best = (point, parts[2])
     return best
 
@@ -172,8 +231,13 @@ def check_network_fs(inp: DoctorInputs) -> Check:
             found.append(f"{label} on {m[1]} ({m[0]})")
     fix = "Stage the data on local disk or /dev/shm; write checkpoints locally and copy them out."
     if found:
-        return Check("fs.network", WARN, "; ".join(found), "reads on a network filesystem stall workers in "
-                     "uninterruptible sleep (D) and look like hangs", fix)
+        return Check(
+            "fs.network",
+            WARN,
+            "; ".join(found),
+            "reads on a network filesystem stall workers in uninterruptible sleep (D) and look like hangs",
+            fix,
+        )
     return Check("fs.network", OK, "local", "data and checkpoints are on local filesystems", fix)
 
 
@@ -188,16 +252,22 @@ def check_stacks(inp: DoctorInputs) -> Check:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         time.sleep(0.3)
-        r = subprocess.run([py_spy, "dump", "--pid", str(child.pid)], capture_output=True, text=True, timeout=20,
-                           check=False)
+        r = subprocess.run(
+            [py_spy, "dump", "--pid", str(child.pid)], capture_output=True, text=True, timeout=20, check=False
+        )
     except subprocess.TimeoutExpired:
         return Check("stacks.ptrace", FAIL, py_spy, "py-spy did not answer in 20 s", fix)
     finally:
         child.kill()
         child.wait(timeout=10)
     if r.returncode != 0:
-        return Check("stacks.ptrace", FAIL, py_spy, "py-spy cannot attach here: "
-                     + (r.stderr.strip().splitlines() or ["unknown error"])[0][:120], fix)
+        return Check(
+            "stacks.ptrace",
+            FAIL,
+            py_spy,
+            "py-spy cannot attach here: " + (r.stderr.strip().splitlines() or ["unknown error"])[0][:120],
+            fix,
+        )
     return Check("stacks.ptrace", OK, py_spy, "Python stacks of the job can be read", fix)
 
 
@@ -210,15 +280,34 @@ def check_swap(inp: DoctorInputs) -> Check:
         return Check("memory.swap", SKIP, "unreadable", "cannot read /proc/meminfo", "")
     value = f"{_size(total)} ({_size(total - free)} used)"
     if total and (total - free) > total / 2:
-        return Check("memory.swap", WARN, value, "heavy swapping makes training crawl (it looks hung)",
-                     "Fewer workers or a smaller prefetch_factor; more memory.")
-    return Check("memory.swap", OK, value, "no swap pressure" if total else "no swap: the OOM killer acts at once",
-                 "Watch for 'killed by signal: Killed' in DataLoader errors (OOM).")
+        return Check(
+            "memory.swap",
+            WARN,
+            value,
+            "heavy swapping makes training crawl (it looks hung)",
+            "Fewer workers or a smaller prefetch_factor; more memory.",
+        )
+    return Check(
+        "memory.swap",
+        OK,
+        value,
+        "no swap pressure" if total else "no swap: the OOM killer acts at once",
+        "Watch for 'killed by signal: Killed' in DataLoader errors (OOM).",
+    )
 
 
 CHECKS: tuple[Callable[[DoctorInputs], Check], ...] = (
-    check_shm, check_start_method, check_tokenizers, check_threads, check_unbuffered, check_nofile, check_disk,
-    check_network_fs, check_stacks, check_swap)
+    check_shm,
+    check_start_method,
+    check_tokenizers,
+    check_threads,
+    check_unbuffered,
+    check_nofile,
+    check_disk,
+    check_network_fs,
+    check_stacks,
+    check_swap,
+)
 
 
 def run_checks(inp: DoctorInputs) -> list[Check]:

@@ -35,6 +35,7 @@ FORK_FIRST_BATCH_S = 10.0
 @dataclass(frozen=True)
 class ProbeOptions:
     """What probe-data varies and how long it waits."""
+
     batch_size: int | None = None
     samples: int = 200
     item_timeout: float = 10.0
@@ -46,11 +47,21 @@ class ProbeOptions:
 
 def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions, batch_size: int) -> None:
     """Run one cell in its own process under its timeouts; fill in its status, speed and finding."""
-    spec = {"target": target.spec, "loader": cell.loader_kwargs(batch_size), "indices": indices,
-            "epochs": opts.epochs, "samples": opts.samples}
+    spec = {
+        "target": target.spec,
+        "loader": cell.loader_kwargs(batch_size),
+        "indices": indices,
+        "epochs": opts.epochs,
+        "samples": opts.samples,
+    }
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([p for p in sys.path if p] + [os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "hangwatch.probe.cell", json.dumps(spec)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hangwatch.probe.cell", json.dumps(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=env,
+    )
     lines: queue.SimpleQueue[str] = queue.SimpleQueue()
     errors: list[str] = []
 
@@ -71,8 +82,9 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     tracker = JobTracker(proc.pid)
     cell.status = CellStatus.RUNNING
     t0 = time.monotonic()
-    first_batch = max(FORK_FIRST_BATCH_S if cell.multiprocessing_context == "fork" else STARTUP_ALLOWANCE_S,
-                      opts.item_timeout)
+    first_batch = max(
+        FORK_FIRST_BATCH_S if cell.multiprocessing_context == "fork" else STARTUP_ALLOWANCE_S, opts.item_timeout
+    )
     done, hung, peak = _watch_cell(proc, lines, tracker, opts, first_batch)
     if hung:
         cell.status = CellStatus.HUNG
@@ -95,8 +107,13 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     cell.finding = findings[0]
 
 
-def _watch_cell(proc: subprocess.Popen[bytes], lines: queue.SimpleQueue[str], tracker: JobTracker,
-                opts: ProbeOptions, first_batch_s: float) -> tuple[dict[str, Any] | None, bool, float]:
+def _watch_cell(
+    proc: subprocess.Popen[bytes],
+    lines: queue.SimpleQueue[str],
+    tracker: JobTracker,
+    opts: ProbeOptions,
+    first_batch_s: float,
+) -> tuple[dict[str, Any] | None, bool, float]:
     """Follow a cell until it is done, exits, or stalls: (final message, hung?, peak RSS of its tree).
     Before its DataLoader exists (imports, the target) it has STARTUP_ALLOWANCE_S; then ``first_batch_s``
     for the first batch; then --item-timeout between batches."""
@@ -160,8 +177,10 @@ def probe(spec: str, opts: ProbeOptions, on_update: Callable[[ProbeResult], None
     try:
         import torch  # noqa: F401 - the probe builds real DataLoaders
     except ImportError as e:
-        raise UsageError("probe-data needs torch in hangwatch's environment",
-                         "Install hangwatch into the job's environment (pip install 'hangwatch[torch]')") from e
+        raise UsageError(
+            "probe-data needs torch in hangwatch's environment",
+            "Install hangwatch into the job's environment (pip install 'hangwatch[torch]')",
+        ) from e
     target = load_target(spec)
     batch_size = opts.batch_size or int(target.loader_kwargs.get("batch_size") or 8)
     items = scan_items(target, opts.samples, opts.item_timeout)

@@ -16,6 +16,7 @@ from hangwatch.errors import UsageError
 @dataclass
 class Target:
     """A dataset (and loader keyword arguments) loaded from ``module:function``."""
+
     spec: str
     dataset: Any
     kind: str  # "map" | "iterable"
@@ -38,41 +39,51 @@ def load_target(spec: str) -> Target:
     """Load ``pkg.module:function`` or ``path/file.py:function``; UsageError when it cannot."""
     module_part, sep, func_name = spec.rpartition(":")
     if not sep or not module_part or not func_name:
-        raise UsageError(f"target {spec!r} is not MODULE:FUNCTION", "Write it as pkg.data:make_dataset or "
-                         "path/to/data.py:make_dataset")
+        raise UsageError(
+            f"target {spec!r} is not MODULE:FUNCTION",
+            "Write it as pkg.data:make_dataset or path/to/data.py:make_dataset",
+        )
     try:
         module = _import(module_part)
     except UsageError:
         raise
     except Exception as e:
-        raise UsageError(f"cannot import {module_part}: {type(e).__name__}: {e}",
-                         "Fix the import error, or run from the directory the module expects") from e
+        raise UsageError(
+            f"cannot import {module_part}: {type(e).__name__}: {e}",
+            "Fix the import error, or run from the directory the module expects",
+        ) from e
     func = getattr(module, func_name, None)
     if not callable(func):
         raise UsageError(f"{module_part} has no function {func_name}", "Name a function that returns the dataset")
     try:
         made = func()
     except Exception as e:
-        raise UsageError(f"{func_name}() raised {type(e).__name__}: {e}",
-                         "Fix the function that builds the dataset") from e
+        raise UsageError(
+            f"{func_name}() raised {type(e).__name__}: {e}", "Fix the function that builds the dataset"
+        ) from e
     kwargs: dict[str, Any] = {}
     if isinstance(made, dict):
         if "dataset" not in made:
-            raise UsageError(f"{func_name}() returned a dict without 'dataset'",
-                             "Return the Dataset, or DataLoader keyword arguments including dataset=")
+            raise UsageError(
+                f"{func_name}() returned a dict without 'dataset'",
+                "Return the Dataset, or DataLoader keyword arguments including dataset=",
+            )
         kwargs = {k: v for k, v in made.items() if k != "dataset"}
         made = made["dataset"]
     if hasattr(made, "__getitem__") and not _is_iterable_dataset(made):
         try:
             length = len(made)
         except Exception as e:
-            raise UsageError(f"len() of the dataset raised {type(e).__name__}: {e}",
-                             "Fix __len__, or make it an IterableDataset") from e
+            raise UsageError(
+                f"len() of the dataset raised {type(e).__name__}: {e}", "Fix __len__, or make it an IterableDataset"
+            ) from e
         return Target(spec, made, "map", length, kwargs)
     if hasattr(made, "__iter__"):
         return Target(spec, made, "iterable", None, kwargs)
-    raise UsageError(f"{func_name}() returned {type(made).__name__}, not a dataset",
-                     "Return a torch Dataset (with __getitem__ and __len__) or an IterableDataset")
+    raise UsageError(
+        f"{func_name}() returned {type(made).__name__}, not a dataset",
+        "Return a torch Dataset (with __getitem__ and __len__) or an IterableDataset",
+    )
 
 
 def _is_iterable_dataset(obj: Any) -> bool:

@@ -11,6 +11,7 @@ SCHEMA = "hangwatch.doctor/1"
 
 class CheckStatus(str, Enum):
     """A check's outcome."""
+
     OK = "ok"
     WARN = "warn"
     FAIL = "fail"
@@ -29,8 +30,13 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         """The check as SPEC's JSON object."""
-        return {"id": self.id, "status": self.status.value, "value": self.value, "summary": self.summary,
-                "fix": self.fix}
+        return {
+            "id": self.id,
+            "status": self.status.value,
+            "value": self.value,
+            "summary": self.summary,
+            "fix": self.fix,
+        }
 
 
 def doctor_json(checks: list[Check]) -> dict[str, Any]:

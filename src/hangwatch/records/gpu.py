@@ -10,6 +10,7 @@ from typing import Any
 @dataclass(frozen=True)
 class GpuDevice:
     """One GPU over the capture window (None: the backend could not say)."""
+
     index: int
     name: str
     vendor: str  # nvidia | amd
@@ -31,6 +32,7 @@ class GpuDevice:
 @dataclass(frozen=True)
 class GpuProcessMemory:
     """A process holding memory on a GPU."""
+
     pid: int
     gpu: int  # the device index
     used_mib: float | None
@@ -40,6 +42,7 @@ class GpuProcessMemory:
 @dataclass(frozen=True)
 class GpuEvidence:
     """What the GPUs did during the capture: devices, and who holds their memory."""
+
     backend: str  # nvml | nvidia-smi | rocm-smi | sysfs | fake
     driver: str | None
     library: str | None  # NVML or ROCm SMI version
@@ -52,6 +55,7 @@ class GpuEvidence:
 @dataclass(frozen=True)
 class KernelEvent:
     """A line of the kernel log that matters for a hang: a GPU fault, an OOM kill, a hung task, NFS."""
+
     at: float | None  # unix time (None: the source had no time)
     kind: str  # xid | sxid | fell_off_bus | amdgpu_hog | amdgpu_fault | oom_kill | hung_task | nfs_down | nfs_ok
     text: str
@@ -63,9 +67,17 @@ class KernelEvent:
 
 def gpu_from_dict(g: dict[str, Any]) -> GpuEvidence:
     """GpuEvidence from its JSON object."""
-    devices = tuple(GpuDevice(**{**x, "util_percent": tuple(x.get("util_percent", ())),
-                                 "mem_util_percent": tuple(x.get("mem_util_percent", ())),
-                                 "throttle_reasons": tuple(x.get("throttle_reasons", ()))})
-                    for x in g.get("devices", ()))
-    return GpuEvidence(**{**g, "devices": devices,
-                          "processes": tuple(GpuProcessMemory(**p) for p in g.get("processes", ()))})
+    devices = tuple(
+        GpuDevice(
+            **{
+                **x,
+                "util_percent": tuple(x.get("util_percent", ())),
+                "mem_util_percent": tuple(x.get("mem_util_percent", ())),
+                "throttle_reasons": tuple(x.get("throttle_reasons", ())),
+            }
+        )
+        for x in g.get("devices", ())
+    )
+    return GpuEvidence(
+        **{**g, "devices": devices, "processes": tuple(GpuProcessMemory(**p) for p in g.get("processes", ()))}
+    )

@@ -14,6 +14,7 @@ SCHEMA = "hangwatch.probe/1"
 
 class CellStatus(str, Enum):
     """Where a cell stands."""
+
     PENDING = "pending"
     RUNNING = "running"
     OK = "ok"
@@ -47,15 +48,20 @@ class Cell:
         """A short human name: ``spawn, 2 workers, persistent=True``."""
         if self.num_workers == 0:
             return "num_workers=0"
-        return (f"{self.multiprocessing_context}, {self.num_workers} workers, "
-                f"persistent={self.persistent_workers}")
+        return f"{self.multiprocessing_context}, {self.num_workers} workers, persistent={self.persistent_workers}"
 
     def to_dict(self) -> dict[str, Any]:
         """The cell as SPEC's JSON object."""
-        return {"multiprocessing_context": self.multiprocessing_context, "num_workers": self.num_workers,
-                "persistent_workers": self.persistent_workers, "status": self.status.value,
-                "samples_per_s": self.samples_per_s, "first_batch_s": self.first_batch_s,
-                "peak_rss_mb": self.peak_rss_mb, "finding": self.finding.to_dict() if self.finding else None}
+        return {
+            "multiprocessing_context": self.multiprocessing_context,
+            "num_workers": self.num_workers,
+            "persistent_workers": self.persistent_workers,
+            "status": self.status.value,
+            "samples_per_s": self.samples_per_s,
+            "first_batch_s": self.first_batch_s,
+            "peak_rss_mb": self.peak_rss_mb,
+            "finding": self.finding.to_dict() if self.finding else None,
+        }
 
 
 @dataclass
@@ -93,11 +99,19 @@ class ProbeResult:
         """``hangwatch.probe/1``."""
         rec = self.recommendation()
         out: dict[str, Any] = {
-            "schema": SCHEMA, "target": self.target,
-            "items": {"checked": self.items.checked, "failed": self.items.failed, "hung": self.items.hung,
-                      "slow": self.items.slow},
-            "baseline": {"samples_per_s": self.baseline.samples_per_s, "status": self.baseline.status.value,
-                         "finding": self.baseline.finding.to_dict() if self.baseline.finding else None},
+            "schema": SCHEMA,
+            "target": self.target,
+            "items": {
+                "checked": self.items.checked,
+                "failed": self.items.failed,
+                "hung": self.items.hung,
+                "slow": self.items.slow,
+            },
+            "baseline": {
+                "samples_per_s": self.baseline.samples_per_s,
+                "status": self.baseline.status.value,
+                "finding": self.baseline.finding.to_dict() if self.baseline.finding else None,
+            },
             "cells": [c.to_dict() for c in self.cells],
             "recommendation": None,
         }
@@ -105,6 +119,9 @@ class ProbeResult:
             best, speedup = rec
             kw = best.loader_kwargs(self.batch_size)
             kw.pop("batch_size")
-            out["recommendation"] = {"dataloader_kwargs": kw, "samples_per_s": best.samples_per_s,
-                                     "speedup_vs_baseline": round(speedup, 3) if speedup else None}
+            out["recommendation"] = {
+                "dataloader_kwargs": kw,
+                "samples_per_s": best.samples_per_s,
+                "speedup_vs_baseline": round(speedup, 3) if speedup else None,
+            }
         return out

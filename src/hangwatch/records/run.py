@@ -89,8 +89,9 @@ class Event:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Event:
         """Read one parsed line."""
-        return cls(at=float(d["at"]), kind=str(d["event"]),
-                   fields={k: v for k, v in d.items() if k not in ("at", "event")})
+        return cls(
+            at=float(d["at"]), kind=str(d["event"]), fields={k: v for k, v in d.items() if k not in ("at", "event")}
+        )
 
 
 @dataclass(frozen=True)

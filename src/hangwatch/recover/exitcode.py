@@ -53,8 +53,12 @@ def deterministic(finding: Finding) -> bool:
     proven at the user's line (a wait with no timeout that nothing can end, ranks in different collectives)."""
     if finding.cause in DETERMINISTIC:
         return True
-    return finding.cause not in TRANSIENT and finding.proves_hang and finding.where is not None and \
-        finding.where.file is not None
+    return (
+        finding.cause not in TRANSIENT
+        and finding.proves_hang
+        and finding.where is not None
+        and finding.where.file is not None
+    )
 
 
 class ExitReason(str, Enum):
@@ -75,10 +79,16 @@ class ExitReason(str, Enum):
         return _LABELS[self]
 
 
-_LABELS = {ExitReason.FINISHED: "finished", ExitReason.CRASHED: "crashed", ExitReason.HUNG_REQUEUE:
-           "hung, worth a requeue", ExitReason.HUNG_FINAL: "hung, do not requeue", ExitReason.OVER_BUDGET:
-           "stopped over budget", ExitReason.DEADLINE: "stopped at the deadline", ExitReason.SIGNAL:
-           "stopped by a signal", ExitReason.SUPERVISION_FAILED: "supervision failed"}
+_LABELS = {
+    ExitReason.FINISHED: "finished",
+    ExitReason.CRASHED: "crashed",
+    ExitReason.HUNG_REQUEUE: "hung, worth a requeue",
+    ExitReason.HUNG_FINAL: "hung, do not requeue",
+    ExitReason.OVER_BUDGET: "stopped over budget",
+    ExitReason.DEADLINE: "stopped at the deadline",
+    ExitReason.SIGNAL: "stopped by a signal",
+    ExitReason.SUPERVISION_FAILED: "supervision failed",
+}
 
 
 @dataclass(frozen=True)
@@ -115,8 +125,9 @@ class ExitStatus:
         return self.code == EXIT_HUNG_REQUEUE
 
 
-def hung_exit(hang: Hang, earlier: list[Hang], remedies_left: bool | None, futile: bool = False,
-              bug: str | None = None) -> ExitStatus:
+def hung_exit(
+    hang: Hang, earlier: list[Hang], remedies_left: bool | None, futile: bool = False, bug: str | None = None
+) -> ExitStatus:
     """The exit of a run that ended a hung job. ``earlier``: the run's hangs before this one, oldest
     first (earlier runs in the same run directory included); ``remedies_left``: None when the cause has
     no remedy ladder at all, else whether one of its remedies was not applied yet; ``futile``: restarts
@@ -126,24 +137,38 @@ def hung_exit(hang: Hang, earlier: list[Hang], remedies_left: bool | None, futil
     if hang.cause in NO_REQUEUE:
         return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL, f"{hang.text()}: {NO_REQUEUE[hang.cause]}")
     if earlier and earlier[-1] == hang:
-        return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL,
-                          f"{hang.text()} hung twice in a row; a requeue would hang there again")
+        return ExitStatus(
+            EXIT_HUNG_FINAL,
+            ExitReason.HUNG_FINAL,
+            f"{hang.text()} hung twice in a row; a requeue would hang there again",
+        )
     if bug is not None and remedies_left is not True:
-        return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL,
-                          f"{hang.text()}: a bug at a line of the job's code ({bug}); a requeue would hang there again")
+        return ExitStatus(
+            EXIT_HUNG_FINAL,
+            ExitReason.HUNG_FINAL,
+            f"{hang.text()}: a bug at a line of the job's code ({bug}); a requeue would hang there again",
+        )
     if remedies_left is False:
-        return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL,
-                          f"{hang.text()}: every remedy for {hang.cause} was tried")
+        return ExitStatus(
+            EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL, f"{hang.text()}: every remedy for {hang.cause} was tried"
+        )
     if futile:
-        return ExitStatus(EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL,
-                          f"{hang.text()}: the last attempts made no new progress")
+        return ExitStatus(
+            EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL, f"{hang.text()}: the last attempts made no new progress"
+        )
     seen = sum(1 for h in earlier if h.cause == hang.cause)
     first = "first time this cause was seen" if not seen else f"seen {seen} time(s) before, elsewhere"
     if bug is not None:  # remedies_left: a restart with the next remedy changes what runs
-        return ExitStatus(EXIT_HUNG_REQUEUE, ExitReason.HUNG_REQUEUE,
-                          f"{hang.text()}: {first}; a remedy of its ladder is still untried")
-    return ExitStatus(EXIT_HUNG_REQUEUE, ExitReason.HUNG_REQUEUE,
-                      f"{hang.text()}: {first}; it can pass by itself, so a requeue may pass it")
+        return ExitStatus(
+            EXIT_HUNG_REQUEUE,
+            ExitReason.HUNG_REQUEUE,
+            f"{hang.text()}: {first}; a remedy of its ladder is still untried",
+        )
+    return ExitStatus(
+        EXIT_HUNG_REQUEUE,
+        ExitReason.HUNG_REQUEUE,
+        f"{hang.text()}: {first}; it can pass by itself, so a requeue may pass it",
+    )
 
 
 def stopped_exit(reason: ExitReason, text: str) -> ExitStatus:
@@ -179,10 +204,15 @@ def earlier_hangs(run_dir: Path) -> list[Hang]:
 
 # The state a run ends in, by its exit reason (a node that follows another node's decision ends in the
 # state the decider's exit names). Supervision that failed leaves the state the run had.
-END_STATE = {ExitReason.FINISHED: RunState.FINISHED, ExitReason.CRASHED: RunState.CRASHED,
-             ExitReason.HUNG_REQUEUE: RunState.HUNG, ExitReason.HUNG_FINAL: RunState.HUNG,
-             ExitReason.OVER_BUDGET: RunState.STOPPED, ExitReason.DEADLINE: RunState.STOPPED,
-             ExitReason.SIGNAL: RunState.STOPPED}
+END_STATE = {
+    ExitReason.FINISHED: RunState.FINISHED,
+    ExitReason.CRASHED: RunState.CRASHED,
+    ExitReason.HUNG_REQUEUE: RunState.HUNG,
+    ExitReason.HUNG_FINAL: RunState.HUNG,
+    ExitReason.OVER_BUDGET: RunState.STOPPED,
+    ExitReason.DEADLINE: RunState.STOPPED,
+    ExitReason.SIGNAL: RunState.STOPPED,
+}
 
 
 def remote_status(called: Decision) -> ExitStatus:
@@ -190,7 +220,10 @@ def remote_status(called: Decision) -> ExitStatus:
     one, from an older version: 124 for a hang it ended)."""
     why = called.why or f"node {called.by} decided to {called.action} the job ({called.cause})"
     try:
-        return ExitStatus(called.code if called.code is not None else EXIT_HUNG_REQUEUE,
-                          ExitReason(called.reason or ExitReason.HUNG_REQUEUE.value), why)
+        return ExitStatus(
+            called.code if called.code is not None else EXIT_HUNG_REQUEUE,
+            ExitReason(called.reason or ExitReason.HUNG_REQUEUE.value),
+            why,
+        )
     except ValueError:  # a newer version's reason: its code, read as a hang's
         return ExitStatus(called.code or EXIT_HUNG_REQUEUE, ExitReason.HUNG_FINAL, why)

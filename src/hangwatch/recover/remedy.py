@@ -29,18 +29,32 @@ class Remedy:
     env: tuple[tuple[str, str], ...] = ()
 
 
-REMEDIES: dict[str, Remedy] = {r.name: r for r in (
-    Remedy("spawn", "DataLoader(multiprocessing_context='spawn')", loader=(("multiprocessing_context", "spawn"),)),
-    Remedy("forkserver", "DataLoader(multiprocessing_context='forkserver')",
-           loader=(("multiprocessing_context", "forkserver"),)),
-    Remedy("no_persistent_workers", "DataLoader(persistent_workers=False)", loader=(("persistent_workers", False),)),
-    Remedy("fewer_workers", "DataLoader(prefetch_factor=1) with at most 2 workers",
-           loader=(("prefetch_factor", 1), ("max_workers", 2))),
-    Remedy("workers0", "DataLoader(num_workers=0)", loader=(("num_workers", 0),)),
-    Remedy("omp1", "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false",
-           env=(("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"), ("TOKENIZERS_PARALLELISM", "false"))),
-    Remedy("no_compile", "TORCHDYNAMO_DISABLE=1 (torch.compile off)", env=(("TORCHDYNAMO_DISABLE", "1"),)),
-)}
+REMEDIES: dict[str, Remedy] = {
+    r.name: r
+    for r in (
+        Remedy("spawn", "DataLoader(multiprocessing_context='spawn')", loader=(("multiprocessing_context", "spawn"),)),
+        Remedy(
+            "forkserver",
+            "DataLoader(multiprocessing_context='forkserver')",
+            loader=(("multiprocessing_context", "forkserver"),),
+        ),
+        Remedy(
+            "no_persistent_workers", "DataLoader(persistent_workers=False)", loader=(("persistent_workers", False),)
+        ),
+        Remedy(
+            "fewer_workers",
+            "DataLoader(prefetch_factor=1) with at most 2 workers",
+            loader=(("prefetch_factor", 1), ("max_workers", 2)),
+        ),
+        Remedy("workers0", "DataLoader(num_workers=0)", loader=(("num_workers", 0),)),
+        Remedy(
+            "omp1",
+            "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false",
+            env=(("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"), ("TOKENIZERS_PARALLELISM", "false")),
+        ),
+        Remedy("no_compile", "TORCHDYNAMO_DISABLE=1 (torch.compile off)", env=(("TORCHDYNAMO_DISABLE", "1"),)),
+    )
+}
 
 # The ladder of each cause, most likely first (the last rung is the slowest, safest setting): the catalogue's.
 LADDERS: dict[str, tuple[str, ...]] = {c: i.ladder for c, i in CATALOGUE.items() if i.ladder}
@@ -90,8 +104,11 @@ class RemedyPlan:
     def candidates(self, finding: Finding, loader_overrides: bool = True) -> list[str]:
         """The cause's rungs not tried yet, in the ladder's order."""
         tried = {a.remedy for a in self.applied}
-        return [name for name in ladder(finding, self.custom) if name in REMEDIES and name not in tried
-                and not (REMEDIES[name].loader and not loader_overrides)]
+        return [
+            name
+            for name in ladder(finding, self.custom)
+            if name in REMEDIES and name not in tried and not (REMEDIES[name].loader and not loader_overrides)
+        ]
 
     def apply(self, name: str, finding: Finding, attempt: int, why: str = "") -> Applied:
         """Record that ``attempt`` runs with remedy ``name``."""

@@ -32,11 +32,15 @@ class RestartDecision:
     def message(self, max_restarts: int) -> str | None:
         """The one line a user reads when restarts stop (None when nothing needs saying)."""
         if self.give_up == GiveUp.MAX_RESTARTS:
-            return (f"attempt {self.attempt} failed and the {max_restarts} restart(s) allowed are used up; "
-                    "stopping. Raise --max-restarts to allow more.")
+            return (
+                f"attempt {self.attempt} failed and the {max_restarts} restart(s) allowed are used up; "
+                "stopping. Raise --max-restarts to allow more."
+            )
         if self.give_up == GiveUp.NO_NEW_PROGRESS:
-            return (f"the last {self.futile} attempts failed without any new progress; stopping restarts. "
-                    "Fix the cause named in the incident report, or add a --fallback.")
+            return (
+                f"the last {self.futile} attempts failed without any new progress; stopping restarts. "
+                "Fix the cause named in the incident report, or add a --fallback."
+            )
         return None
 
 

@@ -136,6 +136,7 @@ def popen_waiter(popen: subprocess.Popen[bytes]) -> Callable[[float], bool]:
 @dataclass(frozen=True)
 class Termination:
     """What ending a tree took: who got SIGTERM, who needed SIGKILL, who survived even that."""
+
     terminated: list[int]  # got SIGTERM
     killed: list[int]  # needed SIGKILL
     leftovers: list[int]  # still alive after SIGKILL (unkillable, e.g. stuck in D state)
@@ -154,8 +155,9 @@ def _continue_stopped(tracker: JobTracker) -> None:
             continue
 
 
-def end_tree(tracker: JobTracker, grace_s: float, wait_root: Callable[[float], bool],
-             first_signal: int = signal.SIGTERM) -> Termination:
+def end_tree(
+    tracker: JobTracker, grace_s: float, wait_root: Callable[[float], bool], first_signal: int = signal.SIGTERM
+) -> Termination:
     """``first_signal`` to the job's root, wait up to ``grace_s`` for it to exit, then SIGKILL every
     process of the job that is left and wait (bounded) for them to go.
 

@@ -75,7 +75,9 @@ def status_line(summary: RunSummary, since_progress_s: float, note: str | None =
     if when is not None:
         parts.append(when)
     if summary.cost_usd is not None:
-        parts.append(f"${summary.cost_usd:.2f}" + (f" (+${summary.projected_cost_usd:.2f} to finish)"
-                                                   if summary.projected_cost_usd is not None else ""))
+        parts.append(
+            f"${summary.cost_usd:.2f}"
+            + (f" (+${summary.projected_cost_usd:.2f} to finish)" if summary.projected_cost_usd is not None else "")
+        )
     parts.append(f"last progress {since_progress_s:.0f} s ago")
     return " | ".join(parts)

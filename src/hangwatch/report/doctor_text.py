@@ -10,8 +10,7 @@ from rich.table import Table
 
 from hangwatch.records.doctor import Check, CheckStatus
 
-STYLE = {CheckStatus.OK: "green", CheckStatus.WARN: "yellow", CheckStatus.FAIL: "bold red",
-         CheckStatus.SKIP: "dim"}
+STYLE = {CheckStatus.OK: "green", CheckStatus.WARN: "yellow", CheckStatus.FAIL: "bold red", CheckStatus.SKIP: "dim"}
 
 
 def render_doctor(checks: list[Check], stream: TextIO) -> None:

@@ -48,8 +48,11 @@ def gpu_lines(incident: Incident) -> list[str]:
     g = incident.gpu
     if g is not None:
         versions = ", ".join(x for x in (f"driver {g.driver}" if g.driver else "", g.library or "") if x)
-        out.append(f"GPUs ({g.backend}{', ' + versions if versions else ''}; {g.reads} reads over the window"
-                   + (", a read did not return" if g.read_stuck else "") + "):")
+        out.append(
+            f"GPUs ({g.backend}{', ' + versions if versions else ''}; {g.reads} reads over the window"
+            + (", a read did not return" if g.read_stuck else "")
+            + "):"
+        )
         out.extend("  " + device_line(d) for d in g.devices)
         job = [p for p in g.processes if p.in_job]
         other = [p for p in g.processes if not p.in_job]
@@ -57,9 +60,13 @@ def gpu_lines(incident: Incident) -> list[str]:
             mem = "?" if p.used_mib is None else f"{p.used_mib:.0f} MiB"
             out.append(f"  job pid {p.pid} holds {mem} on GPU {p.gpu}")
         if other:
-            out.append("  other processes on these GPUs: " + ", ".join(
-                f"pid {p.pid} ({'?' if p.used_mib is None else f'{p.used_mib:.0f} MiB'} on GPU {p.gpu})"
-                for p in other[:8]))
+            out.append(
+                "  other processes on these GPUs: "
+                + ", ".join(
+                    f"pid {p.pid} ({'?' if p.used_mib is None else f'{p.used_mib:.0f} MiB'} on GPU {p.gpu})"
+                    for p in other[:8]
+                )
+            )
     if incident.kernel:
         out.append("Kernel log since the job started:")
         for e in incident.kernel[-10:]:

@@ -42,6 +42,7 @@ pre{background:#f7f7f7;padding:8px;overflow-x:auto}.state{font-weight:bold}.bad{
 @dataclass(frozen=True)
 class Stall:
     """A shaded span of the timeline: from the last progress to the end of the incident."""
+
     start: float
     end: float
     number: int
@@ -87,7 +88,7 @@ def progress_series(run: RunRecord) -> dict[int, list[tuple[float, int]]]:
         if lp is not None and lp.step is not None:
             series.setdefault(inc.attempt, []).append((lp.at, lp.step))
     s = run.summary
-    for a in (s.attempt_stats if s is not None else ()):
+    for a in s.attempt_stats if s is not None else ():
         n, end, last = a.get("attempt"), a.get("ended_at") or (s.updated_at if s else None), a.get("last_step")
         if isinstance(n, int) and isinstance(last, int) and isinstance(end, float | int):
             series.setdefault(n, []).append((float(end), last))
@@ -97,8 +98,14 @@ def progress_series(run: RunRecord) -> dict[int, list[tuple[float, int]]]:
 def stalls(run: RunRecord) -> list[Stall]:
     """Each incident's stall: from its last progress to the next event that ended it."""
     out = []
-    enders = (EventKind.RECOVERED, EventKind.ACTION, EventKind.JOB_EXIT, EventKind.LAUNCH, EventKind.EXIT,
-              EventKind.TERMINATE)
+    enders = (
+        EventKind.RECOVERED,
+        EventKind.ACTION,
+        EventKind.JOB_EXIT,
+        EventKind.LAUNCH,
+        EventKind.EXIT,
+        EventKind.TERMINATE,
+    )
     incident_events = [e for e in run.events if e.kind == EventKind.INCIDENT]
     for n, (ev, inc) in enumerate(zip(incident_events, run.incidents, strict=False), 1):
         start = inc.last_progress.at if inc.last_progress is not None else ev.at
@@ -109,8 +116,11 @@ def stalls(run: RunRecord) -> list[Stall]:
 
 
 def _launches(events: list[Event]) -> list[tuple[float, int]]:
-    return [(e.at, int(e.fields["attempt"])) for e in events
-            if e.kind == EventKind.LAUNCH and isinstance(e.fields.get("attempt"), int)]
+    return [
+        (e.at, int(e.fields["attempt"]))
+        for e in events
+        if e.kind == EventKind.LAUNCH and isinstance(e.fields.get("attempt"), int)
+    ]
 
 
 def timeline_svg(run: RunRecord) -> str:
@@ -135,37 +145,49 @@ def timeline_svg(run: RunRecord) -> str:
     def y(v: float) -> float:
         return PAD_T + ph - v / top * ph
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="100%" role="img" '
-             f'aria-labelledby="tl-title"><title id="tl-title">Step against time, {len(series)} attempt(s), '
-             f'{len(spans)} stall(s)</title>',
-             f'<rect x="{PAD_L}" y="{PAD_T}" width="{pw}" height="{ph}" fill="none" stroke="#bbb"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="100%" role="img" '
+        f'aria-labelledby="tl-title"><title id="tl-title">Step against time, {len(series)} attempt(s), '
+        f"{len(spans)} stall(s)</title>",
+        f'<rect x="{PAD_L}" y="{PAD_T}" width="{pw}" height="{ph}" fill="none" stroke="#bbb"/>',
+    ]
     for s in spans:
-        parts.append(f'<a href="#incident-{s.number}"><rect x="{x(s.start):.1f}" y="{PAD_T}" '
-                     f'width="{max(2.0, x(s.end) - x(s.start)):.1f}" height="{ph}" fill="#b00020" fill-opacity="0.15" '
-                     f'stroke="#b00020" stroke-dasharray="3 2"><title>stall {s.number}: {_e(s.cause)}, '
-                     f'{duration(s.end - s.start)} (click for incident {s.number})</title></rect>'
-                     f'<text x="{x(s.start) + 3:.1f}" y="{PAD_T + 12}" fill="#b00020">stall {s.number}</text></a>')
+        parts.append(
+            f'<a href="#incident-{s.number}"><rect x="{x(s.start):.1f}" y="{PAD_T}" '
+            f'width="{max(2.0, x(s.end) - x(s.start)):.1f}" height="{ph}" fill="#b00020" fill-opacity="0.15" '
+            f'stroke="#b00020" stroke-dasharray="3 2"><title>stall {s.number}: {_e(s.cause)}, '
+            f"{duration(s.end - s.start)} (click for incident {s.number})</title></rect>"
+            f'<text x="{x(s.start) + 3:.1f}" y="{PAD_T + 12}" fill="#b00020">stall {s.number}</text></a>'
+        )
     for t, n in launches:
         if n > 1:
-            parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{PAD_T}" y2="{PAD_T + ph}" stroke="#555" '
-                         f'stroke-dasharray="4 4"/><text x="{x(t) + 3:.1f}" y="{PAD_T + ph - 6}">restart '
-                         f'(attempt {n})</text>')
+            parts.append(
+                f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{PAD_T}" y2="{PAD_T + ph}" stroke="#555" '
+                f'stroke-dasharray="4 4"/><text x="{x(t) + 3:.1f}" y="{PAD_T + ph - 6}">restart '
+                f"(attempt {n})</text>"
+            )
     for i, (n, pts) in enumerate(series.items()):
         color, dash = COLORS[i % len(COLORS)], DASHES[i % len(DASHES)]
         path = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in pts)
-        parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2" '
-                     f'stroke-dasharray="{dash}"><title>attempt {n}</title></polyline>')
+        parts.append(
+            f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2" '
+            f'stroke-dasharray="{dash}"><title>attempt {n}</title></polyline>'
+        )
         if pts:
             lt, lv = pts[-1]
-            parts.append(f'<text x="{min(x(lt) + 4, W - 60):.1f}" y="{max(y(lv) - 4, PAD_T + 10):.1f}" '
-                         f'fill="{color}">attempt {n}</text>')
+            parts.append(
+                f'<text x="{min(x(lt) + 4, W - 60):.1f}" y="{max(y(lv) - 4, PAD_T + 10):.1f}" '
+                f'fill="{color}">attempt {n}</text>'
+            )
     for frac in (0, 0.5, 1):
         v = top * frac
         parts.append(f'<text x="{PAD_L - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:,.0f}</text>')
-    parts.append(f'<text x="{PAD_L}" y="{H - 12}">{_e(_clock(t0))}</text>'
-                 f'<text x="{W - PAD_R}" y="{H - 12}" text-anchor="end">{_e(_clock(t1))} '
-                 f'(+{_e(duration(t1 - t0))})</text><text x="14" y="{PAD_T + ph / 2}" '
-                 f'transform="rotate(-90 14 {PAD_T + ph / 2})" text-anchor="middle">step</text></svg>')
+    parts.append(
+        f'<text x="{PAD_L}" y="{H - 12}">{_e(_clock(t0))}</text>'
+        f'<text x="{W - PAD_R}" y="{H - 12}" text-anchor="end">{_e(_clock(t1))} '
+        f'(+{_e(duration(t1 - t0))})</text><text x="14" y="{PAD_T + ph / 2}" '
+        f'transform="rotate(-90 14 {PAD_T + ph / 2})" text-anchor="middle">step</text></svg>'
+    )
     return "".join(parts)
 
 
@@ -181,8 +203,14 @@ def rate_rows(s: RunSummary) -> list[str]:
     for a in stats:
         rate = a.get("steps_per_s")
         applied = a.get("applied") or "(the command as given)"
-        bar = (f'<svg width="160" height="12" role="img" aria-label="{rate:.3g} steps/s"><rect width="'
-               f'{160 * rate / top:.0f}" height="12" fill="#1f77b4"/></svg>') if rate else ""
+        bar = (
+            (
+                f'<svg width="160" height="12" role="img" aria-label="{rate:.3g} steps/s"><rect width="'
+                f'{160 * rate / top:.0f}" height="12" fill="#1f77b4"/></svg>'
+            )
+            if rate
+            else ""
+        )
         vs = "-"
         if rate and base and a is not stats[0]:
             vs = f"{rate / base:.2f}x the rate of attempt 1"
@@ -199,9 +227,11 @@ def rate_rows(s: RunSummary) -> list[str]:
             end = a.get("ended_at") or s.updated_at or a["started_at"]
             span = duration(float(end) - float(a["started_at"]))
         steps = f"{a.get('first_step', '-')} → {a.get('last_step', '-')}" if a.get("last_step") is not None else "-"
-        rows.append(f"<tr><td>{a['attempt']}</td><td><code>{_e(applied)}</code></td><td>{_e(span)}</td>"
-                    f"<td>{_e(steps)}</td><td>{'-' if not rate else f'{rate:.3g} steps/s'} {bar}</td>"
-                    f"<td>{_e(vs)}</td><td>{_e(a.get('exit_code', '-'))}</td></tr>")
+        rows.append(
+            f"<tr><td>{a['attempt']}</td><td><code>{_e(applied)}</code></td><td>{_e(span)}</td>"
+            f"<td>{_e(steps)}</td><td>{'-' if not rate else f'{rate:.3g} steps/s'} {bar}</td>"
+            f"<td>{_e(vs)}</td><td>{_e(a.get('exit_code', '-'))}</td></tr>"
+        )
     return rows
 
 
@@ -221,8 +251,10 @@ def _tree(processes: tuple[ProcessRecord, ...], keep: frozenset[int] = frozenset
             continue
         rank = f" rank {p.rank}" if p.rank is not None else ""
         cpu = "?" if p.cpu_percent is None else f"{p.cpu_percent:.0f}%"
-        out.append(f"<li><b>{_e(p.role)}</b>{_e(rank)} pid {p.pid}, {_e(p.state)}, {cpu} CPU, "
-                   f"<code>{_e(p.where_text())}</code>")
+        out.append(
+            f"<li><b>{_e(p.role)}</b>{_e(rank)} pid {p.pid}, {_e(p.state)}, {cpu} CPU, "
+            f"<code>{_e(p.where_text())}</code>"
+        )
     if depth_now >= 0:
         out.append("</li>" + "</ul></li>" * depth_now + "</ul>")
     return "".join(out) or "<ul></ul>"
@@ -232,11 +264,14 @@ def _ranks_html(incident: Incident) -> str:
     stacks = rank_stacks(incident.processes)
     if len(stacks) < 2:
         return ""
-    lines = "\n".join(f"{'  ' * depth}{('[' + label + '] ') if label else ''}{text}"
-                      for depth, label, text in merged_lines(stacks))
-    return (f"<h4>Ranks ({len(stacks)}): where each one is</h4><p><code>{_e(leaves(stacks))}</code></p>"
-            f"<details><summary>Merged stacks (frames shared by all ranks shown once)</summary>"
-            f"<pre>{_e(lines)}</pre></details>")
+    lines = "\n".join(
+        f"{'  ' * depth}{('[' + label + '] ') if label else ''}{text}" for depth, label, text in merged_lines(stacks)
+    )
+    return (
+        f"<h4>Ranks ({len(stacks)}): where each one is</h4><p><code>{_e(leaves(stacks))}</code></p>"
+        f"<details><summary>Merged stacks (frames shared by all ranks shown once)</summary>"
+        f"<pre>{_e(lines)}</pre></details>"
+    )
 
 
 def chain_html(inc: Incident) -> str:
@@ -250,8 +285,10 @@ def chain_html(inc: Incident) -> str:
     def box(node_id: str, end: bool) -> str:
         n = nodes.get(node_id, {"label": node_id, "state": "?", "fact": "", "in_job": True})
         cls = "node" + (" end" if end else "") + ("" if n.get("in_job", True) else " out")
-        return (f'<div class="{cls}" title="{_e(n.get("fact", ""))}"><div>{_e(n.get("label", node_id))}</div>'
-                f'<div class="st">{_e(n.get("state", "?"))}</div></div>')
+        return (
+            f'<div class="{cls}" title="{_e(n.get("fact", ""))}"><div>{_e(n.get("label", node_id))}</div>'
+            f'<div class="st">{_e(n.get("state", "?"))}</div></div>'
+        )
 
     hops = chain["hops"]
     parts = [box(hops[0]["waiter"], False)]
@@ -266,9 +303,11 @@ def chain_html(inc: Incident) -> str:
 
 def _incident_html(n: int, inc: Incident) -> str:
     root = inc.root_cause
-    out = [f'<div class="incident" id="incident-{n}"><h3>Incident {n}: <span class="bad">'
-           f'{_e(inc.verdict.value.upper())}</span> {_e(root.cause if root else "")}</h3>',
-           f"<p>Detected {_e(_clock(inc.detected_at))}, attempt {inc.attempt}, action <b>{_e(inc.action.value)}</b>"]
+    out = [
+        f'<div class="incident" id="incident-{n}"><h3>Incident {n}: <span class="bad">'
+        f"{_e(inc.verdict.value.upper())}</span> {_e(root.cause if root else '')}</h3>",
+        f"<p>Detected {_e(_clock(inc.detected_at))}, attempt {inc.attempt}, action <b>{_e(inc.action.value)}</b>",
+    ]
     if inc.last_progress is not None:
         lp = inc.last_progress
         what = f"step {lp.step}, {lp.source}" if lp.step is not None else lp.source
@@ -278,8 +317,9 @@ def _incident_html(n: int, inc: Incident) -> str:
         out.append(f"<p>{_e(root.summary)}</p>")
         w = root.where
         if w is not None and w.file:
-            out.append(f"<p>At <code>{_e(w.location())}</code> in <code>{_e(w.function or '?')}</code> "
-                       f"({_e(w.owner())})</p>")
+            out.append(
+                f"<p>At <code>{_e(w.location())}</code> in <code>{_e(w.function or '?')}</code> ({_e(w.owner())})</p>"
+            )
             if w.code:
                 out.append(f"<pre>{w.line} | {_e(w.code)}</pre>")
         if root.proof is not None:
@@ -295,16 +335,23 @@ def _incident_html(n: int, inc: Incident) -> str:
         out.append(f"<p>The next attempt applied: <code>{_e(inc.remedy)}</code></p>")
     out.append(_ranks_html(inc))
     if inc.collectives:
-        rows = "".join(f"<tr><td>{_e(c.ranks)}</td><td>{_e(c.group)}</td><td><code>{_e(c.last_entered)}</code></td>"
-                       f"<td>{_e(c.last_completed)}</td><td>{_e(c.state)}</td></tr>" for c in inc.collectives)
-        out.append("<h4>Collectives (torch's flight recorder)</h4><table><tr><th>ranks</th><th>group</th>"
-                   f"<th>last entered</th><th>last completed</th><th>state</th></tr>{rows}</table>")
+        rows = "".join(
+            f"<tr><td>{_e(c.ranks)}</td><td>{_e(c.group)}</td><td><code>{_e(c.last_entered)}</code></td>"
+            f"<td>{_e(c.last_completed)}</td><td>{_e(c.state)}</td></tr>"
+            for c in inc.collectives
+        )
+        out.append(
+            "<h4>Collectives (torch's flight recorder)</h4><table><tr><th>ranks</th><th>group</th>"
+            f"<th>last entered</th><th>last completed</th><th>state</th></tr>{rows}</table>"
+        )
     section = gpu_lines(inc)
     if section:
         out.append(f"<h4>GPUs and kernel log</h4><pre>{_e(chr(10).join(section))}</pre>")
     if inc.processes:
-        out.append(f"<details><summary>Process tree ({len(inc.processes)} processes)</summary>"
-                   f"{_tree(inc.processes, inc.finding_pids())}</details>")
+        out.append(
+            f"<details><summary>Process tree ({len(inc.processes)} processes)</summary>"
+            f"{_tree(inc.processes, inc.finding_pids())}</details>"
+        )
     out.append("</div>")
     return "".join(out)
 
@@ -312,30 +359,60 @@ def _incident_html(n: int, inc: Incident) -> str:
 def _summary_html(s: RunSummary | None) -> str:
     if s is None:
         return "<p>No summary.json yet.</p>"
-    rows = [("Command", f"<code>{_e(' '.join(s.command))}</code>"),
-            ("State", f'<span class="state">{_e(s.state.value)}</span>'
-             + (f", exit code {s.exit_code}" if s.exit_code is not None else "")),
-            ("Started", _e(_clock(s.started_at))),
-            ("Wall time", _e(duration(s.wall_seconds))),
-            ("Attempts", str(s.attempts)),
-            ("Last step", "-" if s.last_step is None else f"{s.last_step}"
-             + (f" of {s.total_steps}" if s.total_steps else "")),
-            ("Step rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s"),
-            ("ETA", _e(duration(s.eta_seconds)) if s.ended_at is None else "-"),
-            *([("Deadline", _e(_clock(s.deadline) + (f": {deadline_text(s)}" if deadline_text(s) else "")))]
-              if s.deadline is not None else []),
-            ("Incidents", str(s.incidents)),
-            ("Stalled", _e(duration(s.stalled_seconds))),
-            *([("Redone after restarts", _e(f"{s.redone_steps} steps, {duration(s.redone_seconds)}"
-                                            + (f", {usd(s.redone_seconds / 3600 * s.cost_per_hour)}"
-                                               if s.cost_per_hour else "")))] if s.redone_steps else []),
-            *([("Newest checkpoint", _e(f"{s.checkpoint['path']} (step {s.checkpoint.get('step')}, "
-                                        f"{s.checkpoint.get('source')})"))] if s.checkpoint else []),
-            ("Goodput", "unknown (no counter or heartbeat)" if s.goodput is None else f"{s.goodput * 100:.1f}%"),
-            ("Progress signal", _e(s.progress_signal))]
+    rows = [
+        ("Command", f"<code>{_e(' '.join(s.command))}</code>"),
+        (
+            "State",
+            f'<span class="state">{_e(s.state.value)}</span>'
+            + (f", exit code {s.exit_code}" if s.exit_code is not None else ""),
+        ),
+        ("Started", _e(_clock(s.started_at))),
+        ("Wall time", _e(duration(s.wall_seconds))),
+        ("Attempts", str(s.attempts)),
+        (
+            "Last step",
+            "-" if s.last_step is None else f"{s.last_step}" + (f" of {s.total_steps}" if s.total_steps else ""),
+        ),
+        ("Step rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s"),
+        ("ETA", _e(duration(s.eta_seconds)) if s.ended_at is None else "-"),
+        *(
+            [("Deadline", _e(_clock(s.deadline) + (f": {deadline_text(s)}" if deadline_text(s) else "")))]
+            if s.deadline is not None
+            else []
+        ),
+        ("Incidents", str(s.incidents)),
+        ("Stalled", _e(duration(s.stalled_seconds))),
+        *(
+            [
+                (
+                    "Redone after restarts",
+                    _e(
+                        f"{s.redone_steps} steps, {duration(s.redone_seconds)}"
+                        + (f", {usd(s.redone_seconds / 3600 * s.cost_per_hour)}" if s.cost_per_hour else "")
+                    ),
+                )
+            ]
+            if s.redone_steps
+            else []
+        ),
+        *(
+            [
+                (
+                    "Newest checkpoint",
+                    _e(f"{s.checkpoint['path']} (step {s.checkpoint.get('step')}, {s.checkpoint.get('source')})"),
+                )
+            ]
+            if s.checkpoint
+            else []
+        ),
+        ("Goodput", "unknown (no counter or heartbeat)" if s.goodput is None else f"{s.goodput * 100:.1f}%"),
+        ("Progress signal", _e(s.progress_signal)),
+    ]
     if s.cost_usd is not None:
-        cost = (f"{usd(s.cost_usd)} at {usd(s.cost_per_hour or 0)}/h; wasted while stalled or redoing steps after a "
-                f"restart: {usd(s.wasted_usd or 0)}")
+        cost = (
+            f"{usd(s.cost_usd)} at {usd(s.cost_per_hour or 0)}/h; wasted while stalled or redoing steps after a "
+            f"restart: {usd(s.wasted_usd or 0)}"
+        )
         if s.projected_cost_usd is not None and s.ended_at is None:
             cost += f"; {usd(s.projected_cost_usd)} more to finish"
         if s.budget_usd is not None:
@@ -363,17 +440,29 @@ def render_html(run: RunRecord, run_dir: Path) -> str:
     s = run.summary
     title = f"hangwatch: {run_dir.name}"
     rate = rate_rows(s) if s is not None else []
-    body = [f"<h1>{_e(title)}</h1>", _summary_html(s),
-            "<h2>Progress</h2><p class='muted'>Step against time. Each attempt is its own line (colour and dash); "
-            "shaded spans are stalls (click one for its incident); dashed verticals are restarts.</p>",
-            timeline_svg(run)]
+    body = [
+        f"<h1>{_e(title)}</h1>",
+        _summary_html(s),
+        "<h2>Progress</h2><p class='muted'>Step against time. Each attempt is its own line (colour and dash); "
+        "shaded spans are stalls (click one for its incident); dashed verticals are restarts.</p>",
+        timeline_svg(run),
+    ]
     if rate:
-        body += ["<h2>Step rate per attempt</h2><table><tr><th>Attempt</th><th>Ran with</th><th>Time</th>"
-                 "<th>Steps</th><th>Rate</th><th>Against attempt 1</th><th>Exit</th></tr>", *rate, "</table>"]
+        body += [
+            "<h2>Step rate per attempt</h2><table><tr><th>Attempt</th><th>Ran with</th><th>Time</th>"
+            "<th>Steps</th><th>Rate</th><th>Against attempt 1</th><th>Exit</th></tr>",
+            *rate,
+            "</table>",
+        ]
     body.append(f"<h2>Incidents ({len(run.incidents)})</h2>")
     body += [_incident_html(n, inc) for n, inc in enumerate(run.incidents, 1)] or ["<p>None.</p>"]
-    body += ["<h2>Events</h2>", _events_html(run.events),
-             f"<p class='muted'>Written by hangwatch {_e(_clock(time.time()))} from {_e(run_dir)}.</p>"]
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-            f'content="width=device-width,initial-scale=1"><title>{_e(title)}</title><style>{CSS}</style></head>'
-            f'<body>{"".join(body)}</body></html>\n')
+    body += [
+        "<h2>Events</h2>",
+        _events_html(run.events),
+        f"<p class='muted'>Written by hangwatch {_e(_clock(time.time()))} from {_e(run_dir)}.</p>",
+    ]
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+        f'content="width=device-width,initial-scale=1"><title>{_e(title)}</title><style>{CSS}</style></head>'
+        f"<body>{''.join(body)}</body></html>\n"
+    )

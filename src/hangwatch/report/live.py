@@ -47,7 +47,7 @@ class RateHistory:
         s = view.summary
         if s is not None and s.last_step is not None and s.updated_at is not None and s.updated_at > last_at:
             self.points.append((s.updated_at, s.attempts, s.last_step))
-        del self.points[:-SPARK_POINTS * 4]
+        del self.points[: -SPARK_POINTS * 4]
 
     def rates(self) -> list[float]:
         """Steps per second between successive points of the same attempt."""
@@ -68,8 +68,13 @@ def render_one(view: RunView, history: RateHistory) -> RenderableType:
     """The live view of one run."""
     s = view.summary
     style = STATE_STYLE.get(view.state, "")
-    head = Text.assemble(("hangwatch watch ", "bold"), (view.name, "bold"), "  ",
-                         (view.state.upper(), style), (f" ({view.detail})" if view.detail else "", "dim"))
+    head = Text.assemble(
+        ("hangwatch watch ", "bold"),
+        (view.name, "bold"),
+        "  ",
+        (view.state.upper(), style),
+        (f" ({view.detail})" if view.detail else "", "dim"),
+    )
     lines: list[RenderableType] = [head]
     if s is None:
         lines.append(Text("no summary.json yet"))
@@ -85,14 +90,18 @@ def render_one(view: RunView, history: RateHistory) -> RenderableType:
     grid.add_row("rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s")
     grid.add_row("ETA", "-" if s.eta_seconds is None or not view.live else clock_text(s.eta_seconds))
     if s.deadline is not None:
-        grid.add_row("deadline", time.strftime("%a %d %b %H:%M", time.localtime(s.deadline))
-                     + (f": {deadline_text(s)}" if deadline_text(s) else ""))
+        grid.add_row(
+            "deadline",
+            time.strftime("%a %d %b %H:%M", time.localtime(s.deadline))
+            + (f": {deadline_text(s)}" if deadline_text(s) else ""),
+        )
     grid.add_row("last progress", "-" if view.since_progress is None else f"{duration(view.since_progress)} ago")
     grid.add_row("attempts", str(s.attempts))
     grid.add_row("incidents", f"{s.incidents} (stalled {duration(s.stalled_seconds)})")
     if s.cost_usd is not None:
-        cost = money(s.cost_usd) + (f", {money(s.projected_cost_usd)} to finish" if s.projected_cost_usd and view.live
-                                    else "")
+        cost = money(s.cost_usd) + (
+            f", {money(s.projected_cost_usd)} to finish" if s.projected_cost_usd and view.live else ""
+        )
         if s.budget_usd is not None:
             cost += f", budget {money(s.budget_usd)}"
         grid.add_row("cost", cost)

@@ -51,8 +51,9 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
     _collectives(incident, out)
     stacks = rank_stacks(incident.processes)
     if len(stacks) >= 2:
-        merged = "\n".join("  " * depth + (f"[{label}] " if label else "") + text
-                           for depth, label, text in merged_lines(stacks))
+        merged = "\n".join(
+            "  " * depth + (f"[{label}] " if label else "") + text for depth, label, text in merged_lines(stacks)
+        )
         out.write(f"## Ranks ({len(stacks)})\n\n`{leaves(stacks)}`\n\n```\n{merged}\n```\n\n")
     if incident.processes:
         out.write("## Processes\n\n| pid | ppid | role | rank | state | CPU % | top frame |\n")
@@ -78,8 +79,10 @@ def _collectives(incident: Incident, out: TextIO) -> None:
     """The per-rank collectives table (torch's flight recorder), ranks merged into ranges."""
     if not incident.collectives:
         return
-    out.write("## Collectives (torch's flight recorder)\n\n| ranks | group | last entered | last completed | state |\n"
-              "|---|---|---|---|---|\n")
+    out.write(
+        "## Collectives (torch's flight recorder)\n\n| ranks | group | last entered | last completed | state |\n"
+        "|---|---|---|---|---|\n"
+    )
     for c in incident.collectives:
         out.write(f"| {c.ranks} | {c.group} | `{c.last_entered}` | {c.last_completed} | {c.state} |\n")
     out.write("\n")

@@ -11,8 +11,13 @@ from rich.text import Text
 
 from hangwatch.records.probe import Cell, CellStatus, ProbeResult
 
-STYLE = {CellStatus.OK: "green", CellStatus.HUNG: "bold red", CellStatus.CRASHED: "bold red",
-         CellStatus.RUNNING: "yellow", CellStatus.PENDING: "dim"}
+STYLE = {
+    CellStatus.OK: "green",
+    CellStatus.HUNG: "bold red",
+    CellStatus.CRASHED: "bold red",
+    CellStatus.RUNNING: "yellow",
+    CellStatus.PENDING: "dim",
+}
 
 
 def _cell_row(c: Cell) -> list[str]:
@@ -20,17 +25,23 @@ def _cell_row(c: Cell) -> list[str]:
     cause = f.cause if f else ""
     w = f.where if f else None
     at = f" at {(w.file or '').rsplit('/', 1)[-1]}:{w.line}" if w is not None and w.file else ""
-    return [escape(c.label()), f"[{STYLE[c.status]}]{c.status.value}[/]",
-            "" if c.samples_per_s is None else f"{c.samples_per_s:.1f}",
-            "" if c.first_batch_s is None else f"{c.first_batch_s:.2f}",
-            "" if c.peak_rss_mb is None else f"{c.peak_rss_mb:.0f}", escape(f"{cause}{at}")]
+    return [
+        escape(c.label()),
+        f"[{STYLE[c.status]}]{c.status.value}[/]",
+        "" if c.samples_per_s is None else f"{c.samples_per_s:.1f}",
+        "" if c.first_batch_s is None else f"{c.first_batch_s:.2f}",
+        "" if c.peak_rss_mb is None else f"{c.peak_rss_mb:.0f}",
+        escape(f"{cause}{at}"),
+    ]
 
 
 def probe_view(result: ProbeResult) -> Group:
     """The probe as a rich renderable (items line and cell table), live or final."""
     items = result.items
-    head = Text(f"items: {items.checked} read, {len(items.failed)} failed, {len(items.hung)} hung, "
-                f"{len(items.slow)} slow" + (f" (median {items.median_s * 1000:.2f} ms)" if items.median_s else ""))
+    head = Text(
+        f"items: {items.checked} read, {len(items.failed)} failed, {len(items.hung)} hung, "
+        f"{len(items.slow)} slow" + (f" (median {items.median_s * 1000:.2f} ms)" if items.median_s else "")
+    )
     table = Table(box=None, header_style="bold", pad_edge=False)
     for col in ("DataLoader", "status", "samples/s", "first batch s", "peak MB", "finding"):
         table.add_column(col)
@@ -56,5 +67,7 @@ def render_probe(result: ProbeResult, stream: TextIO) -> None:
     kw = best.loader_kwargs(0)
     kw.pop("batch_size")
     args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
-    console.print(f"[bold]Recommended:[/] DataLoader(dataset, batch_size=..., {escape(args)})  "
-                  f"# {best.samples_per_s:.1f} samples/s" + (f", {speedup:.2f}x num_workers=0" if speedup else ""))
+    console.print(
+        f"[bold]Recommended:[/] DataLoader(dataset, batch_size=..., {escape(args)})  "
+        f"# {best.samples_per_s:.1f} samples/s" + (f", {speedup:.2f}x num_workers=0" if speedup else "")
+    )

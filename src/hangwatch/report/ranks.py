@@ -91,19 +91,27 @@ class RankGroup:
         p = self.members[0]
         pids = sorted(m.pid for m in self.members)
         cpus = [m.cpu_percent for m in self.members if m.cpu_percent is not None]
-        cpu = "?" if not cpus else f"{min(cpus):.0f}%" if round(min(cpus)) == round(max(cpus)) \
+        cpu = (
+            "?"
+            if not cpus
+            else f"{min(cpus):.0f}%"
+            if round(min(cpus)) == round(max(cpus))
             else f"{min(cpus):.0f}-{max(cpus):.0f}%"
+        )
         below = ", ".join(f"{n} {role}" for role, n in self.beneath)
         ranks = frozenset(m.rank for m in self.members if m.rank is not None)
-        return (f"{ranks_label(ranks)} ({len(pids)} processes, pids {pids[0]}-{pids[-1]}), {p.state}, {cpu} CPU, "
-                f"{p.where_text()}" + (f"; beneath them: {below}" if below else ""))
+        return (
+            f"{ranks_label(ranks)} ({len(pids)} processes, pids {pids[0]}-{pids[-1]}), {p.state}, {cpu} CPU, "
+            f"{p.where_text()}" + (f"; beneath them: {below}" if below else "")
+        )
 
 
 Row = tuple[int, "ProcessRecord | RankGroup"]  # depth, and one process or a group of ranks
 
 
-def display_rows(processes: tuple[ProcessRecord, ...] | list[ProcessRecord], max_depth: int = 32,
-                 keep: frozenset[int] = frozenset()) -> list[Row]:
+def display_rows(
+    processes: tuple[ProcessRecord, ...] | list[ProcessRecord], max_depth: int = 32, keep: frozenset[int] = frozenset()
+) -> list[Row]:
     """The process tree, depth first, with sibling ranks beyond GROUP_AT grouped by role, state and
     place (a group of one stays a process, with its own subtree): 256 ranks read as a few rows. A rank
     whose subtree holds a pid in ``keep`` (a finding's) or a process stopped, in D or a zombie is

@@ -12,10 +12,23 @@ from hangwatch.errors import UsageError
 from hangwatch.incident import Incident
 from hangwatch.records.run import Event, EventKind, RunSummary
 
-TIMELINE_EVENTS = frozenset(k.value for k in (
-    EventKind.LAUNCH, EventKind.SUSPECT, EventKind.EXTENDED, EventKind.INCIDENT, EventKind.ACTION,
-    EventKind.RECOVERED, EventKind.RESTART, EventKind.GIVE_UP, EventKind.JOB_EXIT, EventKind.SIGNAL,
-    EventKind.INTERNAL_ERROR, EventKind.EXIT))
+TIMELINE_EVENTS = frozenset(
+    k.value
+    for k in (
+        EventKind.LAUNCH,
+        EventKind.SUSPECT,
+        EventKind.EXTENDED,
+        EventKind.INCIDENT,
+        EventKind.ACTION,
+        EventKind.RECOVERED,
+        EventKind.RESTART,
+        EventKind.GIVE_UP,
+        EventKind.JOB_EXIT,
+        EventKind.SIGNAL,
+        EventKind.INTERNAL_ERROR,
+        EventKind.EXIT,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -30,18 +43,24 @@ class RunRecord:
 def load_run(run_dir: Path) -> RunRecord:
     """Read a run directory made by `hangwatch run`; UsageError if it is not one or is damaged."""
     if not (run_dir / "events.jsonl").is_file():
-        raise UsageError(f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
-                         "Pass a directory made by `hangwatch run`, e.g. hangwatch-runs/<time>-<cmd>")
+        raise UsageError(
+            f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
+            "Pass a directory made by `hangwatch run`, e.g. hangwatch-runs/<time>-<cmd>",
+        )
     try:
         path = run_dir / "summary.json"
         summary = RunSummary.from_dict(json.loads(path.read_text())) if path.exists() else None
-        events = [Event.from_dict(json.loads(ln)) for ln in (run_dir / "events.jsonl").read_text().splitlines()
-                  if ln.strip()]
-        incidents = [Incident.from_dict(json.loads(p.read_text()))
-                     for p in sorted((run_dir / "incidents").glob("*/incident.json"))]
+        events = [
+            Event.from_dict(json.loads(ln)) for ln in (run_dir / "events.jsonl").read_text().splitlines() if ln.strip()
+        ]
+        incidents = [
+            Incident.from_dict(json.loads(p.read_text()))
+            for p in sorted((run_dir / "incidents").glob("*/incident.json"))
+        ]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"cannot read the run in {run_dir}: {e}",
-                         "Check the files were not edited or truncated") from e
+        raise UsageError(
+            f"cannot read the run in {run_dir}: {e}", "Check the files were not edited or truncated"
+        ) from e
     return RunRecord(summary, events, incidents)
 
 
@@ -56,10 +75,16 @@ def render_run(run: RunRecord, out: TextIO) -> None:
     s = run.summary
     if s is not None:
         out.write(f"run: {' '.join(s.command)}\n")
-        fields = [f"state {s.state.value}", f"attempts {s.attempts}", f"exit {s.exit_code}",
-                  f"last step {s.last_step}", f"incidents {s.incidents}", f"stalled {s.stalled_seconds} s",
-                  "goodput " + (f"{s.goodput * 100:.1f}%" if s.goodput is not None else "unknown (no progress signal)"),
-                  f"progress signal {s.progress_signal}"]
+        fields = [
+            f"state {s.state.value}",
+            f"attempts {s.attempts}",
+            f"exit {s.exit_code}",
+            f"last step {s.last_step}",
+            f"incidents {s.incidents}",
+            f"stalled {s.stalled_seconds} s",
+            "goodput " + (f"{s.goodput * 100:.1f}%" if s.goodput is not None else "unknown (no progress signal)"),
+            f"progress signal {s.progress_signal}",
+        ]
         if s.cost_usd is not None:
             fields.append(f"cost ${s.cost_usd:.2f} (wasted ${s.wasted_usd or 0:.2f})")
         out.write("  " + " | ".join(fields) + "\n")

@@ -10,16 +10,27 @@ from rich.table import Table
 from hangwatch.report.units import duration, money
 from hangwatch.runs.view import RunView, ViewState
 
-STATE_STYLE = {ViewState.RUNNING: "green", ViewState.HUNG: "bold red", ViewState.RESTARTING: "yellow",
-               ViewState.FINISHED: "cyan", ViewState.CRASHED: "red", ViewState.STOPPED: "magenta",
-               ViewState.DEAD: "bold red"}
+STATE_STYLE = {
+    ViewState.RUNNING: "green",
+    ViewState.HUNG: "bold red",
+    ViewState.RESTARTING: "yellow",
+    ViewState.FINISHED: "cyan",
+    ViewState.CRASHED: "red",
+    ViewState.STOPPED: "magenta",
+    ViewState.DEAD: "bold red",
+}
 
 
 def row(v: RunView) -> list[str]:
     """The cells of one run."""
     s = v.summary
-    state: str = ("dead (hangwatch gone)" if v.state == ViewState.DEAD  # why: in --json's detail
-             else "hung (ended)" if v.state == ViewState.HUNG and v.detail == "ended" else v.state.value)
+    state: str = (
+        "dead (hangwatch gone)"
+        if v.state == ViewState.DEAD  # why: in --json's detail
+        else "hung (ended)"
+        if v.state == ViewState.HUNG and v.detail == "ended"
+        else v.state.value
+    )
     if v.state == ViewState.RUNNING and s is not None and s.note:  # alive without progress: slow, or waiting for peers
         state = f"running ({s.note.split(':', 1)[0].split(' ', 1)[0]})"
     if s is None:
@@ -33,8 +44,18 @@ def row(v: RunView) -> list[str]:
     cost = money(s.cost_usd)
     if s.projected_cost_usd is not None and v.live:
         cost += f" (+{money(s.projected_cost_usd)})"
-    return [v.name, state, str(s.attempts), step, rate, eta, duration(v.since_progress), str(s.incidents), stalled,
-            cost]
+    return [
+        v.name,
+        state,
+        str(s.attempts),
+        step,
+        rate,
+        eta,
+        duration(v.since_progress),
+        str(s.incidents),
+        stalled,
+        cost,
+    ]
 
 
 HEADERS = ["RUN", "STATE", "ATT", "STEP", "RATE", "ETA", "LAST PROGRESS", "INCIDENTS", "STALLED", "COST"]
@@ -54,8 +75,14 @@ def runs_table(views: list[RunView]) -> Table:
 
 def render_runs(views: list[RunView], out: TextIO, color: bool) -> None:
     """Print the table (plain text when ``color`` is False)."""
-    console = Console(file=out, no_color=not color, highlight=False, soft_wrap=False,
-                      width=None if color else 200, force_terminal=color or None)
+    console = Console(
+        file=out,
+        no_color=not color,
+        highlight=False,
+        soft_wrap=False,
+        width=None if color else 200,
+        force_terminal=color or None,
+    )
     if not views:
         console.print("no runs found (looked in ./hangwatch-runs, the given directories and the run index)")
         return

@@ -14,8 +14,14 @@ from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines
 
 MERGED_LINES_SHOWN = 40  # of the merged rank stacks, in a terminal (the page shows them all)
 
-VERDICT_STYLE = {Verdict.HUNG: "bold red", Verdict.STOPPED: "bold red", Verdict.CRASHED: "bold red",
-                 Verdict.SLOW: "bold yellow", Verdict.WAITING: "bold yellow", Verdict.PROGRESSING: "bold green"}
+VERDICT_STYLE = {
+    Verdict.HUNG: "bold red",
+    Verdict.STOPPED: "bold red",
+    Verdict.CRASHED: "bold red",
+    Verdict.SLOW: "bold yellow",
+    Verdict.WAITING: "bold yellow",
+    Verdict.PROGRESSING: "bold green",
+}
 
 
 def _proc_line(p: ProcessRecord) -> str:
@@ -52,8 +58,9 @@ def _root_lines(console: Console, incident: Incident, root: Finding) -> None:
 def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -> None:
     """An incident for a terminal or a log: verdict, root cause, evidence, fix, the process tree."""
     wide = None if stream.isatty() else 200  # a log or a pipe: do not crop the tree at 80 columns
-    console = Console(file=stream, force_terminal=color, no_color=color is False, highlight=False,
-                      soft_wrap=True, width=wide)
+    console = Console(
+        file=stream, force_terminal=color, no_color=color is False, highlight=False, soft_wrap=True, width=wide
+    )
     root = incident.root_cause
     style = VERDICT_STYLE.get(incident.verdict, "bold")
     title = f"[{style}]{incident.verdict.value.upper()}[/]"
@@ -70,8 +77,10 @@ def render_text(incident: Incident, stream: TextIO, color: bool | None = None) -
     if incident.collectives:
         console.print("Collectives (torch's flight recorder):")
         for c in incident.collectives:
-            console.print(f"  {escape(c.ranks):<14} {escape(c.group):<12} last entered {escape(c.last_entered)}, "
-                          f"completed {escape(c.last_completed)}: {escape(c.state)}")
+            console.print(
+                f"  {escape(c.ranks):<14} {escape(c.group):<12} last entered {escape(c.last_entered)}, "
+                f"completed {escape(c.last_completed)}: {escape(c.state)}"
+            )
         console.print()
     stacks = rank_stacks(incident.processes)
     if len(stacks) >= 2:

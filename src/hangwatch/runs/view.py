@@ -44,6 +44,7 @@ LIVE_STATES = frozenset({ViewState.RUNNING, ViewState.HUNG, ViewState.RESTARTING
 @dataclass(frozen=True)
 class IncidentBrief:
     """The newest incident, in one line: cause, where, summary."""
+
     number: int
     verdict: str
     cause: str | None
@@ -54,6 +55,7 @@ class IncidentBrief:
 @dataclass(frozen=True)
 class RunView:
     """One run as `hangwatch ls` and `hangwatch watch` show it."""
+
     path: Path
     state: ViewState
     detail: str  # the detector's state while it runs; why it is dead; "" otherwise
@@ -86,15 +88,33 @@ class RunView:
         s = self.summary
         d: dict[str, Any] = {"run_dir": str(self.path), "name": self.name, "state": self.state, "detail": self.detail}
         if s is not None:
-            d.update(command=list(s.command), attempts=s.attempts, step=s.last_step, total_steps=s.total_steps,
-                     steps_per_s=s.steps_per_s, eta_seconds=s.eta_seconds, since_progress_s=_round(self.since_progress),
-                     incidents=s.incidents, stalled_seconds=s.stalled_seconds, started_at=s.started_at,
-                     ended_at=s.ended_at, exit_code=s.exit_code, cost_usd=s.cost_usd,
-                     projected_cost_usd=s.projected_cost_usd, host=s.host, supervisor_pid=s.supervisor_pid)
+            d.update(
+                command=list(s.command),
+                attempts=s.attempts,
+                step=s.last_step,
+                total_steps=s.total_steps,
+                steps_per_s=s.steps_per_s,
+                eta_seconds=s.eta_seconds,
+                since_progress_s=_round(self.since_progress),
+                incidents=s.incidents,
+                stalled_seconds=s.stalled_seconds,
+                started_at=s.started_at,
+                ended_at=s.ended_at,
+                exit_code=s.exit_code,
+                cost_usd=s.cost_usd,
+                projected_cost_usd=s.projected_cost_usd,
+                host=s.host,
+                supervisor_pid=s.supervisor_pid,
+            )
         if self.latest_incident is not None:
             i = self.latest_incident
-            d["latest_incident"] = {"number": i.number, "verdict": i.verdict, "cause": i.cause, "where": i.where,
-                                    "summary": i.summary}
+            d["latest_incident"] = {
+                "number": i.number,
+                "verdict": i.verdict,
+                "cause": i.cause,
+                "where": i.where,
+                "summary": i.summary,
+            }
         return d
 
 
@@ -137,8 +157,9 @@ def latest_incident(run_dir: Path) -> IncidentBrief | None:
         root = findings[0] if findings and isinstance(findings[0], dict) else {}
         where = root.get("where") or {}
         loc = f"{where.get('file')}:{where.get('line')}" if isinstance(where, dict) and where.get("file") else None
-        return IncidentBrief(int(path.parent.name), str(d.get("verdict", "")), root.get("cause"), loc,
-                             root.get("summary"))
+        return IncidentBrief(
+            int(path.parent.name), str(d.get("verdict", "")), root.get("cause"), loc, root.get("summary")
+        )
     return None
 
 
@@ -169,8 +190,11 @@ def _restarting(events: list[Event]) -> bool:
     return False
 
 
-ENDED = {RunState.FINISHED: ViewState.FINISHED, RunState.CRASHED: ViewState.CRASHED,
-         RunState.STOPPED: ViewState.STOPPED}
+ENDED = {
+    RunState.FINISHED: ViewState.FINISHED,
+    RunState.CRASHED: ViewState.CRASHED,
+    RunState.STOPPED: ViewState.STOPPED,
+}
 
 
 def load_view(run_dir: Path, now: float | None = None) -> RunView:

@@ -111,6 +111,7 @@ class AttemptSteps:
             self.first_step = step
         self.last_step = step
 
+
 @dataclass
 class StartupProbes:
     """Startup probes before the first progress signal (stall/startup.py writes them)."""
@@ -168,4 +169,3 @@ class Attempt:
     suspicion: Suspicion = field(default_factory=Suspicion)
     node: NodeState = field(default_factory=NodeState)
     resume: Resume = field(default_factory=Resume)
-

@@ -137,16 +137,18 @@ def load_toml(path: str | None) -> dict[str, Any]:
     except OSError as e:
         raise UsageError(f"cannot read the config file {path}: {e.strerror}", "Check the --config path") from e
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"the config file {path} is not valid TOML ({e})",
-                         "Fix the file or pass another --config") from e
+        raise UsageError(
+            f"the config file {path} is not valid TOML ({e})", "Fix the file or pass another --config"
+        ) from e
     section = data.get("run", data)  # settings may sit at the top or under [run]
     if not isinstance(section, dict):
         raise UsageError(f"[run] in {path} must be a table", "Write the settings as `key = value` lines")
     data = dict(section)
     unknown = set(data) - KEYS
     if unknown:
-        raise UsageError(f"unknown setting(s) in {path}: {', '.join(sorted(unknown))}",
-                         f"Use only: {', '.join(sorted(KEYS))}")
+        raise UsageError(
+            f"unknown setting(s) in {path}: {', '.join(sorted(unknown))}", f"Use only: {', '.join(sorted(KEYS))}"
+        )
     return data
 
 
@@ -184,8 +186,9 @@ def _fallbacks(cli: tuple[str, ...], toml: Any) -> tuple[Fallback, ...]:
         try:
             parse_fallback(fb.args)
         except ValueError as e:
-            raise UsageError(f"--fallback {fb.args!r} is not a list of options: {e}",
-                             "Write it as '--name value --flag'") from e
+            raise UsageError(
+                f"--fallback {fb.args!r} is not a list of options: {e}", "Write it as '--name value --flag'"
+            ) from e
     return tuple(out)
 
 
@@ -203,11 +206,15 @@ def _progress_regex(raw: Any) -> re.Pattern[str] | None:
     try:
         regex = re.compile(raw)
     except re.error as e:
-        raise UsageError(f"--progress-regex is not a valid regular expression ({e})",
-                         "Fix the pattern, e.g. 'it (?P<step>\\d+)'") from e
+        raise UsageError(
+            f"--progress-regex is not a valid regular expression ({e})", "Fix the pattern, e.g. 'it (?P<step>\\d+)'"
+        ) from e
     if _NESTED_REPEAT.search(raw):
-        raise UsageError(f"--progress-regex {raw!r} repeats a group that itself repeats, which can backtrack "
-                         "for minutes on one line", "Write it without nested repeats, e.g. 'it (?P<step>\\d+)'")
+        raise UsageError(
+            f"--progress-regex {raw!r} repeats a group that itself repeats, which can backtrack "
+            "for minutes on one line",
+            "Write it without nested repeats, e.g. 'it (?P<step>\\d+)'",
+        )
     return regex
 
 
@@ -237,8 +244,10 @@ def _remedy_ladders(table: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         return ()
     known = ", ".join(sorted(REMEDIES))
     if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
-        raise UsageError("[remedies] must map causes to lists of remedy names",
-                         f'Write e.g. "{Cause.FORK_INHERITED_LOCK}" = ["spawn", "workers0"]; remedies: {known}')
+        raise UsageError(
+            "[remedies] must map causes to lists of remedy names",
+            f'Write e.g. "{Cause.FORK_INHERITED_LOCK}" = ["spawn", "workers0"]; remedies: {known}',
+        )
     out = []
     for cause, names in table.items():
         bad = [n for n in names if n not in REMEDIES]
@@ -254,14 +263,16 @@ def _remedy_rates(table: Any) -> tuple[tuple[str, float], ...]:
         return ()
     known = ", ".join(sorted(REMEDIES))
     if not isinstance(table, dict):
-        raise UsageError("[remedy_rates] must map remedy names to numbers", 'Write e.g. workers0 = 0.8')
+        raise UsageError("[remedy_rates] must map remedy names to numbers", "Write e.g. workers0 = 0.8")
     out = []
     for name, value in table.items():
         if name not in REMEDIES:
             raise UsageError(f"[remedy_rates]: unknown remedy {name!r}", f"Use only: {known}")
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 10:
-            raise UsageError(f"[remedy_rates] {name} must be a number above 0 (its rate / the rate without it), "
-                             f"not {value!r}", f"Write e.g. {name} = 0.8")
+            raise UsageError(
+                f"[remedy_rates] {name} must be a number above 0 (its rate / the rate without it), not {value!r}",
+                f"Write e.g. {name} = 0.8",
+            )
         out.append((str(name), float(value)))
     return tuple(out)
 
@@ -290,8 +301,9 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
     try:
         on_hang = OnHang(on_hang_raw)
     except ValueError as e:
-        raise UsageError(f"--on-hang must be report, kill or restart, not {on_hang_raw!r}",
-                         "Pass --on-hang report|kill|restart") from e
+        raise UsageError(
+            f"--on-hang must be report, kill or restart, not {on_hang_raw!r}", "Pass --on-hang report|kill|restart"
+        ) from e
     regex = _progress_regex(pick("progress_regex"))
     notify = options.get("notify") or _strings("notify", toml.get("notify", ()))
     cost = pick("cost_per_hour")
@@ -308,8 +320,9 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         try:
             parse_fallback(str(resume_arg))
         except ValueError as e:
-            raise UsageError(f"--resume-arg {resume_arg!r} is not a list of options: {e}",
-                             "Write it as '--resume {checkpoint}'") from e
+            raise UsageError(
+                f"--resume-arg {resume_arg!r} is not a list of options: {e}", "Write it as '--resume {checkpoint}'"
+            ) from e
     window = pick("capture_window")
     run_dir = pick("run_dir")
     if run_dir is not None and not isinstance(run_dir, str):
@@ -317,8 +330,10 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
     port = pick("metrics_port")
     textfile = pick("metrics_textfile")
     if textfile is not None and not isinstance(textfile, str):
-        raise UsageError(f"metrics_textfile must be a path, not {textfile!r}",
-                         'Write metrics_textfile = "/var/lib/node_exporter/textfile/hangwatch.prom"')
+        raise UsageError(
+            f"metrics_textfile must be a path, not {textfile!r}",
+            'Write metrics_textfile = "/var/lib/node_exporter/textfile/hangwatch.prom"',
+        )
     return RunConfig(
         argv=list(argv),
         run_dir=Path(run_dir) if run_dir else default_run_dir(argv),
@@ -371,16 +386,19 @@ def _size(name: str, value: Any) -> int | None:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(value), re.IGNORECASE)
     size = int(float(m.group(1)) * SIZE_UNITS[m.group(2).upper()]) if m else 0
     if size < 1 << 10:
-        raise UsageError(f"--{name.replace('_', '-')} must be a size of at least 1K, not {value!r}",
-                         "Pass e.g. --log-max-size 500M (K, M, G or T)")
+        raise UsageError(
+            f"--{name.replace('_', '-')} must be a size of at least 1K, not {value!r}",
+            "Pass e.g. --log-max-size 500M (K, M, G or T)",
+        )
     return size
 
 
 def _port(value: Any) -> int:
     port = int(_number("metrics_port", value, 0, integer=True))
     if port > 65535:
-        raise UsageError(f"--metrics-port must be a port number (0 to 65535), not {value}",
-                         "Pass e.g. --metrics-port 9109")
+        raise UsageError(
+            f"--metrics-port must be a port number (0 to 65535), not {value}", "Pass e.g. --metrics-port 9109"
+        )
     return port
 
 
@@ -388,9 +406,13 @@ def _topology(argv: list[str], options: dict[str, Any]) -> Topology | None:
     node = options.get("node_rank")
     nodes = options.get("nodes")
     try:
-        return detect(argv, os.environ, override_endpoint=options.get("coord"),
-                      override_node=None if node is None else int(_number("node_rank", node, 0, integer=True)),
-                      override_nnodes=None if nodes is None else int(_number("nodes", nodes, 1, integer=True)),
-                      token=options.get("coord_token"))
+        return detect(
+            argv,
+            os.environ,
+            override_endpoint=options.get("coord"),
+            override_node=None if node is None else int(_number("node_rank", node, 0, integer=True)),
+            override_nnodes=None if nodes is None else int(_number("nodes", nodes, 1, integer=True)),
+            token=options.get("coord_token"),
+        )
     except ValueError as e:
         raise UsageError(f"--coord must be HOST:PORT ({e})", "Pass e.g. --coord node0.cluster:29501") from e

@@ -67,11 +67,19 @@ class RunContext:
         notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
         rundir = RunDir(cfg.run_dir)
         output = OutputLog(rundir.open_output_log(), rundir.path / "output.log", cfg.log_max_size, cfg.log_keep)
-        return cls(cfg=cfg, clock=clock, rundir=rundir, notifier=notifier,
-                   output=output, status=StatusLine(enabled=sys.stderr.isatty()),
-                   intake=ProgressIntake(cfg.progress_regex, rundir.heartbeat_dir, to_clock=clock.from_wall),
-                   ledger=Ledger(clock.now(), cfg.cost_per_hour), policy=RestartPolicy(cfg.max_restarts),
-                   remedies=RemedyPlan(custom=dict(cfg.remedies)), hangs=earlier_hangs(cfg.run_dir))
+        return cls(
+            cfg=cfg,
+            clock=clock,
+            rundir=rundir,
+            notifier=notifier,
+            output=output,
+            status=StatusLine(enabled=sys.stderr.isatty()),
+            intake=ProgressIntake(cfg.progress_regex, rundir.heartbeat_dir, to_clock=clock.from_wall),
+            ledger=Ledger(clock.now(), cfg.cost_per_hour),
+            policy=RestartPolicy(cfg.max_restarts),
+            remedies=RemedyPlan(custom=dict(cfg.remedies)),
+            hangs=earlier_hangs(cfg.run_dir),
+        )
 
     @property
     def state(self) -> RunState:
@@ -95,24 +103,33 @@ class RunContext:
 
     def terminate(self, a: Attempt, reason: str, first: int = signal.SIGTERM) -> Termination:
         """End the attempt's whole tree: ``first`` (SIGTERM), --kill-grace, then SIGKILL."""
-        self.rundir.event(EventKind.TERMINATE, attempt=a.number, reason=reason, signal=signal.Signals(first).name,
-                          grace_seconds=self.cfg.kill_grace)
+        self.rundir.event(
+            EventKind.TERMINATE,
+            attempt=a.number,
+            reason=reason,
+            signal=signal.Signals(first).name,
+            grace_seconds=self.cfg.kill_grace,
+        )
         term = a.job.end(self.cfg.kill_grace, first_signal=first)
         self.ledger.close_stall(self.clock.now())
         if term.leftovers:
-            self.say(f"hangwatch: processes {term.leftovers} did not die even with SIGKILL (stuck in the "
-                     "kernel?); check them with `ps -o pid,stat,wchan -p ...`.")
+            self.say(
+                f"hangwatch: processes {term.leftovers} did not die even with SIGKILL (stuck in the "
+                "kernel?); check them with `ps -o pid,stat,wchan -p ...`."
+            )
         return term
 
-    def agree(self, attempt: int, action: OnHang, status: ExitStatus,
-              cause: str | None) -> tuple[OnHang, ExitStatus | None]:
+    def agree(
+        self, attempt: int, action: OnHang, status: ExitStatus, cause: str | None
+    ) -> tuple[OnHang, ExitStatus | None]:
         """Decide with the other nodes, then follow the winner: one decision per attempt for all nodes, the
         first proposed wins (with its exit). The action every node takes, and the exit status to end with
         when another node decided it (None: this node's own, or a single-node run)."""
         if self.nodes is None:
             return action, None
-        won = self.nodes.decide(attempt, Decision(self.nodes.node, action, cause, status.code, status.reason.value,
-                                                  status.why))
+        won = self.nodes.decide(
+            attempt, Decision(self.nodes.node, action, cause, status.code, status.reason.value, status.why)
+        )
         if won.by == self.nodes.node or won.action == OnHang.REPORT:
             return won.action, None
         self.rundir.event(EventKind.REMOTE_DECISION, attempt=attempt, **won.to_dict())
@@ -120,8 +137,16 @@ class RunContext:
 
     def action_event(self, a: Attempt, action: str, term: Termination, **extra: object) -> None:
         """The `action` event: what was done to the job, and how its tree ended."""
-        self.rundir.event(EventKind.ACTION, attempt=a.number, action=action, terminated=term.terminated,
-                          killed=term.killed, leftovers=term.leftovers, seconds=round(term.seconds, 2), **extra)
+        self.rundir.event(
+            EventKind.ACTION,
+            attempt=a.number,
+            action=action,
+            terminated=term.terminated,
+            killed=term.killed,
+            leftovers=term.leftovers,
+            seconds=round(term.seconds, 2),
+            **extra,
+        )
 
     def total(self) -> tuple[int | None, bool]:
         """The steps the job will run, and whether that total is trustworthy enough to stop a job on:

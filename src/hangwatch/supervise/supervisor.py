@@ -71,8 +71,15 @@ WATCHDOG_S = float(os.environ.get("HANGWATCH_WATCHDOG_S", "60"))  # a round slow
 class Supervisor:
     """Supervises one run: its attempts, their stalls, incidents and accounting."""
 
-    def __init__(self, cfg: RunConfig, env: dict[str, str] | None = None, *, clock: Clock | None = None,
-                 launcher: Launcher | None = None, capture: Capture | None = None) -> None:
+    def __init__(
+        self,
+        cfg: RunConfig,
+        env: dict[str, str] | None = None,
+        *,
+        clock: Clock | None = None,
+        launcher: Launcher | None = None,
+        capture: Capture | None = None,
+    ) -> None:
         self.cfg = cfg
         self.base_env = dict(os.environ if env is None else env)
         self.clock: Clock = clock or SystemClock()
@@ -114,8 +121,14 @@ class Supervisor:
     def run(self) -> int:
         """Run attempts until the job ends, is stopped, or restarts are over; the exit status."""
         ctx, cfg = self.ctx, self.cfg
-        ctx.rundir.event(EventKind.START, command=redact_argv(cfg.argv), run_dir=str(cfg.run_dir),
-                         on_hang=cfg.on_hang.value, min_stall=cfg.min_stall, startup_grace=cfg.startup_grace)
+        ctx.rundir.event(
+            EventKind.START,
+            command=redact_argv(cfg.argv),
+            run_dir=str(cfg.run_dir),
+            on_hang=cfg.on_hang.value,
+            min_stall=cfg.min_stall,
+            startup_grace=cfg.startup_grace,
+        )
         register(cfg.run_dir)  # the per-user index `hangwatch ls` reads
         self.books.write_summary(final=False)  # at once: `hangwatch ls` tells a live run by the pid in it
         watchdog = threading.Thread(target=self._watchdog, name="hangwatch-watchdog", daemon=True)
@@ -147,8 +160,13 @@ class Supervisor:
         ctx.notifier.flush()
         self.node_rounds.close()
         st = ctx.exit_status
-        ctx.rundir.event(EventKind.EXIT, exit_code=ctx.exit_code, exit_reason=st.reason.value if st else None,
-                         why=st.why if st else None, requeue=st.requeue if st else None)
+        ctx.rundir.event(
+            EventKind.EXIT,
+            exit_code=ctx.exit_code,
+            exit_reason=st.reason.value if st else None,
+            why=st.why if st else None,
+            requeue=st.requeue if st else None,
+        )
         if st is not None and st.reason not in (ExitReason.FINISHED, ExitReason.CRASHED, ExitReason.SIGNAL):
             ctx.say(f"hangwatch: exit {st.code} ({st.reason.label}): {st.why}.")
         self.books.write_summary(final=True)
@@ -194,8 +212,19 @@ class Supervisor:
             self.node_rounds.all_ended(attempt.number)
 
     def _launch_real(self, argv: list[str], env: dict[str, str], on_chunk: OnChunk) -> Job:
-        return LaunchedJob(launch(argv, env, None, self.ctx.output, on_chunk, self.ctx.status, self.cfg.use_pty,
-                                  on_close=self.ctx.wake.set), self.cfg.kill_grace)
+        return LaunchedJob(
+            launch(
+                argv,
+                env,
+                None,
+                self.ctx.output,
+                on_chunk,
+                self.ctx.status,
+                self.cfg.use_pty,
+                on_close=self.ctx.wake.set,
+            ),
+            self.cfg.kill_grace,
+        )
 
     def _launch(self, n: int) -> Attempt:
         ctx, cfg = self.ctx, self.cfg
@@ -210,15 +239,31 @@ class Supervisor:
         now = ctx.clock.now()
         from hangwatch.capture.cgroup import cgroup_oom_kills
 
-        det = StallDetector(DetectorConfig(min_stall=cfg.min_stall, startup_grace=cfg.startup_grace,
-                                           max_slow=cfg.max_slow, history_factor=cfg.history_factor,
-                                           history_floor=cfg.history_floor, phase_factor=cfg.phase_factor), now)
+        det = StallDetector(
+            DetectorConfig(
+                min_stall=cfg.min_stall,
+                startup_grace=cfg.startup_grace,
+                max_slow=cfg.max_slow,
+                history_factor=cfg.history_factor,
+                history_floor=cfg.history_floor,
+                phase_factor=cfg.phase_factor,
+            ),
+            now,
+        )
         first_probe = min(cfg.min_stall, EARLY_LOOK_S)  # the first may decide on proof; the rest every --min-stall
-        attempt = Attempt(n, plan.argv, now, job, det, action=cfg.on_hang,
-                          startup=StartupProbes(next_probe_at=now + first_probe),
-                          last_scan=now - SCAN_EVERY_S + FIRST_SCAN_S, log_offset=log_offset,
-                          resume=Resume(plan.checkpoint, plan.given),
-                          oom_start=cgroup_oom_kills(job.pid))  # per attempt: an earlier one's OOM is not this crash's
+        attempt = Attempt(
+            n,
+            plan.argv,
+            now,
+            job,
+            det,
+            action=cfg.on_hang,
+            startup=StartupProbes(next_probe_at=now + first_probe),
+            last_scan=now - SCAN_EVERY_S + FIRST_SCAN_S,
+            log_offset=log_offset,
+            resume=Resume(plan.checkpoint, plan.given),
+            oom_start=cgroup_oom_kills(job.pid),
+        )  # per attempt: an earlier one's OOM is not this crash's
         ctx.attempts.append(attempt)
         if n > 1:
             ctx.rundir.event(EventKind.RESTART, attempt=n, command=redact_argv(plan.argv))
@@ -248,12 +293,15 @@ class Supervisor:
             except Exception as e:  # the loop boundary: log, record, go on
                 failures += 1
                 log.exception("supervision round failed")
-                self.ctx.rundir.event(EventKind.INTERNAL_ERROR, attempt=a.number, error=f"{type(e).__name__}: {e}",
-                                      in_a_row=failures)
+                self.ctx.rundir.event(
+                    EventKind.INTERNAL_ERROR, attempt=a.number, error=f"{type(e).__name__}: {e}", in_a_row=failures
+                )
                 if failures >= MAX_INTERNAL_ERRORS:
-                    raise SupervisionFailed(f"supervision failed {failures} times in a row ({type(e).__name__}: "
-                                            f"{e}); the job was ended cleanly",
-                                            "Report it with the run's events.jsonl, and run again") from e
+                    raise SupervisionFailed(
+                        f"supervision failed {failures} times in a row ({type(e).__name__}: "
+                        f"{e}); the job was ended cleanly",
+                        "Report it with the run's events.jsonl, and run again",
+                    ) from e
                 end = None
             if end is not None:
                 return end
@@ -268,8 +316,10 @@ class Supervisor:
         and the stall clocks restart: the paused time is not judged as a stall."""
         ctx = self.ctx
         ctx.rundir.event(EventKind.PAUSE, attempt=a.number, seconds=round(gap, 1), state=a.detector.state.value)
-        ctx.say(f"hangwatch: paused for {gap:.0f} s (the machine or this process group was stopped); "
-                "the stall clocks restart.")
+        ctx.say(
+            f"hangwatch: paused for {gap:.0f} s (the machine or this process group was stopped); "
+            "the stall clocks restart."
+        )
         a.detector.shift(gap)
         a.startup.next_probe_at += gap
         if a.suspicion.waiting_since is not None:
@@ -311,9 +361,13 @@ class Supervisor:
         suspect = a.detector.check(now)
         while a.detector.handovers:
             was, now_signal, _ = a.detector.handovers.pop(0)
-            self.ctx.rundir.event(EventKind.HANDOVER, attempt=a.number, signal_from=was.name.lower(),
-                                  signal_to=now_signal.name.lower(), reason="heartbeats stopped while the log "
-                                  "counter advanced")
+            self.ctx.rundir.event(
+                EventKind.HANDOVER,
+                attempt=a.number,
+                signal_from=was.name.lower(),
+                signal_to=now_signal.name.lower(),
+                reason="heartbeats stopped while the log counter advanced",
+            )
         if suspect:
             return self.suspects.on_suspect(a, now)
         return None

@@ -72,9 +72,20 @@ class Ledger:
         """Seconds spent hung so far, an open stall included."""
         return self.stalled_closed + (now - self.stall_open_since if self.stall_open_since is not None else 0.0)
 
-    def summary(self, now: float, *, command: list[str], run_dir: str, state: RunState, attempts: int,
-                exit_code: int | None, final: bool, intervals: Iterable[float], total: int | None,
-                points: Iterable[tuple[float, int]] = ()) -> RunSummary:
+    def summary(
+        self,
+        now: float,
+        *,
+        command: list[str],
+        run_dir: str,
+        state: RunState,
+        attempts: int,
+        exit_code: int | None,
+        final: bool,
+        intervals: Iterable[float],
+        total: int | None,
+        points: Iterable[tuple[float, int]] = (),
+    ) -> RunSummary:
         """The summary as of ``now`` (``final``: the run has ended)."""
         wall = max(1e-9, now - self.started_at)
         stalled = self.stalled(now)
@@ -86,33 +97,53 @@ class Ledger:
             eta = round((total - self.last_step) / rate, 1)
         price = self.cost_per_hour
         return RunSummary(
-            command=tuple(command), run_dir=run_dir, state=state, attempts=attempts,
-            exit_code=exit_code if final else None, started_at=round(self.started_at, 3),
-            ended_at=round(now, 3) if final else None, wall_seconds=round(wall, 1), last_step=self.last_step,
-            incidents=self.incidents, stalled_seconds=round(stalled, 1),
+            command=tuple(command),
+            run_dir=run_dir,
+            state=state,
+            attempts=attempts,
+            exit_code=exit_code if final else None,
+            started_at=round(self.started_at, 3),
+            ended_at=round(now, 3) if final else None,
+            wall_seconds=round(wall, 1),
+            last_step=self.last_step,
+            incidents=self.incidents,
+            stalled_seconds=round(stalled, 1),
             # Without a counter or a heartbeat nobody knows whether the job progressed: no goodput.
             goodput=round(max(0.0, 1.0 - stalled / wall), 4) if self.signal in ("counter", "heartbeat") else None,
-            progress_signal=self.signal, total_steps=total,
-            steps_per_s=round(rate, 4) if rate else None, eta_seconds=eta, cost_per_hour=price,
+            progress_signal=self.signal,
+            total_steps=total,
+            steps_per_s=round(rate, 4) if rate else None,
+            eta_seconds=eta,
+            cost_per_hour=price,
             cost_usd=None if price is None else round(wall / 3600 * price, 4),
             wasted_usd=None if price is None else round((stalled + self.redone_seconds) / 3600 * price, 4),
-            redone_steps=self.redone_steps, redone_seconds=round(self.redone_seconds, 1),
-            projected_cost_usd=None if price is None or eta is None else round(eta / 3600 * price, 4))
+            redone_steps=self.redone_steps,
+            redone_seconds=round(self.redone_seconds, 1),
+            projected_cost_usd=None if price is None or eta is None else round(eta / 3600 * price, 4),
+        )
 
 
-def attempt_stats(attempts: Sequence[Attempt], fallbacks: Sequence[str], remedies: Sequence[Applied]
-                  ) -> tuple[dict[str, Any], ...]:
+def attempt_stats(
+    attempts: Sequence[Attempt], fallbacks: Sequence[str], remedies: Sequence[Applied]
+) -> tuple[dict[str, Any], ...]:
     """Each attempt's span, steps and rate, and the fallback or remedy it ran with."""
     out: list[dict[str, Any]] = []
     for a in attempts:
         applied = [redact_text(f) for f in fallbacks[: a.number - 1] if f]  # a fallback may carry a token
         applied += [r.text for r in remedies if r.attempt == a.number]
         rate = step_rate(a.detector.intervals, a.detector.points)
-        out.append({"attempt": a.number, "started_at": round(a.started_at, 3),
-                    "ended_at": None if a.ended_at is None else round(a.ended_at, 3),
-                    "first_step": a.steps.first_step, "last_step": a.steps.last_step,
-                    "steps_per_s": round(rate, 4) if rate else None, "applied": "; ".join(applied),
-                    "exit_code": a.exit_code})
+        out.append(
+            {
+                "attempt": a.number,
+                "started_at": round(a.started_at, 3),
+                "ended_at": None if a.ended_at is None else round(a.ended_at, 3),
+                "first_step": a.steps.first_step,
+                "last_step": a.steps.last_step,
+                "steps_per_s": round(rate, 4) if rate else None,
+                "applied": "; ".join(applied),
+                "exit_code": a.exit_code,
+            }
+        )
     return tuple(out)
 
 
@@ -129,7 +160,10 @@ def remedy_outcomes(attempts: Sequence[Attempt], remedies: Sequence[Applied]) ->
             past = now_max > before_max if now_max is not None and before_max is not None else now_a.steps.progressed
             rate = step_rate(now_a.detector.intervals, now_a.detector.points)
             prev = step_rate(before.detector.intervals, before.detector.points)
-            row.update(progressed_past=past, steps_per_s=round(rate, 3) if rate else None,
-                       rate_vs_previous=round(rate / prev, 3) if rate and prev else None)
+            row.update(
+                progressed_past=past,
+                steps_per_s=round(rate, 3) if rate else None,
+                rate_vs_previous=round(rate / prev, 3) if rate and prev else None,
+            )
         out.append(row)
     return tuple(out)

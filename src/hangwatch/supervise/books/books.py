@@ -38,11 +38,13 @@ class Books:
         cfg = ctx.cfg
         self.metrics = self._metrics() if cfg.metrics_port is not None or cfg.metrics_textfile else None
         # A projection is noisy: --on-over-budget stop waits until it has stayed over for --min-stall.
-        self.budget = BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall) \
-            if cfg.budget is not None else None
+        self.budget = (
+            BudgetWatch(cfg.budget, cfg.stop_over_budget, hold_s=cfg.min_stall) if cfg.budget is not None else None
+        )
         # Like the budget: a crossing counts once it has held for --min-stall (<= 30 s).
-        self.deadline = DeadlineWatch(cfg.deadline, hold_s=min(HOLD_S, cfg.min_stall)) \
-            if cfg.deadline is not None else None
+        self.deadline = (
+            DeadlineWatch(cfg.deadline, hold_s=min(HOLD_S, cfg.min_stall)) if cfg.deadline is not None else None
+        )
         self.known_rate: float | None = None  # the newest step rate and total a summary had (for remedy choice)
         self.known_total: int | None = None
 
@@ -51,8 +53,14 @@ class Books:
         from hangwatch.supervise.books.metrics import Metrics
 
         cfg, topo = self.ctx.cfg, self.ctx.cfg.topology
-        m = Metrics(cfg.metrics_port, cfg.metrics_textfile, cfg.run_label or cfg.run_dir.name,
-                    str(topo.node_rank) if topo is not None else "0", os.uname().nodename, command_name(cfg.argv))
+        m = Metrics(
+            cfg.metrics_port,
+            cfg.metrics_textfile,
+            cfg.run_label or cfg.run_dir.name,
+            str(topo.node_rank) if topo is not None else "0",
+            os.uname().nodename,
+            command_name(cfg.argv),
+        )
         if m.port is not None:
             self.ctx.say(f"hangwatch: metrics at http://{os.uname().nodename}:{m.port}/metrics")
         return m
@@ -64,18 +72,33 @@ class Books:
         last = det.last.at if det is not None and det.last is not None else None
         st = ctx.exit_status if final else None
         summary = ctx.ledger.summary(
-            ctx.clock.now(), command=redact_argv(ctx.cfg.argv), run_dir=str(ctx.cfg.run_dir), state=ctx.state,
-            attempts=len(ctx.attempts), exit_code=ctx.exit_code, final=final,
-            intervals=det.intervals if det else (), total=ctx.total()[0], points=det.points if det else ())
+            ctx.clock.now(),
+            command=redact_argv(ctx.cfg.argv),
+            run_dir=str(ctx.cfg.run_dir),
+            state=ctx.state,
+            attempts=len(ctx.attempts),
+            exit_code=ctx.exit_code,
+            final=final,
+            intervals=det.intervals if det else (),
+            total=ctx.total()[0],
+            points=det.points if det else (),
+        )
         summary = dataclasses.replace(
-            summary, remedies=remedy_outcomes(ctx.attempts, ctx.remedies.applied),
+            summary,
+            remedies=remedy_outcomes(ctx.attempts, ctx.remedies.applied),
             attempt_stats=attempt_stats(ctx.attempts, [f.args for f in ctx.cfg.fallbacks], ctx.remedies.applied),
-            budget_usd=ctx.cfg.budget, last_progress_at=None if last is None else round(last, 3), note=ctx.note,
+            budget_usd=ctx.cfg.budget,
+            last_progress_at=None if last is None else round(last, 3),
+            note=ctx.note,
             history=det.history_summary() if det is not None else None,
             checkpoint=ctx.checkpoints[-1].to_dict() if ctx.checkpoints else None,
-            host=os.uname().nodename, supervisor_pid=os.getpid(), updated_at=round(ctx.clock.now(), 3),
-            exit_reason=st.reason.value if st else None, exit_why=st.why if st else None,
-            requeue=st.requeue if st else None)
+            host=os.uname().nodename,
+            supervisor_pid=os.getpid(),
+            updated_at=round(ctx.clock.now(), 3),
+            exit_reason=st.reason.value if st else None,
+            exit_why=st.why if st else None,
+            requeue=st.requeue if st else None,
+        )
         if ctx.cfg.deadline is None:
             return summary
         from hangwatch.supervise.books.deadline import with_deadline
@@ -94,9 +117,14 @@ class Books:
             if self.metrics is not None:
                 from hangwatch.supervise.books.metrics import Snapshot
 
-                self.metrics.update(Snapshot(
-                    summary, ctx.attempts[-1].started_at if ctx.attempts else None, ctx.intake.rank_progress(),
-                    tuple((c, v, n) for (c, v), n in sorted(ctx.incident_counts.items()))))
+                self.metrics.update(
+                    Snapshot(
+                        summary,
+                        ctx.attempts[-1].started_at if ctx.attempts else None,
+                        ctx.intake.rank_progress(),
+                        tuple((c, v, n) for (c, v), n in sorted(ctx.incident_counts.items())),
+                    )
+                )
         except Exception:  # accounting must not stop supervision
             log.exception("could not write summary.json")
 
@@ -138,8 +166,13 @@ class Books:
         text = budget.warning(self.summary(final=False), now)
         if text is not None:
             hold = f"if it stays over for {budget.hold_s:.0f} s"
-            then = (f" stopping the job after its next checkpoint {hold}" if budget.waiting_for_checkpoint()
-                    else f" stopping the job {hold}" if budget.stop else "")
+            then = (
+                f" stopping the job after its next checkpoint {hold}"
+                if budget.waiting_for_checkpoint()
+                else f" stopping the job {hold}"
+                if budget.stop
+                else ""
+            )
             ctx.rundir.event(EventKind.OVER_BUDGET, attempt=a.number, text=text, stop=budget.stop)
             ctx.say(f"hangwatch: over budget: {text}" + (f";{then}." if then else "."))
             ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} over budget", text)
@@ -148,8 +181,10 @@ class Books:
         if not ctx.total()[1]:
             if not budget.untrusted_noted:
                 budget.untrusted_noted = True
-                ctx.say("hangwatch: over budget, but the job is not stopped: its total steps come from a "
-                        "progress bar in the log, which may not be the training's. Pass --total-steps N.")
+                ctx.say(
+                    "hangwatch: over budget, but the job is not stopped: its total steps come from a "
+                    "progress bar in the log, which may not be the training's. Pass --total-steps N."
+                )
             return None
         from hangwatch.supervise.books.budget import over_budget_text
 
@@ -174,8 +209,10 @@ class Books:
         meets = self.deadline.meets
         ctx.rundir.event(EventKind.DEADLINE, attempt=a.number, text=text, meets=meets)
         ctx.say(f"hangwatch: {text}.")
-        ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} "
-                          f"{'back on time' if meets else 'projected to miss its deadline'}", text)
+        ctx.notifier.send(
+            f"hangwatch: {command_name(ctx.cfg.argv)} {'back on time' if meets else 'projected to miss its deadline'}",
+            text,
+        )
 
     def close(self) -> None:
         """The metrics server (and its last textfile), once the run has ended."""

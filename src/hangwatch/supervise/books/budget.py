@@ -21,7 +21,7 @@ def over_budget_text(summary: RunSummary, budget: float) -> str | None:
     total = summary.cost_usd + summary.projected_cost_usd
     if total <= budget:
         return None
-    return (f"projected {usd(total)} > budget {usd(budget)}: short by {usd(total - budget)} at the current rate")
+    return f"projected {usd(total)} > budget {usd(budget)}: short by {usd(total - budget)} at the current rate"
 
 
 @dataclass
@@ -79,8 +79,11 @@ class BudgetWatch:
 
     def checkpoint_ended(self) -> bool:
         """A checkpoint ended after stopping was decided (the stop waited for it)."""
-        return self.over_at is not None and self.checkpoint_ended_at is not None and \
-            self.checkpoint_ended_at >= self.over_at
+        return (
+            self.over_at is not None
+            and self.checkpoint_ended_at is not None
+            and self.checkpoint_ended_at >= self.over_at
+        )
 
     def waiting_for_checkpoint(self) -> bool:
         """Stopping after the next checkpoint, when one was seen."""

@@ -12,8 +12,10 @@ from datetime import datetime
 from hangwatch.errors import UsageError
 from hangwatch.records.run import RunState, RunSummary
 
-_RELATIVE = re.compile(r"^\+\s*(?:(\d+(?:\.\d+)?)d)?\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*"
-                       r"(?:(\d+(?:\.\d+)?)s)?$")
+_RELATIVE = re.compile(
+    r"^\+\s*(?:(\d+(?:\.\d+)?)d)?\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*"
+    r"(?:(\d+(?:\.\d+)?)s)?$"
+)
 HOLD_S = 30.0  # a projection must stay across the deadline this long before the warning (rates are noisy)
 
 
@@ -29,8 +31,10 @@ def parse_deadline(text: str, now: float | None = None) -> float:
     try:
         return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
     except ValueError as e:
-        raise UsageError(f"--deadline {raw!r} is neither a time from now (+36h, +2d12h, +90m) nor an ISO time",
-                         "Pass e.g. --deadline +36h or --deadline 2026-11-26T18:00") from e
+        raise UsageError(
+            f"--deadline {raw!r} is neither a time from now (+36h, +2d12h, +90m) nor an ISO time",
+            "Pass e.g. --deadline +36h or --deadline 2026-11-26T18:00",
+        ) from e
 
 
 def with_deadline(summary: RunSummary, deadline: float, now: float) -> RunSummary:
@@ -44,8 +48,13 @@ def with_deadline(summary: RunSummary, deadline: float, now: float) -> RunSummar
         finish = None
     if finish is None:
         return dataclasses.replace(summary, deadline=round(deadline, 3))
-    return dataclasses.replace(summary, deadline=round(deadline, 3), finish_at=round(finish, 3),
-                               meets_deadline=finish <= deadline, slack_seconds=round(deadline - finish, 1))
+    return dataclasses.replace(
+        summary,
+        deadline=round(deadline, 3),
+        finish_at=round(finish, 3),
+        meets_deadline=finish <= deadline,
+        slack_seconds=round(deadline - finish, 1),
+    )
 
 
 @dataclass

@@ -60,19 +60,23 @@ class RunCollector:
         snap = self.snapshot
         base = ["run", "node"]
         ids = [self.run, self.node]
-        info = GaugeMetricFamily("hangwatch_info", "The run hangwatch supervises (value 1)",
-                                 labels=[*base, "host", "command"])
+        info = GaugeMetricFamily(
+            "hangwatch_info", "The run hangwatch supervises (value 1)", labels=[*base, "host", "command"]
+        )
         info.add_metric([*ids, self.host, self.command], 1)
         yield info
         if snap is None:
             return
         s = snap.summary
         now = self.clock()
-        step = GaugeMetricFamily("hangwatch_step", "The newest step (rank \"\": the job as a whole)",
-                                 labels=[*base, "rank"])
-        since = GaugeMetricFamily("hangwatch_seconds_since_progress",
-                                  "Seconds since the last progress (since the attempt's start when none yet)",
-                                  labels=[*base, "rank"])
+        step = GaugeMetricFamily(
+            "hangwatch_step", 'The newest step (rank "": the job as a whole)', labels=[*base, "rank"]
+        )
+        since = GaugeMetricFamily(
+            "hangwatch_seconds_since_progress",
+            "Seconds since the last progress (since the attempt's start when none yet)",
+            labels=[*base, "rank"],
+        )
         if s.last_step is not None:
             step.add_metric([*ids, ""], s.last_step)
         last = s.last_progress_at if s.last_progress_at is not None else snap.attempt_started_at
@@ -85,13 +89,15 @@ class RunCollector:
                 since.add_metric([*ids, str(rank)], max(0.0, now - at))
         yield step
         yield since
-        state = GaugeMetricFamily("hangwatch_state", "1 for the run's current state, 0 for the others",
-                                  labels=[*base, "state"])
+        state = GaugeMetricFamily(
+            "hangwatch_state", "1 for the run's current state, 0 for the others", labels=[*base, "state"]
+        )
         for st in RunState:
             state.add_metric([*ids, st.value], 1.0 if s.state == st else 0.0)
         yield state
-        incidents = CounterMetricFamily("hangwatch_incidents", "Incidents written, by root cause and verdict",
-                                        labels=[*base, "cause", "verdict"])
+        incidents = CounterMetricFamily(
+            "hangwatch_incidents", "Incidents written, by root cause and verdict", labels=[*base, "cause", "verdict"]
+        )
         for cause, verdict, n in snap.incidents:
             incidents.add_metric([*ids, cause, verdict], n)
         yield incidents
@@ -99,11 +105,12 @@ class RunCollector:
         restarts.add_metric(ids, max(0, s.attempts - 1))
         yield restarts
         for name, doc, value in (
-                ("hangwatch_steps_per_second", "The recent step rate", s.steps_per_s),
-                ("hangwatch_goodput_ratio", "Fraction of wall time spent progressing", s.goodput),
-                ("hangwatch_cost_usd", "What the run has cost so far (--cost-per-hour)", s.cost_usd),
-                ("hangwatch_projected_cost_usd", "The cost to finish at the current rate", s.projected_cost_usd),
-                ("hangwatch_eta_seconds", "Seconds to the total steps at the current rate", s.eta_seconds)):
+            ("hangwatch_steps_per_second", "The recent step rate", s.steps_per_s),
+            ("hangwatch_goodput_ratio", "Fraction of wall time spent progressing", s.goodput),
+            ("hangwatch_cost_usd", "What the run has cost so far (--cost-per-hour)", s.cost_usd),
+            ("hangwatch_projected_cost_usd", "The cost to finish at the current rate", s.projected_cost_usd),
+            ("hangwatch_eta_seconds", "Seconds to the total steps at the current rate", s.eta_seconds),
+        ):
             g = GaugeMetricFamily(name, doc, labels=base)
             if value is not None:
                 g.add_metric(ids, float(value))
@@ -114,8 +121,16 @@ class Metrics:
     """Serves (and/or writes) the run's metrics; created before the job starts, so a busy port or a
     missing library is a usage error and nothing is launched."""
 
-    def __init__(self, port: int | None, textfile: Path | None, run: str, node: str, host: str,
-                 command: str, addr: str = "0.0.0.0") -> None:  # noqa: S104 - a scrape target, like node_exporter
+    def __init__(
+        self,
+        port: int | None,
+        textfile: Path | None,
+        run: str,
+        node: str,
+        host: str,
+        command: str,
+        addr: str = "0.0.0.0",  # noqa: S104 - a scrape target, like node_exporter
+    ) -> None:
         try:
             from prometheus_client import CollectorRegistry, start_http_server
         except ImportError as e:
@@ -126,14 +141,18 @@ class Metrics:
         self.textfile = textfile
         self.server: WSGIServer | None = None
         if textfile is not None and not textfile.parent.is_dir():
-            raise UsageError(f"--metrics-textfile {textfile}: the directory {textfile.parent} does not exist",
-                             "Pass a path in node_exporter's --collector.textfile.directory")
+            raise UsageError(
+                f"--metrics-textfile {textfile}: the directory {textfile.parent} does not exist",
+                "Pass a path in node_exporter's --collector.textfile.directory",
+            )
         if port is not None:
             try:
                 self.server, _ = start_http_server(port, addr=addr, registry=self.registry)
             except OSError as e:
-                raise UsageError(f"cannot serve metrics on port {port}: {e.strerror}",
-                                 "Pick a free port with --metrics-port, or leave it out") from e
+                raise UsageError(
+                    f"cannot serve metrics on port {port}: {e.strerror}",
+                    "Pick a free port with --metrics-port, or leave it out",
+                ) from e
         self.port = self.server.server_port if self.server is not None else None
 
     def update(self, snapshot: Snapshot) -> None:

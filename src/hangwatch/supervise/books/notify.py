@@ -18,6 +18,7 @@ SEND_TIMEOUT_S = 15.0
 
 class Notifier:
     """Sends incident notifications through apprise, in the background."""
+
     def __init__(self, urls: list[str]) -> None:
         self.urls = urls
         self._threads: list[threading.Thread] = []
@@ -29,8 +30,10 @@ class Notifier:
             for u in urls:
                 if not self._apprise.add(u):
                     shown = u.split("://", 1)[0] + "://..." if "://" in u else "that value"
-                    raise UsageError(f"--notify {shown} is not a notification URL apprise understands",
-                                     "Use a URL such as json://host/path, slack://..., ntfys://topic")
+                    raise UsageError(
+                        f"--notify {shown} is not a notification URL apprise understands",
+                        "Use a URL such as json://host/path, slack://..., ntfys://topic",
+                    )
 
     def send(self, title: str, body: str) -> None:
         """Send one notification without waiting for it."""

@@ -30,14 +30,17 @@ class RunDir:
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as e:
-            raise UsageError(f"cannot write the run directory {path}: {e.strerror}",
-                             "Pass --run-dir with a directory you can write to") from e
+            raise UsageError(
+                f"cannot write the run directory {path}: {e.strerror}",
+                "Pass --run-dir with a directory you can write to",
+            ) from e
         self.heartbeat_dir = path / "heartbeat"
         self.heartbeat_dir.mkdir(mode=0o700, exist_ok=True)  # the ranks' flight recorder sockets live here
         self._events = open(path / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
-        self.incident_count = len(list((path / "incidents").glob("[0-9][0-9][0-9]"))) if (
-            path / "incidents").exists() else 0
+        self.incident_count = (
+            len(list((path / "incidents").glob("[0-9][0-9][0-9]"))) if (path / "incidents").exists() else 0
+        )
 
     def open_output_log(self) -> BinaryIO:
         """output.log, unbuffered, appended to by every attempt."""

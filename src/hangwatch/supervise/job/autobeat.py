@@ -29,8 +29,11 @@ def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, fli
         return {"HANGWATCH_AUTOBEAT": "0", "HANGWATCH_FLIGHT": "0"}
     here = str(AUTOBEAT_DIR)
     rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != here]
-    out = {"PYTHONPATH": os.pathsep.join([here, *rest]), "HANGWATCH_AUTOBEAT": "1",
-           "HANGWATCH_PHASE_TIMEOUT": f"{phase_timeout_s:g}"}
+    out = {
+        "PYTHONPATH": os.pathsep.join([here, *rest]),
+        "HANGWATCH_AUTOBEAT": "1",
+        "HANGWATCH_PHASE_TIMEOUT": f"{phase_timeout_s:g}",
+    }
     if not flight:
         out["HANGWATCH_FLIGHT"] = "0"
     elif not any(env.get(v) for v in FLIGHT_VARS):

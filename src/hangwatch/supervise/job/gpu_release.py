@@ -24,6 +24,7 @@ TOLERANCE_MIB = 512.0  # without per-process figures: device memory back within 
 @dataclass(frozen=True)
 class Release:
     """How the wait for the job's GPU memory ended."""
+
     released: bool
     seconds: float
     held: tuple[GpuProcessMemory, ...] = ()  # what the job still held when the wait ended
@@ -37,11 +38,16 @@ class Release:
             return f"could not check the GPUs' memory ({self.error})"
         if self.released:
             return f"the job's GPU memory was released after {self.seconds:.1f} s"
-        who = ", ".join(f"pid {p.pid}" + (" (gone: a zombie context)" if p.pid in self.zombies else "")
-                        + (f" {p.used_mib:.0f} MiB" if p.used_mib is not None else "") + f" on GPU {p.gpu}"
-                        for p in self.held[:8])
-        return (f"the job's GPU memory is still held after {timeout_s:.0f} s"
-                + (f": {who}" if who else f" ({self.how} did not fall back)"))
+        who = ", ".join(
+            f"pid {p.pid}"
+            + (" (gone: a zombie context)" if p.pid in self.zombies else "")
+            + (f" {p.used_mib:.0f} MiB" if p.used_mib is not None else "")
+            + f" on GPU {p.gpu}"
+            for p in self.held[:8]
+        )
+        return f"the job's GPU memory is still held after {timeout_s:.0f} s" + (
+            f": {who}" if who else f" ({self.how} did not fall back)"
+        )
 
 
 def _alive(pid: int) -> bool:
@@ -62,8 +68,14 @@ def read(backend: GpuBackend) -> Reading:
     return reading
 
 
-def wait_release(backend: GpuBackend, pids: Iterable[int], baseline: dict[int, float] | None, timeout_s: float,
-                 now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Release:
+def wait_release(
+    backend: GpuBackend,
+    pids: Iterable[int],
+    baseline: dict[int, float] | None,
+    timeout_s: float,
+    now: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Release:
     """Poll until none of ``pids`` holds GPU memory (or, without per-process figures, until each
     device's memory is back within TOLERANCE_MIB of ``baseline``), at most ``timeout_s``."""
     from hangwatch.records.gpu import GpuProcessMemory
@@ -133,15 +145,30 @@ class GpuGuard:
 
         rel = wait_release(self.backend, pids, self.baseline, self.timeout_s)
         held: list[dict[str, Any]] = [{"pid": p.pid, "gpu": p.gpu, "used_mib": p.used_mib} for p in rel.held]
-        self.event(EventKind.GPU_RELEASE, attempt=attempt, released=rel.released, seconds=round(rel.seconds, 2),
-                   how=rel.how, error=rel.error, held=held, zombies=list(rel.zombies))
+        self.event(
+            EventKind.GPU_RELEASE,
+            attempt=attempt,
+            released=rel.released,
+            seconds=round(rel.seconds, 2),
+            how=rel.how,
+            error=rel.error,
+            held=held,
+            zombies=list(rel.zombies),
+        )
         text = rel.text(self.timeout_s)
         if rel.released or rel.error:
             if rel.seconds >= 1 or rel.error:
                 self.say(f"hangwatch: {text}.")
             return True
-        self.say(f"hangwatch: {text}; " + ("relaunching anyway (--relaunch-on-held-gpu)." if self.relaunch_anyway
-                 else "not relaunching into a certain out-of-memory.") + f"\n  fix: {GPU_RELEASE_FIX[0]}")
+        self.say(
+            f"hangwatch: {text}; "
+            + (
+                "relaunching anyway (--relaunch-on-held-gpu)."
+                if self.relaunch_anyway
+                else "not relaunching into a certain out-of-memory."
+            )
+            + f"\n  fix: {GPU_RELEASE_FIX[0]}"
+        )
         if not self.relaunch_anyway:
             self.event(EventKind.GIVE_UP, reason="gpu memory held", attempts=attempt)
         return self.relaunch_anyway

@@ -81,16 +81,21 @@ class LaunchedJob:
         self.guard: subprocess.Popen[bytes] | None = None
         # Started from a thread: the run loop goes on watching the job meanwhile (a fork and exec on a
         # busy machine takes ~10 ms, and the job's own start competes for the same cores).
-        self._guard_thread = threading.Thread(target=self._start_guard, args=(kill_grace_s,),
-                                              name="hangwatch-guard-start", daemon=True)
+        self._guard_thread = threading.Thread(
+            target=self._start_guard, args=(kill_grace_s,), name="hangwatch-guard-start", daemon=True
+        )
         self._guard_thread.start()
 
     def _start_guard(self, kill_grace_s: float) -> None:
         try:
             self.guard = subprocess.Popen(
                 [sys.executable, "-S", str(GUARD), str(os.getpid()), str(self.launched.pid), f"{kill_grace_s:g}"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True)
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+            )
         except OSError:
             self.guard = None  # PR_SET_PDEATHSIG on the job still covers its main process
 

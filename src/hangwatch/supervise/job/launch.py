@@ -128,8 +128,10 @@ class OutputLog:
         """output.log and its rotated files, oldest first."""
         if self.path is None:
             return []
-        rotated = sorted((p for p in self.path.parent.glob(f"{self.path.name}.*") if p.suffix[1:].isdigit()),
-                         key=lambda p: -int(p.suffix[1:]))
+        rotated = sorted(
+            (p for p in self.path.parent.glob(f"{self.path.name}.*") if p.suffix[1:].isdigit()),
+            key=lambda p: -int(p.suffix[1:]),
+        )
         return [*rotated, self.path]
 
     def tail(self, since: int, limit: int) -> bytes:
@@ -165,8 +167,16 @@ class OutputLog:
 
 class Pump(threading.Thread):
     """Copies one output stream of the job to the log and to our own stream, byte for byte."""
-    def __init__(self, src_fd: int, dst_fd: int, log: OutputLog, on_chunk: OnChunk, status: StatusLine,
-                 on_close: Callable[[], None] | None = None) -> None:
+
+    def __init__(
+        self,
+        src_fd: int,
+        dst_fd: int,
+        log: OutputLog,
+        on_chunk: OnChunk,
+        status: StatusLine,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(name=f"hangwatch-pump-{dst_fd}", daemon=True)
         self.src_fd, self.dst_fd, self.log, self.on_chunk, self.status = src_fd, dst_fd, log, on_chunk, status
         self.on_close = on_close
@@ -202,6 +212,7 @@ class Pump(threading.Thread):
 @dataclass
 class Launched:
     """A started job: its Popen and its output pumps."""
+
     popen: subprocess.Popen[bytes]
     pumps: list[Pump]
 
@@ -252,8 +263,16 @@ def _copy_winsize(dst_fd: int) -> None:
             return
 
 
-def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog, on_chunk: OnChunk,
-           status: StatusLine, use_pty: bool, on_close: Callable[[], None] | None = None) -> Launched:
+def launch(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    log: OutputLog,
+    on_chunk: OnChunk,
+    status: StatusLine,
+    use_pty: bool,
+    on_close: Callable[[], None] | None = None,
+) -> Launched:
     """Start ``argv`` through the exec shim, in a new session, with its output pumped."""
     cmd = [sys.executable, "-S", str(EXEC_SHIM), *argv]  # -S: no site, the shim is stdlib only
     env = {**env, SUPERVISOR_ENV: str(os.getpid())}
@@ -270,8 +289,9 @@ def launch(argv: list[str], env: dict[str, str], cwd: str | None, log: OutputLog
             os.close(slave)
         pumps = [Pump(master, 1, log, on_chunk, status, on_close)]
     else:
-        popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                                 start_new_session=True)
+        popen = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True
+        )
         assert popen.stdout is not None and popen.stderr is not None  # noqa: S101 - PIPE was asked for
         out_fd, err_fd = os.dup(popen.stdout.fileno()), os.dup(popen.stderr.fileno())
         for fd in (out_fd, err_fd):

@@ -29,20 +29,29 @@ def plan_attempt(ctx: RunContext, n: int, base_env: dict[str, str]) -> LaunchPla
     argv = command_for_attempt(cfg.argv, [fill_args(f.args, ckpt) for f in cfg.fallbacks], n)
     env = dict(base_env)
     used = cfg.fallbacks[: max(0, n - 1)]
-    given = ckpt is not None and any(uses_checkpoint(f.args) or any(map(uses_checkpoint, f.env.values()))
-                                     for f in used)
+    given = ckpt is not None and any(uses_checkpoint(f.args) or any(map(uses_checkpoint, f.env.values())) for f in used)
     for fb in used:
         env.update({k: v for k, v in ((k, fill(v, ckpt)) for k, v in fb.env.items()) if v is not None})
     if n > 1 and cfg.resume_arg:
         given = given or (ckpt is not None and uses_checkpoint(cfg.resume_arg))
         resume = fill_args(cfg.resume_arg, ckpt)
         argv = apply_fallback(argv, resume) if resume else argv
-        ctx.rundir.event(EventKind.RESUME, attempt=n, applied=resume or None,
-                         checkpoint=ckpt.to_dict() if ckpt else None)
-        ctx.say(f"hangwatch: attempt {n} resumes from {ckpt.path} (step {ckpt.step})" if ckpt and resume
-                else f"hangwatch: attempt {n}: no checkpoint was seen, so --resume-arg is left out")
-    env.update({"PYTHONUNBUFFERED": "1", "HANGWATCH_RUN_DIR": str(cfg.run_dir.resolve()),
-                "HANGWATCH_ATTEMPT": str(n), "HANGWATCH_HEARTBEAT_DIR": str(ctx.rundir.heartbeat_dir.resolve())})
+        ctx.rundir.event(
+            EventKind.RESUME, attempt=n, applied=resume or None, checkpoint=ckpt.to_dict() if ckpt else None
+        )
+        ctx.say(
+            f"hangwatch: attempt {n} resumes from {ckpt.path} (step {ckpt.step})"
+            if ckpt and resume
+            else f"hangwatch: attempt {n}: no checkpoint was seen, so --resume-arg is left out"
+        )
+    env.update(
+        {
+            "PYTHONUNBUFFERED": "1",
+            "HANGWATCH_RUN_DIR": str(cfg.run_dir.resolve()),
+            "HANGWATCH_ATTEMPT": str(n),
+            "HANGWATCH_HEARTBEAT_DIR": str(ctx.rundir.heartbeat_dir.resolve()),
+        }
+    )
     env.update(autobeat_env(env, cfg.autobeat, cfg.max_slow, cfg.flight_recorder))
     env.update(ctx.remedies.env())
     for r in ctx.remedies.applied:

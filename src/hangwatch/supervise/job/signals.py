@@ -51,8 +51,10 @@ class SignalInbox:
                 self._interrupts = 1
                 ctx.rundir.event(EventKind.SIGNAL, signal="SIGINT", forwarded=True)
                 a.job.forward(signal.SIGINT)
-                ctx.say("hangwatch: Ctrl-C passed to the job; press it again to stop the job "
-                        f"(SIGTERM, then SIGKILL after {ctx.cfg.kill_grace:.0f} s).")
+                ctx.say(
+                    "hangwatch: Ctrl-C passed to the job; press it again to stop the job "
+                    f"(SIGTERM, then SIGKILL after {ctx.cfg.kill_grace:.0f} s)."
+                )
                 continue
             name = signal.Signals(signum).name
             ctx.rundir.event(EventKind.SIGNAL, signal=name, forwarded=False, stopping=True)

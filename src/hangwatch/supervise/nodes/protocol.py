@@ -67,16 +67,18 @@ class NodeCoordination:
             self._news_seen = news  # (a "report" that becomes a kill is news of its own)
         return asked if asked is not None and asked.by != self.node else None
 
-    def merge(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, window_s: float,
-              now: float) -> Merged:
+    def merge(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, window_s: float, now: float) -> Merged:
         """Share this node's rank summary, ask the others to capture, merge every node's summary."""
         self.share(attempt, evidence, diagnosis, now, request=True)
         summaries = self.coord.gather(attempt, window_s + NODE_SUMMARY_WAIT_S)
         merged = merge_nodes(summaries, self.coord.topo.nnodes)
         if merged is None:
             return Merged(diagnosis, tuple(sorted(summaries)), None)
-        return Merged(Diagnosis(merged.verdict, (merged.finding, *diagnosis.findings)), tuple(sorted(summaries)),
-                      merged.finding.cause)
+        return Merged(
+            Diagnosis(merged.verdict, (merged.finding, *diagnosis.findings)),
+            tuple(sorted(summaries)),
+            merged.finding.cause,
+        )
 
     def share(self, attempt: int, evidence: Evidence, diagnosis: Diagnosis, now: float, request: bool) -> None:
         """This node's rank summary for ``attempt`` (the newest replaces the last; counted once), and with
@@ -84,9 +86,11 @@ class NodeCoordination:
         own job turns out alive, so that nobody waits for it."""
         first = attempt not in self._shared
         self._shared.add(attempt)
-        self.coord.share_summary(attempt, NodeSummary(socket.gethostname(), rank_summaries(evidence),
-                                                      diagnosis.verdict.value, diagnosis.root.cause),
-                                 count=first)
+        self.coord.share_summary(
+            attempt,
+            NodeSummary(socket.gethostname(), rank_summaries(evidence), diagnosis.verdict.value, diagnosis.root.cause),
+            count=first,
+        )
         if request and self.coord.read(("capture", attempt), CaptureRequest) is None:
             self.coord.publish(("capture", attempt), CaptureRequest(self.node, now))
 

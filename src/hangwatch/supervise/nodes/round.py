@@ -40,16 +40,22 @@ class NodeRounds:
         if isinstance(called, Decision) and a.job.poll() is None:
             a.action = OnHang(called.action)
             ctx.rundir.event(EventKind.REMOTE_DECISION, attempt=a.number, **called.to_dict())
-            ctx.say(f"hangwatch: node {called.by} decided to {called.action} the job "
-                    f"({called.cause}); ending this node's part.")
+            ctx.say(
+                f"hangwatch: node {called.by} decided to {called.action} the job "
+                f"({called.cause}); ending this node's part."
+            )
             term = ctx.terminate(a, reason=f"node {called.by} decided: {called.action}")
             ctx.action_event(a, called.action, term, remote=True)
-            decision = ctx.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed,
-                                         max_step=a.steps.max_step)
+            decision = ctx.policy.decide(
+                a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed, max_step=a.steps.max_step
+            )
             status = remote_status(called)
             return AttemptEnd(status.code, decision, status)  # this node's run ends as the deciding node's did
-        if isinstance(called, CaptureRequest) and not a.node.captured_for_peer and a.detector.state not in (
-                State.SUSPECT, State.HUNG):
+        if (
+            isinstance(called, CaptureRequest)
+            and not a.node.captured_for_peer
+            and a.detector.state not in (State.SUSPECT, State.HUNG)
+        ):
             a.node.captured_for_peer = True
             ctx.rundir.event(EventKind.CAPTURE_REQUESTED, attempt=a.number, by=called.by)
             a.detector.suspect_now()
@@ -68,8 +74,9 @@ class NodeRounds:
         self.ctx.doing = "watching"
         self.ctx.rundir.event(EventKind.NODES_ENDED, attempt=attempt, together=together)
         if not together:
-            self.ctx.say(f"hangwatch: not every node ended attempt {attempt} within {wait_s:.0f} s; restarting "
-                         "this node anyway.")
+            self.ctx.say(
+                f"hangwatch: not every node ended attempt {attempt} within {wait_s:.0f} s; restarting this node anyway."
+            )
 
     def close(self) -> None:
         """Leave (node 0 serves the store until the others have: they may still have a decision to read),

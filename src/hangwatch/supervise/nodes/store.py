@@ -52,9 +52,13 @@ class StoreStats:
     def to_dict(self) -> dict[str, Any]:
         """For the run's events: totals, and per round while nothing was wrong."""
         rounds = max(1, self.rounds)
-        return {"rounds": self.rounds, "ops": dict(self.ops), "bytes": dict(self.bytes),
-                "tick_ops_per_round": round(self.ops.get("tick", 0) / rounds, 2),
-                "tick_bytes_per_round": round(self.bytes.get("tick", 0) / rounds, 1)}
+        return {
+            "rounds": self.rounds,
+            "ops": dict(self.ops),
+            "bytes": dict(self.bytes),
+            "tick_ops_per_round": round(self.ops.get("tick", 0) / rounds, 2),
+            "tick_bytes_per_round": round(self.bytes.get("tick", 0) / rounds, 1),
+        }
 
 
 class Coordinator:
@@ -73,14 +77,24 @@ class Coordinator:
         try:
             from torch.distributed import TCPStore  # type: ignore[attr-defined,unused-ignore]  # re-exported from torch._C
         except ImportError as e:
-            raise UsageError("coordinating a multi-node job needs torch in hangwatch's environment",
-                             "Install hangwatch into the job's environment (pip install 'hangwatch[torch]')") from e
+            raise UsageError(
+                "coordinating a multi-node job needs torch in hangwatch's environment",
+                "Install hangwatch into the job's environment (pip install 'hangwatch[torch]')",
+            ) from e
         try:
-            self.store = TCPStore(topo.host, topo.port, None, topo.node_rank == 0,
-                                  timedelta(seconds=connect_timeout_s), wait_for_workers=False)
+            self.store = TCPStore(
+                topo.host,
+                topo.port,
+                None,
+                topo.node_rank == 0,
+                timedelta(seconds=connect_timeout_s),
+                wait_for_workers=False,
+            )
         except Exception as e:  # torch raises DistNetworkError / RuntimeError subclasses
-            raise UsageError(f"cannot reach the coordination store at {topo.endpoint} ({type(e).__name__})",
-                             "Start node 0's hangwatch, check the host and that the port is free and reachable") from e
+            raise UsageError(
+                f"cannot reach the coordination store at {topo.endpoint} ({type(e).__name__})",
+                "Start node 0's hangwatch, check the host and that the port is free and reachable",
+            ) from e
         self._hello(topo)
         self._count(("joined",), 1)
 
@@ -154,8 +168,9 @@ class Coordinator:
     def _refuse(self, what: str) -> None:
         if not self.refused:
             self.refused = True
-            log.warning("hangwatch: %s; ignoring it. Set the same --coord-token (or HANGWATCH_COORD_TOKEN) on "
-                        "every node.", what)
+            log.warning(
+                "hangwatch: %s; ignoring it. Set the same --coord-token (or HANGWATCH_COORD_TOKEN) on every node.", what
+            )
 
     def _hello(self, topo: Topology) -> None:
         """Node 0 signs the store; every other node checks it holds the same token before trusting it."""
@@ -167,9 +182,11 @@ class Coordinator:
             self.store.wait([key], timedelta(seconds=30))
             if self._unwrap(key, self.store.get(key)) is None:
                 self.lost = True
-                sys.stderr.write(f"hangwatch: the coordination store at {topo.endpoint} belongs to a run with "
-                                 "another token; this node carries on alone. Set the same --coord-token (or "
-                                 "HANGWATCH_COORD_TOKEN) on every node.\n")
+                sys.stderr.write(
+                    f"hangwatch: the coordination store at {topo.endpoint} belongs to a run with "
+                    "another token; this node carries on alone. Set the same --coord-token (or "
+                    "HANGWATCH_COORD_TOKEN) on every node.\n"
+                )
         except Exception as e:  # noqa: BLE001 - torch raises many kinds: carry on alone
             self._lose(e)
 
@@ -291,8 +308,11 @@ class Coordinator:
             payload = self._unwrap(k, won)
             if payload is not None and payload.get("action") == OnHang.REPORT and proposal.action != OnHang.REPORT:
                 stored = won.decode() if isinstance(won, bytes) else won
-                won = self._call("incident", len(k) + 2 * len(mine),  # swapped only if no other node got there first
-                                 lambda: self.store.compare_set(k, stored, mine))
+                won = self._call(
+                    "incident",
+                    len(k) + 2 * len(mine),  # swapped only if no other node got there first
+                    lambda: self.store.compare_set(k, stored, mine),
+                )
                 payload = self._unwrap(k, won)
             self._news("incident")
             return proposal if payload is None else Decision.from_dict(payload)

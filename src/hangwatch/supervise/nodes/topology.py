@@ -22,6 +22,7 @@ COORD_PORT_OFFSET = 1  # hangwatch's store listens next to the job's own master/
 @dataclass(frozen=True)
 class Topology:
     """A multi-node job: this node's rank, the node count, where the coordination store is."""
+
     nnodes: int
     node_rank: int
     host: str  # where node 0's hangwatch hosts the coordination store
@@ -81,18 +82,31 @@ def coord_token(argv: list[str], env: Mapping[str, str], given: str | None) -> t
     return "argv:" + "\0".join(shared), "the launcher command line (without --node-rank)"
 
 
-def detect(argv: list[str], env: Mapping[str, str], override_endpoint: str | None = None,
-           override_node: int | None = None, override_nnodes: int | None = None,
-           token: str | None = None) -> Topology | None:
+def detect(
+    argv: list[str],
+    env: Mapping[str, str],
+    override_endpoint: str | None = None,
+    override_node: int | None = None,
+    override_nnodes: int | None = None,
+    token: str | None = None,
+) -> Topology | None:
     """The job's topology if it spans more than one node, else None."""
     args = launcher_args(argv)
     nn_raw = torchrun_option(args, env, "--nnodes") or env.get("NNODES") or env.get("SLURM_NNODES")
     nnodes = override_nnodes or _int((nn_raw or "1").split(":")[-1]) or 1
     if nnodes <= 1:
         return None
-    node = override_node if override_node is not None else _int(
-        torchrun_option(args, env, "--node-rank", "--node_rank") or env.get("NODE_RANK") or env.get("GROUP_RANK")
-        or env.get("SLURM_NODEID") or env.get("JOB_COMPLETION_INDEX"))
+    node = (
+        override_node
+        if override_node is not None
+        else _int(
+            torchrun_option(args, env, "--node-rank", "--node_rank")
+            or env.get("NODE_RANK")
+            or env.get("GROUP_RANK")
+            or env.get("SLURM_NODEID")
+            or env.get("JOB_COMPLETION_INDEX")
+        )
+    )
     if node is None:
         return None
     secret, source = coord_token(argv, env, token)

@@ -35,8 +35,14 @@ class Checkpoint:
 
     def to_dict(self) -> dict[str, Any]:
         """For events and summary.json."""
-        return {"at": round(self.at, 3), "path": self.path, "step": self.step, "source": self.kind,
-                "attempt": self.attempt, "rank": self.rank}
+        return {
+            "at": round(self.at, 3),
+            "path": self.path,
+            "step": self.step,
+            "source": self.kind,
+            "attempt": self.attempt,
+            "rank": self.rank,
+        }
 
 
 class CheckpointLog:

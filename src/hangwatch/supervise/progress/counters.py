@@ -30,10 +30,12 @@ RANK_PREFIX = re.compile(rb"^\[(?:[A-Za-z_-]*?)(\d+)\]:\s?")
 DIGIT = re.compile(rb"\d")
 
 # Dates and times are never counters: they are masked before numbers are read.
-TIME = re.compile(rb"\d{4}[-/]\d{2}[-/]\d{2}(?:[T ])?"  # 2026-11-22, 2026/11/22
-                  # 11/22 13:00:01 at a record's start or in brackets (mmengine, detectron2); not rich's `40/40 0:00:04`
-                  rb"|(?:^|(?<=\[))(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])(?=\s+\d{1,2}:\d{2})"
-                  rb"|\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d+)?")  # 13:00:01.123, 0:00:12, 1:23
+TIME = re.compile(
+    rb"\d{4}[-/]\d{2}[-/]\d{2}(?:[T ])?"  # 2026-11-22, 2026/11/22
+    # 11/22 13:00:01 at a record's start or in brackets (mmengine, detectron2); not rich's `40/40 0:00:04`
+    rb"|(?:^|(?<=\[))(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])(?=\s+\d{1,2}:\d{2})"
+    rb"|\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d+)?"
+)  # 13:00:01.123, 0:00:12, 1:23
 # A number not glued to a word (``conv1``, ``I1122``, ``rank0`` are names, not fields). Thousands
 # separators (``4,886``, ``1_234``) and exponents are part of the number.
 NUMBER = re.compile(rb"(?<![A-Za-z_\d.])(\d{1,3}(?:[,_]\d{3})+(?![\d])|\d+)(\.\d+)?([eE][-+]?\d+)?")
@@ -42,14 +44,64 @@ FRACTION_AFTER = re.compile(rb"\s*(?:/|of)\s*(\d[\d,_]*)")
 NAME_BEFORE = re.compile(rb"([A-Za-z_][A-Za-z_]*)[:=#\[(|]?\s{0,12}[:=#\[(|]?\s{0,12}$")
 UNIT_AFTER = re.compile(rb"\s*(?:%|it/s|s/it|/s|ms|s\b|MB|GB|GiB|MiB|M\b|G\b)")
 
-STEP_NAMES = frozenset({b"step", b"steps", b"global_step", b"globalstep", b"iter", b"iters", b"iteration",
-                        b"iterations", b"it", b"batch", b"batches", b"update", b"updates", b"num_updates",
-                        b"train_step", b"optimizer_step"})
+STEP_NAMES = frozenset(
+    {
+        b"step",
+        b"steps",
+        b"global_step",
+        b"globalstep",
+        b"iter",
+        b"iters",
+        b"iteration",
+        b"iterations",
+        b"it",
+        b"batch",
+        b"batches",
+        b"update",
+        b"updates",
+        b"num_updates",
+        b"train_step",
+        b"optimizer_step",
+    }
+)
 WEAK_NAMES = frozenset({b"epoch", b"epochs", b"sample", b"samples", b"consumed", b"tokens", b"seen"})
-NOT_COUNTER_NAMES = frozenset({
-    b"time", b"wall", b"train_wall", b"elapsed", b"eta", b"sec", b"secs", b"seconds", b"ms", b"tps", b"wps",
-    b"ups", b"wpb", b"bsz", b"mem", b"memory", b"max_mem", b"rank", b"gpu", b"seed", b"pid", b"port", b"lr",
-    b"loss", b"scale", b"size", b"skipped", b"nan", b"line", b"world", b"v_num", b"version", b"total"})
+NOT_COUNTER_NAMES = frozenset(
+    {
+        b"time",
+        b"wall",
+        b"train_wall",
+        b"elapsed",
+        b"eta",
+        b"sec",
+        b"secs",
+        b"seconds",
+        b"ms",
+        b"tps",
+        b"wps",
+        b"ups",
+        b"wpb",
+        b"bsz",
+        b"mem",
+        b"memory",
+        b"max_mem",
+        b"rank",
+        b"gpu",
+        b"seed",
+        b"pid",
+        b"port",
+        b"lr",
+        b"loss",
+        b"scale",
+        b"size",
+        b"skipped",
+        b"nan",
+        b"line",
+        b"world",
+        b"v_num",
+        b"version",
+        b"total",
+    }
+)
 
 PRIOR_STEP, PRIOR_FRACTION, PRIOR_NONE, PRIOR_WEAK = 3.0, 2.0, 0.0, -1.0
 HISTORY = 8  # records remembered per template
@@ -116,7 +168,7 @@ def parse_record(record: bytes) -> tuple[bytes, tuple[Field, ...]]:
     template: list[bytes] = []
     pos = 0
     for m in NUMBER.finditer(text):
-        template.extend(WORD.findall(text[pos:m.start()]))
+        template.extend(WORD.findall(text[pos : m.start()]))
         template.append(b"#")
         pos = m.end()
         whole, frac, exp = m.group(1), m.group(2), m.group(3)
@@ -125,17 +177,17 @@ def parse_record(record: bytes) -> tuple[bytes, tuple[Field, ...]]:
             continue
         before = NAME_BEFORE.search(text, max(0, m.start() - 40), m.start())
         name = before.group(1).lower() if before else b""
-        after = text[m.end():m.end() + 24]
+        after = text[m.end() : m.end() + 24]
         total_m = FRACTION_AFTER.match(after)
         total = _int(total_m.group(1)) if total_m and NUMBER.fullmatch(total_m.group(1)) else None
         unit = UNIT_AFTER.match(after) is not None and total is None
-        prev = text[max(0, m.start() - 8):m.start()].rstrip()
+        prev = text[max(0, m.start() - 8) : m.start()].rstrip()
         denominator = prev.endswith(b"/") or prev.endswith(b" of")
         if unit or denominator or name in NOT_COUNTER_NAMES:
             fields.append(Field(_int(whole), -10.0, None, name.decode()))
             continue
         if not name and total is not None:
-            post = WORD.match(after[total_m.end():].lstrip()) if total_m else None
+            post = WORD.match(after[total_m.end() :].lstrip()) if total_m else None
             name = post.group(0).lower() if post else b""
         if name in STEP_NAMES:
             prior = PRIOR_STEP + (0.5 if total is not None else 0.0)
@@ -159,8 +211,9 @@ class ProgressParser:
         self._history: OrderedDict[tuple[int, bytes], deque[tuple[int | None, ...]]] = OrderedDict()
         self._seen: OrderedDict[tuple[int, bytes], None] = OrderedDict()  # records already learned from
 
-    def _remember(self, scope: int, record: bytes, template: bytes,
-                  values: tuple[int | None, ...]) -> deque[tuple[int | None, ...]]:
+    def _remember(
+        self, scope: int, record: bytes, template: bytes, values: tuple[int | None, ...]
+    ) -> deque[tuple[int | None, ...]]:
         """The template's history, with this record's values added unless it was learned from before
         (the tail is parsed again at every poll)."""
         seen = (scope, record)
@@ -196,8 +249,9 @@ class ProgressParser:
         best = self._choose(fields, hist)
         if best is not None:
             f = best
-            return Counter(f"log:{f.name}" if f.name else "log", f.value, template + b"|" + str(f.value).encode(),
-                           f.total)
+            return Counter(
+                f"log:{f.name}" if f.name else "log", f.value, template + b"|" + str(f.value).encode(), f.total
+            )
         m = HF_DICT.search(record)
         if m:
             return Counter("hf_trainer", None, m.group("epoch"))
@@ -250,7 +304,7 @@ class ProgressParser:
             if m is None:
                 continue
             rank = int(m.group(1))
-            c = self._match(ANSI.sub(b"", rec[m.end():]), rank)
+            c = self._match(ANSI.sub(b"", rec[m.end() :]), rank)
             if c is not None:
                 out[rank] = c
         return out

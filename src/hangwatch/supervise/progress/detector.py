@@ -21,6 +21,7 @@ from hangwatch.supervise.config import DEFAULTS
 
 class State(str, Enum):
     """The detector's states."""
+
     STARTING = "starting"
     PROGRESSING = "progressing"
     SUSPECT = "suspect"
@@ -65,6 +66,7 @@ class HistoryBound:
 @dataclass(frozen=True)
 class Progress:
     """One progress signal: when, which step (if counted), from where, how strong."""
+
     at: float
     step: int | None
     source: str
@@ -80,6 +82,7 @@ EARLY_LOOK_FACTOR = 10.0
 
 class StallDetector:
     """Decides when a job is suspect; pure, driven by progress signals and the caller's clock."""
+
     def __init__(self, config: DetectorConfig, started_at: float) -> None:
         self.cfg = config
         self.started_at = started_at
@@ -135,12 +138,15 @@ class StallDetector:
         self.slow_since = None
         return True
 
-    def set_phase(self, name: str | None, deadline: float | None, started: float | None = None,
-                  now: float | None = None) -> None:
+    def set_phase(
+        self, name: str | None, deadline: float | None, started: float | None = None, now: float | None = None
+    ) -> None:
         """The phase a heartbeat declared (None: none), with its deadline and start; a phase that
         ends is remembered by its duration (the bound of the next phase of that name)."""
-        ended = self.phase_name is not None and (name != self.phase_name or (
-            started is not None and self.phase_started is not None and started > self.phase_started))
+        ended = self.phase_name is not None and (
+            name != self.phase_name
+            or (started is not None and self.phase_started is not None and started > self.phase_started)
+        )
         if ended and self.phase_name is not None and self.phase_started is not None and now is not None:
             took = max(0.0, now - self.phase_started)  # seen ended at this poll: at most this long
             self.phase_longest[self.phase_name] = max(self.phase_longest.get(self.phase_name, 0.0), took)
@@ -187,9 +193,11 @@ class StallDetector:
             return None
         limit = max(self.cfg.history_floor, self.cfg.phase_factor * longest, self.threshold())
         since = max(self.phase_started, self.last.at if self.last is not None else self.phase_started)
-        return HistoryBound(since + limit,
-                            f"max({self.cfg.history_floor:.0f} s, {self.cfg.phase_factor:g} x the longest earlier "
-                            f"'{self.phase_name}' phase of {longest:.1f} s)")
+        return HistoryBound(
+            since + limit,
+            f"max({self.cfg.history_floor:.0f} s, {self.cfg.phase_factor:g} x the longest earlier "
+            f"'{self.phase_name}' phase of {longest:.1f} s)",
+        )
 
     def history_bound(self, workers: int = 0) -> HistoryBound | None:
         """When the job, alive or not, is hung by its own history: in a phase, ``phase_factor`` x the
@@ -204,25 +212,32 @@ class StallDetector:
             return None  # plain output lines say nothing about step times
         limit = self._limit(med * max(1, workers))
         scale = f" x {workers} workers" if workers > 1 else ""
-        return HistoryBound(self.last.at + limit,
-                            f"max({self.cfg.history_floor:.0f} s, {self.cfg.history_factor:g} x the median progress "
-                            f"interval of {med:.2f} s{scale}, {self.cfg.multiple:g} x the longest of "
-                            f"{self.longest:.1f} s)")
+        return HistoryBound(
+            self.last.at + limit,
+            f"max({self.cfg.history_floor:.0f} s, {self.cfg.history_factor:g} x the median progress "
+            f"interval of {med:.2f} s{scale}, {self.cfg.multiple:g} x the longest of "
+            f"{self.longest:.1f} s)",
+        )
 
     def _limit(self, median: float) -> float:
         """Seconds without progress an alive job gets: never below the floor, the stall threshold, or
         ``multiple`` x the longest interval this job ever had (an evaluation every 1000 steps that fell
         out of the recent window still counts)."""
-        return max(self.cfg.history_floor, self.cfg.history_factor * median, self.threshold(),
-                   self.cfg.multiple * self.longest)
+        return max(
+            self.cfg.history_floor, self.cfg.history_factor * median, self.threshold(), self.cfg.multiple * self.longest
+        )
 
     def history_summary(self) -> dict[str, float | int | None]:
         """What the history bound stands on, for summary.json: intervals seen, their median and the
         longest, and the seconds without progress after which an alive job is hung (None: too little)."""
         med = self.median_interval()
         limit = self._limit(med) if med is not None and self.strength > Strength.OUTPUT else None
-        return {"intervals": len(self.intervals), "median_s": None if med is None else round(med, 3),
-                "longest_s": round(self.longest, 3), "bound_s": None if limit is None else round(limit, 1)}
+        return {
+            "intervals": len(self.intervals),
+            "median_s": None if med is None else round(med, 3),
+            "longest_s": round(self.longest, 3),
+            "bound_s": None if limit is None else round(limit, 1),
+        }
 
     def deadline(self) -> float:
         """The unix time at which the job becomes suspect if nothing happens before."""
@@ -305,6 +320,7 @@ class StallDetector:
         """The loop (and, with it, the job) was paused for ``gap`` seconds (a VM paused, a laptop asleep, the
         process group stopped): the stall clocks restart, so the paused time is not judged as a stall.
         Every time the detector keeps moves ``gap`` later; intervals are kept as they were."""
+
         def later(t: float | None) -> float | None:
             return None if t is None else t + gap
 
@@ -316,8 +332,9 @@ class StallDetector:
         self.extended_until, self.slow_since = later(self.extended_until), later(self.slow_since)
         self.phase_started, self.phase_deadline = later(self.phase_started), later(self.phase_deadline)
         if self.state == State.SUSPECT:
-            self.state = State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT \
-                else State.STARTING
+            self.state = (
+                State.PROGRESSING if self.last is not None and self.strength > Strength.OUTPUT else State.STARTING
+            )
 
     def suspect_now(self) -> None:
         """Another node asked for a capture: become suspect without waiting for the threshold."""

@@ -14,6 +14,7 @@ from hangwatch.beat import BEAT, BEAT_OFFSET, HEADER, MAGIC, PHASE, PHASE_OFFSET
 @dataclass(frozen=True)
 class Heartbeat:
     """One process's heartbeat slot."""
+
     pid: int
     rank: int | None
     at: float  # unix time of the last beat (0: none yet)
@@ -27,9 +28,11 @@ class Heartbeat:
     def on_clock(self, to_clock: Callable[[float], float]) -> Heartbeat:
         """The same slot with its Unix times on the run loop's clock."""
         return dataclasses.replace(
-            self, at=to_clock(self.at) if self.at else self.at,
+            self,
+            at=to_clock(self.at) if self.at else self.at,
             phase_started=to_clock(self.phase_started) if self.phase_started else self.phase_started,
-            phase_deadline=to_clock(self.phase_deadline) if self.phase_deadline else self.phase_deadline)
+            phase_deadline=to_clock(self.phase_deadline) if self.phase_deadline else self.phase_deadline,
+        )
 
 
 def read_heartbeats(directory: Path) -> list[Heartbeat]:
@@ -55,7 +58,17 @@ def read_heartbeats(directory: Path) -> list[Heartbeat]:
         at, step, count = BEAT.unpack_from(raw, BEAT_OFFSET)
         deadline, started, pname = PHASE.unpack_from(raw, PHASE_OFFSET)
         phase_name = pname.rstrip(b"\0").decode(errors="replace") or None
-        out.append(Heartbeat(pid=pid, rank=None if rank < 0 else rank, at=at, step=None if step < 0 else step,
-                             count=count, phase=phase_name, phase_started=started if phase_name else None,
-                             phase_deadline=deadline if phase_name and deadline > 0 else None, total=total or None))
+        out.append(
+            Heartbeat(
+                pid=pid,
+                rank=None if rank < 0 else rank,
+                at=at,
+                step=None if step < 0 else step,
+                count=count,
+                phase=phase_name,
+                phase_started=started if phase_name else None,
+                phase_deadline=deadline if phase_name and deadline > 0 else None,
+                total=total or None,
+            )
+        )
     return out

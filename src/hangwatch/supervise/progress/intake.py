@@ -118,8 +118,9 @@ class ProgressIntake:
             # One signal per poll, however many processes beat: the ranks of one job beat the same steps
             # a moment apart, and those moments are no interval of the job's own.
             steps = [b.step for b in beats if b.step is not None]
-            signals.append(Progress(max(b.at for b in beats), max(steps) if steps else None, "heartbeat",
-                                    Strength.HEARTBEAT))
+            signals.append(
+                Progress(max(b.at for b in beats), max(steps) if steps else None, "heartbeat", Strength.HEARTBEAT)
+            )
         return Intake(tuple(signals), phase, deadline, started, fresh)
 
     def _fresh(self, tail: bytes) -> bool:

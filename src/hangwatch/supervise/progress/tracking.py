@@ -63,11 +63,19 @@ class Tracker:
         job's own step around the save (checkpoints.save_step)."""
         raw_at, rank = rec.get("at"), rec.get("rank")
         at = float(raw_at) if isinstance(raw_at, int | float) else self.ctx.clock.now()
-        step = rec.get("step") if rec.get("kind") in ("lightning", "transformers") else save_step(
-            str(rec["path"]), at, list(a.steps.global_points))
-        ckpt = Checkpoint(at=at, path=str(rec["path"]),
-                          step=step if isinstance(step, int) else None, kind=str(rec.get("kind") or "?"),
-                          attempt=a.number, rank=rank if isinstance(rank, int) else -1)
+        step = (
+            rec.get("step")
+            if rec.get("kind") in ("lightning", "transformers")
+            else save_step(str(rec["path"]), at, list(a.steps.global_points))
+        )
+        ckpt = Checkpoint(
+            at=at,
+            path=str(rec["path"]),
+            step=step if isinstance(step, int) else None,
+            kind=str(rec.get("kind") or "?"),
+            attempt=a.number,
+            rank=rank if isinstance(rank, int) else -1,
+        )
         self.ctx.checkpoints.append(ckpt)
         del self.ctx.checkpoints[:-100]
         self.ctx.rundir.event(EventKind.CHECKPOINT, **ckpt.to_dict())
@@ -101,13 +109,21 @@ class Tracker:
             seconds = redo / rate if rate else 0.0
             ctx.ledger.redone_steps += redo
             ctx.ledger.redone_seconds += seconds
-            ctx.rundir.event(EventKind.REDONE, attempt=a.number, steps=redo, seconds=round(seconds, 1),
-                             from_step=start, previous_last=before.steps.last_global)
+            ctx.rundir.event(
+                EventKind.REDONE,
+                attempt=a.number,
+                steps=redo,
+                seconds=round(seconds, 1),
+                from_step=start,
+                previous_last=before.steps.last_global,
+            )
         if over and ck is not None:
             ctx.rundir.event(EventKind.FROM_ZERO, attempt=a.number, step=step, checkpoint=ck.to_dict())
-            ctx.say(f"hangwatch: attempt {a.number} started again from the beginning (step {step} seen), "
-                    f"although a checkpoint at step {ck.step} existed ({ck.path}); pass --resume-arg "
-                    "'--resume {checkpoint}' (your job's option), or make the job load its newest checkpoint.")
+            ctx.say(
+                f"hangwatch: attempt {a.number} started again from the beginning (step {step} seen), "
+                f"although a checkpoint at step {ck.step} existed ({ck.path}); pass --resume-arg "
+                "'--resume {checkpoint}' (your job's option), or make the job load its newest checkpoint."
+            )
 
     def progress(self, a: Attempt, p: Progress) -> None:
         """One progress signal: the detector's clock, the ledger, a recovery from a declared hang."""
@@ -140,8 +156,7 @@ class Tracker:
         if was == State.HUNG:
             stalled = ctx.ledger.close_stall(p.at)
             if stalled is not None:
-                ctx.rundir.event(EventKind.RECOVERED, attempt=a.number, stalled_seconds=round(stalled, 1),
-                                 step=p.step)
+                ctx.rundir.event(EventKind.RECOVERED, attempt=a.number, stalled_seconds=round(stalled, 1), step=p.step)
                 ctx.say(f"hangwatch: the job made progress again after {stalled:.0f} s (step {p.step}).")
         # The timeline of the HTML report is drawn from these: every second in an attempt's first half
         # minute, then sparser, up to every PROGRESS_EVENT_EVERY_S, and once a minute after the first hour

@@ -46,8 +46,11 @@ log = logging.getLogger(__name__)
 
 def flight_dumps(evidence: Evidence) -> dict[int, str]:
     """Each rank's whole flight recorder dump, as read at the capture (rank -> JSON text)."""
-    return {p.info.rank if p.info.rank is not None else p.info.pid: p.flight.raw for p in evidence.processes
-            if p.flight is not None and p.flight.raw}
+    return {
+        p.info.rank if p.info.rank is not None else p.info.pid: p.flight.raw
+        for p in evidence.processes
+        if p.flight is not None and p.flight.raw
+    }
 
 
 def last_progress(det: StallDetector) -> LastProgress | None:
@@ -72,8 +75,9 @@ class Acts:
         det.declare_hung()
         ctx.note = None
         ctx.ledger.open_stall(det.last.at if det.last else a.started_at)
-        futile = a.action == OnHang.RESTART and ctx.policy.would_stop(a.number, progressed=a.steps.progressed,
-                                                                        max_step=a.steps.max_step)
+        futile = a.action == OnHang.RESTART and ctx.policy.would_stop(
+            a.number, progressed=a.steps.progressed, max_step=a.steps.max_step
+        )
         status = self.hung_status(root, futile)
         a.action, followed = ctx.agree(a.number, a.action, status, root.cause)
         status = followed or status
@@ -81,15 +85,23 @@ class Acts:
         if a.action == OnHang.REPORT:
             action = Action.REPORTED
         else:
-            decision = ctx.policy.decide(a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed,
-                                         max_step=a.steps.max_step)
+            decision = ctx.policy.decide(
+                a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed, max_step=a.steps.max_step
+            )
             action = Action.RESTARTED if decision.restart else Action.KILLED
         ctx.hangs.append(Hang.of(root))
         remedy = self.remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
         from hangwatch.diagnose.assemble import build_incident
 
-        incident = build_incident(evidence, diagnosis, attempt=a.number, action=action,
-                                  last_progress=last_progress(det), detected_at=now, remedy=remedy)
+        incident = build_incident(
+            evidence,
+            diagnosis,
+            attempt=a.number,
+            action=action,
+            last_progress=last_progress(det),
+            detected_at=now,
+            remedy=remedy,
+        )
         try:
             path: Path | None = self.record(incident, stalled, flight_dumps(evidence))
         except Exception:  # a full disk must not keep a hung job from being ended or restarted
@@ -110,9 +122,14 @@ class Acts:
         a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
         root = diagnosis.root
         root = dataclasses.replace(root, evidence=(*root.evidence, when))
-        incident = build_incident(evidence, Diagnosis(diagnosis.verdict, (root, *diagnosis.findings[1:])),
-                                  attempt=a.number, action=Action.NONE, last_progress=last_progress(a.detector),
-                                  detected_at=now)
+        incident = build_incident(
+            evidence,
+            Diagnosis(diagnosis.verdict, (root, *diagnosis.findings[1:])),
+            attempt=a.number,
+            action=Action.NONE,
+            last_progress=last_progress(a.detector),
+            detected_at=now,
+        )
         try:
             self.record(incident, stalled, flight_dumps(evidence))
         except Exception:  # a report that cannot be written must not stop supervision
@@ -141,19 +158,33 @@ class Acts:
         rate = s.steps_per_s or self.books.known_rate or self._attempt_rate()
         total = s.total_steps or self.books.known_total
         left = total - s.last_step if total and s.last_step is not None else None
-        measured = {str(r["remedy"]): float(r["rate_vs_previous"])
-                    for r in remedy_outcomes(ctx.attempts, ctx.remedies.applied) if r.get("rate_vs_previous")}
-        choice = choose(candidates, now=ctx.clock.now(), steps_left=left, rate=rate, spent_usd=s.cost_usd,
-                        cost_per_hour=cfg.cost_per_hour, deadline=cfg.deadline, budget=cfg.budget,
-                        measured=measured, configured=dict(cfg.remedy_rates), probed=self._probed_rates())
+        measured = {
+            str(r["remedy"]): float(r["rate_vs_previous"])
+            for r in remedy_outcomes(ctx.attempts, ctx.remedies.applied)
+            if r.get("rate_vs_previous")
+        }
+        choice = choose(
+            candidates,
+            now=ctx.clock.now(),
+            steps_left=left,
+            rate=rate,
+            spent_usd=s.cost_usd,
+            cost_per_hour=cfg.cost_per_hour,
+            deadline=cfg.deadline,
+            budget=cfg.budget,
+            measured=measured,
+            configured=dict(cfg.remedy_rates),
+            probed=self._probed_rates(),
+        )
         if choice is None:
             return None
         applied = ctx.remedies.apply(choice.remedy, root, next_attempt, why=choice.why)
         if choice.why:
             ctx.rundir.event(EventKind.REMEDY_CHOICE, attempt=next_attempt, remedy=choice.remedy, why=choice.why)
             ctx.say(f"hangwatch: remedy for attempt {next_attempt}: {choice.why}")
-        return (f"{applied.text} (for {applied.cause}, from attempt {next_attempt})"
-                + (f"; {choice.why}" if choice.why else ""))
+        return f"{applied.text} (for {applied.cause}, from attempt {next_attempt})" + (
+            f"; {choice.why}" if choice.why else ""
+        )
 
     def _attempt_rate(self) -> float | None:
         """The current attempt's mean step rate, from its launch to its newest step (start-up included, so
@@ -185,8 +216,14 @@ class Acts:
         ctx.ledger.incidents += 1
         root = incident.root_cause
         ctx.incident_counts[(root.cause if root else Cause.UNKNOWN, incident.verdict.value)] += 1
-        ctx.rundir.event(EventKind.INCIDENT, attempt=incident.attempt, verdict=incident.verdict.value,
-                         cause=root.cause if root else None, path=str(path), action=incident.action.value)
+        ctx.rundir.event(
+            EventKind.INCIDENT,
+            attempt=incident.attempt,
+            verdict=incident.verdict.value,
+            cause=root.cause if root else None,
+            path=str(path),
+            action=incident.action.value,
+        )
         self.books.write_summary(final=False)
         page = self.books.write_page()
         banner = incident_banner(incident, stalled, path / "report.md", page)
@@ -215,8 +252,16 @@ class Acts:
         kmsg = self.capturer.kmsg
         kernel = kmsg.read() if kmsg is not None else ()
         kernel_note = kmsg.note if kmsg is not None else None
-        findings = tuple(diagnose_crash(code, self.capturer.output_tail(a.log_offset), oom_kills=oom,
-                                        pid=a.job.pid, kernel=kernel, known_pids=tuple(a.job.known_pids())))
+        findings = tuple(
+            diagnose_crash(
+                code,
+                self.capturer.output_tail(a.log_offset),
+                oom_kills=oom,
+                pid=a.job.pid,
+                kernel=kernel,
+                known_pids=tuple(a.job.known_pids()),
+            )
+        )
         asked = ctx.cfg.restart_on_crash
         # The other nodes' ranks now wait for ours: stop or restart them too (or follow the node that ended ours).
         node = ctx.nodes.node if ctx.nodes is not None else 0
@@ -225,11 +270,18 @@ class Acts:
         if followed is not None:
             asked = won == OnHang.RESTART
         decision = ctx.policy.decide(a.number, asked=asked, progressed=a.steps.progressed, max_step=a.steps.max_step)
-        incident = Incident(verdict=Verdict.CRASHED, detected_at=ctx.clock.now(),
-                            last_progress=last_progress(a.detector), attempt=a.number,
-                            action=Action.RESTARTED if decision.restart else Action.NONE, processes=(),
-                            findings=findings, kernel=kernel, notes=(kernel_note,) if kernel_note else (),
-                            remedy=self.remedy_for(findings[0], a.number + 1) if decision.restart else None)
+        incident = Incident(
+            verdict=Verdict.CRASHED,
+            detected_at=ctx.clock.now(),
+            last_progress=last_progress(a.detector),
+            attempt=a.number,
+            action=Action.RESTARTED if decision.restart else Action.NONE,
+            processes=(),
+            findings=findings,
+            kernel=kernel,
+            notes=(kernel_note,) if kernel_note else (),
+            remedy=self.remedy_for(findings[0], a.number + 1) if decision.restart else None,
+        )
         self.record(incident, 0.0)
         if followed is not None:
             return AttemptEnd(followed.code, decision, followed)

@@ -33,10 +33,19 @@ def vanished(gone: list[Gone], kernel: tuple[KernelEvent, ...]) -> tuple[Vanishe
     from hangwatch.evidence import VanishedProcess
 
     oom = {k.pid for k in kernel if k.kind == "oom_kill" and k.pid is not None}
-    return tuple(VanishedProcess(pid=g.who.pid, ppid=g.who.ppid, name=g.who.comm, cmdline=g.who.cmdline,
-                                 started_at=started_at(g.who.started) or 0.0, gone_at=g.at, replaced_by=g.replaced_by,
-                                 reason="killed by the OOM killer (kernel log)" if g.who.pid in oom else None)
-                 for g in gone)
+    return tuple(
+        VanishedProcess(
+            pid=g.who.pid,
+            ppid=g.who.ppid,
+            name=g.who.comm,
+            cmdline=g.who.cmdline,
+            started_at=started_at(g.who.started) or 0.0,
+            gone_at=g.at,
+            replaced_by=g.replaced_by,
+            reason="killed by the OOM killer (kernel log)" if g.who.pid in oom else None,
+        )
+        for g in gone
+    )
 
 
 class Capturer:
@@ -76,13 +85,21 @@ class Capturer:
         notes = ev.notes + ((self.kmsg.note,) if self.kmsg is not None and self.kmsg.note else ())
         if a is not None:  # the job's output goes through hangwatch, not to a file capture could read
             tail = self.output_tail(a.log_offset)[-PROMPT_TAIL_BYTES:]
-            ev = dataclasses.replace(ev, processes=tuple(
-                dataclasses.replace(p, output_tail=tail) if p.info.pid == pid and p.output_tail is None else p
-                for p in ev.processes))
+            ev = dataclasses.replace(
+                ev,
+                processes=tuple(
+                    dataclasses.replace(p, output_tail=tail) if p.info.pid == pid and p.output_tail is None else p
+                    for p in ev.processes
+                ),
+            )
         kernel = self.kmsg.read() if self.kmsg is not None else ()
-        return dataclasses.replace(ev, kernel=kernel, notes=notes,
-                                   known_pids=tuple(a.job.known_pids()) if a is not None else (),
-                                   vanished=vanished(a.job.vanished(), kernel) if a is not None else ())
+        return dataclasses.replace(
+            ev,
+            kernel=kernel,
+            notes=notes,
+            known_pids=tuple(a.job.known_pids()) if a is not None else (),
+            vanished=vanished(a.job.vanished(), kernel) if a is not None else (),
+        )
 
     def bounded(self, pid: int, window: float | None = None) -> Evidence:
         """The capture, in a thread with a deadline: one that never returns (a frozen py-spy on a
@@ -99,8 +116,10 @@ class Capturer:
             except Exception as e:  # a capture bug is a failed capture, not a failed loop
                 log.exception("capture failed")
                 self.ctx.rundir.event(EventKind.INTERNAL_ERROR, error=f"{type(e).__name__}: {e}", doing="capture")
-                box["error"] = CaptureError(f"the capture of pid {pid} failed ({type(e).__name__}: {e})",
-                                            "Supervision goes on; report it with the run's events.jsonl")
+                box["error"] = CaptureError(
+                    f"the capture of pid {pid} failed ({type(e).__name__}: {e})",
+                    "Supervision goes on; report it with the run's events.jsonl",
+                )
 
         if self._abandoned is not None and self._abandoned.is_alive():
             raise CaptureError(f"an earlier capture of pid {pid} is still stuck", "Not starting another")

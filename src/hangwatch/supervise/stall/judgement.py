@@ -31,5 +31,8 @@ class Judgement:
 
     def but(self, diagnosis: Diagnosis | None = None, stalled: float | None = None) -> Judgement:
         """The same judgement with another diagnosis (a bound passed, a verdict restated) or stall."""
-        return dataclasses.replace(self, diagnosis=diagnosis if diagnosis is not None else self.diagnosis,
-                                   stalled=stalled if stalled is not None else self.stalled)
+        return dataclasses.replace(
+            self,
+            diagnosis=diagnosis if diagnosis is not None else self.diagnosis,
+            stalled=stalled if stalled is not None else self.stalled,
+        )

@@ -36,9 +36,17 @@ if TYPE_CHECKING:
 # deadlock, a stopped process, a prompt nobody answers.
 # child.wait is left out: a non-Python child (tar, wget, a compiler) has no stack that could be seen
 # moving, and a startup that runs one is usually alive; it is caught by STILL_PROBES if it stays still.
-STUCK_AT_START = frozenset({Cause.DATALOADER_WORKER_STUCK, Cause.DATALOADER_BATCH_LOST, Cause.FORK_INHERITED_LOCK,
-                            Cause.CODE_DEADLOCK, Cause.PROCESS_STOPPED, Cause.PROCESS_WAITS_FOR_INPUT,
-                            Cause.IO_LOCK_WAIT})  # hung: its holder does not work (the waiter polls)
+STUCK_AT_START = frozenset(
+    {
+        Cause.DATALOADER_WORKER_STUCK,
+        Cause.DATALOADER_BATCH_LOST,
+        Cause.FORK_INHERITED_LOCK,
+        Cause.CODE_DEADLOCK,
+        Cause.PROCESS_STOPPED,
+        Cause.PROCESS_WAITS_FOR_INPUT,
+        Cause.IO_LOCK_WAIT,
+    }
+)  # hung: its holder does not work (the waiter polls)
 STILL_PROBES = 3  # probes in a row that find nothing moving and no progress: hung, whatever the cause
 
 
@@ -51,8 +59,9 @@ class ProbeDecision:
     still: int = 0  # probes in a row, this one included, in which nothing moved
 
 
-def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int = 0,
-                     activity: str | None = None, early: bool = False) -> ProbeDecision:
+def startup_decision(
+    diagnosis: Diagnosis, moved: str | None, still_before: int = 0, activity: str | None = None, early: bool = False
+) -> ProbeDecision:
     """The decision of one startup probe; ``moved``: what arrived while the job was captured;
     ``still_before``: how many probes in a row before this one found nothing moving; ``activity``:
     what in the job moves or will by itself (CPU, data, wake-ups, a sleep), None when nothing does;
@@ -68,8 +77,9 @@ def startup_decision(diagnosis: Diagnosis, moved: str | None, still_before: int 
     if diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang:
         return ProbeDecision(True, f"proven stuck: {root.cause}", still_before + 1)
     if early:
-        return ProbeDecision(False, f"looked early ({diagnosis.verdict.value}, {root.cause}): no proof of a hang",
-                             still_before)
+        return ProbeDecision(
+            False, f"looked early ({diagnosis.verdict.value}, {root.cause}): no proof of a hang", still_before
+        )
     if diagnosis.verdict == Verdict.HUNG and root.cause in STUCK_AT_START:
         return ProbeDecision(True, f"stuck: {root.cause}", still_before + 1)
     if diagnosis.verdict == Verdict.HUNG and activity is not None:
@@ -95,14 +105,15 @@ def next_probe_after(since: float, min_stall: float) -> float:
 class StartupProbe:
     """Probes a starting job every --min-stall seconds, within --startup-grace."""
 
-    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, suspects: Suspects,
-                 acts: Acts) -> None:
+    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, suspects: Suspects, acts: Acts) -> None:
         self.ctx, self.capturer, self.tracker, self.suspects, self.acts = ctx, capturer, tracker, suspects, acts
 
     def due(self, a: Attempt, now: float) -> bool:
         """Whether a probe is due: the job shows no progress yet, within its grace."""
-        return a.detector.state == State.STARTING and a.startup.next_probe_at <= now < a.started_at + \
-            self.ctx.cfg.startup_grace
+        return (
+            a.detector.state == State.STARTING
+            and a.startup.next_probe_at <= now < a.started_at + self.ctx.cfg.startup_grace
+        )
 
     def probe(self, a: Attempt, now: float) -> AttemptEnd | None:
         """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
@@ -127,13 +138,24 @@ class StartupProbe:
         decision = startup_decision(diagnosis, moved, a.startup.still_probes, what_moves(evidence), early)
         a.startup.still_probes = decision.still
         ctx.probe_note = f"probed at {since:.0f} s, {decision.note}"
-        ctx.rundir.event(EventKind.PROBE, attempt=a.number, seconds=round(since, 1), hung=decision.hung,
-                         verdict=diagnosis.verdict.value, cause=diagnosis.root.cause, note=decision.note,
-                         still=decision.still, early=early)
+        ctx.rundir.event(
+            EventKind.PROBE,
+            attempt=a.number,
+            seconds=round(since, 1),
+            hung=decision.hung,
+            verdict=diagnosis.verdict.value,
+            cause=diagnosis.root.cause,
+            note=decision.note,
+            still=decision.still,
+            early=early,
+        )
         if a.detector.state != State.STARTING:
             return None
-        if moved is None and diagnosis.verdict == Verdict.WAITING and \
-                diagnosis.root.cause == Cause.DISTRIBUTED_RENDEZVOUS_WAIT:
+        if (
+            moved is None
+            and diagnosis.verdict == Verdict.WAITING
+            and diagnosis.root.cause == Cause.DISTRIBUTED_RENDEZVOUS_WAIT
+        ):
             return self.suspects.peers_late(Judgement(a, evidence, diagnosis, now, since))
         if not decision.hung:
             return None

@@ -67,8 +67,13 @@ class Suspects:
         """suspect: capture and diagnose; extend a job that is alive, else declare it hung and act."""
         ctx, det = self.ctx, a.detector
         stalled = det.stalled_for(now)
-        ctx.rundir.event(EventKind.SUSPECT, attempt=a.number, stalled_seconds=round(stalled, 1),
-                         threshold=round(det.threshold(), 1), phase=det.phase_name)
+        ctx.rundir.event(
+            EventKind.SUSPECT,
+            attempt=a.number,
+            stalled_seconds=round(stalled, 1),
+            threshold=round(det.threshold(), 1),
+            phase=det.phase_name,
+        )
         if now < a.suspicion.capture_retry_at:
             return None
         try:
@@ -87,10 +92,18 @@ class Suspects:
         moved = self.tracker.moved_during_capture(a)
         if moved is not None and (det.state != State.SUSPECT or det.extend(ctx.clock.now())):
             # Visible movement between suspect and decision: not hung. Output alone extends, within --max-slow.
-            ctx.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value,
-                             cause=diagnosis.root.cause, reason=moved, seconds=round(det.threshold(), 1))
-            ctx.say(f"hangwatch: no progress for {stalled:.0f} s, but the job moved while it was captured "
-                    f"({moved}); not hung.")
+            ctx.rundir.event(
+                EventKind.EXTENDED,
+                attempt=a.number,
+                verdict=diagnosis.verdict.value,
+                cause=diagnosis.root.cause,
+                reason=moved,
+                seconds=round(det.threshold(), 1),
+            )
+            ctx.say(
+                f"hangwatch: no progress for {stalled:.0f} s, but the job moved while it was captured "
+                f"({moved}); not hung."
+            )
             return None
         from hangwatch.incident import Verdict
 
@@ -141,8 +154,12 @@ class Suspects:
         --min-stall: max(15 s, 10 x its 99th-percentile progress interval) after its last progress."""
         det = a.detector
         after = det.look_after()
-        return after is not None and det.last is not None and a.suspicion.looked_at != det.last.at and \
-            now >= det.last.at + after
+        return (
+            after is not None
+            and det.last is not None
+            and a.suspicion.looked_at != det.last.at
+            and now >= det.last.at + after
+        )
 
     def look(self, a: Attempt, now: float) -> AttemptEnd | None:
         """The first look at a stall: a short capture that declares the job hung only on a proof of a hang
@@ -163,9 +180,16 @@ class Suspects:
         from hangwatch.incident import Verdict
 
         decides = moved is None and diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang
-        ctx.rundir.event(EventKind.LOOK, attempt=a.number, stalled_seconds=round(stalled, 1),
-                         verdict=diagnosis.verdict.value, cause=root.cause, hung=decides,
-                         proof=root.proof.fact if root.proof is not None else None, moved=moved)
+        ctx.rundir.event(
+            EventKind.LOOK,
+            attempt=a.number,
+            stalled_seconds=round(stalled, 1),
+            verdict=diagnosis.verdict.value,
+            cause=root.cause,
+            hung=decides,
+            proof=root.proof.fact if root.proof is not None else None,
+            moved=moved,
+        )
         if not decides or det.state != State.PROGRESSING:
             return None
         fact = root.proof.fact if root.proof is not None else ""
@@ -185,11 +209,20 @@ class Suspects:
             until = min(until, bound.at)
         when = f"hung at {clock(until)} ({until - now:.0f} s from now) unless it progresses"
         basis = bound.basis if bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
-        ctx.rundir.event(EventKind.EXTENDED, attempt=a.number, verdict=diagnosis.verdict.value, cause=root.cause,
-                         seconds=round(det.threshold(), 1), summary=root.summary, hung_at=round(until, 1),
-                         bound=basis)
-        ctx.say(f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
-                f"Giving it {det.threshold():.0f} s more; {when} ({basis}).")
+        ctx.rundir.event(
+            EventKind.EXTENDED,
+            attempt=a.number,
+            verdict=diagnosis.verdict.value,
+            cause=root.cause,
+            seconds=round(det.threshold(), 1),
+            summary=root.summary,
+            hung_at=round(until, 1),
+            bound=basis,
+        )
+        ctx.say(
+            f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
+            f"Giving it {det.threshold():.0f} s more; {when} ({basis})."
+        )
         ctx.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
         key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
         if stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall and key not in a.suspicion.slow_reported:
@@ -198,13 +231,23 @@ class Suspects:
             if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
                 diagnosis = dataclasses.replace(diagnosis, verdict=Verdict.SLOW)
             self.acts.report(j.but(diagnosis), f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}")
-        elif key in a.suspicion.slow_reported and a.suspicion.slow_noted_at is not None and \
-                now - a.suspicion.slow_noted_at >= SLOW_REPEAT_S:
+        elif (
+            key in a.suspicion.slow_reported
+            and a.suspicion.slow_noted_at is not None
+            and now - a.suspicion.slow_noted_at >= SLOW_REPEAT_S
+        ):
             a.suspicion.slow_noted_at = now  # it lasts: said again, at most every SLOW_REPEAT_S
-            text = (f"still {diagnosis.verdict.value} after {stalled / 60:.0f} min without progress: {root.summary} "
-                    f"{when}.")
-            ctx.rundir.event(EventKind.STILL_SLOW, attempt=a.number, cause=root.cause,
-                             stalled_seconds=round(stalled, 1), hung_at=round(until, 1), summary=root.summary)
+            text = (
+                f"still {diagnosis.verdict.value} after {stalled / 60:.0f} min without progress: {root.summary} {when}."
+            )
+            ctx.rundir.event(
+                EventKind.STILL_SLOW,
+                attempt=a.number,
+                cause=root.cause,
+                stalled_seconds=round(stalled, 1),
+                hung_at=round(until, 1),
+                summary=root.summary,
+            )
             ctx.say(f"hangwatch: {text}")
             from hangwatch.supervise.books.rundir import command_name
 
@@ -229,6 +272,7 @@ class Suspects:
         ctx.note = f"waiting for peers for {waited:.0f} s; {when}"
         if not a.suspicion.waiting_reported and waited >= ctx.cfg.min_stall:
             a.suspicion.waiting_reported = True
-            self.acts.report(j.but(stalled=waited),
-                             f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)")
+            self.acts.report(
+                j.but(stalled=waited), f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)"
+            )
         return None
