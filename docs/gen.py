@@ -1,6 +1,6 @@
 """Writes the docs pages generated from the code: the causes (hangwatch/causes.py) and the options of
 `hangwatch run` (its CLI and supervise/config.py's DEFAULTS). `python docs/gen.py` rewrites them;
-`python docs/gen.py --check` exits 1 when a page differs (tests/test_docs.py runs it)."""
+`python docs/gen.py --check` exits 1 when a page differs (tests/{unit,e2e}/test_docs.py runs it)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 SCENARIOS = Path(__file__).parent / "scenarios"
+E2E_DIR = Path(__file__).parent / "e2e"
 # Every test, and every hangwatch a test starts, runs the rules strictly: a rule that raises fails
 # the test, instead of a "not flagged" test passing because the rule never ran.
 os.environ["HANGWATCH_STRICT_RULES"] = "1"
@@ -65,7 +66,11 @@ _watch_spawns()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The quick tier runs first: a broken rule fails in the first minute of the whole suite too."""
+    """Every test under tests/e2e/ is e2e (marked or not); the quick tier (tests/unit/) runs first, so a broken
+    rule fails in the first minute of the whole suite too."""
+    for item in items:
+        if E2E_DIR in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
 
 

@@ -1,0 +1,176 @@
+"""Every rank's collectives from torch's flight recorder (issue [2/5]): real torchrun jobs on gloo, each rank
+serving torch's worker server on a unix socket, read at the stall; the recorder's analysis on recorded dumps,
+NCCL's format included.
+
+Here the tests that start real processes; those that start none are in tests/unit/test_flight.py.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+
+import pytest
+from conftest import SCENARIOS, _free_port, marker, py, root_cause
+
+pytest.importorskip("torch")
+
+QUICK = ["--min-stall", "3", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill"]
+
+
+def _torchrun(n: int, script: str, *args: str) -> list[str]:
+    return [
+        "--",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(n),
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / script),
+        *args,
+    ]
+
+
+def _where(root: dict, script: str, tag: str) -> None:
+    assert (root["where"]["file"], root["where"]["line"]) == marker(script, tag), root["where"]
+
+
+@pytest.mark.e2e
+def test_a_barrier_only_rank_0_calls_is_named_from_the_recorder(run):
+    """3 ranks: rank 0 alone calls dist.barrier() in `if rank == 0:`; ranks 1 and 2 are in the next step's
+    all_reduce. The recorder says both sides at the same sequence number, with each side's line."""
+    r = run(*QUICK, *_torchrun(3, "dist_fr_barrier.py"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]  # collectives only some ranks call: a bug in the code
+    incident = run.incident()
+    root = root_cause(incident)
+    assert root["cause"] == "distributed.peer_stuck" and root["confidence"] >= 0.95, root
+    _where(root, "dist_fr_barrier.py", "HANG-HERE:odd")
+    assert root["where"]["rank"] == 0
+    s = root["summary"]
+    _, odd = marker("dist_fr_barrier.py", "HANG-HERE:odd")
+    _, others = marker("dist_fr_barrier.py", "HANG-HERE:others")
+    assert "disagree at collective #7" in s and f"rank 0: barrier at dist_fr_barrier.py:{odd}" in s, s
+    assert f"ranks 1-2: all_reduce [[1024]] at dist_fr_barrier.py:{others}" in s, s
+    assert root["proof"]["kind"] == "hang"
+    table = {c["ranks"]: c for c in incident["collectives"]}
+    assert table["rank 0"]["last_entered"] == "barrier #7 []" and table["rank 0"]["last_completed"] == "#6"
+    assert table["ranks 1-2"]["state"].startswith("waits in all_reduce #7 (4.0 KiB")
+    # The raw dumps, for torch's own analyser, and the table in report.md.
+    dumps = sorted((run.dir / "incidents" / "001" / "flight").glob("rank-*.json"))
+    assert [p.name for p in dumps] == ["rank-0.json", "rank-1.json", "rank-2.json"]
+    assert all(json.loads(p.read_text())["entries"] for p in dumps)
+    assert "## Collectives (torch's flight recorder)" in (run.dir / "incidents" / "001" / "report.md").read_text()
+    # The job's own sockets: in the heartbeat directory (0700), each 0600; nothing listens on TCP.
+    hb = run.dir / "heartbeat"
+    assert stat.S_IMODE(hb.stat().st_mode) == 0o700
+    socks = list(hb.glob("flight-*.sock"))
+    assert len(socks) == 3 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in socks)
+    assert not any(c.isdigit() for p in socks for c in p.name), "torch prints the name: no number to read as a step"
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(200)  # the run is bounded at 150 s
+def test_ddp_ranks_inside_backward_are_told_apart_by_the_recorder(run):
+    """4 ranks with DDP: rank 2 is stuck loading its batch; ranks 0, 1, 3 are inside loss.backward(), where no
+    Python frame shows a collective. The recorder names the reducer's all_reduce they wait in, its sequence
+    number and size, and the rank that never entered it."""
+    r = run(*QUICK, *_torchrun(4, "dist_ddp_data.py"), timeout=150)
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    incident = run.incident()
+    root = root_cause(incident)
+    assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 2, root
+    _where(root, "dist_ddp_data.py", "HANG-HERE:culprit")
+    _, line = marker("dist_ddp_data.py", "HANG-HERE:victims")
+    s = root["summary"]
+    assert s.startswith("Rank 2 is stuck at load_batch (dist_ddp_data.py:") and "never entered all_reduce #" in s, s
+    seq = int(s.split("all_reduce #")[1].split()[0])
+    assert (
+        f"(it last completed #{seq - 1}), while ranks 0-1,3 wait in all_reduce #{seq} (17 KiB, "
+        f"dist_ddp_data.py:{line}) since " in s
+    ), s
+    # The stacks alone could not tell: no victim shows a collective frame.
+    victims = [p for p in incident["processes"] if p["rank"] in (0, 1, 3) and p["role"] == "rank"]
+    assert len(victims) == 3
+    assert not any("distributed_c10d.py" in f["file"] for p in victims for t in p["threads"] for f in t["frames"])
+
+
+@pytest.mark.e2e
+def test_a_rank_that_raised_and_cannot_exit_is_named_at_the_thread_it_waits_for(run):
+    """2 ranks: rank 1 raised and is exiting, joining a non-daemon thread that waits forever; rank 0 waits in
+    all_reduce. The culprit is rank 1 at its thread's line, not threading.py where its main thread joins."""
+    r = run(*QUICK, *_torchrun(2, "dist_raise_at_exit.py"))
+    assert r.returncode != 0, r.stderr.decode()[-3000:]
+    assert b"validation_step: shapes do not match" in r.stdout + r.stderr  # the real error, kept in the log
+    root = root_cause(run.incident())
+    assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 1, root
+    _where(root, "dist_raise_at_exit.py", "HANG-HERE")
+    s = root["summary"]
+    assert s.startswith("Rank 1 is ") and "exiting, and waits for its non-daemon thread 'metrics-uploader'" in s, s
+    assert "while rank 0 waits in all_reduce #" in s, s
+
+
+@pytest.mark.e2e
+def test_a_rank_spinning_with_the_gil_still_answers_through_the_worker_server(run):
+    r = run(*QUICK, *_torchrun(2, "dist_fr_spin.py"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]  # a counting spin: a bug at that line
+    incident = run.incident()
+    root = root_cause(incident)
+    assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 1, root
+    _where(root, "dist_fr_spin.py", "HANG-HERE:spin")
+    assert (
+        root["summary"].startswith("Rank 1 is stuck at wait_for_flag (dist_fr_spin.py:")
+        and "never entered all_reduce #4 (it last completed #3), while rank 0 waits in all_reduce #4" in root["summary"]
+    )
+    assert root["proof"]["kind"] == "hang" and "counting spin" in root["proof"]["fact"]
+    table = {c["ranks"]: c for c in incident["collectives"]}
+    assert table["rank 1"]["state"] == "idle" and table["rank 1"]["last_entered"].startswith("all_reduce #3")
+    assert (run.dir / "incidents" / "001" / "flight" / "rank-1.json").exists()  # C++ answered, Python could not
+
+
+@pytest.mark.e2e
+def test_without_the_worker_server_the_ranks_fallback_dump_is_read(run):
+    """A torch without _WorkerServer (HANGWATCH_FLIGHT=fifo pretends): a thread of each rank writes the dump
+    when hangwatch asks through a FIFO; the finding is the same."""
+    r = run(*QUICK, *_torchrun(2, "dist_ddp_data.py", "1"), env={"HANGWATCH_FLIGHT": "fifo"})
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    root = root_cause(run.incident())
+    assert root["where"]["rank"] == 1 and root["summary"].startswith("Rank 1 is stuck at load_batch"), root
+    assert "while rank 0 waits in all_reduce #" in root["summary"]
+    assert len(list((run.dir / "heartbeat").glob("flight-*.fifo"))) == 2
+    assert not list((run.dir / "heartbeat").glob("flight-*.sock"))
+
+
+@pytest.mark.e2e
+def test_a_healthy_ddp_job_with_the_recorder_on_is_untouched(run):
+    r = run("--min-stall", "3", "--on-hang", "kill", *_torchrun(2, "dist_ddp_data.py", "-1"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"done" in r.stdout and run.summary()["incidents"] == 0
+    entries = [json.loads(p.read_text()) for p in (run.dir / "heartbeat").glob("flight-*.json")]
+    assert sorted(e["rank"] for e in entries) == [0, 1] and all(e["kind"] == "server" for e in entries)
+
+
+@pytest.mark.e2e
+def test_a_job_that_never_makes_a_process_group_starts_no_reader_and_the_flag_turns_it_off(run, tmp_path):
+    r = run("--min-stall", "3", *py("stepper.py", "--steps", "5", "--interval", "0.05"))
+    assert r.returncode == 0
+    assert not list((run.dir / "heartbeat").glob("flight-*"))
+    # --no-flight-recorder: neither the variables nor a reader.
+    out = tmp_path / "env.json"
+    script = tmp_path / "env.py"
+    script.write_text(
+        "import json, os, sys\njson.dump({k: v for k, v in os.environ.items() if k.startswith(("
+        "'TORCH_FR', 'TORCH_NCCL_TRACE', 'HANGWATCH_FLIGHT'))}, open(sys.argv[1], 'w'))\n"
+    )
+    run2 = type(run)(tmp_path / "off")
+    (tmp_path / "off").mkdir()
+    r = run2("--no-flight-recorder", "--", sys.executable, str(script), str(out))
+    assert r.returncode == 0 and json.loads(out.read_text()) == {"HANGWATCH_FLIGHT": "0"}
+    r = run2("--", sys.executable, str(script), str(out), env={"TORCH_FR_BUFFER_SIZE": "64"})
+    env = json.loads(out.read_text())
+    assert env.get("TORCH_FR_BUFFER_SIZE") == "64" and "TORCH_NCCL_TRACE_BUFFER_SIZE" not in env  # the user's own
+
+
+# --- the analysis on dumps ---------------------------------------------------------------------------------------

@@ -1,0 +1,351 @@
+"""Judging the new (issue [1/4]): every rule that declares a hang sooner has its healthy twin here.
+
+- a counter that only counts is a spin / a loop that walks its data computes;
+- alive but far past the job's own history is hung / a real 30 s batch is not;
+- a rank whose peer never joins is waiting, then hung at --rendezvous-timeout / a late node is not;
+- a job waiting at a prompt is hung at once / a prompt answered within 2 s is not;
+- nothing moving and nothing known for 3 startup probes is hung / a sleep, a download delivering
+  bytes, a compile are not.
+Real processes end to end; the pure bounds on scripted sequences.
+
+Here the tests that start real processes; those that start none are in tests/unit/test_judgment.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from conftest import (
+    SCENARIOS,
+    _free_port,
+    clean_env,
+    inspect_json,
+    marker,
+    only_slow_incidents,
+    py,
+    root_cause,
+    wait_for_event,
+)
+
+pytest.importorskip("torch")
+
+QUICK = ["--min-stall", "3", "--capture-window", "1", "--kill-grace", "2"]
+
+
+def _incidents(run) -> list[dict]:
+    return [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
+
+
+def _in_the_loop(where: dict, script: str = "dl_long_batch.py") -> None:
+    file, line = marker(script)  # the loop's header; a sample may land on any line of its body
+    assert where["file"] == file and line <= where["line"] <= line + 3, where
+
+
+@pytest.mark.e2e
+def test_a_worker_computing_forever_is_slow_then_hung_at_max_slow(run):
+    """Its loop walks its data: proven work, never hung by the step history; --max-slow ends it."""
+    r = run(
+        "--min-stall",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--max-slow",
+        "10",
+        "--history-floor",
+        "4",
+        "--history-factor",
+        "20",
+        "--on-hang",
+        "kill",
+        *py("dl_long_batch.py", "-1"),
+    )
+    assert r.returncode == 124, r.stderr.decode()[-3000:]  # work that ran too long may pass (and workers0 is left)
+    incidents = _incidents(run)
+    slow, hung = incidents[0], incidents[-1]
+    # Never silent: past 3 x --min-stall a `slow` incident says what it does and when it will be declared.
+    assert (slow["verdict"], slow["action"]) == ("slow", "none"), slow["verdict"]
+    assert root_cause(slow)["cause"] == "dataloader.worker_slow" and root_cause(slow)["proof"]["kind"] == "work"
+    assert any("unless it progresses" in e and "--max-slow 10 s" in e for e in root_cause(slow)["evidence"]), (
+        root_cause(slow)["evidence"]
+    )
+    root = root_cause(hung)
+    assert (hung["verdict"], hung["action"], root["cause"]) == ("hung", "killed", "dataloader.worker_stuck"), root
+    _in_the_loop(root["where"])
+    assert "past the extra time an alive job gets (--max-slow 10 s)" in root["summary"], root["summary"]
+    assert "far longer than this job's" not in root["summary"] and " stuck" not in root["summary"]
+    stderr = r.stderr.decode()
+    assert "alive and working (dataloader" not in stderr  # the old, contradictory wording
+    assert "hung at " in stderr and "unless it progresses" in stderr
+
+
+@pytest.mark.e2e
+def test_a_job_that_only_wakes_is_still_hung_by_its_step_history(run):
+    """What shows no work (a sleep loop polling for a file that never comes) keeps the history bound."""
+    r = run(
+        "--min-stall",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--history-floor",
+        "8",
+        "--history-factor",
+        "20",
+        "--on-hang",
+        "kill",
+        *py("poll_forever.py"),
+    )
+    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    hung = _incidents(run)[-1]
+    root = root_cause(hung)
+    assert hung["verdict"] == "hung" and root["proof"] is None, root
+    assert "far longer than this job's steps take" in root["summary"], root["summary"]
+    assert (root["where"]["file"], root["where"]["line"]) == marker("poll_forever.py")
+
+
+# --- 1. a counter that only counts ------------------------------------------------------------------------
+@pytest.mark.e2e
+def test_a_collate_spin_whose_counter_advances_is_hung_at_once(run):
+    """The issue's case: `while n >= 0: n += 1` in a collate_fn. `n` moves, nothing else: a spin."""
+    t0 = time.monotonic()
+    r = run(*QUICK, "--on-hang", "kill", *py("dl_collate_count.py"))
+    assert r.returncode == 125, r.stderr.decode()[-2000:]  # a spin at the user's line: a requeue spins again
+    assert time.monotonic() - t0 < 40
+    incident = run.incident()
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("hung", "dataloader.worker_stuck"), root
+    _in_the_loop(root["where"], "dl_collate_count.py")
+    assert any("`n` only counts" in e and "so the loop spins" in e for e in root["evidence"]), root["evidence"]
+    assert "spinning" in root["summary"] and root["proof"]["kind"] == "hang"
+    assert root["proof"]["fact"].startswith("a counting spin: `n` only counts")
+
+
+@pytest.mark.e2e
+def test_a_loop_that_walks_its_data_is_alive_not_a_spin(start_job):
+    """The twin: a worker's loop whose values change with its data (`for row in rows`) computes."""
+    job = start_job([sys.executable, str(SCENARIOS / "dl_long_batch.py"), "-1"])
+    incident = inspect_json(job.pid, window=2)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("slow", "dataloader.worker_slow"), root
+    assert "alive" in root["summary"] and "stuck" not in root["summary"], root["summary"]
+    assert any(e.startswith("its loop advances:") for e in root["evidence"]), root["evidence"]
+
+
+# --- 1. alive, bounded by the job's own history ------------------------------------------------------------
+@pytest.mark.e2e
+def test_a_worker_that_really_takes_24_s_on_one_batch_is_not_touched(run):
+    """The healthy twin, at the default bounds: one 24 s batch among fast ones (proven work: only --max-slow,
+    1800 s, bounds it; the step history never does)."""
+    r = run("--min-stall", "5", "--capture-window", "1", "--on-hang", "kill", *py("dl_long_batch.py", "24"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"done" in r.stdout
+    assert only_slow_incidents(run), "a 30 s stall at --min-stall 5 is reported as slow, never silently"
+    assert not [e for e in run.events() if e["event"] in ("terminate", "action")]
+
+
+# --- 2. peers that never join ---------------------------------------------------------------------------------
+@pytest.mark.e2e
+def test_a_rank_whose_peer_never_starts_is_waiting_then_hung_at_the_rendezvous_timeout(run):
+    port = _free_port()
+    r = run(*QUICK, "--rendezvous-timeout", "8", "--on-hang", "kill", *py("dist_tcp_init.py", "0", str(port)))
+    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    waiting, hung = run.incident(1), run.incident(2)
+    assert (waiting["verdict"], waiting["action"]) == ("waiting", "none")
+    root = root_cause(hung)
+    assert (hung["verdict"], root["cause"]) == ("hung", "distributed.rendezvous_wait"), root
+    assert f"1 of 2 joined the store at 127.0.0.1:{port}" in root["summary"], root["summary"]
+    assert "past --rendezvous-timeout (8 s)" in root["summary"]
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dist_tcp_init.py")
+    assert any("torch itself gives up after 30 min" in e for e in root["evidence"])
+    assert any("MASTER_ADDR" in f for f in root["fix"]) and any("timeout=" in f for f in root["fix"])
+    assert [e["event"] for e in run.events()].count("incident") == 2  # the waiting incident is written once
+
+
+@pytest.mark.e2e
+def test_a_node_that_starts_25_s_late_is_not_killed(run, tmp_path):
+    """The twin, at the default --rendezvous-timeout (300 s): the peer arrives after 25 s, well past
+    --min-stall, three still startup probes (15 s) and the 12 s timeout the never-coming peer is held to."""
+    port = _free_port()
+    p = run.start(
+        "--min-stall", "5", "--capture-window", "1", "--on-hang", "kill", *py("dist_tcp_init.py", "0", str(port))
+    )
+    wait_for_event(run, "incident", timeout=60)  # reported as waiting, once
+    late = None
+    try:
+        time.sleep(max(0.0, 25 - (time.time() - run.events()[0]["at"])))
+        late = subprocess.Popen(
+            [sys.executable, str(SCENARIOS / "dist_tcp_init.py"), "1", str(port)],
+            env=clean_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        out, err = p.communicate(timeout=90)
+        assert late.wait(timeout=60) == 0
+    finally:
+        if late is not None and late.poll() is None:
+            late.kill()
+            late.wait(timeout=10)
+    assert p.returncode == 0, err.decode()[-3000:]
+    assert b"step 4" in out
+    incidents = _incidents(run)
+    assert [(i["verdict"], i["action"]) for i in incidents] == [("waiting", "none")]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("backend", ["static", "c10d"])
+def test_torchruns_own_rendezvous_names_the_store_and_the_nodes_joined(start_job, backend):
+    port = _free_port()
+    rdzv = (
+        ["--master-addr", "127.0.0.1", "--master-port", str(port), "--node-rank", "0"]
+        if backend == "static"
+        else ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"]
+    )
+    job = start_job(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            "2",
+            "--nproc-per-node",
+            "1",
+            *rdzv,
+            str(SCENARIOS / "dist_tcp_init.py"),
+            "0",
+            "1",
+        ],
+        ready_count=0,
+    )
+    deadline = time.monotonic() + 30
+    incident = inspect_json(job.pid, window=1)
+    while root_cause(incident)["cause"] != "distributed.rendezvous_wait" and time.monotonic() < deadline:
+        time.sleep(1)  # the launcher is still importing torch
+        incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("waiting", "distributed.rendezvous_wait"), root
+    assert f"1 of 2 joined the store at 127.0.0.1:{port}" in root["summary"], root["summary"]
+    assert any("torch itself gives up after 10 min" in e for e in root["evidence"]), root["evidence"]
+
+
+# --- 3. a job waiting for someone to type -----------------------------------------------------------------------
+def _stdin_pipe() -> tuple[int, int]:
+    """A pipe for the job's standard input that the test holds open (communicate() would close it)."""
+    return os.pipe()
+
+
+@pytest.mark.e2e
+def test_a_job_waiting_at_a_login_prompt_is_hung_at_once(run):
+    r_fd, w_fd = _stdin_pipe()
+    try:
+        p = run.start(*QUICK, "--on-hang", "kill", *py("prompt_job.py"), stdin=r_fd)
+        os.close(r_fd)
+        t0 = time.monotonic()
+        _, err = p.communicate(timeout=60)  # stdin stays open and empty: nobody types
+    finally:
+        os.close(w_fd)
+    assert p.returncode == 125, err.decode()[-3000:]  # a requeue would wait at the same prompt
+    assert time.monotonic() - t0 < 20
+    assert run.summary()["exit_reason"] == "hung_final" and "same prompt" in run.summary()["exit_why"]
+    incident = run.incident()
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("hung", "process.waits_for_input"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("prompt_job.py")
+    assert "Paste an API key from your profile" in root["summary"], root["summary"]
+    assert "standard input is a pipe" in root["evidence"], root["evidence"]
+    assert any("WANDB_API_KEY" in f for f in root["fix"]) and any("/dev/null" in f for f in root["fix"])
+
+
+@pytest.mark.e2e
+def test_a_prompt_answered_within_2_s_is_not_touched(run):
+    r_fd, w_fd = _stdin_pipe()
+    try:
+        p = run.start(*QUICK, "--on-hang", "kill", *py("prompt_job.py"), stdin=r_fd)
+        os.close(r_fd)
+        t = threading.Timer(1.5, os.write, (w_fd, b"0123456789abcdef\n"))  # someone types, 1.5 s later
+        t.start()
+        out, err = p.communicate(timeout=60)
+        t.join(timeout=5)
+    finally:
+        os.close(w_fd)
+    assert p.returncode == 0, err.decode()[-3000:]
+    assert b"logged in (16 characters)" in out and b"step 19" in out
+    assert run.summary()["incidents"] == 0
+
+
+@pytest.mark.e2e
+def test_a_forgotten_breakpoint_names_the_debugger_prompt(start_job):
+    job = start_job("breakpoint_job.py", env={"PYTHONBREAKPOINT": ""}, stdin=subprocess.PIPE)  # open, silent
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "process.waits_for_input", root
+    assert "debugger prompt" in root["summary"], root["summary"]
+    assert root["fix"][0].startswith("Remove the breakpoint()"), root["fix"]
+    assert not any("wandb" in f for f in root["fix"]), root["fix"]  # a login's fix is no fix for a debugger
+
+
+# --- 4. not moving and unknown is not a reason to wait 15 minutes ------------------------------------------------
+@pytest.mark.e2e
+def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
+    t0 = time.monotonic()
+    r = run(
+        "--min-stall", "2", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill", *py("still_start.py")
+    )
+    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    assert time.monotonic() - t0 < 30  # not the 900 s startup grace
+    probes = [e for e in run.events() if e["event"] == "probe"]
+    assert [e["still"] for e in probes] == [1, 2, 3], probes
+    root = root_cause(run.incident())
+    assert root["cause"] == "unknown" and (root["where"]["file"], root["where"]["line"]) == marker("still_start.py")
+
+
+@pytest.mark.e2e
+def test_a_download_that_delivers_bytes_is_never_still(run):
+    p = run.start(
+        "--min-stall",
+        "2",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        *py("slow_network_read.py"),
+    )
+    deadline = time.monotonic() + 60
+    while (
+        time.monotonic() < deadline
+        and len([e for e in run.events() if e["event"] == "probe"] if (run.dir / "events.jsonl").exists() else []) < 4
+    ):
+        time.sleep(0.5)
+    assert p.poll() is None, p.communicate(timeout=10)[1].decode()[-2000:]  # still running, not killed
+    probes = [e for e in run.events() if e["event"] == "probe"]
+    assert len(probes) >= 4 and not any(e["hung"] for e in probes), probes
+    assert all(e["still"] == 0 for e in probes), probes
+
+
+# --- 5. what the diagnosis must say ---------------------------------------------------------------------------------
+@pytest.mark.e2e
+def test_a_lock_held_by_main_and_awaited_by_a_worker_names_both_sides(start_job):
+    job = start_job("dl_mp_lock.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("hung", "code.deadlock"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_mp_lock.py")  # the worker's wait
+    holder = marker("dl_mp_lock.py", "HOLDER")
+    assert f"which main (pid {job.pid}) holds at <module> (dl_mp_lock.py:{holder[1] + 1})" in root["summary"], root[
+        "summary"
+    ]
+    assert any("holds `cache_lock`" in e for e in root["evidence"]), root["evidence"]
+    assert root["fix"][0].startswith("Release `cache_lock` before iterating the DataLoader")
+    # Every worker is blocked on that lock: none of them may be called busy. (The twin, a threading
+    # lock copied by fork, stays fork.inherited_lock: test_inspect_scenarios.py::test_fork_inherited_lock.)
+    others = next(e for f in incident["findings"] for e in f["evidence"] if e.startswith("other workers:"))
+    assert "busy" not in others and "also blocked" in others, others

@@ -1,0 +1,283 @@
+"""The wait-for graph (issue [1/5]): who waits on whom, and whether the end of the chain can ever move.
+
+Both ways on real processes (a parent in os.waitpid for a forked child: the child packs a shard at full CPU,
+its locals walking the data, and is waited for; the same child spinning on a state nobody changes is a hang),
+and the chain follower on tables: every ending decides as documented, and an inverted one fails here.
+
+Here the tests that start real processes; those that start none are in tests/unit/test_wait_graph.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import Run, inspect_json, marker, py, root_cause, two_free_ports
+
+QUICK = ["--capture-window", "1", "--kill-grace", "2"]
+
+
+def _chain_of(incident: dict, pid: int) -> dict:
+    chains = incident["graph"]["chains"]
+    return next(c for c in chains if c["waiter"] == f"pid:{pid}")
+
+
+@pytest.mark.e2e
+def test_a_parent_waiting_for_a_child_that_packs_at_full_cpu_is_left_to_finish(run: Run):
+    """The false kill of the issue: `--min-stall 3 --on-hang kill` ended this job as child.wait ("the child is
+    not moving") while its child packed at 99 % CPU, its locals changing. The chain ends in proven work."""
+    r = run("--min-stall", "3", "--on-hang", "kill", *QUICK, *py("child_packing.py"), env={"HW_PACK_S": "12"})
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"packed 0" in r.stdout
+    incidents = [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
+    assert all(i["action"] == "none" and i["verdict"] != "hung" for i in incidents), [
+        (i["verdict"], i["findings"][0]["cause"]) for i in incidents
+    ]
+
+
+@pytest.mark.e2e
+def test_inspect_follows_the_wait_to_a_working_child(start_job):
+    job = start_job("child_packing.py", env={"HW_PACK_S": "60"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert incident["verdict"] == "slow", root
+    assert root["cause"] == "child.wait" and root["proof"]["kind"] == "work", root
+    line = marker("child_packing.py", "HANG-HERE:child")[1]
+    assert root["where"]["function"].endswith("pack_shard") and line <= root["where"]["line"] <= line + 2, root["where"]
+    chain = _chain_of(incident, job.pid)
+    assert chain["ending"] == "working" and chain["verdict"] == "slow", chain
+    assert "its loop advances" in chain["words"][1], chain["words"]
+    assert chain["hops"][0]["resource"] == "child"
+
+
+@pytest.mark.e2e
+def test_inspect_follows_the_wait_to_a_child_that_spins(start_job):
+    job = start_job("child_packing.py", env={"HW_PACK_SPIN": "1"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert incident["verdict"] == "hung", root
+    assert root["cause"] == "child.wait", root
+    line = marker("child_packing.py", "HANG-HERE:spin")[1]
+    assert root["where"]["function"].endswith("wait_for_slot") and line <= root["where"]["line"] <= line + 1, root
+    chain = _chain_of(incident, job.pid)
+    assert chain["ending"] == "spinning", chain
+    assert "`ring` stayed" in chain["words"][1], chain["words"]
+
+
+# --- the chain follower, on tables ---------------------------------------------------------------------------
+
+
+# --- pipes: the write end's holders, in the job or outside it ------------------------------------------------
+def _end_writer(tmp: Path) -> int | None:
+    """End the pipe's writer (outside the job: the test started it, so the test ends it, by pid)."""
+    path = tmp / "writer.pid"
+    deadline = time.monotonic() + 10
+    while not (path.exists() and path.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not path.exists():
+        return None
+    pid = int(path.read_text())
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return None
+    return pid
+
+
+def _writer_alive(tmp: Path) -> bool:
+    pid = int((tmp / "writer.pid").read_text())
+    return psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("mode", "verdict", "proof"), [("blocked", "hung", "hang"), ("work", "waiting", "work"), ("sleep", "slow", None)]
+)
+def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mode, verdict, proof):
+    try:
+        job = start_job("pipe_outside_writer.py", env={"HW_WRITER": mode, "HW_WRITER_S": "60"})
+        incident = inspect_json(job.pid)
+    finally:
+        writer = _end_writer(tmp_path)
+    assert writer is not None
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == (verdict, "process.waits_on"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("pipe_outside_writer.py"), root["where"]
+    assert f"held by pid {writer}" in root["summary"] and "outside the job" in root["summary"], root["summary"]
+    assert (root["proof"] or {}).get("kind") == proof, root["proof"]
+    assert writer not in {p["pid"] for p in incident["processes"]}, "the writer is not part of the job"
+    chain = _chain_of(incident, job.pid)
+    assert chain["hops"][0]["resource"] == "pipe" and chain["end"] == f"pid:{writer}", chain
+    holder = next(n for n in incident["graph"]["nodes"] if n["id"] == f"pid:{writer}")
+    assert holder["in_job"] is False
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("sock", "mode", "verdict", "proof"),
+    [
+        ("unix", "blocked", "hung", "hang"),
+        ("tcp", "blocked", "hung", "hang"),
+        ("unix", "work", "waiting", "work"),
+        ("tcp", "sleep", "slow", None),
+    ],
+)
+def test_a_socket_read_follows_its_peer_outside_the_job(start_job, tmp_path, sock, mode, verdict, proof):
+    """A read of a unix socket or a loopback connection waits for whoever holds the other end (found by inode
+    through the kernel's socket tables): parked, it is proven hung; working, the job waits; asleep, it is slow."""
+    try:
+        job = start_job("socket_outside_peer.py", env={"HW_SOCK": sock, "HW_PEER": mode, "HW_PEER_S": "60"})
+        incident = inspect_json(job.pid)
+    finally:
+        peer = _end_writer(tmp_path)
+    assert peer is not None
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == (verdict, "process.waits_on"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("socket_outside_peer.py"), root["where"]
+    assert f"held by pid {peer}" in root["summary"] and "outside the job" in root["summary"], root["summary"]
+    assert (root["proof"] or {}).get("kind") == proof, root["proof"]
+    chain = _chain_of(incident, job.pid)
+    assert chain["hops"][0]["resource"] == "socket" and chain["end"] == f"pid:{peer}", chain
+
+
+@pytest.mark.e2e
+def test_a_debugger_prompt_on_a_pipe_whose_writer_works_is_still_nobody_typing(run: Run):
+    """dist.breakpoint() opens /dev/stdin again: that read is the job's standard input (the input rule's), not a
+    pipe whose busy writer (here a launcher script that computes) would make the wait look like waiting for
+    work. The prompt's own proof leads the peer's wait (the recorder's `never entered barrier`), which only
+    inherits it through the chain. Seen in the zoo when its busy runner held the job's stdin."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", "import time\nwhile True: sum(range(10**6))"], stdout=subprocess.PIPE
+    )
+    try:
+        assert writer.stdout is not None
+        p = run.start(
+            "--min-stall",
+            "5",
+            "--on-hang",
+            "kill",
+            *py("dist_breakpoint.py"),
+            stdin=writer.stdout.fileno(),
+            env={"HW_PORT": str(two_free_ports()), "HW_TMP": str(run.tmp)},
+        )
+        _, err = p.communicate(timeout=90)
+    finally:
+        writer.kill()
+        writer.wait(timeout=10)
+    assert p.returncode == 125, err.decode()[-2000:]
+    incident = run.incident()
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dist_breakpoint.py"), root["where"]
+    peer = next(f for f in incident["findings"] if f["cause"] == "distributed.peer_stuck")
+    assert peer["where"]["line"] == root["where"]["line"], peer
+    assert _chain_of(incident, root["where"]["pid"])["ending"] == "person"  # not the writer of the pipe
+
+
+@pytest.mark.e2e
+def test_a_pipe_whose_only_writer_is_the_reader_is_proven_hung(start_job):
+    job = start_job("pipe_self_held.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("hung", "process.waits_on"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("pipe_self_held.py"), root["where"]
+    assert root["proof"]["kind"] == "hang" and "only holder of the write end" in root["proof"]["fact"]
+
+
+@pytest.mark.e2e
+def test_with_the_defaults_pipe_hangs_are_declared_at_the_first_look_and_their_twins_finish(tmp_path):
+    """No flags but --on-hang kill: a read whose writer outside the job is parked, and a read whose only writer is
+    the reader, are declared at the first look (not after --min-stall's 120 s); the writer outside the job is
+    never touched. Their twins (the writer works, then writes; the reader closes its copy) finish untouched."""
+    cases = [
+        ("pipe_outside_writer.py", {"HW_WRITER": "blocked"}),
+        ("pipe_self_held.py", {}),
+        ("pipe_outside_writer.py", {"HW_WRITER": "work", "HW_WRITER_S": "18"}),
+        ("pipe_self_held.py", {"HW_CLOSE": "1"}),
+    ]
+    runs = []
+    try:
+        for i, (script, env) in enumerate(cases):
+            d = tmp_path / f"r{i}"
+            d.mkdir()
+            r = Run(d)
+            r.start("--on-hang", "kill", *py(script), env={**env, "HW_TMP": str(d)})
+            runs.append((r, time.monotonic()))
+        outcomes = []
+        for r, t0 in runs:
+            assert r.proc is not None
+            _, err = r.proc.communicate(timeout=max(1.0, 90 - (time.monotonic() - t0)))
+            outcomes.append((r.proc.returncode, err))
+        assert _writer_alive(tmp_path / "r0"), "hangwatch never touches a process outside the job"
+    finally:
+        for i in (0, 2):
+            _end_writer(tmp_path / f"r{i}")
+        left = [p for r, _ in runs for p in r.cleanup()]
+    assert not left, f"left behind: {left}"
+    for (script, env), (r, _), (rc, err) in zip(cases[:2], runs[:2], outcomes[:2], strict=True):
+        assert rc == 125, (script, env, err.decode()[-2000:])
+        incident = r.incident()
+        root = root_cause(incident)
+        assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_on", "hang"), root
+        latency = incident["detected_at"] - r.events()[1]["at"]
+        assert latency <= 25.0, (script, latency)
+    for (script, env), (r, _), (rc, err) in zip(cases[2:], runs[2:], outcomes[2:], strict=True):
+        assert rc == 0, (script, env, err.decode()[-2000:])
+        s = r.summary()
+        assert s["incidents"] == 0 and s["exit_reason"] == "finished", (script, env, s)
+
+
+# --- a loop with no way out ----------------------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_a_child_in_a_keepalive_loop_with_no_way_out_is_proven_hung(start_job):
+    """`while True: time.sleep(...)` in a child the parent joins with no timeout: `slow` before (it wakes);
+    the loop's source proves it never ends."""
+    job = start_job("child_keepalive.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), (
+        root
+    )
+    assert (root["where"]["file"], root["where"]["line"]) == marker("child_keepalive.py", "HANG-HERE:child")
+    assert "`while True:` has no break" in root["proof"]["fact"]
+    assert _chain_of(incident, job.pid)["ending"] == "looping"
+
+
+@pytest.mark.e2e
+def test_a_child_whose_keepalive_loop_ends_is_alive(start_job):
+    job = start_job("child_keepalive.py", env={"HW_HELPER_EXIT_S": "60"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("slow", "child.wait"), root
+    assert root["proof"] is None
+
+
+# --- a sleep's timer, read from the kernel ------------------------------------------------------------------
+@pytest.mark.e2e
+def test_a_child_asleep_on_a_timer_of_years_is_proven_hung(start_job):
+    """No number on the sleeping line: the timer's end comes from the sleep's own request, read from the child."""
+    job = start_job("child_sleeps.py")
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], (root["proof"] or {}).get("kind")) == ("hung", "child.wait", "hang"), (
+        root
+    )
+    assert "whose end the kernel shows" in root["proof"]["fact"] and "31.7 years" in root["proof"]["fact"], root
+    assert _chain_of(incident, job.pid)["ending"] == "long_sleep"
+
+
+@pytest.mark.e2e
+def test_a_child_asleep_on_a_short_timer_is_alive(start_job):
+    job = start_job("child_sleeps.py", env={"HW_SLEEP_S": "60"})
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("slow", "child.wait"), root
+    assert _chain_of(incident, job.pid)["ending"] == "asleep"

@@ -1,0 +1,83 @@
+"""The hang zoo (bench/zoo/): every case names a public report and an expectation hangwatch can meet, and a
+fast subset of real reproductions runs here, under `hangwatch inspect` (the full zoo is a bench).
+
+Here the tests that start real processes; those that start none are in tests/unit/test_zoo.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+# Fast to reach their hang (no torch import), from several families: threads, processes, locks, network, stdin.
+FAST = [
+    "event_never_set",
+    "queue_join_missing_task_done",
+    "join_while_holding_lock",
+    "mp_lock_dead_holder",
+    "mp_queue_join_before_get",
+    "http_no_timeout",
+    "filelock_held",
+    "login_prompt",
+    "child_stopped",
+    "pool_worker_killed",
+    "like_slow_download",
+    # the wait-for graph's: a pipe's holder outside the child, a reader holding its own write end, a loop
+    # with no way out, and a look-alike whose pipe holder sleeps a bounded time
+    "communicate_background_grandchild",
+    "pipe_write_end_not_closed",
+    "keepalive_child_at_exit",
+    "like_background_grandchild_exits",
+    # executors: a task waiting on its own pool, a process pool left with no worker, and their twins
+    "futures_nested_submit",
+    "like_futures_nested_two_workers",
+    "process_pool_max_tasks_per_child",
+    "like_process_pool_slow_tasks",
+    # a producer that died: a process (the queue's pipe, self-held), a thread (a queue nobody puts to), a pool
+    # worker ended by a BaseException; and the thread that reads a slow disk while main waits on its queue
+    "mp_queue_producer_died",
+    "prefetch_thread_died",
+    "pool_worker_base_exception",
+    "like_prefetch_thread_slow",
+    # a multiprocessing event whose setter died; its twin (set late) is a WAITING, never a lock held
+    "mp_event_setter_died",
+    "like_mp_event_set_late",
+    # a socket to a helper that will never answer (its own deadlock decides), and its twin that uploads
+    "service_never_answers",
+    "like_service_slow_finish",
+]
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(660)  # the subset is bounded at 600 s
+def test_the_fast_subset_is_named_right(tmp_path):
+    out = tmp_path / "zoo.json"
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "zoo.py"),
+            "--only",
+            ",".join(FAST),
+            "--mode",
+            "inspect",
+            "--parallel",
+            "2",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    results = json.loads(out.read_text())["results"]
+    assert len(results) == len(FAST), r.stdout + r.stderr
+    failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
+    assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]

@@ -1,0 +1,236 @@
+"""Evidence decides, not the clock (issue [1/5]). Each rule both ways, on real processes:
+
+1. proven work (a loop walking its data, a rank writing bytes) is never hung by the step history: only
+   --max-slow ends it / the same loop that never ends is declared at a small --max-slow;
+2. a wait is named with what it waits for and who holds it (a file lock held outside the job, a
+   multiprocessing lock taken with a bare acquire(), a lock whose holder died) / a holder that works and
+   releases it is waited for;
+3. lost work (a Pool worker killed mid-task) is named / a pool whose workers come and go by design is not;
+4. claims match the evidence ("stuck", "never returns", "holds" only where a measured fact backs them);
+5. with no flags, a proven hang is declared at the first look (~15 s), not after --min-stall (120 s) / healthy
+   twins under the same defaults are untouched;
+6. a deterministic bug at the user's line exits 125 the first time / a wait that can pass exits 124.
+
+Here the tests that start no process; those that do are in tests/e2e/test_evidence_decides.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+
+# --- 1. proven work is not killed by the clock ------------------------------------------------------------------
+
+
+def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell():
+    """A top-level loop's few samples may all land on one of its lines (bench/zoo's 150 s silent validation
+    was killed so at the 60 s floor, 2 minutes into its stall): the same loop at the same place, proven
+    working earlier in this stall, is still work. In the next stall, or elsewhere, it proves nothing."""
+    from types import SimpleNamespace
+
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
+    from hangwatch.supervise.attempt import Suspicion
+    from hangwatch.supervise.stall.suspect import Suspects
+
+    def loop(line: int, fact: str | None) -> Diagnosis:
+        where = Where(pid=1, rank=None, tid=1, file="/job/eval.py", line=line, function="<module>")
+        return Diagnosis(
+            Verdict.SLOW,
+            (Finding("code.busy_loop", 0.5, "a loop", where, proof=Proof(ProofKind.WORK, fact) if fact else None),),
+        )
+
+    a = SimpleNamespace(detector=SimpleNamespace(last=SimpleNamespace(at=100.0), started_at=0.0), suspicion=Suspicion())
+    same = Suspects._same_work  # uses no state of the Suspects
+    assert same(None, a, loop(23, None)).root.proof is None  # nothing proven yet: the history bounds it
+    assert same(None, a, loop(24, "99% CPU with its stack moving between lines 23, 24")).root.proves_work
+    later = same(None, a, loop(23, None)).root
+    assert later.proves_work and "moving between lines 23, 24" in later.proof.fact, later
+    a.detector.last = SimpleNamespace(at=200.0)  # it progressed: a new stall proves itself again
+    assert same(None, a, loop(23, None)).root.proof is None
+
+
+# --- 2. name what a wait waits for ------------------------------------------------------------------------------
+
+
+# --- 3. lost work -------------------------------------------------------------------------------------------------
+
+
+# --- 4. claims match the evidence -------------------------------------------------------------------------------
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
+
+
+def claim_problems(ev, findings) -> list[str]:
+    """Claims in findings that no measured fact backs: "stuck" of a process that is not blocked, spinning or
+    stopped; "never returns" without a proof of a hang; "holds" of a lock holder neither proven (a frame, the
+    kernel) nor said to be inferred ("most likely")."""
+    from hangwatch.diagnose.context import Context
+    from hangwatch.diagnose.views import Activity, activity
+
+    ctx = Context.of(ev)
+    out = []
+    for f in findings:
+        text = f.summary
+        if "never returns" in text and not f.proves_hang:
+            out.append(f"{f.cause}: 'never returns' without a proof: {text}")
+        named = None
+        if "itself stuck" in text:
+            named = int(text.split("child pid ")[1].split(",")[0])
+        elif " is stuck" in text or " are stuck" in text:
+            named = f.where.pid if f.where else None
+        v = ctx.view(named) if named is not None else None
+        if v is not None and activity(v) not in (Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED):
+            out.append(f"{f.cause}: 'stuck' of pid {named}, which is {activity(v).value}: {text}")
+        if (
+            " holds " in text
+            and f.cause in ("code.deadlock", "io.lock_wait")
+            and not (
+                "most likely" in text
+                or "whose frame holds it" in text
+                or " holds at " in text
+                or any("/proc/locks" in e for e in f.evidence)
+            )
+        ):
+            out.append(f"{f.cause}: 'holds' with no holder proven or said to be inferred: {text}")
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda p: p.stem)
+def test_every_claim_of_a_finding_is_backed_by_a_measured_fact(path):
+    from hangwatch.diagnose import diagnose
+    from hangwatch.evidence_io import evidence_from_dict
+
+    ev = evidence_from_dict(json.loads(path.read_text()))
+    assert claim_problems(ev, diagnose(ev).findings) == []
+
+
+def test_the_claims_check_fails_when_a_claim_is_inverted():
+    """The check is not vacuous: the old wording of a parent waiting on an idle child ("which is itself
+    stuck"), and "never returns" without a proof, are both caught."""
+    import dataclasses
+
+    from hangwatch.diagnose import diagnose
+    from hangwatch.evidence_io import evidence_from_dict
+
+    ev = evidence_from_dict(json.loads((FIXTURES / "dataloader_worker_stuck-dl_worker_blocked.json").read_text()))
+    root = diagnose(ev).findings[0]
+    idle = next(p for p in ev.processes if p.info.role.value == "dataloader_worker" and p.info.pid != root.where.pid)
+    stuck_idle = dataclasses.replace(
+        root, summary=f"main waits for its child pid {idle.info.pid}, which is itself stuck."
+    )
+    unproven = dataclasses.replace(root, summary="The worker never returns its batch.", proof=None)
+    problems = claim_problems(ev, [stuck_idle, unproven])
+    assert len(problems) == 2 and "which is idle" in problems[0] and "without a proof" in problems[1], problems
+
+
+# --- 5. decide early on proof, with the defaults ----------------------------------------------------------------
+
+
+# --- the same rules on recorded evidence: given a capture, when one measured fact is inverted, then ---------------
+def _load(name: str):
+    from hangwatch.evidence_io import evidence_from_dict
+
+    return evidence_from_dict(json.loads((FIXTURES / f"{name}.json").read_text()))
+
+
+def _with_holder(ev, **change):
+    """The capture with the first lock holder's measured facts changed."""
+    import dataclasses
+
+    procs = []
+    for p in ev.processes:
+        waits = tuple(
+            dataclasses.replace(
+                w, holders=tuple(dataclasses.replace(h, **change) for h in w.holders[:1]) + w.holders[1:]
+            )
+            for w in p.waits
+        )
+        procs.append(dataclasses.replace(p, waits=waits))
+    return dataclasses.replace(ev, processes=tuple(procs))
+
+
+def test_the_holder_of_a_file_lock_decides_the_verdict():
+    from hangwatch.diagnose import diagnose
+
+    ev = _load("lock_wait_flock")
+    asleep = diagnose(ev)
+    assert (asleep.verdict.value, asleep.root.cause, asleep.root.proof) == ("hung", "io.lock_wait", None)
+    working = diagnose(_with_holder(ev, cpu_percent=95.0))
+    assert (working.verdict.value, working.root.cause) == ("waiting", "io.lock_wait")
+    assert working.root.proves_work and "which works" in working.root.summary
+    gone = diagnose(_with_holder(ev, state=None))
+    assert gone.verdict.value == "hung" and gone.root.proves_hang and "is gone" in gone.root.summary
+    stopped = diagnose(_with_holder(ev, state="T"))
+    assert stopped.verdict.value == "hung" and "is stopped" in stopped.root.summary
+
+
+def test_a_multiprocessing_lock_whose_holder_is_gone_is_proven_hung():
+    import dataclasses
+
+    from hangwatch.diagnose import diagnose
+
+    ev = _load("deadlock_mp_lock_bare")
+    inferred = diagnose(ev)
+    assert inferred.root.cause == "code.deadlock" and "most likely main" in inferred.root.summary
+    no_holder = dataclasses.replace(
+        ev,
+        processes=tuple(
+            dataclasses.replace(p, waits=tuple(dataclasses.replace(w, holders=()) for w in p.waits))
+            for p in ev.processes
+        ),
+    )
+    gone = diagnose(no_holder)
+    assert gone.root.cause == "code.deadlock" and "whose holder is gone" in gone.root.summary and gone.root.proves_hang
+
+
+def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
+    import dataclasses
+
+    from hangwatch.diagnose import diagnose
+    from hangwatch.evidence import VanishedProcess
+
+    ev = _load("lost_work_inferred")
+    main = next(p for p in ev.processes if p.info.role.value == "main")
+    gone = VanishedProcess(
+        pid=99999,
+        ppid=main.info.pid,
+        name="python",
+        cmdline="python pool_lost.py",
+        started_at=ev.started_at - 5,
+        gone_at=ev.started_at - 3,
+        replaced_by=None,
+        reason="killed by the OOM killer (kernel log)",
+    )
+    named = diagnose(dataclasses.replace(ev, vanished=(gone,)))
+    assert named.root.cause == "child.lost_work" and "Pool worker pid 99999 vanished at" in named.root.summary
+    assert any("killed by the OOM killer" in e for e in named.root.evidence)
+    # A worker measured working: nothing is lost (it may still deliver). Its megabytes come in many read calls,
+    # as real reads do (one call moving bytes is no proof of work: a stack read interrupting a blocked write
+    # completes it once).
+    busy = dataclasses.replace(
+        ev,
+        vanished=(gone,),
+        processes=tuple(
+            dataclasses.replace(
+                p,
+                samples=tuple(
+                    dataclasses.replace(
+                        s,
+                        cpu_seconds=s.cpu_seconds + 10 * i,
+                        rchar=(s.rchar or 0) + 10**6 * i,
+                        syscalls=(s.syscalls or 0) + 50 * i,
+                    )
+                    for i, s in enumerate(p.samples)
+                ),
+            )
+            if p.info.role.value == "child"
+            else p
+            for p in ev.processes
+        ),
+    )
+    assert diagnose(busy).root.cause != "child.lost_work"

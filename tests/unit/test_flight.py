@@ -1,0 +1,177 @@
+"""Every rank's collectives from torch's flight recorder (issue [2/5]): real torchrun jobs on gloo, each rank
+serving torch's worker server on a unix socket, read at the stall; the recorder's analysis on recorded dumps,
+NCCL's format included.
+
+Here the tests that start no process; those that do are in tests/e2e/test_flight.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+
+# --- the analysis on dumps ---------------------------------------------------------------------------------------
+def _dump(entries: list[tuple[int, str, bool, str]], state_done: str = "completed") -> str:
+    """A recorder dump in torch's format: (seq, op, done, state when not done)."""
+    return json.dumps(
+        {
+            "version": "2.10",
+            "pg_config": {},
+            "pg_status": {},
+            "entries": [
+                {
+                    "collective_seq_id": seq,
+                    "p2p_seq_id": 0,
+                    "profiling_name": f"nccl:{op}",
+                    "pg_id": 0,
+                    "process_group": ["0", "default_pg"],
+                    "state": state_done if done else st,
+                    "retired": done,
+                    "input_sizes": [[1048576]],
+                    "output_sizes": [[1048576]],
+                    "input_dtypes": ["Float"],
+                    "time_created_ns": 1_795_000_000_000_000_000 + seq,
+                    "timeout_ms": 600000,
+                    "frames": [{"name": "train", "filename": "/job/train.py", "line": 88}],
+                }
+                for seq, op, done, st in entries
+            ],
+        }
+    )
+
+
+def _ranks(dumps: dict[int, str]):
+    from hangwatch.capture.flight import RawDump, parse_dump
+    from hangwatch.diagnose.collectives import rank_collectives
+
+    return [
+        rank_collectives(r, parse_dump(RawDump(100 + r, r, text, "hangwatch_fr", None, 0.01)))
+        for r, text in sorted(dumps.items())
+    ]
+
+
+def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
+    from hangwatch.diagnose.collectives import analyze, explain
+
+    ok = [(s, "all_reduce", True, "") for s in range(1, 58)]
+    dumps = {r: _dump([*ok, (58, "all_reduce", False, "started")]) for r in (0, 1, 3)}
+    dumps[2] = _dump(ok)
+    stall = analyze(_ranks(dumps))
+    assert stall is not None and (stall.seq, stall.waiting, stall.missing) == (58, [0, 1, 3], [2])
+    hit = explain(stall, {}, None)
+    assert hit.finding.summary.startswith(
+        "Rank 2 is not on this node and never entered all_reduce #58 (it last "
+        "completed #57), while ranks 0-1,3 wait in all_reduce #58 (4.0 MiB, "
+        "train.py:88) since "
+    ), hit.finding.summary
+    assert hit.verdict.value == "hung"
+
+
+def test_a_collective_every_rank_entered_and_none_completed_is_the_transport():
+    from hangwatch.diagnose.collectives import analyze, explain
+
+    ok = [(s, "all_reduce", True, "") for s in range(1, 10)]
+    stall = analyze(_ranks({r: _dump([*ok, (10, "all_reduce", False, "started")]) for r in range(4)}))
+    assert stall is not None and stall.missing == [] and stall.waiting == [0, 1, 2, 3]
+    hit = explain(stall, {}, None)
+    assert hit.finding.cause == "distributed.collective_stalled" and "transport" in hit.finding.summary
+    from hangwatch.recover.exitcode import deterministic
+
+    assert not deterministic(hit.finding)  # a network or device problem: a requeue may pass it
+
+
+def test_a_mismatch_at_the_same_sequence_number_is_proven():
+    from hangwatch.diagnose.collectives import analyze, explain
+
+    ok = [(s, "all_reduce", True, "") for s in range(1, 5)]
+    dumps = {r: _dump([*ok, (5, "all_reduce", False, "scheduled")]) for r in (0, 1)}
+    dumps[2] = _dump([*ok, (5, "broadcast", False, "scheduled")])
+    stall = analyze(_ranks(dumps))
+    assert stall is not None and stall.mismatch == {"all_reduce [[1048576]]": [0, 1], "broadcast [[1048576]]": [2]}
+    hit = explain(stall, {}, None)
+    assert hit.finding.proves_hang and "Rank 2 took another path" in hit.finding.summary
+
+
+def test_entries_of_an_earlier_process_group_are_left_out():
+    from hangwatch.capture.flight import RawDump, parse_dump
+
+    text = _dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")])
+    since = 1_795_000_000.0 + 1.5e-9  # between the two entries' creation
+    record = parse_dump(RawDump(1, 0, text, "hangwatch_fr", None, 0.01), since=since - 1e-9)
+    assert [e.seq for e in record.entries] == [1, 2]
+    record = parse_dump(RawDump(1, 0, text, "hangwatch_fr", None, 0.01), since=1_795_000_001.0)
+    assert record.entries == ()
+
+
+def test_a_rank_that_did_not_answer_is_evidence():
+    from hangwatch.capture.flight import RawDump, parse_dump
+    from hangwatch.diagnose.collectives import analyze, rank_collectives
+
+    ranks = _ranks(
+        {
+            0: _dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")]),
+            1: _dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")]),
+        }
+    )
+    ranks.append(rank_collectives(2, parse_dump(RawDump(102, 2, None, None, "timed out", 2.0))))
+    stall = analyze(ranks)
+    assert stall is not None and stall.silent == [2] and stall.missing == []
+
+
+def test_across_nodes_the_recorders_are_merged_through_the_summaries():
+    from hangwatch.diagnose.distributed import merge_nodes
+    from hangwatch.records.run import NodeSummary
+
+    ok = [(s, "all_reduce", True, "") for s in range(1, 12)]
+    rcs = {
+        r.rank: r
+        for r in _ranks(
+            {
+                0: _dump([*ok, (12, "all_reduce", False, "started")]),
+                1: _dump([*ok, (12, "all_reduce", False, "started")]),
+                2: _dump(ok),
+                3: _dump([*ok, (12, "all_reduce", False, "started")]),
+            }
+        )
+    }
+    where = {"pid": 7, "rank": 2, "tid": 7, "file": "/job/data.py", "line": 41, "function": "load"}
+
+    def summary(rank: int) -> dict:
+        return {
+            "rank": rank,
+            "pid": 100 + rank,
+            "group": "elsewhere",
+            "op": None,
+            "text": "in load (data.py:41)",
+            "where": {**where, "rank": rank},
+            "activity": "blocked",
+            "fact": None,
+            "proof": None,
+            "fr": rcs[rank].to_dict(),
+        }
+
+    summaries = {
+        0: NodeSummary("a", [summary(0), summary(1)], "hung", "x"),
+        1: NodeSummary("b", [summary(2), summary(3)], "hung", "x"),
+    }
+    hit = merge_nodes(summaries, 2)
+    assert hit is not None and hit.finding.where is not None and hit.finding.where.rank == 2
+    assert hit.finding.summary.startswith(
+        "Rank 2 on node 1 is stuck in load (data.py:41) and never entered all_reduce #12 (it last completed #11)"
+    ), hit.finding.summary
+    assert "across nodes: rank 2 on node 1" in hit.finding.evidence[-1]
+
+
+def test_the_env_sets_the_recorder_only_where_the_user_did_not():
+    from hangwatch.supervise.job.autobeat import autobeat_env
+
+    on = autobeat_env({}, True, 1800.0)
+    assert on["TORCH_FR_BUFFER_SIZE"] == "2000" and "TORCH_NCCL_TRACE_BUFFER_SIZE" not in on  # deprecated in 2.13
+    mine = autobeat_env({"TORCH_NCCL_TRACE_BUFFER_SIZE": "10"}, True, 1800.0)
+    assert "TORCH_FR_BUFFER_SIZE" not in mine and "TORCH_NCCL_TRACE_BUFFER_SIZE" not in mine
+    assert autobeat_env({}, True, 1800.0, flight=False)["HANGWATCH_FLIGHT"] == "0"
+    assert autobeat_env({}, False, 1800.0)["HANGWATCH_FLIGHT"] == "0"

@@ -1,0 +1,28 @@
+"""Bad input and hostile conditions: clear one-line messages, exit 2 only when nothing was captured.
+
+Here the tests that start no process; those that do are in tests/e2e/test_inspect_hostile.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Root without CAP_SYS_PTRACE: refused the same way (py-spy: "Permission denied (os error 13)"), and it reads
+# the interpreter and the venv wherever they live (a venv under /root, mode 700, is closed to nobody).
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        # py-spy's words, recorded here (shared research, stack capture section 1)
+        "Permission Denied: Try running again with elevated permissions by going 'sudo env \"PATH=$PATH\" !!'",
+        "Error: Failed to get process executable name. Check that the process is running.\n"
+        "Caused by: Permission denied (os error 13)",
+    ],
+)
+def test_recorded_refusals_are_explained(stderr):
+    from hangwatch.capture.stacks import _classify_error
+
+    text = _classify_error(4321, stderr)
+    assert text.startswith("cannot read stacks of pid 4321: ptrace not permitted"), text
+    assert "CAP_SYS_PTRACE" in text

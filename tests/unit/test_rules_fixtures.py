@@ -1,0 +1,312 @@
+"""Rules on recorded evidence: captures of the real hangs in tests/scenarios, replayed without processes.
+
+Recorded with `HW_RECORD_DIR=tests/fixtures/evidence pytest tests/e2e/test_inspect_scenarios.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import marker
+
+from hangwatch.causes import Cause
+from hangwatch.diagnose import diagnose
+from hangwatch.diagnose.assemble import build_incident
+from hangwatch.evidence import Evidence
+from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
+from hangwatch.incident import Incident
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
+
+# fixture -> (cause, verdict, scenario script, marker tag)
+EXPECTED = {
+    "dataloader_worker_stuck-dl_worker_blocked": (
+        "dataloader.worker_stuck",
+        "hung",
+        "dl_worker_blocked.py",
+        "HANG-HERE",
+    ),
+    "dataloader_worker_stuck-dl_worker_spin": ("dataloader.worker_stuck", "hung", "dl_worker_spin.py", "HANG-HERE"),
+    "dataloader_worker_stuck-dl_iterable": ("dataloader.worker_stuck", "hung", "dl_iterable.py", "HANG-HERE"),
+    "dataloader_worker_stuck-dl_collate": ("dataloader.worker_stuck", "hung", "dl_collate.py", "HANG-HERE"),
+    "batch_lost": ("dataloader.batch_lost", "hung", "dl_batch_lost.py", "HANG-HERE"),
+    "fork_inherited_lock": ("fork.inherited_lock", "hung", "fork_lock.py", "HANG-HERE"),
+    "busy_loop": ("code.busy_loop", "hung", "busy_loop.py", "HANG-HERE"),
+    "network_wait": ("io.network_wait", "hung", "network_wait.py", "HANG-HERE"),
+    "stopped_process_is_reported_and_left_stopped": ("process.stopped", "stopped", "sleeper.py", "HANG-HERE"),
+    "unknown_still_points_at_the_line": ("unknown", "hung", "sleeper.py", "HANG-HERE"),
+    "child_wait_queue_join_before_get": ("child.wait", "hung", "mp_queue_join.py", "HANG-HERE"),
+    "output_buffered": ("output.buffered", "progressing", "output_buffered.py", None),
+    "compile_in_progress_is_not_hung": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
+    "distributed_peer_stuck_names_culprit_rank": (
+        "distributed.peer_stuck",
+        "hung",
+        "dist_peer.py",
+        "HANG-HERE:culprit",
+    ),
+    "rendezvous_wait": ("distributed.rendezvous_wait", "waiting", "dist_rendezvous.py", "HANG-HERE"),
+    "d_state_process_is_captured_without_hanging": ("io.storage_wait", "hung", "dstate.py", None),
+    "deadlock": ("code.deadlock", "hung", "deadlock.py", None),
+    "child_wait_subprocess": ("child.wait", "hung", None, None),
+    "child_wait_os_system": ("child.wait", "hung", "os_system.py", "HANG-HERE"),
+    "network_wait_in_a_prefetch_thread": ("io.network_wait", "hung", "thread_prefetch.py", "HANG-HERE"),
+    "non_python_process": ("unknown", "hung", None, None),
+    "same_job_unbuffered_is_not_flagged": ("unknown", "progressing", None, None),
+    "lock_wait_flock": ("io.lock_wait", "hung", "filelock_wait.py", "HANG-HERE:flock"),
+    "deadlock_mp_lock_bare": ("code.deadlock", "hung", "dl_mp_lock_bare.py", "HANG-HERE"),
+    "lost_work_inferred": ("child.lost_work", "hung", "pool_lost.py", "HANG-HERE"),
+}
+
+
+def load(name: str) -> Evidence:
+    return evidence_from_dict(json.loads((FIXTURES / f"{name}.json").read_text()))
+
+
+def test_every_fixture_has_an_expectation():
+    assert {p.stem for p in FIXTURES.glob("*.json")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_rule_on_recorded_evidence(name):
+    cause, verdict, script, tag = EXPECTED[name]
+    d = diagnose(load(name))
+    assert (d.findings[0].cause, d.verdict.value) == (cause, verdict), d.findings[0]
+    if script and tag:
+        _, line = marker(script, tag)
+        w = d.findings[0].where
+        assert w is not None
+        assert (Path(w.file or "").name, w.line) == (script, line)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_evidence_round_trips_through_json(name):
+    ev = load(name)
+    assert evidence_from_dict(json.loads(json.dumps(evidence_to_dict(ev)))) == ev
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_incident_round_trips_through_json(name):
+    ev = load(name)
+    incident = build_incident(ev, diagnose(ev))
+    again = Incident.from_dict(json.loads(incident.to_json()))
+    assert again == incident
+    d = incident.to_dict()
+    assert list(d)[:8] == [
+        "schema",
+        "verdict",
+        "detected_at",
+        "last_progress",
+        "attempt",
+        "action",
+        "processes",
+        "findings",
+    ]
+    assert set(d["findings"][0]) >= {"cause", "confidence", "summary", "where", "evidence", "fix"}
+    assert [f["confidence"] for f in d["findings"]] == sorted((f["confidence"] for f in d["findings"]), reverse=True)
+
+
+# --- given / when / then: the evidence changed in one respect, the diagnosis follows -------------
+
+
+def _grow_stdout(ev: Evidence) -> Evidence:
+    procs = []
+    for p in ev.processes:
+        samples = tuple(replace(s, stdout_size=1000 * i) for i, s in enumerate(p.samples))
+        procs.append(replace(p, samples=samples))
+    return replace(ev, processes=tuple(procs))
+
+
+def test_spinning_process_whose_log_grows_is_not_a_busy_loop():
+    d = diagnose(_grow_stdout(load("busy_loop")))
+    assert all(f.cause != "code.busy_loop" for f in d.findings)
+    assert d.verdict.value == "progressing"
+
+
+def test_buffered_job_that_sets_pythonunbuffered_is_not_flagged():
+    ev = load("output_buffered")
+    procs = tuple(replace(p, info=replace(p.info, env={**p.info.env, "PYTHONUNBUFFERED": "1"})) for p in ev.processes)
+    d = diagnose(replace(ev, processes=procs))
+    assert all(f.cause != "output.buffered" for f in d.findings)
+
+
+def test_buffered_job_started_with_dash_u_is_not_flagged():
+    ev = load("output_buffered")
+    procs = tuple(
+        replace(p, info=replace(p.info, cmdline=(p.info.cmdline[0], "-u", *p.info.cmdline[1:]))) for p in ev.processes
+    )
+    assert all(f.cause != "output.buffered" for f in diagnose(replace(ev, processes=procs)).findings)
+
+
+def test_fork_lock_without_a_parent_thread_is_plain_worker_stuck():
+    ev = load("fork_inherited_lock")
+    main = ev.root_pid
+
+    def strip_threads(p):  # the parent now has only its main thread and DataLoader's own threads
+        if p.info.pid != main:
+            return p
+        samples = tuple(
+            replace(s, threads=tuple(t for t in s.threads if t.name != "metrics-uploader")) for s in p.samples
+        )
+        return replace(p, samples=samples)
+
+    d = diagnose(replace(ev, processes=tuple(strip_threads(p) for p in ev.processes)))
+    assert d.findings[0].cause == "dataloader.worker_stuck"
+    assert all(f.cause != "fork.inherited_lock" for f in d.findings)
+
+
+def test_peer_stuck_with_every_rank_in_the_collective_is_not_reported():
+    ev = load("distributed_peer_stuck_names_culprit_rank")
+    victim = next(p for p in ev.processes if p.info.rank == 0 and p.info.role.value == "rank")
+    procs = tuple(replace(p, samples=victim.samples) if p.info.role.value == "rank" else p for p in ev.processes)
+    d = diagnose(replace(ev, processes=procs))
+    assert all(f.cause != "distributed.peer_stuck" for f in d.findings)
+
+
+@pytest.mark.parametrize(
+    ("path", "library"),
+    [
+        ("/tmp/torchinductor_root/se/csemwqts2kr252tcenyxzqk5opzyxup2m3xy6mhom5kazau5amow.py", True),
+        ("/scratch/cache/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefghij.py", True),
+        ("/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", True),
+        ("/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py", True),
+        ("/venv/bin/torchrun", True),
+        ("<frozen runpy>", True),
+        ("/home/me/project/train.py", False),
+        ("/home/me/project/bin/train.py", False),
+    ],
+)
+def test_user_code_vs_library(path, library):
+    from hangwatch.signatures import is_library_file
+
+    assert is_library_file(path) is library
+
+
+def test_a_rank_missing_from_the_collective_is_named():
+    ev = load("distributed_peer_stuck_names_culprit_rank")
+    procs = tuple(p for p in ev.processes if p.info.rank != 1)  # rank 1 crashed, or lives on another node
+    d = diagnose(replace(ev, processes=procs))
+    root = d.findings[0]
+    assert (root.cause, d.verdict.value) == ("distributed.peer_stuck", "hung")
+    assert root.where is not None and root.where.rank == 1 and root.where.file is None
+    assert any("ranks not running on this node: [1]" in e for e in root.evidence)
+
+
+def test_peer_stuck_cites_each_ranks_last_progress():
+    ev = load("distributed_peer_stuck_names_culprit_rank")
+    ev = replace(ev, rank_progress=((0, ev.started_at - 3, 41), (1, ev.started_at - 14, 38)))
+    root = diagnose(ev).findings[0]
+    assert (
+        "last progress by rank, oldest first: rank 1 step 38 (14 s before), rank 0 step 41 (3 s before)"
+        in root.evidence
+    )
+
+
+def test_a_rule_that_raises_fails_loudly_in_strict_mode_and_is_skipped_otherwise(monkeypatch):
+    ev = evidence_from_dict(json.loads(next(FIXTURES.glob("*.json")).read_text()))
+
+    def broken(ctx):
+        raise RuntimeError("rule bug")
+
+    with pytest.raises(RuntimeError, match="rule bug"):
+        diagnose(ev, rules=(broken,))  # conftest sets HANGWATCH_STRICT_RULES for the whole suite
+    monkeypatch.delenv("HANGWATCH_STRICT_RULES")
+    assert diagnose(ev, rules=(broken,)).findings  # users get the other rules' findings, not a crash
+
+
+def test_a_worker_seen_in_one_sample_is_never_called_stuck():
+    """A capture cut short on a loaded machine (a Lightning epoch's workers replaced mid-capture) saw a worker
+    in one sample: that says where it is, never that it stays there. The same worker over the full window is
+    stuck."""
+    ev = load("dataloader_worker_stuck-dl_worker_blocked")
+    assert diagnose(ev).root.cause == "dataloader.worker_stuck"
+    procs = tuple(
+        replace(p, samples=p.samples[:1]) if p.info.role.value == "dataloader_worker" else p for p in ev.processes
+    )
+    d = diagnose(replace(ev, processes=procs))
+    assert all(f.cause != "dataloader.worker_stuck" for f in d.findings), [(f.cause, f.summary) for f in d.findings]
+    assert d.verdict.value != "hung", d.root
+    slow = [f for f in d.findings if f.cause == "dataloader.worker_slow"]
+    assert slow and "too briefly to say that it stays there" in slow[0].summary, d.findings
+
+
+def test_a_stack_read_cut_short_still_points_at_the_users_line():
+    """A read of a busy target can come back cut short, deep in torch with the user's frames missing (a
+    clean-clone CI run's compile capture named no file): the newest stack that has a user frame says where."""
+    from hangwatch.signatures import is_user
+
+    ev = load("compile_in_progress_is_not_hung")
+
+    def cut(p):
+        last = p.samples[-1]
+        threads = tuple(replace(t, frames=tuple(f for f in t.frames if not is_user(f))) for t in last.threads)
+        return replace(p, samples=(*p.samples[:-1], replace(last, threads=threads)))
+
+    d = diagnose(replace(ev, processes=tuple(cut(p) for p in ev.processes)))
+    root = d.root
+    assert root.cause == "compile.in_progress" and root.where is not None, root
+    _, line = marker("compile_job.py")  # the recording's paths are the machine's that recorded it
+    assert (Path(root.where.file or "").name, root.where.line) == ("compile_job.py", line), root.where
+
+
+def _caught_on_its_way(ev: Evidence) -> Evidence:
+    """The recorded fork_lock capture, with worker 0's first sample taken a moment earlier: on its way to the
+    inherited lock (in the scenario's ready() call, running), as a clean-clone CI run once caught it."""
+    from hangwatch.evidence import Frame
+
+    worker = next(p for p in ev.processes if p.info.role.value == "dataloader_worker")
+    first = worker.samples[0]
+    main = first.threads[0]
+    at = main.frames[0]
+    on_its_way = (
+        Frame("ready", at.file.replace("fork_lock.py", "_ready.py"), 10, '    with open(path, "a") as f:'),
+        replace(at, line=at.line - 1, code="ready()"),
+        *main.frames[1:],
+    )
+    threads = (replace(main, frames=on_its_way, active=True), *first.threads[1:])
+    worker = replace(worker, samples=(replace(first, threads=threads), *worker.samples[1:]))
+    return replace(ev, processes=tuple(worker if p.info.pid == worker.info.pid else p for p in ev.processes))
+
+
+def test_a_proven_finding_leads_an_unproven_one_at_the_same_place():
+    """The each-cause flake of issue [4/5]: worker 0 caught on its way to the inherited lock got no fork evidence
+    and was named dataloader.worker_stuck (0.9) above worker 1's proven fork.inherited_lock (0.85) at the very
+    same line. The proof leads."""
+    ev = _caught_on_its_way(load("fork_inherited_lock"))
+    d = diagnose(ev)
+    stuck = next(f for f in d.findings if f.cause == "dataloader.worker_stuck")
+    assert stuck.confidence > d.root.confidence, "the replay reproduces the unproven finding's higher confidence"
+    assert d.root.cause == "fork.inherited_lock" and d.root.proves_hang, d.root
+    _, line = marker("fork_lock.py")
+    assert (Path(d.root.where.file or "").name, d.root.where.line) == ("fork_lock.py", line)
+
+
+def test_ranking_by_confidence_alone_fails_the_replay(monkeypatch):
+    """The rule above, inverted (confidence alone decides), fails on the same replay: the test can fail."""
+    from hangwatch.diagnose import engine
+
+    monkeypatch.setattr(
+        engine, "rank", lambda hits, borrowed=frozenset(): sorted(hits, key=lambda h: -h.finding.confidence)
+    )
+    d = diagnose(_caught_on_its_way(load("fork_inherited_lock")))
+    assert d.root.cause == "dataloader.worker_stuck"
+
+
+def test_a_proof_borrowed_from_the_chain_does_not_lead_the_finding_that_proves_it():
+    """At one line, the rank at a debugger prompt (its own proof) leads the peer's wait that inherited that proof
+    from the wait-for graph, whatever their confidences; without the borrowed mark, confidence decides."""
+    from hangwatch.diagnose.context import Hit
+    from hangwatch.diagnose.engine import rank
+    from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
+
+    where = Where(pid=7, rank=1, tid=7, file="/job/train.py", line=28, function="<module>")
+    fact = Proof(ProofKind.HANG, "it waits for someone to type, and nobody is there")
+    prompt = Hit(Finding(Cause.PROCESS_WAITS_FOR_INPUT, 0.95, "at a prompt", where, proof=fact), Verdict.HUNG)
+    peer = Hit(Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.97, "rank 1 stuck", where, proof=fact), Verdict.HUNG)
+    assert [h.finding.cause for h in rank([peer, prompt], {id(peer.finding)})] == [
+        Cause.PROCESS_WAITS_FOR_INPUT,
+        Cause.DISTRIBUTED_PEER_STUCK,
+    ]
+    assert rank([peer, prompt])[0] is peer

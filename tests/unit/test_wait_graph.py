@@ -1,0 +1,286 @@
+"""The wait-for graph (issue [1/5]): who waits on whom, and whether the end of the chain can ever move.
+
+Both ways on real processes (a parent in os.waitpid for a forked child: the child packs a shard at full CPU,
+its locals walking the data, and is waited for; the same child spinning on a state nobody changes is a hang),
+and the chain follower on tables: every ending decides as documented, and an inverted one fails here.
+
+Here the tests that start no process; those that do are in tests/e2e/test_wait_graph.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from conftest import SCENARIOS, marker
+
+from hangwatch.diagnose.graph import ENDINGS, Edge, Node, _follow
+from hangwatch.incident import ProofKind, Verdict
+
+
+# --- the chain follower, on tables ---------------------------------------------------------------------------
+def _graph(states: dict[str, str], edges: list[tuple[str, str, str]]) -> tuple[dict[str, Node], dict[str, list[Edge]]]:
+    nodes = {
+        n: Node(n, n, s, f"measured {s}", proves_work=s == "working", single_minded=s == "blocked")
+        for n, s in states.items()
+    }
+    out: dict[str, list[Edge]] = {}
+    for a, b, res in edges:
+        out.setdefault(a, []).append(Edge(a, b, res, f"{a} waits for {b}"))
+    return nodes, out
+
+
+@pytest.mark.parametrize(
+    ("end_state", "verdict", "proof"),
+    [
+        ("gone", Verdict.HUNG, ProofKind.HANG),
+        ("nobody", Verdict.HUNG, ProofKind.HANG),
+        ("person", Verdict.HUNG, ProofKind.HANG),
+        ("stopped", Verdict.HUNG, ProofKind.HANG),
+        ("blocked", Verdict.HUNG, None),
+        ("spinning", Verdict.HUNG, None),
+        ("idle", Verdict.HUNG, None),
+        ("working", Verdict.SLOW, ProofKind.WORK),
+        ("asleep", Verdict.SLOW, None),
+        ("wakes", Verdict.SLOW, None),
+        ("unknown", None, None),
+    ],
+)
+def test_each_ending_decides(end_state, verdict, proof):
+    nodes, out = _graph({"a": "blocked", "b": "blocked", "c": end_state}, [("a", "b", "child"), ("b", "c", "lock")])
+    chain = _follow("a", nodes, out)
+    assert chain is not None
+    assert [h.holder for h in chain.hops] == ["b", "c"]
+    assert chain.ending == end_state and chain.verdict == verdict
+    assert (chain.proof.kind if chain.proof else None) == proof
+    assert chain.lines()[0] == "a waits for b" and chain.lines()[-1].startswith("=> ")
+
+
+def test_a_cycle_is_proof():
+    nodes, out = _graph({"a": "blocked", "b": "blocked"}, [("a", "b", "semaphore"), ("b", "a", "semaphore")])
+    chain = _follow("a", nodes, out)
+    assert chain is not None and chain.ending == "cycle" and chain.verdict == Verdict.HUNG
+    assert chain.proof is not None and chain.proof.kind == ProofKind.HANG
+
+
+def test_a_cycle_through_a_process_with_another_thread_that_may_run_is_no_proof():
+    """Nodes are processes: a cycle proves nothing when one of them has another thread that could still read
+    the pipe or release the lock."""
+    nodes, out = _graph({"a": "blocked", "b": "blocked"}, [("a", "b", "child"), ("b", "a", "pipe_full")])
+    nodes["b"] = Node("b", "b", "blocked", "measured", single_minded=False)
+    chain = _follow("a", nodes, out)
+    assert chain is not None and chain.ending == "blocked" and chain.proof is None
+
+
+def test_of_several_holders_a_working_one_decides_but_a_batch_waits_for_the_stuck_worker():
+    nodes, out = _graph(
+        {"m": "blocked", "w1": "blocked", "w2": "working"}, [("m", "w1", "child"), ("m", "w2", "child")]
+    )
+    chain = _follow("m", nodes, out)
+    assert chain is not None and chain.end.id == "w2" and chain.ending == "working"
+    nodes, out = _graph(
+        {"m": "blocked", "w1": "working", "w2": "blocked"},
+        [("m", "w1", "dataloader batch"), ("m", "w2", "dataloader batch")],
+    )
+    chain = _follow("m", nodes, out)
+    assert chain is not None and chain.end.id == "w2" and chain.ending == "blocked"
+
+
+def test_a_waiter_with_no_edge_has_no_chain():
+    nodes, out = _graph({"a": "working"}, [])
+    assert _follow("a", nodes, out) is None
+
+
+def test_the_endings_table_is_what_the_docs_say():
+    proven = {k for k, (_, p) in ENDINGS.items() if p}
+    assert proven == {"cycle", "gone", "nobody", "person", "stopped", "long_sleep"}
+    assert ENDINGS["working"][0] == Verdict.SLOW and ENDINGS["unknown"][0] is None
+
+
+# --- pipes: the write end's holders, in the job or outside it ------------------------------------------------
+
+
+# --- a loop with no way out ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("source", "endless"),
+    [
+        ("while True:\n    time.sleep(1)", True),
+        ("while 1:\n    sleep(0.2)\n    continue", True),
+        ("while True:\n    time.sleep(1)\n    if done:\n        break", False),
+        ("while True:\n    poll()\n    time.sleep(1)", False),  # a call may raise or exit
+        ("while not done:\n    time.sleep(1)", False),
+        ("while True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass", False),
+        ("for _ in range(10):\n    time.sleep(1)", False),
+        (None, False),
+    ],
+)
+def test_never_exits(source, endless):
+    from hangwatch.diagnose.loops import never_exits
+
+    assert (never_exits(source) is not None) is endless
+
+
+# --- a sleep's timer, read from the kernel ------------------------------------------------------------------
+
+
+def test_a_chain_through_a_wait_that_times_out_proves_nothing():
+    nodes, out = _graph({"a": "blocked", "b": "gone"}, [])
+    out = {"a": [Edge("a", "b", "file lock", "a waits for b", timeout=True)]}
+    chain = _follow("a", nodes, out)
+    assert chain is not None and chain.ending == "gone" and chain.proof is None
+
+
+def test_the_page_draws_the_chain_behind_the_root_cause():
+    from hangwatch.causes import Cause
+    from hangwatch.incident import Action, Finding, Incident, Where
+    from hangwatch.report.html import chain_html
+
+    graph = {
+        "nodes": [
+            {"id": "pid:10", "label": "main (pid 10)", "state": "blocked", "fact": "read", "in_job": True},
+            {
+                "id": "pid:14",
+                "label": "pid 14 (`tar`, outside the job)",
+                "state": "blocked",
+                "fact": "parked",
+                "in_job": False,
+            },
+        ],
+        "edges": [],
+        "chains": [
+            {
+                "waiter": "pid:10",
+                "end": "pid:14",
+                "ending": "blocked",
+                "verdict": "hung",
+                "proof": None,
+                "hops": [
+                    {
+                        "waiter": "pid:10",
+                        "holder": "pid:14",
+                        "resource": "pipe",
+                        "timeout": False,
+                        "words": "main reads a pipe",
+                    }
+                ],
+                "words": ["main reads a pipe", "-> pid 14 is blocked: parked", "=> the holder is blocked"],
+            }
+        ],
+    }
+    where = Where(pid=10, rank=None, tid=10, file="/x/prep.py", line=12, function="read_manifest")
+    inc = Incident(
+        verdict=Verdict.HUNG,
+        detected_at=0.0,
+        last_progress=None,
+        attempt=1,
+        action=Action.NONE,
+        processes=(),
+        findings=(Finding(Cause.PROCESS_WAITS_ON, 0.9, "s", where),),
+        graph=graph,
+    )
+    page = chain_html(inc)
+    assert page.count('class="node') == 2 and 'class="node end out"' in page, page
+    assert "pipe (no timeout)" in page and "the holder is blocked" in page
+    assert inc.root_chain() == ("main reads a pipe", "-> pid 14 is blocked: parked", "=> the holder is blocked")
+    back = Incident.from_dict(inc.to_dict())
+    assert back.graph == graph
+    assert (
+        chain_html(
+            Incident(
+                verdict=Verdict.HUNG,
+                detected_at=0.0,
+                last_progress=None,
+                attempt=1,
+                action=Action.NONE,
+                processes=(),
+                findings=(),
+            )
+        )
+        == ""
+    )
+
+
+def test_filelock_4_3s_resolved_wait_tuple_says_the_acquire_has_no_timeout():
+    """filelock 4.3 passes `timeout: None` to acquire and resolves it into a `wait` tuple (recorded here with
+    py-spy --locals): the wait with no timeout is read from there (a CI run with 4.3.1 lost "with no timeout")."""
+    from hangwatch.capture.waits import FILELOCK_WAIT
+
+    m = FILELOCK_WAIT.match("(True, None, -1, 0.05, 1977.137927692)")
+    assert m is not None and float(m.group(1)) < 0
+    m = FILELOCK_WAIT.match("(True, None, 600.0, 0.05, 1977.1)")
+    assert m is not None and float(m.group(1)) == 600.0
+    assert FILELOCK_WAIT.match("<FileLockContext at 0x7f>") is None
+
+
+def test_bytes_in_one_call_are_no_proof_of_work():
+    """A write blocked on a full pipe returns its 64 KiB once when a stack read interrupts it: one call moving
+    bytes is no work; the same bytes in many calls are."""
+    import dataclasses
+    import json as _json
+
+    from hangwatch.diagnose.views import ProcessView
+    from hangwatch.evidence_io import evidence_from_dict
+
+    ev = evidence_from_dict(
+        _json.loads(
+            (Path(__file__).resolve().parents[1] / "fixtures" / "evidence" / "lost_work_inferred.json").read_text()
+        )
+    )
+    child = next(p for p in ev.processes if p.info.role.value == "child")
+
+    def moved(calls: int) -> ProcessView:
+        samples = tuple(
+            dataclasses.replace(
+                s, rchar=(s.rchar or 0) + (65536 if i else 0), syscalls=(s.syscalls or 0) + (calls if i else 0)
+            )
+            for i, s in enumerate(child.samples)
+        )
+        return ProcessView(dataclasses.replace(child, samples=samples), ev.clock_ticks)
+
+    assert moved(1).work is None
+    assert moved(40).work is not None and "moved 64 KiB" in moved(40).work
+
+
+def _keepalive_samples(awake_at: set[int], n: int = 5) -> dict[int, list]:
+    """Samples of the keep-alive child as a capture records them: idle at its sleep, or (at ``awake_at``) caught
+    awake between two sleeps, on the loop's header."""
+    from hangwatch.evidence import Frame, ProcessSample, ThreadSample
+
+    path = str(SCENARIOS / "child_keepalive.py")
+    _, sleep_line = marker("child_keepalive.py", "HANG-HERE:child")
+    out = []
+    for i in range(n):
+        awake = i in awake_at
+        frame = Frame("keep_alive", path, sleep_line - 1 if awake else sleep_line)
+        thread = ThreadSample(7, "MainThread", "R" if awake else "S", None, 0, awake, awake, (frame,))
+        out.append(ProcessSample(float(i), "S", 0.0, None, None, None, None, None, 1, (thread,), None))
+    return {7: out}
+
+
+@pytest.mark.parametrize("awake_at", [set(), {2}, {0, 3}])
+def test_a_keepalive_loop_is_read_even_when_a_sample_caught_it_awake(awake_at):
+    """Deterministic twin of the e2e keep-alive test: on a busy machine a sample can catch the thread between
+    two sleeps; the loop is still read (and still proven to have no way out)."""
+    from hangwatch.capture.locals import sleeping_loops
+    from hangwatch.diagnose.loops import never_exits
+
+    reads = sleeping_loops(_keepalive_samples(awake_at))[7]
+    assert len(reads) == 1 and reads[0].loop.strip().startswith("while True"), reads
+    assert never_exits(reads[0].body) is not None
+
+
+def test_a_thread_idle_at_two_places_has_no_one_loop():
+    from hangwatch.capture.locals import sleeping_loops
+
+    samples = _keepalive_samples(set())
+    moved = [
+        s
+        if i % 2
+        else dataclasses.replace(
+            s,
+            threads=(dataclasses.replace(s.threads[0], frames=(dataclasses.replace(s.threads[0].frames[0], line=1),)),),
+        )
+        for i, s in enumerate(samples[7])
+    ]
+    assert sleeping_loops({7: moved}) == {}
