@@ -150,8 +150,8 @@ def test_a_socket_read_follows_its_peer_outside_the_job(start_job, tmp_path, soc
 def test_a_debugger_prompt_on_a_pipe_whose_writer_works_is_still_nobody_typing(run: Run):
     """dist.breakpoint() opens /dev/stdin again: that read is the job's standard input (the input rule's), not a
     pipe whose busy writer (here a launcher script that computes) would make the wait look like waiting for
-    work. The prompt's own proof leads the peer's wait (the recorder's `never entered barrier`), which only
-    inherits it through the chain. Seen in the zoo when its busy runner held the job's stdin."""
+    work. Rank 1's chain ends at a person; the peers' wait carries that proof and says why rank 1 is stuck.
+    Seen in the zoo when its busy runner held the job's stdin: no verdict in 420 s."""
     writer = subprocess.Popen(
         [sys.executable, "-c", "import time\nwhile True: sum(range(10**6))"], stdout=subprocess.PIPE
     )
@@ -173,10 +173,11 @@ def test_a_debugger_prompt_on_a_pipe_whose_writer_works_is_still_nobody_typing(r
     assert p.returncode == 125, err.decode()[-2000:]
     incident = run.incident()
     root = root_cause(incident)
-    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
-    assert (root["where"]["file"], root["where"]["line"]) == marker("dist_breakpoint.py"), root["where"]
-    peer = next(f for f in incident["findings"] if f["cause"] == "distributed.peer_stuck")
-    assert peer["where"]["line"] == root["where"]["line"], peer
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "distributed.peer_stuck", "hang")
+    assert (root["where"]["file"], root["where"]["line"], root["where"]["rank"]) == (*marker("dist_breakpoint.py"), 1)
+    assert "Rank 1 is stuck at a debugger prompt" in root["summary"] and "rank 0 waits in barrier" in root["summary"]
+    prompt = next(f for f in incident["findings"] if f["cause"] == "process.waits_for_input")
+    assert prompt["where"]["line"] == root["where"]["line"] and prompt["proof"]["kind"] == "hang", prompt
     assert _chain_of(incident, root["where"]["pid"])["ending"] == "person"  # not the writer of the pipe
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from conftest import marker
 
-from hangwatch.causes import Cause
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.assemble import build_incident
 from hangwatch.evidence import Evidence
@@ -287,26 +286,6 @@ def test_ranking_by_confidence_alone_fails_the_replay(monkeypatch):
     """The rule above, inverted (confidence alone decides), fails on the same replay: the test can fail."""
     from hangwatch.diagnose import engine
 
-    monkeypatch.setattr(
-        engine, "rank", lambda hits, borrowed=frozenset(): sorted(hits, key=lambda h: -h.finding.confidence)
-    )
+    monkeypatch.setattr(engine, "rank", lambda hits: sorted(hits, key=lambda h: -h.finding.confidence))
     d = diagnose(_caught_on_its_way(load("fork_inherited_lock")))
     assert d.root.cause == "dataloader.worker_stuck"
-
-
-def test_a_proof_borrowed_from_the_chain_does_not_lead_the_finding_that_proves_it():
-    """At one line, the rank at a debugger prompt (its own proof) leads the peer's wait that inherited that proof
-    from the wait-for graph, whatever their confidences; without the borrowed mark, confidence decides."""
-    from hangwatch.diagnose.context import Hit
-    from hangwatch.diagnose.engine import rank
-    from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
-
-    where = Where(pid=7, rank=1, tid=7, file="/job/train.py", line=28, function="<module>")
-    fact = Proof(ProofKind.HANG, "it waits for someone to type, and nobody is there")
-    prompt = Hit(Finding(Cause.PROCESS_WAITS_FOR_INPUT, 0.95, "at a prompt", where, proof=fact), Verdict.HUNG)
-    peer = Hit(Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.97, "rank 1 stuck", where, proof=fact), Verdict.HUNG)
-    assert [h.finding.cause for h in rank([peer, prompt], {id(peer.finding)})] == [
-        Cause.PROCESS_WAITS_FOR_INPUT,
-        Cause.DISTRIBUTED_PEER_STUCK,
-    ]
-    assert rank([peer, prompt])[0] is peer

@@ -313,9 +313,9 @@ def _missing_where(
     doing = (
         f"is at {detail.removeprefix('in ')}"
         if detail.startswith("in ")
-        else f"is {detail}"
-        if detail.startswith("exiting")
         else f"is waiting for a batch: {detail}"
+        if detail.startswith("its DataLoader worker")
+        else f"is {detail}"
     )
     return where, doing, culprit_state(ctx, v, t)
 

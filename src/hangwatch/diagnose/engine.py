@@ -82,16 +82,9 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
                 raise  # tests: a rule that raises fails the test instead of passing by omission
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
     graph = _graph(ctx)
-    borrowed: set[int] = set()
     if graph is not None:
-        followed = [_follow_chain(h, graph) for h in hits]
-        borrowed = {
-            id(f.finding)
-            for h, f in zip(hits, followed, strict=True)
-            if h.finding.proof is None and f.finding.proof is not None
-        }
-        hits = followed
-    hits = rank(hits, borrowed)
+        hits = [_follow_chain(h, graph) for h in hits]
+    hits = rank(hits)
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
@@ -104,22 +97,19 @@ def _place(h: Hit) -> tuple[str, int] | None:
     return (w.file, w.line) if w is not None and w.file and w.line is not None else None
 
 
-def rank(hits: list[Hit], borrowed: set[int] | frozenset[int] = frozenset()) -> list[Hit]:
-    """Most confident first, except that a finding with a proof of its own (of a hang or of work) outranks every
-    finding without one at the same place (file and line): a worker caught on its way to a lock in one sample
-    gets a weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample,
-    leads. A proof borrowed from the wait-for graph's chain (``borrowed``: ids of such findings) counts as none
-    there: the finding that proves the chain's end itself (nobody at the prompt) leads the one that inherited it
-    (the peer that waits behind it)."""
+def rank(hits: list[Hit]) -> list[Hit]:
+    """Most confident first, except that a finding with a proof (of a hang or of work) outranks every finding
+    without one at the same place (file and line): a worker caught on its way to a lock in one sample gets a
+    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads."""
     proven: dict[tuple[str, int], float] = {}
     for h in hits:
         place = _place(h)
-        if place is not None and h.finding.proof is not None and id(h.finding) not in borrowed:
+        if place is not None and h.finding.proof is not None:
             proven[place] = max(proven.get(place, 0.0), h.finding.confidence)
 
     def key(h: Hit) -> float:
         place = _place(h)
-        if (h.finding.proof is None or id(h.finding) in borrowed) and place in proven:
+        if h.finding.proof is None and place in proven:
             return -min(h.finding.confidence, proven[place] - 1e-6)
         return -h.finding.confidence
 

@@ -125,7 +125,7 @@ class Chain:
     def lines(self) -> tuple[str, ...]:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
         out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
-        if self.end.id == NOBODY:
+        if self.end.state == NOBODY:
             out.append(f"-> no living thread holds it: {self.end.fact}")
         else:
             out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
@@ -312,13 +312,13 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
             (
                 Edge(
                     _pid_id(v.pid),
-                    NOBODY,
+                    f"{NOBODY}:{v.pid}",  # one per process: its own fact, not the first process's
                     kind,
                     timeout=False,
                     words=f"{v.label()} thread '{t.name}' waits on "
                     f"{proof.article(kind)} {kind} at {describe(innermost_user(t.frames))}",
                 ),
-                Node(NOBODY, "nobody", "nobody", fact.fact),
+                Node(f"{NOBODY}:{v.pid}", "nobody", "nobody", fact.fact),
             )
         )
         break
@@ -439,7 +439,12 @@ def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
     if proven:
         fact = proof.hang(
             f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"
-            f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact}): {ENDING_TEXT[ending]}"
+            + (
+                f"no living thread holds it ({end.fact})"
+                if end.state == NOBODY
+                else f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact})"
+            )
+            + f": {ENDING_TEXT[ending]}"
         )
     elif ending == "working" and end.proves_work:
         fact = proof.work(f"{hops[0].words}; {end.label} works: {end.fact}")
