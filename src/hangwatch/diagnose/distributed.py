@@ -18,7 +18,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.dataloader import worker_state
 from hangwatch.diagnose.loops import loop_motion
-from hangwatch.diagnose.process import reads_from_person
+from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.views import (
     Activity,
     ProcessView,
@@ -69,12 +69,11 @@ def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, s
             )
     frame = innermost_explaining(t.frames)
     if reads_from_person(v, t):  # its own reason, in the finding the others' wait leads to
-        debugger = any(f.file.endswith(("pdb.py", "bdb.py", "cmd.py")) for f in t.frames)
-        at = describe(innermost_user(t.frames) or frame)
-        return v.where(t, innermost_user(t.frames) or frame), (
-            f"at a debugger prompt just before {at}, waiting for someone to type a command"
-            if debugger
-            else f"waiting for someone to type at {at}"
+        user = innermost_user(t.frames) or frame
+        return v.where(t, user), (
+            f"at a debugger prompt just before {describe(user)}, waiting for someone to type a command"
+            if at_debugger(t)
+            else f"waiting for someone to type at {describe(user)}"
         )
     return v.where(t, frame), f"in {describe(frame)}"
 

@@ -19,6 +19,8 @@ from hangwatch.evidence import Frame, Role
 from hangwatch.incident import Finding, Verdict
 from hangwatch.signatures import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
 
+DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
+
 STOPPED_STATES = frozenset({"T", "t"})
 TTY_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/console")
 
@@ -73,8 +75,14 @@ def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
     )
 
 
+def at_debugger(t: ThreadView) -> bool:
+    """``t`` is at a debugger's prompt (pdb, and what builds on it: breakpoint(), torch's distributed one)."""
+    prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
+    return prompt_frame is not None and prompt_frame.file.endswith(DEBUGGER_FILES)
+
+
 def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: Frame | None, reads_stdin: bool) -> Hit:
-    debugger = prompt_frame is not None and prompt_frame.file.endswith(("pdb.py", "cmd.py", "bdb.py"))
+    debugger = at_debugger(t)
     tail = [ln.strip() for ln in (v.ev.output_tail or "").replace("\r", "\n").splitlines() if ln.strip()]
     prompt = tail[-1][-160:] if tail else None
     ev = [
