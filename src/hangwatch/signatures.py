@@ -305,8 +305,9 @@ def _number(node: ast.expr) -> float | None:
     return None
 
 
-# Threads that every DataLoader / multiprocessing process has; they are not "user threads" that
-# could hold a user lock at fork time.
+# Library machinery threads (DataLoader, multiprocessing, torch's elastic agent and debug server, our own
+# flight-recorder reader): they are not "user threads" that could hold a user lock at fork time, or set a
+# flag a user's loop reads.
 INTERNAL_THREAD_NAMES = (
     "QueueFeederThread",
     "_serve",
@@ -318,6 +319,7 @@ INTERNAL_THREAD_NAMES = (
     "_handle_tasks",
     "_handle_results",
     "hangwatch-flight",
+    "pt_workerserver",  # torch's debug server: runs torch's own handlers (a flight-recorder dump we asked for)
 )
 # Fork frames: a stack that starts with the parent's copy up to Popen._launch is a forked child.
 FORK_LAUNCH = ("multiprocessing/popen_fork.py", frozenset({"_launch"}))
