@@ -40,6 +40,10 @@ EXPECTED = {
     "child_wait_queue_join_before_get": ("child.wait", "hung", "mp_queue_join.py", "HANG-HERE"),
     "output_buffered": ("output.buffered", "progressing", "output_buffered.py", None),
     "compile_in_progress_is_not_hung": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
+    # the same compile caught as the writers of the pipe it reads (inductor's probes) exit, and as a child it
+    # waits for exits: the wait ends (end of file, the child's status), no hang proven by a holder gone
+    "compile_pipe_writers_exit_during_the_look": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
+    "compile_child_exits_during_the_look": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
     "distributed_peer_stuck_names_culprit_rank": (
         "distributed.peer_stuck",
         "hung",

@@ -57,6 +57,16 @@ def test_each_ending_decides(end_state, verdict, proof):
     assert chain.lines()[0] == "a waits for b" and chain.lines()[-1].startswith("=> ")
 
 
+@pytest.mark.parametrize("resource", ["child", "pipe", "pipe_full", "socket"])
+def test_a_holder_gone_from_a_wait_its_exit_ends_is_the_end_of_the_wait(resource):
+    """A child's status, a pipe's or a socket's end of file: the holder's exit ends the wait (a compile's helper
+    caught exiting during the look is no hang); a lock's holder gone (above) leaves the lock held."""
+    nodes, out = _graph({"a": "blocked", "c": "gone"}, [("a", "c", resource)])
+    chain = _follow("a", nodes, out)
+    assert chain is not None and chain.ending == "ended" and chain.verdict is None and chain.proof is None
+    assert "ends this wait" in chain.lines()[-1]
+
+
 def test_a_cycle_is_proof():
     nodes, out = _graph({"a": "blocked", "b": "blocked"}, [("a", "b", "semaphore"), ("b", "a", "semaphore")])
     chain = _follow("a", nodes, out)

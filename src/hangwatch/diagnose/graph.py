@@ -17,7 +17,10 @@ Each node's state is a measured fact (``gone``, ``stopped``, ``blocked``, ``spin
 locals advance (or its stack moves at full CPU); a loop whose locals stay put while the CPU burns is
 ``spinning``. The verdict follows each chain to its end:
 
-- a cycle, a holder that is gone, nobody, a person, or a stopped holder: hung, with proof;
+- a cycle, a holder that is gone with what it held (a file lock, a semaphore), nobody, a person, or a stopped
+  holder: hung, with proof;
+- a holder that exited during the look, of a wait its exit ends (a child's status, a pipe's or a socket's end
+  of file): the wait ends, no verdict from the chain;
 - a holder blocked or spinning: hung (proof when the holder's own wait is proven);
 - a working holder: ``waiting``, bounded by --max-slow, with the holder's progress as proof of work;
 - a holder asleep or waking: alive;
@@ -39,12 +42,17 @@ from hangwatch.incident import Proof, Verdict
 
 PERSON = "person"
 NOBODY = "nobody"
+# Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE. A holder gone from
+# one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
+ENDED_BY_EXIT = frozenset({"child", "pipe", "pipe_full", "socket"})
 MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
+MAX_HOLDERS = 8  # of one pipe or socket, followed as edges
 
 # How a chain's end decides: (verdict, whether the end itself is proof of a hang).
 ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
     "cycle": (Verdict.HUNG, True),
     "gone": (Verdict.HUNG, True),
+    "ended": (None, False),
     "nobody": (Verdict.HUNG, True),
     "person": (Verdict.HUNG, True),
     "stopped": (Verdict.HUNG, True),
@@ -155,6 +163,7 @@ STATE_WORDS = {
 ENDING_TEXT = {
     "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
     "gone": "the holder is gone, so what it held is never released (hung)",
+    "ended": "the holder exited during the look, and its exit ends this wait (end of file, the child's status)",
     "nobody": "no living thread can release it (hung)",
     "person": "it waits for someone to type, and nobody is there (hung)",
     "stopped": "the holder is stopped and runs again only when someone continues it (hung)",
@@ -281,7 +290,8 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 )
             )
             continue
-        holders = w.holders if w.kind == "pipe_full" else w.holders[:1]  # any reader could make room
+        # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
+        holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]
         for h in holders:
             if h.pid == v.pid:
                 continue
@@ -427,6 +437,8 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
         seen.add(edge.holder)
         cur = edge.holder
     end = nodes[cur]
+    if end.state == "gone" and hops and hops[-1].resource in ENDED_BY_EXIT:
+        return _chain(hops, end, "ended")
     return _chain(hops, end, end.state if end.state in ENDINGS else "unknown")
 
 

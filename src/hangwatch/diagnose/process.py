@@ -184,8 +184,9 @@ _CHILD_IS = {
     "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
     "asleep": ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),
     "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on", Verdict.HUNG, 0.5),
+    "gone": ("gone: it exited during the look, so the wait ends with its status", Verdict.SLOW, 0.4),
 }
-_PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle")
+_PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle", "gone")
 
 
 def waited_children(ctx: Context, v: ProcessView) -> list[ProcessView]:

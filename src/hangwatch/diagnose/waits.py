@@ -327,7 +327,12 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     state = states[h.pid]
     summary = (
         f"{v.label()} {words.reads.format(path=w.path)} at {describe(frame)}; {words.end} is held by "
-        f"{holder_text(h)}, which {_holder_doing(h, state)}."
+        f"{holder_text(h)}, which "
+        + (
+            "exited during the look, as every other holder did: the read gets its end of file."
+            if state == "gone"
+            else f"{_holder_doing(h, state)}."
+        )
     )
     ev = [
         f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
@@ -347,7 +352,7 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
         fact = proof.work(
             f"the {words.who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
         )
-    elif state == "asleep":
+    elif state in ("asleep", "gone"):  # gone: every holder exited, so the read gets its end of file
         verdict = Verdict.SLOW
     elif state == "blocked" and all(states[x.pid] == "blocked" and x.parked for x in w.holders):
         fact = proof.hang(f"every {words.who} of {w.path} is parked: {parked_text(h)}")
@@ -360,7 +365,7 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     return Hit(
         Finding(
             cause=Cause.PROCESS_WAITS_ON,
-            confidence=0.9 if verdict == Verdict.HUNG else 0.8,
+            confidence=0.9 if verdict == Verdict.HUNG else 0.5 if state == "gone" else 0.8,
             summary=summary,
             where=v.where(t, frame),
             evidence=tuple(ev),
