@@ -141,6 +141,22 @@ def test_progress_runs_the_clock_and_a_restart_from_zero_past_a_checkpoint_is_co
     assert ctx.ledger.redone_steps == 6 and ctx.ledger.redone_seconds > 0
 
 
+def test_a_resumed_trainers_first_step_is_its_first_beat_not_the_bars_zero(tmp_path):
+    """A Trainer resumed at step 20 draws its bar at 0/40 before it jumps to 21/40; the heartbeat carries the
+    global step. Whichever arrives first, the attempt's first step is 21 (the log's 0 only until a beat)."""
+    for order in (("counter", "beat"), ("beat", "counter")):
+        ctx = _ctx(tmp_path / order[0])
+        tracker, a = Tracker(ctx), _attempt(ctx)
+        signals = {
+            "counter": Progress(ctx.clock.now() + 1, 0, "counter", Strength.COUNTER),
+            "beat": Progress(ctx.clock.now() + 1, 21, "heartbeat", Strength.HEARTBEAT),
+        }
+        for kind in order:
+            tracker.progress(a, signals[kind])
+        tracker.progress(a, Progress(ctx.clock.now() + 2, 22, "heartbeat", Strength.HEARTBEAT))
+        assert (a.steps.first_step, a.steps.last_step) == (21, 22), order
+
+
 def test_checkpoints_are_read_one_round_late_and_all_at_the_end(tmp_path):
     ctx = _ctx(tmp_path)
     tracker = Tracker(ctx)

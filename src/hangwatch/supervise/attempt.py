@@ -98,6 +98,7 @@ class AttemptSteps:
     max_step: int | None = None
     progressed: bool = False
     first_step: int | None = None  # the first and newest step this attempt reported
+    first_from_beat: bool = False  # first_step came from a heartbeat (the trainer's own step)
     last_step: int | None = None
     beat_steps: bool = False  # heartbeats carry a step (optimizer steps); else the log's counter names it
     # The job's own step across attempts (the log's counter, or a trainer's global step): first and newest.
@@ -105,10 +106,12 @@ class AttemptSteps:
     last_global: int | None = None
     global_points: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=512))  # (at, step)
 
-    def saw_step(self, step: int) -> None:
-        """A step this attempt reported."""
-        if self.first_step is None:
+    def saw_step(self, step: int, beat: bool = False) -> None:
+        """A step this attempt reported; ``beat``: a heartbeat's. The first heartbeat's step replaces a first
+        step the log's counter gave: a resumed trainer's bar shows 0/40 before it jumps to its global step."""
+        if self.first_step is None or (beat and not self.first_from_beat):
             self.first_step = step
+            self.first_from_beat = beat
         self.last_step = step
 
 

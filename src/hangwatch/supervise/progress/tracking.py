@@ -152,7 +152,7 @@ class Tracker:
                 # starts again at 1 in every attempt, so only the former compares across attempts.
                 a.steps.max_step = p.step if a.steps.max_step is None else max(a.steps.max_step, p.step)
             ctx.ledger.last_step = p.step
-            a.steps.saw_step(p.step)
+            a.steps.saw_step(p.step, beat=p.strength == Strength.HEARTBEAT)
         if was == State.HUNG:
             stalled = ctx.ledger.close_stall(p.at)
             if stalled is not None:
