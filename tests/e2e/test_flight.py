@@ -8,6 +8,7 @@ Here the tests that start real processes; those that start none are in tests/uni
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 
@@ -112,6 +113,23 @@ def test_a_rank_that_raised_and_cannot_exit_is_named_at_the_thread_it_waits_for(
     assert "while rank 0 waits in all_reduce #" in s, s
     fact = root["proof"]["fact"]  # the chain's end is rank 1's own: its nobody, not the first process's
     assert "rank 0" not in fact and "nobody is nobody" not in fact and "no living thread holds it" in fact, fact
+
+
+@pytest.mark.e2e
+def test_a_run_directory_too_deep_for_a_unix_socket_still_reads_the_recorder(run):
+    """A socket's path is at most 107 bytes; in a deep run directory the server would bind a name cut short and
+    nobody could reach it (seen under pytest-xdist's longer temporary paths). The ranks listen in a directory
+    of the user's own under the temporary directory instead, and the sockets are removed when the run ends."""
+    run.dir = run.tmp / ("deep-" * 12) / "run"
+    assert len(str(run.dir / "heartbeat" / "flight-abcdef.sock")) > 107
+    r = run(*QUICK, *_torchrun(2, "dist_fr_spin.py"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    incident = run.incident()
+    assert incident["notes"] == [] and {c["ranks"] for c in incident["collectives"]} == {"rank 0", "rank 1"}
+    assert "never entered all_reduce #4" in root_cause(incident)["summary"]
+    socks = [json.loads(p.read_text())["socket"] for p in (run.dir / "heartbeat").glob("flight-*.json")]
+    assert len(socks) == 2 and all(len(s) <= 107 and str(run.dir) not in s for s in socks), socks
+    assert not any(os.path.exists(s) for s in socks), "left behind"
 
 
 @pytest.mark.e2e

@@ -531,12 +531,12 @@ def _serve_flight(beats: _Beats) -> None:
     c10d: Any = sys.modules.get("torch._C._distributed_c10d")
     server = getattr(c10d, "_WorkerServer", None) if how != "fifo" else None
     base = os.path.join(beats.directory, f"flight-{os.getpid()}")
-    # The socket's name has no digits: torch prints it once per rank, and a number that grows from one rank's
-    # line to the next would read as a progress counter.
-    sock = os.path.join(beats.directory, "flight-" + "".join(chr(97 + int(d)) for d in str(os.getpid())) + ".sock")
+    sock = _socket_path(beats.directory) if server is not None else None
+    if sock is None:
+        server = None  # no path short enough for a unix socket: the FIFO, whose path has no such limit
     if beats.flight is not None:  # a process group made again: the same reader, a new start for its entries
         entry = beats.flight_entry
-    elif server is not None:
+    elif server is not None and sock is not None:
         path = sock
         if os.path.exists(path):
             os.unlink(path)
@@ -567,6 +567,40 @@ def _serve_flight(beats: _Beats) -> None:
     os.replace(tmp, base + ".json")
 
 
+SUN_PATH_MAX = 107  # bytes of a unix socket's path (sun_path is 108 with its NUL); a longer one is cut short
+
+
+def _letters(n: int) -> str:
+    """A number as letters (``10896`` -> ``baijg``)."""
+    return "".join(chr(97 + int(d)) for d in str(n))
+
+
+def _socket_path(directory: str) -> str | None:
+    """Where this rank's worker server listens: the heartbeat directory, or, where that path is too long for a
+    unix socket (a deep run directory; the server would bind a name cut short and nobody could reach it), a
+    directory of this user's own (mode 0700) under the system's temporary directory; None when neither fits.
+    The name has no digits: torch prints it once per rank, and a number that grows from one rank's line to the
+    next would read as a progress counter."""
+    import tempfile
+
+    name = f"flight-{_letters(os.getpid())}.sock"
+    here = os.path.join(directory, name)
+    if len(os.fsencode(here)) <= SUN_PATH_MAX:
+        return here
+    private = os.path.join(tempfile.gettempdir(), f"hangwatch-{_letters(os.getuid())}")
+    try:
+        os.makedirs(private, mode=0o700, exist_ok=True)
+        st = os.lstat(private)
+    except OSError:
+        return None
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None  # not a directory of this user's alone: a socket there could be reached by others
+    there = os.path.join(private, name)
+    return there if len(os.fsencode(there)) <= SUN_PATH_MAX else None
+
+
 def _stop_flight(beats: _Beats) -> None:
     server, beats.flight = beats.flight, None
     if server is not None and hasattr(server, "shutdown"):
@@ -574,6 +608,12 @@ def _stop_flight(beats: _Beats) -> None:
             server.shutdown()
         except Exception:  # noqa: BLE001, S110 - the job is exiting; nothing more to do
             pass
+        sock = beats.flight_entry.get("socket")
+        if isinstance(sock, str) and not sock.startswith(beats.directory + os.sep):
+            try:  # one outside the run directory (a deep one): nobody else would remove it
+                os.unlink(sock)
+            except OSError:
+                pass
 
 
 def _attach_distributed(beats: _Beats, dist: Any) -> None:

@@ -16,6 +16,7 @@ with ``state`` ``completed``.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import linecache
@@ -82,6 +83,20 @@ def registry(pid: int, heartbeat_dir: str | None) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def remove_sockets_outside(heartbeat_dir: Path) -> None:
+    """The ranks' worker-server sockets that live outside the run directory (its path was too long for a
+    unix socket: autobeat put them in a directory of the user's own under the system's temporary directory),
+    removed once the job has ended: a rank ended by a signal leaves its socket behind."""
+    for reg in heartbeat_dir.glob("flight-*.json"):
+        try:
+            sock = json.loads(reg.read_text()).get("socket")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(sock, str) and Path(sock).name.startswith("flight-") and heartbeat_dir not in Path(sock).parents:
+            with contextlib.suppress(OSError):
+                Path(sock).unlink()
 
 
 def _ask_fifo(entry: dict[str, Any], timeout: float) -> str:
