@@ -249,6 +249,29 @@ def test_a_node_follows_another_nodes_decision_with_its_exit(tmp_path):
     assert a.action == OnHang.KILL and a.job.code is not None and end.final_state == RunState.HUNG  # type: ignore[attr-defined]
 
 
+def test_a_node_that_follows_another_nodes_decision_writes_its_own_incident_first(tmp_path):
+    """Evidence before action on every node: the follower captures its part, merges every node's summary (the
+    decider's finding), and writes its incident, with the decision in it, before it ends its part."""
+    from hangwatch.supervise.nodes.protocol import Merged
+
+    class Nodes(FakeNodes):
+        def merge(self, attempt: int, evidence: Evidence, diagnosis: object, window_s: float, now: float) -> Merged:
+            return Merged(diagnosis, (0, 1), None)  # type: ignore[arg-type]
+
+    ctx = _ctx(tmp_path, on_hang=OnHang.KILL)
+    why = "distributed.peer_stuck at train.py:21: first time this cause was seen"
+    ctx.nodes = Nodes(Decision(0, OnHang.KILL, "distributed.peer_stuck", 124, "hung_requeue", why))  # type: ignore[assignment]
+    a = _attempt(ctx)
+    _, _, acts = _team(ctx)
+    end = NodeRounds(ctx, acts.follow).tick(a, ctx.clock.now())
+    assert end is not None and end.code == 124 and a.job.code is not None  # type: ignore[attr-defined]
+    kinds = [e["event"] for e in _events(ctx)]
+    assert kinds.index("incident") < kinds.index("terminate"), kinds
+    incident = json.loads((ctx.cfg.run_dir / "incidents" / "001" / "incident.json").read_text())
+    assert (incident["verdict"], incident["action"]) == ("hung", "killed")
+    assert f"node 0 decided to kill the job: {why}" in incident["findings"][0]["evidence"]
+
+
 def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):
     ctx = _ctx(tmp_path)
     ctx.nodes = FakeNodes(CaptureRequest(0, 1))  # type: ignore[assignment]

@@ -96,7 +96,7 @@ class Supervisor:
         self.suspects = Suspects(ctx, self.capturer, self.tracker, self.acts)
         self.startup = StartupProbe(ctx, self.capturer, self.tracker, self.suspects, self.acts)
         self.signals = SignalInbox(ctx)
-        self.node_rounds = NodeRounds(ctx)
+        self.node_rounds = NodeRounds(ctx, self.acts.follow)
         self.gpu = GpuGuard(cfg.gpu_release_timeout, cfg.relaunch_on_held_gpu, ctx.rundir.event, ctx.say)
         self.launcher: Launcher = launcher or self._launch_real
         self._round_at = time.monotonic()  # when the loop last finished a round (the watchdog reads it)

@@ -4,6 +4,8 @@ this node's news and take the others' (a decision to follow, a request to captur
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hangwatch.records.run import CaptureRequest, Decision, EventKind, OnHang
 from hangwatch.recover.exitcode import remote_status
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
@@ -16,8 +18,9 @@ COORD_EVERY_S = 0.5
 class NodeRounds:
     """One node's rounds with the others."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: RunContext, record: Callable[[Attempt, Decision, bool], None] | None = None) -> None:
         self.ctx = ctx
+        self.record = record  # this node's incident before it follows another's decision (Acts.follow)
 
     def connect(self) -> None:
         """Host (node 0) or reach the store; the coordination goes into ``ctx.nodes``."""
@@ -44,11 +47,13 @@ class NodeRounds:
                 f"hangwatch: node {called.by} decided to {called.action} the job "
                 f"({called.cause}); ending this node's part."
             )
-            term = ctx.terminate(a, reason=f"node {called.by} decided: {called.action}")
-            ctx.action_event(a, called.action, term, remote=True)
             decision = ctx.policy.decide(
                 a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed, max_step=a.steps.max_step
             )
+            if self.record is not None:
+                self.record(a, called, decision.restart)
+            term = ctx.terminate(a, reason=f"node {called.by} decided: {called.action}")
+            ctx.action_event(a, called.action, term, remote=True)
             status = remote_status(called)
             return AttemptEnd(status.code, decision, status)  # this node's run ends as the deciding node's did
         if (

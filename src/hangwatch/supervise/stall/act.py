@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.causes import Cause
-from hangwatch.records.run import EventKind, OnHang
+from hangwatch.records.run import Decision, EventKind, OnHang
 from hangwatch.recover.exitcode import (
     ExitReason,
     ExitStatus,
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 # a job that never stalls does not pay for them when hangwatch starts.
 
 log = logging.getLogger(__name__)
+
+FOLLOW_WINDOW_S = 1.0  # the capture a node takes of its own part before it follows another node's decision
 
 
 def flight_dumps(evidence: Evidence) -> dict[int, str]:
@@ -112,6 +114,47 @@ class Acts:
         term = ctx.terminate(a, reason=f"hung: {root.cause}")
         ctx.action_event(a, action.value, term, incident=str(path) if path else None)
         return AttemptEnd(status.code, decision, status)
+
+    def follow(self, a: Attempt, called: Decision, restart: bool) -> None:
+        """Another node decided to end the job: before this node ends its part, its own evidence: a short
+        capture, merged with every node's summary (the decider's finding), written as this node's incident with
+        the decision in it. Nothing is ended on any node without an incident on that node. ``restart``: what
+        this node's restart policy made of the decision."""
+        from hangwatch.diagnose import Diagnosis, diagnose
+        from hangwatch.diagnose.assemble import build_incident
+        from hangwatch.errors import CaptureError
+        from hangwatch.incident import Action
+
+        ctx, det, now = self.ctx, a.detector, self.ctx.clock.now()
+        try:
+            evidence = self.capturer.bounded(a.job.pid, window=min(self.capturer.window(), FOLLOW_WINDOW_S))
+        except CaptureError:
+            return  # the job is gone, or cannot be read: the decision is in events.jsonl
+        diagnosis = diagnose(evidence)
+        if ctx.nodes is not None:
+            merged = ctx.nodes.merge(a.number, evidence, diagnosis, FOLLOW_WINDOW_S, ctx.clock.now())
+            ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
+            diagnosis = merged.diagnosis
+        root = diagnosis.root
+        act = OnHang(called.action)
+        said = f"node {called.by} decided to {act.value} the job: {called.why or called.cause}"
+        root = dataclasses.replace(root, evidence=(*root.evidence, said))
+        from hangwatch.incident import Verdict
+
+        verdict = Verdict.HUNG if called.code is not None else diagnosis.verdict
+        action = Action.RESTARTED if restart else Action.KILLED
+        incident = build_incident(
+            evidence,
+            Diagnosis(verdict, (root, *diagnosis.findings[1:])),
+            attempt=a.number,
+            action=action,
+            last_progress=last_progress(det),
+            detected_at=now,
+        )
+        try:
+            self.record(incident, det.stalled_for(now), flight_dumps(evidence))
+        except Exception:  # a report that cannot be written must not keep the job from being ended
+            log.exception("could not record the incident")
 
     def report(self, j: Judgement, when: str) -> None:
         """An incident for a job that is alive or waiting, not (yet) hung: nothing is done to it."""
