@@ -67,3 +67,68 @@ def test_without_being_alone_no_spin_is_proven():
     assert loop_motion(reads, alone=True).counting
     shared = loop_motion(reads, alone=False)
     assert not shared.counting and not shared.advanced and "another thread" in shared.evidence
+
+
+# --- a closed loop whose numbers go round ----------------------------------------------------------------------
+FOG = "while density != 3:\n    density = (density * 2) % 6"
+
+
+def _read(body: str, line: int, at: float = 0.0, **values: str):
+    from hangwatch.evidence import LocalsRead
+
+    return LocalsRead(
+        at=at,
+        tid=1,
+        function="f",
+        file="/x.py",
+        line=line,
+        values=(("x", "tensor([5., 5.])"), *values.items()),
+        loop=body.splitlines()[0].rstrip(":"),
+        body=body,
+        loop_line=10,
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "values", "cycles"),
+    [
+        (FOG, 10, {"density": "2"}, True),  # at the header: 2 -> 4 -> 2, and 3 never comes
+        (FOG, 11, {"density": "4"}, True),  # at a one-statement body's line: the top of an iteration
+        (FOG, 10, {"density": "3"}, False),  # the condition is false: it ends
+        (FOG, 10, {"density": "0"}, True),  # 0 -> 0
+        # Collatz from 27: 111 steps, then n == 1: it ends (work, however long)
+        ("while n != 1:\n    n = n // 2 if n % 2 == 0 else 3 * n + 1", 10, {"n": "27"}, False),
+        # a countdown ends; a count up with no bound grows past what is judged: no proof either way
+        ("while n != 0:\n    n -= 1", 10, {"n": "90000"}, False),
+        ("while n != -1:\n    n += 1", 10, {"n": "0"}, False),
+        # mid-iteration of a two-statement body: the numbers are not the top of an iteration
+        ("while a != 3:\n    a = (a * 2) % 6\n    b = a", 12, {"a": "2", "b": "2"}, False),
+        ("while a != 3:\n    a = (a * 2) % 6\n    b = a", 10, {"a": "2", "b": "4"}, True),
+        # not closed: a call, an attribute, a global, a float, a value cut short, a way out
+        ("while d != 3:\n    d = step(d)", 10, {"d": "2"}, False),
+        ("while d != 3:\n    d = (d * 2) % self.m", 10, {"d": "2", "self": "<M at 0x7f>"}, False),
+        ("while d != 3:\n    d = (d * 2) % M", 10, {"d": "2"}, False),
+        ("while d != 3:\n    d = (d * 2) % 6", 10, {"d": "2.0"}, False),
+        ("while d != 3:\n    d = (d * 2) % 6", 10, {"d": "2..."}, False),
+        # a way out the numbers reach ends it; one they never reach is no way out (run exactly, not guessed)
+        ("while d != 3:\n    if d > 3:\n        break\n    d = (d * 2) % 6", 10, {"d": "2"}, False),
+        ("while d != 3:\n    if d > 9:\n        break\n    d = (d * 2) % 6", 10, {"d": "2"}, True),
+    ],
+)
+def test_a_closed_loop_whose_state_comes_back_never_ends(body, line, values, cycles):
+    from hangwatch.diagnose.loops import closed_cycle
+
+    assert (closed_cycle(_read(body, line, **values)) is not None) is cycles
+
+
+def test_a_closed_cycle_is_a_proof_where_two_reads_saw_its_names_move():
+    """Two reads 0.5 s apart saw `density` 2 then 4: the names move, which alone reads as a loop that advances;
+    run on the numbers, it is a cycle (the zoo's dl_worker_infinite_augment, 120 s with the defaults before)."""
+    from hangwatch.diagnose.loops import loop_motion
+
+    motion = loop_motion((_read(FOG, 11, density="2"), _read(FOG, 11, 0.5, density="4")), alone=True)
+    assert motion is not None and not motion.advanced and motion.counting and motion.frozen
+    assert motion.proof_fact.startswith("a loop that cannot end: `while density != 3:` is closed")
+    healthy = "while n != 1:\n    n = n // 2 if n % 2 == 0 else 3 * n + 1"
+    walks = loop_motion((_read(healthy, 10, n="27"), _read(healthy, 10, 0.5, n="82")), alone=True)
+    assert walks is not None and walks.advanced
