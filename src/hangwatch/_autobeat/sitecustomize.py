@@ -537,6 +537,8 @@ def _serve_flight(beats: _Beats) -> None:
     if beats.flight is not None:  # a process group made again: the same reader, a new start for its entries
         entry = beats.flight_entry
     elif server is not None and sock is not None:
+        import pickle  # noqa: F401 - now, not at the first request: the handler's answer has 2 s on a busy machine
+
         path = sock
         if os.path.exists(path):
             os.unlink(path)
