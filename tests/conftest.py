@@ -67,11 +67,12 @@ _watch_spawns()
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e/ is e2e (marked or not); the quick tier (tests/unit/) runs first, so a broken
-    rule fails in the first minute of the whole suite too."""
+    rule fails in the first minute of the whole suite too; then the long e2e tests (``slow``), so that with
+    several workers none of them starts last and keeps the others waiting."""
     for item in items:
         if E2E_DIR in item.path.parents:
             item.add_marker(pytest.mark.e2e)
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+    items.sort(key=lambda item: (item.get_closest_marker("e2e") is not None, item.get_closest_marker("slow") is None))
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """The catalogue of causes: every cause id hangwatch can name, what it means, whether it is hung by
 nature, whether a requeue may pass it, its fixes and its remedy ladder. Diagnosis, remedies, bounds, exit
 codes, metrics and renderers read it; the docs' table of causes is generated from it
-(``python -m hangwatch.causes``). An id is never reused for another meaning (SPEC)."""
+(``python -m hangwatch.causes``). An id is never reused for another meaning (docs/causes.md)."""
 
 from __future__ import annotations
 

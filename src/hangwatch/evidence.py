@@ -14,7 +14,7 @@ from hangwatch.records.gpu import GpuEvidence, KernelEvent  # defined with the r
 
 
 class Role(str, Enum):
-    """SPEC roles of a process in a job."""
+    """The roles of a process in a job (docs/inspect.md)."""
 
     MAIN = "main"
     DATALOADER_WORKER = "dataloader_worker"

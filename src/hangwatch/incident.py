@@ -1,4 +1,4 @@
-"""The incident: SPEC's ``hangwatch.incident/1`` JSON, one dataclass per object.
+"""The incident: the ``hangwatch.incident/1`` JSON (docs/inspect.md), one dataclass per object.
 
 ``to_dict``/``from_dict`` map one-to-one onto the JSON; tests round-trip them.
 """
@@ -19,7 +19,7 @@ SCHEMA = "hangwatch.incident/1"
 
 
 class Verdict(str, Enum):
-    """SPEC's verdicts."""
+    """The verdicts (docs/causes.md)."""
 
     HUNG = "hung"
     SLOW = "slow"
@@ -74,7 +74,7 @@ class ProcessRecord:
     cmdline: str
     threads: tuple[ThreadRecord, ...] = ()
     # Where its main thread is: the innermost user frame, then the library frame it waits in when
-    # they differ (an addition to SPEC's fields).
+    # they differ (added after the first schema).
     where: tuple[FrameRecord, ...] = ()
 
     @property
@@ -89,7 +89,7 @@ class ProcessRecord:
 
 @dataclass(frozen=True)
 class Where:
-    """The innermost user frame that explains a finding (SPEC ``where``)."""
+    """The innermost user frame that explains a finding (the incident's ``where``)."""
 
     pid: int
     rank: int | None
@@ -97,7 +97,7 @@ class Where:
     file: str | None
     line: int | None
     function: str | None
-    code: str | None = None  # the source line's text (an addition to SPEC's fields)
+    code: str | None = None  # the source line's text (added after the first schema)
 
     def location(self) -> str:
         """``/abs/path/file.py:LINE``."""
@@ -118,7 +118,7 @@ class ProofKind(str, Enum):
 
 @dataclass(frozen=True)
 class Proof:
-    """The measured fact behind a finding's verdict, and what it proves (an addition to SPEC's fields)."""
+    """The measured fact behind a finding's verdict, and what it proves (added after the first schema)."""
 
     kind: ProofKind
     fact: str
@@ -151,7 +151,7 @@ class Finding:
         return self.proof is not None and self.proof.kind == ProofKind.WORK
 
     def to_dict(self) -> dict[str, Any]:
-        """The finding as SPEC's JSON object."""
+        """The finding as its JSON object."""
         out: dict[str, Any] = _lists(asdict(self))
         out["proof"] = self.proof.to_dict() if self.proof is not None else None
         return out
@@ -193,7 +193,7 @@ class LastProgress:
 
 @dataclass(frozen=True)
 class Incident:
-    """SPEC's incident: verdict, processes, findings (root cause first)."""
+    """The incident: verdict, processes, findings (root cause first)."""
 
     verdict: Verdict
     detected_at: float
@@ -242,12 +242,12 @@ class Incident:
         return tuple(pick.get("words") or ()) if pick else ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The incident as SPEC's JSON object, fields in SPEC's order, additions last."""
+        """The incident as its JSON object, the first schema's fields in their order, additions last."""
         d = asdict(self)
         d["verdict"] = self.verdict.value
         d["action"] = self.action.value
         d["findings"] = [f.to_dict() for f in self.findings]
-        # Field order as in SPEC, additions last.
+        # Field order as in the first schema, additions last.
         order = [
             "schema",
             "verdict",

@@ -55,6 +55,7 @@ def cells(report: dict, context: str | None = None) -> list[dict]:
     return [c for c in report["cells"] if context is None or c["multiprocessing_context"] == context]
 
 
+@pytest.mark.slow
 def test_fork_only_hang_is_found_and_spawn_recommended_over_it(tmp_path):
     t0 = time.monotonic()
     code, rep, err = probe(tmp_path, "fork_hazard", *QUICK, "--contexts", "fork,spawn")

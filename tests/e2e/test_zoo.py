@@ -56,6 +56,7 @@ FAST = [
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 @pytest.mark.timeout(660)  # the subset is bounded at 600 s
 def test_the_fast_subset_is_named_right(tmp_path):
     out = tmp_path / "zoo.json"

@@ -175,3 +175,27 @@ def test_the_env_sets_the_recorder_only_where_the_user_did_not():
     assert "TORCH_FR_BUFFER_SIZE" not in mine and "TORCH_NCCL_TRACE_BUFFER_SIZE" not in mine
     assert autobeat_env({}, True, 1800.0, flight=False)["HANGWATCH_FLIGHT"] == "0"
     assert autobeat_env({}, False, 1800.0)["HANGWATCH_FLIGHT"] == "0"
+
+
+def test_a_recorder_without_frames_takes_the_line_from_the_ranks_own_stack():
+    """torch's C++ dump (what answers while our handler waits for the GIL, on a busy machine) has no frames: the
+    collective a rank waits in is named at its line from the rank's stack (rank 0 in all_reduce at
+    dist_peer.py:33, recorded); a rank whose stack is elsewhere gets no line rather than a wrong one."""
+    from pathlib import Path
+
+    from hangwatch.capture.flight import RawDump, parse_dump
+    from hangwatch.diagnose.collectives import rank_collectives
+    from hangwatch.diagnose.context import Context
+    from hangwatch.evidence_io import evidence_from_dict
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
+    ev = evidence_from_dict(json.loads((fixture / "distributed_peer_stuck_names_culprit_rank.json").read_text()))
+    views = {v.info.rank: v for v in Context.of(ev).views if v.info.rank is not None and v.role.value == "rank"}
+    bare = json.loads(_dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")]))
+    for e in bare["entries"]:
+        del e["frames"]
+    record = parse_dump(RawDump(100, 0, json.dumps(bare), "fr_trace_json", None, 0.01))
+    assert rank_collectives(0, record).groups["default_pg"].pending.line is None
+    pending = rank_collectives(0, record, views[0]).groups["default_pg"].pending
+    assert pending is not None and pending.line == "dist_peer.py:33" and pending.lineno == 33, pending
+    assert rank_collectives(1, record, views[1]).groups["default_pg"].pending.line is None  # in load_shard

@@ -132,3 +132,23 @@ def test_a_closed_cycle_is_a_proof_where_two_reads_saw_its_names_move():
     healthy = "while n != 1:\n    n = n // 2 if n % 2 == 0 else 3 * n + 1"
     walks = loop_motion((_read(healthy, 10, n="27"), _read(healthy, 10, 0.5, n="82")), alone=True)
     assert walks is not None and walks.advanced
+
+
+@pytest.mark.parametrize(
+    ("states", "ticks", "spinning"),
+    [
+        ("RRRR", (0, 60, 120, 180), True),  # 60 % of a core: busy
+        ("RRRR", (0, 5, 10, 15), True),  # 15 %, runnable throughout: a spin starved by a crowded machine
+        ("RSRS", (0, 5, 10, 15), False),  # 15 %, asleep in between: it waits for something
+        ("RRRR", (0, 1, 1, 2), False),  # 2 %: idle, whatever the kernel's letter
+    ],
+)
+def test_a_spin_on_a_crowded_machine_is_still_a_spin(states, ticks, spinning):
+    from hangwatch.diagnose.views import ThreadView
+    from hangwatch.evidence import Frame, ThreadSample
+
+    frame = Frame(function="wait_for_flag", file="/job/train.py", line=17)
+    samples = tuple(
+        ThreadSample(1, "MainThread", st, None, n, True, True, (frame,)) for st, n in zip(states, ticks, strict=True)
+    )
+    assert ThreadView(1, samples, duration_s=1.0, clock_ticks=100).spinning is spinning

@@ -16,6 +16,7 @@ from hangwatch.evidence import LocalsRead, ProcessSample
 from hangwatch.redact import redact_text
 
 BUSY_SHARE = 0.3  # of one core over the window: the same threshold diagnosis calls "spinning"
+IDLE_SHARE = 0.05  # below this a thread is idle, even when the kernel shows it runnable
 READS = 2
 GAP_S = 0.5
 TIMEOUT_S = 3.0  # per read, all processes together
@@ -40,8 +41,10 @@ def spinning_threads(series: dict[int, list[ProcessSample]], clock_ticks: int) -
             t0 = first.get(t.tid)
             if t0 is None or t0.cpu_ticks is None or t.cpu_ticks is None:
                 continue
-            if (t.cpu_ticks - t0.cpu_ticks) / clock_ticks < BUSY_SHARE * seconds:
-                continue
+            used = (t.cpu_ticks - t0.cpu_ticks) / clock_ticks
+            runnable = all(th.state == "R" for s in samples for th in s.threads if th.tid == t.tid)
+            if used < BUSY_SHARE * seconds and not (runnable and used > IDLE_SHARE * seconds):
+                continue  # neither busy nor runnable throughout (a spin starved by a crowded machine)
             inner = set()
             for s in samples:
                 th = next((x for x in s.threads if x.tid == t.tid), None)

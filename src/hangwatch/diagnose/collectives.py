@@ -20,7 +20,7 @@ from typing import Any
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, size_text
+from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, innermost_user, size_text
 from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, Role
 from hangwatch.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.ranges import ranks_label
@@ -125,8 +125,25 @@ def _line(f: Frame | None) -> str | None:
     return f"{f.file.rsplit('/', 1)[-1]}:{f.line}" if f is not None else None
 
 
-def rank_collectives(rank: int, record: FlightRecord) -> RankCollectives:
-    """A rank's recorder reduced to what the analysis needs."""
+C10D_FILE = "torch/distributed/distributed_c10d.py"
+
+
+def waiting_frame(v: ProcessView | None, op: str) -> Frame | None:
+    """Where rank ``v`` called the collective ``op`` it waits in, from its own stack: its main thread inside
+    torch.distributed's ``op`` (a barrier, an all_reduce), its innermost user frame above that. What a recorder
+    without frames (torch's C++ dump, answered while our handler waited for the GIL) leaves out."""
+    t = v.main_thread if v is not None else None
+    if t is None or not t.frames:
+        return None
+    for i, f in enumerate(t.frames):
+        if f.file.endswith(C10D_FILE) and f.function == op:
+            return innermost_user(t.frames[i + 1 :])
+    return None
+
+
+def rank_collectives(rank: int, record: FlightRecord, view: ProcessView | None = None) -> RankCollectives:
+    """A rank's recorder reduced to what the analysis needs; ``view``: the rank's process, whose stack names
+    the line of the collective it waits in when the recorder's entry has no frame."""
     if not record.answered:
         return RankCollectives(rank, False, {}, record.error)
     groups: dict[str, GroupView] = {}
@@ -138,6 +155,8 @@ def rank_collectives(rank: int, record: FlightRecord) -> RankCollectives:
         es.sort(key=lambda e: e.seq)
         waiting = next((e for e in es if not e.done), None)
         f = waiting.frame if waiting is not None else None
+        if waiting is not None and f is None:
+            f = waiting_frame(view, waiting.op)
         pend = (
             None
             if waiting is None
@@ -239,7 +258,7 @@ def flight_rule(ctx: Context) -> list[Hit]:
     views = _ranks(ctx)
     if len(views) < 2:
         return []
-    ranks = [rank_collectives(r, v.ev.flight) for r, v in sorted(views.items()) if v.ev.flight is not None]
+    ranks = [rank_collectives(r, v.ev.flight, v) for r, v in sorted(views.items()) if v.ev.flight is not None]
     stall = analyze(ranks)
     if stall is None:
         return []
@@ -449,7 +468,7 @@ def collective_rows(ctx: Context) -> tuple[CollectiveRow, ...]:
         record = v.ev.flight
         if record is None:
             continue
-        rc = rank_collectives(r, record)
+        rc = rank_collectives(r, record, v)
         if not rc.answered:
             rows.setdefault(("-", "did not answer", "", (record.error or "")[:80]), []).append(r)
             continue

@@ -569,7 +569,7 @@ def _fr(rank: int, v: ProcessView) -> dict[str, Any]:
     """The rank's flight recorder, reduced to what the merge needs (``fr``), when it was read."""
     from hangwatch.diagnose.collectives import rank_collectives
 
-    return {"fr": rank_collectives(rank, v.ev.flight).to_dict()} if v.ev.flight is not None else {}
+    return {"fr": rank_collectives(rank, v.ev.flight, v).to_dict()} if v.ev.flight is not None else {}
 
 
 def _grouped_evidence(summaries: dict[int, NodeSummary], ranks: list[tuple[int, dict[str, Any]]]) -> list[str]:

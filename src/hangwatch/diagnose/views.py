@@ -99,6 +99,15 @@ class ThreadView:
         return 100.0 * (last - first) / self.clock_ticks / self.duration_s
 
     @property
+    def busy(self) -> bool:
+        """Above BUSY_CPU_PERCENT of a core; or runnable (R) in every sample and not idle: a thread that wants the
+        CPU all the time and gets less of it on a crowded machine is as busy as it can be."""
+        cpu = self.cpu_percent or 0.0
+        return cpu >= BUSY_CPU_PERCENT or (
+            cpu > IDLE_CPU_PERCENT and len(self.samples) >= 2 and all(s.state == "R" for s in self.samples)
+        )
+
+    @property
     def stacks(self) -> list[tuple[Frame, ...]]:
         """Every stack that was read, oldest first."""
         return [s.frames for s in self.samples if s.frames]
@@ -186,7 +195,7 @@ class ThreadView:
         it, so GIL ownership separates a stuck loop from long compute.
         """
         stacks = self.stacks
-        if len(stacks) < 2 or (self.cpu_percent or 0.0) < BUSY_CPU_PERCENT:
+        if len(stacks) < 2 or not self.busy:
             return False
         inner = [st[0] for st in stacks]
         if not all(sg.is_user(f) for f in inner):

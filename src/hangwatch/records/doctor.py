@@ -1,4 +1,4 @@
-"""`hangwatch doctor`'s result: one record per check (SPEC ``hangwatch.doctor/1``)."""
+"""`hangwatch doctor`'s result: one record per check (``hangwatch.doctor/1``, docs/probe-doctor.md)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Check:
     fix: str
 
     def to_dict(self) -> dict[str, Any]:
-        """The check as SPEC's JSON object."""
+        """The check as its JSON object."""
         return {
             "id": self.id,
             "status": self.status.value,

@@ -1,4 +1,4 @@
-"""`hangwatch probe-data`'s result: the item scan, the baseline and each DataLoader cell (SPEC
+"""`hangwatch probe-data`'s result: the item scan, the baseline and each DataLoader cell (docs/probe-doctor.md,
 ``hangwatch.probe/1``)."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Cell:
         return f"{self.multiprocessing_context}, {self.num_workers} workers, persistent={self.persistent_workers}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The cell as SPEC's JSON object."""
+        """The cell as its JSON object."""
         return {
             "multiprocessing_context": self.multiprocessing_context,
             "num_workers": self.num_workers,

@@ -1,4 +1,4 @@
-"""The run directory: output.log, events.jsonl, incidents/NNN/, summary.json (SPEC "Run dir")."""
+"""The run directory: output.log, events.jsonl, incidents/NNN/, summary.json (docs/run.md)."""
 
 from __future__ import annotations
 
