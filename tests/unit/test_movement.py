@@ -116,9 +116,10 @@ def _read(body: str, line: int, at: float = 0.0, **values: str):
     ],
 )
 def test_a_closed_loop_whose_state_comes_back_never_ends(body, line, values, cycles):
-    from hangwatch.diagnose.loops import closed_cycle
+    from hangwatch.diagnose.cycle import closed_cycle
+    from hangwatch.diagnose.loops import parse_loop
 
-    assert (closed_cycle(_read(body, line, **values)) is not None) is cycles
+    assert (closed_cycle(_read(body, line, **values), parse_loop(body)) is not None) is cycles
 
 
 def test_a_closed_cycle_is_a_proof_where_two_reads_saw_its_names_move():
