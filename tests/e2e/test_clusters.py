@@ -160,7 +160,12 @@ def test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124(slurm):
     for n in (0, 1):
         s = json.loads((runs / f"node{n}" / "summary.json").read_text())
         assert (s["exit_code"], s["exit_reason"]) == (124, "hung_requeue"), s
-        incident = json.loads((runs / f"node{n}" / "incidents" / "001" / "incident.json").read_text())
+        # The incident of the hang: the one whose decision ended the job (a node may first have written one
+        # for a rank it saw still working, "waiting", and done nothing).
+        incidents = [
+            json.loads(p.read_text()) for p in sorted((runs / f"node{n}" / "incidents").glob("*/incident.json"))
+        ]
+        incident = next(i for i in incidents if i["verdict"] == "hung")
         root = incident["findings"][0]
         assert (root["cause"], root["where"]["rank"], root["where"]["file"], root["where"]["line"]) == (
             "distributed.peer_stuck",

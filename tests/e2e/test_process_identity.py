@@ -49,3 +49,45 @@ def test_find_root_stops_at_the_supervisor_the_job_names(tmp_path, named):
     finally:
         os.killpg(parent.pid, signal.SIGKILL)
         parent.wait(timeout=10)
+
+
+SERVER = (
+    "import ctypes, os, threading\n"
+    "def serve():\n"
+    "    ctypes.CDLL(None).prctl(15, b'{name}', 0, 0, 0)  # PR_SET_NAME: the thread's name in /proc\n"
+    "    with open('/dev/zero', 'rb') as f:\n"
+    "        while True:\n"
+    "            f.read(1 << 16)\n"
+    "threading.Thread(target=serve, daemon=True).start()\n"
+    "print('ready', flush=True)\n"
+    "threading.Event().wait()\n"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", ["pt_workerserver", "reader"])
+def test_what_a_thread_serving_our_requests_moves_is_not_the_jobs_work(name):
+    """torch's debug server thread reads and writes megabytes answering the flight-recorder request hangwatch
+    made (its handler's imports, the dump): that is our look, not the rank's work, or a rank blocked in a
+    read reads as a straggler that "moved 1.4 MiB". Any other thread's bytes still count."""
+    from hangwatch.capture import proc
+
+    p = subprocess.Popen(
+        [sys.executable, "-c", SERVER.replace("{name}", name)], stdout=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        assert p.stdout is not None and p.stdout.readline() == b"ready\n"
+        whole = [sum(v for k, v in proc._io_counters(Path(f"/proc/{p.pid}/io")).items() if k in ("rchar", "wchar"))]
+        ours = [proc.read_io(p.pid)]
+        time.sleep(0.5)
+        whole.append(sum(v for k, v in proc._io_counters(Path(f"/proc/{p.pid}/io")).items() if k in ("rchar", "wchar")))
+        ours.append(proc.read_io(p.pid))
+        assert whole[1] - whole[0] > 1 << 20  # the thread really moves data
+        moved = ours[1]["rchar"] + ours[1]["wchar"] - ours[0]["rchar"] - ours[0]["wchar"]
+        if name == "pt_workerserver":
+            assert moved < 1 << 16, moved
+        else:
+            assert moved > 1 << 20, moved
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)

@@ -186,15 +186,43 @@ def read_ctx_switches(status_path: Path) -> int | None:
     return total if seen else None
 
 
-def read_io(pid: int) -> dict[str, int]:
-    """The /proc/PID/io counters (empty where unreadable)."""
-    raw = read_text(PROC / str(pid) / "io")
+# Threads that answer hangwatch's own requests (torch's debug server sends the flight recorder's dump we asked
+# for; our FIFO reader, where the socket path is too long): what they move is our look, not the job's work.
+# Names as /proc writes them (15 bytes at most).
+SERVING_THREADS = ("pt_workerserver", "hangwatch-flight"[:15])
+
+
+def _io_counters(path: Path) -> dict[str, int]:
     out: dict[str, int] = {}
-    for line in (raw or "").splitlines():
+    for line in (read_text(path) or "").splitlines():
         k, _, v = line.partition(":")
         if v.strip().isdigit():
             out[k.strip()] = int(v)
     return out
+
+
+def read_io(pid: int, serving: tuple[int, ...] | None = None) -> dict[str, int]:
+    """The /proc/PID/io counters (empty where unreadable), less what the threads serving hangwatch's own
+    requests moved (``serving``: their tids, when the caller has read the tasks; else found here)."""
+    out = _io_counters(PROC / str(pid) / "io")
+    if not out:
+        return out
+    for tid in serving_threads(pid) if serving is None else serving:
+        for k, v in _io_counters(PROC / str(pid) / "task" / str(tid) / "io").items():
+            if k in out:
+                out[k] = max(0, out[k] - v)
+    return out
+
+
+def serving_threads(pid: int) -> tuple[int, ...]:
+    """The tids of ``pid``'s threads that serve hangwatch's own requests (SERVING_THREADS)."""
+    try:
+        tids = os.listdir(PROC / str(pid) / "task")
+    except OSError:
+        return ()
+    return tuple(
+        int(t) for t in tids if (read_text(PROC / str(pid) / "task" / t / "comm") or "").strip() in SERVING_THREADS
+    )
 
 
 def exe_of(pid: int) -> str | None:

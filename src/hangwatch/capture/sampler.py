@@ -185,7 +185,7 @@ def _state_sample(
         return None
     tasks = _tasks(pid)
     _blocked_calls(pid, tasks, tables)
-    io = proc.read_io(pid)
+    io = proc.read_io(pid, tuple(t.tid for t in tasks if t.comm in proc.SERVING_THREADS))
     statm = proc.read_text(proc.PROC / str(pid) / "statm")
     rss = int(statm.split()[1]) * os.sysconf("SC_PAGE_SIZE") if statm else None
     sample = ProcessSample(

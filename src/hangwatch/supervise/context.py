@@ -29,6 +29,7 @@ from hangwatch.supervise.progress.checkpoints import Checkpoint
 from hangwatch.supervise.progress.intake import ProgressIntake
 
 if TYPE_CHECKING:
+    from hangwatch.incident import Finding
     from hangwatch.recover.terminate import Termination
     from hangwatch.supervise.nodes.protocol import NodeCoordination
 
@@ -120,19 +121,26 @@ class RunContext:
         return term
 
     def agree(
-        self, attempt: int, action: OnHang, status: ExitStatus, cause: str | None
+        self, attempt: int, action: OnHang, status: ExitStatus, cause: str | None, finding: Finding | None = None
     ) -> tuple[OnHang, ExitStatus | None]:
         """Decide with the other nodes, then follow the winner: one decision per attempt for all nodes, the
-        first proposed wins (with its exit). The action every node takes, and the exit status to end with
-        when another node decided it (None: this node's own, or a single-node run)."""
+        first proposed wins (with its exit and ``finding``, this node's root). The action every node takes, and
+        the exit status to end with when another node decided it (None: this node's own, or a single-node run)."""
         if self.nodes is None:
             return action, None
-        won = self.nodes.decide(
-            attempt, Decision(self.nodes.node, action, cause, status.code, status.reason.value, status.why)
+        proposal = Decision(
+            self.nodes.node,
+            action,
+            cause,
+            status.code,
+            status.reason.value,
+            status.why,
+            finding.to_dict() if finding is not None else None,
         )
+        won = self.nodes.decide(attempt, proposal)
         if won.by == self.nodes.node or won.action == OnHang.REPORT:
             return won.action, None
-        self.rundir.event(EventKind.REMOTE_DECISION, attempt=attempt, **won.to_dict())
+        self.rundir.event(EventKind.REMOTE_DECISION, attempt=attempt, **won.event_fields())
         return won.action, remote_status(won)
 
     def action_event(self, a: Attempt, action: str, term: Termination, **extra: object) -> None:

@@ -81,7 +81,7 @@ class Acts:
             a.number, progressed=a.steps.progressed, max_step=a.steps.max_step
         )
         status = self.hung_status(root, futile)
-        a.action, followed = ctx.agree(a.number, a.action, status, root.cause)
+        a.action, followed = ctx.agree(a.number, a.action, status, root.cause, root)
         status = followed or status
         decision = None
         if a.action == OnHang.REPORT:
@@ -123,7 +123,7 @@ class Acts:
         from hangwatch.diagnose import Diagnosis, diagnose
         from hangwatch.diagnose.assemble import build_incident
         from hangwatch.errors import CaptureError
-        from hangwatch.incident import Action
+        from hangwatch.incident import Action, Finding
 
         ctx, det, now = self.ctx, a.detector, self.ctx.clock.now()
         try:
@@ -131,10 +131,15 @@ class Acts:
         except CaptureError:
             return  # the job is gone, or cannot be read: the decision is in events.jsonl
         diagnosis = diagnose(evidence)
+        merged_cause = None
         if ctx.nodes is not None:
             merged = ctx.nodes.merge(a.number, evidence, diagnosis, FOLLOW_WINDOW_S, ctx.clock.now())
             ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
-            diagnosis = merged.diagnosis
+            diagnosis, merged_cause = merged.diagnosis, merged.cause
+        if called.finding is not None and merged_cause != called.cause:
+            # This look came too late or from too far to see what the decider saw (its ranks may already fail
+            # in their collectives): the decider's root leads, this node's own findings follow it.
+            diagnosis = Diagnosis(diagnosis.verdict, (Finding.from_dict(called.finding), *diagnosis.findings))
         root = diagnosis.root
         act = OnHang(called.action)
         said = f"node {called.by} decided to {act.value} the job: {called.why or called.cause}"
@@ -309,7 +314,9 @@ class Acts:
         # The other nodes' ranks now wait for ours: stop or restart them too (or follow the node that ended ours).
         node = ctx.nodes.node if ctx.nodes is not None else 0
         crashed = ExitStatus(status, ExitReason.CRASHED, f"node {node}'s job exited with status {status}")
-        won, followed = ctx.agree(a.number, OnHang.RESTART if asked else OnHang.KILL, crashed, findings[0].cause)
+        won, followed = ctx.agree(
+            a.number, OnHang.RESTART if asked else OnHang.KILL, crashed, findings[0].cause, findings[0]
+        )
         if followed is not None:
             asked = won == OnHang.RESTART
         decision = ctx.policy.decide(a.number, asked=asked, progressed=a.steps.progressed, max_step=a.steps.max_step)
