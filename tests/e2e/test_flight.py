@@ -73,6 +73,55 @@ def test_a_barrier_only_rank_0_calls_is_named_from_the_recorder(run):
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("mode", "n"),
+    [("skip", 2), ("skip", 4), ("extra", 3)],
+)
+def test_a_collective_one_rank_skipped_or_added_is_named_where_it_went_wrong_not_where_it_hung(run, mode, n):
+    """The last rank skips the warm-up all_reduce of step 0, or calls one more; gloo pairs all_reduces by number
+    whatever their line, so every later pair is one off until step 3's barrier meets an all_reduce and the job
+    hangs there. Paired by call site, the finding names the line of step 0 where the ranks went different ways."""
+    r = run(*QUICK, *_torchrun(n, "dist_skew.py", mode))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    root = root_cause(run.incident())
+    s = root["summary"]
+    assert root["cause"] == "distributed.peer_stuck" and root["proof"]["kind"] == "hang", root
+    _, barrier = marker("dist_skew.py", "HANG-HERE:barrier")
+    if mode == "extra":  # the rank that added it, at the line it added
+        _where(root, "dist_skew.py", "HANG-HERE:extra")
+        _, line = marker("dist_skew.py", "HANG-HERE:extra")
+        others = "ranks 0-1" if n == 3 else "rank 0"
+        assert root["where"]["rank"] == n - 1, root["where"]
+        assert s.startswith(
+            f"Rank {n - 1} called all_reduce at dist_skew.py:{line} as collective #3, which {others} did not"
+        ), s
+    elif n > 2:  # a majority: the rank that skipped it, at the line it skipped
+        _where(root, "dist_skew.py", "HANG-HERE:warmup")
+        _, line = marker("dist_skew.py", "HANG-HERE:warmup")
+        assert root["where"]["rank"] == n - 1, root["where"]
+        assert s.startswith(
+            f"Rank {n - 1} never called all_reduce at dist_skew.py:{line} (collective #1; ranks 0-{n - 2} did)"
+        ), s
+    else:  # two ranks: one called it and the other did not; the line is the same either way
+        _where(root, "dist_skew.py", "HANG-HERE:warmup")
+        assert root["where"]["rank"] == 0 and "one rank called it and the other did not" in s, s
+    assert "since then every collective is paired one off" in s and f"barrier (dist_skew.py:{barrier})" in s, s
+    assert root["evidence"][0].startswith("the ranks' collectives paired by call site (the recorders' frames)")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("mode", "n"), [("same", 3), ("solo", 2)])
+def test_ranks_that_call_the_same_collectives_or_a_group_of_their_own_finish_untouched(run, mode, n):
+    """The healthy twins: every rank takes the same branch; rank 0 alone calls collectives on a group only it is
+    in (its sequence there is its own, never paired with the others')."""
+    r = run(*QUICK, *_torchrun(n, "dist_skew.py", mode))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    out = r.stdout + r.stderr
+    assert all(f"rank {k} done".encode() in out for k in range(n))
+    assert not list((run.dir / "incidents").glob("*/incident.json"))
+
+
+@pytest.mark.e2e
 @pytest.mark.timeout(200)  # the run is bounded at 150 s
 def test_ddp_ranks_inside_backward_are_told_apart_by_the_recorder(run):
     """4 ranks with DDP: rank 2 is stuck loading its batch; ranks 0, 1, 3 are inside loss.backward(), where no

@@ -199,3 +199,103 @@ def test_a_recorder_without_frames_takes_the_line_from_the_ranks_own_stack():
     pending = rank_collectives(0, record, views[0]).groups["default_pg"].pending
     assert pending is not None and pending.line == "dist_peer.py:33" and pending.lineno == 33, pending
     assert rank_collectives(1, record, views[1]).groups["default_pg"].pending.line is None  # in load_shard
+
+
+# --- the ranks' collectives paired by call site ---------------------------------------------------------------
+def _seq(*calls: str, start: int = 1) -> tuple:
+    """A rank's recorded (seq, op, sizes, site) from ``"all_reduce@/job/train.py:30"`` strings (sizes [[4]])."""
+    out = []
+    for i, c in enumerate(calls):
+        op, _, site = c.partition("@")
+        out.append((start + i, op, "[]" if op == "barrier" else "[[4]]", site))
+    return tuple(out)
+
+
+R, B, W, X = (
+    "all_reduce@/job/train.py:30",
+    "barrier@/job/train.py:15",
+    "all_reduce@/job/train.py:12",
+    "all_reduce@/job/train.py:40",
+)
+
+
+def test_a_rank_one_collective_ahead_or_a_window_that_starts_later_is_not_a_skew():
+    """Healthy: ranks that made the same calls, one of them a collective further (its next one already entered),
+    or recorders whose windows start at different numbers (a ring buffer)."""
+    from hangwatch.diagnose.alignment import align
+
+    assert align({0: _seq(R, B, R, R), 1: _seq(R, B, R, R, B)}, hang_seq=5) is None
+    assert align({0: _seq(B, R, R, start=2), 1: _seq(R, B, R, R)}, hang_seq=5) is None
+    assert align({0: _seq(R, R, R)}, hang_seq=3) is None  # a group only one rank is in
+
+
+def test_an_extra_call_is_named_by_the_pairs_one_off_after_it():
+    from hangwatch.diagnose.alignment import SkewKind, align
+
+    others = _seq(R, R, R, B)
+    skew = align({0: others, 1: others, 2: _seq(R, X, R, R)}, hang_seq=4)
+    assert skew is not None and (skew.kind, skew.seq, skew.culprits, skew.others, skew.off) == (
+        SkewKind.EXTRA,
+        2,
+        (2,),
+        (0, 1),
+        1,
+    )
+    assert skew.culprit_call.site == "/job/train.py:40"
+    assert skew.said().startswith("Rank 2 called all_reduce at train.py:40 as collective #2, which ranks 0-1 did not;")
+
+
+def test_a_skipped_call_is_named_on_the_rank_that_skipped_it_at_the_line_it_skipped():
+    from hangwatch.diagnose.alignment import SkewKind, align
+
+    others = _seq(W, R, R, R, B)
+    skew = align({0: others, 1: others, 2: _seq(R, R, R, B)}, hang_seq=4)
+    assert skew is not None and (skew.kind, skew.culprits, skew.culprit_call.site) == (
+        SkewKind.SKIPPED,
+        (2,),
+        "/job/train.py:12",
+    )
+    assert skew.said().startswith("Rank 2 never called all_reduce at train.py:12 (collective #1; ranks 0-1 did)")
+
+
+def test_two_ranks_name_the_call_one_made_and_the_other_did_not():
+    """With two ranks "rank 1 skipped it" and "rank 0 added it" are the same fact: the call one side made is named,
+    on the rank that made it."""
+    from hangwatch.diagnose.alignment import SkewKind, align
+
+    skew = align({0: _seq(W, R, R, R), 1: _seq(R, R, R, B)}, hang_seq=4)
+    assert skew is not None and (skew.kind, skew.culprits, skew.culprit_call.site) == (
+        SkewKind.EXTRA,
+        (0,),
+        "/job/train.py:12",
+    )
+    assert "one rank called it and the other did not" in skew.said()
+
+
+def test_calls_that_differ_only_where_the_ranks_wait_are_left_to_the_waits_own_analysis():
+    """A mismatch at the very collective the ranks wait in, with nothing after it: nothing more to say than
+    the wait's analysis says (both sides, at that number)."""
+    from hangwatch.diagnose.alignment import align
+
+    assert align({0: _seq(R, R, B), 1: _seq(R, R, R)}, hang_seq=3) is None
+
+
+def test_the_same_call_with_other_sizes_is_a_size_mismatch():
+    from hangwatch.diagnose.alignment import SkewKind, align
+
+    a = ((1, "all_reduce", "[[4]]", "/job/train.py:30"), (2, "all_reduce", "[[4]]", "/job/train.py:30"))
+    b = ((1, "all_reduce", "[[4]]", "/job/train.py:30"), (2, "all_reduce", "[[3]]", "/job/train.py:30"))
+    skew = align({0: a, 1: a, 2: b}, hang_seq=2)
+    assert skew is not None and (skew.kind, skew.seq, skew.culprits) == (SkewKind.SIZE, 2, (2,))
+    assert "with sizes [[3]] where ranks 0-1 passed [[4]]" in skew.said()
+    gather = ((1, "gather", "[[4]]", "/job/train.py:30"),)  # a gather's sizes may differ by rank
+    assert align({0: gather, 1: ((1, "gather", "[[8]]", "/job/train.py:30"),)}, hang_seq=1) is None
+
+
+def test_the_same_collective_called_from_a_line_per_rank_pairs_well():
+    """``if rank == 0: broadcast(t, 0)`` / ``else: broadcast(t, 0)``: one collective from two lines, healthy; a
+    later hang elsewhere is not blamed on it."""
+    from hangwatch.diagnose.alignment import align
+
+    src, dst = "broadcast@/job/train.py:20", "broadcast@/job/train.py:22"
+    assert align({0: _seq(src, R, R, src, R), 1: _seq(dst, R, R, dst, R), 2: _seq(dst, R, R, dst)}, hang_seq=5) is None

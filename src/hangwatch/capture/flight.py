@@ -33,6 +33,10 @@ from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, GroupStatus
 
 HANDLER = "hangwatch_fr"  # the job-side handler (sitecustomize.FR_HANDLER)
 TIMEOUT_S = 2.0  # per rank and per way of asking; all ranks at once
+# A rank's first dump with frames imports half of torch (torch._inductor, sympy: ~1 s and 28 MB read on an idle
+# machine, several seconds on a busy one): when the handler has not answered in TIMEOUT_S and the rank waits in a
+# collective (so its GIL is free and the handler is under way), it is asked once more, up to this much longer.
+FRAMES_WAIT_S = 4.0
 KEEP = 12  # entries per process group kept in the evidence (the newest); the raw dump keeps them all
 
 
@@ -128,13 +132,38 @@ def _ask(pid: int, entry: dict[str, Any], timeout: float) -> RawDump:
         except (OSError, TimeoutError) as e:
             return RawDump(pid, rank, None, None, f"{e}", time.monotonic() - t0)
     path = str(entry.get("socket", ""))
+    got: str | None = None
     for handler in (HANDLER, "fr_trace_json"):
         try:
-            text = _post(path, handler, timeout).decode(errors="replace")
-            return RawDump(pid, rank, text, handler, None, time.monotonic() - t0)
+            got = _post(path, handler, timeout).decode(errors="replace")
         except (OSError, http.client.HTTPException, ValueError) as e:
             errors.append(f"{handler}: {type(e).__name__}: {e}"[:160])
-    return RawDump(pid, rank, None, None, "; ".join(errors), time.monotonic() - t0)
+            continue
+        if handler == HANDLER:
+            return RawDump(pid, rank, got, handler, None, time.monotonic() - t0)
+        break
+    if got is None:
+        return RawDump(pid, rank, None, None, "; ".join(errors), time.monotonic() - t0)
+    if _waits_in_collective(got):  # its handler is under way with the GIL free: the frames are worth a wait
+        try:
+            framed = _post(path, HANDLER, FRAMES_WAIT_S).decode(errors="replace")
+            return RawDump(pid, rank, framed, HANDLER, None, time.monotonic() - t0)
+        except (OSError, http.client.HTTPException, ValueError):
+            pass
+    return RawDump(pid, rank, got, "fr_trace_json", None, time.monotonic() - t0)
+
+
+def _waits_in_collective(text: str) -> bool:
+    """The dump has an entry that has not completed: the rank waits in a collective (torch's wait releases the
+    GIL), it does not spin in Python."""
+    try:
+        entries = json.loads(text).get("entries") or []
+    except (ValueError, AttributeError):
+        return False
+    return any(
+        isinstance(e, dict) and not e.get("retired") and e.get("state") != "completed" and e.get("collective_seq_id")
+        for e in entries
+    )
 
 
 def read_dumps(ranks: dict[int, dict[str, Any]], timeout: float = TIMEOUT_S) -> dict[int, RawDump]:

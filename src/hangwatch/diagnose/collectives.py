@@ -13,12 +13,14 @@ waits in), the same on one node or shared between nodes through the store; ``ana
 
 from __future__ import annotations
 
+import linecache
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.alignment import Call, Skew, align
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, innermost_user, size_text
 from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, Role
@@ -26,6 +28,7 @@ from hangwatch.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict
 from hangwatch.ranges import ranks_label
 from hangwatch.signatures import COLLECTIVE_STALLED_FIX, PEER_FIX, STRAGGLER_FIX
 
+SHARED_OPS = 128  # a rank's newest collectives per group, shared with the other nodes for the pairing
 STUCK_ACTIVITIES = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
 DTYPE_BYTES = {
     "Float": 4,
@@ -76,7 +79,9 @@ class GroupView:
     entered: int  # the newest sequence number it entered (0: none)
     done: int  # the newest it completed
     pending: Pending | None
-    ops: tuple[tuple[int, str, str, str], ...] = ()  # (seq, op, sizes, line) of the newest few: mismatches
+    # (seq, op, sizes, site) of every recorded entry, ``site`` the user's line that called it (``/abs/x.py:88``,
+    # "" when not recorded): the ranks' sequences are paired by it (alignment.py); the store gets the newest.
+    ops: tuple[tuple[int, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,8 +94,11 @@ class RankCollectives:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON for the store."""
-        return asdict(self)
+        """JSON for the store (each group's newest SHARED_OPS entries)."""
+        d = asdict(self)
+        for v in d["groups"].values():
+            v["ops"] = v["ops"][-SHARED_OPS:]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RankCollectives:
@@ -119,6 +127,10 @@ def nbytes(e: CollectiveEntry) -> int | None:
             n *= x
         total += n
     return total * per
+
+
+def _site(f: Frame | None) -> str:
+    return f"{f.file}:{f.line}" if f is not None else ""
 
 
 def _line(f: Frame | None) -> str | None:
@@ -177,7 +189,7 @@ def rank_collectives(rank: int, record: FlightRecord, view: ProcessView | None =
             entered=es[-1].seq,
             done=max((e.seq for e in es if e.done), default=0),
             pending=pend,
-            ops=tuple((e.seq, e.op, str([list(s) for s in e.input_sizes]), _line(e.frame) or "") for e in es[-4:]),
+            ops=tuple((e.seq, e.op, str([list(s) for s in e.input_sizes]), _site(e.frame)) for e in es),
         )
     return RankCollectives(rank, True, groups)
 
@@ -196,6 +208,7 @@ class Stall:
     at_seq: dict[int, Pending]  # each waiting rank's entry at that seq
     done_by_missing: dict[int, int]  # missing rank -> the newest it completed
     silent: list[int]  # ranks whose recorder did not answer
+    skew: Skew | None = None  # where the ranks' calls first differ, paired by call site
 
 
 def analyze(ranks: list[RankCollectives]) -> Stall | None:
@@ -215,7 +228,7 @@ def analyze(ranks: list[RankCollectives]) -> Stall | None:
         kinds: dict[str, list[int]] = {}
         for r in members:
             view = r.groups.get(g)
-            op = next(((o, z) for s, o, z, _ in view.ops if s == seq), None) if view is not None else None
+            op = _op_at(view.ops, seq) if view is not None else None
             if op is not None:
                 kinds.setdefault(op[0] if op[1] in ("[]", "") else f"{op[0]} {op[1]}", []).append(r.rank)
         pend = {r.rank: p for r in at_seq if (p := r.groups[g].pending) is not None}
@@ -231,8 +244,18 @@ def analyze(ranks: list[RankCollectives]) -> Stall | None:
             at_seq=pend,
             done_by_missing={r.rank: r.groups.get(g, GroupView(0, 0, None)).done for r in members if r.rank in missing},
             silent=silent,
+            skew=align({r.rank: r.groups[g].ops for r in members if g in r.groups}, hang_seq=seq),
         )
     return None
+
+
+def _op_at(ops: tuple[tuple[int, str, str, str], ...], seq: int) -> tuple[str, str] | None:
+    """(op, sizes) of collective ``seq`` in a rank's recorded ops (found by index where the numbers run on)."""
+    if ops:
+        i = seq - ops[0][0]
+        if 0 <= i < len(ops) and ops[i][0] == seq:
+            return ops[i][1], ops[i][2]
+    return next(((o, z) for s, o, z, _ in ops if s == seq), None)
 
 
 def _when(at: float) -> str:
@@ -343,7 +366,85 @@ def explain(
     stall: Stall, views: dict[int, ProcessView], ctx: Context | None, remote: dict[int, Remote] | None = None
 ) -> Hit:
     """One finding from what the recorders say (``views``: the ranks captured on this node, for where the
-    missing ranks are; ``remote``: what the other nodes said of theirs)."""
+    missing ranks are; ``remote``: what the other nodes said of theirs). Where the ranks' calls went different
+    ways before the collective they wait in (or a majority shows who went another way there), that is the
+    finding: the line where it went wrong, not the line where it shows."""
+    hit = _explain_wait(stall, views, ctx, remote)
+    skew = stall.skew
+    if skew is None or hit.finding.cause == Cause.DISTRIBUTED_STRAGGLER:
+        return hit  # a rank that still works is not judged by what its recorder has not reached yet
+    call = skew.culprit_call
+    lead = skew.culprits[0]
+    where = _site_where(lead, call, views) or hit.finding.where
+    p = stall.pending
+    who = ranks_label(stall.waiting) + (" wait" if len(stall.waiting) > 1 else " waits")
+    if stall.mismatch:
+        sides = []
+        for kind, rs in sorted(stall.mismatch.items(), key=lambda kv: min(kv[1])):
+            line = next((stall.at_seq[r].line for r in rs if r in stall.at_seq and stall.at_seq[r].line), None)
+            verb = "wait" if len(rs) > 1 else "waits"
+            sides.append(f"{ranks_label(rs)} {verb} in {kind.split()[0]}" + (f" ({line})" if line else ""))
+        now = f"at collective #{stall.seq} " + " and ".join(sides)
+    else:
+        now = f"{who} in {_what(p)}" + (f" and {ranks_label(stall.missing)} never entered it" if stall.missing else "")
+    how = (
+        "paired by call site (the recorders' frames)"
+        if skew.by_site
+        else "paired by op and sizes (the recorders gave no call sites)"
+    )
+    agree = (
+        f"the same calls from #{skew.since} to #{skew.seq - 1}, then"
+        if skew.seq > skew.since
+        else f"different from the first recorded, #{skew.seq}:"
+    )
+    ev = (
+        f"the ranks' collectives {how}: {agree} {ranks_label(skew.culprits)}: {skew.theirs.text()}; "
+        f"{ranks_label(skew.others)}: {skew.ours.text()}",
+        *hit.finding.evidence,
+    )
+    finding = Finding(
+        cause=Cause.DISTRIBUTED_PEER_STUCK,
+        confidence=0.97,
+        summary=f"{skew.said()}. Now {now}.",
+        where=where,
+        evidence=ev,
+        fix=MISMATCH_FIX,
+        proof=hit.finding.proof,
+    )
+    return Hit(finding, hit.verdict)
+
+
+def _site_where(rank: int, call: Call, views: dict[int, ProcessView]) -> Where | None:
+    """The user's line of a call site, on ``rank`` (its function and text from the rank's own recorder)."""
+    if not call.site:
+        return None
+    file, _, line = call.site.rpartition(":")
+    v = views.get(rank)
+    frame = None
+    if v is not None and v.ev.flight is not None:
+        frame = next(
+            (e.frame for e in v.ev.flight.entries if e.frame is not None and _site(e.frame) == call.site), None
+        )
+    return Where(
+        pid=v.pid if v is not None else 0,
+        rank=rank,
+        tid=None,
+        file=file,
+        line=int(line) if line.isdigit() else None,
+        function=frame.function if frame is not None else None,
+        code=frame.code
+        if frame is not None
+        else (linecache.getline(file, int(line)).strip() or None)
+        if line.isdigit()
+        else None,
+    )
+
+
+def _explain_wait(
+    stall: Stall, views: dict[int, ProcessView], ctx: Context | None, remote: dict[int, Remote] | None
+) -> Hit:
+    """The finding from the collective the ranks wait in: who never entered it, a mismatch there, or none
+    completing it."""
     p = stall.pending
     who = ranks_label(stall.waiting).capitalize() + (" wait" if len(stall.waiting) > 1 else " waits")
     waits = (
