@@ -158,10 +158,30 @@ def test_a_rank_that_raised_and_cannot_exit_is_named_at_the_thread_it_waits_for(
     assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 1, root
     _where(root, "dist_raise_at_exit.py", "HANG-HERE")
     s = root["summary"]
-    assert s.startswith("Rank 1 is ") and "exiting, and waits for its non-daemon thread 'metrics-uploader'" in s, s
+    _, raised = marker("dist_raise_at_exit.py", "HANG-HERE:raised")
+    assert s.startswith("Rank 1 is ") and (
+        "exiting after it raised ValueError: validation_step: shapes do not match at "
+        f"dist_raise_at_exit.py:{raised} (train), and waits for its non-daemon thread 'metrics-uploader'" in s
+    ), s
     assert "while rank 0 waits in all_reduce #" in s, s
     fact = root["proof"]["fact"]  # the chain's end is rank 1's own: its nobody, not the first process's
     assert "rank 0" not in fact and "nobody is nobody" not in fact and "no living thread holds it" in fact, fact
+
+
+@pytest.mark.e2e
+def test_a_rank_that_raised_and_exited_is_the_crashs_cause_at_the_line_that_raised(run):
+    """2 ranks: rank 1 raises and exits; rank 0's all_reduce then fails ("Connection closed by peer"), and
+    torchrun ends the job. The crash's finding is at rank 1's line that raised, not at rank 0's collective."""
+    r = run(*QUICK, *_torchrun(2, "dist_raise_at_exit.py", "exit"))
+    assert r.returncode not in (0, 124, 125), r.stderr.decode()[-3000:]
+    root = root_cause(run.incident())
+    assert run.incident()["verdict"] == "crashed", root
+    _where(root, "dist_raise_at_exit.py", "HANG-HERE:raised")
+    assert root["where"]["rank"] == 1, root["where"]
+    assert any(
+        e.startswith("the job's log: rank 1 raised ValueError: validation_step: shapes do not match at")
+        for e in root["evidence"]
+    ), root
 
 
 @pytest.mark.e2e

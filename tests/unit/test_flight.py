@@ -299,3 +299,59 @@ def test_the_same_collective_called_from_a_line_per_rank_pairs_well():
 
     src, dst = "broadcast@/job/train.py:20", "broadcast@/job/train.py:22"
     assert align({0: _seq(src, R, R, src, R), 1: _seq(dst, R, R, dst, R), 2: _seq(dst, R, R, dst)}, hang_seq=5) is None
+
+
+# --- the exceptions the job printed ---------------------------------------------------------------------------
+TORCHRUN_LOG = """\
+rank 0 step 2
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/job/train.py", line 40, in <module>
+[rank1]:     train()
+[rank1]:   File "/job/train.py", line 31, in train
+[rank1]:     raise ValueError("validation_step: shapes do not match")
+[rank1]: ValueError: validation_step: shapes do not match
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/job/train.py", line 33, in train
+[rank0]:     dist.all_reduce(x)
+[rank0]:   File "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 3252, in all_reduce
+[rank0]:     work.wait()
+[rank0]: RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:3998.
+Traceback (most recent call last):
+  File "/venv/bin/torchrun", line 6, in <module>
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+"""
+
+SPAWN_LOG = """\
+Process rank1:
+Traceback (most recent call last):
+  File "/usr/lib/python3.11/multiprocessing/process.py", line 314, in _bootstrap
+    self.run()
+  File "/job/train.py", line 25, in main
+    raise KeyError("label")
+KeyError: 'label'
+"""
+
+
+def test_the_rank_that_raised_first_is_read_from_the_log_not_the_peers_that_failed_after_it():
+    from hangwatch.diagnose.raised import first_cause, raised_by, tracebacks
+
+    got = tracebacks(TORCHRUN_LOG)
+    assert [(r.rank, r.communication) for r in got] == [(1, False), (0, True), (None, True)]
+    first = first_cause(TORCHRUN_LOG)
+    assert first is not None and (first.rank, first.frame.line) == (1, 31)  # type: ignore[union-attr]
+    assert first.text() == "raised ValueError: validation_step: shapes do not match at train.py:31 (train)"
+    assert raised_by(TORCHRUN_LOG, 0) is None  # rank 0 only failed for rank 1's sake
+    spawned = raised_by(SPAWN_LOG, 1)
+    assert spawned is not None and spawned.text() == "raised KeyError: 'label' at train.py:25 (main)"
+    # multiprocessing's default names count processes, not ranks
+    assert tracebacks(SPAWN_LOG.replace("Process rank1:", "Process Process-1:"))[0].rank is None
+
+
+def test_a_crash_is_placed_at_the_line_that_raised():
+    from hangwatch.diagnose.crash import diagnose_crash
+
+    root = diagnose_crash(1, TORCHRUN_LOG, pid=10)[0]
+    assert root.where is not None and (root.where.rank, root.where.file, root.where.line) == (1, "/job/train.py", 31)
+    assert "rank 1 raised ValueError: validation_step: shapes do not match at train.py:31 (train)" in root.summary
+    alone = diagnose_crash(1, 'Traceback (most recent call last):\n  File "/job/a.py", line 3, in f\nOSError: disk\n')
+    assert alone[0].summary == "The job exited with status 1 after it raised OSError: disk at a.py:3 (f)."

@@ -345,6 +345,12 @@ def _missing_where(
     if v is None or t is None or ctx is None:
         r = (remote or {}).get(rank)
         if r is None:
+            from hangwatch.diagnose.distributed import log_of
+            from hangwatch.diagnose.raised import raised_by
+
+            x = raised_by(log_of(ctx), rank) if ctx is not None else None
+            if x is not None:  # it printed its traceback and is gone
+                return x.where(0, rank), f"is gone: it {x.text()}", None
             return None, "is not on this node", None
         return (
             r.where,

@@ -6,11 +6,13 @@ marked there). Evidence in: exit status, the tail of output.log, OOM kills count
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import signal
 from dataclasses import dataclass
 
 from hangwatch.causes import Cause
+from hangwatch.diagnose.raised import first_cause
 from hangwatch.incident import Finding, Where
 from hangwatch.records.gpu import KernelEvent
 from hangwatch.signatures import (
@@ -231,16 +233,35 @@ def diagnose_crash(
             )
         )
     findings.sort(key=lambda f: -f.confidence)
+    first = first_cause(output_tail)
+    who = "it" if first is None or first.rank is None else f"rank {first.rank}"
     if not findings:
         last = [ln for ln in output_tail.strip().splitlines() if ln.strip()][-3:]
+        said = f"The job exited with {sig or f'status {exit_code}'}"
         findings.append(
             Finding(
                 cause=Cause.UNKNOWN,
-                confidence=0.1,
-                summary=f"The job exited with {sig or f'status {exit_code}'}; no known failure text was found.",
+                confidence=0.1 if first is None else 0.3,
+                summary=f"{said}; no known failure text was found."
+                if first is None
+                else f"{said} after {who} {first.text()}.",
                 where=where,
                 evidence=tuple(f"output: {ln[:300]}" for ln in last),
                 fix=("Read the end of output.log in the run directory for the job's own error.",),
             )
         )
-    return findings
+    if first is None:
+        return findings
+    # The line that raised first (not a collective failing for a peer's sake) is where the job went wrong.
+    at = first.where(pid or 0, first.rank)
+    out = []
+    for f in findings:
+        if f.where is not None and f.where.file is not None:
+            out.append(f)
+            continue
+        summary = f.summary
+        if f.cause == Cause.DISTRIBUTED_PEER_STUCK and first.rank is not None:
+            summary = f"{summary.rstrip('.')}: rank {first.rank} {first.text()} first."
+        ev = (*f.evidence, f"the job's log: {who} {first.text()}")
+        out.append(dataclasses.replace(f, where=at, evidence=ev, summary=summary))
+    return out

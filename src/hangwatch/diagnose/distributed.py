@@ -19,6 +19,7 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.dataloader import worker_state
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.process import at_debugger, reads_from_person
+from hangwatch.diagnose.raised import job_log, raised_by
 from hangwatch.diagnose.views import (
     Activity,
     ProcessView,
@@ -64,8 +65,10 @@ def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, s
         others = [u for u in v.user_threads if u.user_frame is not None]
         if others:
             u = others[0]
+            raised = raised_by(log_of(ctx), v.info.rank) if v.info.rank is not None else None
+            after = f" after it {raised.text()}" if raised is not None else ""
             return v.where(u, u.user_frame), (
-                f"exiting, and waits for its non-daemon thread '{u.name}' in {describe(u.user_frame)}"
+                f"exiting{after}, and waits for its non-daemon thread '{u.name}' in {describe(u.user_frame)}"
             )
     frame = innermost_explaining(t.frames)
     if reads_from_person(v, t):  # its own reason, in the finding the others' wait leads to
@@ -76,6 +79,11 @@ def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, s
             else f"waiting for someone to type at {describe(user)}"
         )
     return v.where(t, frame), f"in {describe(frame)}"
+
+
+def log_of(ctx: Context) -> str:
+    """The job's output the capture holds."""
+    return job_log([p.output_tail for p in ctx.evidence.processes])
 
 
 def _groups_text(groups: dict[str, list[int]]) -> str:
@@ -255,28 +263,32 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
 
 def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
     """Every rank here waits in a collective; the ranks it waits for are not here: they exited
-    (crashed) or run on another node. A zombie child of the launcher tells which."""
+    (crashed) or run on another node. A zombie child of the launcher tells which; the traceback a missing
+    rank printed tells why, and where."""
     missing = _missing_ranks(g.world, g.by_rank)
     zombies = [v for v in ctx.views if v.state == "Z"]
     victim = g.by_rank[min(g.in_coll)]
     ev = [_groups_text(g.groups), f"WORLD_SIZE={g.world}; ranks not running on this node: {missing}"]
     if zombies:
         ev.append("exited processes of the job (zombies): " + ", ".join(f"pid {z.pid}" for z in zombies[:4]))
-    where = Where(
-        pid=zombies[0].pid if zombies else victim.pid, rank=missing[0], tid=None, file=None, line=None, function=None
+    pid = zombies[0].pid if zombies else victim.pid
+    raised = next(((r, x) for r in missing if (x := raised_by(log_of(ctx), r)) is not None), None)
+    where = Where(pid=pid, rank=missing[0], tid=None, file=None, line=None, function=None)
+    why = (
+        "exited (crashed?) and will never arrive."
+        if zombies
+        else "did not arrive: they crashed, or run on another node and are stuck there."
     )
+    if raised is not None:
+        rank, x = raised
+        where = x.where(pid, rank) or where
+        why = f"{'is' if len(missing) == 1 else 'are'} gone: rank {rank} {x.text()} and never arrives."
+        ev.append(f"the job's log: rank {rank} {x.text()}")
     return Hit(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
-            confidence=0.7,
-            summary=(
-                f"{_plural(g.in_coll).capitalize()} wait in a collective for {_plural(missing)}, which "
-                + (
-                    "exited (crashed?) and will never arrive."
-                    if zombies
-                    else "did not arrive: they crashed, or run on another node and are stuck there."
-                )
-            ),
+            confidence=0.7 if raised is None else 0.9,
+            summary=f"{_plural(g.in_coll).capitalize()} wait in a collective for {_plural(missing)}, which {why}",
             where=where,
             evidence=tuple(ev),
             fix=(

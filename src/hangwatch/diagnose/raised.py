@@ -1,0 +1,126 @@
+"""The exceptions the job printed: which rank raised what, at which line of its own code.
+
+A rank that raised leaves the others waiting in their next collective (NCCL's watchdog ends them half an hour
+later; a rank that cannot exit never does), or, on gloo, failing with "Connection closed by peer" a moment after.
+Either way the rank that raised first is the cause, and its traceback is in the job's log: Python's own
+(``Traceback (most recent call last):`` ... ``ValueError: ...``), under torchrun's ``[rank1]:`` or
+``--tee``'s ``[default1]:`` prefixes, or after multiprocessing's ``Process rank1:`` line.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+from dataclasses import dataclass
+
+from hangwatch import signatures as sg
+from hangwatch.evidence import Frame
+from hangwatch.incident import Where
+
+_PREFIX = re.compile(r"^\[(?:rank|default)(\d+)\]:\s?")
+# multiprocessing, before a child's traceback: "Process rank1:" (a name with "rank" in it, not "Process-1")
+_PROCESS = re.compile(r"^Process (\S*rank\S*?)(\d+):\s*$", re.IGNORECASE)
+_FILE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_LAST = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
+# What a rank raises because another rank went away: a consequence, never the cause.
+COMMUNICATION = (
+    "Connection closed by peer",
+    "Connection reset by peer",
+    "Broken pipe",
+    "NCCL communicator was aborted",
+    "ProcessGroupNCCL",
+    "Watchdog caught collective operation timeout",
+    "DistBackendError",
+    "DistNetworkError",
+    "Socket Timeout",
+    "SignalException",
+    "ChildFailedError",  # torchrun reporting its ranks' failure
+)
+
+
+@dataclass(frozen=True)
+class Raised:
+    """One traceback in the log: who raised (its rank, when the log says), what, and the user's line."""
+
+    rank: int | None
+    exception: str  # ``ValueError: validation_step: shapes do not match``
+    frame: Frame | None  # the innermost frame of the job's own code
+
+    @property
+    def communication(self) -> bool:
+        """It is a collective failing because a peer went away, not a cause."""
+        return any(t in self.exception for t in COMMUNICATION)
+
+    def text(self) -> str:
+        """``raised ValueError: ... at train.py:25 (main)``."""
+        at = f" at {self.frame.file.rsplit('/', 1)[-1]}:{self.frame.line} ({self.frame.function})" if self.frame else ""
+        return f"raised {self.exception[:200]}{at}"
+
+    def where(self, pid: int, rank: int | None) -> Where | None:
+        """The line that raised, as a finding's ``where``."""
+        if self.frame is None:
+            return None
+        f = self.frame
+        return Where(pid=pid, rank=rank, tid=None, file=f.file, line=f.line, function=f.function, code=f.code)
+
+
+def tracebacks(text: str) -> list[Raised]:
+    """Every complete traceback in ``text``, in the order printed, each with its rank where a prefix or
+    multiprocessing's ``Process NAME<digits>:`` line names it."""
+    out: list[Raised] = []
+    open_: dict[int | None, list[Frame]] = {}  # per stream (rank prefix): the frames of a traceback being read
+    named: int | None = None  # the rank the last ``Process rankN:`` line named, for the unprefixed stream
+    for raw in text.splitlines():
+        m = _PREFIX.match(raw)
+        rank, line = (int(m.group(1)), raw[m.end() :]) if m else (None, raw)
+        if rank is None and (p := _PROCESS.match(line)) is not None:
+            named = int(p.group(2))
+            continue
+        if line.startswith("Traceback (most recent call last):"):
+            open_[rank] = []
+            continue
+        frames = open_.get(rank)
+        if frames is None:
+            continue
+        f = _FILE.match(line)
+        if f is not None:
+            frames.append(Frame(function=f.group(3), file=f.group(1), line=int(f.group(2))))
+            continue
+        if line[:1].isspace() or not line.strip():
+            continue  # a source line, a ^^^^ marker
+        last = _LAST.match(line.strip())
+        del open_[rank]
+        if last is None or not frames:
+            continue
+        who = rank if rank is not None else named
+        user = next((fr for fr in reversed(frames) if sg.is_user(fr)), None)
+        if user is not None:
+            user = Frame(
+                user.function, user.file, user.line, code=linecache.getline(user.file, user.line).strip() or None
+            )
+        exc = last.group(1) + (f": {last.group(2)}" if last.group(2) else "")
+        out.append(Raised(who, exc, user))
+        if rank is None:
+            named = None
+    return out
+
+
+def first_cause(text: str) -> Raised | None:
+    """The traceback that started it, at a line of the job's own code, not a collective failing for a peer's
+    sake: across ranks the first one a rank printed; in a log that names no rank, the last one (the error that
+    ended the process, after any it logged and survived)."""
+    causes = [r for r in tracebacks(text) if not r.communication and r.frame is not None]
+    ranked = [r for r in causes if r.rank is not None]
+    return ranked[0] if ranked else (causes[-1] if causes else None)
+
+
+def raised_by(text: str, rank: int) -> Raised | None:
+    """The last exception rank ``rank`` printed at a line of its own code (not a communication failure)."""
+    return next(
+        (r for r in reversed(tracebacks(text)) if r.rank == rank and not r.communication and r.frame is not None), None
+    )
+
+
+def job_log(tails: list[str | None]) -> str:
+    """The job's output the capture holds (each process's tail once)."""
+    return "\n".join(dict.fromkeys(t for t in tails if t))
