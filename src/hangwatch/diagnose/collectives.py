@@ -471,14 +471,22 @@ def _explain_wait(
         parts = "; ".join(side(k, rs) for k, rs in sorted(stall.mismatch.items(), key=lambda kv: -len(kv[1])))
         ev.append(f"at #{stall.seq} the ranks called different collectives or sizes: {parts}")
         odd = min(stall.mismatch.values(), key=len)
+        tie = sum(len(rs) == len(odd) for rs in stall.mismatch.values()) > 1
+        if tie:  # as many ranks on each side: the side with rank 0 is named (rank-zero-only code is the usual cause)
+            odd = min(stall.mismatch.values(), key=min)
+        which = (
+            f"{ranks_label(odd).capitalize()} took another path."
+            if not tie
+            else f"With as many ranks on each side the recorders cannot say which side is wrong; {ranks_label(odd)}'s "
+            "line is shown (code only rank 0 runs is the usual cause)."
+        )
         where = _recorded_where(stall.at_seq.get(odd[0]), views.get(odd[0]), odd[0])
         return Hit(
             Finding(
                 cause=Cause.DISTRIBUTED_PEER_STUCK,
                 confidence=0.97,
                 summary=(
-                    f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. "
-                    f"{ranks_label(odd).capitalize()} took another path."
+                    f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. {which}"
                 ),
                 where=where,
                 evidence=tuple(ev),
