@@ -185,6 +185,27 @@ def test_a_rank_that_raised_and_exited_is_the_crashs_cause_at_the_line_that_rais
 
 
 @pytest.mark.e2e
+def test_a_rank_asleep_past_the_groups_timeout_is_a_proven_hang_and_a_short_nap_is_left_alone(run):
+    """Rank 1 sleeps in one time.sleep() while rank 0 waits in all_reduce. A sleeping rank does not work: a
+    timer that ends after the collective's own timeout (the recorder's, 30 min here) can never be waited out:
+    proven at the first look. The twin naps 8 s with --min-stall 3: a timer wakes it, the job finishes."""
+    r = run(*QUICK, *_torchrun(2, "dist_nap.py", "36000"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    root = root_cause(run.incident())
+    _where(root, "dist_nap.py", "HANG-HERE:nap")
+    assert root["where"]["rank"] == 1 and root["proof"]["kind"] == "hang", root
+    assert "asleep at cool_down (dist_nap.py:" in root["summary"], root["summary"]
+    assert (
+        "on a timer that ends in 10.0 h, after the collective the others wait in gives up (30 min"
+        in (root["proof"]["fact"])
+    )
+    twin = run(*QUICK, *_torchrun(2, "dist_nap.py", "8"))
+    assert twin.returncode == 0, twin.stderr.decode()[-3000:]
+    assert b"rank 0 done" in twin.stdout + twin.stderr and b"rank 1 done" in twin.stdout + twin.stderr
+    assert run.summary()["exit_code"] == 0  # the same run directory: the second run's summary
+
+
+@pytest.mark.e2e
 def test_a_run_directory_too_deep_for_a_unix_socket_still_reads_the_recorder(run):
     """A socket's path is at most 107 bytes; in a deep run directory the server would bind a name cut short and
     nobody could reach it (seen under pytest-xdist's longer temporary paths). The ranks listen in a directory

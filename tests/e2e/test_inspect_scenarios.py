@@ -288,6 +288,29 @@ def test_distributed_ranks_started_by_mp_spawn(start_job):
     assert [r for r, _ in ranks] == [0, 1]
 
 
+def test_a_rank_asleep_for_hours_is_not_called_working_and_its_timer_is_told(start_job):
+    """`inspect` reads no recorder: a rank asleep on a 10-hour timer while the other waits in all_reduce is
+    asleep, not working, with its timer's length and torch's default timeouts set against it."""
+    argv = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / "dist_nap.py"),
+        "36000",
+    ]
+    job = start_job(argv, ready_count=2)
+    root = root_cause(inspect_json(job.pid))
+    assert root["cause"] == "distributed.straggler" and root["where"]["rank"] == 1, root
+    assert_where(root, "dist_nap.py", "HANG-HERE:nap")
+    s = root["summary"]
+    assert "working" not in s and "asleep" in s and "on a timer that ends in 10.0 h" in s, s
+    assert "torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo)" in s, s
+
+
 def test_ranks_in_different_collectives_name_the_odd_one(start_job):
     argv = [
         sys.executable,

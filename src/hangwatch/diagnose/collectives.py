@@ -70,6 +70,7 @@ class Pending:
     lineno: int | None = None
     function: str | None = None
     code: str | None = None
+    timeout_s: float | None = None  # when the waiters give up on it (the process group's timeout)
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,7 @@ def rank_collectives(rank: int, record: FlightRecord, view: ProcessView | None =
                 lineno=f.line if f else None,
                 function=f.function if f else None,
                 code=f.code if f else None,
+                timeout_s=waiting.timeout_ms / 1000 if waiting.timeout_ms else None,
             )
         )
         groups[g] = GroupView(
@@ -334,10 +336,14 @@ def remote_info(summary: dict[str, Any], node: int | None = None) -> Remote:
 
 
 def _missing_where(
-    ctx: Context | None, views: dict[int, ProcessView], rank: int, remote: dict[int, Remote] | None = None
+    ctx: Context | None,
+    views: dict[int, ProcessView],
+    rank: int,
+    remote: dict[int, Remote] | None = None,
+    limit_s: float | None = None,
 ) -> tuple[Where | None, str, Any]:
     """Where a rank that never entered the collective is, what it does, and its state (from its stacks, or
-    from its node's summary)."""
+    from its node's summary); ``limit_s``: when the others give up on the collective."""
     from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where
 
     v = views.get(rank)
@@ -365,7 +371,7 @@ def _missing_where(
         if detail.startswith("its DataLoader worker")
         else f"is {detail}"
     )
-    return where, doing, culprit_state(ctx, v, t)
+    return where, doing, culprit_state(ctx, v, t, limit_s)
 
 
 def explain(
@@ -517,7 +523,7 @@ def _explain_wait(
             Verdict.HUNG,
         )
     lead = stall.missing[0]
-    where, doing, state = _missing_where(ctx, views, lead, remote)
+    where, doing, state = _missing_where(ctx, views, lead, remote, p.timeout_s)
     details = []
     for r in stall.missing:
         _, d, _ = _missing_where(ctx, views, r, remote)
@@ -556,8 +562,29 @@ def _explain_wait(
             ),
             Verdict.WAITING,
         )
-    stuck = state is not None and state.activity in STUCK_ACTIVITIES
+    proven = state is not None and state.proof is not None and state.proof.kind == ProofKind.HANG
+    if state is not None and state.activity in (Activity.ASLEEP, Activity.WAKES) and not proven:
+        return Hit(  # a timer wakes it, or it wakes again and again: a wait, not a rank that cannot come
+            Finding(
+                cause=Cause.DISTRIBUTED_STRAGGLER,
+                confidence=0.9,
+                summary=(
+                    f"{who} {verb} {'asleep' if state.activity == Activity.ASLEEP else 'waking again and again'}, "
+                    f"not stuck, {doing.removeprefix('is ')}"
+                    + (f": {state.fact}" if state.fact else "")
+                    + f"; it has not entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. "
+                    "The job waits, bounded by --max-slow."
+                ),
+                where=where,
+                evidence=tuple(ev),
+                fix=STRAGGLER_FIX,
+            ),
+            Verdict.SLOW,
+        )
+    stuck = state is not None and (state.activity in STUCK_ACTIVITIES or proven)
     how = f"{verb} stuck {doing.removeprefix('is ')}" if stuck else doing.replace("is ", f"{verb} ", 1)
+    if proven and state is not None and state.activity == Activity.ASLEEP:
+        how = f"{verb} asleep {doing.removeprefix('is ')} for longer than the others will wait"
     summary = f"{who} {how} and never entered {p.op} #{stall.seq} (it last completed #{last}), while {waits_low}."
     return Hit(
         Finding(

@@ -26,6 +26,7 @@ from hangwatch.diagnose.views import (
     ThreadView,
     activity,
     describe,
+    duration_text,
     innermost_explaining,
     innermost_user,
 )
@@ -154,10 +155,11 @@ class CulpritState:
     proof: Proof | None = None
 
 
-def culprit_state(ctx: Context, v: ProcessView, t: ThreadView) -> CulpritState:
+def culprit_state(ctx: Context, v: ProcessView, t: ThreadView, limit_s: float | None = None) -> CulpritState:
     """How a rank that is not in the collective is: working (bytes, CPU with a moving stack, a loop walking
     its data, output, or its DataLoader worker working), stuck (blocked, spinning, stopped: itself or the
-    DataLoader worker it waits for), or only waking or asleep."""
+    DataLoader worker it waits for), or only waking or asleep: on a timer that ends after ``limit_s`` (when the
+    others give up on their collective, the process group's timeout) a sleep is a proven hang."""
     subject, st = v, t
     if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
         busy = [w for w in ctx.workers_of(v.pid) if w.main_thread is not None and worker_state(w.main_thread) == "busy"]
@@ -188,16 +190,56 @@ def culprit_state(ctx: Context, v: ProcessView, t: ThreadView) -> CulpritState:
         )
     if act == Activity.STOPPED:
         return CulpritState(act, f"{subject.label()} is stopped", proof.hang(f"{subject.label()} is stopped"))
+    if act == Activity.ASLEEP:
+        at = st.user_frame or (st.frames[0] if st.frames else None)
+        left = st.last.wakes_in if st.last is not None else None
+        timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
+        if timer is None:
+            return CulpritState(act, None)
+        fact = f"{subject.label()} sleeps at {describe(at)} on a timer that ends in {duration_text(timer)}"
+        if limit_s is not None and timer > limit_s:
+            fact += (
+                f", after the collective the others wait in gives up ({duration_text(limit_s)}, the process "
+                "group's timeout): it can never arrive in time"
+            )
+            return CulpritState(act, fact, proof.hang(fact))
+        if limit_s is None and timer > DEFAULT_PG_TIMEOUT_S["nccl"]:  # no recorder told the group's own timeout
+            fact += (
+                "; torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo): unless this job set "
+                "a longer one, the others give up first"
+            )
+        return CulpritState(act, fact)
     return CulpritState(act, None)
 
 
 STUCK = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
 
 
+DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "gloo": 1800.0}  # init_process_group's defaults (torch 2.x)
+
+
+def _collective_limit(ctx: Context) -> float | None:
+    """When the ranks that wait give up on their collective: the shortest timeout of a collective a rank's
+    recorder shows it waiting in (None without a recorder)."""
+    limits = [
+        e.timeout_ms / 1000
+        for v in ctx.views
+        if v.ev.flight is not None
+        for e in v.ev.flight.entries
+        if not e.done and e.timeout_ms
+    ]
+    return min(limits) if limits else None
+
+
+def _proven(p: Proof | None) -> bool:
+    return p is not None and p.kind == ProofKind.HANG
+
+
 def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
     culprits = sorted(g.elsewhere)
-    states = {r: culprit_state(ctx, g.by_rank[r], g.elsewhere[r]) for r in culprits}
-    stuck = [r for r in culprits if states[r].activity in STUCK]
+    limit = _collective_limit(ctx)
+    states = {r: culprit_state(ctx, g.by_rank[r], g.elsewhere[r], limit) for r in culprits}
+    stuck = [r for r in culprits if states[r].activity in STUCK or _proven(states[r].proof)]
     lead = stuck[0] if stuck else culprits[0]
     first = g.by_rank[lead]
     where, detail = culprit_where(ctx, first, g.elsewhere[lead])
@@ -225,7 +267,7 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
             verdict, fact = Verdict.WAITING, s0.proof
         else:
             how = (
-                "asleep (a timer will wake it)"
+                (f"asleep ({s0.fact})" if s0.fact else "asleep (a timer will wake it)")
                 if s0.activity == Activity.ASLEEP
                 else "alive: it wakes again and again (a sleep, poll or retry loop)"
                 if s0.activity == Activity.WAKES
@@ -616,7 +658,12 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
         for n, r in culprits:
             if r.get("fact"):
                 ev.append(f"rank {r['rank']} on node {n}: {r['fact']}")
-        stuck = [(n, r) for n, r in culprits if r.get("activity", "unknown") in {a.value for a in STUCK} | {"unknown"}]
+        stuck = [
+            (n, r)
+            for n, r in culprits
+            if r.get("activity", "unknown") in {a.value for a in STUCK} | {"unknown"}
+            or (r.get("proof") or {}).get("kind") == ProofKind.HANG.value
+        ]
         working = [(n, r) for n, r in culprits if r.get("activity") == Activity.WORKING.value]
         victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
         if not stuck:

@@ -521,7 +521,9 @@ def duration_text(seconds: float) -> str:
         return f"{seconds / (365 * 86400):,.1f} years"
     if seconds >= 86400:
         return f"{seconds / 86400:.1f} days"
-    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds:.0f} s"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds:.0f} s"
 
 
 def build_views(ev: Evidence) -> list[ProcessView]:
