@@ -485,13 +485,45 @@ FR_HANDLER = "hangwatch_fr"
 FR_ENV = "HANGWATCH_FLIGHT"  # "0": --no-flight-recorder (or autobeat off); "fifo": pretend there is no server
 
 
+INDUCTOR = "torch._inductor"
+
+
 def _fr_dump() -> bytes:
     """This process's flight recorder, every entry with its Python frames (torch's pickle form), as JSON."""
     import pickle
 
     c10d: Any = sys.modules["torch._C._distributed_c10d"]
-    data = pickle.loads(c10d._dump_fr_trace(True, True, False))  # noqa: S301 - torch's own dump of this process
+    raw = _without_inductor(lambda: c10d._dump_fr_trace(True, True, False))
+    data = pickle.loads(raw)  # noqa: S301 - torch's own dump of this process
     return json.dumps(data, default=str).encode()
+
+
+class _NoInductor(ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
+
+
+def _without_inductor(dump: Callable[[], Any]) -> Any:
+    """``dump()``, with no import of torch._inductor. torch's symbolizer asks ``torch._inductor.codecache``
+    for the source of generated kernels, and so imports torch._inductor (with dynamo and sympy: ~1 s and
+    28 MB read on the first dump of a job that never compiled, seconds on a busy machine). A job that never
+    imported it has no generated code: for the dump an empty module stands in, under the import lock of that
+    name (a thread of the job importing it meanwhile waits, then imports the real one), taken out after."""
+    import importlib
+
+    locks = getattr(getattr(importlib, "_bootstrap", None), "_ModuleLockManager", None)
+    if INDUCTOR in sys.modules or locks is None:
+        return dump()
+    with locks(INDUCTOR):
+        if INDUCTOR in sys.modules:  # imported while we waited for the lock
+            return dump()
+        stub = _NoInductor(INDUCTOR)
+        sys.modules[INDUCTOR] = stub
+        try:
+            return dump()
+        finally:
+            if sys.modules.get(INDUCTOR) is stub:
+                del sys.modules[INDUCTOR]
 
 
 def _fr_handler(req: Any, resp: Any) -> None:
