@@ -286,6 +286,11 @@ class Run:
     def incident(self, n: int = 1) -> dict:
         return json.loads((self.dir / "incidents" / f"{n:03d}" / "incident.json").read_text())
 
+    def hang(self) -> dict:
+        """The incident that declared the hang (a job may first get one for a wait: "waiting", nothing done)."""
+        found = [json.loads(p.read_text()) for p in sorted((self.dir / "incidents").glob("*/incident.json"))]
+        return next(i for i in found if i["verdict"] == "hung")
+
     def summary(self) -> dict:
         return json.loads((self.dir / "summary.json").read_text())
 

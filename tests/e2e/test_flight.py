@@ -83,7 +83,7 @@ def test_a_collective_one_rank_skipped_or_added_is_named_where_it_went_wrong_not
     hangs there. Paired by call site, the finding names the line of step 0 where the ranks went different ways."""
     r = run(*QUICK, *_torchrun(n, "dist_skew.py", mode))
     assert r.returncode == 125, r.stderr.decode()[-3000:]
-    root = root_cause(run.incident())
+    root = root_cause(run.hang())
     s = root["summary"]
     assert root["cause"] == "distributed.peer_stuck" and root["proof"]["kind"] == "hang", root
     _, barrier = marker("dist_skew.py", "HANG-HERE:barrier")
@@ -188,10 +188,10 @@ def test_a_rank_that_raised_and_exited_is_the_crashs_cause_at_the_line_that_rais
 def test_a_rank_asleep_past_the_groups_timeout_is_a_proven_hang_and_a_short_nap_is_left_alone(run):
     """Rank 1 sleeps in one time.sleep() while rank 0 waits in all_reduce. A sleeping rank does not work: a
     timer that ends after the collective's own timeout (the recorder's, 30 min here) can never be waited out:
-    proven at the first look. The twin naps 8 s with --min-stall 3: a timer wakes it, the job finishes."""
+    proven at the first look. The twin naps 6 s with --min-stall 3: a timer wakes it, the job finishes."""
     r = run(*QUICK, *_torchrun(2, "dist_nap.py", "36000"))
     assert r.returncode == 125, r.stderr.decode()[-3000:]
-    root = root_cause(run.incident())
+    root = root_cause(run.hang())
     _where(root, "dist_nap.py", "HANG-HERE:nap")
     assert root["where"]["rank"] == 1 and root["proof"]["kind"] == "hang", root
     assert "asleep at cool_down (dist_nap.py:" in root["summary"], root["summary"]
@@ -199,7 +199,7 @@ def test_a_rank_asleep_past_the_groups_timeout_is_a_proven_hang_and_a_short_nap_
         "on a timer that ends in 10.0 h, after the collective the others wait in gives up (30 min"
         in (root["proof"]["fact"])
     )
-    twin = run(*QUICK, *_torchrun(2, "dist_nap.py", "8"))
+    twin = run(*QUICK, *_torchrun(2, "dist_nap.py", "6"))
     assert twin.returncode == 0, twin.stderr.decode()[-3000:]
     assert b"rank 0 done" in twin.stdout + twin.stderr and b"rank 1 done" in twin.stdout + twin.stderr
     assert run.summary()["exit_code"] == 0  # the same run directory: the second run's summary
