@@ -448,6 +448,13 @@ STRAGGLER_FIX = (
     "every rank's local disk.",
     "Make sure the others' wait is bounded: init_process_group(timeout=timedelta(minutes=...)) covers the barrier.",
 )
+SLEEPER_FIX = (
+    "One rank sleeps or polls while the others wait in a collective: nothing computes. If the pause is meant (a "
+    "cool-down, a wait for a file), make it shorter than the process group's timeout, or take it on every rank.",
+    "A sleep whose length comes from a setting (seconds given in hours, a retry back-off that grew): check "
+    "the value at the line shown.",
+    "Make sure the others' wait is bounded: init_process_group(timeout=timedelta(minutes=...)) covers the barrier.",
+)
 RENDEZVOUS_FIX = (
     "Check that every rank was started: WORLD_SIZE ranks across all nodes (torchrun --nnodes/--nproc-per-node).",
     "Check MASTER_ADDR/MASTER_PORT (or --rdzv-endpoint) are the same everywhere and reachable from every node.",

@@ -309,6 +309,7 @@ def test_a_rank_asleep_for_hours_is_not_called_working_and_its_timer_is_told(sta
     s = root["summary"]
     assert "working" not in s and "asleep" in s and "on a timer that ends in 10.0 h" in s, s
     assert "torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo)" in s, s
+    assert root["fix"][0].startswith("One rank sleeps or polls while the others wait"), root["fix"]
 
 
 def test_ranks_in_different_collectives_name_the_odd_one(start_job):

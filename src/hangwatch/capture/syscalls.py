@@ -237,12 +237,6 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
     return out
 
 
-def blocked_call(pid: int, tid: int) -> tuple[str, int] | None:
-    """(syscall name, fd) of a thread sleeping in an fd-taking syscall, else None."""
-    call = read_blocked_call(pid, tid)
-    return (call.name, call.fd) if call is not None and call.fd is not None else None
-
-
 def _hex_addr(field: str) -> str:
     addr, port = field.split(":")
     raw = bytes.fromhex(addr)

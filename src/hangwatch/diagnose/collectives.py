@@ -26,7 +26,7 @@ from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining
 from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, Role
 from hangwatch.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.ranges import ranks_label
-from hangwatch.signatures import COLLECTIVE_STALLED_FIX, PEER_FIX, STRAGGLER_FIX
+from hangwatch.signatures import COLLECTIVE_STALLED_FIX, PEER_FIX, SLEEPER_FIX, STRAGGLER_FIX
 
 SHARED_OPS = 128  # a rank's newest collectives per group, shared with the other nodes for the pairing
 STUCK_ACTIVITIES = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
@@ -577,7 +577,7 @@ def _explain_wait(
                 ),
                 where=where,
                 evidence=tuple(ev),
-                fix=STRAGGLER_FIX,
+                fix=SLEEPER_FIX,
             ),
             Verdict.SLOW,
         )

@@ -34,7 +34,7 @@ from hangwatch.evidence import Evidence, Frame, Role
 from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.ranges import ranks_label
 from hangwatch.records.run import NodeSummary
-from hangwatch.signatures import PEER_FIX, RENDEZVOUS_FIX, STRAGGLER_FIX
+from hangwatch.signatures import PEER_FIX, RENDEZVOUS_FIX, SLEEPER_FIX, STRAGGLER_FIX
 
 
 def _collective(t: ThreadView) -> Frame | None:
@@ -276,6 +276,7 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
             verb = "are" if len(culprits) > 1 else "is"
             summary = f"{_plural(culprits).capitalize()} {verb} {how}, {detail}; {victims}."
             verdict, fact = Verdict.SLOW, None
+        resting = not working and s0.activity in (Activity.ASLEEP, Activity.WAKES)
         return Hit(
             Finding(
                 cause=Cause.DISTRIBUTED_STRAGGLER,
@@ -283,7 +284,7 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
                 summary=summary,
                 where=where,
                 evidence=tuple(ev),
-                fix=STRAGGLER_FIX,
+                fix=SLEEPER_FIX if resting else STRAGGLER_FIX,
                 proof=fact,
             ),
             verdict,
