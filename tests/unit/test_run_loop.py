@@ -297,9 +297,7 @@ def _diagnosing(monkeypatch, verdict: str, cause: str, proof: str | None) -> Non
     finding = Finding(
         cause, 0.8, f"main is in {cause}", where, proof=Proof(ProofKind(proof), "a measured fact") if proof else None
     )
-    monkeypatch.setattr(
-        "hangwatch.supervise.stall.suspect.diagnose", lambda ev: Diagnosis(Verdict(verdict), (finding,))
-    )
+    monkeypatch.setattr("hangwatch.supervise.stall.look.diagnose", lambda ev: Diagnosis(Verdict(verdict), (finding,)))
 
 
 def _stalled_at_incidents(tmp_path: Path) -> list[tuple[str, float]]:

@@ -21,6 +21,7 @@ from hangwatch.errors import CaptureError
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, State
 from hangwatch.supervise.stall.judgement import Judgement
+from hangwatch.supervise.stall.look import take_look
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -118,20 +119,17 @@ class StartupProbe:
     def probe(self, a: Attempt, now: float) -> AttemptEnd | None:
         """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
         matches, else keep the startup grace (compiling, loading, a rendezvous waiting for peers)."""
-        from hangwatch.supervise.stall.suspect import diagnose
-
         ctx = self.ctx
         since = now - a.started_at
         early = since < ctx.cfg.min_stall
         a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
         try:
-            evidence = self.capturer.bounded(a.job.pid)
+            seen = take_look(ctx, self.capturer, self.tracker, a)
         except CaptureError:
             return None
-        diagnosis = diagnose(evidence)
-        if a.job.poll() is not None:
+        if seen is None:
             return None
-        moved = self.tracker.moved_during_capture(a)
+        evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         from hangwatch.diagnose.engine import what_moves
         from hangwatch.incident import Verdict
 

@@ -18,6 +18,7 @@ from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall.act import Acts
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
+from hangwatch.supervise.stall.look import take_look
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -27,13 +28,6 @@ if TYPE_CHECKING:
 SLOW_INCIDENT_STALLS = 3  # extended past this many x --min-stall: a `slow` incident, once per cause and place
 SLOW_REPEAT_S = 600.0  # while it lasts, a note (event, line, notification) at most this often after that incident
 EARLY_WINDOW_S = 2.0  # the first look samples this long (its proofs stand on kernel facts more than on time)
-
-
-def diagnose(evidence: Evidence) -> Diagnosis:
-    """The diagnosis engine, imported when first needed (a job that never stalls does not pay for it)."""
-    from hangwatch.diagnose import diagnose as run
-
-    return run(evidence)
 
 
 def alive_bound(det: StallDetector, evidence: Evidence, root: Finding) -> HistoryBound | None:
@@ -77,19 +71,15 @@ class Suspects:
         if now < a.suspicion.capture_retry_at:
             return None
         try:
-            evidence = self.capturer.bounded(a.job.pid)
+            seen = take_look(ctx, self.capturer, self.tracker, a)
         except CaptureError:
             a.suspicion.capture_retry_at = ctx.clock.now() + max(1.0, self.capturer.window())  # retry, not every round
             return None  # or the job is gone: the next round sees its exit
-        ranks = ctx.intake.rank_progress()
-        if ranks:
-            evidence = dataclasses.replace(evidence, rank_progress=ranks)
-        diagnosis = diagnose(evidence)
-        if a.job.poll() is not None:
+        if seen is None:
             return None
+        evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         if ctx.nodes is not None and a.node.captured_for_peer:  # answer the node that asked, alive or not
             ctx.nodes.share(a.number, evidence, diagnosis, ctx.clock.now(), request=False)
-        moved = self.tracker.moved_during_capture(a)
         if moved is not None and (det.state != State.SUSPECT or det.extend(ctx.clock.now())):
             # Visible movement between suspect and decision: not hung. Output alone extends, within --max-slow.
             ctx.rundir.event(
@@ -169,13 +159,12 @@ class Suspects:
         a.suspicion.looked_at = det.last.at if det.last is not None else now
         stalled = det.stalled_for(now)
         try:
-            evidence = self.capturer.bounded(a.job.pid, window=min(self.capturer.window(), EARLY_WINDOW_S))
+            seen = take_look(ctx, self.capturer, self.tracker, a, window=min(self.capturer.window(), EARLY_WINDOW_S))
         except CaptureError:
             return None
-        diagnosis = diagnose(evidence)
-        if a.job.poll() is not None:
+        if seen is None:
             return None
-        moved = self.tracker.moved_during_capture(a)
+        evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         root = diagnosis.root
         from hangwatch.incident import Verdict
 
