@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from hangwatch.evidence import Frame
+if TYPE_CHECKING:
+    from hangwatch.evidence import Frame
 
 
 class FrameLike(Protocol):

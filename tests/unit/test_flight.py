@@ -345,6 +345,10 @@ def test_the_rank_that_raised_first_is_read_from_the_log_not_the_peers_that_fail
     assert spawned is not None and spawned.text() == "raised KeyError: 'label' at train.py:25 (main)"
     # multiprocessing's default names count processes, not ranks
     assert tracebacks(SPAWN_LOG.replace("Process rank1:", "Process Process-1:"))[0].rank is None
+    # torchrun --tee's "[default1]:" is the role and the LOCAL rank; torch's "[rank9]:" the global one
+    teed = TORCHRUN_LOG.replace("[rank1]:", "[default1]:[rank9]:")
+    assert [r.rank for r in tracebacks(teed)][:1] == [9]
+    assert [r.rank for r in tracebacks(TORCHRUN_LOG.replace("[rank1]:", "[default1]:"))][:1] == [None]
 
 
 def test_a_crash_is_placed_at_the_line_that_raised():
@@ -355,3 +359,34 @@ def test_a_crash_is_placed_at_the_line_that_raised():
     assert "rank 1 raised ValueError: validation_step: shapes do not match at train.py:31 (train)" in root.summary
     alone = diagnose_crash(1, 'Traceback (most recent call last):\n  File "/job/a.py", line 3, in f\nOSError: disk\n')
     assert alone[0].summary == "The job exited with status 1 after it raised OSError: disk at a.py:3 (f)."
+
+
+def test_what_pairs_well_is_not_a_skew():
+    """Healthy, from a review: one rank's recorder without frames among ranks that call from lines of their own;
+    one call from another line inside a repeating pattern (it pairs either way: no shift is proven); two calls
+    swapped at the end; an uneven all_to_all (its sizes differ by rank) recorded without frames."""
+    from hangwatch.diagnose.alignment import align
+
+    def a(seq, site, op="all_reduce", sizes="[[4]]"):
+        return (seq, op, sizes, site)
+
+    mixed = {
+        0: (a(1, "/j/t.py:20"), a(2, "")),
+        1: (a(1, "/j/t.py:20"), a(2, "/j/t.py:1"), a(3, "/j/t.py:20")),
+        2: (a(1, "/j/t.py:20"), a(2, "/j/t.py:2")),
+    }
+    assert align(mixed, hang_seq=3) is None
+    steady = tuple(a(i, "/j/t.py:5") for i in range(1, 6))
+    once = (a(1, "/j/t.py:5"), a(2, "/j/t.py:12"), *(a(i, "/j/t.py:5") for i in range(3, 6)))
+    assert (
+        align({0: steady, 1: once}, hang_seq=6) is None and align({0: steady, 1: once, 2: steady}, hang_seq=6) is None
+    )
+    swapped = {
+        0: (a(1, "/j/t.py:5"), a(2, "/j/t.py:50"), a(3, "/j/t.py:60")),
+        1: (a(1, "/j/t.py:5"), a(2, "/j/t.py:60"), a(3, "/j/t.py:50")),
+    }
+    assert align(swapped, hang_seq=4) is None
+    moe = {r: (a(1, "", "all_to_all", "[[4]]"), a(2, "", "all_to_all", f"[[{2 + 4 * r}]]")) for r in (0, 1)}
+    assert align(moe, hang_seq=3) is None
+    elsewhere = {0: (a(1, "/home/a/train.py:9"), a(2, "/home/a/train.py:9")), 1: (a(1, "/scratch/train.py:9"),)}
+    assert align(elsewhere, hang_seq=3) is None  # the same script at another path on another node

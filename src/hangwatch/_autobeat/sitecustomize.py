@@ -498,32 +498,32 @@ def _fr_dump() -> bytes:
     return json.dumps(data, default=str).encode()
 
 
-class _NoInductor(ModuleType):
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(name)
+_DUMP_LOCKS: list[Any] = []  # one dump at a time (the server may answer two requests at once)
 
 
 def _without_inductor(dump: Callable[[], Any]) -> Any:
-    """``dump()``, with no import of torch._inductor. torch's symbolizer asks ``torch._inductor.codecache``
-    for the source of generated kernels, and so imports torch._inductor (with dynamo and sympy: ~1 s and
-    28 MB read on the first dump of a job that never compiled, seconds on a busy machine). A job that never
-    imported it has no generated code: for the dump an empty module stands in, under the import lock of that
-    name (a thread of the job importing it meanwhile waits, then imports the real one), taken out after."""
-    import importlib
-
-    locks = getattr(getattr(importlib, "_bootstrap", None), "_ModuleLockManager", None)
-    if INDUCTOR in sys.modules or locks is None:
+    """``dump()``, without importing torch._inductor. torch's symbolizer looks ``torch._inductor`` up on the
+    torch module (for the source of generated kernels), and torch's lazy ``__getattr__`` imports it there: with
+    dynamo and sympy, ~1 s and 28 MB read on the first dump of a job that never compiled, seconds on a busy
+    machine. A job that never imported it has no generated code: for the dump, the name is taken out of
+    torch's lazy modules (the lookup fails, and torch's symbolizer goes on without it); an ``import`` of it by
+    a thread of the job meanwhile is not touched (the import system does not ask the lazy table)."""
+    torch = sys.modules.get("torch")
+    lazy = getattr(torch, "_lazy_modules", None)
+    if INDUCTOR in sys.modules or not isinstance(lazy, set):
         return dump()
-    with locks(INDUCTOR):
-        if INDUCTOR in sys.modules:  # imported while we waited for the lock
+    if not _DUMP_LOCKS:
+        import threading
+
+        _DUMP_LOCKS.append(threading.Lock())
+    with _DUMP_LOCKS[0]:
+        if INDUCTOR in sys.modules or "_inductor" not in lazy:
             return dump()
-        stub = _NoInductor(INDUCTOR)
-        sys.modules[INDUCTOR] = stub
+        lazy.discard("_inductor")
         try:
             return dump()
         finally:
-            if sys.modules.get(INDUCTOR) is stub:
-                del sys.modules[INDUCTOR]
+            lazy.add("_inductor")
 
 
 def _fr_handler(req: Any, resp: Any) -> None:
@@ -541,6 +541,12 @@ def _fifo_thread(fifo: str, out: str) -> None:
     import threading
 
     def loop() -> None:
+        try:  # the OS thread's name, as /proc shows it: what it reads and writes is hangwatch's, not the job's
+            import ctypes
+
+            ctypes.CDLL(None).prctl(15, b"hangwatch-flight"[:15], 0, 0, 0)  # PR_SET_NAME
+        except Exception:  # noqa: BLE001, S110 - a name is a nicety
+            pass
         while True:
             try:
                 with open(fifo, "rb") as f:  # blocks until hangwatch opens it for writing

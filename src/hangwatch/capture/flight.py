@@ -16,7 +16,6 @@ with ``state`` ``completed``.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import linecache
@@ -89,20 +88,6 @@ def registry(pid: int, heartbeat_dir: str | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def remove_sockets_outside(heartbeat_dir: Path) -> None:
-    """The ranks' worker-server sockets that live outside the run directory (its path was too long for a
-    unix socket: autobeat put them in a directory of the user's own under the system's temporary directory),
-    removed once the job has ended: a rank ended by a signal leaves its socket behind."""
-    for reg in heartbeat_dir.glob("flight-*.json"):
-        try:
-            sock = json.loads(reg.read_text()).get("socket")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(sock, str) and Path(sock).name.startswith("flight-") and heartbeat_dir not in Path(sock).parents:
-            with contextlib.suppress(OSError):
-                Path(sock).unlink()
-
-
 def _ask_fifo(entry: dict[str, Any], timeout: float) -> str:
     fifo, out = str(entry["fifo"]), str(entry["dump"])
     before = os.stat(out).st_mtime_ns if os.path.exists(out) else 0
@@ -161,7 +146,11 @@ def _waits_in_collective(text: str) -> bool:
     except (ValueError, AttributeError):
         return False
     return any(
-        isinstance(e, dict) and not e.get("retired") and e.get("state") != "completed" and e.get("collective_seq_id")
+        isinstance(e, dict)
+        and e.get("collective_seq_id")
+        and not e.get("retired")
+        # NCCL: "started" (queued ones stay "scheduled" while Python runs on); gloo never updates its state
+        and (e.get("state") == "started" or str(e.get("profiling_name", "")).startswith("gloo:"))
         for e in entries
     )
 

@@ -109,11 +109,21 @@ MAX_OFF = 3  # a rank that skipped or added up to this many collectives in a row
 Op = tuple[int, str, str, str]
 
 
-def same(a: Op | None, b: Op | None) -> bool:
-    """Two calls that pair as the same collective: one op, from one line (by sizes where a recorder gave no line)."""
+def _site(o: Op) -> str:
+    """A call site as the ranks can share it: the file's name and line (nodes may hold the script at other paths)."""
+    return o[3].rsplit("/", 1)[-1]
+
+
+def same(a: Op | None, b: Op | None, by_site: bool = True) -> bool:
+    """Two calls that pair as the same collective: one op, from one line (``by_site``), else with the same sizes
+    where those must match (a gather's or an all_to_all's differ by rank)."""
     if a is None or b is None:
         return True  # a rank that has not reached it yet disagrees with nobody
-    return a[1] == b[1] and (a[3] == b[3] if a[3] and b[3] else a[2] == b[2])
+    if a[1] != b[1]:
+        return False
+    if by_site:
+        return _site(a) == _site(b)
+    return a[2] == b[2] or a[1] not in SAME_SIZE_OPS
 
 
 def _call(o: Op) -> Call:
@@ -123,21 +133,25 @@ def _call(o: Op) -> Call:
 def align(sequences: dict[int, tuple[Op, ...]], hang_seq: int | None = None) -> Skew | None:
     """``sequences``: rank -> its recorded collectives of one process group, oldest first (each rank's window).
     The first collective where the ranks' calls differ and who differs, where the later calls show it (the
-    pairs one off); ``hang_seq``: the collective the ranks wait in, before which different collectives are told
-    even where nothing shows who differs (the majority, else the side without the lowest rank). The same
-    collective called from different lines (``if rank == 0: broadcast(...)`` / ``else: broadcast(...)``) pairs
-    well: passed over unless the pairs after it run one off. None where every rank made the same calls, or
-    where they differ only at the hang's collective and nothing says more (the wait's own analysis names that
-    mismatch)."""
+    pairs one off, two or more of them, where without the shift they disagree); ``hang_seq``: the collective
+    the ranks wait in, before which different collectives from known lines are told even where nothing shows
+    who differs (the majority, else the side without the lowest rank). The same collective called from
+    different lines (``if rank == 0: broadcast(...)`` / ``else: broadcast(...)``) pairs well: passed over unless
+    the pairs after it run one off. None where every rank made the same calls, or where they differ only at
+    the hang's collective and nothing says more (the wait's own analysis names that mismatch)."""
     if len(sequences) < 2 or not all(sequences.values()):
         return None
     since = max(ops[0][0] for ops in sequences.values())
     ordered = {r: _window(ops, since) for r, ops in sorted(sequences.items())}
+    if sum(1 for k in ordered.values() if k) < 2:
+        return None
     ref = max(ordered.values(), key=len)
     for i in _differences(ordered, ref):
-        if not all(same(ref[i], k[i]) for k in ordered.values() if i < len(k)):
-            skew = _skew_at(ordered, i, since, hang_seq)
-            if skew is not None or not _same_op(ordered, i):
+        at = [k[i] for k in ordered.values() if i < len(k)]
+        by_site = all(o[3] for o in at)  # one rank's recorder without frames: every rank by op and sizes here
+        if not all(same(at[0], o, by_site) for o in at):
+            skew = _skew_at(ordered, i, since, hang_seq, by_site)
+            if skew is not None or not _same_op(at):
                 return skew
         elif (size := _size_skew(ordered, i, since)) is not None:
             return size
@@ -145,10 +159,11 @@ def align(sequences: dict[int, tuple[Op, ...]], hang_seq: int | None = None) -> 
 
 
 def _window(ops: tuple[Op, ...], since: int) -> list[Op]:
-    """A rank's calls from ``since`` on, one per sequence number (a gap, never seen in torch's recorder, ends it)."""
+    """A rank's calls from ``since`` on, one per sequence number (a gap or a repeat, never seen in torch's
+    recorder for collectives, ends it)."""
     first = ops[0][0]
     if ops[-1][0] - first + 1 == len(ops):
-        return list(ops[since - first :])
+        return list(ops[max(0, since - first) :])
     out: list[Op] = []
     for o in ops:
         if o[0] >= since:
@@ -170,25 +185,26 @@ def _differences(ordered: dict[int, list[Op]], ref: list[Op]) -> list[int]:
     return sorted(out)
 
 
-def _skew_at(ordered: dict[int, list[Op]], i: int, since: int, hang_seq: int | None) -> Skew | None:
+def _skew_at(ordered: dict[int, list[Op]], i: int, since: int, hang_seq: int | None, by_site: bool) -> Skew | None:
     """Who differs at index ``i``, where the ranks' calls first differ."""
     sides: list[list[int]] = []
     for r, calls in ordered.items():
         if i >= len(calls):
             continue
-        side = next((s for s in sides if same(ordered[s[0]][i], calls[i])), None)
+        side = next((s for s in sides if same(ordered[s[0]][i], calls[i], by_site)), None)
         if side is None:
             sides.append([r])
         else:
             side.append(r)
+    if len(sides) < 2:
+        return None
     sides.sort(key=lambda rs: (-len(rs), min(rs)))
     seq = since + i
     majority = len(sides[0]) > len(sides[1])
     tries = [(sides[0], sides[1])] if majority else [(sides[0], sides[1]), (sides[1], sides[0])]
-    by_site = all(bool(ordered[side[0]][i][3]) for side in sides)
     for kind in (SkewKind.EXTRA, SkewKind.SKIPPED):
         for ours, theirs in tries:
-            off = _shift(ordered[ours[0]], ordered[theirs[0]], i, kind)
+            off = _shift(ordered[ours[0]], ordered[theirs[0]], i, kind, by_site)
             if off:
                 culprits = [r for rs in sides if rs is not ours for r in rs] if majority else theirs
                 return Skew(
@@ -202,7 +218,8 @@ def _skew_at(ordered: dict[int, list[Op]], i: int, since: int, hang_seq: int | N
                     by_site,
                     since,
                 )
-    if hang_seq is not None and seq < hang_seq and not _same_op(ordered, i):
+    at = [k[i] for k in ordered.values() if i < len(k)]
+    if by_site and hang_seq is not None and seq < hang_seq and not _same_op(at):
         ours, theirs = sides[0], [r for rs in sides[1:] for r in rs]
         return Skew(
             seq,
@@ -218,18 +235,25 @@ def _skew_at(ordered: dict[int, list[Op]], i: int, since: int, hang_seq: int | N
     return None
 
 
-def _same_op(ordered: dict[int, list[Op]], i: int) -> bool:
-    """Every rank that holds index ``i`` called the same op there with the same sizes (from any line)."""
-    return len({(k[i][1], k[i][2]) for k in ordered.values() if i < len(k)}) <= 1
+def _same_op(at: list[Op]) -> bool:
+    """The calls are one op, with the same sizes where those must match (from any line)."""
+    return len({o[1] for o in at}) <= 1 and len({o[2] for o in at if o[1] in SAME_SIZE_OPS}) <= 1
 
 
-def _shift(ours: list[Op], theirs: list[Op], i: int, kind: SkewKind) -> int:
-    """How many collectives ``theirs`` added (EXTRA) or skipped (SKIPPED) at index ``i`` against ``ours``, when
-    every later call both hold agrees with that shift and at least one does; 0 when no shift up to MAX_OFF fits."""
+MIN_PAIRS = 2  # later pairs a shift must put right, at least
+
+
+def _shift(ours: list[Op], theirs: list[Op], i: int, kind: SkewKind, by_site: bool) -> int:
+    """How many collectives ``theirs`` added (EXTRA) or skipped (SKIPPED) at index ``i`` against ``ours``: a
+    shift that puts right the later pairs, every one both hold and at least MIN_PAIRS, where without it some
+    disagree (a repeating pattern that agrees either way proves no shift); 0 when none up to MAX_OFF does."""
+    straight = list(zip(theirs[i + 1 :], ours[i + 1 :], strict=False))
+    if all(same(x, y, by_site) for x, y in straight):
+        return 0  # the calls after it pair as they are: one call from another line, not a shift
     for off in range(1, MAX_OFF + 1):
         a, b = (theirs[i + off :], ours[i:]) if kind == SkewKind.EXTRA else (theirs[i:], ours[i + off :])
         pairs = list(zip(a, b, strict=False))
-        if pairs and all(same(x, y) for x, y in pairs):
+        if len(pairs) >= MIN_PAIRS and all(same(x, y, by_site) for x, y in pairs):
             return off
     return 0
 

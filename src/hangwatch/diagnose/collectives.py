@@ -191,7 +191,9 @@ def rank_collectives(rank: int, record: FlightRecord, view: ProcessView | None =
             entered=es[-1].seq,
             done=max((e.seq for e in es if e.done), default=0),
             pending=pend,
-            ops=tuple((e.seq, e.op, str([list(s) for s in e.input_sizes]), _site(e.frame)) for e in es),
+            ops=tuple(
+                (e.seq, e.op, str([list(s) for s in e.input_sizes]), _site(e.frame)) for e in es if not e.p2p_seq
+            ),
         )
     return RankCollectives(rank, True, groups)
 

@@ -197,7 +197,7 @@ def culprit_state(ctx: Context, v: ProcessView, t: ThreadView, limit_s: float | 
         if timer is None:
             return CulpritState(act, None)
         fact = f"{subject.label()} sleeps at {describe(at)} on a timer that ends in {duration_text(timer)}"
-        if limit_s is not None and timer > limit_s:
+        if limit_s is not None and left is not None and left > limit_s:  # the kernel's time left, not the literal
             fact += (
                 f", after the collective the others wait in gives up ({duration_text(limit_s)}, the process "
                 "group's timeout): it can never arrive in time"
@@ -219,8 +219,8 @@ DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "gloo": 1800.0}  # init_process_group's d
 
 
 def _collective_limit(ctx: Context) -> float | None:
-    """When the ranks that wait give up on their collective: the shortest timeout of a collective a rank's
-    recorder shows it waiting in (None without a recorder)."""
+    """How long the ranks that wait may wait at most: the longest timeout of a collective a rank's recorder
+    shows it waiting in (None without a recorder). The longest: a sleep is a proven hang only past every wait."""
     limits = [
         e.timeout_ms / 1000
         for v in ctx.views
@@ -228,7 +228,7 @@ def _collective_limit(ctx: Context) -> float | None:
         for e in v.ev.flight.entries
         if not e.done and e.timeout_ms
     ]
-    return min(limits) if limits else None
+    return max(limits) if limits else None
 
 
 def _proven(p: Proof | None) -> bool:

@@ -9,6 +9,7 @@ Either way the rank that raised first is the cause, and its traceback is in the 
 
 from __future__ import annotations
 
+import functools
 import linecache
 import re
 from dataclasses import dataclass
@@ -17,7 +18,9 @@ from hangwatch import signatures as sg
 from hangwatch.evidence import Frame
 from hangwatch.incident import Where
 
-_PREFIX = re.compile(r"^\[(?:rank|default)(\d+)\]:\s?")
+# torch's "[rank9]:" (the global rank), torchrun --tee's "[default1]:" (role and LOCAL rank: not a rank to
+# name); both may lead one line: "[default1]:[rank9]: Traceback ..."
+_PREFIX = re.compile(r"^\[([A-Za-z_]\w*?)(\d+)\]:\s?")
 # multiprocessing, before a child's traceback: "Process rank1:" (a name with "rank" in it, not "Process-1")
 _PROCESS = re.compile(r"^Process (\S*rank\S*?)(\d+):\s*$", re.IGNORECASE)
 _FILE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
@@ -67,19 +70,29 @@ class Raised:
 def tracebacks(text: str) -> list[Raised]:
     """Every complete traceback in ``text``, in the order printed, each with its rank where a prefix or
     multiprocessing's ``Process NAME<digits>:`` line names it."""
+    return list(_parsed(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> tuple[Raised, ...]:
+    """Parsed once per log text: a diagnosis asks once per missing rank (256 of them on 32 nodes)."""
     out: list[Raised] = []
-    open_: dict[int | None, list[Frame]] = {}  # per stream (rank prefix): the frames of a traceback being read
+    open_: dict[str, list[Frame]] = {}  # per stream (its prefixes): the frames of a traceback being read
     named: int | None = None  # the rank the last ``Process rankN:`` line named, for the unprefixed stream
     for raw in text.splitlines():
-        m = _PREFIX.match(raw)
-        rank, line = (int(m.group(1)), raw[m.end() :]) if m else (None, raw)
-        if rank is None and (p := _PROCESS.match(line)) is not None:
+        line, stream, rank = raw, "", None
+        while (m := _PREFIX.match(line)) is not None:
+            stream += m.group(0).strip()
+            if m.group(1) == "rank":
+                rank = int(m.group(2))
+            line = line[m.end() :]
+        if not stream and (p := _PROCESS.match(line)) is not None:
             named = int(p.group(2))
             continue
         if line.startswith("Traceback (most recent call last):"):
-            open_[rank] = []
+            open_[stream] = []
             continue
-        frames = open_.get(rank)
+        frames = open_.get(stream)
         if frames is None:
             continue
         f = _FILE.match(line)
@@ -89,10 +102,10 @@ def tracebacks(text: str) -> list[Raised]:
         if line[:1].isspace() or not line.strip():
             continue  # a source line, a ^^^^ marker
         last = _LAST.match(line.strip())
-        del open_[rank]
+        del open_[stream]
         if last is None or not frames:
             continue
-        who = rank if rank is not None else named
+        who = rank if stream else named
         user = next((fr for fr in reversed(frames) if sg.is_user(fr)), None)
         if user is not None:
             user = Frame(
@@ -100,9 +113,9 @@ def tracebacks(text: str) -> list[Raised]:
             )
         exc = last.group(1) + (f": {last.group(2)}" if last.group(2) else "")
         out.append(Raised(who, exc, user))
-        if rank is None:
+        if not stream:
             named = None
-    return out
+    return tuple(out)
 
 
 def first_cause(text: str) -> Raised | None:

@@ -154,7 +154,7 @@ class Supervisor:
             if a.job.poll() is None:  # never leave the job running unseen
                 ctx.terminate(a, reason="hangwatch exiting")
             a.job.close()
-        from hangwatch.capture.flight import remove_sockets_outside  # here: the start does not pay for capture
+        from hangwatch.supervise.job.autobeat import remove_sockets_outside
 
         remove_sockets_outside(ctx.rundir.heartbeat_dir)
         self._watchdog_stop.set()  # after the jobs are ended: a teardown that sticks is still written down

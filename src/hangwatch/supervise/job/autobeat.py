@@ -6,6 +6,8 @@ interpreter needs no hangwatch); this module only decides the environment.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from pathlib import Path
 
@@ -39,3 +41,17 @@ def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, fli
     elif not any(env.get(v) for v in FLIGHT_VARS):
         out[FLIGHT_VARS[0]] = FLIGHT_BUFFER
     return out
+
+
+def remove_sockets_outside(heartbeat_dir: Path) -> None:
+    """The ranks' worker-server sockets that live outside the run directory (its path was too long for a
+    unix socket: autobeat put them in a directory of the user's own under the system's temporary directory),
+    removed once the job has ended: a rank ended by a signal leaves its socket behind."""
+    for reg in heartbeat_dir.glob("flight-*.json"):
+        try:
+            sock = json.loads(reg.read_text()).get("socket")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(sock, str) and Path(sock).name.startswith("flight-") and heartbeat_dir not in Path(sock).parents:
+            with contextlib.suppress(OSError):
+                Path(sock).unlink()

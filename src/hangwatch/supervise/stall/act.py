@@ -139,7 +139,12 @@ class Acts:
         if called.finding is not None and merged_cause != called.cause:
             # This look came too late or from too far to see what the decider saw (its ranks may already fail
             # in their collectives): the decider's root leads, this node's own findings follow it.
-            diagnosis = Diagnosis(diagnosis.verdict, (Finding.from_dict(called.finding), *diagnosis.findings))
+            try:
+                decided = Finding.from_dict(called.finding)
+            except (KeyError, TypeError, ValueError):  # another version's finding: the decision still says why
+                decided = None
+            if decided is not None:
+                diagnosis = Diagnosis(diagnosis.verdict, (decided, *diagnosis.findings))
         root = diagnosis.root
         act = OnHang(called.action)
         said = f"node {called.by} decided to {act.value} the job: {called.why or called.cause}"
