@@ -225,6 +225,21 @@ def inspect_json(pid: int, window: float = 2.0, env: dict[str, str] | None = Non
     return json.loads(r.stdout)
 
 
+def torchrun(n: int, script: str, *args: str) -> list[str]:
+    """The command that starts ``n`` local ranks of a scenario under torchrun, on a free port."""
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(n),
+        "--master-port",
+        str(_free_port()),
+        str(SCENARIOS / script),
+        *args,
+    ]
+
+
 def marker(script: str | Path, tag: str = "HANG-HERE") -> tuple[str, int]:
     """(absolute path, line) of the line carrying ``# TAG`` (exactly that tag)."""
     path = Path(script) if Path(script).is_absolute() else SCENARIOS / script

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SCENARIOS, inspect_json, marker, root_cause
+from conftest import SCENARIOS, inspect_json, marker, root_cause, torchrun
 
 pytestmark = pytest.mark.e2e
 
@@ -291,18 +291,7 @@ def test_distributed_ranks_started_by_mp_spawn(start_job):
 def test_a_rank_asleep_for_hours_is_not_called_working_and_its_timer_is_told(start_job):
     """`inspect` reads no recorder: a rank asleep on a 10-hour timer while the other waits in all_reduce is
     asleep, not working, with its timer's length and torch's default timeouts set against it."""
-    argv = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc-per-node",
-        "2",
-        "--master-port",
-        str(_free_port()),
-        str(SCENARIOS / "dist_nap.py"),
-        "36000",
-    ]
-    job = start_job(argv, ready_count=2)
+    job = start_job(torchrun(2, "dist_nap.py", "36000"), ready_count=2)
     root = root_cause(inspect_json(job.pid))
     assert root["cause"] == "distributed.straggler" and root["where"]["rank"] == 1, root
     assert_where(root, "dist_nap.py", "HANG-HERE:nap")
