@@ -110,6 +110,22 @@ def test_a_collective_one_rank_skipped_or_added_is_named_where_it_went_wrong_not
 
 
 @pytest.mark.e2e
+def test_a_rank_with_one_batch_fewer_is_named_at_the_barrier_it_reached_early(run):
+    """3 ranks; rank 2 has one batch fewer: it reaches the final barrier while ranks 0-1 are in their last
+    step's all_reduce (gloo never pairs the two). The majority names rank 2, at its barrier's line."""
+    r = run(*QUICK, *_torchrun(3, "dist_skew.py", "uneven"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    root = root_cause(run.hang())
+    _where(root, "dist_skew.py", "HANG-HERE:final")
+    assert root["where"]["rank"] == 2 and root["proof"]["kind"] == "hang", root
+    _, reduce = marker("dist_skew.py", "HANG-HERE:reduce")
+    assert (
+        "Rank 2 took another path" in root["summary"]
+        and f"all_reduce [[4]] at dist_skew.py:{reduce}" in (root["summary"])
+    ), root["summary"]
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("mode", "n"), [("same", 3), ("solo", 2)])
 def test_ranks_that_call_the_same_collectives_or_a_group_of_their_own_finish_untouched(run, mode, n):
     """The healthy twins: every rank takes the same branch; rank 0 alone calls collectives on a group only it is

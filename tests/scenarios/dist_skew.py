@@ -1,7 +1,8 @@
 """Ranks under torchrun (gloo) whose collectives go out of step, and hang collectives later at a line where
 nothing is wrong. argv[1]: the last rank skips the warm-up all_reduce of step 0 ("skip"), or calls one
 all_reduce more at step 0 ("extra"); gloo pairs all_reduces of one size by number whatever their line, so the
-pairs run one off until the barrier of step 3 meets an all_reduce. The healthy twins: every rank takes the same
+pairs run one off until the barrier of step 3 meets an all_reduce; or has one batch fewer ("uneven"): it
+reaches the final barrier while the others are in their last step's all_reduce. The healthy twins: every rank takes the same
 branch ("same"), or rank 0 alone calls a collective on a group only it is in ("solo")."""
 
 import sys
@@ -17,7 +18,7 @@ def train(rank, world, mode):
     t = torch.ones(4)
     last = rank == world - 1
     solo = dist.new_group([0]) if mode == "solo" else None  # every rank makes the group; only rank 0 is in it
-    for step in range(5):
+    for step in range(4 if mode == "uneven" and last else 5):
         if step == 0 and not (mode == "skip" and last):
             dist.all_reduce(t)  # HANG-HERE:warmup
         if step == 3:
@@ -30,7 +31,7 @@ def train(rank, world, mode):
         if step == 2:
             ready(f"rank{rank}")
         hangwatch.beat(step)
-    dist.barrier()
+    dist.barrier()  # HANG-HERE:final
     print(f"rank {rank} done", flush=True)
 
 
