@@ -296,5 +296,6 @@ def test_three_nodes_act_on_one_decision_quickly_with_flat_store_traffic(tmp_pat
     assert r["acted"] == 3 and r["act_last_s"] <= r["target_s"], r
     assert len(r["decisions"]) == 1 and r["decisions"] != ["None"] and r["exit_codes"] == [EXIT_HUNG_FINAL], r
     assert r["tick_ops_per_round"] <= 2.0 and r["tick_bytes_per_round"] < 120, r
-    assert r["incident_ops_per_node"] <= 15, r  # one counter polled, one multi_get: not one read per node
+    # one counter polled, one multi_get, a follower's one read of the decider's finding: not one read per node
+    assert r["incident_ops_per_node"] <= 17, r
     assert r["cpu_idle_mean_pct"] < 2.0 and r["cpu_idle_max_pct"] < 3.0, r

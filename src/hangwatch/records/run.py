@@ -205,6 +205,15 @@ class NodeLive(Message):
 
 
 @dataclass(frozen=True)
+class DecidedFinding(Message):
+    """The root finding of a node that proposed a decision (its JSON object), stored beside the decision and
+    read once by a node that follows it: its incident names the culprit the decider saw, even when its own
+    look comes too late to see it (its ranks already failing). Not in the decision, which every round reads."""
+
+    finding: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class CaptureRequest(Message):
     """A node saw a stall and asks every node to capture its ranks."""
 
@@ -234,13 +243,6 @@ class Decision(Message):
     code: int | None = None
     reason: str | None = None
     why: str | None = None
-    # The deciding node's root finding (its JSON object): the incident a following node writes names the
-    # culprit the decider saw, even when that node's own look comes too late to see it (its ranks already failing).
-    finding: dict[str, Any] | None = None
-
-    def event_fields(self) -> dict[str, Any]:
-        """What the ``remote_decision`` event says of it (the finding is in the incident, not the log)."""
-        return {k: v for k, v in self.to_dict().items() if k != "finding"}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Decision:

@@ -128,19 +128,14 @@ class RunContext:
         the exit status to end with when another node decided it (None: this node's own, or a single-node run)."""
         if self.nodes is None:
             return action, None
-        proposal = Decision(
-            self.nodes.node,
-            action,
-            cause,
-            status.code,
-            status.reason.value,
-            status.why,
-            finding.to_dict() if finding is not None else None,
+        if finding is not None:
+            self.nodes.share_finding(attempt, finding)
+        won = self.nodes.decide(
+            attempt, Decision(self.nodes.node, action, cause, status.code, status.reason.value, status.why)
         )
-        won = self.nodes.decide(attempt, proposal)
         if won.by == self.nodes.node or won.action == OnHang.REPORT:
             return won.action, None
-        self.rundir.event(EventKind.REMOTE_DECISION, attempt=attempt, **won.event_fields())
+        self.rundir.event(EventKind.REMOTE_DECISION, attempt=attempt, **won.to_dict())
         return won.action, remote_status(won)
 
     def action_event(self, a: Attempt, action: str, term: Termination, **extra: object) -> None:

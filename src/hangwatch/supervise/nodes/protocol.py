@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass
+from typing import Any
 
 from hangwatch.diagnose import Diagnosis
 from hangwatch.diagnose.distributed import merge_nodes, rank_summaries
 from hangwatch.evidence import Evidence
-from hangwatch.records.run import CaptureRequest, Decision, NodeLive, NodeSummary, OnHang
+from hangwatch.incident import Finding
+from hangwatch.records.run import CaptureRequest, DecidedFinding, Decision, NodeLive, NodeSummary, OnHang
 from hangwatch.supervise.nodes.store import Coordinator
 from hangwatch.supervise.nodes.topology import Topology
 
@@ -101,6 +103,15 @@ class NodeCoordination:
     def all_ended(self, attempt: int, wait_s: float) -> bool:
         """This node's part of ``attempt`` ended; True once every node's has (up to ``wait_s``)."""
         return self.coord.all_ended(attempt, wait_s)
+
+    def share_finding(self, attempt: int, finding: Finding) -> None:
+        """This node's root finding, before it proposes a decision (no news: nobody needs to look for it)."""
+        self.coord.publish(("finding", attempt, self.node), DecidedFinding(finding.to_dict()), news=False)
+
+    def finding_of(self, attempt: int, node: int) -> dict[str, Any] | None:
+        """The root finding ``node`` stored with its proposal for ``attempt`` (its JSON object), if any."""
+        got = self.coord.read(("finding", attempt, node), DecidedFinding)
+        return got.finding if got is not None else None
 
     def decide(self, attempt: int, proposal: Decision) -> Decision:
         """Propose; the first proposal stored for this attempt wins on every node."""

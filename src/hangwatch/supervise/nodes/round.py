@@ -42,7 +42,7 @@ class NodeRounds:
         called = nodes.tick(a.number, ctx.state.value, ctx.ledger.last_step, now)
         if isinstance(called, Decision) and a.job.poll() is None:
             a.action = OnHang(called.action)
-            ctx.rundir.event(EventKind.REMOTE_DECISION, attempt=a.number, **called.event_fields())
+            ctx.rundir.event(EventKind.REMOTE_DECISION, attempt=a.number, **called.to_dict())
             ctx.say(
                 f"hangwatch: node {called.by} decided to {called.action} the job "
                 f"({called.cause}); ending this node's part."

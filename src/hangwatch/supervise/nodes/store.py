@@ -198,15 +198,16 @@ class Coordinator:
         self.stats.count(purpose, nbytes)
         return fn()
 
-    def publish(self, key: tuple[object, ...], message: Message, purpose: str = "incident") -> None:
-        """Store ``message`` under ``key`` (nothing once the store is lost)."""
+    def publish(self, key: tuple[object, ...], message: Message, purpose: str = "incident", news: bool = True) -> None:
+        """Store ``message`` under ``key`` (nothing once the store is lost); ``news``: worth the other nodes'
+        look (a node's liveness, or what only a follower reads once, is not)."""
         if self.lost:
             return
         try:
             k = self._key(key)
             v = self._wrap(k, message.to_dict())
             self._call(purpose, len(k) + len(v), lambda: self.store.set(k, v))
-            if purpose != "tick":  # news (a request, a summary); a node's liveness is not
+            if purpose != "tick" and news:  # news (a request, a summary); a node's liveness is not
                 self._news(purpose)
         except Exception as e:  # noqa: BLE001 - torch raises many kinds; the host node went away: carry on alone
             self._lose(e)

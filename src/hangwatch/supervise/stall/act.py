@@ -136,11 +136,13 @@ class Acts:
             merged = ctx.nodes.merge(a.number, evidence, diagnosis, FOLLOW_WINDOW_S, ctx.clock.now())
             ctx.rundir.event(EventKind.NODES, attempt=a.number, reported=list(merged.reported), merged=merged.cause)
             diagnosis, merged_cause = merged.diagnosis, merged.cause
-        if called.finding is not None and merged_cause != called.cause:
+        late = ctx.nodes is not None and merged_cause != called.cause  # read only when this look missed it
+        seen = ctx.nodes.finding_of(a.number, called.by) if late and ctx.nodes is not None else None
+        if seen is not None:
             # This look came too late or from too far to see what the decider saw (its ranks may already fail
             # in their collectives): the decider's root leads, this node's own findings follow it.
             try:
-                decided = Finding.from_dict(called.finding)
+                decided = Finding.from_dict(seen)
             except (KeyError, TypeError, ValueError):  # another version's finding: the decision still says why
                 decided = None
             if decided is not None:
