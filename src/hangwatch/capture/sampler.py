@@ -275,15 +275,15 @@ def _syscalls_of(io: dict[str, int]) -> int | None:
     return io["syscr"] + io["syscw"] if "syscr" in io and "syscw" in io else None
 
 
-def _syscalls(pid: int) -> int | None:
-    return _syscalls_of(proc.read_io(pid))
+def _syscalls(pid: int, tasks: list[_Task]) -> int | None:
+    return _syscalls_of(proc.read_io(pid, tuple(t.tid for t in tasks if t.comm in proc.SERVING_THREADS)))
 
 
 def _switches_now(taken: dict[int, tuple[ProcessSample, list[_Task]]]) -> dict[tuple[int, int], int]:
     """Per (pid, tid) context switches, and per (pid, 0) read/write syscalls, right after a stack read."""
     out = {}
     for p, (_, tasks) in taken.items():
-        n = _syscalls(p)
+        n = _syscalls(p, tasks)
         if n is not None:
             out[(p, 0)] = n
         for t in tasks:
