@@ -13,7 +13,7 @@ import stat
 import sys
 
 import pytest
-from conftest import SCENARIOS, _free_port, marker, py, root_cause
+from conftest import marker, py, root_cause, torchrun
 
 pytest.importorskip("torch")
 
@@ -21,18 +21,7 @@ QUICK = ["--min-stall", "3", "--capture-window", "1", "--kill-grace", "2", "--on
 
 
 def _torchrun(n: int, script: str, *args: str) -> list[str]:
-    return [
-        "--",
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc-per-node",
-        str(n),
-        "--master-port",
-        str(_free_port()),
-        str(SCENARIOS / script),
-        *args,
-    ]
+    return ["--", *torchrun(n, script, *args)]
 
 
 def _where(root: dict, script: str, tag: str) -> None:

@@ -516,7 +516,10 @@ def _without_inductor(dump: Callable[[], Any]) -> Any:
         import threading
 
         _DUMP_LOCKS.append(threading.Lock())
-    with _DUMP_LOCKS[0]:
+    lock = _DUMP_LOCKS[0]
+    if not lock.acquire(timeout=5.0):  # another dump is stuck: this one may import torch._inductor, but answers
+        return dump()
+    try:
         if INDUCTOR in sys.modules or "_inductor" not in lazy:
             return dump()
         lazy.discard("_inductor")
@@ -524,6 +527,8 @@ def _without_inductor(dump: Callable[[], Any]) -> Any:
             return dump()
         finally:
             lazy.add("_inductor")
+    finally:
+        lock.release()
 
 
 def _fr_handler(req: Any, resp: Any) -> None:

@@ -202,36 +202,23 @@ def _skew_at(ordered: dict[int, list[Op]], i: int, since: int, hang_seq: int | N
     seq = since + i
     majority = len(sides[0]) > len(sides[1])
     tries = [(sides[0], sides[1])] if majority else [(sides[0], sides[1]), (sides[1], sides[0])]
+
+    def skew(kind: SkewKind, culprits: list[int], ours: list[int], off: int) -> Skew:
+        theirs_call, ours_call = _call(ordered[culprits[0]][i]), _call(ordered[ours[0]][i])
+        return Skew(
+            seq, kind, tuple(sorted(culprits)), tuple(sorted(ours)), theirs_call, ours_call, off, by_site, since
+        )
+
     for kind in (SkewKind.EXTRA, SkewKind.SKIPPED):
         for ours, theirs in tries:
             off = _shift(ordered[ours[0]], ordered[theirs[0]], i, kind, by_site)
             if off:
-                culprits = [r for rs in sides if rs is not ours for r in rs] if majority else theirs
-                return Skew(
-                    seq,
-                    kind,
-                    tuple(sorted(culprits)),
-                    tuple(sorted(ours)),
-                    _call(ordered[theirs[0]][i]),
-                    _call(ordered[ours[0]][i]),
-                    off,
-                    by_site,
-                    since,
-                )
+                # the culprit's own call first: with a majority, every other side; else the side that shifted
+                culprits = theirs if not majority else [*theirs, *(r for rs in sides[2:] for r in rs)]
+                return skew(kind, culprits, ours, off)
     at = [k[i] for k in ordered.values() if i < len(k)]
     if by_site and hang_seq is not None and seq < hang_seq and not _same_op(at):
-        ours, theirs = sides[0], [r for rs in sides[1:] for r in rs]
-        return Skew(
-            seq,
-            SkewKind.DIFFERENT,
-            tuple(sorted(theirs)),
-            tuple(sorted(ours)),
-            _call(ordered[theirs[0]][i]),
-            _call(ordered[ours[0]][i]),
-            0,
-            by_site,
-            since,
-        )
+        return skew(SkewKind.DIFFERENT, [r for rs in sides[1:] for r in rs], sides[0], 0)
     return None
 
 
