@@ -55,11 +55,11 @@ SERVER = (
     "import ctypes, os, threading\n"
     "def serve():\n"
     "    ctypes.CDLL(None).prctl(15, b'{name}', 0, 0, 0)  # PR_SET_NAME: the thread's name in /proc\n"
+    "    print('ready', flush=True)  # named before the test reads it\n"
     "    with open('/dev/zero', 'rb') as f:\n"
     "        while True:\n"
     "            f.read(1 << 16)\n"
     "threading.Thread(target=serve, daemon=True).start()\n"
-    "print('ready', flush=True)\n"
     "threading.Event().wait()\n"
 )
 
