@@ -210,6 +210,9 @@ def _judge(case: Case, r: Result, findings_root: dict[str, object] | None) -> No
             if lines
             else ""
         )
+    if not r.ok and findings_root is not None:  # what the finding saw: a failure in CI explains itself
+        seen = findings_root.get("evidence") or []
+        r.note += " | evidence: " + "; ".join(str(e)[:160] for e in list(seen)[:4])  # type: ignore[call-overload]
 
 
 def run_mode(case: Case, mode: str, tmp: Path) -> Result:

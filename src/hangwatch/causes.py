@@ -296,14 +296,14 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         by_history=False,
     ),
     Cause.GPU_FAULT: CauseInfo(
-        "the GPU or its driver failed: an Xid / amdgpu fault in the kernel log, a GPU fallen off the "
-        "bus, a GPU at 100% at idle power",
+        "the GPU or its driver failed: an Xid / amdgpu fault in the kernel log, a GPU fallen off the bus",
         Nature.HUNG,
         Requeue.TRANSIENT,
         GPU_HARDWARE_FIX,
     ),
     Cause.GPU_LONG_KERNEL: CauseInfo(
-        "a GPU busy for the whole window while the host waits: a long kernel, alive, not hung",
+        "a GPU busy for the whole window while the host waits: a long kernel, or one kernel spinning at idle "
+        "power; alive until --max-slow",
         Nature.ALIVE,
         Requeue.TRANSIENT,
         LONG_KERNEL_FIX,

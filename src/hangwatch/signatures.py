@@ -402,6 +402,12 @@ WORKER_DIED_FIX = (
     "Read the worker's own error above the DataLoader message; run with num_workers=0 for a plain traceback.",
     "A worker killed by signal 9 was almost always the OOM killer: see `dmesg | grep -i oom`.",
 )
+CUDA_FORK_FIX = (
+    "DataLoader(..., multiprocessing_context='spawn') (or 'forkserver'); for processes of your own, "
+    "torch.multiprocessing.set_start_method('spawn').",
+    "Or keep CUDA out of the dataset and collate_fn: return CPU tensors and move each batch to the GPU in the "
+    "training loop (pin_memory=True keeps that copy fast).",
+)
 GPU_FIX = (
     "Check the GPU: `nvidia-smi -q`, `dmesg | grep -i xid`; restart the node or exclude the device.",
     "CUDA errors are asynchronous: CUDA_LAUNCH_BLOCKING=1 shows the real failing call.",
@@ -649,8 +655,9 @@ AMDGPU_FIX = (
     "Check `dmesg | grep -i amdgpu` for ring timeouts and resets; restart from the last checkpoint.",
 )
 SILENT_STALL_FIX = (
-    "A GPU at 100% with power near idle and no progress is stuck, not computing: end the job, reset or "
-    "drain the GPU, restart from the last checkpoint.",
+    "A GPU at 100% with power near idle runs one kernel that spins: a kernel waiting on a flag another rank "
+    "or stream never sets, or one block working alone. If it outlives --max-slow, end the job, reset or drain "
+    "the GPU, and restart from the last checkpoint.",
     "If it repeats on one node, exclude that GPU; check `nvidia-smi -q` and `dmesg | grep -i xid`.",
 )
 LONG_KERNEL_FIX = (

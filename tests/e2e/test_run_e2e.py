@@ -21,6 +21,7 @@ from conftest import (
     marker,
     only_slow_incidents,
     py,
+    root_cause,
     run_in_terminal,
     wait_for_event,
 )
@@ -293,6 +294,14 @@ def test_crash_is_diagnosed_and_exit_status_kept(run):
     assert incident["verdict"] == "crashed"
     assert incident["findings"][0]["cause"] == "dataloader.worker_died"
     assert run.summary()["exit_code"] == 1
+
+
+def test_a_worker_that_raised_is_named_at_the_datasets_line_not_the_main_loop(run):
+    r = run(*FAST, *py("dl_worker_raises.py"))
+    assert r.returncode == 1
+    root = root_cause(run.incident())
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_worker_raises.py", "RAISES-HERE"), root
+    assert any("shard-0042.bin is truncated" in e and "in DataLoader worker 0" in e for e in root["evidence"]), root
 
 
 def test_sigterm_to_hangwatch_stops_the_job_gracefully(run, tmp_path):

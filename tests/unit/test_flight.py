@@ -54,6 +54,37 @@ def _ranks(dumps: dict[int, str]):
     ]
 
 
+def test_a_real_nccl_dump_reads_the_collective_queued_behind_a_kernel():
+    """Recorded on an H200 (torch 2.11.0+cu130, NCCL 2.28.9, tests/fixtures/gpu/h200/job.py `nccl_behind`): three
+    all_reduces and a barrier completed, then an all_reduce queued behind a long kernel while the host waits."""
+    from pathlib import Path
+
+    from hangwatch.capture.flight import RawDump, parse_dump
+
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "gpu"
+        / "h200"
+        / "nccl-all-reduce-queued-behind-a-kernel.json"
+    )
+    rec = parse_dump(RawDump(597, 0, path.read_text(), "hangwatch_fr", None, 0.01))
+    assert rec.answered and rec.version == "2.10" and rec.has_frames
+    ops = [(c.seq, c.op, c.backend, c.state, c.retired) for c in rec.entries]
+    assert ops == [
+        (1, "all_reduce", "nccl", "completed", True),
+        (2, "all_reduce", "nccl", "completed", True),
+        (3, "all_reduce", "nccl", "completed", True),
+        (4, "all_reduce_barrier", "nccl", "completed", True),
+        (5, "all_reduce", "nccl", "scheduled", False),
+    ]
+    last = rec.entries[-1]
+    assert last.frame is not None and (last.frame.file, last.frame.line) == ("/gpucheck/job.py", 63)
+    assert last.input_sizes == ((1048576,),) and last.timeout_ms == 600000
+    (st,) = rec.status
+    assert (st.last_enqueued, st.last_started, st.last_completed) == (5, None, 4)  # -1: none started
+
+
 def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
     from hangwatch.diagnose.collectives import analyze, explain
 

@@ -17,6 +17,7 @@ from hangwatch.incident import Finding, Where
 from hangwatch.records.gpu import KernelEvent
 from hangwatch.signatures import (
     BATCH_LOST_FIX,
+    CUDA_FORK_FIX,
     CUDA_OOM_FIX,
     GPU_FIX,
     OOM_FIX,
@@ -82,6 +83,16 @@ PATTERNS: tuple[CrashPattern, ...] = (
         "A DataLoader worker died while handing a batch to the main process (its shared-memory file "
         "descriptor transfer was cut).",
         WORKER_DIED_FIX + OOM_FIX,
+    ),
+    # Measured on an H200 (tests/fixtures/gpu/h200/fork-after-cuda-output.log): a forked DataLoader worker
+    # touching CUDA raises at once; the main process raises it again as "Caught RuntimeError in DataLoader worker".
+    CrashPattern(
+        Cause.DATALOADER_WORKER_DIED,
+        re.compile(r"Cannot re-initialize CUDA in forked subprocess"),
+        0.9,
+        "A forked process (a DataLoader worker) used CUDA after its parent had started it: CUDA cannot run "
+        "in a child made by fork, so the worker raised and the job stopped.",
+        CUDA_FORK_FIX,
     ),
     CrashPattern(
         Cause.DISTRIBUTED_PEER_STUCK,

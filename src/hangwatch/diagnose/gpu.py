@@ -246,9 +246,10 @@ def _in_collective(ctx: Context) -> bool:
 
 
 def gpu_activity_rule(ctx: Context) -> list[Hit]:
-    """A GPU busy for the whole window while nothing progresses: a silent stall (busy at idle power:
-    gpu.fault) or a long kernel (busy at working power: gpu.long_kernel, alive). Ranks in a collective
-    are left to the distributed rule (NCCL busy-waits at 100%)."""
+    """A GPU busy for the whole window while nothing progresses: a long kernel (gpu.long_kernel, alive until
+    --max-slow), at working power or at idle power (one kernel spinning: a silent stall if it never ends,
+    which one window cannot tell). Ranks in a collective are left to the distributed rule (NCCL busy-waits
+    at 100%)."""
     gpu = ctx.evidence.gpu
     if gpu is None or _in_collective(ctx):
         return []
@@ -270,39 +271,28 @@ def gpu_activity_rule(ctx: Context) -> list[Hit]:
         *(f"GPU {x.index} throttled: {', '.join(x.throttle_reasons)}" for x in busy if x.throttle_reasons),
     )
     where = _where(ctx, None)
-    # Busy at idle power is a stall, unless the GPU is throttled (power capped, thermal, a power brake),
-    # which also keeps power low while real work runs.
-    if (
+    # Busy at idle power: one kernel spins (a kernel waiting on a flag, or one small block working alone).
+    # Measured on an H200: torch.cuda._sleep, a finite spin of one thread, drew 124 W of 700 W at 100%,
+    # the same as the idle GPU holding a context; a kernel that will never end looks the same. Power
+    # proves no hang, so the job is alive until --max-slow (an Xid in the kernel log is a fault at once).
+    spins = (
         d.power_w is not None
         and d.power_limit_w
         and d.power_w < SILENT_POWER_RATIO * d.power_limit_w
         and not any(x.throttle_reasons for x in busy)
-    ):
-        return [
-            Hit(
-                Finding(
-                    Cause.GPU_FAULT,
-                    0.7,
-                    f"{names} at 100% for the whole window but drawing only {power}: the GPU spins without "
-                    "computing (a "
-                    "silent GPU stall), and the job waits on it.",
-                    where,
-                    ev,
-                    sg.SILENT_STALL_FIX,
-                ),
-                Verdict.HUNG,
-            )
-        ]
+    )
+    summary = (
+        f"{names} at 100% for the whole window at idle power ({power}): one kernel spins without computing "
+        "(a kernel waiting on a flag, or a single block working alone) while the job's host side waits. "
+        "Nothing proves it ends, nor that it never will: alive until --max-slow, then a silent GPU stall."
+        if spins
+        else f"{names} busy for the whole window ({util}, {power}) while the job's host side waits: a long kernel "
+        "is running, so the job is alive."
+    )
     return [
         Hit(
             Finding(
-                Cause.GPU_LONG_KERNEL,
-                0.6,
-                f"{names} busy for the whole window ({util}, {power}) while the job's host side waits: a long kernel "
-                "is running, so the job is alive.",
-                where,
-                ev,
-                sg.LONG_KERNEL_FIX,
+                Cause.GPU_LONG_KERNEL, 0.6, summary, where, ev, sg.SILENT_STALL_FIX if spins else sg.LONG_KERNEL_FIX
             ),
             Verdict.SLOW,
         )

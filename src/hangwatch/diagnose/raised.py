@@ -25,6 +25,9 @@ _PREFIX = re.compile(r"^\[([A-Za-z_]\w*?)(\d+)\]:\s?")
 _PROCESS = re.compile(r"^Process (\S*rank\S*?)(\d+):\s*$", re.IGNORECASE)
 _FILE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
 _LAST = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
+# A DataLoader worker's exception, raised again in the main process: the worker's own traceback follows it.
+_CAUGHT = re.compile(r"Caught \w+ in DataLoader worker process (\d+)")
+_ORIGINAL = "Original Traceback (most recent call last):"
 # What a rank raises because another rank went away: a consequence, never the cause.
 COMMUNICATION = (
     "Connection closed by peer",
@@ -48,6 +51,7 @@ class Raised:
     rank: int | None
     exception: str  # ``ValueError: validation_step: shapes do not match``
     frame: Frame | None  # the innermost frame of the job's own code
+    worker: int | None = None  # raised in this DataLoader worker (torch printed its "Original Traceback")
 
     @property
     def communication(self) -> bool:
@@ -57,7 +61,8 @@ class Raised:
     def text(self) -> str:
         """``raised ValueError: ... at train.py:25 (main)``."""
         at = f" at {self.frame.file.rsplit('/', 1)[-1]}:{self.frame.line} ({self.frame.function})" if self.frame else ""
-        return f"raised {self.exception[:200]}{at}"
+        worker = f" in DataLoader worker {self.worker}" if self.worker is not None else ""
+        return f"raised {self.exception[:200]}{at}{worker}"
 
     def where(self, pid: int, rank: int | None) -> Where | None:
         """The line that raised, as a finding's ``where``."""
@@ -79,6 +84,10 @@ def _parsed(text: str) -> tuple[Raised, ...]:
     out: list[Raised] = []
     open_: dict[str, list[Frame]] = {}  # per stream (its prefixes): the frames of a traceback being read
     named: int | None = None  # the rank the last ``Process rankN:`` line named, for the unprefixed stream
+    # per stream: the DataLoader worker whose exception was just raised again in the main process, and where that
+    # re-raise sits in ``out`` (the worker's original traceback, printed after it, takes its place)
+    caught: dict[str, tuple[int, int]] = {}
+    worker: dict[str, tuple[int, int]] = {}  # per stream: the same, while the original traceback is read
     for raw in text.splitlines():
         line, stream, rank = raw, "", None
         while (m := _PREFIX.match(line)) is not None:
@@ -91,6 +100,10 @@ def _parsed(text: str) -> tuple[Raised, ...]:
             continue
         if line.startswith("Traceback (most recent call last):"):
             open_[stream] = []
+            continue
+        if line.startswith(_ORIGINAL) and stream in caught:
+            open_[stream] = []
+            worker[stream] = caught.pop(stream)
             continue
         frames = open_.get(stream)
         if frames is None:
@@ -112,7 +125,13 @@ def _parsed(text: str) -> tuple[Raised, ...]:
                 user.function, user.file, user.line, code=linecache.getline(user.file, user.line).strip() or None
             )
         exc = last.group(1) + (f": {last.group(2)}" if last.group(2) else "")
-        out.append(Raised(who, exc, user))
+        origin = worker.pop(stream, None)
+        if origin is not None:
+            out[origin[1]] = Raised(out[origin[1]].rank if who is None else who, exc, user, origin[0])
+        else:
+            out.append(Raised(who, exc, user))
+            if (c := _CAUGHT.search(exc)) is not None:
+                caught[stream] = (int(c.group(1)), len(out) - 1)
         if not stream:
             named = None
     return tuple(out)
