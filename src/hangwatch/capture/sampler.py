@@ -279,8 +279,30 @@ def _syscalls(pid: int, tasks: list[_Task]) -> int | None:
     return _syscalls_of(proc.read_io(pid, tuple(t.tid for t in tasks if t.comm in proc.SERVING_THREADS)))
 
 
-def _switches_now(taken: dict[int, tuple[ProcessSample, list[_Task]]]) -> dict[tuple[int, int], int]:
-    """Per (pid, tid) context switches, and per (pid, 0) read/write syscalls, right after a stack read."""
+# After a stack read, how long to wait at most for the threads that slept before it to sleep again. ptrace's stop
+# wakes a blocked thread; it goes back to its wait when the scheduler next runs it, and that switch is ptrace's, not
+# the thread's. On a crowded machine that can come after the count is read, and three such switches in a 3 s window
+# made a prompt nobody answers look like a thread that wakes again and again (slow instead of hung: 1 CI run of 3;
+# 1-2 such switches a window measured with the target under SCHED_IDLE beside 4 busy loops, 0 with this wait).
+SETTLE_S = 0.05
+SLEEPING = ("S", "D")
+
+
+def _switches_now(
+    taken: dict[int, tuple[ProcessSample, list[_Task]]],
+    settle_s: float = SETTLE_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[tuple[int, int], int]:
+    """Per (pid, tid) context switches, and per (pid, 0) read/write syscalls, right after a stack read: once each
+    thread that slept before the read sleeps again (at most ``settle_s`` in all). A thread that has not by then is
+    counted one switch ahead: the one it makes going back to sleep."""
+    deadline = time.monotonic() + settle_s
+    waking = {(p, t.tid) for p, (_, tasks) in taken.items() for t in tasks if t.state in SLEEPING}
+    while waking:
+        waking = {(p, tid) for p, tid in waking if _state(p, tid) not in (*SLEEPING, None)}
+        if not waking or time.monotonic() >= deadline:
+            break
+        sleep(0.002)
     out = {}
     for p, (_, tasks) in taken.items():
         n = _syscalls(p, tasks)
@@ -289,8 +311,13 @@ def _switches_now(taken: dict[int, tuple[ProcessSample, list[_Task]]]) -> dict[t
         for t in tasks:
             n = proc.read_ctx_switches(proc.PROC / str(p) / "task" / str(t.tid) / "status")
             if n is not None:
-                out[(p, t.tid)] = n
+                out[(p, t.tid)] = n + ((p, t.tid) in waking)
     return out
+
+
+def _state(pid: int, tid: int) -> str | None:
+    st = proc.read_stat(proc.PROC / str(pid) / "task" / str(tid) / "stat")
+    return st.state if st is not None else None
 
 
 def _count_quiet_switches(

@@ -1,0 +1,46 @@
+"""What a capture counts between its stack reads: ptrace's own stops never count as the job's threads waking.
+
+A stack read stops every thread; a blocked one goes back to its wait when the scheduler next runs it. Counted
+before it has, that switch is ours, and three of them in a window made a prompt nobody answers look like a thread
+that wakes again and again (one CI run, slow instead of hung). Here the scheduler's delay is replayed."""
+
+from __future__ import annotations
+
+from hangwatch.capture import sampler
+
+
+def _taken(state: str) -> dict:
+    task = sampler._Task(11, "python", state, 0, None, 5)
+    return {10: (None, [task])}  # the process sample is not read here
+
+
+def _count(monkeypatch, states: list[str], switches: list[int], state_before: str = "S") -> tuple[int, int]:
+    """The count taken after a read, and how many times the thread's state was looked at."""
+    seen = iter(states)
+    looks = []
+
+    def state(pid: int, tid: int) -> str:
+        looks.append(tid)
+        return next(seen, states[-1])
+
+    monkeypatch.setattr(sampler, "_state", state)
+    monkeypatch.setattr(sampler.proc, "read_ctx_switches", lambda path: switches[min(len(looks), len(switches)) - 1])
+    monkeypatch.setattr(sampler, "_syscalls", lambda pid, tasks: None)
+    out = sampler._switches_now(_taken(state_before), settle_s=0.05, sleep=lambda s: None)
+    return out[(10, 11)], len(looks)
+
+
+def test_the_count_waits_for_a_woken_sleeper_to_sleep_again(monkeypatch):
+    # runnable twice (ptrace's resume not yet scheduled), then back in its wait, one switch later
+    n, looks = _count(monkeypatch, ["R", "R", "S"], [7, 7, 8])
+    assert (n, looks) == (8, 3)
+
+
+def test_a_sleeper_still_awake_at_the_deadline_is_counted_one_switch_ahead(monkeypatch):
+    n, looks = _count(monkeypatch, ["R"], [7])
+    assert n == 8 and looks >= 2
+
+
+def test_a_thread_that_was_running_before_the_read_is_not_waited_for(monkeypatch):
+    n, looks = _count(monkeypatch, ["R"], [7], state_before="R")
+    assert (n, looks) == (7, 0)
