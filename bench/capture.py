@@ -2,7 +2,7 @@
 
 Target (issue 2): <= 0.5 s a sample for 1 main + 8 DataLoader workers on 2 cores.
 Baseline, measured in the same run: one `py-spy dump --subprocesses` of the same tree (the naive
-approach; it also misses processes, see shared/research/stack-capture.md).
+approach; it also misses processes, see docs/facts.md#reading-stacks-with-py-spy).
 
     python bench/capture.py [--runs 10]
 """

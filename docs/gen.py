@@ -1,5 +1,6 @@
-"""Writes the docs pages generated from the code: the causes (hangwatch/causes.py) and the options of
-`hangwatch run` (its CLI and supervise/config.py's DEFAULTS). `python docs/gen.py` rewrites them;
+"""Writes the docs pages generated from the code: the causes (hangwatch/causes.py), the options of
+`hangwatch run` (its CLI and supervise/config.py's DEFAULTS), and the reference (every command, the run
+directory's files, the exit codes, the environment variables). `python docs/gen.py` rewrites them;
 `python docs/gen.py --check` exits 1 when a page differs (tests/{unit,e2e}/test_docs.py runs it)."""
 
 from __future__ import annotations
@@ -82,7 +83,101 @@ def options_page() -> str:
     return "".join(out).rstrip() + "\n"
 
 
-PAGES = {"causes.md": causes_page, "options.md": options_page}
+REFERENCE_HEAD = """# Reference
+
+The contract of hangwatch, generated from the code by `python docs/gen.py` (a test checks it is current): every
+command and its options, the files of a run directory, the exit codes, the environment variables. The options of
+`hangwatch run` have their own page: [run options](options.md); the causes too: [Causes](causes.md).
+
+"""
+
+
+def _commands() -> str:
+    import click
+
+    from hangwatch.cli import cli
+
+    out = ["## Commands\n"]
+    group_ctx = click.Context(cli, info_name="hangwatch")
+    for name in cli.list_commands(group_ctx):
+        cmd = cli.get_command(group_ctx, name)
+        if cmd is None:
+            continue
+        ctx = click.Context(cmd, info_name=name, parent=group_ctx)
+        usage = " ".join(cmd.collect_usage_pieces(ctx))
+        out.append(f"\n### `hangwatch {name}`\n\n`hangwatch {name} {usage}`\n\n{(cmd.help or '').strip()}\n")
+        if name == "run":
+            out.append("\nIts options: [run options](options.md).\n")
+            continue
+        rows = [r for p in cmd.params if isinstance(p, click.Option) and (r := p.get_help_record(ctx)) is not None]
+        if rows:
+            out.append("\n| option | meaning |\n| --- | --- |\n")
+            out.extend(f"| `{flag}` | {text.replace('|', '&#124;')} |\n" for flag, text in rows)
+    return "".join(out)
+
+
+def _files() -> str:
+    from hangwatch.records.layout import FILES
+
+    out = [
+        "\n## The run directory\n\nWhat `hangwatch run` writes (`--run-dir`; by default "
+        "`hangwatch-runs/<UTC time>-<command>`); its names are declared in `src/hangwatch/records/layout.py`. "
+        "Every JSON file is written atomically; a reader skips a torn last line of events.jsonl.\n\n"
+        "| path | what it holds |\n| --- | --- |\n"
+    ]
+    out.extend(f"| `{path}` | {text} |\n" for path, text in FILES)
+    return "".join(out)
+
+
+def _exit_codes() -> str:
+    from hangwatch.recover.exitcode import (
+        EXIT_HUNG_FINAL,
+        EXIT_HUNG_REQUEUE,
+        EXIT_STOPPED,
+        EXIT_SUPERVISION_FAILED,
+        ExitReason,
+    )
+
+    rows = [
+        (
+            "the job's own",
+            ExitReason.FINISHED,
+            "the job finished (0) or crashed (its status), or hangwatch was stopped by a signal (the job's status)",
+        ),
+        (EXIT_HUNG_REQUEUE, ExitReason.HUNG_REQUEUE, "hangwatch ended a hung job, and a requeue may pass it"),
+        (EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL, "hangwatch ended a hung job that a requeue would hang again"),
+        (EXIT_STOPPED, ExitReason.OVER_BUDGET, "`--on-over-budget stop` ended the job (a deadline stop too)"),
+        (
+            EXIT_SUPERVISION_FAILED,
+            ExitReason.SUPERVISION_FAILED,
+            "hangwatch's own loop failed 5 rounds in a row; it ended the job cleanly",
+        ),
+        (2, None, "bad input: one sentence of what happened, one of what to do (any command)"),
+    ]
+    out = [
+        "\n## Exit codes\n\n`summary.json` says which (`exit_reason`: "
+        + ", ".join(f"`{r.value}`" for r in ExitReason)
+        + "); [Clusters](clusters.md#exit-codes) says what a scheduler does with each.\n\n"
+        "| code | reason | when |\n| --- | --- | --- |\n"
+    ]
+    out.extend(f"| {code} | {f'`{r.value}`' if r else '-'} | {text} |\n" for code, r, text in rows)
+    return "".join(out)
+
+
+def _environment() -> str:
+    from hangwatch.envvars import ENVIRONMENT
+
+    out = ["\n## Environment variables\n\n| variable | set by | meaning |\n| --- | --- | --- |\n"]
+    out.extend(f"| `{v.name}` | {v.set_by} | {v.meaning} |\n" for v in ENVIRONMENT)
+    return "".join(out)
+
+
+def reference_page() -> str:
+    """docs/reference.md."""
+    return REFERENCE_HEAD + _commands() + _files() + _exit_codes() + _environment()
+
+
+PAGES = {"causes.md": causes_page, "options.md": options_page, "reference.md": reference_page}
 
 
 def main(argv: list[str]) -> int:

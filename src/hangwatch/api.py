@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hangwatch.incident import Incident
+from hangwatch.records.layout import incident_file
 from hangwatch.runs.view import RunView, find_runs, load_view
 
 
@@ -49,7 +50,4 @@ def list_runs(dirs: Iterable[str | Path] = ()) -> list[RunView]:
 
 def read_incident(path: str | Path) -> Incident:
     """An ``incident.json`` (or its incident directory) read back as an ``Incident``."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "incident.json"
-    return Incident.from_dict(json.loads(p.read_text()))
+    return Incident.from_dict(json.loads(incident_file(Path(path)).read_text()))

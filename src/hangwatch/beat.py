@@ -37,6 +37,7 @@ class _Slot:
 
     def __init__(self, directory: str) -> None:
         pid = os.getpid()
+        # records/layout.py's BEAT_SUFFIX, spelled here: this runs in the job, and stays light to import
         fd = os.open(os.path.join(directory, f"{pid}.hb"), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             os.ftruncate(fd, SLOT_SIZE)

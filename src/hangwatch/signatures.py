@@ -2,7 +2,7 @@
 
 Match on file suffixes and function names, never on line numbers (they move between torch
 versions). Signatures verified on torch 2.13.0 / CPython 3.11 unless noted
-(shared/research/stack-capture.md §6, hang-causes.md §2).
+(docs/facts.md#stacks-of-a-waiting-job).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The main thread sits in uninterruptible sleep (D): a vfork() whose child does not exec.
 
-A stand-in for a process stuck in a driver or an NFS read (stack-capture.md §2.2).
+A stand-in for a process stuck in a driver or an NFS read (docs/facts.md#reading-stacks-with-py-spy).
 """
 
 import ctypes

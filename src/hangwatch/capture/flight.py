@@ -9,7 +9,7 @@ directory once it has a process group (``_autobeat/sitecustomize.py``), and says
 3. a torch without the server: the rank's FIFO, then its dump file.
 
 A rank that answers none of them is itself evidence (a rank in a native call holding every thread, or
-gone). Facts measured on torch 2.13 (shared/research/flight-recorder.md): on gloo ``state`` stays
+gone). Facts measured on torch 2.13 (docs/facts.md#torchs-flight-recorder): on gloo ``state`` stays
 ``scheduled``, ``retired`` tells a completed entry from the one a rank waits in; NCCL uses the same format
 with ``state`` ``completed``.
 """
@@ -29,6 +29,7 @@ from typing import Any
 
 from hangwatch import signatures as sg
 from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, GroupStatus
+from hangwatch.records.layout import flight_registry
 
 HANDLER = "hangwatch_fr"  # the job-side handler (sitecustomize.FR_HANDLER)
 TIMEOUT_S = 2.0  # per rank and per way of asking; all ranks at once
@@ -82,7 +83,7 @@ def registry(pid: int, heartbeat_dir: str | None) -> dict[str, Any] | None:
     if not heartbeat_dir:
         return None
     try:
-        data = json.loads((Path(heartbeat_dir) / f"flight-{pid}.json").read_text())
+        data = json.loads(flight_registry(Path(heartbeat_dir), pid).read_text())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

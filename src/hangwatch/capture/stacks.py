@@ -1,6 +1,6 @@
 """Python stacks through py-spy: one ``py-spy dump --json`` per PID, all in parallel.
 
-Measured on this kind of machine (shared/research/stack-capture.md): ``--subprocesses`` drops
+Measured on this kind of machine (docs/facts.md#reading-stacks-with-py-spy): ``--subprocesses`` drops
 processes, a blocking attach to a ``D``-state process never returns, and a ``T``-state process
 fails a blocking attach. So: one call per PID, started together, each bounded by one shared
 deadline, ``--nonblocking`` when any thread is in ``D`` or ``T``.

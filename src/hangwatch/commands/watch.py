@@ -53,10 +53,11 @@ def watch(run_dir: Path | None, interval: float, once: bool) -> None:
     from rich.live import Live
 
     from hangwatch.errors import UsageError
+    from hangwatch.records.layout import RunLayout
     from hangwatch.report.live import RateHistory, render_many, render_one
     from hangwatch.runs.view import LIVE_STATES, find_runs, load_view, started
 
-    if run_dir is not None and not (run_dir / "events.jsonl").is_file():
+    if run_dir is not None and not RunLayout(run_dir).is_run():
         raise UsageError(
             f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
             "Pass a directory made by `hangwatch run`, or none to watch every running run",

@@ -4,7 +4,7 @@ a mismatch at the same sequence number, or a collective every rank entered and n
 With NCCL, collectives are asynchronous: a hung rank's Python stack sits at ``loss.item()`` or ``optimizer.step()``
 on every rank alike, far from the collective that never completed, so stacks cannot find the culprit. The
 recorder can: per process group, each collective gets the same sequence number on every rank, and each rank
-records which it entered and which completed (shared/research/flight-recorder.md). This evidence outranks
+records which it entered and which completed (docs/facts.md#torchs-flight-recorder). This evidence outranks
 stack-based guessing (it is read from torch itself), and agrees with it where both can tell.
 
 Each rank is first reduced to a small ``RankCollectives`` (what it entered last, what completed last, what it

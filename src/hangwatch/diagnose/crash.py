@@ -1,7 +1,7 @@
 """A job that exited with an error: name the cause from its output and what the system says.
 
-Texts are the ones PyTorch, gloo and NCCL print (hang-causes.md §1, VERIFIED on torch 2.13 where
-marked there). Evidence in: exit status, the tail of output.log, OOM kills counted by the cgroup.
+Texts are the ones PyTorch, gloo and NCCL print (docs/facts.md#texts-a-failing-job-prints,
+measured on torch 2.13). Evidence in: exit status, the tail of output.log, OOM kills counted by the cgroup.
 """
 
 from __future__ import annotations

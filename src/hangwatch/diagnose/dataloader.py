@@ -1,6 +1,6 @@
 """DataLoader causes: a worker stuck in user code, a batch that was lost, inherited fork locks.
 
-Signatures (torch 2.13, shared/research/stack-capture.md §6.1): the main process waits in
+Signatures (torch 2.13, docs/facts.md#stacks-of-a-waiting-job): the main process waits in
 ``_try_get_data``; an idle worker sits in ``_worker_loop`` at ``index_queue.get``; a busy worker
 has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
 """

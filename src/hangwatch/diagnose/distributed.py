@@ -1,7 +1,7 @@
 """Distributed causes: a rank that stopped while its peers wait, ranks waiting for peers to join.
 
 Ranks waiting in a collective are the victims; the ranks elsewhere are the culprits
-(hang-causes.md C12, verified with gloo). Ranks all in rendezvous wait for peers that never came (C13).
+(docs/facts.md#distributed-victims-and-culprits). Ranks all in rendezvous wait for peers that never came.
 """
 
 from __future__ import annotations

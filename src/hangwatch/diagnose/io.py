@@ -90,7 +90,7 @@ def network_wait_rule(ctx: Context) -> list[Hit]:
     return hits
 
 
-# Kernel wait channels that name the storage layer (hang-causes.md C17).
+# Kernel wait channels that name the storage layer (docs/facts.md#storage-waits).
 NETWORK_FS_WCHANS = ("rpc_wait_bit_killable", "nfs", "fuse", "cifs", "smb", "lustre", "gpfs", "ceph")
 DISK_WCHANS = ("io_schedule", "folio_wait", "wait_on_page", "blk_", "jbd2", "ext4", "xfs", "btrfs")
 

@@ -1,11 +1,11 @@
 """Proof: the measured facts that let a verdict stand without waiting for the clock.
 
-A *proof of a hang* says the job cannot recover by itself, so the first look may declare it (README, "What
-counts as proof"): a wait no thread will release (blocked, the kernel says the wait has no timeout, and no
-other thread of the process runs), a lock cycle, a counting spin, a stopped process, a prompt, ranks in
-different collectives, lost work, a forked child in an inherited lock. A *proof of work* says the job works
-(a loop that walks its data, one long call, bytes moving, CPU with a moving stack), so the step history never
-declares it hung; only --max-slow does.
+A *proof of a hang* says the job cannot recover by itself, so the first look may declare it
+(docs/stalls.md#what-counts-as-proof-of-a-hang): a wait no thread will release (blocked, the kernel says the
+wait has no timeout, and no other thread of the process runs), a lock cycle, a counting spin, a stopped
+process, a prompt, ranks in different collectives, lost work, a forked child in an inherited lock. A *proof of
+work* says the job works (a loop that walks its data, one long call, bytes moving, CPU with a moving stack), so
+the step history never declares it hung; only --max-slow does.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 
 from hangwatch.report.units import duration, usd
 
-# A remedy's step rate as a fraction of the rate without it (README, "Remedies chosen by deadline").
+# A remedy's step rate as a fraction of the rate without it (docs/restarts.md#remedies-chosen-by-deadline-and-budget).
 DEFAULT_RATES: dict[str, float] = {
     "spawn": 1.0,
     "forkserver": 1.0,

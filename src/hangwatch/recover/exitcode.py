@@ -21,7 +21,6 @@ an earlier run's hang counts as the previous one. Pure: tested on tables.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from enum import Enum
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hangwatch.causes import CATALOGUE, Requeue
+from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import Decision, RunState
 
 if TYPE_CHECKING:
@@ -188,9 +188,8 @@ def job_exit(code: int, signalled: bool = False) -> ExitStatus:
 def earlier_hangs(run_dir: Path) -> list[Hang]:
     """The hangs an earlier run left in this run directory (incidents with verdict ``hung``), oldest first."""
     out: list[Hang] = []
-    for path in sorted((run_dir / "incidents").glob("[0-9][0-9][0-9]/incident.json")):
+    for number, data in RunLayout(run_dir).incident_dicts():
         try:
-            data = json.loads(path.read_text())
             if data.get("verdict") != "hung" or not data.get("findings"):
                 continue
             root = data["findings"][0]
@@ -198,7 +197,7 @@ def earlier_hangs(run_dir: Path) -> list[Hang]:
             place = f"{w['file']}:{w['line']}" if w.get("file") else str(w.get("function") or "")
             out.append(Hang(str(root["cause"]), place))
         except (OSError, ValueError, KeyError, TypeError):
-            log.warning("ignoring an unreadable incident %s", path)
+            log.warning("ignoring an unreadable incident %03d in %s", number, run_dir)
     return out
 
 

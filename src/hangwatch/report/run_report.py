@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TextIO
 
 from hangwatch.errors import UsageError
 from hangwatch.incident import Incident
+from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import Event, EventKind, RunSummary
 
 TIMELINE_EVENTS = frozenset(
@@ -42,22 +42,18 @@ class RunRecord:
 
 def load_run(run_dir: Path) -> RunRecord:
     """Read a run directory made by `hangwatch run`; UsageError if it is not one or is damaged."""
-    if not (run_dir / "events.jsonl").is_file():
+    layout = RunLayout(run_dir)
+    if not layout.is_run():
         raise UsageError(
             f"{run_dir} is not a hangwatch run directory (no events.jsonl)",
             "Pass a directory made by `hangwatch run`, e.g. hangwatch-runs/<time>-<cmd>",
         )
-    try:
-        path = run_dir / "summary.json"
-        summary = RunSummary.from_dict(json.loads(path.read_text())) if path.exists() else None
-        events = [
-            Event.from_dict(json.loads(ln)) for ln in (run_dir / "events.jsonl").read_text().splitlines() if ln.strip()
-        ]
-        incidents = [
-            Incident.from_dict(json.loads(p.read_text()))
-            for p in sorted((run_dir / "incidents").glob("*/incident.json"))
-        ]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    try:  # the layout's one policy: a torn line or an unparsable file is left out; a file of the wrong shape is damage
+        raw = layout.summary_dict()
+        summary = RunSummary.from_dict(raw) if raw is not None else None
+        events = [Event.from_dict(d) for d in layout.event_dicts()]
+        incidents = [Incident.from_dict(d) for _, d in layout.incident_dicts()]
+    except (ValueError, KeyError, TypeError) as e:
         raise UsageError(
             f"cannot read the run in {run_dir}: {e}", "Check the files were not edited or truncated"
         ) from e

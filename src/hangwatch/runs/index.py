@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hangwatch.records.layout import RunLayout
+
 INDEX_NAME = "runs"
 MAX_LINES = 5000  # read at most this many newest entries
 
@@ -47,4 +49,4 @@ def indexed(env: dict[str, str] | None = None) -> list[Path]:
         if ln.startswith("/"):
             seen.pop(ln, None)
             seen[ln] = None
-    return [Path(p) for p in seen if (Path(p) / "events.jsonl").is_file()]
+    return [Path(p) for p in seen if RunLayout(Path(p)).is_run()]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any
 
 import psutil
 
+from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import Event, EventKind, RunState, RunSummary
 
 # A supervisor on another host rewrites summary.json every 2 s, except while it captures (up to a minute
@@ -125,13 +125,9 @@ def _round(x: float | None) -> float | None:
 def read_events(run_dir: Path) -> list[Event]:
     """events.jsonl, skipping a torn last line (the run may be writing it now)."""
     out: list[Event] = []
-    try:
-        text = (run_dir / "events.jsonl").read_text(errors="replace")
-    except OSError:
-        return out
-    for ln in text.splitlines():
+    for d in RunLayout(run_dir).event_dicts():
         try:
-            out.append(Event.from_dict(json.loads(ln)))
+            out.append(Event.from_dict(d))
         except (ValueError, KeyError, TypeError):
             continue
     return out
@@ -139,27 +135,21 @@ def read_events(run_dir: Path) -> list[Event]:
 
 def read_summary(run_dir: Path) -> RunSummary | None:
     """summary.json, or None where it is missing or unreadable."""
+    d = RunLayout(run_dir).summary_dict()
     try:
-        return RunSummary.from_dict(json.loads((run_dir / "summary.json").read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
+        return None if d is None else RunSummary.from_dict(d)
+    except (ValueError, KeyError, TypeError):
         return None
 
 
 def latest_incident(run_dir: Path) -> IncidentBrief | None:
     """The newest incidents/NNN/incident.json, briefly."""
-    files = sorted((run_dir / "incidents").glob("[0-9][0-9][0-9]/incident.json"))
-    for path in reversed(files):
-        try:
-            d = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
+    for number, d in reversed(RunLayout(run_dir).incident_dicts()):
         findings = d.get("findings") or []
         root = findings[0] if findings and isinstance(findings[0], dict) else {}
         where = root.get("where") or {}
         loc = f"{where.get('file')}:{where.get('line')}" if isinstance(where, dict) and where.get("file") else None
-        return IncidentBrief(
-            int(path.parent.name), str(d.get("verdict", "")), root.get("cause"), loc, root.get("summary")
-        )
+        return IncidentBrief(number, str(d.get("verdict", "")), root.get("cause"), loc, root.get("summary"))
     return None
 
 
@@ -231,10 +221,10 @@ def find_runs(dirs: list[Path], use_index: bool, env: dict[str, str] | None = No
 
     candidates: list[Path] = []
     for d in dirs:
-        if (d / "events.jsonl").is_file():
+        if RunLayout(d).is_run():
             candidates.append(d)
         elif d.is_dir():
-            candidates.extend(p for p in d.iterdir() if (p / "events.jsonl").is_file())
+            candidates.extend(p for p in d.iterdir() if RunLayout(p).is_run())
     if use_index:
         candidates.extend(indexed(env))
     found: dict[Path, None] = {}

@@ -32,7 +32,7 @@ DEFAULTS: dict[str, Any] = {
     # A job that is alive but has not progressed is bounded by its own history: hung after
     # max(history_floor, history_factor x its median progress interval) without progress (a DataLoader
     # worker's batch: x the number of workers), and a phase after phase_factor x the longest earlier
-    # phase of that name. Why these numbers: README, "Judged against its own history".
+    # phase of that name. Why these numbers: docs/stalls.md#evidence-decides-not-the-clock.
     "history_factor": 100.0,
     "history_floor": 60.0,
     "phase_factor": 10.0,

@@ -67,7 +67,7 @@ class RunContext:
         """The run's records opened (the run directory, output.log), nothing launched yet."""
         notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
         rundir = RunDir(cfg.run_dir)
-        output = OutputLog(rundir.open_output_log(), rundir.path / "output.log", cfg.log_max_size, cfg.log_keep)
+        output = OutputLog(rundir.open_output_log(), rundir.layout.output_log, cfg.log_max_size, cfg.log_keep)
         return cls(
             cfg=cfg,
             clock=clock,

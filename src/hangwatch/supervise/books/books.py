@@ -134,7 +134,7 @@ class Books:
             from hangwatch.report.html import render_html
             from hangwatch.report.run_report import load_run
 
-            path = self.ctx.cfg.run_dir / "report.html"
+            path = self.ctx.rundir.layout.page
             write_text_atomic(path, render_html(load_run(self.ctx.cfg.run_dir), self.ctx.cfg.run_dir))
             return path
         except Exception:  # the page is a view; it must not stop supervision

@@ -1,4 +1,4 @@
-"""The run directory: output.log, events.jsonl, incidents/NNN/, summary.json (docs/run.md)."""
+"""Writes the run directory (its names: records/layout.py; docs/reference.md#the-run-directory)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hangwatch.atomic import write_text_atomic
 from hangwatch.errors import UsageError
+from hangwatch.records import layout
+from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import EventKind, RunSummary
 from hangwatch.redact import redact_text
 
@@ -24,9 +26,10 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.layout = RunLayout(path)
         try:
             path.mkdir(parents=True, exist_ok=True)
-            probe = path / ".hangwatch-write-test"
+            probe = path / layout.WRITE_TEST
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as e:
@@ -34,17 +37,15 @@ class RunDir:
                 f"cannot write the run directory {path}: {e.strerror}",
                 "Pass --run-dir with a directory you can write to",
             ) from e
-        self.heartbeat_dir = path / "heartbeat"
+        self.heartbeat_dir = self.layout.heartbeat
         self.heartbeat_dir.mkdir(mode=0o700, exist_ok=True)  # the ranks' flight recorder sockets live here
-        self._events = open(path / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._events = open(self.layout.events, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
-        self.incident_count = (
-            len(list((path / "incidents").glob("[0-9][0-9][0-9]"))) if (path / "incidents").exists() else 0
-        )
+        self.incident_count = len(self.layout.incident_dirs())
 
     def open_output_log(self) -> BinaryIO:
         """output.log, unbuffered, appended to by every attempt."""
-        return open(self.path / "output.log", "ab", buffering=0)
+        return open(self.layout.output_log, "ab", buffering=0)
 
     def event(self, kind: EventKind, **fields: Any) -> None:
         """Append one line to events.jsonl (redacted), flushed at once."""
@@ -59,23 +60,23 @@ class RunDir:
         rank's whole flight recorder dump (rank -> JSON text), saved as flight/rank-N.json for torch's own
         analyser (``python -m torch.distributed.flight_recorder.fr_trace``)."""
         self.incident_count += 1
-        d = self.path / "incidents" / f"{self.incident_count:03d}"
+        d = self.layout.incident_dir(self.incident_count)
         d.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(d / "incident.json", incident.to_json())
+        write_text_atomic(d / layout.INCIDENT, incident.to_json())
         from hangwatch.report.markdown import render_markdown  # a run without incidents never needs it
 
         buf = io.StringIO()
         render_markdown(incident, buf)
-        write_text_atomic(d / "report.md", buf.getvalue())
+        write_text_atomic(d / layout.REPORT, buf.getvalue())
         if flight:
-            (d / "flight").mkdir(exist_ok=True)
+            (d / layout.FLIGHT).mkdir(exist_ok=True)
             for rank, text in sorted(flight.items()):
-                write_text_atomic(d / "flight" / f"rank-{rank}.json", text)
+                write_text_atomic(d / layout.FLIGHT / f"rank-{rank}.json", text)
         return d
 
     def write_summary(self, summary: RunSummary) -> None:
         """summary.json, atomically."""
-        write_text_atomic(self.path / "summary.json", json.dumps(summary.to_dict(), indent=2))
+        write_text_atomic(self.layout.summary, json.dumps(summary.to_dict(), indent=2))
 
     def close(self) -> None:
         """Close events.jsonl."""

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import hangwatch
+from hangwatch.records.layout import FLIGHT_PREFIX
 
 AUTOBEAT_DIR = Path(hangwatch.__file__).resolve().parent / "_autobeat"
 
@@ -47,11 +48,15 @@ def remove_sockets_outside(heartbeat_dir: Path) -> None:
     """The ranks' worker-server sockets that live outside the run directory (its path was too long for a
     unix socket: autobeat put them in a directory of the user's own under the system's temporary directory),
     removed once the job has ended: a rank ended by a signal leaves its socket behind."""
-    for reg in heartbeat_dir.glob("flight-*.json"):
+    for reg in heartbeat_dir.glob(f"{FLIGHT_PREFIX}*.json"):
         try:
             sock = json.loads(reg.read_text()).get("socket")
         except (OSError, ValueError, AttributeError):
             continue
-        if isinstance(sock, str) and Path(sock).name.startswith("flight-") and heartbeat_dir not in Path(sock).parents:
+        if (
+            isinstance(sock, str)
+            and Path(sock).name.startswith(FLIGHT_PREFIX)
+            and heartbeat_dir not in Path(sock).parents
+        ):
             with contextlib.suppress(OSError):
                 Path(sock).unlink()

@@ -28,7 +28,7 @@ class Topology:
     host: str  # where node 0's hangwatch hosts the coordination store
     port: int
     token: str = ""  # the secret every node's hangwatch shares: messages are signed with it
-    token_source: str = ""  # where it came from, for the README's "what listens where"
+    token_source: str = ""  # where it came from (docs/distributed.md: what listens where)
 
     @property
     def endpoint(self) -> str:

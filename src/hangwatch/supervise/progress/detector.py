@@ -75,7 +75,8 @@ class Progress:
 
 RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
 # The first look at a stalled job: after max(EARLY_LOOK_S, EARLY_LOOK_FACTOR x the 99th-percentile progress
-# interval), sooner than --min-stall. Only a proof of a hang decides there (README, "What counts as proof").
+# interval), sooner than --min-stall. Only a proof of a hang decides there
+# (docs/stalls.md#what-counts-as-proof-of-a-hang).
 EARLY_LOOK_S = 15.0
 EARLY_LOOK_FACTOR = 10.0
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hangwatch.beat import BEAT, BEAT_OFFSET, HEADER, MAGIC, PHASE, PHASE_OFFSET, SLOT_SIZE
+from hangwatch.records.layout import BEAT_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def read_heartbeats(directory: Path) -> list[Heartbeat]:
     except OSError:
         return out
     for name in names:
-        if not name.endswith(".hb"):
+        if not name.endswith(BEAT_SUFFIX):
             continue
         try:
             with open(directory / name, "rb") as f:

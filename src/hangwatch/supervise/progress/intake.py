@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hangwatch.records.layout import BEAT_SUFFIX
 from hangwatch.supervise.progress.counters import (
     ANSI,
     RECORD_SPLIT,
@@ -71,7 +72,7 @@ class ProgressIntake:
 
     def new_attempt(self) -> None:
         """A new attempt starts with no heartbeats and no per-rank progress."""
-        for hb in self.heartbeat_dir.glob("*.hb"):
+        for hb in self.heartbeat_dir.glob(f"*{BEAT_SUFFIX}"):
             hb.unlink(missing_ok=True)
         self._beats.clear()
         self.ranks.clear()

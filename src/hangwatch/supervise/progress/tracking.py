@@ -20,7 +20,7 @@ class Tracker:
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self.checkpoint_log = CheckpointLog(ctx.rundir.heartbeat_dir / "checkpoints.jsonl")
+        self.checkpoint_log = CheckpointLog(ctx.rundir.layout.checkpoints)
         self._checkpoints_read: list[dict[str, object]] = []
 
     def take(self, a: Attempt) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.causes import Cause
+from hangwatch.records import layout
 from hangwatch.records.run import Decision, EventKind, OnHang
 from hangwatch.recover.exitcode import (
     ExitReason,
@@ -281,7 +282,7 @@ class Acts:
         )
         self.books.write_summary(final=False)
         page = self.books.write_page()
-        banner = incident_banner(incident, stalled, path / "report.md", page)
+        banner = incident_banner(incident, stalled, path / layout.REPORT, page)
         ctx.say("\n".join(banner))
         ctx.notifier.send(*notification(command_name(ctx.cfg.argv), incident, banner))
         return path

@@ -1,0 +1,184 @@
+"""The run directory: every name in it, declared once, and the one way to read it back.
+
+The supervisor writes it (supervise/books/rundir.py); `ls`, `watch`, `report`, the exit-code history and the
+library API read it. None of them spells a file name: they ask a ``RunLayout``. Reading never raises for a run
+that is being written or was cut short: a torn last line of events.jsonl, a summary.json or incident.json that
+does not parse, is left out (the writer writes each JSON file atomically, so a torn one is damage, not a race).
+docs/reference.md's table of files is generated from ``FILES``.
+
+What runs inside the job spells its own names: the startup hook (_autobeat/sitecustomize.py, where hangwatch may
+not be importable) writes ``CHECKPOINTS``, ``BEAT_SUFFIX`` slots and the flight registry, and ``hangwatch.beat``
+(kept light to import) its ``BEAT_SUFFIX`` slot; tests/unit/test_layout.py checks that they agree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+OUTPUT_LOG = "output.log"
+EVENTS = "events.jsonl"
+SUMMARY = "summary.json"
+PAGE = "report.html"
+HEARTBEAT = "heartbeat"
+CHECKPOINTS = "checkpoints.jsonl"  # in heartbeat/
+BEAT_SUFFIX = ".hb"  # heartbeat/<pid>.hb: each process's 128-byte heartbeat slot
+FLIGHT_PREFIX = "flight-"  # heartbeat/flight-<pid>.json: where a rank serves its flight recorder
+INCIDENTS = "incidents"
+INCIDENT = "incident.json"
+REPORT = "report.md"
+FLIGHT = "flight"  # incidents/NNN/flight/rank-<r>.json
+WRITE_TEST = ".hangwatch-write-test"
+
+# (path in the run directory, what it holds): the reference page's table.
+FILES: tuple[tuple[str, str], ...] = (
+    (
+        OUTPUT_LOG,
+        "the job's stdout and stderr, byte for byte, every attempt appended (rotated as output.log.1 ... "
+        "with --log-max-size)",
+    ),
+    (
+        EVENTS,
+        "one JSON object a line: start, launch, progress, probe, suspect, incident, terminate, restart, exit ... "
+        "(`hangwatch report` prints the timeline)",
+    ),
+    (
+        SUMMARY,
+        "the run as of now, rewritten atomically every few seconds: state, attempts, step, rate, ETA, "
+        "incidents, stalled time, goodput, cost, exit code and why",
+    ),
+    (
+        PAGE,
+        "the run's page: timeline, rates, every incident (opens offline; rewritten at each incident and at the end)",
+    ),
+    (
+        f"{INCIDENTS}/NNN/{INCIDENT}",
+        "one incident (hangwatch.incident/1): verdict, findings with cause, where, "
+        "evidence, fix and proof, processes, the wait-for graph, GPUs and kernel log, the action taken",
+    ),
+    (f"{INCIDENTS}/NNN/{REPORT}", "the same incident as Markdown"),
+    (
+        f"{INCIDENTS}/NNN/{FLIGHT}/rank-R.json",
+        "each rank's whole flight recorder dump, for torch's own analyser "
+        "(`python -m torch.distributed.flight_recorder.fr_trace`)",
+    ),
+    (f"{HEARTBEAT}/", "where the job's startup hook writes its heartbeat, progress and checkpoints (mode 0700)"),
+    (
+        f"{HEARTBEAT}/PID{BEAT_SUFFIX}",
+        "each process's heartbeat slot (memory-mapped, 128 bytes): its beats, step and "
+        "phase, written by `hangwatch.beat()`, the autobeat hook and the DataLoader wrapper",
+    ),
+    (f"{HEARTBEAT}/{CHECKPOINTS}", "each checkpoint the job saved (path, step, kind): what a restart resumes from"),
+    (f"{HEARTBEAT}/{FLIGHT_PREFIX}PID.json", "where rank PID serves its flight recorder (a unix socket or a FIFO)"),
+)
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """The paths of one run directory, and its readers (which never raise)."""
+
+    root: Path
+
+    @property
+    def output_log(self) -> Path:
+        """The job's output."""
+        return self.root / OUTPUT_LOG
+
+    @property
+    def events(self) -> Path:
+        """events.jsonl."""
+        return self.root / EVENTS
+
+    @property
+    def summary(self) -> Path:
+        """summary.json."""
+        return self.root / SUMMARY
+
+    @property
+    def page(self) -> Path:
+        """report.html."""
+        return self.root / PAGE
+
+    @property
+    def heartbeat(self) -> Path:
+        """The heartbeat directory the job's hook writes to."""
+        return self.root / HEARTBEAT
+
+    @property
+    def checkpoints(self) -> Path:
+        """heartbeat/checkpoints.jsonl."""
+        return self.heartbeat / CHECKPOINTS
+
+    @property
+    def incidents(self) -> Path:
+        """The incidents directory."""
+        return self.root / INCIDENTS
+
+    def incident_dir(self, number: int) -> Path:
+        """incidents/NNN."""
+        return self.incidents / f"{number:03d}"
+
+    def incident_dirs(self) -> list[Path]:
+        """Every incidents/NNN, oldest first."""
+        if not self.incidents.is_dir():
+            return []
+        return sorted(p for p in self.incidents.glob("[0-9][0-9][0-9]") if p.is_dir())
+
+    def is_run(self) -> bool:
+        """Whether this is a run directory (`hangwatch run` made it: it has events.jsonl)."""
+        return self.events.is_file()
+
+    # --- reading back: one policy ----------------------------------------------------------------------------
+    def event_dicts(self) -> list[dict[str, Any]]:
+        """events.jsonl's objects; a line that does not parse (a torn last line) is left out."""
+        try:
+            text = self.events.read_text(errors="replace")
+        except OSError:
+            return []
+        out = []
+        for ln in text.splitlines():
+            d = _loads(ln)
+            if isinstance(d, dict):
+                out.append(d)
+        return out
+
+    def summary_dict(self) -> dict[str, Any] | None:
+        """summary.json, or None where it is missing or does not parse."""
+        d = read_json(self.summary)
+        return d if isinstance(d, dict) else None
+
+    def incident_dicts(self) -> list[tuple[int, dict[str, Any]]]:
+        """(number, incident.json) of every incident that parses, oldest first."""
+        out = []
+        for d in self.incident_dirs():
+            data = read_json(d / INCIDENT)
+            if isinstance(data, dict):
+                out.append((int(d.name), data))
+        return out
+
+
+def incident_file(path: Path) -> Path:
+    """An incident's file, given it or its directory."""
+    return path / INCIDENT if path.is_dir() else path
+
+
+def flight_registry(heartbeat_dir: Path, pid: int) -> Path:
+    """heartbeat/flight-<pid>.json: where a rank says it serves its flight recorder."""
+    return heartbeat_dir / f"{FLIGHT_PREFIX}{pid}.json"
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, or None where it is missing or does not parse."""
+    try:
+        return _loads(path.read_text(errors="replace"))
+    except OSError:
+        return None
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -1,0 +1,111 @@
+"""The run directory has one owner (records/layout.py): its names are spelled there alone, the writer and every
+reader go through it, and reading a run that is being written or was cut short never raises."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from hangwatch.records import layout
+from hangwatch.records.layout import RunLayout
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "hangwatch"
+NAMES = (
+    layout.OUTPUT_LOG,
+    layout.EVENTS,
+    layout.SUMMARY,
+    layout.PAGE,
+    layout.CHECKPOINTS,
+    layout.INCIDENT,
+    layout.REPORT,
+)
+IN_THE_JOB = {"_autobeat/sitecustomize.py", "beat.py"}  # they run inside the job: they spell their own names
+
+
+def _strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """The string constants of a module, docstrings left out."""
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    ]
+
+
+def test_the_run_directorys_names_are_spelled_in_one_module():
+    spelled = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC).as_posix()
+        if rel == "records/layout.py" or rel in IN_THE_JOB:
+            continue
+        for line, s in _strings(ast.parse(path.read_text())):
+            if any(s == n or s.endswith("/" + n) for n in NAMES) or s.startswith(layout.FLIGHT_PREFIX) or s == "*.hb":
+                spelled.append(f"{rel}:{line}: {s!r}")
+    assert not spelled, "\n".join(spelled)
+
+
+def test_what_runs_in_the_job_spells_the_same_names():
+    hook = (SRC / "_autobeat" / "sitecustomize.py").read_text()
+    assert f'"{layout.CHECKPOINTS}"' in hook
+    assert f'f"{layout.FLIGHT_PREFIX}{{' in hook
+    assert f'{{os.getpid()}}{layout.BEAT_SUFFIX}"' in hook
+    assert f'{{pid}}{layout.BEAT_SUFFIX}"' in (SRC / "beat.py").read_text()
+
+
+def _a_real_incident():
+    from hangwatch.diagnose import diagnose
+    from hangwatch.diagnose.assemble import build_incident
+    from hangwatch.evidence_io import evidence_from_dict
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "evidence" / "deadlock.json"
+    ev = evidence_from_dict(json.loads(path.read_text()))
+    return build_incident(ev, diagnose(ev))
+
+
+def test_a_run_cut_short_is_read_without_raising(tmp_path):
+    """A torn last event, a summary that does not parse, an incident cut in half, a stray folder: the readers
+    (ls/watch, report, the exit-code history) read what is whole and leave the rest."""
+    from hangwatch.recover.exitcode import earlier_hangs
+    from hangwatch.report.run_report import load_run
+    from hangwatch.runs.view import load_view
+
+    run = RunLayout(tmp_path)
+    run.events.write_text(
+        json.dumps({"at": 1.0, "event": "start", "command": ["python", "t.py"]}) + "\n" + '{"at": 2.0, "ev'
+    )
+    run.summary.write_text('{"state": "runn')
+    good = _a_real_incident()
+    run.incident_dir(1).mkdir(parents=True)
+    (run.incident_dir(1) / layout.INCIDENT).write_text(good.to_json())
+    run.incident_dir(2).mkdir()
+    (run.incident_dir(2) / layout.INCIDENT).write_text('{"verdict": "hu')
+    (run.incidents / "notes").mkdir()
+
+    assert [d.name for d in run.incident_dirs()] == ["001", "002"]
+    assert [n for n, _ in run.incident_dicts()] == [1]
+    assert [e["event"] for e in run.event_dicts()] == ["start"] and run.summary_dict() is None
+    view = load_view(tmp_path)
+    assert view.state.value == "dead" and view.latest_incident is not None and view.latest_incident.number == 1
+    record = load_run(tmp_path)
+    assert record.summary is None and len(record.events) == 1 and len(record.incidents) == 1
+    root = good.findings[0]
+    assert [h.text() for h in earlier_hangs(tmp_path)] == [f"{root.cause} at {root.where.file}:{root.where.line}"]
+
+
+def test_the_writer_numbers_incidents_as_the_readers_find_them(tmp_path):
+    from hangwatch.supervise.books.rundir import RunDir
+
+    RunLayout(tmp_path).incident_dir(1).mkdir(parents=True)
+    writer = RunDir(tmp_path)
+    try:
+        assert writer.incident_count == 1 and writer.layout.incident_dir(writer.incident_count + 1).name == "002"
+    finally:
+        writer.close()
