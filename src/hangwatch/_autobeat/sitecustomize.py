@@ -499,6 +499,16 @@ def _fr_dump() -> bytes:
 
 
 _DUMP_LOCKS: list[Any] = []  # one dump at a time (the server may answer two requests at once)
+_CLOSING: list[bool] = []  # set once the process group goes away: no dump after that
+_CALLS = [0, 0.0]  # our handlers running now, and when the last one began (monotonic)
+
+
+def _dump_lock() -> Any:
+    if not _DUMP_LOCKS:
+        import threading
+
+        _DUMP_LOCKS.append(threading.Lock())
+    return _DUMP_LOCKS[0]
 
 
 def _without_inductor(dump: Callable[[], Any]) -> Any:
@@ -510,17 +520,15 @@ def _without_inductor(dump: Callable[[], Any]) -> Any:
     a thread of the job meanwhile is not touched (the import system does not ask the lazy table)."""
     torch = sys.modules.get("torch")
     lazy = getattr(torch, "_lazy_modules", None)
-    if INDUCTOR in sys.modules or not isinstance(lazy, set):
-        return dump()
-    if not _DUMP_LOCKS:
-        import threading
-
-        _DUMP_LOCKS.append(threading.Lock())
-    lock = _DUMP_LOCKS[0]
+    lock = _dump_lock()
     if not lock.acquire(timeout=5.0):  # another dump is stuck: this one may import torch._inductor, but answers
+        if _CLOSING:
+            raise RuntimeError("the process group is being destroyed")
         return dump()
     try:
-        if INDUCTOR in sys.modules or "_inductor" not in lazy:
+        if _CLOSING:  # checked under the lock: destroy_process_group waits for a dump already under way
+            raise RuntimeError("the process group is being destroyed")
+        if INDUCTOR in sys.modules or not isinstance(lazy, set) or "_inductor" not in lazy:
             return dump()
         lazy.discard("_inductor")
         try:
@@ -532,12 +540,16 @@ def _without_inductor(dump: Callable[[], Any]) -> Any:
 
 
 def _fr_handler(req: Any, resp: Any) -> None:
+    _CALLS[0] += 1  # under the GIL
+    _CALLS[1] = time.monotonic()
     try:
         resp.set_content(_fr_dump(), "application/json")
         resp.set_status(200)
     except Exception as e:  # noqa: BLE001 - an answer that says why beats no answer
         resp.set_content(f"{type(e).__name__}: {e}".encode(), "text/plain")
         resp.set_status(500)
+    finally:
+        _CALLS[0] -= 1
 
 
 def _fifo_thread(fifo: str, out: str) -> None:
@@ -647,18 +659,33 @@ def _socket_path(directory: str) -> str | None:
 
 
 def _stop_flight(beats: _Beats) -> None:
+    """Shut this rank's reader down before its process group or the interpreter goes.
+
+    torch's ``_WorkerServer.shutdown`` joins the server's threads while holding the GIL, and our handler needs
+    the GIL: shut down while a request of hangwatch's is being answered, the job never exits (seen: a rank
+    stuck in ``std::thread::join``). So nothing may be asked any more (the registry and the socket are removed
+    first, and a handler that starts answers at once), a request already connected gets the GIL to finish
+    (waited for, the GIL free: none running and none begun for 0.1 s, at most 2 s), and only then the server
+    is shut down."""
+    if not _CLOSING:
+        _CLOSING.append(True)
     server, beats.flight = beats.flight, None
-    if server is not None and hasattr(server, "shutdown"):
+    if server is None:
+        return
+    for path in (os.path.join(beats.directory, f"flight-{os.getpid()}.json"), beats.flight_entry.get("socket")):
+        if isinstance(path, str):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and (_CALLS[0] or time.monotonic() - _CALLS[1] < 0.1):
+        time.sleep(0.01)
+    if hasattr(server, "shutdown"):
         try:
             server.shutdown()
         except Exception:  # noqa: BLE001, S110 - the job is exiting; nothing more to do
             pass
-        sock = beats.flight_entry.get("socket")
-        if isinstance(sock, str) and not sock.startswith(beats.directory + os.sep):
-            try:  # one outside the run directory (a deep one): nobody else would remove it
-                os.unlink(sock)
-            except OSError:
-                pass
 
 
 def _attach_distributed(beats: _Beats, dist: Any) -> None:
@@ -671,6 +698,7 @@ def _attach_distributed(beats: _Beats, dist: Any) -> None:
     @functools.wraps(original)
     def init_process_group(*args: Any, **kwargs: Any) -> Any:
         result = original(*args, **kwargs)
+        _CLOSING.clear()  # a process group made again (after a destroy): its recorder may be read
         try:
             _serve_flight(beats)
         except Exception:  # noqa: BLE001, S110 - the recorder is evidence, never a reason to break the job
@@ -682,6 +710,23 @@ def _attach_distributed(beats: _Beats, dist: Any) -> None:
     c10d = getattr(dist, "distributed_c10d", None)
     if c10d is not None and getattr(c10d, "init_process_group", None) is original:
         c10d.init_process_group = init_process_group
+    destroy = getattr(dist, "destroy_process_group", None)
+    if destroy is None or getattr(destroy, "_hangwatch", False):
+        return
+
+    @functools.wraps(destroy)
+    def destroy_process_group(group: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if group is None:  # every group goes, and the recorder's entries with them: the reader goes first
+            try:
+                _stop_flight(beats)
+            except Exception:  # noqa: BLE001, S110 - never a reason to break the job
+                pass
+        return destroy(group, *args, **kwargs)
+
+    destroy_process_group._hangwatch = True  # type: ignore[attr-defined]
+    dist.destroy_process_group = destroy_process_group
+    if c10d is not None and getattr(c10d, "destroy_process_group", None) is destroy:
+        c10d.destroy_process_group = destroy_process_group
 
 
 WATCH: dict[str, Callable[[_Beats, Any], None]] = {
