@@ -85,6 +85,27 @@ def test_a_real_nccl_dump_reads_the_collective_queued_behind_a_kernel():
     assert (st.last_enqueued, st.last_started, st.last_completed) == (5, None, 4)  # -1: none started
 
 
+def test_nccl_groups_are_read_from_their_own_recorder_and_merged_with_the_others():
+    """On the H200 an NCCL job's generic recorder (`fr_trace_json`, `_dump_fr_trace`) was empty: its entries are
+    in NCCL's own (`dump_nccl_trace_json`, `_dump_nccl_trace`). Both are read and merged."""
+    from pathlib import Path
+
+    from hangwatch.capture.flight import RawDump, _merged, parse_dump
+
+    empty = '{"version": "2.10", "pg_config": {}, "comm_lib_version": "", "pg_status": {}, "entries": []}'
+    nccl = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "gpu"
+        / "h200"
+        / "nccl-all-reduce-queued-behind-a-kernel.json"
+    )
+    rec = parse_dump(RawDump(597, 0, _merged(empty, nccl.read_text()), "fr_trace_json", None, 0.01))
+    assert [c.seq for c in rec.entries] == [1, 2, 3, 4, 5] and rec.version == "2.10"
+    assert [(s.group, s.last_completed) for s in rec.status] == [("0", 4)]
+    assert _merged(empty, "not json") == empty  # a dump that does not parse leaves the other
+
+
 def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
     from hangwatch.diagnose.collectives import analyze, explain
 
@@ -154,7 +175,7 @@ def test_a_rank_that_did_not_answer_is_evidence():
 
 
 def test_across_nodes_the_recorders_are_merged_through_the_summaries():
-    from hangwatch.diagnose.distributed import merge_nodes
+    from hangwatch.diagnose.nodes import merge_nodes
     from hangwatch.records.run import NodeSummary
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 12)]

@@ -489,13 +489,29 @@ INDUCTOR = "torch._inductor"
 
 
 def _fr_dump() -> bytes:
-    """This process's flight recorder, every entry with its Python frames (torch's pickle form), as JSON."""
+    """This process's flight recorder, every entry with its Python frames (torch's pickle form), as JSON. NCCL's
+    process groups record into a recorder of their own (measured on an H200, torch 2.11: ``_dump_fr_trace`` had
+    no entry of an NCCL job, ``_dump_nccl_trace`` all of them): both are read, and merged."""
     import pickle
 
     c10d: Any = sys.modules["torch._C._distributed_c10d"]
-    raw = _without_inductor(lambda: c10d._dump_fr_trace(True, True, False))
-    data = pickle.loads(raw)  # noqa: S301 - torch's own dump of this process
+    data = pickle.loads(_without_inductor(lambda: c10d._dump_fr_trace(True, True, False)))  # noqa: S301 - torch's own
+    nccl = getattr(c10d, "_dump_nccl_trace", None)
+    if nccl is not None:
+        more = pickle.loads(_without_inductor(lambda: nccl(True, True, False)))  # noqa: S301 - torch's own dump
+        data = merge_dumps(data, more)
     return json.dumps(data, default=str).encode()
+
+
+def merge_dumps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two recorders' dumps as one: the entries of both, each group's config and status, the newer version."""
+    out = dict(a)
+    out["entries"] = list(a.get("entries") or []) + list(b.get("entries") or [])
+    for key in ("pg_config", "pg_status"):
+        out[key] = {**(a.get(key) or {}), **(b.get(key) or {})}
+    for key in ("version", "comm_lib_version"):
+        out[key] = b.get(key) or a.get(key)
+    return out
 
 
 _DUMP_LOCKS: list[Any] = []  # one dump at a time (the server may answer two requests at once)

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from hangwatch import signatures as sg
-from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, GroupStatus
+from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, GroupStatus
 from hangwatch.records.layout import flight_registry
 
 HANDLER = "hangwatch_fr"  # the job-side handler (sitecustomize.FR_HANDLER)
+CPP_HANDLERS = ("fr_trace_json", "dump_nccl_trace_json")  # torch's own: gloo's and NCCL's recorders, no frames
 TIMEOUT_S = 2.0  # per rank and per way of asking; all ranks at once
 # A rank's first dump with frames imports half of torch (torch._inductor, sympy: ~1 s and 28 MB read on an idle
 # machine, several seconds on a busy one): when the handler has not answered in TIMEOUT_S and the rank waits in a
@@ -119,15 +120,18 @@ def _ask(pid: int, entry: dict[str, Any], timeout: float) -> RawDump:
             return RawDump(pid, rank, None, None, f"{e}", time.monotonic() - t0)
     path = str(entry.get("socket", ""))
     got: str | None = None
-    for handler in (HANDLER, "fr_trace_json"):
+    try:
+        text = _post(path, HANDLER, timeout).decode(errors="replace")
+        return RawDump(pid, rank, text, HANDLER, None, time.monotonic() - t0)
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        errors.append(f"{HANDLER}: {type(e).__name__}: {e}"[:160])
+    for handler in CPP_HANDLERS:  # each answers while Python is stuck; NCCL's groups are in a recorder of their own
         try:
-            got = _post(path, handler, timeout).decode(errors="replace")
+            text = _post(path, handler, timeout).decode(errors="replace")
         except (OSError, http.client.HTTPException, ValueError) as e:
             errors.append(f"{handler}: {type(e).__name__}: {e}"[:160])
             continue
-        if handler == HANDLER:
-            return RawDump(pid, rank, got, handler, None, time.monotonic() - t0)
-        break
+        got = text if got is None else _merged(got, text)
     if got is None:
         return RawDump(pid, rank, None, None, "; ".join(errors), time.monotonic() - t0)
     if _waits_in_collective(got):  # its handler is under way with the GIL free: the frames are worth a wait
@@ -137,6 +141,23 @@ def _ask(pid: int, entry: dict[str, Any], timeout: float) -> RawDump:
         except (OSError, http.client.HTTPException, ValueError):
             pass
     return RawDump(pid, rank, got, "fr_trace_json", None, time.monotonic() - t0)
+
+
+def _merged(a: str, b: str) -> str:
+    """Two JSON dumps (gloo's recorder, NCCL's) as one; either alone where the other does not parse. (The job's
+    hook merges its two the same way, in _autobeat/sitecustomize.py: it cannot import hangwatch.)"""
+    try:
+        da, db = json.loads(a), json.loads(b)
+    except ValueError:
+        return a
+    if not isinstance(da, dict) or not isinstance(db, dict):
+        return a
+    out = {**da, "entries": list(da.get("entries") or []) + list(db.get("entries") or [])}
+    for key in ("pg_config", "pg_status"):
+        out[key] = {**(da.get(key) or {}), **(db.get(key) or {})}
+    for key in ("version", "comm_lib_version"):
+        out[key] = db.get(key) or da.get(key)
+    return json.dumps(out)
 
 
 def _waits_in_collective(text: str) -> bool:
