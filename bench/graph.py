@@ -29,7 +29,7 @@ from hangwatch.capture import waits as capture_waits
 from hangwatch.diagnose import engine
 from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.graph import build_graph
-from hangwatch.evidence import Evidence, Role
+from hangwatch.records.evidence import Evidence, Role
 
 HERE = Path(__file__).parent
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from hangwatch.incident import Incident
+from hangwatch.records.incident import Incident
 from hangwatch.records.layout import incident_file
 from hangwatch.runs.view import RunView, find_runs, load_view
 

@@ -5,7 +5,6 @@ codes, metrics and renderers read it; the docs' table of causes is generated fro
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from enum import Enum
 
@@ -330,15 +329,3 @@ def cause_of(text: str) -> Cause:
         return Cause(text)
     except ValueError:
         return Cause.UNKNOWN
-
-
-def markdown_table() -> str:
-    """The docs' table of causes (docs/causes.md embeds it; a test checks that they agree)."""
-    rows = ["| cause | nature | requeue | what it means |", "| --- | --- | --- | --- |"]
-    for cause, info in CATALOGUE.items():
-        rows.append(f"| `{cause}` | {info.nature} | {info.requeue} | {info.meaning} |")
-    return "\n".join(rows) + "\n"
-
-
-if __name__ == "__main__":  # pragma: no cover - a docs helper
-    sys.stdout.write(markdown_table())

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from hangwatch.evidence import (
+from hangwatch.records.evidence import (
     CollectiveEntry,
     Evidence,
     FlightRecord,

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from hangwatch.evidence import Frame
+    from hangwatch.records.evidence import Frame
 
 
 class FrameLike(Protocol):

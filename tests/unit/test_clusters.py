@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import _free_port
 
-from hangwatch.incident import Finding, Where
+from hangwatch.records.incident import Finding, Where
 from hangwatch.recover.exitcode import (
     EXIT_HUNG_FINAL,
     EXIT_HUNG_REQUEUE,
@@ -170,7 +170,7 @@ def test_the_grafana_dashboard_queries_only_metrics_hangwatch_serves():
 
 def _rank_incident(n_ranks: int, workers: int = 2):
     """A synthetic incident: a launcher, n ranks each with DataLoader workers; rank 1 is elsewhere."""
-    from hangwatch.incident import Action, FrameRecord, Incident, ProcessRecord, ThreadRecord, Verdict
+    from hangwatch.records.incident import Action, FrameRecord, Incident, ProcessRecord, ThreadRecord, Verdict
 
     def frames(*names: str) -> tuple[FrameRecord, ...]:  # innermost first, as captured
         return tuple(reversed([FrameRecord(n, f"/job/{f}", int(line)) for n, f, line in (x.split(":") for x in names)]))
@@ -257,7 +257,7 @@ def test_the_rank_views_group_256_ranks_and_render_in_under_a_second(tmp_path):
 
 
 def test_merged_node_evidence_is_grouped_at_32_nodes():
-    from hangwatch.diagnose.distributed import merge_nodes
+    from hangwatch.diagnose.nodes import merge_nodes
     from hangwatch.records.run import NodeSummary
 
     where = {"pid": 1, "rank": 0, "tid": 1, "file": "/job/train.py", "line": 88, "function": "train"}
@@ -291,7 +291,7 @@ def test_merged_node_evidence_is_grouped_at_32_nodes():
 def test_a_rank_that_works_on_another_node_is_a_straggler_not_a_culprit():
     """Across nodes too: rank 0 on node 0 writes its download while rank 1 on node 1 waits at the barrier:
     waiting, never hung; the same rank measured blocked makes the job hung."""
-    from hangwatch.diagnose.distributed import merge_nodes
+    from hangwatch.diagnose.nodes import merge_nodes
     from hangwatch.records.run import NodeSummary
 
     where = {"pid": 1, "rank": 0, "tid": 1, "file": "/job/train.py", "line": 20, "function": "download_weights"}
@@ -345,7 +345,7 @@ def test_a_process_a_finding_points_at_or_one_in_d_state_is_never_hidden_in_a_gr
     import dataclasses
     import io
 
-    from hangwatch.incident import Finding, Where
+    from hangwatch.records.incident import Finding, Where
     from hangwatch.report.text import render_text
 
     inc = _rank_incident(64)
@@ -369,8 +369,8 @@ def test_a_capture_request_is_read_again_until_this_node_answers_it():
     """The store's news counter lets a round skip reading; a request this node has not answered yet (it was
     busy capturing for itself) is still read every round until it has shared its summary."""
     from hangwatch.diagnose import Diagnosis
-    from hangwatch.evidence import Evidence
-    from hangwatch.incident import Verdict
+    from hangwatch.records.evidence import Evidence
+    from hangwatch.records.incident import Verdict
     from hangwatch.records.run import CaptureRequest
     from hangwatch.supervise.nodes.protocol import NodeCoordination
     from hangwatch.supervise.nodes.store import Coordinator

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from hangwatch.errors import CaptureError
-from hangwatch.evidence import Evidence
-from hangwatch.incident import Cause, Finding, Verdict, Where
+from hangwatch.records.evidence import Evidence
+from hangwatch.records.incident import Cause, Finding, Verdict, Where
 from hangwatch.records.run import CaptureRequest, Decision, OnHang, RunState
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, remote_status
 from hangwatch.supervise.attempt import Attempt, Resume, StartupProbes

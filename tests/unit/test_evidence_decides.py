@@ -34,7 +34,7 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
     from types import SimpleNamespace
 
     from hangwatch.diagnose import Diagnosis
-    from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
+    from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
     from hangwatch.supervise.attempt import Suspicion
     from hangwatch.supervise.stall.suspect import Suspects
 
@@ -192,7 +192,7 @@ def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
     import dataclasses
 
     from hangwatch.diagnose import diagnose
-    from hangwatch.evidence import VanishedProcess
+    from hangwatch.records.evidence import VanishedProcess
 
     ev = _load("lost_work_inferred")
     main = next(p for p in ev.processes if p.info.role.value == "main")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hangwatch.causes import Cause
 from hangwatch.errors import UsageError
-from hangwatch.incident import (
+from hangwatch.records.incident import (
     Action,
     Finding,
     FrameRecord,

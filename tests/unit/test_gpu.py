@@ -22,8 +22,8 @@ from hangwatch.capture.gpu_backends import NvmlBackend, Reading, parse_nvidia_sm
 from hangwatch.capture.kernel import boot_time, classify, parse_kmsg_record, parse_lines, read_kernel_events
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.crash import diagnose_crash
-from hangwatch.evidence import Evidence
 from hangwatch.evidence_io import evidence_from_dict
+from hangwatch.records.evidence import Evidence
 from hangwatch.records.gpu import GpuDevice, GpuEvidence, GpuProcessMemory, KernelEvent
 from hangwatch.supervise.job.gpu_release import wait_release
 

@@ -49,7 +49,7 @@ def test_frozen_condition(source, values, frozen):
 
 def test_without_being_alone_no_spin_is_proven():
     from hangwatch.diagnose.loops import loop_motion
-    from hangwatch.evidence import LocalsRead
+    from hangwatch.records.evidence import LocalsRead
 
     def read(at, spins):
         return LocalsRead(
@@ -74,7 +74,7 @@ FOG = "while density != 3:\n    density = (density * 2) % 6"
 
 
 def _read(body: str, line: int, at: float = 0.0, **values: str):
-    from hangwatch.evidence import LocalsRead
+    from hangwatch.records.evidence import LocalsRead
 
     return LocalsRead(
         at=at,
@@ -146,7 +146,7 @@ def test_a_closed_cycle_is_a_proof_where_two_reads_saw_its_names_move():
 )
 def test_a_spin_on_a_crowded_machine_is_still_a_spin(states, ticks, spinning):
     from hangwatch.diagnose.views import ThreadView
-    from hangwatch.evidence import Frame, ThreadSample
+    from hangwatch.records.evidence import Frame, ThreadSample
 
     frame = Frame(function="wait_for_flag", file="/job/train.py", line=17)
     samples = tuple(

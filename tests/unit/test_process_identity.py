@@ -63,7 +63,7 @@ def test_supervisor_by_what_runs(argv, supervisor):
 
 
 def _info(pid, ppid, role, cmdline, env):
-    from hangwatch.evidence import ProcessInfo
+    from hangwatch.records.evidence import ProcessInfo
 
     return ProcessInfo(
         pid=pid,
@@ -90,7 +90,7 @@ def test_lightning_relaunched_copies_and_their_script_are_the_ranks():
     """Lightning's ddp launcher: the script (no RANK, no LOCAL_RANK) runs itself again per further device with
     LOCAL_RANK=k, NODE_RANK and WORLD_SIZE; the script is rank 0 of its node."""
     from hangwatch.capture.sampler import _mark_relaunched_ranks
-    from hangwatch.evidence import Role
+    from hangwatch.records.evidence import Role
 
     env = {"LOCAL_RANK": "1", "NODE_RANK": "1", "WORLD_SIZE": "4", "MASTER_ADDR": "10.0.0.1"}
     infos = {

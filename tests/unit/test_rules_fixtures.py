@@ -14,9 +14,9 @@ from conftest import marker
 
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.assemble import build_incident
-from hangwatch.evidence import Evidence
 from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
-from hangwatch.incident import Incident
+from hangwatch.records.evidence import Evidence
+from hangwatch.records.incident import Incident
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
 
@@ -257,7 +257,7 @@ def test_a_stack_read_cut_short_still_points_at_the_users_line():
 def _caught_on_its_way(ev: Evidence) -> Evidence:
     """The recorded fork_lock capture, with worker 0's first sample taken a moment earlier: on its way to the
     inherited lock (in the scenario's ready() call, running), as a clean-clone CI run once caught it."""
-    from hangwatch.evidence import Frame
+    from hangwatch.records.evidence import Frame
 
     worker = next(p for p in ev.processes if p.info.role.value == "dataloader_worker")
     first = worker.samples[0]

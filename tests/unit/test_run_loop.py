@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hangwatch.errors import CaptureError
-from hangwatch.evidence import Evidence
+from hangwatch.records.evidence import Evidence
 from hangwatch.records.run import OnHang
 from hangwatch.recover.restart import GiveUp, RestartPolicy
 from hangwatch.recover.terminate import Termination
@@ -291,7 +291,7 @@ def test_would_stop_predicts_the_futile_give_up_without_recording_it():
 def _diagnosing(monkeypatch, verdict: str, cause: str, proof: str | None) -> None:
     """Every capture is diagnosed as ``cause`` with ``verdict``; ``proof``: "work", "hang" or None."""
     from hangwatch.diagnose import Diagnosis
-    from hangwatch.incident import Finding, Proof, ProofKind, Verdict, Where
+    from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
 
     where = Where(pid=4242, rank=None, tid=4242, file="/job/train.py", line=30, function="compute_metrics")
     finding = Finding(

@@ -6,7 +6,7 @@ Here the tests that start no process; those that do are in tests/e2e/test_runs.p
 
 from __future__ import annotations
 
-from hangwatch.incident import FrameRecord, ProcessRecord, ThreadRecord
+from hangwatch.records.incident import FrameRecord, ProcessRecord, ThreadRecord
 from hangwatch.report.ranks import leaves, merged_lines, rank_ranges
 from hangwatch.supervise.books.budget import BudgetWatch
 

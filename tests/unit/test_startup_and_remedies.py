@@ -11,7 +11,7 @@ import pytest
 
 from hangwatch.diagnose import Diagnosis
 from hangwatch.errors import UsageError
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.recover.remedy import LOADER_ENV, RemedyPlan, ladder
 from hangwatch.supervise.config import build_config
 from hangwatch.supervise.stall.startup import startup_decision

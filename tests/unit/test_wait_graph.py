@@ -16,7 +16,7 @@ import pytest
 from conftest import SCENARIOS, marker
 
 from hangwatch.diagnose.graph import ENDINGS, Edge, Node, _follow
-from hangwatch.incident import ProofKind, Verdict
+from hangwatch.records.incident import ProofKind, Verdict
 
 
 # --- the chain follower, on tables ---------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_a_chain_through_a_wait_that_times_out_proves_nothing():
 
 def test_the_page_draws_the_chain_behind_the_root_cause():
     from hangwatch.causes import Cause
-    from hangwatch.incident import Action, Finding, Incident, Where
+    from hangwatch.records.incident import Action, Finding, Incident, Where
     from hangwatch.report.html import chain_html
 
     graph = {
@@ -255,7 +255,7 @@ def test_bytes_in_one_call_are_no_proof_of_work():
 def _keepalive_samples(awake_at: set[int], n: int = 5) -> dict[int, list]:
     """Samples of the keep-alive child as a capture records them: idle at its sleep, or (at ``awake_at``) caught
     awake between two sleeps, on the loop's header."""
-    from hangwatch.evidence import Frame, ProcessSample, ThreadSample
+    from hangwatch.records.evidence import Frame, ProcessSample, ThreadSample
 
     path = str(SCENARIOS / "child_keepalive.py")
     _, sleep_line = marker("child_keepalive.py", "HANG-HERE:child")

@@ -1,4 +1,4 @@
-"""Capture: process tree, /proc state, Python stacks. Produces ``hangwatch.evidence`` values.
+"""Capture: process tree, /proc state, Python stacks. Produces ``records.evidence`` values.
 
 ``capture_job`` is imported on first use: `hangwatch run` loads the capture machinery only when it
 captures, so a job that never stalls pays nothing for it at start.

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from hangwatch import signatures as sg
-from hangwatch.evidence import LocalsRead, ProcessSample
+from hangwatch.records.evidence import LocalsRead, ProcessSample
 from hangwatch.redact import redact_text
 
 BUSY_SHARE = 0.3  # of one core over the window: the same threshold diagnosis calls "spinning"

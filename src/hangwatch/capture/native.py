@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.capture.stacks import dump_stacks
-from hangwatch.evidence import NativeStack, ProcessInfo, ProcessSample, Role
+from hangwatch.records.evidence import NativeStack, ProcessInfo, ProcessSample, Role
 
 TIMEOUT_S = 6.0
 IDLE_SHARE = 0.05  # of one core: asleep

@@ -16,7 +16,7 @@ from hangwatch.launcher import is_launcher_command, is_supervisor_command
 from hangwatch.redact import redact_argv
 
 if TYPE_CHECKING:
-    from hangwatch.evidence import Role
+    from hangwatch.records.evidence import Role
 
 PROC = Path("/proc")
 
@@ -378,7 +378,7 @@ def assign_role(
     thread_comms: list[str],
 ) -> Role:
     """The role of a job member: main, worker, rank, launcher, compile worker, child, orphan."""
-    from hangwatch.evidence import Role  # here: the supervisor's start does not pay for evidence's import
+    from hangwatch.records.evidence import Role  # here: the supervisor's start does not pay for evidence's import
 
     if orphan:
         return Role.ORPHAN

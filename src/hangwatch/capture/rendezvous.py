@@ -11,8 +11,8 @@ from typing import Any
 
 from hangwatch import signatures as sg
 from hangwatch.capture.proc import PROC, fd_target, read_text
-from hangwatch.evidence import ProcessInfo, ProcessSample, RendezvousRead, Role
 from hangwatch.launcher import launcher_args, launcher_option
+from hangwatch.records.evidence import ProcessInfo, ProcessSample, RendezvousRead, Role
 
 TIMEOUT_S = 3.0
 LISTEN, ESTABLISHED = "0A", "01"  # /proc/net/tcp states

@@ -31,7 +31,7 @@ from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
 from hangwatch.capture.syscalls import SocketTable, SocketTables, describe_fd, read_blocked_call
 from hangwatch.capture.waits import read_waits
 from hangwatch.errors import CaptureError
-from hangwatch.evidence import (
+from hangwatch.records.evidence import (
     Evidence,
     Frame,
     LocalsRead,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hangwatch.errors import CaptureError
-from hangwatch.evidence import Frame
+from hangwatch.records.evidence import Frame
 
 DEFAULT_TIMEOUT_S = 8.0
 

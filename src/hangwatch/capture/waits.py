@@ -33,7 +33,7 @@ from hangwatch.capture.sockpeer import peer_inode
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import dump_stacks
 from hangwatch.capture.syscalls import polled_fds, read_blocked_call
-from hangwatch.evidence import Frame, LockHolder, LockWait, ProcessInfo, ProcessSample, ThreadSample
+from hangwatch.records.evidence import Frame, LockHolder, LockWait, ProcessInfo, ProcessSample, ThreadSample
 from hangwatch.redact import redact_text
 
 LOCKS = proc.PROC / "locks"

@@ -10,8 +10,8 @@ from hangwatch.diagnose.collectives import collective_rows
 from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.engine import Diagnosis
 from hangwatch.diagnose.views import ProcessView, build_views, own_frames
-from hangwatch.evidence import Evidence, Frame
-from hangwatch.incident import Action, FrameRecord, Incident, LastProgress, ProcessRecord, ThreadRecord
+from hangwatch.records.evidence import Evidence, Frame
+from hangwatch.records.incident import Action, FrameRecord, Incident, LastProgress, ProcessRecord, ThreadRecord
 
 
 def _record(f: Frame) -> FrameRecord:

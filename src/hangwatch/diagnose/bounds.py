@@ -8,8 +8,8 @@ import dataclasses
 
 from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose.engine import Diagnosis
-from hangwatch.evidence import Evidence, Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Evidence, Role
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import WORKER_STUCK_FIX
 
 # A worker that is alive but has not returned its batch within the bound is stuck in dataset code.

@@ -11,8 +11,8 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import LoopMotion, loop_motion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
-from hangwatch.evidence import Frame, LocalsRead, Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Frame, LocalsRead, Role
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import (
     BUFFERED_FIX,
     BUSY_FIX,

@@ -22,10 +22,11 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.alignment import Call, Skew, align
 from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where, log_of, rank_progress_text
 from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, innermost_user, size_text
-from hangwatch.evidence import CollectiveEntry, FlightRecord, Frame, Role
-from hangwatch.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.ranges import ranks_label
+from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, Role
+from hangwatch.records.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.signatures import COLLECTIVE_STALLED_FIX, PEER_FIX, SLEEPER_FIX, STRAGGLER_FIX
 
 SHARED_OPS = 128  # a rank's newest collectives per group, shared with the other nodes for the pairing
@@ -346,14 +347,12 @@ def _missing_where(
 ) -> tuple[Where | None, str, Any]:
     """Where a rank that never entered the collective is, what it does, and its state (from its stacks, or
     from its node's summary); ``limit_s``: when the others give up on the collective."""
-    from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where
 
     v = views.get(rank)
     t = v.main_thread if v is not None else None
     if v is None or t is None or ctx is None:
         r = (remote or {}).get(rank)
         if r is None:
-            from hangwatch.diagnose.distributed import log_of
             from hangwatch.diagnose.raised import raised_by
 
             x = raised_by(log_of(ctx), rank) if ctx is not None else None
@@ -535,8 +534,6 @@ def _explain_wait(
         ev.append(state.fact)
     ev.append(f"{ranks_label(stall.missing)} never entered it")
     if ctx is not None:
-        from hangwatch.diagnose.distributed import rank_progress_text
-
         progress = rank_progress_text(ctx.evidence)
         if progress:
             ev.append(progress)

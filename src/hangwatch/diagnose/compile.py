@@ -6,8 +6,8 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import describe
-from hangwatch.evidence import Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Role
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import COMPILE_FIX
 
 

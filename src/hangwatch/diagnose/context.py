@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
-from hangwatch.evidence import Evidence, Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Evidence, Role
+from hangwatch.records.incident import Finding, Verdict
 
 
 @dataclass(frozen=True)

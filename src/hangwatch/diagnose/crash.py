@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose.raised import first_cause
-from hangwatch.incident import Finding, Where
 from hangwatch.records.gpu import KernelEvent
+from hangwatch.records.incident import Finding, Where
 from hangwatch.signatures import (
     BATCH_LOST_FIX,
     CUDA_FORK_FIX,
@@ -161,7 +161,7 @@ def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None, known_pid
         return []
     from hangwatch.diagnose.context import Context
     from hangwatch.diagnose.gpu import kernel_rule
-    from hangwatch.evidence import Evidence
+    from hangwatch.records.evidence import Evidence
 
     ev = Evidence(
         target_pid=pid or 0,

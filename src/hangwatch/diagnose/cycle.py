@@ -9,7 +9,7 @@ import operator
 import re
 from collections.abc import Callable
 
-from hangwatch.evidence import LocalsRead
+from hangwatch.records.evidence import LocalsRead
 
 # A closed loop: its condition and body read and write only integer locals, with arithmetic, comparisons and
 # `if`s, and call nothing. From one read of its locals at the top of an iteration, the loop's whole future is

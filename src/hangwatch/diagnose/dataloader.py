@@ -17,8 +17,8 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
-from hangwatch.evidence import Frame
-from hangwatch.incident import Finding, Proof, Verdict
+from hangwatch.records.evidence import Frame
+from hangwatch.records.incident import Finding, Proof, Verdict
 from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, NETWORK_FIX, STORAGE_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
 
 STUCK = Cause.DATALOADER_WORKER_STUCK

@@ -23,8 +23,8 @@ from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
 from hangwatch.diagnose.waits import lock_wait_rule
-from hangwatch.evidence import Evidence, Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Evidence, Role
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import SLEEP_LINE, UNKNOWN_FIX
 
 log = logging.getLogger(__name__)

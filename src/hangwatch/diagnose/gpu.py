@@ -11,9 +11,9 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, innermost_explaining
-from hangwatch.evidence import Role
-from hangwatch.incident import Finding, Verdict, Where
+from hangwatch.records.evidence import Role
 from hangwatch.records.gpu import GpuDevice, GpuEvidence, KernelEvent
+from hangwatch.records.incident import Finding, Verdict, Where
 
 BUSY_PERCENT = 90.0  # mean utilization above which a GPU counts as busy for the whole window
 SILENT_POWER_RATIO = 0.3  # busy at under this share of its power limit: spinning, not computing

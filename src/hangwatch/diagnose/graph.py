@@ -37,8 +37,8 @@ from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, process_state
 from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
-from hangwatch.evidence import LockHolder, Role
-from hangwatch.incident import Proof, Verdict
+from hangwatch.records.evidence import LockHolder, Role
+from hangwatch.records.incident import Proof, Verdict
 
 PERSON = "person"
 NOBODY = "nobody"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 
 from hangwatch.diagnose.cycle import closed_cycle
-from hangwatch.evidence import LocalsRead
+from hangwatch.records.evidence import LocalsRead
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 KEYWORDS = frozenset(

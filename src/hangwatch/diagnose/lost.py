@@ -20,8 +20,8 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import Activity, ProcessView, ThreadView, activity, describe, innermost_user
-from hangwatch.evidence import VanishedProcess
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import VanishedProcess
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
 
 LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended

@@ -7,8 +7,8 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import ProcessView, describe
-from hangwatch.evidence import Frame, NativeStack, Role
-from hangwatch.incident import Finding, Verdict, Where
+from hangwatch.records.evidence import Frame, NativeStack, Role
+from hangwatch.records.incident import Finding, Verdict, Where
 
 
 def _culprit(stack: NativeStack) -> tuple[Frame, str, tuple[str, ...]] | None:

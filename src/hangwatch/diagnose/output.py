@@ -5,8 +5,8 @@ from __future__ import annotations
 from hangwatch.causes import Cause
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.views import BUSY_CPU_PERCENT, ProcessView, describe
-from hangwatch.evidence import Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Role
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import BUFFERED_FIX
 
 

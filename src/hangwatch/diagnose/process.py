@@ -15,8 +15,8 @@ from hangwatch.diagnose.views import (
     innermost_user,
     process_state,
 )
-from hangwatch.evidence import Frame, Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Frame, Role
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
-from hangwatch.incident import Proof, ProofKind
+from hangwatch.records.incident import Proof, ProofKind
 
 
 def hang(fact: str) -> Proof:

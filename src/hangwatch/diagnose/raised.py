@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from hangwatch import signatures as sg
-from hangwatch.evidence import Frame
-from hangwatch.incident import Where
+from hangwatch.records.evidence import Frame
+from hangwatch.records.incident import Where
 
 # torch's "[rank9]:" (the global rank), torchrun --tee's "[default1]:" (role and LOCAL rank: not a rank to
 # name); both may lead one line: "[default1]:[rank9]: Traceback ..."

@@ -13,8 +13,8 @@ from typing import TypeVar
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.loops import loop_motion, never_exits
-from hangwatch.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
-from hangwatch.incident import Where
+from hangwatch.records.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
+from hangwatch.records.incident import Where
 
 F = TypeVar("F", bound=sg.FrameLike)
 

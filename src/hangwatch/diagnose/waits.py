@@ -26,8 +26,8 @@ from hangwatch.diagnose.views import (
     size_text,
     waits_for_work,
 )
-from hangwatch.evidence import Frame, LockHolder, LockWait, Role
-from hangwatch.incident import Finding, Verdict
+from hangwatch.records.evidence import Frame, LockHolder, LockWait, Role
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX, SOCKET_WAIT_FIX
 
 WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock

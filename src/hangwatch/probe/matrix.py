@@ -20,9 +20,9 @@ from hangwatch.capture import capture_job
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import CaptureError, UsageError
-from hangwatch.incident import Finding
 from hangwatch.probe.items import scan_items
 from hangwatch.probe.target import Target, load_target
+from hangwatch.records.incident import Finding
 from hangwatch.records.probe import Cell, CellStatus, ProbeResult
 from hangwatch.recover.terminate import JobTracker, end_tree, popen_waiter
 

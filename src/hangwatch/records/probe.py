@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from hangwatch.incident import Finding
+from hangwatch.records.incident import Finding
 
 SCHEMA = "hangwatch.probe/1"
 

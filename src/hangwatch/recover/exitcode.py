@@ -32,7 +32,7 @@ from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import Decision, RunState
 
 if TYPE_CHECKING:
-    from hangwatch.incident import Finding
+    from hangwatch.records.incident import Finding
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from hangwatch.causes import CATALOGUE, Cause
 
 if TYPE_CHECKING:
-    from hangwatch.incident import Finding
+    from hangwatch.records.incident import Finding
 
 
 LOADER_ENV = "HANGWATCH_REMEDY_DATALOADER"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from hangwatch.incident import Incident, Verdict
+from hangwatch.records.incident import Incident, Verdict
 from hangwatch.records.run import RunSummary
 from hangwatch.report.units import duration
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from hangwatch.incident import Incident
+from hangwatch.records.incident import Incident
 
 if TYPE_CHECKING:
     from hangwatch.records.gpu import GpuDevice

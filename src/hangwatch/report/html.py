@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from hangwatch.incident import Incident, ProcessRecord
+from hangwatch.records.incident import Incident, ProcessRecord
 from hangwatch.records.run import Event, EventKind, RunSummary
 from hangwatch.report.banner import deadline_text
 from hangwatch.report.gpu_text import gpu_lines

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hangwatch.incident import FrameRecord, ProcessRecord
 from hangwatch.ranges import rank_ranges, ranks_label
+from hangwatch.records.incident import FrameRecord, ProcessRecord
 
 __all__ = ["rank_ranges", "ranks_label"]  # re-exported: the report's callers import them from here
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from hangwatch.errors import UsageError
-from hangwatch.incident import Incident
+from hangwatch.records.incident import Incident
 from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import Event, EventKind, RunSummary
 

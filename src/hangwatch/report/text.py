@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from hangwatch.incident import Finding, Incident, ProcessRecord, Verdict
+from hangwatch.records.incident import Finding, Incident, ProcessRecord, Verdict
 from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
 

@@ -18,7 +18,7 @@ from hangwatch.supervise.progress.checkpoints import Checkpoint
 from hangwatch.supervise.progress.detector import StallDetector
 
 if TYPE_CHECKING:
-    from hangwatch.evidence import Evidence
+    from hangwatch.records.evidence import Evidence
 
 
 class Clock(Protocol):

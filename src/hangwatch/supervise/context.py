@@ -29,7 +29,7 @@ from hangwatch.supervise.progress.checkpoints import Checkpoint
 from hangwatch.supervise.progress.intake import ProgressIntake
 
 if TYPE_CHECKING:
-    from hangwatch.incident import Finding
+    from hangwatch.records.incident import Finding
     from hangwatch.recover.terminate import Termination
     from hangwatch.supervise.nodes.protocol import NodeCoordination
 

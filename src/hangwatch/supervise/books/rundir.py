@@ -18,7 +18,7 @@ from hangwatch.records.run import EventKind, RunSummary
 from hangwatch.redact import redact_text
 
 if TYPE_CHECKING:
-    from hangwatch.incident import Incident
+    from hangwatch.records.incident import Incident
 
 
 class RunDir:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.diagnose import Diagnosis
-from hangwatch.diagnose.distributed import merge_nodes, rank_summaries
-from hangwatch.evidence import Evidence
-from hangwatch.incident import Finding
+from hangwatch.diagnose.nodes import merge_nodes, rank_summaries
+from hangwatch.records.evidence import Evidence
+from hangwatch.records.incident import Finding
 from hangwatch.records.run import CaptureRequest, DecidedFinding, Decision, NodeLive, NodeSummary, OnHang
 from hangwatch.supervise.nodes.store import Coordinator
 from hangwatch.supervise.nodes.topology import Topology

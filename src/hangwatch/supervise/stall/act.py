@@ -36,8 +36,8 @@ from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
 
 if TYPE_CHECKING:
-    from hangwatch.evidence import Evidence
-    from hangwatch.incident import Finding, Incident, LastProgress
+    from hangwatch.records.evidence import Evidence
+    from hangwatch.records.incident import Finding, Incident, LastProgress
 
 # The incident records, their rendering and the diagnosis are imported when the first incident comes:
 # a job that never stalls does not pay for them when hangwatch starts.
@@ -58,7 +58,7 @@ def flight_dumps(evidence: Evidence) -> dict[int, str]:
 
 def last_progress(det: StallDetector) -> LastProgress | None:
     """The detector's newest counted progress, as the incident records it."""
-    from hangwatch.incident import LastProgress
+    from hangwatch.records.incident import LastProgress
 
     return LastProgress(at=det.last.at, step=det.last.step, source=det.last.source) if det.last else None
 
@@ -71,7 +71,7 @@ class Acts:
 
     def declare(self, j: Judgement) -> AttemptEnd | None:
         """Hung: decide (with the other nodes), write the incident, then act on it."""
-        from hangwatch.incident import Action
+        from hangwatch.records.incident import Action
 
         a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
         ctx, det, root = self.ctx, a.detector, diagnosis.root
@@ -124,7 +124,7 @@ class Acts:
         from hangwatch.diagnose import Diagnosis, diagnose
         from hangwatch.diagnose.assemble import build_incident
         from hangwatch.errors import CaptureError
-        from hangwatch.incident import Action, Finding
+        from hangwatch.records.incident import Action, Finding
 
         ctx, det, now = self.ctx, a.detector, self.ctx.clock.now()
         try:
@@ -152,7 +152,7 @@ class Acts:
         act = OnHang(called.action)
         said = f"node {called.by} decided to {act.value} the job: {called.why or called.cause}"
         root = dataclasses.replace(root, evidence=(*root.evidence, said))
-        from hangwatch.incident import Verdict
+        from hangwatch.records.incident import Verdict
 
         verdict = Verdict.HUNG if called.code is not None else diagnosis.verdict
         action = Action.RESTARTED if restart else Action.KILLED
@@ -173,7 +173,7 @@ class Acts:
         """An incident for a job that is alive or waiting, not (yet) hung: nothing is done to it."""
         from hangwatch.diagnose import Diagnosis
         from hangwatch.diagnose.assemble import build_incident
-        from hangwatch.incident import Action
+        from hangwatch.records.incident import Action
 
         a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
         root = diagnosis.root
@@ -303,7 +303,7 @@ class Acts:
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - a.oom_start) if oom_now is not None and a.oom_start is not None else 0
         from hangwatch.diagnose.crash import diagnose_crash
-        from hangwatch.incident import Action, Incident, Verdict
+        from hangwatch.records.incident import Action, Incident, Verdict
 
         kmsg = self.capturer.kmsg
         kernel = kmsg.read() if kmsg is not None else ()

@@ -15,8 +15,8 @@ from hangwatch.supervise.attempt import Capture
 from hangwatch.supervise.context import RunContext
 
 if TYPE_CHECKING:
-    from hangwatch.capture.kmsg import KmsgCursor
-    from hangwatch.evidence import Evidence, VanishedProcess
+    from hangwatch.capture.kernel import KmsgCursor
+    from hangwatch.records.evidence import Evidence, VanishedProcess
     from hangwatch.records.gpu import KernelEvent
     from hangwatch.recover.terminate import Gone
 
@@ -30,7 +30,7 @@ CAPTURE_SLACK_S = 60.0  # beyond the window, how long a capture may take before 
 def vanished(gone: list[Gone], kernel: tuple[KernelEvent, ...]) -> tuple[VanishedProcess, ...]:
     """The job's processes that went away, as evidence: with why when the kernel log names them (OOM)."""
     from hangwatch.capture.proc import started_at
-    from hangwatch.evidence import VanishedProcess
+    from hangwatch.records.evidence import VanishedProcess
 
     oom = {k.pid for k in kernel if k.kind == "oom_kill" and k.pid is not None}
     return tuple(
@@ -66,7 +66,7 @@ class Capturer:
     def open_kmsg(self) -> None:
         """The kernel log from this launch on (an earlier attempt's lines, such as the Xid 45 of its
         kill, are not this attempt's)."""
-        from hangwatch.capture.kmsg import KmsgCursor
+        from hangwatch.capture.kernel import KmsgCursor
 
         if self.kmsg is not None:
             self.kmsg.close()

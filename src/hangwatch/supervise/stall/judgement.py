@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
-    from hangwatch.evidence import Evidence
-    from hangwatch.incident import Finding
+    from hangwatch.records.evidence import Evidence
+    from hangwatch.records.incident import Finding
     from hangwatch.supervise.attempt import Attempt
 
 

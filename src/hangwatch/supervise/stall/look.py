@@ -18,7 +18,7 @@ from hangwatch.supervise.stall.capturing import Capturer
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
-    from hangwatch.evidence import Evidence
+    from hangwatch.records.evidence import Evidence
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def startup_decision(
     what in the job moves or will by itself (CPU, data, wake-ups, a sleep), None when nothing does;
     ``early``: a probe sooner than --min-stall, where only a proof of a hang decides (and nothing counts
     towards the probes in a row that find nothing moving, which keep their --min-stall spacing)."""
-    from hangwatch.incident import Verdict
+    from hangwatch.records.incident import Verdict
 
     root = diagnosis.root
     if moved is not None:
@@ -131,7 +131,7 @@ class StartupProbe:
             return None
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         from hangwatch.diagnose.engine import what_moves
-        from hangwatch.incident import Verdict
+        from hangwatch.records.incident import Verdict
 
         decision = startup_decision(diagnosis, moved, a.startup.still_probes, what_moves(evidence), early)
         a.startup.still_probes = decision.still

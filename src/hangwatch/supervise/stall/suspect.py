@@ -22,8 +22,8 @@ from hangwatch.supervise.stall.look import take_look
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
-    from hangwatch.evidence import Evidence
-    from hangwatch.incident import Finding
+    from hangwatch.records.evidence import Evidence
+    from hangwatch.records.incident import Finding
 
 SLOW_INCIDENT_STALLS = 3  # extended past this many x --min-stall: a `slow` incident, once per cause and place
 SLOW_REPEAT_S = 600.0  # while it lasts, a note (event, line, notification) at most this often after that incident
@@ -95,7 +95,7 @@ class Suspects:
                 f"({moved}); not hung."
             )
             return None
-        from hangwatch.incident import Verdict
+        from hangwatch.records.incident import Verdict
 
         if ctx.nodes is not None:
             merged = ctx.nodes.merge(a.number, evidence, diagnosis, self.capturer.window(), ctx.clock.now())
@@ -166,7 +166,7 @@ class Suspects:
             return None
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         root = diagnosis.root
-        from hangwatch.incident import Verdict
+        from hangwatch.records.incident import Verdict
 
         decides = moved is None and diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang
         ctx.rundir.event(
@@ -189,7 +189,7 @@ class Suspects:
     def _alive(self, j: Judgement, bound: HistoryBound | None) -> None:
         """Alive without progress: more time, said plainly with when it ends; past 3 x --min-stall the
         first time for this cause and place, a `slow` incident (notified) says what it does and until when."""
-        from hangwatch.incident import Verdict
+        from hangwatch.records.incident import Verdict
 
         a, diagnosis, now, stalled = j.attempt, j.diagnosis, j.now, j.stalled
         ctx, det, root = self.ctx, a.detector, diagnosis.root

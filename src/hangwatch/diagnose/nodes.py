@@ -1,0 +1,194 @@
+"""The job across nodes: each node's hangwatch summarises its own ranks (``rank_summaries``), the summaries travel
+through the coordination store, and every node merges all of them the same way (``merge_nodes``): the flight
+recorders first (who never entered the collective the others wait in), else the ranks' stacks."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict
+from typing import Any
+
+from hangwatch import signatures as sg
+from hangwatch.causes import Cause
+from hangwatch.diagnose.collectives import RankCollectives, analyze, explain, rank_collectives, remote_info
+from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.distributed import STUCK, _classify, _ranks, culprit_state, culprit_where
+from hangwatch.diagnose.views import Activity, ProcessView, describe, innermost_user
+from hangwatch.ranges import ranks_label
+from hangwatch.records.evidence import Evidence
+from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
+from hangwatch.records.run import NodeSummary
+from hangwatch.signatures import PEER_FIX, STRAGGLER_FIX
+
+
+def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
+    """What each rank on this node is doing, small enough to share: group, operation, where."""
+    ctx = Context.of(ev)
+    g = _classify(_ranks(ctx))
+    out: list[dict[str, Any]] = []
+    for r, v in sorted(g.by_rank.items()):
+        t = v.main_thread
+        if t is None:
+            continue
+        if r in g.in_coll:
+            group, op = "collective", sg.method(g.in_coll[r])
+            user = innermost_user(t.frames)
+            where, text = v.where(t, user), f"in {op} at {describe(user)}"
+        elif r in g.in_rdzv:
+            group, op = "rendezvous", sg.method(g.in_rdzv[r])
+            user = innermost_user(t.frames)
+            where, text = v.where(t, user), f"in rendezvous ({op}) at {describe(user)}"
+        else:
+            group, op = "elsewhere", None
+            where, text = culprit_where(ctx, v, t)
+            state = culprit_state(ctx, v, t)
+            out.append(
+                {
+                    "rank": r,
+                    "pid": v.pid,
+                    "group": group,
+                    "op": op,
+                    "text": text,
+                    "where": asdict(where),
+                    "activity": state.activity.value,
+                    "fact": state.fact,
+                    "proof": state.proof.to_dict() if state.proof is not None else None,
+                    **_fr(r, v),
+                }
+            )
+            continue
+        out.append(
+            {"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where), **_fr(r, v)}
+        )
+    flown = {int(d["rank"]) for d in out}
+    for pv in ctx.views:  # a rank whose stack could not be read still brings its recorder
+        pr = pv.info.rank
+        if pr is not None and pr not in flown and pv.ev.flight is not None:
+            out.append(
+                {
+                    "rank": pr,
+                    "pid": pv.pid,
+                    "group": "elsewhere",
+                    "op": None,
+                    "text": "(no stack read)",
+                    "where": asdict(pv.where(None, None)),
+                    "activity": "unknown",
+                    "fact": None,
+                    "proof": None,
+                    **_fr(pr, pv),
+                }
+            )
+    return out
+
+
+def _fr(rank: int, v: ProcessView) -> dict[str, Any]:
+    """The rank's flight recorder, reduced to what the merge needs (``fr``), when it was read."""
+    return {"fr": rank_collectives(rank, v.ev.flight, v).to_dict()} if v.ev.flight is not None else {}
+
+
+def _grouped_evidence(summaries: dict[int, NodeSummary], ranks: list[tuple[int, dict[str, Any]]]) -> list[str]:
+    """One line per place the ranks are, biggest group first: 256 ranks on 32 nodes read as a few lines
+    (``ranks 0,2-255 on nodes 0-31: in all_reduce at train.py:88``)."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for n, r in ranks:
+        groups.setdefault(str(r["text"]), []).append((n, int(r["rank"])))
+    out = []
+    for text, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), min(kv[1]))):
+        nodes = sorted({n for n, _ in members})
+        on = f"node {nodes[0]} ({summaries[nodes[0]].host})" if len(nodes) == 1 else ranks_label(nodes, "node")
+        out.append(f"{ranks_label(r for _, r in members)} on {on}: {text}")
+    return out
+
+
+def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
+    """One finding for the whole job from every node's summary, with what it says of the job, or None when
+    nothing points anywhere. A rank elsewhere that works is a straggler (waiting); only one that is blocked,
+    spinning or stopped (or, from a node too old to say, not known to work) makes the job hung."""
+    ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.ranks]
+    flight = _flight_merge(ranks)
+    if flight is not None:
+        return flight
+    waiting = [(n, r) for n, r in ranks if r["group"] == "collective"]
+    culprits = [(n, r) for n, r in ranks if r["group"] == "elsewhere"]
+    silent = [n for n in range(nnodes) if n not in summaries]
+    ev = _grouped_evidence(summaries, ranks)
+    if silent:
+        ev.append(f"node(s) {silent} did not report (no hangwatch there, or it is unreachable)")
+    if waiting and culprits:
+        for n, r in culprits:
+            if r.get("fact"):
+                ev.append(f"rank {r['rank']} on node {n}: {r['fact']}")
+        stuck = [
+            (n, r)
+            for n, r in culprits
+            if r.get("activity", "unknown") in {a.value for a in STUCK} | {"unknown"}
+            or (r.get("proof") or {}).get("kind") == ProofKind.HANG.value
+        ]
+        working = [(n, r) for n, r in culprits if r.get("activity") == Activity.WORKING.value]
+        victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
+        if not stuck:
+            pick = working[0] if working else culprits[0]
+            names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
+            p = pick[1].get("proof")
+            how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
+            return Hit(
+                Finding(
+                    cause=Cause.DISTRIBUTED_STRAGGLER,
+                    confidence=0.93,
+                    summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
+                    f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
+                    where=Where(**pick[1]["where"]),
+                    evidence=tuple(ev),
+                    fix=STRAGGLER_FIX,
+                    proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+                ),
+                Verdict.WAITING if working else Verdict.SLOW,
+            )
+        first = stuck[0][1]
+        names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
+        p = first.get("proof")
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_PEER_STUCK,
+                confidence=0.95,
+                summary=(
+                    f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while {victims}."
+                ),
+                where=Where(**first["where"]),
+                evidence=tuple(ev),
+                fix=PEER_FIX,
+                proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+            ),
+            Verdict.HUNG,
+        )
+    if waiting and silent:
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_PEER_STUCK,
+                confidence=0.8,
+                summary=(
+                    f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
+                    "is there (crashed, stuck, or its hangwatch is not running)."
+                ),
+                where=None,
+                evidence=tuple(ev),
+                fix=PEER_FIX,
+            ),
+            Verdict.HUNG,
+        )
+    return None
+
+
+def _flight_merge(ranks: list[tuple[int, dict[str, Any]]]) -> Hit | None:
+    """Every node's flight recorders, as one: who never entered the collective the others wait in."""
+    frs = [RankCollectives.from_dict(r["fr"]) for _, r in ranks if r.get("fr")]
+    if len(frs) < 2:
+        return None
+    stall = analyze(frs)
+    if stall is None:
+        return None
+    hit = explain(stall, {}, None, remote={int(r["rank"]): remote_info(r, n) for n, r in ranks})
+    nodes = {int(r["rank"]): n for n, r in ranks}
+    where = ", ".join(f"rank {m} on node {nodes[m]}" for m in stall.missing if m in nodes)
+    ev = (*hit.finding.evidence, f"across nodes: {where}") if where else hit.finding.evidence
+    return Hit(dataclasses.replace(hit.finding, evidence=ev), hit.verdict)

@@ -1,0 +1,91 @@
+"""The import structure (docs/architecture.md): no cycle between hangwatch's modules, counting the imports inside
+functions (they hide cycles), and nothing in ``records/`` imports from above it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "hangwatch"
+
+
+def _name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_name(p): p for p in SRC.rglob("*.py") if "_autobeat" not in p.parts}  # the hook imports no hangwatch
+
+
+def _imports(path: Path) -> set[str]:
+    """The hangwatch modules a module imports, at its top or inside a function; not under TYPE_CHECKING, and not a
+    package's lazy re-exports (its ``__getattr__``)."""
+    tree = ast.parse(path.read_text())
+    skipped = set()
+    for n in ast.walk(tree):
+        typing_only = isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+        if typing_only or (isinstance(n, ast.FunctionDef) and n.name == "__getattr__"):
+            skipped.update(id(m) for m in ast.walk(n))
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if id(n) in skipped:
+            continue
+        if isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] == "hangwatch":
+            subs = {f"{n.module}.{a.name}" for a in n.names} & MODULES.keys()
+            out |= subs
+            if len(subs) < len(n.names):
+                out.add(n.module)
+        elif isinstance(n, ast.Import):
+            out |= {a.name for a in n.names} & MODULES.keys()
+    return (out & MODULES.keys()) - {_name(path)}
+
+
+GRAPH = {m: _imports(p) for m, p in MODULES.items()}
+
+
+def _cycles() -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    assert _cycles() == []
+
+
+def test_the_records_import_nothing_from_above_them():
+    allowed = {"hangwatch.causes"}
+    upward = {
+        f"{m} imports {i}"
+        for m, deps in GRAPH.items()
+        if m.startswith("hangwatch.records")
+        for i in deps
+        if not i.startswith("hangwatch.records") and i not in allowed
+    }
+    assert not upward, sorted(upward)
