@@ -263,9 +263,10 @@ def test_a_healthy_ddp_job_with_the_recorder_on_is_untouched(run):
     r = run("--min-stall", "3", "--on-hang", "kill", *_torchrun(2, "dist_ddp_data.py", "-1"))
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert b"done" in r.stdout and run.summary()["incidents"] == 0
-    log = (run.dir / "output.log").read_text()
-    assert log.count("Server listening to UNIX") == 2, log[-3000:]  # each rank served its recorder
-    assert not list((run.dir / "heartbeat").glob("flight-*")), "the ranks leave neither registry nor socket"
+    entries = [json.loads(p.read_text()) for p in (run.dir / "heartbeat").glob("flight-*.json")]
+    assert sorted(e["rank"] for e in entries) == [0, 1], entries  # each rank served its recorder, then closed it
+    assert all((e["kind"], e["was"]) == ("closed", "server") for e in entries), entries
+    assert not list((run.dir / "heartbeat").glob("flight-*.sock")), "no socket is left behind"
 
 
 @pytest.mark.e2e

@@ -679,8 +679,8 @@ def _stop_flight(beats: _Beats) -> None:
 
     torch's ``_WorkerServer.shutdown`` joins the server's threads while holding the GIL, and our handler needs
     the GIL: shut down while a request of hangwatch's is being answered, the job never exits (seen: a rank
-    stuck in ``std::thread::join``). So nothing may be asked any more (the registry and the socket are removed
-    first, and a handler that starts answers at once), a request already connected gets the GIL to finish
+    stuck in ``std::thread::join``). So nothing may be asked any more (the registry says ``closed`` and the socket
+    is removed first, and a handler that starts answers at once), a request already connected gets the GIL to finish
     (waited for, the GIL free: none running and none begun for 0.1 s, at most 2 s), and only then the server
     is shut down."""
     if not _CLOSING:
@@ -688,12 +688,19 @@ def _stop_flight(beats: _Beats) -> None:
     server, beats.flight = beats.flight, None
     if server is None:
         return
-    for path in (os.path.join(beats.directory, f"flight-{os.getpid()}.json"), beats.flight_entry.get("socket")):
-        if isinstance(path, str):
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+    base = os.path.join(beats.directory, f"flight-{os.getpid()}")
+    try:  # kept, closed: what the rank served stays on record
+        with open(base + ".json.tmp", "w") as f:
+            json.dump({**beats.flight_entry, "kind": "closed", "was": beats.flight_entry.get("kind")}, f)
+        os.replace(base + ".json.tmp", base + ".json")
+    except OSError:
+        pass
+    sock = beats.flight_entry.get("socket")
+    if isinstance(sock, str):
+        try:
+            os.unlink(sock)
+        except OSError:
+            pass
     deadline = time.monotonic() + 2.0
     while time.monotonic() < deadline and (_CALLS[0] or time.monotonic() - _CALLS[1] < 0.1):
         time.sleep(0.01)

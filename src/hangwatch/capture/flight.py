@@ -80,14 +80,15 @@ class RawDump:
 
 
 def registry(pid: int, heartbeat_dir: str | None) -> dict[str, Any] | None:
-    """What the rank ``pid`` registered (``flight-<pid>.json``), or None."""
+    """What the rank ``pid`` registered (``flight-<pid>.json``), or None; None too once the rank closed its reader
+    (its process group destroyed, or the rank exiting: ``"kind": "closed"``)."""
     if not heartbeat_dir:
         return None
     try:
         data = json.loads(flight_registry(Path(heartbeat_dir), pid).read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return data if isinstance(data, dict) and data.get("kind") != "closed" else None
 
 
 def _ask_fifo(entry: dict[str, Any], timeout: float) -> str:
