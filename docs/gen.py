@@ -122,7 +122,8 @@ def _files() -> str:
     out = [
         "\n## The run directory\n\nWhat `hangwatch run` writes (`--run-dir`; by default "
         "`hangwatch-runs/<UTC time>-<command>`); its names are declared in `src/hangwatch/records/layout.py`. "
-        "Every JSON file is written atomically; a reader skips a torn last line of events.jsonl.\n\n"
+        "Every JSON file is written atomically. A reader (`ls`, `watch`, `report`) leaves out a line of events.jsonl "
+        "or a JSON file that does not parse, and `report` says which file it left out.\n\n"
         "| path | what it holds |\n| --- | --- |\n"
     ]
     out.extend(f"| `{path}` | {text} |\n" for path, text in FILES)
@@ -137,22 +138,25 @@ def _exit_codes() -> str:
         EXIT_SUPERVISION_FAILED,
         ExitReason,
     )
+    from hangwatch.supervise.supervisor import MAX_INTERNAL_ERRORS
 
-    rows = [
+    failed = f"hangwatch's own loop failed {MAX_INTERNAL_ERRORS} rounds in a row; it ended the job cleanly"
+    rows: list[tuple[object, tuple[ExitReason, ...], str]] = [
+        (0, (ExitReason.FINISHED,), "the job finished"),
         (
             "the job's own",
-            ExitReason.FINISHED,
-            "the job finished (0) or crashed (its status), or hangwatch was stopped by a signal (the job's status)",
+            (ExitReason.CRASHED, ExitReason.SIGNAL),
+            "the job exited with an error; or hangwatch was stopped by a signal (SIGTERM, Ctrl-C twice), the job too",
         ),
-        (EXIT_HUNG_REQUEUE, ExitReason.HUNG_REQUEUE, "hangwatch ended a hung job, and a requeue may pass it"),
-        (EXIT_HUNG_FINAL, ExitReason.HUNG_FINAL, "hangwatch ended a hung job that a requeue would hang again"),
-        (EXIT_STOPPED, ExitReason.OVER_BUDGET, "`--on-over-budget stop` ended the job (a deadline stop too)"),
+        (EXIT_HUNG_REQUEUE, (ExitReason.HUNG_REQUEUE,), "hangwatch ended a hung job, and a requeue may pass it"),
+        (EXIT_HUNG_FINAL, (ExitReason.HUNG_FINAL,), "hangwatch ended a hung job that a requeue would hang again"),
         (
-            EXIT_SUPERVISION_FAILED,
-            ExitReason.SUPERVISION_FAILED,
-            "hangwatch's own loop failed 5 rounds in a row; it ended the job cleanly",
+            EXIT_STOPPED,
+            (ExitReason.OVER_BUDGET, ExitReason.DEADLINE),
+            "`--on-over-budget stop` or the deadline ended it",
         ),
-        (2, None, "bad input: one sentence of what happened, one of what to do (any command)"),
+        (EXIT_SUPERVISION_FAILED, (ExitReason.SUPERVISION_FAILED,), failed),
+        (2, (), "bad input: one sentence of what happened, one of what to do (any command)"),
     ]
     out = [
         "\n## Exit codes\n\n`summary.json` says which (`exit_reason`: "
@@ -160,7 +164,7 @@ def _exit_codes() -> str:
         + "); [Clusters](clusters.md#exit-codes) says what a scheduler does with each.\n\n"
         "| code | reason | when |\n| --- | --- | --- |\n"
     ]
-    out.extend(f"| {code} | {f'`{r.value}`' if r else '-'} | {text} |\n" for code, r, text in rows)
+    out.extend(f"| {code} | {', '.join(f'`{r.value}`' for r in rs) or '-'} | {text} |\n" for code, rs, text in rows)
     return "".join(out)
 
 

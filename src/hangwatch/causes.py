@@ -16,6 +16,7 @@ from hangwatch.signatures import (
     COLLECTIVE_STALLED_FIX,
     COMPILE_FIX,
     COMPUTING_FIX,
+    CUDA_FORK_FIX,
     DEADLOCK_FIX,
     FORK_FIX,
     GPU_HARDWARE_FIX,
@@ -46,6 +47,7 @@ class Cause(str, Enum):
     DATALOADER_BATCH_LOST = "dataloader.batch_lost"
     DATALOADER_WORKER_DIED = "dataloader.worker_died"
     FORK_INHERITED_LOCK = "fork.inherited_lock"
+    FORK_AFTER_CUDA = "fork.after_cuda"
     CODE_BUSY_LOOP = "code.busy_loop"
     CODE_DEADLOCK = "code.deadlock"
     CODE_COMPUTING = "code.computing"
@@ -152,6 +154,14 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         Nature.HUNG,
         Requeue.BY_PROOF,
         FORK_FIX,
+        ladder=("spawn", "workers0"),
+    ),
+    Cause.FORK_AFTER_CUDA: CauseInfo(
+        'a forked process (a DataLoader worker) used CUDA its parent had started: it raises at once ("Cannot '
+        're-initialize CUDA in forked subprocess") and the job crashes; the same fork crashes again',
+        Nature.CRASHED,
+        Requeue.DETERMINISTIC,
+        CUDA_FORK_FIX,
         ladder=("spawn", "workers0"),
     ),
     Cause.CODE_BUSY_LOOP: CauseInfo(

@@ -84,12 +84,13 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar(
         "HANGWATCH_FLIGHT",
         "`hangwatch run`, for the job",
-        "`0` (--no-flight-recorder): the hook leaves torch's flight recorder alone",
+        "`0` (--no-flight-recorder): the hook leaves torch's flight recorder alone; `fifo`: it serves it through a "
+        "FIFO even where torch has a worker server",
     ),
     EnvVar(
         "HANGWATCH_PHASE_TIMEOUT",
         "`hangwatch run`, for the job",
-        "seconds a checkpoint or compile phase may last (--phase-timeout)",
+        "seconds a checkpoint or compile phase may last (the run's --max-slow)",
     ),
     EnvVar(
         "HANGWATCH_REMEDY_DATALOADER",

@@ -346,8 +346,10 @@ sock = registry(os.getpid(), os.environ["HANGWATCH_HEARTBEAT_DIR"])["socket"]
 answered, refused, stop = [], [], []
 def ask():
     while not stop:
+        asked = time.monotonic()
         try:
-            answered.append(len(_post(sock, "hangwatch_fr", 2.0)))
+            _post(sock, "hangwatch_fr", 2.0)
+            answered.append(asked)  # when it was asked: one asked before the destroy may be read after it
         except Exception:
             refused.append(1)
 readers = [threading.Thread(target=ask, daemon=True) for _ in range(2)]
@@ -356,9 +358,20 @@ for t in readers:
 while not answered:
     time.sleep(0.001)
 dist.destroy_process_group()  # while two readers ask for the recorder, again and again
-after = len(answered)
+destroyed = time.monotonic()
 time.sleep(0.2)
-print(json.dumps({"answered": after, "after_destroy": len(answered) - after, "refused": len(refused)}), flush=True)
+after = len([a for a in answered if a <= destroyed])
+stop.append(1)
+closed = registry(os.getpid(), os.environ["HANGWATCH_HEARTBEAT_DIR"]) is None
+# a process group made again gets its reader back; destroyed as WORLD, it closes again
+dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+dist.all_reduce(torch.ones(2))
+again = registry(os.getpid(), os.environ["HANGWATCH_HEARTBEAT_DIR"])
+served = len(json.loads(_post(again["socket"], "hangwatch_fr", 5.0))["entries"])
+dist.destroy_process_group(dist.group.WORLD)
+closed_again = registry(os.getpid(), os.environ["HANGWATCH_HEARTBEAT_DIR"]) is None
+print(json.dumps({"answered": after, "after_destroy": len([a for a in answered if a > destroyed]), "refused": len(refused),
+                  "closed": closed, "served_again": served, "closed_again": closed_again}), flush=True)
 """
 
 
@@ -381,3 +394,4 @@ def test_the_recorder_read_again_and_again_while_the_group_is_destroyed_never_br
         assert r.returncode == 0, r.stderr.decode()[-3000:]
         got = json.loads(r.stdout.decode().strip().splitlines()[-1])
         assert got["answered"] >= 1 and got["after_destroy"] == 0, got
+        assert got["closed"] and got["served_again"] >= 1 and got["closed_again"], got

@@ -14,7 +14,9 @@ def _taken(state: str) -> dict:
     return {10: (None, [task])}  # the process sample is not read here
 
 
-def _count(monkeypatch, states: list[str], switches: list[int], state_before: str = "S") -> tuple[int, int]:
+def _count(
+    monkeypatch, states: list[str], switches: list[int], state_before: str = "S", stopped: frozenset = frozenset({10})
+) -> tuple[int, int]:
     """The count taken after a read, and how many times the thread's state was looked at."""
     seen = iter(states)
     looks = []
@@ -26,7 +28,7 @@ def _count(monkeypatch, states: list[str], switches: list[int], state_before: st
     monkeypatch.setattr(sampler, "_state", state)
     monkeypatch.setattr(sampler.proc, "read_ctx_switches", lambda path: switches[min(len(looks), len(switches)) - 1])
     monkeypatch.setattr(sampler, "_syscalls", lambda pid, tasks: None)
-    out = sampler._switches_now(_taken(state_before), settle_s=0.05, sleep=lambda s: None)
+    out = sampler._switches_now(_taken(state_before), stopped, settle_s=0.05, sleep=lambda s: None)
     return out[(10, 11)], len(looks)
 
 
@@ -43,4 +45,10 @@ def test_a_sleeper_still_awake_at_the_deadline_is_counted_one_switch_ahead(monke
 
 def test_a_thread_that_was_running_before_the_read_is_not_waited_for(monkeypatch):
     n, looks = _count(monkeypatch, ["R"], [7], state_before="R")
+    assert (n, looks) == (7, 0)
+
+
+def test_a_process_the_read_did_not_stop_is_not_waited_for(monkeypatch):
+    """Read --nonblocking (a thread in D or T), or not read at all (not Python, no py-spy): nothing woke it."""
+    n, looks = _count(monkeypatch, ["R"], [7], stopped=frozenset())
     assert (n, looks) == (7, 0)

@@ -103,7 +103,36 @@ def test_nccl_groups_are_read_from_their_own_recorder_and_merged_with_the_others
     rec = parse_dump(RawDump(597, 0, _merged(empty, nccl.read_text()), "fr_trace_json", None, 0.01))
     assert [c.seq for c in rec.entries] == [1, 2, 3, 4, 5] and rec.version == "2.10"
     assert [(s.group, s.last_completed) for s in rec.status] == [("0", 4)]
-    assert _merged(empty, "not json") == empty  # a dump that does not parse leaves the other
+    assert _merged(empty, "not json") == empty and _merged("not json", nccl.read_text()) == nccl.read_text()
+
+
+def test_a_group_on_gloo_and_nccl_is_two_groups_each_numbered_on_its_own():
+    """``backend="cpu:gloo,cuda:nccl"``: the default group's gloo collectives and its NCCL ones are numbered
+    apart, in two recorders; merged, they stay apart (seq 1 of each is not one collective)."""
+    from pathlib import Path
+
+    from hangwatch.capture.flight import RawDump, _merged, parse_dump
+
+    nccl = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "gpu"
+        / "h200"
+        / "nccl-all-reduce-queued-behind-a-kernel.json"
+    )
+    gloo = json.loads(
+        _dump([(1, "all_reduce", True, ""), (2, "barrier", False, "scheduled")]).replace("nccl:", "gloo:")
+    )
+    gloo["pg_status"] = {
+        "0": {"last_enqueued_collective": 2, "last_started_collective": 2, "last_completed_collective": 1}
+    }
+    merged = json.loads(_merged(json.dumps(gloo), nccl.read_text()))
+    assert set(merged["pg_status"]) == {"0", "0 (nccl)"}
+    rec = parse_dump(RawDump(597, 0, json.dumps(merged), "fr_trace_json+dump_nccl_trace_json", None, 0.01))
+    groups = {(c.group, c.backend) for c in rec.entries}
+    assert groups == {("default_pg", "gloo"), ("default_pg (nccl)", "nccl")}
+    assert [c.seq for c in rec.entries if c.backend == "nccl"] == [1, 2, 3, 4, 5]
+    assert not rec.has_frames  # the C++ handlers answered: no frames of the job's Python
 
 
 def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():

@@ -401,9 +401,30 @@ def test_on_an_h200_cuda_in_a_forked_worker_is_named_at_the_datasets_line_with_s
     names the line: the dataset's __getitem__, not the main loop's `for`."""
     text = (GPU / "h200" / "fork-after-cuda-output.log").read_text()
     (root, *_) = diagnose_crash(1, text, pid=804)
-    assert root.cause == "dataloader.worker_died" and "fork" in root.summary, root.summary
+    assert root.cause == "fork.after_cuda" and "fork" in root.summary, root.summary
     assert (root.where.file, root.where.line, root.where.function) == ("/gpucheck/job.py", 75, "__getitem__")
     assert any("spawn" in f for f in root.fix)
     assert any(
         "Cannot re-initialize CUDA in forked subprocess" in e and "in DataLoader worker 0" in e for e in root.evidence
     ), root.evidence
+
+
+def test_a_worker_error_with_no_line_of_the_jobs_own_keeps_the_main_loops_line():
+    """default_collate failing in a worker: every frame of the worker's traceback is torch's. The error is the
+    worker's; the line is the main process's `for` (the only line of the job's own code there is)."""
+    text = """Traceback (most recent call last):
+  File "/job/train.py", line 40, in <module>
+    for b in loader:
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 741, in __next__
+    data = self._next_data()
+RuntimeError: Caught RuntimeError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 358, in _worker_loop
+    data = fetcher.fetch(index)
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/collate.py", line 212, in default_collate
+    return torch.stack(batch, 0, out=out)
+RuntimeError: stack expects each tensor to be equal size, but got [3] at entry 0 and [4] at entry 1
+"""
+    (root, *_) = diagnose_crash(1, text, pid=7)
+    assert (root.where.file, root.where.line) == ("/job/train.py", 40), root.where
+    assert any("stack expects each tensor" in e and "in DataLoader worker 0" in e for e in root.evidence)

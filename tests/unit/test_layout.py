@@ -4,7 +4,9 @@ reader go through it, and reading a run that is being written or was cut short n
 from __future__ import annotations
 
 import ast
+import io
 import json
+import logging
 from pathlib import Path
 
 from hangwatch.records import layout
@@ -70,11 +72,12 @@ def _a_real_incident():
     return build_incident(ev, diagnose(ev))
 
 
-def test_a_run_cut_short_is_read_without_raising(tmp_path):
+def test_a_run_cut_short_is_read_without_raising_and_says_what_it_left_out(tmp_path, caplog):
     """A torn last event, a summary that does not parse, an incident cut in half, a stray folder: the readers
-    (ls/watch, report, the exit-code history) read what is whole and leave the rest."""
+    (ls/watch, report, the exit-code history) read what is whole, keep each incident's own number, and say what
+    they left out."""
     from hangwatch.recover.exitcode import earlier_hangs
-    from hangwatch.report.run_report import load_run
+    from hangwatch.report.run_report import load_run, render_run
     from hangwatch.runs.view import load_view
 
     run = RunLayout(tmp_path)
@@ -83,29 +86,40 @@ def test_a_run_cut_short_is_read_without_raising(tmp_path):
     )
     run.summary.write_text('{"state": "runn')
     good = _a_real_incident()
-    run.incident_dir(1).mkdir(parents=True)
-    (run.incident_dir(1) / layout.INCIDENT).write_text(good.to_json())
-    run.incident_dir(2).mkdir()
-    (run.incident_dir(2) / layout.INCIDENT).write_text('{"verdict": "hu')
+    for n, text in ((1, '{"verdict": "hu'), (2, good.to_json()), (3, good.to_json())):
+        run.incident_dir(n).mkdir(parents=True)
+        (run.incident_dir(n) / layout.INCIDENT).write_text(text)
     (run.incidents / "notes").mkdir()
 
-    assert [d.name for d in run.incident_dirs()] == ["001", "002"]
-    assert [n for n, _ in run.incident_dicts()] == [1]
+    assert [d.name for d in run.incident_dirs()] == ["001", "002", "003"]
+    assert [n for n, _ in run.incident_dicts()] == [2, 3]
+    assert run.damaged() == [layout.SUMMARY, f"{layout.INCIDENTS}/001/{layout.INCIDENT}"]
     assert [e["event"] for e in run.event_dicts()] == ["start"] and run.summary_dict() is None
     view = load_view(tmp_path)
-    assert view.state.value == "dead" and view.latest_incident is not None and view.latest_incident.number == 1
+    assert view.state.value == "dead" and view.latest_incident is not None and view.latest_incident.number == 3
     record = load_run(tmp_path)
-    assert record.summary is None and len(record.events) == 1 and len(record.incidents) == 1
+    assert record.summary is None and len(record.events) == 1 and [n for n, _ in record.numbered()] == [2, 3]
+    out = io.StringIO()
+    render_run(record, out)
+    text = out.getvalue()
+    assert "incidents/001/incident.json: damaged" in text and "incident 002 " in text and "incident 003 " in text
     root = good.findings[0]
-    assert [h.text() for h in earlier_hangs(tmp_path)] == [f"{root.cause} at {root.where.file}:{root.where.line}"]
+    with caplog.at_level(logging.WARNING):
+        hangs = earlier_hangs(tmp_path)
+    assert [h.text() for h in hangs] == [f"{root.cause} at {root.where.file}:{root.where.line}"] * 2
+    assert "incidents/001/incident.json" in caplog.text
 
 
-def test_the_writer_numbers_incidents_as_the_readers_find_them(tmp_path):
+def test_the_writer_numbers_incidents_past_the_highest_and_past_999(tmp_path):
     from hangwatch.supervise.books.rundir import RunDir
 
-    RunLayout(tmp_path).incident_dir(1).mkdir(parents=True)
+    run = RunLayout(tmp_path)
+    for n in (1, 3, 999):
+        run.incident_dir(n).mkdir(parents=True)
     writer = RunDir(tmp_path)
     try:
-        assert writer.incident_count == 1 and writer.layout.incident_dir(writer.incident_count + 1).name == "002"
+        written = writer.write_incident(_a_real_incident())
     finally:
         writer.close()
+    assert written.name == "1000" and [d.name for d in run.incident_dirs()][-2:] == ["999", "1000"]
+    assert [n for n, _ in run.incident_dicts()] == [1000]

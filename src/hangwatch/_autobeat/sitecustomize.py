@@ -495,20 +495,33 @@ def _fr_dump() -> bytes:
     import pickle
 
     c10d: Any = sys.modules["torch._C._distributed_c10d"]
-    data = pickle.loads(_without_inductor(lambda: c10d._dump_fr_trace(True, True, False)))  # noqa: S301 - torch's own
-    nccl = getattr(c10d, "_dump_nccl_trace", None)
-    if nccl is not None:
-        more = pickle.loads(_without_inductor(lambda: nccl(True, True, False)))  # noqa: S301 - torch's own dump
-        data = merge_dumps(data, more)
+    dumps: list[dict[str, Any]] = []
+    errors: list[Exception] = []
+    for name in ("_dump_fr_trace", "_dump_nccl_trace"):  # each on its own: one failing leaves the other
+        fn: Any = getattr(c10d, name, None)
+        if fn is None:
+            continue
+        try:
+            dumps.append(pickle.loads(_without_inductor(functools.partial(fn, True, True, False))))  # noqa: S301
+        except Exception as e:  # noqa: BLE001 - the other recorder may still answer
+            errors.append(e)
+    if not dumps:
+        raise errors[0] if errors else RuntimeError("torch has no flight recorder")
+    data = dumps[0] if len(dumps) == 1 else merge_dumps(dumps[0], dumps[1])
     return json.dumps(data, default=str).encode()
 
 
 def merge_dumps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Two recorders' dumps as one: the entries of both, each group's config and status, the newer version."""
-    out = dict(a)
-    out["entries"] = list(a.get("entries") or []) + list(b.get("entries") or [])
+    """The generic recorder's dump and NCCL's as one: the entries of both, every key of either (NCCL's
+    communicator state), each group's config and status; a group in both (``cpu:gloo,cuda:nccl``) keeps its
+    two statuses, NCCL's as ``<pg> (nccl)`` (the entries tell the two apart by their ``nccl:`` prefix).
+    capture/flight.py merges the C++ handlers' answers the same way (this hook cannot import hangwatch)."""
+    out = {**b, **a, "entries": list(a.get("entries") or []) + list(b.get("entries") or [])}
     for key in ("pg_config", "pg_status"):
-        out[key] = {**(a.get(key) or {}), **(b.get(key) or {})}
+        merged = dict(a.get(key) or {})
+        for k, v in (b.get(key) or {}).items():
+            merged[f"{k} (nccl)" if k in merged and key == "pg_status" else k] = v
+        out[key] = merged
     for key in ("version", "comm_lib_version"):
         out[key] = b.get(key) or a.get(key)
     return out
@@ -517,14 +530,21 @@ def merge_dumps(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 _DUMP_LOCKS: list[Any] = []  # one dump at a time (the server may answer two requests at once)
 _CLOSING: list[bool] = []  # set once the process group goes away: no dump after that
 _CALLS = [0, 0.0]  # our handlers running now, and when the last one began (monotonic)
+_LEFT: list[Any] = []  # a server whose handler never returned: never shut down (that would join it forever)
+_FIFO_READER: list[str] = []  # the FIFO this process's reader thread serves, once started
 
 
 def _dump_lock() -> Any:
     if not _DUMP_LOCKS:
         import threading
 
-        _DUMP_LOCKS.append(threading.Lock())
+        _DUMP_LOCKS.extend([threading.Lock(), threading.Lock()])
     return _DUMP_LOCKS[0]
+
+
+def _calls_lock() -> Any:
+    _dump_lock()
+    return _DUMP_LOCKS[1]
 
 
 def _without_inductor(dump: Callable[[], Any]) -> Any:
@@ -534,6 +554,8 @@ def _without_inductor(dump: Callable[[], Any]) -> Any:
     machine. A job that never imported it has no generated code: for the dump, the name is taken out of
     torch's lazy modules (the lookup fails, and torch's symbolizer goes on without it); an ``import`` of it by
     a thread of the job meanwhile is not touched (the import system does not ask the lazy table)."""
+    if _CLOSING:
+        raise RuntimeError("the process group is being destroyed")
     torch = sys.modules.get("torch")
     lazy = getattr(torch, "_lazy_modules", None)
     lock = _dump_lock()
@@ -556,8 +578,13 @@ def _without_inductor(dump: Callable[[], Any]) -> Any:
 
 
 def _fr_handler(req: Any, resp: Any) -> None:
-    _CALLS[0] += 1  # under the GIL
-    _CALLS[1] = time.monotonic()
+    if _CLOSING:  # at once: _stop_flight waits for this call to leave before it shuts the server down
+        resp.set_content(b"the process group is being destroyed", "text/plain")
+        resp.set_status(503)
+        return
+    with _calls_lock():
+        _CALLS[0] += 1
+        _CALLS[1] = time.monotonic()
     try:
         resp.set_content(_fr_dump(), "application/json")
         resp.set_status(200)
@@ -565,7 +592,8 @@ def _fr_handler(req: Any, resp: Any) -> None:
         resp.set_content(f"{type(e).__name__}: {e}".encode(), "text/plain")
         resp.set_status(500)
     finally:
-        _CALLS[0] -= 1
+        with _calls_lock():
+            _CALLS[0] -= 1
 
 
 def _fifo_thread(fifo: str, out: str) -> None:
@@ -602,6 +630,7 @@ def _serve_flight(beats: _Beats) -> None:
     c10d: Any = sys.modules.get("torch._C._distributed_c10d")
     server = getattr(c10d, "_WorkerServer", None) if how != "fifo" else None
     base = os.path.join(beats.directory, f"flight-{os.getpid()}")
+    _dump_lock()  # made here, by one thread, before any request can come
     sock = _socket_path(beats.directory) if server is not None else None
     if sock is None:
         server = None  # no path short enough for a unix socket: the FIFO, whose path has no such limit
@@ -626,10 +655,12 @@ def _serve_flight(beats: _Beats) -> None:
         entry = {"kind": "server", "socket": path}
     else:
         fifo = base + ".fifo"
-        if os.path.exists(fifo):
-            os.unlink(fifo)
-        os.mkfifo(fifo, 0o600)
-        _fifo_thread(fifo, base + ".dump.json")
+        if not _FIFO_READER:  # one reader a process: after a destroy and a new group, the same one reads on
+            if os.path.exists(fifo):
+                os.unlink(fifo)
+            os.mkfifo(fifo, 0o600)
+            _fifo_thread(fifo, base + ".dump.json")
+            _FIFO_READER.append(fifo)
         beats.flight = fifo
         entry = {"kind": "fifo", "fifo": fifo, "dump": base + ".dump.json"}
     beats.flight_entry = entry
@@ -674,15 +705,22 @@ def _socket_path(directory: str) -> str | None:
     return there if len(os.fsencode(there)) <= SUN_PATH_MAX else None
 
 
+def _reader_reset() -> None:
+    """After fork: the child has no reader of its own yet, and the parent's locks may have been held."""
+    for state in (_DUMP_LOCKS, _CLOSING, _LEFT, _FIFO_READER):
+        state.clear()
+    _CALLS[:] = [0, 0.0]
+
+
 def _stop_flight(beats: _Beats) -> None:
     """Shut this rank's reader down before its process group or the interpreter goes.
 
     torch's ``_WorkerServer.shutdown`` joins the server's threads while holding the GIL, and our handler needs
     the GIL: shut down while a request of hangwatch's is being answered, the job never exits (seen: a rank
     stuck in ``std::thread::join``). So nothing may be asked any more (the registry says ``closed`` and the socket
-    is removed first, and a handler that starts answers at once), a request already connected gets the GIL to finish
-    (waited for, the GIL free: none running and none begun for 0.1 s, at most 2 s), and only then the server
-    is shut down."""
+    is removed first, and a handler that starts answers at once), a request already connected gets the GIL to
+    finish (waited for, the GIL free: none running and none begun for 0.1 s since the socket went, at most 10 s),
+    and only then the server is shut down; one whose handler never returns is left as it is."""
     if not _CLOSING:
         _CLOSING.append(True)
     server, beats.flight = beats.flight, None
@@ -701,9 +739,13 @@ def _stop_flight(beats: _Beats) -> None:
             os.unlink(sock)
         except OSError:
             pass
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and (_CALLS[0] or time.monotonic() - _CALLS[1] < 0.1):
-        time.sleep(0.01)
+    closed = time.monotonic()
+    deadline = closed + 10.0
+    while time.monotonic() < deadline and (_CALLS[0] or time.monotonic() - max(_CALLS[1], closed) < 0.1):
+        time.sleep(0.01)  # the GIL free: a request connected before the socket went reaches the handler and leaves
+    if _CALLS[0]:  # a dump that does not end: shut down now and the rank never exits; left to the OS instead
+        _LEFT.append(server)
+        return
     if hasattr(server, "shutdown"):
         try:
             server.shutdown()
@@ -739,12 +781,23 @@ def _attach_distributed(beats: _Beats, dist: Any) -> None:
 
     @functools.wraps(destroy)
     def destroy_process_group(group: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if group is None:  # every group goes, and the recorder's entries with them: the reader goes first
+        world = getattr(getattr(dist, "GroupMember", None), "WORLD", None)
+        every = group is None or (world is not None and group is world)  # torch destroys every group for both
+        if every:  # the recorder's entries go with them: the reader goes first
             try:
                 _stop_flight(beats)
             except Exception:  # noqa: BLE001, S110 - never a reason to break the job
                 pass
-        return destroy(group, *args, **kwargs)
+        try:
+            return destroy(group, *args, **kwargs)
+        except BaseException:
+            if every:  # the groups are still there: so is the reader
+                _CLOSING.clear()
+                try:
+                    _serve_flight(beats)
+                except Exception:  # noqa: BLE001, S110
+                    pass
+            raise
 
     destroy_process_group._hangwatch = True  # type: ignore[attr-defined]
     dist.destroy_process_group = destroy_process_group
@@ -835,6 +888,7 @@ def _install() -> None:
     beats = _Beats(directory, timeout)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=beats.reset)
+        os.register_at_fork(after_in_child=_reader_reset)
     sys.meta_path.insert(0, _Finder(beats))
 
 

@@ -23,7 +23,7 @@ import os
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,7 @@ class RawDump:
     pid: int
     rank: int | None
     text: str | None
-    via: str | None  # "hangwatch_fr" (with frames), "fr_trace_json", "fifo"
+    via: str | None  # "hangwatch_fr" (with frames), "fifo" (the same), or the C++ handlers that answered
     error: str | None
     seconds: float
 
@@ -126,12 +126,16 @@ def _ask(pid: int, entry: dict[str, Any], timeout: float) -> RawDump:
         return RawDump(pid, rank, text, HANDLER, None, time.monotonic() - t0)
     except (OSError, http.client.HTTPException, ValueError) as e:
         errors.append(f"{HANDLER}: {type(e).__name__}: {e}"[:160])
+    answered = []
     for handler in CPP_HANDLERS:  # each answers while Python is stuck; NCCL's groups are in a recorder of their own
         try:
             text = _post(path, handler, timeout).decode(errors="replace")
         except (OSError, http.client.HTTPException, ValueError) as e:
             errors.append(f"{handler}: {type(e).__name__}: {e}"[:160])
+            if isinstance(e, TimeoutError):
+                break  # a server that does not answer in time will not answer the next either
             continue
+        answered.append(handler)
         got = text if got is None else _merged(got, text)
     if got is None:
         return RawDump(pid, rank, None, None, "; ".join(errors), time.monotonic() - t0)
@@ -141,24 +145,33 @@ def _ask(pid: int, entry: dict[str, Any], timeout: float) -> RawDump:
             return RawDump(pid, rank, framed, HANDLER, None, time.monotonic() - t0)
         except (OSError, http.client.HTTPException, ValueError):
             pass
-    return RawDump(pid, rank, got, "fr_trace_json", None, time.monotonic() - t0)
+    return RawDump(pid, rank, got, "+".join(answered), None, time.monotonic() - t0)
 
 
 def _merged(a: str, b: str) -> str:
-    """Two JSON dumps (gloo's recorder, NCCL's) as one; either alone where the other does not parse. (The job's
-    hook merges its two the same way, in _autobeat/sitecustomize.py: it cannot import hangwatch.)"""
-    try:
-        da, db = json.loads(a), json.loads(b)
-    except ValueError:
-        return a
-    if not isinstance(da, dict) or not isinstance(db, dict):
-        return a
-    out = {**da, "entries": list(da.get("entries") or []) + list(db.get("entries") or [])}
+    """The generic recorder's JSON dump and NCCL's (``b``) as one; whichever parses where the other does not. A
+    group in both keeps its two statuses, NCCL's as ``<pg> (nccl)``. (The job's hook merges its two dumps the
+    same way, in _autobeat/sitecustomize.py ``merge_dumps``: it cannot import hangwatch.)"""
+    da, db = _json_dict(a), _json_dict(b)
+    if da is None or db is None:
+        return a if db is None else b
+    out = {**db, **da, "entries": list(da.get("entries") or []) + list(db.get("entries") or [])}
     for key in ("pg_config", "pg_status"):
-        out[key] = {**(da.get(key) or {}), **(db.get(key) or {})}
+        merged = dict(da.get(key) or {})
+        for k, v in (db.get(key) or {}).items():
+            merged[f"{k} (nccl)" if k in merged and key == "pg_status" else k] = v
+        out[key] = merged
     for key in ("version", "comm_lib_version"):
         out[key] = db.get(key) or da.get(key)
     return json.dumps(out)
+
+
+def _json_dict(text: str) -> dict[str, Any] | None:
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None
+    return d if isinstance(d, dict) else None
 
 
 def _waits_in_collective(text: str) -> bool:
@@ -247,6 +260,14 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
                 timeout_ms=int(e.get("timeout_ms") or 0) or None,
             )
         )
+    backends: dict[str, set[str | None]] = {}
+    for c in entries:
+        backends.setdefault(c.group, set()).add(c.backend)
+    # A group with two backends (``cpu:gloo,cuda:nccl``) numbers each backend's collectives on its own: two groups.
+    entries = [
+        replace(c, group=f"{c.group} (nccl)") if c.backend == "nccl" and len(backends[c.group]) > 1 else c
+        for c in entries
+    ]
     by_group: dict[str, list[CollectiveEntry]] = {}
     for c in entries:
         by_group.setdefault(c.group, []).append(c)
@@ -269,7 +290,7 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
         seconds=round(raw.seconds, 3),
         entries=kept,
         status=tuple(status),
-        has_frames=raw.via != "fr_trace_json" and any(c.frame is not None for c in kept),
+        has_frames=raw.via in (HANDLER, "fifo") and any(c.frame is not None for c in kept),
         version=str(data.get("version") or "") or None,
         raw=raw.text,
     )

@@ -290,14 +290,16 @@ SLEEPING = ("S", "D")
 
 def _switches_now(
     taken: dict[int, tuple[ProcessSample, list[_Task]]],
+    stopped: set[int],
     settle_s: float = SETTLE_S,
     sleep: Callable[[float], None] = time.sleep,
 ) -> dict[tuple[int, int], int]:
     """Per (pid, tid) context switches, and per (pid, 0) read/write syscalls, right after a stack read: once each
-    thread that slept before the read sleeps again (at most ``settle_s`` in all). A thread that has not by then is
-    counted one switch ahead: the one it makes going back to sleep."""
+    thread that slept before the read sleeps again (at most ``settle_s`` in all), in the processes the read stopped
+    (``stopped``: a blocking attach; ``--nonblocking`` and no read stop nothing). A thread that has not slept again
+    by then is counted one switch ahead: the one it makes going back to sleep."""
     deadline = time.monotonic() + settle_s
-    waking = {(p, t.tid) for p, (_, tasks) in taken.items() for t in tasks if t.state in SLEEPING}
+    waking = {(p, t.tid) for p, (_, tasks) in taken.items() if p in stopped for t in tasks if t.state in SLEEPING}
     while waking:
         waking = {(p, tid) for p, tid in waking if _state(p, tid) not in (*SLEEPING, None)}
         if not waking or time.monotonic() >= deadline:
@@ -406,7 +408,7 @@ def capture_job(
         _count_quiet_switches(taken, after_read, quiet)
         stacks = dump_stacks(targets, py_spy, stack_timeout_s) if py_spy and targets else {}
         _resume_if_we_stopped(taken, targets)
-        after_read = _switches_now(taken)
+        after_read = _switches_now(taken, {p for p, nonblock in targets.items() if not nonblock} if py_spy else set())
         for p, (s, tasks) in taken.items():
             series.setdefault(p, []).append(_merge(s, tasks, stacks.get(p)))
     if not series:

@@ -87,7 +87,7 @@ PATTERNS: tuple[CrashPattern, ...] = (
     # Measured on an H200 (tests/fixtures/gpu/h200/fork-after-cuda-output.log): a forked DataLoader worker
     # touching CUDA raises at once; the main process raises it again as "Caught RuntimeError in DataLoader worker".
     CrashPattern(
-        Cause.DATALOADER_WORKER_DIED,
+        Cause.FORK_AFTER_CUDA,
         re.compile(r"Cannot re-initialize CUDA in forked subprocess"),
         0.9,
         "A forked process (a DataLoader worker) used CUDA after its parent had started it: CUDA cannot run "

@@ -78,6 +78,17 @@ def tracebacks(text: str) -> list[Raised]:
     return list(_parsed(text))
 
 
+def _split(raw: str) -> tuple[str, str, int | None]:
+    """A log line as (the line, its stream: the prefixes it carries, the rank they name)."""
+    line, stream, rank = raw, "", None
+    while (m := _PREFIX.match(line)) is not None:
+        stream += m.group(0).strip()
+        if m.group(1) == "rank":
+            rank = int(m.group(2))
+        line = line[m.end() :]
+    return line, stream, rank
+
+
 @functools.lru_cache(maxsize=8)
 def _parsed(text: str) -> tuple[Raised, ...]:
     """Parsed once per log text: a diagnosis asks once per missing rank (256 of them on 32 nodes)."""
@@ -89,17 +100,14 @@ def _parsed(text: str) -> tuple[Raised, ...]:
     caught: dict[str, tuple[int, int]] = {}
     worker: dict[str, tuple[int, int]] = {}  # per stream: the same, while the original traceback is read
     for raw in text.splitlines():
-        line, stream, rank = raw, "", None
-        while (m := _PREFIX.match(line)) is not None:
-            stream += m.group(0).strip()
-            if m.group(1) == "rank":
-                rank = int(m.group(2))
-            line = line[m.end() :]
+        line, stream, rank = _split(raw)
         if not stream and (p := _PROCESS.match(line)) is not None:
             named = int(p.group(2))
             continue
         if line.startswith("Traceback (most recent call last):"):
             open_[stream] = []
+            caught.pop(stream, None)  # a new traceback: no worker's original follows the last one any more
+            worker.pop(stream, None)
             continue
         if line.startswith(_ORIGINAL) and stream in caught:
             open_[stream] = []
@@ -126,8 +134,9 @@ def _parsed(text: str) -> tuple[Raised, ...]:
             )
         exc = last.group(1) + (f": {last.group(2)}" if last.group(2) else "")
         origin = worker.pop(stream, None)
-        if origin is not None:
-            out[origin[1]] = Raised(out[origin[1]].rank if who is None else who, exc, user, origin[0])
+        if origin is not None:  # the worker's own error, at its line; the main process's line where it has none
+            main = out[origin[1]]
+            out[origin[1]] = Raised(main.rank if who is None else who, exc, user or main.frame, origin[0])
         else:
             out.append(Raised(who, exc, user))
             if (c := _CAUGHT.search(exc)) is not None:

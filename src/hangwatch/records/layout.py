@@ -117,14 +117,30 @@ class RunLayout:
         return self.root / INCIDENTS
 
     def incident_dir(self, number: int) -> Path:
-        """incidents/NNN."""
+        """incidents/NNN (three digits at least: 001, ..., 999, 1000)."""
         return self.incidents / f"{number:03d}"
 
     def incident_dirs(self) -> list[Path]:
         """Every incidents/NNN, oldest first."""
         if not self.incidents.is_dir():
             return []
-        return sorted(p for p in self.incidents.glob("[0-9][0-9][0-9]") if p.is_dir())
+        return sorted(
+            (p for p in self.incidents.iterdir() if p.name.isdigit() and p.is_dir()), key=lambda p: int(p.name)
+        )
+
+    def next_incident(self) -> int:
+        """The number the next incident gets: one past the highest there (a gap is never filled)."""
+        dirs = self.incident_dirs()
+        return int(dirs[-1].name) + 1 if dirs else 1
+
+    def damaged(self) -> list[str]:
+        """The JSON files that are there but do not parse, as paths in the run directory: a reader leaves them out
+        and says so."""
+        out = [SUMMARY] if self.summary.exists() and self.summary_dict() is None else []
+        for d in self.incident_dirs():
+            if not isinstance(read_json(d / INCIDENT), dict):
+                out.append(f"{INCIDENTS}/{d.name}/{INCIDENT}")
+        return out
 
     def is_run(self) -> bool:
         """Whether this is a run directory (`hangwatch run` made it: it has events.jsonl)."""

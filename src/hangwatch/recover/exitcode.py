@@ -188,7 +188,10 @@ def job_exit(code: int, signalled: bool = False) -> ExitStatus:
 def earlier_hangs(run_dir: Path) -> list[Hang]:
     """The hangs an earlier run left in this run directory (incidents with verdict ``hung``), oldest first."""
     out: list[Hang] = []
-    for number, data in RunLayout(run_dir).incident_dicts():
+    layout = RunLayout(run_dir)
+    for path in layout.damaged():
+        log.warning("ignoring an unreadable %s in %s", path, run_dir)
+    for number, data in layout.incident_dicts():
         try:
             if data.get("verdict") != "hung" or not data.get("findings"):
                 continue

@@ -106,8 +106,13 @@ def stalls(run: RunRecord) -> list[Stall]:
         EventKind.EXIT,
         EventKind.TERMINATE,
     )
-    incident_events = [e for e in run.events if e.kind == EventKind.INCIDENT]
-    for n, (ev, inc) in enumerate(zip(incident_events, run.incidents, strict=False), 1):
+    by_number = dict(run.numbered())
+    for ev in (e for e in run.events if e.kind == EventKind.INCIDENT):
+        name = Path(str(ev.fields.get("path") or "")).name  # the event names its incident's directory
+        inc = by_number.get(int(name)) if name.isdigit() else None
+        if inc is None:
+            continue
+        n = int(name)
         start = inc.last_progress.at if inc.last_progress is not None else ev.at
         end = next((e.at for e in run.events if e.at >= ev.at and e.kind in enders), ev.at)
         root = inc.root_cause
@@ -455,7 +460,8 @@ def render_html(run: RunRecord, run_dir: Path) -> str:
             "</table>",
         ]
     body.append(f"<h2>Incidents ({len(run.incidents)})</h2>")
-    body += [_incident_html(n, inc) for n, inc in enumerate(run.incidents, 1)] or ["<p>None.</p>"]
+    body += [f"<p class='muted'>{escape(p)}: damaged (it does not parse), left out</p>" for p in run.damaged]
+    body += [_incident_html(n, inc) for n, inc in run.numbered()] or ["<p>None.</p>"]
     body += [
         "<h2>Events</h2>",
         _events_html(run.events),

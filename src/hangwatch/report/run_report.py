@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -38,6 +38,12 @@ class RunRecord:
     summary: RunSummary | None
     events: list[Event]
     incidents: list[Incident]
+    numbers: list[int] = field(default_factory=list)  # each incident's number (incidents/NNN), in the same order
+    damaged: list[str] = field(default_factory=list)  # files there that do not parse, left out
+
+    def numbered(self) -> list[tuple[int, Incident]]:
+        """(number, incident), oldest first."""
+        return list(zip(self.numbers or range(1, len(self.incidents) + 1), self.incidents, strict=False))
 
 
 def load_run(run_dir: Path) -> RunRecord:
@@ -52,12 +58,13 @@ def load_run(run_dir: Path) -> RunRecord:
         raw = layout.summary_dict()
         summary = RunSummary.from_dict(raw) if raw is not None else None
         events = [Event.from_dict(d) for d in layout.event_dicts()]
-        incidents = [Incident.from_dict(d) for _, d in layout.incident_dicts()]
+        read = layout.incident_dicts()
+        incidents = [Incident.from_dict(d) for _, d in read]
     except (ValueError, KeyError, TypeError) as e:
         raise UsageError(
             f"cannot read the run in {run_dir}: {e}", "Check the files were not edited or truncated"
         ) from e
-    return RunRecord(summary, events, incidents)
+    return RunRecord(summary, events, incidents, [n for n, _ in read], layout.damaged())
 
 
 def _clock(t: float) -> str:
@@ -96,6 +103,8 @@ def render_run(run: RunRecord, out: TextIO) -> None:
         detail = {k: v for k, v in e.fields.items() if k != "command" and v not in (None, [], "")}
         text = ", ".join(f"{k}={v}" for k, v in detail.items())
         out.write(f"  {_clock(e.at)}  {e.kind:<9} {text[:160]}\n")
-    for n, incident in enumerate(run.incidents, 1):
+    for path in run.damaged:
+        out.write(f"\n{path}: damaged (it does not parse), left out\n")
+    for n, incident in run.numbered():
         out.write(f"\nincident {n:03d} (attempt {incident.attempt}, action {incident.action.value}):\n")
         render_text(incident, out, color=False)

@@ -41,7 +41,7 @@ class RunDir:
         self.heartbeat_dir.mkdir(mode=0o700, exist_ok=True)  # the ranks' flight recorder sockets live here
         self._events = open(self.layout.events, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
-        self.incident_count = len(self.layout.incident_dirs())
+        self.incident_count = self.layout.next_incident() - 1  # the last one's number
 
     def open_output_log(self) -> BinaryIO:
         """output.log, unbuffered, appended to by every attempt."""
