@@ -360,8 +360,11 @@ while not answered:
 dist.destroy_process_group()  # while two readers ask for the recorder, again and again
 destroyed = time.monotonic()
 time.sleep(0.2)
-after = len([a for a in answered if a <= destroyed])
 stop.append(1)
+for t in readers:  # stopped before the group is made again below: its new server would answer them
+    t.join(timeout=10)
+after = len([a for a in answered if a <= destroyed])
+late = len([a for a in answered if a > destroyed])
 closed = registry(os.getpid(), os.environ["HANGWATCH_HEARTBEAT_DIR"]) is None
 # a process group made again gets its reader back; destroyed as WORLD, it closes again
 dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
@@ -370,7 +373,7 @@ again = registry(os.getpid(), os.environ["HANGWATCH_HEARTBEAT_DIR"])
 served = len(json.loads(_post(again["socket"], "hangwatch_fr", 5.0))["entries"])
 dist.destroy_process_group(dist.group.WORLD)
 closed_again = registry(os.getpid(), os.environ["HANGWATCH_HEARTBEAT_DIR"]) is None
-print(json.dumps({"answered": after, "after_destroy": len([a for a in answered if a > destroyed]), "refused": len(refused),
+print(json.dumps({"answered": after, "after_destroy": late, "refused": len(refused),
                   "closed": closed, "served_again": served, "closed_again": closed_again}), flush=True)
 """
 
