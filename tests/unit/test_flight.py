@@ -8,10 +8,16 @@ Here the tests that start no process; those that do are in tests/e2e/test_flight
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
+
+# Recorded on an H200 (tests/fixtures/gpu/h200/job.py `nccl_behind`): NCCL's own recorder of one rank.
+NCCL_DUMP = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "gpu" / "h200" / "nccl-all-reduce-queued-behind-a-kernel.json"
+)
 
 
 # --- the analysis on dumps ---------------------------------------------------------------------------------------
@@ -57,17 +63,9 @@ def _ranks(dumps: dict[int, str]):
 def test_a_real_nccl_dump_reads_the_collective_queued_behind_a_kernel():
     """Recorded on an H200 (torch 2.11.0+cu130, NCCL 2.28.9, tests/fixtures/gpu/h200/job.py `nccl_behind`): three
     all_reduces and a barrier completed, then an all_reduce queued behind a long kernel while the host waits."""
-    from pathlib import Path
-
     from hangwatch.capture.flight import RawDump, parse_dump
 
-    path = (
-        Path(__file__).resolve().parents[1]
-        / "fixtures"
-        / "gpu"
-        / "h200"
-        / "nccl-all-reduce-queued-behind-a-kernel.json"
-    )
+    path = NCCL_DUMP
     rec = parse_dump(RawDump(597, 0, path.read_text(), "hangwatch_fr", None, 0.01))
     assert rec.answered and rec.version == "2.10" and rec.has_frames
     ops = [(c.seq, c.op, c.backend, c.state, c.retired) for c in rec.entries]
@@ -88,18 +86,10 @@ def test_a_real_nccl_dump_reads_the_collective_queued_behind_a_kernel():
 def test_nccl_groups_are_read_from_their_own_recorder_and_merged_with_the_others():
     """On the H200 an NCCL job's generic recorder (`fr_trace_json`, `_dump_fr_trace`) was empty: its entries are
     in NCCL's own (`dump_nccl_trace_json`, `_dump_nccl_trace`). Both are read and merged."""
-    from pathlib import Path
-
     from hangwatch.capture.flight import RawDump, _merged, parse_dump
 
     empty = '{"version": "2.10", "pg_config": {}, "comm_lib_version": "", "pg_status": {}, "entries": []}'
-    nccl = (
-        Path(__file__).resolve().parents[1]
-        / "fixtures"
-        / "gpu"
-        / "h200"
-        / "nccl-all-reduce-queued-behind-a-kernel.json"
-    )
+    nccl = NCCL_DUMP
     rec = parse_dump(RawDump(597, 0, _merged(empty, nccl.read_text()), "fr_trace_json", None, 0.01))
     assert [c.seq for c in rec.entries] == [1, 2, 3, 4, 5] and rec.version == "2.10"
     assert [(s.group, s.last_completed) for s in rec.status] == [("0", 4)]
@@ -109,17 +99,9 @@ def test_nccl_groups_are_read_from_their_own_recorder_and_merged_with_the_others
 def test_a_group_on_gloo_and_nccl_is_two_groups_each_numbered_on_its_own():
     """``backend="cpu:gloo,cuda:nccl"``: the default group's gloo collectives and its NCCL ones are numbered
     apart, in two recorders; merged, they stay apart (seq 1 of each is not one collective)."""
-    from pathlib import Path
-
     from hangwatch.capture.flight import RawDump, _merged, parse_dump
 
-    nccl = (
-        Path(__file__).resolve().parents[1]
-        / "fixtures"
-        / "gpu"
-        / "h200"
-        / "nccl-all-reduce-queued-behind-a-kernel.json"
-    )
+    nccl = NCCL_DUMP
     gloo = json.loads(
         _dump([(1, "all_reduce", True, ""), (2, "barrier", False, "scheduled")]).replace("nccl:", "gloo:")
     )
@@ -262,8 +244,6 @@ def test_a_recorder_without_frames_takes_the_line_from_the_ranks_own_stack():
     """torch's C++ dump (what answers while our handler waits for the GIL, on a busy machine) has no frames: the
     collective a rank waits in is named at its line from the rank's stack (rank 0 in all_reduce at
     dist_peer.py:33, recorded); a rank whose stack is elsewhere gets no line rather than a wrong one."""
-    from pathlib import Path
-
     from hangwatch.capture.flight import RawDump, parse_dump
     from hangwatch.diagnose.collectives import rank_collectives
     from hangwatch.diagnose.context import Context
