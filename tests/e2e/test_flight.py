@@ -355,7 +355,8 @@ def ask():
 readers = [threading.Thread(target=ask, daemon=True) for _ in range(2)]
 for t in readers:
     t.start()
-while not answered:
+deadline = time.monotonic() + 30
+while not answered and time.monotonic() < deadline:  # the first answer: the readers are under way
     time.sleep(0.001)
 dist.destroy_process_group()  # while two readers ask for the recorder, again and again
 destroyed = time.monotonic()
