@@ -61,6 +61,7 @@ EXPECTED = {
     "lock_wait_flock": ("io.lock_wait", "hung", "filelock_wait.py", "HANG-HERE:flock"),
     "deadlock_mp_lock_bare": ("code.deadlock", "hung", "dl_mp_lock_bare.py", "HANG-HERE"),
     "lost_work_inferred": ("child.lost_work", "hung", "pool_lost.py", "HANG-HERE"),
+    "worker_sleeping_in_getitem": ("dataloader.worker_slow", "slow", "dl_worker_sleepy.py", "SLEEP-HERE"),
 }
 
 
@@ -293,3 +294,28 @@ def test_ranking_by_confidence_alone_fails_the_replay(monkeypatch):
     monkeypatch.setattr(engine, "rank", lambda hits: sorted(hits, key=lambda h: -h.finding.confidence))
     d = diagnose(_caught_on_its_way(load("fork_inherited_lock")))
     assert d.root.cause == "dataloader.worker_stuck"
+
+
+def _worker_caught_between_batches(ev: Evidence) -> Evidence:
+    """The recorded healthy capture of dl_worker_sleepy (a worker sleeping 50 ms in __getitem__ for every item),
+    with the worker's last sample taken as it waited for its next index, as a clean-clone CI run once caught it."""
+    idle = next(p for p in load("batch_lost").processes if p.info.role.value == "dataloader_worker")
+    waiting = idle.samples[-1].threads[0].frames
+    worker = next(p for p in ev.processes if p.info.role.value == "dataloader_worker")
+    last = worker.samples[-1]
+    threads = (replace(last.threads[0], frames=waiting, active=False), *last.threads[1:])
+    worker = replace(worker, samples=(*worker.samples[:-1], replace(last, threads=threads)))
+    return replace(ev, processes=tuple(worker if p.info.pid == worker.info.pid else p for p in ev.processes))
+
+
+def test_a_worker_busy_in_its_dataset_is_not_idle_because_the_last_sample_caught_it_between_batches():
+    """A worker that sat in __getitem__ in four samples of five and waited for its next index in the last is a
+    worker at work, not one of "every worker idle" (dataloader.batch_lost, hung: a false kill in CI). What it did
+    in the window decides, never the luck of the last sample."""
+    ev = load("worker_sleeping_in_getitem")
+    assert diagnose(ev).root.cause == "dataloader.worker_slow"
+    d = diagnose(_worker_caught_between_batches(ev))
+    assert d.verdict.value == "slow" and d.root.cause == "dataloader.worker_slow", (d.verdict, d.root)
+    assert all(f.cause != "dataloader.batch_lost" for f in d.findings), d.findings
+    _, line = marker("dl_worker_sleepy.py", "SLEEP-HERE")
+    assert (Path(d.root.where.file or "").name, d.root.where.line) == ("dl_worker_sleepy.py", line), d.root.where

@@ -25,9 +25,7 @@ STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 
 
-def worker_state(t: ThreadView) -> str:
-    """'idle' (waiting for an index), 'busy' (in dataset/collate/init code) or 'unknown'."""
-    frames = t.frames
+def _stack_state(frames: tuple[Frame, ...]) -> str:
     loop = next((i for i, f in enumerate(frames) if sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)), None)
     if loop is None:
         return "unknown"
@@ -35,6 +33,21 @@ def worker_state(t: ThreadView) -> str:
     if any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) or sg.is_user(f) for f in above):
         return "busy"
     return "idle"
+
+
+def worker_state(t: ThreadView) -> str:
+    """'busy' (in dataset/collate/init code in any stack read of the window), 'idle' (waiting for an index in
+    every one) or 'unknown'. The window decides, not the last sample: a worker caught between two batches of a
+    sleepy ``__getitem__`` is at work (calling it idle made a healthy job a lost batch, hung)."""
+    states = {_stack_state(st) for st in t.stacks}
+    if "busy" in states:
+        return "busy"
+    return "idle" if states == {"idle"} else "unknown"
+
+
+def busy_frames(t: ThreadView) -> tuple[Frame, ...]:
+    """The newest stack read that found the worker in its dataset, collate or init code (else the newest)."""
+    return next((st for st in reversed(t.stacks) if _stack_state(st) == "busy"), t.frames)
 
 
 def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | None) -> list[str]:
@@ -105,7 +118,8 @@ def _busy_worker(
     waits: str,
 ) -> list[Hit]:
     index = workers.index(w)
-    frame = innermost_user(t.frames) or next((f for f in t.frames if not sg.is_stdlib_file(f.file)), None)
+    at = busy_frames(t)
+    frame = innermost_user(at) or next((f for f in at if not sg.is_stdlib_file(f.file)), None)
     name = f"worker {index} (pid {w.pid})"
     others = [o for o in workers if o is not w]
     ev = [
