@@ -1,5 +1,5 @@
 """Writes the docs pages generated from the code: the causes (hangwatch/causes.py), the options of
-`hangwatch run` (its CLI and supervise/config.py's DEFAULTS), and the reference (every command, the run
+`hangwatch run` (its option table, supervise/options.py), and the reference (every command, the run
 directory's files, the exit codes, the environment variables). `python docs/gen.py` rewrites them;
 `python docs/gen.py --check` exits 1 when a page differs (tests/{unit,e2e}/test_docs.py runs it)."""
 
@@ -25,8 +25,9 @@ class: whether a hang of this cause is worth a requeue (124) or not (125). How t
 OPTIONS_HEAD = """# `hangwatch run` options
 
 Every option of `hangwatch run`, grouped as `hangwatch run --help` shows them, with its default (generated
-by `python docs/gen.py` from the CLI and the defaults in `src/hangwatch/supervise/config.py`). Each also
-works in `hangwatch.toml` under its name with underscores (`min_stall = 300`). What they do, in depth:
+by `python docs/gen.py` from the option table, `src/hangwatch/supervise/options.py`). Each also works in
+`hangwatch.toml` under its name with underscores (`min_stall = 300`), except the multi-node ones and `--config`;
+`remedies` and `remedy_rates` work only there. What they do, in depth:
 [Supervise a job](run.md), [How a stall is decided](stalls.md), [Restarts](restarts.md).
 
 """
@@ -54,31 +55,26 @@ def causes_page() -> str:
 
 
 def options_page() -> str:
-    """docs/options.md."""
+    """docs/options.md, from the option table (src/hangwatch/supervise/options.py) and the CLI it makes."""
     import click
 
-    from hangwatch.commands.run import SECTIONS, run
-    from hangwatch.supervise.config import DEFAULTS
+    from hangwatch.commands.run import run
+    from hangwatch.supervise.options import OPTIONS, SECTION_ORDER
 
     ctx = click.Context(run)
-    by_name: dict[str, click.Option] = {p.opts[0]: p for p in run.params if isinstance(p, click.Option)}
+    by_name: dict[str, click.Option] = {p.name or "": p for p in run.params if isinstance(p, click.Option)}
     out = [OPTIONS_HEAD]
-    for title, names in SECTIONS:
+    for title in SECTION_ORDER:
         out.append(f"## {title}\n\n| option | default | meaning |\n| --- | --- | --- |\n")
-        for n in names:
-            opt = by_name[n]
-            key = (opt.name or "").replace("config_path", "config")
-            default = DEFAULTS.get(key, "-")
-            if isinstance(default, bool):
-                default = "on" if default else "off"
-            elif default is None:
-                default = "-"
-            elif isinstance(default, float):
-                default = f"{default:g}"
-            rec = opt.get_help_record(ctx)
-            flag, help_text = rec if rec is not None else (n, "")
-            flag = flag.replace(" TEXT", "")
-            out.append(f"| `{flag}` | {default} | {help_text.replace('|', '&#124;')} |\n")
+        for o in (o for o in OPTIONS if o.section == title):
+            default = o.default_text() or ("off" if o.default is False else "-")
+            meaning = f"{o.help}.".replace("|", "&#124;")
+            if not o.cli:
+                out.append(f"| `{o.name}` (hangwatch.toml only) | {default} | {meaning} |\n")
+                continue
+            rec = by_name[o.name].get_help_record(ctx)
+            flag = (rec[0] if rec is not None else o.flag).replace(" TEXT", "")
+            out.append(f"| `{flag}` | {default} | {meaning} |\n")
         out.append("\n")
     return "".join(out).rstrip() + "\n"
 

@@ -1,5 +1,5 @@
-"""`hangwatch run` settings: one table of defaults, command-line flags over `hangwatch.toml`, validated
-with clear errors."""
+"""`hangwatch run` settings: command-line flags over `hangwatch.toml` over the defaults, each read and
+checked as the option table (supervise/options.py) declares it, with clear errors."""
 
 from __future__ import annotations
 
@@ -20,47 +20,9 @@ from hangwatch.recover.remedy import REMEDIES
 from hangwatch.supervise.books.deadline import parse_deadline
 from hangwatch.supervise.books.rundir import default_run_dir
 from hangwatch.supervise.nodes.topology import Topology, detect
+from hangwatch.supervise.options import BY_NAME, DEFAULTS, OPTIONS, TOML_KEYS, Option
 
-# The defaults, once: the CLI's help, the TOML loader, RunConfig and the stall detector read them here.
-DEFAULTS: dict[str, Any] = {
-    "min_stall": 120.0,
-    "startup_grace": 900.0,
-    "on_hang": OnHang.REPORT.value,
-    "max_restarts": 3,
-    "kill_grace": 30.0,
-    "max_slow": 1800.0,
-    # A job that is alive but has not progressed is bounded by its own history: hung after
-    # max(history_floor, history_factor x its median progress interval) without progress (a DataLoader
-    # worker's batch: x the number of workers), and a phase after phase_factor x the longest earlier
-    # phase of that name. Why these numbers: docs/stalls.md#evidence-decides-not-the-clock.
-    "history_factor": 100.0,
-    "history_floor": 60.0,
-    "phase_factor": 10.0,
-    "rendezvous_timeout": 300.0,  # ranks or nodes waiting for peers at process-group setup: hung after this
-    "restart_on_crash": False,
-    "autobeat": True,  # inject the startup hook that makes torch jobs beat (supervise/autobeat)
-    "flight_recorder": True,  # torch's flight recorder on, read through each rank's worker server (with autobeat)
-    "native": False,  # native frames in every capture (read anyway where Python explains nothing)
-    "auto_fallback": True,  # when --fallback is used up, the root cause picks the restart's remedy
-    "capture_window": None,  # None: a quarter of min_stall, between 1 and 5 s
-    "cost_per_hour": None,
-    "budget": None,  # USD: warn (or stop) when the projected total cost passes it
-    "on_over_budget": "warn",  # warn | stop
-    "total_steps": None,  # None: from the job's `n/N` counter or the trainer's max steps (autobeat)
-    "resume_arg": None,  # options every restart gets, e.g. '--resume {checkpoint}' (supervise/progress/checkpoints.py)
-    "deadline": None,  # `+36h` or an ISO time: the projected finish is shown and watched against it
-    "progress_regex": None,
-    "gpu_release_timeout": 60.0,  # before a relaunch, wait this long for the ended job's GPU memory to be freed
-    "relaunch_on_held_gpu": False,  # relaunch even when that memory stays held (a certain OOM, usually)
-    "run_dir": None,  # None: hangwatch-runs/<UTC time>-<command name>
-    "metrics_port": None,  # serve Prometheus metrics on this port (supervise/books/metrics.py)
-    "metrics_textfile": None,  # and/or write them to this file for node_exporter
-    "run_label": None,  # the metrics' `run` label; None: the run directory's name
-    "log_max_size": None,  # rotate output.log at this size (bytes, or 500M, 2G); None: never (as before)
-    "log_keep": 5,  # rotated output.log files kept (output.log.1 .. output.log.N)
-}
 DEFAULT_CONFIG = "hangwatch.toml"
-KEYS = {*DEFAULTS, "fallback", "notify", "remedies", "remedy_rates"}
 
 
 @dataclass(frozen=True)
@@ -82,25 +44,29 @@ class RunConfig:
     on_hang: OnHang = field(default_factory=lambda: OnHang(DEFAULTS["on_hang"]))
     max_restarts: int = DEFAULTS["max_restarts"]
     fallbacks: tuple[Fallback, ...] = ()
-    resume_arg: str | None = None
-    progress_regex: re.Pattern[str] | None = None
-    cost_per_hour: float | None = None
-    budget: float | None = None
+    resume_arg: str | None = DEFAULTS["resume_arg"]
+    progress_regex: re.Pattern[str] | None = DEFAULTS["progress_regex"]
+    cost_per_hour: float | None = DEFAULTS["cost_per_hour"]
+    budget: float | None = DEFAULTS["budget"]
     stop_over_budget: bool = False  # --on-over-budget stop
-    total_steps: int | None = None
-    deadline: float | None = None  # unix time
+    total_steps: int | None = DEFAULTS["total_steps"]
+    deadline: float | None = DEFAULTS["deadline"]  # unix time
     kill_grace: float = DEFAULTS["kill_grace"]
     gpu_release_timeout: float = DEFAULTS["gpu_release_timeout"]
     relaunch_on_held_gpu: bool = DEFAULTS["relaunch_on_held_gpu"]
-    notify: tuple[str, ...] = ()
+    notify: tuple[str, ...] = DEFAULTS["notify"]
     restart_on_crash: bool = DEFAULTS["restart_on_crash"]
     autobeat: bool = DEFAULTS["autobeat"]
     flight_recorder: bool = DEFAULTS["flight_recorder"]
     native: bool = DEFAULTS["native"]
     auto_fallback: bool = DEFAULTS["auto_fallback"]
-    remedies: tuple[tuple[str, tuple[str, ...]], ...] = ()  # hangwatch.toml [remedies]: cause -> ladder
-    remedy_rates: tuple[tuple[str, float], ...] = ()  # [remedy_rates]: remedy -> its step rate / the rate without
-    capture_window: float | None = None
+    remedies: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULTS[
+        "remedies"
+    ]  # hangwatch.toml [remedies]: cause -> ladder
+    remedy_rates: tuple[tuple[str, float], ...] = DEFAULTS[
+        "remedy_rates"
+    ]  # [remedy_rates]: remedy -> its step rate / the rate without
+    capture_window: float | None = DEFAULTS["capture_window"]
     max_slow: float = DEFAULTS["max_slow"]
     history_factor: float = DEFAULTS["history_factor"]
     history_floor: float = DEFAULTS["history_floor"]
@@ -108,17 +74,11 @@ class RunConfig:
     rendezvous_timeout: float = DEFAULTS["rendezvous_timeout"]
     use_pty: bool = False
     topology: Topology | None = None  # set for a multi-node job: coordinate with the other nodes
-    metrics_port: int | None = None
-    metrics_textfile: Path | None = None
-    run_label: str = ""  # the metrics' `run` label ("" : the run directory's name)
-    log_max_size: int | None = None  # output.log rotates at this many bytes (None: never)
-    log_keep: int = 5  # rotated files kept
-
-
-def default_text(name: str) -> str:
-    """A default as the CLI's help shows it: ``[120]``."""
-    v = DEFAULTS[name]
-    return f"[{v:g}]" if isinstance(v, float) else f"[{v}]"
+    metrics_port: int | None = DEFAULTS["metrics_port"]
+    metrics_textfile: Path | None = DEFAULTS["metrics_textfile"]
+    run_label: str = DEFAULTS["run_label"]  # the metrics' `run` label ("" : the run directory's name)
+    log_max_size: int | None = DEFAULTS["log_max_size"]  # output.log rotates at this many bytes (None: never)
+    log_keep: int = DEFAULTS["log_keep"]  # rotated files kept
 
 
 def load_toml(path: str | None) -> dict[str, Any]:
@@ -144,10 +104,10 @@ def load_toml(path: str | None) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise UsageError(f"[run] in {path} must be a table", "Write the settings as `key = value` lines")
     data = dict(section)
-    unknown = set(data) - KEYS
+    unknown = set(data) - TOML_KEYS
     if unknown:
         raise UsageError(
-            f"unknown setting(s) in {path}: {', '.join(sorted(unknown))}", f"Use only: {', '.join(sorted(KEYS))}"
+            f"unknown setting(s) in {path}: {', '.join(sorted(unknown))}", f"Use only: {', '.join(sorted(TOML_KEYS))}"
         )
     return data
 
@@ -288,8 +248,37 @@ def _check_command(argv: list[str]) -> None:
         raise UsageError(f"command not found: {exe}", "Check the spelling and that it is on PATH")
 
 
+def parse(o: Option, raw: Any) -> Any:
+    """One setting's value, read and checked by its kind (supervise/options.py); None stays None where the
+    option has no default value."""
+    if raw is None or (raw == "" and o.kind not in ("text", "choice")):
+        return None if o.default is None or o.kind in ("number", "count") else o.default
+    if o.kind == "number":
+        return _number(o.name, raw, o.minimum, strict=o.strict)
+    if o.kind == "count":
+        return int(_number(o.name, raw, o.minimum, integer=True, strict=o.strict))
+    if o.kind in ("flag", "switch", "on_off"):
+        return _on_off(o.name, raw)
+    if o.kind == "choice":
+        if raw not in o.choices:
+            said = ", ".join(o.choices[:-1]) + f" or {o.choices[-1]}"
+            raise UsageError(f"{o.flag} must be {said}, not {raw!r}", f"Pass {o.flag} {'|'.join(o.choices)}")
+        return raw
+    if o.kind == "path":
+        if not isinstance(raw, str):
+            raise UsageError(f"{o.name} must be a path, not {raw!r}", f'Write {o.name} = "path/to/it"')
+        return Path(raw)
+    if o.kind == "size":
+        return _size(o.name, raw)
+    if o.kind == "port":
+        return _port(raw)
+    if o.kind == "many":
+        return _strings(o.name, raw)
+    return str(raw)  # text
+
+
 def build_config(argv: list[str], options: dict[str, Any], config_path: str | None, use_pty: bool) -> RunConfig:
-    """Merge flags (non-None in ``options``) over the TOML file over DEFAULTS; validate; no side effects."""
+    """Merge flags (non-None in ``options``) over the TOML file over the defaults; validate; no side effects."""
     toml = load_toml(config_path)
 
     def pick(name: str) -> Any:
@@ -297,23 +286,9 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         return v if v not in (None, ()) else toml.get(name, DEFAULTS[name])
 
     _check_command(argv)
-    on_hang_raw = pick("on_hang")
-    try:
-        on_hang = OnHang(on_hang_raw)
-    except ValueError as e:
-        raise UsageError(
-            f"--on-hang must be report, kill or restart, not {on_hang_raw!r}", "Pass --on-hang report|kill|restart"
-        ) from e
-    regex = _progress_regex(pick("progress_regex"))
-    notify = options.get("notify") or _strings("notify", toml.get("notify", ()))
-    cost = pick("cost_per_hour")
-    budget = pick("budget")
-    if budget is not None and cost is None:
+    values = {o.name: parse(o, pick(o.name)) for o in OPTIONS if o.field and o.kind != "custom"}
+    if values["budget"] is not None and values["cost_per_hour"] is None:
         raise UsageError("--budget needs a price to project the cost", "Pass --cost-per-hour too")
-    over = pick("on_over_budget")
-    if over not in ("warn", "stop"):
-        raise UsageError(f"--on-over-budget must be warn or stop, not {over!r}", "Pass --on-over-budget warn|stop")
-    total = pick("total_steps")
     deadline = pick("deadline")
     resume_arg = pick("resume_arg")
     if resume_arg is not None:
@@ -323,56 +298,22 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
             raise UsageError(
                 f"--resume-arg {resume_arg!r} is not a list of options: {e}", "Write it as '--resume {checkpoint}'"
             ) from e
-    window = pick("capture_window")
-    run_dir = pick("run_dir")
-    if run_dir is not None and not isinstance(run_dir, str):
-        raise UsageError(f"run_dir must be a path, not {run_dir!r}", 'Write run_dir = "hangwatch-runs/name"')
-    port = pick("metrics_port")
-    textfile = pick("metrics_textfile")
-    if textfile is not None and not isinstance(textfile, str):
-        raise UsageError(
-            f"metrics_textfile must be a path, not {textfile!r}",
-            'Write metrics_textfile = "/var/lib/node_exporter/textfile/hangwatch.prom"',
-        )
+    run_dir = parse(BY_NAME["run_dir"], pick("run_dir"))
+    on_hang = OnHang(values.pop("on_hang"))
     return RunConfig(
         argv=list(argv),
-        run_dir=Path(run_dir) if run_dir else default_run_dir(argv),
-        min_stall=_number("min_stall", pick("min_stall"), 0, strict=True),
-        startup_grace=_number("startup_grace", pick("startup_grace"), 0),
+        run_dir=run_dir if run_dir else default_run_dir(argv),
+        **values,
         on_hang=on_hang,
-        max_restarts=int(_number("max_restarts", pick("max_restarts"), 0, integer=True)),
         fallbacks=_fallbacks(options.get("fallback") or (), toml.get("fallback")),
         resume_arg=str(resume_arg) if resume_arg else None,
-        progress_regex=regex,
-        cost_per_hour=None if cost is None else _number("cost_per_hour", cost, 0),
-        budget=None if budget is None else _number("budget", budget, 0, strict=True),
-        stop_over_budget=over == "stop",
-        total_steps=None if total is None else int(_number("total_steps", total, 1, integer=True)),
+        progress_regex=_progress_regex(pick("progress_regex")),
+        stop_over_budget=parse(BY_NAME["on_over_budget"], pick("on_over_budget")) == "stop",
         deadline=None if deadline in (None, "") else parse_deadline(str(deadline)),
-        kill_grace=_number("kill_grace", pick("kill_grace"), 0),
-        gpu_release_timeout=_number("gpu_release_timeout", pick("gpu_release_timeout"), 0),
-        relaunch_on_held_gpu=bool(pick("relaunch_on_held_gpu")),
-        notify=tuple(str(u) for u in notify),
-        restart_on_crash=bool(pick("restart_on_crash")),
-        autobeat=bool(pick("autobeat")),
-        flight_recorder=bool(pick("flight_recorder")),
-        native=bool(pick("native")),
-        auto_fallback=_on_off("auto_fallback", pick("auto_fallback")),
         remedies=_remedy_ladders(toml.get("remedies")),
         remedy_rates=_remedy_rates(toml.get("remedy_rates")),
-        capture_window=None if window is None else _number("capture_window", window, 0.2),
-        max_slow=_number("max_slow", pick("max_slow"), 0),
-        history_factor=_number("history_factor", pick("history_factor"), 1),
-        history_floor=_number("history_floor", pick("history_floor"), 0),
-        phase_factor=_number("phase_factor", pick("phase_factor"), 1),
-        rendezvous_timeout=_number("rendezvous_timeout", pick("rendezvous_timeout"), 0, strict=True),
         use_pty=use_pty,
         topology=_topology(argv, options),
-        metrics_port=None if port is None else _port(port),
-        metrics_textfile=Path(textfile) if textfile else None,
-        run_label=str(pick("run_label") or ""),
-        log_max_size=_size("log_max_size", pick("log_max_size")),
-        log_keep=int(_number("log_keep", pick("log_keep"), 0, integer=True)),
     )
 
 

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
-from hangwatch.supervise.config import DEFAULTS
+from hangwatch.supervise.options import DEFAULTS
 
 
 class State(str, Enum):
