@@ -422,6 +422,20 @@ def test_a_crash_is_placed_at_the_line_that_raised():
     assert alone[0].summary == "The job exited with status 1 after it raised OSError: disk at a.py:3 (f)."
 
 
+def test_a_line_of_stdout_inside_a_traceback_on_stderr_does_not_end_it():
+    """stdout and stderr reach output.log through two pipes, read by two threads: on a loaded machine the job's
+    last `step 5`, printed before the crash, landed inside its traceback, which was then dropped ("no known
+    failure text": 2 of 6 runs beside two busy loops). A line that is no exception's goes by."""
+    from hangwatch.diagnose.crash import diagnose_crash
+
+    log = (
+        "step 4\nTraceback (most recent call last):\nstep 5\n"
+        '  File "/job/a.py", line 3, in f\n    load()\nloss: 0.25\nOSError: disk\n'
+    )
+    root = diagnose_crash(1, log)[0]
+    assert root.summary == "The job exited with status 1 after it raised OSError: disk at a.py:3 (f).", root.summary
+
+
 def test_what_pairs_well_is_not_a_skew():
     """Healthy, from a review: one rank's recorder without frames among ranks that call from lines of their own;
     one call from another line inside a repeating pattern (it pairs either way: no shift is proven); two calls

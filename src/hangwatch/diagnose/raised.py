@@ -123,8 +123,12 @@ def _parsed(text: str) -> tuple[Raised, ...]:
         if line[:1].isspace() or not line.strip():
             continue  # a source line, a ^^^^ marker
         last = _LAST.match(line.strip())
+        if last is None or not last.group(1).rsplit(".", 1)[-1][:1].isupper():
+            # Not an exception's line: another stream's (stdout and stderr reach the log through two pipes, so
+            # a `step 5` printed before the crash can land inside its traceback). The traceback goes on.
+            continue
         del open_[stream]
-        if last is None or not frames:
+        if not frames:
             continue
         who = rank if stream else named
         user = next((fr for fr in reversed(frames) if sg.is_user(fr)), None)
