@@ -12,6 +12,7 @@ from hangwatch.records.evidence import (
     FlightRecord,
     Frame,
     GroupStatus,
+    LoaderTask,
     LocalsRead,
     LockHolder,
     LockWait,
@@ -43,6 +44,10 @@ def evidence_to_dict(ev: Evidence) -> dict[str, Any]:
 def evidence_to_json(ev: Evidence) -> str:
     """Evidence as ``hangwatch.evidence/1`` JSON text."""
     return json.dumps(evidence_to_dict(ev), indent=1)
+
+
+def _loader_task(t: dict[str, Any] | None) -> LoaderTask | None:
+    return LoaderTask(**{**t, "indices": tuple(int(i) for i in t.get("indices", ()))}) if t else None
 
 
 def _frame(f: dict[str, Any]) -> Frame:
@@ -121,6 +126,7 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
                 waits=tuple(_wait(w) for w in p.get("waits", ())),
                 writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
                 flight=_flight(p.get("flight")),
+                loader_task=_loader_task(p.get("loader_task")),
             )
         )
     fields = {

@@ -7,7 +7,8 @@ never importing it itself), it installs:
 
 - a global optimizer step post-hook: one beat per ``optimizer.step()``; the step is the number of
   optimizer steps taken (the largest count of any optimizer in the process);
-- a wrapper of ``_BaseDataLoaderIter.__next__``: one beat per batch delivered;
+- a wrapper of ``_BaseDataLoaderIter.__next__``: one beat per batch delivered; and, for each multiprocessing
+  DataLoader iterator, the batch and sample indices each worker holds, in a memory-mapped file ``<pid>-<n>.dl``;
 - phases, so an incident says what the job was doing: ``checkpoint`` around ``torch.save`` and
   ``torch.distributed.checkpoint.save``, ``compile`` between torch's compile start and end
   callbacks, ``validation`` while a Lightning evaluation loop or ``transformers.Trainer.evaluate``
@@ -204,6 +205,153 @@ class _Beats:
         self.beat()
 
 
+# --- the batches each DataLoader worker holds (read by hangwatch/capture/loader.py) ------------------------------
+# One file per multiprocessing DataLoader iterator, ``<main pid>-<n>.dl`` beside the heartbeat slot: a header, then
+# one slot per worker saying which batch it works on now (its oldest batch not yet returned: a worker takes its
+# batches in order), since when, and its first sample indices. A slot is written when that changes: when a batch
+# comes back, or is sent to a worker with none; never a system call (the file is memory-mapped). A writer bumps
+# the slot's sequence number to odd before it writes and to even after, so a reader never takes a torn slot.
+LOADER_MAGIC = 0x314C5748  # "HWL1"
+LOADER_HEADER = struct.Struct("<IIIi48s")  # magic, workers, iterable (0/1), pad, dataset class name
+LOADER_SLOT = struct.Struct("<QIIqddI4x")  # sequence, worker pid, indices in the batch, batch, sent, since, kept
+LOADER_INDICES = 64  # the first indices of a batch kept (int64 each); the count says how many it had
+LOADER_SLOT_SIZE = LOADER_SLOT.size + 8 * LOADER_INDICES
+LOADER_SUFFIX = ".dl"
+_INDEX_FORMATS = [f"<{n}q" for n in range(LOADER_INDICES + 1)]
+
+
+class _LoaderTasks:
+    """The batches outstanding at each worker of one DataLoader iterator, mirrored into its memory-mapped file."""
+
+    count = 0  # iterators made in this process: each gets its own file
+
+    def __init__(self, directory: str, it: Any) -> None:
+        _LoaderTasks.count += 1
+        self.path = os.path.join(directory, f"{os.getpid()}-{_LoaderTasks.count}{LOADER_SUFFIX}")
+        self.workers = int(it._num_workers)
+        self.queues: list[list[tuple[int, Any, float]]] = [[] for _ in range(self.workers)]
+        self.seq = [0] * self.workers
+        size = LOADER_HEADER.size + self.workers * LOADER_SLOT_SIZE
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.ftruncate(fd, size)
+            self.mm = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        iterable = 1 if getattr(it, "_dataset_kind", 0) == 1 else 0  # torch's _DatasetKind.Iterable
+        name = type(getattr(it, "_dataset", None)).__name__.encode()[:48]
+        LOADER_HEADER.pack_into(self.mm, 0, LOADER_MAGIC, self.workers, iterable, 0, name)
+        self.pids = [int(getattr(w, "pid", 0) or 0) for w in getattr(it, "_workers", [])][: self.workers]
+        self.pids += [0] * (self.workers - len(self.pids))
+        for w in range(self.workers):
+            self._write(w, None)
+
+    def _write(self, w: int, since: float | None) -> None:
+        off = LOADER_HEADER.size + w * LOADER_SLOT_SIZE
+        q = self.queues[w]
+        batch, index, sent = q[0] if q else (-1, None, 0.0)
+        ints = index if type(index) is list or type(index) is tuple else ([] if index is None else [index])
+        kept = ints[:LOADER_INDICES]
+        seq = self.seq[w] + 1  # odd: being written
+        LOADER_SLOT.pack_into(self.mm, off, seq, self.pids[w], len(ints), batch, sent, since or sent, len(kept))
+        try:
+            struct.pack_into(_INDEX_FORMATS[len(kept)], self.mm, off + LOADER_SLOT.size, *kept)
+        except (struct.error, TypeError):  # not sample numbers (keys of a custom sampler): only their count is kept
+            struct.pack_into("<I", self.mm, off + LOADER_SLOT.size - 8, 0)
+        self.seq[w] = seq + 1  # even: whole
+        struct.pack_into("<Q", self.mm, off, seq + 1)
+
+    def reset(self) -> None:
+        """A new epoch of the same iterator (persistent workers): nothing outstanding."""
+        self.queues = [[] for _ in range(self.workers)]
+        for w in range(self.workers):
+            self._write(w, None)
+
+    def sent(self, batch: int, index: Any, w: int) -> None:
+        """Batch ``batch``, the sample indices ``index``, went to worker ``w``."""
+        q = self.queues[w]
+        q.append((batch, index, time.time()))
+        if len(q) == 1:
+            self._write(w, None)
+
+    def received(self, batch: int, w: int) -> None:
+        """Batch ``batch`` came back from worker ``w``: it now works on its next one, since now."""
+        q = self.queues[w]
+        for i, task in enumerate(q):
+            if task[0] == batch:
+                del q[i]
+                break
+        self._write(w, time.time())
+
+    def close(self) -> None:
+        """The iterator's workers end: its file goes."""
+        try:
+            self.mm.close()
+            os.unlink(self.path)
+        except (OSError, ValueError):
+            pass
+
+
+def _record_puts(t: _LoaderTasks, it: Any) -> None:
+    """Each index queue of the iterator tells ``t`` what it is sent: ``(batch, sample indices)`` (its other
+    messages, a resume or the end, are not batches). The queues reached the workers before: they never see this."""
+    for w, queue in enumerate(it._index_queues[: t.workers]):
+        put = queue.put
+
+        def recorded(item: Any, *args: Any, _put: Any = put, _w: int = w, **kwargs: Any) -> Any:
+            if type(item) is tuple and len(item) == 2:
+                try:
+                    t.sent(item[0], item[1], _w)
+                except Exception:  # noqa: BLE001, S110 - a record is a nicety
+                    pass
+            return _put(item, *args, **kwargs)
+
+        queue.put = recorded
+
+
+def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
+    """Record, per worker of each multiprocessing DataLoader iterator, the batch and sample indices it holds."""
+    mp = dataloader._MultiProcessingDataLoaderIter
+    reset, get, shutdown = mp._reset, mp._get_data, mp._shutdown_workers
+
+    @functools.wraps(reset)
+    def _reset(self: Any, *args: Any, **kwargs: Any) -> Any:
+        t: _LoaderTasks | None = self.__dict__.get("_hangwatch_tasks")
+        if t is None and self.__dict__.get("_workers") and not self.__dict__.get("_hangwatch_failed"):
+            try:
+                t = self.__dict__["_hangwatch_tasks"] = _LoaderTasks(beats.directory, self)
+                _record_puts(t, self)
+            except Exception:  # noqa: BLE001 - no record of its batches, never a broken job
+                self.__dict__["_hangwatch_failed"] = True
+                self.__dict__.pop("_hangwatch_tasks", None)
+                t = None
+        elif t is not None:
+            t.reset()
+        return reset(self, *args, **kwargs)
+
+    @functools.wraps(get)
+    def _get_data(self: Any) -> Any:
+        got = get(self)
+        t = self.__dict__.get("_hangwatch_tasks")
+        if t is not None:
+            try:
+                t.received(got[0], self._task_info[got[0]][0])
+            except Exception:  # noqa: BLE001, S110 - a record is a nicety
+                pass
+        return got
+
+    @functools.wraps(shutdown)
+    def _shutdown_workers(self: Any) -> Any:
+        t = self.__dict__.pop("_hangwatch_tasks", None)
+        try:
+            return shutdown(self)
+        finally:
+            if t is not None:
+                t.close()
+
+    mp._reset, mp._get_data, mp._shutdown_workers = _reset, _get_data, _shutdown_workers
+
+
 def _dist_rank() -> int:
     dist: Any = sys.modules.get("torch.distributed")
     try:
@@ -247,6 +395,10 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
 
     it.__next__ = __next__  # type: ignore[method-assign]
     _attach_remedy(dataloader)
+    try:
+        _attach_loader_tasks(beats, dataloader)
+    except Exception:  # noqa: BLE001, S110 - torch's DataLoader internals moved: no record of its batches
+        pass
     import torch.serialization
 
     save = _recorded(

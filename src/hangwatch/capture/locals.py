@@ -164,6 +164,34 @@ def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRe
     return reads, notes
 
 
+MAX_DATASET_READS = 4  # workers whose dataset locals are read in one capture
+
+
+def in_dataset_code(series: dict[int, list[ProcessSample]], workers: set[int]) -> dict[int, set[int]]:
+    """pid -> main thread, for each DataLoader worker in ``workers`` whose main thread sat in user code (its
+    dataset, its transforms) in every sample with a stack: its locals say which sample it is on (a path, a key, a
+    URL). The first ``MAX_DATASET_READS``."""
+    out: dict[int, set[int]] = {}
+    for pid in sorted(workers):
+        samples = series.get(pid, [])
+        stacks = [th.frames for s in samples for th in s.threads if th.tid == pid and th.frames]
+        if len(stacks) >= 2 and all(any(sg.is_user(f) for f in st) for st in stacks):
+            out[pid] = {pid}
+        if len(out) == MAX_DATASET_READS:
+            break
+    return out
+
+
+def read_locals_once(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
+    """One read of the targets' locals: pid -> reads, and notes on failures."""
+    reads, notes = _read_once(targets, py_spy)
+    tid_pid = {tid: pid for pid, tids in targets.items() for tid in tids}
+    by_pid: dict[int, list[LocalsRead]] = {}
+    for r in reads:
+        by_pid.setdefault(tid_pid[r.tid], []).append(r)
+    return {pid: tuple(rs) for pid, rs in by_pid.items()}, sorted(set(notes))
+
+
 def read_locals(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
     """``READS`` reads of the targets' locals, ``GAP_S`` apart: pid -> reads, and notes on failures."""
     by_pid: dict[int, list[LocalsRead]] = {}

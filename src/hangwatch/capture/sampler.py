@@ -23,7 +23,14 @@ from hangwatch.capture.flight import registry as flight_registry
 from hangwatch.capture.gpu import GpuSampler
 from hangwatch.capture.gpu import detect as detect_gpu
 from hangwatch.capture.kernel import read_kernel_events
-from hangwatch.capture.locals import read_locals, sleeping_loops, spinning_threads
+from hangwatch.capture.loader import loader_tasks
+from hangwatch.capture.locals import (
+    in_dataset_code,
+    read_locals,
+    read_locals_once,
+    sleeping_loops,
+    spinning_threads,
+)
 from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
@@ -419,7 +426,7 @@ def capture_job(
     notes.extend(sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}))
     gpu_ev, events = _gpu_and_kernel(sampler, series, infos, started, notes, kernel)
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
-    processes = _with_flight(processes, notes) if flight else processes
+    processes = _with_loader_tasks(_with_flight(processes, notes) if flight else processes)
     return Evidence(
         target_pid=pid,
         root_pid=root,
@@ -501,6 +508,12 @@ def _processes(
     if py_spy and spinning:
         local_reads, local_notes = read_locals(spinning, py_spy)
         notes.extend(local_notes)
+    workers = {p for p in series if p not in gone and infos[p].role == Role.DATALOADER_WORKER and p not in spinning}
+    dataset = in_dataset_code(series, workers) if py_spy and workers else {}
+    if py_spy and dataset:
+        reads, local_notes = read_locals_once(dataset, py_spy)
+        local_reads.update(reads)
+        notes.extend(local_notes)
     for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}).items():
         local_reads[pid] = (*local_reads.get(pid, ()), *loops)
     waiting = sorted(p for p, ss in series.items() if p not in gone and waiting_at_setup(ss))
@@ -543,6 +556,17 @@ def _with_flight(processes: tuple[ProcessEvidence, ...], notes: list[str]) -> tu
         replace(p, flight=parse_dump(dumps[p.info.pid], since=_since(wanted[p.info.pid]))) if p.info.pid in dumps else p
         for p in processes
     )
+
+
+def _with_loader_tasks(processes: tuple[ProcessEvidence, ...]) -> tuple[ProcessEvidence, ...]:
+    """Each DataLoader worker's batch, as its iterator recorded it under `hangwatch run` (read after the window)."""
+    tasks = {}
+    for p in processes:
+        if p.info.role != Role.DATALOADER_WORKER and not p.exited:
+            tasks.update(loader_tasks(p.info.env.get("HANGWATCH_HEARTBEAT_DIR"), p.info.pid))
+    if not tasks:
+        return processes
+    return tuple(replace(p, loader_task=tasks[p.info.pid]) if p.info.pid in tasks else p for p in processes)
 
 
 def _since(entry: dict[str, object]) -> float | None:

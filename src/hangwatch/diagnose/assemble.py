@@ -8,6 +8,7 @@ import time
 from hangwatch import signatures as sg
 from hangwatch.diagnose.collectives import collective_rows
 from hangwatch.diagnose.context import Context
+from hangwatch.diagnose.dataloader import held_batch
 from hangwatch.diagnose.engine import Diagnosis
 from hangwatch.diagnose.views import ProcessView, build_views, own_frames
 from hangwatch.records.evidence import Evidence, Frame
@@ -67,6 +68,7 @@ def build_incident(
                 cmdline=" ".join(v.info.cmdline),
                 threads=threads,
                 where=process_where(v),
+                holds=held_batch(v) if v.ev.loader_task is not None else None,
             )
         )
     return Incident(

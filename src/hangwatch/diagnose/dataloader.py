@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
@@ -17,7 +18,7 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
-from hangwatch.records.evidence import Frame
+from hangwatch.records.evidence import Frame, LoaderTask
 from hangwatch.records.incident import Finding, Proof, Verdict
 from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, NETWORK_FIX, STORAGE_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
 
@@ -48,6 +49,58 @@ def worker_state(t: ThreadView) -> str:
 def busy_frames(t: ThreadView) -> tuple[Frame, ...]:
     """The newest stack read that found the worker in its dataset, collate or init code (else the newest)."""
     return next((st for st in reversed(t.stacks) if _stack_state(st) == "busy"), t.frames)
+
+
+def _indices_text(t: LoaderTask) -> str:
+    """``sample indices 48213-48244`` (an en dash between), ``sample indices 3, 17, 942 (3 in all)``,
+    ``sample index 7``."""
+    ix = t.indices
+    if not ix:
+        return f"{t.count} samples" if t.count != 1 else "1 sample"
+    if len(ix) == 1 and t.count == 1:
+        return f"sample index {ix[0]}"
+    if len(ix) == t.count and list(ix) == list(range(ix[0], ix[0] + len(ix))):
+        return f"sample indices {ix[0]}\u2013{ix[-1]}"
+    shown = ", ".join(str(i) for i in ix[:8])
+    return f"sample indices {shown}{', ...' if t.count > 8 else ''} ({t.count} in all)"
+
+
+def held_batch(w: ProcessView) -> str | None:
+    """What a worker holds, as its DataLoader iterator recorded it (autobeat, under `hangwatch run`):
+    ``has held batch 1507 (sample indices 48213-48244 of Shards) for 45 s``; None where it was not recorded."""
+    t = w.ev.loader_task
+    if t is None:
+        return None
+    if t.batch < 0:
+        return "holds no batch: it returned every batch it was sent"
+    held = max(0.0, w.ev.samples[-1].at - t.since)
+    if t.iterable:
+        what = f"batch {t.batch} of {t.dataset or 'its dataset'}, an IterableDataset (no sample indices)"
+    else:
+        what = f"batch {t.batch} ({_indices_text(t)} of {t.dataset or 'its dataset'})"
+    return f"has held {what} for {held:.0f} s"
+
+
+# A local of the dataset's code that says which sample it is on: a path, a URL, a key; by its name or its value.
+SAMPLE_NAMES = re.compile(r"^(?:path|file|filename|fname|fn|uri|url|key|name|shard|image_path|img_path|sample_path)$")
+SAMPLE_INDEX_NAMES = frozenset({"i", "idx", "index", "item", "sample_idx", "sample_index"})
+SAMPLE_VALUE = re.compile(r"^['\"](?:/|~/|\./|[a-z][a-z0-9+.-]*://)[^'\"]{2,}['\"]$")
+
+
+def sample_named(w: ProcessView, t: ThreadView) -> str | None:
+    """What the sample a worker is on is, where the locals of its dataset code show it:
+    ``path='/mnt/shards/shard-0042.bin' in Shards.__getitem__``; None where they do not."""
+    for r in reversed(w.locals_of(t.tid)):
+        named = [(n, v) for n, v in r.values if SAMPLE_NAMES.match(n) and v not in ("None", "?")]
+        looks = [(n, v) for n, v in r.values if SAMPLE_VALUE.match(v)]
+        picked = next(iter(named + looks), None)
+        index = next((v for n, v in r.values if n in SAMPLE_INDEX_NAMES and v.isdigit()), None)
+        if picked is not None or index is not None:
+            said = ", ".join(
+                x for x in (f"index {index}" if index else "", f"{picked[0]}={picked[1]}" if picked else "") if x
+            )
+            return f"{said} in {r.function} ({Path(r.file).name}:{r.line})"
+    return None
 
 
 def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | None) -> list[str]:
@@ -127,6 +180,13 @@ def _busy_worker(
         f"{name} at {w.cpu_text()} for {w.duration_s:.0f} s in {describe(frame)}"
         + (f" `{frame.code}`" if frame and frame.code else ""),
     ]
+    holds = held_batch(w)
+    if holds is not None:
+        ev.append(f"{name} {holds}")
+    sample = sample_named(w, t)
+    if sample is not None:
+        ev.append(f"the sample, by the locals of the dataset's code: {sample}")
+        holds = f"{holds or 'has held its batch'}; the sample: {sample}"
     if others:
         ev.append("other workers: " + ", ".join(_other_worker(o, states[o.pid]) for o in others))
     hits: list[Hit] = []
@@ -164,7 +224,7 @@ def _busy_worker(
             Finding(
                 cause=judged.cause,
                 confidence=conf,
-                summary=judged.summary,
+                summary=judged.summary + (f" It {holds}." if holds is not None and holds.startswith("has") else ""),
                 where=w.where(t, frame),
                 evidence=tuple(ev),
                 fix=judged.fix,

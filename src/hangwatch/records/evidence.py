@@ -255,6 +255,22 @@ class NativeStack:
 
 
 @dataclass(frozen=True)
+class LoaderTask:
+    """The batch a DataLoader worker works on, as the job's own DataLoader iterator recorded it (the autobeat hook,
+    under `hangwatch run`): its oldest batch not yet returned (a worker takes its batches in order)."""
+
+    worker_pid: int
+    worker_id: int  # the worker's number in its DataLoader (0..num_workers-1)
+    batch: int  # the iterator's batch number in this epoch; -1: it holds none
+    count: int  # sample indices in that batch
+    indices: tuple[int, ...]  # its first sample indices (up to 64; empty where the sampler gave no numbers)
+    sent: float  # unix time the batch was sent to the worker
+    since: float  # unix time it started on it (its previous batch came back, or it was sent)
+    iterable: bool  # an IterableDataset: there are no sample indices, the batch is the worker's position
+    dataset: str  # the dataset's class name
+
+
+@dataclass(frozen=True)
 class ProcessEvidence:
     """One process across the capture: its info and its samples."""
 
@@ -268,6 +284,7 @@ class ProcessEvidence:
     waits: tuple[LockWait, ...] = ()  # what its blocked threads wait for across processes (file locks, semaphores)
     writing: tuple[tuple[str, int], ...] = ()  # (path, size) of files it has open for writing, when it wrote
     flight: FlightRecord | None = None  # a rank's flight recorder (None: not a rank, or not under hangwatch run)
+    loader_task: LoaderTask | None = None  # a DataLoader worker: the batch it holds (None: not recorded)
 
 
 @dataclass(frozen=True)

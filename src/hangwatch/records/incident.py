@@ -76,6 +76,9 @@ class ProcessRecord:
     # Where its main thread is: the innermost user frame, then the library frame it waits in when
     # they differ (added after the first schema).
     where: tuple[FrameRecord, ...] = ()
+    # A DataLoader worker: the batch it holds, as its iterator recorded it ("has held batch 19 (sample indices
+    # 76-79 of Shards) for 45 s"); None where it was not recorded (added after the first schema).
+    holds: str | None = None
 
     @property
     def main_thread(self) -> ThreadRecord | None:
@@ -325,4 +328,5 @@ def _process(p: dict[str, Any]) -> ProcessRecord:
         cmdline=p["cmdline"],
         threads=threads,
         where=tuple(FrameRecord(**f) for f in p.get("where", ())),
+        holds=p.get("holds"),
     )

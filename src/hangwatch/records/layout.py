@@ -26,6 +26,7 @@ HEARTBEAT = "heartbeat"
 CHECKPOINTS = "checkpoints.jsonl"  # in heartbeat/
 BEAT_SUFFIX = ".hb"  # heartbeat/<pid>.hb: each process's 128-byte heartbeat slot
 FLIGHT_PREFIX = "flight-"  # heartbeat/flight-<pid>.json: where a rank serves its flight recorder
+LOADER_SUFFIX = ".dl"  # heartbeat/<pid>-<n>.dl: the batches the workers of a DataLoader iterator hold
 INCIDENTS = "incidents"
 INCIDENT = "incident.json"
 REPORT = "report.md"
@@ -72,6 +73,11 @@ FILES: tuple[tuple[str, str], ...] = (
     ),
     (f"{HEARTBEAT}/{CHECKPOINTS}", "each checkpoint the job saved (path, step, kind): what a restart resumes from"),
     (f"{HEARTBEAT}/{FLIGHT_PREFIX}PID.json", "where rank PID serves its flight recorder (a unix socket or a FIFO)"),
+    (
+        f"{HEARTBEAT}/PID-N{LOADER_SUFFIX}",
+        "the batch and sample indices each worker of the N-th DataLoader iterator of process PID holds (memory-mapped, "
+        "written by the autobeat hook; removed when the iterator's workers end)",
+    ),
 )
 
 
@@ -183,6 +189,11 @@ def incident_file(path: Path) -> Path:
 def flight_registry(heartbeat_dir: Path, pid: int) -> Path:
     """heartbeat/flight-<pid>.json: where a rank says it serves its flight recorder."""
     return heartbeat_dir / f"{FLIGHT_PREFIX}{pid}.json"
+
+
+def loader_files(heartbeat_dir: Path, pid: int) -> list[Path]:
+    """heartbeat/<pid>-<n>.dl: the DataLoader iterators of process ``pid`` that recorded their workers' batches."""
+    return sorted(heartbeat_dir.glob(f"{pid}-*{LOADER_SUFFIX}"))
 
 
 def read_json(path: Path) -> Any:

@@ -258,7 +258,7 @@ def _tree(processes: tuple[ProcessRecord, ...], keep: frozenset[int] = frozenset
         cpu = "?" if p.cpu_percent is None else f"{p.cpu_percent:.0f}%"
         out.append(
             f"<li><b>{_e(p.role)}</b>{_e(rank)} pid {p.pid}, {_e(p.state)}, {cpu} CPU, "
-            f"<code>{_e(p.where_text())}</code>"
+            f"<code>{_e(p.where_text())}</code>" + (f"; {_e(p.holds)}" if p.holds else "")
         )
     if depth_now >= 0:
         out.append("</li>" + "</ul></li>" * depth_now + "</ul>")

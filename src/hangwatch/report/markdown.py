@@ -65,6 +65,7 @@ def render_markdown(incident: Incident, out: TextIO) -> None:
             main = p.main_thread
             top = main.frames[0] if main and main.frames else None
             frame = f"`{top.function}` ({top.file.rsplit('/', 1)[-1]}:{top.line})" if top else ""
+            frame += f"; {p.holds}" if p.holds else ""
             cpu = "" if p.cpu_percent is None else f"{p.cpu_percent:.0f}"
             rank = "" if p.rank is None else str(p.rank)
             out.write(f"| {p.pid} | {p.ppid} | {p.role} | {rank} | {p.state} | {cpu} | {frame} |\n")

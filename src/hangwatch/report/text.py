@@ -27,7 +27,8 @@ VERDICT_STYLE = {
 def _proc_line(p: ProcessRecord) -> str:
     rank = f" rank {p.rank}" if p.rank is not None else ""
     cpu = "?" if p.cpu_percent is None else f"{p.cpu_percent:.0f}%"
-    return f"[bold]{p.role}[/]{rank} pid {p.pid}  {p.state}  {cpu} CPU  {escape(p.where_text())}"
+    holds = f"; {escape(p.holds)}" if p.holds else ""
+    return f"[bold]{p.role}[/]{rank} pid {p.pid}  {p.state}  {cpu} CPU  {escape(p.where_text())}{holds}"
 
 
 def _root_lines(console: Console, incident: Incident, root: Finding) -> None:

@@ -1,0 +1,45 @@
+"""The bad sample, named: under `hangwatch run` the job's DataLoader records which batch and sample indices each
+worker holds (the autobeat hook, a memory-mapped file), and the locals of the dataset's code say what the sample
+is. Real DataLoaders, fork and spawn, map-style and iterable."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FAST, marker, py
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+
+def test_a_stuck_worker_is_named_with_its_batch_its_indices_and_the_samples_path(run):
+    r = run(*FAST, "--on-hang", "kill", *py("dl_bad_sample.py", "--workers", "4", "--persistent"))
+    assert r.returncode == 125, r.stderr.decode()[-2000:]
+    incident = run.incident()
+    root = incident["findings"][0]
+    assert root["cause"] == "dataloader.worker_stuck", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_bad_sample.py")
+    # batch 5 of 8 samples holds index 42; with 4 workers it went to worker 1
+    assert "has held batch 5 (sample indices 40\u201347 of Shards)" in root["summary"], root["summary"]
+    assert "index 42" in root["summary"] and "/mnt/shards/shard-0042.bin" in root["summary"], root["summary"]
+    worker = next(p for p in incident["processes"] if p["pid"] == root["where"]["pid"])
+    assert worker["holds"].startswith("has held batch 5 (sample indices 40\u201347 of Shards) for "), worker
+    others = [p for p in incident["processes"] if p["role"] == "dataloader_worker" and p is not worker]
+    assert len(others) == 3 and all(p["holds"] for p in others), others
+
+
+def test_an_iterable_dataset_says_it_has_no_indices_and_shows_the_workers_position(run):
+    r = run(*FAST, "--on-hang", "kill", *py("dl_bad_sample.py", "--iterable", "--spawn"))
+    assert r.returncode == 125, r.stderr.decode()[-2000:]
+    root = run.incident()["findings"][0]
+    assert root["cause"] == "dataloader.worker_stuck", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_bad_sample.py", "HANG-HERE:stream")
+    assert "of Stream, an IterableDataset (no sample indices)" in root["summary"], root["summary"]
+    assert "/mnt/stream/part-0042" in root["summary"], root["summary"]
+
+
+def test_a_healthy_job_is_untouched_and_leaves_no_batch_files_behind(run):
+    """The twin with no bad sample, persistent workers over two epochs: exit 0, no incident, and each iterator's
+    file gone with its workers."""
+    r = run(*FAST, *py("dl_bad_sample.py", "--good", "--persistent", "--workers", "4"))
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert run.summary()["incidents"] == 0
+    assert list((run.dir / "heartbeat").glob("*.dl")) == []

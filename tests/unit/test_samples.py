@@ -1,0 +1,110 @@
+"""The batches DataLoader workers hold: the autobeat hook's writer (``_LoaderTasks``) and capture's reader
+(capture/loader.py) on one file, with no process; the words a finding uses. Real DataLoaders: tests/e2e/test_samples.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import struct
+from types import SimpleNamespace
+
+import pytest
+
+from hangwatch.capture import loader
+from hangwatch.records import layout
+from hangwatch.records.evidence import LoaderTask
+from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
+
+
+@pytest.fixture(scope="module")
+def hook():
+    env = os.environ.pop("HANGWATCH_HEARTBEAT_DIR", None)  # the hook installs nothing without it
+    try:
+        spec = importlib.util.spec_from_file_location("hangwatch_hook_under_test", AUTOBEAT_DIR / "sitecustomize.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if env is not None:
+            os.environ["HANGWATCH_HEARTBEAT_DIR"] = env
+
+
+def _iterator(workers: int = 2, iterable: bool = False) -> SimpleNamespace:
+    class Shards:
+        pass
+
+    return SimpleNamespace(
+        _num_workers=workers,
+        _dataset_kind=1 if iterable else 0,
+        _dataset=Shards(),
+        _workers=[SimpleNamespace(pid=1000 + w) for w in range(workers)],
+    )
+
+
+def test_the_hook_and_the_reader_agree_on_the_file(hook):
+    assert (hook.LOADER_MAGIC, hook.LOADER_INDICES, hook.LOADER_SUFFIX) == (
+        loader.MAGIC,
+        loader.INDICES,
+        layout.LOADER_SUFFIX,
+    )
+    assert (hook.LOADER_HEADER.format, hook.LOADER_SLOT.format) == (loader.HEADER.format, loader.SLOT.format)
+
+
+def test_each_worker_holds_its_oldest_batch_not_yet_back(hook, tmp_path):
+    t = hook._LoaderTasks(str(tmp_path), _iterator())
+    for batch in range(4):  # prefetch: two batches each, round robin
+        t.sent(batch, list(range(8 * batch, 8 * batch + 8)), batch % 2)
+    got = loader.loader_tasks(str(tmp_path), os.getpid())
+    assert {pid: (x.worker_id, x.batch, x.indices[:2], x.count) for pid, x in got.items()} == {
+        1000: (0, 0, (0, 1), 8),
+        1001: (1, 1, (8, 9), 8),
+    }
+    t.received(0, 0)  # worker 0 returned batch 0: it is on batch 2 now, since then
+    w0 = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    assert (w0.batch, w0.indices[0], w0.dataset, w0.iterable) == (2, 16, "Shards", False)
+    assert w0.since >= w0.sent
+    t.received(2, 0)
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == -1  # nothing outstanding
+    t.reset()  # a new epoch of persistent workers
+    assert {x.batch for x in loader.loader_tasks(str(tmp_path), os.getpid()).values()} == {-1}
+    t.close()
+    assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
+
+
+def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t.sent(0, ["key-a", "key-b", "key-c"], 0)
+    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    assert (x.count, x.indices) == (3, ())
+    t.sent(1, list(range(500)), 0)  # a huge batch: its first 64 indices, and its count
+    t.received(0, 0)
+    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    assert (x.count, len(x.indices), x.indices[-1]) == (500, 64, 63)
+
+
+def test_a_slot_caught_mid_write_is_read_again_then_left_out(hook, tmp_path):
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t.sent(0, [1, 2], 0)
+    path = layout.loader_files(tmp_path, os.getpid())[0]
+    struct.pack_into("<Q", t.mm, loader.HEADER.size, 7)  # odd: the writer is in the middle of it
+    t.mm.flush()
+    assert loader.read_loader_file(path) == []
+    path.write_bytes(b"garbage")
+    assert loader.read_loader_file(path) == []
+
+
+@pytest.mark.parametrize(
+    ("indices", "count", "said"),
+    [
+        ((40, 41, 42, 43), 4, "sample indices 40\u201343"),
+        ((7,), 1, "sample index 7"),
+        ((3, 17, 942), 3, "sample indices 3, 17, 942 (3 in all)"),
+        ((), 5, "5 samples"),
+    ],
+)
+def test_the_batch_in_words(indices, count, said):
+    from hangwatch.diagnose.dataloader import _indices_text
+
+    task = LoaderTask(1, 0, 5, count, indices, 0.0, 0.0, False, "Shards")
+    assert _indices_text(task) == said
