@@ -68,7 +68,7 @@ def options_page() -> str:
         out.append(f"## {title}\n\n| option | default | meaning |\n| --- | --- | --- |\n")
         for o in (o for o in OPTIONS if o.section == title):
             default = o.default_text() or ("off" if o.default is False else "-")
-            meaning = f"{o.help}.".replace("|", "&#124;")
+            meaning = (o.help if o.help.endswith(".") else f"{o.help}.").replace("|", "&#124;")
             if not o.cli:
                 out.append(f"| `{o.name}` (hangwatch.toml only) | {default} | {meaning} |\n")
                 continue

@@ -29,6 +29,7 @@ from hangwatch.signatures import (
     PEER_FIX,
     PIPE_WAIT_FIX,
     RENDEZVOUS_FIX,
+    SHUTDOWN_FIX,
     STOPPED_FIX,
     STORAGE_FIX,
     STRAGGLER_FIX,
@@ -46,6 +47,7 @@ class Cause(str, Enum):
     DATALOADER_WORKER_SLOW = "dataloader.worker_slow"
     DATALOADER_BATCH_LOST = "dataloader.batch_lost"
     DATALOADER_WORKER_DIED = "dataloader.worker_died"
+    DATALOADER_SHUTDOWN = "dataloader.shutdown"
     FORK_INHERITED_LOCK = "fork.inherited_lock"
     FORK_AFTER_CUDA = "fork.after_cuda"
     CODE_BUSY_LOOP = "code.busy_loop"
@@ -133,6 +135,12 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         Nature.ALIVE,
         Requeue.BY_PROOF,
         WORKER_SLOW_FIX,
+    ),
+    Cause.DATALOADER_SHUTDOWN: CauseInfo(
+        "main ends its DataLoader workers (torch joins each for up to 5 s, then terminates it): it ends by itself",
+        Nature.ALIVE,
+        Requeue.TRANSIENT,
+        SHUTDOWN_FIX,
     ),
     Cause.DATALOADER_BATCH_LOST: CauseInfo(
         "main waits, every worker is alive and idle: a result failed to pickle or shared memory ran out",

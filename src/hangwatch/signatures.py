@@ -422,6 +422,15 @@ WORKER_STUCK_FIX = (
     "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
     "Run once with num_workers=0 to reproduce it in the main process with a plain traceback.",
 )
+# torch's DataLoader ends its workers: each joined for up to MP_STATUS_CHECK_INTERVAL (5 s), then terminated and
+# joined again as long (torch/utils/data/dataloader.py _shutdown_workers; _clean_up_worker before torch 2.12).
+DATALOADER_SHUTDOWN = frozenset({"_shutdown_workers", "_clean_up_worker", "_clean_up_persistent_workers_atexit"})
+WORKER_JOIN_S = 5.0
+SHUTDOWN_FIX = (
+    "Nothing to do: torch ends its DataLoader workers, waiting up to 5 s for each before it terminates it.",
+    "If it takes this long at every epoch's end, make the workers exit promptly (a worker_init_fn that starts "
+    "threads or holds files can keep one alive), or use persistent_workers=True so they end once.",
+)
 WORKER_SLOW_FIX = (
     "The worker is moving, only slowly: profile the dataset code shown, or add workers.",
     "DataLoader(timeout=600) so a truly stuck sample raises.",

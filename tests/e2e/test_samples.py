@@ -43,3 +43,30 @@ def test_a_healthy_job_is_untouched_and_leaves_no_batch_files_behind(run):
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     assert run.summary()["incidents"] == 0
     assert list((run.dir / "heartbeat").glob("*.dl")) == []
+
+
+def test_torchs_own_ending_of_its_workers_is_a_bounded_wait_not_a_hang(run, start_job):
+    """The loop stops while a worker is in a 20 s sample: torch's shutdown joins it for 5 s, then terminates it.
+    Seen on an H100 at the exit of a healthy job (persistent, pinned-memory workers: 10 s of silence): with a
+    short --min-stall it was `hung unknown` and, under --on-hang kill, killed. Now: slow, untouched, exit 0."""
+    from conftest import inspect_json, root_cause
+
+    job = start_job("dl_shutdown_wait.py")
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"]) == ("slow", "dataloader.shutdown"), root
+    assert root["proof"]["kind"] == "work" and "joined for up" in root["proof"]["fact"], root["proof"]
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_shutdown_wait.py", "SHUTDOWN-HERE")
+    r = run(
+        "--min-stall",
+        "1",
+        "--capture-window",
+        "1",
+        "--kill-grace",
+        "2",
+        "--on-hang",
+        "kill",
+        *py("dl_shutdown_wait.py"),
+    )
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert b"done" in r.stdout

@@ -430,7 +430,7 @@ def test_a_line_of_stdout_inside_a_traceback_on_stderr_does_not_end_it():
 
     log = (
         "step 4\nTraceback (most recent call last):\nstep 5\n"
-        '  File "/job/a.py", line 3, in f\n    load()\nloss: 0.25\nOSError: disk\n'
+        '  File "/job/a.py", line 3, in f\n    load()\nloss: 0.25\nINFO:root:saved\nStep: 5\nOSError: disk\n'
     )
     root = diagnose_crash(1, log)[0]
     assert root.summary == "The job exited with status 1 after it raised OSError: disk at a.py:3 (f).", root.summary

@@ -62,6 +62,7 @@ EXPECTED = {
     "deadlock_mp_lock_bare": ("code.deadlock", "hung", "dl_mp_lock_bare.py", "HANG-HERE"),
     "lost_work_inferred": ("child.lost_work", "hung", "pool_lost.py", "HANG-HERE"),
     "worker_sleeping_in_getitem": ("dataloader.worker_slow", "slow", "dl_worker_sleepy.py", "SLEEP-HERE"),
+    "dataloader_shutdown": ("dataloader.shutdown", "slow", "dl_shutdown_wait.py", "SHUTDOWN-HERE"),
 }
 
 
@@ -319,3 +320,51 @@ def test_a_worker_busy_in_its_dataset_is_not_idle_because_the_last_sample_caught
     assert all(f.cause != "dataloader.batch_lost" for f in d.findings), d.findings
     _, line = marker("dl_worker_sleepy.py", "SLEEP-HERE")
     assert (Path(d.root.where.file or "").name, d.root.where.line) == ("dl_worker_sleepy.py", line), d.root.where
+
+
+def test_only_a_workers_join_in_torchs_shutdown_is_called_bounded():
+    """The pin-memory thread's join in the same shutdown has no timeout: the recorded capture with main in
+    threading's join instead of multiprocessing's is no bounded wait (no dataloader.shutdown, no proof of work)."""
+    from hangwatch.records.evidence import Frame
+
+    ev = load("dataloader_shutdown")
+    assert diagnose(ev).root.cause == "dataloader.shutdown"
+    main = next(p for p in ev.processes if p.info.role.value == "main")
+    i = next(k for k, f in enumerate(main.samples[0].threads[0].frames) if f.function.endswith("_shutdown_workers"))
+
+    def pin_join(sample):
+        t = sample.threads[0]
+        frames = (Frame("Thread.join", "/usr/lib/python3.11/threading.py", 1112, "self._wait_for_tstate_lock()"),)
+        return replace(sample, threads=(replace(t, frames=frames + t.frames[i:]), *sample.threads[1:]))
+
+    main = replace(main, samples=tuple(pin_join(s) for s in main.samples))
+    d = diagnose(replace(ev, processes=tuple(main if p.info.pid == main.info.pid else p for p in ev.processes)))
+    assert all(f.cause != "dataloader.shutdown" for f in d.findings), d.root
+
+
+def test_the_torch_2_11_shape_of_the_shutdown_measured_on_an_h100_is_bounded_too():
+    """On an H100 (torch 2.11) a healthy job with two persistent pinned-memory workers sat 10 s at exit in
+    `_clean_up_worker` (its workers never got the end message: each joined 5 s, then terminated) and was reported
+    `hung unknown` at --min-stall 3. Its main thread's recorded stack, put in the CPU capture: dataloader.shutdown."""
+    from hangwatch.records.evidence import Frame
+
+    gpu = FIXTURES.parent / "gpu" / "h100" / "pinned-persistent-workers-exit-incident.json"
+    recorded = json.loads(gpu.read_text())
+    main_rec = next(p for p in recorded["processes"] if p["role"] == "main")
+    frames = tuple(
+        Frame(f["function"], f["file"], f["line"])
+        for t in main_rec["threads"]
+        if t["tid"] == main_rec["pid"]
+        for f in t["frames"]
+    )
+    assert recorded["findings"][0]["cause"] == "unknown" and frames[4].function.endswith("_clean_up_worker")
+    ev = load("dataloader_shutdown")
+    main = next(p for p in ev.processes if p.info.role.value == "main")
+
+    def h100(sample):
+        t = sample.threads[0]
+        return replace(sample, threads=(replace(t, frames=frames), *sample.threads[1:]))
+
+    main = replace(main, samples=tuple(h100(s) for s in main.samples))
+    d = diagnose(replace(ev, processes=tuple(main if p.info.pid == main.info.pid else p for p in ev.processes)))
+    assert (d.verdict.value, d.root.cause) == ("slow", "dataloader.shutdown"), d.root

@@ -66,10 +66,43 @@ def test_each_worker_holds_its_oldest_batch_not_yet_back(hook, tmp_path):
     assert w0.since >= w0.sent
     t.received(2, 0)
     assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == -1  # nothing outstanding
-    t.reset()  # a new epoch of persistent workers
-    assert {x.batch for x in loader.loader_tasks(str(tmp_path), os.getpid()).values()} == {-1}
     t.close()
     assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
+
+
+def test_a_new_epoch_keeps_the_last_ones_batches_until_torch_has_them_back(hook, tmp_path):
+    """Persistent workers: torch's reset first waits for the batches left from an epoch the loop left early; they
+    stay recorded while it waits (a worker stuck on one is named with it), then go; the new epoch's stay."""
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t.sent(7, [70, 71], 0)
+    t.begin_reset()
+    t.sent(0, [0, 1], 0)  # the new epoch's first batch, sent while torch waits
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == 7
+    t.end_reset()
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].indices == (0, 1)
+    t.received(0, 0)
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == -1
+
+
+def test_an_exhausted_iterable_worker_holds_nothing(hook, tmp_path):
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1, iterable=True))
+    t.sent(3, None, 0)
+    t.sent(5, None, 0)
+    t.done(0)  # its dataset ran out: torch never answers what it was sent after that
+    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    assert (x.batch, x.iterable) == (-1, True)
+
+
+def test_indices_that_are_a_tensor_or_a_range_are_counted(hook, tmp_path):
+    import torch
+
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t.sent(0, torch.tensor([5, 6, 7]), 0)
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].indices == (5, 6, 7)
+    t.sent(1, range(10, 14), 0)
+    t.received(0, 0)
+    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    assert (x.count, x.indices) == (4, (10, 11, 12, 13))
 
 
 def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
@@ -83,13 +116,14 @@ def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
     assert (x.count, len(x.indices), x.indices[-1]) == (500, 64, 63)
 
 
-def test_a_slot_caught_mid_write_is_read_again_then_left_out(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+def test_a_slot_caught_mid_write_is_left_out_alone(hook, tmp_path):
+    t = hook._LoaderTasks(str(tmp_path), _iterator(2))
     t.sent(0, [1, 2], 0)
+    t.sent(1, [3, 4], 1)
     path = layout.loader_files(tmp_path, os.getpid())[0]
-    struct.pack_into("<Q", t.mm, loader.HEADER.size, 7)  # odd: the writer is in the middle of it
+    struct.pack_into("<Q", t.mm, loader.HEADER.size, 7)  # odd: the writer is in the middle of worker 0's slot
     t.mm.flush()
-    assert loader.read_loader_file(path) == []
+    assert [(x.worker_id, x.indices) for x in loader.read_loader_file(path)] == [(1, (3, 4))]
     path.write_bytes(b"garbage")
     assert loader.read_loader_file(path) == []
 

@@ -231,6 +231,7 @@ class _LoaderTasks:
         self.workers = int(it._num_workers)
         self.queues: list[list[tuple[int, Any, float]]] = [[] for _ in range(self.workers)]
         self.seq = [0] * self.workers
+        self.stale_by = [0] * self.workers  # per worker: the last epoch's batches still queued, while torch resets
         size = LOADER_HEADER.size + self.workers * LOADER_SLOT_SIZE
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -250,7 +251,17 @@ class _LoaderTasks:
         off = LOADER_HEADER.size + w * LOADER_SLOT_SIZE
         q = self.queues[w]
         batch, index, sent = q[0] if q else (-1, None, 0.0)
-        ints = index if type(index) is list or type(index) is tuple else ([] if index is None else [index])
+        if type(index) is list or type(index) is tuple:
+            ints = index
+        elif index is None:
+            ints = []
+        elif hasattr(index, "tolist"):  # a tensor or an array of indices (a custom batch sampler's)
+            ints = index.tolist()
+            ints = ints if isinstance(ints, list) else [ints]
+        elif isinstance(index, range):
+            ints = list(index)
+        else:
+            ints = [index]
         kept = ints[:LOADER_INDICES]
         seq = self.seq[w] + 1  # odd: being written
         LOADER_SLOT.pack_into(self.mm, off, seq, self.pids[w], len(ints), batch, sent, since or sent, len(kept))
@@ -261,11 +272,17 @@ class _LoaderTasks:
         self.seq[w] = seq + 1  # even: whole
         struct.pack_into("<Q", self.mm, off, seq + 1)
 
-    def reset(self) -> None:
-        """A new epoch of the same iterator (persistent workers): nothing outstanding."""
-        self.queues = [[] for _ in range(self.workers)]
-        for w in range(self.workers):
+    def begin_reset(self) -> None:
+        """A new epoch of the same iterator (persistent workers) starts: torch first waits for the batches the
+        workers still have of the last one (a loop that stopped early). They stay recorded until it is done."""
+        self.stale_by = [len(q) for q in self.queues]
+
+    def end_reset(self) -> None:
+        """torch's reset is done: the last epoch's batches are all back; the new epoch's stay."""
+        for w, q in enumerate(self.queues):
+            del q[: self.stale_by[w]]
             self._write(w, None)
+        self.stale_by = [0] * self.workers
 
     def sent(self, batch: int, index: Any, w: int) -> None:
         """Batch ``batch``, the sample indices ``index``, went to worker ``w``."""
@@ -277,19 +294,37 @@ class _LoaderTasks:
     def received(self, batch: int, w: int) -> None:
         """Batch ``batch`` came back from worker ``w``: it now works on its next one, since now."""
         q = self.queues[w]
-        for i, task in enumerate(q):
-            if task[0] == batch:
+        for i in range(self.stale_by[w], len(q)):
+            if q[i][0] == batch:
                 del q[i]
                 break
         self._write(w, time.time())
+
+    def done(self, w: int) -> None:
+        """Worker ``w`` has no more data this epoch (an exhausted IterableDataset): what it was sent never comes."""
+        del self.queues[w][self.stale_by[w] :]
+        self._write(w, None)
 
     def close(self) -> None:
         """The iterator's workers end: its file goes."""
         try:
             self.mm.close()
             os.unlink(self.path)
-        except (OSError, ValueError):
+        except Exception:  # noqa: BLE001, S110 - at interpreter exit (from __del__) module globals may be gone
             pass
+
+
+# What a record may raise, and nothing else is caught: torch's SIGCHLD handler raises its "worker killed" error in
+# the main thread at any point, and it must reach the job as it would without hangwatch.
+_RECORD_ERRORS: tuple[type[Exception], ...] = (
+    struct.error,
+    KeyError,
+    IndexError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    OSError,
+)
 
 
 def _record_puts(t: _LoaderTasks, it: Any) -> None:
@@ -302,7 +337,7 @@ def _record_puts(t: _LoaderTasks, it: Any) -> None:
             if type(item) is tuple and len(item) == 2:
                 try:
                     t.sent(item[0], item[1], _w)
-                except Exception:  # noqa: BLE001, S110 - a record is a nicety
+                except _RECORD_ERRORS:
                     pass
             return _put(item, *args, **kwargs)
 
@@ -313,21 +348,39 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
     """Record, per worker of each multiprocessing DataLoader iterator, the batch and sample indices it holds."""
     mp = dataloader._MultiProcessingDataLoaderIter
     reset, get, shutdown = mp._reset, mp._get_data, mp._shutdown_workers
+    stop = getattr(getattr(dataloader, "_utils", None), "worker", None)
+    stop = getattr(stop, "_IterableDatasetStopIteration", None)
+
+    def _start(self: Any) -> _LoaderTasks | None:
+        t = None
+        try:
+            t = _LoaderTasks(beats.directory, self)
+            _record_puts(t, self)
+        except Exception:  # noqa: BLE001 - no record of its batches, never a broken job
+            self.__dict__["_hangwatch_failed"] = True
+            if t is not None:
+                t.close()
+            return None
+        self.__dict__["_hangwatch_tasks"] = t
+        return t
 
     @functools.wraps(reset)
     def _reset(self: Any, *args: Any, **kwargs: Any) -> Any:
         t: _LoaderTasks | None = self.__dict__.get("_hangwatch_tasks")
-        if t is None and self.__dict__.get("_workers") and not self.__dict__.get("_hangwatch_failed"):
-            try:
-                t = self.__dict__["_hangwatch_tasks"] = _LoaderTasks(beats.directory, self)
-                _record_puts(t, self)
-            except Exception:  # noqa: BLE001 - no record of its batches, never a broken job
-                self.__dict__["_hangwatch_failed"] = True
-                self.__dict__.pop("_hangwatch_tasks", None)
-                t = None
-        elif t is not None:
-            t.reset()
-        return reset(self, *args, **kwargs)
+        if t is None:
+            if self.__dict__.get("_workers") and not self.__dict__.get("_hangwatch_failed"):
+                _start(self)
+            return reset(self, *args, **kwargs)
+        try:
+            t.begin_reset()
+        except _RECORD_ERRORS:
+            pass
+        out = reset(self, *args, **kwargs)
+        try:
+            t.end_reset()
+        except _RECORD_ERRORS:
+            pass
+        return out
 
     @functools.wraps(get)
     def _get_data(self: Any) -> Any:
@@ -335,8 +388,12 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
         t = self.__dict__.get("_hangwatch_tasks")
         if t is not None:
             try:
-                t.received(got[0], self._task_info[got[0]][0])
-            except Exception:  # noqa: BLE001, S110 - a record is a nicety
+                w = self._task_info[got[0]][0]
+                if stop is not None and isinstance(got[1], stop):
+                    t.done(w)
+                else:
+                    t.received(got[0], w)
+            except _RECORD_ERRORS:
                 pass
         return got
 

@@ -2,13 +2,14 @@
 (``heartbeat/<pid>-<n>.dl``, written by ``_LoaderTasks`` in hangwatch/_autobeat/sitecustomize.py).
 
 Memory-mapped files, read with no help from the job (its main process may be stuck): a header, then one slot per
-worker with a sequence number that is odd while the hook writes it; a slot read while odd, or that changed under
-the read, is read again (a few times), then left out.
+worker with a sequence number that is odd while the hook writes it; a slot is taken when two reads agree on it and
+its number is even, read again (a few times) otherwise, then left out alone.
 """
 
 from __future__ import annotations
 
 import struct
+import time
 from pathlib import Path
 
 from hangwatch.records.evidence import LoaderTask
@@ -24,38 +25,40 @@ TRIES = 5
 
 
 def read_loader_file(path: Path) -> list[LoaderTask]:
-    """The workers' batches one iterator recorded; [] where the file is missing, short or not one of ours."""
+    """The workers' batches one iterator recorded; [] where the file is missing, short or not one of ours. A slot
+    is taken only when two reads in a row agree on it and its sequence number is even (no write under way); one
+    that never settles (a few tries, a millisecond apart) is left out, the others kept."""
     try:
-        data = path.read_bytes()
+        first = path.read_bytes()
     except OSError:
         return []
-    tasks = _parse(data)
-    if tasks is None:  # a slot was being written: read again
-        for _ in range(TRIES):
-            try:
-                tasks = _parse(path.read_bytes())
-            except OSError:
-                return []
-            if tasks is not None:
-                break
-    return tasks or []
-
-
-def _parse(data: bytes) -> list[LoaderTask] | None:
-    if len(data) < HEADER.size:
+    if len(first) < HEADER.size:
         return []
-    magic, workers, iterable, _, name = HEADER.unpack_from(data, 0)
-    if magic != MAGIC or not 0 < workers <= MAX_WORKERS or len(data) < HEADER.size + workers * SLOT_SIZE:
+    magic, workers, iterable, _, name = HEADER.unpack_from(first, 0)
+    if magic != MAGIC or not 0 < workers <= MAX_WORKERS or len(first) < HEADER.size + workers * SLOT_SIZE:
         return []
     dataset = name.rstrip(b"\0").decode(errors="replace")
+    settled: dict[int, bytes] = {}
+    for attempt in range(TRIES):
+        try:
+            second = path.read_bytes()
+        except OSError:
+            break
+        for w in range(workers):
+            lo, hi = HEADER.size + w * SLOT_SIZE, HEADER.size + (w + 1) * SLOT_SIZE
+            slot = second[lo:hi]
+            if w not in settled and slot == first[lo:hi] and len(slot) == SLOT_SIZE and slot[0] % 2 == 0:
+                settled[w] = slot
+        if len(settled) == workers:
+            break
+        first = second
+        if attempt + 1 < TRIES:
+            time.sleep(0.001)
     out = []
-    for w in range(workers):
-        off = HEADER.size + w * SLOT_SIZE
-        seq, pid, count, batch, sent, since, kept = SLOT.unpack_from(data, off)
-        if seq % 2:
-            return None
+    for w in sorted(settled):
+        _, pid, count, batch, sent, since, kept = SLOT.unpack_from(settled[w], 0)
         kept = min(kept, INDICES)
-        indices = struct.unpack_from(f"<{kept}q", data, off + SLOT.size)
+        indices = struct.unpack_from(f"<{kept}q", settled[w], SLOT.size)
         if pid:
             out.append(LoaderTask(pid, w, batch, count, tuple(indices), sent, since, bool(iterable), dataset))
     return out

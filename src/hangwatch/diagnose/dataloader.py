@@ -18,9 +18,17 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
-from hangwatch.records.evidence import Frame, LoaderTask
+from hangwatch.records.evidence import Frame, LoaderTask, Role
 from hangwatch.records.incident import Finding, Proof, Verdict
-from hangwatch.signatures import BATCH_LOST_FIX, FORK_FIX, NETWORK_FIX, STORAGE_FIX, WORKER_SLOW_FIX, WORKER_STUCK_FIX
+from hangwatch.signatures import (
+    BATCH_LOST_FIX,
+    FORK_FIX,
+    NETWORK_FIX,
+    SHUTDOWN_FIX,
+    STORAGE_FIX,
+    WORKER_SLOW_FIX,
+    WORKER_STUCK_FIX,
+)
 
 STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
@@ -78,6 +86,9 @@ def held_batch(w: ProcessView) -> str | None:
         what = f"batch {t.batch} of {t.dataset or 'its dataset'}, an IterableDataset (no sample indices)"
     else:
         what = f"batch {t.batch} ({_indices_text(t)} of {t.dataset or 'its dataset'})"
+    if w.main_thread is not None and worker_state(w.main_thread) == "idle":
+        # It waits for work: the oldest batch it was sent is done, and waits for the main process to take it.
+        return f"is done with its batches; {what} waits for the main process to take it"
     return f"has held {what} for {held:.0f} s"
 
 
@@ -89,12 +100,21 @@ SAMPLE_VALUE = re.compile(r"^['\"](?:/|~/|\./|[a-z][a-z0-9+.-]*://)[^'\"]{2,}['\
 
 def sample_named(w: ProcessView, t: ThreadView) -> str | None:
     """What the sample a worker is on is, where the locals of its dataset code show it:
-    ``path='/mnt/shards/shard-0042.bin' in Shards.__getitem__``; None where they do not."""
+    ``path='/mnt/shards/shard-0042.bin' in Shards.__getitem__``; None where they do not. Only a worker in its
+    dataset's fetch (not in collate_fn, whose loop variables are no sample), only string values for a name, and an
+    index only where it is one of the batch's recorded indices (or none were recorded)."""
+    if not any(sg.at(f, sg.FETCH_PY) for f in busy_frames(t)):
+        return None
+    task = w.ev.loader_task
+    known = set(task.indices) if task is not None and task.indices and task.count == len(task.indices) else None
     for r in reversed(w.locals_of(t.tid)):
-        named = [(n, v) for n, v in r.values if SAMPLE_NAMES.match(n) and v not in ("None", "?")]
+        named = [(n, v) for n, v in r.values if SAMPLE_NAMES.match(n) and v[:1] in "'\""]
         looks = [(n, v) for n, v in r.values if SAMPLE_VALUE.match(v)]
         picked = next(iter(named + looks), None)
-        index = next((v for n, v in r.values if n in SAMPLE_INDEX_NAMES and v.isdigit()), None)
+        index = next(
+            (v for n, v in r.values if n in SAMPLE_INDEX_NAMES and v.isdigit() and (known is None or int(v) in known)),
+            None,
+        )
         if picked is not None or index is not None:
             said = ", ".join(
                 x for x in (f"index {index}" if index else "", f"{picked[0]}={picked[1]}" if picked else "") if x
@@ -137,6 +157,46 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
         + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3])
     )
     return ev
+
+
+def shutdown_rule(ctx: Context) -> list[Hit]:
+    """dataloader.shutdown: a process whose main thread is in torch's own ending of its DataLoader workers. A
+    bounded wait (each worker joined for up to 5 s, then terminated): seen on an H100 as 10 s of silence at the
+    exit of a healthy job with two persistent pinned-memory workers, which a short --min-stall called hung."""
+    hits: list[Hit] = []
+    for v in ctx.views:
+        t = v.main_thread
+        if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or t is None:
+            continue
+        i = next((i for i, f in enumerate(t.frames) if sg.at(f, sg.DATALOADER_PY, sg.DATALOADER_SHUTDOWN)), None)
+        if i is None or not any("/multiprocessing/" in f.file for f in t.frames[:i]):
+            continue  # only a worker's join is bounded (the pin-memory thread's join has no timeout)
+        at = t.frames[i]
+        workers = ctx.workers_of(v.pid)
+        bound = 2 * sg.WORKER_JOIN_S * max(1, len(workers))
+        fact = (
+            f"{v.label()} is in torch's DataLoader worker shutdown ({describe(at)}): each worker is joined for up "
+            f"to {sg.WORKER_JOIN_S:.0f} s, then terminated and joined as long again: at most {bound:.0f} s for "
+            f"its {len(workers)} live worker(s)"
+        )
+        hits.append(
+            Hit(
+                Finding(
+                    cause=Cause.DATALOADER_SHUTDOWN,
+                    confidence=0.7,
+                    summary=(
+                        f"{v.label()} is ending its DataLoader workers (torch waits up to "
+                        f"{sg.WORKER_JOIN_S:.0f} s for each, then terminates it): it ends by itself."
+                    ),
+                    where=v.where(t, innermost_user(t.frames) or at),
+                    evidence=(fact, *(f"worker pid {w.pid}: {w.state}, {w.cpu_text()}" for w in workers[:4])),
+                    fix=SHUTDOWN_FIX,
+                    proof=proof.work(fact),
+                ),
+                Verdict.SLOW,
+            )
+        )
+    return hits
 
 
 def dataloader_rule(ctx: Context) -> list[Hit]:

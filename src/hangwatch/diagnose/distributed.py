@@ -14,7 +14,7 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
-from hangwatch.diagnose.dataloader import worker_state
+from hangwatch.diagnose.dataloader import busy_frames, worker_state
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.raised import job_log, raised_by
@@ -54,7 +54,7 @@ def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, s
         for w in ctx.workers_of(v.pid):
             wt = w.main_thread
             if wt is not None and worker_state(wt) == "busy":
-                frame = innermost_explaining(wt.frames)
+                frame = innermost_explaining(busy_frames(wt))
                 where = w.where(wt, frame)
                 where = Where(**{**where.__dict__, "rank": v.info.rank})
                 return where, f"its DataLoader worker pid {w.pid} is in {describe(frame)}"

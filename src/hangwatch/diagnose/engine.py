@@ -12,7 +12,7 @@ from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rul
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.context import Context, Hit, Rule
-from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule
+from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
 from hangwatch.diagnose.graph import WaitGraph, build_graph
@@ -36,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     flight_rule,
     distributed_rule,
     dataloader_rule,
+    shutdown_rule,
     fork_rule,
     compile_rule,
     output_buffered_rule,

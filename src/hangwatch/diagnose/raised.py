@@ -99,7 +99,8 @@ def _parsed(text: str) -> tuple[Raised, ...]:
     # re-raise sits in ``out`` (the worker's original traceback, printed after it, takes its place)
     caught: dict[str, tuple[int, int]] = {}
     worker: dict[str, tuple[int, int]] = {}  # per stream: the same, while the original traceback is read
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    for n, raw in enumerate(lines):
         line, stream, rank = _split(raw)
         if not stream and (p := _PROCESS.match(line)) is not None:
             named = int(p.group(2))
@@ -123,7 +124,7 @@ def _parsed(text: str) -> tuple[Raised, ...]:
         if line[:1].isspace() or not line.strip():
             continue  # a source line, a ^^^^ marker
         last = _LAST.match(line.strip())
-        if last is None or not last.group(1).rsplit(".", 1)[-1][:1].isupper():
+        if last is None or not _ends(last.group(1), lines, n, stream):
             # Not an exception's line: another stream's (stdout and stderr reach the log through two pipes, so
             # a `step 5` printed before the crash can land inside its traceback). The traceback goes on.
             continue
@@ -148,6 +149,27 @@ def _parsed(text: str) -> tuple[Raised, ...]:
         if not stream:
             named = None
     return tuple(out)
+
+
+def _ends(name: str, lines: list[str], n: int, stream: str) -> bool:
+    """Whether line ``n``, read as the exception ``name``, ends its traceback: a class name (capitalised, not a
+    log level's capitals), and the traceback's own lines do not go on after it (a frame of it, or its source)."""
+    if not _class_like(name):
+        return False
+    for raw in lines[n + 1 : n + 4]:
+        line, other, _ = _split(raw)
+        if other != stream or not line.strip():
+            continue
+        if _FILE.match(line) is not None:
+            return False  # a frame follows: this line was another stream's, inside the traceback
+        last = _LAST.match(line.strip())
+        return last is None or not _class_like(last.group(1))  # the exception's own line comes next
+    return True
+
+
+def _class_like(name: str) -> bool:
+    cls = name.rsplit(".", 1)[-1]
+    return cls[:1].isupper() and not cls.isupper()
 
 
 def first_cause(text: str) -> Raised | None:

@@ -186,7 +186,7 @@ def _strings(name: str, value: Any) -> tuple[str, ...]:
     raise UsageError(f"{name} must be a list of strings, not {value!r}", f'Write {name} = ["..."]')
 
 
-def _on_off(name: str, value: Any) -> bool:
+def _on_off(name: str, value: Any, bare: bool = False) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).lower()
@@ -195,7 +195,8 @@ def _on_off(name: str, value: Any) -> bool:
     if text in ("off", "false", "no", "0"):
         return False
     flag = "--" + name.replace("_", "-")
-    raise UsageError(f"{flag} must be on or off, not {value!r}", f"Pass {flag} on or {flag} off")
+    hint = f"Write {name} = true or false in hangwatch.toml" if bare else f"Pass {flag} on or {flag} off"
+    raise UsageError(f"{flag} must be on or off, not {value!r}", hint)
 
 
 def _remedy_ladders(table: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -251,14 +252,16 @@ def _check_command(argv: list[str]) -> None:
 def parse(o: Option, raw: Any) -> Any:
     """One setting's value, read and checked by its kind (supervise/options.py); None stays None where the
     option has no default value."""
-    if raw is None or (raw == "" and o.kind not in ("text", "choice")):
-        return None if o.default is None or o.kind in ("number", "count") else o.default
+    if raw is None:
+        return o.default
+    if raw == "" and o.default is None and o.kind in ("number", "count", "path", "size", "port"):
+        return None  # an option with no default, left empty: unset
     if o.kind == "number":
         return _number(o.name, raw, o.minimum, strict=o.strict)
     if o.kind == "count":
         return int(_number(o.name, raw, o.minimum, integer=True, strict=o.strict))
     if o.kind in ("flag", "switch", "on_off"):
-        return _on_off(o.name, raw)
+        return _on_off(o.name, raw, bare=o.kind != "on_off")
     if o.kind == "choice":
         if raw not in o.choices:
             said = ", ".join(o.choices[:-1]) + f" or {o.choices[-1]}"

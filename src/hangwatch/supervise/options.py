@@ -293,7 +293,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "log_max_size",
         OUTPUT,
-        "Rotate output.log at this size (bytes, or 500M, 2G): output.log.1, ...",
+        "Rotate output.log at this size (bytes, or 500M, 2G): output.log.1, output.log.2, and so on",
         "size",
         shown="never",
     ),

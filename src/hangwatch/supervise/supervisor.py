@@ -41,6 +41,7 @@ from hangwatch.supervise.attempt import (
 from hangwatch.supervise.books.books import Books
 from hangwatch.supervise.config import RunConfig
 from hangwatch.supervise.context import RunContext
+from hangwatch.supervise.job.autobeat import remove_loader_records, remove_sockets_outside
 from hangwatch.supervise.job.gpu_release import GpuGuard
 from hangwatch.supervise.job.job import Job, LaunchedJob, Launcher
 from hangwatch.supervise.job.launch import OnChunk, launch
@@ -154,9 +155,8 @@ class Supervisor:
             if a.job.poll() is None:  # never leave the job running unseen
                 ctx.terminate(a, reason="hangwatch exiting")
             a.job.close()
-        from hangwatch.supervise.job.autobeat import remove_sockets_outside
-
         remove_sockets_outside(ctx.rundir.heartbeat_dir)
+        remove_loader_records(ctx.rundir.heartbeat_dir)
         self._watchdog_stop.set()  # after the jobs are ended: a teardown that sticks is still written down
         watchdog.join(timeout=2)
         ctx.output.flush()
@@ -238,6 +238,7 @@ class Supervisor:
         log_offset = ctx.output.written
         self.gpu.setup()
         self.capturer.open_kmsg()
+        remove_loader_records(ctx.rundir.heartbeat_dir)  # a killed attempt's: never read as the new one's
         job = self.launcher(plan.argv, plan.env, ctx.intake.on_chunk)
         now = ctx.clock.now()
         from hangwatch.capture.cgroup import cgroup_oom_kills

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import hangwatch
-from hangwatch.records.layout import FLIGHT_PREFIX
+from hangwatch.records.layout import FLIGHT_PREFIX, LOADER_SUFFIX
 
 AUTOBEAT_DIR = Path(hangwatch.__file__).resolve().parent / "_autobeat"
 
@@ -42,6 +42,14 @@ def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, fli
     elif not any(env.get(v) for v in FLIGHT_VARS):
         out[FLIGHT_VARS[0]] = FLIGHT_BUFFER
     return out
+
+
+def remove_loader_records(heartbeat_dir: Path) -> None:
+    """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl): a job ended by a signal leaves them; gone
+    before a relaunch (a new process could get a recorded pid) and when the run ends."""
+    for path in heartbeat_dir.glob(f"*{LOADER_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def remove_sockets_outside(heartbeat_dir: Path) -> None:
