@@ -17,7 +17,7 @@ from hangwatch.records.incident import Cause, Finding, Verdict, Where
 from hangwatch.records.run import CaptureRequest, Decision, OnHang, RunState
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, remote_status
 from hangwatch.supervise.attempt import Attempt, Resume, StartupProbes
-from hangwatch.supervise.books.books import Books
+from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.config import Fallback, RunConfig
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.plan import plan_attempt
@@ -27,11 +27,11 @@ from hangwatch.supervise.progress.checkpoints import Checkpoint
 from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, State, Strength
 from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall import capturing
-from hangwatch.supervise.stall.act import Acts
+from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
 from hangwatch.supervise.stall.startup import StartupProbe
-from hangwatch.supervise.stall.suspect import Suspects
+from hangwatch.supervise.stall.suspect import SuspectJudge
 from unit.test_run_loop import FakeClock, ScriptedJob
 
 
@@ -204,7 +204,7 @@ def test_the_capture_window_is_a_quarter_of_min_stall_within_1_to_5_s(tmp_path):
 # --- books --------------------------------------------------------------------------------------------------
 def test_books_stop_a_job_over_budget_once_the_projection_holds(tmp_path):
     ctx = _ctx(tmp_path, budget=0.01, cost_per_hour=3600.0, stop_over_budget=True, total_steps=1000, min_stall=1.0)
-    books = Books(ctx)
+    books = RunAccounts(ctx)
     tracker = Tracker(ctx)
     a = _attempt(ctx)
     end = None
@@ -221,7 +221,7 @@ def test_books_stop_a_job_over_budget_once_the_projection_holds(tmp_path):
 
 def test_books_leave_an_ended_round_alone(tmp_path):
     ctx = _ctx(tmp_path, budget=0.01, stop_over_budget=True)
-    books, a = Books(ctx), _attempt(ctx)
+    books, a = RunAccounts(ctx), _attempt(ctx)
     sentinel = object()
     assert books.tick(a, ctx.clock.now(), sentinel) is sentinel  # type: ignore[arg-type]
 
@@ -296,10 +296,10 @@ def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):
 
 
 # --- suspect, startup probe, act ------------------------------------------------------------------------------
-def _team(ctx: RunContext, capture: object = _evidence) -> tuple[Suspects, StartupProbe, Acts]:
-    books, cap, tracker = Books(ctx), Capturer(ctx, capture), Tracker(ctx)  # type: ignore[arg-type]
-    acts = Acts(ctx, books, cap)
-    suspects = Suspects(ctx, cap, tracker, acts)
+def _team(ctx: RunContext, capture: object = _evidence) -> tuple[SuspectJudge, StartupProbe, IncidentHandler]:
+    books, cap, tracker = RunAccounts(ctx), Capturer(ctx, capture), Tracker(ctx)  # type: ignore[arg-type]
+    acts = IncidentHandler(ctx, books, cap)
+    suspects = SuspectJudge(ctx, cap, tracker, acts)
     return suspects, StartupProbe(ctx, cap, tracker, suspects, acts), acts
 
 

@@ -36,7 +36,7 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
     from hangwatch.diagnose import Diagnosis
     from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
     from hangwatch.supervise.attempt import Suspicion
-    from hangwatch.supervise.stall.suspect import Suspects
+    from hangwatch.supervise.stall.suspect import SuspectJudge
 
     def loop(line: int, fact: str | None) -> Diagnosis:
         where = Where(pid=1, rank=None, tid=1, file="/job/eval.py", line=line, function="<module>")
@@ -46,7 +46,7 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
         )
 
     a = SimpleNamespace(detector=SimpleNamespace(last=SimpleNamespace(at=100.0), started_at=0.0), suspicion=Suspicion())
-    same = Suspects._same_work  # uses no state of the Suspects
+    same = SuspectJudge._same_work  # uses no state of the SuspectJudge
     assert same(None, a, loop(23, None)).root.proof is None  # nothing proven yet: the history bounds it
     assert same(None, a, loop(24, "99% CPU with its stack moving between lines 23, 24")).root.proves_work
     later = same(None, a, loop(23, None)).root

@@ -38,7 +38,7 @@ from hangwatch.supervise.attempt import (
     SupervisionFailed,
     SystemClock,
 )
-from hangwatch.supervise.books.books import Books
+from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.config import RunConfig
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.autobeat import remove_loader_records, remove_sockets_outside
@@ -50,10 +50,10 @@ from hangwatch.supervise.job.signals import SignalInbox
 from hangwatch.supervise.nodes.round import NodeRounds
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, DetectorConfig, StallDetector, State
 from hangwatch.supervise.progress.tracking import Tracker
-from hangwatch.supervise.stall.act import Acts
+from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.startup import StartupProbe
-from hangwatch.supervise.stall.suspect import Suspects
+from hangwatch.supervise.stall.suspect import SuspectJudge
 
 # Capture, diagnosis and node coordination are imported where they are first needed: a job that
 # never stalls does not pay for them when hangwatch starts.
@@ -87,14 +87,14 @@ class Supervisor:
         self.ctx = ctx = RunContext.create(cfg, self.clock)
         self.intake = ctx.intake
         try:
-            self.books = Books(ctx)  # checks --metrics-port before anything starts
+            self.books = RunAccounts(ctx)  # checks --metrics-port before anything starts
         except BaseException:
             ctx.output.close()
             raise
         self.capturer = Capturer(ctx, capture)
         self.tracker = Tracker(ctx)
-        self.acts = Acts(ctx, self.books, self.capturer)
-        self.suspects = Suspects(ctx, self.capturer, self.tracker, self.acts)
+        self.acts = IncidentHandler(ctx, self.books, self.capturer)
+        self.suspects = SuspectJudge(ctx, self.capturer, self.tracker, self.acts)
         self.startup = StartupProbe(ctx, self.capturer, self.tracker, self.suspects, self.acts)
         self.signals = SignalInbox(ctx)
         self.node_rounds = NodeRounds(ctx, self.acts.follow)

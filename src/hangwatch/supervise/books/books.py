@@ -30,7 +30,7 @@ SUMMARY_EVERY_S = 2.0  # `hangwatch ls` and `watch` read it: their news is at mo
 STATUS_EVERY_S = 1.0
 
 
-class Books:
+class RunAccounts:
     """Accounting and its views, for one run."""
 
     def __init__(self, ctx: RunContext) -> None:

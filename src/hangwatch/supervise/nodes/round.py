@@ -20,7 +20,7 @@ class NodeRounds:
 
     def __init__(self, ctx: RunContext, record: Callable[[Attempt, Decision, bool], None] | None = None) -> None:
         self.ctx = ctx
-        self.record = record  # this node's incident before it follows another's decision (Acts.follow)
+        self.record = record  # this node's incident before it follows another's decision (IncidentHandler.follow)
 
     def connect(self) -> None:
         """Host (node 0) or reach the store; the coordination goes into ``ctx.nodes``."""

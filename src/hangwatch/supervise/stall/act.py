@@ -28,7 +28,7 @@ from hangwatch.recover.exitcode import (
 from hangwatch.recover.remedy import ladder
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.books.accounting import remedy_outcomes
-from hangwatch.supervise.books.books import Books
+from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.books.rundir import command_name
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import StallDetector
@@ -63,10 +63,10 @@ def last_progress(det: StallDetector) -> LastProgress | None:
     return LastProgress(at=det.last.at, step=det.last.step, source=det.last.source) if det.last else None
 
 
-class Acts:
+class IncidentHandler:
     """Declares, records and acts on incidents for one run."""
 
-    def __init__(self, ctx: RunContext, books: Books, capturer: Capturer) -> None:
+    def __init__(self, ctx: RunContext, books: RunAccounts, capturer: Capturer) -> None:
         self.ctx, self.books, self.capturer = ctx, books, capturer
 
     def declare(self, j: Judgement) -> AttemptEnd | None:

@@ -29,7 +29,7 @@ class Judgement:
         """The diagnosis's root cause."""
         return self.diagnosis.root
 
-    def but(self, diagnosis: Diagnosis | None = None, stalled: float | None = None) -> Judgement:
+    def revised(self, diagnosis: Diagnosis | None = None, stalled: float | None = None) -> Judgement:
         """The same judgement with another diagnosis (a bound passed, a verdict restated) or stall."""
         return dataclasses.replace(
             self,

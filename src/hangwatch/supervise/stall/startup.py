@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from hangwatch.supervise.attempt import Attempt, AttemptEnd
     from hangwatch.supervise.context import RunContext
     from hangwatch.supervise.progress.tracking import Tracker
-    from hangwatch.supervise.stall.act import Acts
+    from hangwatch.supervise.stall.act import IncidentHandler
     from hangwatch.supervise.stall.capturing import Capturer
-    from hangwatch.supervise.stall.suspect import Suspects
+    from hangwatch.supervise.stall.suspect import SuspectJudge
 
 # Signatures that mean stuck before the first step (the rules already require that the culprit
 # did not move): a DataLoader waiting on its first batch with its workers blocked, a lock or
@@ -106,7 +106,9 @@ def next_probe_after(since: float, min_stall: float) -> float:
 class StartupProbe:
     """Probes a starting job every --min-stall seconds, within --startup-grace."""
 
-    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, suspects: Suspects, acts: Acts) -> None:
+    def __init__(
+        self, ctx: RunContext, capturer: Capturer, tracker: Tracker, suspects: SuspectJudge, acts: IncidentHandler
+    ) -> None:
         self.ctx, self.capturer, self.tracker, self.suspects, self.acts = ctx, capturer, tracker, suspects, acts
 
     def due(self, a: Attempt, now: float) -> bool:

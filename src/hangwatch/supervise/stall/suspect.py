@@ -15,7 +15,7 @@ from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import HistoryBound, StallDetector, State
 from hangwatch.supervise.progress.tracking import Tracker
-from hangwatch.supervise.stall.act import Acts
+from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
 from hangwatch.supervise.stall.look import take_look
@@ -46,15 +46,15 @@ def alive_bound(det: StallDetector, evidence: Evidence, root: Finding) -> Histor
     return det.history_bound(workers_behind(evidence, root))
 
 
-def clock(at: float) -> str:
+def wall_clock_text(at: float) -> str:
     """A unix time as the local wall clock, for 'hung at 14:20:05'."""
     return time.strftime("%H:%M:%S", time.localtime(at))
 
 
-class Suspects:
+class SuspectJudge:
     """Judges suspect attempts."""
 
-    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, acts: Acts) -> None:
+    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, acts: IncidentHandler) -> None:
         self.ctx, self.capturer, self.tracker, self.acts = ctx, capturer, tracker, acts
 
     def on_suspect(self, a: Attempt, now: float) -> AttemptEnd | None:
@@ -196,7 +196,7 @@ class Suspects:
         until = det.max_slow_at(now)  # --max-slow holds in any case
         if bound is not None:
             until = min(until, bound.at)
-        when = f"hung at {clock(until)} ({until - now:.0f} s from now) unless it progresses"
+        when = f"hung at {wall_clock_text(until)} ({until - now:.0f} s from now) unless it progresses"
         basis = bound.basis if bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
         ctx.rundir.event(
             EventKind.EXTENDED,
@@ -219,7 +219,9 @@ class Suspects:
             a.suspicion.slow_noted_at = now
             if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
                 diagnosis = dataclasses.replace(diagnosis, verdict=Verdict.SLOW)
-            self.acts.report(j.but(diagnosis), f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}")
+            self.acts.report(
+                j.revised(diagnosis), f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}"
+            )
         elif (
             key in a.suspicion.slow_reported
             and a.suspicion.slow_noted_at is not None
@@ -254,14 +256,14 @@ class Suspects:
         from hangwatch.diagnose.bounds import past_rendezvous_timeout
 
         if waited >= timeout:
-            return self.acts.declare(j.but(past_rendezvous_timeout(diagnosis, waited, timeout), waited))
+            return self.acts.declare(j.revised(past_rendezvous_timeout(diagnosis, waited, timeout), waited))
         if det.state == State.SUSPECT:
             det.hold_until(min(until, now + det.threshold()))
-        when = f"hung at {clock(until)} ({until - now:.0f} s from now) if the peers have not joined"
+        when = f"hung at {wall_clock_text(until)} ({until - now:.0f} s from now) if the peers have not joined"
         ctx.note = f"waiting for peers for {waited:.0f} s; {when}"
         if not a.suspicion.waiting_reported and waited >= ctx.cfg.min_stall:
             a.suspicion.waiting_reported = True
             self.acts.report(
-                j.but(stalled=waited), f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)"
+                j.revised(stalled=waited), f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)"
             )
         return None
