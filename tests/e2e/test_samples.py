@@ -57,16 +57,6 @@ def test_torchs_own_ending_of_its_workers_is_a_bounded_wait_not_a_hang(run, star
     assert (incident["verdict"], root["cause"]) == ("slow", "dataloader.shutdown"), root
     assert root["proof"]["kind"] == "work" and "joined for up" in root["proof"]["fact"], root["proof"]
     assert (root["where"]["file"], root["where"]["line"]) == marker("dl_shutdown_wait.py", "SHUTDOWN-HERE")
-    r = run(
-        "--min-stall",
-        "1",
-        "--capture-window",
-        "1",
-        "--kill-grace",
-        "2",
-        "--on-hang",
-        "kill",
-        *py("dl_shutdown_wait.py"),
-    )
+    r = run(*FAST, "--on-hang", "kill", *py("dl_shutdown_wait.py"))
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     assert b"done" in r.stdout
