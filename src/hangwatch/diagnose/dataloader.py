@@ -246,7 +246,7 @@ def _busy_worker(
     sample = sample_named(w, t)
     if sample is not None:
         ev.append(f"the sample, by the locals of the dataset's code: {sample}")
-        holds = f"{holds or 'has held its batch'}; the sample: {sample}"
+        holds = f"{holds}; the sample: {sample}" if holds is not None else f"is on the sample: {sample}"
     if others:
         ev.append("other workers: " + ", ".join(_other_worker(o, states[o.pid]) for o in others))
     hits: list[Hit] = []
@@ -284,7 +284,8 @@ def _busy_worker(
             Finding(
                 cause=judged.cause,
                 confidence=conf,
-                summary=judged.summary + (f" It {holds}." if holds is not None and holds.startswith("has") else ""),
+                summary=judged.summary
+                + (f" It {holds}." if holds is not None and holds.startswith(("has", "is on")) else ""),
                 where=w.where(t, frame),
                 evidence=tuple(ev),
                 fix=judged.fix,
