@@ -70,11 +70,18 @@ def test_each_toml_key_is_read_and_checked_by_its_kind(tmp_path, o):
     toml.write_text(f"{o.name} = {good}\n{extra}")
     cfg = build_config(CMD, {}, str(toml), use_pty=False)
     if o.field:
-        assert getattr(cfg, o.name) != o.default or o.kind == "text", (o.name, getattr(cfg, o.name))
+        assert getattr(cfg, o.name) != o.default, (o.name, getattr(cfg, o.name))
     if o.kind in ("flag", "switch", "on_off"):
         toml.write_text(f'{o.name} = "maybe"\n')
         with pytest.raises(UsageError, match=re.escape(f"{o.flag} must be on or off")):
             build_config(CMD, {}, str(toml), use_pty=False)
+
+
+def test_a_misspelt_kind_is_refused_where_the_table_is_declared():
+    from hangwatch.supervise.options import Option
+
+    with pytest.raises(ValueError, match="unknown kind 'numbr'"):
+        Option("min_stall", "Detection", "x", "numbr")
 
 
 def test_a_flag_written_as_the_string_false_in_toml_is_off(tmp_path):

@@ -115,11 +115,9 @@ def sample_named(w: ProcessView, t: ThreadView) -> str | None:
             (v for n, v in r.values if n in SAMPLE_INDEX_NAMES and v.isdigit() and (known is None or int(v) in known)),
             None,
         )
-        if picked is not None or index is not None:
-            said = ", ".join(
-                x for x in (f"index {index}" if index else "", f"{picked[0]}={picked[1]}" if picked else "") if x
-            )
-            return f"{said} in {r.function} ({Path(r.file).name}:{r.line})"
+        said = ([f"index {index}"] if index is not None else []) + ([f"{picked[0]}={picked[1]}"] if picked else [])
+        if said:
+            return f"{', '.join(said)} in {r.function} ({Path(r.file).name}:{r.line})"
     return None
 
 

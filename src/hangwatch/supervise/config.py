@@ -250,8 +250,8 @@ def _check_command(argv: list[str]) -> None:
 
 
 def parse(o: Option, raw: Any) -> Any:
-    """One setting's value, read and checked by its kind (supervise/options.py); None stays None where the
-    option has no default value."""
+    """One setting's value, read and checked by its kind (supervise/options.py): unset (None) is the default; an
+    empty value is unset only for an option with no default."""
     if raw is None:
         return o.default
     if raw == "" and o.default is None and o.kind in ("number", "count", "path", "size", "port"):

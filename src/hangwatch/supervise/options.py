@@ -36,6 +36,10 @@ class Option:
     toml: bool = True  # a key of hangwatch.toml
     field: bool = True  # RunConfig has a field of this name (a custom kind's value is build_config's to make)
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:  # a misspelt kind would be read as text, unchecked
+            raise ValueError(f"option {self.name}: unknown kind {self.kind!r}")
+
     @property
     def flag(self) -> str:
         """``--min-stall``."""
