@@ -88,6 +88,16 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
         "FIFO even where torch has a worker server",
     ),
     EnvVar(
+        "HANGWATCH_HEAL",
+        "`hangwatch run --on-hang heal`, for the job",
+        "how many DataLoader workers the hook may still replace in place (the run's --max-heals less its heals)",
+    ),
+    EnvVar(
+        "HANGWATCH_HEAL_SKIP",
+        "`hangwatch run --on-hang heal`, on a restart",
+        "the samples earlier attempts left out, which stay out (JSON: dataset class:length -> sample indices)",
+    ),
+    EnvVar(
         "HANGWATCH_PHASE_TIMEOUT",
         "`hangwatch run`, for the job",
         "seconds a checkpoint or compile phase may last (the run's --max-slow)",

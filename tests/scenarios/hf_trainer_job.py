@@ -13,6 +13,8 @@ ap.add_argument("--hang-at", type=int, default=-1)
 ap.add_argument("--out", required=True)
 ap.add_argument("--save-every", type=int, default=0)
 ap.add_argument("--resume", action="store_true")
+ap.add_argument("--workers", type=int, default=0)
+ap.add_argument("--poison", type=int, default=-1, help="this item waits forever, every time it is read")
 args = ap.parse_args()
 
 
@@ -24,6 +26,19 @@ class Tiny(torch.nn.Module):
     def forward(self, x, labels=None):
         out = self.net(x)
         return {"loss": torch.nn.functional.mse_loss(out, labels), "logits": out}
+
+
+class Items(torch.utils.data.Dataset):
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, index):
+        if index == args.poison:
+            threading.Event().wait()  # HANG-HERE:poison
+        return self.items[index]
 
 
 calls = {"n": 0}
@@ -42,7 +57,7 @@ if __name__ == "__main__":
     targs = TrainingArguments(output_dir=args.out, max_steps=args.steps, per_device_train_batch_size=4,
                               logging_steps=5, report_to=[], use_cpu=True,
                               save_strategy="steps" if args.save_every else "no", save_steps=args.save_every or 500,
-                              dataloader_num_workers=0, disable_tqdm=False)
-    Trainer(model=Tiny(), args=targs, train_dataset=data, data_collator=collate).train(
+                              dataloader_num_workers=args.workers, disable_tqdm=False)
+    Trainer(model=Tiny(), args=targs, train_dataset=Items(data), data_collator=collate).train(
         resume_from_checkpoint=True if args.resume else None)
     print("done", flush=True)

@@ -2,7 +2,8 @@
 every stack sample finds a worker in the same line), optionally a worker that hangs in a given
 epoch. Lightning picks its rich progress bar (rich is installed): nothing is printed under pipes.
 --ckpt-dir: a ModelCheckpoint every 5 steps; --ckpt-path: resume from it (trainer.fit(ckpt_path=));
---hang-step K: the first attempt (HANGWATCH_ATTEMPT=1) hangs in training_step at global step K."""
+--hang-step K: the first attempt (HANGWATCH_ATTEMPT=1) hangs in training_step at global step K; --poison I: item I
+waits forever whenever it is read (a poisoned file)."""
 
 import argparse
 import os
@@ -22,6 +23,7 @@ ap.add_argument("--workers", type=int, default=2)
 ap.add_argument("--ckpt-dir", default="")
 ap.add_argument("--ckpt-path", default=None)
 ap.add_argument("--hang-step", type=int, default=-1)
+ap.add_argument("--poison", type=int, default=-1, help="this item waits forever, every time it is read")
 args = ap.parse_args()
 
 
@@ -34,6 +36,8 @@ class Items(Dataset):
 
     def __getitem__(self, i: int):
         time.sleep(args.sleep_ms / 1000)
+        if i == args.poison:
+            threading.Event().wait()  # HANG-HERE:poison
         if args.hang_epoch >= 0 and i == 0 and _epoch() == args.hang_epoch and \
                 os.environ.get("HANGWATCH_ATTEMPT", "1") == "1":  # a restart gets past it
             threading.Event().wait()  # HANG-HERE

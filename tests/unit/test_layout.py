@@ -59,6 +59,9 @@ def test_what_runs_in_the_job_spells_the_same_names():
     assert f'"{layout.CHECKPOINTS}"' in hook
     assert f'f"{layout.FLIGHT_PREFIX}{{' in hook
     assert f'{{os.getpid()}}{layout.BEAT_SUFFIX}"' in hook
+    assert f'"{layout.LOADER_SUFFIX}"' in hook
+    assert f'HEAL_REQUEST = "{layout.HEAL_REQUEST_SUFFIX}"' in hook
+    assert f'HEAL_ANSWERS = "{layout.HEAL_ANSWERS_SUFFIX}"' in hook
     assert f'{{pid}}{layout.BEAT_SUFFIX}"' in (SRC / "beat.py").read_text()
 
 

@@ -321,7 +321,7 @@ def test_cgroup_oom_kill_outranks_the_text():
         ({"min_stall": "0"}, "--min-stall must be greater than 0"),
         ({"startup_grace": "-5"}, "--startup-grace must be at least 0"),
         ({"max_restarts": "1.5"}, "--max-restarts must be a whole number"),
-        ({"on_hang": "explode"}, "--on-hang must be report, kill or restart"),
+        ({"on_hang": "explode"}, "--on-hang must be report, kill, restart or heal"),
         ({"progress_regex": "("}, "--progress-regex is not a valid regular expression"),
         ({"fallback": ("workers 0",)}, "is not a list of options"),
     ],

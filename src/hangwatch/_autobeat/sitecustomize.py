@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -236,6 +236,9 @@ class _LoaderTasks:
         self.queues: list[list[tuple[int, Any, float]]] = [[] for _ in range(self.workers)]
         self.seq = [0] * self.workers
         self.stale_by = [0] * self.workers  # per worker: the last epoch's batches still queued, while torch resets
+        self.resetting = False  # torch's reset between two epochs is under way (persistent workers)
+        self.skip: set[Any] = set()  # samples heal left out of this dataset: never sent again (shared, per dataset)
+        self.retried: dict[int, int] = {}  # batch -> times heal handed it to a fresh worker, this epoch
         size = LOADER_HEADER.size + self.workers * LOADER_SLOT_SIZE
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -280,6 +283,7 @@ class _LoaderTasks:
         """A new epoch of the same iterator (persistent workers) starts: torch first waits for the batches the
         workers still have of the last one (a loop that stopped early). They stay recorded until it is done."""
         self.stale_by = [len(q) for q in self.queues]
+        self.resetting = True
 
     def end_reset(self) -> None:
         """torch's reset is done: the last epoch's batches are all back; the new epoch's stay."""
@@ -287,6 +291,8 @@ class _LoaderTasks:
             del q[: self.stale_by[w]]
             self._write(w, None)
         self.stale_by = [0] * self.workers
+        self.resetting = False
+        self.retried.clear()  # batch numbers start again at 0
 
     def sent(self, batch: int, index: Any, w: int) -> None:
         """Batch ``batch``, the sample indices ``index``, went to worker ``w``."""
@@ -331,21 +337,377 @@ _RECORD_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
+def _record_put(t: _LoaderTasks, queue: Any, w: int) -> None:
+    """Index queue ``queue`` of worker ``w`` tells ``t`` what it is sent: ``(batch, sample indices)`` (its other
+    messages, a resume or the end, are not batches). The queue reached its worker before: it never sees this."""
+    put = queue.put
+
+    def recorded(item: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(item) is tuple and len(item) == 2:
+            if t.skip and type(item[1]) is list:  # a sample heal skipped before: left out of every batch
+                rest = [i for i in item[1] if i not in t.skip]
+                item = (item[0], rest) if rest else item
+            try:
+                t.sent(item[0], item[1], w)
+            except _RECORD_ERRORS:
+                pass
+        return put(item, *args, **kwargs)
+
+    queue.put = recorded
+
+
 def _record_puts(t: _LoaderTasks, it: Any) -> None:
-    """Each index queue of the iterator tells ``t`` what it is sent: ``(batch, sample indices)`` (its other
-    messages, a resume or the end, are not batches). The queues reached the workers before: they never see this."""
+    """Each index queue of the iterator tells ``t`` what its worker is sent."""
     for w, queue in enumerate(it._index_queues[: t.workers]):
-        put = queue.put
+        _record_put(t, queue, w)
 
-        def recorded(item: Any, *args: Any, _put: Any = put, _w: int = w, **kwargs: Any) -> Any:
-            if type(item) is tuple and len(item) == 2:
-                try:
-                    t.sent(item[0], item[1], _w)
-                except _RECORD_ERRORS:
-                    pass
-            return _put(item, *args, **kwargs)
 
-        queue.put = recorded
+# --- heal in place (hangwatch run --on-hang heal) ------------------------------------------------------------
+# hangwatch asks for a heal by writing ``<pid>-<n>.heal`` beside the iterator's ``.dl`` file (one JSON object: seq,
+# worker, pid, batch, sample, why). The main process reads it while it waits in torch's own polling loop for a batch
+# (each second, only then), replaces that worker with a fresh one (its Process's own target and arguments: the same
+# worker id, seed and worker_init_fn) and hands it the batches it held again, in order; a batch that hangs a second
+# time is handed again without the sample named (or dropped, when no sample was named or none is left). It answers
+# with one JSON line in ``<pid>-<n>.heals``. A worker that died is replaced the same way, unasked (torch's SIGCHLD
+# error is off for the iterator's workers while heal is on: its own check, at each wait, finds the dead one).
+# ``$HANGWATCH_HEAL``: how many workers this process may replace in all ("0" or unset: heal is off).
+HEAL_ENV = "HANGWATCH_HEAL"
+HEAL_SKIP_ENV = "HANGWATCH_HEAL_SKIP"
+HEAL_REQUEST = ".heal"
+HEAL_ANSWERS = ".heals"
+HEAL_POLL_S = 1.0  # how often a main process waiting for a batch looks for a request
+HEAL_END_S = 2.0  # how long a stuck worker is given to end after SIGTERM, then after SIGKILL
+
+
+class _Redo(Exception):
+    """A heal changed what the iterator waits for: torch's ``_next_data`` starts again (its state is whole)."""
+
+
+class _NotHealed(Exception):
+    """Why this heal cannot be done here (the answer says it; hangwatch then restarts the job)."""
+
+
+# Why a heal did not happen: its own reasons, or torch's internals not as expected.
+_HEAL_ERRORS: tuple[type[Exception], ...] = (_NotHealed, *_RECORD_ERRORS, RuntimeError)
+
+
+class _Healer:
+    """Heals the workers of one DataLoader iterator, asked (a request file) or not (a dead worker)."""
+
+    left = 0  # workers this process may still replace (from $HANGWATCH_HEAL)
+    skipped: ClassVar[dict[str, set[Any]]] = {}  # a dataset's key -> the samples heal left out of it
+    loop: Any = None  # torch's worker loop
+    loop_args: ClassVar[list[tuple[str, Any]]] = []  # its parameters, and where the iterator keeps each
+
+    def __init__(self, t: _LoaderTasks) -> None:
+        base = t.path[: -len(LOADER_SUFFIX)]
+        self.request, self.answers = base + HEAL_REQUEST, base + HEAL_ANSWERS
+        self.stamp: tuple[int, int] | None = None
+        self.answered = 0  # the newest request answered
+
+    def poll(self, it: Any, t: _LoaderTasks) -> bool:
+        """A new request, acted on and answered; True if the iterator's tasks changed."""
+        try:
+            st = os.stat(self.request)
+        except OSError:
+            return False
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp == self.stamp:
+            return False
+        self.stamp = stamp
+        try:
+            with open(self.request) as f:
+                req = json.load(f)
+            seq = int(req["seq"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return False  # half a file cannot be (hangwatch writes it atomically): nothing to answer
+        if seq <= self.answered:
+            return False
+        self.answered = seq
+        answer: dict[str, Any] = {"seq": seq, "worker": req.get("worker"), "batch": req.get("batch")}
+        try:
+            w = int(req["worker"])
+            if not 0 <= w < t.workers or it._workers[w].pid != req.get("pid"):
+                raise _NotHealed("that worker is gone already (it ended, or was replaced)")
+            answer.update(self.heal(it, t, w, req.get("sample"), str(req.get("why") or "stuck")))
+        except _NotHealed as e:
+            answer.update(ok=False, why=str(e))
+        except _HEAL_ERRORS as e:
+            answer.update(ok=False, why=f"the DataLoader's internals are not as expected ({type(e).__name__}: {e})")
+        self.answer(answer)
+        return bool(answer.get("ok"))
+
+    def dead(self, it: Any, t: _LoaderTasks) -> bool:
+        """Workers torch found dead at its own check (it marked them done and raised): replaced, unasked. False
+        when none can be (the caller then lets torch's error through)."""
+        gone = [w for w, p in enumerate(it._workers[: t.workers]) if not it._workers_status[w] and not p.is_alive()]
+        if not gone:
+            return False
+        for w in gone:
+            code = it._workers[w].exitcode
+            why = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
+            answer: dict[str, Any] = {"seq": None, "worker": w, "died": why}
+            try:
+                answer.update(self.heal(it, t, w, None, f"dead: {why}"))
+            except _HEAL_ERRORS as e:
+                self.answer({**answer, "ok": False, "why": str(e)})
+                return False
+            it._workers_status[w] = True
+            self.answer(answer)
+        return True
+
+    def heal(self, it: Any, t: _LoaderTasks, w: int, sample: Any, why: str) -> dict[str, Any]:
+        """Replace worker ``w`` and hand its batches to the new one; what was done, for the answer."""
+        if _Healer.left <= 0:
+            raise _NotHealed(f"the {os.environ.get(HEAL_ENV)} heals allowed (--max-heals) are used up")
+        if t.resetting:
+            raise _NotHealed("the DataLoader is between two epochs (its workers are being reset)")
+        held = [(b, ix) for b, ix, _ in t.queues[w]]
+        first = held[0][0] if held else None
+        skipped: list[Any] = []
+        dropped = None
+        if first is not None and t.retried.get(first, 0) >= 1:  # the same batch again: leave its sample out
+            ix = held[0][1]
+            listed = type(ix) in (list, tuple)
+            rest = [i for i in ix if i != sample] if listed and sample is not None and sample in ix else None
+            if rest:
+                held[0] = (first, type(ix)(rest))
+                skipped = [sample]
+                t.skip.add(sample)
+            else:
+                skipped = [_plain(i) for i in (ix if listed else [ix])]
+                dropped = first
+        old = it._workers[w]
+        pid = old.pid
+        self._end(old)
+        fresh = self._start(it, t, w)
+        for b, ix in held:
+            if b == dropped:
+                del it._task_info[b]
+                it._tasks_outstanding -= 1
+                it._workers_num_tasks[w] -= 1
+                continue
+            fresh.put_raw((b, ix))
+        t.queues[w] = [(b, ix, time.time()) for b, ix in held if b != dropped]
+        t._write(w, time.time())
+        if dropped is not None:
+            it._try_put_index()  # the pipeline kept full
+        if first is not None:
+            t.retried[first] = t.retried.get(first, 0) + 1
+        _Healer.left -= 1
+        action = "dropped" if dropped is not None else "skipped" if skipped else "retried"
+        return {
+            "ok": True,
+            "old_pid": pid,
+            "pid": it._workers[w].pid,
+            "batch": first,
+            "batches": [b for b, _ in held],
+            "action": action,
+            "skipped": skipped,
+            "why": why,
+            "dataset": type(it._dataset).__name__,
+            "dataset_key": _dataset_key(it._dataset),
+            "at": time.time(),
+        }
+
+    @staticmethod
+    def _end(p: Any) -> None:
+        if p.is_alive():
+            p.terminate()
+            p.join(HEAL_END_S)
+        if p.is_alive():
+            p.kill()
+            p.join(HEAL_END_S)
+        if p.is_alive():
+            raise _NotHealed(f"worker pid {p.pid} did not end after SIGKILL (in the kernel: an NFS read, a GPU call)")
+
+    @staticmethod
+    def _start(it: Any, t: _LoaderTasks, w: int) -> Any:
+        """A fresh worker ``w``: a new index queue, and torch's own worker loop with the iterator's own arguments (a
+        started Process keeps neither its target nor its arguments)."""
+        import multiprocessing
+
+        old, q = it._workers[w], it._index_queues[w]
+        ctx = multiprocessing.get_context(getattr(type(old), "_start_method", None))
+        nq = ctx.Queue()
+        nq.cancel_join_thread()
+        args = tuple(
+            nq if name == "index_queue" else w if name == "worker_id" else getattr(it, attr)
+            for name, attr in _Healer.loop_args
+        )
+        p = type(old)(target=_Healer.loop, args=args)
+        p.daemon = True
+        p.start()
+        q.cancel_join_thread()
+        q.close()
+        it._workers[w], it._index_queues[w] = p, nq
+        t.pids[w] = int(p.pid or 0)
+        nq.put_raw = nq.put  # type: ignore[attr-defined]
+        _record_put(t, nq, w)
+        return nq
+
+    def answer(self, answer: dict[str, Any]) -> None:
+        """One JSON line, appended (one write: a reader never sees half of it)."""
+        try:
+            fd = os.open(self.answers, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, (json.dumps(answer) + "\n").encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+
+def _plain(i: Any) -> Any:
+    """A sample index as JSON takes it: an int where it is one (a tensor's too), else its repr."""
+    try:
+        return int(i)
+    except (TypeError, ValueError):
+        return repr(i)
+
+
+# torch's worker loop takes these, by name: where the iterator keeps each (None: the index queue, the worker id).
+_LOOP_ARGS = {
+    "dataset_kind": "_dataset_kind",
+    "dataset": "_dataset",
+    "index_queue": None,
+    "data_queue": "_worker_result_queue",
+    "done_event": "_workers_done_event",
+    "auto_collation": "_auto_collation",
+    "collate_fn": "_collate_fn",
+    "drop_last": "_drop_last",
+    "base_seed": "_base_seed",
+    "init_fn": "_worker_init_fn",
+    "worker_id": None,
+    "num_workers": "_num_workers",
+    "persistent_workers": "_persistent_workers",
+    "shared_seed": "_shared_seed",
+}
+
+
+def _loop_args(dataloader: Any) -> list[tuple[str, Any]] | None:
+    """torch's worker loop's parameters, each with the iterator attribute it is given; None where one is not known
+    (another torch: heal is then off, and hangwatch restarts instead)."""
+    import inspect
+
+    try:
+        names = list(inspect.signature(dataloader._utils.worker._worker_loop).parameters)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if not all(n in _LOOP_ARGS for n in names) or "index_queue" not in names or "worker_id" not in names:
+        return None
+    return [(n, _LOOP_ARGS[n]) for n in names]
+
+
+def _healable(it: Any) -> bool:
+    """What heal needs of torch's iterator: a map-style dataset, batches in order, the internals it uses."""
+    return (
+        getattr(it, "_dataset_kind", None) == 0
+        and getattr(it, "_in_order", True)
+        and all(hasattr(it, n) for n in ("_task_info", "_workers_num_tasks", "_workers_status", "_try_put_index"))
+        and all(hasattr(it, a) for _, a in _Healer.loop_args if a is not None)
+    )
+
+
+def _attach_heal(dataloader: Any) -> None:
+    """--on-hang heal: a main process waiting for a batch looks for hangwatch's request each second; a heal that
+    changed the tasks starts torch's ``_next_data`` again; torch's SIGCHLD error is off for healable iterators."""
+    mp = dataloader._MultiProcessingDataLoaderIter
+    try_get, next_data = mp._try_get_data, mp._next_data
+    signals = dataloader._utils.signal_handling
+
+    @functools.wraps(try_get)
+    def _try_get_data(self: Any, timeout: float = 5.0) -> Any:
+        h: _Healer | None = self.__dict__.get("_hangwatch_healer")
+        if h is None:
+            return try_get(self, timeout)
+        t = self.__dict__["_hangwatch_tasks"]
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                got = try_get(self, max(0.0, min(HEAL_POLL_S, end - time.monotonic())))
+            except RuntimeError:
+                if not h.dead(self, t):
+                    raise
+                raise _Redo from None
+            if got[0]:
+                return got
+            if h.poll(self, t):
+                raise _Redo
+            if time.monotonic() >= end:
+                return got
+
+    @functools.wraps(next_data)
+    def _next_data(self: Any) -> Any:
+        while True:
+            try:
+                return next_data(self)
+            except _Redo:
+                continue
+
+    mp._try_get_data, mp._next_data = _try_get_data, _next_data
+    mp._hangwatch_signals = signals
+
+
+def _dataset_key(dataset: Any) -> str:
+    """A dataset's name for the samples heal left out of it: its class and length (a new epoch's new instance of the
+    same dataset is the same one; a validation set of the same class is not, unless it has the same length)."""
+    try:
+        return f"{type(dataset).__qualname__}:{len(dataset)}"
+    except Exception:  # noqa: BLE001 - a dataset with no working len()
+        return type(dataset).__qualname__
+
+
+def _heal_if_asked(dataloader: Any) -> None:
+    """Heal is on where ``$HANGWATCH_HEAL`` allows heals and this torch's worker loop takes what heal knows; the
+    samples earlier attempts left out (``$HANGWATCH_HEAL_SKIP``: JSON, dataset key -> indices) stay out."""
+    try:
+        _Healer.left = int(os.environ.get(HEAL_ENV, "0") or 0)
+    except ValueError:
+        _Healer.left = 0
+    try:
+        known = json.loads(os.environ.get(HEAL_SKIP_ENV) or "{}")
+        for key, indices in known.items():
+            _Healer.skipped.setdefault(str(key), set()).update(indices)
+    except (ValueError, AttributeError, TypeError):
+        pass
+    args = _loop_args(dataloader) if _Healer.left > 0 else None
+    if args is None:
+        _Healer.left = 0
+        return
+    _Healer.loop, _Healer.loop_args = dataloader._utils.worker._worker_loop, args
+    _attach_heal(dataloader)
+
+
+def _heal_for(it: Any, t: _LoaderTasks) -> None:
+    """A healer for this iterator, where heal is on and applies; torch's SIGCHLD error off for its workers."""
+    if _Healer.left <= 0 or not _healable(it):
+        return
+    signals = type(it)._hangwatch_signals
+    if it.__dict__.get("_worker_pids_set"):
+        try:
+            signals._remove_worker_pids(id(it))
+            signals._set_worker_pids(id(it), ())
+        except (RuntimeError, AttributeError):  # torch's SIGCHLD error stays on: no heal for this iterator
+            return
+    it.__dict__["_hangwatch_healer"] = _Healer(t)
+
+
+def _start_tasks(beats: _Beats, it: Any) -> _LoaderTasks | None:
+    """The record of a new iterator's workers, its index queues wrapped; None where it cannot be made."""
+    t = None
+    try:
+        t = _LoaderTasks(beats.directory, it)
+        if _Healer.left > 0 or _Healer.skipped:  # before torch's first batches: a sample left out is never sent again
+            t.skip = _Healer.skipped.setdefault(_dataset_key(it._dataset), set())
+        _record_puts(t, it)
+    except Exception:  # noqa: BLE001 - no record of its batches, never a broken job
+        it.__dict__["_hangwatch_failed"] = True
+        if t is not None:
+            t.close()
+        return None
+    it.__dict__["_hangwatch_tasks"] = t
+    return t
 
 
 def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
@@ -354,27 +716,18 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
     reset, get, shutdown = mp._reset, mp._get_data, mp._shutdown_workers
     stop = getattr(getattr(dataloader, "_utils", None), "worker", None)
     stop = getattr(stop, "_IterableDatasetStopIteration", None)
-
-    def _start(self: Any) -> _LoaderTasks | None:
-        t = None
-        try:
-            t = _LoaderTasks(beats.directory, self)
-            _record_puts(t, self)
-        except Exception:  # noqa: BLE001 - no record of its batches, never a broken job
-            self.__dict__["_hangwatch_failed"] = True
-            if t is not None:
-                t.close()
-            return None
-        self.__dict__["_hangwatch_tasks"] = t
-        return t
+    _heal_if_asked(dataloader)
 
     @functools.wraps(reset)
     def _reset(self: Any, *args: Any, **kwargs: Any) -> Any:
         t: _LoaderTasks | None = self.__dict__.get("_hangwatch_tasks")
         if t is None:
             if self.__dict__.get("_workers") and not self.__dict__.get("_hangwatch_failed"):
-                _start(self)
-            return reset(self, *args, **kwargs)
+                t = _start_tasks(beats, self)
+            out = reset(self, *args, **kwargs)
+            if t is not None and _Healer.left > 0:
+                _heal_for(self, t)
+            return out
         try:
             t.begin_reset()
         except _RECORD_ERRORS:
@@ -389,6 +742,8 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
     @functools.wraps(get)
     def _get_data(self: Any) -> Any:
         got = get(self)
+        while "_hangwatch_healer" in self.__dict__ and type(got[0]) is int and got[0] not in self._task_info:
+            got = get(self)  # a batch a replaced worker had flushed as it was ended: handed out once already
         t = self.__dict__.get("_hangwatch_tasks")
         if t is not None:
             try:

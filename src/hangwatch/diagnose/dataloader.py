@@ -8,6 +8,7 @@ has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
-from hangwatch.records.evidence import Frame, LoaderTask, Role
+from hangwatch.records.evidence import Frame, LoaderTask, LocalsRead, Role
 from hangwatch.records.incident import Finding, Proof, Verdict
 from hangwatch.signatures import (
     BATCH_LOST_FIX,
@@ -105,9 +106,15 @@ def sample_named(w: ProcessView, t: ThreadView) -> str | None:
     index only where it is one of the batch's recorded indices (or none were recorded)."""
     if not any(sg.at(f, sg.FETCH_PY) for f in busy_frames(t)):
         return None
-    task = w.ev.loader_task
+    return sample_in(w.locals_of(t.tid), w.ev.loader_task)[1]
+
+
+def sample_in(reads: Sequence[LocalsRead], task: LoaderTask | None) -> tuple[int | None, str | None]:
+    """The sample index and what the sample is (``index 42, path='/mnt/...' in Shards.__getitem__ (train.py:9)``),
+    from the newest locals read that shows either; (None, None) where none does. An index counts only where it is
+    one of the batch's recorded indices (or none were recorded)."""
     known = set(task.indices) if task is not None and task.indices and task.count == len(task.indices) else None
-    for r in reversed(w.locals_of(t.tid)):
+    for r in reversed(reads):
         named = [(n, v) for n, v in r.values if SAMPLE_NAMES.match(n) and v[:1] in "'\""]
         looks = [(n, v) for n, v in r.values if SAMPLE_VALUE.match(v)]
         picked = next(iter(named + looks), None)
@@ -117,8 +124,10 @@ def sample_named(w: ProcessView, t: ThreadView) -> str | None:
         )
         said = ([f"index {index}"] if index is not None else []) + ([f"{picked[0]}={picked[1]}"] if picked else [])
         if said:
-            return f"{', '.join(said)} in {r.function} ({Path(r.file).name}:{r.line})"
-    return None
+            return (
+                int(index) if index is not None else None
+            ), f"{', '.join(said)} in {r.function} ({Path(r.file).name}:{r.line})"
+    return None, None
 
 
 def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | None) -> list[str]:

@@ -35,6 +35,7 @@ class Action(str, Enum):
     REPORTED = "reported"
     KILLED = "killed"
     RESTARTED = "restarted"
+    HEALED = "healed"  # --on-hang heal: the worker is replaced inside the job, which goes on
     NONE = "none"
 
 

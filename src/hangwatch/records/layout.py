@@ -27,6 +27,9 @@ CHECKPOINTS = "checkpoints.jsonl"  # in heartbeat/
 BEAT_SUFFIX = ".hb"  # heartbeat/<pid>.hb: each process's 128-byte heartbeat slot
 FLIGHT_PREFIX = "flight-"  # heartbeat/flight-<pid>.json: where a rank serves its flight recorder
 LOADER_SUFFIX = ".dl"  # heartbeat/<pid>-<n>.dl: the batches the workers of a DataLoader iterator hold
+HEAL_REQUEST_SUFFIX = ".heal"  # heartbeat/<pid>-<n>.heal: hangwatch asks that iterator to replace a worker
+HEAL_ANSWERS_SUFFIX = ".heals"  # heartbeat/<pid>-<n>.heals: what it did, one JSON line per heal
+SKIPPED = "skipped.jsonl"
 INCIDENTS = "incidents"
 INCIDENT = "incident.json"
 REPORT = "report.md"
@@ -55,6 +58,11 @@ FILES: tuple[tuple[str, str], ...] = (
         "the run's page: timeline, rates, every incident (opens offline; rewritten at each incident and at the end)",
     ),
     (
+        SKIPPED,
+        "each sample `--on-hang heal` left out (it hung twice): index, what it is where known, batch, dataset, why, "
+        "when, the attempt and the incident",
+    ),
+    (
         f"{INCIDENTS}/NNN/{INCIDENT}",
         "one incident (hangwatch.incident/1): verdict, findings with cause, where, "
         "evidence, fix and proof, processes, the wait-for graph, GPUs and kernel log, the action taken",
@@ -77,6 +85,14 @@ FILES: tuple[tuple[str, str], ...] = (
         f"{HEARTBEAT}/PID-N{LOADER_SUFFIX}",
         "the batch and sample indices each worker of the N-th DataLoader iterator of process PID holds (memory-mapped, "
         "written by the autobeat hook; removed when the iterator's workers end)",
+    ),
+    (
+        f"{HEARTBEAT}/PID-N{HEAL_REQUEST_SUFFIX}",
+        "`--on-hang heal`: hangwatch asks that iterator to replace a worker (JSON: seq, worker, pid, batch, sample)",
+    ),
+    (
+        f"{HEARTBEAT}/PID-N{HEAL_ANSWERS_SUFFIX}",
+        "what the job did about each ask, and each dead worker it replaced unasked (one JSON line each)",
     ),
 )
 
@@ -165,6 +181,18 @@ class RunLayout:
             if isinstance(d, dict):
                 out.append(d)
         return out
+
+    def skipped(self) -> Path:
+        """skipped.jsonl: the samples heal left out."""
+        return self.root / SKIPPED
+
+    def skipped_dicts(self) -> list[dict[str, Any]]:
+        """skipped.jsonl's objects; a line that does not parse is left out."""
+        try:
+            text = self.skipped().read_text(errors="replace")
+        except OSError:
+            return []
+        return [d for d in (_loads(ln) for ln in text.splitlines()) if isinstance(d, dict)]
 
     def summary_dict(self) -> dict[str, Any] | None:
         """summary.json, or None where it is missing or does not parse."""

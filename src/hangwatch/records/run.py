@@ -28,6 +28,7 @@ class OnHang(str, Enum):
     REPORT = "report"
     KILL = "kill"
     RESTART = "restart"
+    HEAL = "heal"  # a DataLoader worker's hang: the worker replaced inside the job; any other: as RESTART
 
     def __str__(self) -> str:
         return self.value
@@ -51,6 +52,7 @@ class EventKind(str, Enum):
     LOOK = "look"  # the first look at a stall, sooner than --min-stall: hung only on a proof of a hang
     STILL_SLOW = "still_slow"  # alive without progress for long: said again, at most every 10 minutes
     REMEDY = "remedy"  # an attempt starts with a remedy the cause chose
+    HEAL = "heal"  # --on-hang heal: asked, healed (a worker replaced in the job), or not healed (and why)
     REMEDY_CHOICE = "remedy_choice"  # why that remedy, weighed against --deadline and --budget
     HANDOVER = "handover"  # heartbeats stopped while the log counter advanced: the counter is the signal now
     NODES = "nodes"
@@ -145,6 +147,8 @@ class RunSummary:
     checkpoint: dict[str, Any] | None = None
     redone_steps: int = 0
     redone_seconds: float = 0.0
+    heals: int = 0  # DataLoader workers replaced inside the job (--on-hang heal)
+    skipped_samples: int = 0  # samples heal left out (skipped.jsonl lists them)
     deadline: float | None = None
     finish_at: float | None = None
     meets_deadline: bool | None = None

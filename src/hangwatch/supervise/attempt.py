@@ -19,6 +19,7 @@ from hangwatch.supervise.progress.detector import StallDetector
 
 if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
+    from hangwatch.recover.heal import HealAsk
 
 
 class Clock(Protocol):
@@ -153,6 +154,16 @@ class Resume:
 
 
 @dataclass
+class Healing:
+    """--on-hang heal in this attempt (stall/act.py writes it): the ask in flight, and the last heal done."""
+
+    asking: HealAsk | None = None  # asked, not answered yet
+    asked_at: float = 0.0
+    healed_at: float | None = None  # a worker was replaced; the job has not moved since
+    incident: str | None = None  # the incident the ask in flight was written in
+
+
+@dataclass
 class Attempt:
     """One launch of the job."""
 
@@ -172,3 +183,4 @@ class Attempt:
     suspicion: Suspicion = field(default_factory=Suspicion)
     node: NodeState = field(default_factory=NodeState)
     resume: Resume = field(default_factory=Resume)
+    heal: Healing = field(default_factory=Healing)

@@ -43,6 +43,7 @@ class RunConfig:
     startup_grace: float = DEFAULTS["startup_grace"]
     on_hang: OnHang = field(default_factory=lambda: OnHang(DEFAULTS["on_hang"]))
     max_restarts: int = DEFAULTS["max_restarts"]
+    max_heals: int = DEFAULTS["max_heals"]
     fallbacks: tuple[Fallback, ...] = ()
     resume_arg: str | None = DEFAULTS["resume_arg"]
     progress_regex: re.Pattern[str] | None = DEFAULTS["progress_regex"]

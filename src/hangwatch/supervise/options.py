@@ -143,8 +143,16 @@ OPTIONS: tuple[Option, ...] = (
         True,
     ),
     # Recovery
-    Option("on_hang", RECOVERY, "report | kill | restart", "choice", "report", choices=("report", "kill", "restart")),
+    Option(
+        "on_hang",
+        RECOVERY,
+        "report | kill | restart | heal (a stuck or dead DataLoader worker replaced inside the job; else restart)",
+        "choice",
+        "report",
+        choices=("report", "kill", "restart", "heal"),
+    ),
     Option("max_restarts", RECOVERY, "Restarts allowed in one run", "count", 3),
+    Option("max_heals", RECOVERY, "DataLoader workers --on-hang heal may replace in one run", "count", 3),
     Option(
         "fallback",
         RECOVERY,

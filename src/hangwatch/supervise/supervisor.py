@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from hangwatch.records.run import EventKind
+from hangwatch.records.run import EventKind, OnHang
 from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitReason, ExitStatus, job_exit
 from hangwatch.redact import redact_argv
 from hangwatch.runs.index import register
@@ -340,6 +340,8 @@ class Supervisor:
             self.tracker.take(a)  # the last lines the pumps read before the job ended
             return self.acts.job_exited(a, code)
         now = self.clock.now()
+        if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
+            self.acts.heal_tick(a, now)
         self.tracker.take(a)
         if now - a.last_scan >= SCAN_EVERY_S:
             a.job.scan()

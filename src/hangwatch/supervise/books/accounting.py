@@ -48,6 +48,8 @@ class Ledger:
     stall_open_since: float | None = None  # the last progress before a declared, still open stall
     signal: str = "none"  # the strongest progress signal seen in any attempt: none | output | counter | heartbeat
     redone_steps: int = 0  # steps restarted attempts did again (they count as waste)
+    heals: int = 0  # DataLoader workers replaced inside the job (--on-hang heal)
+    skipped_samples: int = 0
     redone_seconds: float = 0.0
 
     def saw(self, strength: int) -> None:
@@ -118,6 +120,8 @@ class Ledger:
             cost_usd=None if price is None else round(wall / 3600 * price, 4),
             wasted_usd=None if price is None else round((stalled + self.redone_seconds) / 3600 * price, 4),
             redone_steps=self.redone_steps,
+            heals=self.heals,
+            skipped_samples=self.skipped_samples,
             redone_seconds=round(self.redone_seconds, 1),
             projected_cost_usd=None if price is None or eta is None else round(eta / 3600 * price, 4),
         )

@@ -55,6 +55,12 @@ class RunDir:
             self._events.write(line + "\n")
             self._events.flush()
 
+    def skipped(self, record: dict[str, Any]) -> None:
+        """Append one sample heal left out to skipped.jsonl (redacted), flushed at once."""
+        line = redact_text(json.dumps(record, default=str))
+        with self._lock, open(self.layout.skipped(), "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
     def write_incident(self, incident: Incident, flight: dict[int, str] | None = None) -> Path:
         """incidents/NNN/incident.json and report.md, atomically; the incident's directory. ``flight``: each
         rank's whole flight recorder dump (rank -> JSON text), saved as flight/rank-N.json for torch's own

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import hangwatch
-from hangwatch.records.layout import FLIGHT_PREFIX, LOADER_SUFFIX
+from hangwatch.records.layout import FLIGHT_PREFIX, HEAL_ANSWERS_SUFFIX, HEAL_REQUEST_SUFFIX, LOADER_SUFFIX
 
 AUTOBEAT_DIR = Path(hangwatch.__file__).resolve().parent / "_autobeat"
 
@@ -45,11 +45,12 @@ def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, fli
 
 
 def remove_loader_records(heartbeat_dir: Path) -> None:
-    """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl): a job ended by a signal leaves them; gone
-    before a relaunch (a new process could get a recorded pid) and when the run ends."""
-    for path in heartbeat_dir.glob(f"*{LOADER_SUFFIX}"):
-        with contextlib.suppress(OSError):
-            path.unlink()
+    """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl) and heal's asks and answers: a job ended by a
+    signal leaves them; gone before a relaunch (a new process could get a recorded pid) and when the run ends."""
+    for suffix in (LOADER_SUFFIX, HEAL_REQUEST_SUFFIX, HEAL_ANSWERS_SUFFIX):
+        for path in heartbeat_dir.glob(f"*{suffix}"):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def remove_sockets_outside(heartbeat_dir: Path) -> None:

@@ -3,10 +3,12 @@ checkpoint filled in), and the environment with autobeat's and the remedies' set
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
-from hangwatch.records.run import EventKind
+from hangwatch.records.run import EventKind, OnHang
 from hangwatch.recover.fallback import apply_fallback, command_for_attempt
+from hangwatch.recover.heal import HEAL_ENV, HEAL_SKIP_ENV
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.autobeat import autobeat_env
 from hangwatch.supervise.progress.checkpoints import Checkpoint, fill, fill_args, uses_checkpoint
@@ -54,6 +56,14 @@ def plan_attempt(ctx: RunContext, n: int, base_env: dict[str, str]) -> LaunchPla
     )
     env.update(autobeat_env(env, cfg.autobeat, cfg.max_slow, cfg.flight_recorder))
     env.update(ctx.remedies.env())
+    if cfg.on_hang == OnHang.HEAL:  # the workers the job may still replace in place, this run's heals taken off
+        env[HEAL_ENV] = str(max(0, cfg.max_heals - ctx.ledger.heals))
+        known: dict[str, list[int]] = {}  # the samples earlier attempts left out stay out
+        for d in ctx.rundir.layout.skipped_dicts():
+            if isinstance(d.get("dataset_key"), str) and isinstance(d.get("index"), int):
+                known.setdefault(d["dataset_key"], []).append(d["index"])
+        if known:
+            env[HEAL_SKIP_ENV] = json.dumps(known)
     for r in ctx.remedies.applied:
         if r.attempt == n:
             ctx.rundir.event(EventKind.REMEDY, attempt=n, remedy=r.remedy, applied=r.text, cause=r.cause)

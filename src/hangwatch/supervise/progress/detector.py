@@ -345,3 +345,8 @@ class StallDetector:
     def declare_hung(self) -> None:
         """The capture found the job hung."""
         self.state = State.HUNG
+
+    def reopen(self) -> None:
+        """A hung job was healed in place and did not move, or the heal did not take: judge it again now."""
+        if self.state == State.HUNG:
+            self.state = State.SUSPECT

@@ -12,7 +12,7 @@ import logging
 import os
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.causes import Cause
@@ -31,13 +31,14 @@ from hangwatch.supervise.books.accounting import remedy_outcomes
 from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.books.rundir import command_name
 from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.progress.detector import StallDetector
+from hangwatch.supervise.progress.detector import StallDetector, State
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
 
 if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
     from hangwatch.records.incident import Finding, Incident, LastProgress
+    from hangwatch.recover.heal import HealAnswers, HealAsk
 
 # The incident records, their rendering and the diagnosis are imported when the first incident comes:
 # a job that never stalls does not pay for them when hangwatch starts.
@@ -56,6 +57,11 @@ def flight_dumps(evidence: Evidence) -> dict[int, str]:
     }
 
 
+def _fields(answer: dict[str, Any]) -> dict[str, Any]:
+    """A job's heal answer as an event's fields (the event's own time and kind kept)."""
+    return {("healed_at" if k == "at" else k): v for k, v in answer.items() if k not in ("ok", "event", "attempt")}
+
+
 def last_progress(det: StallDetector) -> LastProgress | None:
     """The detector's newest counted progress, as the incident records it."""
     from hangwatch.records.incident import LastProgress
@@ -68,6 +74,126 @@ class IncidentHandler:
 
     def __init__(self, ctx: RunContext, books: RunAccounts, capturer: Capturer) -> None:
         self.ctx, self.books, self.capturer = ctx, books, capturer
+        self._heal_seq = 0  # the newest heal asked of any attempt (the job answers each once)
+        self._answers: HealAnswers | None = None
+
+    # --- heal in place (--on-hang heal; recover/heal.py) ---------------------------------------------------------
+    def _ask_heal(self, j: Judgement, ask: HealAsk) -> None:
+        """Evidence before action: the incident (action `healed`) is written, then the job is asked; it goes on."""
+        from hangwatch.diagnose import Diagnosis
+        from hangwatch.diagnose.assemble import build_incident
+        from hangwatch.records.incident import Action
+
+        a, ctx, root = j.attempt, self.ctx, j.diagnosis.root
+        what = f"the sample {ask.sample_text}" if ask.sample_text else "no sample named"
+        plan_text = (
+            f"heal: DataLoader worker {ask.worker} (pid {ask.pid}) is replaced inside the job and handed batch "
+            f"{ask.batch} again; if it hangs again, without the sample it is on ({what})"
+        )
+        root = dataclasses.replace(root, evidence=(*root.evidence, plan_text))
+        incident = build_incident(
+            j.evidence,
+            Diagnosis(j.diagnosis.verdict, (root, *j.diagnosis.findings[1:])),
+            attempt=a.number,
+            action=Action.HEALED,
+            last_progress=last_progress(a.detector),
+            detected_at=j.now,
+        )
+        try:
+            path: Path | None = self.record(incident, j.stalled, flight_dumps(j.evidence))
+        except Exception:  # a full disk must not keep a hung job from being healed
+            log.exception("could not record the incident")
+            path = None
+        try:
+            ask.write()
+        except OSError as e:
+            self._not_healed(a, f"the ask could not be written ({e.strerror})")
+            return None
+        a.heal.asking, a.heal.asked_at = ask, j.now
+        a.heal.incident = str(path) if path else None
+        ctx.rundir.event(
+            EventKind.HEAL,
+            attempt=a.number,
+            outcome="asked",
+            worker=ask.worker,
+            pid=ask.pid,
+            batch=ask.batch,
+            sample=ask.sample,
+            incident=a.heal.incident,
+        )
+        ctx.say(
+            f"hangwatch: healing in place: DataLoader worker {ask.worker} (pid {ask.pid}) is replaced inside the job."
+        )
+        return None
+
+    def heal_tick(self, a: Attempt, now: float) -> None:
+        """The job's answers, as they come: a heal done (said, counted, its skipped samples written), one that could
+        not be (the job is restarted instead), or none in time; a healed job that does not move is judged again."""
+        from hangwatch.recover.heal import ANSWER_S, HealAnswers
+
+        if self._answers is None:
+            self._answers = HealAnswers(self.ctx.rundir.heartbeat_dir)
+        h = a.heal
+        for answer in self._answers.new():
+            asked = h.asking is not None and answer.get("seq") == h.asking.seq
+            if not asked and answer.get("seq") is not None:
+                continue  # an earlier attempt's
+            ask, h.asking = (h.asking, None) if asked else (None, h.asking)
+            if answer.get("ok"):
+                self._healed(a, answer, ask, now)
+            elif asked:
+                self._not_healed(a, str(answer.get("why") or "the job could not replace the worker"))
+            else:
+                self.ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_healed", **_fields(answer))
+        if h.asking is not None and now - h.asked_at > ANSWER_S:
+            h.asking = None
+            self._not_healed(
+                a, f"the job did not answer within {ANSWER_S:.0f} s (its main process is not waiting for a batch)"
+            )
+        if a.detector.state != State.HUNG:
+            h.healed_at = None
+        elif h.healed_at is not None and now >= h.healed_at + a.detector.threshold():
+            h.healed_at = None  # replaced, and still no progress: captured and judged again (heal, or restart)
+            a.detector.reopen()
+
+    def _healed(self, a: Attempt, answer: dict[str, Any], ask: HealAsk | None, now: float) -> None:
+        from hangwatch.recover.heal import said
+
+        ctx = self.ctx
+        ctx.ledger.heals += 1
+        text = ask.sample_text if ask is not None else None
+        skipped = answer.get("skipped")
+        for index in skipped if isinstance(skipped, list) else []:
+            ctx.ledger.skipped_samples += 1
+            ctx.rundir.skipped(
+                {
+                    "index": index,
+                    "sample": text if ask is not None and index == ask.sample else None,
+                    "batch": answer.get("batch"),
+                    "dataset": answer.get("dataset"),
+                    "dataset_key": answer.get("dataset_key"),
+                    "action": answer.get("action"),
+                    "why": f"it hung twice ({answer.get('why') or 'stuck'})",
+                    "at": answer.get("at"),
+                    "attempt": a.number,
+                    "incident": a.heal.incident if ask is not None else None,
+                }
+            )
+        ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="healed", **_fields(answer))
+        ctx.say(f"hangwatch: healed: {said(answer, text)}.")
+        if a.detector.state == State.HUNG:
+            a.heal.healed_at = now
+        self.books.write_summary(final=False)
+
+    def _not_healed(self, a: Attempt, why: str, ask_again: bool = True) -> None:
+        """Heal cannot help here: said, and the job is restarted instead (``ask_again``: captured and judged again
+        first, so its incident says what it is doing now)."""
+        ctx = self.ctx
+        ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_healed", why=why)
+        ctx.say(f"hangwatch: not healed in place: {why}; restarting instead.")
+        a.action = OnHang.RESTART
+        if ask_again:
+            a.detector.reopen()
 
     def declare(self, j: Judgement) -> AttemptEnd | None:
         """Hung: decide (with the other nodes), write the incident, then act on it."""
@@ -77,7 +203,23 @@ class IncidentHandler:
         ctx, det, root = self.ctx, a.detector, diagnosis.root
         det.declare_hung()
         ctx.note = None
-        ctx.ledger.open_stall(det.last.at if det.last else a.started_at)
+        if ctx.ledger.stall_open_since is None:  # a stall a heal did not end is the same stall
+            ctx.ledger.open_stall(det.last.at if det.last else a.started_at)
+        if a.action == OnHang.HEAL:
+            from hangwatch.recover.heal import HealAsk, plan
+
+            left = ctx.cfg.max_heals - ctx.ledger.heals
+            ask = plan(root, evidence, ctx.rundir.heartbeat_dir, self._heal_seq + 1, left, ctx.cfg.max_heals)
+            if isinstance(ask, HealAsk):
+                self._heal_seq += 1
+                self._ask_heal(j, ask)
+                return None
+            a.action = OnHang.RESTART
+            self._not_healed(a, ask, ask_again=False)
+            from hangwatch.diagnose import Diagnosis
+
+            root = dataclasses.replace(root, evidence=(*root.evidence, f"not healed in place: {ask}"))
+            diagnosis = Diagnosis(diagnosis.verdict, (root, *diagnosis.findings[1:]))
         futile = a.action == OnHang.RESTART and ctx.policy.would_stop(
             a.number, progressed=a.steps.progressed, max_step=a.steps.max_step
         )

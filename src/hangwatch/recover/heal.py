@@ -1,0 +1,156 @@
+"""Heal in place (``--on-hang heal``): a DataLoader worker that hangs is replaced inside the job, with no restart.
+
+hangwatch asks; the job's startup hook acts (``_Healer`` in hangwatch/_autobeat/sitecustomize.py). The ask is a
+JSON file beside the iterator's batch record (``heartbeat/<pid>-<n>.heal``: seq, worker, pid, batch, sample, why),
+written atomically; the job's main process reads it while it waits for a batch in torch's own polling loop, replaces
+the worker (torch's worker loop, the iterator's own arguments: the same worker id, seed and worker_init_fn), hands
+the new one the batches the old one held, in order, and answers with one JSON line in ``<pid>-<n>.heals``. A batch
+that hangs again is handed without the sample the capture named (or dropped where none was named or none is left),
+and that sample is left out of the dataset's later batches. A worker that died is replaced the same way, unasked.
+
+What heal cannot do is said and the job is restarted instead: a finding that is not a worker's, an IterableDataset
+(a fresh worker cannot take up another's position), a DataLoader whose batches were not recorded (no hook, another
+torch), --max-heals used up, or no answer within ``ANSWER_S`` (the main process is not waiting for a batch).
+docs/restarts.md#heal-in-place says it for users.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hangwatch.atomic import write_text_atomic
+from hangwatch.capture.loader import read_loader_file
+from hangwatch.causes import Cause
+from hangwatch.records.layout import HEAL_ANSWERS_SUFFIX, HEAL_REQUEST_SUFFIX, LOADER_SUFFIX
+
+if TYPE_CHECKING:
+    from hangwatch.records.evidence import Evidence
+    from hangwatch.records.incident import Finding
+
+HEAL_ENV = "HANGWATCH_HEAL"  # how many workers the job may replace in place (the hook reads it)
+HEAL_SKIP_ENV = "HANGWATCH_HEAL_SKIP"  # the samples earlier attempts left out (JSON: dataset key -> indices)
+HEALABLE = frozenset({Cause.DATALOADER_WORKER_STUCK, Cause.DATALOADER_WORKER_SLOW})
+ANSWER_S = 15.0  # the job answers within about a second while it waits for a batch; ending the worker takes <= 4 s
+
+
+@dataclass(frozen=True)
+class HealAsk:
+    """What hangwatch asks the job to heal: worker ``worker`` (pid ``pid``) of the iterator recorded in ``record``,
+    which holds batch ``batch``; ``sample``: the sample index the capture found it on, if any."""
+
+    seq: int
+    worker: int
+    pid: int
+    batch: int
+    sample: int | None
+    sample_text: str | None  # what the sample is, where the dataset's locals showed it
+    dataset: str
+    record: Path  # heartbeat/<pid>-<n>.dl
+    why: str
+
+    @property
+    def request_path(self) -> Path:
+        """Where the ask is written: beside the record."""
+        return self.record.with_name(self.record.name[: -len(LOADER_SUFFIX)] + HEAL_REQUEST_SUFFIX)
+
+    def write(self) -> None:
+        """The ask, written atomically (the job reads it whole or not at all)."""
+        body = {
+            "seq": self.seq,
+            "worker": self.worker,
+            "pid": self.pid,
+            "batch": self.batch,
+            "sample": self.sample,
+            "why": self.why,
+        }
+        write_text_atomic(self.request_path, json.dumps(body))
+
+
+def plan(root: Finding, evidence: Evidence, heartbeat_dir: Path, seq: int, left: int, allowed: int) -> HealAsk | str:
+    """The heal for this hang, or why there is none (one sentence: hangwatch restarts instead)."""
+    from hangwatch.diagnose.dataloader import sample_in
+
+    if root.cause not in HEALABLE:
+        return f"it is not a DataLoader worker's hang ({root.cause}), and heal replaces workers only"
+    if left <= 0:
+        return f"the {allowed} heal(s) allowed (--max-heals) are used up"
+    pid = root.where.pid if root.where is not None else None
+    ev = next((p for p in evidence.processes if p.info.pid == pid), None)
+    task = ev.loader_task if ev is not None else None
+    if ev is None or task is None:
+        return (
+            "its DataLoader's batches were not recorded (the startup hook is off, or this torch's DataLoader is not "
+            "one it knows)"
+        )
+    if task.iterable:
+        return "its dataset is an IterableDataset: a fresh worker cannot take up another worker's position in it"
+    if task.batch < 0:
+        return "the worker holds no batch: there is nothing to hand a fresh one"
+    record = next((p for p in sorted(heartbeat_dir.glob(f"*{LOADER_SUFFIX}")) if _holds(p, task.worker_pid)), None)
+    if record is None:
+        return "its DataLoader's record is gone (the iterator ended while it was captured)"
+    sample, text = sample_in(ev.locals, task)
+    why = "slow past --max-slow" if root.cause == Cause.DATALOADER_WORKER_SLOW else "stuck"
+    return HealAsk(seq, task.worker_id, task.worker_pid, task.batch, sample, text, task.dataset, record, why)
+
+
+def _holds(record: Path, worker_pid: int) -> bool:
+    return any(t.worker_pid == worker_pid for t in read_loader_file(record))
+
+
+class HealAnswers:
+    """The job's answers (``heartbeat/*.heals``, one JSON line each), read as they come: each line once."""
+
+    def __init__(self, heartbeat_dir: Path) -> None:
+        self.dir = heartbeat_dir
+        self.read_to: dict[Path, int] = {}
+
+    def new(self) -> list[dict[str, Any]]:
+        """Answers written since the last call (a line not yet whole waits for the next call)."""
+        out: list[dict[str, Any]] = []
+        for path in sorted(self.dir.glob(f"*{HEAL_ANSWERS_SUFFIX}")):
+            start = self.read_to.get(path, 0)
+            try:
+                with open(path, "rb") as f:
+                    if start > os.fstat(f.fileno()).st_size:
+                        start = 0  # another attempt's file by the same name (a pid used again)
+                    f.seek(start)
+                    data = f.read()
+            except OSError:
+                continue
+            whole = data[: data.rfind(b"\n") + 1]
+            self.read_to[path] = start + len(whole)
+            for line in whole.splitlines():
+                try:
+                    answer = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(answer, dict):
+                    out.append(answer)
+        return out
+
+
+def said(answer: dict[str, Any], sample_text: str | None = None) -> str:
+    """The line a user reads about one heal the job did."""
+    w, old, new, batch = answer.get("worker"), answer.get("old_pid"), answer.get("pid"), answer.get("batch")
+    head = f"DataLoader worker {w} (pid {old}, {answer.get('why') or 'stuck'}) was replaced inside the job by pid {new}"
+    action = answer.get("action")
+    if batch is None:
+        return f"{head}; it held no batch"
+    if action == "skipped":
+        what = f" ({sample_text})" if sample_text else ""
+        return (
+            f"{head}; batch {batch} hung again, and was handed to it without sample {_join(answer.get('skipped'))}"
+            f"{what}, which is left out of {answer.get('dataset') or 'the dataset'} from now on"
+        )
+    if action == "dropped":
+        return f"{head}; batch {batch} hung again and was dropped (samples {_join(answer.get('skipped'))})"
+    return f"{head}; batch {batch} and the ones after it were handed to it again"
+
+
+def _join(xs: Any) -> str:
+    return ", ".join(str(x) for x in xs) if isinstance(xs, list) else str(xs)

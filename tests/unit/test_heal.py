@@ -1,0 +1,165 @@
+"""Heal in place, the parts with no process: what hangwatch asks for (or why it restarts instead), how it reads the
+job's answers, and the hook's leaving out of a skipped sample. Real DataLoaders, real trainers: tests/e2e/test_heal.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from hangwatch.causes import Cause
+from hangwatch.diagnose import diagnose
+from hangwatch.evidence_io import evidence_from_dict
+from hangwatch.records.evidence import LoaderTask, LocalsRead
+from hangwatch.recover import heal
+from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
+
+
+@pytest.fixture(scope="module")
+def hook():
+    env = os.environ.pop("HANGWATCH_HEARTBEAT_DIR", None)  # the hook installs nothing without it
+    try:
+        spec = importlib.util.spec_from_file_location("hangwatch_heal_hook", AUTOBEAT_DIR / "sitecustomize.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if env is not None:
+            os.environ["HANGWATCH_HEARTBEAT_DIR"] = env
+
+
+def _stuck(tmp_path, hook, iterable=False, batch=5, with_locals=True):
+    """A recorded stuck worker (the fixture's), its batch in a real record file beside it, and its root finding."""
+    ev = evidence_from_dict(json.loads((FIXTURES / "dataloader_worker_stuck-dl_worker_blocked.json").read_text()))
+    root = diagnose(ev).root
+    assert root.cause == Cause.DATALOADER_WORKER_STUCK and root.where is not None
+    pid = root.where.pid
+    task = LoaderTask(pid, 1, batch, 4, (20, 21, 22, 23), 0.0, 0.0, iterable, "Shards")
+    reads = (LocalsRead(0.0, 0, "__getitem__", "/x/train.py", 9, (("index", "21"), ("path", "'/mnt/s-21'"))),)
+    procs = tuple(
+        dataclasses.replace(p, loader_task=task, locals=reads if with_locals else ()) if p.info.pid == pid else p
+        for p in ev.processes
+    )
+    it = SimpleNamespace(
+        _num_workers=2,
+        _dataset_kind=1 if iterable else 0,
+        _dataset=object(),
+        _workers=[SimpleNamespace(pid=pid - 1), SimpleNamespace(pid=pid)],
+    )
+    t = hook._LoaderTasks(str(tmp_path), it)
+    t.sent(batch, [20, 21, 22, 23], 1)
+    return dataclasses.replace(ev, processes=procs), root, t
+
+
+def test_a_stuck_workers_heal_names_its_worker_batch_and_sample_and_is_written_whole(tmp_path, hook):
+    ev, root, t = _stuck(tmp_path, hook)
+    ask = heal.plan(root, ev, tmp_path, seq=1, left=3, allowed=3)
+    assert isinstance(ask, heal.HealAsk), ask
+    assert (ask.worker, ask.pid, ask.batch, ask.sample) == (1, root.where.pid, 5, 21)
+    assert ask.sample_text == "index 21, path='/mnt/s-21' in __getitem__ (train.py:9)"
+    assert ask.record == Path(t.path)
+    ask.write()
+    assert json.loads(ask.request_path.read_text()) == {
+        "seq": 1,
+        "worker": 1,
+        "pid": root.where.pid,
+        "batch": 5,
+        "sample": 21,
+        "why": "stuck",
+    }
+    assert ask.request_path.name == Path(t.path).name.replace(".dl", ".heal")
+
+
+def test_no_sample_among_the_locals_asks_with_none(tmp_path, hook):
+    ev, root, _ = _stuck(tmp_path, hook, with_locals=False)
+    ask = heal.plan(root, ev, tmp_path, seq=1, left=3, allowed=3)
+    assert isinstance(ask, heal.HealAsk) and ask.sample is None and ask.sample_text is None
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"left": 0}, "the 3 heal(s) allowed (--max-heals) are used up"),
+        ({"iterable": True}, "its dataset is an IterableDataset"),
+        ({"batch": -1}, "the worker holds no batch"),
+        ({"cause": Cause.CODE_DEADLOCK}, "it is not a DataLoader worker's hang (code.deadlock)"),
+        ({"no_record": True}, "its DataLoader's record is gone"),
+        ({"no_task": True}, "its DataLoader's batches were not recorded"),
+    ],
+)
+def test_where_heal_cannot_apply_it_says_why_in_one_sentence(tmp_path, hook, change, why):
+    ev, root, t = _stuck(tmp_path, hook, iterable=change.get("iterable", False), batch=change.get("batch", 5))
+    if "cause" in change:
+        root = dataclasses.replace(root, cause=change["cause"])
+    if change.get("no_record"):
+        t.close()
+    if change.get("no_task"):
+        ev = dataclasses.replace(ev, processes=tuple(dataclasses.replace(p, loader_task=None) for p in ev.processes))
+    got = heal.plan(root, ev, tmp_path, seq=1, left=change.get("left", 3), allowed=3)
+    assert isinstance(got, str) and got.startswith(why), got
+
+
+def test_answers_are_read_once_each_and_a_line_not_yet_whole_waits(tmp_path):
+    answers = heal.HealAnswers(tmp_path)
+    path = tmp_path / "100-1.heals"
+    assert answers.new() == []
+    path.write_text('{"seq": 1, "ok": true}\n{"seq": 2,')
+    assert answers.new() == [{"seq": 1, "ok": True}]
+    with open(path, "a") as f:
+        f.write(' "ok": false}\nnot json\n')
+    assert answers.new() == [{"seq": 2, "ok": False}]
+    assert answers.new() == []
+    path.write_text('{"seq": 3, "ok": true}\n')  # a new attempt's file by the same name, shorter
+    assert answers.new() == [{"seq": 3, "ok": True}]
+
+
+def test_the_line_a_user_reads_says_what_was_done():
+    base = {"worker": 1, "old_pid": 10, "pid": 11, "batch": 5, "why": "stuck", "dataset": "Shards"}
+    assert heal.said({**base, "action": "retried"}) == (
+        "DataLoader worker 1 (pid 10, stuck) was replaced inside the job by pid 11; batch 5 and the ones after it "
+        "were handed to it again"
+    )
+    skipped = heal.said({**base, "action": "skipped", "skipped": [21]}, "index 21 in Shards.__getitem__ (t.py:9)")
+    assert skipped.endswith(
+        "batch 5 hung again, and was handed to it without sample 21 (index 21 in Shards.__getitem__ (t.py:9)), "
+        "which is left out of Shards from now on"
+    )
+    assert heal.said({**base, "action": "dropped", "skipped": [20, 21]}).endswith(
+        "batch 5 hung again and was dropped (samples 20, 21)"
+    )
+
+
+def test_the_hook_leaves_a_skipped_sample_out_of_every_batch_it_sends_and_keeps_a_batch_it_would_empty(hook, tmp_path):
+    it = SimpleNamespace(_num_workers=1, _dataset_kind=0, _dataset=object(), _workers=[SimpleNamespace(pid=7)])
+    t = hook._LoaderTasks(str(tmp_path), it)
+    sent = []
+    queue = SimpleNamespace(put=sent.append)
+    hook._record_put(t, queue, 0)
+    t.skip.add(21)
+    queue.put((5, [20, 21, 22]))
+    queue.put((6, [21]))  # the whole batch: kept, so torch's bookkeeping still gets a batch back
+    queue.put(None)  # not a batch: passed as it is
+    assert sent == [(5, [20, 22]), (6, [21]), None]
+    assert [b for b, _, _ in t.queues[0]] == [5, 6]
+    t.close()
+
+
+def test_a_datasets_key_is_its_class_and_length(hook):
+    class Shards:
+        def __len__(self):
+            return 256
+
+    class NoLen:
+        def __len__(self):
+            raise TypeError("no len")
+
+    assert hook._dataset_key(Shards()).endswith("Shards:256")
+    assert hook._dataset_key(NoLen()).endswith("NoLen")
