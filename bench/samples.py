@@ -77,7 +77,7 @@ def main() -> None:
     print(f"autobeat:      median {w:.1f} batches/s  {[f'{x:.1f}' for x in on]}")
     print(f"--on-hang heal: median {h:.1f} batches/s  {[f'{x:.1f}' for x in heal]}")
     print(f"ratio hook/no hook: {w / f:.3f}; hook/bare: {w / b:.3f}; heal on/no hook: {h / f:.3f} (target >= 0.99)")
-    print("PASS" if w / f >= 0.99 else "UNDER TARGET")
+    print("PASS" if min(w, h) / f >= 0.99 else "UNDER TARGET")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -36,13 +37,13 @@ def hook():
             os.environ["HANGWATCH_HEARTBEAT_DIR"] = env
 
 
-def _stuck(tmp_path, hook, iterable=False, batch=5, with_locals=True):
+def _stuck(tmp_path, hook, iterable=False, batch=5, with_locals=True, healable=True):
     """A recorded stuck worker (the fixture's), its batch in a real record file beside it, and its root finding."""
     ev = evidence_from_dict(json.loads((FIXTURES / "dataloader_worker_stuck-dl_worker_blocked.json").read_text()))
     root = diagnose(ev).root
     assert root.cause == Cause.DATALOADER_WORKER_STUCK and root.where is not None
     pid = root.where.pid
-    task = LoaderTask(pid, 1, batch, 4, (20, 21, 22, 23), 0.0, 0.0, iterable, "Shards")
+    task = LoaderTask(pid, 1, batch, 4, (20, 21, 22, 23), 0.0, 0.0, iterable, "Shards", healable=healable)
     reads = (LocalsRead(0.0, 0, "__getitem__", "/x/train.py", 9, (("index", "21"), ("path", "'/mnt/s-21'"))),)
     procs = tuple(
         dataclasses.replace(p, loader_task=task, locals=reads if with_locals else ()) if p.info.pid == pid else p
@@ -67,7 +68,9 @@ def test_a_stuck_workers_heal_names_its_worker_batch_and_sample_and_is_written_w
     assert ask.sample_text == "index 21, path='/mnt/s-21' in __getitem__ (train.py:9)"
     assert ask.record == Path(t.path)
     ask.write()
-    assert json.loads(ask.request_path.read_text()) == {
+    written = json.loads(ask.request_path.read_text())
+    assert abs(written.pop("asked_at") - time.time()) < 60 and written.pop("good_for") == heal.ANSWER_S
+    assert written == {
         "seq": 1,
         "worker": 1,
         "pid": root.where.pid,
@@ -93,10 +96,17 @@ def test_no_sample_among_the_locals_asks_with_none(tmp_path, hook):
         ({"cause": Cause.CODE_DEADLOCK}, "it is not a DataLoader worker's hang (code.deadlock)"),
         ({"no_record": True}, "its DataLoader's record is gone"),
         ({"no_task": True}, "its DataLoader's batches were not recorded"),
+        ({"healable": False}, "heal is off for its DataLoader (in_order=False"),
     ],
 )
 def test_where_heal_cannot_apply_it_says_why_in_one_sentence(tmp_path, hook, change, why):
-    ev, root, t = _stuck(tmp_path, hook, iterable=change.get("iterable", False), batch=change.get("batch", 5))
+    ev, root, t = _stuck(
+        tmp_path,
+        hook,
+        iterable=change.get("iterable", False),
+        batch=change.get("batch", 5),
+        healable=change.get("healable", True),
+    )
     if "cause" in change:
         root = dataclasses.replace(root, cause=change["cause"])
     if change.get("no_record"):
@@ -117,8 +127,8 @@ def test_answers_are_read_once_each_and_a_line_not_yet_whole_waits(tmp_path):
         f.write(' "ok": false}\nnot json\n')
     assert answers.new() == [{"seq": 2, "ok": False}]
     assert answers.new() == []
-    path.write_text('{"seq": 3, "ok": true}\n')  # a new attempt's file by the same name, shorter
-    assert answers.new() == [{"seq": 3, "ok": True}]
+    path.write_text('{"seq": 4, "ok": true}\n')  # the same file, written again from the start
+    assert answers.new() == [{"seq": 4, "ok": True}]
 
 
 def test_the_line_a_user_reads_says_what_was_done():
@@ -137,18 +147,21 @@ def test_the_line_a_user_reads_says_what_was_done():
     )
 
 
-def test_the_hook_leaves_a_skipped_sample_out_of_every_batch_it_sends_and_keeps_a_batch_it_would_empty(hook, tmp_path):
-    it = SimpleNamespace(_num_workers=1, _dataset_kind=0, _dataset=object(), _workers=[SimpleNamespace(pid=7)])
-    t = hook._LoaderTasks(str(tmp_path), it)
-    sent = []
-    queue = SimpleNamespace(put=sent.append)
-    hook._record_put(t, queue, 0)
+def test_the_hook_takes_a_skipped_sample_out_of_each_batch_before_torch_numbers_it(hook, tmp_path):
+    """A batch loses the sample; a batch of nothing but skipped samples is not sent at all; indices that are not
+    numbers pass as they are."""
+    given = iter([[20, 21, 22], [21], 21, [23], 7, [{"k": 1}]])
+
+    class Iter:
+        def _next_index(self):
+            return next(given)
+
+    hook._attach_skip(SimpleNamespace(_MultiProcessingDataLoaderIter=Iter))
+    it = Iter()
+    t = hook._LoaderTasks(str(tmp_path), SimpleNamespace(_num_workers=1, _dataset_kind=0, _workers=[]))
+    it._hangwatch_tasks = t
     t.skip.add(21)
-    queue.put((5, [20, 21, 22]))
-    queue.put((6, [21]))  # the whole batch: kept, so torch's bookkeeping still gets a batch back
-    queue.put(None)  # not a batch: passed as it is
-    assert sent == [(5, [20, 22]), (6, [21]), None]
-    assert [b for b, _, _ in t.queues[0]] == [5, 6]
+    assert [it._next_index() for _ in range(4)] == [[20, 22], [23], 7, [{"k": 1}]]
     t.close()
 
 
@@ -163,3 +176,81 @@ def test_a_datasets_key_is_its_class_and_length(hook):
 
     assert hook._dataset_key(Shards()).endswith("Shards:256")
     assert hook._dataset_key(NoLen()).endswith("NoLen")
+
+
+class _FakeIter:
+    """The part of torch's multiprocessing iterator a heal reads and writes: worker 1 holds batches 5 and 7."""
+
+    def __init__(self, batch5):
+        self._num_workers, self._dataset_kind, self._dataset = 2, 0, object()
+        self._workers = [SimpleNamespace(pid=100), SimpleNamespace(pid=101)]
+        self._worker_result_queue = SimpleNamespace()
+        self._task_info = {4: (0,), 5: (1,), 7: (1,)}
+        self._tasks_outstanding, self._workers_num_tasks = 3, [1, 2]
+        self.refills, self.batch5 = 0, batch5
+
+    def _try_put_index(self):
+        self.refills += 1
+
+
+@pytest.fixture
+def healing(hook, tmp_path, monkeypatch):
+    """A healer of a fake iterator; workers are 'replaced' by new pids, what a fresh one is handed is kept."""
+    monkeypatch.setenv("HANGWATCH_HEAL", "3")
+    monkeypatch.setattr(hook._Healer, "left", 3)
+    handed = []
+
+    def start(it, t, w):
+        it._workers[w] = SimpleNamespace(pid=it._workers[w].pid + 10)
+        handed.append([])
+        return SimpleNamespace(put_raw=handed[-1].append)
+
+    monkeypatch.setattr(hook._Healer, "_end", staticmethod(lambda p: None))
+    monkeypatch.setattr(hook._Healer, "_start", staticmethod(start))
+
+    def make(batch5):
+        it = _FakeIter(batch5)
+        t = hook._LoaderTasks(str(tmp_path), it)
+        for b, ix, w in ((4, [16, 17, 18, 19], 0), (5, batch5, 1), (7, [28, 29, 30, 31], 1)):
+            t.sent(b, ix, w)
+        return it, t, hook._Healer(t)
+
+    return make, handed
+
+
+def test_a_heal_hands_the_same_batches_then_without_the_sample_and_the_iterators_counts_stay_whole(hook, healing):
+    make, handed = healing
+    it, t, h = make([20, 21, 22, 23])
+    first = h.heal(it, t, 1, 21, "stuck")
+    assert (first["action"], first["batch"], first["old_pid"], first["pid"]) == ("retried", 5, 101, 111)
+    assert handed[-1] == [(5, [20, 21, 22, 23]), (7, [28, 29, 30, 31])]
+    second = h.heal(it, t, 1, 21, "stuck")
+    assert (second["action"], second["skipped"]) == ("skipped", [21])
+    assert handed[-1] == [(5, [20, 22, 23]), (7, [28, 29, 30, 31])] and t.skip == {21}
+    assert (it._task_info, it._tasks_outstanding, it._workers_num_tasks, it.refills) == (
+        {4: (0,), 5: (1,), 7: (1,)},
+        3,
+        [1, 2],
+        0,
+    )
+    assert [(b, ix) for b, ix, _ in t.queues[1]] == [(5, [20, 22, 23]), (7, [28, 29, 30, 31])]
+    with pytest.raises(hook._NotHealed, match="--max-heals"):  # 3 allowed: 2 taken here, the third by another rank
+        hook._take_heal(str(Path(t.path).parent))
+        h.heal(it, t, 1, 21, "stuck")
+    t.close()
+
+
+def test_a_batch_with_nothing_left_is_dropped_and_torchs_counts_follow(hook, healing):
+    make, handed = healing
+    it, t, h = make([21])
+    h.heal(it, t, 1, 21, "stuck")
+    dropped = h.heal(it, t, 1, 21, "stuck")
+    assert (dropped["action"], dropped["skipped"]) == ("dropped", [21])
+    assert handed[-1] == [(7, [28, 29, 30, 31])]
+    assert (it._task_info, it._tasks_outstanding, it._workers_num_tasks, it.refills) == (
+        {4: (0,), 7: (1,)},
+        2,
+        [1, 1],
+        1,
+    )
+    t.close()

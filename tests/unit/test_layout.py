@@ -62,6 +62,7 @@ def test_what_runs_in_the_job_spells_the_same_names():
     assert f'"{layout.LOADER_SUFFIX}"' in hook
     assert f'HEAL_REQUEST = "{layout.HEAL_REQUEST_SUFFIX}"' in hook
     assert f'HEAL_ANSWERS = "{layout.HEAL_ANSWERS_SUFFIX}"' in hook
+    assert f'HEAL_TAKEN = "{layout.HEAL_TAKEN_PREFIX}"' in hook
     assert f'{{pid}}{layout.BEAT_SUFFIX}"' in (SRC / "beat.py").read_text()
 
 

@@ -216,11 +216,12 @@ class _Beats:
 # comes back, or is sent to a worker with none; never a system call (the file is memory-mapped). A writer bumps
 # the slot's sequence number to odd before it writes and to even after, so a reader never takes a torn slot.
 LOADER_MAGIC = 0x314C5748  # "HWL1"
-LOADER_HEADER = struct.Struct("<IIIi48s")  # magic, workers, iterable (0/1), pad, dataset class name
+LOADER_HEADER = struct.Struct("<IIIi48s")  # magic, workers, iterable (0/1), flags, dataset class name
 LOADER_SLOT = struct.Struct("<QIIqddI4x")  # sequence, worker pid, indices in the batch, batch, sent, since, kept
 LOADER_INDICES = 64  # the first indices of a batch kept (int64 each); the count says how many it had
 LOADER_SLOT_SIZE = LOADER_SLOT.size + 8 * LOADER_INDICES
 LOADER_SUFFIX = ".dl"
+LOADER_FLAGS_AT, LOADER_HEALABLE = 12, 1  # the header's fourth field: flags; 1: this iterator's workers can be healed
 _INDEX_FORMATS = [f"<{n}q" for n in range(LOADER_INDICES + 1)]
 
 
@@ -344,9 +345,6 @@ def _record_put(t: _LoaderTasks, queue: Any, w: int) -> None:
 
     def recorded(item: Any, *args: Any, **kwargs: Any) -> Any:
         if type(item) is tuple and len(item) == 2:
-            if t.skip and type(item[1]) is list:  # a sample heal skipped before: left out of every batch
-                rest = [i for i in item[1] if i not in t.skip]
-                item = (item[0], rest) if rest else item
             try:
                 t.sent(item[0], item[1], w)
             except _RECORD_ERRORS:
@@ -364,18 +362,20 @@ def _record_puts(t: _LoaderTasks, it: Any) -> None:
 
 # --- heal in place (hangwatch run --on-hang heal) ------------------------------------------------------------
 # hangwatch asks for a heal by writing ``<pid>-<n>.heal`` beside the iterator's ``.dl`` file (one JSON object: seq,
-# worker, pid, batch, sample, why). The main process reads it while it waits in torch's own polling loop for a batch
-# (each second, only then), replaces that worker with a fresh one (its Process's own target and arguments: the same
-# worker id, seed and worker_init_fn) and hands it the batches it held again, in order; a batch that hangs a second
-# time is handed again without the sample named (or dropped, when no sample was named or none is left). It answers
-# with one JSON line in ``<pid>-<n>.heals``. A worker that died is replaced the same way, unasked (torch's SIGCHLD
-# error is off for the iterator's workers while heal is on: its own check, at each wait, finds the dead one).
-# ``$HANGWATCH_HEAL``: how many workers this process may replace in all ("0" or unset: heal is off).
+# worker, pid, batch, sample, why, when asked and for how long). The main process reads it while it waits in torch's
+# own polling loop for a batch (twice a second, only then), replaces that worker with a fresh one (torch's worker loop
+# with the iterator's own arguments: the same worker id, seed and worker_init_fn) and hands it the batches it held
+# again, in order; a batch that hangs a second time is handed again without the sample named (or dropped, when no
+# sample was named or none is left; never in a distributed job, whose ranks must take the same steps), and the samples
+# left out are taken out of every later batch of that dataset (``_attach_skip``). It answers with one JSON line in
+# ``<pid>-<n>.heals``. A worker that died is replaced the same way, unasked (torch's SIGCHLD error is off for the
+# iterator's workers while heal is on: its own check, at each wait, finds the dead one). ``$HANGWATCH_HEAL``: how many
+# workers the job may replace ("0" or unset: heal is off), shared by its processes through ``heal-taken-K`` files.
 HEAL_ENV = "HANGWATCH_HEAL"
 HEAL_SKIP_ENV = "HANGWATCH_HEAL_SKIP"
 HEAL_REQUEST = ".heal"
 HEAL_ANSWERS = ".heals"
-HEAL_POLL_S = 1.0  # how often a main process waiting for a batch looks for a request
+HEAL_POLL_S = 0.5  # how often a main process waiting for a batch looks for a request
 HEAL_END_S = 2.0  # how long a stuck worker is given to end after SIGTERM, then after SIGKILL
 
 
@@ -389,6 +389,48 @@ class _NotHealed(Exception):
 
 # Why a heal did not happen: its own reasons, or torch's internals not as expected.
 _HEAL_ERRORS: tuple[type[Exception], ...] = (_NotHealed, *_RECORD_ERRORS, RuntimeError)
+
+
+def _distributed() -> bool:
+    """A process group is up: the ranks must take the same steps."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        return bool(dist is not None and dist.is_available() and dist.is_initialized())
+    except Exception:  # noqa: BLE001 - a torch without it
+        return False
+
+
+HEAL_TAKEN = "heal-taken-"  # heartbeat/heal-taken-K: heal K of the run's allowance, taken (by any process of the job)
+
+
+def _take_heal(directory: str) -> bool:
+    """One heal of the run's allowance ($HANGWATCH_HEAL), shared by every process of the job (each rank's
+    DataLoaders): the first free token file, created exclusively; False when all are taken."""
+    try:
+        allowed = int(os.environ.get(HEAL_ENV, "0") or 0)
+    except ValueError:
+        return False
+    for k in range(allowed):
+        try:
+            os.close(os.open(os.path.join(directory, f"{HEAL_TAKEN}{k}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return True
+        except FileExistsError:
+            continue
+        except OSError:
+            return False
+    return False
+
+
+def _free_lock(lock: Any) -> None:
+    """The result queue's write lock, after a worker was ended: a worker killed while it wrote would leave it held
+    and every other worker waiting on it. A holder that is alive lets go within a batch's write; one that does not
+    for 2 s is the ended worker."""
+    if lock is None:
+        return
+    if lock.acquire(timeout=2.0):
+        lock.release()
+    else:
+        lock.release()
 
 
 class _Healer:
@@ -427,12 +469,16 @@ class _Healer:
         answer: dict[str, Any] = {"seq": seq, "worker": req.get("worker"), "batch": req.get("batch")}
         try:
             w = int(req["worker"])
-            if not 0 <= w < t.workers or it._workers[w].pid != req.get("pid"):
-                raise _NotHealed("that worker is gone already (it ended, or was replaced)")
+            held = t.queues[w][0][0] if 0 <= w < t.workers and t.queues[w] else None
+            if not 0 <= w < t.workers or it._workers[w].pid != req.get("pid") or held != req.get("batch"):
+                answer["gone"] = True  # it moved on, ended or was replaced since it was captured: nothing to do
+                raise _NotHealed("that worker no longer holds that batch (it moved on, or was replaced)")
+            if time.time() - float(req.get("asked_at") or 0) > float(req.get("good_for") or 15):
+                raise _NotHealed("the ask came too late (hangwatch has given up on it)")
             answer.update(self.heal(it, t, w, req.get("sample"), str(req.get("why") or "stuck")))
         except _NotHealed as e:
             answer.update(ok=False, why=str(e))
-        except _HEAL_ERRORS as e:
+        except Exception as e:  # noqa: BLE001 - never a broken job: the answer says it, hangwatch restarts instead
             answer.update(ok=False, why=f"the DataLoader's internals are not as expected ({type(e).__name__}: {e})")
         self.answer(answer)
         return bool(answer.get("ok"))
@@ -449,7 +495,7 @@ class _Healer:
             answer: dict[str, Any] = {"seq": None, "worker": w, "died": why}
             try:
                 answer.update(self.heal(it, t, w, None, f"dead: {why}"))
-            except _HEAL_ERRORS as e:
+            except Exception as e:  # noqa: BLE001 - torch's own error then reaches the job, as without hangwatch
                 self.answer({**answer, "ok": False, "why": str(e)})
                 return False
             it._workers_status[w] = True
@@ -458,8 +504,6 @@ class _Healer:
 
     def heal(self, it: Any, t: _LoaderTasks, w: int, sample: Any, why: str) -> dict[str, Any]:
         """Replace worker ``w`` and hand its batches to the new one; what was done, for the answer."""
-        if _Healer.left <= 0:
-            raise _NotHealed(f"the {os.environ.get(HEAL_ENV)} heals allowed (--max-heals) are used up")
         if t.resetting:
             raise _NotHealed("the DataLoader is between two epochs (its workers are being reset)")
         held = [(b, ix) for b, ix, _ in t.queues[w]]
@@ -473,13 +517,19 @@ class _Healer:
             if rest:
                 held[0] = (first, type(ix)(rest))
                 skipped = [sample]
-                t.skip.add(sample)
             else:
+                if _distributed():
+                    raise _NotHealed("dropping a batch in one rank would leave the ranks a step apart")
                 skipped = [_plain(i) for i in (ix if listed else [ix])]
                 dropped = first
+            t.skip.update(skipped)  # (a heal that fails below leaves it out all the same: it hung twice)
+        if _Healer.left <= 0 or not _take_heal(os.path.dirname(t.path)):
+            _Healer.left = 0
+            raise _NotHealed(f"the {os.environ.get(HEAL_ENV)} heals allowed (--max-heals) are used up")
         old = it._workers[w]
         pid = old.pid
         self._end(old)
+        _free_lock(getattr(it._worker_result_queue, "_wlock", None))
         fresh = self._start(it, t, w)
         for b, ix in held:
             if b == dropped:
@@ -649,6 +699,36 @@ def _attach_heal(dataloader: Any) -> None:
     mp._hangwatch_signals = signals
 
 
+def _attach_skip(dataloader: Any) -> None:
+    """The samples heal left out (this run's, earlier attempts' too) are taken out of each batch the sampler gives,
+    before torch numbers it; a batch with none left is not sent at all (but in a distributed job, where every rank
+    must take the same steps: sent, and healed again or restarted)."""
+    mp = dataloader._MultiProcessingDataLoaderIter
+    next_index = mp._next_index
+
+    @functools.wraps(next_index)
+    def _next_index(self: Any) -> Any:
+        t = self.__dict__.get("_hangwatch_tasks")
+        skip = t.skip if t is not None else None
+        while True:
+            index = next_index(self)
+            if not skip:
+                return index
+            try:
+                if type(index) is list:
+                    rest = [i for i in index if i not in skip]
+                    if rest:
+                        return rest if len(rest) < len(index) else index
+                elif index not in skip:
+                    return index
+            except TypeError:  # unhashable indices (a custom sampler's): as they are
+                return index
+            if _distributed():
+                return index
+
+    mp._next_index = _next_index
+
+
 def _dataset_key(dataset: Any) -> str:
     """A dataset's name for the samples heal left out of it: its class and length (a new epoch's new instance of the
     same dataset is the same one; a validation set of the same class is not, unless it has the same length)."""
@@ -674,9 +754,11 @@ def _heal_if_asked(dataloader: Any) -> None:
     args = _loop_args(dataloader) if _Healer.left > 0 else None
     if args is None:
         _Healer.left = 0
-        return
-    _Healer.loop, _Healer.loop_args = dataloader._utils.worker._worker_loop, args
-    _attach_heal(dataloader)
+    else:
+        _Healer.loop, _Healer.loop_args = dataloader._utils.worker._worker_loop, args
+        _attach_heal(dataloader)
+    if _Healer.left > 0 or _Healer.skipped:
+        _attach_skip(dataloader)
 
 
 def _heal_for(it: Any, t: _LoaderTasks) -> None:
@@ -691,6 +773,7 @@ def _heal_for(it: Any, t: _LoaderTasks) -> None:
         except (RuntimeError, AttributeError):  # torch's SIGCHLD error stays on: no heal for this iterator
             return
     it.__dict__["_hangwatch_healer"] = _Healer(t)
+    struct.pack_into("<i", t.mm, LOADER_FLAGS_AT, LOADER_HEALABLE)  # the record says so: hangwatch asks only then
 
 
 def _start_tasks(beats: _Beats, it: Any) -> _LoaderTasks | None:
@@ -742,8 +825,10 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
     @functools.wraps(get)
     def _get_data(self: Any) -> Any:
         got = get(self)
-        while "_hangwatch_healer" in self.__dict__ and type(got[0]) is int and got[0] not in self._task_info:
-            got = get(self)  # a batch a replaced worker had flushed as it was ended: handed out once already
+        while (
+            "_hangwatch_healer" in self.__dict__ and type(got[0]) is int and len(self._task_info.get(got[0], ())) != 1
+        ):
+            got = get(self)  # a batch a replaced worker had flushed as it was ended: here, or handed out, already
         t = self.__dict__.get("_hangwatch_tasks")
         if t is not None:
             try:

@@ -16,7 +16,8 @@ from hangwatch.records.evidence import LoaderTask
 from hangwatch.records.layout import loader_files
 
 MAGIC = 0x314C5748  # "HWL1"
-HEADER = struct.Struct("<IIIi48s")  # magic, workers, iterable (0/1), pad, dataset class name
+HEADER = struct.Struct("<IIIi48s")  # magic, workers, iterable (0/1), flags (1: healable), dataset class name
+HEALABLE = 1
 SLOT = struct.Struct("<QIIqddI4x")  # sequence, worker pid, indices in the batch, batch, sent, since, kept
 INDICES = 64
 SLOT_SIZE = SLOT.size + 8 * INDICES
@@ -34,7 +35,7 @@ def read_loader_file(path: Path) -> list[LoaderTask]:
         return []
     if len(first) < HEADER.size:
         return []
-    magic, workers, iterable, _, name = HEADER.unpack_from(first, 0)
+    magic, workers, iterable, flags, name = HEADER.unpack_from(first, 0)
     if magic != MAGIC or not 0 < workers <= MAX_WORKERS or len(first) < HEADER.size + workers * SLOT_SIZE:
         return []
     dataset = name.rstrip(b"\0").decode(errors="replace")
@@ -60,7 +61,8 @@ def read_loader_file(path: Path) -> list[LoaderTask]:
         kept = min(kept, INDICES)
         indices = struct.unpack_from(f"<{kept}q", settled[w], SLOT.size)
         if pid:
-            out.append(LoaderTask(pid, w, batch, count, tuple(indices), sent, since, bool(iterable), dataset))
+            healable = bool(flags & HEALABLE)
+            out.append(LoaderTask(pid, w, batch, count, tuple(indices), sent, since, bool(iterable), dataset, healable))
     return out
 
 

@@ -268,6 +268,7 @@ class LoaderTask:
     since: float  # unix time it started on it (its previous batch came back, or it was sent)
     iterable: bool  # an IterableDataset: there are no sample indices, the batch is the worker's position
     dataset: str  # the dataset's class name
+    healable: bool = False  # under --on-hang heal, the hook can replace this iterator's workers
 
 
 @dataclass(frozen=True)

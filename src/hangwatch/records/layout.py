@@ -29,6 +29,7 @@ FLIGHT_PREFIX = "flight-"  # heartbeat/flight-<pid>.json: where a rank serves it
 LOADER_SUFFIX = ".dl"  # heartbeat/<pid>-<n>.dl: the batches the workers of a DataLoader iterator hold
 HEAL_REQUEST_SUFFIX = ".heal"  # heartbeat/<pid>-<n>.heal: hangwatch asks that iterator to replace a worker
 HEAL_ANSWERS_SUFFIX = ".heals"  # heartbeat/<pid>-<n>.heals: what it did, one JSON line per heal
+HEAL_TAKEN_PREFIX = "heal-taken-"  # heartbeat/heal-taken-K: heal K of an attempt's allowance, taken by a process
 SKIPPED = "skipped.jsonl"
 INCIDENTS = "incidents"
 INCIDENT = "incident.json"
@@ -93,6 +94,10 @@ FILES: tuple[tuple[str, str], ...] = (
     (
         f"{HEARTBEAT}/PID-N{HEAL_ANSWERS_SUFFIX}",
         "what the job did about each ask, and each dead worker it replaced unasked (one JSON line each)",
+    ),
+    (
+        f"{HEARTBEAT}/{HEAL_TAKEN_PREFIX}K",
+        "heal K of the attempt's --max-heals, taken (created exclusively by whichever process of the job heals)",
     ),
 )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,8 @@ class HealAsk:
     def write(self) -> None:
         """The ask, written atomically (the job reads it whole or not at all)."""
         body = {
+            "asked_at": time.time(),  # the job acts on it only while hangwatch waits for its answer
+            "good_for": ANSWER_S,
             "seq": self.seq,
             "worker": self.worker,
             "pid": self.pid,
@@ -88,6 +91,11 @@ def plan(root: Finding, evidence: Evidence, heartbeat_dir: Path, seq: int, left:
         )
     if task.iterable:
         return "its dataset is an IterableDataset: a fresh worker cannot take up another worker's position in it"
+    if not task.healable:
+        return (
+            "heal is off for its DataLoader (in_order=False, --max-heals used up in the job, or a torch whose worker "
+            "loop the startup hook does not know)"
+        )
     if task.batch < 0:
         return "the worker holds no batch: there is nothing to hand a fresh one"
     record = next((p for p in sorted(heartbeat_dir.glob(f"*{LOADER_SUFFIX}")) if _holds(p, task.worker_pid)), None)
@@ -103,21 +111,22 @@ def _holds(record: Path, worker_pid: int) -> bool:
 
 
 class HealAnswers:
-    """The job's answers (``heartbeat/*.heals``, one JSON line each), read as they come: each line once."""
+    """The job's answers (``heartbeat/*.heals``, one JSON line each), read as they come: each line once. One per
+    attempt (the files are removed before each launch)."""
 
     def __init__(self, heartbeat_dir: Path) -> None:
         self.dir = heartbeat_dir
-        self.read_to: dict[Path, int] = {}
+        self.read_to: dict[Path, int] = {}  # path -> bytes read
 
     def new(self) -> list[dict[str, Any]]:
         """Answers written since the last call (a line not yet whole waits for the next call)."""
         out: list[dict[str, Any]] = []
         for path in sorted(self.dir.glob(f"*{HEAL_ANSWERS_SUFFIX}")):
-            start = self.read_to.get(path, 0)
             try:
                 with open(path, "rb") as f:
+                    start = self.read_to.get(path, 0)
                     if start > os.fstat(f.fileno()).st_size:
-                        start = 0  # another attempt's file by the same name (a pid used again)
+                        start = 0  # written again from the start
                     f.seek(start)
                     data = f.read()
             except OSError:

@@ -19,7 +19,7 @@ from hangwatch.supervise.progress.detector import StallDetector
 
 if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
-    from hangwatch.recover.heal import HealAsk
+    from hangwatch.recover.heal import HealAnswers, HealAsk
 
 
 class Clock(Protocol):
@@ -161,6 +161,7 @@ class Healing:
     asked_at: float = 0.0
     healed_at: float | None = None  # a worker was replaced; the job has not moved since
     incident: str | None = None  # the incident the ask in flight was written in
+    answers: HealAnswers | None = None  # the job's answers, read as they come
 
 
 @dataclass

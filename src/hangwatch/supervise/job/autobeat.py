@@ -12,7 +12,13 @@ import os
 from pathlib import Path
 
 import hangwatch
-from hangwatch.records.layout import FLIGHT_PREFIX, HEAL_ANSWERS_SUFFIX, HEAL_REQUEST_SUFFIX, LOADER_SUFFIX
+from hangwatch.records.layout import (
+    FLIGHT_PREFIX,
+    HEAL_ANSWERS_SUFFIX,
+    HEAL_REQUEST_SUFFIX,
+    HEAL_TAKEN_PREFIX,
+    LOADER_SUFFIX,
+)
 
 AUTOBEAT_DIR = Path(hangwatch.__file__).resolve().parent / "_autobeat"
 
@@ -47,8 +53,8 @@ def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, fli
 def remove_loader_records(heartbeat_dir: Path) -> None:
     """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl) and heal's asks and answers: a job ended by a
     signal leaves them; gone before a relaunch (a new process could get a recorded pid) and when the run ends."""
-    for suffix in (LOADER_SUFFIX, HEAL_REQUEST_SUFFIX, HEAL_ANSWERS_SUFFIX):
-        for path in heartbeat_dir.glob(f"*{suffix}"):
+    for pattern in (f"*{LOADER_SUFFIX}", f"*{HEAL_REQUEST_SUFFIX}", f"*{HEAL_ANSWERS_SUFFIX}", f"{HEAL_TAKEN_PREFIX}*"):
+        for path in heartbeat_dir.glob(pattern):
             with contextlib.suppress(OSError):
                 path.unlink()
 

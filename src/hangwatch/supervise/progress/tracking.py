@@ -153,7 +153,7 @@ class Tracker:
                 a.steps.max_step = p.step if a.steps.max_step is None else max(a.steps.max_step, p.step)
             ctx.ledger.last_step = p.step
             a.steps.saw_step(p.step, beat=p.strength == Strength.HEARTBEAT)
-        if was == State.HUNG:
+        if was == State.HUNG or ctx.ledger.stall_open_since is not None:  # (a healed job judged again, then moved)
             stalled = ctx.ledger.close_stall(p.at)
             if stalled is not None:
                 ctx.rundir.event(EventKind.RECOVERED, attempt=a.number, stalled_seconds=round(stalled, 1), step=p.step)

@@ -6,6 +6,7 @@ ends with follows the exit-code contract (recover/exitcode.py).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -38,7 +39,7 @@ from hangwatch.supervise.stall.judgement import Judgement
 if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
     from hangwatch.records.incident import Finding, Incident, LastProgress
-    from hangwatch.recover.heal import HealAnswers, HealAsk
+    from hangwatch.recover.heal import HealAsk
 
 # The incident records, their rendering and the diagnosis are imported when the first incident comes:
 # a job that never stalls does not pay for them when hangwatch starts.
@@ -75,7 +76,6 @@ class IncidentHandler:
     def __init__(self, ctx: RunContext, books: RunAccounts, capturer: Capturer) -> None:
         self.ctx, self.books, self.capturer = ctx, books, capturer
         self._heal_seq = 0  # the newest heal asked of any attempt (the job answers each once)
-        self._answers: HealAnswers | None = None
 
     # --- heal in place (--on-hang heal; recover/heal.py) ---------------------------------------------------------
     def _ask_heal(self, j: Judgement, ask: HealAsk) -> None:
@@ -109,7 +109,7 @@ class IncidentHandler:
         except OSError as e:
             self._not_healed(a, f"the ask could not be written ({e.strerror})")
             return None
-        a.heal.asking, a.heal.asked_at = ask, j.now
+        a.heal.asking, a.heal.asked_at = ask, ctx.clock.now()
         a.heal.incident = str(path) if path else None
         ctx.rundir.event(
             EventKind.HEAL,
@@ -131,58 +131,74 @@ class IncidentHandler:
         not be (the job is restarted instead), or none in time; a healed job that does not move is judged again."""
         from hangwatch.recover.heal import ANSWER_S, HealAnswers
 
-        if self._answers is None:
-            self._answers = HealAnswers(self.ctx.rundir.heartbeat_dir)
         h = a.heal
-        for answer in self._answers.new():
+        if h.answers is None:
+            h.answers = HealAnswers(self.ctx.rundir.heartbeat_dir)
+        for answer in h.answers.new():
             asked = h.asking is not None and answer.get("seq") == h.asking.seq
             if not asked and answer.get("seq") is not None:
-                continue  # an earlier attempt's
-            ask, h.asking = (h.asking, None) if asked else (None, h.asking)
+                continue  # an earlier attempt's, or one given up on
+            ask = h.asking if asked else None
+            if asked:
+                self._withdraw(a)
             if answer.get("ok"):
                 self._healed(a, answer, ask, now)
+            elif answer.get("gone"):  # it moved on or was replaced since the capture: judged again, as it is now
+                self.ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_needed", **_fields(answer))
+                a.detector.reopen()
             elif asked:
                 self._not_healed(a, str(answer.get("why") or "the job could not replace the worker"))
             else:
                 self.ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_healed", **_fields(answer))
         if h.asking is not None and now - h.asked_at > ANSWER_S:
-            h.asking = None
-            self._not_healed(
-                a, f"the job did not answer within {ANSWER_S:.0f} s (its main process is not waiting for a batch)"
-            )
+            self._withdraw(a)
+            if a.detector.state == State.HUNG:
+                why = f"the job did not answer within {ANSWER_S:.0f} s (its main process is not waiting for a batch)"
+                self._not_healed(a, why)
+            else:  # it moved by itself meanwhile: nothing to heal
+                self.ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_needed", why="the job moved")
         if a.detector.state != State.HUNG:
             h.healed_at = None
-        elif h.healed_at is not None and now >= h.healed_at + a.detector.threshold():
-            h.healed_at = None  # replaced, and still no progress: captured and judged again (heal, or restart)
+        elif h.asking is None and (h.healed_at is None or now >= h.healed_at + a.detector.threshold()):
+            h.healed_at = None  # replaced, and still no progress (or nothing in flight): captured and judged again
             a.detector.reopen()
+
+    def _withdraw(self, a: Attempt) -> None:
+        """The ask in flight is answered or given up on: its file goes, so the job never acts on it later."""
+        ask, a.heal.asking = a.heal.asking, None
+        if ask is not None:
+            with contextlib.suppress(OSError):
+                ask.request_path.unlink()
 
     def _healed(self, a: Attempt, answer: dict[str, Any], ask: HealAsk | None, now: float) -> None:
         from hangwatch.recover.heal import said
 
         ctx = self.ctx
+        if a.detector.state == State.HUNG:
+            a.heal.healed_at = now
         ctx.ledger.heals += 1
         text = ask.sample_text if ask is not None else None
         skipped = answer.get("skipped")
         for index in skipped if isinstance(skipped, list) else []:
             ctx.ledger.skipped_samples += 1
-            ctx.rundir.skipped(
-                {
-                    "index": index,
-                    "sample": text if ask is not None and index == ask.sample else None,
-                    "batch": answer.get("batch"),
-                    "dataset": answer.get("dataset"),
-                    "dataset_key": answer.get("dataset_key"),
-                    "action": answer.get("action"),
-                    "why": f"it hung twice ({answer.get('why') or 'stuck'})",
-                    "at": answer.get("at"),
-                    "attempt": a.number,
-                    "incident": a.heal.incident if ask is not None else None,
-                }
-            )
+            record = {
+                "index": index,
+                "sample": text if ask is not None and index == ask.sample else None,
+                "batch": answer.get("batch"),
+                "dataset": answer.get("dataset"),
+                "dataset_key": answer.get("dataset_key"),
+                "action": answer.get("action"),
+                "why": f"it hung twice ({answer.get('why') or 'stuck'})",
+                "at": answer.get("at"),
+                "attempt": a.number,
+                "incident": a.heal.incident if ask is not None else None,
+            }
+            try:
+                ctx.rundir.skipped(record)
+            except OSError:  # a full disk: the event below still has it
+                log.exception("could not record a skipped sample")
         ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="healed", **_fields(answer))
         ctx.say(f"hangwatch: healed: {said(answer, text)}.")
-        if a.detector.state == State.HUNG:
-            a.heal.healed_at = now
         self.books.write_summary(final=False)
 
     def _not_healed(self, a: Attempt, why: str, ask_again: bool = True) -> None:
