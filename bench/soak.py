@@ -9,7 +9,7 @@ slopes after the warm-up (a least-squares line through the samples), against the
     RSS growth <= 1 MB per hour; CPU <= 1 % of a core; fds and threads flat; run directory <= 50 MB a day.
 
     python bench/soak.py --minutes 120 [--warmup 10] [--json FILE]
-    python bench/soak.py --minutes 2 --warmup 0.5 --check     # the CI form: exit 1 on an fd or thread leak
+    python bench/soak.py --minutes 1.5 --warmup 0.5 --checkpoint-every 15 --check   # the CI form: exit 1 on a leak
 
 The run directory lives under a temporary directory and is removed at the end.
 """

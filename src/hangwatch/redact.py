@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 REDACTED = "***"
 
@@ -60,6 +61,18 @@ def redact_text(text: str) -> str:
     text = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{REDACTED}@", text)
     text = _ASSIGNMENT.sub(_assignment, text)
     return _TOKEN_SHAPES.sub(REDACTED, text)
+
+
+def redact_json(value: Any) -> Any:
+    """A JSON value with each of its strings redacted (never the text of its encoding: a value that ends an
+    assignment, ``--token=***``, would take the closing quote and the fields after it with it)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_json(v) for v in value]
+    return value
 
 
 def redact_argv(argv: Iterable[str]) -> list[str]:

@@ -1,7 +1,7 @@
 """A training job whose DataLoader meets one bad sample, for `--on-hang heal`. Index BAD of a map-style dataset:
 `--mode flaky` waits forever the first time it is read (a read from a mount that stopped answering once), then
-reads fine; `poison` waits forever every time (a poisoned file); `slow` takes 3 s once (a slow read: a healthy
-twin); `good`: no bad sample. `--die-at I`: reading index I kills its worker the first time (the OOM killer). `--skip BAD` is the clean run a
+reads fine; `poison` waits forever every time (a poisoned file); `slow` sleeps `--slow-s` (3) seconds once (a slow
+read, a back-off: a healthy twin); `good`: no bad sample. `--die-at I`: reading index I kills its worker the first time (the OOM killer). `--skip BAD` is the clean run a
 healed poisoned run must equal: the sample is left out of its batch by the collate function, nothing hangs.
 
 It trains a linear model on every batch (SGD, one thread) and writes its final weights and the samples it saw to
@@ -32,8 +32,8 @@ def once(state, tag):
 
 
 class Shards(Dataset):
-    def __init__(self, mode, state, skip, die_at):
-        self.mode, self.state, self.skip, self.die_at = mode, state, skip, die_at
+    def __init__(self, mode, state, skip, die_at, slow_s=3.0):
+        self.mode, self.state, self.skip, self.die_at, self.slow_s = mode, state, skip, die_at, slow_s
 
     def __len__(self):
         return N
@@ -49,7 +49,8 @@ class Shards(Dataset):
                 ready()
                 threading.Event().wait()  # HANG-HERE
             if self.mode == "slow" and once(self.state, "slow"):
-                time.sleep(3)
+                ready()
+                time.sleep(self.slow_s)  # SLEEP-HERE
         x = torch.tensor([index / N, 1.0 - index / N, (index % 7) / 7])
         return index, x, torch.tensor([float(index % 3)])
 
@@ -62,6 +63,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=("flaky", "poison", "slow", "good"), default="good")
     ap.add_argument("--die-at", type=int, default=-1)
+    ap.add_argument("--slow-s", type=float, default=3.0, help="--mode slow: how long the one slow read takes")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--spawn", action="store_true")
     ap.add_argument("--persistent", action="store_true")
@@ -76,7 +78,7 @@ if __name__ == "__main__":
     model = torch.nn.Linear(3, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     loader = DataLoader(
-        Shards(args.mode, args.state, args.skip, args.die_at),
+        Shards(args.mode, args.state, args.skip, args.die_at, args.slow_s),
         batch_size=4,
         num_workers=args.workers,
         collate_fn=collate,

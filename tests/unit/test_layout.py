@@ -127,3 +127,45 @@ def test_the_writer_numbers_incidents_past_the_highest_and_past_999(tmp_path):
         writer.close()
     assert written.name == "1000" and [d.name for d in run.incident_dirs()][-2:] == ["999", "1000"]
     assert [n for n, _ in run.incident_dicts()] == [1000]
+
+
+def test_the_page_rendered_from_memory_is_the_page_rendered_from_the_files(tmp_path):
+    """The supervisor renders report.html from what it keeps (no read of the run directory at each incident); a
+    requeue's earlier run in the same directory is read once. The page is the one `hangwatch report --html` makes."""
+    from hangwatch.records.run import EventKind, RunState, RunSummary
+    from hangwatch.report.html import render_html
+    from hangwatch.report.run_report import load_run
+    from hangwatch.supervise.books.rundir import RunDir
+
+    def summary(incidents):
+        return RunSummary(
+            command=("python", "train.py"),
+            run_dir=str(tmp_path),
+            state=RunState.PROGRESSING,
+            attempts=1,
+            exit_code=None,
+            started_at=1000.0,
+            ended_at=None,
+            wall_seconds=30.0,
+            last_step=7,
+            incidents=incidents,
+            stalled_seconds=12.5,
+            goodput=0.6,
+            remedies=({"attempt": 2, "remedy": "workers0"},),
+        )
+
+    earlier = RunDir(tmp_path)  # a requeued run's first part
+    earlier.event(EventKind.START, command=["python", "train.py"])
+    earlier.write_incident(_a_real_incident())
+    earlier.write_summary(summary(1))
+    earlier.close()
+    rd = RunDir(tmp_path)
+    rd.event(EventKind.START, command=["python", "train.py", "--token=abc123secret"])
+    rd.event(EventKind.LAUNCH, attempt=1, pid=42)
+    rd.write_incident(_a_real_incident())
+    rd.write_summary(summary(2))
+    memory = rd.run_record()
+    assert [n for n, _ in memory.numbered()] == [1, 2] and len(memory.events) == 3
+    assert render_html(memory, tmp_path) == render_html(load_run(tmp_path), tmp_path)
+    assert "abc123secret" not in render_html(memory, tmp_path)
+    rd.close()

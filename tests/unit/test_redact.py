@@ -54,3 +54,22 @@ def test_secret_names(name, secret):
     from hangwatch.redact import is_secret_name
 
     assert is_secret_name(name.lstrip("-")) is secret
+
+
+def test_an_event_whose_command_has_a_token_stays_one_whole_json_line(tmp_path):
+    """events.jsonl was redacted as text: `"--token=***"` took the closing quote and every field after it, and the
+    `start` line of such a run no longer parsed (`hangwatch report` left it out). Each string is redacted now."""
+    import json
+
+    from hangwatch.records.run import EventKind
+    from hangwatch.redact import redact_argv
+    from hangwatch.supervise.books.rundir import RunDir
+
+    rd = RunDir(tmp_path)
+    rd.event(EventKind.START, command=redact_argv(["python", "train.py", "--token=abc123secret"]), on_hang="kill")
+    rd.event(EventKind.INCIDENT, why="HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 was rejected", attempt=1)
+    rd.close()
+    lines = (tmp_path / "events.jsonl").read_text().splitlines()
+    first, second = (json.loads(line) for line in lines)
+    assert first["command"] == ["python", "train.py", "--token=***"] and first["on_hang"] == "kill"
+    assert "hf_abcdef" not in lines[1] and second["attempt"] == 1

@@ -17,7 +17,16 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import (
+    IDLE_CPU_PERCENT,
+    Activity,
+    ProcessView,
+    ThreadView,
+    activity,
+    describe,
+    innermost_user,
+    process_state,
+)
 from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.records.evidence import Frame, LoaderTask, LocalsRead, Role
 from hangwatch.records.incident import Finding, Proof, Verdict
@@ -388,6 +397,28 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             "there, so its batch is not called lost; the main process waits for it.",
             Verdict.SLOW,
             0.5,
+            WORKER_SLOW_FIX,
+        )
+    if t is w.main_thread and activity(w) == Activity.ASLEEP:  # a timed sleep: a back-off, a rate limit, a slow source
+        state = process_state(w)
+        if state.proves_hang:  # a timer past every bound, or a sleep in a loop with no way out
+            ev.append(f"{name} {state.fact}")
+            return _Judged(
+                STUCK,
+                f"DataLoader {name} sleeps in {describe(frame)} and never returns its batch: {state.fact}; the main "
+                "process waits for it.",
+                Verdict.HUNG,
+                0.9,
+                WORKER_STUCK_FIX,
+                proof.hang(state.fact),
+            )
+        ev.append(f"{name} is {state.fact}: its timer ends by itself")
+        return _Judged(
+            slow,
+            f"DataLoader {name} is asleep in {describe(frame)} (a timed sleep: its timer ends by itself), so its "
+            "batch is slow, not lost; the main process waits for it.",
+            Verdict.SLOW,
+            0.6,
             WORKER_SLOW_FIX,
         )
     fact = proof.unreleasable(w, t)

@@ -174,10 +174,12 @@ class RunLayout:
         return self.events.is_file()
 
     # --- reading back: one policy ----------------------------------------------------------------------------
-    def event_dicts(self) -> list[dict[str, Any]]:
-        """events.jsonl's objects; a line that does not parse (a torn last line) is left out."""
+    def event_dicts(self, upto: int | None = None) -> list[dict[str, Any]]:
+        """events.jsonl's objects (``upto``: in its first bytes only); a line that does not parse (a torn last
+        line) is left out."""
         try:
-            text = self.events.read_text(errors="replace")
+            with open(self.events, "rb") as f:
+                text = f.read(-1 if upto is None else upto).decode(errors="replace")
         except OSError:
             return []
         out = []

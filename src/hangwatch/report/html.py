@@ -401,6 +401,11 @@ def _summary_html(s: RunSummary | None) -> str:
             else []
         ),
         *(
+            [("Healed in place", _e(f"{s.heals} DataLoader worker(s); {s.skipped_samples} sample(s) skipped"))]
+            if s.heals
+            else []
+        ),
+        *(
             [
                 (
                     "Newest checkpoint",

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from hangwatch.errors import UsageError
 from hangwatch.records.incident import Incident
-from hangwatch.records.layout import RunLayout
+from hangwatch.records.layout import SKIPPED, RunLayout
 from hangwatch.records.run import Event, EventKind, RunSummary
 
 TIMELINE_EVENTS = frozenset(
@@ -21,6 +21,7 @@ TIMELINE_EVENTS = frozenset(
         EventKind.INCIDENT,
         EventKind.ACTION,
         EventKind.RECOVERED,
+        EventKind.HEAL,
         EventKind.RESTART,
         EventKind.GIVE_UP,
         EventKind.JOB_EXIT,
@@ -88,6 +89,8 @@ def render_run(run: RunRecord, out: TextIO) -> None:
             "goodput " + (f"{s.goodput * 100:.1f}%" if s.goodput is not None else "unknown (no progress signal)"),
             f"progress signal {s.progress_signal}",
         ]
+        if s.heals:
+            fields.append(f"healed in place {s.heals} (samples skipped {s.skipped_samples}: {SKIPPED})")
         if s.cost_usd is not None:
             fields.append(f"cost ${s.cost_usd:.2f} (wasted ${s.wasted_usd or 0:.2f})")
         out.write("  " + " | ".join(fields) + "\n")

@@ -18,6 +18,8 @@ from hangwatch.supervise.progress.checkpoints import Checkpoint
 from hangwatch.supervise.progress.detector import StallDetector
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hangwatch.records.evidence import Evidence
     from hangwatch.recover.heal import HealAnswers, HealAsk
 
@@ -162,6 +164,7 @@ class Healing:
     healed_at: float | None = None  # a worker was replaced; the job has not moved since
     incident: str | None = None  # the incident the ask in flight was written in
     answers: HealAnswers | None = None  # the job's answers, read as they come
+    asked: set[tuple[Path, int]] = field(default_factory=set)  # (batch record, batch) heals were asked for
 
 
 @dataclass

@@ -172,6 +172,13 @@ class Supervisor:
         )
         if st is not None and st.reason not in (ExitReason.FINISHED, ExitReason.CRASHED, ExitReason.SIGNAL):
             ctx.say(f"hangwatch: exit {st.code} ({st.reason.label}): {st.why}.")
+        if ctx.ledger.heals:
+            skipped = f"; {ctx.ledger.skipped_samples} sample(s) left out, listed in {ctx.rundir.layout.skipped()}"
+            ctx.say(
+                f"hangwatch: {ctx.ledger.heals} DataLoader worker(s) healed in place"
+                + (skipped if ctx.ledger.skipped_samples else "")
+                + "."
+            )
         self.books.write_summary(final=True)
         ctx.rundir.close()
         self.books.close()

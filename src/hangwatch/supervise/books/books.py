@@ -129,13 +129,13 @@ class RunAccounts:
             log.exception("could not write summary.json")
 
     def write_page(self) -> Path | None:
-        """report.html in the run directory (the page `hangwatch report --html` makes), or None if it failed."""
+        """report.html in the run directory (the page `hangwatch report --html` makes, rendered from what the run
+        keeps in memory, not read back from its files), or None if it failed."""
         try:
             from hangwatch.report.html import render_html
-            from hangwatch.report.run_report import load_run
 
             path = self.ctx.rundir.layout.page
-            write_text_atomic(path, render_html(load_run(self.ctx.cfg.run_dir), self.ctx.cfg.run_dir))
+            write_text_atomic(path, render_html(self.ctx.rundir.run_record(), self.ctx.cfg.run_dir))
             return path
         except Exception:  # the page is a view; it must not stop supervision
             log.exception("could not write report.html")

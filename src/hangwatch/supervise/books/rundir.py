@@ -14,11 +14,12 @@ from hangwatch.atomic import write_text_atomic
 from hangwatch.errors import UsageError
 from hangwatch.records import layout
 from hangwatch.records.layout import RunLayout
-from hangwatch.records.run import EventKind, RunSummary
-from hangwatch.redact import redact_text
+from hangwatch.records.run import Event, EventKind, RunSummary
+from hangwatch.redact import redact_json
 
 if TYPE_CHECKING:
     from hangwatch.records.incident import Incident
+    from hangwatch.report.run_report import RunRecord
 
 
 class RunDir:
@@ -39,9 +40,17 @@ class RunDir:
             ) from e
         self.heartbeat_dir = self.layout.heartbeat
         self.heartbeat_dir.mkdir(mode=0o700, exist_ok=True)  # the ranks' flight recorder sockets live here
+        earlier = self.layout.events.stat().st_size if self.layout.events.is_file() else 0
         self._events = open(self.layout.events, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()
         self.incident_count = self.layout.next_incident() - 1  # the last one's number
+        # What the page shows, kept as it is written: this run's events, incidents and newest summary; what earlier
+        # runs in the same directory (a requeue) left is read once, at the first page.
+        self._earlier = (earlier, self.incident_count)
+        self._before: tuple[list[Event], list[tuple[int, Incident]], list[str]] | None = None
+        self._kept_events: list[Event] = []
+        self._kept_incidents: list[tuple[int, Incident]] = []
+        self.last_summary: RunSummary | None = None
 
     def open_output_log(self) -> BinaryIO:
         """output.log, unbuffered, appended to by every attempt."""
@@ -50,14 +59,15 @@ class RunDir:
     def event(self, kind: EventKind, **fields: Any) -> None:
         """Append one line to events.jsonl (redacted), flushed at once."""
         record = {"at": round(time.time(), 3), "event": kind.value, **fields}
-        line = redact_text(json.dumps(record, default=str))
+        line = json.dumps(redact_json(json.loads(json.dumps(record, default=str))))
         with self._lock:
             self._events.write(line + "\n")
             self._events.flush()
+            self._kept_events.append(Event.from_dict(json.loads(line)))
 
     def skipped(self, record: dict[str, Any]) -> None:
         """Append one sample heal left out to skipped.jsonl (redacted), flushed at once."""
-        line = redact_text(json.dumps(record, default=str))
+        line = json.dumps(redact_json(json.loads(json.dumps(record, default=str))))
         with self._lock, open(self.layout.skipped(), "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
@@ -78,11 +88,36 @@ class RunDir:
             (d / layout.FLIGHT).mkdir(exist_ok=True)
             for rank, text in sorted(flight.items()):
                 write_text_atomic(d / layout.FLIGHT / f"rank-{rank}.json", text)
+        self._kept_incidents.append((self.incident_count, incident))
         return d
 
     def write_summary(self, summary: RunSummary) -> None:
         """summary.json, atomically."""
         write_text_atomic(self.layout.summary, json.dumps(summary.to_dict(), indent=2))
+        self.last_summary = summary
+
+    def run_record(self) -> RunRecord:
+        """The run as its page shows it, from memory (what `hangwatch report` reads from the files): what earlier
+        runs in this directory left, read once, then this run's events, incidents and newest summary."""
+        from hangwatch.records.incident import Incident
+        from hangwatch.report.run_report import RunRecord
+
+        if self._before is None:
+            size, count = self._earlier
+            events = [Event.from_dict(d) for d in self.layout.event_dicts(upto=size)] if size else []
+            incidents = []
+            for n, d in self.layout.incident_dicts():
+                if n <= count:
+                    try:
+                        incidents.append((n, Incident.from_dict(d)))
+                    except (ValueError, KeyError, TypeError):  # another version's, or edited: left out, as damaged
+                        continue
+            self._before = (events, incidents, self.layout.damaged())
+        events, incidents, damaged = self._before
+        with self._lock:
+            now = list(self._kept_events)
+        numbered = incidents + self._kept_incidents
+        return RunRecord(self.last_summary, events + now, [i for _, i in numbered], [n for n, _ in numbered], damaged)
 
     def close(self) -> None:
         """Close events.jsonl."""

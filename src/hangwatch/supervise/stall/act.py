@@ -86,10 +86,23 @@ class IncidentHandler:
 
         a, ctx, root = j.attempt, self.ctx, j.diagnosis.root
         what = f"the sample {ask.sample_text}" if ask.sample_text else "no sample named"
-        plan_text = (
-            f"heal: DataLoader worker {ask.worker} (pid {ask.pid}) is replaced inside the job and handed batch "
-            f"{ask.batch} again; if it hangs again, without the sample it is on ({what})"
-        )
+        again = (ask.record, ask.batch) in a.heal.asked
+        a.heal.asked.add((ask.record, ask.batch))
+        if again and ask.sample is not None:
+            plan_text = (
+                f"heal: batch {ask.batch} hung before; DataLoader worker {ask.worker} (pid {ask.pid}) is replaced "
+                f"inside the job and handed it without sample {ask.sample} ({what}), which is left out from now on"
+            )
+        elif again:
+            plan_text = (
+                f"heal: batch {ask.batch} hung before, and no sample was named: DataLoader worker {ask.worker} "
+                f"(pid {ask.pid}) is replaced inside the job, and the batch dropped"
+            )
+        else:
+            plan_text = (
+                f"heal: DataLoader worker {ask.worker} (pid {ask.pid}) is replaced inside the job and handed batch "
+                f"{ask.batch} again; if it hangs again, without the sample it is on ({what})"
+            )
         root = dataclasses.replace(root, evidence=(*root.evidence, plan_text))
         incident = build_incident(
             j.evidence,
