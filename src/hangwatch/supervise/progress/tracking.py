@@ -157,7 +157,8 @@ class Tracker:
             stalled = ctx.ledger.close_stall(p.at)
             if stalled is not None:
                 ctx.rundir.event(EventKind.RECOVERED, attempt=a.number, stalled_seconds=round(stalled, 1), step=p.step)
-                ctx.say(f"hangwatch: the job made progress again after {stalled:.0f} s (step {p.step}).")
+                at_step = f" (step {p.step})" if p.step is not None else ""
+                ctx.say(f"hangwatch: the job made progress again after {stalled:.0f} s{at_step}.")
         # The timeline of the HTML report is drawn from these: every second in an attempt's first half
         # minute, then sparser, up to every PROGRESS_EVENT_EVERY_S, and once a minute after the first hour
         # (a week-long run: ~10,000 lines, about 1 MB; summary.json keeps the totals).
