@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -408,3 +409,21 @@ def run_in_terminal(run: Run, cmd: list[str], env: dict[str, str], cwd: Path, ti
     p.wait(timeout=30)
     os.close(master)
     return seen
+
+
+@pytest.fixture(scope="module")
+def hook() -> Any:
+    """The job's startup hook (hangwatch/_autobeat/sitecustomize.py), loaded as a module of its own for each test
+    module (its class-level state stays there), with nothing installed: no heartbeat directory in its environment."""
+    from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
+
+    env = os.environ.pop("HANGWATCH_HEARTBEAT_DIR", None)  # the hook installs nothing without it
+    try:
+        spec = importlib.util.spec_from_file_location("hangwatch_hook_under_test", AUTOBEAT_DIR / "sitecustomize.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if env is not None:
+            os.environ["HANGWATCH_HEARTBEAT_DIR"] = env

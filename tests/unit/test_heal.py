@@ -4,9 +4,7 @@ job's answers, and the hook's leaving out of a skipped sample. Real DataLoaders,
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,23 +16,8 @@ from hangwatch.diagnose import diagnose
 from hangwatch.evidence_io import evidence_from_dict
 from hangwatch.records.evidence import LoaderTask, LocalsRead
 from hangwatch.recover import heal
-from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
-
-
-@pytest.fixture(scope="module")
-def hook():
-    env = os.environ.pop("HANGWATCH_HEARTBEAT_DIR", None)  # the hook installs nothing without it
-    try:
-        spec = importlib.util.spec_from_file_location("hangwatch_heal_hook", AUTOBEAT_DIR / "sitecustomize.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        if env is not None:
-            os.environ["HANGWATCH_HEARTBEAT_DIR"] = env
 
 
 def _stuck(tmp_path, hook, iterable=False, batch=5, with_locals=True, healable=True):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import struct
 from types import SimpleNamespace
@@ -13,21 +12,6 @@ import pytest
 from hangwatch.capture import loader
 from hangwatch.records import layout
 from hangwatch.records.evidence import LoaderTask
-from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
-
-
-@pytest.fixture(scope="module")
-def hook():
-    env = os.environ.pop("HANGWATCH_HEARTBEAT_DIR", None)  # the hook installs nothing without it
-    try:
-        spec = importlib.util.spec_from_file_location("hangwatch_hook_under_test", AUTOBEAT_DIR / "sitecustomize.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        if env is not None:
-            os.environ["HANGWATCH_HEARTBEAT_DIR"] = env
 
 
 def _iterator(workers: int = 2, iterable: bool = False) -> SimpleNamespace:
