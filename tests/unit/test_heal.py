@@ -186,7 +186,7 @@ def healing(hook, tmp_path, monkeypatch):
     def start(it, t, w):
         it._workers[w] = SimpleNamespace(pid=it._workers[w].pid + 10)
         handed.append([])
-        return SimpleNamespace(put_raw=handed[-1].append)
+        return SimpleNamespace(put=handed[-1].append)
 
     monkeypatch.setattr(hook._Healer, "_end", staticmethod(lambda p: None))
     monkeypatch.setattr(hook._Healer, "_start", staticmethod(start))

@@ -387,10 +387,6 @@ class _NotHealed(Exception):
     """Why this heal cannot be done here (the answer says it; hangwatch then restarts the job)."""
 
 
-# Why a heal did not happen: its own reasons, or torch's internals not as expected.
-_HEAL_ERRORS: tuple[type[Exception], ...] = (_NotHealed, *_RECORD_ERRORS, RuntimeError)
-
-
 def _distributed() -> bool:
     """A process group is up: the ranks must take the same steps."""
     dist = sys.modules.get("torch.distributed")
@@ -424,19 +420,16 @@ def _take_heal(directory: str) -> bool:
 def _free_lock(lock: Any) -> None:
     """The result queue's write lock, after a worker was ended: a worker killed while it wrote would leave it held
     and every other worker waiting on it. A holder that is alive lets go within a batch's write; one that does not
-    for 2 s is the ended worker."""
-    if lock is None:
-        return
-    if lock.acquire(timeout=2.0):
-        lock.release()
-    else:
+    for 2 s is the ended worker: released either way."""
+    if lock is not None:
+        lock.acquire(timeout=2.0)
         lock.release()
 
 
 class _Healer:
     """Heals the workers of one DataLoader iterator, asked (a request file) or not (a dead worker)."""
 
-    left = 0  # workers this process may still replace (from $HANGWATCH_HEAL)
+    left = 0  # $HANGWATCH_HEAL: heal is on while > 0 (the allowance itself is the job's heal-taken-K files)
     skipped: ClassVar[dict[str, set[Any]]] = {}  # a dataset's key -> the samples heal left out of it
     loop: Any = None  # torch's worker loop
     loop_args: ClassVar[list[tuple[str, Any]]] = []  # its parameters, and where the iterator keeps each
@@ -483,12 +476,19 @@ class _Healer:
         self.answer(answer)
         return bool(answer.get("ok"))
 
-    def dead(self, it: Any, t: _LoaderTasks) -> bool:
-        """Workers torch found dead at its own check (it marked them done and raised): replaced, unasked. False
-        when none can be (the caller then lets torch's error through)."""
-        gone = [w for w, p in enumerate(it._workers[: t.workers]) if not it._workers_status[w] and not p.is_alive()]
+    def dead(self, it: Any, t: _LoaderTasks, wait: float = 0.0) -> bool:
+        """Dead workers, replaced unasked: those torch found at its own check (it marked them done and raised), or,
+        waiting up to ``wait`` s for the kernel to end it, one that died as its last batch was fetched (its shared
+        memory went with it). False when none can be (the caller then lets the error through)."""
+        end = time.monotonic() + wait
+        while all(p.is_alive() for p in it._workers[: t.workers]) and time.monotonic() < end:
+            time.sleep(0.05)
+        gone = [w for w, p in enumerate(it._workers[: t.workers]) if not p.is_alive()]
         if not gone:
             return False
+        for w in gone:
+            if it._workers_status[w]:
+                it._mark_worker_as_unavailable(w)  # what torch's own check does with a dead worker
         for w in gone:
             code = it._workers[w].exitcode
             why = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
@@ -523,8 +523,8 @@ class _Healer:
                 skipped = [_plain(i) for i in (ix if listed else [ix])]
                 dropped = first
             t.skip.update(skipped)  # (a heal that fails below leaves it out all the same: it hung twice)
-        if _Healer.left <= 0 or not _take_heal(os.path.dirname(t.path)):
-            _Healer.left = 0
+        if not _take_heal(os.path.dirname(t.path)):
+            _Healer.left = 0  # the job's allowance is used up: no healer for the iterators still to come
             raise _NotHealed(f"the {os.environ.get(HEAL_ENV)} heals allowed (--max-heals) are used up")
         old = it._workers[w]
         pid = old.pid
@@ -537,14 +537,14 @@ class _Healer:
                 it._tasks_outstanding -= 1
                 it._workers_num_tasks[w] -= 1
                 continue
-            fresh.put_raw((b, ix))
+            fresh.put((b, ix))  # (not recorded again: the record keeps them, sent now)
+        _record_put(t, fresh, w)
         t.queues[w] = [(b, ix, time.time()) for b, ix in held if b != dropped]
         t._write(w, time.time())
         if dropped is not None:
             it._try_put_index()  # the pipeline kept full
         if first is not None:
             t.retried[first] = t.retried.get(first, 0) + 1
-        _Healer.left -= 1
         action = "dropped" if dropped is not None else "skipped" if skipped else "retried"
         return {
             "ok": True,
@@ -573,8 +573,8 @@ class _Healer:
 
     @staticmethod
     def _start(it: Any, t: _LoaderTasks, w: int) -> Any:
-        """A fresh worker ``w``: a new index queue, and torch's own worker loop with the iterator's own arguments (a
-        started Process keeps neither its target nor its arguments)."""
+        """A fresh worker ``w``: a new index queue (not yet recorded), and torch's own worker loop with the iterator's
+        own arguments (a started Process keeps neither its target nor its arguments)."""
         import multiprocessing
 
         old, q = it._workers[w], it._index_queues[w]
@@ -592,8 +592,6 @@ class _Healer:
         q.close()
         it._workers[w], it._index_queues[w] = p, nq
         t.pids[w] = int(p.pid or 0)
-        nq.put_raw = nq.put  # type: ignore[attr-defined]
-        _record_put(t, nq, w)
         return nq
 
     def answer(self, answer: dict[str, Any]) -> None:
@@ -660,7 +658,7 @@ def _healable(it: Any) -> bool:
 
 
 def _attach_heal(dataloader: Any) -> None:
-    """--on-hang heal: a main process waiting for a batch looks for hangwatch's request each second; a heal that
+    """--on-hang heal: a main process waiting for a batch looks for hangwatch's request twice a second; a heal that
     changed the tasks starts torch's ``_next_data`` again; torch's SIGCHLD error is off for healable iterators."""
     mp = dataloader._MultiProcessingDataLoaderIter
     try_get, next_data = mp._try_get_data, mp._next_data
@@ -678,6 +676,10 @@ def _attach_heal(dataloader: Any) -> None:
                 got = try_get(self, max(0.0, min(HEAL_POLL_S, end - time.monotonic())))
             except RuntimeError:
                 if not h.dead(self, t):
+                    raise
+                raise _Redo from None
+            except (OSError, EOFError):  # a batch whose worker died as it was fetched: its shared memory is gone
+                if not h.dead(self, t, wait=2.0):
                     raise
                 raise _Redo from None
             if got[0]:

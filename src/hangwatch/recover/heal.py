@@ -58,6 +58,21 @@ class HealAsk:
         """Where the ask is written: beside the record."""
         return self.record.with_name(self.record.name[: -len(LOADER_SUFFIX)] + HEAL_REQUEST_SUFFIX)
 
+    def plan_text(self, again: bool) -> str:
+        """What the incident says heal does (``again``: this batch was healed before in this attempt)."""
+        what = f"the sample {self.sample_text}" if self.sample_text else "no sample named"
+        who = f"DataLoader worker {self.worker} (pid {self.pid}) is replaced inside the job"
+        if again and self.sample is not None:
+            return (
+                f"heal: batch {self.batch} hung before; {who} and handed it without sample {self.sample} ({what}), "
+                "which is left out from now on"
+            )
+        if again:
+            return f"heal: batch {self.batch} hung before, and no sample was named: {who}, and the batch dropped"
+        return (
+            f"heal: {who} and handed batch {self.batch} again; if it hangs again, without the sample it is on ({what})"
+        )
+
     def write(self) -> None:
         """The ask, written atomically (the job reads it whole or not at all)."""
         body = {

@@ -85,25 +85,9 @@ class IncidentHandler:
         from hangwatch.records.incident import Action
 
         a, ctx, root = j.attempt, self.ctx, j.diagnosis.root
-        what = f"the sample {ask.sample_text}" if ask.sample_text else "no sample named"
         again = (ask.record, ask.batch) in a.heal.asked
         a.heal.asked.add((ask.record, ask.batch))
-        if again and ask.sample is not None:
-            plan_text = (
-                f"heal: batch {ask.batch} hung before; DataLoader worker {ask.worker} (pid {ask.pid}) is replaced "
-                f"inside the job and handed it without sample {ask.sample} ({what}), which is left out from now on"
-            )
-        elif again:
-            plan_text = (
-                f"heal: batch {ask.batch} hung before, and no sample was named: DataLoader worker {ask.worker} "
-                f"(pid {ask.pid}) is replaced inside the job, and the batch dropped"
-            )
-        else:
-            plan_text = (
-                f"heal: DataLoader worker {ask.worker} (pid {ask.pid}) is replaced inside the job and handed batch "
-                f"{ask.batch} again; if it hangs again, without the sample it is on ({what})"
-            )
-        root = dataclasses.replace(root, evidence=(*root.evidence, plan_text))
+        root = dataclasses.replace(root, evidence=(*root.evidence, ask.plan_text(again)))
         incident = build_incident(
             j.evidence,
             Diagnosis(j.diagnosis.verdict, (root, *j.diagnosis.findings[1:])),
@@ -121,7 +105,7 @@ class IncidentHandler:
             ask.write()
         except OSError as e:
             self._not_healed(a, f"the ask could not be written ({e.strerror})")
-            return None
+            return
         a.heal.asking, a.heal.asked_at = ask, ctx.clock.now()
         a.heal.incident = str(path) if path else None
         ctx.rundir.event(
@@ -137,7 +121,6 @@ class IncidentHandler:
         ctx.say(
             f"hangwatch: healing in place: DataLoader worker {ask.worker} (pid {ask.pid}) is replaced inside the job."
         )
-        return None
 
     def heal_tick(self, a: Attempt, now: float) -> None:
         """The job's answers, as they come: a heal done (said, counted, its skipped samples written), one that could
