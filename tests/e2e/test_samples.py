@@ -4,6 +4,8 @@ is. Real DataLoaders, fork and spawn, map-style and iterable."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import FAST, marker, py
 
@@ -29,7 +31,12 @@ def test_a_stuck_worker_is_named_with_its_batch_its_indices_and_the_samples_path
 def test_an_iterable_dataset_says_it_has_no_indices_and_shows_the_workers_position(run):
     r = run(*FAST, "--on-hang", "kill", *py("dl_bad_sample.py", "--iterable", "--spawn"))
     assert r.returncode == 125, r.stderr.decode()[-2000:]
-    root = run.incident()["findings"][0]
+    # Under load a startup probe may write an incident first (spawned workers still importing torch): a report,
+    # nothing done; the hang is the incident that ended the job.
+    found = [json.loads(p.read_text()) for p in sorted(run.dir.glob("incidents/*/incident.json"))]
+    assert [i["action"] for i in found[:-1]] == ["none"] * (len(found) - 1), found
+    root = run.hang()["findings"][0]
+    assert found[-1]["action"] == "killed" and found[-1]["findings"][0] == root
     assert root["cause"] == "dataloader.worker_stuck", root
     assert (root["where"]["file"], root["where"]["line"]) == marker("dl_bad_sample.py", "HANG-HERE:stream")
     assert "of Stream, an IterableDataset (no sample indices)" in root["summary"], root["summary"]

@@ -566,7 +566,18 @@ def _with_loader_tasks(processes: tuple[ProcessEvidence, ...]) -> tuple[ProcessE
             tasks.update(loader_tasks(p.info.env.get("HANGWATCH_HEARTBEAT_DIR"), p.info.pid))
     if not tasks:
         return processes
-    return tuple(replace(p, loader_task=tasks[p.info.pid]) if p.info.pid in tasks else p for p in processes)
+    # The iterator's own record names its workers: one just started (spawned, still importing) has no worker frames
+    # yet, but it is one, and may hold a batch handed to it.
+    return tuple(
+        replace(
+            p,
+            loader_task=tasks[p.info.pid],
+            info=replace(p.info, role=Role.DATALOADER_WORKER) if p.info.role == Role.CHILD else p.info,
+        )
+        if p.info.pid in tasks
+        else p
+        for p in processes
+    )
 
 
 def _since(entry: dict[str, object]) -> float | None:
