@@ -204,13 +204,18 @@ def _io_counters(path: Path) -> dict[str, int]:
 def read_io(pid: int, serving: tuple[int, ...] | None = None) -> dict[str, int]:
     """The /proc/PID/io counters (empty where unreadable), less what the threads serving hangwatch's own
     requests moved (``serving``: their tids, when the caller has read the tasks; else found here)."""
+    tids = serving_threads(pid) if serving is None else serving
+    # A serving thread may move megabytes a second: its counters are read just before and just after the process's,
+    # and their mean taken off, so what it moved while the counters were read is not counted as the job's.
+    before = [_io_counters(PROC / str(pid) / "task" / str(tid) / "io") for tid in tids]
     out = _io_counters(PROC / str(pid) / "io")
+    after = [_io_counters(PROC / str(pid) / "task" / str(tid) / "io") for tid in tids]
     if not out:
         return out
-    for tid in serving_threads(pid) if serving is None else serving:
-        for k, v in _io_counters(PROC / str(pid) / "task" / str(tid) / "io").items():
-            if k in out:
-                out[k] = max(0, out[k] - v)
+    for a, b in zip(before, after, strict=True):
+        for k in out:
+            if k in a and k in b:
+                out[k] = max(0, out[k] - (a[k] + b[k]) // 2)
     return out
 
 
