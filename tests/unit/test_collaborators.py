@@ -16,7 +16,7 @@ from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Cause, Finding, Verdict, Where
 from hangwatch.records.run import CaptureRequest, Decision, OnHang, RunState
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, remote_status
-from hangwatch.supervise.attempt import Attempt, Resume, StartupProbes
+from hangwatch.supervise.attempt import Attempt, CaptureNow, Declare, Resume, StartupProbes
 from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.config import Fallback, RunConfig
 from hangwatch.supervise.context import RunContext
@@ -25,6 +25,7 @@ from hangwatch.supervise.job.signals import SignalInbox
 from hangwatch.supervise.nodes.round import NodeRounds
 from hangwatch.supervise.progress.checkpoints import Checkpoint
 from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, State, Strength
+from hangwatch.supervise.progress.intake import Intake
 from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall import capturing
 from hangwatch.supervise.stall.act import IncidentHandler
@@ -32,6 +33,7 @@ from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
 from hangwatch.supervise.stall.startup import StartupProbe
 from hangwatch.supervise.stall.suspect import SuspectJudge
+from hangwatch.supervise.supervisor import apply, looker, take_progress
 from unit.test_run_loop import FakeClock, ScriptedJob
 
 
@@ -57,6 +59,11 @@ def _attempt(ctx: RunContext, n: int = 1, steps: int = 0, **kw: object) -> Attem
     )  # type: ignore[arg-type]
     ctx.attempts.append(a)
     return a
+
+
+def _progress(ctx: RunContext, tracker: Tracker, a: Attempt, p: Progress) -> None:
+    """One signal, taken as the run loop takes it."""
+    take_progress(ctx, tracker, a, Intake((p,)))
 
 
 def _events(ctx: RunContext) -> list[dict]:
@@ -131,11 +138,11 @@ def test_progress_runs_the_clock_and_a_restart_from_zero_past_a_checkpoint_is_co
     first = _attempt(ctx)
     for step in (1, 2, 3, 4, 5, 6):
         ctx.clock.t += 1  # type: ignore[attr-defined]
-        tracker.progress(first, Progress(ctx.clock.now(), step, "counter", Strength.COUNTER))
+        _progress(ctx, tracker, first, Progress(ctx.clock.now(), step, "counter", Strength.COUNTER))
     assert first.detector.state == State.PROGRESSING and ctx.ledger.last_step == 6 and first.steps.progressed
     ck = Checkpoint(at=ctx.clock.now(), path="/ck/5.pt", step=5, kind="torch.save", attempt=1)
     second = _attempt(ctx, 2, resume=Resume(ck, False))
-    tracker.progress(second, Progress(ctx.clock.now() + 1, 1, "counter", Strength.COUNTER))
+    _progress(ctx, tracker, second, Progress(ctx.clock.now() + 1, 1, "counter", Strength.COUNTER))
     kinds = {e["event"]: e for e in _events(ctx)}
     assert kinds["redone"]["steps"] == 6 and kinds["from_zero"]["checkpoint"]["path"] == "/ck/5.pt"
     assert ctx.ledger.redone_steps == 6 and ctx.ledger.redone_seconds > 0
@@ -152,8 +159,8 @@ def test_a_resumed_trainers_first_step_is_its_first_beat_not_the_bars_zero(tmp_p
             "beat": Progress(ctx.clock.now() + 1, 21, "heartbeat", Strength.HEARTBEAT),
         }
         for kind in order:
-            tracker.progress(a, signals[kind])
-        tracker.progress(a, Progress(ctx.clock.now() + 2, 22, "heartbeat", Strength.HEARTBEAT))
+            _progress(ctx, tracker, a, signals[kind])
+        _progress(ctx, tracker, a, Progress(ctx.clock.now() + 2, 22, "heartbeat", Strength.HEARTBEAT))
         assert (a.steps.first_step, a.steps.last_step) == (21, 22), order
 
 
@@ -164,9 +171,9 @@ def test_checkpoints_are_read_one_round_late_and_all_at_the_end(tmp_path):
     log = ctx.rundir.heartbeat_dir / "checkpoints.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps({"at": 1.0, "path": "/ck/a", "kind": "lightning", "step": 7}) + "\n")
-    tracker.take(a)
+    tracker.take_checkpoints(a)
     assert ctx.checkpoints == []  # its step's output may still be in the pumps
-    tracker.take(a)
+    tracker.take_checkpoints(a)
     assert [(c.path, c.step) for c in ctx.checkpoints] == [("/ck/a", 7)]
     with log.open("a") as f:
         f.write(json.dumps({"at": 2.0, "path": "/ck/b", "kind": "lightning", "step": 9}) + "\n")
@@ -210,7 +217,7 @@ def test_books_stop_a_job_over_budget_once_the_projection_holds(tmp_path):
     end = None
     for step in range(1, 40):
         ctx.clock.t += 1  # type: ignore[attr-defined]
-        tracker.progress(a, Progress(ctx.clock.now(), step, "counter", Strength.COUNTER))
+        _progress(ctx, tracker, a, Progress(ctx.clock.now(), step, "counter", Strength.COUNTER))
         end = books.tick(a, ctx.clock.now(), None)
         if end is not None:
             break
@@ -290,8 +297,10 @@ def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):
     ctx.nodes = FakeNodes(CaptureRequest(0, 1))  # type: ignore[assignment]
     a = _attempt(ctx)
     rounds = NodeRounds(ctx)
-    assert rounds.tick(a, ctx.clock.now()) is None
-    assert a.detector.state == State.SUSPECT and a.node.captured_for_peer
+    asked = rounds.tick(a, ctx.clock.now())
+    assert isinstance(asked, CaptureNow) and a.node.captured_for_peer
+    assert apply(IncidentHandler(ctx, RunAccounts(ctx), Capturer(ctx)), a, asked) is None
+    assert a.detector.state == State.SUSPECT
     assert rounds.tick(a, ctx.clock.now()) is None  # not due again within COORD_EVERY_S
 
 
@@ -299,8 +308,9 @@ def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):
 def _team(ctx: RunContext, capture: object = _evidence) -> tuple[SuspectJudge, StartupProbe, IncidentHandler]:
     books, cap, tracker = RunAccounts(ctx), Capturer(ctx, capture), Tracker(ctx)  # type: ignore[arg-type]
     acts = IncidentHandler(ctx, books, cap)
-    suspects = SuspectJudge(ctx, cap, tracker, acts)
-    return suspects, StartupProbe(ctx, cap, tracker, suspects, acts), acts
+    look = looker(ctx, cap, tracker)
+    suspects = SuspectJudge(ctx, cap, look)
+    return suspects, StartupProbe(ctx, look, suspects), acts
 
 
 def test_a_suspect_that_cannot_be_captured_is_retried_later_not_declared(tmp_path):
@@ -331,7 +341,8 @@ def test_a_declared_hang_is_recorded_before_the_job_is_ended_with_the_exit_contr
     from hangwatch.diagnose import Diagnosis
 
     root = Finding(cause="code.deadlock", confidence=0.9, summary="two locks", where=None, fix=("one order",))
-    end = acts.declare(Judgement(a, _evidence(4242, 1.0), Diagnosis(Verdict.HUNG, (root,)), ctx.clock.now(), 30.0))
+    judged = Judgement(a, _evidence(4242, 1.0), Diagnosis(Verdict.HUNG, (root,)), ctx.clock.now(), 30.0)
+    end = apply(acts, a, Declare(judged))
     # A deadlock is a bug in the job's code: a requeue would hang again, so 125 the first time.
     assert end is not None and end.code == 125 and a.detector.state == State.HUNG
     assert "a requeue would hang there again" in (end.status.why if end.status else "")

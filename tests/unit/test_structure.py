@@ -89,3 +89,43 @@ def test_the_records_import_nothing_from_above_them():
         if not i.startswith("hangwatch.records") and i not in allowed
     }
     assert not upward, sorted(upward)
+
+
+DETECTOR_WRITES = {
+    "progress",
+    "set_phase",
+    "check",
+    "extend",
+    "hold_until",
+    "shift",
+    "suspect_now",
+    "declare_hung",
+    "reopen",
+}
+
+
+def _detector(n: ast.expr) -> bool:
+    return (isinstance(n, ast.Attribute) and n.attr == "detector") or (isinstance(n, ast.Name) and n.id == "det")
+
+
+def test_the_stall_detector_is_written_by_the_run_loop_alone():
+    """Collaborators return outcomes (supervise/attempt.py); supervise/supervisor.py applies them: no other module
+    calls a method that changes an attempt's detector, or assigns to it."""
+    allowed = {SRC / "supervise" / "supervisor.py", SRC / "supervise" / "progress" / "detector.py"}
+    writes = []
+    for path in sorted((SRC / "supervise").rglob("*.py")):
+        if path in allowed:
+            continue
+        for n in ast.walk(ast.parse(path.read_text())):
+            call = isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in DETECTOR_WRITES
+            if call and _detector(n.func.value):  # type: ignore[union-attr]
+                writes.append(f"{path.relative_to(SRC)}:{n.lineno}")
+            if isinstance(n, ast.Assign | ast.AugAssign):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                at = [t for t in targets if isinstance(t, ast.Attribute | ast.Subscript) and _detector(t.value)]
+                writes += [f"{path.relative_to(SRC)}:{n.lineno}" for _ in at]
+    assert not writes, writes
+    # and the loop does write it: the test reads what it claims to
+    loop = ast.parse((SRC / "supervise" / "supervisor.py").read_text())
+    called = {n.func.attr for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    assert called >= DETECTOR_WRITES

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
     from hangwatch.records.evidence import Evidence
     from hangwatch.recover.heal import HealAnswers, HealAsk
+    from hangwatch.supervise.progress.detector import HistoryBound
+    from hangwatch.supervise.stall.judgement import Judgement
 
 
 class Clock(Protocol):
@@ -92,6 +94,54 @@ class AttemptEnd:
         if self.restart is not None and self.restart.restart:
             return None
         return END_STATE.get(self.exit_status.reason)
+
+
+# --- outcomes: what a collaborator asks of the attempt; the run loop alone applies them ----------------------
+@dataclass(frozen=True)
+class Report:
+    """An incident for a job that is alive or waiting, not (yet) hung: nothing is done to it (``when``: why not)."""
+
+    judgement: Judgement
+    when: str
+
+
+@dataclass(frozen=True)
+class Extend:
+    """Alive without progress: more time from ``at``, never past --max-slow nor ``bound`` (the detector's
+    own check, made by the judge before it asked); ``report`` follows once it is given."""
+
+    at: float
+    bound: HistoryBound | None = None
+    report: Report | None = None
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Waiting by design (peers at rendezvous, bounded by the judge's own timeout): not suspect again before
+    ``until``; ``report`` follows."""
+
+    until: float
+    report: Report | None = None
+
+
+@dataclass(frozen=True)
+class Declare:
+    """Hung: the attempt is marked hung, then the incident handler records the judgement and acts on it."""
+
+    judgement: Judgement
+
+
+@dataclass(frozen=True)
+class Reopen:
+    """A hung attempt is judged again now: healed and still not moving, or the heal did not take."""
+
+
+@dataclass(frozen=True)
+class CaptureNow:
+    """Another node asked for a capture: the attempt becomes suspect without waiting for its threshold."""
+
+
+Outcome = Extend | Hold | Report | Declare | Reopen | CaptureNow | AttemptEnd | None
 
 
 @dataclass

@@ -12,8 +12,10 @@ What each step does lives with a collaborator that shares the run's ``RunContext
 (progress, checkpoints), ``suspect`` (capture and judge), ``act`` (declare, record, act; crashes),
 ``startup`` (probes before the first progress), ``books`` (summary, status line, metrics, budget and
 deadline), ``signals``, ``node_round`` (other nodes), ``capturing`` and ``plan`` (what attempt N runs).
-The job is always ended in ``finally``. The clock, the launcher and the capture are injectable, so the
-loop is tested on scripted jobs.
+A judge returns an outcome (``Extend``, ``Hold``, ``Report``, ``Declare``, ``Reopen``, ``CaptureNow``, or the
+attempt's end: attempt.py); this loop applies it, and is the one place the attempt's stall detector is
+written (progress, phases, extensions, holds, declarations). The job is always ended in ``finally``. The
+clock, the launcher and the capture are injectable, so the loop is tested on scripted jobs.
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ from hangwatch.supervise.attempt import (
     Attempt,
     AttemptEnd,
     Capture,
+    CaptureNow,
     Clock,
+    Declare,
+    Extend,
+    Hold,
+    Outcome,
+    Reopen,
+    Report,
     Resume,
     StartupProbes,
     SupervisionFailed,
@@ -49,9 +58,11 @@ from hangwatch.supervise.job.plan import plan_attempt
 from hangwatch.supervise.job.signals import SignalInbox
 from hangwatch.supervise.nodes.round import NodeRounds
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, DetectorConfig, StallDetector, State
+from hangwatch.supervise.progress.intake import Intake
 from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
+from hangwatch.supervise.stall.look import Look, Looker, capture_and_diagnose, what_moved
 from hangwatch.supervise.stall.startup import StartupProbe
 from hangwatch.supervise.stall.suspect import SuspectJudge
 
@@ -67,6 +78,57 @@ FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
 MAX_INTERNAL_ERRORS = 5  # rounds in a row that fail before supervision gives up (and ends the job)
 WATCHDOG_S = float(os.environ.get("HANGWATCH_WATCHDOG_S", "60"))  # a round slower than this is reported
+
+
+def take_progress(ctx: RunContext, tracker: Tracker, a: Attempt, intake: Intake) -> None:
+    """A poll's progress signals, each into the attempt's detector and then the tracker's books, and the phase a
+    heartbeat declared."""
+    det = a.detector
+    for p in intake.signals:
+        was = det.state
+        tracker.took(a, p, was, det.progress(p))
+    det.set_phase(intake.phase, intake.phase_deadline, intake.phase_started, ctx.clock.now())
+
+
+def looker(ctx: RunContext, capturer: Capturer, tracker: Tracker) -> Looker:
+    """The one look every judge takes (stall/look.py): capture, diagnose, then what arrived meanwhile, taken."""
+
+    def look(a: Attempt, window: float | None) -> Look | None:
+        seen = capture_and_diagnose(ctx, capturer, a, window)
+        if seen is None:
+            return None
+        was = a.detector.state
+        intake = ctx.intake.poll()
+        take_progress(ctx, tracker, a, intake)
+        return Look(seen[0], seen[1], what_moved(intake, was, a.detector.state))
+
+    return look
+
+
+def apply(acts: IncidentHandler, a: Attempt, outcome: Outcome) -> AttemptEnd | None:
+    """What a collaborator returned, done: the detector written, then the report or the declaration's act. The
+    attempt's end, if it ends here."""
+    det, report = a.detector, None
+    if outcome is None or isinstance(outcome, AttemptEnd):
+        return outcome
+    if isinstance(outcome, Declare):
+        det.declare_hung()
+        return apply(acts, a, acts.declare(outcome.judgement))
+    if isinstance(outcome, Extend):
+        det.extend(outcome.at, outcome.bound)
+        report = outcome.report
+    elif isinstance(outcome, Hold):
+        det.hold_until(outcome.until)
+        report = outcome.report
+    elif isinstance(outcome, Report):
+        report = outcome
+    elif isinstance(outcome, Reopen):
+        det.reopen()
+    elif isinstance(outcome, CaptureNow):
+        det.suspect_now()
+    if report is not None:
+        acts.report(report.judgement, report.when)
+    return None
 
 
 class Supervisor:
@@ -94,15 +156,16 @@ class Supervisor:
         self.capturer = Capturer(ctx, capture)
         self.tracker = Tracker(ctx)
         self.acts = IncidentHandler(ctx, self.books, self.capturer)
-        self.suspects = SuspectJudge(ctx, self.capturer, self.tracker, self.acts)
-        self.startup = StartupProbe(ctx, self.capturer, self.tracker, self.suspects, self.acts)
+        look = looker(ctx, self.capturer, self.tracker)
+        self.suspects = SuspectJudge(ctx, self.capturer, look)
+        self.startup = StartupProbe(ctx, look, self.suspects)
         self.signals = SignalInbox(ctx)
         self.node_rounds = NodeRounds(ctx, self.acts.follow)
         self.gpu = GpuGuard(cfg.gpu_release_timeout, cfg.relaunch_on_held_gpu, ctx.rundir.event, ctx.say)
         self.launcher: Launcher = launcher or self._launch_real
         self._round_at = time.monotonic()  # when the loop last finished a round (the watchdog reads it)
         self._watchdog_stop = threading.Event()
-        self._handlers: dict[State, Callable[[Attempt, float], AttemptEnd | None]] = {
+        self._handlers: dict[State, Callable[[Attempt, float], Outcome]] = {
             State.STARTING: self._on_waiting,
             State.PROGRESSING: self._on_waiting,
             State.SUSPECT: self.suspects.on_suspect,
@@ -344,31 +407,36 @@ class Supervisor:
         code = a.job.poll()
         if code is not None:
             a.job.drain(5.0)
-            self.tracker.take(a)  # the last lines the pumps read before the job ended
+            self._take(a)  # the last lines the pumps read before the job ended
             return self.acts.job_exited(a, code)
         now = self.clock.now()
         if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
-            self.acts.heal_tick(a, now)
-        self.tracker.take(a)
+            apply(self.acts, a, self.acts.heal_tick(a, now))
+        self._take(a)
         if now - a.last_scan >= SCAN_EVERY_S:
             a.job.scan()
             a.last_scan = now
-        end = self.node_rounds.tick(a, now)
+        end = apply(self.acts, a, self.node_rounds.tick(a, now))
         if end is not None:
             return end
-        end = self._handlers[a.detector.state](a, now)
+        end = apply(self.acts, a, self._handlers[a.detector.state](a, now))
         return self.books.tick(a, now, end)
 
+    def _take(self, a: Attempt) -> None:
+        """This round's progress signals and phase, and the checkpoints read a round ago."""
+        take_progress(self.ctx, self.tracker, a, self.intake.poll())
+        self.tracker.take_checkpoints(a)
+
     # --- state handlers ---------------------------------------------------------------------------------
-    def _on_waiting(self, a: Attempt, now: float) -> AttemptEnd | None:
+    def _on_waiting(self, a: Attempt, now: float) -> Outcome:
         """starting / progressing: become suspect when the threshold passes; probe a job that has not
         shown progress yet every --min-stall seconds."""
         if self.startup.due(a, now):
-            end = self.startup.probe(a, now)
+            end = apply(self.acts, a, self.startup.probe(a, now))
             if end is not None or a.detector.state != State.STARTING:
                 return end
         if self.suspects.look_due(a, now):
-            end = self.suspects.look(a, now)
+            end = apply(self.acts, a, self.suspects.look(a, now))
             if end is not None or a.detector.state != State.PROGRESSING:
                 return end
         suspect = a.detector.check(now)

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hangwatch.records.run import CaptureRequest, Decision, EventKind, OnHang
+from hangwatch.records.run import CaptureRequest, Decision, EventKind, OnHang, RunState
 from hangwatch.recover.exitcode import remote_status
-from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, Outcome
 from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.progress.detector import State
 
 COORD_EVERY_S = 0.5
 
@@ -33,9 +32,9 @@ class NodeRounds:
         ctx.nodes = NodeCoordination.connect(topo, timeout)
         ctx.rundir.event(EventKind.COORDINATION, node=topo.node_rank, nnodes=topo.nnodes, endpoint=topo.endpoint)
 
-    def tick(self, a: Attempt, now: float) -> AttemptEnd | None:
+    def tick(self, a: Attempt, now: float) -> Outcome:
         """Follow another node's decision (this node's part of the job ended, with the decider's exit), or
-        answer its capture request (the attempt becomes suspect: this round's handler captures it)."""
+        answer its capture request (``CaptureNow``: the attempt becomes suspect, this round's handler captures it)."""
         ctx, nodes = self.ctx, self.ctx.nodes
         if nodes is None or not ctx.due("coord", now, COORD_EVERY_S):
             return None
@@ -59,11 +58,11 @@ class NodeRounds:
         if (
             isinstance(called, CaptureRequest)
             and not a.node.captured_for_peer
-            and a.detector.state not in (State.SUSPECT, State.HUNG)
+            and ctx.state not in (RunState.SUSPECT, RunState.HUNG)
         ):
             a.node.captured_for_peer = True
             ctx.rundir.event(EventKind.CAPTURE_REQUESTED, attempt=a.number, by=called.by)
-            a.detector.suspect_now()
+            return CaptureNow()
         return None
 
     def all_ended(self, attempt: int) -> None:

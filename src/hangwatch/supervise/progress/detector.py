@@ -291,16 +291,22 @@ class StallDetector:
         return now - (self.last.at if self.last else self.started_at)
 
     # --- outcomes of a capture -------------------------------------------------------------------
+    def may_extend(self, now: float, bound: HistoryBound | None = None) -> bool:
+        """Whether the job may be given more time at ``now``: not once the total extension would pass
+        ``max_slow`` (counted from this stall's first extension), nor once the job's own history bound has
+        passed (the caller then treats it as hung)."""
+        limit = self.max_slow_at(now)  # wall time: captures take time too
+        return now < limit and (bound is None or now < bound.at)
+
     def extend(self, now: float, bound: HistoryBound | None = None) -> bool:
-        """The capture found the job alive and working: give it more time. False once the total
-        extension would pass ``max_slow``, or once the job's own history bound has passed (the caller
-        then treats it as hung). An extension never reaches past that bound."""
+        """The capture found the job alive and working: give it more time (False, and nothing changes, when
+        ``may_extend`` says no). An extension never reaches past that bound."""
+        if not self.may_extend(now, bound):
+            return False
         more = self.threshold()
         if self.slow_since is None:
             self.slow_since = now
-        limit = self.slow_since + self.cfg.max_slow  # wall time: captures take time too
-        if now >= limit or (bound is not None and now >= bound.at):
-            return False
+        limit = self.slow_since + self.cfg.max_slow
         self.extended_total += more
         until = min(now + more, limit)
         self.extended_until = until if bound is None else min(until, max(bound.at, now + 1.0))

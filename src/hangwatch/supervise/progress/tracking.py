@@ -1,5 +1,6 @@
-"""Progress as the run loop takes it: each signal into the attempt's detector and the ledger, the job's
-own step across attempts (what a restart did again), and the checkpoints the job wrote."""
+"""Progress as the run loop takes it: once the loop gave a signal to the attempt's detector, what it means for
+the ledger and the attempt's steps, the job's own step across attempts (what a restart did again), and the
+checkpoints the job wrote."""
 
 from __future__ import annotations
 
@@ -22,35 +23,14 @@ class Tracker:
         self.ctx = ctx
         self.checkpoint_log = CheckpointLog(ctx.rundir.layout.checkpoints)
         self._checkpoints_read: list[dict[str, object]] = []
+        self._event_at: dict[int, float] = {}  # attempt -> its newest `progress` event
 
-    def take(self, a: Attempt) -> None:
-        """This round's progress signals, phase and checkpoints."""
-        intake = self.ctx.intake.poll()
-        for p in intake.signals:
-            self.progress(a, p)
-        # A checkpoint is taken one round after it was read: the output the job printed before saving
-        # (its step) has arrived through the pumps by then.
+    def take_checkpoints(self, a: Attempt) -> None:
+        """This round's checkpoints. One is taken a round after it was read: the output the job printed before
+        saving (its step) has arrived through the pumps by then."""
         for rec in self._checkpoints_read:
             self._checkpoint(a, rec)
         self._checkpoints_read = self.checkpoint_log.poll()
-        a.detector.set_phase(intake.phase, intake.phase_deadline, intake.phase_started, self.ctx.clock.now())
-
-    def moved_during_capture(self, a: Attempt) -> str | None:
-        """What arrived while the job was being captured: a beat or a counter, output that reset an
-        output-only job's clock, or output with new content."""
-        was = a.detector.state
-        intake = self.ctx.intake.poll()
-        for p in intake.signals:
-            self.progress(a, p)
-        a.detector.set_phase(intake.phase, intake.phase_deadline, intake.phase_started, self.ctx.clock.now())
-        strong = sorted({p.source for p in intake.signals if p.strength > Strength.OUTPUT})
-        if strong:
-            return f"progress during the capture ({', '.join(strong)})"
-        if was == State.SUSPECT and a.detector.state != State.SUSPECT:
-            return "progress during the capture (output)"
-        if intake.fresh_output:
-            return "new output during the capture"
-        return None
 
     def flush_checkpoints(self, a: Attempt) -> None:
         """Take every checkpoint recorded so far (the attempt ended: nothing more will be printed)."""
@@ -125,16 +105,16 @@ class Tracker:
                 "'--resume {checkpoint}' (your job's option), or make the job load its newest checkpoint."
             )
 
-    def progress(self, a: Attempt, p: Progress) -> None:
-        """One progress signal: the detector's clock, the ledger, a recovery from a declared hang."""
+    def took(self, a: Attempt, p: Progress, was: State, counted: bool) -> None:
+        """One progress signal, once the run loop gave it to the attempt's detector (``was``: its state before;
+        ``counted``: it reset the stall clock): the steps, the ledger, a recovery from a declared hang."""
         ctx = self.ctx
         g = self._global_step(p)
         if g is not None:
             self._saw_global(a, g, p.at)
-        was = a.detector.state
         if p.strength == Strength.HEARTBEAT and p.step is not None:
             a.steps.beat_steps = True
-        if not a.detector.progress(p):
+        if not counted:
             if p.strength == Strength.COUNTER and p.step is not None and not a.steps.beat_steps:
                 # Beats without a step (DataLoader batches only) run the clock; the log still names the step.
                 a.steps.max_step = p.step if a.steps.max_step is None else max(a.steps.max_step, p.step)
@@ -164,5 +144,6 @@ class Tracker:
         # (a week-long run: ~10,000 lines, about 1 MB; summary.json keeps the totals).
         age = p.at - a.started_at
         every = min(PROGRESS_EVENT_EVERY_S if age < AGED_AFTER_S else PROGRESS_EVENT_AGED_S, max(1.0, age / 30))
-        if ctx.due(f"progress_event{a.number}", p.at, every):
+        if self._event_at.get(a.number, float("-inf")) + every <= p.at:
+            self._event_at[a.number] = p.at
             ctx.rundir.event(EventKind.PROGRESS, attempt=a.number, step=p.step, source=p.source)

@@ -27,7 +27,7 @@ from hangwatch.recover.exitcode import (
     hung_exit,
 )
 from hangwatch.recover.remedy import ladder
-from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, Outcome, Reopen
 from hangwatch.supervise.books.accounting import remedy_outcomes
 from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.books.rundir import command_name
@@ -78,8 +78,9 @@ class IncidentHandler:
         self._heal_seq = 0  # the newest heal asked of any attempt (the job answers each once)
 
     # --- heal in place (--on-hang heal; recover/heal.py) ---------------------------------------------------------
-    def _ask_heal(self, j: Judgement, ask: HealAsk) -> None:
-        """Evidence before action: the incident (action `healed`) is written, then the job is asked; it goes on."""
+    def _ask_heal(self, j: Judgement, ask: HealAsk) -> Reopen | None:
+        """Evidence before action: the incident (action `healed`) is written, then the job is asked; it goes on
+        (``Reopen``: the ask could not be written, the job is judged again and restarted instead)."""
         from hangwatch.diagnose import Diagnosis
         from hangwatch.diagnose.assemble import build_incident
         from hangwatch.records.incident import Action
@@ -104,8 +105,7 @@ class IncidentHandler:
         try:
             ask.write()
         except OSError as e:
-            self._not_healed(a, f"the ask could not be written ({e.strerror})")
-            return
+            return self._not_healed(a, f"the ask could not be written ({e.strerror})")
         a.heal.asking, a.heal.asked_at = ask, ctx.clock.now()
         a.heal.incident = str(path) if path else None
         ctx.rundir.event(
@@ -121,13 +121,15 @@ class IncidentHandler:
         ctx.say(
             f"hangwatch: healing in place: DataLoader worker {ask.worker} (pid {ask.pid}) is replaced inside the job."
         )
+        return None
 
-    def heal_tick(self, a: Attempt, now: float) -> None:
+    def heal_tick(self, a: Attempt, now: float) -> Reopen | None:
         """The job's answers, as they come: a heal done (said, counted, its skipped samples written), one that could
-        not be (the job is restarted instead), or none in time; a healed job that does not move is judged again."""
+        not be (the job is restarted instead), or none in time; a healed job that does not move is judged again
+        (``Reopen``)."""
         from hangwatch.recover.heal import ANSWER_S, HealAnswers
 
-        h = a.heal
+        h, reopen = a.heal, None
         if h.answers is None:
             h.answers = HealAnswers(self.ctx.rundir.heartbeat_dir)
         for answer in h.answers.new():
@@ -138,26 +140,27 @@ class IncidentHandler:
             if asked:
                 self._withdraw(a)
             if answer.get("ok"):
-                self._healed(a, answer, ask, now)
+                self._healed(a, answer, ask, now, hung=reopen is None and a.detector.state == State.HUNG)
             elif answer.get("gone"):  # it moved on or was replaced since the capture: judged again, as it is now
                 self.ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_needed", **_fields(answer))
-                a.detector.reopen()
+                reopen = Reopen()
             elif asked:
-                self._not_healed(a, str(answer.get("why") or "the job could not replace the worker"))
+                reopen = self._not_healed(a, str(answer.get("why") or "the job could not replace the worker")) or reopen
             else:
                 self.ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_healed", **_fields(answer))
         if h.asking is not None and now - h.asked_at > ANSWER_S:
             self._withdraw(a)
-            if a.detector.state == State.HUNG:
+            if reopen is None and a.detector.state == State.HUNG:
                 why = f"the job did not answer within {ANSWER_S:.0f} s (its main process is not waiting for a batch)"
-                self._not_healed(a, why)
+                reopen = self._not_healed(a, why)
             else:  # it moved by itself meanwhile: nothing to heal
                 self.ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_needed", why="the job moved")
-        if a.detector.state != State.HUNG:
+        if reopen is not None or a.detector.state != State.HUNG:
             h.healed_at = None
         elif h.asking is None and (h.healed_at is None or now >= h.healed_at + a.detector.threshold()):
             h.healed_at = None  # replaced, and still no progress (or nothing in flight): captured and judged again
-            a.detector.reopen()
+            reopen = Reopen()
+        return reopen
 
     def _withdraw(self, a: Attempt) -> None:
         """The ask in flight is answered or given up on: its file goes, so the job never acts on it later."""
@@ -166,11 +169,11 @@ class IncidentHandler:
             with contextlib.suppress(OSError):
                 ask.request_path.unlink()
 
-    def _healed(self, a: Attempt, answer: dict[str, Any], ask: HealAsk | None, now: float) -> None:
+    def _healed(self, a: Attempt, answer: dict[str, Any], ask: HealAsk | None, now: float, hung: bool) -> None:
         from hangwatch.recover.heal import said
 
         ctx = self.ctx
-        if a.detector.state == State.HUNG:
+        if hung:
             a.heal.healed_at = now
         ctx.ledger.heals += 1
         text = ask.sample_text if ask is not None else None
@@ -197,23 +200,22 @@ class IncidentHandler:
         ctx.say(f"hangwatch: healed: {said(answer, text)}.")
         self.books.write_summary(final=False)
 
-    def _not_healed(self, a: Attempt, why: str, ask_again: bool = True) -> None:
+    def _not_healed(self, a: Attempt, why: str, ask_again: bool = True) -> Reopen | None:
         """Heal cannot help here: said, and the job is restarted instead (``ask_again``: captured and judged again
-        first, so its incident says what it is doing now)."""
+        first, so its incident says what it is doing now: ``Reopen``)."""
         ctx = self.ctx
         ctx.rundir.event(EventKind.HEAL, attempt=a.number, outcome="not_healed", why=why)
         ctx.say(f"hangwatch: not healed in place: {why}; restarting instead.")
         a.action = OnHang.RESTART
-        if ask_again:
-            a.detector.reopen()
+        return Reopen() if ask_again else None
 
-    def declare(self, j: Judgement) -> AttemptEnd | None:
-        """Hung: decide (with the other nodes), write the incident, then act on it."""
+    def declare(self, j: Judgement) -> Outcome:
+        """Hung (the run loop has marked the attempt so): decide (with the other nodes), write the incident, then
+        act on it: the attempt's end, or None while it is left running (reported, or asked to heal)."""
         from hangwatch.records.incident import Action
 
         a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
         ctx, det, root = self.ctx, a.detector, diagnosis.root
-        det.declare_hung()
         ctx.note = None
         if ctx.ledger.stall_open_since is None:  # a stall a heal did not end is the same stall
             ctx.ledger.open_stall(det.last.at if det.last else a.started_at)
@@ -224,8 +226,7 @@ class IncidentHandler:
             ask = plan(root, evidence, ctx.rundir.heartbeat_dir, self._heal_seq + 1, left, ctx.cfg.max_heals)
             if isinstance(ask, HealAsk):
                 self._heal_seq += 1
-                self._ask_heal(j, ask)
-                return None
+                return self._ask_heal(j, ask)
             a.action = OnHang.RESTART
             self._not_healed(a, ask, ask_again=False)
             from hangwatch.diagnose import Diagnosis

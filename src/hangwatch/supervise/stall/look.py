@@ -1,24 +1,27 @@
 """One look at a job that shows no progress: capture it, diagnose it, and take what arrived meanwhile.
 
-The startup probe, the first look at a stall and the suspect's capture all see the job through this one
-function, so each reads the same facts (the ranks' own progress included) and a fix to what a look measures
-reaches all three. What each does with a ``Look`` is its own judgement (stall/startup.py, stall/suspect.py).
+The startup probe, the first look at a stall and the suspect's capture all see the job through one ``Looker``
+(the run loop's: supervisor.py), so each reads the same facts (the ranks' own progress included) and a fix to
+what a look measures reaches all three. What each does with a ``Look`` is its own judgement (stall/startup.py,
+stall/suspect.py), returned to the loop as an outcome.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hangwatch.supervise.attempt import Attempt
-from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.progress.tracking import Tracker
-from hangwatch.supervise.stall.capturing import Capturer
+from hangwatch.supervise.progress.detector import State, Strength
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
     from hangwatch.records.evidence import Evidence
+    from hangwatch.supervise.attempt import Attempt
+    from hangwatch.supervise.context import RunContext
+    from hangwatch.supervise.progress.intake import Intake
+    from hangwatch.supervise.stall.capturing import Capturer
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,11 @@ class Look:
     moved: str | None  # progress or output that arrived during the capture, in words: the job is not hung
 
 
+# The attempt and the capture window (None: the capture's own) -> the look; None when the job ended during it.
+# Raises CaptureError when the job could not be read.
+Looker = Callable[["Attempt", "float | None"], "Look | None"]
+
+
 def diagnose(evidence: Evidence) -> Diagnosis:
     """The diagnosis engine, imported when first needed (a job that never stalls does not pay for it)."""
     from hangwatch.diagnose import diagnose as run
@@ -37,12 +45,11 @@ def diagnose(evidence: Evidence) -> Diagnosis:
     return run(evidence)
 
 
-def take_look(
-    ctx: RunContext, capturer: Capturer, tracker: Tracker, a: Attempt, window: float | None = None
-) -> Look | None:
-    """Capture the attempt's job (over ``window``, else the capture window), add every rank's own progress,
-    diagnose, and take what arrived meanwhile. None when the job ended during the look; raises CaptureError
-    when it could not be read."""
+def capture_and_diagnose(
+    ctx: RunContext, capturer: Capturer, a: Attempt, window: float | None = None
+) -> tuple[Evidence, Diagnosis] | None:
+    """Capture the attempt's job (over ``window``, else the capture window), add every rank's own progress, and
+    diagnose. None when the job ended during the look; raises CaptureError when it could not be read."""
     evidence = capturer.bounded(a.job.pid) if window is None else capturer.bounded(a.job.pid, window=window)
     ranks = ctx.intake.rank_progress()
     if ranks:
@@ -50,4 +57,17 @@ def take_look(
     diagnosis = diagnose(evidence)
     if a.job.poll() is not None:
         return None
-    return Look(evidence, diagnosis, tracker.moved_during_capture(a))
+    return evidence, diagnosis
+
+
+def what_moved(intake: Intake, was: State, now: State) -> str | None:
+    """What arrived while the job was captured (``was``/``now``: the detector's state before and after it was
+    taken): a beat or a counter, output that reset an output-only job's clock, or output with new content."""
+    strong = sorted({p.source for p in intake.signals if p.strength > Strength.OUTPUT})
+    if strong:
+        return f"progress during the capture ({', '.join(strong)})"
+    if was == State.SUSPECT and now != State.SUSPECT:
+        return "progress during the capture (output)"
+    if intake.fresh_output:
+        return "new output during the capture"
+    return None

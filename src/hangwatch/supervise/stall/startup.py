@@ -19,17 +19,15 @@ from typing import TYPE_CHECKING
 from hangwatch.causes import Cause
 from hangwatch.errors import CaptureError
 from hangwatch.records.run import EventKind
+from hangwatch.supervise.attempt import Declare
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, State
 from hangwatch.supervise.stall.judgement import Judgement
-from hangwatch.supervise.stall.look import take_look
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
-    from hangwatch.supervise.attempt import Attempt, AttemptEnd
+    from hangwatch.supervise.attempt import Attempt, Outcome
     from hangwatch.supervise.context import RunContext
-    from hangwatch.supervise.progress.tracking import Tracker
-    from hangwatch.supervise.stall.act import IncidentHandler
-    from hangwatch.supervise.stall.capturing import Capturer
+    from hangwatch.supervise.stall.look import Looker
     from hangwatch.supervise.stall.suspect import SuspectJudge
 
 # Signatures that mean stuck before the first step (the rules already require that the culprit
@@ -106,10 +104,8 @@ def next_probe_after(since: float, min_stall: float) -> float:
 class StartupProbe:
     """Probes a starting job every --min-stall seconds, within --startup-grace."""
 
-    def __init__(
-        self, ctx: RunContext, capturer: Capturer, tracker: Tracker, suspects: SuspectJudge, acts: IncidentHandler
-    ) -> None:
-        self.ctx, self.capturer, self.tracker, self.suspects, self.acts = ctx, capturer, tracker, suspects, acts
+    def __init__(self, ctx: RunContext, look: Looker, suspects: SuspectJudge) -> None:
+        self.ctx, self.take_look, self.suspects = ctx, look, suspects
 
     def due(self, a: Attempt, now: float) -> bool:
         """Whether a probe is due: the job shows no progress yet, within its grace."""
@@ -118,7 +114,7 @@ class StartupProbe:
             and a.startup.next_probe_at <= now < a.started_at + self.ctx.cfg.startup_grace
         )
 
-    def probe(self, a: Attempt, now: float) -> AttemptEnd | None:
+    def probe(self, a: Attempt, now: float) -> Outcome:
         """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
         matches, else keep the startup grace (compiling, loading, a rendezvous waiting for peers)."""
         ctx = self.ctx
@@ -126,7 +122,7 @@ class StartupProbe:
         early = since < ctx.cfg.min_stall
         a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
         try:
-            seen = take_look(ctx, self.capturer, self.tracker, a)
+            seen = self.take_look(a, None)
         except CaptureError:
             return None
         if seen is None:
@@ -159,4 +155,4 @@ class StartupProbe:
             return self.suspects.peers_late(Judgement(a, evidence, diagnosis, now, since))
         if not decision.hung:
             return None
-        return self.acts.declare(Judgement(a, evidence, diagnosis, now, since))
+        return Declare(Judgement(a, evidence, diagnosis, now, since))

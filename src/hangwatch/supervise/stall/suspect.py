@@ -1,6 +1,7 @@
 """A suspect job: captured and diagnosed, then given more time when it is alive (bounded by its own
 history or --max-slow), held while it waits for peers (bounded by --rendezvous-timeout), or declared hung
-(``stall/act.py``). Movement seen while it was captured means it is not hung."""
+(``stall/act.py``). Movement seen while it was captured means it is not hung. Each judgement is returned to
+the run loop as an outcome (``Extend``, ``Hold``, ``Report``, ``Declare``); the loop applies it."""
 
 from __future__ import annotations
 
@@ -11,14 +12,12 @@ from typing import TYPE_CHECKING
 from hangwatch.causes import Cause
 from hangwatch.errors import CaptureError
 from hangwatch.records.run import EventKind
-from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.attempt import Attempt, Declare, Extend, Hold, Outcome, Report
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import HistoryBound, StallDetector, State
-from hangwatch.supervise.progress.tracking import Tracker
-from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
-from hangwatch.supervise.stall.look import take_look
+from hangwatch.supervise.stall.look import Looker
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -54,11 +53,11 @@ def wall_clock_text(at: float) -> str:
 class SuspectJudge:
     """Judges suspect attempts."""
 
-    def __init__(self, ctx: RunContext, capturer: Capturer, tracker: Tracker, acts: IncidentHandler) -> None:
-        self.ctx, self.capturer, self.tracker, self.acts = ctx, capturer, tracker, acts
+    def __init__(self, ctx: RunContext, capturer: Capturer, look: Looker) -> None:
+        self.ctx, self.capturer, self.take_look = ctx, capturer, look
 
-    def on_suspect(self, a: Attempt, now: float) -> AttemptEnd | None:
-        """suspect: capture and diagnose; extend a job that is alive, else declare it hung and act."""
+    def on_suspect(self, a: Attempt, now: float) -> Outcome:
+        """suspect: capture and diagnose; extend a job that is alive, else declare it hung."""
         ctx, det = self.ctx, a.detector
         stalled = det.stalled_for(now)
         ctx.rundir.event(
@@ -71,7 +70,7 @@ class SuspectJudge:
         if now < a.suspicion.capture_retry_at:
             return None
         try:
-            seen = take_look(ctx, self.capturer, self.tracker, a)
+            seen = self.take_look(a, None)
         except CaptureError:
             a.suspicion.capture_retry_at = ctx.clock.now() + max(1.0, self.capturer.window())  # retry, not every round
             return None  # or the job is gone: the next round sees its exit
@@ -80,7 +79,8 @@ class SuspectJudge:
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         if ctx.nodes is not None and a.node.captured_for_peer:  # answer the node that asked, alive or not
             ctx.nodes.share(a.number, evidence, diagnosis, ctx.clock.now(), request=False)
-        if moved is not None and (det.state != State.SUSPECT or det.extend(ctx.clock.now())):
+        at = ctx.clock.now()
+        if moved is not None and (det.state != State.SUSPECT or det.may_extend(at)):
             # Visible movement between suspect and decision: not hung. Output alone extends, within --max-slow.
             ctx.rundir.event(
                 EventKind.EXTENDED,
@@ -94,7 +94,7 @@ class SuspectJudge:
                 f"hangwatch: no progress for {stalled:.0f} s, but the job moved while it was captured "
                 f"({moved}); not hung."
             )
-            return None
+            return Extend(at) if det.state == State.SUSPECT else None
         from hangwatch.records.incident import Verdict
 
         if ctx.nodes is not None:
@@ -109,14 +109,15 @@ class SuspectJudge:
             from hangwatch.diagnose.bounds import past_history
 
             bound = alive_bound(det, evidence, root)
-            if det.extend(ctx.clock.now(), bound):
-                self._alive(Judgement(a, evidence, diagnosis, now, stalled), bound)
-                return None
+            at = ctx.clock.now()
+            if det.may_extend(at, bound):
+                report = self._alive(Judgement(a, evidence, diagnosis, now, stalled), bound, at)
+                return Extend(at, bound, report)
             by_history = bound is not None and ctx.clock.now() >= bound.at
             basis = bound.basis if by_history and bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
             stalled = det.stalled_for(ctx.clock.now())  # the capture took its window: the stall as decided
             diagnosis = past_history(diagnosis, stalled, basis, by_history)
-        return self.acts.declare(Judgement(a, evidence, diagnosis, now, stalled))
+        return Declare(Judgement(a, evidence, diagnosis, now, stalled))
 
     def _same_work(self, a: Attempt, diagnosis: Diagnosis) -> Diagnosis:
         """Work proven earlier in this stall stands while a later capture only cannot tell: a busy loop with no
@@ -151,7 +152,7 @@ class SuspectJudge:
             and now >= det.last.at + after
         )
 
-    def look(self, a: Attempt, now: float) -> AttemptEnd | None:
+    def look(self, a: Attempt, now: float) -> Outcome:
         """The first look at a stall: a short capture that declares the job hung only on a proof of a hang
         (a wait nothing will release, a lock cycle, a counting spin, a prompt, ...); anything else waits for
         --min-stall, as before."""
@@ -159,7 +160,7 @@ class SuspectJudge:
         a.suspicion.looked_at = det.last.at if det.last is not None else now
         stalled = det.stalled_for(now)
         try:
-            seen = take_look(ctx, self.capturer, self.tracker, a, window=min(self.capturer.window(), EARLY_WINDOW_S))
+            seen = self.take_look(a, min(self.capturer.window(), EARLY_WINDOW_S))
         except CaptureError:
             return None
         if seen is None:
@@ -183,17 +184,17 @@ class SuspectJudge:
             return None
         fact = root.proof.fact if root.proof is not None else ""
         ctx.say(f"hangwatch: no progress for {stalled:.0f} s, and it is proven hung: {fact}.")
-        det.suspect_now()
-        return self.acts.declare(Judgement(a, evidence, diagnosis, now, stalled))
+        return Declare(Judgement(a, evidence, diagnosis, now, stalled))
 
-    def _alive(self, j: Judgement, bound: HistoryBound | None) -> None:
-        """Alive without progress: more time, said plainly with when it ends; past 3 x --min-stall the
-        first time for this cause and place, a `slow` incident (notified) says what it does and until when."""
+    def _alive(self, j: Judgement, bound: HistoryBound | None, at: float) -> Report | None:
+        """Alive without progress: more time from ``at``, said plainly with when it ends; past 3 x --min-stall
+        the first time for this cause and place, a `slow` incident (notified) says what it does and until when
+        (the report returned)."""
         from hangwatch.records.incident import Verdict
 
         a, diagnosis, now, stalled = j.attempt, j.diagnosis, j.now, j.stalled
         ctx, det, root = self.ctx, a.detector, diagnosis.root
-        until = det.max_slow_at(now)  # --max-slow holds in any case
+        until = det.max_slow_at(at)  # --max-slow holds in any case
         if bound is not None:
             until = min(until, bound.at)
         when = f"hung at {wall_clock_text(until)} ({until - now:.0f} s from now) unless it progresses"
@@ -219,10 +220,10 @@ class SuspectJudge:
             a.suspicion.slow_noted_at = now
             if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
                 diagnosis = dataclasses.replace(diagnosis, verdict=Verdict.SLOW)
-            self.acts.report(
+            return Report(
                 j.revised(diagnosis), f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}"
             )
-        elif (
+        if (
             key in a.suspicion.slow_reported
             and a.suspicion.slow_noted_at is not None
             and now - a.suspicion.slow_noted_at >= SLOW_REPEAT_S
@@ -243,8 +244,9 @@ class SuspectJudge:
             from hangwatch.supervise.books.rundir import command_name
 
             ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} still {diagnosis.verdict.value}", text)
+        return None
 
-    def peers_late(self, j: Judgement) -> AttemptEnd | None:
+    def peers_late(self, j: Judgement) -> Outcome:
         """Waiting for peers at process-group setup: `waiting` (reported once, after --min-stall) until
         --rendezvous-timeout, then hung. Other nodes may start late; a node that never comes is a hang."""
         a, diagnosis, now, stalled = j.attempt, j.diagnosis, j.now, j.stalled
@@ -256,14 +258,15 @@ class SuspectJudge:
         from hangwatch.diagnose.bounds import past_rendezvous_timeout
 
         if waited >= timeout:
-            return self.acts.declare(j.revised(past_rendezvous_timeout(diagnosis, waited, timeout), waited))
-        if det.state == State.SUSPECT:
-            det.hold_until(min(until, now + det.threshold()))
+            return Declare(j.revised(past_rendezvous_timeout(diagnosis, waited, timeout), waited))
         when = f"hung at {wall_clock_text(until)} ({until - now:.0f} s from now) if the peers have not joined"
         ctx.note = f"waiting for peers for {waited:.0f} s; {when}"
+        report = None
         if not a.suspicion.waiting_reported and waited >= ctx.cfg.min_stall:
             a.suspicion.waiting_reported = True
-            self.acts.report(
+            report = Report(
                 j.revised(stalled=waited), f"waiting for {waited:.0f} s; {when} (--rendezvous-timeout {timeout:.0f} s)"
             )
-        return None
+        if det.state == State.SUSPECT:
+            return Hold(min(until, now + det.threshold()), report)
+        return report
