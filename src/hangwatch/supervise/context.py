@@ -12,6 +12,8 @@ import signal
 import sys
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,6 +34,21 @@ if TYPE_CHECKING:
     from hangwatch.records.incident import Finding
     from hangwatch.recover.terminate import Termination
     from hangwatch.supervise.nodes.protocol import NodeCoordination
+
+
+class Every:
+    """A chore done at most once per ``seconds``; its owner keeps one for each."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = float("-inf")  # when it was last done
+
+    def due(self, now: float) -> bool:
+        """Whether it is due; if so, it counts as done now."""
+        if now - self.at < self.seconds:
+            return False
+        self.at = now
+        return True
 
 
 @dataclass
@@ -58,9 +75,8 @@ class RunContext:
     final_state: RunState | None = None  # set once the run has ended
     exit_status: ExitStatus | None = None  # why the run ended (the exit-code contract)
     exit_code: int | None = None
-    doing: str = "starting"  # what the loop is doing now, for the watchdog's event
+    doing: str = "watching"  # what the loop is doing now, in words, for the watchdog's event (``busy``)
     wake: threading.Event = field(default_factory=threading.Event)  # cuts the loop's wait short
-    last: dict[str, float] = field(default_factory=dict)  # periodic chores: name -> last done
 
     @classmethod
     def create(cls, cfg: RunConfig, clock: Clock) -> RunContext:
@@ -95,12 +111,14 @@ class RunContext:
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
         sys.stderr.flush()
 
-    def due(self, chore: str, now: float, every: float) -> bool:
-        """Whether ``chore`` is due (at most once per ``every`` seconds); if so, it counts as done now."""
-        if now - self.last.get(chore, float("-inf")) < every:
-            return False
-        self.last[chore] = now
-        return True
+    @contextmanager
+    def busy(self, doing: str) -> Iterator[None]:
+        """What the loop does meanwhile (a capture, a wait for other nodes), for the watchdog; then what it did."""
+        before, self.doing = self.doing, doing
+        try:
+            yield
+        finally:
+            self.doing = before
 
     def terminate(self, a: Attempt, reason: str, first: int = signal.SIGTERM) -> Termination:
         """End the attempt's whole tree: ``first`` (SIGTERM), --kill-grace, then SIGKILL."""

@@ -272,9 +272,8 @@ class Supervisor:
                     ctx.say(f"hangwatch: {msg}")
                     ctx.rundir.event(EventKind.GIVE_UP, reason=end.restart.give_up, attempts=attempt.number)
                 return end.code
-            ctx.doing = "waiting for the GPU memory of the ended job"
-            released = self.gpu.released(attempt.number, attempt.job.known_pids())
-            ctx.doing = "watching"
+            with ctx.busy("waiting for the GPU memory of the ended job"):
+                released = self.gpu.released(attempt.number, attempt.job.known_pids())
             if self.signals.pending:  # Ctrl-C or SIGTERM during the wait: stop here, launch nothing
                 ctx.exit_status = job_exit(end.code, signalled=True)
                 ctx.final_state = END_STATE[ctx.exit_status.reason]

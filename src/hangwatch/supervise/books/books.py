@@ -18,7 +18,7 @@ from hangwatch.supervise.books.accounting import attempt_stats, remedy_outcomes
 from hangwatch.supervise.books.budget import BudgetWatch
 from hangwatch.supervise.books.deadline import HOLD_S, DeadlineWatch
 from hangwatch.supervise.books.rundir import command_name
-from hangwatch.supervise.context import RunContext
+from hangwatch.supervise.context import Every, RunContext
 from hangwatch.supervise.progress.detector import State
 
 if TYPE_CHECKING:
@@ -47,6 +47,11 @@ class RunAccounts:
         )
         self.known_rate: float | None = None  # the newest step rate and total a summary had (for remedy choice)
         self.known_total: int | None = None
+        self._summary, self._status, self._deadline = (
+            Every(SUMMARY_EVERY_S),
+            Every(STATUS_EVERY_S),
+            Every(STATUS_EVERY_S),
+        )
 
     def _metrics(self) -> Metrics:
         """--metrics-port / --metrics-textfile, checked (port free, library there) before anything starts."""
@@ -108,7 +113,7 @@ class RunAccounts:
     def write_summary(self, final: bool) -> None:
         """summary.json (and the metrics' snapshot) as of now; a failure is logged, never raised."""
         ctx = self.ctx
-        ctx.last["summary"] = ctx.clock.now()
+        self._summary.at = ctx.clock.now()
         try:
             summary = self.summary(final)
             ctx.rundir.write_summary(summary)
@@ -145,9 +150,9 @@ class RunAccounts:
         """The round's bookkeeping: summary and status line when due; the budget and the deadline while
         the attempt goes on (``end``: how the round's state handler ended it, if it did)."""
         ctx = self.ctx
-        if ctx.due("summary", now, SUMMARY_EVERY_S):
+        if self._summary.due(now):
             self.write_summary(final=False)
-        if ctx.status.enabled and ctx.due("status", now, STATUS_EVERY_S):
+        if ctx.status.enabled and self._status.due(now):
             from hangwatch.report.banner import status_line  # on a terminal only
 
             note = ctx.note or (ctx.probe_note if a.detector.state == State.STARTING else None)
@@ -201,7 +206,7 @@ class RunAccounts:
         """Warn when the projected finish crosses --deadline (once it has held a while), and again when it
         comes back before it."""
         ctx = self.ctx
-        if self.deadline is None or not ctx.due("deadline", now, STATUS_EVERY_S):
+        if self.deadline is None or not self._deadline.due(now):
             return
         text = self.deadline.news(self.summary(final=False), now)
         if text is None:

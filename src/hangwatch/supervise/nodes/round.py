@@ -9,7 +9,7 @@ from collections.abc import Callable
 from hangwatch.records.run import CaptureRequest, Decision, EventKind, OnHang, RunState
 from hangwatch.recover.exitcode import remote_status
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, Outcome
-from hangwatch.supervise.context import RunContext
+from hangwatch.supervise.context import Every, RunContext
 
 COORD_EVERY_S = 0.5
 
@@ -20,6 +20,7 @@ class NodeRounds:
     def __init__(self, ctx: RunContext, record: Callable[[Attempt, Decision, bool], None] | None = None) -> None:
         self.ctx = ctx
         self.record = record  # this node's incident before it follows another's decision (IncidentHandler.follow)
+        self._coord = Every(COORD_EVERY_S)
 
     def connect(self) -> None:
         """Host (node 0) or reach the store; the coordination goes into ``ctx.nodes``."""
@@ -36,7 +37,7 @@ class NodeRounds:
         """Follow another node's decision (this node's part of the job ended, with the decider's exit), or
         answer its capture request (``CaptureNow``: the attempt becomes suspect, this round's handler captures it)."""
         ctx, nodes = self.ctx, self.ctx.nodes
-        if nodes is None or not ctx.due("coord", now, COORD_EVERY_S):
+        if nodes is None or not self._coord.due(now):
             return None
         called = nodes.tick(a.number, ctx.state.value, ctx.ledger.last_step, now)
         if isinstance(called, Decision) and a.job.poll() is None:
@@ -72,10 +73,9 @@ class NodeRounds:
             return
         from hangwatch.supervise.nodes.protocol import ENDED_WAIT_S
 
-        self.ctx.doing = "waiting for the other nodes to end their part of the job"
         wait_s = ENDED_WAIT_S + self.ctx.cfg.kill_grace
-        together = nodes.all_ended(attempt, wait_s)
-        self.ctx.doing = "watching"
+        with self.ctx.busy("waiting for the other nodes to end their part of the job"):
+            together = nodes.all_ended(attempt, wait_s)
         self.ctx.rundir.event(EventKind.NODES_ENDED, attempt=attempt, together=together)
         if not together:
             self.ctx.say(
@@ -89,6 +89,6 @@ class NodeRounds:
         if nodes is not None:
             from hangwatch.supervise.nodes.protocol import LEAVE_WAIT_S
 
-            self.ctx.doing = "waiting for the other nodes to leave"
-            nodes.leave(LEAVE_WAIT_S)
+            with self.ctx.busy("waiting for the other nodes to leave"):
+                nodes.leave(LEAVE_WAIT_S)
             self.ctx.rundir.event(EventKind.COORD_STATS, node=nodes.node, **nodes.coord.stats.to_dict())

@@ -123,11 +123,10 @@ class Capturer:
 
         if self._abandoned is not None and self._abandoned.is_alive():
             raise CaptureError(f"an earlier capture of pid {pid} is still stuck", "Not starting another")
-        self.ctx.doing = f"capturing pid {pid}"
-        t = threading.Thread(target=work, name="hangwatch-capture", daemon=True)
-        t.start()
-        t.join(window + CAPTURE_SLACK_S)
-        self.ctx.doing = "watching"
+        with self.ctx.busy(f"capturing pid {pid}"):
+            t = threading.Thread(target=work, name="hangwatch-capture", daemon=True)
+            t.start()
+            t.join(window + CAPTURE_SLACK_S)
         if t.is_alive():
             self._abandoned = t
             self.ctx.rundir.event(EventKind.CAPTURE_ABANDONED, pid=pid, seconds=round(window + CAPTURE_SLACK_S, 1))
