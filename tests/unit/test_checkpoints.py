@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from hangwatch.supervise.progress.checkpoints import Checkpoint, CheckpointLog, fill, fill_args, redone_steps
+from hangwatch.supervise.job.plan import fill, fill_args
+from hangwatch.supervise.progress.checkpoints import Checkpoint, CheckpointLog, redone_steps
 
 pytest.importorskip("torch")
 

@@ -26,7 +26,7 @@ from hangwatch.recover.exitcode import (
     earlier_hangs,
     hung_exit,
 )
-from hangwatch.supervise.nodes.topology import detect
+from hangwatch.topology import detect
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -374,7 +374,7 @@ def test_a_capture_request_is_read_again_until_this_node_answers_it():
     from hangwatch.records.run import CaptureRequest
     from hangwatch.supervise.nodes.protocol import NodeCoordination
     from hangwatch.supervise.nodes.store import Coordinator
-    from hangwatch.supervise.nodes.topology import Topology
+    from hangwatch.topology import Topology
 
     port = _free_port()
     node0 = NodeCoordination(Coordinator(Topology(2, 0, "127.0.0.1", port, "t"), 10))
@@ -402,7 +402,7 @@ def test_a_report_that_becomes_a_kill_is_news_to_the_other_nodes():
     from hangwatch.records.run import Decision, OnHang
     from hangwatch.supervise.nodes.protocol import NodeCoordination
     from hangwatch.supervise.nodes.store import Coordinator
-    from hangwatch.supervise.nodes.topology import Topology
+    from hangwatch.topology import Topology
 
     port = _free_port()
     node0 = NodeCoordination(Coordinator(Topology(2, 0, "127.0.0.1", port, "t"), 10))
@@ -420,7 +420,7 @@ def test_node_0_serves_the_store_until_every_node_that_joined_has_left():
     """Node 0 hosts the store: leaving first, it waits (bounded) for the nodes that joined, which may still
     have its decision to read; once they have left it goes at once. A node that never joined is not awaited."""
     from hangwatch.supervise.nodes.store import Coordinator
-    from hangwatch.supervise.nodes.topology import Topology
+    from hangwatch.topology import Topology
 
     port = _free_port()
     node0 = Coordinator(Topology(3, 0, "127.0.0.1", port, "t"), 10)

@@ -24,7 +24,7 @@ from hangwatch.supervise.job.plan import plan_attempt
 from hangwatch.supervise.job.signals import SignalInbox
 from hangwatch.supervise.nodes.round import NodeRounds
 from hangwatch.supervise.progress.checkpoints import Checkpoint
-from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, State, Strength
+from hangwatch.supervise.progress.detector import Progress, StallDetector, State, Strength
 from hangwatch.supervise.progress.intake import Intake
 from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall import capturing
@@ -33,20 +33,21 @@ from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
 from hangwatch.supervise.stall.startup import StartupProbe
 from hangwatch.supervise.stall.suspect import SuspectJudge
-from hangwatch.supervise.supervisor import apply, looker, take_progress
+from hangwatch.supervise.supervisor import apply, looker, open_run, take_progress
+from unit.test_run_logic import detector_config
 from unit.test_run_loop import FakeClock, ScriptedJob
 
 
 def _ctx(tmp_path: Path, **cfg: object) -> RunContext:
     settings: dict[str, object] = {"min_stall": 5.0, "startup_grace": 20.0, "kill_grace": 1.0, **cfg}
     config = RunConfig(argv=["train"], run_dir=tmp_path / "run", **settings)  # type: ignore[arg-type]
-    return RunContext.create(config, FakeClock())
+    return open_run(config, FakeClock())
 
 
 def _attempt(ctx: RunContext, n: int = 1, steps: int = 0, **kw: object) -> Attempt:
     now = ctx.clock.now()
     job = ScriptedJob(ctx.clock, ctx.intake.on_chunk, steps, started=now)  # type: ignore[arg-type]
-    det = StallDetector(DetectorConfig(min_stall=ctx.cfg.min_stall, startup_grace=ctx.cfg.startup_grace), now)
+    det = StallDetector(detector_config(min_stall=ctx.cfg.min_stall, startup_grace=ctx.cfg.startup_grace), now)
     a = Attempt(
         n,
         ["train"],

@@ -13,7 +13,8 @@ import pytest
 from hangwatch.errors import UsageError
 from hangwatch.records.run import RunState, RunSummary
 from hangwatch.report.banner import status_line
-from hangwatch.supervise.books.deadline import DeadlineWatch, parse_deadline, with_deadline
+from hangwatch.supervise.books.deadline import DeadlineWatch, with_deadline
+from hangwatch.supervise.config import parse_deadline
 
 NOW = 1_800_000_000.0
 

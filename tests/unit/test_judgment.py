@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, Strength
+from hangwatch.supervise.progress.detector import Progress, StallDetector, Strength
+from unit.test_run_logic import detector_config
 
 pytest.importorskip("torch")
 
@@ -27,7 +28,7 @@ pytest.importorskip("torch")
 
 
 def _scripted(**cfg: float) -> StallDetector:
-    det = StallDetector(DetectorConfig(min_stall=5, startup_grace=60, **cfg), 0.0)
+    det = StallDetector(detector_config(min_stall=5, startup_grace=60, **cfg), 0.0)
     for i in range(20):
         det.progress(Progress(float(i), i, "heartbeat", Strength.HEARTBEAT))  # a step a second
     return det
@@ -44,7 +45,7 @@ def test_the_history_bound_is_the_factor_times_the_median_never_below_the_floor(
     assert det.extended_until is not None and det.extended_until <= bound.at
     assert not det.extend(bound.at + 1, bound)
     # Too little history: no bound (the longest bound, --max-slow, holds).
-    assert StallDetector(DetectorConfig(), 0.0).history_bound() is None
+    assert StallDetector(detector_config(), 0.0).history_bound() is None
 
 
 def test_a_phase_is_bounded_by_the_longest_earlier_phase_of_its_name():

@@ -23,7 +23,7 @@ def test_coordination_refuses_a_peer_without_the_token(capsys):
 
     from hangwatch.records.run import NodeLive
     from hangwatch.supervise.nodes.store import Coordinator
-    from hangwatch.supervise.nodes.topology import Topology
+    from hangwatch.topology import Topology
 
     port = _free_port()
     host = Coordinator(Topology(2, 0, "127.0.0.1", port, "secret-A"), 10)
@@ -40,7 +40,7 @@ def test_coordination_refuses_a_peer_without_the_token(capsys):
 
 
 def test_every_node_derives_the_same_token_from_what_it_shares():
-    from hangwatch.supervise.nodes.topology import coord_token
+    from hangwatch.topology import coord_token
 
     a = ["torchrun", "--nnodes", "2", "--node-rank", "0", "--master-addr", "n0", "train.py"]
     b = ["torchrun", "--nnodes", "2", "--node-rank=1", "--master-addr", "n0", "train.py"]
@@ -57,7 +57,7 @@ def test_a_kill_after_a_report_replaces_it_for_every_node():
 
     from hangwatch.records.run import Decision
     from hangwatch.supervise.nodes.store import Coordinator
-    from hangwatch.supervise.nodes.topology import Topology
+    from hangwatch.topology import Topology
 
     port = _free_port()
     node0 = Coordinator(Topology(2, 0, "127.0.0.1", port, "s"), 10)

@@ -12,6 +12,7 @@ from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import UsageError
 from hangwatch.recover.fallback import apply_fallback, command_for_attempt
 from hangwatch.supervise.config import build_config
+from hangwatch.supervise.options import DEFAULTS
 from hangwatch.supervise.progress.counters import OutputTail, ProgressParser
 from hangwatch.supervise.progress.detector import DetectorConfig, Progress, StallDetector, State, Strength
 from hangwatch.supervise.progress.heartbeat import read_heartbeats
@@ -94,7 +95,14 @@ def test_plain_text_is_no_counter():
 
 # --- the stall detector ---------------------------------------------------------------------------------
 
-CFG = DetectorConfig(min_stall=10, startup_grace=60, max_slow=100)
+
+def detector_config(**kw: float) -> DetectorConfig:
+    """The detector's thresholds: the run's defaults, with ``kw`` instead."""
+    names = ("min_stall", "startup_grace", "max_slow", "history_factor", "history_floor", "phase_factor")
+    return DetectorConfig(**{**{n: DEFAULTS[n] for n in names}, **kw})
+
+
+CFG = detector_config(min_stall=10, startup_grace=60, max_slow=100)
 
 
 def steps(det: StallDetector, times: list[float], strength: Strength = Strength.COUNTER) -> None:
@@ -401,7 +409,7 @@ def test_unknown_config_key(tmp_path):
     ],
 )
 def test_topology_from_the_launcher(argv, env, expected):
-    from hangwatch.supervise.nodes.topology import detect
+    from hangwatch.topology import detect
 
     t = detect(argv, env)
     assert (t and (t.nnodes, t.node_rank, t.host, t.port)) == expected

@@ -129,3 +129,22 @@ def test_the_stall_detector_is_written_by_the_run_loop_alone():
     loop = ast.parse((SRC / "supervise" / "supervisor.py").read_text())
     called = {n.func.attr for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     assert called >= DETECTOR_WRITES
+
+
+def test_supervises_rooms_import_along_at_most_half_of_their_pairs():
+    """supervise/'s rooms (its folders and top-level modules) depend on each other through the run's context and
+    the attempt, not on each other's insides: counted at run time, as the cycles are."""
+
+    def room(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[1] == "supervise" else None
+
+    rooms = {room(m) for m in GRAPH} - {None}
+    pairs = {frozenset((room(m), room(d))) for m, deps in GRAPH.items() for d in deps if room(m) and room(d)}
+    pairs = {p for p in pairs if len(p) == 2}
+    possible = len(rooms) * (len(rooms) - 1) // 2
+    assert len(rooms) >= 9 and len(pairs) <= possible / 2, (
+        len(pairs),
+        possible,
+        sorted(str(sorted(map(str, p))) for p in pairs),
+    )

@@ -14,6 +14,8 @@ not be importable) writes ``CHECKPOINTS``, ``BEAT_SUFFIX`` slots and the flight 
 from __future__ import annotations
 
 import json
+import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,3 +246,24 @@ def _loads(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def default_run_dir(argv: list[str], now: float | None = None) -> Path:
+    """hangwatch-runs/<UTC yyyymmdd-HHMMSS>-<cmd name>."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    return Path("hangwatch-runs") / f"{stamp}-{command_name(argv)}"
+
+
+def command_name(argv: list[str]) -> str:
+    """`python train.py` -> train; `python -m pkg.mod` -> pkg.mod; `torchrun ... train.py` -> train."""
+    name = os.path.basename(argv[0]) if argv else "job"
+    for i, a in enumerate(argv[1:], 1):
+        if a == "-m" and i + 1 < len(argv):
+            return _safe(argv[i + 1])
+        if a.endswith(".py"):
+            return _safe(Path(a).stem)
+    return _safe(name)
+
+
+def _safe(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)[:40] or "job"

@@ -13,16 +13,15 @@ from hangwatch.errors import HangwatchError
 from hangwatch.records.run import OnHang, RunState
 from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitStatus, job_exit
 from hangwatch.recover.restart import RestartDecision
-from hangwatch.supervise.job.job import Job
-from hangwatch.supervise.progress.checkpoints import Checkpoint
-from hangwatch.supervise.progress.detector import StallDetector
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from hangwatch.records.evidence import Evidence
     from hangwatch.recover.heal import HealAnswers, HealAsk
-    from hangwatch.supervise.progress.detector import HistoryBound
+    from hangwatch.supervise.job.job import Job
+    from hangwatch.supervise.progress.checkpoints import Checkpoint
+    from hangwatch.supervise.progress.detector import HistoryBound, StallDetector
     from hangwatch.supervise.stall.judgement import Judgement
 
 

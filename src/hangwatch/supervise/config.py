@@ -8,21 +8,28 @@ import os
 import re
 import shutil
 import sys
+import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from hangwatch.causes import Cause
 from hangwatch.errors import UsageError
+from hangwatch.records.layout import default_run_dir
 from hangwatch.records.run import OnHang
 from hangwatch.recover.fallback import parse_fallback
 from hangwatch.recover.remedy import REMEDIES
-from hangwatch.supervise.books.deadline import parse_deadline
-from hangwatch.supervise.books.rundir import default_run_dir
-from hangwatch.supervise.nodes.topology import Topology, detect
 from hangwatch.supervise.options import BY_NAME, DEFAULTS, OPTIONS, TOML_KEYS, Option
+from hangwatch.topology import Topology, detect
 
 DEFAULT_CONFIG = "hangwatch.toml"
+
+
+_RELATIVE = re.compile(
+    r"^\+\s*(?:(\d+(?:\.\d+)?)d)?\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*"
+    r"(?:(\d+(?:\.\d+)?)s)?$"
+)
 
 
 @dataclass(frozen=True)
@@ -345,6 +352,24 @@ def _port(value: Any) -> int:
             f"--metrics-port must be a port number (0 to 65535), not {value}", "Pass e.g. --metrics-port 9109"
         )
     return port
+
+
+def parse_deadline(text: str, now: float | None = None) -> float:
+    """``+36h``, ``+2d12h``, ``+90m`` from now, or an ISO time (``2026-11-26T18:00``, local unless it says
+    its zone); unix time. UsageError otherwise."""
+    now = time.time() if now is None else now
+    raw = str(text).strip()
+    m = _RELATIVE.match(raw)
+    if raw.startswith("+") and m and any(m.groups()):
+        d, h, mins, s = (float(g) if g else 0.0 for g in m.groups())
+        return now + d * 86400 + h * 3600 + mins * 60 + s
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+    except ValueError as e:
+        raise UsageError(
+            f"--deadline {raw!r} is neither a time from now (+36h, +2d12h, +90m) nor an ISO time",
+            "Pass e.g. --deadline +36h or --deadline 2026-11-26T18:00",
+        ) from e
 
 
 def _topology(argv: list[str], options: dict[str, Any]) -> Topology | None:

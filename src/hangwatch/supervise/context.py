@@ -1,9 +1,11 @@
-"""What the run loop and its collaborators share: the run's settings, records and attempts, and the few
-acts every one of them does (say a line, end the job, pace a chore).
+"""What the run loop and its collaborators share: the run's settings, its writers (the run directory, output.log,
+the status line, notifications) and records (attempts, checkpoints, hangs), and the few acts every one of them
+does (say a line, end the job, decide with the other nodes).
 
-The supervisor creates one ``RunContext`` and hands it to each collaborator (``books``, ``tracking``,
-``capturing``, ``suspect``, ``act``, ``startup``, ``signals``, ``node_round``); they read and write it,
-and none of them reaches back into the supervisor.
+The supervisor opens one ``RunContext`` (``open_run``) and hands it to each collaborator (``books``, ``tracking``,
+``capturing``, ``suspect``, ``act``, ``startup``, ``signals``, ``node_round``); none of them reaches back into the
+supervisor. What a collaborator decides about an attempt it returns as an outcome (attempt.py), which the loop
+applies.
 """
 
 from __future__ import annotations
@@ -18,22 +20,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hangwatch.records.run import Decision, EventKind, OnHang, RunState
-from hangwatch.recover.exitcode import ExitStatus, Hang, earlier_hangs, remote_status
-from hangwatch.recover.remedy import RemedyPlan
-from hangwatch.recover.restart import RestartPolicy
-from hangwatch.supervise.attempt import Attempt, Clock
-from hangwatch.supervise.books.accounting import Ledger
-from hangwatch.supervise.books.notify import Notifier
-from hangwatch.supervise.books.rundir import RunDir
-from hangwatch.supervise.config import RunConfig
-from hangwatch.supervise.job.launch import OutputLog, StatusLine
-from hangwatch.supervise.progress.checkpoints import Checkpoint
-from hangwatch.supervise.progress.intake import ProgressIntake
+from hangwatch.recover.exitcode import ExitStatus, Hang, remote_status
 
 if TYPE_CHECKING:
     from hangwatch.records.incident import Finding
+    from hangwatch.recover.remedy import RemedyPlan
+    from hangwatch.recover.restart import RestartPolicy
     from hangwatch.recover.terminate import Termination
+    from hangwatch.supervise.attempt import Attempt, Clock
+    from hangwatch.supervise.books.accounting import Ledger
+    from hangwatch.supervise.books.notify import Notifier
+    from hangwatch.supervise.books.rundir import RunDir
+    from hangwatch.supervise.config import RunConfig
+    from hangwatch.supervise.job.launch import OutputLog, StatusLine
     from hangwatch.supervise.nodes.protocol import NodeCoordination
+    from hangwatch.supervise.progress.checkpoints import Checkpoint
+    from hangwatch.supervise.progress.intake import ProgressIntake
 
 
 class Every:
@@ -77,26 +79,6 @@ class RunContext:
     exit_code: int | None = None
     doing: str = "watching"  # what the loop is doing now, in words, for the watchdog's event (``busy``)
     wake: threading.Event = field(default_factory=threading.Event)  # cuts the loop's wait short
-
-    @classmethod
-    def create(cls, cfg: RunConfig, clock: Clock) -> RunContext:
-        """The run's records opened (the run directory, output.log), nothing launched yet."""
-        notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
-        rundir = RunDir(cfg.run_dir)
-        output = OutputLog(rundir.open_output_log(), rundir.layout.output_log, cfg.log_max_size, cfg.log_keep)
-        return cls(
-            cfg=cfg,
-            clock=clock,
-            rundir=rundir,
-            notifier=notifier,
-            output=output,
-            status=StatusLine(enabled=sys.stderr.isatty()),
-            intake=ProgressIntake(cfg.progress_regex, rundir.heartbeat_dir, to_clock=clock.from_wall),
-            ledger=Ledger(clock.now(), cfg.cost_per_hour),
-            policy=RestartPolicy(cfg.max_restarts),
-            remedies=RemedyPlan(custom=dict(cfg.remedies)),
-            hangs=earlier_hangs(cfg.run_dir),
-        )
 
     @property
     def state(self) -> RunState:

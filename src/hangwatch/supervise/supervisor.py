@@ -22,12 +22,22 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
 
 from hangwatch.records.run import EventKind, OnHang
-from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitReason, ExitStatus, job_exit
+from hangwatch.recover.exitcode import (
+    END_STATE,
+    EXIT_SUPERVISION_FAILED,
+    ExitReason,
+    ExitStatus,
+    earlier_hangs,
+    job_exit,
+)
+from hangwatch.recover.remedy import RemedyPlan
+from hangwatch.recover.restart import RestartPolicy
 from hangwatch.redact import redact_argv
 from hangwatch.runs.index import register
 from hangwatch.supervise.attempt import (
@@ -47,18 +57,21 @@ from hangwatch.supervise.attempt import (
     SupervisionFailed,
     SystemClock,
 )
+from hangwatch.supervise.books.accounting import Ledger
 from hangwatch.supervise.books.books import RunAccounts
+from hangwatch.supervise.books.notify import Notifier
+from hangwatch.supervise.books.rundir import RunDir
 from hangwatch.supervise.config import RunConfig
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.autobeat import remove_loader_records, remove_sockets_outside
 from hangwatch.supervise.job.gpu_release import GpuGuard
 from hangwatch.supervise.job.job import Job, LaunchedJob, Launcher
-from hangwatch.supervise.job.launch import OnChunk, launch
+from hangwatch.supervise.job.launch import OnChunk, OutputLog, StatusLine, launch
 from hangwatch.supervise.job.plan import plan_attempt
 from hangwatch.supervise.job.signals import SignalInbox
 from hangwatch.supervise.nodes.round import NodeRounds
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, DetectorConfig, StallDetector, State
-from hangwatch.supervise.progress.intake import Intake
+from hangwatch.supervise.progress.intake import Intake, ProgressIntake
 from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
@@ -78,6 +91,26 @@ FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
 MAX_INTERNAL_ERRORS = 5  # rounds in a row that fail before supervision gives up (and ends the job)
 WATCHDOG_S = float(os.environ.get("HANGWATCH_WATCHDOG_S", "60"))  # a round slower than this is reported
+
+
+def open_run(cfg: RunConfig, clock: Clock) -> RunContext:
+    """The run's records opened (the run directory, output.log), nothing launched yet."""
+    notifier = Notifier(list(cfg.notify))  # validates the URLs before anything is created
+    rundir = RunDir(cfg.run_dir)
+    output = OutputLog(rundir.open_output_log(), rundir.layout.output_log, cfg.log_max_size, cfg.log_keep)
+    return RunContext(
+        cfg=cfg,
+        clock=clock,
+        rundir=rundir,
+        notifier=notifier,
+        output=output,
+        status=StatusLine(enabled=sys.stderr.isatty()),
+        intake=ProgressIntake(cfg.progress_regex, rundir.heartbeat_dir, to_clock=clock.from_wall),
+        ledger=Ledger(clock.now(), cfg.cost_per_hour),
+        policy=RestartPolicy(cfg.max_restarts),
+        remedies=RemedyPlan(custom=dict(cfg.remedies)),
+        hangs=earlier_hangs(cfg.run_dir),
+    )
 
 
 def take_progress(ctx: RunContext, tracker: Tracker, a: Attempt, intake: Intake) -> None:
@@ -146,7 +179,7 @@ class Supervisor:
         self.cfg = cfg
         self.base_env = dict(os.environ if env is None else env)
         self.clock: Clock = clock or SystemClock()
-        self.ctx = ctx = RunContext.create(cfg, self.clock)
+        self.ctx = ctx = open_run(cfg, self.clock)
         self.intake = ctx.intake
         try:
             self.books = RunAccounts(ctx)  # checks --metrics-port before anything starts

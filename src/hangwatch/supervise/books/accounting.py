@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,27 +13,7 @@ if TYPE_CHECKING:
     from hangwatch.recover.remedy import Applied
     from hangwatch.supervise.attempt import Attempt
 
-RATE_WINDOW = 20  # step intervals the rate is taken over
 SIGNALS = ("none", "output", "counter", "heartbeat")  # in the order of the detector's Strength values
-
-
-def step_rate(intervals: Iterable[float], points: Iterable[tuple[float, int]] = ()) -> float | None:
-    """Steps per second: from the steps the newest points name (a poll may see several steps), else
-    one step per progress interval (signals without a step number). None without any."""
-    pts = list(points)
-    for i in range(len(pts) - 1, 0, -1):  # only since the counter last went back (a new epoch's bar):
-        if pts[i][1] < max(p[1] for p in pts[:i]) / 2:  # a drop by half, not a rank one step behind another
-            pts = pts[i:]
-            break
-    top, env = None, []
-    for at, step in pts:  # the running maximum: ranks beat in any order, the slowest one lags a step
-        top = step if top is None else max(top, step)
-        env.append((at, top))
-    if len(env) >= 2 and env[-1][0] > env[0][0] and env[-1][1] > env[0][1]:
-        return (env[-1][1] - env[0][1]) / (env[-1][0] - env[0][0])
-    recent = list(intervals)[-RATE_WINDOW:]
-    total = sum(recent)
-    return len(recent) / total if recent and total > 0 else None
 
 
 @dataclass
@@ -84,16 +64,14 @@ class Ledger:
         attempts: int,
         exit_code: int | None,
         final: bool,
-        intervals: Iterable[float],
+        rate: float | None,
         total: int | None,
-        points: Iterable[tuple[float, int]] = (),
     ) -> RunSummary:
-        """The summary as of ``now`` (``final``: the run has ended)."""
+        """The summary as of ``now`` (``final``: the run has ended; ``rate``: steps per second, if known)."""
         wall = max(1e-9, now - self.started_at)
         stalled = self.stalled(now)
         if total is not None and self.last_step is not None and self.last_step > total:
             total = None  # a per-epoch bar's N against a step count that runs across epochs: no total
-        rate = step_rate(intervals, points)
         eta = None
         if rate and total and self.last_step is not None and total >= self.last_step:
             eta = round((total - self.last_step) / rate, 1)
@@ -135,7 +113,7 @@ def attempt_stats(
     for a in attempts:
         applied = [redact_text(f) for f in fallbacks[: a.number - 1] if f]  # a fallback may carry a token
         applied += [r.text for r in remedies if r.attempt == a.number]
-        rate = step_rate(a.detector.intervals, a.detector.points)
+        rate = a.detector.step_rate()
         out.append(
             {
                 "attempt": a.number,
@@ -162,8 +140,8 @@ def remedy_outcomes(attempts: Sequence[Attempt], remedies: Sequence[Applied]) ->
             now_a, before = attempts[r.attempt - 1], attempts[r.attempt - 2]
             now_max, before_max = now_a.steps.max_step, before.steps.max_step
             past = now_max > before_max if now_max is not None and before_max is not None else now_a.steps.progressed
-            rate = step_rate(now_a.detector.intervals, now_a.detector.points)
-            prev = step_rate(before.detector.intervals, before.detector.points)
+            rate = now_a.detector.step_rate()
+            prev = before.detector.step_rate()
             row.update(
                 progressed_past=past,
                 steps_per_s=round(rate, 3) if rate else None,

@@ -10,16 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hangwatch.atomic import write_text_atomic
-from hangwatch.records.run import EventKind, OnHang, RunSummary
+from hangwatch.records.layout import command_name
+from hangwatch.records.run import EventKind, OnHang, RunState, RunSummary
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, stopped_exit
 from hangwatch.redact import redact_argv
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.books.accounting import attempt_stats, remedy_outcomes
 from hangwatch.supervise.books.budget import BudgetWatch
 from hangwatch.supervise.books.deadline import HOLD_S, DeadlineWatch
-from hangwatch.supervise.books.rundir import command_name
 from hangwatch.supervise.context import Every, RunContext
-from hangwatch.supervise.progress.detector import State
 
 if TYPE_CHECKING:
     from hangwatch.supervise.books.metrics import Metrics
@@ -84,9 +83,8 @@ class RunAccounts:
             attempts=len(ctx.attempts),
             exit_code=ctx.exit_code,
             final=final,
-            intervals=det.intervals if det else (),
+            rate=det.step_rate() if det else None,
             total=ctx.total()[0],
-            points=det.points if det else (),
         )
         summary = dataclasses.replace(
             summary,
@@ -155,7 +153,7 @@ class RunAccounts:
         if ctx.status.enabled and self._status.due(now):
             from hangwatch.report.banner import status_line  # on a terminal only
 
-            note = ctx.note or (ctx.probe_note if a.detector.state == State.STARTING else None)
+            note = ctx.note or (ctx.probe_note if ctx.state == RunState.STARTING else None)
             ctx.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now), note))
         if end is None and self.budget is not None:
             end = self._budget_tick(a, self.budget, now)

@@ -4,37 +4,11 @@ projection crosses it, and another when it comes back. Pure: the loop hands it e
 from __future__ import annotations
 
 import dataclasses
-import re
-import time
 from dataclasses import dataclass
-from datetime import datetime
 
-from hangwatch.errors import UsageError
 from hangwatch.records.run import RunState, RunSummary
 
-_RELATIVE = re.compile(
-    r"^\+\s*(?:(\d+(?:\.\d+)?)d)?\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*"
-    r"(?:(\d+(?:\.\d+)?)s)?$"
-)
 HOLD_S = 30.0  # a projection must stay across the deadline this long before the warning (rates are noisy)
-
-
-def parse_deadline(text: str, now: float | None = None) -> float:
-    """``+36h``, ``+2d12h``, ``+90m`` from now, or an ISO time (``2026-11-26T18:00``, local unless it says
-    its zone); unix time. UsageError otherwise."""
-    now = time.time() if now is None else now
-    raw = str(text).strip()
-    m = _RELATIVE.match(raw)
-    if raw.startswith("+") and m and any(m.groups()):
-        d, h, mins, s = (float(g) if g else 0.0 for g in m.groups())
-        return now + d * 86400 + h * 3600 + mins * 60 + s
-    try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
-    except ValueError as e:
-        raise UsageError(
-            f"--deadline {raw!r} is neither a time from now (+36h, +2d12h, +90m) nor an ISO time",
-            "Pass e.g. --deadline +36h or --deadline 2026-11-26T18:00",
-        ) from e
 
 
 def with_deadline(summary: RunSummary, deadline: float, now: float) -> RunSummary:

@@ -4,14 +4,20 @@ checkpoint filled in), and the environment with autobeat's and the remedies' set
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hangwatch.records.run import EventKind, OnHang
-from hangwatch.recover.fallback import apply_fallback, command_for_attempt
+from hangwatch.recover.fallback import apply_fallback, command_for_attempt, parse_fallback
 from hangwatch.recover.heal import HEAL_ENV, HEAL_SKIP_ENV
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.autobeat import autobeat_env
-from hangwatch.supervise.progress.checkpoints import Checkpoint, fill, fill_args, uses_checkpoint
+
+if TYPE_CHECKING:
+    from hangwatch.supervise.progress.checkpoints import Checkpoint
+
+PLACEHOLDERS = ("{checkpoint}", "{checkpoint_step}")
 
 
 @dataclass(frozen=True)
@@ -69,3 +75,34 @@ def plan_attempt(ctx: RunContext, n: int, base_env: dict[str, str]) -> LaunchPla
             ctx.rundir.event(EventKind.REMEDY, attempt=n, remedy=r.remedy, applied=r.text, cause=r.cause)
             ctx.say(f"hangwatch: attempt {n} applies {r.text} (remedy for {r.cause})")
     return LaunchPlan(argv, env, ckpt, given)
+
+
+def uses_checkpoint(text: str) -> bool:
+    """Whether a fallback or --resume-arg names the checkpoint."""
+    return any(p in text for p in PLACEHOLDERS)
+
+
+def fill(text: str, ckpt: Checkpoint | None) -> str | None:
+    """``text`` with the placeholders replaced; None when it has one and no checkpoint (or step) is known."""
+    if not uses_checkpoint(text):
+        return text
+    if ckpt is None or ("{checkpoint_step}" in text and ckpt.step is None):
+        return None
+    return text.replace("{checkpoint}", ckpt.path).replace("{checkpoint_step}", str(ckpt.step))
+
+
+def fill_args(text: str, ckpt: Checkpoint | None) -> str:
+    """A fallback's options with the placeholders replaced; an option whose value names a checkpoint that
+    is not known is left out (the rest of the fallback still applies)."""
+    kept = []
+    for name, value, eq in parse_fallback(text):
+        filled = fill(value, ckpt) if value is not None else None
+        if value is not None and filled is None:
+            continue
+        if filled is None:
+            kept.append(shlex.quote(name))
+        elif eq:
+            kept.append(shlex.quote(f"{name}={filled}"))
+        else:
+            kept += [shlex.quote(name), shlex.quote(filled)]
+    return " ".join(kept)

@@ -13,7 +13,7 @@ from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Finding
 from hangwatch.records.run import CaptureRequest, DecidedFinding, Decision, NodeLive, NodeSummary, OnHang
 from hangwatch.supervise.nodes.store import Coordinator
-from hangwatch.supervise.nodes.topology import Topology
+from hangwatch.topology import Topology
 
 NODE_SUMMARY_WAIT_S = 8.0  # beyond the capture window: how long to wait for the other nodes' summaries
 LIVE_EVERY = 10  # rounds between liveness messages (with COORD_EVERY_S 0.5 s: every 5 s)

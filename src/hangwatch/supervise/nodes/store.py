@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from hangwatch.errors import UsageError
 from hangwatch.records.run import Decision, M, Message, NodeSummary, OnHang
-from hangwatch.supervise.nodes.topology import Topology
+from hangwatch.topology import Topology
 
 log = logging.getLogger(__name__)
 PREFIX = "hangwatch"

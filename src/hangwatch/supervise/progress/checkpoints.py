@@ -1,7 +1,6 @@
 """Checkpoint hand-off: the checkpoints the job wrote (autobeat appends them to
-``<heartbeat dir>/checkpoints.jsonl``), the newest one passed to a restart through ``{checkpoint}`` and
-``{checkpoint_step}`` in ``--fallback`` arguments and environment and in ``--resume-arg``, and the steps
-a resumed attempt does again."""
+``<heartbeat dir>/checkpoints.jsonl``), and the steps a resumed attempt does again. The newest one is passed to
+a restart through ``{checkpoint}`` and ``{checkpoint_step}`` (job/plan.py)."""
 
 from __future__ import annotations
 
@@ -9,16 +8,12 @@ import json
 import logging
 import os
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hangwatch.recover.fallback import parse_fallback
-
 log = logging.getLogger(__name__)
 
-PLACEHOLDERS = ("{checkpoint}", "{checkpoint_step}")
 READ_MAX = 1 << 20  # bytes read per poll: a job saving thousands of files a second is not ours to keep up with
 
 
@@ -73,37 +68,6 @@ class CheckpointLog:
             except ValueError:
                 log.warning("ignoring a malformed line in %s", self.path)
         return out
-
-
-def uses_checkpoint(text: str) -> bool:
-    """Whether a fallback or --resume-arg names the checkpoint."""
-    return any(p in text for p in PLACEHOLDERS)
-
-
-def fill(text: str, ckpt: Checkpoint | None) -> str | None:
-    """``text`` with the placeholders replaced; None when it has one and no checkpoint (or step) is known."""
-    if not uses_checkpoint(text):
-        return text
-    if ckpt is None or ("{checkpoint_step}" in text and ckpt.step is None):
-        return None
-    return text.replace("{checkpoint}", ckpt.path).replace("{checkpoint_step}", str(ckpt.step))
-
-
-def fill_args(text: str, ckpt: Checkpoint | None) -> str:
-    """A fallback's options with the placeholders replaced; an option whose value names a checkpoint that
-    is not known is left out (the rest of the fallback still applies)."""
-    kept = []
-    for name, value, eq in parse_fallback(text):
-        filled = fill(value, ckpt) if value is not None else None
-        if value is not None and filled is None:
-            continue
-        if filled is None:
-            kept.append(shlex.quote(name))
-        elif eq:
-            kept.append(shlex.quote(f"{name}={filled}"))
-        else:
-            kept += [shlex.quote(name), shlex.quote(filled)]
-    return " ".join(kept)
 
 
 def redone_steps(previous_last: int | None, first: int | None) -> int:

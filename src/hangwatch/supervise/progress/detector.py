@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum, IntEnum
-
-from hangwatch.supervise.options import DEFAULTS
 
 
 class State(str, Enum):
@@ -39,20 +38,20 @@ class Strength(IntEnum):
     HEARTBEAT = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DetectorConfig:
-    """Thresholds; the user-facing ones default to the run's table of defaults."""
+    """Thresholds: the user-facing ones are the run's (RunConfig; supervisor.py passes them), the rest fixed."""
 
-    min_stall: float = DEFAULTS["min_stall"]
-    startup_grace: float = DEFAULTS["startup_grace"]
+    min_stall: float
+    startup_grace: float
+    max_slow: float  # how long a "slow but alive" job may be extended in total
+    history_factor: float
+    history_floor: float
+    phase_factor: float
     multiple: float = 3.0
     percentile: float = 99.0
     history: int = 256
     min_history: int = 8  # below this many intervals, the longest interval stands in for the percentile
-    max_slow: float = DEFAULTS["max_slow"]  # how long a "slow but alive" job may be extended in total
-    history_factor: float = DEFAULTS["history_factor"]
-    history_floor: float = DEFAULTS["history_floor"]
-    phase_factor: float = DEFAULTS["phase_factor"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,27 @@ RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step
 # interval), sooner than --min-stall. Only a proof of a hang decides there
 # (docs/stalls.md#what-counts-as-proof-of-a-hang).
 EARLY_LOOK_S = 15.0
+RATE_WINDOW = 20  # step intervals the rate is taken over
 EARLY_LOOK_FACTOR = 10.0
+
+
+def step_rate(intervals: Iterable[float], points: Iterable[tuple[float, int]] = ()) -> float | None:
+    """Steps per second: from the steps the newest points name (a poll may see several steps), else
+    one step per progress interval (signals without a step number). None without any."""
+    pts = list(points)
+    for i in range(len(pts) - 1, 0, -1):  # only since the counter last went back (a new epoch's bar):
+        if pts[i][1] < max(p[1] for p in pts[:i]) / 2:  # a drop by half, not a rank one step behind another
+            pts = pts[i:]
+            break
+    top, env = None, []
+    for at, step in pts:  # the running maximum: ranks beat in any order, the slowest one lags a step
+        top = step if top is None else max(top, step)
+        env.append((at, top))
+    if len(env) >= 2 and env[-1][0] > env[0][0] and env[-1][1] > env[0][1]:
+        return float(env[-1][1] - env[0][1]) / (env[-1][0] - env[0][0])
+    recent = list(intervals)[-RATE_WINDOW:]
+    total = sum(recent)
+    return len(recent) / total if recent and total > 0 else None
 
 
 class StallDetector:
@@ -178,6 +197,10 @@ class StallDetector:
         high = self.high_interval() or 0.0
         after = max(EARLY_LOOK_S, EARLY_LOOK_FACTOR * high)
         return after if after < self.threshold() else None
+
+    def step_rate(self) -> float | None:
+        """Steps per second of the signal that counts now (``step_rate``)."""
+        return step_rate(self.intervals, self.points)
 
     def median_interval(self) -> float | None:
         """The median of recent progress intervals, once there are enough of them to say."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.attempt import Attempt
-from hangwatch.supervise.books.accounting import step_rate
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.checkpoints import Checkpoint, CheckpointLog, redone_steps, save_step
 from hangwatch.supervise.progress.detector import Progress, State, Strength
@@ -85,7 +84,7 @@ class Tracker:
         start = ck.step + 1 if ck is not None and ck.step is not None and a.resume.resume_given else 1 if over else step
         redo = redone_steps(before.steps.last_global, start)
         if redo:
-            rate = step_rate(before.detector.intervals, before.detector.points)
+            rate = before.detector.step_rate()
             seconds = redo / rate if rate else 0.0
             ctx.ledger.redone_steps += redo
             ctx.ledger.redone_seconds += seconds

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.causes import Cause
 from hangwatch.records import layout
+from hangwatch.records.layout import command_name
 from hangwatch.records.run import Decision, EventKind, OnHang
 from hangwatch.recover.exitcode import (
     ExitReason,
@@ -28,9 +29,6 @@ from hangwatch.recover.exitcode import (
 )
 from hangwatch.recover.remedy import ladder
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, Outcome, Reopen
-from hangwatch.supervise.books.accounting import remedy_outcomes
-from hangwatch.supervise.books.books import RunAccounts
-from hangwatch.supervise.books.rundir import command_name
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import StallDetector, State
 from hangwatch.supervise.stall.capturing import Capturer
@@ -40,6 +38,7 @@ if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
     from hangwatch.records.incident import Finding, Incident, LastProgress
     from hangwatch.recover.heal import HealAsk
+    from hangwatch.supervise.books.books import RunAccounts
 
 # The incident records, their rendering and the diagnosis are imported when the first incident comes:
 # a job that never stalls does not pay for them when hangwatch starts.
@@ -369,11 +368,7 @@ class IncidentHandler:
         rate = s.steps_per_s or self.books.known_rate or self._attempt_rate()
         total = s.total_steps or self.books.known_total
         left = total - s.last_step if total and s.last_step is not None else None
-        measured = {
-            str(r["remedy"]): float(r["rate_vs_previous"])
-            for r in remedy_outcomes(ctx.attempts, ctx.remedies.applied)
-            if r.get("rate_vs_previous")
-        }
+        measured = {str(r["remedy"]): float(r["rate_vs_previous"]) for r in s.remedies if r.get("rate_vs_previous")}
         choice = choose(
             candidates,
             now=ctx.clock.now(),

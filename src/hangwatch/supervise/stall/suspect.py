@@ -241,7 +241,7 @@ class SuspectJudge:
                 summary=root.summary,
             )
             ctx.say(f"hangwatch: {text}")
-            from hangwatch.supervise.books.rundir import command_name
+            from hangwatch.records.layout import command_name
 
             ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} still {diagnosis.verdict.value}", text)
         return None
