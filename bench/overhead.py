@@ -1,7 +1,8 @@
 """Bench: throughput of a CPU training loop with and without `hangwatch run`, alternated.
 
-Target (issue 3): with / without >= 0.99. Each run trains for SECONDS and reports its own
-steps per second; runs alternate so drift on the machine hits both sides alike.
+Target (issue [3/5]): with / without >= 0.99, the median of the pairs' ratios (each pair runs back to back, so
+drift on the machine hits both sides alike); `hangwatch run -- true` adds <= 0.15 s. Each run trains for SECONDS
+and reports its own steps per second.
 
     python bench/overhead.py [--pairs 3] [--seconds 8]
 """
@@ -64,12 +65,17 @@ def main() -> None:
                     )
                 )
         b, w = statistics.median(bare), statistics.median(watched)
+        ratios = sorted(x / y for x, y in zip(watched, bare, strict=True))  # each pair ran back to back
+        r = statistics.median(ratios)
         print(f"without hangwatch: median {b:.1f} steps/s  {[f'{x:.1f}' for x in bare]}")
         print(f"with hangwatch:    median {w:.1f} steps/s  {[f'{x:.1f}' for x in watched]}")
-        print(f"ratio with/without: {w / b:.3f} (target >= 0.99)")
-        ok = w / b >= 0.99
+        print(
+            f"ratio with/without: median of the pairs {r:.3f} ({ratios[0]:.3f} to {ratios[-1]:.3f}; of the medians "
+            f"{w / b:.3f}); target >= 0.99"
+        )
+        ok = r >= 0.99
     added = _start_and_exit(args.starts, args.baseline_src)
-    print("PASS" if ok and added <= 0.2 else "UNDER TARGET")
+    print("PASS" if ok and added <= 0.15 else "UNDER TARGET")
 
 
 def _start_and_exit(runs: int, baseline_src: str | None) -> float:
@@ -110,7 +116,7 @@ def _start_and_exit(runs: int, baseline_src: str | None) -> float:
     added = statistics.median(times["this tree"]) - bare
     if "baseline" in times:
         print(f"added start+exit, this tree / baseline: {added / (statistics.median(times['baseline']) - bare):.2f}")
-    print(f"added start+exit: {added:.3f} s (target <= 0.2 s)")
+    print(f"added start+exit: {added:.3f} s (target <= 0.15 s)")
     return added
 
 

@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
     from hangwatch.records.incident import Finding
 
-HEAL_ENV = "HANGWATCH_HEAL"  # how many workers the job may replace in place (the hook reads it)
-HEAL_SKIP_ENV = "HANGWATCH_HEAL_SKIP"  # the samples earlier attempts left out (JSON: dataset key -> indices)
 HEALABLE = frozenset({Cause.DATALOADER_WORKER_STUCK, Cause.DATALOADER_WORKER_SLOW})
 ANSWER_S = 15.0  # the job answers within about a second while it waits for a batch; ending the worker takes <= 4 s
 

@@ -28,6 +28,8 @@ AUTOBEAT_DIR = Path(hangwatch.__file__).resolve().parent / "_autobeat"
 # the first is set, and neither when the user set either. 2000 is NCCL's documented size.
 FLIGHT_BUFFER = "2000"
 FLIGHT_VARS = ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
+HEAL_ENV = "HANGWATCH_HEAL"  # how many workers the job may replace in place (--on-hang heal; the hook reads it)
+HEAL_SKIP_ENV = "HANGWATCH_HEAL_SKIP"  # the samples earlier attempts left out (JSON: dataset key -> indices)
 
 
 def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, flight: bool = True) -> dict[str, str]:

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 
 from hangwatch.records.run import EventKind, OnHang
 from hangwatch.recover.fallback import apply_fallback, command_for_attempt, parse_fallback
-from hangwatch.recover.heal import HEAL_ENV, HEAL_SKIP_ENV
 from hangwatch.supervise.context import RunContext
-from hangwatch.supervise.job.autobeat import autobeat_env
+from hangwatch.supervise.job.autobeat import HEAL_ENV, HEAL_SKIP_ENV, autobeat_env
 
 if TYPE_CHECKING:
     from hangwatch.supervise.progress.checkpoints import Checkpoint

@@ -13,6 +13,7 @@ grow with how much a job prints.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict, deque
@@ -161,6 +162,7 @@ def _int(raw: bytes) -> int:
     return int(raw.replace(b",", b"").replace(b"_", b""))
 
 
+@functools.lru_cache(maxsize=256)  # every poll reads the newest records twice (movement, counter), and again later
 def parse_record(record: bytes) -> tuple[bytes, tuple[Field, ...]]:
     """(template, fields) of one record: the words with numbers masked, and each number."""
     text = TIME.sub(b" ~ ", record[:MAX_RECORD])  # not a word: times leave no name and no template token
