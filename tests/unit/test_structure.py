@@ -148,3 +148,63 @@ def test_supervises_rooms_import_along_at_most_half_of_their_pairs():
         possible,
         sorted(str(sorted(map(str, p))) for p in pairs),
     )
+
+
+def _imports_by_place(path: Path) -> tuple[set[str], list[tuple[int, set[str]]]]:
+    """A module's hangwatch imports at its top (not under TYPE_CHECKING), and those inside its functions (line,
+    modules)."""
+    tree = ast.parse(path.read_text())
+    skipped = {  # typing only, or a package's lazy re-exports (its ``__getattr__``)
+        id(m)
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))
+        or (isinstance(n, ast.FunctionDef) and n.name == "__getattr__")
+        for m in ast.walk(n)
+    }
+    in_function = {
+        id(m)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        for m in ast.walk(n)
+        if m is not n
+    }
+    top: set[str] = set()
+    local: list[tuple[int, set[str]]] = []
+    for n in ast.walk(tree):
+        if id(n) in skipped or not isinstance(n, ast.ImportFrom) or not (n.module or "").startswith("hangwatch"):
+            continue
+        module = n.module or ""
+        subs = {f"{module}.{a.name}" for a in n.names} & MODULES.keys()
+        targets = (subs | ({module} if len(subs) < len(n.names) else set())) & MODULES.keys()
+        if id(n) in in_function:
+            local.append((n.lineno, targets))
+        else:
+            top |= targets
+    return top, local
+
+
+def test_an_import_inside_a_function_defers_a_module_its_own_module_does_not_load():
+    """Imports inside functions keep `hangwatch run` and `import hangwatch` light (docs/architecture.md#imports):
+    each must defer a module that importing its own module does not already load (its top-level imports, their
+    top-level imports, and the packages above each); one that defers nothing belongs at the top."""
+    places = {m: _imports_by_place(p) for m, p in MODULES.items()}
+
+    def loaded(module: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [module]
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                parts = m.split(".")
+                todo += [*places[m][0], *({".".join(parts[:i]) for i in range(1, len(parts))} & MODULES.keys())]
+        return seen
+
+    pointless = [
+        f"{MODULES[m].relative_to(SRC)}:{line} imports {sorted(targets)}"
+        for m, (_, local) in places.items()
+        for line, targets in local
+        if targets and targets <= loaded(m)
+    ]
+    assert sum(len(local) for _, local in places.values()) > 50  # it reads what it claims to
+    assert not pointless, pointless

@@ -23,6 +23,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.alignment import Call, Skew, align
 from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where, log_of, rank_progress_text
+from hangwatch.diagnose.raised import raised_by
 from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, innermost_user, size_text
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, Role
@@ -353,8 +354,6 @@ def _missing_where(
     if v is None or t is None or ctx is None:
         r = (remote or {}).get(rank)
         if r is None:
-            from hangwatch.diagnose.raised import raised_by
-
             x = raised_by(log_of(ctx), rank) if ctx is not None else None
             if x is not None:  # it printed its traceback and is gone
                 return x.where(0, rank), f"is gone: it {x.text()}", None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose.raised import first_cause
+from hangwatch.records.evidence import Evidence
 from hangwatch.records.gpu import KernelEvent
 from hangwatch.records.incident import Finding, Where
 from hangwatch.signatures import (
@@ -161,7 +162,6 @@ def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None, known_pid
         return []
     from hangwatch.diagnose.context import Context
     from hangwatch.diagnose.gpu import kernel_rule
-    from hangwatch.records.evidence import Evidence
 
     ev = Evidence(
         target_pid=pid or 0,

@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.records.run import EventKind, OnHang
 from hangwatch.recover.exitcode import (
     END_STATE,
@@ -343,7 +344,6 @@ class Supervisor:
         remove_loader_records(ctx.rundir.heartbeat_dir)  # a killed attempt's: never read as the new one's
         job = self.launcher(plan.argv, plan.env, ctx.intake.on_chunk)
         now = ctx.clock.now()
-        from hangwatch.capture.cgroup import cgroup_oom_kills
 
         det = StallDetector(
             DetectorConfig(

@@ -16,8 +16,8 @@ from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, stopped_exit
 from hangwatch.redact import redact_argv
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.books.accounting import attempt_stats, remedy_outcomes
-from hangwatch.supervise.books.budget import BudgetWatch
-from hangwatch.supervise.books.deadline import HOLD_S, DeadlineWatch
+from hangwatch.supervise.books.budget import BudgetWatch, over_budget_text
+from hangwatch.supervise.books.deadline import HOLD_S, DeadlineWatch, with_deadline
 from hangwatch.supervise.context import Every, RunContext
 
 if TYPE_CHECKING:
@@ -104,7 +104,6 @@ class RunAccounts:
         )
         if ctx.cfg.deadline is None:
             return summary
-        from hangwatch.supervise.books.deadline import with_deadline
 
         return with_deadline(summary, ctx.cfg.deadline, ctx.clock.now())
 
@@ -189,7 +188,6 @@ class RunAccounts:
                     "progress bar in the log, which may not be the training's. Pass --total-steps N."
                 )
             return None
-        from hangwatch.supervise.books.budget import over_budget_text
 
         text = over_budget_text(self.summary(final=False), budget.budget) or f"over the ${budget.budget:.2f} budget"
         status = stopped_exit(ExitReason.OVER_BUDGET, f"stopped over budget ({text})")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.causes import Cause
+from hangwatch.errors import CaptureError
 from hangwatch.records import layout
 from hangwatch.records.layout import command_name
 from hangwatch.records.run import Decision, EventKind, OnHang
@@ -277,7 +278,6 @@ class IncidentHandler:
         this node's restart policy made of the decision."""
         from hangwatch.diagnose import Diagnosis, diagnose
         from hangwatch.diagnose.assemble import build_incident
-        from hangwatch.errors import CaptureError
         from hangwatch.records.incident import Action, Finding
 
         ctx, det, now = self.ctx, a.detector, self.ctx.clock.now()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hangwatch.causes import Cause
 from hangwatch.errors import CaptureError
+from hangwatch.records.layout import command_name
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.attempt import Attempt, Declare, Extend, Hold, Outcome, Report
 from hangwatch.supervise.context import RunContext
@@ -241,7 +242,6 @@ class SuspectJudge:
                 summary=root.summary,
             )
             ctx.say(f"hangwatch: {text}")
-            from hangwatch.records.layout import command_name
 
             ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} still {diagnosis.verdict.value}", text)
         return None
