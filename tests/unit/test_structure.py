@@ -208,3 +208,44 @@ def test_an_import_inside_a_function_defers_a_module_its_own_module_does_not_loa
     ]
     assert sum(len(local) for _, local in places.values()) > 50  # it reads what it claims to
     assert not pointless, pointless
+
+
+# What the run's context shares: services every collaborator calls (they guard their own state), and records.
+CONTEXT_SERVICES = {"cfg", "clock", "rundir", "notifier", "output", "status", "intake", "policy", "remedies", "wake"}
+MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard"}
+
+
+def test_each_record_the_run_shares_has_one_writer():
+    """Every field of the run's context that is state, not a service (the attempts, checkpoints, hangs, the run's
+    end, the ledger's counts...), is assigned or changed in one module of supervise/ only."""
+
+    def on_context(n: ast.expr) -> bool:
+        return (isinstance(n, ast.Name) and n.id == "ctx") or (isinstance(n, ast.Attribute) and n.attr == "ctx")
+
+    writers: dict[str, set[str]] = {}
+    for path in sorted((SRC / "supervise").rglob("*.py")):
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.Assign | ast.Delete):
+                targets = list(n.targets)
+            elif isinstance(n, ast.AugAssign | ast.AnnAssign):
+                targets = [n.target]
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS:
+                targets = [n.func.value]
+            else:
+                continue
+            for target in [x for t in targets for x in ([*t.elts] if isinstance(t, ast.Tuple) else [t])]:
+                t = target
+                while isinstance(t, ast.Subscript):
+                    t = t.value
+                if not isinstance(t, ast.Attribute):
+                    continue
+                if on_context(t.value) and t.attr not in CONTEXT_SERVICES:
+                    name = t.attr
+                elif isinstance(t.value, ast.Attribute) and t.value.attr == "ledger" and on_context(t.value.value):
+                    name = f"ledger.{t.attr}"
+                else:
+                    continue
+                writers.setdefault(name, set()).add(str(path.relative_to(SRC)))
+    assert {"attempts", "exit_status", "ledger.heals"} <= writers.keys()  # it reads what it claims to
+    shared = {name: sorted(files) for name, files in writers.items() if len(files) > 1}
+    assert not shared, shared

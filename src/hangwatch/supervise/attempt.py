@@ -173,11 +173,13 @@ class StartupProbes:
 
     next_probe_at: float = float("inf")  # the next startup probe, while no progress signal has come
     still_probes: int = 0  # startup probes in a row that found nothing moving
+    note: str | None = None  # the newest probe's finding, for the status line
 
 
 @dataclass
 class Suspicion:
-    """What the suspect round has found and said about this attempt (stall/suspect.py and capturing.py)."""
+    """What the suspect round has found and said about this attempt (stall/suspect.py writes it; the loop clears
+    its note and wait when progress comes, and its note when the attempt is declared hung)."""
 
     capture_retry_at: float = 0.0  # after a failed capture, the next try waits until then
     waiting_reported: bool = False  # a `waiting` incident (peers at rendezvous) was written
@@ -185,6 +187,7 @@ class Suspicion:
     slow_reported: set[tuple[str, str]] = field(default_factory=set)  # (cause, file:function) of `slow` incidents
     slow_noted_at: float | None = None  # the newest `slow` incident or note: repeated at most every 10 minutes
     looked_at: float | None = None  # the last progress whose stall had its first look (once per stall)
+    note: str | None = None  # alive or waiting without progress: what, and until when (status, ls, watch)
     # (cause, file:function) -> (the stall: its last progress, the proof of work a capture measured there)
     worked: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
 

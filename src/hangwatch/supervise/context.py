@@ -55,29 +55,36 @@ class Every:
 
 @dataclass
 class RunContext:
-    """One run's shared state. Attempts run one at a time; the newest is ``attempts[-1]``."""
+    """One run's shared state. Attempts run one at a time; the newest is ``attempts[-1]``.
 
+    Three kinds of field, each record with one writer (tests/unit/test_structure.py checks it): the settings,
+    never written; the run's services, which every collaborator calls and which guard their own state (the run
+    directory, output.log, the status line, notifications, the progress intake, the ledger's methods, the
+    restart policy and remedies); and the records, each written by the module named beside it. What belongs to
+    one attempt lives in the ``Attempt`` (attempt.py)."""
+
+    # the settings
     cfg: RunConfig
     clock: Clock
+    # the services
     rundir: RunDir
     notifier: Notifier
     output: OutputLog
     status: StatusLine
     intake: ProgressIntake
-    ledger: Ledger
+    ledger: Ledger  # its counts: incidents and heals by stall/act.py, steps and redone work by progress/tracking.py
     policy: RestartPolicy
     remedies: RemedyPlan
-    hangs: list[Hang]  # hangs of this run and of earlier runs in the same run directory (a requeue)
-    attempts: list[Attempt] = field(default_factory=list)
-    checkpoints: list[Checkpoint] = field(default_factory=list)  # what the job saved, oldest first
-    incident_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (cause, verdict) -> incidents
-    nodes: NodeCoordination | None = None
-    note: str | None = None  # alive or waiting without progress: what, and until when (status, ls, watch)
-    probe_note: str | None = None  # the newest startup probe's finding, for the status line
-    final_state: RunState | None = None  # set once the run has ended
-    exit_status: ExitStatus | None = None  # why the run ended (the exit-code contract)
-    exit_code: int | None = None
-    doing: str = "watching"  # what the loop is doing now, in words, for the watchdog's event (``busy``)
+    # the records
+    hangs: list[Hang]  # stall/act.py: hangs of this run and of earlier runs in the same directory (a requeue)
+    attempts: list[Attempt] = field(default_factory=list)  # the loop
+    checkpoints: list[Checkpoint] = field(default_factory=list)  # progress/tracking.py: what the job saved
+    incident_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # stall/act.py: (cause, verdict)
+    nodes: NodeCoordination | None = None  # nodes/round.py, once connected
+    final_state: RunState | None = None  # the loop: set once the run has ended
+    exit_status: ExitStatus | None = None  # the loop: why the run ended (the exit-code contract)
+    exit_code: int | None = None  # the loop
+    doing: str = "watching"  # ``busy``: what the loop is doing now, in words, for the watchdog's event
     wake: threading.Event = field(default_factory=threading.Event)  # cuts the loop's wait short
 
     @property

@@ -119,8 +119,10 @@ def take_progress(ctx: RunContext, tracker: Tracker, a: Attempt, intake: Intake)
     heartbeat declared."""
     det = a.detector
     for p in intake.signals:
-        was = det.state
-        tracker.took(a, p, was, det.progress(p))
+        was, counted = det.state, det.progress(p)
+        if counted:  # what the suspect round said of the stall is over
+            a.suspicion.note, a.suspicion.waiting_since = None, None
+        tracker.took(a, p, was, counted)
     det.set_phase(intake.phase, intake.phase_deadline, intake.phase_started, ctx.clock.now())
 
 
@@ -147,6 +149,7 @@ def apply(acts: IncidentHandler, a: Attempt, outcome: Outcome) -> AttemptEnd | N
         return outcome
     if isinstance(outcome, Declare):
         det.declare_hung()
+        a.suspicion.note = None
         return apply(acts, a, acts.declare(outcome.judgement))
     if isinstance(outcome, Extend):
         det.extend(outcome.at, outcome.bound)
@@ -336,7 +339,6 @@ class Supervisor:
         ctx, cfg = self.ctx, self.cfg
         plan = plan_attempt(ctx, n, self.base_env)
         ctx.intake.new_attempt()
-        ctx.probe_note = ctx.note = None
         ctx.output.flush()
         log_offset = ctx.output.written
         self.gpu.setup()

@@ -92,7 +92,7 @@ class RunAccounts:
             attempt_stats=attempt_stats(ctx.attempts, [f.args for f in ctx.cfg.fallbacks], ctx.remedies.applied),
             budget_usd=ctx.cfg.budget,
             last_progress_at=None if last is None else round(last, 3),
-            note=ctx.note,
+            note=ctx.attempts[-1].suspicion.note if ctx.attempts else None,
             history=det.history_summary() if det is not None else None,
             checkpoint=ctx.checkpoints[-1].to_dict() if ctx.checkpoints else None,
             host=os.uname().nodename,
@@ -152,7 +152,7 @@ class RunAccounts:
         if ctx.status.enabled and self._status.due(now):
             from hangwatch.report.banner import status_line  # on a terminal only
 
-            note = ctx.note or (ctx.probe_note if ctx.state == RunState.STARTING else None)
+            note = a.suspicion.note or (a.startup.note if ctx.state == RunState.STARTING else None)
             ctx.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now), note))
         if end is None and self.budget is not None:
             end = self._budget_tick(a, self.budget, now)

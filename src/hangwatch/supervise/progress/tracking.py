@@ -121,8 +121,6 @@ class Tracker:
                 a.steps.saw_step(p.step)
             return
         ctx.ledger.saw(int(p.strength))
-        ctx.note = None
-        a.suspicion.waiting_since = None
         if p.strength > Strength.OUTPUT:
             a.steps.progressed = True  # a banner line is not progress for the restart policy
         if p.step is not None:

@@ -216,7 +216,6 @@ class IncidentHandler:
 
         a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
         ctx, det, root = self.ctx, a.detector, diagnosis.root
-        ctx.note = None
         if ctx.ledger.stall_open_since is None:  # a stall a heal did not end is the same stall
             ctx.ledger.open_stall(det.last.at if det.last else a.started_at)
         if a.action == OnHang.HEAL:

@@ -133,7 +133,7 @@ class StartupProbe:
 
         decision = startup_decision(diagnosis, moved, a.startup.still_probes, what_moves(evidence), early)
         a.startup.still_probes = decision.still
-        ctx.probe_note = f"probed at {since:.0f} s, {decision.note}"
+        a.startup.note = f"probed at {since:.0f} s, {decision.note}"
         ctx.rundir.event(
             EventKind.PROBE,
             attempt=a.number,

@@ -214,7 +214,7 @@ class SuspectJudge:
             f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
             f"Giving it {det.threshold():.0f} s more; {when} ({basis})."
         )
-        ctx.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
+        a.suspicion.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
         key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
         if stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall and key not in a.suspicion.slow_reported:
             a.suspicion.slow_reported.add(key)
@@ -260,7 +260,7 @@ class SuspectJudge:
         if waited >= timeout:
             return Declare(j.revised(past_rendezvous_timeout(diagnosis, waited, timeout), waited))
         when = f"hung at {wall_clock_text(until)} ({until - now:.0f} s from now) if the peers have not joined"
-        ctx.note = f"waiting for peers for {waited:.0f} s; {when}"
+        a.suspicion.note = f"waiting for peers for {waited:.0f} s; {when}"
         report = None
         if not a.suspicion.waiting_reported and waited >= ctx.cfg.min_stall:
             a.suspicion.waiting_reported = True
