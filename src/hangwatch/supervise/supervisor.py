@@ -86,7 +86,7 @@ from hangwatch.supervise.stall.suspect import SuspectJudge
 log = logging.getLogger(__name__)
 
 PAUSE_GAP_S = 5.0  # a wait of POLL_S that took this much longer: the loop was paused, not slow
-POLL_S = 0.5
+POLL_S = 0.25
 SCAN_EVERY_S = 2.0
 FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
