@@ -27,8 +27,8 @@ from pathlib import Path
 from hangwatch.capture import capture_job
 from hangwatch.capture import waits as capture_waits
 from hangwatch.diagnose import engine
-from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.graph import build_graph
+from hangwatch.diagnose.scene import Scene
 from hangwatch.records.evidence import Evidence, Role
 
 HERE = Path(__file__).parent
@@ -74,12 +74,12 @@ def _seventeen(ev: Evidence) -> Evidence:
 def _diagnosis(ev: Evidence, runs: int) -> tuple[float, float, float]:
     with_graph = _median_ms(lambda: engine.diagnose(ev), runs)
     saved = engine._graph
-    engine._graph = lambda ctx: None  # type: ignore[assignment]  # the baseline: the rules alone
+    engine._graph = lambda scene: None  # type: ignore[assignment]  # the baseline: the rules alone
     try:
         rules_only = _median_ms(lambda: engine.diagnose(ev), runs)
     finally:
         engine._graph = saved  # type: ignore[assignment]
-    graph_only = _median_ms(lambda: build_graph(Context.of(ev)), runs)
+    graph_only = _median_ms(lambda: build_graph(Scene.of(ev)), runs)
     return with_graph, rules_only, graph_only
 
 

@@ -69,10 +69,10 @@ def claim_problems(ev, findings) -> list[str]:
     """Claims in findings that no measured fact backs: "stuck" of a process that is not blocked, spinning or
     stopped; "never returns" without a proof of a hang; "holds" of a lock holder neither proven (a frame, the
     kernel) nor said to be inferred ("most likely")."""
-    from hangwatch.diagnose.context import Context
+    from hangwatch.diagnose.scene import Scene
     from hangwatch.diagnose.views import Activity, activity
 
-    ctx = Context.of(ev)
+    scene = Scene.of(ev)
     out = []
     for f in findings:
         text = f.summary
@@ -83,7 +83,7 @@ def claim_problems(ev, findings) -> list[str]:
             named = int(text.split("child pid ")[1].split(",")[0])
         elif " is stuck" in text or " are stuck" in text:
             named = f.where.pid if f.where else None
-        v = ctx.view(named) if named is not None else None
+        v = scene.view(named) if named is not None else None
         if v is not None and activity(v) not in (Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED):
             out.append(f"{f.cause}: 'stuck' of pid {named}, which is {activity(v).value}: {text}")
         if (

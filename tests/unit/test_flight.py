@@ -246,12 +246,12 @@ def test_a_recorder_without_frames_takes_the_line_from_the_ranks_own_stack():
     dist_peer.py:33, recorded); a rank whose stack is elsewhere gets no line rather than a wrong one."""
     from hangwatch.capture.flight import RawDump, parse_dump
     from hangwatch.diagnose.collectives import rank_collectives
-    from hangwatch.diagnose.context import Context
+    from hangwatch.diagnose.scene import Scene
     from hangwatch.evidence_io import evidence_from_dict
 
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
     ev = evidence_from_dict(json.loads((fixture / "distributed_peer_stuck_names_culprit_rank.json").read_text()))
-    views = {v.info.rank: v for v in Context.of(ev).views if v.info.rank is not None and v.role.value == "rank"}
+    views = {v.info.rank: v for v in Scene.of(ev).views if v.info.rank is not None and v.role.value == "rank"}
     bare = json.loads(_dump([(1, "all_reduce", True, ""), (2, "all_reduce", False, "scheduled")]))
     for e in bare["entries"]:
         del e["frames"]

@@ -212,7 +212,7 @@ def test_peer_stuck_cites_each_ranks_last_progress():
 def test_a_rule_that_raises_fails_loudly_in_strict_mode_and_is_skipped_otherwise(monkeypatch):
     ev = evidence_from_dict(json.loads(next(FIXTURES.glob("*.json")).read_text()))
 
-    def broken(ctx):
+    def broken(scene):
         raise RuntimeError("rule bug")
 
     with pytest.raises(RuntimeError, match="rule bug"):

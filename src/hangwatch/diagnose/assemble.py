@@ -7,9 +7,9 @@ import time
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.collectives import collective_rows
-from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.dataloader import held_batch
 from hangwatch.diagnose.engine import Diagnosis
+from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import ProcessView, build_views, own_frames
 from hangwatch.records.evidence import Evidence, Frame
 from hangwatch.records.incident import Action, FrameRecord, Incident, LastProgress, ProcessRecord, ThreadRecord
@@ -84,6 +84,6 @@ def build_incident(
         remedy=remedy,
         gpu=ev.gpu,
         kernel=ev.kernel,
-        collectives=collective_rows(Context.of(ev)),
+        collectives=collective_rows(Scene.of(ev)),
         graph=diagnosis.graph.to_dict() if diagnosis.graph is not None and diagnosis.graph.edges else None,
     )

@@ -7,9 +7,9 @@ from dataclasses import replace
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import LoopMotion, loop_motion
 from hangwatch.diagnose.output import buffered_stdout
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.records.evidence import Frame, LocalsRead, Role
 from hangwatch.records.incident import Finding, Verdict
@@ -23,11 +23,11 @@ from hangwatch.signatures import (
 )
 
 
-def busy_loop_rule(ctx: Context) -> list[Hit]:
+def busy_loop_rule(scene: Scene) -> list[Hit]:
     """code.busy_loop: a process spinning at high CPU in the same user frames."""
     hits = []
-    workers_handled = {w.pid for m, _ in ctx.loader_waiters() for w in ctx.workers_of(m.pid)}
-    for v in ctx.views:
+    workers_handled = {w.pid for m, _ in scene.loader_waiters() for w in scene.workers_of(m.pid)}
+    for v in scene.views:
         if v.pid in workers_handled:
             continue  # the DataLoader rule explains a spinning worker, with its main process
         if v.stdout_grew:
@@ -225,10 +225,10 @@ def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
     )
 
 
-def deadlock_rule(ctx: Context) -> list[Hit]:
+def deadlock_rule(scene: Scene) -> list[Hit]:
     """code.deadlock: threads waiting on locks, events or queues that nothing will release."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         if v.role == Role.DATALOADER_WORKER or not v.has_stacks or (v.cpu_percent or 0.0) > 5.0:
             continue
         main = v.main_thread
@@ -312,13 +312,13 @@ def deadlock_rule(ctx: Context) -> list[Hit]:
     return hits
 
 
-def exit_wait_rule(ctx: Context) -> list[Hit]:
+def exit_wait_rule(scene: Scene) -> list[Hit]:
     """code.deadlock at exit: the program's main code has ended (the interpreter is in
     ``threading._shutdown``, joining its non-daemon threads) and a thread it joins never ends: a monitor
     polling for a stop event nobody will set, an uploader waiting forever. Nothing but that thread's own
     code runs any more, so what it waits for comes from nowhere."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         main = v.main_thread
         if (
             main is None

@@ -21,9 +21,9 @@ from typing import Any
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.alignment import Call, Skew, align
-from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where, log_of, rank_progress_text
 from hangwatch.diagnose.raised import raised_by
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, innermost_user, size_text
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, Role
@@ -273,25 +273,25 @@ def _what(p: Pending) -> str:
     return f"{p.op} #{p.seq} ({size}{p.line or 'no frame recorded'})"
 
 
-def _ranks(ctx: Context) -> dict[int, ProcessView]:
+def _ranks(scene: Scene) -> dict[int, ProcessView]:
     out = {
         v.info.rank: v
-        for v in ctx.views
+        for v in scene.views
         if v.role in (Role.RANK, Role.MAIN, Role.CHILD) and v.info.rank is not None and v.ev.flight is not None
     }
     return {r: v for r, v in out.items() if r is not None}
 
 
-def flight_rule(ctx: Context) -> list[Hit]:
+def flight_rule(scene: Scene) -> list[Hit]:
     """distributed.*: from every local rank's flight recorder."""
-    views = _ranks(ctx)
+    views = _ranks(scene)
     if len(views) < 2:
         return []
     ranks = [rank_collectives(r, v.ev.flight, v) for r, v in sorted(views.items()) if v.ev.flight is not None]
     stall = analyze(ranks)
     if stall is None:
         return []
-    return [explain(stall, views, ctx)]
+    return [explain(stall, views, scene)]
 
 
 def _recorded_where(p: Pending | None, v: ProcessView | None, rank: int) -> Where | None:
@@ -340,7 +340,7 @@ def remote_info(summary: dict[str, Any], node: int | None = None) -> Remote:
 
 
 def _missing_where(
-    ctx: Context | None,
+    scene: Scene | None,
     views: dict[int, ProcessView],
     rank: int,
     remote: dict[int, Remote] | None = None,
@@ -351,10 +351,10 @@ def _missing_where(
 
     v = views.get(rank)
     t = v.main_thread if v is not None else None
-    if v is None or t is None or ctx is None:
+    if v is None or t is None or scene is None:
         r = (remote or {}).get(rank)
         if r is None:
-            x = raised_by(log_of(ctx), rank) if ctx is not None else None
+            x = raised_by(log_of(scene), rank) if scene is not None else None
             if x is not None:  # it printed its traceback and is gone
                 return x.where(0, rank), f"is gone: it {x.text()}", None
             return None, "is not on this node", None
@@ -363,7 +363,7 @@ def _missing_where(
             f"is {r.text}" if r.text.startswith("in ") else r.text,
             CulpritState(r.activity, r.fact, r.proof),
         )
-    where, detail = culprit_where(ctx, v, t)
+    where, detail = culprit_where(scene, v, t)
     doing = (
         f"is at {detail.removeprefix('in ')}"
         if detail.startswith("in ")
@@ -371,17 +371,17 @@ def _missing_where(
         if detail.startswith("its DataLoader worker")
         else f"is {detail}"
     )
-    return where, doing, culprit_state(ctx, v, t, limit_s)
+    return where, doing, culprit_state(scene, v, t, limit_s)
 
 
 def explain(
-    stall: Stall, views: dict[int, ProcessView], ctx: Context | None, remote: dict[int, Remote] | None = None
+    stall: Stall, views: dict[int, ProcessView], scene: Scene | None, remote: dict[int, Remote] | None = None
 ) -> Hit:
     """One finding from what the recorders say (``views``: the ranks captured on this node, for where the
     missing ranks are; ``remote``: what the other nodes said of theirs). Where the ranks' calls went different
     ways before the collective they wait in (or a majority shows who went another way there), that is the
     finding: the line where it went wrong, not the line where it shows."""
-    hit = _explain_wait(stall, views, ctx, remote)
+    hit = _explain_wait(stall, views, scene, remote)
     skew = stall.skew
     if skew is None or hit.finding.cause == Cause.DISTRIBUTED_STRAGGLER:
         return hit  # a rank that still works is not judged by what its recorder has not reached yet
@@ -453,7 +453,7 @@ def _site_where(rank: int, call: Call, views: dict[int, ProcessView]) -> Where |
 
 
 def _explain_wait(
-    stall: Stall, views: dict[int, ProcessView], ctx: Context | None, remote: dict[int, Remote] | None
+    stall: Stall, views: dict[int, ProcessView], scene: Scene | None, remote: dict[int, Remote] | None
 ) -> Hit:
     """The finding from the collective the ranks wait in: who never entered it, a mismatch there, or none
     completing it."""
@@ -523,17 +523,17 @@ def _explain_wait(
             Verdict.HUNG,
         )
     lead = stall.missing[0]
-    where, doing, state = _missing_where(ctx, views, lead, remote, p.timeout_s)
+    where, doing, state = _missing_where(scene, views, lead, remote, p.timeout_s)
     details = []
     for r in stall.missing:
-        _, d, _ = _missing_where(ctx, views, r, remote)
+        _, d, _ = _missing_where(scene, views, r, remote)
         details.append(f"rank {r} last completed #{stall.done_by_missing.get(r, 0)} and {d}")
     ev.append("; ".join(details))
     if state is not None and state.fact:
         ev.append(state.fact)
     ev.append(f"{ranks_label(stall.missing)} never entered it")
-    if ctx is not None:
-        progress = rank_progress_text(ctx.evidence)
+    if scene is not None:
+        progress = rank_progress_text(scene.evidence)
         if progress:
             ev.append(progress)
     who = ranks_label(stall.missing).capitalize()
@@ -599,10 +599,10 @@ def _explain_wait(
 
 
 # --- the per-rank table an incident shows --------------------------------------------------------------------------
-def collective_rows(ctx: Context) -> tuple[CollectiveRow, ...]:
+def collective_rows(scene: Scene) -> tuple[CollectiveRow, ...]:
     """Per process group, the ranks with the same last entered and last completed collective, in one row each
     (ranks merged into ranges, as at 256 ranks)."""
-    views = _ranks(ctx)
+    views = _ranks(scene)
     rows: dict[tuple[str, str, str, str], list[int]] = {}
     for r, v in sorted(views.items()):
         record = v.ev.flight

@@ -4,26 +4,26 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import describe
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import COMPILE_FIX
 
 
-def compile_rule(ctx: Context) -> list[Hit]:
+def compile_rule(scene: Scene) -> list[Hit]:
     """compile.in_progress: torch.compile / inductor / Triton compiling (alive), or a compile that stopped."""
     hits = []
-    compilers = [v for v in ctx.views if v.role == Role.COMPILE_WORKER]
+    compilers = [v for v in scene.views if v.role == Role.COMPILE_WORKER]
     busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > 5.0 or c.state == "R"]
-    for v in ctx.views:
+    for v in scene.views:
         if v.role in (Role.COMPILE_WORKER, Role.DATALOADER_WORKER, Role.LAUNCHER):
             continue
         t = v.main_thread
         if t is None or not t.any_frame(sg.is_compile_frame):
             continue
         own_kids = [
-            c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in {k.pid for k in ctx.children(v.pid)}
+            c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in {k.pid for k in scene.children(v.pid)}
         ]
         active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
         frame = t.user_frame

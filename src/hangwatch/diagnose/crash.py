@@ -160,8 +160,8 @@ def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None, known_pid
     """What the kernel log says about the crash: an Xid, an OOM kill's victim, an NFS server gone."""
     if not kernel:
         return []
-    from hangwatch.diagnose.context import Context
     from hangwatch.diagnose.gpu import kernel_rule
+    from hangwatch.diagnose.scene import Scene
 
     ev = Evidence(
         target_pid=pid or 0,
@@ -174,7 +174,7 @@ def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None, known_pid
         kernel=kernel,
         known_pids=(*((pid,) if pid else ()), *known_pids),
     )
-    return [h.finding for h in kernel_rule(Context(ev, []))]
+    return [h.finding for h in kernel_rule(Scene(ev, []))]
 
 
 def _signal_name(code: int) -> str | None:

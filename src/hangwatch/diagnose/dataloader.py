@@ -15,8 +15,8 @@ from pathlib import Path
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.loops import loop_motion
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     Activity,
@@ -175,12 +175,12 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     return ev
 
 
-def shutdown_rule(ctx: Context) -> list[Hit]:
+def shutdown_rule(scene: Scene) -> list[Hit]:
     """dataloader.shutdown: a process whose main thread is in torch's own ending of its DataLoader workers. A
     bounded wait (each worker joined for up to 5 s, then terminated): seen on an H100 as 10 s of silence at the
     exit of a healthy job with two persistent pinned-memory workers, which a short --min-stall called hung."""
     hits: list[Hit] = []
-    for v in ctx.views:
+    for v in scene.views:
         t = v.main_thread
         if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or t is None:
             continue
@@ -188,7 +188,7 @@ def shutdown_rule(ctx: Context) -> list[Hit]:
         if i is None or not any("/multiprocessing/" in f.file for f in t.frames[:i]):
             continue  # only a worker's join is bounded (the pin-memory thread's join has no timeout)
         at = t.frames[i]
-        workers = ctx.workers_of(v.pid)
+        workers = scene.workers_of(v.pid)
         bound = 2 * sg.WORKER_JOIN_S * max(1, len(workers))
         fact = (
             f"{v.label()} is in torch's DataLoader worker shutdown ({describe(at)}): each worker is joined for up "
@@ -215,11 +215,11 @@ def shutdown_rule(ctx: Context) -> list[Hit]:
     return hits
 
 
-def dataloader_rule(ctx: Context) -> list[Hit]:
+def dataloader_rule(scene: Scene) -> list[Hit]:
     """dataloader.*: the main process waits for a batch; which worker is stuck, died, or lost it."""
     hits: list[Hit] = []
-    for main, mt in ctx.loader_waiters():
-        workers = ctx.workers_of(main.pid)
+    for main, mt in scene.loader_waiters():
+        workers = scene.workers_of(main.pid)
         states = {w.pid: (worker_state(w.main_thread) if w.main_thread else "unknown") for w in workers}
         waiting_at = innermost_user(mt.frames)
         waits = f"{main.label()} waits for a DataLoader batch at {describe(waiting_at)}"
@@ -606,15 +606,15 @@ def _batch_lost(
     )
 
 
-def fork_rule(ctx: Context) -> list[Hit]:
+def fork_rule(scene: Scene) -> list[Hit]:
     """Forked children outside DataLoader (plain multiprocessing.Process, pools) blocked on an inherited lock."""
     hits = []
-    loader_workers = {w.pid for m, _ in ctx.loader_waiters() for w in ctx.workers_of(m.pid)}
-    for v in ctx.views:
+    loader_workers = {w.pid for m, _ in scene.loader_waiters() for w in scene.workers_of(m.pid)}
+    for v in scene.views:
         t = v.main_thread
         if v.pid in loader_workers or t is None or not t.has_stack:
             continue
-        parent = ctx.view(v.info.ppid)
+        parent = scene.view(v.info.ppid)
         ev = fork_lock_suspect(v, t, parent)
         if ev:
             frame = t.user_frame

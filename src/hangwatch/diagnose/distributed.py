@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.dataloader import busy_frames, worker_state
 from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.raised import job_log, raised_by
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import (
     Activity,
     ProcessView,
@@ -41,17 +41,17 @@ def _rendezvous(t: ThreadView) -> Frame | None:
     return next((f for f in t.frames if sg.is_rendezvous_frame(f)), None)
 
 
-def _ranks(ctx: Context) -> list[ProcessView]:
-    ranks = [v for v in ctx.views if v.role == Role.RANK and v.info.rank is not None]
+def _ranks(scene: Scene) -> list[ProcessView]:
+    ranks = [v for v in scene.views if v.role == Role.RANK and v.info.rank is not None]
     if not ranks:
-        ranks = [v for v in ctx.views if v.role == Role.MAIN and v.info.rank is not None]
+        ranks = [v for v in scene.views if v.role == Role.MAIN and v.info.rank is not None]
     return sorted(ranks, key=lambda v: v.info.rank or 0)
 
 
-def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, str]:
+def culprit_where(scene: Scene, v: ProcessView, t: ThreadView) -> tuple[Where, str]:
     """Where a culprit rank really is: its own user frame, or its stuck DataLoader worker's."""
     if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
-        for w in ctx.workers_of(v.pid):
+        for w in scene.workers_of(v.pid):
             wt = w.main_thread
             if wt is not None and worker_state(wt) == "busy":
                 frame = innermost_explaining(busy_frames(wt))
@@ -62,7 +62,7 @@ def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, s
         others = [u for u in v.user_threads if u.user_frame is not None]
         if others:
             u = others[0]
-            raised = raised_by(log_of(ctx), v.info.rank) if v.info.rank is not None else None
+            raised = raised_by(log_of(scene), v.info.rank) if v.info.rank is not None else None
             after = f" after it {raised.text()}" if raised is not None else ""
             return v.where(u, u.user_frame), (
                 f"exiting{after}, and waits for its non-daemon thread '{u.name}' in {describe(u.user_frame)}"
@@ -78,9 +78,9 @@ def culprit_where(ctx: Context, v: ProcessView, t: ThreadView) -> tuple[Where, s
     return v.where(t, frame), f"in {describe(frame)}"
 
 
-def log_of(ctx: Context) -> str:
+def log_of(scene: Scene) -> str:
     """The job's output the capture holds."""
-    return job_log([p.output_tail for p in ctx.evidence.processes])
+    return job_log([p.output_tail for p in scene.evidence.processes])
 
 
 def _groups_text(groups: dict[str, list[int]]) -> str:
@@ -151,14 +151,16 @@ class CulpritState:
     proof: Proof | None = None
 
 
-def culprit_state(ctx: Context, v: ProcessView, t: ThreadView, limit_s: float | None = None) -> CulpritState:
+def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | None = None) -> CulpritState:
     """How a rank that is not in the collective is: working (bytes, CPU with a moving stack, a loop walking
     its data, output, or its DataLoader worker working), stuck (blocked, spinning, stopped: itself or the
     DataLoader worker it waits for), or only waking or asleep: on a timer that ends after ``limit_s`` (when the
     others give up on their collective, the process group's timeout) a sleep is a proven hang."""
     subject, st = v, t
     if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
-        busy = [w for w in ctx.workers_of(v.pid) if w.main_thread is not None and worker_state(w.main_thread) == "busy"]
+        busy = [
+            w for w in scene.workers_of(v.pid) if w.main_thread is not None and worker_state(w.main_thread) == "busy"
+        ]
         if busy and busy[0].main_thread is not None:
             subject, st = busy[0], busy[0].main_thread
     motion = loop_motion(subject.locals_of(st.tid), subject.runs_alone(st)) if st.spinning else None
@@ -214,12 +216,12 @@ STUCK = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
 DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "gloo": 1800.0}  # init_process_group's defaults (torch 2.x)
 
 
-def _collective_limit(ctx: Context) -> float | None:
+def _collective_limit(scene: Scene) -> float | None:
     """How long the ranks that wait may wait at most: the longest timeout of a collective a rank's recorder
     shows it waiting in (None without a recorder). The longest: a sleep is a proven hang only past every wait."""
     limits = [
         e.timeout_ms / 1000
-        for v in ctx.views
+        for v in scene.views
         if v.ev.flight is not None
         for e in v.ev.flight.entries
         if not e.done and e.timeout_ms
@@ -231,19 +233,19 @@ def _proven(p: Proof | None) -> bool:
     return p is not None and p.kind == ProofKind.HANG
 
 
-def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
+def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
     culprits = sorted(g.elsewhere)
-    limit = _collective_limit(ctx)
-    states = {r: culprit_state(ctx, g.by_rank[r], g.elsewhere[r], limit) for r in culprits}
+    limit = _collective_limit(scene)
+    states = {r: culprit_state(scene, g.by_rank[r], g.elsewhere[r], limit) for r in culprits}
     stuck = [r for r in culprits if states[r].activity in STUCK or _proven(states[r].proof)]
     lead = stuck[0] if stuck else culprits[0]
     first = g.by_rank[lead]
-    where, detail = culprit_where(ctx, first, g.elsewhere[lead])
+    where, detail = culprit_where(scene, first, g.elsewhere[lead])
     ev = [_groups_text(g.groups), f"rank {lead} (pid {first.pid}) {detail}"]
     for r in culprits:
         if states[r].fact:
             ev.append(f"rank {r}: {states[r].fact}")
-    progress = rank_progress_text(ctx.evidence)
+    progress = rank_progress_text(scene.evidence)
     if progress:
         ev.append(progress)
     missing = _missing_ranks(g.world, g.by_rank)
@@ -300,18 +302,18 @@ def _peer_stuck(ctx: Context, g: RankGroups) -> Hit:
     )
 
 
-def _peer_missing(ctx: Context, g: RankGroups) -> Hit:
+def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
     """Every rank here waits in a collective; the ranks it waits for are not here: they exited
     (crashed) or run on another node. A zombie child of the launcher tells which; the traceback a missing
     rank printed tells why, and where."""
     missing = _missing_ranks(g.world, g.by_rank)
-    zombies = [v for v in ctx.views if v.state == "Z"]
+    zombies = [v for v in scene.views if v.state == "Z"]
     victim = g.by_rank[min(g.in_coll)]
     ev = [_groups_text(g.groups), f"WORLD_SIZE={g.world}; ranks not running on this node: {missing}"]
     if zombies:
         ev.append("exited processes of the job (zombies): " + ", ".join(f"pid {z.pid}" for z in zombies[:4]))
     pid = zombies[0].pid if zombies else victim.pid
-    raised = next(((r, x) for r in missing if (x := raised_by(log_of(ctx), r)) is not None), None)
+    raised = next(((r, x) for r in missing if (x := raised_by(log_of(scene), r)) is not None), None)
     where = Where(pid=pid, rank=missing[0], tid=None, file=None, line=None, function=None)
     why = (
         "exited (crashed?) and will never arrive."
@@ -441,9 +443,9 @@ def rendezvous_facts(v: ProcessView, waited_s: float) -> tuple[str, list[str], t
     return what, ev, fix
 
 
-def _rendezvous_wait(ctx: Context, g: RankGroups) -> Hit | None:
+def _rendezvous_wait(scene: Scene, g: RankGroups) -> Hit | None:
     waiting = [v for r, v in sorted(g.by_rank.items()) if r in g.in_rdzv]
-    waiting += [v for v in _setup_waiters(ctx) if v.info.rank is None]
+    waiting += [v for v in _setup_waiters(scene) if v.info.rank is None]
     if not waiting:
         return None
     v = waiting[0]
@@ -451,7 +453,7 @@ def _rendezvous_wait(ctx: Context, g: RankGroups) -> Hit | None:
     if t is None:
         return None
     frame = innermost_user(t.frames)
-    waited = max(0.0, ctx.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
+    waited = max(0.0, scene.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
     what, facts, fix = rendezvous_facts(v, waited)
     ev = [_groups_text(g.groups)] if g.groups else [f"{v.label()} in {describe(innermost_explaining(t.frames))}"]
     if g.world:
@@ -474,11 +476,11 @@ def _rendezvous_wait(ctx: Context, g: RankGroups) -> Hit | None:
     )
 
 
-def _setup_waiters(ctx: Context) -> list[ProcessView]:
+def _setup_waiters(scene: Scene) -> list[ProcessView]:
     """Processes that are not ranks by their environment (a plain `python train.py` calling
     init_process_group(rank=..., world_size=...)) waiting at process-group setup."""
     out = []
-    for v in ctx.views:
+    for v in scene.views:
         t = v.main_thread
         if (
             v.role in (Role.MAIN, Role.CHILD)
@@ -491,24 +493,24 @@ def _setup_waiters(ctx: Context) -> list[ProcessView]:
     return out
 
 
-def distributed_rule(ctx: Context) -> list[Hit]:
+def distributed_rule(scene: Scene) -> list[Hit]:
     """distributed.*: ranks in a collective while the culprit is elsewhere, missing, or never joined."""
-    ranks = _ranks(ctx)
+    ranks = _ranks(scene)
     g = _classify(ranks)
     hits: list[Hit] = []
     if g.in_coll and g.elsewhere:
-        hits.append(_peer_stuck(ctx, g))
+        hits.append(_peer_stuck(scene, g))
     elif g.in_coll and _missing_ranks(g.world, g.by_rank):
-        hits.append(_peer_missing(ctx, g))
+        hits.append(_peer_missing(scene, g))
     elif len(g.in_coll) >= 2:
         hit = _diverged(g)
         if hit is not None:
             hits.append(hit)
     if not g.in_coll:
-        hit = _rendezvous_wait(ctx, g)
+        hit = _rendezvous_wait(scene, g)
         if hit is not None:
             hits.append(hit)
-    hits.extend(_launcher_rendezvous(ctx, ranks))
+    hits.extend(_launcher_rendezvous(scene, ranks))
     return hits
 
 
@@ -518,19 +520,19 @@ def _missing_ranks(world: int | None, by_rank: dict[int, ProcessView]) -> list[i
     return [r for r in range(world) if r not in by_rank]
 
 
-def _launcher_rendezvous(ctx: Context, ranks: list[ProcessView]) -> list[Hit]:
+def _launcher_rendezvous(scene: Scene, ranks: list[ProcessView]) -> list[Hit]:
     """torchrun itself waiting in elastic rendezvous (another node never came), before any rank exists."""
     if ranks:
         return []
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         t = v.main_thread
         if v.role != Role.LAUNCHER or t is None or not t.has_stack:
             continue
         f = _rendezvous(t)
         if f is None:
             continue
-        waited = max(0.0, ctx.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
+        waited = max(0.0, scene.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
         what, facts, fix = rendezvous_facts(v, waited)
         hits.append(
             Hit(

@@ -11,7 +11,6 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
-from hangwatch.diagnose.context import Context, Hit, Rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
@@ -21,6 +20,7 @@ from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
+from hangwatch.diagnose.scene import Hit, Rule, Scene
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.records.evidence import Evidence, Role
@@ -73,24 +73,24 @@ STRICT_ENV = "HANGWATCH_STRICT_RULES"
 
 def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     """Run every rule on the evidence; the verdict comes from the findings, else from the samples."""
-    ctx = Context.of(ev)
+    scene = Scene.of(ev)
     hits: list[Hit] = []
     for rule in rules:
         try:
-            hits.extend(rule(ctx))
+            hits.extend(rule(scene))
         except Exception:  # a broken rule must not hide what the others found
             if os.environ.get(STRICT_ENV):
                 raise  # tests: a rule that raises fails the test instead of passing by omission
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
-    graph = _graph(ctx)
+    graph = _graph(scene)
     if graph is not None:
         hits = [_follow_chain(h, graph) for h in hits]
     hits = rank(hits)
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
-        verdict, findings = _verdict_from_activity(ctx), (_unknown(ctx),)
-    return Diagnosis(verdict, annotate(findings, verdict, ctx), graph)
+        verdict, findings = _verdict_from_activity(scene), (_unknown(scene),)
+    return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
 
 
 def _place(h: Hit) -> tuple[str, int] | None:
@@ -117,9 +117,9 @@ def rank(hits: list[Hit]) -> list[Hit]:
     return sorted(hits, key=key)
 
 
-def _graph(ctx: Context) -> WaitGraph | None:
+def _graph(scene: Scene) -> WaitGraph | None:
     try:
-        return build_graph(ctx)
+        return build_graph(scene)
     except Exception:  # the graph adds to the rules; a fault in it must not hide what they found
         if os.environ.get(STRICT_ENV):
             raise
@@ -167,21 +167,21 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
 ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."
 
 
-def _primary(ctx: Context) -> ProcessView | None:
+def _primary(scene: Scene) -> ProcessView | None:
     order = (Role.MAIN, Role.RANK, Role.CHILD, Role.LAUNCHER, Role.ORPHAN, Role.DATALOADER_WORKER)
     for role in order:
-        for v in ctx.views:
+        for v in scene.views:
             if v.role == role and v.info.is_python and v.has_stacks:
                 return v
-    return ctx.views[0] if ctx.views else None
+    return scene.views[0] if scene.views else None
 
 
 def what_moves(ev: Evidence) -> str | None:
     """What in the job still moves, or will by itself, in words; None when nothing does. A startup
     probe counts towards "nothing moves, N probes in a row" only when this is None, whatever the
     rules named (a rank downloading while the others wait at a barrier is not still)."""
-    ctx = Context.of(ev)
-    for v in ctx.views:  # every process, whatever its role: a wget child counts as much as main
+    scene = Scene.of(ev)
+    for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
         if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
             return f"{v.label()} used {v.cpu_text()}"
         if v.moved_data or (v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > 0:
@@ -195,9 +195,9 @@ def what_moves(ev: Evidence) -> str | None:
     return None
 
 
-def _verdict_from_activity(ctx: Context) -> Verdict:
+def _verdict_from_activity(scene: Scene) -> Verdict:
     """Without a named cause the samples decide: anything moving means the job is not hung."""
-    for v in ctx.views:
+    for v in scene.views:
         if v.stdout_grew:
             return Verdict.PROGRESSING
         t = v.main_thread
@@ -208,22 +208,22 @@ def _verdict_from_activity(ctx: Context) -> Verdict:
             and ((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT)
         ):
             return Verdict.PROGRESSING
-    if any((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT for v in ctx.views):
+    if any((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT for v in scene.views):
         return Verdict.SLOW
     if any(
         v.role in (Role.MAIN, Role.RANK) and (v.moved_data or any(t.woke_often for t in v.threads if t.has_stack))
-        for v in ctx.views
+        for v in scene.views
     ):
         return Verdict.SLOW  # waking again and again (a retry or poll loop), or moving data: alive
-    if any((v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > IO_ACTIVE_BYTES for v in ctx.views):
+    if any((v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > IO_ACTIVE_BYTES for v in scene.views):
         return Verdict.SLOW  # e.g. a checkpoint written to slow storage: moving, only slowly
-    if any(v.work is not None for v in ctx.views):
+    if any(v.work is not None for v in scene.views):
         return Verdict.SLOW  # bytes moving in any process of the job (a thread of it reading a slow disk)
     return Verdict.HUNG
 
 
-def _unknown(ctx: Context) -> Finding:
-    v = _primary(ctx)
+def _unknown(scene: Scene) -> Finding:
+    v = _primary(scene)
     if v is None:
         return Finding(Cause.UNKNOWN, 0.1, "Nothing of the job could be captured.", None, (), UNKNOWN_FIX)
     t = v.main_thread
@@ -239,7 +239,7 @@ def _unknown(ctx: Context) -> Finding:
             ev.append(f"the main thread woke {t.wakeups} times in {v.duration_s:.1f} s (a sleep, poll or retry loop)")
     # No rule names the wait, but a measured fact may still say the job works (a thread reading a slow disk
     # while main waits on its queue): work is never bounded by the step history, only by --max-slow.
-    works = next((w.work for w in ctx.views if w.work is not None), None)
+    works = next((w.work for w in scene.views if w.work is not None), None)
     if works is not None:
         ev.append(works)
     return Finding(

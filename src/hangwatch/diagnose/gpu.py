@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import ProcessView, innermost_explaining
 from hangwatch.records.evidence import Role
 from hangwatch.records.gpu import GpuDevice, GpuEvidence, KernelEvent
@@ -30,18 +30,18 @@ def _clock(at: float | None) -> str:
     return time.strftime("%H:%M:%S", time.localtime(at)) if at else "(no time)"
 
 
-def _main(ctx: Context) -> ProcessView | None:
+def _main(scene: Scene) -> ProcessView | None:
     for role in (Role.MAIN, Role.RANK, Role.CHILD):
-        for v in ctx.views:
+        for v in scene.views:
             if v.role == role:
                 return v
-    return ctx.views[0] if ctx.views else None
+    return scene.views[0] if scene.views else None
 
 
-def _where(ctx: Context, pid: int | None) -> Where | None:
+def _where(scene: Scene, pid: int | None) -> Where | None:
     """Where the process the kernel names is (else the main process): its main thread's own line."""
-    v = ctx.view(pid) if pid is not None else None
-    v = v or _main(ctx)
+    v = scene.view(pid) if pid is not None else None
+    v = v or _main(scene)
     if v is None:
         return None
     t = v.main_thread
@@ -53,9 +53,9 @@ def _where(ctx: Context, pid: int | None) -> Where | None:
     )
 
 
-def _job_pids(ctx: Context) -> set[int]:
+def _job_pids(scene: Scene) -> set[int]:
     """Every pid of the job: captured now, or seen by the supervisor (kernel lines name dead victims)."""
-    return {v.pid for v in ctx.views} | set(ctx.evidence.known_pids)
+    return {v.pid for v in scene.views} | set(scene.evidence.known_pids)
 
 
 def _bus(text: str | None) -> str | None:
@@ -71,13 +71,13 @@ def informational(e: KernelEvent) -> bool:
     return (e.kind == "xid" and e.code in INFO_XIDS) or "nonfatal" in e.text.lower().replace("-", "")
 
 
-def attributable(ctx: Context, e: KernelEvent) -> bool:
+def attributable(scene: Scene, e: KernelEvent) -> bool:
     """Whether a kernel line is about this job: it names one of its pids, or a GPU it holds memory on,
     or (a dead GPU, naming no process) the job's GPUs are not known. Other lines are evidence only:
     another user's fault must never get this job killed."""
     if e.pid is not None:
-        return e.pid in _job_pids(ctx)
-    gpu = ctx.evidence.gpu
+        return e.pid in _job_pids(scene)
+    gpu = scene.evidence.gpu
     ours = {_bus(d.bus_id) for d in job_devices(gpu)} if gpu else set()
     if e.device is not None and ours - {None}:
         return _bus(e.device) in ours
@@ -85,7 +85,7 @@ def attributable(ctx: Context, e: KernelEvent) -> bool:
     return fatal
 
 
-def _fault(ctx: Context, e: KernelEvent) -> Hit:
+def _fault(scene: Scene, e: KernelEvent) -> Hit:
     """gpu.fault from one kernel line."""
     who = f" (pid {e.pid}{', ' + e.name if e.name else ''})" if e.pid else ""
     dev = f" on {e.device}" if e.device else ""
@@ -95,7 +95,7 @@ def _fault(ctx: Context, e: KernelEvent) -> Hit:
         summary = f"The kernel log has NVIDIA Xid {e.code}{dev}{who} at {_clock(e.at)}: {meaning}."
         hardware = e.code in HARDWARE_XIDS
         fix = sg.GPU_HARDWARE_FIX if hardware or e.code not in sg.XID_APP_FAULTS else sg.GPU_APP_FAULT_FIX
-        ours = e.pid is not None and ctx.view(e.pid) is not None  # the fault names a process of this job
+        ours = e.pid is not None and scene.view(e.pid) is not None  # the fault names a process of this job
         confidence = 0.97 if e.code == 79 else 0.93 if hardware or ours else 0.88
     elif e.kind == "sxid":
         summary = f"The kernel log has an NVSwitch SXid {e.code}{dev} at {_clock(e.at)}: the GPU fabric failed."
@@ -107,19 +107,19 @@ def _fault(ctx: Context, e: KernelEvent) -> Hit:
         summary = f"The amdgpu driver reported a fault at {_clock(e.at)}: {e.text[:160]}"
         fix, confidence = sg.AMDGPU_FIX, 0.9
     ev = (f"kernel log: {e.text[:300]}",)
-    return Hit(Finding(Cause.GPU_FAULT, confidence, summary, _where(ctx, e.pid), ev, fix), Verdict.HUNG)
+    return Hit(Finding(Cause.GPU_FAULT, confidence, summary, _where(scene, e.pid), ev, fix), Verdict.HUNG)
 
 
-def kernel_rule(ctx: Context) -> list[Hit]:
+def kernel_rule(scene: Scene) -> list[Hit]:
     """gpu.fault (Xid, SXid, fallen off the bus, amdgpu faults and hogged-CPU warnings), memory.oom
     (the OOM killer's victim), io.storage_wait (an NFS server not responding, a hung task of the job)."""
-    events = tuple(e for e in ctx.evidence.kernel if not informational(e))
+    events = tuple(e for e in scene.evidence.kernel if not informational(e))
     hits: list[Hit] = []
-    faults = [e for e in events if e.kind in ("xid", "sxid", "fell_off_bus", "amdgpu_fault") and attributable(ctx, e)]
+    faults = [e for e in events if e.kind in ("xid", "sxid", "fell_off_bus", "amdgpu_fault") and attributable(scene, e)]
     if faults:
         # The most severe, then the newest: Xid 79 says more than the Xid 45 cleanup after it.
-        worst = max(faults, key=lambda e: (_fault(ctx, e).finding.confidence, e.at or 0.0))
-        hit = _fault(ctx, worst)
+        worst = max(faults, key=lambda e: (_fault(scene, e).finding.confidence, e.at or 0.0))
+        hit = _fault(scene, worst)
         more = [f"kernel log: {e.text[:200]}" for e in faults if e is not worst][-4:]
         hits.append(Hit(replace(hit.finding, evidence=hit.finding.evidence + tuple(more)), hit.verdict))
     hogs = [e for e in events if e.kind == "amdgpu_hog"]
@@ -133,21 +133,21 @@ def kernel_rule(ctx: Context) -> list[Hit]:
                     f"The amdgpu driver's work ({e.name}) hogged a CPU {len(hogs)} time(s) since the job started: "
                     "the ROCm "
                     "driver is struggling, and forked DataLoader workers are known to hang with it.",
-                    _where(ctx, None),
+                    _where(scene, None),
                     tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]),
                     sg.AMDGPU_FIX,
                 ),
                 Verdict.HUNG,
             )
         )
-    hits.extend(_oom(ctx, [e for e in events if e.kind == "oom_kill"]))
-    hits.extend(_storage(ctx, events))
+    hits.extend(_oom(scene, [e for e in events if e.kind == "oom_kill"]))
+    hits.extend(_storage(scene, events))
     return hits
 
 
-def _oom(ctx: Context, kills: list[KernelEvent]) -> list[Hit]:
+def _oom(scene: Scene, kills: list[KernelEvent]) -> list[Hit]:
     """memory.oom when the victim was a process of this job (others' kills are evidence only)."""
-    pids = _job_pids(ctx)
+    pids = _job_pids(scene)
     ours = [e for e in kills if e.pid in pids]
     if not ours:
         return []
@@ -157,10 +157,10 @@ def _oom(ctx: Context, kills: list[KernelEvent]) -> list[Hit]:
         "DataLoader worker or a rank gone this way leaves the rest waiting."
     )
     ev = tuple(f"kernel log: {k.text[:250]}" for k in ours[-3:])
-    return [Hit(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(ctx, None), ev, sg.OOM_FIX), Verdict.HUNG)]
+    return [Hit(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(scene, None), ev, sg.OOM_FIX), Verdict.HUNG)]
 
 
-def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
+def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
     hits = []
     down: dict[str, KernelEvent] = {}
     for e in events:
@@ -168,7 +168,7 @@ def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
             down[e.name] = e
         elif e.kind == "nfs_ok" and e.name:
             down.pop(e.name, None)
-    d_state = [v for v in ctx.views if v.state == "D" or any(t.last.state == "D" for t in v.threads)]
+    d_state = [v for v in scene.views if v.state == "D" or any(t.last.state == "D" for t in v.threads)]
     for server, e in down.items() if d_state else ():  # no process waiting in the kernel: evidence only
         summary = (
             f"The NFS server {server} stopped answering at {_clock(e.at)} and has not come back; "
@@ -181,14 +181,14 @@ def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
                     Cause.IO_STORAGE_WAIT,
                     0.88,
                     summary,
-                    _where(ctx, d_state[0].pid),
+                    _where(scene, d_state[0].pid),
                     tuple(ev),
                     sg.NFS_FIX + sg.STORAGE_FIX[:1],
                 ),
                 Verdict.HUNG,
             )
         )
-    pids = _job_pids(ctx)
+    pids = _job_pids(scene)
     for e in events:
         if e.kind == "hung_task" and e.pid in pids:
             hits.append(
@@ -198,7 +198,7 @@ def _storage(ctx: Context, events: tuple[KernelEvent, ...]) -> list[Hit]:
                         0.75,
                         f"The kernel reports pid {e.pid} ({e.name}) of the job blocked in an uninterruptible wait at "
                         f"{_clock(e.at)} (a storage or driver call that does not return).",
-                        _where(ctx, e.pid),
+                        _where(scene, e.pid),
                         (f"kernel log: {e.text[:250]}",),
                         sg.STORAGE_FIX,
                     ),
@@ -237,21 +237,21 @@ def busy_devices(gpu: GpuEvidence) -> list[GpuDevice]:
     ]
 
 
-def _in_collective(ctx: Context) -> bool:
+def _in_collective(scene: Scene) -> bool:
     return any(
         t.has_stack and any(sg.at(f, sg.C10D_PY, sg.COLLECTIVES) for f in t.frames)
-        for v in ctx.views
+        for v in scene.views
         for t in v.threads
     )
 
 
-def gpu_activity_rule(ctx: Context) -> list[Hit]:
+def gpu_activity_rule(scene: Scene) -> list[Hit]:
     """A GPU busy for the whole window while nothing progresses: a long kernel (gpu.long_kernel, alive until
     --max-slow), at working power or at idle power (one kernel spinning: a silent stall if it never ends,
     which one window cannot tell). Ranks in a collective are left to the distributed rule (NCCL busy-waits
     at 100%)."""
-    gpu = ctx.evidence.gpu
-    if gpu is None or _in_collective(ctx):
+    gpu = scene.evidence.gpu
+    if gpu is None or _in_collective(scene):
         return []
     busy = busy_devices(gpu)
     if not busy:
@@ -270,7 +270,7 @@ def gpu_activity_rule(ctx: Context) -> list[Hit]:
         f"{names}: utilization {util}, {power}",
         *(f"GPU {x.index} throttled: {', '.join(x.throttle_reasons)}" for x in busy if x.throttle_reasons),
     )
-    where = _where(ctx, None)
+    where = _where(scene, None)
     # Busy at idle power: one kernel spins (a kernel waiting on a flag, or one small block working alone).
     # Measured on an H200: torch.cuda._sleep, a finite spin of one thread, drew 124 W of 700 W at 100%,
     # the same as the idle GPU holding a context; a kernel that will never end looks the same. Power
@@ -299,7 +299,7 @@ def gpu_activity_rule(ctx: Context) -> list[Hit]:
     ]
 
 
-def annotate(findings: tuple[Finding, ...], verdict: Verdict, ctx: Context) -> tuple[Finding, ...]:
+def annotate(findings: tuple[Finding, ...], verdict: Verdict, scene: Scene) -> tuple[Finding, ...]:
     """Add to the root cause what the GPUs and the kernel log say that decided nothing: all GPUs idle
     while hung (the host side is stuck), busy under a collective (NCCL busy-waits: 100% is not work),
     kernel lines that are not this job's or only informational."""
@@ -308,10 +308,10 @@ def annotate(findings: tuple[Finding, ...], verdict: Verdict, ctx: Context) -> t
     root = findings[0]
     extra = [
         f"kernel log (not attributed to this job, or informational): {e.text[:160]}"
-        for e in ctx.evidence.kernel
-        if e.kind != "nfs_ok" and (informational(e) or not _decided(ctx, e))
+        for e in scene.evidence.kernel
+        if e.kind != "nfs_ok" and (informational(e) or not _decided(scene, e))
     ][-2:]
-    gpu = ctx.evidence.gpu
+    gpu = scene.evidence.gpu
     line = None
     if gpu is None or verdict != Verdict.HUNG:
         pass
@@ -333,12 +333,12 @@ def annotate(findings: tuple[Finding, ...], verdict: Verdict, ctx: Context) -> t
     return (replace(root, evidence=(*root.evidence, *extra)), *findings[1:])
 
 
-def _decided(ctx: Context, e: KernelEvent) -> bool:
+def _decided(scene: Scene, e: KernelEvent) -> bool:
     """Whether kernel_rule turned this line into a finding."""
     if e.kind in ("xid", "sxid", "fell_off_bus", "amdgpu_fault"):
-        return attributable(ctx, e)
+        return attributable(scene, e)
     if e.kind == "amdgpu_hog":
         return True
     if e.kind in ("oom_kill", "hung_task"):
-        return e.pid in _job_pids(ctx)
+        return e.pid in _job_pids(scene)
     return False

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.context import Context
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
+from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, process_state
 from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
 from hangwatch.records.evidence import LockHolder, Role
@@ -227,7 +227,7 @@ def _holder_node(h: LockHolder) -> Node:
     )
 
 
-def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
+def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = []
     t = v.main_thread
@@ -236,7 +236,7 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     me = _pid_id(v.pid)
     at = describe(innermost_user(t.frames))
     if v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER) and (v.cpu_percent or 0.0) <= 5.0 and waits_for_child(v):
-        for k in waited_children(ctx, v):
+        for k in waited_children(scene, v):
             out.append(
                 (
                     Edge(
@@ -249,8 +249,8 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                     None,
                 )
             )
-    if ctx.waits_for_batch(v):
-        for worker in ctx.workers_of(v.pid):
+    if scene.waits_for_batch(v):
+        for worker in scene.workers_of(v.pid):
             out.append(
                 (
                     Edge(
@@ -295,7 +295,7 @@ def _edges_of(ctx: Context, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         for h in holders:
             if h.pid == v.pid:
                 continue
-            node = None if h.in_job and ctx.view(h.pid) is not None else _holder_node(h)
+            node = None if h.in_job and scene.view(h.pid) is not None else _holder_node(h)
             if w.kind == "pipe":
                 words = f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end"
             elif w.kind == "socket":
@@ -335,10 +335,10 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
     return out
 
 
-def build_graph(ctx: Context) -> WaitGraph:
+def build_graph(scene: Scene) -> WaitGraph:
     """The wait-for graph of one look, with each waiting process's chain followed to its end."""
     nodes: dict[str, Node] = {}
-    for v in ctx.views:
+    for v in scene.views:
         m = process_state(v)
         parked = (
             m.state == "blocked"
@@ -364,15 +364,15 @@ def build_graph(ctx: Context) -> WaitGraph:
     nodes[PERSON] = Node(PERSON, "a person at the terminal", "person", "nobody is known to be typing")
     out_edges: dict[str, list[Edge]] = {}
     edges: list[Edge] = []
-    for v in ctx.views:
-        for edge, holder in _edges_of(ctx, v):
+    for v in scene.views:
+        for edge, holder in _edges_of(scene, v):
             if holder is not None and holder.id not in nodes:
                 nodes[holder.id] = holder
             if edge.holder not in nodes:
                 continue
             edges.append(edge)
             out_edges.setdefault(edge.waiter, []).append(edge)
-    chains = tuple(c for v in ctx.views if (c := _follow(_pid_id(v.pid), nodes, out_edges)) is not None)
+    chains = tuple(c for v in scene.views if (c := _follow(_pid_id(v.pid), nodes, out_edges)) is not None)
     used = {e.waiter for e in edges} | {e.holder for e in edges}
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)
 

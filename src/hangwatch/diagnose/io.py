@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Verdict
@@ -37,10 +37,10 @@ def _network_thread(v: ProcessView) -> ThreadView | None:
     return next((t for t in v.user_threads if _in_network(t)), None)
 
 
-def network_wait_rule(ctx: Context) -> list[Hit]:
+def network_wait_rule(scene: Scene) -> list[Hit]:
     """io.network_wait: blocked in a socket or HTTP call."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         if v.role in (Role.LAUNCHER,):
             continue
         t = _network_thread(v)
@@ -95,10 +95,10 @@ NETWORK_FS_WCHANS = ("rpc_wait_bit_killable", "nfs", "fuse", "cifs", "smb", "lus
 DISK_WCHANS = ("io_schedule", "folio_wait", "wait_on_page", "blk_", "jbd2", "ext4", "xfs", "btrfs")
 
 
-def storage_wait_rule(ctx: Context) -> list[Hit]:
+def storage_wait_rule(scene: Scene) -> list[Hit]:
     """io.storage_wait: uninterruptible disk or network-filesystem waits, or file I/O that stopped."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         if not v.ev.samples or any(s.state != "D" for s in v.ev.samples):
             continue
         moved = (v.delta("read_bytes") or 0) + (v.delta("write_bytes") or 0)

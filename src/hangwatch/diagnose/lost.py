@@ -18,7 +18,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture.proc import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import Activity, ProcessView, ThreadView, activity, describe, innermost_user
 from hangwatch.records.evidence import VanishedProcess
 from hangwatch.records.incident import Finding, Verdict
@@ -97,7 +97,7 @@ def _no_handler(v: ProcessView) -> Hit | None:
 EXECUTOR_MANAGER = ("concurrent/futures/process.py", "wait_result_broken_or_wakeup")
 
 
-def _executor_without_workers(ctx: Context, v: ProcessView) -> Hit | None:
+def _executor_without_workers(scene: Scene, v: ProcessView) -> Hit | None:
     """A ProcessPoolExecutor's caller waits on a future, and the executor has no worker process: its manager
     thread, idle in its wait for a result, a wake-up or a worker's exit for the whole window, starts workers
     only when a task is submitted (the caller is waiting, not submitting) or a worker exits (none is left).
@@ -116,8 +116,8 @@ def _executor_without_workers(ctx: Context, v: ProcessView) -> Hit | None:
     )
     if manager is None or not manager.idle_throughout:
         return None
-    workers = [c for c in ctx.children(v.pid) if not any(h in " ".join(c.info.cmdline) for h in MP_HELPERS)]
-    if workers or any(g.ppid == v.pid and g.gone_at >= ctx.evidence.started_at for g in ctx.evidence.vanished):
+    workers = [c for c in scene.children(v.pid) if not any(h in " ".join(c.info.cmdline) for h in MP_HELPERS)]
+    if workers or any(g.ppid == v.pid and g.gone_at >= scene.evidence.started_at for g in scene.evidence.vanished):
         return None
     frame = innermost_user(t.frames)
     fact = (
@@ -148,13 +148,13 @@ def _executor_without_workers(ctx: Context, v: ProcessView) -> Hit | None:
     )
 
 
-def lost_work_rule(ctx: Context) -> list[Hit]:
+def lost_work_rule(scene: Scene) -> list[Hit]:
     """The main process waits for a pool's results and nobody will hand it the one it waits for: the pool's
     result handler has exited, or every pool worker is idle, waiting for work, and one of its workers
     vanished (the supervisor saw it go) or, for ``inspect``, was replaced (inferred)."""
     hits = []
-    for v in ctx.views:
-        no_workers = _executor_without_workers(ctx, v)
+    for v in scene.views:
+        no_workers = _executor_without_workers(scene, v)
         if no_workers is not None:
             hits.append(no_workers)
             continue
@@ -164,14 +164,14 @@ def lost_work_rule(ctx: Context) -> list[Hit]:
         if gone_handler is not None:
             hits.append(gone_handler)
             continue
-        kids = [c for c in ctx.children(v.pid) if c.info.is_python]
+        kids = [c for c in scene.children(v.pid) if c.info.is_python]
         if not kids or any(activity(k) != Activity.IDLE for k in kids):
             continue  # a worker still works (or is stuck on its own): not lost work
         t = v.main_thread
         if t is None:
             continue
         frame = innermost_user(t.frames)
-        gone = [g for g in ctx.evidence.vanished if g.ppid == v.pid]
+        gone = [g for g in scene.evidence.vanished if g.ppid == v.pid]
         ev = [
             f"{v.label()} waits for results at {describe(frame)}"
             + (f" `{frame.code}`" if frame and frame.code else ""),

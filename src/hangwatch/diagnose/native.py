@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.records.evidence import Frame, NativeStack, Role
 from hangwatch.records.incident import Finding, Verdict, Where
@@ -27,11 +27,11 @@ def _user_frame(stack: NativeStack) -> Frame | None:
     return next((f for f in stack.frames if not f.native and sg.is_user(f)), None)
 
 
-def native_fork_rule(ctx: Context) -> list[Hit]:
+def native_fork_rule(scene: Scene) -> list[Hit]:
     """fork.inherited_lock from native frames: a forked process waits inside a library whose threads
     or locks did not survive the fork."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         if not v.ev.native or not (v.info.forked_from_parent or v.role == Role.DATALOADER_WORKER):
             continue
         t = v.main_thread

@@ -11,8 +11,8 @@ from typing import Any
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.collectives import RankCollectives, analyze, explain, rank_collectives, remote_info
-from hangwatch.diagnose.context import Context, Hit
 from hangwatch.diagnose.distributed import STUCK, _classify, _ranks, culprit_state, culprit_where
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import Activity, ProcessView, describe, innermost_user
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Evidence
@@ -23,8 +23,8 @@ from hangwatch.signatures import PEER_FIX, STRAGGLER_FIX
 
 def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
     """What each rank on this node is doing, small enough to share: group, operation, where."""
-    ctx = Context.of(ev)
-    g = _classify(_ranks(ctx))
+    scene = Scene.of(ev)
+    g = _classify(_ranks(scene))
     out: list[dict[str, Any]] = []
     for r, v in sorted(g.by_rank.items()):
         t = v.main_thread
@@ -40,8 +40,8 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
             where, text = v.where(t, user), f"in rendezvous ({op}) at {describe(user)}"
         else:
             group, op = "elsewhere", None
-            where, text = culprit_where(ctx, v, t)
-            state = culprit_state(ctx, v, t)
+            where, text = culprit_where(scene, v, t)
+            state = culprit_state(scene, v, t)
             out.append(
                 {
                     "rank": r,
@@ -61,7 +61,7 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
             {"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where), **_fr(r, v)}
         )
     flown = {int(d["rank"]) for d in out}
-    for pv in ctx.views:  # a rank whose stack could not be read still brings its recorder
+    for pv in scene.views:  # a rank whose stack could not be read still brings its recorder
         pr = pv.info.rank
         if pr is not None and pr not in flown and pv.ev.flight is not None:
             out.append(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hangwatch.causes import Cause
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import BUSY_CPU_PERCENT, ProcessView, describe
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Verdict
@@ -33,10 +33,10 @@ def buffered_stdout(v: ProcessView) -> bool:
     )
 
 
-def output_buffered_rule(ctx: Context) -> list[Hit]:
+def output_buffered_rule(scene: Scene) -> list[Hit]:
     """output.buffered: the job works but its stdout is a block-buffered file."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         if v.role not in (Role.MAIN, Role.RANK) or not v.info.is_python or not v.info.stdout_is_file:
             continue
         if _unbuffered(v.info.cmdline, dict(v.info.env)) or v.stdout_grew is not False:

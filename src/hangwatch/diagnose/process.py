@@ -6,7 +6,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture.proc import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
@@ -40,11 +40,11 @@ def stdin_kind(target: str | None) -> str:
     return f"a file ({target})"
 
 
-def input_wait_rule(ctx: Context) -> list[Hit]:
+def input_wait_rule(scene: Scene) -> list[Hit]:
     """process.waits_for_input: the job is blocked reading its standard input or the terminal (a login
     prompt, input(), getpass, a forgotten breakpoint()). Nobody is there to type: hung at once."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or not v.has_stacks:
             continue
         t = v.main_thread  # a side thread reading stdin (press q to quit) does not stop the job
@@ -122,10 +122,10 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
     )
 
 
-def stopped_rule(ctx: Context) -> list[Hit]:
+def stopped_rule(scene: Scene) -> list[Hit]:
     """process.stopped: a process of the job is stopped (SIGSTOP, Ctrl-Z, a debugger)."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         if v.state not in STOPPED_STATES:
             continue
         t = v.main_thread
@@ -189,13 +189,13 @@ _CHILD_IS = {
 _PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle", "gone")
 
 
-def waited_children(ctx: Context, v: ProcessView) -> list[ProcessView]:
+def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     """The children a process waiting for a child may wait for: the one ``wait4(pid)`` names (the kernel's
     argument), else every living child that is not a DataLoader or compile worker. A zombie child has exited:
     its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
     kids = [
         c
-        for c in ctx.children(v.pid)
+        for c in scene.children(v.pid)
         if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not c.state.startswith("Z")
     ]
     named = v.main_thread.last.wait_child if v.main_thread is not None else None
@@ -204,14 +204,14 @@ def waited_children(ctx: Context, v: ProcessView) -> list[ProcessView]:
     return kids
 
 
-def child_wait_rule(ctx: Context) -> list[Hit]:
+def child_wait_rule(scene: Scene) -> list[Hit]:
     """child.wait: the job waits on a subprocess; hung only when that child is itself stuck."""
     hits = []
-    for v in ctx.views:
+    for v in scene.views:
         # A shell or launcher waiting for its child is the job's normal shape, not a cause.
         if v.role in (Role.DATALOADER_WORKER, Role.LAUNCHER) or not v.has_stacks or not waits_for_child(v):
             continue
-        kids = waited_children(ctx, v)
+        kids = waited_children(scene, v)
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
         if any(k.role == Role.RANK for k in kids) and all(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.context import Context, Hit
+from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -143,12 +143,12 @@ def _lock_fix(w: LockWait, h: LockHolder | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def lock_wait_rule(ctx: Context) -> list[Hit]:
+def lock_wait_rule(scene: Scene) -> list[Hit]:
     """io.lock_wait: a thread waits for a file lock another process holds (and, outside DataLoader workers,
     for a multiprocessing lock or semaphore another process holds)."""
     hits = []
     piped: set[int] = set()
-    for v in ctx.views:
+    for v in scene.views:
         for w in v.ev.waits:
             t = next((t for t in v.threads if t.tid == w.tid), None)
             if t is None or (w.kind == "semaphore" and v.role == Role.DATALOADER_WORKER):
@@ -161,7 +161,7 @@ def lock_wait_rule(ctx: Context) -> list[Hit]:
             if w.kind == "pipe_full":
                 continue  # a writer waiting for its readers: an edge of the wait-for graph (diagnose/graph.py)
             if w.kind in ("pipe", "socket"):
-                pipe_hit = None if t.tid in piped else _pipe(ctx, v, t, w)  # a poll on two pipes: one finding
+                pipe_hit = None if t.tid in piped else _pipe(scene, v, t, w)  # a poll on two pipes: one finding
                 if pipe_hit is not None:
                     piped.add(t.tid)
                     hits.append(pipe_hit)
@@ -228,16 +228,16 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     )
 
 
-def _pipe(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
+def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     """process.waits_on: the main thread reads a pipe (or a socket whose other end is on this host); its writers
     (the holders of the other end) decide. Children holding it are the child.wait rule's (it judges the child);
     a holder outside the job, or one that left the job's tree, is named here."""
     if w.kind == "socket":
-        return _socket(ctx, v, t, w)
+        return _socket(scene, v, t, w)
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     self_held = bool(w.note and "the waiter itself" in w.note)
-    tree = _descendants(ctx, v.pid)
+    tree = _descendants(scene, v.pid)
     if w.holders and all(h.in_job and h.pid in tree for h in w.holders):
         return None  # its own subprocesses (a compiler, a shell and what it ran): the child's and compile's rules
     if not w.holders:
@@ -304,13 +304,13 @@ _ENDS = {
 }
 
 
-def _socket(ctx: Context, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
+def _socket(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     """process.waits_on: the main thread reads a socket with no timeout whose other end a process on this host
     holds (a local server, a helper): what that process does decides. A helper of its own that is not working
     is left to the rules that judge that helper (its own deadlock, its own wait)."""
     if not w.holders:
         return None  # nobody found: the network rule's
-    tree = _descendants(ctx, v.pid)
+    tree = _descendants(scene, v.pid)
     if all(h.in_job and h.pid in tree for h in w.holders) and not any(holder_state(h) == "working" for h in w.holders):
         return None
     return _other_end(v, t, w)
@@ -376,12 +376,12 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     )
 
 
-def _descendants(ctx: Context, pid: int) -> set[int]:
+def _descendants(scene: Scene, pid: int) -> set[int]:
     """The captured processes below ``pid`` in the tree."""
     out: set[int] = set()
     todo = [pid]
     while todo:
-        for c in ctx.children(todo.pop()):
+        for c in scene.children(todo.pop()):
             if c.pid not in out:
                 out.add(c.pid)
                 todo.append(c.pid)

@@ -1,4 +1,5 @@
-"""What a rule gets (Context) and returns (Hit)."""
+"""What a rule sees of one capture (Scene: the evidence, a view per process, lookups between them) and what it
+returns (Hit)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,14 @@ class Hit:
 
 
 @dataclass
-class Context:
-    """What every rule reads: the evidence, one view per process, and lookups between them."""
+class Scene:
+    """What every rule sees of one capture: the evidence, one view per process, and lookups between them."""
 
     evidence: Evidence
     views: list[ProcessView] = field(default_factory=list)
 
     @classmethod
-    def of(cls, ev: Evidence) -> Context:
+    def of(cls, ev: Evidence) -> Scene:
         """The context of one capture."""
         return cls(ev, build_views(ev))
 
@@ -59,4 +60,4 @@ class Context:
         return [(v, v.main_thread) for v in self.views if v.main_thread is not None and self.waits_for_batch(v)]
 
 
-Rule = Callable[[Context], list[Hit]]
+Rule = Callable[[Scene], list[Hit]]
