@@ -17,27 +17,49 @@ def _name(path: Path) -> str:
 MODULES = {_name(p): p for p in SRC.rglob("*.py") if "_autobeat" not in p.parts}  # the hook imports no hangwatch
 
 
-def _imports(path: Path) -> set[str]:
-    """The hangwatch modules a module imports, at its top or inside a function; not under TYPE_CHECKING, and not a
-    package's lazy re-exports (its ``__getattr__``)."""
+def _imports_by_place(path: Path) -> tuple[set[str], list[tuple[int, set[str]]]]:
+    """A module's hangwatch imports at its top (not under TYPE_CHECKING), and those inside its functions (line,
+    modules)."""
     tree = ast.parse(path.read_text())
-    skipped = set()
-    for n in ast.walk(tree):
-        typing_only = isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
-        if typing_only or (isinstance(n, ast.FunctionDef) and n.name == "__getattr__"):
-            skipped.update(id(m) for m in ast.walk(n))
-    out: set[str] = set()
+    skipped = {  # typing only, or a package's lazy re-exports (its ``__getattr__``)
+        id(m)
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))
+        or (isinstance(n, ast.FunctionDef) and n.name == "__getattr__")
+        for m in ast.walk(n)
+    }
+    in_function = {
+        id(m)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        for m in ast.walk(n)
+        if m is not n
+    }
+    top: set[str] = set()
+    local: list[tuple[int, set[str]]] = []
     for n in ast.walk(tree):
         if id(n) in skipped:
             continue
-        if isinstance(n, ast.ImportFrom) and n.module and n.module.split(".")[0] == "hangwatch":
-            subs = {f"{n.module}.{a.name}" for a in n.names} & MODULES.keys()
-            out |= subs
-            if len(subs) < len(n.names):
-                out.add(n.module)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("hangwatch"):
+            module = n.module or ""
+            subs = {f"{module}.{a.name}" for a in n.names} & MODULES.keys()
+            targets = (subs | ({module} if len(subs) < len(n.names) else set())) & MODULES.keys()
         elif isinstance(n, ast.Import):
-            out |= {a.name for a in n.names} & MODULES.keys()
-    return (out & MODULES.keys()) - {_name(path)}
+            targets = {a.name for a in n.names} & MODULES.keys()
+        else:
+            continue
+        if id(n) in in_function:
+            local.append((n.lineno, targets))
+        else:
+            top |= targets
+    return top, local
+
+
+def _imports(path: Path) -> set[str]:
+    """The hangwatch modules a module imports, at its top or inside a function; not under TYPE_CHECKING, and not a
+    package's lazy re-exports (its ``__getattr__``)."""
+    top, local = _imports_by_place(path)
+    return top.union(*(targets for _, targets in local)) - {_name(path)}
 
 
 GRAPH = {m: _imports(p) for m, p in MODULES.items()}
@@ -148,39 +170,6 @@ def test_supervises_rooms_import_along_at_most_half_of_their_pairs():
         possible,
         sorted(str(sorted(map(str, p))) for p in pairs),
     )
-
-
-def _imports_by_place(path: Path) -> tuple[set[str], list[tuple[int, set[str]]]]:
-    """A module's hangwatch imports at its top (not under TYPE_CHECKING), and those inside its functions (line,
-    modules)."""
-    tree = ast.parse(path.read_text())
-    skipped = {  # typing only, or a package's lazy re-exports (its ``__getattr__``)
-        id(m)
-        for n in ast.walk(tree)
-        if (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))
-        or (isinstance(n, ast.FunctionDef) and n.name == "__getattr__")
-        for m in ast.walk(n)
-    }
-    in_function = {
-        id(m)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        for m in ast.walk(n)
-        if m is not n
-    }
-    top: set[str] = set()
-    local: list[tuple[int, set[str]]] = []
-    for n in ast.walk(tree):
-        if id(n) in skipped or not isinstance(n, ast.ImportFrom) or not (n.module or "").startswith("hangwatch"):
-            continue
-        module = n.module or ""
-        subs = {f"{module}.{a.name}" for a in n.names} & MODULES.keys()
-        targets = (subs | ({module} if len(subs) < len(n.names) else set())) & MODULES.keys()
-        if id(n) in in_function:
-            local.append((n.lineno, targets))
-        else:
-            top |= targets
-    return top, local
 
 
 def test_an_import_inside_a_function_defers_a_module_its_own_module_does_not_load():

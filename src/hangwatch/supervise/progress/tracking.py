@@ -16,7 +16,8 @@ AGED_AFTER_S = 3600.0
 
 
 class Tracker:
-    """Takes the intake's signals and the job's checkpoint records, round by round."""
+    """What each progress signal means for the attempt's steps and the ledger, once the loop gave it to the detector;
+    and the job's checkpoint records, round by round."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
