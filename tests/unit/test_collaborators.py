@@ -4,7 +4,6 @@ a clock that moves only when told. The whole loop is test_run_loop's; real proce
 from __future__ import annotations
 
 import json
-import os
 import signal
 import threading
 import time
@@ -351,47 +350,3 @@ def test_a_declared_hang_is_recorded_before_the_job_is_ended_with_the_exit_contr
     kinds = [e["event"] for e in _events(ctx)]
     assert kinds.index("incident") < kinds.index("terminate") < kinds.index("action")
     assert ctx.ledger.incidents == 1 and ctx.incident_counts[("code.deadlock", "hung")] == 1
-
-
-# --- the output pumps ------------------------------------------------------------------------------------------
-def _pumped(tmp_path: Path, src: int, write: int, chunks: int) -> tuple[int, bytes]:
-    """Pump ``src`` while ``chunks`` lines of 100 bytes go into ``write`` every 2 ms: the reads it took, and what
-    reached output.log."""
-    from hangwatch.supervise.job.launch import OutputLog, Pump, StatusLine
-
-    reads: list[int] = []
-    log = OutputLog(open(tmp_path / "output.log", "ab", buffering=0), tmp_path / "output.log")  # noqa: SIM115
-    sink = os.open(os.devnull, os.O_WRONLY)
-    pump = Pump(src, sink, log, lambda data, at: reads.append(len(data)), StatusLine(enabled=False))
-    pump.start()
-    line = b"x" * 99 + b"\n"
-    for _ in range(chunks):
-        os.write(write, line)
-        time.sleep(0.002)
-    os.close(write)
-    pump.join(10)
-    os.close(sink)
-    log.close()
-    assert not pump.is_alive()
-    return len(reads), (tmp_path / "output.log").read_bytes()
-
-
-def test_a_trickle_into_a_pipe_is_read_a_few_times_a_second_and_a_terminal_never_waits(tmp_path, monkeypatch):
-    """The pumps' pacing: once a second of output shows a trickle, a pipe is read after 0.1 s waits (many lines a
-    read, byte for byte); a pty, whose buffer a fast job fills in that time, is read as its lines come."""
-    import pty
-
-    from hangwatch.supervise.job import launch
-
-    monkeypatch.setattr(launch, "TRICKLE_WINDOW_S", 0.05)
-    r, w = os.pipe()
-    (tmp_path / "pipe").mkdir()
-    reads, logged = _pumped(tmp_path / "pipe", r, w, 150)  # ~0.5 s at ~50 KB/s
-    assert logged == (b"x" * 99 + b"\n") * 150
-    assert reads <= 50, reads  # paced: one read a line until the first window closes (~20), then 5 in 0.4 s
-    monkeypatch.setattr(launch, "TRICKLE_WAIT_S", 5.0)  # a pty paced even once would take 5 s more
-    master, slave = pty.openpty()
-    (tmp_path / "pty").mkdir()
-    t = time.monotonic()
-    reads, logged = _pumped(tmp_path / "pty", master, slave, 150)
-    assert time.monotonic() - t < 4.0 and len(logged) >= 150 * 100  # (the pty adds \r to each \n)

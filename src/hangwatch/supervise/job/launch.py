@@ -27,16 +27,6 @@ from typing import BinaryIO
 from hangwatch.capture.proc import SUPERVISOR_ENV
 
 READ_SIZE = 256 * 1024
-# A job that writes less than TRICKLE_RATE bytes a second into a pipe (a log line at a time, each flushed) is a
-# trickle: after a read shorter than TRICKLE_BYTES the pump waits TRICKLE_WAIT_S, so one wake-up and two writes
-# carry many lines, not each one (a job printing 900 lines a second: hangwatch 6.9 % -> 2.0 % of a core). The pipe
-# holds 1 MiB (64 KiB at least), far more than a trickle writes in that wait: the job never blocks on it. A flood
-# never waits (the rate is measured over each second of reads), nor does a terminal: a pty holds about 4 KiB,
-# which a job at 40 KiB/s fills in 0.1 s.
-TRICKLE_RATE = 256 * 1024
-TRICKLE_BYTES = 16 * 1024
-TRICKLE_WAIT_S = 0.1
-TRICKLE_WINDOW_S = 1.0  # the rate is measured over this long
 EXEC_SHIM = Path(__file__).resolve().parents[2] / "_exec.py"  # hangwatch/_exec.py
 
 OnChunk = Callable[[bytes, float], None]
@@ -192,9 +182,6 @@ class Pump(threading.Thread):
         self.on_close = on_close
         self.passthrough = True
         self.closed = False  # the job closed its end (read to EOF)
-        self._trickle = False  # the job's output rate was under TRICKLE_RATE over the last second measured
-        self._paced = not os.isatty(src_fd)  # a pipe, not a pty
-        self._window_at, self._window_bytes = time.monotonic(), 0
 
     def run(self) -> None:
         """Read until the job closes its end."""
@@ -215,25 +202,11 @@ class Pump(threading.Thread):
                     self.status.clear()
                     self.passthrough = _write_all(self.dst_fd, data)
                 self.on_chunk(data, time.time())
-                self._pace(len(data))
         finally:
             os.close(self.src_fd)
             self.closed = True
             if self.on_close is not None:
                 self.on_close()  # the job closed its output (usually: it exited): wake the loop now
-
-    def _pace(self, n: int) -> None:
-        """After a read of ``n`` bytes: a short one while the job trickles into a pipe waits, so the next takes many
-        lines."""
-        if not self._paced:
-            return
-        now = time.monotonic()
-        self._window_bytes += n
-        if now - self._window_at >= TRICKLE_WINDOW_S:
-            self._trickle = self._window_bytes / (now - self._window_at) < TRICKLE_RATE
-            self._window_at, self._window_bytes = now, 0
-        if self._trickle and n < TRICKLE_BYTES:
-            time.sleep(TRICKLE_WAIT_S)
 
 
 @dataclass
