@@ -238,3 +238,18 @@ def test_each_record_the_run_shares_has_one_writer():
     assert {"attempts", "exit_status", "ledger.heals"} <= writers.keys()  # it reads what it claims to
     shared = {name: sorted(files) for name, files in writers.items() if len(files) > 1}
     assert not shared, shared
+
+
+def test_every_py_spy_read_of_a_job_is_built_where_a_stop_is_refused_mid_write():
+    """A blocking read stops the process, and a stop cuts a blocked write short (the job loses bytes): every
+    ``py-spy dump`` command is built by ``capture.stacks.dump_command``, which asks ``why_not_stop`` first. The
+    doctor's own child (never a job) is the one exception."""
+    built_here = {"hangwatch.capture.stacks", "hangwatch.doctor.checks"}
+    elsewhere = []
+    for name, path in MODULES.items():
+        if name in built_here:
+            continue
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.List) and any(isinstance(e, ast.Constant) and e.value == "dump" for e in n.elts):
+                elsewhere.append(f"{name}:{n.lineno}")
+    assert not elsewhere, elsewhere

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from hangwatch import signatures as sg
+from hangwatch.capture.stacks import PY_SPY_ENV, dump_command
 from hangwatch.records.evidence import LocalsRead, ProcessSample
 from hangwatch.redact import redact_text
 
@@ -107,16 +108,13 @@ def _short(value: str) -> str:
 
 
 def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRead], list[str]]:
-    procs = {
-        pid: subprocess.Popen(
-            [py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
-        )
-        for pid in targets
-    }
+    procs = {}
+    for pid in targets:
+        command = dump_command(py_spy, pid, with_locals=True)
+        if command is not None:  # never None without native: a process that must not stop is read without a stop
+            procs[pid] = subprocess.Popen(
+                command[0], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=PY_SPY_ENV
+            )
     reads: list[LocalsRead] = []
     notes: list[str] = []
     deadline = time.monotonic() + TIMEOUT_S

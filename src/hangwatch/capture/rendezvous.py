@@ -11,6 +11,7 @@ from typing import Any
 
 from hangwatch import signatures as sg
 from hangwatch.capture.proc import PROC, fd_target, read_text
+from hangwatch.capture.stacks import PY_SPY_ENV, dump_command
 from hangwatch.launcher import launcher_args, launcher_option
 from hangwatch.records.evidence import ProcessInfo, ProcessSample, RendezvousRead, Role
 
@@ -62,15 +63,11 @@ def _int(v: Any) -> int | None:
 def _from_frames(pid: int, py_spy: str | None) -> tuple[str | None, int | None, int | None, int | None, str | None]:
     if not py_spy:
         return None, None, None, None, None
+    command = dump_command(py_spy, pid, with_locals=True)
+    if command is None:
+        return None, None, None, None, None
     try:
-        p = subprocess.run(
-            [py_spy, "dump", "--json", "--locals", "--pid", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
-            check=False,
-        )
+        p = subprocess.run(command[0], capture_output=True, text=True, timeout=TIMEOUT_S, env=PY_SPY_ENV, check=False)
         threads: list[dict[str, Any]] = json.loads(p.stdout) if p.returncode == 0 else []
     except (subprocess.TimeoutExpired, ValueError, OSError):
         return None, None, None, None, None

@@ -53,7 +53,6 @@ from hangwatch.records.gpu import GpuEvidence, KernelEvent
 from hangwatch.redact import redact_text
 
 OUTPUT_TAIL_BYTES = 64 * 1024
-BLOCKING_ATTACH_UNSAFE = frozenset({"D", "T", "t"})
 MIN_SAMPLES, MAX_SAMPLES = 2, 8
 SAMPLES_PER_SECOND = 2
 STACK_TIMEOUT_S = float(os.environ.get("HANGWATCH_STACK_TIMEOUT_S", "8"))  # per stack read of a sample
@@ -348,6 +347,22 @@ def _count_quiet_switches(
         taken[p] = (replace(sample, syscalls=quiet.setdefault(key, 0) if sample.syscalls is not None else None), tasks)
 
 
+def _read_stacks(
+    taken: dict[int, tuple[ProcessSample, list[_Task]]],
+    infos: dict[int, ProcessInfo],
+    py_spy: str | None,
+    timeout_s: float,
+) -> dict[int, StackResult]:
+    """One stack read of each living Python process; each is stopped for it only where that is safe
+    (``stacks.why_not_stop``), and none is left stopped."""
+    targets = dict.fromkeys((p for p, (s, _) in taken.items() if infos[p].is_python and s.state != "Z"), False)
+    if not py_spy or not targets:
+        return {}
+    stacks = dump_stacks(targets, py_spy, timeout_s)
+    _resume_if_we_stopped(taken, targets)
+    return stacks
+
+
 def capture_job(
     pid: int,
     window_s: float = 5.0,
@@ -388,6 +403,7 @@ def capture_job(
     main: int | None = None
     after_read: dict[tuple[int, int], int] = {}  # (pid, tid) -> switches right after the last stack read
     quiet: dict[tuple[int, int], int] = {}  # (pid, tid) -> switches counted between stack reads so far
+    unstopped: set[str] = set()  # why a process was read without a stop (a write a stop would cut short)
     for i in range(n):
         wait = t0 + i * interval - time.monotonic()
         if wait > 0:
@@ -407,15 +423,10 @@ def capture_job(
             if got is not None:
                 taken[m.pid] = got
         gone |= {p for p in series if p not in taken}
-        targets = {
-            p: any(t.state in BLOCKING_ATTACH_UNSAFE for t in tasks) or s.state in BLOCKING_ATTACH_UNSAFE
-            for p, (s, tasks) in taken.items()
-            if infos[p].is_python and s.state != "Z"
-        }
         _count_quiet_switches(taken, after_read, quiet)
-        stacks = dump_stacks(targets, py_spy, stack_timeout_s) if py_spy and targets else {}
-        _resume_if_we_stopped(taken, targets)
-        after_read = _switches_now(taken, {p for p, nonblock in targets.items() if not nonblock} if py_spy else set())
+        stacks = _read_stacks(taken, infos, py_spy, stack_timeout_s)
+        after_read = _switches_now(taken, {p for p, r in stacks.items() if r.stopped})
+        unstopped |= {f"pid {p} was read without stopping it: {r.unstopped}" for p, r in stacks.items() if r.unstopped}
         for p, (s, tasks) in taken.items():
             series.setdefault(p, []).append(_merge(s, tasks, stacks.get(p)))
     if not series:
@@ -423,7 +434,7 @@ def capture_job(
             f"pid {pid} exited before anything could be captured", "Run inspect while the job is still running"
         )
     _mark_ranks(infos, series)
-    notes.extend(sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}))
+    notes.extend([*sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}), *sorted(unstopped)])
     gpu_ev, events = _gpu_and_kernel(sampler, series, infos, started, notes, kernel)
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
     processes = _with_loader_tasks(_with_flight(processes, notes) if flight else processes)

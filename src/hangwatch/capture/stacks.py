@@ -2,8 +2,11 @@
 
 Measured on this kind of machine (docs/facts.md#reading-stacks-with-py-spy): ``--subprocesses`` drops
 processes, a blocking attach to a ``D``-state process never returns, and a ``T``-state process
-fails a blocking attach. So: one call per PID, started together, each bounded by one shared
-deadline, ``--nonblocking`` when any thread is in ``D`` or ``T``.
+fails a blocking attach. A blocking read stops every thread of the process (ptrace), and a stop ends a
+write blocked on a full pipe with a short count: Python's buffered writer then loses the rest (a helper's
+400 KB dump arrived as 65,536 bytes). So: one call per PID, started together, each bounded by one shared
+deadline, ``--nonblocking`` when any thread is in ``D`` or ``T`` or in a call a stop would cut short
+(``why_not_stop``: the one place every py-spy read of the job asks).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hangwatch.capture.proc import PROC, read_stat
+from hangwatch.capture.syscalls import cut_short_by_a_stop
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import Frame
 
@@ -41,6 +46,8 @@ class StackResult:
 
     threads: tuple[RawThread, ...] | None
     error: str | None  # one line a person can act on when threads is None
+    stopped: bool = False  # read with a blocking attach (every thread stopped for the read)
+    unstopped: str | None = None  # why the process was read without stopping it, where the process said why
 
 
 def find_py_spy() -> str | None:
@@ -63,6 +70,53 @@ def require_py_spy() -> str:
             "Install it with `pip install py-spy` in hangwatch's environment",
         )
     return path
+
+
+def why_not_stop(pid: int) -> str | None:
+    """Why a read must not stop ``pid`` (it is read with ``--nonblocking`` then), or None where a stop is safe: a
+    thread in uninterruptible I/O (a blocking attach never returns), one stopped (it fails), or one blocked in a
+    call a stop would cut short (a write to a full pipe: the job would lose what it had left to write). A thread
+    waiting in the kernel cannot move its stack, so reading it without a stop reads the same stack; only a
+    running thread of such a process may be read torn (bench/unstopped.py measures how often)."""
+    try:
+        tids = os.listdir(PROC / str(pid) / "task")
+    except OSError:
+        return None
+    for tid in tids:
+        st = read_stat(PROC / str(pid) / "task" / tid / "stat")
+        if st is None:
+            continue
+        if st.state == "D":
+            return f"thread {tid} is in uninterruptible I/O (D), where a blocking attach never returns"
+        if st.state in ("T", "t"):
+            return f"thread {tid} is stopped ({st.state}), where a blocking attach fails"
+        if st.state == "S":
+            call = cut_short_by_a_stop(pid, int(tid))
+            if call is not None:
+                return f"thread {tid} is blocked in {call}, which a stop would cut short (the job would lose bytes)"
+    return None
+
+
+def dump_command(
+    py_spy: str, pid: int, *, with_locals: bool = False, native: bool = False, nonblocking: bool = False
+) -> tuple[list[str], str | None] | None:
+    """The py-spy command that reads ``pid`` and why it does not stop the process (None: it stops it); None when
+    the read needs a stop (``native``) and the process must not be stopped. Every py-spy read of a job is built
+    here, so none stops a process mid-write."""
+    why = "asked to read without a stop" if nonblocking else why_not_stop(pid)
+    if why is not None and native:
+        return None
+    cmd = [py_spy, "dump", "--json", "--full-filenames", "--pid", str(pid)]
+    if with_locals:
+        cmd.append("--locals")
+    if why is not None:
+        cmd.append("--nonblocking")
+    elif native:
+        cmd.append("--native")  # needs the process stopped: never with --nonblocking
+    return cmd, why
+
+
+PY_SPY_ENV = {"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"}
 
 
 def _classify_error(pid: int, stderr: str) -> str:
@@ -109,46 +163,51 @@ def _parse(payload: str) -> tuple[RawThread, ...]:
 def dump_stacks(
     targets: dict[int, bool], py_spy: str, timeout_s: float = DEFAULT_TIMEOUT_S, native: bool = False
 ) -> dict[int, StackResult]:
-    """Dump the stacks of ``targets`` (pid -> nonblocking?) in parallel, within ``timeout_s`` in all;
-    ``native`` interleaves C/C++ frames (slower: 100-450 ms a torch process)."""
-    procs: dict[int, subprocess.Popen[str]] = {}
+    """Dump the stacks of ``targets`` (pid -> read without a stop in any case?) in parallel, within ``timeout_s``
+    in all; each process is stopped for its read only where ``why_not_stop`` finds it safe. ``native``
+    interleaves C/C++ frames (slower: 100-450 ms a torch process; it needs a stop, so a process that must not be
+    stopped gets none)."""
+    procs: dict[int, tuple[subprocess.Popen[str], bool, str | None]] = {}
     results: dict[int, StackResult] = {}
     for pid, nonblocking in targets.items():
-        cmd = [py_spy, "dump", "--json", "--full-filenames", "--pid", str(pid)]
-        if nonblocking:
-            cmd.append("--nonblocking")
-        elif native:
-            cmd.append("--native")  # needs the process stopped: never with --nonblocking
-        try:
-            procs[pid] = subprocess.Popen(
-                cmd,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
-            )
-        except OSError as e:
-            results[pid] = StackResult(None, f"cannot run py-spy ({e}); reinstall it with `pip install py-spy`")
-    deadline = time.monotonic() + timeout_s
-    for pid, p in procs.items():
-        try:
-            out, err = p.communicate(timeout=max(0.05, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            # py-spy attaches with PTRACE_SEIZE: killing it mid-dump leaves the target running.
-            p.kill()
-            try:
-                p.communicate(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
+        command = dump_command(py_spy, pid, native=native, nonblocking=nonblocking)
+        if command is None:
+            refused = why_not_stop(pid) or "it must not be stopped"
             results[pid] = StackResult(
-                None, f"py-spy did not answer for pid {pid} within {timeout_s:.0f} s (process in uninterruptible I/O?)"
+                None, f"not read natively, since that stops the process: {refused}", unstopped=refused
             )
             continue
-        if p.returncode == 0 and out.strip().startswith("["):
-            try:
-                results[pid] = StackResult(_parse(out), None)
-            except (ValueError, KeyError, TypeError) as e:
-                results[pid] = StackResult(None, f"py-spy output for pid {pid} was not understood: {e}")
-        else:
-            results[pid] = StackResult(None, _classify_error(pid, err))
+        cmd, why = command
+        try:
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=PY_SPY_ENV)
+        except OSError as e:
+            results[pid] = StackResult(None, f"cannot run py-spy ({e}); reinstall it with `pip install py-spy`")
+            continue
+        procs[pid] = (p, why is None, None if nonblocking else why)
+    deadline = time.monotonic() + timeout_s
+    for pid, (p, stopped, unstopped) in procs.items():
+        threads, error = _answer(p, pid, deadline, timeout_s)
+        results[pid] = StackResult(threads, error, stopped, unstopped)
     return results
+
+
+def _answer(
+    p: subprocess.Popen[str], pid: int, deadline: float, timeout_s: float
+) -> tuple[tuple[RawThread, ...] | None, str | None]:
+    """One py-spy dump's threads, or why none could be read, waiting until ``deadline`` at most."""
+    try:
+        out, err = p.communicate(timeout=max(0.05, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        # py-spy attaches with PTRACE_SEIZE: killing it mid-dump leaves the target running.
+        p.kill()
+        try:
+            p.communicate(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        return None, f"py-spy did not answer for pid {pid} within {timeout_s:.0f} s (process in uninterruptible I/O?)"
+    if p.returncode != 0 or not out.strip().startswith("["):
+        return None, _classify_error(pid, err)
+    try:
+        return _parse(out), None
+    except (ValueError, KeyError, TypeError) as e:
+        return None, f"py-spy output for pid {pid} was not understood: {e}"

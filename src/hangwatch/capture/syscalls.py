@@ -175,6 +175,69 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     return BlockedCall(name, timeout=timeout)
 
 
+# Calls a ptrace stop ends early with a short count: a write blocked on a full pipe or socket returns what it moved
+# so far when the thread is stopped (pipe_write, tcp_sendmsg: "if (signal_pending(current)) break"). Python's
+# buffered writer (sys.stdout.buffer, a text stream over it, a socket's makefile) then drops the rest and reports
+# it all written: a look of the helper blocked in `sys.stdout.buffer.write(400 KB)` delivered 65,536 bytes (CPython
+# 3.11, measured; a loop of os.write survives). A receive with MSG_WAITALL ends short the same way. Other waits
+# (read, poll, futex, sleep, accept) restart as if never stopped.
+_CUT_SHORT = {
+    "x86_64": {
+        1: "write",
+        18: "pwrite64",
+        20: "writev",
+        296: "pwritev",
+        328: "pwritev2",
+        44: "sendto",
+        46: "sendmsg",
+        307: "sendmmsg",
+        40: "sendfile",
+        275: "splice",
+        276: "tee",
+        278: "vmsplice",
+        326: "copy_file_range",
+    },
+    "aarch64": {
+        64: "write",
+        68: "pwrite64",
+        66: "writev",
+        70: "pwritev",
+        287: "pwritev2",
+        206: "sendto",
+        211: "sendmsg",
+        269: "sendmmsg",
+        71: "sendfile",
+        76: "splice",
+        77: "tee",
+        75: "vmsplice",
+        285: "copy_file_range",
+    },
+}.get(platform.machine(), {})
+# recvfrom(fd, buf, len, flags, ...) and recvmsg(fd, msg, flags): the index of their flags argument.
+_RECEIVES = {
+    "x86_64": {45: ("recvfrom", 3), 47: ("recvmsg", 2)},
+    "aarch64": {207: ("recvfrom", 3), 212: ("recvmsg", 2)},
+}.get(platform.machine(), {})
+MSG_WAITALL = 0x100
+
+
+def cut_short_by_a_stop(pid: int, tid: int) -> str | None:
+    """The call a sleeping thread is in when a ptrace stop would end it with a short count (a write blocked on a
+    full pipe: its bytes lost behind a buffered writer), e.g. ``write(2) on fd 1``; None for any other wait, a
+    running thread, or where /proc does not say."""
+    got = _args(pid, tid)
+    if got is None:
+        return None
+    nr, args = got
+    name = _CUT_SHORT.get(nr)
+    if name is None and nr in _RECEIVES:
+        receive, flags = _RECEIVES[nr]
+        name = receive if len(args) > flags and args[flags] & MSG_WAITALL else None
+    if name is None:
+        return None
+    return f"{name}(2) on fd {args[0]}" if args and args[0] < 2**31 else f"{name}(2)"
+
+
 TIMER_ABSTIME = 1
 P_PID = 1  # waitid's idtype for one pid
 CLOCKS = {0: time.CLOCK_REALTIME, 1: time.CLOCK_MONOTONIC, 7: getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)}

@@ -31,7 +31,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.sockpeer import peer_inode
 from hangwatch.capture.source import held_locks
-from hangwatch.capture.stacks import dump_stacks
+from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, dump_stacks
 from hangwatch.capture.syscalls import polled_fds, read_blocked_call
 from hangwatch.records.evidence import Frame, LockHolder, LockWait, ProcessInfo, ProcessSample, ThreadSample
 from hangwatch.redact import redact_text
@@ -253,14 +253,12 @@ def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int,
     (a ``SoftFileLock``: the file's existence is the lock, no kernel lock is taken)."""
     if py_spy is None:
         return {}
+    command = dump_command(py_spy, pid, with_locals=True)
+    if command is None:
+        return {}
     try:
         p = subprocess.run(
-            [py_spy, "dump", "--json", "--locals", "--full-filenames", "--pid", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=LOCALS_TIMEOUT_S,
-            check=False,
-            env={"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"},
+            command[0], capture_output=True, text=True, timeout=LOCALS_TIMEOUT_S, check=False, env=PY_SPY_ENV
         )
     except (subprocess.TimeoutExpired, OSError):
         return {}

@@ -1,0 +1,98 @@
+"""A look never changes what the job writes. A blocking py-spy read stops every thread of a process (ptrace); a
+write blocked on a full pipe then returns a short count. With PYTHONUNBUFFERED=1 (set by `hangwatch run` for every
+job, by many images, by `python -u`) ``sys.stdout.buffer`` is the raw file, whose short count nobody checks: before
+the fix the trainer got 65,536 of 400,000 bytes and the helper exited 0. Each test looks at the helper while it
+waits in its write, lets the trainer read, and counts the bytes."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import inspect_json, marker, py, wait_for_event
+
+pytestmark = pytest.mark.e2e
+UNBUFFERED = {"PYTHONUNBUFFERED": "1"}  # as `hangwatch run` starts every job
+
+
+def _finish(job) -> str:
+    """Let the trainer read (the go file), wait for it (bounded) and return what it printed."""
+    (job.tmp / "go").touch()
+    job.proc.wait(timeout=30)
+    return job.log.read_text()
+
+
+@pytest.mark.parametrize("mode", ["buffer", "text"])
+def test_inspect_of_a_helper_blocked_in_a_write_delivers_every_byte(start_job, mode):
+    job = start_job("pipe_dump.py", ready_count=2, env={"HW_MODE": mode, **UNBUFFERED})
+    helper = job.ready_pids()["helper"]
+    incident = inspect_json(job.pid, window=1.5)
+    out = _finish(job)
+    assert "got 400000 of 400000 bytes" in out, out
+    assert job.proc.returncode == 0
+    # Its stack was read all the same, without a stop, and the incident says why.
+    procs = {p["pid"]: p for p in incident["processes"]}
+    assert helper in procs, list(procs)
+    where = procs[helper]["where"][0]
+    assert (where["file"], where["line"]) == marker("pipe_dump.py", f"WRITE-{mode}"), where
+    notes = " ".join(incident["notes"])
+    assert f"pid {helper} was read without stopping it" in notes and "write(2) on fd 1" in notes, notes
+
+
+def _locals_once(pid: int, py_spy: str) -> None:
+    from hangwatch.capture.locals import read_locals_once
+
+    reads, _ = read_locals_once({pid: {pid}}, py_spy)
+    assert [(r.function, r.line) for r in reads[pid]] == [("dump", marker("pipe_dump.py", "WRITE-buffer")[1])]
+
+
+def _file_lock_locals(pid: int, py_spy: str) -> None:
+    from hangwatch.capture.waits import _filelock_targets
+
+    assert _filelock_targets(pid, {pid}, py_spy) == {}  # read; it holds no file lock
+
+
+def _rendezvous_locals(pid: int, py_spy: str) -> None:
+    from hangwatch.capture.rendezvous import _from_frames
+
+    assert _from_frames(pid, py_spy) == (None, None, None, None, None)  # read; it sets up no process group
+
+
+def _native(pid: int, py_spy: str) -> None:
+    from hangwatch.capture.native import read_native
+
+    stacks, notes = read_native([pid], py_spy)
+    assert pid not in stacks and "write(2) on fd 1" in " ".join(notes), notes  # a native read needs a stop: none
+
+
+@pytest.mark.parametrize("reader", [_locals_once, _file_lock_locals, _rendezvous_locals, _native])
+def test_each_locals_and_native_read_of_a_helper_blocked_in_a_write_delivers_every_byte(start_job, reader):
+    from hangwatch.capture.stacks import require_py_spy
+
+    job = start_job("pipe_dump.py", ready_count=2, env=UNBUFFERED)
+    reader(job.ready_pids()["helper"], require_py_spy())
+    out = _finish(job)
+    assert "got 400000 of 400000 bytes" in out, out
+
+
+def test_a_run_look_of_a_helper_blocked_in_a_write_delivers_every_byte(run, tmp_path):
+    ready = tmp_path / "ready"
+    run.start(
+        "--min-stall",
+        "1",
+        "--capture-window",
+        "1",
+        *py("pipe_dump.py"),
+        env={"HW_READY": str(ready), "HW_TMP": str(tmp_path)},
+    )
+    wait_for_event(run, "extended", timeout=60)  # looked at (stacks of every process), found alive
+    (tmp_path / "go").touch()
+    out, err = run.proc.communicate(timeout=60)
+    assert b"got 400000 of 400000 bytes" in out, (out[-2000:], err[-3000:])
+    assert run.proc.returncode == 0
+
+
+def test_a_loop_of_os_write_was_never_exposed(start_job):
+    """The control: a raw write loop survives a stop (it writes the rest); the same look, the same bytes."""
+    job = start_job("pipe_dump.py", ready_count=2, env={"HW_MODE": "raw", **UNBUFFERED})
+    inspect_json(job.pid, window=1.0)
+    out = _finish(job)
+    assert "got 400000 of 400000 bytes" in out, out
