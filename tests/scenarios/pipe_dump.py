@@ -36,7 +36,8 @@ for step in range(5):
     print(f"step {step}", flush=True)
 mode = os.environ.get("HW_MODE", "buffer")
 helper = subprocess.Popen([sys.executable, __file__, "--helper", mode], stdout=subprocess.PIPE)
-while "pipe_write" not in open(f"/proc/{helper.pid}/wchan").read() and helper.poll() is None:
+wchan = f"/proc/{helper.pid}/wchan"
+while "pipe_write" not in open(wchan).read() and helper.poll() is None:  # noqa: SIM115 - read once, closed by gc
     time.sleep(0.01)  # until the pipe is full and the helper waits in its write
 if os.environ.get("HW_READY"):
     with open(os.environ["HW_READY"], "a") as f:

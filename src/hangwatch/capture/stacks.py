@@ -5,8 +5,8 @@ processes, a blocking attach to a ``D``-state process never returns, and a ``T``
 fails a blocking attach. A blocking read stops every thread of the process (ptrace), and a stop ends a
 write blocked on a full pipe with a short count: Python's buffered writer then loses the rest (a helper's
 400 KB dump arrived as 65,536 bytes). So: one call per PID, started together, each bounded by one shared
-deadline, ``--nonblocking`` when any thread is in ``D`` or ``T`` or in a call a stop would cut short
-(``why_not_stop``: the one place every py-spy read of the job asks).
+deadline, ``--nonblocking`` when any thread is in ``D`` or ``T`` or in a call a stop would cut short, or the
+process is writing (``why_not_stop``: the one place every py-spy read of the job asks).
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hangwatch.capture.proc import PROC, read_stat
+from hangwatch.capture.proc import PROC, read_stat, read_text
 from hangwatch.capture.syscalls import cut_short_by_a_stop
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import Frame
@@ -72,12 +73,43 @@ def require_py_spy() -> str:
     return path
 
 
-def why_not_stop(pid: int) -> str | None:
-    """Why a read must not stop ``pid`` (it is read with ``--nonblocking`` then), or None where a stop is safe: a
-    thread in uninterruptible I/O (a blocking attach never returns), one stopped (it fails), or one blocked in a
-    call a stop would cut short (a write to a full pipe: the job would lose what it had left to write). A thread
-    waiting in the kernel cannot move its stack, so reading it without a stop reads the same stack; only a
-    running thread of such a process may be read torn (bench/unstopped.py measures how often)."""
+# A thread that is running when the kernel is read may block in a write during the stop that follows, and lose
+# its bytes all the same (measured: a helper flooding a pipe with 1 MiB writes under -u, read every 50 ms with
+# only the blocked-write check, was stopped while running once in ~34 reads and lost 786,432 bytes in 2 of 3
+# runs). So a process that wrote in a short watch before the read is not stopped either: a writer heavy enough to
+# fill a pipe writes within it, and one that writes a line now and then never finds the pipe full.
+WRITE_WATCH_S = 0.01
+
+
+def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[int, str]:
+    """pid -> why a read must not stop it (it is read with ``--nonblocking`` then), for the pids where a stop is
+    not safe: a thread in uninterruptible I/O (a blocking attach never returns), one stopped (it fails), one
+    blocked in a call a stop would cut short (a write to a full pipe: the job would lose what it had left to
+    write), or a process that wrote during ``watch_s`` (one wait for all). A thread waiting in the kernel cannot
+    move its stack, so reading it without a stop reads the same stack; a running thread of such a process may be
+    read torn (bench/unstopped.py measures how often)."""
+    wrote_before = {pid: _wchar(pid) for pid in pids}
+    if watch_s > 0 and pids:
+        time.sleep(watch_s)
+    out = {}
+    for pid in pids:
+        why = _thread_refusing_a_stop(pid)
+        before, now = wrote_before[pid], _wchar(pid)
+        if why is None and before is not None and now is not None and now > before:
+            why = f"it wrote {now - before} bytes in {watch_s * 1000:.0f} ms, and a stop may land in a write"
+        if why is not None:
+            out[pid] = why
+    return out
+
+
+def _wchar(pid: int) -> int | None:
+    for line in (read_text(PROC / str(pid) / "io") or "").splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split(":", 1)[1])
+    return None
+
+
+def _thread_refusing_a_stop(pid: int) -> str | None:
     try:
         tids = os.listdir(PROC / str(pid) / "task")
     except OSError:
@@ -98,12 +130,22 @@ def why_not_stop(pid: int) -> str | None:
 
 
 def dump_command(
-    py_spy: str, pid: int, *, with_locals: bool = False, native: bool = False, nonblocking: bool = False
+    py_spy: str,
+    pid: int,
+    *,
+    with_locals: bool = False,
+    native: bool = False,
+    nonblocking: bool = False,
+    refused: dict[int, str] | None = None,
 ) -> tuple[list[str], str | None] | None:
     """The py-spy command that reads ``pid`` and why it does not stop the process (None: it stops it); None when
-    the read needs a stop (``native``) and the process must not be stopped. Every py-spy read of a job is built
+    the read needs a stop (``native``) and the process must not be stopped. ``refused``: ``why_not_stop`` of a
+    batch the caller asked at once (else it is asked here, for this pid). Every py-spy read of a job is built
     here, so none stops a process mid-write."""
-    why = "asked to read without a stop" if nonblocking else why_not_stop(pid)
+    if nonblocking:
+        why: str | None = "asked to read without a stop"
+    else:
+        why = (why_not_stop([pid]) if refused is None else refused).get(pid)
     if why is not None and native:
         return None
     cmd = [py_spy, "dump", "--json", "--full-filenames", "--pid", str(pid)]
@@ -169,12 +211,12 @@ def dump_stacks(
     stopped gets none)."""
     procs: dict[int, tuple[subprocess.Popen[str], bool, str | None]] = {}
     results: dict[int, StackResult] = {}
+    refused = why_not_stop([pid for pid, nonblocking in targets.items() if not nonblocking])
     for pid, nonblocking in targets.items():
-        command = dump_command(py_spy, pid, native=native, nonblocking=nonblocking)
+        command = dump_command(py_spy, pid, native=native, nonblocking=nonblocking, refused=refused)
         if command is None:
-            refused = why_not_stop(pid) or "it must not be stopped"
             results[pid] = StackResult(
-                None, f"not read natively, since that stops the process: {refused}", unstopped=refused
+                None, f"not read natively, since that stops the process: {refused[pid]}", unstopped=refused[pid]
             )
             continue
         cmd, why = command
