@@ -39,6 +39,39 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="hangwatch-test-state-")
 
 
+def _is_xdist_controller(session: pytest.Session) -> bool:
+    return not hasattr(session.config, "workerinput") and session.config.getoption("dist", "no") != "no"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The last net: every process a test started carries this session's XDG_STATE_HOME (set above, inherited by
+    hangwatch, its jobs and their workers). Whatever is still alive when the session ends (a test's own cleanup
+    missed it: a worker orphaned mid-kill, a test killed by its timeout) is named and ended here, with its tree."""
+    mark = os.environ.get("XDG_STATE_HOME", "")
+    if "hangwatch-test-state-" not in mark or _is_xdist_controller(session):
+        return  # the controller's mark is in its workers' environment (they started with it): theirs is their own
+    left = []
+    for p in psutil.process_iter():
+        try:
+            if p.pid != os.getpid() and p.environ().get("XDG_STATE_HOME") == mark:
+                left.append(p)
+        except psutil.Error:
+            continue
+    if not left:
+        return
+    names = []
+    for p in left:
+        try:
+            names.append(f"{p.pid} {' '.join(p.cmdline())[:120]}")
+            p.kill()
+        except psutil.Error:
+            continue
+    psutil.wait_procs(left, timeout=10)
+    sys.stderr.write(
+        "\nprocesses left behind by the tests, ended at the session's end:\n  " + "\n  ".join(names) + "\n"
+    )
+
+
 # --- tiers ---------------------------------------------------------------------------------------------------
 # A test that starts a process (a job, hangwatch, torchrun, a shell) is marked ``e2e``; every other test is the
 # quick tier (`pytest -m "not e2e"`), and this guard keeps it honest: a test outside e2e that starts a process

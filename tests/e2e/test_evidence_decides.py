@@ -292,8 +292,12 @@ def test_a_multiprocessing_lock_taken_with_a_bare_acquire_names_its_likely_holde
 
 # --- 3. lost work -------------------------------------------------------------------------------------------------
 @pytest.mark.e2e
-def test_a_pool_worker_killed_mid_task_is_lost_work(run):
-    r = run("--min-stall", "5", "--on-hang", "kill", *QUICK, *py("pool_lost.py"))
+@pytest.mark.parametrize("victim", ["10", "0"])
+def test_a_pool_worker_killed_mid_task_is_lost_work(run, victim):
+    """Killed ~1 s in, or at its first task, before hangwatch's first look at the tree (every 2 s): the worker's
+    startup hook said it started, so its death is seen either way (before the births, victim 0 was 'most likely
+    vanished', inferred from its replacement's start time)."""
+    r = run("--min-stall", "5", "--on-hang", "kill", *QUICK, *py("pool_lost.py"), env={"HW_VICTIM": victim})
     assert r.returncode == 124, r.stderr.decode()[-3000:]  # a killed worker (OOM) may pass on a requeue
     root = root_cause(run.incident())
     assert root["cause"] == "child.lost_work", root

@@ -32,6 +32,7 @@ LOADER_SUFFIX = ".dl"  # heartbeat/<pid>-<n>.dl: the batches the workers of a Da
 HEAL_REQUEST_SUFFIX = ".heal"  # heartbeat/<pid>-<n>.heal: hangwatch asks that iterator to replace a worker
 HEAL_ANSWERS_SUFFIX = ".heals"  # heartbeat/<pid>-<n>.heals: what it did, one JSON line per heal
 HEAL_TAKEN_PREFIX = "heal-taken-"  # heartbeat/heal-taken-K: heal K of an attempt's allowance, taken by a process
+BORN = "born"  # heartbeat/born/<pid>-<start ticks>: a Python process of the job started (written by its startup hook)
 SKIPPED = "skipped.jsonl"
 INCIDENTS = "incidents"
 INCIDENT = "incident.json"
@@ -98,6 +99,12 @@ FILES: tuple[tuple[str, str], ...] = (
         "what the job did about each ask, and each dead worker it replaced unasked (one JSON line each)",
     ),
     (
+        f"{HEARTBEAT}/{BORN}/PID-TICKS",
+        "a Python process of the job started (its parent, name and command line; written by the startup hook at "
+        "its start and after each fork, read and removed by hangwatch's next look at the tree): a worker that "
+        "lives and dies between two looks is known all the same",
+    ),
+    (
         f"{HEARTBEAT}/{HEAL_TAKEN_PREFIX}K",
         "heal K of the attempt's --max-heals, taken (created exclusively by whichever process of the job heals)",
     ),
@@ -139,6 +146,11 @@ class RunLayout:
     def checkpoints(self) -> Path:
         """heartbeat/checkpoints.jsonl."""
         return self.heartbeat / CHECKPOINTS
+
+    @property
+    def births(self) -> Path:
+        """heartbeat/born/: the job's Python processes, each as it started."""
+        return self.heartbeat / BORN
 
     @property
     def incidents(self) -> Path:

@@ -6,16 +6,19 @@ group/session), identified by (pid, start time) so that a reused PID is never si
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hangwatch.capture import proc
+from hangwatch.redact import redact_argv
 
 if TYPE_CHECKING:
     import psutil
@@ -53,6 +56,7 @@ class JobTracker:
     the last HISTORY that went away."""
 
     root: int
+    births: Path | None = None  # heartbeat/born/: what the job's startup hook says started (None: not read)
     seen: dict[int, float] = field(default_factory=dict)  # pid -> start time (clock ticks after boot)
     who: dict[int, Seen] = field(default_factory=dict)
     gone: deque[Gone] = field(default_factory=lambda: deque(maxlen=HISTORY))
@@ -77,22 +81,53 @@ class JobTracker:
                 new.append(who)
             if self.seen[m.pid] == st.starttime:
                 now_alive.add(m.pid)
+        born, born_gone = self._births()
+        for who in born:  # alive, and not under the root now (an orphan once the root is gone): the job's all the same
+            self.seen[who.pid], self.who[who.pid] = who.started, who
+            new.append(who)
+            now_alive.add(who.pid)
+        now_alive |= set(self.alive_pids_of(self._alive - now_alive))  # out of the walk's reach, not gone
         at = time.time()
-        for pid in sorted(self._alive - now_alive):
-            was = self.who.get(pid)
-            if was is None:
-                continue
+        gone = [self.who.pop(pid) for pid in sorted(self._alive - now_alive) if pid in self.who]
+        for was in gone + born_gone:  # born_gone: started and ended between two scans; no scan saw it, its hook did
             repl = next((n.pid for n in new if n.ppid == was.ppid and n.cmdline == was.cmdline), None)
             self.gone.append(Gone(was, at, repl))
-            self.who.pop(pid, None)
         self._alive = now_alive
+
+    def _births(self) -> tuple[list[Seen], list[Seen]]:
+        """What the job's startup hook says started (``births``) and no scan saw: those alive now, and those gone
+        (oldest first). Each record is read once and removed: its process is known from then on."""
+        if self.births is None:
+            return [], []
+        try:
+            names = os.listdir(self.births)
+        except OSError:
+            return [], []
+        alive: list[Seen] = []
+        gone: list[Seen] = []
+        for name in names:
+            pid_text, _, ticks = name.partition("-")
+            if not (pid_text.isdigit() and ticks.isdigit()):
+                continue  # a record still being written (a temporary name)
+            pid, started, path = int(pid_text), float(ticks), self.births / name
+            if self.seen.get(pid) != started:
+                who = _born(path, pid, started)
+                if who is not None:
+                    (alive if _start_time(pid) == started else gone).append(who)
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return alive, sorted(gone, key=lambda w: w.started)
 
     def alive_pids(self) -> list[int]:
         """Every remembered process still alive (same pid and start time, not a zombie)."""
+        return self.alive_pids_of(self.seen)
+
+    def alive_pids_of(self, pids: Iterable[int]) -> list[int]:
+        """Those of ``pids`` (remembered ones) still alive: the same pid and start time, not a zombie."""
         out = []
-        for pid, started in list(self.seen.items()):
+        for pid in list(pids):
             st = proc.read_stat(proc.PROC / str(pid) / "stat")
-            if st is not None and st.starttime == started and st.state != "Z":
+            if st is not None and st.starttime == self.seen.get(pid) and st.state != "Z":
                 out.append(pid)
         return out
 
@@ -112,6 +147,16 @@ class JobTracker:
             if _start_time(pid) == self.seen[pid]:  # still the one remembered, not a pid reused meanwhile
                 out.append(p)
         return out
+
+
+def _born(path: Path, pid: int, started: float) -> Seen | None:
+    """A birth record (``ppid\ncomm\ncmdline``, the command line's arguments split by NUL), as first seen."""
+    try:
+        ppid, comm, cmdline = path.read_bytes().split(b"\n", 2)
+    except (OSError, ValueError):
+        return None
+    argv = redact_argv(a.decode(errors="replace") for a in cmdline.split(b"\0") if a)
+    return Seen(pid, int(ppid) if ppid.isdigit() else 0, comm.decode(errors="replace"), " ".join(argv)[:160], started)
 
 
 def _start_time(pid: int) -> float | None:

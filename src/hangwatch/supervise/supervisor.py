@@ -333,6 +333,7 @@ class Supervisor:
                 on_close=self.ctx.wake.set,
             ),
             self.cfg.kill_grace,
+            self.ctx.rundir.layout.births,
         )
 
     def _launch(self, n: int) -> Attempt:

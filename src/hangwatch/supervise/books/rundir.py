@@ -39,6 +39,7 @@ class RunDir:
             ) from e
         self.heartbeat_dir = self.layout.heartbeat
         self.heartbeat_dir.mkdir(mode=0o700, exist_ok=True)  # the ranks' flight recorder sockets live here
+        self.layout.births.mkdir(mode=0o700, exist_ok=True)
         earlier = self.layout.events.stat().st_size if self.layout.events.is_file() else 0
         self._events = open(self.layout.events, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._lock = threading.Lock()

@@ -74,9 +74,9 @@ class LaunchedJob:
     """A real job: the Popen of the exec shim, its output pumps, the tracker of its tree, and the
     guardian that ends the tree if hangwatch dies."""
 
-    def __init__(self, launched: Launched, kill_grace_s: float) -> None:
+    def __init__(self, launched: Launched, kill_grace_s: float, births: Path | None = None) -> None:
         self.launched = launched
-        self.tracker = JobTracker(launched.pid)
+        self.tracker = JobTracker(launched.pid, births)
         self._waited_at_eof = False
         self.guard: subprocess.Popen[bytes] | None = None
         # Started from a thread: the run loop goes on watching the job meanwhile (a fork and exec on a

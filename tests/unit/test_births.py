@@ -1,0 +1,43 @@
+"""The job's tree as the tracker knows it includes what the startup hook says started (heartbeat/born/): a worker
+that started and died between two scans is gone all the same, with its parent and command; a record whose process
+is still alive is the job's from then on (under the root or not: an orphan once the root is gone, ended with the
+job); a half-written one (a temporary name) is left alone."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hangwatch.recover.terminate import JobTracker
+
+
+def _pid_max() -> int:
+    return int(Path("/proc/sys/kernel/pid_max").read_text())
+
+
+def _ticks(pid: int) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_bytes()
+    return stat[stat.rindex(b")") + 2 :].split()[19].decode()
+
+
+def test_a_process_born_and_gone_between_two_scans_is_gone_with_its_parent_and_command(tmp_path):
+    dead = _pid_max() + 7  # never a living pid
+    (tmp_path / f"{dead}-12345").write_bytes(b"4242\npython\npython\0pool.py\0--token=hunter2abcdefgh\0")
+    (tmp_path / f".{dead + 1}").write_bytes(b"4242\npy")  # being written: not a record yet
+    mine = f"{os.getpid()}-{_ticks(os.getpid())}"
+    (tmp_path / mine).write_bytes(b"1\npytest\npytest\0")  # alive, not found by the walk: taken in
+    tracker = JobTracker(dead + 100, tmp_path)
+    tracker.scan()
+    [gone] = list(tracker.gone)
+    assert (gone.who.pid, gone.who.ppid, gone.who.comm, gone.who.started) == (dead, 4242, "python", 12345.0)
+    assert gone.who.cmdline.startswith("python pool.py --token=") and "hunter2" not in gone.who.cmdline
+    assert [p.name for p in tmp_path.iterdir()] == [f".{dead + 1}"]
+    assert tracker.seen == {os.getpid(): float(_ticks(os.getpid()))} and tracker.alive_pids() == [os.getpid()]
+    tracker.scan()
+    assert len(tracker.gone) == 1  # read once; and one alive out of the walk's reach is not gone
+
+
+def test_without_a_births_directory_nothing_is_read(tmp_path):
+    tracker = JobTracker(_pid_max() + 100, tmp_path / "none")
+    tracker.scan()
+    assert not tracker.gone
