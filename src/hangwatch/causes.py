@@ -119,6 +119,9 @@ class CauseInfo:
     ladder: tuple[str, ...] = ()  # the remedies a restart tries, in order (recover/remedy.py REMEDIES)
     by_history: bool = True  # an alive finding of this cause is bounded by the job's step and phase history
     requeue_why: str = ""  # why a requeue can never help (exit 125 at once), where that is so
+    # The phase this cause is, the one the startup hook declares with --max-slow as its deadline ("compile"): a look
+    # that finds it treats the job as in that phase, whoever saw it first (no `slow` incident before --max-slow).
+    phase: str | None = None
 
 
 CATALOGUE: dict[Cause, CauseInfo] = {
@@ -304,6 +307,7 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         COMPILE_FIX,
         ladder=("no_compile",),
         by_history=False,
+        phase="compile",
     ),
     Cause.OUTPUT_BUFFERED: CauseInfo(
         "the job progresses, but stdout is block-buffered into a file so the log looks frozen",
@@ -347,3 +351,6 @@ def cause_of(text: str) -> Cause:
         return Cause(text)
     except ValueError:
         return Cause.UNKNOWN
+
+# The causes that are a phase of the job (CauseInfo.phase): a look that names one finds the job in that phase.
+PHASE_CAUSES = frozenset(c for c, i in CATALOGUE.items() if i.phase is not None)

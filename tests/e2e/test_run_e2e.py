@@ -188,6 +188,9 @@ def test_restarts_stop_when_attempts_make_no_new_progress(run, tmp_path):
         ("slow_start.py", (), ["--startup-grace", "10"]),
         ("phase_validation.py", (), []),
         ("compile_midway.py", (), ["--capture-window", "1"]),
+        # the same with the compile seen by its stacks alone, at every look: was killed (hung process.waits_on: main
+        # reads the pipe of a g++ seen in one sample), then a `slow` incident at 3 x --min-stall
+        ("compile_midway.py", (), ["--capture-window", "1", "--no-autobeat"]),
         ("slow_checkpoint.py", ("ckpt.bin",), []),
     ],
 )

@@ -32,6 +32,6 @@ for step in range(10):
     print(f"step {step}", flush=True)
 compiled = torch.compile(model, dynamic=False)
 for step in range(10, 14):
-    compiled(torch.randn(8 + step, 32))  # every new shape recompiles
+    compiled(torch.randn(8 + step, 32))  # every new shape recompiles  # RECOMPILE-HERE
     print(f"step {step}", flush=True)
 print("done", flush=True)

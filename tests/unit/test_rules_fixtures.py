@@ -44,6 +44,15 @@ EXPECTED = {
     # waits for exits: the wait ends (end of file, the child's status), no hang proven by a holder gone
     "compile_pipe_writers_exit_during_the_look": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
     "compile_child_exits_during_the_look": ("compile.in_progress", "slow", "compile_job.py", "HANG-HERE"),
+    # a recompile under `run --no-autobeat`: main reads the pipe of a g++ that appeared in the last sample (its
+    # cc1plus compiling); the holder seen once is not "blocked for the whole window", its chain (g++ -> wait4 ->
+    # cc1plus) ends unread, and the rule's unproven hang gives way to the chain (was hung process.waits_on, killed)
+    "compile_a_compiler_seen_once_is_not_a_stuck_holder": (
+        "compile.in_progress",
+        "slow",
+        "compile_midway.py",
+        "RECOMPILE-HERE",
+    ),
     "distributed_peer_stuck_names_culprit_rank": (
         "distributed.peer_stuck",
         "hung",

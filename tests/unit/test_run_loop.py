@@ -326,6 +326,21 @@ def test_proven_work_is_slow_until_max_slow_and_said_again_every_10_minutes(tmp_
     assert all(e["bound"].startswith("--max-slow") for e in events if e["event"] == "extended")
 
 
+def test_a_compile_a_look_finds_is_the_compile_phase_silent_until_max_slow(tmp_path, monkeypatch):
+    """A compile seen by its stack, not declared by the startup hook (it had not reached torch's compile callback, or
+    --no-autobeat): the job is in the compile phase as the hook would say it, so no `slow` incident comes at
+    3 x --min-stall (the hook's phase writes none); --max-slow ends it as it ends the declared phase. Before, which
+    reader saw the compile first decided whether the run had an incident (CI: compile_midway.py, 1 of 3 runs)."""
+    _diagnosing(monkeypatch, "slow", "compile.in_progress", None)
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [20], on_hang=OnHang.KILL, max_slow=1800.0)
+    assert sup.run() == 124
+    incidents = _stalled_at_incidents(tmp_path)
+    assert [v for v, _ in incidents] == ["hung"] and 1800 <= incidents[0][1] <= 1830, incidents
+    assert not any(e["event"] == "still_slow" for e in _events(tmp_path))
+    assert any(e["event"] == "extended" and e["cause"] == "compile.in_progress" for e in _events(tmp_path))
+
+
 def test_without_proof_of_work_the_step_history_decides(tmp_path, monkeypatch):
     """The twin: the same alive job, with nothing that proves it works, is hung by its history (100 x 1 s)."""
     _diagnosing(monkeypatch, "slow", "unknown", None)

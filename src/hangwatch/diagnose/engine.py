@@ -14,7 +14,7 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import WaitGraph, build_graph
+from hangwatch.diagnose.graph import ENDING_TEXT, WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
@@ -149,6 +149,20 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
         )
     if f.proof is not None:  # a rule's own proof of work stands
         return hit
+    own = next((c for c in graph.chains if c.waiter == at), None)
+    if own is not None and own.ending in UNREAD:
+        # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
+        # waiting in wait4 for its child, a holder seen in one sample), could not read what ends it: no hang is
+        # measured, so none is said; and a finding its chain does not bear out ranks below the others.
+        return Hit(
+            replace(
+                f,
+                summary=f.summary + " Not hung as far as this look can tell: " + ENDING_TEXT[own.ending] + ".",
+                evidence=(*f.evidence, *own.lines()),
+                confidence=min(f.confidence, CONTRADICTED),
+            ),
+            Verdict.SLOW,
+        )
     proven = next(
         (
             c
@@ -164,6 +178,8 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
     return hit
 
 
+CONTRADICTED = 0.4  # the most a finding whose hang its own chain does not bear out keeps
+UNREAD = ("unknown", "ended")  # chain endings that read nothing stuck: the holder not readable, or gone with its exit
 ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."
 
 

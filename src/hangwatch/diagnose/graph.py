@@ -229,13 +229,18 @@ def _holder_node(h: LockHolder) -> Node:
 
 def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
-    out: list[tuple[Edge, Node | None]] = []
+    out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
     t = v.main_thread
     if t is None or not v.has_stacks:
         return out
     me = _pid_id(v.pid)
     at = describe(innermost_user(t.frames))
-    if v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER) and (v.cpu_percent or 0.0) <= 5.0 and waits_for_child(v):
+    if (
+        not out
+        and v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER)
+        and (v.cpu_percent or 0.0) <= 5.0
+        and waits_for_child(v)
+    ):
         for k in waited_children(scene, v):
             out.append(
                 (
@@ -308,6 +313,28 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     if not out:
         out.extend(_thread_waits(v))
     return out
+
+
+def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
+    """A process whose main thread sleeps in ``wait4``/``waitid`` waits for a child, Python or not (``g++`` for
+    its ``cc1plus``, a shell for its command): the kernel's reading alone, to the child its call names, else to
+    every living child."""
+    t = v.main_thread
+    if t is None or not t.samples or t.last.syscall not in ("wait4", "waitid") or t.last.state != "S":
+        return []
+    kids = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
+    named = [k for k in kids if k.pid == t.last.wait_child]
+    at = describe(innermost_user(t.frames)) if t.frames else f"{t.last.syscall}()"
+    return [
+        Edge(
+            _pid_id(v.pid),
+            _pid_id(k.pid),
+            "child",
+            f"{v.label()} waits for its child pid {k.pid} at {at}",
+            timeout=t.last.timeout,
+        )
+        for k in (named or kids)
+    ]
 
 
 def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:

@@ -429,6 +429,7 @@ def activity(v: ProcessView) -> Activity:
         return Activity.BLOCKED
     if (
         not t.has_stack
+        and t.measured  # one sample says where it is, never that it stayed there
         and t.last.state in ("S", "D")
         and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
         and (t.wakeups or 0) == 0

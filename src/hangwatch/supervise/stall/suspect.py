@@ -9,7 +9,7 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING
 
-from hangwatch.causes import Cause
+from hangwatch.causes import PHASE_CAUSES, Cause
 from hangwatch.errors import CaptureError
 from hangwatch.records.layout import command_name
 from hangwatch.records.run import EventKind
@@ -216,7 +216,12 @@ class SuspectJudge:
         )
         a.suspicion.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
         key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
-        if stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall and key not in a.suspicion.slow_reported:
+        in_a_phase = root.cause in PHASE_CAUSES  # as if the hook had declared it: silent until its deadline
+        if (
+            stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall
+            and key not in a.suspicion.slow_reported
+            and not in_a_phase
+        ):
             a.suspicion.slow_reported.add(key)
             a.suspicion.slow_noted_at = now
             if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
