@@ -352,5 +352,6 @@ def cause_of(text: str) -> Cause:
     except ValueError:
         return Cause.UNKNOWN
 
+
 # The causes that are a phase of the job (CauseInfo.phase): a look that names one finds the job in that phase.
 PHASE_CAUSES = frozenset(c for c, i in CATALOGUE.items() if i.phase is not None)
