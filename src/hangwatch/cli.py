@@ -8,10 +8,14 @@ import os
 import sys
 from typing import NoReturn
 
-import click
+from hangwatch._bytecode import use_own_cache
 
-from hangwatch import __version__
-from hangwatch.errors import HangwatchError
+use_own_cache()  # before the rest of the command's imports: their bytecode, where Python may not write it beside them
+
+import click  # noqa: E402 - after the bytecode cache is chosen
+
+from hangwatch import __version__  # noqa: E402
+from hangwatch.errors import HangwatchError  # noqa: E402
 
 # name -> (module, attribute): a command's module is imported only when that command runs (or when
 # --help lists them all), so `hangwatch run` does not pay for inspect's or report's imports.

@@ -16,60 +16,27 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from hangwatch.capture.kmsg import FILE_ENV, KMSG, MAX_EVENTS, NOT_READABLE, KmsgCursor
 from hangwatch.records.gpu import KernelEvent
 from hangwatch.redact import redact_text
 
-KMSG = Path("/dev/kmsg")
-FILE_ENV = "HANGWATCH_KMSG_FILE"
-MAX_EVENTS = 50  # the newest events kept
-NOT_READABLE = (
-    "the kernel log is not readable (kernel.dmesg_restrict): run as root, or "
-    "`sudo sysctl kernel.dmesg_restrict=0`, to see GPU faults and OOM kills"
-)
 
-
-class KmsgCursor:
-    """The kernel log from a point on: opened at an attempt's launch at the end of the buffer, so it
-    reads only what the kernel logged since (no clock arithmetic, no earlier attempt's lines).
-    Events accumulate over the attempt; a saved log ($HANGWATCH_KMSG_FILE) is read whole, once."""
-
-    def __init__(self, env: dict[str, str] | None = None) -> None:
-        env = dict(os.environ) if env is None else env
-        self.events: list[KernelEvent] = []
-        self.note: str | None = None
-        self.fd: int | None = None
-        self.saved = env.get(FILE_ENV)
-        if self.saved:
-            self.events, self.note = list(read_kernel_events(0.0, env)[0]), None
-            return
+def read_cursor(cursor: KmsgCursor) -> tuple[KernelEvent, ...]:
+    """Every event since ``cursor`` was opened (the newest MAX_EVENTS); a saved log is read whole, once."""
+    if cursor.saved and not cursor.events and cursor.note is None:
+        cursor.events = list(read_kernel_events(0.0, {FILE_ENV: cursor.saved})[0])
+    if cursor.fd is not None:
+        booted = boot_time()
         try:
-            self.fd = os.open(KMSG, os.O_RDONLY | os.O_NONBLOCK)
-            os.lseek(self.fd, 0, os.SEEK_END)
-        except PermissionError:
-            self.note = NOT_READABLE
+            for record in _read_records(cursor.fd):
+                at, message = parse_kmsg_record(record, booted)
+                ev = classify(message, at)
+                if ev is not None:
+                    cursor.events.append(ev)
         except OSError as e:
-            self.note = f"the kernel log could not be read ({KMSG}: {e.strerror or e})"
-
-    def read(self) -> tuple[KernelEvent, ...]:
-        """Every event since the cursor was opened (the newest MAX_EVENTS)."""
-        if self.fd is not None:
-            booted = boot_time()
-            try:
-                for record in _read_records(self.fd):
-                    at, message = parse_kmsg_record(record, booted)
-                    ev = classify(message, at)
-                    if ev is not None:
-                        self.events.append(ev)
-            except OSError as e:
-                self.note = f"the kernel log could not be read ({KMSG}: {e.strerror or e})"
-            del self.events[:-MAX_EVENTS]
-        return tuple(self.events[-MAX_EVENTS:])
-
-    def close(self) -> None:
-        """Release the file."""
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+            cursor.note = f"the kernel log could not be read ({KMSG}: {e.strerror or e})"
+        del cursor.events[:-MAX_EVENTS]
+    return tuple(cursor.events[-MAX_EVENTS:])
 
 
 MAX_RECORDS = 200_000  # the ring buffer is bounded (16 MiB at most: ~160k records); so is our read

@@ -451,11 +451,12 @@ class IncidentHandler:
             return AttemptEnd(0)
         oom_now = cgroup_oom_kills(os.getpid())
         oom = (oom_now - a.oom_start) if oom_now is not None and a.oom_start is not None else 0
+        from hangwatch.capture.kernel import read_cursor
         from hangwatch.diagnose.crash import diagnose_crash
         from hangwatch.records.incident import Action, Incident, Verdict
 
         kmsg = self.capturer.kmsg
-        kernel = kmsg.read() if kmsg is not None else ()
+        kernel = read_cursor(kmsg) if kmsg is not None else ()
         kernel_note = kmsg.note if kmsg is not None else None
         findings = tuple(
             diagnose_crash(

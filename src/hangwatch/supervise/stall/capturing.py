@@ -15,7 +15,7 @@ from hangwatch.supervise.attempt import Capture
 from hangwatch.supervise.context import RunContext
 
 if TYPE_CHECKING:
-    from hangwatch.capture.kernel import KmsgCursor
+    from hangwatch.capture.kmsg import KmsgCursor
     from hangwatch.records.evidence import Evidence, VanishedProcess
     from hangwatch.records.gpu import KernelEvent
     from hangwatch.recover.terminate import Gone
@@ -66,7 +66,7 @@ class Capturer:
     def open_kmsg(self) -> None:
         """The kernel log from this launch on (an earlier attempt's lines, such as the Xid 45 of its
         kill, are not this attempt's)."""
-        from hangwatch.capture.kernel import KmsgCursor
+        from hangwatch.capture.kmsg import KmsgCursor
 
         if self.kmsg is not None:
             self.kmsg.close()
@@ -92,7 +92,9 @@ class Capturer:
                     for p in ev.processes
                 ),
             )
-        kernel = self.kmsg.read() if self.kmsg is not None else ()
+        from hangwatch.capture.kernel import read_cursor
+
+        kernel = read_cursor(self.kmsg) if self.kmsg is not None else ()
         return dataclasses.replace(
             ev,
             kernel=kernel,
