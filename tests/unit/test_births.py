@@ -1,7 +1,8 @@
 """The job's tree as the tracker knows it includes what the startup hook says started (heartbeat/born/): a worker
 that started and died between two scans is gone all the same, with its parent and command; a record whose process
-is still alive is the job's from then on (under the root or not: an orphan once the root is gone, ended with the
-job); a half-written one (a temporary name) is left alone."""
+is still alive in the job's session is the job's from then on (under the root or not: an orphan once the root is
+gone, ended with the job), one alive in a session of its own left the job (a daemon: never the job's to end); a
+half-written one (a temporary name) is left alone."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_a_process_born_and_gone_between_two_scans_is_gone_with_its_parent_and_c
     (tmp_path / f".{dead + 1}").write_bytes(b"4242\npy")  # being written: not a record yet
     mine = f"{os.getpid()}-{_ticks(os.getpid())}"
     (tmp_path / mine).write_bytes(b"1\npytest\npytest\0")  # alive, not found by the walk: taken in
-    tracker = JobTracker(dead + 100, tmp_path)
+    tracker = JobTracker(dead + 100, tmp_path, session=os.getsid(0))  # the root, gone, led this session
     tracker.scan()
     [gone] = list(tracker.gone)
     assert (gone.who.pid, gone.who.ppid, gone.who.comm, gone.who.started) == (dead, 4242, "python", 12345.0)
@@ -35,6 +36,14 @@ def test_a_process_born_and_gone_between_two_scans_is_gone_with_its_parent_and_c
     assert tracker.seen == {os.getpid(): float(_ticks(os.getpid()))} and tracker.alive_pids() == [os.getpid()]
     tracker.scan()
     assert len(tracker.gone) == 1  # read once; and one alive out of the walk's reach is not gone
+
+
+def test_a_process_born_in_the_job_that_left_its_session_is_not_the_jobs(tmp_path):
+    mine = f"{os.getpid()}-{_ticks(os.getpid())}"
+    (tmp_path / mine).write_bytes(b"1\npytest\npytest\0")
+    tracker = JobTracker(_pid_max() + 100, tmp_path, session=os.getsid(0) + 1)  # the job's session is another
+    tracker.scan()
+    assert tracker.seen == {} and not tracker.gone and not list(tmp_path.iterdir())
 
 
 def test_without_a_births_directory_nothing_is_read(tmp_path):

@@ -47,6 +47,14 @@ EXPECTED = {
     # a recompile under `run --no-autobeat`: main reads the pipe of a g++ that appeared in the last sample (its
     # cc1plus compiling); the holder seen once is not "blocked for the whole window", its chain (g++ -> wait4 ->
     # cc1plus) ends unread, and the rule's unproven hang gives way to the chain (was hung process.waits_on, killed)
+    # the same recompile: main reads the pipe of a cc1plus at 100% CPU that the capture had not taken in yet; the
+    # wait is the compile (was process.waits_on `waiting` first, by its own proof of work, over the compile)
+    "compile_the_compiler_it_reads_from_is_named_the_compile": (
+        "compile.in_progress",
+        "slow",
+        "compile_midway.py",
+        "RECOMPILE-HERE",
+    ),
     "compile_a_compiler_seen_once_is_not_a_stuck_holder": (
         "compile.in_progress",
         "slow",

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import os
+
 from hangwatch import signatures as sg
+from hangwatch.capture.proc import is_compile_worker
 from hangwatch.causes import Cause
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import describe
+from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.records.evidence import Role
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.incident import Finding, Proof, Verdict
 from hangwatch.signatures import COMPILE_FIX
+
+BUSY_CPU_PERCENT = 5.0  # what the rule calls a busy compiler, and work when measured
 
 
 def compile_rule(scene: Scene) -> list[Hit]:
     """compile.in_progress: torch.compile / inductor / Triton compiling (alive), or a compile that stopped."""
     hits = []
     compilers = [v for v in scene.views if v.role == Role.COMPILE_WORKER]
-    busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > 5.0 or c.state == "R"]
+    busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > BUSY_CPU_PERCENT or c.state == "R"]
     for v in scene.views:
         if v.role in (Role.COMPILE_WORKER, Role.DATALOADER_WORKER, Role.LAUNCHER):
             continue
@@ -48,6 +54,7 @@ def compile_rule(scene: Scene) -> list[Hit]:
                         where=v.where(t, frame),
                         evidence=tuple(ev),
                         fix=COMPILE_FIX,
+                        proof=_compiling(v, own_kids),
                     ),
                     Verdict.SLOW,
                 )
@@ -70,3 +77,22 @@ def compile_rule(scene: Scene) -> list[Hit]:
                 )
             )
     return hits
+
+
+def _compiling(v: ProcessView, compilers: list[ProcessView]) -> Proof | None:
+    """Work measured in the compile: a compiler process of its own at CPU (one it waits on through a pipe counts,
+    caught before the capture took it in), or its own CPU with its stack moving."""
+    busy = next((c for c in compilers if (c.cpu_percent or 0.0) > BUSY_CPU_PERCENT), None)
+    if busy is not None:
+        return proof.work(f"its compiler {busy.info.name} (pid {busy.pid}) used {busy.cpu_text()}")
+    for w in v.ev.waits:
+        for h in w.holders:
+            program = os.path.basename(h.cmdline.split(" ", 1)[0])
+            if is_compile_worker(program, tuple(h.cmdline.split())) and (h.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
+                return proof.work(
+                    f"its compiler {program} (pid {h.pid}), whose output it reads, used {h.cpu_percent:.0f}% CPU"
+                )
+    t = v.main_thread
+    if t is not None and t.stack_changed and (v.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
+        return proof.work(f"{v.label()} used {v.cpu_text()} with its stack moving in the compiler")
+    return None

@@ -144,6 +144,7 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
                 proof=chain.proof,
                 evidence=(*f.evidence, *chain.lines()),
                 summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING,
+                confidence=min(f.confidence, CONTRADICTED),
             ),
             Verdict.SLOW,
         )

@@ -57,6 +57,7 @@ class JobTracker:
 
     root: int
     births: Path | None = None  # heartbeat/born/: what the job's startup hook says started (None: not read)
+    session: int | None = None  # the root's session, as first seen (a process that left it is not the job's)
     seen: dict[int, float] = field(default_factory=dict)  # pid -> start time (clock ticks after boot)
     who: dict[int, Seen] = field(default_factory=dict)
     gone: deque[Gone] = field(default_factory=lambda: deque(maxlen=HISTORY))
@@ -74,6 +75,8 @@ class JobTracker:
             st = proc.read_stat(proc.PROC / str(m.pid) / "stat")
             if st is None or st.state == "Z":
                 continue
+            if m.pid == self.root and self.session is None:
+                self.session = st.sid
             if m.pid not in self.seen:
                 self.seen[m.pid] = float(st.starttime)
                 who = Seen(m.pid, st.ppid, st.comm, " ".join(proc.read_cmdline(m.pid))[:160], float(st.starttime))
@@ -112,8 +115,14 @@ class JobTracker:
             pid, started, path = int(pid_text), float(ticks), self.births / name
             if self.seen.get(pid) != started:
                 who = _born(path, pid, started)
-                if who is not None:
-                    (alive if _start_time(pid) == started else gone).append(who)
+                st = proc.read_stat(proc.PROC / str(pid) / "stat")
+                if who is None:
+                    pass
+                elif st is None or float(st.starttime) != started or st.state == "Z":
+                    gone.append(who)
+                elif self.session is not None and self.session in (st.sid, st.pgid):
+                    alive.append(who)  # out of the walk's reach, in the job's session: the job's
+                # else: alive in a session of its own (a daemon that left the job): never the job's to end
             with contextlib.suppress(OSError):
                 path.unlink()
         return alive, sorted(gone, key=lambda w: w.started)
