@@ -1,7 +1,11 @@
-"""A DataLoader worker is killed (as by the OOM killer); the main process raises and exits 1."""
+"""A DataLoader worker is killed (as by the OOM killer); the main process raises and exits 1.
+
+HW_LOSE_STDERR=1: the main process's traceback is lost, as under load when torch's SIGCHLD handler raises while it
+is written ("lost sys.stderr"): only the main process's own reading of its workers can say what happened."""
 
 import os
 import signal
+import sys
 
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -17,5 +21,7 @@ class Big(Dataset):
         return torch.tensor([i])
 
 
+if os.environ.get("HW_LOSE_STDERR") == "1":
+    sys.stderr = None  # what the traceback goes to: nothing
 for step, _ in enumerate(DataLoader(Big(), batch_size=1, num_workers=2)):
     print(f"step {step}", flush=True)

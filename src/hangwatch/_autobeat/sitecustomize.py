@@ -892,7 +892,13 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
 
     @functools.wraps(original)
     def __next__(self: Any) -> Any:
-        data = original(self)
+        try:
+            data = original(self)
+        except StopIteration:
+            raise
+        except BaseException as e:
+            _note_dead_workers(beats.directory, self, e)
+            raise
         beats.beat()
         return data
 
@@ -912,6 +918,25 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
     )
     torch.serialization.save = save
     torch.save = save
+
+
+# heartbeat/worker-deaths.jsonl: a DataLoader iterator raised with a worker of it dead (its exit code), as the main
+# process saw it. The job's own traceback may not say it: a SIGKILLed worker can cut a batch's hand-over
+# (ConnectionResetError), and torch's SIGCHLD handler raising while that traceback is written loses it ("lost
+# sys.stderr", seen under load). A crash is then named from this line.
+def _note_dead_workers(directory: str, it: Any, error: BaseException) -> None:
+    try:
+        dead = [(w.pid, w.exitcode) for w in getattr(it, "_workers", ()) if w.exitcode not in (None, 0)]
+        if not dead:
+            return
+        line = json.dumps({"pid": os.getpid(), "workers": dead, "error": type(error).__name__, "at": time.time()})
+        fd = os.open(os.path.join(directory, "worker-deaths.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode() + b"\n")
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001, S110 - a record must never change the job's own error
+        pass
 
 
 def _recorded(

@@ -79,6 +79,11 @@ def require_py_spy() -> str:
 # runs). So a process that wrote in a short watch before the read is not stopped either: a writer heavy enough to
 # fill a pipe writes within it, and one that writes a line now and then never finds the pipe full.
 WRITE_WATCH_S = 0.01
+# And on a crowded machine a writer may not run at all in those 10 ms, then be stopped mid-write (seen: a suite run,
+# 1 read in 44 lost 917,504 bytes): a process seen writing in the last WROTE_RECENTLY_S, by any earlier read of this
+# hangwatch, is not stopped either.
+WROTE_RECENTLY_S = 5.0
+_wrote: dict[int, tuple[int, float]] = {}  # pid -> (its wchar when last read, when it was last seen to change)
 
 
 def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[int, str]:
@@ -92,14 +97,33 @@ def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[
     if watch_s > 0 and pids:
         time.sleep(watch_s)
     out = {}
+    at = time.monotonic()
     for pid in pids:
         why = _thread_refusing_a_stop(pid)
         before, now = wrote_before[pid], _wchar(pid)
+        recently = _wrote_recently(pid, before, now, at)
         if why is None and before is not None and now is not None and now > before:
             why = f"it wrote {now - before} bytes in {watch_s * 1000:.0f} ms, and a stop may land in a write"
+        elif why is None and recently is not None:
+            why = f"it wrote {recently:.1f} s ago, and a stop may land in a write"
         if why is not None:
             out[pid] = why
     return out
+
+
+def _wrote_recently(pid: int, before: int | None, now: int | None, at: float) -> float | None:
+    """Seconds since ``pid`` was last seen writing by a read of this process (None: not in WROTE_RECENTLY_S), the
+    counters of this read taken in."""
+    last = _wrote.get(pid)
+    changed = last[1] if last is not None else None
+    if now is not None:
+        moved = (last is not None and now != last[0]) or (before is not None and now != before)
+        _wrote[pid] = (now, at if moved else (changed if changed is not None else float("-inf")))
+        changed = _wrote[pid][1]
+    if len(_wrote) > 4096:  # a long run reads many pids: forget the quiet ones
+        for old in [p for p, (_, t) in _wrote.items() if at - t > WROTE_RECENTLY_S]:
+            del _wrote[old]
+    return at - changed if changed is not None and at - changed <= WROTE_RECENTLY_S else None
 
 
 def _wchar(pid: int) -> int | None:

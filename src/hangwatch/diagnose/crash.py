@@ -186,6 +186,37 @@ def _signal_name(code: int) -> str | None:
     return None
 
 
+def _dead_workers(death: dict[str, object], where: Where | None) -> list[Finding]:
+    """A DataLoader iterator that raised with workers of it dead, as its main process recorded them."""
+    workers = death.get("workers")
+    if not isinstance(workers, list):
+        return []
+    dead = [(w[0], w[1]) for w in workers if isinstance(w, list) and len(w) == 2 and all(isinstance(x, int) for x in w)]
+    if not dead:
+        return []
+    wpid, code = dead[0]
+    how = f"was killed by {_signal_name(code)}" if code < 0 else f"exited with status {code}"
+    error = death.get("error")
+    then = f"; the main process's DataLoader then raised {error}" if isinstance(error, str) else ""
+    killed = code == -signal.SIGKILL
+    return [
+        Finding(
+            cause=Cause.DATALOADER_WORKER_DIED,
+            confidence=0.9,
+            summary=f"A DataLoader worker (pid {wpid}) {how}{then}."
+            + (" SIGKILL is usually the out-of-memory killer." if killed else ""),
+            where=where,
+            evidence=tuple(
+                f"the main process (pid {death.get('pid')}) saw DataLoader worker pid {p} "
+                + (f"killed by {_signal_name(c)}" if c < 0 else f"exit with status {c}")
+                + " (recorded by the startup hook)"
+                for p, c in dead
+            ),
+            fix=WORKER_DIED_FIX + (OOM_FIX if killed else ()),
+        )
+    ]
+
+
 def diagnose_crash(
     exit_code: int,
     output_tail: str,
@@ -193,16 +224,20 @@ def diagnose_crash(
     pid: int | None = None,
     kernel: tuple[KernelEvent, ...] = (),
     known_pids: tuple[int, ...] = (),
+    worker_deaths: tuple[dict[str, object], ...] = (),
 ) -> list[Finding]:
     """Findings for a job that exited with ``exit_code`` (negative: killed by that signal), from its
-    output, the cgroup's OOM counter and the kernel log since the attempt started."""
+    output, the cgroup's OOM counter, the kernel log since the attempt started, and the DataLoader workers its
+    main process saw dead when its iterator raised (``worker_deaths``: the startup hook's records)."""
     findings: list[Finding] = _kernel_findings(kernel, pid, known_pids)
     where = Where(pid=pid, rank=None, tid=None, file=None, line=None, function=None) if pid else None
     seen: set[str] = set()
+    for death in worker_deaths[-1:]:  # the main process's own reading, whatever its traceback could say
+        findings.extend(_dead_workers(death, where))
     for pat in PATTERNS:
         matches = list(pat.regex.finditer(output_tail))
         m = matches[-1] if matches else None  # the last occurrence is the most recent
-        if m is None or pat.cause in seen:
+        if m is None or pat.cause in seen or any(f.cause == pat.cause for f in findings):
             continue
         seen.add(pat.cause)
         fields = {k: (v or "").strip() for k, v in m.groupdict().items()}

@@ -33,6 +33,7 @@ HEAL_REQUEST_SUFFIX = ".heal"  # heartbeat/<pid>-<n>.heal: hangwatch asks that i
 HEAL_ANSWERS_SUFFIX = ".heals"  # heartbeat/<pid>-<n>.heals: what it did, one JSON line per heal
 HEAL_TAKEN_PREFIX = "heal-taken-"  # heartbeat/heal-taken-K: heal K of an attempt's allowance, taken by a process
 BORN = "born"  # heartbeat/born/<pid>-<start ticks>: a Python process of the job started (written by its startup hook)
+WORKER_DEATHS = "worker-deaths.jsonl"  # heartbeat/: a DataLoader iterator raised with a worker dead (its exit code)
 SKIPPED = "skipped.jsonl"
 INCIDENTS = "incidents"
 INCIDENT = "incident.json"
@@ -103,6 +104,11 @@ FILES: tuple[tuple[str, str], ...] = (
         "a Python process of the job started (its parent, name and command line; written by the startup hook at "
         "its start and after each fork, read and removed by hangwatch's next look at the tree): a worker that "
         "lives and dies between two looks is known all the same",
+    ),
+    (
+        f"{HEARTBEAT}/{WORKER_DEATHS}",
+        "a DataLoader iterator raised with a worker of it dead, one JSON line each (the main pid, each dead worker's "
+        "pid and exit code, the error): a crash is named from it when the job's traceback does not say",
     ),
     (
         f"{HEARTBEAT}/{HEAL_TAKEN_PREFIX}K",
@@ -206,6 +212,14 @@ class RunLayout:
     def skipped(self) -> Path:
         """skipped.jsonl: the samples heal left out."""
         return self.root / SKIPPED
+
+    def worker_deaths(self) -> list[dict[str, Any]]:
+        """heartbeat/worker-deaths.jsonl's objects; a line that does not parse is left out."""
+        try:
+            text = (self.heartbeat / WORKER_DEATHS).read_text(errors="replace")
+        except OSError:
+            return []
+        return [d for d in (_loads(ln) for ln in text.splitlines()) if isinstance(d, dict)]
 
     def skipped_dicts(self) -> list[dict[str, Any]]:
         """skipped.jsonl's objects; a line that does not parse is left out."""

@@ -18,6 +18,7 @@ from hangwatch.records.layout import (
     HEAL_REQUEST_SUFFIX,
     HEAL_TAKEN_PREFIX,
     LOADER_SUFFIX,
+    WORKER_DEATHS,
 )
 
 AUTOBEAT_DIR = Path(hangwatch.__file__).resolve().parent / "_autobeat"
@@ -53,9 +54,11 @@ def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, fli
 
 
 def remove_loader_records(heartbeat_dir: Path) -> None:
-    """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl) and heal's asks and answers: a job ended by a
-    signal leaves them; gone before a relaunch (a new process could get a recorded pid) and when the run ends."""
-    for pattern in (f"*{LOADER_SUFFIX}", f"*{HEAL_REQUEST_SUFFIX}", f"*{HEAL_ANSWERS_SUFFIX}", f"{HEAL_TAKEN_PREFIX}*"):
+    """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl), heal's asks and answers, and the workers seen
+    dead (read when the attempt's crash was named): a job ended by a signal leaves them; gone before a relaunch (a new
+    process could get a recorded pid) and when the run ends."""
+    patterns = (f"*{LOADER_SUFFIX}", f"*{HEAL_REQUEST_SUFFIX}", f"*{HEAL_ANSWERS_SUFFIX}", f"{HEAL_TAKEN_PREFIX}*")
+    for pattern in (*patterns, WORKER_DEATHS):
         for path in heartbeat_dir.glob(pattern):
             with contextlib.suppress(OSError):
                 path.unlink()

@@ -466,6 +466,7 @@ class IncidentHandler:
                 pid=a.job.pid,
                 kernel=kernel,
                 known_pids=tuple(a.job.known_pids()),
+                worker_deaths=tuple(ctx.rundir.layout.worker_deaths()),
             )
         )
         asked = ctx.cfg.restart_on_crash
