@@ -121,7 +121,8 @@ def _measure(kind: str, reads: int, py_spy: str, tmp: str) -> None:
         time.sleep(0.5)
         from hangwatch.capture.stacks import why_not_stop
 
-        print(f"{kind}: why_not_stop says: {why_not_stop([job.pid]).get(job.pid)}")
+        refusal = why_not_stop([job.pid]).get(job.pid)
+        print(f"{kind}: why_not_stop says: {refusal.why if refusal else None}")
         counts = {mode: {"whole": 0, "torn": 0, "failed": 0} for mode in ("blocking", "nonblocking")}
         took: dict[str, list[float]] = {"blocking": [], "nonblocking": []}
         for _ in range(reads):

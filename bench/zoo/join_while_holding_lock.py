@@ -17,7 +17,7 @@ stopping = threading.Event()
 
 def refresh():
     while not stopping.wait(0.05):
-        with lock:
+        with lock:  # HANG-HERE (a refresh caught inside the loop)
             pass
     with lock:  # HANG-HERE (the last refresh)
         pass

@@ -34,6 +34,7 @@ import os
 import struct
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, ClassVar
@@ -892,6 +893,7 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
 
     @functools.wraps(original)
     def __next__(self: Any) -> Any:
+        _ITERATORS.add(self)
         try:
             data = original(self)
         except StopIteration:
@@ -903,6 +905,7 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
         return data
 
     it.__next__ = __next__  # type: ignore[method-assign]
+    sys.excepthook = _excepthook(beats.directory, sys.excepthook)
     _attach_remedy(dataloader)
     try:
         _attach_loader_tasks(beats, dataloader)
@@ -924,9 +927,42 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
 # process saw it. The job's own traceback may not say it: a SIGKILLed worker can cut a batch's hand-over
 # (ConnectionResetError), and torch's SIGCHLD handler raising while that traceback is written loses it ("lost
 # sys.stderr", seen under load). A crash is then named from this line.
+# The iterators seen, for an error raised outside their __next__ (torch's SIGCHLD handler raises wherever the main
+# thread is, a print in the loop's body say): the job's unhandled error records their dead workers first.
+_ITERATORS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _excepthook(directory: str, previous: Callable[..., Any]) -> Callable[..., Any]:
+    def hook(kind: type[BaseException], error: BaseException, tb: Any) -> None:
+        for it in list(_ITERATORS):
+            _note_dead_workers(directory, it, error)
+        previous(kind, error, tb)
+
+    return hook
+
+
+# A worker's hand-over is cut as its files close, a moment before it can be reaped: for those errors its exit code is
+# waited for a little (the job is failing anyway), never for others.
+CUT_HANDOVER: tuple[type[BaseException], ...] = (
+    ConnectionResetError,
+    ConnectionRefusedError,
+    BrokenPipeError,
+    EOFError,
+)
+DEATH_WAIT_S = 0.5
+
+
 def _note_dead_workers(directory: str, it: Any, error: BaseException) -> None:
     try:
-        dead = [(w.pid, w.exitcode) for w in getattr(it, "_workers", ()) if w.exitcode not in (None, 0)]
+        workers = list(getattr(it, "_workers", ()))
+        if not workers:
+            return
+        deadline = time.monotonic() + (DEATH_WAIT_S if isinstance(error, CUT_HANDOVER) else 0.0)
+        while True:
+            dead = [(w.pid, w.exitcode) for w in workers if w.exitcode not in (None, 0)]
+            if dead or time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
         if not dead:
             return
         line = json.dumps({"pid": os.getpid(), "workers": dead, "error": type(error).__name__, "at": time.time()})

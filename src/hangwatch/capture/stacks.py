@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hangwatch.capture.proc import PROC, read_stat, read_text
+from hangwatch.capture.proc import PROC, read_io, read_stat
 from hangwatch.capture.syscalls import cut_short_by_a_stop
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import Frame
@@ -48,7 +48,7 @@ class StackResult:
     threads: tuple[RawThread, ...] | None
     error: str | None  # one line a person can act on when threads is None
     stopped: bool = False  # read with a blocking attach (every thread stopped for the read)
-    unstopped: str | None = None  # why the process was read without stopping it, where the process said why
+    unstopped: str | None = None  # why it was read without a stop, where that is a fact of the job (a blocked write)
 
 
 def find_py_spy() -> str | None:
@@ -79,20 +79,29 @@ def require_py_spy() -> str:
 # runs). So a process that wrote in a short watch before the read is not stopped either: a writer heavy enough to
 # fill a pipe writes within it, and one that writes a line now and then never finds the pipe full.
 WRITE_WATCH_S = 0.01
-# And on a crowded machine a writer may not run at all in those 10 ms, then be stopped mid-write (seen: a suite run,
-# 1 read in 44 lost 917,504 bytes): a process seen writing in the last WROTE_RECENTLY_S, by any earlier read of this
-# hangwatch, is not stopped either.
-WROTE_RECENTLY_S = 5.0
-_wrote: dict[int, tuple[int, float]] = {}  # pid -> (its wchar when last read, when it was last seen to change)
+# And on a crowded machine a writer may not run at all in those 10 ms, then be stopped mid-write (seen in suite runs:
+# 1 read in 44 lost 917,504 bytes; another lost bytes at its first read of the writer): a process is stopped only
+# once this hangwatch has seen it write nothing for QUIET_S, over its earlier reads of it.
+QUIET_S = 1.0
+_quiet: dict[int, tuple[int, float]] = {}  # pid -> (its wchar when last read, since when it has been that)
 
 
-def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[int, str]:
+@dataclass(frozen=True)
+class Refusal:
+    """Why a process is read without a stop; ``said``: a fact about the job worth its incident's notes (a thread
+    blocked in a write), not only a caution (it wrote a moment ago)."""
+
+    why: str
+    said: bool = False
+
+
+def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[int, Refusal]:
     """pid -> why a read must not stop it (it is read with ``--nonblocking`` then), for the pids where a stop is
     not safe: a thread in uninterruptible I/O (a blocking attach never returns), one stopped (it fails), one
     blocked in a call a stop would cut short (a write to a full pipe: the job would lose what it had left to
-    write), or a process that wrote during ``watch_s`` (one wait for all). A thread waiting in the kernel cannot
-    move its stack, so reading it without a stop reads the same stack; a running thread of such a process may be
-    read torn (bench/unstopped.py measures how often)."""
+    write), a process that wrote during ``watch_s`` (one wait for all), or one not yet seen quiet for QUIET_S. A
+    thread waiting in the kernel cannot move its stack, so reading it without a stop reads the same stack; a running
+    thread of such a process may be read torn (bench/unstopped.py measures how often)."""
     wrote_before = {pid: _wchar(pid) for pid in pids}
     if watch_s > 0 and pids:
         time.sleep(watch_s)
@@ -101,39 +110,36 @@ def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[
     for pid in pids:
         why = _thread_refusing_a_stop(pid)
         before, now = wrote_before[pid], _wchar(pid)
-        recently = _wrote_recently(pid, before, now, at)
-        if why is None and before is not None and now is not None and now > before:
-            why = f"it wrote {now - before} bytes in {watch_s * 1000:.0f} ms, and a stop may land in a write"
-        elif why is None and recently is not None:
-            why = f"it wrote {recently:.1f} s ago, and a stop may land in a write"
+        quiet = _quiet_for(pid, before, now, at)
         if why is not None:
             out[pid] = why
+        elif before is not None and now is not None and now > before:
+            out[pid] = Refusal(f"it wrote {now - before} bytes in {watch_s * 1000:.0f} ms; a stop may land in a write")
+        elif quiet is not None and quiet < QUIET_S:
+            out[pid] = Refusal(f"it has been seen quiet for {quiet:.1f} s only; a stop may land in a write")
     return out
 
 
-def _wrote_recently(pid: int, before: int | None, now: int | None, at: float) -> float | None:
-    """Seconds since ``pid`` was last seen writing by a read of this process (None: not in WROTE_RECENTLY_S), the
-    counters of this read taken in."""
-    last = _wrote.get(pid)
-    changed = last[1] if last is not None else None
-    if now is not None:
-        moved = (last is not None and now != last[0]) or (before is not None and now != before)
-        _wrote[pid] = (now, at if moved else (changed if changed is not None else float("-inf")))
-        changed = _wrote[pid][1]
-    if len(_wrote) > 4096:  # a long run reads many pids: forget the quiet ones
-        for old in [p for p, (_, t) in _wrote.items() if at - t > WROTE_RECENTLY_S]:
-            del _wrote[old]
-    return at - changed if changed is not None and at - changed <= WROTE_RECENTLY_S else None
+def _quiet_for(pid: int, before: int | None, now: int | None, at: float) -> float | None:
+    """Seconds ``pid`` has been seen writing nothing, over this hangwatch's reads of it (0 when first read, or seen
+    writing now); None where its counters cannot be read."""
+    if now is None:
+        return None
+    last = _quiet.get(pid)
+    if last is None or last[0] != now or (before is not None and before != now):
+        _quiet[pid] = (now, at)
+    if len(_quiet) > 4096:  # a long run reads many pids: forget the ones long quiet
+        for old in [p for p, (_, since) in _quiet.items() if at - since > 60 * QUIET_S]:
+            del _quiet[old]
+    return at - _quiet[pid][1]
 
 
 def _wchar(pid: int) -> int | None:
-    for line in (read_text(PROC / str(pid) / "io") or "").splitlines():
-        if line.startswith("wchar:"):
-            return int(line.split(":", 1)[1])
-    return None
+    """The bytes ``pid`` wrote, less what hangwatch's own serving threads in it wrote (a flight recorder's dump)."""
+    return read_io(pid).get("wchar")
 
 
-def _thread_refusing_a_stop(pid: int) -> str | None:
+def _thread_refusing_a_stop(pid: int) -> Refusal | None:
     try:
         tids = os.listdir(PROC / str(pid) / "task")
     except OSError:
@@ -143,13 +149,14 @@ def _thread_refusing_a_stop(pid: int) -> str | None:
         if st is None:
             continue
         if st.state == "D":
-            return f"thread {tid} is in uninterruptible I/O (D), where a blocking attach never returns"
+            return Refusal(f"thread {tid} is in uninterruptible I/O (D), where a blocking attach never returns")
         if st.state in ("T", "t"):
-            return f"thread {tid} is stopped ({st.state}), where a blocking attach fails"
+            return Refusal(f"thread {tid} is stopped ({st.state}), where a blocking attach fails")
         if st.state == "S":
             call = cut_short_by_a_stop(pid, int(tid))
             if call is not None:
-                return f"thread {tid} is blocked in {call}, which a stop would cut short (the job would lose bytes)"
+                why = f"thread {tid} is blocked in {call}, which a stop would cut short (the job would lose bytes)"
+                return Refusal(why, said=True)
     return None
 
 
@@ -160,14 +167,14 @@ def dump_command(
     with_locals: bool = False,
     native: bool = False,
     nonblocking: bool = False,
-    refused: dict[int, str] | None = None,
-) -> tuple[list[str], str | None] | None:
+    refused: dict[int, Refusal] | None = None,
+) -> tuple[list[str], Refusal | None] | None:
     """The py-spy command that reads ``pid`` and why it does not stop the process (None: it stops it); None when
     the read needs a stop (``native``) and the process must not be stopped. ``refused``: ``why_not_stop`` of a
     batch the caller asked at once (else it is asked here, for this pid). Every py-spy read of a job is built
     here, so none stops a process mid-write."""
     if nonblocking:
-        why: str | None = "asked to read without a stop"
+        why: Refusal | None = Refusal("asked to read without a stop")
     else:
         why = (why_not_stop([pid]) if refused is None else refused).get(pid)
     if why is not None and native:
@@ -239,9 +246,8 @@ def dump_stacks(
     for pid, nonblocking in targets.items():
         command = dump_command(py_spy, pid, native=native, nonblocking=nonblocking, refused=refused)
         if command is None:
-            results[pid] = StackResult(
-                None, f"not read natively, since that stops the process: {refused[pid]}", unstopped=refused[pid]
-            )
+            said = refused[pid].why if pid in refused else "asked to read without a stop"
+            results[pid] = StackResult(None, f"not read natively, since that stops the process: {said}", unstopped=said)
             continue
         cmd, why = command
         try:
@@ -249,7 +255,7 @@ def dump_stacks(
         except OSError as e:
             results[pid] = StackResult(None, f"cannot run py-spy ({e}); reinstall it with `pip install py-spy`")
             continue
-        procs[pid] = (p, why is None, None if nonblocking else why)
+        procs[pid] = (p, why is None, why.why if why is not None and why.said else None)
     deadline = time.monotonic() + timeout_s
     for pid, (p, stopped, unstopped) in procs.items():
         threads, error = _answer(p, pid, deadline, timeout_s)
