@@ -12,6 +12,7 @@ Standard library only, imported before everything else the command line imports.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 CACHE = ("hangwatch", "pycache")
@@ -29,8 +30,11 @@ def use_own_cache(package: str | None = None) -> str | None:
     cache = os.path.join(base, *CACHE)
     try:
         os.makedirs(cache, mode=0o700, exist_ok=True)
+        st = os.lstat(cache)
     except OSError:
         return None  # no cache to write to: compiled from source, as before
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None  # a directory someone else could write code into (a shared XDG_CACHE_HOME): never read from it
     if not os.access(cache, os.W_OK | os.X_OK):
         return None
     sys.pycache_prefix = cache

@@ -1,5 +1,6 @@
 """The job's tree as the tracker knows it includes what the startup hook says started (heartbeat/born/): a worker
-that started and died between two scans is gone all the same, with its parent and command; a record whose process
+that started and died between two scans is gone all the same, with its parent and command (a child of a process of
+the job: a helper's helper does not fill the history); a record whose process
 is still alive in the job's session is the job's from then on (under the root or not: an orphan once the root is
 gone, ended with the job), one alive in a session of its own left the job (a daemon: never the job's to end); a
 half-written one (a temporary name) is left alone."""
@@ -27,13 +28,16 @@ def test_a_process_born_and_gone_between_two_scans_is_gone_with_its_parent_and_c
     (tmp_path / f".{dead + 1}").write_bytes(b"4242\npy")  # being written: not a record yet
     mine = f"{os.getpid()}-{_ticks(os.getpid())}"
     (tmp_path / mine).write_bytes(b"1\npytest\npytest\0")  # alive, not found by the walk: taken in
+    (tmp_path / f"{dead + 2}-12346").write_bytes(b"999\npython\npython\0-c\0helper\0")  # a child of no known process
     tracker = JobTracker(dead + 100, tmp_path, session=os.getsid(0))  # the root, gone, led this session
+    tracker.seen[4242] = 1.0  # its parent: the job's main process, seen before
     tracker.scan()
     [gone] = list(tracker.gone)
     assert (gone.who.pid, gone.who.ppid, gone.who.comm, gone.who.started) == (dead, 4242, "python", 12345.0)
     assert gone.who.cmdline.startswith("python pool.py --token=") and "hunter2" not in gone.who.cmdline
     assert [p.name for p in tmp_path.iterdir()] == [f".{dead + 1}"]
-    assert tracker.seen == {os.getpid(): float(_ticks(os.getpid()))} and tracker.alive_pids() == [os.getpid()]
+    assert tracker.seen == {4242: 1.0, os.getpid(): float(_ticks(os.getpid()))}
+    assert os.getpid() in tracker.alive_pids()
     tracker.scan()
     assert len(tracker.gone) == 1  # read once; and one alive out of the walk's reach is not gone
 

@@ -45,3 +45,11 @@ def test_a_cache_that_cannot_be_made_leaves_it_as_it_was(interpreter, monkeypatc
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # a file where the directory would go
     assert use_own_cache(str(interpreter)) is None
     assert sys.pycache_prefix is None and sys.dont_write_bytecode is True
+
+
+def test_a_cache_others_could_write_code_into_is_never_used(interpreter, tmp_path):
+    cache = tmp_path / "cache" / "hangwatch" / "pycache"
+    cache.mkdir(parents=True)
+    cache.chmod(0o777)  # a shared XDG_CACHE_HOME: anyone could plant bytecode there
+    assert use_own_cache(str(interpreter)) is None
+    assert sys.pycache_prefix is None and sys.dont_write_bytecode is True

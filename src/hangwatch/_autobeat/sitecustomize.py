@@ -893,7 +893,10 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
 
     @functools.wraps(original)
     def __next__(self: Any) -> Any:
-        _ITERATORS.add(self)
+        try:
+            _ITERATORS.add(self)
+        except Exception:  # noqa: BLE001, S110 - an iterator that cannot be weakly referenced goes unrecorded
+            pass
         try:
             data = original(self)
         except StopIteration:
@@ -934,9 +937,11 @@ _ITERATORS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 def _excepthook(directory: str, previous: Callable[..., Any]) -> Callable[..., Any]:
     def hook(kind: type[BaseException], error: BaseException, tb: Any) -> None:
-        for it in list(_ITERATORS):
-            _note_dead_workers(directory, it, error)
-        previous(kind, error, tb)
+        try:
+            for it in list(_ITERATORS):
+                _note_dead_workers(directory, it, error, unhandled=True)
+        finally:
+            previous(kind, error, tb)
 
     return hook
 
@@ -952,7 +957,7 @@ CUT_HANDOVER: tuple[type[BaseException], ...] = (
 DEATH_WAIT_S = 0.5
 
 
-def _note_dead_workers(directory: str, it: Any, error: BaseException) -> None:
+def _note_dead_workers(directory: str, it: Any, error: BaseException, unhandled: bool = False) -> None:
     try:
         workers = list(getattr(it, "_workers", ()))
         if not workers:
@@ -965,7 +970,8 @@ def _note_dead_workers(directory: str, it: Any, error: BaseException) -> None:
             time.sleep(0.01)
         if not dead:
             return
-        line = json.dumps({"pid": os.getpid(), "workers": dead, "error": type(error).__name__, "at": time.time()})
+        record = {"pid": os.getpid(), "workers": dead, "error": type(error).__name__, "at": time.time()}
+        line = json.dumps({**record, "unhandled": unhandled})  # unhandled: the error the process dies of
         fd = os.open(os.path.join(directory, "worker-deaths.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode() + b"\n")

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from hangwatch import signatures as sg
-from hangwatch.capture.stacks import PY_SPY_ENV, dump_command
+from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, why_not_stop
 from hangwatch.records.evidence import LocalsRead, ProcessSample
 from hangwatch.redact import redact_text
 
@@ -109,8 +109,9 @@ def _short(value: str) -> str:
 
 def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRead], list[str]]:
     procs = {}
+    refused = why_not_stop(list(targets))  # one write watch for all of them
     for pid in targets:
-        command = dump_command(py_spy, pid, with_locals=True)
+        command = dump_command(py_spy, pid, with_locals=True, refused=refused)
         if command is not None:  # never None without native: a process that must not stop is read without a stop
             procs[pid] = subprocess.Popen(
                 command[0], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=PY_SPY_ENV

@@ -236,6 +236,7 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
                 shared_futex=t.shared,
                 wakes_in=t.wakes_in,
                 wait_child=t.wait_child,
+                read_stopped=stacks.stopped if py is not None and stacks is not None else None,
             )
         )
     error = stacks.error if stacks else None

@@ -83,7 +83,7 @@ WRITE_WATCH_S = 0.01
 # 1 read in 44 lost 917,504 bytes; another lost bytes at its first read of the writer): a process is stopped only
 # once this hangwatch has seen it write nothing for QUIET_S, over its earlier reads of it.
 QUIET_S = 1.0
-_quiet: dict[int, tuple[int, float]] = {}  # pid -> (its wchar when last read, since when it has been that)
+_quiet: dict[int, tuple[int, float, int]] = {}  # pid -> (its wchar when last read, since when, its start ticks)
 
 
 @dataclass(frozen=True)
@@ -123,13 +123,14 @@ def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[
 def _quiet_for(pid: int, before: int | None, now: int | None, at: float) -> float | None:
     """Seconds ``pid`` has been seen writing nothing, over this hangwatch's reads of it (0 when first read, or seen
     writing now); None where its counters cannot be read."""
-    if now is None:
+    st = read_stat(PROC / str(pid) / "stat")
+    if now is None or st is None:
         return None
     last = _quiet.get(pid)
-    if last is None or last[0] != now or (before is not None and before != now):
-        _quiet[pid] = (now, at)
+    if last is None or last[0] != now or last[2] != st.starttime or (before is not None and before != now):
+        _quiet[pid] = (now, at, st.starttime)  # first read, writing, or another process with a reused pid
     if len(_quiet) > 4096:  # a long run reads many pids: forget the ones long quiet
-        for old in [p for p, (_, since) in _quiet.items() if at - since > 60 * QUIET_S]:
+        for old in [p for p, (_, since, _) in _quiet.items() if at - since > 60 * QUIET_S]:
             del _quiet[old]
     return at - _quiet[pid][1]
 
@@ -246,8 +247,12 @@ def dump_stacks(
     for pid, nonblocking in targets.items():
         command = dump_command(py_spy, pid, native=native, nonblocking=nonblocking, refused=refused)
         if command is None:
-            said = refused[pid].why if pid in refused else "asked to read without a stop"
-            results[pid] = StackResult(None, f"not read natively, since that stops the process: {said}", unstopped=said)
+            refusal = refused.get(pid, Refusal("asked to read without a stop"))
+            results[pid] = StackResult(
+                None,
+                f"not read natively, since that stops the process: {refusal.why}",
+                unstopped=refusal.why if refusal.said else None,
+            )
             continue
         cmd, why = command
         try:

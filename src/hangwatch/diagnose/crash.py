@@ -186,6 +186,23 @@ def _signal_name(code: int) -> str | None:
     return None
 
 
+DEATH_BEFORE_EXIT_S = 30.0  # a dead worker the iterator raised about this long before the exit (caught, or not)
+
+
+def _deadly(deaths: tuple[dict[str, object], ...], ended_at: float | None) -> list[dict[str, object]]:
+    """The records of the error the job died of: one its unhandled error wrote, else one its iterator raised just
+    before the exit (an error the job caught and lived on after is no cause of a later crash)."""
+    unhandled = [d for d in deaths if d.get("unhandled") is True]
+    if unhandled:
+        return unhandled
+    out = []
+    for d in deaths:
+        at = d.get("at")
+        if ended_at is not None and isinstance(at, int | float) and ended_at - at <= DEATH_BEFORE_EXIT_S:
+            out.append(d)
+    return out
+
+
 def _dead_workers(death: dict[str, object], where: Where | None) -> list[Finding]:
     """A DataLoader iterator that raised with workers of it dead, as its main process recorded them."""
     workers = death.get("workers")
@@ -225,6 +242,7 @@ def diagnose_crash(
     kernel: tuple[KernelEvent, ...] = (),
     known_pids: tuple[int, ...] = (),
     worker_deaths: tuple[dict[str, object], ...] = (),
+    ended_at: float | None = None,
 ) -> list[Finding]:
     """Findings for a job that exited with ``exit_code`` (negative: killed by that signal), from its
     output, the cgroup's OOM counter, the kernel log since the attempt started, and the DataLoader workers its
@@ -232,7 +250,7 @@ def diagnose_crash(
     findings: list[Finding] = _kernel_findings(kernel, pid, known_pids)
     where = Where(pid=pid, rank=None, tid=None, file=None, line=None, function=None) if pid else None
     seen: set[str] = set()
-    for death in worker_deaths[-1:]:  # the main process's own reading, whatever its traceback could say
+    for death in _deadly(worker_deaths, ended_at)[-1:]:  # the main process's own reading, whatever its traceback said
         findings.extend(_dead_workers(death, where))
     for pat in PATTERNS:
         matches = list(pat.regex.finditer(output_tail))

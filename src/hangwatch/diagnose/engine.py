@@ -150,20 +150,6 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
         )
     if f.proof is not None:  # a rule's own proof of work stands
         return hit
-    own = next((c for c in graph.chains if c.waiter == at), None)
-    if own is not None and own.ending in UNREAD:
-        # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
-        # waiting in wait4 for its child, a holder seen in one sample), could not read what ends it: no hang is
-        # measured, so none is said; and a finding its chain does not bear out ranks below the others.
-        return Hit(
-            replace(
-                f,
-                summary=f.summary + " Not hung as far as this look can tell: " + ENDING_TEXT[own.ending] + ".",
-                evidence=(*f.evidence, *own.lines()),
-                confidence=min(f.confidence, CONTRADICTED),
-            ),
-            Verdict.SLOW,
-        )
     proven = next(
         (
             c
@@ -176,11 +162,24 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
     )
     if proven is not None:
         return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
+    own = next((c for c in graph.chains if c.waiter == at), None)
+    if own is not None and (own.ending == "ended" or (own.ending == "unknown" and not own.end.measured)):
+        # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
+        # waiting in wait4 for its child), ends at a holder whose exit ends the wait, or one seen too briefly to
+        # say what it does: no hang is measured, so none is said, and the finding ranks below the others.
+        return Hit(
+            replace(
+                f,
+                summary=f.summary + " Not proven hung: " + ENDING_TEXT[own.ending] + ".",
+                evidence=(*f.evidence, *own.lines()),
+                confidence=min(f.confidence, CONTRADICTED),
+            ),
+            Verdict.SLOW,
+        )
     return hit
 
 
 CONTRADICTED = 0.4  # the most a finding whose hang its own chain does not bear out keeps
-UNREAD = ("unknown", "ended")  # chain endings that read nothing stuck: the holder not readable, or gone with its exit
 ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."
 
 

@@ -80,6 +80,7 @@ class Node:
     proves_work: bool = False  # the fact proves work (locals advance, bytes move), not only that it runs
     proves_hang: bool = False  # blocked, and its own wait is proven (every thread parked on its own primitives)
     single_minded: bool = False  # blocked in its main thread over the window, and no other thread could run
+    measured: bool = True  # seen long enough to say what it does (False: one sample, or too brief a window)
 
     def to_dict(self) -> dict[str, Any]:
         """The node as JSON."""
@@ -323,7 +324,8 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
     if t is None or not t.samples or t.last.syscall not in ("wait4", "waitid") or t.last.state != "S":
         return []
     kids = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
-    named = [k for k in kids if k.pid == t.last.wait_child]
+    if t.last.wait_child is not None:  # the call names its child: that one, or none the look has (just started)
+        kids = [k for k in kids if k.pid == t.last.wait_child]
     at = describe(innermost_user(t.frames)) if t.frames else f"{t.last.syscall}()"
     return [
         Edge(
@@ -333,7 +335,7 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
             f"{v.label()} waits for its child pid {k.pid} at {at}",
             timeout=t.last.timeout,
         )
-        for k in (named or kids)
+        for k in kids
     ]
 
 
@@ -387,6 +389,7 @@ def build_graph(scene: Scene) -> WaitGraph:
             proves_work=m.proves_work,
             proves_hang=parked or m.proves_hang,
             single_minded=single,
+            measured=main is not None and main.measured,
         )
     nodes[PERSON] = Node(PERSON, "a person at the terminal", "person", "nobody is known to be typing")
     out_edges: dict[str, list[Edge]] = {}

@@ -114,7 +114,9 @@ class ThreadView:
 
     @cached_property
     def stack_changed(self) -> bool:
-        """Any difference (function, file or line) between the stacks of two samples."""
+        """Any difference (function, file or line) between the stacks of two samples. A running thread read without a
+        stop (``ThreadSample.read_stopped``) may be read torn (bench/unstopped.py), which can only add differences:
+        it may make a spin look like work (named later, at --max-slow), never work look like a spin."""
         keys = {tuple((f.function, f.file, f.line) for f in st) for st in self.stacks}
         return len(keys) > 1
 

@@ -73,10 +73,10 @@ class JobTracker:
         new: list[Seen] = []
         for m in proc.job_members(self.root):
             st = proc.read_stat(proc.PROC / str(m.pid) / "stat")
+            if st is not None and m.pid == self.root and self.session is None:
+                self.session = st.sid  # a zombie root still says its session
             if st is None or st.state == "Z":
                 continue
-            if m.pid == self.root and self.session is None:
-                self.session = st.sid
             if m.pid not in self.seen:
                 self.seen[m.pid] = float(st.starttime)
                 who = Seen(m.pid, st.ppid, st.comm, " ".join(proc.read_cmdline(m.pid))[:160], float(st.starttime))
@@ -119,7 +119,8 @@ class JobTracker:
                 if who is None:
                     pass
                 elif st is None or float(st.starttime) != started or st.state == "Z":
-                    gone.append(who)
+                    if who.ppid in self.seen:  # a child of a process of the job: its history (not a helper's helper)
+                        gone.append(who)
                 elif self.session is not None and self.session in (st.sid, st.pgid):
                     alive.append(who)  # out of the walk's reach, in the job's session: the job's
                 # else: alive in a session of its own (a daemon that left the job): never the job's to end

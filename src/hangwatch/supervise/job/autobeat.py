@@ -13,6 +13,7 @@ from pathlib import Path
 
 import hangwatch
 from hangwatch.records.layout import (
+    BORN,
     FLIGHT_PREFIX,
     HEAL_ANSWERS_SUFFIX,
     HEAL_REQUEST_SUFFIX,
@@ -54,11 +55,11 @@ def autobeat_env(env: dict[str, str], enabled: bool, phase_timeout_s: float, fli
 
 
 def remove_loader_records(heartbeat_dir: Path) -> None:
-    """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl), heal's asks and answers, and the workers seen
-    dead (read when the attempt's crash was named): a job ended by a signal leaves them; gone before a relaunch (a new
-    process could get a recorded pid) and when the run ends."""
+    """The DataLoader iterators' batch records (heartbeat/<pid>-<n>.dl), heal's asks and answers, the workers seen
+    dead (read when the attempt's crash was named) and the births not yet read: a job ended by a signal leaves them;
+    gone before a relaunch (a new process could get a recorded pid) and when the run ends."""
     patterns = (f"*{LOADER_SUFFIX}", f"*{HEAL_REQUEST_SUFFIX}", f"*{HEAL_ANSWERS_SUFFIX}", f"{HEAL_TAKEN_PREFIX}*")
-    for pattern in (*patterns, WORKER_DEATHS):
+    for pattern in (*patterns, WORKER_DEATHS, f"{BORN}/*", f"{BORN}/.*"):
         for path in heartbeat_dir.glob(pattern):
             with contextlib.suppress(OSError):
                 path.unlink()

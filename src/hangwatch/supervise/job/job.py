@@ -76,7 +76,7 @@ class LaunchedJob:
 
     def __init__(self, launched: Launched, kill_grace_s: float, births: Path | None = None) -> None:
         self.launched = launched
-        self.tracker = JobTracker(launched.pid, births)
+        self.tracker = JobTracker(launched.pid, births, session=launched.pid)  # started in a session of its own
         self._waited_at_eof = False
         self.guard: subprocess.Popen[bytes] | None = None
         # Started from a thread: the run loop goes on watching the job meanwhile (a fork and exec on a

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import signal
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -467,6 +468,7 @@ class IncidentHandler:
                 kernel=kernel,
                 known_pids=tuple(a.job.known_pids()),
                 worker_deaths=tuple(ctx.rundir.layout.worker_deaths()),
+                ended_at=time.time(),  # the records' clock: the wall's
             )
         )
         asked = ctx.cfg.restart_on_crash
