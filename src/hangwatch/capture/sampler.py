@@ -329,6 +329,38 @@ def _state(pid: int, tid: int) -> str | None:
     return st.state if st is not None else None
 
 
+def _read_counting_switches(
+    taken: dict[int, tuple[ProcessSample, list[_Task]]],
+    infos: dict[int, ProcessInfo],
+    py_spy: str | None,
+    timeout_s: float,
+    after_read: dict[tuple[int, int], int],
+    quiet: dict[tuple[int, int], int],
+) -> tuple[dict[int, StackResult], dict[tuple[int, int], int]]:
+    """This sample's stack reads, its switches counted into the quiet totals first; and where the next count of each
+    thread starts: after the read where it stopped the process, before it where it stopped nothing."""
+    counted = _raw_counts(taken)  # before they become quiet totals
+    _count_quiet_switches(taken, after_read, quiet)
+    stacks = _read_stacks(taken, infos, py_spy, timeout_s)
+    stopped = {p for p, r in stacks.items() if r.stopped}
+    starts = _switches_now(taken, stopped)
+    starts.update({k: n for k, n in counted.items() if k[0] not in stopped})
+    return stacks, starts
+
+
+def _raw_counts(taken: dict[int, tuple[ProcessSample, list[_Task]]]) -> dict[tuple[int, int], int]:
+    """Per (pid, tid) context switches and per (pid, 0) syscalls as this sample read them. A read without a stop wakes
+    nobody: the switches a thread makes while it lasts are its own (a sleep loop's wake-ups), so the next count of
+    such a process starts here, not after the read (a slow read on a loaded machine hid a healthy sleep loop's
+    wake-ups, and nothing seemed to move)."""
+    out: dict[tuple[int, int], int] = {}
+    for p, (sample, tasks) in taken.items():
+        if sample.syscalls is not None:
+            out[(p, 0)] = sample.syscalls
+        out.update({(p, t.tid): t.switches for t in tasks if t.switches is not None})
+    return out
+
+
 def _count_quiet_switches(
     taken: dict[int, tuple[ProcessSample, list[_Task]]],
     after_read: dict[tuple[int, int], int],
@@ -424,9 +456,7 @@ def capture_job(
             if got is not None:
                 taken[m.pid] = got
         gone |= {p for p in series if p not in taken}
-        _count_quiet_switches(taken, after_read, quiet)
-        stacks = _read_stacks(taken, infos, py_spy, stack_timeout_s)
-        after_read = _switches_now(taken, {p for p, r in stacks.items() if r.stopped})
+        stacks, after_read = _read_counting_switches(taken, infos, py_spy, stack_timeout_s, after_read, quiet)
         unstopped |= {f"pid {p} was read without stopping it: {r.unstopped}" for p, r in stacks.items() if r.unstopped}
         for p, (s, tasks) in taken.items():
             series.setdefault(p, []).append(_merge(s, tasks, stacks.get(p)))
