@@ -422,3 +422,16 @@ def test_a_long_call_holding_the_gil_is_given_time_not_killed(run):
     extended = [e for e in run.events() if e["event"] == "extended"]
     assert any(e.get("cause") == "code.computing" for e in extended), extended
     assert b"step 3/3" in r.stdout
+
+
+def test_a_helper_started_on_the_way_out_is_ended_with_the_tree(run, tmp_path):
+    """The job's SIGTERM handler starts a native helper and exits at once: by the time hangwatch looks again, the root
+    is reaped and the helper an orphan of the job's session. It is the job's all the same, and gets the SIGKILL."""
+    pidfile = tmp_path / "helper.pid"
+    r = run(*FAST, "--on-hang", "kill", *py("term_spawns.py", str(pidfile)))
+    assert r.returncode in (124, 125), r.stderr.decode()[-2000:]
+    helper = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(helper) and psutil.Process(helper).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, f"the helper pid {helper} outlived the job"
+        time.sleep(0.1)

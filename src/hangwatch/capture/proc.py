@@ -323,8 +323,10 @@ def find_root(pid: int) -> int:
     return cur
 
 
-def job_members(root: int) -> list[JobMember]:
+def job_members(root: int, session: int | None = None) -> list[JobMember]:
     """The root, its descendants, and processes of its process group/session that lost their parent.
+    ``session``: the root's session as first seen, so that once the root is gone (reaped) the orphans of
+    its session are still found (a worker forked just before the root died).
 
     One pass over /proc (each stat file read once): this runs every poll of the supervisor.
     """
@@ -342,7 +344,7 @@ def job_members(root: int) -> list[JobMember]:
         i += 1
     members = [JobMember(p, orphan=False) for p in descendants]
     rst = stats.get(root)
-    if rst is None:
+    if rst is None and session is None:
         return members
     known = set(descendants)
     for pid, st in stats.items():
@@ -350,8 +352,11 @@ def job_members(root: int) -> list[JobMember]:
             continue
         # An orphan of this job: reparented to init, still in the job's process group, or in the
         # session the root leads. Other jobs of the same terminal have other process groups.
-        same_group = st.pgid == rst.pgid and rst.pgid != 1
-        same_session = st.sid == rst.sid and rst.sid == root
+        if rst is None:
+            same_group, same_session = False, st.sid == session and session == root
+        else:
+            same_group = st.pgid == rst.pgid and rst.pgid != 1
+            same_session = st.sid == rst.sid and rst.sid == root
         if same_group or same_session:
             members.append(JobMember(pid, orphan=True))
     return members

@@ -47,6 +47,7 @@ class Gone:
     replaced_by: int | None  # a process with the same parent and command that appeared in the same scan
 
 
+LATE_PASSES = 3  # scans after the SIGKILLs for processes forked meanwhile, each killed in turn
 HISTORY = 64  # processes that went, kept (a job whose DataLoader workers restart every epoch goes through many)
 
 
@@ -71,7 +72,7 @@ class JobTracker:
             return
         now_alive: set[int] = set()
         new: list[Seen] = []
-        for m in proc.job_members(self.root):
+        for m in proc.job_members(self.root, self.session):
             st = proc.read_stat(proc.PROC / str(m.pid) / "stat")
             if st is not None and m.pid == self.root and self.session is None:
                 self.session = st.sid  # a zombie root still says its session
@@ -243,6 +244,16 @@ def end_tree(
             killed.append(p.pid)
         except psutil.Error:
             continue
+    for _ in range(LATE_PASSES):  # a process forked after the last scan (a pool replacing a worker as main died)
+        tracker.scan()
+        late = [p for p in tracker.alive() if p.pid not in killed and p.pid != tracker.root]
+        if not late:
+            break
+        for p in late:
+            with contextlib.suppress(psutil.Error):
+                p.send_signal(signal.SIGKILL)
+                killed.append(p.pid)
+        remaining.extend(late)
     wait_root(2.0)
     _, still = psutil.wait_procs([p for p in remaining if p.pid != tracker.root], timeout=10)
     leftovers = [p.pid for p in still if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
