@@ -10,6 +10,7 @@ package (lazily: ``import hangwatch`` stays standard-library only).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,8 +31,11 @@ def inspect_pid(
     from hangwatch.diagnose import diagnose
     from hangwatch.diagnose.assemble import build_incident
     from hangwatch.evidence_io import evidence_to_json
+    from hangwatch.supervise.options import DEFAULTS
 
     evidence = capture_job(pid, window, native=True if native else None)
+    # inspect acts on nothing and has no clock: a timer is judged against the default --max-slow
+    evidence = dataclasses.replace(evidence, timer_bound_s=float(DEFAULTS["max_slow"]))
     if evidence_path is not None:
         write_text_atomic(Path(evidence_path), evidence_to_json(evidence))
     return build_incident(evidence, diagnose(evidence))

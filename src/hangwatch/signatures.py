@@ -258,6 +258,7 @@ LOCK_LINE = re.compile(
 )
 SLEEP_LINE = re.compile(r"\b(time\.)?sleep\(")
 LONG_TIMER_S = 86400.0  # a sleep this long (a day) ends after every bound hangwatch keeps: it is a hang
+DEFAULT_TIMER_BOUND_S = 1800.0  # the default --max-slow: the bound of a timer where the job's own is not known
 
 
 def sleep_timer(code: str | None) -> float | None:

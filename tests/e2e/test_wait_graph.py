@@ -282,3 +282,53 @@ def test_a_child_asleep_on_a_short_timer_is_alive(start_job):
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"]) == ("slow", "child.wait"), root
     assert _chain_of(incident, job.pid)["ending"] == "asleep"
+
+
+@pytest.mark.e2e
+def test_a_native_relative_sleep_tells_at_least_what_is_left():
+    """`sleep 100000` sleeps with a relative request: what is left is at least the request less the thread's age,
+    read from the kernel (the call's arguments and the request in the target's memory). A 1-s sleep in a loop
+    tells nothing (nothing is surely left)."""
+    from hangwatch.capture.syscalls import read_blocked_call
+
+    long_one = subprocess.Popen(["sleep", "100000"])
+    short_loop = subprocess.Popen(["sh", "-c", "while :; do sleep 1; done"])
+    try:
+        time.sleep(1.5)
+        call = read_blocked_call(long_one.pid, long_one.pid)
+        assert call is not None and call.timeout is True
+        assert call.wakes_in is not None and 100000 - 5 < call.wakes_in <= 100000, call
+        kid = psutil.Process(short_loop.pid).children()
+        if kid:
+            call = read_blocked_call(kid[0].pid, kid[0].pid)
+            assert call is None or call.wakes_in is None or call.wakes_in <= 1.0, call
+    finally:
+        kids = psutil.Process(short_loop.pid).children(recursive=True)
+        for p in (long_one, short_loop):
+            p.kill()
+            p.wait(timeout=10)
+        for k in kids:
+            k.kill()
+        psutil.wait_procs(kids, timeout=10)
+
+
+@pytest.mark.e2e
+def test_the_loop_of_a_python_c_helper_is_read_from_its_command_line():
+    """A helper started as `python -c "..."` has no source file: its loop is read from its command line, so a
+    `while True: time.sleep(1)` with no way out is told from a bounded one."""
+    from hangwatch.capture.locals import _loop_at
+    from hangwatch.diagnose.loops import never_exits
+
+    endless = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)"])
+    bounded = subprocess.Popen([sys.executable, "-c", "import time\nfor _ in range(60): time.sleep(1)"])
+    try:
+        time.sleep(1.0)
+        loop = _loop_at("<string>", 2, endless.pid)
+        assert loop is not None and loop[0] == "while True" and never_exits(loop[1])
+        loop = _loop_at("<string>", 2, bounded.pid)
+        assert loop is not None and never_exits(loop[1]) is None
+        assert _loop_at("<string>", 2, os.getpid()) is None  # pytest is no `-c` process
+    finally:
+        for p in (endless, bounded):
+            p.kill()
+            p.wait(timeout=10)

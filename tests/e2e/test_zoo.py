@@ -82,3 +82,45 @@ def test_the_fast_subset_is_named_right(tmp_path):
     assert len(results) == len(FAST), r.stdout + r.stderr
     failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
     assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]
+
+
+# Shapes the wait-for graph decides (issue [1/5]), each with its healthy twin: an upload at exit to a slow reader and
+# to one that stopped reading; a cycle of two full pipes; a lock the same thread re-enters (the words must not claim
+# two threads); a native timer of 27 h; a `python -c` loop with no way out; a signal handler that waits on the thread
+# it interrupted; a flock cycle of two processes and the same locks in one order (killed as hung before).
+GRAPH = [
+    "like_executor_upload_at_exit",
+    "executor_upload_at_exit_reader_stuck",
+    "subprocess_stdin_stderr_cycle",
+    "like_subprocess_communicate_frames",
+    "queue_put_reentered_by_finalizer",
+    "like_queue_put_finalizer_simplequeue",
+    "communicate_background_sleep_timer",
+    "child_python_c_loop",
+    "like_child_python_c_bounded_loop",
+    "sigterm_handler_sets_mp_event",
+    "like_sigterm_handler_sets_flag",
+    "flock_cycle_two_processes",
+    "like_flock_same_order",
+]
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_the_graph_decides_new_shapes_both_ways(tmp_path):
+    out = tmp_path / "zoo.json"
+    r = subprocess.run(
+        [
+            *(sys.executable, str(ROOT / "bench" / "zoo.py"), "--only", ",".join(GRAPH), "--mode", "inspect"),
+            *("--parallel", "2", "--json", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=360,
+        check=False,
+    )
+    results = json.loads(out.read_text())["results"]
+    assert len(results) == len(GRAPH), r.stdout + r.stderr
+    failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
+    assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]

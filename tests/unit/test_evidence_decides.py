@@ -158,8 +158,19 @@ def test_the_holder_of_a_file_lock_decides_the_verdict():
     from hangwatch.diagnose import diagnose
 
     ev = _load("lock_wait_flock")
-    asleep = diagnose(ev)
-    assert (asleep.verdict.value, asleep.root.cause, asleep.root.proof) == ("hung", "io.lock_wait", None)
+    asleep = diagnose(ev)  # the holder sleeps `time.sleep(3600)`: its timer ends after the default --max-slow
+    assert (asleep.verdict.value, asleep.root.cause) == ("hung", "io.lock_wait") and asleep.root.proves_hang
+    assert "ends in 1.0 h" in asleep.root.proof.fact and "--max-slow" in asleep.root.proof.fact
+    import dataclasses
+
+    bound = diagnose(dataclasses.replace(ev, timer_bound_s=7200.0))  # a job given 2 h: the holder wakes within it
+    assert (bound.verdict.value, bound.root.cause, bound.root.proof) == ("slow", "io.lock_wait", None)
+    assert "Not proven hung: the holder sleeps and a timer will wake it" in bound.root.summary
+    nap = _with_holder(
+        ev,
+        frames=tuple(dataclasses.replace(f, code="time.sleep(20)") for f in ev.processes[0].waits[0].holders[0].frames),
+    )
+    assert diagnose(nap).verdict.value == "slow"  # a holder on a 20-s timer releases the lock by itself: not a hang
     working = diagnose(_with_holder(ev, cpu_percent=95.0))
     assert (working.verdict.value, working.root.cause) == ("waiting", "io.lock_wait")
     assert working.root.proves_work and "which works" in working.root.summary
@@ -234,3 +245,12 @@ def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
         ),
     )
     assert diagnose(busy).root.cause != "child.lost_work"
+
+
+def test_the_default_timer_bound_is_the_default_max_slow():
+    """A timer is judged against the job's --max-slow; where a capture does not say (inspect, old evidence), against
+    the default one, which is this very number."""
+    from hangwatch import signatures as sg
+    from hangwatch.supervise.options import DEFAULTS
+
+    assert DEFAULTS["max_slow"] == sg.DEFAULT_TIMER_BOUND_S

@@ -12,8 +12,9 @@ import time
 from typing import Any
 
 from hangwatch import signatures as sg
+from hangwatch.capture import proc
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, why_not_stop
-from hangwatch.records.evidence import LocalsRead, ProcessSample
+from hangwatch.records.evidence import Frame, LocalsRead, ProcessSample
 from hangwatch.redact import redact_text
 
 BUSY_SHARE = 0.3  # of one core over the window: the same threshold diagnosis calls "spinning"
@@ -75,21 +76,43 @@ def _header_only(text: str) -> str:
     return text.strip()
 
 
-def _loop_at(file: str, line: int) -> tuple[str, str | None, int] | None:
+def command_source(pid: int) -> list[str] | None:
+    """The lines of the code a ``python -c CODE`` process runs (its frames' file is ``<string>``), from its
+    command line; None for any other process."""
+    argv = proc.read_cmdline(pid)
+    for i, a in enumerate(argv[1:-1], 1):
+        if a == "-c" or (a.startswith("-") and not a.startswith("--") and a.endswith("c")):
+            return [ln + "\n" for ln in argv[i + 1].split("\n")]
+        if not a.startswith("-"):
+            return None  # a script or a module: its arguments are not Python flags
+    return None
+
+
+def _loop_at(file: str, line: int, pid: int | None = None) -> tuple[str, str | None, int] | None:
     """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon),
-    its whole source, header and body, dedented (at most LOOP_BODY_LINES lines), and the header's line."""
-    if not file.startswith("/"):
+    its whole source, header and body, dedented (at most LOOP_BODY_LINES lines), and the header's line. Code run
+    with ``python -c`` (file ``<string>``) is read from process ``pid``'s command line."""
+    getline = linecache.getline
+    if file == "<string>" and pid is not None:
+        lines = command_source(pid)
+        if lines is None:
+            return None
+
+        def getline(_file: str, n: int) -> str:  # the -c code's lines, 1-based, "" past the end
+            return lines[n - 1] if 0 < n <= len(lines) else ""
+
+    elif not file.startswith("/"):
         return None
-    here = linecache.getline(file, line)
+    here = getline(file, line)
     indent = len(here) - len(here.lstrip())
     for n in range(line, max(0, line - LOOP_SCAN_LINES), -1):
-        text = linecache.getline(file, n)
+        text = getline(file, n)
         m = LOOP_HEADER.match(text)
         if m and (n == line or len(m.group(1)) < indent):
             own = len(m.group(1))
             lines = [text[own:].rstrip()]
             for k in range(n + 1, n + LOOP_BODY_LINES + 1):
-                nxt = linecache.getline(file, k)
+                nxt = getline(file, k)
                 if not nxt:
                     break
                 stripped = nxt.strip()
@@ -146,7 +169,7 @@ def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRe
                 (str(v.get("name")), _short(str(v.get("repr", "?")))) for v in (frame.get("locals") or [])[:MAX_LOCALS]
             )
             file, line = str(frame.get("filename")), int(frame.get("line") or 0)
-            loop = _loop_at(file, line)
+            loop = _loop_at(file, line, pid)
             reads.append(
                 LocalsRead(
                     at=now,
@@ -206,6 +229,12 @@ def read_locals(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tu
     return {pid: tuple(rs) for pid, rs in by_pid.items()}, sorted(set(notes))
 
 
+def _own_code(f: Frame) -> bool:
+    """The user's code: a file of theirs, or the top level of a ``python -c`` command (``<string>``, read from the
+    command line; a dataclass's generated method is ``<string>`` too, but never ``<module>``)."""
+    return sg.is_user(f) or (f.file == "<string>" and f.function == "<module>")
+
+
 def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[LocalsRead, ...]]:
     """pid -> the enclosing loop of each thread idle in the same user line in every sample that caught it idle
     (a loop around a sleep or a poll), and in the same function in the others (a sample can catch it awake
@@ -220,7 +249,7 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
             places, functions = set(), set()
             for s in samples:
                 th = next((x for x in s.threads if x.tid == t.tid), None)
-                user = next((f for f in th.frames if sg.is_user(f)), None) if th is not None and th.frames else None
+                user = next((f for f in th.frames if _own_code(f)), None) if th is not None and th.frames else None
                 if th is None or user is None:
                     break
                 functions.add((user.file, user.function))
@@ -231,7 +260,7 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
                 if len(places) != 1 or len(functions) != 1 or idle < 2:
                     continue
                 file, function, line = places.pop()
-                loop = _loop_at(file, line)
+                loop = _loop_at(file, line, pid)
                 if loop is not None:
                     out.setdefault(pid, []).append(
                         LocalsRead(

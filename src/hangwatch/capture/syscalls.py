@@ -14,7 +14,7 @@ import struct
 import time
 from dataclasses import dataclass
 
-from hangwatch.capture.proc import PROC, read_text
+from hangwatch.capture.proc import PROC, read_stat, read_text
 
 # Syscalls whose first argument is an fd, by architecture (asm/unistd_64.h, asm-generic/unistd.h).
 _FD_SYSCALLS = {
@@ -160,7 +160,7 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
         return None
     name, i, how = timed
     if how == "sleep":
-        return BlockedCall(name, timeout=True, wakes_in=_sleep_left(pid, name, args))
+        return BlockedCall(name, timeout=True, wakes_in=_sleep_left(pid, tid, name, args))
     if how == "none":
         child = None
         if name == "wait4" and args and 0 < args[0] < 2**31:
@@ -240,13 +240,16 @@ def cut_short_by_a_stop(pid: int, tid: int) -> str | None:
 
 TIMER_ABSTIME = 1
 P_PID = 1  # waitid's idtype for one pid
+BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)  # the clock of /proc's start times
 CLOCKS = {0: time.CLOCK_REALTIME, 1: time.CLOCK_MONOTONIC, 7: getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)}
 
 
-def _sleep_left(pid: int, name: str, args: list[int]) -> float | None:
+def _sleep_left(pid: int, tid: int, name: str, args: list[int]) -> float | None:
     """Seconds until a sleeping thread's timer ends: ``clock_nanosleep(clock, TIMER_ABSTIME, deadline, _)``
     (Python's time.sleep sleeps to an absolute monotonic deadline), the deadline read from the target's memory
-    (16 bytes). None for a relative sleep (what is left of it is not known) or where it cannot be read."""
+    (16 bytes). For a relative sleep (``sleep 100000``, a C helper's nanosleep), at least the request less the
+    thread's age is left (the sleep began after the thread did): that, when it is more than nothing. None where
+    it cannot be read."""
     if name == "clock_nanosleep" and len(args) >= 3:
         clock, flags, addr = args[0], args[1], args[2]
     elif name == "nanosleep" and args:
@@ -261,10 +264,18 @@ def _sleep_left(pid: int, name: str, args: list[int]) -> float | None:
         return None
     if len(raw) != 16:
         return None
-    if not flags & TIMER_ABSTIME or clock not in CLOCKS:
-        return None  # relative: what is left is the request less the time already slept, which is not known
+    if clock not in CLOCKS:
+        return None
     sec, nsec = struct.unpack("<qq", raw)
-    return max(0.0, float(sec) + float(nsec) / 1e9 - time.clock_gettime(CLOCKS[clock]))
+    request = float(sec) + float(nsec) / 1e9
+    if flags & TIMER_ABSTIME:
+        return max(0.0, request - time.clock_gettime(CLOCKS[clock]))
+    st = read_stat(PROC / str(pid) / "task" / str(tid) / "stat")
+    if st is None:
+        return None
+    age = time.clock_gettime(BOOTTIME) - st.starttime / os.sysconf("SC_CLK_TCK")
+    left = request - age  # the least that is left: the sleep cannot have begun before the thread
+    return left if left > 0 else None
 
 
 POLLIN, POLLOUT = 0x1, 0x4

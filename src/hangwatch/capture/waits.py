@@ -623,10 +623,11 @@ def _pipe_wait(
 
 
 def _reads_socket(t: ThreadSample) -> bool:
-    """Blocked in a read of a socket with no timeout (Python's blocking socket; one with a timeout polls)."""
+    """Blocked in a read of a socket with no timeout (Python's blocking socket; one with a timeout polls), or in a
+    write to one whose buffers are full (its other end reads too slowly, or not at all)."""
     return (
         t.state == "S"
-        and t.syscall in sg.READ_SYSCALLS
+        and t.syscall in sg.READ_SYSCALLS | WRITE_SYSCALLS
         and t.fd is not None
         and (t.fd_target or "").startswith(("socket", "tcp "))
     )
@@ -660,7 +661,8 @@ def _socket_wait(
     if pid in found:
         note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")
     what = t.fd_target if (t.fd_target or "").startswith("tcp ") else "a unix socket"
-    return LockWait(t.tid, "socket", f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
+    kind = "socket" if t.syscall in sg.READ_SYSCALLS else "socket_full"
+    return LockWait(t.tid, kind, f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
 
 
 # --- the pass ------------------------------------------------------------------------------------------
@@ -780,7 +782,8 @@ def read_waits(
                 # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
                 # (a queue's feeder thread that a join waits for).
                 wait = _pipe_wait(pid, t, job, py_spy, now)
-            elif _reads_socket(t) and t.tid == pid:
+            elif _reads_socket(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS):
+                # the main thread's read, or any thread's write into a full socket (an upload a join waits for)
                 wait = _socket_wait(pid, t, job, py_spy, now)
             elif _polls_forever(t) and t.tid == pid and not _mp_helper(infos.get(pid)):
                 out.setdefault(pid, []).extend(_poll_waits(pid, t, job, py_spy, now))

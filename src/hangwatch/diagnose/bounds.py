@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from hangwatch.causes import CATALOGUE, Cause
-from hangwatch.diagnose.engine import Diagnosis
+from hangwatch.causes import CATALOGUE
+from hangwatch.diagnose.engine import HUNG_CAUSE, Diagnosis
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import WORKER_STUCK_FIX
 
-# A worker that is alive but has not returned its batch within the bound is stuck in dataset code.
-HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
+# A worker that is alive but has not returned its batch within the bound is stuck in dataset code (HUNG_CAUSE).
 # Alive in ways a step history says nothing about: a first compile, a long GPU kernel, output that only
 # looks frozen, I/O that moves. They get --max-slow, as before.
 NOT_BY_HISTORY = frozenset(c for c, i in CATALOGUE.items() if not i.by_history)

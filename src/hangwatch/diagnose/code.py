@@ -252,8 +252,11 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         # Main waits on a future or event whose work sits with a thread that itself waits on a future: the
         # end of the chain is that thread's wait (a pool worker waiting on work queued behind itself).
         deeper = next((t for t in blocked if t.tid != main.tid and proof.waits_on_future(t) and t.user_frame), None)
-        if len(lockers) >= 2:
-            conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds"
+        cycle = _lock_cycle(lockers)
+        if len(lockers) >= 2 and cycle:
+            conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds ({cycle})"
+        elif len(lockers) >= 2:
+            conf, what = 0.85, f"{len(lockers)} threads wait for locks, and no running thread will release them"
         elif lockers and waits[main.tid] == "join":
             conf, what = 0.85, "the main thread joins a thread that waits for a lock nobody releases"
         elif lockers:
@@ -285,10 +288,10 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             and not any(proof.may_release(t) for t in v.threads if t not in blocked)
         ) or proof.sealed(v, blocked)
         fact = None
-        if forever and len(lockers) >= 2:
+        if forever and len(lockers) >= 2 and cycle:
             fact = proof.hang(
                 f"a lock cycle: {len(lockers)} threads of {v.label()} each wait for a lock another "
-                "holds, and the kernel says none of their waits has a timeout"
+                f"holds ({cycle}), and the kernel says none of their waits has a timeout"
             )
         elif forever:
             fact = proof.hang(
@@ -310,6 +313,35 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             )
         )
     return hits
+
+
+def _lock_cycle(lockers: list[ThreadView]) -> str | None:
+    """The lock cycle the frames show, in words (``'A' waits for a, held by 'B'; ...``), or None: each thread's
+    waited lock (the name on its blocking line) is held by another of them (a ``with`` block or an ``acquire()``
+    around a line of the other's stack). Without that, two threads waiting on locks are not said to hold each
+    other's (one may wait on a lock its own frames hold: a re-entered lock)."""
+    if len(lockers) < 2:
+        return None
+    waited = {t.tid: _lock_name(t.user_frame.code if t.user_frame else None) for t in lockers}
+    held = {t.tid: {h.rstrip("()") for f in t.frames for h in f.holds} for t in lockers}
+    hops = []
+    for t in lockers:
+        name = waited[t.tid]
+        other = next((o for o in lockers if o.tid != t.tid and name and name in held[o.tid]), None)
+        if other is None:
+            return None
+        hops.append(f"'{t.name}' waits for {name}, held by '{other.name}'")
+    return "; ".join(hops)
+
+
+def _lock_name(code: str | None) -> str | None:
+    """The lock a blocking line takes: ``with a:`` or ``with self.a, b:`` -> its first name; ``a.acquire()``."""
+    text = (code or "").strip()
+    if text.startswith("with "):
+        return text[5:].split(",")[0].split(" as ")[0].rstrip(":").strip() or None
+    if ".acquire(" in text:
+        return text.split(".acquire(")[0].split()[-1].split("=")[-1].strip() or None
+    return None
 
 
 def exit_wait_rule(scene: Scene) -> list[Hit]:
@@ -357,7 +389,12 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                     confidence=0.85,
                     summary=(
                         f"{v.label()} has finished (or raised) and is exiting, but waits for its non-daemon thread "
-                        f"'{t.name}', which {how} at {describe(frame)} and never ends: the process never exits."
+                        f"'{t.name}', which {how} at {describe(frame)}"
+                        + (
+                            ": nothing can end that wait, so the process never exits."
+                            if fact is not None
+                            else ": the process exits only when that thread ends."
+                        )
                     ),
                     where=v.where(t, frame),
                     evidence=(

@@ -14,21 +14,20 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import ENDING_TEXT, WaitGraph, build_graph
+from hangwatch.diagnose.graph import ENDING_TEXT, ENDINGS, Chain, WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining, process_state
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.records.evidence import Evidence, Role
-from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import SLEEP_LINE, UNKNOWN_FIX
+from hangwatch.records.incident import Finding, ProofKind, Verdict
+from hangwatch.signatures import SLEEP_LINE, SLEEP_SYSCALLS, UNKNOWN_FIX, sleep_timer
 
 log = logging.getLogger(__name__)
-IO_ACTIVE_BYTES = 1024 * 1024  # storage I/O in the window above which a quiet job is "slow", not hung
 
 RULES: tuple[Rule, ...] = (
     stopped_rule,
@@ -84,7 +83,8 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
     graph = _graph(scene)
     if graph is not None:
-        hits = [_follow_chain(h, graph) for h in hits]
+        hits = [_follow_chain(h, graph, scene) for h in hits]
+        hits += _unnamed(hits, graph, scene)
     hits = rank(hits)
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
@@ -127,15 +127,29 @@ def _graph(scene: Scene) -> WaitGraph | None:
         return None
 
 
-def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
+def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     """The verdict follows the chain. Proof of work is never killed: a hang a rule names without proof, at a
     waiter whose chain ends in proven work, or at the working process at its end, is that waiter waiting for
     work (bounded by --max-slow). And a hang a rule names without proof, at a process on a chain the graph proves (a
     cycle, a holder gone, stopped or parked, a loop with no way out), carries that chain's proof."""
     f = hit.finding
-    if hit.verdict != Verdict.HUNG or f.proves_hang or f.where is None:
+    if f.proves_hang or f.where is None:
         return hit
     at = f"pid:{f.where.pid}"
+    if hit.verdict != Verdict.HUNG:
+        return _proven_by_chain(hit, graph, at)
+    v = scene.view(f.where.pid)
+    state = process_state(v) if v is not None and f.proof is None else None
+    if state is not None and state.proves_work:  # the process named hung is measured working: not said hung
+        return Hit(  # (its proof of work is the namer's that knows what the work is: a compile, a download)
+            replace(
+                f,
+                evidence=(*f.evidence, f"{v.label()} works: {state.fact}"),
+                summary=f.summary + f" Not proven hung: it works ({state.fact}).",
+                confidence=min(f.confidence, CONTRADICTED),
+            ),
+            Verdict.SLOW,
+        )
     chain = next((c for c in graph.chains if c.ending == "working" and at in (c.end.id, c.waiter)), None)
     if chain is not None and chain.proof is not None:
         return Hit(
@@ -150,20 +164,24 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
         )
     if f.proof is not None:  # a rule's own proof of work stands
         return hit
-    proven = next(
-        (
-            c
-            for c in graph.chains
-            if c.proof is not None
-            and c.verdict == Verdict.HUNG
-            and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
-        ),
-        None,
-    )
+    alive = _self_held_alive(v) if v is not None else None
+    if alive is not None:
+        return Hit(
+            replace(
+                f,
+                evidence=(*f.evidence, alive),
+                summary=f.summary + f" Not proven hung: {alive}.",
+                confidence=min(f.confidence, CONTRADICTED),
+            ),
+            Verdict.SLOW,
+        )
+    proven = _proven_chain(graph, at)
     if proven is not None:
         return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
     own = next((c for c in graph.chains if c.waiter == at), None)
-    if own is not None and (own.ending == "ended" or (own.ending == "unknown" and not own.end.measured)):
+    if own is not None and (
+        own.ending in ALIVE_ENDINGS or own.ending == "ended" or (own.ending == "unknown" and not own.end.measured)
+    ):
         # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
         # waiting in wait4 for its child), ends at a holder whose exit ends the wait, or one seen too briefly to
         # say what it does: no hang is measured, so none is said, and the finding ranks below the others.
@@ -179,7 +197,112 @@ def _follow_chain(hit: Hit, graph: WaitGraph) -> Hit:
     return hit
 
 
+def _self_held_alive(v: ProcessView) -> str | None:
+    """A thread of ``v`` waits on a pipe or socket whose other end only ``v`` itself holds, and another thread of
+    it is alive (it wakes, or sleeps on a timer within the bounds, or runs): that thread may take or give the
+    bytes (an upload to a reader thread of its own), so the wait can end. In words, or None."""
+    for w in v.ev.waits:
+        if (
+            w.kind not in ("pipe", "pipe_full", "socket", "socket_full")
+            or w.holders
+            or "the waiter itself" not in (w.note or "")
+        ):
+            continue
+        for t in v.threads:
+            if t.tid == w.tid or not t.has_stack:
+                continue
+            timer = t.last.wakes_in
+            napping = t.last.syscall in SLEEP_SYSCALLS and (timer is None or timer < v.timer_bound_s)
+            if t.woke_often or t.busy or napping:
+                how = f"woke {t.wakeups} times" if t.woke_often else "runs" if t.busy else "asleep on a timer"
+                return (
+                    f"only {v.label()} holds the other end of {w.path}, and its thread '{t.name}' is alive "
+                    f"({how} at {describe(t.user_frame)}): it may still take or give the bytes"
+                )
+    return None
+
+
+def _proven_by_chain(hit: Hit, graph: WaitGraph, at: str) -> Hit:
+    """A finding a rule calls alive (slow, waiting) with no proof either way, at a process on a chain the graph
+    proves hung (a cycle, a holder gone or stopped, a timer past --max-slow): the chain decides, hung, with its
+    proof; the rule's name stays (its alive cause becomes its hung one: a slow worker, a stuck one)."""
+    f = hit.finding
+    if f.proof is not None or hit.verdict not in (Verdict.SLOW, Verdict.WAITING):
+        return hit
+    chain = _proven_chain(graph, at)
+    if chain is None:
+        return hit
+    return Hit(
+        replace(
+            f,
+            cause=HUNG_CAUSE.get(f.cause, f.cause),
+            proof=chain.proof,
+            evidence=(*f.evidence, *chain.lines()),
+            summary=f.summary.rstrip(".") + f"; and {ENDING_TEXT[chain.ending]}.",
+            confidence=max(f.confidence, 0.8),
+        ),
+        Verdict.HUNG,
+    )
+
+
+def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
+    """A chain through ``at`` (as waiter, holder or end) that the graph proves hung."""
+    return next(
+        (
+            c
+            for c in graph.chains
+            if c.proof is not None
+            and c.verdict == Verdict.HUNG
+            and c.proof.kind == ProofKind.HANG
+            and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
+        ),
+        None,
+    )
+
+
+# An alive cause whose hang, once proven, has a name of its own.
+HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
 CONTRADICTED = 0.4  # the most a finding whose hang its own chain does not bear out keeps
+# Chain ends at a holder measured alive (asleep on a timer that will wake it, waking again and again, working
+# without a proof to show): the wait can end by itself, so a rule's unproven hang there is not said.
+ALIVE_ENDINGS = frozenset(e for e, (verdict, _) in ENDINGS.items() if verdict == Verdict.SLOW)
+
+
+def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
+    """A chain the graph proves hung that no finding carries is hung all the same: one finding per such chain,
+    with a generic cause (``code.deadlock`` for a cycle within one process, ``process.waits_on`` otherwise),
+    at the first waiter's own line, in the chain's words. A namer that knows the shape names it better."""
+    covered = {f"pid:{h.finding.where.pid}" for h in hits if h.finding.proves_hang and h.finding.where is not None}
+    out: list[Hit] = []
+    for c in graph.chains:
+        if c.verdict != Verdict.HUNG or c.proof is None or c.proof.kind != ProofKind.HANG:
+            continue
+        members = {c.waiter, *(h.holder for h in c.hops)}
+        if members & covered:
+            continue
+        covered |= members
+        v = scene.view(int(c.waiter.split(":", 1)[1]))
+        t = v.main_thread if v is not None else None
+        frame = innermost_explaining(t.frames) if t is not None else None
+        pids = {m for m in members if m.startswith("pid:")}
+        cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
+        out.append(
+            Hit(
+                Finding(
+                    cause=cause,
+                    confidence=0.7,
+                    summary=f"{c.hops[0].words}: {ENDING_TEXT[c.ending]}.",
+                    where=v.where(t, frame) if v is not None and frame is not None else None,
+                    evidence=c.lines(),
+                    fix=cause.info.fix,
+                    proof=c.proof,
+                ),
+                Verdict.HUNG,
+            )
+        )
+    return out
+
+
 ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."
 
 
@@ -196,23 +319,36 @@ def what_moves(ev: Evidence) -> str | None:
     """What in the job still moves, or will by itself, in words; None when nothing does. A startup
     probe counts towards "nothing moves, N probes in a row" only when this is None, whatever the
     rules named (a rank downloading while the others wait at a barrier is not still)."""
-    scene = Scene.of(ev)
+    return moving(Scene.of(ev))
+
+
+def moving(scene: Scene) -> str | None:
+    """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when nothing
+    does. The one answer to "does anything of this job move?" that the verdict without a named cause and the
+    startup probes both ask."""
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
         if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
             return f"{v.label()} used {v.cpu_text()}"
+        if v.work is not None:
+            return v.work
         if v.moved_data or (v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > 0:
             return f"{v.label()} moved data"
         if v.stdout_grew or (v.role != Role.LAUNCHER and any(t.woke_often for t in v.threads if t.has_stack)):
             return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
         for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
-            if top is not None and SLEEP_LINE.search(top.code or ""):
+            if top is None or not SLEEP_LINE.search(top.code or ""):
+                continue
+            timer = t.last.wakes_in if t.last.wakes_in is not None else sleep_timer(top.code)
+            if timer is None or timer < v.timer_bound_s:
                 return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"
     return None
 
 
 def _verdict_from_activity(scene: Scene) -> Verdict:
-    """Without a named cause the samples decide: anything moving means the job is not hung."""
+    """Without a named cause the samples decide: progress when output grows or main computes with its stack
+    moving; alive when anything of the job moves or will by itself (``moving``); else hung, for the clock to
+    confirm (no proof: --min-stall decides)."""
     for v in scene.views:
         if v.stdout_grew:
             return Verdict.PROGRESSING
@@ -224,18 +360,7 @@ def _verdict_from_activity(scene: Scene) -> Verdict:
             and ((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT)
         ):
             return Verdict.PROGRESSING
-    if any((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT for v in scene.views):
-        return Verdict.SLOW
-    if any(
-        v.role in (Role.MAIN, Role.RANK) and (v.moved_data or any(t.woke_often for t in v.threads if t.has_stack))
-        for v in scene.views
-    ):
-        return Verdict.SLOW  # waking again and again (a retry or poll loop), or moving data: alive
-    if any((v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > IO_ACTIVE_BYTES for v in scene.views):
-        return Verdict.SLOW  # e.g. a checkpoint written to slow storage: moving, only slowly
-    if any(v.work is not None for v in scene.views):
-        return Verdict.SLOW  # bytes moving in any process of the job (a thread of it reading a slow disk)
-    return Verdict.HUNG
+    return Verdict.SLOW if moving(scene) is not None else Verdict.HUNG
 
 
 def _unknown(scene: Scene) -> Finding:

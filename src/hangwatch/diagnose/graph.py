@@ -35,16 +35,27 @@ from typing import Any
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, process_state
+from hangwatch.diagnose.views import (
+    IDLE_CPU_PERCENT,
+    ProcessView,
+    ThreadView,
+    bound_text,
+    describe,
+    duration_text,
+    innermost_user,
+    process_state,
+    timer_bound,
+)
 from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
 from hangwatch.records.evidence import LockHolder, Role
 from hangwatch.records.incident import Proof, Verdict
+from hangwatch.signatures import sleep_timer
 
 PERSON = "person"
 NOBODY = "nobody"
 # Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE. A holder gone from
 # one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
-ENDED_BY_EXIT = frozenset({"child", "pipe", "pipe_full", "socket"})
+ENDED_BY_EXIT = frozenset({"child", "pipe", "pipe_full", "socket", "socket_full"})
 MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
 MAX_HOLDERS = 8  # of one pipe or socket, followed as edges
 
@@ -156,7 +167,7 @@ class Chain:
 
 
 STATE_WORDS = {
-    "long_sleep": "asleep on a timer longer than any bound",
+    "long_sleep": "asleep on a timer that ends after the job's bounds",
     "looping": "in a loop with no way out",
     "wakes": "waking again and again",
 }
@@ -171,7 +182,7 @@ ENDING_TEXT = {
     "blocked": "the holder is itself blocked, so the wait does not end by itself",
     "spinning": "the holder runs but gets nowhere, so the wait does not end by itself",
     "looping": "the holder runs a loop with no way out, so the wait never ends",
-    "long_sleep": "the holder sleeps on a timer longer than any bound, so the wait does not end in time (hung)",
+    "long_sleep": "the holder sleeps on a timer that ends after the job's bounds: the wait does not end in time (hung)",
     "idle": "the holder waits for work of its own: nothing the waiter needs is being done",
     "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
     "asleep": "the holder sleeps and a timer will wake it: alive",
@@ -212,11 +223,16 @@ def _pid_id(pid: int) -> str:
     return f"pid:{pid}"
 
 
-def _holder_node(h: LockHolder) -> Node:
+def _holder_node(h: LockHolder, bound_s: float) -> Node:
     state = holder_state(h)
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
     if state == "blocked" and h.parked:
         fact += "; " + parked_text(h)
+    top = h.frames[0] if h.frames else None
+    timer = h.wakes_in if h.wakes_in is not None else sleep_timer(top.code if top is not None else None)
+    if state == "asleep" and timer is not None and timer >= bound_s:
+        state = "long_sleep"
+        fact += f"; asleep at {describe(top)} on a timer that ends in {duration_text(timer)}: {bound_text(bound_s)}"
     return Node(
         _pid_id(h.pid),
         f"pid {h.pid}" if h.in_job else holder_text(h),
@@ -224,7 +240,7 @@ def _holder_node(h: LockHolder) -> Node:
         fact,
         in_job=h.in_job,
         proves_work=state == "working",
-        proves_hang=state == "blocked" and bool(h.parked),
+        proves_hang=(state == "blocked" and bool(h.parked)) or state == "long_sleep",
     )
 
 
@@ -280,7 +296,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
         if wt is None or not (w.holders or w.kind == "pipe"):
             continue
-        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket") else "file lock"
+        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
         place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
         if w.kind == "pipe" and not w.holders and w.note and "the waiter itself" in w.note:
             out.append(
@@ -301,12 +317,12 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         for h in holders:
             if h.pid == v.pid:
                 continue
-            node = None if h.in_job and scene.view(h.pid) is not None else _holder_node(h)
+            node = None if h.in_job and scene.view(h.pid) is not None else _holder_node(h, timer_bound(scene.evidence))
             if w.kind == "pipe":
                 words = f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end"
             elif w.kind == "socket":
                 words = f"{v.label()} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
-            elif w.kind == "pipe_full":
+            elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"

@@ -179,7 +179,7 @@ _CHILD_IS = {
     "spinning": ("itself stuck: running the same code without getting anywhere", Verdict.HUNG, 0.82),
     "stopped": ("stopped (SIGSTOP, Ctrl-Z or a debugger)", Verdict.HUNG, 0.82),
     "looping": ("in a loop that has no way out: it sleeps and wakes for ever and never exits", Verdict.HUNG, 0.85),
-    "long_sleep": ("asleep on a timer longer than any bound: it does not exit in time", Verdict.HUNG, 0.85),
+    "long_sleep": ("asleep on a timer that ends after the job's bounds: it does not exit in time", Verdict.HUNG, 0.85),
     "working": ("still working", Verdict.SLOW, 0.7),
     "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
     "asleep": ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),

@@ -215,6 +215,7 @@ class ProcessView:
 
     ev: ProcessEvidence
     clock_ticks: int
+    timer_bound_s: float = sg.LONG_TIMER_S  # a timer ending later than this is past every bound of the job
 
     @property
     def info(self) -> ProcessInfo:
@@ -296,6 +297,13 @@ class ProcessView:
             return f"{self.label()} used {self.cpu_text()} in {dur} with its stack moving"
         if self.stdout_grew:
             return f"{self.label()} wrote output in {dur}"
+        sender = next((t for t in self.threads if sends_as_read(t)), None)
+        if sender is not None:
+            return (
+                f"{self.label()} thread '{sender.name}' was woken {sender.wakeups} times in {dur} inside one "
+                f"{sender.last.syscall or 'write'}() call: a blocked writer wakes only when its reader makes room, so "
+                "its bytes move"
+            )
         return None
 
     def writing_text(self) -> str:
@@ -363,6 +371,24 @@ class ProcessView:
         """``37% CPU`` or ``CPU unknown``."""
         c = self.cpu_percent
         return "CPU unknown" if c is None else f"{c:.0f}% CPU"
+
+
+WRITE_CALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})
+
+
+def sends_as_read(t: ThreadView) -> bool:
+    """The thread sat in one write or send for the window (its stack unchanged, the kernel showing a write-family
+    call whenever it slept) and was woken again and again: a writer blocked on a full pipe or socket is woken only
+    when the other end takes bytes, so its bytes move, slowly (a checkpoint upload to a slow reader). A writer
+    whose reader is stuck is never woken."""
+    calls = {s.syscall for s in t.samples if s.state in ("S", "D")}
+    return (
+        len(t.samples) >= 2
+        and bool(calls)
+        and calls <= WRITE_CALLS
+        and not t.stack_changed
+        and (t.wakeups or 0) >= WAKEUPS_MIN
+    )
 
 
 def size_text(n: int) -> str:
@@ -497,12 +523,12 @@ def process_state(v: ProcessView) -> Measured:
         at = t.user_frame or (t.frames[0] if t.frames else None)
         left = t.last.wakes_in
         timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
-        if timer is not None and timer >= sg.LONG_TIMER_S:
+        if timer is not None and timer >= v.timer_bound_s:
             how = "whose end the kernel shows" if left is not None else "written on its line"
             return Measured(
                 "long_sleep",
-                f"asleep at {describe(at)} on a timer ({how}) that ends in "
-                f"{duration_text(timer)}: after every bound hangwatch keeps",
+                f"asleep at {describe(at)} on a timer ({how}) that ends in {duration_text(timer)}: "
+                + bound_text(v.timer_bound_s),
                 proves_hang=True,
             )
     if act == Activity.ASLEEP:
@@ -518,6 +544,13 @@ def process_state(v: ProcessView) -> Measured:
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
 
 
+def bound_text(bound_s: float) -> str:
+    """Why a timer that ends after ``bound_s`` is past the job's bounds, in words."""
+    if bound_s >= sg.LONG_TIMER_S:
+        return "after every bound hangwatch keeps"
+    return f"after --max-slow ({duration_text(bound_s)}), the most a job without progress is given"
+
+
 def duration_text(seconds: float) -> str:
     """``31.7 years``, ``2.0 days``, ``3.0 h``: a long timer in words."""
     if seconds >= 365 * 86400:
@@ -531,4 +564,10 @@ def duration_text(seconds: float) -> str:
 
 def build_views(ev: Evidence) -> list[ProcessView]:
     """One view per captured process."""
-    return [ProcessView(p, ev.clock_ticks) for p in ev.processes]
+    return [ProcessView(p, ev.clock_ticks, timer_bound(ev)) for p in ev.processes]
+
+
+def timer_bound(ev: Evidence) -> float:
+    """How far off a timer's end may be and still come within the job's bounds: its --max-slow (the default one
+    where the capture does not say), at most a day."""
+    return min(sg.LONG_TIMER_S, ev.timer_bound_s or sg.DEFAULT_TIMER_BOUND_S)

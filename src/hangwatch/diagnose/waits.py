@@ -11,8 +11,11 @@ A holder outside the job's tree is named (pid, user, command, age), never touche
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass
 
+from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
@@ -158,7 +161,7 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
             if w.kind == "semaphore":
                 hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
                 continue
-            if w.kind == "pipe_full":
+            if w.kind in ("pipe_full", "socket_full"):
                 continue  # a writer waiting for its readers: an edge of the wait-for graph (diagnose/graph.py)
             if w.kind in ("pipe", "socket"):
                 pipe_hit = None if t.tid in piped else _pipe(scene, v, t, w)  # a poll on two pipes: one finding
@@ -427,6 +430,21 @@ def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     )
 
 
+BLOCKING_CALL = re.compile(r"(\.|\b)(acquire|wait|sleep|get|join|recv|read|select|poll)\(")
+
+
+def interrupted_wait(frames: tuple[Frame, ...]) -> tuple[Frame, Frame] | None:
+    """A signal handler run inside a wait of the same thread, from its frames: a user function whose caller sits on
+    a blocking call that names no Python function of it (``self._wait_semaphore.acquire(True, timeout)``, a
+    ``time.sleep``): Python runs a handler only between bytecodes or in a wait interrupted by the signal. The
+    handler's frame and the interrupted one, or None."""
+    for inner, outer in itertools.pairwise(frames):
+        code = outer.code or ""
+        if sg.is_user(inner) and BLOCKING_CALL.search(code) and sg.method(inner) not in code:
+            return inner, outer
+    return None
+
+
 def semaphore_wait(
     v: ProcessView, t: ThreadView, name: str, waiter_of: ProcessView | None, waits: str | None
 ) -> list[Hit]:
@@ -456,19 +474,30 @@ def semaphore_wait(
     if not w.holders:
         if w.value != 0 or not w.waiters:
             return []
+        handler = interrupted_wait(t.frames)
+        if handler is not None:
+            why = (
+                f"in {handler[0].function}, a signal handler that interrupted this very thread's wait at "
+                f"{describe(handler[1])}: only this thread could release it, and it is in the handler"
+            )
+        else:
+            why = (
+                "whose holder is gone (or is this very thread, re-entering it): every process that shares it "
+                "waits for it"
+            )
         ev.append(
-            "no process that shares it is outside a wait for it: the one that took it is gone (a process "
-            "that dies holding a multiprocessing lock never releases it)"
+            f"the frames show a signal handler ({handler[0].function}) run inside this thread's own wait at "
+            f"{describe(handler[1])}"
+            if handler is not None
+            else "no process that shares it is outside a wait for it: the one that took it is gone (a process "
+            "that dies holding a multiprocessing lock never releases it), or it is a waiter itself"
         )
         return [
             Hit(
                 Finding(
                     cause=Cause.CODE_DEADLOCK,
                     confidence=0.9,
-                    summary=(
-                        f"{name} waits{forever} for {lock} at {describe(frame)}, whose holder is gone: every process "
-                        "that shares it waits for it, and its count is 0."
-                    ),
+                    summary=f"{name} waits{forever} for {lock} at {describe(frame)}, {why}; its count is 0.",
                     where=v.where(t, frame),
                     evidence=tuple(ev),
                     fix=(
@@ -477,9 +506,7 @@ def semaphore_wait(
                         "the job; take such locks with `with lock:` so an exception releases them.",
                         *fix,
                     ),
-                    proof=proof.hang(
-                        f"{lock} is taken (count 0) and every process that shares it waits for it: its holder is gone"
-                    ),
+                    proof=proof.hang(f"{lock} is taken (count 0) and every process that shares it waits for it"),
                 ),
                 Verdict.HUNG,
             )

@@ -311,3 +311,4 @@ class Evidence:
     known_pids: tuple[int, ...] = ()  # every pid the supervisor saw in the job, dead ones included (kernel
     # lines name victims that are gone by the capture)
     vanished: tuple[VanishedProcess, ...] = ()  # processes of the job that went away (the supervisor's history)
+    timer_bound_s: float | None = None  # --max-slow: a timer ending later than this from the look ends too late

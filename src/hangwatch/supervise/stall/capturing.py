@@ -101,6 +101,7 @@ class Capturer:
             notes=notes,
             known_pids=tuple(a.job.known_pids()) if a is not None else (),
             vanished=vanished(a.job.vanished(), kernel) if a is not None else (),
+            timer_bound_s=self.ctx.cfg.max_slow,
         )
 
     def bounded(self, pid: int, window: float | None = None) -> Evidence:
