@@ -161,6 +161,10 @@ class Tree:
 
     def kill(self) -> None:
         self.remember()
+        try:  # the case's own process group (each starts a session): a helper it backgrounded, orphaned since
+            os.killpg(self.root, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         for pid, created in self.seen.items():
             try:
                 q = psutil.Process(pid)

@@ -109,9 +109,12 @@ def test_distributed_culprit_rank_under_torchrun(run):
 
 
 def test_report_mode_leaves_the_job_running_and_notices_recovery(run, tmp_path):
+    # A pause whose end hangwatch cannot read (a select() timeout): a time.sleep shows the kernel its end, and a
+    # job asleep on a 4-s timer is alive, not a stall to report.
     script = tmp_path / "pause.py"
     script.write_text(
-        "import time\nfor i in range(12):\n    print(f'step {i}', flush=True)\n    time.sleep(4.0 if i == 5 else 0.1)\n"
+        "import select\nfor i in range(12):\n    print(f'step {i}', flush=True)\n"
+        "    select.select([], [], [], 4.0 if i == 5 else 0.1)\n"
     )
     r = run(*FAST, "--on-hang", "report", "--cost-per-hour", "3.6", "--", sys.executable, str(script))
     assert r.returncode == 0, r.stderr.decode()[-2000:]

@@ -113,7 +113,7 @@ def test_the_graph_decides_new_shapes_both_ways(tmp_path):
     r = subprocess.run(
         [
             *(sys.executable, str(ROOT / "bench" / "zoo.py"), "--only", ",".join(GRAPH), "--mode", "inspect"),
-            *("--parallel", "2", "--json", str(out)),
+            *("--parallel", "3", "--json", str(out)),
         ],
         capture_output=True,
         text=True,
