@@ -174,7 +174,8 @@ class LockWait:
     """What one blocked thread waits for: a file lock or a semaphore shared across processes."""
 
     tid: int
-    kind: str  # "flock", "posix", "ofd", "filelock" (the package's polling acquire), "semaphore"
+    kind: str  # "flock", "posix", "ofd", "filelock" (the package's polling acquire), "semaphore", "pipe" (a read),
+    # "pipe_full" (a write into a full pipe), "socket" (a read), "socket_full" (a write into a full socket)
     path: str | None  # the lock file, or the semaphore's /dev/shm file
     timeout: bool | None  # whether the wait can time out (None: unknown)
     holders: tuple[LockHolder, ...] = ()  # proven holders first; empty: none found
