@@ -55,33 +55,30 @@ FAST = [
 ]
 
 
+def _named_right(cases: list[str], tmp_path, parallel: int, timeout: float) -> None:
+    """``bench/zoo.py --mode inspect`` over ``cases``: every hang named right, every look-alike untouched."""
+    out = tmp_path / "zoo.json"
+    r = subprocess.run(
+        [
+            *(sys.executable, str(ROOT / "bench" / "zoo.py"), "--only", ",".join(cases), "--mode", "inspect"),
+            *("--parallel", str(parallel), "--json", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    results = json.loads(out.read_text())["results"]
+    assert len(results) == len(cases), r.stdout + r.stderr
+    failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
+    assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]
+
+
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(660)  # the subset is bounded at 600 s
 def test_the_fast_subset_is_named_right(tmp_path):
-    out = tmp_path / "zoo.json"
-    r = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "zoo.py"),
-            "--only",
-            ",".join(FAST),
-            "--mode",
-            "inspect",
-            "--parallel",
-            "2",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    results = json.loads(out.read_text())["results"]
-    assert len(results) == len(FAST), r.stdout + r.stderr
-    failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
-    assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]
+    _named_right(FAST, tmp_path, 2, 600)
 
 
 # Shapes the wait-for graph decides (issue [1/5]), each with its healthy twin: an upload at exit to a slow reader and
@@ -109,18 +106,4 @@ GRAPH = [
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_the_graph_decides_new_shapes_both_ways(tmp_path):
-    out = tmp_path / "zoo.json"
-    r = subprocess.run(
-        [
-            *(sys.executable, str(ROOT / "bench" / "zoo.py"), "--only", ",".join(GRAPH), "--mode", "inspect"),
-            *("--parallel", "3", "--json", str(out)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=360,
-        check=False,
-    )
-    results = json.loads(out.read_text())["results"]
-    assert len(results) == len(GRAPH), r.stdout + r.stderr
-    failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
-    assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]
+    _named_right(GRAPH, tmp_path, 3, 360)
