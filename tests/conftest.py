@@ -155,24 +155,24 @@ class Job:
 
 
 def kill_tree(job: Job, timeout_s: float = 15.0) -> None:
-    """SIGKILL the job's root, everything below it, and its process group/session stragglers."""
+    """SIGKILL the job's root, everything below it, and its process group/session stragglers. The root goes first
+    (a multiprocessing.Pool whose worker is killed before its main process forks a replacement), and the group and
+    session are read again after each pass for a process forked meanwhile."""
     job.remember_tree()
-    victims = {job.pid} | job.known
-    for p in psutil.process_iter(["pid"]):
-        try:
-            if os.getpgid(p.pid) == job.pid or os.getsid(p.pid) == job.pid:
-                victims.add(p.pid)
-        except (ProcessLookupError, PermissionError, psutil.Error):
-            continue
-    victims.discard(os.getpid())
-    procs = []
-    for pid in victims:
-        try:
-            pr = psutil.Process(pid)
-            procs.append(pr)
-            pr.send_signal(signal.SIGKILL)
-        except psutil.Error:
-            continue
+    procs: list[psutil.Process] = []
+    for _ in range(3):
+        victims = ({job.pid} | job.known | _group_or_session(job.pid)) - {p.pid for p in procs} - {os.getpid()}
+        if not victims:
+            break
+        for pid in sorted(victims, key=lambda pid: pid != job.pid):
+            try:
+                pr = psutil.Process(pid)
+                pr.send_signal(signal.SIGKILL)
+                procs.append(pr)
+            except psutil.Error:
+                continue
+        psutil.wait_procs(procs, timeout=1.0)
+        job.known = set()
     psutil.wait_procs(procs, timeout=timeout_s)
     try:
         job.proc.wait(timeout=timeout_s)
@@ -180,6 +180,18 @@ def kill_tree(job: Job, timeout_s: float = 15.0) -> None:
         pass
     alive = [p.pid for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not alive, f"processes left behind: {alive}"
+
+
+def _group_or_session(leader: int) -> set[int]:
+    """Every process whose process group or session ``leader`` leads."""
+    out = set()
+    for p in psutil.process_iter(["pid"]):
+        try:
+            if os.getpgid(p.pid) == leader or os.getsid(p.pid) == leader:
+                out.add(p.pid)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return out
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -438,3 +438,18 @@ def test_a_helper_started_on_the_way_out_is_ended_with_the_tree(run, tmp_path):
     while psutil.pid_exists(helper) and psutil.Process(helper).status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline, f"the helper pid {helper} outlived the job"
         time.sleep(0.1)
+
+
+def test_sigterm_stops_the_job_when_nobody_reads_hangwatchs_stderr(run):
+    """hangwatch's stderr is a pipe whose reader died (a CI runner killed, a closed terminal): the line it says on
+    SIGTERM hits a broken pipe. The job must still be stopped; it was left running and probed for ever (seen when a
+    test session was interrupted: the BrokenPipeError became an internal error and the SIGTERM was lost)."""
+    p = run.start("--", sys.executable, str(SCENARIOS / "sleeper.py"))
+    assert p.stderr is not None
+    p.stderr.close()
+    wait_for_event(run, "launch", timeout=30)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=30) != 0
+    kinds = [e["event"] for e in run.events()]
+    assert "terminate" in kinds and "internal_error" not in kinds, kinds

@@ -10,6 +10,7 @@ applies.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -95,10 +96,16 @@ class RunContext:
         return RunState(self.attempts[-1].detector.state.value) if self.attempts else RunState.STARTING
 
     def say(self, text: str) -> None:
-        """A line of hangwatch's own on stderr (the status line erased first)."""
-        self.status.clear()
-        sys.stderr.write(text if text.endswith("\n") else text + "\n")
-        sys.stderr.flush()
+        """A line of hangwatch's own on stderr (the status line erased first). A stderr nobody reads any more (a
+        closed terminal, the pipe of a parent that died) loses the line, never the run: a SIGTERM that came with it
+        must still stop the job, and the events keep the record. From then on hangwatch's stderr is the null device
+        (an unflushable stderr at exit would turn the exit code into 120)."""
+        try:
+            self.status.clear()
+            sys.stderr.write(text if text.endswith("\n") else text + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - hangwatch's stderr for the rest of the run
 
     @contextmanager
     def busy(self, doing: str) -> Iterator[None]:
