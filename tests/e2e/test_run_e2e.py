@@ -293,11 +293,11 @@ def test_under_a_terminal_the_job_sees_a_tty_and_bytes_stay_exact(run, tmp_path)
     assert b"hangwatch [" in seen
 
 
-@pytest.mark.parametrize("lose_stderr", ["0", "1"])
-def test_crash_is_diagnosed_and_exit_status_kept(run, lose_stderr):
+@pytest.mark.parametrize(("lose_stderr", "slow_body"), [("0", "0"), ("1", "0"), ("1", "1")])
+def test_crash_is_diagnosed_and_exit_status_kept(run, lose_stderr, slow_body):
     """With the job's traceback, or without it (lost, as under load when torch's SIGCHLD handler raises while it is
     written: 1 suite run of 2 here): the main process's DataLoader saw its worker killed, and said so to the hook."""
-    r = run(*FAST, *py("dl_worker_killed.py"), env={"HW_LOSE_STDERR": lose_stderr})
+    r = run(*FAST, *py("dl_worker_killed.py"), env={"HW_LOSE_STDERR": lose_stderr, "HW_SLOW_BODY": slow_body})
     assert r.returncode == 1
     incident = run.incident()
     assert incident["verdict"] == "crashed"

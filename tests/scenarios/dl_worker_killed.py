@@ -1,11 +1,14 @@
 """A DataLoader worker is killed (as by the OOM killer); the main process raises and exits 1.
 
 HW_LOSE_STDERR=1: the main process's traceback is lost, as under load when torch's SIGCHLD handler raises while it
-is written ("lost sys.stderr"): only the main process's own reading of its workers can say what happened."""
+is written ("lost sys.stderr"): only the main process's own reading of its workers can say what happened.
+HW_SLOW_BODY=1: the loop's body takes a while, so torch's SIGCHLD handler raises there, outside the iterator, and the
+loop's frame (the iterator with it) is gone by the time the error reaches sys.excepthook."""
 
 import os
 import signal
 import sys
+import time
 
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -25,3 +28,5 @@ if os.environ.get("HW_LOSE_STDERR") == "1":
     sys.stderr = None  # what the traceback goes to: nothing
 for step, _ in enumerate(DataLoader(Big(), batch_size=1, num_workers=2)):
     print(f"step {step}", flush=True)
+    if os.environ.get("HW_SLOW_BODY") == "1":
+        time.sleep(0.5)

@@ -27,6 +27,7 @@ Everything fails quietly: a heartbeat must never break the job. ``HANGWATCH_AUTO
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import mmap
@@ -894,7 +895,9 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
     @functools.wraps(original)
     def __next__(self: Any) -> Any:
         try:
-            _ITERATORS.add(self)
+            if self not in _ITERATORS:
+                _ITERATORS.add(self)
+                _RECENT_WORKERS.append(list(getattr(self, "_workers", ())))
         except Exception:  # noqa: BLE001, S110 - an iterator that cannot be weakly referenced goes unrecorded
             pass
         try:
@@ -902,7 +905,7 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
         except StopIteration:
             raise
         except BaseException as e:
-            _note_dead_workers(beats.directory, self, e)
+            _note_dead_workers(beats.directory, list(getattr(self, "_workers", ())), e)
             raise
         beats.beat()
         return data
@@ -932,14 +935,17 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
 # sys.stderr", seen under load). A crash is then named from this line.
 # The iterators seen, for an error raised outside their __next__ (torch's SIGCHLD handler raises wherever the main
 # thread is, a print in the loop's body say): the job's unhandled error records their dead workers first.
+# The iterator itself is freed as the error unwinds the loop's frame, before the hook runs: the workers of the last
+# few iterators are kept (their exit codes outlive the iterator's shutdown, which joins them).
 _ITERATORS: weakref.WeakSet[Any] = weakref.WeakSet()
+_RECENT_WORKERS: collections.deque[list[Any]] = collections.deque(maxlen=4)
 
 
 def _excepthook(directory: str, previous: Callable[..., Any]) -> Callable[..., Any]:
     def hook(kind: type[BaseException], error: BaseException, tb: Any) -> None:
         try:
-            for it in list(_ITERATORS):
-                _note_dead_workers(directory, it, error, unhandled=True)
+            for workers in list(_RECENT_WORKERS):
+                _note_dead_workers(directory, workers, error, unhandled=True)
         finally:
             previous(kind, error, tb)
 
@@ -957,9 +963,8 @@ CUT_HANDOVER: tuple[type[BaseException], ...] = (
 DEATH_WAIT_S = 0.5
 
 
-def _note_dead_workers(directory: str, it: Any, error: BaseException, unhandled: bool = False) -> None:
+def _note_dead_workers(directory: str, workers: list[Any], error: BaseException, unhandled: bool = False) -> None:
     try:
-        workers = list(getattr(it, "_workers", ()))
         if not workers:
             return
         deadline = time.monotonic() + (DEATH_WAIT_S if isinstance(error, CUT_HANDOVER) else 0.0)
