@@ -499,6 +499,7 @@ INPUT_FRAMES = (
 # A line that asks a person (a plain `sys.stdin.readline()` may be reading data from a pipe).
 INPUT_CALL = re.compile(r"\b(input|raw_input|getpass|prompt)\s*\(")
 READ_SYSCALLS = frozenset({"read", "readv", "pread64", "recvfrom", "recvmsg"})
+WRITE_SYSCALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})  # a write a full pipe or socket blocks
 # engine
 UNKNOWN_FIX = (
     "Read the stacks below: the main thread's innermost frame in your code is where the job is.",

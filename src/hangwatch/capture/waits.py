@@ -627,7 +627,7 @@ def _reads_socket(t: ThreadSample) -> bool:
     write to one whose buffers are full (its other end reads too slowly, or not at all)."""
     return (
         t.state == "S"
-        and t.syscall in sg.READ_SYSCALLS | WRITE_SYSCALLS
+        and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
         and t.fd is not None
         and (t.fd_target or "").startswith(("socket", "tcp "))
     )
@@ -671,15 +671,12 @@ def _mp_helper(info: ProcessInfo | None) -> bool:
     return info is not None and any(h in " ".join(info.cmdline) for h in proc.MP_HELPERS)
 
 
-WRITE_SYSCALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})
-
-
 def _reads_pipe(t: ThreadSample) -> bool:
     """Blocked reading a pipe, or writing to a full one. Not standard input: whoever feeds it (`cat data |`,
     a launcher that never writes, a person's terminal) is the input rule's to judge."""
     return (
         t.state == "S"
-        and t.syscall in sg.READ_SYSCALLS | WRITE_SYSCALLS
+        and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
         and t.fd is not None
         and t.fd_target == "pipe"
         and not (t.fd == 0 and t.syscall in sg.READ_SYSCALLS)

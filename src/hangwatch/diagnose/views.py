@@ -373,9 +373,6 @@ class ProcessView:
         return "CPU unknown" if c is None else f"{c:.0f}% CPU"
 
 
-WRITE_CALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})
-
-
 def sends_as_read(t: ThreadView) -> bool:
     """The thread sat in one write or send for the window (its stack unchanged, the kernel showing a write-family
     call whenever it slept) and was woken again and again: a writer blocked on a full pipe or socket is woken only
@@ -385,7 +382,7 @@ def sends_as_read(t: ThreadView) -> bool:
     return (
         len(t.samples) >= 2
         and bool(calls)
-        and calls <= WRITE_CALLS
+        and calls <= sg.WRITE_SYSCALLS
         and not t.stack_changed
         and (t.wakeups or 0) >= WAKEUPS_MIN
     )
