@@ -14,12 +14,11 @@ import time
 from _zoo import ready, seconds
 
 stop = mp.get_context("fork").Event()
-preempted = False
+flags = {"preempted": False}
 
 
 def on_sigterm(signum, frame):
-    global preempted
-    preempted = True
+    flags["preempted"] = True
 
 
 def preempt():
@@ -31,7 +30,7 @@ def preempt():
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, on_sigterm)
     threading.Thread(target=preempt).start()
-    while not preempted:
+    while not flags["preempted"]:
         stop.wait(0.5)
     print("preempted: draining", flush=True)
     ready()

@@ -9,6 +9,7 @@ import linecache
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from typing import Any
 
 from hangwatch import signatures as sg
@@ -92,15 +93,17 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> tuple[str, str | N
     """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon),
     its whole source, header and body, dedented (at most LOOP_BODY_LINES lines), and the header's line. Code run
     with ``python -c`` (file ``<string>``) is read from process ``pid``'s command line."""
-    getline = linecache.getline
+    getline: Callable[[str, int], str] = linecache.getline
     if file == "<string>" and pid is not None:
-        lines = command_source(pid)
-        if lines is None:
+        source = command_source(pid)
+        if source is None:
             return None
+        lines: list[str] = source
 
-        def getline(_file: str, n: int) -> str:  # the -c code's lines, 1-based, "" past the end
+        def from_command(_file: str, n: int) -> str:  # the -c code's lines, 1-based, "" past the end
             return lines[n - 1] if 0 < n <= len(lines) else ""
 
+        getline = from_command
     elif not file.startswith("/"):
         return None
     here = getline(file, line)

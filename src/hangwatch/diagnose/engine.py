@@ -140,7 +140,9 @@ def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         return _proven_by_chain(hit, graph, at)
     v = scene.view(f.where.pid)
     state = process_state(v) if v is not None and f.proof is None else None
-    if state is not None and state.proves_work:  # the process named hung is measured working: not said hung
+    if (
+        v is not None and state is not None and state.proves_work
+    ):  # the process named hung is measured working: not said hung
         return Hit(  # (its proof of work is the namer's that knows what the work is: a compile, a download)
             replace(
                 f,
