@@ -1,7 +1,11 @@
 """Small jobs the run benches supervise (kept apart so the benches read as measurements)."""
 
+import os
+import random
 import re
+import socket
 import subprocess
+import time
 
 
 def throughput(cmd: list[str]) -> float:
@@ -94,3 +98,18 @@ while time.perf_counter() - t0 < seconds:
             break
 print(f"THROUGHPUT {n / (time.perf_counter() - t0):.3f}", flush=True)
 """
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now, below the kernel's ephemeral range (32768-60999 by default): no bind to port 0
+    and no outgoing connection can take it before the job binds it (the tests' ports are 20000-31999)."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(1000):
+        port = rng.randrange(10000, 20000)
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port in 10000-19999")

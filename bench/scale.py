@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,14 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from _jobs import free_port
 
 JOB = Path(__file__).resolve().parent.parent / "tests" / "scenarios" / "scale_node.py"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _events(run_dir: Path) -> list[dict[str, Any]]:
@@ -70,7 +64,7 @@ def run_scale(
     work.mkdir(parents=True, exist_ok=True)
     barrier, hang_file = work / "barrier", work / "hang-now"
     barrier.mkdir(exist_ok=True)
-    port, token, culprit = _free_port(), secrets.token_hex(8), nodes - 1
+    port, token, culprit = free_port(), secrets.token_hex(8), nodes - 1
     procs: list[subprocess.Popen[bytes]] = []
     env = {k: v for k, v in os.environ.items() if not k.startswith("HANGWATCH_")}
     try:

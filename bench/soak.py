@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import psutil
+from _jobs import free_port
 
 SAMPLE_EVERY_S = 10.0
 
@@ -86,12 +86,6 @@ class Sample:
     run_dir_mb: float  # output.log and its rotations apart
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _dir_mb(run_dir: Path) -> float:
     total = 0
     for p in run_dir.rglob("*"):
@@ -118,7 +112,7 @@ def soak(minutes: float, warmup_min: float, ckpt_every_s: float) -> tuple[list[S
     tmp = Path(tempfile.mkdtemp(prefix="hangwatch-soak-"))
     run_dir = tmp / "run"
     (tmp / "job.py").write_text(JOB)
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable,
         "-m",

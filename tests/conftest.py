@@ -413,23 +413,45 @@ def py(script: str, *args: str) -> list[str]:
     return ["--", sys.executable, str(SCENARIOS / script), *args]
 
 
+# Ports the tests hand to jobs: below the kernel's ephemeral range (32768-60999 by default), so that no bind to port 0
+# and no outgoing connection (gloo's pairs, a store's clients) can take one between the test's pick and the job's
+# bind; and each pytest-xdist worker has its own slice, handed out once per session, so two tests never share one.
+PORT_SLICE = 3000  # four workers: 20000-31999
+_next_port: dict[str, int] = {}
+
+
+def _bindable(port: int) -> bool:
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+
+
+def free_ports(count: int = 1) -> int:
+    """The first of ``count`` consecutive TCP ports that are free on 127.0.0.1 and this worker's alone."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    low = 20000 + (index % 4) * PORT_SLICE
+    port = _next_port.get(worker, low + os.getpid() % 1000)
+    for _ in range(PORT_SLICE):
+        if port + count > low + PORT_SLICE:
+            port = low
+        if all(_bindable(port + k) for k in range(count)):
+            _next_port[worker] = port + count
+            return port
+        port += 1
+    raise RuntimeError("no free port in this test worker's slice")
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)
 
 
 def two_free_ports() -> int:
     """A port P with P+1 also free (the job's master port and hangwatch's store next to it)."""
-    for _ in range(50):
-        port = _free_port()
-        try:
-            with socket.socket() as s2:
-                s2.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no two adjacent free ports")
+    return free_ports(2)
 
 
 def run_in_terminal(run: Run, cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 60.0) -> bytes:

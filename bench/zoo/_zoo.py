@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import random
 import socket
 import threading
 import time
@@ -31,10 +32,18 @@ def seconds(s: float) -> float:
 
 
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on 127.0.0.1 now, below the kernel's ephemeral range (32768-60999 by default): no bind to port 0
+    and no outgoing connection can take it before the job binds it (the tests' ports are 20000-31999)."""
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(1000):
+        port = rng.randrange(10000, 20000)
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port in 10000-19999")
 
 
 def _rank_main(rank: int, main: Callable[[int], None], world: int) -> None:

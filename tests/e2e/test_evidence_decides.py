@@ -83,6 +83,7 @@ def test_an_endless_data_walking_loop_is_declared_at_max_slow(run):
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_rank_that_downloads_while_the_other_waits_at_the_barrier_is_a_straggler(run, tmp_path):
     """`if rank == 0: download_weights(); dist.barrier()` after 40 steps: rank 0 writes 64 KiB every 0.2 s
     for 22 s while rank 1 waits. Waiting, named as a straggler, never hung."""

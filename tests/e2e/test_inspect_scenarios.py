@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -13,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SCENARIOS, inspect_json, marker, root_cause, torchrun
+from conftest import SCENARIOS, _free_port, inspect_json, marker, root_cause, torchrun
 
 pytestmark = pytest.mark.e2e
 
@@ -206,12 +205,6 @@ def test_compile_in_progress_is_not_hung(start_job):
     assert root["cause"] == "compile.in_progress", root
     assert incident["verdict"] == "slow"
     assert_where(root, "compile_job.py")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_distributed_peer_stuck_names_culprit_rank(start_job):

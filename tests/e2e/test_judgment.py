@@ -141,6 +141,7 @@ def test_a_loop_that_walks_its_data_is_alive_not_a_spin(start_job):
 
 # --- 1. alive, bounded by the job's own history ------------------------------------------------------------
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_worker_that_really_takes_24_s_on_one_batch_is_not_touched(run):
     """The healthy twin, at the default bounds: one 24 s batch among fast ones (proven work: only --max-slow,
     1800 s, bounds it; the step history never does)."""
@@ -170,6 +171,7 @@ def test_a_rank_whose_peer_never_starts_is_waiting_then_hung_at_the_rendezvous_t
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_node_that_starts_25_s_late_is_not_killed(run, tmp_path):
     """The twin, at the default --rendezvous-timeout (300 s): the peer arrives after 25 s, well past
     --min-stall, three still startup probes (15 s) and the 12 s timeout the never-coming peer is held to."""

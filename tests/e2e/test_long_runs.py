@@ -43,6 +43,7 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
+@pytest.mark.slow
 def test_a_pause_of_the_machine_during_a_silent_batch_is_not_a_stall(run, tmp_path):
     """hangwatch and the job are both stopped for 15 s (a VM paused, a laptop asleep) while the job is in a
     long batch that is within its bound (8 s of its own time, bound 10 s). After SIGCONT hangwatch notices its

@@ -112,3 +112,51 @@ def test_lightning_relaunched_copies_and_their_script_are_the_ranks():
     }
     _mark_relaunched_ranks(infos)
     assert infos[21].role == Role.CHILD and infos[21].rank is None
+
+
+def test_a_serving_thread_moving_while_the_counters_are_read_is_not_the_jobs_work(tmp_path, monkeypatch):
+    """torch's debug server thread may move gigabytes a second while /proc is read: taking its counters off the
+    process's, read a moment apart, left megabytes that read as the job's work (suite run 17). Forced here: the
+    serving thread (tid 11) moves 10 MB between any two reads of /proc; the job's own thread (tid 10) moves 3 KB
+    between the looks, and that is all a look may see. A thread that exits keeps its share; the serving thread's
+    exit adds nothing."""
+    from hangwatch.capture import proc
+
+    counters = {10: 1000, 11: 0, "dead": 0}
+    root = tmp_path / "proc"
+    for tid in (10, 11):
+        (root / "10" / "task" / str(tid)).mkdir(parents=True)
+    (root / "10" / "task" / "11" / "comm").write_text("pt_workerserver\n")
+    (root / "10" / "task" / "10" / "comm").write_text("python\n")
+    real = proc._io_counters
+
+    def read(path):
+        if 11 in counters:
+            counters[11] += 10_000_000  # the serving thread never stops
+        key = path.parent.name if path.parent.parent.name == "task" else "whole"
+        if key == "whole":
+            value = counters["dead"] + sum(v for k, v in counters.items() if k != "dead")
+        elif int(key) in counters:
+            value = counters[int(key)]
+        else:
+            return real(path)
+        return {"rchar": value, "wchar": 0}
+
+    monkeypatch.setattr(proc, "PROC", root)
+    monkeypatch.setattr(proc, "_io_counters", read)
+    monkeypatch.setattr(proc, "_IO_BOOKS", {})
+    first = proc.read_io(10)["rchar"]
+    counters[10] += 3000
+    assert proc.read_io(10)["rchar"] - first == 3000
+    counters["dead"] += counters.pop(11)  # the serving thread exits: its counters join the process's
+    (root / "10" / "task" / "11" / "comm").unlink()
+    (root / "10" / "task" / "11").rmdir()
+    assert proc.read_io(10)["rchar"] - first == 3000
+    (root / "10" / "task" / "12").mkdir()  # a job's thread comes, moves 5 KB and exits: its share stays
+    (root / "10" / "task" / "12" / "comm").write_text("python\n")
+    counters[12] = 5000
+    assert proc.read_io(10)["rchar"] - first == 8000
+    counters["dead"] += counters.pop(12)
+    (root / "10" / "task" / "12" / "comm").unlink()
+    (root / "10" / "task" / "12").rmdir()
+    assert proc.read_io(10)["rchar"] - first == 8000

@@ -201,22 +201,62 @@ def _io_counters(path: Path) -> dict[str, int]:
     return out
 
 
+@dataclass
+class _IoBook:
+    """What a process's threads had moved at the last reading, for a process with a thread serving our requests."""
+
+    tids: frozenset[int]  # its live threads then
+    dead: dict[str, int]  # what its exited threads moved, less what exited serving threads moved
+    serving: dict[int, dict[str, int]]  # each serving thread's counters then
+    served: dict[str, int]  # what its exited serving threads had moved when last seen
+    whole: dict[str, int]  # /proc/PID/io then (counters that went down: the pid is another process's)
+
+
+_IO_BOOKS: dict[int, _IoBook] = {}
+IO_BOOKS_KEPT = 512
+
+
 def read_io(pid: int, serving: tuple[int, ...] | None = None) -> dict[str, int]:
     """The /proc/PID/io counters (empty where unreadable), less what the threads serving hangwatch's own
-    requests moved (``serving``: their tids, when the caller has read the tasks; else found here)."""
+    requests moved (``serving``: their tids, when the caller has read the tasks; else found here).
+
+    A serving thread may move gigabytes a second while the counters are read, so it is not taken off the whole:
+    the job's share is the sum of its other live threads' counters, plus what its exited threads moved (the whole
+    less every live thread: the kernel keeps an exited thread's counters in the process's), read again only when
+    a thread came or went, less what exited serving threads had moved when last seen."""
     tids = serving_threads(pid) if serving is None else serving
-    # A serving thread may move megabytes a second: its counters are read just before and just after the process's,
-    # and their mean taken off, so what it moved while the counters were read is not counted as the job's.
-    before = [_io_counters(PROC / str(pid) / "task" / str(tid) / "io") for tid in tids]
-    out = _io_counters(PROC / str(pid) / "io")
-    after = [_io_counters(PROC / str(pid) / "task" / str(tid) / "io") for tid in tids]
-    if not out:
-        return out
-    for a, b in zip(before, after, strict=True):
-        for k in out:
-            if k in a and k in b:
-                out[k] = max(0, out[k] - (a[k] + b[k]) // 2)
-    return out
+    if not tids and pid not in _IO_BOOKS:
+        return _io_counters(PROC / str(pid) / "io")
+    task = PROC / str(pid) / "task"
+    try:
+        live = frozenset(int(t) for t in os.listdir(task))
+    except (OSError, ValueError):
+        _IO_BOOKS.pop(pid, None)
+        return {}
+    per = {tid: _io_counters(task / str(tid) / "io") for tid in live}
+    whole = _io_counters(PROC / str(pid) / "io")
+    if not whole:
+        _IO_BOOKS.pop(pid, None)
+        return whole
+    book = _IO_BOOKS.get(pid)
+    if book is not None and any(whole.get(k, 0) < v for k, v in book.whole.items()):
+        book = None  # counters went down: a new process under an old pid
+    serving_now = {tid: per[tid] for tid in tids if per.get(tid)}
+    if book is None or live != book.tids:
+        served = dict(book.served) if book is not None else {}
+        for t, c in book.serving.items() if book is not None else ():
+            if t not in live:
+                served = {k: served.get(k, 0) + c.get(k, 0) for k in whole}
+        dead = {k: max(0, v - sum(c.get(k, 0) for c in per.values()) - served.get(k, 0)) for k, v in whole.items()}
+        if book is not None:  # what exited threads moved never goes down (a racy reading is not taken back)
+            dead = {k: max(v, book.dead.get(k, 0)) for k, v in dead.items()}
+        book = _IoBook(live, dead, {}, served, whole)
+    book.serving, book.whole = serving_now, whole
+    _IO_BOOKS.pop(pid, None)
+    _IO_BOOKS[pid] = book
+    while len(_IO_BOOKS) > IO_BOOKS_KEPT:
+        del _IO_BOOKS[next(iter(_IO_BOOKS))]
+    return {k: book.dead.get(k, 0) + sum(c.get(k, 0) for t, c in per.items() if t not in serving_now) for k in whole}
 
 
 def serving_threads(pid: int) -> tuple[int, ...]:
