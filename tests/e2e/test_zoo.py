@@ -99,6 +99,17 @@ GRAPH = [
     "like_sigterm_handler_sets_flag",
     "flock_cycle_two_processes",
     "like_flock_same_order",
+    # an event loop whose only file is its own wake-up socket; a full pipe whose only reader is the writer; a FIFO
+    # nobody opens; a barrier a party never reaches: each with its twin (a slow server, a slow reader, a late
+    # writer, a late party)
+    "asyncio_future_never_resolved",
+    "like_asyncio_slow_server",
+    "pipe_write_reader_died_own_copy",
+    "like_pipe_write_reader_slow",
+    "fifo_open_no_writer",
+    "like_fifo_writer_opens_late",
+    "barrier_party_raised",
+    "like_barrier_party_late",
 ]
 
 

@@ -294,3 +294,65 @@ def test_a_thread_idle_at_two_places_has_no_one_loop():
         for i, s in enumerate(samples[7])
     ]
     assert sleeping_loops({7: moved}) == {}
+
+
+# --- what a poll and an open wait on, read without stopping the thread ------------------------------------------
+def test_an_epolls_files_are_read_from_its_fdinfo():
+    """An event loop's epoll_wait names only its epoll's fd: the files it watches are the kernel's ``tfd:`` lines,
+    each with whether it waits to read. Here a real epoll of this process, a socketpair's end to read and a pipe's
+    write end to write."""
+    import os
+    import select
+    import socket
+
+    from hangwatch.capture.syscalls import _epoll_fds
+
+    ep, (a, b), (r, w) = select.epoll(), socket.socketpair(), os.pipe()
+    try:
+        ep.register(a.fileno(), select.EPOLLIN)
+        ep.register(w, select.EPOLLOUT)
+        assert sorted(_epoll_fds(os.getpid(), ep.fileno()) or []) == sorted([(a.fileno(), True), (w, False)])
+        assert _epoll_fds(os.getpid(), 10**6) is None  # no such fd
+    finally:
+        ep.close()
+        a.close()
+        b.close()
+        os.close(r)
+        os.close(w)
+
+
+def test_the_path_a_thread_opens_a_fifo_at_is_read_while_it_waits(tmp_path):
+    """open() of a FIFO with nobody at the other side sleeps in the kernel (wait_for_partner): its path is read from
+    the thread's registers and memory, and the thread is never stopped. Opening the other side ends the wait."""
+    import os
+    import threading
+    import time
+
+    from hangwatch.capture.proc import read_text
+    from hangwatch.capture.syscalls import opening
+
+    fifo = tmp_path / "control"
+    os.mkfifo(fifo)
+    tids: list[int] = []
+
+    def reader() -> None:
+        tids.append(threading.get_native_id())
+        with open(fifo) as f:
+            f.read()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if tids and (read_text(Path(f"/proc/self/task/{tids[0]}/wchan")) or "") == "wait_for_partner":
+                break
+            time.sleep(0.02)
+        got = opening(os.getpid(), tids[0])
+        assert got is not None and got[0] == str(fifo) and got[1] & os.O_ACCMODE == os.O_RDONLY
+        assert opening(os.getpid(), threading.get_native_id()) is None  # this thread is in no open()
+    finally:
+        with open(fifo, "w"):
+            pass
+        t.join(timeout=10)
+    assert not t.is_alive()

@@ -283,15 +283,17 @@ MAX_POLLED = 64  # pollfd entries read at most (8 bytes each)
 
 
 def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
-    """The fds a thread sleeping in ``poll``/``ppoll`` waits on, each with whether it waits to read (POLLIN)
-    rather than to write: the ``pollfd`` array read from the target's memory. None when the thread is not in
-    such a call or its memory cannot be read."""
+    """The fds a thread sleeping in ``poll``/``ppoll`` (or ``epoll_wait``) waits on, each with whether it waits to
+    read (POLLIN) rather than to write: the ``pollfd`` array read from the target's memory (an epoll's set from
+    its fdinfo). None when the thread is not in such a call or its memory cannot be read."""
     got = _args(pid, tid)
     if got is None:
         return None
     nr, args = got
     nr, _ = _restarted(pid, tid, nr)
     timed = _TIMED.get(nr)
+    if timed is not None and timed[0] in ("epoll_wait", "epoll_pwait") and args:
+        return _epoll_fds(pid, args[0])
     if timed is None or timed[0] not in ("poll", "ppoll") or len(args) < 2:
         return None
     addr, count = args[0], min(args[1], MAX_POLLED)
@@ -309,6 +311,56 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
         if fd >= 0 and events & (POLLIN | POLLOUT):
             out.append((fd, bool(events & POLLIN)))
     return out
+
+
+_OPEN_CALLS = {"x86_64": {2: ("open", 0, 1), 257: ("openat", 1, 2)}, "aarch64": {56: ("openat", 1, 2)}}.get(
+    platform.machine(), {}
+)  # nr -> (name, index of the path argument, index of the flags)
+MAX_PATH_READ = 4096
+
+
+def opening(pid: int, tid: int) -> tuple[str, int] | None:
+    """The path and flags of the ``open``/``openat`` a thread sleeps in (a FIFO waiting for its other side), read
+    from its registers and memory without stopping it; None when it is in no such call or the memory is unreadable.
+    A relative path is as the call passed it."""
+    got = _args(pid, tid)
+    if got is None or got[0] not in _OPEN_CALLS:
+        return None
+    _, path_arg, flags_arg = _OPEN_CALLS[got[0]]
+    args = got[1]
+    addr, raw = args[path_arg], b""
+    try:
+        with open(PROC / str(pid) / "mem", "rb") as f:
+            while b"\0" not in raw and len(raw) < MAX_PATH_READ:  # a page at a time: the next may be unmapped
+                f.seek(addr + len(raw))
+                piece = f.read(4096 - (addr + len(raw)) % 4096)
+                if not piece:
+                    break
+                raw += piece
+    except (OSError, ValueError, OverflowError):
+        if b"\0" not in raw:
+            return None
+    path = raw.split(b"\0", 1)[0].decode(errors="replace")
+    return (path, args[flags_arg]) if path else None
+
+
+def _epoll_fds(pid: int, epfd: int) -> list[tuple[int, bool]] | None:
+    """The fds an epoll instance watches (its /proc/PID/fdinfo ``tfd:`` lines), each with whether it waits to read
+    (EPOLLIN); at most MAX_POLLED. None where unreadable."""
+    raw = read_text(PROC / str(pid) / "fdinfo" / str(epfd))
+    if raw is None:
+        return None
+    out = []
+    for line in raw.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[0] == "tfd:" and parts[2] == "events:":
+            try:
+                fd, events = int(parts[1]), int(parts[3], 16)
+            except ValueError:
+                return None
+            if events & (POLLIN | POLLOUT):  # EPOLLIN and EPOLLOUT are poll's bits
+                out.append((fd, bool(events & POLLIN)))
+    return out[:MAX_POLLED]
 
 
 def _hex_addr(field: str) -> str:

@@ -25,15 +25,23 @@ import re
 import struct
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.sockpeer import peer_inode
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, dump_stacks
-from hangwatch.capture.syscalls import polled_fds, read_blocked_call
-from hangwatch.records.evidence import Frame, LockHolder, LockWait, ProcessInfo, ProcessSample, ThreadSample
+from hangwatch.capture.syscalls import opening, polled_fds, read_blocked_call
+from hangwatch.records.evidence import (
+    POLLED,
+    Frame,
+    LockHolder,
+    LockWait,
+    ProcessInfo,
+    ProcessSample,
+    ThreadSample,
+)
 from hangwatch.redact import redact_text
 
 LOCKS = proc.PROC / "locks"
@@ -634,11 +642,18 @@ def _reads_socket(t: ThreadSample) -> bool:
 
 
 def _socket_wait(
-    pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
+    pid: int,
+    t: ThreadSample,
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+    fd: int | None = None,
+    reading: bool | None = None,
 ) -> LockWait | None:
     """What a thread blocked reading a connected socket waits for: the processes holding its other end, when
     that end is on this host (a unix socket, a loopback connection). A remote peer is the network rule's."""
-    target = proc.fd_target(pid, t.fd) if t.fd is not None else None
+    fd = t.fd if fd is None else fd
+    target = proc.fd_target(pid, fd) if fd is not None else None
     if not target or not target.startswith("socket:["):
         return None
     peer = peer_inode(pid, target[len("socket:[") : -1])
@@ -660,9 +675,32 @@ def _socket_wait(
     note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
     if pid in found:
         note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")
-    what = t.fd_target if (t.fd_target or "").startswith("tcp ") else "a unix socket"
-    kind = "socket" if t.syscall in sg.READ_SYSCALLS else "socket_full"
+    described = t.fd_target if fd == t.fd else None
+    what = described if (described or "").startswith("tcp ") else "a local socket"
+    reading = t.syscall in sg.READ_SYSCALLS if reading is None else reading
+    kind = "socket" if reading else "socket_full"
     return LockWait(t.tid, kind, f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
+
+
+FIFO_WCHAN = "wait_for_partner"  # the kernel's wait channel of an open() of a FIFO that waits for the other side
+
+
+def _fifo_open_wait(pid: int, t: ThreadSample) -> LockWait | None:
+    """A thread in ``open()`` of a FIFO: the open returns when some process opens it the other way, and no process
+    has it open that way now (else it would have returned). Who may come cannot be known: no holder is said."""
+    got = opening(pid, t.tid)
+    if got is None:
+        return None
+    path, flags = got
+    if not path.startswith("/"):  # relative to its working directory (an openat's dirfd is that, mostly)
+        try:
+            path = os.path.join(os.readlink(proc.PROC / str(pid) / "cwd"), path)
+        except OSError:
+            pass
+    reading = flags & O_ACCMODE == 0
+    other = "write" if reading else "read"
+    note = f"opened to {'read' if reading else 'write'}, it returns only when a process opens it to {other}"
+    return LockWait(t.tid, "fifo_open", path, False, waiters=(pid,), note=note)
 
 
 # --- the pass ------------------------------------------------------------------------------------------
@@ -694,23 +732,32 @@ def _reads_stdin(pid: int, fd: int | None, reading: bool) -> bool:
     return target is not None and target == proc.fd_target(pid, 0)
 
 
+POLL_CALLS = frozenset({"poll", "ppoll", "epoll_wait", "epoll_pwait"})
+
+
 def _polls_forever(t: ThreadSample) -> bool:
-    """Asleep in poll()/ppoll() with no timeout (subprocess's communicate(), a selector with no timeout)."""
-    return t.state == "S" and t.syscall in ("poll", "ppoll") and t.timeout is False
+    """Asleep in poll()/ppoll()/epoll_wait() with no timeout (subprocess's communicate(), a selector or an event
+    loop with no timeout)."""
+    return t.state == "S" and t.syscall in POLL_CALLS and t.timeout is False
 
 
 def _poll_waits(
     pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
 ) -> list[LockWait]:
-    """A poll with no timeout on pipes: one wait per pipe it polls (reading: its writers; writing: its readers).
-    The poll ends when any of them is ready: the graph follows the one that decides."""
+    """A poll (or epoll) with no timeout on pipes and local sockets: one wait per fd it polls (reading: its writers,
+    or the socket's other end; writing: its readers). The poll ends when any of them is ready: the graph follows
+    the one that decides. One fd whose other end cannot be followed (a timer, an eventfd, a listening or a remote
+    socket) may end it too: then none is said, and the poll is not a wait on a holder."""
     out = []
     for fd, reading in polled_fds(pid, t.tid) or []:
         if _reads_stdin(pid, fd, reading):
             continue  # standard input: the input rule's (see _reads_pipe)
-        wait = _pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
-        if wait is not None:
-            out.append(wait)
+        wait = _pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading) or _socket_wait(
+            pid, t, job, py_spy, now, fd=fd, reading=reading
+        )
+        if wait is None:
+            return []
+        out.append(replace(wait, note="; ".join(n for n in (wait.note, POLLED) if n)))
     return out
 
 
@@ -723,6 +770,8 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)  # polling: it may be between two tries (running) at the sample
         elif t.state in ("S", "D") and (t.syscall in ("flock", "fcntl") or (t.futex is not None and t.shared_futex)):
             out.append(t)
+        elif t.state == "S" and t.wchan == FIFO_WCHAN:
+            out.append(t)  # opening a FIFO whose other side nobody has open
         elif (_reads_pipe(t) or _reads_socket(t) or _polls_forever(t)) and not any(
             sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames
         ):
@@ -782,6 +831,8 @@ def read_waits(
             elif _reads_socket(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS):
                 # the main thread's read, or any thread's write into a full socket (an upload a join waits for)
                 wait = _socket_wait(pid, t, job, py_spy, now)
+            elif t.wchan == FIFO_WCHAN:
+                wait = _fifo_open_wait(pid, t)
             elif _polls_forever(t) and t.tid == pid and not _mp_helper(infos.get(pid)):
                 out.setdefault(pid, []).extend(_poll_waits(pid, t, job, py_spy, now))
             if wait is not None:

@@ -252,28 +252,17 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         # Main waits on a future or event whose work sits with a thread that itself waits on a future: the
         # end of the chain is that thread's wait (a pool worker waiting on work queued behind itself).
         deeper = next((t for t in blocked if t.tid != main.tid and proof.waits_on_future(t) and t.user_frame), None)
-        cycle = _lock_cycle(lockers)
-        if len(lockers) >= 2 and cycle:
-            conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds ({cycle})"
-        elif len(lockers) >= 2:
-            conf, what = 0.85, f"{len(lockers)} threads wait for locks, and no running thread will release them"
-        elif lockers and waits[main.tid] == "join":
-            conf, what = 0.85, "the main thread joins a thread that waits for a lock nobody releases"
-        elif lockers:
-            conf, what = 0.75, "a thread waits for a lock that no running thread will release"
-        elif deeper is not None:
-            conf, what = (
-                0.85,
-                (
-                    f"thread '{deeper.name}' waits for a future at {describe(deeper.user_frame)}, while "
-                    "every thread of the process waits too: the task it waits for can run only on a "
-                    "thread that is itself waiting (a pool task that waits on a task of its own pool)"
-                ),
+        # Main joins threads that wait themselves: the join ends when their waits do, so theirs is the place.
+        joined = (
+            next(
+                (t for t in blocked if t.tid != main.tid and waits[t.tid] not in ("join", None) and t.user_frame), None
             )
-        else:
-            kind = waits[main.tid] or "event"
-            conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
-        culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or main)
+            if waits[main.tid] == "join" and not lockers
+            else None
+        )
+        cycle = _lock_cycle(lockers)
+        conf, what = _deadlock_words(main, blocked, lockers, waits, deeper, joined, cycle)
+        culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
         frame = culprit.user_frame
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
         for t in blocked[:4]:
@@ -313,6 +302,51 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             )
         )
     return hits
+
+
+def _deadlock_words(
+    main: ThreadView,
+    blocked: list[ThreadView],
+    lockers: list[ThreadView],
+    waits: dict[int, str | None],
+    deeper: ThreadView | None,
+    joined: ThreadView | None,
+    cycle: str | None,
+) -> tuple[float, str]:
+    """How sure, and what the deadlock is in words: only what the threads' frames show."""
+    if len(lockers) >= 2 and cycle:
+        conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds ({cycle})"
+    elif len(lockers) >= 2:
+        conf, what = 0.85, f"{len(lockers)} threads wait for locks, and no running thread will release them"
+    elif lockers and waits[main.tid] == "join":
+        conf, what = 0.85, "the main thread joins a thread that waits for a lock nobody releases"
+    elif lockers:
+        conf, what = 0.75, "a thread waits for a lock that no running thread will release"
+    elif deeper is not None:
+        conf, what = (
+            0.85,
+            (
+                f"thread '{deeper.name}' waits for a future at {describe(deeper.user_frame)}, while "
+                "every thread of the process waits too: the task it waits for can run only on a "
+                "thread that is itself waiting (a pool task that waits on a task of its own pool)"
+            ),
+        )
+    elif joined is not None:
+        kind, n = waits[joined.tid] or "event", sum(1 for t in blocked if waits[t.tid] == waits[joined.tid])
+        conf, what = (
+            0.8,
+            f"the main thread joins {'threads' if n > 1 else 'a thread'} that wait{'' if n > 1 else 's'} on "
+            f"{proof.article(kind)} {kind} at {describe(joined.user_frame)} that no running thread will "
+            f"{RELEASED_BY.get(kind, 'set')}",
+        )
+    else:
+        kind = waits[main.tid] or "event"
+        conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
+    return conf, what
+
+
+# What ends a wait on each kind of primitive, in words ("no running thread will ...").
+RELEASED_BY = {"event": "set", "queue": "put to", "barrier": "reach (a party that never arrives)", "join": "end"}
 
 
 def _lock_cycle(lockers: list[ThreadView]) -> str | None:

@@ -14,7 +14,7 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import ENDING_TEXT, ENDINGS, Chain, WaitGraph, build_graph
+from hangwatch.diagnose.graph import ENDINGS, Chain, WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
@@ -25,7 +25,7 @@ from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, in
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
-from hangwatch.signatures import SLEEP_LINE, SLEEP_SYSCALLS, UNKNOWN_FIX, sleep_timer
+from hangwatch.signatures import SLEEP_SYSCALLS, UNKNOWN_FIX
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         return Hit(
             replace(
                 f,
-                summary=f.summary + " Not proven hung: " + ENDING_TEXT[own.ending] + ".",
+                summary=f.summary + " Not proven hung: " + own.ending_text + ".",
                 evidence=(*f.evidence, *own.lines()),
                 confidence=min(f.confidence, CONTRADICTED),
             ),
@@ -240,7 +240,7 @@ def _proven_by_chain(hit: Hit, graph: WaitGraph, at: str) -> Hit:
             cause=HUNG_CAUSE.get(f.cause, f.cause),
             proof=chain.proof,
             evidence=(*f.evidence, *chain.lines()),
-            summary=f.summary.rstrip(".") + f"; and {ENDING_TEXT[chain.ending]}.",
+            summary=f.summary.rstrip(".") + f"; and {chain.ending_text}.",
             confidence=max(f.confidence, 0.8),
         ),
         Verdict.HUNG,
@@ -293,7 +293,7 @@ def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
                 Finding(
                     cause=cause,
                     confidence=0.7,
-                    summary=f"{c.hops[0].words}: {ENDING_TEXT[c.ending]}.",
+                    summary=f"{c.hops[0].words}: {c.ending_text}.",
                     where=v.where(t, frame) if v is not None and frame is not None else None,
                     evidence=c.lines(),
                     fix=cause.info.fix,
@@ -321,30 +321,7 @@ def what_moves(ev: Evidence) -> str | None:
     """What in the job still moves, or will by itself, in words; None when nothing does. A startup
     probe counts towards "nothing moves, N probes in a row" only when this is None, whatever the
     rules named (a rank downloading while the others wait at a barrier is not still)."""
-    return moving(Scene.of(ev))
-
-
-def moving(scene: Scene) -> str | None:
-    """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when nothing
-    does. The one answer to "does anything of this job move?" that the verdict without a named cause and the
-    startup probes both ask."""
-    for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
-        if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
-            return f"{v.label()} used {v.cpu_text()}"
-        if v.work is not None:
-            return v.work
-        if v.moved_data or (v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > 0:
-            return f"{v.label()} moved data"
-        if v.stdout_grew or (v.role != Role.LAUNCHER and any(t.woke_often for t in v.threads if t.has_stack)):
-            return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
-        for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
-            top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
-            if top is None or not SLEEP_LINE.search(top.code or ""):
-                continue
-            timer = t.last.wakes_in if t.last.wakes_in is not None else sleep_timer(top.code)
-            if timer is None or timer < v.timer_bound_s:
-                return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"
-    return None
+    return Scene.of(ev).moving()
 
 
 def _verdict_from_activity(scene: Scene) -> Verdict:
@@ -362,7 +339,7 @@ def _verdict_from_activity(scene: Scene) -> Verdict:
             and ((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT)
         ):
             return Verdict.PROGRESSING
-    return Verdict.SLOW if moving(scene) is not None else Verdict.HUNG
+    return Verdict.SLOW if scene.moving() is not None else Verdict.HUNG
 
 
 def _unknown(scene: Scene) -> Finding:

@@ -47,7 +47,7 @@ from hangwatch.diagnose.views import (
     timer_bound,
 )
 from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
-from hangwatch.records.evidence import LockHolder, Role
+from hangwatch.records.evidence import POLLED, LockHolder, Role
 from hangwatch.records.incident import Proof, Verdict
 from hangwatch.signatures import sleep_timer
 
@@ -56,6 +56,13 @@ NOBODY = "nobody"
 # Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE. A holder gone from
 # one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
 ENDED_BY_EXIT = frozenset({"child", "pipe", "pipe_full", "socket", "socket_full"})
+# A wait on a pipe or socket whose other end only the waiter holds, in words (path, place).
+SELF_HELD = {
+    "pipe": "reads {} at {}, and only it holds its write end",
+    "pipe_full": "writes to {}, which is full, at {}, and only it holds its read end",
+    "socket": "waits for an answer on {} at {}, and only it holds its other end",
+    "socket_full": "writes to {}, which is full, at {}, and only it holds its other end",
+}
 MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
 MAX_HOLDERS = 8  # of one pipe or socket, followed as edges
 
@@ -142,6 +149,11 @@ class Chain:
         """The first waiter's node id."""
         return self.hops[0].waiter
 
+    @property
+    def ending_text(self) -> str:
+        """What the chain's end makes the wait, in words."""
+        return ending_text(self.ending, self.hops)
+
     def lines(self) -> tuple[str, ...]:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
         out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
@@ -150,7 +162,7 @@ class Chain:
         else:
             out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
         proven = self.proof is not None and self.ending in ("blocked", "looping")
-        out.append(f"=> {ENDING_TEXT[self.ending]}" + (" (hung: proven, above)" if proven else ""))
+        out.append(f"=> {self.ending_text}" + (" (hung: proven, above)" if proven else ""))
         return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
@@ -189,6 +201,13 @@ ENDING_TEXT = {
     "wakes": "the holder wakes again and again: alive",
     "unknown": "what the holder does could not be read: no verdict from the chain",
 }
+
+
+def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...]) -> str:
+    """What a chain's end makes the wait, in words; a cycle of one process is that process waiting on itself."""
+    if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
+        return "only the waiter itself could end this wait, and it is blocked in it (hung)"
+    return ENDING_TEXT[ending]
 
 
 @dataclass(frozen=True)
@@ -294,23 +313,17 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         out.append((Edge(me, PERSON, "terminal", f"{v.label()} reads the terminal at {at}"), None))
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
-        if wt is None or not (w.holders or w.kind == "pipe"):
+        note = w.note or ""  # (a search of the host cut short may have missed the other end's holder)
+        self_held = w.kind in ENDED_BY_EXIT and not w.holders and "the waiter itself" in note and "only" not in note
+        if wt is None or not (w.holders or self_held):
             continue
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
         place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
-        if w.kind == "pipe" and not w.holders and w.note and "the waiter itself" in w.note:
-            out.append(
-                (
-                    Edge(
-                        me,
-                        me,
-                        "pipe",
-                        f"{v.label()} reads {w.path} at {place}, and only it holds its write end",
-                        timeout=False,
-                    ),
-                    None,
-                )
-            )
+        if self_held:  # the other end is the waiter's own: only another thread of its own could end the wait
+            words = SELF_HELD[w.kind].format(w.path, place)
+            if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
+                words = f"polls {w.path} with no timeout at {place} (among its files), and only it holds its other end"
+            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", False), None))
             continue
         # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
         holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]
@@ -394,7 +407,7 @@ def build_graph(scene: Scene) -> WaitGraph:
         single = (
             main is not None
             and (main.blocked or kernel_blocked(main))
-            and not any(proof.may_release(o) for o in v.threads if o.tid != main.tid)
+            and not any(proof.may_release(o) or proof.may_wake(o) for o in v.threads if o.tid != main.tid)
         )
         nodes[_pid_id(v.pid)] = Node(
             _pid_id(v.pid),
@@ -502,7 +515,7 @@ def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
                 if end.state == NOBODY
                 else f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact})"
             )
-            + f": {ENDING_TEXT[ending]}"
+            + f": {ending_text(ending, hops)}"
         )
     elif ending == "working" and end.proves_work:
         fact = proof.work(f"{hops[0].words}; {end.label} works: {end.fact}")

@@ -31,7 +31,7 @@ def article(word: str) -> str:
 
 
 def sync_wait(t: ThreadView) -> str | None:
-    """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'queue', 'join'."""
+    """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'queue', 'join', 'barrier'."""
     frames = t.frames
     if not frames or not t.idle_throughout:
         return None
@@ -41,6 +41,11 @@ def sync_wait(t: ThreadView) -> str | None:
     top = frames[0]
     if sg.is_user(top) and sg.is_lock_line(top.code):
         return "lock"
+    for f in frames:  # a Barrier waits on its condition: what it waits for is the parties still to come
+        if sg.is_user(f):
+            break
+        if f.file.endswith("/threading.py") and f.function.startswith("Barrier."):
+            return "barrier"
     for f in frames:
         if sg.is_user(f):
             break
@@ -103,6 +108,15 @@ def may_release(o: ThreadView) -> bool:
     if o.parked or not o.has_stack:
         return False
     return not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
+
+
+def may_wake(o: ThreadView) -> bool:
+    """Whether a Python thread parked in a wait with no timeout may still wake and act: one waiting on something
+    outside the process (a child's exit in ``waitpid``, a read, a poll) runs again when that comes; one parked on
+    a lock or event private to its process (a futex) or in ``pause()`` does not by itself."""
+    if not o.has_stack or any(n in o.name for n in sg.INTERNAL_THREAD_NAMES):
+        return False
+    return not (o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
 
 
 def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:

@@ -163,6 +163,9 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
                 continue
             if w.kind in ("pipe_full", "socket_full"):
                 continue  # a writer waiting for its readers: an edge of the wait-for graph (diagnose/graph.py)
+            if w.kind == "fifo_open":
+                hits.append(_fifo_open(scene, v, t, w))
+                continue
             if w.kind in ("pipe", "socket"):
                 pipe_hit = None if t.tid in piped else _pipe(scene, v, t, w)  # a poll on two pipes: one finding
                 if pipe_hit is not None:
@@ -173,6 +176,42 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
             if hit is not None:
                 hits.append(hit)
     return hits
+
+
+FIFO_OPEN_FIX = (
+    "Start the process that opens the FIFO's other side before this open, and make sure it runs (its launch may "
+    "have failed); or open it with `os.open(path, os.O_RDONLY | os.O_NONBLOCK)` and wait for data with a timeout "
+    "(`select.select([fd], [], [], timeout)`), so that a missing writer is an error, not a hang.",
+)
+
+
+def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
+    """process.waits_on: a thread in ``open()`` of a FIFO that no process has open the other way. Who may still
+    open it cannot be known (any process may): no proof; hung when nothing in the job moves (--min-stall
+    decides), else alive, bounded by --max-slow."""
+    frame = innermost_user(t.frames)
+    at = describe(frame) + (f" `{frame.code}`" if frame and frame.code else "")
+    moves = scene.moving()
+    summary = (
+        f"{v.label()} waits in open() of the FIFO {w.path} at {describe(frame)}: {w.note}, and no process has it "
+        "open that way now"
+        + (
+            f". Something in the job still moves ({moves}): it may be the one to open it."
+            if moves
+            else "; nothing else in the job moves that could."
+        )
+    )
+    return Hit(
+        Finding(
+            cause=Cause.PROCESS_WAITS_ON,
+            confidence=0.7 if moves else 0.8,
+            summary=summary,
+            where=v.where(t, frame),
+            evidence=(f"{v.label()} at {at}: blocked in open() of {w.path} (the kernel's wait_for_partner)",),
+            fix=FIFO_OPEN_FIX,
+        ),
+        Verdict.SLOW if moves else Verdict.HUNG,
+    )
 
 
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:

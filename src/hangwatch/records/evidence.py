@@ -169,6 +169,10 @@ class LockHolder:
     sleeping: bool | None = None  # its main thread is in a sleep system call (nanosleep, clock_nanosleep)
 
 
+# A LockWait's note when the wait is one of the files a poll (or an event loop's epoll) waits on, all followed.
+POLLED = "one of the files a poll with no timeout waits on"
+
+
 @dataclass(frozen=True)
 class LockWait:
     """What one blocked thread waits for: a file lock or a semaphore shared across processes."""
