@@ -101,9 +101,10 @@ GRAPH = [
     "like_flock_same_order",
     # an event loop whose only file is its own wake-up socket; a full pipe whose only reader is the writer; a FIFO
     # nobody opens; a barrier a party never reaches: each with its twin (a slow server, a slow reader, a late
-    # writer, a late party)
+    # writer, a late party), and a loop awaiting a subprocess through asyncio's child watcher thread (in waitpid)
     "asyncio_future_never_resolved",
     "like_asyncio_slow_server",
+    "like_asyncio_await_subprocess",
     "pipe_write_reader_died_own_copy",
     "like_pipe_write_reader_slow",
     "fifo_open_no_writer",

@@ -346,26 +346,31 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
 
 
 def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
-    """A process whose main thread sleeps in ``wait4``/``waitid`` waits for a child, Python or not (``g++`` for
-    its ``cc1plus``, a shell for its command): the kernel's reading alone, to the child its call names, else to
-    every living child."""
-    t = v.main_thread
-    if t is None or not t.samples or t.last.syscall not in ("wait4", "waitid") or t.last.state != "S":
-        return []
-    kids = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
-    if t.last.wait_child is not None:  # the call names its child: that one, or none the look has (just started)
-        kids = [k for k in kids if k.pid == t.last.wait_child]
-    at = describe(innermost_user(t.frames)) if t.frames else f"{t.last.syscall}()"
-    return [
-        Edge(
-            _pid_id(v.pid),
-            _pid_id(k.pid),
-            "child",
-            f"{v.label()} waits for its child pid {k.pid} at {at}",
-            timeout=t.last.timeout,
+    """A process with a thread asleep in ``wait4``/``waitid`` waits for a child, Python or not (``g++`` for its
+    ``cc1plus``, a shell for its command, asyncio's child watcher thread for a subprocess): the kernel's reading
+    alone, to the child the call names, else to every living child."""
+    out: list[Edge] = []
+    living = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
+    for t in v.threads:
+        if not t.samples or t.last.syscall not in ("wait4", "waitid") or t.last.state != "S":
+            continue
+        kids = living
+        if t.last.wait_child is not None:  # the call names its child: that one, or none the look has (just started)
+            kids = [k for k in kids if k.pid == t.last.wait_child]
+        at = describe(innermost_user(t.frames)) if t.frames else f"{t.last.syscall}()"
+        who = v.label() if t.tid == v.pid else f"{v.label()} thread '{t.name}'"
+        out.extend(
+            Edge(
+                _pid_id(v.pid),
+                _pid_id(k.pid),
+                "child",
+                f"{who} waits for its child pid {k.pid} at {at}",
+                t.last.timeout,
+            )
+            for k in kids
+            if not any(e.holder == _pid_id(k.pid) for e in out)
         )
-        for k in kids
-    ]
+    return out
 
 
 def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:

@@ -75,9 +75,12 @@ class Scene:
                 return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
             for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
                 top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
+                left = t.last.wakes_in if t.samples else None  # the kernel's timer: Python or native (`sleep 20`)
+                if top is None and left is not None and left < v.timer_bound_s:
+                    return f"{v.label()} sleeps in {t.last.syscall}(): its timer ends in {left:.0f} s"
                 if top is None or not SLEEP_LINE.search(top.code or ""):
                     continue
-                timer = t.last.wakes_in if t.last.wakes_in is not None else sleep_timer(top.code)
+                timer = left if left is not None else sleep_timer(top.code)
                 if timer is None or timer < v.timer_bound_s:
                     return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"
         return None
