@@ -56,6 +56,7 @@ def cells(report: dict, context: str | None = None) -> list[dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(180)  # about 45 s (it asserts 75 s at most)
 def test_fork_only_hang_is_found_and_spawn_recommended_over_it(tmp_path):
     t0 = time.monotonic()
     code, rep, err = probe(tmp_path, "fork_hazard", *QUICK, "--contexts", "fork,spawn")
