@@ -80,6 +80,7 @@ EXPECTED = {
     "lost_work_inferred": ("child.lost_work", "hung", "pool_lost.py", "HANG-HERE"),
     "worker_sleeping_in_getitem": ("dataloader.worker_slow", "slow", "dl_worker_sleepy.py", "SLEEP-HERE"),
     "dataloader_shutdown": ("dataloader.shutdown", "slow", "dl_shutdown_wait.py", "SHUTDOWN-HERE"),
+    "toplevel_loop_one_line_in_every_sample": ("code.busy_loop", "slow", None, None),  # (its samples forced: below)
 }
 
 
@@ -385,3 +386,20 @@ def test_the_torch_2_11_shape_of_the_shutdown_measured_on_an_h100_is_bounded_too
     main = replace(main, samples=tuple(h100(s) for s in main.samples))
     d = diagnose(replace(ev, processes=tuple(main if p.info.pid == main.info.pid else p for p in ev.processes)))
     assert (d.verdict.value, d.root.cause) == ("slow", "dataloader.shutdown"), d.root
+
+
+def test_a_loop_at_a_modules_top_level_seen_on_one_line_in_every_sample_is_told_apart_by_its_line_reads():
+    """A loop at a module's top level has no locals to read, so its stack moving is the only sign it works. In suite
+    run 27 all five samples of the healthy one (tests/scenarios/toplevel_loop.py walk) landed on `hits += hit`, and
+    the job's history killed it. Replayed: a real capture of it with every sample forced onto that line. The burst of
+    line reads the capture now takes for such a thread sees the other lines of the loop: it works (proof of work,
+    slow); without them (what the capture had before) it is the same line, and the history decides."""
+    ev = load("toplevel_loop_one_line_in_every_sample")
+    assert {f.line for p in ev.processes for s in p.samples for t in s.threads for f in t.frames[:1]} == {25}
+    assert len({r.line for p in ev.processes for r in p.locals}) > 1
+    d = diagnose(ev)
+    assert (d.verdict.value, d.root.cause.value) == ("slow", "code.busy_loop")
+    assert d.root.proof is not None and d.root.proof.kind.value == "work", d.root
+    before = replace(ev, processes=tuple(replace(p, locals=()) for p in ev.processes))
+    d = diagnose(before)
+    assert d.root.cause.value == "code.busy_loop" and d.root.proof is None and "runs the same code" in d.root.summary

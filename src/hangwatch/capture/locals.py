@@ -22,12 +22,25 @@ BUSY_SHARE = 0.3  # of one core over the window: the same threshold diagnosis ca
 IDLE_SHARE = 0.05  # below this a thread is idle, even when the kernel shows it runnable
 READS = 2
 GAP_S = 0.5
+LINE_READS, LINE_GAP_S = 8, 0.05  # threads at a module's top level: lines, not locals (a 4-line loop: 4 x 0.25^8)
 TIMEOUT_S = 3.0  # per read, all processes together
 MAX_LOCALS = 12
 MAX_REPR = 80
 LOOP_SCAN_LINES = 40  # how far up the source to look for the enclosing loop header
 LOOP_BODY_LINES = 30  # how much of the loop's body is kept, for telling a counter from a walk over data
 LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b.*\bin\b.*):")
+
+
+def at_top_level(series: dict[int, list[ProcessSample]], targets: dict[int, set[int]]) -> dict[int, set[int]]:
+    """The targets whose innermost user frame is a module's top level (``<module>``): py-spy reads no locals there."""
+    out: dict[int, set[int]] = {}
+    for pid, tids in targets.items():
+        last = series[pid][-1] if series.get(pid) else None
+        for t in last.threads if last is not None else ():
+            user = next((f for f in t.frames if sg.is_user(f)), None)
+            if t.tid in tids and user is not None and user.function == "<module>":
+                out.setdefault(pid, set()).add(t.tid)
+    return out
 
 
 def spinning_threads(series: dict[int, list[ProcessSample]], clock_ticks: int) -> dict[int, set[int]]:
@@ -217,17 +230,21 @@ def read_locals_once(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[in
     return {pid: tuple(rs) for pid, rs in by_pid.items()}, sorted(set(notes))
 
 
-def read_locals(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
-    """``READS`` reads of the targets' locals, ``GAP_S`` apart: pid -> reads, and notes on failures."""
+def read_locals(
+    targets: dict[int, set[int]], py_spy: str, reads: int = READS, gap_s: float = GAP_S
+) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
+    """``reads`` reads of the targets' locals, ``gap_s`` apart: pid -> reads, and notes on failures. Each read
+    also says the line its thread was on: for code with no locals to read (a module's top level), a burst of
+    them (``LINE_READS``) tells a loop whose stack moves from a spin on one line better than the few samples do."""
     by_pid: dict[int, list[LocalsRead]] = {}
     notes: list[str] = []
     tid_pid = {tid: pid for pid, tids in targets.items() for tid in tids}
-    for i in range(READS):
+    for i in range(reads):
         if i:
-            time.sleep(GAP_S)
-        reads, failed = _read_once(targets, py_spy)
+            time.sleep(gap_s)
+        got, failed = _read_once(targets, py_spy)
         notes.extend(failed)
-        for r in reads:
+        for r in got:
             by_pid.setdefault(tid_pid[r.tid], []).append(r)
     return {pid: tuple(rs) for pid, rs in by_pid.items()}, sorted(set(notes))
 

@@ -25,6 +25,9 @@ from hangwatch.capture.gpu import detect as detect_gpu
 from hangwatch.capture.kernel import read_kernel_events
 from hangwatch.capture.loader import loader_tasks
 from hangwatch.capture.locals import (
+    LINE_GAP_S,
+    LINE_READS,
+    at_top_level,
     in_dataset_code,
     read_locals,
     read_locals_once,
@@ -548,8 +551,15 @@ def _processes(
     local_reads: dict[int, tuple[LocalsRead, ...]] = {}
     spinning = spinning_threads(series, clock_ticks) if py_spy else {}
     if py_spy and spinning:
-        local_reads, local_notes = read_locals(spinning, py_spy)
+        top = at_top_level(series, spinning)
+        rest = {p: tids - top.get(p, set()) for p, tids in spinning.items() if tids - top.get(p, set())}
+        local_reads, local_notes = read_locals(rest, py_spy) if rest else ({}, [])
         notes.extend(local_notes)
+        if top:
+            line_reads, local_notes = read_locals(top, py_spy, LINE_READS, LINE_GAP_S)
+            for pid, rs in line_reads.items():
+                local_reads[pid] = (*local_reads.get(pid, ()), *rs)
+            notes.extend(local_notes)
     workers = {p for p in series if p not in gone and infos[p].role == Role.DATALOADER_WORKER and p not in spinning}
     dataset = in_dataset_code(series, workers) if py_spy and workers else {}
     if py_spy and dataset:

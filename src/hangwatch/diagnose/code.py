@@ -95,8 +95,8 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     step history. One that sits on the very same line in every sample shows nothing more than a spin does,
     so the job's own history bounds it."""
     frame = t.user_frame
-    lines = sorted({st[0].line for st in t.stacks if st})
-    moving = t.stack_changed
+    lines = v.lines_of(t)
+    moving = v.stack_moved(t)
     where_text = f"lines {', '.join(str(n) for n in lines[:4])}" if len(lines) > 1 else "the same line"
     place = f"{frame.function} ({frame.file.rsplit('/', 1)[-1]})" if frame is not None else "no Python frame"
     fact = (
@@ -123,8 +123,8 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
             evidence=(
                 f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
                 f"GIL in every sample",
-                f"innermost frame in {place} in all {len(t.stacks)} samples, on {where_text}"
-                + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
+                f"innermost frame in {place} in all {len(t.stacks)} samples and {len(v.locals_of(t.tid))} more reads, "
+                f"on {where_text}" + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
                 "no locals were read for this frame (code at a module's top level has none to read)",
             ),
             fix=(

@@ -323,6 +323,19 @@ class ProcessView:
         """The second-pass locals reads of a thread, oldest first."""
         return tuple(r for r in self.ev.locals if r.tid == tid)
 
+    def lines_of(self, t: ThreadView) -> list[int]:
+        """The lines of ``t``'s innermost user frame over the look: its samples, and the second pass's reads in the
+        same function (a burst of them where no locals can be read: a module's top level)."""
+        frame = t.user_frame
+        lines = {st[0].line for st in t.stacks if st}
+        if frame is not None:
+            lines |= {r.line for r in self.locals_of(t.tid) if (r.file, r.function) == (frame.file, frame.function)}
+        return sorted(lines)
+
+    def stack_moved(self, t: ThreadView) -> bool:
+        """``t``'s stack differed between two samples, or its line between the second pass's reads."""
+        return t.stack_changed or len(self.lines_of(t)) > 1
+
     @property
     def stdout_grew(self) -> bool | None:
         """Whether stdout (a file) grew during the window (None where it is not a file)."""
@@ -493,7 +506,7 @@ def process_state(v: ProcessView) -> Measured:
             )
         if motion is not None:
             return Measured("spinning", f"{v.cpu_text()} in {describe(t.user_frame)}; {motion.evidence}")
-        if t.stack_changed:
+        if v.stack_moved(t):
             return Measured(
                 "working", f"{v.cpu_text()} with its stack moving in {describe(t.user_frame)} (no locals to read)"
             )
