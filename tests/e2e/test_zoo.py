@@ -78,7 +78,7 @@ def _named_right(cases: list[str], tmp_path, parallel: int, timeout: float) -> N
 @pytest.mark.slow
 @pytest.mark.timeout(660)  # the subset is bounded at 600 s
 def test_the_fast_subset_is_named_right(tmp_path):
-    _named_right(FAST, tmp_path, 2, 600)
+    _named_right(FAST, tmp_path, 3, 600)
 
 
 # Shapes the wait-for graph decides (issue [1/5]), each with its healthy twin: an upload at exit to a slow reader and
