@@ -118,4 +118,4 @@ GRAPH = [
 @pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_the_graph_decides_new_shapes_both_ways(tmp_path):
-    _named_right(GRAPH, tmp_path, 3, 360)
+    _named_right(GRAPH, tmp_path, 4, 360)
