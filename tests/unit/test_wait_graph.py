@@ -321,7 +321,8 @@ def test_an_epolls_files_are_read_from_its_fdinfo():
         os.close(w)
 
 
-def test_the_path_a_thread_opens_a_fifo_at_is_read_while_it_waits(tmp_path):
+@pytest.mark.parametrize("relative", [False, True])
+def test_the_path_a_thread_opens_a_fifo_at_is_read_while_it_waits(tmp_path, relative):
     """open() of a FIFO with nobody at the other side sleeps in the kernel (wait_for_partner): its path is read from
     the thread's registers and memory, and the thread is never stopped. Opening the other side ends the wait."""
     import os
@@ -337,6 +338,13 @@ def test_the_path_a_thread_opens_a_fifo_at_is_read_while_it_waits(tmp_path):
 
     def reader() -> None:
         tids.append(threading.get_native_id())
+        if relative:  # openat(dirfd, "control"): the path is the directory fd's, joined
+            directory = os.open(tmp_path, os.O_RDONLY)
+            try:
+                os.close(os.open("control", os.O_RDONLY, dir_fd=directory))
+            finally:
+                os.close(directory)
+            return
         with open(fifo) as f:
             f.read()
 

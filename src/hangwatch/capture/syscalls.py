@@ -296,9 +296,9 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
         return _epoll_fds(pid, args[0])
     if timed is None or timed[0] not in ("poll", "ppoll") or len(args) < 2:
         return None
-    addr, count = args[0], min(args[1], MAX_POLLED)
-    if count <= 0:
-        return None
+    addr, count = args[0], args[1]
+    if not 0 < count <= MAX_POLLED:
+        return None  # (more: the files past those read may end the wait)
     try:
         with open(PROC / str(pid) / "mem", "rb") as f:
             f.seek(addr)
@@ -317,6 +317,7 @@ _OPEN_CALLS = {"x86_64": {2: ("open", 0, 1), 257: ("openat", 1, 2)}, "aarch64": 
     platform.machine(), {}
 )  # nr -> (name, index of the path argument, index of the flags)
 MAX_PATH_READ = 4096
+AT_FDCWD = 0xFFFFFF9C  # openat's "the working directory": an int -100 (the register's low 32 bits)
 
 
 def opening(pid: int, tid: int) -> tuple[str, int] | None:
@@ -341,6 +342,11 @@ def opening(pid: int, tid: int) -> tuple[str, int] | None:
         if b"\0" not in raw:
             return None
     path = raw.split(b"\0", 1)[0].decode(errors="replace")
+    if path and not path.startswith("/") and path_arg == 1 and args[0] & 0xFFFFFFFF != AT_FDCWD:  # a directory fd
+        try:
+            path = os.path.join(os.readlink(PROC / str(pid) / "fd" / str(args[0])), path)
+        except OSError:
+            return None
     return (path, args[flags_arg]) if path else None
 
 
@@ -360,7 +366,7 @@ def _epoll_fds(pid: int, epfd: int) -> list[tuple[int, bool]] | None:
                 return None
             if events & (POLLIN | POLLOUT):  # EPOLLIN and EPOLLOUT are poll's bits
                 out.append((fd, bool(events & POLLIN)))
-    return out[:MAX_POLLED]
+    return out if len(out) <= MAX_POLLED else None  # a set cut short would hide a file that may end the wait
 
 
 def _hex_addr(field: str) -> str:

@@ -733,6 +733,7 @@ def _reads_stdin(pid: int, fd: int | None, reading: bool) -> bool:
 
 
 POLL_CALLS = frozenset({"poll", "ppoll", "epoll_wait", "epoll_pwait"})
+MAX_FOLLOWED_FILES = 8  # the files of one poll followed to their holders, at most
 
 
 def _polls_forever(t: ThreadSample) -> bool:
@@ -748,8 +749,11 @@ def _poll_waits(
     or the socket's other end; writing: its readers). The poll ends when any of them is ready: the graph follows
     the one that decides. One fd whose other end cannot be followed (a timer, an eventfd, a listening or a remote
     socket) may end it too: then none is said, and the poll is not a wait on a holder."""
-    out = []
-    for fd, reading in polled_fds(pid, t.tid) or []:
+    out: list[LockWait] = []
+    polled = polled_fds(pid, t.tid) or []
+    if len(polled) > MAX_FOLLOWED_FILES:
+        return []  # (following each costs a search of the host's fds: a poll of many files is no wait on a holder)
+    for fd, reading in polled:
         if _reads_stdin(pid, fd, reading):
             continue  # standard input: the input rule's (see _reads_pipe)
         wait = _pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading) or _socket_wait(

@@ -89,7 +89,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
-        verdict, findings = _verdict_from_activity(scene, graph), (_unknown(scene),)
+        verdict, findings = _verdict_from_activity(scene), (_unknown(scene),)
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
 
 
@@ -324,13 +324,10 @@ def what_moves(ev: Evidence) -> str | None:
     return Scene.of(ev).moving()
 
 
-def _verdict_from_activity(scene: Scene, graph: WaitGraph | None) -> Verdict:
+def _verdict_from_activity(scene: Scene) -> Verdict:
     """Without a named cause the samples decide: progress when output grows or main computes with its stack
-    moving; alive when anything of the job moves or will by itself (``moving``), or a process waits on a chain that
-    ends at a holder alive (a child asleep on a timer); else hung, for the clock to confirm (no proof: --min-stall
-    decides)."""
-    if graph is not None and any(c.ending in ALIVE_ENDINGS for c in graph.chains):
-        return Verdict.SLOW
+    moving; alive when anything of the job moves or will by itself (``moving``: a native child asleep on a timer
+    too); else hung, for the clock to confirm (no proof: --min-stall decides)."""
     for v in scene.views:
         if v.stdout_grew:
             return Verdict.PROGRESSING

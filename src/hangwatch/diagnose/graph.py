@@ -319,6 +319,8 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             continue
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
         place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
+        if self_held and not proof.sealed_but(v, wt.tid):
+            continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
         if self_held:  # the other end is the waiter's own: only another thread of its own could end the wait
             words = SELF_HELD[w.kind].format(w.path, place)
             if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
@@ -351,9 +353,13 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
     alone, to the child the call names, else to every living child."""
     out: list[Edge] = []
     living = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
+    main = v.main_thread
+    waiting = main is not None and (main.blocked or kernel_blocked(main))
     for t in v.threads:
         if not t.samples or t.last.syscall not in ("wait4", "waitid") or t.last.state != "S":
             continue
+        if t.tid != v.pid and not waiting:
+            continue  # a helper thread waits for a child while main works: the process does not wait on it
         kids = living
         if t.last.wait_child is not None:  # the call names its child: that one, or none the look has (just started)
             kids = [k for k in kids if k.pid == t.last.wait_child]
@@ -491,6 +497,8 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
         options = out_edges.get(cur)
         if not options:
             break
+        # a wait on itself decides only when it is the process's only one (a poll's other files may still end it)
+        options = [e for e in options if e.holder != cur] or options
         edge = min(options, key=lambda e: _rank(e, nodes))
         hops.append(edge)
         if edge.holder in seen:

@@ -101,6 +101,16 @@ def sealed(v: ProcessView, waiting: list[ThreadView]) -> bool:
     )
 
 
+def sealed_but(v: ProcessView, tid: int) -> bool:
+    """Every thread of ``v`` but ``tid``, Python or native, is parked for the whole window on a futex private to the
+    process, or in ``pause()``: none can run again by itself, nor be woken by another process. A native thread in a
+    read, a poll or an accept (a TCPStore server's, gloo's) may still act; so may any thread that woke."""
+    return all(
+        o.tid == tid or (o.parked and o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
+        for o in v.threads
+    )
+
+
 def may_release(o: ThreadView) -> bool:
     """Whether another thread might release what a user's thread waits for: a Python thread that is not
     parked in a wait with no timeout, and not library machinery (a queue's feeder, the resource sharer, the

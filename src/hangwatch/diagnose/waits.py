@@ -29,7 +29,7 @@ from hangwatch.diagnose.views import (
     size_text,
     waits_for_work,
 )
-from hangwatch.records.evidence import Frame, LockHolder, LockWait, Role
+from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX, SOCKET_WAIT_FIX
 
@@ -166,6 +166,10 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
             if w.kind == "fifo_open":
                 hits.append(_fifo_open(scene, v, t, w))
                 continue
+            if POLLED in (w.note or "") and (
+                not w.holders or sum(POLLED in (x.note or "") for x in v.ev.waits if x.tid == w.tid) > 1
+            ):
+                continue  # one file of a poll that any other may end, or only its own: the graph weighs them all
             if w.kind in ("pipe", "socket"):
                 pipe_hit = None if t.tid in piped else _pipe(scene, v, t, w)  # a poll on two pipes: one finding
                 if pipe_hit is not None:
