@@ -323,7 +323,7 @@ AT_FDCWD = 0xFFFFFF9C  # openat's "the working directory": an int -100 (the regi
 def opening(pid: int, tid: int) -> tuple[str, int] | None:
     """The path and flags of the ``open``/``openat`` a thread sleeps in (a FIFO waiting for its other side), read
     from its registers and memory without stopping it; None when it is in no such call or the memory is unreadable.
-    A relative path is as the call passed it."""
+    A relative path is joined to the directory it is relative to."""
     got = _args(pid, tid)
     if got is None or got[0] not in _OPEN_CALLS:
         return None
@@ -342,9 +342,10 @@ def opening(pid: int, tid: int) -> tuple[str, int] | None:
         if b"\0" not in raw:
             return None
     path = raw.split(b"\0", 1)[0].decode(errors="replace")
-    if path and not path.startswith("/") and path_arg == 1 and args[0] & 0xFFFFFFFF != AT_FDCWD:  # a directory fd
+    if path and not path.startswith("/"):  # relative: to an openat's directory fd, else to the working directory
+        at = "cwd" if path_arg == 0 or args[0] & 0xFFFFFFFF == AT_FDCWD else f"fd/{args[0]}"
         try:
-            path = os.path.join(os.readlink(PROC / str(pid) / "fd" / str(args[0])), path)
+            path = os.path.join(os.readlink(PROC / str(pid) / at), path)
         except OSError:
             return None
     return (path, args[flags_arg]) if path else None

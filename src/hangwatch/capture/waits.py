@@ -692,11 +692,6 @@ def _fifo_open_wait(pid: int, t: ThreadSample) -> LockWait | None:
     if got is None:
         return None
     path, flags = got
-    if not path.startswith("/"):  # relative to its working directory (an openat's dirfd is that, mostly)
-        try:
-            path = os.path.join(os.readlink(proc.PROC / str(pid) / "cwd"), path)
-        except OSError:
-            pass
     reading = flags & O_ACCMODE == 0
     other = "write" if reading else "read"
     note = f"opened to {'read' if reading else 'write'}, it returns only when a process opens it to {other}"

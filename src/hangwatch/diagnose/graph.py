@@ -314,7 +314,9 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
         note = w.note or ""  # (a search of the host cut short may have missed the other end's holder)
-        self_held = w.kind in ENDED_BY_EXIT and not w.holders and "the waiter itself" in note and "only" not in note
+        self_held = (
+            w.kind in ENDED_BY_EXIT and not w.holders and "the waiter itself" in note and "searched for" not in note
+        )
         if wt is None or not (w.holders or self_held):
             continue
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
