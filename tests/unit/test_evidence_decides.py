@@ -70,7 +70,7 @@ def claim_problems(ev, findings) -> list[str]:
     stopped; "never returns" without a proof of a hang; "holds" of a lock holder neither proven (a frame, the
     kernel) nor said to be inferred ("most likely")."""
     from hangwatch.diagnose.scene import Scene
-    from hangwatch.diagnose.views import Activity, activity
+    from hangwatch.diagnose.state import Activity, activity
 
     scene = Scene.of(ev)
     out = []

@@ -253,3 +253,46 @@ def test_every_py_spy_read_of_a_job_is_built_where_a_stop_is_refused_mid_write()
             if isinstance(n, ast.List) and any(isinstance(e, ast.Constant) and e.value == "dump" for e in n.elts):
                 elsewhere.append(f"{name}:{n.lineno}")
     assert not elsewhere, elsewhere
+
+
+STATE = SRC / "diagnose" / "state.py"
+# What a running loop's locals say (does it advance? has it a way out?) and the ladders that read a process's or a
+# thread's state from its samples: asked of diagnose/state.py, computed nowhere else.
+STATE_READS = frozenset({"loop_motion", "never_exits"})
+STATE_LADDERS = frozenset(
+    {"activity", "process_state", "thread_state", "running_state", "holder_state", "moving", "progressing"}
+)
+STATE_WORDS = frozenset({"working", "blocked", "spinning", "asleep", "wakes", "idle", "stopped"})
+
+
+def _called(n: ast.AST) -> str | None:
+    if not isinstance(n, ast.Call):
+        return None
+    f = n.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def test_only_the_state_module_decides_whether_a_process_or_thread_works():
+    """[1/5]: one reading of what each process and thread is doing. Outside ``diagnose/state.py`` (and
+    ``diagnose/loops.py``, which reads the locals for it) no module calls the locals' readers, defines a state
+    ladder of its own (of a process, a thread, a holder outside the views, the job as a whole), or keeps a table from a
+    state to a verdict (the child-wait rule had one, the DataLoader worker a ladder, the scene and the lock-wait
+    namer their own: all now ask ``state``). Fails on any new second answer."""
+    loops = SRC / "diagnose" / "loops.py"
+    offenders = []
+    for path in SRC.rglob("*.py"):
+        if path in (STATE, loops):
+            continue
+        tree = ast.parse(path.read_text())
+        for n in ast.walk(tree):
+            if _called(n) in STATE_READS:
+                offenders.append(f"{path.relative_to(SRC)}:{n.lineno} calls {_called(n)}")
+            if isinstance(n, ast.FunctionDef) and n.name in STATE_LADDERS:
+                offenders.append(f"{path.relative_to(SRC)}:{n.lineno} defines {n.name}")
+            if isinstance(n, ast.Dict):
+                keys = {k.value for k in n.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+                if len(keys & STATE_WORDS) >= 2 and "Verdict." in ast.unparse(n):
+                    offenders.append(f"{path.relative_to(SRC)}:{n.lineno} maps states to verdicts")
+    assert not offenders, offenders
+    tree = ast.parse(STATE.read_text())  # the test reads what it says: the state module does call them
+    assert {_called(n) for n in ast.walk(tree)} >= STATE_READS

@@ -7,9 +7,10 @@ from dataclasses import replace
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.loops import LoopMotion, loop_motion
+from hangwatch.diagnose.loops import LoopMotion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.state import running_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.records.evidence import Frame, LocalsRead, Role
 from hangwatch.records.incident import Finding, Verdict
@@ -36,8 +37,9 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
             if not t.spinning:
                 continue
             frame = t.user_frame
-            motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
-            if motion is not None and motion.advanced:
+            m = running_state(v, t)
+            motion = m.motion
+            if motion is not None and m.proves_work:
                 hits.append(_advancing_loop(v, t, motion))
                 continue
             if _one_long_call(t):
@@ -47,7 +49,7 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
                 hits.append(_unjudged_loop(v, t))
                 continue
             locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",)
-            counting = motion.counting
+            counting = m.proves_hang
             frame = _at_loop(frame, v.locals_of(t.tid)) if counting else frame
             hits.append(
                 Hit(
@@ -67,7 +69,7 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
                             *locals_ev,
                         ),
                         fix=BUSY_FIX,
-                        proof=proof.hang(motion.proof_fact) if counting and motion else None,
+                        proof=proof.hang(motion.proof_fact) if counting else None,
                     ),
                     Verdict.HUNG,
                 )

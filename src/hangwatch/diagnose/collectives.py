@@ -24,7 +24,8 @@ from hangwatch.diagnose.alignment import Call, Skew, align
 from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where, log_of, rank_progress_text
 from hangwatch.diagnose.raised import raised_by
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import Activity, ProcessView, innermost_explaining, innermost_user, size_text
+from hangwatch.diagnose.state import Activity
+from hangwatch.diagnose.views import ProcessView, innermost_explaining, innermost_user, size_text
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, Role
 from hangwatch.records.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where

@@ -15,18 +15,9 @@ from pathlib import Path
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import (
-    IDLE_CPU_PERCENT,
-    Activity,
-    ProcessView,
-    ThreadView,
-    activity,
-    describe,
-    innermost_user,
-    process_state,
-)
+from hangwatch.diagnose.state import thread_state
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.records.evidence import Frame, LoaderTask, LocalsRead, Role
 from hangwatch.records.incident import Finding, Proof, Verdict
@@ -324,101 +315,75 @@ class _Judged:
 
 
 def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str, ev: list[str]) -> _Judged:
-    """What a busy worker is doing, from what was measured; ``ev`` gets the facts. Only a worker proven
-    unable to go on "never returns" its batch."""
-    dur = w.duration_s
+    """What a busy worker is doing, in words, from its state (``diagnose/state.py``); ``ev`` gets the facts. Only
+    a worker proven unable to go on "never returns" its batch."""
+    m = thread_state(w, t)
     slow = Cause.DATALOADER_WORKER_SLOW
-    motion = loop_motion(w.locals_of(t.tid), w.runs_alone(t)) if t.spinning else None
-    if motion is not None and motion.advanced:
-        ev.append(f"its loop advances: {motion.evidence}")
+    at = describe(frame)
+    if m.state == "working":
+        how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else w.work or m.fact
+        ev.append(how if m.motion is not None else f"{how}: it works")
         return _Judged(
             slow,
-            f"DataLoader {name} is alive, computing in {describe(frame)} (its loop advances); "
-            "the main process waits for its batch.",
+            f"DataLoader {name} is alive, working in {at}: {how}; the main process waits for its batch.",
             Verdict.SLOW,
             0.6,
             WORKER_SLOW_FIX,
-            proof.work(f"its loop advances: {motion.evidence}"),
+            proof.work(how) if m.proves_work else None,
         )
-    if t.spinning:
-        if motion is not None:
-            ev.append(f"locals of {describe(frame)}: {motion.evidence}")
-        counting = motion is not None and motion.counting
+    if m.state == "spinning":
+        if m.motion is not None:
+            ev.append(f"locals of {at}: {m.motion.evidence}")
         ends = (
-            "and never returns its batch" if counting else f"and has not returned its batch in the {dur:.0f} s window"
+            "and never returns its batch"
+            if m.proves_hang
+            else f"and has not returned its batch in the {w.duration_s:.0f} s window"
         )
         return _Judged(
             STUCK,
-            f"DataLoader {name} is spinning at {w.cpu_text()} in {describe(frame)} {ends}; the main "
-            "process waits for it.",
+            f"DataLoader {name} is spinning at {w.cpu_text()} in {at} {ends}; the main process waits for it.",
             Verdict.HUNG,
             0.9,
             WORKER_STUCK_FIX,
-            proof.hang(motion.proof_fact) if counting and motion else None,
+            proof.hang(m.motion.proof_fact) if m.proves_hang and m.motion is not None else None,
         )
-    if w.work is not None:
-        ev.append(f"{w.work}: it works")
+    if m.state == "wakes":
+        ev.append(f"{name} {m.fact}: it moves")
         return _Judged(
             slow,
-            f"DataLoader {name} is alive, working in {describe(frame)}: {w.work}; the main process "
-            "waits for its batch.",
-            Verdict.SLOW,
-            0.6,
-            WORKER_SLOW_FIX,
-            proof.work(w.work),
-        )
-    if t.woke_often or w.moved_data:
-        ev.append(
-            f"{name} woke {t.wakeups} times and made {w.delta('syscalls') or 0} read/write calls in "
-            f"{dur:.1f} s: it moves"
-        )
-        return _Judged(
-            slow,
-            f"DataLoader {name} is alive in {describe(frame)}: it woke {t.wakeups} times in "
-            f"{dur:.0f} s (a sleep, poll or retry loop), so its batch is slow, not lost.",
+            f"DataLoader {name} is alive in {at}: it {m.fact} (a sleep, poll or retry loop), so its batch is slow, "
+            "not lost.",
             Verdict.SLOW,
             0.6,
             WORKER_SLOW_FIX,
         )
-    if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+    if m.state in ("long_sleep", "looping"):  # a timer past every bound, or a sleep in a loop with no way out
+        ev.append(f"{name} {m.fact}")
+        return _Judged(
+            STUCK,
+            f"DataLoader {name} sleeps in {at} and never returns its batch: {m.fact}; the main process waits for it.",
+            Verdict.HUNG,
+            0.9,
+            WORKER_STUCK_FIX,
+            proof.hang(m.fact),
+        )
+    if m.state == "asleep":  # a timed sleep: a back-off, a rate limit, a slow source
+        ev.append(f"{name} is {m.fact}: its timer ends by itself")
         return _Judged(
             slow,
-            f"DataLoader {name} is alive, working in {describe(frame)}; the main process waits for its batch.",
+            f"DataLoader {name} is asleep in {at} (a timed sleep: its timer ends by itself), so its batch is slow, "
+            "not lost; the main process waits for it.",
             Verdict.SLOW,
             0.6,
             WORKER_SLOW_FIX,
         )
-    if not t.measured:  # one sample, or a sleep seen briefly (a capture cut short on a loaded machine)
-        seen = f"seen in {len(t.samples)} sample{'s' if len(t.samples) != 1 else ''} over {dur:.1f} s"
-        ev.append(f"{name} was {seen}: too briefly to say that it stays there")
+    if m.state == "brief":  # one sample, or a sleep seen briefly (a capture cut short on a loaded machine)
+        ev.append(f"{name} was {m.fact}")
         return _Judged(
             slow,
-            f"DataLoader {name} is in {describe(frame)}, {seen}: too briefly to say that it stays "
-            "there, so its batch is not called lost; the main process waits for it.",
+            f"DataLoader {name} is in {at}, {m.fact}, so its batch is not called lost; the main process waits for it.",
             Verdict.SLOW,
             0.5,
-            WORKER_SLOW_FIX,
-        )
-    if t is w.main_thread and activity(w) == Activity.ASLEEP:  # a timed sleep: a back-off, a rate limit, a slow source
-        state = process_state(w)
-        if state.proves_hang:  # a timer past every bound, or a sleep in a loop with no way out
-            ev.append(f"{name} {state.fact}")
-            return _Judged(
-                STUCK,
-                f"DataLoader {name} sleeps in {describe(frame)} and never returns its batch: {state.fact}; the main "
-                "process waits for it.",
-                Verdict.HUNG,
-                0.9,
-                WORKER_STUCK_FIX,
-                proof.hang(state.fact),
-            )
-        ev.append(f"{name} is {state.fact}: its timer ends by itself")
-        return _Judged(
-            slow,
-            f"DataLoader {name} is asleep in {describe(frame)} (a timed sleep: its timer ends by itself), so its "
-            "batch is slow, not lost; the main process waits for it.",
-            Verdict.SLOW,
-            0.6,
             WORKER_SLOW_FIX,
         )
     fact = proof.unreleasable(w, t)
@@ -426,7 +391,7 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     ends = (
         "and never returns its batch: nothing can end its wait"
         if fact
-        else f"and has not returned its batch: nothing moved in the {dur:.0f} s window"
+        else f"and has not returned its batch: nothing moved in the {w.duration_s:.0f} s window"
     )
     summary, fix = _what_it_waits_on(
         name,

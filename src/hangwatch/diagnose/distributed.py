@@ -14,15 +14,13 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.dataloader import busy_frames, worker_state
-from hangwatch.diagnose.loops import loop_motion
 from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.raised import job_log, raised_by
 from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.state import Activity, thread_state
 from hangwatch.diagnose.views import (
-    Activity,
     ProcessView,
     ThreadView,
-    activity,
     describe,
     duration_text,
     innermost_explaining,
@@ -163,22 +161,16 @@ def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | 
         ]
         if busy and busy[0].main_thread is not None:
             subject, st = busy[0], busy[0].main_thread
-    motion = loop_motion(subject.locals_of(st.tid), subject.runs_alone(st)) if st.spinning else None
-    if motion is not None and motion.advanced:
-        return CulpritState(
-            Activity.WORKING,
-            f"its loop advances: {motion.evidence}",
-            proof.work(f"its loop advances: {motion.evidence}"),
-        )
-    act = activity(subject)
-    if act == Activity.WORKING and subject.work:
-        return CulpritState(act, subject.work, proof.work(subject.work))
+    m = thread_state(subject, st)
+    act = m.activity
+    if act == Activity.WORKING:
+        fact = f"its loop advances: {m.motion.evidence}" if m.motion is not None else subject.work
+        return CulpritState(act, fact, proof.work(fact) if m.proves_work and fact else None)
     if act == Activity.SPINNING:
-        counting = motion is not None and motion.counting
         return CulpritState(
             act,
             f"{subject.label()} spins at {subject.cpu_text()}",
-            proof.hang(motion.proof_fact) if counting and motion else None,
+            proof.hang(m.motion.proof_fact) if m.proves_hang and m.motion is not None else None,
         )
     if act == Activity.BLOCKED:
         return CulpritState(

@@ -14,18 +14,19 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import ENDINGS, Chain, WaitGraph, build_graph
+from hangwatch.diagnose.graph import Chain, WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, describe, innermost_explaining, process_state
+from hangwatch.diagnose.state import ALIVE, moving, process_state, progressing, self_held_alive
+from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
-from hangwatch.signatures import SLEEP_SYSCALLS, UNKNOWN_FIX
+from hangwatch.signatures import UNKNOWN_FIX
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,10 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
-        verdict, findings = _verdict_from_activity(scene), (_unknown(scene),)
+        # Without a named cause the samples decide: progress, else alive when anything of the job moves or will by
+        # itself, else hung for the clock to confirm (no proof: --min-stall decides).
+        verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moving(scene) else Verdict.HUNG
+        findings = (_unknown(scene),)
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
 
 
@@ -166,7 +170,7 @@ def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         )
     if f.proof is not None:  # a rule's own proof of work stands
         return hit
-    alive = _self_held_alive(v) if v is not None else None
+    alive = self_held_alive(v) if v is not None else None
     if alive is not None:
         return Hit(
             replace(
@@ -182,7 +186,7 @@ def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
     own = next((c for c in graph.chains if c.waiter == at), None)
     if own is not None and (
-        own.ending in ALIVE_ENDINGS or own.ending == "ended" or (own.ending == "unknown" and not own.end.measured)
+        own.ending in ALIVE or own.ending == "ended" or (own.ending in ("unknown", "brief") and not own.end.measured)
     ):
         # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
         # waiting in wait4 for its child), ends at a holder whose exit ends the wait, or one seen too briefly to
@@ -197,31 +201,6 @@ def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
             Verdict.SLOW,
         )
     return hit
-
-
-def _self_held_alive(v: ProcessView) -> str | None:
-    """A thread of ``v`` waits on a pipe or socket whose other end only ``v`` itself holds, and another thread of
-    it is alive (it wakes, or sleeps on a timer within the bounds, or runs): that thread may take or give the
-    bytes (an upload to a reader thread of its own), so the wait can end. In words, or None."""
-    for w in v.ev.waits:
-        if (
-            w.kind not in ("pipe", "pipe_full", "socket", "socket_full")
-            or w.holders
-            or "the waiter itself" not in (w.note or "")
-        ):
-            continue
-        for t in v.threads:
-            if t.tid == w.tid or not t.has_stack:
-                continue
-            timer = t.last.wakes_in
-            napping = t.last.syscall in SLEEP_SYSCALLS and (timer is None or timer < v.timer_bound_s)
-            if t.woke_often or t.busy or napping:
-                how = f"woke {t.wakeups} times" if t.woke_often else "runs" if t.busy else "asleep on a timer"
-                return (
-                    f"only {v.label()} holds the other end of {w.path}, and its thread '{t.name}' is alive "
-                    f"({how} at {describe(t.user_frame)}): it may still take or give the bytes"
-                )
-    return None
 
 
 def _proven_by_chain(hit: Hit, graph: WaitGraph, at: str) -> Hit:
@@ -265,9 +244,6 @@ def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
 # An alive cause whose hang, once proven, has a name of its own.
 HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
 CONTRADICTED = 0.4  # the most a finding whose hang its own chain does not bear out keeps
-# Chain ends at a holder measured alive (asleep on a timer that will wake it, waking again and again, working
-# without a proof to show): the wait can end by itself, so a rule's unproven hang there is not said.
-ALIVE_ENDINGS = frozenset(e for e, (verdict, _) in ENDINGS.items() if verdict == Verdict.SLOW)
 
 
 def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
@@ -321,25 +297,7 @@ def what_moves(ev: Evidence) -> str | None:
     """What in the job still moves, or will by itself, in words; None when nothing does. A startup
     probe counts towards "nothing moves, N probes in a row" only when this is None, whatever the
     rules named (a rank downloading while the others wait at a barrier is not still)."""
-    return Scene.of(ev).moving()
-
-
-def _verdict_from_activity(scene: Scene) -> Verdict:
-    """Without a named cause the samples decide: progress when output grows or main computes with its stack
-    moving; alive when anything of the job moves or will by itself (``moving``: a native child asleep on a timer
-    too); else hung, for the clock to confirm (no proof: --min-stall decides)."""
-    for v in scene.views:
-        if v.stdout_grew:
-            return Verdict.PROGRESSING
-        t = v.main_thread
-        if (
-            v.role in (Role.MAIN, Role.RANK)
-            and t is not None
-            and t.stack_changed
-            and ((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT)
-        ):
-            return Verdict.PROGRESSING
-    return Verdict.SLOW if scene.moving() is not None else Verdict.HUNG
+    return moving(Scene.of(ev))
 
 
 def _unknown(scene: Scene) -> Finding:

@@ -35,21 +35,18 @@ from typing import Any
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
+from hangwatch.diagnose.state import VERDICTS, holder_state, long_timer, process_state
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
     ThreadView,
-    bound_text,
     describe,
-    duration_text,
     innermost_user,
-    process_state,
     timer_bound,
 )
-from hangwatch.diagnose.waits import holder_state, holder_text, parked_text
+from hangwatch.diagnose.waits import holder_text, parked_text
 from hangwatch.records.evidence import POLLED, LockHolder, Role
 from hangwatch.records.incident import Proof, Verdict
-from hangwatch.signatures import sleep_timer
 
 PERSON = "person"
 NOBODY = "nobody"
@@ -66,23 +63,14 @@ SELF_HELD = {
 MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
 MAX_HOLDERS = 8  # of one pipe or socket, followed as edges
 
-# How a chain's end decides: (verdict, whether the end itself is proof of a hang).
+# How a chain's end decides: (verdict, whether the end itself is proof of a hang): a holder's state as
+# ``state.VERDICTS`` says, and the ends only a chain has.
 ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
+    **VERDICTS,
     "cycle": (Verdict.HUNG, True),
-    "gone": (Verdict.HUNG, True),
     "ended": (None, False),
     "nobody": (Verdict.HUNG, True),
     "person": (Verdict.HUNG, True),
-    "stopped": (Verdict.HUNG, True),
-    "blocked": (Verdict.HUNG, False),
-    "spinning": (Verdict.HUNG, False),
-    "looping": (Verdict.HUNG, False),
-    "long_sleep": (Verdict.HUNG, True),
-    "idle": (Verdict.HUNG, False),
-    "working": (Verdict.SLOW, False),
-    "asleep": (Verdict.SLOW, False),
-    "wakes": (Verdict.SLOW, False),
-    "unknown": (None, False),
 }
 
 
@@ -199,6 +187,7 @@ ENDING_TEXT = {
     "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
     "asleep": "the holder sleeps and a timer will wake it: alive",
     "wakes": "the holder wakes again and again: alive",
+    "brief": "the holder was seen too briefly to say what it does: no verdict from the chain",
     "unknown": "what the holder does could not be read: no verdict from the chain",
 }
 
@@ -247,11 +236,10 @@ def _holder_node(h: LockHolder, bound_s: float) -> Node:
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
     if state == "blocked" and h.parked:
         fact += "; " + parked_text(h)
-    top = h.frames[0] if h.frames else None
-    timer = h.wakes_in if h.wakes_in is not None else sleep_timer(top.code if top is not None else None)
-    if state == "asleep" and timer is not None and timer >= bound_s:
+    timer = long_timer(h, bound_s)
+    if timer is not None:
         state = "long_sleep"
-        fact += f"; asleep at {describe(top)} on a timer that ends in {duration_text(timer)}: {bound_text(bound_s)}"
+        fact += f"; {timer}"
     return Node(
         _pid_id(h.pid),
         f"pid {h.pid}" if h.in_job else holder_text(h),
@@ -456,6 +444,7 @@ _PREFER = (
     "wakes",
     "asleep",
     "unknown",
+    "brief",
     "idle",
     "spinning",
     "looping",
@@ -479,6 +468,7 @@ _PREFER_BATCH = (
     "wakes",
     "asleep",
     "unknown",
+    "brief",
     "idle",
 )
 

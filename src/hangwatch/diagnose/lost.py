@@ -19,7 +19,8 @@ from hangwatch.capture.proc import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import Activity, ProcessView, ThreadView, activity, describe, innermost_user
+from hangwatch.diagnose.state import Activity, activity
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.records.evidence import VanishedProcess
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX

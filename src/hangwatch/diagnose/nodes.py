@@ -13,7 +13,8 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose.collectives import RankCollectives, analyze, explain, rank_collectives, remote_info
 from hangwatch.diagnose.distributed import STUCK, _classify, _ranks, culprit_state, culprit_where
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import Activity, ProcessView, describe, innermost_user
+from hangwatch.diagnose.state import Activity
+from hangwatch.diagnose.views import ProcessView, describe, innermost_user
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where

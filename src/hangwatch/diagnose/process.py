@@ -7,14 +7,8 @@ from hangwatch.capture.proc import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import (
-    ProcessView,
-    ThreadView,
-    describe,
-    innermost_explaining,
-    innermost_user,
-    process_state,
-)
+from hangwatch.diagnose.state import VERDICTS, process_state
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.records.evidence import Frame, Role
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
@@ -170,21 +164,22 @@ def waits_for_child(v: ProcessView) -> bool:
     return t.idle_throughout and (wchan == sg.CHILD_WAIT_WCHAN or reads_pipe or any(w in wchan for w in sg.PIPE_WCHANS))
 
 
-# How a waited-for child is, in words, and what that makes the parent's wait: only a child that is itself
-# blocked, or running a loop that gets nowhere, is "stuck"; a child whose loop advances works, and the wait
-# ends when its work does (views.process_state measured which); an idle one waits for work (diagnose/lost.py
-# looks for the work that went).
+# How a waited-for child is, in words, and how sure a reading it is. What the child's state makes the parent's
+# wait is ``state.VERDICTS``'s (only a child blocked, spinning, stopped, in a loop with no way out or asleep past the
+# bounds is "stuck"; one that works, wakes or sleeps will end the wait by itself), except that a child gone during
+# the look ends the wait with its status. An idle one waits for work (diagnose/lost.py looks for the work that went).
 _CHILD_IS = {
-    "blocked": ("itself stuck: blocked in one call for the whole window", Verdict.HUNG, 0.82),
-    "spinning": ("itself stuck: running the same code without getting anywhere", Verdict.HUNG, 0.82),
-    "stopped": ("stopped (SIGSTOP, Ctrl-Z or a debugger)", Verdict.HUNG, 0.82),
-    "looping": ("in a loop that has no way out: it sleeps and wakes for ever and never exits", Verdict.HUNG, 0.85),
-    "long_sleep": ("asleep on a timer that ends after the job's bounds: it does not exit in time", Verdict.HUNG, 0.85),
-    "working": ("still working", Verdict.SLOW, 0.7),
-    "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", Verdict.SLOW, 0.6),
-    "asleep": ("asleep (a timer will wake it)", Verdict.SLOW, 0.6),
-    "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on", Verdict.HUNG, 0.5),
-    "gone": ("gone: it exited during the look, so the wait ends with its status", Verdict.SLOW, 0.4),
+    "blocked": ("itself stuck: blocked in one call for the whole window", 0.82),
+    "spinning": ("itself stuck: running the same code without getting anywhere", 0.82),
+    "stopped": ("stopped (SIGSTOP, Ctrl-Z or a debugger)", 0.82),
+    "looping": ("in a loop that has no way out: it sleeps and wakes for ever and never exits", 0.85),
+    "long_sleep": ("asleep on a timer that ends after the job's bounds: it does not exit in time", 0.85),
+    "working": ("still working", 0.7),
+    "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", 0.6),
+    "asleep": ("asleep (a timer will wake it)", 0.6),
+    "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on", 0.5),
+    "gone": ("gone: it exited during the look, so the wait ends with its status", 0.4),
+    "brief": ("seen too briefly to say what it does", 0.5),
 }
 _PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle", "gone")
 
@@ -222,9 +217,9 @@ def child_wait_rule(scene: Scene) -> list[Hit]:
         states = {pid: m.state for pid, m in measured.items()}
         kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
         state, state_fact = measured[kid.pid].state, measured[kid.pid].fact
-        is_text, verdict, conf = _CHILD_IS.get(
-            state, ("not moving in the window (what it waits for is unknown)", Verdict.HUNG, 0.6)
-        )
+        is_text, conf = _CHILD_IS.get(state, ("not moving in the window (what it waits for is unknown)", 0.6))
+        # Unread (brief, unknown): hung for the clock to confirm (--min-stall), never with a proof.
+        verdict = Verdict.SLOW if state == "gone" else VERDICTS[state][0] or Verdict.HUNG
         kt = kid.main_thread
         kframe = innermost_explaining(kt.frames) if kt and kt.frames else None
         t = v.main_thread

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from functools import cached_property
 from typing import TypeVar
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose.loops import loop_motion, never_exits
 from hangwatch.records.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.records.incident import Where
 
@@ -407,151 +405,6 @@ def size_text(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n / scale:.0f} {unit}"
     return f"{n} B"
-
-
-class Activity(str, Enum):
-    """What a process was measured doing over the window. "stuck" is said only of BLOCKED and SPINNING."""
-
-    STOPPED = "stopped"  # state T/t
-    GONE = "gone"  # it exited during the window
-    WORKING = "working"  # bytes moving, CPU burning with its stack moving, or its output growing
-    SPINNING = "spinning"  # high CPU, the same user function in every sample
-    WAKES = "wakes"  # its main thread woke again and again: a sleep, poll or retry loop
-    ASLEEP = "asleep"  # in a sleep call: a timer will wake it
-    IDLE = "idle"  # waiting for work in its own loop (a pool or DataLoader worker between tasks)
-    BLOCKED = "blocked"  # in one call for the whole window: no CPU, no wake-up, the stack never moved
-    UNKNOWN = "unknown"
-
-
-def waits_for_work(t: ThreadView) -> bool:
-    """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or
-    concurrent.futures worker reading its task queue, a DataLoader worker waiting for an index)."""
-    frames = t.frames
-    loop = next(
-        (
-            i
-            for i, f in enumerate(frames)
-            if sg.matches_any(f, sg.WAIT_FOR_WORK) or sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)
-        ),
-        None,
-    )
-    if loop is None:
-        return False
-    return all(
-        sg.is_stdlib_file(f.file) or sg.at(f, sg.WORKER_PY) or "/torch/" in f.file for f in frames[:loop]
-    ) and not any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in frames[:loop])
-
-
-def activity(v: ProcessView) -> Activity:
-    """What the process was measured doing, from its state, CPU, bytes, wake-ups and stacks."""
-    if v.ev.exited:
-        return Activity.GONE
-    if v.state in ("T", "t"):
-        return Activity.STOPPED
-    t = v.main_thread
-    if t is not None and t.spinning:
-        return Activity.SPINNING
-    if v.work is not None:
-        return Activity.WORKING
-    if t is None:
-        return Activity.UNKNOWN
-    if t.last.syscall in sg.SLEEP_SYSCALLS or (
-        t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
-    ):
-        return Activity.ASLEEP if not t.woke_often else Activity.WAKES
-    if t.woke_often or v.moved_data:
-        return Activity.WAKES
-    if t.has_stack and waits_for_work(t) and t.idle_throughout:
-        return Activity.IDLE
-    if t.has_stack and t.blocked:
-        return Activity.BLOCKED
-    if (
-        not t.has_stack
-        and t.measured  # one sample says where it is, never that it stayed there
-        and t.last.state in ("S", "D")
-        and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
-        and (t.wakeups or 0) == 0
-    ):
-        return Activity.BLOCKED  # a non-Python process: the kernel's view only
-    return Activity.UNKNOWN
-
-
-@dataclass(frozen=True)
-class Measured:
-    """A process's state as the graph names it, the measured fact behind it, and whether that fact proves
-    work (locals that advance, bytes moving, output growing, a stack moving at full CPU)."""
-
-    state: str  # gone, stopped, spinning, looping, long_sleep, working, asleep, wakes, idle, blocked, unknown
-    fact: str
-    proves_work: bool = False
-    proves_hang: bool = False  # looping (a loop with no way out, no other thread), long_sleep (a timer of a day+)
-
-
-def process_state(v: ProcessView) -> Measured:
-    """What a process was measured doing. A loop that runs is ``working`` when its locals advance (or, with
-    no locals to read, its stack moves at full CPU), ``spinning`` when they show it gets nowhere."""
-    act = activity(v)
-    t = v.main_thread
-    if act == Activity.GONE:
-        return Measured("gone", f"{v.label()} exited during the look")
-    if act == Activity.STOPPED:
-        return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
-    if act == Activity.SPINNING and t is not None:  # the same function at full CPU: do its locals advance?
-        motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
-        if motion is not None and motion.advanced:
-            return Measured(
-                "working",
-                f"{v.cpu_text()} in {describe(t.user_frame)}; its loop advances: {motion.evidence}",
-                proves_work=True,
-            )
-        if motion is not None:
-            return Measured("spinning", f"{v.cpu_text()} in {describe(t.user_frame)}; {motion.evidence}")
-        if v.stack_moved(t):
-            return Measured(
-                "working", f"{v.cpu_text()} with its stack moving in {describe(t.user_frame)} (no locals to read)"
-            )
-        return Measured("spinning", f"{v.cpu_text()} on the same line ({describe(t.user_frame)}) in every sample")
-    if act == Activity.WORKING:
-        return Measured("working", v.work or v.cpu_text(), proves_work=v.work is not None)
-    if act in (Activity.ASLEEP, Activity.WAKES) and t is not None:
-        endless = next((why for r in v.locals_of(t.tid) if (why := never_exits(r.body))), None)
-        others = [
-            o
-            for o in v.threads
-            if o.tid != t.tid
-            and o.has_stack
-            and not o.parked
-            and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
-        ]
-        if endless is not None and not others:
-            return Measured(
-                "looping",
-                f"in {describe(t.user_frame)}: {endless}; no other thread of it runs Python that could end the process",
-                proves_hang=True,
-            )
-    if act == Activity.ASLEEP and t is not None:
-        at = t.user_frame or (t.frames[0] if t.frames else None)
-        left = t.last.wakes_in
-        timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
-        if timer is not None and timer >= v.timer_bound_s:
-            how = "whose end the kernel shows" if left is not None else "written on its line"
-            return Measured(
-                "long_sleep",
-                f"asleep at {describe(at)} on a timer ({how}) that ends in {duration_text(timer)}: "
-                + bound_text(v.timer_bound_s),
-                proves_hang=True,
-            )
-    if act == Activity.ASLEEP:
-        return Measured("asleep", f"in a timed sleep at {describe(t.user_frame if t else None)}")
-    if act == Activity.WAKES:
-        return Measured("wakes", f"woke {t.wakeups if t else '?'} times in {v.duration_s:.1f} s")
-    if act == Activity.IDLE:
-        return Measured("idle", f"waits for work of its own at {describe(t.user_frame if t else None)}")
-    if act == Activity.BLOCKED and t is not None:
-        return Measured(
-            "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(t.user_frame)} ({t.wait_text})"
-        )
-    return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
 
 
 def bound_text(bound_s: float) -> str:

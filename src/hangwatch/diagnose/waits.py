@@ -19,22 +19,19 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.state import holder_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
-    IDLE_CPU_PERCENT,
     ProcessView,
     ThreadView,
     describe,
     duration_text,
     innermost_user,
     size_text,
-    waits_for_work,
 )
 from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX, SOCKET_WAIT_FIX
 
-WORKING_CPU_PERCENT = 20.0  # a holder above this (or moving bytes) works, and may release the lock
-WORKING_BYTES = 64 * 1024
 KIND_TEXT = {
     "flock": "a flock() lock",
     "posix": "a POSIX (fcntl) lock",
@@ -69,20 +66,6 @@ def _event_wait(t: ThreadView) -> bool:
     return any(
         f.file.endswith("multiprocessing/synchronize.py") and f.function.rsplit(".", 1)[-1] == "wait" for f in t.frames
     )
-
-
-def holder_state(h: LockHolder) -> str:
-    """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured."""
-    if h.state is None or h.state == "Z":
-        return "gone"
-    if h.state in ("T", "t"):
-        return "stopped"
-    if (h.cpu_percent or 0.0) > WORKING_CPU_PERCENT or (h.moved_bytes or 0) >= WORKING_BYTES:
-        return "working"
-    top = h.frames[0] if h.frames else None
-    if h.sleeping or h.wakes_in is not None or (top is not None and "sleep(" in (top.code or "")):
-        return "asleep"
-    return "blocked" if (h.cpu_percent or 0.0) <= IDLE_CPU_PERCENT else "working"
 
 
 def parked_text(h: LockHolder) -> str:
@@ -195,7 +178,7 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     decides), else alive, bounded by --max-slow."""
     frame = innermost_user(t.frames)
     at = describe(frame) + (f" `{frame.code}`" if frame and frame.code else "")
-    moves = scene.moving()
+    moves = moving(scene)
     summary = (
         f"{v.label()} waits in open() of the FIFO {w.path} at {describe(frame)}: {w.note}, and no process has it "
         "open that way now"

@@ -1,0 +1,339 @@
+"""What each process and each thread of the job is doing: one reading, from measured facts only.
+
+The rules, the wait-for graph and the engine ask this module whether a process or a thread works, sleeps, waits
+for work or is stuck; none of them decides it on its own. A state is one of:
+
+- ``gone`` (it exited during the look), ``stopped`` (SIGSTOP, Ctrl-Z, a debugger);
+- ``spinning``: the same user function at full CPU in every sample, and its locals show it gets nowhere (or none
+  could be read and the stack stays on one line); proof of a hang when a counter counts nothing or the loop's
+  condition cannot change;
+- ``working``: its locals advance, bytes move, its output grows (proof of work), or its stack moves at CPU;
+- ``looping``: it sleeps and wakes in a loop with no way out, and no other thread could end the process (proof);
+- ``long_sleep``: asleep on a timer that ends past the job's bounds (proof); ``asleep``: a timer will wake it;
+- ``wakes``: it woke again and again (a sleep, poll or retry loop), or moved data;
+- ``idle``: a worker between tasks, waiting for work of its own;
+- ``blocked``: in one call for the whole window, at no CPU, never woken;
+- ``brief``: seen too briefly to say that it stays where it is; ``unknown``: nothing above was measured.
+
+``VERDICTS`` says what waiting on something in each state is; the graph's chain ends and the rules' readings of a
+child or a worker take it from there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from hangwatch import signatures as sg
+from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits
+from hangwatch.diagnose.scene import Scene
+from hangwatch.diagnose.views import (
+    IDLE_CPU_PERCENT,
+    ProcessView,
+    ThreadView,
+    bound_text,
+    describe,
+    duration_text,
+    innermost_user,
+)
+from hangwatch.records.evidence import LockHolder, Role
+from hangwatch.records.incident import Verdict
+
+
+class Activity(str, Enum):
+    """What a process was measured doing over the window, in the coarse words the distributed rules use."""
+
+    STOPPED = "stopped"  # state T/t
+    GONE = "gone"  # it exited during the window
+    WORKING = "working"  # bytes moving, a loop that advances, CPU burning with its stack moving, its output growing
+    SPINNING = "spinning"  # high CPU, the same user function in every sample, getting nowhere
+    WAKES = "wakes"  # its main thread woke again and again: a sleep, poll or retry loop
+    ASLEEP = "asleep"  # in a sleep call: a timer will wake it
+    IDLE = "idle"  # waiting for work in its own loop (a pool or DataLoader worker between tasks)
+    BLOCKED = "blocked"  # in one call for the whole window: no CPU, no wake-up, the stack never moved
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A process's or a thread's state, the measured fact behind it, and whether that fact proves work (locals
+    that advance, bytes moving, output growing) or a hang (a spin proven to get nowhere, a loop with no way
+    out, a timer past every bound)."""
+
+    state: str  # gone, stopped, spinning, working, looping, long_sleep, asleep, wakes, idle, blocked, brief, unknown
+    fact: str
+    proves_work: bool = False
+    proves_hang: bool = False
+    motion: LoopMotion | None = None  # what the locals of a running loop said, where they were read
+
+    @property
+    def activity(self) -> Activity:
+        """The state in the distributed rules' coarse words."""
+        return ACTIVITY_OF[self.state]
+
+
+ACTIVITY_OF = {
+    "gone": Activity.GONE,
+    "stopped": Activity.STOPPED,
+    "spinning": Activity.SPINNING,
+    "working": Activity.WORKING,
+    "looping": Activity.ASLEEP,
+    "long_sleep": Activity.ASLEEP,
+    "asleep": Activity.ASLEEP,
+    "wakes": Activity.WAKES,
+    "idle": Activity.IDLE,
+    "blocked": Activity.BLOCKED,
+    "brief": Activity.UNKNOWN,
+    "unknown": Activity.UNKNOWN,
+}
+
+# What waiting on something in each state is: (the verdict, whether the state itself is proof of a hang). A
+# state with proof (``Measured.proves_hang``) makes a hung one proven; ``None``: the state says nothing either way.
+VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
+    "gone": (Verdict.HUNG, True),
+    "stopped": (Verdict.HUNG, True),
+    "blocked": (Verdict.HUNG, False),
+    "spinning": (Verdict.HUNG, False),
+    "looping": (Verdict.HUNG, False),
+    "long_sleep": (Verdict.HUNG, True),
+    "idle": (Verdict.HUNG, False),
+    "working": (Verdict.SLOW, False),
+    "asleep": (Verdict.SLOW, False),
+    "wakes": (Verdict.SLOW, False),
+    "brief": (None, False),
+    "unknown": (None, False),
+}
+ALIVE = frozenset(s for s, (verdict, _) in VERDICTS.items() if verdict == Verdict.SLOW)
+
+
+def waits_for_work(t: ThreadView) -> bool:
+    """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or
+    concurrent.futures worker reading its task queue, a DataLoader worker waiting for an index)."""
+    frames = t.frames
+    loop = next(
+        (
+            i
+            for i, f in enumerate(frames)
+            if sg.matches_any(f, sg.WAIT_FOR_WORK) or sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)
+        ),
+        None,
+    )
+    if loop is None:
+        return False
+    return all(
+        sg.is_stdlib_file(f.file) or sg.at(f, sg.WORKER_PY) or "/torch/" in f.file for f in frames[:loop]
+    ) and not any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in frames[:loop])
+
+
+def activity(v: ProcessView) -> Activity:
+    """What the process was measured doing, in coarse words (``process_state``'s)."""
+    return process_state(v).activity
+
+
+def process_state(v: ProcessView) -> Measured:
+    """What a process was measured doing: its main thread's state, with what the process as a whole shows (bytes
+    it moves, its output)."""
+    return thread_state(v, v.main_thread)
+
+
+def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
+    """What thread ``t`` of ``v`` was measured doing. The process's own facts (bytes moved, output grown, read
+    and write calls) count for its main thread only: they say nothing of which other thread moved them."""
+    if v.ev.exited:
+        return Measured("gone", f"{v.label()} exited during the look")
+    if v.state in ("T", "t"):
+        return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
+    main = t is not None and t is v.main_thread
+    if t is not None and t.spinning:  # the same function at full CPU: do its locals advance?
+        return running_state(v, t)
+    if main and v.work is not None:
+        return Measured("working", v.work, proves_work=True)
+    if t is None:
+        return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+    frame = t.user_frame
+    asleep = t.last.syscall in sg.SLEEP_SYSCALLS or bool(
+        t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
+    )
+    wakes = t.woke_often or (main and v.moved_data)
+    if asleep or wakes:
+        endless = _endless(v, t)
+        if endless is not None:
+            return endless
+    if asleep and not t.woke_often:
+        at = frame or (t.frames[0] if t.frames else None)
+        left = t.last.wakes_in
+        timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
+        if timer is not None and timer >= v.timer_bound_s:
+            how = "whose end the kernel shows" if left is not None else "written on its line"
+            return Measured(
+                "long_sleep",
+                f"asleep at {describe(at)} on a timer ({how}) that ends in {duration_text(timer)}: "
+                + bound_text(v.timer_bound_s),
+                proves_hang=True,
+            )
+        return Measured("asleep", f"in a timed sleep at {describe(frame)}")
+    if wakes:
+        moved = f" and made {v.delta('syscalls') or 0} read/write calls" if main and v.moved_data else ""
+        return Measured("wakes", f"woke {t.wakeups} times{moved} in {v.duration_s:.1f} s")
+    if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+        return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
+    if t.has_stack and waits_for_work(t) and t.idle_throughout:
+        return Measured("idle", f"waits for work of its own at {describe(frame)}")
+    if t.has_stack and t.blocked:
+        return Measured(
+            "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)} ({t.wait_text})"
+        )
+    if (
+        not t.has_stack
+        and t.measured  # one sample says where it is, never that it stayed there
+        and t.last.state in ("S", "D")
+        and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
+        and (t.wakeups or 0) == 0
+    ):  # a non-Python process: the kernel's view only
+        return Measured("blocked", f"blocked at {v.cpu_text()} for the whole window ({t.wait_text})")
+    if not t.measured:  # one sample, or a timed wait seen briefly (a capture cut short on a loaded machine)
+        n = len(t.samples)
+        return Measured(
+            "brief",
+            f"seen in {n} sample{'s' if n != 1 else ''} over {v.duration_s:.1f} s: too briefly to say that it stays "
+            "there",
+        )
+    return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def running_state(v: ProcessView, t: ThreadView) -> Measured:
+    """A thread at full CPU in one function (``ThreadView.spinning``): working when its locals advance (or, with
+    none to read, its stack moves), spinning when they show it gets nowhere (proven when a counter counts nothing
+    or its condition cannot change)."""
+    motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
+    at = describe(t.user_frame)
+    if motion is not None and motion.advanced:
+        return Measured(
+            "working",
+            f"{v.cpu_text()} in {at}; its loop advances: {motion.evidence}",
+            proves_work=True,
+            motion=motion,
+        )
+    if motion is not None:
+        return Measured(
+            "spinning", f"{v.cpu_text()} in {at}; {motion.evidence}", proves_hang=motion.counting, motion=motion
+        )
+    if v.stack_moved(t):
+        return Measured("working", f"{v.cpu_text()} with its stack moving in {at} (no locals to read)")
+    return Measured("spinning", f"{v.cpu_text()} on the same line ({at}) in every sample")
+
+
+def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
+    """A thread that sleeps and wakes in a loop whose source has no way out, with no other thread that runs
+    Python and could end the process: it never ends (proof)."""
+    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body))), None)
+    if why is None:
+        return None
+    others = [
+        o
+        for o in v.threads
+        if o.tid != t.tid and o.has_stack and not o.parked and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
+    ]
+    if others:
+        return None
+    return Measured(
+        "looping",
+        f"in {describe(t.user_frame)}: {why}; no other thread of it runs Python that could end the process",
+        proves_hang=True,
+    )
+
+
+def self_held_alive(v: ProcessView) -> str | None:
+    """A thread of ``v`` waits on a pipe or socket whose other end only ``v`` itself holds, and another thread of
+    it is alive (it wakes, sleeps on a timer within the bounds, or runs): that thread may take or give the bytes
+    (an upload to a reader thread of its own), so the wait can end. In words, or None."""
+    for w in v.ev.waits:
+        if (
+            w.kind not in ("pipe", "pipe_full", "socket", "socket_full")
+            or w.holders
+            or "the waiter itself" not in (w.note or "")
+        ):
+            continue
+        for t in v.threads:
+            if t.tid == w.tid or not t.has_stack:
+                continue
+            timer = t.last.wakes_in
+            napping = t.last.syscall in sg.SLEEP_SYSCALLS and (timer is None or timer < v.timer_bound_s)
+            if t.woke_often or t.busy or napping:
+                how = f"woke {t.wakeups} times" if t.woke_often else "runs" if t.busy else "asleep on a timer"
+                return (
+                    f"only {v.label()} holds the other end of {w.path}, and its thread '{t.name}' is alive "
+                    f"({how} at {describe(t.user_frame)}): it may still take or give the bytes"
+                )
+    return None
+
+
+WORKING_CPU_PERCENT = 20.0  # a holder outside the views above this (or moving bytes) works, and may release the lock
+WORKING_BYTES = 64 * 1024
+
+
+def holder_state(h: LockHolder) -> str:
+    """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured."""
+    if h.state is None or h.state == "Z":
+        return "gone"
+    if h.state in ("T", "t"):
+        return "stopped"
+    if (h.cpu_percent or 0.0) > WORKING_CPU_PERCENT or (h.moved_bytes or 0) >= WORKING_BYTES:
+        return "working"
+    top = h.frames[0] if h.frames else None
+    if h.sleeping or h.wakes_in is not None or (top is not None and "sleep(" in (top.code or "")):
+        return "asleep"
+    return "blocked" if (h.cpu_percent or 0.0) <= IDLE_CPU_PERCENT else "working"
+
+
+def long_timer(h: LockHolder, bound_s: float) -> str | None:
+    """A holder asleep on a timer that ends after ``bound_s`` (the kernel's, else the one written on its line), in
+    words; None when it has none or it ends in time."""
+    top = h.frames[0] if h.frames else None
+    timer = h.wakes_in if h.wakes_in is not None else sg.sleep_timer(top.code if top is not None else None)
+    if holder_state(h) != "asleep" or timer is None or timer < bound_s:
+        return None
+    return f"asleep at {describe(top)} on a timer that ends in {duration_text(timer)}: {bound_text(bound_s)}"
+
+
+def progressing(scene: Scene) -> str | None:
+    """Progress of the job as a whole, in words: its output grows, or main (a rank) computes with its stack moving;
+    None otherwise. With no cause named, this is the verdict ``progressing``."""
+    for v in scene.views:
+        if v.stdout_grew:
+            return f"{v.label()} wrote output"
+        t = v.main_thread
+        if (
+            v.role in (Role.MAIN, Role.RANK)
+            and t is not None
+            and t.stack_changed
+            and ((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT)
+        ):
+            return f"{v.label()} computes at {v.cpu_text()} with its stack moving"
+    return None
+
+
+def moving(scene: Scene) -> str | None:
+    """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when nothing
+    does. The one answer to "does anything of this job move?" that the verdict without a named cause, the FIFO
+    namer and the startup probes all ask."""
+    for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
+        if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+            return f"{v.label()} used {v.cpu_text()}"
+        if v.work is not None:
+            return v.work
+        if v.moved_data or (v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > 0:
+            return f"{v.label()} moved data"
+        if v.stdout_grew or (v.role != Role.LAUNCHER and any(t.woke_often for t in v.threads if t.has_stack)):
+            return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
+        for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
+            top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
+            left = t.last.wakes_in if t.samples else None  # the kernel's timer: Python or native (`sleep 20`)
+            if top is None and left is not None and left < v.timer_bound_s:
+                return f"{v.label()} sleeps in {t.last.syscall}(): its timer ends in {left:.0f} s"
+            if top is None or not sg.SLEEP_LINE.search(top.code or ""):
+                continue
+            timer = left if left is not None else sg.sleep_timer(top.code)
+            if timer is None or timer < v.timer_bound_s:
+                return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"
+    return None
