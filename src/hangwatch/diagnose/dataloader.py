@@ -320,8 +320,17 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     m = thread_state(w, t)
     slow = Cause.DATALOADER_WORKER_SLOW
     at = describe(frame)
+    if m.state == "gone":  # the main process gets the worker's exit (dataloader.worker_died names it)
+        ev.append(f"{name}: {m.fact}")
+        return _Judged(
+            slow,
+            f"DataLoader {name} exited during the look, in {at}; the main process gets its exit.",
+            Verdict.SLOW,
+            0.4,
+            WORKER_SLOW_FIX,
+        )
     if m.state == "working":
-        how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else w.work or m.fact
+        how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
         ev.append(how if m.motion is not None else f"{how}: it works")
         return _Judged(
             slow,

@@ -164,14 +164,17 @@ def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | 
     m = thread_state(subject, st)
     act = m.activity
     if act == Activity.WORKING:
-        fact = f"its loop advances: {m.motion.evidence}" if m.motion is not None else subject.work
-        return CulpritState(act, fact, proof.work(fact) if m.proves_work and fact else None)
+        fact = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
+        return CulpritState(act, fact, proof.work(fact) if m.proves_work else None)
     if act == Activity.SPINNING:
         return CulpritState(
             act,
             f"{subject.label()} spins at {subject.cpu_text()}",
             proof.hang(m.motion.proof_fact) if m.proves_hang and m.motion is not None else None,
         )
+    if m.state == "looping":  # it sleeps and wakes in a loop with no way out, and nothing else of it runs Python
+        fact = f"{subject.label()} is {m.fact}"
+        return CulpritState(act, fact, proof.hang(fact))
     if act == Activity.BLOCKED:
         return CulpritState(
             act,

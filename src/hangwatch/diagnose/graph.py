@@ -417,7 +417,9 @@ def build_graph(scene: Scene) -> WaitGraph:
             m.fact
             + ("; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
             proves_work=m.proves_work,
-            proves_hang=parked or m.proves_hang,
+            # a spin proven by its locals is the busy-loop namer's proof, not the graph's (a cycle's other
+            # threads may still move): the graph proves by a node's loop with no way out or its long timer
+            proves_hang=parked or (m.proves_hang and m.state in ("looping", "long_sleep")),
             single_minded=single,
             measured=main is not None and main.measured,
         )

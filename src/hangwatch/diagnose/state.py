@@ -163,7 +163,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         at = frame or (t.frames[0] if t.frames else None)
         left = t.last.wakes_in
         timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
-        if timer is not None and timer >= v.timer_bound_s:
+        # The kernel's timer says what is left; the one written on the line says so only of a sleep seen long
+        # enough (one sample may catch the end of it).
+        if timer is not None and timer >= v.timer_bound_s and (left is not None or t.measured):
             how = "whose end the kernel shows" if left is not None else "written on its line"
             return Measured(
                 "long_sleep",
