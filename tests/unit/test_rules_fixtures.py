@@ -340,6 +340,23 @@ def test_a_worker_busy_in_its_dataset_is_not_idle_because_the_last_sample_caught
     assert (Path(d.root.where.file or "").name, d.root.where.line) == ("dl_worker_sleepy.py", line), d.root.where
 
 
+def test_a_main_caught_between_two_batches_in_its_last_sample_still_waits_for_its_worker():
+    """The same healthy capture, with main's last sample taken as it left the loader's wait (in its own loop, between
+    two batches), as a suite run four tests at a time once caught it: main waited for a batch in the other samples,
+    so the sleeping worker is still named (slow), not `unknown`."""
+    ev = load("worker_sleeping_in_getitem")
+    main = next(p for p in ev.processes if p.info.role.value == "main")
+    last = main.samples[-1]
+    t0 = next(t for t in last.threads if t.tid == main.info.pid)
+    own = tuple(f for f in t0.frames if "dataloader" not in f.file and "torch" not in f.file)
+    assert own and len(own) < len(t0.frames), t0.frames
+    threads = tuple(replace(t, frames=own) if t.tid == t0.tid else t for t in last.threads)
+    main = replace(main, samples=(*main.samples[:-1], replace(last, threads=threads)))
+    ev = replace(ev, processes=tuple(main if p.info.pid == main.info.pid else p for p in ev.processes))
+    d = diagnose(ev)
+    assert d.verdict.value == "slow" and d.root.cause == "dataloader.worker_slow", (d.verdict, d.root)
+
+
 def test_only_a_workers_join_in_torchs_shutdown_is_called_bounded():
     """The pin-memory thread's join in the same shutdown has no timeout: the recorded capture with main in
     threading's join instead of multiprocessing's is no bounded wait (no dataloader.shutdown, no proof of work)."""

@@ -46,14 +46,15 @@ class Scene:
 
     @staticmethod
     def waits_for_batch(v: ProcessView) -> bool:
-        """Whether ``v``'s main thread waits for a DataLoader batch (main, a rank, a child; never a worker)."""
+        """Whether ``v``'s main thread waits for a DataLoader batch (main, a rank, a child; never a worker): in its
+        newest stack, or in at least half of its stacks. What it did in the window decides, never the luck of the
+        last sample (a main caught between two batches, in ``__next__`` on a loaded machine)."""
         t = v.main_thread
-        return (
-            t is not None
-            and v.role != Role.DATALOADER_WORKER
-            and bool(t.frames)
-            and any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames)
-        )
+        if t is None or v.role == Role.DATALOADER_WORKER or not t.frames:
+            return False
+        stacks = t.stacks
+        waiting = [any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in st) for st in stacks]
+        return bool(waiting) and (waiting[-1] or 2 * sum(waiting) >= len(waiting))
 
     def loader_waiters(self) -> list[tuple[ProcessView, ThreadView]]:
         """Processes whose main thread waits for a DataLoader batch (main, a rank, a child)."""
