@@ -39,7 +39,6 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "bench" / "zoo"
-MARK = "# HANG-HERE"
 READY_TIMEOUT_S = 120.0
 HANG_TIMEOUT_S = {"run": 150.0, "defaults": 420.0}
 
@@ -61,6 +60,8 @@ class Case:
     # different collectives: either side; both sides of a lock cycle)
     stdin_pipe: bool
     env: dict[str, str]
+    where_in: tuple[tuple[str, int, str], ...] = ()  # lines marked for one kind of look only: "inspect" (no
+    # recorder: where the ranks wait) or "run" (the recorder: where they went different ways)
 
     @property
     def healthy(self) -> bool:
@@ -100,9 +101,12 @@ def parse_case(path: Path) -> Case:
             keys.setdefault(km.group(1), []).append(km.group(2).strip())
     expect = keys["expect"][0].split()
     where_file = keys.get("where", [path.name])[0]
-    where = tuple(
-        (where_file, n) for n, line in enumerate((path.parent / where_file).read_text().splitlines(), 1) if MARK in line
-    )
+    marked = [
+        (n, re.search(r"# HANG-HERE(?:\((\w+)\))?", line))
+        for n, line in enumerate((path.parent / where_file).read_text().splitlines(), 1)
+    ]
+    where = tuple((where_file, n) for n, m in marked if m is not None and m.group(1) is None)
+    where_in = tuple((where_file, n, m.group(1)) for n, m in marked if m is not None and m.group(1) is not None)
     env = dict(kv.split("=", 1) for kv in keys.get("env", []))
     return Case(
         path.stem,
@@ -117,6 +121,7 @@ def parse_case(path: Path) -> Case:
         where,
         keys.get("stdin", [""])[0] == "pipe",
         env,
+        where_in,
     )
 
 
@@ -200,7 +205,8 @@ def _judge(case: Case, r: Result, findings_root: dict[str, object] | None) -> No
     named = r.cause in causes
     right_verdict = r.verdict == case.expect
     at_line = True
-    lines = {f"{f}:{n}" for f, n in case.where}
+    kind = "inspect" if r.mode == "inspect" else "run"
+    lines = {f"{f}:{n}" for f, n in case.where} | {f"{f}:{n}" for f, n, k in case.where_in if k == kind}
     if lines and findings_root is not None and r.cause == case.cause:
         at_line = r.where in lines
     r.ok = bool(named and right_verdict and at_line)

@@ -17,6 +17,7 @@ from hangwatch.records.evidence import (
     LockHolder,
     LockWait,
     NativeStack,
+    PeerWait,
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
@@ -127,6 +128,7 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
                 writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
                 flight=_flight(p.get("flight")),
                 loader_task=_loader_task(p.get("loader_task")),
+                peer=PeerWait(**p["peer"]) if p.get("peer") else None,
             )
         )
     fields = {

@@ -458,6 +458,13 @@ PEER_FIX = (
     "Uneven data per rank: DistributedSampler(drop_last=True) or the DDP join() context.",
     "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)), TORCH_NCCL_DUMP_ON_TIMEOUT=1.",
 )
+P2P_FIX = (
+    "Pair every send with a receive the peer has already posted: on a pipeline's boundary, one side receives first "
+    "(even stages send then receive, odd stages receive then send).",
+    "Or post both directions at once: dist.batch_isend_irecv([P2POp(dist.isend, ...), P2POp(dist.irecv, ...)]) "
+    "and wait on every request.",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)).",
+)
 STRAGGLER_FIX = (
     "Nothing is stuck: one rank works while the others wait for it. If that is expected (a download or a "
     "checkpoint on rank 0 before a barrier), give it room: --max-slow, or hangwatch.phase(name, timeout=...).",

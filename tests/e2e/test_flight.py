@@ -408,3 +408,44 @@ def test_the_recorder_read_again_and_again_while_the_group_is_destroyed_never_br
         got = json.loads(r.stdout.decode().strip().splitlines()[-1])
         assert got["answered"] >= 1 and got["after_destroy"] == 0, got
         assert got["closed"] and got["served_again"] >= 1 and got["closed_again"], got
+
+
+@pytest.mark.e2e
+def test_two_stages_that_each_send_to_the_other_are_a_proven_cycle_and_the_batched_exchange_is_left_alone(run):
+    """pytorch#172668's order on two gloo ranks: each blocks in dist.send to the other. The ranks are nodes of the
+    wait-for graph, each send an edge to its peer (its `dst`, read from the call): a cycle, proven at the first look,
+    in the chain's words, at the sending line of the rank that leads. The twin posts each exchange at once
+    (batch_isend_irecv) while one stage computes 8 s: it finishes, untouched."""
+    # a gloo send waits on a futex with the group's timeout: a wait with a timeout is said to stay after 1 s seen
+    r = run(*QUICK, "--capture-window", "2", *_torchrun(2, "dist_p2p.py", "cycle"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    incident = run.hang()
+    root = root_cause(incident)
+    assert root["cause"] == "distributed.peer_stuck" and root["proof"]["kind"] == "hang", root
+    rank = root["where"]["rank"]
+    _where(root, "dist_p2p.py", f"HANG-HERE:send{rank}")
+    s = root["summary"]
+    assert "sends to rank" in s and "each waits for the other to post the matching call" in s, s
+    assert f"sends to rank {1 - rank} at stage{rank}_cycle (dist_p2p.py:" in s, s
+    assert any(c["ending"] == "cycle" for c in incident["graph"]["chains"]), incident["graph"]
+    twin = run(*QUICK, *_torchrun(2, "dist_p2p.py", "batched", "8"))
+    assert twin.returncode == 0, twin.stderr.decode()[-3000:]
+    assert b"rank 0 done" in twin.stdout + twin.stderr and b"rank 1 done" in twin.stdout + twin.stderr
+    assert run.summary()["exit_code"] == 0
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("n", [3, 4])
+def test_a_barrier_skipped_right_before_the_hang_is_named_at_the_line_it_skipped(run, n):
+    """The last rank skips a barrier inside an `if` right before the barrier every rank calls: its barrier
+    completes the others' first one, and the hang comes at the very next call (their second barrier against its
+    next all_reduce). The majority decides from the one pair the recorders hold after the shift: the rank that
+    skipped it, at the line it skipped, not the all_reduce where it waits."""
+    r = run(*QUICK, *_torchrun(n, "dist_skew.py", "skipnext"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    root = root_cause(run.hang())
+    assert root["cause"] == "distributed.peer_stuck" and root["proof"]["kind"] == "hang", root
+    _where(root, "dist_skew.py", "HANG-HERE:skipped")
+    assert root["where"]["rank"] == n - 1, root["where"]
+    _, line = marker("dist_skew.py", "HANG-HERE:skipped")
+    assert root["summary"].startswith(f"Rank {n - 1} never called barrier at dist_skew.py:{line} (collective #"), root

@@ -281,16 +281,27 @@ def test_distributed_ranks_started_by_mp_spawn(start_job):
     assert [r for r, _ in ranks] == [0, 1]
 
 
-def test_a_rank_asleep_for_hours_is_not_called_working_and_its_timer_is_told(start_job):
-    """`inspect` reads no recorder: a rank asleep on a 10-hour timer while the other waits in all_reduce is
-    asleep, not working, with its timer's length and torch's default timeouts set against it."""
+def test_a_rank_asleep_for_hours_is_a_proven_hang_under_inspect_too_and_a_short_nap_is_a_straggler(start_job):
+    """`inspect` reads no recorder: a rank asleep on a 10-hour timer (the kernel's) while the other waits in
+    all_reduce sleeps past both of torch's default process-group timeouts and the job's --max-slow: whatever timeout
+    the job set, the outcome is known now, as `run` knows it from the recorder. The twin naps 20 s: a straggler."""
     job = start_job(torchrun(2, "dist_nap.py", "36000"), ready_count=2)
     root = root_cause(inspect_json(job.pid))
-    assert root["cause"] == "distributed.straggler" and root["where"]["rank"] == 1, root
+    assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 1, root
+    assert root["proof"] and root["proof"]["kind"] == "hang", root
     assert_where(root, "dist_nap.py", "HANG-HERE:nap")
     s = root["summary"]
-    assert "working" not in s and "asleep" in s and "on a timer that ends in 10.0 h" in s, s
+    assert "working" not in s and "stuck" not in s and "asleep" in s and "on a timer that ends in 10.0 h" in s, s
     assert "torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo)" in s, s
+    assert "ends after this job's bound (30 min) too" in s, s
+
+
+def test_a_rank_napping_20_s_under_inspect_is_a_straggler(start_job):
+    job = start_job(torchrun(2, "dist_nap.py", "20"), ready_count=2)
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert incident["verdict"] != "hung" and root["cause"] == "distributed.straggler", root
+    assert root["where"]["rank"] == 1 and not (root["proof"] and root["proof"]["kind"] == "hang"), root
     assert root["fix"][0].startswith("One rank sleeps or polls while the others wait"), root["fix"]
 
 
@@ -311,6 +322,19 @@ def test_ranks_in_different_collectives_name_the_odd_one(start_job):
     assert root["where"]["rank"] == 2
     assert_where(root, "dist_diverged.py", "HANG-HERE:odd")
     assert "barrier" in root["summary"]
+
+
+def test_a_barrier_skipped_right_before_the_hang_under_inspect_names_the_odd_rank_and_says_what_it_cannot_see(
+    start_job,
+):
+    """Without the recorder the stacks show where the ranks wait (ranks 0-1 in their second barrier, rank 2 in the
+    next all_reduce), not the barrier rank 2 skipped: the odd rank is named, and the finding says the call where
+    they went different ways may be earlier (`run` names it, from the recorder: tests/e2e/test_flight.py)."""
+    job = start_job(torchrun(3, "dist_skew.py", "skipnext"), ready_count=3)
+    root = root_cause(inspect_json(job.pid, window=1.5))
+    assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 2, root
+    assert_where(root, "dist_skew.py", "HANG-HERE:reduce")
+    assert any("without torch's flight recorder" in e for e in root["evidence"]), root["evidence"]
 
 
 def test_a_pool_whose_result_handler_exited_is_proven_lost_work(start_job):

@@ -2,7 +2,9 @@
 nothing is wrong. argv[1]: the last rank skips the warm-up all_reduce of step 0 ("skip"), or calls one
 all_reduce more at step 0 ("extra"); gloo pairs all_reduces of one size by number whatever their line, so the
 pairs run one off until the barrier of step 3 meets an all_reduce; or has one batch fewer ("uneven"): it
-reaches the final barrier while the others are in their last step's all_reduce. The healthy twins: every rank takes the same
+reaches the final barrier while the others are in their last step's all_reduce; or ("skipnext") skips a
+barrier inside an `if` at step 3 right before the barrier every rank calls: its barrier completes the others'
+first one, and the hang comes at the very next call (their second barrier, its all_reduce). The healthy twins: every rank takes the same
 branch ("same"), or rank 0 alone calls a collective on a group only it is in ("solo")."""
 
 import sys
@@ -21,6 +23,8 @@ def train(rank, world, mode):
     for step in range(4 if mode == "uneven" and last else 5):
         if step == 0 and not (mode == "skip" and last):
             dist.all_reduce(t)  # HANG-HERE:warmup
+        if step == 3 and mode == "skipnext" and not last:
+            dist.barrier()  # HANG-HERE:skipped
         if step == 3:
             dist.barrier()  # HANG-HERE:barrier
         dist.all_reduce(t)  # HANG-HERE:reduce

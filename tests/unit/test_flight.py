@@ -465,3 +465,25 @@ def test_what_pairs_well_is_not_a_skew():
     assert align(moe, hang_seq=3) is None
     elsewhere = {0: (a(1, "/home/a/train.py:9"), a(2, "/home/a/train.py:9")), 1: (a(1, "/scratch/train.py:9"),)}
     assert align(elsewhere, hang_seq=3) is None  # the same script at another path on another node
+
+
+def test_a_call_skipped_right_before_the_hang_is_named_at_the_line_it_skipped():
+    """Four ranks; the last skips the barrier inside an `if`, then all call a second barrier: its second barrier
+    completes the others' first, and the hang comes at the very next call (#16: the others' second barrier, its
+    next step's all_reduce). One pair after the shift is all the recorders hold; three ranks against one decide.
+    Its twin, calls of one op swapped between lines (they pair either way), names nothing."""
+    from hangwatch.diagnose.alignment import SkewKind, align
+
+    a, b = "barrier@/job/train.py:20", "barrier@/job/train.py:22"
+    others = _seq(R, a, b, start=14)
+    skew = align({0: others, 1: others, 2: others, 3: _seq(R, b, R, start=14)}, hang_seq=16)
+    assert skew is not None and (skew.kind, skew.seq, skew.culprits, skew.culprit_call.site) == (
+        SkewKind.SKIPPED,
+        15,
+        (3,),
+        "/job/train.py:20",
+    ), skew
+    assert skew.said().startswith("Rank 3 never called barrier at train.py:20 (collective #15; ranks 0-2 did)")
+    x, y = "all_reduce@/job/t.py:50", "all_reduce@/job/t.py:60"
+    swapped = _seq(R, x, y, start=14)
+    assert align({0: swapped, 1: swapped, 2: _seq(R, y, x, start=14)}, hang_seq=17) is None

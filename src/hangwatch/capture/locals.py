@@ -146,7 +146,16 @@ def _short(value: str) -> str:
     return value if len(value) <= MAX_REPR else value[: MAX_REPR - 3] + "..."
 
 
-def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRead], list[str]]:
+FramePick = Callable[[dict[str, Any]], bool]
+
+
+def _own_frame(frame: dict[str, Any]) -> bool:
+    return not sg.is_library_file(str(frame.get("filename", "")))
+
+
+def _read_once(
+    targets: dict[int, set[int]], py_spy: str, pick: FramePick = _own_frame
+) -> tuple[list[LocalsRead], list[str]]:
     procs = {}
     refused = why_not_stop(list(targets))  # one write watch for all of them
     for pid in targets:
@@ -178,14 +187,14 @@ def _read_once(targets: dict[int, set[int]], py_spy: str) -> tuple[list[LocalsRe
             tid = int(t.get("os_thread_id") or 0)
             if tid not in targets[pid]:
                 continue
-            frame = next((f for f in t.get("frames", []) if not sg.is_library_file(str(f.get("filename", "")))), None)
+            frame = next((f for f in t.get("frames", []) if pick(f)), None)
             if frame is None:
                 continue
             values = tuple(
                 (str(v.get("name")), _short(str(v.get("repr", "?")))) for v in (frame.get("locals") or [])[:MAX_LOCALS]
             )
             file, line = str(frame.get("filename")), int(frame.get("line") or 0)
-            loop = _loop_at(file, line, pid)
+            loop = _loop_at(file, line, pid) if pick is _own_frame else None
             reads.append(
                 LocalsRead(
                     at=now,
@@ -220,9 +229,12 @@ def in_dataset_code(series: dict[int, list[ProcessSample]], workers: set[int]) -
     return out
 
 
-def read_locals_once(targets: dict[int, set[int]], py_spy: str) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
-    """One read of the targets' locals: pid -> reads, and notes on failures."""
-    reads, notes = _read_once(targets, py_spy)
+def read_locals_once(
+    targets: dict[int, set[int]], py_spy: str, pick: FramePick = _own_frame
+) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
+    """One read of the targets' locals (of each thread's innermost frame of the user's, or the innermost that
+    ``pick`` chooses): pid -> reads, and notes on failures."""
+    reads, notes = _read_once(targets, py_spy, pick)
     tid_pid = {tid: pid for pid, tids in targets.items() for tid in tids}
     by_pid: dict[int, list[LocalsRead]] = {}
     for r in reads:

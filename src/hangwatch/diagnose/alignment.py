@@ -216,6 +216,18 @@ def _skew_at(ordered: dict[int, list[Op]], i: int, since: int, hang_seq: int | N
                 # the culprit's own call first: with a majority, every other side; else the side that shifted
                 culprits = theirs if not majority else [*theirs, *(r for rs in sides[2:] for r in rs)]
                 return skew(kind, culprits, ours, off)
+    if majority and len(sides) == 2:
+        # The hang may come at the very next call (a skipped barrier that completed the others' one, then the
+        # next step's all_reduce against their second barrier): one pair after the shift is all the ranks hold.
+        # With a majority, one pair decides, when it fits one way only (a swap fits both: nothing is said).
+        ours, theirs = sides
+        fits = [
+            (kind, off)
+            for kind in (SkewKind.EXTRA, SkewKind.SKIPPED)
+            if (off := _shift(ordered[ours[0]], ordered[theirs[0]], i, kind, by_site, min_pairs=1))
+        ]
+        if len(fits) == 1:
+            return skew(fits[0][0], theirs, ours, fits[0][1])
     at = [k[i] for k in ordered.values() if i < len(k)]
     if by_site and hang_seq is not None and seq < hang_seq and not _same_op(at):
         return skew(SkewKind.DIFFERENT, [r for rs in sides[1:] for r in rs], sides[0], 0)
@@ -227,10 +239,10 @@ def _same_op(at: list[Op]) -> bool:
     return len({o[1] for o in at}) <= 1 and len({o[2] for o in at if o[1] in SAME_SIZE_OPS}) <= 1
 
 
-MIN_PAIRS = 2  # later pairs a shift must put right, at least
+MIN_PAIRS = 2  # later pairs a shift must put right, at least (one, where a majority of ranks made the other call)
 
 
-def _shift(ours: list[Op], theirs: list[Op], i: int, kind: SkewKind, by_site: bool) -> int:
+def _shift(ours: list[Op], theirs: list[Op], i: int, kind: SkewKind, by_site: bool, min_pairs: int = 0) -> int:
     """How many collectives ``theirs`` added (EXTRA) or skipped (SKIPPED) at index ``i`` against ``ours``: a
     shift that puts right the later pairs, every one both hold and at least MIN_PAIRS, where without it some
     disagree (a repeating pattern that agrees either way proves no shift); 0 when none up to MAX_OFF does."""
@@ -240,7 +252,7 @@ def _shift(ours: list[Op], theirs: list[Op], i: int, kind: SkewKind, by_site: bo
     for off in range(1, MAX_OFF + 1):
         a, b = (theirs[i + off :], ours[i:]) if kind == SkewKind.EXTRA else (theirs[i:], ours[i + off :])
         pairs = list(zip(a, b, strict=False))
-        if len(pairs) >= MIN_PAIRS and all(same(x, y, by_site) for x, y in pairs):
+        if len(pairs) >= (min_pairs or MIN_PAIRS) and all(same(x, y, by_site) for x, y in pairs):
             return off
     return 0
 

@@ -25,6 +25,7 @@ from hangwatch.diagnose.views import (
     duration_text,
     innermost_explaining,
     innermost_user,
+    timer_bound,
 )
 from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
@@ -201,6 +202,12 @@ def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | 
                 "; torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo): unless this job set "
                 "a longer one, the others give up first"
             )
+            # Past the longer default and past the job's --max-slow too, on the kernel's own timer: whatever
+            # timeout the job set, the outcome is known now (the others fail first, or --max-slow ends it).
+            bound = max(DEFAULT_PG_TIMEOUT_S.values(), default=0.0)
+            if left is not None and left > max(bound, timer_bound(scene.evidence)):
+                fact += f", and it ends after this job's bound ({duration_text(timer_bound(scene.evidence))}) too"
+                return CulpritState(act, fact, proof.hang(fact))
         return CulpritState(act, fact)
     return CulpritState(act, None)
 
@@ -283,11 +290,15 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
             verdict,
         )
     verb = "are" if len(stuck) > 1 else "is"
+    how = f"{verb} stuck {detail}"
+    if all(states[r].activity not in STUCK for r in stuck):  # proven by what it does, not blocked: say what
+        asleep = "asleep " if states[lead].activity == Activity.ASLEEP else ""
+        how = f"{verb} {asleep}{detail} and will not arrive in time ({states[lead].fact})"
     return Hit(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.92,
-            summary=f"{_plural(stuck).capitalize()} {verb} stuck {detail} while {victims}.",
+            summary=f"{_plural(stuck).capitalize()} {how} while {victims}.",
             where=where,
             evidence=tuple(ev),
             fix=PEER_FIX,
@@ -338,7 +349,14 @@ def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
     )
 
 
-def _diverged(g: RankGroups) -> Hit | None:
+UNRECORDED = (
+    "the call where the ranks went different ways may be an earlier one (a collective one rank skipped or added): "
+    "without torch's flight recorder, read under `hangwatch run`, their past calls cannot be paired, so this is "
+    "where they wait, not where they diverged"
+)
+
+
+def _diverged(g: RankGroups, recorded: bool = True) -> Hit | None:
     ops: dict[str, list[int]] = defaultdict(list)
     for r, f in g.in_coll.items():
         ops[sg.method(f)].append(r)
@@ -374,7 +392,7 @@ def _diverged(g: RankGroups) -> Hit | None:
             confidence=0.8 if tie else 0.85,
             summary=summary,
             where=v.where(t, frame),
-            evidence=(_groups_text(g.groups),),
+            evidence=(_groups_text(g.groups),) + (() if recorded else (UNRECORDED,)),
             fix=PEER_FIX[1:] + PEER_FIX[:1],
             proof=proof.hang(
                 f"ranks wait in different collectives ({', '.join(sorted(ops))}): each waits for the others "
@@ -498,7 +516,7 @@ def distributed_rule(scene: Scene) -> list[Hit]:
     elif g.in_coll and _missing_ranks(g.world, g.by_rank):
         hits.append(_peer_missing(scene, g))
     elif len(g.in_coll) >= 2:
-        hit = _diverged(g)
+        hit = _diverged(g, recorded=any(v.ev.flight is not None for v in ranks))
         if hit is not None:
             hits.append(hit)
     if not g.in_coll:

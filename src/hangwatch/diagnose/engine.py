@@ -14,7 +14,7 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import Chain, WaitGraph, build_graph
+from hangwatch.diagnose.graph import P2P_WORDS, Chain, WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
@@ -26,7 +26,7 @@ from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
-from hangwatch.signatures import UNKNOWN_FIX
+from hangwatch.signatures import P2P_FIX, UNKNOWN_FIX
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +252,9 @@ def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
     at the first waiter's own line, in the chain's words. A namer that knows the shape names it better."""
     covered = {f"pid:{h.finding.where.pid}" for h in hits if h.finding.proves_hang and h.finding.where is not None}
     out: list[Hit] = []
-    for c in graph.chains:
+    # a cycle is named from one of its own members (the ranks that send to each other), not from a process
+    # that only waits on it (their launcher, joining them)
+    for c in sorted(graph.chains, key=lambda c: not (c.ending == "cycle" and c.waiter == c.end.id)):
         if c.verdict != Verdict.HUNG or c.proof is None or c.proof.kind != ProofKind.HANG:
             continue
         members = {c.waiter, *(h.holder for h in c.hops)}
@@ -264,21 +266,37 @@ def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         frame = innermost_explaining(t.frames) if t is not None else None
         pids = {m for m in members if m.startswith("pid:")}
         cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
+        summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
+        if all(h.resource in P2P_WORDS for h in c.hops):  # ranks that send to (receive from) one another
+            cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
+            summary = _p2p_summary(c)
+        where = v.where(t, frame) if v is not None and frame is not None else None
+        if where is not None and v is not None and v.info.rank is not None:
+            where = replace(where, rank=v.info.rank)
         out.append(
             Hit(
                 Finding(
                     cause=cause,
                     confidence=0.7,
-                    summary=f"{c.hops[0].words}: {c.ending_text}.",
-                    where=v.where(t, frame) if v is not None and frame is not None else None,
+                    summary=summary,
+                    where=where,
                     evidence=c.lines(),
-                    fix=cause.info.fix,
+                    fix=fix,
                     proof=c.proof,
                 ),
                 Verdict.HUNG,
             )
         )
     return out
+
+
+def _p2p_summary(c: Chain) -> str:
+    """A chain of point-to-point calls in words: each hop, and what the ending makes them."""
+    hops = [h.words for h in c.hops]
+    said = hops[0][:1].upper() + hops[0][1:] + "".join(f", while {w}" for w in hops[1:])
+    if c.ending == "cycle":
+        return f"{said}: each waits for the other to post the matching call, so none ever completes (hung)."
+    return f"{said}: {c.ending_text}."
 
 
 ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."

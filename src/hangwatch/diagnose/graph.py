@@ -332,9 +332,35 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
             out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout), node))
+    out.extend((e, None) for e in _peer_waits(scene, v, at))
     if not out:
         out.extend(_thread_waits(v))
     return out
+
+
+P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
+P2P_MATCH = {"send": "recv", "recv": "send"}
+
+
+def _peer_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
+    """A rank blocked for the whole window in ``dist.send`` (``dist.recv``) waits for its peer rank to post the
+    matching receive (send): an edge to that rank, unless the peer is in that very call towards this rank (then
+    the pair matches, and what they wait on is the transport, not each other). The peer is the call's own argument;
+    ranks are matched on this host only. The process group's timeout ends such a wait with an error, never with
+    the data: it is no way out (``timeout`` stays unsaid)."""
+    pw, t = v.ev.peer, v.main_thread
+    if pw is None or pw.peer is None or t is None or not (t.blocked or kernel_blocked(t)):
+        return []
+    other = next(
+        (w for w in scene.views if w.info.rank == pw.peer and w.pid != v.pid and w.info.rank is not None), None
+    )
+    if other is None:
+        return []
+    theirs = other.ev.peer
+    if theirs is not None and theirs.op == P2P_MATCH[pw.op] and theirs.peer in (v.info.rank, None):
+        return []
+    words = P2P_WORDS[pw.op].format(pw.peer, at)
+    return [Edge(_pid_id(v.pid), _pid_id(other.pid), pw.op, f"{v.label()} {words}")]
 
 
 def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:

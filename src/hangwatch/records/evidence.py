@@ -130,6 +130,15 @@ class LocalsRead:
 
 
 @dataclass(frozen=True)
+class PeerWait:
+    """A rank's main thread blocked in a point-to-point call (``dist.send``/``dist.recv``): the call, and the global
+    rank at its other end, read from the call's arguments (None: any source, or not given as a global rank)."""
+
+    op: str  # "send" or "recv"
+    peer: int | None
+
+
+@dataclass(frozen=True)
 class RendezvousRead:
     """What a process waiting at process-group setup waits for: the store's address (from the
     rendezvous frame's arguments or the launcher's command line), how many ranks or nodes it expects,
@@ -294,6 +303,7 @@ class ProcessEvidence:
     writing: tuple[tuple[str, int], ...] = ()  # (path, size) of files it has open for writing, when it wrote
     flight: FlightRecord | None = None  # a rank's flight recorder (None: not a rank, or not under hangwatch run)
     loader_task: LoaderTask | None = None  # a DataLoader worker: the batch it holds (None: not recorded)
+    peer: PeerWait | None = None  # a rank blocked in a point-to-point call: whom it waits on
 
 
 @dataclass(frozen=True)
