@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from hangwatch.records.evidence import (
+    C10dWait,
     CollectiveEntry,
     Evidence,
     FlightRecord,
@@ -17,7 +18,6 @@ from hangwatch.records.evidence import (
     LockHolder,
     LockWait,
     NativeStack,
-    PeerWait,
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
@@ -128,7 +128,7 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
                 writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
                 flight=_flight(p.get("flight")),
                 loader_task=_loader_task(p.get("loader_task")),
-                peer=PeerWait(**p["peer"]) if p.get("peer") else None,
+                c10d=C10dWait(**p["c10d"]) if p.get("c10d") else None,
             )
         )
     fields = {

@@ -15,7 +15,7 @@ from conftest import marker
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.assemble import build_incident
 from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
-from hangwatch.records.evidence import Evidence
+from hangwatch.records.evidence import C10dWait, Evidence
 from hangwatch.records.incident import Incident
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
@@ -81,6 +81,7 @@ EXPECTED = {
     "worker_sleeping_in_getitem": ("dataloader.worker_slow", "slow", "dl_worker_sleepy.py", "SLEEP-HERE"),
     "dataloader_shutdown": ("dataloader.shutdown", "slow", "dl_shutdown_wait.py", "SHUTDOWN-HERE"),
     "toplevel_loop_one_line_in_every_sample": ("code.busy_loop", "slow", None, None),  # (its samples forced: below)
+    "distributed_p2p_send_cycle": ("distributed.peer_stuck", "hung", "dist_p2p.py", "HANG-HERE:send0"),
 }
 
 
@@ -420,3 +421,61 @@ def test_a_loop_at_a_modules_top_level_seen_on_one_line_in_every_sample_is_told_
     before = replace(ev, processes=tuple(replace(p, locals=()) for p in ev.processes))
     d = diagnose(before)
     assert d.root.cause.value == "code.busy_loop" and d.root.proof is None and "runs the same code" in d.root.summary
+
+
+# --- ranks as nodes of the graph: the calls they are blocked in, read from their arguments ------------------
+def _with_calls(ev: Evidence, calls: dict[int, C10dWait | None]) -> Evidence:
+    """The recorded evidence with each rank's c10d call replaced (rank -> call)."""
+    return replace(
+        ev,
+        processes=tuple(replace(p, c10d=calls[p.info.rank]) if p.info.rank in calls else p for p in ev.processes),
+    )
+
+
+def _proven_cycle(ev: Evidence) -> bool:
+    d = diagnose(ev)
+    return d.graph is not None and any(c.ending == "cycle" and c.proof is not None for c in d.graph.chains)
+
+
+def test_two_ranks_that_send_to_each_other_are_a_proven_cycle_and_a_matching_pair_is_not():
+    """Recorded: two gloo ranks each blocked in dist.send to the other. The same stacks with rank 1 in the
+    matching receive are a pair the transport completes (no edge, no cycle); with the peer unread, no edge."""
+    ev = load("distributed_p2p_send_cycle")
+    assert _proven_cycle(ev)
+    root = diagnose(ev).root
+    assert root.proof is not None and "each waits for the other to post the matching call" in root.summary
+    assert not _proven_cycle(_with_calls(ev, {1: C10dWait("recv", 0, True)}))
+    assert not _proven_cycle(_with_calls(ev, {0: C10dWait("send", None, True)}))
+
+
+def test_a_collective_of_a_group_of_the_users_draws_no_edge_but_one_of_the_default_group_does():
+    """Rank 0 in all_reduce while rank 1 sends to it: on the default group rank 0 waits for rank 1, which waits
+    for rank 0 to receive: a cycle. On a group of the user's (3-D parallelism: a data-parallel group while a
+    pipeline stage sends), rank 0 waits for that group's members, which its arguments do not name: no edge, so
+    no proof (a false kill of a healthy pipeline otherwise); unread arguments the same."""
+    ev = load("distributed_p2p_send_cycle")
+    send = C10dWait("send", 0, True)
+    assert _proven_cycle(_with_calls(ev, {0: C10dWait("all_reduce", None, True), 1: send}))
+    assert not _proven_cycle(_with_calls(ev, {0: C10dWait("all_reduce", None, False), 1: send}))
+    assert not _proven_cycle(_with_calls(ev, {0: C10dWait("all_reduce", None, None), 1: send}))
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "kwargs", "world"),
+    [
+        ("all_reduce", "(<Tensor at 0x7f1>)", "{}", True),
+        ("all_reduce", "(<Tensor at 0x7f1>)", '{"group": <torch._C._distributed_c10d.ProcessGroup at 0x7f2>}', False),
+        ("all_reduce", "(<Tensor at 0x7f1>)", '{"group": None}', True),
+        ("all_reduce", "(<Tensor at 0x7f1>, <RedOpType.SUM: 0>, <ProcessGroup at 0x7f2>)", "{}", False),
+        ("barrier", "()", "{}", True),
+        ("barrier", "(<ProcessGroup at 0x7f2>)", "{}", False),
+        ("send", "(<Tensor at 0x7f1>)", '{"dst": 1}', True),
+        ("all_reduce", "(<Tensor at 0x7f1>, <RedOpType.SUM: 0>, <torch._C._distributed_c10d.Proc...", "{}", None),
+        ("all_reduce", "None", "None", None),
+        ("new_op", "()", "{}", None),
+    ],
+)
+def test_whether_a_call_runs_on_the_default_group_is_read_from_its_arguments(op, args, kwargs, world):
+    from hangwatch.capture.c10d import on_world
+
+    assert on_world(op, args, kwargs) is world

@@ -146,11 +146,12 @@ def _short(value: str) -> str:
     return value if len(value) <= MAX_REPR else value[: MAX_REPR - 3] + "..."
 
 
-FramePick = Callable[[dict[str, Any]], bool]
+FramePick = Callable[[list[dict[str, Any]]], "dict[str, Any] | None"]  # a thread's frames (py-spy's JSON) -> one
 
 
-def _own_frame(frame: dict[str, Any]) -> bool:
-    return not sg.is_library_file(str(frame.get("filename", "")))
+def _own_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The innermost frame of the user's code."""
+    return next((f for f in frames if not sg.is_library_file(str(f.get("filename", "")))), None)
 
 
 def _read_once(
@@ -187,7 +188,7 @@ def _read_once(
             tid = int(t.get("os_thread_id") or 0)
             if tid not in targets[pid]:
                 continue
-            frame = next((f for f in t.get("frames", []) if pick(f)), None)
+            frame = pick(list(t.get("frames", [])))
             if frame is None:
                 continue
             values = tuple(
@@ -232,8 +233,8 @@ def in_dataset_code(series: dict[int, list[ProcessSample]], workers: set[int]) -
 def read_locals_once(
     targets: dict[int, set[int]], py_spy: str, pick: FramePick = _own_frame
 ) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
-    """One read of the targets' locals (of each thread's innermost frame of the user's, or the innermost that
-    ``pick`` chooses): pid -> reads, and notes on failures."""
+    """One read of the targets' locals (of each thread's innermost frame of the user's, or the frame ``pick``
+    chooses from its stack): pid -> reads, and notes on failures."""
     reads, notes = _read_once(targets, py_spy, pick)
     tid_pid = {tid: pid for pid, tids in targets.items() for tid in tids}
     by_pid: dict[int, list[LocalsRead]] = {}

@@ -18,6 +18,7 @@ import psutil
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
+from hangwatch.capture.c10d import read_c10d
 from hangwatch.capture.flight import parse_dump, read_dumps
 from hangwatch.capture.flight import registry as flight_registry
 from hangwatch.capture.gpu import GpuSampler
@@ -35,7 +36,6 @@ from hangwatch.capture.locals import (
     spinning_threads,
 )
 from hangwatch.capture.native import explains_nothing, read_native
-from hangwatch.capture.peers import read_peers
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
@@ -572,8 +572,8 @@ def _processes(
     waiting = sorted(p for p, ss in series.items() if p not in gone and waiting_at_setup(ss))
     # One locals read each, one after another (3 s at most): the diagnosis quotes the first waiters only.
     rendezvous = {p: read_rendezvous(infos[p], py_spy) for p in waiting[:MAX_RENDEZVOUS_READS]}
-    peers, peer_notes = read_peers(series, infos, gone, py_spy)
-    notes.extend(peer_notes)
+    c10d, c10d_notes = read_c10d(series, infos, gone, py_spy)
+    notes.extend(c10d_notes)
     annotated = {p: _annotate_code(ss) for p, ss in series.items()}
     waits = read_waits({p: list(ss) for p, ss in annotated.items()}, infos, gone, py_spy)
     return tuple(
@@ -587,7 +587,7 @@ def _processes(
             rendezvous=rendezvous.get(p),
             waits=waits.get(p, ()),
             writing=_writing(p, series[p], p in gone),
-            peer=peers.get(p),
+            c10d=c10d.get(p),
         )
         for p in sorted(series, key=lambda p: (p != root, p))
     )

@@ -14,7 +14,7 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import P2P_WORDS, Chain, WaitGraph, build_graph
+from hangwatch.diagnose.graph import RANK_RESOURCES, Chain, WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
@@ -227,18 +227,17 @@ def _proven_by_chain(hit: Hit, graph: WaitGraph, at: str) -> Hit:
 
 
 def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
-    """A chain through ``at`` (as waiter, holder or end) that the graph proves hung."""
-    return next(
-        (
-            c
-            for c in graph.chains
-            if c.proof is not None
-            and c.verdict == Verdict.HUNG
-            and c.proof.kind == ProofKind.HANG
-            and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
-        ),
-        None,
-    )
+    """A chain through ``at`` (as waiter, holder or end) that the graph proves hung: its own first (the words of a
+    rank's own wait, not of another rank that waits on it)."""
+    proven = [
+        c
+        for c in graph.chains
+        if c.proof is not None
+        and c.verdict == Verdict.HUNG
+        and c.proof.kind == ProofKind.HANG
+        and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
+    ]
+    return min(proven, key=lambda c: c.waiter != at, default=None)
 
 
 # An alive cause whose hang, once proven, has a name of its own.
@@ -267,7 +266,7 @@ def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         pids = {m for m in members if m.startswith("pid:")}
         cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
         summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
-        if all(h.resource in P2P_WORDS for h in c.hops):  # ranks that send to (receive from) one another
+        if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             summary = _p2p_summary(c)
         where = v.where(t, frame) if v is not None and frame is not None else None

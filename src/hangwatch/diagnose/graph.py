@@ -332,7 +332,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
             out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout), node))
-    out.extend((e, None) for e in _peer_waits(scene, v, at))
+    out.extend((e, None) for e in _rank_waits(scene, v, at))
     if not out:
         out.extend(_thread_waits(v))
     return out
@@ -340,27 +340,47 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
 
 P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
 P2P_MATCH = {"send": "recv", "recv": "send"}
+RANK_RESOURCES = frozenset({*P2P_WORDS, "collective"})
 
 
-def _peer_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
-    """A rank blocked for the whole window in ``dist.send`` (``dist.recv``) waits for its peer rank to post the
-    matching receive (send): an edge to that rank, unless the peer is in that very call towards this rank (then
-    the pair matches, and what they wait on is the transport, not each other). The peer is the call's own argument;
-    ranks are matched on this host only. The process group's timeout ends such a wait with an error, never with
-    the data: it is no way out (``timeout`` stays unsaid)."""
-    pw, t = v.ev.peer, v.main_thread
-    if pw is None or pw.peer is None or t is None or not (t.blocked or kernel_blocked(t)):
+def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
+    """A rank blocked for the whole window in one of torch's calls (the call and its arguments read by
+    capture/c10d.py) waits on other ranks of this host:
+    - in ``dist.send`` (``dist.recv``), for its peer to post the matching receive (send): an edge to that rank,
+      unless the peer is in that very call towards it (then the pair matches, and what they wait on is the
+      transport, not each other);
+    - in a collective of the default group, for every rank not in that same collective: an edge to each (a rank
+      in a group of the user's waits on that group's members, which its arguments do not say: no edge).
+    The process group's timeout ends such a wait with an error, never with the data: it is no way out
+    (``timeout`` stays unsaid)."""
+    cw, t = v.ev.c10d, v.main_thread
+    if cw is None or t is None or v.info.rank is None or not (t.blocked or kernel_blocked(t)):
         return []
-    other = next(
-        (w for w in scene.views if w.info.rank == pw.peer and w.pid != v.pid and w.info.rank is not None), None
-    )
-    if other is None:
+    ranks = [w for w in scene.views if w.info.rank is not None and w.pid != v.pid and w.role in (Role.RANK, Role.MAIN)]
+    if cw.op in P2P_WORDS:
+        other = next((w for w in ranks if w.info.rank == cw.peer), None)
+        if other is None:
+            return []
+        theirs = other.ev.c10d
+        if theirs is not None and theirs.op == P2P_MATCH[cw.op] and theirs.peer in (v.info.rank, None):
+            return []
+        return [Edge(_pid_id(v.pid), _pid_id(other.pid), cw.op, f"{v.label()} {P2P_WORDS[cw.op].format(cw.peer, at)}")]
+    if cw.world is not True:
         return []
-    theirs = other.ev.peer
-    if theirs is not None and theirs.op == P2P_MATCH[pw.op] and theirs.peer in (v.info.rank, None):
-        return []
-    words = P2P_WORDS[pw.op].format(pw.peer, at)
-    return [Edge(_pid_id(v.pid), _pid_id(other.pid), pw.op, f"{v.label()} {words}")]
+    out = []
+    for w in sorted(ranks, key=lambda w: w.info.rank or 0):
+        theirs = w.ev.c10d
+        if theirs is not None and theirs.op == cw.op and theirs.world is True:
+            continue  # in it too
+        out.append(
+            Edge(
+                _pid_id(v.pid),
+                _pid_id(w.pid),
+                "collective",
+                f"{v.label()} waits in {cw.op} at {at} for rank {w.info.rank}, which is not in it",
+            )
+        )
+    return out
 
 
 def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
@@ -501,8 +521,33 @@ _PREFER_BATCH = (
 )
 
 
+# A collective completes only when every rank has entered it: the chain follows the rank that holds it longest.
+_PREFER_ALL = (
+    "gone",
+    "stopped",
+    "person",
+    "nobody",
+    "long_sleep",
+    "looping",
+    "blocked",
+    "spinning",
+    "idle",
+    "unknown",
+    "brief",
+    "asleep",
+    "wakes",
+    "working",
+)
+
+
 def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
-    order = _PREFER_BATCH if edge.resource == "dataloader batch" else _PREFER
+    order = (
+        _PREFER_BATCH
+        if edge.resource == "dataloader batch"
+        else _PREFER_ALL
+        if edge.resource == "collective"
+        else _PREFER
+    )
     state = nodes[edge.holder].state
     return order.index(state) if state in order else len(order)
 

@@ -130,12 +130,14 @@ class LocalsRead:
 
 
 @dataclass(frozen=True)
-class PeerWait:
-    """A rank's main thread blocked in a point-to-point call (``dist.send``/``dist.recv``): the call, and the global
-    rank at its other end, read from the call's arguments (None: any source, or not given as a global rank)."""
+class C10dWait:
+    """A rank's main thread blocked in one of torch's collective or point-to-point calls, read from the call's own
+    arguments: the call, the global rank at its other end (``dst``/``src`` of a send, a receive; None: any source,
+    or no peer), and whether it runs on the default group, every rank of the job (None: not known)."""
 
-    op: str  # "send" or "recv"
-    peer: int | None
+    op: str  # "all_reduce", "barrier", "send", "recv", ...
+    peer: int | None = None
+    world: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -303,7 +305,7 @@ class ProcessEvidence:
     writing: tuple[tuple[str, int], ...] = ()  # (path, size) of files it has open for writing, when it wrote
     flight: FlightRecord | None = None  # a rank's flight recorder (None: not a rank, or not under hangwatch run)
     loader_task: LoaderTask | None = None  # a DataLoader worker: the batch it holds (None: not recorded)
-    peer: PeerWait | None = None  # a rank blocked in a point-to-point call: whom it waits on
+    c10d: C10dWait | None = None  # a rank blocked in a collective or point-to-point call: which, with whom
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,133 @@
+"""What a rank blocked in one of torch's collective or point-to-point calls waits on, read from the call's own
+arguments with one py-spy --locals read: the peer of a ``dist.send``/``dist.recv`` (``dst``, ``src``), and
+whether a collective runs on the default group (every rank of the job) or on a group of the user's. The
+wait-for graph draws its rank-to-rank edges from it: a rank in a collective of the default group waits for
+every rank not in it; a rank that sends waits for its peer to receive."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hangwatch.capture.locals import read_locals_once
+from hangwatch.records.evidence import C10dWait, ProcessInfo, ProcessSample
+
+C10D = "torch/distributed/distributed_c10d.py"
+WRAPPER = "torch/distributed/c10d_logger.py"  # _exception_logger's wrapper: the user's own args and kwargs
+PEER_ARG = {"send": "dst", "recv": "src"}
+# Where each call takes its group, positionally (torch 2.13's signatures): a call that passes none, neither by
+# position nor by keyword, runs on the default group.
+GROUP_AT = {
+    "all_reduce": 2,
+    "barrier": 0,
+    "broadcast": 2,
+    "all_gather": 2,
+    "all_gather_into_tensor": 2,
+    "reduce_scatter_tensor": 3,
+    "reduce": 3,
+    "gather": 3,
+    "scatter": 3,
+    "all_to_all_single": 4,
+    "all_gather_object": 2,
+    "broadcast_object_list": 2,
+    "send": 2,
+    "recv": 2,
+}
+GROUP_KEYWORDS = ("group", "group_dst", "group_src")
+MAX_READS = 16  # ranks read in one capture (one py-spy each, in parallel, 3 s at most together)
+
+
+def _outer_call(frames: list[Any]) -> int | None:
+    """The index of the outermost frame of torch's c10d calls that ``GROUP_AT`` knows (the user's own call:
+    ``all_gather_object`` rather than the ``all_gather`` it makes inside), in a stack innermost first."""
+    found = None
+    for i, f in enumerate(frames):
+        file, name = (
+            (str(f.get("filename", "")), str(f.get("name", ""))) if isinstance(f, dict) else (f.file, f.function)
+        )
+        if file.endswith(C10D) and name in GROUP_AT:
+            found = i
+    return found
+
+
+def _with_call_args(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The c10d call's frame, its locals led by the wrapper's record of the user's arguments (``call_args``,
+    ``call_kwargs``), when torch's logging wrapper sits right outside it."""
+    i = _outer_call(frames)
+    if i is None:
+        return None
+    frame = dict(frames[i])
+    outer = frames[i + 1] if i + 1 < len(frames) else {}
+    call = []
+    if str(outer.get("filename", "")).endswith(WRAPPER):
+        values = {str(v.get("name")): v.get("repr") for v in outer.get("locals") or []}
+        call = [
+            {"name": "call_args", "repr": values.get("args")},
+            {"name": "call_kwargs", "repr": values.get("kwargs")},
+        ]
+    frame["locals"] = call + list(frame.get("locals") or [])
+    return frame
+
+
+def in_c10d(pid: int, samples: list[ProcessSample] | tuple[ProcessSample, ...]) -> bool:
+    """The main thread of ``pid`` sat idle in a c10d call, in the last two samples."""
+    last = [next((t for t in s.threads if t.tid == pid), None) for s in samples[-2:]]
+    return len(last) == 2 and all(
+        t is not None and t.active is False and _outer_call(list(t.frames)) is not None for t in last
+    )
+
+
+def _top_level_items(text: str) -> int | None:
+    """How many items a tuple's repr holds (``(<Tensor at 0x1>, 1)`` -> 2); None when cut short."""
+    text = text.strip()
+    if text.endswith("...") or not text.startswith("("):
+        return None
+    inner = text[1:-1].strip().rstrip(",")
+    if not inner:
+        return 0
+    depth, count = 0, 1
+    for c in inner:
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif c == "," and depth == 0:
+            count += 1
+    return count
+
+
+def on_world(op: str, args: str | None, kwargs: str | None) -> bool | None:
+    """Whether a call with these arguments (their reprs) runs on the default group: no group passed by keyword
+    (or ``None``) nor by position; None when the arguments could not be read."""
+    if args is None or kwargs is None or op not in GROUP_AT:
+        return None
+    for key in GROUP_KEYWORDS:
+        m = re.search(rf'"{key}":\s*([^,}}]+)', kwargs)
+        if m is not None and m.group(1).strip() != "None":
+            return False
+    if kwargs.rstrip().endswith("..."):
+        return None
+    n = _top_level_items(args)
+    if n is None:
+        return None
+    return n <= GROUP_AT[op]
+
+
+def read_c10d(
+    series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], py_spy: str | None
+) -> tuple[dict[int, C10dWait], list[str]]:
+    """pid -> the c10d call each rank is blocked in (its peer, its group), and notes on what could not be read."""
+    wanted = [p for p, ss in series.items() if p not in gone and infos[p].rank is not None and in_c10d(p, ss)]
+    if not py_spy or not wanted:
+        return {}, []
+    reads, notes = read_locals_once({p: {p} for p in sorted(wanted)[:MAX_READS]}, py_spy, _with_call_args)
+    out: dict[int, C10dWait] = {}
+    for pid, rs in reads.items():
+        for r in rs:
+            values = dict(r.values)
+            raw = values.get(PEER_ARG.get(r.function, ""), "None")
+            peer = int(raw) if raw.lstrip("-").isdigit() else None
+            out[pid] = C10dWait(
+                r.function, peer, on_world(r.function, values.get("call_args"), values.get("call_kwargs"))
+            )
+    return out, notes
