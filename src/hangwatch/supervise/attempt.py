@@ -13,6 +13,7 @@ from hangwatch.errors import HangwatchError
 from hangwatch.records.run import OnHang, RunState
 from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitStatus, job_exit
 from hangwatch.recover.restart import RestartDecision
+from hangwatch.supervise.job.stillness import Stillness
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -240,3 +241,4 @@ class Attempt:
     node: NodeState = field(default_factory=NodeState)
     resume: Resume = field(default_factory=Resume)
     heal: Healing = field(default_factory=Healing)
+    still: Stillness = field(default_factory=Stillness)  # the kernel's view: the whole job still, and looks due

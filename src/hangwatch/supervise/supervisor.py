@@ -451,6 +451,7 @@ class Supervisor:
         if now - a.last_scan >= SCAN_EVERY_S:
             a.job.scan()
             a.last_scan = now
+        a.still.scan(a.job.known_pids(), now, a.detector.last.at if a.detector.last is not None else None)
         end = apply(self.acts, a, self.node_rounds.tick(a, now))
         if end is not None:
             return end
@@ -465,7 +466,19 @@ class Supervisor:
     # --- state handlers ---------------------------------------------------------------------------------
     def _on_waiting(self, a: Attempt, now: float) -> Outcome:
         """starting / progressing: become suspect when the threshold passes; probe a job that has not
-        shown progress yet every --min-stall seconds."""
+        shown progress yet every --min-stall seconds; look at once at a job the kernel shows still (every process
+        waiting, no CPU, no bytes moved: supervise/job/stillness.py), where only a proof of a hang decides."""
+        if a.still.look_due(now, self.cfg.min_stall):
+            a.still.looked(now, self.cfg.min_stall)
+            if self.startup.due(a, now, still=True):
+                outcome = self.startup.probe(a, now, still=True)
+            elif a.detector.state == State.PROGRESSING:
+                outcome = self.suspects.look(a, now, still=True)
+            else:
+                outcome = None
+            end = apply(self.acts, a, outcome)
+            if end is not None or a.detector.state not in (State.STARTING, State.PROGRESSING):
+                return end
         if self.startup.due(a, now):
             end = apply(self.acts, a, self.startup.probe(a, now))
             if end is not None or a.detector.state != State.STARTING:

@@ -107,20 +107,25 @@ class StartupProbe:
     def __init__(self, ctx: RunContext, look: Looker, suspects: SuspectJudge) -> None:
         self.ctx, self.take_look, self.suspects = ctx, look, suspects
 
-    def due(self, a: Attempt, now: float) -> bool:
-        """Whether a probe is due: the job shows no progress yet, within its grace."""
+    def due(self, a: Attempt, now: float, still: bool = False) -> bool:
+        """Whether a probe is due: the job shows no progress yet, within its grace (``still``: one the kernel's
+        view of a still job calls for, whenever it comes)."""
         return (
             a.detector.state == State.STARTING
-            and a.startup.next_probe_at <= now < a.started_at + self.ctx.cfg.startup_grace
+            and (still or a.startup.next_probe_at <= now)
+            and now < a.started_at + self.ctx.cfg.startup_grace
         )
 
-    def probe(self, a: Attempt, now: float) -> Outcome:
+    def probe(self, a: Attempt, now: float, still: bool = False) -> Outcome:
         """starting, no progress signal yet: capture; hung now if nothing moves and a stuck signature
-        matches, else keep the startup grace (compiling, loading, a rendezvous waiting for peers)."""
+        matches, else keep the startup grace (compiling, loading, a rendezvous waiting for peers). A probe the
+        kernel's view of a still job called for (``still``) decides on proof only, and leaves the probes' own
+        schedule and their count of still probes as they were."""
         ctx = self.ctx
         since = now - a.started_at
-        early = since < ctx.cfg.min_stall
-        a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
+        early = since < ctx.cfg.min_stall or still
+        if not still:
+            a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
         try:
             seen = self.take_look(a, None)
         except CaptureError:
@@ -144,6 +149,7 @@ class StartupProbe:
             note=decision.note,
             still=decision.still,
             early=early,
+            trigger="still" if still else "clock",
         )
         if a.detector.state != State.STARTING:
             return None

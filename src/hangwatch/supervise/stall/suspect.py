@@ -153,12 +153,14 @@ class SuspectJudge:
             and now >= det.last.at + after
         )
 
-    def look(self, a: Attempt, now: float) -> Outcome:
+    def look(self, a: Attempt, now: float, still: bool = False) -> Outcome:
         """The first look at a stall: a short capture that declares the job hung only on a proof of a hang
         (a wait nothing will release, a lock cycle, a counting spin, a prompt, ...); anything else waits for
-        --min-stall, as before."""
+        --min-stall, as before. ``still``: a look the kernel's view of a still job called for, sooner; the
+        stall's own first look still comes when it is due."""
         ctx, det = self.ctx, a.detector
-        a.suspicion.looked_at = det.last.at if det.last is not None else now
+        if not still:
+            a.suspicion.looked_at = det.last.at if det.last is not None else now
         stalled = det.stalled_for(now)
         try:
             seen = self.take_look(a, min(self.capturer.window(), EARLY_WINDOW_S))
@@ -180,6 +182,7 @@ class SuspectJudge:
             hung=decides,
             proof=root.proof.fact if root.proof is not None else None,
             moved=moved,
+            trigger="still" if still else "clock",
         )
         if not decides or det.state != State.PROGRESSING:
             return None
