@@ -293,7 +293,7 @@ def test_a_rank_asleep_for_hours_is_a_proven_hang_under_inspect_too_and_a_short_
     s = root["summary"]
     assert "working" not in s and "stuck" not in s and "asleep" in s and "on a timer that ends in 10.0 h" in s, s
     assert "torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo)" in s, s
-    assert "ends after this job's bound (30 min) too" in s, s
+    assert "and after --max-slow (30 min) too" in s, s
 
 
 def test_a_rank_napping_20_s_under_inspect_is_a_straggler(start_job):

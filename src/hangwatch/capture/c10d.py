@@ -6,6 +6,7 @@ every rank not in it; a rank that sends waits for its peer to receive."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -58,15 +59,28 @@ def _with_call_args(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     frame = dict(frames[i])
     outer = frames[i + 1] if i + 1 < len(frames) else {}
-    call = []
+    call: list[dict[str, Any]] = [
+        {"name": "stack", "repr": stack_key([(str(f.get("name", "")), int(f.get("line") or 0)) for f in frames])}
+    ]
     if str(outer.get("filename", "")).endswith(WRAPPER):
         values = {str(v.get("name")): v.get("repr") for v in outer.get("locals") or []}
-        call = [
+        call += [
             {"name": "call_args", "repr": values.get("args")},
             {"name": "call_kwargs", "repr": values.get("kwargs")},
         ]
     frame["locals"] = call + list(frame.get("locals") or [])
     return frame
+
+
+def stack_key(frames: list[tuple[str, int]]) -> str:
+    """A short key of a whole stack (function and line of every frame): the read is the window's own call only
+    when its stack is the one the window's samples saw (a rank released meanwhile is in another call)."""
+    return hashlib.blake2b(repr(frames).encode(), digest_size=8).hexdigest()
+
+
+def _main_stack(pid: int, sample: ProcessSample) -> str | None:
+    t = next((t for t in sample.threads if t.tid == pid), None)
+    return stack_key([(f.function, f.line) for f in t.frames]) if t is not None and t.frames else None
 
 
 def in_c10d(pid: int, samples: list[ProcessSample] | tuple[ProcessSample, ...]) -> bool:
@@ -78,9 +92,10 @@ def in_c10d(pid: int, samples: list[ProcessSample] | tuple[ProcessSample, ...]) 
 
 
 def _top_level_items(text: str) -> int | None:
-    """How many items a tuple's repr holds (``(<Tensor at 0x1>, 1)`` -> 2); None when cut short."""
+    """How many items a tuple's repr holds (``(<Tensor at 0x1>, 1)`` -> 2); None when cut short (py-spy writes
+    ``(...)`` or ``(a, ...)`` for a long tuple, and ours cuts at 80 characters) or holds a string."""
     text = text.strip()
-    if text.endswith("...") or not text.startswith("("):
+    if "..." in text or not text.startswith("(") or not text.endswith(")") or "'" in text or '"' in text:
         return None
     inner = text[1:-1].strip().rstrip(",")
     if not inner:
@@ -101,12 +116,12 @@ def on_world(op: str, args: str | None, kwargs: str | None) -> bool | None:
     (or ``None``) nor by position; None when the arguments could not be read."""
     if args is None or kwargs is None or op not in GROUP_AT:
         return None
+    if "..." in kwargs:  # cut short (py-spy writes {..., ...} for a long dict): a group may be among what is cut
+        return None
     for key in GROUP_KEYWORDS:
         m = re.search(rf'"{key}":\s*([^,}}]+)', kwargs)
         if m is not None and m.group(1).strip() != "None":
             return False
-    if kwargs.rstrip().endswith("..."):
-        return None
     n = _top_level_items(args)
     if n is None:
         return None
@@ -125,6 +140,9 @@ def read_c10d(
     for pid, rs in reads.items():
         for r in rs:
             values = dict(r.values)
+            if values.get("stack") != _main_stack(pid, series[pid][-1]):
+                notes.append(f"pid {pid} left the collective call the look saw before its arguments were read")
+                continue
             raw = values.get(PEER_ARG.get(r.function, ""), "None")
             peer = int(raw) if raw.lstrip("-").isdigit() else None
             out[pid] = C10dWait(

@@ -206,7 +206,7 @@ def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | 
             # timeout the job set, the outcome is known now (the others fail first, or --max-slow ends it).
             bound = max(DEFAULT_PG_TIMEOUT_S.values(), default=0.0)
             if left is not None and left > max(bound, timer_bound(scene.evidence)):
-                fact += f", and it ends after this job's bound ({duration_text(timer_bound(scene.evidence))}) too"
+                fact += f", and after --max-slow ({duration_text(timer_bound(scene.evidence))}) too"
                 return CulpritState(act, fact, proof.hang(fact))
         return CulpritState(act, fact)
     return CulpritState(act, None)

@@ -14,7 +14,7 @@ from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import RANK_RESOURCES, Chain, WaitGraph, build_graph
+from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES, Chain, WaitGraph, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
@@ -293,8 +293,10 @@ def _p2p_summary(c: Chain) -> str:
     """A chain of point-to-point calls in words: each hop, and what the ending makes them."""
     hops = [h.words for h in c.hops]
     said = hops[0][:1].upper() + hops[0][1:] + "".join(f", while {w}" for w in hops[1:])
-    if c.ending == "cycle":
+    if c.ending == "cycle" and len(c.hops) == 2 and all(h.resource in P2P_WORDS for h in c.hops):
         return f"{said}: each waits for the other to post the matching call, so none ever completes (hung)."
+    if c.ending == "cycle":
+        return f"{said}: each waits for the next, so none ever completes (hung)."
     return f"{said}: {c.ending_text}."
 
 

@@ -52,7 +52,7 @@ PERSON = "person"
 NOBODY = "nobody"
 # Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE. A holder gone from
 # one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
-ENDED_BY_EXIT = frozenset({"child", "pipe", "pipe_full", "socket", "socket_full"})
+ENDED_BY_EXIT = frozenset({"child", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective"})
 # A wait on a pipe or socket whose other end only the waiter holds, in words (path, place).
 SELF_HELD = {
     "pipe": "reads {} at {}, and only it holds its write end",
@@ -341,24 +341,55 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
 P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
 P2P_MATCH = {"send": "recv", "recv": "send"}
 RANK_RESOURCES = frozenset({*P2P_WORDS, "collective"})
+C10D_FILE = "torch/distributed/distributed_c10d.py"
+
+
+def _local_ranks(scene: Scene) -> dict[int, ProcessView] | None:
+    """This host's ranks by their global rank, or None when the numbers cannot be trusted as the ones a call's
+    ``dst`` names: two processes with one number (a RANK inherited by a child), or ranks numbered here in start
+    order (mp.spawn, a relaunched copy: no RANK in their environment), whose numbers are global only when their
+    environment says the whole world is on this host (a node's local numbers would name remote ranks here)."""
+    views = [w for w in scene.views if w.info.rank is not None and w.role in (Role.RANK, Role.MAIN)]
+    by_rank = {w.info.rank: w for w in views if w.info.rank is not None}
+    if len(by_rank) != len(views) or len(views) < 2:
+        return None
+    if all("RANK" in w.info.env for w in views):
+        return by_rank  # torchrun's, and every launcher's that sets them: global
+    if all(w.info.env.get("WORLD_SIZE") == str(len(views)) for w in views):
+        return by_rank  # the whole world is here: local numbers are global
+    return None
+
+
+def _sealed(v: ProcessView) -> bool:
+    """``v`` read and wrote not one byte over the window (/proc/PID/io, known at both ends). A pair of calls that
+    matches one posted earlier without blocking (an ``irecv`` before a ``send``, an ``isend`` before a ``recv``)
+    moves its bytes, and the sending side's writes are counted (a receive's are not: ``recv`` is no ``read``);
+    in a cycle each rank would be a sending side, so a cycle of ranks none of which wrote is no transfer in
+    flight. (gloo's own loop thread wakes about a hundred times a second even then: wake-ups say nothing here.)"""
+    return v.delta("wchar") == 0 and v.delta("rchar") == 0
 
 
 def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
     """A rank blocked for the whole window in one of torch's calls (the call and its arguments read by
-    capture/c10d.py) waits on other ranks of this host:
+    capture/c10d.py, from the stack the window saw) waits on other ranks of this host:
     - in ``dist.send`` (``dist.recv``), for its peer to post the matching receive (send): an edge to that rank,
       unless the peer is in that very call towards it (then the pair matches, and what they wait on is the
       transport, not each other);
-    - in a collective of the default group, for every rank not in that same collective: an edge to each (a rank
-      in a group of the user's waits on that group's members, which its arguments do not say: no edge).
+    - in a collective of the default group, for every rank measured not in it (read in another call, or with
+      no c10d call in its stack): an edge to each (a rank in a group of the user's waits on that group's
+      members, which its arguments do not say: no edge).
+    Only when nothing of the waiter moves (``_sealed``): a send that an earlier ``irecv`` matches moves bytes.
     The process group's timeout ends such a wait with an error, never with the data: it is no way out
-    (``timeout`` stays unsaid)."""
+    (``timeout`` stays unsaid); a peer that exits ends it too (``ENDED_BY_EXIT``)."""
     cw, t = v.ev.c10d, v.main_thread
-    if cw is None or t is None or v.info.rank is None or not (t.blocked or kernel_blocked(t)):
+    if cw is None or t is None or v.info.rank is None or not (t.blocked or kernel_blocked(t)) or not _sealed(v):
         return []
-    ranks = [w for w in scene.views if w.info.rank is not None and w.pid != v.pid and w.role in (Role.RANK, Role.MAIN)]
+    ranks = _local_ranks(scene)
+    if ranks is None or ranks.get(v.info.rank) is not v:
+        return []
+    others = [w for r, w in sorted(ranks.items()) if w is not v]
     if cw.op in P2P_WORDS:
-        other = next((w for w in ranks if w.info.rank == cw.peer), None)
+        other = ranks.get(cw.peer) if cw.peer is not None and cw.peer != v.info.rank else None
         if other is None:
             return []
         theirs = other.ev.c10d
@@ -368,10 +399,12 @@ def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
     if cw.world is not True:
         return []
     out = []
-    for w in sorted(ranks, key=lambda w: w.info.rank or 0):
-        theirs = w.ev.c10d
+    for w in others:
+        theirs, wt = w.ev.c10d, w.main_thread
         if theirs is not None and theirs.op == cw.op and theirs.world is True:
             continue  # in it too
+        if theirs is None and (wt is None or not wt.frames or any(f.file.endswith(C10D_FILE) for f in wt.frames)):
+            continue  # in a call of torch's whose arguments were not read, or not seen: not measured out of it
         out.append(
             Edge(
                 _pid_id(v.pid),

@@ -451,7 +451,8 @@ class Supervisor:
         if now - a.last_scan >= SCAN_EVERY_S:
             a.job.scan()
             a.last_scan = now
-        a.still.scan(a.job.known_pids(), now, a.detector.last.at if a.detector.last is not None else None)
+            a.still.pids = sorted({a.job.pid, *a.job.leftovers()})  # the living tree (same pid and start time)
+        a.still.scan(a.still.pids, now, a.detector.last.at if a.detector.last is not None else None)
         end = apply(self.acts, a, self.node_rounds.tick(a, now))
         if end is not None:
             return end
@@ -468,7 +469,8 @@ class Supervisor:
         """starting / progressing: become suspect when the threshold passes; probe a job that has not
         shown progress yet every --min-stall seconds; look at once at a job the kernel shows still (every process
         waiting, no CPU, no bytes moved: supervise/job/stillness.py), where only a proof of a hang decides."""
-        if a.still.look_due(now, self.cfg.min_stall):
+        clock_due = self.startup.due(a, now) or self.suspects.look_due(a, now)
+        if not clock_due and a.still.look_due(now, self.cfg.min_stall):  # (a look the clock calls for is taken below)
             a.still.looked(now, self.cfg.min_stall)
             if self.startup.due(a, now, still=True):
                 outcome = self.startup.probe(a, now, still=True)

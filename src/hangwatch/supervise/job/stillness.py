@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 STILL_SCAN_S = 1.0  # how often the job's tree is read
 STILL_S = 3.0  # how long it must stay still for a look
@@ -124,6 +124,7 @@ def quiet_between(a: Reading, b: Reading, seconds: float) -> bool:
 class Stillness:
     """One attempt's stillness: the last scan, since when the job has been still, and when a look is due."""
 
+    pids: list[int] = field(default_factory=list)  # the job's living processes, as the loop's scan last found them
     last: Reading | None = None
     last_at: float = 0.0
     woken: tuple[float, int] | None = None  # while quiet: when its threads' wake-ups were last counted, and how many
@@ -131,14 +132,17 @@ class Stillness:
     stall: float | None = None  # the progress (its time) the gap belongs to; a new progress starts over
     gap: float = FIRST_GAP_S
     next_look_at: float = 0.0
+    looked_at: float | None = None  # the last look it called for
 
     def scan(self, pids: Iterable[int], now: float, progress_at: float | None) -> None:
         """Read the job's tree, at most every STILL_SCAN_S; its threads every STILL_S while the processes are quiet."""
         if self.last is not None and now - self.last_at < STILL_SCAN_S:
             return
         reading = read_job(pids)
-        if progress_at != self.stall:  # progress since: a new stall, looked at from the start
-            self.stall, self.gap, self.next_look_at = progress_at, FIRST_GAP_S, 0.0
+        if progress_at != self.stall:  # progress since: a new stall, looked at from the start, unless a look came
+            self.stall = progress_at  # lately (a job still for seconds at every step: one look per --min-stall or so)
+            if self.looked_at is None or now - self.looked_at >= self.gap:
+                self.gap, self.next_look_at = FIRST_GAP_S, 0.0
         if self.last is None or not quiet_between(self.last, reading, now - self.last_at):
             self.woken = self.still_since = None
         elif self.woken is None:
@@ -160,7 +164,7 @@ class Stillness:
     def looked(self, now: float, min_stall: float) -> None:
         """A look was taken now: the next one, while it stays still, after the gap, which doubles; the look's own
         reads moved bytes in the job (its hook answering), so stillness is measured again from the next scan."""
-        self.next_look_at = now + self.gap
+        self.next_look_at, self.looked_at = now + self.gap, now
         self.gap = min(self.gap * 2, max(min_stall, FIRST_GAP_S))
         self.still_since, self.last, self.woken = None, None, None
 
