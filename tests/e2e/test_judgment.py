@@ -305,8 +305,11 @@ def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
     )
     assert r.returncode == 124, r.stderr.decode()[-3000:]
     assert time.monotonic() - t0 < 30  # not the 900 s startup grace
-    probes = [e for e in run.events() if e["event"] == "probe"]
+    # the probes the clock calls for count; one the kernel's view of a still job calls for decides on proof only
+    # and leaves the count as it was (tests/e2e/test_still.py)
+    probes = [e for e in run.events() if e["event"] == "probe" and e.get("trigger") != "still"]
     assert [e["still"] for e in probes] == [1, 2, 3], probes
+    assert all(not e["hung"] for e in run.events() if e["event"] == "probe" and e.get("trigger") == "still")
     root = root_cause(run.incident())
     assert root["cause"] == "unknown" and (root["where"]["file"], root["where"]["line"]) == marker("still_start.py")
 

@@ -8,7 +8,7 @@ included; no ptrace, microseconds each). When the job has stayed still for STILL
 look decides as always (a proof of a hang acts; anything else changes nothing). While it stays still the looks
 space out (FIRST_GAP_S, then twice as long each time, at most --min-stall), until its next progress.
 
-Still means: the same processes as at the last scan, none of them runnable, at most STILL_TICKS_PER_S of CPU
+Still means: the same processes as at the last scan, none of them runnable or stopped, at most STILL_TICKS_PER_S of CPU
 between them, not one byte read or written, and, counted over every thread (``/proc/PID/task/TID/schedstat``: the
 times it was run), at most STILL_WAKES_PER_S wake-ups between them: a poller that wakes every few seconds and goes
 back to sleep is still; a thread woken by data arriving on a socket (``recv`` is not counted in the process's I/O
@@ -103,7 +103,8 @@ def read_job(pids: Iterable[int]) -> Reading:
         if st is None or st[0] in ("Z", "X"):
             continue
         alive.add(pid)
-        running = running or st[0] == "R"
+        running = running or st[0] in ("R", "T", "t")  # a stopped process is not still: someone stopped it, and
+        # continues it (a debugger, Ctrl-Z, a scheduler's preemption); its stop is judged by the clock, as before
         ticks += st[1]
         chars += _chars(pid)
     return Reading(frozenset(alive), running, ticks, chars)
