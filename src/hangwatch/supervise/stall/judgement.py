@@ -36,3 +36,15 @@ class Judgement:
             diagnosis=diagnosis if diagnosis is not None else self.diagnosis,
             stalled=stalled if stalled is not None else self.stalled,
         )
+
+
+def someone_could_end(diagnosis: Diagnosis) -> bool:
+    """Whether what the look proved is a wait a person could still end: a prompt (its cause, or a chain of the
+    graph that ends at the terminal). A look the kernel's view of a still job called for, seconds into the
+    stillness, does not act on it (someone at the terminal may be reading the prompt); the stall's own look, 15 s
+    in, decides as before."""
+    from hangwatch.causes import Cause
+
+    if diagnosis.root.cause == Cause.PROCESS_WAITS_FOR_INPUT:
+        return True
+    return diagnosis.graph is not None and any(c.ending == "person" for c in diagnosis.graph.chains)

@@ -21,7 +21,7 @@ from hangwatch.errors import CaptureError
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.attempt import Declare
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, State
-from hangwatch.supervise.stall.judgement import Judgement
+from hangwatch.supervise.stall.judgement import Judgement, someone_could_end
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -137,6 +137,9 @@ class StartupProbe:
         from hangwatch.records.incident import Verdict
 
         decision = startup_decision(diagnosis, moved, a.startup.still_probes, what_moves(evidence), early)
+        if still and decision.hung and someone_could_end(diagnosis):  # a prompt: the clock's probe decides it
+            note = f"looked early ({diagnosis.root.cause}): a person could still answer"
+            decision = ProbeDecision(False, note, a.startup.still_probes)
         a.startup.still_probes = decision.still
         a.startup.note = f"probed at {since:.0f} s, {decision.note}"
         ctx.rundir.event(

@@ -17,7 +17,7 @@ from hangwatch.supervise.attempt import Attempt, Declare, Extend, Hold, Outcome,
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import HistoryBound, StallDetector, State
 from hangwatch.supervise.stall.capturing import Capturer
-from hangwatch.supervise.stall.judgement import Judgement
+from hangwatch.supervise.stall.judgement import Judgement, someone_could_end
 from hangwatch.supervise.stall.look import Looker
 
 if TYPE_CHECKING:
@@ -173,6 +173,7 @@ class SuspectJudge:
         from hangwatch.records.incident import Verdict
 
         decides = moved is None and diagnosis.verdict in (Verdict.HUNG, Verdict.STOPPED) and root.proves_hang
+        decides = decides and not (still and someone_could_end(diagnosis))
         ctx.rundir.event(
             EventKind.LOOK,
             attempt=a.number,
