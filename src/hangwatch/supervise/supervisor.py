@@ -470,7 +470,7 @@ class Supervisor:
         shown progress yet every --min-stall seconds; look at once at a job the kernel shows still (every process
         waiting, no CPU, no bytes moved: supervise/job/stillness.py), where only a proof of a hang decides."""
         clock_due = self.startup.due(a, now) or self.suspects.look_due(a, now)
-        if not clock_due and a.still.look_due(now, self.cfg.min_stall):  # (a look the clock calls for is taken below)
+        if not clock_due and a.still.look_due(now):  # (a look the clock calls for is taken below)
             a.still.looked(now, self.cfg.min_stall)
             if self.startup.due(a, now, still=True):
                 outcome = self.startup.probe(a, now, still=True)

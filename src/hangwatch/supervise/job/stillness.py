@@ -157,7 +157,7 @@ class Stillness:
             self.woken = (now, wakes)
         self.last, self.last_at = reading, now
 
-    def look_due(self, now: float, min_stall: float) -> bool:
+    def look_due(self, now: float) -> bool:
         """Whether the job has been still (for STILL_S at least: the span its threads were counted over) and its
         next look has come."""
         return self.still_since is not None and now >= self.next_look_at
@@ -168,7 +168,3 @@ class Stillness:
         self.next_look_at, self.looked_at = now + self.gap, now
         self.gap = min(self.gap * 2, max(min_stall, FIRST_GAP_S))
         self.still_since, self.last, self.woken = None, None, None
-
-    def still_for(self, now: float) -> float:
-        """How long the job has been still (0 when it is not)."""
-        return 0.0 if self.still_since is None else now - self.still_since
