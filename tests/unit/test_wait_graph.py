@@ -57,10 +57,11 @@ def test_each_ending_decides(end_state, verdict, proof):
     assert chain.lines()[0] == "a waits for b" and chain.lines()[-1].startswith("=> ")
 
 
-@pytest.mark.parametrize("resource", ["child", "pipe", "pipe_full", "socket"])
+@pytest.mark.parametrize("resource", ["child", "pipe", "pipe_full", "socket", "dataloader batch"])
 def test_a_holder_gone_from_a_wait_its_exit_ends_is_the_end_of_the_wait(resource):
     """A child's status, a pipe's or a socket's end of file: the holder's exit ends the wait (a compile's helper
-    caught exiting during the look is no hang); a lock's holder gone (above) leaves the lock held."""
+    caught exiting during the look is no hang); a DataLoader worker leaving at its epoch's end (or dying: the main
+    process raises within seconds) is no hang either; a lock's holder gone (above) leaves the lock held."""
     nodes, out = _graph({"a": "blocked", "c": "gone"}, [("a", "c", resource)])
     chain = _follow("a", nodes, out)
     assert chain is not None and chain.ending == "ended" and chain.verdict is None and chain.proof is None

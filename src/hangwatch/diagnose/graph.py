@@ -50,9 +50,12 @@ from hangwatch.records.incident import Proof, Verdict
 
 PERSON = "person"
 NOBODY = "nobody"
-# Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE. A holder gone from
-# one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
-ENDED_BY_EXIT = frozenset({"child", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective"})
+# Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE (a DataLoader's main
+# process sees its worker's exit within seconds and raises, or the worker left at the epoch's end). A holder gone
+# from one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
+ENDED_BY_EXIT = frozenset(
+    {"child", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective", "dataloader batch"}
+)
 # A wait on a pipe or socket whose other end only the waiter holds, in words (path, place).
 SELF_HELD = {
     "pipe": "reads {} at {}, and only it holds its write end",
