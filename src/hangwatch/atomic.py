@@ -9,8 +9,10 @@ from pathlib import Path
 from hangwatch.errors import UsageError
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file in the same directory, fsync, then rename over ``path``."""
+def write_text_atomic(path: Path, text: str, durable: bool = True) -> None:
+    """Write to a temporary file in the same directory, fsync, then rename over ``path``. ``durable=False``
+    leaves out the fsync: a reader still sees the old file or the new one, but a power cut may lose the newest
+    (for a file rewritten every few seconds, such as a running job's summary.json)."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -24,7 +26,8 @@ def write_text_atomic(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 OUTPUT_LOG = "output.log"
+OUTPUT_BUFFER = 64 * 1024  # output.log's write buffer (supervise/job/launch.py OutputLog); a larger chunk goes straight
 EVENTS = "events.jsonl"
 SUMMARY = "summary.json"
 PAGE = "report.html"

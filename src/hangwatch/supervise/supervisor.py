@@ -85,8 +85,12 @@ from hangwatch.supervise.stall.suspect import SuspectJudge
 
 log = logging.getLogger(__name__)
 
-PAUSE_GAP_S = 5.0  # a wait of POLL_S that took this much longer: the loop was paused, not slow
+PAUSE_GAP_S = 5.0  # a round's wait that took this much longer: the loop was paused, not slow
 POLL_S = 0.25
+# A job that progresses needs no more than two rounds a second: its stall clock counts in tens of seconds, the
+# kernel's stillness is read once a second, and the detector keeps the job's own intervals whatever the rate.
+REST_POLL_S = 0.5
+REST_SCAN_S = 5.0  # the job's tree walked (every pid's stat file) while it progresses; its exit walks it at once
 SCAN_EVERY_S = 2.0
 FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
@@ -414,9 +418,9 @@ class Supervisor:
                 end = None
             if end is not None:
                 return end
-            before = self.clock.now()
-            self.clock.wait(self.ctx.wake, POLL_S)
-            gap = self.clock.now() - before - POLL_S
+            before, rest = self.clock.now(), REST_POLL_S if a.detector.state == State.PROGRESSING else POLL_S
+            self.clock.wait(self.ctx.wake, rest)
+            gap = self.clock.now() - before - rest
             if gap >= PAUSE_GAP_S:
                 self._paused(a, gap)
 
@@ -448,7 +452,7 @@ class Supervisor:
         if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
             apply(self.acts, a, self.acts.heal_tick(a, now))
         self._take(a)
-        if now - a.last_scan >= SCAN_EVERY_S:
+        if now - a.last_scan >= (REST_SCAN_S if a.detector.state == State.PROGRESSING else SCAN_EVERY_S):
             a.job.scan()
             a.last_scan = now
             a.still.pids = sorted({a.job.pid, *a.job.leftovers()})  # the living tree (same pid and start time)
@@ -463,6 +467,7 @@ class Supervisor:
         """This round's progress signals and phase, and the checkpoints read a round ago."""
         take_progress(self.ctx, self.tracker, a, self.intake.poll())
         self.tracker.take_checkpoints(a)
+        self.ctx.output.flush()  # what the pumps wrote since the last round, into output.log
 
     # --- state handlers ---------------------------------------------------------------------------------
     def _on_waiting(self, a: Attempt, now: float) -> Outcome:

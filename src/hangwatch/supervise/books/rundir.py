@@ -53,8 +53,8 @@ class RunDir:
         self.last_summary: RunSummary | None = None
 
     def open_output_log(self) -> BinaryIO:
-        """output.log, unbuffered, appended to by every attempt."""
-        return open(self.layout.output_log, "ab", buffering=0)
+        """output.log, appended to by every attempt (buffered: ``OutputLog`` flushes it every round)."""
+        return open(self.layout.output_log, "ab", buffering=layout.OUTPUT_BUFFER)
 
     def event(self, kind: EventKind, **fields: Any) -> None:
         """Append one line to events.jsonl (redacted), flushed at once."""
@@ -92,8 +92,9 @@ class RunDir:
         return d
 
     def write_summary(self, summary: RunSummary) -> None:
-        """summary.json, atomically."""
-        write_text_atomic(self.layout.summary, json.dumps(summary.to_dict(), indent=2))
+        """summary.json, atomically; synced to disk only once final (a running job's is rewritten every 2 s)."""
+        final = summary.ended_at is not None
+        write_text_atomic(self.layout.summary, json.dumps(summary.to_dict(), indent=2), durable=final)
         self.last_summary = summary
 
     def run_record(self) -> RunRecord:

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from hangwatch.capture.proc import SUPERVISOR_ENV
+from hangwatch.records.layout import OUTPUT_BUFFER
 
 READ_SIZE = 256 * 1024
+FLUSH_EVERY_S = 0.5  # a pump's write reaches output.log at most this long after the one before
 EXEC_SHIM = Path(__file__).resolve().parents[2] / "_exec.py"  # hangwatch/_exec.py
 
 OnChunk = Callable[[bytes, float], None]
@@ -80,7 +82,13 @@ class OutputLog:
     rotates once it holds that many bytes: output.log becomes output.log.1 (.1 becomes .2, ...; past
     ``keep`` the oldest goes), and a new output.log starts. Read newest last, the files hold the output
     byte for byte. ``written`` counts every byte of the run, rotated or not: an attempt's output starts
-    at a ``written`` offset, and ``tail`` reads from there across the files."""
+    at a ``written`` offset, and ``tail`` reads from there across the files.
+
+    The file is buffered (``OUTPUT_BUFFER``): a pump's write reaches the file at most ``FLUSH_EVERY_S`` after
+    the one before it, each round of the run loop flushes it, and so does every read of the tail: a job's
+    chatter costs a write a round instead of one per chunk (bench/soak.py), and a reader of output.log sees
+    its bytes within a round. Only hangwatch itself killed by SIGKILL loses the last round's bytes from the
+    file (never from the terminal, which gets each chunk as it comes)."""
 
     file: BinaryIO
     path: Path | None = None  # output.log (needed to rotate and to read the tail)
@@ -90,6 +98,7 @@ class OutputLog:
     written: int = 0
     rotations: int = 0
     _size: int = 0  # bytes in the current output.log
+    _flushed_at: float = 0.0  # time.monotonic() of the newest flush
 
     def __post_init__(self) -> None:
         try:
@@ -106,6 +115,12 @@ class OutputLog:
             self._size += len(data)
             if self.max_size is not None and self.path is not None and self._size >= self.max_size:
                 self._rotate(self.path)
+            elif time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
+                self._flush()
+
+    def _flush(self) -> None:
+        self.file.flush()
+        self._flushed_at = time.monotonic()
 
     def _rotate(self, path: Path) -> None:
         self.file.close()
@@ -120,7 +135,7 @@ class OutputLog:
             path.rename(path.with_name(f"{path.name}.1"))
         else:
             path.unlink(missing_ok=True)
-        self.file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed by close() or the next rotation
+        self.file = open(path, "ab", buffering=OUTPUT_BUFFER)  # noqa: SIM115 - closed by close() or the next rotation
         self._size = 0
         self.rotations += 1
 
@@ -138,7 +153,7 @@ class OutputLog:
         """Up to ``limit`` of the newest bytes written at or after offset ``since``, across rotated files."""
         want = max(0, min(limit, self.written - since))
         with self.lock:
-            self.file.flush()
+            self._flush()
             parts: list[bytes] = []
             for p in reversed(self.files()):
                 if want <= 0:
@@ -157,7 +172,7 @@ class OutputLog:
     def flush(self) -> None:
         """Flush to the file."""
         with self.lock:
-            self.file.flush()
+            self._flush()
 
     def close(self) -> None:
         """Close the current file."""

@@ -70,6 +70,7 @@ class Progress:
     step: int | None
     source: str
     strength: Strength
+    count: int = 1  # the job's own events since the previous signal of this kind (beats, steps, chunks)
 
 
 RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
@@ -136,7 +137,11 @@ class StallDetector:
         """Record a progress signal. True if it counts (and resets the stall clock)."""
         prev = self._seen.get(p.strength)
         if prev is not None and p.at > prev:
-            self.history.setdefault(p.strength, deque(maxlen=self.cfg.history)).append(p.at - prev)
+            # The job's own intervals, whatever the poll's rate: a poll that saw n events since the last
+            # one adds n intervals of their mean (a round every 0.5 s over 0.05-s steps still has a history).
+            # The longest stays the whole gap: it can only make the job's bound later, never sooner.
+            n = max(1, min(p.count, self.cfg.history))
+            self.history.setdefault(p.strength, deque(maxlen=self.cfg.history)).extend([(p.at - prev) / n] * n)
             if p.strength >= self.strength:
                 self.longest = max(self.longest, p.at - prev)
         self._seen[p.strength] = max(p.at, prev or p.at)

@@ -59,6 +59,7 @@ class ProgressIntake:
     _parser: ProgressParser = field(init=False)
     _tail_seq: int = 0
     _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
+    _counter_step: int | None = None  # the newest counter's step (the steps a poll saw: its count)
     _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
     # Unix times (output chunks, heartbeats) onto the run loop's clock, which never steps (Clock.from_wall).
     to_clock: Callable[[float], float] = field(default=lambda t: t)
@@ -75,6 +76,7 @@ class ProgressIntake:
         for hb in self.heartbeat_dir.glob(f"*{BEAT_SUFFIX}"):
             hb.unlink(missing_ok=True)
         self._beats.clear()
+        self._counter_step = None
         self.ranks.clear()
         self.counter_total = self.trainer_total = None
 
@@ -84,8 +86,8 @@ class ProgressIntake:
         fresh = False
         seq, at, data = self.tail.snapshot()
         if seq != self._tail_seq:
-            self._tail_seq = seq
-            signals.append(Progress(at, None, "output", Strength.OUTPUT))
+            chunks, self._tail_seq = seq - self._tail_seq, seq
+            signals.append(Progress(at, None, "output", Strength.OUTPUT, chunks))
             fresh = self._fresh(data)
             try:
                 counter = self._parser.latest(data)
@@ -100,17 +102,22 @@ class ProgressIntake:
             if counter is not None:
                 if counter.total is not None:
                     self.counter_total = counter.total
-                signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER))
+                before, self._counter_step = self._counter_step, counter.step
+                moved = counter.step - before if counter.step is not None and before is not None else 1
+                signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER, max(1, moved)))
         phase: str | None = None
         deadline: float | None = None
         started: float | None = None
         beats: list[Progress] = []
         for hb in (h.on_clock(self.to_clock) for h in read_heartbeats(self.heartbeat_dir)):
-            if hb.count != self._beats.get(hb.pid, 0):
+            seen = self._beats.get(hb.pid)
+            if hb.count != (seen or 0):
                 self._beats[hb.pid] = hb.count
                 if hb.rank is not None:
                     self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
-                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT))
+                # beats since the last poll (a process seen for the first time: one; its earlier ones are no interval)
+                n = hb.count - seen if seen is not None and hb.count > seen else 1
+                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT, n))
             if hb.total is not None and hb.step is not None:
                 self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
             if hb.phase is not None:
@@ -120,7 +127,13 @@ class ProgressIntake:
             # a moment apart, and those moments are no interval of the job's own.
             steps = [b.step for b in beats if b.step is not None]
             signals.append(
-                Progress(max(b.at for b in beats), max(steps) if steps else None, "heartbeat", Strength.HEARTBEAT)
+                Progress(
+                    max(b.at for b in beats),
+                    max(steps) if steps else None,
+                    "heartbeat",
+                    Strength.HEARTBEAT,
+                    max(b.count for b in beats),  # the ranks beat the same steps: the most any one beat
+                )
             )
         return Intake(tuple(signals), phase, deadline, started, fresh)
 
