@@ -172,9 +172,133 @@ def _environment() -> str:
     return "".join(out)
 
 
+INCIDENT_HEAD = """
+## incident.json
+
+`incidents/NNN/incident.json` and `hangwatch inspect --json` write the same object, schema
+`hangwatch.incident/1` (`src/hangwatch/records/incident.py`; this section is generated from the records and the
+comments beside their fields). **The promise:** within `hangwatch.incident/1`, fields are only ever added; none is
+renamed, removed, or given another meaning or type. A reader ignores the fields it does not know. A change that
+breaks this comes with a new schema name. `collectives` and `graph` are present only when they hold something;
+every other field of an object is always present (`null` where the value is unknown). The words of `summary`,
+`evidence`, `fix`, `fact` and `words` are for people and may change from one release to the next: match on `cause`,
+`verdict`, `ending` and the numbers.
+
+"""
+
+
+def _json_type(annotation: str) -> str:
+    """A field's Python annotation, in JSON's words."""
+    import re
+
+    text = annotation.replace("tuple[str, ...]", "list of strings").replace("dict[str, Any]", "object")
+    text = re.sub(r"tuple\[(\w+), \.\.\.\]", r"list of \1", text)
+    for py, js in (("str", "string"), ("int", "integer"), ("float", "number"), ("bool", "boolean")):
+        text = re.sub(rf"\b{py}\b", js, text)
+    for enum in ("Verdict", "Action", "Cause", "ProofKind"):
+        text = text.replace(enum, "string")
+    return text.replace(" | None", " or null")
+
+
+def _notes(cls: type) -> dict[str, str]:
+    """Each field's comment in the class's source: the one on its line, after those on the lines above it."""
+    import inspect
+    import re
+
+    notes: dict[str, str] = {}
+    above: list[str] = []
+    for line in inspect.getsource(cls).splitlines()[1:]:
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            above.append(stripped.lstrip("# "))
+            continue
+        m = re.match(r"    (\w+): [^#]*?(?:  # (.*))?$", line)
+        if m:
+            notes[m.group(1)] = " ".join([*above, m.group(2) or ""]).strip()
+        elif stripped.startswith(("def ", "@")):
+            break
+        above = []
+    return notes
+
+
+def _dict_keys(cls: type) -> list[str]:
+    """The keys ``cls.to_dict`` returns, read from its source (the graph's objects: not their fields one to one)."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls.to_dict)))
+    literal = next(n for n in ast.walk(tree) if isinstance(n, ast.Dict))
+    return [k.value for k in literal.keys if isinstance(k, ast.Constant)]
+
+
+# The graph's keys that are no field of its records: what they hold.
+GRAPH_KEYS = {
+    ("Chain", "waiter"): ("string", "the node id of the chain's first waiter"),
+    ("Chain", "end"): ("string", "the node id the chain ends at"),
+    ("Chain", "words"): (
+        "list of strings",
+        "the chain in words: the waiter, one hop a line, its end, what that makes the wait",
+    ),
+    ("Chain", "hops"): ("list of Edge", "the edges followed, waiter first"),
+    ("Chain", "proof"): ("Proof or null", "the measured fact that proves the chain's verdict"),
+    ("Chain", "verdict"): ("string or null", "`hung` or `slow` where the end decides one, else null"),
+}
+
+
+def _table(name: str, cls: type, keys: list[str] | None = None) -> str:
+    """One object's fields: name, JSON type, meaning."""
+    import dataclasses
+
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    notes = _notes(cls)
+    doc = (cls.__doc__ or "").strip().split("\n")[0]
+    out = [f"\n### `{name}`\n\n{doc}\n\n| field | type | what it holds |\n| --- | --- | --- |\n"]
+    for key in keys if keys is not None else list(fields):
+        if (cls.__name__, key) in GRAPH_KEYS:
+            kind, note = GRAPH_KEYS[(cls.__name__, key)]
+        else:
+            kind, note = _json_type(str(fields[key].type)), notes.get(key, "")
+        if not note:
+            raise SystemExit(f"{cls.__name__}.{key} has no comment to document it (docs/gen.py reads it)")
+        out.append(f"| `{key}` | {kind} | {note} |\n")
+    return "".join(out)
+
+
+def _incident() -> str:
+    """The incident's JSON, object by object."""
+    from hangwatch.diagnose.graph import Chain, Edge, Node
+    from hangwatch.records import gpu, incident
+
+    objects = [
+        ("incident", incident.Incident),
+        ("last_progress", incident.LastProgress),
+        ("processes[]", incident.ProcessRecord),
+        ("threads[]", incident.ThreadRecord),
+        ("frames[], where[]", incident.FrameRecord),
+        ("findings[]", incident.Finding),
+        ("findings[].where", incident.Where),
+        ("proof", incident.Proof),
+        ("collectives[]", incident.CollectiveRow),
+        ("gpu", gpu.GpuEvidence),
+        ("gpu.devices[]", gpu.GpuDevice),
+        ("gpu.processes[]", gpu.GpuProcessMemory),
+        ("kernel[]", gpu.KernelEvent),
+    ]
+    out = [INCIDENT_HEAD]
+    out.extend(_table(name, cls) for name, cls in objects)
+    out.append(
+        "\n### `graph`\n\nThe wait-for graph of the look ([the wait-for graph](stalls.md#the-wait-for-graph)): "
+        "`nodes`, `edges`, `chains`, lists of the objects below.\n"
+    )
+    for name, cls in (("graph.nodes[]", Node), ("graph.edges[]", Edge), ("graph.chains[]", Chain)):
+        out.append(_table(name, cls, _dict_keys(cls)))
+    return "".join(out)
+
+
 def reference_page() -> str:
     """docs/reference.md."""
-    return REFERENCE_HEAD + _commands() + _files() + _exit_codes() + _environment()
+    return REFERENCE_HEAD + _commands() + _files() + _exit_codes() + _environment() + _incident()
 
 
 PAGES = {"causes.md": causes_page, "options.md": options_page, "reference.md": reference_page}

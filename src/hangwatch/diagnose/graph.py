@@ -81,11 +81,14 @@ ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
 class Node:
     """A process (or a person, or nobody) in the graph, with its state and the fact behind it."""
 
+    # `pid:N` for a process; `person` (at the terminal) or `nobody:N` (no living thread holds what pid N waits on)
     id: str
-    label: str
+    label: str  # who, in words ("main (pid 10)")
+    # what it does, measured: gone, stopped, blocked, spinning, looping, long_sleep, idle, working, asleep, wakes,
+    # brief, unknown (person and nobody at a chain's end)
     state: str
-    fact: str
-    in_job: bool = True
+    fact: str  # the measured fact behind its state
+    in_job: bool = True  # a process of the job (else someone else's: never touched)
     proves_work: bool = False  # the fact proves work (locals advance, bytes move), not only that it runs
     proves_hang: bool = False  # blocked, and its own wait is proven (every thread parked on its own primitives)
     single_minded: bool = False  # blocked in its main thread over the window, and no other thread could run
@@ -108,8 +111,8 @@ class Node:
 class Edge:
     """``waiter`` waits on ``resource``, which ``holder`` could release."""
 
-    waiter: str
-    holder: str
+    waiter: str  # the node id that waits
+    holder: str  # the node id that could end the wait
     resource: str  # "child", "dataloader batch", "file lock", "semaphore", "terminal", "lock", "event", ...
     words: str  # the hop in words: "main (pid 10) waits for its child pid 11 at prep.py:12"
     timeout: bool | None = None  # whether the waiter's own wait can time out (None: it does not say)
@@ -131,7 +134,7 @@ class Chain:
 
     hops: tuple[Edge, ...]
     end: Node
-    ending: str  # a key of ENDINGS
+    ending: str  # how it ends: cycle, ended, nobody, person, or the state of its end node (ENDINGS)
     verdict: Verdict | None
     proof: Proof | None
 

@@ -11,31 +11,31 @@ from typing import Any
 class GpuDevice:
     """One GPU over the capture window (None: the backend could not say)."""
 
-    index: int
-    name: str
+    index: int  # the device's index
+    name: str  # its model
     vendor: str  # nvidia | amd
-    bus_id: str | None = None
+    bus_id: str | None = None  # its PCI address
     util_percent: tuple[float, ...] = ()  # one value per read over the window
-    mem_util_percent: tuple[float, ...] = ()
-    memory_used_mib: float | None = None
-    memory_total_mib: float | None = None
-    temperature_c: float | None = None
-    power_w: float | None = None
-    power_limit_w: float | None = None
+    mem_util_percent: tuple[float, ...] = ()  # memory bandwidth used, one value per read
+    memory_used_mib: float | None = None  # memory in use, MiB
+    memory_total_mib: float | None = None  # its memory, MiB
+    temperature_c: float | None = None  # degrees Celsius
+    power_w: float | None = None  # power drawn, watts
+    power_limit_w: float | None = None  # its power limit, watts
     throttle_reasons: tuple[str, ...] = ()  # e.g. hw_thermal_slowdown, sw_power_cap (idle is left out)
     ecc_uncorrected: int | None = None  # volatile (since the driver loaded)
-    ecc_corrected: int | None = None
-    retired_pages: int | None = None
-    persistence_mode: bool | None = None
+    ecc_corrected: int | None = None  # corrected ECC errors (volatile)
+    retired_pages: int | None = None  # memory pages retired
+    persistence_mode: bool | None = None  # the driver's persistence mode
 
 
 @dataclass(frozen=True)
 class GpuProcessMemory:
     """A process holding memory on a GPU."""
 
-    pid: int
+    pid: int  # the process
     gpu: int  # the device index
-    used_mib: float | None
+    used_mib: float | None  # the memory it holds, MiB
     in_job: bool  # a process of the captured job (else: someone else's)
 
 
@@ -44,10 +44,10 @@ class GpuEvidence:
     """What the GPUs did during the capture: devices, and who holds their memory."""
 
     backend: str  # nvml | nvidia-smi | rocm-smi | sysfs | fake
-    driver: str | None
+    driver: str | None  # the driver's version
     library: str | None  # NVML or ROCm SMI version
-    devices: tuple[GpuDevice, ...]
-    processes: tuple[GpuProcessMemory, ...] = ()
+    devices: tuple[GpuDevice, ...]  # each GPU
+    processes: tuple[GpuProcessMemory, ...] = ()  # who held GPU memory
     reads: int = 0  # reads taken over the window
     read_stuck: bool = False  # a read did not return in time (a lost GPU hangs the driver calls)
 
@@ -58,7 +58,7 @@ class KernelEvent:
 
     at: float | None  # unix time (None: the source had no time)
     kind: str  # xid | sxid | fell_off_bus | amdgpu_hog | amdgpu_fault | oom_kill | hung_task | nfs_down | nfs_ok
-    text: str
+    text: str  # the kernel log's line
     code: int | None = None  # the Xid
     pid: int | None = None  # the process it names
     name: str | None = None  # that process's name, or the NFS server

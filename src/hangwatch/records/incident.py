@@ -43,9 +43,9 @@ class Action(str, Enum):
 class FrameRecord:
     """One Python frame."""
 
-    function: str
-    file: str
-    line: int
+    function: str  # the function's name
+    file: str  # its file (absolute where the job's path was)
+    line: int  # the line it is at
 
     def short(self) -> str:
         """``function (file.py:line)``."""
@@ -56,24 +56,24 @@ class FrameRecord:
 class ThreadRecord:
     """One thread and its stack, innermost frame first."""
 
-    tid: int
-    name: str
-    idle: bool
-    frames: tuple[FrameRecord, ...] = ()
+    tid: int  # the thread's id (the kernel's; the main thread's is the pid)
+    name: str  # its name (Python's, else the kernel's)
+    idle: bool  # waiting (not running Python) in every sample of the window
+    frames: tuple[FrameRecord, ...] = ()  # its stack in the last sample, innermost first
 
 
 @dataclass(frozen=True)
 class ProcessRecord:
     """One process of the job as captured."""
 
-    pid: int
-    ppid: int
-    role: str
-    rank: int | None
-    state: str
-    cpu_percent: float | None
-    cmdline: str
-    threads: tuple[ThreadRecord, ...] = ()
+    pid: int  # the process
+    ppid: int  # its parent
+    role: str  # main, dataloader_worker, rank, launcher, compile_worker, child or orphan
+    rank: int | None  # its torch.distributed rank, where known
+    state: str  # the kernel's state letter at the capture (R, S, D, T, Z)
+    cpu_percent: float | None  # its CPU over the window (100: one core)
+    cmdline: str  # its command line
+    threads: tuple[ThreadRecord, ...] = ()  # each thread and its stack
     # Where its main thread is: the innermost user frame, then the library frame it waits in when
     # they differ (added after the first schema).
     where: tuple[FrameRecord, ...] = ()
@@ -95,12 +95,12 @@ class ProcessRecord:
 class Where:
     """The innermost user frame that explains a finding (the incident's ``where``)."""
 
-    pid: int
-    rank: int | None
-    tid: int | None
-    file: str | None
-    line: int | None
-    function: str | None
+    pid: int  # the process the finding points at
+    rank: int | None  # its rank, where known
+    tid: int | None  # the thread
+    file: str | None  # the innermost user file (absolute where the job's path was)
+    line: int | None  # the line in it
+    function: str | None  # the function
     code: str | None = None  # the source line's text (added after the first schema)
 
     def location(self) -> str:
@@ -124,8 +124,9 @@ class ProofKind(str, Enum):
 class Proof:
     """The measured fact behind a finding's verdict, and what it proves (added after the first schema)."""
 
+    # `hang` (the job cannot recover by itself: decided at the first look) or `work` (bounded by --max-slow only)
     kind: ProofKind
-    fact: str
+    fact: str  # the measured fact, in words
 
     def to_dict(self) -> dict[str, str]:
         """``{"kind": "hang", "fact": "..."}``."""
@@ -136,12 +137,12 @@ class Proof:
 class Finding:
     """A cause, how sure, where, the evidence a person can check, and the fix."""
 
-    cause: Cause
-    confidence: float
-    summary: str
-    where: Where | None
-    evidence: tuple[str, ...] = ()
-    fix: tuple[str, ...] = ()
+    cause: Cause  # the cause's id ([Causes](causes.md))
+    confidence: float  # how sure, 0 to 1
+    summary: str  # what happened, in words (the file and line included)
+    where: Where | None  # the place it points at
+    evidence: tuple[str, ...] = ()  # the facts a person can check, one a string
+    fix: tuple[str, ...] = ()  # what to change, most specific first
     proof: Proof | None = None  # the fact that proves a hang (decides early) or work (not bounded by the history)
 
     @property
@@ -190,23 +191,23 @@ class CollectiveRow:
 class LastProgress:
     """The newest progress before the incident."""
 
-    at: float
-    step: int | None
-    source: str
+    at: float  # unix time of the newest progress signal
+    step: int | None  # its step, where the signal counts steps
+    source: str  # where it came from: heartbeat, a counter's kind (tqdm, rich, a log line's), or output
 
 
 @dataclass(frozen=True)
 class Incident:
     """The incident: verdict, processes, findings (root cause first)."""
 
-    verdict: Verdict
-    detected_at: float
-    last_progress: LastProgress | None
-    attempt: int
-    action: Action
-    processes: tuple[ProcessRecord, ...]
-    findings: tuple[Finding, ...]
-    schema: str = SCHEMA
+    verdict: Verdict  # hung, slow, progressing, stopped, crashed or waiting ([How a stall is decided](stalls.md))
+    detected_at: float  # unix time of the capture
+    last_progress: LastProgress | None  # the newest progress before it (null: none yet)
+    attempt: int  # the attempt (1 for the first launch, and under `inspect`)
+    action: Action  # what hangwatch did: reported, killed, restarted, healed or none
+    processes: tuple[ProcessRecord, ...]  # every process of the job as captured
+    findings: tuple[Finding, ...]  # root cause first, then what else was found
+    schema: str = SCHEMA  # always `hangwatch.incident/1`
     window_seconds: float | None = None  # how long the job was sampled (an addition)
     notes: tuple[str, ...] = field(default=())  # capture problems (an addition)
     remedy: str | None = None  # what the restart applies for this cause, when hangwatch chose it (an addition)
