@@ -364,6 +364,12 @@ WAIT_FOREVER_FIX = (
     "Use timeouts: Event.wait(timeout=...), Queue.get(timeout=...), Thread.join(timeout=...), so a wait "
     "that can never end raises.",
 )
+LOOP_BLOCKED_FIX = (
+    "Do not block the event loop's own thread on a result the loop must produce: in a coroutine, `await` it "
+    "(`await asyncio.wrap_future(fut)` for a concurrent future); call `run_coroutine_threadsafe(...).result()` only "
+    "from other threads (check `asyncio.get_running_loop() is not loop` first).",
+    "From a synchronous callback of the loop, schedule the work (`loop.create_task(...)`) instead of waiting for it.",
+)
 FUTURE_IN_POOL_FIX = (
     "A task must not wait for another task of its own executor: with every worker waiting, the task it waits "
     "for never gets a worker. Submit the inner work from outside the pool, use a second executor for it, or "

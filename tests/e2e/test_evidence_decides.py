@@ -180,6 +180,27 @@ def test_a_one_line_spin_at_a_modules_top_level_is_still_bounded_by_the_history(
     _at(root, "toplevel_loop.py", "HANG-HERE:spin")
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["loop", "thread"])
+def test_an_event_loop_that_polls_with_a_timeout_wakes_by_itself_and_one_blocked_under_it_is_hung(run, mode):
+    """run_coroutine_threadsafe(...).result() on the loop's own thread: every thread waits with no timeout, proven
+    hung at its line. Its twin, the same wait on another thread while the loop polls every 0.5 s (a look of 1 s sees
+    it wake twice, under the count that says "woke often"): the kernel's poll timeout says it wakes by itself, so
+    it is alive, never killed by --min-stall (it was killed as `hung unknown` before)."""
+    r = run("--min-stall", "4", "--on-hang", "kill", *QUICK, *py("loop_future.py", mode, "14"))
+    if mode == "loop":
+        assert r.returncode == 125, r.stderr.decode()[-3000:]
+        root = root_cause(run.hang())
+        assert root["cause"] == "code.deadlock" and root["proof"]["kind"] == "hang", root
+        _at(root, "loop_future.py")
+        assert "inside the asyncio event loop it runs (BaseEventLoop.run_forever" in root["summary"], root["summary"]
+        assert root["fix"][0].startswith("Do not block the event loop's own thread"), root["fix"]
+        return
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"got 42" in r.stdout and b"done" in r.stdout
+    only_slow_incidents(run)
+
+
 # --- 2. name what a wait waits for ------------------------------------------------------------------------------
 def _holder(tmp_path: Path, how: str) -> subprocess.Popen[bytes]:
     """A process outside the job that takes the file lock, and says so."""

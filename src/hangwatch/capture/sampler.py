@@ -82,6 +82,7 @@ class _Task:
         "tid",
         "timeout",
         "wait_child",
+        "wait_max",
         "wakes_in",
         "wchan",
     )
@@ -96,6 +97,7 @@ class _Task:
         self.futex: int | None = None
         self.shared = False
         self.wakes_in: float | None = None
+        self.wait_max: float | None = None
         self.wait_child: int | None = None
 
 
@@ -110,7 +112,7 @@ def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
         if call is None:
             continue
         t.syscall, t.timeout, t.futex, t.shared = call.name, call.timeout, call.futex, call.shared
-        t.wakes_in, t.wait_child = call.wakes_in, call.child
+        t.wakes_in, t.wait_child, t.wait_max = call.wakes_in, call.child, call.wait_max
         if call.fd is not None:
             sockets = sockets or tables.for_pid(pid)
             t.fd = call.fd
@@ -239,6 +241,7 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
                 futex=t.futex,
                 shared_futex=t.shared,
                 wakes_in=t.wakes_in,
+                wait_max=t.wait_max,
                 wait_child=t.wait_child,
                 read_stopped=stacks.stopped if py is not None and stacks is not None else None,
             )

@@ -99,6 +99,7 @@ class BlockedCall:
     futex: int | None = None
     shared: bool = False
     wakes_in: float | None = None  # a sleep: seconds until its timer ends, read from the request it passed
+    wait_max: float | None = None  # a poll's timeout as it passed it (seconds): it wakes by then at the latest
     child: int | None = None  # wait4/waitid: the one child it waits for (None: any child, or not a wait)
 
     @property
@@ -172,7 +173,7 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     timeout = value != 0 if how == "ptr" else not (value >= 2**31)  # an int -1 arrives as 0xffff...
     if name == "futex":
         return BlockedCall(name, timeout=timeout, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG)
-    return BlockedCall(name, timeout=timeout)
+    return BlockedCall(name, timeout=timeout, wait_max=value / 1000 if how == "ms" and timeout else None)
 
 
 # Calls a ptrace stop ends early with a short count: a write blocked on a full pipe or socket returns what it moved

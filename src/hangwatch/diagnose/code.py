@@ -20,6 +20,7 @@ from hangwatch.signatures import (
     COMPUTING_FIX,
     DEADLOCK_FIX,
     FUTURE_IN_POOL_FIX,
+    LOOP_BLOCKED_FIX,
     WAIT_FOREVER_FIX,
 )
 
@@ -297,7 +298,13 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
                     summary=f"{v.label()} is deadlocked: {what}.",
                     where=v.where(culprit, frame),
                     evidence=tuple(ev),
-                    fix=DEADLOCK_FIX if lockers else FUTURE_IN_POOL_FIX if culprit is deeper else WAIT_FOREVER_FIX,
+                    fix=DEADLOCK_FIX
+                    if lockers
+                    else FUTURE_IN_POOL_FIX
+                    if culprit is deeper
+                    else LOOP_BLOCKED_FIX
+                    if culprit is main and event_loop_under(main) is not None
+                    else WAIT_FOREVER_FIX,
                     proof=fact,
                 ),
                 Verdict.HUNG,
@@ -344,7 +351,22 @@ def _deadlock_words(
     else:
         kind = waits[main.tid] or "event"
         conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
+        loop = event_loop_under(main)
+        if loop is not None:
+            what += (
+                f" at {describe(main.user_frame)}, inside the asyncio event loop it runs ({describe(loop)}): "
+                "the loop cannot run the coroutine or callback that would set it while its own thread waits"
+            )
     return conf, what
+
+
+def event_loop_under(t: ThreadView) -> Frame | None:
+    """The asyncio event loop's frame (``run_forever``) below a thread's wait, where its stack shows the wait inside a
+    callback or a task's step the loop runs (``Handle._run``): the loop runs nothing else until it ends. None for a
+    loop idle in its own poll, or no loop."""
+    if not any(sg.at(f, "asyncio/events.py", frozenset({"_run"})) for f in t.frames):
+        return None
+    return next((f for f in t.frames if sg.at(f, "asyncio/base_events.py", frozenset({"run_forever"}))), None)
 
 
 # What ends a wait on each kind of primitive, in words ("no running thread will ...").

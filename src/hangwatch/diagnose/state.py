@@ -177,6 +177,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if wakes:
         moved = f" and made {v.delta('syscalls') or 0} read/write calls" if main and v.moved_data else ""
         return Measured("wakes", f"woke {t.wakeups} times{moved} in {v.duration_s:.1f} s")
+    polls = polls_with_timeout(v, t) if main else None
+    if polls is not None:
+        return Measured("wakes", polls)
     if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
         return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
     if t.has_stack and waits_for_work(t) and t.idle_throughout:
@@ -201,6 +204,21 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             "there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
+    """A thread asleep in a poll (``poll``, ``epoll_wait``: an event loop, a selector) with a timeout that ends
+    within the job's bounds, in words: the kernel wakes it by then at the latest, however short the window that
+    counts its wake-ups (an event loop polling every 0.5 s wakes twice in a 1-s look). None otherwise."""
+    if t is None or not t.samples or t.woke_often:
+        return None
+    last = t.last
+    if last.wait_max is None or last.state not in ("S", "D") or last.wait_max >= v.timer_bound_s:
+        return None
+    return (
+        f"waits in {last.syscall}() at {describe(t.user_frame or (t.frames[0] if t.frames else None))} with a "
+        f"timeout of {last.wait_max:g} s: the kernel wakes it by then"
+    )
 
 
 def running_state(v: ProcessView, t: ThreadView) -> Measured:
@@ -328,6 +346,9 @@ def moving(scene: Scene) -> str | None:
             return f"{v.label()} moved data"
         if v.stdout_grew or (v.role != Role.LAUNCHER and any(t.woke_often for t in v.threads if t.has_stack)):
             return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
+        polls = polls_with_timeout(v, v.main_thread) if v.role != Role.LAUNCHER else None
+        if polls is not None:
+            return f"{v.label()} {polls}"
         for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             left = t.last.wakes_in if t.samples else None  # the kernel's timer: Python or native (`sleep 20`)

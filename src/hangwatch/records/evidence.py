@@ -63,6 +63,7 @@ class ThreadSample:
     shared_futex: bool = False  # that futex is shared between processes (a multiprocessing lock or semaphore)
     wakes_in: float | None = None  # a sleep: seconds until its timer ends (the kernel's request, read at the sample)
     wait_child: int | None = None  # wait4/waitid: the pid of the one child it waits for (None: any, or no such wait)
+    wait_max: float | None = None  # a poll (poll, epoll_wait): the timeout it passed, in seconds; it wakes by then
     # Whether its stack was read with the process stopped (False: read without a stop, where a running thread may be
     # read torn, and a thread asleep in the kernel reads the same; None: not said, as in captures before this field).
     read_stopped: bool | None = None

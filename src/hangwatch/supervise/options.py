@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hangwatch.records.run import OnHang
+
 # How a value is read and checked (supervise/config.py's ``parse``):
 #   number: a float at least ``minimum`` (above it when ``strict``); count: the same, a whole number;
 #   choice: one of ``choices``; flag: a bare --flag (on/off in TOML); switch: --x/--no-x; on_off: on | off;
@@ -149,7 +151,7 @@ OPTIONS: tuple[Option, ...] = (
         "report | kill | restart | heal (a stuck or dead DataLoader worker replaced inside the job; else restart)",
         "choice",
         "report",
-        choices=("report", "kill", "restart", "heal"),
+        choices=tuple(m.value for m in OnHang),
     ),
     Option("max_restarts", RECOVERY, "Restarts allowed in one run", "count", 3),
     Option("max_heals", RECOVERY, "DataLoader workers --on-hang heal may replace in one run", "count", 3),
