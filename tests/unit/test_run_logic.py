@@ -110,6 +110,24 @@ def steps(det: StallDetector, times: list[float], strength: Strength = Strength.
         det.progress(Progress(t, i, "tqdm", strength))
 
 
+@pytest.mark.parametrize("poll", [0.25, 0.5, 1.0])
+def test_the_history_is_the_jobs_own_intervals_whatever_the_poll_rate(poll):
+    """A job beating every 0.05 s, read by rounds of 0.25, 0.5 or 1 s: each round counts the beats it saw, so the
+    median is the job's 0.05 s and 2 s of steps are enough history at any rate (at 0.5 s a round, 4 rounds gave 4
+    intervals, under the 8 a history needs, and a spin waited for --max-slow); the longest is the whole gap."""
+    det = StallDetector(CFG, started_at=0)
+    beats, at = 0, 0.0
+    det.progress(Progress(at, 0, "heartbeat", Strength.HEARTBEAT))
+    for _ in range(round(2 / poll)):
+        at += poll
+        n = round(poll / 0.05)
+        beats += n
+        det.progress(Progress(at, beats, "heartbeat", Strength.HEARTBEAT, n))
+    assert det.median_interval() == pytest.approx(0.05)
+    assert det.history_bound() is not None
+    assert det.longest == pytest.approx(poll)
+
+
 def test_startup_grace_before_first_progress():
     det = StallDetector(CFG, started_at=0)
     assert not det.check(59.9)
