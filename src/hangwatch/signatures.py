@@ -464,6 +464,29 @@ PEER_FIX = (
     "Uneven data per rank: DistributedSampler(drop_last=True) or the DDP join() context.",
     "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)), TORCH_NCCL_DUMP_ON_TIMEOUT=1.",
 )
+# A process that waits on a pipe or socket whose other end only it holds (the graph's edge to itself), by resource.
+SELF_WAIT_FIX = {
+    "pipe": (
+        "The reader holds the pipe's write end itself, so it never sees end of file: close its own copy (os.close(w) "
+        "right after fork or Popen; Popen(close_fds=True); do not pass the write end to a child that outlives the "
+        "writer).",
+    ),
+    "pipe_full": (
+        "The writer holds the read end of the pipe it fills, so with its reader gone (or never reading) the write "
+        "neither completes nor fails with EPIPE: close its own copy of the read end right after fork or Popen "
+        "(Popen(close_fds=True)).",
+        "If it is meant to read its own output, read it on another thread or let communicate() read it.",
+    ),
+    "socket": (
+        "Nothing but this process could write to the socket it waits on (an event loop's own wake-up socket): what "
+        "it awaits must come from its own code, and nothing sets it. Set the future or event on every path, "
+        "errors included, and bound the wait: asyncio.wait_for(..., timeout=...).",
+    ),
+    "socket_full": (
+        "The writer is the only reader of the socket it fills: read it on another thread or task, or bound the "
+        "write with a timeout (sock.settimeout).",
+    ),
+}
 P2P_FIX = (
     "Pair every send with a receive the peer has already posted: on a pipeline's boundary, one side receives first "
     "(even stages send then receive, odd stages receive then send).",

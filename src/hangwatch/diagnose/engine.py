@@ -26,7 +26,7 @@ from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
-from hangwatch.signatures import P2P_FIX, UNKNOWN_FIX
+from hangwatch.signatures import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +266,8 @@ def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         pids = {m for m in members if m.startswith("pid:")}
         cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
         summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
+        if len(c.hops) == 1 and c.hops[0].holder == c.waiter and c.hops[0].resource in SELF_WAIT_FIX:
+            fix = SELF_WAIT_FIX[c.hops[0].resource]  # it waits on itself: no lock order to fix
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             summary = _p2p_summary(c)
