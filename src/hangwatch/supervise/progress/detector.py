@@ -70,7 +70,7 @@ class Progress:
     step: int | None
     source: str
     strength: Strength
-    count: int = 1  # the job's own events since the previous signal of this kind (beats, steps, chunks)
+    count: int = 1  # the job's own events since the previous signal of this kind (a heartbeat's beats)
 
 
 RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
@@ -137,8 +137,8 @@ class StallDetector:
         """Record a progress signal. True if it counts (and resets the stall clock)."""
         prev = self._seen.get(p.strength)
         if prev is not None and p.at > prev:
-            # The job's own intervals, whatever the poll's rate: a poll that saw n events since the last
-            # one adds n intervals of their mean (a round every 0.5 s over 0.05-s steps still has a history).
+            # The job's own intervals, whatever the poll's rate: a poll that saw n beats since the last one
+            # adds n intervals of their mean (a round every 0.5 s over 0.05-s steps still has a history).
             # The longest stays the whole gap: it can only make the job's bound later, never sooner.
             n = max(1, min(p.count, self.cfg.history))
             self.history.setdefault(p.strength, deque(maxlen=self.cfg.history)).extend([(p.at - prev) / n] * n)

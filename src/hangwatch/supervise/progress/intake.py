@@ -59,7 +59,6 @@ class ProgressIntake:
     _parser: ProgressParser = field(init=False)
     _tail_seq: int = 0
     _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
-    _counter_step: int | None = None  # the newest counter's step (the steps a poll saw: its count)
     _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
     # Unix times (output chunks, heartbeats) onto the run loop's clock, which never steps (Clock.from_wall).
     to_clock: Callable[[float], float] = field(default=lambda t: t)
@@ -76,7 +75,6 @@ class ProgressIntake:
         for hb in self.heartbeat_dir.glob(f"*{BEAT_SUFFIX}"):
             hb.unlink(missing_ok=True)
         self._beats.clear()
-        self._counter_step = None
         self.ranks.clear()
         self.counter_total = self.trainer_total = None
 
@@ -86,8 +84,8 @@ class ProgressIntake:
         fresh = False
         seq, at, data = self.tail.snapshot()
         if seq != self._tail_seq:
-            chunks, self._tail_seq = seq - self._tail_seq, seq
-            signals.append(Progress(at, None, "output", Strength.OUTPUT, chunks))
+            self._tail_seq = seq
+            signals.append(Progress(at, None, "output", Strength.OUTPUT))
             fresh = self._fresh(data)
             try:
                 counter = self._parser.latest(data)
@@ -102,9 +100,8 @@ class ProgressIntake:
             if counter is not None:
                 if counter.total is not None:
                     self.counter_total = counter.total
-                before, self._counter_step = self._counter_step, counter.step
-                moved = counter.step - before if counter.step is not None and before is not None else 1
-                signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER, max(1, moved)))
+                # one interval a poll: a parsed counter's jump may be another bar's (samples, not steps)
+                signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER))
         phase: str | None = None
         deadline: float | None = None
         started: float | None = None
