@@ -90,7 +90,9 @@ POLL_S = 0.25
 # A job that progresses needs no more than two rounds a second: its stall clock counts in tens of seconds, the
 # kernel's stillness is read once a second, and the detector keeps the job's own intervals whatever the rate.
 REST_POLL_S = 0.5
-REST_SCAN_S = 5.0  # the job's tree walked (every pid's stat file) while it progresses; its exit walks it at once
+# The job's tree walked (every pid's stat file) while it progresses, as long as none of its processes ended (new
+# workers of a new epoch replace the last one's); its exit walks it at once.
+REST_SCAN_S = 5.0
 SCAN_EVERY_S = 2.0
 FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
@@ -452,7 +454,8 @@ class Supervisor:
         if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
             apply(self.acts, a, self.acts.heal_tick(a, now))
         self._take(a)
-        if now - a.last_scan >= (REST_SCAN_S if a.detector.state == State.PROGRESSING else SCAN_EVERY_S):
+        every = REST_SCAN_S if a.detector.state == State.PROGRESSING and not a.still.lost_one() else SCAN_EVERY_S
+        if now - a.last_scan >= every:
             a.job.scan()
             a.last_scan = now
             a.still.pids = sorted({a.job.pid, *a.job.leftovers()})  # the living tree (same pid and start time)

@@ -157,6 +157,10 @@ class Stillness:
             self.woken = (now, wakes)
         self.last, self.last_at = reading, now
 
+    def lost_one(self) -> bool:
+        """Whether a process of the tree the loop last found is gone by the newest scan (others may have started)."""
+        return self.last is not None and len(self.last.pids) < len(self.pids)
+
     def look_due(self, now: float) -> bool:
         """Whether the job has been still (for STILL_S at least: the span its threads were counted over) and its
         next look has come."""
