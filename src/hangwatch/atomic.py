@@ -11,8 +11,9 @@ from hangwatch.errors import UsageError
 
 def write_text_atomic(path: Path, text: str, durable: bool = True) -> None:
     """Write to a temporary file in the same directory, fsync, then rename over ``path``. ``durable=False``
-    leaves out the fsync: a reader still sees the old file or the new one, but a power cut may lose the newest
-    (for a file rewritten every few seconds, such as a running job's summary.json)."""
+    leaves out the fsync: a reader still sees the old file or the new one, but after a machine crash the file may be
+    the old one, or empty (some file systems): for a file rewritten every few seconds whose readers take an
+    unreadable one as missing, such as a running job's summary.json."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

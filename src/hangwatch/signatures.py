@@ -478,9 +478,9 @@ SELF_WAIT_FIX = {
         "If it is meant to read its own output, read it on another thread or let communicate() read it.",
     ),
     "socket": (
-        "Nothing but this process could write to the socket it waits on (an event loop's own wake-up socket): what "
-        "it awaits must come from its own code, and nothing sets it. Set the future or event on every path, "
-        "errors included, and bound the wait: asyncio.wait_for(..., timeout=...).",
+        "Nothing but this process could write to the socket it waits on (an event loop's own wake-up socket, for "
+        "example): what it awaits must come from its own code, and nothing sets it. Set the future or event on "
+        "every path, errors included, and bound the wait: asyncio.wait_for(..., timeout=...).",
     ),
     "socket_full": (
         "The writer is the only reader of the socket it fills: read it on another thread or task, or bound the "

@@ -128,6 +128,22 @@ def test_the_history_is_the_jobs_own_intervals_whatever_the_poll_rate(poll):
     assert det.longest == pytest.approx(poll)
 
 
+def test_a_burst_of_steps_after_a_long_pause_keeps_the_pause_as_one_interval():
+    """Steps every 0.05 s, then 60 s of evaluation, then 10 steps seen in one round: the history holds the 60 s
+    gap (less the nine usual intervals), not ten intervals of 6 s: the stall threshold still knows the pause."""
+    det = StallDetector(CFG, started_at=0)
+    det.progress(Progress(0.0, 0, "heartbeat", Strength.HEARTBEAT))
+    at, step = 0.0, 0
+    for _ in range(8):
+        at, step = at + 0.5, step + 10
+        det.progress(Progress(at, step, "heartbeat", Strength.HEARTBEAT, 10))
+    at, step = at + 60.0, step + 10
+    det.progress(Progress(at, step, "heartbeat", Strength.HEARTBEAT, 10))
+    assert max(det.intervals) == pytest.approx(60.0 - 9 * 0.05)
+    assert det.median_interval() == pytest.approx(0.05)
+    assert det.longest == pytest.approx(60.0)
+
+
 def test_startup_grace_before_first_progress():
     det = StallDetector(CFG, started_at=0)
     assert not det.check(59.9)

@@ -303,7 +303,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
                     else FUTURE_IN_POOL_FIX
                     if culprit is deeper
                     else LOOP_BLOCKED_FIX
-                    if culprit is main and event_loop_under(main) is not None
+                    if culprit is main and proof.waits_on_future(main) and event_loop_under(main) is not None
                     else WAIT_FOREVER_FIX,
                     proof=fact,
                 ),
@@ -351,7 +351,7 @@ def _deadlock_words(
     else:
         kind = waits[main.tid] or "event"
         conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
-        loop = event_loop_under(main)
+        loop = event_loop_under(main) if proof.waits_on_future(main) else None
         if loop is not None:
             what += (
                 f" at {describe(main.user_frame)}, inside the asyncio event loop it runs ({describe(loop)}): "
@@ -363,7 +363,8 @@ def _deadlock_words(
 def event_loop_under(t: ThreadView) -> Frame | None:
     """The asyncio event loop's frame (``run_forever``) below a thread's wait, where its stack shows the wait inside a
     callback or a task's step the loop runs (``Handle._run``): the loop runs nothing else until it ends. None for a
-    loop idle in its own poll, or no loop."""
+    loop idle in its own poll, or no loop. (The words say the loop would set what it waits for only of a
+    concurrent future's wait: ``run_coroutine_threadsafe`` on the loop's own thread.)"""
     if not any(sg.at(f, "asyncio/events.py", frozenset({"_run"})) for f in t.frames):
         return None
     return next((f for f in t.frames if sg.at(f, "asyncio/base_events.py", frozenset({"run_forever"}))), None)

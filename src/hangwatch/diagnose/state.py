@@ -177,13 +177,13 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if wakes:
         moved = f" and made {v.delta('syscalls') or 0} read/write calls" if main and v.moved_data else ""
         return Measured("wakes", f"woke {t.wakeups} times{moved} in {v.duration_s:.1f} s")
-    polls = polls_with_timeout(v, t) if main else None
-    if polls is not None:
-        return Measured("wakes", polls)
     if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
         return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
     if t.has_stack and waits_for_work(t) and t.idle_throughout:
         return Measured("idle", f"waits for work of its own at {describe(frame)}")
+    polls = polls_with_timeout(v, t) if main else None
+    if polls is not None:
+        return _endless(v, t) or Measured("wakes", polls)
     if t.has_stack and t.blocked:
         return Measured(
             "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)} ({t.wait_text})"
@@ -207,13 +207,21 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
 
 
 def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
-    """A thread asleep in a poll (``poll``, ``epoll_wait``: an event loop, a selector) with a timeout that ends
-    within the job's bounds, in words: the kernel wakes it by then at the latest, however short the window that
-    counts its wake-ups (an event loop polling every 0.5 s wakes twice in a 1-s look). None otherwise."""
+    """An asyncio event loop asleep in its own poll (``epoll_wait``, ``poll``) with a timeout that ends within the
+    job's bounds, in words: the loop has a timer of its own to run by then (a task's ``asyncio.sleep``, a periodic
+    callback), however short the window that counts its wake-ups (a loop polling every 0.5 s wakes twice in a 1-s
+    look). None otherwise: a timeout alone proves a wake-up, not that the wait ends (a queue's ``get(timeout=5)``
+    in a retry loop, a DataLoader's own wait for a batch, polls with one), so only the loop's own poll counts."""
     if t is None or not t.samples or t.woke_often:
         return None
     last = t.last
     if last.wait_max is None or last.state not in ("S", "D") or last.wait_max >= v.timer_bound_s:
+        return None
+    if (
+        not t.frames
+        or not sg.at(t.frames[0], "selectors.py")
+        or not any(sg.at(f, "asyncio/base_events.py", frozenset({"_run_once"})) for f in t.frames[:3])
+    ):
         return None
     return (
         f"waits in {last.syscall}() at {describe(t.user_frame or (t.frames[0] if t.frames else None))} with a "

@@ -73,7 +73,7 @@ class JobTracker:
         now_alive: set[int] = set()
         new: list[Seen] = []
         for m in proc.job_members(self.root, self.session):
-            st = m.stat
+            st = m.stat or proc.read_stat(proc.PROC / str(m.pid) / "stat")
             if st is not None and m.pid == self.root and self.session is None:
                 self.session = st.sid  # a zombie root still says its session
             if st is None or st.state == "Z":

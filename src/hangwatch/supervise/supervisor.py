@@ -91,7 +91,8 @@ POLL_S = 0.25
 # kernel's stillness is read once a second, and the detector keeps the job's own intervals whatever the rate.
 REST_POLL_S = 0.5
 # The job's tree walked (every pid's stat file) while it progresses, as long as none of its processes ended (new
-# workers of a new epoch replace the last one's); its exit walks it at once.
+# workers of a new epoch replace the last one's) and the kernel's view does not find it quiet (a look may follow:
+# the tree it looks at must be the one that is there); its exit walks it at once.
 REST_SCAN_S = 5.0
 SCAN_EVERY_S = 2.0
 FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
@@ -266,6 +267,13 @@ class Supervisor:
         self._watchdog_stop.set()  # after the jobs are ended: a teardown that sticks is still written down
         watchdog.join(timeout=2)
         ctx.output.flush()
+        try:
+            self._records_closed(ctx)
+        finally:
+            ctx.output.close()
+
+    def _records_closed(self, ctx: RunContext) -> None:
+        """The run's last records: the exit event and what it says, the final summary, the page."""
         ctx.notifier.flush()
         self.node_rounds.close()
         st = ctx.exit_status
@@ -291,7 +299,6 @@ class Supervisor:
         self.capturer.close()
         if ctx.ledger.incidents or len(ctx.attempts) > 1 or ctx.clock.now() - ctx.ledger.started_at >= PAGE_AFTER_S:
             self.books.write_page()
-        ctx.output.close()
 
     def _run_attempts(self) -> int:
         ctx = self.ctx
@@ -454,7 +461,8 @@ class Supervisor:
         if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
             apply(self.acts, a, self.acts.heal_tick(a, now))
         self._take(a)
-        every = REST_SCAN_S if a.detector.state == State.PROGRESSING and not a.still.lost_one() else SCAN_EVERY_S
+        quiet = a.still.woken is not None or a.still.lost_one()  # the tree may have changed under a still reading
+        every = REST_SCAN_S if a.detector.state == State.PROGRESSING and not quiet else SCAN_EVERY_S
         if now - a.last_scan >= every:
             a.job.scan()
             a.last_scan = now
@@ -470,7 +478,6 @@ class Supervisor:
         """This round's progress signals and phase, and the checkpoints read a round ago."""
         take_progress(self.ctx, self.tracker, a, self.intake.poll())
         self.tracker.take_checkpoints(a)
-        self.ctx.output.flush()  # what the pumps wrote since the last round, into output.log
 
     # --- state handlers ---------------------------------------------------------------------------------
     def _on_waiting(self, a: Attempt, now: float) -> Outcome:

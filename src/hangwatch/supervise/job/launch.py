@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import logging
 import os
 import pty
+import select
 import struct
 import subprocess
 import sys
@@ -26,6 +28,8 @@ from typing import BinaryIO
 
 from hangwatch.capture.proc import SUPERVISOR_ENV
 from hangwatch.records.layout import OUTPUT_BUFFER
+
+log = logging.getLogger(__name__)
 
 READ_SIZE = 256 * 1024
 FLUSH_EVERY_S = 0.5  # a pump's write reaches output.log at most this long after the one before
@@ -84,11 +88,13 @@ class OutputLog:
     byte for byte. ``written`` counts every byte of the run, rotated or not: an attempt's output starts
     at a ``written`` offset, and ``tail`` reads from there across the files.
 
-    The file is buffered (``OUTPUT_BUFFER``): a pump's write reaches the file at most ``FLUSH_EVERY_S`` after
-    the one before it, each round of the run loop flushes it, and so does every read of the tail: a job's
-    chatter costs a write a round instead of one per chunk (bench/soak.py), and a reader of output.log sees
-    its bytes within a round. Only hangwatch itself killed by SIGKILL loses the last round's bytes from the
-    file (never from the terminal, which gets each chunk as it comes)."""
+    The file is buffered (``OUTPUT_BUFFER``): the pumps flush it at most ``FLUSH_EVERY_S`` after a write, whether
+    more output comes or not (a pump waits for the job's next bytes that long at most while some are unwritten),
+    and so does every read of the tail: a job's chatter costs a file write every half second instead of one per
+    chunk (bench/soak.py), and the run loop never waits on the file. Only hangwatch itself killed by SIGKILL loses
+    the last half second's bytes from the file (never from the terminal, which gets each chunk as it comes). A file
+    that cannot be written (a full disk) is said once in hangwatch's log and left alone: the job's output still
+    reaches the terminal and the progress reader."""
 
     file: BinaryIO
     path: Path | None = None  # output.log (needed to rotate and to read the tail)
@@ -99,6 +105,8 @@ class OutputLog:
     rotations: int = 0
     _size: int = 0  # bytes in the current output.log
     _flushed_at: float = 0.0  # time.monotonic() of the newest flush
+    unwritten: bool = False  # bytes in the buffer, not yet in the file
+    failed: str | None = None  # why the file could not be written (then it is not written again)
 
     def __post_init__(self) -> None:
         try:
@@ -110,17 +118,35 @@ class OutputLog:
     def write(self, data: bytes) -> None:
         """Append a chunk, whole (then rotate, if the file is full)."""
         with self.lock:
-            self.file.write(data)
             self.written += len(data)
             self._size += len(data)
-            if self.max_size is not None and self.path is not None and self._size >= self.max_size:
-                self._rotate(self.path)
-            elif time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
-                self._flush()
+            if self.failed is not None:
+                return
+            try:
+                self.file.write(data)
+                self.unwritten = True
+                if self.max_size is not None and self.path is not None and self._size >= self.max_size:
+                    self._rotate(self.path)
+                elif time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
+                    self._flush()
+            except OSError as e:  # a full disk, a quota: the output still reaches the terminal
+                self._fail(e)
+
+    def _fail(self, e: OSError) -> None:
+        self.failed = f"{type(e).__name__}: {e}"
+        log.warning("output.log cannot be written (%s); the job's output still reaches the terminal", self.failed)
 
     def _flush(self) -> None:
-        self.file.flush()
-        self._flushed_at = time.monotonic()
+        if self.failed is None:
+            try:
+                self.file.flush()
+            except OSError as e:
+                self._fail(e)
+        self._flushed_at, self.unwritten = time.monotonic(), False
+
+    def flush_due(self) -> float | None:
+        """Seconds until the buffer is due in the file (0: now); None when nothing waits in it."""
+        return max(0.0, self._flushed_at + FLUSH_EVERY_S - time.monotonic()) if self.unwritten else None
 
     def _rotate(self, path: Path) -> None:
         self.file.close()
@@ -175,9 +201,12 @@ class OutputLog:
             self._flush()
 
     def close(self) -> None:
-        """Close the current file."""
+        """Close the current file (what its buffer holds written first, where it can be)."""
         with self.lock:
-            self.file.close()
+            try:
+                self.file.close()
+            except OSError as e:
+                self._fail(e)
 
 
 class Pump(threading.Thread):
@@ -199,10 +228,17 @@ class Pump(threading.Thread):
         self.closed = False  # the job closed its end (read to EOF)
 
     def run(self) -> None:
-        """Read until the job closes its end."""
+        """Read until the job closes its end; while bytes wait in output.log's buffer, wait for the job's next ones
+        only until they are due in the file."""
+        poller = select.poll()
+        poller.register(self.src_fd, select.POLLIN)
         try:
             while True:
+                due = self.log.flush_due()
                 try:
+                    if due is not None and not poller.poll(due * 1000):
+                        self.log.flush()
+                        continue
                     data = os.read(self.src_fd, READ_SIZE)
                 except InterruptedError:
                     continue

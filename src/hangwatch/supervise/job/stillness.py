@@ -158,7 +158,8 @@ class Stillness:
         self.last, self.last_at = reading, now
 
     def lost_one(self) -> bool:
-        """Whether a process of the tree the loop last found is gone by the newest scan (others may have started)."""
+        """Whether the newest scan found fewer of the tree's processes alive than the loop's last walk listed (one
+        ended; for a moment after a walk that found new ones, too)."""
         return self.last is not None and len(self.last.pids) < len(self.pids)
 
     def look_due(self, now: float) -> bool:

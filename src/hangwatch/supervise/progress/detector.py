@@ -101,6 +101,11 @@ def step_rate(intervals: Iterable[float], points: Iterable[tuple[float, int]] = 
     return len(recent) / total if recent and total > 0 else None
 
 
+def _median(xs: Iterable[float]) -> float:
+    s = sorted(xs)
+    return s[len(s) // 2]
+
+
 class StallDetector:
     """Decides when a job is suspect; pure, driven by progress signals and the caller's clock."""
 
@@ -137,11 +142,16 @@ class StallDetector:
         """Record a progress signal. True if it counts (and resets the stall clock)."""
         prev = self._seen.get(p.strength)
         if prev is not None and p.at > prev:
-            # The job's own intervals, whatever the poll's rate: a poll that saw n beats since the last one
-            # adds n intervals of their mean (a round every 0.5 s over 0.05-s steps still has a history).
-            # The longest stays the whole gap: it can only make the job's bound later, never sooner.
-            n = max(1, min(p.count, self.cfg.history))
-            self.history.setdefault(p.strength, deque(maxlen=self.cfg.history)).extend([(p.at - prev) / n] * n)
+            # The job's own intervals, whatever the poll's rate: a poll that saw n steps since the last one adds
+            # n intervals (a round every 0.5 s over 0.05-s steps still has a history): n - 1 of the job's usual
+            # interval (the median so far, at most the mean), and the rest of the gap first, so that a burst of
+            # steps after a long evaluation keeps that long interval. The longest is always the whole gap.
+            history = self.history.setdefault(p.strength, deque(maxlen=self.cfg.history))
+            gap, n = p.at - prev, max(1, p.count)
+            usual = _median(history) if len(history) >= self.cfg.min_history else None
+            each = gap / n if usual is None else min(usual, gap / n)
+            history.append(gap - (n - 1) * each)
+            history.extend([each] * (n - 1))
             if p.strength >= self.strength:
                 self.longest = max(self.longest, p.at - prev)
         self._seen[p.strength] = max(p.at, prev or p.at)
@@ -211,8 +221,7 @@ class StallDetector:
         """The median of recent progress intervals, once there are enough of them to say."""
         if len(self.intervals) < self.cfg.min_history:
             return None
-        xs = sorted(self.intervals)
-        return xs[len(xs) // 2]
+        return _median(self.intervals)
 
     def phase_bound(self) -> HistoryBound | None:
         """A phase seen before is hung after phase_factor x its longest earlier run without progress

@@ -20,7 +20,7 @@ from hangwatch.supervise.progress.counters import (
     parse_record,
 )
 from hangwatch.supervise.progress.detector import Progress, Strength
-from hangwatch.supervise.progress.heartbeat import read_heartbeats
+from hangwatch.supervise.progress.heartbeat import Heartbeat, read_heartbeats
 
 log = logging.getLogger(__name__)
 RECENT_RECORDS = 64
@@ -46,6 +46,20 @@ class Intake:
     fresh_output: bool = False  # a record not seen recently (times, rates and losses masked): visible movement
 
 
+MAX_EVENTS = 64  # of one heartbeat signal: a poll never stands for more of the job's steps than this
+
+
+def _events(hb: Heartbeat, beats_seen: int | None, step_seen: int | None) -> int:
+    """The job's steps since the last poll that read this process's slot: its step's advance, else its beats'
+    (a phase's enter and leave beat too: steps say it better); one for a process seen for the first time (its
+    earlier beats are no interval of this run's)."""
+    if hb.step is not None and step_seen is not None and hb.step > step_seen:
+        return min(MAX_EVENTS, hb.step - step_seen)
+    if hb.step is None and beats_seen is not None and hb.count > beats_seen:
+        return min(MAX_EVENTS, hb.count - beats_seen)
+    return 1
+
+
 @dataclass
 class ProgressIntake:
     """Reads the output tail (filled by the pump threads) and the heartbeat slots."""
@@ -59,6 +73,7 @@ class ProgressIntake:
     _parser: ProgressParser = field(init=False)
     _tail_seq: int = 0
     _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
+    _steps: dict[int, int] = field(default_factory=dict)  # pid -> the step its newest beat said
     _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
     # Unix times (output chunks, heartbeats) onto the run loop's clock, which never steps (Clock.from_wall).
     to_clock: Callable[[float], float] = field(default=lambda t: t)
@@ -75,6 +90,7 @@ class ProgressIntake:
         for hb in self.heartbeat_dir.glob(f"*{BEAT_SUFFIX}"):
             hb.unlink(missing_ok=True)
         self._beats.clear()
+        self._steps.clear()
         self.ranks.clear()
         self.counter_total = self.trainer_total = None
 
@@ -107,14 +123,14 @@ class ProgressIntake:
         started: float | None = None
         beats: list[Progress] = []
         for hb in (h.on_clock(self.to_clock) for h in read_heartbeats(self.heartbeat_dir)):
-            seen = self._beats.get(hb.pid)
+            seen, step_seen = self._beats.get(hb.pid), self._steps.get(hb.pid)
             if hb.count != (seen or 0):
                 self._beats[hb.pid] = hb.count
+                if hb.step is not None:
+                    self._steps[hb.pid] = hb.step
                 if hb.rank is not None:
                     self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
-                # beats since the last poll (a process seen for the first time: one; its earlier ones are no interval)
-                n = hb.count - seen if seen is not None and hb.count > seen else 1
-                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT, n))
+                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT, _events(hb, seen, step_seen)))
             if hb.total is not None and hb.step is not None:
                 self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
             if hb.phase is not None:
