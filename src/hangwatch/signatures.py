@@ -364,6 +364,12 @@ WAIT_FOREVER_FIX = (
     "Use timeouts: Event.wait(timeout=...), Queue.get(timeout=...), Thread.join(timeout=...), so a wait "
     "that can never end raises.",
 )
+REENTERED_LOCK_FIX = (
+    "A thread takes a lock it already holds, and a threading.Lock is not re-entrant: do not take it in code that can "
+    "run inside the locked block (a signal handler, a __del__, a logging handler, a callback). There, set a flag "
+    "and act on it once the block is left (or call loop.call_soon_threadsafe).",
+    "Or make the lock a threading.RLock, if taking it again on the same thread is safe for the data it guards.",
+)
 LOOP_BLOCKED_FIX = (
     "Do not block the event loop's own thread on a result the loop must produce: in a coroutine, `await` it "
     "(`await asyncio.wrap_future(fut)` for a concurrent future); call `run_coroutine_threadsafe(...).result()` only "

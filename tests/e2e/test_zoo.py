@@ -96,6 +96,7 @@ GRAPH = [
     "child_python_c_loop",
     "like_child_python_c_bounded_loop",
     "sigterm_handler_sets_mp_event",
+    "signal_handler_reenters_held_lock",
     "like_sigterm_handler_sets_flag",
     "flock_cycle_two_processes",
     "like_flock_same_order",

@@ -21,6 +21,7 @@ from hangwatch.signatures import (
     DEADLOCK_FIX,
     FUTURE_IN_POOL_FIX,
     LOOP_BLOCKED_FIX,
+    REENTERED_LOCK_FIX,
     WAIT_FOREVER_FIX,
 )
 
@@ -298,7 +299,9 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
                     summary=f"{v.label()} is deadlocked: {what}.",
                     where=v.where(culprit, frame),
                     evidence=tuple(ev),
-                    fix=DEADLOCK_FIX
+                    fix=REENTERED_LOCK_FIX
+                    if len(lockers) == 1 and reentered(lockers[0]) is not None
+                    else DEADLOCK_FIX
                     if lockers
                     else FUTURE_IN_POOL_FIX
                     if culprit is deeper
@@ -329,6 +332,14 @@ def _deadlock_words(
         conf, what = 0.85, f"{len(lockers)} threads wait for locks, and no running thread will release them"
     elif lockers and waits[main.tid] == "join":
         conf, what = 0.85, "the main thread joins a thread that waits for a lock nobody releases"
+    elif lockers and (again := reentered(lockers[0])) is not None:
+        t, name = lockers[0], _lock_name(lockers[0].user_frame.code if lockers[0].user_frame else None)
+        conf, what = (
+            0.85,
+            f"thread '{t.name}' waits for {name} at {describe(t.user_frame)}, which it holds itself: "
+            f"{describe(again)}, further down its own stack, took it and has not let it go; a lock that is not "
+            "re-entrant, taken twice by one thread, never comes free",
+        )
     elif lockers:
         conf, what = 0.75, "a thread waits for a lock that no running thread will release"
     elif deeper is not None:
@@ -374,6 +385,18 @@ def event_loop_under(t: ThreadView) -> Frame | None:
 RELEASED_BY = {"event": "set", "queue": "put to", "barrier": "reach (a party that never arrives)", "join": "end"}
 
 
+def reentered(t: ThreadView) -> Frame | None:
+    """The older frame of ``t``'s own stack that holds the lock ``t`` waits for (a ``with`` block or an
+    ``acquire()`` around its line), or None: a signal handler, a ``__del__``, a logging handler or a callback that
+    takes a lock the code it interrupted holds."""
+    frame = t.user_frame
+    name = _lock_name(frame.code if frame is not None else None)
+    if frame is None or name is None or frame not in t.frames:
+        return None
+    older = t.frames[t.frames.index(frame) + 1 :]
+    return next((f for f in older if name in {h.rstrip("()") for h in f.holds}), None)
+
+
 def _lock_cycle(lockers: list[ThreadView]) -> str | None:
     """The lock cycle the frames show, in words (``'A' waits for a, held by 'B'; ...``), or None: each thread's
     waited lock (the name on its blocking line) is held by another of them (a ``with`` block or an ``acquire()``
@@ -394,8 +417,9 @@ def _lock_cycle(lockers: list[ThreadView]) -> str | None:
 
 
 def _lock_name(code: str | None) -> str | None:
-    """The lock a blocking line takes: ``with a:`` or ``with self.a, b:`` -> its first name; ``a.acquire()``."""
-    text = (code or "").strip()
+    """The lock a blocking line takes: ``with a:`` or ``with self.a, b:`` -> its first name; ``a.acquire()`` (a
+    comment on the line left out)."""
+    text = (code or "").split("#", 1)[0].strip()
     if text.startswith("with "):
         return text[5:].split(",")[0].split(" as ")[0].rstrip(":").strip() or None
     if ".acquire(" in text:
