@@ -47,7 +47,7 @@ FILES: tuple[tuple[str, str], ...] = (
     (
         OUTPUT_LOG,
         "the job's stdout and stderr, byte for byte, every attempt appended (rotated as output.log.1 ... "
-        "with --log-max-size); written within half a second of the job's write (the terminal gets it at once)",
+        "with --log-max-size); in the file a second or so after the job wrote it (the terminal gets it at once)",
     ),
     (
         EVENTS,

@@ -396,9 +396,11 @@ class Supervisor:
     # --- one attempt: the loop and its step ------------------------------------------------------------
     def _watchdog(self) -> None:
         """The loop's own liveness: a round that does not finish within WATCHDOG_S is written down
-        (once per stall), with what the loop was doing; the loop itself bounds and abandons captures."""
+        (once per stall), with what the loop was doing; the loop itself bounds and abandons captures. Each second it
+        also puts what a quiet job left in output.log's buffer into the file (never the loop's nor a pump's wait)."""
         reported_for = 0.0
         while not self._watchdog_stop.wait(min(1.0, WATCHDOG_S / 2)):
+            self.ctx.output.flush_if_due()  # a quiet job's last bytes, into output.log (never the loop's wait)
             since = time.monotonic() - self._round_at
             if since >= WATCHDOG_S and reported_for != self._round_at:
                 reported_for = self._round_at

@@ -14,7 +14,6 @@ import fcntl
 import logging
 import os
 import pty
-import select
 import struct
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from hangwatch.records.layout import OUTPUT_BUFFER
 log = logging.getLogger(__name__)
 
 READ_SIZE = 256 * 1024
-FLUSH_EVERY_S = 0.5  # a pump's write reaches output.log at most this long after the one before
+FLUSH_EVERY_S = 0.5  # output.log's buffer is flushed by the first write (or watchdog round) this long after the last
 EXEC_SHIM = Path(__file__).resolve().parents[2] / "_exec.py"  # hangwatch/_exec.py
 
 OnChunk = Callable[[bytes, float], None]
@@ -88,13 +87,13 @@ class OutputLog:
     byte for byte. ``written`` counts every byte of the run, rotated or not: an attempt's output starts
     at a ``written`` offset, and ``tail`` reads from there across the files.
 
-    The file is buffered (``OUTPUT_BUFFER``): the pumps flush it at most ``FLUSH_EVERY_S`` after a write, whether
-    more output comes or not (a pump waits for the job's next bytes that long at most while some are unwritten),
-    and so does every read of the tail: a job's chatter costs a file write every half second instead of one per
-    chunk (bench/soak.py), and the run loop never waits on the file. Only hangwatch itself killed by SIGKILL loses
-    the last half second's bytes from the file (never from the terminal, which gets each chunk as it comes). A file
-    that cannot be written (a full disk) is said once in hangwatch's log and left alone: the job's output still
-    reaches the terminal and the progress reader."""
+    The file is buffered (``OUTPUT_BUFFER``): a pump's write flushes it once ``FLUSH_EVERY_S`` passed since the last
+    flush, the run's watchdog thread flushes what a quiet job left in it (``flush_if_due``, every second), and so
+    does every read of the tail: a job's chatter costs a file write every half second instead of one per chunk
+    (bench/soak.py), and neither the run loop nor a pump's read waits on the file. Only hangwatch itself killed by
+    SIGKILL loses the last second's bytes from the file (never from the terminal, which gets each chunk as it
+    comes). A file that cannot be written (a full disk) is said once in hangwatch's log and left alone: the job's
+    output still reaches the terminal and the progress reader."""
 
     file: BinaryIO
     path: Path | None = None  # output.log (needed to rotate and to read the tail)
@@ -144,9 +143,12 @@ class OutputLog:
                 self._fail(e)
         self._flushed_at, self.unwritten = time.monotonic(), False
 
-    def flush_due(self) -> float | None:
-        """Seconds until the buffer is due in the file (0: now); None when nothing waits in it."""
-        return max(0.0, self._flushed_at + FLUSH_EVERY_S - time.monotonic()) if self.unwritten else None
+    def flush_if_due(self) -> None:
+        """Flush what waits in the buffer once ``FLUSH_EVERY_S`` passed since the last flush (a quiet job's last
+        bytes; a busy job's pumps flush as they write)."""
+        if self.unwritten and time.monotonic() - self._flushed_at >= FLUSH_EVERY_S:
+            with self.lock:
+                self._flush()
 
     def _rotate(self, path: Path) -> None:
         self.file.close()
@@ -228,17 +230,10 @@ class Pump(threading.Thread):
         self.closed = False  # the job closed its end (read to EOF)
 
     def run(self) -> None:
-        """Read until the job closes its end; while bytes wait in output.log's buffer, wait for the job's next ones
-        only until they are due in the file."""
-        poller = select.poll()
-        poller.register(self.src_fd, select.POLLIN)
+        """Read until the job closes its end."""
         try:
             while True:
-                due = self.log.flush_due()
                 try:
-                    if due is not None and not poller.poll(due * 1000):
-                        self.log.flush()
-                        continue
                     data = os.read(self.src_fd, READ_SIZE)
                 except InterruptedError:
                     continue
