@@ -87,8 +87,9 @@ log = logging.getLogger(__name__)
 
 PAUSE_GAP_S = 5.0  # a round's wait that took this much longer: the loop was paused, not slow
 POLL_S = 0.25
-# A job that progresses needs no more than two rounds a second: its stall clock counts in tens of seconds, the
-# kernel's stillness is read once a second, and the detector keeps the job's own intervals whatever the rate.
+# A job that progresses, with a history of its steps, needs no more than two rounds a second (``_at_rest``): its
+# stall clock counts in tens of seconds, the kernel's stillness is read once a second, and the detector keeps its
+# heartbeats' intervals whatever the rate.
 REST_POLL_S = 0.5
 # The job's tree walked (every pid's stat file) while it progresses, as long as none of its processes ended (new
 # workers of a new epoch replace the last one's) and the kernel's view does not find it quiet (a look may follow:
@@ -173,6 +174,13 @@ def apply(acts: IncidentHandler, a: Attempt, outcome: Outcome) -> AttemptEnd | N
     if report is not None:
         acts.report(report.judgement, report.when)
     return None
+
+
+def _at_rest(a: Attempt) -> bool:
+    """The job progresses and its detector has a history of its steps: two rounds a second are enough. Until it has
+    one, four: a parsed counter counts one interval a round, and a job that spins after 2 s of steps must have a
+    history to be bounded by."""
+    return a.detector.state == State.PROGRESSING and len(a.detector.intervals) >= a.detector.cfg.min_history
 
 
 class Supervisor:
@@ -429,7 +437,7 @@ class Supervisor:
                 end = None
             if end is not None:
                 return end
-            before, rest = self.clock.now(), REST_POLL_S if a.detector.state == State.PROGRESSING else POLL_S
+            before, rest = self.clock.now(), REST_POLL_S if _at_rest(a) else POLL_S
             self.clock.wait(self.ctx.wake, rest)
             gap = self.clock.now() - before - rest
             if gap >= PAUSE_GAP_S:
