@@ -265,7 +265,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             else None
         )
         cycle = _lock_cycle(lockers)
-        conf, what = _deadlock_words(main, blocked, lockers, waits, deeper, joined, cycle)
+        conf, what, fix = _deadlock_words(main, blocked, lockers, waits, deeper, joined, cycle)
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
         frame = culprit.user_frame
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
@@ -299,15 +299,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
                     summary=f"{v.label()} is deadlocked: {what}.",
                     where=v.where(culprit, frame),
                     evidence=tuple(ev),
-                    fix=REENTERED_LOCK_FIX
-                    if len(lockers) == 1 and reentered(lockers[0]) is not None
-                    else DEADLOCK_FIX
-                    if lockers
-                    else FUTURE_IN_POOL_FIX
-                    if culprit is deeper
-                    else LOOP_BLOCKED_FIX
-                    if culprit is main and proof.waits_on_future(main) and event_loop_under(main) is not None
-                    else WAIT_FOREVER_FIX,
+                    fix=fix,
                     proof=fact,
                 ),
                 Verdict.HUNG,
@@ -324,8 +316,9 @@ def _deadlock_words(
     deeper: ThreadView | None,
     joined: ThreadView | None,
     cycle: str | None,
-) -> tuple[float, str]:
-    """How sure, and what the deadlock is in words: only what the threads' frames show."""
+) -> tuple[float, str, tuple[str, ...]]:
+    """How sure, what the deadlock is in words (only what the threads' frames show), and its fix."""
+    fix = DEADLOCK_FIX if lockers else FUTURE_IN_POOL_FIX if deeper is not None else WAIT_FOREVER_FIX
     if len(lockers) >= 2 and cycle:
         conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds ({cycle})"
     elif len(lockers) >= 2:
@@ -340,6 +333,7 @@ def _deadlock_words(
             f"{describe(again)}, further down its own stack, took it and has not let it go; a lock that is not "
             "re-entrant, taken twice by one thread, never comes free",
         )
+        fix = REENTERED_LOCK_FIX
     elif lockers:
         conf, what = 0.75, "a thread waits for a lock that no running thread will release"
     elif deeper is not None:
@@ -368,7 +362,8 @@ def _deadlock_words(
                 f" at {describe(main.user_frame)}, inside the asyncio event loop it runs ({describe(loop)}): "
                 "the loop cannot run the coroutine or callback that would set it while its own thread waits"
             )
-    return conf, what
+            fix = LOOP_BLOCKED_FIX
+    return conf, what, fix
 
 
 def event_loop_under(t: ThreadView) -> Frame | None:
