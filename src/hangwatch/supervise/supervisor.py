@@ -437,7 +437,9 @@ class Supervisor:
                 end = None
             if end is not None:
                 return end
-            before, rest = self.clock.now(), REST_POLL_S if _at_rest(a) else POLL_S
+            # a node of a multi-node run keeps four rounds a second: the others gather its news at that pace
+            at_rest = _at_rest(a) and self.cfg.topology is None
+            before, rest = self.clock.now(), REST_POLL_S if at_rest else POLL_S
             self.clock.wait(self.ctx.wake, rest)
             gap = self.clock.now() - before - rest
             if gap >= PAUSE_GAP_S:
