@@ -224,7 +224,10 @@ LOADER_INDICES = 64  # the first indices of a batch kept (int64 each); the count
 LOADER_SLOT_SIZE = LOADER_SLOT.size + 8 * LOADER_INDICES
 LOADER_SUFFIX = ".dl"
 LOADER_FLAGS_AT, LOADER_HEALABLE = 12, 1  # the header's fourth field: flags; 1: this iterator's workers can be healed
-_INDEX_FORMATS = [f"<{n}q" for n in range(LOADER_INDICES + 1)]
+# A slot and its first n indices in one pack (the same bytes as the slot, then n int64s): a write is two packs, the
+# slot with its odd sequence number, then the even one (bench/samples.py: the record runs at every batch).
+_SLOT_WITH = [struct.Struct(f"{LOADER_SLOT.format}{n}q") for n in range(LOADER_INDICES + 1)]
+_SEQ = struct.Struct("<Q")
 
 
 class _LoaderTasks:
@@ -261,7 +264,8 @@ class _LoaderTasks:
         off = LOADER_HEADER.size + w * LOADER_SLOT_SIZE
         q = self.queues[w]
         batch, index, sent = q[0] if q else (-1, None, 0.0)
-        if type(index) is list or type(index) is tuple:
+        kind = type(index)
+        if kind is list or kind is tuple:
             ints = index
         elif index is None:
             ints = []
@@ -272,15 +276,17 @@ class _LoaderTasks:
             ints = list(index)
         else:
             ints = [index]
-        kept = ints[:LOADER_INDICES]
+        n = len(ints)
+        kept = ints if n <= LOADER_INDICES else ints[:LOADER_INDICES]
         seq = self.seq[w] + 1  # odd: being written
-        LOADER_SLOT.pack_into(self.mm, off, seq, self.pids[w], len(ints), batch, sent, since or sent, len(kept))
         try:
-            struct.pack_into(_INDEX_FORMATS[len(kept)], self.mm, off + LOADER_SLOT.size, *kept)
+            _SLOT_WITH[len(kept)].pack_into(
+                self.mm, off, seq, self.pids[w], n, batch, sent, since or sent, len(kept), *kept
+            )
         except (struct.error, TypeError):  # not sample numbers (keys of a custom sampler): only their count is kept
-            struct.pack_into("<I", self.mm, off + LOADER_SLOT.size - 8, 0)
+            LOADER_SLOT.pack_into(self.mm, off, seq, self.pids[w], n, batch, sent, since or sent, 0)
         self.seq[w] = seq + 1  # even: whole
-        struct.pack_into("<Q", self.mm, off, seq + 1)
+        _SEQ.pack_into(self.mm, off, seq + 1)
 
     def begin_reset(self) -> None:
         """A new epoch of the same iterator (persistent workers) starts: torch first waits for the batches the
@@ -307,10 +313,14 @@ class _LoaderTasks:
     def received(self, batch: int, w: int) -> None:
         """Batch ``batch`` came back from worker ``w``: it now works on its next one, since now."""
         q = self.queues[w]
-        for i in range(self.stale_by[w], len(q)):
-            if q[i][0] == batch:
-                del q[i]
-                break
+        stale = self.stale_by[w]
+        if not stale and q and q[0][0] == batch:  # the usual case: a worker returns its batches in order
+            del q[0]
+        else:
+            for i in range(stale, len(q)):
+                if q[i][0] == batch:
+                    del q[i]
+                    break
         self._write(w, time.time())
 
     def done(self, w: int) -> None:
@@ -895,7 +905,8 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
     @functools.wraps(original)
     def __next__(self: Any) -> Any:
         try:
-            if self not in _ITERATORS:
+            if "_hangwatch_seen" not in self.__dict__:  # once an iterator (a WeakSet's test costs a weak reference)
+                self.__dict__["_hangwatch_seen"] = True
                 _ITERATORS.add(self)
                 _RECENT_WORKERS.append(list(getattr(self, "_workers", ())))
         except Exception:  # noqa: BLE001, S110 - an iterator that cannot be weakly referenced goes unrecorded
