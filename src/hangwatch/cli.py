@@ -22,6 +22,7 @@ from hangwatch.errors import HangwatchError  # noqa: E402
 COMMANDS = {
     "inspect": ("hangwatch.commands.inspect", "inspect"),
     "run": ("hangwatch.commands.run", "run"),
+    "attach": ("hangwatch.commands.attach", "attach"),
     "report": ("hangwatch.commands.report", "report"),
     "ls": ("hangwatch.commands.ls", "ls"),
     "watch": ("hangwatch.commands.watch", "watch"),

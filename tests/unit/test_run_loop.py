@@ -82,6 +82,7 @@ class ScriptedJob:
     printed: int = 0
     code: int | None = None
     signals: list[int] = field(default_factory=list)
+    owned: bool = True
 
     def poll(self) -> int | None:
         while self.code is None and self.printed < self.steps and self.clock.t - self.started >= self.printed + 1:

@@ -265,6 +265,7 @@ class _LoaderTasks:
         q = self.queues[w]
         batch, index, sent = q[0] if q else (-1, None, 0.0)
         kind = type(index)
+        ints: Any
         if kind is list or kind is tuple:
             ints = index
         elif index is None:

@@ -428,7 +428,7 @@ def job_members(root: int, session: int | None = None) -> list[JobMember]:
         if rst is None:
             same_group, same_session = False, sid == session and session == root
         else:
-            same_group = pgid == rst[1] and rst[1] != 1
+            same_group = pgid == rst[1] == root  # the root leads its group (`run`'s jobs do; one attached to may not)
             same_session = sid == rst[2] and rst[2] == root
         if same_group or same_session:
             members.append(JobMember(pid, orphan=True, stat=parse_stat(raws[pid])))

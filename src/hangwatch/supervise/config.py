@@ -288,15 +288,19 @@ def parse(o: Option, raw: Any) -> Any:
     return str(raw)  # text
 
 
-def build_config(argv: list[str], options: dict[str, Any], config_path: str | None, use_pty: bool) -> RunConfig:
-    """Merge flags (non-None in ``options``) over the TOML file over the defaults; validate; no side effects."""
+def build_config(
+    argv: list[str], options: dict[str, Any], config_path: str | None, use_pty: bool, attached: bool = False
+) -> RunConfig:
+    """Merge flags (non-None in ``options``) over the TOML file over the defaults; validate; no side effects.
+    ``attached``: ``argv`` is the command line of a job already running (`attach`): not run, not read for nodes."""
     toml = load_toml(config_path)
 
     def pick(name: str) -> Any:
         v = options.get(name)
         return v if v not in (None, ()) else toml.get(name, DEFAULTS[name])
 
-    _check_command(argv)
+    if not attached:
+        _check_command(argv)
     values = {o.name: parse(o, pick(o.name)) for o in OPTIONS if o.field and o.kind != "custom"}
     if values["budget"] is not None and values["cost_per_hour"] is None:
         raise UsageError("--budget needs a price to project the cost", "Pass --cost-per-hour too")
@@ -324,7 +328,7 @@ def build_config(argv: list[str], options: dict[str, Any], config_path: str | No
         remedies=_remedy_ladders(toml.get("remedies")),
         remedy_rates=_remedy_rates(toml.get("remedy_rates")),
         use_pty=use_pty,
-        topology=_topology(argv, options),
+        topology=None if attached else _topology(argv, options),
     )
 
 

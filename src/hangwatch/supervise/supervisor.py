@@ -267,7 +267,7 @@ class Supervisor:
         ctx = self.ctx
         ctx.status.clear()  # the terminal is the shell's again
         for a in ctx.attempts:
-            if a.job.poll() is None:  # never leave the job running unseen
+            if a.job.poll() is None and a.job.owned:  # never leave a job we started running unseen
                 ctx.terminate(a, reason="hangwatch exiting")
             a.job.close()
         remove_sockets_outside(ctx.rundir.heartbeat_dir)

@@ -24,6 +24,12 @@ class Job(Protocol):
         """The job's root process."""
         ...
 
+    @property
+    def owned(self) -> bool:
+        """hangwatch started it (`run`): it ends what is left of it. False for a job it attached to (`attach`): only
+        a hang it declared, with --on-hang kill, ends that one; a signal to hangwatch or its own exit leaves it be."""
+        ...
+
     def poll(self) -> int | None:
         """The root's exit code (negative: killed by that signal), None while it runs."""
         ...
@@ -103,6 +109,11 @@ class LaunchedJob:
     def pid(self) -> int:
         """The job's root process."""
         return self.launched.pid
+
+    @property
+    def owned(self) -> bool:
+        """hangwatch started it."""
+        return True
 
     def poll(self) -> int | None:
         """The root's exit code, None while it runs. Once its output has closed, the first look waits

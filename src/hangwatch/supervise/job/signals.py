@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from types import FrameType
 
 from hangwatch.records.run import EventKind
-from hangwatch.recover.exitcode import job_exit
+from hangwatch.recover.exitcode import ExitReason, ExitStatus, job_exit
 from hangwatch.supervise.attempt import Attempt, AttemptEnd
 from hangwatch.supervise.context import RunContext
 
@@ -47,6 +47,8 @@ class SignalInbox:
         ctx = self.ctx
         while self.pending:
             signum = self.pending.pop(0)
+            if not a.job.owned:
+                return self._detach(a, signum)
             if signum == signal.SIGINT and self._interrupts == 0:
                 self._interrupts = 1
                 ctx.rundir.event(EventKind.SIGNAL, signal="SIGINT", forwarded=True)
@@ -64,3 +66,10 @@ class SignalInbox:
             status = 128 - code if code is not None and code < 0 else (code if code is not None else 128 + signum)
             return AttemptEnd(status, None, job_exit(status, signalled=True))
         return None
+
+    def _detach(self, a: Attempt, signum: int) -> AttemptEnd:
+        """A job hangwatch attached to is not its to stop: any of the signals ends the watch, and the job runs on."""
+        name = signal.Signals(signum).name
+        self.ctx.rundir.event(EventKind.SIGNAL, signal=name, forwarded=False, stopping=False, detached=True)
+        self.ctx.say(f"hangwatch: {name}: detached from pid {a.job.pid}; the job runs on, untouched.")
+        return AttemptEnd(0, None, ExitStatus(0, ExitReason.SIGNAL, "hangwatch was told to stop and detached"))

@@ -442,10 +442,14 @@ class IncidentHandler:
         crash incident (and a restart if asked, or if another node decided one)."""
         ctx = self.ctx
         a.job.scan()
-        leftovers = a.job.leftovers()
+        leftovers = a.job.leftovers() if a.job.owned else []  # an attached job's are its own to end
         if leftovers:  # e.g. a DataLoader worker stuck in user code outlives its main process
             ctx.terminate(a, reason="job exited, its orphans remain", first=signal.SIGKILL)
         ctx.ledger.close_stall(ctx.clock.now())
+        if not a.job.owned:  # its parent reaps it: its exit status is not ours to read
+            ctx.rundir.event(EventKind.JOB_EXIT, attempt=a.number, exit_code=None, orphans_killed=[])
+            ctx.say(f"hangwatch: pid {a.job.pid} ended; its exit status goes to its parent, not to hangwatch.")
+            return AttemptEnd(0, None, ExitStatus(0, ExitReason.FINISHED, "the job hangwatch attached to ended"))
         status = 128 - code if code < 0 else code
         ctx.rundir.event(EventKind.JOB_EXIT, attempt=a.number, exit_code=status, orphans_killed=leftovers)
         if code == 0:

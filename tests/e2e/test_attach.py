@@ -1,0 +1,134 @@
+"""`hangwatch attach PID`: a job already running, started without hangwatch, supervised from now on."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import SCENARIOS, clean_env, marker, root_cause, run_hangwatch, torchrun
+
+pytestmark = pytest.mark.e2e
+
+ATTACH_TIMEOUT_S = 90.0
+
+
+def _attach(*args: str, timeout: float = ATTACH_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    return run_hangwatch("attach", *args, env=clean_env(), timeout=timeout)
+
+
+def _events(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+
+
+def _incidents(run_dir: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(run_dir.glob("incidents/*/incident.json"))]
+
+
+def test_a_dataloader_worker_that_hangs_after_the_attach_is_named_at_its_line_and_the_whole_tree_ended(
+    start_job, tmp_path
+):
+    job = start_job([sys.executable, str(SCENARIOS / "dl_hang_later.py"), "120"])  # trains ~3 s, then one read hangs
+    run_dir = tmp_path / "rd"
+    r = _attach("--min-stall", "5", "--on-hang", "kill", "--kill-grace", "2", "--run-dir", str(run_dir), str(job.pid))
+    assert r.returncode == 125, r.stderr  # a hang at a line of the job's code: do not requeue
+    assert "attached to pid" in r.stderr and "its output followed in" in r.stderr, r.stderr
+    (incident,) = _incidents(run_dir)
+    root = root_cause(incident)
+    assert incident["verdict"] == "hung" and root["cause"] == "dataloader.worker_stuck", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_hang_later.py"), root
+    roles = {p["pid"]: p["role"] for p in incident["processes"]}
+    assert roles[root["where"]["pid"]] == "dataloader_worker", roles
+    steps = [e for e in _events(run_dir) if e["event"] == "progress"]
+    assert steps, "the steps the job printed after the attach, read from the file its output goes to"
+    job.proc.wait(timeout=10)  # the root, ended by hangwatch
+    job.remember_tree()
+    assert not [p for p in job.known if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+    log = (run_dir / "output.log").read_bytes()
+    assert log and job.log.read_bytes().endswith(log), "output.log: the job's own bytes, the last of them"
+
+
+def test_a_healthy_job_is_left_alone_and_the_watch_ends_with_it(start_job, tmp_path):
+    job = start_job([sys.executable, str(SCENARIOS / "dl_hang_later.py")], env={"HW_SAMPLES": "240"})  # ~6 s
+    run_dir = tmp_path / "rd"
+    r = _attach("--min-stall", "2", "--on-hang", "kill", "--run-dir", str(run_dir), str(job.pid))
+    assert r.returncode == 0, r.stderr
+    assert job.proc.wait(timeout=10) == 0  # its own exit, untouched
+    assert not _incidents(run_dir)
+    assert "its exit status goes to its parent" in r.stderr, r.stderr
+    assert (run_dir / "output.log").read_bytes().endswith(b"done\n")
+    assert not [e for e in _events(run_dir) if e["event"] == "terminate"]
+
+
+def test_a_signal_to_hangwatch_detaches_and_the_job_runs_on(start_job, tmp_path):
+    job = start_job([sys.executable, str(SCENARIOS / "dl_hang_later.py")], env={"HW_SAMPLES": "100000"})
+    run_dir = tmp_path / "rd"
+    hw = subprocess.Popen(
+        [sys.executable, "-m", "hangwatch", "attach", "--on-hang", "kill", "--run-dir", str(run_dir), str(job.pid)],
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (run_dir / "events.jsonl").exists() or "launch" not in (run_dir / "events.jsonl").read_text():
+            assert time.monotonic() < deadline and hw.poll() is None, "hangwatch attach never started watching"
+            time.sleep(0.1)
+        hw.send_signal(signal.SIGINT)
+        _, err = hw.communicate(timeout=20)
+    finally:
+        if hw.poll() is None:
+            hw.kill()
+            hw.wait(timeout=10)
+    assert hw.returncode == 0, err
+    assert b"detached from pid" in err, err
+    size = job.log.stat().st_size
+    time.sleep(1.0)
+    assert job.proc.poll() is None and job.log.stat().st_size > size, "the job goes on writing its steps"
+    assert not [e for e in _events(run_dir) if e["event"] == "terminate"]
+
+
+def test_what_cannot_be_attached_to_is_said_in_one_sentence_with_exit_2(tmp_path):
+    sleeper = subprocess.Popen(["sleep", "30"])
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)
+    # a process of a `hangwatch run` job: every one carries the run's directory in its environment
+    supervised = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        env={**clean_env(), "HANGWATCH_RUN_DIR": str(tmp_path / "rd")},
+    )
+    try:
+        cases = [
+            ([str(gone.pid)], "no process has pid"),
+            ([str(sleeper.pid)], "is not a Python process"),
+            (["--on-hang", "restart", str(supervised.pid)], "needs a job hangwatch started"),
+            ([str(supervised.pid)], "already runs under `hangwatch run`"),
+            (["notapid"], "PID"),
+        ]
+        for args, said in cases:
+            r = _attach(*args, timeout=30)
+            assert r.returncode == 2, (args, r.stderr)
+            assert said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+    finally:
+        for p in (sleeper, supervised):
+            p.kill()
+            p.wait(timeout=10)
+
+
+def test_a_torchrun_job_attached_by_its_launchers_pid_names_the_stuck_rank(start_job, tmp_path):
+    job = start_job(torchrun(2, "dist_peer.py"), ready_count=2)  # rank 1 stuck loading its shard, rank 0 in all_reduce
+    run_dir = tmp_path / "rd"
+    r = _attach("--min-stall", "5", "--on-hang", "kill", "--kill-grace", "2", "--run-dir", str(run_dir), str(job.pid))
+    assert r.returncode in (124, 125), r.stderr
+    (incident,) = _incidents(run_dir)
+    root = root_cause(incident)
+    assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 1, root
+    assert root["where"]["pid"] == job.ready_pids()["rank1"]
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dist_peer.py", "HANG-HERE:culprit"), root
+    job.proc.wait(timeout=10)
+    job.remember_tree()
+    assert not [p for p in job.known if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
