@@ -132,3 +132,28 @@ def test_a_torchrun_job_attached_by_its_launchers_pid_names_the_stuck_rank(start
     job.proc.wait(timeout=10)
     job.remember_tree()
     assert not [p for p in job.known if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+
+
+def test_a_job_whose_output_cannot_be_read_is_never_ended_by_a_clock_only_by_proof(start_job, tmp_path):
+    """Its output goes to /dev/null: no progress can be read. --startup-grace and --max-slow pass while it works,
+    and it is left alone; its twin, whose read hangs, is proven hung and ended."""
+    fast = ["--min-stall", "3", "--startup-grace", "4", "--max-slow", "6", "--on-hang", "kill", "--kill-grace", "2"]
+    healthy = start_job(
+        [sys.executable, str(SCENARIOS / "dl_hang_later.py")], env={"HW_SAMPLES": "560"}, stdout_file=False
+    )
+    r = _attach(*fast, "--run-dir", str(tmp_path / "ok"), str(healthy.pid))
+    assert r.returncode == 0, r.stderr
+    assert "its output cannot be followed (stdout: /dev/null" in r.stderr, r.stderr
+    assert healthy.proc.wait(timeout=10) == 0
+    assert not _incidents(tmp_path / "ok")
+    looked = [e for e in _events(tmp_path / "ok") if e["event"] in ("extended", "probe")]
+    assert len(looked) >= 2 and not [e for e in _events(tmp_path / "ok") if e["event"] == "terminate"], looked
+
+    hung = start_job([sys.executable, str(SCENARIOS / "dl_hang_later.py"), "60"], stdout_file=False)
+    r = _attach(*fast, "--run-dir", str(tmp_path / "hung"), str(hung.pid))
+    assert r.returncode in (124, 125), r.stderr
+    (incident,) = _incidents(tmp_path / "hung")
+    root = root_cause(incident)
+    assert root["cause"] == "dataloader.worker_stuck" and root["proof"], root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_hang_later.py"), root
+    hung.proc.wait(timeout=10)

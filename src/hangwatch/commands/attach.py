@@ -70,6 +70,8 @@ def attach(pid: int, config: str | None, **options: object) -> int:
     target = find_target(pid)
     cfg = build_config(target.argv, {**options, **FORCED}, config, use_pty=False, attached=True)
     _check_action(cfg.on_hang.value)  # hangwatch.toml's too
+    if not target.files:
+        cfg = dataclasses.replace(cfg, blind=True)
     sup = Supervisor(cfg)
     sup.launcher = lambda argv, env, on_chunk: AttachedJob(target, sup.ctx.output, on_chunk)
     sup.ctx.say(

@@ -71,7 +71,7 @@ from hangwatch.supervise.job.launch import OnChunk, OutputLog, StatusLine, launc
 from hangwatch.supervise.job.plan import plan_attempt
 from hangwatch.supervise.job.signals import SignalInbox
 from hangwatch.supervise.nodes.round import NodeRounds
-from hangwatch.supervise.progress.detector import EARLY_LOOK_S, DetectorConfig, StallDetector, State
+from hangwatch.supervise.progress.detector import EARLY_LOOK_S, NO_CLOCK_S, DetectorConfig, StallDetector, State
 from hangwatch.supervise.progress.intake import Intake, ProgressIntake
 from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall.act import IncidentHandler
@@ -373,7 +373,7 @@ class Supervisor:
             DetectorConfig(
                 min_stall=cfg.min_stall,
                 startup_grace=cfg.startup_grace,
-                max_slow=cfg.max_slow,
+                max_slow=NO_CLOCK_S if cfg.blind else cfg.max_slow,
                 history_factor=cfg.history_factor,
                 history_floor=cfg.history_floor,
                 phase_factor=cfg.phase_factor,

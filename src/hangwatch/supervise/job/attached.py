@@ -67,6 +67,8 @@ def _stream(pid: int, fd: int, name: str) -> tuple[Path | None, tuple[int, int] 
         return None, None, f"{name}: closed"
     if stat.S_ISREG(st.st_mode):
         return Path(target.removesuffix(" (deleted)")), (st.st_dev, st.st_ino), None
+    if target == os.devnull:
+        return None, None, f"{name}: {os.devnull}"
     kind = "a pipe" if stat.S_ISFIFO(st.st_mode) else "a terminal" if stat.S_ISCHR(st.st_mode) else "a socket"
     return None, None, f"{name}: {kind}"
 

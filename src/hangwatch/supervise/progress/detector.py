@@ -78,6 +78,7 @@ RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step
 # interval), sooner than --min-stall. Only a proof of a hang decides there
 # (docs/stalls.md#what-counts-as-proof-of-a-hang).
 EARLY_LOOK_S = 15.0
+NO_CLOCK_S = 10 * 365 * 86400.0  # --max-slow of a job whose progress cannot be read (`attach`, blind): no clock
 RATE_WINDOW = 20  # step intervals the rate is taken over
 EARLY_LOOK_FACTOR = 10.0
 

@@ -123,7 +123,7 @@ class StartupProbe:
         schedule and their count of still probes as they were."""
         ctx = self.ctx
         since = now - a.started_at
-        early = since < ctx.cfg.min_stall or still
+        early = since < ctx.cfg.min_stall or still or ctx.cfg.blind  # blind: its progress cannot be read, proof decides
         if not still:
             a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
         try:

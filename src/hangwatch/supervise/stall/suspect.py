@@ -106,7 +106,8 @@ class SuspectJudge:
         root = diagnosis.root
         if diagnosis.verdict == Verdict.WAITING and root.cause == Cause.DISTRIBUTED_RENDEZVOUS_WAIT:
             return self.peers_late(Judgement(a, evidence, diagnosis, now, stalled))
-        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING, Verdict.WAITING):
+        unproven = ctx.cfg.blind and not root.proves_hang  # no progress to read: only proof is acted on
+        if diagnosis.verdict in (Verdict.SLOW, Verdict.PROGRESSING, Verdict.WAITING) or unproven:
             from hangwatch.diagnose.bounds import past_history
 
             bound = alive_bound(det, evidence, root)
@@ -204,6 +205,10 @@ class SuspectJudge:
             until = min(until, bound.at)
         when = f"hung at {wall_clock_text(until)} ({until - now:.0f} s from now) unless it progresses"
         basis = bound.basis if bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
+        hung_at: float | None = round(until, 1)
+        if ctx.cfg.blind and bound is None:
+            when, hung_at = "never hung by a clock", None
+            basis = "its progress cannot be read, so only a proven hang is acted on"
         ctx.rundir.event(
             EventKind.EXTENDED,
             attempt=a.number,
@@ -211,11 +216,12 @@ class SuspectJudge:
             cause=root.cause,
             seconds=round(det.threshold(), 1),
             summary=root.summary,
-            hung_at=round(until, 1),
+            hung_at=hung_at,
             bound=basis,
         )
+        alive = "the job is alive" if diagnosis.verdict != Verdict.HUNG else "it is not proven hung"
         ctx.say(
-            f"hangwatch: no progress for {stalled:.0f} s, but the job is alive: {root.summary} "
+            f"hangwatch: no progress for {stalled:.0f} s, but {alive}: {root.summary} "
             f"Giving it {det.threshold():.0f} s more; {when} ({basis})."
         )
         a.suspicion.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
@@ -225,6 +231,7 @@ class SuspectJudge:
             stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall
             and key not in a.suspicion.slow_reported
             and not in_a_phase
+            and not ctx.cfg.blind  # no progress can be read: a time without it says nothing of the job
         ):
             a.suspicion.slow_reported.add(key)
             a.suspicion.slow_noted_at = now
@@ -247,7 +254,7 @@ class SuspectJudge:
                 attempt=a.number,
                 cause=root.cause,
                 stalled_seconds=round(stalled, 1),
-                hung_at=round(until, 1),
+                hung_at=hung_at,
                 summary=root.summary,
             )
             ctx.say(f"hangwatch: {text}")
