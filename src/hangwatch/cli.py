@@ -23,6 +23,7 @@ COMMANDS = {
     "inspect": ("hangwatch.commands.inspect", "inspect"),
     "run": ("hangwatch.commands.run", "run"),
     "attach": ("hangwatch.commands.attach", "attach"),
+    "agent": ("hangwatch.commands.agent", "agent"),
     "report": ("hangwatch.commands.report", "report"),
     "ls": ("hangwatch.commands.ls", "ls"),
     "watch": ("hangwatch.commands.watch", "watch"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import SCENARIOS, clean_env, marker, root_cause, run_hangwatch, torchrun
+from conftest import SCENARIOS, _free_port, clean_env, marker, root_cause, run_hangwatch, torchrun
 
 pytestmark = pytest.mark.e2e
 
@@ -157,3 +159,61 @@ def test_a_job_whose_output_cannot_be_read_is_never_ended_by_a_clock_only_by_pro
     assert root["cause"] == "dataloader.worker_stuck" and root["proof"], root
     assert (root["where"]["file"], root["where"]["line"]) == marker("dl_hang_later.py"), root
     hung.proc.wait(timeout=10)
+
+
+def _scrape(port: int) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        return r.read().decode()
+
+
+def test_the_agent_attaches_to_each_job_as_it_appears_and_leaves_a_supervised_one_to_its_supervisor(
+    start_job, tmp_path
+):
+    """The agent first; then a job that hangs, a healthy one and one under `hangwatch run`: one incident for the
+    hang (its tree ended: this user is one it may act on), none for the others, a run directory for each job it
+    watched, every job on one metrics endpoint while they run; a SIGTERM ends the agent."""
+    script = tmp_path / "dl_hang_later.py"  # the jobs' command lines name this test's directory: --match finds them
+    script.write_bytes((SCENARIOS / "dl_hang_later.py").read_bytes())
+    runs, port = tmp_path / "runs", _free_port()
+    me = psutil.Process().username()
+    args = ["--runs-dir", str(runs), "--user", me, "--act-user", me, "--on-hang", "kill", "--min-stall", "3"]
+    args += ["--scan-every", "0.5", "--metrics-port", str(port), "--match", re.escape(str(tmp_path))]
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "hangwatch", "agent", *args],
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
+    try:
+        hung = start_job([sys.executable, str(script), "200"])  # trains ~5 s, then one read hangs
+        healthy = start_job([sys.executable, str(script)], env={"HW_SAMPLES": "400"})  # ~10 s
+        own = ["--run-dir", str(tmp_path / "own"), "--", sys.executable, str(script)]
+        supervised = start_job([sys.executable, "-m", "hangwatch", "run", *own], env={"HW_SAMPLES": "400"})
+        deadline, seen = time.monotonic() + 20, ""
+        while "hangwatch_agent_jobs 2.0" not in seen:
+            assert time.monotonic() < deadline and agent.poll() is None, seen
+            time.sleep(0.5)
+            with contextlib.suppress(OSError):
+                seen = _scrape(port)
+        assert seen.count("hangwatch_info{") == 2, seen  # both jobs it watches, on one endpoint
+        assert healthy.proc.wait(timeout=60) == 0
+        hung.proc.wait(timeout=60)  # ended by the agent's attach
+        assert supervised.proc.wait(timeout=60) == 0
+        dirs = sorted(runs.iterdir())
+        assert len(dirs) == 2, dirs  # the supervised job is its supervisor's
+        by_pid = {int(d.name.split("-")[2]): d for d in dirs}
+        assert set(by_pid) == {hung.pid, healthy.pid}, by_pid
+        (incident,) = _incidents(by_pid[hung.pid])
+        assert root_cause(incident)["cause"] == "dataloader.worker_stuck"
+        assert not _incidents(by_pid[healthy.pid])
+        assert all(d.stat().st_mode & 0o077 == 0 for d in dirs)  # its owner (and root) only
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        try:
+            _, err = agent.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            agent.kill()
+            _, err = agent.communicate(timeout=10)
+    assert agent.returncode == 0, err
+    assert err.count(b"attached to pid") == 2, err

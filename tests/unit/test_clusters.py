@@ -434,3 +434,34 @@ def test_node_0_serves_the_store_until_every_node_that_joined_has_left():
     waiter.join(5)
     assert not waiter.is_alive() and time.monotonic() - t < 3.0
     assert node0.stats.ops.get("membership", 0) >= 3 and not node0.lost
+
+
+def test_the_agent_recipes_run_it_as_documented():
+    """The DaemonSet and the systemd unit start `hangwatch agent` with options it has, see the node's processes,
+    may read their stacks, and serve /metrics where the monitor looks."""
+    from click.testing import CliRunner
+
+    from hangwatch.commands.agent import agent
+
+    docs = list(yaml.safe_load_all((EXAMPLES / "k8s" / "agent-daemonset.yaml").read_text()))
+    ds = next(d for d in docs if d["kind"] == "DaemonSet")
+    pod = ds["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert pod["hostPID"] is True and "SYS_PTRACE" in container["securityContext"]["capabilities"]["add"]
+    script = container["command"][-1]
+    args = script.split("exec hangwatch agent", 1)[1].split()
+    port = int(args[args.index("--metrics-port") + 1])
+    assert {"name": "metrics", "containerPort": port} in container["ports"]
+    monitor = next(d for d in docs if d["kind"] == "PodMonitor")
+    assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
+    unit = (EXAMPLES / "systemd" / "hangwatch-agent.service").read_text()
+    (exec_start,) = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+    unit_args = exec_start.split("hangwatch agent", 1)[1].split()
+    names = {p.opts[0] for p in agent.params if p.opts}
+    for given in (args, unit_args):
+        flags = {a for a in given if a.startswith("--")}
+        assert flags <= names, flags - names
+        assert given[given.index("--user") + 1].strip("'") == "*"
+    ctx = agent.make_context("agent", [a.strip("'") for a in unit_args])  # parses: every value is of its kind
+    assert ctx.params["users"] == ("*",) and ctx.params["metrics_port"] == 9110
+    assert CliRunner().invoke(agent, ["--help"]).exit_code == 0

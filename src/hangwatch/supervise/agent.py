@@ -1,0 +1,326 @@
+"""`hangwatch agent`: one process per node that finds the training jobs there and attaches to each as it appears
+(`hangwatch attach`, one child process per job, each with its own run directory under the runs directory), lets each
+go as it ends, and serves every job's metrics on one endpoint.
+
+Which jobs: a Python process with torch loaded, taken at its topmost Python ancestor of the same user (the launcher:
+torchrun, accelerate, the script that spawned its ranks), of a user it was told to watch; a process of any other user is
+never read beyond its owner (the owner of its /proc directory). A job already under `hangwatch run` is its supervisor's.
+What it may do: report, unless the job's user is one it was told it may act on (then --on-hang as given).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hangwatch.capture import proc
+from hangwatch.errors import UsageError
+
+SCAN_EVERY_S = 5.0  # how often the host's processes are looked over for new jobs
+STOP_WAIT_S = 10.0  # how long the attach children are given to detach when the agent stops
+RUN_DIR_ENV = "HANGWATCH_RUN_DIR"  # every process of a `hangwatch run` job carries it
+TORCH_LIBRARY = re.compile(rb"/libtorch(_cpu|_python|_cuda)?\.so|/torch/_C\.")
+METRICS_FILE = "metrics.prom"
+ALL = "*"
+
+
+@dataclass(frozen=True)
+class Found:
+    """A job on the host: its root (pid and start time), its owner, its command line."""
+
+    pid: int
+    started: int
+    uid: int
+    argv: list[str]
+    pgid: int
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """Its identity across pid reuse."""
+        return self.pid, self.started
+
+
+def user_ids(names: list[str]) -> set[int] | None:
+    """The uids of the users named (``*``: every user, None); a name no user has is a UsageError."""
+    if ALL in names:
+        return None
+    out = set()
+    for name in names:
+        try:
+            out.add(int(name) if name.isdigit() else pwd.getpwnam(name).pw_uid)
+        except KeyError:
+            raise UsageError(f"no user is named {name!r}", "Name a user of this machine, or '*' for all") from None
+    return out
+
+
+def _owner(pid: int) -> int | None:
+    try:
+        return os.stat(proc.PROC / str(pid)).st_uid  # the directory's owner: nothing of the process is read
+    except OSError:
+        return None
+
+
+def _is_python(pid: int) -> bool:
+    try:
+        return os.path.basename(os.readlink(proc.PROC / str(pid) / "exe")).startswith(("python", "pypy"))
+    except OSError:
+        return False
+
+
+def _has_torch(pid: int) -> bool:
+    try:
+        return TORCH_LIBRARY.search((proc.PROC / str(pid) / "maps").read_bytes()) is not None
+    except OSError:
+        return False
+
+
+def _supervised(pid: int) -> bool:
+    try:
+        return (RUN_DIR_ENV.encode() + b"=") in (proc.PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return True  # unreadable: not ours to watch
+
+
+def find_jobs(
+    users: set[int] | None, skip: set[int], match: re.Pattern[str] | None = None, groups: set[int] | None = None
+) -> list[Found]:
+    """The training jobs of ``users`` (None: every user) on the host, each once, at its root; ``skip``: pids that
+    are never jobs (the agent and its children, and their trees); ``match``: only roots whose command line it
+    finds; ``groups``: process groups of jobs already watched (a worker orphaned as its job ends is not a new job).
+    Those of ``groups`` that no process has any more are taken out of it."""
+    owners: dict[int, int] = {}
+    family: dict[int, tuple[int, int]] = {}  # pid -> (ppid, pgid)
+    for pid in proc.list_pids():
+        uid = _owner(pid)
+        if uid is None or (users is not None and uid not in users):
+            continue  # another user's: not read
+        st = proc.read_stat(proc.PROC / str(pid) / "stat")
+        if st is not None:
+            owners[pid], family[pid] = uid, (st.ppid, st.pgid)
+    mine = {os.getpid(), *_ancestors(os.getpid())}  # the agent's own line: never a job it could end
+    if groups is not None:
+        groups &= {pgid for _, pgid in family.values()}
+    roots: dict[int, Found] = {}
+    for pid, uid in owners.items():
+        if groups is not None and family[pid][1] in groups:
+            continue  # of a job already watched
+        if pid in skip or not _is_python(pid) or not _has_torch(pid) or _supervised(pid):
+            continue  # not a training process, or one of a `hangwatch run` job (its supervisor's)
+        root = pid
+        while _launched_by(root, family, owners):
+            root = family[root][0]
+        if root in roots or root in mine or root in skip or any(p in skip for p in _up(root, family)):
+            continue
+        argv = list(proc.read_cmdline(root))
+        if match is not None and not match.search(" ".join(argv)):
+            continue
+        st = proc.read_stat(proc.PROC / str(root) / "stat")
+        if st is not None and st.state != "Z":
+            roots[root] = Found(root, st.starttime, uid, argv, st.pgid)
+    return list(roots.values())
+
+
+def _launched_by(pid: int, family: dict[int, tuple[int, int]], owners: dict[int, int]) -> bool:
+    """Whether ``pid``'s parent is part of the same job: a Python launcher of the same user in the same process group
+    (torchrun and its ranks, a main process and its workers). A shell's job has a group of its own; a driver that
+    started the job in a session of its own (a test, a scheduler) is not its launcher."""
+    ppid, pgid = family[pid]
+    return (
+        ppid in family
+        and owners[ppid] == owners[pid]
+        and family[ppid][1] == pgid
+        and _is_python(ppid)
+        and not _supervised(ppid)  # `hangwatch run` itself is not the job's launcher
+        and "hangwatch" not in " ".join(proc.read_cmdline(ppid)[:3])
+    )
+
+
+def _up(pid: int, family: dict[int, tuple[int, int]]) -> Iterator[int]:
+    """The ancestors of ``pid`` among the watched users' processes (no other process is read)."""
+    seen = set()
+    while pid in family and pid not in seen:
+        seen.add(pid)
+        pid = family[pid][0]
+        yield pid
+
+
+def _ancestors(pid: int) -> Iterator[int]:
+    """The agent's own ancestors."""
+    seen = set()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        st = proc.read_stat(proc.PROC / str(pid) / "stat")
+        if st is None:
+            return
+        pid = st.ppid
+        yield pid
+
+
+@dataclass
+class Watched:
+    """One job the agent attached to: the `hangwatch attach` child that watches it, and its run directory."""
+
+    job: Found
+    child: subprocess.Popen[bytes]
+    run_dir: Path
+    started_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class AgentConfig:
+    """What the agent watches, what it may do, where it writes."""
+
+    runs_dir: Path
+    users: set[int] | None  # whose jobs it watches (None: every user's)
+    act_users: set[int] | None  # whose jobs --on-hang applies to (the rest: report); empty: none
+    on_hang: str = "report"
+    attach_args: tuple[str, ...] = ()  # passed to each `hangwatch attach` (--min-stall, --notify, ...)
+    metrics_port: int | None = None
+    scan_every: float = SCAN_EVERY_S
+    match: re.Pattern[str] | None = None  # only jobs whose command line it finds
+
+
+def say(text: str) -> None:
+    """One line of what the agent did, on its stderr (a service's journal)."""
+    print(f"hangwatch agent: {text}", file=sys.stderr, flush=True)
+
+
+class Agent:
+    """Finds jobs, attaches to each, lets each go as it ends; serves their metrics."""
+
+    def __init__(self, cfg: AgentConfig) -> None:
+        self.cfg = cfg
+        self.watched: dict[tuple[int, int], Watched] = {}
+        self.ended: set[tuple[int, int]] = set()  # watched once: never attached to again
+        self.groups: set[int] = set()  # the process groups of the jobs watched, while any process has one
+        self.stop = threading.Event()
+        self.server: Any = None
+
+    def _run_dir(self, job: Found) -> Path:
+        name = next((os.path.basename(a) for a in job.argv[1:] if a.endswith(".py")), None)
+        name = name or os.path.basename(job.argv[0] if job.argv else "job")
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
+        path = self.cfg.runs_dir / f"{stamp}-{job.pid}-{safe}"
+        path.mkdir(mode=0o700, parents=True)
+        if os.geteuid() == 0:
+            os.chown(path, job.uid, -1)  # its owner and root only: another user's stacks and locals are not shown
+        return path
+
+    def _attach(self, job: Found) -> None:
+        acts = self.cfg.act_users is None or job.uid in self.cfg.act_users
+        run_dir = self._run_dir(job)
+        args = [sys.executable, "-m", "hangwatch", "attach", "--run-dir", str(run_dir)]
+        args += ["--on-hang", self.cfg.on_hang if acts else "report", *self.cfg.attach_args]
+        if self.cfg.metrics_port is not None:
+            args += ["--metrics-textfile", str(run_dir / METRICS_FILE)]
+        args.append(str(job.pid))
+        with open(run_dir / "hangwatch.log", "ab") as out:
+            child = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True
+            )
+        self.watched[job.key] = Watched(job, child, run_dir)
+        say(f"attached to pid {job.pid} ({' '.join(job.argv)[:120]}): {run_dir}")
+
+    def scan(self) -> None:
+        """One round: children whose job ended are let go; new jobs are attached to."""
+        for key, w in list(self.watched.items()):
+            if w.child.poll() is not None:
+                del self.watched[key]
+                self.ended.add(key)
+                say(f"pid {w.job.pid}: the watch ended (hangwatch attach exited {w.child.returncode}): {w.run_dir}")
+        skip = {os.getpid(), *(w.child.pid for w in self.watched.values())}
+        for job in find_jobs(self.cfg.users, skip, self.cfg.match, self.groups):
+            if job.key not in self.watched and job.key not in self.ended:
+                self.groups.add(job.pgid)
+                try:
+                    self._attach(job)
+                except OSError as e:
+                    say(f"could not attach to pid {job.pid}: {e}")
+                    self.ended.add(job.key)
+
+    def run(self) -> int:
+        """Until told to stop (SIGTERM, SIGINT): scan, then wait."""
+        self.cfg.runs_dir.mkdir(parents=True, exist_ok=True)
+        if self.cfg.metrics_port is not None:
+            self.server = serve_metrics(self, self.cfg.metrics_port)
+        old = {s: signal.signal(s, lambda *_: self.stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            while not self.stop.is_set():
+                self.scan()
+                self.stop.wait(self.cfg.scan_every)
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            self.close()
+        return 0
+
+    def close(self) -> None:
+        """Every attach child detaches (SIGTERM: the job runs on); the endpoint stops."""
+        for w in self.watched.values():
+            with contextlib.suppress(ProcessLookupError):
+                w.child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_WAIT_S
+        for w in self.watched.values():
+            try:
+                w.child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                w.child.kill()
+                w.child.wait(timeout=5)
+        if self.server is not None:
+            self.server.shutdown()
+
+    def metric_files(self) -> list[tuple[Watched, Path]]:
+        """The metrics file of each job watched now."""
+        return [(w, w.run_dir / METRICS_FILE) for w in list(self.watched.values())]
+
+
+class _Collector:
+    """Every watched job's metrics file, merged by family, and the agent's own count of jobs."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily, Metric
+        from prometheus_client.parser import text_string_to_metric_families
+
+        files = self.agent.metric_files()
+        jobs = GaugeMetricFamily("hangwatch_agent_jobs", "Jobs the agent watches now")
+        jobs.add_metric([], len(files))
+        yield jobs
+        merged: dict[str, Metric] = {}
+        for _, path in files:
+            try:
+                text = path.read_text()
+            except OSError:
+                continue  # not written yet
+            for family in text_string_to_metric_families(text):
+                into = merged.setdefault(family.name, Metric(family.name, family.documentation, family.type))
+                into.samples.extend(family.samples)
+        yield from merged.values()
+
+
+def serve_metrics(agent: Agent, port: int) -> Any:
+    """/metrics on ``port``: every job's figures in one scrape."""
+    try:
+        from prometheus_client import CollectorRegistry, start_http_server
+    except ImportError as e:
+        raise UsageError(
+            "--metrics-port needs prometheus_client", "Install the extra: pip install 'hangwatch[metrics]'"
+        ) from e
+    registry = CollectorRegistry()
+    registry.register(_Collector(agent))
+    server, _ = start_http_server(port, registry=registry)
+    return server
