@@ -1,0 +1,128 @@
+"""Bench: `hangwatch agent` at rest, with 0 and with N healthy jobs on the node.
+
+Each job: torch imported, a step printed every second to its own log file (as under nohup), for the whole bench.
+The agent (and, with jobs, the `hangwatch attach` child it starts for each) is measured over a window once every job
+is attached: CPU as a percentage of one core (the agent and its children together, and the agent alone), RSS (the
+agent, and the agent with its children), and the RSS at the start and the end of the window (flat at rest).
+
+Target (issue [5/5]): with 8 jobs, <= 1 % of a core; RSS flat.
+
+    python bench/agent.py [--jobs 0,8] [--seconds 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+JOB = r"""
+import sys, time
+import torch  # what the agent looks for
+while True:
+    print(f"step {int(time.time())}", flush=True)
+    time.sleep(1.0)
+"""
+ATTACH_TIMEOUT_S = 60.0
+
+
+def _tree_cpu_rss(p: psutil.Process) -> tuple[float, float, float, float]:
+    """(CPU seconds of p and its children, of p alone, RSS MB of p and its children, of p alone)."""
+    procs = [p, *p.children(recursive=True)]
+    cpu = rss = 0.0
+    own_cpu = own_rss = 0.0
+    for q in procs:
+        try:
+            t, m = q.cpu_times(), q.memory_info().rss / 1e6
+        except psutil.Error:
+            continue
+        cpu += t.user + t.system
+        rss += m
+        if q.pid == p.pid:
+            own_cpu, own_rss = t.user + t.system, m
+    return cpu, own_cpu, rss, own_rss
+
+
+def measure(n_jobs: int, seconds: float) -> dict[str, float]:
+    """The agent with ``n_jobs`` jobs: its figures over ``seconds`` once every job is attached."""
+    tmp = Path(tempfile.mkdtemp(prefix="hangwatch-agent-bench-"))
+    script = tmp / "job.py"
+    script.write_text(JOB)
+    runs = tmp / "runs"
+    jobs: list[subprocess.Popen[bytes]] = []
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "hangwatch", "agent", "--runs-dir", str(runs), "--match", re.escape(str(tmp))],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        for i in range(n_jobs):
+            with open(tmp / f"job{i}.log", "wb") as out:
+                jobs.append(
+                    subprocess.Popen([sys.executable, str(script)], stdout=out, stderr=out, start_new_session=True)
+                )
+        deadline = time.monotonic() + ATTACH_TIMEOUT_S
+        hw = psutil.Process(agent.pid)
+        while len([c for c in hw.children() if "attach" in " ".join(c.cmdline())]) < n_jobs:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the agent attached to fewer than {n_jobs} jobs in {ATTACH_TIMEOUT_S:.0f} s")
+            time.sleep(0.5)
+        time.sleep(min(20.0, seconds / 3))  # past each attach's start
+        cpu0, own0, rss0, own_rss0 = _tree_cpu_rss(hw)
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        cpu1, own1, rss1, own_rss1 = _tree_cpu_rss(hw)
+        wall = time.monotonic() - t0
+        return {
+            "jobs": n_jobs,
+            "cpu_percent_total": 100 * (cpu1 - cpu0) / wall,
+            "cpu_percent_agent": 100 * (own1 - own0) / wall,
+            "rss_mb_total_start": rss0,
+            "rss_mb_total_end": rss1,
+            "rss_mb_agent": own_rss1,
+            "rss_mb_agent_start": own_rss0,
+        }
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        try:
+            agent.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(agent.pid, signal.SIGKILL)
+            agent.wait(timeout=10)
+        for j in jobs:
+            try:
+                os.killpg(j.pid, signal.SIGKILL)  # each job leads its own session
+            except ProcessLookupError:
+                pass
+            j.wait(timeout=10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", default="0,8", help="comma-separated numbers of jobs")
+    ap.add_argument("--seconds", type=float, default=60.0)
+    a = ap.parse_args()
+    for n in (int(x) for x in a.jobs.split(",")):
+        r = measure(n, a.seconds)
+        print(
+            f"{n} job(s): CPU {r['cpu_percent_total']:.2f} % of a core "
+            f"(the agent alone {r['cpu_percent_agent']:.2f} %); "
+            f"RSS {r['rss_mb_total_start']:.0f} -> {r['rss_mb_total_end']:.0f} MB with its attach children, "
+            f"the agent {r['rss_mb_agent_start']:.1f} -> {r['rss_mb_agent']:.1f} MB (target with 8 jobs: <= 1 %)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
