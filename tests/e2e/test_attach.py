@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -200,14 +201,14 @@ def test_the_agent_attaches_to_each_job_as_it_appears_and_leaves_a_supervised_on
         assert healthy.proc.wait(timeout=60) == 0
         hung.proc.wait(timeout=60)  # ended by the agent's attach
         assert supervised.proc.wait(timeout=60) == 0
-        dirs = sorted(runs.iterdir())
+        dirs = sorted(runs.glob("*/*"))  # RUNS_DIR/USER/RUN
         assert len(dirs) == 2, dirs  # the supervised job is its supervisor's
         by_pid = {int(d.name.split("-")[2]): d for d in dirs}
         assert set(by_pid) == {hung.pid, healthy.pid}, by_pid
         (incident,) = _incidents(by_pid[hung.pid])
         assert root_cause(incident)["cause"] == "dataloader.worker_stuck"
         assert not _incidents(by_pid[healthy.pid])
-        assert all(d.stat().st_mode & 0o077 == 0 for d in dirs)  # its owner (and root) only
+        assert all(d.stat().st_mode & 0o077 == 0 and d.stat().st_uid == os.geteuid() for d in [*dirs, dirs[0].parent])
     finally:
         agent.send_signal(signal.SIGTERM)
         try:

@@ -70,8 +70,8 @@ def agent(config: str | None, **options: Any) -> int:
         return v if v not in (None, ()) else toml.get(name, default)
 
     me = pwd.getpwuid(os.getuid()).pw_name
-    users = [str(u) for u in pick("users", [me])]
-    act = [str(u) for u in pick("act_users", [])]
+    users = _names(pick("users", [me]))
+    act = _names(pick("act_users", []))
     on_hang = str(pick("on_hang", "report"))
     if on_hang not in ("report", "kill"):
         raise UsageError(f"--on-hang {on_hang} is not offered by the agent", "Use --on-hang report or kill")
@@ -80,6 +80,9 @@ def agent(config: str | None, **options: Any) -> int:
         attach_args += ["--min-stall", str(pick("min_stall"))]
     for url in pick("notify", []):
         attach_args += ["--notify", str(url)]
+    scan_every = float(pick("scan_every", SCAN_EVERY_S))
+    if scan_every < 0.1:
+        raise UsageError(f"--scan-every {scan_every:g} is too short", "Pass at least 0.1 (seconds)")
     cfg = AgentConfig(
         runs_dir=Path(pick("runs_dir", "hangwatch-runs")),
         users=user_ids(users),
@@ -87,7 +90,7 @@ def agent(config: str | None, **options: Any) -> int:
         on_hang=on_hang,
         attach_args=tuple(attach_args),
         metrics_port=pick("metrics_port"),
-        scan_every=float(pick("scan_every", SCAN_EVERY_S)),
+        scan_every=scan_every,
         match=_pattern(pick("match")),
     )
     click.echo(
@@ -107,3 +110,8 @@ def _pattern(text: Any) -> re.Pattern[str] | None:
         raise UsageError(
             f"--match {text!r} is not a regular expression ({e})", "Write it as Python's re does"
         ) from None
+
+
+def _names(value: Any) -> list[str]:
+    """Users from the command line (a tuple) or the TOML file (a list, or one name)."""
+    return [value] if isinstance(value, str) else [str(u) for u in value]

@@ -10,6 +10,7 @@ import click
 
 from hangwatch.commands.run import GroupedCommand, _click_option
 from hangwatch.errors import UsageError
+from hangwatch.redact import redact_argv
 from hangwatch.supervise.options import BY_NAME
 
 # The settings of `run` that mean something for a job hangwatch did not start: how a stall is judged, what a hang
@@ -55,8 +56,9 @@ def _with_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command(cls=GroupedCommand)
 @_with_options
+@click.option("--expect-start", type=int, default=None, hidden=True)  # the agent's: the start time the pid must have
 @click.argument("pid", type=int)
-def attach(pid: int, config: str | None, **options: object) -> int:
+def attach(pid: int, config: str | None, expect_start: int | None, **options: object) -> int:
     """Supervise a job already running, from now on: hangwatch attach [OPTIONS] PID
 
     Its tree is found from PID (workers, ranks under a launcher). A hang is reported (--on-hang report, the default)
@@ -67,15 +69,15 @@ def attach(pid: int, config: str | None, **options: object) -> int:
     from hangwatch.supervise.supervisor import Supervisor
 
     _check_action(options.get("on_hang"))
-    target = find_target(pid)
+    target = find_target(pid, expect_start)
     cfg = build_config(target.argv, {**options, **FORCED}, config, use_pty=False, attached=True)
     _check_action(cfg.on_hang.value)  # hangwatch.toml's too
-    if not target.files:
-        cfg = dataclasses.replace(cfg, blind=True)
+    # hangwatch did not start it and reads at most its output: only a proven hang ends it (no clock, no budget)
+    cfg = dataclasses.replace(cfg, blind=True, stop_over_budget=False)
     sup = Supervisor(cfg)
     sup.launcher = lambda argv, env, on_chunk: AttachedJob(target, sup.ctx.output, on_chunk)
     sup.ctx.say(
-        f"hangwatch: attached to pid {pid} ({' '.join(target.argv)[:120]}); {target.where_output_goes()}; "
+        f"hangwatch: attached to pid {pid} ({' '.join(redact_argv(target.argv))[:120]}); {target.where_output_goes()}; "
         f"--on-hang {cfg.on_hang.value}; Ctrl-C detaches and leaves the job running. Run directory: {cfg.run_dir}"
     )
     return sup.run()

@@ -26,12 +26,15 @@ from typing import Any
 
 from hangwatch.capture import proc
 from hangwatch.errors import UsageError
+from hangwatch.redact import redact_argv
 
 SCAN_EVERY_S = 5.0  # how often the host's processes are looked over for new jobs
 STOP_WAIT_S = 10.0  # how long the attach children are given to detach when the agent stops
 RUN_DIR_ENV = "HANGWATCH_RUN_DIR"  # every process of a `hangwatch run` job carries it
 TORCH_LIBRARY = re.compile(rb"/libtorch(_cpu|_python|_cuda)?\.so|/torch/_C\.")
 METRICS_FILE = "metrics.prom"
+# Launchers that start each rank in a session of its own (torch elastic's subprocess handler does)
+LAUNCHERS = re.compile(r"torchrun|torch\.distributed\.(run|launch)|accelerate|deepspeed")
 ALL = "*"
 
 
@@ -93,27 +96,34 @@ def _supervised(pid: int) -> bool:
 
 
 def find_jobs(
-    users: set[int] | None, skip: set[int], match: re.Pattern[str] | None = None, groups: set[int] | None = None
+    users: set[int] | None,
+    skip: set[int],
+    match: re.Pattern[str] | None = None,
+    members: set[tuple[int, int]] | None = None,
+    watched: set[int] | None = None,
 ) -> list[Found]:
     """The training jobs of ``users`` (None: every user) on the host, each once, at its root; ``skip``: pids that
     are never jobs (the agent and its children, and their trees); ``match``: only roots whose command line it
-    finds; ``groups``: process groups of jobs already watched (a worker orphaned as its job ends is not a new job).
-    Those of ``groups`` that no process has any more are taken out of it."""
+    finds. ``members`` (pid, start time) gets every process seen under a ``watched`` root, and keeps only the living:
+    a worker orphaned as its job ends is not a new job."""
     owners: dict[int, int] = {}
     family: dict[int, tuple[int, int]] = {}  # pid -> (ppid, pgid)
+    started: dict[int, int] = {}  # pid -> start time
     for pid in proc.list_pids():
         uid = _owner(pid)
         if uid is None or (users is not None and uid not in users):
             continue  # another user's: not read
         st = proc.read_stat(proc.PROC / str(pid) / "stat")
         if st is not None:
-            owners[pid], family[pid] = uid, (st.ppid, st.pgid)
+            owners[pid], family[pid], started[pid] = uid, (st.ppid, st.pgid), st.starttime
     mine = {os.getpid(), *_ancestors(os.getpid())}  # the agent's own line: never a job it could end
-    if groups is not None:
-        groups &= {pgid for _, pgid in family.values()}
+    if members is not None:
+        alive = {(pid, started[pid]) for pid in family}
+        members &= alive
+        members |= {(pid, started[pid]) for pid in family if watched and any(p in watched for p in _up(pid, family))}
     roots: dict[int, Found] = {}
     for pid, uid in owners.items():
-        if groups is not None and family[pid][1] in groups:
+        if members is not None and (pid, started[pid]) in members:
             continue  # of a job already watched
         if pid in skip or not _is_python(pid) or not _has_torch(pid) or _supervised(pid):
             continue  # not a training process, or one of a `hangwatch run` job (its supervisor's)
@@ -136,14 +146,12 @@ def _launched_by(pid: int, family: dict[int, tuple[int, int]], owners: dict[int,
     (torchrun and its ranks, a main process and its workers). A shell's job has a group of its own; a driver that
     started the job in a session of its own (a test, a scheduler) is not its launcher."""
     ppid, pgid = family[pid]
-    return (
-        ppid in family
-        and owners[ppid] == owners[pid]
-        and family[ppid][1] == pgid
-        and _is_python(ppid)
-        and not _supervised(ppid)  # `hangwatch run` itself is not the job's launcher
-        and "hangwatch" not in " ".join(proc.read_cmdline(ppid)[:3])
-    )
+    if ppid not in family or owners[ppid] != owners[pid] or not _is_python(ppid) or _supervised(ppid):
+        return False  # `hangwatch run` itself is not the job's launcher
+    argv = " ".join(proc.read_cmdline(ppid)[:4])
+    if "hangwatch" in argv:
+        return False
+    return family[ppid][1] == pgid or LAUNCHERS.search(argv) is not None  # torchrun starts each rank in a session
 
 
 def _up(pid: int, family: dict[int, tuple[int, int]]) -> Iterator[int]:
@@ -203,19 +211,27 @@ class Agent:
         self.cfg = cfg
         self.watched: dict[tuple[int, int], Watched] = {}
         self.ended: set[tuple[int, int]] = set()  # watched once: never attached to again
-        self.groups: set[int] = set()  # the process groups of the jobs watched, while any process has one
+        self.members: set[tuple[int, int]] = set()  # processes seen in a watched job's tree: never a job of their own
+        self.shared: dict[int, bool] = {}  # uid -> its user directory carries its ACL
         self.stop = threading.Event()
         self.server: Any = None
 
     def _run_dir(self, job: Found) -> Path:
+        """RUNS_DIR/USER/TIME-PID-SCRIPT. Every directory is the agent's own (a user who owned one could point a
+        name in it anywhere the agent writes); the job's user reads its own through an ACL (setfacl), nobody else."""
         name = next((os.path.basename(a) for a in job.argv[1:] if a.endswith(".py")), None)
         name = name or os.path.basename(job.argv[0] if job.argv else "job")
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
-        path = self.cfg.runs_dir / f"{stamp}-{job.pid}-{safe}"
-        path.mkdir(mode=0o700, parents=True)
-        if os.geteuid() == 0:
-            os.chown(path, job.uid, -1)  # its owner and root only: another user's stacks and locals are not shown
+        user = self.cfg.runs_dir / _user_name(job.uid)
+        user.mkdir(mode=0o700, exist_ok=True)
+        if job.uid not in self.shared:
+            self.shared[job.uid] = os.geteuid() == 0 and job.uid != 0 and _share(user, job.uid)
+            if os.geteuid() == 0 and job.uid != 0 and not self.shared[job.uid]:
+                say(f"setfacl failed: {user} is readable by root only")
+        path = user / f"{stamp}-{job.pid}-{safe}"
+        # with the ACL, the group bits are its mask: the job's user's entry (the owning group's entry is empty)
+        path.mkdir(mode=0o750 if self.shared[job.uid] else 0o700)
         return path
 
     def _attach(self, job: Found) -> None:
@@ -225,13 +241,19 @@ class Agent:
         args += ["--on-hang", self.cfg.on_hang if acts else "report", *self.cfg.attach_args]
         if self.cfg.metrics_port is not None:
             args += ["--metrics-textfile", str(run_dir / METRICS_FILE)]
-        args.append(str(job.pid))
+        args += ["--expect-start", str(job.started), str(job.pid)]
         with open(run_dir / "hangwatch.log", "ab") as out:
-            child = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True
+            child = subprocess.Popen(  # in its run directory: no hangwatch.toml of the agent's directory applies
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                close_fds=True,
+                cwd=run_dir,
             )
         self.watched[job.key] = Watched(job, child, run_dir)
-        say(f"attached to pid {job.pid} ({' '.join(job.argv)[:120]}): {run_dir}")
+        say(f"attached to pid {job.pid} ({' '.join(redact_argv(job.argv))[:120]}): {run_dir}")
 
     def scan(self) -> None:
         """One round: children whose job ended are let go; new jobs are attached to."""
@@ -241,9 +263,9 @@ class Agent:
                 self.ended.add(key)
                 say(f"pid {w.job.pid}: the watch ended (hangwatch attach exited {w.child.returncode}): {w.run_dir}")
         skip = {os.getpid(), *(w.child.pid for w in self.watched.values())}
-        for job in find_jobs(self.cfg.users, skip, self.cfg.match, self.groups):
+        roots = {w.job.pid for w in self.watched.values()}
+        for job in find_jobs(self.cfg.users, skip, self.cfg.match, self.members, roots):
             if job.key not in self.watched and job.key not in self.ended:
-                self.groups.add(job.pgid)
                 try:
                     self._attach(job)
                 except OSError as e:
@@ -252,7 +274,13 @@ class Agent:
 
     def run(self) -> int:
         """Until told to stop (SIGTERM, SIGINT): scan, then wait."""
-        self.cfg.runs_dir.mkdir(parents=True, exist_ok=True)
+        try:  # traversed by each user to its own directory, listed by root only
+            self.cfg.runs_dir.mkdir(mode=0o711, parents=True, exist_ok=True)
+        except OSError as e:
+            raise UsageError(
+                f"the runs directory {self.cfg.runs_dir} cannot be made ({e.strerror})",
+                "Pass a --runs-dir it may write",
+            ) from None
         if self.cfg.metrics_port is not None:
             self.server = serve_metrics(self, self.cfg.metrics_port)
         old = {s: signal.signal(s, lambda *_: self.stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -276,8 +304,9 @@ class Agent:
             try:
                 w.child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                w.child.kill()
-                w.child.wait(timeout=5)
+                w.child.kill()  # a watch that does not detach: ended itself (never the job)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    w.child.wait(timeout=5)
         if self.server is not None:
             self.server.shutdown()
 
@@ -322,5 +351,29 @@ def serve_metrics(agent: Agent, port: int) -> Any:
         ) from e
     registry = CollectorRegistry()
     registry.register(_Collector(agent))
-    server, _ = start_http_server(port, registry=registry)
+    try:
+        server, _ = start_http_server(port, registry=registry)
+    except OSError as e:
+        raise UsageError(f"--metrics-port {port} cannot be served ({e.strerror})", "Pass a free port") from None
     return server
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _share(path: Path, uid: int) -> bool:
+    """``uid`` may read ``path`` and what is made in it from now on (a POSIX ACL, default entries included)."""
+    try:
+        r = subprocess.run(
+            ["setfacl", "-m", f"u:{uid}:rX", "-d", "-m", f"u:{uid}:rX", str(path)],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0

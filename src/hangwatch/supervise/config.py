@@ -82,8 +82,8 @@ class RunConfig:
     rendezvous_timeout: float = DEFAULTS["rendezvous_timeout"]
     use_pty: bool = False
     topology: Topology | None = None  # set for a multi-node job: coordinate with the other nodes
-    # `attach` to a job whose output is not a file it can follow: no progress can be read, so no clock is (a job
-    # alive without progress is never hung by --max-slow; only a proven hang is)
+    # `attach`: hangwatch did not start the job and reads at most its output, so no clock ends it (--startup-grace's
+    # probes and --max-slow decide nothing, no `slow` incident): only a proven hang is acted on
     blind: bool = False
     metrics_port: int | None = DEFAULTS["metrics_port"]
     metrics_textfile: Path | None = DEFAULTS["metrics_textfile"]

@@ -87,6 +87,7 @@ class RunContext:
     exit_code: int | None = None  # the loop
     doing: str = "watching"  # ``busy``: what the loop is doing now, in words, for the watchdog's event
     wake: threading.Event = field(default_factory=threading.Event)  # cuts the loop's wait short
+    signalled: threading.Event = field(default_factory=threading.Event)  # job/signals.py: hangwatch was told to stop
 
     @property
     def state(self) -> RunState:

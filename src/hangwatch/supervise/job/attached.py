@@ -4,6 +4,7 @@ signal to hangwatch detaches; the job's own exit leaves its orphans be)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import stat
@@ -36,6 +37,7 @@ class Target:
     argv: list[str]
     files: list[Path]  # the regular files its stdout and stderr go to (one if both go to the same file)
     unread: list[str] = field(default_factory=list)  # "stdout: a pipe", ...: output hangwatch cannot follow
+    process: psutil.Process | None = field(default=None, compare=False)  # its identity (pid and start time)
 
     def where_output_goes(self) -> str:
         """One clause for the first line hangwatch says."""
@@ -73,19 +75,26 @@ def _stream(pid: int, fd: int, name: str) -> tuple[Path | None, tuple[int, int] 
     return None, None, f"{name}: {kind}"
 
 
-def find_target(pid: int) -> Target:
-    """The process ``pid`` if hangwatch may attach to it; else a UsageError that says why and what to do."""
+def find_target(pid: int, started: int | None = None) -> Target:
+    """The process ``pid`` if hangwatch may attach to it; else a UsageError that says why and what to do.
+    ``started``: the start time (clock ticks after boot) it must have (the agent's: a pid reused since is not it)."""
     try:
         p = psutil.Process(pid)
-        argv, uid, name = p.cmdline(), p.uids().real, p.name()
+        argv, uid, name, status = p.cmdline(), p.uids().real, p.name(), p.status()
     except psutil.NoSuchProcess:
         raise UsageError(f"no process has pid {pid}", "Find the job's pid with `pgrep -af python`") from None
     except psutil.AccessDenied:
         raise UsageError(
             f"pid {pid} cannot be read by this user", "Run hangwatch as the job's owner, or as root"
         ) from None
-    if pid == os.getpid() or p.status() == psutil.STATUS_ZOMBIE:
+    if pid == os.getpid() or status == psutil.STATUS_ZOMBIE:
         raise UsageError(f"pid {pid} is not a running job", "Find the job's pid with `pgrep -af python`")
+    st = proc.read_stat(proc.PROC / str(pid) / "stat")
+    if started is not None and (st is None or st.starttime != started):
+        raise UsageError(f"pid {pid} is no longer the job it was", "Nothing to attach to: the job has ended")
+    tgid = _tgid(pid)
+    if tgid is not None and tgid != pid:
+        raise UsageError(f"{pid} is a thread of process {tgid}, not a process", f"Attach to {tgid}")
     if os.geteuid() != 0 and uid != os.getuid():
         raise UsageError(
             f"pid {pid} belongs to another user (uid {uid}), whose processes hangwatch may not trace",
@@ -115,8 +124,23 @@ def find_target(pid: int) -> Target:
             unread.append(why)
         elif ident is not None and path is not None and ident not in seen:
             seen.add(ident)
+            try:
+                os.close(os.open(_open_path(pid, path), os.O_RDONLY | os.O_CLOEXEC))
+            except OSError as e:
+                unread.append(f"{stream}: {path} cannot be read ({e.strerror})")
+                continue
             files.append(path)
-    return Target(pid, argv or [name], files, unread)
+    return Target(pid, argv or [name], files, unread, p)
+
+
+def _tgid(pid: int) -> int | None:
+    try:
+        for line in (proc.PROC / str(pid) / "status").read_text().splitlines():
+            if line.startswith("Tgid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _check_ptrace(pid: int) -> None:
@@ -150,9 +174,13 @@ class OutputFollower(threading.Thread):
                 fd = os.open(_open_path(pid, path), os.O_RDONLY | os.O_CLOEXEC)
             except OSError:
                 continue
-            size = os.fstat(fd).st_size
-            start = max(0, size - CONTEXT_BYTES)
-            before = os.pread(fd, size - start, start)
+            try:
+                size = os.fstat(fd).st_size
+                start = max(0, size - CONTEXT_BYTES)
+                before = os.pread(fd, size - start, start)
+            except OSError:
+                os.close(fd)
+                continue
             if before:
                 self.log.write(before)  # what came before the attach: context for the incident, not progress
             self._files.append([fd, size])
@@ -160,38 +188,55 @@ class OutputFollower(threading.Thread):
     def run(self) -> None:
         """Read what was appended, every FOLLOW_EVERY_S, until closed."""
         while not self._closing.wait(FOLLOW_EVERY_S):
-            self.read_new()
+            try:
+                self.read_new()
+            except Exception:  # the thread goes on: its output is progress, and a look needs it
+                logging.getLogger(__name__).exception("reading the job's output failed")
 
-    def read_new(self) -> None:
-        """What the job appended since the last read (a file that shrank was truncated: read from its start)."""
-        with self._lock:
-            for entry in self._files:
-                fd, offset = entry
-                try:
-                    size = os.fstat(fd).st_size
-                    if size < offset:
-                        offset = 0
-                    while offset < size:
-                        data = os.pread(fd, min(READ_SIZE, size - offset), offset)
-                        if not data:
-                            break
-                        offset += len(data)
-                        self.log.write(data)
-                        self.on_chunk(data, time.time())
-                except OSError:
-                    pass
-                entry[1] = offset
+    def read_new(self, timeout: float = 2.0) -> None:
+        """What the job appended since the last read (a file that shrank was truncated: read from its start); nothing
+        if another read holds the files past ``timeout``."""
+        if not self._lock.acquire(timeout=timeout):
+            return
+        try:
+            self._read_locked()
+        finally:
+            self._lock.release()
+
+    def _read_locked(self) -> None:
+        for entry in self._files:
+            fd, offset = entry
+            try:
+                size = os.fstat(fd).st_size
+                if size < offset:
+                    offset = 0
+                while offset < size:
+                    data = os.pread(fd, min(READ_SIZE, size - offset), offset)
+                    if not data:
+                        break
+                    offset += len(data)
+                    self.log.write(data)
+                    self.on_chunk(data, time.time())
+            except OSError:
+                pass
+            entry[1] = offset
 
     def close(self) -> None:
-        """The last bytes read, the files closed."""
+        """The last bytes read, the files closed (a read still stuck after 2 s, on a hung network mount: left to
+        the daemon thread, never waited for)."""
         self._closing.set()
         if self.is_alive():
             self.join(timeout=2.0)
-        self.read_new()
-        with self._lock:
+        if not self._lock.acquire(timeout=2.0):
+            return
+        try:
+            if not self.is_alive():
+                self._read_locked()
             for fd, _ in self._files:
                 os.close(fd)
             self._files = []
+        finally:
+            self._lock.release()
 
 
 def _open_path(pid: int, path: Path) -> Path:
@@ -210,7 +255,7 @@ class AttachedJob:
 
     def __init__(self, target: Target, log: OutputLog, on_chunk: OnChunk) -> None:
         self.target = target
-        self._proc = psutil.Process(target.pid)  # its start time, against a reused pid
+        self._proc = target.process or psutil.Process(target.pid)  # its start time, against a reused pid
         self.tracker = JobTracker(target.pid)  # the tree under it; orphans only of a group or session it leads
         self.follower = OutputFollower(target.files, target.pid, log, on_chunk) if target.files else None
         if self.follower is not None:
@@ -261,7 +306,9 @@ class AttachedJob:
         return True
 
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
-        """End the whole tree (only for a hang declared with --on-hang kill)."""
+        """End the whole tree (only for a hang declared with --on-hang kill); never a pid its root no longer has."""
+        if self._gone():
+            return Termination([], [], [], 0.0)
         term = end_tree(self.tracker, grace_s, self._wait_root, first_signal=first_signal)
         self.drain(0.0)
         return term

@@ -27,6 +27,7 @@ class SignalInbox:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.pending.append(signum)
+        self.ctx.signalled.set()
         self.ctx.wake.set()
 
     @contextlib.contextmanager

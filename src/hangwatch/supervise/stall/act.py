@@ -267,6 +267,9 @@ class IncidentHandler:
             path = None
         if decision is None:
             return None
+        if not a.job.owned and ctx.signalled.is_set():  # told to stop during the look: detach, end nothing
+            ctx.say("hangwatch: told to stop while it looked: the job is left running (the incident is written).")
+            return None
         term = ctx.terminate(a, reason=f"hung: {root.cause}")
         ctx.action_event(a, action.value, term, incident=str(path) if path else None)
         return AttemptEnd(status.code, decision, status)
