@@ -332,3 +332,37 @@ def test_the_loop_of_a_python_c_helper_is_read_from_its_command_line():
         for p in (endless, bounded):
             p.kill()
             p.wait(timeout=10)
+
+
+@pytest.mark.e2e
+def test_a_native_child_fed_by_a_stdin_its_parent_never_closes_is_a_proven_cycle_at_the_first_look(tmp_path):
+    """sort reads its stdin, whose write end the parent holds; the parent reads sort's output: a cycle through a
+    native process, declared at the first look with the defaults, at the parent's line. Its twin (the parent computes
+    12 s, then closes stdin) finishes untouched: a holder that works ends no proof."""
+    cases = [({}, 125), ({"HW_CLOSE": "1", "HW_WORK_S": "12"}, 0)]
+    runs = []
+    for i, (env, _) in enumerate(cases):
+        d = tmp_path / f"r{i}"
+        d.mkdir()
+        r = Run(d)
+        r.start("--on-hang", "kill", *py("child_stdin_open.py"), env=env)
+        runs.append((r, time.monotonic()))
+    outcomes = []
+    try:
+        for r, t0 in runs:
+            assert r.proc is not None
+            _, err = r.proc.communicate(timeout=max(1.0, 90 - (time.monotonic() - t0)))
+            outcomes.append((r.proc.returncode, err))
+    finally:
+        left = [p for r, _ in runs for p in r.cleanup()]
+    assert not left, f"left behind: {left}"
+    (hung, _), (twin, _) = runs
+    assert outcomes[0][0] == 125, outcomes[0][1].decode()[-2000:]
+    incident = hung.incident()
+    root = root_cause(incident)
+    assert incident["verdict"] == "hung" and root["proof"]["kind"] == "hang", root
+    assert "a cycle" in root["proof"]["fact"] and "holds its write end" in root["proof"]["fact"], root["proof"]
+    assert (root["where"]["file"], root["where"]["line"]) == marker("child_stdin_open.py"), root["where"]
+    assert incident["detected_at"] - hung.events()[1]["at"] <= 25.0
+    assert outcomes[1][0] == 0, outcomes[1][1].decode()[-2000:]
+    assert twin.summary()["incidents"] == 0

@@ -705,14 +705,14 @@ def _mp_helper(info: ProcessInfo | None) -> bool:
 
 
 def _reads_pipe(t: ThreadSample) -> bool:
-    """Blocked reading a pipe, or writing to a full one. Not standard input: whoever feeds it (`cat data |`,
-    a launcher that never writes, a person's terminal) is the input rule's to judge."""
+    """Blocked reading a pipe, or writing to a full one (standard input too: read_waits keeps such a read only
+    where another process of the job holds the pipe's write end; else whoever feeds it, `cat data |`, a launcher
+    that never writes, is the input rule's to judge)."""
     return (
         t.state == "S"
         and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
         and t.fd is not None
         and t.fd_target == "pipe"
-        and not (t.fd == 0 and t.syscall in sg.READ_SYSCALLS)
     )
 
 
@@ -822,11 +822,14 @@ def read_waits(
                 _reads_pipe(t)
                 and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS)
                 and not _mp_helper(infos.get(pid))
-                and not _reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS)
             ):
                 # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
-                # (a queue's feeder thread that a join waits for).
+                # (a queue's feeder thread that a join waits for). A read of its standard input is the input rule's
+                # to judge, unless another process of the job holds that pipe's write end (a parent that never
+                # closes its child's stdin): then it is a wait on that process like any other.
                 wait = _pipe_wait(pid, t, job, py_spy, now)
+                if wait is not None and _reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS):
+                    wait = wait if any(h.in_job and h.pid != pid for h in wait.holders) else None
             elif _reads_socket(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS):
                 # the main thread's read, or any thread's write into a full socket (an upload a join waits for)
                 wait = _socket_wait(pid, t, job, py_spy, now)

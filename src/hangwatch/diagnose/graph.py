@@ -257,12 +257,54 @@ def _holder_node(h: LockHolder, bound_s: float) -> Node:
     )
 
 
+def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
+    """The waits the capture followed to their holders (a lock, a semaphore, a pipe's or a socket's other end), each as
+    an edge and (for holders the views lack) the holder's node."""
+    out: list[tuple[Edge, Node | None]] = []
+    me = _pid_id(v.pid)
+    for w in v.ev.waits:
+        wt = next((x for x in v.threads if x.tid == w.tid), None)
+        note = w.note or ""  # (a search of the host cut short may have missed the other end's holder)
+        self_held = (
+            w.kind in ENDED_BY_EXIT and not w.holders and "the waiter itself" in note and "searched for" not in note
+        )
+        if (wt is None and v.threads) or not (w.holders or self_held):
+            continue  # (a native process, sort or tar, has no thread of Python: its kernel-read wait stands alone)
+        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
+        frames = wt.frames if wt is not None else ()
+        place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
+        if self_held and not proof.sealed_but(v, w.tid):
+            continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
+        if self_held:  # the other end is the waiter's own: only another thread of its own could end the wait
+            words = SELF_HELD[w.kind].format(w.path, place)
+            if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
+                words = f"polls {w.path} with no timeout at {place} (among its files), and only it holds its other end"
+            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", False), None))
+            continue
+        # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
+        holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]
+        for h in holders:
+            if h.pid == v.pid:
+                continue
+            node = None if h.in_job and scene.view(h.pid) is not None else _holder_node(h, timer_bound(scene.evidence))
+            if w.kind == "pipe":
+                words = f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end"
+            elif w.kind == "socket":
+                words = f"{v.label()} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
+            elif w.kind in ("pipe_full", "socket_full"):
+                words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
+            else:
+                words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
+            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout), node))
+    return out
+
+
 def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
     t = v.main_thread
     if t is None or not v.has_stacks:
-        return out
+        return out + _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
     me = _pid_id(v.pid)
     at = describe(innermost_user(t.frames))
     if (
@@ -305,39 +347,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         and reads_from_person(v, t)
     ):
         out.append((Edge(me, PERSON, "terminal", f"{v.label()} reads the terminal at {at}"), None))
-    for w in v.ev.waits:
-        wt = next((x for x in v.threads if x.tid == w.tid), None)
-        note = w.note or ""  # (a search of the host cut short may have missed the other end's holder)
-        self_held = (
-            w.kind in ENDED_BY_EXIT and not w.holders and "the waiter itself" in note and "searched for" not in note
-        )
-        if wt is None or not (w.holders or self_held):
-            continue
-        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
-        place = describe(innermost_user(wt.frames) or (wt.frames[0] if wt.frames else None))
-        if self_held and not proof.sealed_but(v, wt.tid):
-            continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
-        if self_held:  # the other end is the waiter's own: only another thread of its own could end the wait
-            words = SELF_HELD[w.kind].format(w.path, place)
-            if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
-                words = f"polls {w.path} with no timeout at {place} (among its files), and only it holds its other end"
-            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", False), None))
-            continue
-        # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
-        holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]
-        for h in holders:
-            if h.pid == v.pid:
-                continue
-            node = None if h.in_job and scene.view(h.pid) is not None else _holder_node(h, timer_bound(scene.evidence))
-            if w.kind == "pipe":
-                words = f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end"
-            elif w.kind == "socket":
-                words = f"{v.label()} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
-            elif w.kind in ("pipe_full", "socket_full"):
-                words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
-            else:
-                words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
-            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout), node))
+    out.extend(_held_waits(scene, v))
     out.extend((e, None) for e in _rank_waits(scene, v, at))
     if not out:
         out.extend(_thread_waits(v))

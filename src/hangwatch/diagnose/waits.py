@@ -269,6 +269,8 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     tree = _descendants(scene, v.pid)
     if w.holders and all(h.in_job and h.pid in tree for h in w.holders):
         return None  # its own subprocesses (a compiler, a shell and what it ran): the child's and compile's rules
+    if frame is None and w.holders and all(h.in_job and scene.view(h.pid) is not None for h in w.holders):
+        return None  # a native process (sort) fed by one of the job's: named at that one's line (the graph's edge)
     if not w.holders:
         if not self_held:
             return None  # nobody else was found (a search cut short): nothing to say
