@@ -95,6 +95,9 @@ REST_POLL_S = 0.5
 # workers of a new epoch replace the last one's) and the kernel's view does not find it quiet (a look may follow:
 # the tree it looks at must be the one that is there); its exit walks it at once.
 REST_SCAN_S = 5.0
+# A job hangwatch attached to is judged on proof only (no clock, no history to keep): a round a second, its tree walked
+# every REST_SCAN_S while nothing in it ends (bench/agent.py: the cost of each watch of a node's agent)
+ATTACHED_POLL_S = 1.0
 SCAN_EVERY_S = 2.0
 FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
@@ -439,7 +442,8 @@ class Supervisor:
                 return end
             # a node of a multi-node run keeps four rounds a second: the others gather its news at that pace
             at_rest = _at_rest(a) and self.cfg.topology is None
-            before, rest = self.clock.now(), REST_POLL_S if at_rest else POLL_S
+            rest = ATTACHED_POLL_S if self.cfg.blind else REST_POLL_S if at_rest else POLL_S
+            before = self.clock.now()
             self.clock.wait(self.ctx.wake, rest)
             gap = self.clock.now() - before - rest
             if gap >= PAUSE_GAP_S:
@@ -474,7 +478,7 @@ class Supervisor:
             apply(self.acts, a, self.acts.heal_tick(a, now))
         self._take(a)
         quiet = a.still.woken is not None or a.still.lost_one()  # the tree may have changed under a still reading
-        every = REST_SCAN_S if a.detector.state == State.PROGRESSING and not quiet else SCAN_EVERY_S
+        every = REST_SCAN_S if (a.detector.state == State.PROGRESSING or self.cfg.blind) and not quiet else SCAN_EVERY_S
         if now - a.last_scan >= every:
             a.job.scan()
             a.last_scan = now
