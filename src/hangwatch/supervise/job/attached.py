@@ -17,7 +17,8 @@ import psutil
 
 from hangwatch.capture import proc
 from hangwatch.errors import UsageError
-from hangwatch.recover.terminate import Gone, JobTracker, Termination, end_tree
+from hangwatch.recover.terminate import JobTracker, Termination, end_tree
+from hangwatch.supervise.job.job import TrackedTree
 from hangwatch.supervise.job.launch import READ_SIZE, OnChunk, OutputLog
 
 FOLLOW_EVERY_S = 1.0  # how often the files the job writes to are read for what it appended
@@ -250,7 +251,7 @@ def _open_path(pid: int, path: Path) -> Path:
     return path
 
 
-class AttachedJob:
+class AttachedJob(TrackedTree):
     """A running job hangwatch attached to: the Job the run loop watches, with no pumps, no guardian."""
 
     def __init__(self, target: Target, log: OutputLog, on_chunk: OnChunk) -> None:
@@ -280,22 +281,6 @@ class AttachedJob:
     def poll(self) -> int | None:
         """0 once it has ended (its exit status is its parent's to read), None while it runs."""
         return 0 if self._gone() else None
-
-    def scan(self) -> None:
-        """Remember every process of the job seen now."""
-        self.tracker.scan()
-
-    def leftovers(self) -> list[int]:
-        """Processes of the job still alive."""
-        return self.tracker.alive_pids()
-
-    def known_pids(self) -> list[int]:
-        """Every process of the job ever seen."""
-        return [self.pid, *(p for p in self.tracker.seen if p != self.pid)]
-
-    def vanished(self) -> list[Gone]:
-        """The processes of the job seen gone, oldest first."""
-        return list(self.tracker.gone)
 
     def _wait_root(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

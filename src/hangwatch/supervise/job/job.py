@@ -76,7 +76,34 @@ EXIT_AFTER_EOF_S = 0.2
 GUARD_START_TIMEOUT_S = 10.0
 
 
-class LaunchedJob:
+class TrackedTree:
+    """A job's tree as its JobTracker keeps it: what LaunchedJob and AttachedJob share."""
+
+    tracker: JobTracker
+
+    @property
+    def pid(self) -> int:
+        """The job's root process."""
+        return self.tracker.root
+
+    def scan(self) -> None:
+        """Remember every process of the job seen now."""
+        self.tracker.scan()
+
+    def leftovers(self) -> list[int]:
+        """Processes of the job still alive."""
+        return self.tracker.alive_pids()
+
+    def known_pids(self) -> list[int]:
+        """Every process of the job ever seen."""
+        return [self.pid, *(p for p in self.tracker.seen if p != self.pid)]
+
+    def vanished(self) -> list[Gone]:
+        """The processes of the job seen gone, oldest first."""
+        return list(self.tracker.gone)
+
+
+class LaunchedJob(TrackedTree):
     """A real job: the Popen of the exec shim, its output pumps, the tracker of its tree, and the
     guardian that ends the tree if hangwatch dies."""
 
@@ -127,22 +154,6 @@ class LaunchedJob:
             except subprocess.TimeoutExpired:
                 code = None  # it closed its output and goes on (a daemon-style job): polled as before
         return code
-
-    def scan(self) -> None:
-        """Remember every process of the job seen now."""
-        self.tracker.scan()
-
-    def leftovers(self) -> list[int]:
-        """Processes of the job still alive."""
-        return self.tracker.alive_pids()
-
-    def known_pids(self) -> list[int]:
-        """Every process of the job ever seen."""
-        return [self.pid, *(p for p in self.tracker.seen if p != self.pid)]
-
-    def vanished(self) -> list[Gone]:
-        """The processes of the job seen gone, oldest first."""
-        return list(self.tracker.gone)
 
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
         """End the whole tree; then wait (bounded) for the last output."""
