@@ -123,8 +123,8 @@ def find_jobs(
         members |= {(pid, started[pid]) for pid in family if watched and any(p in watched for p in _up(pid, family))}
     roots: dict[int, Found] = {}
     for pid, uid in owners.items():
-        if members is not None and (pid, started[pid]) in members:
-            continue  # of a job already watched
+        if (members is not None and (pid, started[pid]) in members) or (watched and pid in watched):
+            continue  # of a job already watched (its memory map is not read again)
         if pid in skip or not _is_python(pid) or not _has_torch(pid) or _supervised(pid):
             continue  # not a training process, or one of a `hangwatch run` job (its supervisor's)
         root = pid

@@ -98,6 +98,7 @@ REST_SCAN_S = 5.0
 # A job hangwatch attached to is judged on proof only (no clock, no history to keep): a round a second, its tree walked
 # every REST_SCAN_S while nothing in it ends (bench/agent.py: the cost of each watch of a node's agent)
 ATTACHED_POLL_S = 1.0
+ATTACHED_SCAN_S = 10.0
 SCAN_EVERY_S = 2.0
 FIRST_SCAN_S = 0.5  # the job's tree is first read this long after launch (a job that ends sooner: at its end)
 PAGE_AFTER_S = 60.0  # a clean run shorter than this gets no report.html at its end (`report --html` makes one)
@@ -478,7 +479,8 @@ class Supervisor:
             apply(self.acts, a, self.acts.heal_tick(a, now))
         self._take(a)
         quiet = a.still.woken is not None or a.still.lost_one()  # the tree may have changed under a still reading
-        every = REST_SCAN_S if (a.detector.state == State.PROGRESSING or self.cfg.blind) and not quiet else SCAN_EVERY_S
+        every = SCAN_EVERY_S if quiet else ATTACHED_SCAN_S if self.cfg.blind else REST_SCAN_S
+        every = every if a.detector.state == State.PROGRESSING or self.cfg.blind else SCAN_EVERY_S
         if now - a.last_scan >= every:
             a.job.scan()
             a.last_scan = now

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SUMMARY_EVERY_S = 2.0  # `hangwatch ls` and `watch` read it: their news is at most this old
+ATTACHED_SUMMARY_EVERY_S = 5.0  # a job attached to (a node's agent watches many): judged on proof, not on seconds
 STATUS_EVERY_S = 1.0
 
 
@@ -47,7 +48,7 @@ class RunAccounts:
         self.known_rate: float | None = None  # the newest step rate and total a summary had (for remedy choice)
         self.known_total: int | None = None
         self._summary, self._status, self._deadline = (
-            Every(SUMMARY_EVERY_S),
+            Every(ATTACHED_SUMMARY_EVERY_S if cfg.blind else SUMMARY_EVERY_S),
             Every(STATUS_EVERY_S),
             Every(STATUS_EVERY_S),
         )
