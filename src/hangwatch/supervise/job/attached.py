@@ -116,6 +116,13 @@ def find_target(pid: int, started: int | None = None) -> Target:
             f"Follow it with `hangwatch watch {run_dir}`",
         )
     _check_ptrace(pid)
+    files, unread = _outputs(pid)
+    return Target(pid, argv or [name], files, unread, p)
+
+
+def _outputs(pid: int) -> tuple[list[Path], list[str]]:
+    """The regular files its stdout and stderr go to that this user can read (one if both go to the same file), and
+    why each other stream cannot be followed."""
     files: list[Path] = []
     seen: set[tuple[int, int]] = set()
     unread: list[str] = []
@@ -131,7 +138,7 @@ def find_target(pid: int, started: int | None = None) -> Target:
                 unread.append(f"{stream}: {path} cannot be read ({e.strerror})")
                 continue
             files.append(path)
-    return Target(pid, argv or [name], files, unread, p)
+    return files, unread
 
 
 def _tgid(pid: int) -> int | None:
