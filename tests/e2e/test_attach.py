@@ -192,12 +192,12 @@ def test_the_agent_attaches_to_each_job_as_it_appears_and_leaves_a_supervised_on
         own = ["--run-dir", str(tmp_path / "own"), "--", sys.executable, str(script)]
         supervised = start_job([sys.executable, "-m", "hangwatch", "run", *own], env={"HW_SAMPLES": "400"})
         deadline, seen = time.monotonic() + 20, ""
-        while "hangwatch_agent_jobs 2.0" not in seen:
-            assert time.monotonic() < deadline and agent.poll() is None, seen
+        while "hangwatch_agent_jobs 2.0" not in seen or seen.count("hangwatch_info{") < 2:
+            assert time.monotonic() < deadline and agent.poll() is None, seen  # both jobs it watches, on one endpoint
             time.sleep(0.5)
             with contextlib.suppress(OSError):
                 seen = _scrape(port)
-        assert seen.count("hangwatch_info{") == 2, seen  # both jobs it watches, on one endpoint
+        assert seen.count("hangwatch_info{") == 2, seen
         assert healthy.proc.wait(timeout=60) == 0
         hung.proc.wait(timeout=60)  # ended by the agent's attach
         assert supervised.proc.wait(timeout=60) == 0
