@@ -21,7 +21,7 @@ from hangwatch.recover.terminate import JobTracker, Termination, end_tree
 from hangwatch.supervise.job.job import TrackedTree
 from hangwatch.supervise.job.launch import READ_SIZE, OnChunk, OutputLog
 
-FOLLOW_EVERY_S = 1.0  # how often the files the job writes to are read for what it appended
+FOLLOW_EVERY_S = 2.0  # how often the files the job writes to are read for what it appended
 CONTEXT_BYTES = (
     64 * 1024
 )  # what the job wrote before the attach: into output.log (the incident's last lines), not progress
