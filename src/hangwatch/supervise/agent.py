@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,6 @@ class Found:
     started: int
     uid: int
     argv: list[str]
-    pgid: int
 
     @property
     def key(self) -> tuple[int, int]:
@@ -137,7 +136,7 @@ def find_jobs(
             continue
         st = proc.read_stat(proc.PROC / str(root) / "stat")
         if st is not None and st.state != "Z":
-            roots[root] = Found(root, st.starttime, uid, argv, st.pgid)
+            roots[root] = Found(root, st.starttime, uid, argv)
     return list(roots.values())
 
 
@@ -182,7 +181,6 @@ class Watched:
     job: Found
     child: subprocess.Popen[bytes]
     run_dir: Path
-    started_at: float = field(default_factory=time.time)
 
 
 @dataclass
@@ -310,9 +308,9 @@ class Agent:
         if self.server is not None:
             self.server.shutdown()
 
-    def metric_files(self) -> list[tuple[Watched, Path]]:
+    def metric_files(self) -> list[Path]:
         """The metrics file of each job watched now."""
-        return [(w, w.run_dir / METRICS_FILE) for w in list(self.watched.values())]
+        return [w.run_dir / METRICS_FILE for w in list(self.watched.values())]
 
 
 class _Collector:
@@ -330,7 +328,7 @@ class _Collector:
         jobs.add_metric([], len(files))
         yield jobs
         merged: dict[str, Metric] = {}
-        for _, path in files:
+        for path in files:
             try:
                 text = path.read_text()
             except OSError:
