@@ -192,12 +192,16 @@ def test_the_agent_attaches_to_each_job_as_it_appears_and_leaves_a_supervised_on
         own = ["--run-dir", str(tmp_path / "own"), "--", sys.executable, str(script)]
         supervised = start_job([sys.executable, "-m", "hangwatch", "run", *own], env={"HW_SAMPLES": "400"})
         deadline, seen = time.monotonic() + 20, ""
-        while "hangwatch_agent_jobs 2.0" not in seen or seen.count("hangwatch_info{") < 2:
-            assert time.monotonic() < deadline and agent.poll() is None, seen  # both jobs it watches, on one endpoint
+        listed = ('hangwatch_agent_jobs{supervisor="agent"} 2.0', 'hangwatch_agent_jobs{supervisor="run"} 1.0')
+        while not all(x in seen for x in listed) or seen.count("hangwatch_info{") < 3:
+            assert time.monotonic() < deadline and agent.poll() is None, seen  # all three jobs, on one endpoint
             time.sleep(0.5)
             with contextlib.suppress(OSError):
                 seen = _scrape(port)
-        assert seen.count("hangwatch_info{") == 2, seen
+        assert seen.count("hangwatch_info{") == 3, seen
+        own_run = f'command="dl_hang_later",host="{os.uname().nodename}",node="0",run="own"'
+        assert f"hangwatch_info{{{own_run}}} 1.0" in seen, seen  # from its run's summary.json
+        assert re.search(r'hangwatch_state\{node="0",run="own",state="(starting|progressing)"\} 1.0', seen), seen
         assert healthy.proc.wait(timeout=60) == 0
         hung.proc.wait(timeout=60)  # ended by the agent's attach
         assert supervised.proc.wait(timeout=60) == 0
@@ -218,3 +222,85 @@ def test_the_agent_attaches_to_each_job_as_it_appears_and_leaves_a_supervised_on
             _, err = agent.communicate(timeout=10)
     assert agent.returncode == 0, err
     assert err.count(b"attached to pid") == 2, err
+
+
+OTHER_UID = 65534  # nobody
+TRACED = "%file,process_vm_readv,ptrace"  # every way to read a process: its /proc files, its memory, a trace
+
+
+def _fake_training_job(where: Path) -> subprocess.Popen[bytes]:
+    """A process of another user that looks like a training job to the agent: Python, with a library named libtorch
+    loaded (a copy of libz: the agent reads only the name in the memory map)."""
+    where.mkdir(mode=0o755)
+    os.chmod(where, 0o755)  # noqa: S103 - another user runs what is in it
+    lib = where / "libtorch.so"
+    lib.write_bytes(Path("/usr/lib/x86_64-linux-gnu/libz.so.1").read_bytes())
+    lib.chmod(0o755)
+    code = f"import ctypes, time; ctypes.CDLL({str(lib)!r}); print('up', flush=True); time.sleep(120)"
+    cmd = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", "/usr/bin/python3", "-c", code]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, start_new_session=True, cwd="/")
+    assert p.stdout is not None and p.stdout.readline() == b"up\n"  # its library is loaded (bounded: it prints at once)
+    return p
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not all(map(Path, ["/usr/bin/strace", "/usr/bin/setpriv", "/usr/bin/python3"])),
+    reason="needs root, strace, setpriv and a system Python another user may run",
+)
+@pytest.mark.skipif(not Path("/usr/lib/x86_64-linux-gnu/libz.so.1").exists(), reason="no libz to copy")
+def test_the_agent_and_its_watches_never_read_a_process_of_a_user_they_were_not_told_to_watch(start_job, tmp_path):
+    """Every file, memory read and trace of the agent and of the watches it starts, recorded by strace, while it
+    watches this user's job through a hang (a tree walk, looks, fd and lock scans of the machine, an end): of a
+    training job of another user, only the owner of its /proc directory is ever looked at."""
+    other_dir = Path(f"/tmp/hangwatch-other-{os.getpid()}")
+    other = _fake_training_job(other_dir)
+    try:
+        pattern = re.compile(re.escape(str(tmp_path)) + "|" + re.escape(str(other_dir)))
+        from hangwatch.supervise import agent as agent_mod
+
+        found = agent_mod.find_jobs(None, set(), pattern)  # told to watch every user: it is a job
+        assert other.pid in {j.pid for j in found}, found
+        script = tmp_path / "dl_hang_later.py"
+        script.write_bytes((SCENARIOS / "dl_hang_later.py").read_bytes())
+        trace, runs = tmp_path / "strace.txt", tmp_path / "runs"
+        me = psutil.Process().username()
+        args = ["--runs-dir", str(runs), "--user", me, "--act-user", me, "--on-hang", "kill", "--min-stall", "3"]
+        args += ["--scan-every", "0.5", "--match", pattern.pattern]
+        strace = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", f"trace={TRACED}", "-o", str(trace)]
+        agent = subprocess.Popen(
+            [*strace, sys.executable, "-m", "hangwatch", "agent", *args], stderr=subprocess.PIPE, env=clean_env()
+        )
+        try:
+            hung = start_job([sys.executable, str(script), "200"])  # trains ~5 s, then one read hangs
+            hung.proc.wait(timeout=90)  # proven and ended by the watch the agent started
+        finally:
+            for child in psutil.Process(agent.pid).children():  # the agent, under strace: strace ends with it
+                child.send_signal(signal.SIGTERM)
+            try:
+                _, err = agent.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                for p in [*psutil.Process(agent.pid).children(recursive=True), psutil.Process(agent.pid)]:
+                    p.kill()
+                _, err = agent.communicate(timeout=10)
+        assert err.count(b"attached to pid") == 1, err  # this user's job only
+        (run_dir,) = runs.glob("*/*")
+        assert root_cause(_incidents(run_dir)[0])["cause"] == "dataloader.worker_stuck"
+        lines = trace.read_text(errors="replace").splitlines()
+        me_read = [ln for ln in lines if f"/proc/{os.getpid()}/stat" in ln]  # this test's process: not the job's
+        assert me_read, "the machine's processes were walked (this user's)"
+        assert [ln for ln in lines if "/fd" in ln and "/proc/" in ln], "the looks scanned the machine's fds"
+        pid = other.pid
+        touched = [
+            ln
+            for ln in lines
+            if f"/proc/{pid}/" in ln
+            or re.search(rf"(process_vm_readv|ptrace)\([^,]*\b{pid}\b|process_vm_readv\({pid},", ln)
+        ]
+        assert not touched, touched[:5]
+        assert [ln for ln in lines if re.search(rf'"/proc/{pid}"', ln)], "its owner was looked at"
+    finally:
+        os.killpg(other.pid, signal.SIGKILL)
+        other.wait(timeout=10)
+        import shutil
+
+        shutil.rmtree(other_dir, ignore_errors=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import psutil
@@ -21,8 +22,9 @@ def test_the_agent_reads_nothing_of_a_user_it_was_not_told_to_watch(monkeypatch)
         return real_stat(path)
 
     monkeypatch.setattr(agent.proc, "read_stat", stat)
-    for name in ("_is_python", "_has_torch", "_supervised"):
+    for name in ("_is_python", "_has_torch"):
         monkeypatch.setattr(agent, name, lambda pid: read.append(pid) or False)
+    monkeypatch.setattr(agent, "_supervisor_run_dir", lambda pid: read.append(pid) or None)
     nobody = max(p.uids().real for p in psutil.process_iter()) + 4242  # a uid no process has
     assert agent.find_jobs({nobody}, set()) == []
     mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
@@ -37,3 +39,60 @@ def test_a_user_is_named_or_every_user():
     assert agent.user_ids(["root", "0"]) == {0}
     with pytest.raises(UsageError, match="no user is named"):
         agent.user_ids(["no-such-user-hw"])
+
+
+def _summary(run_dir, **fields):
+    from hangwatch.records.run import RunState, RunSummary
+
+    base = dict(command=("python", "train.py"), run_dir=str(run_dir), state=RunState.PROGRESSING, attempts=1)
+    base |= dict(exit_code=None, started_at=1.0, ended_at=None, wall_seconds=2.0, last_step=7, incidents=1)
+    base |= dict(stalled_seconds=0.0, goodput=None, host="h")
+    return json.dumps(RunSummary(**(base | fields)).to_dict())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_a_supervised_run_is_listed_from_its_summary_only_where_its_user_owns_the_directory_and_the_file(tmp_path):
+    """The job's environment names the run directory: the agent reads its summary.json only where the job's user owns
+    both, with no link followed, and shows it as the run's own endpoint would (its incidents as one count)."""
+    nobody = 65534
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(_summary(run))
+    assert agent._read_summary(str(run), nobody) is None  # root's, not the job user's
+    os.chown(run, nobody, -1)
+    assert agent._read_summary(str(run), nobody) is None  # the file is still root's
+    os.chown(run / "summary.json", nobody, -1)
+    summary = agent._read_summary(str(run), nobody)
+    assert summary is not None and summary.last_step == 7
+    names = {f.name: f for f in agent._run_families(str(run), nobody)}
+    assert [s.labels for s in names["hangwatch_info"].samples] == [
+        {"run": "run", "node": "0", "host": "h", "command": "train"}
+    ]
+    assert [(s.labels["cause"], s.value) for s in names["hangwatch_incidents"].samples] == [("", 1)]
+    secret = tmp_path / "secret.json"  # a link the user made to a file of root's
+    secret.write_text(_summary(run, last_step=99))
+    (run / "summary.json").unlink()
+    (run / "summary.json").symlink_to(secret)
+    os.lchown(run / "summary.json", nobody, -1)
+    assert agent._read_summary(str(run), nobody) is None
+    linked = tmp_path / "linked"  # the directory itself a link
+    linked.symlink_to(run)
+    assert agent._read_summary(str(linked), nobody) is None
+    assert agent._read_summary("relative/run", nobody) is None
+
+
+def test_a_watch_limited_to_its_jobs_owner_sees_no_other_users_processes():
+    """`hangwatch attach` limits every scan of the machine (tree walks, fd and lock scans) to the job's owner."""
+    from hangwatch.capture import proc
+
+    every = proc.list_pids()
+    try:
+        proc.read_only_users({os.geteuid()})
+        mine = proc.list_pids()
+        assert os.getpid() in mine and set(mine) <= set(every)
+        assert all(proc.owner_of(p) in (os.geteuid(), None) for p in mine)
+        proc.read_only_users({max(p.uids().effective for p in psutil.process_iter()) + 4242})  # a user with none
+        assert proc.list_pids() == []
+    finally:
+        proc.read_only_users(None)
+    assert os.getpid() in proc.list_pids()

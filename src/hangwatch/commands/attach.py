@@ -64,12 +64,15 @@ def attach(pid: int, config: str | None, expect_start: int | None, **options: ob
     Its tree is found from PID (workers, ranks under a launcher). A hang is reported (--on-hang report, the default)
     or its whole tree ended (--on-hang kill); hangwatch did not start it, so it never restarts it. Ctrl-C detaches:
     the job runs on, untouched."""
+    from hangwatch.capture import proc
     from hangwatch.supervise.config import build_config
     from hangwatch.supervise.job.attached import AttachedJob, find_target
     from hangwatch.supervise.supervisor import Supervisor
 
     _check_action(options.get("on_hang"))
     target = find_target(pid, expect_start)
+    if target.owner is not None:  # its tree walks and its looks' fd and lock scans read its owner's processes only
+        proc.read_only_users({target.owner})
     cfg = build_config(target.argv, {**options, **FORCED}, config, use_pty=False, attached=True)
     _check_action(cfg.on_hang.value)  # hangwatch.toml's too
     # hangwatch did not start it and reads at most its output: only a proven hang ends it (no clock, no budget)

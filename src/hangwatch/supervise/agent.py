@@ -4,17 +4,20 @@ go as it ends, and serves every job's metrics on one endpoint.
 
 Which jobs: a Python process with torch loaded, taken at its topmost Python ancestor of the same user (the launcher:
 torchrun, accelerate, the script that spawned its ranks), of a user it was told to watch; a process of any other user is
-never read beyond its owner (the owner of its /proc directory). A job already under `hangwatch run` is its supervisor's.
+never read beyond its owner (the owner of its /proc directory). A job already under `hangwatch run` is its supervisor's:
+the agent only lists it on its endpoint, from that run's summary.json.
 What it may do: report, unless the job's user is one it was told it may act on (then --on-hang as given).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pwd
 import re
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -26,6 +29,8 @@ from typing import Any
 
 from hangwatch.capture import proc
 from hangwatch.errors import UsageError
+from hangwatch.records.layout import SUMMARY, command_name
+from hangwatch.records.run import RunSummary
 from hangwatch.redact import redact_argv
 
 SCAN_EVERY_S = 5.0  # how often the host's processes are looked over for new jobs
@@ -66,13 +71,6 @@ def user_ids(names: list[str]) -> set[int] | None:
     return out
 
 
-def _owner(pid: int) -> int | None:
-    try:
-        return os.stat(proc.PROC / str(pid)).st_uid  # the directory's owner: nothing of the process is read
-    except OSError:
-        return None
-
-
 def _is_python(pid: int) -> bool:
     try:
         return os.path.basename(os.readlink(proc.PROC / str(pid) / "exe")).startswith(("python", "pypy"))
@@ -87,11 +85,22 @@ def _has_torch(pid: int) -> bool:
         return False
 
 
-def _supervised(pid: int) -> bool:
+def _supervisor_run_dir(pid: int) -> str | None:
+    """The run directory of the `hangwatch run` whose job ``pid`` is part of; None: no such run. "" where the
+    environment cannot be read: not ours to watch either."""
     try:
-        return (RUN_DIR_ENV.encode() + b"=") in (proc.PROC / str(pid) / "environ").read_bytes()
+        env = (proc.PROC / str(pid) / "environ").read_bytes()
     except OSError:
-        return True  # unreadable: not ours to watch
+        return ""
+    key = RUN_DIR_ENV.encode() + b"="
+    for item in env.split(b"\0"):
+        if item.startswith(key):
+            return item[len(key) :].decode(errors="replace")
+    return None
+
+
+def _supervised(pid: int) -> bool:
+    return _supervisor_run_dir(pid) is not None
 
 
 def find_jobs(
@@ -100,16 +109,18 @@ def find_jobs(
     match: re.Pattern[str] | None = None,
     members: set[tuple[int, int]] | None = None,
     watched: set[int] | None = None,
+    runs: dict[str, int] | None = None,
 ) -> list[Found]:
     """The training jobs of ``users`` (None: every user) on the host, each once, at its root; ``skip``: pids that
     are never jobs (the agent and its children, and their trees); ``match``: only roots whose command line it
     finds. ``members`` (pid, start time) gets every process seen under a ``watched`` root, and keeps only the living:
-    a worker orphaned as its job ends is not a new job."""
+    a worker orphaned as its job ends is not a new job. ``runs`` gets the run directory (and the user) of each
+    job under `hangwatch run` (those are not returned: each is its supervisor's)."""
     owners: dict[int, int] = {}
     family: dict[int, tuple[int, int]] = {}  # pid -> (ppid, pgid)
     started: dict[int, int] = {}  # pid -> start time
     for pid in proc.list_pids():
-        uid = _owner(pid)
+        uid = proc.owner_of(pid)  # the directory's owner: nothing of the process is read
         if uid is None or (users is not None and uid not in users):
             continue  # another user's: not read
         st = proc.read_stat(proc.PROC / str(pid) / "stat")
@@ -124,8 +135,13 @@ def find_jobs(
     for pid, uid in owners.items():
         if (members is not None and (pid, started[pid]) in members) or (watched and pid in watched):
             continue  # of a job already watched (its memory map is not read again)
-        if pid in skip or not _is_python(pid) or not _has_torch(pid) or _supervised(pid):
-            continue  # not a training process, or one of a `hangwatch run` job (its supervisor's)
+        if pid in skip or not _is_python(pid) or not _has_torch(pid):
+            continue  # not a training process
+        run_dir = _supervisor_run_dir(pid)
+        if run_dir is not None:  # one of a `hangwatch run` job: its supervisor's
+            if run_dir and runs is not None and (match is None or match.search(" ".join(proc.read_cmdline(pid)))):
+                runs[run_dir] = uid
+            continue
         root = pid
         while _launched_by(root, family, owners):
             root = family[root][0]
@@ -211,6 +227,7 @@ class Agent:
         self.ended: set[tuple[int, int]] = set()  # watched once: never attached to again
         self.members: set[tuple[int, int]] = set()  # processes seen in a watched job's tree: never a job of their own
         self.shared: dict[int, bool] = {}  # uid -> its user directory carries its ACL
+        self.supervised: dict[str, int] = {}  # run directory -> user: the jobs under `hangwatch run`, as of the scan
         self.stop = threading.Event()
         self.server: Any = None
 
@@ -262,7 +279,10 @@ class Agent:
                 say(f"pid {w.job.pid}: the watch ended (hangwatch attach exited {w.child.returncode}): {w.run_dir}")
         skip = {os.getpid(), *(w.child.pid for w in self.watched.values())}
         roots = {w.job.pid for w in self.watched.values()}
-        for job in find_jobs(self.cfg.users, skip, self.cfg.match, self.members, roots):
+        runs: dict[str, int] = {}
+        found = find_jobs(self.cfg.users, skip, self.cfg.match, self.members, roots, runs)
+        self.supervised = runs
+        for job in found:
             if job.key not in self.watched and job.key not in self.ended:
                 try:
                     self._attach(job)
@@ -314,7 +334,8 @@ class Agent:
 
 
 class _Collector:
-    """Every watched job's metrics file, merged by family, and the agent's own count of jobs."""
+    """Every watched job's metrics file and every `hangwatch run` job's summary, merged by family, and the agent's
+    own count of jobs by who supervises each."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
@@ -323,20 +344,66 @@ class _Collector:
         from prometheus_client.core import GaugeMetricFamily, Metric
         from prometheus_client.parser import text_string_to_metric_families
 
-        files = self.agent.metric_files()
-        jobs = GaugeMetricFamily("hangwatch_agent_jobs", "Jobs the agent watches now")
-        jobs.add_metric([], len(files))
+        files, runs = self.agent.metric_files(), dict(self.agent.supervised)
+        jobs = GaugeMetricFamily("hangwatch_agent_jobs", "Jobs on the node, by supervisor", labels=["supervisor"])
+        jobs.add_metric(["agent"], len(files))  # a `hangwatch attach` the agent started
+        jobs.add_metric(["run"], len(runs))  # their own `hangwatch run`
         yield jobs
         merged: dict[str, Metric] = {}
+        families: list[Any] = []
         for path in files:
             try:
                 text = path.read_text()
             except OSError:
                 continue  # not written yet
-            for family in text_string_to_metric_families(text):
-                into = merged.setdefault(family.name, Metric(family.name, family.documentation, family.type))
-                into.samples.extend(family.samples)
+            families += text_string_to_metric_families(text)
+        for run_dir, uid in sorted(runs.items()):
+            families += _run_families(run_dir, uid)
+        for family in families:
+            into = merged.setdefault(family.name, Metric(family.name, family.documentation, family.type))
+            into.samples.extend(family.samples)
         yield from merged.values()
+
+
+MAX_SUMMARY_BYTES = 1 << 20
+
+
+def _run_families(run_dir: str, uid: int) -> list[Any]:
+    """The metric families of a `hangwatch run` job, as its own endpoint would show them, from its summary.json (its
+    incidents as one count, cause ""); none where the summary cannot be read as below."""
+    from hangwatch.supervise.books.metrics import RunCollector, Snapshot
+
+    summary = _read_summary(run_dir, uid)
+    if summary is None:
+        return []
+    incidents = (("", "", summary.incidents),) if summary.incidents else ()
+    name = os.path.basename(os.path.normpath(run_dir))
+    collector = RunCollector(name, "0", summary.host, command_name(list(summary.command)))
+    collector.snapshot = Snapshot(summary, summary.started_at, (), incidents)
+    return list(collector.collect())
+
+
+def _read_summary(run_dir: str, uid: int) -> RunSummary | None:
+    """The summary.json of a `hangwatch run` of user ``uid``. A job's environment names the directory, so it is read
+    only where that user owns the directory and the file, and no link is followed at either: the agent (root) never
+    reads through it a file the user does not own."""
+    if not os.path.isabs(run_dir):
+        return None
+    try:
+        d = os.lstat(run_dir)
+        if not stat.S_ISDIR(d.st_mode) or d.st_uid != uid:
+            return None
+        fd = os.open(os.path.join(run_dir, SUMMARY), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            f = os.fstat(fd)
+            if not stat.S_ISREG(f.st_mode) or f.st_uid != uid:
+                return None
+            data = os.read(fd, MAX_SUMMARY_BYTES)
+        finally:
+            os.close(fd)
+        return RunSummary.from_dict(json.loads(data))
+    except (OSError, ValueError, TypeError, KeyError):  # missing, being replaced, or not a summary
+        return None
 
 
 def serve_metrics(agent: Agent, port: int) -> Any:

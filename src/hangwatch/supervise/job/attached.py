@@ -39,6 +39,7 @@ class Target:
     files: list[Path]  # the regular files its stdout and stderr go to (one if both go to the same file)
     unread: list[str] = field(default_factory=list)  # "stdout: a pipe", ...: output hangwatch cannot follow
     process: psutil.Process | None = field(default=None, compare=False)  # its identity (pid and start time)
+    owner: int | None = None  # the owner of its /proc directory: the only user whose processes the watch reads
 
     def where_output_goes(self) -> str:
         """One clause for the first line hangwatch says."""
@@ -117,7 +118,7 @@ def find_target(pid: int, started: int | None = None) -> Target:
         )
     _check_ptrace(pid)
     files, unread = _outputs(pid)
-    return Target(pid, argv or [name], files, unread, p)
+    return Target(pid, argv or [name], files, unread, p, proc.owner_of(pid))
 
 
 def _outputs(pid: int) -> tuple[list[Path], list[str]]:
