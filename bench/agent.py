@@ -15,6 +15,7 @@ Target (issue [5/5]): with 8 jobs, <= 1 % of a core; RSS flat over 30 minutes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -62,10 +63,12 @@ def _window(hw: psutil.Process, n_jobs: int, seconds: float, sample_every: float
     series: list[tuple[float, float, float]] = []  # (seconds into the window, RSS MB with children, agent alone)
     cpu0, own0, rss0, own_rss0 = _tree_cpu_rss(hw)
     series.append((0.0, rss0, own_rss0))
+    each: list[dict[int, float]] = [_each_rss(hw)]  # per sample: pid -> RSS MB (which process grew)
     while (left := seconds - (time.monotonic() - t0)) > 0:
         time.sleep(min(sample_every, left))
         _, _, rss, own_rss = _tree_cpu_rss(hw)
         series.append((time.monotonic() - t0, rss, own_rss))
+        each.append(_each_rss(hw))
     cpu1, own1, _, _ = _tree_cpu_rss(hw)
     wall = time.monotonic() - t0
     late = [x for x in series if x[0] >= warmup] or series
@@ -81,7 +84,16 @@ def _window(hw: psutil.Process, n_jobs: int, seconds: float, sample_every: float
         "rss_mb_per_hour_total": _slope(hours, [x[1] for x in late]),
         "rss_mb_per_hour_agent": _slope(hours, [x[2] for x in late]),
         "series": series,
+        "each": each,
     }
+
+
+def _each_rss(p: psutil.Process) -> dict[int, float]:
+    out = {}
+    for q in [p, *p.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            out[q.pid] = q.memory_info().rss / 1e6
+    return out
 
 
 def measure(n_jobs: int, seconds: float, sample_every: float = 60.0, warmup: float = 0.0) -> dict[str, object]:

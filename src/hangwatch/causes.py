@@ -228,7 +228,8 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         "waits on something another process holds that no other cause names (the write end of a pipe it "
         "reads, found by inode in every process, the job's or the host's): the wait-for graph follows it to "
         "the holder, which decides. Working: `waiting`; blocked or stopped: hung; only the waiter itself holds "
-        "it: hung at once. A holder outside the job is named, never touched",
+        "it: hung at once. A holder outside the job is named, never touched. Under `hangwatch agent`, only the "
+        "job's user's processes are searched: another user's holder is named, never read, and proves nothing",
         Nature.EVIDENCE,
         Requeue.BY_PROOF,
         PIPE_WAIT_FIX,

@@ -6,10 +6,13 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -191,17 +194,19 @@ def test_the_agent_attaches_to_each_job_as_it_appears_and_leaves_a_supervised_on
         healthy = start_job([sys.executable, str(script)], env={"HW_SAMPLES": "400"})  # ~10 s
         own = ["--run-dir", str(tmp_path / "own"), "--", sys.executable, str(script)]
         supervised = start_job([sys.executable, "-m", "hangwatch", "run", *own], env={"HW_SAMPLES": "400"})
-        deadline, seen = time.monotonic() + 20, ""
-        listed = ('hangwatch_agent_jobs{supervisor="agent"} 2.0', 'hangwatch_agent_jobs{supervisor="run"} 1.0')
-        while not all(x in seen for x in listed) or seen.count("hangwatch_info{") < 3:
-            assert time.monotonic() < deadline and agent.poll() is None, seen  # all three jobs, on one endpoint
+        own_run = f'command="dl_hang_later",host="{os.uname().nodename}",node="0",run="own"'
+        wanted = {  # each seen in some scrape while the jobs run (all three on one endpoint)
+            "the two it watches": 'hangwatch_agent_jobs{supervisor="agent"} 2.0',
+            "the one under hangwatch run": 'hangwatch_agent_jobs{supervisor="run"} 1.0',
+            "that one's figures, from its summary.json": f"hangwatch_info{{{own_run}}} 1.0",
+        }
+        deadline, seen = time.monotonic() + 30, ""
+        while wanted:
+            assert time.monotonic() < deadline and agent.poll() is None, (list(wanted), seen)
             time.sleep(0.5)
             with contextlib.suppress(OSError):
                 seen = _scrape(port)
-        assert seen.count("hangwatch_info{") == 3, seen
-        own_run = f'command="dl_hang_later",host="{os.uname().nodename}",node="0",run="own"'
-        assert f"hangwatch_info{{{own_run}}} 1.0" in seen, seen  # from its run's summary.json
-        assert re.search(r'hangwatch_state\{node="0",run="own",state="(starting|progressing)"\} 1.0', seen), seen
+            wanted = {k: v for k, v in wanted.items() if v not in seen}
         assert healthy.proc.wait(timeout=60) == 0
         hung.proc.wait(timeout=60)  # ended by the agent's attach
         assert supervised.proc.wait(timeout=60) == 0
@@ -226,81 +231,119 @@ def test_the_agent_attaches_to_each_job_as_it_appears_and_leaves_a_supervised_on
 
 OTHER_UID = 65534  # nobody
 TRACED = "%file,process_vm_readv,ptrace"  # every way to read a process: its /proc files, its memory, a trace
+LIBZ = Path("/usr/lib/x86_64-linux-gnu/libz.so.1")
+OTHER_JOB = """
+import ctypes, fcntl, os, sys, time
+ctypes.CDLL(sys.argv[1])  # a library named libtorch: a training job, to the agent
+fd = os.open(sys.argv[2], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)  # held while this user's job waits for it
+print("up", flush=True)
+time.sleep(3600)
+"""
+FLOCK_WAITER = """
+import fcntl, sys
+print("waiting for the lock", flush=True)
+fcntl.flock(open(sys.argv[1]), fcntl.LOCK_EX)  # held by another user's process
+"""
 
 
-def _fake_training_job(where: Path) -> subprocess.Popen[bytes]:
-    """A process of another user that looks like a training job to the agent: Python, with a library named libtorch
-    loaded (a copy of libz: the agent reads only the name in the memory map)."""
-    where.mkdir(mode=0o755)
+@contextlib.contextmanager
+def _other_users_job(where: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A process of another user that looks like a training job to the agent (Python, with a library named libtorch
+    loaded: a copy of libz, the agent reads only the name in the memory map) and holds a flock on ``where/lock``."""
     os.chmod(where, 0o755)  # noqa: S103 - another user runs what is in it
     lib = where / "libtorch.so"
-    lib.write_bytes(Path("/usr/lib/x86_64-linux-gnu/libz.so.1").read_bytes())
+    lib.write_bytes(LIBZ.read_bytes())
     lib.chmod(0o755)
-    code = f"import ctypes, time; ctypes.CDLL({str(lib)!r}); print('up', flush=True); time.sleep(120)"
-    cmd = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", "/usr/bin/python3", "-c", code]
+    (where / "lock").touch()
+    os.chown(where / "lock", OTHER_UID, OTHER_UID)
+    cmd = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", "/usr/bin/python3"]
+    cmd += ["-c", OTHER_JOB, str(lib), str(where / "lock")]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, start_new_session=True, cwd="/")
-    assert p.stdout is not None and p.stdout.readline() == b"up\n"  # its library is loaded (bounded: it prints at once)
-    return p
+    try:
+        assert p.stdout is not None and p.stdout.readline() == b"up\n"  # bounded: it prints at once, or exits
+        yield p
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
 
 
-@pytest.mark.skipif(
-    os.geteuid() != 0 or not all(map(Path, ["/usr/bin/strace", "/usr/bin/setpriv", "/usr/bin/python3"])),
-    reason="needs root, strace, setpriv and a system Python another user may run",
-)
-@pytest.mark.skipif(not Path("/usr/lib/x86_64-linux-gnu/libz.so.1").exists(), reason="no libz to copy")
+def _stop_traced_agent(traced: subprocess.Popen[bytes]) -> bytes:
+    """SIGTERM to the agent under strace (strace ends with it); its stderr."""
+    for child in psutil.Process(traced.pid).children():
+        child.send_signal(signal.SIGTERM)
+    try:
+        return traced.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        for p in [*psutil.Process(traced.pid).children(recursive=True), psutil.Process(traced.pid)]:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        return traced.communicate(timeout=10)[1]
+
+
+def _can_trace() -> bool:
+    if os.geteuid() != 0 or not all(shutil.which(x) for x in ("strace", "setpriv")) or not LIBZ.exists():
+        return False
+    if not Path("/usr/bin/python3").exists():
+        return False
+    r = subprocess.run(
+        ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=%file", "-o", "/dev/null", "true"], check=False
+    )
+    return r.returncode == 0  # strace with seccomp filters, and ptrace allowed here
+
+
+@pytest.mark.skipif(not _can_trace(), reason="needs root, strace (ptrace allowed), setpriv and a system Python")
 def test_the_agent_and_its_watches_never_read_a_process_of_a_user_they_were_not_told_to_watch(start_job, tmp_path):
     """Every file, memory read and trace of the agent and of the watches it starts, recorded by strace, while it
-    watches this user's job through a hang (a tree walk, looks, fd and lock scans of the machine, an end): of a
-    training job of another user, only the owner of its /proc directory is ever looked at."""
-    other_dir = Path(f"/tmp/hangwatch-other-{os.getpid()}")
-    other = _fake_training_job(other_dir)
+    watches two jobs of this user: one whose DataLoader worker hangs (a tree walk, looks, scans of the machine's fds,
+    the end) and one waiting for a flock that a training job of another user holds. Of that job, only the owner of
+    its /proc directory is ever looked at: it is named as the lock's holder, never read, and the wait is not proven."""
+    other_dir = Path(tempfile.mkdtemp(prefix="hangwatch-other-"))
+    unrelated = subprocess.Popen(["sleep", "3600"], start_new_session=True)  # this user's, in no job: walked
     try:
-        pattern = re.compile(re.escape(str(tmp_path)) + "|" + re.escape(str(other_dir)))
-        from hangwatch.supervise import agent as agent_mod
+        with _other_users_job(other_dir) as other:
+            pattern = re.compile(re.escape(str(tmp_path)) + "|" + re.escape(str(other_dir)))
+            from hangwatch.supervise import agent as agent_mod
 
-        found = agent_mod.find_jobs(None, set(), pattern)  # told to watch every user: it is a job
-        assert other.pid in {j.pid for j in found}, found
-        script = tmp_path / "dl_hang_later.py"
-        script.write_bytes((SCENARIOS / "dl_hang_later.py").read_bytes())
-        trace, runs = tmp_path / "strace.txt", tmp_path / "runs"
-        me = psutil.Process().username()
-        args = ["--runs-dir", str(runs), "--user", me, "--act-user", me, "--on-hang", "kill", "--min-stall", "3"]
-        args += ["--scan-every", "0.5", "--match", pattern.pattern]
-        strace = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", f"trace={TRACED}", "-o", str(trace)]
-        agent = subprocess.Popen(
-            [*strace, sys.executable, "-m", "hangwatch", "agent", *args], stderr=subprocess.PIPE, env=clean_env()
-        )
-        try:
-            hung = start_job([sys.executable, str(script), "200"])  # trains ~5 s, then one read hangs
-            hung.proc.wait(timeout=90)  # proven and ended by the watch the agent started
-        finally:
-            for child in psutil.Process(agent.pid).children():  # the agent, under strace: strace ends with it
-                child.send_signal(signal.SIGTERM)
+            found = agent_mod.find_jobs(None, set(), pattern)  # told to watch every user: it is a job
+            assert other.pid in {j.pid for j in found}, found
+            script = tmp_path / "dl_hang_later.py"
+            script.write_bytes((SCENARIOS / "dl_hang_later.py").read_bytes())
+            waiter = tmp_path / "flock_waiter.py"
+            waiter.write_text("import torch\n" + FLOCK_WAITER)
+            trace, runs = tmp_path / "strace.txt", tmp_path / "runs"
+            me = psutil.Process().username()
+            args = ["--runs-dir", str(runs), "--user", me, "--act-user", me, "--on-hang", "kill", "--min-stall", "3"]
+            args += ["--scan-every", "0.5", "--match", pattern.pattern]
+            strace = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", f"trace={TRACED}", "-o", str(trace)]
+            agent = subprocess.Popen(
+                [*strace, sys.executable, "-m", "hangwatch", "agent", *args], stderr=subprocess.PIPE, env=clean_env()
+            )
             try:
-                _, err = agent.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                for p in [*psutil.Process(agent.pid).children(recursive=True), psutil.Process(agent.pid)]:
-                    p.kill()
-                _, err = agent.communicate(timeout=10)
-        assert err.count(b"attached to pid") == 1, err  # this user's job only
-        (run_dir,) = runs.glob("*/*")
-        assert root_cause(_incidents(run_dir)[0])["cause"] == "dataloader.worker_stuck"
-        lines = trace.read_text(errors="replace").splitlines()
-        me_read = [ln for ln in lines if f"/proc/{os.getpid()}/stat" in ln]  # this test's process: not the job's
-        assert me_read, "the machine's processes were walked (this user's)"
-        assert [ln for ln in lines if "/fd" in ln and "/proc/" in ln], "the looks scanned the machine's fds"
-        pid = other.pid
-        touched = [
-            ln
-            for ln in lines
-            if f"/proc/{pid}/" in ln
-            or re.search(rf"(process_vm_readv|ptrace)\([^,]*\b{pid}\b|process_vm_readv\({pid},", ln)
-        ]
-        assert not touched, touched[:5]
-        assert [ln for ln in lines if re.search(rf'"/proc/{pid}"', ln)], "its owner was looked at"
+                blocked = start_job([sys.executable, str(waiter), str(other_dir / "lock")], ready_count=0)
+                hung = start_job([sys.executable, str(script), "200"])  # trains ~5 s, then one read hangs
+                hung.proc.wait(timeout=90)  # proven and ended by the watch the agent started
+                assert blocked.proc.poll() is None  # the lock's holder is not read: nothing proven, nothing ended
+            finally:
+                err = _stop_traced_agent(agent)
+            assert err.count(b"attached to pid") == 2, err  # this user's jobs only
+            by_pid = {int(d.name.split("-")[2]): d for d in runs.glob("*/*")}
+            (incident,) = _incidents(by_pid[hung.pid])
+            assert root_cause(incident)["cause"] == "dataloader.worker_stuck"
+            looked = [e for e in _events(by_pid[blocked.pid]) if e["event"] in ("extended", "probe")]
+            assert looked and not _incidents(by_pid[blocked.pid]), looked  # looked at, never declared
+            lines = trace.read_text(errors="replace").splitlines()
+            assert [ln for ln in lines if f'"/proc/{unrelated.pid}/stat"' in ln], "the machine's processes were walked"
+            assert [ln for ln in lines if '"/proc/locks"' in ln], "the lock's holder was looked for"
+            pid = other.pid
+            touched = [
+                ln
+                for ln in lines
+                if f"/proc/{pid}/" in ln or re.search(rf"process_vm_readv\({pid}\b|ptrace\(\w+, {pid}\b", ln)
+            ]
+            assert not touched, touched[:5]
+            assert [ln for ln in lines if f'"/proc/{pid}"' in ln], "its owner was looked at"
     finally:
-        os.killpg(other.pid, signal.SIGKILL)
-        other.wait(timeout=10)
-        import shutil
-
+        unrelated.kill()
+        unrelated.wait(timeout=10)
         shutil.rmtree(other_dir, ignore_errors=True)

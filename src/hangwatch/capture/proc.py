@@ -119,9 +119,49 @@ def _read_small(path: Path) -> str | None:
         os.close(fd)
 
 
+# The users whose processes this hangwatch may read (None: every user's). The agent's watches (`hangwatch attach`
+# started by `hangwatch agent`) are limited to their job's owner: an agent running as root on a shared node must not
+# become a way to read another user's processes. Of any other process, only the owner of its /proc directory is
+# looked at: it is left out of every walk and scan, and the readers below answer as for a process that is gone.
+_READABLE_USERS: list[frozenset[int] | None] = [None]
+
+
+def read_only_users(uids: set[int] | None) -> None:
+    """From now on, only the processes of ``uids`` are read (None: every user's)."""
+    _READABLE_USERS[0] = frozenset(uids) if uids is not None else None
+
+
+def narrowed() -> bool:
+    """Whether only some users' processes are read: a search of the machine is then not complete."""
+    return _READABLE_USERS[0] is not None
+
+
+def owner_of(pid: int) -> int | None:
+    """The owner of /proc/PID (its effective user, or root where it is not dumpable), from the directory alone;
+    None when it is gone."""
+    try:
+        return os.stat(f"{PROC}/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def may_read(pid: int) -> bool:
+    """Whether this hangwatch may read process ``pid``'s files (always, unless ``read_only_users`` was called)."""
+    users = _READABLE_USERS[0]
+    return users is None or owner_of(pid) in users
+
+
+def _allowed(path: Path) -> bool:
+    users = _READABLE_USERS[0]
+    if users is None:
+        return True
+    parts = path.parts  # /proc/PID/... (or /proc/PID/task/TID/...)
+    return len(parts) < 3 or not parts[2].isdigit() or owner_of(int(parts[2])) in users
+
+
 def read_stat(path: Path) -> Stat | None:
     """The fields capture uses of a /proc stat file, or None where unreadable."""
-    return parse_stat(_read_small(path))
+    return parse_stat(_read_small(path)) if _allowed(path) else None
 
 
 def _family(raw: str | None) -> tuple[int, int, int] | None:
@@ -160,6 +200,8 @@ def parse_stat(raw: str | None) -> Stat | None:
 
 def read_environ(pid: int) -> dict[str, str]:
     """The keys of ENV_KEYS present in the target's environment (never anything else)."""
+    if not may_read(pid):
+        return {}
     try:
         raw = (PROC / str(pid) / "environ").read_bytes()
     except OSError:
@@ -175,6 +217,8 @@ def read_environ(pid: int) -> dict[str, str]:
 
 def read_cmdline(pid: int) -> tuple[str, ...]:
     """A process's argv, redacted (empty where unreadable)."""
+    if not may_read(pid):
+        return ()
     try:
         raw = (PROC / str(pid) / "cmdline").read_bytes()
     except OSError:
@@ -184,6 +228,8 @@ def read_cmdline(pid: int) -> tuple[str, ...]:
 
 def fd_target(pid: int, fd: int) -> str | None:
     """What a file descriptor points to (a path, ``socket:[inode]``, ``pipe:[...]``), or None."""
+    if not may_read(pid):
+        return None
     try:
         return os.readlink(PROC / str(pid) / "fd" / str(fd))
     except OSError:
@@ -302,6 +348,8 @@ def serving_threads(pid: int) -> tuple[int, ...]:
 
 def exe_of(pid: int) -> str | None:
     """The executable of a process, or None."""
+    if not may_read(pid):
+        return None
     try:
         return os.readlink(PROC / str(pid) / "exe")
     except OSError:
@@ -329,27 +377,8 @@ def looks_like_python(pid: int, exe: str | None) -> bool:
     return bool(argv0) and Path(argv0[0]).name.startswith(_PYTHON_NAMES)
 
 
-# The users whose processes this hangwatch may read (None: every user's). `hangwatch attach` sets it to the job's
-# owner, so that a watch started as root (by the agent) reads nothing of another user's processes beyond the owner of
-# each /proc directory: no tree walk, fd or lock scan goes past them.
-_READABLE_USERS: list[frozenset[int] | None] = [None]
-
-
-def read_only_users(uids: set[int] | None) -> None:
-    """From now on, every scan of the machine's processes sees only those of ``uids`` (None: every user's)."""
-    _READABLE_USERS[0] = frozenset(uids) if uids is not None else None
-
-
-def owner_of(pid: int) -> int | None:
-    """The owner of /proc/PID (its effective user), read from the directory only; None when it is gone."""
-    try:
-        return os.stat(f"{PROC}/{pid}").st_uid
-    except OSError:
-        return None
-
-
 def list_pids() -> list[int]:
-    """Every pid on the machine (of the users ``read_only_users`` allows)."""
+    """Every pid on the machine (of the users ``read_only_users`` allows: the rest are not read)."""
     pids = [int(name) for name in os.listdir(PROC) if name.isdigit()]  # listdir: 3x faster than Path
     users = _READABLE_USERS[0]
     return pids if users is None else [p for p in pids if owner_of(p) in users]

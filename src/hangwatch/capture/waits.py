@@ -35,6 +35,7 @@ from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, dump_stacks
 from hangwatch.capture.syscalls import opening, polled_fds, read_blocked_call
 from hangwatch.records.evidence import (
     POLLED,
+    UNREAD,
     Frame,
     LockHolder,
     LockWait,
@@ -352,7 +353,11 @@ def _file_lock_wait(
     held = [e for e in entries if e.key == key and not e.waiting]
     waiters = tuple(sorted({e.pid for e in entries if e.key == key and e.waiting and e.pid > 0} | {pid}))
     kind = held[0].kind_word if held and kind_hint != "filelock" else kind_hint
-    pids = [e.pid for e in held if e.pid > 0 and proc.read_stat(proc.PROC / str(e.pid) / "stat") is not None]
+    pids = [
+        e.pid
+        for e in held
+        if e.pid > 0 and (not proc.may_read(e.pid) or proc.read_stat(proc.PROC / str(e.pid) / "stat") is not None)
+    ]  # (a holder this watch may not read is kept: named, never read)
     how = "listed as holding it in /proc/locks"
     if held and not pids:  # an OFD lock, or a locker that exited with its fd inherited: its fdinfo says
         pids, how = _fd_holders(key, set(waiters)), "has it locked (its /proc/PID/fdinfo lists the lock)"
@@ -386,8 +391,13 @@ def _soft_lock_wait(
         None
         if holders
         else (
-            f"the soft lock file {path} exists ({age:.0f} s old) and no process has it open: "
-            "its holder is gone, and a soft lock is released only by deleting the file"
+            f"the soft lock file {path} exists ({age:.0f} s old) and none of its user's processes has it open "
+            "(another user's processes were not searched for)"
+            if proc.narrowed()
+            else (
+                f"the soft lock file {path} exists ({age:.0f} s old) and no process has it open: "
+                "its holder is gone, and a soft lock is released only by deleting the file"
+            )
         )
     )
     return LockWait(tid, "soft", path, timeout, holders=holders, waiters=(pid,), note=note)
@@ -426,6 +436,9 @@ def _holder(
     frames: tuple[Frame, ...] | None = None,
 ) -> LockHolder:
     in_job = pid in job
+    if not in_job and not proc.may_read(pid):  # another user's, under the agent: named, never read
+        why = f"{how}; a process of another user, which this watch does not read"
+        return LockHolder(pid, "", _user(pid), UNREAD, None, None, None, False, proven=proven, how=why)
     look = _in_job_look(job[pid]) if in_job else _look([pid])[pid]
     if frames is None:
         frames = _job_frames(job[pid], pid) if in_job else _main_frames(pid, py_spy, nonblocking=True)
@@ -596,7 +609,15 @@ def pipe_holders(
             continue
         if any(_opens(pid, fd, target, write) for fd in fds):
             out.append(pid)
-    return out, len(order) <= MAX_FD_SCAN_PIDS
+    return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed()
+
+
+def _searched() -> str:
+    """Why a search of the host for the other end of a pipe or a socket may have missed it ("searched for": the
+    graph and the rules then prove nothing from what it did not find)."""
+    if proc.narrowed():
+        return "only its user's processes were searched for its other end (another user's are not read)"
+    return f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
 
 
 def _pipe_wait(
@@ -621,7 +642,7 @@ def _pipe_wait(
     holders = tuple(
         _holder(w, job, py_spy, now, how + " (its /proc/PID/fd and fdinfo)", name=None) for w in found if w != pid
     )
-    note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
+    note = None if complete else _searched()
     if pid in found:
         end = "write" if reading else "read"
         note = f"the waiter itself holds the pipe's {end} end too" + (f"; {note}" if note else "")
@@ -672,7 +693,7 @@ def _socket_wait(
         for w in found
         if w != pid
     )
-    note = None if complete else f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
+    note = None if complete else _searched()
     if pid in found:
         note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")
     described = t.fd_target if fd == t.fd else None

@@ -57,8 +57,9 @@ def _with_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.command(cls=GroupedCommand)
 @_with_options
 @click.option("--expect-start", type=int, default=None, hidden=True)  # the agent's: the start time the pid must have
+@click.option("--owner-only", is_flag=True, hidden=True)  # the agent's: read no process of another user than the job's
 @click.argument("pid", type=int)
-def attach(pid: int, config: str | None, expect_start: int | None, **options: object) -> int:
+def attach(pid: int, config: str | None, expect_start: int | None, owner_only: bool, **options: object) -> int:
     """Supervise a job already running, from now on: hangwatch attach [OPTIONS] PID
 
     Its tree is found from PID (workers, ranks under a launcher). A hang is reported (--on-hang report, the default)
@@ -71,8 +72,8 @@ def attach(pid: int, config: str | None, expect_start: int | None, **options: ob
 
     _check_action(options.get("on_hang"))
     target = find_target(pid, expect_start)
-    if target.owner is not None:  # its tree walks and its looks' fd and lock scans read its owner's processes only
-        proc.read_only_users({target.owner})
+    if owner_only:  # under the agent: its tree walks, its looks' scans and the holders they find, its owner's only
+        proc.read_only_users(target.owners)
     cfg = build_config(target.argv, {**options, **FORCED}, config, use_pty=False, attached=True)
     _check_action(cfg.on_hang.value)  # hangwatch.toml's too
     # hangwatch did not start it and reads at most its output: only a proven hang ends it (no clock, no budget)

@@ -36,7 +36,7 @@ from hangwatch.diagnose.views import (
     duration_text,
     innermost_user,
 )
-from hangwatch.records.evidence import LockHolder, Role
+from hangwatch.records.evidence import UNREAD, LockHolder, Role
 from hangwatch.records.incident import Verdict
 
 
@@ -301,7 +301,10 @@ WORKING_BYTES = 64 * 1024
 
 
 def holder_state(h: LockHolder) -> str:
-    """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured."""
+    """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured; ``unknown`` for a
+    process of another user that the agent's watch does not read."""
+    if h.state == UNREAD:
+        return "unknown"
     if h.state is None or h.state == "Z":
         return "gone"
     if h.state in ("T", "t"):

@@ -157,6 +157,9 @@ class RendezvousRead:
     connected: bool | None  # this process has a connection to the store's port
 
 
+UNREAD = "?"  # a LockHolder's state where the process is another user's, named and never read
+
+
 @dataclass(frozen=True)
 class LockHolder:
     """A process that holds (or, ``proven`` False, most likely holds) a lock another process waits for:
@@ -165,7 +168,7 @@ class LockHolder:
     pid: int
     cmdline: str  # redacted, cut
     user: str | None
-    state: str | None  # kernel state letter; None: it is gone
+    state: str | None  # kernel state letter; None: it is gone; UNREAD: another user's, not read (the agent's watches)
     cpu_percent: float | None
     moved_bytes: int | None  # read()+write() bytes (sockets, pipes, files) over the look
     age_s: float | None  # how long it has run

@@ -109,13 +109,14 @@ def find_jobs(
     match: re.Pattern[str] | None = None,
     members: set[tuple[int, int]] | None = None,
     watched: set[int] | None = None,
-    runs: dict[str, int] | None = None,
+    runs: set[tuple[str, int]] | None = None,
 ) -> list[Found]:
     """The training jobs of ``users`` (None: every user) on the host, each once, at its root; ``skip``: pids that
     are never jobs (the agent and its children, and their trees); ``match``: only roots whose command line it
     finds. ``members`` (pid, start time) gets every process seen under a ``watched`` root, and keeps only the living:
     a worker orphaned as its job ends is not a new job. ``runs`` gets the run directory (and the user) of each
-    job under `hangwatch run` (those are not returned: each is its supervisor's)."""
+    job under `hangwatch run` (those are not returned: each is its supervisor's; ``match`` applies to them where their
+    run's summary is read, to the command given to `hangwatch run`)."""
     owners: dict[int, int] = {}
     family: dict[int, tuple[int, int]] = {}  # pid -> (ppid, pgid)
     started: dict[int, int] = {}  # pid -> start time
@@ -139,8 +140,8 @@ def find_jobs(
             continue  # not a training process
         run_dir = _supervisor_run_dir(pid)
         if run_dir is not None:  # one of a `hangwatch run` job: its supervisor's
-            if run_dir and runs is not None and (match is None or match.search(" ".join(proc.read_cmdline(pid)))):
-                runs[run_dir] = uid
+            if run_dir and runs is not None:
+                runs.add((run_dir, uid))
             continue
         root = pid
         while _launched_by(root, family, owners):
@@ -227,7 +228,10 @@ class Agent:
         self.ended: set[tuple[int, int]] = set()  # watched once: never attached to again
         self.members: set[tuple[int, int]] = set()  # processes seen in a watched job's tree: never a job of their own
         self.shared: dict[int, bool] = {}  # uid -> its user directory carries its ACL
-        self.supervised: dict[str, int] = {}  # run directory -> user: the jobs under `hangwatch run`, as of the scan
+        # The metric families of each job under `hangwatch run` (run directory, user), as of the last read: replaced
+        # whole, by a thread of its own (a run directory on a mount that hangs holds up neither a scan nor a scrape)
+        self.run_families: dict[tuple[str, int], list[Any]] = {}
+        self._reader: threading.Thread | None = None
         self.stop = threading.Event()
         self.server: Any = None
 
@@ -256,7 +260,7 @@ class Agent:
         args += ["--on-hang", self.cfg.on_hang if acts else "report", *self.cfg.attach_args]
         if self.cfg.metrics_port is not None:
             args += ["--metrics-textfile", str(run_dir / METRICS_FILE)]
-        args += ["--expect-start", str(job.started), str(job.pid)]
+        args += ["--owner-only", "--expect-start", str(job.started), str(job.pid)]
         with open(run_dir / "hangwatch.log", "ab") as out:
             child = subprocess.Popen(  # in its run directory: no hangwatch.toml of the agent's directory applies
                 args,
@@ -279,9 +283,10 @@ class Agent:
                 say(f"pid {w.job.pid}: the watch ended (hangwatch attach exited {w.child.returncode}): {w.run_dir}")
         skip = {os.getpid(), *(w.child.pid for w in self.watched.values())}
         roots = {w.job.pid for w in self.watched.values()}
-        runs: dict[str, int] = {}
+        runs: set[tuple[str, int]] = set()
         found = find_jobs(self.cfg.users, skip, self.cfg.match, self.members, roots, runs)
-        self.supervised = runs
+        if self.server is not None:
+            self._read_runs(runs)
         for job in found:
             if job.key not in self.watched and job.key not in self.ended:
                 try:
@@ -328,6 +333,29 @@ class Agent:
         if self.server is not None:
             self.server.shutdown()
 
+    def _read_runs(self, runs: set[tuple[str, int]]) -> None:
+        """The families of each `hangwatch run` job, read in a thread given READ_WAIT_S; while a read still hangs, the
+        last ones are kept and no other read starts."""
+        if self._reader is not None and self._reader.is_alive():
+            return
+        match = self.cfg.match
+
+        def read() -> None:
+            read = {key: _read_summary(*key) for key in sorted(runs)}
+            got = {
+                k: v for k, v in read.items() if v is not None and (match is None or match.search(" ".join(v.command)))
+            }
+            names = [os.path.basename(os.path.normpath(d)) for d, _ in got]
+            out = {}
+            for (d, uid), summary in got.items():
+                name = os.path.basename(os.path.normpath(d))
+                out[(d, uid)] = _run_families(summary, name if names.count(name) == 1 else d)
+            self.run_families = {k: v for k, v in out.items() if v}
+
+        self._reader = threading.Thread(target=read, name="hangwatch-agent-runs", daemon=True)
+        self._reader.start()
+        self._reader.join(READ_WAIT_S)
+
     def metric_files(self) -> list[Path]:
         """The metrics file of each job watched now."""
         return [w.run_dir / METRICS_FILE for w in list(self.watched.values())]
@@ -344,7 +372,7 @@ class _Collector:
         from prometheus_client.core import GaugeMetricFamily, Metric
         from prometheus_client.parser import text_string_to_metric_families
 
-        files, runs = self.agent.metric_files(), dict(self.agent.supervised)
+        files, runs = self.agent.metric_files(), self.agent.run_families
         jobs = GaugeMetricFamily("hangwatch_agent_jobs", "Jobs on the node, by supervisor", labels=["supervisor"])
         jobs.add_metric(["agent"], len(files))  # a `hangwatch attach` the agent started
         jobs.add_metric(["run"], len(runs))  # their own `hangwatch run`
@@ -357,8 +385,8 @@ class _Collector:
             except OSError:
                 continue  # not written yet
             families += text_string_to_metric_families(text)
-        for run_dir, uid in sorted(runs.items()):
-            families += _run_families(run_dir, uid)
+        for fams in runs.values():
+            families += fams
         for family in families:
             into = merged.setdefault(family.name, Metric(family.name, family.documentation, family.type))
             into.samples.extend(family.samples)
@@ -366,44 +394,63 @@ class _Collector:
 
 
 MAX_SUMMARY_BYTES = 1 << 20
+READ_WAIT_S = 2.0  # how long a scan waits for the summaries of the `hangwatch run` jobs
 
 
-def _run_families(run_dir: str, uid: int) -> list[Any]:
-    """The metric families of a `hangwatch run` job, as its own endpoint would show them, from its summary.json (its
-    incidents as one count, cause ""); none where the summary cannot be read as below."""
+def _run_families(summary: RunSummary, name: str) -> list[Any]:
+    """The metric families of a `hangwatch run` job, as its own endpoint shows them (its incidents as one count,
+    cause ""; the run named by its directory, node "0"); none where the summary's fields do not make metrics."""
     from hangwatch.supervise.books.metrics import RunCollector, Snapshot
 
-    summary = _read_summary(run_dir, uid)
-    if summary is None:
+    try:
+        incidents = (("", "", int(summary.incidents)),) if summary.incidents else ()
+        collector = RunCollector(name, "0", str(summary.host), command_name([str(a) for a in summary.command]))
+        collector.snapshot = Snapshot(summary, float(summary.started_at), (), incidents)
+        families = list(collector.collect())
+        for family in families:
+            for sample in family.samples:
+                float(sample.value)  # what the exposition will write: a number
+                if not all(isinstance(v, str) for v in sample.labels.values()):
+                    return []
+    except Exception:  # noqa: BLE001 - a summary.json written by hand (or by a user who means harm): left out
         return []
-    incidents = (("", "", summary.incidents),) if summary.incidents else ()
-    name = os.path.basename(os.path.normpath(run_dir))
-    collector = RunCollector(name, "0", summary.host, command_name(list(summary.command)))
-    collector.snapshot = Snapshot(summary, summary.started_at, (), incidents)
-    return list(collector.collect())
+    return families
 
 
 def _read_summary(run_dir: str, uid: int) -> RunSummary | None:
-    """The summary.json of a `hangwatch run` of user ``uid``. A job's environment names the directory, so it is read
-    only where that user owns the directory and the file, and no link is followed at either: the agent (root) never
-    reads through it a file the user does not own."""
-    if not os.path.isabs(run_dir):
+    """The summary.json of a `hangwatch run` of user ``uid`` whose supervisor still runs. A job's environment names the
+    directory, so it is read only where that user owns the directory and the file, neither of them a link (the
+    directory opened with O_NOFOLLOW, the file relative to it), never under /proc, never a terminal or a FIFO: the
+    agent (root) reads through it no file the user does not own."""
+    path = os.path.normpath(run_dir)
+    if not os.path.isabs(path) or path == "/proc" or path.startswith("/proc/"):
         return None
     try:
-        d = os.lstat(run_dir)
-        if not stat.S_ISDIR(d.st_mode) or d.st_uid != uid:
-            return None
-        fd = os.open(os.path.join(run_dir, SUMMARY), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        try:
-            f = os.fstat(fd)
-            if not stat.S_ISREG(f.st_mode) or f.st_uid != uid:
-                return None
-            data = os.read(fd, MAX_SUMMARY_BYTES)
-        finally:
-            os.close(fd)
-        return RunSummary.from_dict(json.loads(data))
-    except (OSError, ValueError, TypeError, KeyError):  # missing, being replaced, or not a summary
+        d = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
         return None
+    try:
+        if os.fstat(d).st_uid != uid:
+            return None
+        f = os.open(SUMMARY, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=d)
+        try:
+            st = os.fstat(f)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != uid:
+                return None
+            data = json.loads(os.read(f, MAX_SUMMARY_BYTES))
+        finally:
+            os.close(f)
+        summary = RunSummary.from_dict(data) if isinstance(data, dict) else None
+    except Exception:  # noqa: BLE001 - missing, being replaced, not a summary (JSON nested past the recursion limit)
+        return None
+    finally:
+        os.close(d)
+    alive = (
+        isinstance(summary.supervisor_pid, int) and proc.owner_of(summary.supervisor_pid) is not None
+        if summary
+        else False
+    )
+    return summary if alive and summary is not None and summary.ended_at is None else None
 
 
 def serve_metrics(agent: Agent, port: int) -> Any:

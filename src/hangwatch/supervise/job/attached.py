@@ -39,7 +39,8 @@ class Target:
     files: list[Path]  # the regular files its stdout and stderr go to (one if both go to the same file)
     unread: list[str] = field(default_factory=list)  # "stdout: a pipe", ...: output hangwatch cannot follow
     process: psutil.Process | None = field(default=None, compare=False)  # its identity (pid and start time)
-    owner: int | None = None  # the owner of its /proc directory: the only user whose processes the watch reads
+    owners: set[int] = field(default_factory=set)  # its real user and its /proc directory's owner (root where it
+    # is not dumpable): the users whose processes the agent's watch reads
 
     def where_output_goes(self) -> str:
         """One clause for the first line hangwatch says."""
@@ -118,7 +119,10 @@ def find_target(pid: int, started: int | None = None) -> Target:
         )
     _check_ptrace(pid)
     files, unread = _outputs(pid)
-    return Target(pid, argv or [name], files, unread, p, proc.owner_of(pid))
+    owner = proc.owner_of(pid)
+    if owner is None:
+        raise UsageError(f"pid {pid} has ended", "Nothing to attach to: the job has ended")
+    return Target(pid, argv or [name], files, unread, p, {uid, owner})
 
 
 def _outputs(pid: int) -> tuple[list[Path], list[str]]:
