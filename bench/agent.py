@@ -122,7 +122,14 @@ def measure(n_jobs: int, seconds: float, sample_every: float = 60.0, warmup: flo
                 raise SystemExit(f"the agent attached to fewer than {n_jobs} jobs in {ATTACH_TIMEOUT_S:.0f} s")
             time.sleep(0.5)
         time.sleep(min(20.0, seconds / 3))  # past each attach's start
-        return _window(hw, n_jobs, seconds, sample_every, warmup)
+        r = _window(hw, n_jobs, seconds, sample_every, warmup)
+        r["incidents"] = len(list(runs.glob("*/*/incidents/*/incident.json")))  # healthy jobs: none
+        r["looks"] = sum(  # and no look either: each job prints a step a second
+            line.count('"event": "probe"') + line.count('"event": "extended"')
+            for f in runs.glob("*/*/events.jsonl")
+            for line in f.read_text().splitlines()
+        )
+        return r
     finally:
         agent.send_signal(signal.SIGTERM)
         try:
@@ -160,7 +167,8 @@ def main() -> None:
             f"(the agent alone {r['cpu_percent_agent']:.2f} %); "
             f"RSS {r['rss_mb_total_start']:.0f} -> {r['rss_mb_total_end']:.0f} MB with its attach children, "
             f"the agent {r['rss_mb_agent_start']:.1f} -> {r['rss_mb_agent']:.1f} MB; slope after {a.warmup:g} s "
-            f"{r['rss_mb_per_hour_total']:+.2f} MB/h (the agent {r['rss_mb_per_hour_agent']:+.2f}) "
+            f"{r['rss_mb_per_hour_total']:+.2f} MB/h (the agent {r['rss_mb_per_hour_agent']:+.2f}); "
+            f"{r['incidents']} incident(s), {r['looks']} look(s) "
             f"(target with 8 jobs: <= 1 %, RSS flat)",
             flush=True,
         )

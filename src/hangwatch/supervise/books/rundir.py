@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import io
 import json
 import threading
@@ -19,6 +20,12 @@ from hangwatch.redact import redact_json
 if TYPE_CHECKING:
     from hangwatch.records.incident import Incident
     from hangwatch.report.run_report import RunRecord
+
+# The progress events kept in memory for the run's page, which draws at most 600 points an attempt: past this many,
+# every other one is let go (the newest KEPT_NEWEST kept whole), so a run of days holds a bounded set spanning all of
+# it. Kept whole, they grew by one a round for as long as the job ran (about 1 MB an hour).
+KEPT_PROGRESS = 2400
+KEPT_NEWEST = 200
 
 
 class RunDir:
@@ -48,7 +55,8 @@ class RunDir:
         # runs in the same directory (a requeue) left is read once, at the first page.
         self._earlier = (earlier, self.incident_count)
         self._before: tuple[list[Event], list[tuple[int, Incident]], list[str]] | None = None
-        self._kept_events: list[Event] = []
+        self._kept_events: list[Event] = []  # all but progress
+        self._kept_progress: list[Event] = []  # progress, thinned past KEPT_PROGRESS (the page shows fewer)
         self._kept_incidents: list[tuple[int, Incident]] = []
         self.last_summary: RunSummary | None = None
 
@@ -63,7 +71,14 @@ class RunDir:
         with self._lock:
             self._events.write(line + "\n")
             self._events.flush()
-            self._kept_events.append(Event.from_dict(json.loads(line)))
+            ev = Event.from_dict(json.loads(line))
+            if ev.kind != EventKind.PROGRESS:
+                self._kept_events.append(ev)
+                return
+            self._kept_progress.append(ev)
+            if len(self._kept_progress) > KEPT_PROGRESS:  # every other one let go, the newest kept: a run of days
+                newest = self._kept_progress[-KEPT_NEWEST:]  # keeps a bounded set that spans all of it
+                self._kept_progress = self._kept_progress[:-KEPT_NEWEST:2] + newest
 
     def skipped(self, record: dict[str, Any]) -> None:
         """Append one sample heal left out to skipped.jsonl (redacted), flushed at once."""
@@ -116,7 +131,7 @@ class RunDir:
             self._before = (events, incidents, self.layout.damaged())
         events, incidents, damaged = self._before
         with self._lock:
-            now = list(self._kept_events)
+            now = list(heapq.merge(self._kept_events, self._kept_progress, key=lambda e: e.at))
         numbered = incidents + self._kept_incidents
         return RunRecord(self.last_summary, events + now, [i for _, i in numbered], [n for n, _ in numbered], damaged)
 
