@@ -20,8 +20,9 @@ def test_a_run_of_days_keeps_a_bounded_set_of_progress_events_spanning_all_of_it
         d.close()
     steps = [e.fields["step"] for e in events if e.kind == EventKind.PROGRESS]
     assert len(steps) <= rd.KEPT_PROGRESS  # bounded: kept whole, they grew by one a round
-    assert steps[0] == 0 and steps[-rd.KEPT_NEWEST :] == list(range(n - rd.KEPT_NEWEST, n))  # all of it, the newest whole
-    assert steps == sorted(steps)
+    assert steps[0] == 0 and steps[-1] == n - 1 and steps == sorted(steps)  # all of it, and the newest
+    quarters = [sum(1 for x in steps if q * n // 4 <= x < (q + 1) * n // 4) for q in range(4)]
+    assert max(quarters) - min(quarters) <= 2, quarters  # spread evenly over the whole run
     assert [e.kind for e in events if e.kind != EventKind.PROGRESS] == [EventKind.START, EventKind.EXTENDED]
     middle = next(i for i, e in enumerate(events) if e.kind == EventKind.EXTENDED)
     assert events[middle - 1].fields["step"] <= n // 2 < events[middle + 1].fields["step"]  # in time order

@@ -124,6 +124,10 @@ def _read_small(path: Path) -> str | None:
 # become a way to read another user's processes. Of any other process, only the owner of its /proc directory is
 # looked at: it is left out of every walk and scan, and the readers below answer as for a process that is gone.
 _READABLE_USERS: list[frozenset[int] | None] = [None]
+# The job's tree as of the last walk (job_members): readable whoever owns a process of it (a setuid helper the job ran,
+# a process that made itself not dumpable), so that none of the job's own processes reads as gone. The walk itself
+# reads every process's /proc/PID/stat (what `ps` shows every user: parent, group, state) to find the tree.
+_JOB_TREE: list[frozenset[int]] = [frozenset()]
 
 
 def read_only_users(uids: set[int] | None) -> None:
@@ -146,9 +150,16 @@ def owner_of(pid: int) -> int | None:
 
 
 def may_read(pid: int) -> bool:
-    """Whether this hangwatch may read process ``pid``'s files (always, unless ``read_only_users`` was called)."""
+    """Whether this hangwatch may read process ``pid``'s files (always, unless ``read_only_users`` was called: then
+    its users' processes and the job's tree)."""
     users = _READABLE_USERS[0]
-    return users is None or owner_of(pid) in users
+    return users is None or pid in _JOB_TREE[0] or owner_of(pid) in users
+
+
+def unreadable(pid: int) -> bool:
+    """A process that exists and that this hangwatch may not read (another user's, under the agent); a gone one is
+    not: it is gone."""
+    return not may_read(pid) and owner_of(pid) is not None
 
 
 def _allowed(path: Path) -> bool:
@@ -156,7 +167,7 @@ def _allowed(path: Path) -> bool:
     if users is None:
         return True
     parts = path.parts  # /proc/PID/... (or /proc/PID/task/TID/...)
-    return len(parts) < 3 or not parts[2].isdigit() or owner_of(int(parts[2])) in users
+    return len(parts) < 3 or not parts[2].isdigit() or may_read(int(parts[2]))
 
 
 def read_stat(path: Path) -> Stat | None:
@@ -377,11 +388,14 @@ def looks_like_python(pid: int, exe: str | None) -> bool:
     return bool(argv0) and Path(argv0[0]).name.startswith(_PYTHON_NAMES)
 
 
+def _every_pid() -> list[int]:
+    return [int(name) for name in os.listdir(PROC) if name.isdigit()]  # listdir: 3x faster than Path
+
+
 def list_pids() -> list[int]:
-    """Every pid on the machine (of the users ``read_only_users`` allows: the rest are not read)."""
-    pids = [int(name) for name in os.listdir(PROC) if name.isdigit()]  # listdir: 3x faster than Path
-    users = _READABLE_USERS[0]
-    return pids if users is None else [p for p in pids if owner_of(p) in users]
+    """Every pid on the machine (of the users ``read_only_users`` allows, and the job's tree: the rest are not read)."""
+    pids = _every_pid()
+    return pids if _READABLE_USERS[0] is None else [p for p in pids if may_read(p)]
 
 
 def is_launcher(comm: str, cmdline: tuple[str, ...]) -> bool:
@@ -455,7 +469,7 @@ def job_members(root: int, session: int | None = None) -> list[JobMember]:
     raws: dict[int, str] = {}
     family: dict[int, tuple[int, int, int]] = {}  # pid -> (ppid, pgid, sid)
     children: dict[int, list[int]] = {}
-    for pid in list_pids():
+    for pid in _every_pid():  # (each stat file: what `ps` shows every user)
         raw = _read_small(PROC / str(pid) / "stat")
         fam = _family(raw)
         if raw and fam is not None:
@@ -468,7 +482,7 @@ def job_members(root: int, session: int | None = None) -> list[JobMember]:
     members = [JobMember(p, orphan=False, stat=parse_stat(raws.get(p))) for p in descendants]
     rst = family.get(root)
     if rst is None and session is None:
-        return members
+        return _tree(members)
     known = set(descendants)
     for pid, (ppid, pgid, sid) in family.items():
         if pid in known or pid == me or ppid != 1:
@@ -482,6 +496,13 @@ def job_members(root: int, session: int | None = None) -> list[JobMember]:
             same_session = sid == rst[2] and rst[2] == root
         if same_group or same_session:
             members.append(JobMember(pid, orphan=True, stat=parse_stat(raws[pid])))
+    return _tree(members)
+
+
+def _tree(members: list[JobMember]) -> list[JobMember]:
+    """``members``, remembered as the job's tree where only some users' processes are read (``may_read``)."""
+    if _READABLE_USERS[0] is not None:
+        _JOB_TREE[0] = frozenset(m.pid for m in members)
     return members
 
 

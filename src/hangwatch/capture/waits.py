@@ -356,7 +356,7 @@ def _file_lock_wait(
     pids = [
         e.pid
         for e in held
-        if e.pid > 0 and (not proc.may_read(e.pid) or proc.read_stat(proc.PROC / str(e.pid) / "stat") is not None)
+        if e.pid > 0 and (proc.unreadable(e.pid) or proc.read_stat(proc.PROC / str(e.pid) / "stat") is not None)
     ]  # (a holder this watch may not read is kept: named, never read)
     how = "listed as holding it in /proc/locks"
     if held and not pids:  # an OFD lock, or a locker that exited with its fd inherited: its fdinfo says
@@ -436,7 +436,7 @@ def _holder(
     frames: tuple[Frame, ...] | None = None,
 ) -> LockHolder:
     in_job = pid in job
-    if not in_job and not proc.may_read(pid):  # another user's, under the agent: named, never read
+    if not in_job and proc.unreadable(pid):  # another user's, under the agent: named, never read
         why = f"{how}; a process of another user, which this watch does not read"
         return LockHolder(pid, "", _user(pid), UNREAD, None, None, None, False, proven=proven, how=why)
     look = _in_job_look(job[pid]) if in_job else _look([pid])[pid]

@@ -99,6 +99,8 @@ def _holder_doing(h: LockHolder, state: str) -> str:
         return "is stopped (SIGSTOP, Ctrl-Z or a debugger)" + at
     if state == "gone":
         return "is gone"
+    if state == "unknown":
+        return "is a process of another user, which this watch does not read"
     return f"is blocked{at} at {h.cpu_percent or 0:.0f}% CPU"
 
 
@@ -378,7 +380,9 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     if w.note:
         ev.append(w.note)
     verdict, fact = Verdict.HUNG, None
-    if state == "working":
+    if "unknown" in states.values():  # a holder of another user's, not read: it may write; nothing is proven
+        pass
+    elif state == "working":
         verdict = Verdict.WAITING
         fact = proof.work(
             f"the {words.who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
@@ -420,7 +424,7 @@ def _descendants(scene: Scene, pid: int) -> set[int]:
 
 
 # Of several writers, the one that decides: any that works ends the wait soonest; stopped ones only when all are.
-_HOLDER_ORDER = ("working", "asleep", "blocked", "stopped", "gone")
+_HOLDER_ORDER = ("working", "asleep", "unknown", "blocked", "stopped", "gone")
 
 
 def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:

@@ -32,10 +32,10 @@ from hangwatch.errors import UsageError
 from hangwatch.records.layout import SUMMARY, command_name
 from hangwatch.records.run import RunSummary
 from hangwatch.redact import redact_argv
+from hangwatch.supervise.job.attached import RUN_DIR_ENV  # every process of a `hangwatch run` job carries it
 
 SCAN_EVERY_S = 5.0  # how often the host's processes are looked over for new jobs
 STOP_WAIT_S = 10.0  # how long the attach children are given to detach when the agent stops
-RUN_DIR_ENV = "HANGWATCH_RUN_DIR"  # every process of a `hangwatch run` job carries it
 TORCH_LIBRARY = re.compile(rb"/libtorch(_cpu|_python|_cuda)?\.so|/torch/_C\.")
 METRICS_FILE = "metrics.prom"
 # Launchers that start each rank in a session of its own (torch elastic's subprocess handler does)
@@ -285,8 +285,6 @@ class Agent:
         roots = {w.job.pid for w in self.watched.values()}
         runs: set[tuple[str, int]] = set()
         found = find_jobs(self.cfg.users, skip, self.cfg.match, self.members, roots, runs)
-        if self.server is not None:
-            self._read_runs(runs)
         for job in found:
             if job.key not in self.watched and job.key not in self.ended:
                 try:
@@ -294,6 +292,8 @@ class Agent:
                 except OSError as e:
                     say(f"could not attach to pid {job.pid}: {e}")
                     self.ended.add(job.key)
+        if self.server is not None:  # after the attaches: a slow read holds up no new job's watch
+            self._read_runs(runs)
 
     def run(self) -> int:
         """Until told to stop (SIGTERM, SIGINT): scan, then wait."""
@@ -341,16 +341,21 @@ class Agent:
         match = self.cfg.match
 
         def read() -> None:
-            read = {key: _read_summary(*key) for key in sorted(runs)}
-            got = {
-                k: v for k, v in read.items() if v is not None and (match is None or match.search(" ".join(v.command)))
-            }
-            names = [os.path.basename(os.path.normpath(d)) for d, _ in got]
-            out = {}
-            for (d, uid), summary in got.items():
-                name = os.path.basename(os.path.normpath(d))
-                out[(d, uid)] = _run_families(summary, name if names.count(name) == 1 else d)
-            self.run_families = {k: v for k, v in out.items() if v}
+            try:
+                summaries = {key: _read_summary(*key) for key in sorted(runs)}
+                got = {
+                    k: v
+                    for k, v in summaries.items()
+                    if v is not None and (match is None or match.search(" ".join(map(str, v.command))))
+                }
+                names = [os.path.basename(os.path.normpath(d)) for d, _ in got]
+                out = {}
+                for (d, uid), summary in got.items():
+                    name = os.path.basename(os.path.normpath(d))
+                    out[(d, uid)] = _run_families(summary, name if names.count(name) == 1 else d)
+                self.run_families = {k: v for k, v in out.items() if v}
+            except Exception as e:  # noqa: BLE001 - the metrics of `hangwatch run` jobs, never the agent's end
+                say(f"the summaries of `hangwatch run` jobs could not be read: {type(e).__name__}: {e}")
 
         self._reader = threading.Thread(target=read, name="hangwatch-agent-runs", daemon=True)
         self._reader.start()
@@ -445,8 +450,8 @@ def _read_summary(run_dir: str, uid: int) -> RunSummary | None:
         return None
     finally:
         os.close(d)
-    alive = (
-        isinstance(summary.supervisor_pid, int) and proc.owner_of(summary.supervisor_pid) is not None
+    alive = (  # its supervisor still runs, as the job's user (or root)
+        isinstance(summary.supervisor_pid, int) and proc.owner_of(summary.supervisor_pid) in (uid, 0)
         if summary
         else False
     )

@@ -21,11 +21,10 @@ if TYPE_CHECKING:
     from hangwatch.records.incident import Incident
     from hangwatch.report.run_report import RunRecord
 
-# The progress events kept in memory for the run's page, which draws at most 600 points an attempt: past this many,
-# every other one is let go (the newest KEPT_NEWEST kept whole), so a run of days holds a bounded set spanning all of
-# it. Kept whole, they grew by one a round for as long as the job ran (about 1 MB an hour).
+# The progress events kept in memory for the run's page, which draws at most 600 points an attempt: at this many,
+# every other one is let go and from then on one in twice as many is kept, so a run of days holds a bounded set spread
+# evenly over all of it (and its newest). Kept whole, they grew for as long as the job ran.
 KEPT_PROGRESS = 2400
-KEPT_NEWEST = 200
 
 
 class RunDir:
@@ -55,8 +54,13 @@ class RunDir:
         # runs in the same directory (a requeue) left is read once, at the first page.
         self._earlier = (earlier, self.incident_count)
         self._before: tuple[list[Event], list[tuple[int, Incident]], list[str]] | None = None
-        self._kept_events: list[Event] = []  # all but progress
-        self._kept_progress: list[Event] = []  # progress, thinned past KEPT_PROGRESS (the page shows fewer)
+        # (write order, event): all but progress, and progress thinned (the page shows fewer)
+        self._kept_events: list[tuple[int, Event]] = []
+        self._kept_progress: list[tuple[int, Event]] = []  # one in every ``_stride`` progress event, evenly
+        self._newest: tuple[int, Event] | None = None  # the newest progress event, kept whatever the stride
+        self._written = 0
+        self._stride = 1
+        self._seen_progress = 0
         self._kept_incidents: list[tuple[int, Incident]] = []
         self.last_summary: RunSummary | None = None
 
@@ -71,14 +75,23 @@ class RunDir:
         with self._lock:
             self._events.write(line + "\n")
             self._events.flush()
-            ev = Event.from_dict(json.loads(line))
-            if ev.kind != EventKind.PROGRESS:
-                self._kept_events.append(ev)
-                return
-            self._kept_progress.append(ev)
-            if len(self._kept_progress) > KEPT_PROGRESS:  # every other one let go, the newest kept: a run of days
-                newest = self._kept_progress[-KEPT_NEWEST:]  # keeps a bounded set that spans all of it
-                self._kept_progress = self._kept_progress[:-KEPT_NEWEST:2] + newest
+            self._keep(Event.from_dict(json.loads(line)))
+
+    def _keep(self, ev: Event) -> None:
+        """Keep ``ev`` for the page: every event but progress; of progress, one in every ``_stride``, the stride
+        doubled (and every other one kept let go) each time KEPT_PROGRESS are kept: evenly spread over the whole run."""
+        self._written += 1
+        if ev.kind != EventKind.PROGRESS:
+            self._kept_events.append((self._written, ev))
+            return
+        self._newest = (self._written, ev)
+        self._seen_progress += 1
+        if (self._seen_progress - 1) % self._stride:
+            return
+        self._kept_progress.append(self._newest)
+        if len(self._kept_progress) >= KEPT_PROGRESS:
+            self._kept_progress = self._kept_progress[::2]
+            self._stride *= 2
 
     def skipped(self, record: dict[str, Any]) -> None:
         """Append one sample heal left out to skipped.jsonl (redacted), flushed at once."""
@@ -131,7 +144,10 @@ class RunDir:
             self._before = (events, incidents, self.layout.damaged())
         events, incidents, damaged = self._before
         with self._lock:
-            now = list(heapq.merge(self._kept_events, self._kept_progress, key=lambda e: e.at))
+            progress = self._kept_progress
+            if self._newest is not None and (not progress or progress[-1] is not self._newest):
+                progress = [*progress, self._newest]
+            now = [e for _, e in heapq.merge(self._kept_events, progress, key=lambda x: x[0])]
         numbered = incidents + self._kept_incidents
         return RunRecord(self.last_summary, events + now, [i for _, i in numbered], [n for n, _ in numbered], damaged)
 
