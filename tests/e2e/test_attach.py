@@ -300,7 +300,8 @@ def test_the_agent_and_its_watches_never_read_a_process_of_a_user_they_were_not_
     its /proc directory and its /proc/PID/stat (the tree walk's) are looked at: it is named as the lock's holder,
     never read, and the wait is not proven."""
     other_dir = Path(tempfile.mkdtemp(prefix="hangwatch-other-"))
-    unrelated = subprocess.Popen(["sleep", "3600"], start_new_session=True)  # this user's, in no job: walked
+    # this user's, in no job: walked (not `sleep 3600`, which test_guardian looks for as a py-spy left frozen)
+    unrelated = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True)
     try:
         with _other_users_job(other_dir) as other:
             pattern = re.compile(re.escape(str(tmp_path)) + "|" + re.escape(str(other_dir)))
