@@ -112,9 +112,8 @@ def lock_name(code: str | None) -> str | None:
 
 # --- who a process is --------------------------------------------------------------------------------
 def _user(pid: int) -> str | None:
-    try:
-        uid = os.stat(proc.PROC / str(pid)).st_uid
-    except OSError:
+    uid = proc.owner_of(pid)
+    if uid is None:
         return None
     try:
         return pwd.getpwuid(uid).pw_name
