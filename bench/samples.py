@@ -7,7 +7,8 @@ the main process's wait polled each second for an ask), alternated in one run.
 
 Target (issue [4/5]): hook / no hook >= 0.97. The figures swing by about 10 % from run to run on two cores (the
 main process, the only one busy all the time, shares them with its workers): the median of the pairs' own ratios
-(each pair run back to back) is printed beside the ratio of the medians.
+(each pair run back to back) is printed beside the ratio of the medians, and so is what the hook costs in CPU per
+batch, in the main process (which sets the pace) and in the workers, read by the job itself from /proc.
 
     python bench/samples.py [--pairs 4] [--seconds 6] [--work-us 0]
 """
@@ -15,15 +16,27 @@ main process, the only one busy all the time, shares them with its workers): the
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _jobs import throughput
+CPU = re.compile(r"THROUGHPUT ([\d.]+) MAIN_US ([\d.]+) WORKERS_US ([\d.]+)")
+
+
+def measure(cmd: list[str]) -> tuple[float, float, float]:
+    """Batches a second, the main process's and the workers' CPU microseconds a batch."""
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
+    m = CPU.search(out)
+    if m is None:
+        raise SystemExit(f"no figures in output: {out[-500:]}")
+    return float(m.group(1)), float(m.group(2)), float(m.group(3))
+
 
 LOADER_BOUND = r"""
-import sys, time
+import os, sys, time
 import torch
 from torch.utils.data import DataLoader, Dataset
 torch.set_num_threads(1)
@@ -40,16 +53,26 @@ class Tiny(Dataset):
 def keep(batch):
     return batch  # plain lists of ints: the pipe, not shared-memory tensors (one file descriptor a batch)
 
+def cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 seconds, work = float(sys.argv[1]), float(sys.argv[2]) / 1e6
 loader = DataLoader(Tiny(), batch_size=16, num_workers=2, collate_fn=keep)
+it = iter(loader)
 n, t0 = 0, None
-for batch in loader:
+for batch in it:
     n += 1
     if t0 is None and n == 200:
         t0, n = time.perf_counter(), 0  # past the workers' start
+        main0, workers0 = time.process_time(), sum(cpu(w.pid) for w in it._workers)
     if t0 is not None and time.perf_counter() - t0 >= seconds:
         break
-print(f"THROUGHPUT {n / (time.perf_counter() - t0):.1f}", flush=True)
+rate = n / (time.perf_counter() - t0)
+main_us = (time.process_time() - main0) / n * 1e6
+workers_us = (sum(cpu(w.pid) for w in it._workers) - workers0) / n * 1e6
+print(f"THROUGHPUT {rate:.1f} MAIN_US {main_us:.2f} WORKERS_US {workers_us:.2f}", flush=True)
 """
 
 
@@ -65,20 +88,24 @@ def main() -> None:
         script = Path(d) / "loader_bound.py"
         script.write_text(LOADER_BOUND)
         job = [sys.executable, str(script), str(args.seconds), str(args.work_us)]
-        bare, off, on, heal = [], [], [], []
+        runs: dict[str, list[tuple[float, float, float]]] = {"bare": [], "off": [], "on": [], "heal": []}
         for i in range(args.pairs):
             base = [sys.executable, "-m", "hangwatch", "run", "--min-stall", "30"]
-            bare.append(throughput(job))
-            off.append(throughput([*base, "--run-dir", f"{d}/off{i}", "--no-autobeat", "--", *job]))
-            on.append(throughput([*base, "--run-dir", f"{d}/on{i}", "--", *job]))
-            heal.append(throughput([*base, "--run-dir", f"{d}/heal{i}", "--on-hang", "heal", "--", *job]))
-    b, f, w = statistics.median(bare), statistics.median(off), statistics.median(on)
-    h = statistics.median(heal)
-    print(f"bare python:   median {b:.1f} batches/s  {[f'{x:.1f}' for x in bare]}")
-    print(f"--no-autobeat: median {f:.1f} batches/s  {[f'{x:.1f}' for x in off]}")
-    print(f"autobeat:      median {w:.1f} batches/s  {[f'{x:.1f}' for x in on]}")
-    print(f"--on-hang heal: median {h:.1f} batches/s  {[f'{x:.1f}' for x in heal]}")
-    pairs = statistics.median(x / y for x, y in zip(on, off, strict=True))
+            runs["bare"].append(measure(job))
+            runs["off"].append(measure([*base, "--run-dir", f"{d}/off{i}", "--no-autobeat", "--", *job]))
+            runs["on"].append(measure([*base, "--run-dir", f"{d}/on{i}", "--", *job]))
+            runs["heal"].append(measure([*base, "--run-dir", f"{d}/heal{i}", "--on-hang", "heal", "--", *job]))
+    rate = {k: [r[0] for r in v] for k, v in runs.items()}
+    b, f, w, h = (statistics.median(rate[k]) for k in ("bare", "off", "on", "heal"))
+    names = {"bare": "bare python:", "off": "--no-autobeat:", "on": "autobeat:", "heal": "--on-hang heal:"}
+    for k, name in names.items():
+        main_us = statistics.median(r[1] for r in runs[k])
+        workers_us = statistics.median(r[2] for r in runs[k])
+        print(
+            f"{name:<16} median {statistics.median(rate[k]):.1f} batches/s  {[f'{x:.1f}' for x in rate[k]]}; CPU a "
+            f"batch: main process {main_us:.1f} us, workers {workers_us:.1f} us"
+        )
+    pairs = statistics.median(x / y for x, y in zip(rate["on"], rate["off"], strict=True))
     print(
         f"ratio hook/no hook: {w / f:.3f} (median of the pairs' ratios {pairs:.3f}); hook/bare: {w / b:.3f}; "
         f"heal on/no hook: {h / f:.3f} (target >= 0.97)"

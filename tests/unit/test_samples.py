@@ -36,7 +36,7 @@ def test_the_hook_and_the_reader_agree_on_the_file(hook):
 
 
 def test_each_worker_holds_its_oldest_batch_not_yet_back(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator())
+    t = hook._LoaderTasks(str(tmp_path), _iterator(), False)
     for batch in range(4):  # prefetch: two batches each, round robin
         t.sent(batch, list(range(8 * batch, 8 * batch + 8)), batch % 2)
     got = loader.loader_tasks(str(tmp_path), os.getpid())
@@ -54,10 +54,58 @@ def test_each_worker_holds_its_oldest_batch_not_yet_back(hook, tmp_path):
     assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
 
 
+def test_with_heal_off_each_worker_writes_its_own_slot_and_the_main_process_none(hook, tmp_path):
+    """Heal off: the main process makes the file and names each worker's pid, then leaves the slot to that worker,
+    which finds it by its pid (the newest iterator's file first) and writes it as it takes a batch from its index
+    queue and as it asks for the next. The main process writes nothing a batch (bench/samples.py)."""
+    import queue
+
+    stale = hook._LoaderTasks(str(tmp_path), _iterator(2), True)  # an older iterator whose worker had this pid
+    stale.pids[1] = os.getpid()
+    stale._write(1, None)
+    before = bytes(stale.mm[:])
+    it = _iterator(2)
+    it._workers[1].pid = os.getpid()  # this test's process plays worker 1
+    t = hook._LoaderTasks(str(tmp_path), it, True)
+    t.sent(0, [1, 2], 1)  # by_workers: the main process keeps no record of what it sends
+    t.begin_reset()
+    t.end_reset()
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()].batch == -1
+    q: queue.Queue = queue.Queue()
+    hook._record_gets(str(tmp_path), q, 1)
+    q.put((4, [32, 33, 34]))
+    q.put((6, range(48, 56)))
+    assert q.get() == (4, [32, 33, 34])
+    x = loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()]
+    assert (x.worker_id, x.batch, x.indices, x.count, x.since >= x.sent > 0) == (1, 4, (32, 33, 34), 3, True)
+    q.get()
+    x = loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()]
+    assert (x.batch, x.indices[:2], x.count) == (6, (48, 49), 8)
+    with pytest.raises(queue.Empty):
+        q.get(timeout=0.01)  # it asked for the next one: it holds none
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()].batch == -1
+    assert bytes(stale.mm[: len(before)]) == before  # the older iterator's file untouched
+    t.close()
+    stale.close()
+
+
+def test_a_worker_whose_slot_is_not_found_records_nothing_and_does_not_look_again(hook, tmp_path, monkeypatch):
+    import queue
+
+    q: queue.Queue = queue.Queue()
+    hook._record_gets(str(tmp_path), q, 0)
+    looks = []
+    monkeypatch.setattr(hook.os, "listdir", lambda d: looks.append(d) or [])
+    q.put((0, [1]))
+    q.put((1, [2]))
+    assert q.get() == (0, [1]) and q.get() == (1, [2])
+    assert looks == [str(tmp_path)]
+
+
 def test_a_new_epoch_keeps_the_last_ones_batches_until_torch_has_them_back(hook, tmp_path):
     """Persistent workers: torch's reset first waits for the batches left from an epoch the loop left early; they
     stay recorded while it waits (a worker stuck on one is named with it), then go; the new epoch's stay."""
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
     t.sent(7, [70, 71], 0)
     t.begin_reset()
     t.sent(0, [0, 1], 0)  # the new epoch's first batch, sent while torch waits
@@ -69,7 +117,7 @@ def test_a_new_epoch_keeps_the_last_ones_batches_until_torch_has_them_back(hook,
 
 
 def test_an_exhausted_iterable_worker_holds_nothing(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1, iterable=True))
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1, iterable=True), False)
     t.sent(3, None, 0)
     t.sent(5, None, 0)
     t.done(0)  # its dataset ran out: torch never answers what it was sent after that
@@ -80,7 +128,7 @@ def test_an_exhausted_iterable_worker_holds_nothing(hook, tmp_path):
 def test_indices_that_are_a_tensor_or_a_range_are_counted(hook, tmp_path):
     import torch
 
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
     t.sent(0, torch.tensor([5, 6, 7]), 0)
     assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].indices == (5, 6, 7)
     t.sent(1, range(10, 14), 0)
@@ -90,7 +138,7 @@ def test_indices_that_are_a_tensor_or_a_range_are_counted(hook, tmp_path):
 
 
 def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
     t.sent(0, ["key-a", "key-b", "key-c"], 0)
     x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
     assert (x.count, x.indices) == (3, ())
@@ -101,7 +149,7 @@ def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
 
 
 def test_a_slot_caught_mid_write_is_left_out_alone(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(2))
+    t = hook._LoaderTasks(str(tmp_path), _iterator(2), False)
     t.sent(0, [1, 2], 0)
     t.sent(1, [3, 4], 1)
     path = layout.loader_files(tmp_path, os.getpid())[0]
