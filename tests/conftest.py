@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import itertools
 import json
 import os
 import signal
@@ -10,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -516,19 +519,32 @@ def run_in_terminal(run: Run, cmd: list[str], env: dict[str, str], cwd: Path, ti
     return seen
 
 
+_HOOK_COPIES = itertools.count()
+
+
 @pytest.fixture(scope="module")
 def hook() -> Any:
-    """The job's startup hook (hangwatch/_autobeat/sitecustomize.py), loaded as a module of its own for each test
-    module (its class-level state stays there), with nothing installed: no heartbeat directory in its environment."""
+    """The job's startup hook (the package hangwatch/_autobeat/_hangwatch_hook that sitecustomize.py installs), loaded
+    as a package of its own for each test module (its class-level state stays there), with nothing installed: one
+    namespace holding every room's names (``hook._LoaderTasks``, ``hook._Healer``, ...)."""
     from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
 
+    rooms = AUTOBEAT_DIR / "_hangwatch_hook"
+    name = f"hangwatch_hook_under_test_{next(_HOOK_COPIES)}"
     env = os.environ.pop("HANGWATCH_HEARTBEAT_DIR", None)  # the hook installs nothing without it
     try:
-        spec = importlib.util.spec_from_file_location("hangwatch_hook_under_test", AUTOBEAT_DIR / "sitecustomize.py")
+        spec = importlib.util.spec_from_file_location(
+            name, rooms / "__init__.py", submodule_search_locations=[str(rooms)]
+        )
         assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+        names: dict[str, Any] = {}
+        for room in sorted(rooms.glob("*.py")):
+            module = importlib.import_module(f"{name}.{room.stem}") if room.stem != "__init__" else package
+            names.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+        return types.SimpleNamespace(**names)
     finally:
         if env is not None:
             os.environ["HANGWATCH_HEARTBEAT_DIR"] = env

@@ -41,7 +41,7 @@ _INSTALLED = ("/site-packages/", "/dist-packages/")
 _GENERATED = ("/torchinductor_", "/torch_compile_cache/", "/triton/cache/", "/.triton/")
 _GENERATED_NAME = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
 # hangwatch's own startup hook wraps DataLoader iteration and torch.save: its frames are not the user's.
-_AUTOBEAT_HOOK = "/_autobeat/sitecustomize.py"
+_AUTOBEAT_HOOK = ("/_autobeat/sitecustomize.py", "/_autobeat/_hangwatch_hook/")
 
 
 def is_library_file(path: str) -> bool:
@@ -52,7 +52,8 @@ def is_library_file(path: str) -> bool:
         any(m in path for m in _INSTALLED)
         or any(m in path for m in _GENERATED)
         or _GENERATED_NAME.search(path)
-        or path.endswith(_AUTOBEAT_HOOK)
+        or path.endswith(_AUTOBEAT_HOOK[0])
+        or _AUTOBEAT_HOOK[1] in path
     ):
         return True
     if _STDLIB_DIR.search(path):

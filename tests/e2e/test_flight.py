@@ -305,9 +305,8 @@ def test_a_job_that_never_makes_a_process_group_starts_no_reader_and_the_flag_tu
 DUMP_WITHOUT_INDUCTOR = """
 import importlib.util, json, sys, time
 import torch, torch.distributed as dist
-spec = importlib.util.spec_from_file_location("hw_site", sys.argv[1])
-site = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(site)
+sys.path.insert(0, sys.argv[1])
+from _hangwatch_hook import flight as site
 dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
 dist.all_reduce(torch.ones(2))
 t0 = time.perf_counter()
@@ -332,7 +331,7 @@ def test_the_first_dump_with_frames_does_not_import_inductor_and_leaves_it_impor
     script = tmp_path / "dump.py"
     script.write_text(DUMP_WITHOUT_INDUCTOR)
     r = subprocess.run(
-        [sys.executable, str(script), str(AUTOBEAT_DIR / "sitecustomize.py")],
+        [sys.executable, str(script), str(AUTOBEAT_DIR)],
         capture_output=True,
         timeout=120,
         env={**os.environ, "TORCH_FR_BUFFER_SIZE": "100", "HANGWATCH_HEARTBEAT_DIR": ""},

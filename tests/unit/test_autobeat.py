@@ -6,6 +6,8 @@ Here the tests that start no process; those that do are in tests/e2e/test_autobe
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 pytest.importorskip("torch")
@@ -32,7 +34,7 @@ def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
     beat = importlib.import_module("hangwatch.beat")  # the module (hangwatch.beat is also the function)
 
     hook: dict[str, object] = {}
-    for node in ast.parse((AUTOBEAT_DIR / "sitecustomize.py").read_text()).body:
+    for node in ast.parse((AUTOBEAT_DIR / "_hangwatch_hook" / "slot.py").read_text()).body:
         if isinstance(node, ast.Assign):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)] or [
                 e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
@@ -47,3 +49,39 @@ def test_the_hook_writes_the_same_slot_layout_as_hangwatch_beat():
         assert hook[name] == getattr(beat, name), name
     for name in ("HEADER", "BEAT", "PHASE"):
         assert hook[name] == getattr(beat, name).format, name
+
+
+def test_the_hook_and_its_rooms_import_the_standard_library_and_each_other_only():
+    """The hook runs in the job's interpreter, which need not have hangwatch (or anything else) installed: each of
+    its modules imports the standard library, a room of its own package (relative imports), or, inside a function,
+    a part of a library it watches, once the job has imported that library; no room is over 600 lines."""
+    import ast
+
+    from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
+
+    files = [AUTOBEAT_DIR / "sitecustomize.py", *sorted((AUTOBEAT_DIR / "_hangwatch_hook").glob("*.py"))]
+    assert len(files) > 5
+    watched = {"torch", "lightning", "pytorch_lightning", "transformers"}
+    outside = []
+    for path in files:
+        text = path.read_text()
+        assert len(text.splitlines()) <= 600, path
+        tree = ast.parse(text)
+        in_functions = {
+            id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for n in ast.walk(f) if n is not f
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                tops = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            outside += [
+                f"{path.name}:{node.lineno} {t}"
+                for t in tops
+                if t not in sys.stdlib_module_names
+                and t not in ("__future__", "_hangwatch_hook", "sitecustomize")
+                and not (t in watched and id(node) in in_functions)
+            ]
+    assert not outside, outside

@@ -1,7 +1,7 @@
 """Every rank's collectives, read from torch's flight recorder at capture time (issue [2/5]).
 
 Under ``hangwatch run`` each rank serves torch's worker server on a unix socket in the run's heartbeat
-directory once it has a process group (``_autobeat/sitecustomize.py``), and says so in
+directory once it has a process group (``_autobeat/_hangwatch_hook/flight.py``), and says so in
 ``flight-<pid>.json``. Capture asks every local rank at once, each bounded:
 
 1. ``hangwatch_fr`` (our handler): the recorder with each entry's Python frames; it needs the GIL;
@@ -31,7 +31,7 @@ from hangwatch import signatures as sg
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, GroupStatus
 from hangwatch.records.layout import flight_registry
 
-HANDLER = "hangwatch_fr"  # the job-side handler (sitecustomize.FR_HANDLER)
+HANDLER = "hangwatch_fr"  # the job-side handler (_hangwatch_hook/flight.py FR_HANDLER)
 CPP_HANDLERS = ("fr_trace_json", "dump_nccl_trace_json")  # torch's own: gloo's and NCCL's recorders, no frames
 TIMEOUT_S = 2.0  # per rank and per way of asking; all ranks at once
 # A rank's first dump with frames imports half of torch (torch._inductor, sympy: ~1 s and 28 MB read on an idle
@@ -151,7 +151,7 @@ def _ask(pid: int, entry: dict[str, Any], timeout: float) -> RawDump:
 def _merged(a: str, b: str) -> str:
     """The generic recorder's JSON dump and NCCL's (``b``) as one; whichever parses where the other does not. A
     group in both keeps its two statuses, NCCL's as ``<pg> (nccl)``. (The job's hook merges its two dumps the
-    same way, in _autobeat/sitecustomize.py ``merge_dumps``: it cannot import hangwatch.)"""
+    same way, in _autobeat/_hangwatch_hook/flight.py ``merge_dumps``: it cannot import hangwatch.)"""
     da, db = _json_dict(a), _json_dict(b)
     if da is None or db is None:
         return a if db is None else b

@@ -1,5 +1,6 @@
 """The batch each DataLoader worker holds, read from the files the job's autobeat hook keeps
-(``heartbeat/<pid>-<n>.dl``, written by ``_LoaderTasks`` in hangwatch/_autobeat/sitecustomize.py).
+(``heartbeat/<pid>-<n>.dl``, written by ``_LoaderTasks`` and ``_WorkerSlot`` in
+hangwatch/_autobeat/_hangwatch_hook/batches.py).
 
 Memory-mapped files, read with no help from the job (its main process may be stuck): a header, then one slot per
 worker with a sequence number that is odd while the hook writes it; a slot is taken when two reads agree on it and

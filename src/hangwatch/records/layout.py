@@ -6,7 +6,7 @@ that is being written or was cut short: a torn last line of events.jsonl, a summ
 does not parse, is left out (the writer writes each JSON file atomically, so a torn one is damage, not a race).
 docs/reference.md's table of files is generated from ``FILES``.
 
-What runs inside the job spells its own names: the startup hook (_autobeat/sitecustomize.py, where hangwatch may
+What runs inside the job spells its own names: the startup hook (_autobeat/_hangwatch_hook/, where hangwatch may
 not be importable) writes ``CHECKPOINTS``, ``BEAT_SUFFIX`` slots and the flight registry, and ``hangwatch.beat``
 (kept light to import) its ``BEAT_SUFFIX`` slot; tests/unit/test_layout.py checks that they agree.
 """

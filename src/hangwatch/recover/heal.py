@@ -1,6 +1,6 @@
 """Heal in place (``--on-hang heal``): a DataLoader worker that hangs is replaced inside the job, with no restart.
 
-hangwatch asks; the job's startup hook acts (``_Healer`` in hangwatch/_autobeat/sitecustomize.py). The ask is a
+hangwatch asks; the job's startup hook acts (``_Healer`` in hangwatch/_autobeat/_hangwatch_hook/heal.py). The ask is a
 JSON file beside the iterator's batch record (``heartbeat/<pid>-<n>.heal``: seq, worker, pid, batch, sample, why),
 written atomically; the job's main process reads it while it waits for a batch in torch's own polling loop, replaces
 the worker (torch's worker loop, the iterator's own arguments: the same worker id, seed and worker_init_fn), hands

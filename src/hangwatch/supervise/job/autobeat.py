@@ -1,7 +1,7 @@
 """What `hangwatch run` adds to a job's environment so that its Python processes beat by themselves.
 
-The hook itself is ``hangwatch/_autobeat/sitecustomize.py`` (standard library only, so the job's
-interpreter needs no hangwatch); this module only decides the environment.
+The hook itself is ``hangwatch/_autobeat/sitecustomize.py`` and its rooms, the package ``_hangwatch_hook`` beside it
+(standard library only, so the job's interpreter needs no hangwatch); this module only decides the environment.
 """
 
 from __future__ import annotations

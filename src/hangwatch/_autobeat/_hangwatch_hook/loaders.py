@@ -1,0 +1,98 @@
+"""Each multiprocessing DataLoader iterator's record of its workers' batches, and heal where it is on: the
+wrappers of torch's iterator that start, reset and end them.
+
+Standard library only: it runs inside the job, whose interpreter need not have hangwatch installed.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .batches import _RECORD_ERRORS, _attach_worker_record, _LoaderTasks, _record_puts
+from .heal import _dataset_key, _heal_for, _heal_if_asked, _Healer
+from .slot import _Beats
+
+
+def _start_tasks(beats: _Beats, it: Any, by_workers: bool) -> _LoaderTasks | None:
+    """The record of a new iterator's workers, its index queues wrapped where the main process writes it; None
+    where it cannot be made."""
+    t = None
+    try:
+        t = _LoaderTasks(beats.directory, it, by_workers)
+        if _Healer.left > 0 or _Healer.skipped:  # before torch's first batches: a sample left out is never sent again
+            t.skip = _Healer.skipped.setdefault(_dataset_key(it._dataset), set())
+        if not by_workers:
+            _record_puts(t, it)
+    except Exception:  # noqa: BLE001 - no record of its batches, never a broken job
+        it.__dict__["_hangwatch_failed"] = True
+        if t is not None:
+            t.close()
+        return None
+    it.__dict__["_hangwatch_tasks"] = t
+    return t
+
+
+def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
+    """Record, per worker of each multiprocessing DataLoader iterator, the batch and sample indices it holds."""
+    mp = dataloader._MultiProcessingDataLoaderIter
+    reset, get, shutdown = mp._reset, mp._get_data, mp._shutdown_workers
+    stop = getattr(getattr(dataloader, "_utils", None), "worker", None)
+    stop = getattr(stop, "_IterableDatasetStopIteration", None)
+    _heal_if_asked(dataloader)
+    by_workers = _Healer.left <= 0  # heal off: each worker writes its own slot, the main process nothing a batch
+    if by_workers:
+        _attach_worker_record(beats, dataloader)
+
+    @functools.wraps(reset)
+    def _reset(self: Any, *args: Any, **kwargs: Any) -> Any:
+        t: _LoaderTasks | None = self.__dict__.get("_hangwatch_tasks")
+        if t is None:
+            if self.__dict__.get("_workers") and not self.__dict__.get("_hangwatch_failed"):
+                t = _start_tasks(beats, self, by_workers)
+            out = reset(self, *args, **kwargs)
+            if t is not None and _Healer.left > 0:
+                _heal_for(self, t)
+            return out
+        try:
+            t.begin_reset()
+        except _RECORD_ERRORS:
+            pass
+        out = reset(self, *args, **kwargs)
+        try:
+            t.end_reset()
+        except _RECORD_ERRORS:
+            pass
+        return out
+
+    @functools.wraps(get)
+    def _get_data(self: Any) -> Any:
+        got = get(self)
+        while (
+            "_hangwatch_healer" in self.__dict__ and type(got[0]) is int and len(self._task_info.get(got[0], ())) != 1
+        ):
+            got = get(self)  # a batch a replaced worker had flushed as it was ended: here, or handed out, already
+        t = self.__dict__.get("_hangwatch_tasks")
+        if t is not None:
+            try:
+                w = self._task_info[got[0]][0]
+                if stop is not None and isinstance(got[1], stop):
+                    t.done(w)
+                else:
+                    t.received(got[0], w)
+            except _RECORD_ERRORS:
+                pass
+        return got
+
+    @functools.wraps(shutdown)
+    def _shutdown_workers(self: Any) -> Any:
+        t = self.__dict__.pop("_hangwatch_tasks", None)
+        try:
+            return shutdown(self)
+        finally:
+            if t is not None:
+                t.close()
+
+    mp._reset, mp._shutdown_workers = _reset, _shutdown_workers
+    if not by_workers:
+        mp._get_data = _get_data
