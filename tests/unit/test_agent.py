@@ -128,7 +128,7 @@ def test_a_watch_limited_to_its_jobs_owner_sees_no_other_users_processes():
         me = os.getpid()  # every reader answers as for a process that is gone
         assert proc.read_cmdline(me) == () and proc.read_environ(me) == {} and proc.exe_of(me) is None
         assert proc.read_stat(proc.PROC / str(me) / "stat") is None and proc.fd_target(me, 0) is None
-        from hangwatch.capture.waits import pipe_holders
+        from hangwatch.capture.pipes import pipe_holders
 
         assert pipe_holders("pipe:[1]", [])[1] is False  # a search of one user's processes is not complete
     finally:

@@ -1,0 +1,241 @@
+"""The wait-for view's pipes, sockets and FIFOs (capture/waits.py runs the pass).
+
+- Pipes: a thread blocked in ``read`` on a pipe waits for whoever holds its write end. Every process with that
+  pipe open for writing (``/proc/PID/fd`` and the access mode in ``fdinfo``) is a holder: the job's processes
+  first, then the host's, within PIPE_SCAN_S. A holder that left the job's tree is named like any other.
+- A socket's other end, on this host, by inode (capture/sockpeer.py); a FIFO's ``open`` that waits for its other
+  side; a poll with no timeout, its files followed to their holders (at most MAX_FOLLOWED_FILES).
+
+Everything here reads; a holder outside the job's tree is read in non-blocking mode and never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+
+from hangwatch import signatures as sg
+from hangwatch.capture import proc
+from hangwatch.capture.holders import (
+    MAX_FD_SCAN_PIDS,
+    O_ACCMODE,
+    O_RDWR,
+    O_WRONLY,
+    holder,
+)
+from hangwatch.capture.sockpeer import peer_inode
+from hangwatch.capture.syscalls import opening, polled_fds
+from hangwatch.records.evidence import (
+    POLLED,
+    LockWait,
+    ProcessSample,
+    ThreadSample,
+)
+
+PIPE_SCAN_S = 0.5  # bounded: a pipe's writers are looked for on the host for at most this long
+
+
+def _opens(pid: int, fd: str, target: str, write: bool) -> bool:
+    """Whether ``pid``'s ``fd`` is ``target`` (``pipe:[inode]``) opened for writing (``write``) or reading."""
+    try:
+        if os.readlink(proc.PROC / str(pid) / "fd" / fd) != target:
+            return False
+    except OSError:
+        return False
+    for line in (proc.read_text(proc.PROC / str(pid) / "fdinfo" / fd) or "").splitlines():
+        if line.startswith("flags:"):
+            try:
+                mode = int(line.split()[1], 8) & O_ACCMODE
+            except (IndexError, ValueError):
+                return False
+            return mode in (O_WRONLY, O_RDWR) if write else mode in (0, O_RDWR)
+    return False
+
+
+def pipe_holders(
+    target: str, first: list[int], write: bool = True, budget_s: float = PIPE_SCAN_S
+) -> tuple[list[int], bool]:
+    """The processes holding ``target`` (``pipe:[inode]``) open for writing (``write``) or for reading:
+    ``first`` (the job) always, then the host's other processes until ``budget_s`` runs out. Returns them and
+    whether the search was complete."""
+    deadline = time.monotonic() + budget_s
+    out: list[int] = []
+    seen: set[int] = set()
+    order = [*first, *(p for p in proc.list_pids() if p not in set(first))]
+    for i, pid in enumerate(order[:MAX_FD_SCAN_PIDS]):
+        if i >= len(first) and time.monotonic() > deadline:
+            return out, False
+        seen.add(pid)
+        try:
+            fds = os.listdir(proc.PROC / str(pid) / "fd")
+        except OSError:
+            continue
+        if any(_opens(pid, fd, target, write) for fd in fds):
+            out.append(pid)
+    return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed()
+
+
+def _searched() -> str:
+    """Why a search of the host for the other end of a pipe or a socket may have missed it ("searched for": the
+    graph and the rules then prove nothing from what it did not find)."""
+    if proc.narrowed():
+        return "only its user's processes were searched for its other end (another user's are not read)"
+    return f"the host's processes were searched for {PIPE_SCAN_S:g} s only"
+
+
+def pipe_wait(
+    pid: int,
+    t: ThreadSample,
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+    fd: int | None = None,
+    reading: bool | None = None,
+) -> LockWait | None:
+    """What a thread blocked on a pipe waits for. Reading: the pipe's writers (the waiter itself among them
+    when it holds the write end too: then only another thread of its own can end the read). Writing (the
+    pipe is full): its readers, kind ``pipe_full``. ``fd``/``reading``: one fd of a ``poll``."""
+    fd = t.fd if fd is None else fd
+    target = proc.fd_target(pid, fd) if fd is not None else None
+    if not target or not target.startswith("pipe:["):
+        return None
+    reading = t.syscall in sg.READ_SYSCALLS if reading is None else reading
+    found, complete = pipe_holders(target, sorted(job), write=reading)
+    how = "holds the pipe's write end" if reading else "holds the pipe's read end"
+    holders = tuple(
+        holder(w, job, py_spy, now, how + " (its /proc/PID/fd and fdinfo)", name=None) for w in found if w != pid
+    )
+    note = None if complete else _searched()
+    if pid in found:
+        end = "write" if reading else "read"
+        note = f"the waiter itself holds the pipe's {end} end too" + (f"; {note}" if note else "")
+    return LockWait(
+        t.tid, "pipe" if reading else "pipe_full", target, False, holders=holders, waiters=(pid,), note=note
+    )
+
+
+def reads_socket(t: ThreadSample) -> bool:
+    """Blocked in a read of a socket with no timeout (Python's blocking socket; one with a timeout polls), or in a
+    write to one whose buffers are full (its other end reads too slowly, or not at all)."""
+    return (
+        t.state == "S"
+        and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
+        and t.fd is not None
+        and (t.fd_target or "").startswith(("socket", "tcp "))
+    )
+
+
+def socket_wait(
+    pid: int,
+    t: ThreadSample,
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+    fd: int | None = None,
+    reading: bool | None = None,
+) -> LockWait | None:
+    """What a thread blocked reading a connected socket waits for: the processes holding its other end, when
+    that end is on this host (a unix socket, a loopback connection). A remote peer is the network rule's."""
+    fd = t.fd if fd is None else fd
+    target = proc.fd_target(pid, fd) if fd is not None else None
+    if not target or not target.startswith("socket:["):
+        return None
+    peer = peer_inode(pid, target[len("socket:[") : -1])
+    if peer is None:
+        return None
+    found, complete = pipe_holders(f"socket:[{peer}]", sorted(job), write=True)
+    holders = tuple(
+        holder(
+            w,
+            job,
+            py_spy,
+            now,
+            "holds the socket's other end (its /proc/PID/fd and the kernel's socket tables)",
+            name=None,
+        )
+        for w in found
+        if w != pid
+    )
+    note = None if complete else _searched()
+    if pid in found:
+        note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")
+    described = t.fd_target if fd == t.fd else None
+    what = described if (described or "").startswith("tcp ") else "a local socket"
+    reading = t.syscall in sg.READ_SYSCALLS if reading is None else reading
+    kind = "socket" if reading else "socket_full"
+    return LockWait(t.tid, kind, f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
+
+
+FIFO_WCHAN = "wait_for_partner"  # the kernel's wait channel of an open() of a FIFO that waits for the other side
+
+
+def fifo_open_wait(pid: int, t: ThreadSample) -> LockWait | None:
+    """A thread in ``open()`` of a FIFO: the open returns when some process opens it the other way, and no process
+    has it open that way now (else it would have returned). Who may come cannot be known: no holder is said."""
+    got = opening(pid, t.tid)
+    if got is None:
+        return None
+    path, flags = got
+    reading = flags & O_ACCMODE == 0
+    other = "write" if reading else "read"
+    note = f"opened to {'read' if reading else 'write'}, it returns only when a process opens it to {other}"
+    return LockWait(t.tid, "fifo_open", path, False, waiters=(pid,), note=note)
+
+
+def reads_pipe(t: ThreadSample) -> bool:
+    """Blocked reading a pipe, or writing to a full one (standard input too: read_waits keeps such a read only
+    where another process of the job holds the pipe's write end; else whoever feeds it, `cat data |`, a launcher
+    that never writes, is the input rule's to judge)."""
+    return (
+        t.state == "S"
+        and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
+        and t.fd is not None
+        and t.fd_target == "pipe"
+    )
+
+
+def reads_stdin(pid: int, fd: int | None, reading: bool) -> bool:
+    """A read of the process's standard input, by fd 0 or by another fd open on the same pipe (``/dev/stdin``
+    opened again, as torch.distributed.breakpoint() does for its prompt; a dup): the input rule's to judge."""
+    if not reading or fd is None:
+        return False
+    if fd == 0:
+        return True
+    target = proc.fd_target(pid, fd)
+    return target is not None and target == proc.fd_target(pid, 0)
+
+
+POLL_CALLS = frozenset({"poll", "ppoll", "epoll_wait", "epoll_pwait"})
+
+
+MAX_FOLLOWED_FILES = 8  # the files of one poll followed to their holders, at most
+
+
+def polls_forever(t: ThreadSample) -> bool:
+    """Asleep in poll()/ppoll()/epoll_wait() with no timeout (subprocess's communicate(), a selector or an event
+    loop with no timeout)."""
+    return t.state == "S" and t.syscall in POLL_CALLS and t.timeout is False
+
+
+def poll_waits(
+    pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
+) -> list[LockWait]:
+    """A poll (or epoll) with no timeout on pipes and local sockets: one wait per fd it polls (reading: its writers,
+    or the socket's other end; writing: its readers). The poll ends when any of them is ready: the graph follows
+    the one that decides. One fd whose other end cannot be followed (a timer, an eventfd, a listening or a remote
+    socket) may end it too: then none is said, and the poll is not a wait on a holder."""
+    out: list[LockWait] = []
+    polled = polled_fds(pid, t.tid) or []
+    if len(polled) > MAX_FOLLOWED_FILES:
+        return []  # (following each costs a search of the host's fds: a poll of many files is no wait on a holder)
+    for fd, reading in polled:
+        if reads_stdin(pid, fd, reading):
+            continue  # standard input: the input rule's (see reads_pipe)
+        wait = pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading) or socket_wait(
+            pid, t, job, py_spy, now, fd=fd, reading=reading
+        )
+        if wait is None:
+            return []
+        out.append(replace(wait, note="; ".join(n for n in (wait.note, POLLED) if n)))
+    return out
