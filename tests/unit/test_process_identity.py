@@ -89,7 +89,7 @@ def _info(pid, ppid, role, cmdline, env):
 def test_lightning_relaunched_copies_and_their_script_are_the_ranks():
     """Lightning's ddp launcher: the script (no RANK, no LOCAL_RANK) runs itself again per further device with
     LOCAL_RANK=k, NODE_RANK and WORLD_SIZE; the script is rank 0 of its node."""
-    from hangwatch.capture.sampler import _mark_relaunched_ranks
+    from hangwatch.capture.enrich import _mark_relaunched_ranks
     from hangwatch.records.evidence import Role
 
     env = {"LOCAL_RANK": "1", "NODE_RANK": "1", "WORLD_SIZE": "4", "MASTER_ADDR": "10.0.0.1"}

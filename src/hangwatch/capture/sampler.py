@@ -19,12 +19,14 @@ import psutil
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.c10d import read_c10d
-from hangwatch.capture.flight import parse_dump, read_dumps
-from hangwatch.capture.flight import registry as flight_registry
-from hangwatch.capture.gpu import GpuSampler
-from hangwatch.capture.gpu import detect as detect_gpu
-from hangwatch.capture.kernel import read_kernel_events
-from hangwatch.capture.loader import loader_tasks
+from hangwatch.capture.enrich import (
+    files_written,
+    gpu_and_kernel,
+    gpu_sampler,
+    mark_ranks,
+    with_flight,
+    with_loader_tasks,
+)
 from hangwatch.capture.locals import (
     LINE_GAP_S,
     LINE_READS,
@@ -53,7 +55,6 @@ from hangwatch.records.evidence import (
     Role,
     ThreadSample,
 )
-from hangwatch.records.gpu import GpuEvidence, KernelEvent
 from hangwatch.redact import redact_text
 
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -432,7 +433,7 @@ def capture_job(
     if py_spy is None:
         notes.append("py-spy is not installed, so no Python stacks were read: `pip install py-spy`")
     root = proc.find_root(pid)
-    sampler = _gpu_sampler(notes) if gpu else None
+    sampler = gpu_sampler(notes) if gpu else None
     n = samples or sample_count(window_s)
     interval = window_s / (n - 1) if n > 1 else 0.0
     started = time.time()
@@ -471,11 +472,11 @@ def capture_job(
         raise CaptureError(
             f"pid {pid} exited before anything could be captured", "Run inspect while the job is still running"
         )
-    _mark_ranks(infos, series)
+    mark_ranks(infos, series)
     notes.extend([*sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}), *sorted(unstopped)])
-    gpu_ev, events = _gpu_and_kernel(sampler, series, infos, started, notes, kernel)
+    gpu_ev, events = gpu_and_kernel(sampler, series, infos, started, notes, kernel)
     processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
-    processes = _with_loader_tasks(_with_flight(processes, notes) if flight else processes)
+    processes = with_loader_tasks(with_flight(processes, notes) if flight else processes)
     return Evidence(
         target_pid=pid,
         root_pid=root,
@@ -488,43 +489,6 @@ def capture_job(
         gpu=gpu_ev,
         kernel=events,
     )
-
-
-def _gpu_and_kernel(
-    sampler: GpuSampler | None,
-    series: dict[int, list[ProcessSample]],
-    infos: dict[int, ProcessInfo],
-    started: float,
-    notes: list[str],
-    kernel: bool,
-) -> tuple[GpuEvidence | None, tuple[KernelEvent, ...]]:
-    """The GPUs over the window (stopping the sampler), and the kernel log since the job started."""
-    gpu_ev = None
-    if sampler is not None:
-        sampler.stop()
-        try:
-            gpu_ev, gpu_notes = sampler.evidence(series)
-        except Exception as e:  # noqa: BLE001 - GPUs are evidence, never a reason for a capture to fail
-            gpu_ev, gpu_notes = None, [f"GPU readings could not be used: {type(e).__name__}: {e}"]
-        notes.extend(gpu_notes)
-    if not kernel:
-        return gpu_ev, ()
-    job_start = min((infos[p].create_time for p in series if p in infos), default=started)
-    events, kernel_note = read_kernel_events(job_start)
-    if kernel_note:
-        notes.append(kernel_note)
-    return gpu_ev, events
-
-
-def _gpu_sampler(notes: list[str]) -> GpuSampler | None:
-    """Reading the GPUs in the background over the window, when there are any."""
-    try:
-        backend, note = detect_gpu()
-    except Exception as e:  # noqa: BLE001 - GPUs are evidence, never a reason for a capture to fail
-        backend, note = None, f"GPU detection failed: {type(e).__name__}: {e}"
-    if note:
-        notes.append(note)
-    return GpuSampler(backend).start() if backend is not None else None
 
 
 def _processes(
@@ -589,138 +553,11 @@ def _processes(
             native=stacks.get(p, ()),
             rendezvous=rendezvous.get(p),
             waits=waits.get(p, ()),
-            writing=_writing(p, series[p], p in gone),
+            writing=files_written(p, series[p], p in gone),
             c10d=c10d.get(p),
         )
         for p in sorted(series, key=lambda p: (p != root, p))
     )
-
-
-def _with_flight(processes: tuple[ProcessEvidence, ...], notes: list[str]) -> tuple[ProcessEvidence, ...]:
-    """Every rank's flight recorder (ranks that registered a reader under `hangwatch run`), all at once."""
-    wanted = {}
-    for p in processes:
-        if p.exited or p.info.rank is None or p.info.role not in (Role.RANK, Role.MAIN, Role.CHILD):
-            continue
-        entry = flight_registry(p.info.pid, p.info.env.get("HANGWATCH_HEARTBEAT_DIR"))
-        if entry is not None:
-            wanted[p.info.pid] = entry
-    if not wanted:
-        return processes
-    dumps = read_dumps(wanted)
-    silent = sorted(d.rank if d.rank is not None else d.pid for d in dumps.values() if d.text is None)
-    if silent:
-        notes.append(f"the flight recorder of rank(s) {silent} did not answer")
-    return tuple(
-        replace(p, flight=parse_dump(dumps[p.info.pid], since=_since(wanted[p.info.pid]))) if p.info.pid in dumps else p
-        for p in processes
-    )
-
-
-def _with_loader_tasks(processes: tuple[ProcessEvidence, ...]) -> tuple[ProcessEvidence, ...]:
-    """Each DataLoader worker's batch, as its iterator recorded it under `hangwatch run` (read after the window)."""
-    tasks = {}
-    for p in processes:
-        if p.info.role != Role.DATALOADER_WORKER and not p.exited:
-            tasks.update(loader_tasks(p.info.env.get("HANGWATCH_HEARTBEAT_DIR"), p.info.pid))
-    if not tasks:
-        return processes
-    # The iterator's own record names its workers: one just started (spawned, still importing) has no worker frames
-    # yet, but it is one, and may hold a batch handed to it.
-    return tuple(
-        replace(
-            p,
-            loader_task=tasks[p.info.pid],
-            info=replace(p.info, role=Role.DATALOADER_WORKER) if p.info.role == Role.CHILD else p.info,
-        )
-        if p.info.pid in tasks
-        else p
-        for p in processes
-    )
-
-
-def _since(entry: dict[str, object]) -> float | None:
-    at = entry.get("at")
-    return float(at) - 0.5 if isinstance(at, int | float) else None  # entries of an earlier process group: out
-
-
-WRITING_BYTES = 64 * 1024  # written in the window: the files it writes are named
-
-
-def _writing(pid: int, samples: list[ProcessSample], gone: bool) -> tuple[tuple[str, int], ...]:
-    """The files a process that wrote in the window has open for writing (its output log aside)."""
-    a, b = samples[0].wchar, samples[-1].wchar
-    if gone or a is None or b is None or b - a < WRITING_BYTES:
-        return ()
-    skip = {proc.fd_target(pid, 1), proc.fd_target(pid, 2)}
-    return tuple((path, size) for path, size in proc.files_open_for_writing(pid) if path not in skip)[:4]
-
-
-SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")
-
-
-def _mark_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
-    """Ranks whose environment has no RANK: started by torch.multiprocessing.spawn, or relaunched copies."""
-    _mark_spawned_ranks(infos, series)
-    _mark_relaunched_ranks(infos)
-
-
-def _mark_spawned_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
-    """Processes started by torch.multiprocessing.spawn run ``_wrap(fn, i, ...)``: they are ranks,
-    numbered in start order (spawn starts rank i before rank i+1). Their environment has no RANK."""
-    spawned: dict[int, list[int]] = {}
-    for pid, samples in series.items():
-        info = infos[pid]
-        if info.role not in (Role.CHILD, Role.MAIN) or info.rank is not None:
-            continue
-        frames = [f for s in samples for t in s.threads for f in t.frames]
-        if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
-            spawned.setdefault(info.ppid, []).append(pid)
-    for pids in spawned.values():
-        for rank, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
-            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=infos[pid].world_size or len(pids))
-
-
-def _program(cmdline: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """A command line with every path cut to its last part: ``python train.py`` and
-    ``/venv/bin/python /work/train.py`` run the same program."""
-    return tuple(os.path.basename(a) for a in cmdline[1:])
-
-
-def _mark_relaunched_ranks(infos: dict[int, ProcessInfo]) -> None:
-    """A process that runs its own command line again once per further device, giving each copy LOCAL_RANK=k
-    (Lightning's launcher for ``strategy="ddp"``, and trainers built the same way): it is local rank 0 and its
-    copies are local ranks k, on node NODE_RANK; rank = NODE_RANK x (copies + 1) + local rank. Neither the
-    process nor its copies have RANK in their environment (Lightning sets it inside, after the start)."""
-    copies: dict[int, list[int]] = {}
-    for pid, info in infos.items():
-        parent = infos.get(info.ppid)
-        if (
-            info.rank is not None
-            or "RANK" in info.env
-            or proc.int_or_none(info.env.get("LOCAL_RANK")) in (None, 0)
-            or parent is None
-            or parent.rank is not None
-            or "LOCAL_RANK" in parent.env
-            or parent.role not in (Role.MAIN, Role.CHILD)
-            or _program(parent.cmdline) != _program(info.cmdline)
-        ):
-            continue
-        copies.setdefault(info.ppid, []).append(pid)
-    for ppid, kids in copies.items():
-        per_node = len(kids) + 1
-        first = infos[kids[0]].env
-        node = proc.int_or_none(first.get("NODE_RANK")) or 0
-        world = proc.int_or_none(first.get("WORLD_SIZE"))
-        for pid in (ppid, *kids):
-            local = 0 if pid == ppid else proc.int_or_none(infos[pid].env.get("LOCAL_RANK")) or 0
-            infos[pid] = replace(
-                infos[pid],
-                role=Role.RANK,
-                rank=node * per_node + local,
-                local_rank=local,
-                world_size=world or infos[pid].world_size,
-            )
 
 
 def _resume_if_we_stopped(before: dict[int, tuple[ProcessSample, list[_Task]]], attached: dict[int, bool]) -> None:

@@ -1,0 +1,187 @@
+"""What a capture adds from beside the samples: the flight recorder's entries of a rank
+(capture/flight.py), the batch each DataLoader worker holds (capture/loader.py), the files a process wrote in the
+window, which processes are ranks (torchrun's, mp.spawn's, a relaunched one's), the GPUs and the kernel log."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from hangwatch.capture import proc
+from hangwatch.capture.flight import parse_dump, read_dumps
+from hangwatch.capture.flight import registry as flight_registry
+from hangwatch.capture.gpu import GpuSampler
+from hangwatch.capture.gpu import detect as detect_gpu
+from hangwatch.capture.kernel import read_kernel_events
+from hangwatch.capture.loader import loader_tasks
+from hangwatch.records.evidence import (
+    ProcessEvidence,
+    ProcessInfo,
+    ProcessSample,
+    Role,
+)
+from hangwatch.records.gpu import GpuEvidence, KernelEvent
+
+
+def with_flight(processes: tuple[ProcessEvidence, ...], notes: list[str]) -> tuple[ProcessEvidence, ...]:
+    """Every rank's flight recorder (ranks that registered a reader under `hangwatch run`), all at once."""
+    wanted = {}
+    for p in processes:
+        if p.exited or p.info.rank is None or p.info.role not in (Role.RANK, Role.MAIN, Role.CHILD):
+            continue
+        entry = flight_registry(p.info.pid, p.info.env.get("HANGWATCH_HEARTBEAT_DIR"))
+        if entry is not None:
+            wanted[p.info.pid] = entry
+    if not wanted:
+        return processes
+    dumps = read_dumps(wanted)
+    silent = sorted(d.rank if d.rank is not None else d.pid for d in dumps.values() if d.text is None)
+    if silent:
+        notes.append(f"the flight recorder of rank(s) {silent} did not answer")
+    return tuple(
+        replace(p, flight=parse_dump(dumps[p.info.pid], since=_since(wanted[p.info.pid]))) if p.info.pid in dumps else p
+        for p in processes
+    )
+
+
+def with_loader_tasks(processes: tuple[ProcessEvidence, ...]) -> tuple[ProcessEvidence, ...]:
+    """Each DataLoader worker's batch, as its iterator recorded it under `hangwatch run` (read after the window)."""
+    tasks = {}
+    for p in processes:
+        if p.info.role != Role.DATALOADER_WORKER and not p.exited:
+            tasks.update(loader_tasks(p.info.env.get("HANGWATCH_HEARTBEAT_DIR"), p.info.pid))
+    if not tasks:
+        return processes
+    # The iterator's own record names its workers: one just started (spawned, still importing) has no worker frames
+    # yet, but it is one, and may hold a batch handed to it.
+    return tuple(
+        replace(
+            p,
+            loader_task=tasks[p.info.pid],
+            info=replace(p.info, role=Role.DATALOADER_WORKER) if p.info.role == Role.CHILD else p.info,
+        )
+        if p.info.pid in tasks
+        else p
+        for p in processes
+    )
+
+
+def _since(entry: dict[str, object]) -> float | None:
+    at = entry.get("at")
+    return float(at) - 0.5 if isinstance(at, int | float) else None  # entries of an earlier process group: out
+
+
+WRITING_BYTES = 64 * 1024  # written in the window: the files it writes are named
+
+
+def files_written(pid: int, samples: list[ProcessSample], gone: bool) -> tuple[tuple[str, int], ...]:
+    """The files a process that wrote in the window has open for writing (its output log aside)."""
+    a, b = samples[0].wchar, samples[-1].wchar
+    if gone or a is None or b is None or b - a < WRITING_BYTES:
+        return ()
+    skip = {proc.fd_target(pid, 1), proc.fd_target(pid, 2)}
+    return tuple((path, size) for path, size in proc.files_open_for_writing(pid) if path not in skip)[:4]
+
+
+SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")
+
+
+def mark_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
+    """Ranks whose environment has no RANK: started by torch.multiprocessing.spawn, or relaunched copies."""
+    _mark_spawned_ranks(infos, series)
+    _mark_relaunched_ranks(infos)
+
+
+def _mark_spawned_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
+    """Processes started by torch.multiprocessing.spawn run ``_wrap(fn, i, ...)``: they are ranks,
+    numbered in start order (spawn starts rank i before rank i+1). Their environment has no RANK."""
+    spawned: dict[int, list[int]] = {}
+    for pid, samples in series.items():
+        info = infos[pid]
+        if info.role not in (Role.CHILD, Role.MAIN) or info.rank is not None:
+            continue
+        frames = [f for s in samples for t in s.threads for f in t.frames]
+        if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
+            spawned.setdefault(info.ppid, []).append(pid)
+    for pids in spawned.values():
+        for rank, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
+            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=infos[pid].world_size or len(pids))
+
+
+def _program(cmdline: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """A command line with every path cut to its last part: ``python train.py`` and
+    ``/venv/bin/python /work/train.py`` run the same program."""
+    return tuple(os.path.basename(a) for a in cmdline[1:])
+
+
+def _mark_relaunched_ranks(infos: dict[int, ProcessInfo]) -> None:
+    """A process that runs its own command line again once per further device, giving each copy LOCAL_RANK=k
+    (Lightning's launcher for ``strategy="ddp"``, and trainers built the same way): it is local rank 0 and its
+    copies are local ranks k, on node NODE_RANK; rank = NODE_RANK x (copies + 1) + local rank. Neither the
+    process nor its copies have RANK in their environment (Lightning sets it inside, after the start)."""
+    copies: dict[int, list[int]] = {}
+    for pid, info in infos.items():
+        parent = infos.get(info.ppid)
+        if (
+            info.rank is not None
+            or "RANK" in info.env
+            or proc.int_or_none(info.env.get("LOCAL_RANK")) in (None, 0)
+            or parent is None
+            or parent.rank is not None
+            or "LOCAL_RANK" in parent.env
+            or parent.role not in (Role.MAIN, Role.CHILD)
+            or _program(parent.cmdline) != _program(info.cmdline)
+        ):
+            continue
+        copies.setdefault(info.ppid, []).append(pid)
+    for ppid, kids in copies.items():
+        per_node = len(kids) + 1
+        first = infos[kids[0]].env
+        node = proc.int_or_none(first.get("NODE_RANK")) or 0
+        world = proc.int_or_none(first.get("WORLD_SIZE"))
+        for pid in (ppid, *kids):
+            local = 0 if pid == ppid else proc.int_or_none(infos[pid].env.get("LOCAL_RANK")) or 0
+            infos[pid] = replace(
+                infos[pid],
+                role=Role.RANK,
+                rank=node * per_node + local,
+                local_rank=local,
+                world_size=world or infos[pid].world_size,
+            )
+
+
+def gpu_and_kernel(
+    sampler: GpuSampler | None,
+    series: dict[int, list[ProcessSample]],
+    infos: dict[int, ProcessInfo],
+    started: float,
+    notes: list[str],
+    kernel: bool,
+) -> tuple[GpuEvidence | None, tuple[KernelEvent, ...]]:
+    """The GPUs over the window (stopping the sampler), and the kernel log since the job started."""
+    gpu_ev = None
+    if sampler is not None:
+        sampler.stop()
+        try:
+            gpu_ev, gpu_notes = sampler.evidence(series)
+        except Exception as e:  # noqa: BLE001 - GPUs are evidence, never a reason for a capture to fail
+            gpu_ev, gpu_notes = None, [f"GPU readings could not be used: {type(e).__name__}: {e}"]
+        notes.extend(gpu_notes)
+    if not kernel:
+        return gpu_ev, ()
+    job_start = min((infos[p].create_time for p in series if p in infos), default=started)
+    events, kernel_note = read_kernel_events(job_start)
+    if kernel_note:
+        notes.append(kernel_note)
+    return gpu_ev, events
+
+
+def gpu_sampler(notes: list[str]) -> GpuSampler | None:
+    """Reading the GPUs in the background over the window, when there are any."""
+    try:
+        backend, note = detect_gpu()
+    except Exception as e:  # noqa: BLE001 - GPUs are evidence, never a reason for a capture to fail
+        backend, note = None, f"GPU detection failed: {type(e).__name__}: {e}"
+    if note:
+        notes.append(note)
+    return GpuSampler(backend).start() if backend is not None else None
