@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from hangwatch.signatures import (
+from hangwatch.fixes import (
     BATCH_LOST_FIX,
     BUFFERED_FIX,
     BUSY_FIX,

@@ -8,9 +8,9 @@ import dataclasses
 
 from hangwatch.causes import CATALOGUE
 from hangwatch.diagnose.engine import HUNG_CAUSE, Diagnosis
+from hangwatch.fixes import WORKER_STUCK_FIX
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import WORKER_STUCK_FIX
 
 # A worker that is alive but has not returned its batch within the bound is stuck in dataset code (HUNG_CAUSE).
 # Alive in ways a step history says nothing about: a first compile, a long GPU kernel, output that only

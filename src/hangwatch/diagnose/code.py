@@ -12,9 +12,7 @@ from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import running_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
-from hangwatch.records.evidence import Frame, LocalsRead, Role
-from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import (
+from hangwatch.fixes import (
     BUFFERED_FIX,
     BUSY_FIX,
     COMPUTING_FIX,
@@ -24,6 +22,8 @@ from hangwatch.signatures import (
     REENTERED_LOCK_FIX,
     WAIT_FOREVER_FIX,
 )
+from hangwatch.records.evidence import Frame, LocalsRead, Role
+from hangwatch.records.incident import Finding, Verdict
 
 
 def busy_loop_rule(scene: Scene) -> list[Hit]:

@@ -26,10 +26,10 @@ from hangwatch.diagnose.raised import raised_by
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import Activity
 from hangwatch.diagnose.views import ProcessView, innermost_explaining, innermost_user, size_text
+from hangwatch.fixes import COLLECTIVE_STALLED_FIX, PEER_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, Role
 from hangwatch.records.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
-from hangwatch.signatures import COLLECTIVE_STALLED_FIX, PEER_FIX, SLEEPER_FIX, STRAGGLER_FIX
 
 SHARED_OPS = 128  # a rank's newest collectives per group, shared with the other nodes for the pairing
 STUCK_ACTIVITIES = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})

@@ -10,9 +10,9 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import ProcessView, describe
+from hangwatch.fixes import COMPILE_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Proof, Verdict
-from hangwatch.signatures import COMPILE_FIX
 
 BUSY_CPU_PERCENT = 5.0  # what the rule calls a busy compiler, and work when measured
 

@@ -13,10 +13,7 @@ from dataclasses import dataclass
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose.raised import first_cause
-from hangwatch.records.evidence import Evidence
-from hangwatch.records.gpu import KernelEvent
-from hangwatch.records.incident import Finding, Where
-from hangwatch.signatures import (
+from hangwatch.fixes import (
     BATCH_LOST_FIX,
     CUDA_FORK_FIX,
     CUDA_OOM_FIX,
@@ -27,6 +24,9 @@ from hangwatch.signatures import (
     SHM_FIX,
     WORKER_DIED_FIX,
 )
+from hangwatch.records.evidence import Evidence
+from hangwatch.records.gpu import KernelEvent
+from hangwatch.records.incident import Finding, Where
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,7 @@ from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import thread_state
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
-from hangwatch.records.evidence import Frame, LoaderTask, LocalsRead, Role
-from hangwatch.records.incident import Finding, Proof, Verdict
-from hangwatch.signatures import (
+from hangwatch.fixes import (
     BATCH_LOST_FIX,
     FORK_FIX,
     NETWORK_FIX,
@@ -30,6 +28,8 @@ from hangwatch.signatures import (
     WORKER_SLOW_FIX,
     WORKER_STUCK_FIX,
 )
+from hangwatch.records.evidence import Frame, LoaderTask, LocalsRead, Role
+from hangwatch.records.incident import Finding, Proof, Verdict
 
 STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")

@@ -27,9 +27,9 @@ from hangwatch.diagnose.views import (
     innermost_user,
     timer_bound,
 )
+from hangwatch.fixes import PEER_FIX, RENDEZVOUS_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
-from hangwatch.signatures import PEER_FIX, RENDEZVOUS_FIX, SLEEPER_FIX, STRAGGLER_FIX
 
 
 def _collective(t: ThreadView) -> Frame | None:

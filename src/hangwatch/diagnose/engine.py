@@ -24,9 +24,9 @@ from hangwatch.diagnose.scene import Hit, Rule, Scene
 from hangwatch.diagnose.state import ALIVE, moving, process_state, progressing, self_held_alive
 from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining
 from hangwatch.diagnose.waits import lock_wait_rule
+from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
-from hangwatch.signatures import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ import re
 import time
 from dataclasses import replace
 
+from hangwatch import fixes
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene
@@ -94,18 +95,18 @@ def _fault(scene: Scene, e: KernelEvent) -> Hit:
         meaning = sg.XID_MEANINGS.get(e.code, "an NVIDIA driver error")
         summary = f"The kernel log has NVIDIA Xid {e.code}{dev}{who} at {_clock(e.at)}: {meaning}."
         hardware = e.code in HARDWARE_XIDS
-        fix = sg.GPU_HARDWARE_FIX if hardware or e.code not in sg.XID_APP_FAULTS else sg.GPU_APP_FAULT_FIX
+        fix = fixes.GPU_HARDWARE_FIX if hardware or e.code not in sg.XID_APP_FAULTS else fixes.GPU_APP_FAULT_FIX
         ours = e.pid is not None and scene.view(e.pid) is not None  # the fault names a process of this job
         confidence = 0.97 if e.code == 79 else 0.93 if hardware or ours else 0.88
     elif e.kind == "sxid":
         summary = f"The kernel log has an NVSwitch SXid {e.code}{dev} at {_clock(e.at)}: the GPU fabric failed."
-        fix, confidence = sg.GPU_HARDWARE_FIX, 0.85
+        fix, confidence = fixes.GPU_HARDWARE_FIX, 0.85
     elif e.kind == "fell_off_bus":
         summary = f"The kernel log says the GPU{dev} has fallen off the bus at {_clock(e.at)}: it no longer answers."
-        fix, confidence = sg.GPU_HARDWARE_FIX, 0.97
+        fix, confidence = fixes.GPU_HARDWARE_FIX, 0.97
     else:  # amdgpu_fault
         summary = f"The amdgpu driver reported a fault at {_clock(e.at)}: {e.text[:160]}"
-        fix, confidence = sg.AMDGPU_FIX, 0.9
+        fix, confidence = fixes.AMDGPU_FIX, 0.9
     ev = (f"kernel log: {e.text[:300]}",)
     return Hit(Finding(Cause.GPU_FAULT, confidence, summary, _where(scene, e.pid), ev, fix), Verdict.HUNG)
 
@@ -135,7 +136,7 @@ def kernel_rule(scene: Scene) -> list[Hit]:
                     "driver is struggling, and forked DataLoader workers are known to hang with it.",
                     _where(scene, None),
                     tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]),
-                    sg.AMDGPU_FIX,
+                    fixes.AMDGPU_FIX,
                 ),
                 Verdict.HUNG,
             )
@@ -157,7 +158,7 @@ def _oom(scene: Scene, kills: list[KernelEvent]) -> list[Hit]:
         "DataLoader worker or a rank gone this way leaves the rest waiting."
     )
     ev = tuple(f"kernel log: {k.text[:250]}" for k in ours[-3:])
-    return [Hit(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(scene, None), ev, sg.OOM_FIX), Verdict.HUNG)]
+    return [Hit(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(scene, None), ev, fixes.OOM_FIX), Verdict.HUNG)]
 
 
 def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
@@ -183,7 +184,7 @@ def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
                     summary,
                     _where(scene, d_state[0].pid),
                     tuple(ev),
-                    sg.NFS_FIX + sg.STORAGE_FIX[:1],
+                    fixes.NFS_FIX + fixes.STORAGE_FIX[:1],
                 ),
                 Verdict.HUNG,
             )
@@ -200,7 +201,7 @@ def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
                         f"{_clock(e.at)} (a storage or driver call that does not return).",
                         _where(scene, e.pid),
                         (f"kernel log: {e.text[:250]}",),
-                        sg.STORAGE_FIX,
+                        fixes.STORAGE_FIX,
                     ),
                     Verdict.HUNG,
                 )
@@ -292,7 +293,12 @@ def gpu_activity_rule(scene: Scene) -> list[Hit]:
     return [
         Hit(
             Finding(
-                Cause.GPU_LONG_KERNEL, 0.6, summary, where, ev, sg.SILENT_STALL_FIX if spins else sg.LONG_KERNEL_FIX
+                Cause.GPU_LONG_KERNEL,
+                0.6,
+                summary,
+                where,
+                ev,
+                fixes.SILENT_STALL_FIX if spins else fixes.LONG_KERNEL_FIX,
             ),
             Verdict.SLOW,
         )

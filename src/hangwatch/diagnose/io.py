@@ -6,9 +6,9 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.fixes import NETWORK_FIX, STORAGE_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import NETWORK_FIX, STORAGE_FIX
 
 
 def _in_network(t: ThreadView) -> bool:

@@ -21,9 +21,9 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import Activity, activity
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.fixes import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
 from hangwatch.records.evidence import VanishedProcess
 from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
 
 LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended
 # (a pool starts its workers one after another in a few milliseconds)

@@ -15,11 +15,11 @@ from hangwatch.diagnose.distributed import STUCK, _classify, _ranks, culprit_sta
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import Activity
 from hangwatch.diagnose.views import ProcessView, describe, innermost_user
+from hangwatch.fixes import PEER_FIX, STRAGGLER_FIX
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
 from hangwatch.records.run import NodeSummary
-from hangwatch.signatures import PEER_FIX, STRAGGLER_FIX
 
 
 def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:

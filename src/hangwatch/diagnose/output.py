@@ -5,9 +5,9 @@ from __future__ import annotations
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.views import BUSY_CPU_PERCENT, ProcessView, describe
+from hangwatch.fixes import BUFFERED_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import BUFFERED_FIX
 
 
 def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:

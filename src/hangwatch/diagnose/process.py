@@ -9,9 +9,9 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import VERDICTS, process_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
+from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
 from hangwatch.records.evidence import Frame, Role
 from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
 

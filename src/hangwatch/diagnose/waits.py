@@ -28,9 +28,10 @@ from hangwatch.diagnose.views import (
     innermost_user,
     size_text,
 )
+from hangwatch.fixes import PIPE_WAIT_FIX, SOCKET_WAIT_FIX
 from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
 from hangwatch.records.incident import Finding, Verdict
-from hangwatch.signatures import LONG_TIMER_S, PIPE_WAIT_FIX, SOCKET_WAIT_FIX
+from hangwatch.signatures import LONG_TIMER_S
 
 KIND_TEXT = {
     "flock": "a flock() lock",

@@ -141,7 +141,7 @@ class GpuGuard:
         was not asked for anyway: no relaunch into a certain OOM."""
         if self.backend is None:
             return True
-        from hangwatch.signatures import GPU_RELEASE_FIX
+        from hangwatch.fixes import GPU_RELEASE_FIX
 
         rel = wait_release(self.backend, pids, self.baseline, self.timeout_s)
         held: list[dict[str, Any]] = [{"pid": p.pid, "gpu": p.gpu, "used_mib": p.used_mib} for p in rel.held]

@@ -1,0 +1,390 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+# --- fixes: what to do about each cause, most likely first (findings quote them) ------------------
+# code
+BUSY_FIX = (
+    "Fix the loop at the location shown: its exit condition is never met for this input.",
+    "Log the loop's inputs (sample index, file) before it to find the input that triggers it.",
+)
+
+
+WAIT_FOREVER_FIX = (
+    "Nothing left in the process can set what it waits for: the thread that should (a producer, a "
+    "callback) has exited or never started. Make it signal on every path, including errors.",
+    "Use timeouts: Event.wait(timeout=...), Queue.get(timeout=...), Thread.join(timeout=...), so a wait "
+    "that can never end raises.",
+)
+
+
+REENTERED_LOCK_FIX = (
+    "A thread takes a lock it already holds, and a threading.Lock is not re-entrant: do not take it in code that can "
+    "run inside the locked block (a signal handler, a __del__, a logging handler, a callback). There, set a flag "
+    "and act on it once the block is left (or call loop.call_soon_threadsafe).",
+    "Or make the lock a threading.RLock, if taking it again on the same thread is safe for the data it guards.",
+)
+
+
+LOOP_BLOCKED_FIX = (
+    "Do not block the event loop's own thread on a result the loop must produce: in a coroutine, `await` it "
+    "(`await asyncio.wrap_future(fut)` for a concurrent future); call `run_coroutine_threadsafe(...).result()` only "
+    "from other threads (check `asyncio.get_running_loop() is not loop` first).",
+    "From a synchronous callback of the loop, schedule the work (`loop.create_task(...)`) instead of waiting for it.",
+)
+
+
+FUTURE_IN_POOL_FIX = (
+    "A task must not wait for another task of its own executor: with every worker waiting, the task it waits "
+    "for never gets a worker. Submit the inner work from outside the pool, use a second executor for it, or "
+    "call the function directly inside the task.",
+    "Bound the wait: future.result(timeout=...) raises TimeoutError instead of waiting forever.",
+)
+
+
+EXECUTOR_FIX = (
+    "ProcessPoolExecutor(max_tasks_per_child=...) on Python 3.11 to 3.14 can stop replacing workers that "
+    "reached their limit (cpython gh-115634): leave max_tasks_per_child unset, or upgrade to a Python with the "
+    "fix.",
+    "Bound the wait: future.result(timeout=...) raises TimeoutError instead of waiting forever.",
+)
+
+
+DEADLOCK_FIX = (
+    "Take locks in one fixed order everywhere, or hold one lock at a time.",
+    "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "
+    "so a wait that can never end raises.",
+    "Add faulthandler.dump_traceback_later() for a post-mortem of every thread.",
+)
+
+
+# compile
+COMPILE_FIX = (
+    "Nothing is wrong yet: give it time (first compiles of large models take minutes).",
+    "TORCH_LOGS=recompiles shows whether it recompiles for new shapes; mark_dynamic or dynamic=True avoids that.",
+    "Keep the compile cache on local disk (TORCHINDUCTOR_CACHE_DIR) so restarts do not recompile.",
+    "If it never finishes: TORCHINDUCTOR_COMPILE_THREADS=1, or TORCHDYNAMO_DISABLE=1 to run without compile.",
+)
+
+
+# crash
+OOM_FIX = (
+    "Lower memory use: smaller batch, fewer DataLoader workers or prefetch_factor, numpy arrays instead "
+    "of Python lists in the Dataset (copy-on-access makes each worker copy them).",
+    "Raise the memory limit of the job or container.",
+)
+
+
+SHM_FIX = (
+    "Raise /dev/shm: `docker run --shm-size=8g` (or --ipc=host); Kubernetes: an emptyDir with medium: Memory.",
+    "Fewer workers or a smaller prefetch_factor; torch.multiprocessing.set_sharing_strategy('file_system').",
+)
+
+
+WORKER_DIED_FIX = (
+    "Read the worker's own error above the DataLoader message; run with num_workers=0 for a plain traceback.",
+    "A worker killed by signal 9 was almost always the OOM killer: see `dmesg | grep -i oom`.",
+)
+
+
+CUDA_FORK_FIX = (
+    "DataLoader(..., multiprocessing_context='spawn') (or 'forkserver'); for processes of your own, "
+    "torch.multiprocessing.set_start_method('spawn').",
+    "Or keep CUDA out of the dataset and collate_fn: return CPU tensors and move each batch to the GPU in the "
+    "training loop (pin_memory=True keeps that copy fast).",
+)
+
+
+GPU_FIX = (
+    "Check the GPU: `nvidia-smi -q`, `dmesg | grep -i xid`; restart the node or exclude the device.",
+    "CUDA errors are asynchronous: CUDA_LAUNCH_BLOCKING=1 shows the real failing call.",
+)
+
+
+CUDA_OOM_FIX = (
+    "Smaller batch or sequence length, gradient accumulation, activation checkpointing, mixed precision.",
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
+)
+
+
+# dataloader
+WORKER_STUCK_FIX = (
+    "Fix the code at the location shown: it never returns for this sample (a wait, a lock or a loop).",
+    "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
+    "Run once with num_workers=0 to reproduce it in the main process with a plain traceback.",
+)
+
+
+SHUTDOWN_FIX = (
+    "Nothing to do: torch ends its DataLoader workers, waiting up to 5 s for each before it terminates it.",
+    "If it takes this long at every epoch's end, make the workers exit promptly (a worker_init_fn that starts "
+    "threads or holds files can keep one alive), or use persistent_workers=True so they end once.",
+)
+
+
+WORKER_SLOW_FIX = (
+    "The worker is moving, only slowly: profile the dataset code shown, or add workers.",
+    "DataLoader(timeout=600) so a truly stuck sample raises.",
+)
+
+
+BATCH_LOST_FIX = (
+    "Read the workers' stderr for a traceback in multiprocessing/queues.py _feed: the batch could not "
+    "be sent (unpicklable sample, or /dev/shm full).",
+    "Return plain tensors or numpy arrays from __getitem__ and check `pickle.dumps(dataset[0])`.",
+    "If /dev/shm is small (containers default to 64 MiB), raise it: `docker run --shm-size=8g` or --ipc=host.",
+    "DataLoader(timeout=600) so a lost batch raises instead of hanging forever.",
+)
+
+
+FORK_FIX = (
+    "DataLoader(multiprocessing_context='spawn') (or 'forkserver'): workers then start without the "
+    "parent's held locks and thread pools.",
+    "Start background threads (and use OpenMP/tokenizers) only after the DataLoader iterators exist, "
+    "or recreate the lock in the child with os.register_at_fork(after_in_child=...).",
+    "OMP_NUM_THREADS=1 / TOKENIZERS_PARALLELISM=false when a native thread pool is involved.",
+)
+
+
+# distributed
+PEER_FIX = (
+    "Fix what the culprit rank is doing at the location shown; the other ranks only wait for it.",
+    "Every rank must call every collective in the same order: no barrier, checkpoint save or "
+    "sync_dist log inside `if rank == 0:`.",
+    "Uneven data per rank: DistributedSampler(drop_last=True) or the DDP join() context.",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)), TORCH_NCCL_DUMP_ON_TIMEOUT=1.",
+)
+
+
+# A process that waits on a pipe or socket whose other end only it holds (the graph's edge to itself), by resource.
+SELF_WAIT_FIX = {
+    "pipe": (
+        "The reader holds the pipe's write end itself, so it never sees end of file: close its own copy (os.close(w) "
+        "right after fork or Popen; Popen(close_fds=True); do not pass the write end to a child that outlives the "
+        "writer).",
+    ),
+    "pipe_full": (
+        "The writer holds the read end of the pipe it fills, so with its reader gone (or never reading) the write "
+        "neither completes nor fails with EPIPE: close its own copy of the read end right after fork or Popen "
+        "(Popen(close_fds=True)).",
+        "If it is meant to read its own output, read it on another thread or let communicate() read it.",
+    ),
+    "socket": (
+        "Nothing but this process could write to the socket it waits on (an event loop's own wake-up socket, for "
+        "example): what it awaits must come from its own code, and nothing sets it. Set the future or event on "
+        "every path, errors included, and bound the wait: asyncio.wait_for(..., timeout=...).",
+    ),
+    "socket_full": (
+        "The writer is the only reader of the socket it fills: read it on another thread or task, or bound the "
+        "write with a timeout (sock.settimeout).",
+    ),
+}
+
+
+STRAGGLER_FIX = (
+    "Nothing is stuck: one rank works while the others wait for it. If that is expected (a download or a "
+    "checkpoint on rank 0 before a barrier), give it room: --max-slow, or hangwatch.phase(name, timeout=...).",
+    "Move the slow work out of the critical path: download or stage files before init_process_group, or on "
+    "every rank's local disk.",
+    "Make sure the others' wait is bounded: init_process_group(timeout=timedelta(minutes=...)) covers the barrier.",
+)
+
+
+SLEEPER_FIX = (
+    "One rank sleeps or polls while the others wait in a collective: nothing computes. If the pause is meant (a "
+    "cool-down, a wait for a file), make it shorter than the process group's timeout, or take it on every rank.",
+    "A sleep whose length comes from a setting (seconds given in hours, a retry back-off that grew): check "
+    "the value at the line shown.",
+    "Make sure the others' wait is bounded: init_process_group(timeout=timedelta(minutes=...)) covers the barrier.",
+)
+
+
+RENDEZVOUS_FIX = (
+    "Check that every rank was started: WORLD_SIZE ranks across all nodes (torchrun --nnodes/--nproc-per-node).",
+    "Check MASTER_ADDR/MASTER_PORT (or --rdzv-endpoint) are the same everywhere and reachable from every node.",
+    "A rank that crashed at startup never joins: read its log first.",
+)
+
+
+INPUT_FIX = (
+    "Log in before the job starts, so it never asks: WANDB_API_KEY=... (or `wandb login` once, or WANDB_MODE=offline), "
+    "HF_TOKEN=... (or `huggingface-cli login` once).",
+    "Remove the breakpoint() / pdb.set_trace() / input() the job stopped at, or guard it.",
+    "Run unattended jobs with `< /dev/null`, so a read of standard input fails at once instead of waiting.",
+)
+
+
+DEBUGGER_FIX = (
+    "Remove the breakpoint() / pdb.set_trace() the job stopped at, or guard it (`if os.environ.get('DEBUG'):`).",
+    "To debug one rank, keep that rank's output and input reachable: torch.distributed.breakpoint(rank=N) prompts "
+    "on rank N's own output, which `torchrun --local-ranks-filter` or `--redirects` can hide.",
+    "Run unattended jobs with `< /dev/null` and PYTHONBREAKPOINT=0, so no prompt can wait.",
+)
+
+
+# engine
+UNKNOWN_FIX = (
+    "Read the stacks below: the main thread's innermost frame in your code is where the job is.",
+    "Run `hangwatch inspect PID` again in a minute: a stack that has not moved confirms a hang.",
+)
+
+
+# io
+NETWORK_FIX = (
+    "Give the call a timeout (requests.get(url, timeout=30), socket.settimeout, urlopen(timeout=...)).",
+    "Hugging Face downloads: HF_HUB_DOWNLOAD_TIMEOUT=60 and HF_HUB_ETAG_TIMEOUT=30; or download or cache the data "
+    "before training (HF_HUB_OFFLINE=1 / HF_DATASETS_OFFLINE=1 once cached).",
+    "Check the endpoint is reachable from this machine (DNS, proxy, firewall).",
+)
+
+
+STORAGE_FIX = (
+    "Copy or stage the data on local disk (or /dev/shm) instead of reading it over the network filesystem.",
+    "Check the storage: `dmesg | grep -i 'blocked for more than'`, the NFS/FUSE server, disk health.",
+    "Fewer DataLoader workers against a metadata-heavy filesystem; DataLoader(timeout=...) to fail fast.",
+)
+
+
+# output
+BUFFERED_FIX = (
+    "PYTHONUNBUFFERED=1 in the job's environment, or start it with `python -u`.",
+    "print(..., flush=True), or sys.stdout.reconfigure(line_buffering=True) at the top of the script.",
+    "Under Slurm: `srun --unbuffered`.",
+)
+
+
+# process
+CHILD_WAIT_FIX = (
+    "Look at the child process shown: it is what the job waits for.",
+    "Pass timeout= to subprocess.run/Popen.wait/Process.join so a stuck child raises.",
+    "For multiprocessing.Queue: get() the child's results before join(); a child cannot exit while its "
+    "queue holds unread data.",
+)
+
+
+PIPE_WAIT_FIX = (
+    "Look at the process shown holding the pipe's write end: the read ends when it writes or closes it.",
+    "Close your own copy of a pipe's write end after starting the writer (subprocess does this; os.pipe with "
+    "fork does not), or the read never sees the end of the data.",
+    "Read with a timeout (select/poll, or communicate(timeout=...)) so a writer that never writes raises.",
+)
+
+
+SOCKET_WAIT_FIX = (
+    "Look at the process shown holding the socket's other end: the read ends when it answers, or when it closes "
+    "the connection or exits.",
+    "Give the call a timeout (sock.settimeout(600), or the client library's own timeout), so a peer that never "
+    "answers raises instead of holding the job.",
+)
+
+
+COMPUTING_FIX = (
+    "Nothing is stuck: the loop advances. If it should print or checkpoint as it goes, check that it does "
+    "(and with PYTHONUNBUFFERED=1 when its output goes to a file).",
+    "If it is slower than expected, profile it: `py-spy top --pid PID`.",
+)
+
+
+# process
+STOPPED_FIX = ("kill -CONT PID (or `fg` in the shell that suspended it); a debugger attached to it: detach.",)
+
+
+LOST_WORK_FIX = (
+    "multiprocessing.Pool never reports a worker that died with a task: its result never comes. Use "
+    "concurrent.futures.ProcessPoolExecutor, which raises BrokenProcessPool when a worker dies.",
+    "Or bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of "
+    "waiting forever.",
+    "A worker killed by signal 9 was almost always the OOM killer (`dmesg | grep -i oom`): lower memory per "
+    "worker (fewer processes, smaller chunks) or raise the memory limit.",
+)
+
+
+POOL_HANDLER_FIX = (
+    "Do not return tensors from multiprocessing.Pool workers that exit after their task (maxtasksperchild): "
+    "return numpy arrays or lists (`t.numpy()`), or call "
+    "torch.multiprocessing.set_sharing_strategy('file_system') before the pool starts.",
+    "Bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of waiting "
+    "forever.",
+)
+
+
+# locks
+LOCK_WAIT_FIX = (
+    "Look at the lock's holder shown: it is what the job waits for; end it (outside the job: its owner decides) or "
+    "remove a stale lock file.",
+    "Acquire with a timeout (FileLock(path, timeout=...), lock.acquire(timeout=...)) so a wait that cannot end raises.",
+)
+
+
+# distributed transport
+COLLECTIVE_STALLED_FIX = (
+    "Every rank entered the collective and none completed it: the transport stalled, not the code. Check the "
+    "network and the devices: NCCL_DEBUG=INFO, `nvidia-smi`, the NICs' errors, `dmesg`.",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)); TORCH_NCCL_ASYNC_ERROR_HANDLING=1.",
+    "Restart from the last checkpoint; if it repeats on one node, drain that node.",
+)
+
+
+GPU_HARDWARE_FIX = (
+    "The GPU or its driver failed: end the job, drain or reboot the node (`nvidia-smi -r` where allowed), "
+    "exclude the device, and restart from the last checkpoint.",
+    "Check it: `nvidia-smi -q` (ECC, retired pages, remapped rows) and `dmesg | grep -i xid`.",
+)
+
+
+GPU_APP_FAULT_FIX = (
+    "A kernel of the job faulted on the GPU: run once with CUDA_LAUNCH_BLOCKING=1 (and "
+    "`compute-sanitizer`) to see the real failing call; out-of-range indices in embeddings or losses are "
+    "the usual cause.",
+    "The context is dead after such a fault: end the job and restart it from the last checkpoint.",
+)
+
+
+AMDGPU_FIX = (
+    "ROCm: forked DataLoader workers can hang once the HIP runtime is up: "
+    "DataLoader(multiprocessing_context='spawn') or num_workers=0.",
+    "HSA_ENABLE_INTERRUPT=0 against lost completion interrupts; boot with `iommu=pt`; update the amdgpu driver and "
+    "ROCm.",
+    "Check `dmesg | grep -i amdgpu` for ring timeouts and resets; restart from the last checkpoint.",
+)
+
+
+SILENT_STALL_FIX = (
+    "A GPU at 100% with power near idle runs one kernel that spins: a kernel waiting on a flag another rank "
+    "or stream never sets, or one block working alone. If it outlives --max-slow, end the job, reset or drain "
+    "the GPU, and restart from the last checkpoint.",
+    "If it repeats on one node, exclude that GPU; check `nvidia-smi -q` and `dmesg | grep -i xid`.",
+)
+
+
+LONG_KERNEL_FIX = (
+    "The GPU is computing: a long kernel (a huge batch, an attention over a long sequence, a first "
+    "compile's autotuning). Give it time, or raise --min-stall for this job.",
+    "If it never ends, look at the op the main thread waits on (its Python line is shown) and at "
+    "`nvidia-smi` for the GPU's power draw.",
+)
+
+
+NFS_FIX = (
+    "The network filesystem server stopped answering: check it (`dmesg | grep nfs`, the server's health); "
+    "the job resumes by itself if it comes back (a hard mount waits forever).",
+    "Stage the data on local disk; mount with `soft,timeo=` only where a read error is better than a wait.",
+)
+
+
+GPU_RELEASE_FIX = (
+    "The killed job's GPU memory was not freed: a process still holds the context (a zombie, or a worker "
+    "stuck in the driver). Find it: `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
+    "or `fuser -v /dev/nvidia*`, and end it.",
+    "If no process is left, reset the GPU (`nvidia-smi -r -i N`, idle GPU only) or reboot the node; then "
+    "restart (hangwatch run --relaunch-on-held-gpu relaunches anyway).",
+)
+
+
+P2P_FIX = (
+    "Pair every send with a receive the peer has already posted: on a pipeline's boundary, one side receives first "
+    "(even stages send then receive, odd stages receive then send).",
+    "Or post both directions at once: dist.batch_isend_irecv([P2POp(dist.isend, ...), P2POp(dist.irecv, ...)]) "
+    "and wait on every request.",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)).",
+)
