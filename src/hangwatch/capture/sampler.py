@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 
 from hangwatch import signatures as sg
-from hangwatch.capture import proc
+from hangwatch.capture import proc, roles
 from hangwatch.capture.c10d import read_c10d
 from hangwatch.capture.enrich import (
     files_written,
@@ -154,7 +154,7 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
     parent_env = proc.read_environ(st.ppid) if st.ppid > 1 else {}
     exe = proc.exe_of(pid)
     tasks = _tasks(pid)
-    role = proc.assign_role(pid, root, main, st.comm, cmdline, env, parent_env, orphan, [t.comm for t in tasks])
+    role = roles.assign_role(pid, root, main, st.comm, cmdline, env, parent_env, orphan, [t.comm for t in tasks])
     stdout, stderr = proc.fd_target(pid, 1), proc.fd_target(pid, 2)
     parent = infos.get(st.ppid)
     forked = parent is not None and parent.cmdline == cmdline and parent.exe == exe

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from hangwatch import signatures as sg
-from hangwatch.capture import proc
+from hangwatch.capture import proc, roles
 from hangwatch.capture.holders import (
     LOCALS_TIMEOUT_S,
     MAX_FD_SCAN_PIDS,
@@ -378,7 +378,7 @@ def _sem_wait(
 # --- the pass ------------------------------------------------------------------------------------------
 def _mp_helper(info: ProcessInfo | None) -> bool:
     """multiprocessing's resource tracker or forkserver: it reads its pipe for as long as the job runs."""
-    return info is not None and any(h in " ".join(info.cmdline) for h in proc.MP_HELPERS)
+    return info is not None and any(h in " ".join(info.cmdline) for h in roles.MP_HELPERS)
 
 
 def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from hangwatch import signatures as sg
-from hangwatch.capture.proc import is_compile_worker
+from hangwatch.capture.roles import is_compile_worker
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene

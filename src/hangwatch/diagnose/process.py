@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
-from hangwatch.capture.proc import MP_HELPERS
+from hangwatch.capture.roles import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene

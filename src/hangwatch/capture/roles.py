@@ -1,0 +1,75 @@
+"""What a process of the job is, from its name, command line and environment: main, a DataLoader worker, a rank,
+a launcher, a compile worker, a child, an orphan (``assign_role``), and the multiprocessing helpers that are none of
+the job's work."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hangwatch.launcher import is_launcher_command
+
+if TYPE_CHECKING:
+    from hangwatch.records.evidence import Role
+
+# torch names every thread of a DataLoader worker this (torch >= 1.x, verified on 2.13).
+DATALOADER_WORKER_COMM = "pt_data_worker"
+# torchrun's elastic agent renames itself (verified on torch 2.13).
+ELASTIC_AGENT_COMM = "pt_elastic"
+COMPILE_WORKER_MARKERS = ("_inductor/compile_worker", "torch._inductor.compile_worker")
+COMPILER_COMMS = frozenset(
+    {"cc1plus", "cc1", "as", "ld", "collect2", "gcc", "g++", "c++", "clang", "clang++", "ptxas", "nvcc", "cicc"}
+)
+
+
+def is_launcher(comm: str, cmdline: tuple[str, ...]) -> bool:
+    """Whether a process is a distributed launcher (torchrun, deepspeed, accelerate)."""
+    if comm == ELASTIC_AGENT_COMM:
+        return True
+    return is_launcher_command(cmdline)
+
+
+def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
+    """Whether a process is one of inductor's compile workers."""
+    return comm in COMPILER_COMMS or any(m in " ".join(cmdline) for m in COMPILE_WORKER_MARKERS)
+
+
+MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def assign_role(
+    pid: int,
+    root: int,
+    main: int,
+    comm: str,
+    cmdline: tuple[str, ...],
+    env: dict[str, str],
+    parent_env: dict[str, str],
+    orphan: bool,
+    thread_comms: list[str],
+) -> Role:
+    """The role of a job member: main, worker, rank, launcher, compile worker, child, orphan."""
+    from hangwatch.records.evidence import Role  # here: the supervisor's start does not pay for evidence's import
+
+    if orphan:
+        return Role.ORPHAN
+    if comm == DATALOADER_WORKER_COMM or DATALOADER_WORKER_COMM in thread_comms:
+        return Role.DATALOADER_WORKER
+    if is_launcher(comm, cmdline):
+        return Role.LAUNCHER
+    if is_compile_worker(comm, cmdline):
+        return Role.COMPILE_WORKER
+    # A rank has RANK in its environment that its parent did not give to itself (a DataLoader
+    # worker inherits its rank's environment, so it is caught above or here by the parent test).
+    # multiprocessing's own helpers (the resource tracker, the forkserver) inherit whatever environment
+    # their starter had when they started: never a rank.
+    if (
+        "RANK" in env
+        and parent_env.get("RANK") != env.get("RANK")
+        and not any(h in " ".join(cmdline) for h in MP_HELPERS)
+    ):
+        return Role.RANK
+    if pid == main:
+        return Role.MAIN
+    if pid == root:
+        return Role.LAUNCHER  # a non-Python wrapper that started the main process
+    return Role.CHILD
