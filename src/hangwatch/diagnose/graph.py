@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.holding import holder_text, parked_text
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import VERDICTS, holder_state, long_timer, process_state
@@ -44,7 +45,6 @@ from hangwatch.diagnose.views import (
     innermost_user,
     timer_bound,
 )
-from hangwatch.diagnose.waits import holder_text, parked_text
 from hangwatch.records.evidence import POLLED, LockHolder, Role
 from hangwatch.records.incident import Proof, Verdict
 

@@ -18,6 +18,16 @@ from dataclasses import dataclass
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.holding import (
+    KIND_TEXT,
+    age_text,
+    event_wait,
+    holder_doing,
+    holder_text,
+    lock_fix,
+    parked_text,
+    wait_frame,
+)
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import holder_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
@@ -29,107 +39,9 @@ from hangwatch.diagnose.views import (
     size_text,
 )
 from hangwatch.fixes import PIPE_WAIT_FIX, SOCKET_WAIT_FIX
-from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
+from hangwatch.records.evidence import POLLED, Frame, LockWait, Role
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.signatures import LONG_TIMER_S
-
-KIND_TEXT = {
-    "flock": "a flock() lock",
-    "posix": "a POSIX (fcntl) lock",
-    "ofd": "an OFD lock",
-    "filelock": "a file lock (the filelock package, polling)",
-    "semaphore": "a multiprocessing lock",
-    "soft": "a soft file lock (filelock's SoftFileLock: the file's existence is the lock)",
-}
-
-
-def _age(seconds: float | None) -> str:
-    if seconds is None:
-        return "age unknown"
-    if seconds >= 3600:
-        return f"running for {seconds / 3600:.1f} h"
-    return f"running for {seconds / 60:.0f} min" if seconds >= 120 else f"running for {seconds:.0f} s"
-
-
-def _where(frames: tuple[Frame, ...]) -> Frame | None:
-    return next(
-        (
-            f
-            for f in frames
-            if not f.file.startswith("<") and "/site-packages/" not in f.file and "/python3" not in f.file
-        ),
-        frames[0] if frames else None,
-    )
-
-
-def _event_wait(t: ThreadView) -> bool:
-    """The thread waits in a multiprocessing Event's or Condition's wait (not a lock's acquire)."""
-    return any(
-        f.file.endswith("multiprocessing/synchronize.py") and f.function.rsplit(".", 1)[-1] == "wait" for f in t.frames
-    )
-
-
-def parked_text(h: LockHolder) -> str:
-    """Why a parked holder never moves, in words (the fact behind ``LockHolder.parked``)."""
-    return (
-        f"every thread of pid {h.pid} waits with no timeout on a lock or event of its own (or in pause(), for a "
-        "signal), and none woke over the look, so nothing in it can release what it holds"
-    )
-
-
-def holder_text(h: LockHolder) -> str:
-    """``pid 4242 (`python prep.py`, user alice, running for 3 min, outside the job)``."""
-    where = "in the job" if h.in_job else "outside the job"
-    user = f", user {h.user}" if h.user else ""
-    return f"pid {h.pid} (`{h.cmdline[:100]}`{user}, {_age(h.age_s)}, {where})"
-
-
-def _holder_doing(h: LockHolder, state: str) -> str:
-    frame = _where(h.frames)
-    at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
-    if state == "working":
-        parts = [
-            f"{h.cpu_percent:.0f}% CPU" if h.cpu_percent is not None else None,
-            f"{size_text(h.moved_bytes)} moved" if h.moved_bytes else None,
-        ]
-        return "works" + at + " (" + ", ".join(p for p in parts if p) + ")"
-    if state == "asleep":
-        timer = f" on a timer that ends in {duration_text(h.wakes_in)}" if h.wakes_in is not None else ""
-        return "is asleep" + at + timer
-    if state == "stopped":
-        return "is stopped (SIGSTOP, Ctrl-Z or a debugger)" + at
-    if state == "gone":
-        return "is gone"
-    if state == "unknown":
-        return "is a process of another user, which this watch does not read"
-    return f"is blocked{at} at {h.cpu_percent or 0:.0f}% CPU"
-
-
-def _lock_fix(w: LockWait, h: LockHolder | None) -> tuple[str, ...]:
-    path = w.path or "the lock file"
-    out = []
-    if h is not None and not h.in_job:
-        out.append(
-            f"pid {h.pid} outside the job holds {path}: end it if it is a leftover (`kill {h.pid}`), or wait "
-            "for it; hangwatch only ever ends the job's own processes."
-        )
-    elif h is not None:
-        out.append(
-            f"The job's own pid {h.pid} holds {path}: release it before waiting for the work that needs it, "
-            "or take it in one process only."
-        )
-    if w.kind in ("filelock", "flock", "posix", "ofd"):
-        out.append(
-            "If it is a cache lock (Hugging Face datasets or hub), give this job a cache of its own: "
-            "HF_DATASETS_CACHE=/local/dir (or HF_HOME), or point the lock path elsewhere."
-        )
-        out.append(
-            "Give the wait a timeout: FileLock(path, timeout=600), or fcntl with LOCK_NB and a retry limit, "
-            "so a lock that is never released raises."
-        )
-    else:
-        out.append("Give the wait a timeout: lock.acquire(timeout=600), so a lock that is never released raises.")
-    return tuple(out)
 
 
 def lock_wait_rule(scene: Scene) -> list[Hit]:
@@ -216,7 +128,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     what = f"{KIND_TEXT.get(w.kind, 'a lock')} on {w.path}"
     summary = (
         f"{v.label()} waits for {what}{' ' + forever if forever else ''}, held by {holder_text(h)}, which "
-        f"{_holder_doing(h, state)}."
+        f"{holder_doing(h, state)}."
     )
     ev = [
         f"{v.label()} at {describe(frame)}"
@@ -224,9 +136,9 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         + f": waiting for {what}",
         f"the kernel's /proc/locks lists pid {h.pid} as holding it" if h.proven else f"pid {h.pid} {h.how}",
         f"holder pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
-        f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}",
+        f"{size_text(h.moved_bytes or 0)} read or written over the look, {age_text(h.age_s)}",
     ]
-    hf = _where(h.frames)
+    hf = wait_frame(h.frames)
     if hf is not None:
         ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
     if len(w.waiters) > 1:
@@ -253,7 +165,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
             summary=summary,
             where=v.where(t, frame),
             evidence=tuple(ev),
-            fix=_lock_fix(w, h),
+            fix=lock_fix(w, h),
             proof=fact,
         ),
         verdict,
@@ -365,15 +277,15 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
         + (
             "exited during the look, as every other holder did: the read gets its end of file."
             if state == "gone"
-            else f"{_holder_doing(h, state)}."
+            else f"{holder_doing(h, state)}."
         )
     )
     ev = [
         f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
         f"holder pid {h.pid}: {h.how}; state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
-        f"{size_text(h.moved_bytes or 0)} read or written over the look, {_age(h.age_s)}",
+        f"{size_text(h.moved_bytes or 0)} read or written over the look, {age_text(h.age_s)}",
     ]
-    hf = _where(h.frames)
+    hf = wait_frame(h.frames)
     if hf is not None:
         ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
     if len(w.holders) > 1:
@@ -503,7 +415,7 @@ def semaphore_wait(
         f"processes of the job that share it: {', '.join(map(str, w.sharers))}; waiting for it: "
         f"{', '.join(map(str, w.waiters))}{count}",
     ]
-    fix = _lock_fix(w, None)
+    fix = lock_fix(w, None)
     if not w.holders:
         if w.value != 0 or not w.waiters:
             return []
@@ -567,7 +479,7 @@ def semaphore_wait(
                     cause=Cause.IO_LOCK_WAIT,
                     confidence=0.8,
                     summary=f"{name} waits for {lock} at {describe(frame)}, {who}; "
-                    f"it works ({_holder_doing(h, state)}).",
+                    f"it works ({holder_doing(h, state)}).",
                     where=v.where(t, frame),
                     evidence=tuple(ev),
                     fix=fix,
@@ -576,7 +488,7 @@ def semaphore_wait(
                 Verdict.WAITING,
             )
         ]
-    if state == "asleep" and not h.proven and not cycle and _event_wait(t):
+    if state == "asleep" and not h.proven and not cycle and event_wait(t):
         # An event or condition is not held: its semaphore sits at 0 until someone sets it. A sharer that is
         # alive and sleeps in timed steps may still set it (a helper that takes a while to start): waiting.
         return [
@@ -587,7 +499,7 @@ def semaphore_wait(
                     summary=(
                         f"{name} waits{forever} for a multiprocessing event at {describe(frame)}; "
                         f"pid {h.pid} shares it "
-                        f"and is alive ({_holder_doing(h, state)}), so it may still set it."
+                        f"and is alive ({holder_doing(h, state)}), so it may still set it."
                     ),
                     where=v.where(t, frame),
                     evidence=tuple(ev),
@@ -605,7 +517,7 @@ def semaphore_wait(
     summary = f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; " + (
         f"{role} waits for that worker's batch meanwhile: a deadlock across processes."
         if cycle
-        else f"it {_holder_doing(h, state)}."
+        else f"it {holder_doing(h, state)}."
     )
     return [
         Hit(

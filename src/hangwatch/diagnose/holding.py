@@ -1,0 +1,114 @@
+"""A lock's, a pipe's or a file's holder in words: who it is, what it does, how long it has held, and the fixes
+that fit (diagnose/waits.py, diagnose/graph.py)."""
+
+from __future__ import annotations
+
+from hangwatch.diagnose.views import (
+    ThreadView,
+    describe,
+    duration_text,
+    size_text,
+)
+from hangwatch.records.evidence import Frame, LockHolder, LockWait
+
+KIND_TEXT = {
+    "flock": "a flock() lock",
+    "posix": "a POSIX (fcntl) lock",
+    "ofd": "an OFD lock",
+    "filelock": "a file lock (the filelock package, polling)",
+    "semaphore": "a multiprocessing lock",
+    "soft": "a soft file lock (filelock's SoftFileLock: the file's existence is the lock)",
+}
+
+
+def age_text(seconds: float | None) -> str:
+    """How long a holder has been running, in words ("age unknown" where it is not known)."""
+    if seconds is None:
+        return "age unknown"
+    if seconds >= 3600:
+        return f"running for {seconds / 3600:.1f} h"
+    return f"running for {seconds / 60:.0f} min" if seconds >= 120 else f"running for {seconds:.0f} s"
+
+
+def wait_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The innermost frame outside the standard library and installed packages, else the innermost."""
+    return next(
+        (
+            f
+            for f in frames
+            if not f.file.startswith("<") and "/site-packages/" not in f.file and "/python3" not in f.file
+        ),
+        frames[0] if frames else None,
+    )
+
+
+def event_wait(t: ThreadView) -> bool:
+    """The thread waits in a multiprocessing Event's or Condition's wait (not a lock's acquire)."""
+    return any(
+        f.file.endswith("multiprocessing/synchronize.py") and f.function.rsplit(".", 1)[-1] == "wait" for f in t.frames
+    )
+
+
+def parked_text(h: LockHolder) -> str:
+    """Why a parked holder never moves, in words (the fact behind ``LockHolder.parked``)."""
+    return (
+        f"every thread of pid {h.pid} waits with no timeout on a lock or event of its own (or in pause(), for a "
+        "signal), and none woke over the look, so nothing in it can release what it holds"
+    )
+
+
+def holder_text(h: LockHolder) -> str:
+    """``pid 4242 (`python prep.py`, user alice, running for 3 min, outside the job)``."""
+    where = "in the job" if h.in_job else "outside the job"
+    user = f", user {h.user}" if h.user else ""
+    return f"pid {h.pid} (`{h.cmdline[:100]}`{user}, {age_text(h.age_s)}, {where})"
+
+
+def holder_doing(h: LockHolder, state: str) -> str:
+    """What holder ``h`` does, in its state's words, at its frame."""
+    frame = wait_frame(h.frames)
+    at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
+    if state == "working":
+        parts = [
+            f"{h.cpu_percent:.0f}% CPU" if h.cpu_percent is not None else None,
+            f"{size_text(h.moved_bytes)} moved" if h.moved_bytes else None,
+        ]
+        return "works" + at + " (" + ", ".join(p for p in parts if p) + ")"
+    if state == "asleep":
+        timer = f" on a timer that ends in {duration_text(h.wakes_in)}" if h.wakes_in is not None else ""
+        return "is asleep" + at + timer
+    if state == "stopped":
+        return "is stopped (SIGSTOP, Ctrl-Z or a debugger)" + at
+    if state == "gone":
+        return "is gone"
+    if state == "unknown":
+        return "is a process of another user, which this watch does not read"
+    return f"is blocked{at} at {h.cpu_percent or 0:.0f}% CPU"
+
+
+def lock_fix(w: LockWait, h: LockHolder | None) -> tuple[str, ...]:
+    """The fixes for a wait on lock ``w`` held by ``h``, most likely first."""
+    path = w.path or "the lock file"
+    out = []
+    if h is not None and not h.in_job:
+        out.append(
+            f"pid {h.pid} outside the job holds {path}: end it if it is a leftover (`kill {h.pid}`), or wait "
+            "for it; hangwatch only ever ends the job's own processes."
+        )
+    elif h is not None:
+        out.append(
+            f"The job's own pid {h.pid} holds {path}: release it before waiting for the work that needs it, "
+            "or take it in one process only."
+        )
+    if w.kind in ("filelock", "flock", "posix", "ofd"):
+        out.append(
+            "If it is a cache lock (Hugging Face datasets or hub), give this job a cache of its own: "
+            "HF_DATASETS_CACHE=/local/dir (or HF_HOME), or point the lock path elsewhere."
+        )
+        out.append(
+            "Give the wait a timeout: FileLock(path, timeout=600), or fcntl with LOCK_NB and a retry limit, "
+            "so a lock that is never released raises."
+        )
+    else:
+        out.append("Give the wait a timeout: lock.acquire(timeout=600), so a lock that is never released raises.")
+    return tuple(out)
