@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import SCENARIOS, marker
 
-from hangwatch.diagnose.graph import ENDINGS, Edge, Node, _follow
+from hangwatch.diagnose.chains import ENDINGS, Edge, Node
+from hangwatch.diagnose.graph import _follow
 from hangwatch.records.incident import ProofKind, Verdict
 
 

@@ -8,13 +8,14 @@ from dataclasses import dataclass, replace
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.chains import Chain, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
 from hangwatch.diagnose.dataloader import dataloader_rule, fork_rule, shutdown_rule
 from hangwatch.diagnose.distributed import distributed_rule
 from hangwatch.diagnose.gpu import annotate, gpu_activity_rule, kernel_rule
-from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES, Chain, WaitGraph, build_graph
+from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES, build_graph
 from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule

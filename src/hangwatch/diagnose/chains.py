@@ -1,0 +1,197 @@
+"""The wait-for graph's records (diagnose/graph.py builds them): a node (a process, a thread, a person, a host,
+nobody), an edge (a wait, with the measured fact that says it), a chain followed from a waiter to its end, and what
+each ending makes the wait (``ENDINGS``, which extends the state module's ``VERDICTS`` with the ends only a chain
+has: a cycle, ended, nobody, a person)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hangwatch.diagnose.state import VERDICTS
+from hangwatch.records.incident import Proof, Verdict
+
+PERSON = "person"
+
+
+NOBODY = "nobody"
+
+
+# Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE (a DataLoader's main
+# process sees its worker's exit within seconds and raises, or the worker left at the epoch's end). A holder gone
+# from one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
+ENDED_BY_EXIT = frozenset(
+    {"child", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective", "dataloader batch"}
+)
+
+
+# A wait on a pipe or socket whose other end only the waiter holds, in words (path, place).
+SELF_HELD = {
+    "pipe": "reads {} at {}, and only it holds its write end",
+    "pipe_full": "writes to {}, which is full, at {}, and only it holds its read end",
+    "socket": "waits for an answer on {} at {}, and only it holds its other end",
+    "socket_full": "writes to {}, which is full, at {}, and only it holds its other end",
+}
+
+
+MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
+
+
+MAX_HOLDERS = 8  # of one pipe or socket, followed as edges
+
+
+# How a chain's end decides: (verdict, whether the end itself is proof of a hang): a holder's state as
+# ``state.VERDICTS`` says, and the ends only a chain has.
+ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
+    **VERDICTS,
+    "cycle": (Verdict.HUNG, True),
+    "ended": (None, False),
+    "nobody": (Verdict.HUNG, True),
+    "person": (Verdict.HUNG, True),
+}
+
+
+@dataclass(frozen=True)
+class Node:
+    """A process (or a person, or nobody) in the graph, with its state and the fact behind it."""
+
+    # `pid:N` for a process; `person` (at the terminal) or `nobody:N` (no living thread holds what pid N waits on)
+    id: str
+    label: str  # who, in words ("main (pid 10)")
+    # what it does, measured: gone, stopped, blocked, spinning, looping, long_sleep, idle, working, asleep, wakes,
+    # brief, unknown (person and nobody at a chain's end)
+    state: str
+    fact: str  # the measured fact behind its state
+    in_job: bool = True  # a process of the job (else someone else's: never touched)
+    proves_work: bool = False  # the fact proves work (locals advance, bytes move), not only that it runs
+    proves_hang: bool = False  # blocked, and its own wait is proven (every thread parked on its own primitives)
+    single_minded: bool = False  # blocked in its main thread over the window, and no other thread could run
+    measured: bool = True  # seen long enough to say what it does (False: one sample, or too brief a window)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node as JSON."""
+        return {
+            "id": self.id,
+            "label": self.label,
+            "state": self.state,
+            "fact": self.fact,
+            "in_job": self.in_job,
+            "proves_work": self.proves_work,
+            "proves_hang": self.proves_hang,
+        }
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``waiter`` waits on ``resource``, which ``holder`` could release."""
+
+    waiter: str  # the node id that waits
+    holder: str  # the node id that could end the wait
+    resource: str  # "child", "dataloader batch", "file lock", "semaphore", "terminal", "lock", "event", ...
+    words: str  # the hop in words: "main (pid 10) waits for its child pid 11 at prep.py:12"
+    timeout: bool | None = None  # whether the waiter's own wait can time out (None: it does not say)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The edge as JSON."""
+        return {
+            "waiter": self.waiter,
+            "holder": self.holder,
+            "resource": self.resource,
+            "words": self.words,
+            "timeout": self.timeout,
+        }
+
+
+@dataclass(frozen=True)
+class Chain:
+    """One waiter's chain to its end: the hops, how it ends, and what that makes the wait."""
+
+    hops: tuple[Edge, ...]
+    end: Node
+    ending: str  # how it ends: cycle, ended, nobody, person, or the state of its end node (ENDINGS)
+    verdict: Verdict | None
+    proof: Proof | None
+
+    @property
+    def waiter(self) -> str:
+        """The first waiter's node id."""
+        return self.hops[0].waiter
+
+    @property
+    def ending_text(self) -> str:
+        """What the chain's end makes the wait, in words."""
+        return ending_text(self.ending, self.hops)
+
+    def lines(self) -> tuple[str, ...]:
+        """The chain in words, waiter first, one hop a line, then what it makes the wait."""
+        out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
+        if self.end.state == NOBODY:
+            out.append(f"-> no living thread holds it: {self.end.fact}")
+        else:
+            out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
+        proven = self.proof is not None and self.ending in ("blocked", "looping")
+        out.append(f"=> {self.ending_text}" + (" (hung: proven, above)" if proven else ""))
+        return tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The chain as JSON."""
+        return {
+            "waiter": self.waiter,
+            "hops": [h.to_dict() for h in self.hops],
+            "end": self.end.id,
+            "ending": self.ending,
+            "verdict": self.verdict.value if self.verdict else None,
+            "proof": self.proof.to_dict() if self.proof else None,
+            "words": list(self.lines()),
+        }
+
+
+STATE_WORDS = {
+    "long_sleep": "asleep on a timer that ends after the job's bounds",
+    "looping": "in a loop with no way out",
+    "wakes": "waking again and again",
+}
+
+
+ENDING_TEXT = {
+    "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
+    "gone": "the holder is gone, so what it held is never released (hung)",
+    "ended": "the holder exited during the look, and its exit ends this wait (end of file, the child's status)",
+    "nobody": "no living thread can release it (hung)",
+    "person": "it waits for someone to type, and nobody is there (hung)",
+    "stopped": "the holder is stopped and runs again only when someone continues it (hung)",
+    "blocked": "the holder is itself blocked, so the wait does not end by itself",
+    "spinning": "the holder runs but gets nowhere, so the wait does not end by itself",
+    "looping": "the holder runs a loop with no way out, so the wait never ends",
+    "long_sleep": "the holder sleeps on a timer that ends after the job's bounds: the wait does not end in time (hung)",
+    "idle": "the holder waits for work of its own: nothing the waiter needs is being done",
+    "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
+    "asleep": "the holder sleeps and a timer will wake it: alive",
+    "wakes": "the holder wakes again and again: alive",
+    "brief": "the holder was seen too briefly to say what it does: no verdict from the chain",
+    "unknown": "what the holder does could not be read: no verdict from the chain",
+}
+
+
+def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...]) -> str:
+    """What a chain's end makes the wait, in words; a cycle of one process is that process waiting on itself."""
+    if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
+        return "only the waiter itself could end this wait, and it is blocked in it (hung)"
+    return ENDING_TEXT[ending]
+
+
+@dataclass(frozen=True)
+class WaitGraph:
+    """Every node and edge of one look, and each waiter's chain."""
+
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    chains: tuple[Chain, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph as JSON (``incident.json``'s ``graph``)."""
+        return {
+            "nodes": [n.to_dict() for n in self.nodes],
+            "edges": [e.to_dict() for e in self.edges],
+            "chains": [c.to_dict() for c in self.chains],
+        }
