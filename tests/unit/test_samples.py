@@ -170,7 +170,7 @@ def test_a_slot_caught_mid_write_is_left_out_alone(hook, tmp_path):
     ],
 )
 def test_the_batch_in_words(indices, count, said):
-    from hangwatch.diagnose.dataloader import _indices_text
+    from hangwatch.diagnose.workers import indices_text as _indices_text
 
     task = LoaderTask(1, 0, 5, count, indices, 0.0, 0.0, False, "Shards")
     assert _indices_text(task) == said

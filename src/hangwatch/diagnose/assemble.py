@@ -7,10 +7,10 @@ import time
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.collectives import collective_rows
-from hangwatch.diagnose.dataloader import held_batch
 from hangwatch.diagnose.engine import Diagnosis
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import ProcessView, build_views, own_frames
+from hangwatch.diagnose.workers import held_batch
 from hangwatch.records.evidence import Evidence, Frame
 from hangwatch.records.incident import Action, FrameRecord, Incident, LastProgress, ProcessRecord, ThreadRecord
 

@@ -8,9 +8,7 @@ has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
@@ -19,6 +17,7 @@ from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import thread_state
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
+from hangwatch.diagnose.workers import busy_frames, held_batch, sample_named, worker_state
 from hangwatch.fixes import (
     BATCH_LOST_FIX,
     FORK_FIX,
@@ -28,106 +27,11 @@ from hangwatch.fixes import (
     WORKER_SLOW_FIX,
     WORKER_STUCK_FIX,
 )
-from hangwatch.records.evidence import Frame, LoaderTask, LocalsRead, Role
+from hangwatch.records.evidence import Frame, Role
 from hangwatch.records.incident import Finding, Proof, Verdict
 
 STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
-
-
-def _stack_state(frames: tuple[Frame, ...]) -> str:
-    loop = next((i for i, f in enumerate(frames) if sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)), None)
-    if loop is None:
-        return "unknown"
-    above = frames[:loop]
-    if any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) or sg.is_user(f) for f in above):
-        return "busy"
-    return "idle"
-
-
-def worker_state(t: ThreadView) -> str:
-    """'busy' (in dataset/collate/init code in any stack read of the window), 'idle' (waiting for an index in
-    every one) or 'unknown'. The window decides, not the last sample: a worker caught between two batches of a
-    sleepy ``__getitem__`` is at work (calling it idle made a healthy job a lost batch, hung)."""
-    states = {_stack_state(st) for st in t.stacks}
-    if "busy" in states:
-        return "busy"
-    return "idle" if states == {"idle"} else "unknown"
-
-
-def busy_frames(t: ThreadView) -> tuple[Frame, ...]:
-    """The newest stack read that found the worker in its dataset, collate or init code (else the newest)."""
-    return next((st for st in reversed(t.stacks) if _stack_state(st) == "busy"), t.frames)
-
-
-def _indices_text(t: LoaderTask) -> str:
-    """``sample indices 48213-48244`` (an en dash between), ``sample indices 3, 17, 942 (3 in all)``,
-    ``sample index 7``."""
-    ix = t.indices
-    if not ix:
-        return f"{t.count} samples" if t.count != 1 else "1 sample"
-    if len(ix) == 1 and t.count == 1:
-        return f"sample index {ix[0]}"
-    if len(ix) == t.count and list(ix) == list(range(ix[0], ix[0] + len(ix))):
-        return f"sample indices {ix[0]}\u2013{ix[-1]}"
-    shown = ", ".join(str(i) for i in ix[:8])
-    return f"sample indices {shown}{', ...' if t.count > 8 else ''} ({t.count} in all)"
-
-
-def held_batch(w: ProcessView) -> str | None:
-    """What a worker holds, as its DataLoader iterator recorded it (autobeat, under `hangwatch run`):
-    ``has held batch 1507 (sample indices 48213-48244 of Shards) for 45 s``; None where it was not recorded."""
-    t = w.ev.loader_task
-    if t is None:
-        return None
-    if t.batch < 0:
-        return "holds no batch: it returned every batch it was sent"
-    held = max(0.0, w.ev.samples[-1].at - t.since)
-    if t.iterable:
-        what = f"batch {t.batch} of {t.dataset or 'its dataset'}, an IterableDataset (no sample indices)"
-    else:
-        what = f"batch {t.batch} ({_indices_text(t)} of {t.dataset or 'its dataset'})"
-    if w.main_thread is not None and worker_state(w.main_thread) == "idle":
-        # It waits for work: the oldest batch it was sent is done, and waits for the main process to take it.
-        return f"is done with its batches; {what} waits for the main process to take it"
-    return f"has held {what} for {held:.0f} s"
-
-
-# A local of the dataset's code that says which sample it is on: a path, a URL, a key; by its name or its value.
-SAMPLE_NAMES = re.compile(r"^(?:path|file|filename|fname|fn|uri|url|key|name|shard|image_path|img_path|sample_path)$")
-SAMPLE_INDEX_NAMES = frozenset({"i", "idx", "index", "item", "sample_idx", "sample_index"})
-SAMPLE_VALUE = re.compile(r"^['\"](?:/|~/|\./|[a-z][a-z0-9+.-]*://)[^'\"]{2,}['\"]$")
-
-
-def sample_named(w: ProcessView, t: ThreadView) -> str | None:
-    """What the sample a worker is on is, where the locals of its dataset code show it:
-    ``path='/mnt/shards/shard-0042.bin' in Shards.__getitem__``; None where they do not. Only a worker in its
-    dataset's fetch (not in collate_fn, whose loop variables are no sample), only string values for a name, and an
-    index only where it is one of the batch's recorded indices (or none were recorded)."""
-    if not any(sg.at(f, sg.FETCH_PY) for f in busy_frames(t)):
-        return None
-    return sample_in(w.locals_of(t.tid), w.ev.loader_task)[1]
-
-
-def sample_in(reads: Sequence[LocalsRead], task: LoaderTask | None) -> tuple[int | None, str | None]:
-    """The sample index and what the sample is (``index 42, path='/mnt/...' in Shards.__getitem__ (train.py:9)``),
-    from the newest locals read that shows either; (None, None) where none does. An index counts only where it is
-    one of the batch's recorded indices (or none were recorded)."""
-    known = set(task.indices) if task is not None and task.indices and task.count == len(task.indices) else None
-    for r in reversed(reads):
-        named = [(n, v) for n, v in r.values if SAMPLE_NAMES.match(n) and v[:1] in "'\""]
-        looks = [(n, v) for n, v in r.values if SAMPLE_VALUE.match(v)]
-        picked = next(iter(named + looks), None)
-        index = next(
-            (v for n, v in r.values if n in SAMPLE_INDEX_NAMES and v.isdigit() and (known is None or int(v) in known)),
-            None,
-        )
-        said = ([f"index {index}"] if index is not None else []) + ([f"{picked[0]}={picked[1]}"] if picked else [])
-        if said:
-            return (
-                int(index) if index is not None else None
-            ), f"{', '.join(said)} in {r.function} ({Path(r.file).name}:{r.line})"
-    return None, None
 
 
 def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | None) -> list[str]:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.dataloader import busy_frames, worker_state
 from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.raised import job_log, raised_by
 from hangwatch.diagnose.scene import Hit, Scene
@@ -27,6 +26,7 @@ from hangwatch.diagnose.views import (
     innermost_user,
     timer_bound,
 )
+from hangwatch.diagnose.workers import busy_frames, worker_state
 from hangwatch.fixes import PEER_FIX, RENDEZVOUS_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where

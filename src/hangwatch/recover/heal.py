@@ -88,7 +88,7 @@ class HealAsk:
 
 def plan(root: Finding, evidence: Evidence, heartbeat_dir: Path, seq: int, left: int, allowed: int) -> HealAsk | str:
     """The heal for this hang, or why there is none (one sentence: hangwatch restarts instead)."""
-    from hangwatch.diagnose.dataloader import sample_in
+    from hangwatch.diagnose.workers import sample_in
 
     if root.cause not in HEALABLE:
         return f"it is not a DataLoader worker's hang ({root.cause}), and heal replaces workers only"
