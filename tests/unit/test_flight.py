@@ -52,7 +52,7 @@ def _dump(entries: list[tuple[int, str, bool, str]], state_done: str = "complete
 
 def _ranks(dumps: dict[int, str]):
     from hangwatch.capture.flight import RawDump, parse_dump
-    from hangwatch.diagnose.collectives import rank_collectives
+    from hangwatch.diagnose.recorders import rank_collectives
 
     return [
         rank_collectives(r, parse_dump(RawDump(100 + r, r, text, "hangwatch_fr", None, 0.01)))
@@ -118,7 +118,8 @@ def test_a_group_on_gloo_and_nccl_is_two_groups_each_numbered_on_its_own():
 
 
 def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
-    from hangwatch.diagnose.collectives import analyze, explain
+    from hangwatch.diagnose.collectives import explain
+    from hangwatch.diagnose.recorders import analyze
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 58)]
     dumps = {r: _dump([*ok, (58, "all_reduce", False, "started")]) for r in (0, 1, 3)}
@@ -135,7 +136,8 @@ def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
 
 
 def test_a_collective_every_rank_entered_and_none_completed_is_the_transport():
-    from hangwatch.diagnose.collectives import analyze, explain
+    from hangwatch.diagnose.collectives import explain
+    from hangwatch.diagnose.recorders import analyze
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 10)]
     stall = analyze(_ranks({r: _dump([*ok, (10, "all_reduce", False, "started")]) for r in range(4)}))
@@ -148,7 +150,8 @@ def test_a_collective_every_rank_entered_and_none_completed_is_the_transport():
 
 
 def test_a_mismatch_at_the_same_sequence_number_is_proven():
-    from hangwatch.diagnose.collectives import analyze, explain
+    from hangwatch.diagnose.collectives import explain
+    from hangwatch.diagnose.recorders import analyze
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 5)]
     dumps = {r: _dump([*ok, (5, "all_reduce", False, "scheduled")]) for r in (0, 1)}
@@ -172,7 +175,7 @@ def test_entries_of_an_earlier_process_group_are_left_out():
 
 def test_a_rank_that_did_not_answer_is_evidence():
     from hangwatch.capture.flight import RawDump, parse_dump
-    from hangwatch.diagnose.collectives import analyze, rank_collectives
+    from hangwatch.diagnose.recorders import analyze, rank_collectives
 
     ranks = _ranks(
         {
@@ -245,7 +248,7 @@ def test_a_recorder_without_frames_takes_the_line_from_the_ranks_own_stack():
     collective a rank waits in is named at its line from the rank's stack (rank 0 in all_reduce at
     dist_peer.py:33, recorded); a rank whose stack is elsewhere gets no line rather than a wrong one."""
     from hangwatch.capture.flight import RawDump, parse_dump
-    from hangwatch.diagnose.collectives import rank_collectives
+    from hangwatch.diagnose.recorders import rank_collectives
     from hangwatch.diagnose.scene import Scene
     from hangwatch.evidence_io import evidence_from_dict
 

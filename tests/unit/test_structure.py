@@ -300,3 +300,9 @@ def test_only_the_state_module_decides_whether_a_process_or_thread_works():
     assert not offenders, offenders
     tree = ast.parse(STATE.read_text())  # the test reads what it says: the state module does call them
     assert {_called(n) for n in ast.walk(tree)} >= STATE_READS
+
+
+def test_no_module_is_over_600_lines():
+    """[3/5]: rooms a newcomer can read. A module that grows past 600 lines is split where it does two things."""
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
+    assert not long, long

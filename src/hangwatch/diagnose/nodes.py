@@ -10,8 +10,9 @@ from typing import Any
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.collectives import RankCollectives, analyze, explain, rank_collectives, remote_info
+from hangwatch.diagnose.collectives import explain, remote_info
 from hangwatch.diagnose.distributed import STUCK, _classify, _ranks, culprit_state, culprit_where
+from hangwatch.diagnose.recorders import RankCollectives, analyze, rank_collectives
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import Activity
 from hangwatch.diagnose.views import ProcessView, describe, innermost_user
