@@ -404,6 +404,16 @@ def _read_stacks(
     return stacks
 
 
+def _span_whole(first_at: float, window_s: float, sleep: Callable[[float], None]) -> None:
+    """The last sample of a process waits until the window has passed since its first: a window of W seconds is
+    W seconds of it. Its first sample came later in its round than its last does in its own (the first round
+    reads each process's command line and environment first), so the rounds' schedule alone made a 1-s window
+    span 0.99 s on an idle machine, and a wait a 1-s bound asks to be seen that long was not seen so."""
+    lag = first_at + window_s - time.time()
+    if lag > 0:
+        sleep(lag)
+
+
 def capture_job(
     pid: int,
     window_s: float = 5.0,
@@ -460,6 +470,8 @@ def capture_job(
                 if info is None:
                     continue
                 infos[m.pid] = info
+            if i == n - 1 and m.pid in series:
+                _span_whole(series[m.pid][0].at, window_s, sleep)
             got = _state_sample(m.pid, time.time(), clock_ticks, infos[m.pid].stdout, tables)
             if got is not None:
                 taken[m.pid] = got
