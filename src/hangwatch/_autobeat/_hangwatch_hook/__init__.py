@@ -10,7 +10,6 @@ share is passed to them (the slot: ``beats``) or lives in the room that owns it.
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
@@ -41,5 +40,5 @@ def install() -> None:
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=beats.reset)
         os.register_at_fork(after_in_child=_reset_flight_reader)
-        os.register_at_fork(after_in_child=functools.partial(_born, directory))
+        os.register_at_fork(after_in_child=lambda: _born(directory))
     sys.meta_path.insert(0, _Finder(beats))
