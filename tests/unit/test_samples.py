@@ -70,7 +70,7 @@ def test_with_heal_off_each_worker_writes_its_own_slot_and_the_main_process_none
     t.sent(0, [1, 2], 1)  # by_workers: the main process keeps no record of what it sends
     t.begin_reset()
     t.end_reset()
-    assert loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()].batch == -1
+    assert os.getpid() not in loader.loader_tasks(str(tmp_path), os.getpid())  # nobody wrote it yet
     q: queue.Queue = queue.Queue()
     hook._record_gets(str(tmp_path), q, 1)
     q.put((4, [32, 33, 34]))
@@ -89,17 +89,31 @@ def test_with_heal_off_each_worker_writes_its_own_slot_and_the_main_process_none
     stale.close()
 
 
-def test_a_worker_whose_slot_is_not_found_records_nothing_and_does_not_look_again(hook, tmp_path, monkeypatch):
+def test_a_worker_whose_slot_is_not_found_records_nothing_and_stops_looking(hook, tmp_path, monkeypatch):
+    """A look that finds nothing (out of file descriptors, say) is tried again at the next batches, a few times."""
     import queue
 
     q: queue.Queue = queue.Queue()
     hook._record_gets(str(tmp_path), q, 0)
     looks = []
     monkeypatch.setattr(hook.os, "listdir", lambda d: looks.append(d) or [])
-    q.put((0, [1]))
-    q.put((1, [2]))
-    assert q.get() == (0, [1]) and q.get() == (1, [2])
-    assert looks == [str(tmp_path)]
+    for batch in range(6):
+        q.put((batch, [batch]))
+        assert q.get() == (batch, [batch])
+    assert looks == [str(tmp_path)] * hook._WorkerSlot.LOOKS
+
+
+def test_a_slot_no_one_wrote_since_the_file_was_made_is_not_a_record(hook, tmp_path):
+    """A worker that never took a batch (still importing, hung in worker_init_fn) holds what nobody wrote: not
+    "it returned every batch it was sent"."""
+    it = _iterator(2)
+    t = hook._LoaderTasks(str(tmp_path), it, True)
+    assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
+    t2 = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
+    t2.sent(0, [3], 0)
+    assert [x.batch for x in loader.loader_tasks(str(tmp_path), os.getpid()).values()] == [0]
+    t.close()
+    t2.close()
 
 
 def test_a_new_epoch_keeps_the_last_ones_batches_until_torch_has_them_back(hook, tmp_path):

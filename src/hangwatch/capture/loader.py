@@ -61,7 +61,7 @@ def read_loader_file(path: Path) -> list[LoaderTask]:
         _, pid, count, batch, sent, since, kept = SLOT.unpack_from(settled[w], 0)
         kept = min(kept, INDICES)
         indices = struct.unpack_from(f"<{kept}q", settled[w], SLOT.size)
-        if pid:
+        if pid and not (batch < 0 and since == 0.0):  # a slot nobody wrote since the file was made: not recorded
             healable = bool(flags & HEALABLE)
             out.append(LoaderTask(pid, w, batch, count, tuple(indices), sent, since, bool(iterable), dataset, healable))
     return out

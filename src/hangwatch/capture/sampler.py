@@ -404,14 +404,15 @@ def _read_stacks(
     return stacks
 
 
-def _span_whole(first_at: float, window_s: float, sleep: Callable[[float], None]) -> None:
-    """The last sample of a process waits until the window has passed since its first: a window of W seconds is
-    W seconds of it. Its first sample came later in its round than its last does in its own (the first round
-    reads each process's command line and environment first), so the rounds' schedule alone made a 1-s window
-    span 0.99 s on an idle machine, and a wait a 1-s bound asks to be seen that long was not seen so."""
-    lag = first_at + window_s - time.time()
+def _span_whole(firsts: list[float], window_s: float, sleep: Callable[[float], None]) -> None:
+    """Before the last round: wait until the window has passed since ``firsts``, the first samples of the processes
+    seen from the first round, so that a window of W seconds is W seconds of each of them. The first round reads
+    each new process's command line and environment before its state, so its samples came later in their round
+    than the last round's do: the rounds' schedule alone made a 1-s window span 0.99 s on an idle machine, and a
+    wait a 1-s bound asks to be seen that long was not seen so. The wait is the first round's own length, at most."""
+    lag = max(firsts) + window_s - time.time() if firsts else 0.0
     if lag > 0:
-        sleep(lag)
+        sleep(min(lag, window_s))
 
 
 def capture_job(
@@ -459,6 +460,8 @@ def capture_job(
         wait = t0 + i * interval - time.monotonic()
         if wait > 0:
             sleep(wait)
+        if i == n - 1 and i > 0:  # the processes sampled in every round so far: seen from the first
+            _span_whole([ss[0].at for ss in series.values() if len(ss) == i], window_s, sleep)
         members = proc.job_members(root)
         if main is None:
             main = proc.main_pid_of(root, members)
@@ -470,8 +473,6 @@ def capture_job(
                 if info is None:
                     continue
                 infos[m.pid] = info
-            if i == n - 1 and m.pid in series:
-                _span_whole(series[m.pid][0].at, window_s, sleep)
             got = _state_sample(m.pid, time.time(), clock_ticks, infos[m.pid].stdout, tables)
             if got is not None:
                 taken[m.pid] = got

@@ -67,19 +67,22 @@ def _pack_slot(mm: Any, off: int, seq: int, pid: int, batch: int, index: Any, se
 class _WorkerSlot:
     """A DataLoader worker's own slot in its iterator's file, where the main process leaves the slots to the
     workers (``LOADER_BY_WORKERS``): found at the worker's first batch (the file whose slot ``w`` names this
-    process), then written as it takes a batch and as it asks for the next. Once found or not, never looked for
-    again."""
+    process), then written as it takes a batch and as it asks for the next. Looked for at most LOOKS times (a
+    failed look, out of file descriptors say, is tried again at the next batch), then never again."""
+
+    LOOKS = 3
 
     def __init__(self, directory: str, w: int) -> None:
         self.directory, self.w = directory, w
         self.mm: mmap.mmap | None = None
-        self.off = self.seq = self.pid = 0
-        self.looked = self.holding = False
+        self.off = self.seq = self.pid = self.looks = 0
+        self.holding = False
 
     def _find(self) -> bool:
-        self.looked, self.pid = True, os.getpid()
+        self.looks, self.pid = self.looks + 1, os.getpid()
         names = [n for n in os.listdir(self.directory) if n.endswith(LOADER_SUFFIX)]
-        for name in sorted(names, key=_iterator_number, reverse=True):  # the newest iterator's file first
+        parent = f"{os.getppid()}-"  # fork and spawn: the main process's files first (a forkserver's: any)
+        for name in sorted(names, key=lambda n: (n.startswith(parent), _iterator_number(n)), reverse=True):
             mm = _map_file(os.path.join(self.directory, name))
             if mm is None:
                 continue
@@ -100,7 +103,7 @@ class _WorkerSlot:
 
     def took(self, batch: int, index: Any) -> None:
         """The worker took batch ``batch`` (sample indices ``index``) from its queue: it works on it from now."""
-        if self.mm is None and (self.looked or not self._find()):
+        if self.mm is None and (self.looks >= self.LOOKS or not self._find()):
             return
         now = time.time()
         self.seq = _pack_slot(self.mm, self.off, self.seq, self.pid, batch, index, now, now)
@@ -155,15 +158,16 @@ def _record_gets(directory: str, queue: Any, w: int) -> None:
     queue.get = recorded
 
 
-def _attach_worker_record(beats: _Beats, dataloader: Any) -> None:
+def _attach_worker_record(beats: _Beats, dataloader: Any) -> bool:
     """Each worker torch starts (fork, spawn: pickled by name, so the spawned worker's own hook wraps it) first
-    has its index queue write its slot."""
+    has its index queue write its slot. False where torch's worker loop is not one it knows (the main process
+    then keeps the record)."""
     worker = dataloader._utils.worker
     loop = worker._worker_loop
     code = loop.__code__
     names = code.co_varnames[: code.co_argcount]
     if "index_queue" not in names or "worker_id" not in names:
-        return  # another torch's worker loop: no record of its batches
+        return False  # another torch's worker loop (or one wrapped already): not the workers' to record
     at_queue, at_id = names.index("index_queue"), names.index("worker_id")
 
     @functools.wraps(loop)
@@ -176,6 +180,7 @@ def _attach_worker_record(beats: _Beats, dataloader: Any) -> None:
         return loop(*args, **kwargs)
 
     worker._worker_loop = _worker_loop
+    return True
 
 
 class _LoaderTasks:
@@ -228,9 +233,10 @@ class _LoaderTasks:
         """torch's reset is done: the last epoch's batches are all back; the new epoch's stay."""
         if self.by_workers:
             return
+        now = time.time()  # (a slot written with no time is one nobody wrote since the file was made)
         for w, q in enumerate(self.queues):
             del q[: self.stale_by[w]]
-            self._write(w, None)
+            self._write(w, now)
         self.stale_by = [0] * self.workers
         self.resetting = False
         self.retried.clear()  # batch numbers start again at 0
@@ -264,7 +270,7 @@ class _LoaderTasks:
         if self.by_workers:
             return
         del self.queues[w][self.stale_by[w] :]
-        self._write(w, None)
+        self._write(w, time.time())
 
     def close(self) -> None:
         """The iterator's workers end: its file goes."""

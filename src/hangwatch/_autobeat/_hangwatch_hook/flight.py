@@ -164,9 +164,12 @@ def _kept_past_exit(handler: Callable[..., Any]) -> None:
     the handler. Were that the last reference, the function and its module's dict would be freed with no thread
     state ("Fatal Python error: PyThreadState_Get", SIGABRT, a healthy rank's exit -6): one reference is kept for
     good."""
-    import ctypes
+    try:
+        import ctypes
 
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(handler))
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(handler))
+    except Exception:  # noqa: BLE001, S110 - no ctypes: the server still starts (the exit's risk as before)
+        pass
 
 
 def _serve_flight(beats: _Beats) -> None:

@@ -40,9 +40,8 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
     stop = getattr(getattr(dataloader, "_utils", None), "worker", None)
     stop = getattr(stop, "_IterableDatasetStopIteration", None)
     _heal_if_asked(dataloader)
-    by_workers = _Healer.left <= 0  # heal off: each worker writes its own slot, the main process nothing a batch
-    if by_workers:
-        _attach_worker_record(beats, dataloader)
+    # heal off: each worker writes its own slot, the main process nothing a batch (where the workers can)
+    by_workers = _Healer.left <= 0 and _attach_worker_record(beats, dataloader)
 
     @functools.wraps(reset)
     def _reset(self: Any, *args: Any, **kwargs: Any) -> Any:
