@@ -66,8 +66,14 @@ def test_with_heal_off_each_worker_writes_its_own_slot_and_the_main_process_none
     before = bytes(stale.mm[:])
     it = _iterator(2)
     it._workers[1].pid = os.getpid()  # this test's process plays worker 1
-    t = hook._LoaderTasks(str(tmp_path), it, True)
-    t.sent(0, [1, 2], 1)  # by_workers: the main process keeps no record of what it sends
+    it._index_queues = [queue.Queue(), queue.Queue()]
+    t = hook._start_tasks(SimpleNamespace(directory=str(tmp_path)), it, True)
+    assert not any("put" in q.__dict__ for q in it._index_queues)  # the main process records nothing it sends
+    kept = _iterator(2)
+    kept._index_queues = [queue.Queue(), queue.Queue()]
+    main = hook._start_tasks(SimpleNamespace(directory=str(tmp_path)), kept, False)
+    assert all("put" in q.__dict__ for q in kept._index_queues)  # heal on: it does
+    main.close()
     t.begin_reset()
     t.end_reset()
     assert os.getpid() not in loader.loader_tasks(str(tmp_path), os.getpid())  # nobody wrote it yet

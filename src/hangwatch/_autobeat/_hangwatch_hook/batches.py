@@ -243,8 +243,6 @@ class _LoaderTasks:
 
     def sent(self, batch: int, index: Any, w: int) -> None:
         """Batch ``batch``, the sample indices ``index``, went to worker ``w``."""
-        if self.by_workers:
-            return
         q = self.queues[w]
         q.append((batch, index, time.time()))
         if len(q) == 1:
@@ -252,8 +250,6 @@ class _LoaderTasks:
 
     def received(self, batch: int, w: int) -> None:
         """Batch ``batch`` came back from worker ``w``: it now works on its next one, since now."""
-        if self.by_workers:
-            return
         q = self.queues[w]
         stale = self.stale_by[w]
         if not stale and q and q[0][0] == batch:  # the usual case: a worker returns its batches in order
@@ -267,8 +263,6 @@ class _LoaderTasks:
 
     def done(self, w: int) -> None:
         """Worker ``w`` has no more data this epoch (an exhausted IterableDataset): what it was sent never comes."""
-        if self.by_workers:
-            return
         del self.queues[w][self.stale_by[w] :]
         self._write(w, time.time())
 
