@@ -3,7 +3,7 @@ hook's ``_LoaderTasks``), on a DataLoader-bound job: two workers, tiny samples, 
 batches (about 10,000 a second here; `--work-us 50`: each sample costs 50 us in a worker, about 1,000
 batches a second, closer to a real input pipeline). Bare python, `hangwatch run --no-autobeat`,
 `hangwatch run` (the hook with its per-batch records) and `hangwatch run --on-hang heal` (the same, nothing to heal:
-the main process's wait polled each second for an ask), alternated in one run.
+the main process's wait polled each second for an ask), alternated in one run, the order reversed every other pair.
 
 Target (issue [4/5]): hook / no hook >= 0.97. The figures swing by about 10 % from run to run on two cores (the
 main process, the only one busy all the time, shares them with its workers): the median of the pairs' own ratios
@@ -89,12 +89,17 @@ def main() -> None:
         script.write_text(LOADER_BOUND)
         job = [sys.executable, str(script), str(args.seconds), str(args.work_us)]
         runs: dict[str, list[tuple[float, float, float]]] = {"bare": [], "off": [], "on": [], "heal": []}
+        base = [sys.executable, "-m", "hangwatch", "run", "--min-stall", "30"]
         for i in range(args.pairs):
-            base = [sys.executable, "-m", "hangwatch", "run", "--min-stall", "30"]
-            runs["bare"].append(measure(job))
-            runs["off"].append(measure([*base, "--run-dir", f"{d}/off{i}", "--no-autobeat", "--", *job]))
-            runs["on"].append(measure([*base, "--run-dir", f"{d}/on{i}", "--", *job]))
-            runs["heal"].append(measure([*base, "--run-dir", f"{d}/heal{i}", "--on-hang", "heal", "--", *job]))
+            cmds = {
+                "bare": job,
+                "off": [*base, "--run-dir", f"{d}/off{i}", "--no-autobeat", "--", *job],
+                "on": [*base, "--run-dir", f"{d}/on{i}", "--", *job],
+                "heal": [*base, "--run-dir", f"{d}/heal{i}", "--on-hang", "heal", "--", *job],
+            }
+            order = list(cmds) if i % 2 == 0 else list(reversed(cmds))  # no mode always runs first, or third
+            for k in order:
+                runs[k].append(measure(cmds[k]))
     rate = {k: [r[0] for r in v] for k, v in runs.items()}
     b, f, w, h = (statistics.median(rate[k]) for k in ("bare", "off", "on", "heal"))
     names = {"bare": "bare python:", "off": "--no-autobeat:", "on": "autobeat:", "heal": "--on-hang heal:"}

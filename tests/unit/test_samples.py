@@ -87,6 +87,11 @@ def test_with_heal_off_each_worker_writes_its_own_slot_and_the_main_process_none
     q.get()
     x = loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()]
     assert (x.batch, x.indices[:2], x.count) == (6, (48, 49), 8)
+    for batch, index, kept in ((8, ["a", "b"], ()), (9, list(range(70)), tuple(range(hook.LOADER_INDICES)))):
+        q.put((batch, index))  # keys of a custom sampler: their count only; a long batch: its first indices
+        q.get()
+        x = loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()]
+        assert (x.batch, x.indices, x.count) == (batch, kept, len(index))
     with pytest.raises(queue.Empty):
         q.get(timeout=0.01)  # it asked for the next one: it holds none
     assert loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()].batch == -1

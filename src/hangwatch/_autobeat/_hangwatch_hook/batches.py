@@ -36,6 +36,7 @@ LOADER_BY_WORKERS = 2  # flag: each worker writes its own slot (heal off)
 # slot with its odd sequence number, then the even one (bench/samples.py: the record runs at every batch).
 _SLOT_WITH = [struct.Struct(f"{LOADER_SLOT.format}{n}q") for n in range(LOADER_INDICES + 1)]
 _SEQ = struct.Struct("<Q")
+_IDLE = _SLOT_WITH[0]  # a slot holding no batch
 
 
 def _pack_slot(mm: Any, off: int, seq: int, pid: int, batch: int, index: Any, sent: float, since: float) -> int:
@@ -103,17 +104,34 @@ class _WorkerSlot:
 
     def took(self, batch: int, index: Any) -> None:
         """The worker took batch ``batch`` (sample indices ``index``) from its queue: it works on it from now."""
-        if self.mm is None and (self.looks >= self.LOOKS or not self._find()):
-            return
-        now = time.time()
-        self.seq = _pack_slot(self.mm, self.off, self.seq, self.pid, batch, index, now, now)
+        mm = self.mm
+        if mm is None:
+            if self.looks >= self.LOOKS or not self._find():
+                return
+            mm = self.mm
+        now, seq = time.time(), self.seq
+        if type(index) is list and len(index) <= LOADER_INDICES:  # the usual batch: the pack inlined (per batch)
+            n = len(index)
+            try:
+                _SLOT_WITH[n].pack_into(mm, self.off, seq + 1, self.pid, n, batch, now, now, n, *index)
+            except (struct.error, TypeError):  # not sample numbers: the general path keeps their count
+                self.seq = _pack_slot(mm, self.off, seq, self.pid, batch, index, now, now)
+            else:
+                _SEQ.pack_into(mm, self.off, seq + 2)
+                self.seq = seq + 2
+        else:
+            self.seq = _pack_slot(mm, self.off, seq, self.pid, batch, index, now, now)
         self.holding = True
 
     def idle(self) -> None:
         """The worker asks for its next batch: it holds none from now."""
         self.holding = False
-        if self.mm is not None:
-            self.seq = _pack_slot(self.mm, self.off, self.seq, self.pid, -1, None, 0.0, time.time())
+        mm = self.mm
+        if mm is not None:
+            seq = self.seq
+            _IDLE.pack_into(mm, self.off, seq + 1, self.pid, 0, -1, 0.0, time.time(), 0)
+            _SEQ.pack_into(mm, self.off, seq + 2)
+            self.seq = seq + 2
 
 
 def _iterator_number(name: str) -> int:
