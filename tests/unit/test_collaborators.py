@@ -16,7 +16,7 @@ from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Cause, Finding, Verdict, Where
 from hangwatch.records.run import CaptureRequest, Decision, OnHang, RunState
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, remote_status
-from hangwatch.supervise.attempt import Attempt, CaptureNow, Declare, Resume, StartupProbes
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, Declare, EndJob, Outcome, Resume, StartupProbes
 from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.config import Fallback, RunConfig
 from hangwatch.supervise.context import RunContext
@@ -33,7 +33,7 @@ from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
 from hangwatch.supervise.stall.startup import StartupProbe
 from hangwatch.supervise.stall.suspect import SuspectJudge
-from hangwatch.supervise.supervisor import apply, looker, open_run, take_progress
+from hangwatch.supervise.supervisor import apply_outcome, looker, open_run, take_progress
 from unit.test_run_logic import detector_config
 from unit.test_run_loop import FakeClock, ScriptedJob
 
@@ -71,6 +71,11 @@ def _events(ctx: RunContext) -> list[dict]:
     return [json.loads(ln) for ln in (ctx.cfg.run_dir / "events.jsonl").read_text().splitlines()]
 
 
+def _applied(ctx: RunContext, a: Attempt, outcome: Outcome) -> AttemptEnd | None:
+    """A collaborator's outcome, applied as the run loop applies it (the job ended there, and only there)."""
+    return apply_outcome(IncidentHandler(ctx, RunAccounts(ctx), Capturer(ctx)), a, outcome)
+
+
 def _evidence(pid: int, window: float) -> Evidence:
     return Evidence(
         target_pid=pid, root_pid=pid, started_at=0.0, ended_at=window, clock_ticks=100, cpu_count=2, processes=()
@@ -86,7 +91,9 @@ def test_the_first_ctrl_c_is_passed_to_the_job_and_a_second_stops_it(tmp_path):
     assert ctx.wake.is_set() and inbox.handle(a) is None
     assert a.job.signals == [signal.SIGINT] and ctx.final_state is None  # type: ignore[attr-defined]
     inbox._on_signal(signal.SIGINT, None)
-    end = inbox.handle(a)
+    asked = inbox.handle(a)
+    assert isinstance(asked, EndJob) and a.job.signals == [signal.SIGINT]  # type: ignore[attr-defined]
+    end = _applied(ctx, a, asked)
     assert end is not None and end.status is not None and end.status.reason == ExitReason.SIGNAL
     assert a.job.signals == [signal.SIGINT, signal.SIGTERM] and end.final_state == RunState.STOPPED  # type: ignore[attr-defined]
     assert [e["event"] for e in _events(ctx)] == ["signal", "signal", "terminate"]
@@ -219,7 +226,7 @@ def test_books_stop_a_job_over_budget_once_the_projection_holds(tmp_path):
     for step in range(1, 40):
         ctx.clock.t += 1  # type: ignore[attr-defined]
         _progress(ctx, tracker, a, Progress(ctx.clock.now(), step, "counter", Strength.COUNTER))
-        end = books.tick(a, ctx.clock.now(), None)
+        end = _applied(ctx, a, books.tick(a, ctx.clock.now(), None))
         if end is not None:
             break
     assert end is not None and end.code == EXIT_STOPPED and end.final_state == RunState.STOPPED
@@ -249,12 +256,13 @@ def test_a_node_follows_another_nodes_decision_with_its_exit(tmp_path):
     ctx = _ctx(tmp_path, on_hang=OnHang.REPORT)
     ctx.nodes = FakeNodes(Decision(0, OnHang.KILL, "code.deadlock", 125, "hung_final", "twice"))  # type: ignore[assignment]
     a = _attempt(ctx)
-    end = NodeRounds(ctx).tick(a, ctx.clock.now())
+    end = _applied(ctx, a, NodeRounds(ctx).tick(a, ctx.clock.now()))
     assert end is not None and (end.code, end.status) == (
         125,
         remote_status(Decision(0, OnHang.KILL, "code.deadlock", 125, "hung_final", "twice")),
     )
-    assert a.action == OnHang.KILL and a.job.code is not None and end.final_state == RunState.HUNG  # type: ignore[attr-defined]
+    assert a.job.code is not None and end.final_state == RunState.HUNG  # type: ignore[attr-defined]
+    assert [e["action"] for e in _events(ctx) if e["event"] == "action"] == ["kill"]
 
 
 def test_a_node_that_follows_another_nodes_decision_writes_its_own_incident_first(tmp_path):
@@ -281,7 +289,7 @@ def test_a_node_that_follows_another_nodes_decision_writes_its_own_incident_firs
     ctx.nodes = Nodes(Decision(0, OnHang.KILL, "distributed.peer_stuck", 124, "hung_requeue", why))  # type: ignore[assignment]
     a = _attempt(ctx)
     _, _, acts = _team(ctx)
-    end = NodeRounds(ctx, acts.follow).tick(a, ctx.clock.now())
+    end = _applied(ctx, a, NodeRounds(ctx, acts.follow).tick(a, ctx.clock.now()))
     assert end is not None and end.code == 124 and a.job.code is not None  # type: ignore[attr-defined]
     kinds = [e["event"] for e in _events(ctx)]
     assert kinds.index("incident") < kinds.index("terminate"), kinds
@@ -300,7 +308,7 @@ def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):
     rounds = NodeRounds(ctx)
     asked = rounds.tick(a, ctx.clock.now())
     assert isinstance(asked, CaptureNow) and a.node.captured_for_peer
-    assert apply(IncidentHandler(ctx, RunAccounts(ctx), Capturer(ctx)), a, asked) is None
+    assert _applied(ctx, a, asked) is None
     assert a.detector.state == State.SUSPECT
     assert rounds.tick(a, ctx.clock.now()) is None  # not due again within COORD_EVERY_S
 
@@ -343,7 +351,7 @@ def test_a_declared_hang_is_recorded_before_the_job_is_ended_with_the_exit_contr
 
     root = Finding(cause="code.deadlock", confidence=0.9, summary="two locks", where=None, fix=("one order",))
     judged = Judgement(a, _evidence(4242, 1.0), Diagnosis(Verdict.HUNG, (root,)), ctx.clock.now(), 30.0)
-    end = apply(acts, a, Declare(judged))
+    end = apply_outcome(acts, a, Declare(judged))
     # A deadlock is a bug in the job's code: a requeue would hang again, so 125 the first time.
     assert end is not None and end.code == 125 and a.detector.state == State.HUNG
     assert "a requeue would hang there again" in (end.status.why if end.status else "")

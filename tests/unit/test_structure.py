@@ -306,3 +306,78 @@ def test_no_module_is_over_600_lines():
     """[3/5]: rooms a newcomer can read. A module that grows past 600 lines is split where it does two things."""
     long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
     assert not long, long
+
+
+def _calls_in(module: str, node: ast.AST, prefix: str, graph: dict[str, set[str]]) -> None:
+    """The functions under ``node`` (``module:prefix.name``) and the names each calls, into ``graph``."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef):
+            _calls_in(module, child, f"{prefix}{child.name}.", graph)
+        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            calls = graph.setdefault(f"{module}:{prefix}{child.name}", set())
+            calls |= {c for n in ast.walk(child) if (c := _called(n)) is not None}
+            calls |= {  # a job's end reached through its attempt (``a.job.end(...)``), named apart
+                "job.end"
+                for n in ast.walk(child)
+                if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "end"
+                and isinstance(n.func.value, ast.Attribute)
+                and n.func.value.attr == "job"
+            }
+            _calls_in(module, child, f"{prefix}{child.name}.", graph)  # functions inside it: their own nodes
+
+
+def _call_graph() -> dict[str, set[str]]:
+    """Every function and method of hangwatch (``module:Class.name``) -> the names it calls (``f(...)`` and
+    ``x.f(...)``, by name: an over-approximation, so a caller is never missed)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        _calls_in(module, ast.parse(path.read_text()), "", graph)
+    return graph
+
+
+def _callers(graph: dict[str, set[str]], name: str) -> set[str]:
+    return {f for f, calls in graph.items() if name in calls}
+
+
+def test_only_the_run_loop_ends_the_job_it_watches():
+    """[3/5]: a hang, a signal, the budget, another node's decision and hangwatch's own exit all end the job through
+    the loop: a collaborator returns ``EndJob`` (supervise/attempt.py), the loop applies it (``apply_outcome``), and
+    its ``end_attempt`` ends the tree (``end_job``) and writes the `action` event. Read from what calls what: the
+    attempt's job is ended in ``end_job`` alone, and whatever calls ``end_job``, ``end_attempt`` or
+    ``apply_outcome`` is the loop (its module's functions and the Supervisor's methods), never a collaborator."""
+    graph = _call_graph()
+    loop = "hangwatch.supervise.supervisor:"
+    assert _callers(graph, "job.end") == {f"{loop}end_job"}
+    enders = {f for f, calls in graph.items() if calls & {"end_job", "end_attempt", "apply_outcome"}}
+    assert {f for f in enders if not f.startswith(loop)} == set()
+    # it reads what it says: the loop's round, its close and its outcomes end the job
+    assert {f"{loop}Supervisor._step", f"{loop}Supervisor._close", f"{loop}apply_outcome"} <= enders
+
+
+ATTEMPT_FIELDS_BY = {"action": "supervise/stall/act.py"}  # what is done on a hang: the incident handler's
+
+
+def test_the_attempts_own_fields_are_written_by_the_loop_alone():
+    """[3/5]: an Attempt's own fields (its end, exit code, job, scan time...) are written by the run loop; its
+    records (steps, suspicion, heal...) each by the collaborator named in supervise/attempt.py; ``action`` by the
+    incident handler, which decides it with the other nodes."""
+    attempt = ast.parse((SRC / "supervise" / "attempt.py").read_text())
+    cls = next(n for n in ast.walk(attempt) if isinstance(n, ast.ClassDef) and n.name == "Attempt")
+    fields = {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    records = {"steps", "startup", "suspicion", "node", "resume", "heal", "still", "detector"}
+    own = fields - records
+    assert {"action", "ended_at", "exit_code", "last_scan"} <= own
+    writes = []
+    for path in sorted((SRC / "supervise").rglob("*.py")):
+        where = str(path.relative_to(SRC))
+        if where == "supervise/supervisor.py":
+            continue
+        for n in ast.walk(ast.parse(path.read_text())):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+            for t in [x for y in targets for x in ([*y.elts] if isinstance(y, ast.Tuple) else [y])]:
+                on_attempt = isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "a"
+                if on_attempt and t.attr in own and ATTEMPT_FIELDS_BY.get(t.attr) != where:  # type: ignore[union-attr]
+                    writes.append(f"{where}:{n.lineno} writes a.{t.attr}")  # type: ignore[union-attr]
+    assert not writes, writes

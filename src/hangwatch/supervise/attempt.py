@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections import deque
@@ -141,7 +142,20 @@ class CaptureNow:
     """Another node asked for a capture: the attempt becomes suspect without waiting for its threshold."""
 
 
-Outcome = Extend | Hold | Report | Declare | Reopen | CaptureNow | AttemptEnd | None
+@dataclass(frozen=True)
+class EndJob:
+    """End the attempt's whole tree: ``first`` (SIGTERM), --kill-grace, then SIGKILL; then the attempt ends as
+    ``then`` says, or as ``then`` makes of the job's own exit code read once its tree is ended (None: not known).
+    ``action``: the `action` event written after the tree ended (what was done, for a hang), with ``fields``."""
+
+    reason: str
+    then: AttemptEnd | Callable[[int | None], AttemptEnd]
+    first: int = signal.SIGTERM
+    action: str | None = None
+    fields: tuple[tuple[str, object], ...] = ()
+
+
+Outcome = Extend | Hold | Report | Declare | Reopen | CaptureNow | EndJob | AttemptEnd | None
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """What the run loop and its collaborators share: the run's settings, its writers (the run directory, output.log,
 the status line, notifications) and records (attempts, checkpoints, hangs), and the few acts every one of them
-does (say a line, end the job, decide with the other nodes).
+does (say a line, decide with the other nodes). Ending the job is the loop's alone: a collaborator asks for it
+with ``EndJob`` (attempt.py).
 
 The supervisor opens one ``RunContext`` (``open_run``) and hands it to each collaborator (``books``, ``tracking``,
 ``capturing``, ``suspect``, ``act``, ``startup``, ``signals``, ``node_round``); none of them reaches back into the
@@ -11,7 +12,6 @@ applies.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from collections import Counter
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from hangwatch.records.incident import Finding
     from hangwatch.recover.remedy import RemedyPlan
     from hangwatch.recover.restart import RestartPolicy
-    from hangwatch.recover.terminate import Termination
     from hangwatch.supervise.attempt import Attempt, Clock
     from hangwatch.supervise.books.accounting import Ledger
     from hangwatch.supervise.books.notify import Notifier
@@ -117,24 +116,6 @@ class RunContext:
         finally:
             self.doing = before
 
-    def terminate(self, a: Attempt, reason: str, first: int = signal.SIGTERM) -> Termination:
-        """End the attempt's whole tree: ``first`` (SIGTERM), --kill-grace, then SIGKILL."""
-        self.rundir.event(
-            EventKind.TERMINATE,
-            attempt=a.number,
-            reason=reason,
-            signal=signal.Signals(first).name,
-            grace_seconds=self.cfg.kill_grace,
-        )
-        term = a.job.end(self.cfg.kill_grace, first_signal=first)
-        self.ledger.close_stall(self.clock.now())
-        if term.leftovers:
-            self.say(
-                f"hangwatch: processes {term.leftovers} did not die even with SIGKILL (stuck in the "
-                "kernel?); check them with `ps -o pid,stat,wchan -p ...`."
-            )
-        return term
-
     def agree(
         self, attempt: int, action: OnHang, status: ExitStatus, cause: str | None, finding: Finding | None = None
     ) -> tuple[OnHang, ExitStatus | None]:
@@ -152,19 +133,6 @@ class RunContext:
             return won.action, None
         self.rundir.event(EventKind.REMOTE_DECISION, attempt=attempt, **won.to_dict())
         return won.action, remote_status(won)
-
-    def action_event(self, a: Attempt, action: str, term: Termination, **extra: object) -> None:
-        """The `action` event: what was done to the job, and how its tree ended."""
-        self.rundir.event(
-            EventKind.ACTION,
-            attempt=a.number,
-            action=action,
-            terminated=term.terminated,
-            killed=term.killed,
-            leftovers=term.leftovers,
-            seconds=round(term.seconds, 2),
-            **extra,
-        )
 
     def total(self) -> tuple[int | None, bool]:
         """The steps the job will run, and whether that total is trustworthy enough to stop a job on:

@@ -12,9 +12,11 @@ What each step does lives with a collaborator that shares the run's ``RunContext
 (progress, checkpoints), ``suspect`` (capture and judge), ``act`` (declare, record, act; crashes),
 ``startup`` (probes before the first progress), ``books`` (summary, status line, metrics, budget and
 deadline), ``signals``, ``node_round`` (other nodes), ``capturing`` and ``plan`` (what attempt N runs).
-A judge returns an outcome (``Extend``, ``Hold``, ``Report``, ``Declare``, ``Reopen``, ``CaptureNow``, or the
-attempt's end: attempt.py); this loop applies it, and is the one place the attempt's stall detector is
-written (progress, phases, extensions, holds, declarations). The job is always ended in ``finally``. The
+A judge returns an outcome (``Extend``, ``Hold``, ``Report``, ``Declare``, ``Reopen``, ``CaptureNow``, ``EndJob``,
+or the attempt's end: attempt.py); this loop applies it (``apply_outcome``), and is the one place the attempt's stall
+detector is written (progress, phases, extensions, holds, declarations) and the one place the job is ended
+(``end_attempt`` for a hang, a signal, the budget, another node's decision; ``end_job`` for orphans and for
+hangwatch's own exit, in ``finally``: tests/unit/test_structure.py reads it from what calls what). The
 clock, the launcher and the capture are injectable, so the loop is tested on scripted jobs.
 """
 
@@ -22,10 +24,12 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
 from hangwatch.records.run import EventKind, OnHang
@@ -48,6 +52,7 @@ from hangwatch.supervise.attempt import (
     CaptureNow,
     Clock,
     Declare,
+    EndJob,
     Extend,
     Hold,
     Outcome,
@@ -79,6 +84,9 @@ from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.look import Look, Looker, capture_and_diagnose, what_moved
 from hangwatch.supervise.stall.startup import StartupProbe
 from hangwatch.supervise.stall.suspect import SuspectJudge
+
+if TYPE_CHECKING:
+    from hangwatch.recover.terminate import Termination
 
 # Capture, diagnosis and node coordination are imported where they are first needed: a job that
 # never stalls does not pay for them when hangwatch starts.
@@ -154,16 +162,56 @@ def looker(ctx: RunContext, capturer: Capturer, tracker: Tracker) -> Looker:
     return look
 
 
-def apply(acts: IncidentHandler, a: Attempt, outcome: Outcome) -> AttemptEnd | None:
-    """What a collaborator returned, done: the detector written, then the report or the declaration's act. The
-    attempt's end, if it ends here."""
+def end_job(ctx: RunContext, a: Attempt, reason: str, first: int = signal.SIGTERM) -> Termination:
+    """End the attempt's whole tree: ``first`` (SIGTERM), --kill-grace, then SIGKILL. Called by the loop alone
+    (tests/unit/test_structure.py): a collaborator asks for it with ``EndJob``."""
+    ctx.rundir.event(
+        EventKind.TERMINATE,
+        attempt=a.number,
+        reason=reason,
+        signal=signal.Signals(first).name,
+        grace_seconds=ctx.cfg.kill_grace,
+    )
+    term = a.job.end(ctx.cfg.kill_grace, first_signal=first)
+    ctx.ledger.close_stall(ctx.clock.now())
+    if term.leftovers:
+        ctx.say(
+            f"hangwatch: processes {term.leftovers} did not die even with SIGKILL (stuck in the "
+            "kernel?); check them with `ps -o pid,stat,wchan -p ...`."
+        )
+    return term
+
+
+def end_attempt(ctx: RunContext, a: Attempt, end: EndJob) -> AttemptEnd:
+    """The one way an attempt's job is ended while it runs (a hang, a signal, the budget, another node's
+    decision): its tree ended, the `action` event written when asked, then how the attempt ends."""
+    term = end_job(ctx, a, end.reason, end.first)
+    if end.action is not None:
+        ctx.rundir.event(
+            EventKind.ACTION,
+            attempt=a.number,
+            action=end.action,
+            terminated=term.terminated,
+            killed=term.killed,
+            leftovers=term.leftovers,
+            seconds=round(term.seconds, 2),
+            **dict(end.fields),
+        )
+    return end.then if isinstance(end.then, AttemptEnd) else end.then(a.job.poll())
+
+
+def apply_outcome(acts: IncidentHandler, a: Attempt, outcome: Outcome) -> AttemptEnd | None:
+    """What a collaborator returned, done: the detector written, then the report or the declaration's act; a job
+    to end, ended. The attempt's end, if it ends here."""
     det, report = a.detector, None
     if outcome is None or isinstance(outcome, AttemptEnd):
         return outcome
+    if isinstance(outcome, EndJob):
+        return end_attempt(acts.ctx, a, outcome)
     if isinstance(outcome, Declare):
         det.declare_hung()
         a.suspicion.note = None
-        return apply(acts, a, acts.declare(outcome.judgement))
+        return apply_outcome(acts, a, acts.declare(outcome.judgement))
     if isinstance(outcome, Extend):
         det.extend(outcome.at, outcome.bound)
         report = outcome.report
@@ -273,7 +321,7 @@ class Supervisor:
         ctx.status.clear()  # the terminal is the shell's again
         for a in ctx.attempts:
             if a.job.poll() is None and a.job.owned:  # never leave a job we started running unseen
-                ctx.terminate(a, reason="hangwatch exiting")
+                end_job(ctx, a, reason="hangwatch exiting")
             a.job.close()
         remove_sockets_outside(ctx.rundir.heartbeat_dir)
         remove_loader_records(ctx.rundir.heartbeat_dir)
@@ -467,17 +515,21 @@ class Supervisor:
 
     def _step(self, a: Attempt) -> AttemptEnd | None:
         """One round: signals, the job's exit, progress, other nodes, then the current state's handler."""
-        end = self.signals.handle(a)
+        end = apply_outcome(self.acts, a, self.signals.handle(a))
         if end is not None:
             return end
         code = a.job.poll()
         if code is not None:
             a.job.drain(5.0)
             self._take(a)  # the last lines the pumps read before the job ended
-            return self.acts.job_exited(a, code)
+            a.job.scan()
+            orphans = a.job.leftovers() if a.job.owned else []  # an attached job's are its own to end
+            if orphans:  # e.g. a DataLoader worker stuck in user code outlives its main process
+                end_job(self.ctx, a, reason="job exited, its orphans remain", first=signal.SIGKILL)
+            return self.acts.job_exited(a, code, orphans)
         now = self.clock.now()
         if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
-            apply(self.acts, a, self.acts.heal_tick(a, now))
+            apply_outcome(self.acts, a, self.acts.heal_tick(a, now))
         self._take(a)
         quiet = a.still.woken is not None or a.still.lost_one()  # the tree may have changed under a still reading
         every = SCAN_EVERY_S if quiet else ATTACHED_SCAN_S if self.cfg.blind else REST_SCAN_S
@@ -487,11 +539,11 @@ class Supervisor:
             a.last_scan = now
             a.still.pids = sorted({a.job.pid, *a.job.leftovers()})  # the living tree (same pid and start time)
         a.still.scan(a.still.pids, now, a.detector.last.at if a.detector.last is not None else None)
-        end = apply(self.acts, a, self.node_rounds.tick(a, now))
+        end = apply_outcome(self.acts, a, self.node_rounds.tick(a, now))
         if end is not None:
             return end
-        end = apply(self.acts, a, self._handlers[a.detector.state](a, now))
-        return self.books.tick(a, now, end)
+        end = apply_outcome(self.acts, a, self._handlers[a.detector.state](a, now))
+        return apply_outcome(self.acts, a, self.books.tick(a, now, end))
 
     def _take(self, a: Attempt) -> None:
         """This round's progress signals and phase, and the checkpoints read a round ago."""
@@ -512,15 +564,15 @@ class Supervisor:
                 outcome = self.suspects.look(a, now, still=True)
             else:
                 outcome = None
-            end = apply(self.acts, a, outcome)
+            end = apply_outcome(self.acts, a, outcome)
             if end is not None or a.detector.state not in (State.STARTING, State.PROGRESSING):
                 return end
         if self.startup.due(a, now):
-            end = apply(self.acts, a, self.startup.probe(a, now))
+            end = apply_outcome(self.acts, a, self.startup.probe(a, now))
             if end is not None or a.detector.state != State.STARTING:
                 return end
         if self.suspects.look_due(a, now):
-            end = apply(self.acts, a, self.suspects.look(a, now))
+            end = apply_outcome(self.acts, a, self.suspects.look(a, now))
             if end is not None or a.detector.state != State.PROGRESSING:
                 return end
         suspect = a.detector.check(now)

@@ -104,11 +104,11 @@ class _WorkerSlot:
 
     def took(self, batch: int, index: Any) -> None:
         """The worker took batch ``batch`` (sample indices ``index``) from its queue: it works on it from now."""
+        if self.mm is None and (self.looks >= self.LOOKS or not self._find()):
+            return
         mm = self.mm
         if mm is None:
-            if self.looks >= self.LOOKS or not self._find():
-                return
-            mm = self.mm
+            return
         now, seq = time.time(), self.seq
         if type(index) is list and len(index) <= LOADER_INDICES:  # the usual batch: the pack inlined (per batch)
             n = len(index)

@@ -14,7 +14,7 @@ from hangwatch.records.layout import command_name
 from hangwatch.records.run import EventKind, OnHang, RunState, RunSummary
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, stopped_exit
 from hangwatch.redact import redact_argv
-from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, EndJob
 from hangwatch.supervise.books.accounting import attempt_stats, remedy_outcomes
 from hangwatch.supervise.books.budget import BudgetWatch, over_budget_text
 from hangwatch.supervise.books.deadline import HOLD_S, DeadlineWatch, with_deadline
@@ -144,7 +144,7 @@ class RunAccounts:
             log.exception("could not write report.html")
             return None
 
-    def tick(self, a: Attempt, now: float, end: AttemptEnd | None) -> AttemptEnd | None:
+    def tick(self, a: Attempt, now: float, end: AttemptEnd | None) -> AttemptEnd | EndJob | None:
         """The round's bookkeeping: summary and status line when due; the budget and the deadline while
         the attempt goes on (``end``: how the round's state handler ended it, if it did)."""
         ctx = self.ctx
@@ -155,13 +155,16 @@ class RunAccounts:
 
             note = a.suspicion.note or (a.startup.note if ctx.state == RunState.STARTING else None)
             ctx.status.show(status_line(self.summary(final=False), a.detector.stalled_for(now), note))
-        if end is None and self.budget is not None:
-            end = self._budget_tick(a, self.budget, now)
-        if end is None:
-            self._deadline_tick(a, now)
-        return end
+        if end is not None:
+            return end
+        if self.budget is not None:
+            stop = self._budget_tick(a, self.budget, now)
+            if stop is not None:
+                return stop
+        self._deadline_tick(a, now)
+        return None
 
-    def _budget_tick(self, a: Attempt, budget: BudgetWatch, now: float) -> AttemptEnd | None:
+    def _budget_tick(self, a: Attempt, budget: BudgetWatch, now: float) -> EndJob | None:
         """Warn once when the projected total passes --budget; with --on-over-budget stop, end the job
         (after its next checkpoint when one was seen)."""
         ctx = self.ctx
@@ -196,8 +199,7 @@ class RunAccounts:
         status = ctx.agree(a.number, OnHang.KILL, status, "over_budget")[1] or status
         after = " after its checkpoint" if budget.checkpoint_ended() else ""
         ctx.say(f"hangwatch: over budget: ending the job{after} (--on-over-budget stop).")
-        ctx.terminate(a, reason="over budget (--on-over-budget stop)")
-        return AttemptEnd(EXIT_STOPPED, None, status)
+        return EndJob("over budget (--on-over-budget stop)", AttemptEnd(EXIT_STOPPED, None, status))
 
     def _deadline_tick(self, a: Attempt, now: float) -> None:
         """Warn when the projected finish crosses --deadline (once it has held a while), and again when it

@@ -4,6 +4,7 @@ first Ctrl-C to the job, and stops the job (SIGTERM, grace, SIGKILL) on a second
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from types import FrameType
 
 from hangwatch.records.run import EventKind
 from hangwatch.recover.exitcode import ExitReason, ExitStatus, job_exit
-from hangwatch.supervise.attempt import Attempt, AttemptEnd
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, EndJob
 from hangwatch.supervise.context import RunContext
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -43,7 +44,7 @@ class SignalInbox:
             for s, h in old.items():
                 signal.signal(s, h)
 
-    def handle(self, a: Attempt) -> AttemptEnd | None:
+    def handle(self, a: Attempt) -> AttemptEnd | EndJob | None:
         """Act on the signals that came since the last round; how the attempt ended, if it did."""
         ctx = self.ctx
         while self.pending:
@@ -62,10 +63,7 @@ class SignalInbox:
             name = signal.Signals(signum).name
             ctx.rundir.event(EventKind.SIGNAL, signal=name, forwarded=False, stopping=True)
             ctx.say(f"hangwatch: {name}: stopping the job (SIGTERM, then SIGKILL after {ctx.cfg.kill_grace:.0f} s).")
-            ctx.terminate(a, reason=f"hangwatch got {name}")
-            code = a.job.poll()
-            status = 128 - code if code is not None and code < 0 else (code if code is not None else 128 + signum)
-            return AttemptEnd(status, None, job_exit(status, signalled=True))
+            return EndJob(f"hangwatch got {name}", functools.partial(_stopped, signum))
         return None
 
     def _detach(self, a: Attempt, signum: int) -> AttemptEnd:
@@ -74,3 +72,9 @@ class SignalInbox:
         self.ctx.rundir.event(EventKind.SIGNAL, signal=name, forwarded=False, stopping=False, detached=True)
         self.ctx.say(f"hangwatch: {name}: detached from pid {a.job.pid}; the job runs on, untouched.")
         return AttemptEnd(0, None, ExitStatus(0, ExitReason.SIGNAL, "hangwatch was told to stop and detached"))
+
+
+def _stopped(signum: int, code: int | None) -> AttemptEnd:
+    """How an attempt hangwatch stopped on signal ``signum`` ends: as its job did (``code``, None if unknown)."""
+    status = 128 - code if code is not None and code < 0 else (code if code is not None else 128 + signum)
+    return AttemptEnd(status, None, job_exit(status, signalled=True))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from hangwatch.records.run import CaptureRequest, Decision, EventKind, OnHang, RunState
 from hangwatch.recover.exitcode import remote_status
-from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, Outcome
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, EndJob, Outcome
 from hangwatch.supervise.context import Every, RunContext
 
 COORD_EVERY_S = 0.5
@@ -41,21 +41,26 @@ class NodeRounds:
             return None
         called = nodes.tick(a.number, ctx.state.value, ctx.ledger.last_step, now)
         if isinstance(called, Decision) and a.job.poll() is None:
-            a.action = OnHang(called.action)
             ctx.rundir.event(EventKind.REMOTE_DECISION, attempt=a.number, **called.to_dict())
             ctx.say(
                 f"hangwatch: node {called.by} decided to {called.action} the job "
                 f"({called.cause}); ending this node's part."
             )
             decision = ctx.policy.decide(
-                a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed, max_step=a.steps.max_step
+                a.number,
+                asked=OnHang(called.action) == OnHang.RESTART,
+                progressed=a.steps.progressed,
+                max_step=a.steps.max_step,
             )
             if self.record is not None:
                 self.record(a, called, decision.restart)
-            term = ctx.terminate(a, reason=f"node {called.by} decided: {called.action}")
-            ctx.action_event(a, called.action, term, remote=True)
             status = remote_status(called)
-            return AttemptEnd(status.code, decision, status)  # this node's run ends as the deciding node's did
+            return EndJob(  # this node's run ends as the deciding node's did
+                f"node {called.by} decided: {called.action}",
+                AttemptEnd(status.code, decision, status),
+                action=called.action,
+                fields=(("remote", True),),
+            )
         if (
             isinstance(called, CaptureRequest)
             and not a.node.captured_for_peer

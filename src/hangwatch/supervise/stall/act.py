@@ -11,7 +11,6 @@ import dataclasses
 import json
 import logging
 import os
-import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,7 @@ from hangwatch.recover.exitcode import (
     hung_exit,
 )
 from hangwatch.recover.remedy import ladder
-from hangwatch.supervise.attempt import Attempt, AttemptEnd, Outcome, Reopen
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, EndJob, Outcome, Reopen
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import StallDetector, State
 from hangwatch.supervise.stall.capturing import Capturer
@@ -270,9 +269,12 @@ class IncidentHandler:
         if not a.job.owned and ctx.signalled.is_set():  # told to stop during the look: detach, end nothing
             ctx.say("hangwatch: told to stop while it looked: the job is left running (the incident is written).")
             return None
-        term = ctx.terminate(a, reason=f"hung: {root.cause}")
-        ctx.action_event(a, action.value, term, incident=str(path) if path else None)
-        return AttemptEnd(status.code, decision, status)
+        return EndJob(
+            f"hung: {root.cause}",
+            AttemptEnd(status.code, decision, status),
+            action=action.value,
+            fields=(("incident", str(path) if path else None),),
+        )
 
     def follow(self, a: Attempt, called: Decision, restart: bool) -> None:
         """Another node decided to end the job: before this node ends its part, its own evidence: a short
@@ -440,14 +442,10 @@ class IncidentHandler:
         ctx.notifier.send(*notification(command_name(ctx.cfg.argv), incident, banner))
         return path
 
-    def job_exited(self, a: Attempt, code: int) -> AttemptEnd:
-        """The job ended by itself (its output drained and taken): its orphans ended, then finished, or a
-        crash incident (and a restart if asked, or if another node decided one)."""
+    def job_exited(self, a: Attempt, code: int, leftovers: list[int]) -> AttemptEnd:
+        """The job ended by itself (its output drained and taken; ``leftovers``: its orphans, which the loop ended
+        first): finished, or a crash incident (and a restart if asked, or if another node decided one)."""
         ctx = self.ctx
-        a.job.scan()
-        leftovers = a.job.leftovers() if a.job.owned else []  # an attached job's are its own to end
-        if leftovers:  # e.g. a DataLoader worker stuck in user code outlives its main process
-            ctx.terminate(a, reason="job exited, its orphans remain", first=signal.SIGKILL)
         ctx.ledger.close_stall(ctx.clock.now())
         if not a.job.owned:  # its parent reaps it: its exit status is not ours to read
             ctx.rundir.event(EventKind.JOB_EXIT, attempt=a.number, exit_code=None, orphans_killed=[])
