@@ -210,6 +210,23 @@ def test_a_capture_that_never_returns_is_abandoned_and_no_second_one_starts(tmp_
     assert any(e["event"] == "capture_abandoned" for e in _events(ctx))
 
 
+def test_a_capture_bug_is_written_down_by_the_loops_thread_and_returned_as_a_failed_look(tmp_path):
+    """A bug in a capture is a failed look, not a failed loop: the capture's thread only hands it over; the
+    internal_error and the capture_failed events are written in the thread that asked (the loop's)."""
+    writers: list[str] = []
+
+    def broken(pid: int, window: float) -> Evidence:
+        raise KeyError("no such field")
+
+    ctx = _ctx(tmp_path, capture_window=0.1)
+    event = ctx.rundir.event
+    ctx.rundir.event = lambda *a, **k: writers.append(threading.current_thread().name) or event(*a, **k)  # type: ignore[method-assign]
+    got = Capturer(ctx, broken).look(4242)
+    assert isinstance(got, CaptureError) and "KeyError" in got.message
+    assert [e["event"] for e in _events(ctx)] == ["internal_error", "capture_failed"]
+    assert writers == [threading.current_thread().name] * 2
+
+
 def test_the_capture_window_is_a_quarter_of_min_stall_within_1_to_5_s(tmp_path):
     assert Capturer(_ctx(tmp_path)).window() == 1.25
     assert Capturer(_ctx(tmp_path / "b", min_stall=60.0)).window() == 5.0
@@ -332,6 +349,9 @@ def test_a_suspect_that_cannot_be_captured_is_retried_later_not_declared(tmp_pat
     a.detector.suspect_now()
     assert suspects.on_suspect(a, ctx.clock.now()) is None
     assert a.suspicion.capture_retry_at > ctx.clock.now() and a.detector.state == State.SUSPECT
+    # the look carries its error back; the capturer alone wrote it down, once, with what happened and what is done
+    failed = [e for e in _events(ctx) if e["event"] == "capture_failed"]
+    assert [(e["pid"], e["error"]) for e in failed] == [(a.job.pid, "gone")], failed
     assert not (ctx.cfg.run_dir / "incidents").exists() or not list((ctx.cfg.run_dir / "incidents").iterdir())
 
 

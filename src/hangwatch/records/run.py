@@ -68,6 +68,7 @@ class EventKind(str, Enum):
     INTERNAL_ERROR = "internal_error"
     WATCHDOG = "watchdog"  # a supervision round took longer than HANGWATCH_WATCHDOG_S
     CAPTURE_ABANDONED = "capture_abandoned"
+    CAPTURE_FAILED = "capture_failed"  # a look could not read the job (gone, unreadable, a capture still stuck)
     OVER_BUDGET = "over_budget"  # the projected total cost passed --budget
     DEADLINE = "deadline"  # the projected finish crossed --deadline (or came back before it)
     CHECKPOINT = "checkpoint"  # the job wrote a checkpoint (path, step, kind): a restart can resume from it

@@ -81,7 +81,7 @@ from hangwatch.supervise.progress.intake import Intake, ProgressIntake
 from hangwatch.supervise.progress.tracking import Tracker
 from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
-from hangwatch.supervise.stall.look import Look, Looker, capture_and_diagnose, what_moved
+from hangwatch.supervise.stall.look import Look, Looker, Unseen, capture_and_diagnose, what_moved
 from hangwatch.supervise.stall.startup import StartupProbe
 from hangwatch.supervise.stall.suspect import SuspectJudge
 
@@ -150,10 +150,10 @@ def take_progress(ctx: RunContext, tracker: Tracker, a: Attempt, intake: Intake)
 def looker(ctx: RunContext, capturer: Capturer, tracker: Tracker) -> Looker:
     """The one look every judge takes (stall/look.py): capture, diagnose, then what arrived meanwhile, taken."""
 
-    def look(a: Attempt, window: float | None) -> Look | None:
+    def look(a: Attempt, window: float | None) -> Look | Unseen:
         seen = capture_and_diagnose(ctx, capturer, a, window)
-        if seen is None:
-            return None
+        if isinstance(seen, Unseen):
+            return seen
         was = a.detector.state
         intake = ctx.intake.poll()
         take_progress(ctx, tracker, a, intake)

@@ -286,10 +286,9 @@ class IncidentHandler:
         from hangwatch.records.incident import Action, Finding
 
         ctx, det, now = self.ctx, a.detector, self.ctx.clock.now()
-        try:
-            evidence = self.capturer.bounded(a.job.pid, window=min(self.capturer.window(), FOLLOW_WINDOW_S))
-        except CaptureError:
-            return  # the job is gone, or cannot be read: the decision is in events.jsonl
+        evidence = self.capturer.look(a.job.pid, window=min(self.capturer.window(), FOLLOW_WINDOW_S))
+        if isinstance(evidence, CaptureError):
+            return  # the job is gone, or cannot be read: the decision and why are in events.jsonl
         diagnosis = diagnose(evidence)
         merged_cause = None
         if ctx.nodes is not None:

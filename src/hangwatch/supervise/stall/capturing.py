@@ -116,13 +116,9 @@ class Capturer:
                 box["evidence"] = self.capture(pid, window)
             except CaptureError as e:
                 box["error"] = e
-            except Exception as e:  # a capture bug is a failed capture, not a failed loop
+            except Exception as e:  # a capture bug is a failed capture, not a failed loop (written down below)
                 log.exception("capture failed")
-                self.ctx.rundir.event(EventKind.INTERNAL_ERROR, error=f"{type(e).__name__}: {e}", doing="capture")
-                box["error"] = CaptureError(
-                    f"the capture of pid {pid} failed ({type(e).__name__}: {e})",
-                    "Supervision goes on; report it with the run's events.jsonl",
-                )
+                box["bug"] = e
 
         if self._abandoned is not None and self._abandoned.is_alive():
             raise CaptureError(f"an earlier capture of pid {pid} is still stuck", "Not starting another")
@@ -134,9 +130,26 @@ class Capturer:
             self._abandoned = t
             self.ctx.rundir.event(EventKind.CAPTURE_ABANDONED, pid=pid, seconds=round(window + CAPTURE_SLACK_S, 1))
             raise CaptureError(f"the capture of pid {pid} did not return", "It was abandoned; supervision goes on")
+        bug = box.get("bug")
+        if isinstance(bug, Exception):  # written down here, in the loop's thread, not in the capture's
+            self.ctx.rundir.event(EventKind.INTERNAL_ERROR, error=f"{type(bug).__name__}: {bug}", doing="capture")
+            raise CaptureError(
+                f"the capture of pid {pid} failed ({type(bug).__name__}: {bug})",
+                "Supervision goes on; report it with the run's events.jsonl",
+            )
         if "error" in box:
             raise box["error"]  # type: ignore[misc]
         return box["evidence"]  # type: ignore[return-value]
+
+    def look(self, pid: int, window: float | None = None) -> Evidence | CaptureError:
+        """The capture (``bounded``), or why it could not be taken, as a value: never raised. Every look that fails
+        is written down here and nowhere else (`capture_failed`, with what happened and what is done; a capture
+        bug is also an `internal_error`, one that never returned a `capture_abandoned`)."""
+        try:
+            return self.bounded(pid, window)
+        except CaptureError as e:
+            self.ctx.rundir.event(EventKind.CAPTURE_FAILED, pid=pid, error=e.message, then=e.fix)
+            return e
 
     def output_tail(self, since: int) -> str:
         """The end of this attempt's output (from byte ``since`` of output.log on), redacted."""

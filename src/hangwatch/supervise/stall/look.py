@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hangwatch.errors import CaptureError
 from hangwatch.supervise.progress.detector import State, Strength
 
 if TYPE_CHECKING:
@@ -33,9 +34,16 @@ class Look:
     moved: str | None  # progress or output that arrived during the capture, in words: the job is not hung
 
 
-# The attempt and the capture window (None: the capture's own) -> the look; None when the job ended during it.
-# Raises CaptureError when the job could not be read.
-Looker = Callable[["Attempt", "float | None"], "Look | None"]
+@dataclass(frozen=True)
+class Unseen:
+    """A look with nothing to judge: the job ended during it (``error`` None: the next round sees its exit), or
+    it could not be read (the capture's error, written down by the capturer: ``Capturer.look``)."""
+
+    error: CaptureError | None = None
+
+
+# The attempt and the capture window (None: the capture's own) -> the look, or why there is none. Never raises.
+Looker = Callable[["Attempt", "float | None"], "Look | Unseen"]
 
 
 def diagnose(evidence: Evidence) -> Diagnosis:
@@ -47,16 +55,18 @@ def diagnose(evidence: Evidence) -> Diagnosis:
 
 def capture_and_diagnose(
     ctx: RunContext, capturer: Capturer, a: Attempt, window: float | None = None
-) -> tuple[Evidence, Diagnosis] | None:
+) -> tuple[Evidence, Diagnosis] | Unseen:
     """Capture the attempt's job (over ``window``, else the capture window), add every rank's own progress, and
-    diagnose. None when the job ended during the look; raises CaptureError when it could not be read."""
-    evidence = capturer.bounded(a.job.pid) if window is None else capturer.bounded(a.job.pid, window=window)
+    diagnose; ``Unseen`` when the job ended during the look or could not be read."""
+    evidence = capturer.look(a.job.pid, window)
+    if isinstance(evidence, CaptureError):
+        return Unseen(evidence)
     ranks = ctx.intake.rank_progress()
     if ranks:
         evidence = dataclasses.replace(evidence, rank_progress=ranks)
     diagnosis = diagnose(evidence)
     if a.job.poll() is not None:
-        return None
+        return Unseen()
     return evidence, diagnosis
 
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hangwatch.causes import Cause
-from hangwatch.errors import CaptureError
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.attempt import Declare
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, State
 from hangwatch.supervise.stall.judgement import Judgement, someone_could_end
+from hangwatch.supervise.stall.look import Unseen
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -126,11 +126,8 @@ class StartupProbe:
         early = since < ctx.cfg.min_stall or still or ctx.cfg.blind  # blind: its progress cannot be read, proof decides
         if not still:
             a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
-        try:
-            seen = self.take_look(a, None)
-        except CaptureError:
-            return None
-        if seen is None:
+        seen = self.take_look(a, None)
+        if isinstance(seen, Unseen):
             return None
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         from hangwatch.diagnose.engine import what_moves

@@ -10,7 +10,6 @@ import time
 from typing import TYPE_CHECKING
 
 from hangwatch.causes import PHASE_CAUSES, Cause
-from hangwatch.errors import CaptureError
 from hangwatch.records.layout import command_name
 from hangwatch.records.run import EventKind
 from hangwatch.supervise.attempt import Attempt, Declare, Extend, Hold, Outcome, Report
@@ -18,7 +17,7 @@ from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import HistoryBound, StallDetector, State
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement, someone_could_end
-from hangwatch.supervise.stall.look import Looker
+from hangwatch.supervise.stall.look import Looker, Unseen
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -70,12 +69,10 @@ class SuspectJudge:
         )
         if now < a.suspicion.capture_retry_at:
             return None
-        try:
-            seen = self.take_look(a, None)
-        except CaptureError:
-            a.suspicion.capture_retry_at = ctx.clock.now() + max(1.0, self.capturer.window())  # retry, not every round
-            return None  # or the job is gone: the next round sees its exit
-        if seen is None:
+        seen = self.take_look(a, None)
+        if isinstance(seen, Unseen):
+            if seen.error is not None:  # retried later, not every round (or the job is gone: the next round sees it)
+                a.suspicion.capture_retry_at = ctx.clock.now() + max(1.0, self.capturer.window())
             return None
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         if ctx.nodes is not None and a.node.captured_for_peer:  # answer the node that asked, alive or not
@@ -163,11 +160,8 @@ class SuspectJudge:
         if not still:
             a.suspicion.looked_at = det.last.at if det.last is not None else now
         stalled = det.stalled_for(now)
-        try:
-            seen = self.take_look(a, min(self.capturer.window(), EARLY_WINDOW_S))
-        except CaptureError:
-            return None
-        if seen is None:
+        seen = self.take_look(a, min(self.capturer.window(), EARLY_WINDOW_S))
+        if isinstance(seen, Unseen):
             return None
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
         root = diagnosis.root
