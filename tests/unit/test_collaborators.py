@@ -16,7 +16,17 @@ from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Cause, Finding, Verdict, Where
 from hangwatch.records.run import CaptureRequest, Decision, OnHang, RunState
 from hangwatch.recover.exitcode import EXIT_STOPPED, ExitReason, remote_status
-from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, Declare, EndJob, Outcome, Resume, StartupProbes
+from hangwatch.supervise.attempt import (
+    Attempt,
+    AttemptEnd,
+    CaptureNow,
+    Declare,
+    EndJob,
+    LookAt,
+    Outcome,
+    Resume,
+    StartupProbes,
+)
 from hangwatch.supervise.books.books import RunAccounts
 from hangwatch.supervise.config import Fallback, RunConfig
 from hangwatch.supervise.context import RunContext
@@ -31,6 +41,7 @@ from hangwatch.supervise.stall import capturing
 from hangwatch.supervise.stall.act import IncidentHandler
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement
+from hangwatch.supervise.stall.look import Looker
 from hangwatch.supervise.stall.startup import StartupProbe
 from hangwatch.supervise.stall.suspect import SuspectJudge
 from hangwatch.supervise.supervisor import apply_outcome, looker, open_run, take_progress
@@ -73,7 +84,8 @@ def _events(ctx: RunContext) -> list[dict]:
 
 def _applied(ctx: RunContext, a: Attempt, outcome: Outcome) -> AttemptEnd | None:
     """A collaborator's outcome, applied as the run loop applies it (the job ended there, and only there)."""
-    return apply_outcome(IncidentHandler(ctx, RunAccounts(ctx), Capturer(ctx)), a, outcome)
+    cap = Capturer(ctx, _evidence)  # type: ignore[arg-type]
+    return apply_outcome(IncidentHandler(ctx, RunAccounts(ctx), cap), looker(ctx, cap, Tracker(ctx)), a, outcome)
 
 
 def _evidence(pid: int, window: float) -> Evidence:
@@ -305,7 +317,7 @@ def test_a_node_that_follows_another_nodes_decision_writes_its_own_incident_firs
     )
     ctx.nodes = Nodes(Decision(0, OnHang.KILL, "distributed.peer_stuck", 124, "hung_requeue", why))  # type: ignore[assignment]
     a = _attempt(ctx)
-    _, _, acts = _team(ctx)
+    _, _, acts, _ = _team(ctx)
     end = _applied(ctx, a, NodeRounds(ctx, acts.follow).tick(a, ctx.clock.now()))
     assert end is not None and end.code == 124 and a.job.code is not None  # type: ignore[attr-defined]
     kinds = [e["event"] for e in _events(ctx)]
@@ -331,12 +343,11 @@ def test_a_capture_request_makes_the_attempt_suspect_once(tmp_path):
 
 
 # --- suspect, startup probe, act ------------------------------------------------------------------------------
-def _team(ctx: RunContext, capture: object = _evidence) -> tuple[SuspectJudge, StartupProbe, IncidentHandler]:
+def _team(ctx: RunContext, capture: object = _evidence) -> tuple[SuspectJudge, StartupProbe, IncidentHandler, Looker]:
+    """The judges, the incident handler, and the loop's look (a judge asks for one: ``LookAt``)."""
     books, cap, tracker = RunAccounts(ctx), Capturer(ctx, capture), Tracker(ctx)  # type: ignore[arg-type]
-    acts = IncidentHandler(ctx, books, cap)
-    look = looker(ctx, cap, tracker)
-    suspects = SuspectJudge(ctx, cap, look)
-    return suspects, StartupProbe(ctx, look, suspects), acts
+    suspects = SuspectJudge(ctx, cap)
+    return suspects, StartupProbe(ctx, suspects), IncidentHandler(ctx, books, cap), looker(ctx, cap, tracker)
 
 
 def test_a_suspect_that_cannot_be_captured_is_retried_later_not_declared(tmp_path):
@@ -344,10 +355,12 @@ def test_a_suspect_that_cannot_be_captured_is_retried_later_not_declared(tmp_pat
         raise CaptureError("gone", "")
 
     ctx = _ctx(tmp_path)
-    suspects, _, _ = _team(ctx, gone)
+    suspects, _, acts, look = _team(ctx, gone)
     a = _attempt(ctx)
     a.detector.suspect_now()
-    assert suspects.on_suspect(a, ctx.clock.now()) is None
+    asked = suspects.on_suspect(a, ctx.clock.now())
+    assert isinstance(asked, LookAt) and not _events(ctx)[-1]["event"].startswith("capture")  # the loop looks
+    assert apply_outcome(acts, look, a, asked) is None
     assert a.suspicion.capture_retry_at > ctx.clock.now() and a.detector.state == State.SUSPECT
     # the look carries its error back; the capturer alone wrote it down, once, with what happened and what is done
     failed = [e for e in _events(ctx) if e["event"] == "capture_failed"]
@@ -357,7 +370,7 @@ def test_a_suspect_that_cannot_be_captured_is_retried_later_not_declared(tmp_pat
 
 def test_a_probe_is_due_every_min_stall_within_the_grace(tmp_path):
     ctx = _ctx(tmp_path)
-    _, probe, _ = _team(ctx)
+    _, probe, _, _ = _team(ctx)
     a = _attempt(ctx)
     now = ctx.clock.now()
     assert not probe.due(a, now) and probe.due(a, now + 5) and not probe.due(a, now + 20)
@@ -365,13 +378,13 @@ def test_a_probe_is_due_every_min_stall_within_the_grace(tmp_path):
 
 def test_a_declared_hang_is_recorded_before_the_job_is_ended_with_the_exit_contract(tmp_path):
     ctx = _ctx(tmp_path, on_hang=OnHang.KILL)
-    _, _, acts = _team(ctx)
+    _, _, acts, look = _team(ctx)
     a = _attempt(ctx)
     from hangwatch.diagnose import Diagnosis
 
     root = Finding(cause="code.deadlock", confidence=0.9, summary="two locks", where=None, fix=("one order",))
     judged = Judgement(a, _evidence(4242, 1.0), Diagnosis(Verdict.HUNG, (root,)), ctx.clock.now(), 30.0)
-    end = apply_outcome(acts, a, Declare(judged))
+    end = apply_outcome(acts, look, a, Declare(judged))
     # A deadlock is a bug in the job's code: a requeue would hang again, so 125 the first time.
     assert end is not None and end.code == 125 and a.detector.state == State.HUNG
     assert "a requeue would hang there again" in (end.status.why if end.status else "")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from hangwatch.supervise.progress.checkpoints import Checkpoint
     from hangwatch.supervise.progress.detector import HistoryBound, StallDetector
     from hangwatch.supervise.stall.judgement import Judgement
+    from hangwatch.supervise.stall.look import Look, Unseen
 
 
 class Clock(Protocol):
@@ -155,7 +156,17 @@ class EndJob:
     fields: tuple[tuple[str, object], ...] = ()
 
 
-Outcome = Extend | Hold | Report | Declare | Reopen | CaptureNow | EndJob | AttemptEnd | None
+@dataclass(frozen=True)
+class LookAt:
+    """A judge asks for a look at the job (over ``window``; None: the capture window): the loop takes it, with the
+    progress that arrived meanwhile fed to the detector, then hands it to ``then`` and applies what that returns.
+    The judge never takes a look itself: the detector is written by the loop, before the judge reads it again."""
+
+    window: float | None
+    then: Callable[[Look | Unseen], Outcome]
+
+
+Outcome = Extend | Hold | Report | Declare | Reopen | CaptureNow | LookAt | EndJob | AttemptEnd | None
 
 
 @dataclass

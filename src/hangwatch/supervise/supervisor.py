@@ -55,6 +55,7 @@ from hangwatch.supervise.attempt import (
     EndJob,
     Extend,
     Hold,
+    LookAt,
     Outcome,
     Reopen,
     Report,
@@ -200,18 +201,21 @@ def end_attempt(ctx: RunContext, a: Attempt, end: EndJob) -> AttemptEnd:
     return end.then if isinstance(end.then, AttemptEnd) else end.then(a.job.poll())
 
 
-def apply_outcome(acts: IncidentHandler, a: Attempt, outcome: Outcome) -> AttemptEnd | None:
-    """What a collaborator returned, done: the detector written, then the report or the declaration's act; a job
-    to end, ended. The attempt's end, if it ends here."""
+def apply_outcome(acts: IncidentHandler, look: Looker, a: Attempt, outcome: Outcome) -> AttemptEnd | None:
+    """What a collaborator returned, done: the detector written, then the report or the declaration's act; a look
+    asked for, taken (``look``) and handed to the judge that asked; a job to end, ended. The attempt's end, if it
+    ends here."""
     det, report = a.detector, None
     if outcome is None or isinstance(outcome, AttemptEnd):
         return outcome
+    if isinstance(outcome, LookAt):
+        return apply_outcome(acts, look, a, outcome.then(look(a, outcome.window)))
     if isinstance(outcome, EndJob):
         return end_attempt(acts.ctx, a, outcome)
     if isinstance(outcome, Declare):
         det.declare_hung()
         a.suspicion.note = None
-        return apply_outcome(acts, a, acts.declare(outcome.judgement))
+        return apply_outcome(acts, look, a, acts.declare(outcome.judgement))
     if isinstance(outcome, Extend):
         det.extend(outcome.at, outcome.bound)
         report = outcome.report
@@ -261,9 +265,9 @@ class Supervisor:
         self.capturer = Capturer(ctx, capture)
         self.tracker = Tracker(ctx)
         self.acts = IncidentHandler(ctx, self.books, self.capturer)
-        look = looker(ctx, self.capturer, self.tracker)
-        self.suspects = SuspectJudge(ctx, self.capturer, look)
-        self.startup = StartupProbe(ctx, look, self.suspects)
+        self.look = looker(ctx, self.capturer, self.tracker)  # every judge's look, taken by the loop (``LookAt``)
+        self.suspects = SuspectJudge(ctx, self.capturer)
+        self.startup = StartupProbe(ctx, self.suspects)
         self.signals = SignalInbox(ctx)
         self.node_rounds = NodeRounds(ctx, self.acts.follow)
         self.gpu = GpuGuard(cfg.gpu_release_timeout, cfg.relaunch_on_held_gpu, ctx.rundir.event, ctx.say)
@@ -515,7 +519,7 @@ class Supervisor:
 
     def _step(self, a: Attempt) -> AttemptEnd | None:
         """One round: signals, the job's exit, progress, other nodes, then the current state's handler."""
-        end = apply_outcome(self.acts, a, self.signals.handle(a))
+        end = apply_outcome(self.acts, self.look, a, self.signals.handle(a))
         if end is not None:
             return end
         code = a.job.poll()
@@ -529,7 +533,7 @@ class Supervisor:
             return self.acts.job_exited(a, code, orphans)
         now = self.clock.now()
         if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
-            apply_outcome(self.acts, a, self.acts.heal_tick(a, now))
+            apply_outcome(self.acts, self.look, a, self.acts.heal_tick(a, now))
         self._take(a)
         quiet = a.still.woken is not None or a.still.lost_one()  # the tree may have changed under a still reading
         every = SCAN_EVERY_S if quiet else ATTACHED_SCAN_S if self.cfg.blind else REST_SCAN_S
@@ -539,11 +543,11 @@ class Supervisor:
             a.last_scan = now
             a.still.pids = sorted({a.job.pid, *a.job.leftovers()})  # the living tree (same pid and start time)
         a.still.scan(a.still.pids, now, a.detector.last.at if a.detector.last is not None else None)
-        end = apply_outcome(self.acts, a, self.node_rounds.tick(a, now))
+        end = apply_outcome(self.acts, self.look, a, self.node_rounds.tick(a, now))
         if end is not None:
             return end
-        end = apply_outcome(self.acts, a, self._handlers[a.detector.state](a, now))
-        return apply_outcome(self.acts, a, self.books.tick(a, now, end))
+        end = apply_outcome(self.acts, self.look, a, self._handlers[a.detector.state](a, now))
+        return apply_outcome(self.acts, self.look, a, self.books.tick(a, now, end))
 
     def _take(self, a: Attempt) -> None:
         """This round's progress signals and phase, and the checkpoints read a round ago."""
@@ -564,15 +568,15 @@ class Supervisor:
                 outcome = self.suspects.look(a, now, still=True)
             else:
                 outcome = None
-            end = apply_outcome(self.acts, a, outcome)
+            end = apply_outcome(self.acts, self.look, a, outcome)
             if end is not None or a.detector.state not in (State.STARTING, State.PROGRESSING):
                 return end
         if self.startup.due(a, now):
-            end = apply_outcome(self.acts, a, self.startup.probe(a, now))
+            end = apply_outcome(self.acts, self.look, a, self.startup.probe(a, now))
             if end is not None or a.detector.state != State.STARTING:
                 return end
         if self.suspects.look_due(a, now):
-            end = apply_outcome(self.acts, a, self.suspects.look(a, now))
+            end = apply_outcome(self.acts, self.look, a, self.suspects.look(a, now))
             if end is not None or a.detector.state != State.PROGRESSING:
                 return end
         suspect = a.detector.check(now)

@@ -13,21 +13,21 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hangwatch.causes import Cause
 from hangwatch.records.run import EventKind
-from hangwatch.supervise.attempt import Declare
+from hangwatch.supervise.attempt import Declare, LookAt
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, State
 from hangwatch.supervise.stall.judgement import Judgement, someone_could_end
-from hangwatch.supervise.stall.look import Unseen
+from hangwatch.supervise.stall.look import Look, Unseen
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
     from hangwatch.supervise.attempt import Attempt, Outcome
     from hangwatch.supervise.context import RunContext
-    from hangwatch.supervise.stall.look import Looker
     from hangwatch.supervise.stall.suspect import SuspectJudge
 
 # Signatures that mean stuck before the first step (the rules already require that the culprit
@@ -104,8 +104,8 @@ def next_probe_after(since: float, min_stall: float) -> float:
 class StartupProbe:
     """Probes a starting job every --min-stall seconds, within --startup-grace."""
 
-    def __init__(self, ctx: RunContext, look: Looker, suspects: SuspectJudge) -> None:
-        self.ctx, self.take_look, self.suspects = ctx, look, suspects
+    def __init__(self, ctx: RunContext, suspects: SuspectJudge) -> None:
+        self.ctx, self.suspects = ctx, suspects
 
     def due(self, a: Attempt, now: float, still: bool = False) -> bool:
         """Whether a probe is due: the job shows no progress yet, within its grace (``still``: one the kernel's
@@ -126,7 +126,13 @@ class StartupProbe:
         early = since < ctx.cfg.min_stall or still or ctx.cfg.blind  # blind: its progress cannot be read, proof decides
         if not still:
             a.startup.next_probe_at = a.started_at + next_probe_after(since, ctx.cfg.min_stall)
-        seen = self.take_look(a, None)
+        return LookAt(None, functools.partial(self._probe_seen, a, now, since, early, still))
+
+    def _probe_seen(
+        self, a: Attempt, now: float, since: float, early: bool, still: bool, seen: Look | Unseen
+    ) -> Outcome:
+        """The probe's look, taken: hung now on a stuck signature with nothing moving, else the grace goes on."""
+        ctx = self.ctx
         if isinstance(seen, Unseen):
             return None
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved

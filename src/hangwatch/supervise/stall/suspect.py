@@ -6,18 +6,19 @@ the run loop as an outcome (``Extend``, ``Hold``, ``Report``, ``Declare``); the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import TYPE_CHECKING
 
 from hangwatch.causes import PHASE_CAUSES, Cause
 from hangwatch.records.layout import command_name
 from hangwatch.records.run import EventKind
-from hangwatch.supervise.attempt import Attempt, Declare, Extend, Hold, Outcome, Report
+from hangwatch.supervise.attempt import Attempt, Declare, Extend, Hold, LookAt, Outcome, Report
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.progress.detector import HistoryBound, StallDetector, State
 from hangwatch.supervise.stall.capturing import Capturer
 from hangwatch.supervise.stall.judgement import Judgement, someone_could_end
-from hangwatch.supervise.stall.look import Looker, Unseen
+from hangwatch.supervise.stall.look import Look, Unseen
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -53,8 +54,8 @@ def wall_clock_text(at: float) -> str:
 class SuspectJudge:
     """Judges suspect attempts."""
 
-    def __init__(self, ctx: RunContext, capturer: Capturer, look: Looker) -> None:
-        self.ctx, self.capturer, self.take_look = ctx, capturer, look
+    def __init__(self, ctx: RunContext, capturer: Capturer) -> None:
+        self.ctx, self.capturer = ctx, capturer
 
     def on_suspect(self, a: Attempt, now: float) -> Outcome:
         """suspect: capture and diagnose; extend a job that is alive, else declare it hung."""
@@ -69,7 +70,11 @@ class SuspectJudge:
         )
         if now < a.suspicion.capture_retry_at:
             return None
-        seen = self.take_look(a, None)
+        return LookAt(None, functools.partial(self._suspect_seen, a, now, stalled))
+
+    def _suspect_seen(self, a: Attempt, now: float, stalled: float, seen: Look | Unseen) -> Outcome:
+        """The suspect's look, taken: alive (extended), waiting for peers, or hung."""
+        ctx, det = self.ctx, a.detector
         if isinstance(seen, Unseen):
             if seen.error is not None:  # retried later, not every round (or the job is gone: the next round sees it)
                 a.suspicion.capture_retry_at = ctx.clock.now() + max(1.0, self.capturer.window())
@@ -156,11 +161,16 @@ class SuspectJudge:
         (a wait nothing will release, a lock cycle, a counting spin, a prompt, ...); anything else waits for
         --min-stall, as before. ``still``: a look the kernel's view of a still job called for, sooner; the
         stall's own first look still comes when it is due."""
-        ctx, det = self.ctx, a.detector
+        det = a.detector
         if not still:
             a.suspicion.looked_at = det.last.at if det.last is not None else now
         stalled = det.stalled_for(now)
-        seen = self.take_look(a, min(self.capturer.window(), EARLY_WINDOW_S))
+        window = min(self.capturer.window(), EARLY_WINDOW_S)
+        return LookAt(window, functools.partial(self._early_seen, a, now, stalled, still))
+
+    def _early_seen(self, a: Attempt, now: float, stalled: float, still: bool, seen: Look | Unseen) -> Outcome:
+        """The first look, taken: declared hung on a proof of a hang, else nothing changes."""
+        ctx, det = self.ctx, a.detector
         if isinstance(seen, Unseen):
             return None
         evidence, diagnosis, moved = seen.evidence, seen.diagnosis, seen.moved
