@@ -37,8 +37,10 @@ from hangwatch.supervise.stall.judgement import Judgement
 
 if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
-    from hangwatch.records.incident import Finding, Incident, LastProgress
+    from hangwatch.records.gpu import KernelEvent
+    from hangwatch.records.incident import Action, Finding, Incident, LastProgress
     from hangwatch.recover.heal import HealAsk
+    from hangwatch.recover.restart import RestartDecision
     from hangwatch.supervise.books.books import RunAccounts
 
 # The incident records, their rendering and the diagnosis are imported when the first incident comes:
@@ -214,56 +216,20 @@ class IncidentHandler:
         act on it: the attempt's end, or None while it is left running (reported, or asked to heal)."""
         from hangwatch.records.incident import Action
 
-        a, evidence, diagnosis, now, stalled = j.attempt, j.evidence, j.diagnosis, j.now, j.stalled
-        ctx, det, root = self.ctx, a.detector, diagnosis.root
+        a, ctx = j.attempt, self.ctx
         if ctx.ledger.stall_open_since is None:  # a stall a heal did not end is the same stall
-            ctx.ledger.open_stall(det.last.at if det.last else a.started_at)
+            ctx.ledger.open_stall(a.detector.last.at if a.detector.last else a.started_at)
         if a.action == OnHang.HEAL:
-            from hangwatch.recover.heal import HealAsk, plan
-
-            left = ctx.cfg.max_heals - ctx.ledger.heals
-            ask = plan(root, evidence, ctx.rundir.heartbeat_dir, self._heal_seq + 1, left, ctx.cfg.max_heals)
-            if isinstance(ask, HealAsk):
-                self._heal_seq += 1
-                return self._ask_heal(j, ask)
-            a.action = OnHang.RESTART
-            self._not_healed(a, ask, ask_again=False)
-            from hangwatch.diagnose import Diagnosis
-
-            root = dataclasses.replace(root, evidence=(*root.evidence, f"not healed in place: {ask}"))
-            diagnosis = Diagnosis(diagnosis.verdict, (root, *diagnosis.findings[1:]))
-        futile = a.action == OnHang.RESTART and ctx.policy.would_stop(
-            a.number, progressed=a.steps.progressed, max_step=a.steps.max_step
-        )
-        status = self.hung_status(root, futile)
-        a.action, followed = ctx.agree(a.number, a.action, status, root.cause, root)
-        status = followed or status
-        decision = None
-        if a.action == OnHang.REPORT:
-            action = Action.REPORTED
-        else:
-            decision = ctx.policy.decide(
-                a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed, max_step=a.steps.max_step
-            )
-            action = Action.RESTARTED if decision.restart else Action.KILLED
+            healing = self._heal_or_not(j)
+            if not isinstance(healing, Judgement):
+                return healing
+            j = healing
+        root = j.diagnosis.root
+        status, decision = self._decide(a, root)
+        action = Action.REPORTED if decision is None else Action.RESTARTED if decision.restart else Action.KILLED
         ctx.hangs.append(Hang.of(root))
         remedy = self.remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
-        from hangwatch.diagnose.assemble import build_incident
-
-        incident = build_incident(
-            evidence,
-            diagnosis,
-            attempt=a.number,
-            action=action,
-            last_progress=last_progress(det),
-            detected_at=now,
-            remedy=remedy,
-        )
-        try:
-            path: Path | None = self.record(incident, stalled, flight_dumps(evidence))
-        except Exception:  # a full disk must not keep a hung job from being ended or restarted
-            log.exception("could not record the incident")
-            path = None
+        path = self._record_hang(j, action, remedy)
         if decision is None:
             return None
         if not a.job.owned and ctx.signalled.is_set():  # told to stop during the look: detach, end nothing
@@ -275,6 +241,60 @@ class IncidentHandler:
             action=action.value,
             fields=(("incident", str(path) if path else None),),
         )
+
+    def _heal_or_not(self, j: Judgement) -> Reopen | Judgement | None:
+        """--on-hang heal: the job asked to heal in place (what that returns), or the judgement to restart on, with
+        why heal could not help in its root's evidence (the attempt is restarted from now on)."""
+        from hangwatch.diagnose import Diagnosis
+        from hangwatch.recover.heal import HealAsk, plan
+
+        a, ctx, root = j.attempt, self.ctx, j.diagnosis.root
+        left = ctx.cfg.max_heals - ctx.ledger.heals
+        ask = plan(root, j.evidence, ctx.rundir.heartbeat_dir, self._heal_seq + 1, left, ctx.cfg.max_heals)
+        if isinstance(ask, HealAsk):
+            self._heal_seq += 1
+            return self._ask_heal(j, ask)
+        a.action = OnHang.RESTART
+        self._not_healed(a, ask, ask_again=False)
+        root = dataclasses.replace(root, evidence=(*root.evidence, f"not healed in place: {ask}"))
+        return j.revised(Diagnosis(j.diagnosis.verdict, (root, *j.diagnosis.findings[1:])))
+
+    def _decide(self, a: Attempt, root: Finding) -> tuple[ExitStatus, RestartDecision | None]:
+        """What is done on this hang, decided with the other nodes (``a.action``), the exit the run ends with here,
+        and the restart policy's decision (None: reported, the job left running)."""
+        ctx = self.ctx
+        futile = a.action == OnHang.RESTART and ctx.policy.would_stop(
+            a.number, progressed=a.steps.progressed, max_step=a.steps.max_step
+        )
+        status = self.hung_status(root, futile)
+        a.action, followed = ctx.agree(a.number, a.action, status, root.cause, root)
+        if a.action == OnHang.REPORT:
+            return followed or status, None
+        decision = ctx.policy.decide(
+            a.number, asked=a.action == OnHang.RESTART, progressed=a.steps.progressed, max_step=a.steps.max_step
+        )
+        return followed or status, decision
+
+    def _record_hang(self, j: Judgement, action: Action, remedy: str | None) -> Path | None:
+        """Evidence before action: the hang's incident written (None where it could not be: a full disk must not
+        keep a hung job from being ended or restarted)."""
+        from hangwatch.diagnose.assemble import build_incident
+
+        a = j.attempt
+        incident = build_incident(
+            j.evidence,
+            j.diagnosis,
+            attempt=a.number,
+            action=action,
+            last_progress=last_progress(a.detector),
+            detected_at=j.now,
+            remedy=remedy,
+        )
+        try:
+            return self.record(incident, j.stalled, flight_dumps(j.evidence))
+        except Exception:  # the act goes on without its record; what failed is logged
+            log.exception("could not record the incident")
+            return None
 
     def follow(self, a: Attempt, called: Decision, restart: bool) -> None:
         """Another node decided to end the job: before this node ends its part, its own evidence: a short
@@ -454,27 +474,7 @@ class IncidentHandler:
         ctx.rundir.event(EventKind.JOB_EXIT, attempt=a.number, exit_code=status, orphans_killed=leftovers)
         if code == 0:
             return AttemptEnd(0)
-        oom_now = cgroup_oom_kills(os.getpid())
-        oom = (oom_now - a.oom_start) if oom_now is not None and a.oom_start is not None else 0
-        from hangwatch.capture.kernel import read_cursor
-        from hangwatch.diagnose.crash import diagnose_crash
-        from hangwatch.records.incident import Action, Incident, Verdict
-
-        kmsg = self.capturer.kmsg
-        kernel = read_cursor(kmsg) if kmsg is not None else ()
-        kernel_note = kmsg.note if kmsg is not None else None
-        findings = tuple(
-            diagnose_crash(
-                code,
-                self.capturer.output_tail(a.log_offset),
-                oom_kills=oom,
-                pid=a.job.pid,
-                kernel=kernel,
-                known_pids=tuple(a.job.known_pids()),
-                worker_deaths=tuple(ctx.rundir.layout.worker_deaths()),
-                ended_at=time.time(),  # the records' clock: the wall's
-            )
-        )
+        kernel, findings = self._crash_findings(a, code)
         asked = ctx.cfg.restart_on_crash
         # The other nodes' ranks now wait for ours: stop or restart them too (or follow the node that ended ours).
         node = ctx.nodes.node if ctx.nodes is not None else 0
@@ -485,6 +485,8 @@ class IncidentHandler:
         if followed is not None:
             asked = won == OnHang.RESTART
         decision = ctx.policy.decide(a.number, asked=asked, progressed=a.steps.progressed, max_step=a.steps.max_step)
+        from hangwatch.records.incident import Action, Incident, Verdict
+
         incident = Incident(
             verdict=Verdict.CRASHED,
             detected_at=ctx.clock.now(),
@@ -494,10 +496,32 @@ class IncidentHandler:
             processes=(),
             findings=findings,
             kernel=kernel,
-            notes=(kernel_note,) if kernel_note else (),
+            notes=(kmsg.note,) if (kmsg := self.capturer.kmsg) is not None and kmsg.note else (),
             remedy=self.remedy_for(findings[0], a.number + 1) if decision.restart else None,
         )
         self.record(incident, 0.0)
         if followed is not None:
             return AttemptEnd(followed.code, decision, followed)
         return AttemptEnd(status, decision)
+
+    def _crash_findings(self, a: Attempt, code: int) -> tuple[tuple[KernelEvent, ...], tuple[Finding, ...]]:
+        """Why the job crashed (exit ``code``): the kernel log since its launch, and the crash's findings from its
+        output's end, the cgroup's OOM kills, the kernel log and the DataLoader workers' deaths."""
+        from hangwatch.capture.kernel import read_cursor
+        from hangwatch.diagnose.crash import diagnose_crash
+
+        oom_now = cgroup_oom_kills(os.getpid())
+        oom = (oom_now - a.oom_start) if oom_now is not None and a.oom_start is not None else 0
+        kmsg = self.capturer.kmsg
+        kernel = read_cursor(kmsg) if kmsg is not None else ()
+        findings = diagnose_crash(
+            code,
+            self.capturer.output_tail(a.log_offset),
+            oom_kills=oom,
+            pid=a.job.pid,
+            kernel=kernel,
+            known_pids=tuple(a.job.known_pids()),
+            worker_deaths=tuple(self.ctx.rundir.layout.worker_deaths()),
+            ended_at=time.time(),  # the records' clock: the wall's
+        )
+        return kernel, tuple(findings)

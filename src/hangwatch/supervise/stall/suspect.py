@@ -199,20 +199,12 @@ class SuspectJudge:
     def _alive(self, j: Judgement, bound: HistoryBound | None, at: float) -> Report | None:
         """Alive without progress: more time from ``at``, said plainly with when it ends; past 3 x --min-stall
         the first time for this cause and place, a `slow` incident (notified) says what it does and until when
-        (the report returned)."""
+        (the report returned); said again while it lasts, at most every SLOW_REPEAT_S."""
         from hangwatch.records.incident import Verdict
 
-        a, diagnosis, now, stalled = j.attempt, j.diagnosis, j.now, j.stalled
+        a, diagnosis, stalled = j.attempt, j.diagnosis, j.stalled
         ctx, det, root = self.ctx, a.detector, diagnosis.root
-        until = det.max_slow_at(at)  # --max-slow holds in any case
-        if bound is not None:
-            until = min(until, bound.at)
-        when = f"hung at {wall_clock_text(until)} ({until - now:.0f} s from now) unless it progresses"
-        basis = bound.basis if bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
-        hung_at: float | None = round(until, 1)
-        if ctx.cfg.blind and bound is None:
-            when, hung_at = "never hung by a clock", None
-            basis = "its progress cannot be read, so only a proven hang is acted on"
+        when, basis, hung_at = self._until(j, bound, at)
         ctx.rundir.event(
             EventKind.EXTENDED,
             attempt=a.number,
@@ -238,33 +230,46 @@ class SuspectJudge:
             and not ctx.cfg.blind  # no progress can be read: a time without it says nothing of the job
         ):
             a.suspicion.slow_reported.add(key)
-            a.suspicion.slow_noted_at = now
+            a.suspicion.slow_noted_at = j.now
             if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
                 diagnosis = dataclasses.replace(diagnosis, verdict=Verdict.SLOW)
             return Report(
                 j.revised(diagnosis), f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}"
             )
-        if (
-            key in a.suspicion.slow_reported
-            and a.suspicion.slow_noted_at is not None
-            and now - a.suspicion.slow_noted_at >= SLOW_REPEAT_S
-        ):
-            a.suspicion.slow_noted_at = now  # it lasts: said again, at most every SLOW_REPEAT_S
-            text = (
-                f"still {diagnosis.verdict.value} after {stalled / 60:.0f} min without progress: {root.summary} {when}."
-            )
-            ctx.rundir.event(
-                EventKind.STILL_SLOW,
-                attempt=a.number,
-                cause=root.cause,
-                stalled_seconds=round(stalled, 1),
-                hung_at=hung_at,
-                summary=root.summary,
-            )
-            ctx.say(f"hangwatch: {text}")
-
-            ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} still {diagnosis.verdict.value}", text)
+        noted = a.suspicion.slow_noted_at
+        if key in a.suspicion.slow_reported and noted is not None and j.now - noted >= SLOW_REPEAT_S:
+            self._still_slow(j, when, hung_at)
         return None
+
+    def _until(self, j: Judgement, bound: HistoryBound | None, at: float) -> tuple[str, str, float | None]:
+        """When an alive job without progress is hung unless it progresses (in words), on what bound, and the
+        time (None: no clock ends it, an attached job's)."""
+        ctx, det = self.ctx, j.attempt.detector
+        until = det.max_slow_at(at)  # --max-slow holds in any case
+        if bound is not None:
+            until = min(until, bound.at)
+        if ctx.cfg.blind and bound is None:
+            return "never hung by a clock", "its progress cannot be read, so only a proven hang is acted on", None
+        when = f"hung at {wall_clock_text(until)} ({until - j.now:.0f} s from now) unless it progresses"
+        basis = bound.basis if bound is not None else f"--max-slow {ctx.cfg.max_slow:.0f} s"
+        return when, basis, round(until, 1)
+
+    def _still_slow(self, j: Judgement, when: str, hung_at: float | None) -> None:
+        """A `slow` job that lasts: said again (a `still_slow` event, a line, a notification)."""
+        ctx, a, diagnosis = self.ctx, j.attempt, j.diagnosis
+        root, stalled = diagnosis.root, j.stalled
+        a.suspicion.slow_noted_at = j.now  # at most every SLOW_REPEAT_S
+        text = f"still {diagnosis.verdict.value} after {stalled / 60:.0f} min without progress: {root.summary} {when}."
+        ctx.rundir.event(
+            EventKind.STILL_SLOW,
+            attempt=a.number,
+            cause=root.cause,
+            stalled_seconds=round(stalled, 1),
+            hung_at=hung_at,
+            summary=root.summary,
+        )
+        ctx.say(f"hangwatch: {text}")
+        ctx.notifier.send(f"hangwatch: {command_name(ctx.cfg.argv)} still {diagnosis.verdict.value}", text)
 
     def peers_late(self, j: Judgement) -> Outcome:
         """Waiting for peers at process-group setup: `waiting` (reported once, after --min-stall) until
