@@ -55,11 +55,10 @@ class RunCollector:
 
     def collect(self) -> Iterator[Any]:
         """The metric families, from the newest snapshot."""
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+        from prometheus_client.core import GaugeMetricFamily
 
         snap = self.snapshot
-        base = ["run", "node"]
-        ids = [self.run, self.node]
+        base, ids = ["run", "node"], [self.run, self.node]
         info = GaugeMetricFamily(
             "hangwatch_info", "The run hangwatch supervises (value 1)", labels=[*base, "host", "command"]
         )
@@ -67,8 +66,26 @@ class RunCollector:
         yield info
         if snap is None:
             return
+        yield from self._progress(snap, base, ids)
+        yield from self._counts(snap, base, ids)
         s = snap.summary
-        now = self.clock()
+        for name, doc, value in (
+            ("hangwatch_steps_per_second", "The recent step rate", s.steps_per_s),
+            ("hangwatch_goodput_ratio", "Fraction of wall time spent progressing", s.goodput),
+            ("hangwatch_cost_usd", "What the run has cost so far (--cost-per-hour)", s.cost_usd),
+            ("hangwatch_projected_cost_usd", "The cost to finish at the current rate", s.projected_cost_usd),
+            ("hangwatch_eta_seconds", "Seconds to the total steps at the current rate", s.eta_seconds),
+        ):
+            g = GaugeMetricFamily(name, doc, labels=base)
+            if value is not None:
+                g.add_metric(ids, float(value))
+            yield g
+
+    def _progress(self, snap: Snapshot, base: list[str], ids: list[str]) -> Iterator[Any]:
+        """The newest step and the seconds since progress, for the job and for each rank."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        s, now = snap.summary, self.clock()
         step = GaugeMetricFamily(
             "hangwatch_step", 'The newest step (rank "": the job as a whole)', labels=[*base, "rank"]
         )
@@ -89,6 +106,12 @@ class RunCollector:
                 since.add_metric([*ids, str(rank)], max(0.0, now - at))
         yield step
         yield since
+
+    def _counts(self, snap: Snapshot, base: list[str], ids: list[str]) -> Iterator[Any]:
+        """The run's state, its incidents by cause and verdict, and its restarts."""
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        s = snap.summary
         state = GaugeMetricFamily(
             "hangwatch_state", "1 for the run's current state, 0 for the others", labels=[*base, "state"]
         )
@@ -104,17 +127,6 @@ class RunCollector:
         restarts = CounterMetricFamily("hangwatch_restarts", "Restarts of the job in this run", labels=base)
         restarts.add_metric(ids, max(0, s.attempts - 1))
         yield restarts
-        for name, doc, value in (
-            ("hangwatch_steps_per_second", "The recent step rate", s.steps_per_s),
-            ("hangwatch_goodput_ratio", "Fraction of wall time spent progressing", s.goodput),
-            ("hangwatch_cost_usd", "What the run has cost so far (--cost-per-hour)", s.cost_usd),
-            ("hangwatch_projected_cost_usd", "The cost to finish at the current rate", s.projected_cost_usd),
-            ("hangwatch_eta_seconds", "Seconds to the total steps at the current rate", s.eta_seconds),
-        ):
-            g = GaugeMetricFamily(name, doc, labels=base)
-            if value is not None:
-                g.add_metric(ids, float(value))
-            yield g
 
 
 class Metrics:

@@ -103,38 +103,10 @@ class ProgressIntake:
             self._tail_seq = seq
             signals.append(Progress(at, None, "output", Strength.OUTPUT))
             fresh = self._fresh(data)
-            try:
-                counter = self._parser.latest(data)
-                by_rank = self._parser.by_rank(data)
-            except Exception:  # a parser bug must not stop supervision
-                log.exception("progress parser failed")
-                counter, by_rank = None, {}
-            for rank, c in by_rank.items():
-                prev = self.ranks.get(rank)
-                if prev is None or prev.key != c.key:
-                    self.ranks[rank] = RankProgress(at, c.step, c.key)
+            counter = self._counters(at, data)
             if counter is not None:
-                if counter.total is not None:
-                    self.counter_total = counter.total
-                # one interval a poll: a parsed counter's jump may be another bar's (samples, not steps)
-                signals.append(Progress(at, counter.step, counter.source, Strength.COUNTER))
-        phase: str | None = None
-        deadline: float | None = None
-        started: float | None = None
-        beats: list[Progress] = []
-        for hb in (h.on_clock(self.to_clock) for h in read_heartbeats(self.heartbeat_dir)):
-            seen, step_seen = self._beats.get(hb.pid), self._steps.get(hb.pid)
-            if hb.count != (seen or 0):
-                self._beats[hb.pid] = hb.count
-                if hb.step is not None:
-                    self._steps[hb.pid] = hb.step
-                if hb.rank is not None:
-                    self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
-                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT, _events(hb, seen, step_seen)))
-            if hb.total is not None and hb.step is not None:
-                self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
-            if hb.phase is not None:
-                phase, deadline, started = hb.phase, hb.phase_deadline, hb.phase_started
+                signals.append(counter)
+        phase, beats = self._beats_since()
         if beats:
             # One signal per poll, however many processes beat: the ranks of one job beat the same steps
             # a moment apart, and those moments are no interval of the job's own.
@@ -148,7 +120,46 @@ class ProgressIntake:
                     max(b.count for b in beats),  # the ranks beat the same steps: the most any one beat
                 )
             )
-        return Intake(tuple(signals), phase, deadline, started, fresh)
+        return Intake(tuple(signals), phase[0], phase[1], phase[2], fresh)
+
+    def _counters(self, at: float, data: bytes) -> Progress | None:
+        """The output's newest counter (one interval a poll: a parsed counter's jump may be another bar's, samples
+        not steps) as a signal, and each rank's counter kept."""
+        try:
+            counter = self._parser.latest(data)
+            by_rank = self._parser.by_rank(data)
+        except Exception:  # a parser bug must not stop supervision: logged, and this poll has no counter
+            log.exception("progress parser failed")
+            counter, by_rank = None, {}
+        for rank, c in by_rank.items():
+            prev = self.ranks.get(rank)
+            if prev is None or prev.key != c.key:
+                self.ranks[rank] = RankProgress(at, c.step, c.key)
+        if counter is None:
+            return None
+        if counter.total is not None:
+            self.counter_total = counter.total
+        return Progress(at, counter.step, counter.source, Strength.COUNTER)
+
+    def _beats_since(self) -> tuple[tuple[str | None, float | None, float | None], list[Progress]]:
+        """The heartbeats that came since the last poll (one signal per beating process), and the newest phase a
+        heartbeat declared (name, deadline, start); each rank's beat and the trainer's total kept."""
+        phase: tuple[str | None, float | None, float | None] = (None, None, None)
+        beats: list[Progress] = []
+        for hb in (h.on_clock(self.to_clock) for h in read_heartbeats(self.heartbeat_dir)):
+            seen, step_seen = self._beats.get(hb.pid), self._steps.get(hb.pid)
+            if hb.count != (seen or 0):
+                self._beats[hb.pid] = hb.count
+                if hb.step is not None:
+                    self._steps[hb.pid] = hb.step
+                if hb.rank is not None:
+                    self.ranks[hb.rank] = RankProgress(hb.at, hb.step, str(hb.count).encode())
+                beats.append(Progress(hb.at, hb.step, "heartbeat", Strength.HEARTBEAT, _events(hb, seen, step_seen)))
+            if hb.total is not None and hb.step is not None:
+                self.trainer_total = hb.total  # the trainer's max steps, in the beats' own unit (optimizer steps)
+            if hb.phase is not None:
+                phase = (hb.phase, hb.phase_deadline, hb.phase_started)
+        return phase, beats
 
     def _fresh(self, tail: bytes) -> bool:
         """Whether the newest records hold one not seen recently. Times, rates and losses are masked,
