@@ -92,45 +92,7 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
     """Read ``hangwatch.evidence/1`` (recorded fixtures, bug reports)."""
     if d.get("schema") != SCHEMA:
         raise ValueError(f"not a {SCHEMA} object")
-    procs = []
-    for p in d["processes"]:
-        info = dict(p["info"])
-        info["role"] = Role(info["role"])
-        info["cmdline"] = tuple(info["cmdline"])
-        samples = tuple(
-            ProcessSample(
-                **{
-                    **s,
-                    "threads": tuple(
-                        ThreadSample(**{**t, "frames": tuple(_frame(f) for f in t["frames"])}) for t in s["threads"]
-                    ),
-                }
-            )
-            for s in p["samples"]
-        )
-        local_reads = tuple(
-            LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])}) for r in p.get("locals", ())
-        )
-        native = tuple(
-            NativeStack(tid=int(n["tid"]), frames=tuple(_frame(f) for f in n["frames"])) for n in p.get("native", ())
-        )
-        rdzv = RendezvousRead(**p["rendezvous"]) if p.get("rendezvous") else None
-        procs.append(
-            ProcessEvidence(
-                info=ProcessInfo(**info),
-                samples=samples,
-                exited=p["exited"],
-                output_tail=p["output_tail"],
-                locals=local_reads,
-                native=native,
-                rendezvous=rdzv,
-                waits=tuple(_wait(w) for w in p.get("waits", ())),
-                writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
-                flight=_flight(p.get("flight")),
-                loader_task=_loader_task(p.get("loader_task")),
-                c10d=C10dWait(**p["c10d"]) if p.get("c10d") else None,
-            )
-        )
+    procs = [_process(p) for p in d["processes"]]
     fields = {
         k: v
         for k, v in d.items()
@@ -145,4 +107,42 @@ def evidence_from_dict(d: dict[str, Any]) -> Evidence:
         kernel=tuple(KernelEvent(**k) for k in d.get("kernel", ())),
         known_pids=tuple(int(p) for p in d.get("known_pids", ())),
         vanished=tuple(VanishedProcess(**v) for v in d.get("vanished", ())),
+    )
+
+
+def _process(p: dict[str, Any]) -> ProcessEvidence:
+    """One process of ``hangwatch.evidence/1``."""
+    info = dict(p["info"])
+    info["role"] = Role(info["role"])
+    info["cmdline"] = tuple(info["cmdline"])
+    samples = tuple(
+        ProcessSample(
+            **{
+                **s,
+                "threads": tuple(
+                    ThreadSample(**{**t, "frames": tuple(_frame(f) for f in t["frames"])}) for t in s["threads"]
+                ),
+            }
+        )
+        for s in p["samples"]
+    )
+    local_reads = tuple(
+        LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])}) for r in p.get("locals", ())
+    )
+    native = tuple(
+        NativeStack(tid=int(n["tid"]), frames=tuple(_frame(f) for f in n["frames"])) for n in p.get("native", ())
+    )
+    return ProcessEvidence(
+        info=ProcessInfo(**info),
+        samples=samples,
+        exited=p["exited"],
+        output_tail=p["output_tail"],
+        locals=local_reads,
+        native=native,
+        rendezvous=RendezvousRead(**p["rendezvous"]) if p.get("rendezvous") else None,
+        waits=tuple(_wait(w) for w in p.get("waits", ())),
+        writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
+        flight=_flight(p.get("flight")),
+        loader_task=_loader_task(p.get("loader_task")),
+        c10d=C10dWait(**p["c10d"]) if p.get("c10d") else None,
     )

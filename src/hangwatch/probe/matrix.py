@@ -54,31 +54,7 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
         "epochs": opts.epochs,
         "samples": opts.samples,
     }
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([p for p in sys.path if p] + [os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hangwatch.probe.cell", json.dumps(spec)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        env=env,
-    )
-    lines: queue.SimpleQueue[str] = queue.SimpleQueue()
-    errors: list[str] = []
-
-    def read_out() -> None:
-        assert proc.stdout is not None  # noqa: S101 - PIPE was asked for
-        for raw in proc.stdout:
-            lines.put(raw.decode(errors="replace"))
-
-    def read_err() -> None:
-        assert proc.stderr is not None  # noqa: S101
-        for raw in proc.stderr:
-            errors.append(raw.decode(errors="replace"))
-            del errors[:-200]
-
-    readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
-    for r in readers:
-        r.start()
+    proc, lines, errors, readers = _start_cell(spec)
     tracker = JobTracker(proc.pid)
     cell.status = CellStatus.RUNNING
     t0 = time.monotonic()
@@ -105,6 +81,39 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     tail = "".join(errors)
     findings = diagnose_crash(proc.returncode if proc.returncode is not None else 1, tail)
     cell.finding = findings[0]
+
+
+def _start_cell(
+    spec: dict[str, Any],
+) -> tuple[subprocess.Popen[bytes], queue.SimpleQueue[str], list[str], list[threading.Thread]]:
+    """The cell's process started in its own session, with a thread reading each of its pipes: its lines come to
+    the queue, the last 200 of its stderr to the list."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([p for p in sys.path if p] + [os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hangwatch.probe.cell", json.dumps(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=env,
+    )
+    lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+    errors: list[str] = []
+
+    def read_out() -> None:
+        assert proc.stdout is not None  # noqa: S101 - PIPE was asked for
+        for raw in proc.stdout:
+            lines.put(raw.decode(errors="replace"))
+
+    def read_err() -> None:
+        assert proc.stderr is not None  # noqa: S101
+        for raw in proc.stderr:
+            errors.append(raw.decode(errors="replace"))
+            del errors[:-200]
+
+    readers = [threading.Thread(target=read_out, daemon=True), threading.Thread(target=read_err, daemon=True)]
+    for r in readers:
+        r.start()
+    return proc, lines, errors, readers
 
 
 def _watch_cell(

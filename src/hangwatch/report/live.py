@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hangwatch.records.run import Event, EventKind
+from hangwatch.records.run import Event, EventKind, RunSummary
 from hangwatch.report.banner import clock_text, deadline_text
 from hangwatch.report.runs_table import STATE_STYLE, runs_table
 from hangwatch.report.units import duration, money
@@ -80,6 +80,23 @@ def render_one(view: RunView, history: RateHistory) -> RenderableType:
         lines.append(Text("no summary.json yet"))
         return Group(*lines)
     lines.append(Text(" ".join(s.command)[:200], style="dim"))
+    grid = _figures(view, s, history)
+    lines.append(grid)
+    inc = view.latest_incident
+    if inc is not None:
+        where = f" at {inc.where}" if inc.where else ""
+        lines.append(Text.assemble((f"incident {inc.number:03d} ", "bold red"), f"{inc.verdict}: {inc.cause}{where}"))
+        if inc.summary:
+            lines.append(Text(f"  {inc.summary}"[:300]))
+    events = [e for e in view.events if e.kind not in QUIET_EVENTS][-EVENT_LINES:]
+    lines.append(Text("events", style="bold"))
+    lines.extend(Text(_event_line(e)) for e in events)
+    lines.append(Text("q or Ctrl-C to quit (the run goes on)", style="dim"))
+    return Group(*lines)
+
+
+def _figures(view: RunView, s: RunSummary, history: RateHistory) -> Table:
+    """One run's figures: step, rate, ETA, deadline, last progress, attempts, incidents, cost, the step rate's line."""
     grid = Table.grid(padding=(0, 3))
     grid.add_column(style="bold")
     grid.add_column()
@@ -107,18 +124,7 @@ def render_one(view: RunView, history: RateHistory) -> RenderableType:
         grid.add_row("cost", cost)
     rates = history.rates()
     grid.add_row("step rate", (sparkline(rates) + f"  max {max(rates):.3g}/s") if rates else "-")
-    lines.append(grid)
-    inc = view.latest_incident
-    if inc is not None:
-        where = f" at {inc.where}" if inc.where else ""
-        lines.append(Text.assemble((f"incident {inc.number:03d} ", "bold red"), f"{inc.verdict}: {inc.cause}{where}"))
-        if inc.summary:
-            lines.append(Text(f"  {inc.summary}"[:300]))
-    events = [e for e in view.events if e.kind not in QUIET_EVENTS][-EVENT_LINES:]
-    lines.append(Text("events", style="bold"))
-    lines.extend(Text(_event_line(e)) for e in events)
-    lines.append(Text("q or Ctrl-C to quit (the run goes on)", style="dim"))
-    return Group(*lines)
+    return grid
 
 
 def render_many(views: list[RunView]) -> RenderableType:

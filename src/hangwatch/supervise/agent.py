@@ -117,16 +117,7 @@ def find_jobs(
     a worker orphaned as its job ends is not a new job. ``runs`` gets the run directory (and the user) of each
     job under `hangwatch run` (those are not returned: each is its supervisor's; ``match`` applies to them where their
     run's summary is read, to the command given to `hangwatch run`)."""
-    owners: dict[int, int] = {}
-    family: dict[int, tuple[int, int]] = {}  # pid -> (ppid, pgid)
-    started: dict[int, int] = {}  # pid -> start time
-    for pid in proc.list_pids():
-        uid = proc.owner_of(pid)  # the directory's owner: nothing of the process is read
-        if uid is None or (users is not None and uid not in users):
-            continue  # another user's: not read
-        st = proc.read_stat(proc.PROC / str(pid) / "stat")
-        if st is not None:
-            owners[pid], family[pid], started[pid] = uid, (st.ppid, st.pgid), st.starttime
+    owners, family, started = _processes_of(users)
     mine = {os.getpid(), *_ancestors(os.getpid())}  # the agent's own line: never a job it could end
     if members is not None:
         alive = {(pid, started[pid]) for pid in family}
@@ -155,6 +146,24 @@ def find_jobs(
         if st is not None and st.state != "Z":
             roots[root] = Found(root, st.starttime, uid, argv)
     return list(roots.values())
+
+
+def _processes_of(
+    users: set[int] | None,
+) -> tuple[dict[int, int], dict[int, tuple[int, int]], dict[int, int]]:
+    """The processes of ``users`` (None: every user) on the host: pid -> owner, pid -> (ppid, pgid), pid -> start
+    time. Another user's process is not read (its /proc directory's owner says whose it is)."""
+    owners: dict[int, int] = {}
+    family: dict[int, tuple[int, int]] = {}
+    started: dict[int, int] = {}
+    for pid in proc.list_pids():
+        uid = proc.owner_of(pid)  # the directory's owner: nothing of the process is read
+        if uid is None or (users is not None and uid not in users):
+            continue  # another user's: not read
+        st = proc.read_stat(proc.PROC / str(pid) / "stat")
+        if st is not None:
+            owners[pid], family[pid], started[pid] = uid, (st.ppid, st.pgid), st.starttime
+    return owners, family, started
 
 
 def _launched_by(pid: int, family: dict[int, tuple[int, int]], owners: dict[int, int]) -> bool:
