@@ -30,7 +30,7 @@ def write_text_atomic(path: Path, text: str, durable: bool = True) -> None:
             if durable:
                 os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException:  # the temporary file goes, whatever stopped the write; re-raised
         try:
             os.unlink(tmp)
         except OSError:

@@ -402,3 +402,19 @@ def test_a_failed_look_is_turned_into_what_the_user_sees_in_one_place():
         "supervise/stall/capturing.py.Capturer.bounded.work",
         "supervise/stall/capturing.py.Capturer.look",
     ], catches
+
+
+def test_every_broad_except_says_what_it_protects():
+    """[3/5]: an ``except Exception`` (or broader) says on its line what it protects (a job that must not break, a
+    loop that goes on, a cleanup before a re-raise). hangwatch's own log what they caught, or hand it on; the
+    in-job hook's write nothing (a look never changes what the job writes)."""
+    silent = []
+    for path in sorted(SRC.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for n in ast.walk(ast.parse("\n".join(lines))):
+            broad = isinstance(n, ast.ExceptHandler) and (
+                n.type is None or ast.unparse(n.type) in ("Exception", "BaseException")
+            )
+            if broad and "#" not in lines[n.lineno - 1]:  # type: ignore[attr-defined]
+                silent.append(f"{path.relative_to(SRC)}:{n.lineno}")  # type: ignore[attr-defined]
+    assert not silent, silent

@@ -6,6 +6,7 @@ NVIDIA; ``rocm-smi --json`` or the amdgpu sysfs counters for AMD; a JSON file of
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import subprocess
@@ -17,6 +18,8 @@ from typing import Any, Protocol
 
 from hangwatch.capture.gpu_present import DRM
 from hangwatch.records.gpu import GpuDevice
+
+log = logging.getLogger(__name__)
 
 SMI_TIMEOUT_S = 10.0
 
@@ -137,7 +140,8 @@ def _try(fn: Callable[..., Any] | None, *args: Any) -> Any:
         return None
     try:
         return fn(*args)
-    except Exception:  # noqa: BLE001 - NVML raises one error class per status; any of them means "not known"
+    except Exception:  # NVML raises one error class per status; any of them means "not known"
+        log.debug("NVML: %s not known", getattr(fn, "__name__", fn), exc_info=True)
         return None
 
 

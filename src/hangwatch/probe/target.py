@@ -47,7 +47,7 @@ def load_target(spec: str) -> Target:
         module = _import(module_part)
     except UsageError:
         raise
-    except Exception as e:
+    except Exception as e:  # the user's module failing to import: said as a usage error
         raise UsageError(
             f"cannot import {module_part}: {type(e).__name__}: {e}",
             "Fix the import error, or run from the directory the module expects",
@@ -57,7 +57,7 @@ def load_target(spec: str) -> Target:
         raise UsageError(f"{module_part} has no function {func_name}", "Name a function that returns the dataset")
     try:
         made = func()
-    except Exception as e:
+    except Exception as e:  # the user's factory failing: said as a usage error
         raise UsageError(
             f"{func_name}() raised {type(e).__name__}: {e}", "Fix the function that builds the dataset"
         ) from e
@@ -73,7 +73,7 @@ def load_target(spec: str) -> Target:
     if hasattr(made, "__getitem__") and not _is_iterable_dataset(made):
         try:
             length = len(made)
-        except Exception as e:
+        except Exception as e:  # the user's __len__ failing: said as a usage error
             raise UsageError(
                 f"len() of the dataset raised {type(e).__name__}: {e}", "Fix __len__, or make it an IterableDataset"
             ) from e

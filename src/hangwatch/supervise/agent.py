@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import pwd
 import re
@@ -33,6 +34,8 @@ from hangwatch.records.layout import SUMMARY, command_name
 from hangwatch.records.run import RunSummary
 from hangwatch.redact import redact_argv
 from hangwatch.supervise.job.attached import RUN_DIR_ENV  # every process of a `hangwatch run` job carries it
+
+log = logging.getLogger(__name__)
 
 SCAN_EVERY_S = 5.0  # how often the host's processes are looked over for new jobs
 STOP_WAIT_S = 10.0  # how long the attach children are given to detach when the agent stops
@@ -426,7 +429,8 @@ def _run_families(summary: RunSummary, name: str) -> list[Any]:
                 float(sample.value)  # what the exposition will write: a number
                 if not all(isinstance(v, str) for v in sample.labels.values()):
                     return []
-    except Exception:  # noqa: BLE001 - a summary.json written by hand (or by a user who means harm): left out
+    except Exception:  # a summary.json written by hand (or by a user who means harm): left out
+        log.debug("a run's metrics were left out", exc_info=True)
         return []
     return families
 
@@ -455,7 +459,8 @@ def _read_summary(run_dir: str, uid: int) -> RunSummary | None:
         finally:
             os.close(f)
         summary = RunSummary.from_dict(data) if isinstance(data, dict) else None
-    except Exception:  # noqa: BLE001 - missing, being replaced, not a summary (JSON nested past the recursion limit)
+    except Exception:  # missing, being replaced, not a summary (JSON nested past the recursion limit)
+        log.debug("a run's summary was not read", exc_info=True)
         return None
     finally:
         os.close(d)

@@ -259,7 +259,7 @@ class Supervisor:
         self.intake = ctx.intake
         try:
             self.books = RunAccounts(ctx)  # checks --metrics-port before anything starts
-        except BaseException:
+        except BaseException:  # output.log closed, whatever stopped the start; re-raised
             ctx.output.close()
             raise
         self.capturer = Capturer(ctx, capture)

@@ -341,7 +341,7 @@ def _attach_distributed(beats: _Beats, dist: Any) -> None:
                 pass
         try:
             return destroy(group, *args, **kwargs)
-        except BaseException:
+        except BaseException:  # the reader kept while the groups stay; re-raised
             if every:  # the groups are still there: so is the reader
                 _CLOSING.clear()
                 try:

@@ -54,7 +54,7 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
             data = original(self)
         except StopIteration:
             raise
-        except BaseException as e:
+        except BaseException as e:  # the workers' deaths written down; torch's error re-raised
             _note_dead_workers(beats.directory, list(getattr(self, "_workers", ())), e)
             raise
         beats.beat()

@@ -5,6 +5,7 @@ zombie, a worker stuck in the driver) is named with its pids: relaunching into i
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hangwatch.records.run import EventKind
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from hangwatch.capture.gpu_backends import GpuBackend, Reading
@@ -130,7 +133,8 @@ class GpuGuard:
 
             try:
                 self.backend, _ = detect()
-            except Exception:  # noqa: BLE001 - no GPU backend: restarts go on as on a machine without GPUs
+            except Exception:  # no GPU backend: restarts go on as on a machine without GPUs
+                log.debug("no GPU backend", exc_info=True)
                 return
         if self.backend is not None and not self.backend.per_process:
             with contextlib.suppress(Exception):

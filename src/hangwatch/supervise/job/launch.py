@@ -328,7 +328,7 @@ def launch(
             _raw_output(slave)
             _copy_winsize(slave)
             popen = subprocess.Popen(cmd, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True)
-        except BaseException:
+        except BaseException:  # the pty's master closed, whatever stopped the launch; re-raised
             os.close(master)
             raise
         finally:
