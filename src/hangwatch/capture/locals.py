@@ -15,7 +15,7 @@ from typing import Any
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, why_not_stop
-from hangwatch.records.evidence import Frame, LocalsRead, ProcessSample
+from hangwatch.records.evidence import Frame, LocalsRead, ProcessInfo, ProcessSample, Role
 from hangwatch.redact import redact_text
 
 BUSY_SHARE = 0.3  # of one core over the window: the same threshold diagnosis calls "spinning"
@@ -309,3 +309,37 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
                         )
                     )
     return {pid: tuple(rs) for pid, rs in out.items()}
+
+
+def locals_pass(
+    series: dict[int, list[ProcessSample]],
+    infos: dict[int, ProcessInfo],
+    gone: set[int],
+    py_spy: str | None,
+    clock_ticks: int,
+    notes: list[str],
+) -> dict[int, tuple[LocalsRead, ...]]:
+    """The locals read where they tell work from a hang: threads that spun (their loops' counters; at the top level,
+    the line they are on, a few times), DataLoader workers in their dataset's code (the sample), and the sleep loops'
+    own state."""
+    local_reads: dict[int, tuple[LocalsRead, ...]] = {}
+    spinning = spinning_threads(series, clock_ticks) if py_spy else {}
+    if py_spy and spinning:
+        top = at_top_level(series, spinning)
+        rest = {p: tids - top.get(p, set()) for p, tids in spinning.items() if tids - top.get(p, set())}
+        local_reads, local_notes = read_locals(rest, py_spy) if rest else ({}, [])
+        notes.extend(local_notes)
+        if top:
+            line_reads, local_notes = read_locals(top, py_spy, LINE_READS, LINE_GAP_S)
+            for pid, rs in line_reads.items():
+                local_reads[pid] = (*local_reads.get(pid, ()), *rs)
+            notes.extend(local_notes)
+    workers = {p for p in series if p not in gone and infos[p].role == Role.DATALOADER_WORKER and p not in spinning}
+    dataset = in_dataset_code(series, workers) if py_spy and workers else {}
+    if py_spy and dataset:
+        reads, local_notes = read_locals_once(dataset, py_spy)
+        local_reads.update(reads)
+        notes.extend(local_notes)
+    for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}).items():
+        local_reads[pid] = (*local_reads.get(pid, ()), *loops)
+    return local_reads

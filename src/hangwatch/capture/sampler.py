@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import linecache
 import os
-import signal
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import psutil
@@ -27,27 +26,17 @@ from hangwatch.capture.enrich import (
     with_flight,
     with_loader_tasks,
 )
-from hangwatch.capture.locals import (
-    LINE_GAP_S,
-    LINE_READS,
-    at_top_level,
-    in_dataset_code,
-    read_locals,
-    read_locals_once,
-    sleeping_loops,
-    spinning_threads,
-)
+from hangwatch.capture.locals import locals_pass
 from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
-from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy
+from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy, resume_if_stopped
 from hangwatch.capture.syscalls import SocketTable, SocketTables, describe_fd, read_blocked_call
 from hangwatch.capture.waits import read_waits
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import (
     Evidence,
     Frame,
-    LocalsRead,
     NativeStack,
     ProcessEvidence,
     ProcessInfo,
@@ -400,7 +389,7 @@ def _read_stacks(
     if not py_spy or not targets:
         return {}
     stacks = dump_stacks(targets, py_spy, timeout_s)
-    _resume_if_we_stopped(taken, targets)
+    resume_if_stopped({p: taken[p][0].state for p in targets})
     return stacks
 
 
@@ -413,6 +402,50 @@ def _span_whole(firsts: list[float], window_s: float, sleep: Callable[[float], N
     lag = max(firsts) + window_s - time.time() if firsts else 0.0
     if lag > 0:
         sleep(min(lag, window_s))
+
+
+@dataclass
+class _Rounds:
+    """What the rounds of one capture gathered so far: each process's identity and samples, those gone since, and
+    what the stack reads carry from one round to the next."""
+
+    root: int
+    clock_ticks: int
+    py_spy: str | None
+    stack_timeout_s: float
+    infos: dict[int, ProcessInfo] = field(default_factory=dict)
+    series: dict[int, list[ProcessSample]] = field(default_factory=dict)
+    gone: set[int] = field(default_factory=set)
+    main: int | None = None
+    after_read: dict[tuple[int, int], int] = field(default_factory=dict)  # (pid, tid) -> switches after a read
+    quiet: dict[tuple[int, int], int] = field(default_factory=dict)  # (pid, tid) -> switches between reads
+    unstopped: set[str] = field(default_factory=set)  # why a process was read without a stop (a write cut short)
+
+    def take(self) -> None:
+        """One round: the job's processes now, each one's state, then their stacks."""
+        members = proc.job_members(self.root)
+        if self.main is None:
+            self.main = proc.main_pid_of(self.root, members)
+        taken: dict[int, tuple[ProcessSample, list[_Task]]] = {}
+        tables = SocketTables()
+        for m in members:
+            if m.pid not in self.infos:
+                info = _info(m.pid, self.root, self.main, m.orphan, self.infos)
+                if info is None:
+                    continue
+                self.infos[m.pid] = info
+            got = _state_sample(m.pid, time.time(), self.clock_ticks, self.infos[m.pid].stdout, tables)
+            if got is not None:
+                taken[m.pid] = got
+        self.gone |= {p for p in self.series if p not in taken}
+        stacks, self.after_read = _read_counting_switches(
+            taken, self.infos, self.py_spy, self.stack_timeout_s, self.after_read, self.quiet
+        )
+        self.unstopped |= {
+            f"pid {p} was read without stopping it: {r.unstopped}" for p, r in stacks.items() if r.unstopped
+        }
+        for p, (sample, tasks) in taken.items():
+            self.series.setdefault(p, []).append(_merge(sample, tasks, stacks.get(p)))
 
 
 def capture_job(
@@ -449,46 +482,24 @@ def capture_job(
     interval = window_s / (n - 1) if n > 1 else 0.0
     started = time.time()
     t0 = time.monotonic()
-    infos: dict[int, ProcessInfo] = {}
-    series: dict[int, list[ProcessSample]] = {}
-    gone: set[int] = set()
-    main: int | None = None
-    after_read: dict[tuple[int, int], int] = {}  # (pid, tid) -> switches right after the last stack read
-    quiet: dict[tuple[int, int], int] = {}  # (pid, tid) -> switches counted between stack reads so far
-    unstopped: set[str] = set()  # why a process was read without a stop (a write a stop would cut short)
+    rounds = _Rounds(root, clock_ticks, py_spy, stack_timeout_s)
     for i in range(n):
         wait = t0 + i * interval - time.monotonic()
         if wait > 0:
             sleep(wait)
         if i == n - 1 and i > 0:  # the processes sampled in every round so far: seen from the first
-            _span_whole([ss[0].at for ss in series.values() if len(ss) == i], window_s, sleep)
-        members = proc.job_members(root)
-        if main is None:
-            main = proc.main_pid_of(root, members)
-        taken: dict[int, tuple[ProcessSample, list[_Task]]] = {}
-        tables = SocketTables()
-        for m in members:
-            if m.pid not in infos:
-                info = _info(m.pid, root, main, m.orphan, infos)
-                if info is None:
-                    continue
-                infos[m.pid] = info
-            got = _state_sample(m.pid, time.time(), clock_ticks, infos[m.pid].stdout, tables)
-            if got is not None:
-                taken[m.pid] = got
-        gone |= {p for p in series if p not in taken}
-        stacks, after_read = _read_counting_switches(taken, infos, py_spy, stack_timeout_s, after_read, quiet)
-        unstopped |= {f"pid {p} was read without stopping it: {r.unstopped}" for p, r in stacks.items() if r.unstopped}
-        for p, (s, tasks) in taken.items():
-            series.setdefault(p, []).append(_merge(s, tasks, stacks.get(p)))
+            _span_whole([ss[0].at for ss in rounds.series.values() if len(ss) == i], window_s, sleep)
+        rounds.take()
+    infos, series = rounds.infos, rounds.series
     if not series:
         raise CaptureError(
             f"pid {pid} exited before anything could be captured", "Run inspect while the job is still running"
         )
     mark_ranks(infos, series)
-    notes.extend([*sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error}), *sorted(unstopped)])
+    stack_errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
+    notes.extend([*stack_errors, *sorted(rounds.unstopped)])
     gpu_ev, events = gpu_and_kernel(sampler, series, infos, started, notes, kernel)
-    processes = _processes(series, infos, gone, root, py_spy, clock_ticks, notes, native)
+    processes = _processes(series, infos, rounds.gone, root, py_spy, clock_ticks, notes, native)
     processes = with_loader_tasks(with_flight(processes, notes) if flight else processes)
     return Evidence(
         target_pid=pid,
@@ -529,26 +540,7 @@ def _processes(
     if py_spy and wanted:
         stacks, native_notes = read_native(wanted, py_spy)
         notes.extend(native_notes)
-    local_reads: dict[int, tuple[LocalsRead, ...]] = {}
-    spinning = spinning_threads(series, clock_ticks) if py_spy else {}
-    if py_spy and spinning:
-        top = at_top_level(series, spinning)
-        rest = {p: tids - top.get(p, set()) for p, tids in spinning.items() if tids - top.get(p, set())}
-        local_reads, local_notes = read_locals(rest, py_spy) if rest else ({}, [])
-        notes.extend(local_notes)
-        if top:
-            line_reads, local_notes = read_locals(top, py_spy, LINE_READS, LINE_GAP_S)
-            for pid, rs in line_reads.items():
-                local_reads[pid] = (*local_reads.get(pid, ()), *rs)
-            notes.extend(local_notes)
-    workers = {p for p in series if p not in gone and infos[p].role == Role.DATALOADER_WORKER and p not in spinning}
-    dataset = in_dataset_code(series, workers) if py_spy and workers else {}
-    if py_spy and dataset:
-        reads, local_notes = read_locals_once(dataset, py_spy)
-        local_reads.update(reads)
-        notes.extend(local_notes)
-    for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}).items():
-        local_reads[pid] = (*local_reads.get(pid, ()), *loops)
+    local_reads = locals_pass(series, infos, gone, py_spy, clock_ticks, notes)
     waiting = sorted(p for p, ss in series.items() if p not in gone and waiting_at_setup(ss))
     # One locals read each, one after another (3 s at most): the diagnosis quotes the first waiters only.
     rendezvous = {p: read_rendezvous(infos[p], py_spy) for p in waiting[:MAX_RENDEZVOUS_READS]}
@@ -571,17 +563,3 @@ def _processes(
         )
         for p in sorted(series, key=lambda p: (p != root, p))
     )
-
-
-def _resume_if_we_stopped(before: dict[int, tuple[ProcessSample, list[_Task]]], attached: dict[int, bool]) -> None:
-    """Capture never leaves a target stopped: SIGCONT any process that was running before we
-    attached and is in stop state now. (py-spy uses PTRACE_SEIZE and should never do this;
-    this guards against a tool killed mid-attach.)"""
-    for pid in attached:
-        was = before[pid][0].state
-        st = proc.read_stat(proc.PROC / str(pid) / "stat")
-        if st is not None and st.state in ("T", "t") and was not in ("T", "t"):
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass

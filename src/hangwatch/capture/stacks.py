@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -288,3 +289,16 @@ def _answer(
         return _parse(out), None
     except (ValueError, KeyError, TypeError) as e:
         return None, f"py-spy output for pid {pid} was not understood: {e}"
+
+
+def resume_if_stopped(was: dict[int, str]) -> None:
+    """Capture never leaves a target stopped: SIGCONT any process read (pid -> its state before the read) that was
+    running before and is in stop state now. (py-spy uses PTRACE_SEIZE and should never do this; this guards
+    against a tool killed mid-attach.)"""
+    for pid, before in was.items():
+        st = read_stat(PROC / str(pid) / "stat")
+        if st is not None and st.state in ("T", "t") and before not in ("T", "t"):
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
