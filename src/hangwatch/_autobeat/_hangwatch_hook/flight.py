@@ -346,7 +346,7 @@ def _attach_distributed(beats: _Beats, dist: Any) -> None:
                 _CLOSING.clear()
                 try:
                     _serve_flight(beats)
-                except Exception:  # noqa: BLE001, S110
+                except Exception:  # noqa: BLE001, S110 - the reader back is a nicety; torch's error goes on
                     pass
             raise
 
