@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -98,8 +99,7 @@ def test_plain_text_is_no_counter():
 
 def detector_config(**kw: float) -> DetectorConfig:
     """The detector's thresholds: the run's defaults, with ``kw`` instead."""
-    names = ("min_stall", "startup_grace", "max_slow", "history_factor", "history_floor", "phase_factor")
-    return DetectorConfig(**{**{n: DEFAULTS[n] for n in names}, **kw})
+    return DetectorConfig.of(SimpleNamespace(**DEFAULTS), **kw)
 
 
 CFG = detector_config(min_stall=10, startup_grace=60, max_slow=100)

@@ -426,17 +426,7 @@ class Supervisor:
         job = self.launcher(plan.argv, plan.env, ctx.intake.on_chunk)
         now = ctx.clock.now()
 
-        det = StallDetector(
-            DetectorConfig(
-                min_stall=cfg.min_stall,
-                startup_grace=cfg.startup_grace,
-                max_slow=NO_CLOCK_S if cfg.blind else cfg.max_slow,
-                history_factor=cfg.history_factor,
-                history_floor=cfg.history_floor,
-                phase_factor=cfg.phase_factor,
-            ),
-            now,
-        )
+        det = StallDetector(DetectorConfig.of(cfg, **({"max_slow": NO_CLOCK_S} if cfg.blind else {})), now)
         first_probe = min(cfg.min_stall, EARLY_LOOK_S)  # the first may decide on proof; the rest every --min-stall
         attempt = Attempt(
             n,

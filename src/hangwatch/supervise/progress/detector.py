@@ -53,6 +53,13 @@ class DetectorConfig:
     history: int = 256
     min_history: int = 8  # below this many intervals, the longest interval stands in for the percentile
 
+    @classmethod
+    def of(cls, run: object, **instead: float) -> DetectorConfig:
+        """The run's thresholds (a RunConfig, or anything with the option table's names), each named once: in
+        this class's fields without a default; ``instead``: those given otherwise."""
+        names = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
+        return cls(**{**{n: getattr(run, n) for n in names}, **instead})
+
 
 @dataclass(frozen=True)
 class HistoryBound:
