@@ -399,6 +399,17 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
     return out
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """What one reading of the job's waits shares: the kernel's lock table, the job's samples, its processes."""
+
+    entries: list[LockEntry]
+    job: dict[int, list[ProcessSample]]
+    infos: dict[int, ProcessInfo]
+    py_spy: str | None
+    now: float
+
+
 def read_waits(
     series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], py_spy: str | None
 ) -> dict[int, tuple[LockWait, ...]]:
@@ -406,56 +417,61 @@ def read_waits(
     wanted = {p: c for p, ss in series.items() if p not in gone and (c := _candidates(ss))}
     if not wanted:
         return {}
-    now = time.time()
-    entries = parse_locks(proc.read_text(LOCKS) or "")
     job = {p: ss for p, ss in series.items() if p not in gone}
+    r = _Reading(parse_locks(proc.read_text(LOCKS) or ""), job, infos, py_spy, time.time())
     out: dict[int, list[LockWait]] = {}
     for pid, threads in wanted.items():
         polling = {t.tid for t in threads if any(FILELOCK_DIR in f.file for f in t.frames)}
         targets = _filelock_targets(pid, polling, py_spy) if polling else {}
         maps = _sem_mappings(pid) if any(t.shared_futex for t in threads) else []
         for t in threads:
-            wait: LockWait | None = None
-            if t.tid in targets:
-                path, timeout, soft = targets[t.tid]
-                wait = (
-                    _soft_lock_wait(pid, t.tid, path, timeout, job, py_spy, now)
-                    if soft
-                    else _file_lock_wait(pid, t.tid, "filelock", path, timeout, entries, job, py_spy, now)
-                )
-            elif t.syscall in ("flock", "fcntl") and t.fd is not None:
-                target = proc.fd_target(pid, t.fd)
-                if target and target.startswith("/"):
-                    wait = _file_lock_wait(
-                        pid,
-                        t.tid,
-                        "flock" if t.syscall == "flock" else "posix",
-                        target,
-                        False,
-                        entries,
-                        job,
-                        py_spy,
-                        now,
-                    )
-            elif (m := _futex_in(t, maps)) is not None:
-                wait = _sem_wait(pid, t, m, job, infos, py_spy, now)
-            elif (
-                reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) and not _mp_helper(infos.get(pid))
-            ):
-                # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
-                # (a queue's feeder thread that a join waits for). A read of its standard input is the input rule's
-                # to judge, unless another process of the job holds that pipe's write end (a parent that never
-                # closes its child's stdin): then it is a wait on that process like any other.
-                wait = pipe_wait(pid, t, job, py_spy, now)
-                if wait is not None and reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS):
-                    wait = wait if any(h.in_job and h.pid != pid for h in wait.holders) else None
-            elif reads_socket(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS):
-                # the main thread's read, or any thread's write into a full socket (an upload a join waits for)
-                wait = socket_wait(pid, t, job, py_spy, now)
-            elif t.wchan == FIFO_WCHAN:
-                wait = fifo_open_wait(pid, t)
-            elif polls_forever(t) and t.tid == pid and not _mp_helper(infos.get(pid)):
-                out.setdefault(pid, []).extend(poll_waits(pid, t, job, py_spy, now))
-            if wait is not None:
-                out.setdefault(pid, []).append(wait)
+            waits = _thread_waits(pid, t, targets, maps, r)
+            if waits:
+                out.setdefault(pid, []).extend(waits)
     return {p: tuple(ws) for p, ws in out.items()}
+
+
+def _thread_waits(
+    pid: int,
+    t: ThreadSample,
+    targets: dict[int, tuple[str, bool | None, bool]],
+    maps: list[_Mapping],
+    r: _Reading,
+) -> list[LockWait]:
+    """What one blocked thread waits for: a file lock (a filelock's poll, flock, fcntl), a semaphore, a pipe, a
+    socket, a FIFO's open, a poll with no end; [] where it is none of those (or not this reader's to judge)."""
+    info = r.infos.get(pid)
+    if t.tid in targets:
+        path, timeout, soft = targets[t.tid]
+        if soft:
+            return _one(_soft_lock_wait(pid, t.tid, path, timeout, r.job, r.py_spy, r.now))
+        return _one(_file_lock_wait(pid, t.tid, "filelock", path, timeout, r.entries, r.job, r.py_spy, r.now))
+    if t.syscall in ("flock", "fcntl") and t.fd is not None:
+        target = proc.fd_target(pid, t.fd)
+        if not (target and target.startswith("/")):
+            return []
+        kind = "flock" if t.syscall == "flock" else "posix"
+        return _one(_file_lock_wait(pid, t.tid, kind, target, False, r.entries, r.job, r.py_spy, r.now))
+    if (m := _futex_in(t, maps)) is not None:
+        return _one(_sem_wait(pid, t, m, r.job, r.infos, r.py_spy, r.now))
+    if reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) and not _mp_helper(info):
+        # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
+        # (a queue's feeder thread that a join waits for). A read of its standard input is the input rule's
+        # to judge, unless another process of the job holds that pipe's write end (a parent that never
+        # closes its child's stdin): then it is a wait on that process like any other.
+        wait = pipe_wait(pid, t, r.job, r.py_spy, r.now)
+        if wait is not None and reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS):
+            wait = wait if any(h.in_job and h.pid != pid for h in wait.holders) else None
+        return _one(wait)
+    if reads_socket(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS):
+        # the main thread's read, or any thread's write into a full socket (an upload a join waits for)
+        return _one(socket_wait(pid, t, r.job, r.py_spy, r.now))
+    if t.wchan == FIFO_WCHAN:
+        return _one(fifo_open_wait(pid, t))
+    if polls_forever(t) and t.tid == pid and not _mp_helper(info):
+        return list(poll_waits(pid, t, r.job, r.py_spy, r.now))
+    return []
+
+
+def _one(wait: LockWait | None) -> list[LockWait]:
+    return [wait] if wait is not None else []
