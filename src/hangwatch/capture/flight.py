@@ -234,32 +234,11 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
         return FlightRecord(
             answered=False, via=raw.via, error=f"the dump is not JSON ({err})", seconds=round(raw.seconds, 3)
         )
-    entries = []
-    for e in data.get("entries") or ():
-        created = float(e.get("time_created_ns") or 0) / 1e9
-        if since is not None and created and created < since:
-            continue
-        name = str(e.get("profiling_name") or "")
-        backend, _, op = name.partition(":")
-        frames = tuple(_frame(f) for f in e.get("frames") or ())
-        user = next((f for f in frames if sg.is_user(f)), None)
-        entries.append(
-            CollectiveEntry(
-                group=_group(e),
-                seq=int(e.get("collective_seq_id") or 0),
-                p2p_seq=int(e.get("p2p_seq_id") or 0),
-                op=op or name,
-                backend=backend if op else None,
-                state=str(e.get("state") or ""),
-                retired=bool(e.get("retired")),
-                created_at=created,
-                input_sizes=_sizes(e.get("input_sizes")),
-                output_sizes=_sizes(e.get("output_sizes")),
-                dtypes=tuple(str(d) for d in e.get("input_dtypes") or ()),
-                frame=user,
-                timeout_ms=int(e.get("timeout_ms") or 0) or None,
-            )
-        )
+    entries = [
+        _entry(e)
+        for e in data.get("entries") or ()
+        if since is None or not (created := _created(e)) or created >= since  # (an earlier group's: left out)
+    ]
     backends: dict[str, set[str | None]] = {}
     for c in entries:
         backends.setdefault(c.group, set()).add(c.backend)
@@ -272,17 +251,16 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
     for c in entries:
         by_group.setdefault(c.group, []).append(c)
     kept = tuple(c for g in by_group.values() for c in sorted(g, key=lambda c: c.seq)[-KEEP:])
-    status = []
-    for pg, st in (data.get("pg_status") or {}).items():
-        if isinstance(st, dict):
-            status.append(
-                GroupStatus(
-                    group=str(pg),
-                    last_enqueued=_int(st.get("last_enqueued_collective")),
-                    last_started=_int(st.get("last_started_collective")),
-                    last_completed=_int(st.get("last_completed_collective")),
-                )
-            )
+    status = [
+        GroupStatus(
+            group=str(pg),
+            last_enqueued=_int(st.get("last_enqueued_collective")),
+            last_started=_int(st.get("last_started_collective")),
+            last_completed=_int(st.get("last_completed_collective")),
+        )
+        for pg, st in (data.get("pg_status") or {}).items()
+        if isinstance(st, dict)
+    ]
     return FlightRecord(
         answered=True,
         via=raw.via,
@@ -294,6 +272,33 @@ def parse_dump(raw: RawDump, since: float | None = None) -> FlightRecord:
         version=str(data.get("version") or "") or None,
         raw=raw.text,
     )
+
+
+def _entry(e: dict[str, Any]) -> CollectiveEntry:
+    """One entry of a recorder's dump: the collective, its group, state and sizes, and the user's frame."""
+    name = str(e.get("profiling_name") or "")
+    backend, _, op = name.partition(":")
+    frames = tuple(_frame(f) for f in e.get("frames") or ())
+    return CollectiveEntry(
+        group=_group(e),
+        seq=int(e.get("collective_seq_id") or 0),
+        p2p_seq=int(e.get("p2p_seq_id") or 0),
+        op=op or name,
+        backend=backend if op else None,
+        state=str(e.get("state") or ""),
+        retired=bool(e.get("retired")),
+        created_at=_created(e),
+        input_sizes=_sizes(e.get("input_sizes")),
+        output_sizes=_sizes(e.get("output_sizes")),
+        dtypes=tuple(str(d) for d in e.get("input_dtypes") or ()),
+        frame=next((f for f in frames if sg.is_user(f)), None),
+        timeout_ms=int(e.get("timeout_ms") or 0) or None,
+    )
+
+
+def _created(e: dict[str, Any]) -> float:
+    """When an entry was created, in seconds (0.0: not said)."""
+    return float(e.get("time_created_ns") or 0) / 1e9
 
 
 def _int(v: Any) -> int | None:
