@@ -183,33 +183,40 @@ def _read_once(
             data: list[dict[str, Any]] = json.loads(out) if p.returncode == 0 else []
         except ValueError:
             data = []
-        now = time.time()
-        for t in data:
-            tid = int(t.get("os_thread_id") or 0)
-            if tid not in targets[pid]:
-                continue
-            frame = pick(list(t.get("frames", [])))
-            if frame is None:
-                continue
-            values = tuple(
-                (str(v.get("name")), _short(str(v.get("repr", "?")))) for v in (frame.get("locals") or [])[:MAX_LOCALS]
-            )
-            file, line = str(frame.get("filename")), int(frame.get("line") or 0)
-            loop = _loop_at(file, line, pid) if pick is _own_frame else None
-            reads.append(
-                LocalsRead(
-                    at=now,
-                    tid=tid,
-                    function=str(frame.get("name")),
-                    file=file,
-                    line=line,
-                    values=values,
-                    loop=loop[0] if loop else None,
-                    body=loop[1] if loop else None,
-                    loop_line=loop[2] if loop else None,
-                )
-            )
+        reads.extend(_reads_of(pid, data, targets[pid], pick, time.time()))
     return reads, notes
+
+
+def _reads_of(pid: int, data: list[dict[str, Any]], tids: set[int], pick: FramePick, now: float) -> list[LocalsRead]:
+    """The locals of the threads ``tids`` in one process's py-spy dump (``data``), each of the frame ``pick``
+    chooses, with the loop around its line where the frame is the thread's own."""
+    reads = []
+    for t in data:
+        tid = int(t.get("os_thread_id") or 0)
+        if tid not in tids:
+            continue
+        frame = pick(list(t.get("frames", [])))
+        if frame is None:
+            continue
+        values = tuple(
+            (str(v.get("name")), _short(str(v.get("repr", "?")))) for v in (frame.get("locals") or [])[:MAX_LOCALS]
+        )
+        file, line = str(frame.get("filename")), int(frame.get("line") or 0)
+        loop = _loop_at(file, line, pid) if pick is _own_frame else None
+        reads.append(
+            LocalsRead(
+                at=now,
+                tid=tid,
+                function=str(frame.get("name")),
+                file=file,
+                line=line,
+                values=values,
+                loop=loop[0] if loop else None,
+                body=loop[1] if loop else None,
+                loop_line=loop[2] if loop else None,
+            )
+        )
+    return reads
 
 
 MAX_DATASET_READS = 4  # workers whose dataset locals are read in one capture
