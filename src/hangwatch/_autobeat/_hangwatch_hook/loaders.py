@@ -36,12 +36,20 @@ def _start_tasks(beats: _Beats, it: Any, by_workers: bool) -> _LoaderTasks | Non
 def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
     """Record, per worker of each multiprocessing DataLoader iterator, the batch and sample indices it holds."""
     mp = dataloader._MultiProcessingDataLoaderIter
-    reset, get, shutdown = mp._reset, mp._get_data, mp._shutdown_workers
     stop = getattr(getattr(dataloader, "_utils", None), "worker", None)
     stop = getattr(stop, "_IterableDatasetStopIteration", None)
     _heal_if_asked(dataloader)
     # heal off: each worker writes its own slot, the main process nothing a batch (where the workers can)
     by_workers = _Healer.left <= 0 and _attach_worker_record(beats, dataloader)
+    mp._reset = _recorded_reset(beats, mp._reset, by_workers)
+    mp._shutdown_workers = _closed_with_workers(mp._shutdown_workers)
+    if not by_workers:
+        mp._get_data = _recorded_get(mp._get_data, stop)
+
+
+def _recorded_reset(beats: _Beats, reset: Any, by_workers: bool) -> Any:
+    """torch's ``_reset``: an iterator's first makes its record (and heal's watch, where heal is on); a later one
+    (a new epoch, persistent workers) keeps the last epoch's batches recorded until torch has them back."""
 
     @functools.wraps(reset)
     def _reset(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -64,13 +72,20 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
             pass
         return out
 
+    return _reset
+
+
+def _recorded_get(get: Any, stop: Any) -> Any:
+    """torch's ``_get_data`` (the main process keeps the record): each batch back is written, and one a replaced
+    worker had flushed as it was ended is skipped (here, or handed out, already)."""
+
     @functools.wraps(get)
     def _get_data(self: Any) -> Any:
         got = get(self)
         while (
             "_hangwatch_healer" in self.__dict__ and type(got[0]) is int and len(self._task_info.get(got[0], ())) != 1
         ):
-            got = get(self)  # a batch a replaced worker had flushed as it was ended: here, or handed out, already
+            got = get(self)
         t = self.__dict__.get("_hangwatch_tasks")
         if t is not None:
             try:
@@ -83,6 +98,12 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
                 pass
         return got
 
+    return _get_data
+
+
+def _closed_with_workers(shutdown: Any) -> Any:
+    """torch's ``_shutdown_workers``: the iterator's record goes with its workers."""
+
     @functools.wraps(shutdown)
     def _shutdown_workers(self: Any) -> Any:
         t = self.__dict__.pop("_hangwatch_tasks", None)
@@ -92,6 +113,4 @@ def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
             if t is not None:
                 t.close()
 
-    mp._reset, mp._shutdown_workers = _reset, _shutdown_workers
-    if not by_workers:
-        mp._get_data = _get_data
+    return _shutdown_workers
