@@ -23,6 +23,7 @@ import struct
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc, roles
@@ -135,37 +136,42 @@ def _filelock_targets(pid: int, tids: set[int], py_spy: str | None) -> dict[int,
     out: dict[int, tuple[str, bool | None, bool]] = {}
     for t in data:
         tid = int(t.get("os_thread_id") or 0)
-        if tid not in tids:
-            continue
-        soft = any(
-            str(f.get("filename", "")).endswith(FILELOCK_DIR + "_soft.py")
-            or any(str(v.get("repr", "")).startswith("<SoftFileLock") for v in (f.get("locals") or []))
-            for f in t.get("frames", [])
-        )
-        path: str | None = None
-        timeout: str | None = None
-        for f in t.get("frames", []):  # innermost first: the path and the timeout may live in different frames
-            if FILELOCK_DIR not in str(f.get("filename", "")):
-                continue
-            values = {str(v.get("name")): str(v.get("repr", "")) for v in (f.get("locals") or [])}
-            path = path or next(
-                (values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS if values.get(k, "").startswith(("'/", '"/'))),
-                None,
-            )
-            if timeout is None and values.get("timeout") not in (None, "None"):
-                timeout = values["timeout"]
-            if timeout is None and (m := FILELOCK_WAIT.match(values.get("wait", ""))):
-                timeout = m.group(1)  # filelock 4.3: the acquire's resolved (blocking, _, timeout, ...) tuple
-            if path is not None and timeout is not None:
-                break
-        if path is None:
-            continue
-        try:
-            can_time_out = float(timeout) >= 0 if timeout is not None else None
-        except ValueError:
-            can_time_out = None
-        out[tid] = (path, can_time_out, soft)
+        if tid in tids and (lock := _filelock_of(t)) is not None:
+            out[tid] = lock
     return out
+
+
+def _filelock_of(t: dict[str, Any]) -> tuple[str, bool | None, bool] | None:
+    """One thread of a py-spy dump in filelock's acquire: (lock file, whether it can time out, a soft lock); None
+    where its frames name no lock file."""
+    soft = any(
+        str(f.get("filename", "")).endswith(FILELOCK_DIR + "_soft.py")
+        or any(str(v.get("repr", "")).startswith("<SoftFileLock") for v in (f.get("locals") or []))
+        for f in t.get("frames", [])
+    )
+    path: str | None = None
+    timeout: str | None = None
+    for f in t.get("frames", []):  # innermost first: the path and the timeout may live in different frames
+        if FILELOCK_DIR not in str(f.get("filename", "")):
+            continue
+        values = {str(v.get("name")): str(v.get("repr", "")) for v in (f.get("locals") or [])}
+        path = path or next(
+            (values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS if values.get(k, "").startswith(("'/", '"/'))),
+            None,
+        )
+        if timeout is None and values.get("timeout") not in (None, "None"):
+            timeout = values["timeout"]
+        if timeout is None and (m := FILELOCK_WAIT.match(values.get("wait", ""))):
+            timeout = m.group(1)  # filelock 4.3: the acquire's resolved (blocking, _, timeout, ...) tuple
+        if path is not None and timeout is not None:
+            break
+    if path is None:
+        return None
+    try:
+        can_time_out = float(timeout) >= 0 if timeout is not None else None
+    except ValueError:
+        can_time_out = None
+    return path, can_time_out, soft
 
 
 def _fd_holders(key: tuple[int, int, int], skip: set[int]) -> list[int]:
@@ -330,15 +336,7 @@ def _sem_wait(
     now: float,
 ) -> LockWait:
     """Who shares the semaphore ``t`` waits for, who waits for it, and who (inferred) holds it."""
-    sharers: list[int] = []
-    waiters: list[int] = []
-    for p, samples in job.items():
-        maps = [m for m in _sem_mappings(p) if m.key == mapping.key]
-        if not maps:
-            continue
-        sharers.append(p)
-        if any(_futex_in(th, maps) for th in samples[-1].threads):
-            waiters.append(p)
+    sharers, waiters = _sharing(mapping, job)
     name = lock_name(next((f.code for f in t.frames if sg.is_user(f)), None))
     candidates = [p for p in sharers if p not in waiters]
     parent = infos[pid].ppid if pid in infos else None
@@ -373,6 +371,21 @@ def _sem_wait(
         value=value,
         name=name,
     )
+
+
+def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[list[int], list[int]]:
+    """The job's processes that map the semaphore ``mapping`` is in, and those of them with a thread waiting on it
+    in their newest sample."""
+    sharers: list[int] = []
+    waiters: list[int] = []
+    for p, samples in job.items():
+        maps = [m for m in _sem_mappings(p) if m.key == mapping.key]
+        if not maps:
+            continue
+        sharers.append(p)
+        if any(_futex_in(th, maps) for th in samples[-1].threads):
+            waiters.append(p)
+    return sharers, waiters
 
 
 # --- the pass ------------------------------------------------------------------------------------------
