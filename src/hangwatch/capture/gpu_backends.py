@@ -180,67 +180,71 @@ def parse_nvidia_smi_xml(xml: str) -> tuple[Reading, str | None, str | None]:
     root = ET.fromstring(xml)  # noqa: S314 - nvidia-smi's own output
     devices, procs = [], []
     for i, gpu in enumerate(root.findall("gpu")):
-
-        def t(path: str, g: Any = gpu) -> str | None:
-            el = g.find(path)
-            return el.text.strip() if el is not None and el.text else None
-
-        reasons = gpu.find("clocks_event_reasons")
-        if reasons is None:
-            reasons = gpu.find("clocks_throttle_reasons")
-        active = tuple(
-            sorted(
-                _SMI_REASONS[el.tag]
-                for el in (reasons if reasons is not None else ())
-                if el.tag in _SMI_REASONS and (el.text or "").strip() == "Active"
-            )
-        )
-        power = (
-            t("gpu_power_readings/instant_power_draw")
-            or t("gpu_power_readings/power_draw")
-            or t("gpu_power_readings/average_power_draw")
-            or t("power_readings/power_draw")
-        )
-        limit = (
-            t("gpu_power_readings/current_power_limit")
-            or t("power_readings/power_limit")
-            or t("power_readings/enforced_power_limit")
-        )
-        retired = [
-            t(f"retired_pages/{k}/retired_count") for k in ("multiple_single_bit_retirement", "double_bit_retirement")
-        ]
-        persistence = t("persistence_mode")
-        devices.append(
-            GpuDevice(
-                index=i,
-                name=t("product_name") or f"GPU {i}",
-                vendor="nvidia",
-                bus_id=gpu.get("id"),
-                util_percent=tuple(x for x in (_num(t("utilization/gpu_util")),) if x is not None),
-                mem_util_percent=tuple(x for x in (_num(t("utilization/memory_util")),) if x is not None),
-                memory_used_mib=_num(t("fb_memory_usage/used")),
-                memory_total_mib=_num(t("fb_memory_usage/total")),
-                temperature_c=_num(t("temperature/gpu_temp")),
-                power_w=_num(power),
-                power_limit_w=_num(limit),
-                throttle_reasons=active,
-                ecc_uncorrected=_int(
-                    t("ecc_errors/volatile/dram_uncorrectable") or t("ecc_errors/volatile/double_bit/total")
-                ),
-                ecc_corrected=_int(
-                    t("ecc_errors/volatile/dram_correctable") or t("ecc_errors/volatile/single_bit/total")
-                ),
-                retired_pages=None if all(r is None for r in retired) else sum(_int(r) or 0 for r in retired),
-                persistence_mode=None if persistence is None else persistence == "Enabled",
-            )
-        )
+        devices.append(_smi_device(i, gpu))
         for p in gpu.findall("processes/process_info"):
-            pid = _int(t("pid", p))
+            pid = _int(_el_text(p, "pid"))
             if pid is not None:
-                procs.append((pid, i, _num(t("used_memory", p))))
+                procs.append((pid, i, _num(_el_text(p, "used_memory"))))
     driver = root.findtext("driver_version")
     cuda = root.findtext("cuda_version")
     return Reading(tuple(devices), tuple(procs)), driver, cuda
+
+
+def _el_text(g: Any, path: str) -> str | None:
+    """The stripped text of the element at ``path`` under ``g`` (None: no such element, or empty)."""
+    el = g.find(path)
+    return el.text.strip() if el is not None and el.text else None
+
+
+def _smi_device(i: int, gpu: Any) -> GpuDevice:
+    """One ``<gpu>`` of ``nvidia-smi -q -x``: the fields read from whichever element this driver version has."""
+
+    def t(path: str) -> str | None:
+        return _el_text(gpu, path)
+
+    reasons = gpu.find("clocks_event_reasons")
+    if reasons is None:
+        reasons = gpu.find("clocks_throttle_reasons")
+    active = tuple(
+        sorted(
+            _SMI_REASONS[el.tag]
+            for el in (reasons if reasons is not None else ())
+            if el.tag in _SMI_REASONS and (el.text or "").strip() == "Active"
+        )
+    )
+    power = (
+        t("gpu_power_readings/instant_power_draw")
+        or t("gpu_power_readings/power_draw")
+        or t("gpu_power_readings/average_power_draw")
+        or t("power_readings/power_draw")
+    )
+    limit = (
+        t("gpu_power_readings/current_power_limit")
+        or t("power_readings/power_limit")
+        or t("power_readings/enforced_power_limit")
+    )
+    retired = [
+        t(f"retired_pages/{k}/retired_count") for k in ("multiple_single_bit_retirement", "double_bit_retirement")
+    ]
+    persistence = t("persistence_mode")
+    return GpuDevice(
+        index=i,
+        name=t("product_name") or f"GPU {i}",
+        vendor="nvidia",
+        bus_id=gpu.get("id"),
+        util_percent=tuple(x for x in (_num(t("utilization/gpu_util")),) if x is not None),
+        mem_util_percent=tuple(x for x in (_num(t("utilization/memory_util")),) if x is not None),
+        memory_used_mib=_num(t("fb_memory_usage/used")),
+        memory_total_mib=_num(t("fb_memory_usage/total")),
+        temperature_c=_num(t("temperature/gpu_temp")),
+        power_w=_num(power),
+        power_limit_w=_num(limit),
+        throttle_reasons=active,
+        ecc_uncorrected=_int(t("ecc_errors/volatile/dram_uncorrectable") or t("ecc_errors/volatile/double_bit/total")),
+        ecc_corrected=_int(t("ecc_errors/volatile/dram_correctable") or t("ecc_errors/volatile/single_bit/total")),
+        retired_pages=None if all(r is None for r in retired) else sum(_int(r) or 0 for r in retired),
+        persistence_mode=None if persistence is None else persistence == "Enabled",
+    )
 
 
 _SMI_REASONS = {
