@@ -165,17 +165,7 @@ class _Healer:
         skipped: list[Any] = []
         dropped = None
         if first is not None and t.retried.get(first, 0) >= 1:  # the same batch again: leave its sample out
-            ix = held[0][1]
-            listed = type(ix) in (list, tuple)
-            rest = [i for i in ix if i != sample] if listed and sample is not None and sample in ix else None
-            if rest:
-                held[0] = (first, type(ix)(rest))
-                skipped = [sample]
-            else:
-                if _distributed():
-                    raise _NotHealed("dropping a batch in one rank would leave the ranks a step apart")
-                skipped = [_plain(i) for i in (ix if listed else [ix])]
-                dropped = first
+            skipped, dropped = _leave_out(held, sample)
             t.skip.update(skipped)  # (a heal that fails below leaves it out all the same: it hung twice)
         if not _take_heal(os.path.dirname(t.path)):
             _Healer.left = 0  # the job's allowance is used up: no healer for the iterators still to come
@@ -392,6 +382,20 @@ def _dataset_key(dataset: Any) -> str:
         return f"{type(dataset).__qualname__}:{len(dataset)}"
     except Exception:  # noqa: BLE001 - a dataset with no working len()
         return type(dataset).__qualname__
+
+
+def _leave_out(held: list[tuple[int, Any]], sample: Any) -> tuple[list[Any], int | None]:
+    """A batch that hung twice (``held[0]``): its sample ``sample`` left out of it (``held[0]`` rewritten), or, where
+    that sample is not one of its indices, the whole batch dropped. The samples left out, and the batch dropped."""
+    first, ix = held[0]
+    listed = type(ix) in (list, tuple)
+    rest = [i for i in ix if i != sample] if listed and sample is not None and sample in ix else None
+    if rest:
+        held[0] = (first, type(ix)(rest))
+        return [sample], None
+    if _distributed():
+        raise _NotHealed("dropping a batch in one rank would leave the ranks a step apart")
+    return [_plain(i) for i in (ix if listed else [ix])], first
 
 
 def _heal_if_asked(dataloader: Any) -> None:
