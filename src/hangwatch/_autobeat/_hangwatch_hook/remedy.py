@@ -60,6 +60,22 @@ def _unpicklable(kwargs: dict[str, Any]) -> str | None:
     return None
 
 
+def _spawnable(changed: dict[str, Any], note: str | None) -> tuple[dict[str, Any], str | None]:
+    """The remedy's DataLoader arguments, with no workers instead where spawn would crash at the first batch (a loader
+    that cannot be pickled), and why (else ``note``)."""
+    if changed.get("multiprocessing_context") not in ("spawn", "forkserver") or not changed.get("num_workers"):
+        return changed, note
+    why_not = _unpicklable(changed)
+    if not why_not:
+        return changed, note
+    kept = {
+        k: v
+        for k, v in changed.items()
+        if k not in ("multiprocessing_context", "persistent_workers", "prefetch_factor")
+    }
+    return {**kept, "num_workers": 0}, f"spawn needs a picklable loader: {why_not}"
+
+
 def _attach_remedy(dataloader: Any) -> None:
     """On a restart hangwatch chose a remedy for: override DataLoader arguments as each one is built,
     and say so once on stderr."""
@@ -89,17 +105,7 @@ def _attach_remedy(dataloader: Any) -> None:
         except Exception:  # noqa: BLE001 - an unexpected signature: build it as the job asked
             original(self, *args, **kwargs)
             return
-        note = guard
-        if changed.get("multiprocessing_context") in ("spawn", "forkserver") and changed.get("num_workers"):
-            why_not = _unpicklable(changed)
-            if why_not:  # spawn would crash at the first batch: no workers is the safe remedy left
-                changed = {
-                    k: v
-                    for k, v in changed.items()
-                    if k not in ("multiprocessing_context", "persistent_workers", "prefetch_factor")
-                }
-                changed["num_workers"] = 0
-                note = f"spawn needs a picklable loader: {why_not}"
+        changed, note = _spawnable(changed, guard)
         diff = {
             k: v
             for k, v in changed.items()
