@@ -249,53 +249,13 @@ def diagnose_crash(
     main process saw dead when its iterator raised (``worker_deaths``: the startup hook's records)."""
     findings: list[Finding] = _kernel_findings(kernel, pid, known_pids)
     where = Where(pid=pid, rank=None, tid=None, file=None, line=None, function=None) if pid else None
-    seen: set[str] = set()
     for death in _deadly(worker_deaths, ended_at)[-1:]:  # the main process's own reading, whatever its traceback said
         findings.extend(_dead_workers(death, where))
-    for pat in PATTERNS:
-        matches = list(pat.regex.finditer(output_tail))
-        m = matches[-1] if matches else None  # the last occurrence is the most recent
-        if m is None or pat.cause in seen or any(f.cause == pat.cause for f in findings):
-            continue
-        seen.add(pat.cause)
-        fields = {k: (v or "").strip() for k, v in m.groupdict().items()}
-        line = output_tail[output_tail.rfind("\n", 0, m.start()) + 1 : output_tail.find("\n", m.end())].strip()
-        findings.append(
-            Finding(
-                cause=pat.cause,
-                confidence=pat.confidence,
-                summary=pat.summary.format(**fields),
-                where=where,
-                evidence=(f"output: {line[:300]}",),
-                fix=pat.fix,
-            )
-        )
+    findings.extend(_output_findings(output_tail, where, {f.cause for f in findings}))
     sig = _signal_name(exit_code)
-    if oom_kills > 0 and not any(f.cause == Cause.MEMORY_OOM and f.confidence >= 0.8 for f in findings):
-        findings.append(
-            Finding(
-                cause=Cause.MEMORY_OOM,
-                confidence=0.9,
-                summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",
-                where=where,
-                evidence=(f"cgroup memory.events oom_kill increased by {oom_kills}", f"job exit: {sig or exit_code}"),
-                fix=OOM_FIX,
-            )
-        )
-    elif exit_code in (-9, 137) and not findings:
-        findings.append(
-            Finding(
-                cause=Cause.MEMORY_OOM,
-                confidence=0.5,
-                summary=(
-                    "The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the "
-                    "usual cause."
-                ),
-                where=where,
-                evidence=(f"job exit: {sig or exit_code}",),
-                fix=OOM_FIX,
-            )
-        )
+    oom = _oom_finding(exit_code, sig, oom_kills, where, findings)
+    if oom is not None:
+        findings.append(oom)
     findings.sort(key=lambda f: -f.confidence)
     first = first_cause(output_tail)
     who = "it" if first is None or first.rank is None else f"rank {first.rank}"
@@ -329,3 +289,57 @@ def diagnose_crash(
         ev = (*f.evidence, f"the job's log: {who} {first.text()}")
         out.append(dataclasses.replace(f, where=at, evidence=ev, summary=summary))
     return out
+
+
+def _output_findings(output_tail: str, where: Where | None, found: set[str]) -> list[Finding]:
+    """One finding per known failure text in the job's output (its last occurrence), for causes not ``found``
+    already."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for pat in PATTERNS:
+        matches = list(pat.regex.finditer(output_tail))
+        m = matches[-1] if matches else None  # the last occurrence is the most recent
+        if m is None or pat.cause in seen or pat.cause in found:
+            continue
+        seen.add(pat.cause)
+        fields = {k: (v or "").strip() for k, v in m.groupdict().items()}
+        line = output_tail[output_tail.rfind("\n", 0, m.start()) + 1 : output_tail.find("\n", m.end())].strip()
+        out.append(
+            Finding(
+                cause=pat.cause,
+                confidence=pat.confidence,
+                summary=pat.summary.format(**fields),
+                where=where,
+                evidence=(f"output: {line[:300]}",),
+                fix=pat.fix,
+            )
+        )
+    return out
+
+
+def _oom_finding(
+    exit_code: int, sig: str | None, oom_kills: int, where: Where | None, findings: list[Finding]
+) -> Finding | None:
+    """The out-of-memory killer, where the cgroup counted its kills (and nothing surer said so), or where a SIGKILL
+    came with nothing else said; None otherwise."""
+    if oom_kills > 0 and not any(f.cause == Cause.MEMORY_OOM and f.confidence >= 0.8 for f in findings):
+        return Finding(
+            cause=Cause.MEMORY_OOM,
+            confidence=0.9,
+            summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",
+            where=where,
+            evidence=(f"cgroup memory.events oom_kill increased by {oom_kills}", f"job exit: {sig or exit_code}"),
+            fix=OOM_FIX,
+        )
+    if oom_kills <= 0 and exit_code in (-9, 137) and not findings:
+        return Finding(
+            cause=Cause.MEMORY_OOM,
+            confidence=0.5,
+            summary=(
+                "The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the usual cause."
+            ),
+            where=where,
+            evidence=(f"job exit: {sig or exit_code}",),
+            fix=OOM_FIX,
+        )
+    return None
