@@ -46,31 +46,7 @@ def build_incident(
     remedy: str | None = None,
 ) -> Incident:
     """The incident record of one capture."""
-    processes = []
-    for v in build_views(ev):
-        last = v.ev.samples[-1]
-        threads = tuple(
-            ThreadRecord(
-                tid=t.tid, name=t.name, idle=not bool(t.last.active), frames=tuple(_record(f) for f in t.frames)
-            )
-            for t in v.threads
-            if t.tid in {x.tid for x in last.threads}
-        )
-        cpu = v.cpu_percent
-        processes.append(
-            ProcessRecord(
-                pid=v.pid,
-                ppid=v.info.ppid,
-                role=v.role.value,
-                rank=v.info.rank,
-                state=last.state,
-                cpu_percent=round(cpu, 1) if cpu is not None else None,
-                cmdline=" ".join(v.info.cmdline),
-                threads=threads,
-                where=process_where(v),
-                holds=held_batch(v) if v.ev.loader_task is not None else None,
-            )
-        )
+    processes = [_process_record(v) for v in build_views(ev)]
     return Incident(
         verdict=diagnosis.verdict,
         detected_at=detected_at if detected_at is not None else time.time(),
@@ -86,4 +62,28 @@ def build_incident(
         kernel=ev.kernel,
         collectives=collective_rows(Scene.of(ev)),
         graph=diagnosis.graph.to_dict() if diagnosis.graph is not None and diagnosis.graph.edges else None,
+    )
+
+
+def _process_record(v: ProcessView) -> ProcessRecord:
+    """One process as the incident shows it: its newest sample's threads (their frames), state and CPU, where it
+    is, and the batch it holds."""
+    last = v.ev.samples[-1]
+    threads = tuple(
+        ThreadRecord(tid=t.tid, name=t.name, idle=not bool(t.last.active), frames=tuple(_record(f) for f in t.frames))
+        for t in v.threads
+        if t.tid in {x.tid for x in last.threads}
+    )
+    cpu = v.cpu_percent
+    return ProcessRecord(
+        pid=v.pid,
+        ppid=v.info.ppid,
+        role=v.role.value,
+        rank=v.info.rank,
+        state=last.state,
+        cpu_percent=round(cpu, 1) if cpu is not None else None,
+        cmdline=" ".join(v.info.cmdline),
+        threads=threads,
+        where=process_where(v),
+        holds=held_batch(v) if v.ev.loader_task is not None else None,
     )

@@ -117,52 +117,7 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
     if silent:
         ev.append(f"node(s) {silent} did not report (no hangwatch there, or it is unreachable)")
     if waiting and culprits:
-        for n, r in culprits:
-            if r.get("fact"):
-                ev.append(f"rank {r['rank']} on node {n}: {r['fact']}")
-        stuck = [
-            (n, r)
-            for n, r in culprits
-            if r.get("activity", "unknown") in {a.value for a in STUCK} | {"unknown"}
-            or (r.get("proof") or {}).get("kind") == ProofKind.HANG.value
-        ]
-        working = [(n, r) for n, r in culprits if r.get("activity") == Activity.WORKING.value]
-        victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
-        if not stuck:
-            pick = working[0] if working else culprits[0]
-            names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
-            p = pick[1].get("proof")
-            how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
-            return Hit(
-                Finding(
-                    cause=Cause.DISTRIBUTED_STRAGGLER,
-                    confidence=0.93,
-                    summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
-                    f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
-                    where=Where(**pick[1]["where"]),
-                    evidence=tuple(ev),
-                    fix=STRAGGLER_FIX,
-                    proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
-                ),
-                Verdict.WAITING if working else Verdict.SLOW,
-            )
-        first = stuck[0][1]
-        names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
-        p = first.get("proof")
-        return Hit(
-            Finding(
-                cause=Cause.DISTRIBUTED_PEER_STUCK,
-                confidence=0.95,
-                summary=(
-                    f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while {victims}."
-                ),
-                where=Where(**first["where"]),
-                evidence=tuple(ev),
-                fix=PEER_FIX,
-                proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
-            ),
-            Verdict.HUNG,
-        )
+        return _culprits_hit(waiting, culprits, ev)
     if waiting and silent:
         return Hit(
             Finding(
@@ -179,6 +134,59 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
             Verdict.HUNG,
         )
     return None
+
+
+def _culprits_hit(
+    waiting: list[tuple[int, dict[str, Any]]], culprits: list[tuple[int, dict[str, Any]]], ev: list[str]
+) -> Hit:
+    """Ranks wait in a collective while others are elsewhere: a straggler where none of those is stuck (the job
+    waits), else the stuck ones named (hung)."""
+    for n, r in culprits:
+        if r.get("fact"):
+            ev.append(f"rank {r['rank']} on node {n}: {r['fact']}")
+    stuck = [
+        (n, r)
+        for n, r in culprits
+        if r.get("activity", "unknown") in {a.value for a in STUCK} | {"unknown"}
+        or (r.get("proof") or {}).get("kind") == ProofKind.HANG.value
+    ]
+    working = [(n, r) for n, r in culprits if r.get("activity") == Activity.WORKING.value]
+    victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
+    if not stuck:
+        pick = working[0] if working else culprits[0]
+        names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
+        p = pick[1].get("proof")
+        how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
+        return Hit(
+            Finding(
+                cause=Cause.DISTRIBUTED_STRAGGLER,
+                confidence=0.93,
+                summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
+                f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
+                where=Where(**pick[1]["where"]),
+                evidence=tuple(ev),
+                fix=STRAGGLER_FIX,
+                proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+            ),
+            Verdict.WAITING if working else Verdict.SLOW,
+        )
+    first = stuck[0][1]
+    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
+    p = first.get("proof")
+    return Hit(
+        Finding(
+            cause=Cause.DISTRIBUTED_PEER_STUCK,
+            confidence=0.95,
+            summary=(
+                f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while {victims}."
+            ),
+            where=Where(**first["where"]),
+            evidence=tuple(ev),
+            fix=PEER_FIX,
+            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+        ),
+        Verdict.HUNG,
+    )
 
 
 def _flight_merge(ranks: list[tuple[int, dict[str, Any]]]) -> Hit | None:
