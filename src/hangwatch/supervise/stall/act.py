@@ -254,7 +254,6 @@ class IncidentHandler:
         if isinstance(ask, HealAsk):
             self._heal_seq += 1
             return self._ask_heal(j, ask)
-        a.action = OnHang.RESTART
         self._not_healed(a, ask, ask_again=False)
         root = dataclasses.replace(root, evidence=(*root.evidence, f"not healed in place: {ask}"))
         return j.revised(Diagnosis(j.diagnosis.verdict, (root, *j.diagnosis.findings[1:])))
