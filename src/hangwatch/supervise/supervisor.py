@@ -485,7 +485,8 @@ class Supervisor:
             if end is not None:
                 return end
             # a node of a multi-node run keeps four rounds a second: the others gather its news at that pace
-            at_rest = _at_rest(a) and self.cfg.topology is None
+            stopping = self.books.budget is not None and self.books.budget.stop_pending()  # a stop waits its moment
+            at_rest = _at_rest(a) and self.cfg.topology is None and not stopping
             rest = ATTACHED_POLL_S if self.cfg.blind else REST_POLL_S if at_rest else POLL_S
             before = self.clock.now()
             self.clock.wait(self.ctx.wake, rest)

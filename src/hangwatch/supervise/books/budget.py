@@ -77,6 +77,11 @@ class BudgetWatch:
         longest = max(b - a for a, b in itertools.pairwise(marks))
         return now - self.over_at > max(MIN_CHECKPOINT_WAIT_S, 1.5 * longest)
 
+    def stop_pending(self) -> bool:
+        """Stopping is decided and waits for its moment (the next checkpoint's end): the loop looks closely until
+        then, so the job is ended within a round of it, not up to a resting round later."""
+        return self.stop and self.over_at is not None
+
     def checkpoint_ended(self) -> bool:
         """A checkpoint ended after stopping was decided (the stop waited for it)."""
         return (
