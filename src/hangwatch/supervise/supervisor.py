@@ -96,6 +96,7 @@ log = logging.getLogger(__name__)
 
 PAUSE_GAP_S = 5.0  # a round's wait that took this much longer: the loop was paused, not slow
 POLL_S = 0.25
+STOP_POLL_S = 0.05  # a budget stop waiting for the checkpoint's end: it lands within a step of a fast job, not 5
 # A job that progresses, with a history of its steps, needs no more than two rounds a second (``_at_rest``): its
 # stall clock counts in tens of seconds, the kernel's stillness is read once a second, and the detector keeps its
 # heartbeats' intervals whatever the rate.
@@ -488,6 +489,7 @@ class Supervisor:
             stopping = self.books.budget is not None and self.books.budget.stop_pending()  # a stop waits its moment
             at_rest = _at_rest(a) and self.cfg.topology is None and not stopping
             rest = ATTACHED_POLL_S if self.cfg.blind else REST_POLL_S if at_rest else POLL_S
+            rest = STOP_POLL_S if stopping else rest
             before = self.clock.now()
             self.clock.wait(self.ctx.wake, rest)
             gap = self.clock.now() - before - rest
