@@ -122,6 +122,9 @@ class CauseInfo:
     # The phase this cause is, the one the startup hook declares with --max-slow as its deadline ("compile"): a look
     # that finds it treats the job as in that phase, whoever saw it first (no `slow` incident before --max-slow).
     phase: str | None = None
+    # The graph's own words for a wait (a child, a pipe's holder) that a more precise namer may name at the same place:
+    # where it reads the job as alive too, that namer names the wait and this cause's proof moves to it.
+    generic: bool = False
 
 
 CATALOGUE: dict[Cause, CauseInfo] = {
@@ -223,16 +226,19 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         Nature.EVIDENCE,
         Requeue.BY_PROOF,
         CHILD_WAIT_FIX,
+        generic=True,
     ),
     Cause.PROCESS_WAITS_ON: CauseInfo(
         "waits on something another process holds that no other cause names (the write end of a pipe it "
         "reads, found by inode in every process, the job's or the host's): the wait-for graph follows it to "
-        "the holder, which decides. Working: `waiting`; blocked or stopped: hung; only the waiter itself holds "
+        "the holder, which decides. Working: `waiting`, named by a more precise cause at the same line if one reads it as "
+        "alive too (a compile reading its compiler), which takes the proof; blocked or stopped: hung; only the waiter itself holds "
         "it: hung at once. A holder outside the job is named, never touched. Under `hangwatch agent`, only the "
         "job's user's processes are searched: another user's holder is named, never read, and proves nothing",
         Nature.EVIDENCE,
         Requeue.BY_PROOF,
         PIPE_WAIT_FIX,
+        generic=True,
     ),
     Cause.CHILD_LOST_WORK: CauseInfo(
         "a process of the job vanished while holding work the rest still waits for: a "

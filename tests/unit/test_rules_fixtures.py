@@ -55,6 +55,15 @@ EXPECTED = {
         "compile_midway.py",
         "RECOMPILE-HERE",
     ),
+    # the same recompile: the pipe's writer works (CPU, bytes) but its command line cannot be read yet (a process the
+    # capture had not taken in): the generic wait (process.waits_on `waiting`, by its proof of work) yields the name
+    # to the compile at the same line, and its proof moves there (was a `slow` incident, 1 fresh-clone CI in ~10)
+    "compile_a_working_writer_with_no_name_yet_is_the_compile": (
+        "compile.in_progress",
+        "slow",
+        "compile_midway.py",
+        "RECOMPILE-HERE",
+    ),
     "compile_a_compiler_seen_once_is_not_a_stuck_holder": (
         "compile.in_progress",
         "slow",

@@ -6,7 +6,7 @@ import logging
 import os
 from dataclasses import dataclass, replace
 
-from hangwatch.causes import Cause
+from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import Chain, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
@@ -87,7 +87,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     if graph is not None:
         hits = [_follow_chain(h, graph, scene) for h in hits]
         hits += _unnamed(hits, graph, scene)
-    hits = rank(hits)
+    hits = rank(_precise_names(hits))
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
     else:
@@ -101,6 +101,29 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
 def _place(h: Hit) -> tuple[str, int] | None:
     w = h.finding.where
     return (w.file, w.line) if w is not None and w.file and w.line is not None else None
+
+
+def _precise_names(hits: list[Hit]) -> list[Hit]:
+    """A generic finding (a child, a pipe's holder: the graph's words for a wait) with a proof of work yields its
+    place to a precise namer there that reads the job as alive too: the namer names the wait, the measured proof
+    moves to it. The verdict stays alive either way; only the name changes (main reading a g++ it started, inside
+    torch.compile, is the compile, not a pipe)."""
+    precise = {
+        _place(h): i
+        for i, h in enumerate(hits)
+        if not CATALOGUE[Cause(h.finding.cause)].generic and h.verdict != Verdict.HUNG and h.finding.proof is None
+    }
+    out = list(hits)
+    for h in hits:
+        f, place = h.finding, _place(h)
+        if not (CATALOGUE[Cause(f.cause)].generic and f.proof is not None and f.proof.kind == ProofKind.WORK):
+            continue
+        if place is None or place not in precise or h.verdict == Verdict.HUNG:
+            continue
+        i = precise.pop(place)
+        named = out[i].finding
+        out[i] = replace(out[i], finding=replace(named, proof=f.proof, evidence=(*named.evidence, f.proof.fact)))
+    return out
 
 
 def rank(hits: list[Hit]) -> list[Hit]:
