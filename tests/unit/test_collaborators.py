@@ -32,6 +32,7 @@ from hangwatch.supervise.config import Fallback, RunConfig
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.plan import plan_attempt
 from hangwatch.supervise.job.signals import SignalInbox
+from hangwatch.supervise.nodes.follow import FOLLOW_WINDOW_S, Follower
 from hangwatch.supervise.nodes.round import NodeRounds
 from hangwatch.supervise.progress.checkpoints import Checkpoint
 from hangwatch.supervise.progress.detector import Progress, StallDetector, State, Strength
@@ -295,8 +296,9 @@ def test_a_node_follows_another_nodes_decision_with_its_exit(tmp_path):
 
 
 def test_a_node_that_follows_another_nodes_decision_writes_its_own_incident_first(tmp_path):
-    """Evidence before action on every node: the follower captures its part, merges every node's summary (the
-    decider's finding), and writes its incident, with the decision in it, before it ends its part."""
+    """Evidence before action on every node: the loop looks at this node's part for the follower, which merges
+    every node's summary (the decider's finding) and writes its incident, with the decision in it, before the loop
+    ends its part."""
     from hangwatch.supervise.nodes.protocol import Merged
 
     class Nodes(FakeNodes):
@@ -318,7 +320,9 @@ def test_a_node_that_follows_another_nodes_decision_writes_its_own_incident_firs
     ctx.nodes = Nodes(Decision(0, OnHang.KILL, "distributed.peer_stuck", 124, "hung_requeue", why))  # type: ignore[assignment]
     a = _attempt(ctx)
     _, _, acts, _ = _team(ctx)
-    end = _applied(ctx, a, NodeRounds(ctx, acts.follow).tick(a, ctx.clock.now()))
+    asked = NodeRounds(ctx, Follower(ctx, acts.recorder)).tick(a, ctx.clock.now())
+    assert isinstance(asked, LookAt) and asked.window == FOLLOW_WINDOW_S  # the loop takes the look, not the follower
+    end = _applied(ctx, a, asked)
     assert end is not None and end.code == 124 and a.job.code is not None  # type: ignore[attr-defined]
     kinds = [e["event"] for e in _events(ctx)]
     assert kinds.index("incident") < kinds.index("terminate"), kinds

@@ -366,7 +366,8 @@ def test_only_the_run_loop_ends_the_job_it_watches():
     assert {f"{loop}Supervisor._step", f"{loop}Supervisor._close", f"{loop}apply_outcome"} <= enders
 
 
-ATTEMPT_FIELDS_BY = {"action": "supervise/stall/act.py"}  # what is done on a hang: the incident handler's
+# What is done on a hang: the incident handler's, with the other nodes; the healer's restart where heal cannot help.
+ATTEMPT_FIELDS_BY = {"action": ("supervise/stall/act.py", "supervise/stall/healing.py")}
 
 
 def test_the_attempts_own_fields_are_written_by_the_loop_alone():
@@ -391,7 +392,7 @@ def test_the_attempts_own_fields_are_written_by_the_loop_alone():
                     (isinstance(t.value, ast.Name) and t.value.id in ("a", "attempt"))
                     or (isinstance(t.value, ast.Attribute) and t.value.attr == "attempt")
                 )
-                if on_attempt and t.attr in own and ATTEMPT_FIELDS_BY.get(t.attr) != where:  # type: ignore[union-attr]
+                if on_attempt and t.attr in own and where not in ATTEMPT_FIELDS_BY.get(t.attr, ()):  # type: ignore[union-attr]
                     writes.append(f"{where}:{n.lineno} writes a.{t.attr}")  # type: ignore[union-attr]
     assert not writes, writes
 

@@ -76,6 +76,7 @@ from hangwatch.supervise.job.job import Job, LaunchedJob, Launcher
 from hangwatch.supervise.job.launch import OnChunk, OutputLog, StatusLine, launch
 from hangwatch.supervise.job.plan import plan_attempt
 from hangwatch.supervise.job.signals import SignalInbox
+from hangwatch.supervise.nodes.follow import Follower
 from hangwatch.supervise.nodes.round import NodeRounds
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, NO_CLOCK_S, DetectorConfig, StallDetector, State
 from hangwatch.supervise.progress.intake import Intake, ProgressIntake
@@ -270,7 +271,7 @@ class Supervisor:
         self.suspects = SuspectJudge(ctx, self.capturer)
         self.startup = StartupProbe(ctx, self.suspects)
         self.signals = SignalInbox(ctx)
-        self.node_rounds = NodeRounds(ctx, self.acts.follow)
+        self.node_rounds = NodeRounds(ctx, Follower(ctx, self.acts.recorder))
         self.gpu = GpuGuard(cfg.gpu_release_timeout, cfg.relaunch_on_held_gpu, ctx.rundir.event, ctx.say)
         self.launcher: Launcher = launcher or self._launch_real
         self._round_at = time.monotonic()  # when the loop last finished a round (the watchdog reads it)
@@ -526,7 +527,7 @@ class Supervisor:
             return self.acts.job_exited(a, code, orphans)
         now = self.clock.now()
         if self.cfg.on_hang == OnHang.HEAL:  # before progress: a heal is said before the progress it brings
-            apply_outcome(self.acts, self.look, a, self.acts.heal_tick(a, now))
+            apply_outcome(self.acts, self.look, a, self.acts.healer.tick(a, now))
         self._take(a)
         quiet = a.still.woken is not None or a.still.lost_one()  # the tree may have changed under a still reading
         every = SCAN_EVERY_S if quiet else ATTACHED_SCAN_S if self.cfg.blind else REST_SCAN_S

@@ -4,12 +4,12 @@ this node's news and take the others' (a decision to follow, a request to captur
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from hangwatch.records.run import CaptureRequest, Decision, EventKind, OnHang, RunState
 from hangwatch.recover.exitcode import remote_status
-from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, EndJob, Outcome
+from hangwatch.supervise.attempt import Attempt, AttemptEnd, CaptureNow, EndJob, LookAt, Outcome
 from hangwatch.supervise.context import Every, RunContext
+from hangwatch.supervise.nodes.follow import Follower
+from hangwatch.supervise.stall.look import Look, Unseen
 
 COORD_EVERY_S = 0.5
 
@@ -17,9 +17,9 @@ COORD_EVERY_S = 0.5
 class NodeRounds:
     """One node's rounds with the others."""
 
-    def __init__(self, ctx: RunContext, record: Callable[[Attempt, Decision, bool], None] | None = None) -> None:
+    def __init__(self, ctx: RunContext, follower: Follower | None = None) -> None:
         self.ctx = ctx
-        self.record = record  # this node's incident before it follows another's decision (IncidentHandler.follow)
+        self.follower = follower  # this node's incident before it follows another node's decision
         self._coord = Every(COORD_EVERY_S)
 
     def connect(self) -> None:
@@ -34,8 +34,9 @@ class NodeRounds:
         ctx.rundir.event(EventKind.COORDINATION, node=topo.node_rank, nnodes=topo.nnodes, endpoint=topo.endpoint)
 
     def tick(self, a: Attempt, now: float) -> Outcome:
-        """Follow another node's decision (this node's part of the job ended, with the decider's exit), or
-        answer its capture request (``CaptureNow``: the attempt becomes suspect, this round's handler captures it)."""
+        """Follow another node's decision (a look at this node's part for its incident, then that part ended, with
+        the decider's exit), or answer its capture request (``CaptureNow``: the attempt becomes suspect, this
+        round's handler captures it)."""
         ctx, nodes = self.ctx, self.ctx.nodes
         if nodes is None or not self._coord.due(now):
             return None
@@ -52,15 +53,22 @@ class NodeRounds:
                 progressed=a.steps.progressed,
                 max_step=a.steps.max_step,
             )
-            if self.record is not None:
-                self.record(a, called, decision.restart)
             status = remote_status(called)
-            return EndJob(  # this node's run ends as the deciding node's did
+            end = EndJob(  # this node's run ends as the deciding node's did
                 f"node {called.by} decided: {called.action}",
                 AttemptEnd(status.code, decision, status),
                 action=called.action,
                 fields=(("remote", True),),
             )
+            follower = self.follower
+            if follower is None:
+                return end
+
+            def recorded(seen: Look | Unseen) -> Outcome:
+                follower.record(a, called, decision.restart, seen)
+                return end
+
+            return LookAt(follower.window(), recorded)  # the loop's look at this node's part, then its incident
         if (
             isinstance(called, CaptureRequest)
             and not a.node.captured_for_peer
