@@ -10,7 +10,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import running_state
+from hangwatch.diagnose.state import Measured, running_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import (
     BUFFERED_FIX,
@@ -26,6 +26,34 @@ from hangwatch.records.evidence import Frame, LocalsRead, Role
 from hangwatch.records.incident import Finding, Verdict
 
 
+def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
+    """A thread that spins in the same frame with locals read: hung, proven where they do not advance."""
+    motion = m.motion
+    assert motion is not None  # noqa: S101 - the rule judges a loop without locals elsewhere
+    frame = t.user_frame
+    counting = m.proves_hang
+    frame = _at_loop(frame, v.locals_of(t.tid)) if counting else frame
+    finding = Finding(
+        cause=Cause.CODE_BUSY_LOOP,
+        confidence=0.8,
+        summary=(
+            f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
+            f"and over for {v.duration_s:.0f} s without getting anywhere."
+        ),
+        where=v.where(t, frame),
+        evidence=(
+            f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
+            f"and holding the GIL in every sample",
+            f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
+            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"locals of {describe(t.user_frame)}: {motion.evidence}",
+        ),
+        fix=BUSY_FIX,
+        proof=proof.hang(motion.proof_fact) if counting else None,
+    )
+    return Hit(finding, Verdict.HUNG)
+
+
 def busy_loop_rule(scene: Scene) -> list[Hit]:
     """code.busy_loop: a process spinning at high CPU in the same user frames."""
     hits = []
@@ -38,7 +66,6 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
         for t in v.threads:
             if not t.spinning:
                 continue
-            frame = t.user_frame
             m = running_state(v, t)
             motion = m.motion
             if motion is not None and m.proves_work:
@@ -50,32 +77,7 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
             if motion is None:  # no locals to read (module-level code, C frames): whether it advances is unknown
                 hits.append(_unjudged_loop(v, t))
                 continue
-            locals_ev = (f"locals of {describe(frame)}: {motion.evidence}",)
-            counting = m.proves_hang
-            frame = _at_loop(frame, v.locals_of(t.tid)) if counting else frame
-            hits.append(
-                Hit(
-                    Finding(
-                        cause=Cause.CODE_BUSY_LOOP,
-                        confidence=0.8,
-                        summary=(
-                            f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
-                            f"and over for {v.duration_s:.0f} s without getting anywhere."
-                        ),
-                        where=v.where(t, frame),
-                        evidence=(
-                            f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
-                            f"and holding the GIL in every sample",
-                            f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
-                            + (f" `{frame.code}`" if frame and frame.code else ""),
-                            *locals_ev,
-                        ),
-                        fix=BUSY_FIX,
-                        proof=proof.hang(motion.proof_fact) if counting else None,
-                    ),
-                    Verdict.HUNG,
-                )
-            )
+            hits.append(_spin(v, t, m))
     return hits
 
 

@@ -9,7 +9,7 @@ from hangwatch.capture.roles import is_compile_worker
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import ProcessView, describe
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import COMPILE_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Proof, Verdict
@@ -31,52 +31,46 @@ def compile_rule(scene: Scene) -> list[Hit]:
         own_kids = [
             c for c in busy_compilers if c.info.ppid == v.pid or c.info.ppid in {k.pid for k in scene.children(v.pid)}
         ]
-        active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
-        frame = t.user_frame
-        comp = next((f for f in t.frames if sg.is_compile_frame(f)), None)
-        ev = [
-            f"{v.label()} in torch.compile for this window, called from {describe(frame)}",
-            f"compiler frame: {describe(comp)}",
-            f"{v.label()} at {v.cpu_text()}" + (", stack moving between samples" if t.stack_changed else ""),
-        ]
-        if own_kids:
-            ev.append("compiler processes working: " + ", ".join(f"{c.info.name} (pid {c.pid})" for c in own_kids[:4]))
-        if active:
-            hits.append(
-                Hit(
-                    Finding(
-                        cause=Cause.COMPILE_IN_PROGRESS,
-                        confidence=0.85,
-                        summary=(
-                            f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: "
-                            "it is alive and working, not hung."
-                        ),
-                        where=v.where(t, frame),
-                        evidence=tuple(ev),
-                        fix=COMPILE_FIX,
-                        proof=_compiling(v, own_kids),
-                    ),
-                    Verdict.SLOW,
-                )
-            )
-        else:
-            hits.append(
-                Hit(
-                    Finding(
-                        cause=Cause.COMPILE_IN_PROGRESS,
-                        confidence=0.45,
-                        summary=(
-                            f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement: "
-                            "the compile itself may be stuck."
-                        ),
-                        where=v.where(t, frame),
-                        evidence=tuple(ev),
-                        fix=COMPILE_FIX[3:] + COMPILE_FIX[:1],
-                    ),
-                    Verdict.HUNG,
-                )
-            )
+        hits.append(_compile_hit(v, t, own_kids))
     return hits
+
+
+def _compile_hit(v: ProcessView, t: ThreadView, own_kids: list[ProcessView]) -> Hit:
+    """Main in torch.compile: alive and compiling where it or its compilers work, else a compile that may be
+    stuck (unproven: the clock decides)."""
+    active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
+    frame = t.user_frame
+    comp = next((f for f in t.frames if sg.is_compile_frame(f)), None)
+    ev = [
+        f"{v.label()} in torch.compile for this window, called from {describe(frame)}",
+        f"compiler frame: {describe(comp)}",
+        f"{v.label()} at {v.cpu_text()}" + (", stack moving between samples" if t.stack_changed else ""),
+    ]
+    if own_kids:
+        ev.append("compiler processes working: " + ", ".join(f"{c.info.name} (pid {c.pid})" for c in own_kids[:4]))
+    if not active:
+        summary = (
+            f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement: "
+            "the compile itself may be stuck."
+        )
+        stuck = Finding(
+            Cause.COMPILE_IN_PROGRESS, 0.45, summary, v.where(t, frame), tuple(ev), COMPILE_FIX[3:] + COMPILE_FIX[:1]
+        )
+        return Hit(stuck, Verdict.HUNG)
+    summary = (
+        f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: "
+        "it is alive and working, not hung."
+    )
+    working = Finding(
+        Cause.COMPILE_IN_PROGRESS,
+        0.85,
+        summary,
+        v.where(t, frame),
+        tuple(ev),
+        COMPILE_FIX,
+        proof=_compiling(v, own_kids),
+    )
+    return Hit(working, Verdict.SLOW)
 
 
 def _compiling(v: ProcessView, compilers: list[ProcessView]) -> Proof | None:

@@ -12,7 +12,7 @@ import signal
 from dataclasses import dataclass
 
 from hangwatch.causes import Cause
-from hangwatch.diagnose.raised import first_cause
+from hangwatch.diagnose.raised import Raised, first_cause
 from hangwatch.fixes import (
     BATCH_LOST_FIX,
     CUDA_FORK_FIX,
@@ -258,25 +258,32 @@ def diagnose_crash(
         findings.append(oom)
     findings.sort(key=lambda f: -f.confidence)
     first = first_cause(output_tail)
-    who = "it" if first is None or first.rank is None else f"rank {first.rank}"
     if not findings:
-        last = [ln for ln in output_tail.strip().splitlines() if ln.strip()][-3:]
-        said = f"The job exited with {sig or f'status {exit_code}'}"
-        findings.append(
-            Finding(
-                cause=Cause.UNKNOWN,
-                confidence=0.1 if first is None else 0.3,
-                summary=f"{said}; no known failure text was found."
-                if first is None
-                else f"{said} after {who} {first.text()}.",
-                where=where,
-                evidence=tuple(f"output: {ln[:300]}" for ln in last),
-                fix=("Read the end of output.log in the run directory for the job's own error.",),
-            )
-        )
-    if first is None:
-        return findings
-    # The line that raised first (not a collective failing for a peer's sake) is where the job went wrong.
+        findings.append(_unexplained(exit_code, sig, output_tail, where, first))
+    return findings if first is None else _at_first_raise(findings, first, pid)
+
+
+def _unexplained(
+    exit_code: int, sig: str | None, output_tail: str, where: Where | None, first: Raised | None
+) -> Finding:
+    """A crash nothing explains: its exit, the first raise in the log if any, and the output's last lines."""
+    who = "it" if first is None or first.rank is None else f"rank {first.rank}"
+    last = [ln for ln in output_tail.strip().splitlines() if ln.strip()][-3:]
+    said = f"The job exited with {sig or f'status {exit_code}'}"
+    return Finding(
+        cause=Cause.UNKNOWN,
+        confidence=0.1 if first is None else 0.3,
+        summary=f"{said}; no known failure text was found." if first is None else f"{said} after {who} {first.text()}.",
+        where=where,
+        evidence=tuple(f"output: {ln[:300]}" for ln in last),
+        fix=("Read the end of output.log in the run directory for the job's own error.",),
+    )
+
+
+def _at_first_raise(findings: list[Finding], first: Raised, pid: int | None) -> list[Finding]:
+    """The line that raised first (not a collective failing for a peer's sake) is where the job went wrong: each
+    finding without a line of its own points there, and says so."""
+    who = "it" if first.rank is None else f"rank {first.rank}"
     at = first.where(pid or 0, first.rank)
     out = []
     for f in findings:

@@ -37,6 +37,44 @@ def _network_thread(v: ProcessView) -> ThreadView | None:
     return next((t for t in v.user_threads if _in_network(t)), None)
 
 
+def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
+    """A thread in a network call: reading or sending slowly where bytes move or it wakes (alive), else blocked."""
+    wchan = t.last.wchan or ""
+    frame = innermost_user(t.frames)
+    rchar, wchar = v.delta("rchar") or 0, v.delta("wchar") or 0
+    moving = rchar > 64 * 1024 or wchar > 64 * 1024 or t.woke_often or v.moved_data  # an upload moves too
+    who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
+    ev = [
+        f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
+        + (f" `{frame.code}`" if frame and frame.code else "")
+    ]
+    net = next((f for f in t.frames if sg.is_network_frame(f)), None)
+    if net is not None:
+        ev.append(f"innermost network frame: {describe(net)}")
+    if t.last.syscall and t.last.fd_target:
+        ev.append(f"blocked in {t.last.syscall}() on {t.last.fd_target}")
+    elif wchan:
+        ev.append(f"kernel wait: {wchan}")
+    ev.append(f"{rchar} bytes read" + (f", {wchar} written" if wchar else "") + " in the window")
+    conf = 0.55 if moving else 0.8
+    if v.role == Role.DATALOADER_WORKER:
+        conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
+    doing = (
+        ("sending to the network slowly" if wchar > rchar else "reading from the network slowly")
+        if moving
+        else ("blocked waiting for the network")
+    )
+    finding = Finding(
+        cause=Cause.IO_NETWORK_WAIT,
+        confidence=conf,
+        summary=f"{v.label()} is {doing} at {describe(frame)}.",
+        where=v.where(t, frame),
+        evidence=tuple(ev),
+        fix=NETWORK_FIX,
+    )
+    return Hit(finding, Verdict.SLOW if moving else Verdict.HUNG)
+
+
 def network_wait_rule(scene: Scene) -> list[Hit]:
     """io.network_wait: blocked in a socket or HTTP call."""
     hits = []
@@ -46,47 +84,7 @@ def network_wait_rule(scene: Scene) -> list[Hit]:
         t = _network_thread(v)
         if t is None:
             continue
-        wchan = t.last.wchan or ""
-        frame = innermost_user(t.frames)
-        rchar, wchar = v.delta("rchar") or 0, v.delta("wchar") or 0
-        moving = rchar > 64 * 1024 or wchar > 64 * 1024 or t.woke_often or v.moved_data  # an upload moves too
-        who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
-        ev = [
-            f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
-            + (f" `{frame.code}`" if frame and frame.code else "")
-        ]
-        net = next((f for f in t.frames if sg.is_network_frame(f)), None)
-        if net is not None:
-            ev.append(f"innermost network frame: {describe(net)}")
-        if t.last.syscall and t.last.fd_target:
-            ev.append(f"blocked in {t.last.syscall}() on {t.last.fd_target}")
-        elif wchan:
-            ev.append(f"kernel wait: {wchan}")
-        ev.append(f"{rchar} bytes read" + (f", {wchar} written" if wchar else "") + " in the window")
-        conf = 0.55 if moving else 0.8
-        if v.role == Role.DATALOADER_WORKER:
-            conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
-        hits.append(
-            Hit(
-                Finding(
-                    cause=Cause.IO_NETWORK_WAIT,
-                    confidence=conf,
-                    summary=(
-                        f"{v.label()} is "
-                        + (
-                            ("sending to the network slowly" if wchar > rchar else "reading from the network slowly")
-                            if moving
-                            else "blocked waiting for the network"
-                        )
-                        + f" at {describe(frame)}."
-                    ),
-                    where=v.where(t, frame),
-                    evidence=tuple(ev),
-                    fix=NETWORK_FIX,
-                ),
-                Verdict.SLOW if moving else Verdict.HUNG,
-            )
-        )
+        hits.append(_network_hit(v, t))
     return hits
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.collectives import explain, remote_info
-from hangwatch.diagnose.distributed import STUCK, _classify, _ranks, culprit_state, culprit_where
+from hangwatch.diagnose.distributed import STUCK, RankGroups, _classify, _ranks, culprit_state, culprit_where
 from hangwatch.diagnose.recorders import RankCollectives, analyze, rank_collectives
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import Activity
@@ -27,41 +27,7 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
     """What each rank on this node is doing, small enough to share: group, operation, where."""
     scene = Scene.of(ev)
     g = _classify(_ranks(scene))
-    out: list[dict[str, Any]] = []
-    for r, v in sorted(g.by_rank.items()):
-        t = v.main_thread
-        if t is None:
-            continue
-        if r in g.in_coll:
-            group, op = "collective", sg.method(g.in_coll[r])
-            user = innermost_user(t.frames)
-            where, text = v.where(t, user), f"in {op} at {describe(user)}"
-        elif r in g.in_rdzv:
-            group, op = "rendezvous", sg.method(g.in_rdzv[r])
-            user = innermost_user(t.frames)
-            where, text = v.where(t, user), f"in rendezvous ({op}) at {describe(user)}"
-        else:
-            group, op = "elsewhere", None
-            where, text = culprit_where(scene, v, t)
-            state = culprit_state(scene, v, t)
-            out.append(
-                {
-                    "rank": r,
-                    "pid": v.pid,
-                    "group": group,
-                    "op": op,
-                    "text": text,
-                    "where": asdict(where),
-                    "activity": state.activity.value,
-                    "fact": state.fact,
-                    "proof": state.proof.to_dict() if state.proof is not None else None,
-                    **_fr(r, v),
-                }
-            )
-            continue
-        out.append(
-            {"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where), **_fr(r, v)}
-        )
+    out = [_summary(scene, g, r, v) for r, v in sorted(g.by_rank.items()) if v.main_thread is not None]
     flown = {int(d["rank"]) for d in out}
     for pv in scene.views:  # a rank whose stack could not be read still brings its recorder
         pr = pv.info.rank
@@ -81,6 +47,39 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, Any]:
+    """One rank's summary: in a collective or the rendezvous (the op and the user's line), or elsewhere (where, and
+    what its state measured)."""
+    t = v.main_thread
+    assert t is not None  # noqa: S101 - only ranks with a main thread are summarised
+    if r in g.in_coll or r in g.in_rdzv:
+        group, frame = ("collective", g.in_coll[r]) if r in g.in_coll else ("rendezvous", g.in_rdzv[r])
+        op, user = sg.method(frame), innermost_user(t.frames)
+        text = f"in {op} at {describe(user)}" if group == "collective" else f"in rendezvous ({op}) at {describe(user)}"
+        return {
+            "rank": r,
+            "pid": v.pid,
+            "group": group,
+            "op": op,
+            "text": text,
+            "where": asdict(v.where(t, user)),
+        } | _fr(r, v)
+    where, text = culprit_where(scene, v, t)
+    state = culprit_state(scene, v, t)
+    return {
+        "rank": r,
+        "pid": v.pid,
+        "group": "elsewhere",
+        "op": None,
+        "text": text,
+        "where": asdict(where),
+        "activity": state.activity.value,
+        "fact": state.fact,
+        "proof": state.proof.to_dict() if state.proof is not None else None,
+        **_fr(r, v),
+    }
 
 
 def _fr(rank: int, v: ProcessView) -> dict[str, Any]:
