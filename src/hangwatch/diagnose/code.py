@@ -310,6 +310,30 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
     return hits
 
 
+def _lock_words(
+    main: ThreadView, lockers: list[ThreadView], waits: dict[int, str | None], cycle: str | None
+) -> tuple[float, str, tuple[str, ...]]:
+    """The deadlock's words where threads wait for locks: a cycle, locks nobody releases, a join of a thread
+    that waits for one, or a lock its own thread holds further down its stack."""
+    if len(lockers) >= 2 and cycle:
+        return 0.9, f"{len(lockers)} threads each wait for a lock another of them holds ({cycle})", DEADLOCK_FIX
+    if len(lockers) >= 2:
+        return 0.85, f"{len(lockers)} threads wait for locks, and no running thread will release them", DEADLOCK_FIX
+    if waits[main.tid] == "join":
+        return 0.85, "the main thread joins a thread that waits for a lock nobody releases", DEADLOCK_FIX
+    t = lockers[0]
+    again = reentered(t)
+    if again is None:
+        return 0.75, "a thread waits for a lock that no running thread will release", DEADLOCK_FIX
+    name = _lock_name(t.user_frame.code if t.user_frame else None)
+    what = (
+        f"thread '{t.name}' waits for {name} at {describe(t.user_frame)}, which it holds itself: "
+        f"{describe(again)}, further down its own stack, took it and has not let it go; a lock that is not "
+        "re-entrant, taken twice by one thread, never comes free"
+    )
+    return 0.85, what, REENTERED_LOCK_FIX
+
+
 def _deadlock_words(
     main: ThreadView,
     blocked: list[ThreadView],
@@ -320,25 +344,10 @@ def _deadlock_words(
     cycle: str | None,
 ) -> tuple[float, str, tuple[str, ...]]:
     """How sure, what the deadlock is in words (only what the threads' frames show), and its fix."""
-    fix = DEADLOCK_FIX if lockers else FUTURE_IN_POOL_FIX if deeper is not None else WAIT_FOREVER_FIX
-    if len(lockers) >= 2 and cycle:
-        conf, what = 0.9, f"{len(lockers)} threads each wait for a lock another of them holds ({cycle})"
-    elif len(lockers) >= 2:
-        conf, what = 0.85, f"{len(lockers)} threads wait for locks, and no running thread will release them"
-    elif lockers and waits[main.tid] == "join":
-        conf, what = 0.85, "the main thread joins a thread that waits for a lock nobody releases"
-    elif lockers and (again := reentered(lockers[0])) is not None:
-        t, name = lockers[0], _lock_name(lockers[0].user_frame.code if lockers[0].user_frame else None)
-        conf, what = (
-            0.85,
-            f"thread '{t.name}' waits for {name} at {describe(t.user_frame)}, which it holds itself: "
-            f"{describe(again)}, further down its own stack, took it and has not let it go; a lock that is not "
-            "re-entrant, taken twice by one thread, never comes free",
-        )
-        fix = REENTERED_LOCK_FIX
-    elif lockers:
-        conf, what = 0.75, "a thread waits for a lock that no running thread will release"
-    elif deeper is not None:
+    if lockers:
+        return _lock_words(main, lockers, waits, cycle)
+    fix = FUTURE_IN_POOL_FIX if deeper is not None else WAIT_FOREVER_FIX
+    if deeper is not None:
         conf, what = (
             0.85,
             (

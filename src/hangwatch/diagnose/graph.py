@@ -138,46 +138,23 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     return out
 
 
-def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
-    """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
-    out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
-    t = v.main_thread
-    if t is None or not v.has_stacks:
-        return out + _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
-    me = _pid_id(v.pid)
-    at = describe(innermost_user(t.frames))
+def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_read: bool) -> list[Edge]:
+    """What its main thread's stack says it waits on: its children (where the kernel named none,
+    ``kernel_read``), its DataLoader workers' next batch, a person at the terminal."""
+    me, out = _pid_id(v.pid), []
     if (
-        not out
+        not kernel_read
         and v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER)
         and (v.cpu_percent or 0.0) <= 5.0
         and waits_for_child(v)
     ):
         for k in waited_children(scene, v):
-            out.append(
-                (
-                    Edge(
-                        me,
-                        _pid_id(k.pid),
-                        "child",
-                        f"{v.label()} waits for its child pid {k.pid} at {at}",
-                        timeout=t.last.timeout,
-                    ),
-                    None,
-                )
-            )
+            said = f"{v.label()} waits for its child pid {k.pid} at {at}"
+            out.append(Edge(me, _pid_id(k.pid), "child", said, timeout=t.last.timeout))
     if scene.waits_for_batch(v):
         for worker in scene.workers_of(v.pid):
-            out.append(
-                (
-                    Edge(
-                        me,
-                        _pid_id(worker.pid),
-                        "dataloader batch",
-                        f"{v.label()} waits for a DataLoader batch at {at}; worker pid {worker.pid} could bring it",
-                    ),
-                    None,
-                )
-            )
+            said = f"{v.label()} waits for a DataLoader batch at {at}; worker pid {worker.pid} could bring it"
+            out.append(Edge(me, _pid_id(worker.pid), "dataloader batch", said))
     if (
         v.role in (Role.MAIN, Role.RANK, Role.CHILD)
         and t.has_stack
@@ -185,7 +162,18 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         and not t.woke_often
         and reads_from_person(v, t)
     ):
-        out.append((Edge(me, PERSON, "terminal", f"{v.label()} reads the terminal at {at}"), None))
+        out.append(Edge(me, PERSON, "terminal", f"{v.label()} reads the terminal at {at}"))
+    return out
+
+
+def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
+    """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
+    out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
+    t = v.main_thread
+    if t is None or not v.has_stacks:
+        return out + _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
+    at = describe(innermost_user(t.frames))
+    out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
     out.extend(_held_waits(scene, v))
     out.extend((e, None) for e in _rank_waits(scene, v, at))
     if not out:

@@ -152,23 +152,7 @@ def _culprits_hit(
     working = [(n, r) for n, r in culprits if r.get("activity") == Activity.WORKING.value]
     victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
     if not stuck:
-        pick = working[0] if working else culprits[0]
-        names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
-        p = pick[1].get("proof")
-        how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
-        return Hit(
-            Finding(
-                cause=Cause.DISTRIBUTED_STRAGGLER,
-                confidence=0.93,
-                summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
-                f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
-                where=Where(**pick[1]["where"]),
-                evidence=tuple(ev),
-                fix=STRAGGLER_FIX,
-                proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
-            ),
-            Verdict.WAITING if working else Verdict.SLOW,
-        )
+        return _straggler(working, culprits, victims, ev)
     first = stuck[0][1]
     names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
     p = first.get("proof")
@@ -185,6 +169,30 @@ def _culprits_hit(
             proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
         ),
         Verdict.HUNG,
+    )
+
+
+def _straggler(
+    working: list[tuple[int, dict[str, Any]]], culprits: list[tuple[int, dict[str, Any]]], victims: str, ev: list[str]
+) -> Hit:
+    """Ranks away from the collective, none of them stuck: a straggler (waiting where one works), bounded by
+    --max-slow."""
+    pick = working[0] if working else culprits[0]
+    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
+    p = pick[1].get("proof")
+    how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
+    return Hit(
+        Finding(
+            cause=Cause.DISTRIBUTED_STRAGGLER,
+            confidence=0.93,
+            summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
+            f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
+            where=Where(**pick[1]["where"]),
+            evidence=tuple(ev),
+            fix=STRAGGLER_FIX,
+            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+        ),
+        Verdict.WAITING if working else Verdict.SLOW,
     )
 
 

@@ -39,8 +39,8 @@ from hangwatch.diagnose.views import (
     size_text,
 )
 from hangwatch.fixes import PIPE_WAIT_FIX, SOCKET_WAIT_FIX
-from hangwatch.records.evidence import POLLED, Frame, LockWait, Role
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
+from hangwatch.records.incident import Finding, Proof, Verdict
 from hangwatch.signatures import LONG_TIMER_S
 
 
@@ -143,21 +143,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
     if len(w.waiters) > 1:
         ev.append(f"{len(w.waiters)} processes wait for it: pids {', '.join(map(str, w.waiters))}")
-    verdict, fact = Verdict.HUNG, None  # a holder blocked, asleep or stopped: hung, at --min-stall
-    if state == "gone":
-        fact = proof.hang(f"the holder pid {h.pid} is gone, and the lock is still held")
-    elif state == "blocked" and h.parked and w.timeout is False:
-        fact = proof.hang(f"{v.label()} waits for it with no timeout, and its holder is parked: {parked_text(h)}")
-    elif state == "asleep" and (h.wakes_in or 0.0) >= LONG_TIMER_S and w.timeout is False:
-        fact = proof.hang(
-            f"{v.label()} waits for it with no timeout, and its holder pid {h.pid} sleeps on a timer "
-            f"that ends in {duration_text(h.wakes_in or 0.0)}: after every bound hangwatch keeps"
-        )
-    elif state == "working":
-        verdict = Verdict.WAITING
-        fact = proof.work(
-            f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
-        )
+    verdict, fact = _lock_holder_decides(v, w, h, state)
     return Hit(
         Finding(
             cause=Cause.IO_LOCK_WAIT,
@@ -170,6 +156,27 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         ),
         verdict,
     )
+
+
+def _lock_holder_decides(v: ProcessView, w: LockWait, h: LockHolder, state: str) -> tuple[Verdict, Proof | None]:
+    """What a file lock's holder proves: gone, parked or asleep past every bound under a wait with no timeout, a
+    hang; working, that the waiter waits. Else hung unproven (blocked, asleep or stopped: --min-stall decides)."""
+    if state == "gone":
+        return Verdict.HUNG, proof.hang(f"the holder pid {h.pid} is gone, and the lock is still held")
+    if state == "blocked" and h.parked and w.timeout is False:
+        return Verdict.HUNG, proof.hang(
+            f"{v.label()} waits for it with no timeout, and its holder is parked: {parked_text(h)}"
+        )
+    if state == "asleep" and (h.wakes_in or 0.0) >= LONG_TIMER_S and w.timeout is False:
+        return Verdict.HUNG, proof.hang(
+            f"{v.label()} waits for it with no timeout, and its holder pid {h.pid} sleeps on a timer "
+            f"that ends in {duration_text(h.wakes_in or 0.0)}: after every bound hangwatch keeps"
+        )
+    if state == "working":
+        return Verdict.WAITING, proof.work(
+            f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
+        )
+    return Verdict.HUNG, None
 
 
 def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:

@@ -3,6 +3,7 @@ ranks are where (``ranks 0,2-7 in all_reduce (train.py:88) | rank 1 in load_shar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hangwatch.ranges import rank_ranges, ranks_label
@@ -109,6 +110,32 @@ class RankGroup:
 Row = tuple[int, "ProcessRecord | RankGroup"]  # depth, and one process or a group of ranks
 
 
+def _grouped(
+    children: list[ProcessRecord],
+    shown: Callable[[ProcessRecord], bool],
+    below: Callable[[ProcessRecord], list[ProcessRecord]],
+) -> list[ProcessRecord | RankGroup]:
+    """Siblings as shown: each as itself up to GROUP_AT ranks; beyond, the ranks not ``shown`` grouped by role,
+    state and place (a group of one stays a process), each group with the roles of what runs below its members."""
+    ranked = [c for c in children if c.rank is not None and not shown(c)]
+    if len(ranked) <= GROUP_AT:
+        return list(children)
+    groups: dict[tuple[str, str, str], list[ProcessRecord]] = {}
+    for c in ranked:
+        groups.setdefault((c.role, c.state, c.where_text()), []).append(c)
+    items: list[ProcessRecord | RankGroup] = [c for c in children if c.rank is None or shown(c)]
+    for members in sorted(groups.values(), key=lambda m: (-len(m), min(x.rank or 0 for x in m))):
+        if len(members) == 1:
+            items.append(members[0])
+            continue
+        roles: dict[str, int] = {}
+        for m in members:
+            for d in below(m):
+                roles[d.role] = roles.get(d.role, 0) + 1
+        items.append(RankGroup(tuple(members), tuple(sorted(roles.items(), key=lambda kv: -kv[1]))))
+    return items
+
+
 def display_rows(
     processes: tuple[ProcessRecord, ...] | list[ProcessRecord], max_depth: int = 32, keep: frozenset[int] = frozenset()
 ) -> list[Row]:
@@ -135,25 +162,7 @@ def display_rows(
     rows: list[Row] = []
 
     def walk(parent: int, depth: int) -> None:
-        children = kids.get(parent, [])
-        ranked = [c for c in children if c.rank is not None and not shown(c)]
-        if len(ranked) <= GROUP_AT:
-            items: list[ProcessRecord | RankGroup] = list(children)
-        else:
-            groups: dict[tuple[str, str, str], list[ProcessRecord]] = {}
-            for c in ranked:
-                groups.setdefault((c.role, c.state, c.where_text()), []).append(c)
-            items = [c for c in children if c.rank is None or shown(c)]
-            for members in sorted(groups.values(), key=lambda m: (-len(m), min(x.rank or 0 for x in m))):
-                if len(members) == 1:
-                    items.append(members[0])
-                    continue
-                roles: dict[str, int] = {}
-                for m in members:
-                    for d in below(m):
-                        roles[d.role] = roles.get(d.role, 0) + 1
-                items.append(RankGroup(tuple(members), tuple(sorted(roles.items(), key=lambda kv: -kv[1]))))
-        for item in items:
+        for item in _grouped(kids.get(parent, []), shown, below):
             rows.append((depth, item))
             if isinstance(item, ProcessRecord) and depth < max_depth:
                 walk(item.pid, depth + 1)
