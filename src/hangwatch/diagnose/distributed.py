@@ -150,6 +150,37 @@ class CulpritState:
     proof: Proof | None = None
 
 
+def _asleep(scene: Scene, subject: ProcessView, st: ThreadView, limit_s: float | None) -> CulpritState:
+    """A rank asleep away from the collective: on a timer (the kernel's time left, else the literal in its code)
+    that ends after the collective gives up (``limit_s``, or torch's defaults and --max-slow where no recorder told
+    the group's timeout) it can never arrive: a proven hang."""
+    act = Activity.ASLEEP
+    at = st.user_frame or (st.frames[0] if st.frames else None)
+    left = st.last.wakes_in if st.last is not None else None
+    timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
+    if timer is None:
+        return CulpritState(act, None)
+    fact = f"{subject.label()} sleeps at {describe(at)} on a timer that ends in {duration_text(timer)}"
+    if limit_s is not None and left is not None and left > limit_s:  # the kernel's time left, not the literal
+        fact += (
+            f", after the collective the others wait in gives up ({duration_text(limit_s)}, the process "
+            "group's timeout): it can never arrive in time"
+        )
+        return CulpritState(act, fact, proof.hang(fact))
+    if limit_s is None and timer > DEFAULT_PG_TIMEOUT_S["nccl"]:  # no recorder told the group's own timeout
+        fact += (
+            "; torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo): unless this job set "
+            "a longer one, the others give up first"
+        )
+        # Past the longer default and past the job's --max-slow too, on the kernel's own timer: whatever
+        # timeout the job set, the outcome is known now (the others fail first, or --max-slow ends it).
+        bound = max(DEFAULT_PG_TIMEOUT_S.values(), default=0.0)
+        if left is not None and left > max(bound, timer_bound(scene.evidence)):
+            fact += f", and after --max-slow ({duration_text(timer_bound(scene.evidence))}) too"
+            return CulpritState(act, fact, proof.hang(fact))
+    return CulpritState(act, fact)
+
+
 def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | None = None) -> CulpritState:
     """How a rank that is not in the collective is: working (bytes, CPU with a moving stack, a loop walking
     its data, output, or its DataLoader worker working), stuck (blocked, spinning, stopped: itself or the
@@ -185,30 +216,7 @@ def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | 
     if act == Activity.STOPPED:
         return CulpritState(act, f"{subject.label()} is stopped", proof.hang(f"{subject.label()} is stopped"))
     if act == Activity.ASLEEP:
-        at = st.user_frame or (st.frames[0] if st.frames else None)
-        left = st.last.wakes_in if st.last is not None else None
-        timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
-        if timer is None:
-            return CulpritState(act, None)
-        fact = f"{subject.label()} sleeps at {describe(at)} on a timer that ends in {duration_text(timer)}"
-        if limit_s is not None and left is not None and left > limit_s:  # the kernel's time left, not the literal
-            fact += (
-                f", after the collective the others wait in gives up ({duration_text(limit_s)}, the process "
-                "group's timeout): it can never arrive in time"
-            )
-            return CulpritState(act, fact, proof.hang(fact))
-        if limit_s is None and timer > DEFAULT_PG_TIMEOUT_S["nccl"]:  # no recorder told the group's own timeout
-            fact += (
-                "; torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo): unless this job set "
-                "a longer one, the others give up first"
-            )
-            # Past the longer default and past the job's --max-slow too, on the kernel's own timer: whatever
-            # timeout the job set, the outcome is known now (the others fail first, or --max-slow ends it).
-            bound = max(DEFAULT_PG_TIMEOUT_S.values(), default=0.0)
-            if left is not None and left > max(bound, timer_bound(scene.evidence)):
-                fact += f", and after --max-slow ({duration_text(timer_bound(scene.evidence))}) too"
-                return CulpritState(act, fact, proof.hang(fact))
-        return CulpritState(act, fact)
+        return _asleep(scene, subject, st, limit_s)
     return CulpritState(act, None)
 
 

@@ -246,6 +246,18 @@ def _in_collective(scene: Scene) -> bool:
     )
 
 
+def _power_text(d: GpuDevice) -> str:
+    """A device's power draw in words: of its limit where known."""
+    if d.power_w is None:
+        return "power unknown"
+    return f"{d.power_w:.0f} W of {d.power_limit_w:.0f} W" if d.power_limit_w else f"{d.power_w:.0f} W"
+
+
+def _at_idle_power(d: GpuDevice) -> bool:
+    """Whether a device draws under SILENT_POWER_RATIO of its limit (both read)."""
+    return d.power_w is not None and bool(d.power_limit_w) and d.power_w < SILENT_POWER_RATIO * (d.power_limit_w or 0)
+
+
 def gpu_activity_rule(scene: Scene) -> list[Hit]:
     """A GPU busy for the whole window while nothing progresses: a long kernel (gpu.long_kernel, alive until
     --max-slow), at working power or at idle power (one kernel spinning: a silent stall if it never ends,
@@ -260,13 +272,7 @@ def gpu_activity_rule(scene: Scene) -> list[Hit]:
     d = busy[0]
     names = ", ".join(f"GPU {x.index}" for x in busy)
     util = f"{_mean(d.util_percent):.0f}% over {len(d.util_percent)} reads"
-    power = (
-        f"{d.power_w:.0f} W of {d.power_limit_w:.0f} W"
-        if d.power_w is not None and d.power_limit_w
-        else f"{d.power_w:.0f} W"
-        if d.power_w is not None
-        else "power unknown"
-    )
+    power = _power_text(d)
     ev = (
         f"{names}: utilization {util}, {power}",
         *(f"GPU {x.index} throttled: {', '.join(x.throttle_reasons)}" for x in busy if x.throttle_reasons),
@@ -276,12 +282,7 @@ def gpu_activity_rule(scene: Scene) -> list[Hit]:
     # Measured on an H200: torch.cuda._sleep, a finite spin of one thread, drew 124 W of 700 W at 100%,
     # the same as the idle GPU holding a context; a kernel that will never end looks the same. Power
     # proves no hang, so the job is alive until --max-slow (an Xid in the kernel log is a fault at once).
-    spins = (
-        d.power_w is not None
-        and d.power_limit_w
-        and d.power_w < SILENT_POWER_RATIO * d.power_limit_w
-        and not any(x.throttle_reasons for x in busy)
-    )
+    spins = _at_idle_power(d) and not any(x.throttle_reasons for x in busy)
     summary = (
         f"{names} at 100% for the whole window at idle power ({power}): one kernel spins without computing "
         "(a kernel waiting on a flag, or a single block working alone) while the job's host side waits. "

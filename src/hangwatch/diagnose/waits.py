@@ -269,6 +269,28 @@ def _socket(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | N
     return _other_end(v, t, w)
 
 
+def _ends_decide(w: LockWait, h: LockHolder, states: dict[int, str], who: str) -> tuple[Verdict, Proof | None]:
+    """What the holders of the other end prove (``h``: the one that decides, ``states``: each one's): working, the
+    job waits; asleep or all gone, slow; every one parked or stopped, hung with proof; else hung unproven. A holder
+    of another user's, not read, may write: nothing is proven."""
+    state = states[h.pid]
+    if "unknown" in states.values():
+        return Verdict.HUNG, None
+    if state == "working":
+        fact = f"the {who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
+        return Verdict.WAITING, proof.work(fact)
+    if state in ("asleep", "gone"):  # gone: every holder exited, so the read gets its end of file
+        return Verdict.SLOW, None
+    if state == "blocked" and all(states[x.pid] == "blocked" and x.parked for x in w.holders):
+        return Verdict.HUNG, proof.hang(f"every {who} of {w.path} is parked: {parked_text(h)}")
+    if state == "stopped":
+        return Verdict.HUNG, proof.hang(
+            f"the only {who}s of {w.path} are stopped (pid {h.pid}, state {h.state}): they run "
+            "again only when someone continues them"
+        )
+    return Verdict.HUNG, None
+
+
 def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     """The finding for a read that the holders of the other end decide: working, the job waits (proof of work);
     asleep, slow; every holder parked or stopped, hung with proof; blocked, hung at --min-stall."""
@@ -299,23 +321,7 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
         ev.append(f"{words.who}s: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
     if w.note:
         ev.append(w.note)
-    verdict, fact = Verdict.HUNG, None
-    if "unknown" in states.values():  # a holder of another user's, not read: it may write; nothing is proven
-        pass
-    elif state == "working":
-        verdict = Verdict.WAITING
-        fact = proof.work(
-            f"the {words.who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
-        )
-    elif state in ("asleep", "gone"):  # gone: every holder exited, so the read gets its end of file
-        verdict = Verdict.SLOW
-    elif state == "blocked" and all(states[x.pid] == "blocked" and x.parked for x in w.holders):
-        fact = proof.hang(f"every {words.who} of {w.path} is parked: {parked_text(h)}")
-    elif state == "stopped":
-        fact = proof.hang(
-            f"the only {words.who}s of {w.path} are stopped (pid {h.pid}, state {h.state}): they run "
-            "again only when someone continues them"
-        )
+    verdict, fact = _ends_decide(w, h, states, words.who)
     fix = words.fix if h.in_job else (words.outside.format(pid=h.pid), *words.fix[1:])
     return Hit(
         Finding(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from hangwatch.records.incident import Incident, ProcessRecord
+from hangwatch.records.incident import Finding, Incident, ProcessRecord
 from hangwatch.records.run import Event, EventKind, RunSummary
 from hangwatch.report.banner import deadline_text
 from hangwatch.report.gpu_text import gpu_lines
@@ -306,6 +306,26 @@ def chain_html(inc: Incident) -> str:
     return f'<h4>Wait chain</h4><div class="chain">{"".join(parts)}</div>{ending}'
 
 
+def _root_html(inc: Incident, root: Finding) -> str:
+    """The root cause: what, where (with its line of code), its proof, the chain, the evidence and the fix."""
+    out = [f"<p>{_e(root.summary)}</p>"]
+    w = root.where
+    if w is not None and w.file:
+        out.append(
+            f"<p>At <code>{_e(w.location())}</code> in <code>{_e(w.function or '?')}</code> ({_e(w.owner())})</p>"
+        )
+        if w.code:
+            out.append(f"<pre>{w.line} | {_e(w.code)}</pre>")
+    if root.proof is not None:
+        out.append(f"<p><b>Proof of {_e(root.proof.kind.value)}:</b> {_e(root.proof.fact)}</p>")
+    out.append(chain_html(inc))
+    if root.evidence:
+        out.append("<p><b>Evidence</b></p><ul>" + "".join(f"<li>{_e(e)}</li>" for e in root.evidence) + "</ul>")
+    if root.fix:
+        out.append("<p><b>Fix</b></p><ol>" + "".join(f"<li>{_e(f)}</li>" for f in root.fix) + "</ol>")
+    return "".join(out)
+
+
 def _incident_html(n: int, inc: Incident) -> str:
     root = inc.root_cause
     out = [
@@ -319,21 +339,7 @@ def _incident_html(n: int, inc: Incident) -> str:
         out.append(f"; last progress {_e(_clock(lp.at))} ({_e(what)})")
     out.append(".</p>")
     if root is not None:
-        out.append(f"<p>{_e(root.summary)}</p>")
-        w = root.where
-        if w is not None and w.file:
-            out.append(
-                f"<p>At <code>{_e(w.location())}</code> in <code>{_e(w.function or '?')}</code> ({_e(w.owner())})</p>"
-            )
-            if w.code:
-                out.append(f"<pre>{w.line} | {_e(w.code)}</pre>")
-        if root.proof is not None:
-            out.append(f"<p><b>Proof of {_e(root.proof.kind.value)}:</b> {_e(root.proof.fact)}</p>")
-        out.append(chain_html(inc))
-        if root.evidence:
-            out.append("<p><b>Evidence</b></p><ul>" + "".join(f"<li>{_e(e)}</li>" for e in root.evidence) + "</ul>")
-        if root.fix:
-            out.append("<p><b>Fix</b></p><ol>" + "".join(f"<li>{_e(f)}</li>" for f in root.fix) + "</ol>")
+        out.append(_root_html(inc, root))
     for f in inc.findings[1:]:
         out.append(f"<p class='muted'>Also: <code>{_e(f.cause)}</code> {_e(f.summary)}</p>")
     if inc.remedy:
