@@ -7,11 +7,11 @@ from hangwatch.capture.roles import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import VERDICTS, process_state
+from hangwatch.diagnose.state import VERDICTS, Measured, process_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
 from hangwatch.records.evidence import Frame, Role
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.incident import Finding, Proof, Verdict
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
 
@@ -199,6 +199,80 @@ def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     return kids
 
 
+def _launches_ranks(kids: list[ProcessView]) -> bool:
+    """Whether the children waited for are ranks (and multiprocessing's helpers) the process launched itself."""
+    return any(k.role == Role.RANK for k in kids) and all(
+        k.role == Role.RANK or any(h in " ".join(k.info.cmdline) for h in MP_HELPERS) for k in kids
+    )
+
+
+def _flushes_a_queue(f: Frame) -> bool:
+    """A child's frame that flushes a multiprocessing.Queue before it can exit (its feeder, or the exit's join)."""
+    return sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})) or sg.at(
+        f, "multiprocessing/util.py", frozenset({"_exit_function"})
+    )
+
+
+def _child_proves(
+    v: ProcessView, t: ThreadView | None, kid: ProcessView, kt: ThreadView | None, m: Measured
+) -> Proof | None:
+    """What the child proves of its parent's wait: work where it works; a hang where the parent waits with no
+    timeout and the child is proven stuck, or blocked on what nothing can release."""
+    if m.proves_work:
+        return proof.work(f"its child pid {kid.pid} works: {m.fact}")
+    if t is None or not t.waits_forever:
+        return None
+    if m.proves_hang:
+        return proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and the child is {m.fact}")
+    inner = proof.unreleasable(kid, kt) if m.state == "blocked" and kt is not None else None
+    if inner is None:
+        return None
+    return proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and {inner.fact}")
+
+
+def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
+    """The wait for the child that explains most (stopped first, then stuck, ...): hung only where it is."""
+    measured = {k.pid: process_state(k) for k in kids}
+    states = {pid: m.state for pid, m in measured.items()}
+    kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
+    state, state_fact = measured[kid.pid].state, measured[kid.pid].fact
+    is_text, conf = _CHILD_IS.get(state, ("not moving in the window (what it waits for is unknown)", 0.6))
+    # Unread (brief, unknown): hung for the clock to confirm (--min-stall), never with a proof.
+    verdict = Verdict.SLOW if state == "gone" else VERDICTS[state][0] or Verdict.HUNG
+    kt = kid.main_thread
+    kframe = innermost_explaining(kt.frames) if kt and kt.frames else None
+    t = v.main_thread
+    pframe = innermost_user(t.frames) if t else None
+    kid_cmd = " ".join(kid.info.cmdline)[:120]
+    ev = [
+        f"{v.label()} waits for child pid {kid.pid} at {describe(pframe)}"
+        + (f" `{pframe.code}`" if pframe and pframe.code else ""),
+        f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
+        + (f", in {describe(kframe)}" if kframe else "")
+        + f": {state} ({state_fact})",
+    ]
+    if len(kids) > 1:
+        ev.append("its children: " + ", ".join(f"pid {k.pid} {states[k.pid]}" for k in kids[:8]))
+    if kt is not None and kt.last.syscall:
+        ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
+    if kt is not None and kt.any_frame(_flushes_a_queue):
+        ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
+    where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)
+    fact = _child_proves(v, t, kid, kt, measured[kid.pid])
+    return Hit(
+        Finding(
+            cause=Cause.CHILD_WAIT,
+            confidence=conf,
+            summary=f"{v.label()} waits for its child pid {kid.pid}, which is {is_text}.",
+            where=where,
+            evidence=tuple(ev),
+            fix=CHILD_WAIT_FIX,
+            proof=fact,
+        ),
+        verdict,
+    )
+
+
 def child_wait_rule(scene: Scene) -> list[Hit]:
     """child.wait: the job waits on a subprocess; hung only when that child is itself stuck."""
     hits = []
@@ -209,61 +283,7 @@ def child_wait_rule(scene: Scene) -> list[Hit]:
         kids = waited_children(scene, v)
         if not kids or (v.cpu_percent or 0.0) > 5.0:
             continue
-        if any(k.role == Role.RANK for k in kids) and all(
-            k.role == Role.RANK or any(h in " ".join(k.info.cmdline) for h in MP_HELPERS) for k in kids
-        ):
+        if _launches_ranks(kids):
             continue  # a launcher of its own (mp.spawn, Process per rank): the distributed rules explain its ranks
-        measured = {k.pid: process_state(k) for k in kids}
-        states = {pid: m.state for pid, m in measured.items()}
-        kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
-        state, state_fact = measured[kid.pid].state, measured[kid.pid].fact
-        is_text, conf = _CHILD_IS.get(state, ("not moving in the window (what it waits for is unknown)", 0.6))
-        # Unread (brief, unknown): hung for the clock to confirm (--min-stall), never with a proof.
-        verdict = Verdict.SLOW if state == "gone" else VERDICTS[state][0] or Verdict.HUNG
-        kt = kid.main_thread
-        kframe = innermost_explaining(kt.frames) if kt and kt.frames else None
-        t = v.main_thread
-        pframe = innermost_user(t.frames) if t else None
-        kid_cmd = " ".join(kid.info.cmdline)[:120]
-        ev = [
-            f"{v.label()} waits for child pid {kid.pid} at {describe(pframe)}"
-            + (f" `{pframe.code}`" if pframe and pframe.code else ""),
-            f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
-            + (f", in {describe(kframe)}" if kframe else "")
-            + f": {state} ({state_fact})",
-        ]
-        if len(kids) > 1:
-            ev.append("its children: " + ", ".join(f"pid {k.pid} {states[k.pid]}" for k in kids[:8]))
-        if kt is not None and kt.last.syscall:
-            ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
-        if (kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})))) or (
-            kt and kt.any_frame(lambda f: sg.at(f, "multiprocessing/util.py", frozenset({"_exit_function"})))
-        ):
-            ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
-        where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)
-        fact = None
-        if measured[kid.pid].proves_work:
-            fact = proof.work(f"its child pid {kid.pid} works: {state_fact}")
-        elif measured[kid.pid].proves_hang and t is not None and t.waits_forever:
-            fact = proof.hang(
-                f"{v.label()} waits for child pid {kid.pid} with no timeout, and the child is {state_fact}"
-            )
-        elif state == "blocked" and kt is not None and t is not None and t.waits_forever:
-            inner = proof.unreleasable(kid, kt)
-            if inner is not None:
-                fact = proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and {inner.fact}")
-        hits.append(
-            Hit(
-                Finding(
-                    cause=Cause.CHILD_WAIT,
-                    confidence=conf,
-                    summary=f"{v.label()} waits for its child pid {kid.pid}, which is {is_text}.",
-                    where=where,
-                    evidence=tuple(ev),
-                    fix=CHILD_WAIT_FIX,
-                    proof=fact,
-                ),
-                verdict,
-            )
-        )
+        hits.append(_child_hit(v, kids))
     return hits

@@ -367,6 +367,27 @@ def _incident_html(n: int, inc: Incident) -> str:
     return "".join(out)
 
 
+def _deadline_rows(s: RunSummary) -> list[tuple[str, str]]:
+    """The deadline's row, where one was given."""
+    if s.deadline is None:
+        return []
+    return [("Deadline", _e(_clock(s.deadline) + (f": {deadline_text(s)}" if deadline_text(s) else "")))]
+
+
+def _recovery_rows(s: RunSummary) -> list[tuple[str, str]]:
+    """What recovery did and has to resume from: steps redone after restarts, heals, the newest checkpoint."""
+    rows = []
+    if s.redone_steps:
+        cost = f", {usd(s.redone_seconds / 3600 * s.cost_per_hour)}" if s.cost_per_hour else ""
+        rows.append(("Redone after restarts", _e(f"{s.redone_steps} steps, {duration(s.redone_seconds)}{cost}")))
+    if s.heals:
+        rows.append(("Healed in place", _e(f"{s.heals} DataLoader worker(s); {s.skipped_samples} sample(s) skipped")))
+    if s.checkpoint:
+        ck = s.checkpoint
+        rows.append(("Newest checkpoint", _e(f"{ck['path']} (step {ck.get('step')}, {ck.get('source')})")))
+    return rows
+
+
 def _summary_html(s: RunSummary | None) -> str:
     if s is None:
         return "<p>No summary.json yet.</p>"
@@ -386,41 +407,10 @@ def _summary_html(s: RunSummary | None) -> str:
         ),
         ("Step rate", "-" if s.steps_per_s is None else f"{s.steps_per_s:.3g} steps/s"),
         ("ETA", _e(duration(s.eta_seconds)) if s.ended_at is None else "-"),
-        *(
-            [("Deadline", _e(_clock(s.deadline) + (f": {deadline_text(s)}" if deadline_text(s) else "")))]
-            if s.deadline is not None
-            else []
-        ),
+        *_deadline_rows(s),
         ("Incidents", str(s.incidents)),
         ("Stalled", _e(duration(s.stalled_seconds))),
-        *(
-            [
-                (
-                    "Redone after restarts",
-                    _e(
-                        f"{s.redone_steps} steps, {duration(s.redone_seconds)}"
-                        + (f", {usd(s.redone_seconds / 3600 * s.cost_per_hour)}" if s.cost_per_hour else "")
-                    ),
-                )
-            ]
-            if s.redone_steps
-            else []
-        ),
-        *(
-            [("Healed in place", _e(f"{s.heals} DataLoader worker(s); {s.skipped_samples} sample(s) skipped"))]
-            if s.heals
-            else []
-        ),
-        *(
-            [
-                (
-                    "Newest checkpoint",
-                    _e(f"{s.checkpoint['path']} (step {s.checkpoint.get('step')}, {s.checkpoint.get('source')})"),
-                )
-            ]
-            if s.checkpoint
-            else []
-        ),
+        *_recovery_rows(s),
         ("Goodput", "unknown (no counter or heartbeat)" if s.goodput is None else f"{s.goodput * 100:.1f}%"),
         ("Progress signal", _e(s.progress_signal)),
     ]
