@@ -27,7 +27,7 @@ from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
 from hangwatch.records.evidence import Evidence, Role
-from hangwatch.records.incident import Finding, ProofKind, Verdict
+from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +93,9 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     else:
         # Without a named cause the samples decide: progress, else alive when anything of the job moves or will by
         # itself, else hung for the clock to confirm (no proof: --min-stall decides).
-        verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moving(scene) else Verdict.HUNG
-        findings = (_unknown(scene),)
+        moves = moving(scene)
+        verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moves else Verdict.HUNG
+        findings = (_unknown(scene, moves),)
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
 
 
@@ -167,44 +168,20 @@ def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     if hit.verdict != Verdict.HUNG:
         return _proven_by_chain(hit, graph, at)
     v = scene.view(f.where.pid)
+    if v is not None and v.ended:  # what it waited for came: a process that ends is not hung
+        return _not_hung(f, f"Not hung: {v.ended}.", (v.ended,))
     state = process_state(v) if v is not None and f.proof is None else None
-    if (
-        v is not None and state is not None and state.proves_work
-    ):  # the process named hung is measured working: not said hung
-        return Hit(  # (its proof of work is the namer's that knows what the work is: a compile, a download)
-            replace(
-                f,
-                evidence=(*f.evidence, f"{v.label()} works: {state.fact}"),
-                summary=f.summary + f" Not proven hung: it works ({state.fact}).",
-                confidence=min(f.confidence, CONTRADICTED),
-            ),
-            Verdict.SLOW,
-        )
+    if v is not None and state is not None and state.proves_work:  # the process named hung is measured working
+        # (its proof of work is the namer's that knows what the work is: a compile, a download)
+        return _not_hung(f, f"Not proven hung: it works ({state.fact}).", (f"{v.label()} works: {state.fact}",))
     chain = next((c for c in graph.chains if c.ending == "working" and at in (c.end.id, c.waiter)), None)
     if chain is not None and chain.proof is not None:
-        return Hit(
-            replace(
-                f,
-                proof=chain.proof,
-                evidence=(*f.evidence, *chain.lines()),
-                summary=f.summary + " It works, though: " + ENDING_TEXT_WORKING,
-                confidence=min(f.confidence, CONTRADICTED),
-            ),
-            Verdict.SLOW,
-        )
+        return _not_hung(f, "It works, though: " + ENDING_TEXT_WORKING, chain.lines(), chain.proof)
     if f.proof is not None:  # a rule's own proof of work stands
         return hit
     alive = self_held_alive(v) if v is not None else None
     if alive is not None:
-        return Hit(
-            replace(
-                f,
-                evidence=(*f.evidence, alive),
-                summary=f.summary + f" Not proven hung: {alive}.",
-                confidence=min(f.confidence, CONTRADICTED),
-            ),
-            Verdict.SLOW,
-        )
+        return _not_hung(f, f"Not proven hung: {alive}.", (alive,))
     proven = _proven_chain(graph, at)
     if proven is not None:
         return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
@@ -215,16 +192,23 @@ def _follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
         # waiting in wait4 for its child), ends at a holder whose exit ends the wait, or one seen too briefly to
         # say what it does: no hang is measured, so none is said, and the finding ranks below the others.
-        return Hit(
-            replace(
-                f,
-                summary=f.summary + " Not proven hung: " + own.ending_text + ".",
-                evidence=(*f.evidence, *own.lines()),
-                confidence=min(f.confidence, CONTRADICTED),
-            ),
-            Verdict.SLOW,
-        )
+        return _not_hung(f, "Not proven hung: " + own.ending_text + ".", own.lines())
     return hit
+
+
+def _not_hung(f: Finding, said: str, facts: tuple[str, ...], proof: Proof | None = None) -> Hit:
+    """A rule's unproven hang that a measured fact contradicts: `slow`, the fact said and added to its evidence, and
+    ranked below the others (a proof of work, where one was measured, carried)."""
+    return Hit(
+        replace(
+            f,
+            summary=f"{f.summary} {said}",
+            evidence=(*f.evidence, *facts),
+            confidence=min(f.confidence, CONTRADICTED),
+            proof=proof if proof is not None else f.proof,
+        ),
+        Verdict.SLOW,
+    )
 
 
 def _proven_by_chain(hit: Hit, graph: WaitGraph, at: str) -> Hit:
@@ -345,7 +329,9 @@ def what_moves(ev: Evidence) -> str | None:
     return moving(Scene.of(ev))
 
 
-def _unknown(scene: Scene) -> Finding:
+def _unknown(scene: Scene, moves: str | None = None) -> Finding:
+    """No cause named: where the job's primary process is, and what was measured of it (``moves``: what in the job
+    moves, which makes it slow)."""
     v = _primary(scene)
     if v is None:
         return Finding(Cause.UNKNOWN, 0.1, "Nothing of the job could be captured.", None, (), UNKNOWN_FIX)
@@ -365,6 +351,8 @@ def _unknown(scene: Scene) -> Finding:
     works = next((w.work for w in scene.views if w.work is not None), None)
     if works is not None:
         ev.append(works)
+    if moves is not None and moves != works:
+        ev.append(moves)
     return Finding(
         cause=Cause.UNKNOWN,
         confidence=0.1,

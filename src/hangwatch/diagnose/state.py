@@ -139,8 +139,8 @@ def process_state(v: ProcessView) -> Measured:
 def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     """What thread ``t`` of ``v`` was measured doing. The process's own facts (bytes moved, output grown, read
     and write calls) count for its main thread only: they say nothing of which other thread moved them."""
-    if v.ev.exited:
-        return Measured("gone", f"{v.label()} exited during the look")
+    if v.ended:
+        return Measured("gone", v.ended)
     if v.state in ("T", "t"):
         return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
     main = t is not None and t is v.main_thread
@@ -349,6 +349,8 @@ def moving(scene: Scene) -> str | None:
     does. The one answer to "does anything of this job move?" that the verdict without a named cause, the FIFO
     namer and the startup probes all ask."""
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
+        if v.ended and v.ended_in_the_look:  # an ending is a change: the next look sees what it leaves
+            return v.ended
         if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
             return f"{v.label()} used {v.cpu_text()}"
         if v.work is not None:

@@ -241,6 +241,22 @@ class ProcessView:
         """The process state in the newest sample (R, S, D, T, ...)."""
         return self.ev.samples[-1].state
 
+    @property
+    def ended(self) -> str | None:
+        """How it ended, in words, where it did: it exited during the look, or it is a zombie at its end (exited,
+        its status not yet read by its parent); None while it runs."""
+        if self.ev.exited or (self.state.startswith("Z") and self.ended_in_the_look):
+            return f"{self.label()} exited during the look"
+        if self.state.startswith("Z"):
+            return f"{self.label()} has exited (a zombie: its parent has not read its status yet)"
+        return None
+
+    @property
+    def ended_in_the_look(self) -> bool:
+        """Seen running, then gone or a zombie by the look's end: a change the look saw (a zombie throughout is
+        none)."""
+        return self.ev.exited or (self.state.startswith("Z") and not self.ev.samples[0].state.startswith("Z"))
+
     @cached_property
     def cpu_percent(self) -> float | None:
         """CPU use over the window, in percent of one core."""
