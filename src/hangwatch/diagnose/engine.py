@@ -23,7 +23,7 @@ from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
 from hangwatch.diagnose.state import ALIVE, moving, process_state, progressing, self_held_alive
-from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining
+from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
 from hangwatch.records.evidence import Evidence, Role
@@ -87,6 +87,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     if graph is not None:
         hits = [_follow_chain(h, graph, scene) for h in hits]
         hits += _unnamed(hits, graph, scene)
+        hits = [_placed(h, graph, scene) for h in hits]
     hits = rank(_precise_names(hits))
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
@@ -102,6 +103,24 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
 def _place(h: Hit) -> tuple[str, int] | None:
     w = h.finding.where
     return (w.file, w.line) if w is not None and w.file and w.line is not None else None
+
+
+def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
+    """A finding at a process that runs no file of the user's (``python -c``, a native helper) points at the first
+    process along its own chain that does, at its line: where the user can change what the wait waits for (the
+    parent holding the lock its `-c` child waits for, at the line where it waits for that child)."""
+    f = hit.finding
+    if f.where is None or f.where.file or f.where.pid is None:
+        return hit
+    chain = next((c for c in graph.chains if c.waiter == f"pid:{f.where.pid}"), None)
+    for hop in chain.hops if chain is not None else ():
+        v = scene.view(int(hop.holder[4:])) if hop.holder.startswith("pid:") else None
+        t = v.main_thread if v is not None else None
+        frame = innermost_user(t.frames) if t is not None and t.frames else None
+        if v is not None and frame is not None:
+            said = f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}"
+            return replace(hit, finding=replace(f, where=v.where(t, frame), evidence=(*f.evidence, said)))
+    return hit
 
 
 def _precise_names(hits: list[Hit]) -> list[Hit]:
