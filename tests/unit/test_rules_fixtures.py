@@ -91,6 +91,11 @@ EXPECTED = {
     "dataloader_shutdown": ("dataloader.shutdown", "slow", "dl_shutdown_wait.py", "SHUTDOWN-HERE"),
     "toplevel_loop_one_line_in_every_sample": ("code.busy_loop", "slow", None, None),  # (its samples forced: below)
     "distributed_p2p_send_cycle": ("distributed.peer_stuck", "hung", "dist_p2p.py", "HANG-HERE:send0"),
+    # bench/zoo cases (their lines: below): a `python -c` child waits for the flock its parent holds while the
+    # parent waits for it (was named at no place), and an asyncio loop awaiting a child that fills a pipe only the
+    # loop's process could read (was `unknown`: the loop's process has two threads, so the loop is not proven)
+    "flock_cycle_parent_waits_its_python_c_child": ("io.lock_wait", "hung", None, None),
+    "asyncio_wait_on_a_child_filling_its_pipe": ("process.waits_on", "hung", None, None),
 }
 
 
@@ -516,3 +521,28 @@ def test_a_process_that_exits_during_the_look_is_not_hung_and_its_twin_that_stay
     assert d2.verdict.value == "slow", d2.findings[0]
     said = [d2.findings[0].summary, *(e for f in d2.findings for e in f.evidence)]
     assert any("exited during the look" in x for x in said), d2.findings[0]
+
+
+ZOO = Path(__file__).resolve().parents[2] / "bench" / "zoo"
+
+
+def test_a_wait_at_a_process_running_no_file_of_the_users_points_at_the_first_one_on_its_chain_that_does():
+    """The flock's waiter runs `python -c`: the place is its parent's line, where it waits for that child while it
+    holds the lock (the chain's next hop), with the hop said in the evidence."""
+    d = diagnose(load("flock_cycle_parent_waits_its_python_c_child"))
+    w = d.findings[0].where
+    assert w is not None and (w.file, w.line) == marker(ZOO / "parent_holds_flock_waits_child.py")
+    assert any(e.startswith("the place is main") for e in d.findings[0].evidence)
+
+
+def test_a_loop_of_waits_the_graph_cannot_prove_is_named_by_its_hops_never_more_hung_than_without_a_name():
+    """Nothing named and nothing moves: the loop (main's watcher thread waits for the child, the child writes to a
+    full pipe main could read) is the finding, unproven (the clock decides, as for `unknown`); the same capture
+    with the child measured working is not hung at all."""
+    ev = load("asyncio_wait_on_a_child_filling_its_pipe")
+    d = diagnose(ev)
+    assert d.findings[0].proof is None and "a loop of waits, not proven" in d.findings[0].summary
+    child = next(p for p in ev.processes if p.info.role.value == "child")
+    busy = replace(child, samples=tuple(replace(s, cpu_seconds=s.cpu_seconds + i) for i, s in enumerate(child.samples)))
+    d2 = diagnose(replace(ev, processes=tuple(busy if p is child else p for p in ev.processes)))
+    assert d2.verdict.value != "hung", d2.findings[0]

@@ -96,7 +96,8 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         # itself, else hung for the clock to confirm (no proof: --min-stall decides).
         moves = moving(scene)
         verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moves else Verdict.HUNG
-        findings = (_unknown(scene, moves),)
+        loop = _unproven_loop(graph, scene) if verdict == Verdict.HUNG and graph is not None else None
+        findings = (loop or _unknown(scene, moves),)
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
 
 
@@ -316,6 +317,29 @@ def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             )
         )
     return out
+
+
+def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
+    """Nothing named, nothing moves, and the graph follows a loop of waits it cannot prove (a member has other
+    threads that may still move): the loop, named by its hops, for the clock to confirm (no proof: the verdict is
+    what it was without a name). Was `unknown` (an asyncio loop awaiting a child that fills a pipe only it reads)."""
+    for c in graph.chains:
+        members = {h.waiter for h in c.hops}
+        if c.proof is not None or len(c.hops) < 2 or c.end.id not in members or not c.waiter.startswith("pid:"):
+            continue
+        v = scene.view(int(c.waiter[4:]))
+        t = v.main_thread if v is not None else None
+        frame = innermost_explaining(t.frames) if t is not None else None
+        said = " -> ".join(h.words for h in c.hops)
+        return Finding(
+            cause=Cause.PROCESS_WAITS_ON,
+            confidence=0.5,
+            summary=f"{said}: a loop of waits, not proven (a process on it has other threads that may still move).",
+            where=v.where(t, frame) if v is not None and frame is not None else None,
+            evidence=c.lines(),
+            fix=Cause.PROCESS_WAITS_ON.info.fix,
+        )
+    return None
 
 
 def _p2p_summary(c: Chain) -> str:
