@@ -96,6 +96,10 @@ EXPECTED = {
     # loop's process could read (was `unknown`: the loop's process has two threads, so the loop is not proven)
     "flock_cycle_parent_waits_its_python_c_child": ("io.lock_wait", "hung", None, None),
     "asyncio_wait_on_a_child_filling_its_pipe": ("process.waits_on", "hung", None, None),
+    # the interpreter's exit joins a non-daemon thread: asleep on one bounded timer (a last flush after SIGTERM:
+    # was hung, and killed at --min-stall), or polling for a stop event nothing can set any more (hung, as before)
+    "exit_joins_a_thread_asleep_on_a_bounded_timer": ("code.deadlock", "slow", None, None),
+    "exit_joins_a_thread_polling_for_a_stop_nobody_sets": ("code.deadlock", "hung", None, None),
 }
 
 

@@ -10,7 +10,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import Measured, running_state
+from hangwatch.diagnose.state import ALIVE, Measured, running_state, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import (
     BUFFERED_FIX,
@@ -453,7 +453,10 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         ]
         if not waiting or len(waiting) != len(v.user_threads):
             continue
-        t = waiting[0]
+        # The state module reads each joined thread: the exit waits for the first that is not alive, if any
+        states = {x.tid: thread_state(v, x) for x in waiting}
+        t = next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
+        m = states[t.tid]
         frame = t.user_frame
         how = (
             "waits with no timeout"
@@ -469,8 +472,13 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                 f"waits with no timeout at {describe(frame)}: nothing else in the process runs"
             )
             if t.waits_forever and t.blocked
+            else proof.hang(f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}': {m.fact}")
+            if m.proves_hang
             else None
         )
+        # Working, or asleep on a timer within the bounds: the join ends when it does. A thread that wakes again and
+        # again may be polling for a stop nothing will set any more: hung for the clock to confirm, as before.
+        verdict = Verdict.SLOW if fact is None and m.state in ("working", "asleep") else Verdict.HUNG
         hits.append(
             Hit(
                 Finding(
@@ -490,6 +498,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                         "main thread in threading._shutdown (the interpreter joins every non-daemon thread at exit)",
                         f"threads it waits for: {names}",
                         *((f"thread '{t.name}': the kernel's {t.wait_text}",) if t.last.syscall else ()),
+                        f"thread '{t.name}': {m.state} ({m.fact})",
                     ),
                     fix=(
                         "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path out of "
@@ -499,7 +508,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                     ),
                     proof=fact,
                 ),
-                Verdict.HUNG,
+                verdict,
             )
         )
     return hits
