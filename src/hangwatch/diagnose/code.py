@@ -457,6 +457,8 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         states = {x.tid: thread_state(v, x) for x in waiting}
         t = next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
         m = states[t.tid]
+        # another joined thread alive may still release what this one waits for: no proof while one is
+        others_alive = any(states[x.tid].state in ALIVE for x in waiting if x is not t)
         frame = t.user_frame
         how = (
             "waits with no timeout"
@@ -471,14 +473,15 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                 f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}', which "
                 f"waits with no timeout at {describe(frame)}: nothing else in the process runs"
             )
-            if t.waits_forever and t.blocked
+            if t.waits_forever and t.blocked and not others_alive
             else proof.hang(f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}': {m.fact}")
-            if m.proves_hang
+            if m.proves_hang and not others_alive
             else None
         )
         # Working, or asleep on a timer within the bounds: the join ends when it does. A thread that wakes again and
         # again may be polling for a stop nothing will set any more: hung for the clock to confirm, as before.
-        verdict = Verdict.SLOW if fact is None and m.state in ("working", "asleep") else Verdict.HUNG
+        alive = all(states[x.tid].state in ("working", "asleep") for x in waiting)
+        verdict = Verdict.SLOW if fact is None and alive else Verdict.HUNG
         hits.append(
             Hit(
                 Finding(

@@ -118,9 +118,11 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         v = scene.view(int(hop.holder[4:])) if hop.holder.startswith("pid:") else None
         t = v.main_thread if v is not None else None
         frame = innermost_user(t.frames) if t is not None and t.frames else None
-        if v is not None and frame is not None:
+        if v is not None and frame is not None:  # the place only: the finding stays the waiter's (its pid, tid)
+            at = v.where(t, frame)
+            where = replace(f.where, file=at.file, line=at.line, function=at.function, code=at.code)
             said = f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}"
-            return replace(hit, finding=replace(f, where=v.where(t, frame), evidence=(*f.evidence, said)))
+            return replace(hit, finding=replace(f, where=where, evidence=(*f.evidence, said)))
     return hit
 
 
@@ -129,17 +131,21 @@ def _precise_names(hits: list[Hit]) -> list[Hit]:
     place to a precise namer there that reads the job as alive too: the namer names the wait, the measured proof
     moves to it. The verdict stays alive either way; only the name changes (main reading a g++ it started, inside
     torch.compile, is the compile, not a pipe)."""
+
+    def at(h: Hit) -> tuple[int | None, tuple[str, int] | None]:  # the process too: ranks share their lines
+        return (h.finding.where.pid if h.finding.where else None, _place(h))
+
     precise = {
-        _place(h): i
+        at(h): i
         for i, h in enumerate(hits)
         if not CATALOGUE[Cause(h.finding.cause)].generic and h.verdict != Verdict.HUNG and h.finding.proof is None
     }
     out = list(hits)
     for h in hits:
-        f, place = h.finding, _place(h)
+        f, place = h.finding, at(h)
         if not (CATALOGUE[Cause(f.cause)].generic and f.proof is not None and f.proof.kind == ProofKind.WORK):
             continue
-        if place is None or place not in precise or h.verdict == Verdict.HUNG:
+        if place[1] is None or place not in precise or h.verdict == Verdict.HUNG:
             continue
         i = precise.pop(place)
         named = out[i].finding
@@ -324,8 +330,13 @@ def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
     threads that may still move): the loop, named by its hops, for the clock to confirm (no proof: the verdict is
     what it was without a name). Was `unknown` (an asyncio loop awaiting a child that fills a pipe only it reads)."""
     for c in graph.chains:
-        members = {h.waiter for h in c.hops}
-        if c.proof is not None or len(c.hops) < 2 or c.end.id not in members or not c.waiter.startswith("pid:"):
+        on_loop = c.end.id == c.waiter and len({h.waiter for h in c.hops}) >= 2  # it leads back to its waiter
+        if (
+            c.proof is not None
+            or not on_loop
+            or any(h.timeout is True for h in c.hops)
+            or not c.waiter.startswith("pid:")
+        ):
             continue
         v = scene.view(int(c.waiter[4:]))
         t = v.main_thread if v is not None else None

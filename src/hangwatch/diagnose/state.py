@@ -349,7 +349,7 @@ def moving(scene: Scene) -> str | None:
     does. The one answer to "does anything of this job move?" that the verdict without a named cause, the FIFO
     namer and the startup probes all ask."""
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
-        if v.ended and v.ended_in_the_look:  # an ending is a change: the next look sees what it leaves
+        if v.ended:  # an ending is a change: the next look sees what it leaves
             return v.ended
         if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
             return f"{v.label()} used {v.cpu_text()}"

@@ -243,19 +243,11 @@ class ProcessView:
 
     @property
     def ended(self) -> str | None:
-        """How it ended, in words, where it did: it exited during the look, or it is a zombie at its end (exited,
-        its status not yet read by its parent); None while it runs."""
-        if self.ev.exited or (self.state.startswith("Z") and self.ended_in_the_look):
-            return f"{self.label()} exited during the look"
-        if self.state.startswith("Z"):
-            return f"{self.label()} has exited (a zombie: its parent has not read its status yet)"
-        return None
-
-    @property
-    def ended_in_the_look(self) -> bool:
-        """Seen running, then gone or a zombie by the look's end: a change the look saw (a zombie throughout is
-        none)."""
-        return self.ev.exited or (self.state.startswith("Z") and not self.ev.samples[0].state.startswith("Z"))
+        """``... exited during the look`` where it was seen running, then gone or a zombie (exited, its status not
+        read yet) by the look's end; None otherwise. A zombie throughout is not said to end here: it may be the
+        culprit others wait for (a rank that crashed)."""
+        zombie = self.state.startswith("Z") and not self.ev.samples[0].state.startswith("Z")
+        return f"{self.label()} exited during the look" if self.ev.exited or zombie else None
 
     @cached_property
     def cpu_percent(self) -> float | None:
