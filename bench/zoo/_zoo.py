@@ -16,6 +16,10 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import http.client
 
 
 def ready(tag: str = "ready") -> None:
@@ -44,6 +48,22 @@ def free_port() -> int:
         except OSError:
             continue
     raise RuntimeError("no free port in 10000-19999")
+
+
+def connected(port: int, timeout: float = 10.0) -> http.client.HTTPConnection:
+    """An HTTP connection to a server on 127.0.0.1:``port`` that is starting: tried every 0.1 s for ``timeout``."""
+    import http.client
+
+    end = time.monotonic() + timeout
+    while True:
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        try:
+            conn.connect()
+            return conn
+        except OSError:
+            if time.monotonic() >= end:
+                raise
+            time.sleep(0.1)
 
 
 def _rank_main(rank: int, main: Callable[[int], None], world: int) -> None:

@@ -7,11 +7,10 @@ mechanism: a cycle through one socket between two processes: the client (this pr
 expect: hung process.waits_on
 accept: io.network_wait
 """
-import http.client
 import subprocess
 import sys
 
-from _zoo import free_port, ready
+from _zoo import connected, free_port, ready
 
 SERVER = """import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -24,15 +23,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 if __name__ == "__main__":
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port)])
-    for _ in range(100):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port)
-            conn.connect()
-            break
-        except OSError:
-            import time
-
-            time.sleep(0.1)
+    conn = connected(port)
     conn.putrequest("POST", "/upload")
     conn.putheader("Content-Length", "100")
     conn.endheaders(b"hello")  # 5 bytes of the 100 declared

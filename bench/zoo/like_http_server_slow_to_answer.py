@@ -5,12 +5,10 @@ saw: "a matched length returns right away"; here the server computes for a bound
 mechanism: healthy: the server has the whole body and works on it (CPU) for a bounded time before it answers; the client waits in recv() meanwhile.
 expect: healthy
 """
-import http.client
 import subprocess
 import sys
-import time
 
-from _zoo import free_port, ready, seconds
+from _zoo import connected, free_port, ready, seconds
 
 SERVER = """import http.server, sys, time
 class H(http.server.BaseHTTPRequestHandler):
@@ -26,13 +24,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).handle_request()
 if __name__ == "__main__":
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), str(seconds(20))])
-    for _ in range(100):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port)
-            conn.connect()
-            break
-        except OSError:
-            time.sleep(0.1)
+    conn = connected(port)
     conn.request("POST", "/upload", body=b"hello", headers={"Content-Length": "5"})
     ready()
     print(conn.getresponse().read(), flush=True)
