@@ -59,6 +59,17 @@ def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
 
 
 @pytest.mark.e2e
+def test_a_parent_in_accept_while_its_evaluator_computes_is_not_killed(run):
+    """The parent waits in accept() with no timeout, an unproven network wait, while the evaluator it started computes
+    and then connects: the child's measured work makes the wait slow, bounded by --max-slow, so the clock at
+    --min-stall 3 never ends the job (it was hung at the first look, and killed: exit 124)."""
+    r = run("--min-stall", "3", "--on-hang", "kill", *QUICK, *py("accept_evaluator.py", "12"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"done" in r.stdout and b"eval done" in r.stdout
+    assert all(i["verdict"] != "hung" for i in _incidents(run))
+
+
+@pytest.mark.e2e
 def test_an_endless_data_walking_loop_is_declared_at_max_slow(run):
     r = run(
         "--min-stall",

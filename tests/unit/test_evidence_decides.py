@@ -94,6 +94,8 @@ def claim_problems(ev, findings) -> list[str]:
                 or "whose frame holds it" in text
                 or " holds at " in text
                 or any("/proc/locks" in e for e in f.evidence)
+                # a pipe's or a socket's end: who holds it is read from every process's fds, by its inode
+                or (" holds its " in text and any(p in e for e in f.evidence for p in ("socket:[", "pipe:[")))
             )
         ):
             out.append(f"{f.cause}: 'holds' with no holder proven or said to be inferred: {text}")

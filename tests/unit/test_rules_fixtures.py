@@ -100,6 +100,17 @@ EXPECTED = {
     # was hung, and killed at --min-stall), or polling for a stop event nothing can set any more (hung, as before)
     "exit_joins_a_thread_asleep_on_a_bounded_timer": ("code.deadlock", "slow", None, None),
     "exit_joins_a_thread_polling_for_a_stop_nobody_sets": ("code.deadlock", "hung", None, None),
+    # bench/zoo cases of 2026-11-29, later (their places: below). A thread waits for another thread's end or result
+    # in a process where no thread can run: the place is the thread whose own wait ends the others (was main's
+    # `.result()` and `asyncio.run()`); the twins, the task computing and the executor's thread fed late, are not hung.
+    "a_task_blocked_on_a_leaked_semaphore_behind_a_future": ("code.deadlock", "hung", None, None),
+    "a_task_computing_while_it_holds_a_semaphore": ("unknown", "slow", None, None),
+    "asyncio_run_exit_joins_an_executor_thread_blocked_in_get": ("code.deadlock", "hung", None, None),
+    "asyncio_run_exit_joins_an_executor_thread_fed_late": ("unknown", "slow", None, None),
+    # a parent in accept() while the child that will connect computes (was hung, unproven: killed at --min-stall
+    # under run once the job had made progress), and while the child that was to connect is a crashed zombie
+    "accept_while_the_child_that_connects_computes": ("io.network_wait", "slow", None, None),
+    "accept_for_a_child_that_crashed": ("io.network_wait", "hung", None, None),
 }
 
 
@@ -554,3 +565,37 @@ def test_a_loop_of_waits_the_graph_cannot_prove_is_named_by_its_hops_never_more_
     busy = replace(child, samples=tuple(replace(s, cpu_seconds=s.cpu_seconds + i) for i, s in enumerate(child.samples)))
     d2 = diagnose(replace(ev, processes=tuple(busy if p is child else p for p in ev.processes)))
     assert d2.verdict.value != "hung", d2.findings[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "case"),
+    [
+        ("a_task_blocked_on_a_leaked_semaphore_behind_a_future", "semaphore_leaked_by_raising_call.py"),
+        ("asyncio_run_exit_joins_an_executor_thread_blocked_in_get", "asyncio_run_exit_joins_blocked_executor.py"),
+    ],
+)
+def test_a_wait_for_another_threads_end_points_at_the_thread_whose_own_wait_ends_the_others(name, case):
+    """Main waits for a task's future (a task blocked on a semaphore whose slots leaked), or asyncio.run's loop waits
+    for its executor's shutdown (which joins a thread blocked in Queue.get()): every thread is parked, and the place
+    is the blocked task's line, said in the words; the finding stays main's (pid, tid) and keeps its proof."""
+    ev = load(name)
+    d = diagnose(ev)
+    f = d.findings[0]
+    _, line = marker(ZOO / case)
+    assert d.verdict.value == "hung" and f.proof is not None and f.proof.kind.value == "hang"
+    assert f.where is not None and (Path(f.where.file or "").name, f.where.line) == (case, line)
+    main = next(p.info.pid for p in ev.processes if p.info.role.value == "main")
+    assert f.where.pid == main and f.where.tid == main  # the waiter's finding: only its place moved
+    assert "the wait at the end is thread" in f.summary, f.summary
+
+
+def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_twin_whose_child_crashed_is_not():
+    """A parent in accept() for the child that will connect: the child computes (a proof of work), so the parent's
+    unproven network wait is slow, bounded by --max-slow, not by the clock; the same wait for a child that crashed
+    (a zombie) stays hung, unproven, for --min-stall to confirm."""
+    d = diagnose(load("accept_while_the_child_that_connects_computes"))
+    f = d.findings[0]
+    assert d.verdict.value == "slow" and f.proof is not None and f.proof.kind.value == "work", f
+    assert "Not proven hung: child (pid" in f.summary, f.summary
+    d2 = diagnose(load("accept_for_a_child_that_crashed"))
+    assert d2.verdict.value == "hung" and d2.findings[0].proof is None, d2.findings[0]

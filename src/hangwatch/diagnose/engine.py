@@ -23,7 +23,7 @@ from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
 from hangwatch.diagnose.state import ALIVE, moving, process_state, progressing, self_held_alive
-from hangwatch.diagnose.views import ProcessView, describe, innermost_explaining, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
 from hangwatch.records.evidence import Evidence, Role
@@ -88,6 +88,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         hits = [_follow_chain(h, graph, scene) for h in hits]
         hits += _unnamed(hits, graph, scene)
         hits = [_placed(h, graph, scene) for h in hits]
+    hits = [_thread_end(_work_elsewhere(h, hits, scene), scene) for h in hits]
     hits = rank(_precise_names(hits))
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
@@ -124,6 +125,96 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
             said = f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}"
             return replace(hit, finding=replace(f, where=where, evidence=(*f.evidence, said)))
     return hit
+
+
+def _work_elsewhere(hit: Hit, hits: list[Hit], scene: Scene) -> Hit:
+    """A hang named without proof while another process of the job is measured working is not declared by the
+    clock: what the waiter waits for may be that work (a parent in ``accept()`` while the worker it started
+    computes, then connects). It is slow, with the work as its proof: bounded by --max-slow, not --min-stall. The
+    work is the state module's reading of the process, or a namer's proof of work there (one long call)."""
+    f = hit.finding
+    if hit.verdict != Verdict.HUNG or f.proof is not None or f.where is None:
+        return hit
+    for v in scene.views:
+        if v.pid == f.where.pid or v.role == Role.LAUNCHER:
+            continue
+        m = process_state(v)
+        named = next(
+            (
+                h.finding.proof.fact
+                for h in hits
+                if h.verdict != Verdict.HUNG
+                and h.finding.proof is not None
+                and h.finding.proof.kind == ProofKind.WORK
+                and h.finding.where is not None
+                and h.finding.where.pid == v.pid
+            ),
+            None,
+        )
+        if m.proves_work or named is not None:
+            fact = m.fact if m.proves_work else named or ""
+            fact = fact if fact.startswith(v.label()) else f"{v.label()} works: {fact}"
+            return _not_hung(
+                f,
+                f"Not proven hung: {fact}, and what it waits for may come from that work.",
+                (fact,),
+                proof.work(fact),
+            )
+    return hit
+
+
+def _thread_end(hit: Hit, scene: Scene) -> Hit:
+    """A hang named at a thread that waits for another thread to finish (a join, a future's result, an event loop
+    awaiting its executor) in a process where no thread can run: the place is the thread whose own wait ends all
+    the others (a task blocked on a semaphore nobody releases), where the user can change what it waits for. The
+    finding stays the waiter's (its pid and tid); only the place moves, said in its words."""
+    f, w = hit.finding, hit.finding.where
+    v = scene.view(w.pid) if w is not None and w.pid is not None else None
+    t = next((x for x in v.threads if x.tid == w.tid), None) if v is not None and w is not None else None
+    if hit.verdict != Verdict.HUNG or w is None or v is None or t is None or not _awaits_a_thread(t):
+        return hit
+    if not proof.sealed_but(v, t.tid):
+        return hit
+    end = next(
+        (
+            o
+            for o in v.threads
+            if o.tid != t.tid
+            and o.has_stack
+            and o.blocked
+            and o.user_frame is not None
+            and not _awaits_a_thread(o)
+            and proof.user_owned(o)
+            and proof.sync_wait(o) in ("lock", "event", "queue", "barrier")
+        ),
+        None,
+    )
+    if end is None or end.user_frame is None:
+        return hit
+    frame, kind = end.user_frame, proof.sync_wait(end) or "event"
+    if any(x.file.endswith("/queue.py") for x in end.frames):
+        kind = "queue"  # a queue's get or put waits on the queue's condition: the queue is what it waits on
+    elif any(x.file.endswith("/threading.py") and "Semaphore." in x.function for x in end.frames):
+        kind = "semaphore"
+    at = v.where(end, frame)
+    said = (
+        f"the wait at the end is thread '{end.name}''s: it waits on {proof.article(kind)} {kind} at "
+        f"{describe(frame)}, and every other thread of {v.label()} waits, directly or not, for it to end"
+    )
+    where = replace(w, file=at.file, line=at.line, function=at.function, code=at.code)
+    return replace(
+        hit, finding=replace(f, where=where, summary=f"{f.summary.rstrip('.')}; {said}.", evidence=(*f.evidence, said))
+    )
+
+
+def _awaits_a_thread(t: ThreadView) -> bool:
+    """The thread waits for another thread's end or result: a join, a future's result, or an event loop with
+    nothing to run but what its executor's threads will hand back (polling with no timeout)."""
+    return (
+        proof.sync_wait(t) == "join"
+        or proof.waits_on_future(t)
+        or bool(t.frames and t.frames[0].file.endswith("/selectors.py") and t.waits_forever)
+    )
 
 
 def _precise_names(hits: list[Hit]) -> list[Hit]:
@@ -326,9 +417,10 @@ def _unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
 
 
 def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
-    """Nothing named, nothing moves, and the graph follows a loop of waits it cannot prove (a member has other
-    threads that may still move): the loop, named by its hops, for the clock to confirm (no proof: the verdict is
-    what it was without a name). Was `unknown` (an asyncio loop awaiting a child that fills a pipe only it reads)."""
+    """Nothing named, nothing moves, and the graph follows a loop of waits it cannot prove (a member could still be
+    woken: another of its threads could run, or its main thread was not blocked for the whole window): the loop,
+    named by its hops, for the clock to confirm (no proof: the verdict is what it was without a name). Was `unknown`
+    (an asyncio loop awaiting a child that fills a pipe only it reads)."""
     for c in graph.chains:
         on_loop = c.end.id == c.waiter and len({h.waiter for h in c.hops}) >= 2  # it leads back to its waiter
         if (
@@ -345,7 +437,8 @@ def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
         return Finding(
             cause=Cause.PROCESS_WAITS_ON,
             confidence=0.5,
-            summary=f"{said}: a loop of waits, not proven (a process on it has other threads that may still move).",
+            summary=f"{said}: a loop of waits, not proven (a process on it could still be woken: another of its "
+            "threads could run, or its main thread was not blocked for the whole window).",
             where=v.where(t, frame) if v is not None and frame is not None else None,
             evidence=c.lines(),
             fix=Cause.PROCESS_WAITS_ON.info.fix,
