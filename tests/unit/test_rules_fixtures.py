@@ -111,6 +111,14 @@ EXPECTED = {
     # under run once the job had made progress), and while the child that was to connect is a crashed zombie
     "accept_while_the_child_that_connects_computes": ("io.network_wait", "slow", None, None),
     "accept_for_a_child_that_crashed": ("io.network_wait", "hung", None, None),
+    # the exit joins an executor's listener waiting on a stop event: set by a flushing thread that computes (was hung,
+    # for the clock), or only by an atexit handler that runs after the join (hung); a thread awaits a coroutine's
+    # future on an event loop whose own thread sleeps on the coroutine's timer (was hung: only a main thread's poll
+    # counted), or whose thread stopped (hung, proven: no thread is left to resolve it)
+    "exit_joins_a_listener_whose_stop_a_working_thread_sets": ("code.deadlock", "slow", None, None),
+    "exit_joins_a_listener_whose_stop_only_atexit_sets": ("code.deadlock", "hung", None, None),
+    "a_future_of_a_loop_thread_asleep_on_its_timer": ("unknown", "slow", None, None),
+    "a_future_of_a_loop_thread_that_stopped": ("code.deadlock", "hung", None, None),
 }
 
 
@@ -599,3 +607,31 @@ def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_
     assert "Not proven hung: child (pid" in f.summary, f.summary
     d2 = diagnose(load("accept_for_a_child_that_crashed"))
     assert d2.verdict.value == "hung" and d2.findings[0].proof is None, d2.findings[0]
+
+
+@pytest.mark.parametrize(
+    ("healthy", "hung", "said"),
+    [
+        (
+            "exit_joins_a_listener_whose_stop_a_working_thread_sets",
+            "exit_joins_a_listener_whose_stop_only_atexit_sets",
+            "thread 'flusher' works",
+        ),
+        (
+            "a_future_of_a_loop_thread_asleep_on_its_timer",
+            "a_future_of_a_loop_thread_that_stopped",
+            "thread 'radio' waits in epoll_wait()",
+        ),
+    ],
+)
+def test_a_wait_another_thread_of_the_process_may_end_is_not_hung_and_its_twin_with_none_left_is(healthy, hung, said):
+    """The exit's join of a listener whose stop event a thread at full CPU will set (its GIL hand-offs are not a
+    poll's wake-ups), and main awaiting a coroutine's future while the loop's own thread sleeps on the coroutine's
+    timer: not hung, the fact said; the same shapes with only an atexit handler (run after the join) or a stopped loop
+    left to end the wait are hung."""
+    d = diagnose(load(healthy))
+    said_all = [d.findings[0].summary, *(e for f in d.findings for e in f.evidence)]
+    assert d.verdict.value == "slow", d.findings[0]
+    assert any(said in x for x in said_all), said_all
+    d2 = diagnose(load(hung))
+    assert d2.verdict.value == "hung", d2.findings[0]

@@ -22,7 +22,7 @@ from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
-from hangwatch.diagnose.state import ALIVE, moving, process_state, progressing, self_held_alive
+from hangwatch.diagnose.state import ALIVE, moving, process_state, progressing, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
@@ -128,39 +128,42 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
 
 
 def _work_elsewhere(hit: Hit, hits: list[Hit], scene: Scene) -> Hit:
-    """A hang named without proof while another process of the job is measured working is not declared by the
-    clock: what the waiter waits for may be that work (a parent in ``accept()`` while the worker it started
-    computes, then connects). It is slow, with the work as its proof: bounded by --max-slow, not --min-stall. The
-    work is the state module's reading of the process, or a namer's proof of work there (one long call)."""
+    """A hang named without proof while another process of the job, or another thread of the waiter's own process,
+    is measured working is not declared by the clock: what the waiter waits for may be that work (a parent in
+    ``accept()`` while the evaluator it started computes, then connects; the exit's join of a listener whose stop
+    event a flushing thread sets when it is done). It is slow, with the work as its proof where the work is proven
+    (bounded by --max-slow), else judged against the job's history, never by --min-stall. The work is the state
+    module's reading, or a namer's proof of work there (one long call)."""
     f = hit.finding
     if hit.verdict != Verdict.HUNG or f.proof is not None or f.where is None:
         return hit
     for v in scene.views:
-        if v.pid == f.where.pid or v.role == Role.LAUNCHER:
+        if v.role == Role.LAUNCHER:
             continue
-        m = process_state(v)
-        named = next(
-            (
-                h.finding.proof.fact
-                for h in hits
-                if h.verdict != Verdict.HUNG
-                and h.finding.proof is not None
-                and h.finding.proof.kind == ProofKind.WORK
-                and h.finding.where is not None
-                and h.finding.where.pid == v.pid
-            ),
-            None,
-        )
-        if m.proves_work or named is not None:
-            fact = m.fact if m.proves_work else named or ""
-            fact = fact if fact.startswith(v.label()) else f"{v.label()} works: {fact}"
-            return _not_hung(
-                f,
-                f"Not proven hung: {fact}, and what it waits for may come from that work.",
-                (fact,),
-                proof.work(fact),
-            )
+        named = next((h.finding.proof for h in hits if _works_at(h, v.pid)), None)
+        if v.pid != f.where.pid:
+            m = process_state(v)
+            fact = m.fact if m.proves_work else named.fact if named is not None else None
+            proven = fact is not None
+        else:  # another thread of the waiter's process, one that could release what it waits for
+            t = next((o for o in v.threads if o.tid != f.where.tid and thread_state(v, o).state == "working"), None)
+            if t is None or not proof.may_release(t):
+                continue
+            m = thread_state(v, t)
+            fact = f"{v.label()} thread '{t.name}' works: {m.fact}"
+            proven = m.proves_work or named is not None
+        if fact is None:
+            continue
+        fact = fact if fact.startswith(v.label()) else f"{v.label()} works: {fact}"
+        said = f"Not proven hung: {fact}, and what it waits for may come from that work."
+        return _not_hung(f, said, (fact,), proof.work(fact) if proven else None)
     return hit
+
+
+def _works_at(h: Hit, pid: int) -> bool:
+    """A namer's finding at process ``pid`` that it reads as alive, with a proof of work."""
+    p, w = h.finding.proof, h.finding.where
+    return h.verdict != Verdict.HUNG and p is not None and p.kind == ProofKind.WORK and w is not None and w.pid == pid
 
 
 def _thread_end(hit: Hit, scene: Scene) -> Hit:

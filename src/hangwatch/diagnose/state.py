@@ -154,6 +154,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     asleep = t.last.syscall in sg.SLEEP_SYSCALLS or bool(
         t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
     )
+    if t.busy and t.stack_changed and not asleep:  # at full CPU its wake-ups are the GIL's hand-offs, not a poll's
+        return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
     wakes = t.woke_often or (main and v.moved_data)
     if asleep or wakes:
         endless = _endless(v, t)
@@ -359,9 +361,12 @@ def moving(scene: Scene) -> str | None:
             return f"{v.label()} moved data"
         if v.stdout_grew or (v.role != Role.LAUNCHER and any(t.woke_often for t in v.threads if t.has_stack)):
             return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
-        polls = polls_with_timeout(v, v.main_thread) if v.role != Role.LAUNCHER else None
-        if polls is not None:
-            return f"{v.label()} {polls}"
+        # an event loop's own poll with a timer, on any thread (a loop run by a thread of its own, whose coroutine
+        # another thread awaits through run_coroutine_threadsafe)
+        for t in v.threads if v.role != Role.LAUNCHER else ():
+            polls = polls_with_timeout(v, t)
+            if polls is not None:
+                return f"{v.label()}{'' if t is v.main_thread else f' thread {t.name!r}'} {polls}"
         for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             left = t.last.wakes_in if t.samples else None  # the kernel's timer: Python or native (`sleep 20`)
