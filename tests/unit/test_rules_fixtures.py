@@ -594,7 +594,7 @@ def test_a_wait_for_another_threads_end_points_at_the_thread_whose_own_wait_ends
     assert f.where is not None and (Path(f.where.file or "").name, f.where.line) == (case, line)
     main = next(p.info.pid for p in ev.processes if p.info.role.value == "main")
     assert f.where.pid == main and f.where.tid == main  # the waiter's finding: only its place moved
-    assert "the wait at the end is thread" in f.summary, f.summary
+    assert "blocked in the user's own wait is" in f.summary, f.summary
 
 
 def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_twin_whose_child_crashed_is_not():
@@ -615,7 +615,7 @@ def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_
         (
             "exit_joins_a_listener_whose_stop_a_working_thread_sets",
             "exit_joins_a_listener_whose_stop_only_atexit_sets",
-            "thread 'flusher' works",
+            "thread 'flusher': 100% CPU with its stack moving",
         ),
         (
             "a_future_of_a_loop_thread_asleep_on_its_timer",

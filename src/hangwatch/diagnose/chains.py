@@ -176,7 +176,7 @@ ENDING_TEXT = {
 def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...]) -> str:
     """What a chain's end makes the wait, in words; a cycle of one process is that process waiting on itself."""
     if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
-        return "only the waiter's own process could end this wait, and none of its threads can run (hung)"
+        return "only the waiter's own process could end this wait, and none of its threads was seen able to (hung)"
     return ENDING_TEXT[ending]
 
 

@@ -10,7 +10,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import ALIVE, Measured, running_state, thread_state
+from hangwatch.diagnose.state import ALIVE, Measured, one_long_call, running_state, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import (
     BUFFERED_FIX,
@@ -71,8 +71,8 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
             if motion is not None and m.proves_work:
                 hits.append(_advancing_loop(v, t, motion))
                 continue
-            if _one_long_call(t):
-                hits.append(_long_call(v, t))
+            if m.state == "working" and one_long_call(t):
+                hits.append(_long_call(v, t, m))
                 continue
             if motion is None:  # no locals to read (module-level code, C frames): whether it advances is unknown
                 hits.append(_unjudged_loop(v, t))
@@ -144,20 +144,7 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     )
 
 
-def _one_long_call(t: ThreadView) -> bool:
-    """The thread sat on the very same line, with the very same stack, in every sample, and that line
-    is a call, not a loop's header: it is inside one long call that holds the GIL (a sort, a regex, a
-    tokenizer over a big batch, sum over a huge range), not spinning in a Python loop (whose samples
-    land on the loop's header, or move between lines and frames)."""
-    stacks = t.stacks
-    if len(stacks) < 2 or len({tuple((f.file, f.function, f.line) for f in st) for st in stacks}) != 1:
-        return False
-    code = (t.user_frame.code if t.user_frame is not None else None) or ""
-    head = code.lstrip()
-    return "(" in head and not head.startswith(("while ", "while(", "for ", "if ", "elif "))
-
-
-def _long_call(v: ProcessView, t: ThreadView) -> Hit:
+def _long_call(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
     """Alive: one long call. It gets more time (up to --max-slow), never a kill on sight."""
     frame = t.user_frame
     return Hit(
@@ -179,10 +166,7 @@ def _long_call(v: ProcessView, t: ThreadView) -> Hit:
                 "If the call should not take this long, look at its input (a regex on a huge "
                 "string backtracks for ever; a sort of millions of Python objects takes minutes).",
             ),
-            proof=proof.work(
-                f"one long call at {describe(frame)}: the same stack on the same line in all "
-                f"{len(t.stacks)} samples at {t.cpu_percent or 0:.0f}% CPU, holding the GIL"
-            ),
+            proof=proof.work(m.fact),
         ),
         Verdict.SLOW,
     )

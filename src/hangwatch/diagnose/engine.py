@@ -88,7 +88,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         hits = [_follow_chain(h, graph, scene) for h in hits]
         hits += _unnamed(hits, graph, scene)
         hits = [_placed(h, graph, scene) for h in hits]
-    hits = [_thread_end(_work_elsewhere(h, hits, scene), scene) for h in hits]
+    hits = [_thread_end(_work_elsewhere(h, scene), scene) for h in hits]
     hits = rank(_precise_names(hits))
     if hits:
         verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
@@ -127,43 +127,44 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     return hit
 
 
-def _work_elsewhere(hit: Hit, hits: list[Hit], scene: Scene) -> Hit:
-    """A hang named without proof while another process of the job, or another thread of the waiter's own process,
-    is measured working is not declared by the clock: what the waiter waits for may be that work (a parent in
-    ``accept()`` while the evaluator it started computes, then connects; the exit's join of a listener whose stop
-    event a flushing thread sets when it is done). It is slow, with the work as its proof where the work is proven
-    (bounded by --max-slow), else judged against the job's history, never by --min-stall. The work is the state
-    module's reading, or a namer's proof of work there (one long call)."""
+def _work_elsewhere(hit: Hit, scene: Scene) -> Hit:
+    """A hang named without proof while a process the waiter started (a child, a grandchild) is measured working, or
+    while another thread of its own process that could release its thread-level wait (a lock, an event, a queue, a
+    join) is, is not declared by the clock: the wait may end with that work (a parent in ``accept()`` while the
+    evaluator it started computes, then connects; the exit's join of a listener whose stop event a flushing thread
+    sets when it is done). It is slow, with the work as its proof where the state module proves it (bounded by
+    --max-slow), else judged against the job's history; never by --min-stall."""
     f = hit.finding
-    if hit.verdict != Verdict.HUNG or f.proof is not None or f.where is None:
+    w = f.where
+    if hit.verdict != Verdict.HUNG or f.proof is not None or w is None or w.pid is None:
         return hit
-    for v in scene.views:
-        if v.role == Role.LAUNCHER:
-            continue
-        named = next((h.finding.proof for h in hits if _works_at(h, v.pid)), None)
-        if v.pid != f.where.pid:
-            m = process_state(v)
-            fact = m.fact if m.proves_work else named.fact if named is not None else None
-            proven = fact is not None
-        else:  # another thread of the waiter's process, one that could release what it waits for
-            t = next((o for o in v.threads if o.tid != f.where.tid and thread_state(v, o).state == "working"), None)
-            if t is None or not proof.may_release(t):
-                continue
-            m = thread_state(v, t)
-            fact = f"{v.label()} thread '{t.name}' works: {m.fact}"
-            proven = m.proves_work or named is not None
-        if fact is None:
-            continue
-        fact = fact if fact.startswith(v.label()) else f"{v.label()} works: {fact}"
-        said = f"Not proven hung: {fact}, and what it waits for may come from that work."
-        return _not_hung(f, said, (fact,), proof.work(fact) if proven else None)
+    for kid in _descendants(scene, w.pid):
+        m = process_state(kid)
+        if m.proves_work:
+            fact = m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"
+            return _not_hung(f, f"Not proven hung: {fact}; the wait may end with that work.", (fact,), proof.work(fact))
+    v = scene.view(w.pid)
+    t = next((x for x in v.threads if x.tid == w.tid), None) if v is not None and w.tid is not None else None
+    if v is None or t is None or proof.sync_wait(t) is None:
+        return hit  # only another thread releases a thread-level wait: a socket's or a child's is another's
+    for o in v.threads:
+        m = thread_state(v, o)
+        if o.tid != t.tid and m.state == "working" and proof.may_release(o):
+            fact = f"{v.label()}, thread '{o.name}': {m.fact}"
+            said = f"Not proven hung: another thread of it works ({fact}); the wait may end with that work."
+            return _not_hung(f, said, (fact,), proof.work(fact) if m.proves_work else None)
     return hit
 
 
-def _works_at(h: Hit, pid: int) -> bool:
-    """A namer's finding at process ``pid`` that it reads as alive, with a proof of work."""
-    p, w = h.finding.proof, h.finding.where
-    return h.verdict != Verdict.HUNG and p is not None and p.kind == ProofKind.WORK and w is not None and w.pid == pid
+def _descendants(scene: Scene, pid: int) -> list[ProcessView]:
+    """The processes ``pid`` started, and theirs, breadth first."""
+    out: list[ProcessView] = []
+    todo = [pid]
+    while todo:
+        kids = [c for p in todo for c in scene.children(p) if c not in out]
+        out += kids
+        todo = [c.pid for c in kids]
+    return out
 
 
 def _thread_end(hit: Hit, scene: Scene) -> Hit:
@@ -178,20 +179,18 @@ def _thread_end(hit: Hit, scene: Scene) -> Hit:
         return hit
     if not proof.sealed_but(v, t.tid):
         return hit
-    end = next(
-        (
-            o
-            for o in v.threads
-            if o.tid != t.tid
-            and o.has_stack
-            and o.blocked
-            and o.user_frame is not None
-            and not _awaits_a_thread(o)
-            and proof.user_owned(o)
-            and proof.sync_wait(o) in ("lock", "event", "queue", "barrier")
-        ),
-        None,
-    )
+    ends = [
+        o
+        for o in v.threads
+        if o.tid != t.tid
+        and o.has_stack
+        and o.blocked
+        and o.user_frame is not None
+        and not _awaits_a_thread(o)
+        and proof.user_owned(o)
+        and proof.sync_wait(o) in ("lock", "event", "queue", "barrier")
+    ]
+    end = ends[0] if len(ends) == 1 else None  # two or more: which one the others wait on is not measured
     if end is None or end.user_frame is None:
         return hit
     frame, kind = end.user_frame, proof.sync_wait(end) or "event"
@@ -201,8 +200,8 @@ def _thread_end(hit: Hit, scene: Scene) -> Hit:
         kind = "semaphore"
     at = v.where(end, frame)
     said = (
-        f"the wait at the end is thread '{end.name}''s: it waits on {proof.article(kind)} {kind} at "
-        f"{describe(frame)}, and every other thread of {v.label()} waits, directly or not, for it to end"
+        f"the one thread of {v.label()} blocked in the user's own wait is '{end.name}': it waits on "
+        f"{proof.article(kind)} {kind} at {describe(frame)}, and no thread of the process can run to release it"
     )
     where = replace(w, file=at.file, line=at.line, function=at.function, code=at.code)
     return replace(

@@ -21,6 +21,7 @@ child or a worker take it from there.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -154,13 +155,13 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     asleep = t.last.syscall in sg.SLEEP_SYSCALLS or bool(
         t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
     )
-    if t.busy and t.stack_changed and not asleep:  # at full CPU its wake-ups are the GIL's hand-offs, not a poll's
-        return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
     wakes = t.woke_often or (main and v.moved_data)
     if asleep or wakes:
         endless = _endless(v, t)
         if endless is not None:
             return endless
+    if t.busy and t.stack_changed and not asleep:  # at full CPU its wake-ups are the GIL's hand-offs, not a poll's
+        return Measured("working", f"{t.cpu_percent or 0:.0f}% CPU with its stack moving in {describe(frame)}")
     if asleep and not t.woke_often:
         at = frame or (t.frames[0] if t.frames else None)
         left = t.last.wakes_in
@@ -232,15 +233,24 @@ def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
 
 
 def running_state(v: ProcessView, t: ThreadView) -> Measured:
-    """A thread at full CPU in one function (``ThreadView.spinning``): working when its locals advance (or, with
-    none to read, its stack moves), spinning when they show it gets nowhere (proven when a counter counts nothing
-    or its condition cannot change)."""
+    """A thread at full CPU in one function (``ThreadView.spinning``): working when its locals advance, when it sits
+    inside one long call (``one_long_call``), or, with no locals to read, when its stack moves; spinning when they
+    show it gets nowhere (proven when a counter counts nothing or its condition cannot change: a loop that counts
+    iterates, so no long call explains it)."""
     motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
     at = describe(t.user_frame)
     if motion is not None and motion.advanced:
         return Measured(
             "working",
             f"{v.cpu_text()} in {at}; its loop advances: {motion.evidence}",
+            proves_work=True,
+            motion=motion,
+        )
+    if (motion is None or not motion.counting) and one_long_call(t):
+        return Measured(
+            "working",
+            f"one long call at {at}: the same stack on the same line in all {len(t.stacks)} samples at "
+            f"{t.cpu_percent or 0:.0f}% CPU, holding the GIL",
             proves_work=True,
             motion=motion,
         )
@@ -251,6 +261,23 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
     if v.stack_moved(t):
         return Measured("working", f"{v.cpu_text()} with its stack moving in {at} (no locals to read)")
     return Measured("spinning", f"{v.cpu_text()} on the same line ({at}) in every sample")
+
+
+CALL = re.compile(r"[\w\])]\s*\(")  # a call: a name, a subscript or a call's result, then "("
+
+
+def one_long_call(t: ThreadView) -> bool:
+    """The thread sat on the very same line, with the very same stack, in every sample, and that line makes a call
+    and is not a loop's header: it is inside one long call that holds the GIL (a sort, a regex, a tokenizer over a
+    big batch, sum over a huge range), not spinning in a Python loop (whose samples land on the loop's header, or
+    move between lines and frames; a line with no call, ``x = (x * 2) % 6``, is a loop's body, done in
+    nanoseconds)."""
+    stacks = t.stacks
+    if len(stacks) < 2 or len({tuple((f.file, f.function, f.line) for f in st) for st in stacks}) != 1:
+        return False
+    code = (t.user_frame.code if t.user_frame is not None else None) or ""
+    head = code.lstrip()
+    return bool(CALL.search(head)) and not head.startswith(("while ", "while(", "for ", "if ", "elif "))
 
 
 def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
