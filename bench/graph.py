@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hangwatch.capture import capture_job
-from hangwatch.capture import waits as capture_waits
+from hangwatch.capture import pipes as capture_pipes
 from hangwatch.diagnose import engine
 from hangwatch.diagnose.graph import build_graph
 from hangwatch.diagnose.scene import Scene
@@ -89,8 +89,8 @@ def _pipe_search(runs: int, job: list[int]) -> tuple[float, bool]:
     os.close(w)
     target = os.readlink(f"/proc/self/fd/{r}")
     try:
-        ms = _median_ms(lambda: capture_waits.pipe_holders(target, job), runs)
-        found, complete = capture_waits.pipe_holders(target, job)
+        ms = _median_ms(lambda: capture_pipes.pipe_holders(target, job), runs)
+        found, complete = capture_pipes.pipe_holders(target, job)
         return ms, complete and helper.pid in found
     finally:
         helper.kill()
@@ -145,7 +145,7 @@ def main() -> None:
     )
     print(
         f"pipe writers search, +{args.extra} processes: {loaded[0]:.1f} ms (bounded at "
-        f"{capture_waits.PIPE_SCAN_S * 1000:.0f} ms past the job's own; target <= 1000 ms), complete and found: "
+        f"{capture_pipes.PIPE_SCAN_S * 1000:.0f} ms past the job's own; target <= 1000 ms), complete and found: "
         f"{loaded[1]}; ratio to this host: {loaded[0] / max(plain[0], 1e-6):.1f}"
     )
     ok = nine[0] - nine[1] <= 500 and seventeen[0] - seventeen[1] <= 500 and loaded[0] <= 1000
