@@ -169,9 +169,10 @@ def _descendants(scene: Scene, pid: int) -> list[ProcessView]:
 
 def _thread_end(hit: Hit, scene: Scene) -> Hit:
     """A hang named at a thread that waits for another thread to finish (a join, a future's result, an event loop
-    awaiting its executor) in a process where no thread can run: the place is the thread whose own wait ends all
-    the others (a task blocked on a semaphore nobody releases), where the user can change what it waits for. The
-    finding stays the waiter's (its pid and tid); only the place moves, said in its words."""
+    awaiting its executor) in a process where no thread can run: the place is the one other thread blocked in the
+    user's own wait (a task blocked on a semaphore nobody releases), where the user can change what it waits for;
+    with two or more such threads, the place stays (which one the others wait on is not measured). The finding
+    stays the waiter's (its pid and tid); only the place moves, said in its words."""
     f, w = hit.finding, hit.finding.where
     v = scene.view(w.pid) if w is not None and w.pid is not None else None
     t = next((x for x in v.threads if x.tid == w.tid), None) if v is not None and w is not None else None
