@@ -1,6 +1,7 @@
 """Writes the docs pages generated from the code: the causes (hangwatch/causes.py), the options of
 `hangwatch run` (its option table, supervise/options.py), and the reference (every command, the run
-directory's files, the exit codes, the environment variables). `python docs/gen.py` rewrites them;
+directory's files, the exit codes, the environment variables); and, from the option table, the typed settings
+RunConfig holds (src/hangwatch/supervise/settings.py). `python docs/gen.py` rewrites them;
 `python docs/gen.py --check` exits 1 when a page differs (tests/{unit,e2e}/test_docs.py runs it)."""
 
 from __future__ import annotations
@@ -301,7 +302,19 @@ def reference_page() -> str:
     return REFERENCE_HEAD + _commands() + _files() + _exit_codes() + _environment() + _incident()
 
 
-PAGES = {"causes.md": causes_page, "options.md": options_page, "reference.md": reference_page}
+def settings_module() -> str:
+    """src/hangwatch/supervise/settings.py: RunConfig's settings, a typed field per option of the table."""
+    from hangwatch.supervise.options import settings_source
+
+    return settings_source()
+
+
+PAGES = {
+    "causes.md": causes_page,
+    "options.md": options_page,
+    "reference.md": reference_page,
+    "../src/hangwatch/supervise/settings.py": settings_module,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -13,7 +13,8 @@ import pytest
 from hangwatch.commands.run import run
 from hangwatch.errors import UsageError
 from hangwatch.supervise.config import RunConfig, build_config
-from hangwatch.supervise.options import DEFAULTS, OPTIONS, SECTIONS
+from hangwatch.supervise.options import DEFAULTS, OPTIONS, SECTIONS, Option, settings_source
+from hangwatch.supervise.settings import Settings
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "hangwatch"
 CMD = ["python", "-c", "pass"]
@@ -41,14 +42,30 @@ def test_run_config_takes_its_defaults_from_the_table():
             assert getattr(getattr(cfg, o.name), "value", getattr(cfg, o.name)) == o.default, o.name
 
 
+def test_run_configs_settings_are_generated_from_the_table():
+    """[3/5]: each option's name and type is written once, in the table; RunConfig's settings are generated from
+    it (supervise/settings.py, by docs/gen.py), so a new option is a new field, typed by its kind."""
+    assert (SRC / "supervise" / "settings.py").read_text() == settings_source(), "run `python docs/gen.py`"
+    settings = {f.name: f.type for f in dataclasses.fields(Settings)}
+    assert settings == {o.name: o.annotation() for o in OPTIONS if o.field}
+    held = {f.name for f in dataclasses.fields(RunConfig)} - set(settings)
+    assert held == {"argv", "run_dir", "fallbacks", "stop_over_budget", "use_pty", "topology", "blind"}
+    typed = {o.name: o.annotation() for o in OPTIONS if o.field}
+    assert typed["capture_window"] == "float | None" and typed["max_restarts"] == "int"
+    assert typed["notify"] == "tuple[str, ...]" and typed["metrics_textfile"] == "Path | None"
+    with pytest.raises(ValueError, match="needs its type"):
+        Option("x", "Detection", "a custom kind RunConfig would hold", "custom")
+
+
 def test_no_default_is_spelled_outside_the_table():
     """A default copied by hand drifts (config.py once held `log_keep: int = 5` beside the table's 5)."""
     copied = re.compile(r"^\s+(\w+): [^=]+= (?!DEFAULTS\[|field\()(.+)$")
-    text = (SRC / "supervise" / "config.py").read_text()
-    body = text[text.index("class RunConfig") : text.index("def load_toml")]
     names = {o.name for o in OPTIONS}
-    spelled = [m.group(1) for line in body.splitlines() if (m := copied.match(line)) and m.group(1) in names]
-    assert spelled == [], spelled
+    for path in (SRC / "supervise" / "config.py", SRC / "supervise" / "settings.py"):
+        text = path.read_text()
+        body = text[text.index("@dataclass") :]
+        spelled = [m.group(1) for line in body.splitlines() if (m := copied.match(line)) and m.group(1) in names]
+        assert spelled == [], (path.name, spelled)
 
 
 @pytest.mark.parametrize("o", [o for o in OPTIONS if o.toml and o.kind not in ("custom", "many")], ids=lambda o: o.name)

@@ -21,6 +21,7 @@ from hangwatch.records.run import OnHang
 from hangwatch.recover.fallback import parse_fallback
 from hangwatch.recover.remedy import REMEDIES
 from hangwatch.supervise.options import BY_NAME, DEFAULTS, OPTIONS, TOML_KEYS, Option
+from hangwatch.supervise.settings import Settings
 from hangwatch.topology import Topology, detect
 
 DEFAULT_CONFIG = "hangwatch.toml"
@@ -40,56 +41,20 @@ class Fallback:
     env: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything a run needs, validated."""
+@dataclass(frozen=True, kw_only=True)
+class RunConfig(Settings):
+    """Everything a run needs, validated: the settings of the option table (``Settings``, generated from it), and
+    what build_config makes of the command line, the fallbacks and the nodes."""
 
     argv: list[str]
     run_dir: Path
-    min_stall: float = DEFAULTS["min_stall"]
-    startup_grace: float = DEFAULTS["startup_grace"]
-    on_hang: OnHang = field(default_factory=lambda: OnHang(DEFAULTS["on_hang"]))
-    max_restarts: int = DEFAULTS["max_restarts"]
-    max_heals: int = DEFAULTS["max_heals"]
     fallbacks: tuple[Fallback, ...] = ()
-    resume_arg: str | None = DEFAULTS["resume_arg"]
-    progress_regex: re.Pattern[str] | None = DEFAULTS["progress_regex"]
-    cost_per_hour: float | None = DEFAULTS["cost_per_hour"]
-    budget: float | None = DEFAULTS["budget"]
     stop_over_budget: bool = False  # --on-over-budget stop
-    total_steps: int | None = DEFAULTS["total_steps"]
-    deadline: float | None = DEFAULTS["deadline"]  # unix time
-    kill_grace: float = DEFAULTS["kill_grace"]
-    gpu_release_timeout: float = DEFAULTS["gpu_release_timeout"]
-    relaunch_on_held_gpu: bool = DEFAULTS["relaunch_on_held_gpu"]
-    notify: tuple[str, ...] = DEFAULTS["notify"]
-    restart_on_crash: bool = DEFAULTS["restart_on_crash"]
-    autobeat: bool = DEFAULTS["autobeat"]
-    flight_recorder: bool = DEFAULTS["flight_recorder"]
-    native: bool = DEFAULTS["native"]
-    auto_fallback: bool = DEFAULTS["auto_fallback"]
-    remedies: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULTS[
-        "remedies"
-    ]  # hangwatch.toml [remedies]: cause -> ladder
-    remedy_rates: tuple[tuple[str, float], ...] = DEFAULTS[
-        "remedy_rates"
-    ]  # [remedy_rates]: remedy -> its step rate / the rate without
-    capture_window: float | None = DEFAULTS["capture_window"]
-    max_slow: float = DEFAULTS["max_slow"]
-    history_factor: float = DEFAULTS["history_factor"]
-    history_floor: float = DEFAULTS["history_floor"]
-    phase_factor: float = DEFAULTS["phase_factor"]
-    rendezvous_timeout: float = DEFAULTS["rendezvous_timeout"]
     use_pty: bool = False
     topology: Topology | None = None  # set for a multi-node job: coordinate with the other nodes
     # `attach`: hangwatch did not start the job and reads at most its output, so no clock ends it (--startup-grace's
     # probes and --max-slow decide nothing, no `slow` incident): only a proven hang is acted on
     blind: bool = False
-    metrics_port: int | None = DEFAULTS["metrics_port"]
-    metrics_textfile: Path | None = DEFAULTS["metrics_textfile"]
-    run_label: str = DEFAULTS["run_label"]  # the metrics' `run` label ("" : the run directory's name)
-    log_max_size: int | None = DEFAULTS["log_max_size"]  # output.log rotates at this many bytes (None: never)
-    log_keep: int = DEFAULTS["log_keep"]  # rotated files kept
 
 
 def load_toml(path: str | None) -> dict[str, Any]:

@@ -19,6 +19,16 @@ from hangwatch.records.run import OnHang
 #   text: a string; path: a file path; size: bytes, or 500M, 2G; port: 0..65535; many: repeatable strings;
 #   custom: read and checked by build_config itself (a pattern, a date, options for the command, a table).
 KINDS = ("number", "count", "choice", "flag", "switch", "on_off", "text", "path", "size", "port", "many", "custom")
+_TYPES = {
+    "number": "float",
+    "count": "int",
+    "choice": "str",
+    "text": "str",
+    "path": "Path",
+    "size": "int",
+    "port": "int",
+}
+_TYPES |= {"flag": "bool", "switch": "bool", "on_off": "bool", "many": "tuple[str, ...]"}
 
 
 @dataclass(frozen=True)
@@ -37,10 +47,20 @@ class Option:
     cli: bool = True  # a flag of `hangwatch run`
     toml: bool = True  # a key of hangwatch.toml
     field: bool = True  # RunConfig has a field of this name (a custom kind's value is build_config's to make)
+    type: str = ""  # the field's type where the kind does not say it (a custom kind's; a choice held as an enum)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:  # a misspelt kind would be read as text, unchecked
             raise ValueError(f"option {self.name}: unknown kind {self.kind!r}")
+        if self.kind == "custom" and self.field and not self.type:
+            raise ValueError(f"option {self.name}: a custom kind's field needs its type")
+
+    def annotation(self) -> str:
+        """The type of RunConfig's field: the kind's (``| None`` where there is no default), or ``type``."""
+        if self.type:
+            return self.type
+        base = _TYPES[self.kind]
+        return f"{base} | None" if self.default is None else base
 
     @property
     def flag(self) -> str:
@@ -78,7 +98,13 @@ OPTIONS: tuple[Option, ...] = (
         strict=True,
     ),
     Option("startup_grace", DETECTION, "Seconds allowed before the first progress signal", "number", 900.0),
-    Option("progress_regex", DETECTION, "Extra progress pattern; named group `step` for a counter", "custom"),
+    Option(
+        "progress_regex",
+        DETECTION,
+        "Extra progress pattern; named group `step` for a counter",
+        "custom",
+        type="re.Pattern[str] | None",
+    ),
     Option(
         "capture_window",
         DETECTION,
@@ -150,8 +176,9 @@ OPTIONS: tuple[Option, ...] = (
         RECOVERY,
         "report | kill | restart | heal (a stuck or dead DataLoader worker replaced inside the job; else restart)",
         "choice",
-        "report",
+        OnHang.REPORT,
         choices=tuple(m.value for m in OnHang),
+        type="OnHang",
     ),
     Option("max_restarts", RECOVERY, "Restarts allowed in one run", "count", 3),
     Option("max_heals", RECOVERY, "DataLoader workers --on-hang heal may replace in one run", "count", 3),
@@ -168,6 +195,7 @@ OPTIONS: tuple[Option, ...] = (
         "Options every restart gets, with the newest checkpoint autobeat saw: '--resume {checkpoint}' "
         "({checkpoint_step} too; also usable in --fallback and its env)",
         "custom",
+        type="str | None",
     ),
     Option(
         "auto_fallback",
@@ -199,6 +227,7 @@ OPTIONS: tuple[Option, ...] = (
         "A table of cause -> the remedies a restart tries, in order (replaces the catalogue's)",
         "custom",
         default=(),
+        type="tuple[tuple[str, tuple[str, ...]], ...]",
         shown="",
         cli=False,
     ),
@@ -208,6 +237,7 @@ OPTIONS: tuple[Option, ...] = (
         "A table of remedy -> its step rate as a fraction of the rate without it",
         "custom",
         default=(),
+        type="tuple[tuple[str, float], ...]",
         shown="",
         cli=False,
     ),
@@ -235,6 +265,7 @@ OPTIONS: tuple[Option, ...] = (
         "When the run must be done: +36h, +2d12h, or an ISO time (2026-11-26T18:00). The projected finish is "
         "shown against it, with a warning when it crosses it",
         "custom",
+        type="float | None",  # unix time
     ),
     Option(
         "total_steps",
@@ -321,3 +352,33 @@ TOML_KEYS: frozenset[str] = frozenset(o.name for o in OPTIONS if o.toml)
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (s, tuple(o.flag for o in OPTIONS if o.section == s and o.cli)) for s in SECTION_ORDER
 )
+
+
+SETTINGS_HEAD = '''"""The settings of `hangwatch run` that ``RunConfig`` holds: one typed field per option of the table
+(supervise/options.py), its default the table's. Generated from the table by `python docs/gen.py`: do not edit
+(tests/unit/test_options.py fails when it differs)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hangwatch.records.run import OnHang
+from hangwatch.supervise.options import DEFAULTS
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """The run's settings, read and checked by build_config (supervise/config.py)."""
+
+'''
+
+
+def settings_source() -> str:
+    """supervise/settings.py: a field for each option RunConfig holds, typed by its kind, defaulting to the table."""
+    lines = []
+    for o in OPTIONS:
+        if o.field:
+            lines.append(f'    {o.name}: {o.annotation()} = DEFAULTS["{o.name}"]\n')
+    return SETTINGS_HEAD + "".join(lines)
