@@ -8,9 +8,12 @@ the main process's wait polled each second for an ask), alternated in one run, t
 Target (issue [4/5]): hook / no hook >= 0.97. The figures swing by about 10 % from run to run on two cores (the
 main process, the only one busy all the time, shares them with its workers): the median of the pairs' own ratios
 (each pair run back to back) is printed beside the ratio of the medians, and so is what the hook costs in CPU per
-batch, in the main process (which sets the pace) and in the workers, read by the job itself from /proc.
+batch, in the main process (which sets the pace) and in the workers, read by the job itself from /proc. Those swing
+by several microseconds between two arms with no hook at all, more than the hook's own work: so that work is also
+timed in one process, without the scheduler (the main process's ``__next__``, a worker's index-queue ``get``), and
+the ratio it implies is printed beside the measured one.
 
-    python bench/samples.py [--pairs 4] [--seconds 6] [--work-us 0]
+    python bench/samples.py [--pairs 8] [--seconds 5] [--work-us 0]
 """
 
 from __future__ import annotations
@@ -76,10 +79,67 @@ print(f"THROUGHPUT {rate:.1f} MAIN_US {main_us:.2f} WORKERS_US {workers_us:.2f}"
 """
 
 
+# The hook's own work a batch, timed in one process (no scheduler between three processes on two cores): the main
+# process's ``__next__`` (the beat) with and without the hook, over a DataLoader with no workers; and a worker's
+# index-queue ``get`` with and without its record, on a queue whose item is always there (the writes, not a wait).
+IN_PROCESS = r"""
+import os, sys, tempfile, timeit
+sys.path.insert(0, sys.argv[1])
+import torch
+from torch.utils.data import DataLoader
+from _hangwatch_hook import batches
+from _hangwatch_hook.libraries import _attach_torch
+from _hangwatch_hook.slot import _Beats
+
+directory, n, repeat = tempfile.mkdtemp(), 20000, 7
+
+def loop():
+    for _ in DataLoader(range(n), batch_size=None):
+        pass
+
+class Queue:
+    def __init__(self):
+        self.i = 0
+    def get(self, timeout=None):
+        self.i += 1
+        return self.i, list(range(self.i, self.i + 16))
+
+class Iterator:  # two workers, the first of them this process: its record finds its own slot
+    _num_workers, _dataset_kind, _dataset = 2, 0, None
+    _workers = [type("Worker", (), {"pid": os.getpid()})()] * 2
+
+bare_next = min(timeit.repeat(loop, number=1, repeat=repeat)) / n * 1e6
+_attach_torch(_Beats(directory, 1800.0), torch)
+hooked_next = min(timeit.repeat(loop, number=1, repeat=repeat)) / n * 1e6
+batches._LoaderTasks(directory, Iterator(), True)
+plain, recorded = Queue(), Queue()
+batches._record_gets(directory, recorded, 0)
+recorded.get(timeout=5.0)
+bare_get = min(timeit.repeat(lambda: plain.get(timeout=5.0), number=n, repeat=repeat)) / n * 1e6
+hooked_get = min(timeit.repeat(lambda: recorded.get(timeout=5.0), number=n, repeat=repeat)) / n * 1e6
+print(f"HOOK {bare_next:.3f} {hooked_next:.3f} {bare_get:.3f} {hooked_get:.3f}")
+"""
+
+
+def in_process() -> tuple[float, float, float, float]:
+    """The main process's ``__next__`` and a worker's ``get``, in microseconds, without and with the hook."""
+    import hangwatch
+
+    hook_dir = str(Path(hangwatch.__file__).resolve().parent / "_autobeat")
+    out = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS, hook_dir], capture_output=True, text=True, timeout=300, check=True
+    ).stdout
+    m = re.search(r"HOOK ([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+)", out)
+    if m is None:
+        raise SystemExit(f"no figures in output: {out[-500:]}")
+    a, b, c, d = (float(g) for g in m.groups())
+    return a, b, c, d
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=4)
-    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--pairs", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument(
         "--work-us", type=float, default=0.0, help="CPU time each sample costs in a worker (0: as fast as it goes)"
     )
@@ -114,6 +174,20 @@ def main() -> None:
     print(
         f"ratio hook/no hook: {w / f:.3f} (median of the pairs' ratios {pairs:.3f}); hook/bare: {w / b:.3f}; "
         f"heal on/no hook: {h / f:.3f} (target >= 0.97)"
+    )
+    bare_next, hooked_next, bare_get, hooked_get = in_process()
+    main_hook, worker_hook = hooked_next - bare_next, hooked_get - bare_get
+    main_off = statistics.median(r[1] for r in runs["off"])
+    job_off = main_off + statistics.median(r[2] for r in runs["off"])
+    print(
+        f"the hook's own CPU a batch, timed in one process (best of 7 x 20,000): main process +{main_hook:.2f} us "
+        f"(its __next__ {bare_next:.2f} -> {hooked_next:.2f} us), a worker +{worker_hook:.2f} us (its index queue's "
+        f"get {bare_get:.2f} -> {hooked_get:.2f} us)"
+    )
+    print(
+        f"ratio by CPU: {job_off / (job_off + main_hook + worker_hook):.3f} where the cores are the bound (the job's "
+        f"{job_off:.1f} us a batch, main + workers, with no hook), {main_off / (main_off + main_hook):.3f} where the "
+        f"main process is (idle cores take the workers' share)"
     )
     print("PASS" if w / f >= 0.97 else "UNDER TARGET")
 
