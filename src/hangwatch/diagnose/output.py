@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.views import BUSY_CPU_PERCENT, ProcessView, describe
+from hangwatch.diagnose.state import thread_state
+from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.fixes import BUFFERED_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Verdict
@@ -44,8 +45,8 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
         t = v.main_thread
         if t is None or not t.has_stack:
             continue
-        busy = (v.cpu_percent or 0.0) >= BUSY_CPU_PERCENT
-        if not (busy and t.stack_changed) or t.spinning:
+        working = thread_state(v, t)  # the state module says whether it works: the buffer is why nothing shows
+        if working.state != "working":
             continue
         frame = t.user_frame
         size = v.ev.samples[-1].stdout_size
@@ -63,7 +64,8 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
                         f"stdout is a file ({v.info.stdout}, {size} bytes), not a terminal; PYTHONUNBUFFERED unset "
                         "and no -u flag",
                         f"the file did not grow in {v.duration_s:.0f} s",
-                        f"{v.label()} at {v.cpu_text()}, stack moving between samples (now in {describe(frame)})",
+                        (working.fact if working.fact.startswith(v.label()) else f"{v.label()} works: {working.fact}")
+                        + f" (now in {describe(frame)})",
                     ),
                     fix=BUFFERED_FIX,
                 ),
