@@ -119,6 +119,9 @@ EXPECTED = {
     "exit_joins_a_listener_whose_stop_only_atexit_sets": ("code.deadlock", "hung", None, None),
     "a_future_of_a_loop_thread_asleep_on_its_timer": ("unknown", "slow", None, None),
     "a_future_of_a_loop_thread_that_stopped": ("code.deadlock", "hung", None, None),
+    # bench/zoo/like_slow_download.py with its stdout in a file (as under nohup): a download that moves, its log
+    # still; the download is named, not the buffered log (the state's "working" covers bytes, not only CPU)
+    "a_slow_download_with_its_stdout_in_a_file": ("io.network_wait", "slow", None, None),
 }
 
 
@@ -635,3 +638,32 @@ def test_a_wait_another_thread_of_the_process_may_end_is_not_hung_and_its_twin_w
     assert any(said in x for x in said_all), said_all
     d2 = diagnose(load(hung))
     assert d2.verdict.value == "hung", d2.findings[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict", "said"),
+    [
+        ("a_slow_download_with_its_stdout_in_a_file", "slow", "slowly but alive (working: main (pid"),
+        ("network_wait", "hung", "is blocked waiting for the network at"),
+    ],
+)
+def test_a_namer_names_and_the_state_of_its_thread_judges(name, verdict, said):
+    """[1/5]: io.network_wait names the wait and sets no verdict (``named``); the verdict stage gives it the one the
+    state module measures for its thread: the download moving bytes is slow, with the state's fact in the words (it
+    said "sending to the network slowly": the bytes written were the file's); the socket that never answers is
+    hung, unproven (--min-stall decides)."""
+    from hangwatch.diagnose.io import network_wait_rule
+    from hangwatch.diagnose.scene import Scene
+
+    ev = load(name)
+    assert [h.verdict for h in network_wait_rule(Scene.of(ev))] == [None]
+    d = diagnose(ev)
+    f = d.findings[0]
+    assert (f.cause, d.verdict.value, f.proof) == ("io.network_wait", verdict, None), f
+    assert said in f.summary, f.summary
+    if verdict == "slow":  # a healthy case has no marker: the line that copies the response
+        text = (ZOO / "like_slow_download.py").read_text().splitlines()
+        line = next(n for n, x in enumerate(text, 1) if "shutil.copyfileobj" in x)
+    else:
+        _, line = marker("network_wait.py", "HANG-HERE")
+    assert f.where is not None and f.where.line == line

@@ -6,7 +6,7 @@ import logging
 import os
 from dataclasses import dataclass, replace
 
-from hangwatch.causes import CATALOGUE, Cause
+from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import Chain, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
@@ -83,6 +83,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
             if os.environ.get(STRICT_ENV):
                 raise  # tests: a rule that raises fails the test instead of passing by omission
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
+    hits = [_judged(h, scene) for h in hits]
     graph = _graph(scene)
     if graph is not None:
         hits = [_follow_chain(h, graph, scene) for h in hits]
@@ -91,7 +92,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     hits = [_thread_end(_work_elsewhere(h, scene), scene) for h in hits]
     hits = rank(_precise_names(hits))
     if hits:
-        verdict, findings = hits[0].verdict, tuple(h.finding for h in hits)
+        verdict, findings = hits[0].verdict or Verdict.HUNG, tuple(h.finding for h in hits)
     else:
         # Without a named cause the samples decide: progress, else alive when anything of the job moves or will by
         # itself, else hung for the clock to confirm (no proof: --min-stall decides).
@@ -100,6 +101,24 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         loop = _unproven_loop(graph, scene) if verdict == Verdict.HUNG and graph is not None else None
         findings = (loop or _unknown(scene, moves),)
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
+
+
+def _judged(hit: Hit, scene: Scene) -> Hit:
+    """A finding its namer left without a verdict takes the one the measured state of its thread says (the state
+    module's ``VERDICTS``): working, asleep on a timer or waking, slow; anything else, hung without proof, for the
+    chain (``_follow_chain``) to prove or contradict and else for --min-stall to decide. A cause whose nature is
+    alive (a buffered log) names a job that works: with the job progressing, it is progressing."""
+    if hit.verdict is not None:
+        return hit
+    f, w = hit.finding, hit.finding.where
+    v = scene.view(w.pid) if w is not None and w.pid is not None else None
+    if v is None:
+        return Hit(f, Verdict.HUNG)
+    t = next((x for x in v.threads if w is not None and x.tid == w.tid), v.main_thread)
+    m = thread_state(v, t)
+    if CATALOGUE[Cause(f.cause)].nature == Nature.ALIVE and m.state == "working" and progressing(scene):
+        return Hit(f, Verdict.PROGRESSING)
+    return Hit(f, Verdict.SLOW if m.state in ALIVE else Verdict.HUNG)
 
 
 def _place(h: Hit) -> tuple[str, int] | None:

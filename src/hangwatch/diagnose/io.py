@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.fixes import NETWORK_FIX, STORAGE_FIX
 from hangwatch.records.evidence import Role
@@ -42,7 +43,8 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
     wchan = t.last.wchan or ""
     frame = innermost_user(t.frames)
     rchar, wchar = v.delta("rchar") or 0, v.delta("wchar") or 0
-    moving = rchar > 64 * 1024 or wchar > 64 * 1024 or t.woke_often or v.moved_data  # an upload moves too
+    state = thread_state(v, t)  # bytes move (an upload too), or it wakes: the state module says
+    moving = state.state in ALIVE
     who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
     ev = [
         f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
@@ -59,20 +61,21 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
     conf = 0.55 if moving else 0.8
     if v.role == Role.DATALOADER_WORKER:
         conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
-    doing = (
-        ("sending to the network slowly" if wchar > rchar else "reading from the network slowly")
-        if moving
-        else ("blocked waiting for the network")
-    )
+    if moving:  # the state's fact, not a guess at a direction (a download writes its file: wchar is no upload)
+        summary = (
+            f"{v.label()} waits on the network at {describe(frame)}, slowly but alive ({state.state}: {state.fact})."
+        )
+    else:
+        summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
     finding = Finding(
         cause=Cause.IO_NETWORK_WAIT,
         confidence=conf,
-        summary=f"{v.label()} is {doing} at {describe(frame)}.",
+        summary=summary,
         where=v.where(t, frame),
         evidence=tuple(ev),
         fix=NETWORK_FIX,
     )
-    return Hit(finding, Verdict.SLOW if moving else Verdict.HUNG)
+    return named(finding)
 
 
 def network_wait_rule(scene: Scene) -> list[Hit]:

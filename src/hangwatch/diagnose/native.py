@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.records.evidence import Frame, NativeStack, Role
-from hangwatch.records.incident import Finding, Verdict, Where
+from hangwatch.records.incident import Finding, Where
 
 
 def _culprit(stack: NativeStack) -> tuple[Frame, str, tuple[str, ...]] | None:
@@ -68,7 +68,7 @@ def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: t
         if user is not None
         else Where(pid=v.pid, rank=v.info.rank, tid=v.pid, file=frame.file, line=None, function=frame.function)
     )
-    return Hit(
+    return named(
         Finding(
             cause=Cause.FORK_INHERITED_LOCK,
             confidence=0.9,
@@ -79,6 +79,5 @@ def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: t
             where=where,
             evidence=tuple(ev),
             fix=fix,
-        ),
-        Verdict.HUNG,
+        )
     )

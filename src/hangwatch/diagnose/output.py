@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from hangwatch.causes import Cause
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import thread_state
 from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.fixes import BUFFERED_FIX
 from hangwatch.records.evidence import Role
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.incident import Finding
 
 
 def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:
@@ -51,10 +51,10 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
         frame = t.user_frame
         size = v.ev.samples[-1].stdout_size
         hits.append(
-            Hit(
+            named(
                 Finding(
                     cause=Cause.OUTPUT_BUFFERED,
-                    confidence=0.75,
+                    confidence=0.5,  # a namer of what the work is (a download, a compile) names it better
                     summary=(
                         f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
                         "looks frozen: prints arrive in 8 KiB chunks, or only at exit."
@@ -68,8 +68,7 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
                         + f" (now in {describe(frame)})",
                     ),
                     fix=BUFFERED_FIX,
-                ),
-                Verdict.PROGRESSING,
+                )
             )
         )
     return hits

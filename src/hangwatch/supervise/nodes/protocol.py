@@ -77,7 +77,7 @@ class NodeCoordination:
         if merged is None:
             return Merged(diagnosis, tuple(sorted(summaries)), None)
         return Merged(
-            Diagnosis(merged.verdict, (merged.finding, *diagnosis.findings)),
+            Diagnosis(merged.verdict or diagnosis.verdict, (merged.finding, *diagnosis.findings)),
             tuple(sorted(summaries)),
             merged.finding.cause,
         )
