@@ -74,7 +74,7 @@ def test_a_slow_network_read_that_delivers_bytes_is_not_hung(start_job):
     incident = inspect_json(job.pid)
     root = _not_hung(incident)
     if root["cause"] == "io.network_wait":
-        assert "slowly" in root["summary"], root
+        assert ", alive (" in root["summary"], root  # the state of its thread, said
 
 
 @pytest.mark.e2e

@@ -643,7 +643,7 @@ def test_a_wait_another_thread_of_the_process_may_end_is_not_hung_and_its_twin_w
 @pytest.mark.parametrize(
     ("name", "verdict", "said"),
     [
-        ("a_slow_download_with_its_stdout_in_a_file", "slow", "slowly but alive (working: main (pid"),
+        ("a_slow_download_with_its_stdout_in_a_file", "slow", ", alive (working: main (pid"),
         ("network_wait", "hung", "is blocked waiting for the network at"),
     ],
 )
@@ -667,3 +667,36 @@ def test_a_namer_names_and_the_state_of_its_thread_judges(name, verdict, said):
     else:
         _, line = marker("network_wait.py", "HANG-HERE")
     assert f.where is not None and f.where.line == line
+
+
+def _moving_thread(ev: Evidence, main_wakes: int) -> Evidence:
+    """The prefetch capture with bytes moving in the process (256 KiB and 20 read/write calls a sample), its
+    prefetch thread woken twice, and its main thread woken ``main_wakes`` times over the look."""
+    p = ev.processes[0]
+    samples = []
+    for i, s in enumerate(p.samples):
+        threads = tuple(
+            replace(x, ctx_switches=(i * main_wakes // (len(p.samples) - 1)) if x.tid == p.info.pid else min(i, 2))
+            for x in s.threads
+        )
+        samples.append(replace(s, rchar=(s.rchar or 0) + i * (256 << 10), syscalls=100 + 20 * i, threads=threads))
+    return replace(ev, processes=(replace(p, samples=tuple(samples)),))
+
+
+def test_the_process_bytes_are_the_one_thread_that_could_move_them_and_no_other():
+    """A download thread whose process moves bytes while every other thread sat still (main never woken, in its
+    queue's get) works, by those bytes: the network wait is alive, said with the state's fact. The same capture with
+    main woken too: the bytes could be main's, so the download thread is judged by its own facts (blocked)."""
+    from hangwatch.diagnose.scene import Scene
+    from hangwatch.diagnose.state import moves_for_its_process, thread_state
+
+    ev = load("network_wait_in_a_prefetch_thread")
+    for main_wakes, state in ((0, "working"), (40, "blocked")):
+        moved = _moving_thread(ev, main_wakes)
+        v = Scene.of(moved).views[0]
+        t = next(x for x in v.threads if x.name == "prefetcher")
+        assert moves_for_its_process(v, t) == (main_wakes == 0)
+        assert thread_state(v, t).state == state, thread_state(v, t)
+    d = diagnose(_moving_thread(ev, 0))
+    assert (d.verdict.value, d.findings[0].cause) == ("slow", "io.network_wait"), d.findings[0]
+    assert "alive (working: main (pid" in d.findings[0].summary, d.findings[0].summary

@@ -39,11 +39,13 @@ def _network_thread(v: ProcessView) -> ThreadView | None:
 
 
 def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
-    """A thread in a network call: reading or sending slowly where bytes move or it wakes (alive), else blocked."""
+    """A thread in a network call, named: alive where the state module says so of its thread, else blocked."""
     wchan = t.last.wchan or ""
     frame = innermost_user(t.frames)
     rchar, wchar = v.delta("rchar") or 0, v.delta("wchar") or 0
-    state = thread_state(v, t)  # bytes move (an upload too), or it wakes: the state module says
+    # the state module says whether it is alive: it works (bytes move: its own, or the process's where only it could
+    # have moved them), sleeps on a timer or wakes
+    state = thread_state(v, t)
     moving = state.state in ALIVE
     who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
     ev = [
@@ -62,9 +64,7 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
     if v.role == Role.DATALOADER_WORKER:
         conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
     if moving:  # the state's fact, not a guess at a direction (a download writes its file: wchar is no upload)
-        summary = (
-            f"{v.label()} waits on the network at {describe(frame)}, slowly but alive ({state.state}: {state.fact})."
-        )
+        summary = f"{v.label()} waits on the network at {describe(frame)}, alive ({state.state}: {state.fact})."
     else:
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
     finding = Finding(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import thread_state
+from hangwatch.diagnose.state import computes
 from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.fixes import BUFFERED_FIX
 from hangwatch.records.evidence import Role
@@ -45,8 +45,10 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
         t = v.main_thread
         if t is None or not t.has_stack:
             continue
-        working = thread_state(v, t)  # the state module says whether it works: the buffer is why nothing shows
-        if working.state != "working":
+        # The state module says whether main computes (a process whose bytes move while main waits is named by
+        # what it waits on); a loop at one function whose locals advance is code.computing's to name.
+        computing = computes(v)
+        if computing is None or t.spinning:
             continue
         frame = t.user_frame
         size = v.ev.samples[-1].stdout_size
@@ -54,7 +56,7 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
             named(
                 Finding(
                     cause=Cause.OUTPUT_BUFFERED,
-                    confidence=0.5,  # a namer of what the work is (a download, a compile) names it better
+                    confidence=0.75,
                     summary=(
                         f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
                         "looks frozen: prints arrive in 8 KiB chunks, or only at exit."
@@ -64,8 +66,7 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
                         f"stdout is a file ({v.info.stdout}, {size} bytes), not a terminal; PYTHONUNBUFFERED unset "
                         "and no -u flag",
                         f"the file did not grow in {v.duration_s:.0f} s",
-                        (working.fact if working.fact.startswith(v.label()) else f"{v.label()} works: {working.fact}")
-                        + f" (now in {describe(frame)})",
+                        f"{computing} (now in {describe(frame)})",
                     ),
                     fix=BUFFERED_FIX,
                 )

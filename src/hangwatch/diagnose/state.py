@@ -139,15 +139,17 @@ def process_state(v: ProcessView) -> Measured:
 
 def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     """What thread ``t`` of ``v`` was measured doing. The process's own facts (bytes moved, output grown, read
-    and write calls) count for its main thread only: they say nothing of which other thread moved them."""
+    and write calls) count for its main thread, and for another thread only where it is the one that could have
+    moved them (``moves_for_its_process``): they say nothing else of which thread moved them."""
     if v.ended:
         return Measured("gone", v.ended)
     if v.state in ("T", "t"):
         return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
     main = t is not None and t is v.main_thread
+    owns = main or (t is not None and moves_for_its_process(v, t))
     if t is not None and t.spinning:  # the same function at full CPU: do its locals advance?
         return running_state(v, t)
-    if main and v.work is not None:
+    if owns and v.work is not None:
         return Measured("working", v.work, proves_work=True)
     if t is None:
         return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
@@ -155,7 +157,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     asleep = t.last.syscall in sg.SLEEP_SYSCALLS or bool(
         t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
     )
-    wakes = t.woke_often or (main and v.moved_data)
+    wakes = t.woke_often or (owns and v.moved_data)
     if asleep or wakes:
         endless = _endless(v, t)
         if endless is not None:
@@ -178,7 +180,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             )
         return Measured("asleep", f"in a timed sleep at {describe(frame)}")
     if wakes:
-        moved = f" and made {v.delta('syscalls') or 0} read/write calls" if main and v.moved_data else ""
+        moved = f" and made {v.delta('syscalls') or 0} read/write calls" if owns and v.moved_data else ""
         return Measured("wakes", f"woke {t.wakeups} times{moved} in {v.duration_s:.1f} s")
     if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
         return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
@@ -207,6 +209,16 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             "there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def moves_for_its_process(v: ProcessView, t: ThreadView) -> bool:
+    """Thread ``t``, not the main one, is the one thread of ``v`` that could have moved the process's bytes and made
+    its read and write calls: it woke or ran, and every other thread sat still over the window (never woken, at no
+    CPU: a read or a write that moves bytes returns, and wakes its thread). A download thread while main waits on
+    its queue."""
+    if t is v.main_thread or ((t.wakeups or 0) == 0 and (t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT):
+        return False
+    return all(o.wakeups == 0 and (o.cpu_percent or 0.0) <= IDLE_CPU_PERCENT for o in v.threads if o.tid != t.tid)
 
 
 def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
@@ -362,14 +374,23 @@ def progressing(scene: Scene) -> str | None:
     for v in scene.views:
         if v.stdout_grew:
             return f"{v.label()} wrote output"
-        t = v.main_thread
-        if (
-            v.role in (Role.MAIN, Role.RANK)
-            and t is not None
-            and t.stack_changed
-            and ((v.cpu_percent or 0.0) > IDLE_CPU_PERCENT)
-        ):
-            return f"{v.label()} computes at {v.cpu_text()} with its stack moving"
+        fact = computes(v)
+        if fact is not None:
+            return fact
+    return None
+
+
+def computes(v: ProcessView) -> str | None:
+    """Main (a rank) computes, in words: its main thread's stack moves and it uses CPU. None otherwise (a process
+    whose bytes move while its main thread waits works, but does not compute)."""
+    t = v.main_thread
+    if (
+        v.role in (Role.MAIN, Role.RANK)
+        and t is not None
+        and t.stack_changed
+        and (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT
+    ):
+        return f"{v.label()} computes at {v.cpu_text()} with its stack moving"
     return None
 
 
