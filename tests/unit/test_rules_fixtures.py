@@ -700,3 +700,25 @@ def test_the_process_bytes_are_the_one_thread_that_could_move_them_and_no_other(
     d = diagnose(_moving_thread(ev, 0))
     assert (d.verdict.value, d.findings[0].cause) == ("slow", "io.network_wait"), d.findings[0]
     assert "alive (working: main (pid" in d.findings[0].summary, d.findings[0].summary
+
+
+def test_a_wait_on_storage_is_judged_by_the_bytes_the_storage_moves():
+    """io.storage_wait names a process in D for the whole look and sets no verdict: the state judges it. The vfork
+    capture (nothing moves; the line shared with the child says sleep(600), but a thread in D waits on no timer) is
+    hung, unproven; the same with 2 MiB read from storage in the look (a mapped file's page faults over NFS: no read
+    call, no rchar) is slow, with the state's fact."""
+    from hangwatch.diagnose.io import storage_wait_rule
+    from hangwatch.diagnose.scene import Scene
+
+    ev = load("d_state_process_is_captured_without_hanging")
+    assert [h.verdict for h in storage_wait_rule(Scene.of(ev))] == [None]
+    d = diagnose(ev)
+    assert (d.findings[0].cause, d.verdict.value, d.findings[0].proof) == ("io.storage_wait", "hung", None)
+    p = ev.processes[0]
+    n = len(p.samples) - 1
+    reads = tuple(replace(s, read_bytes=(s.read_bytes or 0) + i * (2 << 20) // n) for i, s in enumerate(p.samples))
+    moving = replace(ev, processes=(replace(p, samples=reads), *ev.processes[1:]))
+    d2 = diagnose(moving)
+    f = d2.findings[0]
+    assert (f.cause, d2.verdict.value) == ("io.storage_wait", "slow"), f
+    assert any("moved 2.0 MiB to or from storage" in e for x in d2.findings for e in (x.summary, *x.evidence)), f

@@ -331,7 +331,6 @@ NAMERS_THAT_STILL_PROVE = frozenset(
 )
 NAMERS_THAT_STILL_SET_VERDICTS = NAMERS_THAT_STILL_PROVE | {  # those that name without proof, too
     "diagnose/gpu.py",
-    "diagnose/io.py",  # io.storage_wait (io.network_wait names only: ``named``)
 }
 
 

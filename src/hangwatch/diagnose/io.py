@@ -9,7 +9,7 @@ from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.fixes import NETWORK_FIX, STORAGE_FIX
 from hangwatch.records.evidence import Role
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.incident import Finding
 
 
 def _in_network(t: ThreadView) -> bool:
@@ -102,24 +102,28 @@ def storage_wait_rule(scene: Scene) -> list[Hit]:
     for v in scene.views:
         if not v.ev.samples or any(s.state != "D" for s in v.ev.samples):
             continue
-        moved = (v.delta("read_bytes") or 0) + (v.delta("write_bytes") or 0)
+        moved = v.disk_bytes
         t = next((t for t in v.threads if t.last.state == "D"), v.main_thread)
         wchan = (t.last.wchan if t else None) or ""
         netfs = any(w in wchan for w in NETWORK_FS_WCHANS)
         disk = any(w in wchan for w in DISK_WCHANS)
         frame = innermost_user(t.frames) if t else None
         conf = 0.85 if netfs or disk else 0.55
-        if moved > 1024 * 1024:
+        state = thread_state(v, t) if t is not None else None
+        alive = state is not None and state.state in ALIVE
+        if alive:  # the storage moves (the state module says): a slow disk, not a stuck one
             conf -= 0.25
         what = "a network filesystem" if netfs else "the disk" if disk else "the kernel"
         hits.append(
-            Hit(
+            named(
                 Finding(
                     cause=Cause.IO_STORAGE_WAIT,
                     confidence=conf,
                     summary=(
                         f"{v.label()} has been in uninterruptible sleep (D) for the whole {v.duration_s:.0f} s window, "
-                        f"waiting on {what}" + (f", at {describe(frame)}." if frame else ".")
+                        f"waiting on {what}"
+                        + (f", at {describe(frame)}." if frame else ".")
+                        + (f" It is alive ({state.state}: {state.fact})." if alive and state is not None else "")
                     ),
                     where=v.where(t, frame),
                     evidence=(
@@ -128,8 +132,7 @@ def storage_wait_rule(scene: Scene) -> list[Hit]:
                         f"{moved} bytes of storage I/O in the window",
                     ),
                     fix=STORAGE_FIX,
-                ),
-                Verdict.SLOW if moved > 1024 * 1024 else Verdict.HUNG,
+                )
             )
         )
     return hits

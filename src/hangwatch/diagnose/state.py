@@ -154,8 +154,10 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if t is None:
         return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
     frame = t.user_frame
+    # A sleep written on its line counts only where the kernel does not say otherwise: in D (uninterruptible) the
+    # thread waits on a device or a filesystem, never on a timer (a sleep is interruptible), whatever the line says.
     asleep = t.last.syscall in sg.SLEEP_SYSCALLS or bool(
-        t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
+        t.last.state != "D" and t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
     )
     wakes = t.woke_often or (owns and v.moved_data)
     if asleep or wakes:

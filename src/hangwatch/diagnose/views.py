@@ -27,6 +27,7 @@ WAKEUPS_MIN = 3
 WAKEUPS_PER_S = 0.9
 SYSCALLS_MIN = 3  # read/write system calls in the window that mean a process is moving data
 MOVING_BYTES = 64 * 1024  # bytes read or written in the window that mean a process is moving data
+DISK_BYTES = 1 << 20  # storage bytes in the window that mean it is (a slow disk or NFS server moves less)
 
 
 def own_frames(frames: Sequence[F]) -> Sequence[F]:
@@ -287,6 +288,11 @@ class ProcessView:
         """Bytes read and written in the window (files, sockets, pipes: /proc/PID/io rchar + wchar)."""
         return max(0, (self.delta("rchar") or 0) + (self.delta("wchar") or 0))
 
+    @property
+    def disk_bytes(self) -> int:
+        """Bytes the process made storage read or write in the window (/proc/PID/io read_bytes + write_bytes)."""
+        return max(0, (self.delta("read_bytes") or 0) + (self.delta("write_bytes") or 0))
+
     @cached_property
     def work(self) -> str | None:
         """A measured fact that the process works, in words, or None: bytes moving, CPU burning while its
@@ -298,6 +304,9 @@ class ProcessView:
         # interrupts it (64 KiB, once), though the writer never moves on.
         if self.moved_bytes >= MOVING_BYTES and (calls is None or calls >= 2):
             return f"{self.label()} moved {size_text(self.moved_bytes)} in {dur}" + self.writing_text()
+        disk = self.disk_bytes
+        if disk >= DISK_BYTES:  # a mapped file's page faults and readahead move storage bytes with no read call
+            return f"{self.label()} moved {size_text(disk)} to or from storage in {dur}" + self.writing_text()
         t = self.main_thread
         if t is not None and t.stack_changed and (self.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
             return f"{self.label()} used {self.cpu_text()} in {dur} with its stack moving"
