@@ -466,6 +466,18 @@ def test_heartbeats_that_stop_while_the_log_counter_advances_hand_over_to_the_co
     assert det.check(29 + 10.5)  # and now a counter stall is a stall
 
 
+def test_a_progress_bar_redrawn_after_the_last_beat_does_not_take_over_from_the_beats():
+    # A trainer's bar is drawn just after its step's beat, sometimes the step before too (transformers' tqdm):
+    # the beats stay the signal, and the incident says the last beat.
+    det = StallDetector(CFG, started_at=0)
+    steps(det, [1, 2, 3], Strength.HEARTBEAT)
+    det.progress(Progress(3.01, 1, "log:n/N", Strength.COUNTER))
+    det.progress(Progress(3.02, 2, "log:n/N", Strength.COUNTER))
+    det.progress(Progress(3.5, 2, "log:n/N", Strength.COUNTER))  # the same step, its rate redrawn
+    assert det.check(13.5) and not det.handovers
+    assert det.last is not None and det.last.source == "tqdm" and det.last.step == 2
+
+
 def test_plain_output_never_takes_over_from_a_stalled_counter():
     det = StallDetector(CFG, started_at=0)
     steps(det, [1, 2, 3])
