@@ -125,6 +125,9 @@ class CauseInfo:
     # The graph's own words for a wait (a child, a pipe's holder) that a more precise namer may name at the same place:
     # where it reads the job as alive too, that namer names the wait and this cause's proof moves to it.
     generic: bool = False
+    # The cause is progress that the job's signal does not show (a log buffered into a file): a look that measures
+    # the job computing calls it progressing, not slow.
+    unseen_progress: bool = False
 
 
 CATALOGUE: dict[Cause, CauseInfo] = {
@@ -323,6 +326,7 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         Requeue.BY_PROOF,
         BUFFERED_FIX,
         by_history=False,
+        unseen_progress=True,
     ),
     Cause.GPU_FAULT: CauseInfo(
         "the GPU or its driver failed: an Xid / amdgpu fault in the kernel log, a GPU fallen off the bus",

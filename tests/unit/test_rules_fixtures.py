@@ -315,6 +315,26 @@ def test_a_stack_read_cut_short_still_points_at_the_users_line():
     assert (Path(root.where.file or "").name, root.where.line) == ("compile_job.py", line), root.where
 
 
+def test_a_compile_is_named_by_its_namer_and_judged_by_what_main_and_its_compilers_do():
+    """[1/5]: compile.in_progress names main in torch.compile and sets no verdict; the verdict stage judges it. The
+    recording (main moves bytes, its compiler runs at 100% CPU) is slow with the state's proof of work; the same
+    main frozen (no CPU, the same stack, no bytes) with no compiler of its own is hung without proof, for
+    --min-stall to decide."""
+    from hangwatch.diagnose.compile import compile_rule
+    from hangwatch.diagnose.scene import Scene
+
+    ev = load("compile_in_progress_is_not_hung")
+    assert [h.verdict for h in compile_rule(Scene.of(ev))] == [None]
+    d = diagnose(ev)
+    assert (d.verdict.value, d.root.cause) == ("slow", "compile.in_progress"), d.root
+    assert d.root.proves_work and "its compiler cc1plus" in d.root.summary, d.root
+    main = ev.processes[0]
+    frozen = tuple(replace(main.samples[0], at=x.at, state="S") for x in main.samples)
+    d2 = diagnose(replace(ev, processes=(replace(main, samples=frozen),)))
+    assert (d2.verdict.value, d2.root.cause, d2.root.proof) == ("hung", "compile.in_progress", None), d2.root
+    assert "with no CPU use or movement" in d2.root.summary, d2.root.summary
+
+
 def _caught_on_its_way(ev: Evidence) -> Evidence:
     """The recorded fork_lock capture, with worker 0's first sample taken a moment earlier: on its way to the
     inherited lock (in the scenario's ready() call, running), as a clean-clone CI run once caught it."""
@@ -607,7 +627,7 @@ def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_
     d = diagnose(load("accept_while_the_child_that_connects_computes"))
     f = d.findings[0]
     assert d.verdict.value == "slow" and f.proof is not None and f.proof.kind.value == "work", f
-    assert "Not proven hung: child (pid" in f.summary, f.summary
+    assert "; child (pid" in f.summary and "the wait may end with that work" in f.summary, f.summary
     d2 = diagnose(load("accept_for_a_child_that_crashed"))
     assert d2.verdict.value == "hung" and d2.findings[0].proof is None, d2.findings[0]
 
@@ -649,7 +669,8 @@ def test_a_wait_another_thread_of_the_process_may_end_is_not_hung_and_its_twin_w
 )
 def test_a_namer_names_and_the_state_of_its_thread_judges(name, verdict, said):
     """[1/5]: io.network_wait names the wait and sets no verdict (``named``); the verdict stage gives it the one the
-    state module measures for its thread: the download moving bytes is slow, with the state's fact in the words (it
+    state module measures for its thread: the download moving bytes is slow, with the state's fact in the words and
+    its proof of work (it
     said "sending to the network slowly": the bytes written were the file's); the socket that never answers is
     hung, unproven (--min-stall decides)."""
     from hangwatch.diagnose.io import network_wait_rule
@@ -659,7 +680,9 @@ def test_a_namer_names_and_the_state_of_its_thread_judges(name, verdict, said):
     assert [h.verdict for h in network_wait_rule(Scene.of(ev))] == [None]
     d = diagnose(ev)
     f = d.findings[0]
-    assert (f.cause, d.verdict.value, f.proof) == ("io.network_wait", verdict, None), f
+    assert (f.cause, d.verdict.value) == ("io.network_wait", verdict), f
+    # the bytes that move are the state's proof of work; the socket that never answers has no proof
+    assert (f.proof.kind.value if f.proof else None) == ("work" if verdict == "slow" else None), f
     assert said in f.summary, f.summary
     if verdict == "slow":  # a healthy case has no marker: the line that copies the response
         text = (ZOO / "like_slow_download.py").read_text().splitlines()

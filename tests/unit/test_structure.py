@@ -320,7 +320,6 @@ NAMERS_THAT_STILL_PROVE = frozenset(
     {
         "diagnose/code.py",
         "diagnose/collectives.py",
-        "diagnose/compile.py",
         "diagnose/dataloader.py",
         "diagnose/distributed.py",
         "diagnose/lost.py",

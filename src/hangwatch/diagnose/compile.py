@@ -1,24 +1,20 @@
-"""torch.compile / inductor: alive and compiling, not hung."""
+"""torch.compile / inductor: main in a compile, named; the state of main and of its compilers judges it."""
 
 from __future__ import annotations
 
-import os
-
 from hangwatch import signatures as sg
-from hangwatch.capture.roles import is_compile_worker
 from hangwatch.causes import Cause
-from hangwatch.diagnose import proof
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import COMPILE_FIX
 from hangwatch.records.evidence import Role
-from hangwatch.records.incident import Finding, Proof, Verdict
+from hangwatch.records.incident import Finding
 
-BUSY_CPU_PERCENT = 5.0  # what the rule calls a busy compiler, and work when measured
+BUSY_CPU_PERCENT = 5.0  # what the namer calls a busy compiler (the state module: a compiler at work)
 
 
 def compile_rule(scene: Scene) -> list[Hit]:
-    """compile.in_progress: torch.compile / inductor / Triton compiling (alive), or a compile that stopped."""
+    """compile.in_progress: main in torch.compile / inductor / Triton, with what its compilers do."""
     hits = []
     compilers = [v for v in scene.views if v.role == Role.COMPILE_WORKER]
     busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > BUSY_CPU_PERCENT or c.state == "R"]
@@ -36,9 +32,9 @@ def compile_rule(scene: Scene) -> list[Hit]:
 
 
 def _compile_hit(v: ProcessView, t: ThreadView, own_kids: list[ProcessView]) -> Hit:
-    """Main in torch.compile: alive and compiling where it or its compilers work, else a compile that may be
-    stuck (unproven: the clock decides)."""
-    active = (v.cpu_percent or 0.0) > 5.0 or t.stack_changed or bool(own_kids)
+    """Main in torch.compile, named with what was measured of it and its compilers; the verdict stage judges it
+    by the state of main and of what its wait leads to (a compiler it reads from, a child that works)."""
+    active = (v.cpu_percent or 0.0) > BUSY_CPU_PERCENT or t.stack_changed or bool(own_kids)
     frame = t.user_frame
     comp = next((f for f in t.frames if sg.is_compile_frame(f)), None)
     ev = [
@@ -50,43 +46,16 @@ def _compile_hit(v: ProcessView, t: ThreadView, own_kids: list[ProcessView]) -> 
         ev.append("compiler processes working: " + ", ".join(f"{c.info.name} (pid {c.pid})" for c in own_kids[:4]))
     if not active:
         summary = (
-            f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement: "
-            "the compile itself may be stuck."
+            f"{v.label()} sits in torch.compile at {describe(frame)} with no CPU use or movement, and no compiler "
+            "of its own at work: the compile itself may be stuck."
         )
-        stuck = Finding(
-            Cause.COMPILE_IN_PROGRESS, 0.45, summary, v.where(t, frame), tuple(ev), COMPILE_FIX[3:] + COMPILE_FIX[:1]
-        )
-        return Hit(stuck, Verdict.HUNG)
-    summary = (
-        f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: "
-        "it is alive and working, not hung."
-    )
-    working = Finding(
-        Cause.COMPILE_IN_PROGRESS,
-        0.85,
-        summary,
-        v.where(t, frame),
-        tuple(ev),
-        COMPILE_FIX,
-        proof=_compiling(v, own_kids),
-    )
-    return Hit(working, Verdict.SLOW)
-
-
-def _compiling(v: ProcessView, compilers: list[ProcessView]) -> Proof | None:
-    """Work measured in the compile: a compiler process of its own at CPU (one it waits on through a pipe counts,
-    caught before the capture took it in), or its own CPU with its stack moving."""
-    busy = next((c for c in compilers if (c.cpu_percent or 0.0) > BUSY_CPU_PERCENT), None)
-    if busy is not None:
-        return proof.work(f"its compiler {busy.info.name} (pid {busy.pid}) used {busy.cpu_text()}")
-    for w in v.ev.waits:
-        for h in w.holders:
-            program = os.path.basename(h.cmdline.split(" ", 1)[0])
-            if is_compile_worker(program, tuple(h.cmdline.split())) and (h.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
-                return proof.work(
-                    f"its compiler {program} (pid {h.pid}), whose output it reads, used {h.cpu_percent:.0f}% CPU"
-                )
-    t = v.main_thread
-    if t is not None and t.stack_changed and (v.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
-        return proof.work(f"{v.label()} used {v.cpu_text()} with its stack moving in the compiler")
-    return None
+        fix = COMPILE_FIX[3:] + COMPILE_FIX[:1]
+        return named(Finding(Cause.COMPILE_IN_PROGRESS, 0.45, summary, v.where(t, frame), tuple(ev), fix))
+    kid = max(own_kids, key=lambda c: c.cpu_percent or 0.0, default=None)
+    if kid is not None:
+        at = f"at {kid.cpu_text()}" if kid.cpu_percent is not None else f"(state {kid.state})"
+        doing = f"its compiler {kid.info.name} (pid {kid.pid}) runs {at}"
+    else:
+        doing = f"it runs at {v.cpu_text()}" + (" with its stack moving" if t.stack_changed else "")
+    summary = f"{v.label()} is compiling (torch.compile/inductor) for the call at {describe(frame)}: {doing}."
+    return named(Finding(Cause.COMPILE_IN_PROGRESS, 0.85, summary, v.where(t, frame), tuple(ev), COMPILE_FIX))

@@ -6,7 +6,7 @@ import logging
 import os
 from dataclasses import dataclass, replace
 
-from hangwatch.causes import CATALOGUE, Cause, Nature
+from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import Chain, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
@@ -83,8 +83,8 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
             if os.environ.get(STRICT_ENV):
                 raise  # tests: a rule that raises fails the test instead of passing by omission
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
-    hits = [_judged(h, scene) for h in hits]
     graph = _graph(scene)
+    hits = [_judged(h, scene, graph) for h in hits]
     if graph is not None:
         hits = [_follow_chain(h, graph, scene) for h in hits]
         hits += _unnamed(hits, graph, scene)
@@ -103,11 +103,13 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
 
 
-def _judged(hit: Hit, scene: Scene) -> Hit:
-    """A finding its namer left without a verdict takes the one the measured state of its thread says (the state
-    module's ``VERDICTS``): working, asleep on a timer or waking, slow; anything else, hung without proof, for the
-    chain (``_follow_chain``) to prove or contradict and else for --min-stall to decide. A cause whose nature is
-    alive (a buffered log) names a job that works: with the job progressing, it is progressing."""
+def _judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
+    """A finding its namer left without a verdict takes the one measured: its thread's state (the state module's
+    ``VERDICTS``) working, asleep on a timer or waking, slow (with the state's proof of work); else what its wait
+    leads to: its process's chain ending at a holder alive, or a process it started measured working, slow with
+    that fact (and its proof); anything else, hung without proof, for the chain (``_follow_chain``) to prove or
+    contradict and else for --min-stall to decide. A cause that is progress the signal does not show (a buffered
+    log) names a job that works: with the job progressing, it is progressing."""
     if hit.verdict is not None:
         return hit
     f, w = hit.finding, hit.finding.where
@@ -116,9 +118,37 @@ def _judged(hit: Hit, scene: Scene) -> Hit:
         return Hit(f, Verdict.HUNG)
     t = next((x for x in v.threads if w is not None and x.tid == w.tid), v.main_thread)
     m = thread_state(v, t)
-    if CATALOGUE[Cause(f.cause)].nature == Nature.ALIVE and m.state == "working" and progressing(scene):
+    if CATALOGUE[Cause(f.cause)].unseen_progress and m.state == "working" and progressing(scene):
         return Hit(f, Verdict.PROGRESSING)
-    return Hit(f, Verdict.SLOW if m.state in ALIVE else Verdict.HUNG)
+    if m.state in ALIVE:
+        return Hit(replace(f, proof=f.proof or (proof.work(m.fact) if m.proves_work else None)), Verdict.SLOW)
+    alive = _alive_end(v, t, scene, graph)
+    if alive is None:
+        return Hit(f, Verdict.HUNG)
+    said, facts, shown = alive
+    summary = f"{f.summary.rstrip('.')}; {said}."
+    return Hit(replace(f, summary=summary, evidence=(*f.evidence, *facts), proof=f.proof or shown), Verdict.SLOW)
+
+
+def _alive_end(
+    v: ProcessView, t: ThreadView | None, scene: Scene, graph: WaitGraph | None
+) -> tuple[str, tuple[str, ...], Proof | None] | None:
+    """What the wait of ``v``'s main thread leads to, where it is alive: its chain's end (a compiler it reads from,
+    a holder asleep on a timer), else a process it started measured working (the work the wait may end with). A
+    sentence of it, the facts in words, and the proof of work where one was measured; None where nothing it waits
+    on is seen alive."""
+    if t is not v.main_thread:
+        return None  # the graph's chains are the processes' main waits: another thread's wait is its own
+    chain = next((c for c in graph.chains if c.waiter == f"pid:{v.pid}"), None) if graph is not None else None
+    if chain is not None and chain.ending in ALIVE:
+        kept = chain.proof if chain.proof is not None and chain.proof.kind == ProofKind.WORK else None
+        return f"{chain.hops[-1].words}, and {chain.end.label} is {chain.ending}: {chain.end.fact}", chain.lines(), kept
+    for kid in _descendants(scene, v.pid):
+        m = process_state(kid)
+        if m.proves_work:
+            fact = m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"
+            return f"{fact}: the wait may end with that work", (fact,), proof.work(fact)
+    return None
 
 
 def _place(h: Hit) -> tuple[str, int] | None:

@@ -7,7 +7,8 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 - ``spinning``: the same user function at full CPU in every sample, and its locals show it gets nowhere (or none
   could be read and the stack stays on one line); proof of a hang when a counter counts nothing or the loop's
   condition cannot change;
-- ``working``: its locals advance, bytes move, its output grows (proof of work), or its stack moves at CPU;
+- ``working``: its locals advance, bytes move, its output grows, a compiler runs (proof of work), or its stack
+  moves at CPU;
 - ``looping``: it sleeps and wakes in a loop with no way out, and no other thread could end the process (proof);
 - ``long_sleep``: asleep on a timer that ends past the job's bounds (proof); ``asleep``: a timer will wake it;
 - ``wakes``: it woke again and again (a sleep, poll or retry loop), or moved data;
@@ -105,6 +106,7 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
     "unknown": (None, False),
 }
 ALIVE = frozenset(s for s, (verdict, _) in VERDICTS.items() if verdict == Verdict.SLOW)
+COMPILER_CPU_PERCENT = 5.0  # a compiler process (g++, an inductor worker) above this works
 
 
 def waits_for_work(t: ThreadView) -> bool:
@@ -147,6 +149,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
     main = t is not None and t is v.main_thread
     owns = main or (t is not None and moves_for_its_process(v, t))
+    if main and v.role == Role.COMPILE_WORKER and (v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT:
+        # a compiler (g++, an inductor worker) at CPU: its output is the work, read when it ends
+        return Measured("working", f"{v.label()}, a compiler, used {v.cpu_text()}", proves_work=True)
     if t is not None and t.spinning:  # the same function at full CPU: do its locals advance?
         return running_state(v, t)
     if owns and v.work is not None:
