@@ -335,6 +335,31 @@ def test_a_compile_is_named_by_its_namer_and_judged_by_what_main_and_its_compile
     assert "with no CPU use or movement" in d2.root.summary, d2.root.summary
 
 
+@pytest.mark.parametrize(
+    ("name", "verdict", "proof_says"),
+    [
+        ("stopped_process_is_reported_and_left_stopped", "stopped", "(stopped) for the whole"),
+        ("child_wait_subprocess", "hung", None),
+    ],
+)
+def test_the_process_namers_name_and_the_state_and_the_chain_judge(name, verdict, proof_says):
+    """[1/5]: process.stopped and child.wait set no verdict and make no proof. A stopped process is proven by the
+    state module's reading (state T for the whole window); a parent waiting for a blocked child is hung without
+    proof (the chain through the child proves nothing more), in the child's measured words."""
+    from hangwatch.diagnose.process import child_wait_rule, stopped_rule
+    from hangwatch.diagnose.scene import Scene
+
+    ev = load(name)
+    scene = Scene.of(ev)
+    assert all(h.verdict is None and h.finding.proof is None for h in stopped_rule(scene) + child_wait_rule(scene))
+    d = diagnose(ev)
+    assert d.verdict.value == verdict, d.root
+    assert (d.root.proof.fact if d.root.proof else None) is None or proof_says in d.root.proof.fact, d.root.proof
+    assert (proof_says is None) == (d.root.proof is None), d.root.proof
+    if name.startswith("child"):
+        assert "which is blocked at 0% CPU for the whole window" in d.root.summary, d.root.summary
+
+
 def _caught_on_its_way(ev: Evidence) -> Evidence:
     """The recorded fork_lock capture, with worker 0's first sample taken a moment earlier: on its way to the
     inherited lock (in the scenario's ready() call, running), as a clean-clone CI run once caught it."""

@@ -324,7 +324,6 @@ NAMERS_THAT_STILL_PROVE = frozenset(
         "diagnose/distributed.py",
         "diagnose/lost.py",
         "diagnose/nodes.py",
-        "diagnose/process.py",
         "diagnose/waits.py",
     }
 )

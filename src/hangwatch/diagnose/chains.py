@@ -150,6 +150,8 @@ STATE_WORDS = {
     "long_sleep": "asleep on a timer that ends after the job's bounds",
     "looping": "in a loop with no way out",
     "wakes": "waking again and again",
+    "brief": "seen too briefly to say what it does",
+    "unknown": "not readable",
 }
 
 

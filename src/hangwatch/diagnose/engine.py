@@ -22,7 +22,7 @@ from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
-from hangwatch.diagnose.state import ALIVE, moving, process_state, progressing, self_held_alive, thread_state
+from hangwatch.diagnose.state import ALIVE, VERDICTS, moving, process_state, progressing, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
@@ -122,6 +122,9 @@ def _judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         return Hit(f, Verdict.PROGRESSING)
     if m.state in ALIVE:
         return Hit(replace(f, proof=f.proof or (proof.work(m.fact) if m.proves_work else None)), Verdict.SLOW)
+    if m.state != "gone" and (VERDICTS[m.state][1] or m.proves_hang):  # stopped, a long timer, a loop with no way out
+        shown = f.proof or proof.hang(m.fact if m.fact.startswith(v.label()) else f"{v.label()}: {m.fact}")
+        return Hit(replace(f, proof=shown), Verdict.STOPPED if m.state == "stopped" else Verdict.HUNG)
     alive = _alive_end(v, t, scene, graph)
     if alive is None:
         return Hit(f, Verdict.HUNG)
@@ -140,6 +143,8 @@ def _alive_end(
     if t is not v.main_thread:
         return None  # the graph's chains are the processes' main waits: another thread's wait is its own
     chain = next((c for c in graph.chains if c.waiter == f"pid:{v.pid}"), None) if graph is not None else None
+    if chain is not None and chain.proof is not None and chain.proof.kind == ProofKind.HANG:
+        return None  # its own wait is proven hung: the work of another process does not end it
     if chain is not None and chain.ending in ALIVE:
         kept = chain.proof if chain.proof is not None and chain.proof.kind == ProofKind.WORK else None
         return f"{chain.hops[-1].words}, and {chain.end.label} is {chain.ending}: {chain.end.fact}", chain.lines(), kept

@@ -5,13 +5,13 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.capture.roles import MP_HELPERS
 from hangwatch.causes import Cause
-from hangwatch.diagnose import proof
-from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import VERDICTS, Measured, process_state
+from hangwatch.diagnose.chains import STATE_WORDS
+from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.state import process_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
 from hangwatch.records.evidence import Frame, Role
-from hangwatch.records.incident import Finding, Proof, Verdict
+from hangwatch.records.incident import Finding
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
 
@@ -102,7 +102,7 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
             + (f" (prompt: {prompt!r})" if prompt else "")
             + "; nobody will, so it never goes on."
         )
-    return Hit(
+    return named(  # the graph's edge to a person at the terminal proves it
         Finding(
             cause=Cause.PROCESS_WAITS_FOR_INPUT,
             confidence=0.95,
@@ -110,9 +110,7 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
             where=v.where(t, user),
             evidence=tuple(ev),
             fix=DEBUGGER_FIX if debugger else INPUT_FIX,
-            proof=proof.hang("it waits for someone to type, and nobody is there"),
-        ),
-        Verdict.HUNG,
+        )
     )
 
 
@@ -126,7 +124,7 @@ def stopped_rule(scene: Scene) -> list[Hit]:
         frame = innermost_user(t.frames) if t else None
         how = "a debugger or tracer" if v.state == "t" else "SIGSTOP, Ctrl-Z or a debugger"
         hits.append(
-            Hit(
+            named(  # the state module's reading of a stopped process proves it
                 Finding(
                     cause=Cause.PROCESS_STOPPED,
                     confidence=0.95,
@@ -140,12 +138,7 @@ def stopped_rule(scene: Scene) -> list[Hit]:
                         f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)",
                         "If a debugger is attached, detach it or continue the process in it.",
                     ),
-                    proof=proof.hang(
-                        f"{v.label()} is in state {v.state} (stopped) for the whole window: it runs again "
-                        "only when someone continues it"
-                    ),
-                ),
-                Verdict.STOPPED,
+                )
             )
         )
     return hits
@@ -164,24 +157,10 @@ def waits_for_child(v: ProcessView) -> bool:
     return t.idle_throughout and (wchan == sg.CHILD_WAIT_WCHAN or reads_pipe or any(w in wchan for w in sg.PIPE_WCHANS))
 
 
-# How a waited-for child is, in words, and how sure a reading it is. What the child's state makes the parent's
-# wait is ``state.VERDICTS``'s (only a child blocked, spinning, stopped, in a loop with no way out or asleep past the
-# bounds is "stuck"; one that works, wakes or sleeps will end the wait by itself), except that a child gone during
-# the look ends the wait with its status. An idle one waits for work (diagnose/lost.py looks for the work that went).
-_CHILD_IS = {
-    "blocked": ("itself stuck: blocked in one call for the whole window", 0.82),
-    "spinning": ("itself stuck: running the same code without getting anywhere", 0.82),
-    "stopped": ("stopped (SIGSTOP, Ctrl-Z or a debugger)", 0.82),
-    "looping": ("in a loop that has no way out: it sleeps and wakes for ever and never exits", 0.85),
-    "long_sleep": ("asleep on a timer that ends after the job's bounds: it does not exit in time", 0.85),
-    "working": ("still working", 0.7),
-    "wakes": ("alive: it wakes again and again (a sleep, poll or retry loop)", 0.6),
-    "asleep": ("asleep (a timer will wake it)", 0.6),
-    "idle": ("idle, waiting for work of its own: nothing the parent waits for is being worked on", 0.5),
-    "gone": ("gone: it exited during the look, so the wait ends with its status", 0.4),
-    "brief": ("seen too briefly to say what it does", 0.5),
-}
+# Which waited-for child a parent's wait is named by, and how sure that name is: the one that explains most
+# (stopped or stuck first). A name only: the verdict is the chain's, followed through that child to its end.
 _PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle", "gone")
+_SURE = {"looping": 0.85, "long_sleep": 0.85, "blocked": 0.82, "spinning": 0.82, "stopped": 0.82, "working": 0.7}
 
 
 def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
@@ -213,32 +192,13 @@ def _flushes_a_queue(f: Frame) -> bool:
     )
 
 
-def _child_proves(
-    v: ProcessView, t: ThreadView | None, kid: ProcessView, kt: ThreadView | None, m: Measured
-) -> Proof | None:
-    """What the child proves of its parent's wait: work where it works; a hang where the parent waits with no
-    timeout and the child is proven stuck, or blocked on what nothing can release."""
-    if m.proves_work:
-        return proof.work(f"its child pid {kid.pid} works: {m.fact}")
-    if t is None or not t.waits_forever:
-        return None
-    if m.proves_hang:
-        return proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and the child is {m.fact}")
-    inner = proof.unreleasable(kid, kt) if m.state == "blocked" and kt is not None else None
-    if inner is None:
-        return None
-    return proof.hang(f"{v.label()} waits for child pid {kid.pid} with no timeout, and {inner.fact}")
-
-
 def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
-    """The wait for the child that explains most (stopped first, then stuck, ...): hung only where it is."""
+    """The wait for the child that explains most (stopped first, then stuck, ...), named with what the child was
+    measured doing; the verdict stage follows the wait through it (the graph's chain) to its end."""
     measured = {k.pid: process_state(k) for k in kids}
     states = {pid: m.state for pid, m in measured.items()}
     kid = min(kids, key=lambda k: (_PICK.index(states[k.pid]) if states[k.pid] in _PICK else len(_PICK), k.pid))
     state, state_fact = measured[kid.pid].state, measured[kid.pid].fact
-    is_text, conf = _CHILD_IS.get(state, ("not moving in the window (what it waits for is unknown)", 0.6))
-    # Unread (brief, unknown): hung for the clock to confirm (--min-stall), never with a proof.
-    verdict = Verdict.SLOW if state == "gone" else VERDICTS[state][0] or Verdict.HUNG
     kt = kid.main_thread
     kframe = innermost_explaining(kt.frames) if kt and kt.frames else None
     t = v.main_thread
@@ -258,18 +218,17 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
     if kt is not None and kt.any_frame(_flushes_a_queue):
         ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
     where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)
-    fact = _child_proves(v, t, kid, kt, measured[kid.pid])
-    return Hit(
+    said = state_fact if state_fact.startswith(state) else f"{STATE_WORDS.get(state, state)}: {state_fact}"
+    summary = f"{v.label()} waits for its child pid {kid.pid}, which is {said}."
+    return named(
         Finding(
             cause=Cause.CHILD_WAIT,
-            confidence=conf,
-            summary=f"{v.label()} waits for its child pid {kid.pid}, which is {is_text}.",
+            confidence=_SURE.get(state, 0.6),
+            summary=summary,
             where=where,
             evidence=tuple(ev),
             fix=CHILD_WAIT_FIX,
-            proof=fact,
-        ),
-        verdict,
+        )
     )
 
 

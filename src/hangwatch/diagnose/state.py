@@ -146,7 +146,11 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if v.ended:
         return Measured("gone", v.ended)
     if v.state in ("T", "t"):
-        return Measured("stopped", f"state {v.state} for the whole {v.duration_s:.0f} s window")
+        return Measured(
+            "stopped",
+            f"{v.label()} is in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window: it runs again "
+            "only when someone continues it",
+        )
     main = t is not None and t is v.main_thread
     owns = main or (t is not None and moves_for_its_process(v, t))
     if main and v.role == Role.COMPILE_WORKER and (v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT:

@@ -175,8 +175,8 @@ class ThreadView:
     @property
     def wait_text(self) -> str:
         """The blocking call as the kernel shows it: ``futex wait with no timeout``."""
-        call = self.last.syscall or "a wait"
-        return f"{call} wait with no timeout" if self.last.timeout is False else f"{call} wait"
+        call = f"{self.last.syscall} wait" if self.last.syscall else "a wait"
+        return f"{call} with no timeout" if self.last.timeout is False else call
 
     def any_frame(self, test: Callable[[Frame], bool]) -> bool:
         """``test`` holds for some frame of some sample."""
