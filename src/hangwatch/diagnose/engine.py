@@ -123,14 +123,16 @@ def _judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     if m.state in ALIVE:
         return Hit(replace(f, proof=f.proof or (proof.work(m.fact) if m.proves_work else None)), Verdict.SLOW)
     if m.state != "gone" and (VERDICTS[m.state][1] or m.proves_hang):  # stopped, a long timer, a loop with no way out
-        shown = f.proof or proof.hang(m.fact if m.fact.startswith(v.label()) else f"{v.label()}: {m.fact}")
-        return Hit(replace(f, proof=shown), Verdict.STOPPED if m.state == "stopped" else Verdict.HUNG)
+        fact = m.fact if m.fact.startswith(v.label()) else f"{v.label()}: {m.fact}"
+        return Hit(
+            replace(f, proof=f.proof or proof.hang(fact)), Verdict.STOPPED if m.state == "stopped" else Verdict.HUNG
+        )
     alive = _alive_end(v, t, scene, graph)
     if alive is None:
         return Hit(f, Verdict.HUNG)
-    said, facts, shown = alive
+    said, facts, work = alive
     summary = f"{f.summary.rstrip('.')}; {said}."
-    return Hit(replace(f, summary=summary, evidence=(*f.evidence, *facts), proof=f.proof or shown), Verdict.SLOW)
+    return Hit(replace(f, summary=summary, evidence=(*f.evidence, *facts), proof=f.proof or work), Verdict.SLOW)
 
 
 def _alive_end(
