@@ -353,7 +353,7 @@ def test_inspect_infers_lost_work_from_a_late_replacement_and_says_so(start_job)
     assert root["cause"] == "child.lost_work", root
     assert any("an inference: inspect has no history" in e for e in root["evidence"]), root["evidence"]
     child = next((f for f in incident["findings"] if f["cause"] == "child.wait"), None)
-    assert child is None or "idle, waiting for work" in child["summary"], child
+    assert child is None or "which is idle: waits for work of its own" in child["summary"], child  # never "stuck"
 
 
 # --- 4. claims match the evidence -------------------------------------------------------------------------------

@@ -360,6 +360,29 @@ def test_the_process_namers_name_and_the_state_and_the_chain_judge(name, verdict
         assert "which is blocked at 0% CPU for the whole window" in d.root.summary, d.root.summary
 
 
+def test_a_lost_pool_result_is_named_by_its_namer_and_proven_by_the_graphs_edge_to_nobody():
+    """[1/5]: child.lost_work sets no verdict and makes no proof; the graph's edge from main's wait for the pool's
+    result to nobody (every worker idle, one replaced) proves it, and the namer's words stay. Its twin, the same
+    pool whose workers all started together (none replaced: no task was lost), has no such edge, and nothing
+    names lost work."""
+    from hangwatch.diagnose.lost import lost_work_rule
+    from hangwatch.diagnose.scene import Scene
+
+    ev = load("lost_work_inferred")
+    assert [h.verdict for h in lost_work_rule(Scene.of(ev))] == [None]
+    d = diagnose(ev)
+    assert (d.verdict.value, d.root.cause) == ("hung", "child.lost_work"), d.root
+    assert d.root.proves_hang and "no living thread holds it" in (d.root.proof.fact if d.root.proof else ""), d.root
+    assert d.graph is not None and any(e.resource == "pool result" for e in d.graph.edges)
+    young = max((p for p in ev.processes if p.info.ppid == ev.processes[0].info.pid), key=lambda p: p.info.create_time)
+    first = min(p.info.create_time for p in ev.processes if p.info.ppid == young.info.ppid)
+    same_age = replace(young, info=replace(young.info, create_time=first))  # started with its siblings: none replaced
+    ev2 = replace(ev, processes=tuple(same_age if p is young else p for p in ev.processes))
+    d2 = diagnose(ev2)
+    assert all(f.cause != "child.lost_work" for f in d2.findings), d2.findings
+    assert d2.graph is None or not any(e.resource == "pool result" for e in d2.graph.edges)
+
+
 def _caught_on_its_way(ev: Evidence) -> Evidence:
     """The recorded fork_lock capture, with worker 0's first sample taken a moment earlier: on its way to the
     inherited lock (in the scenario's ready() call, running), as a clean-clone CI run once caught it."""

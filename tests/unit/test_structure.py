@@ -322,7 +322,6 @@ NAMERS_THAT_STILL_PROVE = frozenset(
         "diagnose/collectives.py",
         "diagnose/dataloader.py",
         "diagnose/distributed.py",
-        "diagnose/lost.py",
         "diagnose/nodes.py",
         "diagnose/waits.py",
     }

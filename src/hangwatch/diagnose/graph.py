@@ -10,7 +10,9 @@ each with the resource and the measured fact it was read from:
 - a thread reading a pipe, or a socket whose other end is on this host (a unix socket, a loopback connection)
   -> every process holding the other end, found by inode (in the job or not);
 - a thread reading the terminal, or at a prompt -> a person;
-- a thread waiting on a primitive of its own process that no living thread can release -> nobody.
+- a thread waiting on a primitive of its own process that no living thread can release -> nobody;
+- a process waiting for a pool's result that nobody will hand over (the pool's result handler gone, a worker lost
+  with its task, an executor with no worker) -> nobody.
 
 Each node's state is a measured fact (``gone``, ``stopped``, ``blocked``, ``spinning``, ``working``,
 ``asleep``, ``idle``, ``person``, ``outside``, ``unknown``). A running loop is ``working`` only when its
@@ -46,6 +48,7 @@ from hangwatch.diagnose.chains import (
     ending_text,
 )
 from hangwatch.diagnose.holding import holder_text, parked_text
+from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import holder_state, long_timer, process_state
@@ -173,6 +176,11 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     if t is None or not v.has_stacks:
         return out + _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
     at = describe(innermost_user(t.frames))
+    lost = lost_result(scene, v)
+    if lost is not None:  # the pool's result that nobody will hand over: what its main thread waits on
+        me, nobody = _pid_id(v.pid), f"{NOBODY}:{v.pid}"
+        words = f"{v.label()} waits for a pool's result at {describe(lost.frame)}"
+        return [(Edge(me, nobody, "pool result", words, timeout=False), Node(nobody, "nobody", NOBODY, lost.fact))]
     out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
     out.extend(_held_waits(scene, v))
     out.extend((e, None) for e in _rank_waits(scene, v, at))

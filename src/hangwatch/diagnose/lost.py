@@ -13,17 +13,18 @@ siblings replaced one that ended) and says it is an inference.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.capture.roles import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import Activity, activity
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.fixes import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
-from hangwatch.records.evidence import VanishedProcess
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.evidence import Frame, VanishedProcess
+from hangwatch.records.incident import Finding
 
 LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended
 # (a pool starts its workers one after another in a few milliseconds)
@@ -60,45 +61,52 @@ def _runs(t: ThreadView, fn: str) -> bool:
     return fn in t.name or any(sg.method(f) == fn and f.file.endswith("multiprocessing/pool.py") for f in t.frames)
 
 
-def _no_handler(v: ProcessView) -> Hit | None:
+@dataclass(frozen=True)
+class Lost:
+    """A wait for a pool's result that nobody will hand over: the fact (the graph's end of that wait, ``nobody``,
+    and its proof), and the name's words."""
+
+    v: ProcessView
+    t: ThreadView
+    frame: Frame | None
+    fact: str  # why no thread will hand the result over, measured
+    summary: str
+    evidence: tuple[str, ...]
+    fix: tuple[str, ...]
+    confidence: float
+
+
+def _no_handler(v: ProcessView) -> Lost | None:
     t = v.main_thread
     if t is None or not _handler_gone(v):
         return None
     frame = innermost_user(t.frames)
-    fact = (
-        f"{v.label()} waits for a pool's results at {describe(frame)}, and the pool's result-handler thread, "
-        "the only thread that hands results to it, is no longer among its threads (it ends on an error "
-        "reading a result): no result can arrive"
-    )
-    return Hit(
-        Finding(
-            cause=Cause.CHILD_LOST_WORK,
-            confidence=0.9,
-            summary=(
-                f"{_call(frame)} at {describe(frame)} waits forever: the pool's result-handler thread has exited, "
-                "so the results its workers sent are never handed over. It exits when a result cannot be read, "
-                "most often a tensor whose storage had to be fetched from a worker that had already exited "
-                "(maxtasksperchild)."
-            ),
-            where=v.where(t, frame),
-            evidence=(
-                f"{v.label()} waits for results at {describe(frame)}"
-                + (f" `{frame.code}`" if frame and frame.code else ""),
-                "threads of the pool: "
-                + ", ".join(f"'{x.name}'" for x in v.threads if x.has_stack)
-                + "; no '_handle_results'",
-            ),
-            fix=POOL_HANDLER_FIX,
-            proof=proof.hang(fact),
+    return Lost(
+        v,
+        t,
+        frame,
+        "the pool's result-handler thread, the only thread that hands results to it, is no longer among its "
+        "threads (it ends on an error reading a result): no result can arrive",
+        f"{_call(frame)} at {describe(frame)} waits forever: the pool's result-handler thread has exited, "
+        "so the results its workers sent are never handed over. It exits when a result cannot be read, "
+        "most often a tensor whose storage had to be fetched from a worker that had already exited "
+        "(maxtasksperchild).",
+        (
+            f"{v.label()} waits for results at {describe(frame)}"
+            + (f" `{frame.code}`" if frame and frame.code else ""),
+            "threads of the pool: "
+            + ", ".join(f"'{x.name}'" for x in v.threads if x.has_stack)
+            + "; no '_handle_results'",
         ),
-        Verdict.HUNG,
+        POOL_HANDLER_FIX,
+        0.9,
     )
 
 
 EXECUTOR_MANAGER = ("concurrent/futures/process.py", "wait_result_broken_or_wakeup")
 
 
-def _executor_without_workers(scene: Scene, v: ProcessView) -> Hit | None:
+def _executor_without_workers(scene: Scene, v: ProcessView) -> Lost | None:
     """A ProcessPoolExecutor's caller waits on a future, and the executor has no worker process: its manager
     thread, idle in its wait for a result, a wake-up or a worker's exit for the whole window, starts workers
     only when a task is submitted (the caller is waiting, not submitting) or a worker exits (none is left).
@@ -121,112 +129,95 @@ def _executor_without_workers(scene: Scene, v: ProcessView) -> Hit | None:
     if workers or any(g.ppid == v.pid and g.gone_at >= scene.evidence.started_at for g in scene.evidence.vanished):
         return None
     frame = innermost_user(t.frames)
-    fact = (
-        f"{v.label()} waits on a ProcessPoolExecutor's future at {describe(frame)}, and the executor has no "
-        "worker process; its manager thread waited the whole window for a result, a wake-up or a worker's "
-        "exit, and starts a worker only on a new submit or a worker's exit: none will come"
-    )
-    return Hit(
-        Finding(
-            cause=Cause.CHILD_LOST_WORK,
-            confidence=0.9,
-            summary=(
-                f"The ProcessPoolExecutor has no worker left, and will start none: {describe(frame)} waits "
-                "forever for a task that no process will run (on Python 3.11 to 3.14, max_tasks_per_child can "
-                "leave the pool with no worker: cpython gh-115634)."
-            ),
-            where=v.where(t, frame),
-            evidence=(
-                f"{v.label()} waits for a future at {describe(frame)}"
-                + (f" `{frame.code}`" if frame and frame.code else ""),
-                f"the executor's manager thread '{manager.name}' idle in its wait for the whole window",
-                "no worker process among its children",
-            ),
-            fix=EXECUTOR_FIX,
-            proof=proof.hang(fact),
+    return Lost(
+        v,
+        t,
+        frame,
+        "the ProcessPoolExecutor has no worker process; its manager thread waited the whole window for a result, "
+        "a wake-up or a worker's exit, and starts a worker only on a new submit or a worker's exit: none will come",
+        f"The ProcessPoolExecutor has no worker left, and will start none: {describe(frame)} waits "
+        "forever for a task that no process will run (on Python 3.11 to 3.14, max_tasks_per_child can "
+        "leave the pool with no worker: cpython gh-115634).",
+        (
+            f"{v.label()} waits for a future at {describe(frame)}"
+            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"the executor's manager thread '{manager.name}' idle in its wait for the whole window",
+            "no worker process among its children",
         ),
-        Verdict.HUNG,
+        EXECUTOR_FIX,
+        0.9,
     )
 
 
 def lost_work_rule(scene: Scene) -> list[Hit]:
-    """The main process waits for a pool's results and nobody will hand it the one it waits for: the pool's
-    result handler has exited, or every pool worker is idle, waiting for work, and one of its workers
-    vanished (the supervisor saw it go) or, for ``inspect``, was replaced (inferred)."""
+    """child.lost_work, named where a process waits for a pool's result that nobody will hand over
+    (``lost_result``); the graph's edge from that wait to nobody proves it."""
     hits = []
     for v in scene.views:
-        no_workers = _executor_without_workers(scene, v)
-        if no_workers is not None:
-            hits.append(no_workers)
-            continue
-        if not _waits_for_results(v):
-            continue
-        gone_handler = _no_handler(v)
-        if gone_handler is not None:
-            hits.append(gone_handler)
-            continue
-        kids = [c for c in scene.children(v.pid) if c.info.is_python]
-        if not kids or any(activity(k) != Activity.IDLE for k in kids):
-            continue  # a worker still works (or is stuck on its own): not lost work
-        t = v.main_thread
-        if t is None:
-            continue
-        frame = innermost_user(t.frames)
-        gone = [g for g in scene.evidence.vanished if g.ppid == v.pid]
-        ev = [
-            f"{v.label()} waits for results at {describe(frame)}"
-            + (f" `{frame.code}`" if frame and frame.code else ""),
-            f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",
-        ]
-        if gone:
-            g = gone[-1]
-            what = _vanished_text(g)
-            ev.append(what)
-            summary = (
-                f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)} while holding a task"
-                + (f" (a replacement, pid {g.replaced_by}, started then)" if g.replaced_by else "")
-                + f"; {_call(frame)} at {describe(frame)} waits forever for that result."
+        lost = lost_result(scene, v)
+        if lost is not None:
+            where = v.where(lost.t, lost.frame)
+            hits.append(
+                named(Finding(Cause.CHILD_LOST_WORK, lost.confidence, lost.summary, where, lost.evidence, lost.fix))
             )
-            fact = proof.hang(
-                f"pool worker pid {g.pid} vanished while {v.label()} waits for results and every "
-                "worker is idle: nobody works on the lost task, and Pool never reports it"
-            )
-            conf = 0.93
-        else:
-            late = _replacement(kids)
-            if late is None:
-                continue
-            young, oldest = late
-            ev.append(
-                f"pool worker pid {young.pid} started {young.info.create_time - oldest.info.create_time:.0f} s "
-                f"after pid {oldest.pid}: it replaced a worker that ended (an inference: inspect has no history "
-                "of the job's processes; `hangwatch run` names the one that went)"
-            )
-            summary = (
-                f"A pool worker most likely vanished while holding a task: pid {young.pid} started later than "
-                f"its siblings (a replacement), every worker is idle, and {_call(frame)} at {describe(frame)} "
-                "still waits for a result."
-            )
-            fact = proof.hang(
-                f"every pool worker is idle while {v.label()} waits for results, and pid {young.pid} "
-                "replaced a worker that ended (inferred from start times)"
-            )
-            conf = 0.8
-        hits.append(
-            Hit(
-                Finding(
-                    cause=Cause.CHILD_LOST_WORK,
-                    confidence=conf,
-                    summary=summary,
-                    where=v.where(t, frame),
-                    evidence=tuple(ev),
-                    fix=LOST_WORK_FIX,
-                    proof=fact,
-                ),
-                Verdict.HUNG,
-            )
-        )
     return hits
+
+
+def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
+    """The main process waits for a pool's results and nobody will hand it the one it waits for: the pool's
+    result handler has exited, the executor has no worker and will start none, or every pool worker is idle,
+    waiting for work, and one of its workers vanished (the supervisor saw it go) or, for ``inspect``, was
+    replaced (inferred)."""
+    no_workers = _executor_without_workers(scene, v)
+    if no_workers is not None:
+        return no_workers
+    if not _waits_for_results(v):
+        return None
+    gone_handler = _no_handler(v)
+    if gone_handler is not None:
+        return gone_handler
+    kids = [c for c in scene.children(v.pid) if c.info.is_python]
+    t = v.main_thread
+    if not kids or any(activity(k) != Activity.IDLE for k in kids) or t is None:
+        return None  # a worker still works (or is stuck on its own): not lost work
+    frame = innermost_user(t.frames)
+    gone = [g for g in scene.evidence.vanished if g.ppid == v.pid]
+    ev = [
+        f"{v.label()} waits for results at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else ""),
+        f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",
+    ]
+    if gone:
+        g = gone[-1]
+        ev.append(_vanished_text(g))
+        summary = (
+            f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)} while holding a task"
+            + (f" (a replacement, pid {g.replaced_by}, started then)" if g.replaced_by else "")
+            + f"; {_call(frame)} at {describe(frame)} waits forever for that result."
+        )
+        fact = (
+            f"pool worker pid {g.pid} vanished while it waits for results and every worker is idle: nobody works "
+            "on the lost task, and Pool never reports it"
+        )
+        return Lost(v, t, frame, fact, summary, tuple(ev), LOST_WORK_FIX, 0.93)
+    late = _replacement(kids)
+    if late is None:
+        return None
+    young, oldest = late
+    ev.append(
+        f"pool worker pid {young.pid} started {young.info.create_time - oldest.info.create_time:.0f} s "
+        f"after pid {oldest.pid}: it replaced a worker that ended (an inference: inspect has no history "
+        "of the job's processes; `hangwatch run` names the one that went)"
+    )
+    summary = (
+        f"A pool worker most likely vanished while holding a task: pid {young.pid} started later than "
+        f"its siblings (a replacement), every worker is idle, and {_call(frame)} at {describe(frame)} "
+        "still waits for a result."
+    )
+    fact = (
+        f"every pool worker is idle while it waits for results, and pid {young.pid} replaced a worker that ended "
+        "(inferred from start times)"
+    )
+    return Lost(v, t, frame, fact, summary, tuple(ev), LOST_WORK_FIX, 0.8)
 
 
 def _call(frame: object) -> str:
