@@ -15,7 +15,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import thread_state
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.diagnose.workers import busy_frames, held_batch, sample_named, worker_state
 from hangwatch.fixes import (
@@ -400,16 +400,13 @@ def _lock_across_processes(
 
 
 def _other_worker(o: ProcessView, state: str) -> str:
-    """How another worker is: busy only if its CPU or its context switches moved in the window
-    (a worker in dataset code that is itself blocked, on the same lock say, is not busy)."""
+    """How another worker is, in the state module's words: one in dataset code (``busy``) is said to be what its
+    measured state is (working, waking, blocked on the same lock, say), never "busy" by its place alone."""
     t = o.main_thread
     if state != "busy" or t is None:
         return f"pid {o.pid} {state}"
-    frame = innermost_user(t.frames)
-    moved = (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT or t.woke_often or o.moved_data
-    if moved:
-        return f"pid {o.pid} busy in {describe(frame)}"
-    return f"pid {o.pid} also blocked in {describe(frame)} at {o.cpu_text()}"
+    m = thread_state(o, t)
+    return f"pid {o.pid} {m.fact}" if m.fact.startswith(m.state) else f"pid {o.pid} {m.state}: {m.fact}"
 
 
 def _what_it_waits_on(
