@@ -6,6 +6,7 @@ Recorded with `HW_RECORD_DIR=tests/fixtures/evidence pytest tests/e2e/test_inspe
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -333,6 +334,21 @@ def test_a_compile_is_named_by_its_namer_and_judged_by_what_main_and_its_compile
     d2 = diagnose(replace(ev, processes=(replace(main, samples=frozen),)))
     assert (d2.verdict.value, d2.root.cause, d2.root.proof) == ("hung", "compile.in_progress", None), d2.root
     assert "with no CPU use or movement" in d2.root.summary, d2.root.summary
+    # the same main at full CPU in one long native call (the same stack in every sample, no compiler): alive
+    hz = os.sysconf("SC_CLK_TCK")
+    s0 = main.samples[0]
+
+    def running(x):
+        dt = x.at - s0.at
+        threads = tuple(
+            replace(t, state="R", cpu_ticks=(t.cpu_ticks or 0) + int(dt * hz)) if t.tid == main.info.pid else t
+            for t in s0.threads
+        )
+        return replace(s0, at=x.at, state="R", cpu_seconds=(s0.cpu_seconds or 0) + dt, threads=threads)
+
+    d3 = diagnose(replace(ev, processes=(replace(main, samples=tuple(running(x) for x in main.samples)),)))
+    assert (d3.verdict.value, d3.root.cause) == ("slow", "compile.in_progress"), d3.root
+    assert any("used 100% CPU; what it does was not read" in e for e in d3.root.evidence), d3.root.evidence
 
 
 @pytest.mark.parametrize(
@@ -358,6 +374,30 @@ def test_the_process_namers_name_and_the_state_and_the_chain_judge(name, verdict
     assert (proof_says is None) == (d.root.proof is None), d.root.proof
     if name.startswith("child"):
         assert "which is blocked at 0% CPU for the whole window" in d.root.summary, d.root.summary
+
+
+@pytest.mark.parametrize("timeout", [False, True])
+def test_a_child_asleep_past_the_bounds_proves_its_parents_wait_only_where_that_wait_has_no_timeout(timeout):
+    """The child's long timer proves the parent's wait through the chain, which a wait with a timeout
+    (``communicate(timeout=...)``) never gets: it ends by itself. The child's own state proves nothing more."""
+    ev = load("child_wait_subprocess")
+    parent = next(p for p in ev.processes if p.info.role.value == "main")
+    kid = next(p for p in ev.processes if p.info.ppid == parent.info.pid)
+
+    def nap(x):
+        return replace(
+            x, threads=tuple(replace(t, syscall="clock_nanosleep", wakes_in=1e6, state="S") for t in x.threads)
+        )
+
+    def waits(x):
+        return replace(x, threads=tuple(replace(t, timeout=timeout) for t in x.threads))
+
+    def changed(p):
+        return replace(p, samples=tuple((nap if p is kid else waits)(x) for x in p.samples))
+
+    d = diagnose(replace(ev, processes=tuple(changed(p) if p in (kid, parent) else p for p in ev.processes)))
+    assert (d.verdict.value, d.root.cause) == ("hung", "child.wait"), d.root
+    assert d.root.proves_hang is not timeout, d.root.proof
 
 
 def test_a_lost_pool_result_is_named_by_its_namer_and_proven_by_the_graphs_edge_to_nobody():
@@ -676,6 +716,7 @@ def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_
     f = d.findings[0]
     assert d.verdict.value == "slow" and f.proof is not None and f.proof.kind.value == "work", f
     assert "; child (pid" in f.summary and "the wait may end with that work" in f.summary, f.summary
+    assert f.confidence <= 0.4, f  # a wait the chain does not bear out ranks below a proven hang elsewhere
     d2 = diagnose(load("accept_for_a_child_that_crashed"))
     assert d2.verdict.value == "hung" and d2.findings[0].proof is None, d2.findings[0]
 

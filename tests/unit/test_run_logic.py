@@ -467,15 +467,27 @@ def test_heartbeats_that_stop_while_the_log_counter_advances_hand_over_to_the_co
 
 
 def test_a_progress_bar_redrawn_after_the_last_beat_does_not_take_over_from_the_beats():
-    # A trainer's bar is drawn just after its step's beat, sometimes the step before too (transformers' tqdm):
-    # the beats stay the signal, and the incident says the last beat.
+    # A trainer's bar is drawn just after its step's beat (transformers' tqdm): the step it showed at the beat, or
+    # the next, within 2 s. The beats stay the signal, and the incident says the last beat.
     det = StallDetector(CFG, started_at=0)
-    steps(det, [1, 2, 3], Strength.HEARTBEAT)
-    det.progress(Progress(3.01, 1, "log:n/N", Strength.COUNTER))
+    for i, t in enumerate([1.0, 2.0, 3.0]):
+        det.progress(Progress(t, i, "tqdm", Strength.HEARTBEAT))
+        det.progress(Progress(t + 0.01, i, "log:n/N", Strength.COUNTER))  # not counted while beats are stronger
     det.progress(Progress(3.02, 2, "log:n/N", Strength.COUNTER))
     det.progress(Progress(3.5, 2, "log:n/N", Strength.COUNTER))  # the same step, its rate redrawn
     assert det.check(13.5) and not det.handovers
     assert det.last is not None and det.last.source == "tqdm" and det.last.step == 2
+
+
+def test_a_counter_that_logs_seldom_after_the_beats_stop_still_takes_over():
+    # Beats from a DataLoader used once at startup, then a loop that logs its step every 50 s: the counter's lines
+    # come long after the last beat (no redraw of it), and the counter becomes the signal.
+    det = StallDetector(detector_config(min_stall=120, startup_grace=60, max_slow=1800), started_at=0)
+    steps(det, [0.1 * i for i in range(1, 41)], Strength.HEARTBEAT)
+    det.progress(Progress(54.0, 1, "log:step", Strength.COUNTER))
+    det.progress(Progress(104.0, 2, "log:step", Strength.COUNTER))
+    assert not det.check(125.0)
+    assert det.handovers and det.strength == Strength.COUNTER and det.last is not None and det.last.step == 2
 
 
 def test_plain_output_never_takes_over_from_a_stalled_counter():

@@ -151,7 +151,6 @@ STATE_WORDS = {
     "looping": "in a loop with no way out",
     "wakes": "waking again and again",
     "brief": "seen too briefly to say what it does",
-    "unknown": "not readable",
 }
 
 

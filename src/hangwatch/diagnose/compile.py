@@ -5,19 +5,18 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.state import COMPILER_CPU_PERCENT
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import COMPILE_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding
-
-BUSY_CPU_PERCENT = 5.0  # what the namer calls a busy compiler (the state module: a compiler at work)
 
 
 def compile_rule(scene: Scene) -> list[Hit]:
     """compile.in_progress: main in torch.compile / inductor / Triton, with what its compilers do."""
     hits = []
     compilers = [v for v in scene.views if v.role == Role.COMPILE_WORKER]
-    busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > BUSY_CPU_PERCENT or c.state == "R"]
+    busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > COMPILER_CPU_PERCENT or c.state == "R"]
     for v in scene.views:
         if v.role in (Role.COMPILE_WORKER, Role.DATALOADER_WORKER, Role.LAUNCHER):
             continue
@@ -34,7 +33,7 @@ def compile_rule(scene: Scene) -> list[Hit]:
 def _compile_hit(v: ProcessView, t: ThreadView, own_kids: list[ProcessView]) -> Hit:
     """Main in torch.compile, named with what was measured of it and its compilers; the verdict stage judges it
     by the state of main and of what its wait leads to (a compiler it reads from, a child that works)."""
-    active = (v.cpu_percent or 0.0) > BUSY_CPU_PERCENT or t.stack_changed or bool(own_kids)
+    active = (v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT or t.stack_changed or bool(own_kids)
     frame = t.user_frame
     comp = next((f for f in t.frames if sg.is_compile_frame(f)), None)
     ev = [

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import Chain, WaitGraph
+from hangwatch.diagnose.chains import STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
@@ -22,7 +22,16 @@ from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
-from hangwatch.diagnose.state import ALIVE, VERDICTS, moving, process_state, progressing, self_held_alive, thread_state
+from hangwatch.diagnose.state import (
+    ALIVE,
+    VERDICTS,
+    moving,
+    process_state,
+    progressing,
+    runs,
+    self_held_alive,
+    thread_state,
+)
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX, UNKNOWN_FIX
@@ -104,12 +113,20 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
 
 
 def _judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
-    """A finding its namer left without a verdict takes the one measured: its thread's state (the state module's
-    ``VERDICTS``) working, asleep on a timer or waking, slow (with the state's proof of work); else what its wait
-    leads to: its process's chain ending at a holder alive, or a process it started measured working, slow with
-    that fact (and its proof); anything else, hung without proof, for the chain (``_follow_chain``) to prove or
-    contradict and else for --min-stall to decide. A cause that is progress the signal does not show (a buffered
-    log) names a job that works: with the job progressing, it is progressing."""
+    """A finding its namer left without a verdict takes the one measured, in this order:
+
+    - its thread's state (the state module's ``VERDICTS``): working, asleep on a timer or waking, slow (with the
+      state's proof of work); stopped, ``stopped`` with that state as the proof (a stopped process runs again
+      only when continued, whatever waits on it); a state that says nothing either way (seen too briefly, not
+      read) of a process at CPU, slow (a process at CPU is alive, as ``state.moving`` says of a job);
+    - else what its wait leads to (``_alive_end``): its process's chain ending at a holder alive, or a process it
+      started measured working: slow, that fact said, ranked as a wait the chain does not bear out (a
+      contradicted hang's confidence, at most);
+    - else hung without proof, for the chain (``_follow_chain``) to prove (a timer past the bounds, a cycle,
+      nobody: the chain's proof, which a wait with a timeout never gets) or contradict, and else for --min-stall.
+
+    A cause that is progress the signal does not show (a buffered log) names a job that works: with the job
+    progressing, it is progressing."""
     if hit.verdict is not None:
         return hit
     f, w = hit.finding, hit.finding.where
@@ -122,17 +139,25 @@ def _judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         return Hit(f, Verdict.PROGRESSING)
     if m.state in ALIVE:
         return Hit(replace(f, proof=f.proof or (proof.work(m.fact) if m.proves_work else None)), Verdict.SLOW)
-    if m.state != "gone" and (VERDICTS[m.state][1] or m.proves_hang):  # stopped, a long timer, a loop with no way out
-        fact = m.fact if m.fact.startswith(v.label()) else f"{v.label()}: {m.fact}"
-        return Hit(
-            replace(f, proof=f.proof or proof.hang(fact)), Verdict.STOPPED if m.state == "stopped" else Verdict.HUNG
-        )
+    if m.state == "stopped":
+        return Hit(replace(f, proof=f.proof or proof.hang(m.fact)), Verdict.STOPPED)
+    used = runs(v) if VERDICTS[m.state][0] is None else None
+    if used is not None:
+        return Hit(replace(f, evidence=(*f.evidence, f"{used}; what it does was not read: {m.fact}")), Verdict.SLOW)
     alive = _alive_end(v, t, scene, graph)
     if alive is None:
         return Hit(f, Verdict.HUNG)
     said, facts, work = alive
-    summary = f"{f.summary.rstrip('.')}; {said}."
-    return Hit(replace(f, summary=summary, evidence=(*f.evidence, *facts), proof=f.proof or work), Verdict.SLOW)
+    return Hit(
+        replace(
+            f,
+            summary=f"{f.summary.rstrip('.')}; {said}.",
+            evidence=(*f.evidence, *facts),
+            proof=f.proof or work,
+            confidence=min(f.confidence, CONTRADICTED),
+        ),
+        Verdict.SLOW,
+    )
 
 
 def _alive_end(
@@ -149,7 +174,8 @@ def _alive_end(
         return None  # its own wait is proven hung: the work of another process does not end it
     if chain is not None and chain.ending in ALIVE:
         kept = chain.proof if chain.proof is not None and chain.proof.kind == ProofKind.WORK else None
-        return f"{chain.hops[-1].words}, and {chain.end.label} is {chain.ending}: {chain.end.fact}", chain.lines(), kept
+        is_ = STATE_WORDS.get(chain.ending, chain.ending)
+        return f"{chain.hops[-1].words}, and {chain.end.label} is {is_}: {chain.end.fact}", chain.lines(), kept
     for kid in _descendants(scene, v.pid):
         m = process_state(kid)
         if m.proves_work:

@@ -16,8 +16,8 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 - ``blocked``: in one call for the whole window, at no CPU, never woken;
 - ``brief``: seen too briefly to say that it stays where it is; ``unknown``: nothing above was measured.
 
-``VERDICTS`` says what waiting on something in each state is; the graph's chain ends and the rules' readings of a
-child or a worker take it from there.
+``VERDICTS`` says what waiting on something in each state is; the graph's chain ends, the verdict stage
+(``engine._judged``) and the rules' readings of a worker take it from there.
 """
 
 from __future__ import annotations
@@ -153,9 +153,12 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         )
     main = t is not None and t is v.main_thread
     owns = main or (t is not None and moves_for_its_process(v, t))
-    if main and v.role == Role.COMPILE_WORKER and (v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT:
-        # a compiler (g++, an inductor worker) at CPU: its output is the work, read when it ends
-        return Measured("working", f"{v.label()}, a compiler, used {v.cpu_text()}", proves_work=True)
+    if main and v.role == Role.COMPILE_WORKER and ((v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT or v.state == "R"):
+        # a compiler (g++, an inductor worker) at CPU: its output is the work, read when it ends (runnable, with its
+        # CPU not measured yet: working, without proof)
+        used = v.cpu_text() if v.cpu_percent is not None else f"state {v.state}"
+        proven = (v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT
+        return Measured("working", f"{v.label()}, a compiler, used {used}", proves_work=proven)
     if t is not None and t.spinning:  # the same function at full CPU: do its locals advance?
         return running_state(v, t)
     if owns and v.work is not None:
@@ -405,6 +408,11 @@ def computes(v: ProcessView) -> str | None:
     return None
 
 
+def runs(v: ProcessView) -> str | None:
+    """The process used CPU over the look, in words; None otherwise. Alive by itself, whatever else was read."""
+    return f"{v.label()} used {v.cpu_text()}" if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT else None
+
+
 def moving(scene: Scene) -> str | None:
     """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when nothing
     does. The one answer to "does anything of this job move?" that the verdict without a named cause, the FIFO
@@ -412,8 +420,9 @@ def moving(scene: Scene) -> str | None:
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
         if v.ended:  # an ending is a change: the next look sees what it leaves
             return v.ended
-        if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
-            return f"{v.label()} used {v.cpu_text()}"
+        used = runs(v)
+        if used is not None:
+            return used
         if v.work is not None:
             return v.work
         if v.moved_data or (v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > 0:

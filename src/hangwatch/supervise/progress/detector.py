@@ -81,7 +81,8 @@ class Progress:
 
 
 RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
-HANDOVER_STEPS = 3  # distinct steps of the log's counter after the last beat before the counter is the signal
+REDRAW_S = 2.0  # a counter line this soon after the last beat, at the step the counter showed then or the next, is
+# the beat's own step drawn again (a trainer's bar updated just after its step), not the counter moving on alone
 # The first look at a stalled job: after max(EARLY_LOOK_S, EARLY_LOOK_FACTOR x the 99th-percentile progress
 # interval), sooner than --min-stall. Only a proof of a hang decides there
 # (docs/stalls.md#what-counts-as-proof-of-a-hang).
@@ -135,9 +136,10 @@ class StallDetector:
         self.extended_total = 0.0
         self.slow_since: float | None = None  # the first extension of this stall: --max-slow counts from it
         self.weaker: dict[Strength, Progress] = {}  # the newest signal of each weaker kind, not counted
-        # The weaker counter's distinct steps seen since the last counted signal: a progress bar drawn just
-        # after the beat shows its step, or the one before (one or two); three say the counter moved on alone.
-        self._weaker_steps: set[int] = set()
+        # Whether the log's counter moved on alone since the last counted signal (a hand-over needs it), and the
+        # step it showed when that signal came (the step a bar drawn just after the beat shows again, or the next).
+        self._counter_moved = False
+        self._counter_base: int | None = None
         self.handovers: list[tuple[Strength, Strength, float]] = []  # (from, to, at), for the caller to log
         self.phase_started: float | None = None
         self.longest = 0.0  # the longest progress interval seen, over the whole attempt (bench/history.py)
@@ -169,8 +171,10 @@ class StallDetector:
         self._seen[p.strength] = max(p.at, prev or p.at)
         if p.strength < self.strength:
             self.weaker[p.strength] = p
-            if p.strength == Strength.COUNTER and p.step is not None and len(self._weaker_steps) < HANDOVER_STEPS:
-                self._weaker_steps.add(p.step)
+            if p.strength == Strength.COUNTER and self.last is not None and p.at > self.last.at:
+                base = self._counter_base
+                redrawn = base is not None and p.step in (base, base + 1) and p.at - self.last.at <= REDRAW_S
+                self._counter_moved = self._counter_moved or not redrawn
             return False
         if p.strength > self.strength:
             self.points.clear()
@@ -178,7 +182,8 @@ class StallDetector:
             self.points.append((p.at, p.step))
         self.strength = Strength(max(self.strength, p.strength))
         self.last = p
-        self._weaker_steps.clear()
+        counter = self.weaker.get(Strength.COUNTER)
+        self._counter_moved, self._counter_base = False, counter.step if counter is not None else None
         # Plain output (a launcher's warnings, import chatter) does not end the startup phase: only
         # a counter or a heartbeat says the training loop runs.
         if p.strength > Strength.OUTPUT or self.state != State.STARTING:
@@ -328,7 +333,7 @@ class StallDetector:
         counter = self.weaker.get(Strength.COUNTER)
         if self.strength != Strength.HEARTBEAT or counter is None or self.last is None or counter.at <= self.last.at:
             return False
-        if len(self._weaker_steps) < HANDOVER_STEPS:  # the beat's own step redrawn, not a counter moving on
+        if not self._counter_moved:  # only the beat's own step drawn again by the log's bar
             return False
         self.handovers.append((self.strength, Strength.COUNTER, now))
         self.strength = Strength.COUNTER  # with the counter's own history of intervals
