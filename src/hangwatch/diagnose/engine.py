@@ -176,11 +176,16 @@ def _alive_end(
         kept = chain.proof if chain.proof is not None and chain.proof.kind == ProofKind.WORK else None
         is_ = STATE_WORDS.get(chain.ending, chain.ending)
         return f"{chain.hops[-1].words}, and {chain.end.label} is {is_}: {chain.end.fact}", chain.lines(), kept
-    for kid in _descendants(scene, v.pid):
+    fact = _working_descendant(scene, v.pid)
+    return None if fact is None else (f"{fact}: the wait may end with that work", (fact,), proof.work(fact))
+
+
+def _working_descendant(scene: Scene, pid: int) -> str | None:
+    """The first process ``pid`` started (or one of theirs) that the state module proves working, in words."""
+    for kid in _descendants(scene, pid):
         m = process_state(kid)
         if m.proves_work:
-            fact = m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"
-            return f"{fact}: the wait may end with that work", (fact,), proof.work(fact)
+            return m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"
     return None
 
 
@@ -220,11 +225,9 @@ def _work_elsewhere(hit: Hit, scene: Scene) -> Hit:
     w = f.where
     if hit.verdict != Verdict.HUNG or f.proof is not None or w is None or w.pid is None:
         return hit
-    for kid in _descendants(scene, w.pid):
-        m = process_state(kid)
-        if m.proves_work:
-            fact = m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"
-            return _not_hung(f, f"Not proven hung: {fact}; the wait may end with that work.", (fact,), proof.work(fact))
+    fact = _working_descendant(scene, w.pid)
+    if fact is not None:
+        return _not_hung(f, f"Not proven hung: {fact}; the wait may end with that work.", (fact,), proof.work(fact))
     v = scene.view(w.pid)
     t = next((x for x in v.threads if x.tid == w.tid), None) if v is not None and w.tid is not None else None
     if v is None or t is None or proof.sync_wait(t) is None:

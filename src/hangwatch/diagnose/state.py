@@ -205,7 +205,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return _endless(v, t) or Measured("wakes", polls)
     if t.has_stack and t.blocked:
         return Measured(
-            "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)} ({t.wait_text})"
+            "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)}{_kernel_wait(t)}"
         )
     if (
         not t.has_stack
@@ -214,7 +214,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
         and (t.wakeups or 0) == 0
     ):  # a non-Python process: the kernel's view only
-        return Measured("blocked", f"blocked at {v.cpu_text()} for the whole window ({t.wait_text})")
+        return Measured("blocked", f"blocked at {v.cpu_text()} for the whole window{_kernel_wait(t)}")
     if not t.measured:  # one sample, or a timed wait seen briefly (a capture cut short on a loaded machine)
         n = len(t.samples)
         return Measured(
@@ -223,6 +223,11 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             "there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def _kernel_wait(t: ThreadView) -> str:
+    """The kernel's wait in parentheses, where it was read (its call, or that it has no timeout); else nothing."""
+    return f" ({t.wait_text})" if t.last.syscall or t.last.timeout is False else ""
 
 
 def moves_for_its_process(v: ProcessView, t: ThreadView) -> bool:

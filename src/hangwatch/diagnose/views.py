@@ -175,7 +175,7 @@ class ThreadView:
     @property
     def wait_text(self) -> str:
         """The blocking call as the kernel shows it: ``futex wait with no timeout``."""
-        call = f"{self.last.syscall} wait" if self.last.syscall else "a wait"
+        call = f"{self.last.syscall} wait" if self.last.syscall else "wait"
         return f"{call} with no timeout" if self.last.timeout is False else call
 
     def any_frame(self, test: Callable[[Frame], bool]) -> bool:
