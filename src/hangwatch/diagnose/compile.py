@@ -5,7 +5,7 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import COMPILER_CPU_PERCENT
+from hangwatch.diagnose.state import COMPILER_CPU_PERCENT, compiler_at_work
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import COMPILE_FIX
 from hangwatch.records.evidence import Role
@@ -15,8 +15,7 @@ from hangwatch.records.incident import Finding
 def compile_rule(scene: Scene) -> list[Hit]:
     """compile.in_progress: main in torch.compile / inductor / Triton, with what its compilers do."""
     hits = []
-    compilers = [v for v in scene.views if v.role == Role.COMPILE_WORKER]
-    busy_compilers = [c for c in compilers if (c.cpu_percent or 0.0) > COMPILER_CPU_PERCENT or c.state == "R"]
+    busy_compilers = [c for c in scene.views if compiler_at_work(c)]
     for v in scene.views:
         if v.role in (Role.COMPILE_WORKER, Role.DATALOADER_WORKER, Role.LAUNCHER):
             continue

@@ -153,7 +153,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         )
     main = t is not None and t is v.main_thread
     owns = main or (t is not None and moves_for_its_process(v, t))
-    if main and v.role == Role.COMPILE_WORKER and ((v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT or v.state == "R"):
+    if main and compiler_at_work(v):
         # a compiler (g++, an inductor worker) at CPU: its output is the work, read when it ends (runnable, with its
         # CPU not measured yet: working, without proof)
         used = v.cpu_text() if v.cpu_percent is not None else f"state {v.state}"
@@ -223,6 +223,11 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             "there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def compiler_at_work(v: ProcessView) -> bool:
+    """A compiler process (g++, an inductor worker) at CPU, or runnable with its CPU not measured yet."""
+    return v.role == Role.COMPILE_WORKER and ((v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT or v.state == "R")
 
 
 def _kernel_wait(t: ThreadView) -> str:
