@@ -234,11 +234,11 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     Cause.PROCESS_WAITS_ON: CauseInfo(
         "waits on something another process holds that no other cause names (the write end of a pipe it "
         "reads, found by inode in every process, the job's or the host's): the wait-for graph follows it to "
-        "the holder, which decides. Working: `waiting`, named by a more precise cause at the same line if one "
-        "reads it as alive too (a compile reading its compiler), which takes the proof; blocked or stopped: hung; "
-        "only the waiter itself holds it: hung at once. A holder outside the job is named, never touched. Under "
-        "`hangwatch agent`, only the job's user's processes are searched: another user's holder is named, never "
-        "read, and proves nothing",
+        "the holder, which decides. Working: `slow` (its proof of work), named by a more precise cause at the same "
+        "line if one reads it as alive too (a compile reading its compiler), which takes the proof; blocked or "
+        "stopped: hung; only the waiter itself holds it: hung at once. A holder outside the job is named, never "
+        "touched. Under `hangwatch agent`, only the job's user's processes are searched: another user's holder "
+        "is named, never read, and proves nothing",
         Nature.EVIDENCE,
         Requeue.BY_PROOF,
         PIPE_WAIT_FIX,
@@ -274,7 +274,9 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         "`multiprocessing` lock or semaphore shared between processes. Names the lock, and its "
         "holder: pid, user, command, age, state and stack, inside or outside the job (a holder "
         "outside the job is named, never touched). The holder decides: gone, hung at once; blocked, "
-        "asleep or stopped, hung; working, `waiting`",
+        "asleep or stopped, hung; working, `slow` (its proof of work); a soft lock file no process has open, or "
+        "a semaphore taken that every sharer waits for, waited for with no timeout: hung at once (nobody can "
+        "release it)",
         Nature.EVIDENCE,
         Requeue.TRANSIENT,
         LOCK_WAIT_FIX,

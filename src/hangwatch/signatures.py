@@ -311,6 +311,7 @@ def _number(node: ast.expr) -> float | None:
 # Library machinery threads (DataLoader, multiprocessing, torch's elastic agent and debug server, our own
 # flight-recorder reader): they are not "user threads" that could hold a user lock at fork time, or set a
 # flag a user's loop reads.
+INTERNAL_THREAD_FILES = ("tqdm/_monitor.py",)  # a library thread's own loop, known by its file
 INTERNAL_THREAD_NAMES = (
     "QueueFeederThread",
     "_serve",

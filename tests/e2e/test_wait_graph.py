@@ -97,7 +97,7 @@ def _writer_alive(tmp: Path) -> bool:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    ("mode", "verdict", "proof"), [("blocked", "hung", "hang"), ("work", "waiting", "work"), ("sleep", "slow", None)]
+    ("mode", "verdict", "proof"), [("blocked", "hung", "hang"), ("work", "slow", "work"), ("sleep", "slow", None)]
 )
 def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mode, verdict, proof):
     try:
@@ -124,13 +124,14 @@ def test_a_pipe_read_follows_its_writer_outside_the_job(start_job, tmp_path, mod
     [
         ("unix", "blocked", "hung", "hang"),
         ("tcp", "blocked", "hung", "hang"),
-        ("unix", "work", "waiting", "work"),
+        ("unix", "work", "slow", "work"),
         ("tcp", "sleep", "slow", None),
     ],
 )
 def test_a_socket_read_follows_its_peer_outside_the_job(start_job, tmp_path, sock, mode, verdict, proof):
     """A read of a unix socket or a loopback connection waits for whoever holds the other end (found by inode
-    through the kernel's socket tables): parked, it is proven hung; working, the job waits; asleep, it is slow."""
+    through the kernel's socket tables): parked, it is proven hung; working, it is slow with that work as proof;
+    asleep, it is slow."""
     try:
         job = start_job("socket_outside_peer.py", env={"HW_SOCK": sock, "HW_PEER": mode, "HW_PEER_S": "60"})
         incident = inspect_json(job.pid)
@@ -188,7 +189,7 @@ def test_a_pipe_whose_only_writer_is_the_reader_is_proven_hung(start_job):
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"]) == ("hung", "process.waits_on"), root
     assert (root["where"]["file"], root["where"]["line"]) == marker("pipe_self_held.py"), root["where"]
-    assert root["proof"]["kind"] == "hang" and "only holder of the write end" in root["proof"]["fact"]
+    assert root["proof"]["kind"] == "hang" and "only it holds its write end" in root["proof"]["fact"]
 
 
 @pytest.mark.e2e

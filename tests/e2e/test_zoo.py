@@ -112,6 +112,10 @@ GRAPH = [
     "like_fifo_writer_opens_late",
     "barrier_party_raised",
     "like_barrier_party_late",
+    # a service that answers when its uploader thread is done: the holder of the socket is alive by that thread
+    # (its main thread waits on the uploader's event), declared hung by an intermediate change; its twin's died
+    "service_never_answers",
+    "like_service_slow_finish",
 ]
 
 

@@ -28,7 +28,15 @@ def warm_cache():
 
 
 def validate():
-    for step, batch in enumerate(DataLoader(ValShards(), batch_size=1, num_workers=2)):
+    # HW_TQDM=1: under a tqdm bar, whose monitor thread in main wakes every 10 s (a library's, never the lock's)
+    import os
+
+    loader = DataLoader(ValShards(), batch_size=1, num_workers=2)
+    if os.environ.get("HW_TQDM"):
+        from tqdm import tqdm
+
+        loader = tqdm(loader)
+    for step, batch in enumerate(loader):
         print(f"val {step}", flush=True)
 
 

@@ -167,19 +167,50 @@ def test_the_holder_of_a_file_lock_decides_the_verdict():
 
     bound = diagnose(dataclasses.replace(ev, timer_bound_s=7200.0))  # a job given 2 h: the holder wakes within it
     assert (bound.verdict.value, bound.root.cause, bound.root.proof) == ("slow", "io.lock_wait", None)
-    assert "Not proven hung: the holder sleeps and a timer will wake it" in bound.root.summary
+    assert bound.root.summary.endswith("is asleep: state S, 0% CPU, 0 bytes moved.")  # the chain's end, measured
     nap = _with_holder(
         ev,
         frames=tuple(dataclasses.replace(f, code="time.sleep(20)") for f in ev.processes[0].waits[0].holders[0].frames),
     )
     assert diagnose(nap).verdict.value == "slow"  # a holder on a 20-s timer releases the lock by itself: not a hang
     working = diagnose(_with_holder(ev, cpu_percent=95.0))
-    assert (working.verdict.value, working.root.cause) == ("waiting", "io.lock_wait")
+    assert (working.verdict.value, working.root.cause) == ("slow", "io.lock_wait")
     assert working.root.proves_work and "which works" in working.root.summary
     gone = diagnose(_with_holder(ev, state=None))
     assert gone.verdict.value == "hung" and gone.root.proves_hang and "is gone" in gone.root.summary
     stopped = diagnose(_with_holder(ev, state="T"))
     assert stopped.verdict.value == "hung" and "is stopped" in stopped.root.summary
+
+
+def test_a_soft_lock_file_nobody_has_open_is_proven_by_the_graph_and_one_released_is_not():
+    """A soft lock (a lock file, huggingface_hub's SoftFileLock) that exists with no process holding it open was left
+    by a holder that is gone: the wait's edge goes to nobody, with that fact, and the chain proves the hang. Its
+    twin: the file was deleted during the look (released): no edge, no proof."""
+    import dataclasses
+
+    from hangwatch.diagnose import diagnose
+
+    ev = _load("lock_wait_flock")
+
+    def soft(note: str):
+        return dataclasses.replace(
+            ev,
+            processes=tuple(
+                dataclasses.replace(
+                    p, waits=tuple(dataclasses.replace(w, kind="soft", holders=(), note=note) for w in p.waits)
+                )
+                for p in ev.processes
+            ),
+        )
+
+    stale = diagnose(
+        soft("the soft lock file /tmp/x.lock exists (90 s old) and no process has it open: its holder is gone")
+    )
+    assert (stale.verdict.value, stale.root.cause) == ("hung", "io.lock_wait") and stale.root.proves_hang
+    assert "no process has it open" in stale.root.proof.fact and "Delete the stale lock file" in stale.root.fix[0]
+    assert any(e.holder.startswith("nobody:") for e in stale.graph.edges)
+    released = diagnose(soft("/tmp/x.lock does not exist now (released: the next try gets it)"))
+    assert not released.root.proves_hang and not any(e.holder.startswith("nobody:") for e in released.graph.edges)
 
 
 def test_a_multiprocessing_lock_whose_holder_is_gone_is_proven_hung():
@@ -199,6 +230,18 @@ def test_a_multiprocessing_lock_whose_holder_is_gone_is_proven_hung():
     )
     gone = diagnose(no_holder)
     assert gone.root.cause == "code.deadlock" and "whose holder is gone" in gone.root.summary and gone.root.proves_hang
+    # the proof is the graph's: the wait's edge goes to nobody, with the measured fact (count 0, every sharer waits)
+    assert "count 0" in gone.root.proof.fact and "no living thread holds it" in gone.root.proof.fact
+    assert any(e.resource == "semaphore" and e.holder.startswith("nobody:") for e in gone.graph.edges)
+    free = dataclasses.replace(  # the twin: the same wait, its count not 0 (the next acquire gets it)
+        no_holder,
+        processes=tuple(
+            dataclasses.replace(p, waits=tuple(dataclasses.replace(w, value=1) for w in p.waits))
+            for p in no_holder.processes
+        ),
+    )
+    loose = diagnose(free)
+    assert not loose.root.proves_hang and not any(e.holder.startswith("nobody:") for e in loose.graph.edges)
 
 
 def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():

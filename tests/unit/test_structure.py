@@ -315,19 +315,20 @@ def test_only_the_state_module_decides_whether_a_process_or_thread_works():
 # [1/5]'s debt, spelled out: the verdict stage (the engine, the graph's chains) and the makers of proofs (proof.py,
 # the records) may create proofs and set verdicts; the namers below still do too. Each list is exact: a namer that
 # starts deciding fails the test, and one that stops deciding must be taken off (the lists only shrink).
-VERDICT_STAGE = frozenset({"diagnose/engine.py", "diagnose/graph.py", "diagnose/proof.py", "records/incident.py"})
+VERDICT_STAGE = frozenset(
+    {"diagnose/engine.py", "diagnose/verdict.py", "diagnose/graph.py", "diagnose/proof.py", "records/incident.py"}
+)
 NAMERS_THAT_STILL_PROVE = frozenset(
     {
         "diagnose/code.py",
         "diagnose/collectives.py",
         "diagnose/dataloader.py",
         "diagnose/distributed.py",
-        "diagnose/nodes.py",
-        "diagnose/waits.py",
     }
 )
 NAMERS_THAT_STILL_SET_VERDICTS = NAMERS_THAT_STILL_PROVE | {  # those that name without proof, too
     "diagnose/gpu.py",
+    "diagnose/nodes.py",  # the merge across nodes: its proofs are read back from the nodes' summaries (Proof.from_dict)
 }
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 
 from hangwatch.causes import CATALOGUE
-from hangwatch.diagnose.engine import HUNG_CAUSE, Diagnosis
+from hangwatch.diagnose.engine import Diagnosis
+from hangwatch.diagnose.verdict import HUNG_CAUSE
 from hangwatch.fixes import WORKER_STUCK_FIX
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict

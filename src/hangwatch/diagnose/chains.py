@@ -48,7 +48,9 @@ ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
     "ended": (None, False),
     "nobody": (Verdict.HUNG, True),
     "person": (Verdict.HUNG, True),
+    "moves": (Verdict.SLOW, False),  # the rest of the job, any process of which could end the wait, moves
 }
+ALIVE_ENDINGS = frozenset(e for e, (verdict, _) in ENDINGS.items() if verdict == Verdict.SLOW)
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ STATE_WORDS = {
     "looping": "in a loop with no way out",
     "wakes": "waking again and again",
     "brief": "seen too briefly to say what it does",
+    "moves": "moving",
 }
 
 
@@ -169,6 +172,7 @@ ENDING_TEXT = {
     "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
     "asleep": "the holder sleeps and a timer will wake it: alive",
     "wakes": "the holder wakes again and again: alive",
+    "moves": "something of the job that could end it moves: alive",
     "brief": "the holder was seen too briefly to say what it does: no verdict from the chain",
     "unknown": "what the holder does could not be read: no verdict from the chain",
 }

@@ -110,7 +110,7 @@ def remote_info(summary: dict[str, Any], node: int | None = None) -> Remote:
         text=str(summary.get("text", "")),
         activity=act,
         fact=summary.get("fact"),
-        proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+        proof=Proof.from_dict(p),
         node=node,
     )
 

@@ -11,6 +11,10 @@ each with the resource and the measured fact it was read from:
   -> every process holding the other end, found by inode (in the job or not);
 - a thread reading the terminal, or at a prompt -> a person;
 - a thread waiting on a primitive of its own process that no living thread can release -> nobody;
+- a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
+  0) that every process sharing it waits for -> nobody;
+- a main thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
+  ``moves`` while anything of it moves);
 - a process waiting for a pool's result that nobody will hand over (the pool's result handler gone, a worker lost
   with its task, an executor with no worker) -> nobody.
 
@@ -51,7 +55,7 @@ from hangwatch.diagnose.holding import holder_text, parked_text
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import holder_state, long_timer, process_state
+from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, waits_for_work
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -60,7 +64,7 @@ from hangwatch.diagnose.views import (
     innermost_user,
     timer_bound,
 )
-from hangwatch.records.evidence import POLLED, LockHolder, Role
+from hangwatch.records.evidence import POLLED, LockHolder, LockWait, Role
 from hangwatch.records.incident import Proof
 
 
@@ -106,6 +110,10 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     me = _pid_id(v.pid)
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
+        unheld = _unheld(scene, v, wt, w)
+        if unheld is not None:
+            out.append(unheld)
+            continue
         note = w.note or ""  # (a search of the host cut short may have missed the other end's holder)
         self_held = (
             w.kind in ENDED_BY_EXIT and not w.holders and "the waiter itself" in note and "searched for" not in note
@@ -139,6 +147,43 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
             out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout), node))
     return out
+
+
+def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> tuple[Edge, Node] | None:
+    """A wait the capture found no holder for, where that absence is the fact that decides:
+    - a soft lock file that no process has open (its holder is gone; only deleting the file releases it) and a
+      multiprocessing semaphore taken (count 0) that every process sharing it waits for: nobody can release it;
+    - an ``open()`` of a FIFO that no process has open the other way: any process could still open it, so the
+      rest of the job is what it waits on (alive while anything of the job moves)."""
+    if t is None:
+        return None
+    me, frame = _pid_id(v.pid), innermost_user(t.frames)
+    at = describe(frame) if t.frames else "its native code"
+    fact = None
+    if w.kind == "soft" and not w.holders and "no process has it open" in (w.note or ""):
+        what, fact = "file lock", f"{w.note}"
+        words = f"{v.label()} waits for the soft lock {w.path} at {at}"
+    elif w.kind == "semaphore" and not w.holders and w.value == 0 and w.waiters and t.blocked:
+        if waits_for_work(t):
+            return None  # a pool worker idle for the task queue's lock: a worker's turn, not a wait on a holder
+        lock = f"`{w.name}`" if w.name else "a multiprocessing lock"
+        what, fact = "semaphore", f"{lock} is taken (count 0) and every process that shares it waits for it"
+        words = f"{v.label()} waits for {lock} ({w.path}) at {at}"
+    if fact is not None:
+        nobody = f"{NOBODY}:{v.pid}"
+        return Edge(me, nobody, what, words, timeout=w.timeout), Node(nobody, "nobody", NOBODY, fact)
+    if w.kind != "fifo_open" or w.holders or t is not v.main_thread or not t.blocked:
+        return None  # (another thread's FIFO is its own wait, not the process's: the namer names it)
+    moves = moving(scene)
+    anyone = f"job:{v.pid}"
+    words = f"{v.label()} waits in open() of the FIFO {w.path} at {at}; no process has it open the other way"
+    node = Node(
+        anyone,
+        "the rest of the job (any process could open it)",
+        "moves" if moves else "blocked",
+        moves or "nothing in the job moves that could open it",
+    )
+    return Edge(me, anyone, "fifo", words, timeout=w.timeout), node
 
 
 def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_read: bool) -> list[Edge]:
@@ -328,7 +373,7 @@ def build_graph(scene: Scene) -> WaitGraph:
     """The wait-for graph of one look, with each waiting process's chain followed to its end."""
     nodes: dict[str, Node] = {}
     for v in scene.views:
-        m = process_state(v)
+        m = holder_process_state(v)
         parked = (
             m.state == "blocked"
             and bool(v.threads)
@@ -374,6 +419,7 @@ def build_graph(scene: Scene) -> WaitGraph:
 _PREFER = (
     "working",
     "wakes",
+    "moves",
     "asleep",
     "unknown",
     "brief",

@@ -166,7 +166,7 @@ def _culprits_hit(
             where=Where(**first["where"]),
             evidence=tuple(ev),
             fix=PEER_FIX,
-            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+            proof=Proof.from_dict(p),
         ),
         Verdict.HUNG,
     )
@@ -190,7 +190,7 @@ def _straggler(
             where=Where(**pick[1]["where"]),
             evidence=tuple(ev),
             fix=STRAGGLER_FIX,
-            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+            proof=Proof.from_dict(p),
         ),
         Verdict.WAITING if working else Verdict.SLOW,
     )

@@ -111,20 +111,29 @@ def sealed_but(v: ProcessView, tid: int) -> bool:
     )
 
 
+def machinery(o: ThreadView) -> bool:
+    """A library's own thread that never touches the user's primitives: named as one (a queue's feeder, the
+    pin-memory loop), or running a library's own loop (tqdm's monitor, which every bar with a monitor interval
+    starts: it wakes every 10 s to refresh bars)."""
+    return any(n in o.name for n in sg.INTERNAL_THREAD_NAMES) or any(
+        f.file.endswith(sg.INTERNAL_THREAD_FILES) for f in o.frames
+    )
+
+
 def may_release(o: ThreadView) -> bool:
     """Whether another thread might release what a user's thread waits for: a Python thread that is not
     parked in a wait with no timeout, and not library machinery (a queue's feeder, the resource sharer, the
     pin-memory thread: they never touch the user's own primitives). A native thread runs no Python."""
     if o.parked or not o.has_stack:
         return False
-    return not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
+    return not machinery(o)
 
 
 def may_wake(o: ThreadView) -> bool:
     """Whether a Python thread parked in a wait with no timeout may still wake and act: one waiting on something
     outside the process (a child's exit in ``waitpid``, a read, a poll) runs again when that comes; one parked on
     a lock or event private to its process (a futex) or in ``pause()`` does not by itself."""
-    if not o.has_stack or any(n in o.name for n in sg.INTERNAL_THREAD_NAMES):
+    if not o.has_stack or machinery(o):
         return False
     return not (o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
 

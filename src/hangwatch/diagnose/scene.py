@@ -17,12 +17,12 @@ class Hit:
     """A finding, and what it says about the job as a whole."""
 
     finding: Finding
-    verdict: Verdict | None  # None: a namer's finding, judged by the verdict stage (engine._judged)
+    verdict: Verdict | None  # None: a namer's finding, judged by the verdict stage (verdict.judged)
 
 
 def named(finding: Finding) -> Hit:
     """A namer's finding, with no verdict of its own: the verdict stage gives it the one the measured state of its
-    thread says (``engine._judged``)."""
+    thread says (``verdict.judged``)."""
     return Hit(finding, None)
 
 

@@ -17,7 +17,7 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 - ``brief``: seen too briefly to say that it stays where it is; ``unknown``: nothing above was measured.
 
 ``VERDICTS`` says what waiting on something in each state is; the graph's chain ends, the verdict stage
-(``engine._judged``) and the rules' readings of a worker take it from there.
+(``verdict.judged``) and the rules' readings of a worker take it from there.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from hangwatch import signatures as sg
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import (
@@ -137,6 +138,25 @@ def process_state(v: ProcessView) -> Measured:
     """What a process was measured doing: its main thread's state, with what the process as a whole shows (bytes
     it moves, its output)."""
     return thread_state(v, v.main_thread)
+
+
+def holder_process_state(v: ProcessView) -> Measured:
+    """What a process another waits on can still do: its main thread's state, or, where that is not alive, the state
+    of another thread of it that could act (a Python thread, not parked, not a library's machinery) and is measured
+    working or waking: a service whose main thread waits on an event its uploader thread will set answers when that
+    thread is done. A rank's is its main thread's alone (only it enters the collectives its peers wait in)."""
+    m = process_state(v)
+    if m.state in ALIVE or v.info.rank is not None:
+        return m
+    for o in v.threads:
+        if o is v.main_thread or not proof.may_release(o):
+            continue
+        other = thread_state(v, o)
+        if other.state in ("working", "wakes"):
+            does = "works" if other.state == "working" else "wakes again and again"
+            fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
+            return Measured(other.state, fact, proves_work=other.proves_work)
+    return m
 
 
 def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:

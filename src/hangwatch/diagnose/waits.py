@@ -1,12 +1,10 @@
-"""Waits for a lock held by another process: a file lock (io.lock_wait) or a multiprocessing lock or
-semaphore (io.lock_wait, or code.deadlock when its holder waits for the waiter).
+"""Names waits on another process: a file lock (io.lock_wait), a multiprocessing lock or semaphore (io.lock_wait,
+or code.deadlock when its holder waits for the waiter, or nobody can release it), a pipe's or a socket's other end
+and a FIFO's open (process.waits_on).
 
-The holder decides the verdict (capture/waits.py measured it):
-- gone (it died or exited holding a semaphore, which the semaphore never learns): hung at once (proof);
-- itself blocked, asleep or stopped: hung (at --min-stall; proof when it is blocked in a wait that
-  nothing will release, or waits for the waiter);
-- working (CPU, bytes): `waiting`, bounded by --max-slow, with its progress in the evidence.
-A holder outside the job's tree is named (pid, user, command, age), never touched.
+A namer says who holds what, as capture/waits.py measured it; the verdict is the wait-for graph's (its edge to the
+holder, or to nobody, and the chain followed from there: diagnose/graph.py). A holder outside the job's tree is
+named (pid, user, command, age), never touched.
 """
 
 from __future__ import annotations
@@ -25,23 +23,20 @@ from hangwatch.diagnose.holding import (
     holder_doing,
     holder_text,
     lock_fix,
-    parked_text,
     wait_frame,
 )
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import holder_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
     describe,
-    duration_text,
     innermost_user,
     size_text,
 )
 from hangwatch.fixes import PIPE_WAIT_FIX, SOCKET_WAIT_FIX
-from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
-from hangwatch.records.incident import Finding, Proof, Verdict
-from hangwatch.signatures import LONG_TIMER_S
+from hangwatch.records.evidence import POLLED, Frame, LockWait, Role
+from hangwatch.records.incident import Finding
 
 
 def lock_wait_rule(scene: Scene) -> list[Hit]:
@@ -89,8 +84,8 @@ FIFO_OPEN_FIX = (
 
 def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     """process.waits_on: a thread in ``open()`` of a FIFO that no process has open the other way. Who may still
-    open it cannot be known (any process may): no proof; hung when nothing in the job moves (--min-stall
-    decides), else alive, bounded by --max-slow."""
+    open it cannot be known (any process may): the graph's edge to the rest of the job, alive while anything of it
+    moves."""
     frame = innermost_user(t.frames)
     at = describe(frame) + (f" `{frame.code}`" if frame and frame.code else "")
     moves = moving(scene)
@@ -103,7 +98,7 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
             else "; nothing else in the job moves that could."
         )
     )
-    return Hit(
+    return named(
         Finding(
             cause=Cause.PROCESS_WAITS_ON,
             confidence=0.7 if moves else 0.8,
@@ -111,8 +106,7 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
             where=v.where(t, frame),
             evidence=(f"{v.label()} at {at}: blocked in open() of {w.path} (the kernel's wait_for_partner)",),
             fix=FIFO_OPEN_FIX,
-        ),
-        Verdict.SLOW if moves else Verdict.HUNG,
+        )
     )
 
 
@@ -143,40 +137,16 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
     if len(w.waiters) > 1:
         ev.append(f"{len(w.waiters)} processes wait for it: pids {', '.join(map(str, w.waiters))}")
-    verdict, fact = _lock_holder_decides(v, w, h, state)
-    return Hit(
+    return named(
         Finding(
             cause=Cause.IO_LOCK_WAIT,
-            confidence=0.92 if verdict == Verdict.HUNG else 0.85,
+            confidence=0.85 if state == "working" else 0.92,
             summary=summary,
             where=v.where(t, frame),
             evidence=tuple(ev),
             fix=lock_fix(w, h),
-            proof=fact,
-        ),
-        verdict,
+        )
     )
-
-
-def _lock_holder_decides(v: ProcessView, w: LockWait, h: LockHolder, state: str) -> tuple[Verdict, Proof | None]:
-    """What a file lock's holder proves: gone, parked or asleep past every bound under a wait with no timeout, a
-    hang; working, that the waiter waits. Else hung unproven (blocked, asleep or stopped: --min-stall decides)."""
-    if state == "gone":
-        return Verdict.HUNG, proof.hang(f"the holder pid {h.pid} is gone, and the lock is still held")
-    if state == "blocked" and h.parked and w.timeout is False:
-        return Verdict.HUNG, proof.hang(
-            f"{v.label()} waits for it with no timeout, and its holder is parked: {parked_text(h)}"
-        )
-    if state == "asleep" and (h.wakes_in or 0.0) >= LONG_TIMER_S and w.timeout is False:
-        return Verdict.HUNG, proof.hang(
-            f"{v.label()} waits for it with no timeout, and its holder pid {h.pid} sleeps on a timer "
-            f"that ends in {duration_text(h.wakes_in or 0.0)}: after every bound hangwatch keeps"
-        )
-    if state == "working":
-        return Verdict.WAITING, proof.work(
-            f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
-        )
-    return Verdict.HUNG, None
 
 
 def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
@@ -196,22 +166,13 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     if not w.holders:
         if not self_held:
             return None  # nobody else was found (a search cut short): nothing to say
-        others = [o for o in v.threads if o.tid != t.tid and proof.may_release(o)]
         summary = (
             f"{v.label()} reads a pipe ({w.path}) at {describe(frame)} whose only write end it holds itself: "
             "no other process can write to it or close it, so the read never ends"
-            + (" unless another thread of it writes." if others else ".")
+            # (a native thread in a read or a poll, a TCPStore server's, may write too)
+            + ("." if proof.sealed_but(v, t.tid) else " unless another thread of it writes.")
         )
-        fact = (
-            None
-            if others or not t.blocked or "searched for" in (w.note or "")  # (a search that may have missed one)
-            else proof.hang(
-                f"{v.label()} is the only holder of the write end of {w.path} and is blocked reading it; "
-                "no other thread "
-                "of it runs Python that could write"
-            )
-        )
-        return Hit(
+        return named(
             Finding(
                 cause=Cause.PROCESS_WAITS_ON,
                 confidence=0.85,
@@ -219,9 +180,7 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
                 where=v.where(t, frame),
                 evidence=(f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note)),
                 fix=PIPE_WAIT_FIX,
-                proof=fact,
-            ),
-            Verdict.HUNG,
+            )
         )
     return _other_end(v, t, w)
 
@@ -269,31 +228,9 @@ def _socket(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | N
     return _other_end(v, t, w)
 
 
-def _ends_decide(w: LockWait, h: LockHolder, states: dict[int, str], who: str) -> tuple[Verdict, Proof | None]:
-    """What the holders of the other end prove (``h``: the one that decides, ``states``: each one's): working, the
-    job waits; asleep or all gone, slow; every one parked or stopped, hung with proof; else hung unproven. A holder
-    of another user's, not read, may write: nothing is proven."""
-    state = states[h.pid]
-    if "unknown" in states.values():
-        return Verdict.HUNG, None
-    if state == "working":
-        fact = f"the {who} pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU, {size_text(h.moved_bytes or 0)} moved"
-        return Verdict.WAITING, proof.work(fact)
-    if state in ("asleep", "gone"):  # gone: every holder exited, so the read gets its end of file
-        return Verdict.SLOW, None
-    if state == "blocked" and all(states[x.pid] == "blocked" and x.parked for x in w.holders):
-        return Verdict.HUNG, proof.hang(f"every {who} of {w.path} is parked: {parked_text(h)}")
-    if state == "stopped":
-        return Verdict.HUNG, proof.hang(
-            f"the only {who}s of {w.path} are stopped (pid {h.pid}, state {h.state}): they run "
-            "again only when someone continues them"
-        )
-    return Verdict.HUNG, None
-
-
 def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
-    """The finding for a read that the holders of the other end decide: working, the job waits (proof of work);
-    asleep, slow; every holder parked or stopped, hung with proof; blocked, hung at --min-stall."""
+    """The finding for a read that the holders of the other end decide (the graph's edges to each): named at the one
+    that ends it soonest, what it does said."""
     words = _ENDS["socket" if w.kind == "socket" else "pipe"]
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
@@ -321,19 +258,16 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
         ev.append(f"{words.who}s: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
     if w.note:
         ev.append(w.note)
-    verdict, fact = _ends_decide(w, h, states, words.who)
     fix = words.fix if h.in_job else (words.outside.format(pid=h.pid), *words.fix[1:])
-    return Hit(
+    return named(
         Finding(
             cause=Cause.PROCESS_WAITS_ON,
-            confidence=0.9 if verdict == Verdict.HUNG else 0.5 if state == "gone" else 0.8,
+            confidence=0.5 if state == "gone" else 0.8 if state in ("working", "asleep") else 0.9,
             summary=summary,
             where=v.where(t, frame),
             evidence=tuple(ev),
             fix=fix,
-            proof=fact,
-        ),
-        verdict,
+        )
     )
 
 
@@ -355,10 +289,10 @@ _HOLDER_ORDER = ("working", "asleep", "unknown", "blocked", "stopped", "gone")
 
 def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     """A soft lock file that exists with no process holding it open: left by a holder that crashed or was
-    killed. Nothing will delete it: hung at once."""
+    killed, and nothing will delete it (the graph's edge to nobody)."""
     frame = innermost_user(t.frames)
     forever = " with no timeout" if w.timeout is False else ""
-    return Hit(
+    return named(
         Finding(
             cause=Cause.IO_LOCK_WAIT,
             confidence=0.9,
@@ -379,12 +313,7 @@ def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
                 "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
                 "filesystem supports flock: a kernel lock goes away with its holder.",
             ),
-            proof=proof.hang(
-                f"the soft lock file {w.path} exists and no process has it open: a soft lock is released "
-                "only by deleting its file, and its holder is gone"
-            ),
-        ),
-        Verdict.HUNG,
+        )
     )
 
 
@@ -451,7 +380,7 @@ def semaphore_wait(
             "that dies holding a multiprocessing lock never releases it), or it is a waiter itself"
         )
         return [
-            Hit(
+            named(
                 Finding(
                     cause=Cause.CODE_DEADLOCK,
                     confidence=0.9,
@@ -464,9 +393,7 @@ def semaphore_wait(
                         "the job; take such locks with `with lock:` so an exception releases them.",
                         *fix,
                     ),
-                    proof=proof.hang(f"{lock} is taken (count 0) and every process that shares it waits for it"),
-                ),
-                Verdict.HUNG,
+                )
             )
         ]
     h = w.holders[0]
@@ -487,7 +414,7 @@ def semaphore_wait(
         ev.append(f"{role} (pid {h.pid}) waits for {name}'s batch meanwhile")
     if state == "working":
         return [
-            Hit(
+            named(
                 Finding(
                     cause=Cause.IO_LOCK_WAIT,
                     confidence=0.8,
@@ -496,16 +423,14 @@ def semaphore_wait(
                     where=v.where(t, frame),
                     evidence=tuple(ev),
                     fix=fix,
-                    proof=proof.work(f"the holder pid {h.pid} works: {h.cpu_percent or 0:.0f}% CPU"),
-                ),
-                Verdict.WAITING,
+                )
             )
         ]
     if state == "asleep" and not h.proven and not cycle and event_wait(t):
         # An event or condition is not held: its semaphore sits at 0 until someone sets it. A sharer that is
         # alive and sleeps in timed steps may still set it (a helper that takes a while to start): waiting.
         return [
-            Hit(
+            named(
                 Finding(
                     cause=Cause.PROCESS_WAITS_ON,
                     confidence=0.7,
@@ -517,23 +442,16 @@ def semaphore_wait(
                     where=v.where(t, frame),
                     evidence=tuple(ev),
                     fix=fix,
-                ),
-                Verdict.WAITING,
+                )
             )
         ]
-    fact = None
-    if cycle and state == "blocked" and w.timeout is False:
-        fact = proof.hang(
-            f"{name} waits for {lock} with no timeout; its count is 0 and the only process that shares "
-            f"it without waiting for it, {role} (pid {h.pid}), is blocked waiting for {name}'s batch"
-        )
     summary = f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; " + (
         f"{role} waits for that worker's batch meanwhile: a deadlock across processes."
         if cycle
         else f"it {holder_doing(h, state)}."
     )
     return [
-        Hit(
+        named(
             Finding(
                 cause=Cause.CODE_DEADLOCK if cycle else Cause.IO_LOCK_WAIT,
                 confidence=0.93 if h.proven or cycle else 0.85,
@@ -550,8 +468,6 @@ def semaphore_wait(
                     else ()
                 )
                 + fix,
-                proof=fact,
-            ),
-            Verdict.HUNG,
+            )
         )
     ]

@@ -132,6 +132,12 @@ class Proof:
         """``{"kind": "hang", "fact": "..."}``."""
         return {"kind": self.kind.value, "fact": self.fact}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Proof | None:
+        """A proof read back from its record (an incident, another node's rank summary): made where it was measured,
+        not here."""
+        return cls(ProofKind(d["kind"]), str(d["fact"])) if d else None
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -172,7 +178,7 @@ class Finding:
             where=Where(**w) if w else None,
             evidence=tuple(f["evidence"]),
             fix=tuple(f["fix"]),
-            proof=Proof(ProofKind(p["kind"]), str(p["fact"])) if p else None,
+            proof=Proof.from_dict(p),
         )
 
 

@@ -1,0 +1,322 @@
+"""The verdict stage: each finding a namer left without a verdict takes the one its thread's measured state and its
+wait's chain say (``judged``); a hang named without proof meets the chain that proves or contradicts it
+(``follow_chain``) and the work it may end with (``work_elsewhere``); a chain the graph proves hung that no namer
+names is named generically (``unnamed``). Only this stage, the graph's chains and the records make a verdict or a
+proof (tests/unit/test_structure.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hangwatch.causes import CATALOGUE, Cause, Nature
+from hangwatch.diagnose import proof
+from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
+from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
+from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
+from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
+from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX
+from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict
+
+
+def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
+    """A finding its namer left without a verdict takes the one measured, in this order:
+
+    - its thread's state (the state module's ``VERDICTS``): working, asleep on a timer or waking, slow (with the
+      state's proof of work), but for a main thread the graph follows as a waiter: asleep or waking, that is a
+      wait that polls (a ``filelock`` acquire), and its chain decides; working, its own work is what was
+      measured, and the wait named ranks as a contradicted one; stopped, ``stopped`` with that state as the proof
+      (a stopped process runs again only when continued, whatever waits on it); a state that says nothing either
+      way (seen too briefly, not read) of a process at CPU, slow (a process at CPU is alive, as ``state.moving``
+      says of a job);
+    - else what its wait leads to (``_alive_end``): its process's chain ending at a holder alive, or a process it
+      started measured working: slow, that fact said, ranked as a wait the chain does not bear out (a
+      contradicted hang's confidence, at most);
+    - else hung without proof, for the chain (``follow_chain``) to prove (a timer past the bounds, a cycle,
+      nobody: the chain's proof, which a wait with a timeout never gets) or contradict, and else for --min-stall.
+
+    A cause that is progress the signal does not show (a buffered log) names a job that works: with the job
+    progressing, it is progressing."""
+    if hit.verdict is not None:
+        return hit
+    f, w = hit.finding, hit.finding.where
+    v = scene.view(w.pid) if w is not None and w.pid is not None else None
+    if v is None:
+        return Hit(f, Verdict.HUNG)
+    t = next((x for x in v.threads if w is not None and x.tid == w.tid), v.main_thread)
+    m = thread_state(v, t)
+    if CATALOGUE[Cause(f.cause)].unseen_progress and m.state == "working" and progressing(scene):
+        return Hit(f, Verdict.PROGRESSING)
+    own = _chain_of(graph, v) if t is v.main_thread else None
+    polls = m.state != "working" and own is not None and _decisive(own)  # a wait that polls: its chain decides
+    if m.state in ALIVE and not polls:
+        work = f.proof or (proof.work(m.fact) if m.proves_work else None)
+        if own is not None and CATALOGUE[Cause(f.cause)].nature != Nature.ALIVE:
+            # a wait named at a thread the graph follows as a waiter, yet measured working itself (not waking, as a
+            # polling wait does): its own work, not the wait, is what was measured; it ranks as a contradicted one
+            return Hit(replace(f, proof=work, confidence=min(f.confidence, CONTRADICTED)), Verdict.SLOW)
+        return Hit(replace(f, proof=work), Verdict.SLOW)
+    if m.state == "stopped":
+        return Hit(replace(f, proof=f.proof or proof.hang(m.fact)), Verdict.STOPPED)
+    used = runs(v) if VERDICTS[m.state][0] is None else None
+    if used is not None:
+        return Hit(replace(f, evidence=(*f.evidence, f"{used}; what it does was not read: {m.fact}")), Verdict.SLOW)
+    alive = _alive_end(v, t, scene, graph)
+    if alive is None:
+        return Hit(f, Verdict.HUNG)
+    said, facts, work = alive
+    return Hit(
+        replace(
+            f,
+            summary=f"{f.summary.rstrip('.')}; {said}.",
+            evidence=(*f.evidence, *facts),
+            proof=f.proof or work,
+            confidence=min(f.confidence, CONTRADICTED),
+        ),
+        Verdict.SLOW,
+    )
+
+
+def _alive_end(
+    v: ProcessView, t: ThreadView | None, scene: Scene, graph: WaitGraph | None
+) -> tuple[str, tuple[str, ...], Proof | None] | None:
+    """What the wait of ``v``'s main thread leads to, where it is alive: its chain's end (a compiler it reads from,
+    a holder asleep on a timer), else a process it started measured working (the work the wait may end with). A
+    sentence of it, the facts in words, and the proof of work where one was measured; None where nothing it waits
+    on is seen alive."""
+    if t is not v.main_thread:
+        return None  # the graph's chains are the processes' main waits: another thread's wait is its own
+    chain = _chain_of(graph, v)
+    if chain is not None and chain.proof is not None and chain.proof.kind == ProofKind.HANG:
+        return None  # its own wait is proven hung: the work of another process does not end it
+    if chain is not None and chain.ending in ALIVE_ENDINGS:
+        kept = chain.proof if chain.proof is not None and chain.proof.kind == ProofKind.WORK else None
+        is_ = STATE_WORDS.get(chain.ending, chain.ending)
+        hops = " -> ".join(h.words for h in chain.hops)  # every hop: the wait followed may not be the one named
+        return f"{hops}, and {chain.end.label} is {is_}: {chain.end.fact}", chain.lines(), kept
+    fact = _working_descendant(scene, v.pid)
+    return None if fact is None else (f"{fact}: the wait may end with that work", (fact,), proof.work(fact))
+
+
+def _decisive(c: Chain) -> bool:
+    """The chain says more than a polling waiter's own wake-ups: it ends alive, at an end that is itself proof (gone,
+    stopped, a person, nobody, a cycle, a timer past the bounds) or at a holder whose own wait is proven (parked, a
+    loop with no way out), whether or not a timeout on the way keeps it from proving the wait."""
+    return c.ending in ALIVE_ENDINGS or ENDINGS[c.ending][1] or c.end.proves_hang
+
+
+def _chain_of(graph: WaitGraph | None, v: ProcessView) -> Chain | None:
+    """The chain the graph followed from ``v``'s own wait, if it waits."""
+    return next((c for c in graph.chains if c.waiter == f"pid:{v.pid}"), None) if graph is not None else None
+
+
+def _working_descendant(scene: Scene, pid: int) -> str | None:
+    """The first process ``pid`` started (or one of theirs) that the state module proves working, in words."""
+    for kid in _descendants(scene, pid):
+        m = process_state(kid)
+        if m.proves_work:
+            return m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"
+    return None
+
+
+def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
+    """A hang named without proof while a process the waiter started (a child, a grandchild) is measured working, or
+    while another thread of its own process that could release its thread-level wait (a lock, an event, a queue, a
+    join) is, is not declared by the clock: the wait may end with that work (a parent in ``accept()`` while the
+    evaluator it started computes, then connects; the exit's join of a listener whose stop event a flushing thread
+    sets when it is done). It is slow, with the work as its proof where the state module proves it (bounded by
+    --max-slow), else judged against the job's history; never by --min-stall."""
+    f = hit.finding
+    w = f.where
+    if hit.verdict != Verdict.HUNG or f.proof is not None or w is None or w.pid is None:
+        return hit
+    fact = _working_descendant(scene, w.pid)
+    if fact is not None:
+        return _not_hung(f, f"Not proven hung: {fact}; the wait may end with that work.", (fact,), proof.work(fact))
+    v = scene.view(w.pid)
+    t = next((x for x in v.threads if x.tid == w.tid), None) if v is not None and w.tid is not None else None
+    if v is None or t is None or proof.sync_wait(t) is None:
+        return hit  # only another thread releases a thread-level wait: a socket's or a child's is another's
+    for o in v.threads:
+        m = thread_state(v, o)
+        if o.tid != t.tid and m.state == "working" and proof.may_release(o):
+            fact = f"{v.label()}, thread '{o.name}': {m.fact}"
+            said = f"Not proven hung: another thread of it works ({fact}); the wait may end with that work."
+            return _not_hung(f, said, (fact,), proof.work(fact) if m.proves_work else None)
+    return hit
+
+
+def _descendants(scene: Scene, pid: int) -> list[ProcessView]:
+    """The processes ``pid`` started, and theirs, breadth first."""
+    out: list[ProcessView] = []
+    todo = [pid]
+    while todo:
+        kids = [c for p in todo for c in scene.children(p) if c not in out]
+        out += kids
+        todo = [c.pid for c in kids]
+    return out
+
+
+def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
+    """The verdict follows the chain. Proof of work is never killed: a hang a rule names without proof, at a
+    waiter whose chain ends in proven work, or at the working process at its end, is that waiter waiting for
+    work (bounded by --max-slow). And a hang a rule names without proof, at a process on a chain the graph proves (a
+    cycle, a holder gone, stopped or parked, a loop with no way out), carries that chain's proof."""
+    f = hit.finding
+    if f.proves_hang or f.where is None:
+        return hit
+    at = f"pid:{f.where.pid}"
+    if hit.verdict != Verdict.HUNG:
+        return _proven_by_chain(hit, graph, at)
+    v = scene.view(f.where.pid)
+    if v is not None and v.ended:  # what it waited for came: a process that ends is not hung
+        return _not_hung(f, f"Not hung: {v.ended}.", (v.ended,))
+    own = _chain_of(graph, v) if v is not None else None
+    if own is not None and own.ending == NOBODY and own.proof is not None and f.proof is None:
+        # no living thread can release what it waits on: no work of its process (main training) ends that wait
+        return Hit(replace(f, proof=own.proof, evidence=(*f.evidence, *own.lines())), hit.verdict)
+    state = process_state(v) if v is not None and f.proof is None else None
+    if v is not None and state is not None and state.proves_work:  # the process named hung is measured working
+        # (its proof of work is the namer's that knows what the work is: a compile, a download)
+        return _not_hung(f, f"Not proven hung: it works ({state.fact}).", (f"{v.label()} works: {state.fact}",))
+    chain = next((c for c in graph.chains if c.ending == "working" and at in (c.end.id, c.waiter)), None)
+    if chain is not None and chain.proof is not None:
+        return _not_hung(f, "It works, though: " + ENDING_TEXT_WORKING, chain.lines(), chain.proof)
+    if f.proof is not None:  # a rule's own proof of work stands
+        return hit
+    alive = self_held_alive(v) if v is not None else None
+    if alive is not None:
+        return _not_hung(f, f"Not proven hung: {alive}.", (alive,))
+    proven = _proven_chain(graph, at)
+    if proven is not None:
+        return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
+    own = next((c for c in graph.chains if c.waiter == at), None)
+    if own is not None and (
+        own.ending in ALIVE_ENDINGS
+        or own.ending == "ended"
+        or (own.ending in ("unknown", "brief") and not own.end.measured)
+    ):
+        # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
+        # waiting in wait4 for its child), ends at a holder whose exit ends the wait, or one seen too briefly to
+        # say what it does: no hang is measured, so none is said, and the finding ranks below the others.
+        return _not_hung(f, "Not proven hung: " + own.ending_text + ".", own.lines())
+    return hit
+
+
+def _not_hung(f: Finding, said: str, facts: tuple[str, ...], proof: Proof | None = None) -> Hit:
+    """A rule's unproven hang that a measured fact contradicts: `slow`, the fact said and added to its evidence, and
+    ranked below the others (a proof of work, where one was measured, carried)."""
+    return Hit(
+        replace(
+            f,
+            summary=f"{f.summary} {said}",
+            evidence=(*f.evidence, *facts),
+            confidence=min(f.confidence, CONTRADICTED),
+            proof=proof if proof is not None else f.proof,
+        ),
+        Verdict.SLOW,
+    )
+
+
+def _proven_by_chain(hit: Hit, graph: WaitGraph, at: str) -> Hit:
+    """A finding a rule calls alive (slow, waiting) with no proof either way, at a process on a chain the graph
+    proves hung (a cycle, a holder gone or stopped, a timer past --max-slow): the chain decides, hung, with its
+    proof; the rule's name stays (its alive cause becomes its hung one: a slow worker, a stuck one)."""
+    f = hit.finding
+    if f.proof is not None or hit.verdict not in (Verdict.SLOW, Verdict.WAITING):
+        return hit
+    chain = _proven_chain(graph, at)
+    if chain is None:
+        return hit
+    return Hit(
+        replace(
+            f,
+            cause=HUNG_CAUSE.get(f.cause, f.cause),
+            proof=chain.proof,
+            evidence=(*f.evidence, *chain.lines()),
+            summary=f.summary.rstrip(".") + f"; and {chain.ending_text}.",
+            confidence=max(f.confidence, 0.8),
+        ),
+        Verdict.HUNG,
+    )
+
+
+def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
+    """A chain through ``at`` (as waiter, holder or end) that the graph proves hung: its own first (the words of a
+    rank's own wait, not of another rank that waits on it)."""
+    proven = [
+        c
+        for c in graph.chains
+        if c.proof is not None
+        and c.verdict == Verdict.HUNG
+        and c.proof.kind == ProofKind.HANG
+        and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
+    ]
+    return min(proven, key=lambda c: c.waiter != at, default=None)
+
+
+# An alive cause whose hang, once proven, has a name of its own.
+HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
+
+
+CONTRADICTED = 0.4  # the most a finding whose hang its own chain does not bear out keeps
+
+
+def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
+    """A chain the graph proves hung that no finding carries is hung all the same: one finding per such chain,
+    with a generic cause (``code.deadlock`` for a cycle within one process, ``process.waits_on`` otherwise),
+    at the first waiter's own line, in the chain's words. A namer that knows the shape names it better."""
+    covered = {f"pid:{h.finding.where.pid}" for h in hits if h.finding.proves_hang and h.finding.where is not None}
+    out: list[Hit] = []
+    # a cycle is named from one of its own members (the ranks that send to each other), not from a process
+    # that only waits on it (their launcher, joining them)
+    for c in sorted(graph.chains, key=lambda c: not (c.ending == "cycle" and c.waiter == c.end.id)):
+        if c.verdict != Verdict.HUNG or c.proof is None or c.proof.kind != ProofKind.HANG:
+            continue
+        members = {c.waiter, *(h.holder for h in c.hops)}
+        if members & covered:
+            continue
+        covered |= members
+        v = scene.view(int(c.waiter.split(":", 1)[1]))
+        t = v.main_thread if v is not None else None
+        frame = innermost_explaining(t.frames) if t is not None else None
+        pids = {m for m in members if m.startswith("pid:")}
+        cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
+        summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
+        if len(c.hops) == 1 and c.hops[0].holder == c.waiter and c.hops[0].resource in SELF_WAIT_FIX:
+            fix = SELF_WAIT_FIX[c.hops[0].resource]  # it waits on itself: no lock order to fix
+        if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
+            cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
+            summary = _p2p_summary(c)
+        where = v.where(t, frame) if v is not None and frame is not None else None
+        if where is not None and v is not None and v.info.rank is not None:
+            where = replace(where, rank=v.info.rank)
+        out.append(
+            Hit(
+                Finding(
+                    cause=cause,
+                    confidence=0.7,
+                    summary=summary,
+                    where=where,
+                    evidence=c.lines(),
+                    fix=fix,
+                    proof=c.proof,
+                ),
+                Verdict.HUNG,
+            )
+        )
+    return out
+
+
+def _p2p_summary(c: Chain) -> str:
+    """A chain of point-to-point calls in words: each hop, and what the ending makes them."""
+    hops = [h.words for h in c.hops]
+    said = hops[0][:1].upper() + hops[0][1:] + "".join(f", while {w}" for w in hops[1:])
+    if c.ending == "cycle" and len(c.hops) == 2 and all(h.resource in P2P_WORDS for h in c.hops):
+        return f"{said}: each waits for the other to post the matching call, so none ever completes (hung)."
+    if c.ending == "cycle":
+        return f"{said}: each waits for the next, so none ever completes (hung)."
+    return f"{said}: {c.ending_text}."
+
+
+ENDING_TEXT_WORKING = "the wait ends when its work does (waiting, bounded by --max-slow)."
