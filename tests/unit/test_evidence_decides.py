@@ -244,6 +244,73 @@ def test_a_multiprocessing_lock_whose_holder_is_gone_is_proven_hung():
     assert not loose.root.proves_hang and not any(e.holder.startswith("nobody:") for e in loose.graph.edges)
 
 
+def _with_thread(ev, name: str, frames: tuple, wakes: int):
+    """The capture with one more thread in each process that waits on a lock, at ``frames`` in every sample, woken
+    ``wakes`` times a sample."""
+    import dataclasses
+
+    from hangwatch.records.evidence import ThreadSample
+
+    def more(p):
+        extra = [
+            ThreadSample(
+                tid=p.info.pid + 1000,
+                name=name,
+                state="S",
+                wchan=None,
+                cpu_ticks=0,
+                active=False,
+                owns_gil=False,
+                frames=frames,
+                syscall="futex",
+                ctx_switches=i * wakes,
+                timeout=bool(wakes),
+            )
+            for i in range(len(p.samples))
+        ]
+        samples = tuple(
+            dataclasses.replace(s, threads=(*s.threads, t), num_threads=s.num_threads + 1)
+            for s, t in zip(p.samples, extra, strict=True)
+        )
+        return dataclasses.replace(p, samples=samples)
+
+    return dataclasses.replace(ev, processes=tuple(more(p) if p.waits else p for p in ev.processes))
+
+
+def test_who_else_could_release_a_semaphore_nobody_holds_decides_its_proof():
+    """The edge to nobody of a semaphore taken that every sharing process waits for is drawn only where no other
+    thread of the waiter's own process could hold it (the sharers are counted by process): a thread of the user's
+    that wakes leaves it unproven. tqdm's monitor thread, which wakes every 10 s to refresh bars, is the library's
+    own and does not; caught writing a bar through the user's own file object, it runs the user's code and does."""
+    import dataclasses
+
+    from hangwatch.diagnose import diagnose
+    from hangwatch.records.evidence import Frame
+
+    ev = _load("deadlock_mp_lock_bare")
+    ev = dataclasses.replace(
+        ev,
+        processes=tuple(
+            dataclasses.replace(p, waits=tuple(dataclasses.replace(w, holders=()) for w in p.waits))
+            for p in ev.processes
+        ),
+    )
+    run = Frame("run", "/usr/lib/python3.11/threading.py", 975, "self._target()")
+    monitor = Frame(
+        "run", "/venv/lib/python3.11/site-packages/tqdm/_monitor.py", 60, "self.was_killed.wait(self.sleep_interval)"
+    )
+    user_file = Frame("write", "/app/tee.py", 9, "with self.lock:")
+
+    def proven(e) -> bool:
+        d = diagnose(e)
+        return d.root.proves_hang and any(x.holder.startswith("nobody:") for x in d.graph.edges)
+
+    assert proven(ev)
+    assert not proven(_with_thread(ev, "uploader", (Frame("upload", "/app/up.py", 4, "sock.recv(1)"), run), 3))
+    assert proven(_with_thread(ev, "Thread-1", (monitor, run), 3))  # tqdm's own loop
+    assert not proven(_with_thread(ev, "Thread-1", (user_file, monitor, run), 3))  # the user's code in it
+
+
 def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
     import dataclasses
 

@@ -92,6 +92,7 @@ class Edge:
     resource: str  # "child", "dataloader batch", "file lock", "semaphore", "terminal", "lock", "event", ...
     words: str  # the hop in words: "main (pid 10) waits for its child pid 11 at prep.py:12"
     timeout: bool | None = None  # whether the waiter's own wait can time out (None: it does not say)
+    tid: int | None = None  # the thread of the waiter that waits, where the wait is one thread's (None: its main wait)
 
     def to_dict(self) -> dict[str, Any]:
         """The edge as JSON."""
@@ -101,6 +102,7 @@ class Edge:
             "resource": self.resource,
             "words": self.words,
             "timeout": self.timeout,
+            "tid": self.tid,
         }
 
 

@@ -13,8 +13,8 @@ each with the resource and the measured fact it was read from:
 - a thread waiting on a primitive of its own process that no living thread can release -> nobody;
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
   0) that every process sharing it waits for -> nobody;
-- a main thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
-  ``moves`` while anything of it moves);
+- a thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
+  ``moves`` while anything of it moves), followed only where its process waits on nothing else;
 - a process waiting for a pool's result that nobody will hand over (the pool's result handler gone, a worker lost
   with its task, an executor with no worker) -> nobody.
 
@@ -129,7 +129,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             words = SELF_HELD[w.kind].format(w.path, place)
             if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
                 words = f"polls {w.path} with no timeout at {place} (among its files), and only it holds its other end"
-            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", False), None))
+            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", False, tid=w.tid), None))
             continue
         # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
         holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]
@@ -145,7 +145,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
-            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout), node))
+            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout, tid=w.tid), node))
     return out
 
 
@@ -164,16 +164,18 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
         what, fact = "file lock", f"{w.note}"
         words = f"{v.label()} waits for the soft lock {w.path} at {at}"
     elif w.kind == "semaphore" and not w.holders and w.value == 0 and w.waiters and t.blocked:
-        if waits_for_work(t):
-            return None  # a pool worker idle for the task queue's lock: a worker's turn, not a wait on a holder
+        if waits_for_work(t) or any(proof.may_release(o) for o in v.threads if o.tid != t.tid):
+            # a pool worker idle for the task queue's lock (a worker's turn), or another thread of its own process,
+            # which the sharers' count (by process) does not tell from the waiter, may hold it
+            return None
         lock = f"`{w.name}`" if w.name else "a multiprocessing lock"
         what, fact = "semaphore", f"{lock} is taken (count 0) and every process that shares it waits for it"
         words = f"{v.label()} waits for {lock} ({w.path}) at {at}"
     if fact is not None:
         nobody = f"{NOBODY}:{v.pid}"
-        return Edge(me, nobody, what, words, timeout=w.timeout), Node(nobody, "nobody", NOBODY, fact)
-    if w.kind != "fifo_open" or w.holders or t is not v.main_thread or not t.blocked:
-        return None  # (another thread's FIFO is its own wait, not the process's: the namer names it)
+        return Edge(me, nobody, what, words, timeout=w.timeout, tid=t.tid), Node(nobody, "nobody", NOBODY, fact)
+    if w.kind != "fifo_open" or w.holders or not t.blocked:
+        return None
     moves = moving(scene)
     anyone = f"job:{v.pid}"
     words = f"{v.label()} waits in open() of the FIFO {w.path} at {at}; no process has it open the other way"
@@ -183,7 +185,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
         "moves" if moves else "blocked",
         moves or "nothing in the job moves that could open it",
     )
-    return Edge(me, anyone, "fifo", words, timeout=w.timeout), node
+    return Edge(me, anyone, "fifo", words, timeout=w.timeout, tid=t.tid), node
 
 
 def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_read: bool) -> list[Edge]:
@@ -337,6 +339,7 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
                 "child",
                 f"{who} waits for its child pid {k.pid} at {at}",
                 t.last.timeout,
+                tid=t.tid,
             )
             for k in kids
             if not any(e.holder == _pid_id(k.pid) for e in out)
@@ -359,6 +362,7 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
                     f"{NOBODY}:{v.pid}",  # one per process: its own fact, not the first process's
                     kind,
                     timeout=False,
+                    tid=t.tid,
                     words=f"{v.label()} thread '{t.name}' waits on "
                     f"{proof.article(kind)} {kind} at {describe(innermost_user(t.frames))}",
                 ),
@@ -471,6 +475,8 @@ _PREFER_ALL = (
 
 
 def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
+    if edge.resource == "fifo":
+        return len(_PREFER) + 1  # any process could open it: it stands for its process only where nothing else does
     order = (
         _PREFER_BATCH
         if edge.resource == "dataloader batch"

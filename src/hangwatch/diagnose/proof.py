@@ -113,10 +113,11 @@ def sealed_but(v: ProcessView, tid: int) -> bool:
 
 def machinery(o: ThreadView) -> bool:
     """A library's own thread that never touches the user's primitives: named as one (a queue's feeder, the
-    pin-memory loop), or running a library's own loop (tqdm's monitor, which every bar with a monitor interval
-    starts: it wakes every 10 s to refresh bars)."""
-    return any(n in o.name for n in sg.INTERNAL_THREAD_NAMES) or any(
-        f.file.endswith(sg.INTERNAL_THREAD_FILES) for f in o.frames
+    pin-memory loop), or running a library's own loop with no frame of the user's in its stack (tqdm's monitor,
+    which every bar with a monitor interval starts: it wakes every 10 s to refresh bars; one caught writing a bar
+    through the user's own file object runs the user's code, which may hold the user's lock)."""
+    return any(n in o.name for n in sg.INTERNAL_THREAD_NAMES) or (
+        any(f.file.endswith(sg.INTERNAL_THREAD_FILES) for f in o.frames) and not any(sg.is_user(f) for f in o.frames)
     )
 
 

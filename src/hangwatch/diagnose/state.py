@@ -152,7 +152,9 @@ def holder_process_state(v: ProcessView) -> Measured:
         if o is v.main_thread or not proof.may_release(o):
             continue
         other = thread_state(v, o)
-        if other.state in ("working", "wakes"):
+        # (a thread that only wakes counts where the process used CPU: a heartbeat's or a status thread's wake-ups
+        # cost none)
+        if other.state == "working" or (other.state == "wakes" and runs(v) is not None):
             does = "works" if other.state == "working" else "wakes again and again"
             fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
             return Measured(other.state, fact, proves_work=other.proves_work)
@@ -342,11 +344,7 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body))), None)
     if why is None:
         return None
-    others = [
-        o
-        for o in v.threads
-        if o.tid != t.tid and o.has_stack and not o.parked and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
-    ]
+    others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked and not proof.machinery(o)]
     if others:
         return None
     return Measured(

@@ -47,7 +47,7 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     m = thread_state(v, t)
     if CATALOGUE[Cause(f.cause)].unseen_progress and m.state == "working" and progressing(scene):
         return Hit(f, Verdict.PROGRESSING)
-    own = _chain_of(graph, v) if t is v.main_thread else None
+    own = _chain_of(graph, v, t)
     polls = m.state != "working" and own is not None and _decisive(own)  # a wait that polls: its chain decides
     if m.state in ALIVE and not polls:
         work = f.proof or (proof.work(m.fact) if m.proves_work else None)
@@ -80,13 +80,11 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
 def _alive_end(
     v: ProcessView, t: ThreadView | None, scene: Scene, graph: WaitGraph | None
 ) -> tuple[str, tuple[str, ...], Proof | None] | None:
-    """What the wait of ``v``'s main thread leads to, where it is alive: its chain's end (a compiler it reads from,
-    a holder asleep on a timer), else a process it started measured working (the work the wait may end with). A
-    sentence of it, the facts in words, and the proof of work where one was measured; None where nothing it waits
-    on is seen alive."""
-    if t is not v.main_thread:
-        return None  # the graph's chains are the processes' main waits: another thread's wait is its own
-    chain = _chain_of(graph, v)
+    """What the wait of thread ``t`` of ``v`` leads to, where it is alive: its chain's end (a compiler it reads from,
+    a holder asleep on a timer, the rest of the job that could open its FIFO), else, for the main thread, a process
+    it started measured working (the work the wait may end with). A sentence of it, the facts in words, and the
+    proof of work where one was measured; None where nothing it waits on is seen alive."""
+    chain = _chain_of(graph, v, t)
     if chain is not None and chain.proof is not None and chain.proof.kind == ProofKind.HANG:
         return None  # its own wait is proven hung: the work of another process does not end it
     if chain is not None and chain.ending in ALIVE_ENDINGS:
@@ -94,6 +92,8 @@ def _alive_end(
         is_ = STATE_WORDS.get(chain.ending, chain.ending)
         hops = " -> ".join(h.words for h in chain.hops)  # every hop: the wait followed may not be the one named
         return f"{hops}, and {chain.end.label} is {is_}: {chain.end.fact}", chain.lines(), kept
+    if t is not v.main_thread:
+        return None  # another thread's wait: only its own chain speaks for it
     fact = _working_descendant(scene, v.pid)
     return None if fact is None else (f"{fact}: the wait may end with that work", (fact,), proof.work(fact))
 
@@ -105,9 +105,14 @@ def _decisive(c: Chain) -> bool:
     return c.ending in ALIVE_ENDINGS or ENDINGS[c.ending][1] or c.end.proves_hang
 
 
-def _chain_of(graph: WaitGraph | None, v: ProcessView) -> Chain | None:
-    """The chain the graph followed from ``v``'s own wait, if it waits."""
-    return next((c for c in graph.chains if c.waiter == f"pid:{v.pid}"), None) if graph is not None else None
+def _chain_of(graph: WaitGraph | None, v: ProcessView, t: ThreadView | None = None) -> Chain | None:
+    """The chain the graph followed from ``v``'s wait, if it waits; with ``t``, only where that wait is ``t``'s (a
+    process's chain starts at the one of its waits that decides soonest, which may be another thread's)."""
+    c = next((c for c in graph.chains if c.waiter == f"pid:{v.pid}"), None) if graph is not None else None
+    if c is None or t is None:
+        return c
+    first = c.hops[0].tid
+    return c if first == t.tid or (first is None and t is v.main_thread) else None
 
 
 def _working_descendant(scene: Scene, pid: int) -> str | None:
@@ -171,7 +176,8 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     v = scene.view(f.where.pid)
     if v is not None and v.ended:  # what it waited for came: a process that ends is not hung
         return _not_hung(f, f"Not hung: {v.ended}.", (v.ended,))
-    own = _chain_of(graph, v) if v is not None else None
+    t = next((x for x in v.threads if x.tid == f.where.tid), v.main_thread) if v is not None else None
+    own = _chain_of(graph, v, t) if v is not None else None
     if own is not None and own.ending == NOBODY and own.proof is not None and f.proof is None:
         # no living thread can release what it waits on: no work of its process (main training) ends that wait
         return Hit(replace(f, proof=own.proof, evidence=(*f.evidence, *own.lines())), hit.verdict)
