@@ -94,8 +94,11 @@ def _alive_end(
         return f"{hops}, and {chain.end.label} is {is_}: {chain.end.fact}", chain.lines(), kept
     if t is not v.main_thread:
         return None  # another thread's wait: only its own chain speaks for it
-    fact = _working_descendant(scene, v.pid)
-    return None if fact is None else (f"{fact}: the wait may end with that work", (fact,), proof.work(fact))
+    found = _working_descendant(scene, v.pid)
+    if found is None:
+        return None
+    fact, proven = found
+    return f"{fact}: the wait may end with that work", (fact,), proof.work(fact) if proven else None
 
 
 def _decisive(c: Chain) -> bool:
@@ -115,12 +118,13 @@ def _chain_of(graph: WaitGraph | None, v: ProcessView, t: ThreadView | None = No
     return c if first == t.tid or (first is None and t is v.main_thread) else None
 
 
-def _working_descendant(scene: Scene, pid: int) -> str | None:
-    """The first process ``pid`` started (or one of theirs) that the state module proves working, in words."""
-    for kid in _descendants(scene, pid):
-        m = process_state(kid)
-        if m.proves_work:
-            return m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"
+def _working_descendant(scene: Scene, pid: int) -> tuple[str, bool] | None:
+    """The first process ``pid`` started (or one of theirs) that the state module reads as working, in words, and
+    whether that work is proven (a proven one first: an evaluator at a CPU share on a loaded machine works with its
+    stack moving, though its locals were not seen to advance)."""
+    working = [(kid, m) for kid in _descendants(scene, pid) if (m := process_state(kid)).state == "working"]
+    for kid, m in sorted(working, key=lambda km: not km[1].proves_work):
+        return (m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"), m.proves_work
     return None
 
 
@@ -135,9 +139,11 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
     w = f.where
     if hit.verdict != Verdict.HUNG or f.proof is not None or w is None or w.pid is None:
         return hit
-    fact = _working_descendant(scene, w.pid)
-    if fact is not None:
-        return _not_hung(f, f"Not proven hung: {fact}; the wait may end with that work.", (fact,), proof.work(fact))
+    found = _working_descendant(scene, w.pid)
+    if found is not None:
+        fact, proven = found
+        said = f"Not proven hung: {fact}; the wait may end with that work."
+        return _not_hung(f, said, (fact,), proof.work(fact) if proven else None)
     v = scene.view(w.pid)
     t = next((x for x in v.threads if x.tid == w.tid), None) if v is not None and w.tid is not None else None
     if v is None or t is None or proof.sync_wait(t) is None:
