@@ -51,7 +51,7 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     polls = m.state != "working" and own is not None and _decisive(own)  # a wait that polls: its chain decides
     if m.state in ALIVE and not polls:
         work = f.proof or (proof.work(m.fact) if m.proves_work else None)
-        if own is not None and CATALOGUE[Cause(f.cause)].nature != Nature.ALIVE:
+        if m.state == "working" and own is not None and CATALOGUE[Cause(f.cause)].nature != Nature.ALIVE:
             # a wait named at a thread the graph follows as a waiter, yet measured working itself (not waking, as a
             # polling wait does): its own work, not the wait, is what was measured; it ranks as a contradicted one
             return Hit(replace(f, proof=work, confidence=min(f.confidence, CONTRADICTED)), Verdict.SLOW)
@@ -123,9 +123,11 @@ def _working_descendant(scene: Scene, pid: int) -> tuple[str, bool] | None:
     whether that work is proven (a proven one first: an evaluator at a CPU share on a loaded machine works with its
     stack moving, though its locals were not seen to advance)."""
     working = [(kid, m) for kid in _descendants(scene, pid) if (m := process_state(kid)).state == "working"]
-    for kid, m in sorted(working, key=lambda km: not km[1].proves_work):
-        return (m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"), m.proves_work
-    return None
+    best = min(working, key=lambda km: not km[1].proves_work, default=None)
+    if best is None:
+        return None
+    kid, m = best
+    return (m.fact if m.fact.startswith(kid.label()) else f"{kid.label()} works: {m.fact}"), m.proves_work
 
 
 def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
