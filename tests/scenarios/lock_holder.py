@@ -1,6 +1,6 @@
 """Holds a lock on argv[1] (argv[2]: filelock, flock or lockf): argv[3] "forever" (asleep: it never
-releases it), "work:S" (it computes for S seconds, then releases), or "blocked" (it waits on an event
-nobody sets)."""
+releases it), "work:S" (it computes for S seconds, then releases), "work:S:PATH" (it computes until PATH exists,
+at most S seconds, then releases), or "blocked" (it waits on an event nobody sets)."""
 
 import fcntl
 import os
@@ -37,9 +37,10 @@ if __name__ == "__main__":
     elif HOW == "blocked":
         threading.Event().wait()
     else:
-        seconds, total, t0 = float(HOW.split(":")[1]), 0, time.monotonic()
+        _, limit, *until = HOW.split(":", 2)
+        seconds, total, t0 = float(limit), 0, time.monotonic()
         rows = list(range(1000))
-        while time.monotonic() - t0 < seconds:
+        while time.monotonic() - t0 < seconds and not (until and os.path.exists(until[0])):
             for r in rows:
                 total += r * r
         release()

@@ -7,7 +7,7 @@ from _ready import ready
 
 
 def load_batch(step):
-    return [random.random() for _ in range(600000)]
+    return [random.random() for _ in range(200000)]
 
 
 def forward(batch):
@@ -27,7 +27,7 @@ def optimizer_step(grads, weights):
 
 
 def train():
-    weights = [0.0] * 600000
+    weights = [0.0] * 200000
     step = 0
     while True:
         batch = load_batch(step)

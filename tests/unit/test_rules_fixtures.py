@@ -835,3 +835,34 @@ def test_a_wait_on_storage_is_judged_by_the_bytes_the_storage_moves():
     f = d2.findings[0]
     assert (f.cause, d2.verdict.value) == ("io.storage_wait", "slow"), f
     assert any("moved 2.0 MiB to or from storage" in e for x in d2.findings for e in (x.summary, *x.evidence)), f
+
+
+@pytest.mark.parametrize("code", ["time.sleep(pause)", ""])
+def test_a_short_timer_the_kernel_shows_is_something_that_moves_whatever_its_line_says(code):
+    """A reader child started as ``python -c`` sleeps between its reads: its line cannot be read, but the kernel's
+    timer (0.5 s) says it wakes by itself. With one sample of it (no counter moves on a loaded machine) that timer
+    is all that says the job moves; it came out hung without it (the zoo's like_pipe_write_reader_slow, inspected
+    under CI's load). The same timer past the bounds moves nothing."""
+    from hangwatch.diagnose.scene import Scene
+    from hangwatch.diagnose.state import moving
+
+    ev = load("child_wait_subprocess")
+    kid = next(p for p in ev.processes if p.info.ppid == ev.processes[0].info.pid)
+
+    def nap(x, left):
+        frames = lambda t: tuple(replace(f, code=code) for f in t.frames)  # noqa: E731
+        return replace(
+            x,
+            threads=tuple(
+                replace(t, syscall="clock_nanosleep", wakes_in=left, state="S", frames=frames(t)) for t in x.threads
+            ),
+        )
+
+    def with_timer(left):
+        sleeper = replace(kid, samples=(nap(kid.samples[-1], left),))
+        return replace(ev, processes=tuple(sleeper if p is kid else p for p in ev.processes))
+
+    assert moving(Scene.of(ev)) is None
+    said = moving(Scene.of(with_timer(0.5)))
+    assert said is not None and "timer" in said, said
+    assert moving(Scene.of(with_timer(1e6))) is None

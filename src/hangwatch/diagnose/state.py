@@ -466,8 +466,9 @@ def moving(scene: Scene) -> str | None:
         for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             left = t.last.wakes_in if t.samples else None  # the kernel's timer: Python or native (`sleep 20`)
-            if top is None and left is not None and left < v.timer_bound_s:
-                return f"{v.label()} sleeps in {t.last.syscall}(): its timer ends in {left:.0f} s"
+            if left is not None and left < v.timer_bound_s:  # whatever its line says, or none (`python -c`)
+                at = f"at {describe(top)}" if top is not None else f"in {t.last.syscall}()"
+                return f"{v.label()} sleeps {at}: its timer ends in {left:.0f} s"
             if top is None or not sg.SLEEP_LINE.search(top.code or ""):
                 continue
             timer = left if left is not None else sg.sleep_timer(top.code)
