@@ -125,7 +125,9 @@ def test_a_collate_spin_whose_counter_advances_is_hung_at_once(run):
     _in_the_loop(root["where"], "dl_collate_count.py")
     assert any("`n` only counts" in e and "so the loop spins" in e for e in root["evidence"]), root["evidence"]
     assert "spinning" in root["summary"] and root["proof"]["kind"] == "hang"
-    assert root["proof"]["fact"].startswith("a counting spin: `n` only counts")
+    # the graph's proof: main's wait for the batch, through the worker whose spin its locals prove
+    said = root["proof"]["fact"]
+    assert "waits for a DataLoader batch" in said and "`n` only counts" in said and "spins" in said, said
 
 
 @pytest.mark.e2e

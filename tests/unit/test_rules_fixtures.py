@@ -443,11 +443,55 @@ def _caught_on_its_way(ev: Evidence) -> Evidence:
     return replace(ev, processes=tuple(worker if p.info.pid == worker.info.pid else p for p in ev.processes))
 
 
+def _kernel_read(ev: Evidence) -> Evidence:
+    """The recorded fork_lock capture predates the kernel's reading of a blocked call: each DataLoader worker's
+    thread, where idle, read as today's capture reads it (a futex private to the process, with no timeout)."""
+
+    def read(x):
+        return replace(
+            x,
+            threads=tuple(
+                t if t.active else replace(t, syscall="futex", timeout=False, shared_futex=False) for t in x.threads
+            ),
+        )
+
+    def worker(p):
+        return replace(p, samples=tuple(read(x) for x in p.samples))
+
+    return replace(
+        ev, processes=tuple(worker(p) if p.info.role.value == "dataloader_worker" else p for p in ev.processes)
+    )
+
+
+def test_a_worker_left_with_one_thread_in_a_private_futex_is_proven_by_the_graph_and_only_then():
+    """[1/5]: fork.inherited_lock only names; the graph proves it. A process with one OS thread in every sample,
+    blocked in a futex private to it with no timeout, has no thread that could wake it: an edge to nobody. The
+    same capture without the kernel's reading (as recorded) is not proven: the namer's guess that the lock was
+    held at fork time is no proof."""
+    d = diagnose(_kernel_read(load("fork_inherited_lock")))  # at a Python lock line: a lock nothing can release
+    assert (d.verdict.value, d.root.cause) == ("hung", "fork.inherited_lock"), d.root
+    assert d.root.proves_hang and "nothing can release it" in (d.root.proof.fact if d.root.proof else "")
+    assert d.graph is not None and any(c.ending == "nobody" for c in d.graph.chains)
+
+    def native(p):  # the same wait inside a native call (an OpenMP pool's barrier after fork): no lock line to read
+        if p.info.role.value != "dataloader_worker":
+            return p
+        call = lambda t: replace(t, frames=(replace(t.frames[0], code="    out = torch.mm(a, b)"), *t.frames[1:]))  # noqa: E731
+        return replace(p, samples=tuple(replace(x, threads=tuple(call(t) for t in x.threads)) for x in p.samples))
+
+    ev = _kernel_read(load("fork_inherited_lock"))
+    d = diagnose(replace(ev, processes=tuple(native(p) for p in ev.processes)))
+    assert d.verdict.value == "hung" and d.root.proves_hang, d.root
+    assert "one OS thread in every sample" in (d.root.proof.fact if d.root.proof else ""), d.root.proof
+    d = diagnose(load("fork_inherited_lock"))  # no kernel reading: no proof
+    assert d.verdict.value == "hung" and not d.root.proves_hang, d.root.proof
+
+
 def test_a_proven_finding_leads_an_unproven_one_at_the_same_place():
     """The each-cause flake of issue [4/5]: worker 0 caught on its way to the inherited lock got no fork evidence
     and was named dataloader.worker_stuck (0.9) above worker 1's proven fork.inherited_lock (0.85) at the very
     same line. The proof leads."""
-    ev = _caught_on_its_way(load("fork_inherited_lock"))
+    ev = _kernel_read(_caught_on_its_way(load("fork_inherited_lock")))
     d = diagnose(ev)
     stuck = next(f for f in d.findings if f.cause == "dataloader.worker_stuck")
     assert stuck.confidence > d.root.confidence, "the replay reproduces the unproven finding's higher confidence"
@@ -461,7 +505,7 @@ def test_ranking_by_confidence_alone_fails_the_replay(monkeypatch):
     from hangwatch.diagnose import engine
 
     monkeypatch.setattr(engine, "rank", lambda hits: sorted(hits, key=lambda h: -h.finding.confidence))
-    d = diagnose(_caught_on_its_way(load("fork_inherited_lock")))
+    d = diagnose(_kernel_read(_caught_on_its_way(load("fork_inherited_lock"))))
     assert d.root.cause == "dataloader.worker_stuck"
 
 

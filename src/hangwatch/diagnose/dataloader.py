@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
@@ -28,7 +28,7 @@ from hangwatch.fixes import (
     WORKER_STUCK_FIX,
 )
 from hangwatch.records.evidence import Frame, Role
-from hangwatch.records.incident import Finding, Proof, Verdict
+from hangwatch.records.incident import Finding, Verdict
 
 STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
@@ -162,25 +162,20 @@ def _busy_worker(
         ev.append("other workers: " + ", ".join(_other_worker(o, states[o.pid]) for o in others))
     hits: list[Hit] = []
     fork_ev = fork_lock_suspect(w, t, main)
-    if fork_ev:
+    if fork_ev:  # the graph proves it where nothing in the worker can wake it (graph._thread_waits)
         hits.append(
-            Hit(
+            named(
                 Finding(
                     cause=Cause.FORK_INHERITED_LOCK,
                     confidence=0.85,
                     summary=(
-                        f"DataLoader {name} is blocked on a lock it inherited, already held, when it was forked "
-                        f"from pid {main.pid}; nothing in the worker can release it."
+                        f"DataLoader {name} is blocked on a lock it likely inherited, already held, when it was "
+                        f"forked from pid {main.pid}."
                     ),
                     where=w.where(t, frame),
                     evidence=tuple([waits, *fork_ev]),
                     fix=FORK_FIX,
-                    proof=proof.hang(
-                        f"{name} was forked from pid {main.pid} and waits at a lock it inherited held: "
-                        "fork copies a held lock, never the thread that would release it"
-                    ),
-                ),
-                Verdict.HUNG,
+                )
             )
         )
     held = _held_by_main(mt, t, frame)
@@ -188,61 +183,55 @@ def _busy_worker(
         hits.append(_lock_across_processes(main, name, w, t, frame, held, waits))
     else:
         hits.extend(semaphore_wait(w, t, f"DataLoader {name}", waiter_of=main, waits=waits))
-    judged = _judge_worker(w, t, frame, name, ev)
-    conf = 0.6 if fork_ev else judged.confidence
+    said = _worker_named(w, t, frame, name, ev)
+    conf = 0.6 if fork_ev else said.confidence
     hits.append(
-        Hit(
+        named(
             Finding(
-                cause=judged.cause,
+                cause=said.cause,
                 confidence=conf,
-                summary=judged.summary
+                summary=said.summary
                 + (f" It {holds}." if holds is not None and holds.startswith(("has", "is on")) else ""),
                 where=w.where(t, frame),
                 evidence=tuple(ev),
-                fix=judged.fix,
-                proof=judged.proof,
-            ),
-            judged.verdict,
+                fix=said.fix,
+            )
         )
     )
     return hits
 
 
 @dataclass(frozen=True)
-class _Judged:
+class _Named:
     cause: Cause
     summary: str
-    verdict: Verdict
     confidence: float
     fix: tuple[str, ...]
-    proof: Proof | None = None
 
 
-def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str, ev: list[str]) -> _Judged:
-    """What a busy worker is doing, in words, from its state (``diagnose/state.py``); ``ev`` gets the facts. Only
-    a worker proven unable to go on "never returns" its batch."""
+def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str, ev: list[str]) -> _Named:
+    """What a busy worker is doing, in words, from its state (``diagnose/state.py``); ``ev`` gets the facts. The
+    verdict and its proof are the verdict stage's, from the same state and the worker's chain; only a worker whose
+    state proves it unable to go on "never returns" its batch, in words."""
     m = thread_state(w, t)
     slow = Cause.DATALOADER_WORKER_SLOW
     at = describe(frame)
     if m.state == "gone":  # the main process gets the worker's exit (dataloader.worker_died names it)
         ev.append(f"{name}: {m.fact}")
-        return _Judged(
+        return _Named(
             slow,
             f"DataLoader {name} exited during the look, in {at}; the main process gets its exit.",
-            Verdict.SLOW,
             0.4,
             WORKER_SLOW_FIX,
         )
     if m.state == "working":
         how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
         ev.append(how if m.motion is not None else f"{how}: it works")
-        return _Judged(
+        return _Named(
             slow,
             f"DataLoader {name} is alive, working in {at}: {how}; the main process waits for its batch.",
-            Verdict.SLOW,
             0.6,
             WORKER_SLOW_FIX,
-            proof.work(how) if m.proves_work else None,
         )
     if m.state == "spinning":
         if m.motion is not None:
@@ -252,54 +241,47 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             if m.proves_hang
             else f"and has not returned its batch in the {w.duration_s:.0f} s window"
         )
-        return _Judged(
+        return _Named(
             STUCK,
             f"DataLoader {name} is spinning at {w.cpu_text()} in {at} {ends}; the main process waits for it.",
-            Verdict.HUNG,
             0.9,
             WORKER_STUCK_FIX,
-            proof.hang(m.motion.proof_fact) if m.proves_hang and m.motion is not None else None,
         )
     if m.state == "wakes":
         ev.append(f"{name} {m.fact}: it moves")
-        return _Judged(
+        return _Named(
             slow,
             f"DataLoader {name} is alive in {at}: it {m.fact} (a sleep, poll or retry loop), so its batch is slow, "
             "not lost.",
-            Verdict.SLOW,
             0.6,
             WORKER_SLOW_FIX,
         )
     if m.state in ("long_sleep", "looping"):  # a timer past every bound, or a sleep in a loop with no way out
         ev.append(f"{name} {m.fact}")
-        return _Judged(
+        return _Named(
             STUCK,
             f"DataLoader {name} sleeps in {at} and never returns its batch: {m.fact}; the main process waits for it.",
-            Verdict.HUNG,
             0.9,
             WORKER_STUCK_FIX,
-            proof.hang(m.fact),
         )
     if m.state == "asleep":  # a timed sleep: a back-off, a rate limit, a slow source
         ev.append(f"{name} is {m.fact}: its timer ends by itself")
-        return _Judged(
+        return _Named(
             slow,
             f"DataLoader {name} is asleep in {at} (a timed sleep: its timer ends by itself), so its batch is slow, "
             "not lost; the main process waits for it.",
-            Verdict.SLOW,
             0.6,
             WORKER_SLOW_FIX,
         )
     if m.state == "brief":  # one sample, or a sleep seen briefly (a capture cut short on a loaded machine)
         ev.append(f"{name} was {m.fact}")
-        return _Judged(
+        return _Named(
             slow,
             f"DataLoader {name} is in {at}, {m.fact}, so its batch is not called lost; the main process waits for it.",
-            Verdict.SLOW,
             0.5,
             WORKER_SLOW_FIX,
         )
-    fact = proof.unreleasable(w, t)
+    fact = proof.unreleasable(w, t) or proof.forsaken(w, t)
     blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
     ends = (
         "and never returns its batch: nothing can end its wait"
@@ -324,7 +306,7 @@ def _judge_worker(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             "something sets it on every path.",
             *fix[1:2],
         )
-    return _Judged(STUCK, summary, Verdict.HUNG, 0.9, fix, fact)
+    return _Named(STUCK, summary, 0.9, fix)
 
 
 MP_SYNC_PY = "multiprocessing/synchronize.py"  # SemLock: a lock shared across processes (stdlib)
@@ -366,9 +348,9 @@ def _lock_across_processes(
     waits: str,
 ) -> Hit:
     """Both sides of a lock shared across processes: the worker waits for it, main holds it while it
-    waits for that worker's batch."""
+    waits for that worker's batch (the graph's cycle through the lock and the batch proves it)."""
     mt, mf, lock = held
-    return Hit(
+    return named(
         Finding(
             cause=Cause.CODE_DEADLOCK,
             confidence=0.93,
@@ -390,12 +372,7 @@ def _lock_across_processes(
                 "process holds while it waits for a batch never returns.",
                 "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
             ),
-            proof=proof.hang(
-                f"a lock cycle across processes: {name} waits for `{lock}`, which {main.label()} holds at "
-                f"{describe(mf)} while it waits for that worker's batch"
-            ),
-        ),
-        Verdict.HUNG,
+        )
     )
 
 
@@ -453,21 +430,10 @@ def _batch_lost(
         conf = 0.92
     if mt.idle_throughout:
         ev.append(f"main thread idle for {main.duration_s:.0f} s")
-    fact = None
-    measured = [
-        w for w in workers if w.main_thread is not None and w.main_thread.measured and w.main_thread.idle_throughout
-    ]
-    if mt.measured and mt.idle_throughout and len(measured) == len(workers):
-        fact = proof.hang(
-            f"every worker ({len(workers)}) waited for work for the whole {main.duration_s:.0f} s window "
-            f"while {main.label()} waited for a batch: no worker holds it, and the main process hands "
-            "out new work only when a batch comes back"
-        )
-    return Hit(
+    return named(  # the graph's edge from main's wait to nobody proves it, where every worker was seen idle
         Finding(
             cause=Cause.DATALOADER_BATCH_LOST,
             confidence=conf,
-            proof=fact,
             summary=(
                 "The main process waits for a batch that no worker is producing: every worker is alive "
                 "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
@@ -477,7 +443,6 @@ def _batch_lost(
             evidence=tuple(ev),
             fix=BATCH_LOST_FIX,
         ),
-        Verdict.HUNG,
     )
 
 
@@ -491,26 +456,21 @@ def fork_rule(scene: Scene) -> list[Hit]:
             continue
         parent = scene.view(v.info.ppid)
         ev = fork_lock_suspect(v, t, parent)
-        if ev:
+        if ev:  # the graph proves it where nothing in the child can wake it (graph._thread_waits)
             frame = t.user_frame
             hits.append(
-                Hit(
+                named(
                     Finding(
                         cause=Cause.FORK_INHERITED_LOCK,
                         confidence=0.8,
                         summary=(
-                            f"{v.label()} is blocked on a lock it inherited, already held, when it was forked "
-                            f"from pid {v.info.ppid}."
+                            f"{v.label()} is blocked on a lock it likely inherited, already held, when it was "
+                            f"forked from pid {v.info.ppid}."
                         ),
                         where=v.where(t, frame),
                         evidence=tuple(ev),
                         fix=FORK_FIX,
-                        proof=proof.hang(
-                            f"{v.label()} was forked from pid {v.info.ppid} and waits at a lock it inherited "
-                            "held: fork copies a held lock, never the thread that would release it"
-                        ),
-                    ),
-                    Verdict.HUNG,
+                    )
                 )
             )
     return hits

@@ -10,11 +10,14 @@ each with the resource and the measured fact it was read from:
 - a thread reading a pipe, or a socket whose other end is on this host (a unix socket, a loopback connection)
   -> every process holding the other end, found by inode (in the job or not);
 - a thread reading the terminal, or at a prompt -> a person;
-- a thread waiting on a primitive of its own process that no living thread can release -> nobody;
+- a thread waiting on a primitive of its own process that no living thread can release (a Python one; any private
+  futex of a process left with one OS thread, as fork leaves it) -> nobody;
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
   0) that every process sharing it waits for -> nobody;
 - a thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
   ``moves`` while anything of it moves), followed only where its process waits on nothing else;
+- a process waiting for a DataLoader batch that no worker holds (it and every worker idle for the whole window)
+  -> nobody;
 - a process waiting for a pool's result that nobody will hand over (the pool's result handler gone, a worker lost
   with its task, an executor with no worker) -> nobody.
 
@@ -64,6 +67,7 @@ from hangwatch.diagnose.views import (
     innermost_user,
     timer_bound,
 )
+from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import POLLED, LockHolder, LockWait, Role
 from hangwatch.records.incident import Proof
 
@@ -228,12 +232,36 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         me, nobody = _pid_id(v.pid), f"{NOBODY}:{v.pid}"
         words = f"{v.label()} waits for a pool's result at {describe(lost.frame)}"
         return [(Edge(me, nobody, "pool result", words, timeout=False), Node(nobody, "nobody", NOBODY, lost.fact))]
+    batch = _lost_batch(scene, v, t, at)
+    if batch is not None:  # the batch no worker holds: what its main thread waits on
+        return [batch]
     out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
     out.extend(_held_waits(scene, v))
     out.extend((e, None) for e in _rank_waits(scene, v, at))
     if not out:
         out.extend(_thread_waits(v))
     return out
+
+
+def _lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[Edge, Node] | None:
+    """A process whose main thread waits for a DataLoader batch that no worker holds: it and every worker of it were
+    measured idle for the whole window, each worker in its own wait for the next index. The main process hands out
+    new work only when a batch comes back, so nobody will bring it (a batch lost on its way back)."""
+    workers = scene.workers_of(v.pid) if scene.waits_for_batch(v) else []
+    if not workers or not (t.measured and t.idle_throughout):
+        return None
+    for w in workers:
+        wt = w.main_thread
+        if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle":
+            return None
+    fact = (
+        f"every worker ({len(workers)}) waited for work for the whole {v.duration_s:.0f} s window while "
+        f"{v.label()} waited for a batch: no worker holds it, and the main process hands out new work only when a "
+        "batch comes back"
+    )
+    me, nobody = _pid_id(v.pid), f"{NOBODY}:{v.pid}"
+    words = f"{v.label()} waits for a DataLoader batch at {at}"
+    return Edge(me, nobody, "dataloader batch", words, timeout=False, tid=t.tid), Node(nobody, "nobody", NOBODY, fact)
 
 
 P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
@@ -348,10 +376,11 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
 
 
 def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
-    """A thread of ``v`` waiting on its own process's primitive that no living thread can release."""
+    """A thread of ``v`` waiting on its own process's primitive that no living thread can release: a Python one
+    (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     out: list[tuple[Edge, Node | None]] = []
     for t in v.threads:
-        fact = proof.unreleasable(v, t)
+        fact = proof.unreleasable(v, t) or proof.forsaken(v, t)
         if fact is None:
             continue
         kind = proof.sync_wait(t) or "lock"
@@ -371,6 +400,13 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
         )
         break
     return out
+
+
+def _others_may_act(v: ProcessView) -> bool:
+    """Another thread of ``v`` than its main one might still change what main does (a Python thread, not parked, not
+    library machinery)."""
+    main = v.main_thread
+    return any(proof.may_release(o) for o in v.threads if main is None or o.tid != main.tid)
 
 
 def build_graph(scene: Scene) -> WaitGraph:
@@ -396,9 +432,11 @@ def build_graph(scene: Scene) -> WaitGraph:
             m.fact
             + ("; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
             proves_work=m.proves_work,
-            # a spin proven by its locals is the busy-loop namer's proof, not the graph's (a cycle's other
-            # threads may still move): the graph proves by a node's loop with no way out or its long timer
-            proves_hang=parked or (m.proves_hang and m.state in ("looping", "long_sleep")),
+            # the graph proves by a node's loop with no way out, its long timer, or a spin its locals prove where no
+            # other thread of it could end the spin (a cycle is only of nodes blocked: a spinning one ends a chain)
+            proves_hang=parked
+            or (m.proves_hang and m.state in ("looping", "long_sleep"))
+            or (m.proves_hang and m.state == "spinning" and not _others_may_act(v)),
             single_minded=single,
             measured=main is not None and main.measured,
         )
@@ -484,8 +522,13 @@ def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
         if edge.resource == "collective"
         else _PREFER
     )
-    state = nodes[edge.holder].state
-    return order.index(state) if state in order else len(order)
+    node = nodes[edge.holder]
+    at = order.index(node.state) if node.state in order else len(order)
+    if edge.resource == "dataloader batch" and node.proves_hang:
+        # a worker proven stuck first: batches come back in order, so the job waits for its batch, now or after
+        # the ones before it (an idle worker read without its Python stack, "blocked", came first and hid a spin)
+        return at - len(order) - 1
+    return at
 
 
 def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]) -> Chain | None:
@@ -517,7 +560,7 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
 
 def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
     verdict, proven = ENDINGS[ending]
-    proven = proven or (ending in ("blocked", "looping") and end.proves_hang)
+    proven = proven or (ending in ("blocked", "looping", "spinning") and end.proves_hang)
     if any(h.timeout is True for h in hops):
         proven = False  # a wait that times out ends by itself: the chain says where it waits, not that it hangs
     fact: Proof | None = None

@@ -3,9 +3,9 @@
 A *proof of a hang* says the job cannot recover by itself, so the first look may declare it
 (docs/stalls.md#what-counts-as-proof-of-a-hang): a wait no thread will release (blocked, the kernel says the
 wait has no timeout, and no other thread of the process runs), a lock cycle, a counting spin, a stopped
-process, a prompt, ranks in different collectives, lost work, a forked child in an inherited lock. A *proof of
-work* says the job works (a loop that walks its data, one long call, bytes moving, CPU with a moving stack), so
-the step history never declares it hung; only --max-slow does.
+process, a prompt, ranks in different collectives, lost work, a process left by fork with one thread in a
+private futex. A *proof of work* says the job works (a loop that walks its data, one long call, bytes moving, CPU
+with a moving stack), so the step history never declares it hung; only --max-slow does.
 """
 
 from __future__ import annotations
@@ -98,6 +98,26 @@ def sealed(v: ProcessView, waiting: list[ThreadView]) -> bool:
         bool(waiting)
         and all(t.tid in ids for t in v.threads if t.has_stack)
         and all(t.blocked and t.waits_forever and t.last.shared_futex is False for t in waiting)
+    )
+
+
+def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
+    """Proof that ``t`` can never be woken, from the kernel's side alone: its process has one OS thread in every sample
+    (a forked child: fork copies only the forking thread), and that thread is blocked for the whole window in a futex
+    private to the process with no timeout. Only a thread of the same process can wake a private futex, and there is
+    none: a lock copied held by fork, an OpenMP pool's barrier after fork, whatever the native code holding it."""
+    if (
+        not t.blocked
+        or not t.waits_forever
+        or t.last.syscall != "futex"
+        or t.last.shared_futex is not False
+        or any(s.num_threads != 1 for s in v.ev.samples)
+    ):
+        return None
+    where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
+    return hang(
+        f"{v.label()} has one OS thread in every sample, and it waits at {where} in a futex private to the process, "
+        f"with no timeout ({t.wait_text}): only a thread of the same process could wake it, and there is none"
     )
 
 

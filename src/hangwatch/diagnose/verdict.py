@@ -22,7 +22,8 @@ from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict
 def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     """A finding its namer left without a verdict takes the one measured, in this order:
 
-    - its thread's state (the state module's ``VERDICTS``): working, asleep on a timer or waking, slow (with the
+    - its thread's state (the state module's ``VERDICTS``): seen too briefly to say (one sample), slow, unless its
+      own chain proves more; working, asleep on a timer or waking, slow (with the
       state's proof of work), but for a main thread the graph follows as a waiter: asleep or waking, that is a
       wait that polls (a ``filelock`` acquire), and its chain decides; working, its own work is what was
       measured, and the wait named ranks as a contradicted one; stopped, ``stopped`` with that state as the proof
@@ -61,6 +62,9 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     used = runs(v) if VERDICTS[m.state][0] is None else None
     if used is not None:
         return Hit(replace(f, evidence=(*f.evidence, f"{used}; what it does was not read: {m.fact}")), Verdict.SLOW)
+    if m.state == "brief" and (own is None or own.proof is None):
+        # seen too briefly to say that it stays there (a capture cut short on a loaded machine): not called hung
+        return Hit(replace(f, evidence=(*f.evidence, m.fact), confidence=min(f.confidence, CONTRADICTED)), Verdict.SLOW)
     alive = _alive_end(v, t, scene, graph)
     if alive is None:
         return Hit(f, Verdict.HUNG)
