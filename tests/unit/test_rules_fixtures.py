@@ -910,3 +910,64 @@ def test_a_short_timer_the_kernel_shows_is_something_that_moves_whatever_its_lin
     said = moving(Scene.of(with_timer(0.5)))
     assert said is not None and "timer" in said, said
     assert moving(Scene.of(with_timer(1e6))) is None
+
+
+def _fixture(name: str) -> dict:
+    return json.loads((FIXTURES / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_lost_batch_is_proven_only_where_nothing_of_main_or_its_workers_runs(busy):
+    """[1/5]: the graph's edge from main's wait for a batch to nobody needs main and every worker still, on every
+    thread: a worker's feeder thread at CPU (copying a batch into shared memory) may yet hand the batch over. It
+    was proven all the same before (only the main threads were read)."""
+    d = _fixture("batch_lost")
+    if busy:
+        worker = next(p for p in d["processes"] if p["info"]["role"] == "dataloader_worker")
+        for i, s in enumerate(worker["samples"]):
+            s["cpu_seconds"] += 0.5 * i
+            s["threads"][-1].update(name="QueueFeederThread", state="R", wchan=None, active=True, cpu_ticks=50 * i)
+    dg = diagnose(evidence_from_dict(d))
+    assert (dg.verdict.value, dg.root.cause) == ("hung", "dataloader.batch_lost"), dg.root
+    assert dg.root.proves_hang is not busy, dg.root.proof
+
+
+LOGGING_LOCK = (
+    ("/usr/lib/python3.11/logging/__init__.py", "Handler.acquire", 923, "self.lock.acquire()"),
+    ("/usr/lib/python3.11/logging/__init__.py", "Handler.handle", 977, "self.acquire()"),
+    ("/usr/lib/python3.11/logging/__init__.py", "Logger.info", 1489, "self._log(INFO, msg, args, **kwargs)"),
+    ("/tmp/x/preprocess.py", "tokenize_corpus", 7, 'log.info("tokenizing %s", path)'),
+    ("/tmp/x/preprocess.py", "<module>", 8, "tokenize_corpus()"),
+)
+
+
+@pytest.mark.parametrize("how", ["waits", "waits_with_a_timeout", "exited"])
+def test_a_child_left_with_one_thread_in_a_library_lock_proves_only_an_untimed_wait_for_it(how):
+    """A child with one OS thread in a futex private to it with no timeout (logging's lock, as fork copies it held)
+    can never go on: an edge to nobody. Its parent's wait for it is proven only where it has no timeout (a parent
+    in ``Popen.wait(timeout=...)`` will end the child and go on: neither the child's own chain nor the parent's
+    proves the job hung); a child that exited in the look waits on nothing."""
+    d = _fixture("child_wait_subprocess")
+    parent, child = d["processes"]
+    like = child["samples"][0]["threads"][0]["frames"][0]
+    lock = [dict(like, file=f, function=fn, line=n, code=c) for f, fn, n, c in LOGGING_LOCK]
+    for s in child["samples"]:
+        for t in s["threads"]:
+            t["frames"] = lock
+            t.update(syscall="futex", timeout=False, shared_futex=False, ctx_switches=0)
+    if how == "waits_with_a_timeout":  # Popen.wait(timeout=600): a poll with short sleeps
+        for i, s in enumerate(parent["samples"]):
+            for t in s["threads"]:
+                t["frames"][0] = dict(like, file="/usr/lib/python3.11/subprocess.py", function="Popen._wait", line=2060)
+                t["frames"][0]["code"] = "time.sleep(delay)"
+                t.update(syscall="clock_nanosleep", timeout=True, wakes_in=0.05, ctx_switches=40 * i)
+    if how == "exited":
+        child["exited"] = True
+    dg = diagnose(evidence_from_dict(d))
+    if how == "exited":
+        assert dg.verdict.value == "slow" and not dg.root.proves_hang, dg.root
+        return
+    assert (dg.verdict.value, dg.root.cause) == ("hung", "child.wait"), dg.root
+    assert dg.root.proves_hang is (how == "waits"), dg.root.proof
+    if how == "waits":
+        assert "one OS thread in every sample" in (dg.root.proof.fact if dg.root.proof else ""), dg.root.proof

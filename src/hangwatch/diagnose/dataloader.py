@@ -281,11 +281,15 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             0.5,
             WORKER_SLOW_FIX,
         )
-    fact = proof.unreleasable(w, t) or proof.forsaken(w, t)
+    fact = proof.unreleasable(w, t)
+    alone = proof.forsaken(w, t) if fact is None else None  # a native wait of a process fork left one thread
     blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
     ends = (
         "and never returns its batch: nothing can end its wait"
         if fact
+        else "and never returns its batch: it is the worker's only thread, in a futex wait private to it with no "
+        "timeout, which no other thread can end (what fork copies held: a lock, a thread pool's barrier)"
+        if alone
         else f"and has not returned its batch: nothing moved in the {w.duration_s:.0f} s window"
     )
     summary, fix = _what_it_waits_on(
@@ -306,6 +310,8 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             "something sets it on every path.",
             *fix[1:2],
         )
+    elif alone is not None:
+        fix = (*FORK_FIX, *fix[1:2])  # a fork artifact: the worker started another way does not inherit it
     return _Named(STUCK, summary, 0.9, fix)
 
 

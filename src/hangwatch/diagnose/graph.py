@@ -243,16 +243,27 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     return out
 
 
+def _still(v: ProcessView) -> bool:
+    """Nothing of ``v`` ran or moved data in the window, on any thread: no CPU, no read or write calls, none of its
+    threads at CPU or waking (a feeder thread copying a batch into shared memory, a pin-memory thread pinning one)."""
+    return (
+        not v.ended
+        and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
+        and not v.moved_data
+        and not any(x.busy or x.woke_often for x in v.threads)
+    )
+
+
 def _lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[Edge, Node] | None:
     """A process whose main thread waits for a DataLoader batch that no worker holds: it and every worker of it were
     measured idle for the whole window, each worker in its own wait for the next index. The main process hands out
     new work only when a batch comes back, so nobody will bring it (a batch lost on its way back)."""
     workers = scene.workers_of(v.pid) if scene.waits_for_batch(v) else []
-    if not workers or not (t.measured and t.idle_throughout):
+    if not workers or not (t.measured and t.idle_throughout) or not _still(v):
         return None
     for w in workers:
         wt = w.main_thread
-        if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle":
+        if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle" or not _still(w):
             return None
     fact = (
         f"every worker ({len(workers)}) waited for work for the whole {v.duration_s:.0f} s window while "
@@ -379,7 +390,7 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """A thread of ``v`` waiting on its own process's primitive that no living thread can release: a Python one
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     out: list[tuple[Edge, Node | None]] = []
-    for t in v.threads:
+    for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
         fact = proof.unreleasable(v, t) or proof.forsaken(v, t)
         if fact is None:
             continue
@@ -512,7 +523,7 @@ _PREFER_ALL = (
 )
 
 
-def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
+def _rank(edge: Edge, nodes: dict[str, Node]) -> float:
     if edge.resource == "fifo":
         return len(_PREFER) + 1  # any process could open it: it stands for its process only where nothing else does
     order = (
@@ -524,10 +535,11 @@ def _rank(edge: Edge, nodes: dict[str, Node]) -> int:
     )
     node = nodes[edge.holder]
     at = order.index(node.state) if node.state in order else len(order)
-    if edge.resource == "dataloader batch" and node.proves_hang:
-        # a worker proven stuck first: batches come back in order, so the job waits for its batch, now or after
-        # the ones before it (an idle worker read without its Python stack, "blocked", came first and hid a spin)
-        return at - len(order) - 1
+    if edge.resource == "dataloader batch" and node.proves_hang and node.state != "gone":
+        # a worker proven stuck next after one gone (main gets that exit): batches come back in order, so the job
+        # waits for its batch, now or after the ones before it (an idle worker read without its Python stack,
+        # "blocked", came first and hid a spin)
+        return 0.5
     return at
 
 

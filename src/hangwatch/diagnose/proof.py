@@ -107,7 +107,8 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
     private to the process with no timeout. Only a thread of the same process can wake a private futex, and there is
     none: a lock copied held by fork, an OpenMP pool's barrier after fork, whatever the native code holding it."""
     if (
-        not t.blocked
+        v.ended
+        or not t.blocked
         or not t.waits_forever
         or t.last.syscall != "futex"
         or t.last.shared_futex is not False
@@ -117,7 +118,8 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
     where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
     return hang(
         f"{v.label()} has one OS thread in every sample, and it waits at {where} in a futex private to the process, "
-        f"with no timeout ({t.wait_text}): only a thread of the same process could wake it, and there is none"
+        f"with no timeout ({t.wait_text}): only a thread of the same process could wake it, and it has no other (a "
+        "signal whose handler raises would end the wait; nothing else)"
     )
 
 

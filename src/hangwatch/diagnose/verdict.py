@@ -190,7 +190,7 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         return _not_hung(f, f"Not hung: {v.ended}.", (v.ended,))
     t = next((x for x in v.threads if x.tid == f.where.tid), v.main_thread) if v is not None else None
     own = _chain_of(graph, v, t) if v is not None else None
-    if own is not None and own.ending == NOBODY and own.proof is not None and f.proof is None:
+    if own is not None and own.ending == NOBODY and own.proof is not None and f.proof is None and not _timed(graph, at):
         # no living thread can release what it waits on: no work of its process (main training) ends that wait
         return Hit(replace(f, proof=own.proof, evidence=(*f.evidence, *own.lines())), hit.verdict)
     state = process_state(v) if v is not None and f.proof is None else None
@@ -219,6 +219,13 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         # say what it does: no hang is measured, so none is said, and the finding ranks below the others.
         return _not_hung(f, "Not proven hung: " + own.ending_text + ".", own.lines())
     return hit
+
+
+def _timed(graph: WaitGraph, at: str) -> bool:
+    """Another process waits for ``at`` to exit with a timeout (``Popen.wait(timeout=...)``, ``join(timeout)``): when
+    it runs out, that process may end ``at`` and go on, so ``at``'s own chain, proven, does not prove the job hung
+    (only the chain through that timed wait speaks for the job, and a timed wait never proves)."""
+    return any(e.holder == at and e.resource == "child" and e.timeout is True for e in graph.edges)
 
 
 def _not_hung(f: Finding, said: str, facts: tuple[str, ...], proof: Proof | None = None) -> Hit:
@@ -269,6 +276,7 @@ def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
         and c.verdict == Verdict.HUNG
         and c.proof.kind == ProofKind.HANG
         and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
+        and not _timed(graph, c.waiter)
     ]
     return min(proven, key=lambda c: c.waiter != at, default=None)
 
@@ -289,7 +297,7 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
     # a cycle is named from one of its own members (the ranks that send to each other), not from a process
     # that only waits on it (their launcher, joining them)
     for c in sorted(graph.chains, key=lambda c: not (c.ending == "cycle" and c.waiter == c.end.id)):
-        if c.verdict != Verdict.HUNG or c.proof is None or c.proof.kind != ProofKind.HANG:
+        if c.verdict != Verdict.HUNG or c.proof is None or c.proof.kind != ProofKind.HANG or _timed(graph, c.waiter):
             continue
         members = {c.waiter, *(h.holder for h in c.hops)}
         if members & covered:
