@@ -58,7 +58,7 @@ from hangwatch.diagnose.holding import holder_text, parked_text
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, waits_for_work
+from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, still, waits_for_work
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -243,27 +243,16 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     return out
 
 
-def _still(v: ProcessView) -> bool:
-    """Nothing of ``v`` ran or moved data in the window, on any thread: no CPU, no read or write calls, none of its
-    threads at CPU or waking (a feeder thread copying a batch into shared memory, a pin-memory thread pinning one)."""
-    return (
-        not v.ended
-        and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
-        and not v.moved_data
-        and not any(x.busy or x.woke_often for x in v.threads)
-    )
-
-
 def _lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[Edge, Node] | None:
     """A process whose main thread waits for a DataLoader batch that no worker holds: it and every worker of it were
     measured idle for the whole window, each worker in its own wait for the next index. The main process hands out
     new work only when a batch comes back, so nobody will bring it (a batch lost on its way back)."""
     workers = scene.workers_of(v.pid) if scene.waits_for_batch(v) else []
-    if not workers or not (t.measured and t.idle_throughout) or not _still(v):
+    if not workers or not (t.measured and t.idle_throughout) or not still(v):
         return None
     for w in workers:
         wt = w.main_thread
-        if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle" or not _still(w):
+        if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle" or not still(w):
             return None
     fact = (
         f"every worker ({len(workers)}) waited for work for the whole {v.duration_s:.0f} s window while "

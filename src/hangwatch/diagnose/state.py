@@ -436,6 +436,17 @@ def computes(v: ProcessView) -> str | None:
     return None
 
 
+def still(v: ProcessView) -> bool:
+    """Nothing of ``v`` ran or moved data in the look, on any thread: no CPU, no read or write calls, none of its
+    threads at CPU or waking (a feeder thread copying a batch into shared memory, a pin-memory thread pinning one)."""
+    return (
+        not v.ended
+        and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
+        and not v.moved_data
+        and not any(x.busy or x.woke_often for x in v.threads)
+    )
+
+
 def runs(v: ProcessView) -> str | None:
     """The process used CPU over the look, in words; None otherwise. Alive by itself, whatever else was read."""
     return f"{v.label()} used {v.cpu_text()}" if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT else None
