@@ -1006,24 +1006,3 @@ def test_a_forked_worker_alone_in_a_native_futex_is_named_a_fork_lock_where_its_
         assert d.root.cause == "dataloader.worker_stuck", d.root
         assert "it is the worker's only thread, in a futex wait private to it" in d.root.summary, d.root.summary
         assert d.root.fix[0].startswith("DataLoader(multiprocessing_context='spawn')"), d.root.fix
-
-
-@pytest.mark.parametrize("worker_id", [0, 1])
-def test_a_batch_is_not_proven_lost_where_the_iterators_record_misses_a_worker(worker_id):
-    """The iterator's record numbers its workers 0..n-1. One live worker recorded as worker 1 means worker 0 is gone
-    (killed before the look, as by the OOM killer): the main process raises once torch's SIGCHLD handler runs, so
-    the batch is not lost for good (a suite run on a loaded machine caught dl_worker_killed this way: a look in that
-    moment proved a lost batch). Recorded as worker 0, the one worker it has: proven."""
-    from hangwatch.records.evidence import LoaderTask
-
-    ev = load("batch_lost")
-    task = LoaderTask(0, worker_id, -1, 0, (), 0.0, 0.0, False, "Big")
-
-    def recorded(p):
-        if p.info.role.value != "dataloader_worker":
-            return p
-        return replace(p, loader_task=replace(task, worker_pid=p.info.pid))
-
-    d = diagnose(replace(ev, processes=tuple(recorded(p) for p in ev.processes)))
-    assert d.verdict.value == "hung" and d.root.cause == "dataloader.batch_lost", d.root
-    assert d.root.proves_hang is (worker_id == 0), d.root.proof

@@ -254,11 +254,6 @@ def _lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[E
         wt = w.main_thread
         if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle" or not still(w):
             return None
-    ids = sorted(w.ev.loader_task.worker_id for w in workers if w.ev.loader_task is not None)
-    if ids and ids != list(range(len(workers))):
-        # the iterator's record numbers its workers 0..n-1: one is missing, gone before the look (killed, as by the
-        # OOM killer), and the main process raises when torch's SIGCHLD handler runs: not a batch lost for good
-        return None
     fact = (
         f"every worker ({len(workers)}) waited for work for the whole {v.duration_s:.0f} s window while "
         f"{v.label()} waited for a batch: no worker holds it, and the main process hands out new work only when a "
