@@ -971,38 +971,3 @@ def test_a_child_left_with_one_thread_in_a_library_lock_proves_only_an_untimed_w
     assert dg.root.proves_hang is (how == "waits"), dg.root.proof
     if how == "waits":
         assert "one OS thread in every sample" in (dg.root.proof.fact if dg.root.proof else ""), dg.root.proof
-
-
-@pytest.mark.parametrize("pool", [True, False])
-def test_a_forked_worker_alone_in_a_native_futex_is_named_a_fork_lock_where_its_parent_runs_native_threads(pool):
-    """A DataLoader worker left with one thread, in a native call's private futex (an OpenMP barrier after fork),
-    whose parent runs no user thread of its own: with native threads in the parent (a thread pool that may have held
-    it when it forked), fork.inherited_lock, and its fix is the fork's; with none, dataloader.worker_stuck in the
-    kernel's words. The graph proves both (the zoo's fork_openmp_dataloader and fork_tokenizers_collate were
-    worker_stuck)."""
-    ev = _kernel_read(load("fork_inherited_lock"))
-    root = ev.root_pid
-
-    def changed(p):
-        if p.info.role.value == "dataloader_worker":
-            native = lambda t: replace(t, frames=(replace(t.frames[0], code="    out = torch.mm(a, b)"), *t.frames[1:]))  # noqa: E731
-            return replace(p, samples=tuple(replace(x, threads=tuple(native(t) for t in x.threads)) for x in p.samples))
-        if p.info.pid != root:
-            return p
-
-        def threads(x):
-            kept = tuple(t for t in x.threads if t.name != "metrics-uploader")
-            omp = replace(kept[-1], tid=kept[-1].tid + 100, name="python", frames=(), active=None, owns_gil=None)
-            return (*kept, omp) if pool else kept
-
-        return replace(p, samples=tuple(replace(x, threads=threads(x)) for x in p.samples))
-
-    d = diagnose(replace(ev, processes=tuple(changed(p) for p in ev.processes)))
-    assert d.verdict.value == "hung" and d.root.proves_hang, d.root
-    if pool:
-        assert d.root.cause == "fork.inherited_lock", d.root
-        assert any("native thread(s) with no Python stack" in e for e in d.root.evidence), d.root.evidence
-    else:
-        assert d.root.cause == "dataloader.worker_stuck", d.root
-        assert "it is the worker's only thread, in a futex wait private to it" in d.root.summary, d.root.summary
-        assert d.root.fix[0].startswith("DataLoader(multiprocessing_context='spawn')"), d.root.fix

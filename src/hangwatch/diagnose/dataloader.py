@@ -38,8 +38,7 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     """Evidence that a blocked forked process waits on a lock its parent held at fork time.
 
     Needs all of: forked (not spawned), blocked (idle, low CPU), at a lock line or in native code
-    with one OS thread left; and a parent that runs other user threads (the likely holders), or, for native code,
-    native threads (a thread pool whose lock or barrier fork copied held).
+    with one OS thread left; and a parent that runs other user threads (the likely holders).
     """
     if not (worker.info.forked_from_parent or t.any_frame(lambda f: sg.at(f, *sg.FORK_LAUNCH))):
         return []
@@ -52,9 +51,7 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     if not (lock_line or (one_thread and futex and user is not None and t.frames[0] is user)):
         return []
     holders = parent.user_threads if parent else []
-    # in a native call: the parent's native threads (a thread pool of OpenMP, MKL, a tokenizer's) may have held it
-    natives = [x for x in parent.threads if not x.has_stack] if parent and not lock_line and not holders else []
-    if not holders and not natives:
+    if not holders:
         return []
     ev = [
         f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at "
@@ -69,9 +66,6 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     ev.append(
         "the parent runs other user threads that may hold it: "
         + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3])
-        if holders
-        else f"the parent runs {len(natives)} native thread(s) with no Python stack (a thread pool: OpenMP, MKL, a "
-        "tokenizer's) that may have held it when it forked"
     )
     return ev
 
