@@ -322,7 +322,6 @@ NAMERS_THAT_STILL_PROVE = frozenset(
     {
         "diagnose/code.py",
         "diagnose/collectives.py",
-        "diagnose/dataloader.py",
         "diagnose/distributed.py",
     }
 )

@@ -14,7 +14,7 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import thread_state
+from hangwatch.diagnose.state import bounded_ending, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.diagnose.workers import busy_frames, held_batch, sample_named, worker_state
@@ -28,7 +28,7 @@ from hangwatch.fixes import (
     WORKER_STUCK_FIX,
 )
 from hangwatch.records.evidence import Frame, Role
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.incident import Finding
 
 STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
@@ -71,27 +71,21 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
 
 
 def shutdown_rule(scene: Scene) -> list[Hit]:
-    """dataloader.shutdown: a process whose main thread is in torch's own ending of its DataLoader workers. A
-    bounded wait (each worker joined for up to 5 s, then terminated): seen on an H100 as 10 s of silence at the
-    exit of a healthy job with two persistent pinned-memory workers, which a short --min-stall called hung."""
+    """dataloader.shutdown: a process whose main thread is in torch's own ending of its DataLoader workers, a
+    bounded wait (``state.bounded_ending``): seen on an H100 as 10 s of silence at the exit of a healthy job with two
+    persistent pinned-memory workers, which a short --min-stall called hung. The state module proves it works."""
     hits: list[Hit] = []
     for v in scene.views:
         t = v.main_thread
-        if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or t is None:
+        ending = bounded_ending(t) if v.role in (Role.MAIN, Role.RANK, Role.CHILD) else None
+        if t is None or ending is None:
             continue
-        i = next((i for i, f in enumerate(t.frames) if sg.at(f, sg.DATALOADER_PY, sg.DATALOADER_SHUTDOWN)), None)
-        if i is None or not any("/multiprocessing/" in f.file for f in t.frames[:i]):
-            continue  # only a worker's join is bounded (the pin-memory thread's join has no timeout)
-        at = t.frames[i]
+        at = next(f for f in t.frames if sg.at(f, sg.DATALOADER_PY, sg.DATALOADER_SHUTDOWN))
         workers = scene.workers_of(v.pid)
         bound = 2 * sg.WORKER_JOIN_S * max(1, len(workers))
-        fact = (
-            f"{v.label()} is in torch's DataLoader worker shutdown ({describe(at)}): each worker is joined for up "
-            f"to {sg.WORKER_JOIN_S:.0f} s, then terminated and joined as long again: at most {bound:.0f} s for "
-            f"its {len(workers)} live worker(s)"
-        )
+        fact = f"{v.label()} {ending}: at most {bound:.0f} s for its {len(workers)} live worker(s)"
         hits.append(
-            Hit(
+            named(
                 Finding(
                     cause=Cause.DATALOADER_SHUTDOWN,
                     confidence=0.7,
@@ -102,9 +96,7 @@ def shutdown_rule(scene: Scene) -> list[Hit]:
                     where=v.where(t, innermost_user(t.frames) or at),
                     evidence=(fact, *(f"worker pid {w.pid}: {w.state}, {w.cpu_text()}" for w in workers[:4])),
                     fix=SHUTDOWN_FIX,
-                    proof=proof.work(fact),
-                ),
-                Verdict.SLOW,
+                )
             )
         )
     return hits

@@ -7,8 +7,8 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 - ``spinning``: the same user function at full CPU in every sample, and its locals show it gets nowhere (or none
   could be read and the stack stays on one line); proof of a hang when a counter counts nothing or the loop's
   condition cannot change;
-- ``working``: its locals advance, bytes move, its output grows, a compiler runs (proof of work), or its stack
-  moves at CPU;
+- ``working``: its locals advance, bytes move, its output grows, a compiler runs, it is in a library's own
+  bounded ending (torch joining its DataLoader workers) (proof of work), or its stack moves at CPU;
 - ``looping``: it sleeps and wakes in a loop with no way out, and no other thread could end the process (proof);
 - ``long_sleep``: asleep on a timer that ends past the job's bounds (proof); ``asleep``: a timer will wake it;
 - ``wakes``: it woke again and again (a sleep, poll or retry loop), or moved data;
@@ -173,6 +173,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             f"{v.label()} is in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window: it runs again "
             "only when someone continues it",
         )
+    ending = bounded_ending(t)
+    if ending is not None:
+        return Measured("working", f"{v.label()} {ending}: it ends by itself", proves_work=True)
     main = t is not None and t is v.main_thread
     owns = main or (t is not None and moves_for_its_process(v, t))
     if main and compiler_at_work(v):
@@ -245,6 +248,20 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             "there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def bounded_ending(t: ThreadView | None) -> str | None:
+    """Where thread ``t`` is in torch's own ending of its DataLoader workers, joining one (a bounded wait: each
+    worker is joined for up to ``WORKER_JOIN_S``, then terminated and joined as long again), that fact in words;
+    None elsewhere. Only a worker's join is bounded: the pin-memory thread's, in the same ending, has no timeout."""
+    frames = t.frames if t is not None else ()
+    i = next((i for i, f in enumerate(frames) if sg.at(f, sg.DATALOADER_PY, sg.DATALOADER_SHUTDOWN)), None)
+    if i is None or not any("/multiprocessing/" in f.file for f in frames[:i]):
+        return None
+    return (
+        f"is in torch's DataLoader worker shutdown ({describe(frames[i])}): each worker is joined for up to "
+        f"{sg.WORKER_JOIN_S:.0f} s, then terminated and joined as long again"
+    )
 
 
 def compiler_at_work(v: ProcessView) -> bool:
