@@ -9,7 +9,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion
 from hangwatch.diagnose.output import buffered_stdout
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import ALIVE, Measured, one_long_call, running_state, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.fixes import (
@@ -27,7 +27,8 @@ from hangwatch.records.incident import Finding, Verdict
 
 
 def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
-    """A thread that spins in the same frame with locals read: hung, proven where they do not advance."""
+    """A thread that spins in the same frame with locals read, named at its loop's header where they prove it gets
+    nowhere (the verdict stage proves it from that state)."""
     motion = m.motion
     assert motion is not None  # noqa: S101 - the rule judges a loop without locals elsewhere
     frame = t.user_frame
@@ -49,9 +50,8 @@ def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
             f"locals of {describe(t.user_frame)}: {motion.evidence}",
         ),
         fix=BUSY_FIX,
-        proof=proof.hang(motion.proof_fact) if counting else None,
     )
-    return Hit(finding, Verdict.HUNG)
+    return named(finding)
 
 
 def busy_loop_rule(scene: Scene) -> list[Hit]:
@@ -72,7 +72,7 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
                 hits.append(_advancing_loop(v, t, motion))
                 continue
             if m.state == "working" and one_long_call(t):
-                hits.append(_long_call(v, t, m))
+                hits.append(_long_call(v, t))
                 continue
             if motion is None:  # no locals to read (module-level code, C frames): whether it advances is unknown
                 hits.append(_unjudged_loop(v, t))
@@ -105,9 +105,6 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     moving = v.stack_moved(t)
     where_text = f"lines {', '.join(str(n) for n in lines[:4])}" if len(lines) > 1 else "the same line"
     place = f"{frame.function} ({frame.file.rsplit('/', 1)[-1]})" if frame is not None else "no Python frame"
-    fact = (
-        f"{t.cpu_percent or 0:.0f}% CPU for {v.duration_s:.1f} s with its stack moving between {where_text} of {place}"
-    )
     if moving:
         summary = (
             f"{v.label()} runs a loop in {place} at {v.cpu_text()}, its stack moving between "
@@ -120,7 +117,7 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
             "its locals cannot be read, so whether the loop gets anywhere is unknown: alive, judged against "
             "this job's own history."
         )
-    return Hit(
+    return named(
         Finding(
             cause=Cause.CODE_BUSY_LOOP,
             confidence=0.5,
@@ -138,16 +135,14 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
                 "Move the loop into a function: its locals can then be read, and a loop that walks its "
                 "data is told from a spin.",
             ),
-            proof=proof.work(fact) if moving else None,
         ),
-        Verdict.SLOW,
     )
 
 
-def _long_call(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
-    """Alive: one long call. It gets more time (up to --max-slow), never a kill on sight."""
+def _long_call(v: ProcessView, t: ThreadView) -> Hit:
+    """One long call (alive: the state module proves it works). It gets more time (up to --max-slow)."""
     frame = t.user_frame
-    return Hit(
+    return named(
         Finding(
             cause=Cause.CODE_COMPUTING,
             confidence=0.65,
@@ -166,9 +161,7 @@ def _long_call(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
                 "If the call should not take this long, look at its input (a regex on a huge "
                 "string backtracks for ever; a sort of millions of Python objects takes minutes).",
             ),
-            proof=proof.work(m.fact),
         ),
-        Verdict.SLOW,
     )
 
 
@@ -186,7 +179,7 @@ def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
             f"stdout is a file ({v.info.stdout}) that did not grow in {v.duration_s:.0f} s; "
             "PYTHONUNBUFFERED unset and no -u flag",
         )
-        return Hit(
+        return named(
             Finding(
                 cause=Cause.OUTPUT_BUFFERED,
                 confidence=0.8,
@@ -197,11 +190,9 @@ def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
                 where=v.where(t, frame),
                 evidence=tuple(ev),
                 fix=BUFFERED_FIX,
-                proof=proof.work(f"its loop advances: {motion.evidence}"),
-            ),
-            Verdict.PROGRESSING,
+            )
         )
-    return Hit(
+    return named(
         Finding(
             cause=Cause.CODE_COMPUTING,
             confidence=0.7,
@@ -209,9 +200,7 @@ def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
             where=v.where(t, frame),
             evidence=tuple(ev),
             fix=COMPUTING_FIX,
-            proof=proof.work(f"its loop advances: {motion.evidence}"),
-        ),
-        Verdict.PROGRESSING,
+        )
     )
 
 

@@ -333,8 +333,14 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
         return Measured(
             "spinning", f"{v.cpu_text()} in {at}; {motion.evidence}", proves_hang=motion.counting, motion=motion
         )
-    if v.stack_moved(t):
-        return Measured("working", f"{v.cpu_text()} with its stack moving in {at} (no locals to read)")
+    if v.stack_moved(t):  # a loop whose stack moves between lines at CPU works (a module's top level: no locals)
+        lines = v.lines_of(t)
+        between = f"lines {', '.join(str(n) for n in lines[:4])} of" if len(lines) > 1 else "frames in"
+        return Measured(
+            "working",
+            f"{v.cpu_text()} for {v.duration_s:.1f} s with its stack moving between {between} {at} (no locals to read)",
+            proves_work=True,
+        )
     return Measured("spinning", f"{v.cpu_text()} on the same line ({at}) in every sample")
 
 

@@ -16,6 +16,7 @@ from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
 from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX
+from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict
 
 
@@ -52,6 +53,8 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     polls = m.state != "working" and own is not None and _decisive(own)  # a wait that polls: its chain decides
     if m.state in ALIVE and not polls:
         work = f.proof or (proof.work(m.fact) if m.proves_work else None)
+        if m.motion is not None and m.motion.advanced and v.role in OWN_ROLES:
+            return Hit(replace(f, proof=work), Verdict.PROGRESSING)  # the job's own loop advances: progress
         if m.state == "working" and own is not None and CATALOGUE[Cause(f.cause)].nature != Nature.ALIVE:
             # a wait named at a thread the graph follows as a waiter, yet measured working itself (not waking, as a
             # polling wait does): its own work, not the wait, is what was measured; it ranks as a contradicted one
@@ -59,7 +62,19 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         return Hit(replace(f, proof=work), Verdict.SLOW)
     if m.state == "stopped":
         return Hit(replace(f, proof=f.proof or proof.hang(m.fact)), Verdict.STOPPED)
-    used = runs(v) if VERDICTS[m.state][0] is None else None
+    at = f"pid:{v.pid}"
+    if m.proves_hang and not (graph is not None and _timed(graph, at)):
+        # its own state proves it (a spin that gets nowhere, a loop with no way out, a long timer), unless a process
+        # waits for it with a timeout (it may end it and go on: a timed wait never proves); a chain the graph proves
+        # through it says it in the words of the wait it holds up (``follow_chain`` adds that proof)
+        if graph is not None and _proven_chain(graph, at) is not None:
+            return Hit(f, Verdict.HUNG)
+        said = m.motion.proof_fact if m.motion is not None and m.motion.counting else m.fact
+        return Hit(replace(f, proof=f.proof or proof.hang(said)), Verdict.HUNG)
+    # a spin whose locals were not read, that nothing waits on (the job's own loop): whether it gets anywhere was
+    # not read, as of a state that says nothing; one others wait on is the holder their chain ends at
+    unread = m.state == "spinning" and m.motion is None and not _waited_on(graph, v)
+    used = runs(v) if VERDICTS[m.state][0] is None or unread else None
     if used is not None:
         return Hit(replace(f, evidence=(*f.evidence, f"{used}; what it does was not read: {m.fact}")), Verdict.SLOW)
     if m.state == "brief" and (own is None or own.proof is None):
@@ -103,6 +118,12 @@ def _alive_end(
         return None
     fact, proven = found
     return f"{fact}: the wait may end with that work", (fact,), proof.work(fact) if proven else None
+
+
+def _waited_on(graph: WaitGraph | None, v: ProcessView) -> bool:
+    """Another process's chain goes through ``v`` (it holds what that one waits for)."""
+    at = f"pid:{v.pid}"
+    return graph is not None and any(at in {h.holder for h in c.hops} and c.waiter != at for c in graph.chains)
 
 
 def _decisive(c: Chain) -> bool:
@@ -284,6 +305,10 @@ def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
 # An alive cause whose hang, once proven, has a name of its own.
 HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
 
+
+# The job's own processes, whose loop advancing is the job's progress (a worker's or a child's is only the work the
+# job waits for, as ``state.computes`` says).
+OWN_ROLES = frozenset({Role.MAIN, Role.RANK})
 
 CONTRADICTED = 0.4  # the most a finding whose hang its own chain does not bear out keeps
 
