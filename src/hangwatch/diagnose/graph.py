@@ -168,7 +168,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
         what, fact = "file lock", f"{w.note}"
         words = f"{v.label()} waits for the soft lock {w.path} at {at}"
     elif w.kind == "semaphore" and not w.holders and w.value == 0 and w.waiters and t.blocked:
-        if waits_for_work(t) or any(proof.may_release(o) for o in v.threads if o.tid != t.tid):
+        if waits_for_work(t) or proof.others_may_release(v, t.tid):
             # a pool worker idle for the task queue's lock (a worker's turn), or another thread of its own process,
             # which the sharers' count (by process) does not tell from the waiter, may hold it
             return None
@@ -405,8 +405,7 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
 def _others_may_act(v: ProcessView) -> bool:
     """Another thread of ``v`` than its main one might still change what main does (a Python thread, not parked, not
     library machinery)."""
-    main = v.main_thread
-    return any(proof.may_release(o) for o in v.threads if main is None or o.tid != main.tid)
+    return proof.others_may_release(v, v.main_thread.tid if v.main_thread is not None else None)
 
 
 def build_graph(scene: Scene) -> WaitGraph:

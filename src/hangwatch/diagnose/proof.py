@@ -152,6 +152,11 @@ def may_release(o: ThreadView) -> bool:
     return not machinery(o)
 
 
+def others_may_release(v: ProcessView, tid: int | None) -> bool:
+    """Whether a thread of ``v`` other than ``tid`` might release what that one waits for (``may_release``)."""
+    return any(may_release(o) for o in v.threads if o.tid != tid)
+
+
 def may_wake(o: ThreadView) -> bool:
     """Whether a Python thread parked in a wait with no timeout may still wake and act: one waiting on something
     outside the process (a child's exit in ``waitpid``, a read, a poll) runs again when that comes; one parked on
@@ -171,11 +176,14 @@ def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
     kind = sync_wait(t)
     if kind is None:
         return None
-    others = [o for o in v.threads if o.tid != t.tid]
-    if any(may_release(o) for o in others):
+    if others_may_release(v, t.tid):
         return None
     where = describe(innermost_user(t.frames))
-    alone = "it is the only thread" if not others else "no other thread of it runs Python that could release it"
+    alone = (
+        "it is the only thread"
+        if all(o.tid == t.tid for o in v.threads)
+        else "no other thread of it runs Python that could release it"
+    )
     return hang(
         f"{v.label()} waits on {article(kind)} {kind} at {where}, and the kernel shows a {t.wait_text}; "
         f"{alone}, so nothing can release it"
