@@ -571,6 +571,40 @@ def test_only_a_workers_join_in_torchs_shutdown_is_called_bounded():
     assert all(f.cause != "dataloader.shutdown" for f in d.findings), d.root
 
 
+def test_torchs_bounded_ending_of_its_workers_is_named_by_its_namer_and_proven_working_by_the_state_module():
+    """[1/5]: dataloader.shutdown sets no verdict and makes no proof; the state module reads main in torch's ending of
+    its workers (a bounded join) as working, with proof, and the verdict stage gives the finding that proof."""
+    from hangwatch.diagnose.dataloader import shutdown_rule
+    from hangwatch.diagnose.scene import Scene
+    from hangwatch.diagnose.state import thread_state
+
+    scene = Scene.of(load("dataloader_shutdown"))
+    hits = shutdown_rule(scene)
+    assert hits and all(h.verdict is None and h.finding.proof is None for h in hits), hits
+    main = next(v for v in scene.views if v.role.value == "main")
+    m = thread_state(main, main.main_thread)
+    assert (m.state, m.proves_work) == ("working", True) and "joined for up to 5 s" in m.fact, m
+    d = diagnose(scene.evidence)
+    assert d.root.proof is not None and d.root.proof.fact == m.fact, d.root
+
+
+def test_a_counting_spin_is_named_by_its_namer_and_proven_by_its_threads_measured_state():
+    """[1/5]: code.busy_loop sets no verdict and makes no proof; the verdict stage proves the spin from the thread's
+    state (its locals: a counter that counts nothing). Its twin, the same capture with no locals read: the same
+    line in every sample, whether it gets anywhere not read, judged by the history (slow, no proof)."""
+    from hangwatch.diagnose.code import busy_loop_rule
+    from hangwatch.diagnose.scene import Scene
+
+    ev = load("busy_loop")
+    hits = busy_loop_rule(Scene.of(ev))
+    assert hits and all(h.verdict is None and h.finding.proof is None for h in hits), hits
+    d = diagnose(ev)
+    assert (d.verdict.value, d.root.cause) == ("hung", "code.busy_loop"), d.root
+    assert d.root.proof is not None and d.root.proof.fact.startswith("a counting spin"), d.root.proof
+    unread = diagnose(replace(ev, processes=tuple(replace(p, locals=()) for p in ev.processes)))
+    assert (unread.verdict.value, unread.root.cause, unread.root.proof) == ("slow", "code.busy_loop", None)
+
+
 def test_the_torch_2_11_shape_of_the_shutdown_measured_on_an_h100_is_bounded_too():
     """On an H100 (torch 2.11) a healthy job with two persistent pinned-memory workers sat 10 s at exit in
     `_clean_up_worker` (its workers never got the end message: each joined 5 s, then terminated) and was reported
