@@ -605,6 +605,34 @@ def test_a_counting_spin_is_named_by_its_namer_and_proven_by_its_threads_measure
     assert (unread.verdict.value, unread.root.cause, unread.root.proof) == ("slow", "code.busy_loop", None)
 
 
+def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven_and_a_shared_stop_is_not():
+    """[1/5]: the exit's join of a monitor in `while not stop.wait(1.0): pass` (bench/zoo/nondaemon_thread_at_exit.py,
+    recorded): the loop's only way out is its event, the kernel reads a futex private to the process, and no other
+    thread runs Python: proven by the monitor's state (it was hung for the clock). The same capture with the futex
+    shared (a multiprocessing event, which another process may set) is not proven: a thread that wakes again and
+    again, alive (slow). The namer sets neither."""
+    from hangwatch.diagnose.code import exit_wait_rule
+    from hangwatch.diagnose.scene import Scene
+
+    ev = load("exit_joins_a_thread_polling_for_a_stop_nobody_sets")
+    assert all(h.verdict is None and h.finding.proof is None for h in exit_wait_rule(Scene.of(ev)))
+    d = diagnose(ev)
+    assert (d.verdict.value, d.root.cause) == ("hung", "code.deadlock"), d.root
+    assert d.root.proof is not None and "ends only when `stop` is set" in d.root.proof.fact, d.root.proof
+
+    def shared(p):
+        return replace(
+            p,
+            samples=tuple(
+                replace(x, threads=tuple(replace(t, shared_futex=t.syscall == "futex") for t in x.threads))
+                for x in p.samples
+            ),
+        )
+
+    d = diagnose(replace(ev, processes=tuple(shared(p) for p in ev.processes)))
+    assert (d.verdict.value, d.root.cause, d.root.proof) == ("slow", "code.deadlock", None), d.root
+
+
 def test_the_torch_2_11_shape_of_the_shutdown_measured_on_an_h100_is_bounded_too():
     """On an H100 (torch 2.11) a healthy job with two persistent pinned-memory workers sat 10 s at exit in
     `_clean_up_worker` (its workers never got the end message: each joined 5 s, then terminated) and was reported

@@ -320,7 +320,6 @@ VERDICT_STAGE = frozenset(
 )
 NAMERS_THAT_STILL_PROVE = frozenset(
     {
-        "diagnose/code.py",
         "diagnose/collectives.py",
         "diagnose/distributed.py",
     }

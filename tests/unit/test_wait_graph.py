@@ -133,6 +133,29 @@ def test_never_exits(source, endless):
     assert (never_exits(source) is not None) is endless
 
 
+@pytest.mark.parametrize(
+    ("source", "endless"),
+    [
+        ("while not stop.wait(1.0):\n    pass", True),
+        ("while not self._stop.is_set():\n    self._stop.wait(0.5)", True),
+        ("while not stop.is_set():\n    time.sleep(1)", True),
+        ("while not stop.is_set():\n    other.wait(1)", False),  # another event: it may be set by what it waits on
+        ("while not stop.wait(1.0):\n    flush()", False),  # a call may set it, raise or exit
+        ("while not stop.wait(1.0):\n    if idle:\n        break", False),
+        ("while not stop.is_set():\n    time.sleep(delay())", False),
+        ("while stop.is_set():\n    time.sleep(1)", False),
+    ],
+)
+def test_a_loop_whose_only_way_out_is_an_event_never_exits_only_where_its_wait_is_private(source, endless):
+    """A loop that ends only when its event is set, and does nothing but wait, never ends where no thread can set
+    the event; only where the kernel read the thread in a futex private to its process (a threading event's): a
+    multiprocessing event's futex is shared, and another process may set it."""
+    from hangwatch.diagnose.loops import never_exits
+
+    assert (never_exits(source, private_wait=True) is not None) is endless
+    assert never_exits(source) is None
+
+
 # --- a sleep's timer, read from the kernel ------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from hangwatch.fixes import (
     WAIT_FOREVER_FIX,
 )
 from hangwatch.records.evidence import Frame, LocalsRead, Role
-from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.incident import Finding
 
 
 def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
@@ -249,25 +249,8 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             code = f" `{f.code}`" if f and f.code else ""
             kind = waits[t.tid] or "lock"
             ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")
-        # Proof needs every thread of the process parked in a wait with no timeout (library threads too: a
-        # pool's result thread blocked in a read may still set what the main thread waits for).
-        forever = (
-            all(t.blocked and t.waits_forever and proof.user_owned(t) for t in blocked)
-            and not any(proof.may_release(t) for t in v.threads if t not in blocked)
-        ) or proof.sealed(v, blocked)
-        fact = None
-        if forever and len(lockers) >= 2 and cycle:
-            fact = proof.hang(
-                f"a lock cycle: {len(lockers)} threads of {v.label()} each wait for a lock another "
-                f"holds ({cycle}), and the kernel says none of their waits has a timeout"
-            )
-        elif forever:
-            fact = proof.hang(
-                f"every thread of {v.label()} is blocked in a wait with no timeout (the kernel's futex "
-                "waits have none), so no thread runs that could release what they wait for"
-            )
         hits.append(
-            Hit(
+            named(
                 Finding(
                     cause=Cause.CODE_DEADLOCK,
                     confidence=conf,
@@ -275,9 +258,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
                     where=v.where(culprit, frame),
                     evidence=tuple(ev),
                     fix=fix,
-                    proof=fact,
-                ),
-                Verdict.HUNG,
+                )
             )
         )
     return hits
@@ -407,10 +388,11 @@ def _lock_name(code: str | None) -> str | None:
 
 
 def exit_wait_rule(scene: Scene) -> list[Hit]:
-    """code.deadlock at exit: the program's main code has ended (the interpreter is in
-    ``threading._shutdown``, joining its non-daemon threads) and a thread it joins never ends: a monitor
-    polling for a stop event nobody will set, an uploader waiting forever. Nothing but that thread's own
-    code runs any more, so what it waits for comes from nowhere."""
+    """code.deadlock at exit: the program's main code has ended (the interpreter is in ``threading._shutdown``,
+    joining its non-daemon threads) and waits for a thread it joins: a monitor polling for a stop event nobody will
+    set, an uploader waiting forever. Named at the first joined thread the state module does not read as alive; the
+    verdict stage judges it from that thread's state and its wait's chain (a wait no living thread can end, a loop
+    whose only way out nobody can take: proven)."""
     hits = []
     for v in scene.views:
         main = v.main_thread
@@ -430,8 +412,6 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         states = {x.tid: thread_state(v, x) for x in waiting}
         t = next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
         m = states[t.tid]
-        # another joined thread alive may still release what this one waits for: no proof while one is
-        others_alive = any(states[x.tid].state in ALIVE for x in waiting if x is not t)
         frame = t.user_frame
         how = (
             "waits with no timeout"
@@ -441,33 +421,14 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             else "waits"
         )
         names = ", ".join(f"'{x.name}' at {describe(x.user_frame)}" for x in waiting[:4])
-        fact = (
-            proof.hang(
-                f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}', which "
-                f"waits with no timeout at {describe(frame)}: nothing else in the process runs"
-            )
-            if t.waits_forever and t.blocked and not others_alive
-            else proof.hang(f"{v.label()} has finished its main code and joins non-daemon thread '{t.name}': {m.fact}")
-            if m.proves_hang and not others_alive
-            else None
-        )
-        # Working, or asleep on a timer within the bounds: the join ends when it does. A thread that wakes again and
-        # again may be polling for a stop nothing will set any more: hung for the clock to confirm, as before.
-        alive = all(states[x.tid].state in ("working", "asleep") for x in waiting)
-        verdict = Verdict.SLOW if fact is None and alive else Verdict.HUNG
         hits.append(
-            Hit(
+            named(
                 Finding(
                     cause=Cause.CODE_DEADLOCK,
                     confidence=0.85,
                     summary=(
                         f"{v.label()} has finished (or raised) and is exiting, but waits for its non-daemon thread "
-                        f"'{t.name}', which {how} at {describe(frame)}"
-                        + (
-                            ": nothing can end that wait, so the process never exits."
-                            if fact is not None
-                            else ": the process exits only when that thread ends."
-                        )
+                        f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends."
                     ),
                     where=v.where(t, frame),
                     evidence=(
@@ -478,13 +439,10 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                     ),
                     fix=(
                         "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path out of "
-                        "the "
-                        "program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
+                        "the program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
                         "If an exception ended the program, read it above the hang in the log: that is the real error.",
                     ),
-                    proof=fact,
-                ),
-                verdict,
+                )
             )
         )
     return hits

@@ -311,18 +311,59 @@ def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
 
 
 SLEEP_CALLS = frozenset({"sleep"})  # time.sleep(...), sleep(...): the only calls a loop with no exit may make
+EVENT_TESTS = frozenset({"is_set", "wait"})  # `while not stop.is_set():`, `while not stop.wait(1.0):`
 
 
-def never_exits(source: str | None) -> str | None:
-    """Why a loop can never end, in words, or None: a ``while True:`` (any constant true test) whose body has
-    no ``break``, ``return``, ``raise``, ``yield`` or ``await`` and calls nothing but ``sleep`` (a call could
-    raise or exit). Such a loop sleeps for ever; only a signal ends it. Source that does not parse is not judged."""
+def stop_set_by_another(loop: ast.While) -> str | None:
+    """The event (its name, as written) whose being set is the only way out of ``loop``: its test is ``not
+    X.is_set()`` or ``not X.wait(...)``, and its body does nothing but ``pass``, sleep or wait on that same ``X``
+    (no break, return or raise, no other call: nothing in it can set ``X`` or leave). None otherwise."""
+    test = loop.test
+    if not (
+        isinstance(test, ast.UnaryOp)
+        and isinstance(test.op, ast.Not)
+        and isinstance(test.operand, ast.Call)
+        and isinstance(test.operand.func, ast.Attribute)
+        and test.operand.func.attr in EVENT_TESTS
+    ):
+        return None
+    event = ast.unparse(test.operand.func.value)
+    for stmt in loop.body:
+        if isinstance(stmt, ast.Pass):
+            continue
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call) or any(isinstance(n, ast.Call) for a in call.args for n in ast.walk(a)):
+            return None
+        fn = call.func
+        waits = isinstance(fn, ast.Attribute) and fn.attr == "wait" and ast.unparse(fn.value) == event
+        sleeps = (fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None) in (
+            SLEEP_CALLS
+        )
+        if not (waits or sleeps):
+            return None
+    return event
+
+
+def never_exits(source: str | None, private_wait: bool = False) -> str | None:
+    """Why a loop can never end by itself, in words, or None: a ``while True:`` (any constant true test) whose body
+    has no ``break``, ``return``, ``raise``, ``yield`` or ``await`` and calls nothing but ``sleep`` (a call could
+    raise or exit): it sleeps for ever, only a signal ends it; or, where the thread was read waiting in a futex
+    private to its process (``private_wait``: a threading event's, never a multiprocessing one's, which another
+    process may set), a loop whose only way out is that event being set (``stop_set_by_another``). Source that does
+    not parse is not judged."""
     if not source:
         return None
     loop = parse_loop(source)
-    if not isinstance(loop, ast.While) or not isinstance(loop.test, ast.Constant) or not loop.test.value:
+    if not isinstance(loop, ast.While) or loop.orelse:
         return None
-    if loop.orelse:
+    event = stop_set_by_another(loop) if private_wait else None
+    if event is not None:
+        header = ast.get_source_segment(source.strip(), loop.test) or "?"
+        return (
+            f"`while {header}:` ends only when `{event}` is set, and its body does nothing but wait: only another "
+            "thread can set it"
+        )
+    if not isinstance(loop.test, ast.Constant) or not loop.test.value:
         return None
     for stmt in loop.body:
         for node in ast.walk(stmt):

@@ -364,7 +364,8 @@ def one_long_call(t: ThreadView) -> bool:
 def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     """A thread that sleeps and wakes in a loop whose source has no way out, with no other thread that runs
     Python and could end the process: it never ends (proof)."""
-    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body))), None)
+    private = t.last.syscall == "futex" and not t.last.shared_futex  # a wait only a thread of its own can end
+    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, private))), None)
     if why is None:
         return None
     others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked and not proof.machinery(o)]
