@@ -610,7 +610,8 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
     recorded): the loop's only way out is its event, the kernel reads a futex private to the process, and no other
     thread runs Python: proven by the monitor's state (it was hung for the clock). The same capture with the futex
     shared (a multiprocessing event, which another process may set) is not proven: a thread that wakes again and
-    again, alive (slow). The namer sets neither."""
+    again, alive (slow); nor where only the last read, caught as the wait restarted, had no address; nor beside a
+    thread in wait4 that may set the stop when its child exits. The namer sets neither."""
     from hangwatch.diagnose.code import exit_wait_rule
     from hangwatch.diagnose.scene import Scene
 
@@ -631,6 +632,29 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
 
     d = diagnose(replace(ev, processes=tuple(shared(p) for p in ev.processes)))
     assert (d.verdict.value, d.root.cause, d.root.proof) == ("slow", "code.deadlock", None), d.root
+
+    def restarted_last(p):  # shared, but the last read caught the wait restarting (no address, so not shared)
+        p = shared(p)
+        last = p.samples[-1]
+        threads = tuple(replace(t, futex=None, shared_futex=False) if t.syscall == "futex" else t for t in last.threads)
+        return replace(p, samples=(*p.samples[:-1], replace(last, threads=threads)))
+
+    d = diagnose(replace(ev, processes=tuple(restarted_last(p) for p in ev.processes)))
+    assert d.root.proof is None, d.root
+
+    from hangwatch.records.evidence import Frame
+
+    def with_reaper(p):  # a thread in wait4 for a child (`p.join(); stop.set()`): it runs again when the child exits
+        def add(x):
+            t = next(t for t in x.threads if t.syscall == "futex" and t.tid != p.info.pid)
+            join = Frame("reap", "/job/train.py", 12, "p.join()")
+            reaper = replace(t, tid=t.tid + 1000, name="reaper", syscall="wait4", futex=None, timeout=False)
+            return replace(x, threads=(*x.threads, replace(reaper, frames=(join,))))
+
+        return replace(p, samples=tuple(add(x) for x in p.samples))
+
+    d = diagnose(replace(ev, processes=tuple(with_reaper(p) for p in ev.processes)))
+    assert d.root.proof is None, d.root
 
 
 def test_the_torch_2_11_shape_of_the_shutdown_measured_on_an_h100_is_bounded_too():

@@ -361,7 +361,7 @@ def never_exits(source: str | None, private_wait: bool = False) -> str | None:
         header = ast.get_source_segment(source.strip(), loop.test) or "?"
         return (
             f"`while {header}:` ends only when `{event}` is set, and its body does nothing but wait: only another "
-            "thread can set it"
+            "thread of its process (or a signal's handler) can set it"
         )
     if not isinstance(loop.test, ast.Constant) or not loop.test.value:
         return None

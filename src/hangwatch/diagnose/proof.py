@@ -170,14 +170,15 @@ def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
     """Proof that ``t`` waits for something no thread will ever release: it is blocked for the whole window
     in its own call on a thread-level primitive (a threading lock, event, condition or queue: a futex private
     to the process), the kernel says the wait has no timeout, and no other thread of the process runs Python
-    that could release it. A lock shared with other processes is judged by who holds it (diagnose/waits.py)."""
+    that could release it, nor may wake to (``may_wake``). A lock shared with other processes is judged by who
+    holds it (diagnose/waits.py)."""
     if not t.blocked or not t.waits_forever or t.last.shared_futex or not user_owned(t):
         return None
     kind = sync_wait(t)
     if kind is None:
         return None
-    if others_may_release(v, t.tid):
-        return None
+    if others_may_release(v, t.tid) or any(may_wake(o) for o in v.threads if o.tid != t.tid):
+        return None  # (a thread parked in waitpid or a read runs again when its child ends or its data comes)
     where = describe(innermost_user(t.frames))
     alone = (
         "it is the only thread"

@@ -363,9 +363,10 @@ def one_long_call(t: ThreadView) -> bool:
 
 def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     """A thread that sleeps and wakes in a loop whose source has no way out, with no other thread that runs
-    Python and could end the process: it never ends (proof)."""
-    private = t.last.syscall == "futex" and not t.last.shared_futex  # a wait only a thread of its own can end
-    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, private))), None)
+    Python and could end the process: it never ends (proof). A loop whose only way out is an event being set
+    (``loops.stop_set_by_another``) is read so only where the event is the process's own and nothing else of it
+    can set it: ``_only_its_own``."""
+    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t)))), None)
     if why is None:
         return None
     others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked and not proof.machinery(o)]
@@ -375,6 +376,25 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
         "looping",
         f"in {describe(t.user_frame)}: {why}; no other thread of it runs Python that could end the process",
         proves_hang=True,
+    )
+
+
+def _only_its_own(v: ProcessView, t: ThreadView) -> bool:
+    """Whether only a thread of ``v`` could end ``t``'s wait on an event, and none can: ``t`` is not the main thread
+    (a signal's handler, such as a SIGTERM handler that sets a stop event, runs on the main thread); every futex it
+    was read waiting on is private to its process (a multiprocessing event's is shared: another process may set it;
+    a wait read as it restarted, with no address, counts for nothing), at least one was read; and every other
+    thread of ``v``, native ones too, is parked in a futex of its own or ``pause()`` (the kernel says nothing wakes
+    it: a thread in ``wait4`` or a read runs again when its child or its data comes, and may set the event)."""
+    if t is v.main_thread:
+        return False
+    read = [s for s in t.samples if s.syscall == "futex" and s.futex is not None]
+    if not read or any(s.shared_futex for s in read) or t.last.syscall != "futex":
+        return False
+    return all(
+        o.parked and o.last.syscall in ("futex", "pause") and not o.last.shared_futex
+        for o in v.threads
+        if o.tid != t.tid
     )
 
 

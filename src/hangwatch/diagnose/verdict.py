@@ -34,8 +34,13 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     - else what its wait leads to (``_alive_end``): its process's chain ending at a holder alive, or a process it
       started measured working: slow, that fact said, ranked as a wait the chain does not bear out (a
       contradicted hang's confidence, at most);
+    - else, where its own state proves a hang (a counting spin, a loop with no way out, a timer past the bounds) and
+      no process waits for it with a timeout, hung with that proof (a chain the graph proves through it speaks
+      first, in the words of the wait it holds up);
     - else hung without proof, for the chain (``follow_chain``) to prove (a timer past the bounds, a cycle,
       nobody: the chain's proof, which a wait with a timeout never gets) or contradict, and else for --min-stall.
+
+    Where it is working with its loop's locals advancing, in the job's own main or rank process, it is progressing.
 
     A cause that is progress the signal does not show (a buffered log) names a job that works: with the job
     progressing, it is progressing."""
@@ -62,15 +67,6 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         return Hit(replace(f, proof=work), Verdict.SLOW)
     if m.state == "stopped":
         return Hit(replace(f, proof=f.proof or proof.hang(m.fact)), Verdict.STOPPED)
-    at = f"pid:{v.pid}"
-    if m.proves_hang and not (graph is not None and _timed(graph, at)):
-        # its own state proves it (a spin that gets nowhere, a loop with no way out, a long timer), unless a process
-        # waits for it with a timeout (it may end it and go on: a timed wait never proves); a chain the graph proves
-        # through it says it in the words of the wait it holds up (``follow_chain`` adds that proof)
-        if graph is not None and _proven_chain(graph, at) is not None:
-            return Hit(f, Verdict.HUNG)
-        said = m.motion.proof_fact if m.motion is not None and m.motion.counting else m.fact
-        return Hit(replace(f, proof=f.proof or proof.hang(said)), Verdict.HUNG)
     # a spin whose locals were not read, that nothing waits on (the job's own loop): whether it gets anywhere was
     # not read, as of a state that says nothing; one others wait on is the holder their chain ends at
     unread = m.state == "spinning" and m.motion is None and not _waited_on(graph, v)
@@ -81,6 +77,15 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         # seen too briefly to say that it stays there (a capture cut short on a loaded machine): not called hung
         return Hit(replace(f, evidence=(*f.evidence, m.fact), confidence=min(f.confidence, CONTRADICTED)), Verdict.SLOW)
     alive = _alive_end(v, t, scene, graph)
+    at = f"pid:{v.pid}"
+    if alive is None and m.proves_hang and not (graph is not None and _timed(graph, at)):
+        # its own state proves it (a spin that gets nowhere, a loop with no way out, a long timer), unless a process
+        # waits for it with a timeout (it may end it and go on: a timed wait never proves); a chain the graph proves
+        # through it says it in the words of the wait it holds up (``follow_chain`` adds that proof)
+        if graph is not None and _proven_chain(graph, at) is not None:
+            return Hit(f, Verdict.HUNG)
+        said = m.motion.proof_fact if m.motion is not None and m.motion.counting else m.fact
+        return Hit(replace(f, proof=f.proof or proof.hang(said)), Verdict.HUNG)
     if alive is None:
         return Hit(f, Verdict.HUNG)
     said, facts, work = alive
