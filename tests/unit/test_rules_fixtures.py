@@ -609,9 +609,10 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
     """[1/5]: the exit's join of a monitor in `while not stop.wait(1.0): pass` (bench/zoo/nondaemon_thread_at_exit.py,
     recorded): the loop's only way out is its event, the kernel reads a futex private to the process, and no other
     thread runs Python: proven by the monitor's state (it was hung for the clock). The same capture with the futex
-    shared (a multiprocessing event, which another process may set) is not proven: a thread that wakes again and
-    again, alive (slow); nor where only the last read, caught as the wait restarted, had no address; nor beside a
-    thread in wait4 that may set the stop when its child exits. The namer sets neither."""
+    shared (a multiprocessing event) beside a child that lives (it may set it) is not proven: a thread that wakes
+    again and again, alive (slow); nor where only the last read, caught as the wait restarted, had no address; nor
+    beside a thread in wait4 that may set the stop when its child exits. Shared, with no other process alive, it is
+    proven (nothing lives to share its memory). The namer sets neither."""
     from hangwatch.diagnose.code import exit_wait_rule
     from hangwatch.diagnose.scene import Scene
 
@@ -621,17 +622,35 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
     assert (d.verdict.value, d.root.cause) == ("hung", "code.deadlock"), d.root
     assert d.root.proof is not None and "ends only when `stop` is set" in d.root.proof.fact, d.root.proof
 
-    def shared(p):
+    def shared(p):  # the monitor's event only: main's join waits on a thread lock of its own
         return replace(
             p,
             samples=tuple(
-                replace(x, threads=tuple(replace(t, shared_futex=t.syscall == "futex") for t in x.threads))
+                replace(
+                    x,
+                    threads=tuple(
+                        replace(t, shared_futex=t.syscall == "futex" and t.tid != p.info.pid) for t in x.threads
+                    ),
+                )
                 for x in p.samples
             ),
         )
 
-    d = diagnose(replace(ev, processes=tuple(shared(p) for p in ev.processes)))
+    from hangwatch.records.evidence import Role
+
+    main = ev.processes[0]
+    kid = replace(  # the child that holds the event too (it would set it), alive and asleep
+        main,
+        info=replace(main.info, pid=main.info.pid + 7, ppid=main.info.pid, role=Role.CHILD),
+        samples=tuple(
+            replace(x, threads=(replace(x.threads[0], tid=main.info.pid + 7, syscall="clock_nanosleep"),))
+            for x in main.samples
+        ),
+    )
+    d = diagnose(replace(ev, processes=(*tuple(shared(p) for p in ev.processes), kid)))
     assert (d.verdict.value, d.root.cause, d.root.proof) == ("slow", "code.deadlock", None), d.root
+    d = diagnose(replace(ev, processes=tuple(shared(p) for p in ev.processes)))
+    assert d.root.proof is not None, "alone, no other process lives to share its memory: the kind of event is moot"
 
     def restarted_last(p):  # shared, but the last read caught the wait restarting (no address, so not shared)
         p = shared(p)
@@ -639,7 +658,7 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
         threads = tuple(replace(t, futex=None, shared_futex=False) if t.syscall == "futex" else t for t in last.threads)
         return replace(p, samples=(*p.samples[:-1], replace(last, threads=threads)))
 
-    d = diagnose(replace(ev, processes=tuple(restarted_last(p) for p in ev.processes)))
+    d = diagnose(replace(ev, processes=(*tuple(restarted_last(p) for p in ev.processes), kid)))
     assert d.root.proof is None, d.root
 
     from hangwatch.records.evidence import Frame
