@@ -101,6 +101,11 @@ EXPECTED = {
     # was hung, and killed at --min-stall), or polling for a stop event nothing can set any more (hung, as before)
     "exit_joins_a_thread_asleep_on_a_bounded_timer": ("code.deadlock", "slow", None, None),
     "exit_joins_a_thread_polling_for_a_stop_nobody_sets": ("code.deadlock", "hung", None, None),
+    # bench/zoo/nondaemon_sleep_poller_at_exit.py and its twin (2026-11-30): a heartbeat that sleeps between reads of
+    # a stop flag nobody sets, in a process alone (no verdict within 150 s under run before: now proven); the same on
+    # a multiprocessing event a living child sets (called hung under inspect before: now slow)
+    "exit_joins_a_heartbeat_sleeping_between_reads_of_a_stop_nobody_sets": ("code.deadlock", "hung", None, None),
+    "exit_joins_a_heartbeat_whose_multiprocessing_stop_a_living_child_sets": ("code.deadlock", "slow", None, None),
     # bench/zoo cases of 2026-11-29, later (their places: below). A thread waits for another thread's end or result
     # in a process where no thread can run: the place is the thread whose own wait ends the others (was main's
     # `.result()` and `asyncio.run()`); the twins, the task computing and the executor's thread fed late, are not hung.
@@ -674,6 +679,17 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
 
     d = diagnose(replace(ev, processes=tuple(with_reaper(p) for p in ev.processes)))
     assert d.root.proof is None, d.root
+
+
+def test_a_heartbeat_at_exit_is_proven_where_no_other_process_lives_and_alive_beside_a_child_that_may_set_it():
+    """Recorded from the zoo pair: `while not stop.is_set(): time.sleep(1.0)` at exit sleeps between reads of its
+    flag, so the kernel cannot say whose event it is; alone (no other process of the job lives), nothing but its own
+    process could set it: proven. Beside a living child (a multiprocessing event it sets when its upload ends): no
+    proof, alive."""
+    d = diagnose(load("exit_joins_a_heartbeat_sleeping_between_reads_of_a_stop_nobody_sets"))
+    assert d.root.proof is not None and "ends only when `stop` is set" in d.root.proof.fact, d.root
+    d = diagnose(load("exit_joins_a_heartbeat_whose_multiprocessing_stop_a_living_child_sets"))
+    assert (d.verdict.value, d.root.proof) == ("slow", None), d.root
 
 
 def test_the_torch_2_11_shape_of_the_shutdown_measured_on_an_h100_is_bounded_too():
