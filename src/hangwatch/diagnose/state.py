@@ -381,24 +381,18 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
 
 def _only_its_own(v: ProcessView, t: ThreadView) -> bool:
     """Whether only a thread of ``v`` could end ``t``'s wait on an event, and none can: ``t`` is not the main thread
-    (a signal's handler, such as a SIGTERM handler that sets a stop event, runs on the main thread); the event is
-    the process's own: every futex ``t`` was read waiting on is private to its process (a multiprocessing event's is
-    shared: another process may set it; a wait read as it restarted, with no address, counts for nothing), at least
-    one was read, or ``v`` is alone (no other process of the job lives to share its memory: a sleep between two
-    reads of the flag says nothing of the event's kind); and every other thread of ``v``, native ones too, is
-    parked in a futex of its own or ``pause()`` (the kernel says nothing wakes it: a thread in ``wait4`` or a read
-    runs again when its child or its data comes, and may set the event)."""
+    (a signal's handler, such as a SIGTERM handler that sets a stop event, runs on the main thread); every futex it
+    was read waiting on is private to its process (a multiprocessing event's is shared: another process may set it;
+    a wait read as it restarted, with no address, counts for nothing), at least one was read; and every other
+    thread of ``v``, native ones too, is parked in a futex of its own (the kernel says nothing wakes it: a thread in
+    ``wait4`` or a read runs again when its child or its data comes, and one in ``pause()`` when a signal does,
+    and either may set the event)."""
     if t is v.main_thread:
         return False
     read = [s for s in t.samples if s.syscall == "futex" and s.futex is not None]
-    private = bool(read) and not any(s.shared_futex for s in read) and t.last.syscall == "futex"
-    if not (private or v.alone):
+    if not read or any(s.shared_futex for s in read) or t.last.syscall != "futex":
         return False
-    return all(
-        o.parked and o.last.syscall in ("futex", "pause") and not o.last.shared_futex
-        for o in v.threads
-        if o.tid != t.tid
-    )
+    return all(o.parked and o.last.syscall == "futex" and not o.last.shared_futex for o in v.threads if o.tid != t.tid)
 
 
 def self_held_alive(v: ProcessView) -> str | None:

@@ -215,7 +215,6 @@ class ProcessView:
     ev: ProcessEvidence
     clock_ticks: int
     timer_bound_s: float = sg.LONG_TIMER_S  # a timer ending later than this is past every bound of the job
-    alone: bool = False  # the capture's root, and no other process of it alive at its end: none shares its memory
 
     @property
     def info(self) -> ProcessInfo:
@@ -445,9 +444,7 @@ def duration_text(seconds: float) -> str:
 
 def build_views(ev: Evidence) -> list[ProcessView]:
     """One view per captured process."""
-    live = [p for p in ev.processes if not p.exited and p.samples and not p.samples[-1].state.startswith("Z")]
-    alone = live[0].info.pid if len(live) == 1 and live[0].info.pid == ev.root_pid else None
-    return [ProcessView(p, ev.clock_ticks, timer_bound(ev), p.info.pid == alone) for p in ev.processes]
+    return [ProcessView(p, ev.clock_ticks, timer_bound(ev)) for p in ev.processes]
 
 
 def timer_bound(ev: Evidence) -> float:
