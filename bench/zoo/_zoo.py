@@ -6,6 +6,7 @@
 - ``two_ranks(main)``: run ``main(rank)`` on 2 gloo ranks on this machine (torch.multiprocessing spawn).
 - ``black_hole()`` / ``trickle_server()``: local TCP servers for network waits (no network needed).
 - ``seconds(s)``: a look-alike's silent time, shortened under $ZOO_QUICK (the fast subset the tests run).
+- ``set_after(event, s)``: a helper that works ``s`` seconds (asleep in pieces), then sets ``event``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ def ready(tag: str = "ready") -> None:
 def seconds(s: float) -> float:
     """A look-alike's silent phase: ``s`` seconds, or a third of it under $ZOO_QUICK (at least 8 s)."""
     return max(8.0, s / 3) if os.environ.get("ZOO_QUICK") else s
+
+
+def set_after(event, s: float) -> None:
+    """A helper's work: ``s`` seconds asleep in pieces (alive, never one long timer), then ``event.set()``."""
+    deadline = time.monotonic() + s
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+    event.set()
 
 
 def free_port() -> int:

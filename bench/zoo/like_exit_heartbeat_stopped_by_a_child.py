@@ -9,7 +9,7 @@ import multiprocessing as mp
 import threading
 import time
 
-from _zoo import ready, seconds
+from _zoo import ready, seconds, set_after
 
 
 def heartbeat(stop):
@@ -17,17 +17,10 @@ def heartbeat(stop):
         time.sleep(1.0)
 
 
-def upload(stop, s):
-    deadline = time.monotonic() + s
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
-    stop.set()
-
-
 if __name__ == "__main__":
     ctx = mp.get_context("fork")
     stop = ctx.Event()
     threading.Thread(target=heartbeat, args=(stop,), name="heartbeat").start()
-    ctx.Process(target=upload, args=(stop, seconds(30)), name="uploader").start()
+    ctx.Process(target=set_after, args=(stop, seconds(30)), name="uploader").start()
     print("epoch 0", flush=True)
     ready()  # main returns: the exit joins the heartbeat until the child sets its stop

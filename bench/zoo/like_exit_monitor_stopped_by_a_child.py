@@ -7,9 +7,8 @@ expect: healthy
 """
 import multiprocessing as mp
 import threading
-import time
 
-from _zoo import ready, seconds
+from _zoo import ready, seconds, set_after
 
 
 def monitor(stop):
@@ -17,17 +16,10 @@ def monitor(stop):
         pass
 
 
-def upload(stop, s):
-    deadline = time.monotonic() + s
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
-    stop.set()
-
-
 if __name__ == "__main__":
     ctx = mp.get_context("fork")
     stop = ctx.Event()
     threading.Thread(target=monitor, args=(stop,), name="GpuMonitor").start()
-    ctx.Process(target=upload, args=(stop, seconds(30)), name="uploader").start()
+    ctx.Process(target=set_after, args=(stop, seconds(30)), name="uploader").start()
     print("epoch 0", flush=True)
     ready()  # main returns: the exit joins the monitor until the child sets its stop

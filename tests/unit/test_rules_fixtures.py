@@ -669,29 +669,22 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
 
     from hangwatch.records.evidence import Frame
 
-    def with_reaper(p):  # a thread in wait4 for a child (`p.join(); stop.set()`): it runs again when the child exits
+    def with_thread(p, name, syscall, frame):  # one more thread, parked in ``syscall`` with no timeout, at ``frame``
         def add(x):
             t = next(t for t in x.threads if t.syscall == "futex" and t.tid != p.info.pid)
-            join = Frame("reap", "/job/train.py", 12, "p.join()")
-            reaper = replace(t, tid=t.tid + 1000, name="reaper", syscall="wait4", futex=None, timeout=False)
-            return replace(x, threads=(*x.threads, replace(reaper, frames=(join,))))
+            more = replace(t, tid=t.tid + 1000, name=name, syscall=syscall, futex=None, timeout=False, frames=(frame,))
+            return replace(x, threads=(*x.threads, more))
 
         return replace(p, samples=tuple(add(x) for x in p.samples))
 
-    d = diagnose(replace(ev, processes=tuple(with_reaper(p) for p in ev.processes)))
-    assert d.root.proof is None, d.root
-
-    def with_pauser(p):  # a thread in signal.pause(): it runs again when a signal comes, and may set the stop
-        def add(x):
-            t = next(t for t in x.threads if t.syscall == "futex" and t.tid != p.info.pid)
-            wait = Frame("keepalive", "/job/train.py", 20, "signal.pause()")
-            pauser = replace(t, tid=t.tid + 2000, name="keepalive", syscall="pause", futex=None, timeout=False)
-            return replace(x, threads=(*x.threads, replace(pauser, frames=(wait,))))
-
-        return replace(p, samples=tuple(add(x) for x in p.samples))
-
-    d = diagnose(replace(ev, processes=tuple(with_pauser(p) for p in ev.processes)))
-    assert d.root.proof is None, d.root
+    # a thread in wait4 for a child (`p.join(); stop.set()`) runs again when the child exits; one in signal.pause()
+    # when a signal comes: either may set the stop
+    for name, syscall, frame in (
+        ("reaper", "wait4", Frame("reap", "/job/train.py", 12, "p.join()")),
+        ("keepalive", "pause", Frame("keepalive", "/job/train.py", 20, "signal.pause()")),
+    ):
+        d = diagnose(replace(ev, processes=tuple(with_thread(p, name, syscall, frame) for p in ev.processes)))
+        assert d.root.proof is None, (name, d.root)
 
 
 def test_a_heartbeat_at_exit_that_sleeps_between_reads_of_its_flag_is_not_proven_whatever_sets_it():

@@ -87,20 +87,6 @@ def waits_on_future(t: ThreadView) -> bool:
     return any(f.file.endswith(FUTURES_BASE) for f in t.frames)
 
 
-def sealed(v: ProcessView, waiting: list[ThreadView]) -> bool:
-    """Every Python thread of ``v`` is among ``waiting``, each blocked for the whole window in a futex wait the
-    kernel shows with no timeout and private to the process: no thread of it can run again, and no other
-    process can wake a private futex. A future's waiters count here (a thread pool whose every worker waits
-    on work that needs a worker); a library thread in a read (a pool's result handler) is not waiting, so
-    it leaves the process unsealed."""
-    ids = {t.tid for t in waiting}
-    return (
-        bool(waiting)
-        and all(t.tid in ids for t in v.threads if t.has_stack)
-        and all(t.blocked and t.waits_forever and t.last.shared_futex is False for t in waiting)
-    )
-
-
 def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
     """Proof that ``t`` can never be woken, from the kernel's side alone: its process has one OS thread in every sample
     (a forked child: fork copies only the forking thread), and that thread is blocked for the whole window in a futex
