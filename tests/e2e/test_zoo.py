@@ -116,6 +116,10 @@ GRAPH = [
     # (its main thread waits on the uploader's event), declared hung by an intermediate change; its twin's died
     "service_never_answers",
     "like_service_slow_finish",
+    # a heartbeat at exit that sleeps between reads of a flag its file binds only to threading.Event(), and its twin
+    # on the same flag, which a timer thread of the process sets
+    "nondaemon_sleep_poller_at_exit",
+    "like_exit_heartbeat_stopped_by_a_timer",
 ]
 
 

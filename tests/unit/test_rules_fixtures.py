@@ -102,10 +102,10 @@ EXPECTED = {
     "exit_joins_a_thread_asleep_on_a_bounded_timer": ("code.deadlock", "slow", None, None),
     "exit_joins_a_thread_polling_for_a_stop_nobody_sets": ("code.deadlock", "hung", None, None),
     # bench/zoo/nondaemon_sleep_poller_at_exit.py and its twin (2026-11-30): a heartbeat that sleeps between reads of
-    # a stop flag nobody sets (a known miss: slow, as its twin, since the kernel cannot say whose flag it is; it was
-    # hung, unproven, under inspect before); the same on a multiprocessing event a living child sets (called hung
-    # under inspect before: now slow)
-    "exit_joins_a_heartbeat_sleeping_between_reads_of_a_stop_nobody_sets": ("code.deadlock", "slow", None, None),
+    # a stop flag nobody sets (its file binds the flag only to threading.Event(): proven, hung; it was a known miss,
+    # slow, and hung unproven under inspect before that); the same on a multiprocessing event a living child sets
+    # (called hung under inspect before: now slow)
+    "exit_joins_a_heartbeat_sleeping_between_reads_of_a_stop_nobody_sets": ("code.deadlock", "hung", None, None),
     "exit_joins_a_heartbeat_whose_multiprocessing_stop_a_living_child_sets": ("code.deadlock", "slow", None, None),
     # bench/zoo cases of 2026-11-29, later (their places: below). A thread waits for another thread's end or result
     # in a process where no thread can run: the place is the thread whose own wait ends the others (was main's
@@ -687,17 +687,50 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
         assert d.root.proof is None, (name, d.root)
 
 
-def test_a_heartbeat_at_exit_that_sleeps_between_reads_of_its_flag_is_not_proven_whatever_sets_it():
+def test_a_heartbeat_at_exit_that_sleeps_between_reads_of_a_threading_event_is_proven_and_only_that():
     """Recorded from the zoo pair: `while not stop.is_set(): time.sleep(1.0)` at exit sleeps between reads of its
-    flag, so the kernel cannot say whose flag it is (a threading event, a multiprocessing one, a method reading a
-    file): not proven, nobody setting it or a living child. (A reading that the process was alone proved the first;
-    its review found flags an outside process or a file sets, and it was taken out.)"""
-    for name in (
-        "exit_joins_a_heartbeat_sleeping_between_reads_of_a_stop_nobody_sets",
-        "exit_joins_a_heartbeat_whose_multiprocessing_stop_a_living_child_sets",
+    flag, so the kernel never sees whose it is. Its file does: where it binds ``stop`` only to ``threading.Event()``,
+    no other process nor a file can set it, and with no other thread that could, nor a handler of a signal but
+    SIGINT's, the loop has no way out: proven. Not proven: the twin, whose flag is a multiprocessing event a living
+    child sets (its file binds it as a parameter); the same recording where the flag's kind was not read, where a
+    SIGTERM handler is installed (it runs on the main thread and may set the flag), where the handlers were not
+    read, or where another thread waits on a timer (it may set the flag when it wakes). (A reading that the process
+    was alone proved the first; its review found flags an outside process or a file sets, and it was taken out.)"""
+    from hangwatch.records.evidence import Frame
+
+    ev = load("exit_joins_a_heartbeat_sleeping_between_reads_of_a_stop_nobody_sets")
+    d = diagnose(ev)
+    assert (d.verdict.value, d.root.cause) == ("hung", "code.deadlock"), d.root
+    assert d.root.proof is not None and "`stop` is set" in d.root.proof.fact, d.root.proof
+    twin = diagnose(load("exit_joins_a_heartbeat_whose_multiprocessing_stop_a_living_child_sets"))
+    assert (twin.verdict.value, twin.root.cause, twin.root.proof) == ("slow", "code.deadlock", None), twin.root
+
+    def changed(info=None, read=None, thread=None):
+        def one(p):
+            if info:
+                p = replace(p, info=replace(p.info, **info))
+            if read:
+                p = replace(p, locals=tuple(replace(r, **read) for r in p.locals))
+            if thread:
+                p = replace(p, samples=tuple(replace(x, threads=(*x.threads, thread(x))) for x in p.samples))
+            return p
+
+        return diagnose(replace(ev, processes=tuple(one(p) for p in ev.processes)))
+
+    sigterm = ev.processes[0].info.caught_signals | (1 << 14)
+
+    def timer(x):  # a thread asleep on a timer of its own: `threading.Timer(30, stop.set)`
+        t = x.threads[0]
+        frame = Frame("run", "/usr/lib/python3.11/threading.py", 1429)
+        return replace(t, tid=t.tid + 1000, name="Timer", syscall="futex", futex=None, timeout=True, frames=(frame,))
+
+    for name, d in (
+        ("the flag's kind not read", changed(read={"flag": None})),
+        ("a SIGTERM handler", changed(info={"caught_signals": sigterm})),
+        ("handlers not read", changed(info={"caught_signals": None})),
+        ("a thread on a timer", changed(thread=timer)),
     ):
-        d = diagnose(load(name))
-        assert (d.verdict.value, d.root.cause, d.root.proof) == ("slow", "code.deadlock", None), (name, d.root)
+        assert (d.verdict.value, d.root.proof) == ("slow", None), (name, d.root)
 
 
 def test_the_torch_2_11_shape_of_the_shutdown_measured_on_an_h100_is_bounded_too():

@@ -156,6 +156,44 @@ def test_a_loop_whose_only_way_out_is_an_event_never_exits_only_where_its_wait_i
     assert never_exits(source) is None
 
 
+@pytest.mark.parametrize(
+    ("source", "header", "kind"),
+    [
+        ("import threading\nstop = threading.Event()\n", "while not stop.is_set()", "threading.Event"),
+        ("import threading as th\nstop = th.Event()\n", "while not stop.wait(1.0):", "threading.Event"),
+        (
+            "from threading import Event\nclass H:\n def __init__(self):\n  self._s = Event()\n",
+            "while not self._s.is_set()",
+            "threading.Event",
+        ),
+        ("import multiprocessing\nstop = multiprocessing.Event()\n", "while not stop.is_set()", None),
+        ("from multiprocessing import Event\nstop = Event()\n", "while not stop.is_set()", None),
+        ("import threading\nstop = threading.Event()\ndef f(stop):\n pass\n", "while not stop.is_set()", None),
+        (
+            "import threading\nstop = threading.Event()\ndef f(e):\n global stop\n stop = e\n",
+            "while not stop.is_set()",
+            None,
+        ),
+        ("import threading\nstop = threading.Event()\nfor stop in []:\n pass\n", "while not stop.is_set()", None),
+        ("from signals import stop\n", "while not stop.is_set()", None),  # bound elsewhere: not read here
+        (
+            "import threading\nclass F:\n def is_set(self):\n  return False\nstop = F()\n",
+            "while not stop.is_set()",
+            None,
+        ),  # a method of the job's own (it may read a file)
+        ("import threading\nstop = threading.Event()\n", "while not stop:", None),
+        ("import threading\nstop = threading.Event()\n", "while True", None),
+    ],
+)
+def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it_to_nothing_else(source, header, kind):
+    """A thread that sleeps between reads of its flag is never seen in a futex: its file says what the flag is,
+    where every binding of the name in it is ``threading.Event()`` (memory of its process alone); any other binding,
+    a parameter, an import or a loop's target, says nothing."""
+    from hangwatch.capture.flags import flag_kind
+
+    assert flag_kind(source, header) == kind
+
+
 # --- a sleep's timer, read from the kernel ------------------------------------------------------------------
 
 

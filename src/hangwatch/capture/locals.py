@@ -10,10 +10,10 @@ import re
 import subprocess
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from hangwatch import signatures as sg
-from hangwatch.capture import proc
+from hangwatch.capture import flags, proc
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, why_not_stop
 from hangwatch.records.evidence import Frame, LocalsRead, ProcessInfo, ProcessSample, Role
 from hangwatch.redact import redact_text
@@ -102,19 +102,29 @@ def command_source(pid: int) -> list[str] | None:
     return None
 
 
-def _loop_at(file: str, line: int, pid: int | None = None) -> tuple[str, str | None, int] | None:
+class Loop(NamedTuple):
+    """The loop enclosing a thread's line, as its file has it."""
+
+    header: str  # up to the colon
+    body: str | None  # header and body, dedented (None: longer than read)
+    line: int  # the header's
+    flag: str | None  # what its test reads, where the file says (capture/flags.py)
+
+
+def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
     """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon),
-    its whole source, header and body, dedented (at most LOOP_BODY_LINES lines), and the header's line. Code run
-    with ``python -c`` (file ``<string>``) is read from process ``pid``'s command line."""
+    its whole source, header and body, dedented (at most LOOP_BODY_LINES lines), the header's line, and the kind
+    of the flag its test reads where the file binds it (``flags.flag_kind``). Code run with ``python -c`` (file
+    ``<string>``) is read from process ``pid``'s command line."""
     getline: Callable[[str, int], str] = linecache.getline
+    command: list[str] | None = None
     if file == "<string>" and pid is not None:
-        source = command_source(pid)
-        if source is None:
+        command = code = command_source(pid)
+        if code is None:
             return None
-        lines: list[str] = source
 
         def from_command(_file: str, n: int) -> str:  # the -c code's lines, 1-based, "" past the end
-            return lines[n - 1] if 0 < n <= len(lines) else ""
+            return code[n - 1] if 0 < n <= len(code) else ""
 
         getline = from_command
     elif not file.startswith("/"):
@@ -136,8 +146,10 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> tuple[str, str | N
                     break
                 lines.append(nxt[own:].rstrip() if len(nxt) > own else "")
             else:
-                return _header_only(text), None, n  # longer than we read: its body is not judged
-            return _header_only(text), redact_text("\n".join(lines)), n
+                return Loop(_header_only(text), None, n, None)  # longer than we read: its body is not judged
+            header = _header_only(text)
+            whole = "".join(command if command is not None else linecache.getlines(file))
+            return Loop(header, redact_text("\n".join(lines)), n, flags.flag_kind(whole, header))
     return None
 
 
@@ -211,9 +223,10 @@ def _reads_of(pid: int, data: list[dict[str, Any]], tids: set[int], pick: FrameP
                 file=file,
                 line=line,
                 values=values,
-                loop=loop[0] if loop else None,
-                body=loop[1] if loop else None,
-                loop_line=loop[2] if loop else None,
+                loop=loop.header if loop else None,
+                body=loop.body if loop else None,
+                loop_line=loop.line if loop else None,
+                flag=loop.flag if loop else None,
             )
         )
     return reads
@@ -310,9 +323,10 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
                             file=file,
                             line=line,
                             values=(),
-                            loop=loop[0],
-                            body=loop[1],
-                            loop_line=loop[2],
+                            loop=loop.header,
+                            body=loop.body,
+                            loop_line=loop.line,
+                            flag=loop.flag,
                         )
                     )
     return {pid: tuple(rs) for pid, rs in out.items()}

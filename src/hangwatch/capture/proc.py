@@ -266,6 +266,19 @@ def read_ctx_switches(status_path: Path) -> int | None:
     return total if seen else None
 
 
+def read_caught_signals(pid: int) -> int | None:
+    """The signals process ``pid`` has a handler for (``SigCgt`` of its status: bit n-1 for signal n), or None
+    where unreadable."""
+    raw = read_text(PROC / str(pid) / "status")
+    for line in (raw or "").splitlines():
+        if line.startswith("SigCgt:"):
+            try:
+                return int(line.split(":", 1)[1].strip(), 16)
+            except ValueError:
+                return None
+    return None
+
+
 # Threads that answer hangwatch's own requests (torch's debug server sends the flight recorder's dump we asked
 # for; our FIFO reader, where the socket path is too long): what they move is our look, not the job's work.
 # Names as /proc writes them (15 bytes at most).

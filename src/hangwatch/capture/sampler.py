@@ -176,6 +176,7 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
         stdout_is_file=proc.file_size(stdout) is not None,
         env=env,
         forked_from_parent=forked,
+        caught_signals=proc.read_caught_signals(pid),
     )
 
 

@@ -241,6 +241,10 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         )
         cycle = _lock_cycle(lockers)
         conf, what, fix = _deadlock_words(main, blocked, lockers, waits, deeper, joined, cycle)
+        # "deadlocked" only where the frames show it: a cycle of locks, or a lock its own thread holds further down
+        # its stack; else what was measured, every thread blocked (the verdict stage proves it, or not)
+        shown = cycle is not None or (len(lockers) == 1 and reentered(lockers[0]) is not None)
+        said = "is deadlocked" if shown else "waits with every thread blocked"
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
         frame = culprit.user_frame
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
@@ -254,7 +258,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
                 Finding(
                     cause=Cause.CODE_DEADLOCK,
                     confidence=conf,
-                    summary=f"{v.label()} is deadlocked: {what}.",
+                    summary=f"{v.label()} {said}: {what}.",
                     where=v.where(culprit, frame),
                     evidence=tuple(ev),
                     fix=fix,

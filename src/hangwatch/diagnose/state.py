@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from hangwatch import signatures as sg
+from hangwatch.capture.flags import THREADING_EVENT
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits
 from hangwatch.diagnose.scene import Scene
@@ -380,19 +381,30 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
 
 
 def _only_its_own(v: ProcessView, t: ThreadView) -> bool:
-    """Whether only a thread of ``v`` could end ``t``'s wait on an event, and none can: ``t`` is not the main thread
-    (a signal's handler, such as a SIGTERM handler that sets a stop event, runs on the main thread); every futex it
-    was read waiting on is private to its process (a multiprocessing event's is shared: another process may set it;
-    a wait read as it restarted, with no address, counts for nothing), at least one was read; and every other
-    thread of ``v``, native ones too, is parked in a futex of its own (the kernel says nothing wakes it: a thread in
-    ``wait4`` or a read runs again when its child or its data comes, and one in ``pause()`` when a signal does,
-    and either may set the event)."""
-    if t is v.main_thread:
+    """Whether only a thread of ``v`` could end ``t``'s wait on an event, and none can:
+    - ``t`` is not the main thread, and ``v`` has no handler for a signal but SIGINT's (a person's Ctrl-C): a
+      handler, such as a SIGTERM handler that sets a stop event, runs on the main thread, whatever it waits in;
+    - the event is the process's own: every futex ``t`` was read waiting on is private to its process (a
+      multiprocessing event's is shared: another process may set it; a wait read as it restarted, with no address,
+      counts for nothing), at least one was read; or, for a thread that sleeps between reads of its flag (the kernel
+      sees no futex), its file binds that flag only to ``threading.Event()`` (capture/flags.py), its handlers read;
+    - every other thread of ``v``, native ones too, is parked in a futex of its own (the kernel says nothing wakes
+      it: a thread in ``wait4`` or a read runs again when its child or its data comes, and one in ``pause()`` when
+      a signal does, and either may set the event)."""
+    caught = v.info.caught_signals
+    if t is v.main_thread or (caught is not None and caught & HANDLED):
         return False
     read = [s for s in t.samples if s.syscall == "futex" and s.futex is not None]
-    if not read or any(s.shared_futex for s in read) or t.last.syscall != "futex":
+    private = bool(read) and not any(s.shared_futex for s in read) and t.last.syscall == "futex"
+    written = caught is not None and any(r.flag == THREADING_EVENT for r in v.locals_of(t.tid))
+    if not (private or written):
         return False
     return all(o.parked and o.last.syscall == "futex" and not o.last.shared_futex for o in v.threads if o.tid != t.tid)
+
+
+# Signals whose handler may set an event: 1-31 but SIGINT (2). glibc keeps 32 and 33 for itself (thread
+# cancellation, setxid: caught in every process that imports torch), and they run no Python.
+HANDLED = ((1 << 31) - 1) & ~(1 << (2 - 1))
 
 
 def self_held_alive(v: ProcessView) -> str | None:

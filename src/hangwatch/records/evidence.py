@@ -113,6 +113,7 @@ class ProcessInfo:
     env: Mapping[str, str] = field(default_factory=dict)  # only the non-secret keys rules use
     forked_from_parent: bool = False  # same executable and cmdline as its parent: a fork
     stdin: str | None = None  # what fd 0 points to: "/dev/pts/3", "pipe:[...]", "/dev/null", a path
+    caught_signals: int | None = None  # SigCgt of /proc/PID/status: bit n-1 set, signal n has a handler (None: unread)
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class LocalsRead:
     loop: str | None = None  # the source of the enclosing `while`/`for` header, when found
     body: str | None = None  # that loop's source, header and body (dedented, bounded), when found
     loop_line: int | None = None  # the line of that loop's header
+    flag: str | None = None  # what the loop's test reads, where its file says (``threading.Event``): capture/flags.py
 
 
 @dataclass(frozen=True)
