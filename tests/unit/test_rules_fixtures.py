@@ -1133,3 +1133,31 @@ def test_a_child_left_with_one_thread_in_a_library_lock_proves_only_an_untimed_w
     assert dg.root.proves_hang is (how == "waits"), dg.root.proof
     if how == "waits":
         assert "one OS thread in every sample" in (dg.root.proof.fact if dg.root.proof else ""), dg.root.proof
+
+
+def test_deadlocked_is_said_only_where_the_frames_show_the_cycle():
+    """[1/5] words from facts: the deadlock namer says "is deadlocked" only where the frames show a cycle of locks
+    (each thread's waited lock held by another's ``with``) or a lock its own thread holds further down; the recorded
+    two-lock case whose frames show no holder says what was measured, every thread blocked."""
+    d = diagnose(load("deadlock"))
+    assert d.root.cause == "code.deadlock" and "deadlocked" not in d.root.summary, d.root.summary
+    assert "waits with every thread blocked: 2 threads wait for locks" in d.root.summary, d.root.summary
+    ev = load("deadlock")
+
+    def holding(p):  # each waiting thread's frame now shows the other lock taken by a `with` around its line
+        other = {"metrics_lock": "checkpoint_lock", "checkpoint_lock": "metrics_lock"}
+
+        def one(x):
+            threads = []
+            for t in x.threads:
+                f = t.frames[0] if t.frames else None
+                waited = (f.code or "").split("#")[0].strip().removeprefix("with ").rstrip(":") if f else ""
+                if waited in other:
+                    t = replace(t, frames=(replace(f, holds=(other[waited],)), *t.frames[1:]))
+                threads.append(t)
+            return replace(x, threads=tuple(threads))
+
+        return replace(p, samples=tuple(one(x) for x in p.samples))
+
+    d = diagnose(replace(ev, processes=tuple(holding(p) for p in ev.processes)))
+    assert "is deadlocked: 2 threads each wait for a lock another of them holds" in d.root.summary, d.root.summary
