@@ -1152,9 +1152,8 @@ def test_deadlocked_is_said_only_where_the_frames_show_the_cycle():
             for t in x.threads:
                 f = t.frames[0] if t.frames else None
                 waited = (f.code or "").split("#")[0].strip().removeprefix("with ").rstrip(":") if f else ""
-                if waited in other:
-                    t = replace(t, frames=(replace(f, holds=(other[waited],)), *t.frames[1:]))
-                threads.append(t)
+                held = (replace(f, holds=(other[waited],)), *t.frames[1:]) if waited in other else t.frames
+                threads.append(replace(t, frames=held))
             return replace(x, threads=tuple(threads))
 
         return replace(p, samples=tuple(one(x) for x in p.samples))
