@@ -724,11 +724,22 @@ def test_a_heartbeat_at_exit_that_sleeps_between_reads_of_a_threading_event_is_p
         frame = Frame("run", "/usr/lib/python3.11/threading.py", 1429)
         return replace(t, tid=t.tid + 1000, name="Timer", syscall="futex", futex=None, timeout=True, frames=(frame,))
 
+    def one_sleep(p):  # the heartbeat never woke in the window: one long sleep, not a loop seen looping
+        heartbeat = next(r.tid for r in p.locals)
+        samples = tuple(
+            replace(x, threads=tuple(replace(t, ctx_switches=0) if t.tid == heartbeat else t for t in x.threads))
+            for x in p.samples
+        )
+        return replace(p, samples=samples)
+
+    rt_handler = ev.processes[0].info.caught_signals | (1 << 35)  # SIGRTMIN+2 (signal 36)
     for name, d in (
         ("the flag's kind not read", changed(read={"flag": None})),
         ("a SIGTERM handler", changed(info={"caught_signals": sigterm})),
+        ("a real-time signal's handler", changed(info={"caught_signals": rt_handler})),
         ("handlers not read", changed(info={"caught_signals": None})),
         ("a thread on a timer", changed(thread=timer)),
+        ("one sleep", diagnose(replace(ev, processes=tuple(one_sleep(p) for p in ev.processes)))),
     ):
         assert (d.verdict.value, d.root.proof) == ("slow", None), (name, d.root)
 

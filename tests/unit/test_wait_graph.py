@@ -183,6 +183,42 @@ def test_a_loop_whose_only_way_out_is_an_event_never_exits_only_where_its_wait_i
         ),  # a method of the job's own (it may read a file)
         ("import threading\nstop = threading.Event()\n", "while not stop:", None),
         ("import threading\nstop = threading.Event()\n", "while True", None),
+        # what its review found: the maker bound otherwise too, a class's own binding, a name set by string
+        (
+            "if MP:\n from multiprocessing import Event\nelse:\n from threading import Event\nstop = Event()\n",
+            "while not stop.is_set()",
+            None,
+        ),
+        (
+            "import multiprocessing\nfrom threading import Event\nEvent = multiprocessing.Event\nstop = Event()\n",
+            "while not stop.is_set()",
+            None,
+        ),
+        (
+            "import threading\nimport multiprocessing as mp\nthreading = mp.get_context()\nstop = threading.Event()\n",
+            "while not stop.is_set()",
+            None,
+        ),
+        (
+            "import threading, multiprocessing\nclass H:\n stop = multiprocessing.Event()\n def __init__(self):\n"
+            "  self.stop = threading.Event()\n",
+            "while not self.stop.is_set()",
+            None,
+        ),
+        (
+            "import threading\nclass H:\n def __init__(self, ev):\n  self._s = threading.Event()\n"
+            "  setattr(self, '_s', ev)\n",
+            "while not self._s.is_set()",
+            None,
+        ),
+        ("import threading\nfrom common import *\nstop = threading.Event()\n", "while not stop.is_set()", None),
+        ("import threading\nstop = threading.Event()\nglobals()['stop'] = 1\n", "while not stop.is_set()", None),
+        (
+            "import threading\nstop = threading.Event()\nmatch x:\n case {'s': stop}: pass\n",
+            "while not stop.is_set()",
+            None,
+        ),
+        ("from threading import Event as E\nstop = E()\n", "while not stop.is_set()", "threading.Event"),
     ],
 )
 def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it_to_nothing_else(source, header, kind):
@@ -192,6 +228,33 @@ def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it
     from hangwatch.capture.flags import flag_kind
 
     assert flag_kind(source, header) == kind
+
+
+def test_the_loop_read_for_a_line_is_one_that_encloses_it_in_its_own_function(tmp_path):
+    """A thread in one long sleep below another function's loop is not credited with that loop (its review found a
+    `delayed_upload` sleeping 600 s read as the heartbeat's `while not stop.is_set()` above it)."""
+    from hangwatch.capture.locals import _loop_at
+
+    f = tmp_path / "job.py"
+    f.write_text(
+        "import threading, time\n"  # 1
+        "stop = threading.Event()\n"  # 2
+        "def heartbeat():\n"  # 3
+        "    while not stop.is_set():\n"  # 4
+        "        time.sleep(1)\n"  # 5
+        "def delayed_upload():\n"  # 6
+        "    if True:\n"  # 7
+        "        time.sleep(600)\n"  # 8
+        "    stop.set()\n"  # 9
+        "def drain():\n"  # 10
+        "    while pending():\n"  # 11
+        "        step()\n"  # 12
+        "    time.sleep(600)\n"  # 13
+    )
+    loop = _loop_at(str(f), 5)
+    assert loop is not None and loop.line == 4 and loop.flag == "threading.Event", loop
+    assert _loop_at(str(f), 8) is None  # in another function than the loop above it
+    assert _loop_at(str(f), 13) is None  # below a loop of its own function that ended above it
 
 
 # --- a sleep's timer, read from the kernel ------------------------------------------------------------------

@@ -50,51 +50,105 @@ def _kind(source: str, flag: str) -> str | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    makers = _event_makers(tree)
+    nodes = list(ast.walk(tree))
+    attr = flag.rpartition(".")[2] if "." in flag else None
+    if any(_rebinds_anything(n, attr) for n in nodes):
+        return None
+    makers = _event_makers(nodes)
     events = 0
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Assign | ast.AnnAssign):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            for target in targets:
-                if ast.unparse(target) == flag:
-                    if n.value is None or not _makes_event(n.value, makers):
-                        return None
-                    events += 1
-                elif any(ast.unparse(x) == flag for x in ast.walk(target)):
-                    return None  # bound inside an unpacking: not read here
-        elif _binds_otherwise(n, flag):
+    for n in nodes:
+        for target, value in _assigned(n):
+            text = ast.unparse(target)
+            if text == flag or (attr is not None and text == attr):  # ``self.stop``: a class's ``stop = ...`` too
+                if value is None or not _makes_event(value, makers):
+                    return None
+                events += text == flag
+            elif any(ast.unparse(x) == flag for x in ast.walk(target)):
+                return None  # bound inside an unpacking: not read here
+        if _binds_otherwise(n, flag):
             return None
     return THREADING_EVENT if events else None
 
 
-def _binds_otherwise(n: ast.AST, flag: str) -> bool:
-    """Node ``n`` binds ``flag`` other than by a plain assignment: what it holds then is not written here."""
+def _rebinds_anything(n: ast.AST, attr: str | None) -> bool:
+    """A statement that may bind any name, so that no reading of the file's own bindings is sure: a star import,
+    ``globals()``, ``vars()``, ``exec``, ``eval``, and for an attribute flag a ``setattr`` naming it."""
+    if isinstance(n, ast.ImportFrom):
+        return any(a.name == "*" for a in n.names)
+    if not isinstance(n, ast.Call):
+        return False
+    name = n.func.id if isinstance(n.func, ast.Name) else None
+    if name in ("globals", "vars", "exec", "eval"):
+        return True
+    return (
+        name == "setattr"
+        and attr is not None
+        and any(isinstance(a, ast.Constant) and a.value == attr for a in n.args[1:2])
+    )
+
+
+def _assigned(n: ast.AST) -> list[tuple[ast.expr, ast.expr | None]]:
+    """The targets a plain assignment binds, each with its value (None: an annotation with no value)."""
+    if isinstance(n, ast.Assign):
+        return [(t, n.value) for t in n.targets]
+    if isinstance(n, ast.AnnAssign):
+        return [(n.target, n.value)]
+    return []
+
+
+def _binds_otherwise(n: ast.AST, name: str) -> bool:
+    """Node ``n`` binds ``name`` other than by a plain assignment: what it holds then is not written here."""
     if isinstance(n, ast.AugAssign | ast.NamedExpr):
-        return ast.unparse(n.target) == flag
+        return ast.unparse(n.target) == name
     if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension | ast.withitem):
         target = n.optional_vars if isinstance(n, ast.withitem) else n.target
-        return target is not None and any(ast.unparse(x) == flag for x in ast.walk(target))
-    if "." in flag:
+        return target is not None and any(ast.unparse(x) == name for x in ast.walk(target))
+    if "." in name:
         return False
     if isinstance(n, ast.arg):
-        return n.arg == flag
+        return n.arg == name
     if isinstance(n, ast.alias):
-        return (n.asname or n.name).split(".")[0] == flag
+        return (n.asname or n.name).split(".")[0] == name
     if isinstance(n, ast.ExceptHandler | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return n.name == flag
+        return n.name == name
+    if isinstance(n, ast.MatchAs | ast.MatchStar):
+        return n.name == name
+    if isinstance(n, ast.MatchMapping):
+        return n.rest == name
     return False
 
 
-def _event_makers(tree: ast.Module) -> frozenset[str]:
+def _event_makers(nodes: list[ast.AST]) -> frozenset[str]:
     """The names a call of which makes a threading event in this file: ``threading.Event`` under the name its
-    import gives ``threading``, and ``Event`` where it was imported from threading."""
-    names = set()
-    for n in ast.walk(tree):
+    import gives ``threading``, and ``Event`` where it was imported from threading; neither where the file binds
+    that name any other way too (``import multiprocessing as threading``, a conditional ``from multiprocessing
+    import Event``, ``Event = mp.Event``)."""
+    modules, names = set(), set()
+    for n in nodes:
         if isinstance(n, ast.Import):
-            names |= {f"{a.asname or a.name}.Event" for a in n.names if a.name == "threading"}
+            modules |= {a.asname or a.name for a in n.names if a.name == "threading"}
         elif isinstance(n, ast.ImportFrom) and n.module == "threading" and not n.level:
             names |= {a.asname or a.name for a in n.names if a.name == "Event"}
-    return frozenset(names)
+    ours = {
+        id(a) for n in nodes if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names if _from_threading(n, a)
+    }
+
+    def only_ours(name: str) -> bool:
+        for n in nodes:
+            if isinstance(n, ast.alias):
+                if id(n) not in ours and (n.asname or n.name).split(".")[0] == name:
+                    return False
+            elif any(ast.unparse(t) == name for t, _ in _assigned(n)) or _binds_otherwise(n, name):
+                return False
+        return True
+
+    return frozenset({f"{m}.Event" for m in modules if only_ours(m)} | {e for e in names if only_ours(e)})
+
+
+def _from_threading(n: ast.Import | ast.ImportFrom, a: ast.alias) -> bool:
+    if isinstance(n, ast.Import):
+        return a.name == "threading"
+    return n.module == "threading" and not n.level and a.name == "Event"
 
 
 def _makes_event(value: ast.expr, makers: frozenset[str]) -> bool:

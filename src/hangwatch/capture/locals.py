@@ -29,6 +29,7 @@ MAX_REPR = 80
 LOOP_SCAN_LINES = 40  # how far up the source to look for the enclosing loop header
 LOOP_BODY_LINES = 30  # how much of the loop's body is kept, for telling a counter from a walk over data
 LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b.*\bin\b.*):")
+DEF_HEADER = re.compile(r"^\s*(async\s+def|def|class)\b")
 
 
 def at_top_level(series: dict[int, list[ProcessSample]], targets: dict[int, set[int]]) -> dict[int, set[int]]:
@@ -129,10 +130,14 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
         getline = from_command
     elif not file.startswith("/"):
         return None
+    else:
+        linecache.checkcache(file)  # the file as it is now (a long `hangwatch run` may have read an older one)
     here = getline(file, line)
     indent = len(here) - len(here.lstrip())
     for n in range(line, max(0, line - LOOP_SCAN_LINES), -1):
         text = getline(file, n)
+        if n < line and DEF_HEADER.match(text) and len(text) - len(text.lstrip()) < indent:
+            return None  # the function or class the line is in starts here: no loop of it encloses the line
         m = LOOP_HEADER.match(text)
         if m and (n == line or len(m.group(1)) < indent):
             own = len(m.group(1))
@@ -147,6 +152,8 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
                 lines.append(nxt[own:].rstrip() if len(nxt) > own else "")
             else:
                 return Loop(_header_only(text), None, n, None)  # longer than we read: its body is not judged
+            if line >= n + len(lines):
+                continue  # a loop that ended above the line (a sibling, not its enclosing one)
             header = _header_only(text)
             whole = "".join(command if command is not None else linecache.getlines(file))
             return Loop(header, redact_text("\n".join(lines)), n, flags.flag_kind(whole, header))

@@ -367,7 +367,7 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     Python and could end the process: it never ends (proof). A loop whose only way out is an event being set
     (``loops.stop_set_by_another``) is read so only where the event is the process's own and nothing else of it
     can set it: ``_only_its_own``."""
-    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t)))), None)
+    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t, r.flag)))), None)
     if why is None:
         return None
     others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked and not proof.machinery(o)]
@@ -380,31 +380,35 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     )
 
 
-def _only_its_own(v: ProcessView, t: ThreadView) -> bool:
+def _only_its_own(v: ProcessView, t: ThreadView, flag: str | None = None) -> bool:
     """Whether only a thread of ``v`` could end ``t``'s wait on an event, and none can:
-    - ``t`` is not the main thread, and ``v`` has no handler for a signal but SIGINT's (a person's Ctrl-C): a
-      handler, such as a SIGTERM handler that sets a stop event, runs on the main thread, whatever it waits in;
-    - the event is the process's own: every futex ``t`` was read waiting on is private to its process (a
-      multiprocessing event's is shared: another process may set it; a wait read as it restarted, with no address,
-      counts for nothing), at least one was read; or, for a thread that sleeps between reads of its flag (the kernel
-      sees no futex), its file binds that flag only to ``threading.Event()`` (capture/flags.py), its handlers read;
+    - ``t`` is not the main thread, and ``v``'s signal handlers were read and none is for a signal but SIGINT's (a
+      person's Ctrl-C): a handler, such as a SIGTERM handler that sets a stop event, runs on the main thread,
+      whatever it waits in;
+    - the event is the process's own, and no futex ``t`` was read waiting on is shared with another process (a
+      multiprocessing event's: another process may set it): at least one private futex was read, its last call
+      one; or, for a thread that sleeps between reads of its flag (the kernel sees no futex), the loop's file binds
+      that flag only to ``threading.Event()`` (``flag``, read by capture/flags.py) and the kernel saw it wake in the
+      window (a loop, not one long sleep);
     - every other thread of ``v``, native ones too, is parked in a futex of its own (the kernel says nothing wakes
       it: a thread in ``wait4`` or a read runs again when its child or its data comes, and one in ``pause()`` when
       a signal does, and either may set the event)."""
     caught = v.info.caught_signals
-    if t is v.main_thread or (caught is not None and caught & HANDLED):
+    if t is v.main_thread or caught is None or caught & HANDLED:
         return False
     read = [s for s in t.samples if s.syscall == "futex" and s.futex is not None]
-    private = bool(read) and not any(s.shared_futex for s in read) and t.last.syscall == "futex"
-    written = caught is not None and any(r.flag == THREADING_EVENT for r in v.locals_of(t.tid))
+    if any(s.shared_futex for s in read):
+        return False
+    private = bool(read) and t.last.syscall == "futex"
+    written = flag == THREADING_EVENT and (t.wakeups or 0) > 0
     if not (private or written):
         return False
     return all(o.parked and o.last.syscall == "futex" and not o.last.shared_futex for o in v.threads if o.tid != t.tid)
 
 
-# Signals whose handler may set an event: 1-31 but SIGINT (2). glibc keeps 32 and 33 for itself (thread
-# cancellation, setxid: caught in every process that imports torch), and they run no Python.
-HANDLED = ((1 << 31) - 1) & ~(1 << (2 - 1))
+# Signals whose handler may set an event: 1-64 but SIGINT (2), and 32 and 33, which glibc keeps for itself (thread
+# cancellation, setxid: caught in every process that imports torch; they run no Python).
+HANDLED = ((1 << 64) - 1) & ~(1 << (2 - 1)) & ~(1 << (32 - 1)) & ~(1 << (33 - 1))
 
 
 def self_held_alive(v: ProcessView) -> str | None:
