@@ -317,11 +317,15 @@ def test_ranks_in_different_collectives_name_the_odd_one(start_job):
         str(SCENARIOS / "dist_diverged.py"),
     ]
     job = start_job(argv, ready_count=3)
-    root = root_cause(inspect_json(job.pid, window=1.5))
+    incident = inspect_json(job.pid, window=1.5)
+    root = root_cause(incident)
     assert root["cause"] == "distributed.peer_stuck", root
     assert root["where"]["rank"] == 2
     assert_where(root, "dist_diverged.py", "HANG-HERE:odd")
     assert "barrier" in root["summary"]
+    # the namer only names; the graph proves it: each rank waits for the ranks not in its own call, a cycle
+    assert incident["verdict"] == "hung" and root["proof"]["kind"] == "hang", root
+    assert "a cycle" in root["proof"]["fact"] and "which is not in it" in root["proof"]["fact"], root["proof"]
 
 
 def test_a_barrier_skipped_right_before_the_hang_under_inspect_names_the_odd_rank_and_says_what_it_cannot_see(

@@ -15,7 +15,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.raised import job_log, raised_by
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import Activity, thread_state
 from hangwatch.diagnose.views import (
     ProcessView,
@@ -387,14 +387,17 @@ def _diverged(g: RankGroups, recorded: bool = True) -> Hit | None:
 
         ordered = sorted(ops.items(), key=lambda kv: min(kv[1]))
         sides = "; ".join(f"{_plural(r)} in {op} at {at(r)}" for op, r in ordered)
-        summary = f"Ranks are in different collectives ({sides}): the ranks' code diverged; none will complete."
+        summary = f"Ranks are in different collectives ({sides}): the ranks' code diverged."
     else:
         summary = (
             f"Ranks are in different collectives: {_plural(minority)} called "
             f"{sg.method(g.in_coll[minority[0]])} at {describe(frame)} while the others wait elsewhere: "
             "the ranks' code diverged."
         )
-    return Hit(
+    # named only: the graph proves it where each rank's call was read on the default group and nothing moves (each
+    # waits for the ranks not in its own call: a cycle); ranks in groups of their own may be in different calls
+    # and all complete
+    return named(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.8 if tie else 0.85,
@@ -402,12 +405,7 @@ def _diverged(g: RankGroups, recorded: bool = True) -> Hit | None:
             where=v.where(t, frame),
             evidence=(_groups_text(g.groups),) + (() if recorded else (UNRECORDED,)),
             fix=PEER_FIX[1:] + PEER_FIX[:1],
-            proof=proof.hang(
-                f"ranks wait in different collectives ({', '.join(sorted(ops))}): each waits for the others "
-                "to enter its own, and none will"
-            ),
-        ),
-        Verdict.HUNG,
+        )
     )
 
 
