@@ -732,6 +732,11 @@ def test_a_heartbeat_at_exit_that_sleeps_between_reads_of_a_threading_event_is_p
         )
         return replace(p, samples=samples)
 
+    # handlers that cannot set the flag: SIGINT's (a person's Ctrl-C, in the foreground), glibc's 32 and 33,
+    # faulthandler's (the process's own faults), torch's SIGCHLD where no child lives
+    for caught in (0x100000002, 0x1000104EA | (1 << 16)):
+        d = changed(info={"caught_signals": caught})
+        assert (d.verdict.value, d.root.proof is not None) == ("hung", True), (hex(caught), d.root)
     rt_handler = ev.processes[0].info.caught_signals | (1 << 35)  # SIGRTMIN+2 (signal 36)
     for name, d in (
         ("the flag's kind not read", changed(read={"flag": None})),

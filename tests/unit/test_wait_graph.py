@@ -10,8 +10,10 @@ Here the tests that start no process; those that do are in tests/e2e/test_wait_g
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import SCENARIOS, marker
 
@@ -219,6 +221,35 @@ def test_a_loop_whose_only_way_out_is_an_event_never_exits_only_where_its_wait_i
             None,
         ),
         ("from threading import Event as E\nstop = E()\n", "while not stop.is_set()", "threading.Event"),
+        # its second review: another object's attribute, a base from another file, threading's Event replaced, an
+        # attribute the loop's own class never binds; a Thread subclass that binds its own is read
+        (
+            "import threading, multiprocessing\nclass H:\n def __init__(self):\n  self._s = threading.Event()\n"
+            "hb = H()\nhb._s = multiprocessing.Event()\n",
+            "while not self._s.is_set()",
+            None,
+        ),
+        (
+            "import threading, lib\nclass H(lib.Worker):\n def __init__(self):\n  self._s = threading.Event()\n",
+            "while not self._s.is_set()",
+            None,
+        ),
+        (
+            "import threading, multiprocessing\nthreading.Event = multiprocessing.Event\nstop = threading.Event()\n",
+            "while not stop.is_set()",
+            None,
+        ),
+        (
+            "import threading\nclass H:\n def run(self):\n  pass\nclass U:\n def __init__(self):\n"
+            "  self._s = threading.Event()\n",
+            "while not self._s.is_set()",
+            None,
+        ),
+        (
+            "import threading\nclass H(threading.Thread):\n def __init__(self):\n  self._s = threading.Event()\n",
+            "while not self._s.is_set()",
+            "threading.Event",
+        ),
     ],
 )
 def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it_to_nothing_else(source, header, kind):
@@ -227,7 +258,7 @@ def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it
     a parameter, an import or a loop's target, says nothing."""
     from hangwatch.capture.flags import flag_kind
 
-    assert flag_kind(source, header) == kind
+    assert flag_kind(source, header, 3) == kind  # the loop at line 3: in class H where the source has one
 
 
 def test_the_loop_read_for_a_line_is_one_that_encloses_it_in_its_own_function(tmp_path):
@@ -251,10 +282,15 @@ def test_the_loop_read_for_a_line_is_one_that_encloses_it_in_its_own_function(tm
         "        step()\n"  # 12
         "    time.sleep(600)\n"  # 13
     )
-    loop = _loop_at(str(f), 5)
+    os.utime(f, (0, 0))  # written before this process started: the code it would run
+    loop = _loop_at(str(f), 5, os.getpid())
     assert loop is not None and loop.line == 4 and loop.flag == "threading.Event", loop
-    assert _loop_at(str(f), 8) is None  # in another function than the loop above it
-    assert _loop_at(str(f), 13) is None  # below a loop of its own function that ended above it
+    assert _loop_at(str(f), 8, os.getpid()) is None  # in another function than the loop above it
+    assert _loop_at(str(f), 13, os.getpid()) is None  # below a loop of its own function that ended above it
+    later = psutil.Process().create_time() + 10  # written after this process started: maybe not the code running
+    os.utime(f, (later, later))
+    loop = _loop_at(str(f), 5, os.getpid())
+    assert loop is not None and loop.flag is None, loop
 
 
 # --- a sleep's timer, read from the kernel ------------------------------------------------------------------

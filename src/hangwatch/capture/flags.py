@@ -33,41 +33,65 @@ def tested_flag(header: str) -> str | None:
     return None
 
 
-def flag_kind(source: str, header: str) -> str | None:
-    """``threading.Event`` where ``header`` tests a flag (``tested_flag``) that the file ``source`` binds only to
-    ``threading.Event()`` (or ``Event()`` imported from threading), at least once; None where the file binds it to
-    anything else, or in any other way (a parameter, an import, a loop or ``with`` target, unpacking: whatever it
-    is then was not written here), or not at all."""
+def flag_kind(source: str, header: str, line: int | None = None) -> str | None:
+    """``threading.Event`` where ``header`` (the loop's, at ``line``) tests a flag (``tested_flag``) that the file
+    ``source`` binds only to ``threading.Event()`` (or ``Event()`` imported from threading), at least once; None
+    where the file binds it to anything else, or in any other way (a parameter, an import, a loop or ``with``
+    target, unpacking: whatever it is then was not written here), or not at all. An attribute, ``self.X``, is read
+    only in the class the loop is in, which must bind it itself and have no base but ``object`` or threading's
+    ``Thread`` (a base from another file may bind it too); every ``<anything>.X = ...`` in the file must make an
+    event as well (``hb._stop = mp.Event()`` sets another object's)."""
     flag = tested_flag(header)
     if flag is None or len(source) > MAX_SOURCE:
         return None
-    return _kind(source, flag)
+    return _kind(source, flag, line)
+
+
+PLAIN_BASES = frozenset({"object", "threading.Thread", "Thread"})
 
 
 @functools.lru_cache(maxsize=64)
-def _kind(source: str, flag: str) -> str | None:
+def _kind(source: str, flag: str, line: int | None) -> str | None:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
     nodes = list(ast.walk(tree))
-    attr = flag.rpartition(".")[2] if "." in flag else None
+    owner, attr = flag.rpartition(".")[0], flag.rpartition(".")[2] if "." in flag else None
+    if attr is not None and (owner != "self" or line is None):
+        return None
     if any(_rebinds_anything(n, attr) for n in nodes):
         return None
     makers = _event_makers(nodes)
-    events = 0
+    within = _class_at(tree, line) if attr is not None else tree
+    if within is None:
+        return None
     for n in nodes:
         for target, value in _assigned(n):
             text = ast.unparse(target)
-            if text == flag or (attr is not None and text == attr):  # ``self.stop``: a class's ``stop = ...`` too
+            same = text == flag or (attr is not None and (text == attr or getattr(target, "attr", None) == attr))
+            if same:  # ``self.stop`` in any class, another object's ``.stop``, a class's own ``stop = ...``
                 if value is None or not _makes_event(value, makers):
                     return None
-                events += text == flag
             elif any(ast.unparse(x) == flag for x in ast.walk(target)):
                 return None  # bound inside an unpacking: not read here
         if _binds_otherwise(n, flag):
             return None
+    events = sum(1 for n in ast.walk(within) for t, _ in _assigned(n) if ast.unparse(t) == flag)
     return THREADING_EVENT if events else None
+
+
+def _class_at(tree: ast.Module, line: int | None) -> ast.ClassDef | None:
+    """The innermost class whose body holds ``line``, where its bases are only ``PLAIN_BASES``; else None."""
+    holding = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ClassDef) and line is not None and n.lineno <= line <= (n.end_lineno or n.lineno)
+    ]
+    found = max(holding, key=lambda n: n.lineno, default=None)
+    if found is None or any(ast.unparse(b) not in PLAIN_BASES for b in found.bases) or found.keywords:
+        return None
+    return found
 
 
 def _rebinds_anything(n: ast.AST, attr: str | None) -> bool:
@@ -138,8 +162,8 @@ def _event_makers(nodes: list[ast.AST]) -> frozenset[str]:
             if isinstance(n, ast.alias):
                 if id(n) not in ours and (n.asname or n.name).split(".")[0] == name:
                     return False
-            elif any(ast.unparse(t) == name for t, _ in _assigned(n)) or _binds_otherwise(n, name):
-                return False
+            elif any(ast.unparse(t) in (name, f"{name}.Event") for t, _ in _assigned(n)) or _binds_otherwise(n, name):
+                return False  # rebound, or its Event replaced (``threading.Event = multiprocessing.Event``)
         return True
 
     return frozenset({f"{m}.Event" for m in modules if only_ours(m)} | {e for e in names if only_ours(e)})

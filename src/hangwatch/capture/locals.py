@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import linecache
+import os
 import re
 import subprocess
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+import psutil
 
 from hangwatch import signatures as sg
 from hangwatch.capture import flags, proc
@@ -29,6 +32,7 @@ MAX_REPR = 80
 LOOP_SCAN_LINES = 40  # how far up the source to look for the enclosing loop header
 LOOP_BODY_LINES = 30  # how much of the loop's body is kept, for telling a counter from a walk over data
 LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b.*\bin\b.*):")
+START_SLACK_S = 1.0  # a process's start time is read in clock ticks: a file written just before it may look later
 DEF_HEADER = re.compile(r"^\s*(async\s+def|def|class)\b")
 
 
@@ -156,8 +160,20 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
                 continue  # a loop that ended above the line (a sibling, not its enclosing one)
             header = _header_only(text)
             whole = "".join(command if command is not None else linecache.getlines(file))
-            return Loop(header, redact_text("\n".join(lines)), n, flags.flag_kind(whole, header))
+            written = flags.flag_kind(whole, header, n) if _unchanged_since_start(file, pid) else None
+            return Loop(header, redact_text("\n".join(lines)), n, written)
     return None
+
+
+def _unchanged_since_start(file: str, pid: int | None) -> bool:
+    """The file on disk is the one process ``pid`` runs: not written since it started (``python -c`` code is its
+    command line's). A file edited while the job runs says nothing of the code running."""
+    if file == "<string>":
+        return True
+    try:
+        return pid is not None and os.stat(file).st_mtime <= psutil.Process(pid).create_time() + START_SLACK_S
+    except (OSError, psutil.Error):
+        return False
 
 
 def _short(value: str) -> str:

@@ -215,6 +215,7 @@ class ProcessView:
     ev: ProcessEvidence
     clock_ticks: int
     timer_bound_s: float = sg.LONG_TIMER_S  # a timer ending later than this is past every bound of the job
+    parent: bool = True  # a child of it was alive at the capture's end (False: none, so no SIGCHLD can come)
 
     @property
     def info(self) -> ProcessInfo:
@@ -444,7 +445,9 @@ def duration_text(seconds: float) -> str:
 
 def build_views(ev: Evidence) -> list[ProcessView]:
     """One view per captured process."""
-    return [ProcessView(p, ev.clock_ticks, timer_bound(ev)) for p in ev.processes]
+    live = [p for p in ev.processes if not p.exited and p.samples and not p.samples[-1].state.startswith("Z")]
+    parents = {p.info.ppid for p in live}
+    return [ProcessView(p, ev.clock_ticks, timer_bound(ev), p.info.pid in parents) for p in ev.processes]
 
 
 def timer_bound(ev: Evidence) -> float:
