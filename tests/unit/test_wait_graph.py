@@ -145,6 +145,7 @@ def test_never_exits(source, endless):
         ("while not stop.wait(1.0):\n    flush()", False),  # a call may set it, raise or exit
         ("while not stop.wait(1.0):\n    if idle:\n        break", False),
         ("while not stop.is_set():\n    time.sleep(delay())", False),
+        ("while not stop.is_set():\n    clock.sleep(seconds=self.backoff())", False),  # a call in a keyword too
         ("while stop.is_set():\n    time.sleep(1)", False),
     ],
 )

@@ -332,8 +332,9 @@ def stop_set_by_another(loop: ast.While) -> str | None:
         if isinstance(stmt, ast.Pass):
             continue
         call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if not isinstance(call, ast.Call) or any(isinstance(n, ast.Call) for a in call.args for n in ast.walk(a)):
-            return None
+        arguments = (*call.args, *(k.value for k in call.keywords)) if isinstance(call, ast.Call) else ()
+        if not isinstance(call, ast.Call) or any(isinstance(n, ast.Call) for a in arguments for n in ast.walk(a)):
+            return None  # a call in its arguments (``sleep(seconds=self.backoff())``) may set the flag, raise or exit
         fn = call.func
         waits = isinstance(fn, ast.Attribute) and fn.attr == "wait" and ast.unparse(fn.value) == event
         sleeps = (fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None) in (
