@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import functools
 
-THREADING_EVENT = "threading.Event"
+from hangwatch.records.evidence import THREADING_EVENT
+
 EVENT_TESTS = frozenset({"is_set", "wait"})  # `while not X.is_set():`, `while not X.wait(1.0):`
 MAX_SOURCE = 1_000_000  # characters: a larger file is not parsed (the flag stays unknown)
 
@@ -21,7 +22,12 @@ def tested_flag(header: str) -> str | None:
         loop = ast.parse(f"{head}{'' if head.endswith(':') else ':'}\n    pass").body[0]
     except (SyntaxError, IndexError):
         return None
-    test = loop.test if isinstance(loop, ast.While) else None
+    return event_tested(loop.test) if isinstance(loop, ast.While) else None
+
+
+def event_tested(test: ast.expr) -> str | None:
+    """The event a loop's test waits to be set, as written (``stop`` from ``not stop.is_set()`` or
+    ``not stop.wait(1.0)``); None for any other test."""
     if (
         isinstance(test, ast.UnaryOp)
         and isinstance(test.op, ast.Not)

@@ -10,6 +10,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
+from hangwatch.capture.flags import event_tested
 from hangwatch.diagnose.cycle import closed_cycle
 from hangwatch.records.evidence import LocalsRead
 
@@ -311,23 +312,15 @@ def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
 
 
 SLEEP_CALLS = frozenset({"sleep"})  # time.sleep(...), sleep(...): the only calls a loop with no exit may make
-EVENT_TESTS = frozenset({"is_set", "wait"})  # `while not stop.is_set():`, `while not stop.wait(1.0):`
 
 
 def stop_set_by_another(loop: ast.While) -> str | None:
     """The event (its name, as written) whose being set is the only way out of ``loop``: its test is ``not
     X.is_set()`` or ``not X.wait(...)``, and its body does nothing but ``pass``, sleep or wait on that same ``X``
     (no break, return or raise, no other call: nothing in it can set ``X`` or leave). None otherwise."""
-    test = loop.test
-    if not (
-        isinstance(test, ast.UnaryOp)
-        and isinstance(test.op, ast.Not)
-        and isinstance(test.operand, ast.Call)
-        and isinstance(test.operand.func, ast.Attribute)
-        and test.operand.func.attr in EVENT_TESTS
-    ):
+    event = event_tested(loop.test)
+    if event is None:
         return None
-    event = ast.unparse(test.operand.func.value)
     for stmt in loop.body:
         if isinstance(stmt, ast.Pass):
             continue

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 from hangwatch import signatures as sg
-from hangwatch.capture.flags import THREADING_EVENT
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits
 from hangwatch.diagnose.scene import Scene
@@ -40,7 +39,7 @@ from hangwatch.diagnose.views import (
     duration_text,
     innermost_user,
 )
-from hangwatch.records.evidence import UNREAD, LockHolder, Role
+from hangwatch.records.evidence import THREADING_EVENT, UNREAD, LockHolder, Role
 from hangwatch.records.incident import Verdict
 
 
@@ -382,9 +381,8 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
 
 def _only_its_own(v: ProcessView, t: ThreadView, flag: str | None = None) -> bool:
     """Whether only a thread of ``v`` could end ``t``'s wait on an event, and none can:
-    - ``t`` is not the main thread, and ``v``'s signal handlers were read and none is for a signal but SIGINT's (a
-      person's Ctrl-C): a handler, such as a SIGTERM handler that sets a stop event, runs on the main thread,
-      whatever it waits in;
+    - ``t`` is not the main thread, and ``v``'s signal handlers were read and none may set the event (``HANDLED``:
+      a handler, such as a SIGTERM handler that sets a stop event, runs on the main thread, whatever it waits in);
     - the event is the process's own, and no futex ``t`` was read waiting on is shared with another process (a
       multiprocessing event's: another process may set it): at least one private futex was read, its last call
       one; or, for a thread that sleeps between reads of its flag (the kernel sees no futex), the loop's file binds

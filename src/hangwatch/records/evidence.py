@@ -116,6 +116,9 @@ class ProcessInfo:
     caught_signals: int | None = None  # SigCgt of /proc/PID/status: bit n-1 set, signal n has a handler (None: unread)
 
 
+THREADING_EVENT = "threading.Event"  # ``LocalsRead.flag``: the loop's file binds its flag only to threading.Event()
+
+
 @dataclass(frozen=True)
 class LocalsRead:
     """The locals of a thread's innermost user frame at one moment (second pass, spinning threads only)."""
