@@ -258,6 +258,7 @@ def test_the_rank_views_group_256_ranks_and_render_in_under_a_second(tmp_path):
 
 def test_merged_node_evidence_is_grouped_at_32_nodes():
     from hangwatch.diagnose.nodes import merge_nodes
+    from hangwatch.diagnose.verdict import by_end
     from hangwatch.records.run import NodeSummary
 
     where = {"pid": 1, "rank": 0, "tid": 1, "file": "/job/train.py", "line": 88, "function": "train"}
@@ -278,7 +279,7 @@ def test_merged_node_evidence_is_grouped_at_32_nodes():
                 }
             )
         summaries[node] = NodeSummary(f"gpu-{node:02d}", ranks, "hung", "distributed.peer_stuck")
-    hit = merge_nodes(summaries, 32)
+    hit = by_end(merge_nodes(summaries, 32))
     assert hit is not None and hit.verdict.value == "hung"  # a node too old to say what rank 249 does: as before
     finding = hit.finding
     assert finding.where is not None and finding.where.rank == 249
@@ -292,6 +293,7 @@ def test_a_rank_that_works_on_another_node_is_a_straggler_not_a_culprit():
     """Across nodes too: rank 0 on node 0 writes its download while rank 1 on node 1 waits at the barrier:
     waiting, never hung; the same rank measured blocked makes the job hung."""
     from hangwatch.diagnose.nodes import merge_nodes
+    from hangwatch.diagnose.verdict import by_end
     from hangwatch.records.run import NodeSummary
 
     where = {"pid": 1, "rank": 0, "tid": 1, "file": "/job/train.py", "line": 20, "function": "download_weights"}
@@ -319,11 +321,11 @@ def test_a_rank_that_works_on_another_node_is_a_straggler_not_a_culprit():
         }
         return {0: NodeSummary("a", [culprit], "waiting", "x"), 1: NodeSummary("b", [waiter], "hung", "x")}
 
-    hit = merge_nodes(summaries("working", work), 2)
+    hit = by_end(merge_nodes(summaries("working", work), 2))
     assert hit is not None and (hit.verdict.value, hit.finding.cause) == ("waiting", "distributed.straggler")
     assert "working, not stuck" in hit.finding.summary and hit.finding.proves_work
     assert any("writing weights.bin" in e for e in hit.finding.evidence)
-    stuck = merge_nodes(summaries("blocked", None), 2)
+    stuck = by_end(merge_nodes(summaries("blocked", None), 2))
     assert stuck is not None and (stuck.verdict.value, stuck.finding.cause) == ("hung", "distributed.peer_stuck")
 
 

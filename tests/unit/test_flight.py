@@ -120,13 +120,14 @@ def test_a_group_on_gloo_and_nccl_is_two_groups_each_numbered_on_its_own():
 def test_nccl_dumps_name_the_rank_that_never_entered_the_collective():
     from hangwatch.diagnose.collectives import explain
     from hangwatch.diagnose.recorders import analyze
+    from hangwatch.diagnose.verdict import by_end
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 58)]
     dumps = {r: _dump([*ok, (58, "all_reduce", False, "started")]) for r in (0, 1, 3)}
     dumps[2] = _dump(ok)
     stall = analyze(_ranks(dumps))
     assert stall is not None and (stall.seq, stall.waiting, stall.missing) == (58, [0, 1, 3], [2])
-    hit = explain(stall, {}, None)
+    hit = by_end(explain(stall, {}, None))  # the verdict stage judges the namer's end
     assert hit.finding.summary.startswith(
         "Rank 2 is not on this node and never entered all_reduce #58 (it last "
         "completed #57), while ranks 0-1,3 wait in all_reduce #58 (4.0 MiB, "
@@ -152,6 +153,7 @@ def test_a_collective_every_rank_entered_and_none_completed_is_the_transport():
 def test_a_mismatch_at_the_same_sequence_number_is_proven():
     from hangwatch.diagnose.collectives import explain
     from hangwatch.diagnose.recorders import analyze
+    from hangwatch.diagnose.verdict import by_end
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 5)]
     dumps = {r: _dump([*ok, (5, "all_reduce", False, "scheduled")]) for r in (0, 1)}
@@ -159,6 +161,8 @@ def test_a_mismatch_at_the_same_sequence_number_is_proven():
     stall = analyze(_ranks(dumps))
     assert stall is not None and stall.mismatch == {"all_reduce [[1048576]]": [0, 1], "broadcast [[1048576]]": [2]}
     hit = explain(stall, {}, None)
+    assert hit.verdict is None and not hit.finding.proves_hang  # the namer names; the verdict stage proves
+    hit = by_end(hit)
     assert hit.finding.proves_hang and "Rank 2 took another path" in hit.finding.summary
 
 
@@ -190,6 +194,7 @@ def test_a_rank_that_did_not_answer_is_evidence():
 
 def test_across_nodes_the_recorders_are_merged_through_the_summaries():
     from hangwatch.diagnose.nodes import merge_nodes
+    from hangwatch.diagnose.verdict import by_end
     from hangwatch.records.run import NodeSummary
 
     ok = [(s, "all_reduce", True, "") for s in range(1, 12)]
@@ -224,12 +229,69 @@ def test_across_nodes_the_recorders_are_merged_through_the_summaries():
         0: NodeSummary("a", [summary(0), summary(1)], "hung", "x"),
         1: NodeSummary("b", [summary(2), summary(3)], "hung", "x"),
     }
-    hit = merge_nodes(summaries, 2)
+    hit = by_end(merge_nodes(summaries, 2))
     assert hit is not None and hit.finding.where is not None and hit.finding.where.rank == 2
     assert hit.finding.summary.startswith(
         "Rank 2 on node 1 is stuck in load (data.py:41) and never entered all_reduce #12 (it last completed #11)"
     ), hit.finding.summary
     assert "across nodes: rank 2 on node 1" in hit.finding.evidence[-1]
+
+
+@pytest.mark.parametrize(
+    ("state", "proves_hang", "verdict"),
+    [
+        ("working", False, "waiting"),
+        ("asleep", False, "slow"),
+        ("wakes", False, "slow"),
+        ("brief", False, "slow"),
+        ("idle", False, "hung"),
+        ("blocked", False, "hung"),
+        ("blocked", True, "hung"),
+        ("long_sleep", True, "hung"),
+        ("gone", False, "hung"),
+        ("unknown", False, "hung"),
+    ],
+)
+def test_a_rank_others_wait_for_is_judged_once_by_what_it_was_measured_doing(state, proves_hang, verdict):
+    """[1/5]: one verdict from what the waiters wait for. The same rank's end, as its node measured it, makes the
+    same verdict through both namers that read it (the recorders' merge and the stacks' merge across nodes), and only
+    the verdict stage makes it: each namer names (no verdict, no proof) and chooses its words by it, a straggler
+    only where the rank does not hold the others up, "stuck" only where it was measured so."""
+    from hangwatch.diagnose.nodes import merge_nodes
+    from hangwatch.diagnose.verdict import by_end
+    from hangwatch.records.run import NodeSummary
+
+    ok = [(s, "all_reduce", True, "") for s in range(1, 12)]
+    pending = [*ok, (12, "all_reduce", False, "started")]
+    rcs = {r.rank: r for r in _ranks({0: _dump(pending), 1: _dump(ok)})}
+    where = {"pid": 7, "rank": 1, "tid": 7, "file": "/job/data.py", "line": 41, "function": "load"}
+    fact = "rank 1 (pid 7) sleeps at load (data.py:41)" if proves_hang or state == "working" else None
+    culprit = {
+        "rank": 1,
+        "pid": 7,
+        "group": "elsewhere",
+        "op": None,
+        "text": "in load (data.py:41)",
+        "where": where,
+        "state": state,
+        "fact": fact,
+        "proves_hang": proves_hang,
+        "proves_work": state == "working",
+    }
+    waiter = {"rank": 0, "pid": 6, "group": "collective", "op": "all_reduce", "text": "in all_reduce at train.py:88"}
+    waiter["where"] = {**where, "rank": 0, "pid": 6, "file": "/job/train.py", "line": 88}
+    for with_recorders in (True, False):
+        c, w = dict(culprit), dict(waiter)
+        if with_recorders:
+            c["fr"], w["fr"] = rcs[1].to_dict(), rcs[0].to_dict()
+        named = merge_nodes({0: NodeSummary("a", [w], "hung", "x"), 1: NodeSummary("b", [c], "hung", "x")}, 2)
+        assert named is not None and named.verdict is None and named.finding.proof is None
+        hit = by_end(named)
+        assert hit.verdict is not None and hit.verdict.value == verdict, (with_recorders, hit.finding.summary)
+        assert (hit.finding.cause == "distributed.straggler") == (verdict != "hung"), hit.finding.summary
+        said_stuck = "stuck" in hit.finding.summary.replace("not stuck", "")
+        assert said_stuck == (state == "blocked"), hit.finding.summary  # measured so, not only holding them up
+        assert hit.finding.proves_hang == proves_hang and hit.finding.proves_work == (state == "working")
 
 
 def test_the_env_sets_the_recorder_only_where_the_user_did_not():

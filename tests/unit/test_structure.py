@@ -290,8 +290,8 @@ def test_only_the_state_module_decides_whether_a_process_or_thread_works():
     ladder of its own (of a process, a thread, a holder outside the views, the job as a whole), or keeps a table from a
     state to a verdict (the child-wait rule had one, the DataLoader worker a ladder, the scene and the lock-wait
     namer their own: all now ask ``state``). It fails on a second answer spelled these ways; one written as a plain
-    ``if`` ladder under another name (``distributed.culprit_state``'s reading of a rank's sleep against the process
-    group's timeout is one) is for review to find."""
+    ``if`` ladder under another name is for review to find (``ends.rank_end`` reads a rank's state from
+    ``thread_state`` and only bounds its sleep by the collective's timeout)."""
     loops = SRC / "diagnose" / "loops.py"
     offenders = []
     for path in SRC.rglob("*.py"):
@@ -312,29 +312,20 @@ def test_only_the_state_module_decides_whether_a_process_or_thread_works():
     assert {_called(n) for n in ast.walk(tree)} >= STATE_READS
 
 
-# [1/5]'s debt, spelled out: the verdict stage (the engine, the graph's chains) and the makers of proofs (proof.py,
-# the records) may create proofs and set verdicts; the namers below still do too. Each list is exact: a namer that
-# starts deciding fails the test, and one that stops deciding must be taken off (the lists only shrink).
+# [1/5]: the verdict stage (the engine, the graph's chains, the verdict module) and the makers of proofs (proof.py,
+# the records) alone create proofs and set verdicts. The namers that did last (the ranks' across one node and across
+# nodes, the kernel's and the GPUs') now attach what their waiters wait for (``Hit.end``, diagnose/ends.py), which
+# the verdict stage judges (``verdict.by_end``).
 VERDICT_STAGE = frozenset(
     {"diagnose/engine.py", "diagnose/verdict.py", "diagnose/graph.py", "diagnose/proof.py", "records/incident.py"}
 )
-NAMERS_THAT_STILL_PROVE = frozenset(
-    {
-        "diagnose/collectives.py",
-        "diagnose/distributed.py",
-    }
-)
-NAMERS_THAT_STILL_SET_VERDICTS = NAMERS_THAT_STILL_PROVE | {  # those that name without proof, too
-    "diagnose/gpu.py",
-    "diagnose/nodes.py",  # the merge across nodes: its proofs are read back from the nodes' summaries (Proof.from_dict)
-}
 
 
-def test_proofs_and_verdicts_are_made_only_by_the_verdict_stage_and_the_namers_listed_as_debt():
+def test_proofs_and_verdicts_are_made_only_by_the_verdict_stage():
     """[1/5]: one verdict, from the chain. A proof is made by ``proof.hang``/``proof.work`` or ``Proof(...)``; a
     verdict is set by building a ``Hit`` (a finding and its verdict; ``named(finding)``, a ``Hit`` with no verdict,
-    leaves it to the verdict stage). Outside the verdict stage only the namers listed as debt may do either, and each
-    listed one still does (the lists shrink as namers stop deciding)."""
+    leaves it to the verdict stage). No module outside the verdict stage does either; the test reads that the verdict
+    stage does (it would pass vacuously if the makers were renamed)."""
     proves: set[str] = set()
     sets: set[str] = set()
     for path in SRC.rglob("*.py"):
@@ -355,8 +346,9 @@ def test_proofs_and_verdicts_are_made_only_by_the_verdict_stage_and_the_namers_l
             )
             if name == "Hit" and not unjudged:
                 sets.add(rel)
-    assert proves - VERDICT_STAGE == NAMERS_THAT_STILL_PROVE, sorted(proves - VERDICT_STAGE)
-    assert sets - VERDICT_STAGE == NAMERS_THAT_STILL_SET_VERDICTS, sorted(sets - VERDICT_STAGE)
+    assert not proves - VERDICT_STAGE, sorted(proves - VERDICT_STAGE)
+    assert not sets - VERDICT_STAGE, sorted(sets - VERDICT_STAGE)
+    assert {"diagnose/verdict.py", "diagnose/proof.py"} <= proves and "diagnose/verdict.py" in sets
 
 
 def test_no_module_is_over_600_lines():

@@ -19,20 +19,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.causes import Cause
-from hangwatch.diagnose import proof
 from hangwatch.diagnose.alignment import Call
-from hangwatch.diagnose.distributed import CulpritState, culprit_state, culprit_where, log_of, rank_progress_text
+from hangwatch.diagnose.distributed import culprit_where, log_of, rank_progress_text
+from hangwatch.diagnose.ends import RESTING, End, rank_end
 from hangwatch.diagnose.raised import raised_by
 from hangwatch.diagnose.recorders import Pending, Stall, analyze, call_site, rank_collectives
-from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import Activity
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.views import ProcessView, innermost_explaining, size_text
 from hangwatch.fixes import COLLECTIVE_STALLED_FIX, PEER_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Role
-from hangwatch.records.incident import CollectiveRow, Finding, Proof, ProofKind, Verdict, Where
+from hangwatch.records.incident import CollectiveRow, Finding, Where
 
-STUCK_ACTIVITIES = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
 MISMATCH_FIX = (
     "Every rank must call the same collectives, in the same order, with the same sizes: look for a collective "
     "inside `if rank == 0:`, an uneven number of batches per rank, or a size that depends on the rank's data.",
@@ -92,26 +90,15 @@ class Remote:
 
     where: Where | None
     text: str
-    activity: Activity
-    fact: str | None
-    proof: Proof | None
+    end: End
     node: int | None = None
 
 
 def remote_info(summary: dict[str, Any], node: int | None = None) -> Remote:
     """A rank summary from the store, read for the flight recorder's finding."""
-    w, p = summary.get("where"), summary.get("proof")
-    try:
-        act = Activity(summary.get("activity", "unknown"))
-    except ValueError:
-        act = Activity.UNKNOWN
+    w = summary.get("where")
     return Remote(
-        where=Where(**w) if w else None,
-        text=str(summary.get("text", "")),
-        activity=act,
-        fact=summary.get("fact"),
-        proof=Proof.from_dict(p),
-        node=node,
+        where=Where(**w) if w else None, text=str(summary.get("text", "")), end=End.from_dict(summary), node=node
     )
 
 
@@ -134,11 +121,7 @@ def _missing_where(
             if x is not None:  # it printed its traceback and is gone
                 return x.where(0, rank), f"is gone: it {x.text()}", None
             return None, "is not on this node", None
-        return (
-            r.where,
-            f"is {r.text}" if r.text.startswith("in ") else r.text,
-            CulpritState(r.activity, r.fact, r.proof),
-        )
+        return r.where, f"is {r.text}" if r.text.startswith("in ") else r.text, r.end
     where, detail = culprit_where(scene, v, t)
     doing = (
         f"is at {detail.removeprefix('in ')}"
@@ -147,7 +130,7 @@ def _missing_where(
         if detail.startswith("its DataLoader worker")
         else f"is {detail}"
     )
-    return where, doing, culprit_state(scene, v, t, limit_s)
+    return where, doing, rank_end(scene, v, t, limit_s)
 
 
 def explain(
@@ -197,9 +180,8 @@ def explain(
         where=where,
         evidence=ev,
         fix=MISMATCH_FIX,
-        proof=hit.finding.proof,
     )
-    return Hit(finding, hit.verdict)
+    return named(finding, hit.end)
 
 
 def _site_where(rank: int, call: Call, views: dict[int, ProcessView]) -> Where | None:
@@ -263,7 +245,7 @@ def _explain_wait(
             "line is shown (code only rank 0 runs is the usual cause)."
         )
         where = _recorded_where(stall.at_seq.get(odd[0]), views.get(odd[0]), odd[0])
-        return Hit(
+        return named(
             Finding(
                 cause=Cause.DISTRIBUTED_PEER_STUCK,
                 confidence=0.97,
@@ -273,18 +255,18 @@ def _explain_wait(
                 where=where,
                 evidence=tuple(ev),
                 fix=MISMATCH_FIX,
-                proof=proof.hang(
-                    f"at collective #{stall.seq} the ranks called different collectives or sizes ({parts}): "
-                    "none can complete"
-                ),
             ),
-            Verdict.HUNG,
+            End(
+                "diverged",
+                f"at collective #{stall.seq} the ranks called different collectives or sizes ({parts}): "
+                "none can complete",
+            ),
         )
     if not stall.missing:
         where = (
             first_waiter.where(first_waiter.main_thread, None) if first_waiter and first_waiter.main_thread else None
         )
-        return Hit(
+        return named(
             Finding(
                 cause=Cause.DISTRIBUTED_COLLECTIVE_STALLED,
                 confidence=0.9,
@@ -296,7 +278,7 @@ def _explain_wait(
                 evidence=tuple(ev),
                 fix=COLLECTIVE_STALLED_FIX,
             ),
-            Verdict.HUNG,
+            End("stalled"),
         )
     lead = stall.missing[0]
     where, doing, state = _missing_where(scene, views, lead, remote, p.timeout_s)
@@ -319,33 +301,31 @@ def _explain_wait(
     verb = "are" if len(stall.missing) > 1 else "is"
     waits_low = waits[0].lower() + waits[1:]
     last = stall.done_by_missing.get(lead, 0)
-    if state is not None and state.activity == Activity.WORKING:
-        return Hit(
+    end = state if state is not None else End("missing")
+    if end.state == "working":
+        return named(
             Finding(
                 cause=Cause.DISTRIBUTED_STRAGGLER,
                 confidence=0.96,
                 summary=(
-                    f"{who} {verb} working, not stuck, {doing.removeprefix('is ')}: {state.fact}; it has not "
+                    f"{who} {verb} working, not stuck, {doing.removeprefix('is ')}: {end.fact}; it has not "
                     f"entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. A straggler: the "
                     "job waits, bounded by --max-slow."
                 ),
                 where=where,
                 evidence=tuple(ev),
                 fix=STRAGGLER_FIX,
-                proof=state.proof,
             ),
-            Verdict.WAITING,
+            end,
         )
-    proven = state is not None and state.proof is not None and state.proof.kind == ProofKind.HANG
-    if state is not None and state.activity in (Activity.ASLEEP, Activity.WAKES) and not proven:
-        return Hit(  # a timer wakes it, or it wakes again and again: a wait, not a rank that cannot come
+    if not end.holds_up:
+        return named(  # a timer wakes it, or it wakes again and again: a wait, not a rank that cannot come
             Finding(
                 cause=Cause.DISTRIBUTED_STRAGGLER,
                 confidence=0.9,
                 summary=(
-                    f"{who} {verb} {'asleep' if state.activity == Activity.ASLEEP else 'waking again and again'}, "
-                    f"not stuck, {doing.removeprefix('is ')}"
-                    + (f": {state.fact}" if state.fact else "")
+                    f"{who} {verb} {end.how()}, not stuck, {doing.removeprefix('is ')}"
+                    + (f": {end.fact}" if end.fact else "")
                     + f"; it has not entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. "
                     "The job waits, bounded by --max-slow."
                 ),
@@ -353,14 +333,13 @@ def _explain_wait(
                 evidence=tuple(ev),
                 fix=SLEEPER_FIX,
             ),
-            Verdict.SLOW,
+            end,
         )
-    stuck = state is not None and (state.activity in STUCK_ACTIVITIES or proven)
-    how = f"{verb} stuck {doing.removeprefix('is ')}" if stuck else doing.replace("is ", f"{verb} ", 1)
-    if proven and state is not None and state.activity == Activity.ASLEEP:
+    how = f"{verb} stuck {doing.removeprefix('is ')}" if end.how() == "stuck" else doing.replace("is ", f"{verb} ", 1)
+    if end.proves_hang and end.state in RESTING:
         how = f"{verb} asleep {doing.removeprefix('is ')} for longer than the others will wait"
     summary = f"{who} {how} and never entered {p.op} #{stall.seq} (it last completed #{last}), while {waits_low}."
-    return Hit(
+    return named(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.97,
@@ -368,9 +347,8 @@ def _explain_wait(
             where=where,
             evidence=tuple(ev),
             fix=PEER_FIX,
-            proof=state.proof if state is not None else None,
         ),
-        Verdict.HUNG,
+        end,
     )
 
 

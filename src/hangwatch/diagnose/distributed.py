@@ -12,24 +12,21 @@ from dataclasses import dataclass, field
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose import proof
+from hangwatch.diagnose.ends import RESTING, STUCK, End, collective_limit, rank_end
 from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.raised import job_log, raised_by
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import Activity, thread_state
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
     describe,
-    duration_text,
     innermost_explaining,
     innermost_user,
-    timer_bound,
 )
 from hangwatch.diagnose.workers import busy_frames, worker_state
 from hangwatch.fixes import PEER_FIX, RENDEZVOUS_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.records.evidence import Evidence, Frame, Role
-from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
+from hangwatch.records.incident import Finding, Where
 
 
 def _collective(t: ThreadView) -> Frame | None:
@@ -141,120 +138,20 @@ def rank_progress_text(ev: Evidence) -> str | None:
     return "last progress by rank, oldest first: " + ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class CulpritState:
-    """What a rank outside the collective was measured doing: its activity, the fact in words, and a proof."""
-
-    activity: Activity
-    fact: str | None
-    proof: Proof | None = None
-
-
-def _asleep(scene: Scene, subject: ProcessView, st: ThreadView, limit_s: float | None) -> CulpritState:
-    """A rank asleep away from the collective: on a timer (the kernel's time left, else the literal in its code)
-    that ends after the collective gives up (``limit_s``, or torch's defaults and --max-slow where no recorder told
-    the group's timeout) it can never arrive: a proven hang."""
-    act = Activity.ASLEEP
-    at = st.user_frame or (st.frames[0] if st.frames else None)
-    left = st.last.wakes_in if st.last is not None else None
-    timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
-    if timer is None:
-        return CulpritState(act, None)
-    fact = f"{subject.label()} sleeps at {describe(at)} on a timer that ends in {duration_text(timer)}"
-    if limit_s is not None and left is not None and left > limit_s:  # the kernel's time left, not the literal
-        fact += (
-            f", after the collective the others wait in gives up ({duration_text(limit_s)}, the process "
-            "group's timeout): it can never arrive in time"
-        )
-        return CulpritState(act, fact, proof.hang(fact))
-    if limit_s is None and timer > DEFAULT_PG_TIMEOUT_S["nccl"]:  # no recorder told the group's own timeout
-        fact += (
-            "; torch's default process-group timeout is 10 min (NCCL) or 30 min (gloo): unless this job set "
-            "a longer one, the others give up first"
-        )
-        # Past the longer default and past the job's --max-slow too, on the kernel's own timer: whatever
-        # timeout the job set, the outcome is known now (the others fail first, or --max-slow ends it).
-        bound = max(DEFAULT_PG_TIMEOUT_S.values(), default=0.0)
-        if left is not None and left > max(bound, timer_bound(scene.evidence)):
-            fact += f", and after --max-slow ({duration_text(timer_bound(scene.evidence))}) too"
-            return CulpritState(act, fact, proof.hang(fact))
-    return CulpritState(act, fact)
-
-
-def culprit_state(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | None = None) -> CulpritState:
-    """How a rank that is not in the collective is: working (bytes, CPU with a moving stack, a loop walking
-    its data, output, or its DataLoader worker working), stuck (blocked, spinning, stopped: itself or the
-    DataLoader worker it waits for), or only waking or asleep: on a timer that ends after ``limit_s`` (when the
-    others give up on their collective, the process group's timeout) a sleep is a proven hang."""
-    subject, st = v, t
-    if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
-        busy = [
-            w for w in scene.workers_of(v.pid) if w.main_thread is not None and worker_state(w.main_thread) == "busy"
-        ]
-        if busy and busy[0].main_thread is not None:
-            subject, st = busy[0], busy[0].main_thread
-    m = thread_state(subject, st)
-    act = m.activity
-    if act == Activity.WORKING:
-        fact = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
-        return CulpritState(act, fact, proof.work(fact) if m.proves_work else None)
-    if act == Activity.SPINNING:
-        return CulpritState(
-            act,
-            f"{subject.label()} spins at {subject.cpu_text()}",
-            proof.hang(m.motion.proof_fact) if m.proves_hang and m.motion is not None else None,
-        )
-    if m.state == "looping":  # it sleeps and wakes in a loop with no way out, and nothing else of it runs Python
-        fact = f"{subject.label()} is {m.fact}"
-        return CulpritState(act, fact, proof.hang(fact))
-    if act == Activity.BLOCKED:
-        return CulpritState(
-            act,
-            f"{subject.label()} is blocked ({st.wait_text}) at {subject.cpu_text()}",
-            proof.unreleasable(subject, st),
-        )
-    if act == Activity.STOPPED:
-        return CulpritState(act, f"{subject.label()} is stopped", proof.hang(f"{subject.label()} is stopped"))
-    if act == Activity.ASLEEP:
-        return _asleep(scene, subject, st, limit_s)
-    return CulpritState(act, None)
-
-
-STUCK = frozenset({Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED})
-
-
-DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "gloo": 1800.0}  # init_process_group's defaults (torch 2.x)
-
-
-def _collective_limit(scene: Scene) -> float | None:
-    """How long the ranks that wait may wait at most: the longest timeout of a collective a rank's recorder
-    shows it waiting in (None without a recorder). The longest: a sleep is a proven hang only past every wait."""
-    limits = [
-        e.timeout_ms / 1000
-        for v in scene.views
-        if v.ev.flight is not None
-        for e in v.ev.flight.entries
-        if not e.done and e.timeout_ms
-    ]
-    return max(limits) if limits else None
-
-
-def _proven(p: Proof | None) -> bool:
-    return p is not None and p.kind == ProofKind.HANG
-
-
 def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
+    """Ranks wait in a collective while others are elsewhere: the lead of those others (a stuck one first) named,
+    with what it was measured doing (``ends.rank_end``): stuck, working (a straggler), asleep or waking."""
     culprits = sorted(g.elsewhere)
-    limit = _collective_limit(scene)
-    states = {r: culprit_state(scene, g.by_rank[r], g.elsewhere[r], limit) for r in culprits}
-    stuck = [r for r in culprits if states[r].activity in STUCK or _proven(states[r].proof)]
+    limit = collective_limit(scene)
+    ends = {r: rank_end(scene, g.by_rank[r], g.elsewhere[r], limit) for r in culprits}
+    stuck = [r for r in culprits if ends[r].holds_up]
     lead = stuck[0] if stuck else culprits[0]
     first = g.by_rank[lead]
     where, detail = culprit_where(scene, first, g.elsewhere[lead])
     ev = [_groups_text(g.groups), f"rank {lead} (pid {first.pid}) {detail}"]
     for r in culprits:
-        if states[r].fact:
-            ev.append(f"rank {r}: {states[r].fact}")
+        if ends[r].fact:
+            ev.append(f"rank {r}: {ends[r].fact}")
     progress = rank_progress_text(scene.evidence)
     if progress:
         ev.append(progress)
@@ -264,28 +161,26 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
     ops = sorted({sg.method(f) for f in g.in_coll.values()})
     victims = f"{_plural(g.in_coll)} wait{'' if len(g.in_coll) > 1 else 's'} in {'/'.join(ops)}"
     if not stuck:
-        working = [r for r in culprits if states[r].activity == Activity.WORKING]
-        s0 = states[working[0]] if working else states[lead]
+        working = [r for r in culprits if ends[r].state == "working"]
+        e0 = ends[working[0]] if working else ends[lead]
         if working:
             summary = (
                 f"{_plural(working).capitalize()} {'are' if len(working) > 1 else 'is'} working, not stuck, "
-                f"{detail}: {s0.fact}; {victims} for {'them' if len(working) > 1 else 'it'}. A straggler: "
+                f"{detail}: {e0.fact}; {victims} for {'them' if len(working) > 1 else 'it'}. A straggler: "
                 "the job waits, bounded by --max-slow."
             )
-            verdict, fact = Verdict.WAITING, s0.proof
         else:
             how = (
-                (f"asleep ({s0.fact})" if s0.fact else "asleep (a timer will wake it)")
-                if s0.activity == Activity.ASLEEP
+                (f"asleep ({e0.fact})" if e0.fact else "asleep (a timer will wake it)")
+                if e0.state in ("asleep", "long_sleep")
                 else "alive: it wakes again and again (a sleep, poll or retry loop)"
-                if s0.activity == Activity.WAKES
-                else "not in the collective"
+                if e0.state == "wakes"
+                else f"{e0.how()}, not in the collective"
             )
             verb = "are" if len(culprits) > 1 else "is"
             summary = f"{_plural(culprits).capitalize()} {verb} {how}, {detail}; {victims}."
-            verdict, fact = Verdict.SLOW, None
-        resting = not working and s0.activity in (Activity.ASLEEP, Activity.WAKES)
-        return Hit(
+        resting = not working and e0.state in RESTING
+        return named(
             Finding(
                 cause=Cause.DISTRIBUTED_STRAGGLER,
                 confidence=0.9,
@@ -293,16 +188,19 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
                 where=where,
                 evidence=tuple(ev),
                 fix=SLEEPER_FIX if resting else STRAGGLER_FIX,
-                proof=fact,
             ),
-            verdict,
+            e0,
         )
     verb = "are" if len(stuck) > 1 else "is"
     how = f"{verb} stuck {detail}"
-    if all(states[r].activity not in STUCK for r in stuck):  # proven by what it does, not blocked: say what
-        asleep = "asleep " if states[lead].activity == Activity.ASLEEP else ""
-        how = f"{verb} {asleep}{detail} and will not arrive in time ({states[lead].fact})"
-    return Hit(
+    if all(ends[r].state not in STUCK for r in stuck):  # not measured stuck: say what it is
+        e = ends[lead]
+        how = (
+            f"{verb} {'asleep ' if e.state in RESTING else ''}{detail} and will not arrive in time ({e.fact})"
+            if e.proves_hang
+            else f"{verb} {e.how()} {detail}" + (f" ({e.fact})" if e.fact else "")
+        )
+    return named(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.92,
@@ -310,9 +208,8 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
             where=where,
             evidence=tuple(ev),
             fix=PEER_FIX,
-            proof=states[lead].proof,
         ),
-        Verdict.HUNG,
+        ends[lead],
     )
 
 
@@ -339,7 +236,7 @@ def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
         where = x.where(pid, rank) or where
         why = f"{'is' if len(missing) == 1 else 'are'} gone: rank {rank} {x.text()} and never arrives."
         ev.append(f"the job's log: rank {rank} {x.text()}")
-    return Hit(
+    return named(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.7 if raised is None else 0.9,
@@ -353,7 +250,7 @@ def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
                 *PEER_FIX[3:],
             ),
         ),
-        Verdict.HUNG,
+        End("missing"),
     )
 
 
@@ -482,7 +379,7 @@ def _rendezvous_wait(scene: Scene, g: RankGroups) -> Hit | None:
         if g.in_rdzv
         else f"{v.label().capitalize()} waits"
     )
-    return Hit(
+    return named(
         Finding(
             cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT,
             confidence=0.85,
@@ -491,7 +388,7 @@ def _rendezvous_wait(scene: Scene, g: RankGroups) -> Hit | None:
             evidence=(*ev, *facts),
             fix=fix,
         ),
-        Verdict.WAITING,
+        End("joining", what),
     )
 
 
@@ -554,7 +451,7 @@ def _launcher_rendezvous(scene: Scene, ranks: list[ProcessView]) -> list[Hit]:
         waited = max(0.0, scene.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
         what, facts, fix = rendezvous_facts(v, waited)
         hits.append(
-            Hit(
+            named(
                 Finding(
                     cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT,
                     confidence=0.8,
@@ -566,7 +463,7 @@ def _launcher_rendezvous(scene: Scene, ranks: list[ProcessView]) -> list[Hit]:
                     evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet", *facts),
                     fix=fix,
                 ),
-                Verdict.WAITING,
+                End("joining", what),
             )
         )
     return hits

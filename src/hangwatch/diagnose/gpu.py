@@ -10,7 +10,8 @@ from dataclasses import replace
 from hangwatch import fixes
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose.scene import Hit, Scene
+from hangwatch.diagnose.ends import End
+from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.views import ProcessView, innermost_explaining
 from hangwatch.records.evidence import Role
 from hangwatch.records.gpu import GpuDevice, GpuEvidence, KernelEvent
@@ -108,7 +109,7 @@ def _fault(scene: Scene, e: KernelEvent) -> Hit:
         summary = f"The amdgpu driver reported a fault at {_clock(e.at)}: {e.text[:160]}"
         fix, confidence = fixes.AMDGPU_FIX, 0.9
     ev = (f"kernel log: {e.text[:300]}",)
-    return Hit(Finding(Cause.GPU_FAULT, confidence, summary, _where(scene, e.pid), ev, fix), Verdict.HUNG)
+    return named(Finding(Cause.GPU_FAULT, confidence, summary, _where(scene, e.pid), ev, fix), End("failed"))
 
 
 def kernel_rule(scene: Scene) -> list[Hit]:
@@ -122,12 +123,12 @@ def kernel_rule(scene: Scene) -> list[Hit]:
         worst = max(faults, key=lambda e: (_fault(scene, e).finding.confidence, e.at or 0.0))
         hit = _fault(scene, worst)
         more = [f"kernel log: {e.text[:200]}" for e in faults if e is not worst][-4:]
-        hits.append(Hit(replace(hit.finding, evidence=hit.finding.evidence + tuple(more)), hit.verdict))
+        hits.append(replace(hit, finding=replace(hit.finding, evidence=hit.finding.evidence + tuple(more))))
     hogs = [e for e in events if e.kind == "amdgpu_hog"]
     if hogs and not faults:
         e = hogs[-1]
         hits.append(
-            Hit(
+            named(
                 Finding(
                     Cause.GPU_FAULT,
                     0.6,
@@ -138,7 +139,7 @@ def kernel_rule(scene: Scene) -> list[Hit]:
                     tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]),
                     fixes.AMDGPU_FIX,
                 ),
-                Verdict.HUNG,
+                End("failed"),
             )
         )
     hits.extend(_oom(scene, [e for e in events if e.kind == "oom_kill"]))
@@ -158,7 +159,7 @@ def _oom(scene: Scene, kills: list[KernelEvent]) -> list[Hit]:
         "DataLoader worker or a rank gone this way leaves the rest waiting."
     )
     ev = tuple(f"kernel log: {k.text[:250]}" for k in ours[-3:])
-    return [Hit(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(scene, None), ev, fixes.OOM_FIX), Verdict.HUNG)]
+    return [named(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(scene, None), ev, fixes.OOM_FIX), End("killed"))]
 
 
 def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
@@ -177,7 +178,7 @@ def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
         )
         ev = [f"kernel log: {e.text[:250]}"] + [f"{v.label()} in state D" for v in d_state[:4]]
         hits.append(
-            Hit(
+            named(
                 Finding(
                     Cause.IO_STORAGE_WAIT,
                     0.88,
@@ -186,14 +187,14 @@ def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
                     tuple(ev),
                     fixes.NFS_FIX + fixes.STORAGE_FIX[:1],
                 ),
-                Verdict.HUNG,
+                End("failed"),
             )
         )
     pids = _job_pids(scene)
     for e in events:
         if e.kind == "hung_task" and e.pid in pids:
             hits.append(
-                Hit(
+                named(
                     Finding(
                         Cause.IO_STORAGE_WAIT,
                         0.75,
@@ -203,7 +204,7 @@ def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
                         (f"kernel log: {e.text[:250]}",),
                         fixes.STORAGE_FIX,
                     ),
-                    Verdict.HUNG,
+                    End("failed"),
                 )
             )
             break
@@ -292,7 +293,7 @@ def gpu_activity_rule(scene: Scene) -> list[Hit]:
         "is running, so the job is alive."
     )
     return [
-        Hit(
+        named(
             Finding(
                 Cause.GPU_LONG_KERNEL,
                 0.6,
@@ -301,7 +302,7 @@ def gpu_activity_rule(scene: Scene) -> list[Hit]:
                 ev,
                 fixes.SILENT_STALL_FIX if spins else fixes.LONG_KERNEL_FIX,
             ),
-            Verdict.SLOW,
+            End("busy", ev[0]),
         )
     ]
 

@@ -11,15 +11,16 @@ from typing import Any
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.collectives import explain, remote_info
-from hangwatch.diagnose.distributed import STUCK, RankGroups, _classify, _ranks, culprit_state, culprit_where
+from hangwatch.diagnose.distributed import RankGroups, _classify, _ranks, culprit_where
+from hangwatch.diagnose.ends import End, collective_limit, rank_end
 from hangwatch.diagnose.recorders import RankCollectives, analyze, rank_collectives
-from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import Activity
+from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.state import ACTIVITY_OF
 from hangwatch.diagnose.views import ProcessView, describe, innermost_user
 from hangwatch.fixes import PEER_FIX, STRAGGLER_FIX
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Evidence
-from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
+from hangwatch.records.incident import Finding, Where
 from hangwatch.records.run import NodeSummary
 
 
@@ -41,8 +42,7 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
                     "text": "(no stack read)",
                     "where": asdict(pv.where(None, None)),
                     "activity": "unknown",
-                    "fact": None,
-                    "proof": None,
+                    **End("unknown").to_dict(),
                     **_fr(pr, pv),
                 }
             )
@@ -67,7 +67,7 @@ def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, A
             "where": asdict(v.where(t, user)),
         } | _fr(r, v)
     where, text = culprit_where(scene, v, t)
-    state = culprit_state(scene, v, t)
+    end = rank_end(scene, v, t, collective_limit(scene))
     return {
         "rank": r,
         "pid": v.pid,
@@ -75,9 +75,8 @@ def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, A
         "op": None,
         "text": text,
         "where": asdict(where),
-        "activity": state.activity.value,
-        "fact": state.fact,
-        "proof": state.proof.to_dict() if state.proof is not None else None,
+        "activity": ACTIVITY_OF.get(end.state, ACTIVITY_OF["unknown"]).value,  # for a node of an older version
+        **end.to_dict(),
         **_fr(r, v),
     }
 
@@ -118,7 +117,7 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
     if waiting and culprits:
         return _culprits_hit(waiting, culprits, ev)
     if waiting and silent:
-        return Hit(
+        return named(
             Finding(
                 cause=Cause.DISTRIBUTED_PEER_STUCK,
                 confidence=0.8,
@@ -130,7 +129,7 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
                 evidence=tuple(ev),
                 fix=PEER_FIX,
             ),
-            Verdict.HUNG,
+            End("missing", f"node(s) {silent} did not report"),
         )
     return None
 
@@ -138,61 +137,50 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
 def _culprits_hit(
     waiting: list[tuple[int, dict[str, Any]]], culprits: list[tuple[int, dict[str, Any]]], ev: list[str]
 ) -> Hit:
-    """Ranks wait in a collective while others are elsewhere: a straggler where none of those is stuck (the job
-    waits), else the stuck ones named (hung)."""
+    """Ranks wait in a collective while others are elsewhere: the ones that hold them up named (what their nodes
+    measured them doing: ``ends.End``), else a straggler (one that works, or may still come)."""
     for n, r in culprits:
         if r.get("fact"):
             ev.append(f"rank {r['rank']} on node {n}: {r['fact']}")
-    stuck = [
-        (n, r)
-        for n, r in culprits
-        if r.get("activity", "unknown") in {a.value for a in STUCK} | {"unknown"}
-        or (r.get("proof") or {}).get("kind") == ProofKind.HANG.value
-    ]
-    working = [(n, r) for n, r in culprits if r.get("activity") == Activity.WORKING.value]
+    ends = [(n, r, End.from_dict(r)) for n, r in culprits]
+    stuck = [(n, r, e) for n, r, e in ends if e.holds_up]
     victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
     if not stuck:
-        return _straggler(working, culprits, victims, ev)
-    first = stuck[0][1]
-    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in stuck)
-    p = first.get("proof")
-    return Hit(
+        return _straggler(ends, victims, ev)
+    first, end = stuck[0][1], stuck[0][2]
+    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r, _ in stuck)
+    verb = "is" if len(stuck) == 1 else "are"
+    return named(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.95,
-            summary=(
-                f"{names.capitalize()} {'is' if len(stuck) == 1 else 'are'} stuck {first['text']} while {victims}."
-            ),
+            summary=f"{names.capitalize()} {verb} {end.how()} {first['text']} while {victims}.",
             where=Where(**first["where"]),
             evidence=tuple(ev),
             fix=PEER_FIX,
-            proof=Proof.from_dict(p),
         ),
-        Verdict.HUNG,
+        end,
     )
 
 
-def _straggler(
-    working: list[tuple[int, dict[str, Any]]], culprits: list[tuple[int, dict[str, Any]]], victims: str, ev: list[str]
-) -> Hit:
-    """Ranks away from the collective, none of them stuck: a straggler (waiting where one works), bounded by
-    --max-slow."""
-    pick = working[0] if working else culprits[0]
-    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in (working or culprits))
-    p = pick[1].get("proof")
-    how = "working, not stuck," if working else f"{pick[1].get('activity')}, not stuck,"
-    return Hit(
+def _straggler(ends: list[tuple[int, dict[str, Any], End]], victims: str, ev: list[str]) -> Hit:
+    """Ranks away from the collective, none of them holding it up: a straggler (waiting where one works, else one
+    that may still come), bounded by --max-slow."""
+    working = [x for x in ends if x[2].state == "working"]
+    _, pick, end = (working or ends)[0]
+    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r, _ in (working or ends))
+    how = "working, not stuck," if working else f"{end.how()}, not stuck,"
+    return named(
         Finding(
             cause=Cause.DISTRIBUTED_STRAGGLER,
             confidence=0.93,
-            summary=f"{names.capitalize()} {'is' if len(working or culprits) == 1 else 'are'} {how} "
-            f"{pick[1]['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
-            where=Where(**pick[1]["where"]),
+            summary=f"{names.capitalize()} {'is' if len(working or ends) == 1 else 'are'} {how} "
+            f"{pick['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
+            where=Where(**pick["where"]),
             evidence=tuple(ev),
             fix=STRAGGLER_FIX,
-            proof=Proof.from_dict(p),
         ),
-        Verdict.WAITING if working else Verdict.SLOW,
+        end,
     )
 
 
@@ -208,4 +196,4 @@ def _flight_merge(ranks: list[tuple[int, dict[str, Any]]]) -> Hit | None:
     nodes = {int(r["rank"]): n for n, r in ranks}
     where = ", ".join(f"rank {m} on node {nodes[m]}" for m in stall.missing if m in nodes)
     ev = (*hit.finding.evidence, f"across nodes: {where}") if where else hit.finding.evidence
-    return Hit(dataclasses.replace(hit.finding, evidence=ev), hit.verdict)
+    return dataclasses.replace(hit, finding=dataclasses.replace(hit.finding, evidence=ev))

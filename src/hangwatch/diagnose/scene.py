@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose.ends import End
 
 
 @dataclass(frozen=True)
@@ -18,12 +22,14 @@ class Hit:
 
     finding: Finding
     verdict: Verdict | None  # None: a namer's finding, judged by the verdict stage (verdict.judged)
+    end: End | None = None  # what its waiters wait for, as measured (ranks: ends.End), for the verdict stage
 
 
-def named(finding: Finding) -> Hit:
+def named(finding: Finding, end: End | None = None) -> Hit:
     """A namer's finding, with no verdict of its own: the verdict stage gives it the one the measured state of its
-    thread says (``verdict.judged``)."""
-    return Hit(finding, None)
+    thread says, or, where the namer attached what its waiters wait for (``end``: a rank away from their collective,
+    peers not joined), the one that end's state makes (``verdict.judged``)."""
+    return Hit(finding, None, end)
 
 
 @dataclass

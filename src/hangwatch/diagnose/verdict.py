@@ -11,6 +11,7 @@ from dataclasses import replace
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
+from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
@@ -46,6 +47,8 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     progressing, it is progressing."""
     if hit.verdict is not None:
         return hit
+    if hit.end is not None:
+        return by_end(hit)
     f, w = hit.finding, hit.finding.where
     v = scene.view(w.pid) if w is not None and w.pid is not None else None
     if v is None:
@@ -99,6 +102,24 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         ),
         Verdict.SLOW,
     )
+
+
+def by_end(hit: Hit) -> Hit:
+    """A finding whose waiters wait for a measured end (``Hit.end``: a rank away from their collective, one not
+    there, calls that went different ways, peers not joined) takes the verdict that end's state makes
+    (``ends.end_verdict``): a proof of a hang where the end's state is itself one (stopped, diverged calls) or its
+    fact proves it (a wait nothing can release, a loop with no way out, a timer past the collective's timeout), a
+    proof of work where its fact proves work. The one verdict for the ranks' namers, on one node and across nodes
+    (the merge of the nodes' summaries is judged here too)."""
+    e, f = hit.end, hit.finding
+    if e is None:
+        return hit
+    verdict, proven = end_verdict(e.state)
+    if e.fact is not None and (proven or e.proves_hang):
+        return Hit(replace(f, proof=proof.hang(e.fact)), Verdict.HUNG, e)
+    if e.fact is not None and e.proves_work and verdict != Verdict.HUNG:
+        return Hit(replace(f, proof=proof.work(e.fact)), verdict, e)
+    return Hit(f, verdict, e)
 
 
 def _alive_end(

@@ -9,6 +9,7 @@ from typing import Any
 
 from hangwatch.diagnose import Diagnosis
 from hangwatch.diagnose.nodes import merge_nodes, rank_summaries
+from hangwatch.diagnose.verdict import by_end
 from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Finding
 from hangwatch.records.run import CaptureRequest, DecidedFinding, Decision, NodeLive, NodeSummary, OnHang
@@ -73,9 +74,10 @@ class NodeCoordination:
         """Share this node's rank summary, ask the others to capture, merge every node's summary."""
         self.share(attempt, evidence, diagnosis, now, request=True)
         summaries = self.coord.gather(attempt, window_s + NODE_SUMMARY_WAIT_S)
-        merged = merge_nodes(summaries, self.coord.topo.nnodes)
-        if merged is None:
+        named = merge_nodes(summaries, self.coord.topo.nnodes)
+        if named is None:
             return Merged(diagnosis, tuple(sorted(summaries)), None)
+        merged = by_end(named)  # the verdict stage: what the ranks the others wait for were measured doing
         return Merged(
             Diagnosis(merged.verdict or diagnosis.verdict, (merged.finding, *diagnosis.findings)),
             tuple(sorted(summaries)),
