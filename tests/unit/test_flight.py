@@ -248,7 +248,7 @@ def test_across_nodes_the_recorders_are_merged_through_the_summaries():
         ("blocked", False, "hung"),
         ("blocked", True, "hung"),
         ("long_sleep", True, "hung"),
-        ("gone", False, "hung"),
+        ("gone", False, "slow"),  # its exit ends the collective the others wait in
         ("unknown", False, "hung"),
     ],
 )
@@ -292,6 +292,55 @@ def test_a_rank_others_wait_for_is_judged_once_by_what_it_was_measured_doing(sta
         said_stuck = "stuck" in hit.finding.summary.replace("not stuck", "")
         assert said_stuck == (state == "blocked"), hit.finding.summary  # measured so, not only holding them up
         assert hit.finding.proves_hang == proves_hang and hit.finding.proves_work == (state == "working")
+
+
+def test_across_nodes_the_proven_rank_leads_and_only_what_was_measured_stuck_is_said_stuck():
+    """Two ranks away from the collective: rank 1 idle (it holds the others up, unproven), rank 3 blocked with a proof.
+    The proven one leads (its place and its proof), and the idle one is not said stuck; a node of an older version
+    (``activity`` and ``proof``) reads the same summaries the same way, with the proof's own words."""
+    from hangwatch.diagnose.ends import End
+    from hangwatch.diagnose.nodes import merge_nodes
+    from hangwatch.diagnose.verdict import by_end
+    from hangwatch.records.run import NodeSummary
+
+    def rank(r: int, state: str, fact: str | None, proven: bool) -> dict:
+        where = {"pid": 10 + r, "rank": r, "tid": 10 + r, "file": f"/job/load{r}.py", "line": 5, "function": "load"}
+        end = End(state, fact, proves_hang=proven)
+        return {
+            "rank": r,
+            "pid": 10 + r,
+            "group": "elsewhere",
+            "op": None,
+            "text": f"in load (load{r}.py:5)",
+            "where": where,
+            "activity": state,
+            "proof": end.old_proof(),
+            **end.to_dict(),
+        }
+
+    waiter = {
+        "rank": 0,
+        "pid": 10,
+        "group": "collective",
+        "op": "barrier",
+        "text": "in barrier at train.py:9",
+        "where": {"pid": 10, "rank": 0, "tid": 10, "file": "/job/train.py", "line": 9, "function": "train"},
+    }
+    held = "rank 3 (pid 13) waits on a lock at load (load3.py:5), and nothing can release it"
+    summaries = {
+        0: NodeSummary("a", [waiter, rank(1, "idle", None, False)], "hung", "x"),
+        1: NodeSummary("b", [rank(3, "blocked", held, True)], "hung", "x"),
+    }
+    hit = by_end(merge_nodes(summaries, 2))
+    assert hit.verdict is not None and hit.verdict.value == "hung"
+    assert hit.finding.where is not None and hit.finding.where.rank == 3 and hit.finding.proves_hang
+    assert hit.finding.summary.startswith("Rank 3 on node 1 is stuck in load (load3.py:5)"), hit.finding.summary
+    assert "rank 1" not in hit.finding.summary.lower() and hit.finding.proof.fact == held
+    old = {k: v for k, v in rank(3, "blocked", "rank 3 is blocked (futex) at 0% CPU", True).items()}
+    old.pop("state"), old.pop("proves_hang"), old.pop("proves_work")
+    old["proof"] = {"kind": "hang", "fact": held}  # an older node: the proof's words, not the state's
+    assert End.from_dict(old) == End("blocked", held, proves_hang=True)
+    assert End.from_dict({"activity": "asleep", "proof": {"kind": "hang", "fact": None}}).proves_hang is False
 
 
 def test_the_env_sets_the_recorder_only_where_the_user_did_not():

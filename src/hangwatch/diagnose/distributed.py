@@ -144,7 +144,7 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
     culprits = sorted(g.elsewhere)
     limit = collective_limit(scene)
     ends = {r: rank_end(scene, g.by_rank[r], g.elsewhere[r], limit) for r in culprits}
-    stuck = [r for r in culprits if ends[r].holds_up]
+    stuck = sorted((r for r in culprits if ends[r].holds_up), key=lambda r: ends[r].first)
     lead = stuck[0] if stuck else culprits[0]
     first = g.by_rank[lead]
     where, detail = culprit_where(scene, first, g.elsewhere[lead])
@@ -191,10 +191,11 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
             ),
             e0,
         )
-    verb = "are" if len(stuck) > 1 else "is"
+    e = ends[lead]
+    alike = [r for r in stuck if ends[r].how() == e.how() and ends[r].proves_hang == e.proves_hang]  # said alike
+    verb = "are" if len(alike) > 1 else "is"
     how = f"{verb} stuck {detail}"
-    if all(ends[r].state not in STUCK for r in stuck):  # not measured stuck: say what it is
-        e = ends[lead]
+    if e.state not in STUCK:  # not measured stuck: say what it is
         how = (
             f"{verb} {'asleep ' if e.state in RESTING else ''}{detail} and will not arrive in time ({e.fact})"
             if e.proves_hang
@@ -204,7 +205,7 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.92,
-            summary=f"{_plural(stuck).capitalize()} {how} while {victims}.",
+            summary=f"{_plural(alike).capitalize()} {how} while {victims}.",
             where=where,
             evidence=tuple(ev),
             fix=PEER_FIX,

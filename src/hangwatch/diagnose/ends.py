@@ -44,12 +44,15 @@ OWN_ENDS: dict[str, tuple[Verdict, bool]] = {
 
 def end_verdict(state: str) -> tuple[Verdict, bool]:
     """What the waiters are, by the state of what they wait for (the verdict, whether that state is itself proof of a
-    hang): an end of its own as ``OWN_ENDS`` says; a rank's state as ``state.VERDICTS`` says it of any wait (stuck or
-    gone: hung; asleep or waking: slow), but that a rank at work is waited for (``waiting``, bounded by --max-slow),
-    one seen too briefly may still come (slow), and one whose state was not read holds them up (hung, for
-    --min-stall to decide)."""
+    hang): an end of its own as ``OWN_ENDS`` says; a rank's state as ``state.VERDICTS`` says it of any wait (stuck:
+    hung; asleep or waking: slow), but that a rank at work is waited for (``waiting``, bounded by --max-slow), one
+    seen too briefly may still come (slow), one gone ends their wait (its exit ends the collective, as the graph's
+    ``ENDED_BY_EXIT`` says: slow), and one whose state was not read holds them up (hung, for --min-stall to
+    decide)."""
     if state in OWN_ENDS:
         return OWN_ENDS[state]
+    if state == "gone":  # its exit ends the collective it was in (the others get its end of the connection and raise)
+        return Verdict.SLOW, False
     verdict, proven = VERDICTS.get(state, (None, False))
     if verdict == Verdict.SLOW and state == "working":
         return Verdict.WAITING, proven
@@ -58,11 +61,12 @@ def end_verdict(state: str) -> tuple[Verdict, bool]:
     return verdict, proven
 
 
-STUCK = frozenset({"stopped", "looping", "blocked", "spinning"})  # in words: "stuck"
-RESTING = frozenset({"asleep", "wakes", "long_sleep"})  # in words: asleep, or waking again and again
+STUCK = frozenset({"stopped", "blocked", "spinning"})  # in words: "stuck"
+RESTING = frozenset({"asleep", "wakes", "long_sleep", "looping"})  # in words: asleep, or waking again and again
 RESTING_WORDS = {
     "asleep": "asleep",
     "long_sleep": "asleep",
+    "looping": "asleep",
     "wakes": "waking again and again",
     "idle": "idle, waiting for work of its own",
     "brief": "seen too briefly to say",
@@ -88,6 +92,12 @@ class End:
         follow it."""
         return self.proves_hang or end_verdict(self.state)[0] == Verdict.HUNG
 
+    @property
+    def first(self) -> tuple[bool, bool]:
+        """The order in which ends that hold their waiters up are named: the proven first, then those measured
+        stuck (one not read or idle after them)."""
+        return not self.proves_hang, self.state not in STUCK
+
     def how(self) -> str:
         """Its state in a word or two: "stuck" only where it is measured so (blocked, spinning, stopped, a loop with
         no way out)."""
@@ -104,15 +114,22 @@ class End:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> End:
-        """A rank's end from its node's summary; a node of an older version said ``activity`` and ``proof``."""
+        """A rank's end from its node's summary; a node of an older version said ``activity`` and ``proof`` (the
+        proof's own fact is the one said). A proof needs its fact: without one, the end proves nothing."""
         old = d.get("proof") or {}
         state = str(d.get("state") or d.get("activity") or "unknown")
+        fact = old.get("fact") or d.get("fact")
         return cls(
             state if state in VERDICTS or state in OWN_ENDS else "unknown",
-            d.get("fact"),
-            bool(d.get("proves_hang")) or old.get("kind") == ProofKind.HANG.value,
-            bool(d.get("proves_work")) or old.get("kind") == ProofKind.WORK.value,
+            fact,
+            fact is not None and (bool(d.get("proves_hang")) or old.get("kind") == ProofKind.HANG.value),
+            fact is not None and (bool(d.get("proves_work")) or old.get("kind") == ProofKind.WORK.value),
         )
+
+    def old_proof(self) -> dict[str, str] | None:
+        """The proof as a node of an older version reads it from a summary (``Proof.to_dict``'s form)."""
+        kind = ProofKind.HANG if self.proves_hang else ProofKind.WORK if self.proves_work else None
+        return {"kind": kind.value, "fact": self.fact} if kind is not None and self.fact is not None else None
 
 
 def collective_limit(scene: Scene) -> float | None:

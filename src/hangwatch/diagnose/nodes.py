@@ -75,7 +75,9 @@ def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, A
         "op": None,
         "text": text,
         "where": asdict(where),
-        "activity": ACTIVITY_OF.get(end.state, ACTIVITY_OF["unknown"]).value,  # for a node of an older version
+        # for a node of an older version: its words, and the proof as it reads one
+        "activity": ACTIVITY_OF.get(end.state, ACTIVITY_OF["unknown"]).value,
+        "proof": end.old_proof(),
         **end.to_dict(),
         **_fr(r, v),
     }
@@ -101,9 +103,10 @@ def _grouped_evidence(summaries: dict[int, NodeSummary], ranks: list[tuple[int, 
 
 
 def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
-    """One finding for the whole job from every node's summary, with what it says of the job, or None when
-    nothing points anywhere. A rank elsewhere that works is a straggler (waiting); only one that is blocked,
-    spinning or stopped (or, from a node too old to say, not known to work) makes the job hung."""
+    """One finding for the whole job from every node's summary, named, or None when nothing points anywhere: the
+    ranks elsewhere, with what their nodes measured them doing (``ends.End``), which the verdict stage judges
+    (``verdict.by_end``): one that holds the others up (stuck, idle, not read, or proven) makes the job hung, one
+    that works is a straggler (waiting), one asleep, waking or gone may still come or end the wait."""
     ranks = [(node, r) for node, s in sorted(summaries.items()) for r in s.ranks]
     flight = _flight_merge(ranks)
     if flight is not None:
@@ -143,13 +146,14 @@ def _culprits_hit(
         if r.get("fact"):
             ev.append(f"rank {r['rank']} on node {n}: {r['fact']}")
     ends = [(n, r, End.from_dict(r)) for n, r in culprits]
-    stuck = [(n, r, e) for n, r, e in ends if e.holds_up]
+    stuck = sorted(((n, r, e) for n, r, e in ends if e.holds_up), key=lambda x: x[2].first)
     victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
     if not stuck:
         return _straggler(ends, victims, ev)
     first, end = stuck[0][1], stuck[0][2]
-    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r, _ in stuck)
-    verb = "is" if len(stuck) == 1 else "are"
+    alike = [(n, r) for n, r, e in stuck if e.how() == end.how() and e.proves_hang == end.proves_hang]
+    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in alike)
+    verb = "is" if len(alike) == 1 else "are"
     return named(
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
