@@ -343,6 +343,74 @@ def test_across_nodes_the_proven_rank_leads_and_only_what_was_measured_stuck_is_
     assert End.from_dict({"activity": "asleep", "proof": {"kind": "hang", "fact": None}}).proves_hang is False
 
 
+@pytest.mark.parametrize(
+    ("one", "two", "lead", "proven"),
+    [
+        (
+            ("working", "its loop advances: i 3 -> 9", False, True),
+            ("stopped", "rank 2 is stopped", True, False),
+            2,
+            True,
+        ),
+        (
+            ("asleep", None, False, False),
+            ("blocked", "rank 2 waits on a lock nothing can release", True, False),
+            2,
+            True,
+        ),
+        (("blocked", "rank 1 is blocked", False, False), ("asleep", None, False, False), 1, False),
+    ],
+)
+def test_of_ranks_that_never_entered_the_collective_the_one_that_holds_the_others_up_leads(one, two, lead, proven):
+    """From the recorders, two ranks never entered the collective: the one that holds the others up is named (the
+    proven one first), with its own place and proof, and only it is said stuck; the other is in the evidence."""
+    from hangwatch.diagnose.collectives import explain, remote_info
+    from hangwatch.diagnose.ends import End
+    from hangwatch.diagnose.recorders import Pending, Stall
+    from hangwatch.diagnose.verdict import by_end
+
+    p = Pending(seq=5, op="allreduce", nbytes=4, at=0.0, line="train.py:88", sizes="[[1]]", timeout_s=600.0)
+
+    def summary(rank: int, state: tuple) -> dict:
+        end = End(state[0], state[1], proves_hang=state[2], proves_work=state[3])
+        where = {
+            "pid": 10 + rank,
+            "rank": rank,
+            "tid": None,
+            "file": "/job/train.py",
+            "line": 40 + rank,
+            "function": "f",
+            "code": None,
+        }
+        return {
+            "rank": rank,
+            "pid": 10 + rank,
+            "group": "elsewhere",
+            "op": None,
+            "text": f"in f (train.py:{40 + rank})",
+            "where": where,
+            **end.to_dict(),
+        }
+
+    remote = {1: remote_info(summary(1, one), 1), 2: remote_info(summary(2, two), 2)}
+    stall = Stall(
+        group="0",
+        seq=5,
+        op="allreduce",
+        waiting=[0, 3],
+        missing=[1, 2],
+        mismatch={},
+        pending=p,
+        at_seq={0: p, 3: p},
+        done_by_missing={1: 4, 2: 4},
+        silent=[],
+    )
+    hit = by_end(explain(stall, {}, None, remote))
+    assert hit.verdict is not None and (hit.verdict.value, hit.finding.cause) == ("hung", "distributed.peer_stuck")
+    assert hit.finding.where is not None and hit.finding.where.rank == lead and hit.finding.proves_hang == proven
+    assert hit.finding.summary.startswith(f"Rank {lead} on node {lead} is stuck in f"), hit.finding.summary
+
+
 def test_the_env_sets_the_recorder_only_where_the_user_did_not():
     from hangwatch.supervise.job.autobeat import autobeat_env
 

@@ -280,25 +280,28 @@ def _explain_wait(
             ),
             End("stalled"),
         )
-    lead = stall.missing[0]
-    where, doing, state = _missing_where(scene, views, lead, remote, p.timeout_s)
-    details = []
-    for r in stall.missing:
-        _, d, _ = _missing_where(scene, views, r, remote)
-        details.append(f"rank {r} last completed #{stall.done_by_missing.get(r, 0)} and {d}")
+    read = {r: _missing_where(scene, views, r, remote, p.timeout_s) for r in stall.missing}
+    ends = {r: e if e is not None else End("missing") for r, (_, _, e) in read.items()}
+    # the rank that holds the others up leads (the proven first, then one measured stuck), else one that works
+    lead = min(stall.missing, key=lambda r: (not ends[r].holds_up, ends[r].first, ends[r].state != "working"))
+    where, doing, state = read[lead]
+    details = [f"rank {r} last completed #{stall.done_by_missing.get(r, 0)} and {read[r][1]}" for r in stall.missing]
     ev.append("; ".join(details))
-    if state is not None and state.fact:
-        ev.append(state.fact)
+    for r in stall.missing:
+        if ends[r].fact:
+            ev.append(str(ends[r].fact))
     ev.append(f"{ranks_label(stall.missing)} never entered it")
     if scene is not None:
         progress = rank_progress_text(scene.evidence)
         if progress:
             ev.append(progress)
-    who = ranks_label(stall.missing).capitalize()
+    said = ends[lead]
+    alike = [r for r in stall.missing if ends[r].how() == said.how() and ends[r].holds_up == said.holds_up]
+    who = ranks_label(alike).capitalize()  # only the ranks whose state reads as the lead's are said alike
     node = (remote or {}).get(lead)
-    if len(stall.missing) == 1 and node is not None and node.node is not None:
+    if len(alike) == 1 and node is not None and node.node is not None:
         who += f" on node {node.node}"
-    verb = "are" if len(stall.missing) > 1 else "is"
+    verb = "are" if len(alike) > 1 else "is"
     waits_low = waits[0].lower() + waits[1:]
     last = stall.done_by_missing.get(lead, 0)
     end = state if state is not None else End("missing")

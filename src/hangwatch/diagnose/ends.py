@@ -90,7 +90,7 @@ class End:
     def holds_up(self) -> bool:
         """Whether it holds its waiters up (``end_verdict`` says hung, or its fact proves it): the namers' words
         follow it."""
-        return self.proves_hang or end_verdict(self.state)[0] == Verdict.HUNG
+        return (self.proves_hang and self.fact is not None) or end_verdict(self.state)[0] == Verdict.HUNG
 
     @property
     def first(self) -> tuple[bool, bool]:

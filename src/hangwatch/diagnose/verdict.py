@@ -329,7 +329,10 @@ def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
 
 
 # An alive cause whose hang, once proven, has a name of its own.
-HUNG_CAUSE = {Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK}
+HUNG_CAUSE = {
+    Cause.DATALOADER_WORKER_SLOW: Cause.DATALOADER_WORKER_STUCK,
+    Cause.DISTRIBUTED_STRAGGLER: Cause.DISTRIBUTED_PEER_STUCK,
+}
 
 
 # The job's own processes, whose loop advancing is the job's progress (a worker's or a child's is only the work the
