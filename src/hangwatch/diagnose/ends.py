@@ -99,8 +99,8 @@ class End:
         return not self.proves_hang, self.state not in STUCK
 
     def how(self) -> str:
-        """Its state in a word or two: "stuck" only where it is measured so (blocked, spinning, stopped, a loop with
-        no way out)."""
+        """Its state in a word or two: "stuck" only where it is measured so (blocked, spinning, stopped); a loop with
+        no way out is said asleep, as the sleep it is in."""
         return RESTING_WORDS.get(self.state) or ("stuck" if self.state in STUCK else self.state.replace("_", " "))
 
     def to_dict(self) -> dict[str, Any]:
