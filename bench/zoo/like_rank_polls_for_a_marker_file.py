@@ -28,9 +28,11 @@ def main(rank):
         subprocess.Popen([sys.executable, "-c", helper])  # the coordinator's stand-in: it publishes the marker later
         print("rank 1 waiting for the marker", flush=True)
         ready()
-        while not os.path.exists(marker):
+        deadline = time.monotonic() + 4 * seconds(30)  # every wait has a bound: a helper that died ends it too
+        while not os.path.exists(marker) and time.monotonic() < deadline:
             time.sleep(1)
-        os.unlink(marker)
+        if os.path.exists(marker):
+            os.unlink(marker)
     dist.barrier()
     for step in range(3):
         t = torch.ones(2)

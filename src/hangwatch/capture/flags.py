@@ -63,7 +63,8 @@ def _kind(source: str, flag: str, line: int | None) -> str | None:
     except (SyntaxError, ValueError):
         return None
     nodes = list(ast.walk(tree))
-    owner, attr = flag.rpartition(".")[0], flag.rpartition(".")[2] if "." in flag else None
+    owner, _, name = flag.rpartition(".")
+    attr = name if owner else None  # ``self.X``: the attribute X; a plain name: None
     if attr is not None and (owner != "self" or line is None):
         return None
     if any(_rebinds_anything(n, attr) for n in nodes):

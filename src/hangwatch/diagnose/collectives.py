@@ -108,7 +108,7 @@ def _missing_where(
     rank: int,
     remote: dict[int, Remote] | None = None,
     limit_s: float | None = None,
-) -> tuple[Where | None, str, Any]:
+) -> tuple[Where | None, str, End | None]:
     """Where a rank that never entered the collective is, what it does, and its state (from its stacks, or
     from its node's summary); ``limit_s``: when the others give up on the collective."""
 
@@ -284,7 +284,8 @@ def _explain_wait(
     ends = {r: e if e is not None else End("missing") for r, (_, _, e) in read.items()}
     # the rank that holds the others up leads (the proven first, then one measured stuck), else one that works
     lead = min(stall.missing, key=lambda r: (not ends[r].holds_up, ends[r].first, ends[r].state != "working"))
-    where, doing, state = read[lead]
+    where, doing, _ = read[lead]
+    end = ends[lead]
     details = [f"rank {r} last completed #{stall.done_by_missing.get(r, 0)} and {read[r][1]}" for r in stall.missing]
     ev.append("; ".join(details))
     for r in stall.missing:
@@ -295,8 +296,7 @@ def _explain_wait(
         progress = rank_progress_text(scene.evidence)
         if progress:
             ev.append(progress)
-    said = ends[lead]
-    alike = [r for r in stall.missing if ends[r].how() == said.how() and ends[r].holds_up == said.holds_up]
+    alike = [r for r in stall.missing if ends[r].how() == end.how() and ends[r].holds_up == end.holds_up]
     who = ranks_label(alike).capitalize()  # only the ranks whose state reads as the lead's are said alike
     node = (remote or {}).get(lead)
     if len(alike) == 1 and node is not None and node.node is not None:
@@ -304,7 +304,6 @@ def _explain_wait(
     verb = "are" if len(alike) > 1 else "is"
     waits_low = waits[0].lower() + waits[1:]
     last = stall.done_by_missing.get(lead, 0)
-    end = state if state is not None else End("missing")
     if end.state == "working":
         return named(
             Finding(
