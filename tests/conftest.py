@@ -7,6 +7,7 @@ import importlib.util
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -49,10 +50,21 @@ def _is_xdist_controller(session: pytest.Session) -> bool:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The last net: every process a test started carries this session's XDG_STATE_HOME (set above, inherited by
     hangwatch, its jobs and their workers). Whatever is still alive when the session ends (a test's own cleanup
-    missed it: a worker orphaned mid-kill, a test killed by its timeout) is named and ended here, with its tree."""
+    missed it: a worker orphaned mid-kill, a test killed by its timeout) is named and ended here, with its tree; then
+    that folder (the session's run index) is removed."""
     mark = os.environ.get("XDG_STATE_HOME", "")
-    if "hangwatch-test-state-" not in mark or _is_xdist_controller(session):
-        return  # the controller's mark is in its workers' environment (they started with it): theirs is their own
+    if "hangwatch-test-state-" not in mark:
+        return
+    try:
+        # the controller's mark is in its workers' environment: the processes are theirs to end
+        if not _is_xdist_controller(session):
+            _end_left_behind(mark)
+    finally:
+        shutil.rmtree(mark, ignore_errors=True)  # the session's run index goes with it
+
+
+def _end_left_behind(mark: str) -> None:
+    """End every process whose XDG_STATE_HOME is ``mark``, and name them on stderr."""
     left = []
     for p in psutil.process_iter():
         try:

@@ -181,6 +181,20 @@ SELF_WAIT_FIX = {
 }
 
 
+# A ring of processes (or threads) each waiting on the next: the wait-for graph's cycle, named by no other cause.
+CYCLE_FIX = (
+    "Each waits on the next in a ring (the chain above): none can move until another does. Break the ring at one "
+    "of them: read (or answer) before it writes or waits, or read on a thread of its own while it writes.",
+    "Bound the waits (a timeout on the socket or the call, Connection.poll(timeout), select before a write), so a "
+    "ring raises instead of holding the job.",
+)
+# A write blocks once the reader's buffer is full: where the ring goes through pipes or sockets.
+FULL_BUFFER_FIX = (
+    "A write to a pipe or a socket blocks once the other side's buffer is full (64 KiB for a pipe): send a large "
+    "message only when the other side reads, or in pieces it acknowledges.",
+)
+
+
 STRAGGLER_FIX = (
     "Nothing is stuck: one rank works while the others wait for it. If that is expected (a download or a "
     "checkpoint on rank 0 before a barrier), give it room: --max-slow, or hangwatch.phase(name, timeout=...).",

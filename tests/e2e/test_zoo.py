@@ -49,10 +49,7 @@ FAST = [
     # a multiprocessing event whose setter died; its twin (set late) is a WAITING, never a lock held
     "mp_event_setter_died",
     "like_mp_event_set_late",
-    # a socket to a helper that will never answer (its own deadlock decides), and its twin that uploads
-    "service_never_answers",
-    "like_service_slow_finish",
-]
+]  # a socket to a helper that never answers, and its twin, are in GRAPH below
 
 
 def _named_right(cases: list[str], tmp_path, parallel: int, timeout: float) -> None:
@@ -120,6 +117,13 @@ GRAPH = [
     # on the same flag, which a timer thread of the process sets
     "nondaemon_sleep_poller_at_exit",
     "like_exit_heartbeat_stopped_by_a_timer",
+    # a ring of two full sockets (a duplex multiprocessing.Pipe, both sides sending), and its twin whose reader
+    # computes first; a pool's tasks waiting on a queue that main fills after their results, and its twin whose
+    # loader thread fills it late
+    "mp_pipe_both_send_large",
+    "like_mp_pipe_child_computes_then_reads",
+    "executor_tasks_wait_on_submitter",
+    "like_executor_tasks_fed_by_a_loader_thread",
 ]
 
 

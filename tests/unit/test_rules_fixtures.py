@@ -16,6 +16,7 @@ from conftest import marker
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.assemble import build_incident
 from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
+from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX
 from hangwatch.records.evidence import C10dWait, Evidence, ProcessEvidence
 from hangwatch.records.incident import Incident
 
@@ -129,6 +130,10 @@ EXPECTED = {
     # bench/zoo/like_slow_download.py with its stdout in a file (as under nohup): a download that moves, its log
     # still; the download is named, not the buffered log (the state's "working" covers bytes, not only CPU)
     "a_slow_download_with_its_stdout_in_a_file": ("io.network_wait", "slow", None, None),
+    # bench/zoo/mp_pipe_both_send_large.py (a duplex multiprocessing.Pipe, both sides sending a large message) and
+    # its twin, whose child computes before it reads: a ring of two full sockets, proven; a wait on a worker
+    "a_ring_of_two_processes_each_writing_to_a_full_socket": ("process.waits_on", "hung", None, None),
+    "a_full_socket_whose_reader_computes_before_it_reads": ("unknown", "slow", None, None),
 }
 
 
@@ -1176,3 +1181,17 @@ def test_deadlocked_is_said_only_where_the_frames_show_the_cycle():
 
     d = diagnose(replace(ev, processes=tuple(holding(p) for p in ev.processes)))
     assert "is deadlocked: 2 threads each wait for a lock another of them holds" in d.root.summary, d.root.summary
+
+
+def test_a_ring_no_cause_names_says_every_hop_and_how_to_break_it_and_its_twin_is_not_hung():
+    """Two processes each writing to the full socket only the other reads (lambda_multiprocessing#17): the chain is a
+    cycle that no namer knows; the finding says both hops (not only the first) and a ring's fix, with the full
+    buffer's. Its twin, whose reader computes before it reads, is slow by the child's work, with no proof of a hang."""
+    d = diagnose(load("a_ring_of_two_processes_each_writing_to_a_full_socket"))
+    f = d.findings[0]
+    assert d.verdict.value == "hung" and f.proof is not None and f.proof.kind.value == "hang", f
+    assert f.summary.count("which is full") == 2 and ", while child (pid" in f.summary, f.summary
+    assert f.fix == CYCLE_FIX + FULL_BUFFER_FIX, f.fix
+    assert f.where is not None and Path(f.where.file or "").name == "mp_pipe_both_send_large.py"
+    twin = diagnose(load("a_full_socket_whose_reader_computes_before_it_reads"))
+    assert twin.verdict.value == "slow" and all(not x.proves_hang for x in twin.findings), twin.findings[0]

@@ -323,8 +323,12 @@ def _deadlock_words(
             f"{RELEASED_BY.get(kind, 'set')}",
         )
     else:
-        kind = waits[main.tid] or "event"
-        conf, what = 0.6, f"the main thread waits on {proof.article(kind)} {kind} that no running thread will set"
+        kind = "future" if proof.waits_on_future(main) else waits[main.tid] or "event"
+        conf, what = (
+            0.6,
+            f"the main thread waits on {proof.article(kind)} {kind} that no running thread will "
+            f"{RELEASED_BY.get(kind, 'set')}",
+        )
         loop = event_loop_under(main) if proof.waits_on_future(main) else None
         if loop is not None:
             what += (
@@ -346,7 +350,13 @@ def event_loop_under(t: ThreadView) -> Frame | None:
 
 
 # What ends a wait on each kind of primitive, in words ("no running thread will ...").
-RELEASED_BY = {"event": "set", "queue": "put to", "barrier": "reach (a party that never arrives)", "join": "end"}
+RELEASED_BY = {
+    "event": "set",
+    "future": "complete",
+    "queue": "put to",
+    "barrier": "reach (a party that never arrives)",
+    "join": "end",
+}
 
 
 def reentered(t: ThreadView) -> Frame | None:

@@ -10,6 +10,8 @@ with a moving stack), so the step history never declares it hung; only --max-slo
 
 from __future__ import annotations
 
+import itertools
+
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.records.incident import Proof, ProofKind
@@ -46,17 +48,16 @@ def sync_wait(t: ThreadView) -> str | None:
             break
         if f.file.endswith("/threading.py") and f.function.startswith("Barrier."):
             return "barrier"
-    for f in frames:
-        if sg.is_user(f):
-            break
+    lib = list(itertools.takewhile(lambda f: not sg.is_user(f), frames))  # the library's frames, innermost first
+    if any(f.file.endswith("/queue.py") and sg.method(f) in ("get", "put") for f in lib):
+        return "queue"  # a queue's get or put waits on the queue's own condition (threading.py, innermost)
+    for f in lib:
         if sg.matches_any(f, sg.THREAD_SYNC):
             if f.file.endswith("asyncio/base_events.py"):
                 return None  # an event loop waits for I/O or timers, not for a thread
             m = sg.method(f)
             if m in ("join", "_wait_for_tstate_lock"):
                 return "join"
-            if f.file.endswith("/queue.py"):
-                return "queue"
             if m in {"acquire", "__enter__"}:
                 return "lock"
             return "event"

@@ -16,7 +16,7 @@ from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
-from hangwatch.fixes import P2P_FIX, SELF_WAIT_FIX
+from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX, P2P_FIX, SELF_WAIT_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict
 
@@ -363,6 +363,11 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         pids = {m for m in members if m.startswith("pid:")}
         cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
         summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
+        if c.ending == "cycle" and len(c.hops) > 1:  # a ring: every hop said, and how to break it
+            hops = [h.words for h in c.hops]
+            summary = f"{hops[0]}" + "".join(f", while {w}" for w in hops[1:]) + f": {c.ending_text}."
+            full = any(h.resource in ("pipe_full", "socket_full") for h in c.hops)
+            fix = CYCLE_FIX + (FULL_BUFFER_FIX if full else ())
         if len(c.hops) == 1 and c.hops[0].holder == c.waiter and c.hops[0].resource in SELF_WAIT_FIX:
             fix = SELF_WAIT_FIX[c.hops[0].resource]  # it waits on itself: no lock order to fix
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
