@@ -169,6 +169,13 @@ SELF_WAIT_FIX = {
         "(Popen(close_fds=True)).",
         "If it is meant to read its own output, read it on another thread or let communicate() read it.",
     ),
+    "queue": (
+        "Only this process holds the write end of the multiprocessing queue it reads, so only it could put to it: "
+        "the producer ended without a last item, or it puts to another queue. A queue made at a module's top level "
+        "is made again in every process started with spawn (or forkserver): make it under "
+        "`if __name__ == '__main__':` and pass it to the processes as an argument.",
+        "Put a sentinel on every path of the producer (errors included), and bound the read: q.get(timeout=...).",
+    ),
     "socket": (
         "Nothing but this process could write to the socket it waits on (an event loop's own wake-up socket, for "
         "example): what it awaits must come from its own code, and nothing sets it. Set the future or event on "

@@ -124,6 +124,12 @@ GRAPH = [
     "like_mp_pipe_child_computes_then_reads",
     "executor_tasks_wait_on_submitter",
     "like_executor_tasks_fed_by_a_loader_thread",
+    # a spawned consumer's module-level queue (its own copy, nobody puts to it), and its twin handed the parent's; two
+    # multiprocessing locks taken in opposite orders by two processes, and in one order with a long save
+    "spawn_module_level_queue_not_shared",
+    "like_spawn_queue_passed_to_the_consumer",
+    "mp_locks_opposite_order",
+    "like_mp_locks_same_order",
 ]
 
 

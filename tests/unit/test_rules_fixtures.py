@@ -16,7 +16,7 @@ from conftest import marker
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.assemble import build_incident
 from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
-from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX
+from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX, SELF_WAIT_FIX
 from hangwatch.records.evidence import C10dWait, Evidence, ProcessEvidence
 from hangwatch.records.incident import Incident
 
@@ -134,6 +134,8 @@ EXPECTED = {
     # its twin, whose child computes before it reads: a ring of two full sockets, proven; a wait on a worker
     "a_ring_of_two_processes_each_writing_to_a_full_socket": ("process.waits_on", "hung", None, None),
     "a_full_socket_whose_reader_computes_before_it_reads": ("unknown", "slow", None, None),
+    # bench/zoo/spawn_module_level_queue_not_shared.py: a spawned consumer's module-level queue is its own copy
+    "a_spawned_consumer_reading_its_own_module_level_queue": ("process.waits_on", "hung", None, None),
 }
 
 
@@ -1195,3 +1197,14 @@ def test_a_ring_no_cause_names_says_every_hop_and_how_to_break_it_and_its_twin_i
     assert f.where is not None and Path(f.where.file or "").name == "mp_pipe_both_send_large.py"
     twin = diagnose(load("a_full_socket_whose_reader_computes_before_it_reads"))
     assert twin.verdict.value == "slow" and all(not x.proves_hang for x in twin.findings), twin.findings[0]
+
+
+def test_a_read_of_a_multiprocessing_queue_only_its_reader_could_put_to_gets_the_queues_fix():
+    """A spawned consumer reads its own copy of a module-level queue (DeadSimplePython#6): proven at once (only it holds
+    the pipe's write end), and the fix is the queue's (made under __main__ and passed, a sentinel on every path), not
+    that of a pipe whose write end a reader forgot to close."""
+    d = diagnose(load("a_spawned_consumer_reading_its_own_module_level_queue"))
+    f = d.findings[0]
+    assert d.verdict.value == "hung" and f.proof is not None and f.proof.kind.value == "hang", f
+    assert f.where is not None and Path(f.where.file or "").name == "spawn_module_level_queue_not_shared.py"
+    assert f.fix == SELF_WAIT_FIX["queue"], f.fix

@@ -34,7 +34,7 @@ from hangwatch.diagnose.views import (
     innermost_user,
     size_text,
 )
-from hangwatch.fixes import PIPE_WAIT_FIX, SOCKET_WAIT_FIX
+from hangwatch.fixes import PIPE_WAIT_FIX, SELF_WAIT_FIX, SOCKET_WAIT_FIX
 from hangwatch.records.evidence import POLLED, Frame, LockWait, Role
 from hangwatch.records.incident import Finding
 
@@ -179,7 +179,9 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
                 summary=summary,
                 where=v.where(t, frame),
                 evidence=(f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note)),
-                fix=PIPE_WAIT_FIX,
+                fix=SELF_WAIT_FIX[
+                    "queue" if any(sg.at(f, "multiprocessing/queues.py", MP_GET) for f in t.frames) else "pipe"
+                ],
             )
         )
     return _other_end(v, t, w)
@@ -195,6 +197,8 @@ class _End:
     fix: tuple[str, ...]
     outside: str  # the first fix when the holder is outside the job, with {pid}
 
+
+MP_GET = frozenset({"get"})  # a multiprocessing queue's get, reading its pipe
 
 _ENDS = {
     "pipe": _End(
