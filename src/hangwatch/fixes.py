@@ -188,6 +188,14 @@ SELF_WAIT_FIX = {
 }
 
 
+# A wait whose own timeout ends past the job's bounds (an event loop's next timer far off).
+LATE_TIMER_FIX = (
+    "Its own timeout ends only after the job's bounds: the event loop's next timer is that far off (an asyncio.sleep, "
+    "or a retry's backoff that grew without a cap). Cap the delay (min(2 ** attempt, 60)) and bound the whole retry "
+    "with a deadline.",
+)
+
+
 # A ring of processes (or threads) each waiting on the next: the wait-for graph's cycle, named by no other cause.
 CYCLE_FIX = (
     "Each waits on the next in a ring (the chain above): none can move until another does. Break the ring at one "

@@ -314,6 +314,43 @@ def test_a_native_relative_sleep_tells_at_least_what_is_left():
 
 
 @pytest.mark.e2e
+def test_a_futex_waits_deadline_and_a_polls_least_left_are_read_from_the_kernel():
+    """A thread in ``Event.wait(5000)`` (a futex wait to an absolute deadline) and a ``poll`` with a timeout
+    of 7000 s (a relative one: at least the request less the thread's age is left) tell what is left of their timers,
+    read from the kernel, after a stack read's stop too (the call restarts); a wait with no timeout tells none."""
+    from hangwatch.capture.stacks import find_py_spy
+    from hangwatch.capture.syscalls import read_blocked_call
+
+    code = (
+        "import select, threading\n"
+        "threading.Thread(target=threading.Event().wait, args=(5000,), daemon=True).start()\n"
+        "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+        "select.poll().poll(7000 * 1000)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(1.5)
+        calls = {t.id: read_blocked_call(p.pid, t.id) for t in psutil.Process(p.pid).threads()}
+        main = calls.pop(p.pid)
+        assert main is not None and main.timeout is True and main.wakes_in is not None, main
+        assert 7000 - 5 < main.wakes_in <= 7000, main
+        timed = [c for c in calls.values() if c is not None and c.timeout is True]
+        forever = [c for c in calls.values() if c is not None and c.timeout is False]
+        assert len(timed) == 1 and len(forever) == 1, calls
+        assert timed[0].wakes_in is not None and 5000 - 5 < timed[0].wakes_in <= 5000, timed[0]
+        assert forever[0].wakes_in is None
+        tid = next(t for t, c in calls.items() if c is timed[0])
+        spy = find_py_spy()
+        assert spy is not None
+        subprocess.run([spy, "dump", "--pid", str(p.pid)], capture_output=True, timeout=30, check=False)
+        again = read_blocked_call(p.pid, tid)  # restarted after the stop: the deadline is still read
+        assert again is not None and again.wakes_in is not None and 5000 - 10 < again.wakes_in <= 5000, again
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+
+
+@pytest.mark.e2e
 def test_the_loop_of_a_python_c_helper_is_read_from_its_command_line():
     """A helper started as `python -c "..."` has no source file: its loop is read from its command line, so a
     `while True: time.sleep(1)` with no way out is told from a bounded one."""

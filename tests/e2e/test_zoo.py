@@ -130,6 +130,12 @@ GRAPH = [
     "like_spawn_queue_passed_to_the_consumer",
     "mp_locks_opposite_order",
     "like_mp_locks_same_order",
+    # timers the kernel shows: a threading.Timer of a day joined at exit, and one due soon; an event loop whose next
+    # timer is a backoff of 12 days, and a capped one
+    "timer_at_exit_holds_for_a_day",
+    "like_timer_at_exit_fires_soon",
+    "asyncio_backoff_without_a_cap",
+    "like_asyncio_backoff_capped",
 ]
 
 

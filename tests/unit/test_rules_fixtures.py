@@ -136,6 +136,13 @@ EXPECTED = {
     "a_full_socket_whose_reader_computes_before_it_reads": ("unknown", "slow", None, None),
     # bench/zoo/spawn_module_level_queue_not_shared.py: a spawned consumer's module-level queue is its own copy
     "a_spawned_consumer_reading_its_own_module_level_queue": ("process.waits_on", "hung", None, None),
+    # a timed wait's timer read from the kernel (a futex wait's absolute deadline; the least left of a poll's): the exit
+    # joins a threading.Timer due in a day (proven) or within the bounds (alive); an event loop's next timer (a backoff
+    # without a cap) past the bounds (proven), or capped
+    "exit_joins_a_timer_due_in_a_day": ("code.deadlock", "hung", None, None),
+    "exit_joins_a_timer_due_within_the_bounds": ("code.deadlock", "slow", None, None),
+    "an_event_loop_whose_next_timer_is_past_the_bounds": ("code.deadlock", "hung", None, None),
+    "an_event_loop_whose_next_timer_is_within_the_bounds": ("unknown", "slow", None, None),
 }
 
 
@@ -1208,3 +1215,33 @@ def test_a_read_of_a_multiprocessing_queue_only_its_reader_could_put_to_gets_the
     assert d.verdict.value == "hung" and f.proof is not None and f.proof.kind.value == "hang", f
     assert f.where is not None and Path(f.where.file or "").name == "spawn_module_level_queue_not_shared.py"
     assert f.fix == SELF_WAIT_FIX["queue"], f.fix
+
+
+@pytest.mark.parametrize(
+    ("hung", "healthy", "said"),
+    [
+        (
+            "exit_joins_a_timer_due_in_a_day",
+            "exit_joins_a_timer_due_within_the_bounds",
+            "threading.Timer that fires in",
+        ),
+        (
+            "an_event_loop_whose_next_timer_is_past_the_bounds",
+            "an_event_loop_whose_next_timer_is_within_the_bounds",
+            "with a timeout that ends in",
+        ),
+    ],
+)
+def test_a_timed_wait_whose_timer_the_kernel_shows_past_the_bounds_is_proven_and_within_them_alive(hung, healthy, said):
+    """A futex wait's deadline (a threading.Timer of a day, joined at exit) and the least left of a poll's timeout (an
+    event loop whose next timer is a backoff of 12 days: asyncio polls a day at most) are read from the kernel: past the
+    job's bounds, no timeout ends the wait in time, and nothing else can (proven, at the Timer or the loop, in the
+    measured words); their twins, due within the bounds, are alive (slow), with no proof of a hang."""
+    d = diagnose(load(hung))
+    f = d.findings[0]
+    assert d.verdict.value == "hung" and f.proof is not None and f.proof.kind.value == "hang", f
+    assert said in f.summary and ("1.0 days" in f.summary or "24.0 h" in f.summary), f.summary
+    twin = diagnose(load(healthy))
+    assert twin.verdict.value == "slow" and all(not x.proves_hang for x in twin.findings), twin.findings[0]
+    evidence = twin.findings[0].summary + " ".join(twin.findings[0].evidence)
+    assert "timeout" in evidence or "fires in" in evidence, twin.findings[0]

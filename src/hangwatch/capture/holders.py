@@ -224,7 +224,8 @@ def holder(
         how=how,
         took_at=took_at(frames, name),
         parked=look.parked,
-        wakes_in=None if wakes_in is None else round(wakes_in, 3),
+        # a sleep's timer only: a futex wait's timeout (also read) may be cut short by another thread of the holder
+        wakes_in=None if wakes_in is None or syscall not in sg.SLEEP_SYSCALLS else round(wakes_in, 3),
         sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None,
     )
 

@@ -212,10 +212,18 @@ POLL_CALLS = frozenset({"poll", "ppoll", "epoll_wait", "epoll_pwait"})
 MAX_FOLLOWED_FILES = 8  # the files of one poll followed to their holders, at most
 
 
+POLL_FOLLOWED_S = 12 * 3600.0  # a poll's timeout at least this far off is followed as if it had none
+
+
 def polls_forever(t: ThreadSample) -> bool:
     """Asleep in poll()/ppoll()/epoll_wait() with no timeout (subprocess's communicate(), a selector or an event
-    loop with no timeout)."""
-    return t.state == "S" and t.syscall in POLL_CALLS and t.timeout is False
+    loop with no timeout), or with one at least POLL_FOLLOWED_S away (asyncio's loop polls for at most a day when
+    its next timer is further off): the graph weighs that timeout against the job's own bounds."""
+    return (
+        t.state == "S"
+        and t.syscall in POLL_CALLS
+        and (t.timeout is False or (t.wakes_in is not None and t.wakes_in >= POLL_FOLLOWED_S))
+    )
 
 
 def poll_waits(
@@ -237,5 +245,6 @@ def poll_waits(
         )
         if wait is None:
             return []
-        out.append(replace(wait, note="; ".join(n for n in (wait.note, POLLED) if n)))
+        note = "; ".join(n for n in (wait.note, POLLED) if n)
+        out.append(replace(wait, note=note, timeout=t.timeout is not False))  # a timed poll's: the graph weighs it
     return out

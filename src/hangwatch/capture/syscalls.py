@@ -123,10 +123,11 @@ RESTART_NR = {"x86_64": 219, "aarch64": 128}.get(platform.machine(), -1)  # rest
 _NR_OF = {name: nr for nr, (name, *_) in _TIMED.items()}
 
 
-def _restarted(pid: int, tid: int, nr: int) -> tuple[int, BlockedCall | None]:
+def _restarted(pid: int, tid: int, nr: int, args: list[int]) -> tuple[int, BlockedCall | None]:
     """A wait interrupted (by a ptrace stop: a stack read) and resumed through ``restart_syscall``: the original
     call's registers are intact, its number is not. The kernel's wait channel says which call it was: a poll
-    (its arguments still readable), or a sleep or a futex wait that had a timeout (only those restart this way)."""
+    (its arguments still readable), or a sleep or a futex wait that had a timeout (only those restart this way; the
+    futex wait's timeout still readable through its arguments)."""
     if nr != RESTART_NR:
         return nr, None
     wchan = read_text(PROC / str(pid) / "task" / str(tid) / "wchan") or ""
@@ -135,7 +136,7 @@ def _restarted(pid: int, tid: int, nr: int) -> tuple[int, BlockedCall | None]:
     if "nanosleep" in wchan:
         return nr, BlockedCall("nanosleep", timeout=True)
     if "futex" in wchan:
-        return nr, BlockedCall("futex", timeout=True)
+        return nr, BlockedCall("futex", timeout=True, wakes_in=_futex_left(pid, tid, args) if len(args) > 3 else None)
     return nr, None
 
 
@@ -146,7 +147,7 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     if got is None:
         return None
     nr, args = got
-    nr, known = _restarted(pid, tid, nr)
+    nr, known = _restarted(pid, tid, nr, args)
     if known is not None:
         return known
     name = _TABLE.get(nr)
@@ -172,8 +173,12 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     value = args[i]
     timeout = value != 0 if how == "ptr" else not (value >= 2**31)  # an int -1 arrives as 0xffff...
     if name == "futex":
-        return BlockedCall(name, timeout=timeout, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG)
-    return BlockedCall(name, timeout=timeout, wait_max=value / 1000 if how == "ms" and timeout else None)
+        left = _futex_left(pid, tid, args) if timeout else None
+        return BlockedCall(name, timeout=timeout, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG, wakes_in=left)
+    wait_max = value / 1000 if how == "ms" and timeout else None
+    # a poll's timeout is relative: at least the request less the thread's age is left of it
+    left = _least_left(pid, tid, wait_max) if wait_max is not None else None
+    return BlockedCall(name, timeout=timeout, wait_max=wait_max, wakes_in=left)
 
 
 # Calls a ptrace stop ends early with a short count: a write blocked on a full pipe or socket returns what it moved
@@ -245,6 +250,23 @@ BOOTTIME = getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)  # the clock of
 CLOCKS = {0: time.CLOCK_REALTIME, 1: time.CLOCK_MONOTONIC, 7: getattr(time, "CLOCK_BOOTTIME", time.CLOCK_MONOTONIC)}
 
 
+FUTEX_WAIT, FUTEX_WAIT_BITSET, FUTEX_CLOCK_REALTIME = 0, 9, 256
+FUTEX_CMD = 0x7F  # the operation, without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME
+
+
+def _futex_left(pid: int, tid: int, args: list[int]) -> float | None:
+    """Seconds until a futex wait's timeout ends: ``FUTEX_WAIT_BITSET`` waits to an absolute deadline (monotonic,
+    or the real-time clock with FUTEX_CLOCK_REALTIME: glibc's sem_clockwait and pthread_cond_timedwait, so Python's
+    ``Lock.acquire(timeout=...)``, ``Event.wait(timeout)``, ``Condition.wait(timeout)``); ``FUTEX_WAIT``'s timeout is
+    relative (at least the request less the thread's age is left). None for other operations or where unreadable."""
+    op = args[1] & FUTEX_CMD
+    if op == FUTEX_WAIT_BITSET:
+        return _timer_left(pid, tid, 0 if args[1] & FUTEX_CLOCK_REALTIME else 1, TIMER_ABSTIME, args[3])
+    if op == FUTEX_WAIT:
+        return _timer_left(pid, tid, 1, 0, args[3])
+    return None
+
+
 def _sleep_left(pid: int, tid: int, name: str, args: list[int]) -> float | None:
     """Seconds until a sleeping thread's timer ends: ``clock_nanosleep(clock, TIMER_ABSTIME, deadline, _)``
     (Python's time.sleep sleeps to an absolute monotonic deadline), the deadline read from the target's memory
@@ -252,11 +274,15 @@ def _sleep_left(pid: int, tid: int, name: str, args: list[int]) -> float | None:
     thread's age is left (the sleep began after the thread did): that, when it is more than nothing. None where
     it cannot be read."""
     if name == "clock_nanosleep" and len(args) >= 3:
-        clock, flags, addr = args[0], args[1], args[2]
-    elif name == "nanosleep" and args:
-        clock, flags, addr = 1, 0, args[0]
-    else:
-        return None
+        return _timer_left(pid, tid, args[0], args[1], args[2])
+    if name == "nanosleep" and args:
+        return _timer_left(pid, tid, 1, 0, args[0])
+    return None
+
+
+def _timer_left(pid: int, tid: int, clock: int, flags: int, addr: int) -> float | None:
+    """Seconds left of the timespec at ``addr`` in the target's memory: to its deadline on ``clock`` where ``flags``
+    has TIMER_ABSTIME, else at least the request less the thread's age; None where it cannot be read."""
     try:
         with open(PROC / str(pid) / "mem", "rb") as f:
             f.seek(addr)
@@ -271,11 +297,17 @@ def _sleep_left(pid: int, tid: int, name: str, args: list[int]) -> float | None:
     request = float(sec) + float(nsec) / 1e9
     if flags & TIMER_ABSTIME:
         return max(0.0, request - time.clock_gettime(CLOCKS[clock]))
+    return _least_left(pid, tid, request)
+
+
+def _least_left(pid: int, tid: int, request: float) -> float | None:
+    """The least left of a relative timeout of ``request`` seconds: the request less the thread's age (the wait cannot
+    have begun before the thread did); None when nothing is sure to be left, or unreadable."""
     st = read_stat(PROC / str(pid) / "task" / str(tid) / "stat")
     if st is None:
         return None
     age = time.clock_gettime(BOOTTIME) - st.starttime / os.sysconf("SC_CLK_TCK")
-    left = request - age  # the least that is left: the sleep cannot have begun before the thread
+    left = request - age
     return left if left > 0 else None
 
 
@@ -291,7 +323,7 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
     if got is None:
         return None
     nr, args = got
-    nr, _ = _restarted(pid, tid, nr)
+    nr, _ = _restarted(pid, tid, nr, args)
     timed = _TIMED.get(nr)
     if timed is not None and timed[0] in ("epoll_wait", "epoll_pwait") and args:
         return _epoll_fds(pid, args[0])

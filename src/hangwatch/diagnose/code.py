@@ -11,7 +11,7 @@ from hangwatch.diagnose.loops import LoopMotion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import ALIVE, Measured, one_long_call, running_state, thread_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, duration_text
 from hangwatch.fixes import (
     BUFFERED_FIX,
     BUSY_FIX,
@@ -401,6 +401,11 @@ def _lock_name(code: str | None) -> str | None:
     return None
 
 
+def _a_timer(t: ThreadView) -> bool:
+    """The thread is a ``threading.Timer`` waiting to fire."""
+    return any(proof.timer_run(f) for f in t.frames)
+
+
 def exit_wait_rule(scene: Scene) -> list[Hit]:
     """code.deadlock at exit: the program's main code has ended (the interpreter is in ``threading._shutdown``,
     joining its non-daemon threads) and waits for a thread it joins: a monitor polling for a stop event nobody will
@@ -417,24 +422,30 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             or main.spinning
         ):
             continue
-        waiting = [
-            t for t in v.user_threads if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)
+        # the user's threads, and its timers (a threading.Timer runs no file of the user's until it fires)
+        joined = [
+            *v.user_threads,
+            *(t for t in v.threads if t.tid != v.pid and _a_timer(t) and t not in v.user_threads),
         ]
-        if not waiting or len(waiting) != len(v.user_threads):
+        waiting = [t for t in joined if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)]
+        if not waiting or len(waiting) != len(joined):
             continue
         # The state module reads each joined thread: the exit waits for the first that is not alive, if any
         states = {x.tid: thread_state(v, x) for x in waiting}
         t = next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
         m = states[t.tid]
-        frame = t.user_frame
+        frame = t.user_frame or proof.waits_at(t)
+        left = t.last.wakes_in if t.last.syscall == "futex" else None
         how = (
-            "waits with no timeout"
+            f"is a threading.Timer that fires in {duration_text(left)},"
+            if _a_timer(t) and left is not None
+            else ("waits with no timeout" if t.last.timeout is False else f"waits in a {t.wait_text},")
             if t.waits_forever
             else "wakes again and again in a poll or sleep loop"
             if t.woke_often
             else "waits"
         )
-        names = ", ".join(f"'{x.name}' at {describe(x.user_frame)}" for x in waiting[:4])
+        names = ", ".join(f"'{x.name}' at {describe(proof.waits_at(x))}" for x in waiting[:4])
         hits.append(
             named(
                 Finding(

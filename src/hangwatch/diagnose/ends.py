@@ -184,7 +184,8 @@ def _asleep(scene: Scene, subject: ProcessView, st: ThreadView, limit_s: float |
     ends after the collective gives up (``limit_s``, or torch's defaults and --max-slow where no recorder told the
     group's timeout) it can never arrive."""
     at = st.user_frame or (st.frames[0] if st.frames else None)
-    left = st.last.wakes_in if st.last is not None else None
+    # a sleep's timer (a timed futex wait may be ended sooner by another thread)
+    left = st.last.wakes_in if st.last is not None and st.last.syscall in sg.SLEEP_SYSCALLS else None
     timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
     if timer is None:
         return End("asleep")

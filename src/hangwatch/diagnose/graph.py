@@ -64,6 +64,7 @@ from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
     describe,
+    duration_text,
     innermost_user,
     timer_bound,
 )
@@ -129,11 +130,14 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
         if self_held and not proof.sealed_but(v, w.tid):
             continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
+        timed = _timed(v, wt, w)
         if self_held:  # the other end is the waiter's own: only another thread of its own could end the wait
             words = SELF_HELD[w.kind].format(w.path, place)
             if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
-                words = f"polls {w.path} with no timeout at {place} (among its files), and only it holds its other end"
-            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", False, tid=w.tid), None))
+                words = (
+                    f"polls {w.path} {_poll_timeout(wt)} at {place} (among its files), and only it holds its other end"
+                )
+            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", timed, tid=w.tid), None))
             continue
         # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
         holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]
@@ -149,8 +153,22 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
-            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=w.timeout, tid=w.tid), node))
+            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
     return out
+
+
+def _timed(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool | None:
+    """Whether ``w`` can end by a timeout of its own within the job's bounds: a poll's timeout that ends past them (at
+    the earliest: its request less the thread's age) is none."""
+    if w.timeout is True and t is not None and t.last.wakes_in is not None and t.last.wakes_in >= v.timer_bound_s:
+        return False
+    return w.timeout
+
+
+def _poll_timeout(t: ThreadView | None) -> str:
+    """A followed poll's timeout in words: none, or one that ends past the job's bounds."""
+    left = t.last.wakes_in if t is not None and t.last.timeout is not False else None
+    return "with no timeout" if left is None else f"with a timeout that ends in {duration_text(left)} at the earliest"
 
 
 def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> tuple[Edge, Node] | None:
@@ -393,7 +411,7 @@ def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
                     timeout=False,
                     tid=t.tid,
                     words=f"{v.label()} thread '{t.name}' waits on "
-                    f"{proof.article(kind)} {kind} at {describe(innermost_user(t.frames))}",
+                    f"{proof.article(kind)} {kind} at {describe(proof.waits_at(t))}",
                 ),
                 Node(f"{NOBODY}:{v.pid}", "nobody", "nobody", fact.fact),
             )

@@ -14,6 +14,7 @@ import itertools
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.records.evidence import Frame
 from hangwatch.records.incident import Proof, ProofKind
 
 
@@ -72,11 +73,21 @@ def user_owned(t: ThreadView) -> bool:
     ``lock.acquire()``, ``with lock:``): between the user's frame and the wait there is only threading.py
     and queue.py. A primitive a library waits on (Pool's result event) is released by that library's threads."""
     for f in t.frames:
-        if sg.is_user(f):
+        if sg.is_user(f) or timer_run(f):  # a Timer's event: only the user's cancel() sets it
             return True
         if not f.file.endswith(SYNC_MODULES):
             return False
     return False
+
+
+def waits_at(t: ThreadView) -> Frame | None:
+    """Where ``t`` waits, for the words: its innermost frame of the user's, else the Timer it runs."""
+    return innermost_user(t.frames) or next((f for f in t.frames if timer_run(f)), None)
+
+
+def timer_run(f: Frame) -> bool:
+    """``f`` is a ``threading.Timer`` waiting to fire (its ``run``)."""
+    return f.function == "Timer.run" and f.file.endswith("/threading.py")
 
 
 FUTURES_BASE = "concurrent/futures/_base.py"
@@ -166,7 +177,7 @@ def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
         return None
     if others_may_release(v, t.tid) or any(may_wake(o) for o in v.threads if o.tid != t.tid):
         return None  # (a thread parked in waitpid or a read runs again when its child ends or its data comes)
-    where = describe(innermost_user(t.frames))
+    where = describe(waits_at(t))
     alone = (
         "it is the only thread"
         if all(o.tid == t.tid for o in v.threads)

@@ -228,6 +228,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     polls = polls_with_timeout(v, t) if main else None
     if polls is not None:
         return _endless(v, t) or Measured("wakes", polls)
+    left = t.last.wakes_in if t.last.syscall == "futex" else None
+    if left is not None and left < v.timer_bound_s:  # its timeout wakes it within the bounds, whoever else might
+        return Measured("asleep", f"in a timed wait at {describe(frame)} whose timeout ends in {duration_text(left)}")
     if t.has_stack and t.blocked:
         return Measured(
             "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)}{_kernel_wait(t)}"
@@ -534,7 +537,8 @@ def moving(scene: Scene) -> str | None:
                 return f"{v.label()}{'' if t is v.main_thread else f' thread {t.name!r}'} {polls}"
         for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
-            left = t.last.wakes_in if t.samples else None  # the kernel's timer: Python or native (`sleep 20`)
+            # the kernel's timer of a sleep: Python or native (`sleep 20`)
+            left = t.last.wakes_in if t.samples and t.last.syscall in sg.SLEEP_SYSCALLS else None
             if left is not None and left < v.timer_bound_s:  # whatever its line says, or none (`python -c`)
                 at = f"at {describe(top)}" if top is not None else f"in {t.last.syscall}()"
                 return f"{v.label()} sleeps {at}: its timer ends in {left:.0f} s"

@@ -16,7 +16,7 @@ from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
-from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX, P2P_FIX, SELF_WAIT_FIX
+from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX, LATE_TIMER_FIX, P2P_FIX, SELF_WAIT_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict
 
@@ -370,6 +370,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             fix = CYCLE_FIX + (FULL_BUFFER_FIX if full else ())
         if len(c.hops) == 1 and c.hops[0].holder == c.waiter and c.hops[0].resource in SELF_WAIT_FIX:
             fix = SELF_WAIT_FIX[c.hops[0].resource]  # it waits on itself: no lock order to fix
+            if t is not None and t.last.timeout is True and t.last.wakes_in is not None:  # a timeout past the bounds
+                fix = fix + LATE_TIMER_FIX
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             summary = _p2p_summary(c)

@@ -68,6 +68,7 @@ class ThreadView:
     samples: tuple[ThreadSample, ...]  # this thread in each process sample where it existed
     duration_s: float
     clock_ticks: int
+    timer_bound_s: float = sg.LONG_TIMER_S  # a wait's timeout ending later than this is past every bound of the job
 
     @property
     def last(self) -> ThreadSample:
@@ -169,13 +170,21 @@ class ThreadView:
 
     @property
     def waits_forever(self) -> bool:
-        """The kernel says its blocking call has no timeout (a futex, poll or lock wait with none)."""
-        return self.last.timeout is False
+        """The kernel says its blocking call has no timeout (a futex, poll or lock wait with none), or a futex wait's
+        timeout that ends past every bound of the job (``Event.wait(86400)``: only another thread could end it)."""
+        return self.last.timeout is False or self._timeout_past_bounds
+
+    @property
+    def _timeout_past_bounds(self) -> bool:
+        left = self.last.wakes_in
+        return self.last.syscall == "futex" and left is not None and left >= self.timer_bound_s
 
     @property
     def wait_text(self) -> str:
         """The blocking call as the kernel shows it: ``futex wait with no timeout``."""
         call = f"{self.last.syscall} wait" if self.last.syscall else "wait"
+        if self._timeout_past_bounds:
+            return f"{call} whose timeout ends in {duration_text(self.last.wakes_in or 0.0)}, past the job's bounds"
         return f"{call} with no timeout" if self.last.timeout is False else call
 
     def any_frame(self, test: Callable[[Frame], bool]) -> bool:
@@ -266,7 +275,10 @@ class ProcessView:
         for s in self.ev.samples:
             for t in s.threads:
                 series.setdefault(t.tid, []).append(t)
-        return tuple(ThreadView(tid, tuple(ts), self.duration_s, self.clock_ticks) for tid, ts in series.items())
+        return tuple(
+            ThreadView(tid, tuple(ts), self.duration_s, self.clock_ticks, self.timer_bound_s)
+            for tid, ts in series.items()
+        )
 
     @cached_property
     def main_thread(self) -> ThreadView | None:

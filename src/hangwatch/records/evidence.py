@@ -61,7 +61,9 @@ class ThreadSample:
     timeout: bool | None = None
     futex: int | None = None  # the address a futex wait waits on (a lock, an event, a semaphore)
     shared_futex: bool = False  # that futex is shared between processes (a multiprocessing lock or semaphore)
-    wakes_in: float | None = None  # a sleep: seconds until its timer ends (the kernel's request, read at the sample)
+    # seconds until its timer ends (the kernel's request, read at the sample): a sleep's; a futex wait's timeout; the
+    # least left of a poll's (its request less the thread's age)
+    wakes_in: float | None = None
     wait_child: int | None = None  # wait4/waitid: the pid of the one child it waits for (None: any, or no such wait)
     wait_max: float | None = None  # a poll (poll, epoll_wait): the timeout it passed, in seconds; it wakes by then
     # Whether its stack was read with the process stopped (False: read without a stop, where a running thread may be
