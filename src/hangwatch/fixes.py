@@ -199,7 +199,8 @@ LATE_TIMER_FIX = (
 # A ring of processes (or threads) each waiting on the next: the wait-for graph's cycle, named by no other cause.
 CYCLE_FIX = (
     "Each waits on the next in a ring (the chain above): none can move until another does. Break the ring at one "
-    "of them: read (or answer) before it writes or waits, or read on a thread of its own while it writes.",
+    "of them: take locks in one order everywhere; read (or answer) before writing or waiting; or do one of the waits "
+    "on a thread of its own.",
     "Bound the waits (a timeout on the socket or the call, Connection.poll(timeout), select before a write), so a "
     "ring raises instead of holding the job.",
 )

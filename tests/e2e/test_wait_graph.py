@@ -315,36 +315,49 @@ def test_a_native_relative_sleep_tells_at_least_what_is_left():
 
 @pytest.mark.e2e
 def test_a_futex_waits_deadline_and_a_polls_least_left_are_read_from_the_kernel():
-    """A thread in ``Event.wait(5000)`` (a futex wait to an absolute deadline) and a ``poll`` with a timeout
-    of 7000 s (a relative one: at least the request less the thread's age is left) tell what is left of their timers,
-    read from the kernel, after a stack read's stop too (the call restarts); a wait with no timeout tells none."""
+    """A thread in ``Event.wait(5000)`` (a futex wait to an absolute deadline), one in a multiprocessing lock's
+    ``acquire(timeout=6000)`` (a futex shared between processes) and a ``poll`` with a timeout of 7000 s (a relative
+    one: at least the request less the thread's age is left) tell what is left of their timers, read from the kernel,
+    after a stack read's stop too (the call restarts, the futex still shared); a wait with no timeout tells none."""
     from hangwatch.capture.stacks import find_py_spy
-    from hangwatch.capture.syscalls import read_blocked_call
+    from hangwatch.capture.syscalls import BlockedCall, read_blocked_call
 
     code = (
-        "import select, threading\n"
+        "import multiprocessing, select, threading\n"
         "threading.Thread(target=threading.Event().wait, args=(5000,), daemon=True).start()\n"
         "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+        "lock = multiprocessing.Lock()\n"
+        "lock.acquire()\n"
+        "threading.Thread(target=lock.acquire, args=(True, 6000), daemon=True).start()\n"
         "select.poll().poll(7000 * 1000)\n"
     )
     p = subprocess.Popen([sys.executable, "-c", code])
+
+    def calls() -> dict[int, BlockedCall | None]:
+        return {t.id: read_blocked_call(p.pid, t.id) for t in psutil.Process(p.pid).threads()}
+
+    def near(c: BlockedCall | None, seconds: float) -> bool:
+        return c is not None and c.wakes_in is not None and seconds - 15 < c.wakes_in <= seconds
+
     try:
-        time.sleep(1.5)
-        calls = {t.id: read_blocked_call(p.pid, t.id) for t in psutil.Process(p.pid).threads()}
-        main = calls.pop(p.pid)
-        assert main is not None and main.timeout is True and main.wakes_in is not None, main
-        assert 7000 - 5 < main.wakes_in <= 7000, main
-        timed = [c for c in calls.values() if c is not None and c.timeout is True]
-        forever = [c for c in calls.values() if c is not None and c.timeout is False]
-        assert len(timed) == 1 and len(forever) == 1, calls
-        assert timed[0].wakes_in is not None and 5000 - 5 < timed[0].wakes_in <= 5000, timed[0]
-        assert forever[0].wakes_in is None
-        tid = next(t for t, c in calls.items() if c is timed[0])
+        deadline = time.monotonic() + 20
+        got = calls()
+        while time.monotonic() < deadline and not (len(got) == 4 and all(c is not None for c in got.values())):
+            time.sleep(0.2)
+            got = calls()
+        main = got.pop(p.pid)
+        assert main is not None and main.timeout is True and near(main, 7000), main
+        event = next(t for t, c in got.items() if near(c, 5000))
+        shared = next(t for t, c in got.items() if near(c, 6000))
+        assert all(c is not None for c in got.values()), got
+        assert got[shared].shared and not got[event].shared, got
+        assert [c.wakes_in for t, c in got.items() if t not in (event, shared)] == [None], got
         spy = find_py_spy()
         assert spy is not None
         subprocess.run([spy, "dump", "--pid", str(p.pid)], capture_output=True, timeout=30, check=False)
-        again = read_blocked_call(p.pid, tid)  # restarted after the stop: the deadline is still read
-        assert again is not None and again.wakes_in is not None and 5000 - 10 < again.wakes_in <= 5000, again
+        again = {t: read_blocked_call(p.pid, t) for t in (event, shared)}  # restarted after the stop
+        assert near(again[event], 5000) and near(again[shared], 6000), again
+        assert again[shared].shared and not again[event].shared, again
     finally:
         p.kill()
         p.wait(timeout=10)

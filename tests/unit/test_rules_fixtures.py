@@ -1223,7 +1223,7 @@ def test_a_read_of_a_multiprocessing_queue_only_its_reader_could_put_to_gets_the
         (
             "exit_joins_a_timer_due_in_a_day",
             "exit_joins_a_timer_due_within_the_bounds",
-            "threading.Timer that fires in",
+            "waits for its timer",
         ),
         (
             "an_event_loop_whose_next_timer_is_past_the_bounds",

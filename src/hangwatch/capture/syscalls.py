@@ -135,8 +135,13 @@ def _restarted(pid: int, tid: int, nr: int, args: list[int]) -> tuple[int, Block
         return _NR_OF.get("poll", _NR_OF.get("ppoll", nr)), None
     if "nanosleep" in wchan:
         return nr, BlockedCall("nanosleep", timeout=True)
+    if "futex" in wchan and len(args) > 3:  # the registers are the futex call's: its word, its flags, its timeout
+        left = _futex_left(pid, tid, args)
+        return nr, BlockedCall(
+            "futex", timeout=True, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG, wakes_in=left
+        )
     if "futex" in wchan:
-        return nr, BlockedCall("futex", timeout=True, wakes_in=_futex_left(pid, tid, args) if len(args) > 3 else None)
+        return nr, BlockedCall("futex", timeout=True)
     return nr, None
 
 
@@ -178,6 +183,8 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     wait_max = value / 1000 if how == "ms" and timeout else None
     # a poll's timeout is relative: at least the request less the thread's age is left of it
     left = _least_left(pid, tid, wait_max) if wait_max is not None else None
+    if name == "ppoll" and timeout:  # (aarch64's poll): a relative timespec
+        left = _timer_left(pid, tid, 1, 0, value)
     return BlockedCall(name, timeout=timeout, wait_max=wait_max, wakes_in=left)
 
 
@@ -283,17 +290,19 @@ def _sleep_left(pid: int, tid: int, name: str, args: list[int]) -> float | None:
 def _timer_left(pid: int, tid: int, clock: int, flags: int, addr: int) -> float | None:
     """Seconds left of the timespec at ``addr`` in the target's memory: to its deadline on ``clock`` where ``flags``
     has TIMER_ABSTIME, else at least the request less the thread's age; None where it cannot be read."""
+    task = PROC / str(pid) / "task" / str(tid)
+    before = read_text(task / "syscall")
     try:
         with open(PROC / str(pid) / "mem", "rb") as f:
             f.seek(addr)
             raw = f.read(16)
     except (OSError, ValueError, OverflowError):
         return None
-    if len(raw) != 16:
-        return None
-    if clock not in CLOCKS:
-        return None
+    if len(raw) != 16 or clock not in CLOCKS or read_text(task / "syscall") != before:
+        return None  # (a thread that left the call between the reads: its stack's bytes are no longer its request)
     sec, nsec = struct.unpack("<qq", raw)
+    if sec < 0 or not 0 <= nsec < 1_000_000_000:
+        return None  # not a timespec
     request = float(sec) + float(nsec) / 1e9
     if flags & TIMER_ABSTIME:
         return max(0.0, request - time.clock_gettime(CLOCKS[clock]))

@@ -353,7 +353,7 @@ def event_loop_under(t: ThreadView) -> Frame | None:
 RELEASED_BY = {
     "event": "set",
     "future": "complete",
-    "queue": "put to",
+    "queue": "put to or take from",
     "barrier": "reach (a party that never arrives)",
     "join": "end",
 }
@@ -422,11 +422,10 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             or main.spinning
         ):
             continue
-        # the user's threads, and its timers (a threading.Timer runs no file of the user's until it fires)
-        joined = [
-            *v.user_threads,
-            *(t for t in v.threads if t.tid != v.pid and _a_timer(t) and t not in v.user_threads),
-        ]
+        # the user's threads; where there is none, its timers (a threading.Timer runs no file of the user's until it
+        # fires; which threads are daemons is not read, so a Timer is weighed only where no thread of the user's could
+        # be the one the exit waits for)
+        joined = v.user_threads or [t for t in v.threads if t.tid != v.pid and _a_timer(t)]
         waiting = [t for t in joined if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)]
         if not waiting or len(waiting) != len(joined):
             continue
@@ -437,7 +436,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         frame = t.user_frame or proof.waits_at(t)
         left = t.last.wakes_in if t.last.syscall == "futex" else None
         how = (
-            f"is a threading.Timer that fires in {duration_text(left)},"
+            f"fires in {duration_text(left)},"
             if _a_timer(t) and left is not None
             else ("waits with no timeout" if t.last.timeout is False else f"waits in a {t.wait_text},")
             if t.waits_forever
@@ -452,7 +451,8 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                     cause=Cause.CODE_DEADLOCK,
                     confidence=0.85,
                     summary=(
-                        f"{v.label()} has finished (or raised) and is exiting, but waits for its non-daemon thread "
+                        f"{v.label()} has finished (or raised) and is exiting, but waits for its "
+                        f"{'timer' if _a_timer(t) else 'non-daemon thread'} "
                         f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends."
                     ),
                     where=v.where(t, frame),

@@ -256,12 +256,12 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             0.9,
             WORKER_STUCK_FIX,
         )
-    if m.state == "asleep":  # a timed sleep: a back-off, a rate limit, a slow source
+    if m.state == "asleep":  # a timed sleep or wait: a back-off, a rate limit, a slow source
         ev.append(f"{name} is {m.fact}: its timer ends by itself")
         return _Named(
             slow,
-            f"DataLoader {name} is asleep in {at} (a timed sleep: its timer ends by itself), so its batch is slow, "
-            "not lost; the main process waits for it.",
+            f"DataLoader {name} is asleep in {at} (a timed sleep or wait: its timer ends by itself), so its batch is "
+            "slow, not lost; the main process waits for it.",
             0.6,
             WORKER_SLOW_FIX,
         )

@@ -160,7 +160,9 @@ def _thread_end(hit: Hit, scene: Scene) -> Hit:
     if end is None or end.user_frame is None:
         return hit
     frame, kind = end.user_frame, proof.sync_wait(end) or "event"
-    if any(x.file.endswith("/threading.py") and "Semaphore." in x.function for x in end.frames):
+    if any(x.file.endswith("/queue.py") for x in end.frames):
+        kind = "queue"  # a queue's join, get or put waits on the queue's condition: the queue is what it waits on
+    elif any(x.file.endswith("/threading.py") and "Semaphore." in x.function for x in end.frames):
         kind = "semaphore"
     at = v.where(end, frame)
     said = (

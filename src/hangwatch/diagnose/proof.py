@@ -115,8 +115,8 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
         return None
     where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
     return hang(
-        f"{v.label()} has one OS thread in every sample, and it waits at {where} in a futex private to the process, "
-        f"with no timeout ({t.wait_text}): only a thread of the same process could wake it, and it has no other (a "
+        f"{v.label()} has one OS thread in every sample, and it waits at {where} in a futex private to the process "
+        f"({t.wait_text}): only a thread of the same process could wake it, and it has no other (a "
         "signal whose handler raises would end the wait; nothing else)"
     )
 

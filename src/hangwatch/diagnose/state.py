@@ -205,7 +205,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("working", f"{t.cpu_percent or 0:.0f}% CPU with its stack moving in {describe(frame)}")
     if asleep and not t.woke_often:
         at = frame or (t.frames[0] if t.frames else None)
-        left = t.last.wakes_in
+        left = t.last.wakes_in if t.last.syscall in sg.SLEEP_SYSCALLS else None  # a futex wait's may be cut short
         timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
         # The kernel's timer says what is left; the one written on the line says so only of a sleep seen long
         # enough (one sample may catch the end of it).
@@ -228,8 +228,10 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     polls = polls_with_timeout(v, t) if main else None
     if polls is not None:
         return _endless(v, t) or Measured("wakes", polls)
-    left = t.last.wakes_in if t.last.syscall == "futex" else None
-    if left is not None and left < v.timer_bound_s:  # its timeout wakes it within the bounds, whoever else might
+    # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
+    # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
+    left = t.last.wakes_in if t.last.syscall == "futex" and proof.sync_wait(t) is not None else None
+    if left is not None and left < v.timer_bound_s:
         return Measured("asleep", f"in a timed wait at {describe(frame)} whose timeout ends in {duration_text(left)}")
     if t.has_stack and t.blocked:
         return Measured(

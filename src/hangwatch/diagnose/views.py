@@ -176,8 +176,14 @@ class ThreadView:
 
     @property
     def _timeout_past_bounds(self) -> bool:
-        left = self.last.wakes_in
-        return self.last.syscall == "futex" and left is not None and left >= self.timer_bound_s
+        """A futex wait whose timeout ends past the bounds, read so in every sample of it (two at least: one read
+        could catch a thread between its call and its memory)."""
+        futex = [s for s in self.samples if s.syscall == "futex" and s.timeout is True]
+        return (
+            self.last.syscall == "futex"
+            and len(futex) >= 2
+            and all(s.wakes_in is not None and s.wakes_in >= self.timer_bound_s for s in futex)
+        )
 
     @property
     def wait_text(self) -> str:

@@ -192,6 +192,8 @@ class LockHolder:
 
 
 # A LockWait's note when the wait is one of the files a poll (or an event loop's epoll) waits on, all followed.
+# The note of a wait on one file of a poll (recorded fixtures keep this text); a poll whose timeout ends past the job's
+# bounds is followed too (capture/pipes.py: polls_forever), its timeout weighed by the graph.
 POLLED = "one of the files a poll with no timeout waits on"
 
 
