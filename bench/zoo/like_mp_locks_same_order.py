@@ -16,9 +16,8 @@ from _zoo import ready, seconds
 
 def exporter(ckpt, index, started):
     started.wait()
-    with ckpt:
-        with index:
-            print("exported", flush=True)
+    with ckpt, index:
+        print("exported", flush=True)
 
 
 if __name__ == "__main__":
@@ -26,12 +25,11 @@ if __name__ == "__main__":
     ckpt, index, started = ctx.Lock(), ctx.Lock(), ctx.Event()
     p = ctx.Process(target=exporter, args=(ckpt, index, started), name="exporter")
     p.start()
-    with ckpt:
-        with index:
-            started.set()
-            ready()
-            end = time.monotonic() + seconds(40)
-            while time.monotonic() < end:  # the save
-                time.sleep(0.5)
+    with ckpt, index:
+        started.set()
+        ready()
+        end = time.monotonic() + seconds(40)
+        while time.monotonic() < end:  # the save
+            time.sleep(0.5)
     p.join()
     print("saved", flush=True)
