@@ -197,7 +197,12 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         t.last.state != "D" and t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
     )
     wakes = t.woke_often or (owns and v.moved_data)
-    if asleep or wakes:
+    # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
+    # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
+    timed = t.last.wakes_in if t.last.syscall == "futex" and proof.sync_wait(t) is not None else None
+    if timed is not None and timed >= v.timer_bound_s:
+        timed = None  # past the bounds: it waits as if it had no timeout (ThreadView.waits_forever)
+    if asleep or wakes or timed is not None:  # (a loop of timed waits with no way out: `while not stop.wait(1)`)
         endless = _endless(v, t)
         if endless is not None:
             return endless
@@ -228,11 +233,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     polls = polls_with_timeout(v, t) if main else None
     if polls is not None:
         return _endless(v, t) or Measured("wakes", polls)
-    # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
-    # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
-    left = t.last.wakes_in if t.last.syscall == "futex" and proof.sync_wait(t) is not None else None
-    if left is not None and left < v.timer_bound_s:
-        return Measured("asleep", f"in a timed wait at {describe(frame)} whose timeout ends in {duration_text(left)}")
+    if timed is not None:
+        at = describe(frame or proof.waits_at(t))
+        return Measured("asleep", f"in a timed wait at {at} whose timeout ends in {duration_text(timed)}")
     if t.has_stack and t.blocked:
         return Measured(
             "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)}{_kernel_wait(t)}"
