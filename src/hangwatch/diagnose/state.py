@@ -234,8 +234,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if polls is not None:
         return _endless(v, t) or Measured("wakes", polls)
     if timed is not None:
-        at = describe(frame or proof.waits_at(t))
-        return Measured("asleep", f"in a timed wait at {at} whose timeout ends in {duration_text(timed)}")
+        place = describe(frame or proof.waits_at(t))
+        return Measured("asleep", f"in a timed wait at {place} whose timeout ends in {duration_text(timed)}")
     if t.has_stack and t.blocked:
         return Measured(
             "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)}{_kernel_wait(t)}"
