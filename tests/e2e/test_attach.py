@@ -140,6 +140,7 @@ def test_a_torchrun_job_attached_by_its_launchers_pid_names_the_stuck_rank(start
     assert not [p for p in job.known if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
 
 
+@pytest.mark.slow
 def test_a_job_whose_output_cannot_be_read_is_never_ended_by_a_clock_only_by_proof(start_job, tmp_path):
     """Its output goes to /dev/null: no progress can be read. --startup-grace and --max-slow pass while it works,
     and it is left alone; its twin, whose read hangs, is proven hung and ended."""

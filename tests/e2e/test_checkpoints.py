@@ -16,6 +16,7 @@ FAST = ["--min-stall", "1", "--capture-window", "1", "--kill-grace", "2", "--sta
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_recorded_checkpoint(run, tmp_path):
     """Attempts 1 and 2 hang before step 13 (checkpoints at 5 and 10). Restart 1 passes nothing on: attempt 2
     starts from scratch, which is warned about and redoes 12 steps. Restart 2's fallback passes
@@ -74,6 +75,7 @@ def test_a_restart_from_step_0_is_warned_about_and_the_next_resumes_from_the_rec
 
 @pytest.mark.e2e
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("lightning"), reason="lightning is not installed")
+@pytest.mark.slow
 def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint(run, tmp_path):
     """Under pipes, a DataLoader worker hangs at the start of epoch 1 (after global step 12): caught at its
     line. Lightning's ModelCheckpoint saved through Trainer.save_checkpoint at steps 5 and 10 (autobeat

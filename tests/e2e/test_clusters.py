@@ -148,6 +148,7 @@ def slurm(tmp_path):
 
 @pytest.mark.e2e
 @pytest.mark.timeout(200)  # the fixture waits for the job up to 150 s
+@pytest.mark.slow
 def test_the_sbatch_recipe_runs_two_nodes_and_requeues_only_on_124(slurm):
     """The recipe for real on 2 local "nodes": rank 1 hangs; both nodes exit 124 and the script requeues.
     The requeued run hangs at the same line again: 125, and no second requeue."""

@@ -42,6 +42,7 @@ def _at(root: dict, script: str, tag: str = "HANG-HERE") -> None:
 
 # --- 1. proven work is not killed by the clock ------------------------------------------------------------------
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
     """The issue's job, scaled: fast steps (0.05 s), then 20 s of a silent metric loop over the predictions,
     over 3 x the history floor (6 s here, 60 s by default). Its locals walk the data: slow, never hung.
@@ -429,6 +430,7 @@ TWINS = [  # healthy look-alikes of the cases above, under the same defaults: th
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_with_the_defaults_the_healthy_twins_are_untouched(tmp_path):
     runs = _runs(tmp_path, TWINS, "--on-hang", "kill")
     try:

@@ -54,6 +54,7 @@ LAUNCHERS = {
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+@pytest.mark.slow
 def test_each_launchers_ranks_are_named_and_the_culprit_is_at_its_line(run, launcher):
     """Rank 0 alone calls a collective (a save or a log-dir lookup in rank-zero-only code) while rank 1 waits in
     another: both ranks are found, each by its rank, and the hang is named at rank 0's line."""

@@ -69,6 +69,7 @@ FAST = ["--min-stall", "1", "--startup-grace", "20", "--capture-window", "1", "-
 
 @pytest.mark.e2e
 @pytest.mark.timeout(300)  # two attempts of two nodes, bounded at 240 s below
+@pytest.mark.slow
 def test_a_restart_restarts_both_nodes_and_both_resume(nodes, tmp_path):
     port = two_free_ports()
     for i, r in enumerate(nodes):

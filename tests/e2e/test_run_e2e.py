@@ -197,6 +197,7 @@ def test_restarts_stop_when_attempts_make_no_new_progress(run, tmp_path):
         ("slow_checkpoint.py", ("ckpt.bin",), []),
     ],
 )
+@pytest.mark.slow
 def test_no_false_alarm(run, script, args, extra):
     r = run(
         "--min-stall",
