@@ -82,11 +82,12 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     records path and global step); the restart gets --ckpt-path of step 10's file, Lightning goes on
     from there (steps 11 and 12 done again) and finishes."""
     ckpts = tmp_path / "ckpts"
-    # The ladder says workers0 first, but at 0.01x the rate (hangwatch.toml) it would end far past the
-    # deadline: the next rung, which keeps the rate, is chosen, and the incident and summary say why.
+    # The ladder says workers0 first, but at 0.001x the rate (hangwatch.toml) it would end far past the
+    # deadline, however fast the steps before the hang were (at 0.01x, a fast step rate under a light load fit): the
+    # next rung, which keeps the rate, is chosen, and the incident and summary say why.
     (tmp_path / "hangwatch.toml").write_text(
         '[remedies]\n"dataloader.worker_stuck" = ["workers0", '
-        '"no_persistent_workers"]\n[remedy_rates]\nworkers0 = 0.01\n'
+        '"no_persistent_workers"]\n[remedy_rates]\nworkers0 = 0.001\n'
     )
     r = run(
         *FAST,
@@ -138,7 +139,7 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     assert s["stalled_seconds"] < 30, f"noticed late: {s['stalled_seconds']} s"
     assert incident["remedy"].startswith("DataLoader(persistent_workers=False)"), incident["remedy"]
     assert (
-        "not workers0: 0.01x the rate (hangwatch.toml)" in incident["remedy"]
+        "not workers0: 0.00x the rate (hangwatch.toml)" in incident["remedy"]
         and "after the deadline" in incident["remedy"]
     )
     (remedy,) = s["remedies"]
