@@ -139,7 +139,7 @@ def test_a_lightning_worker_hang_is_caught_and_resumed_from_its_model_checkpoint
     assert s["stalled_seconds"] < 30, f"noticed late: {s['stalled_seconds']} s"
     assert incident["remedy"].startswith("DataLoader(persistent_workers=False)"), incident["remedy"]
     assert (
-        "not workers0: 0.00x the rate (hangwatch.toml)" in incident["remedy"]
+        "not workers0: 0.001x the rate (hangwatch.toml)" in incident["remedy"]
         and "after the deadline" in incident["remedy"]
     )
     (remedy,) = s["remedies"]

@@ -33,6 +33,10 @@ def test_measured_rates_beat_configured_ones_which_beat_the_defaults():
         ["workers0", "spawn"], **RUN, deadline=NOW + 4500, budget=None, measured={"workers0": 0.95}, configured={}
     )
     assert c is not None and c.remedy == "workers0" and "0.95x the rate (measured)" in c.why
+    slow = choose(
+        ["workers0", "spawn"], **RUN, deadline=NOW + 4500, budget=None, measured={}, configured={"workers0": 0.001}
+    )
+    assert slow is not None and "not workers0: 0.001x the rate (hangwatch.toml)" in slow.why, slow.why  # not 0.00x
 
 
 def test_when_no_remedy_meets_the_deadline_and_budget_it_is_said_with_the_shortfall():

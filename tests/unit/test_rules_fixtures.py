@@ -641,6 +641,7 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
     d = diagnose(ev)
     assert (d.verdict.value, d.root.cause) == ("hung", "code.deadlock"), d.root
     assert d.root.proof is not None and "ends only when `stop` is set" in d.root.proof.fact, d.root.proof
+    assert "daemon=True" in d.root.fix[0] and "timer.cancel()" not in d.root.fix[0], d.root.fix
 
     def shared(p):  # the monitor's event only: main's join waits on a thread lock of its own
         return replace(
@@ -1241,6 +1242,8 @@ def test_a_timed_wait_whose_timer_the_kernel_shows_past_the_bounds_is_proven_and
     f = d.findings[0]
     assert d.verdict.value == "hung" and f.proof is not None and f.proof.kind.value == "hang", f
     assert said in f.summary and ("1.0 days" in f.summary or "24.0 h" in f.summary), f.summary
+    if "its timer" in f.summary:  # a timer is cancelled (a thread is stopped)
+        assert "timer.cancel()" in f.fix[0] and "daemon=True" not in f.fix[0], f.fix
     twin = diagnose(load(healthy))
     assert twin.verdict.value == "slow" and all(not x.proves_hang for x in twin.findings), twin.findings[0]
     evidence = twin.findings[0].summary + " ".join(twin.findings[0].evidence)

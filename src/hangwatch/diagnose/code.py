@@ -463,8 +463,14 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                         f"thread '{t.name}': {m.state} ({m.fact})",
                     ),
                     fix=(
-                        "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path out of "
-                        "the program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
+                        (
+                            "Cancel the timer on every path out of the program, errors included (try/finally: "
+                            "timer.cancel()), and a callback that starts the next timer checks a stop flag first; "
+                            "or make it a daemon (timer.daemon = True before timer.start())."
+                        )
+                        if _a_timer(t)
+                        else "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path "
+                        "out of the program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
                         "If an exception ended the program, read it above the hang in the log: that is the real error.",
                     ),
                 )

@@ -41,7 +41,8 @@ class Outlook:
 
     def text(self, deadline: float | None, budget: float | None) -> str:
         """``workers0: 0.60x the rate (default), finish Wed 14:20, 2.1 d before the deadline, $3.10 total``."""
-        parts = [f"{self.remedy}: {self.factor:.2f}x the rate ({self.source})"]
+        factor = f"{self.factor:.2f}" if self.factor >= 0.1 else f"{self.factor:.1g}"  # 0.001x, never 0.00x
+        parts = [f"{self.remedy}: {factor}x the rate ({self.source})"]
         if self.finish_at is not None:
             parts.append(f"finish {time.strftime('%a %H:%M', time.localtime(self.finish_at))}")
             if deadline is not None:
