@@ -1,24 +1,24 @@
-"""Bench: the cost of recording which batch and sample indices each DataLoader worker holds (the autobeat
-hook's ``_LoaderTasks``), on a DataLoader-bound job: two workers, tiny samples, the main process only takes
-batches (about 10,000 a second here; `--work-us 50`: each sample costs 50 us in a worker, about 1,000
-batches a second, closer to a real input pipeline). Bare python, `hangwatch run --no-autobeat`,
-`hangwatch run` (the hook with its per-batch records) and `hangwatch run --on-hang heal` (the same, nothing to heal:
-the main process's wait polled each second for an ask), alternated in one run, the order reversed every other pair.
+"""Bench: what the autobeat hook costs a DataLoader-bound job: two workers, tiny samples, the main process only
+takes batches (about 10,000 a second here; `--work-us 50`: each sample costs 50 us in a worker, about 1,000 batches a
+second, closer to a real input pipeline). Bare python, `hangwatch run --no-autobeat`, `hangwatch run` (the hook: a
+beat each batch in the main process, nothing in the workers) and `hangwatch run --on-hang heal` (the main process
+records each batch it sends and gets back, so that heal can hand a stuck worker's batches to a fresh one), alternated
+in one run, the order reversed every other pair.
 
 Target (issue [4/5]): hook / no hook >= 0.97. The figures swing by about 10 % from run to run on two cores (the
 main process, the only one busy all the time, shares them with its workers): the median of the pairs' own ratios
 (each pair run back to back) is printed beside the ratio of the medians, and so is what the hook costs in CPU per
 batch, in the main process (which sets the pace) and in the workers, read by the job itself from /proc. Those swing
 by several microseconds between two arms with no hook at all, more than the hook's own work: so that work is also
-timed in one process, without the scheduler (the main process's ``__next__``, a worker's index-queue ``get``), and
-the ratio it implies is printed beside the measured one.
+timed in one process, without the scheduler (the main process's ``__next__``), and the ratio it implies is printed
+beside the measured one.
 
-In a real worker the record costs more than in that loop: each batch it runs right after the worker wakes, on cold
-caches (this VM: a clock read costs about 0.55 us there, 0.05 us warm). Timed inside the two workers of this job
-(2026-11-30): about 2.4 us to write a batch's slot, 0.5 us to clear it, against 1.5 us for both warm; the same
-writes into a plain bytearray cost the same, so it is the Python code run cold, not the shared memory; a slot
-without its sample indices still costs 1.8 us. The record runs once a batch in Python, so at 10,000 batches a
-second it stays a few per cent of a worker's 60 us a batch.
+Until 2026-11-30 each worker also recorded, at every batch, which batch it held (a memory-mapped slot, for the look
+to name a stuck worker's batch). Timed inside the two workers of this job, that record cost about 2.4 us to write a
+slot and 0.5 us to clear it, run cold after each wake (this VM: a clock read costs about 0.55 us there, 0.05 us
+warm), against 1.5 us for both in a warm loop; the same writes into a plain bytearray cost the same, so it was the
+Python code run cold, not the shared memory. It held the ratio at 0.94-0.97. A look now reads a stuck worker's batch
+from its own loop's locals (capture/locals.py), and only heal keeps a record (in the main process).
 
     python bench/samples.py [--pairs 8] [--seconds 5] [--work-us 0]
 """
@@ -87,14 +87,12 @@ print(f"THROUGHPUT {rate:.1f} MAIN_US {main_us:.2f} WORKERS_US {workers_us:.2f}"
 
 
 # The hook's own work a batch, timed in one process (no scheduler between three processes on two cores): the main
-# process's ``__next__`` (the beat) with and without the hook, over a DataLoader with no workers; and a worker's
-# index-queue ``get`` with and without its record, on a queue whose item is always there (the writes, not a wait).
+# process's ``__next__`` (the beat) with and without the hook, over a DataLoader with no workers.
 IN_PROCESS = r"""
 import os, sys, tempfile, timeit
 sys.path.insert(0, sys.argv[1])
 import torch
 from torch.utils.data import DataLoader
-from _hangwatch_hook import batches
 from _hangwatch_hook.libraries import _attach_torch
 from _hangwatch_hook.slot import _Beats
 
@@ -104,43 +102,25 @@ def loop():
     for _ in DataLoader(range(n), batch_size=None):
         pass
 
-class Queue:
-    def __init__(self):
-        self.i = 0
-    def get(self, timeout=None):
-        self.i += 1
-        return self.i, list(range(self.i, self.i + 16))
-
-class Iterator:  # two workers, the first of them this process: its record finds its own slot
-    _num_workers, _dataset_kind, _dataset = 2, 0, None
-    _workers = [type("Worker", (), {"pid": os.getpid()})()] * 2
-
 bare_next = min(timeit.repeat(loop, number=1, repeat=repeat)) / n * 1e6
 _attach_torch(_Beats(directory, 1800.0), torch)
 hooked_next = min(timeit.repeat(loop, number=1, repeat=repeat)) / n * 1e6
-batches._LoaderTasks(directory, Iterator(), True)
-plain, recorded = Queue(), Queue()
-batches._record_gets(directory, recorded, 0)
-recorded.get(timeout=5.0)
-bare_get = min(timeit.repeat(lambda: plain.get(timeout=5.0), number=n, repeat=repeat)) / n * 1e6
-hooked_get = min(timeit.repeat(lambda: recorded.get(timeout=5.0), number=n, repeat=repeat)) / n * 1e6
-print(f"HOOK {bare_next:.3f} {hooked_next:.3f} {bare_get:.3f} {hooked_get:.3f}")
+print(f"HOOK {bare_next:.3f} {hooked_next:.3f}")
 """
 
 
-def in_process() -> tuple[float, float, float, float]:
-    """The main process's ``__next__`` and a worker's ``get``, in microseconds, without and with the hook."""
+def in_process() -> tuple[float, float]:
+    """The main process's ``__next__``, in microseconds, without and with the hook."""
     import hangwatch
 
     hook_dir = str(Path(hangwatch.__file__).resolve().parent / "_autobeat")
     out = subprocess.run(
         [sys.executable, "-c", IN_PROCESS, hook_dir], capture_output=True, text=True, timeout=300, check=True
     ).stdout
-    m = re.search(r"HOOK ([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+)", out)
+    m = re.search(r"HOOK ([\d.]+) ([\d.]+)", out)
     if m is None:
         raise SystemExit(f"no figures in output: {out[-500:]}")
-    a, b, c, d = (float(g) for g in m.groups())
-    return a, b, c, d
+    return float(m.group(1)), float(m.group(2))
 
 
 def main() -> None:
@@ -182,19 +162,18 @@ def main() -> None:
         f"ratio hook/no hook: {w / f:.3f} (median of the pairs' ratios {pairs:.3f}); hook/bare: {w / b:.3f}; "
         f"heal on/no hook: {h / f:.3f} (target >= 0.97)"
     )
-    bare_next, hooked_next, bare_get, hooked_get = in_process()
-    main_hook, worker_hook = hooked_next - bare_next, hooked_get - bare_get
+    bare_next, hooked_next = in_process()
+    main_hook = hooked_next - bare_next
     main_off = statistics.median(r[1] for r in runs["off"])
     job_off = main_off + statistics.median(r[2] for r in runs["off"])
     print(
         f"the hook's own CPU a batch, timed in one process (best of 7 x 20,000): main process +{main_hook:.2f} us "
-        f"(its __next__ {bare_next:.2f} -> {hooked_next:.2f} us), a worker +{worker_hook:.2f} us (its index queue's "
-        f"get {bare_get:.2f} -> {hooked_get:.2f} us)"
+        f"(its __next__ {bare_next:.2f} -> {hooked_next:.2f} us); the workers: nothing"
     )
     print(
-        f"ratio by CPU: {job_off / (job_off + main_hook + worker_hook):.3f} where the cores are the bound (the job's "
+        f"ratio by CPU: {job_off / (job_off + main_hook):.3f} where the cores are the bound (the job's "
         f"{job_off:.1f} us a batch, main + workers, with no hook), {main_off / (main_off + main_hook):.3f} where the "
-        f"main process is (idle cores take the workers' share)"
+        f"main process is"
     )
     print("PASS" if w / f >= 0.97 else "UNDER TARGET")
 

@@ -39,6 +39,9 @@ def test_dataloader_worker_stuck(start_job, script):
     assert_where(root, script)
     assert role_of(incident, root["where"]["pid"]) == "dataloader_worker"
     assert root["where"]["pid"] == job.ready_pids()["ready"]
+    # a job not started by `hangwatch run` keeps no record: the batch comes from the worker's own loop's locals
+    worker = next(p for p in incident["processes"] if p["pid"] == root["where"]["pid"])
+    assert (worker["holds"] or "").startswith("holds batch "), worker
 
 
 def test_spinning_worker_is_reported_as_spinning(start_job):

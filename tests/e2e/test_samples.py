@@ -1,6 +1,6 @@
-"""The bad sample, named: under `hangwatch run` the job's DataLoader records which batch and sample indices each
-worker holds (the autobeat hook, a memory-mapped file), and the locals of the dataset's code say what the sample
-is. Real DataLoaders, fork and spawn, map-style and iterable."""
+"""The bad sample, named: the locals of a stuck worker's own loop say which batch and sample indices it holds (heal
+off, the job records nothing a batch; heal on, its DataLoader records them: tests/e2e/test_heal.py), and the locals
+of the dataset's code say what the sample is. Real DataLoaders, fork and spawn, map-style and iterable."""
 
 from __future__ import annotations
 
@@ -19,13 +19,15 @@ def test_a_stuck_worker_is_named_with_its_batch_its_indices_and_the_samples_path
     root = incident["findings"][0]
     assert root["cause"] == "dataloader.worker_stuck", root
     assert (root["where"]["file"], root["where"]["line"]) == marker("dl_bad_sample.py")
-    # batch 5 of 8 samples holds index 42; with 4 workers it went to worker 1
-    assert "has held batch 5 (sample indices 40\u201347 of Shards)" in root["summary"], root["summary"]
+    # batch 5 of 8 samples holds index 42; with 4 workers it went to worker 1. Heal is off: the job records nothing a
+    # batch, and the look reads the batch from the worker's own loop's locals.
+    assert "holds batch 5 (sample indices 40\u201347 of Shards)" in root["summary"], root["summary"]
     assert "index 42" in root["summary"] and "/mnt/shards/shard-0042.bin" in root["summary"], root["summary"]
     worker = next(p for p in incident["processes"] if p["pid"] == root["where"]["pid"])
-    assert worker["holds"].startswith("has held batch 5 (sample indices 40\u201347 of Shards) for "), worker
+    assert worker["holds"].startswith("holds batch 5 (sample indices 40\u201347 of Shards)"), worker
     others = [p for p in incident["processes"] if p["role"] == "dataloader_worker" and p is not worker]
-    assert len(others) == 3 and all(p["holds"] for p in others), others
+    assert len(others) == 3, others
+    assert list((run.dir / "heartbeat").glob("*.dl")) == []  # no record file: nothing was written a batch
 
 
 def test_an_iterable_dataset_says_it_has_no_indices_and_shows_the_workers_position(run):

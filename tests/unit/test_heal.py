@@ -38,7 +38,7 @@ def _stuck(tmp_path, hook, iterable=False, batch=5, with_locals=True, healable=T
         _dataset=object(),
         _workers=[SimpleNamespace(pid=pid - 1), SimpleNamespace(pid=pid)],
     )
-    t = hook._LoaderTasks(str(tmp_path), it, False)
+    t = hook._LoaderTasks(str(tmp_path), it)
     t.sent(batch, [20, 21, 22, 23], 1)
     return dataclasses.replace(ev, processes=procs), root, t
 
@@ -141,7 +141,7 @@ def test_the_hook_takes_a_skipped_sample_out_of_each_batch_before_torch_numbers_
 
     hook._attach_skip(SimpleNamespace(_MultiProcessingDataLoaderIter=Iter))
     it = Iter()
-    t = hook._LoaderTasks(str(tmp_path), SimpleNamespace(_num_workers=1, _dataset_kind=0, _workers=[]), False)
+    t = hook._LoaderTasks(str(tmp_path), SimpleNamespace(_num_workers=1, _dataset_kind=0, _workers=[]))
     it._hangwatch_tasks = t
     t.skip.add(21)
     assert [it._next_index() for _ in range(4)] == [[20, 22], [23], 7, [{"k": 1}]]
@@ -193,7 +193,7 @@ def healing(hook, tmp_path, monkeypatch):
 
     def make(batch5):
         it = _FakeIter(batch5)
-        t = hook._LoaderTasks(str(tmp_path), it, False)
+        t = hook._LoaderTasks(str(tmp_path), it)
         for b, ix, w in ((4, [16, 17, 18, 19], 0), (5, batch5, 1), (7, [28, 29, 30, 31], 1)):
             t.sent(b, ix, w)
         return it, t, hook._Healer(t)

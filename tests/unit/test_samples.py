@@ -36,7 +36,7 @@ def test_the_hook_and_the_reader_agree_on_the_file(hook):
 
 
 def test_each_worker_holds_its_oldest_batch_not_yet_back(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(), False)
+    t = hook._LoaderTasks(str(tmp_path), _iterator())
     for batch in range(4):  # prefetch: two batches each, round robin
         t.sent(batch, list(range(8 * batch, 8 * batch + 8)), batch % 2)
     got = loader.loader_tasks(str(tmp_path), os.getpid())
@@ -54,73 +54,40 @@ def test_each_worker_holds_its_oldest_batch_not_yet_back(hook, tmp_path):
     assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
 
 
-def test_with_heal_off_each_worker_writes_its_own_slot_and_the_main_process_none(hook, tmp_path):
-    """Heal off: the main process makes the file and names each worker's pid, then leaves the slot to that worker,
-    which finds it by its pid (the newest iterator's file first) and writes it as it takes a batch from its index
-    queue and as it asks for the next. The main process writes nothing a batch (bench/samples.py)."""
+def test_with_heal_off_nothing_is_recorded_a_batch_and_the_main_process_records_what_it_sends_where_heal_is_on(
+    hook, tmp_path, monkeypatch
+):
+    """Heal off (and no sample an earlier heal left out): torch's iterator is not wrapped at all, no file is made, and
+    nothing is written a batch (bench/samples.py): a look reads a stuck worker's batch from its locals. Heal on: the
+    main process records each batch it sends on an index queue."""
     import queue
 
-    stale = hook._LoaderTasks(str(tmp_path), _iterator(2), True)  # an older iterator whose worker had this pid
-    stale.pids[1] = os.getpid()
-    stale._write(1, None)
-    before = bytes(stale.mm[:])
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import dataloader
+
+    mp = dataloader._MultiProcessingDataLoaderIter
+    before = (mp._reset, mp._get_data, mp._shutdown_workers)
+    monkeypatch.delenv("HANGWATCH_HEAL", raising=False)
+    monkeypatch.delenv("HANGWATCH_HEAL_SKIP", raising=False)
+    hook._attach_loader_tasks(SimpleNamespace(directory=str(tmp_path)), dataloader)
+    assert (mp._reset, mp._get_data, mp._shutdown_workers) == before, torch.__version__
     it = _iterator(2)
-    it._workers[1].pid = os.getpid()  # this test's process plays worker 1
     it._index_queues = [queue.Queue(), queue.Queue()]
-    t = hook._start_tasks(SimpleNamespace(directory=str(tmp_path)), it, True)
-    assert not any("put" in q.__dict__ for q in it._index_queues)  # the main process records nothing it sends
-    kept = _iterator(2)
-    kept._index_queues = [queue.Queue(), queue.Queue()]
-    main = hook._start_tasks(SimpleNamespace(directory=str(tmp_path)), kept, False)
-    assert all("put" in q.__dict__ for q in kept._index_queues)  # heal on: it does
-    main.close()
-    t.begin_reset()
-    t.end_reset()
-    assert os.getpid() not in loader.loader_tasks(str(tmp_path), os.getpid())  # nobody wrote it yet
-    q: queue.Queue = queue.Queue()
-    hook._record_gets(str(tmp_path), q, 1)
-    q.put((4, [32, 33, 34]))
-    q.put((6, range(48, 56)))
-    assert q.get() == (4, [32, 33, 34])
-    x = loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()]
-    assert (x.worker_id, x.batch, x.indices, x.count, x.since >= x.sent > 0) == (1, 4, (32, 33, 34), 3, True)
-    q.get()
-    x = loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()]
-    assert (x.batch, x.indices[:2], x.count) == (6, (48, 49), 8)
-    for batch, index, kept in ((8, ["a", "b"], ()), (9, list(range(70)), tuple(range(hook.LOADER_INDICES)))):
-        q.put((batch, index))  # keys of a custom sampler: their count only; a long batch: its first indices
-        q.get()
-        x = loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()]
-        assert (x.batch, x.indices, x.count) == (batch, kept, len(index))
-    with pytest.raises(queue.Empty):
-        q.get(timeout=0.01)  # it asked for the next one: it holds none
-    assert loader.loader_tasks(str(tmp_path), os.getpid())[os.getpid()].batch == -1
-    assert bytes(stale.mm[: len(before)]) == before  # the older iterator's file untouched
+    t = hook._start_tasks(SimpleNamespace(directory=str(tmp_path)), it)
+    assert all("put" in q.__dict__ for q in it._index_queues)
+    it._index_queues[1].put((4, [32, 33, 34]))
+    x = loader.loader_tasks(str(tmp_path), os.getpid())[1001]
+    assert (x.worker_id, x.batch, x.indices, x.count, x.from_locals) == (1, 4, (32, 33, 34), 3, False)
     t.close()
-    stale.close()
-
-
-def test_a_worker_whose_slot_is_not_found_records_nothing_and_stops_looking(hook, tmp_path, monkeypatch):
-    """A look that finds nothing (out of file descriptors, say) is tried again at the next batches, a few times."""
-    import queue
-
-    q: queue.Queue = queue.Queue()
-    hook._record_gets(str(tmp_path), q, 0)
-    looks = []
-    monkeypatch.setattr(hook.os, "listdir", lambda d: looks.append(d) or [])
-    for batch in range(6):
-        q.put((batch, [batch]))
-        assert q.get() == (batch, [batch])
-    assert looks == [str(tmp_path)] * hook._WorkerSlot.LOOKS
 
 
 def test_a_slot_no_one_wrote_since_the_file_was_made_is_not_a_record(hook, tmp_path):
     """A worker that never took a batch (still importing, hung in worker_init_fn) holds what nobody wrote: not
     "it returned every batch it was sent"."""
     it = _iterator(2)
-    t = hook._LoaderTasks(str(tmp_path), it, True)
+    t = hook._LoaderTasks(str(tmp_path), it)
     assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
-    t2 = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
+    t2 = hook._LoaderTasks(str(tmp_path), _iterator(1))
     t2.sent(0, [3], 0)
     assert [x.batch for x in loader.loader_tasks(str(tmp_path), os.getpid()).values()] == [0]
     t.close()
@@ -130,7 +97,7 @@ def test_a_slot_no_one_wrote_since_the_file_was_made_is_not_a_record(hook, tmp_p
 def test_a_new_epoch_keeps_the_last_ones_batches_until_torch_has_them_back(hook, tmp_path):
     """Persistent workers: torch's reset first waits for the batches left from an epoch the loop left early; they
     stay recorded while it waits (a worker stuck on one is named with it), then go; the new epoch's stay."""
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
     t.sent(7, [70, 71], 0)
     t.begin_reset()
     t.sent(0, [0, 1], 0)  # the new epoch's first batch, sent while torch waits
@@ -142,7 +109,7 @@ def test_a_new_epoch_keeps_the_last_ones_batches_until_torch_has_them_back(hook,
 
 
 def test_an_exhausted_iterable_worker_holds_nothing(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1, iterable=True), False)
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1, iterable=True))
     t.sent(3, None, 0)
     t.sent(5, None, 0)
     t.done(0)  # its dataset ran out: torch never answers what it was sent after that
@@ -153,7 +120,7 @@ def test_an_exhausted_iterable_worker_holds_nothing(hook, tmp_path):
 def test_indices_that_are_a_tensor_or_a_range_are_counted(hook, tmp_path):
     import torch
 
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
     t.sent(0, torch.tensor([5, 6, 7]), 0)
     assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].indices == (5, 6, 7)
     t.sent(1, range(10, 14), 0)
@@ -163,7 +130,7 @@ def test_indices_that_are_a_tensor_or_a_range_are_counted(hook, tmp_path):
 
 
 def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(1), False)
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
     t.sent(0, ["key-a", "key-b", "key-c"], 0)
     x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
     assert (x.count, x.indices) == (3, ())
@@ -174,7 +141,7 @@ def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
 
 
 def test_a_slot_caught_mid_write_is_left_out_alone(hook, tmp_path):
-    t = hook._LoaderTasks(str(tmp_path), _iterator(2), False)
+    t = hook._LoaderTasks(str(tmp_path), _iterator(2))
     t.sent(0, [1, 2], 0)
     t.sent(1, [3, 4], 1)
     path = layout.loader_files(tmp_path, os.getpid())[0]
@@ -192,6 +159,9 @@ def test_a_slot_caught_mid_write_is_left_out_alone(hook, tmp_path):
         ((7,), 1, "sample index 7"),
         ((3, 17, 942), 3, "sample indices 3, 17, 942 (3 in all)"),
         ((), 5, "5 samples"),
+        (tuple(range(100, 120)), -1, "sample indices 100\u2013119 and more"),  # py-spy shows a list's first 20
+        ((9, 2, 7), -1, "sample indices 9, 2, 7, ... (more than 3)"),
+        ((), -1, "samples not read"),
     ],
 )
 def test_the_batch_in_words(indices, count, said):
@@ -199,3 +169,44 @@ def test_the_batch_in_words(indices, count, said):
 
     task = LoaderTask(1, 0, 5, count, indices, 0.0, 0.0, False, "Shards")
     assert _indices_text(task) == said
+
+
+def _loop_read(**values: str):
+    from hangwatch.records.evidence import LocalsRead
+
+    return LocalsRead(0.0, 1, "_worker_loop", "torch/utils/data/_utils/worker.py", 374, tuple(values.items()))
+
+
+@pytest.mark.parametrize(
+    ("values", "want"),
+    [
+        (  # a map-style batch, whole: its indices and their count
+            {"idx": "5", "index": "[40, 41, 42]", "worker_id": "1", "dataset": "<Shards at 0x7f30748c8a50>"},
+            (1, 5, (40, 41, 42), 3, False, "Shards"),
+        ),
+        (  # py-spy's first 20 of a longer list: the count is not known
+            {"idx": "7", "index": f"[{', '.join(str(i) for i in range(20))}, ...]", "worker_id": "0"},
+            (0, 7, tuple(range(20)), -1, False, ""),
+        ),
+        (  # cut short by the capture: the last number may be part of one, left out
+            {"idx": "7", "index": "[1000001, 1000002, 10000...", "worker_id": "0", "dataset_kind": "0"},
+            (0, 7, (1000001, 1000002), -1, False, ""),
+        ),
+        (  # an IterableDataset: no indices; the dataset's class from its repr
+            {"idx": "3", "index": "None", "worker_id": "2", "dataset": "<m.Stream at 0x1f>", "dataset_kind": "1"},
+            (2, 3, (), 0, True, "Stream"),
+        ),
+        (  # a tensor of indices: its numbers are not shown
+            {"idx": "3", "index": "<Tensor at 0x7f30748c8a50>", "worker_id": "2"},
+            (2, 3, (), -1, False, ""),
+        ),
+    ],
+)
+def test_a_workers_batch_is_read_from_its_own_loops_locals(values, want):
+    """With no record kept by the job (heal off, or a job not under `hangwatch run`), the batch a stuck worker holds
+    comes from torch's ``_worker_loop`` locals, as py-spy shows them; none where the batch number is not there."""
+    t = loader.task_from_locals(42, _loop_read(**values))
+    assert t is not None and t.from_locals and (t.sent, t.since, t.worker_pid) == (0.0, 0.0, 42)
+    assert (t.worker_id, t.batch, t.indices, t.count, t.iterable, t.dataset) == want
+    assert loader.task_from_locals(42, _loop_read(index="[1]", worker_id="0")) is None
+    assert loader.task_from_locals(42, _loop_read(idx="1", index="[1]")) is None

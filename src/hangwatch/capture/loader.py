@@ -1,6 +1,6 @@
-"""The batch each DataLoader worker holds, read from the files the job's autobeat hook keeps
-(``heartbeat/<pid>-<n>.dl``, written by ``_LoaderTasks`` and ``_WorkerSlot`` in
-hangwatch/_autobeat/_hangwatch_hook/batches.py).
+"""The batch each DataLoader worker holds: read from the files the job's autobeat hook keeps where heal is on
+(``heartbeat/<pid>-<n>.dl``, written by ``_LoaderTasks`` in hangwatch/_autobeat/_hangwatch_hook/batches.py), or
+from the locals of the worker's own loop (``task_from_locals``), which need nothing of the job.
 
 Memory-mapped files, read with no help from the job (its main process may be stuck): a header, then one slot per
 worker with a sequence number that is odd while the hook writes it; a slot is taken when two reads agree on it and
@@ -9,11 +9,12 @@ its number is even, read again (a few times) otherwise, then left out alone.
 
 from __future__ import annotations
 
+import re
 import struct
 import time
 from pathlib import Path
 
-from hangwatch.records.evidence import LoaderTask
+from hangwatch.records.evidence import LoaderTask, LocalsRead
 from hangwatch.records.layout import loader_files
 
 MAGIC = 0x314C5748  # "HWL1"
@@ -76,3 +77,45 @@ def loader_tasks(heartbeat_dir: str | None, pid: int) -> dict[int, LoaderTask]:
         for t in read_loader_file(path):
             out[t.worker_pid] = t
     return out
+
+
+OBJECT_REPR = re.compile(r"^<([A-Za-z_][\w.]*) at 0x[0-9a-f]+>$")  # py-spy's repr of an object: <Shards at 0x7f...>
+
+
+def task_from_locals(pid: int, read: LocalsRead) -> LoaderTask | None:
+    """The batch worker ``pid`` holds, from the locals of torch's ``_worker_loop`` (``idx``: the batch; ``index``:
+    its sample indices, a list py-spy shows the first 20 of; ``worker_id``, ``dataset``, ``dataset_kind``); None
+    where the batch number is not there (the worker between two batches)."""
+    values = dict(read.values)
+    batch, worker = values.get("idx", ""), values.get("worker_id", "")
+    if not batch.lstrip("-").isdigit() or not worker.isdigit():
+        return None
+    index = values.get("index", "None").strip()
+    indices: tuple[int, ...] = ()
+    count = 0
+    if index.startswith(("[", "(")):
+        whole = "..." not in index
+        items = [x.strip() for x in index.strip("[]()").split(",")]
+        if not index.endswith(("]", ")")):  # cut short in the capture: its last number may be part of one
+            items = items[:-1]
+        items = [x for x in items if x and x != "..."]
+        numbers = [x for x in items if x.lstrip("-").isdigit()]
+        indices = tuple(int(x) for x in numbers)
+        count = len(indices) if whole and len(numbers) == len(items) else -1
+    elif index.lstrip("-").isdigit():  # a sampler of single indices (batch_size=None)
+        indices, count = (int(index),), 1
+    elif index != "None":  # a tensor or another sequence: its numbers are not shown
+        count = -1
+    m = OBJECT_REPR.match(values.get("dataset", ""))
+    return LoaderTask(
+        worker_pid=pid,
+        worker_id=int(worker),
+        batch=int(batch),
+        count=count,
+        indices=indices,
+        sent=0.0,
+        since=0.0,
+        iterable=values.get("dataset_kind") == "1",
+        dataset=m.group(1).rsplit(".", 1)[-1] if m else "",
+        from_locals=True,
+    )

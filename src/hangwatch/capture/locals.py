@@ -176,9 +176,24 @@ def _unchanged_since_start(file: str, pid: int | None) -> bool:
         return False
 
 
-def _short(value: str) -> str:
+def _short(value: str, most: int = MAX_REPR) -> str:
     value = redact_text(value)
-    return value if len(value) <= MAX_REPR else value[: MAX_REPR - 3] + "..."
+    return value if len(value) <= most else value[: most - 3] + "..."
+
+
+# A DataLoader worker's own loop: which batch it holds (``idx``), its sample indices (``index``: py-spy shows a list's
+# first 20), its number, its dataset and the dataset's kind (0: map-style, 1: iterable). Read beside the dataset's
+# frame, so that a look names the batch with no record kept by the job (capture/loader.py: ``task_from_locals``).
+WORKER_LOOP_LOCALS = frozenset({"idx", "index", "worker_id", "dataset", "dataset_kind"})
+WORKER_LOOP_REPR = 200  # twenty indices of seven digits fit
+
+
+def _worker_loop_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """torch's ``_worker_loop`` frame of a DataLoader worker's main thread."""
+    return next(
+        (f for f in frames if f.get("name") == "_worker_loop" and str(f.get("filename", "")).endswith(sg.WORKER_PY)),
+        None,
+    )
 
 
 FramePick = Callable[[list[dict[str, Any]]], "dict[str, Any] | None"]  # a thread's frames (py-spy's JSON) -> one
@@ -190,7 +205,7 @@ def _own_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _read_once(
-    targets: dict[int, set[int]], py_spy: str, pick: FramePick = _own_frame
+    targets: dict[int, set[int]], py_spy: str, pick: FramePick = _own_frame, worker_loop: bool = False
 ) -> tuple[list[LocalsRead], list[str]]:
     procs = {}
     refused = why_not_stop(list(targets))  # one write watch for all of them
@@ -218,19 +233,39 @@ def _read_once(
             data: list[dict[str, Any]] = json.loads(out) if p.returncode == 0 else []
         except ValueError:
             data = []
-        reads.extend(_reads_of(pid, data, targets[pid], pick, time.time()))
+        reads.extend(_reads_of(pid, data, targets[pid], pick, time.time(), worker_loop))
     return reads, notes
 
 
-def _reads_of(pid: int, data: list[dict[str, Any]], tids: set[int], pick: FramePick, now: float) -> list[LocalsRead]:
+def _reads_of(
+    pid: int, data: list[dict[str, Any]], tids: set[int], pick: FramePick, now: float, worker_loop: bool = False
+) -> list[LocalsRead]:
     """The locals of the threads ``tids`` in one process's py-spy dump (``data``), each of the frame ``pick``
-    chooses, with the loop around its line where the frame is the thread's own."""
+    chooses, with the loop around its line where the frame is the thread's own; with ``worker_loop``, also those of
+    a DataLoader worker's own loop, where the thread is in one (the batch it holds)."""
     reads = []
     for t in data:
         tid = int(t.get("os_thread_id") or 0)
         if tid not in tids:
             continue
-        frame = pick(list(t.get("frames", [])))
+        frames = list(t.get("frames", []))
+        loop_frame = _worker_loop_frame(frames) if worker_loop else None
+        if loop_frame is not None:
+            reads.append(
+                LocalsRead(
+                    at=now,
+                    tid=tid,
+                    function="_worker_loop",
+                    file=str(loop_frame.get("filename")),
+                    line=int(loop_frame.get("line") or 0),
+                    values=tuple(
+                        (str(v.get("name")), _short(str(v.get("repr", "?")), WORKER_LOOP_REPR))
+                        for v in (loop_frame.get("locals") or [])
+                        if v.get("name") in WORKER_LOOP_LOCALS
+                    ),
+                )
+            )
+        frame = pick(frames)
         if frame is None:
             continue
         values = tuple(
@@ -258,15 +293,18 @@ def _reads_of(pid: int, data: list[dict[str, Any]], tids: set[int], pick: FrameP
 MAX_DATASET_READS = 4  # workers whose dataset locals are read in one capture
 
 
-def in_dataset_code(series: dict[int, list[ProcessSample]], workers: set[int]) -> dict[int, set[int]]:
-    """pid -> main thread, for each DataLoader worker in ``workers`` whose main thread sat in user code (its
-    dataset, its transforms) in every sample with a stack: its locals say which sample it is on (a path, a key, a
-    URL). The first ``MAX_DATASET_READS``."""
+def holding_a_batch(series: dict[int, list[ProcessSample]], workers: set[int]) -> dict[int, set[int]]:
+    """pid -> main thread, for each DataLoader worker in ``workers`` whose main thread sat in a batch in every
+    sample with a stack: in user code (its dataset, its transforms: its locals say which sample it is on, a path, a
+    key, a URL) or in torch's fetch or collate; its own loop's locals say which batch. The first
+    ``MAX_DATASET_READS``."""
     out: dict[int, set[int]] = {}
     for pid in sorted(workers):
         samples = series.get(pid, [])
         stacks = [th.frames for s in samples for th in s.threads if th.tid == pid and th.frames]
-        if len(stacks) >= 2 and all(any(sg.is_user(f) for f in st) for st in stacks):
+        if len(stacks) >= 2 and all(
+            any(sg.is_user(f) or sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in st) for st in stacks
+        ):
             out[pid] = {pid}
         if len(out) == MAX_DATASET_READS:
             break
@@ -274,11 +312,12 @@ def in_dataset_code(series: dict[int, list[ProcessSample]], workers: set[int]) -
 
 
 def read_locals_once(
-    targets: dict[int, set[int]], py_spy: str, pick: FramePick = _own_frame
+    targets: dict[int, set[int]], py_spy: str, pick: FramePick = _own_frame, worker_loop: bool = False
 ) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
     """One read of the targets' locals (of each thread's innermost frame of the user's, or the frame ``pick``
-    chooses from its stack): pid -> reads, and notes on failures."""
-    reads, notes = _read_once(targets, py_spy, pick)
+    chooses from its stack; with ``worker_loop``, of a DataLoader worker's own loop too): pid -> reads, and notes
+    on failures."""
+    reads, notes = _read_once(targets, py_spy, pick, worker_loop)
     tid_pid = {tid: pid for pid, tids in targets.items() for tid in tids}
     by_pid: dict[int, list[LocalsRead]] = {}
     for r in reads:
@@ -287,7 +326,7 @@ def read_locals_once(
 
 
 def read_locals(
-    targets: dict[int, set[int]], py_spy: str, reads: int = READS, gap_s: float = GAP_S
+    targets: dict[int, set[int]], py_spy: str, reads: int = READS, gap_s: float = GAP_S, worker_loop: bool = False
 ) -> tuple[dict[int, tuple[LocalsRead, ...]], list[str]]:
     """``reads`` reads of the targets' locals, ``gap_s`` apart: pid -> reads, and notes on failures. Each read
     also says the line its thread was on: for code with no locals to read (a module's top level), a burst of
@@ -298,11 +337,24 @@ def read_locals(
     for i in range(reads):
         if i:
             time.sleep(gap_s)
-        got, failed = _read_once(targets, py_spy)
+        got, failed = _read_once(targets, py_spy, worker_loop=worker_loop)
         notes.extend(failed)
         for r in got:
             by_pid.setdefault(tid_pid[r.tid], []).append(r)
     return {pid: tuple(rs) for pid, rs in by_pid.items()}, sorted(set(notes))
+
+
+def _batches_apart(
+    reads: dict[int, tuple[LocalsRead, ...]], batches: dict[int, LocalsRead]
+) -> dict[int, tuple[LocalsRead, ...]]:
+    """``reads`` without those of a DataLoader worker's own loop, which go to ``batches`` (pid -> the last)."""
+    out = {}
+    for pid, rs in reads.items():
+        batches.update((pid, r) for r in rs if r.function == "_worker_loop")
+        own = tuple(r for r in rs if r.function != "_worker_loop")
+        if own:
+            out[pid] = own
+    return out
 
 
 def _own_code(f: Frame) -> bool:
@@ -362,16 +414,18 @@ def locals_pass(
     py_spy: str | None,
     clock_ticks: int,
     notes: list[str],
-) -> dict[int, tuple[LocalsRead, ...]]:
+) -> tuple[dict[int, tuple[LocalsRead, ...]], dict[int, LocalsRead]]:
     """The locals read where they tell work from a hang: threads that spun (their loops' counters; at the top level,
-    the line they are on, a few times), DataLoader workers in their dataset's code (the sample), and the sleep loops'
-    own state."""
+    the line they are on, a few times), DataLoader workers in a batch (in their dataset's code, the sample), and the
+    sleep loops' own state; and apart, pid -> the locals of each such worker's own loop (the batch it holds)."""
     local_reads: dict[int, tuple[LocalsRead, ...]] = {}
+    batches: dict[int, LocalsRead] = {}
     spinning = spinning_threads(series, clock_ticks) if py_spy else {}
     if py_spy and spinning:
         top = at_top_level(series, spinning)
         rest = {p: tids - top.get(p, set()) for p, tids in spinning.items() if tids - top.get(p, set())}
-        local_reads, local_notes = read_locals(rest, py_spy) if rest else ({}, [])
+        local_reads, local_notes = read_locals(rest, py_spy, worker_loop=True) if rest else ({}, [])
+        local_reads = _batches_apart(local_reads, batches)
         notes.extend(local_notes)
         if top:
             line_reads, local_notes = read_locals(top, py_spy, LINE_READS, LINE_GAP_S)
@@ -379,11 +433,11 @@ def locals_pass(
                 local_reads[pid] = (*local_reads.get(pid, ()), *rs)
             notes.extend(local_notes)
     workers = {p for p in series if p not in gone and infos[p].role == Role.DATALOADER_WORKER and p not in spinning}
-    dataset = in_dataset_code(series, workers) if py_spy and workers else {}
+    dataset = holding_a_batch(series, workers) if py_spy and workers else {}
     if py_spy and dataset:
-        reads, local_notes = read_locals_once(dataset, py_spy)
-        local_reads.update(reads)
+        reads, local_notes = read_locals_once(dataset, py_spy, worker_loop=True)
+        local_reads.update(_batches_apart(reads, batches))
         notes.extend(local_notes)
     for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}).items():
         local_reads[pid] = (*local_reads.get(pid, ()), *loops)
-    return local_reads
+    return local_reads, batches

@@ -26,6 +26,7 @@ from hangwatch.capture.enrich import (
     with_flight,
     with_loader_tasks,
 )
+from hangwatch.capture.loader import task_from_locals
 from hangwatch.capture.locals import locals_pass
 from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
@@ -541,7 +542,7 @@ def _processes(
     if py_spy and wanted:
         stacks, native_notes = read_native(wanted, py_spy)
         notes.extend(native_notes)
-    local_reads = locals_pass(series, infos, gone, py_spy, clock_ticks, notes)
+    local_reads, batches = locals_pass(series, infos, gone, py_spy, clock_ticks, notes)
     waiting = sorted(p for p, ss in series.items() if p not in gone and waiting_at_setup(ss))
     # One locals read each, one after another (3 s at most): the diagnosis quotes the first waiters only.
     rendezvous = {p: read_rendezvous(infos[p], py_spy) for p in waiting[:MAX_RENDEZVOUS_READS]}
@@ -561,6 +562,7 @@ def _processes(
             waits=waits.get(p, ()),
             writing=files_written(p, series[p], p in gone),
             c10d=c10d.get(p),
+            loader_task=task_from_locals(p, batches[p]) if p in batches else None,
         )
         for p in sorted(series, key=lambda p: (p != root, p))
     )

@@ -43,24 +43,31 @@ def indices_text(t: LoaderTask) -> str:
     ``sample index 7``."""
     ix = t.indices
     if not ix:
-        return f"{t.count} samples" if t.count != 1 else "1 sample"
+        return "samples not read" if t.count < 0 else f"{t.count} samples" if t.count != 1 else "1 sample"
     if len(ix) == 1 and t.count == 1:
         return f"sample index {ix[0]}"
-    if len(ix) == t.count and list(ix) == list(range(ix[0], ix[0] + len(ix))):
+    run = list(ix) == list(range(ix[0], ix[0] + len(ix)))
+    if run and len(ix) == t.count:
         return f"sample indices {ix[0]}\u2013{ix[-1]}"
+    if t.count < 0:  # more than were read (py-spy shows a list's first 20)
+        return (
+            f"sample indices {ix[0]}\u2013{ix[-1]} and more"
+            if run
+            else f"sample indices {', '.join(str(i) for i in ix[:8])}, ... (more than {len(ix)})"
+        )
     shown = ", ".join(str(i) for i in ix[:8])
     return f"sample indices {shown}{', ...' if t.count > 8 else ''} ({t.count} in all)"
 
 
 def held_batch(w: ProcessView) -> str | None:
-    """What a worker holds, as its DataLoader iterator recorded it (autobeat, under `hangwatch run`):
-    ``has held batch 1507 (sample indices 48213-48244 of Shards) for 45 s``; None where it was not recorded."""
+    """What a worker holds, as its DataLoader iterator recorded it (autobeat, under `hangwatch run --on-hang heal`):
+    ``has held batch 1507 (sample indices 48213-48244 of Shards) for 45 s``; or as its own loop's locals showed it
+    at the look: ``holds batch 1507 (...)``, since when not known; None where neither was read."""
     t = w.ev.loader_task
     if t is None:
         return None
     if t.batch < 0:
         return "holds no batch: it returned every batch it was sent"
-    held = max(0.0, w.ev.samples[-1].at - t.since)
     if t.iterable:
         what = f"batch {t.batch} of {t.dataset or 'its dataset'}, an IterableDataset (no sample indices)"
     else:
@@ -68,7 +75,9 @@ def held_batch(w: ProcessView) -> str | None:
     if w.main_thread is not None and worker_state(w.main_thread) == "idle":
         # It waits for work: the oldest batch it was sent is done, and waits for the main process to take it.
         return f"is done with its batches; {what} waits for the main process to take it"
-    return f"has held {what} for {held:.0f} s"
+    if t.from_locals:
+        return f"holds {what}"
+    return f"has held {what} for {max(0.0, w.ev.samples[-1].at - t.since):.0f} s"
 
 
 # A local of the dataset's code that says which sample it is on: a path, a URL, a key; by its name or its value.

@@ -288,19 +288,21 @@ class NativeStack:
 
 @dataclass(frozen=True)
 class LoaderTask:
-    """The batch a DataLoader worker works on, as the job's own DataLoader iterator recorded it (the autobeat hook,
-    under `hangwatch run`): its oldest batch not yet returned (a worker takes its batches in order)."""
+    """The batch a DataLoader worker works on: as the job's own DataLoader iterator recorded it (the autobeat hook,
+    under `hangwatch run --on-hang heal`: its oldest batch not yet returned, a worker takes its batches in order), or
+    as the worker's own loop's locals show it at the look (``from_locals``: no times, at most 20 indices)."""
 
     worker_pid: int
     worker_id: int  # the worker's number in its DataLoader (0..num_workers-1)
     batch: int  # the iterator's batch number in this epoch; -1: it holds none
-    count: int  # sample indices in that batch
+    count: int  # sample indices in that batch; -1: more than ``indices`` (their count not read)
     indices: tuple[int, ...]  # its first sample indices (up to 64; empty where the sampler gave no numbers)
     sent: float  # unix time the batch was sent to the worker
     since: float  # unix time it started on it (its previous batch came back, or it was sent)
     iterable: bool  # an IterableDataset: there are no sample indices, the batch is the worker's position
     dataset: str  # the dataset's class name
     healable: bool = False  # under --on-hang heal, the hook can replace this iterator's workers
+    from_locals: bool = False  # read from the worker's locals at the look (sent and since not known: 0)
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,9 @@ class ProcessRecord:
     # Where its main thread is: the innermost user frame, then the library frame it waits in when
     # they differ (added after the first schema).
     where: tuple[FrameRecord, ...] = ()
-    # A DataLoader worker: the batch it holds, as its iterator recorded it ("has held batch 19 (sample indices
-    # 76-79 of Shards) for 45 s"); None where it was not recorded (added after the first schema).
+    # A DataLoader worker: the batch it holds, as its own loop's locals show it ("holds batch 19 (sample indices
+    # 76-79 of Shards)") or, under --on-hang heal, as its iterator recorded it ("has held batch 19 (...) for 45 s");
+    # None where neither was read (added after the first schema).
     holds: str | None = None
 
     @property

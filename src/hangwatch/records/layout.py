@@ -89,8 +89,8 @@ FILES: tuple[tuple[str, str], ...] = (
     (f"{HEARTBEAT}/{FLIGHT_PREFIX}PID.json", "where rank PID serves its flight recorder (a unix socket or a FIFO)"),
     (
         f"{HEARTBEAT}/PID-N{LOADER_SUFFIX}",
-        "the batch and sample indices each worker of the N-th DataLoader iterator of process PID holds (memory-mapped, "
-        "written by the autobeat hook; removed when the iterator's workers end)",
+        "under --on-hang heal, the batch and sample indices each worker of the N-th DataLoader iterator of process PID "
+        "holds (memory-mapped, written by the autobeat hook; removed when the iterator's workers end)",
     ),
     (
         f"{HEARTBEAT}/PID-N{HEAL_REQUEST_SUFFIX}",

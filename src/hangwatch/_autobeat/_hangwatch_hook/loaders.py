@@ -9,21 +9,19 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .batches import _RECORD_ERRORS, _attach_worker_record, _LoaderTasks, _record_puts
+from .batches import _RECORD_ERRORS, _LoaderTasks, _record_puts
 from .heal import _dataset_key, _heal_for, _heal_if_asked, _Healer
 from .slot import _Beats
 
 
-def _start_tasks(beats: _Beats, it: Any, by_workers: bool) -> _LoaderTasks | None:
-    """The record of a new iterator's workers, its index queues wrapped where the main process writes it; None
-    where it cannot be made."""
+def _start_tasks(beats: _Beats, it: Any) -> _LoaderTasks | None:
+    """The record of a new iterator's workers, its index queues wrapped; None where it cannot be made."""
     t = None
     try:
-        t = _LoaderTasks(beats.directory, it, by_workers)
+        t = _LoaderTasks(beats.directory, it)
         if _Healer.left > 0 or _Healer.skipped:  # before torch's first batches: a sample left out is never sent again
             t.skip = _Healer.skipped.setdefault(_dataset_key(it._dataset), set())
-        if not by_workers:
-            _record_puts(t, it)
+        _record_puts(t, it)
     except Exception:  # noqa: BLE001 - no record of its batches, never a broken job
         it.__dict__["_hangwatch_failed"] = True
         if t is not None:
@@ -34,20 +32,21 @@ def _start_tasks(beats: _Beats, it: Any, by_workers: bool) -> _LoaderTasks | Non
 
 
 def _attach_loader_tasks(beats: _Beats, dataloader: Any) -> None:
-    """Record, per worker of each multiprocessing DataLoader iterator, the batch and sample indices it holds."""
+    """Where heal is on (or samples an earlier heal left out stay out), record, per worker of each multiprocessing
+    DataLoader iterator, the batch and sample indices it holds. Elsewhere nothing is recorded a batch: a look reads
+    a stuck worker's batch from its locals."""
+    _heal_if_asked(dataloader)
+    if _Healer.left <= 0 and not _Healer.skipped:
+        return
     mp = dataloader._MultiProcessingDataLoaderIter
     stop = getattr(getattr(dataloader, "_utils", None), "worker", None)
     stop = getattr(stop, "_IterableDatasetStopIteration", None)
-    _heal_if_asked(dataloader)
-    # heal off: each worker writes its own slot, the main process nothing a batch (where the workers can)
-    by_workers = _Healer.left <= 0 and _attach_worker_record(beats, dataloader)
-    mp._reset = _recorded_reset(beats, mp._reset, by_workers)
+    mp._reset = _recorded_reset(beats, mp._reset)
     mp._shutdown_workers = _closed_with_workers(mp._shutdown_workers)
-    if not by_workers:
-        mp._get_data = _recorded_get(mp._get_data, stop)
+    mp._get_data = _recorded_get(mp._get_data, stop)
 
 
-def _recorded_reset(beats: _Beats, reset: Any, by_workers: bool) -> Any:
+def _recorded_reset(beats: _Beats, reset: Any) -> Any:
     """torch's ``_reset``: an iterator's first makes its record (and heal's watch, where heal is on); a later one
     (a new epoch, persistent workers) keeps the last epoch's batches recorded until torch has them back."""
 
@@ -56,7 +55,7 @@ def _recorded_reset(beats: _Beats, reset: Any, by_workers: bool) -> Any:
         t: _LoaderTasks | None = self.__dict__.get("_hangwatch_tasks")
         if t is None:
             if self.__dict__.get("_workers") and not self.__dict__.get("_hangwatch_failed"):
-                t = _start_tasks(beats, self, by_workers)
+                t = _start_tasks(beats, self)
             out = reset(self, *args, **kwargs)
             if t is not None and _Healer.left > 0:
                 _heal_for(self, t)
@@ -76,7 +75,7 @@ def _recorded_reset(beats: _Beats, reset: Any, by_workers: bool) -> Any:
 
 
 def _recorded_get(get: Any, stop: Any) -> Any:
-    """torch's ``_get_data`` (the main process keeps the record): each batch back is written, and one a replaced
+    """torch's ``_get_data``: each batch back is written, and one a replaced
     worker had flushed as it was ended is skipped (here, or handed out, already)."""
 
     @functools.wraps(get)
