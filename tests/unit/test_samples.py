@@ -159,7 +159,7 @@ def test_a_slot_caught_mid_write_is_left_out_alone(hook, tmp_path):
         ((7,), 1, "sample index 7"),
         ((3, 17, 942), 3, "sample indices 3, 17, 942 (3 in all)"),
         ((), 5, "5 samples"),
-        (tuple(range(100, 120)), -1, "sample indices 100\u2013119 and more"),  # py-spy shows a list's first 20
+        (tuple(range(100, 120)), -1, "sample indices 100\u2013119 and more"),  # py-spy shows a list's first items
         ((9, 2, 7), -1, "sample indices 9, 2, 7, ... (more than 3)"),
         ((), -1, "samples not read"),
     ],
@@ -184,7 +184,7 @@ def _loop_read(**values: str):
             {"idx": "5", "index": "[40, 41, 42]", "worker_id": "1", "dataset": "<Shards at 0x7f30748c8a50>"},
             (1, 5, (40, 41, 42), 3, False, "Shards"),
         ),
-        (  # py-spy's first 20 of a longer list: the count is not known
+        (  # py-spy's first items of a longer list: the count is not known
             {"idx": "7", "index": f"[{', '.join(str(i) for i in range(20))}, ...]", "worker_id": "0"},
             (0, 7, tuple(range(20)), -1, False, ""),
         ),
@@ -200,6 +200,14 @@ def _loop_read(**values: str):
             {"idx": "3", "index": "<Tensor at 0x7f30748c8a50>", "worker_id": "2"},
             (2, 3, (), -1, False, ""),
         ),
+        (  # nested (a batch sampler of pairs): not read as numbers
+            {"idx": "3", "index": "[(0, 1, 2), (3, 4, 5)]", "worker_id": "2"},
+            (2, 3, (), -1, False, ""),
+        ),
+        (  # keys of a custom sampler, whole: their count only
+            {"idx": "3", "index": "['a', 'b', None]", "worker_id": "2"},
+            (2, 3, (), 3, False, ""),
+        ),
     ],
 )
 def test_a_workers_batch_is_read_from_its_own_loops_locals(values, want):
@@ -210,3 +218,28 @@ def test_a_workers_batch_is_read_from_its_own_loops_locals(values, want):
     assert (t.worker_id, t.batch, t.indices, t.count, t.iterable, t.dataset) == want
     assert loader.task_from_locals(42, _loop_read(index="[1]", worker_id="0")) is None
     assert loader.task_from_locals(42, _loop_read(idx="1", index="[1]")) is None
+    assert loader.task_from_locals(42, _loop_read(idx="--3", index="[1]", worker_id="0")) is None
+
+
+def test_only_a_worker_in_a_batch_has_its_loop_read_not_one_whose_forked_stack_shows_the_parents_code():
+    """A forked worker's stack continues below its own loop with a copy of its parent's frames (the training loop):
+    those do not make an idle worker one in a batch. Of dl_worker_blocked's workers, only the stuck one is read."""
+    import json
+    from pathlib import Path
+
+    from hangwatch.capture.locals import holding_a_batch
+    from hangwatch.evidence_io import evidence_from_dict
+    from hangwatch.records.evidence import Role
+
+    fixture = Path(__file__).parent.parent / "fixtures/evidence/dataloader_worker_stuck-dl_worker_blocked.json"
+    ev = evidence_from_dict(json.loads(fixture.read_text()))
+    series = {p.info.pid: list(p.samples) for p in ev.processes}
+    workers = {p.info.pid for p in ev.processes if p.info.role == Role.DATALOADER_WORKER}
+    idle = [
+        p.info.pid
+        for p in ev.processes
+        if p.info.pid in workers and all("select" in str(s.threads[0].frames[:1]) or not s.threads for s in p.samples)
+    ]
+    read = holding_a_batch(series, workers)
+    assert len(workers) >= 2 and len(read) == 1, (workers, read)
+    assert not set(read) & set(idle), (read, idle)

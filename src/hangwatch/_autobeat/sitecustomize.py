@@ -7,8 +7,9 @@ never importing it itself), it installs:
 
 - a global optimizer step post-hook: one beat per ``optimizer.step()``; the step is the number of
   optimizer steps taken (the largest count of any optimizer in the process);
-- a wrapper of ``_BaseDataLoaderIter.__next__``: one beat per batch delivered; and, for each multiprocessing
-  DataLoader iterator, the batch and sample indices each worker holds, in a memory-mapped file ``<pid>-<n>.dl``;
+- a wrapper of ``_BaseDataLoaderIter.__next__``: one beat per batch delivered; and, under ``--on-hang heal``, for
+  each multiprocessing DataLoader iterator, the batch and sample indices each worker holds, in a memory-mapped file
+  ``<pid>-<n>.dl`` the main process writes;
 - phases, so an incident says what the job was doing: ``checkpoint`` around ``torch.save`` and
   ``torch.distributed.checkpoint.save``, ``compile`` between torch's compile start and end
   callbacks, ``validation`` while a Lightning evaluation loop or ``transformers.Trainer.evaluate``

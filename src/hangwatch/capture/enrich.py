@@ -45,7 +45,8 @@ def with_flight(processes: tuple[ProcessEvidence, ...], notes: list[str]) -> tup
 
 
 def with_loader_tasks(processes: tuple[ProcessEvidence, ...]) -> tuple[ProcessEvidence, ...]:
-    """Each DataLoader worker's batch, as its iterator recorded it under `hangwatch run` (read after the window)."""
+    """Each DataLoader worker's batch, as its iterator recorded it under `hangwatch run --on-hang heal` (read after
+    the window): the record, where there is one, over what the worker's locals showed."""
     tasks = {}
     for p in processes:
         if p.info.role != Role.DATALOADER_WORKER and not p.exited:

@@ -79,32 +79,33 @@ def loader_tasks(heartbeat_dir: str | None, pid: int) -> dict[int, LoaderTask]:
     return out
 
 
+INT = re.compile(r"-?[0-9]+")
 OBJECT_REPR = re.compile(r"^<([A-Za-z_][\w.]*) at 0x[0-9a-f]+>$")  # py-spy's repr of an object: <Shards at 0x7f...>
 
 
 def task_from_locals(pid: int, read: LocalsRead) -> LoaderTask | None:
     """The batch worker ``pid`` holds, from the locals of torch's ``_worker_loop`` (``idx``: the batch; ``index``:
-    its sample indices, a list py-spy shows the first 20 of; ``worker_id``, ``dataset``, ``dataset_kind``); None
-    where the batch number is not there (the worker between two batches)."""
+    its sample indices, a list py-spy shows the first items of, about 128 characters; ``worker_id``, ``dataset``,
+    ``dataset_kind``); None where the batch number is not there (the worker between two batches)."""
     values = dict(read.values)
     batch, worker = values.get("idx", ""), values.get("worker_id", "")
-    if not batch.lstrip("-").isdigit() or not worker.isdigit():
+    if not INT.fullmatch(batch) or not INT.fullmatch(worker):
         return None
     index = values.get("index", "None").strip()
     indices: tuple[int, ...] = ()
     count = 0
-    if index.startswith(("[", "(")):
+    if index[:1] in "[(" and index[1:2] not in "[(" and not any(c in index[1:] for c in "[(<{"):
         whole = "..." not in index
-        items = [x.strip() for x in index.strip("[]()").split(",")]
+        items = [x.strip() for x in index[1:].rstrip("])").split(",")]
         if not index.endswith(("]", ")")):  # cut short in the capture: its last number may be part of one
             items = items[:-1]
         items = [x for x in items if x and x != "..."]
-        numbers = [x for x in items if x.lstrip("-").isdigit()]
-        indices = tuple(int(x) for x in numbers)
-        count = len(indices) if whole and len(numbers) == len(items) else -1
-    elif index.lstrip("-").isdigit():  # a sampler of single indices (batch_size=None)
+        if all(INT.fullmatch(x) for x in items):
+            indices = tuple(int(x) for x in items)
+        count = len(items) if whole else -1  # keys of a custom sampler: their count only
+    elif INT.fullmatch(index):  # a sampler of single indices (batch_size=None)
         indices, count = (int(index),), 1
-    elif index != "None":  # a tensor or another sequence: its numbers are not shown
+    elif index != "None":  # a tensor, nested lists: the numbers are not read
         count = -1
     m = OBJECT_REPR.match(values.get("dataset", ""))
     return LoaderTask(

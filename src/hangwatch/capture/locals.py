@@ -36,13 +36,20 @@ START_SLACK_S = 1.0  # a process's start time is read in clock ticks: a file wri
 DEF_HEADER = re.compile(r"^\s*(async\s+def|def|class)\b")
 
 
+def _own(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The frames a process ran itself: a forked child's stack continues below ``Popen._launch`` with a copy of its
+    parent's (a DataLoader worker's, the training loop's)."""
+    at = next((i for i, f in enumerate(frames) if sg.at(f, *sg.FORK_LAUNCH)), None)
+    return frames[:at] if at is not None else frames
+
+
 def at_top_level(series: dict[int, list[ProcessSample]], targets: dict[int, set[int]]) -> dict[int, set[int]]:
     """The targets whose innermost user frame is a module's top level (``<module>``): py-spy reads no locals there."""
     out: dict[int, set[int]] = {}
     for pid, tids in targets.items():
         last = series[pid][-1] if series.get(pid) else None
         for t in last.threads if last is not None else ():
-            user = next((f for f in t.frames if sg.is_user(f)), None)
+            user = next((f for f in _own(t.frames) if sg.is_user(f)), None)
             if t.tid in tids and user is not None and user.function == "<module>":
                 out.setdefault(pid, set()).add(t.tid)
     return out
@@ -71,7 +78,7 @@ def spinning_threads(series: dict[int, list[ProcessSample]], clock_ticks: int) -
                 th = next((x for x in s.threads if x.tid == t.tid), None)
                 if th is None or not th.frames:
                     continue
-                user = next((f for f in th.frames if sg.is_user(f)), None)
+                user = next((f for f in _own(th.frames) if sg.is_user(f)), None)
                 inner.add((user.file, user.function) if user else None)
             if len(inner) == 1 and None not in inner:
                 out.setdefault(pid, set()).add(t.tid)
@@ -182,26 +189,42 @@ def _short(value: str, most: int = MAX_REPR) -> str:
 
 
 # A DataLoader worker's own loop: which batch it holds (``idx``), its sample indices (``index``: py-spy shows a list's
-# first 20), its number, its dataset and the dataset's kind (0: map-style, 1: iterable). Read beside the dataset's
+# first items, about 128 characters, then "..."), its number, its dataset and the dataset's kind (0: map-style, 1:
+# iterable). Read beside the dataset's
 # frame, so that a look names the batch with no record kept by the job (capture/loader.py: ``task_from_locals``).
 WORKER_LOOP_LOCALS = frozenset({"idx", "index", "worker_id", "dataset", "dataset_kind"})
-WORKER_LOOP_REPR = 200  # twenty indices of seven digits fit
+WORKER_LOOP_REPR = 200  # more than py-spy gives: its own cut (", ...]") is the one kept
 
 
-def _worker_loop_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """torch's ``_worker_loop`` frame of a DataLoader worker's main thread."""
+def _worker_loop_at(frames: list[dict[str, Any]]) -> int | None:
+    """Where torch's ``_worker_loop`` frame is in a DataLoader worker's main thread's frames (py-spy's JSON)."""
     return next(
-        (f for f in frames if f.get("name") == "_worker_loop" and str(f.get("filename", "")).endswith(sg.WORKER_PY)),
+        (
+            i
+            for i, f in enumerate(frames)
+            if f.get("name") == "_worker_loop" and str(f.get("filename", "")).endswith(sg.WORKER_PY)
+        ),
         None,
     )
+
+
+def _worker_loop_read(r: LocalsRead) -> bool:
+    """A read of torch's own ``_worker_loop`` (the batch a worker holds), not of the user's code."""
+    return r.function == "_worker_loop" and r.file.endswith(sg.WORKER_PY)
 
 
 FramePick = Callable[[list[dict[str, Any]]], "dict[str, Any] | None"]  # a thread's frames (py-spy's JSON) -> one
 
 
 def _own_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The innermost frame of the user's code."""
-    return next((f for f in frames if not sg.is_library_file(str(f.get("filename", "")))), None)
+    """The innermost frame of the user's code, above a fork's launch (below it, a forked child's stack is a copy of
+    its parent's)."""
+    for f in frames:
+        if f.get("name") == "_launch" and str(f.get("filename", "")).endswith(sg.FORK_LAUNCH[0]):
+            return None
+        if not sg.is_library_file(str(f.get("filename", ""))):
+            return f
+    return None
 
 
 def _read_once(
@@ -249,8 +272,10 @@ def _reads_of(
         if tid not in tids:
             continue
         frames = list(t.get("frames", []))
-        loop_frame = _worker_loop_frame(frames) if worker_loop else None
+        at = _worker_loop_at(frames) if worker_loop else None
+        loop_frame = frames[at] if at is not None else None
         if loop_frame is not None:
+            frames = frames[:at]  # the worker's own frames: below are the parent's, copied by the fork
             reads.append(
                 LocalsRead(
                     at=now,
@@ -293,6 +318,14 @@ def _reads_of(
 MAX_DATASET_READS = 4  # workers whose dataset locals are read in one capture
 
 
+def _above_loop(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The frames a DataLoader worker's own loop runs (innermost first), those above torch's ``_worker_loop``: a
+    forked worker's stack also holds the parent's frames below it, its training loop among them; () where there is
+    no such loop."""
+    at = next((i for i, f in enumerate(frames) if sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)), None)
+    return frames[:at] if at is not None else ()
+
+
 def holding_a_batch(series: dict[int, list[ProcessSample]], workers: set[int]) -> dict[int, set[int]]:
     """pid -> main thread, for each DataLoader worker in ``workers`` whose main thread sat in a batch in every
     sample with a stack: in user code (its dataset, its transforms: its locals say which sample it is on, a path, a
@@ -303,7 +336,8 @@ def holding_a_batch(series: dict[int, list[ProcessSample]], workers: set[int]) -
         samples = series.get(pid, [])
         stacks = [th.frames for s in samples for th in s.threads if th.tid == pid and th.frames]
         if len(stacks) >= 2 and all(
-            any(sg.is_user(f) or sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in st) for st in stacks
+            any(sg.is_user(f) or sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in _above_loop(st))
+            for st in stacks
         ):
             out[pid] = {pid}
         if len(out) == MAX_DATASET_READS:
@@ -350,8 +384,8 @@ def _batches_apart(
     """``reads`` without those of a DataLoader worker's own loop, which go to ``batches`` (pid -> the last)."""
     out = {}
     for pid, rs in reads.items():
-        batches.update((pid, r) for r in rs if r.function == "_worker_loop")
-        own = tuple(r for r in rs if r.function != "_worker_loop")
+        batches.update((pid, r) for r in rs if _worker_loop_read(r) and any(n == "idx" for n, _ in r.values))
+        own = tuple(r for r in rs if not _worker_loop_read(r))
         if own:
             out[pid] = own
     return out
@@ -432,7 +466,11 @@ def locals_pass(
             for pid, rs in line_reads.items():
                 local_reads[pid] = (*local_reads.get(pid, ()), *rs)
             notes.extend(local_notes)
-    workers = {p for p in series if p not in gone and infos[p].role == Role.DATALOADER_WORKER and p not in spinning}
+    workers = {
+        p
+        for p in series
+        if p not in gone and infos[p].role == Role.DATALOADER_WORKER and p not in spinning.get(p, set())
+    }
     dataset = holding_a_batch(series, workers) if py_spy and workers else {}
     if py_spy and dataset:
         reads, local_notes = read_locals_once(dataset, py_spy, worker_loop=True)

@@ -562,7 +562,9 @@ def _processes(
             waits=waits.get(p, ()),
             writing=files_written(p, series[p], p in gone),
             c10d=c10d.get(p),
-            loader_task=task_from_locals(p, batches[p]) if p in batches else None,
+            loader_task=(
+                task_from_locals(p, batches[p]) if p in batches and infos[p].role == Role.DATALOADER_WORKER else None
+            ),
         )
         for p in sorted(series, key=lambda p: (p != root, p))
     )

@@ -183,7 +183,7 @@ def _busy_worker(
                 cause=said.cause,
                 confidence=conf,
                 summary=said.summary
-                + (f" It {holds}." if holds is not None and holds.startswith(("has", "holds", "is on")) else ""),
+                + (f" It {holds}." if holds is not None and holds.startswith(("has", "holds batch", "is on")) else ""),
                 where=w.where(t, frame),
                 evidence=tuple(ev),
                 fix=said.fix,

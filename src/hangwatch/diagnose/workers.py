@@ -49,10 +49,10 @@ def indices_text(t: LoaderTask) -> str:
     run = list(ix) == list(range(ix[0], ix[0] + len(ix)))
     if run and len(ix) == t.count:
         return f"sample indices {ix[0]}\u2013{ix[-1]}"
-    if t.count < 0:  # more than were read (py-spy shows a list's first 20)
+    if t.count < 0:  # more than were read (py-spy shows a list's first items)
         return (
             f"sample indices {ix[0]}\u2013{ix[-1]} and more"
-            if run
+            if run and len(ix) > 1
             else f"sample indices {', '.join(str(i) for i in ix[:8])}, ... (more than {len(ix)})"
         )
     shown = ", ".join(str(i) for i in ix[:8])

@@ -290,7 +290,8 @@ class NativeStack:
 class LoaderTask:
     """The batch a DataLoader worker works on: as the job's own DataLoader iterator recorded it (the autobeat hook,
     under `hangwatch run --on-hang heal`: its oldest batch not yet returned, a worker takes its batches in order), or
-    as the worker's own loop's locals show it at the look (``from_locals``: no times, at most 20 indices)."""
+    as the worker's own loop's locals show it at the look (``from_locals``: no times, the indices py-spy shows,
+    about 128 characters)."""
 
     worker_pid: int
     worker_id: int  # the worker's number in its DataLoader (0..num_workers-1)
@@ -319,7 +320,7 @@ class ProcessEvidence:
     waits: tuple[LockWait, ...] = ()  # what its blocked threads wait for across processes (file locks, semaphores)
     writing: tuple[tuple[str, int], ...] = ()  # (path, size) of files it has open for writing, when it wrote
     flight: FlightRecord | None = None  # a rank's flight recorder (None: not a rank, or not under hangwatch run)
-    loader_task: LoaderTask | None = None  # a DataLoader worker: the batch it holds (None: not recorded)
+    loader_task: LoaderTask | None = None  # a DataLoader worker: the batch it holds (None: not recorded nor read)
     c10d: C10dWait | None = None  # a rank blocked in a collective or point-to-point call: which, with whom
 
 

@@ -97,7 +97,7 @@ def plan(root: Finding, evidence: Evidence, heartbeat_dir: Path, seq: int, left:
     pid = root.where.pid if root.where is not None else None
     ev = next((p for p in evidence.processes if p.info.pid == pid), None)
     task = ev.loader_task if ev is not None else None
-    if ev is None or task is None:
+    if ev is None or task is None or task.from_locals:  # read from the worker's locals: no record to heal from
         return (
             "its DataLoader's batches were not recorded (the startup hook is off, or this torch's DataLoader is not "
             "one it knows)"
