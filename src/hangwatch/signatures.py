@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from hangwatch.records.evidence import Frame
@@ -327,6 +328,17 @@ INTERNAL_THREAD_NAMES = (
 )
 # Fork frames: a stack that starts with the parent's copy up to Popen._launch is a forked child.
 FORK_LAUNCH = ("multiprocessing/popen_fork.py", frozenset({"_launch"}))
+
+F = TypeVar("F", bound=FrameLike)
+
+
+def own_frames(frames: Sequence[F]) -> Sequence[F]:
+    """The frames a process ran itself: a forked child's stack continues below ``Popen._launch``
+    with a copy of its parent's frames, which say nothing about the child."""
+    for i, f in enumerate(frames):
+        if at(f, *FORK_LAUNCH):
+            return frames[:i]
+    return frames
 
 
 def matches_any(frame: Frame, table: tuple[tuple[str, frozenset[str] | None], ...]) -> bool:

@@ -228,6 +228,7 @@ def test_only_a_worker_in_a_batch_has_its_loop_read_not_one_whose_forked_stack_s
     from pathlib import Path
 
     from hangwatch.capture.locals import holding_a_batch
+    from hangwatch.diagnose import diagnose
     from hangwatch.evidence_io import evidence_from_dict
     from hangwatch.records.evidence import Role
 
@@ -235,11 +236,6 @@ def test_only_a_worker_in_a_batch_has_its_loop_read_not_one_whose_forked_stack_s
     ev = evidence_from_dict(json.loads(fixture.read_text()))
     series = {p.info.pid: list(p.samples) for p in ev.processes}
     workers = {p.info.pid for p in ev.processes if p.info.role == Role.DATALOADER_WORKER}
-    idle = [
-        p.info.pid
-        for p in ev.processes
-        if p.info.pid in workers and all("select" in str(s.threads[0].frames[:1]) or not s.threads for s in p.samples)
-    ]
-    read = holding_a_batch(series, workers)
-    assert len(workers) >= 2 and len(read) == 1, (workers, read)
-    assert not set(read) & set(idle), (read, idle)
+    stuck = diagnose(ev).root.where
+    assert len(workers) >= 2 and stuck is not None and stuck.pid in workers, (workers, stuck)
+    assert holding_a_batch(series, workers) == {stuck.pid: {stuck.pid}}  # not the idle one waiting for an index

@@ -94,7 +94,7 @@ def task_from_locals(pid: int, read: LocalsRead) -> LoaderTask | None:
     index = values.get("index", "None").strip()
     indices: tuple[int, ...] = ()
     count = 0
-    if index[:1] in "[(" and index[1:2] not in "[(" and not any(c in index[1:] for c in "[(<{"):
+    if index.startswith(("[", "(")) and not any(c in index[1:] for c in "[(<{"):  # a flat list or tuple
         whole = "..." not in index
         items = [x.strip() for x in index[1:].rstrip("])").split(",")]
         if not index.endswith(("]", ")")):  # cut short in the capture: its last number may be part of one

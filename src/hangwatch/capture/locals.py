@@ -36,20 +36,13 @@ START_SLACK_S = 1.0  # a process's start time is read in clock ticks: a file wri
 DEF_HEADER = re.compile(r"^\s*(async\s+def|def|class)\b")
 
 
-def _own(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
-    """The frames a process ran itself: a forked child's stack continues below ``Popen._launch`` with a copy of its
-    parent's (a DataLoader worker's, the training loop's)."""
-    at = next((i for i, f in enumerate(frames) if sg.at(f, *sg.FORK_LAUNCH)), None)
-    return frames[:at] if at is not None else frames
-
-
 def at_top_level(series: dict[int, list[ProcessSample]], targets: dict[int, set[int]]) -> dict[int, set[int]]:
     """The targets whose innermost user frame is a module's top level (``<module>``): py-spy reads no locals there."""
     out: dict[int, set[int]] = {}
     for pid, tids in targets.items():
         last = series[pid][-1] if series.get(pid) else None
         for t in last.threads if last is not None else ():
-            user = next((f for f in _own(t.frames) if sg.is_user(f)), None)
+            user = next((f for f in sg.own_frames(t.frames) if sg.is_user(f)), None)
             if t.tid in tids and user is not None and user.function == "<module>":
                 out.setdefault(pid, set()).add(t.tid)
     return out
@@ -78,7 +71,7 @@ def spinning_threads(series: dict[int, list[ProcessSample]], clock_ticks: int) -
                 th = next((x for x in s.threads if x.tid == t.tid), None)
                 if th is None or not th.frames:
                     continue
-                user = next((f for f in _own(th.frames) if sg.is_user(f)), None)
+                user = next((f for f in sg.own_frames(th.frames) if sg.is_user(f)), None)
                 inner.add((user.file, user.function) if user else None)
             if len(inner) == 1 and None not in inner:
                 out.setdefault(pid, set()).add(t.tid)
@@ -190,8 +183,8 @@ def _short(value: str, most: int = MAX_REPR) -> str:
 
 # A DataLoader worker's own loop: which batch it holds (``idx``), its sample indices (``index``: py-spy shows a list's
 # first items, about 128 characters, then "..."), its number, its dataset and the dataset's kind (0: map-style, 1:
-# iterable). Read beside the dataset's
-# frame, so that a look names the batch with no record kept by the job (capture/loader.py: ``task_from_locals``).
+# iterable). Read beside the dataset's frame, so that a look names the batch with no record kept by the job
+# (capture/loader.py: ``task_from_locals``).
 WORKER_LOOP_LOCALS = frozenset({"idx", "index", "worker_id", "dataset", "dataset_kind"})
 WORKER_LOOP_REPR = 200  # more than py-spy gives: its own cut (", ...]") is the one kept
 
@@ -466,6 +459,7 @@ def locals_pass(
             for pid, rs in line_reads.items():
                 local_reads[pid] = (*local_reads.get(pid, ()), *rs)
             notes.extend(local_notes)
+    # DataLoader workers, but those whose main thread spins (read above, their loop's locals with it)
     workers = {
         p
         for p in series

@@ -9,7 +9,7 @@ from hangwatch import signatures as sg
 from hangwatch.diagnose.collectives import collective_rows
 from hangwatch.diagnose.engine import Diagnosis
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.views import ProcessView, build_views, own_frames
+from hangwatch.diagnose.views import ProcessView, build_views
 from hangwatch.diagnose.workers import held_batch
 from hangwatch.records.evidence import Evidence, Frame
 from hangwatch.records.incident import Action, FrameRecord, Incident, LastProgress, ProcessRecord, ThreadRecord
@@ -25,7 +25,7 @@ def process_where(v: ProcessView) -> tuple[FrameRecord, ...]:
     main = v.main_thread
     if main is None or not main.frames:
         return ()
-    frames = own_frames(main.frames)  # a forked child's copy of its parent's frames says nothing
+    frames = sg.own_frames(main.frames)  # a forked child's copy of its parent's frames says nothing
     if not frames:
         return (_record(main.frames[0]),)
     inner = next((f for f in frames if not sg.is_stdlib_file(f.file)), frames[0])

@@ -8,13 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeVar
 
 from hangwatch import signatures as sg
 from hangwatch.records.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.records.incident import Where
-
-F = TypeVar("F", bound=sg.FrameLike)
 
 BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
 IDLE_CPU_PERCENT = 5.0
@@ -30,18 +27,9 @@ MOVING_BYTES = 64 * 1024  # bytes read or written in the window that mean a proc
 DISK_BYTES = 1 << 20  # storage bytes in the window that mean it is (a slow disk or NFS server moves less)
 
 
-def own_frames(frames: Sequence[F]) -> Sequence[F]:
-    """The frames a process ran itself: a forked child's stack continues below ``Popen._launch``
-    with a copy of its parent's frames, which say nothing about the child."""
-    for i, f in enumerate(frames):
-        if sg.at(f, *sg.FORK_LAUNCH):
-            return frames[:i]
-    return frames
-
-
 def innermost_user(frames: Sequence[Frame]) -> Frame | None:
     """The innermost frame of user code, the process's own frames only."""
-    return next((f for f in own_frames(frames) if sg.is_user(f)), None)
+    return next((f for f in sg.own_frames(frames) if sg.is_user(f)), None)
 
 
 def innermost_explaining(frames: Sequence[Frame]) -> Frame | None:

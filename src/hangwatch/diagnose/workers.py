@@ -72,11 +72,11 @@ def held_batch(w: ProcessView) -> str | None:
         what = f"batch {t.batch} of {t.dataset or 'its dataset'}, an IterableDataset (no sample indices)"
     else:
         what = f"batch {t.batch} ({indices_text(t)} of {t.dataset or 'its dataset'})"
+    if t.from_locals:  # what its loop's locals showed at the look, nothing of what was sent to it
+        return f"holds {what}"
     if w.main_thread is not None and worker_state(w.main_thread) == "idle":
         # It waits for work: the oldest batch it was sent is done, and waits for the main process to take it.
         return f"is done with its batches; {what} waits for the main process to take it"
-    if t.from_locals:
-        return f"holds {what}"
     return f"has held {what} for {max(0.0, w.ev.samples[-1].at - t.since):.0f} s"
 
 

@@ -75,8 +75,8 @@ def _recorded_reset(beats: _Beats, reset: Any) -> Any:
 
 
 def _recorded_get(get: Any, stop: Any) -> Any:
-    """torch's ``_get_data``: each batch back is written, and one a replaced
-    worker had flushed as it was ended is skipped (here, or handed out, already)."""
+    """torch's ``_get_data``: each batch back is written, and one a replaced worker had flushed as it was ended is
+    skipped (here, or handed out, already)."""
 
     @functools.wraps(get)
     def _get_data(self: Any) -> Any:
