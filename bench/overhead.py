@@ -5,7 +5,10 @@ drift on the machine hits both sides alike). Each run trains for SECONDS and rep
 Target (issue 54): `python -m hangwatch run --run-dir D -- true`, the whole command as a user times it, <= 0.15 s
 (median), installed or as an editable checkout under PYTHONDONTWRITEBYTECODE=1; printed with its parts.
 
-    python bench/overhead.py [--pairs 3] [--seconds 8] [--start-only] [--starts 11]
+    python bench/overhead.py [--pairs 3] [--seconds 8] [--start-only] [--starts 11] [--hook 4]
+
+--hook N: what the hook's optimizer post-hook costs a step inside that trainer, timed around the hook itself (run
+cold after torch's own step, which is what a step pays), against an empty hook; N processes of each, alternated.
 """
 
 from __future__ import annotations
@@ -36,7 +39,11 @@ def main() -> None:
         "a change): its start is measured alternately with this one's, in the same run",
     )
     ap.add_argument("--start-only", action="store_true", help="skip the throughput pairs")
+    ap.add_argument("--hook", type=int, default=0, metavar="N", help="only the hook's cost a step, N runs a side")
     args = ap.parse_args()
+    if args.hook:
+        _hook_cost(args.hook)
+        return
     ok = True
     if not args.start_only:
         with tempfile.TemporaryDirectory() as d:
@@ -81,6 +88,63 @@ IMPORTS = (
     "import hangwatch.cli, hangwatch.commands.run, hangwatch.supervise.config, hangwatch.supervise.supervisor, os; "
     "os._exit(0)"
 )
+
+
+HOOK_TIMER = r"""
+import os, statistics, sys, tempfile, time
+sys.path.insert(0, sys.argv[2])
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
+from _hangwatch_hook.slot import _Beats
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+beats = _Beats(tempfile.mkdtemp(), 60.0)
+fn = beats.optimizer_step  # as libraries.py registers it (an older hook took the optimizer alone, in a lambda)
+if beats.optimizer_step.__code__.co_argcount < 4:
+    fn = lambda o, a, k: beats.optimizer_step(o)
+if sys.argv[1] != "hook":
+    fn = lambda o, a, k: None
+clock, took, started = time.perf_counter_ns, [], time.perf_counter_ns()
+def timed(o, a, k):
+    t = clock(); fn(o, a, k); took.append(clock() - t)
+register_optimizer_step_post_hook(timed)
+for i in range(3000):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+    if i % 10 == 0:
+        print(f"step {i} loss {loss.item():.4f}", flush=True)
+print("HOOK", statistics.median(took[500:]), (time.perf_counter_ns() - started) / 3000)
+"""
+
+
+def _hook_cost(runs: int) -> None:
+    """The hook's optimizer post-hook, timed in place inside the trainer (medians of each process's steps)."""
+    from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
+
+    took: dict[str, list[float]] = {"hook": [], "empty": []}
+    step: list[float] = []
+    for _ in range(runs):
+        for side in took:
+            out = subprocess.run(
+                [sys.executable, "-c", HOOK_TIMER, side, str(AUTOBEAT_DIR)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=True,
+            ).stdout
+            ns, per_step = out.rsplit("HOOK ", 1)[1].split()
+            took[side].append(float(ns))
+            step.append(float(per_step))
+    hook, empty, whole = (statistics.median(v) for v in (took["hook"], took["empty"], step))
+    for side, v in took.items():
+        print(f"{side:6} hook: median {statistics.median(v) / 1000:.2f} us a step  {[round(x / 1000, 2) for x in v]}")
+    print(
+        f"the hook's own cost: {(hook - empty) / 1000:.2f} us a step, {100 * (hook - empty) / whole:.2f} % of a "
+        f"{whole / 1000:.0f} us step"
+    )
 
 
 def _timed(cmd: list[str], env: dict[str, str] | None = None) -> float:

@@ -85,3 +85,49 @@ def test_the_hook_and_its_rooms_import_the_standard_library_and_each_other_only(
                 and not (t in watched and id(node) in in_functions)
             ]
     assert not outside, outside
+
+
+def test_the_slot_holds_every_step_of_a_burst_and_the_most_steps_of_any_optimizer(tmp_path, monkeypatch):
+    """The hook stores the step and the count at every optimizer step, the time at most every 10 ms: a job that
+    hangs right after a burst of fast steps is read at its last step, not the last one written whole; two
+    optimizers (a GAN) count the most steps of either, a resumed trainer from its global step."""
+    import importlib
+    import time
+
+    from hangwatch.supervise.job.autobeat import AUTOBEAT_DIR
+    from hangwatch.supervise.progress.heartbeat import read_heartbeats
+
+    monkeypatch.syspath_prepend(str(AUTOBEAT_DIR))
+    slot = importlib.import_module("_hangwatch_hook.slot")
+    generator, discriminator = object(), object()
+
+    beats = slot._Beats(str(tmp_path), 60.0)
+    t0 = time.time()
+    for _ in range(7):  # well within the 10 ms of one written time
+        beats.optimizer_step(generator)
+    (hb,) = read_heartbeats(tmp_path)
+    assert (hb.step, hb.count) == (7, 7) and t0 <= hb.at <= time.time()
+    for i in range(3):
+        beats.optimizer_step(discriminator)
+        beats.tick()  # a batch counts, the step stays
+        if i < 2:
+            beats.optimizer_step(discriminator)
+    (hb,) = read_heartbeats(tmp_path)
+    assert (hb.step, hb.count) == (7, 15)  # the generator's 7 still the most
+    beats.optimizer_step(discriminator)
+    beats.optimizer_step(discriminator)
+    beats.optimizer_step(generator)
+    (hb,) = read_heartbeats(tmp_path)
+    assert (hb.step, hb.count) == (8, 18)  # the discriminator's 7, the generator's 8
+
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    beats = slot._Beats(str(resumed), 60.0)
+    beats.set_start(20)
+    for _ in range(3):
+        beats.optimizer_step(generator)
+    time.sleep(0.02)
+    before = time.time()
+    beats.optimizer_step(generator)  # 10 ms after the last written time: written whole
+    (hb,) = read_heartbeats(resumed)
+    assert (hb.step, hb.count) == (24, 4) and hb.at >= before

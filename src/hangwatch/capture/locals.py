@@ -393,7 +393,8 @@ def _own_code(f: Frame) -> bool:
 def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[LocalsRead, ...]]:
     """pid -> the enclosing loop of each thread idle in the same user line in every sample that caught it idle
     (a loop around a sleep or a poll), and in the same function in the others (a sample can catch it awake
-    between two sleeps, on a busy machine more often), read from the source: no locals (the thread is not read
+    between two sleeps, on a busy machine more often: caught idle once is enough where the kernel saw it wake
+    between samples, twice where not), read from the source: no locals (the thread is not read
     again), only the loop's header and body, so that diagnosis can tell a loop with no way out
     (``while True: time.sleep(1)``)."""
     out: dict[int, list[LocalsRead]] = {}
@@ -412,7 +413,8 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
                     places.add((user.file, user.function, user.line))
             else:
                 idle = sum(1 for s in samples for x in s.threads if x.tid == t.tid and x.active is False)
-                if len(places) != 1 or len(functions) != 1 or idle < 2:
+                woke = (t.ctx_switches or 0) >= 2  # the kernel saw it wake between samples: a loop, not one sleep
+                if len(places) != 1 or len(functions) != 1 or idle < (1 if woke else 2):
                     continue
                 file, function, line = places.pop()
                 loop = _loop_at(file, line, pid)

@@ -45,7 +45,7 @@ MAX_HOLDERS = 8  # of one pipe or socket, followed as edges
 ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
     **VERDICTS,
     "cycle": (Verdict.HUNG, True),
-    "ended": (None, False),
+    "ended": (Verdict.SLOW, False),  # the holder has exited, and its exit ends the wait: measured, not a clock's guess
     "nobody": (Verdict.HUNG, True),
     "person": (Verdict.HUNG, True),
     "moves": (Verdict.SLOW, False),  # the rest of the job, any process of which could end the wait, moves
@@ -162,7 +162,7 @@ STATE_WORDS = {
 ENDING_TEXT = {
     "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
     "gone": "the holder is gone, so what it held is never released (hung)",
-    "ended": "the holder exited during the look, and its exit ends this wait (end of file, the child's status)",
+    "ended": "the holder has exited, and its exit ends this wait (end of file, the child's status, a DataLoader's check)",
     "nobody": "no living thread can release it (hung)",
     "person": "it waits for someone to type, and nobody is there (hung)",
     "stopped": "the holder is stopped and runs again only when someone continues it (hung)",

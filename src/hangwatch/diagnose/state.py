@@ -167,6 +167,13 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     moved them (``moves_for_its_process``): they say nothing else of which thread moved them."""
     if v.ended:
         return Measured("gone", v.ended)
+    if v.role == Role.DATALOADER_WORKER and v.state.startswith("Z"):
+        # (a zombie throughout is not gone for every process: a crashed rank may be the one its peers wait for)
+        return Measured(
+            "gone",
+            f"{v.label()} has exited (state Z: its parent has not read its status yet); a DataLoader waiting for a "
+            "batch checks its workers each time its wait times out (every 5 s by default) and raises for a dead one",
+        )
     if v.state in ("T", "t"):
         return Measured(
             "stopped",

@@ -257,9 +257,7 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
     own = next((c for c in graph.chains if c.waiter == at), None)
     if own is not None and (
-        own.ending in ALIVE_ENDINGS
-        or own.ending == "ended"
-        or (own.ending in ("unknown", "brief") and not own.end.measured)
+        own.ending in ALIVE_ENDINGS or (own.ending in ("unknown", "brief") and not own.end.measured)
     ):
         # The rule's hang stands on its own reading of the holder; the chain, followed hop by hop (a compiler
         # waiting in wait4 for its child), ends at a holder whose exit ends the wait, or one seen too briefly to

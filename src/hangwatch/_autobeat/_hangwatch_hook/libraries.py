@@ -36,7 +36,7 @@ def _in_phase(beats: _Beats, name: str, timeout: float | None, fn: Callable[...,
 def _attach_torch(beats: _Beats, torch: Any) -> None:
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
-    register_optimizer_step_post_hook(lambda optimizer, args, kwargs: beats.optimizer_step(optimizer))
+    register_optimizer_step_post_hook(beats.optimizer_step)
     from torch.utils.data import dataloader
 
     it = dataloader._BaseDataLoaderIter
@@ -57,7 +57,7 @@ def _attach_torch(beats: _Beats, torch: Any) -> None:
         except BaseException as e:  # the workers' deaths written down; torch's error re-raised
             _note_dead_workers(beats.directory, list(getattr(self, "_workers", ())), e)
             raise
-        beats.beat()
+        beats.tick()
         return data
 
     it.__next__ = __next__  # type: ignore[method-assign]
