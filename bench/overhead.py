@@ -127,7 +127,7 @@ def _hook_cost(runs: int) -> None:
     took: dict[str, list[float]] = {"hook": [], "empty": []}
     step: list[float] = []
     for _ in range(runs):
-        for side in took:
+        for side, times in took.items():
             out = subprocess.run(
                 [sys.executable, "-c", HOOK_TIMER, side, str(AUTOBEAT_DIR)],
                 capture_output=True,
@@ -136,7 +136,7 @@ def _hook_cost(runs: int) -> None:
                 check=True,
             ).stdout
             ns, per_step = out.rsplit("HOOK ", 1)[1].split()
-            took[side].append(float(ns))
+            times.append(float(ns))
             step.append(float(per_step))
     hook, empty, whole = (statistics.median(v) for v in (took["hook"], took["empty"], step))
     for side, v in took.items():

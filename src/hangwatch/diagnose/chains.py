@@ -162,7 +162,7 @@ STATE_WORDS = {
 ENDING_TEXT = {
     "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
     "gone": "the holder is gone, so what it held is never released (hung)",
-    "ended": "the holder has exited, and its exit ends this wait (end of file, the child's status, a DataLoader's check)",
+    "ended": "the holder has exited, and its exit ends this wait (end of file, the child's status, torch's check)",
     "nobody": "no living thread can release it (hung)",
     "person": "it waits for someone to type, and nobody is there (hung)",
     "stopped": "the holder is stopped and runs again only when someone continues it (hung)",
