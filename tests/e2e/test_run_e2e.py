@@ -301,12 +301,14 @@ def test_crash_is_diagnosed_and_exit_status_kept(run, lose_stderr, slow_body, la
     """With the job's traceback, or without it (lost, as under load when torch's SIGCHLD handler raises while it is
     written: 1 suite run of 2 here): the main process's DataLoader saw its worker killed, and said so to the hook.
     With the signal late (torch's own check raises up to 5 s later), a look in between finds the worker a zombie:
-    its exit ends the main's wait, so no hang is said (under load, a report of "hung" came first: a flake)."""
+    its exit ends the main's wait, so no hang is said, at most "slow" (under load, a report of "hung" came first: a
+    flake)."""
     env = {"HW_LOSE_STDERR": lose_stderr, "HW_SLOW_BODY": slow_body, "HW_LATE_SIGCHLD": late_sigchld}
     r = run(*FAST, *py("dl_worker_killed.py"), env=env)
     assert r.returncode == 1
-    assert [p.parent.name for p in (run.dir / "incidents").glob("*/incident.json")] == ["001"]
-    incident = run.incident()
+    found = [json.loads(p.read_text()) for p in sorted((run.dir / "incidents").glob("*/incident.json"))]
+    assert [i["verdict"] for i in found[:-1]] in ([], ["slow"]), [(i["verdict"], i["findings"][0]) for i in found]
+    incident = found[-1]
     assert incident["verdict"] == "crashed"
     root = incident["findings"][0]
     assert root["cause"] == "dataloader.worker_died", root

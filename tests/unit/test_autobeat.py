@@ -99,11 +99,13 @@ def test_the_slot_holds_every_step_of_a_burst_and_the_most_steps_of_any_optimize
 
     monkeypatch.syspath_prepend(str(AUTOBEAT_DIR))
     slot = importlib.import_module("_hangwatch_hook.slot")
+    clock = [1000.0]
+    monkeypatch.setattr(slot, "_monotonic", lambda: clock[0])  # the throttle's clock: still, until moved below
     generator, discriminator = object(), object()
 
     beats = slot._Beats(str(tmp_path), 60.0)
     t0 = time.time()
-    for _ in range(7):  # well within the 10 ms of one written time
+    for _ in range(7):  # within the 10 ms of one written time: only the first writes its time
         beats.optimizer_step(generator)
     (hb,) = read_heartbeats(tmp_path)
     assert (hb.step, hb.count) == (7, 7) and t0 <= hb.at <= time.time()
@@ -114,11 +116,12 @@ def test_the_slot_holds_every_step_of_a_burst_and_the_most_steps_of_any_optimize
             beats.optimizer_step(discriminator)
     (hb,) = read_heartbeats(tmp_path)
     assert (hb.step, hb.count) == (7, 15)  # the generator's 7 still the most
+    first = hb.at  # written whole at the first batch (batches keep a clock of their own)
     beats.optimizer_step(discriminator)
     beats.optimizer_step(discriminator)
     beats.optimizer_step(generator)
     (hb,) = read_heartbeats(tmp_path)
-    assert (hb.step, hb.count) == (8, 18)  # the discriminator's 7, the generator's 8
+    assert (hb.step, hb.count, hb.at) == (8, 18, first)  # the discriminator's 7, the generator's 8; the time kept
 
     resumed = tmp_path / "resumed"
     resumed.mkdir()
@@ -127,6 +130,7 @@ def test_the_slot_holds_every_step_of_a_burst_and_the_most_steps_of_any_optimize
     for _ in range(3):
         beats.optimizer_step(generator)
     time.sleep(0.02)
+    clock[0] += 0.02
     before = time.time()
     beats.optimizer_step(generator)  # 10 ms after the last written time: written whole
     (hb,) = read_heartbeats(resumed)

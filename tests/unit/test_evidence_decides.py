@@ -366,3 +366,41 @@ def test_the_default_timer_bound_is_the_default_max_slow():
     from hangwatch.supervise.options import DEFAULTS
 
     assert DEFAULTS["max_slow"] == sg.DEFAULT_TIMER_BOUND_S
+
+
+def _as_zombie(ev, pid: int, status: int):
+    """The capture with process ``pid`` a zombie throughout (exited, its status not read), with that exit status."""
+    import dataclasses
+
+    def zombie(p):
+        samples = tuple(dataclasses.replace(s, state="Z", threads=(), exit_status=status) for s in p.samples)
+        return dataclasses.replace(p, samples=samples)
+
+    return dataclasses.replace(ev, processes=tuple(zombie(p) if p.info.pid == pid else p for p in ev.processes))
+
+
+def test_a_dataloader_worker_that_exited_is_read_by_its_exit_status():
+    """A worker killed (SIGKILL), still a zombie: torch's own check of its workers raises within 5 s, so the main's
+    wait ends: slow, never hung (a look at --min-stall 1 came before the crash under load). A worker whose
+    IterableDataset share ended exits 0 and stays a zombie until the epoch ends: it holds no batch, and the stuck
+    worker beside it is still the one the main waits for."""
+    from hangwatch.diagnose import diagnose
+    from hangwatch.records.incident import Verdict
+
+    ev = _load("dataloader_worker_stuck-dl_worker_blocked")
+    d = diagnose(ev)
+    stuck = d.root.where.pid
+    idle = next(p.info.pid for p in ev.processes if p.info.role.value == "dataloader_worker" and p.info.pid != stuck)
+    assert (d.verdict, d.root.cause) == (Verdict.HUNG, "dataloader.worker_stuck")
+
+    killed = diagnose(_as_zombie(ev, stuck, 9))
+    assert killed.verdict == Verdict.SLOW, (killed.verdict, killed.root.summary)
+    ended = next(c for c in killed.graph.chains if c.end.id == f"pid:{stuck}")
+    assert ended.ending == "ended" and "killed by SIGKILL" in ended.end.fact
+
+    finished = diagnose(_as_zombie(ev, idle, 0))
+    assert (finished.verdict, finished.root.cause, finished.root.where.pid) == (
+        Verdict.HUNG,
+        "dataloader.worker_stuck",
+        stuck,
+    )

@@ -437,11 +437,17 @@ def _keepalive_samples(awake_at: set[int], n: int = 5, woke: int = 0) -> dict[in
 def test_a_keepalive_loop_is_read_even_when_a_sample_caught_it_awake(awake_at, woke):
     """Deterministic twin of the e2e keep-alive test: on a busy machine a sample can catch the thread between
     two sleeps; the loop is still read (and still proven to have no way out). Caught idle once is enough where the
-    kernel saw it wake between the samples; with no wake seen, it is not (the first assert)."""
+    kernel saw it wake between the samples at under 5 % of a core; with no wake seen, or with work, it is not (the
+    first asserts)."""
     from hangwatch.capture.locals import sleeping_loops
     from hangwatch.diagnose.loops import never_exits
 
     assert sleeping_loops(_keepalive_samples({0, 1, 3, 4})) == {}
+    busy = _keepalive_samples({0, 1, 3, 4}, woke=4)
+    busy[7][-1] = dataclasses.replace(
+        busy[7][-1], threads=(dataclasses.replace(busy[7][-1].threads[0], cpu_ticks=300),)
+    )
+    assert sleeping_loops(busy) == {}  # it woke, but worked: 3 s of CPU in 4 s is no nap
     reads = sleeping_loops(_keepalive_samples(awake_at, woke=woke))[7]
     assert len(reads) == 1 and reads[0].loop.strip().startswith("while True"), reads
     assert never_exits(reads[0].body) is not None

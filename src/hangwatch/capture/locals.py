@@ -18,7 +18,7 @@ import psutil
 from hangwatch import signatures as sg
 from hangwatch.capture import flags, proc
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command, why_not_stop
-from hangwatch.records.evidence import Frame, LocalsRead, ProcessInfo, ProcessSample, Role
+from hangwatch.records.evidence import Frame, LocalsRead, ProcessInfo, ProcessSample, Role, ThreadSample
 from hangwatch.redact import redact_text
 
 BUSY_SHARE = 0.3  # of one core over the window: the same threshold diagnosis calls "spinning"
@@ -390,13 +390,24 @@ def _own_code(f: Frame) -> bool:
     return sg.is_user(f) or (f.file == "<string>" and f.function == "<module>")
 
 
-def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[LocalsRead, ...]]:
+def _naps(samples: list[ProcessSample], t: ThreadSample, clock_ticks: int) -> bool:
+    """Thread ``t`` switched in and out between the samples (the kernel counts it: a loop, not one long sleep)
+    while it used under 5 % of a core: it sleeps and wakes, and does not work (a thread that works is switched out
+    too, on a busy machine, and is caught idle only at its blocking calls)."""
+    first = next((x for x in samples[0].threads if x.tid == t.tid), None)
+    span = samples[-1].at - samples[0].at
+    if first is None or span <= 0 or (t.ctx_switches or 0) < 2:
+        return False
+    return (t.cpu_ticks or 0) - (first.cpu_ticks or 0) <= 0.05 * span * clock_ticks
+
+
+def sleeping_loops(series: dict[int, list[ProcessSample]], clock_ticks: int = 100) -> dict[int, tuple[LocalsRead, ...]]:
     """pid -> the enclosing loop of each thread idle in the same user line in every sample that caught it idle
     (a loop around a sleep or a poll), and in the same function in the others (a sample can catch it awake
-    between two sleeps, on a busy machine more often: caught idle once is enough where the kernel saw it wake
-    between samples, twice where not), read from the source: no locals (the thread is not read
-    again), only the loop's header and body, so that diagnosis can tell a loop with no way out
-    (``while True: time.sleep(1)``)."""
+    between two sleeps, on a busy machine more often: caught idle once is enough where the kernel saw it wake and
+    sleep again between samples at under 5 % of a core, ``_naps``; twice where not), read from the source: no
+    locals (the thread is not read again), only the loop's header and body, so that diagnosis can tell a loop with
+    no way out (``while True: time.sleep(1)``)."""
     out: dict[int, list[LocalsRead]] = {}
     for pid, samples in series.items():
         if len(samples) < 2:
@@ -413,8 +424,7 @@ def sleeping_loops(series: dict[int, list[ProcessSample]]) -> dict[int, tuple[Lo
                     places.add((user.file, user.function, user.line))
             else:
                 idle = sum(1 for s in samples for x in s.threads if x.tid == t.tid and x.active is False)
-                woke = (t.ctx_switches or 0) >= 2  # the kernel saw it wake between samples: a loop, not one sleep
-                if len(places) != 1 or len(functions) != 1 or idle < (1 if woke else 2):
+                if len(places) != 1 or len(functions) != 1 or idle < (1 if _naps(samples, t, clock_ticks) else 2):
                     continue
                 file, function, line = places.pop()
                 loop = _loop_at(file, line, pid)
@@ -472,6 +482,6 @@ def locals_pass(
         reads, local_notes = read_locals_once(dataset, py_spy, worker_loop=True)
         local_reads.update(_batches_apart(reads, batches))
         notes.extend(local_notes)
-    for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}).items():
+    for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}, clock_ticks).items():
         local_reads[pid] = (*local_reads.get(pid, ()), *loops)
     return local_reads, batches

@@ -86,6 +86,7 @@ class Stat:
     stime: int
     num_threads: int
     starttime: int
+    exit_code: int | None = None  # a zombie's exit status as waitpid reports it (field 52, Linux 3.5 and later)
 
 
 def read_text(path: Path) -> str | None:
@@ -197,6 +198,7 @@ def parse_stat(raw: str | None) -> Stat | None:
             stime=int(fields[12]),
             num_threads=int(fields[17]),
             starttime=int(fields[19]),
+            exit_code=int(fields[49]) if len(fields) > 49 else None,
         )
     except (IndexError, ValueError):
         return None

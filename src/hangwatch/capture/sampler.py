@@ -205,6 +205,7 @@ def _state_sample(
         threads=(),
         stdout_size=proc.file_size(stdout),
         syscalls=_syscalls_of(io),
+        exit_status=st.exit_code if st.state.startswith("Z") else None,
     )
     return sample, tasks
 

@@ -151,6 +151,7 @@ class Chain:
 
 
 STATE_WORDS = {
+    "ended": "gone, and its exit ends the wait",
     "long_sleep": "asleep on a timer that ends after the job's bounds",
     "looping": "in a loop with no way out",
     "wakes": "waking again and again",

@@ -212,7 +212,7 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
         ev.append(f"{name}: {m.fact}")
         return _Named(
             slow,
-            f"DataLoader {name} exited during the look, in {at}; the main process gets its exit.",
+            f"DataLoader {name} has exited, last seen in {at}; the main process gets its exit.",
             0.4,
             WORKER_SLOW_FIX,
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import WaitGraph
+from hangwatch.diagnose.chains import ALIVE_ENDINGS, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
@@ -100,7 +100,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     else:
         # Without a named cause the samples decide: progress, else alive when anything of the job moves or will by
         # itself, else hung for the clock to confirm (no proof: --min-stall decides).
-        moves = moving(scene)
+        moves = moving(scene) or (_wait_ends(graph, scene) if graph is not None else None)
         verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moves else Verdict.HUNG
         loop = _unproven_loop(graph, scene) if verdict == Verdict.HUNG and graph is not None else None
         findings = (loop or _unknown(scene, moves),)
@@ -269,6 +269,18 @@ def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
             fix=Cause.PROCESS_WAITS_ON.info.fix,
         )
     return None
+
+
+def _wait_ends(graph: WaitGraph, scene: Scene) -> str | None:
+    """The job's primary process waits on what the graph measured ending its wait (a holder that has exited, one
+    asleep on a timer within the bounds, one working): its chain in words; None otherwise. Nothing named, the chain
+    still decides: the wait ends by itself, not a clock's hang (a DataLoader worker killed, whose death torch's
+    own check raises within 5 s)."""
+    v = _primary(scene)
+    c = next((c for c in graph.chains if v is not None and c.waiter == f"pid:{v.pid}"), None)
+    if c is None or c.ending not in ALIVE_ENDINGS:
+        return None
+    return f"{' -> '.join(h.words for h in c.hops)}: {c.ending_text}"
 
 
 def _primary(scene: Scene) -> ProcessView | None:

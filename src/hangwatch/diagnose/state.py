@@ -23,6 +23,7 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 from __future__ import annotations
 
 import re
+import signal
 from dataclasses import dataclass
 from enum import Enum
 
@@ -161,6 +162,16 @@ def holder_process_state(v: ProcessView) -> Measured:
     return m
 
 
+def exit_words(status: int) -> str:
+    """A waitpid status in words: "killed by SIGKILL", "exit status 3"."""
+    if status & 0x7F:
+        try:
+            return f"killed by {signal.Signals(status & 0x7F).name}"
+        except ValueError:
+            return f"killed by signal {status & 0x7F}"
+    return f"exit status {status >> 8}"
+
+
 def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     """What thread ``t`` of ``v`` was measured doing. The process's own facts (bytes moved, output grown, read
     and write calls) count for its main thread, and for another thread only where it is the one that could have
@@ -169,11 +180,18 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("gone", v.ended)
     if v.role == Role.DATALOADER_WORKER and v.state.startswith("Z"):
         # (a zombie throughout is not gone for every process: a crashed rank may be the one its peers wait for)
-        return Measured(
-            "gone",
-            f"{v.label()} has exited (state Z: its parent has not read its status yet); a DataLoader waiting for a "
-            "batch checks its workers each time its wait times out (every 5 s by default) and raises for a dead one",
-        )
+        status = v.ev.samples[-1].exit_status
+        if status == 0:  # torch lets a worker whose IterableDataset shard ended go, and joins it at the epoch's end
+            return Measured(
+                "idle", f"{v.label()} has exited with status 0 (its share of the data ended): it holds no batch"
+            )
+        if status is not None:
+            return Measured(
+                "gone",
+                f"{v.label()} has exited ({exit_words(status)}; its parent has not read its status yet): a DataLoader "
+                "waiting for a batch checks its workers each time its wait times out (every 5 s by default) and "
+                "raises for a dead one",
+            )
     if v.state in ("T", "t"):
         return Measured(
             "stopped",

@@ -155,8 +155,9 @@ def _waited_on(graph: WaitGraph | None, v: ProcessView) -> bool:
 def _decisive(c: Chain) -> bool:
     """The chain says more than a polling waiter's own wake-ups: it ends alive, at an end that is itself proof (gone,
     stopped, a person, nobody, a cycle, a timer past the bounds) or at a holder whose own wait is proven (parked, a
-    loop with no way out), whether or not a timeout on the way keeps it from proving the wait."""
-    return c.ending in ALIVE_ENDINGS or ENDINGS[c.ending][1] or c.end.proves_hang
+    loop with no way out), whether or not a timeout on the way keeps it from proving the wait. A holder that has
+    exited ends the wait, and says no more than the waiter's own loop, which may advance."""
+    return (c.ending in ALIVE_ENDINGS and c.ending != "ended") or ENDINGS[c.ending][1] or c.end.proves_hang
 
 
 def _chain_of(graph: WaitGraph | None, v: ProcessView, t: ThreadView | None = None) -> Chain | None:

@@ -90,6 +90,9 @@ class ProcessSample:
     # /proc/PID/io syscr + syscw counted since the first sample outside stack reads (a ptrace stop
     # restarts a blocked read, which counts it again), so a process blocked in one read stays at 0.
     syscalls: int | None = None
+    # a zombie's exit status as waitpid reports it (0: a clean exit; a signal in the low 7 bits; the code << 8);
+    # None: not a zombie, or not read
+    exit_status: int | None = None
 
 
 @dataclass(frozen=True)
