@@ -373,10 +373,13 @@ def _root(incident: dict[str, object] | None) -> dict[str, object] | None:
 def run_case(case: Case, mode: str) -> Result:
     """One case in one mode, in a scratch directory of its own."""
     tmp = Path(tempfile.mkdtemp(prefix=f"zoo-{case.name}-"))
+    result: Result | None = None
     try:
-        return inspect_mode(case, tmp) if mode == "inspect" else run_mode(case, mode, tmp)
+        result = inspect_mode(case, tmp) if mode == "inspect" else run_mode(case, mode, tmp)
+        return result
     finally:
-        if os.environ.get("ZOO_KEEP"):
+        keep = os.environ.get("ZOO_KEEP")  # 1: every case's scratch directory; failed: a failed case's only
+        if keep and (keep != "failed" or result is None or not result.ok):
             print(f"zoo: kept {tmp} ({case.name}, {mode})", file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -432,7 +432,8 @@ def test_a_long_call_holding_the_gil_is_given_time_not_killed(run):
     slow = only_slow_incidents(run)  # past 3 x --min-stall: a `slow` incident says so, nothing is done
     assert all(i["findings"][0]["cause"] == "code.computing" for i in slow)
     extended = [e for e in run.events() if e["event"] == "extended"]
-    assert any(e.get("cause") == "code.computing" for e in extended), extended
+    # a look named it computing: an extension, or (a loaded machine's first look past 3 x --min-stall) a slow incident
+    assert slow or any(e.get("cause") == "code.computing" for e in extended), extended
     assert b"step 3/3" in r.stdout
 
 
