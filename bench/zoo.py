@@ -320,6 +320,7 @@ def inspect_mode(case: Case, tmp: Path) -> Result:
             check=False,
             env=_env(tmp / "unused", case),
         )
+        (tmp / "inspect.json").write_text(out.stdout)  # read after a failure (ZOO_KEEP=failed keeps it)
         try:
             incident = json.loads(out.stdout)
         except ValueError:

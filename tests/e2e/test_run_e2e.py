@@ -69,7 +69,11 @@ def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, ta
     if waits:
         first = run.incident(1)
         assert (first["verdict"], first["action"]) == ("waiting", "none"), first["verdict"]
-    incident = run.incident(2 if waits else 1)
+    found = [json.loads(p.read_text()) for p in sorted((run.dir / "incidents").glob("*/incident.json"))]
+    # Under load a first look may not prove the spin (its locals unread, or its stack read torn) and says "slow"; a
+    # later look proves it: only "slow" may come before the hang.
+    assert {i["verdict"] for i in found[1 if waits else 0 : -1]} <= {"slow"}, [i["verdict"] for i in found]
+    incident = found[-1]
     assert incident["verdict"] == "hung"
     rc = incident["findings"][0]
     assert rc["cause"] == cause, rc
@@ -80,7 +84,7 @@ def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, ta
     for p in incident["processes"]:  # nothing of the job is left
         assert not psutil.pid_exists(p["pid"]) or psutil.Process(p["pid"]).status() == psutil.STATUS_ZOMBIE
     s = run.summary()
-    assert (s["exit_code"], s["incidents"], s["attempts"]) == (code, 2 if waits else 1, 1)
+    assert (s["exit_code"], s["incidents"], s["attempts"]) == (code, len(found), 1)
 
 
 def test_distributed_culprit_rank_under_torchrun(run):
@@ -301,13 +305,13 @@ def test_crash_is_diagnosed_and_exit_status_kept(run, lose_stderr, slow_body, la
     """With the job's traceback, or without it (lost, as under load when torch's SIGCHLD handler raises while it is
     written: 1 suite run of 2 here): the main process's DataLoader saw its worker killed, and said so to the hook.
     With the signal late (torch's own check raises up to 5 s later), a look in between finds the worker a zombie:
-    its exit ends the main's wait, so no hang is said, at most "slow" (under load, a report of "hung" came first: a
-    flake)."""
+    its exit ends the main's wait, so no hang is said, at most "slow", once or at each look before the crash (under
+    load, a report of "hung" came first: a flake)."""
     env = {"HW_LOSE_STDERR": lose_stderr, "HW_SLOW_BODY": slow_body, "HW_LATE_SIGCHLD": late_sigchld}
     r = run(*FAST, *py("dl_worker_killed.py"), env=env)
     assert r.returncode == 1
     found = [json.loads(p.read_text()) for p in sorted((run.dir / "incidents").glob("*/incident.json"))]
-    assert [i["verdict"] for i in found[:-1]] in ([], ["slow"]), [(i["verdict"], i["findings"][0]) for i in found]
+    assert {i["verdict"] for i in found[:-1]} <= {"slow"}, [(i["verdict"], i["findings"][0]) for i in found]
     incident = found[-1]
     assert incident["verdict"] == "crashed"
     root = incident["findings"][0]

@@ -143,6 +143,8 @@ EXPECTED = {
     "exit_joins_a_timer_due_within_the_bounds": ("code.deadlock", "slow", None, None),
     "an_event_loop_whose_next_timer_is_past_the_bounds": ("code.deadlock", "hung", None, None),
     "an_event_loop_whose_next_timer_is_within_the_bounds": ("unknown", "slow", None, None),
+    # an event loop polls its own wake-up socket and one to a child that answers late (zoo like_asyncio_slow_server)
+    "an_event_loop_polling_a_child_socket_and_its_own": ("unknown", "slow", None, None),
 }
 
 
@@ -1248,3 +1250,23 @@ def test_a_timed_wait_whose_timer_the_kernel_shows_past_the_bounds_is_proven_and
     assert twin.verdict.value == "slow" and all(not x.proves_hang for x in twin.findings), twin.findings[0]
     evidence = twin.findings[0].summary + " ".join(twin.findings[0].evidence)
     assert "timeout" in evidence or "fires in" in evidence, twin.findings[0]
+
+
+def test_a_poll_whose_other_file_was_not_followed_is_no_wait_on_itself():
+    """An event loop polls two sockets: its own wake-up pair (only it holds the other end) and one whose other end a
+    child holds. Where the search of the host for that child was cut short (under load), the child's socket has no
+    holder: it may still end the poll, so the file held only by the loop proves nothing (it was declared hung, a
+    cycle of one, once in three runs of the zoo's graph cases in parallel). The poll on its own file alone is the
+    hang's twin (zoo asyncio_future_never_resolved)."""
+    ev = load("an_event_loop_polling_a_child_socket_and_its_own")
+    searched = "the host's processes were searched for 2 s only; one of the files a poll with no timeout waits on"
+    cut = [
+        replace(p, waits=tuple(replace(w, holders=(), note=searched) if w.holders else w for w in p.waits))
+        for p in ev.processes
+    ]
+    d = diagnose(replace(ev, processes=tuple(cut)))
+    assert d.verdict.value != "hung" and all(not f.proves_hang for f in d.findings), d.findings[0]
+    loop = next(p for p in ev.processes if p.waits)
+    alone = replace(loop, waits=tuple(w for w in loop.waits if not w.holders))  # its own file is all it polls
+    d = diagnose(replace(ev, processes=(alone,)))
+    assert d.verdict.value == "hung" and d.findings[0].proves_hang, d.findings[0]

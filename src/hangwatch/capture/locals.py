@@ -396,7 +396,9 @@ def _naps(samples: list[ProcessSample], t: ThreadSample, clock_ticks: int) -> bo
     too, on a busy machine, and is caught idle only at its blocking calls)."""
     first = next((x for x in samples[0].threads if x.tid == t.tid), None)
     span = samples[-1].at - samples[0].at
-    if first is None or span <= 0 or (t.ctx_switches or 0) < 2:
+    if first is None or span <= 0 or first.ctx_switches is None or t.ctx_switches is None:
+        return False
+    if t.ctx_switches - first.ctx_switches < 2:  # the counter is the thread's own since it started
         return False
     return (t.cpu_ticks or 0) - (first.cpu_ticks or 0) <= 0.05 * span * clock_ticks
 
@@ -413,18 +415,22 @@ def sleeping_loops(series: dict[int, list[ProcessSample]], clock_ticks: int = 10
         if len(samples) < 2:
             continue
         for t in samples[-1].threads:
-            places, functions = set(), set()
+            places, functions, read = set(), set(), 0
             for s in samples:
                 th = next((x for x in s.threads if x.tid == t.tid), None)
-                user = next((f for f in th.frames if _own_code(f)), None) if th is not None and th.frames else None
+                if th is not None and not th.frames:
+                    continue  # its stack was not read in this sample (under load): it says nothing
+                user = next((f for f in th.frames if _own_code(f)), None) if th is not None else None
                 if th is None or user is None:
                     break
+                read += 1
                 functions.add((user.file, user.function))
                 if th.active is False:
                     places.add((user.file, user.function, user.line))
             else:
                 idle = sum(1 for s in samples for x in s.threads if x.tid == t.tid and x.active is False)
-                if len(places) != 1 or len(functions) != 1 or idle < (1 if _naps(samples, t, clock_ticks) else 2):
+                naps = _naps(samples, t, clock_ticks)
+                if read < 2 or len(places) != 1 or len(functions) != 1 or idle < (1 if naps else 2):
                     continue
                 file, function, line = places.pop()
                 loop = _loop_at(file, line, pid)

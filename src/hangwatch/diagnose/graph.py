@@ -113,16 +113,16 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = []
     me = _pid_id(v.pid)
+    # a poll ends when any of its files is ready: one with no holder found may end it; its own files prove nothing
+    unfollowed = {w.tid for w in v.ev.waits if POLLED in (w.note or "") and not (w.holders or _self_held(w))}
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
         unheld = _unheld(scene, v, wt, w)
         if unheld is not None:
             out.append(unheld)
             continue
-        note = w.note or ""  # (a search of the host cut short may have missed the other end's holder)
-        self_held = (
-            w.kind in ENDED_BY_EXIT and not w.holders and "the waiter itself" in note and "searched for" not in note
-        )
+        note = w.note or ""
+        self_held = _self_held(w) and w.tid not in unfollowed
         if (wt is None and v.threads) or not (w.holders or self_held):
             continue  # (a native process, sort or tar, has no thread of Python: its kernel-read wait stands alone)
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
@@ -155,6 +155,16 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
             out.append((Edge(me, _pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
     return out
+
+
+def _self_held(w: LockWait) -> bool:
+    """Only the waiter holds its pipe's or socket's other end, by a search not cut short (that may miss a holder)."""
+    return (
+        w.kind in ENDED_BY_EXIT
+        and not w.holders
+        and "the waiter itself" in (w.note or "")
+        and "searched for" not in (w.note or "")
+    )
 
 
 def _timed(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool | None:
@@ -473,59 +483,21 @@ def build_graph(scene: Scene) -> WaitGraph:
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)
 
 
+def _order(states: str) -> tuple[str, ...]:
+    return tuple(states.split())
+
+
 # Which of several holders a chain follows: the one that decides the wait soonest (a working holder
 # beats a blocked one: a batch can come from any worker; a child that works ends the wait).
-_PREFER = (
-    "working",
-    "wakes",
-    "moves",
-    "asleep",
-    "unknown",
-    "brief",
-    "idle",
-    "spinning",
-    "looping",
-    "long_sleep",
-    "blocked",
-    "stopped",
-    "person",
-    "nobody",
-    "gone",
+_PREFER = _order(
+    "working wakes moves asleep unknown brief idle spinning looping long_sleep blocked stopped person nobody gone"
 )
 # A DataLoader hands its batches back in order: the batch the main process waits for is held by the worker
 # that has not returned its own (stuck first); an idle worker holds none.
-_PREFER_BATCH = (
-    "gone",
-    "stopped",
-    "blocked",
-    "looping",
-    "long_sleep",
-    "spinning",
-    "working",
-    "wakes",
-    "asleep",
-    "unknown",
-    "brief",
-    "idle",
-)
-
-
+_PREFER_BATCH = _order("gone stopped blocked looping long_sleep spinning working wakes asleep unknown brief idle")
 # A collective completes only when every rank has entered it: the chain follows the rank that holds it longest.
-_PREFER_ALL = (
-    "gone",
-    "stopped",
-    "person",
-    "nobody",
-    "long_sleep",
-    "looping",
-    "blocked",
-    "spinning",
-    "idle",
-    "unknown",
-    "brief",
-    "asleep",
-    "wakes",
-    "working",
+_PREFER_ALL = _order(
+    "gone stopped person nobody long_sleep looping blocked spinning idle unknown brief asleep wakes working"
 )
 
 
