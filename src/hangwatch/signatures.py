@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -451,3 +452,11 @@ XID_MEANINGS = {
     120: "GSP error",
 }
 XID_APP_FAULTS = frozenset({13, 31, 32, 43, 45, 109})  # usually the job's own kernels; the GPU itself may be fine
+
+
+def signal_name(number: int) -> str:
+    """A signal's name ("SIGKILL"), or its number in words where it has none ("signal 77")."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -20,7 +20,11 @@ pytest.importorskip("torch")
 
 
 def _no_incident(r: Run) -> None:
-    assert not (r.dir / "incidents").exists(), (r.dir / "incidents" / "001" / "report.md").read_text()
+    """Nothing done to the job: no incident, or (a loaded machine, a look in the second the job takes to exit after
+    its last step) only "slow" ones, with nothing done."""
+    for p in sorted((r.dir / "incidents").glob("*/incident.json")):
+        i = json.loads(p.read_text())
+        assert (i["verdict"], i["action"]) == ("slow", "none"), (p.parent / "report.md").read_text()
 
 
 @pytest.mark.e2e

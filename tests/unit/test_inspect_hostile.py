@@ -26,3 +26,13 @@ def test_recorded_refusals_are_explained(stderr):
     text = _classify_error(4321, stderr)
     assert text.startswith("cannot read stacks of pid 4321: ptrace not permitted"), text
     assert "CAP_SYS_PTRACE" in text
+
+
+def test_no_interpreter_found_is_not_said_to_be_no_python_process():
+    """py-spy's "Failed to find python version" also comes from a Python process whose interpreter is torn down at
+    its exit (a healthy trainer after its last step, read under load): the words say what py-spy found, not that
+    the process is no Python one (it was, and the report said otherwise)."""
+    from hangwatch.capture.stacks import _classify_error
+
+    text = _classify_error(4321, "Error: Failed to find python version from target process")
+    assert "not a Python process" not in text and "no Python interpreter in pid 4321" in text, text

@@ -989,6 +989,28 @@ def test_a_wait_another_thread_of_the_process_may_end_is_not_hung_and_its_twin_w
     assert d2.verdict.value == "hung", d2.findings[0]
 
 
+def test_a_loop_thread_caught_awake_in_the_last_sample_is_read_by_its_poll_before():
+    """Under load the loop's thread, woken from its poll, waits for a CPU and a sample catches it running between two
+    polls (state R, no syscall, its stack in ``_run_once``): that sample says nothing against its poll, and the newest
+    sample asleep in it decides. Read from the last sample only, the healthy job was "hung unknown", for the clock to
+    kill (a look-alike of the zoo was ended once so, with no proof)."""
+    ev = load("a_future_of_a_loop_thread_asleep_on_its_timer")
+    p = ev.processes[0]
+    last = p.samples[-1]
+    awake = tuple(
+        replace(
+            t, state="R", syscall=None, wait_max=None, wakes_in=None, timeout=None, active=True, frames=t.frames[1:]
+        )
+        if t.name == "radio"
+        else t
+        for t in last.threads
+    )
+    caught = replace(p, samples=(*p.samples[:-1], replace(last, threads=awake)))
+    d = diagnose(replace(ev, processes=(caught,)))
+    assert d.verdict.value == "slow", d.findings[0]
+    assert any("thread 'radio' waits in epoll_wait()" in e for f in d.findings for e in f.evidence), d.findings[0]
+
+
 @pytest.mark.parametrize(
     ("name", "verdict", "said"),
     [

@@ -455,8 +455,7 @@ def test_a_keepalive_loop_is_read_even_when_a_sample_caught_it_awake(awake_at, w
 
 def test_a_sample_whose_stack_was_not_read_says_nothing_of_the_loop():
     """Under load py-spy can miss a thread's stack in one sample: that sample neither breaks the read nor counts
-    towards it (two read samples at least), and the wakes are the thread's own since the first sample, not since it
-    started (a thread that slept twice before the window has not napped in it)."""
+    towards it (two read samples at least)."""
     from hangwatch.capture.locals import sleeping_loops
 
     def unread(samples, at):
@@ -468,11 +467,6 @@ def test_a_sample_whose_stack_was_not_read_says_nothing_of_the_loop():
     assert len(reads) == 1 and reads[0].loop.strip().startswith("while True"), reads
     only_one = _keepalive_samples({0, 1, 3, 4}, woke=4)[7]
     assert sleeping_loops({7: unread(unread(unread(unread(only_one, 0), 1), 3), 4)}) == {}  # one read: no loop
-    before = [
-        dataclasses.replace(s, threads=(dataclasses.replace(s.threads[0], ctx_switches=50),))
-        for s in _keepalive_samples({0, 1, 3, 4})[7]
-    ]
-    assert sleeping_loops({7: before}) == {}  # idle once, and no wake in the window: one long sleep may be all
 
 
 def test_a_thread_idle_at_two_places_has_no_one_loop():

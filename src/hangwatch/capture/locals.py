@@ -396,9 +396,7 @@ def _naps(samples: list[ProcessSample], t: ThreadSample, clock_ticks: int) -> bo
     too, on a busy machine, and is caught idle only at its blocking calls)."""
     first = next((x for x in samples[0].threads if x.tid == t.tid), None)
     span = samples[-1].at - samples[0].at
-    if first is None or span <= 0 or first.ctx_switches is None or t.ctx_switches is None:
-        return False
-    if t.ctx_switches - first.ctx_switches < 2:  # the counter is the thread's own since it started
+    if first is None or span <= 0 or (t.ctx_switches or 0) < 2:  # (the sampler counts them from the first sample)
         return False
     return (t.cpu_ticks or 0) - (first.cpu_ticks or 0) <= 0.05 * span * clock_ticks
 

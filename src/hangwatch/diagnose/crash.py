@@ -11,6 +11,7 @@ import re
 import signal
 from dataclasses import dataclass
 
+from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.raised import Raised, first_cause
 from hangwatch.fixes import (
@@ -178,12 +179,7 @@ def _kernel_findings(kernel: tuple[KernelEvent, ...], pid: int | None, known_pid
 
 
 def _signal_name(code: int) -> str | None:
-    if code < 0:
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return f"signal {-code}"
-    return None
+    return sg.signal_name(-code) if code < 0 else None
 
 
 DEATH_BEFORE_EXIT_S = 30.0  # a dead worker the iterator raised about this long before the exit (caught, or not)

@@ -23,7 +23,6 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 from __future__ import annotations
 
 import re
-import signal
 from dataclasses import dataclass
 from enum import Enum
 
@@ -164,12 +163,7 @@ def holder_process_state(v: ProcessView) -> Measured:
 
 def exit_words(status: int) -> str:
     """A waitpid status in words: "killed by SIGKILL", "exit status 3"."""
-    if status & 0x7F:
-        try:
-            return f"killed by {signal.Signals(status & 0x7F).name}"
-        except ValueError:
-            return f"killed by signal {status & 0x7F}"
-    return f"exit status {status >> 8}"
+    return f"killed by {sg.signal_name(status & 0x7F)}" if status & 0x7F else f"exit status {status >> 8}"
 
 
 def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
@@ -325,17 +319,18 @@ def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
     in a retry loop, a DataLoader's own wait for a batch, polls with one), so only the loop's own poll counts."""
     if t is None or not t.samples or t.woke_often:
         return None
-    last = t.last
+    last = t.waiting
     if last.wait_max is None or last.state not in ("S", "D") or last.wait_max >= v.timer_bound_s:
         return None
+    frames = last.frames or t.frames
     if (
-        not t.frames
-        or not sg.at(t.frames[0], "selectors.py")
-        or not any(sg.at(f, "asyncio/base_events.py", frozenset({"_run_once"})) for f in t.frames[:3])
+        not frames
+        or not sg.at(frames[0], "selectors.py")
+        or not any(sg.at(f, "asyncio/base_events.py", frozenset({"_run_once"})) for f in frames[:3])
     ):
         return None
     return (
-        f"waits in {last.syscall}() at {describe(t.user_frame or t.frames[0])} with a "
+        f"waits in {last.syscall}() at {describe(t.user_frame or frames[0])} with a "
         f"timeout of {last.wait_max:g} s: the kernel wakes it by then"
     )
 
@@ -567,10 +562,12 @@ def moving(scene: Scene) -> str | None:
                 return f"{v.label()}{'' if t is v.main_thread else f' thread {t.name!r}'} {polls}"
         for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
-            # the kernel's timer of a sleep: Python or native (`sleep 20`)
-            left = t.last.wakes_in if t.samples and t.last.syscall in sg.SLEEP_SYSCALLS else None
+            # the kernel's timer of a sleep: Python or native (`sleep 20`), in the newest sample that caught it asleep
+            asleep = t.waiting
+            left = asleep.wakes_in if asleep.syscall in sg.SLEEP_SYSCALLS else None
             if left is not None and left < v.timer_bound_s:  # whatever its line says, or none (`python -c`)
-                at = f"at {describe(top)}" if top is not None else f"in {t.last.syscall}()"
+                top = asleep.frames[0] if asleep.frames else top
+                at = f"at {describe(top)}" if top is not None else f"in {asleep.syscall}()"
                 return f"{v.label()} sleeps {at}: its timer ends in {left:.0f} s"
             if top is None or not sg.SLEEP_LINE.search(top.code or ""):
                 continue

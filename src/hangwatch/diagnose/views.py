@@ -64,6 +64,12 @@ class ThreadView:
         return self.samples[-1]
 
     @cached_property
+    def waiting(self) -> ThreadSample:
+        """The newest sample that caught it not running: one that caught it running (under load, woken from its wait
+        and waiting for a CPU, between two polls or sleeps) says nothing against that wait."""
+        return next((s for s in reversed(self.samples) if s.state != "R"), self.last)
+
+    @cached_property
     def frames(self) -> tuple[Frame, ...]:
         """The newest stack read: one sample's read can fail (busy target) while others succeed."""
         return next((s.frames for s in reversed(self.samples) if s.frames), ())
