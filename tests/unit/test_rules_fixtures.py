@@ -1277,9 +1277,13 @@ def test_a_timed_wait_whose_timer_the_kernel_shows_past_the_bounds_is_proven_and
 def test_a_poll_whose_other_file_was_not_followed_is_no_wait_on_itself():
     """An event loop polls two sockets: its own wake-up pair (only it holds the other end) and one whose other end a
     child holds. Where the search of the host for that child was cut short (under load), the child's socket has no
-    holder: it may still end the poll, so the file held only by the loop proves nothing (it was declared hung, a
-    cycle of one, once in three runs of the zoo's graph cases in parallel). The poll on its own file alone is the
-    hang's twin (zoo asyncio_future_never_resolved)."""
+    holder: it may still end the poll, so none of the poll's files is a wait, and the one held only by the loop
+    proves nothing (the zoo's look-alike was declared hung, a cycle of one, once in three runs of its graph cases in
+    parallel, a way to that outcome this test rebuilds). The poll on its own file alone is the hang's twin (zoo
+    asyncio_future_never_resolved)."""
+    from hangwatch.diagnose.graph import build_graph
+    from hangwatch.diagnose.scene import Scene
+
     ev = load("an_event_loop_polling_a_child_socket_and_its_own")
     searched = "the host's processes were searched for 2 s only; one of the files a poll with no timeout waits on"
     cut = [
@@ -1289,6 +1293,13 @@ def test_a_poll_whose_other_file_was_not_followed_is_no_wait_on_itself():
     d = diagnose(replace(ev, processes=tuple(cut)))
     assert d.verdict.value != "hung" and all(not f.proves_hang for f in d.findings), d.findings[0]
     loop = next(p for p in ev.processes if p.waits)
+    # a third file, unfollowed, beside the two: no edge of the poll at all (the child's file would decide otherwise,
+    # and the unfollowed one may end the poll first)
+    third = replace(loop.waits[-1], path="a local socket (socket:[1])", holders=(), note=searched)
+    more = replace(loop, waits=(*loop.waits, third))
+    scene = Scene.of(replace(ev, processes=tuple(more if p is loop else p for p in ev.processes)))
+    assert not [e for e in build_graph(scene).edges if e.resource == "socket"], build_graph(scene).edges
+    assert [e for e in build_graph(Scene.of(ev)).edges if e.resource == "socket"]  # as recorded: the child's edge
     alone = replace(loop, waits=tuple(w for w in loop.waits if not w.holders))  # its own file is all it polls
     d = diagnose(replace(ev, processes=(alone,)))
     assert d.verdict.value == "hung" and d.findings[0].proves_hang, d.findings[0]

@@ -455,7 +455,8 @@ def test_a_keepalive_loop_is_read_even_when_a_sample_caught_it_awake(awake_at, w
 
 def test_a_sample_whose_stack_was_not_read_says_nothing_of_the_loop():
     """Under load py-spy can miss a thread's stack in one sample: that sample neither breaks the read nor counts
-    towards it (two read samples at least)."""
+    towards it, as a read sample or as one caught idle (two read samples at least; idle in two of them, or once with
+    naps)."""
     from hangwatch.capture.locals import sleeping_loops
 
     def unread(samples, at):
@@ -467,6 +468,8 @@ def test_a_sample_whose_stack_was_not_read_says_nothing_of_the_loop():
     assert len(reads) == 1 and reads[0].loop.strip().startswith("while True"), reads
     only_one = _keepalive_samples({0, 1, 3, 4}, woke=4)[7]
     assert sleeping_loops({7: unread(unread(unread(unread(only_one, 0), 1), 3), 4)}) == {}  # one read: no loop
+    idle_unread = unread(_keepalive_samples({0, 1, 3})[7], 2)  # idle at 2 (unread) and 4, no naps: idle once read
+    assert sleeping_loops({7: idle_unread}) == {}
 
 
 def test_a_thread_idle_at_two_places_has_no_one_loop():

@@ -413,7 +413,7 @@ def sleeping_loops(series: dict[int, list[ProcessSample]], clock_ticks: int = 10
         if len(samples) < 2:
             continue
         for t in samples[-1].threads:
-            places, functions, read = set(), set(), 0
+            places, functions, read, idle = set(), set(), 0, 0
             for s in samples:
                 th = next((x for x in s.threads if x.tid == t.tid), None)
                 if th is not None and not th.frames:
@@ -425,8 +425,8 @@ def sleeping_loops(series: dict[int, list[ProcessSample]], clock_ticks: int = 10
                 functions.add((user.file, user.function))
                 if th.active is False:
                     places.add((user.file, user.function, user.line))
+                    idle += 1  # (in a sample whose stack was read)
             else:
-                idle = sum(1 for s in samples for x in s.threads if x.tid == t.tid and x.active is False)
                 naps = _naps(samples, t, clock_ticks)
                 if read < 2 or len(places) != 1 or len(functions) != 1 or idle < (1 if naps else 2):
                     continue

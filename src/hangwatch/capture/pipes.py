@@ -232,14 +232,14 @@ def poll_waits(
     """A poll (or epoll) with no timeout on pipes and local sockets: one wait per fd it polls (reading: its writers,
     or the socket's other end; writing: its readers). The poll ends when any of them is ready: the graph follows
     the one that decides. One fd whose other end cannot be followed (a timer, an eventfd, a listening or a remote
-    socket) may end it too: then none is said, and the poll is not a wait on a holder."""
+    socket, standard input) may end it too: then none is said, and the poll is not a wait on a holder."""
     out: list[LockWait] = []
     polled = polled_fds(pid, t.tid) or []
     if len(polled) > MAX_FOLLOWED_FILES:
         return []  # (following each costs a search of the host's fds: a poll of many files is no wait on a holder)
     for fd, reading in polled:
         if reads_stdin(pid, fd, reading):
-            continue  # standard input: the input rule's (see reads_pipe)
+            return []  # standard input: a person may end the poll (the input rule's, see reads_pipe)
         wait = pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading) or socket_wait(
             pid, t, job, py_spy, now, fd=fd, reading=reading
         )

@@ -205,8 +205,8 @@ def _classify_error(pid: int, stderr: str) -> str:
     if "No such file" in joined or "No such process" in joined or "os error 3" in joined:
         return f"pid {pid} exited while its stack was being read"
     if "Failed to find python version" in joined or "python interpreter" in joined.lower():
-        # (also a Python process whose interpreter is not yet set up, or already torn down at its exit)
-        return f"py-spy found no Python interpreter in pid {pid} (none yet, or torn down at its exit); no Python stack"
+        # (also a Python process whose interpreter is not set up yet, or torn down at its exit)
+        return f"py-spy found no Python interpreter in pid {pid} (e.g. none yet, or torn down at exit); no Python stack"
     last = next((line for line in text if line.startswith("Error")), text[0] if text else "no output")
     return f"py-spy could not read pid {pid}: {last[:200]}"
 

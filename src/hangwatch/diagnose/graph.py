@@ -113,7 +113,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = []
     me = _pid_id(v.pid)
-    # a poll ends when any of its files is ready: one with no holder found may end it; its own files prove nothing
+    # a poll ends when any of its files is ready: one with no holder found may end it, so none of its files is a wait
     unfollowed = {w.tid for w in v.ev.waits if POLLED in (w.note or "") and not (w.holders or _self_held(w))}
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
@@ -122,8 +122,8 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             out.append(unheld)
             continue
         note = w.note or ""
-        self_held = _self_held(w) and w.tid not in unfollowed
-        if (wt is None and v.threads) or not (w.holders or self_held):
+        self_held = _self_held(w)
+        if (wt is None and v.threads) or not (w.holders or self_held) or (POLLED in note and w.tid in unfollowed):
             continue  # (a native process, sort or tar, has no thread of Python: its kernel-read wait stands alone)
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
         frames = wt.frames if wt is not None else ()

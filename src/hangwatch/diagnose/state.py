@@ -563,9 +563,9 @@ def moving(scene: Scene) -> str | None:
         for t in v.threads if v.role != Role.LAUNCHER else ():  # torchrun's agent sleeps between its polls
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             # the kernel's timer of a sleep: Python or native (`sleep 20`), in the newest sample that caught it asleep
-            asleep = t.waiting
-            left = asleep.wakes_in if asleep.syscall in sg.SLEEP_SYSCALLS else None
-            if left is not None and left < v.timer_bound_s:  # whatever its line says, or none (`python -c`)
+            asleep = t.waiting if t.samples else None
+            left = asleep.wakes_in if asleep is not None and asleep.syscall in sg.SLEEP_SYSCALLS else None
+            if asleep is not None and left is not None and left < v.timer_bound_s:  # whatever its line, or none
                 top = asleep.frames[0] if asleep.frames else top
                 at = f"at {describe(top)}" if top is not None else f"in {asleep.syscall}()"
                 return f"{v.label()} sleeps {at}: its timer ends in {left:.0f} s"
