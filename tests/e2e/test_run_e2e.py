@@ -313,7 +313,7 @@ def test_crash_is_diagnosed_and_exit_status_kept(run, lose_stderr, slow_body, la
     env = {"HW_LOSE_STDERR": lose_stderr, "HW_SLOW_BODY": slow_body, "HW_LATE_SIGCHLD": late_sigchld}
     r = run(*FAST, *py("dl_worker_killed.py"), env=env)
     assert r.returncode == 1
-    found = [json.loads(p.read_text()) for p in sorted((run.dir / "incidents").glob("*/incident.json"))]
+    found = [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
     assert {i["verdict"] for i in found[:-1]} <= {"slow"}, [(i["verdict"], i["findings"][0]) for i in found]
     incident = found[-1]
     assert incident["verdict"] == "crashed"

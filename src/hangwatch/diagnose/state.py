@@ -330,7 +330,7 @@ def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
     ):
         return None
     return (
-        f"waits in {last.syscall}() at {describe(t.user_frame or frames[0])} with a "
+        f"waits in {last.syscall}() at {describe(innermost_user(frames) or frames[0])} with a "
         f"timeout of {last.wait_max:g} s: the kernel wakes it by then"
     )
 
