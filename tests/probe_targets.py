@@ -76,6 +76,23 @@ def crashing_workers():
     return Heavy()
 
 
+# --- one batch that computes for 5 s inside a worker (the item scan, in the main process, is quick) -----------------
+class LongBatch(Dataset):
+    def __len__(self):
+        return N
+
+    def __getitem__(self, i):
+        if get_worker_info() is not None and i == 12:
+            total, until = 0, time.monotonic() + 5.0
+            while time.monotonic() < until:  # a long computation: its locals advance
+                total += 1
+        return torch.tensor([float(i)])
+
+
+def long_batch():
+    return LongBatch()
+
+
 # --- a synthetic dataset with a known per-item cost (for the bench) ----------------------------------------------
 class Costly(Dataset):
     def __len__(self):

@@ -60,6 +60,23 @@ def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["clock", "range"])
+def test_a_busy_wait_on_the_clock_or_through_a_range_is_work_not_a_spin(run, mode):
+    """`while time.monotonic() < until: spins += 1` for 6 s (its condition calls the clock: it turns with no local
+    changing) and `for i in range(n): pass` sized to take as long (a range ends at its stop). Each was proven "a
+    counting spin" at the first look and killed (found by probe-data's twin of a hung cell); now each is work, at
+    most slow, and the job finishes. A spin with no way out is still proven (test_busy_loop, the zoo's spins)."""
+    r = run("--min-stall", "1", "--on-hang", "kill", *QUICK, *py("clock_spin.py", mode, "6"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"done" in r.stdout
+    only_slow_incidents(run)
+    looks = [e for e in run.events() if e["event"] == "extended"]  # each look that found work gives it more time
+    assert looks and all(e["cause"] == "code.computing" for e in looks), looks
+    fn = "wait_on_the_clock" if mode == "clock" else "count_through"
+    assert f"is computing in {fn} (clock_spin.py:" in looks[0]["summary"], looks[0]
+
+
+@pytest.mark.e2e
 def test_a_parent_in_accept_while_its_evaluator_computes_is_not_killed(run):
     """The parent waits in accept() with no timeout, an unproven network wait, while the evaluator it started computes
     and then connects: the child's measured work makes the wait slow, bounded by --max-slow, so the clock at

@@ -388,6 +388,7 @@ print(json.dumps({"answered": after, "after_destroy": late, "refused": len(refus
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(300)  # five jobs of about 5 s each; 26 s each on a machine loaded with two busy loops
 def test_the_recorder_read_again_and_again_while_the_group_is_destroyed_never_breaks_the_job(tmp_path):
     """A look that reads a rank's recorder as the rank tears its process group down: the hook's reader goes first
     (a dump under way is waited for), so the job exits 0, and no dump is answered after the destroy. Five

@@ -78,6 +78,15 @@ def test_fork_only_hang_is_found_and_spawn_recommended_over_it(tmp_path):
     assert time.monotonic() - t0 < 100
 
 
+def test_a_batch_that_computes_past_the_item_timeout_is_looked_at_and_not_called_hung(tmp_path):
+    """The twin of the hung cells: a worker computes one batch for 5 s, past --item-timeout 1.5. The look proves
+    work (its loop's locals advance): the cell gets another --item-timeout at each look and ends ok (it was hung by the
+    clock; under load, torch ending a spawn cell's workers after its last batch was too)."""
+    code, rep, err = probe(tmp_path, "long_batch", *QUICK, "--contexts", "fork", "--item-timeout", "1.5")
+    assert code == 0, err
+    assert cells(rep) and all((c["status"], c.get("finding")) == ("ok", None) for c in cells(rep)), cells(rep)
+
+
 def test_hanging_index_is_reported_with_its_line_and_left_out_of_the_matrix(tmp_path):
     code, rep, err = probe(tmp_path, "hanging_index", *QUICK, "--contexts", "fork", "--item-timeout", "2")
     assert code == 0, err

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FAST, marker, py
+from conftest import FAST, marker, only_slow_incidents, py
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -46,11 +46,12 @@ def test_an_iterable_dataset_says_it_has_no_indices_and_shows_the_workers_positi
 
 
 def test_a_healthy_job_is_untouched_and_leaves_no_batch_files_behind(run):
-    """The twin with no bad sample, persistent workers over two epochs: exit 0, no incident, and each iterator's
-    file gone with its workers."""
+    """The twin with no bad sample, persistent workers over two epochs: exit 0, nothing done to it (at --min-stall 1
+    a loaded machine's gap between steps may be said `slow`, never more), and each iterator's file gone with its
+    workers."""
     r = run(*FAST, *py("dl_bad_sample.py", "--good", "--persistent", "--workers", "4"))
     assert r.returncode == 0, r.stderr.decode()[-2000:]
-    assert run.summary()["incidents"] == 0
+    only_slow_incidents(run)
     assert list((run.dir / "heartbeat").glob("*.dl")) == []
 
 

@@ -39,7 +39,8 @@ def test_a_fork_lock_hang_before_the_first_step_is_caught_and_restarted_with_spa
     )  # no --fallback, no flag in the job
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     probe = next(e for e in run.events() if e["event"] == "probe" and e["hung"])
-    assert probe["cause"] == "fork.inherited_lock" and probe["seconds"] < 8, probe  # min-stall + window, not 900 s
+    # torch's import + min-stall + window (7 s here; 9.3 s once in a loaded CI run), not --startup-grace's 120 s
+    assert probe["cause"] == "fork.inherited_lock" and probe["seconds"] < 20, probe
     incident = run.incident()
     assert incident["action"] == "restarted" and "multiprocessing_context='spawn'" in incident["remedy"]
     assert b"remedy for fork.inherited_lock: DataLoader(multiprocessing_context='spawn')" in r.stderr

@@ -97,7 +97,10 @@ def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:
     grown = sorted(
         n for n, (a, b) in changed.items() if (x := _int(a)) is not None and (y := _int(b)) is not None and y > x
     )
-    spin = _counts_only(last, changed, grown, seconds)
+    # A condition that calls out (``while time.monotonic() < until``: the clock, a file, another process) may turn
+    # with no local changing: what only counts beside it waits for that, and proves nothing.
+    worldly = reads_the_world(last.body, after)
+    spin = None if worldly else _counts_only(last, changed, grown, seconds)
     if cond_names:
         moving = sorted(n for n in cond_names if n in changed)
         if moving and spin is not None:
@@ -127,7 +130,9 @@ def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:
                 frozen=True,
             )
         working = sorted(
-            n for n in changed if n not in cond_names and (last.body is None or not counts_only(last.body, n))
+            n
+            for n in changed
+            if n not in cond_names and (worldly or last.body is None or not counts_only(last.body, n))
         )
         if working:
             n = working[0]
@@ -181,15 +186,18 @@ def parse_loop(source: str) -> ast.stmt | None:
     return tree.body[0] if tree.body else None
 
 
-COUNTING_ITERABLES = frozenset({"range", "count"})  # `for i in range(...)`, `itertools.count()`: numbers, no data
+# `for i in itertools.count()`: numbers, no data, no end. A `range` ends at its stop, however far: counting through
+# one is not a loop that cannot end.
+COUNTING_ITERABLES = frozenset({"count"})
 
 
 def counts_only(source: str, name: str) -> bool:
     """Whether ``name`` is used in the loop ``source`` for nothing but counting: incremented
     (``n += 1``, ``n = n + 1``), compared in a ``while`` condition, or the target of a ``for`` over
-    ``range``/``count``, in a body that does nothing else (no call, no other assignment). Used any
-    other way (an index, a call's argument, another computation, a ``for`` over real data), or in a
-    body that does other work, the loop may be working. Source that does not parse is not judged."""
+    ``itertools.count``, in a body that does nothing else (no call, no other assignment). Used any
+    other way (an index, a call's argument, another computation, a ``for`` over real data or a ``range``,
+    which ends), or in a body that does other work, the loop may be working. Source that does not parse is
+    not judged."""
     loop = parse_loop(source)
     if not isinstance(loop, ast.While | ast.For):
         return False
@@ -263,6 +271,27 @@ EXITS = (
     ast.Try,
     ast.With,
 )
+
+
+def reads_the_world(source: str | None, values: dict[str, str]) -> bool:
+    """Whether a ``while`` loop's condition calls something that may see the world outside its locals: a clock
+    (``time.monotonic()``), a file, a queue or another process. A pure builtin (``len(x)``) and a method of a
+    local read whole as a plain value (``state.get("ready")`` on a dict) see only what the locals show."""
+    loop = parse_loop(source or "")
+    if not isinstance(loop, ast.While):
+        return False
+    for node in ast.walk(loop.test):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        if isinstance(fn, ast.Name) and fn.id in PURE_BUILTINS:
+            continue
+        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name):
+            value = values.get(fn.value.id)
+            if value is not None and _read_whole(value) and value[:1] in ("{", "[", "(", "'", '"'):
+                continue
+        return True
+    return False
 
 
 def _read_whole(value: str) -> bool:

@@ -568,7 +568,7 @@ def moving(scene: Scene) -> str | None:
             if asleep is not None and left is not None and left < v.timer_bound_s:  # whatever its line, or none
                 top = asleep.frames[0] if asleep.frames else top
                 at = f"at {describe(top)}" if top is not None else f"in {asleep.syscall}()"
-                return f"{v.label()} sleeps {at}: its timer ends in {left:.0f} s"
+                return f"{v.label()} sleeps {at}: its timer ends in {duration_text(left)}"
             if top is None or not sg.SLEEP_LINE.search(top.code or ""):
                 continue
             timer = left if left is not None else sg.sleep_timer(top.code)

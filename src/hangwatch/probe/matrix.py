@@ -61,10 +61,10 @@ def run_cell(target: Target, cell: Cell, indices: list[int], opts: ProbeOptions,
     first_batch = max(
         FORK_FIRST_BATCH_S if cell.multiprocessing_context == "fork" else STARTUP_ALLOWANCE_S, opts.item_timeout
     )
-    done, hung, peak = _watch_cell(proc, lines, tracker, opts, first_batch)
+    done, hung, finding, peak = _watch_cell(proc, lines, tracker, opts, first_batch)
     if hung:
         cell.status = CellStatus.HUNG
-        cell.finding = _diagnose_hung(proc.pid)
+        cell.finding = finding
     end_tree(tracker, 2.0, popen_waiter(proc))
     for r in readers:
         r.join(5)
@@ -122,14 +122,16 @@ def _watch_cell(
     tracker: JobTracker,
     opts: ProbeOptions,
     first_batch_s: float,
-) -> tuple[dict[str, Any] | None, bool, float]:
-    """Follow a cell until it is done, exits, or stalls: (final message, hung?, peak RSS of its tree).
-    Before its DataLoader exists (imports, the target) it has STARTUP_ALLOWANCE_S; then ``first_batch_s``
-    for the first batch; then --item-timeout between batches."""
+) -> tuple[dict[str, Any] | None, bool, Finding | None, float]:
+    """Follow a cell until it is done, exits, or stalls: (final message, hung?, the hung cell's finding (None where it
+    could not be read), peak RSS of its tree). Before its DataLoader exists (imports, the target) it has
+    STARTUP_ALLOWANCE_S; then ``first_batch_s`` for the first batch; then --item-timeout between batches. A stall is
+    looked at first: a look that proves work (torch ending its workers, a batch's long computation) gives it another
+    --item-timeout, up to --cell-timeout; anything else is a hung cell."""
     t0 = time.monotonic()
     loader_at: float | None = None
     last_batch: float | None = None
-    peak = 0.0
+    peak, proven_until = 0.0, 0.0
     while True:
         try:
             msg = json.loads(lines.get(timeout=0.2))
@@ -138,7 +140,7 @@ def _watch_cell(
             elif msg["event"] == "loader":
                 loader_at = time.monotonic()
             elif msg["event"] == "done":
-                return msg, False, peak
+                return msg, False, None, peak
         except queue.Empty:
             pass
         except ValueError:
@@ -151,19 +153,26 @@ def _watch_cell(
                 try:
                     msg = json.loads(lines.get(timeout=1.0))
                 except queue.Empty:
-                    return None, False, peak
+                    return None, False, None, peak
                 except ValueError:
                     continue
                 if msg.get("event") == "done":
-                    return msg, False, peak
+                    return msg, False, None, peak
         if last_batch:
             stalled = now - last_batch > opts.item_timeout
         elif loader_at:
             stalled = now - loader_at > min(opts.cell_timeout, first_batch_s)
         else:
             stalled = now - t0 > min(opts.cell_timeout, max(STARTUP_ALLOWANCE_S, opts.item_timeout))
-        if stalled or now - t0 > opts.cell_timeout:
-            return None, True, peak
+        if now - t0 > opts.cell_timeout:
+            return None, True, _diagnose_hung(proc.pid), peak
+        if stalled and now >= proven_until:
+            finding = _diagnose_hung(proc.pid)
+            if proc.poll() is not None or not lines.empty():
+                continue  # it ended, or said something, during the look: read above first
+            if finding is None or not finding.proves_work:
+                return None, True, finding, peak
+            proven_until = time.monotonic() + opts.item_timeout
 
 
 def _rss(p: psutil.Process) -> float:
