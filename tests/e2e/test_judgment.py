@@ -119,7 +119,7 @@ def test_a_collate_spin_whose_counter_advances_is_hung_at_once(run):
     r = run(*QUICK, "--on-hang", "kill", *py("dl_collate_count.py"))
     assert r.returncode == 125, r.stderr.decode()[-2000:]  # a spin at the user's line: a requeue spins again
     assert time.monotonic() - t0 < 40
-    incident = run.incident()
+    incident = run.incident(1)  # the first look proves it: no slow incident before
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"]) == ("hung", "dataloader.worker_stuck"), root
     _in_the_loop(root["where"], "dl_collate_count.py")
@@ -262,7 +262,7 @@ def test_a_job_waiting_at_a_login_prompt_is_hung_at_once(run):
     assert p.returncode == 125, err.decode()[-3000:]  # a requeue would wait at the same prompt
     assert time.monotonic() - t0 < 20
     assert run.summary()["exit_reason"] == "hung_final" and "same prompt" in run.summary()["exit_why"]
-    incident = run.incident()
+    incident = run.incident(1)  # the first look proves it: no slow incident before
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"]) == ("hung", "process.waits_for_input"), root
     assert (root["where"]["file"], root["where"]["line"]) == marker("prompt_job.py")

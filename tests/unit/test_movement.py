@@ -47,6 +47,55 @@ def test_frozen_condition(source, values, frozen):
     assert (frozen_condition(source, values) is not None) is frozen
 
 
+@pytest.mark.parametrize(
+    ("source", "values", "world"),
+    [
+        # a clock, a file, a method of an object: the condition may turn with no local changing
+        ("while time.monotonic() < until:\n    n += 1", {"until": "5.0", "n": "1"}, True),
+        ("while not os.path.exists(p):\n    n += 1", {"p": "'/x'", "n": "1"}, True),
+        ("while not self.q.empty():\n    n += 1", {"self": "<Trainer at 0x7f>", "n": "1"}, True),
+        # a shared Value, a manager's proxy, shared memory: another process writes them
+        ("while flag.value == 0:\n    n += 1", {"flag": "<Synchronized at 0x7f>", "n": "1"}, True),
+        ("while len(results) < n:\n    pass", {"results": "<ListProxy at 0x7f>", "n": "3"}, True),
+        ("while not shm.buf[0]:\n    pass", {"shm": "<SharedMemory at 0x7f>"}, True),
+        ("while self.flag.value == 0:\n    pass", {"self": "<T at 0x7f>"}, True),
+        # a value cut short: its method may see what was not read
+        ("while ring.count(0) < 1:\n    pass", {"ring": "[1, 1, ...]"}, True),
+        # what the locals show: a dict's get, a list's count, the loop's own object, a pure builtin
+        ('while not state.get("ready"):\n    n += 1', {"state": "{}", "n": "1"}, False),
+        ("while ring.count(0) < 1:\n    pass", {"ring": "[1, 1, 1]"}, False),
+        ("while not self.done:\n    n += 1", {"self": "<Trainer at 0x7f>", "n": "1"}, False),
+        ("while len(batch) < target:\n    i += 1", {"batch": "[0, 1]", "target": "32"}, False),
+    ],
+)
+def test_a_condition_that_reads_the_world_is_told_from_one_that_reads_its_locals(source, values, world):
+    from hangwatch.diagnose.loops import frozen_condition, reads_the_world
+
+    assert reads_the_world(source, values) is world
+    if world:  # and no such loop is ever "a loop that cannot end"
+        assert frozen_condition(source, values) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "counts"),
+    [
+        ("while n >= 0:\n    n += 1", "n", True),  # moves away from its end: never ends
+        ("while 0 <= n:\n    n = n + 1", "n", True),
+        ("while n < 0:\n    n -= 1", "n", True),
+        ("while not done:\n    n += 1", "n", True),  # the counter is not what ends it
+        ("for i in count():\n    pass", "i", True),
+        ("while i < n:\n    i += 1", "i", False),  # gets there: the loop ends
+        ("while n > 0:\n    n -= 1", "n", False),
+        ("while n != 5:\n    n += 1", "n", False),
+        ("for i in range(10**9):\n    pass", "i", False),  # a range ends at its stop
+    ],
+)
+def test_a_counter_only_counts_when_its_loop_cannot_end_by_it(source, name, counts):
+    from hangwatch.diagnose.loops import counts_only
+
+    assert counts_only(source, name) is counts
+
+
 def test_without_being_alone_no_spin_is_proven():
     from hangwatch.diagnose.loops import loop_motion
     from hangwatch.records.evidence import LocalsRead

@@ -233,6 +233,12 @@ def counts_only(source: str, name: str) -> bool:
     uses = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
     if not uses or not all(id(n) in counting for n in uses):
         return False
+    if (
+        isinstance(loop, ast.While)
+        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.test))
+        and not _counts_away(loop, name)
+    ):
+        return False  # `while i < n: i += 1` ends when it gets there
     # The body does nothing but count: no call (`out.append(tok.encode(x))` works, whatever its locals
     # show), no other assignment, nothing that could change what the loop reads.
     for stmt in loop.body:
@@ -257,6 +263,42 @@ def counts_only(source: str, name: str) -> bool:
     return True
 
 
+def _counts_away(loop: ast.While, name: str) -> bool:
+    """Whether each step of ``name`` moves it away from ending the loop: its test is one comparison of ``name`` with
+    another value (``n >= 0``, ``0 <= n``) that stays true as ``name`` grows (or shrinks, for a step down), and every
+    step has the same sign. ``while n >= 0: n += 1`` never ends; ``while i < n: i += 1`` does."""
+    test = loop.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(left, ast.Name) and left.id == name:
+        grows_away = isinstance(op, ast.Gt | ast.GtE)
+        shrinks_away = isinstance(op, ast.Lt | ast.LtE)
+    elif isinstance(right, ast.Name) and right.id == name:
+        grows_away = isinstance(op, ast.Lt | ast.LtE)
+        shrinks_away = isinstance(op, ast.Gt | ast.GtE)
+    else:
+        return False
+    signs = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            op_, value = node.op, node.value
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.BinOp)
+        ):
+            op_, value = node.value.op, node.value.right
+        else:
+            continue
+        step = value.value if isinstance(value, ast.Constant) and isinstance(value.value, int | float) else None
+        if step is None or step == 0 or not isinstance(op_, ast.Add | ast.Sub):
+            return False
+        signs.add((step > 0) == isinstance(op_, ast.Add))
+    return (signs == {True} and grows_away) or (signs == {False} and shrinks_away)
+
+
 PURE_BUILTINS = frozenset({"len", "min", "max", "abs", "sum", "any", "all", "int", "float", "bool", "isinstance"})
 EXITS = (
     ast.Break,
@@ -273,24 +315,55 @@ EXITS = (
 )
 
 
+# Types whose reads see another process's, another thread's or the kernel's state: a shared Value or Array, a manager's
+# proxy, shared memory, a memoryview or mmap, a tensor or array (shared memory too), a queue, an event, a lock, a
+# socket, a process, a thread, a future. py-spy shows an object as ``<Type at 0x7f...>``.
+EXTERNAL_STATE = re.compile(
+    r"^<\w*(Synchronized|Proxy|SharedMemory|ShareableList|memoryview|mmap|Tensor|ndarray|Value|Array|Event|"
+    r"Condition|Semaphore|Queue|socket|Popen|Process|Thread|Future|Connection|Barrier|Lock)\w* at 0x",
+    re.IGNORECASE,
+)
+
+
+def own_state(value: str | None) -> bool:
+    """Whether reading a local (its attributes, its items) sees only state its own thread keeps: a plain value read
+    whole (a number, a string, a list or dict of them), or an object of a type that holds no one else's state."""
+    if value is None or "..." in value or "***" in value:
+        return False
+    if value.startswith("<"):
+        return EXTERNAL_STATE.search(value) is None
+    try:
+        ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def reads_the_world(source: str | None, values: dict[str, str]) -> bool:
-    """Whether a ``while`` loop's condition calls something that may see the world outside its locals: a clock
-    (``time.monotonic()``), a file, a queue or another process. A pure builtin (``len(x)``) and a method of a
-    local read whole as a plain value (``state.get("ready")`` on a dict) see only what the locals show."""
+    """Whether a ``while`` loop's condition may see the world outside its thread's locals, and so turn with no local
+    changing: a call (``time.monotonic()``, ``os.path.exists(p)``, ``q.empty()``) other than a pure builtin or a
+    method of a plain local (``state.get("ready")`` on a dict); an attribute or item of a shared value, a proxy, a
+    tensor (``flag.value``), a module or a global, or of anything but a local (``self.a.b``); an await or yield."""
     loop = parse_loop(source or "")
     if not isinstance(loop, ast.While):
         return False
     for node in ast.walk(loop.test):
-        if not isinstance(node, ast.Call):
-            continue
-        fn = node.func
-        if isinstance(fn, ast.Name) and fn.id in PURE_BUILTINS:
-            continue
-        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name):
-            value = values.get(fn.value.id)
-            if value is not None and _read_whole(value) and value[:1] in ("{", "[", "(", "'", '"'):
+        if isinstance(node, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr):
+            return True
+        if isinstance(node, ast.Call):
+            fn = node.func
+            if isinstance(fn, ast.Name) and fn.id in PURE_BUILTINS:
                 continue
-        return True
+            if not (isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name)):
+                return True
+            value = values.get(fn.value.id)
+            if value is None or value.startswith("<") or not own_state(value):
+                return True  # a method of an object: it may read anything
+        elif isinstance(node, ast.Attribute | ast.Subscript):
+            if not isinstance(node.value, ast.Name) or not own_state(values.get(node.value.id)):
+                return True
+        elif isinstance(node, ast.Name) and EXTERNAL_STATE.search(values.get(node.id) or ""):
+            return True  # read whole by a builtin or a comparison (``len(proxy)``, ``not event``): still theirs
     return False
 
 
@@ -333,6 +406,8 @@ def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
             return None  # a global, or a local not read: another thread or frame may change it
         if not _read_whole(value) and (name in body_names or not value.startswith("<")):
             return None  # its value was not read whole, and the body may change it
+    if reads_the_world(source, values):
+        return None  # a shared value, a proxy, a tensor: another process may change it
     header = ast.get_source_segment(source.strip(), loop.test) or "?"
     return (
         f"`while {header}:` can end only when that turns false; its body calls nothing and has no break, return "

@@ -447,7 +447,7 @@ def bound_text(bound_s: float) -> str:
 def duration_text(seconds: float) -> str:
     """``31.7 years``, ``2.0 days``, ``3.0 h``: a long timer in words (a timer due within the second: "under a
     second", not "0 s")."""
-    if seconds < 0.5:
+    if seconds < 1:
         return "under a second"
     if seconds >= 365 * 86400:
         return f"{seconds / (365 * 86400):,.1f} years"

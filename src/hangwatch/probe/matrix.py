@@ -135,11 +135,13 @@ def _watch_cell(
     while True:
         try:
             msg = json.loads(lines.get(timeout=0.2))
-            if msg["event"] == "batch":
+            if not isinstance(msg, dict):
+                continue  # a stray print of the user's dataset that parses as JSON (`print(12)`)
+            if msg.get("event") == "batch":
                 last_batch = time.monotonic()
-            elif msg["event"] == "loader":
+            elif msg.get("event") == "loader":
                 loader_at = time.monotonic()
-            elif msg["event"] == "done":
+            elif msg.get("event") == "done":
                 return msg, False, None, peak
         except queue.Empty:
             pass
@@ -156,7 +158,7 @@ def _watch_cell(
                     return None, False, None, peak
                 except ValueError:
                     continue
-                if msg.get("event") == "done":
+                if isinstance(msg, dict) and msg.get("event") == "done":
                     return msg, False, None, peak
         if last_batch:
             stalled = now - last_batch > opts.item_timeout
