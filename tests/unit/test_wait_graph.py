@@ -124,6 +124,7 @@ def test_the_endings_table_is_what_the_docs_say():
         ("while 1:\n    sleep(0.2)\n    continue", True),
         ("while True:\n    time.sleep(1)\n    if done:\n        break", False),
         ("while True:\n    poll()\n    time.sleep(1)", False),  # a call may raise or exit
+        ("while True:\n    backoff.sleep()", False),  # an object's own sleep is the user's code: it may raise
         ("while not done:\n    time.sleep(1)", False),
         ("while True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass", False),
         ("for _ in range(10):\n    time.sleep(1)", False),

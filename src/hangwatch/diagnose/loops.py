@@ -415,7 +415,17 @@ def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
     )
 
 
-SLEEP_CALLS = frozenset({"sleep"})  # time.sleep(...), sleep(...): the only calls a loop with no exit may make
+def is_sleep(fn: ast.expr) -> bool:
+    """``time.sleep`` or a bare ``sleep`` (``from time import sleep``): the only calls a loop with no exit may make. An
+    object's own ``sleep`` (``backoff.sleep()``) is the user's code, which may raise at its deadline."""
+    if isinstance(fn, ast.Name):
+        return fn.id == "sleep"
+    return (
+        isinstance(fn, ast.Attribute)
+        and fn.attr == "sleep"
+        and isinstance(fn.value, ast.Name)
+        and fn.value.id == "time"
+    )
 
 
 def stop_set_by_another(loop: ast.While) -> str | None:
@@ -434,10 +444,7 @@ def stop_set_by_another(loop: ast.While) -> str | None:
             return None  # a call in its arguments (``sleep(seconds=self.backoff())``) may set the flag, raise or exit
         fn = call.func
         waits = isinstance(fn, ast.Attribute) and fn.attr == "wait" and ast.unparse(fn.value) == event
-        sleeps = (fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None) in (
-            SLEEP_CALLS
-        )
-        if not (waits or sleeps):
+        if not (waits or is_sleep(fn)):
             return None
     return event
 
@@ -479,10 +486,7 @@ def never_exits(source: str | None, private_wait: bool = False) -> str | None:
                 | ast.Nonlocal,
             ):
                 return None
-            if isinstance(node, ast.Call):
-                fn = node.func
-                name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
-                if name not in SLEEP_CALLS:
-                    return None
+            if isinstance(node, ast.Call) and not is_sleep(node.func):
+                return None
     header = ast.get_source_segment(source.strip(), loop.test) or "True"
     return f"`while {header}:` has no break, return or raise, and its body does nothing but sleep: it never ends"
