@@ -49,6 +49,11 @@ CAUSES = [
 ]
 
 
+def _root_line(incident: dict) -> tuple[str | None, int | None]:
+    where = incident["findings"][0].get("where") or {}
+    return where.get("file"), where.get("line")
+
+
 @pytest.mark.parametrize(("script", "cause", "tag", "code"), CAUSES)
 def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, tag, code):
     env = (
@@ -66,13 +71,23 @@ def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, ta
     waits = ["--rendezvous-timeout", "6"] if cause == "distributed.rendezvous_wait" else []
     r = run(*FAST, *waits, "--on-hang", "kill", *py(script), env=env)
     assert r.returncode == code, r.stderr.decode()[-2000:]
-    if waits:
-        first = run.incident(1)
-        assert (first["verdict"], first["action"]) == ("waiting", "none"), first["verdict"]
     found = [run.incident(n) for n in range(1, run.summary()["incidents"] + 1)]
+    # On a loaded machine the job may be said slow before it reaches its hang (torch's import past --startup-grace 4):
+    # `slow`, nothing done, somewhere else than the hang's line. The first look at the hang itself is what counts.
+    lead = 0
+    while (
+        tag
+        and lead < len(found) - 1
+        and (found[lead]["verdict"], found[lead]["action"]) == ("slow", "none")
+        and _root_line(found[lead]) != marker(script, tag)
+    ):
+        lead += 1
+    if waits:
+        first = found[lead]
+        assert (first["verdict"], first["action"]) == ("waiting", "none"), first["verdict"]
     # Under load a first look may not prove a spin (its locals unread, or its stack read torn) and says "slow"; a
     # later look proves it. Every other cause is proven at its first look.
-    before = found[1 if waits else 0 : -1]
+    before = found[lead + (1 if waits else 0) : -1]
     assert not before or (script == "dl_worker_spin.py" and {i["verdict"] for i in before} == {"slow"}), [
         i["verdict"] for i in found
     ]
