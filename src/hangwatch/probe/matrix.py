@@ -135,18 +135,15 @@ def _watch_cell(
     while True:
         try:
             msg = json.loads(lines.get(timeout=0.2))
-            if not isinstance(msg, dict):
-                continue  # a stray print of the user's dataset that parses as JSON (`print(12)`)
-            if msg.get("event") == "batch":
-                last_batch = time.monotonic()
-            elif msg.get("event") == "loader":
-                loader_at = time.monotonic()
-            elif msg.get("event") == "done":
-                return msg, False, None, peak
-        except queue.Empty:
-            pass
-        except ValueError:
-            continue  # a stray print of the user's dataset on stdout
+        except (queue.Empty, ValueError):  # nothing, or a stray print of the user's dataset on stdout
+            msg = None
+        event = msg.get("event") if isinstance(msg, dict) else None  # (`print(12)` parses as JSON too)
+        if event == "batch":
+            last_batch = time.monotonic()
+        elif event == "loader":
+            loader_at = time.monotonic()
+        elif event == "done":
+            return msg, False, None, peak
         tracker.scan()
         peak = max(peak, sum(_rss(p) for p in tracker.alive()))
         now = time.monotonic()
