@@ -183,6 +183,7 @@ def test_ls_of_a_directory_lists_that_directory_only(run, tmp_path):
             timeout=60,
             env=env,
             check=True,
+            cwd=tmp_path,  # its ./hangwatch-runs is the test's own, not the checkout's
         ).stdout
         return sorted(Path(v["run_dir"]).name for v in json.loads(out))
 
