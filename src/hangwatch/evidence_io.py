@@ -21,6 +21,7 @@ from hangwatch.records.evidence import (
     ProcessEvidence,
     ProcessInfo,
     ProcessSample,
+    Rearm,
     RendezvousRead,
     Role,
     ThreadSample,
@@ -145,4 +146,5 @@ def _process(p: dict[str, Any]) -> ProcessEvidence:
         flight=_flight(p.get("flight")),
         loader_task=_loader_task(p.get("loader_task")),
         c10d=C10dWait(**p["c10d"]) if p.get("c10d") else None,
+        rearms=tuple(Rearm(**r) for r in p.get("rearms", ())),
     )

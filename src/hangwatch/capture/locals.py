@@ -160,12 +160,12 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
                 continue  # a loop that ended above the line (a sibling, not its enclosing one)
             header = _header_only(text)
             whole = "".join(command if command is not None else linecache.getlines(file))
-            written = flags.flag_kind(whole, header, n) if _unchanged_since_start(file, pid) else None
+            written = flags.flag_kind(whole, header, n) if unchanged_since_start(file, pid) else None
             return Loop(header, redact_text("\n".join(lines)), n, written)
     return None
 
 
-def _unchanged_since_start(file: str, pid: int | None) -> bool:
+def unchanged_since_start(file: str, pid: int | None) -> bool:
     """The file on disk is the one process ``pid`` runs: not written since it started (``python -c`` code is its
     command line's). A file edited while the job runs says nothing of the code running."""
     if file == "<string>":

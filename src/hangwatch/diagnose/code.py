@@ -434,6 +434,8 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         t = next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
         m = states[t.tid]
         frame = t.user_frame or proof.waits_at(t)
+        site = proof.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
+        named_at = Frame(site.function, site.file, site.line, site.code) if site is not None else frame
         left = t.last.wakes_in if t.last.syscall == "futex" else None
         how = (
             f"fires in {duration_text(left)},"
@@ -454,8 +456,9 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                         f"{v.label()} has finished (or raised) and is exiting, but waits for its "
                         f"{'timer' if _a_timer(t) else 'non-daemon thread'} "
                         f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends."
+                        + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state == "looping" else "")
                     ),
-                    where=v.where(t, frame),
+                    where=v.where(t, named_at),
                     evidence=(
                         "main thread in threading._shutdown (the interpreter joins every non-daemon thread at exit)",
                         f"threads it waits for: {names}",

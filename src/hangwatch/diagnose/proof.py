@@ -11,10 +11,11 @@ with a moving stack), so the step history never declares it hung; only --max-slo
 from __future__ import annotations
 
 import itertools
+import os
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
-from hangwatch.records.evidence import Frame
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
+from hangwatch.records.evidence import Frame, Rearm
 from hangwatch.records.incident import Proof, ProofKind
 
 
@@ -88,6 +89,49 @@ def waits_at(t: ThreadView) -> Frame | None:
 def timer_run(f: Frame) -> bool:
     """``f`` is a ``threading.Timer`` waiting to fire (its ``run``)."""
     return f.function == "Timer.run" and f.file.endswith("/threading.py")
+
+
+def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
+    """Where ``t`` is the ``threading.Timer`` the interpreter's exit joins now, and timers re-armed through the window,
+    that fact in words: main was in ``threading._shutdown`` in every sample that read it, a timer waited in every
+    sample, some fired and ended while ``t`` started after the first sample, and nothing of the process ran or moved
+    data. The timer ends, and another takes its place: the join gets no closer to its end (whether the chain ever
+    stops is not read; a timer due later that no other replaced is asleep, as it was). None otherwise."""
+    main, samples = v.main_thread, v.ev.samples
+    if main is None or t is main or v.ended or not any(timer_run(f) for f in t.frames) or len(samples) < 2:
+        return None
+    stacks = [s.frames for s in main.samples if s.frames]
+    if not stacks or not all(any(sg.at(f, "threading.py", SHUTDOWN) for f in fs) for fs in stacks):
+        return None
+    timers = {x.tid: x for x in v.threads if x is not main and any(timer_run(f) for f in x.frames)}
+    seen = [{x.tid for x in s.threads} & timers.keys() for s in samples]
+    fired = [timers[tid] for tid in timers if tid not in seen[-1]]
+    if t.tid not in seen[-1] or t.tid in seen[0] or not fired or not all(seen):
+        return None
+    if v.moved_data or (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+        return None
+    site = rearm_site(v)
+    started = (
+        f"; {site.function}() starts the next Timer of itself at {os.path.basename(site.file)}:{site.line}"
+        + (" under a condition" if site.conditional else ", with no condition on the way")
+        if site is not None
+        else ""
+    )
+    return (
+        f"{len(fired)} timer{'s' if len(fired) > 1 else ''} the exit joined fired and ended in the "
+        f"{v.duration_s:.0f} s window ({', '.join(repr(x.name) for x in fired[:4])}), a timer waited in every sample, "
+        f"and '{t.name}' started after the first: each one that ends is replaced, so the exit's join gets no closer "
+        f"to its end, with nothing else of the process running or moving data{started}"
+    )
+
+
+def rearm_site(v: ProcessView) -> Rearm | None:
+    """The user's function that starts a Timer of itself (read at capture, ``capture/rearm.py``): one that re-arms
+    with no condition first."""
+    return min(v.ev.rearms, key=lambda r: r.conditional, default=None)
+
+
+SHUTDOWN = frozenset({"_shutdown"})  # threading._shutdown: the interpreter's exit joining the non-daemon threads
 
 
 FUTURES_BASE = "concurrent/futures/_base.py"

@@ -310,6 +310,18 @@ class LoaderTask:
 
 
 @dataclass(frozen=True)
+class Rearm:
+    """A function of the user's that starts a ``threading.Timer`` of itself (``Timer(1.0, flush)`` inside ``flush``),
+    read from the source at the capture of a process with a Timer thread: each timer it starts starts the next."""
+
+    function: str
+    file: str
+    line: int  # the line of the ``Timer(...)`` call
+    code: str | None  # that line's text (redacted)
+    conditional: bool  # the call is under an ``if``, a loop or a ``try`` of the function: it may not re-arm
+
+
+@dataclass(frozen=True)
 class ProcessEvidence:
     """One process across the capture: its info and its samples."""
 
@@ -325,6 +337,9 @@ class ProcessEvidence:
     flight: FlightRecord | None = None  # a rank's flight recorder (None: not a rank, or not under hangwatch run)
     loader_task: LoaderTask | None = None  # a DataLoader worker: the batch it holds (None: not recorded nor read)
     c10d: C10dWait | None = None  # a rank blocked in a collective or point-to-point call: which, with whom
+    rearms: tuple[
+        Rearm, ...
+    ] = ()  # where a Timer thread was seen: the user's functions that start a Timer of themselves
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,109 @@
+"""Timers that re-arm themselves, read from the user's source at capture time: a function that starts a
+``threading.Timer`` of itself (``threading.Timer(1.0, flush).start()`` inside ``flush``). Read only for a process with
+a Timer thread, from its main script and the user's files on its stacks; rules read the result from the evidence,
+never the file. A Timer thread shows no frame of the user's until it fires (for microseconds), so this is where the
+line that starts each next timer is found."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+
+from hangwatch import signatures as sg
+from hangwatch.capture.locals import command_source, unchanged_since_start
+from hangwatch.records.evidence import ProcessInfo, ProcessSample, Rearm
+from hangwatch.redact import redact_text
+
+MAX_FILES = 8  # the main script first, then the user's files on the stacks
+MAX_FILE_BYTES = 1 << 20
+CONDITIONS = (ast.If, ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.BoolOp, ast.Match)
+
+
+def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[Rearm, ...]:
+    """The user's functions that start a Timer of themselves, where a thread of the process is a Timer; () else."""
+    frames = [f for s in samples for t in s.threads for f in t.frames]
+    if not info.is_python or not any(f.function == "Timer.run" and f.file.endswith("/threading.py") for f in frames):
+        return ()
+    files = [p for p in (_main_script(info), *(f.file for f in frames if sg.is_user(f))) if p]
+    found: list[Rearm] = []
+    for file in list(dict.fromkeys(files))[:MAX_FILES]:
+        found.extend(_rearms_in(file, info.pid))
+    return tuple(found)
+
+
+def _main_script(info: ProcessInfo) -> str | None:
+    """The script ``python [FLAGS] SCRIPT`` runs, absolute (``<string>`` for ``-c``); None for ``-m`` or none."""
+    args = iter(info.cmdline[1:])
+    for a in args:
+        if a in ("-X", "-W"):
+            next(args, None)  # the flag's value
+        elif a.startswith("-") and not a.startswith("--"):
+            if a.endswith("c"):
+                return "<string>"
+            if a.endswith("m"):
+                return None
+        elif not a.startswith("-"):
+            try:
+                return a if os.path.isabs(a) else os.path.join(os.readlink(f"/proc/{info.pid}/cwd"), a)
+            except OSError:
+                return None
+    return None
+
+
+def _rearms_in(file: str, pid: int) -> list[Rearm]:
+    if file == "<string>":
+        lines = command_source(pid)
+    elif not file.startswith("/") or not unchanged_since_start(file, pid):
+        return []  # a file edited since the job started says nothing of the code it runs
+    else:
+        try:
+            if os.path.getsize(file) > MAX_FILE_BYTES:
+                return []
+        except OSError:
+            return []
+        linecache.checkcache(file)
+        lines = linecache.getlines(file)
+    try:
+        tree = ast.parse("".join(lines or ()))
+    except (SyntaxError, ValueError):
+        return []
+    out = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef):
+            for call, conditional in _own_timers(fn):
+                code = lines[call.lineno - 1].strip() if lines and call.lineno <= len(lines) else None
+                out.append(Rearm(fn.name, file, call.lineno, redact_text(code) if code else None, conditional))
+    return out
+
+
+def _own_timers(fn: ast.FunctionDef) -> list[tuple[ast.Call, bool]]:
+    """The ``Timer(interval, fn, ...)`` calls in ``fn``'s own body (not in a function nested in it), each with
+    whether a condition, a loop or a ``try`` stands between ``fn`` and the call."""
+    found = []
+    stack: list[tuple[ast.AST, bool]] = [(s, False) for s in fn.body]
+    while stack:
+        node, under = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and _is_timer(node.func) and _names(_function_arg(node), fn.name):
+            found.append((node, under))
+        inner = under or isinstance(node, CONDITIONS)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return sorted(found, key=lambda x: x[0].lineno)
+
+
+def _is_timer(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "Timer") or (
+        isinstance(func, ast.Attribute) and func.attr == "Timer"
+    )
+
+
+def _function_arg(call: ast.Call) -> ast.expr | None:
+    kw = next((k.value for k in call.keywords if k.arg == "function"), None)
+    return kw if kw is not None else call.args[1] if len(call.args) > 1 else None
+
+
+def _names(arg: ast.expr | None, name: str) -> bool:
+    """``arg`` is ``name`` or ``self.name`` (a method that re-arms itself)."""
+    return (isinstance(arg, ast.Name) and arg.id == name) or (isinstance(arg, ast.Attribute) and arg.attr == name)
