@@ -1,6 +1,7 @@
 """The timers that re-arm themselves, read from the source at capture (capture/rearm.py): which functions start a
-Timer of themselves, where, and whether a condition stands on the way; a Timer thread shows no frame of the user's
-until it fires, so the exit namer names this line (tests/e2e/test_evidence_decides.py runs it end to end)."""
+Timer of themselves, where, and whether a condition, a return or a raise stands on the way; a Timer thread shows no
+frame of the user's but while its callback runs, so the exit namer names this line (tests/e2e/test_evidence_decides.py
+runs it end to end)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ def retry(n):
         pass
 
 
+def guarded(stop):
+    if stop.is_set():
+        return  # the fix hangwatch gives: a way out above the call
+    threading.Timer(1.0, guarded, (stop,)).start()
+
+
 def other():
     threading.Timer(1.0, flush).start()  # starts another function's timer: no re-arm
 
@@ -47,6 +54,9 @@ class Beat:
     def tick(self):
         self.timer = threading.Timer(5, self.tick)
         self.timer.start()
+
+    def close(self):
+        threading.Timer(1.0, self.sock.close).start()  # another object's close: no re-arm
 """
 
 
@@ -81,21 +91,29 @@ def _sample(frames: tuple[Frame, ...]) -> ProcessSample:
 
 
 TIMER = (Frame("Event.wait", "/usr/lib/python3.11/threading.py", 629), Frame("Timer.run", "/x/threading.py", 1399))
+SHUTDOWN = (Frame("_shutdown", "/usr/lib/python3.11/threading.py", 1583),)
+
+
+def _sample(frames: tuple[Frame, ...], exiting: bool = True) -> ProcessSample:
+    main = ThreadSample(os.getpid(), "MainThread", "S", None, 0, False, False, SHUTDOWN if exiting else ())
+    thread = ThreadSample(7, "Thread-2", "S", None, 0, False, False, frames)
+    return ProcessSample(time.time(), "S", 0.0, None, None, None, None, None, 2, (main, thread), None)
 
 
 def test_the_functions_that_start_a_timer_of_themselves_are_read_with_their_line_and_condition(tmp_path):
     info = _process(tmp_path)
     found = {(r.function, r.conditional): r for r in rearming_timers(info, (_sample(TIMER),))}
-    assert set(found) == {("flush", False), ("flush_if", True), ("retry", True), ("tick", False)}, found
+    assert set(found) == {("flush", False), ("flush_if", True), ("retry", True), ("guarded", True), ("tick", False)}
     flush = found[("flush", False)]
     assert flush.file == str(tmp_path / "job.py") and flush.code == "threading.Timer(1.0, flush).start()"
     lines = (tmp_path / "job.py").read_text().splitlines()
-    assert all(lines[r.line - 1].strip() == r.code for r in found.values())
+    assert all(lines[r.line - 1].strip().startswith(r.code or "?") for r in found.values())
 
 
-def test_nothing_is_read_without_a_timer_thread_or_from_a_file_edited_since_the_start(tmp_path):
+def test_nothing_is_read_but_at_the_exit_with_a_timer_nor_from_a_file_edited_since_the_start(tmp_path):
     info = _process(tmp_path)
-    plain = (Frame("Event.wait", "/usr/lib/python3.11/threading.py", 629),)
-    assert rearming_timers(info, (_sample(plain),)) == ()
+    thread = (Frame("Event.wait", "/usr/lib/python3.11/threading.py", 629), Frame("Thread.run", "/x/threading.py", 9))
+    assert rearming_timers(info, (_sample(thread),)) == ()  # a plain thread: no Timer
+    assert rearming_timers(info, (_sample(TIMER, exiting=False),)) == ()  # main still runs: the exit waits on none
     os.utime(tmp_path / "job.py")  # written now, after this process started: not the code it runs
     assert rearming_timers(info, (_sample(TIMER),)) == ()

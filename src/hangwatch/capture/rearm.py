@@ -1,8 +1,8 @@
 """Timers that re-arm themselves, read from the user's source at capture time: a function that starts a
-``threading.Timer`` of itself (``threading.Timer(1.0, flush).start()`` inside ``flush``). Read only for a process with
-a Timer thread, from its main script and the user's files on its stacks; rules read the result from the evidence,
-never the file. A Timer thread shows no frame of the user's until it fires (for microseconds), so this is where the
-line that starts each next timer is found."""
+``threading.Timer`` of itself (``threading.Timer(1.0, flush).start()`` inside ``flush``), from the main script and the
+user's files on the stacks; rules read the result from the evidence, never the file. A Timer thread shows no frame of
+the user's except while its callback runs, so this is where the line that starts each next timer is found. Read only
+where the interpreter's exit waits and a Timer thread is there."""
 
 from __future__ import annotations
 
@@ -21,10 +21,22 @@ CONDITIONS = (ast.If, ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.
 
 
 def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[Rearm, ...]:
-    """The user's functions that start a Timer of themselves, where a thread of the process is a Timer; () else."""
+    """The user's functions that start a Timer of themselves, where main is in the exit's join and a thread is a Timer;
+    () else."""
     frames = [f for s in samples for t in s.threads for f in t.frames]
-    if not info.is_python or not any(f.function == "Timer.run" and f.file.endswith("/threading.py") for f in frames):
-        return ()
+    exiting = any(
+        f.function == "_shutdown" and f.file.endswith("/threading.py")
+        for s in samples
+        for t in s.threads
+        if t.tid == info.pid
+        for f in t.frames
+    )
+    if (
+        not info.is_python
+        or not exiting
+        or not any(f.function == "Timer.run" and sg.at(f, "threading.py") for f in frames)
+    ):
+        return ()  # read only where the interpreter's exit waits and a Timer is there: the one use of it
     files = [p for p in (_main_script(info), *(f.file for f in frames if sg.is_user(f))) if p]
     found: list[Rearm] = []
     for file in list(dict.fromkeys(files))[:MAX_FILES]:
@@ -33,21 +45,29 @@ def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tu
 
 
 def _main_script(info: ProcessInfo) -> str | None:
-    """The script ``python [FLAGS] SCRIPT`` runs, absolute (``<string>`` for ``-c``); None for ``-m`` or none."""
+    """The script ``python [OPTIONS] SCRIPT`` runs, absolute (``<string>`` for ``-c``); None for ``-m`` or none.
+    Options as the interpreter reads them: a cluster (``-uX dev``) ends at ``c``, ``m``, ``W`` or ``X``, whose value
+    is the rest of the cluster or else the next argument. A relative script is joined to the process's current
+    directory, which a job that changed it no longer shares (then the file is not found, or says nothing)."""
     args = iter(info.cmdline[1:])
     for a in args:
-        if a in ("-X", "-W"):
-            next(args, None)  # the flag's value
-        elif a.startswith("-") and not a.startswith("--"):
-            if a.endswith("c"):
-                return "<string>"
-            if a.endswith("m"):
-                return None
-        elif not a.startswith("-"):
+        if a == "--check-hash-based-pycs":
+            next(args, None)
+            continue
+        if a.startswith("--") or a == "-":
+            return None  # --version, --help; or the program read from standard input
+        if not a.startswith("-"):
             try:
                 return a if os.path.isabs(a) else os.path.join(os.readlink(f"/proc/{info.pid}/cwd"), a)
             except OSError:
                 return None
+        for i, c in enumerate(a[1:], 1):
+            if c in "cmWX":
+                if i == len(a) - 1:
+                    next(args, None)  # the value is the next argument
+                if c in "cm":
+                    return "<string>" if c == "c" else None
+                break
     return None
 
 
@@ -66,7 +86,7 @@ def _rearms_in(file: str, pid: int) -> list[Rearm]:
         lines = linecache.getlines(file)
     try:
         tree = ast.parse("".join(lines or ()))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python we can read: nothing is said of it
         return []
     out = []
     for fn in ast.walk(tree):
@@ -79,18 +99,20 @@ def _rearms_in(file: str, pid: int) -> list[Rearm]:
 
 def _own_timers(fn: ast.FunctionDef) -> list[tuple[ast.Call, bool]]:
     """The ``Timer(interval, fn, ...)`` calls in ``fn``'s own body (not in a function nested in it), each with
-    whether a condition, a loop or a ``try`` stands between ``fn`` and the call."""
-    found = []
+    whether it may not run: a condition, a loop or a ``try`` stands between ``fn`` and the call, or the function has
+    a ``return`` or a ``raise`` anywhere (``if stop.is_set(): return`` above the call)."""
+    found, leaves = [], False
     stack: list[tuple[ast.AST, bool]] = [(s, False) for s in fn.body]
     while stack:
         node, under = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
+        leaves = leaves or isinstance(node, (ast.Return, ast.Raise))
         if isinstance(node, ast.Call) and _is_timer(node.func) and _names(_function_arg(node), fn.name):
             found.append((node, under))
         inner = under or isinstance(node, CONDITIONS)
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-    return sorted(found, key=lambda x: x[0].lineno)
+    return sorted(((call, under or leaves) for call, under in found), key=lambda x: x[0].lineno)
 
 
 def _is_timer(func: ast.expr) -> bool:
@@ -105,5 +127,8 @@ def _function_arg(call: ast.Call) -> ast.expr | None:
 
 
 def _names(arg: ast.expr | None, name: str) -> bool:
-    """``arg`` is ``name`` or ``self.name`` (a method that re-arms itself)."""
-    return (isinstance(arg, ast.Name) and arg.id == name) or (isinstance(arg, ast.Attribute) and arg.attr == name)
+    """``arg`` is ``name`` or ``self.name`` / ``cls.name`` (a method that re-arms itself; ``self.sock.close`` in a
+    method ``close`` is another object's)."""
+    if isinstance(arg, ast.Attribute):
+        return arg.attr == name and isinstance(arg.value, ast.Name) and arg.value.id in ("self", "cls")
+    return isinstance(arg, ast.Name) and arg.id == name

@@ -14,7 +14,7 @@ import itertools
 import os
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.records.evidence import Frame, Rearm
 from hangwatch.records.incident import Proof, ProofKind
 
@@ -92,43 +92,40 @@ def timer_run(f: Frame) -> bool:
 
 
 def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
-    """Where ``t`` is the ``threading.Timer`` the interpreter's exit joins now, and timers re-armed through the window,
-    that fact in words: main was in ``threading._shutdown`` in every sample that read it, a timer waited in every
-    sample, some fired and ended while ``t`` started after the first sample, and nothing of the process ran or moved
-    data. The timer ends, and another takes its place: the join gets no closer to its end (whether the chain ever
-    stops is not read; a timer due later that no other replaced is asleep, as it was). None otherwise."""
-    main, samples = v.main_thread, v.ev.samples
-    if main is None or t is main or v.ended or not any(timer_run(f) for f in t.frames) or len(samples) < 2:
+    """Where ``t`` is a ``threading.Timer`` of a process whose exit waits on timers that re-arm, that fact in words:
+    main was in ``threading._shutdown`` in every sample that read it, every other thread with a Python stack was a
+    Timer, one waited in every sample, none lasted the whole window (some ended; ``t`` and every one left started after
+    the first sample), and the user's source has a function that starts a Timer of itself with no condition and no
+    ``return`` or ``raise`` on its way (``capture/rearm.py``). None otherwise: a timer due later, or a chain whose
+    callback may stop re-arming, is asleep, as it was. Whether the process runs or moves data is the state module's."""
+    main, samples, site = v.main_thread, v.ev.samples, rearm_site(v)
+    if main is None or t is main or v.ended or site is None or len(samples) < 2 or not any(map(timer_run, t.frames)):
         return None
     stacks = [s.frames for s in main.samples if s.frames]
     if not stacks or not all(any(sg.at(f, "threading.py", SHUTDOWN) for f in fs) for fs in stacks):
         return None
-    timers = {x.tid: x for x in v.threads if x is not main and any(timer_run(f) for f in x.frames)}
+    others = [x for x in v.threads if x is not main and x.has_stack]
+    timers = {x.tid: x for x in others if any(map(timer_run, x.frames))}
     seen = [{x.tid for x in s.threads} & timers.keys() for s in samples]
-    fired = [timers[tid] for tid in timers if tid not in seen[-1]]
-    if t.tid not in seen[-1] or t.tid in seen[0] or not fired or not all(seen):
+    ended = [timers[tid] for tid in timers if tid not in seen[-1]]
+    if len(timers) < len(others) or not ended or not all(seen) or seen[0] & seen[-1] or t.tid not in seen[-1]:
         return None
-    if v.moved_data or (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
-        return None
-    site = rearm_site(v)
-    started = (
-        f"; {site.function}() starts the next Timer of itself at {os.path.basename(site.file)}:{site.line}"
-        + (" under a condition" if site.conditional else ", with no condition on the way")
-        if site is not None
-        else ""
-    )
     return (
-        f"{len(fired)} timer{'s' if len(fired) > 1 else ''} the exit joined fired and ended in the "
-        f"{v.duration_s:.0f} s window ({', '.join(repr(x.name) for x in fired[:4])}), a timer waited in every sample, "
-        f"and '{t.name}' started after the first: each one that ends is replaced, so the exit's join gets no closer "
-        f"to its end, with nothing else of the process running or moving data{started}"
+        f"{len(ended)} timer{'s' if len(ended) > 1 else ''} ended in the {v.duration_s:.0f} s window while the exit "
+        f"waited ({', '.join(repr(x.name) for x in ended[:4])}), a timer waited in every sample, and none lasted the "
+        f"window ('{t.name}' started after the first sample); {site.function}(), the one function of the files read "
+        f"that starts a Timer of itself, does it at {os.path.basename(site.file)}:{site.line} with no condition, "
+        "return or raise on the way: each timer that ends leaves another, so the exit's join gets no closer to its end"
     )
 
 
 def rearm_site(v: ProcessView) -> Rearm | None:
-    """The user's function that starts a Timer of itself (read at capture, ``capture/rearm.py``): one that re-arms
-    with no condition first."""
-    return min(v.ev.rearms, key=lambda r: r.conditional, default=None)
+    """Where the one function of the user's that starts a Timer of itself (read at capture, ``capture/rearm.py``) does
+    so with no condition on the way. None where none does, or where more than one function re-arms (which one the
+    timers seen run is not read: a thread shows no frame of the user's until its callback runs)."""
+    if len({(r.file, r.function) for r in v.ev.rearms}) != 1:
+        return None
+    return next((r for r in v.ev.rearms if not r.conditional), None)
 
 
 SHUTDOWN = frozenset({"_shutdown"})  # threading._shutdown: the interpreter's exit joining the non-daemon threads

@@ -10,7 +10,7 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 - ``working``: its locals advance, bytes move, its output grows, a compiler runs, it is in a library's own
   bounded ending (torch joining its DataLoader workers) (proof of work), or its stack moves at CPU;
 - ``looping``: it sleeps and wakes in a loop with no way out, and no other thread could end the process (proof);
-  or it is a Timer the exit joins, replaced by a new one each time one fires (no proof: no verdict of its own);
+  or a Timer of an exit whose timers re-arm with no way out in their source (no proof: no verdict of its own);
 - ``long_sleep``: asleep on a timer that ends past the job's bounds (proof); ``asleep``: a timer will wake it;
 - ``wakes``: it woke again and again (a sleep, poll or retry loop), or moved data;
 - ``idle``: a worker between tasks, waiting for work of its own;
@@ -217,9 +217,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         t.last.state != "D" and t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
     )
     wakes = t.woke_often or (owns and v.moved_data)
-    rearmed = proof.rearmed_timers(v, t)  # a Timer the exit joins, replaced by another each time one fires
-    if rearmed is not None:
-        return Measured("looping", rearmed)
+    rearmed = proof.rearmed_timers(v, t)  # a Timer of an exit whose timers re-arm, with nothing else at work
+    if rearmed is not None and v.delta("syscalls") is not None and not v.moved_data and not runs(v):
+        return Measured("looping", f"{rearmed}; nothing else of the process ran or moved data")
     # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
     # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
     timed = t.last.wakes_in if t.last.syscall == "futex" and proof.sync_wait(t) is not None else None
