@@ -57,12 +57,24 @@ class Beat:
 
     def close(self):
         threading.Timer(1.0, self.sock.close).start()  # another object's close: no re-arm
+
+
+class Flusher:
+    def tick(self):
+        threading.Timer(1.0, self.tick).start()
+        if self.done():
+            self.timer.cancel()
+
+
+def stops_itself(proc):
+    proc.poll() is not None and sys.exit(0)
+    threading.Timer(1.0, stops_itself, (proc,)).start()
 """
 
 
-def _process(tmp_path: Path) -> ProcessInfo:
+def _process(tmp_path: Path, source: str = SOURCE) -> ProcessInfo:
     path = tmp_path / "job.py"
-    path.write_text(textwrap.dedent(SOURCE))
+    path.write_text(textwrap.dedent(source))
     old = time.time() - 3600  # written before this process started: the code it runs
     os.utime(path, (old, old))
     return ProcessInfo(
@@ -103,11 +115,28 @@ def _sample(frames: tuple[Frame, ...], exiting: bool = True) -> ProcessSample:
 def test_the_functions_that_start_a_timer_of_themselves_are_read_with_their_line_and_condition(tmp_path):
     info = _process(tmp_path)
     found = {(r.function, r.conditional): r for r in rearming_timers(info, (_sample(TIMER),))}
-    assert set(found) == {("flush", False), ("flush_if", True), ("retry", True), ("guarded", True), ("tick", False)}
+    assert set(found) == {
+        ("flush", False),
+        ("flush_if", True),
+        ("retry", True),
+        ("guarded", True),
+        ("stops_itself", True),
+        ("Beat.tick", True),  # Flusher.tick too: which one a timer's self.tick runs is not read
+        ("Flusher.tick", True),
+    }, found
     flush = found[("flush", False)]
     assert flush.file == str(tmp_path / "job.py") and flush.code == "threading.Timer(1.0, flush).start()"
     lines = (tmp_path / "job.py").read_text().splitlines()
     assert all(lines[r.line - 1].strip().startswith(r.code or "?") for r in found.values())
+
+
+def test_a_method_that_re_arms_alone_under_its_name_is_read_with_no_condition(tmp_path):
+    info = _process(
+        tmp_path, "import threading\nclass Beat:\n    def tick(self):\n        threading.Timer(5, self.tick).start()\n"
+    )
+    assert [(r.function, r.line, r.conditional) for r in rearming_timers(info, (_sample(TIMER),))] == [
+        ("Beat.tick", 4, False)
+    ]
 
 
 def test_nothing_is_read_but_at_the_exit_with_a_timer_nor_from_a_file_edited_since_the_start(tmp_path):

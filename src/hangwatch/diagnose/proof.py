@@ -94,10 +94,11 @@ def timer_run(f: Frame) -> bool:
 def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
     """Where ``t`` is a ``threading.Timer`` of a process whose exit waits on timers that re-arm, that fact in words:
     main was in ``threading._shutdown`` in every sample that read it, every other thread with a Python stack was a
-    Timer, one waited in every sample, none lasted the whole window (some ended; ``t`` and every one left started after
-    the first sample), and the user's source has a function that starts a Timer of itself with no condition and no
-    ``return`` or ``raise`` on its way (``capture/rearm.py``). None otherwise: a timer due later, or a chain whose
-    callback may stop re-arming, is asleep, as it was. Whether the process runs or moves data is the state module's."""
+    Timer, exactly one in every sample (one chain: the exit waits on it, since a daemon is not joined and nothing else
+    is there), none lasted the whole window (some ended; ``t`` started after the first sample), and the one function
+    of the user's files read that starts a Timer of itself does it with no way out on its way (``rearm_site``). None
+    otherwise: a timer due later, two chains, or a callback that may stop re-arming, is asleep, as it was. Whether
+    the process runs or moves data is the state module's."""
     main, samples, site = v.main_thread, v.ev.samples, rearm_site(v)
     if main is None or t is main or v.ended or site is None or len(samples) < 2 or not any(map(timer_run, t.frames)):
         return None
@@ -108,14 +109,15 @@ def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
     timers = {x.tid: x for x in others if any(map(timer_run, x.frames))}
     seen = [{x.tid for x in s.threads} & timers.keys() for s in samples]
     ended = [timers[tid] for tid in timers if tid not in seen[-1]]
-    if len(timers) < len(others) or not ended or not all(seen) or seen[0] & seen[-1] or t.tid not in seen[-1]:
+    if len(timers) < len(others) or not ended or any(len(x) != 1 for x in seen) or t.tid in seen[0]:
         return None
     return (
         f"{len(ended)} timer{'s' if len(ended) > 1 else ''} ended in the {v.duration_s:.0f} s window while the exit "
-        f"waited ({', '.join(repr(x.name) for x in ended[:4])}), a timer waited in every sample, and none lasted the "
-        f"window ('{t.name}' started after the first sample); {site.function}(), the one function of the files read "
-        f"that starts a Timer of itself, does it at {os.path.basename(site.file)}:{site.line} with no condition, "
-        "return or raise on the way: each timer that ends leaves another, so the exit's join gets no closer to its end"
+        f"waited ({', '.join(repr(x.name) for x in ended[:4])}), one Timer thread was there in every sample and no "
+        f"other thread but main ('{t.name}' started after the first sample), so the exit waits on a chain of them; "
+        f"{site.function}(), the one function of the files read that starts a Timer of itself, does it at "
+        f"{os.path.basename(site.file)}:{site.line} with no condition, return, raise, exit or cancel() on the way: "
+        "each timer that ends leaves another"
     )
 
 
