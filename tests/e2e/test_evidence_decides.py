@@ -71,7 +71,10 @@ def test_a_busy_wait_on_the_clock_or_through_a_range_is_work_not_a_spin(run, mod
     assert b"done" in r.stdout
     only_slow_incidents(run)
     looks = [e for e in run.events() if e["event"] == "extended"]  # each look that found work gives it more time
-    assert looks and all(e["cause"] == "code.computing" for e in looks), looks
+    # the first look reads the loop's work; a later one may catch it ending (on a loaded machine, with the load gone):
+    # none says hung
+    assert looks and looks[0]["cause"] == "code.computing", looks
+    assert all(e["verdict"] in ("progressing", "slow") for e in looks), looks
     fn = "wait_on_the_clock" if mode == "clock" else "count_through"
     assert f"is computing in {fn} (clock_spin.py:" in looks[0]["summary"], looks[0]
 
