@@ -87,6 +87,9 @@ def at(frame: Frame | FrameLike, file_suffix: str, functions: frozenset[str] | N
     return functions is None or method(frame) in functions
 
 
+EXIT_JOIN = frozenset({"_shutdown"})  # threading._shutdown: the interpreter's exit joining the non-daemon threads
+
+
 # --- DataLoader (torch/utils/data) ---------------------------------------------------------------
 DATALOADER_PY = "torch/utils/data/dataloader.py"
 WORKER_PY = "torch/utils/data/_utils/worker.py"

@@ -28,7 +28,7 @@ def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tu
     () else."""
     frames = [f for s in samples for t in s.threads for f in t.frames]
     exiting = any(
-        f.function == "_shutdown" and f.file.endswith("/threading.py")
+        sg.at(f, "threading.py", sg.EXIT_JOIN)
         for s in samples
         for t in s.threads
         if t.tid == info.pid

@@ -418,7 +418,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         if (
             main is None
             or not main.has_stack
-            or not any(sg.at(f, "threading.py", frozenset({"_shutdown"})) for f in main.frames)
+            or not any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in main.frames)
             or main.spinning
         ):
             continue

@@ -54,7 +54,7 @@ def culprit_where(scene: Scene, v: ProcessView, t: ThreadView) -> tuple[Where, s
                 where = w.where(wt, frame)
                 where = Where(**{**where.__dict__, "rank": v.info.rank})
                 return where, f"its DataLoader worker pid {w.pid} is in {describe(frame)}"
-    if any(sg.at(f, "threading.py", frozenset({"_shutdown"})) for f in t.frames):  # exiting: it waits for a thread
+    if any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in t.frames):  # exiting: it waits for a thread
         others = [u for u in v.user_threads if u.user_frame is not None]
         if others:
             u = others[0]

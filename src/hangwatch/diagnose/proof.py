@@ -103,7 +103,7 @@ def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
     if main is None or t is main or v.ended or site is None or len(samples) < 2 or not any(map(timer_run, t.frames)):
         return None
     stacks = [s.frames for s in main.samples if s.frames]
-    if not stacks or not all(any(sg.at(f, "threading.py", SHUTDOWN) for f in fs) for fs in stacks):
+    if not stacks or not all(any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in fs) for fs in stacks):
         return None
     others = [x for x in v.threads if x is not main and x.has_stack]
     timers = {x.tid: x for x in others if any(map(timer_run, x.frames))}
@@ -128,9 +128,6 @@ def rearm_site(v: ProcessView) -> Rearm | None:
     if len({(r.file, r.function) for r in v.ev.rearms}) != 1:
         return None
     return next((r for r in v.ev.rearms if not r.conditional), None)
-
-
-SHUTDOWN = frozenset({"_shutdown"})  # threading._shutdown: the interpreter's exit joining the non-daemon threads
 
 
 FUTURES_BASE = "concurrent/futures/_base.py"
