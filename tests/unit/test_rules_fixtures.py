@@ -85,6 +85,10 @@ EXPECTED = {
     "child_wait_os_system": ("child.wait", "hung", "os_system.py", "HANG-HERE"),
     "network_wait_in_a_prefetch_thread": ("io.network_wait", "hung", "thread_prefetch.py", "HANG-HERE"),
     "non_python_process": ("unknown", "hung", None, None),
+    # a chain of timers that ends by itself (the twin of the zoo's sigterm_exit_joins_rearming_timer), read under
+    # load: each sample caught a new Timer thread, mostly before py-spy could read its frames; the timer named ended
+    # in the look (was hung at --min-stall: a false kill of the e2e twin in CI)
+    "an_exit_joined_to_a_chain_of_timers_caught_between_two": ("code.deadlock", "slow", "exit_timers_stop.py", None),
     "same_job_unbuffered_is_not_flagged": ("unknown", "progressing", None, None),
     "lock_wait_flock": ("io.lock_wait", "hung", "filelock_wait.py", "HANG-HERE:flock"),
     "deadlock_mp_lock_bare": ("code.deadlock", "hung", "dl_mp_lock_bare.py", "HANG-HERE"),
@@ -1303,3 +1307,38 @@ def test_a_poll_whose_other_file_was_not_followed_is_no_wait_on_itself():
     alone = replace(loop, waits=tuple(w for w in loop.waits if not w.holders))  # its own file is all it polls
     d = diagnose(replace(ev, processes=(alone,)))
     assert d.verdict.value == "hung" and d.findings[0].proves_hang, d.findings[0]
+
+
+def _one_thread_throughout(ev: Evidence) -> Evidence:
+    """The look with every thread but main given one id, once a sample: no thread ended in it."""
+    p = ev.processes[0]
+    last = next(t.tid for t in p.samples[-1].threads if t.tid != p.info.pid)
+
+    def kept(threads):
+        main = [t for t in threads if t.tid == p.info.pid]
+        return (*main, *[replace(t, tid=last) for t in threads if t.tid != p.info.pid][-1:])
+
+    return replace(ev, processes=(replace(p, samples=tuple(replace(s, threads=kept(s.threads)) for s in p.samples)),))
+
+
+@pytest.mark.parametrize("frames", ["as_read", "none_read"])
+def test_threads_that_end_during_the_look_are_a_change_and_its_twin_where_none_ends_is_left_to_the_clock(frames):
+    """The exit joins a chain of timers that ends by itself; under load each of the four samples caught a new Timer
+    thread, mostly before py-spy read a frame of it. As read, the exit namer names a timer that ended in the look: it
+    waits on nothing now (slow). With no frame read at all, no namer names it, and what moves decides: threads ended
+    (slow), as a process that ends is a change. Both were hung at --min-stall, and the twin of the e2e test was
+    killed. The same look with one thread there throughout, none ended, is left to the clock (hung, no proof)."""
+    ev = load("an_exit_joined_to_a_chain_of_timers_caught_between_two")
+    if frames == "none_read":
+        p = ev.processes[0]
+        bare = [
+            replace(s, threads=tuple(t if t.tid == p.info.pid else replace(t, frames=()) for t in s.threads))
+            for s in p.samples
+        ]
+        ev = replace(ev, processes=(replace(p, samples=tuple(bare)),))
+    d = diagnose(ev)
+    said = [d.findings[0].summary, *d.findings[0].evidence]
+    assert d.verdict.value == "slow", d.findings[0]
+    assert any("ended during the look" in x for x in said), said
+    d2 = diagnose(_one_thread_throughout(ev))
+    assert d2.verdict.value == "hung" and not d2.findings[0].proves_hang, d2.findings[0]

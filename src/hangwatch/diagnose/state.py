@@ -64,7 +64,9 @@ class Measured:
     that advance, bytes moving, output growing) or a hang (a spin proven to get nowhere, a loop with no way
     out, a timer past every bound)."""
 
-    state: str  # gone, stopped, spinning, working, looping, long_sleep, asleep, wakes, idle, blocked, brief, unknown
+    # gone, stopped, spinning, working, looping, long_sleep, asleep, wakes, idle, blocked, ended (a thread), brief,
+    # unknown
+    state: str
     fact: str
     proves_work: bool = False
     proves_hang: bool = False
@@ -87,6 +89,7 @@ ACTIVITY_OF = {
     "wakes": Activity.WAKES,
     "idle": Activity.IDLE,
     "blocked": Activity.BLOCKED,
+    "ended": Activity.UNKNOWN,  # a thread's end, not its process's: nothing a rank's rules read
     "brief": Activity.UNKNOWN,
     "unknown": Activity.UNKNOWN,
 }
@@ -104,6 +107,7 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
     "working": (Verdict.SLOW, False),
     "asleep": (Verdict.SLOW, False),
     "wakes": (Verdict.SLOW, False),
+    "ended": (Verdict.SLOW, False),  # a thread that ended in the look waits on nothing
     "brief": (None, False),
     "unknown": (None, False),
 }
@@ -220,6 +224,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     rearmed = proof.rearmed_timers(v, t)  # a Timer of an exit whose timers re-arm, with nothing else at work
     if rearmed is not None and v.delta("syscalls") is not None and not v.moved_data and not runs(v):
         return Measured("looping", f"{rearmed}; nothing else of the process ran or moved data")
+    if not main and t in v.threads_ended:  # (a timer that fired, a task done: what joins it goes on)
+        return Measured("ended", f"thread '{t.name}' of {v.label()} ended during the look: it waits on nothing now")
     # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
     # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
     timed = t.last.wakes_in if t.last.syscall == "futex" and proof.sync_wait(t) is not None else None
@@ -549,6 +555,10 @@ def moving(scene: Scene) -> str | None:
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
         if v.ended:  # an ending is a change: the next look sees what it leaves
             return v.ended
+        if v.threads_ended:  # so is a thread's (a timer that fired, a task done), as a thread's wake-ups move
+            gone = v.threads_ended
+            names = ", ".join(repr(t.name) for t in gone[:3])
+            return f"{len(gone)} thread{'s' if len(gone) > 1 else ''} of {v.label()} ended during the look ({names})"
         used = runs(v)
         if used is not None:
             return used

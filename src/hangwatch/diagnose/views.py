@@ -281,6 +281,13 @@ class ProcessView:
         )
 
     @cached_property
+    def threads_ended(self) -> tuple[ThreadView, ...]:
+        """The threads seen in an earlier sample and gone from the newest, the process alive in it: each ended during
+        the look (a thread leaves /proc/PID/task only when it exits)."""
+        last = {t.tid for t in self.ev.samples[-1].threads}
+        return () if self.ended or self.pid not in last else tuple(t for t in self.threads if t.tid not in last)
+
+    @cached_property
     def main_thread(self) -> ThreadView | None:
         """The thread whose tid is the pid (else the first one)."""
         return next((t for t in self.threads if t.tid == self.pid), self.threads[0] if self.threads else None)
