@@ -86,8 +86,8 @@ EXPECTED = {
     "network_wait_in_a_prefetch_thread": ("io.network_wait", "hung", "thread_prefetch.py", "HANG-HERE"),
     "non_python_process": ("unknown", "hung", None, None),
     # a chain of timers that ends by itself (the twin of the zoo's sigterm_exit_joins_rearming_timer), read under
-    # load: each sample caught a new Timer thread, mostly before py-spy could read its frames; the timer named ended
-    # in the look (was hung at --min-stall: a false kill of the e2e twin in CI)
+    # load: four samples caught four Timer threads, three of them before py-spy read a frame of them; the timer named
+    # ended in the look (was hung at --min-stall: a false kill of the e2e twin in CI)
     "an_exit_joined_to_a_chain_of_timers_caught_between_two": ("code.deadlock", "slow", "exit_timers_stop.py", None),
     "same_job_unbuffered_is_not_flagged": ("unknown", "progressing", None, None),
     "lock_wait_flock": ("io.lock_wait", "hung", "filelock_wait.py", "HANG-HERE:flock"),
@@ -1322,23 +1322,30 @@ def _one_thread_throughout(ev: Evidence) -> Evidence:
 
 
 @pytest.mark.parametrize("frames", ["as_read", "none_read"])
-def test_threads_that_end_during_the_look_are_a_change_and_its_twin_where_none_ends_is_left_to_the_clock(frames):
-    """The exit joins a chain of timers that ends by itself; under load each of the four samples caught a new Timer
-    thread, mostly before py-spy read a frame of it. As read, the exit namer names a timer that ended in the look: it
-    waits on nothing now (slow). With no frame read at all, no namer names it, and what moves decides: threads ended
-    (slow), as a process that ends is a change. Both were hung at --min-stall, and the twin of the e2e test was
-    killed. The same look with one thread there throughout, none ended, is left to the clock (hung, no proof)."""
+def test_threads_that_end_during_the_look_are_a_change_and_its_twins_are_left_to_the_clock(frames):
+    """The exit joins a chain of timers that ends by itself; under load four samples caught four Timer threads, three
+    of them before py-spy read a frame. As read, the exit namer names a timer that ended in the look: it waits on
+    nothing now (slow). With no frame read at all, no namer names it, and what moves decides: threads ended (slow), as
+    a process that ends is a change. Both were hung at --min-stall, and the twin of the e2e test was killed. Left to
+    the clock (hung, no proof), as before: the same look with one thread there throughout, none ended; the same look
+    where the script's timer re-arms with no way out (the hang, exit_timers.py, read under the same load: its ends are
+    the turns of that loop); and the same look where the newest sample read fewer threads than the kernel counted."""
     ev = load("an_exit_joined_to_a_chain_of_timers_caught_between_two")
+    p = ev.processes[0]
     if frames == "none_read":
-        p = ev.processes[0]
         bare = [
             replace(s, threads=tuple(t if t.tid == p.info.pid else replace(t, frames=()) for t in s.threads))
             for s in p.samples
         ]
-        ev = replace(ev, processes=(replace(p, samples=tuple(bare)),))
+        p = replace(p, samples=tuple(bare))
+        ev = replace(ev, processes=(p,))
     d = diagnose(ev)
     said = [d.findings[0].summary, *d.findings[0].evidence]
     assert d.verdict.value == "slow", d.findings[0]
     assert any("ended during the look" in x for x in said), said
-    d2 = diagnose(_one_thread_throughout(ev))
-    assert d2.verdict.value == "hung" and not d2.findings[0].proves_hang, d2.findings[0]
+    forever = replace(p, rearms=tuple(replace(r, conditional=False) for r in p.rearms))
+    *before, newest = p.samples
+    unread = replace(p, samples=(*before, replace(newest, num_threads=(newest.num_threads or 0) + 1)))
+    for twin in (_one_thread_throughout(ev), replace(ev, processes=(forever,)), replace(ev, processes=(unread,))):
+        d2 = diagnose(twin)
+        assert d2.verdict.value == "hung" and not d2.findings[0].proves_hang, d2.findings[0]

@@ -456,7 +456,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                         f"{v.label()} has finished (or raised) and is exiting, but waits for its "
                         f"{'timer' if _a_timer(t) else 'non-daemon thread'} "
                         f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends."
-                        + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state == "looping" else "")
+                        + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state in ("looping", "ended") else "")
                     ),
                     where=v.where(t, named_at),
                     evidence=(

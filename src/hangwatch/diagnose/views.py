@@ -283,9 +283,13 @@ class ProcessView:
     @cached_property
     def threads_ended(self) -> tuple[ThreadView, ...]:
         """The threads seen in an earlier sample and gone from the newest, the process alive in it: each ended during
-        the look (a thread leaves /proc/PID/task only when it exits)."""
-        last = {t.tid for t in self.ev.samples[-1].threads}
-        return () if self.ended or self.pid not in last else tuple(t for t in self.threads if t.tid not in last)
+        the look (a thread leaves /proc/PID/task only when it exits). None where the newest sample did not read as
+        many threads as the kernel counted (a thread's files unreadable, or one born or ended as it was read)."""
+        newest = self.ev.samples[-1]
+        last = {t.tid for t in newest.threads}
+        if self.ended or self.pid not in last or newest.num_threads != len(last):
+            return ()
+        return tuple(t for t in self.threads if t.tid not in last)
 
     @cached_property
     def main_thread(self) -> ThreadView | None:
