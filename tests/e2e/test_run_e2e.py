@@ -86,11 +86,14 @@ def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, ta
         first = found[lead]
         assert (first["verdict"], first["action"]) == ("waiting", "none"), first["verdict"]
     # Under load a first look may not prove a spin (its locals unread, or its stack read torn) and says "slow"; a
-    # later look proves it. Every other cause is proven at its first look.
+    # later look proves it. Every other cause is proven at its first look, but for a look cut short under load that
+    # says so (the workers seen in one sample: "too briefly to say", slow, nothing done; fork_lock.py in CI once).
     before = found[lead + (1 if waits else 0) : -1]
-    assert not before or (script == "dl_worker_spin.py" and {i["verdict"] for i in before} == {"slow"}), [
-        i["verdict"] for i in found
-    ]
+    brief = [any("too briefly" in e for f in i["findings"] for e in f["evidence"]) for i in before]
+    assert all(
+        (i["verdict"], i["action"]) == ("slow", "none") and (script == "dl_worker_spin.py" or cut)
+        for i, cut in zip(before, brief, strict=True)
+    ), [(i["verdict"], i["findings"][0]["evidence"]) for i in found]
     incident = found[-1]
     assert incident["verdict"] == "hung"
     rc = incident["findings"][0]
