@@ -56,7 +56,7 @@ def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
     assert root["cause"] == "code.computing" and root["proof"]["kind"] == "work", root
     assert "; its loop advances: `for p, label in zip(preds, labels" in root["proof"]["fact"], root["proof"]
     extended = [e for e in run.events() if e["event"] == "extended" and e.get("cause") == "code.computing"]
-    assert extended and all(e["bound"].startswith("--max-slow") for e in extended), extended
+    assert extended and all(b.startswith("--max-slow") for b in _bounds(extended)), extended
 
 
 @pytest.mark.e2e
@@ -216,7 +216,7 @@ def test_a_loop_at_a_modules_top_level_whose_stack_moves_is_not_killed_by_the_hi
     assert root["cause"] == "code.busy_loop" and root["proof"]["kind"] == "work", root
     assert "with its stack moving between lines" in root["proof"]["fact"], root["proof"]
     extended = [e for e in run.events() if e["event"] == "extended" and e.get("cause") == "code.busy_loop"]
-    assert extended and all(e["bound"].startswith("--max-slow") for e in extended), extended
+    assert extended and all(b.startswith("--max-slow") for b in _bounds(extended)), extended
 
 
 @pytest.mark.e2e
@@ -519,3 +519,10 @@ def test_a_job_stopped_for_a_few_seconds_is_not_touched(run):
 
 
 # --- the same rules on recorded evidence: given a capture, when one measured fact is inverted, then ---------------
+
+
+def _bounds(extended: list[dict]) -> list[str]:
+    """The bound each look that found work gave the job (--max-slow, never the history's clock): a look during which
+    the job moved (its output, said as the event's `reason`) gives time for that, with no bound (seen in the
+    fresh-clone CI of 7f6ef39)."""
+    return [e["bound"] for e in extended if "reason" not in e]
