@@ -224,9 +224,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     rearmed = proof.rearmed_timers(v, t)  # a Timer of an exit whose timers re-arm, with nothing else at work
     if rearmed is not None and v.delta("syscalls") is not None and not v.moved_data and not runs(v):
         return Measured("looping", f"{rearmed}; nothing else of the process ran or moved data")
-    if not main and t in v.threads_ended and proof.rearm_site(v) is None:
-        # (a timer that fired, a task done: what joins it goes on; not a timer of a chain the user's code re-arms with
-        # no way out, whose ends are the turns of that loop, proven or not)
+    if not main and t in threads_ended(v):  # (a timer that fired, a task done: what joins it goes on)
         return Measured("ended", f"thread '{t.name}' of {v.label()} ended during the look: it waits on nothing now")
     # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
     # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
@@ -287,6 +285,12 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             "there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
+    """The threads of ``v`` that ended during the look (``ProcessView.threads_ended``), each a change: none where the
+    user's code re-arms a Timer with no way out (``proof.rearm_site``), whose ends are the turns of that loop."""
+    return v.threads_ended if proof.rearm_site(v) is None else ()
 
 
 def bounded_ending(t: ThreadView | None) -> str | None:
@@ -557,10 +561,8 @@ def moving(scene: Scene) -> str | None:
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
         if v.ended:  # an ending is a change: the next look sees what it leaves
             return v.ended
-        # so is a thread's (a timer that fired, a task done), as a thread's wake-ups are: not a launcher's, nor those
-        # of a chain of timers the user's code re-arms with no way out (the turns of that loop)
-        if v.threads_ended and v.role != Role.LAUNCHER and proof.rearm_site(v) is None:
-            gone = v.threads_ended
+        gone = threads_ended(v) if v.role != Role.LAUNCHER else ()  # so is a thread's, as its wake-ups are
+        if gone:
             names = ", ".join(repr(t.name) for t in gone[:3])
             return f"{len(gone)} thread{'s' if len(gone) > 1 else ''} of {v.label()} ended during the look ({names})"
         used = runs(v)
