@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pty
 import re
 import shutil
 import signal
@@ -58,7 +59,7 @@ class Case:
     accept: tuple[str, ...]
     where: tuple[tuple[str, int], ...]  # (file name, line) the hang may be named at: any of them (ranks in
     # different collectives: either side; both sides of a lock cycle)
-    stdin_pipe: bool
+    stdin: str  # "pipe" (held by the runner, never written) or "tty" (a terminal nobody types at)
     env: dict[str, str]
     where_in: tuple[tuple[str, int, str], ...] = ()  # lines marked for one kind of look only: "inspect" (no
     # recorder: where the ranks wait) or "run" (the recorder: where they went different ways)
@@ -119,7 +120,7 @@ def parse_case(path: Path) -> Case:
         expect[1] if len(expect) > 1 else None,
         tuple(a.strip() for a in ",".join(keys.get("accept", [])).split(",") if a.strip()),
         where,
-        keys.get("stdin", [""])[0] == "pipe",
+        keys.get("stdin", ["pipe"])[0],
         env,
         where_in,
     )
@@ -180,6 +181,30 @@ class Tree:
                 continue
 
 
+def _start(case: Case, argv: list[str], env: dict[str, str], tmp: Path) -> tuple[subprocess.Popen[bytes], int | None]:
+    """A case's command started with its standard input: a pipe the runner holds and never writes, or (``stdin: tty``)
+    a terminal whose master the runner holds, returned with it, where nobody types."""
+    stdin, terminal = subprocess.PIPE, None
+    if case.stdin == "tty":
+        terminal, stdin = pty.openpty()
+    out = subprocess.DEVNULL
+    p = subprocess.Popen(argv, env=env, stdin=stdin, stdout=out, stderr=out, start_new_session=True, cwd=tmp)
+    if terminal is not None:
+        os.close(stdin)  # the job holds its end
+    return p, terminal
+
+
+def _end(p: subprocess.Popen[bytes], tree: Tree, terminal: int | None) -> None:
+    """End every process the case started (by PID), then its terminal."""
+    tree.kill()
+    try:
+        p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    if terminal is not None:
+        os.close(terminal)
+
+
 def _ready_at(ready: Path) -> float | None:
     try:
         first = ready.read_text().splitlines()[0]
@@ -235,15 +260,7 @@ def run_mode(case: Case, mode: str, tmp: Path) -> Result:
     args += ["--", sys.executable, str(case.path)]
     t0 = time.time()
     bound = HANG_TIMEOUT_S[mode] + (400.0 if case.healthy else 0.0)
-    p = subprocess.Popen(
-        args,
-        env=_env(ready, case),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        cwd=tmp,
-    )
+    p, terminal = _start(case, args, _env(ready, case), tmp)
     tree = Tree(p.pid)
     incident: dict[str, object] | None = None
     try:
@@ -258,11 +275,7 @@ def run_mode(case: Case, mode: str, tmp: Path) -> Result:
         if code is None and incident is None:
             r.note = f"no verdict within {bound:.0f} s"
     finally:
-        tree.kill()
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
+        _end(p, tree, terminal)
     r.seconds = round(time.time() - t0, 1)
     code = p.returncode
     if incident is None:
@@ -293,15 +306,7 @@ def inspect_mode(case: Case, tmp: Path) -> Result:
     r = Result(case.name, "inspect", case.report, f"{case.expect} {case.cause or ''}".strip())
     ready = tmp / "ready"
     t0 = time.time()
-    p = subprocess.Popen(
-        [sys.executable, str(case.path)],
-        env=_env(ready, case),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        cwd=tmp,
-    )
+    p, terminal = _start(case, [sys.executable, str(case.path)], _env(ready, case), tmp)
     tree = Tree(p.pid)
     try:
         while time.time() - t0 < READY_TIMEOUT_S and _ready_at(ready) is None and p.poll() is None:
@@ -334,11 +339,7 @@ def inspect_mode(case: Case, tmp: Path) -> Result:
             r.verdict = "waiting"  # inspect has no clock: waiting at setup is the verdict
         _judge(case, r, root)
     finally:
-        tree.kill()
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
+        _end(p, tree, terminal)
         r.seconds = round(time.time() - t0, 1)
     return r
 

@@ -3,9 +3,9 @@
 report: https://github.com/ray-project/ray/issues/18188
 also: https://github.com/RLinf/RLinf/issues/383
 saw: pdb.set_trace() in training "appears to hang - it doesn't print the debugger prompt".
-mechanism: pdb blocks reading commands from standard input, which nobody writes to.
+mechanism: pdb blocks reading commands from its standard input, a terminal where nobody types.
 expect: hung process.waits_for_input
-stdin: pipe
+stdin: tty
 """
 from _zoo import ready
 

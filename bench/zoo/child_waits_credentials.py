@@ -3,10 +3,10 @@
 report: https://github.com/nautobot/nautobot/pull/3925
 also: https://github.com/buildkite/agent/pull/78
 saw: start-up "hangs indefinitely" in a git clone; fixed with GIT_TERMINAL_PROMPT=0.
-mechanism: the child reads its standard input (a pipe nobody writes) for a user name; the parent waits for the child.
+mechanism: the child reads its standard input (a terminal nobody watches) for a user name; the parent waits for the child.
 expect: hung child.wait
 accept: process.waits_for_input
-stdin: pipe
+stdin: tty
 """
 import subprocess
 import sys

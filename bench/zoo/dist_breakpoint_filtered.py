@@ -3,10 +3,10 @@
 report: https://github.com/pytorch/torchtitan/issues/652
 also: https://github.com/pytorch/pytorch/issues/154563
 saw: torch.distributed.breakpoint(rank=1) was "always hanging": --local-ranks-filter 0 hid rank 1's prompt.
-mechanism: rank 1 sits in pdb reading a standard input nobody writes to; rank 0 waits in the barrier inside breakpoint().
+mechanism: rank 1 sits in pdb reading its standard input, a terminal where nobody types; rank 0 waits in the barrier inside breakpoint().
 expect: hung process.waits_for_input
 accept: distributed.peer_stuck
-stdin: pipe
+stdin: tty
 """
 import os
 import subprocess

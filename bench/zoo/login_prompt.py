@@ -1,11 +1,11 @@
-"""A tracker's login prompt on a standard input nobody writes to: training never starts.
+"""A tracker's login prompt on a terminal nobody watches: training never starts.
 
 report: https://github.com/wandb/wandb/issues/592
 also: https://github.com/kohya-ss/sd-scripts/pull/435
 saw: distributed workers "hanging at the following prompt ... (3) Don't visualize my results"; "training had not yet started because there was an input function asking the user to input the API key".
-mechanism: with no API key the library prompts and blocks reading a standard input that nobody will write to.
+mechanism: with no API key the library prompts and blocks reading the terminal, where nobody types.
 expect: hung process.waits_for_input
-stdin: pipe
+stdin: tty
 """
 from _zoo import ready
 

@@ -14,10 +14,12 @@ Here the tests that start real processes; those that start none are in tests/uni
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -249,26 +251,88 @@ def _stdin_pipe() -> tuple[int, int]:
     return os.pipe()
 
 
+def _terminal() -> tuple[int, int]:
+    """A terminal for the job's standard input (master, slave) that nobody types at: the test holds its master."""
+    return pty.openpty()
+
+
 @pytest.mark.e2e
-def test_a_job_waiting_at_a_login_prompt_is_hung_at_once(run):
-    r_fd, w_fd = _stdin_pipe()
+def test_a_job_waiting_at_a_login_prompt_on_a_terminal_is_hung_at_once(run):
+    master, slave = _terminal()
     try:
-        p = run.start(*QUICK, "--on-hang", "kill", *py("prompt_job.py"), stdin=r_fd)
-        os.close(r_fd)
+        p = run.start(*QUICK, "--on-hang", "kill", *py("prompt_job.py"), stdin=slave)
+        os.close(slave)
         t0 = time.monotonic()
-        _, err = p.communicate(timeout=60)  # stdin stays open and empty: nobody types
+        _, err = p.communicate(timeout=60)  # nobody types at the terminal
     finally:
-        os.close(w_fd)
+        os.close(master)
     assert p.returncode == 125, err.decode()[-3000:]  # a requeue would wait at the same prompt
     assert time.monotonic() - t0 < 20
     assert run.summary()["exit_reason"] == "hung_final" and "same prompt" in run.summary()["exit_why"]
     incident = run.incident(1)  # the first look proves it: no slow incident before
     root = root_cause(incident)
-    assert (incident["verdict"], root["cause"]) == ("hung", "process.waits_for_input"), root
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
     assert (root["where"]["file"], root["where"]["line"]) == marker("prompt_job.py")
     assert "Paste an API key from your profile" in root["summary"], root["summary"]
-    assert "standard input is a pipe" in root["evidence"], root["evidence"]
+    assert any(e.startswith("standard input is a terminal (/dev/pts/") for e in root["evidence"]), root["evidence"]
     assert any("WANDB_API_KEY" in f for f in root["fix"]) and any("/dev/null" in f for f in root["fix"])
+
+
+def _feeder(flag: Path) -> subprocess.Popen[bytes]:
+    """A process outside the job that holds a pipe's only write end, asleep between its checks for ``flag``, then
+    writes a key to it (`(sleep 30; echo KEY) | python train.py`, a driver that answers later)."""
+    code = (
+        "import os, sys, time\n"
+        "deadline = time.monotonic() + 60\n"
+        "while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:\n"
+        "    time.sleep(0.5)\n"
+        "print('0123456789abcdef', flush=True)\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", code, str(flag)], stdout=subprocess.PIPE)
+
+
+@pytest.mark.e2e
+def test_a_prompt_on_a_pipe_waits_for_the_pipes_writer_which_answers_after_the_first_look(run):
+    """The same prompt on a pipe: whoever holds its write end may still write, so it is no person at a terminal. The
+    writer answers only once a look has been taken: the job is not touched. Before, a prompt was a person whatever
+    its input was: killed at the first look."""
+    flag = run.tmp / "answer-now"
+    feeder = _feeder(flag)
+    try:
+        assert feeder.stdout is not None
+        p = run.start(*QUICK, "--on-hang", "kill", *py("prompt_job.py"), stdin=feeder.stdout.fileno())
+        feeder.stdout.close()  # the feeder's is the only write end
+        probe = wait_for_event(run, "probe")  # a look, before the first step
+        flag.write_text("")
+        out, err = p.communicate(timeout=90)
+    finally:
+        feeder.kill()
+        feeder.wait(timeout=10)
+    assert p.returncode == 0, err.decode()[-3000:]
+    assert b"logged in (16 characters)" in out and b"step 19" in out
+    assert (probe["verdict"], probe["cause"], probe["hung"]) == ("slow", "process.waits_for_input", False), probe
+    assert run.summary()["incidents"] == 0
+
+
+@pytest.mark.e2e
+def test_a_prompt_on_a_pipe_names_its_writer_and_what_it_does(start_job, tmp_path):
+    """What a look says of that prompt: the line, the pipe, and the writer outside the job, asleep (the chain's end:
+    alive), not "nobody will type"."""
+    feeder = _feeder(tmp_path / "never")
+    try:
+        assert feeder.stdout is not None
+        job = start_job("prompt_job.py", ready_count=0, stdin=feeder.stdout.fileno())
+        feeder.stdout.close()
+        time.sleep(1.0)
+        incident = inspect_json(job.pid)
+    finally:
+        feeder.kill()
+        feeder.wait(timeout=10)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], root["proof"]) == ("slow", "process.waits_for_input", None), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("prompt_job.py")
+    assert f"its write end is held by pid {feeder.pid}" in root["summary"] and "is asleep" in root["summary"], root
+    assert "nobody will" not in root["summary"] and "standard input is a pipe" in root["evidence"], root
 
 
 @pytest.mark.e2e

@@ -10,6 +10,7 @@ Here the tests that start real processes; those that start none are in tests/uni
 from __future__ import annotations
 
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -148,29 +149,25 @@ def test_a_socket_read_follows_its_peer_outside_the_job(start_job, tmp_path, soc
 
 
 @pytest.mark.e2e
-def test_a_debugger_prompt_on_a_pipe_whose_writer_works_is_still_nobody_typing(run: Run):
-    """dist.breakpoint() opens /dev/stdin again: that read is the job's standard input (the input rule's), not a
-    pipe whose busy writer (here a launcher script that computes) would make the wait look like waiting for
-    work. Rank 1's chain ends at a person; the peers' wait carries that proof and says why rank 1 is stuck.
-    Seen in the zoo when its busy runner held the job's stdin: no verdict in 420 s."""
-    writer = subprocess.Popen(
-        [sys.executable, "-c", "import time\nwhile True: sum(range(10**6))"], stdout=subprocess.PIPE
-    )
+def test_a_debugger_prompt_on_a_terminal_is_a_person_and_the_peers_wait_carries_that_proof(run: Run):
+    """dist.breakpoint() opens /dev/stdin again: that read is the job's standard input, here a terminal nobody types
+    at. Rank 1's chain ends at a person; the peers' wait carries that proof and says why rank 1 is stuck. (On a pipe,
+    the pipe's writers would decide instead: test_judgment.py's prompt answered after the first look.)"""
+    master, slave = pty.openpty()
     try:
-        assert writer.stdout is not None
         p = run.start(
             "--min-stall",
             "5",
             "--on-hang",
             "kill",
             *py("dist_breakpoint.py"),
-            stdin=writer.stdout.fileno(),
+            stdin=slave,
             env={"HW_PORT": str(two_free_ports()), "HW_TMP": str(run.tmp)},
         )
+        os.close(slave)
         _, err = p.communicate(timeout=90)
     finally:
-        writer.kill()
-        writer.wait(timeout=10)
+        os.close(master)
     assert p.returncode == 125, err.decode()[-2000:]
     incident = run.incident()
     root = root_cause(incident)
@@ -179,7 +176,7 @@ def test_a_debugger_prompt_on_a_pipe_whose_writer_works_is_still_nobody_typing(r
     assert "Rank 1 is stuck at a debugger prompt" in root["summary"] and "rank 0 waits in barrier" in root["summary"]
     prompt = next(f for f in incident["findings"] if f["cause"] == "process.waits_for_input")
     assert prompt["where"]["line"] == root["where"]["line"] and prompt["proof"]["kind"] == "hang", prompt
-    assert _chain_of(incident, root["where"]["pid"])["ending"] == "person"  # not the writer of the pipe
+    assert _chain_of(incident, root["where"]["pid"])["ending"] == "person"
 
 
 @pytest.mark.e2e

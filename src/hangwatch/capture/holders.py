@@ -16,7 +16,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import dump_stacks
-from hangwatch.capture.syscalls import read_blocked_call
+from hangwatch.capture.syscalls import BlockedCall, read_blocked_call
 from hangwatch.records.evidence import (
     UNREAD,
     Frame,
@@ -208,7 +208,7 @@ def holder(
         main = next((t for t in job[pid][-1].threads if t.tid == pid), None)
         wakes_in, syscall = (main.wakes_in, main.syscall) if main is not None else (None, None)
     else:
-        call = read_blocked_call(pid, pid)
+        call = _blocked_call(pid)
         wakes_in, syscall = (call.wakes_in, call.name) if call is not None else (None, None)
     return LockHolder(
         pid=pid,
@@ -228,6 +228,27 @@ def holder(
         wakes_in=None if wakes_in is None or syscall not in sg.SLEEP_SYSCALLS else round(wakes_in, 3),
         sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None,
     )
+
+
+CALL_READS = 3  # an outside holder's call is read up to this often, CALL_READ_GAP_S apart, while it runs
+CALL_READ_GAP_S = 0.01
+
+
+def _blocked_call(pid: int) -> BlockedCall | None:
+    """The call an outside holder's main thread waits in. One caught running (woken by its own timer between two
+    sleeps of a polling loop) is read again, a few times, before it is taken for one that waits on nothing known."""
+    for i in range(CALL_READS):
+        call = read_blocked_call(pid, pid)
+        if call is not None or not _running(pid):
+            return call
+        if i + 1 < CALL_READS:
+            time.sleep(CALL_READ_GAP_S)
+    return None
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid``'s main thread runs (or waits for a CPU) now: its /proc/PID/syscall says ``running``."""
+    return (proc.read_text(proc.PROC / str(pid) / "syscall") or "").startswith("running")
 
 
 def job_frames(samples: list[ProcessSample], pid: int) -> tuple[Frame, ...]:

@@ -42,7 +42,6 @@ from hangwatch.capture.pipes import (
     polls_forever,
     reads_pipe,
     reads_socket,
-    reads_stdin,
     socket_wait,
 )
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command
@@ -469,13 +468,10 @@ def _thread_waits(
         return _one(_sem_wait(pid, t, m, r.job, r.infos, r.py_spy, r.now))
     if reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) and not _mp_helper(info):
         # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
-        # (a queue's feeder thread that a join waits for). A read of its standard input is the input rule's
-        # to judge, unless another process of the job holds that pipe's write end (a parent that never
-        # closes its child's stdin): then it is a wait on that process like any other.
-        wait = pipe_wait(pid, t, r.job, r.py_spy, r.now)
-        if wait is not None and reads_stdin(pid, t.fd, t.syscall in sg.READ_SYSCALLS):
-            wait = wait if any(h.in_job and h.pid != pid for h in wait.holders) else None
-        return _one(wait)
+        # (a queue's feeder thread that a join waits for). Its standard input's pipe too, at a prompt or not:
+        # whoever holds the write end, in the job or outside it (`(sleep 30; echo y) | python train.py`),
+        # may still write, so the graph follows it (only a terminal is a person's).
+        return _one(pipe_wait(pid, t, r.job, r.py_spy, r.now))
     if reads_socket(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS):
         # the main thread's read, or any thread's write into a full socket (an upload a join waits for)
         return _one(socket_wait(pid, t, r.job, r.py_spy, r.now))

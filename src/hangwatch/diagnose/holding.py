@@ -3,6 +3,7 @@ that fit (diagnose/waits.py, diagnose/graph.py)."""
 
 from __future__ import annotations
 
+from hangwatch.diagnose.state import holder_state
 from hangwatch.diagnose.views import (
     ThreadView,
     describe,
@@ -62,6 +63,16 @@ def holder_text(h: LockHolder) -> str:
     where = "in the job" if h.in_job else "outside the job"
     user = f", user {h.user}" if h.user else ""
     return f"pid {h.pid} (`{h.cmdline[:100]}`{user}, {age_text(h.age_s)}, {where})"
+
+
+# Of several writers, the one that decides: any that works ends the wait soonest; stopped ones only when all are.
+HOLDER_ORDER = ("working", "asleep", "unknown", "blocked", "stopped", "gone")
+
+
+def deciding_holder(holders: tuple[LockHolder, ...]) -> LockHolder:
+    """Of the holders of a pipe's or a socket's other end, the one that ends the wait soonest (HOLDER_ORDER)."""
+    order = {h.pid: HOLDER_ORDER.index(s) if (s := holder_state(h)) in HOLDER_ORDER else 9 for h in holders}
+    return min(holders, key=lambda h: order[h.pid])
 
 
 def holder_doing(h: LockHolder, state: str) -> str:

@@ -6,11 +6,12 @@ from hangwatch import signatures as sg
 from hangwatch.capture.roles import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose.chains import STATE_WORDS
+from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import process_state
+from hangwatch.diagnose.state import holder_state, process_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
-from hangwatch.records.evidence import Frame, Role
+from hangwatch.records.evidence import Frame, LockWait, Role
 from hangwatch.records.incident import Finding
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
@@ -36,37 +37,51 @@ def stdin_kind(target: str | None) -> str:
 
 def input_wait_rule(scene: Scene) -> list[Hit]:
     """process.waits_for_input: the job is blocked reading its standard input or the terminal (a login
-    prompt, input(), getpass, a forgotten breakpoint()). Nobody is there to type: hung at once."""
+    prompt, input(), getpass, a forgotten breakpoint()). On a terminal nobody is there to type (the graph's edge to
+    a person); at a prompt on a pipe, the pipe's writers decide (the graph follows them) and are named here."""
     hits = []
     for v in scene.views:
         if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or not v.has_stacks:
             continue
         t = v.main_thread  # a side thread reading stdin (press q to quit) does not stop the job
-        if t is not None and t.has_stack and t.idle_throughout and not t.woke_often:
-            last = t.last
-            reads_stdin = last.syscall in sg.READ_SYSCALLS and (
-                last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES)
-            )
-            prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
-            user = innermost_user(t.frames)
-            if reads_from_person(v, t):
-                hits.append(_input_hit(v, t, user, prompt_frame, reads_stdin))
+        if (t is not None and t.has_stack and t.idle_throughout and not t.woke_often) and (
+            reads_from_person(v, t) or (at_prompt(t) and _stdin_pipe(v, t) is not None)
+        ):
+            hits.append(_input_hit(v, t))
     return hits
 
 
-def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
-    """``t`` waits for a person: at a prompt (input(), getpass, a debugger), or reading standard input where
-    a person types: the line asks for input or the read is from a terminal. Reading stdin alone may be data
-    from a pipe (`cat data | python train.py`)."""
+def _reads_stdin(v: ProcessView, t: ThreadView) -> bool:
+    """``t`` is in a read of its standard input (fd 0, or another fd open on the same file)."""
     last = t.last
-    reads_stdin = last.syscall in sg.READ_SYSCALLS and (last.fd == 0 or (last.fd_target or "").startswith(TTY_PREFIXES))
+    return last.syscall in sg.READ_SYSCALLS and (
+        last.fd == 0 or (last.fd_target is not None and last.fd_target == v.info.stdin)
+    )
+
+
+def at_prompt(t: ThreadView) -> bool:
+    """``t`` is at a prompt: input(), getpass, a debugger, or a line of the user's that asks for input."""
     if any(sg.matches_any(f, sg.INPUT_FRAMES) for f in t.frames):
         return True
     user = innermost_user(t.frames)
-    calls_input = user is not None and bool(sg.INPUT_CALL.search(user.code or ""))
-    return reads_stdin and (
-        calls_input or (v.info.stdin or "").startswith(TTY_PREFIXES) or (last.fd_target or "").startswith(TTY_PREFIXES)
-    )
+    return user is not None and bool(sg.INPUT_CALL.search(user.code or ""))
+
+
+def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
+    """``t`` waits for a person at a terminal: it reads one (getpass's /dev/tty, a child asking on the terminal), or
+    its standard input is one and it reads it or waits at a prompt. A prompt on a pipe or a socket waits for whoever
+    holds its other end (`echo y | python train.py`, a feeder that answers later), which the graph follows."""
+    last = t.last
+    if last.syscall in sg.READ_SYSCALLS and (last.fd_target or "").startswith(TTY_PREFIXES):
+        return True
+    return (v.info.stdin or "").startswith(TTY_PREFIXES) and (_reads_stdin(v, t) or at_prompt(t))
+
+
+def _stdin_pipe(v: ProcessView, t: ThreadView) -> LockWait | None:
+    """The capture's wait of ``t`` on its standard input's pipe, with that pipe's writers; None when there is none."""
+    if not _reads_stdin(v, t) or not (v.info.stdin or "").startswith("pipe:"):
+        return None
+    return next((w for w in v.ev.waits if w.tid == t.tid and w.kind == "pipe" and w.path == v.info.stdin), None)
 
 
 def at_debugger(t: ThreadView) -> bool:
@@ -75,15 +90,17 @@ def at_debugger(t: ThreadView) -> bool:
     return prompt_frame is not None and prompt_frame.file.endswith(DEBUGGER_FILES)
 
 
-def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: Frame | None, reads_stdin: bool) -> Hit:
+def _input_hit(v: ProcessView, t: ThreadView) -> Hit:
     debugger = at_debugger(t)
+    user = innermost_user(t.frames)
+    prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
     tail = [ln.strip() for ln in (v.ev.output_tail or "").replace("\r", "\n").splitlines() if ln.strip()]
     prompt = tail[-1][-160:] if tail else None
     ev = [
         f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in "
         f"{describe(user)}" + (f" `{user.code}`" if user and user.code else "")
     ]
-    if reads_stdin:
+    if t.last.syscall in sg.READ_SYSCALLS and (t.last.fd == 0 or (t.last.fd_target or "").startswith(TTY_PREFIXES)):
         src = "standard input (fd 0)" if t.last.fd == 0 else (t.last.fd_target or "the terminal")
         ev.append(f"blocked in {t.last.syscall}() on {src}")
     if prompt_frame is not None:
@@ -91,21 +108,28 @@ def _input_hit(v: ProcessView, t: ThreadView, user: Frame | None, prompt_frame: 
     ev.append(f"standard input is {stdin_kind(v.info.stdin)}")
     if prompt:
         ev.append(f"the job's last output line: {prompt!r}")
-    if debugger:
-        summary = (
-            f"{v.label()} stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before "
-            f"{describe(user)}) and waits for someone to type a command; nobody will, so it never goes on."
+    asks = (
+        f"stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before {describe(user)}) and waits "
+        "for someone to type a command"
+        if debugger
+        else f"waits for someone to type at {describe(user)}" + (f" (prompt: {prompt!r})" if prompt else "")
+    )
+    pipe = None if reads_from_person(v, t) else _stdin_pipe(v, t)
+    if pipe is None:
+        summary = f"{v.label()} {asks}; nobody will, so it never goes on."
+    else:  # a pipe feeds it: its writers decide (the graph's chain), in the words of what each was measured doing
+        h = deciding_holder(pipe.holders) if pipe.holders else None
+        ev.extend(f"pid {x.pid} {x.how}: {holder_doing(x, holder_state(x))}" for x in pipe.holders[:4])
+        summary = f"{v.label()} {asks}, on its standard input, a pipe ({pipe.path}); " + (
+            f"its write end is held by {holder_text(h)}, which {holder_doing(h, holder_state(h))}: the read "
+            "ends when a writer writes or every writer exits."
+            if h is not None
+            else f"no other process was found holding its write end ({pipe.note or 'a search of the host'})."
         )
-    else:
-        summary = (
-            f"{v.label()} waits for someone to type at {describe(user)}"
-            + (f" (prompt: {prompt!r})" if prompt else "")
-            + "; nobody will, so it never goes on."
-        )
-    return named(  # the graph's edge to a person at the terminal proves it
+    return named(  # on a terminal, the graph's edge to a person proves it; on a pipe, the chain through its writers
         Finding(
             cause=Cause.PROCESS_WAITS_FOR_INPUT,
-            confidence=0.95,
+            confidence=0.95 if pipe is None else 0.6,
             summary=summary,
             where=v.where(t, user),
             evidence=tuple(ev),

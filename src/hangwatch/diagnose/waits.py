@@ -19,12 +19,14 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.holding import (
     KIND_TEXT,
     age_text,
+    deciding_holder,
     event_wait,
     holder_doing,
     holder_text,
     lock_fix,
     wait_frame,
 )
+from hangwatch.diagnose.process import at_prompt
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import holder_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
@@ -155,6 +157,8 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     a holder outside the job, or one that left the job's tree, is named here."""
     if w.kind == "socket":
         return _socket(scene, v, t, w)
+    if w.path == v.info.stdin and at_prompt(t):
+        return None  # a prompt on its standard input: the input rule names it, with the same writers
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     self_held = bool(w.note and "the waiter itself" in w.note)
@@ -239,7 +243,7 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     states = {h.pid: holder_state(h) for h in w.holders}
-    h = min(w.holders, key=lambda x: _HOLDER_ORDER.index(states[x.pid]) if states[x.pid] in _HOLDER_ORDER else 9)
+    h = deciding_holder(w.holders)
     state = states[h.pid]
     summary = (
         f"{v.label()} {words.reads.format(path=w.path)} at {describe(frame)}; {words.end} is held by "
@@ -285,10 +289,6 @@ def _descendants(scene: Scene, pid: int) -> set[int]:
                 out.add(c.pid)
                 todo.append(c.pid)
     return out
-
-
-# Of several writers, the one that decides: any that works ends the wait soonest; stopped ones only when all are.
-_HOLDER_ORDER = ("working", "asleep", "unknown", "blocked", "stopped", "gone")
 
 
 def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
