@@ -209,8 +209,9 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     Cause.PROCESS_WAITS_FOR_INPUT: CauseInfo(
         "the job is blocked reading its standard input or the terminal: `input()`, a `getpass` login "
         "prompt (W&B, HF), a forgotten `breakpoint()`/`pdb.set_trace()`. Names the prompt (the job's "
-        "last output line), the line, and whether stdin is a terminal, a pipe or /dev/null. Hung at "
-        "once: nobody will type",
+        "last output line), the line, and whether stdin is a terminal, a pipe or /dev/null. On a terminal, "
+        "hung at once: nobody will type. On a pipe, its writers decide (each named, with what it does): one "
+        "that may still write keeps it slow",
         Nature.HUNG,
         Requeue.DETERMINISTIC,
         INPUT_FIX,
