@@ -213,6 +213,50 @@ def test_a_soft_lock_file_nobody_has_open_is_proven_by_the_graph_and_one_release
     assert not released.root.proves_hang and not any(e.holder.startswith("nobody:") for e in released.graph.edges)
 
 
+def test_a_soft_lock_file_on_a_filesystem_other_hosts_share_is_named_not_proven(tmp_path, monkeypatch):
+    """On NFS (Lustre, a bucket's FUSE mount) that no process of this host has the lock file open says nothing of the
+    hosts that share it: a multi-node job's shared cache, where node 0 downloads while node 1 waits for its lock.
+    The wait is named, not proven (the clock decides). Its twin, the same stale file on a local filesystem, is proven.
+    The filesystem's type is the boundary mocked: there is no NFS here."""
+    import dataclasses
+    import os
+    import time
+
+    from hangwatch.capture import waits as capture_waits
+    from hangwatch.diagnose import diagnose
+
+    lock = tmp_path / "model.safetensors.lock"
+    lock.write_text("")
+    me = os.getpid()
+    local = capture_waits._soft_lock_wait(me, me, str(lock), None, {}, None, time.time())
+    monkeypatch.setattr(capture_waits, "filesystem_of", lambda pid, path: "nfs4")
+    shared = capture_waits._soft_lock_wait(me, me, str(lock), None, {}, None, time.time())
+    assert local.note is not None and "no process has it open" in local.note, local.note
+    assert shared.note is not None and "(nfs4)" in shared.note and "another host may hold it" in shared.note
+    monkeypatch.setattr(capture_waits, "filesystem_of", lambda pid, path: "fuse.fuse-overlayfs")  # a container's own
+    assert "no process has it open" in (
+        capture_waits._soft_lock_wait(me, me, str(lock), None, {}, None, 0.0).note or ""
+    )
+
+    ev = _load("lock_wait_flock")
+
+    def soft(note: str):
+        return dataclasses.replace(
+            ev,
+            processes=tuple(
+                dataclasses.replace(
+                    p, waits=tuple(dataclasses.replace(w, kind="soft", holders=(), note=note) for w in p.waits)
+                )
+                for p in ev.processes
+            ),
+        )
+
+    assert diagnose(soft(local.note)).root.proves_hang
+    named = diagnose(soft(shared.note))
+    assert not named.root.proves_hang and not any(e.holder.startswith("nobody:") for e in named.graph.edges)
+    assert named.root.cause == "io.lock_wait" and "a process on another host may hold it" in named.root.summary
+
+
 def test_a_multiprocessing_lock_whose_holder_is_gone_is_proven_hung():
     import dataclasses
 

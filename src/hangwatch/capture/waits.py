@@ -45,6 +45,7 @@ from hangwatch.capture.pipes import (
     socket_wait,
 )
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command
+from hangwatch.capture.syscalls import filesystem_of
 from hangwatch.records.evidence import (
     LockWait,
     ProcessInfo,
@@ -247,6 +248,7 @@ def _soft_lock_wait(
         holder(h, job, py_spy, now, "has the lock file open (a soft lock)", name=None, proven=True) for h in opened
     )
     age = max(0.0, now - st.st_mtime)
+    fs = shared_filesystem(pid, path)
     note = (
         None
         if holders
@@ -255,12 +257,29 @@ def _soft_lock_wait(
             "(another user's processes were not searched for)"
             if proc.narrowed()
             else (
-                f"the soft lock file {path} exists ({age:.0f} s old) and no process has it open: "
-                "its holder is gone, and a soft lock is released only by deleting the file"
+                f"the soft lock file {path} exists ({age:.0f} s old) on a filesystem other hosts share ({fs}) and "
+                "no process on this host has it open: a process on another host may hold it"
+                if fs is not None
+                else (
+                    f"the soft lock file {path} exists ({age:.0f} s old) and no process has it open: "
+                    "its holder is gone, and a soft lock is released only by deleting the file"
+                )
             )
         )
     )
     return LockWait(tid, "soft", path, timeout, holders=holders, waiters=(pid,), note=note)
+
+
+LOCAL_FUSE = ("fuse.fuse-overlayfs", "fuse.lxcfs")  # FUSE mounts that are this host's own (a rootless container's root)
+
+
+def shared_filesystem(pid: int, path: str) -> str | None:
+    """The type of the filesystem ``path`` lives on when other hosts may share it (NFS, Lustre, a FUSE mount of a
+    bucket...): there, no process of this host holding a file says nothing of the others. None when it is local."""
+    fs = filesystem_of(pid, path)
+    if fs is None or fs in LOCAL_FUSE or not fs.startswith(sg.NETWORK_FILESYSTEMS):
+        return None
+    return fs
 
 
 def _open_by(key: tuple[int, int, int], skip: set[int]) -> list[int]:

@@ -115,6 +115,8 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     if not w.holders and w.kind == "soft" and w.note and "no process has it open" in w.note:
         return _stale_soft_lock(v, t, w)
+    if not w.holders and w.kind == "soft" and w.note and "another host may hold it" in w.note:
+        return _shared_soft_lock(v, t, w)
     if not w.holders:
         return None  # nobody holds it now: the waiter gets it at its next try
     h = w.holders[0]
@@ -316,6 +318,36 @@ def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
                 f"Delete the stale lock file: rm {w.path} (no process has it open), then run again.",
                 "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
                 "filesystem supports flock: a kernel lock goes away with its holder.",
+            ),
+        )
+    )
+
+
+def _shared_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
+    """A soft lock file on a filesystem other hosts share, open by no process of this host: another host's process
+    may hold it (a shared cache that node 0 fills), or it is stale. Named, never proven: the clock decides."""
+    frame = innermost_user(t.frames)
+    return named(
+        Finding(
+            cause=Cause.IO_LOCK_WAIT,
+            confidence=0.6,
+            summary=(
+                f"{v.label()} waits for {KIND_TEXT['soft']} on {w.path}, on a filesystem other hosts share, which no "
+                "process of this host holds: a process on another host may hold it (a shared cache being filled), "
+                "or a holder that is gone left it behind."
+            ),
+            where=v.where(t, frame),
+            evidence=(
+                f"{v.label()} at {describe(frame)}"
+                + (f" `{frame.code}`" if frame and frame.code else "")
+                + f": waiting for {w.path}",
+                str(w.note),
+            ),
+            fix=(
+                f"Check the other hosts that share {w.path} for a process that holds it (`lsof {w.path}` on each); "
+                f"if none does, delete the stale lock file: rm {w.path}.",
+                "Acquire with a timeout (FileLock(path, timeout=...)); with a cache shared by several nodes, fill it "
+                "from one node before the others start, or give each node its own cache.",
             ),
         )
     )
