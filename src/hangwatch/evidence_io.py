@@ -56,10 +56,18 @@ def _frame(f: dict[str, Any]) -> Frame:
     return Frame(**{**f, "holds": tuple(f.get("holds", ()))})
 
 
-def _wait(w: dict[str, Any]) -> LockWait:
-    holders = tuple(
-        LockHolder(**{**h, "frames": tuple(_frame(f) for f in h.get("frames", ()))}) for h in w.get("holders", ())
+def _holder(h: dict[str, Any]) -> LockHolder:
+    return LockHolder(
+        **{
+            **h,
+            "frames": tuple(_frame(f) for f in h.get("frames", ())),
+            "waits_for": tuple(_holder(k) for k in h.get("waits_for", ())),
+        }
     )
+
+
+def _wait(w: dict[str, Any]) -> LockWait:
+    holders = tuple(_holder(h) for h in w.get("holders", ()))
     return LockWait(
         **{**w, "holders": holders, "sharers": tuple(w.get("sharers", ())), "waiters": tuple(w.get("waiters", ()))}
     )

@@ -16,6 +16,7 @@ Here the tests that start real processes; those that start none are in tests/uni
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -356,6 +357,61 @@ def test_a_lock_whose_holder_works_is_waited_for(run, tmp_path):
     root = root_cause(incidents[0])
     assert root["cause"] == "io.lock_wait" and "which works" in root["summary"], root["summary"]
     assert root["proof"]["kind"] == "work"
+
+
+def _end_tree(p: subprocess.Popen[bytes]) -> None:
+    """End the holder and the child it runs (its own session: one process group), a stopped one too."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(p.pid, signal.SIGKILL)
+    p.wait(timeout=10)
+
+
+@pytest.mark.e2e
+def test_a_lock_whose_holder_waits_for_a_child_that_works_is_waited_for(run, tmp_path):
+    """`flock gpu.lock python train.py` outside the job: the lock's holder waits in wait4() for its child, which
+    trains. The chain goes on through that wait to the child: its work is the proof, and the job that waits for the
+    lock is slow, not killed. Before, the holder read "blocked" and the job was killed at --min-stall."""
+    holder = _holder(tmp_path, f"child:work:40:{run.dir / 'incidents' / '001' / 'incident.json'}")
+    try:
+        r = run(
+            "--min-stall",
+            "3",
+            "--on-hang",
+            "kill",
+            *QUICK,
+            *py("filelock_wait.py", str(tmp_path / "cache.lock"), "filelock"),
+        )
+        assert holder.wait(timeout=30) == 0
+    finally:
+        _end_tree(holder)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"done" in r.stdout
+    incidents = _incidents(run)
+    assert incidents and all((i["verdict"], i["action"]) == ("slow", "none") for i in incidents), incidents
+    root = root_cause(incidents[0])
+    assert root["cause"] == "io.lock_wait" and f"held by pid {holder.pid}" in root["summary"], root["summary"]
+    assert "which waits for its child pid" in root["summary"] and "which works" in root["summary"], root["summary"]
+    assert root["proof"]["kind"] == "work"
+
+
+@pytest.mark.e2e
+def test_a_lock_whose_holder_waits_for_a_stopped_child_is_proven_hung(start_job, tmp_path):
+    """The hang of the same shape: the holder's child is stopped (SIGSTOP), so the holder never returns from its
+    wait and never releases the lock. The chain ends at the stopped child: hung, with proof."""
+    holder = _holder(tmp_path, "child:stopped")
+    try:
+        job = start_job([sys.executable, str(SCENARIOS / "filelock_wait.py"), str(tmp_path / "cache.lock"), "flock"])
+        time.sleep(0.5)  # from its ready line to the flock call
+        incident = inspect_json(job.pid, window=1)
+        statuses = [c.status() for c in psutil.Process(holder.pid).children()]
+    finally:
+        _end_tree(holder)
+    assert statuses == [psutil.STATUS_STOPPED], statuses
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "io.lock_wait", "hang"), root
+    assert f"held by pid {holder.pid}" in root["summary"] and "which waits for its child pid" in root["summary"]
+    assert "is stopped" in root["summary"], root["summary"]
+    _at(root, "filelock_wait.py", "HANG-HERE:flock")
 
 
 @pytest.mark.e2e

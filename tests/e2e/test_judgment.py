@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import os
 import pty
+import re
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import (
     SCENARIOS,
@@ -246,11 +249,6 @@ def test_torchruns_own_rendezvous_names_the_store_and_the_nodes_joined(start_job
 
 
 # --- 3. a job waiting for someone to type -----------------------------------------------------------------------
-def _stdin_pipe() -> tuple[int, int]:
-    """A pipe for the job's standard input that the test holds open (communicate() would close it)."""
-    return os.pipe()
-
-
 def _terminal() -> tuple[int, int]:
     """A terminal for the job's standard input (master, slave) that nobody types at: the test holds its master."""
     return pty.openpty()
@@ -314,49 +312,89 @@ def test_a_prompt_on_a_pipe_waits_for_the_pipes_writer_which_answers_after_the_f
     assert run.summary()["incidents"] == 0
 
 
+def _at_the_prompt(log: Path) -> None:
+    """Wait (bounded) until prompt_job.py has printed its prompt: it is in input() a moment later."""
+    deadline = time.monotonic() + 30
+    while b"Paste an API key" not in (log.read_bytes() if log.exists() else b"") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+
+
 @pytest.mark.e2e
 def test_a_prompt_on_a_pipe_names_its_writer_and_what_it_does(start_job, tmp_path):
-    """What a look says of that prompt: the line, the pipe, and the writer outside the job, asleep (the chain's end:
-    alive), not "nobody will type"."""
-    feeder = _feeder(tmp_path / "never")
+    """What a look says of a prompt fed by `sh -c "sleep 60; echo KEY" |` (the shape of the false kill): the line, the
+    pipe, and its writer outside the job, asleep (the shell waits for its sleep): slow, not "nobody will type"."""
+    feeder = subprocess.Popen(
+        ["sh", "-c", "sleep 60; echo 0123456789abcdef"], stdout=subprocess.PIPE, start_new_session=True
+    )
     try:
         assert feeder.stdout is not None
         job = start_job("prompt_job.py", ready_count=0, stdin=feeder.stdout.fileno())
         feeder.stdout.close()
-        time.sleep(1.0)
+        _at_the_prompt(tmp_path / "job-0.log")
+        incident = inspect_json(job.pid)
+        writers = {feeder.pid, *(c.pid for c in psutil.Process(feeder.pid).children())}
+    finally:
+        os.killpg(feeder.pid, signal.SIGKILL)  # the shell and its sleep
+        feeder.wait(timeout=10)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], root["proof"]) == ("slow", "process.waits_for_input", None), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("prompt_job.py")
+    held_by = re.search(r"its write end is held by pid (\d+)", root["summary"])
+    assert held_by is not None and int(held_by.group(1)) in writers, (root["summary"], writers)
+    assert "is asleep" in root["summary"] and "the read ends when that writes or exits" in root["summary"], root
+    assert "nobody will" not in root["summary"] and "standard input is a pipe" in root["evidence"], root
+
+
+@pytest.mark.e2e
+def test_a_prompt_on_a_pipe_whose_only_writer_is_stopped_is_proven_hung(start_job, tmp_path):
+    """The hang of that shape: the pipe's only writer is stopped (SIGSTOP, Ctrl-Z), so nothing will write or close
+    it until someone continues it. The chain ends at the stopped writer: hung, with proof."""
+    feeder = subprocess.Popen(
+        [sys.executable, "-c", "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)"], stdout=subprocess.PIPE
+    )
+    try:
+        assert feeder.stdout is not None
+        job = start_job("prompt_job.py", ready_count=0, stdin=feeder.stdout.fileno())
+        feeder.stdout.close()
+        _at_the_prompt(tmp_path / "job-0.log")
         incident = inspect_json(job.pid)
     finally:
         feeder.kill()
         feeder.wait(timeout=10)
     root = root_cause(incident)
-    assert (incident["verdict"], root["cause"], root["proof"]) == ("slow", "process.waits_for_input", None), root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("prompt_job.py")
-    assert f"its write end is held by pid {feeder.pid}" in root["summary"] and "is asleep" in root["summary"], root
-    assert "nobody will" not in root["summary"] and "standard input is a pipe" in root["evidence"], root
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
+    assert f"its write end is held by pid {feeder.pid}" in root["summary"] and "is stopped" in root["summary"], root
 
 
 @pytest.mark.e2e
-def test_a_prompt_answered_within_2_s_is_not_touched(run):
-    r_fd, w_fd = _stdin_pipe()
+def test_a_prompt_on_a_terminal_answered_within_2_s_is_not_touched(run):
+    master, slave = _terminal()
     try:
-        p = run.start(*QUICK, "--on-hang", "kill", *py("prompt_job.py"), stdin=r_fd)
-        os.close(r_fd)
-        t = threading.Timer(1.5, os.write, (w_fd, b"0123456789abcdef\n"))  # someone types, 1.5 s later
+        p = run.start(*QUICK, "--on-hang", "kill", *py("prompt_job.py"), stdin=slave)
+        os.close(slave)
+        t = threading.Timer(1.5, os.write, (master, b"0123456789abcdef\n"))  # someone types, 1.5 s later
         t.start()
         out, err = p.communicate(timeout=60)
         t.join(timeout=5)
     finally:
-        os.close(w_fd)
+        os.close(master)
     assert p.returncode == 0, err.decode()[-3000:]
     assert b"logged in (16 characters)" in out and b"step 19" in out
     assert run.summary()["incidents"] == 0
 
 
 @pytest.mark.e2e
-def test_a_forgotten_breakpoint_names_the_debugger_prompt(start_job):
-    job = start_job("breakpoint_job.py", env={"PYTHONBREAKPOINT": ""}, stdin=subprocess.PIPE)  # open, silent
-    root = root_cause(inspect_json(job.pid))
-    assert root["cause"] == "process.waits_for_input", root
+def test_a_forgotten_breakpoint_on_a_terminal_names_the_debugger_prompt(start_job):
+    master, slave = _terminal()
+    try:
+        job = start_job("breakpoint_job.py", env={"PYTHONBREAKPOINT": ""}, stdin=slave)  # nobody types
+        os.close(slave)
+        incident = inspect_json(job.pid)
+    finally:
+        os.close(master)
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
     assert "debugger prompt" in root["summary"], root["summary"]
     assert root["fix"][0].startswith("Remove the breakpoint()"), root["fix"]
     assert not any("wandb" in f for f in root["fix"]), root["fix"]  # a login's fix is no fix for a debugger

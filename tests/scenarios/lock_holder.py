@@ -1,9 +1,12 @@
-"""Holds a lock on argv[1] (argv[2]: filelock, flock or lockf): argv[3] "forever" (asleep: it never
+"""Holds a lock on argv[1] (argv[2]: filelock, flock or lockf; none: no lock): argv[3] "forever" (asleep: it never
 releases it), "work:S" (it computes for S seconds, then releases), "work:S:PATH" (it computes until PATH exists,
-at most S seconds, then releases), or "blocked" (it waits on an event nobody sets)."""
+at most S seconds, then releases), "blocked" (it waits on an event nobody sets), "stopped" (it stops itself), or
+"child:HOW" (as `flock FILE cmd` does: it runs this script again with no lock and HOW, and waits for it)."""
 
 import fcntl
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -14,6 +17,8 @@ PATH, KIND, HOW = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 els
 
 
 def hold():
+    if KIND == "none":
+        return lambda: None
     if KIND == "filelock":
         from filelock import FileLock
 
@@ -31,7 +36,13 @@ def hold():
 if __name__ == "__main__":
     release = hold()
     ready("holder")
-    if HOW == "forever":
+    if HOW.startswith("child:"):
+        code = subprocess.call([sys.executable, __file__, PATH, "none", HOW.removeprefix("child:")])
+        release()
+        print("released, child", code, flush=True)
+    elif HOW == "stopped":
+        os.kill(os.getpid(), signal.SIGSTOP)
+    elif HOW == "forever":
         while True:
             time.sleep(3600)
     elif HOW == "blocked":

@@ -193,23 +193,32 @@ def holder(
     name: str | None,
     proven: bool = True,
     frames: tuple[Frame, ...] | None = None,
+    look: _Look | None = None,
 ) -> LockHolder:
     """What holder ``pid`` is and does (``how`` it holds the resource, the lock's ``name`` where a frame says it): a
-    process of the job from its samples, another one read twice, LOOK_S apart; one of another user under the agent
-    named, never read."""
+    process of the job from its samples, another one read twice, LOOK_S apart (with the children it waits for, read
+    in the same look, when it waits for them); one of another user under the agent named, never read."""
     in_job = pid in job
     if not in_job and proc.unreadable(pid):  # another user's, under the agent: named, never read
         why = f"{how}; a process of another user, which this watch does not read"
         return LockHolder(pid, "", _user(pid), UNREAD, None, None, None, False, proven=proven, how=why)
-    look = _in_job_look(job[pid]) if in_job else _look([pid])[pid]
+    call = None if in_job else _blocked_call(pid)
+    kids = _waited_children(pid, call) if look is None else []  # (a child read for its parent: one level)
+    looks: dict[int, _Look] = {}
+    if look is None:
+        looks = {} if in_job else _look([pid, *(k for k in kids if k not in job)])
+        look = _in_job_look(job[pid]) if in_job else looks[pid]
     if frames is None:
         frames = job_frames(job[pid], pid) if in_job else _main_frames(pid, py_spy, nonblocking=True)
     if in_job:
         main = next((t for t in job[pid][-1].threads if t.tid == pid), None)
         wakes_in, syscall = (main.wakes_in, main.syscall) if main is not None else (None, None)
     else:
-        call = _blocked_call(pid)
         wakes_in, syscall = (call.wakes_in, call.name) if call is not None else (None, None)
+    waits_for = tuple(
+        holder(k, job, py_spy, now, f"a child pid {pid} waits for in {syscall}()", None, look=looks.get(k))
+        for k in kids
+    )
     return LockHolder(
         pid=pid,
         cmdline=_cmdline(pid),
@@ -227,7 +236,28 @@ def holder(
         # a sleep's timer only: a futex wait's timeout (also read) may be cut short by another thread of the holder
         wakes_in=None if wakes_in is None or syscall not in sg.SLEEP_SYSCALLS else round(wakes_in, 3),
         sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None,
+        waits_for=waits_for,
     )
+
+
+MAX_WAITED = 4  # the children of an outside holder that waits for them, read with it at the most
+
+
+def _waited_children(pid: int, call: BlockedCall | None) -> list[int]:
+    """The children an outside holder's main thread waits for with no timeout (wait4, waitid): the one it names, or
+    every child of it (``/proc/PID/task/*/children``), at most MAX_WAITED. [] when it waits for no child."""
+    if call is None or call.name not in ("wait4", "waitid") or call.timeout is not False:
+        return []
+    if call.child is not None:
+        return [call.child] if (proc.PROC / str(call.child)).exists() else []
+    kids: list[int] = []
+    try:
+        tasks = os.listdir(proc.PROC / str(pid) / "task")
+    except OSError:
+        return []
+    for tid in tasks:
+        kids.extend(int(k) for k in (proc.read_text(proc.PROC / str(pid) / "task" / tid / "children") or "").split())
+    return sorted(set(kids))[:MAX_WAITED]
 
 
 CALL_READS = 3  # an outside holder's call is read up to this often, CALL_READ_GAP_S apart, while it runs

@@ -184,9 +184,8 @@ def fifo_open_wait(pid: int, t: ThreadSample) -> LockWait | None:
 
 
 def reads_pipe(t: ThreadSample) -> bool:
-    """Blocked reading a pipe, or writing to a full one (standard input too: read_waits keeps such a read only
-    where another process of the job holds the pipe's write end; else whoever feeds it, `cat data |`, a launcher
-    that never writes, is the input rule's to judge)."""
+    """Blocked reading a pipe, or writing to a full one (standard input too: its writers, in the job or outside it,
+    `cat data |`, a launcher, are followed like any pipe's; only a terminal is a person's)."""
     return (
         t.state == "S"
         and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
@@ -197,7 +196,7 @@ def reads_pipe(t: ThreadSample) -> bool:
 
 def reads_stdin(pid: int, fd: int | None, reading: bool) -> bool:
     """A read of the process's standard input, by fd 0 or by another fd open on the same pipe (``/dev/stdin``
-    opened again, as torch.distributed.breakpoint() does for its prompt; a dup): the input rule's to judge."""
+    opened again, as torch.distributed.breakpoint() does for its prompt; a dup)."""
     if not reading or fd is None:
         return False
     if fd == 0:
@@ -239,7 +238,7 @@ def poll_waits(
         return []  # (following each costs a search of the host's fds: a poll of many files is no wait on a holder)
     for fd, reading in polled:
         if reads_stdin(pid, fd, reading):
-            return []  # standard input: a person may end the poll (the input rule's, see reads_pipe)
+            return []  # standard input: polled, not read (a prompt library's event loop), its writers not followed
         wait = pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading) or socket_wait(
             pid, t, job, py_spy, now, fd=fd, reading=reading
         )

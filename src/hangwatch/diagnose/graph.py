@@ -89,7 +89,7 @@ def _pid_id(pid: int) -> str:
 
 
 def _holder_node(h: LockHolder, bound_s: float) -> Node:
-    state = holder_state(h)
+    state = holder_state(h, children=False)  # its children, when it waits for them, are nodes of their own
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
     if state == "blocked" and h.parked:
         fact += "; " + parked_text(h)
@@ -154,6 +154,20 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
             out.append((Edge(me, _pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
+            if node is not None:
+                out.extend(_waited_children(scene, h))
+    return out
+
+
+def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | None]]:
+    """The edges from a holder outside the job to the children it waits for with no timeout (`flock FILE cmd`, a
+    shell running `(sleep 30; echo y)`): each child's node (the job's own where it is one of the job)."""
+    out: list[tuple[Edge, Node | None]] = []
+    bound = timer_bound(scene.evidence)
+    for kid in h.waits_for:
+        node = None if kid.in_job and scene.view(kid.pid) is not None else _holder_node(kid, bound)
+        words = f"pid {h.pid} waits for its child pid {kid.pid}"
+        out.append((Edge(_pid_id(h.pid), _pid_id(kid.pid), "child", words, timeout=False), node))
     return out
 
 

@@ -3,7 +3,7 @@ that fit (diagnose/waits.py, diagnose/graph.py)."""
 
 from __future__ import annotations
 
-from hangwatch.diagnose.state import holder_state
+from hangwatch.diagnose.state import HOLDER_ORDER, holder_state
 from hangwatch.diagnose.views import (
     ThreadView,
     describe,
@@ -62,11 +62,12 @@ def holder_text(h: LockHolder) -> str:
     """``pid 4242 (`python prep.py`, user alice, running for 3 min, outside the job)``."""
     where = "in the job" if h.in_job else "outside the job"
     user = f", user {h.user}" if h.user else ""
-    return f"pid {h.pid} (`{h.cmdline[:100]}`{user}, {age_text(h.age_s)}, {where})"
+    return f"pid {h.pid} (`{one_line(h.cmdline)[:100]}`{user}, {age_text(h.age_s)}, {where})"
 
 
-# Of several writers, the one that decides: any that works ends the wait soonest; stopped ones only when all are.
-HOLDER_ORDER = ("working", "asleep", "unknown", "blocked", "stopped", "gone")
+def one_line(cmdline: str) -> str:
+    """A command line on one line (`python -c` code spans several)."""
+    return "; ".join(part.strip() for part in cmdline.splitlines() if part.strip())
 
 
 def deciding_holder(holders: tuple[LockHolder, ...]) -> LockHolder:
@@ -76,7 +77,12 @@ def deciding_holder(holders: tuple[LockHolder, ...]) -> LockHolder:
 
 
 def holder_doing(h: LockHolder, state: str) -> str:
-    """What holder ``h`` does, in its state's words, at its frame."""
+    """What holder ``h`` does, in its state's words, at its frame (and, waiting for its children, what the one that
+    decides does)."""
+    if h.waits_for and state not in ("gone", "stopped", "unknown"):
+        kid = deciding_holder(h.waits_for)
+        doing = holder_doing(kid, holder_state(kid))
+        return f"waits for its child pid {kid.pid} (`{one_line(kid.cmdline)[:60]}`), which {doing}"
     frame = wait_frame(h.frames)
     at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
     if state == "working":

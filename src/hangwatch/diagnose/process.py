@@ -8,10 +8,17 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import holder_state, process_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
+from hangwatch.diagnose.state import holder_state, long_timer, process_state
+from hangwatch.diagnose.views import (
+    ProcessView,
+    ThreadView,
+    describe,
+    innermost_explaining,
+    innermost_user,
+    timer_bound,
+)
 from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
-from hangwatch.records.evidence import Frame, LockWait, Role
+from hangwatch.records.evidence import Frame, LockHolder, LockWait, Role
 from hangwatch.records.incident import Finding
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
@@ -38,25 +45,27 @@ def stdin_kind(target: str | None) -> str:
 def input_wait_rule(scene: Scene) -> list[Hit]:
     """process.waits_for_input: the job is blocked reading its standard input or the terminal (a login
     prompt, input(), getpass, a forgotten breakpoint()). On a terminal nobody is there to type (the graph's edge to
-    a person); at a prompt on a pipe, the pipe's writers decide (the graph follows them) and are named here."""
+    a person); at a prompt on a pipe or a socket, their writers decide (the graph follows them) and are named here."""
     hits = []
+    bound = timer_bound(scene.evidence)
     for v in scene.views:
         if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or not v.has_stacks:
             continue
         t = v.main_thread  # a side thread reading stdin (press q to quit) does not stop the job
         if (t is not None and t.has_stack and t.idle_throughout and not t.woke_often) and (
-            reads_from_person(v, t) or (at_prompt(t) and _stdin_pipe(v, t) is not None)
+            reads_from_person(v, t) or (at_prompt(t) and stdin_wait(v, t) is not None)
         ):
-            hits.append(_input_hit(v, t))
+            hits.append(_input_hit(v, t, bound))
     return hits
 
 
-def _reads_stdin(v: ProcessView, t: ThreadView) -> bool:
-    """``t`` is in a read of its standard input (fd 0, or another fd open on the same file)."""
-    last = t.last
-    return last.syscall in sg.READ_SYSCALLS and (
-        last.fd == 0 or (last.fd_target is not None and last.fd_target == v.info.stdin)
-    )
+def stdin_wait(v: ProcessView, t: ThreadView) -> LockWait | None:
+    """The capture's wait of ``t`` on its standard input when that is a pipe, a FIFO or a socket (read by fd 0 or by
+    another fd open on it: /dev/stdin opened again), with the holders of its other end; None when there is none."""
+    stdin = v.info.stdin
+    if not stdin or stdin.startswith(TTY_PREFIXES) or t.last.syscall not in sg.READ_SYSCALLS:
+        return None
+    return next((w for w in v.ev.waits if w.tid == t.tid and w.kind in ("pipe", "socket") and w.path == stdin), None)
 
 
 def at_prompt(t: ThreadView) -> bool:
@@ -68,20 +77,21 @@ def at_prompt(t: ThreadView) -> bool:
 
 
 def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
-    """``t`` waits for a person at a terminal: it reads one (getpass's /dev/tty, a child asking on the terminal), or
-    its standard input is one and it reads it or waits at a prompt. A prompt on a pipe or a socket waits for whoever
-    holds its other end (`echo y | python train.py`, a feeder that answers later), which the graph follows."""
+    """``t`` waits for a person at a terminal: it reads one (its standard input, /dev/tty as getpass does, a child
+    asking on the terminal), or sits in a prompt's own frames (input()'s readline, pdb, getpass) whose call could not
+    be read while its standard input is a terminal. A prompt on a pipe or a socket waits for whoever holds its other
+    end (`echo y | python train.py`, a feeder that answers later), which the graph follows; a line that only looks
+    like a prompt (`model.prompt(q)`) and waits on something else is no person's."""
     last = t.last
-    if last.syscall in sg.READ_SYSCALLS and (last.fd_target or "").startswith(TTY_PREFIXES):
-        return True
-    return (v.info.stdin or "").startswith(TTY_PREFIXES) and (_reads_stdin(v, t) or at_prompt(t))
-
-
-def _stdin_pipe(v: ProcessView, t: ThreadView) -> LockWait | None:
-    """The capture's wait of ``t`` on its standard input's pipe, with that pipe's writers; None when there is none."""
-    if not _reads_stdin(v, t) or not (v.info.stdin or "").startswith("pipe:"):
-        return None
-    return next((w for w in v.ev.waits if w.tid == t.tid and w.kind == "pipe" and w.path == v.info.stdin), None)
+    if last.syscall in sg.READ_SYSCALLS:
+        return (last.fd_target or "").startswith(TTY_PREFIXES) or (
+            last.fd == 0 and (v.info.stdin or "").startswith(TTY_PREFIXES)
+        )
+    return (
+        last.syscall is None
+        and (v.info.stdin or "").startswith(TTY_PREFIXES)
+        and any(sg.matches_any(f, sg.INPUT_FRAMES) for f in t.frames)
+    )
 
 
 def at_debugger(t: ThreadView) -> bool:
@@ -90,7 +100,7 @@ def at_debugger(t: ThreadView) -> bool:
     return prompt_frame is not None and prompt_frame.file.endswith(DEBUGGER_FILES)
 
 
-def _input_hit(v: ProcessView, t: ThreadView) -> Hit:
+def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
     debugger = at_debugger(t)
     user = innermost_user(t.frames)
     prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
@@ -108,34 +118,39 @@ def _input_hit(v: ProcessView, t: ThreadView) -> Hit:
     ev.append(f"standard input is {stdin_kind(v.info.stdin)}")
     if prompt:
         ev.append(f"the job's last output line: {prompt!r}")
-    asks = (
-        f"stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before {describe(user)}) and waits "
-        "for someone to type a command"
+    at = (
+        f"stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before {describe(user)})"
         if debugger
-        else f"waits for someone to type at {describe(user)}" + (f" (prompt: {prompt!r})" if prompt else "")
+        else f"is at a prompt at {describe(user)}" + (f" ({prompt!r})" if prompt else "")
     )
-    pipe = None if reads_from_person(v, t) else _stdin_pipe(v, t)
-    if pipe is None:
-        summary = f"{v.label()} {asks}; nobody will, so it never goes on."
-    else:  # a pipe feeds it: its writers decide (the graph's chain), in the words of what each was measured doing
-        h = deciding_holder(pipe.holders) if pipe.holders else None
-        ev.extend(f"pid {x.pid} {x.how}: {holder_doing(x, holder_state(x))}" for x in pipe.holders[:4])
-        summary = f"{v.label()} {asks}, on its standard input, a pipe ({pipe.path}); " + (
-            f"its write end is held by {holder_text(h)}, which {holder_doing(h, holder_state(h))}: the read "
-            "ends when a writer writes or every writer exits."
+    wait = None if reads_from_person(v, t) else stdin_wait(v, t)
+    if wait is None:
+        summary = f"{v.label()} {at} and waits for someone to type at the terminal; nobody will, so it never goes on."
+    else:  # a pipe or a socket feeds it: its writers decide (the graph's chain), in the words of what each does
+        end = "write end" if wait.kind == "pipe" else "other end"
+        h = deciding_holder(wait.holders) if wait.holders else None
+        ev.extend(f"pid {x.pid} {x.how}: {_doing(x, bound)}" for x in wait.holders[:4])
+        summary = f"{v.label()} {at}, and reads its standard input, {stdin_kind(v.info.stdin)} ({wait.path}): " + (
+            f"its {end} is held by {holder_text(h)}, which {_doing(h, bound)}; the read ends when that writes or exits."
             if h is not None
-            else f"no other process was found holding its write end ({pipe.note or 'a search of the host'})."
+            else f"no other process was found holding its {end} ({wait.note or 'a search of the host'})."
         )
     return named(  # on a terminal, the graph's edge to a person proves it; on a pipe, the chain through its writers
         Finding(
             cause=Cause.PROCESS_WAITS_FOR_INPUT,
-            confidence=0.95 if pipe is None else 0.6,
+            confidence=0.95 if wait is None else 0.6,
             summary=summary,
             where=v.where(t, user),
             evidence=tuple(ev),
             fix=DEBUGGER_FIX if debugger else INPUT_FIX,
         )
     )
+
+
+def _doing(h: LockHolder, bound: float) -> str:
+    """What holder ``h`` does, with its timer weighed against the job's bounds where it sleeps past them."""
+    timer = long_timer(h, bound)
+    return f"is {timer}" if timer is not None else holder_doing(h, holder_state(h))
 
 
 def stopped_rule(scene: Scene) -> list[Hit]:

@@ -90,8 +90,7 @@ ACTIVITY_OF = {
     "idle": Activity.IDLE,
     "blocked": Activity.BLOCKED,
     "ended": Activity.UNKNOWN,  # a thread's end, not its process's: nothing a rank's rules read
-    "brief": Activity.UNKNOWN,
-    "unknown": Activity.UNKNOWN,
+    **dict.fromkeys(("brief", "unknown"), Activity.UNKNOWN),
 }
 
 # What waiting on something in each state is: (the verdict, whether the state itself is proof of a hang). A
@@ -108,8 +107,7 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
     "asleep": (Verdict.SLOW, False),
     "wakes": (Verdict.SLOW, False),
     "ended": (Verdict.SLOW, False),  # a thread that ended in the look waits on nothing
-    "brief": (None, False),
-    "unknown": (None, False),
+    **dict.fromkeys(("brief", "unknown"), (None, False)),
 }
 ALIVE = frozenset(s for s, (verdict, _) in VERDICTS.items() if verdict == Verdict.SLOW)
 COMPILER_CPU_PERCENT = 5.0  # a compiler process (g++, an inductor worker) above this works
@@ -483,11 +481,13 @@ def self_held_alive(v: ProcessView) -> str | None:
 
 WORKING_CPU_PERCENT = 20.0  # a holder outside the views above this (or moving bytes) works, and may release the lock
 WORKING_BYTES = 64 * 1024
+HOLDER_ORDER = ("working", "asleep", "unknown", "blocked", "stopped", "gone")  # which of several holders decides
 
 
-def holder_state(h: LockHolder) -> str:
-    """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured; ``unknown`` for a
-    process of another user that the agent's watch does not read."""
+def holder_state(h: LockHolder, children: bool = True) -> str:
+    """``gone``, ``stopped``, ``working``, ``asleep`` or ``blocked``, from what was measured; ``unknown`` for another
+    user's process the agent's watch does not read. Blocked waiting for its children (`flock FILE python train.py`),
+    it is as alive as the liveliest of them; ``children`` False: its own state (the graph's node: edges go on)."""
     if h.state == UNREAD:
         return "unknown"
     if h.state is None or h.state == "Z":
@@ -499,7 +499,10 @@ def holder_state(h: LockHolder) -> str:
     top = h.frames[0] if h.frames else None
     if h.sleeping or h.wakes_in is not None or (top is not None and "sleep(" in (top.code or "")):
         return "asleep"
-    return "blocked" if (h.cpu_percent or 0.0) <= IDLE_CPU_PERCENT else "working"
+    if (h.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+        return "working"
+    kid = min((holder_state(k) for k in h.waits_for), key=HOLDER_ORDER.index) if children and h.waits_for else None
+    return kid if kid in ("working", "asleep") else "blocked"
 
 
 def long_timer(h: LockHolder, bound_s: float) -> str | None:

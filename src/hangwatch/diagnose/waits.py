@@ -157,10 +157,10 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     """process.waits_on: the main thread reads a pipe (or a socket whose other end is on this host); its writers
     (the holders of the other end) decide. Children holding it are the child.wait rule's (it judges the child);
     a holder outside the job, or one that left the job's tree, is named here."""
-    if w.kind == "socket":
-        return _socket(scene, v, t, w)
     if w.path == v.info.stdin and at_prompt(t):
         return None  # a prompt on its standard input: the input rule names it, with the same writers
+    if w.kind == "socket":
+        return _socket(scene, v, t, w)
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     self_held = bool(w.note and "the waiter itself" in w.note)

@@ -192,6 +192,9 @@ class LockHolder:
     parked: bool | None = None
     wakes_in: float | None = None  # asleep: seconds until its main thread's timer ends, when it could be read
     sleeping: bool | None = None  # its main thread is in a sleep system call (nanosleep, clock_nanosleep)
+    # A holder outside the job whose main thread waits for its children with no timeout (wait4, waitid: `flock FILE
+    # cmd`, a shell running a pipeline's `(sleep 30; echo y)`): those children, each read as a holder, one level.
+    waits_for: tuple[LockHolder, ...] = ()
 
 
 # A LockWait's note when the wait is one of the files a poll (or an event loop's epoll) waits on, all followed.
