@@ -279,7 +279,9 @@ def _holder(tmp_path: Path, how: str) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 30
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ready.exists(), "the lock holder never took the lock"
+    if not ready.exists():
+        _end_tree(p)
+        raise AssertionError("the lock holder never took the lock")
     return p
 
 
@@ -400,13 +402,16 @@ def test_a_lock_whose_holder_waits_for_a_stopped_child_is_proven_hung(start_job,
     wait and never releases the lock. The chain ends at the stopped child: hung, with proof."""
     holder = _holder(tmp_path, "child:stopped")
     try:
+        deadline, statuses = time.monotonic() + 30, []
+        while statuses != [psutil.STATUS_STOPPED] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            statuses = [c.status() for c in psutil.Process(holder.pid).children()]
+        assert statuses == [psutil.STATUS_STOPPED], statuses
         job = start_job([sys.executable, str(SCENARIOS / "filelock_wait.py"), str(tmp_path / "cache.lock"), "flock"])
         time.sleep(0.5)  # from its ready line to the flock call
         incident = inspect_json(job.pid, window=1)
-        statuses = [c.status() for c in psutil.Process(holder.pid).children()]
     finally:
         _end_tree(holder)
-    assert statuses == [psutil.STATUS_STOPPED], statuses
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "io.lock_wait", "hang"), root
     assert f"held by pid {holder.pid}" in root["summary"] and "which waits for its child pid" in root["summary"]

@@ -317,6 +317,7 @@ def _at_the_prompt(log: Path) -> None:
     deadline = time.monotonic() + 30
     while b"Paste an API key" not in (log.read_bytes() if log.exists() else b"") and time.monotonic() < deadline:
         time.sleep(0.1)
+    assert b"Paste an API key" in log.read_bytes(), log.read_bytes()[-500:]
     time.sleep(0.3)
 
 
@@ -355,6 +356,10 @@ def test_a_prompt_on_a_pipe_whose_only_writer_is_stopped_is_proven_hung(start_jo
     )
     try:
         assert feeder.stdout is not None
+        deadline = time.monotonic() + 30
+        while psutil.Process(feeder.pid).status() != psutil.STATUS_STOPPED and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert psutil.Process(feeder.pid).status() == psutil.STATUS_STOPPED
         job = start_job("prompt_job.py", ready_count=0, stdin=feeder.stdout.fileno())
         feeder.stdout.close()
         _at_the_prompt(tmp_path / "job-0.log")

@@ -182,6 +182,36 @@ def test_the_holder_of_a_file_lock_decides_the_verdict():
     assert stopped.verdict.value == "hung" and "is stopped" in stopped.root.summary
 
 
+def test_a_holder_waiting_for_its_children_is_as_alive_as_they_are_and_only_a_sole_child_proves():
+    """`flock gpu.lock python train.py` outside the job: the lock's holder waits in wait4() for its child (read with
+    it, one look). A child that works is the holder's work (slow, its proof of work), through a shell too (`flock -c`:
+    flock, sh, python); a sole child stopped proves the hang. A wait for any of several children ends when any does: a
+    sibling asleep for a day proves nothing while another may end first."""
+    from hangwatch.diagnose import diagnose
+    from hangwatch.records.evidence import LockHolder
+
+    ev = _load("lock_wait_flock")
+
+    def kid(pid: int, state: str, cpu: float, **more) -> LockHolder:
+        return LockHolder(pid, f"python train.py {pid}", "root", state, cpu, 0, 60.0, False, how="a child", **more)
+
+    def waiting(*kids: LockHolder):  # the holder: blocked in wait4, 0% CPU, no timer
+        return _with_holder(ev, state="S", cpu_percent=0.0, sleeping=False, wakes_in=None, frames=(), waits_for=kids)
+
+    trains = diagnose(waiting(kid(9001, "R", 97.0)))
+    assert trains.verdict.value == "slow" and trains.root.proof is not None and trains.root.proof.kind == "work"
+    assert "which waits for its child pid 9001" in trains.root.summary and "which works" in trains.root.summary
+    shell = diagnose(waiting(kid(9001, "S", 0.0, sleeping=False, waits_for=(kid(9002, "R", 97.0),))))
+    assert shell.verdict.value == "slow" and shell.root.proof is not None and shell.root.proof.kind == "work"
+    stopped = diagnose(waiting(kid(9001, "T", 0.0)))
+    assert stopped.verdict.value == "hung" and stopped.root.proves_hang and "is stopped" in stopped.root.summary
+    day = kid(9001, "S", 0.0, sleeping=True, wakes_in=86400.0)
+    blocked = kid(9002, "S", 0.0, sleeping=False)
+    either = diagnose(waiting(day, blocked))
+    assert not either.root.proves_hang, either.root.proof
+    assert diagnose(waiting(day)).root.proves_hang  # its sole child: the wait ends only with that day
+
+
 def test_a_soft_lock_file_nobody_has_open_is_proven_by_the_graph_and_one_released_is_not():
     """A soft lock (a lock file, huggingface_hub's SoftFileLock) that exists with no process holding it open was left
     by a holder that is gone: the wait's edge goes to nobody, with that fact, and the chain proves the hang. Its

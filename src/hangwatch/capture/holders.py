@@ -116,8 +116,14 @@ def _look(pids: list[int]) -> dict[int, _Look]:
         cpu = 100.0 * (b[1] - a[1]) / dt if a is not None else None
         moved = b[2] - a[2] if a is not None and a[2] is not None and b[2] is not None else None
         before, after = parked_before[p], _parked_threads(p)
-        out[p] = _Look(b[0], cpu, moved, parked=before is not None and before == after)
+        state = b[0]
+        if state in STOPPED and (a is None or a[0] not in STOPPED):
+            state = a[0] if a is not None else "S"  # stopped at one read only (a tracer's pause, a scheduler's slice)
+        out[p] = _Look(state, cpu, moved, parked=before is not None and before == after)
     return out
+
+
+STOPPED = ("T", "t")
 
 
 def _in_job_look(samples: list[ProcessSample]) -> _Look:
@@ -193,32 +199,28 @@ def holder(
     name: str | None,
     proven: bool = True,
     frames: tuple[Frame, ...] | None = None,
-    look: _Look | None = None,
+    family: _Family | None = None,
 ) -> LockHolder:
     """What holder ``pid`` is and does (``how`` it holds the resource, the lock's ``name`` where a frame says it): a
-    process of the job from its samples, another one read twice, LOOK_S apart (with the children it waits for, read
-    in the same look, when it waits for them); one of another user under the agent named, never read."""
+    process of the job from its samples, another one read twice, LOOK_S apart, with the children it waits for (and
+    theirs: `flock -c` runs a shell that runs the command), all in the same look; one of another user under the agent
+    named, never read. ``family``: the look a parent took for this child of it."""
     in_job = pid in job
     if not in_job and proc.unreadable(pid):  # another user's, under the agent: named, never read
         why = f"{how}; a process of another user, which this watch does not read"
         return LockHolder(pid, "", _user(pid), UNREAD, None, None, None, False, proven=proven, how=why)
-    call = None if in_job else _blocked_call(pid)
-    kids = _waited_children(pid, call) if look is None else []  # (a child read for its parent: one level)
-    looks: dict[int, _Look] = {}
-    if look is None:
-        looks = {} if in_job else _look([pid, *(k for k in kids if k not in job)])
-        look = _in_job_look(job[pid]) if in_job else looks[pid]
+    if family is None:
+        family = _Family.read(pid, job)
+    look = _in_job_look(job[pid]) if in_job else family.looks[pid]
     if frames is None:
         frames = job_frames(job[pid], pid) if in_job else _main_frames(pid, py_spy, nonblocking=True)
     if in_job:
         main = next((t for t in job[pid][-1].threads if t.tid == pid), None)
         wakes_in, syscall = (main.wakes_in, main.syscall) if main is not None else (None, None)
     else:
+        call = family.calls.get(pid)
         wakes_in, syscall = (call.wakes_in, call.name) if call is not None else (None, None)
-    waits_for = tuple(
-        holder(k, job, py_spy, now, f"a child pid {pid} waits for in {syscall}()", None, look=looks.get(k))
-        for k in kids
-    )
+    waited = f"a child pid {pid} waits for in {syscall}()"
     return LockHolder(
         pid=pid,
         cmdline=_cmdline(pid),
@@ -236,28 +238,68 @@ def holder(
         # a sleep's timer only: a futex wait's timeout (also read) may be cut short by another thread of the holder
         wakes_in=None if wakes_in is None or syscall not in sg.SLEEP_SYSCALLS else round(wakes_in, 3),
         sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None,
-        waits_for=waits_for,
+        # its children's stacks are not read (a py-spy dump each): the kernel's reading and their command lines say it
+        waits_for=tuple(holder(k, job, py_spy, now, waited, None, frames=(), family=family) for k in family.kids(pid)),
     )
 
 
-MAX_WAITED = 4  # the children of an outside holder that waits for them, read with it at the most
+MAX_WAITED = 6  # the processes an outside holder waits for, its children's children too, read with it at the most
+WAITED_DEPTH = 3  # `flock -c CMD` (a shell, then the command), `bash run.sh` (bash, then python)
 
 
-def _waited_children(pid: int, call: BlockedCall | None) -> list[int]:
-    """The children an outside holder's main thread waits for with no timeout (wait4, waitid): the one it names, or
-    every child of it (``/proc/PID/task/*/children``), at most MAX_WAITED. [] when it waits for no child."""
-    if call is None or call.name not in ("wait4", "waitid") or call.timeout is not False:
-        return []
-    if call.child is not None:
-        return [call.child] if (proc.PROC / str(call.child)).exists() else []
-    kids: list[int] = []
+@dataclass
+class _Family:
+    """An outside holder and the descendants it waits for with no timeout (wait4, waitid), read in one look."""
+
+    calls: dict[int, BlockedCall | None]
+    waits: dict[int, list[int]]  # pid -> the children it waits for
+    looks: dict[int, _Look]
+
+    @classmethod
+    def read(cls, pid: int, job: dict[int, list[ProcessSample]]) -> _Family:
+        if pid in job:
+            return cls({}, {}, {})
+        calls: dict[int, BlockedCall | None] = {pid: _blocked_call(pid)}
+        waits: dict[int, list[int]] = {}
+        level, seen = [pid], 1
+        for _ in range(WAITED_DEPTH):
+            nxt: list[int] = []
+            for p in level:
+                kids = _waited_children(p, calls.get(p))[: max(0, MAX_WAITED - seen)]
+                if kids:
+                    waits[p] = kids
+                    seen += len(kids)
+                    nxt.extend(k for k in kids if k not in job)
+            for k in nxt:
+                calls[k] = _blocked_call(k)
+            level = nxt
+        return cls(calls, waits, _look([p for p in calls if p not in job]))
+
+    def kids(self, pid: int) -> list[int]:
+        return self.waits.get(pid, [])
+
+
+def _children(pid: int) -> list[int]:
+    """``pid``'s children, from ``/proc/PID/task/*/children`` (every thread's)."""
+    out: list[int] = []
     try:
         tasks = os.listdir(proc.PROC / str(pid) / "task")
     except OSError:
         return []
     for tid in tasks:
-        kids.extend(int(k) for k in (proc.read_text(proc.PROC / str(pid) / "task" / tid / "children") or "").split())
-    return sorted(set(kids))[:MAX_WAITED]
+        out.extend(int(k) for k in (proc.read_text(proc.PROC / str(pid) / "task" / tid / "children") or "").split())
+    return sorted(set(out))
+
+
+def _waited_children(pid: int, call: BlockedCall | None) -> list[int]:
+    """The children a process's main thread waits for with no timeout (wait4, waitid): the one it names when that is
+    a child of it (in this pid namespace), or every child of it. [] when it waits for no child."""
+    if call is None or call.name not in ("wait4", "waitid") or call.timeout is not False:
+        return []
+    kids = _children(pid)
+    if call.child is not None:
+        return [call.child] if call.child in kids else []
+    return kids
 
 
 CALL_READS = 3  # an outside holder's call is read up to this often, CALL_READ_GAP_S apart, while it runs

@@ -9,7 +9,9 @@ each with the resource and the measured fact it was read from:
 - a thread waiting for a file lock or a semaphore another process holds -> the holder (in the job or not);
 - a thread reading a pipe, or a socket whose other end is on this host (a unix socket, a loopback connection)
   -> every process holding the other end, found by inode (in the job or not);
-- a thread reading the terminal, or at a prompt -> a person;
+- a holder outside the job that waits for its children with no timeout (``wait4``: `flock FILE cmd`) -> those
+  children (a wait for any of several: no proof through it);
+- a thread reading the terminal (its standard input one) -> a person; at a prompt on a pipe -> the pipe's writers;
 - a thread waiting on a primitive of its own process that no living thread can release (a Python one; any private
   futex of a process left with one OS thread, as fork leaves it) -> nobody;
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
@@ -161,13 +163,17 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
 
 def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | None]]:
     """The edges from a holder outside the job to the children it waits for with no timeout (`flock FILE cmd`, a
-    shell running `(sleep 30; echo y)`): each child's node (the job's own where it is one of the job)."""
+    shell running `(sleep 30; echo y)`), and on to theirs: each child's node (the job's own where it is one of the
+    job). A wait for any of several children ends when any of them does: no proof goes through it (a sibling may end
+    it first), only what keeps it alive."""
     out: list[tuple[Edge, Node | None]] = []
     bound = timer_bound(scene.evidence)
     for kid in h.waits_for:
         node = None if kid.in_job and scene.view(kid.pid) is not None else _holder_node(kid, bound)
         words = f"pid {h.pid} waits for its child pid {kid.pid}"
-        out.append((Edge(_pid_id(h.pid), _pid_id(kid.pid), "child", words, timeout=False), node))
+        out.append((Edge(_pid_id(h.pid), _pid_id(kid.pid), "child", words, timeout=len(h.waits_for) > 1), node))
+        if node is not None:
+            out.extend(_waited_children(scene, kid))
     return out
 
 

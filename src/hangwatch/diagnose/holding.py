@@ -65,6 +65,11 @@ def holder_text(h: LockHolder) -> str:
     return f"pid {h.pid} (`{one_line(h.cmdline)[:100]}`{user}, {age_text(h.age_s)}, {where})"
 
 
+def child_text(kid: LockHolder) -> str:
+    """``pid 4243 (`python train.py`)``: a child a holder waits for (its command line, where it was read)."""
+    return f"pid {kid.pid}" + (f" (`{one_line(kid.cmdline)[:60]}`)" if kid.cmdline else "")
+
+
 def one_line(cmdline: str) -> str:
     """A command line on one line (`python -c` code spans several)."""
     return "; ".join(part.strip() for part in cmdline.splitlines() if part.strip())
@@ -81,8 +86,7 @@ def holder_doing(h: LockHolder, state: str) -> str:
     decides does)."""
     if h.waits_for and state not in ("gone", "stopped", "unknown"):
         kid = deciding_holder(h.waits_for)
-        doing = holder_doing(kid, holder_state(kid))
-        return f"waits for its child pid {kid.pid} (`{one_line(kid.cmdline)[:60]}`), which {doing}"
+        return f"waits for its child {child_text(kid)}, which {holder_doing(kid, holder_state(kid))}"
     frame = wait_frame(h.frames)
     at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
     if state == "working":

@@ -6,7 +6,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture.roles import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose.chains import STATE_WORDS
-from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
+from hangwatch.diagnose.holding import child_text, deciding_holder, holder_doing, holder_text
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import holder_state, long_timer, process_state
 from hangwatch.diagnose.views import (
@@ -148,7 +148,11 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
 
 
 def _doing(h: LockHolder, bound: float) -> str:
-    """What holder ``h`` does, with its timer weighed against the job's bounds where it sleeps past them."""
+    """What holder ``h`` does, with its timer weighed against the job's bounds where it sleeps past them (and, where
+    it waits for its children, what the one that decides does, weighed the same way)."""
+    if h.waits_for and holder_state(h, children=False) == "blocked":
+        kid = deciding_holder(h.waits_for)
+        return f"waits for its child {child_text(kid)}, which {_doing(kid, bound)}"
     timer = long_timer(h, bound)
     return f"is {timer}" if timer is not None else holder_doing(h, holder_state(h))
 
