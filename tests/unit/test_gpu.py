@@ -428,3 +428,26 @@ RuntimeError: stack expects each tensor to be equal size, but got [3] at entry 0
     (root, *_) = diagnose_crash(1, text, pid=7)
     assert (root.where.file, root.where.line) == ("/job/train.py", 40), root.where
     assert any("stack expects each tensor" in e and "in DataLoader worker 0" in e for e in root.evidence)
+
+
+def test_a_traceback_that_starts_mid_line_after_another_streams_unfinished_line_is_read():
+    """stdout and stderr reach the log through two pipes: a job's `step 5` (its newline a write of its own, unbuffered)
+    can land just before the traceback's first line, on the same line; a progress bar's last frame (no newline) does
+    the same on one stream. Seen in CI: the crash was 'no known failure text' with the whole traceback in the tail."""
+    worker = """Traceback (most recent call last):
+  File "/job/train.py", line 18, in <module>
+    for step, _ in enumerate(loader):
+  File "/venv/lib/python3.11/site-packages/torch/_utils.py", line 794, in reraise
+    raise exception
+ValueError: Caught ValueError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 374, in _worker_loop
+    data = fetcher.fetch(index)
+  File "/job/train.py", line 14, in __getitem__
+    raise ValueError(f"sample {i}: shard-0042.bin is truncated")
+ValueError: sample 6: shard-0042.bin is truncated
+"""
+    for before in ("step 0\nstep 5", "epoch 0:  45%|####5     | 9/20 [00:01<00:02,  5.01it/s]\r"):
+        (root, *_) = diagnose_crash(1, before + worker + "\n", pid=7)
+        assert (root.where.file, root.where.line, root.where.function) == ("/job/train.py", 14, "__getitem__"), before
+        assert "shard-0042.bin is truncated" in root.summary

@@ -27,7 +27,8 @@ _FILE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
 _LAST = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
 # A DataLoader worker's exception, raised again in the main process: the worker's own traceback follows it.
 _CAUGHT = re.compile(r"Caught \w+ in DataLoader worker process (\d+)")
-_ORIGINAL = "Original Traceback (most recent call last):"
+_TRACEBACK = "Traceback (most recent call last):"
+_ORIGINAL = f"Original {_TRACEBACK}"
 # What a rank raises because another rank went away: a consequence, never the cause.
 COMMUNICATION = (
     "Connection closed by peer",
@@ -79,13 +80,18 @@ def tracebacks(text: str) -> list[Raised]:
 
 
 def _split(raw: str) -> tuple[str, str, int | None]:
-    """A log line as (the line, its stream: the prefixes it carries, the rank they name)."""
+    """A log line as (the line, its stream: the prefixes it carries, the rank they name). A traceback's first line
+    after another stream's unfinished one (stdout's `step 5` before its newline came, a progress bar's last frame)
+    starts where the traceback does."""
     line, stream, rank = raw, "", None
     while (m := _PREFIX.match(line)) is not None:
         stream += m.group(0).strip()
         if m.group(1) == "rank":
             rank = int(m.group(2))
         line = line[m.end() :]
+    glued = line.find(_TRACEBACK)
+    if glued > 0 and not line[:glued].endswith("Original "):
+        line = line[glued:]
     return line, stream, rank
 
 
@@ -105,7 +111,7 @@ def _parsed(text: str) -> tuple[Raised, ...]:
         if not stream and (p := _PROCESS.match(line)) is not None:
             named = int(p.group(2))
             continue
-        if line.startswith("Traceback (most recent call last):"):
+        if line.startswith(_TRACEBACK):
             open_[stream] = []
             caught.pop(stream, None)  # a new traceback: no worker's original follows the last one any more
             worker.pop(stream, None)
