@@ -182,6 +182,21 @@ def test_the_holder_of_a_file_lock_decides_the_verdict():
     assert stopped.verdict.value == "hung" and "is stopped" in stopped.root.summary
 
 
+def _soft_lock(ev, note: str):
+    """The capture with its lock waits made waits for a soft lock that no holder was found for, with ``note``."""
+    import dataclasses
+
+    return dataclasses.replace(
+        ev,
+        processes=tuple(
+            dataclasses.replace(
+                p, waits=tuple(dataclasses.replace(w, kind="soft", holders=(), note=note) for w in p.waits)
+            )
+            for p in ev.processes
+        ),
+    )
+
+
 def test_a_holder_waiting_for_its_children_is_as_alive_as_they_are_and_only_a_sole_child_proves():
     """`flock gpu.lock python train.py` outside the job: the lock's holder waits in wait4() for its child (read with
     it, one look). A child that works is the holder's work (slow, its proof of work), through a shell too (`flock -c`:
@@ -216,22 +231,13 @@ def test_a_soft_lock_file_nobody_has_open_is_proven_by_the_graph_and_one_release
     """A soft lock (a lock file, huggingface_hub's SoftFileLock) that exists with no process holding it open was left
     by a holder that is gone: the wait's edge goes to nobody, with that fact, and the chain proves the hang. Its
     twin: the file was deleted during the look (released): no edge, no proof."""
-    import dataclasses
 
     from hangwatch.diagnose import diagnose
 
     ev = _load("lock_wait_flock")
 
     def soft(note: str):
-        return dataclasses.replace(
-            ev,
-            processes=tuple(
-                dataclasses.replace(
-                    p, waits=tuple(dataclasses.replace(w, kind="soft", holders=(), note=note) for w in p.waits)
-                )
-                for p in ev.processes
-            ),
-        )
+        return _soft_lock(ev, note)
 
     stale = diagnose(
         soft("the soft lock file /tmp/x.lock exists (90 s old) and no process has it open: its holder is gone")
@@ -248,7 +254,6 @@ def test_a_soft_lock_file_on_a_filesystem_other_hosts_share_is_named_not_proven(
     hosts that share it: a multi-node job's shared cache, where node 0 downloads while node 1 waits for its lock.
     The wait is named, not proven (the clock decides). Its twin, the same stale file on a local filesystem, is proven.
     The filesystem's type is the boundary mocked: there is no NFS here."""
-    import dataclasses
     import os
     import time
 
@@ -271,15 +276,7 @@ def test_a_soft_lock_file_on_a_filesystem_other_hosts_share_is_named_not_proven(
     ev = _load("lock_wait_flock")
 
     def soft(note: str):
-        return dataclasses.replace(
-            ev,
-            processes=tuple(
-                dataclasses.replace(
-                    p, waits=tuple(dataclasses.replace(w, kind="soft", holders=(), note=note) for w in p.waits)
-                )
-                for p in ev.processes
-            ),
-        )
+        return _soft_lock(ev, note)
 
     assert diagnose(soft(local.note)).root.proves_hang
     named = diagnose(soft(shared.note))

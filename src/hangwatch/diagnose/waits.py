@@ -114,9 +114,9 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
 
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     if not w.holders and w.kind == "soft" and w.note and "no process has it open" in w.note:
-        return _stale_soft_lock(v, t, w)
+        return _unheld_soft_lock(v, t, w)
     if not w.holders and w.kind == "soft" and w.note and "another host may hold it" in w.note:
-        return _shared_soft_lock(v, t, w)
+        return _unheld_soft_lock(v, t, w, shared=True)
     if not w.holders:
         return None  # nobody holds it now: the waiter gets it at its next try
     h = w.holders[0]
@@ -293,49 +293,34 @@ def _descendants(scene: Scene, pid: int) -> set[int]:
     return out
 
 
-def _stale_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
-    """A soft lock file that exists with no process holding it open: left by a holder that crashed or was
-    killed, and nothing will delete it (the graph's edge to nobody)."""
+def _unheld_soft_lock(v: ProcessView, t: ThreadView, w: LockWait, shared: bool = False) -> Hit:
+    """A soft lock file that exists with no process of this host holding it open. On a local filesystem it was left
+    behind by a holder that crashed or was killed, and nothing will delete it (the graph's edge to nobody). On one
+    other hosts share, a process on another host may hold it (a shared cache that node 0 fills): named, not proven."""
     frame = innermost_user(t.frames)
     forever = " with no timeout" if w.timeout is False else ""
-    return named(
-        Finding(
-            cause=Cause.IO_LOCK_WAIT,
-            confidence=0.9,
-            summary=(
-                f"{v.label()} waits{forever} for {KIND_TEXT['soft']} on {w.path}, which no process holds: it was "
-                "left behind by a holder that is gone (an interrupted download, a killed job), and nothing will "
-                "delete it."
-            ),
-            where=v.where(t, frame),
-            evidence=(
-                f"{v.label()} at {describe(frame)}"
-                + (f" `{frame.code}`" if frame and frame.code else "")
-                + f": waiting for {w.path}",
-                str(w.note),
-            ),
-            fix=(
-                f"Delete the stale lock file: rm {w.path} (no process has it open), then run again.",
-                "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
-                "filesystem supports flock: a kernel lock goes away with its holder.",
-            ),
+    lock = f"{KIND_TEXT['soft']} on {w.path}"
+    if shared:
+        summary = (
+            f"{v.label()} waits{forever} for {lock}, on a filesystem other hosts share, which no process of this host "
+            "holds: a process on another host may hold it (a shared cache being filled), or a holder that is gone "
+            "left it behind."
         )
-    )
-
-
-def _shared_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
-    """A soft lock file on a filesystem other hosts share, open by no process of this host: another host's process
-    may hold it (a shared cache that node 0 fills), or it is stale. Named, never proven: the clock decides."""
-    frame = innermost_user(t.frames)
+        first = (
+            f"Check the other hosts that share {w.path} for a process that holds it (`lsof {w.path}` on each); if "
+            f"none does, delete the stale lock file: rm {w.path}."
+        )
+    else:
+        summary = (
+            f"{v.label()} waits{forever} for {lock}, which no process holds: it was left behind by a holder that is "
+            "gone (an interrupted download, a killed job), and nothing will delete it."
+        )
+        first = f"Delete the stale lock file: rm {w.path} (no process has it open), then run again."
     return named(
         Finding(
             cause=Cause.IO_LOCK_WAIT,
-            confidence=0.6,
-            summary=(
-                f"{v.label()} waits for {KIND_TEXT['soft']} on {w.path}, on a filesystem other hosts share, which no "
-                "process of this host holds: a process on another host may hold it (a shared cache being filled), "
-                "or a holder that is gone left it behind."
-            ),
+            confidence=0.6 if shared else 0.9,
+            summary=summary,
             where=v.where(t, frame),
             evidence=(
                 f"{v.label()} at {describe(frame)}"
@@ -344,10 +329,14 @@ def _shared_soft_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
                 str(w.note),
             ),
             fix=(
-                f"Check the other hosts that share {w.path} for a process that holds it (`lsof {w.path}` on each); "
-                f"if none does, delete the stale lock file: rm {w.path}.",
-                "Acquire with a timeout (FileLock(path, timeout=...)); with a cache shared by several nodes, fill it "
-                "from one node before the others start, or give each node its own cache.",
+                first,
+                "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
+                "filesystem supports flock: a kernel lock goes away with its holder"
+                + (
+                    "; with a cache several nodes share, fill it from one node before the others start."
+                    if shared
+                    else "."
+                ),
             ),
         )
     )
