@@ -342,7 +342,7 @@ def _end_tree(p: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("via", ["", "child:"])
+@pytest.mark.parametrize("via", ["", "child:"], ids=["holder", "child"])
 def test_a_lock_whose_holder_works_is_waited_for(run, tmp_path, via):
     """The twin: the holder computes until the look has judged the wait (at most 40 s), then releases; the job is slow
     (the holder's work its proof), then finishes. (A fixed 16 s of work raced the look on CI's loaded machine: the

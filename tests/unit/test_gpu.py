@@ -22,6 +22,7 @@ from hangwatch.capture.gpu_backends import NvmlBackend, Reading, parse_nvidia_sm
 from hangwatch.capture.kernel import boot_time, classify, parse_kmsg_record, parse_lines, read_kernel_events
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.crash import diagnose_crash
+from hangwatch.diagnose.raised import tracebacks
 from hangwatch.evidence_io import evidence_from_dict
 from hangwatch.records.evidence import Evidence
 from hangwatch.records.gpu import GpuDevice, GpuEvidence, GpuProcessMemory, KernelEvent
@@ -447,7 +448,19 @@ Original Traceback (most recent call last):
     raise ValueError(f"sample {i}: shard-0042.bin is truncated")
 ValueError: sample 6: shard-0042.bin is truncated
 """
-    for before in ("step 0\nstep 5", "epoch 0:  45%|####5     | 9/20 [00:01<00:02,  5.01it/s]\r"):
-        (root, *_) = diagnose_crash(1, before + worker + "\n", pid=7)
-        assert (root.where.file, root.where.line, root.where.function) == ("/job/train.py", 14, "__getitem__"), before
+    bar = "epoch 0:  10%|#         | 2/20\repoch 0:  45%|####5     | 9/20 [00:01<00:02,  5.01it/s]"  # its last frame
+    original = worker.index("Original Traceback")
+    for log in ("step 0\nstep 5" + worker, bar + worker, worker[:original] + "step 6" + worker[original:]):
+        (root, *_) = diagnose_crash(1, log + "\n", pid=7)
+        assert (root.where.file, root.where.line, root.where.function) == ("/job/train.py", 14, "__getitem__"), log
         assert "shard-0042.bin is truncated" in root.summary
+    ranked = "[rank0]: step 5[rank1]: Traceback (most recent call last):\n" + "".join(
+        f"[rank1]: {ln}\n"
+        for ln in ('  File "/job/train.py", line 31, in train', "    loss = step(batch)", "ValueError: x")
+    )
+    assert [(r.rank, r.frame.line if r.frame else None) for r in tracebacks(ranked)] == [(1, 31)]  # rank 1's, not 0's
+    # an exception whose message quotes a traceback's first line is that traceback's end, not a new one
+    quoted = (
+        worker[: worker.index("ValueError: Caught")] + "RuntimeError: remote: Traceback (most recent call last): x\n"
+    )
+    assert [r.exception for r in tracebacks(quoted)] == ["RuntimeError: remote: Traceback (most recent call last): x"]

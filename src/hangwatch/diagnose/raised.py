@@ -21,6 +21,7 @@ from hangwatch.records.incident import Where
 # torch's "[rank9]:" (the global rank), torchrun --tee's "[default1]:" (role and LOCAL rank: not a rank to
 # name); both may lead one line: "[default1]:[rank9]: Traceback ..."
 _PREFIX = re.compile(r"^\[([A-Za-z_]\w*?)(\d+)\]:\s?")
+_GLUED_PREFIXES = re.compile(r"(?:\[[A-Za-z_]\w*?\d+\]:\s?)+$")  # prefixes at the end of another stream's text
 # multiprocessing, before a child's traceback: "Process rank1:" (a name with "rank" in it, not "Process-1")
 _PROCESS = re.compile(r"^Process (\S*rank\S*?)(\d+):\s*$", re.IGNORECASE)
 _FILE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
@@ -90,8 +91,14 @@ def _split(raw: str) -> tuple[str, str, int | None]:
             rank = int(m.group(2))
         line = line[m.end() :]
     glued = line.find(_TRACEBACK)
-    if glued > 0 and not line[:glued].endswith("Original "):
-        line = line[glued:]
+    if glued > 0:
+        start = glued - len("Original ") if line[:glued].endswith("Original ") else glued
+        before = line[:start]
+        if before.strip() and _LAST.match(before.strip()) is None:  # not an exception's own line quoting one
+            prefixes = _GLUED_PREFIXES.search(before)
+            if prefixes is not None:  # another rank's line, then this rank's prefixes: its stream, not the other's
+                return _split(line[prefixes.start() :])
+            line = line[start:]
     return line, stream, rank
 
 
