@@ -3,7 +3,7 @@ that fit (diagnose/waits.py, diagnose/graph.py)."""
 
 from __future__ import annotations
 
-from hangwatch.diagnose.state import HOLDER_ORDER, holder_state
+from hangwatch.diagnose.state import HOLDER_ORDER, holder_state, long_timer
 from hangwatch.diagnose.views import (
     ThreadView,
     describe,
@@ -77,16 +77,18 @@ def one_line(cmdline: str) -> str:
 
 def deciding_holder(holders: tuple[LockHolder, ...]) -> LockHolder:
     """Of the holders of a pipe's or a socket's other end, the one that ends the wait soonest (HOLDER_ORDER)."""
-    order = {h.pid: HOLDER_ORDER.index(s) if (s := holder_state(h)) in HOLDER_ORDER else 9 for h in holders}
-    return min(holders, key=lambda h: order[h.pid])
+    return min(holders, key=lambda h: HOLDER_ORDER.index(holder_state(h)))
 
 
-def holder_doing(h: LockHolder, state: str) -> str:
-    """What holder ``h`` does, in its state's words, at its frame (and, waiting for its children, what the one that
-    decides does)."""
-    if h.waits_for and state not in ("gone", "stopped", "unknown"):
+def holder_doing(h: LockHolder, state: str, bound: float | None = None) -> str:
+    """What holder ``h`` does, in its state's words, at its frame; where it waits for its children, what the one that
+    decides does; with the job's ``bound``, a timer that ends past it said as such."""
+    if h.waits_for and holder_state(h, children=False) == "blocked":
         kid = deciding_holder(h.waits_for)
-        return f"waits for its child {child_text(kid)}, which {holder_doing(kid, holder_state(kid))}"
+        return f"waits for its child {child_text(kid)}, which {holder_doing(kid, holder_state(kid), bound)}"
+    timer = long_timer(h, bound) if bound is not None else None
+    if timer is not None:
+        return f"is {timer}"
     frame = wait_frame(h.frames)
     at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
     if state == "working":

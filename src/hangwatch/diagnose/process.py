@@ -6,9 +6,9 @@ from hangwatch import signatures as sg
 from hangwatch.capture.roles import MP_HELPERS
 from hangwatch.causes import Cause
 from hangwatch.diagnose.chains import STATE_WORDS
-from hangwatch.diagnose.holding import child_text, deciding_holder, holder_doing, holder_text
+from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import holder_state, long_timer, process_state
+from hangwatch.diagnose.state import holder_state, process_state
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
@@ -18,7 +18,7 @@ from hangwatch.diagnose.views import (
     timer_bound,
 )
 from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
-from hangwatch.records.evidence import Frame, LockHolder, LockWait, Role
+from hangwatch.records.evidence import Frame, LockWait, Role
 from hangwatch.records.incident import Finding
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
@@ -129,9 +129,10 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
     else:  # a pipe or a socket feeds it: its writers decide (the graph's chain), in the words of what each does
         end = "write end" if wait.kind == "pipe" else "other end"
         h = deciding_holder(wait.holders) if wait.holders else None
-        ev.extend(f"pid {x.pid} {x.how}: {_doing(x, bound)}" for x in wait.holders[:4])
+        ev.extend(f"pid {x.pid} {x.how}: {holder_doing(x, holder_state(x), bound)}" for x in wait.holders[:4])
         summary = f"{v.label()} {at}, and reads its standard input, {stdin_kind(v.info.stdin)} ({wait.path}): " + (
-            f"its {end} is held by {holder_text(h)}, which {_doing(h, bound)}; the read ends when that writes or exits."
+            f"its {end} is held by {holder_text(h)}, which {holder_doing(h, holder_state(h), bound)}; the read ends "
+            "when that writes or exits."
             if h is not None
             else f"no other process was found holding its {end} ({wait.note or 'a search of the host'})."
         )
@@ -145,16 +146,6 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
             fix=DEBUGGER_FIX if debugger else INPUT_FIX,
         )
     )
-
-
-def _doing(h: LockHolder, bound: float) -> str:
-    """What holder ``h`` does, with its timer weighed against the job's bounds where it sleeps past them (and, where
-    it waits for its children, what the one that decides does, weighed the same way)."""
-    if h.waits_for and holder_state(h, children=False) == "blocked":
-        kid = deciding_holder(h.waits_for)
-        return f"waits for its child {child_text(kid)}, which {_doing(kid, bound)}"
-    timer = long_timer(h, bound)
-    return f"is {timer}" if timer is not None else holder_doing(h, holder_state(h))
 
 
 def stopped_rule(scene: Scene) -> list[Hit]:
