@@ -218,7 +218,8 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         requeue_why="a requeued job would wait at the same prompt",
     ),
     Cause.PROCESS_STOPPED: CauseInfo(
-        "a process of the job is stopped (SIGSTOP, Ctrl-Z, a debugger)",
+        "a process of the job is stopped in every sample (SIGSTOP, Ctrl-Z, a debugger): hung with proof, unless a "
+        "tracer that works or waits at its terminal holds it (strace, a person's gdb): then `slow`",
         Nature.HUNG,
         Requeue.TRANSIENT,
         STOPPED_FIX,

@@ -13,9 +13,11 @@ Here the tests that start real processes; those that start none are in tests/uni
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -403,6 +405,80 @@ def test_a_forgotten_breakpoint_on_a_terminal_names_the_debugger_prompt(start_jo
     assert "debugger prompt" in root["summary"], root["summary"]
     assert root["fix"][0].startswith("Remove the breakpoint()"), root["fix"]
     assert not any("wandb" in f for f in root["fix"]), root["fix"]  # a login's fix is no fix for a debugger
+
+
+def _tracer(
+    run, cmd: list[str], stdin: int | None = None
+) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], int]:
+    """Start silent_reads.py under hangwatch (kill on a hang, 3-s stall) and, once it reads, ``cmd`` + its pid as a
+    tracer of it in a session of its own (its output to ``stdin`` too, a terminal's slave, where given)."""
+    ready = run.tmp / "ready"
+    p = run.start(*QUICK, "--on-hang", "kill", *py("silent_reads.py", "14"), env={"HW_READY": str(ready)})
+    pid = wait_for_event(run, "launch")["pid"]
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    io = {"stdin": stdin, "stdout": stdin, "stderr": stdin} if stdin is not None else {"stdout": subprocess.DEVNULL}
+    return p, subprocess.Popen([*cmd, str(pid)], start_new_session=True, **io), pid  # type: ignore[call-overload]
+
+
+def _end_tracer(tracer: subprocess.Popen[bytes], job: int) -> None:
+    """End the tracer's session; a tracee its tracer left stopped is continued (it exits with the run)."""
+    os.killpg(tracer.pid, signal.SIGKILL)
+    tracer.wait(timeout=10)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(job, signal.SIGCONT)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not shutil.which("strace"), reason="strace is not installed")
+def test_a_silent_job_a_person_straces_is_not_killed(run):
+    """strace stops its tracee at each of its calls: a look that read the process's state once read it stopped (t)
+    and proved a hang: a working job killed at the first look because someone looked at it. A stop is one only in
+    every sample; this job reads for 14 s under strace and exits 0."""
+    p, strace, pid = _tracer(run, ["strace", "-f", "-o", "/dev/null", "-p"])
+    try:
+        out, err = p.communicate(timeout=90)
+    finally:
+        _end_tracer(strace, pid)
+    assert p.returncode == 0, err.decode()[-3000:]
+    assert b"done after" in out
+    assert not [e for e in run.events() if e["event"] == "probe" and e["hung"]]
+    only_slow_incidents(run)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not shutil.which("gdb"), reason="gdb is not installed")
+def test_a_job_a_person_holds_at_a_gdb_prompt_is_not_killed_and_runs_on_when_detached(run):
+    """A person attaches gdb to a job (it stops it) and sits at gdb's prompt: the job is in a tracing stop in every
+    sample, and its tracer waits at a terminal. Not hung: the person decides (slow, bounded by --max-slow). Detached,
+    the job goes on and exits 0. Its hung twin, a stop with no tracer (SIGSTOP), is proven (tests/unit)."""
+    master, slave = _terminal()
+    drained = threading.Thread(target=_drain, args=(master,), daemon=True)  # gdb never blocks writing to it
+    drained.start()
+    opts = ["-q", "-nx", "-iex", "set pagination off", "-iex", "set confirm off"]
+    p, gdb, pid = _tracer(run, ["gdb", *opts, "-p"], stdin=slave)
+    os.close(slave)
+    try:
+        deadline, held = time.monotonic() + 40, None
+        while held is None and time.monotonic() < deadline and p.poll() is None:
+            held = next((e for e in run.events() if e.get("cause") == "process.stopped"), None)
+            time.sleep(0.2)
+        os.write(master, b"detach\nquit\n")
+        out, err = p.communicate(timeout=90)
+    finally:
+        _end_tracer(gdb, pid)
+        os.close(master)
+    assert p.returncode == 0, err.decode()[-3000:]
+    assert held is not None and (held["verdict"], held["hung"]) == ("slow", False), held
+    assert b"done after" in out
+    only_slow_incidents(run)
+
+
+def _drain(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(fd, 4096):
+            pass
 
 
 # --- 4. not moving and unknown is not a reason to wait 15 minutes ------------------------------------------------

@@ -475,3 +475,43 @@ def test_a_dataloader_worker_that_exited_is_read_by_its_exit_status():
         "dataloader.worker_stuck",
         stuck,
     )
+
+
+def test_a_stop_proves_a_hang_only_when_every_sample_saw_it_and_no_tracer_that_is_alive_holds_it():
+    """strace stops its tracee at each call, so one sample may read a working process stopped (t): a stop seen in
+    some samples only is not one. Stopped in every sample in a tracing stop (t), its tracer decides, as a lock's holder
+    does: strace at work, or gdb waiting at its terminal (a person debugging), hold it: slow, never killed. A tracer
+    stopped itself proves the hang, as a stop with no tracer (SIGSTOP, Ctrl-Z) does."""
+    import dataclasses
+
+    from hangwatch.diagnose import diagnose
+    from hangwatch.records.evidence import LockHolder
+
+    ev = _load("stopped_process_is_reported_and_left_stopped")
+
+    def seen(states: str, tracer: LockHolder | None = None):
+        p = ev.processes[0]
+        samples = tuple(
+            dataclasses.replace(s, state=st, tracer=tracer.pid if tracer and st == "t" else None)
+            for s, st in zip(p.samples, states, strict=True)
+        )
+        return diagnose(dataclasses.replace(ev, processes=(dataclasses.replace(p, samples=samples, tracer=tracer),)))
+
+    def tracer(state: str, cpu: float, stdin: str | None = None) -> LockHolder:
+        return LockHolder(7001, "gdb -p 6530", "root", state, cpu, 0, 9.0, False, how="traces it", stdin=stdin)
+
+    sigstop = seen("TTTTT")
+    assert (sigstop.verdict.value, sigstop.root.cause) == ("stopped", "process.stopped") and sigstop.root.proves_hang
+    assert "in all 5 samples" in sigstop.root.proof.fact
+    once = seen("SSSSt")
+    assert once.root.cause != "process.stopped" and not once.root.proves_hang, once.root
+    strace = seen("ttttt", tracer("R", 60.0))
+    assert (strace.verdict.value, strace.root.cause, strace.root.proof) == ("slow", "process.stopped", None)
+    assert "held by its tracer pid 7001" in strace.root.summary and "which works" in strace.root.evidence[0]
+    person = seen("ttttt", tracer("S", 0.0, stdin="/dev/pts/4"))
+    assert (person.verdict.value, person.root.proof) == ("slow", None)
+    assert "waits at a terminal (/dev/pts/4)" in person.root.evidence[0]
+    frozen = seen("ttttt", tracer("T", 0.0, stdin="/dev/pts/4"))
+    assert frozen.verdict.value == "stopped" and frozen.root.proves_hang and "is stopped too" in frozen.root.proof.fact
+    unread = seen("ttttt", tracer("S", 0.0, stdin="/dev/null"))  # a tracer blocked on what was not read: no proof
+    assert not unread.root.proves_hang and unread.verdict.value != "slow", unread

@@ -380,7 +380,7 @@ def test_a_compile_is_named_by_its_namer_and_judged_by_what_main_and_its_compile
 @pytest.mark.parametrize(
     ("name", "verdict", "proof_says"),
     [
-        ("stopped_process_is_reported_and_left_stopped", "stopped", "(stopped) for the whole"),
+        ("stopped_process_is_reported_and_left_stopped", "stopped", "(stopped) in all"),
         ("child_wait_subprocess", "hung", None),
     ],
 )

@@ -240,6 +240,7 @@ def holder(
         sleeping=syscall in sg.SLEEP_SYSCALLS if syscall else None,
         # its children's stacks are not read (a py-spy dump each): the kernel's reading and their command lines say it
         waits_for=tuple(holder(k, job, py_spy, now, waited, None, frames=(), family=family) for k in family.kids(pid)),
+        stdin=proc.fd_target(pid, 0),
     )
 
 

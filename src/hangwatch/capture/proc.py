@@ -281,6 +281,17 @@ def read_caught_signals(pid: int) -> int | None:
     return None
 
 
+def tracer_of(pid: int) -> int | None:
+    """The pid of the process that traces ``pid`` (``TracerPid`` of its status: a debugger, strace, py-spy), or None
+    where none does or it is unreadable."""
+    raw = read_text(PROC / str(pid) / "status")
+    for line in (raw or "").splitlines():
+        if line.startswith("TracerPid:"):
+            value = line.split(":", 1)[1].strip()
+            return int(value) if value.isdigit() and value != "0" else None
+    return None
+
+
 # Threads that answer hangwatch's own requests (torch's debug server sends the flight recorder's dump we asked
 # for; our FIFO reader, where the socket path is too long): what they move is our look, not the job's work.
 # Names as /proc writes them (15 bytes at most).

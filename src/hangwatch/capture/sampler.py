@@ -26,6 +26,7 @@ from hangwatch.capture.enrich import (
     with_flight,
     with_loader_tasks,
 )
+from hangwatch.capture.holders import holder
 from hangwatch.capture.loader import task_from_locals
 from hangwatch.capture.locals import locals_pass
 from hangwatch.capture.native import explains_nothing, read_native
@@ -39,6 +40,7 @@ from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import (
     Evidence,
     Frame,
+    LockHolder,
     NativeStack,
     ProcessEvidence,
     ProcessInfo,
@@ -207,6 +209,7 @@ def _state_sample(
         stdout_size=proc.file_size(stdout),
         syscalls=_syscalls_of(io),
         exit_status=st.exit_code if st.state.startswith("Z") else None,
+        tracer=proc.tracer_of(pid) if st.state == "t" else None,
     )
     return sample, tasks
 
@@ -552,6 +555,7 @@ def _processes(
     notes.extend(c10d_notes)
     annotated = {p: _annotate_code(ss) for p, ss in series.items()}
     waits = read_waits({p: list(ss) for p, ss in annotated.items()}, infos, gone, py_spy)
+    tracers = _tracers(series, gone, py_spy)
     return tuple(
         ProcessEvidence(
             info=infos[p],
@@ -568,6 +572,21 @@ def _processes(
             loader_task=(
                 task_from_locals(p, batches[p]) if p in batches and infos[p].role == Role.DATALOADER_WORKER else None
             ),
+            tracer=tracers.get(p),
         )
         for p in sorted(series, key=lambda p: (p != root, p))
     )
+
+
+def _tracers(series: dict[int, list[ProcessSample]], gone: set[int], py_spy: str | None) -> dict[int, LockHolder]:
+    """The tracer of each process in a tracing stop (t) in every sample (a debugger's pause, strace's at each call),
+    read as an outside holder is: what it does decides whether the stop ends. A stop seen in some samples only is
+    the tracer's passing pause, and no tracer is read for it."""
+    out: dict[int, LockHolder] = {}
+    for p, ss in series.items():
+        tracer = ss[-1].tracer
+        if p in gone or len(ss) < 2 or tracer is None or not all(s.state == "t" for s in ss):
+            continue
+        how = f"traces pid {p}, which is in a tracing stop in every sample: it runs when its tracer continues it"
+        out[p] = holder(tracer, series, py_spy, time.time(), how, None)
+    return out

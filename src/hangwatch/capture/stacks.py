@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hangwatch.capture.proc import PROC, read_io, read_stat
+from hangwatch.capture.proc import PROC, read_io, read_stat, tracer_of
 from hangwatch.capture.syscalls import cut_short_by_a_stop
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import Frame
@@ -198,6 +198,14 @@ def _classify_error(pid: int, stderr: str) -> str:
     text = stderr.strip().splitlines()
     joined = " ".join(text)
     if "Permission" in joined or "os error 1)" in joined or "Operation not permitted" in joined:
+        tracer = tracer_of(pid)
+        if tracer is not None:  # a process has one tracer at a time: a debugger's, strace's, another py-spy's
+            st = read_stat(PROC / str(tracer) / "stat")
+            name = f" ({st.comm})" if st is not None else ""
+            return (
+                f"cannot read stacks of pid {pid}: pid {tracer}{name} traces it, and a process has one tracer at a "
+                "time; its stacks are read once that detaches"
+            )
         return (
             f"cannot read stacks of pid {pid}: ptrace not permitted; run hangwatch as the job's user "
             "or as root, or grant CAP_SYS_PTRACE"

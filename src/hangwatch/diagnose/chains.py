@@ -156,6 +156,7 @@ STATE_WORDS = {
     "looping": "in a loop with no way out",
     "wakes": "waking again and again",
     "brief": "seen too briefly to say what it does",
+    "traced": "paused by its tracer, which works or waits for its user",
     "moves": "moving",
 }
 
@@ -175,6 +176,8 @@ ENDING_TEXT = {
     "working": "the holder works: the wait ends when its work does (waiting, bounded by --max-slow)",
     "asleep": "the holder sleeps and a timer will wake it: alive",
     "wakes": "the holder wakes again and again: alive",
+    "traced": "the holder is paused by a tracer that works or waits for its user (a debugger): not hung, bounded by "
+    "--max-slow",
     "moves": "something of the job that could end it moves: alive",
     "brief": "the holder was seen too briefly to say what it does: no verdict from the chain",
     "unknown": "what the holder does could not be read: no verdict from the chain",

@@ -23,15 +23,12 @@ from hangwatch.records.incident import Finding
 
 DEBUGGER_FILES = ("pdb.py", "cmd.py", "bdb.py")
 
-STOPPED_STATES = frozenset({"T", "t"})
-TTY_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/console")
-
 
 def stdin_kind(target: str | None) -> str:
     """What a standard input is, in words: a terminal, a pipe, /dev/null, a file, or unknown."""
     if not target:
         return "unknown"
-    if target.startswith(TTY_PREFIXES):
+    if target.startswith(sg.TTY_PREFIXES):
         return f"a terminal ({target})"
     if target.startswith("pipe:"):
         return "a pipe"
@@ -63,7 +60,7 @@ def stdin_wait(v: ProcessView, t: ThreadView) -> LockWait | None:
     """The capture's wait of ``t`` on its standard input when that is a pipe, a FIFO or a socket (read by fd 0 or by
     another fd open on it: /dev/stdin opened again), with the holders of its other end; None when there is none."""
     stdin = v.info.stdin
-    if not stdin or stdin.startswith(TTY_PREFIXES) or t.last.syscall not in sg.READ_SYSCALLS:
+    if not stdin or stdin.startswith(sg.TTY_PREFIXES) or t.last.syscall not in sg.READ_SYSCALLS:
         return None
     return next((w for w in v.ev.waits if w.tid == t.tid and w.kind in ("pipe", "socket") and w.path == stdin), None)
 
@@ -84,12 +81,12 @@ def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
     like a prompt (`model.prompt(q)`) and waits on something else is no person's."""
     last = t.last
     if last.syscall in sg.READ_SYSCALLS:
-        return (last.fd_target or "").startswith(TTY_PREFIXES) or (
-            last.fd == 0 and (v.info.stdin or "").startswith(TTY_PREFIXES)
+        return (last.fd_target or "").startswith(sg.TTY_PREFIXES) or (
+            last.fd == 0 and (v.info.stdin or "").startswith(sg.TTY_PREFIXES)
         )
     return (
         last.syscall is None
-        and (v.info.stdin or "").startswith(TTY_PREFIXES)
+        and (v.info.stdin or "").startswith(sg.TTY_PREFIXES)
         and any(sg.matches_any(f, sg.INPUT_FRAMES) for f in t.frames)
     )
 
@@ -110,7 +107,7 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
         f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in "
         f"{describe(user)}" + (f" `{user.code}`" if user and user.code else "")
     ]
-    if t.last.syscall in sg.READ_SYSCALLS and (t.last.fd == 0 or (t.last.fd_target or "").startswith(TTY_PREFIXES)):
+    if t.last.syscall in sg.READ_SYSCALLS and (t.last.fd == 0 or (t.last.fd_target or "").startswith(sg.TTY_PREFIXES)):
         src = "standard input (fd 0)" if t.last.fd == 0 else (t.last.fd_target or "the terminal")
         ev.append(f"blocked in {t.last.syscall}() on {src}")
     if prompt_frame is not None:
@@ -149,27 +146,28 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
 
 
 def stopped_rule(scene: Scene) -> list[Hit]:
-    """process.stopped: a process of the job is stopped (SIGSTOP, Ctrl-Z, a debugger)."""
+    """process.stopped: a process of the job is stopped in every sample (SIGSTOP, Ctrl-Z, a debugger); its verdict is
+    the state module's (a tracer that works or waits for its user holds it: not hung)."""
     hits = []
     for v in scene.views:
-        if v.state not in STOPPED_STATES:
+        if not v.stopped:
             continue
-        t = v.main_thread
+        t, h = v.main_thread, v.ev.tracer
         frame = innermost_user(t.frames) if t else None
-        how = "a debugger or tracer" if v.state == "t" else "SIGSTOP, Ctrl-Z or a debugger"
+        how = f"held by its tracer pid {h.pid}: a debugger or strace" if h else "SIGSTOP, Ctrl-Z or a debugger"
+        then = "when its tracer continues it or detaches" if h else "until it is continued"
         hits.append(
-            named(  # the state module's reading of a stopped process proves it
+            named(  # the state module's reading decides: stopped (proof), or held by a tracer that works or waits
                 Finding(
                     cause=Cause.PROCESS_STOPPED,
                     confidence=0.95,
-                    summary=f"{v.label()} is stopped ({how}): it will not run again until it is continued.",
+                    summary=f"{v.label()} is stopped ({how}): it runs again only {then}.",
                     where=v.where(t, frame),
-                    evidence=(
-                        f"{v.label()} in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window",
-                        f"it was at {describe(frame)} when it stopped",
-                    ),
+                    evidence=(process_state(v).fact, *([f"it was at {describe(frame)} when it stopped"] * bool(frame))),
                     fix=(
-                        f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)",
+                        f"Continue or detach the tracer: `continue` or `detach` in gdb, Ctrl-C in strace (pid {h.pid})"
+                        if h
+                        else f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)",
                         "If a debugger is attached, detach it or continue the process in it.",
                     ),
                 )

@@ -3,7 +3,8 @@
 The rules, the wait-for graph and the engine ask this module whether a process or a thread works, sleeps, waits
 for work or is stuck; none of them decides it on its own. A state is one of:
 
-- ``gone`` (it exited during the look), ``stopped`` (SIGSTOP, Ctrl-Z, a debugger);
+- ``gone`` (it exited during the look), ``stopped`` (SIGSTOP, Ctrl-Z, a tracer stopped itself) in every sample;
+  ``traced``: in a tracing stop throughout, held by a tracer that works or waits for its user (a debugger);
 - ``spinning``: the same user function at full CPU in every sample, and its locals show it gets nowhere (or none
   could be read and the stack stays on one line); proof of a hang when a counter counts nothing or the loop's
   condition cannot change;
@@ -39,6 +40,7 @@ from hangwatch.diagnose.views import (
     describe,
     duration_text,
     innermost_user,
+    polls_with_timeout,
 )
 from hangwatch.records.evidence import THREADING_EVENT, UNREAD, LockHolder, Role
 from hangwatch.records.incident import Verdict
@@ -81,6 +83,7 @@ class Measured:
 ACTIVITY_OF = {
     "gone": Activity.GONE,
     "stopped": Activity.STOPPED,
+    "traced": Activity.UNKNOWN,  # a debugger's or strace's pause: its tracer decides (``stopped_state``)
     "spinning": Activity.SPINNING,
     "working": Activity.WORKING,
     "looping": Activity.ASLEEP,
@@ -104,6 +107,7 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
     "long_sleep": (Verdict.HUNG, True),
     "idle": (Verdict.HUNG, False),
     "working": (Verdict.SLOW, False),
+    "traced": (Verdict.SLOW, False),
     "asleep": (Verdict.SLOW, False),
     "wakes": (Verdict.SLOW, False),
     "ended": (Verdict.SLOW, False),  # a thread that ended in the look waits on nothing
@@ -189,12 +193,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
                 "waiting for a batch checks its workers each time its wait times out (every 5 s by default) and "
                 "raises for a dead one",
             )
-    if v.state in ("T", "t"):
-        return Measured(
-            "stopped",
-            f"{v.label()} is in state {v.state} (stopped) for the whole {v.duration_s:.0f} s window: it runs again "
-            "only when someone continues it",
-        )
+    if v.stopped:
+        return stopped_state(v)
     ending = bounded_ending(t)
     if ending is not None:
         return Measured("working", f"{v.label()} {ending}: it ends by itself", proves_work=True)
@@ -285,6 +285,23 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
 
 
+def stopped_state(v: ProcessView) -> Measured:
+    """A process stopped in every sample: stopped (proof), unless a tracer that is alive holds it in a tracing stop (a
+    debugger a person is at, strace, py-spy): then what the tracer does decides, as a lock's holder's would."""
+    h = v.ev.tracer
+    said = f"{v.label()} is in state {v.state} (stopped) in all {len(v.ev.samples)} samples over {v.duration_s:.0f} s"
+    if h is None:
+        return Measured("stopped", f"{said}: it runs again only when someone continues it")
+    held, said = holder_state(h), f"{said}, held by its tracer pid {h.pid} (`{h.cmdline[:80]}`), which"
+    if held == "stopped":
+        return Measured("stopped", f"{said} is stopped too: neither runs again until someone continues it")
+    person = held == "blocked" and (h.stdin or "").startswith(sg.TTY_PREFIXES)  # a person at a debugger's prompt
+    does = {"working": "works", "asleep": "is asleep on a timer"}.get(held, f"waits at a terminal ({h.stdin})")
+    if held in ("working", "asleep") or person:
+        return Measured("traced", f"{said} {does}: it runs again when its tracer continues it or detaches")
+    return Measured("unknown", f"{said} is {held}: what that waits for was not read")
+
+
 def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
     """The threads of ``v`` that ended during the look (``ProcessView.threads_ended``), each a change: none where the
     user's code re-arms a Timer with no way out (``proof.rearm_site``), whose ends are the turns of that loop."""
@@ -323,30 +340,6 @@ def moves_for_its_process(v: ProcessView, t: ThreadView) -> bool:
     if t is v.main_thread or ((t.wakeups or 0) == 0 and (t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT):
         return False
     return all(o.wakeups == 0 and (o.cpu_percent or 0.0) <= IDLE_CPU_PERCENT for o in v.threads if o.tid != t.tid)
-
-
-def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
-    """An asyncio event loop asleep in its own poll (``epoll_wait``, ``poll``) with a timeout that ends within the
-    job's bounds, in words: the loop has a timer of its own to run by then (a task's ``asyncio.sleep``, a periodic
-    callback), however short the window that counts its wake-ups (a loop polling every 0.5 s wakes twice in a 1-s
-    look). None otherwise: a timeout alone proves a wake-up, not that the wait ends (a queue's ``get(timeout=5)``
-    in a retry loop, a DataLoader's own wait for a batch, polls with one), so only the loop's own poll counts."""
-    if t is None or not t.samples or t.woke_often:
-        return None
-    last = t.waiting
-    if last.wait_max is None or last.state not in ("S", "D") or last.wait_max >= v.timer_bound_s:
-        return None
-    frames = last.frames or t.frames
-    if (
-        not frames
-        or not sg.at(frames[0], "selectors.py")
-        or not any(sg.at(f, "asyncio/base_events.py", frozenset({"_run_once"})) for f in frames[:3])
-    ):
-        return None
-    return (
-        f"waits in {last.syscall}() at {describe(innermost_user(frames) or frames[0])} with a "
-        f"timeout of {last.wait_max:g} s: the kernel wakes it by then"
-    )
 
 
 def running_state(v: ProcessView, t: ThreadView) -> Measured:

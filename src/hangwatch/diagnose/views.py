@@ -253,6 +253,13 @@ class ProcessView:
         return self.ev.samples[-1].state
 
     @property
+    def stopped(self) -> bool:
+        """Stopped (T, or t: a tracing stop) in every sample, at least two, with no CPU used between them: a stop seen
+        once is a moment (strace stops its tracee at each call, a scheduler's slice), never the whole window."""
+        s = self.ev.samples
+        return len(s) >= 2 and all(x.state in ("T", "t") for x in s) and s[-1].cpu_seconds == s[0].cpu_seconds
+
+    @property
     def ended(self) -> str | None:
         """``... exited during the look`` where it was seen running, then gone or a zombie (exited, its status not
         read yet) by the look's end; None otherwise. A zombie throughout is not said to end here: it may be the
@@ -480,3 +487,27 @@ def timer_bound(ev: Evidence) -> float:
     """How far off a timer's end may be and still come within the job's bounds: its --max-slow (the default one
     where the capture does not say), at most a day."""
     return min(sg.LONG_TIMER_S, ev.timer_bound_s or sg.DEFAULT_TIMER_BOUND_S)
+
+
+def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
+    """An asyncio event loop asleep in its own poll (``epoll_wait``, ``poll``) with a timeout that ends within the
+    job's bounds, in words: the loop has a timer of its own to run by then (a task's ``asyncio.sleep``, a periodic
+    callback), however short the window that counts its wake-ups (a loop polling every 0.5 s wakes twice in a 1-s
+    look). None otherwise: a timeout alone proves a wake-up, not that the wait ends (a queue's ``get(timeout=5)``
+    in a retry loop, a DataLoader's own wait for a batch, polls with one), so only the loop's own poll counts."""
+    if t is None or not t.samples or t.woke_often:
+        return None
+    last = t.waiting
+    if last.wait_max is None or last.state not in ("S", "D") or last.wait_max >= v.timer_bound_s:
+        return None
+    frames = last.frames or t.frames
+    if (
+        not frames
+        or not sg.at(frames[0], "selectors.py")
+        or not any(sg.at(f, "asyncio/base_events.py", frozenset({"_run_once"})) for f in frames[:3])
+    ):
+        return None
+    return (
+        f"waits in {last.syscall}() at {describe(innermost_user(frames) or frames[0])} with a "
+        f"timeout of {last.wait_max:g} s: the kernel wakes it by then"
+    )

@@ -93,6 +93,7 @@ class ProcessSample:
     # a zombie's exit status as waitpid reports it (0: a clean exit; a signal in the low 7 bits; the code << 8);
     # None: not a zombie, or not read
     exit_status: int | None = None
+    tracer: int | None = None  # the pid that traces it (TracerPid), read where it was in a tracing stop (t)
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ class LockHolder:
     # A holder outside the job whose main thread waits for its children with no timeout (wait4, waitid: `flock FILE
     # cmd`, a shell running a pipeline's `(sleep 30; echo y)`): those children, each read as a holder, one level.
     waits_for: tuple[LockHolder, ...] = ()
+    stdin: str | None = None  # what its fd 0 points to ("/dev/pts/3": a person may be at it); None: not read
 
 
 # A LockWait's note when the wait is one of the files a poll (or an event loop's epoll) waits on, all followed.
@@ -343,6 +345,7 @@ class ProcessEvidence:
     rearms: tuple[
         Rearm, ...
     ] = ()  # where a Timer thread was seen: the user's functions that start a Timer of themselves
+    tracer: LockHolder | None = None  # in a tracing stop throughout: the process that traces it (gdb, strace), read
 
 
 @dataclass(frozen=True)
