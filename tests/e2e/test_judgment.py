@@ -419,12 +419,25 @@ def _tracer(
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     io = {"stdin": stdin, "stdout": stdin, "stderr": stdin} if stdin is not None else {"stdout": subprocess.DEVNULL}
-    return p, subprocess.Popen([*cmd, str(pid)], start_new_session=True, **io), pid  # type: ignore[call-overload]
+    tracer = subprocess.Popen([*cmd, str(pid)], start_new_session=True, **io)  # type: ignore[call-overload]
+    deadline = time.monotonic() + 20
+    while not _traced(pid) and time.monotonic() < deadline and tracer.poll() is None:
+        time.sleep(0.05)
+    if not _traced(pid):
+        _end_tracer(tracer, pid)
+        pytest.skip(f"{cmd[0]} could not attach here (ptrace refused)")
+    return p, tracer, pid
+
+
+def _traced(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text() if Path(f"/proc/{pid}/status").exists() else ""
+    return any(line.split()[1:] not in ([], ["0"]) for line in status.splitlines() if line.startswith("TracerPid:"))
 
 
 def _end_tracer(tracer: subprocess.Popen[bytes], job: int) -> None:
     """End the tracer's session; a tracee its tracer left stopped is continued (it exits with the run)."""
-    os.killpg(tracer.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(tracer.pid, signal.SIGKILL)
     tracer.wait(timeout=10)
     with contextlib.suppress(ProcessLookupError):
         os.kill(job, signal.SIGCONT)
@@ -456,7 +469,7 @@ def test_a_job_a_person_holds_at_a_gdb_prompt_is_not_killed_and_runs_on_when_det
     master, slave = _terminal()
     drained = threading.Thread(target=_drain, args=(master,), daemon=True)  # gdb never blocks writing to it
     drained.start()
-    opts = ["-q", "-nx", "-iex", "set pagination off", "-iex", "set confirm off"]
+    opts = ["-q", "-nx", "-iex", "set pagination off", "-iex", "set confirm off", "-iex", "set debuginfod enabled off"]
     p, gdb, pid = _tracer(run, ["gdb", *opts, "-p"], stdin=slave)
     os.close(slave)
     try:
@@ -479,6 +492,32 @@ def _drain(fd: int) -> None:
     with contextlib.suppress(OSError):
         while os.read(fd, 4096):
             pass
+
+
+@pytest.mark.e2e
+def test_a_spin_waiting_for_a_thread_that_fetches_is_not_killed(run):
+    """`while not state["ready"]: pass` while the prefetch thread that sets it sleeps on its fetch: the spin's locals
+    show it gets nowhere, but another thread running the user's code could change what it reads, and it is alive:
+    the spin waits for it (slow). It was killed at --min-stall as a bug in the code (exit 125, do not requeue)."""
+    r = run(*QUICK, "--on-hang", "kill", *py("spin_on_flag.py", "fetches", "12"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"step 6" in r.stdout
+    only_slow_incidents(run)
+    looks = [e for e in run.events() if e["event"] == "extended"]
+    assert looks and all((e["verdict"], e["cause"]) == ("slow", "code.busy_loop") for e in looks), looks
+
+
+@pytest.mark.e2e
+def test_a_spin_on_a_flag_whose_only_setter_raised_is_proven_at_the_first_look(run):
+    """The hung twin: the prefetch thread raised before it set the flag, and no other thread lives: the loop's
+    condition can change only by its own body, which changes nothing (proof)."""
+    r = run(*QUICK, "--on-hang", "kill", *py("spin_on_flag.py", "raised"))
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    hang = run.hang()
+    root = root_cause(hang)
+    assert (root["cause"], root["proof"]["kind"]) == ("code.busy_loop", "hang"), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("spin_on_flag.py")
+    assert len(_incidents(run)) == 1  # the first look proves it
 
 
 # --- 4. not moving and unknown is not a reason to wait 15 minutes ------------------------------------------------

@@ -478,40 +478,52 @@ def test_a_dataloader_worker_that_exited_is_read_by_its_exit_status():
 
 
 def test_a_stop_proves_a_hang_only_when_every_sample_saw_it_and_no_tracer_that_is_alive_holds_it():
-    """strace stops its tracee at each call, so one sample may read a working process stopped (t): a stop seen in
-    some samples only is not one. Stopped in every sample in a tracing stop (t), its tracer decides, as a lock's holder
-    does: strace at work, or gdb waiting at its terminal (a person debugging), hold it: slow, never killed. A tracer
-    stopped itself proves the hang, as a stop with no tracer (SIGSTOP, Ctrl-Z) does."""
+    """strace stops its tracee at each call: a working process may read stopped (t) in one sample, or in all of them
+    while its CPU time grows: neither is a stop. Stopped in every sample at no CPU, in a tracing stop (t), its tracer
+    decides: gdb at its prompt on a terminal (a person debugging), or driven through pipes (an IDE), hold it: slow,
+    and never stuck at a startup probe. A tracer stopped itself, or one that waits in wait4() for its tracee to
+    change state (a signal stopped it: strace keeps such a stop), proves the hang, as a stop with no tracer does."""
     import dataclasses
 
     from hangwatch.diagnose import diagnose
     from hangwatch.records.evidence import LockHolder
+    from hangwatch.supervise.stall.startup import startup_decision
 
     ev = _load("stopped_process_is_reported_and_left_stopped")
 
-    def seen(states: str, tracer: LockHolder | None = None):
+    def seen(states: str, tracer: LockHolder | None = None, cpu_step: float = 0.0):
         p = ev.processes[0]
         samples = tuple(
-            dataclasses.replace(s, state=st, tracer=tracer.pid if tracer and st == "t" else None)
-            for s, st in zip(p.samples, states, strict=True)
+            dataclasses.replace(
+                s,
+                state=st,
+                tracer=tracer.pid if tracer and st == "t" else None,
+                cpu_seconds=s.cpu_seconds + i * cpu_step,
+            )
+            for i, (s, st) in enumerate(zip(p.samples, states, strict=True))
         )
         return diagnose(dataclasses.replace(ev, processes=(dataclasses.replace(p, samples=samples, tracer=tracer),)))
 
-    def tracer(state: str, cpu: float, stdin: str | None = None) -> LockHolder:
-        return LockHolder(7001, "gdb -p 6530", "root", state, cpu, 0, 9.0, False, how="traces it", stdin=stdin)
+    def tracer(state: str, cpu: float, call: str | None, stdin: str | None = None) -> LockHolder:
+        return LockHolder(
+            7001, "gdb -p 6530", "root", state, cpu, 0, 9.0, False, how="traces it", stdin=stdin, call=call
+        )
 
     sigstop = seen("TTTTT")
     assert (sigstop.verdict.value, sigstop.root.cause) == ("stopped", "process.stopped") and sigstop.root.proves_hang
     assert "in all 5 samples" in sigstop.root.proof.fact
-    once = seen("SSSSt")
-    assert once.root.cause != "process.stopped" and not once.root.proves_hang, once.root
-    strace = seen("ttttt", tracer("R", 60.0))
-    assert (strace.verdict.value, strace.root.cause, strace.root.proof) == ("slow", "process.stopped", None)
-    assert "held by its tracer pid 7001" in strace.root.summary and "which works" in strace.root.evidence[0]
-    person = seen("ttttt", tracer("S", 0.0, stdin="/dev/pts/4"))
-    assert (person.verdict.value, person.root.proof) == ("slow", None)
-    assert "waits at a terminal (/dev/pts/4)" in person.root.evidence[0]
-    frozen = seen("ttttt", tracer("T", 0.0, stdin="/dev/pts/4"))
-    assert frozen.verdict.value == "stopped" and frozen.root.proves_hang and "is stopped too" in frozen.root.proof.fact
-    unread = seen("ttttt", tracer("S", 0.0, stdin="/dev/null"))  # a tracer blocked on what was not read: no proof
-    assert not unread.root.proves_hang and unread.verdict.value != "slow", unread
+    for passing in (seen("SSSSt"), seen("ttttt", cpu_step=0.3)):  # a pause at one call, or one at each while it works
+        assert passing.root.cause != "process.stopped" and not passing.root.proves_hang, passing.root
+    person = seen("ttttt", tracer("S", 0.0, "poll", stdin="/dev/pts/4"))
+    assert (person.verdict.value, person.root.cause, person.root.proof) == ("slow", "process.stopped", None)
+    assert "held by its tracer pid 7001" in person.root.summary
+    assert "is blocked in poll(), its standard input a terminal (/dev/pts/4)" in person.root.evidence[0]
+    assert not startup_decision(person, None).hung
+    ide = seen("ttttt", tracer("S", 0.0, "read", stdin="pipe:[4242]"))  # gdb/MI driven by an IDE through pipes
+    assert (ide.verdict.value, ide.root.proof) == ("slow", None) and not startup_decision(ide, None).hung
+    for proven, said in (
+        (seen("ttttt", tracer("T", 0.0, None)), "is stopped too"),
+        (seen("ttttt", tracer("S", 0.0, "wait4")), "waits in wait4() for its state to change"),
+    ):
+        assert proven.verdict.value == "stopped" and proven.root.proves_hang and said in proven.root.proof.fact
+        assert startup_decision(proven, None).hung

@@ -117,8 +117,9 @@ def _look(pids: list[int]) -> dict[int, _Look]:
         moved = b[2] - a[2] if a is not None and a[2] is not None and b[2] is not None else None
         before, after = parked_before[p], _parked_threads(p)
         state = b[0]
-        if state in STOPPED and (a is None or a[0] not in STOPPED):
-            state = a[0] if a is not None else "S"  # stopped at one read only (a tracer's pause, a scheduler's slice)
+        if state in STOPPED and (a is None or a[0] not in STOPPED or b[1] != a[1]):
+            # stopped at one read only, or it ran between them (a tracer's pause at each call, a scheduler's slice)
+            state = "R" if a is not None and a[0] in STOPPED else a[0] if a is not None else "S"
         out[p] = _Look(state, cpu, moved, parked=before is not None and before == after)
     return out
 
@@ -143,7 +144,10 @@ def _in_job_look(samples: list[ProcessSample]) -> _Look:
             for t in last.threads
         )
     )
-    return _Look(last.state, cpu, moved, parked=parked)
+    state = last.state
+    if state in STOPPED and (cpu or any(s.state not in STOPPED for s in samples)):  # stopped in every sample only
+        state = next((s.state for s in reversed(samples) if s.state not in STOPPED), "R")
+    return _Look(state, cpu, moved, parked=parked)
 
 
 def _main_frames(pid: int, py_spy: str | None, nonblocking: bool) -> tuple[Frame, ...]:
@@ -241,6 +245,7 @@ def holder(
         # its children's stacks are not read (a py-spy dump each): the kernel's reading and their command lines say it
         waits_for=tuple(holder(k, job, py_spy, now, waited, None, frames=(), family=family) for k in family.kids(pid)),
         stdin=proc.fd_target(pid, 0),
+        call=syscall,
     )
 
 

@@ -579,14 +579,18 @@ def _processes(
 
 
 def _tracers(series: dict[int, list[ProcessSample]], gone: set[int], py_spy: str | None) -> dict[int, LockHolder]:
-    """The tracer of each process in a tracing stop (t) in every sample (a debugger's pause, strace's at each call),
-    read as an outside holder is: what it does decides whether the stop ends. A stop seen in some samples only is
-    the tracer's passing pause, and no tracer is read for it."""
-    out: dict[int, LockHolder] = {}
+    """The tracer of each process in a tracing stop (t) in every sample at no CPU (a debugger's pause; strace's at each
+    call is passing, and its tracee runs between), read as an outside holder is, once however many it traces: what
+    it does decides whether the stop ends."""
+    held: dict[int, list[int]] = {}
     for p, ss in series.items():
         tracer = ss[-1].tracer
-        if p in gone or len(ss) < 2 or tracer is None or not all(s.state == "t" for s in ss):
-            continue
-        how = f"traces pid {p}, which is in a tracing stop in every sample: it runs when its tracer continues it"
-        out[p] = holder(tracer, series, py_spy, time.time(), how, None)
+        still = ss[-1].cpu_seconds == ss[0].cpu_seconds
+        if p not in gone and len(ss) >= 2 and tracer is not None and still and all(s.state == "t" for s in ss):
+            held.setdefault(tracer, []).append(p)
+    out: dict[int, LockHolder] = {}
+    for tracer, pids in held.items():
+        how = f"traces pid {', '.join(map(str, pids))}, in a tracing stop in every sample: it runs when continued"
+        h = holder(tracer, series, py_spy, time.time(), how, None, frames=())
+        out.update(dict.fromkeys(pids, h))
     return out

@@ -194,11 +194,13 @@ def dump_command(
 PY_SPY_ENV = {"PATH": "/usr/bin:/bin", "RUST_BACKTRACE": "0"}
 
 
-def _classify_error(pid: int, stderr: str) -> str:
+def _classify_error(pid: int, stderr: str, attached: bool = True) -> str:
+    """What py-spy's failure means, in words; ``attached``: the read attached (not --nonblocking), which another
+    tracer refuses (a non-blocking read does not attach: its refusal is a permission's)."""
     text = stderr.strip().splitlines()
     joined = " ".join(text)
     if "Permission" in joined or "os error 1)" in joined or "Operation not permitted" in joined:
-        tracer = tracer_of(pid)
+        tracer = tracer_of(pid) if attached else None
         if tracer is not None:  # a process has one tracer at a time: a debugger's, strace's, another py-spy's
             st = read_stat(PROC / str(tracer) / "stat")
             name = f" ({st.comm})" if st is not None else ""
@@ -273,13 +275,13 @@ def dump_stacks(
         procs[pid] = (p, why is None, why.why if why is not None and why.said else None)
     deadline = time.monotonic() + timeout_s
     for pid, (p, stopped, unstopped) in procs.items():
-        threads, error = _answer(p, pid, deadline, timeout_s)
+        threads, error = _answer(p, pid, deadline, timeout_s, stopped)
         results[pid] = StackResult(threads, error, stopped, unstopped)
     return results
 
 
 def _answer(
-    p: subprocess.Popen[str], pid: int, deadline: float, timeout_s: float
+    p: subprocess.Popen[str], pid: int, deadline: float, timeout_s: float, attached: bool = True
 ) -> tuple[tuple[RawThread, ...] | None, str | None]:
     """One py-spy dump's threads, or why none could be read, waiting until ``deadline`` at most."""
     try:
@@ -293,7 +295,7 @@ def _answer(
             pass
         return None, f"py-spy did not answer for pid {pid} within {timeout_s:.0f} s (process in uninterruptible I/O?)"
     if p.returncode != 0 or not out.strip().startswith("["):
-        return None, _classify_error(pid, err)
+        return None, _classify_error(pid, err, attached)
     try:
         return _parse(out), None
     except (ValueError, KeyError, TypeError) as e:

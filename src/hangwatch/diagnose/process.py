@@ -155,7 +155,7 @@ def stopped_rule(scene: Scene) -> list[Hit]:
         t, h = v.main_thread, v.ev.tracer
         frame = innermost_user(t.frames) if t else None
         how = f"held by its tracer pid {h.pid}: a debugger or strace" if h else "SIGSTOP, Ctrl-Z or a debugger"
-        then = "when its tracer continues it or detaches" if h else "until it is continued"
+        then = "when its tracer continues it or detaches" if h else "when it is continued"
         hits.append(
             named(  # the state module's reading decides: stopped (proof), or held by a tracer that works or waits
                 Finding(
@@ -166,8 +166,9 @@ def stopped_rule(scene: Scene) -> list[Hit]:
                     evidence=(process_state(v).fact, *([f"it was at {describe(frame)} when it stopped"] * bool(frame))),
                     fix=(
                         f"Continue or detach the tracer: `continue` or `detach` in gdb, Ctrl-C in strace (pid {h.pid})"
-                        if h
-                        else f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)",
+                        if h and process_state(v).state == "traced"
+                        else f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)"
+                        + (f"; and its tracer pid {h.pid} if it is stopped too" if h else ""),
                         "If a debugger is attached, detach it or continue the process in it.",
                     ),
                 )
@@ -191,7 +192,19 @@ def waits_for_child(v: ProcessView) -> bool:
 
 # Which waited-for child a parent's wait is named by, and how sure that name is: the one that explains most
 # (stopped or stuck first). A name only: the verdict is the chain's, followed through that child to its end.
-_PICK = ("looping", "long_sleep", "blocked", "spinning", "stopped", "working", "wakes", "asleep", "idle", "gone")
+_PICK = (
+    "looping",
+    "long_sleep",
+    "blocked",
+    "spinning",
+    "stopped",
+    "traced",
+    "working",
+    "wakes",
+    "asleep",
+    "idle",
+    "gone",
+)
 _SURE = {"looping": 0.85, "long_sleep": 0.85, "blocked": 0.82, "spinning": 0.82, "stopped": 0.82, "working": 0.7}
 
 

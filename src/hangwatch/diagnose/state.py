@@ -286,8 +286,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
 
 
 def stopped_state(v: ProcessView) -> Measured:
-    """A process stopped in every sample: stopped (proof), unless a tracer that is alive holds it in a tracing stop (a
-    debugger a person is at, strace, py-spy): then what the tracer does decides, as a lock's holder's would."""
+    """A process stopped in every sample: stopped (proof), unless a tracer holds it in a tracing stop (a debugger a
+    person is at, strace): then it is the tracer's to continue (``traced``, slow), unless the tracer is stopped too or
+    waits in wait4() for its state to change (a signal stopped it: strace keeps such a stop until SIGCONT): proof."""
     h = v.ev.tracer
     said = f"{v.label()} is in state {v.state} (stopped) in all {len(v.ev.samples)} samples over {v.duration_s:.0f} s"
     if h is None:
@@ -295,11 +296,17 @@ def stopped_state(v: ProcessView) -> Measured:
     held, said = holder_state(h), f"{said}, held by its tracer pid {h.pid} (`{h.cmdline[:80]}`), which"
     if held == "stopped":
         return Measured("stopped", f"{said} is stopped too: neither runs again until someone continues it")
-    person = held == "blocked" and (h.stdin or "").startswith(sg.TTY_PREFIXES)  # a person at a debugger's prompt
-    does = {"working": "works", "asleep": "is asleep on a timer"}.get(held, f"waits at a terminal ({h.stdin})")
-    if held in ("working", "asleep") or person:
-        return Measured("traced", f"{said} {does}: it runs again when its tracer continues it or detaches")
-    return Measured("unknown", f"{said} is {held}: what that waits for was not read")
+    if held == "blocked" and h.call in ("wait4", "waitid") and not h.waits_for:
+        return Measured(
+            "stopped",
+            f"{said} waits in {h.call}() for its state to change: a signal stopped it (SIGSTOP, "
+            "Ctrl-Z), and it runs again only when someone continues it",
+        )
+    tty = f", its standard input a terminal ({h.stdin})" if (h.stdin or "").startswith(sg.TTY_PREFIXES) else ""
+    does = {"working": "works", "asleep": "is asleep on a timer", "gone": "has exited", "unknown": "was not read"}.get(
+        held, f"is {held}" + (f" in {h.call}()" if h.call else "")
+    )
+    return Measured("traced", f"{said} {does}{tty}: it runs again when its tracer continues it or detaches")
 
 
 def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:

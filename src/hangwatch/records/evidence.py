@@ -197,6 +197,7 @@ class LockHolder:
     # cmd`, a shell running a pipeline's `(sleep 30; echo y)`): those children, each read as a holder, one level.
     waits_for: tuple[LockHolder, ...] = ()
     stdin: str | None = None  # what its fd 0 points to ("/dev/pts/3": a person may be at it); None: not read
+    call: str | None = None  # the system call its main thread waits in ("wait4", "poll"), where it was read
 
 
 # A LockWait's note when the wait is one of the files a poll (or an event loop's epoll) waits on, all followed.
