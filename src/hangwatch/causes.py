@@ -182,7 +182,9 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         ladder=("spawn", "workers0"),
     ),
     Cause.CODE_BUSY_LOOP: CauseInfo(
-        "a process spins at high CPU in the same user code without getting anywhere",
+        "a process spins at high CPU in the same user code without getting anywhere; one that another thread of "
+        "the user's code, alive, may still end (`while not state['ready']: pass` beside its prefetch thread) is "
+        "`slow`",
         Nature.HUNG,
         Requeue.DETERMINISTIC,
         BUSY_FIX,
@@ -219,7 +221,7 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     ),
     Cause.PROCESS_STOPPED: CauseInfo(
         "a process of the job is stopped in every sample (SIGSTOP, Ctrl-Z, a debugger): hung with proof, unless a "
-        "tracer that works or waits at its terminal holds it (strace, a person's gdb): then `slow`",
+        "tracer that is alive holds it (strace, a person's gdb): then `slow`",
         Nature.HUNG,
         Requeue.TRANSIENT,
         STOPPED_FIX,

@@ -136,7 +136,14 @@ def _process(p: dict[str, Any]) -> ProcessEvidence:
         for s in p["samples"]
     )
     local_reads = tuple(
-        LocalsRead(**{**r, "values": tuple((str(n), str(v)) for n, v in r["values"])}) for r in p.get("locals", ())
+        LocalsRead(
+            **{
+                **r,
+                "values": tuple((str(n), str(v)) for n, v in r["values"]),
+                "private": tuple(r["private"]) if r.get("private") is not None else None,
+            }
+        )
+        for r in p.get("locals", ())
     )
     native = tuple(
         NativeStack(tid=int(n["tid"]), frames=tuple(_frame(f) for f in n["frames"])) for n in p.get("native", ())

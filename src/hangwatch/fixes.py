@@ -10,6 +10,12 @@ BUSY_FIX = (
 )
 
 
+SPIN_WAIT_FIX = (
+    "Wait for the other thread instead of spinning: have it set a threading.Event (or put on a queue.Queue) and "
+    "wait on that with a timeout, `done.wait(600)`: the wait costs no CPU and ends with an error if it never comes.",
+)
+
+
 WAIT_FOREVER_FIX = (
     "Nothing left in the process can set what it waits for: the thread that should (a producer, a "
     "callback) has exited or never started. Make it signal on every path, including errors.",

@@ -496,27 +496,33 @@ def _drain(fd: int) -> None:
 
 @pytest.mark.e2e
 def test_a_spin_waiting_for_a_thread_that_fetches_is_not_killed(run):
-    """`while not state["ready"]: pass` while the prefetch thread that sets it sleeps on its fetch: the spin's locals
-    show it gets nowhere, but another thread running the user's code could change what it reads, and it is alive:
-    the spin waits for it (slow). It was killed at --min-stall as a bug in the code (exit 125, do not requeue)."""
-    r = run(*QUICK, "--on-hang", "kill", *py("spin_on_flag.py", "fetches", "12"))
-    assert r.returncode == 0, r.stderr.decode()[-3000:]
-    assert b"step 6" in r.stdout
+    """`while not state["ready"]: pass` while the prefetch thread that sets it waits for its shard (here: a file the
+    test creates once a look has been taken): the spin's locals show it gets nowhere, but another thread running the
+    user's code is alive and may change what it reads: the spin waits for it (slow). It was killed at --min-stall as
+    a bug in the code (exit 125, do not requeue)."""
+    go = run.tmp / "go"
+    p = run.start(*QUICK, "--on-hang", "kill", *py("spin_on_flag.py", "fetches", str(go)))
+    look = wait_for_event(run, "extended")
+    go.write_text("")
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 0, err.decode()[-3000:]
+    assert b"step 6" in out
+    assert (look["verdict"], look["cause"]) == ("slow", "code.busy_loop"), look
     only_slow_incidents(run)
-    looks = [e for e in run.events() if e["event"] == "extended"]
-    assert looks and all((e["verdict"], e["cause"]) == ("slow", "code.busy_loop") for e in looks), looks
 
 
 @pytest.mark.e2e
-def test_a_spin_on_a_flag_whose_only_setter_raised_is_proven_at_the_first_look(run):
-    """The hung twin: the prefetch thread raised before it set the flag, and no other thread lives: the loop's
-    condition can change only by its own body, which changes nothing (proof)."""
-    r = run(*QUICK, "--on-hang", "kill", *py("spin_on_flag.py", "raised"))
+@pytest.mark.parametrize(("mode", "tag"), [("raised", "HANG-HERE"), ("local", "LOCAL-HERE")])
+def test_a_spin_that_no_living_thread_can_end_is_proven_at_the_first_look(run, mode, tag):
+    """The hung twins. ``raised``: the prefetch thread raised before it set the flag, and no other thread lives.
+    ``local``: `while i < n: pass` on two local numbers beside a heartbeat thread that lives: no thread can reach
+    them (locals no closure names, holding numbers). Either loop's test can change only by its own body, which
+    changes nothing (proof)."""
+    r = run(*QUICK, "--on-hang", "kill", *py("spin_on_flag.py", mode))
     assert r.returncode == 125, r.stderr.decode()[-3000:]
-    hang = run.hang()
-    root = root_cause(hang)
+    root = root_cause(run.hang())
     assert (root["cause"], root["proof"]["kind"]) == ("code.busy_loop", "hang"), root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("spin_on_flag.py")
+    assert (root["where"]["file"], root["where"]["line"]) == marker("spin_on_flag.py", tag)
     assert len(_incidents(run)) == 1  # the first look proves it
 
 

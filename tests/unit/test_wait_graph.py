@@ -557,3 +557,33 @@ def test_the_path_a_thread_opens_a_fifo_at_is_read_while_it_waits(tmp_path, rela
             pass
         t.join(timeout=10)
     assert not t.is_alive()
+
+
+def test_a_loops_test_names_are_its_own_frames_only_where_no_closure_global_or_nonlocal_reaches_them():
+    """What another thread can change of a `while` loop's test: a name of the function that a nested function, a
+    lambda or a class names, or that `global`/`nonlocal` declares (a thread's target rebinding `done`), or any name
+    at a module's top level (a global). The rest only the loop's own frame can rebind (capture/flags.py)."""
+    from hangwatch.capture.flags import private_names
+
+    source = (
+        "import threading\n"
+        "def train(n):\n"  # 2
+        "    i, done, seen = 0, False, 0\n"
+        "    def stop():\n"
+        "        nonlocal done\n"
+        "        done = True\n"
+        "    threading.Thread(target=lambda: print(seen)).start()\n"
+        "    while i < n and not done and seen < 3:\n"  # 8
+        "        pass\n"
+        "def poll():\n"  # 10
+        "    global READY\n"
+        "    k = 0\n"
+        "    while not READY and k < 1:\n"  # 13
+        "        pass\n"
+        "while not STOP:\n"  # 15
+        "    pass\n"
+    )
+    assert private_names(source, "while i < n and not done and seen < 3:", 8) == ("i", "n")
+    assert private_names(source, "while not READY and k < 1:", 13) == ("k",)
+    assert private_names(source, "while not STOP:", 15) is None  # a module's top level: globals
+    assert private_names(source, "for x in range(3):", 8) is None  # only a `while` test is read

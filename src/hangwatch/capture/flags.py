@@ -184,3 +184,43 @@ def _from_threading(n: ast.Import | ast.ImportFrom, a: ast.alias) -> bool:
 
 def _makes_event(value: ast.expr, makers: frozenset[str]) -> bool:
     return isinstance(value, ast.Call) and not value.args and not value.keywords and ast.unparse(value.func) in makers
+
+
+def private_names(source: str, header: str, line: int) -> tuple[str, ...] | None:
+    """The names a ``while`` loop's test (``header``, at ``line``) reads that only the frame running it can rebind:
+    names of the function the loop is in that no function, lambda or class nested in it names and no ``global`` or
+    ``nonlocal`` declares (another thread can reach a name only through such a closure, or a global). None where
+    the loop is not a ``while`` in a function of ``source`` (a module's top level: its names are globals)."""
+    head = header.strip()
+    try:
+        loop = ast.parse(f"{head}{'' if head.endswith(':') else ':'}\n    pass").body[0]
+    except (SyntaxError, IndexError):
+        return None
+    if not isinstance(loop, ast.While) or len(source) > MAX_SOURCE:
+        return None
+    read = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
+    fn = _function_at(source, line)
+    if fn is None:
+        return None
+    shared: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            shared.update(node.names)
+        elif node is not fn and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            shared.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    return tuple(sorted(read - shared))
+
+
+@functools.lru_cache(maxsize=64)
+def _function_at(source: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function of ``source`` whose lines hold ``line``."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    holding = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.lineno <= line <= (n.end_lineno or 0)
+    ]
+    return max(holding, key=lambda n: n.lineno, default=None)

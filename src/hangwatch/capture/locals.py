@@ -114,6 +114,7 @@ class Loop(NamedTuple):
     body: str | None  # header and body, dedented (None: longer than read)
     line: int  # the header's
     flag: str | None  # what its test reads, where the file says (capture/flags.py)
+    private: tuple[str, ...] | None = None  # what its test reads that only its own frame can rebind (flags.py)
 
 
 def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
@@ -160,8 +161,10 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
                 continue  # a loop that ended above the line (a sibling, not its enclosing one)
             header = _header_only(text)
             whole = "".join(command if command is not None else linecache.getlines(file))
-            written = flags.flag_kind(whole, header, n) if unchanged_since_start(file, pid) else None
-            return Loop(header, redact_text("\n".join(lines)), n, written)
+            same = unchanged_since_start(file, pid)
+            written = flags.flag_kind(whole, header, n) if same else None
+            private = flags.private_names(whole, header, n) if same else None
+            return Loop(header, redact_text("\n".join(lines)), n, written, private)
     return None
 
 
@@ -303,6 +306,7 @@ def _reads_of(
                 body=loop.body if loop else None,
                 loop_line=loop.line if loop else None,
                 flag=loop.flag if loop else None,
+                private=loop.private if loop else None,
             )
         )
     return reads
@@ -445,6 +449,7 @@ def sleeping_loops(series: dict[int, list[ProcessSample]], clock_ticks: int = 10
                             body=loop.body,
                             loop_line=loop.line,
                             flag=loop.flag,
+                            private=loop.private,
                         )
                     )
     return {pid: tuple(rs) for pid, rs in out.items()}

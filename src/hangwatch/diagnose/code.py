@@ -20,6 +20,7 @@ from hangwatch.fixes import (
     FUTURE_IN_POOL_FIX,
     LOOP_BLOCKED_FIX,
     REENTERED_LOCK_FIX,
+    SPIN_WAIT_FIX,
     WAIT_FOREVER_FIX,
 )
 from hangwatch.records.evidence import Frame, LocalsRead, Role
@@ -38,7 +39,9 @@ def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
         cause=Cause.CODE_BUSY_LOOP,
         confidence=0.8,
         summary=(
-            f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
+            f"{v.label()} spins at {m.fact}."
+            if m.state == "spin_waits"
+            else f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
             f"and over for {v.duration_s:.0f} s without getting anywhere."
         ),
         where=v.where(t, frame),
@@ -49,7 +52,7 @@ def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
             + (f" `{frame.code}`" if frame and frame.code else ""),
             f"locals of {describe(t.user_frame)}: {motion.evidence}",
         ),
-        fix=BUSY_FIX,
+        fix=SPIN_WAIT_FIX if m.state == "spin_waits" else BUSY_FIX,
     )
     return named(finding)
 

@@ -510,17 +510,18 @@ def _order(states: str) -> tuple[str, ...]:
 # Which of several holders a chain follows: the one that decides the wait soonest (a working holder
 # beats a blocked one: a batch can come from any worker; a child that works ends the wait).
 _PREFER = _order(
-    "working traced wakes moves asleep unknown brief idle spinning looping long_sleep blocked stopped person nobody "
-    "gone"
+    "working traced spin_waits wakes moves asleep unknown brief idle spinning looping long_sleep blocked stopped "
+    "person nobody gone"
 )
 # A DataLoader hands its batches back in order: the batch the main process waits for is held by the worker
 # that has not returned its own (stuck first); an idle worker holds none.
 _PREFER_BATCH = _order(
-    "gone stopped traced blocked looping long_sleep spinning working wakes asleep unknown brief idle"
+    "gone stopped traced blocked looping long_sleep spinning spin_waits working wakes asleep unknown brief idle"
 )
 # A collective completes only when every rank has entered it: the chain follows the rank that holds it longest.
 _PREFER_ALL = _order(
-    "gone stopped traced person nobody long_sleep looping blocked spinning idle unknown brief asleep wakes working"
+    "gone stopped traced person nobody long_sleep looping blocked spinning idle unknown brief asleep spin_waits "
+    "wakes working"
 )
 
 

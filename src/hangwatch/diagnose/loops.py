@@ -63,9 +63,13 @@ def _int(text: str) -> int | None:
 
 def loop_motion(reads: tuple[LocalsRead, ...], alone: bool = False) -> LoopMotion | None:
     """Compare the first and last read of the same function; None without two such reads. ``alone``: no other
-    thread of the process runs Python that could change what the loop reads; without it, a spin is never
-    proven (a thread may set the flag it waits for: ``while not state["done"]: spins += 1``)."""
-    motion = _motion(reads, alone)
+    thread of the process runs Python that could change what the loop reads, or none could (``only_its_own``); without
+    it, a spin is never proven (a thread may set the flag it waits for: ``while not state["done"]: spins += 1``)."""
+    private = not alone and bool(reads) and only_its_own(reads[-1])
+    motion = _motion(reads, alone or private)
+    if motion is not None and motion.counting and private:
+        own = "; another thread lives, but none can reach what it reads: locals only its own frame binds (no closure"
+        return replace(motion, evidence=f"{motion.evidence}{own} names them), holding values nothing changes in place")
     if motion is None or not motion.counting or alone:
         return motion
     return replace(
@@ -74,6 +78,39 @@ def loop_motion(reads: tuple[LocalsRead, ...], alone: bool = False) -> LoopMotio
         frozen=False,
         evidence=f"{motion.evidence}; but another thread of the process runs Python and may change what the loop reads",
     )
+
+
+IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
+PLAIN_TEST = (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Load, ast.cmpop, ast.boolop)
+PLAIN_TEST_OPS = (ast.unaryop, ast.operator)
+
+
+def only_its_own(read: LocalsRead) -> bool:
+    """Whether no other thread can change what a ``while`` loop's test reads (``while i < n``, ``while not done``):
+    it reads names only, each one only its own frame can rebind (``LocalsRead.private``: no closure names it, no
+    global or nonlocal declares it), holding a value read whole that nothing can change in place (a number, a
+    string, None, a tuple of them). Another thread may live: it cannot reach them."""
+    loop = parse_loop(read.body or "")
+    if read.private is None or not isinstance(loop, ast.While):
+        return False
+    values = dict(read.values)
+    for node in ast.walk(loop.test):
+        if not isinstance(node, (*PLAIN_TEST, *PLAIN_TEST_OPS)):
+            return False  # a call, an attribute, an item: what it reads may be another thread's
+        if isinstance(node, ast.Name) and not _immutable_local(node.id, read.private, values):
+            return False
+    return True
+
+
+def _immutable_local(name: str, private: tuple[str, ...], values: dict[str, str]) -> bool:
+    value = values.get(name)
+    if name not in private or value is None or not _read_whole(value):
+        return False
+    try:
+        held = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return isinstance(held, IMMUTABLE) or (isinstance(held, tuple) and all(isinstance(x, IMMUTABLE) for x in held))
 
 
 def _motion(reads: tuple[LocalsRead, ...], alone: bool) -> LoopMotion | None:

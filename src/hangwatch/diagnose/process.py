@@ -199,6 +199,7 @@ _PICK = (
     "spinning",
     "stopped",
     "traced",
+    "spin_waits",
     "working",
     "wakes",
     "asleep",

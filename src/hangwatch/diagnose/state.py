@@ -37,9 +37,11 @@ from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
     bound_text,
+    bounded_ending,
     describe,
     duration_text,
     innermost_user,
+    moves_for_its_process,
     polls_with_timeout,
 )
 from hangwatch.records.evidence import THREADING_EVENT, UNREAD, LockHolder, Role
@@ -84,6 +86,7 @@ ACTIVITY_OF = {
     "gone": Activity.GONE,
     "stopped": Activity.STOPPED,
     "traced": Activity.UNKNOWN,  # a debugger's or strace's pause: its tracer decides (``stopped_state``)
+    "spin_waits": Activity.WORKING,  # a spin that another thread of the process, alive, may end
     "spinning": Activity.SPINNING,
     "working": Activity.WORKING,
     "looping": Activity.ASLEEP,
@@ -108,6 +111,7 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
     "idle": (Verdict.HUNG, False),
     "working": (Verdict.SLOW, False),
     "traced": (Verdict.SLOW, False),
+    "spin_waits": (Verdict.SLOW, False),
     "asleep": (Verdict.SLOW, False),
     "wakes": (Verdict.SLOW, False),
     "ended": (Verdict.SLOW, False),  # a thread that ended in the look waits on nothing
@@ -315,20 +319,6 @@ def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
     return v.threads_ended if proof.rearm_site(v) is None else ()
 
 
-def bounded_ending(t: ThreadView | None) -> str | None:
-    """Where thread ``t`` is in torch's own ending of its DataLoader workers, joining one (a bounded wait: each
-    worker is joined for up to ``WORKER_JOIN_S``, then terminated and joined as long again), that fact in words;
-    None elsewhere. Only a worker's join is bounded: the pin-memory thread's, in the same ending, has no timeout."""
-    frames = t.frames if t is not None else ()
-    i = next((i for i, f in enumerate(frames) if sg.at(f, sg.DATALOADER_PY, sg.DATALOADER_SHUTDOWN)), None)
-    if i is None or not any("/multiprocessing/" in f.file for f in frames[:i]):
-        return None
-    return (
-        f"is in torch's DataLoader worker shutdown ({describe(frames[i])}): each worker is joined for up to "
-        f"{sg.WORKER_JOIN_S:.0f} s, then terminated and joined as long again"
-    )
-
-
 def compiler_at_work(v: ProcessView) -> bool:
     """A compiler process (g++, an inductor worker) at CPU, or runnable with its CPU not measured yet."""
     return v.role == Role.COMPILE_WORKER and ((v.cpu_percent or 0.0) > COMPILER_CPU_PERCENT or v.state == "R")
@@ -337,16 +327,6 @@ def compiler_at_work(v: ProcessView) -> bool:
 def _kernel_wait(t: ThreadView) -> str:
     """The kernel's wait in parentheses, where it was read (its call, or that it has no timeout); else nothing."""
     return f" ({t.wait_text})" if t.last.syscall or t.last.timeout is False else ""
-
-
-def moves_for_its_process(v: ProcessView, t: ThreadView) -> bool:
-    """Thread ``t``, not the main one, is the one thread of ``v`` that could have moved the process's bytes and made
-    its read and write calls: it woke or ran, and every other thread sat still over the window (never woken, at no
-    CPU: a read or a write that moves bytes returns, and wakes its thread). A download thread while main waits on
-    its queue."""
-    if t is v.main_thread or ((t.wakeups or 0) == 0 and (t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT):
-        return False
-    return all(o.wakeups == 0 and (o.cpu_percent or 0.0) <= IDLE_CPU_PERCENT for o in v.threads if o.tid != t.tid)
 
 
 def running_state(v: ProcessView, t: ThreadView) -> Measured:
@@ -372,6 +352,9 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
             motion=motion,
         )
     if motion is not None:
+        awaited = None if motion.counting else _alive_user_thread(v, t)
+        if awaited is not None:  # (its locals show it gets nowhere, but that thread may change what it reads)
+            return Measured("spin_waits", f"{v.cpu_text()} in {at}; {motion.evidence}: {awaited}", motion=motion)
         return Measured(
             "spinning", f"{v.cpu_text()} in {at}; {motion.evidence}", proves_hang=motion.counting, motion=motion
         )
@@ -384,6 +367,18 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
             proves_work=True,
         )
     return Measured("spinning", f"{v.cpu_text()} on the same line ({at}) in every sample")
+
+
+def _alive_user_thread(v: ProcessView, t: ThreadView) -> str | None:
+    """Another thread of ``v`` that runs the user's code (only such a thread reaches what the user's loop reads) and
+    is measured working, waking or asleep on a timer, in words; None where none is."""
+    for o in v.threads:
+        if o.tid == t.tid or not proof.may_release(o) or not any(sg.is_user(f) for f in o.frames):
+            continue
+        other = thread_state(v, o)
+        if other.state in ("working", "wakes", "asleep"):
+            return f"its thread {o.name!r}, which runs the user's code, is alive and may change it ({other.fact})"
+    return None
 
 
 CALL = re.compile(r"[\w\])]\s*\(")  # a call: a name, a subscript or a call's result, then "("

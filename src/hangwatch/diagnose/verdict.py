@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hangwatch import signatures as sg
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
@@ -81,8 +80,6 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         # seen too briefly to say that it stays there (a capture cut short on a loaded machine): not called hung
         return Hit(replace(f, evidence=(*f.evidence, m.fact), confidence=min(f.confidence, CONTRADICTED)), Verdict.SLOW)
     alive = _alive_end(v, t, scene, graph)
-    if alive is None and m.state == "spinning" and not m.proves_hang and t is not None:
-        alive = _spin_waits_for(v, t)
     at = f"pid:{v.pid}"
     if alive is None and m.proves_hang and not (graph is not None and _timed(graph, at)):
         # its own state proves it (a spin that gets nowhere, a loop with no way out, a long timer), unless a process
@@ -147,22 +144,6 @@ def _alive_end(
         return None
     fact, proven = found
     return f"{fact}: the wait may end with that work", (fact,), proof.work(fact) if proven else None
-
-
-def _spin_waits_for(v: ProcessView, t: ThreadView) -> tuple[str, tuple[str, ...], Proof | None] | None:
-    """A spin not proven to get nowhere (another thread lives: ``while not state["ready"]: pass`` while a prefetch
-    thread fetches) waits for what its loop reads to change: a thread of its process that runs the user's code (only
-    such a thread could touch what the user's loop reads) and is measured alive ends it. The spin is that thread's
-    wait (slow, and its proof of work where that thread works), never a hang by the clock; None where none is."""
-    for o in v.threads:
-        if o.tid == t.tid or not proof.may_release(o) or not any(sg.is_user(f) for f in o.frames):
-            continue
-        other = thread_state(v, o)
-        if other.state in ALIVE:
-            fact = f"thread {o.name!r} of {v.label()} runs the code that could change what the loop reads: {other.fact}"
-            said = f"its loop waits for what thread {o.name!r} could change, and that thread is alive ({other.fact})"
-            return said, (fact,), proof.work(fact) if other.proves_work else None
-    return None
 
 
 def _waited_on(graph: WaitGraph | None, v: ProcessView) -> bool:

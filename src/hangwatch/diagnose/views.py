@@ -511,3 +511,27 @@ def polls_with_timeout(v: ProcessView, t: ThreadView | None) -> str | None:
         f"waits in {last.syscall}() at {describe(innermost_user(frames) or frames[0])} with a "
         f"timeout of {last.wait_max:g} s: the kernel wakes it by then"
     )
+
+
+def bounded_ending(t: ThreadView | None) -> str | None:
+    """Where thread ``t`` is in torch's own ending of its DataLoader workers, joining one (a bounded wait: each
+    worker is joined for up to ``WORKER_JOIN_S``, then terminated and joined as long again), that fact in words;
+    None elsewhere. Only a worker's join is bounded: the pin-memory thread's, in the same ending, has no timeout."""
+    frames = t.frames if t is not None else ()
+    i = next((i for i, f in enumerate(frames) if sg.at(f, sg.DATALOADER_PY, sg.DATALOADER_SHUTDOWN)), None)
+    if i is None or not any("/multiprocessing/" in f.file for f in frames[:i]):
+        return None
+    return (
+        f"is in torch's DataLoader worker shutdown ({describe(frames[i])}): each worker is joined for up to "
+        f"{sg.WORKER_JOIN_S:.0f} s, then terminated and joined as long again"
+    )
+
+
+def moves_for_its_process(v: ProcessView, t: ThreadView) -> bool:
+    """Thread ``t``, not the main one, is the one thread of ``v`` that could have moved the process's bytes and made
+    its read and write calls: it woke or ran, and every other thread sat still over the window (never woken, at no
+    CPU: a read or a write that moves bytes returns, and wakes its thread). A download thread while main waits on
+    its queue."""
+    if t is v.main_thread or ((t.wakeups or 0) == 0 and (t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT):
+        return False
+    return all(o.wakeups == 0 and (o.cpu_percent or 0.0) <= IDLE_CPU_PERCENT for o in v.threads if o.tid != t.tid)

@@ -139,6 +139,9 @@ class LocalsRead:
     body: str | None = None  # that loop's source, header and body (dedented, bounded), when found
     loop_line: int | None = None  # the line of that loop's header
     flag: str | None = None  # what the loop's test reads, where its file says (``threading.Event``): capture/flags.py
+    # what the loop's test reads that only its own frame can rebind (no closure names it, no global or nonlocal
+    # declares it: capture/flags.py), where its file was read; None: not read, or not a function's loop
+    private: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
