@@ -561,29 +561,55 @@ def test_the_path_a_thread_opens_a_fifo_at_is_read_while_it_waits(tmp_path, rela
 
 def test_a_loops_test_names_are_its_own_frames_only_where_no_closure_global_or_nonlocal_reaches_them():
     """What another thread can change of a `while` loop's test: a name of the function that a nested function, a
-    lambda or a class names, or that `global`/`nonlocal` declares (a thread's target rebinding `done`), or any name
-    at a module's top level (a global). The rest only the loop's own frame can rebind (capture/flags.py)."""
+    lambda or a class names, that `global`/`nonlocal` declares or `:=` assigns (in a generator another thread runs),
+    a name the function does not bind (a free variable, a global), any name at a module's top level. The rest only
+    the loop's own frame can rebind (capture/flags.py); and the loop must be in the function the frame runs."""
     from hangwatch.capture.flags import private_names
 
     source = (
         "import threading\n"
         "def train(n):\n"  # 2
-        "    i, done, seen = 0, False, 0\n"
+        "    i, done, seen, got = 0, False, 0, 0\n"
         "    def stop():\n"
         "        nonlocal done\n"
         "        done = True\n"
         "    threading.Thread(target=lambda: print(seen)).start()\n"
-        "    while i < n and not done and seen < 3:\n"  # 8
+        "    feed = ((got := x) for x in range(3))\n"
+        "    while i < n and not done and seen < 3 and got < 1 and ready:\n"  # 9
         "        pass\n"
-        "def poll():\n"  # 10
+        "    def waiter():\n"  # 11
+        "        while not done:\n"  # 12
+        "            pass\n"
+        "def poll():\n"  # 14
         "    global READY\n"
         "    k = 0\n"
-        "    while not READY and k < 1:\n"  # 13
+        "    while not READY and k < 1:\n"  # 17
         "        pass\n"
-        "while not STOP:\n"  # 15
+        "while not STOP:\n"  # 19
         "    pass\n"
     )
-    assert private_names(source, "while i < n and not done and seen < 3:", 8) == ("i", "n")
-    assert private_names(source, "while not READY and k < 1:", 13) == ("k",)
-    assert private_names(source, "while not STOP:", 15) is None  # a module's top level: globals
-    assert private_names(source, "for x in range(3):", 8) is None  # only a `while` test is read
+    header = "while i < n and not done and seen < 3 and got < 1 and ready:"
+    assert private_names(source, header, 9, "train") == ("i", "n")
+    assert private_names(source, header, 9, "Trainer.other") is None  # not the frame's function
+    assert private_names(source, "while not done:", 12, "train.<locals>.waiter") == ()  # a free variable
+    assert private_names(source, "while not READY and k < 1:", 17, "poll") == ("k",)
+    assert private_names(source, "while not STOP:", 19, "<module>") is None  # a module's top level: globals
+    assert private_names(source, "for x in range(3):", 9, "train") is None  # only a `while` test is read
+
+
+def test_a_spin_is_its_own_only_where_its_test_and_body_read_private_immutable_names():
+    """`while i < n: pass` and a counter on private numbers are the frame's own; a body that copies shared state into
+    a local (`pos = progress[0]`), a value that is a list, or a name not private are not."""
+    from hangwatch.diagnose.loops import only_its_own
+    from hangwatch.records.evidence import LocalsRead
+
+    def read(body: str, values: dict[str, str], private: tuple[str, ...] | None = ("i", "n")) -> LocalsRead:
+        return LocalsRead(0.0, 1, "f", "/x.py", 3, tuple(values.items()), body.splitlines()[0], body, 3, None, private)
+
+    assert only_its_own(read("while i < n:\n    pass", {"i": "0", "n": "10"}))
+    assert only_its_own(read("while i < n:\n    i += 0", {"i": "0", "n": "10"}))
+    assert not only_its_own(read("while i < n:\n    i = progress[0]", {"i": "0", "n": "10", "progress": "[0]"}))
+    assert not only_its_own(read("while i < n:\n    pass", {"i": "[0]", "n": "10"}))  # a list: changed in place
+    assert not only_its_own(read("while i < n:\n    pass", {"i": "0", "n": "10"}, ("i",)))  # n: a closure's
+    assert not only_its_own(read("while i < n:\n    pass", {"i": "0", "n": "10"}, None))  # its file not read
+    assert not only_its_own(read("while i < n.size:\n    pass", {"i": "0", "n": "10"}))  # an attribute

@@ -186,29 +186,36 @@ def _makes_event(value: ast.expr, makers: frozenset[str]) -> bool:
     return isinstance(value, ast.Call) and not value.args and not value.keywords and ast.unparse(value.func) in makers
 
 
-def private_names(source: str, header: str, line: int) -> tuple[str, ...] | None:
+def private_names(source: str, header: str, line: int, function: str | None) -> tuple[str, ...] | None:
     """The names a ``while`` loop's test (``header``, at ``line``) reads that only the frame running it can rebind:
-    names of the function the loop is in that no function, lambda or class nested in it names and no ``global`` or
-    ``nonlocal`` declares (another thread can reach a name only through such a closure, or a global). None where
-    the loop is not a ``while`` in a function of ``source`` (a module's top level: its names are globals)."""
+    names the function the loop is in (``function``, as py-spy names it: its last part) binds itself, a parameter or
+    an assignment, that no function, lambda or class nested in it names, no ``global`` or ``nonlocal`` declares and
+    no ``:=`` anywhere in it assigns (another thread reaches a name only through a closure or a global). None where
+    the loop is not a ``while`` in that function of ``source`` (a module's top level: its names are globals)."""
     head = header.strip()
     try:
         loop = ast.parse(f"{head}{'' if head.endswith(':') else ':'}\n    pass").body[0]
     except (SyntaxError, IndexError):
         return None
-    if not isinstance(loop, ast.While) or len(source) > MAX_SOURCE:
+    if not isinstance(loop, ast.While) or len(source) > MAX_SOURCE or not function:
         return None
-    read = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
     fn = _function_at(source, line)
-    if fn is None:
-        return None
+    if fn is None or fn.name != function.rsplit(".", 1)[-1]:
+        return None  # not the frame's function (exec'd code, a comprehension's frame): nothing said
+    a = fn.args
+    bound = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
     shared: set[str] = set()
     for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
         if isinstance(node, ast.Global | ast.Nonlocal):
             shared.update(node.names)
+        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            shared.add(node.target.id)  # (in a generator another thread runs, it rebinds the function's name)
         elif node is not fn and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             shared.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-    return tuple(sorted(read - shared))
+    read = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
+    return tuple(sorted((read & bound) - shared))
 
 
 @functools.lru_cache(maxsize=64)

@@ -117,7 +117,7 @@ class Loop(NamedTuple):
     private: tuple[str, ...] | None = None  # what its test reads that only its own frame can rebind (flags.py)
 
 
-def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
+def _loop_at(file: str, line: int, pid: int | None = None, function: str | None = None) -> Loop | None:
     """The nearest enclosing ``while``/``for`` loop at or above ``line``: its header (up to the colon),
     its whole source, header and body, dedented (at most LOOP_BODY_LINES lines), the header's line, and the kind
     of the flag its test reads where the file binds it (``flags.flag_kind``). Code run with ``python -c`` (file
@@ -163,7 +163,7 @@ def _loop_at(file: str, line: int, pid: int | None = None) -> Loop | None:
             whole = "".join(command if command is not None else linecache.getlines(file))
             same = unchanged_since_start(file, pid)
             written = flags.flag_kind(whole, header, n) if same else None
-            private = flags.private_names(whole, header, n) if same else None
+            private = flags.private_names(whole, header, n, function) if same else None
             return Loop(header, redact_text("\n".join(lines)), n, written, private)
     return None
 
@@ -293,7 +293,7 @@ def _reads_of(
             (str(v.get("name")), _short(str(v.get("repr", "?")))) for v in (frame.get("locals") or [])[:MAX_LOCALS]
         )
         file, line = str(frame.get("filename")), int(frame.get("line") or 0)
-        loop = _loop_at(file, line, pid) if pick is _own_frame else None
+        loop = _loop_at(file, line, pid, str(frame.get("name") or "")) if pick is _own_frame else None
         reads.append(
             LocalsRead(
                 at=now,
@@ -435,7 +435,7 @@ def sleeping_loops(series: dict[int, list[ProcessSample]], clock_ticks: int = 10
                 if read < 2 or len(places) != 1 or len(functions) != 1 or idle < (1 if naps else 2):
                     continue
                 file, function, line = places.pop()
-                loop = _loop_at(file, line, pid)
+                loop = _loop_at(file, line, pid, function)
                 if loop is not None:
                     out.setdefault(pid, []).append(
                         LocalsRead(

@@ -61,11 +61,12 @@ def _int(text: str) -> int | None:
         return None
 
 
-def loop_motion(reads: tuple[LocalsRead, ...], alone: bool = False) -> LoopMotion | None:
+def loop_motion(reads: tuple[LocalsRead, ...], alone: bool = False, private: bool = True) -> LoopMotion | None:
     """Compare the first and last read of the same function; None without two such reads. ``alone``: no other
-    thread of the process runs Python that could change what the loop reads, or none could (``only_its_own``); without
-    it, a spin is never proven (a thread may set the flag it waits for: ``while not state["done"]: spins += 1``)."""
-    private = not alone and bool(reads) and only_its_own(reads[-1])
+    thread of the process runs Python that could change what the loop reads, or (``private``: no watchdog Timer may
+    interrupt it) none could (``only_its_own``); without it, a spin is never proven (a thread may set the flag it
+    waits for: ``while not state["done"]: spins += 1``)."""
+    private = private and not alone and bool(reads) and only_its_own(reads[-1])
     motion = _motion(reads, alone or private)
     if motion is not None and motion.counting and private:
         own = "; another thread lives, but none can reach what it reads: locals only its own frame binds (no closure"
@@ -81,21 +82,36 @@ def loop_motion(reads: tuple[LocalsRead, ...], alone: bool = False) -> LoopMotio
 
 
 IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
-PLAIN_TEST = (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Load, ast.cmpop, ast.boolop)
-PLAIN_TEST_OPS = (ast.unaryop, ast.operator)
+PLAIN = (
+    ast.Name,
+    ast.Constant,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.expr_context,
+    ast.cmpop,
+    ast.boolop,
+    ast.unaryop,
+    ast.operator,
+    ast.Pass,
+    ast.Assign,
+    ast.AugAssign,
+)
 
 
 def only_its_own(read: LocalsRead) -> bool:
-    """Whether no other thread can change what a ``while`` loop's test reads (``while i < n``, ``while not done``):
-    it reads names only, each one only its own frame can rebind (``LocalsRead.private``: no closure names it, no
-    global or nonlocal declares it), holding a value read whole that nothing can change in place (a number, a
-    string, None, a tuple of them). Another thread may live: it cannot reach them."""
+    """Whether no other thread can change what a ``while`` loop reads (``while i < n: pass``, ``while n >= 0: n +=
+    1``): its test and its body read and assign names only (no call, attribute or item), each one only its own frame
+    can rebind (``LocalsRead.private``: its function binds it, no closure names it, no global or nonlocal declares
+    it), holding a value read whole that nothing changes in place (a number, a string, None, a tuple of them). A
+    debugger's write into a frame aside, another thread cannot reach them, whether one lives or not."""
     loop = parse_loop(read.body or "")
-    if read.private is None or not isinstance(loop, ast.While):
+    if read.private is None or not isinstance(loop, ast.While) or loop.orelse:
         return False
     values = dict(read.values)
-    for node in ast.walk(loop.test):
-        if not isinstance(node, (*PLAIN_TEST, *PLAIN_TEST_OPS)):
+    for node in (n for part in (loop.test, *loop.body) for n in ast.walk(part)):
+        if not isinstance(node, PLAIN):
             return False  # a call, an attribute, an item: what it reads may be another thread's
         if isinstance(node, ast.Name) and not _immutable_local(node.id, read.private, values):
             return False

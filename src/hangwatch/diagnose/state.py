@@ -86,7 +86,7 @@ ACTIVITY_OF = {
     "gone": Activity.GONE,
     "stopped": Activity.STOPPED,
     "traced": Activity.UNKNOWN,  # a debugger's or strace's pause: its tracer decides (``stopped_state``)
-    "spin_waits": Activity.WORKING,  # a spin that another thread of the process, alive, may end
+    "spin_waits": Activity.UNKNOWN,  # a spin beside a thread of the user's code that is alive: not proven
     "spinning": Activity.SPINNING,
     "working": Activity.WORKING,
     "looping": Activity.ASLEEP,
@@ -334,7 +334,7 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
     inside one long call (``one_long_call``), or, with no locals to read, when its stack moves; spinning when they
     show it gets nowhere (proven when a counter counts nothing or its condition cannot change: a loop that counts
     iterates, so no long call explains it)."""
-    motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t))
+    motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t), private=not v.armed_timer(t))
     at = describe(t.user_frame)
     if motion is not None and motion.advanced:
         return Measured(
@@ -370,14 +370,19 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
 
 
 def _alive_user_thread(v: ProcessView, t: ThreadView) -> str | None:
-    """Another thread of ``v`` that runs the user's code (only such a thread reaches what the user's loop reads) and
-    is measured working, waking or asleep on a timer, in words; None where none is."""
+    """Another thread of ``v`` running the user's code (only such a thread reaches what the user's loop reads) measured
+    working, waking or asleep, in words; None where none is. A spin counts where its locals advance (read here)."""
     for o in v.threads:
         if o.tid == t.tid or not proof.may_release(o) or not any(sg.is_user(f) for f in o.frames):
             continue
-        other = thread_state(v, o)
-        if other.state in ("working", "wakes", "asleep"):
-            return f"its thread {o.name!r}, which runs the user's code, is alive and may change it ({other.fact})"
+        if o.spinning:
+            motion = loop_motion(v.locals_of(o.tid), v.runs_alone(o))
+            fact = motion.evidence if motion is not None and motion.advanced else None
+        else:
+            other = thread_state(v, o)
+            fact = other.fact if other.state in ("working", "wakes", "asleep") else None
+        if fact is not None:
+            return f"another thread of the user's code, {o.name!r}, is alive ({fact})"
     return None
 
 

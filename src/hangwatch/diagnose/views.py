@@ -396,6 +396,14 @@ class ProcessView:
             for o in self.threads
         )
 
+    def armed_timer(self, t: ThreadView) -> bool:
+        """Another thread of this process is a ``threading.Timer`` waiting to run its function: a watchdog may end
+        ``t``'s loop from there, whatever it reads (``_thread.interrupt_main()``, an exception it sets)."""
+        return any(
+            o.tid != t.tid and any(f.file.endswith("threading.py") and f.function == "Timer.run" for f in o.frames)
+            for o in self.threads
+        )
+
     @property
     def user_threads(self) -> list[ThreadView]:
         """Threads running user code that are not the main thread nor library machinery."""
