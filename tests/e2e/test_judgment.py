@@ -526,6 +526,22 @@ def test_a_spin_that_no_living_thread_can_end_is_proven_at_the_first_look(run, m
     assert len(_incidents(run)) == 1  # the first look proves it
 
 
+@pytest.mark.e2e
+def test_a_socket_held_by_a_process_of_the_job_is_said_as_the_state_module_reads_that_process(start_job):
+    """Workers wait for a Manager's answer on a local socket; the manager's process holds the other end. What it does
+    is said once, as the state module reads it (its main thread polls its stop event: it wakes, or sleeps on its
+    timer), not also as "blocked at" the line it was forked from by the holder's coarser reading, which contradicted
+    the chain's node."""
+    job = start_job("manager_lock.py", ready_count=1)
+    incident = inspect_json(job.pid)
+    summary = root_cause(incident)["summary"]
+    holder = re.search(r"held by pid (\d+) \([^)]*\), which is (\w+)", summary)
+    assert holder is not None, summary
+    node = re.search(rf"\(pid {holder.group(1)}\) is (\w+)", summary)  # the chain's node, the state module's
+    assert node is not None and node.group(1) == holder.group(2), summary
+    assert "is blocked at" not in summary, summary
+
+
 # --- 4. not moving and unknown is not a reason to wait 15 minutes ------------------------------------------------
 @pytest.mark.e2e
 def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):

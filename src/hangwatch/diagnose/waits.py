@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import (
     KIND_TEXT,
     age_text,
@@ -28,7 +29,7 @@ from hangwatch.diagnose.holding import (
 )
 from hangwatch.diagnose.process import at_prompt
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import holder_state, moving, waits_for_work
+from hangwatch.diagnose.state import holder_process_state, holder_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
@@ -37,7 +38,7 @@ from hangwatch.diagnose.views import (
     size_text,
 )
 from hangwatch.fixes import PIPE_WAIT_FIX, SELF_WAIT_FIX, SOCKET_WAIT_FIX
-from hangwatch.records.evidence import POLLED, Frame, LockWait, Role
+from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
 from hangwatch.records.incident import Finding
 
 
@@ -190,7 +191,7 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
                 ],
             )
         )
-    return _other_end(v, t, w)
+    return _other_end(scene, v, t, w)
 
 
 @dataclass(frozen=True)
@@ -235,12 +236,23 @@ def _socket(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | N
     tree = _descendants(scene, v.pid)
     if all(h.in_job and h.pid in tree for h in w.holders) and not any(holder_state(h) == "working" for h in w.holders):
         return None
-    return _other_end(v, t, w)
+    return _other_end(scene, v, t, w)
 
 
-def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
+def _doing(scene: Scene, h: LockHolder, state: str) -> str:
+    """What holder ``h`` does, in words: a process of the job as the state module reads it (its threads too: a
+    server whose main thread polls), else as the holder was read."""
+    view = scene.view(h.pid) if h.in_job else None
+    if view is None:
+        return holder_doing(h, state)
+    m = holder_process_state(view)
+    return f"is {STATE_WORDS.get(m.state, m.state)}: {m.fact}"
+
+
+def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     """The finding for a read that the holders of the other end decide (the graph's edges to each): named at the one
-    that ends it soonest, what it does said."""
+    that ends it soonest, what it does said: of a process of the job, the state module's reading (as the graph's
+    node has it), not the holder's coarser one."""
     words = _ENDS["socket" if w.kind == "socket" else "pipe"]
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
@@ -253,7 +265,7 @@ def _other_end(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
         + (
             "exited during the look, as every other holder did: the read gets its end of file."
             if state == "gone"
-            else f"{holder_doing(h, state)}."
+            else f"{_doing(scene, h, state)}."
         )
     )
     ev = [
