@@ -246,7 +246,8 @@ def _doing(scene: Scene, h: LockHolder, state: str) -> str:
     if view is None:
         return holder_doing(h, state)
     m = holder_process_state(view)
-    return f"is {STATE_WORDS.get(m.state, m.state)}: {m.fact}"
+    said = "doing what could not be read" if m.state == "unknown" else STATE_WORDS.get(m.state, m.state)
+    return f"is {said}: {m.fact}"
 
 
 def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
