@@ -152,7 +152,7 @@ def stopped_rule(scene: Scene) -> list[Hit]:
     for v in scene.views:
         if not v.stopped:
             continue
-        t, h = v.main_thread, v.ev.tracer
+        t, h, m = v.main_thread, v.ev.tracer, process_state(v)
         frame = innermost_user(t.frames) if t else None
         how = f"held by its tracer pid {h.pid}: a debugger or strace" if h else "SIGSTOP, Ctrl-Z or a debugger"
         then = "when its tracer continues it or detaches" if h else "when it is continued"
@@ -163,10 +163,10 @@ def stopped_rule(scene: Scene) -> list[Hit]:
                     confidence=0.95,
                     summary=f"{v.label()} is stopped ({how}): it runs again only {then}.",
                     where=v.where(t, frame),
-                    evidence=(process_state(v).fact, *([f"it was at {describe(frame)} when it stopped"] * bool(frame))),
+                    evidence=(m.fact, *([f"it was at {describe(frame)} when it stopped"] * bool(frame))),
                     fix=(
                         f"Continue or detach the tracer: `continue` or `detach` in gdb, Ctrl-C in strace (pid {h.pid})"
-                        if h and process_state(v).state == "traced"
+                        if h and m.state == "traced"
                         else f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)"
                         + (f"; and its tracer pid {h.pid} if it is stopped too" if h else ""),
                         "If a debugger is attached, detach it or continue the process in it.",
