@@ -40,13 +40,18 @@ _TOKEN_SHAPES = re.compile(
     r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     r"|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|[a-f0-9]{40})\b"
 )
-_ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<sep>\s*[=:]\s*)(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@")
+# Each pattern is linear in its text (a job's output line can be 64 KiB with no space): a name or a scheme is a
+# whole run of its characters, tried once from the run's start (a plain ``[A-Za-z_][A-Za-z0-9_.-]*`` tried every
+# start of a run against the rest of it: 11 s on one 20 KB word, blocking the output pump meanwhile).
+_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]+)(?P<sep>\s*[=:]\s*)(?P<value>\"[^\"]*\"|'[^']*'|\S+)"
+)
+_URL_CREDENTIALS = re.compile(r"(?<![a-z0-9+.-])(?P<scheme>[a-z0-9+.-]+://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@")
 
 
 def is_secret_name(name: str) -> bool:
     """Whether an environment or option name looks like it holds a secret."""
-    parts = [x for x in _NAME_SPLIT.split(name.lower()) if x]
+    parts = [x for x in (p.lstrip("0123456789") for p in _NAME_SPLIT.split(name.lower())) if x]  # 9token: token
     return bool(parts) and (any(x in _SECRET_PARTS for x in parts) or parts[-1] in _SECRET_LAST_PARTS)
 
 

@@ -256,12 +256,13 @@ THREAD_SYNC = (
     ("concurrent/futures/_base.py", frozenset({"result", "wait", "exception"})),
     ("asyncio/base_events.py", frozenset({"run_until_complete"})),
 )
-# A source line that takes a lock: ``with lock:``, ``with self._lock:``, ``lock.acquire()``.
-LOCK_LINE = re.compile(
-    r"^\s*(with\s+[\w.\[\]()]*(lock|mutex|mtx|sem|cond)\w*[\w.\[\]()]*\s*(,|:|as)|"
-    r".*\b[\w.]*(lock|mutex|mtx|sem)\w*\.acquire\()",
-    re.IGNORECASE,
-)
+# A source line that takes a lock: ``with lock:``, ``with self._lock:``, ``lock.acquire()``. The patterns are linear
+# in the line (a generated source line can be long): a name is a whole run of its characters, matched once from the
+# run's start and never backtracked into, then searched for a lock-like word.
+WITH_NAME = re.compile(r"^\s*with\s+([\w.\[\]()]++)\s*(?:,|:|as)")
+ACQUIRE_CALL = re.compile(r"(?<![\w.\[\]])([\w.\[\]]+)\.acquire\(")
+_LOCK_WORD = re.compile(r"lock|mutex|mtx|sem", re.IGNORECASE)
+_WITH_LOCK_WORD = re.compile(r"lock|mutex|mtx|sem|cond", re.IGNORECASE)
 SLEEP_LINE = re.compile(r"\b(time\.)?sleep\(")
 LONG_TIMER_S = 86400.0  # a sleep this long (a day) ends after every bound hangwatch keeps: it is a hang
 DEFAULT_TIMER_BOUND_S = 1800.0  # the default --max-slow: the bound of a timer where the job's own is not known
@@ -352,7 +353,24 @@ def matches_any(frame: Frame, table: tuple[tuple[str, frozenset[str] | None], ..
 
 def is_lock_line(code: str | None) -> bool:
     """Whether a source line takes a lock."""
-    return bool(code and LOCK_LINE.match(code))
+    if not code:
+        return False
+    m = WITH_NAME.match(code)
+    if m and _WITH_LOCK_WORD.search(m.group(1)):
+        return True
+    # ``x.lock.acquire(``: the lock-like word in the receiver's last name (``locks[0].acquire(`` is not read)
+    return any(
+        _LOCK_WORD.search(last) and not last.endswith("]")
+        for last in (c.group(1).rsplit(".", 1)[-1] for c in ACQUIRE_CALL.finditer(code))
+    )
+
+
+def lock_name(code: str | None) -> str | None:
+    """The lock a source line takes, by its last name (``with self.cache_lock:`` -> ``cache_lock``)."""
+    if not code or not is_lock_line(code):
+        return None
+    m = WITH_NAME.match(code) or ACQUIRE_CALL.search(code)
+    return m.group(1).rstrip("()").rsplit(".", 1)[-1] if m else None
 
 
 def is_rendezvous_frame(frame: Frame) -> bool:

@@ -210,6 +210,23 @@ def test_restarts_stop_when_attempts_make_no_new_progress(run, tmp_path):
     assert [e["action"] for e in run.events() if e["event"] == "action"] == ["restarted", "killed"]
 
 
+def test_a_look_at_a_job_printing_long_words_neither_slows_it_nor_loses_a_byte(run):
+    """The look redacts the last 64 KiB of the output: with 64 KiB words that took minutes (each start of the word
+    tried against the rest of it), holding the interpreter, so the output pump stopped and the job, its pipe full,
+    stopped with it. Now the look ends in seconds, the job runs on, and output.log holds every byte."""
+    t0 = time.monotonic()
+    r = run("--min-stall", "2", "--on-hang", "kill", *py("long_words.py"), timeout=90)
+    wall = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    looks = [e for e in run.events() if e["event"] in ("probe", "extended", "incident")]
+    assert looks, "the 6 s of silence should have been looked at"
+    assert not [e for e in run.events() if e["event"] == "action"]
+    assert wall < 45, wall  # the job alone: about 7 s
+    expected = b"".join(f"phase {p} line {i} {'x' * 65536}\n".encode() for p in (1, 2) for i in range(20)) + b"done\n"
+    assert r.stdout == expected
+    assert (run.dir / "output.log").read_bytes() == expected
+
+
 @pytest.mark.parametrize(
     ("script", "args", "extra"),
     [

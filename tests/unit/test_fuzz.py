@@ -75,6 +75,62 @@ def test_the_progress_parser_takes_any_bytes_quickly(chunks):
     assert len(tail.snapshot()[2]) <= TAIL_BYTES
 
 
+def _patterns() -> dict[str, re.Pattern[str]]:
+    """Every pattern hangwatch keeps at a module's top level, alone or in a tuple, list or dict, or in a dataclass there
+    (the crash signatures): what it runs over a job's output, its source lines and its command lines."""
+    import dataclasses
+    import importlib
+    import pkgutil
+
+    import hangwatch
+
+    found: dict[str, re.Pattern[str]] = {}
+
+    def take(where: str, value: object, depth: int = 0) -> None:
+        if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+            found[where] = value
+        elif depth < 3 and isinstance(value, (tuple, list)):
+            for i, v in enumerate(value):
+                take(f"{where}[{i}]", v, depth + 1)
+        elif depth < 3 and isinstance(value, dict):
+            for k, v in value.items():
+                take(f"{where}[{k!r}]", v, depth + 1)
+        elif depth < 3 and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                take(f"{where}.{f.name}", getattr(value, f.name), depth + 1)
+
+    for m in pkgutil.walk_packages(hangwatch.__path__, "hangwatch."):
+        if "_autobeat" in m.name or m.name.endswith(("__main__", "_exec", "_guard")):
+            continue  # started as programs, or installed into the job
+        module = importlib.import_module(m.name)
+        for name, value in vars(module).items():
+            take(f"{m.name}.{name}", value)
+    return found
+
+
+# Runs of one or two characters of each kind a line holds: a long word, dotted names, digits, spaces, punctuation.
+LONG_RUNS = ("x", "X", "1", " ", "a.", "1.", "a1", "a_", "-a", "a:", "a=", "a/", "[a", "(a", "a,", '"a', "'a", "\t")
+
+
+def test_no_pattern_hangwatch_runs_over_text_takes_longer_than_linear_time():
+    """A look reads 64 KiB of the job's output, and a generated source line can be long: a pattern that tries each
+    start of a run against the rest of it takes seconds on one long word (the redaction took 11 s on 20 KB), holding
+    the interpreter while the output pump waits, and the job with it, its pipe full."""
+    patterns = _patterns()
+    assert len(patterns) > 60  # the walk found them (the crash signatures among them)
+    slow = []
+    for where, pattern in patterns.items():
+        for unit in LONG_RUNS:
+            text = unit * (16384 // len(unit))
+            t0 = time.perf_counter()
+            pattern.search(text)
+            for _ in zip(range(3), pattern.finditer(text), strict=False):
+                pass
+            if time.perf_counter() - t0 > 0.2:  # linear: about 1 ms; quadratic on 16 KB: 1 to 30 s
+                slow.append((where, unit))
+    assert not slow
+
+
 @FAST
 @given(files=st.lists(st.binary(max_size=300), max_size=6))
 def test_heartbeat_slots_that_are_truncated_or_garbage_are_skipped(tmp_path_factory, files):

@@ -5,6 +5,8 @@ Here the tests that start no process; those that do are in tests/e2e/test_redact
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from hangwatch.redact import REDACTED, redact_argv, redact_text
@@ -73,3 +75,30 @@ def test_an_event_whose_command_has_a_token_stays_one_whole_json_line(tmp_path):
     first, second = (json.loads(line) for line in lines)
     assert first["command"] == ["python", "train.py", "--token=***"] and first["on_hang"] == "kill"
     assert "hf_abcdef" not in lines[1] and second["attempt"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("--token=abc", "--token=" + REDACTED),
+        ("9token=abc", "9token=" + REDACTED),
+        ("a" * 300 + "_TOKEN=abc", "a" * 300 + "_TOKEN=" + REDACTED),
+        ("git+https://me:tok@github.com/x", f"git+https://me:{REDACTED}@github.com/x"),
+        ("1https://u:pw@h", f"1https://u:{REDACTED}@h"),
+        ("with lock: step=5", "with lock: step=5"),
+    ],
+)
+def test_a_name_or_a_scheme_is_read_as_a_whole_run(text, expected):
+    assert redact_text(text) == expected
+
+
+def test_a_long_output_line_is_redacted_in_linear_time():
+    """The look redacts the job's last 64 KiB of output while the pump waits for the interpreter: a 20 KB word took
+    11 s (every start of the run tried against the rest of it), and the job, its output pipe full, waited too."""
+    secret = f" HF_TOKEN={HF} "
+    for unit in ("x", "a.", "a1", "a_", "-a", "a:", "a=", " ", "ab12"):
+        text = unit * (65536 // len(unit)) + secret
+        t0 = time.perf_counter()
+        out = redact_text(text)
+        assert time.perf_counter() - t0 < 0.5, unit
+        assert HF not in out

@@ -58,7 +58,6 @@ SEM_MAPPING = "/dev/shm/sem."  # noqa: S108 - a name we look for in /proc/PID/ma
 FILELOCK_DIR = "/filelock/"  # the filelock package (Hugging Face datasets, hub, transformers use it)
 FILELOCK_PATH_LOCALS = ("lock_filename", "canonical_path", "lock_file")
 FILELOCK_WAIT = re.compile(r"^\((?:True|False), [^,]+, (-?[\d.]+)")
-LOCK_NAME = re.compile(r"^\s*(?:with\s+([\w.\[\]()]+)|.*?\b([\w.\[\]]+)\.acquire\()")
 
 
 @dataclass(frozen=True)
@@ -101,15 +100,6 @@ def file_key(path: str) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return os.major(st.st_dev), os.minor(st.st_dev), st.st_ino
-
-
-def lock_name(code: str | None) -> str | None:
-    """The lock a source line takes, by its last name (``with self.cache_lock:`` -> ``cache_lock``)."""
-    if not sg.is_lock_line(code):
-        return None
-    m = LOCK_NAME.match(code or "")
-    name = (m.group(1) or m.group(2)) if m else None
-    return name.rstrip("()").rsplit(".", 1)[-1] if name else None
 
 
 # --- file locks --------------------------------------------------------------------------------------------
@@ -355,7 +345,7 @@ def _sem_wait(
 ) -> LockWait:
     """Who shares the semaphore ``t`` waits for, who waits for it, and who (inferred) holds it."""
     sharers, waiters = _sharing(mapping, job)
-    name = lock_name(next((f.code for f in t.frames if sg.is_user(f)), None))
+    name = sg.lock_name(next((f.code for f in t.frames if sg.is_user(f)), None))
     candidates = [p for p in sharers if p not in waiters]
     parent = infos[pid].ppid if pid in infos else None
     # "Most likely" first: a process whose frame shows it holding the lock, then the waiter's parent (the

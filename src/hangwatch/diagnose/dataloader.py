@@ -308,16 +308,6 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
 
 
 MP_SYNC_PY = "multiprocessing/synchronize.py"  # SemLock: a lock shared across processes (stdlib)
-LOCK_NAME = re.compile(r"^\s*(?:with\s+([\w.\[\]()]+)|.*?\b([\w.\[\]]+)\.acquire\()")
-
-
-def _lock_name(code: str | None) -> str | None:
-    """The lock a lock line takes, by its last attribute name (`self.cache_lock` -> `cache_lock`)."""
-    if not sg.is_lock_line(code):
-        return None
-    m = LOCK_NAME.match(code or "")
-    name = (m.group(1) or m.group(2)) if m else None
-    return name.rstrip("()").rsplit(".", 1)[-1] if name else None
 
 
 def _held_by_main(mt: ThreadView, t: ThreadView, frame: Frame | None) -> tuple[ThreadView, Frame, str] | None:
@@ -326,7 +316,7 @@ def _held_by_main(mt: ThreadView, t: ThreadView, frame: Frame | None) -> tuple[T
     batch). Only that thread: another thread holding a lock of the same name proves nothing."""
     if not t.idle_throughout or frame is None or not t.any_frame(lambda f: f.file.endswith(MP_SYNC_PY)):
         return None  # a threading lock is the fork's copy, not shared: fork.inherited_lock explains that
-    name = _lock_name(frame.code)
+    name = sg.lock_name(frame.code)
     if name is None:
         return None
     for f in mt.frames:
