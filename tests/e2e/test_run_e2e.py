@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -225,6 +226,23 @@ def test_a_look_at_a_job_printing_long_words_neither_slows_it_nor_loses_a_byte(r
     expected = b"".join(f"phase {p} line {i} {'x' * 65536}\n".encode() for p in (1, 2) for i in range(20)) + b"done\n"
     assert r.stdout == expected
     assert (run.dir / "output.log").read_bytes() == expected
+
+
+def test_a_job_held_by_the_reader_of_hangwatchs_output_is_not_a_stall(run):
+    """`hangwatch run ... | less`, a terminal paused by Ctrl-S: the pass-through waits for that reader, and the job,
+    its output pipe full, waits to write, as it would without hangwatch. It was killed at --min-stall as a hang
+    (`unknown`, exit 124); now the held time leaves the stall clocks like a pause, and a hold that lasts is said with
+    who holds it. Here the reader is this test, which reads nothing for 14 s."""
+    p = run.start("--min-stall", "3", "--on-hang", "kill", *py("loud_steps.py"))
+    time.sleep(14)  # read nothing: hangwatch's stdout pipe fills, then the job's
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err.decode()[-2000:]
+    assert not [e for e in run.events() if e["event"] in ("action", "terminate")]
+    held = [e for e in run.events() if e["event"] == "pause" and e.get("held_by")]
+    assert held and f"pid {os.getpid()} " in held[0]["held_by"], held
+    assert b"has not read it for" in err
+    expected = b"".join(f"step {s}/600 loss={1.0 / s:.4f} {'y' * 4096}\n".encode() for s in range(1, 601))
+    assert out == expected + b"done\n"
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,9 @@ class ScriptedJob:
     def drain(self, timeout_s: float) -> None:
         pass
 
+    def output_held(self) -> tuple[float, float, int]:
+        return 0.0, 0.0, 1
+
     def close(self) -> None:
         pass
 

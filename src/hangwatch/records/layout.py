@@ -51,8 +51,8 @@ FILES: tuple[tuple[str, str], ...] = (
     ),
     (
         EVENTS,
-        "one JSON object a line: start, launch, progress, probe, suspect, incident, terminate, restart, exit ... "
-        "(`hangwatch report` prints the timeline)",
+        "one JSON object a line: start, launch, progress, probe, suspect, incident, terminate, restart, exit, pause "
+        "(`held_by`: the reader of hangwatch's output held the job) ... (`hangwatch report` prints the timeline)",
     ),
     (
         SUMMARY,

@@ -14,6 +14,7 @@ from hangwatch.errors import HangwatchError
 from hangwatch.records.run import OnHang, RunState
 from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitStatus, job_exit
 from hangwatch.recover.restart import RestartDecision
+from hangwatch.supervise.job.held import OutputHold
 from hangwatch.supervise.job.stillness import Stillness
 
 if TYPE_CHECKING:
@@ -267,3 +268,4 @@ class Attempt:
     resume: Resume = field(default_factory=Resume)
     heal: Healing = field(default_factory=Healing)
     still: Stillness = field(default_factory=Stillness)  # the kernel's view: the whole job still, and looks due
+    held: OutputHold = field(default_factory=OutputHold)  # the reader of hangwatch's own output holding the job

@@ -72,6 +72,7 @@ from hangwatch.supervise.config import RunConfig
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.autobeat import remove_loader_records, remove_sockets_outside
 from hangwatch.supervise.job.gpu_release import GpuGuard
+from hangwatch.supervise.job.held import account_hold
 from hangwatch.supervise.job.job import Job, LaunchedJob, Launcher
 from hangwatch.supervise.job.launch import OnChunk, OutputLog, StatusLine, launch
 from hangwatch.supervise.job.plan import plan_attempt
@@ -496,6 +497,8 @@ class Supervisor:
             gap = self.clock.now() - before - rest
             if gap >= PAUSE_GAP_S:
                 self._paused(a, gap)
+            if (held := account_hold(self.ctx, a)) > 0:  # the reader of our own output held the job (job/held.py)
+                self._shift(a, held)
 
     def _paused(self, a: Attempt, gap: float) -> None:
         """The loop overslept its wait by ``gap`` seconds: it (and the job) did not run. Said, written down,
@@ -506,6 +509,10 @@ class Supervisor:
             f"hangwatch: paused for {gap:.0f} s (the machine or this process group was stopped); "
             "the stall clocks restart."
         )
+        self._shift(a, gap)
+
+    def _shift(self, a: Attempt, gap: float) -> None:
+        """``gap`` seconds the job could not run (paused, or held by our output's reader) leave the stall clocks."""
         a.detector.shift(gap)
         a.startup.next_probe_at += gap
         if a.suspicion.waiting_since is not None:
@@ -554,7 +561,7 @@ class Supervisor:
         shown progress yet every --min-stall seconds; look at once at a job the kernel shows still (every process
         waiting, no CPU, no bytes moved: supervise/job/stillness.py), where only a proof of a hang decides."""
         clock_due = self.startup.due(a, now) or self.suspects.look_due(a, now)
-        if not clock_due and a.still.look_due(now):  # (a look the clock calls for is taken below)
+        if not clock_due and not a.held.holding and a.still.look_due(now):  # (the clock's look is taken below)
             a.still.looked(now, self.cfg.min_stall)
             if self.startup.due(a, now, still=True):
                 outcome = self.startup.probe(a, now, still=True)

@@ -318,6 +318,10 @@ class AttachedJob(TrackedTree):
         if self.follower is not None:
             self.follower.read_new()
 
+    def output_held(self) -> tuple[float, float, int]:
+        """Never: an attached job writes where it always did, hangwatch passes nothing on."""
+        return 0.0, 0.0, 1
+
     def close(self) -> None:
         """Stop following its output."""
         if self.follower is not None:

@@ -62,6 +62,11 @@ class Job(Protocol):
         """Wait (bounded) until the job's last output has been read."""
         ...
 
+    def output_held(self) -> tuple[float, float, int]:
+        """How long the reader of hangwatch's own output held the job's (job/held.py): seconds in all, of the hold
+        going on (0: none), and the fd held."""
+        ...
+
     def close(self) -> None:
         """The attempt is over: release what watched it (the guardian)."""
         ...
@@ -171,6 +176,10 @@ class LaunchedJob(TrackedTree):
     def drain(self, timeout_s: float) -> None:
         """Wait (bounded) for the output pumps to read the last bytes."""
         self.launched.join_pumps(timeout_s)
+
+    def output_held(self) -> tuple[float, float, int]:
+        """How long the reader of hangwatch's output held the job's."""
+        return self.launched.output_held()
 
     def close(self) -> None:
         """End the guardian (the attempt is over, or hangwatch exits cleanly)."""

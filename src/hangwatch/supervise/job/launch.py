@@ -14,6 +14,7 @@ import fcntl
 import logging
 import os
 import pty
+import select
 import struct
 import subprocess
 import sys
@@ -35,6 +36,7 @@ FLUSH_EVERY_S = 0.5  # output.log's buffer is flushed by the first write (or wat
 EXEC_SHIM = Path(__file__).resolve().parents[2] / "_exec.py"  # hangwatch/_exec.py
 
 OnChunk = Callable[[bytes, float], None]
+HELD_MIN_S = 0.2  # a pass-through write that took this long waited for its reader (a plain one takes microseconds)
 
 
 class StatusLine:
@@ -58,6 +60,8 @@ class StatusLine:
         if not self.enabled:
             return
         with self.lock:
+            if not select.select([], [2], [], 0)[1]:
+                return  # a terminal paused by Ctrl-S (no room to write): the status waits, never the run loop
             _write_all(2, b"\r\x1b[K" + text.encode(errors="replace")[:300])
             self.shown = True
 
@@ -228,6 +232,10 @@ class Pump(threading.Thread):
         self.on_close = on_close
         self.passthrough = True
         self.closed = False  # the job closed its end (read to EOF)
+        # Our own stream's reader (a pager at its prompt, a terminal paused by Ctrl-S, a `| tee` on a slow disk) holds
+        # the pass-through, and with it the job, its output pipe full: the seconds it held it, and since when it holds.
+        self.held_s = 0.0
+        self.held_since: float | None = None
 
     def run(self) -> None:
         """Read until the job closes its end."""
@@ -244,10 +252,14 @@ class Pump(threading.Thread):
                 if not data:
                     break
                 self.log.write(data)
+                self.on_chunk(data, time.time())  # progress as read, before the pass-through may wait
                 if self.passthrough:
+                    self.held_since = time.monotonic()
                     self.status.clear()
                     self.passthrough = _write_all(self.dst_fd, data)
-                self.on_chunk(data, time.time())
+                    held = time.monotonic() - self.held_since
+                    self.held_since = None
+                    self.held_s += held if held >= HELD_MIN_S else 0.0
         finally:
             os.close(self.src_fd)
             self.closed = True
@@ -266,6 +278,19 @@ class Launched:
     def pid(self) -> int:
         """The job's root process."""
         return self.popen.pid
+
+    def output_held(self) -> tuple[float, float, int]:
+        """How the reader of hangwatch's own output held the pass-through, and with it the job once its pipe was full:
+        the seconds in all, those of the hold going on now (0 when none), and the fd it holds (1 or 2)."""
+        now = time.monotonic()
+        total, current, fd = 0.0, 0.0, 1
+        for p in self.pumps:
+            since = p.held_since
+            going = now - since if since is not None and now - since >= HELD_MIN_S else 0.0
+            total += p.held_s + going
+            if going > current:
+                current, fd = going, p.dst_fd
+        return total, current, fd
 
     def output_closed(self) -> bool:
         """Every output stream of the job was read to its end (the job is usually exiting)."""

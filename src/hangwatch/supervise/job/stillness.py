@@ -167,6 +167,11 @@ class Stillness:
         next look has come."""
         return self.still_since is not None and now >= self.next_look_at
 
+    def forget(self) -> None:
+        """The job was held (the reader of hangwatch's output did not read): a stillness it did not choose is not
+        its own, so stillness is measured again from the next scan."""
+        self.still_since, self.last, self.woken = None, None, None
+
     def looked(self, now: float, min_stall: float) -> None:
         """A look was taken now: the next one, while it stays still, after the gap, which doubles; the look's own
         reads moved bytes in the job (its hook answering), so stillness is measured again from the next scan."""
