@@ -124,7 +124,7 @@ class Chain:
     @property
     def ending_text(self) -> str:
         """What the chain's end makes the wait, in words."""
-        return ending_text(self.ending, self.hops)
+        return ending_text(self.ending, self.hops, proven=self.proof is not None)
 
     def lines(self) -> tuple[str, ...]:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
@@ -186,11 +186,23 @@ ENDING_TEXT = {
 }
 
 
-def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...]) -> str:
-    """What a chain's end makes the wait, in words; a cycle of one process is that process waiting on itself."""
+# An end that proves nothing by itself, said as what was seen (with a proof, ENDING_TEXT says what it proves): an
+# outside `tail -f` feeding the job's stdin is blocked in poll() on its inotify file, and its wait ends when the file
+# grows.
+UNPROVEN_TEXT = {
+    "blocked": "the holder is itself blocked, on what hangwatch did not follow: nothing seen would end the wait, and "
+    "nothing proves it never ends",
+    "spinning": "the holder runs, and was not seen to get anywhere: nothing proves the wait never ends",
+    "looping": "the holder wakes in a loop, and nothing proves the wait never ends",
+}
+
+
+def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool = True) -> str:
+    """What a chain's end makes the wait, in words (``proven``: the chain has a proof); a cycle of one process is that
+    process waiting on itself."""
     if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
         return "only the waiter's own process could end this wait, and none of its threads was seen able to (hung)"
-    return ENDING_TEXT[ending]
+    return ENDING_TEXT[ending] if proven or ending not in UNPROVEN_TEXT else UNPROVEN_TEXT[ending]
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,8 @@ def _pid_id(pid: int) -> str:
 def _holder_node(h: LockHolder, bound_s: float) -> Node:
     state = holder_state(h, children=False)  # its children, when it waits for them, are nodes of their own
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
+    if state == "blocked" and h.call and not h.parked:
+        fact += f", waiting in {h.call}()"
     if state == "blocked" and h.parked:
         fact += "; " + parked_text(h)
     timer = long_timer(h, bound_s)
