@@ -42,10 +42,11 @@ _TOKEN_SHAPES = re.compile(
 )
 # Each pattern is linear in its text (a job's output line can be 64 KiB with no space): a name or a scheme is a
 # whole run of its characters, tried once from the run's start (a plain ``[A-Za-z_][A-Za-z0-9_.-]*`` tried every
-# start of a run against the rest of it: 11 s on one 20 KB word, blocking the output pump meanwhile).
-_ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]+)(?P<sep>\s*[=:]\s*)(?P<value>\"[^\"]*\"|'[^']*'|\S+)"
-)
+# start of a run against the rest of it: 11 s on one 20 KB word, blocking the output pump meanwhile). An assignment's
+# value is read only after a secret's name, so a name that is not one (``0:`` of srun --label, ``10.0.0.1:`` of
+# pdsh) never swallows the assignment after it: ``0: DB_PASSWORD=hunter2``.
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]+)(?P<sep>\s*[=:]\s*)")
+_VALUE = re.compile(r"\"[^\"]*\"|'[^']*'|\S+")
 _URL_CREDENTIALS = re.compile(r"(?<![a-z0-9+.-])(?P<scheme>[a-z0-9+.-]+://)(?P<user>[^:/@\s]+):(?P<pw>[^@/\s]+)@")
 
 
@@ -58,13 +59,17 @@ def is_secret_name(name: str) -> bool:
 def redact_text(text: str) -> str:
     """Replace credential values and token shapes in free text."""
 
-    def _assignment(m: re.Match[str]) -> str:
-        if is_secret_name(m.group("name")):
-            return f"{m.group('name')}{m.group('sep')}{REDACTED}"
-        return m.group(0)
-
     text = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{REDACTED}@", text)
-    text = _ASSIGNMENT.sub(_assignment, text)
+    out: list[str] = []
+    pos = 0
+    for m in _ASSIGNMENT.finditer(text):
+        if m.start() < pos or not is_secret_name(m.group("name")):
+            continue  # (inside a value already hidden)
+        value = _VALUE.match(text, m.end())
+        if value is not None:
+            out.append(text[pos : m.end()] + REDACTED)
+            pos = value.end()
+    text = "".join(out) + text[pos:]
     return _TOKEN_SHAPES.sub(REDACTED, text)
 
 

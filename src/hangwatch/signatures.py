@@ -258,8 +258,8 @@ THREAD_SYNC = (
 )
 # A source line that takes a lock: ``with lock:``, ``with self._lock:``, ``lock.acquire()``. The patterns are linear
 # in the line (a generated source line can be long): a name is a whole run of its characters, matched once from the
-# run's start and never backtracked into, then searched for a lock-like word.
-WITH_NAME = re.compile(r"^\s*with\s+([\w.\[\]()]++)\s*(?:,|:|as)")
+# run's start, then searched for a lock-like word.
+WITH_NAME = re.compile(r"^\s*with\s+([\w.\[\]()]+)\s*(?:,|:|as)")  # anchored: linear
 ACQUIRE_CALL = re.compile(r"(?<![\w.\[\]])([\w.\[\]]+)\.acquire\(")
 _LOCK_WORD = re.compile(r"lock|mutex|mtx|sem", re.IGNORECASE)
 _WITH_LOCK_WORD = re.compile(r"lock|mutex|mtx|sem|cond", re.IGNORECASE)

@@ -31,7 +31,7 @@ MAX_LOCALS = 12
 MAX_REPR = 80
 LOOP_SCAN_LINES = 40  # how far up the source to look for the enclosing loop header
 LOOP_BODY_LINES = 30  # how much of the loop's body is kept, for telling a counter from a walk over data
-LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b.*\bin\b.*):")
+LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b(?=.*\bin\b).*):")  # "in" looked for once: linear
 START_SLACK_S = 1.0  # a process's start time is read in clock ticks: a file written just before it may look later
 DEF_HEADER = re.compile(r"^\s*(async\s+def|def|class)\b")
 

@@ -9,7 +9,7 @@ import re
 from hangwatch import signatures as sg
 
 HOLD_SCAN_LINES = 60  # how far up the source to look for the `with lock:` blocks a line runs under
-WITH_LOCK = re.compile(r"^(\s*)(?:async\s+)?with\s+(.+?)\s*:\s*(#.*)?$")
+WITH_LOCK = re.compile(r"^(\s*)(?:async\s+)?with\s+(.+?)(?<!\s)\s*:\s*(#.*)?$")  # ends on a non-space: linear
 ACQUIRE = re.compile(r"^(\s*)([\w.\[\]]+)\.acquire\(")
 RELEASE = re.compile(r"(?<![\w.\[\]])([\w.\[\]]+)\.release\(")  # a name is a whole run: linear in the line
 BLOCK_START = re.compile(r"^\s*(async\s+)?def\s|^\s*class\s")

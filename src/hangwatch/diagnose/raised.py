@@ -20,10 +20,12 @@ from hangwatch.records.incident import Where
 
 # torch's "[rank9]:" (the global rank), torchrun --tee's "[default1]:" (role and LOCAL rank: not a rank to
 # name); both may lead one line: "[default1]:[rank9]: Traceback ..."
-_PREFIX = re.compile(r"^\[([A-Za-z_]\w*?)(\d+)\]:\s?")
-_GLUED_PREFIXES = re.compile(r"(?:\[[A-Za-z_]\w*?\d+\]:\s?)+$")  # prefixes at the end of another stream's text
+_PREFIX = re.compile(r"^\[([A-Za-z_]\w{0,31}?)(\d{1,9})\]:\s?")  # bounded: linear on a long line
+_GLUED_PREFIXES = re.compile(
+    r"(?:\[[A-Za-z_]\w{0,31}?\d{1,9}\]:\s?){1,8}$"
+)  # prefixes at the end of another stream's text
 # multiprocessing, before a child's traceback: "Process rank1:" (a name with "rank" in it, not "Process-1")
-_PROCESS = re.compile(r"^Process (\S*rank\S*?)(\d+):\s*$", re.IGNORECASE)
+_PROCESS = re.compile(r"^Process (\S{0,63}rank\S{0,63}?)(\d{1,9}):\s*$", re.IGNORECASE)
 _FILE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
 _LAST = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
 # A DataLoader worker's exception, raised again in the main process: the worker's own traceback follows it.

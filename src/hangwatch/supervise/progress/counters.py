@@ -41,9 +41,9 @@ TIME = re.compile(
 # separators (``4,886``, ``1_234``) and exponents are part of the number.
 NUMBER = re.compile(rb"(?<![A-Za-z_\d.])(\d{1,3}(?:[,_]\d{3})+(?![\d])|\d+)(\.\d+)?([eE][-+]?\d+)?")
 WORD = re.compile(rb"[A-Za-z_][A-Za-z_]*")
-FRACTION_AFTER = re.compile(rb"\s*(?:/|of)\s*(\d[\d,_]*)")
+FRACTION_AFTER = re.compile(rb"(?<!\s)\s*(?:/|of)\s*(\d[\d,_]*)")  # from the start of its spaces: linear
 NAME_BEFORE = re.compile(rb"([A-Za-z_][A-Za-z_]*)[:=#\[(|]?\s{0,12}[:=#\[(|]?\s{0,12}$")
-UNIT_AFTER = re.compile(rb"\s*(?:%|it/s|s/it|/s|ms|s\b|MB|GB|GiB|MiB|M\b|G\b)")
+UNIT_AFTER = re.compile(rb"(?<!\s)\s*(?:%|it/s|s/it|/s|ms|s\b|MB|GB|GiB|MiB|M\b|G\b)")
 
 STEP_NAMES = frozenset(
     {
