@@ -205,6 +205,11 @@ def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool =
     return ENDING_TEXT[ending] if proven or ending not in UNPROVEN_TEXT else UNPROVEN_TEXT[ending]
 
 
+def pid_id(pid: int) -> str:
+    """A process's node id."""
+    return f"pid:{pid}"
+
+
 @dataclass(frozen=True)
 class WaitGraph:
     """Every node and edge of one look, and each waiter's chain."""

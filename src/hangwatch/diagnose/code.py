@@ -244,9 +244,11 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         )
         cycle = _lock_cycle(lockers)
         conf, what, fix = _deadlock_words(main, blocked, lockers, waits, deeper, joined, cycle)
+        if proof.handler_may_end(v, main) and not lockers and deeper is None and joined is None:
+            what += " (but a signal handler of its own, run on the main thread, may)"
         # "deadlocked" only where the frames show it: a cycle of locks, or a lock its own thread holds further down
         # its stack; else what was measured, every thread blocked (the verdict stage proves it, or not)
-        shown = cycle is not None or (len(lockers) == 1 and reentered(lockers[0]) is not None)
+        shown = cycle is not None or (len(lockers) == 1 and proof.reentered(lockers[0]) is not None)
         said = "is deadlocked" if shown else "waits with every thread blocked"
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
         frame = culprit.user_frame
@@ -283,10 +285,10 @@ def _lock_words(
     if waits[main.tid] == "join":
         return 0.85, "the main thread joins a thread that waits for a lock nobody releases", DEADLOCK_FIX
     t = lockers[0]
-    again = reentered(t)
+    again = proof.reentered(t)
     if again is None:
         return 0.75, "a thread waits for a lock that no running thread will release", DEADLOCK_FIX
-    name = _lock_name(t.user_frame.code if t.user_frame else None)
+    name = proof.lock_expr(t.user_frame.code if t.user_frame else None)
     what = (
         f"thread '{t.name}' waits for {name} at {describe(t.user_frame)}, which it holds itself: "
         f"{describe(again)}, further down its own stack, took it and has not let it go; a lock that is not "
@@ -362,18 +364,6 @@ RELEASED_BY = {
 }
 
 
-def reentered(t: ThreadView) -> Frame | None:
-    """The older frame of ``t``'s own stack that holds the lock ``t`` waits for (a ``with`` block or an
-    ``acquire()`` around its line), or None: a signal handler, a ``__del__``, a logging handler or a callback that
-    takes a lock the code it interrupted holds."""
-    frame = t.user_frame
-    name = _lock_name(frame.code if frame is not None else None)
-    if frame is None or name is None or frame not in t.frames:
-        return None
-    older = t.frames[t.frames.index(frame) + 1 :]
-    return next((f for f in older if name in {h.rstrip("()") for h in f.holds}), None)
-
-
 def _lock_cycle(lockers: list[ThreadView]) -> str | None:
     """The lock cycle the frames show, in words (``'A' waits for a, held by 'B'; ...``), or None: each thread's
     waited lock (the name on its blocking line) is held by another of them (a ``with`` block or an ``acquire()``
@@ -381,7 +371,7 @@ def _lock_cycle(lockers: list[ThreadView]) -> str | None:
     other's (one may wait on a lock its own frames hold: a re-entered lock)."""
     if len(lockers) < 2:
         return None
-    waited = {t.tid: _lock_name(t.user_frame.code if t.user_frame else None) for t in lockers}
+    waited = {t.tid: proof.lock_expr(t.user_frame.code if t.user_frame else None) for t in lockers}
     held = {t.tid: {h.rstrip("()") for f in t.frames for h in f.holds} for t in lockers}
     hops = []
     for t in lockers:
@@ -391,17 +381,6 @@ def _lock_cycle(lockers: list[ThreadView]) -> str | None:
             return None
         hops.append(f"'{t.name}' waits for {name}, held by '{other.name}'")
     return "; ".join(hops)
-
-
-def _lock_name(code: str | None) -> str | None:
-    """The lock a blocking line takes: ``with a:`` or ``with self.a, b:`` -> its first name; ``a.acquire()`` (a
-    comment on the line left out)."""
-    text = (code or "").split("#", 1)[0].strip()
-    if text.startswith("with "):
-        return text[5:].split(",")[0].split(" as ")[0].rstrip(":").strip() or None
-    if ".acquire(" in text:
-        return text.split(".acquire(")[0].split()[-1].split("=")[-1].strip() or None
-    return None
 
 
 def _a_timer(t: ThreadView) -> bool:

@@ -13,7 +13,8 @@ each with the resource and the measured fact it was read from:
   children (a wait for any of several: no proof through it);
 - a thread reading the terminal (its standard input one) -> a person; at a prompt on a pipe -> the pipe's writers;
 - a thread waiting on a primitive of its own process that no living thread can release (a Python one; any private
-  futex of a process left with one OS thread, as fork leaves it) -> nobody;
+  futex of a process left with one OS thread, as fork leaves it) -> nobody; where a signal handler of its may end the
+  main thread's wait (a launcher waiting for its child's SIGCHLD) -> its living children (own.py);
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
   0) that every process sharing it waits for -> nobody;
 - a thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
@@ -55,12 +56,14 @@ from hangwatch.diagnose.chains import (
     Node,
     WaitGraph,
     ending_text,
+    pid_id,
 )
 from hangwatch.diagnose.holding import holder_text, parked_text
 from hangwatch.diagnose.lost import lost_result
+from hangwatch.diagnose.own import lost_batch, signalled, thread_waits
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, still, waits_for_work
+from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, waits_for_work
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -70,7 +73,6 @@ from hangwatch.diagnose.views import (
     innermost_user,
     timer_bound,
 )
-from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import POLLED, LockHolder, LockWait, Role
 from hangwatch.records.incident import Proof
 
@@ -86,10 +88,6 @@ def kernel_blocked(t: ThreadView) -> bool:
     )
 
 
-def _pid_id(pid: int) -> str:
-    return f"pid:{pid}"
-
-
 def _holder_node(h: LockHolder, bound_s: float) -> Node:
     state = holder_state(h, children=False)  # its children, when it waits for them, are nodes of their own
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
@@ -102,7 +100,7 @@ def _holder_node(h: LockHolder, bound_s: float) -> Node:
         state = "long_sleep"
         fact += f"; {timer}"
     return Node(
-        _pid_id(h.pid),
+        pid_id(h.pid),
         f"pid {h.pid}" if h.in_job else holder_text(h),
         state,
         fact,
@@ -116,7 +114,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """The waits the capture followed to their holders (a lock, a semaphore, a pipe's or a socket's other end), each as
     an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = []
-    me = _pid_id(v.pid)
+    me = pid_id(v.pid)
     # a poll ends when any of its files is ready: one with no holder found may end it, so none of its files is a wait
     unfollowed = {w.tid for w in v.ev.waits if POLLED in (w.note or "") and not (w.holders or _self_held(w))}
     for w in v.ev.waits:
@@ -157,7 +155,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
-            out.append((Edge(me, _pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
+            out.append((Edge(me, pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
             if node is not None:
                 out.extend(_waited_children(scene, h))
     return out
@@ -173,7 +171,7 @@ def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | Non
     for kid in h.waits_for:
         node = None if kid.in_job and scene.view(kid.pid) is not None else _holder_node(kid, bound)
         words = f"pid {h.pid} waits for its child pid {kid.pid}"
-        out.append((Edge(_pid_id(h.pid), _pid_id(kid.pid), "child", words, timeout=len(h.waits_for) > 1), node))
+        out.append((Edge(pid_id(h.pid), pid_id(kid.pid), "child", words, timeout=len(h.waits_for) > 1), node))
         if node is not None:
             out.extend(_waited_children(scene, kid))
     return out
@@ -211,7 +209,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
       rest of the job is what it waits on (alive while anything of the job moves)."""
     if t is None:
         return None
-    me, frame = _pid_id(v.pid), innermost_user(t.frames)
+    me, frame = pid_id(v.pid), innermost_user(t.frames)
     at = describe(frame) if t.frames else "its native code"
     fact = None
     if w.kind == "soft" and not w.holders and "no process has it open" in (w.note or ""):
@@ -245,7 +243,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
 def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_read: bool) -> list[Edge]:
     """What its main thread's stack says it waits on: its children (where the kernel named none,
     ``kernel_read``), its DataLoader workers' next batch, a person at the terminal."""
-    me, out = _pid_id(v.pid), []
+    me, out = pid_id(v.pid), []
     if (
         not kernel_read
         and v.role not in (Role.DATALOADER_WORKER, Role.LAUNCHER)
@@ -254,11 +252,11 @@ def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_re
     ):
         for k in waited_children(scene, v):
             said = f"{v.label()} waits for its child pid {k.pid} at {at}"
-            out.append(Edge(me, _pid_id(k.pid), "child", said, timeout=t.last.timeout))
+            out.append(Edge(me, pid_id(k.pid), "child", said, timeout=t.last.timeout))
     if scene.waits_for_batch(v):
         for worker in scene.workers_of(v.pid):
             said = f"{v.label()} waits for a DataLoader batch at {at}; worker pid {worker.pid} could bring it"
-            out.append(Edge(me, _pid_id(worker.pid), "dataloader batch", said))
+            out.append(Edge(me, pid_id(worker.pid), "dataloader batch", said))
     if (
         v.role in (Role.MAIN, Role.RANK, Role.CHILD)
         and t.has_stack
@@ -279,39 +277,18 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     at = describe(innermost_user(t.frames))
     lost = lost_result(scene, v)
     if lost is not None:  # the pool's result that nobody will hand over: what its main thread waits on
-        me, nobody = _pid_id(v.pid), f"{NOBODY}:{v.pid}"
+        me, nobody = pid_id(v.pid), f"{NOBODY}:{v.pid}"
         words = f"{v.label()} waits for a pool's result at {describe(lost.frame)}"
         return [(Edge(me, nobody, "pool result", words, timeout=False), Node(nobody, "nobody", NOBODY, lost.fact))]
-    batch = _lost_batch(scene, v, t, at)
+    batch = lost_batch(scene, v, t, at)
     if batch is not None:  # the batch no worker holds: what its main thread waits on
         return [batch]
     out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
     out.extend(_held_waits(scene, v))
     out.extend((e, None) for e in _rank_waits(scene, v, at))
     if not out:
-        out.extend(_thread_waits(v))
+        out.extend(signalled(scene, v, t, at) or thread_waits(v))
     return out
-
-
-def _lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[Edge, Node] | None:
-    """A process whose main thread waits for a DataLoader batch that no worker holds: it and every worker of it were
-    measured idle for the whole window, each worker in its own wait for the next index. The main process hands out
-    new work only when a batch comes back, so nobody will bring it (a batch lost on its way back)."""
-    workers = scene.workers_of(v.pid) if scene.waits_for_batch(v) else []
-    if not workers or not (t.measured and t.idle_throughout) or not still(v):
-        return None
-    for w in workers:
-        wt = w.main_thread
-        if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle" or not still(w):
-            return None
-    fact = (
-        f"every worker ({len(workers)}) waited for work for the whole {v.duration_s:.0f} s window while "
-        f"{v.label()} waited for a batch: no worker holds it, and the main process hands out new work only when a "
-        "batch comes back"
-    )
-    me, nobody = _pid_id(v.pid), f"{NOBODY}:{v.pid}"
-    words = f"{v.label()} waits for a DataLoader batch at {at}"
-    return Edge(me, nobody, "dataloader batch", words, timeout=False, tid=t.tid), Node(nobody, "nobody", NOBODY, fact)
 
 
 P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
@@ -371,7 +348,7 @@ def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
         theirs = other.ev.c10d
         if theirs is not None and theirs.op == P2P_MATCH[cw.op] and theirs.peer in (v.info.rank, None):
             return []
-        return [Edge(_pid_id(v.pid), _pid_id(other.pid), cw.op, f"{v.label()} {P2P_WORDS[cw.op].format(cw.peer, at)}")]
+        return [Edge(pid_id(v.pid), pid_id(other.pid), cw.op, f"{v.label()} {P2P_WORDS[cw.op].format(cw.peer, at)}")]
     if cw.world is not True:
         return []
     out = []
@@ -383,8 +360,8 @@ def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
             continue  # in a call of torch's whose arguments were not read, or not seen: not measured out of it
         out.append(
             Edge(
-                _pid_id(v.pid),
-                _pid_id(w.pid),
+                pid_id(v.pid),
+                pid_id(w.pid),
                 "collective",
                 f"{v.label()} waits in {cw.op} at {at} for rank {w.info.rank}, which is not in it",
             )
@@ -412,43 +389,16 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
         who = v.label() if t.tid == v.pid else f"{v.label()} thread '{t.name}'"
         out.extend(
             Edge(
-                _pid_id(v.pid),
-                _pid_id(k.pid),
+                pid_id(v.pid),
+                pid_id(k.pid),
                 "child",
                 f"{who} waits for its child pid {k.pid} at {at}",
                 t.last.timeout,
                 tid=t.tid,
             )
             for k in kids
-            if not any(e.holder == _pid_id(k.pid) for e in out)
+            if not any(e.holder == pid_id(k.pid) for e in out)
         )
-    return out
-
-
-def _thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
-    """A thread of ``v`` waiting on its own process's primitive that no living thread can release: a Python one
-    (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
-    out: list[tuple[Edge, Node | None]] = []
-    for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
-        fact = proof.unreleasable(v, t) or proof.forsaken(v, t)
-        if fact is None:
-            continue
-        kind = proof.sync_wait(t) or "lock"
-        out.append(
-            (
-                Edge(
-                    _pid_id(v.pid),
-                    f"{NOBODY}:{v.pid}",  # one per process: its own fact, not the first process's
-                    kind,
-                    timeout=False,
-                    tid=t.tid,
-                    words=f"{v.label()} thread '{t.name}' waits on "
-                    f"{proof.article(kind)} {kind} at {describe(proof.waits_at(t))}",
-                ),
-                Node(f"{NOBODY}:{v.pid}", "nobody", "nobody", fact.fact),
-            )
-        )
-        break
     return out
 
 
@@ -474,8 +424,8 @@ def build_graph(scene: Scene) -> WaitGraph:
             and (main.blocked or kernel_blocked(main))
             and not any(proof.may_release(o) or proof.may_wake(o) for o in v.threads if o.tid != main.tid)
         )
-        nodes[_pid_id(v.pid)] = Node(
-            _pid_id(v.pid),
+        nodes[pid_id(v.pid)] = Node(
+            pid_id(v.pid),
             v.label(),
             m.state,
             m.fact
@@ -500,7 +450,7 @@ def build_graph(scene: Scene) -> WaitGraph:
                 continue
             edges.append(edge)
             out_edges.setdefault(edge.waiter, []).append(edge)
-    chains = tuple(c for v in scene.views if (c := _follow(_pid_id(v.pid), nodes, out_edges)) is not None)
+    chains = tuple(c for v in scene.views if (c := _follow(pid_id(v.pid), nodes, out_edges)) is not None)
     used = {e.waiter for e in edges} | {e.holder for e in edges}
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)
 

@@ -139,6 +139,60 @@ def waits_on_future(t: ThreadView) -> bool:
     return any(f.file.endswith(FUTURES_BASE) for f in t.frames)
 
 
+# Signals whose Python handler may end a wait of the main thread: 1-64 but SIGINT (2, a person's Ctrl-C); 32 and 33,
+# which glibc keeps for itself (thread cancellation, setxid: caught in every process that imports torch; they run no
+# Python); the faults a process raises on itself, SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV (faulthandler's: it prints
+# and dies); and a profiler's SIGVTALRM and SIGPROF. SIGCHLD (torch's DataLoader keeps its handler) counts only where a
+# child lives to send it.
+HANDLED = ((1 << 64) - 1) & ~sum(1 << (n - 1) for n in (2, 4, 6, 7, 8, 11, 26, 27, 32, 33))
+SIGCHLD = 1 << (17 - 1)
+# Of those, the ones whose handler may let the job go on: not SIGHUP, SIGQUIT, SIGTERM, which come to end it (a
+# scheduler's preemption, hangwatch's own kill, a closed terminal): a wait only they end is not a way forward.
+GOES_ON = HANDLED & ~sum(1 << (n - 1) for n in (1, 3, 15))
+
+
+def handlers_may_run(v: ProcessView, signals: int = HANDLED, unread: bool = True) -> bool:
+    """Whether ``v`` has a signal handler (SigCgt) for one of ``signals`` that may still come (SIGCHLD only while a
+    child lives); ``unread``: the answer where SigCgt was not read (a capture recorded before it was)."""
+    caught = v.info.caught_signals
+    if caught is None:
+        return unread
+    return bool(caught & (signals if v.parent else signals & ~SIGCHLD))
+
+
+def handler_may_end(v: ProcessView, t: ThreadView) -> bool:
+    """Whether a Python signal handler may run on ``t`` and end its wait on a thread-level primitive: Python runs
+    handlers on the main thread, inside a lock's acquire (a signal interrupts it, the handler runs, the acquire goes
+    on): an Event a SIGUSR1 handler sets, a launcher waiting for its child's SIGCHLD (``GOES_ON``; SigCgt unread, as
+    in a capture recorded before it was: none). Not where the lock it waits for
+    is held by an older frame of its own stack (a handler re-entering it: only that frame, which cannot resume until
+    the wait ends, would release it)."""
+    return t is v.main_thread and handlers_may_run(v, GOES_ON, unread=False) and reentered(t) is None
+
+
+def lock_expr(code: str | None) -> str | None:
+    """The lock a blocking line takes: ``with a:`` or ``with self.a, b:`` -> its first name; ``a.acquire()`` (a
+    comment on the line left out)."""
+    text = (code or "").split("#", 1)[0].strip()
+    if text.startswith("with "):
+        return text[5:].split(",")[0].split(" as ")[0].rstrip(":").strip() or None
+    if ".acquire(" in text:
+        return text.split(".acquire(")[0].split()[-1].split("=")[-1].strip() or None
+    return None
+
+
+def reentered(t: ThreadView) -> Frame | None:
+    """The older frame of ``t``'s own stack that holds the lock ``t`` waits for (a ``with`` block or an
+    ``acquire()`` around its line), or None: a signal handler, a ``__del__``, a logging handler or a callback that
+    takes a lock the code it interrupted holds."""
+    frame = t.user_frame
+    name = lock_expr(frame.code if frame is not None else None)
+    if frame is None or name is None or frame not in t.frames:
+        return None
+    older = t.frames[t.frames.index(frame) + 1 :]
+    return next((f for f in older if name in {h.rstrip("()") for h in f.holds}), None)
+
+
 def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
     """Proof that ``t`` can never be woken, from the kernel's side alone: its process has one OS thread in every sample
     (a forked child: fork copies only the forking thread), and that thread is blocked for the whole window in a futex
@@ -151,6 +205,7 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
         or t.last.syscall != "futex"
         or t.last.shared_futex is not False
         or any(s.num_threads != 1 for s in v.ev.samples)
+        or (sync_wait(t) is not None and handler_may_end(v, t))  # a Python lock's acquire: a handler may end it
     ):
         return None
     where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
@@ -217,6 +272,8 @@ def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
         return None
     if others_may_release(v, t.tid) or any(may_wake(o) for o in v.threads if o.tid != t.tid):
         return None  # (a thread parked in waitpid or a read runs again when its child ends or its data comes)
+    if handler_may_end(v, t):
+        return None  # a signal handler runs on the main thread, inside the wait, and may end it
     where = describe(waits_at(t))
     alone = (
         "it is the only thread"

@@ -433,8 +433,7 @@ def _only_its_own(v: ProcessView, t: ThreadView, flag: str | None = None) -> boo
     - every other thread of ``v``, native ones too, is parked in a futex of its own (the kernel says nothing wakes
       it: a thread in ``wait4`` or a read runs again when its child or its data comes, and one in ``pause()`` when
       a signal does, and either may set the event)."""
-    caught = v.info.caught_signals
-    if t is v.main_thread or caught is None or caught & (HANDLED if v.parent else HANDLED & ~SIGCHLD):
+    if t is v.main_thread or proof.handlers_may_run(v):
         return False
     read = [s for s in t.samples if s.syscall == "futex" and s.futex is not None]
     if any(s.shared_futex for s in read):
@@ -444,14 +443,6 @@ def _only_its_own(v: ProcessView, t: ThreadView, flag: str | None = None) -> boo
     if not (private or written):
         return False
     return all(o.parked and o.last.syscall == "futex" and not o.last.shared_futex for o in v.threads if o.tid != t.tid)
-
-
-# Signals whose handler may set an event: 1-64 but SIGINT (2, a person's Ctrl-C); 32 and 33, which glibc keeps for
-# itself (thread cancellation, setxid: caught in every process that imports torch; they run no Python); and the
-# faults a process raises on itself, SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV (faulthandler's: it prints and dies).
-# SIGCHLD (torch's DataLoader keeps its handler) counts only where a child lives to send it.
-HANDLED = ((1 << 64) - 1) & ~sum(1 << (n - 1) for n in (2, 4, 6, 7, 8, 11, 32, 33))
-SIGCHLD = 1 << (17 - 1)
 
 
 def self_held_alive(v: ProcessView) -> str | None:

@@ -1,0 +1,90 @@
+"""The waits of a process that only it, or a signal to it, could end (the wait-for graph's edges to ``nobody`` and to
+the senders of a signal; graph.py follows them):
+
+- a thread waiting on a primitive of its own process that no living thread can release (a Python one; any private
+  futex of a process left with one OS thread, as fork leaves it) -> nobody;
+- the main thread waiting on a primitive of its own that a signal handler of its may end (a launcher waiting for
+  its child's SIGCHLD, an Event a SIGUSR1 handler sets) -> its living children, which may send the signal;
+- a process waiting for a DataLoader batch that no worker holds (it and every worker idle for the whole window)
+  -> nobody."""
+
+from __future__ import annotations
+
+from hangwatch.diagnose import proof
+from hangwatch.diagnose.chains import NOBODY, Edge, Node, pid_id
+from hangwatch.diagnose.scene import Scene
+from hangwatch.diagnose.state import still
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe
+from hangwatch.diagnose.workers import worker_state
+
+
+def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
+    """A thread of ``v`` waiting on its own process's primitive that no living thread can release: a Python one
+    (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
+    out: list[tuple[Edge, Node | None]] = []
+    for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
+        fact = proof.unreleasable(v, t) or proof.forsaken(v, t)
+        if fact is None:
+            continue
+        kind = proof.sync_wait(t) or "lock"
+        out.append(
+            (
+                Edge(
+                    pid_id(v.pid),
+                    f"{NOBODY}:{v.pid}",  # one per process: its own fact, not the first process's
+                    kind,
+                    timeout=False,
+                    tid=t.tid,
+                    words=f"{v.label()} thread '{t.name}' waits on "
+                    f"{proof.article(kind)} {kind} at {describe(proof.waits_at(t))}",
+                ),
+                Node(f"{NOBODY}:{v.pid}", "nobody", "nobody", fact.fact),
+            )
+        )
+        break
+    return out
+
+
+def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | None]]:
+    """Main waits on a primitive of its own that a signal handler of its may end (``proof.handler_may_end``), and
+    children of it live: each may send the signal (its exit sends SIGCHLD), so the wait goes on to them, as one that
+    may end by itself (a signal from elsewhere may come too: no proof through it)."""
+    kind = proof.sync_wait(t)
+    if kind is None or not proof.handler_may_end(v, t):
+        return []
+    said = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that a signal handler of its own may end"
+    return [
+        (
+            Edge(
+                pid_id(v.pid),
+                pid_id(k.pid),
+                "signal",
+                f"{said}; its child pid {k.pid} may send the signal",
+                timeout=True,
+            ),
+            None,
+        )
+        for k in scene.children(v.pid)
+        if not k.state.startswith("Z")
+    ]
+
+
+def lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[Edge, Node] | None:
+    """A process whose main thread waits for a DataLoader batch that no worker holds: it and every worker of it were
+    measured idle for the whole window, each worker in its own wait for the next index. The main process hands out
+    new work only when a batch comes back, so nobody will bring it (a batch lost on its way back)."""
+    workers = scene.workers_of(v.pid) if scene.waits_for_batch(v) else []
+    if not workers or not (t.measured and t.idle_throughout) or not still(v):
+        return None
+    for w in workers:
+        wt = w.main_thread
+        if wt is None or not (wt.measured and wt.idle_throughout) or worker_state(wt) != "idle" or not still(w):
+            return None
+    fact = (
+        f"every worker ({len(workers)}) waited for work for the whole {v.duration_s:.0f} s window while "
+        f"{v.label()} waited for a batch: no worker holds it, and the main process hands out new work only when a "
+        "batch comes back"
+    )
+    me, nobody = pid_id(v.pid), f"{NOBODY}:{v.pid}"
+    words = f"{v.label()} waits for a DataLoader batch at {at}"
+    return Edge(me, nobody, "dataloader batch", words, timeout=False, tid=t.tid), Node(nobody, "nobody", NOBODY, fact)
