@@ -113,8 +113,8 @@ class ScriptedJob:
     def drain(self, timeout_s: float) -> None:
         pass
 
-    def output_held(self) -> tuple[float, float, int]:
-        return 0.0, 0.0, 1
+    def output_held(self) -> int | None:
+        return None
 
     def close(self) -> None:
         pass

@@ -497,7 +497,8 @@ class Supervisor:
             gap = self.clock.now() - before - rest
             if gap >= PAUSE_GAP_S:
                 self._paused(a, gap)
-            if (held := account_hold(self.ctx, a)) > 0:  # the reader of our own output held the job (job/held.py)
+            held = account_hold(self.ctx, a, self.clock.now(), gap if gap >= PAUSE_GAP_S else 0.0)
+            if held > 0:  # the reader of our own output held the job (job/held.py)
                 self._shift(a, held)
 
     def _paused(self, a: Attempt, gap: float) -> None:

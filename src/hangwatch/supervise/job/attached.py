@@ -318,9 +318,9 @@ class AttachedJob(TrackedTree):
         if self.follower is not None:
             self.follower.read_new()
 
-    def output_held(self) -> tuple[float, float, int]:
+    def output_held(self) -> int | None:
         """Never: an attached job writes where it always did, hangwatch passes nothing on."""
-        return 0.0, 0.0, 1
+        return None
 
     def close(self) -> None:
         """Stop following its output."""

@@ -62,9 +62,8 @@ class Job(Protocol):
         """Wait (bounded) until the job's last output has been read."""
         ...
 
-    def output_held(self) -> tuple[float, float, int]:
-        """How long the reader of hangwatch's own output held the job's (job/held.py): seconds in all, of the hold
-        going on (0: none), and the fd held."""
+    def output_held(self) -> int | None:
+        """The fd whose reader (of hangwatch's own output) holds the job now (job/held.py), or None."""
         ...
 
     def close(self) -> None:
@@ -177,8 +176,8 @@ class LaunchedJob(TrackedTree):
         """Wait (bounded) for the output pumps to read the last bytes."""
         self.launched.join_pumps(timeout_s)
 
-    def output_held(self) -> tuple[float, float, int]:
-        """How long the reader of hangwatch's output held the job's."""
+    def output_held(self) -> int | None:
+        """The fd whose reader holds the job now, or None."""
         return self.launched.output_held()
 
     def close(self) -> None:

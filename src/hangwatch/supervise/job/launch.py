@@ -15,6 +15,7 @@ import logging
 import os
 import pty
 import select
+import stat
 import struct
 import subprocess
 import sys
@@ -48,26 +49,35 @@ class StatusLine:
         self.lock = threading.Lock()
 
     def clear(self) -> None:
-        """Erase the status line, if shown."""
+        """Erase the status line, if shown (and its terminal can take it now)."""
         if self.shown:
             with self.lock:
-                if self.shown:
+                if self.shown and _room(2):
                     _write_all(2, b"\r\x1b[K")
                     self.shown = False
 
     def show(self, text: str) -> None:
-        """Show ``text`` as the status line."""
+        """Show ``text`` as the status line, where its terminal can take it now: a terminal paused by Ctrl-S has no
+        room, and the status waits, never the run loop (neither this nor ``clear`` writes without room, so neither
+        holds the lock across a wait)."""
         if not self.enabled:
             return
         with self.lock:
-            if not select.select([], [2], [], 0)[1]:
-                return  # a terminal paused by Ctrl-S (no room to write): the status waits, never the run loop
-            _write_all(2, b"\r\x1b[K" + text.encode(errors="replace")[:300])
-            self.shown = True
+            if _room(2):
+                _write_all(2, b"\r\x1b[K" + text.encode(errors="replace")[:300])
+                self.shown = True
+
+
+def _room(fd: int) -> bool:
+    """Whether ``fd`` takes a short write now without waiting (a status line is under PIPE_BUF: written whole)."""
+    try:
+        return bool(select.select([], [fd], [], 0)[1])
+    except (OSError, ValueError):
+        return False
 
 
 def _write_all(fd: int, data: bytes) -> bool:
-    """Write everything; False if the reader went away (EPIPE), so passing through stops."""
+    """Write everything; False if it cannot be written (the reader went away), so passing through stops."""
     view = memoryview(data)
     while view:
         try:
@@ -77,7 +87,7 @@ def _write_all(fd: int, data: bytes) -> bool:
         except BlockingIOError:
             time.sleep(0.001)
             continue
-        except BrokenPipeError:
+        except OSError:  # the reader went away (EPIPE), a hung-up terminal (EIO), a full disk (ENOSPC)
             return False
         view = view[n:]
     return True
@@ -232,10 +242,10 @@ class Pump(threading.Thread):
         self.on_close = on_close
         self.passthrough = True
         self.closed = False  # the job closed its end (read to EOF)
-        # Our own stream's reader (a pager at its prompt, a terminal paused by Ctrl-S, a `| tee` on a slow disk) holds
-        # the pass-through, and with it the job, its output pipe full: the seconds it held it, and since when it holds.
-        self.held_s = 0.0
+        # Since when the pass-through waits for our own stream's reader (a pager at its prompt, a terminal paused by
+        # Ctrl-S); a file is never such a reader (supervise/job/held.py).
         self.held_since: float | None = None
+        self.to_file = _is_file(dst_fd)
 
     def run(self) -> None:
         """Read until the job closes its end."""
@@ -255,11 +265,11 @@ class Pump(threading.Thread):
                 self.on_chunk(data, time.time())  # progress as read, before the pass-through may wait
                 if self.passthrough:
                     self.held_since = time.monotonic()
-                    self.status.clear()
-                    self.passthrough = _write_all(self.dst_fd, data)
-                    held = time.monotonic() - self.held_since
-                    self.held_since = None
-                    self.held_s += held if held >= HELD_MIN_S else 0.0
+                    try:
+                        self.status.clear()
+                        self.passthrough = _write_all(self.dst_fd, data)
+                    finally:
+                        self.held_since = None
         finally:
             os.close(self.src_fd)
             self.closed = True
@@ -279,18 +289,16 @@ class Launched:
         """The job's root process."""
         return self.popen.pid
 
-    def output_held(self) -> tuple[float, float, int]:
-        """How the reader of hangwatch's own output held the pass-through, and with it the job once its pipe was full:
-        the seconds in all, those of the hold going on now (0 when none), and the fd it holds (1 or 2)."""
+    def output_held(self) -> int | None:
+        """The fd (1 or 2) whose reader holds the job now: the pass-through has waited on it for HELD_MIN_S at least,
+        and the job's side of its output is at least half full (FIONREAD against the pipe's size, or a pty's 4 KiB
+        line buffer): the job waits, or soon will, to write. None otherwise."""
         now = time.monotonic()
-        total, current, fd = 0.0, 0.0, 1
         for p in self.pumps:
             since = p.held_since
-            going = now - since if since is not None and now - since >= HELD_MIN_S else 0.0
-            total += p.held_s + going
-            if going > current:
-                current, fd = going, p.dst_fd
-        return total, current, fd
+            if since is not None and now - since >= HELD_MIN_S and not p.to_file and _backed_up(p.src_fd):
+                return p.dst_fd
+        return None
 
     def output_closed(self) -> bool:
         """Every output stream of the job was read to its end (the job is usually exiting)."""
@@ -305,6 +313,29 @@ class Launched:
 
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
+
+
+def _is_file(fd: int) -> bool:
+    """Whether ``fd`` is a regular file (never a reader that chooses not to read)."""
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def _backed_up(fd: int) -> bool:
+    """Whether the job's side of our read end ``fd`` holds at least half of what it can (a pipe's size; a pty's
+    line buffer, 4 KiB)."""
+    try:
+        queued: int = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        try:
+            size = fcntl.fcntl(fd, F_GETPIPE_SZ)
+        except OSError:
+            size = 4096  # a pty's master: n_tty's buffer
+    except OSError:
+        return False
+    return queued * 2 >= size
 
 
 def _widen_pipe(fd: int) -> None:
