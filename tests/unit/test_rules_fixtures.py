@@ -1349,3 +1349,23 @@ def test_threads_that_end_during_the_look_are_a_change_and_its_twins_are_left_to
     for twin in (_one_thread_throughout(ev), replace(ev, processes=(forever,)), replace(ev, processes=(unread,))):
         d2 = diagnose(twin)
         assert d2.verdict.value == "hung" and not d2.findings[0].proves_hang, d2.findings[0]
+
+
+@pytest.mark.parametrize(
+    ("caught", "proven"),
+    [
+        (None, True),  # SigCgt not read (a capture recorded before it was): as before
+        ((1 << 1) | (1 << 14), True),  # SIGINT, SIGTERM: they come to end the job, not to let it go on
+        (1 << 16, True),  # SIGCHLD (torch's DataLoader keeps one) with no child that may exit: none comes
+        ((1 << 1) | (1 << 9), False),  # a SIGUSR1 handler (Lightning's on SLURM, a worker's "done") may set the event
+    ],
+)
+def test_a_signal_handler_that_may_let_the_job_go_on_is_a_way_out_of_the_main_threads_wait(caught, proven):
+    """Python runs a handler on the main thread inside a lock's acquire, so an Event a handler sets may be set while
+    the main thread waits on it: with such a handler (SigCgt), that wait is no proof of a hang (the clock decides);
+    with only the signals that end a job, it still is."""
+    ev = load("distributed_peer_stuck_names_culprit_rank")
+    ev = replace(ev, processes=tuple(replace(p, info=replace(p.info, caught_signals=caught)) for p in ev.processes))
+    d = diagnose(ev)
+    assert d.verdict.value == "hung"
+    assert (d.root.proof is not None) is proven, d.root.proof

@@ -21,7 +21,7 @@ NOBODY = "nobody"
 # process sees its worker's exit within seconds and raises, or the worker left at the epoch's end). A holder gone
 # from one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
 ENDED_BY_EXIT = frozenset(
-    {"child", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective", "dataloader batch"}
+    {"child", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective", "dataloader batch", "signal"}
 )
 
 

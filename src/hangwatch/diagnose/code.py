@@ -244,7 +244,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         )
         cycle = _lock_cycle(lockers)
         conf, what, fix = _deadlock_words(main, blocked, lockers, waits, deeper, joined, cycle)
-        if proof.handler_may_end(v, main) and not lockers and deeper is None and joined is None:
+        if proof.handler_may_end(v) and not lockers and deeper is None and joined is None:
             what += " (but a signal handler of its own, run on the main thread, may)"
         # "deadlocked" only where the frames show it: a cycle of locks, or a lock its own thread holds further down
         # its stack; else what was measured, every thread blocked (the verdict stage proves it, or not)

@@ -416,6 +416,7 @@ def build_graph(scene: Scene) -> WaitGraph:
         parked = (
             m.state == "blocked"
             and bool(v.threads)
+            and not proof.handler_may_end(v)  # a signal handler of its may still set what it waits for
             and all(t.parked and t.last.syscall in ("futex", "pause") and not t.last.shared_futex for t in v.threads)
         )
         main = v.main_thread

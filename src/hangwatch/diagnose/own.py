@@ -14,8 +14,9 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import NOBODY, Edge, Node, pid_id
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import still
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe
+from hangwatch.diagnose.views import MP_HELPERS, ProcessView, ThreadView, describe
 from hangwatch.diagnose.workers import worker_state
+from hangwatch.records.evidence import Role
 
 
 def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
@@ -46,12 +47,13 @@ def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
 
 
 def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | None]]:
-    """Main waits on a primitive of its own that a signal handler of its may end (``proof.handler_may_end``), and
-    children of it live: each may send the signal (its exit sends SIGCHLD), so the wait goes on to them, as one that
-    may end by itself (a signal from elsewhere may come too: no proof through it)."""
-    kind = proof.sync_wait(t)
-    if kind is None or not proof.handler_may_end(v, t):
+    """Main waits on a primitive of its own that nothing but a signal handler of its could end (``proof.unreleasable``
+    but for the handler: ``proof.handler_may_end``), and children of it that may exit live: each may send the signal
+    (its exit sends SIGCHLD), so the wait goes on to them, as one that may end by itself (a signal from elsewhere may
+    come too: no proof through it). DataLoader and compile workers and multiprocessing's helpers send none."""
+    if t is not v.main_thread or not proof.handler_may_end(v) or proof.unreleasable(v, t, handlers=False) is None:
         return []
+    kind = proof.sync_wait(t) or "event"
     said = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that a signal handler of its own may end"
     return [
         (
@@ -66,6 +68,8 @@ def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tupl
         )
         for k in scene.children(v.pid)
         if not k.state.startswith("Z")
+        and k.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
+        and not any(h in " ".join(k.info.cmdline) for h in MP_HELPERS)
     ]
 
 

@@ -160,14 +160,20 @@ def handlers_may_run(v: ProcessView, signals: int = HANDLED, unread: bool = True
     return bool(caught & (signals if v.parent else signals & ~SIGCHLD))
 
 
-def handler_may_end(v: ProcessView, t: ThreadView) -> bool:
-    """Whether a Python signal handler may run on ``t`` and end its wait on a thread-level primitive: Python runs
-    handlers on the main thread, inside a lock's acquire (a signal interrupts it, the handler runs, the acquire goes
-    on): an Event a SIGUSR1 handler sets, a launcher waiting for its child's SIGCHLD (``GOES_ON``; SigCgt unread, as
-    in a capture recorded before it was: none). Not where the lock it waits for
-    is held by an older frame of its own stack (a handler re-entering it: only that frame, which cannot resume until
-    the wait ends, would release it)."""
-    return t is v.main_thread and handlers_may_run(v, GOES_ON, unread=False) and reentered(t) is None
+INTERRUPTIBLE = frozenset({"event", "queue", "join", "barrier"})  # waits a handler may end (it sets, puts, returns)
+
+
+def handler_may_end(v: ProcessView) -> bool:
+    """Whether a Python signal handler may run in ``v`` and end a wait of any of its threads: Python runs handlers on
+    the main thread, inside a lock's acquire (a signal interrupts it, the handler runs, the acquire goes on), so where
+    the main thread waits on an event, a queue, a join or a barrier and ``v`` has a handler for a signal that may let
+    the job go on (``GOES_ON``: a SIGUSR1 a worker sends when done, SIGCHLD while a child that may exit lives; SigCgt
+    unread, as in a capture recorded before it was: none), that handler may set what any thread of it waits for. Not
+    for a lock (a handler that takes one only waits in turn; one re-entering a held lock never frees it)."""
+    m = v.main_thread
+    if m is None or m.tid != v.pid or not (m.blocked or m.parked) or sync_wait(m) not in INTERRUPTIBLE:
+        return False
+    return handlers_may_run(v, GOES_ON, unread=False)
 
 
 def lock_expr(code: str | None) -> str | None:
@@ -205,7 +211,7 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
         or t.last.syscall != "futex"
         or t.last.shared_futex is not False
         or any(s.num_threads != 1 for s in v.ev.samples)
-        or (sync_wait(t) is not None and handler_may_end(v, t))  # a Python lock's acquire: a handler may end it
+        or (sync_wait(t) in INTERRUPTIBLE and handler_may_end(v))  # a Python wait a handler on it may end
     ):
         return None
     where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
@@ -259,12 +265,13 @@ def may_wake(o: ThreadView) -> bool:
     return not (o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
 
 
-def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
+def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof | None:
     """Proof that ``t`` waits for something no thread will ever release: it is blocked for the whole window
     in its own call on a thread-level primitive (a threading lock, event, condition or queue: a futex private
     to the process), the kernel says the wait has no timeout, and no other thread of the process runs Python
     that could release it, nor may wake to (``may_wake``). A lock shared with other processes is judged by who
-    holds it (diagnose/waits.py)."""
+    holds it (diagnose/waits.py). ``handlers`` False: as if no signal handler could run (own.py follows the wait to
+    those who may send the signal)."""
     if not t.blocked or not t.waits_forever or t.last.shared_futex or not user_owned(t):
         return None
     kind = sync_wait(t)
@@ -272,8 +279,8 @@ def unreleasable(v: ProcessView, t: ThreadView) -> Proof | None:
         return None
     if others_may_release(v, t.tid) or any(may_wake(o) for o in v.threads if o.tid != t.tid):
         return None  # (a thread parked in waitpid or a read runs again when its child ends or its data comes)
-    if handler_may_end(v, t):
-        return None  # a signal handler runs on the main thread, inside the wait, and may end it
+    if handlers and handler_may_end(v):
+        return None  # a signal handler runs on the main thread, inside its wait, and may set what this one waits for
     where = describe(waits_at(t))
     alone = (
         "it is the only thread"

@@ -224,7 +224,7 @@ class ProcessView:
     ev: ProcessEvidence
     clock_ticks: int
     timer_bound_s: float = sg.LONG_TIMER_S  # a timer ending later than this is past every bound of the job
-    parent: bool = True  # a child of it was alive at the capture's end (False: none, so no SIGCHLD can come)
+    parent: bool = True  # a child of it that may exit by itself was alive at the capture's end (else no SIGCHLD comes)
 
     @property
     def info(self) -> ProcessInfo:
@@ -484,10 +484,20 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds:.0f} s"
 
 
+MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "multiprocessing.semaphore_tracker")
+
+
 def build_views(ev: Evidence) -> list[ProcessView]:
     """One view per captured process."""
     live = [p for p in ev.processes if not p.exited and p.samples and not p.samples[-1].state.startswith("Z")]
-    parents = {p.info.ppid for p in live}
+    # a child that may exit by itself, and so send its parent SIGCHLD: not a DataLoader or compile worker, nor one of
+    # multiprocessing's helpers (they live as long as their parent; torch's SIGCHLD handler only raises for a worker)
+    parents = {
+        p.info.ppid
+        for p in live
+        if p.info.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
+        and not any(h in " ".join(p.info.cmdline) for h in MP_HELPERS)
+    }
     return [ProcessView(p, ev.clock_ticks, timer_bound(ev), p.info.pid in parents) for p in ev.processes]
 
 
