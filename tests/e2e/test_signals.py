@@ -8,8 +8,6 @@ from __future__ import annotations
 import pytest
 from conftest import marker, only_slow_incidents, py, root_cause
 
-pytest.importorskip("torch")
-
 QUICK = ["--min-stall", "3", "--capture-window", "1", "--kill-grace", "2", "--on-hang", "kill"]
 
 

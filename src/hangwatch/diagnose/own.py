@@ -14,9 +14,8 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import NOBODY, Edge, Node, pid_id
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import still
-from hangwatch.diagnose.views import MP_HELPERS, ProcessView, ThreadView, describe
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, may_exit
 from hangwatch.diagnose.workers import worker_state
-from hangwatch.records.evidence import Role
 
 
 def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
@@ -67,9 +66,7 @@ def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tupl
             None,
         )
         for k in scene.children(v.pid)
-        if not k.state.startswith("Z")
-        and k.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
-        and not any(h in " ".join(k.info.cmdline) for h in MP_HELPERS)
+        if not k.state.startswith("Z") and may_exit(k.role, k.info.cmdline)
     ]
 
 

@@ -487,17 +487,18 @@ def duration_text(seconds: float) -> str:
 MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "multiprocessing.semaphore_tracker")
 
 
+def may_exit(role: Role, cmdline: tuple[str, ...]) -> bool:
+    """Whether a child may exit by itself, and so send its parent SIGCHLD: not a DataLoader or compile worker, nor
+    one of multiprocessing's helpers (they live as long as their parent; torch's SIGCHLD handler only raises)."""
+    return role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not any(
+        h in " ".join(cmdline) for h in MP_HELPERS
+    )
+
+
 def build_views(ev: Evidence) -> list[ProcessView]:
     """One view per captured process."""
     live = [p for p in ev.processes if not p.exited and p.samples and not p.samples[-1].state.startswith("Z")]
-    # a child that may exit by itself, and so send its parent SIGCHLD: not a DataLoader or compile worker, nor one of
-    # multiprocessing's helpers (they live as long as their parent; torch's SIGCHLD handler only raises for a worker)
-    parents = {
-        p.info.ppid
-        for p in live
-        if p.info.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER)
-        and not any(h in " ".join(p.info.cmdline) for h in MP_HELPERS)
-    }
+    parents = {p.info.ppid for p in live if may_exit(p.info.role, p.info.cmdline)}
     return [ProcessView(p, ev.clock_ticks, timer_bound(ev), p.info.pid in parents) for p in ev.processes]
 
 
