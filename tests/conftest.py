@@ -407,6 +407,12 @@ class Run:
         assert found, f"no incident in {self.dir}"
         return next((i for i in found if (i["verdict"], i["action"]) != ("slow", "none")), found[0])
 
+    def touched(self) -> list[dict]:
+        """The incidents that are more than a report of a wait (verdict `slow` or `waiting`, nothing done): on a
+        loaded machine a healthy job at a short --min-stall may be said slow or waiting, and must be left alone."""
+        found = [json.loads(p.read_text()) for p in sorted((self.dir / "incidents").glob("*/incident.json"))]
+        return [i for i in found if i["verdict"] not in ("slow", "waiting") or i["action"] != "none"]
+
     def hang(self) -> dict:
         """The incident that declared the hang (a job may first get one for a wait: "waiting", nothing done)."""
         found = [json.loads(p.read_text()) for p in sorted((self.dir / "incidents").glob("*/incident.json"))]

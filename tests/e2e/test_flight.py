@@ -271,7 +271,7 @@ def test_without_the_worker_server_the_ranks_fallback_dump_is_read(run):
 def test_a_healthy_ddp_job_with_the_recorder_on_is_untouched(run):
     r = run("--min-stall", "3", "--on-hang", "kill", *_torchrun(2, "dist_ddp_data.py", "-1"))
     assert r.returncode == 0, r.stderr.decode()[-3000:]
-    assert b"done" in r.stdout and run.summary()["incidents"] == 0
+    assert b"done" in r.stdout and not run.touched(), run.touched()  # at most a slow start said, under load
     entries = [json.loads(p.read_text()) for p in (run.dir / "heartbeat").glob("flight-*.json")]
     assert sorted(e["rank"] for e in entries) == [0, 1], entries  # each rank served its recorder, then closed it
     assert all((e["kind"], e["was"]) == ("closed", "server") for e in entries), entries
