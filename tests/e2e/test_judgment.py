@@ -603,3 +603,49 @@ def test_a_lock_held_by_main_and_awaited_by_a_worker_names_both_sides(start_job)
     # lock copied by fork, stays fork.inherited_lock: test_inspect_scenarios.py::test_fork_inherited_lock.)
     others = next(e for f in incident["findings"] for e in f["evidence"] if e.startswith("other workers:"))
     assert "busy" not in others and " blocked at 0% CPU for the whole window in " in others, others  # the state's words
+
+
+@pytest.mark.e2e
+def test_a_wait_on_a_socket_with_no_peer_is_alive_while_anything_of_the_job_moves(run):
+    """A trainer in recvfrom() on its own UDP socket (no peer: any process may send to it) while the evaluator it
+    started polls for its input, asleep between checks: the wait may end with it. It was killed at --min-stall as
+    `io.network_wait` with no proof; it is slow, and the job exits 0 once the child sends."""
+    go = run.tmp / "go"
+    p = run.start(*QUICK, "--on-hang", "kill", *py("datagram_report.py", "late", str(go)))
+    look = wait_for_event(run, "extended")
+    go.write_text("")
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 0, err.decode()[-3000:]
+    assert b"eval 0.93" in out and b"done" in out
+    assert (look["verdict"], look["cause"]) == ("slow", "io.network_wait"), look
+    only_slow_incidents(run)
+
+
+@pytest.mark.e2e
+def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(run):
+    """The hung twin: the child exited without sending and nothing else lives; no proof (a process outside the job
+    may still send), so the clock decides, at --min-stall."""
+    r = run(*QUICK, "--on-hang", "kill", *py("datagram_report.py", "dead"))
+    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    root = root_cause(run.hang())
+    assert root["cause"] == "io.network_wait" and root["proof"] is None, root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("datagram_report.py")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("seconds", "code"), [("12", 0), ("100000", 125)])
+def test_a_spawn_pools_parent_waits_for_its_workers_not_for_the_resource_tracker(run, seconds, code):
+    """`spawn` starts multiprocessing's resource tracker beside the pool's workers; the parent in `pool.map` never
+    waits for it, yet its wait was followed to it (blocked reading its pipe, the whole window) and the healthy job
+    was killed at --min-stall. It waits for the workers: each waits for its native command, asleep on a timer that
+    ends within the job's bounds (slow, exit 0) or after all of them (proven at the first look, exit 125)."""
+    r = run(*QUICK, "--on-hang", "kill", *py("pool_native_tasks.py", seconds))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "child.wait" and root["proof"]["kind"] == "hang", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("pool_native_tasks.py")
+    assert len(_incidents(run)) == 1

@@ -33,7 +33,13 @@ def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
     return comm in COMPILER_COMMS or any(m in " ".join(cmdline) for m in COMPILE_WORKER_MARKERS)
 
 
-MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+# multiprocessing's own helpers: they live as long as the process that started them, which never waits for their end
+MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "multiprocessing.semaphore_tracker")
+
+
+def is_mp_helper(cmdline: tuple[str, ...] | list[str]) -> bool:
+    """Whether a process is one of multiprocessing's helpers (its resource tracker, its forkserver)."""
+    return any(h in " ".join(cmdline) for h in MP_HELPERS)
 
 
 def assign_role(
@@ -62,11 +68,7 @@ def assign_role(
     # worker inherits its rank's environment, so it is caught above or here by the parent test).
     # multiprocessing's own helpers (the resource tracker, the forkserver) inherit whatever environment
     # their starter had when they started: never a rank.
-    if (
-        "RANK" in env
-        and parent_env.get("RANK") != env.get("RANK")
-        and not any(h in " ".join(cmdline) for h in MP_HELPERS)
-    ):
+    if "RANK" in env and parent_env.get("RANK") != env.get("RANK") and not is_mp_helper(cmdline):
         return Role.RANK
     if pid == main:
         return Role.MAIN

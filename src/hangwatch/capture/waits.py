@@ -399,7 +399,7 @@ def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[li
 # --- the pass ------------------------------------------------------------------------------------------
 def _mp_helper(info: ProcessInfo | None) -> bool:
     """multiprocessing's resource tracker or forkserver: it reads its pipe for as long as the job runs."""
-    return info is not None and any(h in " ".join(info.cmdline) for h in roles.MP_HELPERS)
+    return info is not None and roles.is_mp_helper(info.cmdline)
 
 
 def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:

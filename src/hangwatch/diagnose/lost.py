@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 from hangwatch import signatures as sg
-from hangwatch.capture.roles import MP_HELPERS
+from hangwatch.capture.roles import is_mp_helper
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene, named
@@ -125,7 +125,7 @@ def _executor_without_workers(scene: Scene, v: ProcessView) -> Lost | None:
     )
     if manager is None or not manager.idle_throughout:
         return None
-    workers = [c for c in scene.children(v.pid) if not any(h in " ".join(c.info.cmdline) for h in MP_HELPERS)]
+    workers = [c for c in scene.children(v.pid) if not is_mp_helper(c.info.cmdline)]
     if workers or any(g.ppid == v.pid and g.gone_at >= scene.evidence.started_at for g in scene.evidence.vanished):
         return None
     frame = innermost_user(t.frames)

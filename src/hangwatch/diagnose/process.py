@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
-from hangwatch.capture.roles import MP_HELPERS
+from hangwatch.capture.roles import is_mp_helper
 from hangwatch.causes import Cause
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
@@ -15,6 +15,7 @@ from hangwatch.diagnose.views import (
     describe,
     innermost_explaining,
     innermost_user,
+    may_exit,
     timer_bound,
 )
 from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
@@ -211,13 +212,10 @@ _SURE = {"looping": 0.85, "long_sleep": 0.85, "blocked": 0.82, "spinning": 0.82,
 
 def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     """The children a process waiting for a child may wait for: the one ``wait4(pid)`` names (the kernel's
-    argument), else every living child that is not a DataLoader or compile worker. A zombie child has exited:
-    its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
-    kids = [
-        c
-        for c in scene.children(v.pid)
-        if c.role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not c.state.startswith("Z")
-    ]
+    argument), else every living child that may exit by itself (``views.may_exit``: not a DataLoader or compile
+    worker, nor multiprocessing's resource tracker, which a `spawn` Pool's parent never waits for). A zombie child
+    has exited: its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
+    kids = [c for c in scene.children(v.pid) if may_exit(c.role, c.info.cmdline) and not c.state.startswith("Z")]
     named = v.main_thread.last.wait_child if v.main_thread is not None else None
     if named is not None and any(k.pid == named for k in kids):
         return [k for k in kids if k.pid == named]
@@ -227,7 +225,7 @@ def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
 def _launches_ranks(kids: list[ProcessView]) -> bool:
     """Whether the children waited for are ranks (and multiprocessing's helpers) the process launched itself."""
     return any(k.role == Role.RANK for k in kids) and all(
-        k.role == Role.RANK or any(h in " ".join(k.info.cmdline) for h in MP_HELPERS) for k in kids
+        k.role == Role.RANK or is_mp_helper(k.info.cmdline) for k in kids
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from hangwatch import signatures as sg
+from hangwatch.capture.roles import is_mp_helper
 from hangwatch.records.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.records.incident import Where
 
@@ -484,15 +485,10 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds:.0f} s"
 
 
-MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "multiprocessing.semaphore_tracker")
-
-
 def may_exit(role: Role, cmdline: tuple[str, ...]) -> bool:
     """Whether a child may exit by itself, and so send its parent SIGCHLD: not a DataLoader or compile worker, nor
     one of multiprocessing's helpers (they live as long as their parent; torch's SIGCHLD handler only raises)."""
-    return role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not any(
-        h in " ".join(cmdline) for h in MP_HELPERS
-    )
+    return role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not is_mp_helper(cmdline)
 
 
 def build_views(ev: Evidence) -> list[ProcessView]:
