@@ -606,12 +606,14 @@ def test_a_lock_held_by_main_and_awaited_by_a_worker_names_both_sides(start_job)
 
 
 @pytest.mark.e2e
-def test_a_wait_on_a_socket_with_no_peer_is_alive_while_anything_of_the_job_moves(run):
-    """A trainer in recvfrom() on its own UDP socket (no peer: any process may send to it) while the evaluator it
-    started polls for its input, asleep between checks: the wait may end with it. It was killed at --min-stall as
-    `io.network_wait` with no proof; it is slow, and the job exits 0 once the child sends."""
+@pytest.mark.parametrize("kind", ["udp", "listener"])
+def test_a_wait_on_a_socket_with_no_peer_is_alive_while_anything_of_the_job_moves(run, kind):
+    """A trainer in recvfrom() on its own UDP socket, or in a unix Listener's accept() (no peer: any process may send
+    or connect), while the evaluator it started polls for its input, asleep between checks: the wait may end with it.
+    Both were killed at --min-stall as `io.network_wait` with no proof; each is slow, and exits 0 once the child
+    reports."""
     go = run.tmp / "go"
-    p = run.start(*QUICK, "--on-hang", "kill", *py("datagram_report.py", "late", str(go)))
+    p = run.start(*QUICK, "--on-hang", "kill", *py("socket_report.py", "late", kind, str(go)))
     look = wait_for_event(run, "extended")
     go.write_text("")
     out, err = p.communicate(timeout=90)
@@ -622,14 +624,15 @@ def test_a_wait_on_a_socket_with_no_peer_is_alive_while_anything_of_the_job_move
 
 
 @pytest.mark.e2e
-def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(run):
-    """The hung twin: the child exited without sending and nothing else lives; no proof (a process outside the job
-    may still send), so the clock decides, at --min-stall."""
-    r = run(*QUICK, "--on-hang", "kill", *py("datagram_report.py", "dead"))
+@pytest.mark.parametrize("kind", ["udp", "listener"])
+def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(run, kind):
+    """The hung twins: the child exited without reporting and nothing else lives; no proof (a process outside the
+    job may still send or connect), so the clock decides, at --min-stall."""
+    r = run(*QUICK, "--on-hang", "kill", *py("socket_report.py", "dead", kind))
     assert r.returncode == 124, r.stderr.decode()[-3000:]
     root = root_cause(run.hang())
     assert root["cause"] == "io.network_wait" and root["proof"] is None, root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("datagram_report.py")
+    assert (root["where"]["file"], root["where"]["line"]) == marker("socket_report.py", f"{kind.upper()}-HERE")
 
 
 @pytest.mark.e2e

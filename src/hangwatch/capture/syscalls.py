@@ -441,8 +441,13 @@ class SocketTables:
         return self._by_ns[ns]
 
 
+LISTENING = " (listening)"  # said of a listening unix socket: no peer, any process may connect
+_SO_ACCEPTCON = 0x10000  # /proc/net/unix's Flags of a listening socket
+
+
 class SocketTable:
-    """inode -> "tcp 1.2.3.4:5 -> 6.7.8.9:10", read lazily once per capture sample."""
+    """inode -> "tcp 1.2.3.4:5 -> 6.7.8.9:10" (a listening unix socket: "unix /path (listening)"), read lazily
+    once per capture sample."""
 
     def __init__(self, pid: int) -> None:
         self._pid = pid
@@ -461,6 +466,10 @@ class SocketTable:
                             self._table[f[9]] = f"{proto.rstrip('6')} {_hex_addr(f[1])} -> {_hex_addr(f[2])}"
                         except (ValueError, OSError):
                             continue
+            for line in (read_text(PROC / str(self._pid) / "net" / "unix") or "").splitlines()[1:]:
+                f = line.split()  # Num RefCount Protocol Flags Type St Inode [Path]
+                if len(f) > 6 and int(f[3], 16) & _SO_ACCEPTCON:
+                    self._table[f[6]] = f"unix {f[7] if len(f) > 7 else '(unnamed)'}{LISTENING}"
         return self._table.get(inode)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hangwatch.capture.syscalls import LISTENING
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
@@ -227,15 +228,15 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
     return hit
 
 
-# The remote address of a socket that has no peer: a listening one (in accept()), an unconnected datagram one
-NO_PEER = (" -> 0.0.0.0:0", " -> :::0")
+# The end of a socket's words when it has no peer: a listening one (in accept()), an unconnected datagram one
+NO_PEER = (" -> 0.0.0.0:0", " -> :::0", LISTENING)
 
 
 def _peerless(t: ThreadView) -> str | None:
     """The socket a thread is blocked on for the whole window (its local address) where it has no peer, so that any
     process, of the job or not, may end the wait (connect, send a datagram); None for any other wait."""
     target = t.last.fd_target or ""
-    return target.split(" -> ")[0] if t.blocked and target.endswith(NO_PEER) else None
+    return target.split(" -> ")[0].removesuffix(LISTENING) if t.blocked and target.endswith(NO_PEER) else None
 
 
 def _descendants(scene: Scene, pid: int) -> list[ProcessView]:
