@@ -214,6 +214,10 @@ def test_a_node_that_starts_25_s_late_is_not_killed(run, tmp_path):
     assert [(i["verdict"], i["action"]) for i in incidents] == [("waiting", "none")]
 
 
+def _store_read(root: dict) -> bool:
+    return root["cause"] == "distributed.rendezvous_wait" and "joined the store" in root["summary"]
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("backend", ["static", "c10d"])
 def test_torchruns_own_rendezvous_names_the_store_and_the_nodes_joined(start_job, backend):
@@ -241,8 +245,8 @@ def test_torchruns_own_rendezvous_names_the_store_and_the_nodes_joined(start_job
     )
     deadline = time.monotonic() + 30
     incident = inspect_json(job.pid, window=1)
-    while root_cause(incident)["cause"] != "distributed.rendezvous_wait" and time.monotonic() < deadline:
-        time.sleep(1)  # the launcher is still importing torch
+    while not _store_read(root_cause(incident)) and time.monotonic() < deadline:
+        time.sleep(1)  # the launcher is still importing torch, or has not yet bound its store (a loaded machine)
         incident = inspect_json(job.pid, window=1)
     root = root_cause(incident)
     assert (incident["verdict"], root["cause"]) == ("waiting", "distributed.rendezvous_wait"), root
