@@ -632,8 +632,9 @@ def test_a_wait_on_a_socket_with_no_peer_is_alive_while_anything_of_the_job_move
 def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(run, kind):
     """The hung twins: the child exited without reporting and nothing else lives; no proof (a process outside the
     job may still send or connect), so the clock decides, at --min-stall."""
-    r = run(*QUICK, "--on-hang", "kill", *py("socket_report.py", "dead", kind))
+    r = run(*QUICK, "--max-slow", "30", "--on-hang", "kill", *py("socket_report.py", "dead", kind))
     assert r.returncode == 124, r.stderr.decode()[-3000:]
+    assert [i["verdict"] for i in _incidents(run)] == ["hung"]  # at the first look: not said slow until --max-slow
     root = root_cause(run.hang())
     assert root["cause"] == "io.network_wait" and root["proof"] is None, root
     assert (root["where"]["file"], root["where"]["line"]) == marker("socket_report.py", f"{kind.upper()}-HERE")

@@ -467,9 +467,13 @@ class SocketTable:
                         except (ValueError, OSError):
                             continue
             for line in (read_text(PROC / str(self._pid) / "net" / "unix") or "").splitlines()[1:]:
-                f = line.split()  # Num RefCount Protocol Flags Type St Inode [Path]
-                if len(f) > 6 and int(f[3], 16) & _SO_ACCEPTCON:
-                    self._table[f[6]] = f"unix {f[7] if len(f) > 7 else '(unnamed)'}{LISTENING}"
+                f = line.split(None, 7)  # Num RefCount Protocol Flags Type St Inode [Path]: a path may hold spaces
+                try:
+                    listening = len(f) > 7 and int(f[3], 16) & _SO_ACCEPTCON
+                except ValueError:  # a path with a newline in it makes a row of its own
+                    continue
+                if listening:  # a listening socket is always bound: it has a path (or an abstract "@name")
+                    self._table[f[6]] = f"unix {f[7]}{LISTENING}"
         return self._table.get(inode)
 
 

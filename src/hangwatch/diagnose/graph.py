@@ -41,6 +41,7 @@ locals advance (or its stack moves at full CPU); a loop whose locals stay put wh
 
 from __future__ import annotations
 
+from hangwatch.capture.syscalls import LISTENING
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import (
     ENDED_BY_EXIT,
@@ -271,6 +272,7 @@ def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_re
 def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
+    out.extend(_peerless(scene, v))
     t = v.main_thread
     if t is None or not v.has_stacks:
         return out + _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
@@ -402,6 +404,35 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
     return out
 
 
+# The end of a socket's words when it has no peer: a listening one (in accept()), an unconnected datagram one
+NO_PEER = (" -> 0.0.0.0:0", " -> :::0", LISTENING)
+
+
+def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
+    """A thread blocked on a socket with no peer (a listener's ``accept()``, an unconnected datagram socket's
+    receive): any process may end its wait (connect, send), as of a FIFO's open, so the rest of the job is what it
+    waits on: moving (alive) while any other process of the job moves (a thread of its own, a heartbeat, does not
+    connect to it), else blocked (never proof: a process outside the job may still; hung only by --min-stall)."""
+    out: list[tuple[Edge, Node]] = []
+    for t in v.threads:
+        target = t.last.fd_target or ""
+        if not target.endswith(NO_PEER) or not (t.blocked or kernel_blocked(t)):
+            continue
+        socket = target.split(" -> ")[0].removesuffix(LISTENING)
+        at = describe(innermost_user(t.frames)) if t.frames else "its native code"
+        moves = moving(scene, besides=v.pid)
+        anyone = f"job:{v.pid}"
+        words = f"{v.label()} waits on {socket}, a socket with no peer, at {at}"
+        node = Node(
+            anyone,
+            "the rest of the job (any process could connect or send)",
+            "moves" if moves else "blocked",
+            moves or "nothing else in the job moves that could connect or send",
+        )
+        out.append((Edge(pid_id(v.pid), anyone, "socket", words, timeout=t.last.timeout, tid=t.tid), node))
+    return out
+
+
 def _others_may_act(v: ProcessView) -> bool:
     """Another thread of ``v`` than its main one might still change what main does (a Python thread, not parked, not
     library machinery)."""
@@ -479,8 +510,8 @@ _PREFER_ALL = _order(
 
 
 def _rank(edge: Edge, nodes: dict[str, Node]) -> float:
-    if edge.resource == "fifo":
-        return len(_PREFER) + 1  # any process could open it: it stands for its process only where nothing else does
+    if edge.holder.startswith("job:"):  # any process could open the FIFO, connect or send to the socket: it stands
+        return len(_PREFER) + 1  # for its process only where nothing else does
     order = (
         _PREFER_BATCH
         if edge.resource == "dataloader batch"

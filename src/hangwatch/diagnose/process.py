@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from hangwatch import signatures as sg
-from hangwatch.capture.roles import is_mp_helper
 from hangwatch.causes import Cause
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
@@ -215,18 +214,17 @@ def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     argument), else every living child that may exit by itself (``views.may_exit``: not a DataLoader or compile
     worker, nor multiprocessing's resource tracker, which a `spawn` Pool's parent never waits for). A zombie child
     has exited: its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
-    kids = [c for c in scene.children(v.pid) if may_exit(c.role, c.info.cmdline) and not c.state.startswith("Z")]
+    alive = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
     named = v.main_thread.last.wait_child if v.main_thread is not None else None
-    if named is not None and any(k.pid == named for k in kids):
-        return [k for k in kids if k.pid == named]
-    return kids
+    if named is not None and any(k.pid == named for k in alive):  # the kernel's argument, whoever it names
+        return [k for k in alive if k.pid == named]
+    return [c for c in alive if may_exit(c.role, c.info.cmdline)]
 
 
 def _launches_ranks(kids: list[ProcessView]) -> bool:
-    """Whether the children waited for are ranks (and multiprocessing's helpers) the process launched itself."""
-    return any(k.role == Role.RANK for k in kids) and all(
-        k.role == Role.RANK or is_mp_helper(k.info.cmdline) for k in kids
-    )
+    """Whether the children waited for are ranks the process launched itself (``waited_children`` leaves out
+    multiprocessing's helpers)."""
+    return bool(kids) and all(k.role == Role.RANK for k in kids)
 
 
 def _flushes_a_queue(f: Frame) -> bool:

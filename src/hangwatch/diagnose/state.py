@@ -548,11 +548,13 @@ def runs(v: ProcessView) -> str | None:
     return f"{v.label()} used {v.cpu_text()}" if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT else None
 
 
-def moving(scene: Scene) -> str | None:
+def moving(scene: Scene, besides: int | None = None) -> str | None:
     """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when nothing
-    does. The one answer to "does anything of this job move?" that the verdict without a named cause, the FIFO
-    namer and the startup probes all ask."""
+    does (``besides``: a process not asked about). The one answer to "does anything of this job move?" that the
+    verdict without a named cause, the FIFO namer, the socket with no peer and the startup probes all ask."""
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
+        if v.pid == besides:
+            continue
         if v.ended:  # an ending is a change: the next look sees what it leaves
             return v.ended
         gone = threads_ended(v) if v.role != Role.LAUNCHER else ()  # so is a thread's, as its wake-ups are

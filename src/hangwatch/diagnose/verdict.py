@@ -8,23 +8,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hangwatch.capture.syscalls import LISTENING
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
 from hangwatch.diagnose.scene import Hit, Scene
-from hangwatch.diagnose.state import (
-    ALIVE,
-    VERDICTS,
-    moving,
-    process_state,
-    progressing,
-    runs,
-    self_held_alive,
-    thread_state,
-)
+from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
 from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX, LATE_TIMER_FIX, P2P_FIX, SELF_WAIT_FIX
 from hangwatch.records.evidence import Role
@@ -197,9 +187,7 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
     while another thread of its own process that could release its thread-level wait (a lock, an event, a queue, a
     join) is, is not declared by the clock: the wait may end with that work (a parent in ``accept()`` while the
     evaluator it started computes, then connects; the exit's join of a listener whose stop event a flushing thread
-    sets when it is done); nor is a wait on a socket with no peer (a listener's accept, an unconnected datagram
-    socket's receive), which any process may end, while anything of the job moves (``state.moving``: a child asleep on
-    a timer may then send). It is slow, with the work as its proof where the state module proves it (bounded by
+    sets when it is done). It is slow, with the work as its proof where the state module proves it (bounded by
     --max-slow), else judged against the job's history; never by --min-stall."""
     f = hit.finding
     w = f.where
@@ -212,11 +200,6 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
         return _not_hung(f, said, (fact,), proof.work(fact) if proven else None)
     v = scene.view(w.pid)
     t = next((x for x in v.threads if x.tid == w.tid), None) if v is not None and w.tid is not None else None
-    socket = _peerless(t) if t is not None else None
-    moves = moving(scene) if socket is not None else None
-    if socket is not None and moves is not None:  # as of a FIFO's open: anyone may end it, and something moves
-        said = f"Not proven hung: it waits on {socket}, which any process may connect or send to, and {moves}."
-        return _not_hung(f, said, (f"{socket}: a socket with no peer", moves))
     if v is None or t is None or proof.sync_wait(t) is None:
         return hit  # only another thread releases a thread-level wait: a socket's or a child's is another's
     for o in v.threads:
@@ -226,17 +209,6 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
             said = f"Not proven hung: another thread of it works ({fact}); the wait may end with that work."
             return _not_hung(f, said, (fact,), proof.work(fact) if m.proves_work else None)
     return hit
-
-
-# The end of a socket's words when it has no peer: a listening one (in accept()), an unconnected datagram one
-NO_PEER = (" -> 0.0.0.0:0", " -> :::0", LISTENING)
-
-
-def _peerless(t: ThreadView) -> str | None:
-    """The socket a thread is blocked on for the whole window (its local address) where it has no peer, so that any
-    process, of the job or not, may end the wait (connect, send a datagram); None for any other wait."""
-    target = t.last.fd_target or ""
-    return target.split(" -> ")[0].removesuffix(LISTENING) if t.blocked and target.endswith(NO_PEER) else None
 
 
 def _descendants(scene: Scene, pid: int) -> list[ProcessView]:
