@@ -132,18 +132,23 @@ def _alive_end(
     chain = _chain_of(graph, v, t)
     if chain is not None and chain.proof is not None and chain.proof.kind == ProofKind.HANG:
         return None  # its own wait is proven hung: the work of another process does not end it
-    if chain is not None and chain.ending in ALIVE_ENDINGS:
-        kept = chain.proof if chain.proof is not None and chain.proof.kind == ProofKind.WORK else None
-        is_ = STATE_WORDS.get(chain.ending, chain.ending)
-        hops = " -> ".join(h.words for h in chain.hops)  # every hop: the wait followed may not be the one named
-        return f"{hops}, and {chain.end.label} is {is_}: {chain.end.fact}", chain.lines(), kept
+    if chain is not None and chain.ending in ALIVE_ENDINGS and not (chain.ending == "moves" and t is v.main_thread):
+        return _alive_end_of(chain)
     if t is not v.main_thread:
         return None  # another thread's wait: only its own chain speaks for it
-    found = _working_descendant(scene, v.pid)
+    found = _working_descendant(scene, v.pid)  # where anyone may end the wait ("moves"), the work is the better fact
     if found is None:
-        return None
+        return _alive_end_of(chain) if chain is not None and chain.ending == "moves" else None
     fact, proven = found
     return f"{fact}: the wait may end with that work", (fact,), proof.work(fact) if proven else None
+
+
+def _alive_end_of(chain: Chain) -> tuple[str, tuple[str, ...], Proof | None]:
+    """A chain's alive end in words, its facts, and its proof of work where it carries one."""
+    kept = chain.proof if chain.proof is not None and chain.proof.kind == ProofKind.WORK else None
+    is_ = STATE_WORDS.get(chain.ending, chain.ending)
+    hops = " -> ".join(h.words for h in chain.hops)  # every hop: the wait followed may not be the one named
+    return f"{hops}, and {chain.end.label} is {is_}: {chain.end.fact}", chain.lines(), kept
 
 
 def _waited_on(graph: WaitGraph | None, v: ProcessView) -> bool:
