@@ -461,6 +461,7 @@ PROVEN = [  # (script, args, the cause, the tag of its line, what the summary mu
     ("dl_worker_blocked.py", (), "dataloader.worker_stuck", "HANG-HERE", "never returns its batch"),
     ("pool_lost.py", (), "child.lost_work", "HANG-HERE", "vanished at"),
     ("mp_lock_orphaned.py", (), "code.deadlock", "HANG-HERE", "whose holder is gone"),
+    ("mp_event_setter_exited.py", (), "code.deadlock", "HANG-HERE", "which no living process can set"),
     ("deadlock.py", (), "code.deadlock", "HANG-HERE:saver", "deadlocked"),
 ]
 

@@ -409,12 +409,14 @@ NO_PEER = (" -> 0.0.0.0:0", " -> :::0", LISTENING)
 
 
 def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
-    """A thread blocked on a socket with no peer (a listener's ``accept()``, an unconnected datagram socket's
+    """The main thread blocked on a socket with no peer (a listener's ``accept()``, an unconnected datagram socket's
     receive): any process may end its wait (connect, send), as of a FIFO's open, so the rest of the job is what it
     waits on: moving (alive) while any other process of the job moves (a thread of its own, a heartbeat, does not
-    connect to it), else blocked (never proof: a process outside the job may still; hung only by --min-stall)."""
+    connect to it), else blocked (never proof: a process outside the job may still; hung only by --min-stall).
+    Another thread's accept is a server's idle state (multiprocessing's resource sharer in every DataLoader worker
+    that passed a file descriptor, a metrics endpoint), not what its process waits on."""
     out: list[tuple[Edge, Node]] = []
-    for t in v.threads:
+    for t in (v.main_thread,) if v.main_thread is not None else ():
         target = t.last.fd_target or ""
         if not target.endswith(NO_PEER) or not (t.blocked or kernel_blocked(t)):
             continue

@@ -400,11 +400,16 @@ def semaphore_wait(
         if w.value != 0 or not w.waiters:
             return []
         handler = interrupted_wait(t.frames)
+        event = event_wait(t)  # an event or condition is not held: what is gone is whoever was to set it
+        if event:
+            lock = "a multiprocessing event (or condition)"
         if handler is not None:
             why = (
                 f"in {handler[0].function}, a signal handler that interrupted this very thread's wait at "
                 f"{describe(handler[1])}: only this thread could release it, and it is in the handler"
             )
+        elif event:
+            why = "which no living process can set: every process that shares it waits on it"
         else:
             why = (
                 "whose holder is gone (or is this very thread, re-entering it): every process that shares it "
@@ -414,6 +419,8 @@ def semaphore_wait(
             f"the frames show a signal handler ({handler[0].function}) run inside this thread's own wait at "
             f"{describe(handler[1])}"
             if handler is not None
+            else "no process that shares it is outside a wait on it: the one that was to set it has exited"
+            if event
             else "no process that shares it is outside a wait for it: the one that took it is gone (a process "
             "that dies holding a multiprocessing lock never releases it), or it is a waiter itself"
         )
@@ -426,6 +433,12 @@ def semaphore_wait(
                     where=v.where(t, frame),
                     evidence=tuple(ev),
                     fix=(
+                        "The process that was to set it exited first (returned early, raised, or was killed): wait "
+                        "with a timeout and check that the setter is alive (`ev.wait(60)` in a loop with "
+                        "`p.is_alive()`), or set it in a `finally:`.",
+                    )
+                    if event
+                    else (
                         "A process died while it held the lock (killed, or crashed): the lock is never released. "
                         "Restart "
                         "the job; take such locks with `with lock:` so an exception releases them.",
