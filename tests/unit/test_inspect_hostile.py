@@ -40,8 +40,9 @@ def test_no_interpreter_found_is_not_said_to_be_no_python_process():
 
 def test_the_socket_table_reads_listening_unix_sockets_and_skips_rows_a_path_forges(tmp_path, monkeypatch):
     """/proc/net/unix as the kernel writes it: a listening socket (Flags 00010000) whose path holds a space, a
-    connected one, and a row forged by a newline in another socket's path (any process on the host can bind one):
-    the listener is read whole, the forged row is skipped, nothing raises."""
+    connected one, and rows forged by a newline in another socket's path (any process on the host can bind one),
+    one garbled, one well formed that repeats the connected socket's inode as listening: the listener is read whole,
+    the forged rows are not believed, nothing raises."""
     from hangwatch.capture import syscalls
 
     net = tmp_path / "42" / "net"
@@ -52,9 +53,10 @@ def test_the_socket_table_reads_listening_unix_sockets_and_skips_rows_a_path_for
         "0000000000000000: 00000003 00000000 00000000 0001 03 5002 /tmp/pymp-x/client\n"
         "0000000000000000: 00000002 00000000 00010000 0001 01 5003 a\n"
         "0000: 00000002 00000000 zz 0001 01 123 x\n"
+        "0000000000000000: 00000002 00000000 00010000 0001 01 5002 forged\n"  # a path's newline, well formed
     )
     monkeypatch.setattr(syscalls, "PROC", tmp_path)
     table = syscalls.SocketTable(42)
     assert table.lookup("5001") == "unix /tmp/pymp-x/my listener (listening)"
-    assert table.lookup("5002") is None  # connected: its peer is read elsewhere (sock_diag)
+    assert table.lookup("5002") is None  # connected (its peer is read elsewhere, sock_diag); a second row is forged
     assert table.lookup("123") is None

@@ -466,14 +466,18 @@ class SocketTable:
                             self._table[f[9]] = f"{proto.rstrip('6')} {_hex_addr(f[1])} -> {_hex_addr(f[2])}"
                         except (ValueError, OSError):
                             continue
+            rows: dict[str, list[list[str]]] = {}
             for line in (read_text(PROC / str(self._pid) / "net" / "unix") or "").splitlines()[1:]:
                 f = line.split(None, 7)  # Num RefCount Protocol Flags Type St Inode [Path]: a path may hold spaces
-                try:
-                    listening = len(f) > 7 and int(f[3], 16) & _SO_ACCEPTCON
-                except ValueError:  # a path with a newline in it makes a row of its own
+                if len(f) > 6:
+                    rows.setdefault(f[6], []).append(f)
+            for node, (f, *forged) in rows.items():
+                try:  # a path with a newline in it makes a row of its own: an inode in two rows is not trusted
+                    listening = not forged and len(f) > 7 and int(f[3], 16) & _SO_ACCEPTCON
+                except ValueError:
                     continue
                 if listening:  # a listening socket is always bound: it has a path (or an abstract "@name")
-                    self._table[f[6]] = f"unix {f[7]}{LISTENING}"
+                    self._table[node] = f"unix {f[7]}{LISTENING}"
         return self._table.get(inode)
 
 

@@ -18,7 +18,9 @@ each with the resource and the measured fact it was read from:
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
   0) that every process sharing it waits for -> nobody;
 - a thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
-  ``moves`` while anything of it moves), followed only where its process waits on nothing else;
+  ``moves`` while anything of it moves), followed only where its process waits on nothing else; so is the main
+  thread of a process that is not a rank blocked on a socket with no peer (accept, an unconnected datagram socket:
+  ``moves`` while another process of the job moves), drawn only where nothing else is;
 - a process waiting for a DataLoader batch that no worker holds (it and every worker idle for the whole window)
   -> nobody;
 - a process waiting for a pool's result that nobody will hand over (the pool's result handler gone, a worker lost
@@ -272,10 +274,10 @@ def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_re
 def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
-    out.extend(_peerless(scene, v))
     t = v.main_thread
     if t is None or not v.has_stacks:
-        return out + _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
+        out += _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
+        return out or list(_peerless(scene, v))
     at = describe(innermost_user(t.frames))
     lost = lost_result(scene, v)
     if lost is not None:  # the pool's result that nobody will hand over: what its main thread waits on
@@ -289,7 +291,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     out.extend(_held_waits(scene, v))
     out.extend((e, None) for e in _rank_waits(scene, v, at))
     if not out:
-        out.extend(signalled(scene, v, t, at) or thread_waits(v))
+        out.extend(signalled(scene, v, t, at) or thread_waits(v) or _peerless(scene, v))
     return out
 
 
@@ -414,8 +416,11 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
     waits on: moving (alive) while any other process of the job moves (a thread of its own, a heartbeat, does not
     connect to it), else blocked (never proof: a process outside the job may still; hung only by --min-stall).
     Another thread's accept is a server's idle state (multiprocessing's resource sharer in every DataLoader worker
-    that passed a file descriptor, a metrics endpoint), not what its process waits on."""
+    that passed a file descriptor, a metrics endpoint), not what its process waits on; a rank's or a launcher's is
+    the rank graph's to judge (its peers, waiting on it, would count as moving)."""
     out: list[tuple[Edge, Node]] = []
+    if v.role in (Role.RANK, Role.LAUNCHER):
+        return out
     for t in (v.main_thread,) if v.main_thread is not None else ():
         target = t.last.fd_target or ""
         if not target.endswith(NO_PEER) or not (t.blocked or kernel_blocked(t)):

@@ -127,8 +127,9 @@ def _alive_end(
 ) -> tuple[str, tuple[str, ...], Proof | None] | None:
     """What the wait of thread ``t`` of ``v`` leads to, where it is alive: its chain's end (a compiler it reads from,
     a holder asleep on a timer, the rest of the job that could open its FIFO), else, for the main thread, a process
-    it started measured working (the work the wait may end with). A sentence of it, the facts in words, and the
-    proof of work where one was measured; None where nothing it waits on is seen alive."""
+    it started measured working (the work the wait may end with); for a main thread whose chain ends at the rest of
+    the job (anyone may end its wait), that work first. A sentence of it, the facts in words, and the proof of work
+    where one was measured; None where nothing it waits on is seen alive."""
     chain = _chain_of(graph, v, t)
     if chain is not None and chain.proof is not None and chain.proof.kind == ProofKind.HANG:
         return None  # its own wait is proven hung: the work of another process does not end it
@@ -190,8 +191,8 @@ def _working_descendant(scene: Scene, pid: int) -> tuple[str, bool] | None:
 def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
     """A hang named without proof while a process the waiter started (a child, a grandchild) is measured working, or
     while another thread of its own process that could release its thread-level wait (a lock, an event, a queue, a
-    join) is, is not declared by the clock: the wait may end with that work (a parent in ``accept()`` while the
-    evaluator it started computes, then connects; the exit's join of a listener whose stop event a flushing thread
+    join) is, is not declared by the clock: the wait may end with that work (a parent in a network call while the
+    evaluator it started computes, then answers; the exit's join of a listener whose stop event a flushing thread
     sets when it is done). It is slow, with the work as its proof where the state module proves it (bounded by
     --max-slow), else judged against the job's history; never by --min-stall."""
     f = hit.finding

@@ -113,6 +113,13 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     )
 
 
+def _event_wait(t: ThreadView) -> bool:
+    """An Event's wait for its condition's notification (innermost: ``Condition.wait``, not the acquire of the
+    condition's own lock, which a holder may take and die with), not a Barrier's or a JoinableQueue's."""
+    sync = [f for f in t.frames if f.file.endswith("multiprocessing/synchronize.py")]
+    return bool(sync) and sync[0].function == "Condition.wait" and any(f.function == "Event.wait" for f in sync)
+
+
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     if not w.holders and w.kind == "soft" and w.note and "no process has it open" in w.note:
         return _unheld_soft_lock(v, t, w)
@@ -400,9 +407,9 @@ def semaphore_wait(
         if w.value != 0 or not w.waiters:
             return []
         handler = interrupted_wait(t.frames)
-        event = event_wait(t)  # an event or condition is not held: what is gone is whoever was to set it
+        event = _event_wait(t)  # an event is not held: what is gone is whoever was to set it
         if event:
-            lock = "a multiprocessing event (or condition)"
+            lock = "a multiprocessing event"
         if handler is not None:
             why = (
                 f"in {handler[0].function}, a signal handler that interrupted this very thread's wait at "
