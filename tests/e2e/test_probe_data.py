@@ -72,10 +72,10 @@ def test_fork_only_hang_is_found_and_spawn_recommended_over_it(tmp_path):
     rec = rep["recommendation"]["dataloader_kwargs"]
     assert rec.get("multiprocessing_context") != "fork"
     # A fork cell's workers start from the cell's own imports: its first batch gets 10 s once the
-    # DataLoader exists, not the 30 s a spawn worker's torch import needs (2 hung cells: not a minute). About 45 s
-    # here, and 77 s once in a CI run on a loaded, slower machine: 100 s, which guards only against much longer
-    # waits now (30 s fork cells would come to about 85 s on a quiet machine).
-    assert time.monotonic() - t0 < 100
+    # DataLoader exists, not the 30 s a spawn worker's torch import needs (2 hung cells: not a minute). About 45-52 s
+    # alone, 77 s once in a CI run on a loaded machine and 118 s in another on a day this machine ran at half speed:
+    # 150 s, which guards only against waits far longer than the cells' (30 s cells come to about 85 s alone).
+    assert time.monotonic() - t0 < 150
 
 
 def test_a_batch_that_computes_past_the_item_timeout_is_looked_at_and_not_called_hung(tmp_path):
