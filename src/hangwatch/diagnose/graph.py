@@ -418,26 +418,24 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
     Another thread's accept is a server's idle state (multiprocessing's resource sharer in every DataLoader worker
     that passed a file descriptor, a metrics endpoint), not what its process waits on; a rank's or a launcher's is
     the rank graph's to judge (its peers, waiting on it, would count as moving)."""
-    out: list[tuple[Edge, Node]] = []
-    if v.role in (Role.RANK, Role.LAUNCHER):
-        return out
-    for t in (v.main_thread,) if v.main_thread is not None else ():
-        target = t.last.fd_target or ""
-        if not target.endswith(NO_PEER) or not (t.blocked or kernel_blocked(t)):
-            continue
-        socket = target.split(" -> ")[0].removesuffix(LISTENING)
-        at = describe(innermost_user(t.frames)) if t.frames else "its native code"
-        moves = moving(scene, besides=v.pid)
-        anyone = f"job:{v.pid}"
-        words = f"{v.label()} waits on {socket}, a socket with no peer, at {at}"
-        node = Node(
-            anyone,
-            "the rest of the job (any process could connect or send)",
-            "moves" if moves else "blocked",
-            moves or "nothing else in the job moves that could connect or send",
-        )
-        out.append((Edge(pid_id(v.pid), anyone, "socket", words, timeout=t.last.timeout, tid=t.tid), node))
-    return out
+    t = v.main_thread
+    target = (t.last.fd_target or "") if t is not None else ""
+    if t is None or v.role in (Role.RANK, Role.LAUNCHER) or not target.endswith(NO_PEER):
+        return []
+    if not (t.blocked or kernel_blocked(t)):
+        return []
+    socket = target.split(" -> ")[0].removesuffix(LISTENING)
+    at = describe(innermost_user(t.frames)) if t.frames else "its native code"
+    moves = moving(scene, besides=v.pid)
+    anyone = f"job:{v.pid}"
+    words = f"{v.label()} waits on {socket}, a socket with no peer, at {at}"
+    node = Node(
+        anyone,
+        "the rest of the job (any process could connect or send)",
+        "moves" if moves else "blocked",
+        moves or "nothing else in the job moves that could connect or send",
+    )
+    return [(Edge(pid_id(v.pid), anyone, "socket", words, timeout=t.last.timeout, tid=t.tid), node)]
 
 
 def _others_may_act(v: ProcessView) -> bool:
