@@ -339,6 +339,15 @@ def torchrun(n: int, script: str, *args: str) -> list[str]:
     ]
 
 
+def bytes_differ(got: bytes, want: bytes) -> str | None:
+    """Where ``got`` differs from ``want`` (their lengths and the first differing offset with a few bytes of each), or
+    None when they are the same: what a failure of a byte-for-byte check says instead of pytest's diff of megabytes."""
+    if got == want:
+        return None
+    at = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
+    return f"{len(got)} bytes, not {len(want)}; first differs at {at}: {got[at : at + 40]!r} vs {want[at : at + 40]!r}"
+
+
 def marker(script: str | Path, tag: str = "HANG-HERE") -> tuple[str, int]:
     """(absolute path, line) of the line carrying ``# TAG`` (exactly that tag)."""
     path = Path(script) if Path(script).is_absolute() else SCENARIOS / script

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hangwatch.capture.proc import PROC, read_io, read_stat, tracer_of
-from hangwatch.capture.syscalls import cut_short_by_a_stop
+from hangwatch.capture.syscalls import cut_short_by_a_stop, read_blocked_call
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import Frame
 
@@ -84,6 +84,12 @@ WRITE_WATCH_S = 0.01
 # 1 read in 44 lost 917,504 bytes; another lost bytes at its first read of the writer): a process is stopped only
 # once this hangwatch has seen it write nothing for QUIET_S, over its earlier reads of it.
 QUIET_S = 1.0
+# Nor is a process stopped whose thread's sleep (or poll) ends within WAKE_MARGIN_S: the stop lands after py-spy has
+# started (10 ms alone, ~0.1 s beside six busy loops), and a thread that wakes into a write on a full pipe by then is
+# cut short (a helper napping 2.5 s before each 512-KiB write, read every 0.1 s: 0.4-1.6 of 2 MiB lost each run, and
+# in CI a job printing 64-KiB lines after a 6-s sleep lost output to a look at the sleep's end). A timed futex wait
+# (the GIL's 5 ms, an Event's timeout) is not counted: the GIL's waiters would leave no running process stopped.
+WAKE_MARGIN_S = 1.0
 _quiet: dict[int, tuple[int, float, int]] = {}  # pid -> (its wchar when last read, since when, its start ticks)
 
 
@@ -94,6 +100,7 @@ class Refusal:
 
     why: str
     said: bool = False
+    wakes: float | None = None  # only a thread's sleep ending in this many seconds (a stop after it is safe again)
 
 
 def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[int, Refusal]:
@@ -159,7 +166,20 @@ def _thread_refusing_a_stop(pid: int) -> Refusal | None:
             if call is not None:
                 why = f"thread {tid} is blocked in {call}, which a stop would cut short (the job would lose bytes)"
                 return Refusal(why, said=True)
+            wakes = _wakes_in(pid, int(tid))
+            if wakes is not None and wakes < WAKE_MARGIN_S:
+                return Refusal(
+                    f"thread {tid} wakes in {wakes:.1f} s from a sleep; a stop may land in what follows", wakes=wakes
+                )
     return None
+
+
+def _wakes_in(pid: int, tid: int) -> float | None:
+    """Seconds until a thread's sleep or poll ends by its timer (None: not such a wait, or no timer to read)."""
+    call = read_blocked_call(pid, tid)
+    if call is None or call.name == "futex":
+        return None
+    return call.wakes_in
 
 
 def dump_command(
@@ -256,6 +276,10 @@ def dump_stacks(
     procs: dict[int, tuple[subprocess.Popen[str], bool, str | None]] = {}
     results: dict[int, StackResult] = {}
     refused = why_not_stop([pid for pid, nonblocking in targets.items() if not nonblocking])
+    waking = [r.wakes for r in refused.values() if r.wakes is not None]
+    if native and waking:  # a native read needs the stop: once, after the sleeps that end soon have ended
+        time.sleep(min(max(waking), WAKE_MARGIN_S) + 0.05)
+        refused = why_not_stop([pid for pid, nonblocking in targets.items() if not nonblocking])
     for pid, nonblocking in targets.items():
         command = dump_command(py_spy, pid, native=native, nonblocking=nonblocking, refused=refused)
         if command is None:
