@@ -220,3 +220,33 @@ def test_a_short_soak_leaks_no_fds_or_threads():
 
 
 assert SCENARIOS.is_dir()
+
+
+def test_a_job_that_ends_with_its_pipe_full_behind_a_slow_reader_loses_no_byte(run, tmp_path):
+    """The job prints 1.5 MiB and exits at once; the reader of hangwatch's output takes 16 KiB every 0.1 s, so at the
+    job's end about 1 MiB waits in its pipe and the pass-through needs some 7 s to pass it on. The drain at the end
+    waits while the pumps still move bytes (a fixed 5 s gave up, closed output.log under the pump, and lost the
+    rest of both copies); output.log and hangwatch's output hold every byte."""
+
+    script = tmp_path / "burst.py"
+    script.write_text(
+        "import sys\n"
+        "out = sys.stdout.buffer\n"
+        "for i in range(18000):\n"
+        "    out.write(b'%08d ' % i + b'y' * 78 + b'\\n')\n"
+    )
+    expected = b"".join(b"%08d " % i + b"y" * 78 + b"\n" for i in range(18000))
+    p = run.start("--", sys.executable, str(script))
+    assert p.stdout is not None
+    got, deadline = bytearray(), time.monotonic() + 60
+    while time.monotonic() < deadline:
+        chunk = os.read(p.stdout.fileno(), 16384)
+        if not chunk:
+            break
+        got += chunk
+        time.sleep(0.1)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err.decode()[-2000:]
+    assert bytes_differ(bytes(got), expected) is None, bytes_differ(bytes(got), expected)
+    logged = (run.dir / "output.log").read_bytes()
+    assert bytes_differ(logged, expected) is None, bytes_differ(logged, expected)

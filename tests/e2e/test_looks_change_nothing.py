@@ -124,13 +124,13 @@ def test_reads_of_a_process_flooding_a_pipe_deliver_every_byte(start_job):
 def test_reads_of_a_process_whose_sleep_ends_into_a_write_deliver_every_byte(start_job):
     """A process asleep and quiet for a second is safe to stop when read, unless its sleep ends before the stop does:
     it wakes into a write on a full pipe, and the stop cuts that write short (seen in CI: a job printing 64 KiB lines
-    after a 6-s sleep lost bytes of output.log to a look at the end of its sleep). The helper naps 2.5 s before each
-    of its four 512-KiB writes, which the trainer reads in 0.8 s; it is read again and again for 13 s."""
+    after a 6-s sleep lost bytes of output.log, most likely to a look at the end of its sleep). The helper naps 3 s
+    before each of its four 512-KiB writes, which the trainer reads in 0.8 s; it is read again and again for 15 s."""
     import time
 
     from hangwatch.capture.stacks import dump_stacks, require_py_spy
 
-    job = start_job("pipe_flood.py", ready_count=2, env={"HW_NAP": "2.5"})
+    job = start_job("pipe_flood.py", ready_count=2, env={"HW_NAP": "3.0"})
     helper = job.ready_pids()["helper"]
     py_spy, reads, stopped = require_py_spy(), 0, 0
     deadline = time.monotonic() + 40
@@ -142,27 +142,23 @@ def test_reads_of_a_process_whose_sleep_ends_into_a_write_deliver_every_byte(sta
     job.proc.wait(timeout=10)
     out = job.log.read_text()
     assert "got 2097152 of 2097152 bytes" in out, (out, reads, stopped)
-    assert stopped >= 3, (reads, stopped)  # it was read with stops: asleep, far from its sleep's end
+    assert stopped >= 1, (reads, stopped)  # it was read with stops: asleep, far from its sleep's end
 
 
-def test_a_native_read_of_a_process_whose_sleep_ends_soon_waits_for_it_then_stops_it(start_job):
-    """The other side of the rule above: a native read needs the stop, so rather than give it up it waits, once, for
-    the sleep that ends within the margin to end, and reads after it (a main thread asleep 1.5 s at a time: each of
-    five reads gets its native stack, none waits more than the margin)."""
+def test_a_process_in_a_loop_of_short_sleeps_is_still_read_with_a_stop(start_job):
+    """The other side of the rule above: a loop of 0.1-s sleeps (torchrun's agent) shows a new deadline at every read,
+    never one it has waited for since an earlier read, so it is read with a stop once seen quiet, as before."""
     import sys
     import time
 
-    from hangwatch.capture.native import read_native
-    from hangwatch.capture.stacks import WAKE_MARGIN_S, require_py_spy
+    from hangwatch.capture.stacks import dump_stacks, require_py_spy
 
-    code = "import time\nfrom _ready import ready\nready('sleeper')\nwhile True:\n    time.sleep(1.5)\n"
+    code = "import time\nfrom _ready import ready\nready('poller')\nwhile True:\n    time.sleep(0.1)\n"
     job = start_job([sys.executable, "-c", code], env={"PYTHONPATH": str(SCENARIOS)})
-    py_spy = require_py_spy()
-    read_native([job.pid], py_spy)  # the first read only learns that it writes nothing
-    time.sleep(1.0)
-    for _ in range(5):
-        t0 = time.monotonic()
-        stacks, notes = read_native([job.pid], py_spy)
-        assert job.pid in stacks, notes
-        assert time.monotonic() - t0 < WAKE_MARGIN_S + 1.0
-        time.sleep(0.37)
+    py_spy, stopped = require_py_spy(), []
+    deadline = time.monotonic() + 4.0
+    while time.monotonic() < deadline:
+        got = dump_stacks({job.pid: False}, py_spy).get(job.pid)
+        stopped.append(bool(got and got.stopped))
+        time.sleep(0.2)
+    assert sum(stopped[len(stopped) // 2 :]) >= len(stopped[len(stopped) // 2 :]) - 1, stopped

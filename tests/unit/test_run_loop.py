@@ -110,7 +110,7 @@ class ScriptedJob:
     def forward(self, signum: int) -> None:
         self.signals.append(signum)
 
-    def drain(self, timeout_s: float) -> None:
+    def drain(self, quiet_s: float) -> None:
         pass
 
     def output_held(self) -> int | None:

@@ -84,12 +84,17 @@ WRITE_WATCH_S = 0.01
 # 1 read in 44 lost 917,504 bytes; another lost bytes at its first read of the writer): a process is stopped only
 # once this hangwatch has seen it write nothing for QUIET_S, over its earlier reads of it.
 QUIET_S = 1.0
-# Nor is a process stopped whose thread's sleep (or poll) ends within WAKE_MARGIN_S: the stop lands after py-spy has
-# started (10 ms alone, ~0.1 s beside six busy loops), and a thread that wakes into a write on a full pipe by then is
-# cut short (a helper napping 2.5 s before each 512-KiB write, read every 0.1 s: 0.4-1.6 of 2 MiB lost each run, and
-# in CI a job printing 64-KiB lines after a 6-s sleep lost output to a look at the sleep's end). A timed futex wait
-# (the GIL's 5 ms, an Event's timeout) is not counted: the GIL's waiters would leave no running process stopped.
+# Nor is a process stopped whose thread has slept since an earlier read to a deadline that is now within
+# WAKE_MARGIN_S: the stop lands after py-spy has started (10 ms alone, ~0.1 s beside six busy loops), and a thread that
+# wakes into a write on a full pipe by then is cut short (a helper napping before each 512-KiB write, read every
+# 0.1 s: 0.4-1.6 of 2 MiB lost in 3 of 3 runs; in CI a job printing 64-KiB lines after a 6-s sleep lost output, most
+# likely so). The deadline is the one the thread passed to its sleep or poll (capture/syscalls.py), absolute, or
+# its request less its age; a loop of short waits shows a new one at every read and is stopped as before (torchrun's
+# agent sleeps 0.1 s at a time). A timed futex wait (the GIL's 5 ms, an Event's timeout) is not read, and Python 3.10's
+# time.sleep (a select with a relative timeout) only where its request less the thread's age leaves something.
 WAKE_MARGIN_S = 1.0
+DEADLINE_SLACK_S = 0.05  # two reads of one wait's deadline agree within this (a relative one: its bound moves)
+_deadlines: dict[tuple[int, int], tuple[float, float]] = {}  # (pid, tid) -> (a wait's deadline, when first seen)
 _quiet: dict[int, tuple[int, float, int]] = {}  # pid -> (its wchar when last read, since when, its start ticks)
 
 
@@ -100,7 +105,6 @@ class Refusal:
 
     why: str
     said: bool = False
-    wakes: float | None = None  # only a thread's sleep ending in this many seconds (a stop after it is safe again)
 
 
 def why_not_stop(pids: Collection[int], watch_s: float = WRITE_WATCH_S) -> dict[int, Refusal]:
@@ -153,6 +157,7 @@ def _thread_refusing_a_stop(pid: int) -> Refusal | None:
         tids = os.listdir(PROC / str(pid) / "task")
     except OSError:
         return None
+    caution: Refusal | None = None  # a refusal that is no fact of the job: kept while a blocked write may follow
     for tid in tids:
         st = read_stat(PROC / str(pid) / "task" / tid / "stat")
         if st is None:
@@ -166,20 +171,31 @@ def _thread_refusing_a_stop(pid: int) -> Refusal | None:
             if call is not None:
                 why = f"thread {tid} is blocked in {call}, which a stop would cut short (the job would lose bytes)"
                 return Refusal(why, said=True)
-            wakes = _wakes_in(pid, int(tid))
-            if wakes is not None and wakes < WAKE_MARGIN_S:
-                return Refusal(
-                    f"thread {tid} wakes in {wakes:.1f} s from a sleep; a stop may land in what follows", wakes=wakes
+            wakes = _wakes_soon(pid, int(tid))
+            if wakes is not None and caution is None:
+                caution = Refusal(
+                    f"thread {tid} has waited since an earlier read for a timer that ends in {wakes * 1000:.0f} ms; "
+                    "a stop may land in what it does then"
                 )
-    return None
+    return caution
 
 
-def _wakes_in(pid: int, tid: int) -> float | None:
-    """Seconds until a thread's sleep or poll ends by its timer (None: not such a wait, or no timer to read)."""
+def _wakes_soon(pid: int, tid: int) -> float | None:
+    """Seconds until a thread's sleep or poll ends by its timer, where that is within WAKE_MARGIN_S and the thread
+    has waited for this same deadline since an earlier read; None otherwise (no timer read, a new wait)."""
     call = read_blocked_call(pid, tid)
-    if call is None or call.name == "futex":
+    left = call.wakes_in if call is not None and call.name != "futex" else None
+    if left is None:
+        _deadlines.pop((pid, tid), None)
         return None
-    return call.wakes_in
+    now = time.monotonic()
+    seen = _deadlines.get((pid, tid))
+    if seen is None or abs(seen[0] - (now + left)) > DEADLINE_SLACK_S:
+        seen = _deadlines[(pid, tid)] = (now + left, now)  # a new wait: the first read of it
+        if len(_deadlines) > 4096:  # a long run reads many threads: forget the waits long over
+            for old in [k for k, (end, _) in _deadlines.items() if end < now - 60.0]:
+                del _deadlines[old]
+    return left if left < WAKE_MARGIN_S and seen[1] < now else None
 
 
 def dump_command(
@@ -276,10 +292,6 @@ def dump_stacks(
     procs: dict[int, tuple[subprocess.Popen[str], bool, str | None]] = {}
     results: dict[int, StackResult] = {}
     refused = why_not_stop([pid for pid, nonblocking in targets.items() if not nonblocking])
-    waking = [r.wakes for r in refused.values() if r.wakes is not None]
-    if native and waking:  # a native read needs the stop: once, after the sleeps that end soon have ended
-        time.sleep(min(max(waking), WAKE_MARGIN_S) + 0.05)
-        refused = why_not_stop([pid for pid, nonblocking in targets.items() if not nonblocking])
     for pid, nonblocking in targets.items():
         command = dump_command(py_spy, pid, native=native, nonblocking=nonblocking, refused=refused)
         if command is None:

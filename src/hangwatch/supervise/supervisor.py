@@ -73,7 +73,7 @@ from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.autobeat import remove_loader_records, remove_sockets_outside
 from hangwatch.supervise.job.gpu_release import GpuGuard
 from hangwatch.supervise.job.held import account_hold
-from hangwatch.supervise.job.job import Job, LaunchedJob, Launcher
+from hangwatch.supervise.job.job import DRAIN_QUIET_S, Job, LaunchedJob, Launcher
 from hangwatch.supervise.job.launch import OnChunk, OutputLog, StatusLine, launch
 from hangwatch.supervise.job.plan import plan_attempt
 from hangwatch.supervise.job.signals import SignalInbox
@@ -526,7 +526,7 @@ class Supervisor:
             return end
         code = a.job.poll()
         if code is not None:
-            a.job.drain(5.0)
+            a.job.drain(DRAIN_QUIET_S)
             self._take(a)  # the last lines the pumps read before the job ended
             a.job.scan()
             orphans = a.job.leftovers() if a.job.owned else []  # an attached job's are its own to end

@@ -313,7 +313,7 @@ class AttachedJob(TrackedTree):
     def forward(self, signum: int) -> None:
         """Nothing: a signal to hangwatch detaches it; the job is not told."""
 
-    def drain(self, timeout_s: float) -> None:
+    def drain(self, quiet_s: float) -> None:
         """The last bytes the job appended."""
         if self.follower is not None:
             self.follower.read_new()

@@ -58,8 +58,8 @@ class Job(Protocol):
         """Send ``signum`` to the job's process group (Ctrl-C)."""
         ...
 
-    def drain(self, timeout_s: float) -> None:
-        """Wait (bounded) until the job's last output has been read."""
+    def drain(self, quiet_s: float) -> None:
+        """Wait (bounded) until the job's last output has been read, while bytes still move each ``quiet_s``."""
         ...
 
     def output_held(self) -> int | None:
@@ -77,6 +77,7 @@ Launcher = Callable[[list[str], dict[str, str], OnChunk], Job]
 
 GUARD = Path(__file__).resolve().parents[2] / "_guard.py"  # hangwatch/_guard.py
 EXIT_AFTER_EOF_S = 0.2
+DRAIN_QUIET_S = 5.0  # a drain of the job's last output ends once its pumps read nothing for this long
 GUARD_START_TIMEOUT_S = 10.0
 
 
@@ -162,7 +163,7 @@ class LaunchedJob(TrackedTree):
     def end(self, grace_s: float, first_signal: int = signal.SIGTERM) -> Termination:
         """End the whole tree; then wait (bounded) for the last output."""
         term = end_tree(self.tracker, grace_s, popen_waiter(self.launched.popen), first_signal=first_signal)
-        self.launched.join_pumps(5.0)
+        self.launched.join_pumps(DRAIN_QUIET_S)
         return term
 
     def forward(self, signum: int) -> None:
@@ -172,9 +173,9 @@ class LaunchedJob(TrackedTree):
         except ProcessLookupError:
             pass
 
-    def drain(self, timeout_s: float) -> None:
-        """Wait (bounded) for the output pumps to read the last bytes."""
-        self.launched.join_pumps(timeout_s)
+    def drain(self, quiet_s: float) -> None:
+        """Wait (bounded) for the output pumps to read the last bytes, while they move some each ``quiet_s``."""
+        self.launched.join_pumps(quiet_s)
 
     def output_held(self) -> int | None:
         """The fd whose reader holds the job now, or None."""

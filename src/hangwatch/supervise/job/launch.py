@@ -37,6 +37,7 @@ FLUSH_EVERY_S = 0.5  # output.log's buffer is flushed by the first write (or wat
 EXEC_SHIM = Path(__file__).resolve().parents[2] / "_exec.py"  # hangwatch/_exec.py
 
 OnChunk = Callable[[bytes, float], None]
+DRAIN_MAX_S = 15.0  # the longest a job's end waits for its pumps while they still read (a drain's quiet bound aside)
 HELD_MIN_S = 0.2  # a pass-through write that took this long waited for its reader (a plain one takes microseconds)
 
 
@@ -76,12 +77,15 @@ def _room(fd: int) -> bool:
         return False
 
 
-def _write_all(fd: int, data: bytes) -> bool:
-    """Write everything; False if it cannot be written (the reader went away), so passing through stops."""
+def _write_all(fd: int, data: bytes, wrote: Callable[[], None] | None = None) -> bool:
+    """Write everything (``wrote``: called after each write that took some); False if it cannot be written (the
+    reader went away), so passing through stops."""
     view = memoryview(data)
     while view:
         try:
             n = os.write(fd, view)
+            if wrote is not None:
+                wrote()
         except InterruptedError:
             continue
         except BlockingIOError:
@@ -134,6 +138,9 @@ class OutputLog:
             self.written += len(data)
             self._size += len(data)
             if self.failed is not None:
+                return
+            if self.file.closed:  # a pump still reading after the run closed the log (its drain gave up)
+                self._fail(OSError(f"{len(data)} bytes came after output.log was closed"))
                 return
             try:
                 self.file.write(data)
@@ -246,6 +253,10 @@ class Pump(threading.Thread):
         # Ctrl-S); a file is never such a reader (supervise/job/held.py).
         self.held_since: float | None = None
         self.to_file = _is_file(dst_fd)
+        self.read_at = time.monotonic()  # when it last read a chunk or passed one on (a drain waits while it does)
+
+    def _moved(self) -> None:
+        self.read_at = time.monotonic()
 
     def run(self) -> None:
         """Read until the job closes its end."""
@@ -261,13 +272,14 @@ class Pump(threading.Thread):
                     raise
                 if not data:
                     break
+                self.read_at = time.monotonic()
                 self.log.write(data)
                 self.on_chunk(data, time.time())  # progress as read, before the pass-through may wait
                 if self.passthrough:
                     self.held_since = time.monotonic()
                     try:
                         self.status.clear()
-                        self.passthrough = _write_all(self.dst_fd, data)
+                        self.passthrough = _write_all(self.dst_fd, data, self._moved)
                     finally:
                         self.held_since = None
         finally:
@@ -304,11 +316,19 @@ class Launched:
         """Every output stream of the job was read to its end (the job is usually exiting)."""
         return all(p.closed for p in self.pumps)
 
-    def join_pumps(self, timeout: float) -> None:
-        """Wait up to ``timeout`` for the pumps to read the last output."""
-        deadline = time.monotonic() + timeout
+    def join_pumps(self, quiet_s: float) -> None:
+        """Wait for the pumps to read the last output: until each has read to its end, or none has read or passed on
+        bytes for ``quiet_s`` since the wait began (a process outside the job holds the pipe open; the reader of our
+        own output holds the pass-through), DRAIN_MAX_S at most. A fixed 5 s lost bytes: a job that ends with its
+        1-MiB pipe full behind a slow reader of our output takes longer to pass it all on."""
+        start = time.monotonic()
         for p in self.pumps:
-            p.join(max(0.0, deadline - time.monotonic()))
+            while p.is_alive():
+                moved = max(start, *(q.read_at for q in self.pumps))
+                left = min(start + DRAIN_MAX_S, moved + quiet_s) - time.monotonic()
+                if left <= 0:
+                    return
+                p.join(min(left, 0.5))
 
 
 PIPE_SIZE = 1 << 20
