@@ -658,3 +658,32 @@ def test_a_spawn_pools_parent_waits_for_its_workers_not_for_the_resource_tracker
     assert root["cause"] == "child.wait" and root["proof"]["kind"] == "hang", root
     assert (root["where"]["file"], root["where"]["line"]) == marker("pool_native_tasks.py")
     assert len(_incidents(run)) == 1
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("12", 0), ("hang", 125)])
+def test_a_forkserver_executors_workers_are_the_forkservers_children(run, arg, code):
+    """Under `forkserver` a ProcessPoolExecutor's workers are the forkserver's children, forked from it with its
+    command line, and the caller's own children are multiprocessing's helpers: the healthy job (each task asleep
+    12 s) was killed at --min-stall, proven `child.lost_work` ("the executor has no worker left"). The workers are
+    found: slow, exit 0; the hang (each task waits on an Event nothing can set) is proven at its line."""
+    r = run(*QUICK, "--on-hang", "kill", *py("forkserver_executor.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["proof"]["kind"] == "hang" and root["cause"] != "child.lost_work", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("forkserver_executor.py")
+
+
+@pytest.mark.e2e
+def test_a_forkserver_pool_worker_killed_holding_its_task_is_lost_work(run):
+    """The same Pool hang as with `fork` (a worker SIGKILLed holding its task), under `forkserver`: the vanished
+    worker was the forkserver's child, and the wait was `unknown`, hung by the clock. Now proven lost work."""
+    r = run(*QUICK, "--on-hang", "kill", *py("forkserver_pool_killed.py"))
+    assert r.returncode == 124, r.stderr.decode()[-3000:]
+    root = root_cause(run.hang())
+    assert root["cause"] == "child.lost_work" and root["proof"]["kind"] == "hang", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("forkserver_pool_killed.py")

@@ -37,9 +37,12 @@ def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
 MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "multiprocessing.semaphore_tracker")
 
 
-def is_mp_helper(cmdline: tuple[str, ...] | list[str]) -> bool:
-    """Whether a process is one of multiprocessing's helpers (its resource tracker, its forkserver)."""
-    return any(h in " ".join(cmdline) for h in MP_HELPERS)
+def is_mp_helper(cmdline: tuple[str, ...] | list[str], parent_cmdline: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether a process is one of multiprocessing's helpers (its resource tracker, its forkserver). A child of the
+    forkserver carries its command line, forked from it, and is none: a pool's worker (``parent_cmdline``: its
+    parent's, where known)."""
+    line = " ".join(cmdline)
+    return any(h in line for h in MP_HELPERS) and " ".join(parent_cmdline) != line
 
 
 def assign_role(

@@ -397,9 +397,10 @@ def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[li
 
 
 # --- the pass ------------------------------------------------------------------------------------------
-def _mp_helper(info: ProcessInfo | None) -> bool:
+def _mp_helper(info: ProcessInfo | None, infos: dict[int, ProcessInfo]) -> bool:
     """multiprocessing's resource tracker or forkserver: it reads its pipe for as long as the job runs."""
-    return info is not None and roles.is_mp_helper(info.cmdline)
+    parent = infos.get(info.ppid) if info is not None else None
+    return info is not None and roles.is_mp_helper(info.cmdline, parent.cmdline if parent is not None else ())
 
 
 def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
@@ -475,7 +476,7 @@ def _thread_waits(
         return _one(_file_lock_wait(pid, t.tid, kind, target, False, r.entries, r.job, r.py_spy, r.now))
     if (m := _futex_in(t, maps)) is not None:
         return _one(_sem_wait(pid, t, m, r.job, r.infos, r.py_spy, r.now))
-    if reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) and not _mp_helper(info):
+    if reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) and not _mp_helper(info, r.infos):
         # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
         # (a queue's feeder thread that a join waits for). Its standard input's pipe too, at a prompt or not:
         # whoever holds the write end, in the job or outside it (`(sleep 30; echo y) | python train.py`),
@@ -486,7 +487,7 @@ def _thread_waits(
         return _one(socket_wait(pid, t, r.job, r.py_spy, r.now))
     if t.wchan == FIFO_WCHAN:
         return _one(fifo_open_wait(pid, t))
-    if polls_forever(t) and t.tid == pid and not _mp_helper(info):
+    if polls_forever(t) and t.tid == pid and not _mp_helper(info, r.infos):
         return list(poll_waits(pid, t, r.job, r.py_spy, r.now))
     return []
 

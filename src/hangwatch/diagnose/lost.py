@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 
 from hangwatch import signatures as sg
-from hangwatch.capture.roles import is_mp_helper
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene, named
@@ -125,8 +124,10 @@ def _executor_without_workers(scene: Scene, v: ProcessView) -> Lost | None:
     )
     if manager is None or not manager.idle_throughout:
         return None
-    workers = [c for c in scene.children(v.pid) if not is_mp_helper(c.info.cmdline)]
-    if workers or any(g.ppid == v.pid and g.gone_at >= scene.evidence.started_at for g in scene.evidence.vanished):
+    parents = scene.pool_parents(v.pid)
+    if scene.pool_workers(v.pid) or any(
+        g.ppid in parents and g.gone_at >= scene.evidence.started_at for g in scene.evidence.vanished
+    ):
         return None
     frame = innermost_user(t.frames)
     return Lost(
@@ -176,12 +177,12 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
     gone_handler = _no_handler(v)
     if gone_handler is not None:
         return gone_handler
-    kids = [c for c in scene.children(v.pid) if c.info.is_python]
+    kids = [c for c in scene.pool_workers(v.pid) if c.info.is_python]
     t = v.main_thread
     if not kids or any(activity(k) != Activity.IDLE for k in kids) or t is None:
         return None  # a worker still works (or is stuck on its own): not lost work
     frame = innermost_user(t.frames)
-    gone = [g for g in scene.evidence.vanished if g.ppid == v.pid]
+    gone = [g for g in scene.evidence.vanished if g.ppid in scene.pool_parents(v.pid)]
     ev = [
         f"{v.label()} waits for results at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else ""),
         f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",

@@ -66,7 +66,7 @@ def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tupl
             None,
         )
         for k in scene.children(v.pid)
-        if not k.state.startswith("Z") and may_exit(k.role, k.info.cmdline)
+        if not k.state.startswith("Z") and may_exit(k.role, k.info.cmdline, v.info.cmdline)
     ]
 
 

@@ -218,7 +218,7 @@ def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     named = v.main_thread.last.wait_child if v.main_thread is not None else None
     if named is not None and any(k.pid == named for k in alive):  # the kernel's argument, whoever it names
         return [k for k in alive if k.pid == named]
-    return [c for c in alive if may_exit(c.role, c.info.cmdline)]
+    return [c for c in alive if may_exit(c.role, c.info.cmdline, v.info.cmdline)]
 
 
 def _launches_ranks(kids: list[ProcessView]) -> bool:

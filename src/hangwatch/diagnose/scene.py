@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hangwatch import signatures as sg
+from hangwatch.capture.roles import is_mp_helper
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict
+
+FORKSERVER = "multiprocessing.forkserver"  # its command line: `python -c 'from multiprocessing.forkserver import main'`
 
 if TYPE_CHECKING:
     from hangwatch.diagnose.ends import End
@@ -51,6 +54,21 @@ class Scene:
     def children(self, pid: int) -> list[ProcessView]:
         """The captured children of ``pid``."""
         return [v for v in self.views if v.info.ppid == pid]
+
+    def pool_parents(self, pid: int) -> set[int]:
+        """The pids whose children are the processes multiprocessing starts for ``pid``: itself, and its forkserver
+        (under the forkserver start method a pool's workers are the forkserver's children, not their pool's)."""
+        return {pid} | {c.pid for c in self.children(pid) if FORKSERVER in " ".join(c.info.cmdline)}
+
+    def pool_workers(self, pid: int) -> list[ProcessView]:
+        """The processes multiprocessing started for ``pid``: its children but its helpers, and the children of its
+        forkserver (forked from it, they carry its command line)."""
+        out: list[ProcessView] = []
+        for p in sorted(self.pool_parents(pid)):
+            parent = self.view(p)
+            line = parent.info.cmdline if parent is not None else ()
+            out += [c for c in self.children(p) if not is_mp_helper(c.info.cmdline, line)]
+        return out
 
     def workers_of(self, pid: int) -> list[ProcessView]:
         """The DataLoader workers of ``pid``."""

@@ -485,16 +485,17 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds:.0f} s"
 
 
-def may_exit(role: Role, cmdline: tuple[str, ...]) -> bool:
+def may_exit(role: Role, cmdline: tuple[str, ...], parent_cmdline: tuple[str, ...] = ()) -> bool:
     """Whether a child may exit by itself, and so send its parent SIGCHLD: not a DataLoader or compile worker, nor
     one of multiprocessing's helpers (they live as long as their parent; torch's SIGCHLD handler only raises)."""
-    return role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not is_mp_helper(cmdline)
+    return role not in (Role.DATALOADER_WORKER, Role.COMPILE_WORKER) and not is_mp_helper(cmdline, parent_cmdline)
 
 
 def build_views(ev: Evidence) -> list[ProcessView]:
     """One view per captured process."""
     live = [p for p in ev.processes if not p.exited and p.samples and not p.samples[-1].state.startswith("Z")]
-    parents = {p.info.ppid for p in live if may_exit(p.info.role, p.info.cmdline)}
+    command = {p.info.pid: p.info.cmdline for p in ev.processes}
+    parents = {p.info.ppid for p in live if may_exit(p.info.role, p.info.cmdline, command.get(p.info.ppid, ()))}
     return [ProcessView(p, ev.clock_ticks, timer_bound(ev), p.info.pid in parents) for p in ev.processes]
 
 
