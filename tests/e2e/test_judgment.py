@@ -687,3 +687,13 @@ def test_a_forkserver_pool_worker_killed_holding_its_task_is_lost_work(run):
     root = root_cause(run.hang())
     assert root["cause"] == "child.lost_work" and root["proof"]["kind"] == "hang", root
     assert (root["where"]["file"], root["where"]["line"]) == marker("forkserver_pool_killed.py")
+
+
+@pytest.mark.e2e
+def test_a_pool_whose_task_handler_runs_a_slow_source_is_not_lost_work(run):
+    """The healthy twin of lost work: every worker idle, retired workers replaced (maxtasksperchild=1), main waiting
+    for `imap`'s next result, while the pool's task handler runs the caller's slow iterable: tasks will still come."""
+    r = run(*QUICK, "--on-hang", "kill", *py("pool_imap_slow_source.py"))
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"done" in r.stdout
+    only_slow_incidents(run)

@@ -181,8 +181,11 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
     t = v.main_thread
     if not kids or any(activity(k) != Activity.IDLE for k in kids) or t is None:
         return None  # a worker still works (or is stuck on its own): not lost work
+    if any(x.has_stack and _runs(x, "_handle_tasks") and innermost_user(x.frames) for x in v.threads):
+        return None  # the task handler runs the caller's iterable (imap over a slow source): tasks may still come
     frame = innermost_user(t.frames)
-    gone = [g for g in scene.evidence.vanished if g.ppid in scene.pool_parents(v.pid)]
+    parents = scene.pool_parents(v.pid)  # a vanished worker: a pool's (it was replaced), of this caller
+    gone = [g for g in scene.evidence.vanished if g.ppid in parents and g.replaced_by is not None]
     ev = [
         f"{v.label()} waits for results at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else ""),
         f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",
