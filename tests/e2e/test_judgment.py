@@ -697,3 +697,20 @@ def test_a_pool_whose_task_handler_runs_a_slow_source_is_not_lost_work(run):
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert b"done" in r.stdout
     only_slow_incidents(run)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("10", 0), ("hang", 125)])
+def test_a_forkserver_dataloaders_workers_are_its_workers(run, arg, code):
+    """Under `forkserver` the DataLoader's workers are the forkserver's children: its stuck worker was proven as a
+    generic `process.waits_on`, none of the DataLoader's namers seeing it. Now `dataloader.worker_stuck` at its line;
+    the twin (one sample takes 10 s) is left alone."""
+    r = run(*QUICK, "--on-hang", "kill", *py("dl_forkserver.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "dataloader.worker_stuck" and root["proof"]["kind"] == "hang", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_forkserver.py")

@@ -71,8 +71,11 @@ class Scene:
         return out
 
     def workers_of(self, pid: int) -> list[ProcessView]:
-        """The DataLoader workers of ``pid``."""
-        return sorted((v for v in self.children(pid) if v.role == Role.DATALOADER_WORKER), key=lambda v: v.pid)
+        """The DataLoader workers of ``pid`` (its children, or its forkserver's under that start method)."""
+        return sorted(
+            (v for p in self.pool_parents(pid) for v in self.children(p) if v.role == Role.DATALOADER_WORKER),
+            key=lambda v: v.pid,
+        )
 
     @staticmethod
     def waits_for_batch(v: ProcessView) -> bool:
