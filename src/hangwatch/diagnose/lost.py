@@ -184,8 +184,8 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
     if any(x.has_stack and _runs(x, "_handle_tasks") and innermost_user(x.frames) for x in v.threads):
         return None  # the task handler runs the caller's iterable (imap over a slow source): tasks may still come
     frame = innermost_user(t.frames)
-    parents = scene.pool_parents(v.pid)  # a vanished worker: a pool's (it was replaced), of this caller
-    gone = [g for g in scene.evidence.vanished if g.ppid in parents and g.replaced_by is not None]
+    parents = scene.pool_parents(v.pid)
+    gone = [g for g in scene.evidence.vanished if g.ppid in parents]
     ev = [
         f"{v.label()} waits for results at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else ""),
         f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",
