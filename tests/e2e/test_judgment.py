@@ -641,6 +641,21 @@ def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(r
     assert (root["where"]["file"], root["where"]["line"]) == marker("socket_report.py", f"{kind.upper()}-HERE")
 
 
+def _both_ways(run, script: str, arg: str, code: int) -> dict | None:
+    """Run ``script arg`` at a short --min-stall with --on-hang kill: exit ``code``; the healthy way (0) ends with
+    `done` and no incident but a report (None); the hung way is proven at the script's HANG-HERE (its root cause)."""
+    r = run(*QUICK, "--on-hang", "kill", *py(script, arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return None
+    root = root_cause(run.hang())
+    assert root["proof"] is not None and root["proof"]["kind"] == "hang", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker(script), root
+    return root
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize(("seconds", "code"), [("12", 0), ("100000", 125)])
 def test_a_spawn_pools_parent_waits_for_its_workers_not_for_the_resource_tracker(run, seconds, code):
@@ -648,16 +663,10 @@ def test_a_spawn_pools_parent_waits_for_its_workers_not_for_the_resource_tracker
     waits for it, yet its wait was followed to it (blocked reading its pipe, the whole window) and the healthy job
     was killed at --min-stall. It waits for the workers: each waits for its native command, asleep on a timer that
     ends within the job's bounds (slow, exit 0) or after all of them (proven at the first look, exit 125)."""
-    r = run(*QUICK, "--on-hang", "kill", *py("pool_native_tasks.py", seconds))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        only_slow_incidents(run)
-        return
-    root = root_cause(run.hang())
-    assert root["cause"] == "child.wait" and root["proof"]["kind"] == "hang", root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("pool_native_tasks.py")
-    assert len(_incidents(run)) == 1
+    root = _both_ways(run, "pool_native_tasks.py", seconds, code)
+    if root is not None:
+        assert root["cause"] == "child.wait", root
+        assert len(_incidents(run)) == 1
 
 
 @pytest.mark.e2e
@@ -667,36 +676,24 @@ def test_a_forkserver_executors_workers_are_the_forkservers_children(run, arg, c
     command line, and the caller's own children are multiprocessing's helpers: the healthy job (each task asleep
     12 s) was killed at --min-stall, proven `child.lost_work` ("the executor has no worker left"). The workers are
     found: slow, exit 0; the hang (each task waits on an Event nothing can set) is proven at its line."""
-    r = run(*QUICK, "--on-hang", "kill", *py("forkserver_executor.py", arg))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        only_slow_incidents(run)
-        return
-    root = root_cause(run.hang())
-    assert root["proof"]["kind"] == "hang" and root["cause"] != "child.lost_work", root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("forkserver_executor.py")
+    root = _both_ways(run, "forkserver_executor.py", arg, code)
+    assert root is None or root["cause"] != "child.lost_work", root
 
 
 @pytest.mark.e2e
 def test_a_forkserver_pool_worker_killed_holding_its_task_is_lost_work(run):
     """The same Pool hang as with `fork` (a worker SIGKILLed holding its task), under `forkserver`: the vanished
-    worker was the forkserver's child, and the wait was `unknown`, hung by the clock. Now proven lost work."""
-    r = run(*QUICK, "--on-hang", "kill", *py("forkserver_pool_killed.py"))
-    assert r.returncode == 124, r.stderr.decode()[-3000:]
-    root = root_cause(run.hang())
-    assert root["cause"] == "child.lost_work" and root["proof"]["kind"] == "hang", root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("forkserver_pool_killed.py")
+    worker was the forkserver's child, and the wait was `unknown`, hung by the clock. Now proven lost work (exit
+    124: a requeue may pass it)."""
+    root = _both_ways(run, "forkserver_pool_killed.py", "-", 124)
+    assert root is not None and root["cause"] == "child.lost_work", root
 
 
 @pytest.mark.e2e
 def test_a_pool_whose_task_handler_runs_a_slow_source_is_not_lost_work(run):
     """The healthy twin of lost work: every worker idle, retired workers replaced (maxtasksperchild=1), main waiting
     for `imap`'s next result, while the pool's task handler runs the caller's slow iterable: tasks will still come."""
-    r = run(*QUICK, "--on-hang", "kill", *py("pool_imap_slow_source.py"))
-    assert r.returncode == 0, r.stderr.decode()[-3000:]
-    assert b"done" in r.stdout
-    only_slow_incidents(run)
+    _both_ways(run, "pool_imap_slow_source.py", "-", 0)
 
 
 @pytest.mark.e2e
@@ -705,12 +702,5 @@ def test_a_forkserver_dataloaders_workers_are_its_workers(run, arg, code):
     """Under `forkserver` the DataLoader's workers are the forkserver's children: its stuck worker was proven as a
     generic `process.waits_on`, none of the DataLoader's namers seeing it. Now `dataloader.worker_stuck` at its line;
     the twin (one sample takes 10 s) is left alone."""
-    r = run(*QUICK, "--on-hang", "kill", *py("dl_forkserver.py", arg))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        only_slow_incidents(run)
-        return
-    root = root_cause(run.hang())
-    assert root["cause"] == "dataloader.worker_stuck" and root["proof"]["kind"] == "hang", root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("dl_forkserver.py")
+    root = _both_ways(run, "dl_forkserver.py", arg, code)
+    assert root is None or root["cause"] == "dataloader.worker_stuck", root

@@ -98,25 +98,30 @@ def test_a_loop_of_os_write_was_never_exposed(start_job):
     assert "got 400000 of 400000 bytes" in out, out
 
 
-def test_reads_of_a_process_flooding_a_pipe_deliver_every_byte(start_job):
-    """A thread that is running when the kernel is read may block in a write during the stop that follows: a
-    process that wrote in the watch before the read is not stopped either (with only the blocked-write check, one
-    read in ~34 stopped it and 786,432 bytes were lost in 2 of 3 runs)."""
+def _read_until_it_ends(job, pid: int, limit_s: float, every_s: float) -> tuple[int, int, str]:
+    """Read ``pid``'s stacks again and again (each read stopping it where that is safe) until the job ends (at most
+    ``limit_s``): how many reads, how many stopped it, and what the job printed."""
     import time
 
     from hangwatch.capture.stacks import dump_stacks, require_py_spy
 
-    job = start_job("pipe_flood.py", ready_count=2)
-    helper = job.ready_pids()["helper"]
     py_spy, reads, stopped = require_py_spy(), 0, 0
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + limit_s
     while job.proc.poll() is None and time.monotonic() < deadline:
-        got = dump_stacks({helper: False}, py_spy).get(helper)
+        got = dump_stacks({pid: False}, py_spy).get(pid)
         reads += 1
         stopped += bool(got and got.stopped)
-        time.sleep(0.02)
+        time.sleep(every_s)
     job.proc.wait(timeout=10)
-    out = job.log.read_text()
+    return reads, stopped, job.log.read_text()
+
+
+def test_reads_of_a_process_flooding_a_pipe_deliver_every_byte(start_job):
+    """A thread that is running when the kernel is read may block in a write during the stop that follows: a
+    process that wrote in the watch before the read is not stopped either (with only the blocked-write check, one
+    read in ~34 stopped it and 786,432 bytes were lost in 2 of 3 runs)."""
+    job = start_job("pipe_flood.py", ready_count=2)
+    reads, stopped, out = _read_until_it_ends(job, job.ready_pids()["helper"], 60, every_s=0.02)
     assert "got 209715200 of 209715200 bytes" in out, (out, reads, stopped)
     assert reads >= 5, reads  # it was looked at while it wrote
 
@@ -126,21 +131,8 @@ def test_reads_of_a_process_whose_sleep_ends_into_a_write_deliver_every_byte(sta
     it wakes into a write on a full pipe, and the stop cuts that write short (seen in CI: a job printing 64 KiB lines
     after a 6-s sleep lost bytes of output.log, most likely to a look at the end of its sleep). The helper naps 3 s
     before each of its four 512-KiB writes, which the trainer reads in 0.8 s; it is read again and again for 15 s."""
-    import time
-
-    from hangwatch.capture.stacks import dump_stacks, require_py_spy
-
     job = start_job("pipe_flood.py", ready_count=2, env={"HW_NAP": "3.0"})
-    helper = job.ready_pids()["helper"]
-    py_spy, reads, stopped = require_py_spy(), 0, 0
-    deadline = time.monotonic() + 40
-    while job.proc.poll() is None and time.monotonic() < deadline:
-        got = dump_stacks({helper: False}, py_spy).get(helper)
-        reads += 1
-        stopped += bool(got and got.stopped)
-        time.sleep(0.01)
-    job.proc.wait(timeout=10)
-    out = job.log.read_text()
+    reads, stopped, out = _read_until_it_ends(job, job.ready_pids()["helper"], 40, every_s=0.01)
     assert "got 2097152 of 2097152 bytes" in out, (out, reads, stopped)
     assert stopped >= 1, (reads, stopped)  # it was read with stops: asleep, far from its sleep's end
 
