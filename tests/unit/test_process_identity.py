@@ -160,3 +160,17 @@ def test_a_serving_thread_moving_while_the_counters_are_read_is_not_the_jobs_wor
     (root / "10" / "task" / "12" / "comm").unlink()
     (root / "10" / "task" / "12").rmdir()
     assert proc.read_io(10)["rchar"] - first == 8000
+
+
+def test_a_forkservers_child_is_a_pool_worker_not_a_helper():
+    """multiprocessing's helpers are the resource tracker and the forkserver; a child of the forkserver carries its
+    command line (forked from it) and is a pool's worker."""
+    from hangwatch.capture.roles import is_mp_helper
+
+    server = ("python", "-B", "-c", "from multiprocessing.forkserver import main; main(10, 11, ['__main__'])")
+    tracker = ("python", "-B", "-c", "from multiprocessing.resource_tracker import main;main(7)")
+    main = ("python", "train.py")
+    assert is_mp_helper(server, main) and is_mp_helper(tracker, main) and is_mp_helper(server)
+    assert not is_mp_helper(server, server)  # the forkserver's child: a worker
+    assert is_mp_helper(tracker, server)  # a tracker a worker started: still a helper
+    assert not is_mp_helper(main, main)  # a fork worker of main: no helper at all
