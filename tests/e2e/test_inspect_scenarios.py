@@ -284,6 +284,19 @@ def test_distributed_ranks_started_by_mp_spawn(start_job):
     assert [r for r, _ in ranks] == [0, 1]
 
 
+def test_an_mp_spawn_rank_is_numbered_by_its_index_not_by_the_order_of_those_alive(start_job):
+    """mp.spawn's ranks have no RANK in their environment: the index is ``_wrap``'s argument ``i``, read from its
+    locals. Numbered by start order among the living, the last rank left after rank 0 returned was called rank 0
+    (a claim no fact backed); now rank 1, and no world size is claimed (the count of those that exited is unknown)."""
+    job = start_job("spawn_last_rank.py")
+    incident = inspect_json(job.pid)
+    ranks = [p for p in incident["processes"] if p["role"] == "rank"]
+    assert [(p["rank"], p["pid"]) for p in ranks] == [(1, job.ready_pids()["rank1"])], ranks
+    root = root_cause(incident)
+    assert root["where"]["rank"] == 1 and root["proof"] is not None, root
+    assert_where(root, "spawn_last_rank.py")
+
+
 def test_a_rank_asleep_for_hours_is_a_proven_hang_under_inspect_too_and_a_short_nap_is_a_straggler(start_job):
     """`inspect` reads no recorder: a rank asleep on a 10-hour timer (the kernel's) while the other waits in
     all_reduce sleeps past both of torch's default process-group timeouts and the job's --max-slow: whatever timeout

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import Any
 
 from hangwatch.capture import proc
 from hangwatch.capture.flight import parse_dump, read_dumps
@@ -87,15 +88,43 @@ def files_written(pid: int, samples: list[ProcessSample], gone: bool) -> tuple[t
 SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")
 
 
-def mark_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
+def mark_ranks(
+    infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]], py_spy: str | None = None
+) -> None:
     """Ranks whose environment has no RANK: started by torch.multiprocessing.spawn, or relaunched copies."""
-    _mark_spawned_ranks(infos, series)
+    _mark_spawned_ranks(infos, series, py_spy)
     _mark_relaunched_ranks(infos)
 
 
-def _mark_spawned_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]]) -> None:
-    """Processes started by torch.multiprocessing.spawn run ``_wrap(fn, i, ...)``: they are ranks,
-    numbered in start order (spawn starts rank i before rank i+1). Their environment has no RANK."""
+def _wrap_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """torch.multiprocessing.spawn's ``_wrap`` frame in a thread's frames (py-spy's JSON)."""
+    return next(
+        (f for f in frames if f.get("name") == SPAWN_WRAP[1] and str(f.get("filename", "")).endswith(SPAWN_WRAP[0])),
+        None,
+    )
+
+
+def _spawn_indices(pids: list[int], py_spy: str | None) -> dict[int, int]:
+    """pid -> the index ``i`` its ``_wrap(fn, i, ...)`` frame holds, where its locals could be read."""
+    if py_spy is None or not pids:
+        return {}
+    from hangwatch.capture.locals import read_locals_once
+
+    reads, _ = read_locals_once({pid: {pid} for pid in pids}, py_spy, pick=_wrap_frame)
+    out = {}
+    for pid, rs in reads.items():
+        i = next((proc.int_or_none(v) for r in rs for k, v in r.values if k == "i"), None)
+        if i is not None:
+            out[pid] = i
+    return out
+
+
+def _mark_spawned_ranks(
+    infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]], py_spy: str | None
+) -> None:
+    """Processes started by torch.multiprocessing.spawn run ``_wrap(fn, i, ...)``: they are ranks, ``i`` read from
+    that frame's locals; where it cannot be read, numbered in start order (spawn starts rank i before rank i+1),
+    which is right only while none of them has exited. Their environment has no RANK."""
     spawned: dict[int, list[int]] = {}
     for pid, samples in series.items():
         info = infos[pid]
@@ -105,8 +134,14 @@ def _mark_spawned_ranks(infos: dict[int, ProcessInfo], series: dict[int, list[Pr
         if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
             spawned.setdefault(info.ppid, []).append(pid)
     for pids in spawned.values():
-        for rank, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
-            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=infos[pid].world_size or len(pids))
+        read = _spawn_indices(pids, py_spy)
+        whole = len(read) == len(pids)  # every index read: the ranks, whichever of them have exited
+        # all of 0..n-1 live (or, unread, taken so): n of them; with a gap, those that exited are unknown in number
+        every = not whole or sorted(read.values()) == list(range(len(pids)))
+        for order, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
+            rank = read[pid] if whole else order
+            world = infos[pid].world_size or (len(pids) if every else None)
+            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=world)
 
 
 def _program(cmdline: tuple[str, ...] | list[str]) -> tuple[str, ...]:
