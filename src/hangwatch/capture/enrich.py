@@ -8,6 +8,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from hangwatch import signatures as sg
 from hangwatch.capture import proc
 from hangwatch.capture.flight import parse_dump, read_dumps
 from hangwatch.capture.flight import registry as flight_registry
@@ -97,11 +98,15 @@ def mark_ranks(
 
 
 def _wrap_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """torch.multiprocessing.spawn's ``_wrap`` frame in a thread's frames (py-spy's JSON)."""
-    return next(
-        (f for f in frames if f.get("name") == SPAWN_WRAP[1] and str(f.get("filename", "")).endswith(SPAWN_WRAP[0])),
-        None,
-    )
+    """torch.multiprocessing.spawn's ``_wrap`` frame in a thread's own frames (py-spy's JSON): above a fork's launch
+    (below it, a process forked by a rank carries a copy of the rank's stack)."""
+    for f in frames:
+        name, file = f.get("name"), str(f.get("filename", ""))
+        if name in sg.FORK_LAUNCH[1] and file.endswith(sg.FORK_LAUNCH[0]):
+            return None
+        if name == SPAWN_WRAP[1] and file.endswith(SPAWN_WRAP[0]):
+            return f
+    return None
 
 
 def _spawn_indices(pids: list[int], py_spy: str | None) -> dict[int, int]:
@@ -130,17 +135,16 @@ def _mark_spawned_ranks(
         info = infos[pid]
         if info.role not in (Role.CHILD, Role.MAIN) or info.rank is not None:
             continue
-        frames = [f for s in samples for t in s.threads for f in t.frames]
+        frames = [f for s in samples for t in s.threads for f in sg.own_frames(t.frames)]  # not a forked copy
         if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
             spawned.setdefault(info.ppid, []).append(pid)
     for pids in spawned.values():
         read = _spawn_indices(pids, py_spy)
         whole = len(read) == len(pids)  # every index read: the ranks, whichever of them have exited
-        # all of 0..n-1 live (or, unread, taken so): n of them; with a gap, those that exited are unknown in number
-        every = not whole or sorted(read.values()) == list(range(len(pids)))
         for order, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
             rank = read[pid] if whole else order
-            world = infos[pid].world_size or (len(pids) if every else None)
+            # read: how many ranks there were is not (those that exited, the highest among them, are not seen)
+            world = infos[pid].world_size or (None if whole else len(pids))
             infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=world)
 
 

@@ -182,7 +182,10 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
     if not kids or any(activity(k) != Activity.IDLE for k in kids) or t is None:
         return None  # a worker still works (or is stuck on its own): not lost work
     if any(x.has_stack and _runs(x, "_handle_tasks") and innermost_user(x.frames) for x in v.threads):
-        return None  # the task handler runs the caller's iterable (imap over a slow source): tasks may still come
+        # the task handler runs the caller's iterable (imap over a slow source): tasks may still come. Any pool's
+        # handler counts, and one whose iterable waits on main (a semaphore for backpressure) hides a lost task
+        # too: that wait is then judged by the clock, never called lost work on a guess
+        return None
     frame = innermost_user(t.frames)
     parents = scene.pool_parents(v.pid)
     gone = [g for g in scene.evidence.vanished if g.ppid in parents]
