@@ -91,10 +91,12 @@ SPAWN_WRAP = ("/torch/multiprocessing/spawn.py", "_wrap")
 
 def mark_ranks(
     infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]], py_spy: str | None = None
-) -> None:
-    """Ranks whose environment has no RANK: started by torch.multiprocessing.spawn, or relaunched copies."""
-    _mark_spawned_ranks(infos, series, py_spy)
+) -> list[str]:
+    """Ranks whose environment has no RANK: started by torch.multiprocessing.spawn, or relaunched copies. Notes:
+    mp.spawn ranks numbered by start order, where their index could not be read."""
+    notes = _mark_spawned_ranks(infos, series, py_spy)
     _mark_relaunched_ranks(infos)
+    return notes
 
 
 def _wrap_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -126,7 +128,7 @@ def _spawn_indices(pids: list[int], py_spy: str | None) -> dict[int, int]:
 
 def _mark_spawned_ranks(
     infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]], py_spy: str | None
-) -> None:
+) -> list[str]:
     """Processes started by torch.multiprocessing.spawn run ``_wrap(fn, i, ...)``: they are ranks, ``i`` read from
     that frame's locals; where it cannot be read, numbered in start order (spawn starts rank i before rank i+1),
     which is right only while none of them has exited. Their environment has no RANK."""
@@ -138,14 +140,21 @@ def _mark_spawned_ranks(
         frames = [f for s in samples for t in s.threads for f in sg.own_frames(t.frames)]  # not a forked copy
         if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
             spawned.setdefault(info.ppid, []).append(pid)
+    notes = []
     for pids in spawned.values():
         read = _spawn_indices(pids, py_spy)
         whole = len(read) == len(pids)  # every index read: the ranks, whichever of them have exited
+        if not whole:
+            notes.append(
+                f"the mp.spawn index of pid {', '.join(str(p) for p in sorted(set(pids) - set(read)))} could not be "
+                "read: its ranks are numbered by start order, wrong where one of them has exited"
+            )
         for order, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
             rank = read[pid] if whole else order
             # read: how many ranks there were is not (those that exited, the highest among them, are not seen)
             world = infos[pid].world_size or (None if whole else len(pids))
             infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=world)
+    return notes
 
 
 def _program(cmdline: tuple[str, ...] | list[str]) -> tuple[str, ...]:

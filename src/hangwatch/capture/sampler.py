@@ -502,7 +502,7 @@ def capture_job(
         raise CaptureError(
             f"pid {pid} exited before anything could be captured", "Run inspect while the job is still running"
         )
-    mark_ranks(infos, series, py_spy)
+    notes.extend(mark_ranks(infos, series, py_spy))
     stack_errors = sorted({s.stack_error for ss in series.values() for s in ss if s.stack_error})
     notes.extend([*stack_errors, *sorted(rounds.unstopped)])
     gpu_ev, events = gpu_and_kernel(sampler, series, infos, started, notes, kernel)
