@@ -534,3 +534,14 @@ def test_early_startup_probes_double_their_gap_up_to_min_stall(since, min_stall,
     from hangwatch.supervise.stall.startup import next_probe_after
 
     assert next_probe_after(since, min_stall) == pytest.approx(next_at)
+
+
+def test_a_crash_nothing_explains_says_the_jobs_last_line():
+    """An exit nothing known explains (argparse rejecting the command line) says the output's last line, the fact a
+    person reads first, in the summary (it was only in the evidence): from the redacted tail, never a secret."""
+    tail = "usage: train.py [-h] --out OUT\ntrain.py: error: the following arguments are required: --out\n"
+    [f] = diagnose_crash(2, tail)
+    assert f.cause == "unknown" and f.summary.endswith(
+        "no known failure text was found; its last line: 'train.py: error: the following arguments are required: --out'."
+    ), f.summary
+    assert diagnose_crash(1, "")[0].summary == "The job exited with status 1; no known failure text was found."

@@ -269,7 +269,10 @@ def _unexplained(
     return Finding(
         cause=Cause.UNKNOWN,
         confidence=0.1 if first is None else 0.3,
-        summary=f"{said}; no known failure text was found." if first is None else f"{said} after {who} {first.text()}.",
+        summary=f"{said} after {who} {first.text()}."
+        if first is not None
+        else f"{said}; no known failure text was found"
+        + (f"; its last line: {last[-1].strip()[:200]!r}." if last else "."),
         where=where,
         evidence=tuple(f"output: {ln[:300]}" for ln in last),
         fix=("Read the end of output.log in the run directory for the job's own error.",),
