@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -240,6 +241,8 @@ def test_a_job_that_ends_with_its_pipe_full_behind_a_slow_reader_loses_no_byte(r
     assert p.stdout is not None
     got, deadline = bytearray(), time.monotonic() + 60
     while time.monotonic() < deadline:
+        if not select.select([p.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            break  # nothing more within the bound: the checks below say what is missing
         chunk = os.read(p.stdout.fileno(), 16384)
         if not chunk:
             break

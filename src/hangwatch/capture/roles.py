@@ -34,7 +34,8 @@ def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
 
 
 # multiprocessing's own helpers: they live as long as the process that started them, which never waits for their end
-MP_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "multiprocessing.semaphore_tracker")
+FORKSERVER = "multiprocessing.forkserver"  # its command line: `python -c 'from multiprocessing.forkserver import main'`
+MP_HELPERS = ("multiprocessing.resource_tracker", FORKSERVER, "multiprocessing.semaphore_tracker")
 
 
 def is_mp_helper(cmdline: tuple[str, ...] | list[str], parent_cmdline: tuple[str, ...] | list[str] = ()) -> bool:

@@ -266,13 +266,16 @@ def _unexplained(
     who = "it" if first is None or first.rank is None else f"rank {first.rank}"
     last = [ln for ln in output_tail.strip().splitlines() if ln.strip()][-3:]
     said = f"The job exited with {sig or f'status {exit_code}'}"
+    if first is not None:
+        summary = f"{said} after {who} {first.text()}."
+    else:
+        summary = f"{said}; no known failure text was found" + (
+            f"; its last line: {last[-1].strip()[:200]!r}." if last else "."
+        )
     return Finding(
         cause=Cause.UNKNOWN,
         confidence=0.1 if first is None else 0.3,
-        summary=f"{said} after {who} {first.text()}."
-        if first is not None
-        else f"{said}; no known failure text was found"
-        + (f"; its last line: {last[-1].strip()[:200]!r}." if last else "."),
+        summary=summary,
         where=where,
         evidence=tuple(f"output: {ln[:300]}" for ln in last),
         fix=("Read the end of output.log in the run directory for the job's own error.",),

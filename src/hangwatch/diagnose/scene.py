@@ -8,12 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hangwatch import signatures as sg
-from hangwatch.capture.roles import is_mp_helper
+from hangwatch.capture.roles import FORKSERVER, is_mp_helper
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict
-
-FORKSERVER = "multiprocessing.forkserver"  # its command line: `python -c 'from multiprocessing.forkserver import main'`
 
 if TYPE_CHECKING:
     from hangwatch.diagnose.ends import End

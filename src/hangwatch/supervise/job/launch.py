@@ -272,7 +272,7 @@ class Pump(threading.Thread):
                     raise
                 if not data:
                     break
-                self.read_at = time.monotonic()
+                self._moved()
                 self.log.write(data)
                 self.on_chunk(data, time.time())  # progress as read, before the pass-through may wait
                 if self.passthrough:
