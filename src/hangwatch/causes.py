@@ -5,7 +5,6 @@ codes, metrics and renderers read it; the docs' table of causes is generated fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 from hangwatch.fixes import (
@@ -38,6 +37,7 @@ from hangwatch.fixes import (
     WORKER_SLOW_FIX,
     WORKER_STUCK_FIX,
 )
+from hangwatch.records.values import frozen
 
 
 class Cause(str, Enum):
@@ -108,7 +108,7 @@ class Requeue(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True)
+@frozen
 class CauseInfo:
     """One cause's entry."""
 

@@ -3,10 +3,10 @@ table; tests/unit/test_reference.py checks that the code names no other)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from hangwatch.records.values import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class EnvVar:
     """One variable: who sets it, who reads it, what it does."""
 

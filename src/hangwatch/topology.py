@@ -10,16 +10,16 @@ Job's JOB_COMPLETION_INDEX in the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from hangwatch.launcher import launcher_args, launcher_option
+from hangwatch.records.values import frozen
 
 DEFAULT_MASTER_PORT = 29500
 DEFAULT_RDZV_PORT = 29400
 COORD_PORT_OFFSET = 1  # hangwatch's store listens next to the job's own master/rendezvous port
 
 
-@dataclass(frozen=True)
+@frozen
 class Topology:
     """A multi-node job: this node's rank, the node count, where the coordination store is."""
 

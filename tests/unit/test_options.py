@@ -63,7 +63,7 @@ def test_no_default_is_spelled_outside_the_table():
     names = {o.name for o in OPTIONS}
     for path in (SRC / "supervise" / "config.py", SRC / "supervise" / "settings.py"):
         text = path.read_text()
-        body = text[text.index("@dataclass") :]
+        body = text[text.index("@frozen") :]
         spelled = [m.group(1) for line in body.splitlines() if (m := copied.match(line)) and m.group(1) in names]
         assert spelled == [], (path.name, spelled)
 

@@ -23,13 +23,14 @@ import os
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hangwatch import signatures as sg
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame, GroupStatus
 from hangwatch.records.layout import flight_registry
+from hangwatch.records.values import frozen
 
 HANDLER = "hangwatch_fr"  # the job-side handler (_hangwatch_hook/flight.py FR_HANDLER)
 CPP_HANDLERS = ("fr_trace_json", "dump_nccl_trace_json")  # torch's own: gloo's and NCCL's recorders, no frames
@@ -67,7 +68,7 @@ def _post(path: str, handler: str, timeout: float) -> bytes:
         conn.close()
 
 
-@dataclass(frozen=True)
+@frozen
 class RawDump:
     """One rank's answer: the JSON text, or why there is none."""
 

@@ -9,7 +9,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from hangwatch.capture.gpu_backends import (
 )
 from hangwatch.capture.gpu_present import FAKE_ENV, devices_present
 from hangwatch.records.gpu import GpuEvidence, GpuProcessMemory
+from hangwatch.records.values import mutable
 
 READ_EVERY_S = 0.5  # NVML's utilization is itself an average over the last 1/6 to 1 s
 
@@ -104,7 +105,7 @@ def _detect(env: dict[str, str]) -> tuple[GpuBackend | None, str | None]:
     return None, "GPU devices are present but none could be read (" + "; ".join(notes) + ")"
 
 
-@dataclass
+@mutable
 class GpuSampler:
     """Reads the GPUs every READ_EVERY_S in a thread while the stacks are sampled; each read is
     bounded, because calls into a driver whose GPU is lost can block forever."""

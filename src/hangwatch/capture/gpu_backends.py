@@ -12,12 +12,12 @@ import os
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from hangwatch.capture.gpu_present import DRM
 from hangwatch.records.gpu import GpuDevice
+from hangwatch.records.values import frozen
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ THROTTLE_BITS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Reading:
     """One read of every GPU: devices and the processes holding memory on them."""
 

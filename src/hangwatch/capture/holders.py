@@ -10,7 +10,6 @@ import os
 import pwd
 import re
 import time
-from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
@@ -23,6 +22,7 @@ from hangwatch.records.evidence import (
     LockHolder,
     ProcessSample,
 )
+from hangwatch.records.values import mutable
 from hangwatch.redact import redact_text
 
 LOOK_S = 0.5  # a holder outside the job is read twice this far apart: does it work?
@@ -60,7 +60,7 @@ def _cmdline(pid: int) -> str:
     return redact_text(" ".join(proc.read_cmdline(pid)))[:160]
 
 
-@dataclass
+@mutable
 class _Look:
     """Two reads of a process: its state, CPU and bytes moved between them, and whether it stayed parked."""
 
@@ -253,7 +253,7 @@ MAX_WAITED = 6  # the processes an outside holder waits for, its children's chil
 WAITED_DEPTH = 3  # `flock -c CMD` (a shell, then the command), `bash run.sh` (bash, then python)
 
 
-@dataclass
+@mutable
 class _Family:
     """An outside holder and the descendants it waits for with no timeout (wait4, waitid), read in one look."""
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hangwatch.capture.roles import is_launcher
 from hangwatch.launcher import is_supervisor_command
+from hangwatch.records.values import frozen, mutable
 from hangwatch.redact import redact_argv
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ ENV_KEYS = (
 SUPERVISOR_ENV = "HANGWATCH_SUPERVISOR_PID"
 
 
-@dataclass(frozen=True)
+@frozen
 class Stat:
     """The fields of /proc/PID/stat (or task/TID/stat) that capture uses."""
 
@@ -307,7 +308,7 @@ def _io_counters(path: Path) -> dict[str, int]:
     return out
 
 
-@dataclass
+@mutable
 class _IoBook:
     """What a process's threads had moved at the last reading, for a process with a thread serving our requests."""
 
@@ -417,7 +418,7 @@ def list_pids() -> list[int]:
     return pids if _READABLE_USERS[0] is None else [p for p in pids if may_read(p)]
 
 
-@dataclass(frozen=True)
+@frozen
 class JobMember:
     """A process found to belong to the job, with what capture needs to know of it."""
 

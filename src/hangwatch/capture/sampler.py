@@ -10,7 +10,7 @@ import linecache
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 import psutil
@@ -48,6 +48,7 @@ from hangwatch.records.evidence import (
     Role,
     ThreadSample,
 )
+from hangwatch.records.values import mutable
 from hangwatch.redact import redact_text
 
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -411,7 +412,7 @@ def _span_whole(firsts: list[float], window_s: float, sleep: Callable[[float], N
         sleep(min(lag, window_s))
 
 
-@dataclass
+@mutable
 class _Rounds:
     """What the rounds of one capture gathered so far: each process's identity and samples, those gone since, and
     what the stack reads carry from one round to the next."""

@@ -19,7 +19,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Collection
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +26,12 @@ from hangwatch.capture.proc import PROC, read_io, read_stat, tracer_of
 from hangwatch.capture.syscalls import cut_short_by_a_stop, read_blocked_call
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import Frame
+from hangwatch.records.values import frozen
 
 DEFAULT_TIMEOUT_S = 8.0
 
 
-@dataclass(frozen=True)
+@frozen
 class RawThread:
     """One thread of a py-spy dump."""
 
@@ -42,7 +42,7 @@ class RawThread:
     frames: tuple[Frame, ...]  # innermost first
 
 
-@dataclass(frozen=True)
+@frozen
 class StackResult:
     """One process's py-spy dump: its threads, or why none could be read."""
 
@@ -98,7 +98,7 @@ _deadlines: dict[tuple[int, int], tuple[float, float]] = {}  # (pid, tid) -> (a 
 _quiet: dict[int, tuple[int, float, int]] = {}  # pid -> (its wchar when last read, since when, its start ticks)
 
 
-@dataclass(frozen=True)
+@frozen
 class Refusal:
     """Why a process is read without a stop; ``said``: a fact about the job worth its incident's notes (a thread
     blocked in a write), not only a caution (it wrote a moment ago)."""

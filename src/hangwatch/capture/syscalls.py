@@ -12,9 +12,9 @@ import platform
 import socket
 import struct
 import time
-from dataclasses import dataclass
 
 from hangwatch.capture.proc import PROC, read_stat, read_text
+from hangwatch.records.values import frozen
 
 # Syscalls whose first argument is an fd, by architecture (asm/unistd_64.h, asm-generic/unistd.h).
 _FD_SYSCALLS = {
@@ -87,7 +87,7 @@ F_SETLKW, F_OFD_SETLKW = 7, 38  # fcntl commands that wait for a lock (asm-gener
 LOCK_NB = 4
 
 
-@dataclass(frozen=True)
+@frozen
 class BlockedCall:
     """What /proc/PID/task/TID/syscall says of a sleeping thread: the call, its fd (fd-taking calls),
     whether it can time out (None: the call does not say), and for a futex its address and whether it

@@ -22,7 +22,6 @@ import re
 import struct
 import subprocess
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from hangwatch import signatures as sg
@@ -52,6 +51,7 @@ from hangwatch.records.evidence import (
     ProcessSample,
     ThreadSample,
 )
+from hangwatch.records.values import frozen
 
 LOCKS = proc.PROC / "locks"
 SEM_MAPPING = "/dev/shm/sem."  # noqa: S108 - a name we look for in /proc/PID/maps, not a file we write. glibc's named semaphores (multiprocessing's SemLock on Linux)
@@ -60,7 +60,7 @@ FILELOCK_PATH_LOCALS = ("lock_filename", "canonical_path", "lock_file")
 FILELOCK_WAIT = re.compile(r"^\((?:True|False), [^,]+, (-?[\d.]+)")
 
 
-@dataclass(frozen=True)
+@frozen
 class LockEntry:
     """One line of /proc/locks."""
 
@@ -295,7 +295,7 @@ def _open_by(key: tuple[int, int, int], skip: set[int]) -> list[int]:
 
 
 # --- semaphores ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen
 class _Mapping:
     start: int
     end: int
@@ -421,7 +421,7 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class _Reading:
     """What one reading of the job's waits shares: the kernel's lock table, the job's samples, its processes."""
 

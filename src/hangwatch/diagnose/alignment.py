@@ -15,8 +15,9 @@ same fact (one called it, the other did not), and the finding says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+
+from hangwatch.records.values import frozen
 
 # Ops whose inputs must have the same shape on every rank (a gather's root or an all_to_all's splits legitimately
 # differ): at the same call site, a different size is a mismatch.
@@ -34,7 +35,7 @@ class SkewKind(str, Enum):
     DIFFERENT = "different"  # another collective at another line, with nothing to say which is right
 
 
-@dataclass(frozen=True)
+@frozen
 class Call:
     """One collective a rank entered: its kind, its call site (``/abs/train.py:88``, "" when unrecorded), sizes."""
 
@@ -52,7 +53,7 @@ class Call:
         return f"{self.op}{at}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Skew:
     """The first collective of a process group where the ranks' calls differ, read by call site."""
 

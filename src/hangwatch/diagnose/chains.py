@@ -5,11 +5,11 @@ has: a cycle, ended, nobody, a person)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.diagnose.state import VERDICTS
 from hangwatch.records.incident import Proof, Verdict
+from hangwatch.records.values import frozen
 
 PERSON = "person"
 
@@ -53,7 +53,7 @@ ENDINGS: dict[str, tuple[Verdict | None, bool]] = {
 ALIVE_ENDINGS = frozenset(e for e, (verdict, _) in ENDINGS.items() if verdict == Verdict.SLOW)
 
 
-@dataclass(frozen=True)
+@frozen
 class Node:
     """A process (or a person, or nobody) in the graph, with its state and the fact behind it."""
 
@@ -83,7 +83,7 @@ class Node:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Edge:
     """``waiter`` waits on ``resource``, which ``holder`` could release."""
 
@@ -106,7 +106,7 @@ class Edge:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Chain:
     """One waiter's chain to its end: the hops, how it ends, and what that makes the wait."""
 
@@ -210,7 +210,7 @@ def pid_id(pid: int) -> str:
     return f"pid:{pid}"
 
 
-@dataclass(frozen=True)
+@frozen
 class WaitGraph:
     """Every node and edge of one look, and each waiter's chain."""
 

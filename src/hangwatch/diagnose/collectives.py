@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import linecache
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.causes import Cause
@@ -30,6 +29,7 @@ from hangwatch.fixes import COLLECTIVE_STALLED_FIX, PEER_FIX, SLEEPER_FIX, STRAG
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import CollectiveRow, Finding, Where
+from hangwatch.records.values import frozen
 
 MISMATCH_FIX = (
     "Every rank must call the same collectives, in the same order, with the same sizes: look for a collective "
@@ -84,7 +84,7 @@ def _recorded_where(p: Pending | None, v: ProcessView | None, rank: int) -> Wher
     return v.where(t, innermost_explaining(t.frames)) if v is not None and t is not None else None
 
 
-@dataclass(frozen=True)
+@frozen
 class Remote:
     """What another node said of one of its ranks (the rank summary shared through the store)."""
 

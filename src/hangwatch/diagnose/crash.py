@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import signal
-from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
@@ -28,9 +27,10 @@ from hangwatch.fixes import (
 from hangwatch.records.evidence import Evidence
 from hangwatch.records.gpu import KernelEvent
 from hangwatch.records.incident import Finding, Where
+from hangwatch.records.values import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class CrashPattern:
     """A text a crashed job prints, and the finding it means."""
 

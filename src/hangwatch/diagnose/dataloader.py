@@ -8,7 +8,6 @@ has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
@@ -29,6 +28,7 @@ from hangwatch.fixes import (
 )
 from hangwatch.records.evidence import Frame, Role
 from hangwatch.records.incident import Finding
+from hangwatch.records.values import frozen
 
 STUCK = Cause.DATALOADER_WORKER_STUCK
 _FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
@@ -193,7 +193,7 @@ def _busy_worker(
     return hits
 
 
-@dataclass(frozen=True)
+@frozen
 class _Named:
     cause: Cause
     summary: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
@@ -27,6 +27,7 @@ from hangwatch.diagnose.workers import busy_frames, worker_state
 from hangwatch.fixes import PEER_FIX, RENDEZVOUS_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, Where
+from hangwatch.records.values import mutable
 
 
 def _collective(t: ThreadView) -> Frame | None:
@@ -83,7 +84,7 @@ def _groups_text(groups: dict[str, list[int]]) -> str:
     return "; ".join(f"{_plural(r)} {what}" for what, r in groups.items())
 
 
-@dataclass
+@mutable
 class RankGroups:
     """Each rank's main thread, sorted into: in a collective, in rendezvous, elsewhere."""
 

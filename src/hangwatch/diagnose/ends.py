@@ -10,7 +10,6 @@ A rank's end travels between nodes in its summary (``to_dict``/``from_dict``).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hangwatch import signatures as sg
@@ -20,6 +19,7 @@ from hangwatch.diagnose.state import VERDICTS, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, duration_text, timer_bound
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.incident import ProofKind, Verdict
+from hangwatch.records.values import frozen
 
 DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "gloo": 1800.0}  # init_process_group's defaults (torch 2.x)
 
@@ -75,7 +75,7 @@ RESTING_WORDS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class End:
     """What a finding's waiters wait for, as measured: the state (the state module's word, or a rank's own end),
     the fact in words, and whether the fact proves a hang (a spin that gets nowhere, a wait nothing can release, a

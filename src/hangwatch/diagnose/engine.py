@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof
@@ -32,6 +32,7 @@ from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import UNKNOWN_FIX
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
+from hangwatch.records.values import frozen
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Diagnosis:
     """The verdict and the findings, root cause first."""
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hangwatch.capture.flags import event_tested
 from hangwatch.diagnose.cycle import closed_cycle
 from hangwatch.records.evidence import LocalsRead
+from hangwatch.records.values import frozen
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 KEYWORDS = frozenset(
@@ -38,7 +39,7 @@ KEYWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class LoopMotion:
     """What the locals say: whether the loop advanced, and the evidence text to quote."""
 

@@ -13,7 +13,6 @@ siblings replaced one that ended) and says it is an inference.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
@@ -24,6 +23,7 @@ from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermos
 from hangwatch.fixes import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
 from hangwatch.records.evidence import Frame, VanishedProcess
 from hangwatch.records.incident import Finding
+from hangwatch.records.values import frozen
 
 LATE_START_S = 0.2  # a pool worker started this much later than the next youngest replaced one that ended
 # (a pool starts its workers one after another in a few milliseconds)
@@ -60,7 +60,7 @@ def _runs(t: ThreadView, fn: str) -> bool:
     return fn in t.name or any(sg.method(f) == fn and f.file.endswith("multiprocessing/pool.py") for f in t.frames)
 
 
-@dataclass(frozen=True)
+@frozen
 class Lost:
     """A wait for a pool's result that nobody will hand over: the fact (the graph's end of that wait, ``nobody``,
     and its proof), and the name's words."""

@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 import linecache
 import re
-from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.records.evidence import Frame
 from hangwatch.records.incident import Where
+from hangwatch.records.values import frozen
 
 # torch's "[rank9]:" (the global rank), torchrun --tee's "[default1]:" (role and LOCAL rank: not a rank to
 # name); both may lead one line: "[default1]:[rank9]: Traceback ..."
@@ -48,7 +48,7 @@ COMMUNICATION = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Raised:
     """One traceback in the log: who raised (its rank, when the log says), what, and the user's line."""
 

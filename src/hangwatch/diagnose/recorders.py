@@ -4,12 +4,13 @@ the first one some entered and others did not, or entered differently (``analyze
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from hangwatch.diagnose.alignment import Skew, align
 from hangwatch.diagnose.views import ProcessView, innermost_user
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame
+from hangwatch.records.values import frozen
 
 SHARED_OPS = 128  # a rank's newest collectives per group, shared with the other nodes for the pairing
 
@@ -35,7 +36,7 @@ DTYPE_BYTES = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Pending:
     """The collective a rank waits in: the oldest one it entered that has not completed."""
 
@@ -52,7 +53,7 @@ class Pending:
     timeout_s: float | None = None  # when the waiters give up on it (the process group's timeout)
 
 
-@dataclass(frozen=True)
+@frozen
 class GroupView:
     """One process group as one rank's recorder sees it."""
 
@@ -64,7 +65,7 @@ class GroupView:
     ops: tuple[tuple[int, str, str, str], ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class RankCollectives:
     """A rank's collectives, small enough to share between nodes."""
 
@@ -178,7 +179,7 @@ def rank_collectives(rank: int, record: FlightRecord, view: ProcessView | None =
     return RankCollectives(rank, True, groups)
 
 
-@dataclass(frozen=True)
+@frozen
 class Stall:
     """What the recorders say, for one process group."""
 

@@ -4,7 +4,7 @@ returns (Hit)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from hangwatch import signatures as sg
@@ -12,12 +12,13 @@ from hangwatch.capture.roles import FORKSERVER, is_mp_helper
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict
+from hangwatch.records.values import frozen, mutable
 
 if TYPE_CHECKING:
     from hangwatch.diagnose.ends import End
 
 
-@dataclass(frozen=True)
+@frozen
 class Hit:
     """A finding, and what it says about the job as a whole."""
 
@@ -33,7 +34,7 @@ def named(finding: Finding, end: End | None = None) -> Hit:
     return Hit(finding, None, end)
 
 
-@dataclass
+@mutable
 class Scene:
     """What every rule sees of one capture: the evidence, one view per process, and lookups between them."""
 

@@ -25,7 +25,6 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import Enum
 
 from hangwatch import signatures as sg
@@ -46,6 +45,7 @@ from hangwatch.diagnose.views import (
 )
 from hangwatch.records.evidence import THREADING_EVENT, UNREAD, LockHolder, Role
 from hangwatch.records.incident import Verdict
+from hangwatch.records.values import frozen
 
 
 class Activity(str, Enum):
@@ -62,7 +62,7 @@ class Activity(str, Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+@frozen
 class Measured:
     """A process's or a thread's state, the measured fact behind it, and whether that fact proves work (locals
     that advance, bytes moving, output growing) or a hang (a spin proven to get nowhere, a loop with no way

@@ -6,13 +6,13 @@ Pure functions of evidence: no I/O. A ``ProcessView`` is built once per process 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 from hangwatch import signatures as sg
 from hangwatch.capture.roles import is_mp_helper
 from hangwatch.records.evidence import Evidence, Frame, LocalsRead, ProcessEvidence, ProcessInfo, Role, ThreadSample
 from hangwatch.records.incident import Where
+from hangwatch.records.values import frozen
 
 BUSY_CPU_PERCENT = 30.0  # a thread above this share of one core is "spinning" (2 cores, contention)
 IDLE_CPU_PERCENT = 5.0
@@ -49,7 +49,7 @@ def describe(frame: Frame | None) -> str:
     return f"{frame.function} ({frame.file.rsplit('/', 1)[-1]}:{frame.line})"
 
 
-@dataclass(frozen=True)
+@frozen
 class ThreadView:
     """One thread across the samples of a capture."""
 
@@ -218,7 +218,7 @@ class ThreadView:
         return active >= len(self.samples) - 1 and gil * 2 >= len(self.samples)
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessView:
     """One process across the samples of a capture."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
@@ -40,6 +39,7 @@ from hangwatch.diagnose.views import (
 from hangwatch.fixes import PIPE_WAIT_FIX, SELF_WAIT_FIX, SOCKET_WAIT_FIX
 from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
 from hangwatch.records.incident import Finding
+from hangwatch.records.values import frozen
 
 
 def lock_wait_rule(scene: Scene) -> list[Hit]:
@@ -201,7 +201,7 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     return _other_end(scene, v, t, w)
 
 
-@dataclass(frozen=True)
+@frozen
 class _End:
     """How a finding speaks of the other end of what a thread reads: a pipe's write end, a socket's peer."""
 

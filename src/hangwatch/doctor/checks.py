@@ -14,10 +14,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from hangwatch.records.doctor import Check, CheckStatus
+from hangwatch.records.values import frozen
 
 OK, WARN, FAIL, SKIP = CheckStatus.OK, CheckStatus.WARN, CheckStatus.FAIL, CheckStatus.SKIP
 
@@ -45,7 +45,7 @@ NETWORK_FS = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class DoctorInputs:
     """What the checks look at; tests point these at controlled places."""
 

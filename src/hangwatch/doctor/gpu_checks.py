@@ -7,18 +7,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from hangwatch.capture.gpu import bounded, detect
 from hangwatch.capture.gpu_backends import SMI_TIMEOUT_S, GpuBackend, Reading
 from hangwatch.capture.kernel import read_kernel_events
 from hangwatch.records.doctor import Check, CheckStatus
+from hangwatch.records.values import frozen
 
 OK, WARN, FAIL, SKIP = CheckStatus.OK, CheckStatus.WARN, CheckStatus.FAIL, CheckStatus.SKIP
 BUSY_MIB = 256.0  # another process holding more than this on a GPU makes it "busy"
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuState:
     """One read of the GPUs for all checks (or why there is none)."""
 

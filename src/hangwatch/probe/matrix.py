@@ -11,7 +11,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import psutil
@@ -24,6 +23,7 @@ from hangwatch.probe.items import scan_items
 from hangwatch.probe.target import Target, load_target
 from hangwatch.records.incident import Finding
 from hangwatch.records.probe import Cell, CellStatus, ProbeResult
+from hangwatch.records.values import frozen
 from hangwatch.recover.terminate import JobTracker, end_tree, popen_waiter
 
 STARTUP_ALLOWANCE_S = 30.0  # a cell's first batch may take this long (spawn imports torch in each worker)
@@ -32,7 +32,7 @@ STARTUP_ALLOWANCE_S = 30.0  # a cell's first batch may take this long (spawn imp
 FORK_FIRST_BATCH_S = 10.0
 
 
-@dataclass(frozen=True)
+@frozen
 class ProbeOptions:
     """What probe-data varies and how long it waits."""
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from hangwatch.errors import UsageError
+from hangwatch.records.values import mutable
 
 
-@dataclass
+@mutable
 class Target:
     """A dataset (and loader keyword arguments) loaded from ``module:function``."""
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from hangwatch.records.values import frozen
 
 SCHEMA = "hangwatch.doctor/1"
 
@@ -18,7 +19,7 @@ class CheckStatus(str, Enum):
     SKIP = "skip"
 
 
-@dataclass(frozen=True)
+@frozen
 class Check:
     """One preflight check: what was measured, what it means, and the fix."""
 

@@ -7,10 +7,11 @@ Capture fills these; diagnosis reads them; nothing here runs a command. ``None``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from hangwatch.records.gpu import GpuEvidence, KernelEvent  # defined with the records: incidents carry them too
+from hangwatch.records.values import frozen
 
 
 class Role(str, Enum):
@@ -25,7 +26,7 @@ class Role(str, Enum):
     ORPHAN = "orphan"
 
 
-@dataclass(frozen=True)
+@frozen
 class Frame:
     """One Python frame. ``file`` is absolute when the target's path was absolute."""
 
@@ -38,7 +39,7 @@ class Frame:
     # `lock.acquire()` above it in the same block), innermost first
 
 
-@dataclass(frozen=True)
+@frozen
 class ThreadSample:
     """One thread in one sample: state, CPU ticks, GIL, blocking call, Python frames."""
 
@@ -71,7 +72,7 @@ class ThreadSample:
     read_stopped: bool | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessSample:
     """One process in one sample: state, CPU, I/O counters, its threads."""
 
@@ -96,7 +97,7 @@ class ProcessSample:
     tracer: int | None = None  # the pid that traces it (TracerPid), read where it was in a tracing stop (t)
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessInfo:
     """What is read of a process once: pid, role, rank, command line, environment keys."""
 
@@ -125,7 +126,7 @@ class ProcessInfo:
 THREADING_EVENT = "threading.Event"  # ``LocalsRead.flag``: the loop's file binds its flag only to threading.Event()
 
 
-@dataclass(frozen=True)
+@frozen
 class LocalsRead:
     """The locals of a thread's innermost user frame at one moment (second pass, spinning threads only)."""
 
@@ -144,7 +145,7 @@ class LocalsRead:
     private: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class C10dWait:
     """A rank's main thread blocked in one of torch's collective or point-to-point calls, read from the call's own
     arguments: the call, the global rank at its other end (``dst``/``src`` of a send, a receive; None: any source,
@@ -155,7 +156,7 @@ class C10dWait:
     world: bool | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class RendezvousRead:
     """What a process waiting at process-group setup waits for: the store's address (from the
     rendezvous frame's arguments or the launcher's command line), how many ranks or nodes it expects,
@@ -174,7 +175,7 @@ class RendezvousRead:
 UNREAD = "?"  # a LockHolder's state where the process is another user's, named and never read
 
 
-@dataclass(frozen=True)
+@frozen
 class LockHolder:
     """A process that holds (or, ``proven`` False, most likely holds) a lock another process waits for:
     who it is and what it does, measured over the capture (in the job) or a short look (outside it)."""
@@ -209,7 +210,7 @@ class LockHolder:
 POLLED = "one of the files a poll with no timeout waits on"
 
 
-@dataclass(frozen=True)
+@frozen
 class LockWait:
     """What one blocked thread waits for: a file lock or a semaphore shared across processes."""
 
@@ -226,7 +227,7 @@ class LockWait:
     note: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class VanishedProcess:
     """A process of the job that the supervisor saw, and then saw gone (``inspect`` has none of these)."""
 
@@ -240,7 +241,7 @@ class VanishedProcess:
     reason: str | None = None  # why, when the kernel log says so ("killed by the OOM killer")
 
 
-@dataclass(frozen=True)
+@frozen
 class CollectiveEntry:
     """One entry of a rank's flight recorder: a collective the rank entered, and whether it completed."""
 
@@ -264,7 +265,7 @@ class CollectiveEntry:
         return self.retired or self.state == "completed"
 
 
-@dataclass(frozen=True)
+@frozen
 class GroupStatus:
     """A process group's own counters in the recorder (pg_status)."""
 
@@ -274,7 +275,7 @@ class GroupStatus:
     last_completed: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class FlightRecord:
     """What a rank's flight recorder said at the capture, or why it said nothing (a rank that does not
     answer is itself evidence)."""
@@ -290,7 +291,7 @@ class FlightRecord:
     raw: str | None = field(default=None, compare=False, repr=False)  # the whole dump (saved with an incident)
 
 
-@dataclass(frozen=True)
+@frozen
 class NativeStack:
     """One thread's stack with native frames interleaved (py-spy --native), innermost first."""
 
@@ -298,7 +299,7 @@ class NativeStack:
     frames: tuple[Frame, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class LoaderTask:
     """The batch a DataLoader worker works on: as the job's own DataLoader iterator recorded it (the autobeat hook,
     under `hangwatch run --on-hang heal`: its oldest batch not yet returned, a worker takes its batches in order), or
@@ -318,7 +319,7 @@ class LoaderTask:
     from_locals: bool = False  # read from the worker's locals at the look (sent and since not known: 0)
 
 
-@dataclass(frozen=True)
+@frozen
 class Rearm:
     """A function of the user's that starts a ``threading.Timer`` of itself (``Timer(1.0, flush)`` inside ``flush``),
     read from the source at the capture of a process with a Timer thread: each timer it starts starts the next."""
@@ -330,7 +331,7 @@ class Rearm:
     conditional: bool  # the call is under an ``if``, a loop or a ``try`` of the function: it may not re-arm
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessEvidence:
     """One process across the capture: its info and its samples."""
 
@@ -352,7 +353,7 @@ class ProcessEvidence:
     tracer: LockHolder | None = None  # in a tracing stop throughout: the process that traces it (gdb, strace), read
 
 
-@dataclass(frozen=True)
+@frozen
 class Evidence:
     """A capture: every process of the job sampled over a window, with notes on what could not be read."""
 

@@ -3,11 +3,12 @@ incident (what renderers read), so neither imports the other."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from hangwatch.records.values import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class GpuDevice:
     """One GPU over the capture window (None: the backend could not say)."""
 
@@ -29,7 +30,7 @@ class GpuDevice:
     persistence_mode: bool | None = None  # the driver's persistence mode
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuProcessMemory:
     """A process holding memory on a GPU."""
 
@@ -39,7 +40,7 @@ class GpuProcessMemory:
     in_job: bool  # a process of the captured job (else: someone else's)
 
 
-@dataclass(frozen=True)
+@frozen
 class GpuEvidence:
     """What the GPUs did during the capture: devices, and who holds their memory."""
 
@@ -52,7 +53,7 @@ class GpuEvidence:
     read_stuck: bool = False  # a read did not return in time (a lost GPU hangs the driver calls)
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelEvent:
     """A line of the kernel log that matters for a hang: a GPU fault, an OOM kill, a hung task, NFS."""
 

@@ -6,11 +6,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from hangwatch.causes import Cause, cause_of
+from hangwatch.records.values import frozen
 
 if TYPE_CHECKING:
     from hangwatch.records.gpu import GpuEvidence, KernelEvent
@@ -39,7 +40,7 @@ class Action(str, Enum):
     NONE = "none"
 
 
-@dataclass(frozen=True)
+@frozen
 class FrameRecord:
     """One Python frame."""
 
@@ -52,7 +53,7 @@ class FrameRecord:
         return f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
 
 
-@dataclass(frozen=True)
+@frozen
 class ThreadRecord:
     """One thread and its stack, innermost frame first."""
 
@@ -62,7 +63,7 @@ class ThreadRecord:
     frames: tuple[FrameRecord, ...] = ()  # its stack in the last sample, innermost first
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessRecord:
     """One process of the job as captured."""
 
@@ -92,7 +93,7 @@ class ProcessRecord:
         return " > ".join(f.short() for f in self.where) if self.where else "no Python stack"
 
 
-@dataclass(frozen=True)
+@frozen
 class Where:
     """The innermost user frame that explains a finding (the incident's ``where``)."""
 
@@ -121,7 +122,7 @@ class ProofKind(str, Enum):
     # step history, only by --max-slow
 
 
-@dataclass(frozen=True)
+@frozen
 class Proof:
     """The measured fact behind a finding's verdict, and what it proves (added after the first schema)."""
 
@@ -140,7 +141,7 @@ class Proof:
         return cls(ProofKind(d["kind"]), str(d["fact"])) if d else None
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     """A cause, how sure, where, the evidence a person can check, and the fix."""
 
@@ -183,7 +184,7 @@ class Finding:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class CollectiveRow:
     """A row of the per-rank collectives table (torch's flight recorder): ranks that stand at the same place."""
 
@@ -194,7 +195,7 @@ class CollectiveRow:
     state: str  # "waits in all_reduce #58 (4.0 MiB, train.py:88)", "idle", "did not answer"
 
 
-@dataclass(frozen=True)
+@frozen
 class LastProgress:
     """The newest progress before the incident."""
 
@@ -203,7 +204,7 @@ class LastProgress:
     source: str  # where it came from: heartbeat, a counter's kind (tqdm, rich, a log line's), or output
 
 
-@dataclass(frozen=True)
+@frozen
 class Incident:
     """The incident: verdict, processes, findings (root cause first)."""
 

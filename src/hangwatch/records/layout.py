@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from hangwatch.records.values import frozen
 
 OUTPUT_LOG = "output.log"
 OUTPUT_BUFFER = 64 * 1024  # output.log's write buffer (supervise/job/launch.py OutputLog); a larger chunk goes straight
@@ -118,7 +119,7 @@ FILES: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class RunLayout:
     """The paths of one run directory, and its readers (which never raise)."""
 

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
 
 from hangwatch.records.incident import Finding
+from hangwatch.records.values import mutable
 
 SCHEMA = "hangwatch.probe/1"
 
@@ -22,7 +23,7 @@ class CellStatus(str, Enum):
     CRASHED = "crashed"
 
 
-@dataclass
+@mutable
 class Cell:
     """One DataLoader configuration and what happened when it ran."""
 
@@ -64,7 +65,7 @@ class Cell:
         }
 
 
-@dataclass
+@mutable
 class ItemReport:
     """Items read one by one: which failed (with the error), hung (with where) or were slow."""
 
@@ -76,7 +77,7 @@ class ItemReport:
     median_s: float | None = None
 
 
-@dataclass
+@mutable
 class ProbeResult:
     """The whole probe: items, the num_workers=0 baseline, and the matrix of cells."""
 

@@ -3,9 +3,11 @@ hangwatches of a multi-node job exchange."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from enum import Enum
 from typing import Any, TypeVar
+
+from hangwatch.records.values import frozen
 
 SUMMARY_SCHEMA = "hangwatch.summary/1"
 
@@ -81,7 +83,7 @@ class EventKind(str, Enum):
     EXIT = "exit"
 
 
-@dataclass(frozen=True)
+@frozen
 class Event:
     """One line of ``events.jsonl``: when, what kind, and the kind's own fields."""
 
@@ -97,7 +99,7 @@ class Event:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class RunSummary:
     """``summary.json``: the run's accounting, kept current while it runs and final at its end."""
 
@@ -184,7 +186,7 @@ class RunSummary:
 M = TypeVar("M", bound="Message")
 
 
-@dataclass(frozen=True)
+@frozen
 class Message:
     """A coordination message: a dataclass that travels as JSON through the store."""
 
@@ -199,7 +201,7 @@ class Message:
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeLive(Message):
     """A node's heartbeat in the store."""
 
@@ -209,7 +211,7 @@ class NodeLive(Message):
     step: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class DecidedFinding(Message):
     """The root finding of a node that proposed a decision (its JSON object), stored beside the decision and
     read once by a node that follows it: its incident names the culprit the decider saw, even when its own
@@ -218,7 +220,7 @@ class DecidedFinding(Message):
     finding: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@frozen
 class CaptureRequest(Message):
     """A node saw a stall and asks every node to capture its ranks."""
 
@@ -226,7 +228,7 @@ class CaptureRequest(Message):
     at: float
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeSummary(Message):
     """A node's captured ranks, condensed for merging across nodes."""
 
@@ -236,7 +238,7 @@ class NodeSummary(Message):
     cause: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Decision(Message):
     """What every node does about an attempt: the first proposal stored wins."""
 

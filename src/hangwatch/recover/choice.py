@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from hangwatch.records.values import frozen
 from hangwatch.report.units import duration, usd
 
 # A remedy's step rate as a fraction of the rate without it (docs/restarts.md#remedies-chosen-by-deadline-and-budget).
@@ -29,7 +29,7 @@ DEFAULT_RATES: dict[str, float] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Outlook:
     """One remedy, projected: its rate factor (and where it came from), finish time, total cost."""
 
@@ -66,7 +66,7 @@ class Outlook:
         return budget is None or (self.total_usd is not None and self.total_usd <= budget)
 
 
-@dataclass(frozen=True)
+@frozen
 class Choice:
     """The remedy picked, and why, in words."""
 

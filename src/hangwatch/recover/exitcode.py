@@ -22,7 +22,6 @@ an earlier run's hang counts as the previous one. Pure: tested on tables.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING
 from hangwatch.causes import CATALOGUE, Requeue
 from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import Decision, RunState
+from hangwatch.records.values import frozen
 
 if TYPE_CHECKING:
     from hangwatch.records.incident import Finding
@@ -91,7 +91,7 @@ _LABELS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Hang:
     """One hang of the run: its cause and place (``file:line``, or the function)."""
 
@@ -111,7 +111,7 @@ class Hang:
         return f"{self.cause} at {self.place}" if self.place else self.cause
 
 
-@dataclass(frozen=True)
+@frozen
 class ExitStatus:
     """The code a run exits with, its reason id, and one sentence of why."""
 

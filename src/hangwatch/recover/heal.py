@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from hangwatch.atomic import write_text_atomic
 from hangwatch.capture.loader import read_loader_file
 from hangwatch.causes import Cause
 from hangwatch.records.layout import HEAL_ANSWERS_SUFFIX, HEAL_REQUEST_SUFFIX, LOADER_SUFFIX
+from hangwatch.records.values import frozen
 
 if TYPE_CHECKING:
     from hangwatch.records.evidence import Evidence
@@ -36,7 +36,7 @@ HEALABLE = frozenset({Cause.DATALOADER_WORKER_STUCK, Cause.DATALOADER_WORKER_SLO
 ANSWER_S = 15.0  # the job answers within about a second while it waits for a batch; ending the worker takes <= 4 s
 
 
-@dataclass(frozen=True)
+@frozen
 class HealAsk:
     """What hangwatch asks the job to heal: worker ``worker`` (pid ``pid``) of the iterator recorded in ``record``,
     which holds batch ``batch``; ``sample``: the sample index the capture found it on, if any."""

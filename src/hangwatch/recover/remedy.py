@@ -6,10 +6,11 @@ rest are environment variables. A remedy that did not help is not tried twice.""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from hangwatch.causes import CATALOGUE, Cause
+from hangwatch.records.values import frozen, mutable
 
 if TYPE_CHECKING:
     from hangwatch.records.incident import Finding
@@ -19,7 +20,7 @@ LOADER_ENV = "HANGWATCH_REMEDY_DATALOADER"
 WHY_ENV = "HANGWATCH_REMEDY_WHY"
 
 
-@dataclass(frozen=True)
+@frozen
 class Remedy:
     """One named remedy: DataLoader keyword overrides and/or environment variables."""
 
@@ -77,7 +78,7 @@ def ladder(finding: Finding, custom: dict[str, tuple[str, ...]] | None = None) -
     return rungs
 
 
-@dataclass(frozen=True)
+@frozen
 class Applied:
     """A remedy applied from an attempt on, and why."""
 
@@ -88,7 +89,7 @@ class Applied:
     why: str = ""  # why this rung (by the deadline and budget: recover/choice.py), when others were weighed
 
 
-@dataclass
+@mutable
 class RemedyPlan:
     """The remedies applied so far (cumulative, like fallbacks); picks the next one for a cause."""
 

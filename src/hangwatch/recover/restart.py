@@ -6,8 +6,9 @@ Tested on scripted sequences of attempts, like the stall detector.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+
+from hangwatch.records.values import frozen
 
 FUTILE_ATTEMPTS = 2  # stop restarting after this many attempts in a row that failed with no new progress
 
@@ -20,7 +21,7 @@ class GiveUp(str, Enum):
     NO_NEW_PROGRESS = "no_new_progress"
 
 
-@dataclass(frozen=True)
+@frozen
 class RestartDecision:
     """The outcome for one failed attempt: restart, or why not."""
 

@@ -13,11 +13,12 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hangwatch.capture import proc
+from hangwatch.records.values import frozen, mutable
 from hangwatch.redact import redact_argv
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 # itself never pays for the import (`hangwatch run -- true`).
 
 
-@dataclass(frozen=True)
+@frozen
 class Seen:
     """A process of the job as first seen: who it is (its identity is pid + start time)."""
 
@@ -38,7 +39,7 @@ class Seen:
     started: float  # clock ticks after boot
 
 
-@dataclass(frozen=True)
+@frozen
 class Gone:
     """A process of the job that was seen, then seen gone: the short history `child.lost_work` reads."""
 
@@ -51,7 +52,7 @@ LATE_PASSES = 3  # scans after the SIGKILLs for processes forked meanwhile, each
 HISTORY = 64  # processes that went, kept (a job whose DataLoader workers restart every epoch goes through many)
 
 
-@dataclass
+@mutable
 class JobTracker:
     """Remembers the job's processes across its life (workers come and go; orphans change parent), and
     the last HISTORY that went away."""
@@ -189,7 +190,7 @@ def popen_waiter(popen: subprocess.Popen[bytes]) -> Callable[[float], bool]:
     return wait
 
 
-@dataclass(frozen=True)
+@frozen
 class Termination:
     """What ending a tree took: who got SIGTERM, who needed SIGKILL, who survived even that."""
 

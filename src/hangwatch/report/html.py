@@ -5,12 +5,12 @@ merged rank stacks. Everything shown in colour is also written in words."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
 from hangwatch.records.incident import Finding, Incident, ProcessRecord
 from hangwatch.records.run import Event, EventKind, RunSummary
+from hangwatch.records.values import frozen
 from hangwatch.report.banner import deadline_text
 from hangwatch.report.gpu_text import gpu_lines
 from hangwatch.report.ranks import RankGroup, display_rows, leaves, merged_lines, rank_stacks
@@ -39,7 +39,7 @@ pre{background:#f7f7f7;padding:8px;overflow-x:auto}.state{font-weight:bold}.bad{
 """
 
 
-@dataclass(frozen=True)
+@frozen
 class Stall:
     """A shaded span of the timeline: from the last progress to the end of the incident."""
 

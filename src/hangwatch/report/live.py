@@ -4,13 +4,14 @@ incident, the events as they come), or the table of running runs. Built from Run
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from hangwatch.records.run import Event, EventKind, RunSummary
+from hangwatch.records.values import mutable
 from hangwatch.report.banner import clock_text, deadline_text
 from hangwatch.report.runs_table import STATE_STYLE, runs_table
 from hangwatch.report.units import duration, money
@@ -30,7 +31,7 @@ def sparkline(values: list[float]) -> str:
     return "".join(BARS[min(len(BARS) - 1, int(v / top * (len(BARS) - 1) + 0.5))] for v in values)
 
 
-@dataclass
+@mutable
 class RateHistory:
     """Step-rate points for the sparkline: from the run's progress events, then from each refresh."""
 

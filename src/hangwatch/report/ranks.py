@@ -4,15 +4,16 @@ ranks are where (``ranks 0,2-7 in all_reduce (train.py:88) | rank 1 in load_shar
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hangwatch.ranges import rank_ranges, ranks_label
 from hangwatch.records.incident import FrameRecord, ProcessRecord
+from hangwatch.records.values import frozen, mutable
 
 __all__ = ["rank_ranges", "ranks_label"]  # re-exported: the report's callers import them from here
 
 
-@dataclass
+@mutable
 class StackNode:
     """One frame in the merged tree, with the ranks whose stacks pass through it."""
 
@@ -75,7 +76,7 @@ GROUP_AT = 8  # more sibling ranks than this are shown as groups of ranks that a
 ODD_STATES = ("D", "T", "t", "Z")  # a process in one of these states is shown on its own row
 
 
-@dataclass(frozen=True)
+@frozen
 class RankGroup:
     """Sibling rank processes in the same role, state and place, shown as one row."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TextIO
 
@@ -11,6 +11,7 @@ from hangwatch.errors import UsageError
 from hangwatch.records.incident import Incident
 from hangwatch.records.layout import SKIPPED, RunLayout
 from hangwatch.records.run import Event, EventKind, RunSummary
+from hangwatch.records.values import frozen
 
 TIMELINE_EVENTS = frozenset(
     k.value
@@ -32,7 +33,7 @@ TIMELINE_EVENTS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class RunRecord:
     """A run directory, read: its summary (None before the first one was written), events, incidents."""
 

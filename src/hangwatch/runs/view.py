@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import psutil
 
 from hangwatch.records.layout import RunLayout
 from hangwatch.records.run import Event, EventKind, RunState, RunSummary
+from hangwatch.records.values import frozen
 
 # A supervisor on another host rewrites summary.json every 2 s, except while it captures (up to a minute
 # with a stuck py-spy), waits out a kill grace or a GPU release: silent longer than all that, it is gone.
@@ -41,7 +41,7 @@ class ViewState(str, Enum):
 LIVE_STATES = frozenset({ViewState.RUNNING, ViewState.HUNG, ViewState.RESTARTING})
 
 
-@dataclass(frozen=True)
+@frozen
 class IncidentBrief:
     """The newest incident, in one line: cause, where, summary."""
 
@@ -52,7 +52,7 @@ class IncidentBrief:
     summary: str | None
 
 
-@dataclass(frozen=True)
+@frozen
 class RunView:
     """One run as `hangwatch ls` and `hangwatch watch` show it."""
 

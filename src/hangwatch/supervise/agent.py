@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from hangwatch.capture import proc
 from hangwatch.errors import UsageError
 from hangwatch.records.layout import SUMMARY, command_name
 from hangwatch.records.run import RunSummary
+from hangwatch.records.values import frozen, mutable
 from hangwatch.redact import redact_argv
 from hangwatch.supervise.job.attached import RUN_DIR_ENV  # every process of a `hangwatch run` job carries it
 
@@ -46,7 +46,7 @@ LAUNCHERS = re.compile(r"torchrun|torch\.distributed\.(run|launch)|accelerate|de
 ALL = "*"
 
 
-@dataclass(frozen=True)
+@frozen
 class Found:
     """A job on the host: its root (pid and start time), its owner, its command line."""
 
@@ -203,7 +203,7 @@ def _ancestors(pid: int) -> Iterator[int]:
         yield pid
 
 
-@dataclass
+@mutable
 class Watched:
     """One job the agent attached to: the `hangwatch attach` child that watches it, and its run directory."""
 
@@ -212,7 +212,7 @@ class Watched:
     run_dir: Path
 
 
-@dataclass
+@mutable
 class AgentConfig:
     """What the agent watches, what it may do, where it writes."""
 

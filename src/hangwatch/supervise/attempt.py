@@ -7,11 +7,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Protocol
 
 from hangwatch.errors import HangwatchError
 from hangwatch.records.run import OnHang, RunState
+from hangwatch.records.values import frozen, mutable
 from hangwatch.recover.exitcode import END_STATE, EXIT_SUPERVISION_FAILED, ExitStatus, job_exit
 from hangwatch.recover.restart import RestartDecision
 from hangwatch.supervise.job.held import OutputHold
@@ -78,7 +79,7 @@ class SupervisionFailed(HangwatchError):
     exit_code = EXIT_SUPERVISION_FAILED
 
 
-@dataclass(frozen=True)
+@frozen
 class AttemptEnd:
     """How an attempt ended, the run's exit status so far, and whether to start another."""
 
@@ -100,7 +101,7 @@ class AttemptEnd:
 
 
 # --- outcomes: what a collaborator asks of the attempt; the run loop alone applies them ----------------------
-@dataclass(frozen=True)
+@frozen
 class Report:
     """An incident for a job that is alive or waiting, not (yet) hung: nothing is done to it (``when``: why not)."""
 
@@ -108,7 +109,7 @@ class Report:
     when: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Extend:
     """Alive without progress: more time from ``at``, never past --max-slow nor ``bound`` (the detector's
     own check, made by the judge before it asked); ``report`` follows once it is given."""
@@ -118,7 +119,7 @@ class Extend:
     report: Report | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Hold:
     """Waiting by design (peers at rendezvous, bounded by the judge's own timeout): not suspect again before
     ``until``; ``report`` follows."""
@@ -127,24 +128,24 @@ class Hold:
     report: Report | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Declare:
     """Hung: the attempt is marked hung, then the incident handler records the judgement and acts on it."""
 
     judgement: Judgement
 
 
-@dataclass(frozen=True)
+@frozen
 class Reopen:
     """A hung attempt is judged again now: healed and still not moving, or the heal did not take."""
 
 
-@dataclass(frozen=True)
+@frozen
 class CaptureNow:
     """Another node asked for a capture: the attempt becomes suspect without waiting for its threshold."""
 
 
-@dataclass(frozen=True)
+@frozen
 class EndJob:
     """End the attempt's whole tree: ``first`` (SIGTERM), --kill-grace, then SIGKILL; then the attempt ends as
     ``then`` says, or as ``then`` makes of the job's own exit code read once its tree is ended (None: not known).
@@ -157,7 +158,7 @@ class EndJob:
     fields: tuple[tuple[str, object], ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class LookAt:
     """A judge asks for a look at the job (over ``window``; None: the capture window): the loop takes it, with the
     progress that arrived meanwhile fed to the detector, then hands it to ``then`` and applies what that returns.
@@ -170,7 +171,7 @@ class LookAt:
 Outcome = Extend | Hold | Report | Declare | Reopen | CaptureNow | LookAt | EndJob | AttemptEnd | None
 
 
-@dataclass
+@mutable
 class AttemptSteps:
     """The steps an attempt reported (progress/tracking.py writes them)."""
 
@@ -194,7 +195,7 @@ class AttemptSteps:
         self.last_step = step
 
 
-@dataclass
+@mutable
 class StartupProbes:
     """Startup probes before the first progress signal (stall/startup.py writes them)."""
 
@@ -203,7 +204,7 @@ class StartupProbes:
     note: str | None = None  # the newest probe's finding, for the status line
 
 
-@dataclass
+@mutable
 class Suspicion:
     """What the suspect round has found and said about this attempt (stall/suspect.py writes it; the loop clears
     its note and wait when progress comes, and its note when the attempt is declared hung)."""
@@ -219,14 +220,14 @@ class Suspicion:
     worked: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
 
 
-@dataclass
+@mutable
 class NodeState:
     """This node's part in a multi-node attempt (nodes/round.py writes it)."""
 
     captured_for_peer: bool = False
 
 
-@dataclass
+@mutable
 class Resume:
     """The checkpoint this attempt was launched from (job/plan.py's answer)."""
 
@@ -234,7 +235,7 @@ class Resume:
     resume_given: bool = False  # it was passed on ({checkpoint} in --resume-arg or a fallback)
 
 
-@dataclass
+@mutable
 class Healing:
     """--on-hang heal in this attempt (stall/act.py writes it): the ask in flight, and the last heal done."""
 
@@ -246,7 +247,7 @@ class Healing:
     asked: set[tuple[Path, int]] = field(default_factory=set)  # (batch record, batch) heals were asked for
 
 
-@dataclass
+@mutable
 class Attempt:
     """One launch of the job."""
 

@@ -9,7 +9,7 @@ import re
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from hangwatch.causes import Cause
 from hangwatch.errors import UsageError
 from hangwatch.records.layout import default_run_dir
 from hangwatch.records.run import OnHang
+from hangwatch.records.values import frozen
 from hangwatch.recover.fallback import parse_fallback
 from hangwatch.recover.remedy import REMEDIES
 from hangwatch.supervise.options import BY_NAME, DEFAULTS, OPTIONS, TOML_KEYS, Option
@@ -33,7 +34,7 @@ _RELATIVE = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Fallback:
     """One rung of the restart ladder: options applied to the command, environment overrides."""
 
@@ -41,7 +42,7 @@ class Fallback:
     env: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class RunConfig(Settings):
     """Everything a run needs, validated: the settings of the option table (``Settings``, generated from it), and
     what build_config makes of the command line, the fallbacks and the nodes."""

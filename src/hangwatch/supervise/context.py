@@ -17,10 +17,11 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from hangwatch.records.run import Decision, EventKind, OnHang, RunState
+from hangwatch.records.values import mutable
 from hangwatch.recover.exitcode import ExitStatus, Hang, remote_status
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Every:
         return True
 
 
-@dataclass
+@mutable
 class RunContext:
     """One run's shared state. Attempts run one at a time; the newest is ``attempts[-1]``.
 

@@ -8,10 +8,10 @@ it without loading the supervisor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.records.run import OnHang
+from hangwatch.records.values import frozen
 
 # How a value is read and checked (supervise/config.py's ``parse``):
 #   number: a float at least ``minimum`` (above it when ``strict``); count: the same, a whole number;
@@ -31,7 +31,7 @@ _TYPES = {
 _TYPES |= {"flag": "bool", "switch": "bool", "on_off": "bool", "many": "tuple[str, ...]"}
 
 
-@dataclass(frozen=True)
+@frozen
 class Option:
     """One setting of `hangwatch run`."""
 
@@ -361,14 +361,14 @@ SETTINGS_HEAD = '''"""The settings of `hangwatch run` that ``RunConfig`` holds: 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from hangwatch.records.run import OnHang
+from hangwatch.records.values import frozen
 from hangwatch.supervise.options import DEFAULTS
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Settings:
     """The run's settings, read and checked by build_config (supervise/config.py)."""
 

@@ -5,14 +5,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from hangwatch.records.run import OnHang
+from hangwatch.records.values import frozen
 from hangwatch.supervise.options import DEFAULTS
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Settings:
     """The run's settings, read and checked by build_config (supervise/config.py)."""
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hangwatch.records.run import RunState, RunSummary
+from hangwatch.records.values import mutable
 from hangwatch.redact import redact_text
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 SIGNALS = ("none", "output", "counter", "heartbeat")  # in the order of the detector's Strength values
 
 
-@dataclass
+@mutable
 class Ledger:
     """What a run has cost so far. Attempts run one at a time, so at most one stall is open."""
 

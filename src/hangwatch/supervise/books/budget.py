@@ -4,9 +4,10 @@ end the job cleanly, after its next checkpoint when autobeat has seen one."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hangwatch.records.run import RunSummary
+from hangwatch.records.values import mutable
 from hangwatch.report.units import usd
 
 CHECKPOINT = "checkpoint"  # the phase autobeat declares around torch.save / dcp.save
@@ -24,7 +25,7 @@ def over_budget_text(summary: RunSummary, budget: float) -> str | None:
     return f"projected {usd(total)} > budget {usd(budget)}: short by {usd(total - budget)} at the current rate"
 
 
-@dataclass
+@mutable
 class BudgetWatch:
     """Watches the projection each round; says when to warn and when to stop."""
 

@@ -4,9 +4,9 @@ projection crosses it, and another when it comes back. Pure: the loop hands it e
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from hangwatch.records.run import RunState, RunSummary
+from hangwatch.records.values import mutable
 
 HOLD_S = 30.0  # a projection must stay across the deadline this long before the warning (rates are noisy)
 
@@ -31,7 +31,7 @@ def with_deadline(summary: RunSummary, deadline: float, now: float) -> RunSummar
     )
 
 
-@dataclass
+@mutable
 class DeadlineWatch:
     """Says when the projection crosses the deadline (once it has held HOLD_S), and when it comes back."""
 

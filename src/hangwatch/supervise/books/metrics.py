@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hangwatch.atomic import write_text_atomic
 from hangwatch.errors import UsageError
 from hangwatch.records.run import RunState, RunSummary
+from hangwatch.records.values import frozen
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 INSTALL_FIX = "Install the extra: pip install 'hangwatch[metrics]' (prometheus_client)"
 
 
-@dataclass(frozen=True)
+@frozen
 class Snapshot:
     """What the metrics show, as of one round of the loop."""
 

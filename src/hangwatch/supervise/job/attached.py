@@ -10,13 +10,14 @@ import signal
 import stat
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import psutil
 
 from hangwatch.capture import proc
 from hangwatch.errors import UsageError
+from hangwatch.records.values import frozen
 from hangwatch.recover.terminate import JobTracker, Termination, end_tree
 from hangwatch.supervise.job.job import TrackedTree
 from hangwatch.supervise.job.launch import READ_SIZE, OnChunk, OutputLog
@@ -30,7 +31,7 @@ PTRACE_SCOPE = Path("/proc/sys/kernel/yama/ptrace_scope")
 STREAMS = ((1, "stdout"), (2, "stderr"))
 
 
-@dataclass(frozen=True)
+@frozen
 class Target:
     """The process attached to, as found: its command line, and where its output goes."""
 

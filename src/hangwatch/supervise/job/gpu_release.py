@@ -9,10 +9,11 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from hangwatch.records.run import EventKind
+from hangwatch.records.values import frozen, mutable
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ POLL_S = 1.0
 TOLERANCE_MIB = 512.0  # without per-process figures: device memory back within this of what it was
 
 
-@dataclass(frozen=True)
+@frozen
 class Release:
     """How the wait for the job's GPU memory ended."""
 
@@ -109,7 +110,7 @@ def wait_release(
         sleep(min(POLL_S, max(0.05, timeout_s - elapsed)))
 
 
-@dataclass
+@mutable
 class GpuGuard:
     """The run's GPU-safe restarts: the backend and each device's memory before the first launch, then
     before every relaunch the wait for the ended attempt's memory."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hangwatch.records.run import EventKind
+from hangwatch.records.values import mutable
 
 if TYPE_CHECKING:
     from hangwatch.supervise.attempt import Attempt
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 SAY_AFTER_S = 10.0  # a hold this long is said (shorter ones are a slow terminal's ordinary pace)
 
 
-@dataclass
+@mutable
 class OutputHold:
     """One attempt's account of the holds."""
 

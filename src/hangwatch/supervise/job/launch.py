@@ -23,12 +23,13 @@ import termios
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import BinaryIO
 
 from hangwatch.capture.proc import SUPERVISOR_ENV
 from hangwatch.records.layout import OUTPUT_BUFFER
+from hangwatch.records.values import mutable
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def _write_all(fd: int, data: bytes, wrote: Callable[[], None] | None = None) ->
     return True
 
 
-@dataclass
+@mutable
 class OutputLog:
     """output.log, shared by the pumps of all attempts; each chunk is written whole. With ``max_size``, it
     rotates once it holds that many bytes: output.log becomes output.log.1 (.1 becomes .2, ...; past
@@ -289,7 +290,7 @@ class Pump(threading.Thread):
                 self.on_close()  # the job closed its output (usually: it exited): wake the loop now
 
 
-@dataclass
+@mutable
 class Launched:
     """A started job: its Popen and its output pumps."""
 

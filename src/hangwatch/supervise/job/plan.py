@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hangwatch.records.run import EventKind, OnHang
+from hangwatch.records.values import frozen
 from hangwatch.recover.fallback import apply_fallback, command_for_attempt, parse_fallback
 from hangwatch.supervise.context import RunContext
 from hangwatch.supervise.job.autobeat import HEAL_ENV, HEAL_SKIP_ENV, autobeat_env
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 PLACEHOLDERS = ("{checkpoint}", "{checkpoint_step}")
 
 
-@dataclass(frozen=True)
+@frozen
 class LaunchPlan:
     """Attempt N's command and environment, and the checkpoint it was handed (if any)."""
 

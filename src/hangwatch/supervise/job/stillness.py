@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from hangwatch.records.values import frozen, mutable
 
 STILL_SCAN_S = 1.0  # how often the job's tree is read
 STILL_S = 3.0  # how long it must stay still for a look
@@ -29,7 +31,7 @@ STILL_TICKS_PER_S = 2.0  # clock ticks (1/100 s) per second of CPU the whole job
 STILL_WAKES_PER_S = 3.0  # times its threads may be run, per second, all together, and the job be still
 
 
-@dataclass(frozen=True)
+@frozen
 class Reading:
     """The job's processes at one scan: which, whether any runs, their CPU ticks and bytes moved together."""
 
@@ -121,7 +123,7 @@ def quiet_between(a: Reading, b: Reading, seconds: float) -> bool:
     )
 
 
-@dataclass
+@mutable
 class Stillness:
     """One attempt's stillness: the last scan, since when the job has been still, and when a look is due."""
 

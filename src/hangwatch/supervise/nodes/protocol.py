@@ -4,7 +4,6 @@ evidence, and one decision per attempt. The store transport is ``supervise/nodes
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass
 from typing import Any
 
 from hangwatch.diagnose import Diagnosis
@@ -13,6 +12,7 @@ from hangwatch.diagnose.verdict import by_end
 from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Finding
 from hangwatch.records.run import CaptureRequest, DecidedFinding, Decision, NodeLive, NodeSummary, OnHang
+from hangwatch.records.values import frozen
 from hangwatch.supervise.nodes.store import Coordinator
 from hangwatch.topology import Topology
 
@@ -24,7 +24,7 @@ LEAVE_WAIT_S = 20.0
 ENDED_WAIT_S = 60.0  # plus --kill-grace: how long a node waits for the others to end an attempt before the next
 
 
-@dataclass(frozen=True)
+@frozen
 class Merged:
     """This node's diagnosis merged with every node's summary, and who reported."""
 

@@ -20,12 +20,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import timedelta
 from typing import Any, TypeVar
 
 from hangwatch.errors import UsageError
 from hangwatch.records.run import Decision, M, Message, NodeSummary, OnHang
+from hangwatch.records.values import mutable
 from hangwatch.topology import Topology
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ POLL_S = 0.2
 T = TypeVar("T")
 
 
-@dataclass
+@mutable
 class StoreStats:
     """Messages to the store and bytes each way, by purpose (``tick``, ``incident``, ``membership``: joining
     and leaving), and rounds."""

@@ -8,16 +8,17 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from hangwatch.records.values import frozen
 
 log = logging.getLogger(__name__)
 
 READ_MAX = 1 << 20  # bytes read per poll: a job saving thousands of files a second is not ours to keep up with
 
 
-@dataclass(frozen=True)
+@frozen
 class Checkpoint:
     """One checkpoint the job wrote: where, at which step (the job's own counter), by whom."""
 

@@ -17,8 +17,9 @@ import functools
 import re
 import threading
 from collections import OrderedDict, deque
-from dataclasses import dataclass
 from itertools import pairwise
+
+from hangwatch.records.values import frozen
 
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 RECORD_SPLIT = re.compile(rb"[\r\n]+")
@@ -112,7 +113,7 @@ TEMPLATES = 256  # templates remembered (oldest forgotten first)
 HF_DICT = re.compile(rb"""\{'loss': '?[-\d.e]+'?.*'epoch': '?(?P<epoch>[\d.]+)'?""")
 
 
-@dataclass(frozen=True)
+@frozen
 class Counter:
     """A progress counter found in the output."""
 
@@ -122,7 +123,7 @@ class Counter:
     total: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Field:
     """One number of a record: its value (None: not an integer), name, and how counter-like it looks."""
 

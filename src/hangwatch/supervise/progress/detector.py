@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import Enum, IntEnum
+
+from hangwatch.records.values import frozen
 
 
 class State(str, Enum):
@@ -38,7 +39,7 @@ class Strength(IntEnum):
     HEARTBEAT = 3
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class DetectorConfig:
     """Thresholds: the user-facing ones are the run's (RunConfig; supervisor.py passes them), the rest fixed."""
 
@@ -61,7 +62,7 @@ class DetectorConfig:
         return cls(**{**{n: getattr(run, n) for n in names}, **instead})
 
 
-@dataclass(frozen=True)
+@frozen
 class HistoryBound:
     """When an alive job without progress becomes hung by its own history, and why, in words."""
 
@@ -69,7 +70,7 @@ class HistoryBound:
     basis: str  # "max(60 s, 100 x the median progress interval of 0.20 s x 2 workers)"
 
 
-@dataclass(frozen=True)
+@frozen
 class Progress:
     """One progress signal: when, which step (if counted), from where, how strong."""
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from hangwatch.beat import BEAT, BEAT_OFFSET, HEADER, MAGIC, PHASE, PHASE_OFFSET, SLOT_SIZE
 from hangwatch.records.layout import BEAT_SUFFIX
+from hangwatch.records.values import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Heartbeat:
     """One process's heartbeat slot."""
 

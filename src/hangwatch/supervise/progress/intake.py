@@ -7,10 +7,11 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from hangwatch.records.layout import BEAT_SUFFIX
+from hangwatch.records.values import frozen, mutable
 from hangwatch.supervise.progress.counters import (
     ANSI,
     RECORD_SPLIT,
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 RECENT_RECORDS = 64
 
 
-@dataclass(frozen=True)
+@frozen
 class RankProgress:
     """A rank's newest progress: when, which step, and what must change for it to count again."""
 
@@ -35,7 +36,7 @@ class RankProgress:
     key: bytes
 
 
-@dataclass(frozen=True)
+@frozen
 class Intake:
     """What one poll found: progress signals in order, and the phase a heartbeat declared."""
 
@@ -60,7 +61,7 @@ def _events(hb: Heartbeat, beats_seen: int | None, step_seen: int | None) -> int
     return 1
 
 
-@dataclass
+@mutable
 class ProgressIntake:
     """Reads the output tail (filled by the pump threads) and the heartbeat slots."""
 

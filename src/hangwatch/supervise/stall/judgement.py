@@ -4,8 +4,9 @@ judge (startup probes, the suspect round) to the act (declare, report)."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from hangwatch.records.values import frozen
 
 if TYPE_CHECKING:
     from hangwatch.diagnose import Diagnosis
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from hangwatch.supervise.attempt import Attempt
 
 
-@dataclass(frozen=True)
+@frozen
 class Judgement:
     """An attempt, its capture, the diagnosis, when, and how long it had been without progress."""
 

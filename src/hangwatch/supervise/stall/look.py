@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hangwatch.errors import CaptureError
+from hangwatch.records.values import frozen
 from hangwatch.supervise.progress.detector import State, Strength
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hangwatch.supervise.stall.capturing import Capturer
 
 
-@dataclass(frozen=True)
+@frozen
 class Look:
     """A capture of the job, its diagnosis, and the movement that arrived while it was captured."""
 
@@ -34,7 +34,7 @@ class Look:
     moved: str | None  # progress or output that arrived during the capture, in words: the job is not hung
 
 
-@dataclass(frozen=True)
+@frozen
 class Unseen:
     """A look with nothing to judge: the job ended during it (``error`` None: the next round sees its exit), or
     it could not be read (the capture's error, written down by the capturer: ``Capturer.look``)."""

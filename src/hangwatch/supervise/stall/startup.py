@@ -14,11 +14,11 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hangwatch.causes import Cause
 from hangwatch.records.run import EventKind
+from hangwatch.records.values import frozen
 from hangwatch.supervise.attempt import Declare, LookAt
 from hangwatch.supervise.progress.detector import EARLY_LOOK_S, State
 from hangwatch.supervise.stall.judgement import Judgement, someone_could_end
@@ -49,7 +49,7 @@ STUCK_AT_START = frozenset(
 STILL_PROBES = 3  # probes in a row that find nothing moving and no progress: hung, whatever the cause
 
 
-@dataclass(frozen=True)
+@frozen
 class ProbeDecision:
     """What a startup probe found: hung now, or keep waiting (and why, for the status line)."""
 
