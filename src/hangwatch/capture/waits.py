@@ -476,20 +476,28 @@ def _thread_waits(
         return _one(_file_lock_wait(pid, t.tid, kind, target, False, r.entries, r.job, r.py_spy, r.now))
     if (m := _futex_in(t, maps)) is not None:
         return _one(_sem_wait(pid, t, m, r.job, r.infos, r.py_spy, r.now))
-    if reads_pipe(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS) and not _mp_helper(info, r.infos):
-        # The main thread's read (a side thread's stops nothing), or any thread's write to a full pipe
-        # (a queue's feeder thread that a join waits for). Its standard input's pipe too, at a prompt or not:
-        # whoever holds the write end, in the job or outside it (`(sleep 30; echo y) | python train.py`),
-        # may still write, so the graph follows it (only a terminal is a person's).
+    # The main thread's read; a side thread's where the main thread is parked on a lock, event or queue of its own
+    # (the side thread may be the one to release it: graph.py follows its read then); any thread's write to a full
+    # pipe or socket (a queue's feeder thread, an upload, that a join waits for).
+    followed = t.tid == pid or t.syscall not in sg.READ_SYSCALLS or _main_parked(pid, r)
+    if reads_pipe(t) and followed and not _mp_helper(info, r.infos):
+        # Its standard input's pipe too, at a prompt or not: whoever holds the write end, in the job or outside it
+        # (`(sleep 30; echo y) | python train.py`), may still write, so the graph follows it (only a terminal is a
+        # person's).
         return _one(pipe_wait(pid, t, r.job, r.py_spy, r.now))
-    if reads_socket(t) and (t.tid == pid or t.syscall not in sg.READ_SYSCALLS):
-        # the main thread's read, or any thread's write into a full socket (an upload a join waits for)
+    if reads_socket(t) and followed:
         return _one(socket_wait(pid, t, r.job, r.py_spy, r.now))
     if t.wchan == FIFO_WCHAN:
         return _one(fifo_open_wait(pid, t))
     if polls_forever(t) and t.tid == pid and not _mp_helper(info, r.infos):
         return list(poll_waits(pid, t, r.job, r.py_spy, r.now))
     return []
+
+
+def _main_parked(pid: int, r: _Reading) -> bool:
+    """The process's main thread, at its newest sample, waits in a futex private to it (a lock, event or queue)."""
+    main = next((t for t in r.job[pid][-1].threads if t.tid == pid), None) if r.job.get(pid) else None
+    return main is not None and main.state == "S" and main.futex is not None and not main.shared_futex
 
 
 def _one(wait: LockWait | None) -> list[LockWait]:

@@ -14,7 +14,8 @@ each with the resource and the measured fact it was read from:
 - a thread reading the terminal (its standard input one) -> a person; at a prompt on a pipe -> the pipe's writers;
 - a thread waiting on a primitive of its own process that no living thread can release (a Python one; any private
   futex of a process left with one OS thread, as fork leaves it) -> nobody; where a signal handler of its may end the
-  main thread's wait (a launcher waiting for its child's SIGCHLD) -> its living children (own.py);
+  main thread's wait (a launcher waiting for its child's SIGCHLD) -> its living children; where one thread blocked in
+  a read alone could (a reader thread that fills main's queue) -> that thread, and on to the read's other end (own.py);
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
   0) that every process sharing it waits for -> nobody;
 - a thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
@@ -43,6 +44,8 @@ locals advance (or its stack moves at full CPU); a loop whose locals stay put wh
 
 from __future__ import annotations
 
+import dataclasses
+
 from hangwatch.capture.syscalls import LISTENING
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import (
@@ -63,7 +66,7 @@ from hangwatch.diagnose.chains import (
 )
 from hangwatch.diagnose.holding import holder_text, parked_text
 from hangwatch.diagnose.lost import lost_result
-from hangwatch.diagnose.own import lost_batch, signalled, thread_waits
+from hangwatch.diagnose.own import lost_batch, released_by_thread, signalled, thread_id, thread_waits
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, waits_for_work
@@ -117,11 +120,11 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """The waits the capture followed to their holders (a lock, a semaphore, a pipe's or a socket's other end), each as
     an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = []
-    me = pid_id(v.pid)
     # a poll ends when any of its files is ready: one with no holder found may end it, so none of its files is a wait
     unfollowed = {w.tid for w in v.ev.waits if POLLED in (w.note or "") and not (w.holders or _self_held(w))}
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
+        me = thread_id(v.pid, w.tid) if _side_read(v, wt, w) else pid_id(v.pid)
         unheld = _unheld(scene, v, wt, w)
         if unheld is not None:
             out.append(unheld)
@@ -133,7 +136,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
         frames = wt.frames if wt is not None else ()
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
-        if self_held and not proof.sealed_but(v, w.tid):
+        if self_held and (not proof.sealed_but(v, w.tid) or me != pid_id(v.pid)):
             continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
         timed = _timed(v, wt, w)
         if self_held:  # the other end is the waiter's own: only another thread of its own could end the wait
@@ -150,10 +153,11 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             if h.pid == v.pid:
                 continue
             node = None if h.in_job and scene.view(h.pid) is not None else _holder_node(h, timer_bound(scene.evidence))
+            who = v.label() if wt is None or me == pid_id(v.pid) else f"its thread '{wt.name}'"
             if w.kind == "pipe":
-                words = f"{v.label()} reads {w.path} at {place}; pid {h.pid} holds its write end"
+                words = f"{who} reads {w.path} at {place}; pid {h.pid} holds its write end"
             elif w.kind == "socket":
-                words = f"{v.label()} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
+                words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
             elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:
@@ -162,6 +166,12 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             if node is not None:
                 out.extend(_waited_children(scene, h))
     return out
+
+
+def _side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:
+    """A thread other than main reads a pipe or a socket (the capture follows it where main is parked): its own node,
+    that its process reaches only where main waits on what that thread alone could release (``released_by_thread``)."""
+    return t is not None and t is not v.main_thread and w.kind in ("pipe", "socket") and POLLED not in (w.note or "")
 
 
 def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | None]]:
@@ -288,11 +298,17 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     if batch is not None:  # the batch no worker holds: what its main thread waits on
         return [batch]
     out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
-    out.extend(_held_waits(scene, v))
+    held = _held_waits(scene, v)
+    side = [(e, n) for e, n in held if e.waiter.startswith("thread:")]
+    out.extend(x for x in held if x not in side)
     out.extend((e, None) for e in _rank_waits(scene, v, at))
-    if not out:
-        out.extend(signalled(scene, v, t, at) or thread_waits(v) or _peerless(scene, v))
-    return out
+    if out:
+        return out
+    ends = signalled(scene, v, t, at) or thread_waits(v)
+    by_thread = None if ends else released_by_thread(v, t, at, [e for e, _ in side])
+    if by_thread is not None:
+        return [by_thread, *(x for x in side if x[0].waiter == by_thread[1].id)]
+    return ends or list(_peerless(scene, v))
 
 
 P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
@@ -438,12 +454,6 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
     return [(Edge(pid_id(v.pid), anyone, "socket", words, timeout=t.last.timeout, tid=t.tid), node)]
 
 
-def _others_may_act(v: ProcessView) -> bool:
-    """Another thread of ``v`` than its main one might still change what main does (a Python thread, not parked, not
-    library machinery)."""
-    return proof.others_may_release(v, v.main_thread.tid if v.main_thread is not None else None)
-
-
 def build_graph(scene: Scene) -> WaitGraph:
     """The wait-for graph of one look, with each waiting process's chain followed to its end."""
     nodes: dict[str, Node] = {}
@@ -472,7 +482,9 @@ def build_graph(scene: Scene) -> WaitGraph:
             # other thread of it could end the spin (a cycle is only of nodes blocked: a spinning one ends a chain)
             proves_hang=parked
             or (m.proves_hang and m.state in ("looping", "long_sleep"))
-            or (m.proves_hang and m.state == "spinning" and not _others_may_act(v)),
+            or (
+                m.proves_hang and m.state == "spinning" and not proof.others_may_release(v, main.tid if main else None)
+            ),
             single_minded=single,
             measured=main is not None and main.measured,
         )
@@ -487,6 +499,9 @@ def build_graph(scene: Scene) -> WaitGraph:
                 continue
             edges.append(edge)
             out_edges.setdefault(edge.waiter, []).append(edge)
+    for e in edges:  # main's wait that one thread alone could end: the process does that one thing
+        if e.holder.startswith("thread:") and e.waiter in nodes:
+            nodes[e.waiter] = dataclasses.replace(nodes[e.waiter], single_minded=True)
     chains = tuple(c for v in scene.views if (c := _follow(pid_id(v.pid), nodes, out_edges)) is not None)
     used = {e.waiter for e in edges} | {e.holder for e in edges}
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)

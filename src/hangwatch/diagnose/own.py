@@ -5,6 +5,8 @@ the senders of a signal; graph.py follows them):
   futex of a process left with one OS thread, as fork leaves it) -> nobody;
 - the main thread waiting on a primitive of its own that a signal handler of its may end (a launcher waiting for
   its child's SIGCHLD, an Event a SIGUSR1 handler sets) -> its living children, which may send the signal;
+- main waiting on a primitive of its own that one thread of it alone could release, that thread blocked in a read
+  -> that thread (its own node), and from it the read's other end;
 - a process waiting for a DataLoader batch that no worker holds (it and every worker idle for the whole window)
   -> nobody."""
 
@@ -14,7 +16,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import NOBODY, Edge, Node, pid_id
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import still
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, may_exit
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 
 
@@ -89,3 +91,41 @@ def lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[Ed
     me, nobody = pid_id(v.pid), f"{NOBODY}:{v.pid}"
     words = f"{v.label()} waits for a DataLoader batch at {at}"
     return Edge(me, nobody, "dataloader batch", words, timeout=False, tid=t.tid), Node(nobody, "nobody", NOBODY, fact)
+
+
+def thread_id(pid: int, tid: int) -> str:
+    """A thread's node id."""
+    return f"thread:{pid}:{tid}"
+
+
+def released_by_thread(v: ProcessView, t: ThreadView, at: str, side: list[Edge]) -> tuple[Edge, Node] | None:
+    """Main waits with no timeout on a lock, event, condition or queue of its own process that one thread of it alone
+    could release: every other thread is parked on its own primitives or is library machinery, and that one is blocked
+    in a read the capture followed (a reader thread that fills the queue from a socket or a child's pipe). Main's wait
+    then ends only when that read does: an edge to the thread's node, whose own edges go to the read's other end."""
+    if not t.blocked or not t.waits_forever or t.last.shared_futex or not proof.user_owned(t):
+        return None
+    kind = proof.sync_wait(t)
+    if kind is None or proof.handler_may_end(v):
+        return None
+    able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
+    if len(able) != 1 or not able[0].blocked:
+        return None  # more than one may release it: a wait for any of them, no proof through one
+    o = able[0]
+    reads = [e for e in side if e.tid == o.tid]
+    if not reads:
+        return None
+    node_id = thread_id(v.pid, o.tid)
+    read_at = describe(innermost_user(o.frames)) if o.frames else "its native code"
+    words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could release"
+    if len(v.threads) > 2:
+        words += " (its other threads are parked on its own locks or events, or are library machinery)"
+    node = Node(
+        node_id,
+        f"thread '{o.name}' of {v.label()}",
+        "blocked",
+        f"blocked for the whole window in {o.last.syscall}() at {read_at}, with no timeout",
+        single_minded=True,
+        measured=o.measured,
+    )
+    return Edge(pid_id(v.pid), node_id, kind, words, timeout=False, tid=t.tid), node
