@@ -11,8 +11,10 @@ BUSY_FIX = (
 
 
 SPIN_WAIT_FIX = (
-    "Wait for the other thread instead of spinning: have it set a threading.Event (or put on a queue.Queue) and "
-    "wait on that with a timeout, `done.wait(600)`: the wait costs no CPU and ends with an error if it never comes.",
+    "Wait instead of spinning: for another thread, have it set a threading.Event (or put on a queue.Queue) and wait "
+    "on that with a timeout, `done.wait(600)`; for a deadline, sleep until it, `time.sleep(max(0, deadline - "
+    "time.monotonic()))`. A wait costs no CPU (and one with a timeout ends with an error if what it waits for never "
+    "comes).",
 )
 
 

@@ -715,3 +715,22 @@ def test_a_wait_on_a_queue_only_a_reader_thread_fills_is_followed_through_that_t
     writes, a cycle proven at the first look, at main's line."""
     root = _both_ways(run, "reader_thread_cycle.py", arg, code)
     assert root is None or "thread 'reader'" in root["summary"] + " ".join(root["evidence"]), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("arg", ["12", "never"])
+def test_a_spin_until_a_deadline_is_a_wait_and_a_spin_the_clock_never_ends_is_not(run, arg):
+    """A function that spins until a deadline 12 s away (`while time.time() - start < 12: ...`, its locals still) was
+    `spinning`: hung, and killed at --min-stall. Its condition reads the clock towards its bound: a wait that ends by
+    itself (`spin_waits`, slow; exit 0). The twin compares the clock the wrong way round: still a spin, ended by the
+    clock as before (no proof: the clock is outside its locals)."""
+    r = run(*QUICK, "--on-hang", "kill", *py("deadline_spin.py", arg))
+    if arg == "12":
+        assert r.returncode == 0 and b"done" in r.stdout, r.stderr.decode()[-3000:]
+        only_slow_incidents(run)
+        return
+    assert r.returncode in (124, 125), r.stderr.decode()[-3000:]
+    root = root_cause(run.hang())
+    assert root["cause"] == "code.busy_loop" and (root["where"]["file"], root["where"]["line"]) == marker(
+        "deadline_spin.py"
+    ), root

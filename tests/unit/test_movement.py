@@ -202,3 +202,28 @@ def test_a_spin_on_a_crowded_machine_is_still_a_spin(states, ticks, spinning):
         ThreadSample(1, "MainThread", st, None, n, True, True, (frame,)) for st, n in zip(states, ticks, strict=True)
     )
     assert ThreadView(1, samples, duration_s=1.0, clock_ticks=100).spinning is spinning
+
+
+@pytest.mark.parametrize(
+    ("header", "ends"),
+    [
+        ("while time.time() - start < 15", True),
+        ("while time.monotonic() < deadline:", True),
+        ("while deadline > time.perf_counter():", True),
+        ("while not done and time.time() < end:", True),
+        ("while start - time.time() > -15:", True),
+        ("while monotonic() < until:", True),  # from time import monotonic
+        ("while time.time() > start:", False),  # grows away from its bound: never ends by the clock
+        ("while time.time() < end or not done:", False),  # `or`: the other part may keep it going
+        ("while self.clock.time() < end:", False),  # not the time module's clock
+        ("while 2 * time.time() < end:", False),  # a product: not followed
+        ("while not done:", False),
+        (None, False),
+    ],
+)
+def test_a_loop_whose_condition_reads_the_clock_towards_its_bound_ends_by_itself(header, ends):
+    """A deadline loop (`while time.monotonic() - start < 15: ...`) is a wait that ends as time passes: a spin on it
+    is `spin_waits`, never a hang (tests/e2e: deadline_spin.py)."""
+    from hangwatch.diagnose.loops import ends_by_clock
+
+    assert ends_by_clock(header) is ends

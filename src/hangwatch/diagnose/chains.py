@@ -157,7 +157,7 @@ STATE_WORDS = {
     "wakes": "waking again and again",
     "brief": "seen too briefly to say what it does",
     "traced": "paused by its tracer, which works or waits for its user",
-    "spin_waits": "spinning on what another thread of it, alive, may change",
+    "spin_waits": "spinning on what may still change (the clock, another thread of it that is alive)",
     "moves": "moving",
 }
 
@@ -179,7 +179,8 @@ ENDING_TEXT = {
     "wakes": "the holder wakes again and again: alive",
     "traced": "the holder is paused by a tracer that works or waits for its user (a debugger): not hung, bounded by "
     "--max-slow",
-    "spin_waits": "the holder spins on what another thread of it, alive, may change: not hung, bounded by --max-slow",
+    "spin_waits": "the holder spins on what may still change (the clock, another thread of it that is alive): not "
+    "hung, bounded by --max-slow",
     "moves": "something of the job that could end it moves: alive",
     "brief": "the holder was seen too briefly to say what it does: no verdict from the chain",
     "unknown": "what the holder does could not be read: no verdict from the chain",

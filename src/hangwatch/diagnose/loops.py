@@ -421,6 +421,48 @@ def reads_the_world(source: str | None, values: dict[str, str]) -> bool:
     return False
 
 
+CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
+
+
+def _clock_sign(node: ast.expr) -> int:
+    """How ``node`` moves as the clock advances: +1 (a clock read, plus or minus what does not read it), -1 (subtracted
+    from), 0 (it reads no clock, or reads it in a way not followed: a product, a call of it)."""
+    if isinstance(node, ast.Call) and not node.args:
+        fn = node.func
+        if isinstance(fn, ast.Name):  # `from time import monotonic`
+            return 1 if fn.id in CLOCKS else 0
+        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id == "time":
+            return 1 if fn.attr in CLOCKS else 0
+        return 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        left, right = _clock_sign(node.left), _clock_sign(node.right)
+        right = -right if isinstance(node.op, ast.Sub) else right
+        return left + right if {left, right} != {1, -1} else 0
+    return 0
+
+
+def _ends_as_time_passes(test: ast.expr) -> bool:
+    if isinstance(test, ast.BoolOp):  # `and` ends when any part does; `or` when all do
+        parts = [_ends_as_time_passes(v) for v in test.values]
+        return any(parts) if isinstance(test.op, ast.And) else all(parts)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    left, right, op = _clock_sign(test.left), _clock_sign(test.comparators[0]), test.ops[0]
+    if isinstance(op, ast.Lt | ast.LtE):
+        return left > 0 or right < 0
+    if isinstance(op, ast.Gt | ast.GtE):
+        return left < 0 or right > 0
+    return False
+
+
+def ends_by_clock(header: str | None) -> bool:
+    """Whether a ``while`` loop's condition turns false by itself as the clock advances: it compares a read of the
+    ``time`` module's clock (``time.time()``, ``time.monotonic()``, ``perf_counter()``) against a bound it grows
+    towards (``while time.monotonic() - start < 15``, ``while deadline > time.time()``): a wait for a deadline."""
+    loop = parse_loop(header.rstrip().removesuffix(":") + ":" if header else "")
+    return isinstance(loop, ast.While) and _ends_as_time_passes(loop.test)
+
+
 def _read_whole(value: str) -> bool:
     """Whether a local's repr shows all of its value: not cut short (py-spy's ``...``, ours), not redacted,
     not an object shown only by its address."""

@@ -29,7 +29,7 @@ from enum import Enum
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits
+from hangwatch.diagnose.loops import LoopMotion, ends_by_clock, loop_motion, never_exits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
@@ -86,7 +86,7 @@ ACTIVITY_OF = {
     "gone": Activity.GONE,
     "stopped": Activity.STOPPED,
     "traced": Activity.UNKNOWN,  # a debugger's or strace's pause: its tracer decides (``stopped_state``)
-    "spin_waits": Activity.UNKNOWN,  # a spin beside a thread of the user's code that is alive: not proven
+    "spin_waits": Activity.UNKNOWN,  # a spin on the clock, or beside a thread of the user's code that is alive
     "spinning": Activity.SPINNING,
     "working": Activity.WORKING,
     "looping": Activity.ASLEEP,
@@ -351,6 +351,10 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
             proves_work=True,
             motion=motion,
         )
+    reads = v.locals_of(t.tid)
+    if motion is not None and not motion.counting and reads and ends_by_clock(reads[-1].loop):
+        deadline = f"its condition `{reads[-1].loop}` reads the clock: it ends by itself as time passes"
+        return Measured("spin_waits", f"{v.cpu_text()} in {at}; {motion.evidence}; {deadline}", motion=motion)
     if motion is not None:
         awaited = None if motion.counting else _alive_user_thread(v, t)
         if awaited is not None:  # (its locals show it gets nowhere, but that thread may change what it reads)
