@@ -707,12 +707,16 @@ def test_a_forkserver_dataloaders_workers_are_its_workers(run, arg, code):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(("arg", "code"), [("socket-12", 0), ("socket-hang", 125), ("pipe-12", 0), ("pipe-hang", 125)])
-def test_a_wait_on_a_queue_only_a_reader_thread_fills_is_followed_through_that_threads_read(run, arg, code):
-    """Main waits on a queue that its one reader thread fills from a child (a socket, the child's stdout). The thread
-    may wake when its read ends, so main's wait was nobody's and ended by the clock, `unknown`. Now the chain goes on
-    through the thread's read to the child: computing, it is waited for (exit 0); reading its stdin, a pipe main never
-    writes, a cycle proven at the first look, at main's line."""
+@pytest.mark.parametrize(
+    ("arg", "code"),
+    [("socket-12", 0), ("socket-hang", 125), ("pipe-12", 0), ("pipe-hang", 125), ("wait-12", 0), ("wait-hang", 125)],
+)
+def test_a_wait_on_a_queue_only_one_thread_fills_is_followed_through_that_threads_wait(run, arg, code):
+    """Main waits on a queue that its one other thread fills from a child (read from a socket, from the child's stdout,
+    or the child's exit status). The thread may wake when its wait ends, so main's wait was nobody's (or the process
+    not single-minded) and ended by the clock, unproven. Now the chain goes on through the thread's wait to the child:
+    computing, it is waited for (exit 0); reading its stdin, a pipe main never writes, a cycle proven at the first
+    look, at main's line."""
     root = _both_ways(run, "reader_thread_cycle.py", arg, code)
     assert root is None or "thread 'reader'" in root["summary"] + " ".join(root["evidence"]), root
 

@@ -9,10 +9,10 @@ import time
 def wait_for_deadline(arg: str) -> None:
     start = time.time()
     if arg == "never":
-        while time.time() > start - 1:
-            sum(range(999))  # HANG-HERE
+        while time.time() > start - 1:  # HANG-HERE
+            pass
     while time.time() - start < float(arg):
-        sum(range(999))
+        pass
 
 
 for step in range(3):

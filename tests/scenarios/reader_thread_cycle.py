@@ -1,7 +1,8 @@
-"""Main waits on a queue that a reader thread fills from a child: over a socket (`socket-...`) or from the child's
-standard output (`pipe-...`), as a decoder or a prefetcher does. argv[1]: `socket-12` / `pipe-12`, the child computes
-12 s then sends (the job ends, exit 0); `socket-hang` / `pipe-hang`, the child first reads its standard input, a pipe
-main never writes: main -> its queue -> the reader thread -> the child -> its stdin -> main, a cycle."""
+"""Main waits on a queue that a thread fills from a child: read over a socket (`socket-...`) or from the child's
+standard output (`pipe-...`), as a decoder or a prefetcher does, or the child's exit status (`wait-...`, a job runner's
+`proc.wait()`). argv[1]: `socket-12` (`pipe-12`, `wait-12`), the child computes 12 s then sends (the job ends, exit 0);
+`socket-hang` (...), the child first reads its standard input, a pipe main never writes: main -> its queue -> the
+thread -> the child -> its stdin -> main, a cycle."""
 
 import queue
 import subprocess
@@ -25,16 +26,19 @@ if how == "socket":
     )
     theirs.close()
     read = lambda: mine.recv(100)  # noqa: E731
-else:
+elif how == "pipe":
     child = subprocess.Popen([sys.executable, "-c", child_code, "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     read = child.stdout.readline
+else:
+    child = subprocess.Popen([sys.executable, "-c", child_code, "1"], stdin=subprocess.PIPE)
+    read = child.wait
 
 results: queue.Queue = queue.Queue()
 threading.Thread(target=lambda: results.put(read()), name="reader", daemon=True).start()
 for step in range(3):
     print(f"step {step}", flush=True)
     time.sleep(0.3)
-print(results.get().decode().strip(), flush=True)  # HANG-HERE
+print(results.get(), flush=True)  # HANG-HERE
 child.stdin.close()
 child.wait()
 print("done", flush=True)

@@ -66,7 +66,7 @@ from hangwatch.diagnose.chains import (
 )
 from hangwatch.diagnose.holding import holder_text, parked_text
 from hangwatch.diagnose.lost import lost_result
-from hangwatch.diagnose.own import lost_batch, released_by_thread, signalled, thread_id, thread_waits
+from hangwatch.diagnose.own import lost_batch, released_by_thread, signalled, sole_releaser, thread_id, thread_waits
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, waits_for_work
@@ -499,9 +499,10 @@ def build_graph(scene: Scene) -> WaitGraph:
                 continue
             edges.append(edge)
             out_edges.setdefault(edge.waiter, []).append(edge)
-    for e in edges:  # main's wait that one thread alone could end: the process does that one thing
-        if e.holder.startswith("thread:") and e.waiter in nodes:
-            nodes[e.waiter] = dataclasses.replace(nodes[e.waiter], single_minded=True)
+    for v in scene.views:  # main's wait that one thread alone could end, and the process waits on what that one does
+        o, mine = sole_releaser(v), out_edges.get(pid_id(v.pid), [])
+        if o is not None and mine and all(e.tid == o.tid or e.holder == thread_id(v.pid, o.tid) for e in mine):
+            nodes[pid_id(v.pid)] = dataclasses.replace(nodes[pid_id(v.pid)], single_minded=True)
     chains = tuple(c for v in scene.views if (c := _follow(pid_id(v.pid), nodes, out_edges)) is not None)
     used = {e.waiter for e in edges} | {e.holder for e in edges}
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)

@@ -98,23 +98,28 @@ def thread_id(pid: int, tid: int) -> str:
     return f"thread:{pid}:{tid}"
 
 
-def released_by_thread(v: ProcessView, t: ThreadView, at: str, side: list[Edge]) -> tuple[Edge, Node] | None:
-    """Main waits with no timeout on a lock, event, condition or queue of its own process that one thread of it alone
-    could release: every other thread is parked on its own primitives or is library machinery, and that one is blocked
-    in a read the capture followed (a reader thread that fills the queue from a socket or a child's pipe). Main's wait
-    then ends only when that read does: an edge to the thread's node, whose own edges go to the read's other end."""
-    if not t.blocked or not t.waits_forever or t.last.shared_futex or not proof.user_owned(t):
+def sole_releaser(v: ProcessView) -> ThreadView | None:
+    """The one thread of ``v`` that could end its main thread's wait: main waits with no timeout on a lock, event,
+    condition or queue of its own process, every other thread is parked on its own primitives or is library machinery,
+    and that one is blocked for the whole window (in a read, a wait for a child). Main's wait ends only when that
+    thread's does: the process waits on what that thread waits on (graph.py draws it so)."""
+    t = v.main_thread
+    if t is None or not t.blocked or not t.waits_forever or t.last.shared_futex or not proof.user_owned(t):
         return None
-    kind = proof.sync_wait(t)
-    if kind is None or proof.handler_may_end(v):
+    if proof.sync_wait(t) is None or proof.handler_may_end(v):
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
-    if len(able) != 1 or not able[0].blocked:
-        return None  # more than one may release it: a wait for any of them, no proof through one
-    o = able[0]
-    reads = [e for e in side if e.tid == o.tid]
-    if not reads:
+    return able[0] if len(able) == 1 and able[0].blocked else None  # two: a wait for either, none followed
+
+
+def released_by_thread(v: ProcessView, t: ThreadView, at: str, side: list[Edge]) -> tuple[Edge, Node] | None:
+    """Main's wait that one thread alone could end (``sole_releaser``), that thread blocked in a read the capture
+    followed (a reader thread that fills the queue from a socket or a child's pipe): an edge to the thread's node,
+    whose own edges go to the read's other end."""
+    o = sole_releaser(v)
+    if o is None or not any(e.tid == o.tid for e in side):
         return None
+    kind = proof.sync_wait(t) or "lock"
     node_id = thread_id(v.pid, o.tid)
     read_at = describe(innermost_user(o.frames)) if o.frames else "its native code"
     words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could release"
