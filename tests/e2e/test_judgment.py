@@ -738,3 +738,14 @@ def test_a_spin_until_a_deadline_is_a_wait_and_a_spin_the_clock_never_ends_is_no
     assert root["cause"] == "code.busy_loop" and (root["where"]["file"], root["where"]["line"]) == marker(
         "deadline_spin.py"
     ), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("12", 0), ("hang", 125)])
+def test_an_event_loop_waiting_on_its_executor_thread_is_followed_through_that_threads_read(run, arg, code):
+    """An asyncio loop that polls only its own wake-up socket, which its one executor thread writes to when its blocking
+    read of a child's stdout ends: that read is what the loop waits on. The child computing is waited for (exit 0);
+    the child reading its stdin, which the program never writes, closes a cycle, proven at the first look (was: ended
+    by the clock, `unknown`)."""
+    root = _both_ways(run, "loop_executor_cycle.py", arg, code)
+    assert root is None or "wake-up socket" in root["summary"] + " ".join(root["evidence"]), root

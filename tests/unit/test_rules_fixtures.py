@@ -918,12 +918,24 @@ def test_a_wait_at_a_process_running_no_file_of_the_users_points_at_the_first_on
 
 
 def test_a_loop_of_waits_the_graph_cannot_prove_is_named_by_its_hops_never_more_hung_than_without_a_name():
-    """Nothing named and nothing moves: the loop (main's watcher thread waits for the child, the child writes to a
-    full pipe main could read) is the finding, unproven (the clock decides, as for `unknown`); the same capture
-    with the child measured working is not hung at all."""
+    """The loop: main's watcher thread waits for the child, the child writes to a full pipe main could read, and
+    main's event loop polls only its own wake-up socket, which that thread alone writes to: proven (own.py
+    ``sole_releaser``). With a second thread that may wake the loop, nothing is named and nothing moves: the loop
+    is the finding, unproven (the clock decides, as for `unknown`); the same capture with the child measured working
+    is not hung at all."""
     ev = load("asyncio_wait_on_a_child_filling_its_pipe")
     d = diagnose(ev)
-    assert d.findings[0].proof is None and "a loop of waits, not proven" in d.findings[0].summary
+    assert d.findings[0].proof is not None and d.findings[0].proof.kind.value == "hang", d.findings[0]
+    main = next(p for p in ev.processes if p.info.role.value == "main")
+    watcher = next(t for t in main.samples[-1].threads if t.tid != main.info.pid and t.frames)
+
+    def two_watchers(s):
+        twin = next(t for t in s.threads if t.tid == watcher.tid)
+        return replace(s, threads=(*s.threads, replace(twin, tid=watcher.tid + 1000, name="another")))
+
+    twice = replace(main, samples=tuple(two_watchers(s) for s in main.samples))
+    d1 = diagnose(replace(ev, processes=tuple(twice if p is main else p for p in ev.processes)))
+    assert d1.findings[0].proof is None and "a loop of waits, not proven" in d1.findings[0].summary, d1.findings[0]
     child = next(p for p in ev.processes if p.info.role.value == "child")
     busy = replace(child, samples=tuple(replace(s, cpu_seconds=s.cpu_seconds + i) for i, s in enumerate(child.samples)))
     d2 = diagnose(replace(ev, processes=tuple(busy if p is child else p for p in ev.processes)))

@@ -35,6 +35,7 @@ from hangwatch.capture.holders import (
 )
 from hangwatch.capture.pipes import (
     FIFO_WCHAN,
+    POLL_CALLS,
     fifo_open_wait,
     pipe_wait,
     poll_waits,
@@ -495,9 +496,12 @@ def _thread_waits(
 
 
 def _main_parked(pid: int, r: _Reading) -> bool:
-    """The process's main thread, at its newest sample, waits in a futex private to it (a lock, event or queue)."""
+    """The process's main thread, at its newest sample, waits in a futex private to it (a lock, event or queue), or
+    polls with no timeout (an event loop, which another thread may wake)."""
     main = next((t for t in r.job[pid][-1].threads if t.tid == pid), None) if r.job.get(pid) else None
-    return main is not None and main.state == "S" and main.futex is not None and not main.shared_futex
+    if main is None or main.state != "S":
+        return False
+    return (main.futex is not None and not main.shared_futex) or (main.syscall in POLL_CALLS and main.timeout is False)
 
 
 def _one(wait: LockWait | None) -> list[LockWait]:

@@ -66,10 +66,18 @@ from hangwatch.diagnose.chains import (
 )
 from hangwatch.diagnose.holding import holder_text, parked_text
 from hangwatch.diagnose.lost import lost_result
-from hangwatch.diagnose.own import lost_batch, released_by_thread, signalled, sole_releaser, thread_id, thread_waits
+from hangwatch.diagnose.own import (
+    lost_batch,
+    released_by_thread,
+    self_held,
+    signalled,
+    sole_releaser,
+    thread_id,
+    thread_waits,
+)
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import holder_process_state, holder_state, long_timer, moving, waits_for_work
+from hangwatch.diagnose.state import ALIVE, holder_process_state, holder_state, long_timer, moving, waits_for_work
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -121,7 +129,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     an edge and (for holders the views lack) the holder's node."""
     out: list[tuple[Edge, Node | None]] = []
     # a poll ends when any of its files is ready: one with no holder found may end it, so none of its files is a wait
-    unfollowed = {w.tid for w in v.ev.waits if POLLED in (w.note or "") and not (w.holders or _self_held(w))}
+    unfollowed = {w.tid for w in v.ev.waits if POLLED in (w.note or "") and not (w.holders or self_held(w))}
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
         me = thread_id(v.pid, w.tid) if _side_read(v, wt, w) else pid_id(v.pid)
@@ -130,16 +138,16 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
             out.append(unheld)
             continue
         note = w.note or ""
-        self_held = _self_held(w)
-        if (wt is None and v.threads) or not (w.holders or self_held) or (POLLED in note and w.tid in unfollowed):
+        held_here = self_held(w)
+        if (wt is None and v.threads) or not (w.holders or held_here) or (POLLED in note and w.tid in unfollowed):
             continue  # (a native process, sort or tar, has no thread of Python: its kernel-read wait stands alone)
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
         frames = wt.frames if wt is not None else ()
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
-        if self_held and (not proof.sealed_but(v, w.tid) or me != pid_id(v.pid)):
+        if held_here and (not proof.sealed_but(v, w.tid) or me != pid_id(v.pid)):
             continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
         timed = _timed(v, wt, w)
-        if self_held:  # the other end is the waiter's own: only another thread of its own could end the wait
+        if held_here:  # the other end is the waiter's own: only another thread of its own could end the wait
             words = SELF_HELD[w.kind].format(w.path, place)
             if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
                 words = (
@@ -188,16 +196,6 @@ def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | Non
         if node is not None:
             out.extend(_waited_children(scene, kid))
     return out
-
-
-def _self_held(w: LockWait) -> bool:
-    """Only the waiter holds its pipe's or socket's other end, by a search not cut short (that may miss a holder)."""
-    return (
-        w.kind in ENDED_BY_EXIT
-        and not w.holders
-        and "the waiter itself" in (w.note or "")
-        and "searched for" not in (w.note or "")
-    )
 
 
 def _timed(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool | None:
@@ -470,6 +468,8 @@ def build_graph(scene: Scene) -> WaitGraph:
             main is not None
             and (main.blocked or kernel_blocked(main))
             and not any(proof.may_release(o) or proof.may_wake(o) for o in v.threads if o.tid != main.tid)
+            and (v.cpu_percent or 0.0)
+            <= IDLE_CPU_PERCENT  # (a process at CPU runs something, whatever its threads say)
         )
         nodes[pid_id(v.pid)] = Node(
             pid_id(v.pid),
@@ -501,7 +501,8 @@ def build_graph(scene: Scene) -> WaitGraph:
             out_edges.setdefault(edge.waiter, []).append(edge)
     for v in scene.views:  # main's wait that one thread alone could end, and the process waits on what that one does
         o, mine = sole_releaser(v), out_edges.get(pid_id(v.pid), [])
-        if o is not None and mine and all(e.tid == o.tid or e.holder == thread_id(v.pid, o.tid) for e in mine):
+        idle = (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
+        if o is not None and idle and mine and all(e.tid == o.tid or e.holder == thread_id(v.pid, o.tid) for e in mine):
             nodes[pid_id(v.pid)] = dataclasses.replace(nodes[pid_id(v.pid)], single_minded=True)
     chains = tuple(c for v in scene.views if (c := _follow(pid_id(v.pid), nodes, out_edges)) is not None)
     used = {e.waiter for e in edges} | {e.holder for e in edges}
@@ -566,8 +567,8 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
         hops.append(edge)
         if edge.holder in seen:
             loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder) :]
-            if all(nodes[h.waiter].single_minded for h in loop):
-                return _chain(hops, nodes[edge.holder], "cycle")
+            if all(nodes[h.waiter].single_minded and nodes[h.waiter].state not in ALIVE for h in loop):
+                return _chain(hops, nodes[edge.holder], "cycle")  # (one measured at work: a thread of it may move)
             return _chain(hops, nodes[edge.holder], "blocked")  # a thread of one of them may still move
         seen.add(edge.holder)
         cur = edge.holder

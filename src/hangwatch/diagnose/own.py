@@ -5,19 +5,21 @@ the senders of a signal; graph.py follows them):
   futex of a process left with one OS thread, as fork leaves it) -> nobody;
 - the main thread waiting on a primitive of its own that a signal handler of its may end (a launcher waiting for
   its child's SIGCHLD, an Event a SIGUSR1 handler sets) -> its living children, which may send the signal;
-- main waiting on a primitive of its own that one thread of it alone could release, that thread blocked in a read
-  -> that thread (its own node), and from it the read's other end;
+- main waiting on a primitive of its own (or polling only its own wake-up socket, an event loop) that one thread of
+  it alone could release, that thread blocked in a read -> that thread (its own node), and from it the read's other
+  end; in a wait for a child -> the process is single-minded, its edge to the child that thread's;
 - a process waiting for a DataLoader batch that no worker holds (it and every worker idle for the whole window)
   -> nobody."""
 
 from __future__ import annotations
 
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import NOBODY, Edge, Node, pid_id
+from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY, Edge, Node, pid_id
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import still
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
+from hangwatch.records.evidence import POLLED, LockWait
 
 
 def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
@@ -98,15 +100,33 @@ def thread_id(pid: int, tid: int) -> str:
     return f"thread:{pid}:{tid}"
 
 
+def self_held(w: LockWait) -> bool:
+    """Only the waiter holds its pipe's or socket's other end, by a search not cut short (that may miss a holder)."""
+    return (
+        w.kind in ENDED_BY_EXIT
+        and not w.holders
+        and "the waiter itself" in (w.note or "")
+        and "searched for" not in (w.note or "")
+    )
+
+
+def polls_itself(v: ProcessView, t: ThreadView) -> bool:
+    """``t`` polls with no timeout only files whose other end its own process alone holds: an event loop waiting on
+    its own wake-up socket, which another thread of it writes (``call_soon_threadsafe``, an executor's result)."""
+    mine = [w for w in v.ev.waits if w.tid == t.tid]
+    return bool(mine) and all(POLLED in (w.note or "") and self_held(w) for w in mine)
+
+
 def sole_releaser(v: ProcessView) -> ThreadView | None:
     """The one thread of ``v`` that could end its main thread's wait: main waits with no timeout on a lock, event,
-    condition or queue of its own process, every other thread is parked on its own primitives or is library machinery,
-    and that one is blocked for the whole window (in a read, a wait for a child). Main's wait ends only when that
-    thread's does: the process waits on what that thread waits on (graph.py draws it so)."""
+    condition or queue of its own process (or polls only its own wake-up socket), every other thread is parked on its
+    own primitives or is library machinery, and that one is blocked for the whole window (in a read, a wait for a
+    child). Main's wait ends only when that thread's does: the process waits on what that thread waits on (graph.py
+    draws it so)."""
     t = v.main_thread
-    if t is None or not t.blocked or not t.waits_forever or t.last.shared_futex or not proof.user_owned(t):
+    if t is None or not t.blocked or not t.waits_forever or t.last.shared_futex or proof.handler_may_end(v):
         return None
-    if proof.sync_wait(t) is None or proof.handler_may_end(v):
+    if not polls_itself(v, t) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
     return able[0] if len(able) == 1 and able[0].blocked else None  # two: a wait for either, none followed
@@ -119,10 +139,15 @@ def released_by_thread(v: ProcessView, t: ThreadView, at: str, side: list[Edge])
     o = sole_releaser(v)
     if o is None or not any(e.tid == o.tid for e in side):
         return None
-    kind = proof.sync_wait(t) or "lock"
+    kind = proof.sync_wait(t) or "poll"
     node_id = thread_id(v.pid, o.tid)
     read_at = describe(innermost_user(o.frames)) if o.frames else "its native code"
-    words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could release"
+    if kind == "poll":
+        words = f"{v.label()} polls its own wake-up socket at {at}, which only its thread '{o.name}' could write to"
+    else:
+        words = (
+            f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could release"
+        )
     if len(v.threads) > 2:
         words += " (its other threads are parked on its own locks or events, or are library machinery)"
     node = Node(
