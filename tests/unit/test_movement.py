@@ -218,6 +218,8 @@ def test_a_spin_on_a_crowded_machine_is_still_a_spin(states, ticks, spinning):
         ("while self.clock.time() < end:", False),  # not the time module's clock
         ("while 2 * time.time() < end:", False),  # a product: not followed
         ("while not done:", False),
+        ("while time.time() < time.time() + 5:", False),  # the clock on both sides: left - right stays put
+        ("while time.monotonic() - start < limit + time.monotonic():", False),
         (None, False),
     ],
 )
@@ -227,3 +229,16 @@ def test_a_loop_whose_condition_reads_the_clock_towards_its_bound_ends_by_itself
     from hangwatch.diagnose.loops import ends_by_clock
 
     assert ends_by_clock(header) is ends
+
+
+def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
+    """`timeout = float("inf")` never comes: the loop is judged as any spin."""
+    from hangwatch.diagnose.loops import ends_by_clock
+
+    header = "while time.monotonic() - start < timeout"
+    assert ends_by_clock(header, {"start": "12.5", "timeout": "15"})
+    assert ends_by_clock(header, {"start": "12.5", "timeout": "1.5e3"})
+    assert not ends_by_clock(header, {"start": "12.5", "timeout": "inf"})
+    assert not ends_by_clock(header, {"start": "12.5", "timeout": "-inf"})
+    assert ends_by_clock("while time.time() - start < float(arg)", {"start": "12.5", "arg": "'12'"})
+    assert not ends_by_clock("while time.time() - start < float(arg)", {"start": "12.5", "arg": "'inf'"})

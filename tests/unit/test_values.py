@@ -74,3 +74,9 @@ def test_a_mutable_value_reads_and_compares_as_its_dataclass_and_is_not_hashable
     assert a.items == [1, 2] and a != b
     with pytest.raises(TypeError):
         hash(a)
+
+
+def test_a_value_that_holds_itself_reads_as_its_dataclass_does():
+    box = Box([])
+    box.items.append(box)  # type: ignore[arg-type]
+    assert repr(box) == "Box(items=[...])"

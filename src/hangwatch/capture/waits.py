@@ -496,12 +496,12 @@ def _thread_waits(
 
 
 def _main_parked(pid: int, r: _Reading) -> bool:
-    """The process's main thread, at its newest sample, waits in a futex private to it (a lock, event or queue), or
-    polls with no timeout (an event loop, which another thread may wake)."""
+    """The process's main thread, at its newest sample, waits with no timeout in a futex private to it (a lock, event or
+    queue), or in a poll (an event loop, which another thread may wake)."""
     main = next((t for t in r.job[pid][-1].threads if t.tid == pid), None) if r.job.get(pid) else None
     if main is None or main.state != "S":
         return False
-    return (main.futex is not None and not main.shared_futex) or (main.syscall in POLL_CALLS and main.timeout is False)
+    return main.timeout is False and ((main.futex is not None and not main.shared_futex) or main.syscall in POLL_CALLS)
 
 
 def _one(wait: LockWait | None) -> list[LockWait]:

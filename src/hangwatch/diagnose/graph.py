@@ -70,6 +70,7 @@ from hangwatch.diagnose.own import (
     lost_batch,
     released_by_thread,
     self_held,
+    side_read,
     signalled,
     sole_releaser,
     thread_id,
@@ -124,15 +125,19 @@ def _holder_node(h: LockHolder, bound_s: float) -> Node:
     )
 
 
-def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
+Held = tuple[Edge, Node | None]
+
+
+def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | None]], dict[int, list[Held]]]:
     """The waits the capture followed to their holders (a lock, a semaphore, a pipe's or a socket's other end), each as
-    an edge and (for holders the views lack) the holder's node."""
+    an edge and (for holders the views lack) the holder's node; a side thread's reads apart (``side_read``)."""
     out: list[tuple[Edge, Node | None]] = []
+    side: dict[int, list[Held]] = {}
     # a poll ends when any of its files is ready: one with no holder found may end it, so none of its files is a wait
     unfollowed = {w.tid for w in v.ev.waits if POLLED in (w.note or "") and not (w.holders or self_held(w))}
     for w in v.ev.waits:
         wt = next((x for x in v.threads if x.tid == w.tid), None)
-        me = thread_id(v.pid, w.tid) if _side_read(v, wt, w) else pid_id(v.pid)
+        me = thread_id(v.pid, w.tid) if side_read(v, wt, w) else pid_id(v.pid)
         unheld = _unheld(scene, v, wt, w)
         if unheld is not None:
             out.append(unheld)
@@ -170,16 +175,11 @@ def _held_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
-            out.append((Edge(me, pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
+            dest = out if me == pid_id(v.pid) else side.setdefault(w.tid, [])  # (a side read's, and what follows it)
+            dest.append((Edge(me, pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
             if node is not None:
-                out.extend(_waited_children(scene, h))
-    return out
-
-
-def _side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:
-    """A thread other than main reads a pipe or a socket (the capture follows it where main is parked): its own node,
-    that its process reaches only where main waits on what that thread alone could release (``released_by_thread``)."""
-    return t is not None and t is not v.main_thread and w.kind in ("pipe", "socket") and POLLED not in (w.note or "")
+                dest.extend(_waited_children(scene, h))
+    return out, side
 
 
 def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | None]]:
@@ -284,7 +284,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
     t = v.main_thread
     if t is None or not v.has_stacks:
-        out += _held_waits(scene, v)  # a native process (sort, tar): its kernel-read waits only
+        out += _held_waits(scene, v)[0]  # a native process (sort, tar): its kernel-read waits only
         return out or list(_peerless(scene, v))
     at = describe(innermost_user(t.frames))
     lost = lost_result(scene, v)
@@ -296,17 +296,14 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     if batch is not None:  # the batch no worker holds: what its main thread waits on
         return [batch]
     out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
-    held = _held_waits(scene, v)
-    side = [(e, n) for e, n in held if e.waiter.startswith("thread:")]
-    out.extend(x for x in held if x not in side)
+    held, side = _held_waits(scene, v)
+    out.extend(held)
     out.extend((e, None) for e in _rank_waits(scene, v, at))
     if out:
         return out
     ends = signalled(scene, v, t, at) or thread_waits(v)
-    by_thread = None if ends else released_by_thread(v, t, at, [e for e, _ in side])
-    if by_thread is not None:
-        return [by_thread, *(x for x in side if x[0].waiter == by_thread[1].id)]
-    return ends or list(_peerless(scene, v))
+    by_thread = None if ends else released_by_thread(v, t, at, side)
+    return ends or by_thread or list(_peerless(scene, v))
 
 
 P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
@@ -499,10 +496,10 @@ def build_graph(scene: Scene) -> WaitGraph:
                 continue
             edges.append(edge)
             out_edges.setdefault(edge.waiter, []).append(edge)
-    for v in scene.views:  # main's wait that one thread alone could end, and the process waits on what that one does
-        o, mine = sole_releaser(v), out_edges.get(pid_id(v.pid), [])
-        idle = (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
-        if o is not None and idle and mine and all(e.tid == o.tid or e.holder == thread_id(v.pid, o.tid) for e in mine):
+    for v in scene.views:  # main's wait that one thread alone could end, by one edge (a wait4(-1) for any of several
+        o, mine = sole_releaser(v), out_edges.get(pid_id(v.pid), [])  # children ends with any one's exit), at no CPU
+        ends = o is not None and len(mine) == 1 and (mine[0].tid == o.tid or mine[0].holder == thread_id(v.pid, o.tid))
+        if ends and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT:
             nodes[pid_id(v.pid)] = dataclasses.replace(nodes[pid_id(v.pid)], single_minded=True)
     chains = tuple(c for v in scene.views if (c := _follow(pid_id(v.pid), nodes, out_edges)) is not None)
     used = {e.waiter for e in edges} | {e.holder for e in edges}

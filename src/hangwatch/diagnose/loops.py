@@ -447,20 +447,24 @@ def _ends_as_time_passes(test: ast.expr) -> bool:
         return any(parts) if isinstance(test.op, ast.And) else all(parts)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
-    left, right, op = _clock_sign(test.left), _clock_sign(test.comparators[0]), test.ops[0]
-    if isinstance(op, ast.Lt | ast.LtE):
-        return left > 0 or right < 0
-    if isinstance(op, ast.Gt | ast.GtE):
-        return left < 0 or right > 0
+    grows = _clock_sign(test.left) - _clock_sign(test.comparators[0])  # how left - right moves with the clock
+    if isinstance(test.ops[0], ast.Lt | ast.LtE):
+        return grows > 0
+    if isinstance(test.ops[0], ast.Gt | ast.GtE):
+        return grows < 0
     return False
 
 
-def ends_by_clock(header: str | None) -> bool:
+def ends_by_clock(header: str | None, values: dict[str, str] | None = None) -> bool:
     """Whether a ``while`` loop's condition turns false by itself as the clock advances: it compares a read of the
     ``time`` module's clock (``time.time()``, ``time.monotonic()``, ``perf_counter()``) against a bound it grows
-    towards (``while time.monotonic() - start < 15``, ``while deadline > time.time()``): a wait for a deadline."""
+    towards (``while time.monotonic() - start < 15``, ``while deadline > time.time()``): a wait for a deadline. Not
+    where a local it reads is infinite (``timeout = float("inf")``: it never comes)."""
     loop = parse_loop(header.rstrip().removesuffix(":") + ":" if header else "")
-    return isinstance(loop, ast.While) and _ends_as_time_passes(loop.test)
+    if not isinstance(loop, ast.While) or not _ends_as_time_passes(loop.test):
+        return False
+    read = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)} & set(values or {})
+    return not any((values or {})[n].strip("'\"").lstrip("+-").lower() in ("inf", "infinity", "nan") for n in read)
 
 
 def _read_whole(value: str) -> bool:

@@ -110,6 +110,13 @@ def self_held(w: LockWait) -> bool:
     )
 
 
+def side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:
+    """A thread other than main reads a pipe or a socket (the capture follows it where main is parked): its own node,
+    that its process reaches only where main waits on what that thread alone could release (``released_by_thread``);
+    a side thread's read stops nothing, so no rule names it."""
+    return t is not None and t is not v.main_thread and w.kind in ("pipe", "socket") and POLLED not in (w.note or "")
+
+
 def polls_itself(v: ProcessView, t: ThreadView) -> bool:
     """``t`` polls with no timeout only files whose other end its own process alone holds: an event loop waiting on
     its own wake-up socket, which another thread of it writes (``call_soon_threadsafe``, an executor's result)."""
@@ -126,18 +133,29 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
     t = v.main_thread
     if t is None or not t.blocked or not t.waits_forever or t.last.shared_futex or proof.handler_may_end(v):
         return None
-    if not polls_itself(v, t) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
+    if polls_itself(v, t):
+        if proof.handlers_may_run(v, proof.GOES_ON, unread=False):
+            return (
+                None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
+            )
+    elif proof.sync_wait(t) is None or not proof.user_owned(t):
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
-    return able[0] if len(able) == 1 and able[0].blocked else None  # two: a wait for either, none followed
+    if len(able) != 1 or not able[0].blocked:
+        return None  # two: a wait for either, none followed
+    # a native thread that is not parked (a library's core, which may run a Python callback) may act too
+    rest = [o for o in v.threads if o.tid not in (t.tid, able[0].tid) and not o.has_stack]
+    return able[0] if all(o.parked and o.last.syscall in ("futex", "pause") for o in rest) else None
 
 
-def released_by_thread(v: ProcessView, t: ThreadView, at: str, side: list[Edge]) -> tuple[Edge, Node] | None:
+def released_by_thread(
+    v: ProcessView, t: ThreadView, at: str, side: dict[int, list[tuple[Edge, Node | None]]]
+) -> list[tuple[Edge, Node | None]] | None:
     """Main's wait that one thread alone could end (``sole_releaser``), that thread blocked in a read the capture
-    followed (a reader thread that fills the queue from a socket or a child's pipe): an edge to the thread's node,
-    whose own edges go to the read's other end."""
+    followed (``side``: each side thread's read edges, and what follows them): an edge to the thread's node, whose own
+    edges go to the read's other end (a reader thread that fills the queue from a socket or a child's pipe)."""
     o = sole_releaser(v)
-    if o is None or not any(e.tid == o.tid for e in side):
+    if o is None or o.tid not in side:
         return None
     kind = proof.sync_wait(t) or "poll"
     node_id = thread_id(v.pid, o.tid)
@@ -149,13 +167,13 @@ def released_by_thread(v: ProcessView, t: ThreadView, at: str, side: list[Edge])
             f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could release"
         )
     if len(v.threads) > 2:
-        words += " (its other threads are parked on its own locks or events, or are library machinery)"
+        words += " (its other threads are parked in waits of their own with no timeout, or are library machinery)"
     node = Node(
         node_id,
         f"thread '{o.name}' of {v.label()}",
         "blocked",
-        f"blocked for the whole window in {o.last.syscall}() at {read_at}, with no timeout",
+        f"blocked for the whole window in {o.last.syscall}() at {read_at}",
         single_minded=True,
         measured=o.measured,
     )
-    return Edge(pid_id(v.pid), node_id, kind, words, timeout=False, tid=t.tid), node
+    return [(Edge(pid_id(v.pid), node_id, kind, words, timeout=False, tid=t.tid), node), *side[o.tid]]

@@ -352,9 +352,10 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
             motion=motion,
         )
     reads = v.locals_of(t.tid)
-    if motion is not None and not motion.counting and reads and ends_by_clock(reads[-1].loop):
+    if (motion is None or not motion.counting) and reads and ends_by_clock(reads[-1].loop, dict(reads[-1].values)):
         deadline = f"its condition `{reads[-1].loop}` reads the clock: it ends by itself as time passes"
-        return Measured("spin_waits", f"{v.cpu_text()} in {at}; {motion.evidence}; {deadline}", motion=motion)
+        seen = f"{motion.evidence}; " if motion is not None else ""
+        return Measured("spin_waits", f"{v.cpu_text()} in {at}; {seen}{deadline}", motion=motion)
     if motion is not None:
         awaited = None if motion.counting else _alive_user_thread(v, t)
         if awaited is not None:  # (its locals show it gets nowhere, but that thread may change what it reads)
@@ -454,6 +455,8 @@ def self_held_alive(v: ProcessView) -> str | None:
     it is alive (it wakes, sleeps on a timer within the bounds, or runs): that thread may take or give the bytes
     (an upload to a reader thread of its own), so the wait can end. In words, or None."""
     for w in v.ev.waits:
+        if w.tid != v.pid and w.kind in ("pipe", "socket"):
+            continue  # a side thread's read (followed only where main waits on that thread: own.py)
         if (
             w.kind not in ("pipe", "pipe_full", "socket", "socket_full")
             or w.holders

@@ -26,6 +26,7 @@ from hangwatch.diagnose.holding import (
     lock_fix,
     wait_frame,
 )
+from hangwatch.diagnose.own import side_read
 from hangwatch.diagnose.process import at_prompt
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import holder_process_state, holder_state, moving, waits_for_work
@@ -52,6 +53,8 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
             t = next((t for t in v.threads if t.tid == w.tid), None)
             if t is None or (w.kind == "semaphore" and v.role == Role.DATALOADER_WORKER):
                 continue  # a worker's semaphore wait is judged with its main process (dataloader rule)
+            if side_read(v, t, w):
+                continue  # a side thread's read stops nothing: the graph follows it where main waits on that thread
             if waits_for_work(t):
                 continue  # a pool worker waiting for the task queue's read lock: idle, not stuck
             if w.kind == "semaphore":

@@ -11,6 +11,7 @@ instances of one class; a mutable class unhashable; a method the class writes it
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -43,6 +44,7 @@ class _Shared:
     __values_compare__: Callable[[Any], tuple[Any, ...]]
     __values_hash__: Callable[[Any], tuple[Any, ...]]
 
+    @reprlib.recursive_repr()
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in type(self).__values_repr__)
         return f"{type(self).__qualname__}({shown})"
