@@ -89,9 +89,13 @@ def test_each_cause_is_detected_and_the_whole_tree_killed(run, script, cause, ta
         assert (first["verdict"], first["action"]) == ("waiting", "none"), first["verdict"]
     # Under load a first look may not prove a spin (its locals unread, or its stack read torn) and says "slow"; a
     # later look proves it. Every other cause is proven at its first look, but for a look cut short under load that
-    # says so (the workers seen in one sample: "too briefly to say", slow, nothing done; fork_lock.py in CI once).
+    # says so (the workers seen in one sample: "too briefly to say", slow, nothing done; fork_lock.py in CI once), or
+    # one taken while its main thread was still measured moving (fork_lock.py in a CI run at 20 min: 24% CPU, state R):
+    # the hang had not set in yet.
     before = found[lead + (1 if waits else 0) : -1]
-    brief = [any("too briefly" in e for f in i["findings"] for e in f["evidence"]) for i in before]
+    brief = [
+        any("too briefly" in e or e.endswith("(moving)") for f in i["findings"] for e in f["evidence"]) for i in before
+    ]
     assert all(
         (i["verdict"], i["action"]) == ("slow", "none") and (script == "dl_worker_spin.py" or cut)
         for i, cut in zip(before, brief, strict=True)
