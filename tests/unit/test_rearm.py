@@ -5,13 +5,26 @@ runs it end to end)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import textwrap
 import time
 from pathlib import Path
 
 from hangwatch.capture.rearm import rearming_timers
-from hangwatch.records.evidence import Frame, ProcessInfo, ProcessSample, Role, ThreadSample
+from hangwatch.diagnose import diagnose
+from hangwatch.diagnose.scene import Scene
+from hangwatch.diagnose.state import thread_state
+from hangwatch.records.evidence import (
+    Evidence,
+    Frame,
+    ProcessEvidence,
+    ProcessInfo,
+    ProcessSample,
+    Role,
+    ThreadSample,
+)
+from hangwatch.records.incident import Verdict
 
 SOURCE = """
 import threading
@@ -146,3 +159,49 @@ def test_nothing_is_read_but_at_the_exit_with_a_timer_nor_from_a_file_edited_sin
     assert rearming_timers(info, (_sample(TIMER, exiting=False),)) == ()  # main still runs: the exit waits on none
     os.utime(tmp_path / "job.py")  # written now, after this process started: not the code it runs
     assert rearming_timers(info, (_sample(TIMER),)) == ()
+
+
+def _timer(tid: int, name: str, timeout: bool | None, wakes_in: float | None) -> ThreadSample:
+    return ThreadSample(
+        tid, name, "S", "futex_wait_queue", 0, False, False, TIMER, syscall="futex", timeout=timeout, wakes_in=wakes_in
+    )
+
+
+def test_a_timer_started_during_the_look_is_never_blocked_for_the_whole_window(tmp_path):
+    """The daemon twin of exit_timers.py, as a CI capture read it: the exit waits on a one-shot Timer due in 2 s
+    (read), beside a daemon heartbeat that re-arms every 0.5 s. One heartbeat Timer started after the first sample,
+    its wait's timeout not read, idle in each of its 3 samples: it was said 'blocked at 0% CPU for the whole window'
+    and the exit hung on it by --min-stall (a false kill). A thread started during the look stayed nowhere for the
+    whole window: no verdict of its own; the exit is left to its timer."""
+    info = _process(tmp_path, "import threading\ndef beat():\n    threading.Timer(0.5, beat).start()\n")
+    main = ThreadSample(info.pid, "MainThread", "S", "futex_wait_queue", 0, False, False, SHUTDOWN, "futex")
+    main = dataclasses.replace(main, timeout=False)
+    t0 = time.time()
+    samples = tuple(
+        ProcessSample(
+            t0 + 0.35 * i,
+            "S",
+            1.0,
+            None,
+            None,
+            None,
+            0,
+            0,
+            3,
+            (
+                main,
+                _timer(7, "Thread-2", True, 2.0 - 0.35 * i),
+                *((_timer(9, "python", None, None),) if i else (_timer(8, "Thread-19", True, 0.3),)),
+            ),
+            None,
+            syscalls=0,
+        )
+        for i in range(4)
+    )
+    ev = Evidence(info.pid, info.pid, t0, t0 + 1.05, 100, 2, (ProcessEvidence(info, samples),))
+    view = Scene.of(ev).views[0]
+    born = next(t for t in view.threads if t.tid == 9)
+    assert not born.whole and not born.measured and not born.blocked
+    assert thread_state(view, born).state == "brief" and "started during the look" in thread_state(view, born).fact
+    d = diagnose(ev)
+    assert d.verdict != Verdict.HUNG, [f.summary for f in d.findings]

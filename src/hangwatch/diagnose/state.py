@@ -283,8 +283,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         n = len(t.samples)
         return Measured(
             "brief",
-            f"seen in {n} sample{'s' if n != 1 else ''} over {v.duration_s:.1f} s: too briefly to say that it stays "
-            "there",
+            f"{'started during the look, ' if not t.whole else ''}seen in {n} sample{'s' if n != 1 else ''} over "
+            f"{t.duration_s:.1f} s: too briefly to say that it stays there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
 

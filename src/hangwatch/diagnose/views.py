@@ -55,9 +55,10 @@ class ThreadView:
 
     tid: int
     samples: tuple[ThreadSample, ...]  # this thread in each process sample where it existed
-    duration_s: float
+    duration_s: float  # from its first sample to its last: its own part of the window
     clock_ticks: int
     timer_bound_s: float = sg.LONG_TIMER_S  # a wait's timeout ending later than this is past every bound of the job
+    whole: bool = True  # seen in the window's first sample: a thread started during the look was not there throughout
 
     @property
     def last(self) -> ThreadSample:
@@ -147,7 +148,11 @@ class ThreadView:
     @property
     def measured(self) -> bool:
         """Seen in two samples at least 0.2 s apart (inspect's shortest window): one sample (a capture cut
-        short on a loaded machine) says where a thread is, never that it stayed there."""
+        short on a loaded machine) says where a thread is, never that it stayed there. A thread started during the
+        look never stayed anywhere for the whole window (a Timer re-armed every 0.5 s, read in a wait whose timeout
+        was not read, is not blocked)."""
+        if not self.whole:
+            return False
         if self.last.timeout is True and (self.duration_s < TIMED_WAIT_MIN_S or self.wakeups is None):
             return False  # a timed wait (a sleep) seen briefly, or with its wake-ups unread: it may end at any time
         return len(self.samples) >= 2 and self.duration_s >= MIN_WINDOW_S
@@ -280,11 +285,21 @@ class ProcessView:
     def threads(self) -> tuple[ThreadView, ...]:
         """Every thread seen, each across its samples."""
         series: dict[int, list[ThreadSample]] = {}
+        seen_at: dict[int, list[float]] = {}
         for s in self.ev.samples:
             for t in s.threads:
                 series.setdefault(t.tid, []).append(t)
+                seen_at.setdefault(t.tid, []).append(s.at)
+        first = self.ev.samples[0].at if self.ev.samples else 0.0
         return tuple(
-            ThreadView(tid, tuple(ts), self.duration_s, self.clock_ticks, self.timer_bound_s)
+            ThreadView(
+                tid,
+                tuple(ts),
+                seen_at[tid][-1] - seen_at[tid][0],
+                self.clock_ticks,
+                self.timer_bound_s,
+                whole=seen_at[tid][0] == first,
+            )
             for tid, ts in series.items()
         )
 
