@@ -162,5 +162,6 @@ def _process(p: dict[str, Any]) -> ProcessEvidence:
         loader_task=_loader_task(p.get("loader_task")),
         c10d=C10dWait(**p["c10d"]) if p.get("c10d") else None,
         rearms=tuple(Rearm(**r) for r in p.get("rearms", ())),
+        daemons=tuple(p.get("daemons", ())),
         tracer=_holder(p["tracer"]) if p.get("tracer") else None,
     )

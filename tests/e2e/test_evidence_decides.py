@@ -112,6 +112,34 @@ def test_an_exit_joined_to_timers_that_re_arm_for_ever_is_left_to_the_clock_and_
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("arg", ["hang", "9"])
+@pytest.mark.parametrize("start", ["read", "hidden"])
+def test_an_exit_beside_a_daemon_blocked_for_ever_waits_for_the_thread_that_ends(run, arg, start):
+    """At exit a daemon consumer waits on its queue for ever beside a thread the exit joins. Where that thread uploads
+    (asleep between chunks) and ends, the job ends by itself: slow (the blocked consumer was taken for the one the
+    exit waits on, called a non-daemon thread, and the job killed at --min-stall 3: exit 125). Where it waits on an
+    Event nobody sets, none can end: hung, code.deadlock. The consumer started `Thread(..., daemon=True)` is read a
+    daemon from the source, so the one the exit waits on is named at its line; started through a helper whose flag is
+    a variable, which thread is a daemon is not read: the exit waits for one that is alive, if any, and the words say
+    that the one named may be a daemon."""
+    r = run("--min-stall", "3", "--on-hang", "kill", *QUICK, *py("exit_daemon_beside.py", arg, start))
+    if arg != "hang":
+        assert r.returncode == 0, r.stderr.decode()[-3000:]
+        assert b"upload done" in r.stdout
+        assert all(i["verdict"] != "hung" for i in _incidents(run))
+        return
+    assert r.returncode == 125, r.stderr.decode()[-3000:]
+    root = root_cause(_incidents(run)[-1])
+    assert root["cause"] == "code.deadlock" and root["where"]["file"].endswith("exit_daemon_beside.py"), root
+    if start == "read":
+        _at(root, "exit_daemon_beside.py")
+        assert "its non-daemon thread 'Thread-2 (monitor)'" in root["summary"], root["summary"]
+    else:
+        assert "non-daemon" not in root["summary"], root["summary"]
+        assert "which of its 2 threads are daemons is not read" in root["summary"], root["summary"]
+
+
+@pytest.mark.e2e
 def test_a_parent_in_accept_while_its_evaluator_computes_is_not_killed(run):
     """The parent waits in accept() with no timeout, an unproven network wait, while the evaluator it started computes
     and then connects: the child's measured work makes the wait slow, bounded by --max-slow, so the clock at

@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from hangwatch.capture.rearm import rearming_timers
+from hangwatch.capture.rearm import daemon_threads, rearming_timers
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import thread_state
@@ -205,3 +205,36 @@ def test_a_timer_started_during_the_look_is_never_blocked_for_the_whole_window(t
     assert thread_state(view, born).state == "brief" and "started during the look" in thread_state(view, born).fact
     d = diagnose(ev)
     assert d.verdict != Verdict.HUNG, [f.summary for f in d.findings]
+
+
+THREADS = """
+import threading
+from threading import Thread
+
+
+def main(beat, serve, upload, both):
+    threading.Thread(target=serve, daemon=True).start()
+    t = threading.Thread(target=upload)
+    t.start()
+    Thread(target=both, daemon=True).start()
+    Thread(target=both).start()  # started both ways: neither
+    h = threading.Thread(target=beat, name="heartbeat")
+    h.daemon = True
+    h.start()
+    self_made = threading.Thread(target=upload, name="uploader")
+    self_made.start()
+
+    class Later:
+        def run(self):
+            t.daemon = True  # another function's t: not main's
+"""
+
+
+def test_the_threads_the_users_files_start_as_daemons_are_read_by_the_names_python_gives_them(tmp_path):
+    info = _process(tmp_path, THREADS)
+    main = ThreadSample(info.pid, "MainThread", "S", None, 0, False, False, SHUTDOWN)
+    others = tuple(ThreadSample(tid, f"Thread-{tid}", "S", None, 0, False, False, TIMER) for tid in (7, 8))
+    sample = ProcessSample(time.time(), "S", 0.0, None, None, None, None, None, 3, (main, *others), None)
+    assert daemon_threads(info, (sample,)) == ("(serve)", "heartbeat")
+    one = dataclasses.replace(sample, threads=(main, others[0]))
+    assert daemon_threads(info, (one,)) == ()  # one thread beside main: the exit waits on it, nothing to tell apart

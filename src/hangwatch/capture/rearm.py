@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from hangwatch import signatures as sg
 from hangwatch.capture.locals import command_source, unchanged_since_start
-from hangwatch.records.evidence import ProcessInfo, ProcessSample, Rearm
+from hangwatch.records.evidence import Frame, ProcessInfo, ProcessSample, Rearm
 from hangwatch.redact import redact_text
 
 MAX_FILES = 8  # the main script first, then the user's files on the stacks
@@ -23,10 +23,9 @@ STOPPING_CALLS = frozenset({"exit", "_exit", "quit", "cancel", "abort"})
 CONDITIONS = (ast.If, ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.BoolOp, ast.Match)
 
 
-def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[Rearm, ...]:
-    """The user's functions that start a Timer of themselves, where main is in the exit's join and a thread is a Timer;
-    () else."""
-    frames = [f for s in samples for t in s.threads for f in t.frames]
+def _exit_files(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[list[Frame], list[str]]:
+    """The frames of every sample and the files to read (the main script, then the user's files on the stacks), where
+    the interpreter's exit waits (main in its join); ([], []) else."""
     exiting = any(
         sg.at(f, "threading.py", sg.EXIT_JOIN)
         for s in samples
@@ -34,17 +33,24 @@ def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tu
         if t.tid == info.pid
         for f in t.frames
     )
-    if (
-        not info.is_python
-        or not exiting
-        or not any(f.function == "Timer.run" and sg.at(f, "threading.py") for f in frames)
-    ):
-        return ()  # read only where the interpreter's exit waits and a Timer is there: the one use of it
+    if not info.is_python or not exiting:
+        return [], []
+    frames = [f for s in samples for t in s.threads for f in t.frames]
     files = [p for p in (_main_script(info), *(f.file for f in frames if sg.is_user(f))) if p]
+    return frames, list(dict.fromkeys(files))[:MAX_FILES]
+
+
+def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[Rearm, ...]:
+    """The user's functions that start a Timer of themselves, where main is in the exit's join and a thread is a Timer;
+    () else."""
+    frames, files = _exit_files(info, samples)
+    if not any(f.function == "Timer.run" and sg.at(f, "threading.py") for f in frames):
+        return ()  # read only where the interpreter's exit waits and a Timer is there: the one use of it
     found: list[Rearm] = []
     names: list[str] = []  # every function defined in the files read, by its bare name
-    for file in list(dict.fromkeys(files))[:MAX_FILES]:
-        found.extend(_rearms_in(file, info.pid, names))
+    for file in files:
+        tree, lines = _parsed(file, info.pid)
+        found.extend(_rearms_in(tree, lines, file, names))
     # a name defined twice (Heartbeat.tick beside Flusher.tick, an override calling super().tick()): which one a
     # timer's ``self.tick`` runs is not read, so each may not re-arm
     return tuple(r if names.count(r.function.rsplit(".", 1)[-1]) == 1 else replace(r, conditional=True) for r in found)
@@ -77,25 +83,108 @@ def _main_script(info: ProcessInfo) -> str | None:
     return None
 
 
-def _rearms_in(file: str, pid: int, names: list[str]) -> list[Rearm]:
-    """The re-arms ``file`` holds, with each function's qualified name (``Beat.tick``); ``names`` gets the bare name
-    of every function it defines."""
+def daemon_threads(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[str, ...]:
+    """The names of the threads the files read start as daemons, where main is in the exit's join beside two threads
+    or more (which one the exit waits for is then in question): a ``Thread(..., daemon=True)`` (or one whose variable
+    is set ``.daemon = True`` in the same function), named by its ``name=`` string, else ``(target)``, as Python
+    names it (``Thread-3 (serve)``). A target started both ways anywhere in the files is in neither."""
+    _, files = _exit_files(info, samples)
+    others = {t.tid for s in samples for t in s.threads if t.tid != info.pid and t.frames}
+    if len(others) < 2:
+        return ()
+    starts: dict[str, set[bool]] = {}
+    for file in files:
+        tree, _ = _parsed(file, info.pid)
+        for key, daemon in _thread_starts(tree) if tree is not None else ():
+            starts.setdefault(key, set()).add(daemon)
+    return tuple(sorted(k for k, ways in starts.items() if ways == {True}))
+
+
+def _thread_starts(tree: ast.AST) -> list[tuple[str, bool]]:
+    """Each ``Thread(...)`` call with a target or a name: (its name, or ``(target)``; whether it is a daemon)."""
+    out = []
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = _own_nodes(scope)
+        set_daemon = {_daemon_set_on(n) for n in body} - {""}
+        assigned = {id(n.value) for n in body if isinstance(n, ast.Assign)}  # read with its assignment, once
+        for n in body:
+            call = n.value if isinstance(n, ast.Assign) else n
+            if id(n) in assigned or not isinstance(call, ast.Call) or not _named(call.func, "Thread"):
+                continue
+            kw = {k.arg: k.value for k in call.keywords}
+            target = kw.get("target", call.args[1] if len(call.args) > 1 else None)
+            fn = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+            name = kw.get("name")
+            key = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else f"({fn})"
+            if key == "()":
+                continue
+            bound = isinstance(n, ast.Assign) and _dotted(n.targets[0]) in set_daemon
+            daemon = isinstance(kw.get("daemon"), ast.Constant) and getattr(kw["daemon"], "value", None) is True
+            out.append((key, daemon or bound))
+    return out
+
+
+def _own_nodes(scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """The nodes of ``scope``'s own body, not of a function or class defined in it (a ``t.daemon = True`` there is
+    another ``t``'s)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(scope.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        out.append(n)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _dotted(node: ast.expr) -> str:
+    """``t`` or ``self.t``, else ''."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return ""
+
+
+def _daemon_set_on(n: ast.AST) -> str:
+    """The variable ``n`` makes a daemon (``t.daemon = True``, ``t.setDaemon(True)``); '' else."""
+    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is True:
+        t = n.targets[0]
+        return _dotted(t.value) if isinstance(t, ast.Attribute) and t.attr == "daemon" else ""
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "setDaemon" and n.args:
+        on = n.args[0]
+        return _dotted(n.func.value) if isinstance(on, ast.Constant) and on.value is True else ""
+    return ""
+
+
+def _parsed(file: str, pid: int) -> tuple[ast.Module | None, list[str]]:
+    """``file``'s syntax tree and lines, where it is the code the process runs; (None, []) else."""
     if file == "<string>":
-        lines = command_source(pid)
+        lines = command_source(pid) or []
     elif not file.startswith("/") or not unchanged_since_start(file, pid):
-        return []  # a file edited since the job started says nothing of the code it runs
+        return None, []  # a file edited since the job started says nothing of the code it runs
     else:
         try:
             st = os.stat(file)
         except OSError:
-            return []
+            return None, []
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-            return []  # a FIFO or a device (/dev/stdin) would block the read; a huge file is not a script
+            return None, []  # a FIFO or a device (/dev/stdin) would block the read; a huge file is not a script
         linecache.checkcache(file)
         lines = linecache.getlines(file)
     try:
-        tree = ast.parse("".join(lines or ()))
+        return ast.parse("".join(lines)), lines
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python we can read: nothing is said of it
+        return None, []
+
+
+def _rearms_in(tree: ast.Module | None, lines: list[str], file: str, names: list[str]) -> list[Rearm]:
+    """The re-arms ``file`` holds, with each function's qualified name (``Beat.tick``); ``names`` gets the bare name
+    of every function it defines."""
+    if tree is None:
         return []
     out = []
     scopes: list[tuple[ast.AST, str]] = [(tree, "")]
@@ -147,9 +236,12 @@ def _stops(node: ast.AST) -> bool:
 
 
 def _is_timer(func: ast.expr) -> bool:
-    return (isinstance(func, ast.Name) and func.id == "Timer") or (
-        isinstance(func, ast.Attribute) and func.attr == "Timer"
-    )
+    return _named(func, "Timer")
+
+
+def _named(func: ast.expr, name: str) -> bool:
+    """``name`` or ``module.name``."""
+    return (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name)
 
 
 def _function_arg(call: ast.Call) -> ast.expr | None:

@@ -30,7 +30,7 @@ from hangwatch.capture.holders import holder
 from hangwatch.capture.loader import task_from_locals
 from hangwatch.capture.locals import locals_pass
 from hangwatch.capture.native import explains_nothing, read_native
-from hangwatch.capture.rearm import rearming_timers
+from hangwatch.capture.rearm import daemon_threads, rearming_timers
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy, resume_if_stopped
@@ -570,6 +570,7 @@ def _processes(
             writing=files_written(p, series[p], p in gone),
             c10d=c10d.get(p),
             rearms=rearming_timers(infos[p], annotated[p]) if p not in gone else (),
+            daemons=daemon_threads(infos[p], annotated[p]) if p not in gone else (),
             loader_task=(
                 task_from_locals(p, batches[p]) if p in batches and infos[p].role == Role.DATALOADER_WORKER else None
             ),

@@ -388,6 +388,11 @@ def _a_timer(t: ThreadView) -> bool:
     return any(proof.timer_run(f) for f in t.frames)
 
 
+def _a_daemon(v: ProcessView, t: ThreadView) -> bool:
+    """The thread's name is one the user's files start only as a daemon (``Thread-3 (serve)``, read at capture)."""
+    return any(t.name == d or (d.startswith("(") and t.name.endswith(f" {d}")) for d in v.ev.daemons)
+
+
 def exit_wait_rule(scene: Scene) -> list[Hit]:
     """code.deadlock at exit: the program's main code has ended (the interpreter is in ``threading._shutdown``,
     joining its non-daemon threads) and waits for a thread it joins: a monitor polling for a stop event nobody will
@@ -408,12 +413,18 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         # fires; which threads are daemons is not read, so a Timer is weighed only where no thread of the user's could
         # be the one the exit waits for)
         joined = v.user_threads or [t for t in v.threads if t.tid != v.pid and _a_timer(t)]
+        joined = [t for t in joined if not _a_daemon(v, t)] or joined
         waiting = [t for t in joined if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)]
         if not waiting or len(waiting) != len(joined):
             continue
-        # The state module reads each joined thread: the exit waits for the first that is not alive, if any
+        # The state module reads each joined thread. Which of them are daemons is not read: where one is alive, the
+        # exit may wait for that one alone (a daemon consumer blocked on its queue for ever beside an uploader that
+        # ends), so the exit waits for it; where none is, for the first that is not (one of them is no daemon).
         states = {x.tid: thread_state(v, x) for x in waiting}
-        t = next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
+        now = {x.tid for x in v.ev.samples[-1].threads}  # a thread gone from the newest sample is waited for no more
+        live = [x for x in waiting if x.tid in now and states[x.tid].state != "ended"]
+        t = next((x for x in live if states[x.tid].state in ALIVE), None) if len(live) > 1 else None
+        t = t or next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
         m = states[t.tid]
         frame = t.user_frame or proof.waits_at(t)
         site = proof.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
@@ -436,8 +447,13 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                     confidence=0.85,
                     summary=(
                         f"{v.label()} has finished (or raised) and is exiting, but waits for its "
-                        f"{'timer' if _a_timer(t) else 'non-daemon thread'} "
-                        f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends."
+                        f"{'timer' if _a_timer(t) else 'non-daemon thread' if len(live) < 2 else 'thread'} "
+                        f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends"
+                        + (
+                            "."
+                            if len(live) < 2
+                            else f" (or is a daemon: which of its {len(live)} threads are daemons is not read)."
+                        )
                         + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state in ("looping", "ended") else "")
                     ),
                     where=v.where(t, named_at),

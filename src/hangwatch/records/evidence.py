@@ -350,6 +350,8 @@ class ProcessEvidence:
     rearms: tuple[
         Rearm, ...
     ] = ()  # where a Timer thread was seen: the user's functions that start a Timer of themselves
+    # at the exit's join beside two threads or more: the thread names the user's files start as daemons only
+    daemons: tuple[str, ...] = ()
     tracer: LockHolder | None = None  # in a tracing stop throughout: the process that traces it (gdb, strace), read
 
 
