@@ -232,6 +232,22 @@ WAIT_FOR_WORK = (
     ("multiprocessing/pool.py", frozenset({"worker"})),
     ("concurrent/futures/process.py", frozenset({"_process_worker"})),
 )
+
+
+def waits_for_work(frames: Sequence[Frame]) -> bool:
+    """A worker's stack idle in its own wait for the next task (a multiprocessing.Pool or concurrent.futures worker
+    reading its task queue, a DataLoader worker waiting for an index): below its worker loop only the library's frames,
+    none of a task's (a task of the user's that reads its own pipe is no wait for work)."""
+    loop = next(
+        (i for i, f in enumerate(frames) if matches_any(f, WAIT_FOR_WORK) or at(f, WORKER_PY, WORKER_LOOP)), None
+    )
+    if loop is None:
+        return False
+    return all(is_stdlib_file(f.file) or at(f, WORKER_PY) or "/torch/" in f.file for f in frames[:loop]) and not any(
+        at(f, FETCH_PY) or at(f, COLLATE_PY) for f in frames[:loop]
+    )
+
+
 WORK_READ = (
     ("multiprocessing/queues.py", frozenset({"get", "_recv_bytes"})),
     (

@@ -749,3 +749,25 @@ def test_an_event_loop_waiting_on_its_executor_thread_is_followed_through_that_t
     by the clock, `unknown`)."""
     root = _both_ways(run, "loop_executor_cycle.py", arg, code)
     assert root is None or "wake-up socket" in root["summary"] + " ".join(root["evidence"]), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("12", 0), ("hang", 125)])
+def test_a_pool_workers_task_is_followed_where_it_reads_a_pipe_of_its_own(run, arg, code):
+    """A ProcessPoolExecutor worker in the user's task was taken for one waiting for its next task (its worker loop is
+    on the stack), so its read was not followed: a task reading a pipe whose only write end it holds was unproven,
+    ended after three startup probes (exit 124). Now a worker waits for work only where no task's frame is above its
+    loop: proven at the first look, at the task's line; the twin computes and is waited for."""
+    root = _both_ways(run, "pool_task_own_pipe.py", arg, code)
+    assert root is None or "whose only write end it holds itself" in root["summary"], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("1", 0), ("hang", 125)])
+def test_an_exit_that_joins_its_one_uploader_waits_on_what_the_upload_waits_on(run, arg, code):
+    """The interpreter's exit joins one thread, which writes to a local server's full socket: the exit ends only when
+    that write does, so the process waits on the server. The server reading slowly is waited for (exit 0); the server
+    reading its standard input, a pipe only the exiting process holds, closes a cycle, proven at the first look (was:
+    hung by the clock, the cycle seen but the exiting process not single-minded)."""
+    root = _both_ways(run, "exit_upload_cycle.py", arg, code)
+    assert root is None or "a cycle" in root["proof"]["fact"], root

@@ -415,11 +415,15 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)
         elif t.state == "S" and t.wchan == FIFO_WCHAN:
             out.append(t)  # opening a FIFO whose other side nobody has open
-        elif (reads_pipe(t) or reads_socket(t) or polls_forever(t)) and not any(
-            sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames
-        ):
-            out.append(t)  # a pool worker reading its task pipe waits for work: not a wait on a holder
+        elif (reads_pipe(t) or reads_socket(t) or polls_forever(t)) and not _pool_worker_idle(t):
+            out.append(t)
     return out
+
+
+def _pool_worker_idle(t: ThreadSample) -> bool:
+    """A multiprocessing.Pool or concurrent.futures worker reading its task pipe waits for work: not a wait on a holder
+    (one in a task of the user's, with the worker loop below it, waits on what its task reads)."""
+    return any(sg.matches_any(f, sg.WAIT_FOR_WORK) for f in t.frames) and sg.waits_for_work(t.frames)
 
 
 @frozen

@@ -13,6 +13,7 @@ the senders of a signal; graph.py follows them):
 
 from __future__ import annotations
 
+from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY, Edge, Node, pid_id
 from hangwatch.diagnose.scene import Scene
@@ -126,10 +127,10 @@ def polls_itself(v: ProcessView, t: ThreadView) -> bool:
 
 def sole_releaser(v: ProcessView) -> ThreadView | None:
     """The one thread of ``v`` that could end its main thread's wait: main waits with no timeout on a lock, event,
-    condition or queue of its own process (or polls only its own wake-up socket), every other thread is parked on its
-    own primitives or is library machinery, and that one is blocked for the whole window (in a read, a wait for a
-    child). Main's wait ends only when that thread's does: the process waits on what that thread waits on (graph.py
-    draws it so)."""
+    condition or queue of its own process (or polls only its own wake-up socket, or joins the threads at the
+    interpreter's exit), every other thread is parked on its own primitives or is library machinery, and that one is
+    blocked for the whole window (in a read, a write, a wait for a child). Main's wait ends only when that thread's
+    does: the process waits on what that thread waits on (graph.py draws it so)."""
     t = v.main_thread
     if t is None or not t.blocked or not t.waits_forever or t.last.shared_futex or proof.handler_may_end(v):
         return None
@@ -138,7 +139,7 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
             return (
                 None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
             )
-    elif proof.sync_wait(t) is None or not proof.user_owned(t):
+    elif not exit_join(t) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
     if len(able) != 1 or not able[0].blocked:
@@ -146,6 +147,12 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
     # a native thread that is not parked (a library's core, which may run a Python callback) may act too
     rest = [o for o in v.threads if o.tid not in (t.tid, able[0].tid) and not o.has_stack]
     return able[0] if all(o.parked and o.last.syscall in ("futex", "pause") for o in rest) else None
+
+
+def exit_join(t: ThreadView) -> bool:
+    """Main is in the interpreter's exit, joining the non-daemon threads (``threading._shutdown``): its wait ends only
+    when they have."""
+    return any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in t.frames)
 
 
 def released_by_thread(
@@ -157,7 +164,7 @@ def released_by_thread(
     o = sole_releaser(v)
     if o is None or o.tid not in side:
         return None
-    kind = proof.sync_wait(t) or "poll"
+    kind = "join" if exit_join(t) else proof.sync_wait(t) or "poll"
     node_id = thread_id(v.pid, o.tid)
     read_at = describe(innermost_user(o.frames)) if o.frames else "its native code"
     if kind == "poll":

@@ -124,20 +124,7 @@ COMPILER_CPU_PERCENT = 5.0  # a compiler process (g++, an inductor worker) above
 def waits_for_work(t: ThreadView) -> bool:
     """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or
     concurrent.futures worker reading its task queue, a DataLoader worker waiting for an index)."""
-    frames = t.frames
-    loop = next(
-        (
-            i
-            for i, f in enumerate(frames)
-            if sg.matches_any(f, sg.WAIT_FOR_WORK) or sg.at(f, sg.WORKER_PY, sg.WORKER_LOOP)
-        ),
-        None,
-    )
-    if loop is None:
-        return False
-    return all(
-        sg.is_stdlib_file(f.file) or sg.at(f, sg.WORKER_PY) or "/torch/" in f.file for f in frames[:loop]
-    ) and not any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) for f in frames[:loop])
+    return sg.waits_for_work(t.frames)
 
 
 def activity(v: ProcessView) -> Activity:
