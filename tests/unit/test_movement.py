@@ -242,3 +242,67 @@ def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
     assert not ends_by_clock(header, {"start": "12.5", "timeout": "-inf"})
     assert ends_by_clock("while time.time() - start < float(arg)", {"start": "12.5", "arg": "'12'"})
     assert not ends_by_clock("while time.time() - start < float(arg)", {"start": "12.5", "arg": "'inf'"})
+
+
+@pytest.mark.parametrize(
+    ("function", "words"), [("wait_for_alarm", "hold nothing of what the loop reads"), ("<module>", "top level")]
+)
+def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_level(function, words):
+    """A spin in a function with no locals of its own (`while not state["done"]: pass` on a global) read its locals
+    twice, empty: it was said to be "code at a module's top level", which it is not."""
+    import os
+    import time
+
+    from hangwatch.diagnose.code import busy_loop_rule
+    from hangwatch.diagnose.scene import Scene
+    from hangwatch.records.evidence import (
+        Evidence,
+        Frame,
+        LocalsRead,
+        ProcessEvidence,
+        ProcessInfo,
+        ProcessSample,
+        Role,
+        ThreadSample,
+    )
+
+    pid, t0 = os.getpid(), time.time()
+    frame = Frame(function=function, file="/job/train.py", line=7, code='while not state["done"]:')
+    info = ProcessInfo(
+        pid,
+        1,
+        pid,
+        pid,
+        "python",
+        ("python", "train.py"),
+        None,
+        True,
+        Role.MAIN,
+        None,
+        None,
+        None,
+        t0,
+        None,
+        None,
+        False,
+    )
+    samples = tuple(
+        ProcessSample(
+            t0 + 0.5 * i,
+            "R",
+            0.5 * i,
+            None,
+            None,
+            None,
+            0,
+            0,
+            1,
+            (ThreadSample(pid, "MainThread", "R", None, 50 * i, True, True, (frame,)),),
+            None,
+        )
+        for i in range(3)
+    )
+    reads = tuple(LocalsRead(t0 + 0.5 * i, pid, function, "/job/train.py", 7, ()) for i in (1, 2))
+    ev = Evidence(pid, pid, t0, t0 + 1.0, 100, 2, (ProcessEvidence(info, samples, locals=reads),))
+    (hit,) = busy_loop_rule(Scene.of(ev))
+    assert any(words in e for e in hit.finding.evidence), hit.finding.evidence

@@ -983,7 +983,7 @@ def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_
         (
             "exit_joins_a_listener_whose_stop_a_working_thread_sets",
             "exit_joins_a_listener_whose_stop_only_atexit_sets",
-            "thread 'flusher': 100% CPU with its stack moving",
+            "100% CPU with its stack moving in flush",
         ),
         (
             "a_future_of_a_loop_thread_asleep_on_its_timer",

@@ -108,17 +108,32 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     moving = v.stack_moved(t)
     where_text = f"lines {', '.join(str(n) for n in lines[:4])}" if len(lines) > 1 else "the same line"
     place = f"{frame.function} ({frame.file.rsplit('/', 1)[-1]})" if frame is not None else "no Python frame"
+    reads = len(v.locals_of(t.tid))
+    # a function whose locals were read, holding nothing of what its loop reads (a global, another object), is no
+    # module's top level: say which
+    top = frame is None or frame.function == "<module>" or not reads
+    unread = (
+        "no locals were read for this frame (code at a module's top level has none to read)"
+        if top
+        else f"its locals were read {reads} times and hold nothing of what the loop reads (a global, another object)"
+    )
     if moving:
         summary = (
             f"{v.label()} runs a loop in {place} at {v.cpu_text()}, its stack moving between "
-            f"{where_text}; its locals cannot be read (a module's top level has none), so whether it gets "
-            "anywhere is not known, but it works: alive, bounded by --max-slow, not by the step history."
+            f"{where_text}; "
+            + (
+                "its locals cannot be read (a module's top level has none)"
+                if top
+                else "its locals hold nothing it reads"
+            )
+            + ", so whether it gets anywhere is not known, but it works: alive, bounded by --max-slow, not by the step "
+            "history."
         )
     else:
         summary = (
             f"{v.label()} runs the same code at {v.cpu_text()} in {describe(frame)} for {v.duration_s:.0f} s; "
-            "its locals cannot be read, so whether the loop gets anywhere is unknown: alive, judged against "
-            "this job's own history."
+            f"{'its locals cannot be read' if top else 'what its loop reads is not among its locals'}, so whether "
+            "the loop gets anywhere is unknown: alive, judged against this job's own history."
         )
     return named(
         Finding(
@@ -129,9 +144,9 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
             evidence=(
                 f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
                 f"GIL in every sample",
-                f"innermost frame in {place} in all {len(t.stacks)} samples and {len(v.locals_of(t.tid))} more reads, "
+                f"innermost frame in {place} in all {len(t.stacks)} samples and {reads} more reads, "
                 f"on {where_text}" + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
-                "no locals were read for this frame (code at a module's top level has none to read)",
+                unread,
             ),
             fix=(
                 *BUSY_FIX,
