@@ -212,7 +212,7 @@ import threading
 from threading import Thread
 
 
-def main(beat, serve, upload, both):
+def main(beat, serve, upload, both, beat_again, reused, maybe):
     threading.Thread(target=serve, daemon=True).start()
     t = threading.Thread(target=upload)
     t.start()
@@ -223,6 +223,14 @@ def main(beat, serve, upload, both):
     h.start()
     self_made = threading.Thread(target=upload, name="uploader")
     self_made.start()
+    r = threading.Thread(target=beat_again)
+    r.daemon = True
+    r = threading.Thread(target=reused)  # the variable takes another thread: not made a daemon
+    r.start()
+    c = threading.Thread(target=maybe)
+    if beat:
+        c.daemon = True  # under a condition: not known
+    c.start()
 
     class Later:
         def run(self):
@@ -235,6 +243,6 @@ def test_the_threads_the_users_files_start_as_daemons_are_read_by_the_names_pyth
     main = ThreadSample(info.pid, "MainThread", "S", None, 0, False, False, SHUTDOWN)
     others = tuple(ThreadSample(tid, f"Thread-{tid}", "S", None, 0, False, False, TIMER) for tid in (7, 8))
     sample = ProcessSample(time.time(), "S", 0.0, None, None, None, None, None, 3, (main, *others), None)
-    assert daemon_threads(info, (sample,)) == ("(serve)", "heartbeat")
+    assert daemon_threads(info, (sample,)) == ("(beat_again)", "(serve)", "heartbeat")
     one = dataclasses.replace(sample, threads=(main, others[0]))
     assert daemon_threads(info, (one,)) == ()  # one thread beside main: the exit waits on it, nothing to tell apart

@@ -106,23 +106,42 @@ def _thread_starts(tree: ast.AST) -> list[tuple[str, bool]]:
     for scope in ast.walk(tree):
         if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        body = _own_nodes(scope)
-        set_daemon = {_daemon_set_on(n) for n in body} - {""}
-        assigned = {id(n.value) for n in body if isinstance(n, ast.Assign)}  # read with its assignment, once
-        for n in body:
-            call = n.value if isinstance(n, ast.Assign) else n
-            if id(n) in assigned or not isinstance(call, ast.Call) or not _named(call.func, "Thread"):
+        nodes = _own_nodes(scope)
+        bound = _made_daemons([scope, *nodes])
+        for n in nodes:
+            if not isinstance(n, ast.Call) or not _named(n.func, "Thread"):
                 continue
-            kw = {k.arg: k.value for k in call.keywords}
-            target = kw.get("target", call.args[1] if len(call.args) > 1 else None)
+            kw = {k.arg: k.value for k in n.keywords}
+            target = kw.get("target", n.args[1] if len(n.args) > 1 else None)
             fn = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
             name = kw.get("name")
             key = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else f"({fn})"
-            if key == "()":
+            if key != "()":
+                flag = kw.get("daemon")
+                out.append((key, (isinstance(flag, ast.Constant) and flag.value is True) or id(n) in bound))
+    return out
+
+
+def _made_daemons(nodes: list[ast.AST]) -> set[int]:
+    """The ``Thread(...)`` calls assigned to a variable (``t = Thread(...)``) that a later statement of the same block
+    makes a daemon (``t.daemon = True``, ``t.setDaemon(True)``) before anything assigns that variable again: one under
+    a condition, or after the variable took another thread, says nothing of this one."""
+    out: set[int] = set()
+    for block in (
+        b for n in nodes for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(n, f, None), list)
+    ):
+        for i, st in enumerate(block):
+            if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and _named(st.value.func, "Thread")):
                 continue
-            bound = isinstance(n, ast.Assign) and _dotted(n.targets[0]) in set_daemon
-            daemon = isinstance(kw.get("daemon"), ast.Constant) and getattr(kw["daemon"], "value", None) is True
-            out.append((key, daemon or bound))
+            var = _dotted(st.targets[0]) if len(st.targets) == 1 else ""
+            for later in block[i + 1 :] if var else ():
+                if _daemon_set_on(later.value if isinstance(later, ast.Expr) else later) == var:
+                    out.add(id(st.value))
+                    break
+                if isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and var in map(
+                    _dotted, later.targets if isinstance(later, ast.Assign) else [later.target]
+                ):
+                    break  # the variable takes another value: what follows is not this thread's
     return out
 
 
