@@ -245,7 +245,7 @@ def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
 
 
 @pytest.mark.parametrize(
-    ("function", "words"), [("wait_for_alarm", "hold nothing of what the loop reads"), ("<module>", "top level")]
+    ("function", "words"), [("wait_for_alarm", "read 2 times and hold nothing"), ("<module>", "top level")]
 )
 def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_level(function, words):
     """A spin in a function with no locals of its own (`while not state["done"]: pass` on a global) read its locals

@@ -202,7 +202,7 @@ def test_a_timer_started_during_the_look_is_never_blocked_for_the_whole_window(t
     view = Scene.of(ev).views[0]
     born = next(t for t in view.threads if t.tid == 9)
     assert not born.whole and not born.measured and not born.blocked
-    assert thread_state(view, born).state == "brief" and "started during the look" in thread_state(view, born).fact
+    assert thread_state(view, born).state == "started" and "started during the look" in thread_state(view, born).fact
     d = diagnose(ev)
     assert d.verdict != Verdict.HUNG, [f.summary for f in d.findings]
 

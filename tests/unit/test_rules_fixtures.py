@@ -1356,8 +1356,15 @@ def test_threads_that_end_during_the_look_are_a_change_and_its_twins_are_left_to
     assert d.verdict.value == "slow", d.findings[0]
     assert any("ended during the look" in x for x in said), said
     forever = replace(p, rearms=tuple(replace(r, conditional=False) for r in p.rearms))
-    *before, newest = p.samples
-    unread = replace(p, samples=(*before, replace(newest, num_threads=(newest.num_threads or 0) + 1)))
+    first, *between, newest = p.samples  # a thread count the reads fell short of: no end, nor start, is known
+    unread = replace(
+        p,
+        samples=(
+            replace(first, num_threads=(first.num_threads or 0) + 1),
+            *between,
+            replace(newest, num_threads=(newest.num_threads or 0) + 1),
+        ),
+    )
     for twin in (_one_thread_throughout(ev), replace(ev, processes=(forever,)), replace(ev, processes=(unread,))):
         d2 = diagnose(twin)
         assert d2.verdict.value == "hung" and not d2.findings[0].proves_hang, d2.findings[0]

@@ -156,6 +156,7 @@ STATE_WORDS = {
     "looping": "in a loop with no way out",
     "wakes": "waking again and again",
     "brief": "seen too briefly to say what it does",
+    "started": "started during the look, new to any wait",
     "traced": "paused by its tracer, which works or waits for its user",
     "spin_waits": "spinning on what may still change (the clock, another thread of it that is alive)",
     "moves": "moving",

@@ -109,13 +109,16 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     where_text = f"lines {', '.join(str(n) for n in lines[:4])}" if len(lines) > 1 else "the same line"
     place = f"{frame.function} ({frame.file.rsplit('/', 1)[-1]})" if frame is not None else "no Python frame"
     reads = len(v.locals_of(t.tid))
-    # a function whose locals were read, holding nothing of what its loop reads (a global, another object), is no
+    # a function whose locals were read twice or more, empty (its loop reads a global, another object), is no
     # module's top level: say which
+    mine = [r for r in v.locals_of(t.tid) if frame is not None and (r.file, r.function) == (frame.file, frame.function)]
     top = frame is None or frame.function == "<module>" or not reads
     unread = (
         "no locals were read for this frame (code at a module's top level has none to read)"
         if top
-        else f"its locals were read {reads} times and hold nothing of what the loop reads (a global, another object)"
+        else f"its locals were read {len(mine)} times and hold nothing (the loop reads a global or another object)"
+        if len(mine) >= 2 and not any(r.values for r in mine)
+        else "too few reads of this frame's locals to compare"
     )
     if moving:
         summary = (
@@ -132,7 +135,7 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     else:
         summary = (
             f"{v.label()} runs the same code at {v.cpu_text()} in {describe(frame)} for {v.duration_s:.0f} s; "
-            f"{'its locals cannot be read' if top else 'what its loop reads is not among its locals'}, so whether "
+            f"{'its locals cannot be read' if top else 'its locals tell nothing of its loop'}, so whether "
             "the loop gets anywhere is unknown: alive, judged against this job's own history."
         )
     return named(
@@ -231,7 +234,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         main = v.main_thread
         if main is None:
             continue
-        waits = {t.tid: proof.sync_wait(t) for t in v.threads if t.has_stack}
+        waits = {t.tid: proof.sync_wait(t) for t in v.threads if t.has_stack and t.whole}
         if waits.get(main.tid) is None:
             continue
         if any(t.woke_often for t in v.threads if waits.get(t.tid)):
@@ -425,10 +428,11 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         ):
             continue
         # the user's threads; where there is none, its timers (a threading.Timer runs no file of the user's until it
-        # fires; which threads are daemons is not read, so a Timer is weighed only where no thread of the user's could
-        # be the one the exit waits for)
-        joined = v.user_threads or [t for t in v.threads if t.tid != v.pid and _a_timer(t)]
-        joined = [t for t in joined if not _a_daemon(v, t)] or joined
+        # fires, so a Timer is weighed only where no thread of the user's could be the one the exit waits for); none
+        # that the user's files start only as daemons (``_a_daemon``): the exit never waits for those
+        joined = [t for t in v.user_threads if not _a_daemon(v, t)] or [
+            t for t in v.threads if t.tid != v.pid and _a_timer(t) and not _a_daemon(v, t)
+        ]
         waiting = [t for t in joined if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)]
         if not waiting or len(waiting) != len(joined):
             continue
@@ -439,7 +443,11 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         now = {x.tid for x in v.ev.samples[-1].threads}  # a thread gone from the newest sample is waited for no more
         live = [x for x in waiting if x.tid in now and states[x.tid].state != "ended"]
         t = next((x for x in live if states[x.tid].state in ALIVE), None) if len(live) > 1 else None
-        t = t or next((x for x in waiting if states[x.tid].state not in ALIVE), waiting[0])
+        t = t or next((x for x in live if states[x.tid].state not in ALIVE), live[0] if live else None)
+        # else one that ended in the look (it waits on nothing now); one only missing from the newest sample, no
+        t = t or next((x for x in waiting if states[x.tid].state == "ended"), None)
+        if t is None:
+            continue
         m = states[t.tid]
         frame = t.user_frame or proof.waits_at(t)
         site = proof.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
@@ -469,7 +477,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                             if len(live) < 2
                             else f" (or is a daemon: which of its {len(live)} threads are daemons is not read)."
                         )
-                        + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state in ("looping", "ended") else "")
+                        + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state in ("looping", "ended", "started") else "")
                     ),
                     where=v.where(t, named_at),
                     evidence=(

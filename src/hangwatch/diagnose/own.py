@@ -13,7 +13,6 @@ the senders of a signal; graph.py follows them):
 
 from __future__ import annotations
 
-from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY, Edge, Node, pid_id
 from hangwatch.diagnose.scene import Scene
@@ -139,7 +138,7 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
             return (
                 None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
             )
-    elif not exit_join(t) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
+    elif not proof.exit_join(t) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
     if len(able) != 1 or not able[0].blocked:
@@ -147,12 +146,6 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
     # a native thread that is not parked (a library's core, which may run a Python callback) may act too
     rest = [o for o in v.threads if o.tid not in (t.tid, able[0].tid) and not o.has_stack]
     return able[0] if all(o.parked and o.last.syscall in ("futex", "pause") for o in rest) else None
-
-
-def exit_join(t: ThreadView) -> bool:
-    """Main is in the interpreter's exit, joining the non-daemon threads (``threading._shutdown``): its wait ends only
-    when they have."""
-    return any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in t.frames)
 
 
 def released_by_thread(
@@ -164,7 +157,7 @@ def released_by_thread(
     o = sole_releaser(v)
     if o is None or o.tid not in side:
         return None
-    kind = "join" if exit_join(t) else proof.sync_wait(t) or "poll"
+    kind = "join" if proof.exit_join(t) else proof.sync_wait(t) or "poll"
     node_id = thread_id(v.pid, o.tid)
     read_at = describe(innermost_user(o.frames)) if o.frames else "its native code"
     if kind == "poll":

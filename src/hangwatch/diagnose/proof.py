@@ -163,15 +163,27 @@ def handlers_may_run(v: ProcessView, signals: int = HANDLED, unread: bool = True
 INTERRUPTIBLE = frozenset({"event", "queue", "join", "barrier"})  # waits a handler may end (it sets, puts, returns)
 
 
+def exit_join(t: ThreadView) -> bool:
+    """Main is in the interpreter's exit, joining the non-daemon threads (``threading._shutdown``): its wait ends only
+    when they have."""
+    return any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in t.frames)
+
+
 def handler_may_end(v: ProcessView) -> bool:
     """Whether a Python signal handler may run in ``v`` and end a wait of any of its threads: Python runs handlers on
     the main thread, inside a lock's acquire (a signal interrupts it, the handler runs, the acquire goes on), so where
-    the main thread waits on an event, a queue, a join or a barrier and ``v`` has a handler for a signal that may let
-    the job go on (``GOES_ON``: a SIGUSR1 a worker sends when done, SIGCHLD while a child that may exit lives; SigCgt
-    unread, as in a capture recorded before it was: none), that handler may set what any thread of it waits for. Not
-    for a lock (a handler that takes one only waits in turn; one re-entering a held lock never frees it)."""
+    the main thread waits on an event, a queue, a join (the exit's too) or a barrier and ``v`` has a handler for a
+    signal that may let the job go on (``GOES_ON``: a SIGUSR1 a worker sends when done, SIGCHLD while a child that may
+    exit lives; SigCgt unread, as in a capture recorded before it was: none), that handler may set what any thread of
+    it waits for. Not for a lock (a handler that takes one only waits in turn; one re-entering a held lock never frees
+    it)."""
     m = v.main_thread
-    if m is None or m.tid != v.pid or not (m.blocked or m.parked) or sync_wait(m) not in INTERRUPTIBLE:
+    if (
+        m is None
+        or m.tid != v.pid
+        or not (m.blocked or m.parked)
+        or (sync_wait(m) not in INTERRUPTIBLE and not exit_join(m))
+    ):
         return False
     return handlers_may_run(v, GOES_ON, unread=False)
 

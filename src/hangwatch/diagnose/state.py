@@ -95,8 +95,8 @@ ACTIVITY_OF = {
     "wakes": Activity.WAKES,
     "idle": Activity.IDLE,
     "blocked": Activity.BLOCKED,
-    "ended": Activity.UNKNOWN,  # a thread's end, not its process's: nothing a rank's rules read
-    **dict.fromkeys(("brief", "unknown"), Activity.UNKNOWN),
+    # a thread's end or start, not its process's: nothing a rank's rules read
+    **dict.fromkeys(("ended", "started", "brief", "unknown"), Activity.UNKNOWN),
 }
 
 # What waiting on something in each state is: (the verdict, whether the state itself is proof of a hang). A
@@ -114,7 +114,8 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
     "spin_waits": (Verdict.SLOW, False),
     "asleep": (Verdict.SLOW, False),
     "wakes": (Verdict.SLOW, False),
-    "ended": (Verdict.SLOW, False),  # a thread that ended in the look waits on nothing
+    **dict.fromkeys(("ended", "started"), (Verdict.SLOW, False)),  # a thread that ended in the look waits on nothing;
+    # one started in it is a change, new to any wait (``threads_started``)
     **dict.fromkeys(("brief", "unknown"), (None, False)),
 }
 ALIVE = frozenset(s for s, (verdict, _) in VERDICTS.items() if verdict == Verdict.SLOW)
@@ -215,6 +216,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("looping", f"{rearmed}; nothing else of the process ran or moved data")
     if not main and t in threads_ended(v):  # (a timer that fired, a task done: what joins it goes on)
         return Measured("ended", f"thread '{t.name}' of {v.label()} ended during the look: it waits on nothing now")
+    if not main and t in threads_started(v):
+        return Measured("started", f"thread '{t.name}' of {v.label()} started during the look: a change, not a wait")
     # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
     # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
     timed = t.last.wakes_in if t.last.syscall == "futex" and proof.sync_wait(t) is not None else None
@@ -243,7 +246,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("asleep", f"in a timed sleep at {describe(frame)}")
     if wakes:
         moved = f" and made {v.delta('syscalls') or 0} read/write calls" if owns and v.moved_data else ""
-        return Measured("wakes", f"woke {t.wakeups} times{moved} in {v.duration_s:.1f} s")
+        return Measured("wakes", f"woke {t.wakeups} times{moved} in {t.duration_s:.1f} s")
     if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
         return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
     if t.has_stack and waits_for_work(t) and t.idle_throughout:
@@ -304,6 +307,15 @@ def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
     """The threads of ``v`` that ended during the look (``ProcessView.threads_ended``), each a change: none where the
     user's code re-arms a Timer with no way out (``proof.rearm_site``), whose ends are the turns of that loop."""
     return v.threads_ended if proof.rearm_site(v) is None else ()
+
+
+def threads_started(v: ProcessView) -> tuple[ThreadView, ...]:
+    """The threads of ``v`` started during the look (absent from its first sample, which read as many threads as the
+    kernel counted), each a change, as an end is."""
+    first = v.ev.samples[0] if v.ev.samples else None
+    if first is None or first.num_threads != len(first.threads) or proof.rearm_site(v) is not None:
+        return ()
+    return tuple(t for t in v.threads if not t.whole)
 
 
 def compiler_at_work(v: ProcessView) -> bool:
@@ -551,10 +563,11 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             continue
         if v.ended:  # an ending is a change: the next look sees what it leaves
             return v.ended
-        gone = threads_ended(v) if v.role != Role.LAUNCHER else ()  # so is a thread's, as its wake-ups are
-        if gone:
-            names = ", ".join(repr(t.name) for t in gone[:3])
-            return f"{len(gone)} thread{'s' if len(gone) > 1 else ''} of {v.label()} ended during the look ({names})"
+        for how, changed in (("ended", threads_ended(v)), ("started", threads_started(v))):  # so is a thread's end or
+            if changed and v.role != Role.LAUNCHER:  # start, as its wake-ups are
+                names = ", ".join(repr(t.name) for t in changed[:3])
+                n = len(changed)
+                return f"{n} thread{'s' if n > 1 else ''} of {v.label()} {how} during the look ({names})"
         used = runs(v)
         if used is not None:
             return used
