@@ -212,7 +212,7 @@ import threading
 from threading import Thread
 
 
-def main(beat, serve, upload, both, beat_again, reused, maybe):
+def main(beat, serve, upload, both, beat_again, reused, maybe, undone, too_late):
     threading.Thread(target=serve, daemon=True).start()
     t = threading.Thread(target=upload)
     t.start()
@@ -231,6 +231,14 @@ def main(beat, serve, upload, both, beat_again, reused, maybe):
     if beat:
         c.daemon = True  # under a condition: not known
     c.start()
+    u = threading.Thread(target=undone, daemon=True)
+    if serve:
+        u.daemon = False  # undone, under a condition or not: not a daemon
+    late = threading.Thread(target=too_late)
+    late.start()
+    late.daemon = True  # raises once started: the thread stays as it was
+    threading.Thread(None, upload, "named", daemon=True).start()  # a name passed by position
+    threading.Thread(target=serve, name=f"w{beat}", daemon=True).start()  # a name made at run time: not keyed
 
     class Later:
         def run(self):
@@ -243,6 +251,6 @@ def test_the_threads_the_users_files_start_as_daemons_are_read_by_the_names_pyth
     main = ThreadSample(info.pid, "MainThread", "S", None, 0, False, False, SHUTDOWN)
     others = tuple(ThreadSample(tid, f"Thread-{tid}", "S", None, 0, False, False, TIMER) for tid in (7, 8))
     sample = ProcessSample(time.time(), "S", 0.0, None, None, None, None, None, 3, (main, *others), None)
-    assert daemon_threads(info, (sample,)) == ("(beat_again)", "(serve)", "heartbeat")
+    assert daemon_threads(info, (sample,)) == ("(beat_again)", "(serve)", "heartbeat", "named")
     one = dataclasses.replace(sample, threads=(main, others[0]))
     assert daemon_threads(info, (one,)) == ()  # one thread beside main: the exit waits on it, nothing to tell apart

@@ -107,26 +107,32 @@ def _thread_starts(tree: ast.AST) -> list[tuple[str, bool]]:
         if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         nodes = _own_nodes(scope)
-        bound = _made_daemons([scope, *nodes])
+        made, unmade = _made_daemons([scope, *nodes])
         for n in nodes:
             if not isinstance(n, ast.Call) or not _named(n.func, "Thread"):
                 continue
             kw = {k.arg: k.value for k in n.keywords}
             target = kw.get("target", n.args[1] if len(n.args) > 1 else None)
             fn = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
-            name = kw.get("name")
-            key = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else f"({fn})"
+            name = kw.get("name", n.args[2] if len(n.args) > 2 else None)
+            if name is not None and not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                continue  # a name made at run time: which thread it is cannot be told
+            key = str(name.value) if isinstance(name, ast.Constant) else f"({fn})"
             if key != "()":
                 flag = kw.get("daemon")
-                out.append((key, (isinstance(flag, ast.Constant) and flag.value is True) or id(n) in bound))
+                literal = isinstance(flag, ast.Constant) and flag.value is True
+                out.append((key, (literal or id(n) in made) and id(n) not in unmade))
     return out
 
 
-def _made_daemons(nodes: list[ast.AST]) -> set[int]:
+def _made_daemons(nodes: list[ast.AST]) -> tuple[set[int], set[int]]:
     """The ``Thread(...)`` calls assigned to a variable (``t = Thread(...)``) that a later statement of the same block
-    makes a daemon (``t.daemon = True``, ``t.setDaemon(True)``) before anything assigns that variable again: one under
-    a condition, or after the variable took another thread, says nothing of this one."""
-    out: set[int] = set()
+    makes a daemon (``t.daemon = True``, ``t.setDaemon(True)``) before the variable takes another value or the thread
+    starts (then the set raises); and those whose variable is set anything else anywhere in the scope (``t.daemon =
+    False``, under a condition or not). One set under a condition, or on the variable's other thread, says nothing."""
+    made: set[int] = set()
+    unmade: set[int] = set()
+    flags = [f for n in nodes if (f := _daemon_flag(n.value if isinstance(n, ast.Expr) else n))[0]]
     for block in (
         b for n in nodes for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(n, f, None), list)
     ):
@@ -134,15 +140,21 @@ def _made_daemons(nodes: list[ast.AST]) -> set[int]:
             if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and _named(st.value.func, "Thread")):
                 continue
             var = _dotted(st.targets[0]) if len(st.targets) == 1 else ""
+            if any(v == var and not on for v, on in flags):
+                unmade.add(id(st.value))
             for later in block[i + 1 :] if var else ():
-                if _daemon_set_on(later.value if isinstance(later, ast.Expr) else later) == var:
-                    out.add(id(st.value))
+                on_var, on = _daemon_flag(later.value if isinstance(later, ast.Expr) else later)
+                if on_var == var:
+                    (made if on else unmade).add(id(st.value))
                     break
+                started = isinstance(later, ast.Expr) and isinstance(later.value, ast.Call)
+                if started and _dotted(later.value.func) == f"{var}.start":
+                    break  # started: a later set raises, and the thread keeps what it had
                 if isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and var in map(
                     _dotted, later.targets if isinstance(later, ast.Assign) else [later.target]
                 ):
                     break  # the variable takes another value: what follows is not this thread's
-    return out
+    return made, unmade
 
 
 def _own_nodes(scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
@@ -168,15 +180,15 @@ def _dotted(node: ast.expr) -> str:
     return ""
 
 
-def _daemon_set_on(n: ast.AST) -> str:
-    """The variable ``n`` makes a daemon (``t.daemon = True``, ``t.setDaemon(True)``); '' else."""
-    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is True:
-        t = n.targets[0]
-        return _dotted(t.value) if isinstance(t, ast.Attribute) and t.attr == "daemon" else ""
+def _daemon_flag(n: ast.AST) -> tuple[str, bool]:
+    """(the variable ``n`` sets the daemon flag of, whether to a literal True): ``t.daemon = ...``,
+    ``t.setDaemon(...)``; ('', False) else."""
+    if isinstance(n, ast.Assign) and isinstance(t := n.targets[0], ast.Attribute) and t.attr == "daemon":
+        return _dotted(t.value), isinstance(n.value, ast.Constant) and n.value.value is True
     if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "setDaemon" and n.args:
         on = n.args[0]
-        return _dotted(n.func.value) if isinstance(on, ast.Constant) and on.value is True else ""
-    return ""
+        return _dotted(n.func.value), isinstance(on, ast.Constant) and on.value is True
+    return "", False
 
 
 def _parsed(file: str, pid: int) -> tuple[ast.Module | None, list[str]]:
