@@ -1,5 +1,5 @@
 """At the interpreter's exit, main joins an uploader thread that sends 12 MB to a local server it started, which reads
-1 MB a second: the exit ends when the upload has (`python exit_upload_cycle.py 1`). With `hang`, the server stops
+256 KB every quarter of a second: the exit ends when the upload has (`python exit_upload_cycle.py 1`). With `hang`, the server stops
 reading after the first MB to read its standard input, a pipe whose write end only this process holds and never
 writes: the server waits on the exiting process, whose exit waits on the uploader, which waits on the server."""
 
@@ -17,13 +17,13 @@ print(s.getsockname()[1], flush=True)
 c, _ = s.accept()
 got = 0
 while True:
-    b = c.recv(1 << 20)
+    b = c.recv(1 << 18)
     if not b:
         break
     got += len(b)
     if sys.argv[1] == "hang" and got > (1 << 20):
         sys.stdin.read()
-    time.sleep(1.0)
+    time.sleep(0.25)
 """
 
 

@@ -212,7 +212,19 @@ import threading
 from threading import Thread
 
 
-def main(beat, serve, upload, both, beat_again, reused, maybe, undone, too_late):
+def beat(): ...
+def serve(): ...
+def upload(): ...
+def both(): ...
+def beat_again(): ...
+def reused(): ...
+def maybe(): ...
+def undone(): ...
+def too_late(): ...
+
+
+def main(imported):
+    threading.Thread(target=imported, daemon=True).start()  # defined elsewhere: which thread it is, not known
     threading.Thread(target=serve, daemon=True).start()
     t = threading.Thread(target=upload)
     t.start()
@@ -228,17 +240,17 @@ def main(beat, serve, upload, both, beat_again, reused, maybe, undone, too_late)
     r = threading.Thread(target=reused)  # the variable takes another thread: not made a daemon
     r.start()
     c = threading.Thread(target=maybe)
-    if beat:
+    if imported:
         c.daemon = True  # under a condition: not known
     c.start()
     u = threading.Thread(target=undone, daemon=True)
-    if serve:
+    if imported:
         u.daemon = False  # undone, under a condition or not: not a daemon
     late = threading.Thread(target=too_late)
     late.start()
     late.daemon = True  # raises once started: the thread stays as it was
     threading.Thread(None, upload, "named", daemon=True).start()  # a name passed by position
-    threading.Thread(target=serve, name=f"w{beat}", daemon=True).start()  # a name made at run time: not keyed
+    threading.Thread(target=serve, name=f"w{imported}", daemon=True).start()  # a name made at run time: not keyed
 
     class Later:
         def run(self):
@@ -251,6 +263,7 @@ def test_the_threads_the_users_files_start_as_daemons_are_read_by_the_names_pyth
     main = ThreadSample(info.pid, "MainThread", "S", None, 0, False, False, SHUTDOWN)
     others = tuple(ThreadSample(tid, f"Thread-{tid}", "S", None, 0, False, False, TIMER) for tid in (7, 8))
     sample = ProcessSample(time.time(), "S", 0.0, None, None, None, None, None, 3, (main, *others), None)
-    assert daemon_threads(info, (sample,)) == ("(beat_again)", "(serve)", "heartbeat", "named")
+    job = str(tmp_path / "job.py")
+    assert daemon_threads(info, (sample,)) == (f"(beat_again)@{job}", f"(serve)@{job}", "heartbeat", "named")
     one = dataclasses.replace(sample, threads=(main, others[0]))
     assert daemon_threads(info, (one,)) == ()  # one thread beside main: the exit waits on it, nothing to tell apart

@@ -86,8 +86,10 @@ def _main_script(info: ProcessInfo) -> str | None:
 def daemon_threads(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[str, ...]:
     """The names of the threads the files read start as daemons, where main is in the exit's join beside two threads
     or more (which one the exit waits for is then in question): a ``Thread(..., daemon=True)`` (or one whose variable
-    is set ``.daemon = True`` in the same function), named by its ``name=`` string, else ``(target)``, as Python
-    names it (``Thread-3 (serve)``). A target started both ways anywhere in the files is in neither."""
+    is set ``.daemon = True`` in the same function), named by its ``name=`` string, else ``(target)@file`` for a
+    target the same file defines, as Python names it (``Thread-3 (serve)``) with the file its frame runs in (a function
+    of that name elsewhere, started from a file not read, is another thread). A target started both ways anywhere in
+    the files is in neither."""
     _, files = _exit_files(info, samples)
     others = {t.tid for s in samples for t in s.threads if t.tid != info.pid and t.frames}
     if len(others) < 2:
@@ -95,13 +97,15 @@ def daemon_threads(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tup
     starts: dict[str, set[bool]] = {}
     for file in files:
         tree, _ = _parsed(file, info.pid)
-        for key, daemon in _thread_starts(tree) if tree is not None else ():
+        for key, daemon in _thread_starts(tree, file) if tree is not None else ():
             starts.setdefault(key, set()).add(daemon)
     return tuple(sorted(k for k, ways in starts.items() if ways == {True}))
 
 
-def _thread_starts(tree: ast.AST) -> list[tuple[str, bool]]:
-    """Each ``Thread(...)`` call with a target or a name: (its name, or ``(target)``; whether it is a daemon)."""
+def _thread_starts(tree: ast.AST, file: str) -> list[tuple[str, bool]]:
+    """Each ``Thread(...)`` call with a target this file defines (``fn``, ``self.fn``) or a name: (its name, or
+    ``(target)@file``; whether it is a daemon)."""
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     out = []
     for scope in ast.walk(tree):
         if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -113,12 +117,14 @@ def _thread_starts(tree: ast.AST) -> list[tuple[str, bool]]:
                 continue
             kw = {k.arg: k.value for k in n.keywords}
             target = kw.get("target", n.args[1] if len(n.args) > 1 else None)
-            fn = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+            fn = target.id if isinstance(target, ast.Name) else ""
+            if isinstance(target, ast.Attribute) and _dotted(target.value) in ("self", "cls"):
+                fn = target.attr  # a method of a class of this file (another object's: not known where)
             name = kw.get("name", n.args[2] if len(n.args) > 2 else None)
             if name is not None and not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 continue  # a name made at run time: which thread it is cannot be told
-            key = str(name.value) if isinstance(name, ast.Constant) else f"({fn})"
-            if key != "()":
+            key = str(name.value) if isinstance(name, ast.Constant) else f"({fn})@{file}" if fn in defined else ""
+            if key:
                 flag = kw.get("daemon")
                 literal = isinstance(flag, ast.Constant) and flag.value is True
                 out.append((key, (literal or id(n) in made) and id(n) not in unmade))

@@ -406,9 +406,12 @@ def _mp_helper(info: ProcessInfo | None, infos: dict[int, ProcessInfo]) -> bool:
 
 def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
     """Threads of a process's newest sample that may wait for a lock held elsewhere: blocked in a lock
-    syscall, in a futex on shared memory, or in filelock's polling acquire."""
+    syscall, in a futex on shared memory, or in filelock's polling acquire. A thread the newest sample caught running
+    (under load, woken in its wait and waiting for a CPU: a writer its reader made room for) is read at its newest
+    sample that caught it waiting, as the state module reads it (``ThreadView.waiting``)."""
+    waited = {t.tid: t for s in samples for t in s.threads if t.state != "R"}
     out = []
-    for t in samples[-1].threads:
+    for t in (waited.get(x.tid, x) if x.state == "R" else x for x in samples[-1].threads):
         if any(FILELOCK_DIR in f.file for f in t.frames):
             out.append(t)  # polling: it may be between two tries (running) at the sample
         elif t.state in ("S", "D") and (t.syscall in ("flock", "fcntl") or (t.futex is not None and t.shared_futex)):

@@ -407,8 +407,16 @@ def _a_timer(t: ThreadView) -> bool:
 
 
 def _a_daemon(v: ProcessView, t: ThreadView) -> bool:
-    """The thread's name is one the user's files start only as a daemon (``Thread-3 (serve)``, read at capture)."""
-    return any(t.name == d or (d.startswith("(") and t.name.endswith(f" {d}")) for d in v.ev.daemons)
+    """The thread is one the user's files start only as a daemon (read at capture): by its name, or as
+    ``Thread-3 (serve)`` running ``serve`` of the file that starts it so (``(serve)@/path/job.py``)."""
+    for d in v.ev.daemons:
+        name, _, file = d.partition(")@") if d.startswith("(") else (d, "", "")
+        if not file and t.name == d:
+            return True
+        fn = name[1:]
+        if file and t.name.endswith(f" ({fn})") and any(f.file == file and sg.method(f) == fn for f in t.frames):
+            return True
+    return False
 
 
 def exit_wait_rule(scene: Scene) -> list[Hit]:
