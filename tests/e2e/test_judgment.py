@@ -771,3 +771,17 @@ def test_an_exit_that_joins_its_one_uploader_waits_on_what_the_upload_waits_on(r
     hung by the clock, the cycle seen but the exiting process not single-minded)."""
     root = _both_ways(run, "exit_upload_cycle.py", arg, code)
     assert root is None or "a cycle" in root["proof"]["fact"], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("12", 0), ("hang", 125)])
+def test_a_multiprocessing_event_is_set_by_a_sharer_not_held(run, arg, code):
+    """A child's exit joins its thread waiting on a multiprocessing Event that only the parent sets, after joining
+    that child: a cycle, proven at the parent's join. The event's one sharer not waiting on it is the one that could
+    set it; it was called a lock "held by another process ..., which is not waiting for it" (io.lock_wait, with a
+    lock's fix, exit 124: worth a requeue). The twin sets the event before its join and ends."""
+    root = _both_ways(run, "join_child_exit_event.py", arg, code)
+    if root is not None:
+        said = root["summary"] + " ".join(root["evidence"]) + " ".join(root["fix"])
+        assert "a cycle" in root["proof"]["fact"] and "could set it" in said, root
+        assert "held by" not in said and "lock.acquire" not in said, root

@@ -64,7 +64,7 @@ from hangwatch.diagnose.chains import (
     ending_text,
     pid_id,
 )
-from hangwatch.diagnose.holding import holder_text, parked_text
+from hangwatch.diagnose.holding import event_wait, holder_text, parked_text
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
     lost_batch,
@@ -173,6 +173,8 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
                 words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
             elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
+            elif w.kind == "semaphore" and wt is not None and event_wait(wt) and not h.proven:
+                words = f"{v.label()} waits for a multiprocessing event ({w.path}) at {place}; pid {h.pid} could set it"
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
             dest = out if me == pid_id(v.pid) else side.setdefault(w.tid, [])  # (a side read's, and what follows it)

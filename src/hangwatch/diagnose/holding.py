@@ -44,10 +44,11 @@ def wait_frame(frames: tuple[Frame, ...]) -> Frame | None:
 
 
 def event_wait(t: ThreadView) -> bool:
-    """The thread waits in a multiprocessing Event's or Condition's wait (not a lock's acquire)."""
-    return any(
-        f.file.endswith("multiprocessing/synchronize.py") and f.function.rsplit(".", 1)[-1] == "wait" for f in t.frames
-    )
+    """The thread waits for a multiprocessing Condition's notification (an Event's set, a Barrier's last party):
+    innermost of its ``multiprocessing/synchronize.py`` frames is ``Condition.wait``, not the acquire of a lock (the
+    condition's own, which a holder may take and die with). Nobody holds what it waits for: someone is to set it."""
+    sync = [f for f in t.frames if f.file.endswith("multiprocessing/synchronize.py")]
+    return bool(sync) and sync[0].function == "Condition.wait"
 
 
 def parked_text(h: LockHolder) -> str:

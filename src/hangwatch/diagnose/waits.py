@@ -116,11 +116,16 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     )
 
 
+EVENT_SETTER_FIX = (
+    "The process that was to set it exited first (returned early, raised, or was killed), or waits itself for what "
+    "this wait holds up: wait with a timeout and check that the setter is alive (`ev.wait(60)` in a loop with "
+    "`p.is_alive()`), set it in a `finally:`, and set it before joining the process that waits for it.",
+)
+
+
 def _event_wait(t: ThreadView) -> bool:
-    """An Event's wait for its condition's notification (innermost: ``Condition.wait``, not the acquire of the
-    condition's own lock, which a holder may take and die with), not a Barrier's or a JoinableQueue's."""
-    sync = [f for f in t.frames if f.file.endswith("multiprocessing/synchronize.py")]
-    return bool(sync) and sync[0].function == "Condition.wait" and any(f.function == "Event.wait" for f in sync)
+    """An Event's wait for its condition's notification (``event_wait``), not a Barrier's or a JoinableQueue's."""
+    return event_wait(t) and any(f.function == "Event.wait" for f in t.frames)
 
 
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
@@ -442,11 +447,7 @@ def semaphore_wait(
                     summary=f"{name} waits{forever} for {lock} at {describe(frame)}, {why}; its count is 0.",
                     where=v.where(t, frame),
                     evidence=tuple(ev),
-                    fix=(
-                        "The process that was to set it exited first (returned early, raised, or was killed): wait "
-                        "with a timeout and check that the setter is alive (`ev.wait(60)` in a loop with "
-                        "`p.is_alive()`), or set it in a `finally:`.",
-                    )
+                    fix=EVENT_SETTER_FIX
                     if event
                     else (
                         "A process died while it held the lock (killed, or crashed): the lock is never released. "
@@ -460,7 +461,12 @@ def semaphore_wait(
     h = w.holders[0]
     state = holder_state(h)
     role = "main" if waiter_of is not None and h.pid == waiter_of.pid else f"pid {h.pid}"
-    if h.proven:
+    setter = event_wait(t) and not h.proven  # nobody holds an event: a process that shares it is to set it
+    if setter:
+        what = "event" if _event_wait(t) else "condition"
+        lock = f"`{w.name}`" if w.name else f"a multiprocessing {what}"
+        who = f"which {role}" + (f" (pid {h.pid})" if role == "main" else "") + " could set (it shares it, not waiting)"
+    elif h.proven:
         who = f"held by {role} (pid {h.pid}), whose frame holds it" if role == "main" else f"held by pid {h.pid}"
     else:
         who = (
@@ -473,6 +479,23 @@ def semaphore_wait(
     cycle = waiter_of is not None and h.pid == waiter_of.pid
     if cycle and waits:
         ev.append(f"{role} (pid {h.pid}) waits for {name}'s batch meanwhile")
+    if setter and not cycle:
+        # An event or condition is not held: its semaphore sits at 0 until someone sets it, and the one sharer that
+        # does not wait on it is the one that could. What that sharer does (asleep in timed steps, working, blocked
+        # on the waiter) is the chain's to judge; the words say only who could set it and what it does.
+        return [
+            named(
+                Finding(
+                    cause=Cause.PROCESS_WAITS_ON,
+                    confidence=0.7 if state in ("asleep", "working") else 0.8,
+                    summary=f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; "
+                    f"it {holder_doing(h, state)}.",
+                    where=v.where(t, frame),
+                    evidence=tuple(ev),
+                    fix=EVENT_SETTER_FIX,
+                )
+            )
+        ]
     if state == "working":
         return [
             named(
@@ -481,25 +504,6 @@ def semaphore_wait(
                     confidence=0.8,
                     summary=f"{name} waits for {lock} at {describe(frame)}, {who}; "
                     f"it works ({holder_doing(h, state)}).",
-                    where=v.where(t, frame),
-                    evidence=tuple(ev),
-                    fix=fix,
-                )
-            )
-        ]
-    if state == "asleep" and not h.proven and not cycle and event_wait(t):
-        # An event or condition is not held: its semaphore sits at 0 until someone sets it. A sharer that is
-        # alive and sleeps in timed steps may still set it (a helper that takes a while to start): waiting.
-        return [
-            named(
-                Finding(
-                    cause=Cause.PROCESS_WAITS_ON,
-                    confidence=0.7,
-                    summary=(
-                        f"{name} waits{forever} for a multiprocessing event at {describe(frame)}; "
-                        f"pid {h.pid} shares it "
-                        f"and is alive ({holder_doing(h, state)}), so it may still set it."
-                    ),
                     where=v.where(t, frame),
                     evidence=tuple(ev),
                     fix=fix,
@@ -521,7 +525,7 @@ def semaphore_wait(
                 evidence=tuple(ev),
                 fix=(
                     (
-                        f"Release {lock} in {role} before iterating the DataLoader"
+                        f"{'Set' if setter else 'Release'} {lock} in {role} before iterating the DataLoader"
                         + (f" (its code {h.took_at})" if h.took_at else "")
                         + ", or do not take it in dataset code.",
                     )
