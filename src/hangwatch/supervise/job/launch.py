@@ -261,10 +261,13 @@ class Pump(threading.Thread):
 
     def run(self) -> None:
         """Read until the job closes its end."""
+        # One buffer for every read: os.read(fd, READ_SIZE) would allocate READ_SIZE (past malloc's mmap threshold:
+        # an mmap, an mremap and a munmap a chunk) to keep a few hundred bytes.
+        buf = memoryview(bytearray(READ_SIZE))
         try:
             while True:
                 try:
-                    data = os.read(self.src_fd, READ_SIZE)
+                    data = bytes(buf[: os.readv(self.src_fd, [buf])])
                 except InterruptedError:
                     continue
                 except OSError as e:
