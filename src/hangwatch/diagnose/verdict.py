@@ -260,8 +260,10 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     if alive is not None:
         return _not_hung(f, f"Not proven hung: {alive}.", (alive,))
     proven = _proven_chain(graph, at)
-    if proven is not None:
-        return Hit(replace(f, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
+    if proven is not None:  # a ring the namer's one hop cannot tell: the summary says it
+        ring = proven.ending == "cycle" and not any(w in f.summary for w in ("cycle", "deadlock", "each wait"))
+        said = f.summary.rstrip(".") + f"; {proven.ending_text}." if ring else f.summary
+        return Hit(replace(f, summary=said, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
     own = next((c for c in graph.chains if c.waiter == at), None)
     if own is not None and (
         own.ending in ALIVE_ENDINGS or (own.ending in ("unknown", "brief") and not own.end.measured)
