@@ -1,7 +1,8 @@
 """Bench: throughput of a CPU training loop with and without `hangwatch run`, alternated.
 
 Target (issue [3/5]): with / without >= 0.99, the median of the pairs' ratios (each pair runs back to back, so
-drift on the machine hits both sides alike). Each run trains for SECONDS and reports its own steps per second.
+drift on the machine hits both sides alike; which side runs first alternates from pair to pair). Each run trains
+for SECONDS and reports its own steps per second.
 Target (issue 54): `python -m hangwatch run --run-dir D -- true`, the whole command as a user times it, <= 0.15 s
 (median), installed or as an editable checkout under PYTHONDONTWRITEBYTECODE=1; printed with its parts.
 
@@ -52,23 +53,10 @@ def main() -> None:
             job = [sys.executable, str(script), str(args.seconds)]
             bare, watched = [], []
             for i in range(args.pairs):
-                bare.append(throughput(job))
-                watched.append(
-                    throughput(
-                        [
-                            sys.executable,
-                            "-m",
-                            "hangwatch",
-                            "run",
-                            "--run-dir",
-                            f"{d}/run{i}",
-                            "--min-stall",
-                            "30",
-                            "--",
-                            *job,
-                        ]
-                    )
-                )
+                hw = [sys.executable, "-m", "hangwatch", "run", "--run-dir", f"{d}/run{i}", "--min-stall", "30", "--"]
+                sides = [(bare, job), (watched, [*hw, *job])]
+                for runs, cmd in sides if i % 2 == 0 else sides[::-1]:  # which runs first alternates: no side is
+                    runs.append(throughput(cmd))  # always the second of its pair, on a machine warmed by the first
         b, w = statistics.median(bare), statistics.median(watched)
         ratios = sorted(x / y for x, y in zip(watched, bare, strict=True))  # each pair ran back to back
         r = statistics.median(ratios)
