@@ -741,6 +741,55 @@ def test_a_spin_until_a_deadline_is_a_wait_and_a_spin_the_clock_never_ends_is_no
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("condition_notifier_died.py", "waits on a condition that no running thread will notify"),
+        ("semaphore_releaser_died.py", "waits on a semaphore that no running thread will release"),
+        ("queue_join_no_task_done.py", "waits on a queue's unfinished tasks that no running thread will mark done"),
+        ("mp_barrier_short.py", "for a multiprocessing barrier"),
+        ("mp_condition_no_notifier.py", "for a multiprocessing condition at"),
+        ("mp_queue_full_join.py", "a cycle"),
+        ("signal_wait_nothing.py", "for a signal alone"),
+        ("signal_pause_launcher.py", "for a signal alone"),
+    ],
+)
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_wait_that_nothing_can_end_is_said_to_be_on_what_it_waits_on(run, script, said, arg, code):
+    """A thread-level wait no living thread can end, proven at the first look, said to be on what it is: a Condition
+    whose notifier died, a Semaphore whose releaser died, a queue's join whose worker never calls task_done (each was
+    "waits on an event ... that no running thread will set"), a multiprocessing Barrier one party short and a
+    multiprocessing Condition whose notifier died (each was "a multiprocessing lock ..., whose holder is gone"), a
+    child's put to a full multiprocessing Queue its parent reads only after joining it (was a lock "held by" the
+    parent, io.lock_wait, exit 124 though a cycle was proven), a select given no file and no timeout in a process that
+    handles no signal that would let it go on, and a launcher's pause() for a SIGCHLD it has no handler for, its worker
+    gone (each was `unknown`, ended by the clock). Each twin's wait ends after 8 s; the launcher's twin, with its
+    handler, waits for its worker, which computes for those 8 s."""
+    root = _both_ways(run, script, arg, code)
+    if root is not None:
+        assert said in root["summary"] and "an event" not in root["summary"], root
+        assert not re.search(r"\block\b", root["summary"] + " ".join(root["fix"])), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 124)])
+def test_a_pause_for_a_signal_the_process_handles_is_named_and_left_to_the_clock(run, arg, code):
+    """signal.pause() for the SIGUSR1 a helper thread was to send, which died first: a handler is installed, so a
+    process outside the job may still send one, and nothing is proven. It is named (process.waits_on, at the pause,
+    with the signal it handles), and ended by the clock, worth a requeue (was `unknown`: "No known hang pattern
+    matched"). The twin's helper sends it after 8 s."""
+    r = run(*QUICK, "--on-hang", "kill", *py("signal_pause_handler.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "process.waits_on" and root["proof"] is None and "SIGUSR1" in root["summary"], root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("signal_pause_handler.py"), root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [("12", 0), ("hang", 125)])
 def test_an_event_loop_waiting_on_its_executor_thread_is_followed_through_that_threads_read(run, arg, code):
     """An asyncio loop that polls only its own wake-up socket, which its one executor thread writes to when its blocking

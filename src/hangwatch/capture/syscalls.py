@@ -82,6 +82,8 @@ _TIMED = {
         95: ("waitid", 0, "none"),
     },
 }.get(platform.machine(), {})
+# Polls over a set of files: the index of the argument that counts them (``select.select([], [], [])`` waits on none)
+_ON_FDS = {"select": 0, "pselect6": 0, "poll": 1, "ppoll": 1}
 FUTEX_PRIVATE_FLAG = 128
 F_SETLKW, F_OFD_SETLKW = 7, 38  # fcntl commands that wait for a lock (asm-generic/fcntl.h)
 LOCK_NB = 4
@@ -177,6 +179,8 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
         return BlockedCall(name, timeout=False, child=child)
     value = args[i]
     timeout = value != 0 if how == "ptr" else not (value >= 2**31)  # an int -1 arrives as 0xffff...
+    if not timeout and name in _ON_FDS and args[_ON_FDS[name]] == 0:
+        return BlockedCall("pause", timeout=False)  # a wait on no file and no timer: only a signal ends it
     if name == "futex":
         left = _futex_left(pid, tid, args) if timeout else None
         return BlockedCall(name, timeout=timeout, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG, wakes_in=left)

@@ -375,8 +375,11 @@ def event_loop_under(t: ThreadView) -> Frame | None:
 # What ends a wait on each kind of primitive, in words ("no running thread will ...").
 RELEASED_BY = {
     "event": "set",
+    "condition": "notify",
     "future": "complete",
     "queue": "put to or take from",
+    proof.QUEUE_TASKS: "mark done (task_done)",
+    "semaphore": "release",
     "barrier": "reach (a party that never arrives)",
     "join": "end",
 }

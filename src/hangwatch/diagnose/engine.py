@@ -20,7 +20,7 @@ from hangwatch.diagnose.io import network_wait_rule, storage_wait_rule
 from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
-from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, stopped_rule
+from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, signal_wait_rule, stopped_rule
 from hangwatch.diagnose.scene import Hit, Rule, Scene
 from hangwatch.diagnose.state import (
     moving,
@@ -49,6 +49,7 @@ RULES: tuple[Rule, ...] = (
     lost_work_rule,
     lock_wait_rule,
     child_wait_rule,
+    signal_wait_rule,
     network_wait_rule,
     storage_wait_rule,
     busy_loop_rule,
@@ -155,16 +156,12 @@ def _thread_end(hit: Hit, scene: Scene) -> Hit:
         and o.user_frame is not None
         and not _awaits_a_thread(o)
         and proof.user_owned(o)
-        and proof.sync_wait(o) in ("lock", "event", "queue", "barrier")
+        and proof.sync_wait(o) not in (None, "join")
     ]
     end = ends[0] if len(ends) == 1 else None  # two or more: which one the others wait on is not measured
     if end is None or end.user_frame is None:
         return hit
     frame, kind = end.user_frame, proof.sync_wait(end) or "event"
-    if any(x.file.endswith("/queue.py") for x in end.frames):
-        kind = "queue"  # a queue's join, get or put waits on the queue's condition: the queue is what it waits on
-    elif any(x.file.endswith("/threading.py") and "Semaphore." in x.function for x in end.frames):
-        kind = "semaphore"
     at = v.where(end, frame)
     said = (
         f"the one thread of {v.label()} blocked in the user's own wait is '{end.name}': it waits on "

@@ -22,8 +22,7 @@ each with the resource and the measured fact it was read from:
   ``moves`` while anything of it moves), followed only where its process waits on nothing else; so is the main
   thread of a process that is not a rank blocked on a socket with no peer (accept, an unconnected datagram socket:
   ``moves`` while another process of the job moves), drawn only where nothing else is;
-- a process waiting for a DataLoader batch that no worker holds (it and every worker idle for the whole window)
-  -> nobody;
+- a process waiting for a DataLoader batch that no worker holds (it and every worker idle the whole window) -> nobody;
 - a process waiting for a pool's result that nobody will hand over (the pool's result handler gone, a worker lost
   with its task, an executor with no worker) -> nobody.
 
@@ -64,7 +63,7 @@ from hangwatch.diagnose.chains import (
     ending_text,
     pid_id,
 )
-from hangwatch.diagnose.holding import event_wait, holder_text, parked_text
+from hangwatch.diagnose.holding import NOTIFY, holder_text, notified, parked_text
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
     lost_batch,
@@ -173,8 +172,11 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
                 words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
             elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
-            elif w.kind == "semaphore" and wt is not None and event_wait(wt) and not h.proven:
-                words = f"{v.label()} waits for a multiprocessing event ({w.path}) at {place}; pid {h.pid} could set it"
+            elif w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:
+                words = (
+                    f"{v.label()} waits for a multiprocessing {kind} ({w.path}) at {place}; "
+                    f"pid {h.pid} could {NOTIFY[kind]} it"
+                )
             else:
                 words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
             dest = out if me == pid_id(v.pid) else side.setdefault(w.tid, [])  # (a side read's, and what follows it)

@@ -51,6 +51,28 @@ def event_wait(t: ThreadView) -> bool:
     return bool(sync) and sync[0].function == "Condition.wait"
 
 
+# What ends each wait on a multiprocessing primitive that nobody holds, done by a process that shares it
+NOTIFY = {"event": "set", "barrier": "reach", "condition": "notify", "queue's room": "make"}
+MP_PUTS = frozenset({"Queue.put", "JoinableQueue.put"})  # a bounded queue's put: SimpleQueue's takes a lock only
+
+
+def notified(t: ThreadView) -> str | None:
+    """What a wait on a multiprocessing primitive nobody holds is for, by the frames that called it: a bounded
+    Queue's put waits for room (its semaphore of free slots: a get in a process that shares it makes one); a
+    Condition's wait (``event_wait``) for an Event's set, a Barrier's last party (``threading.Barrier``'s code over
+    multiprocessing's Condition), else the condition's own notify; None where the thread waits for a lock or a
+    semaphore someone took."""
+    if any(f.file.endswith("multiprocessing/queues.py") and f.function in MP_PUTS for f in t.frames):
+        return "queue's room"
+    if not event_wait(t):
+        return None
+    if any(f.function == "Event.wait" for f in t.frames):
+        return "event"
+    if any(f.file.endswith("/threading.py") and f.function.startswith("Barrier.") for f in t.frames):
+        return "barrier"
+    return "condition"
+
+
 def parked_text(h: LockHolder) -> str:
     """Why a parked holder never moves, in words (the fact behind ``LockHolder.parked``)."""
     return (

@@ -27,10 +27,10 @@ def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     out: list[tuple[Edge, Node | None]] = []
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
-        fact = proof.unreleasable(v, t) or proof.forsaken(v, t)
+        fact = proof.unreleasable(v, t) or proof.forsaken(v, t) or proof.unsignalled(v, t)
         if fact is None:
             continue
-        kind = proof.sync_wait(t) or "lock"
+        kind = "signal" if t.last.syscall == "pause" else proof.sync_wait(t) or "lock"
         out.append(
             (
                 Edge(
@@ -51,13 +51,21 @@ def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
 
 def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | None]]:
     """Main waits on a primitive of its own that nothing but a signal handler of its could end (``proof.unreleasable``
-    but for the handler: ``proof.handler_may_end``), and children of it that may exit live: each may send the signal
-    (its exit sends SIGCHLD), so the wait goes on to them, as one that may end by itself (a signal from elsewhere may
-    come too: no proof through it). DataLoader and compile workers and multiprocessing's helpers send none."""
-    if t is not v.main_thread or not proof.handler_may_end(v) or proof.unreleasable(v, t, handlers=False) is None:
+    but for the handler: ``proof.handler_may_end``), or for a signal alone that a handler of its catches, and children
+    of it that may exit live: each may send the signal (its exit sends SIGCHLD), so the wait goes on to them, as one
+    that may end by itself (a signal from elsewhere may come too: no proof through it). DataLoader and compile workers
+    and multiprocessing's helpers send none."""
+    pause = proof.signal_alone(v, t) and proof.handlers_may_run(v, proof.GOES_ON, unread=False)
+    if t is not v.main_thread or not (
+        pause or (proof.handler_may_end(v) and proof.unreleasable(v, t, handlers=False) is not None)
+    ):
         return []
     kind = proof.sync_wait(t) or "event"
-    said = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that a signal handler of its own may end"
+    said = (
+        f"{v.label()} waits for a signal alone at {at}, which a handler of its own catches"
+        if pause
+        else f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that a signal handler of its own may end"
+    )
     return [
         (
             Edge(

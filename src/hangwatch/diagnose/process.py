@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import signal
+
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
 from hangwatch.diagnose.scene import Hit, Scene, named
@@ -17,7 +20,7 @@ from hangwatch.diagnose.views import (
     may_exit,
     timer_bound,
 )
-from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX
+from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX, SELF_WAIT_FIX
 from hangwatch.records.evidence import Frame, LockWait, Role
 from hangwatch.records.incident import Finding
 
@@ -287,4 +290,45 @@ def child_wait_rule(scene: Scene) -> list[Hit]:
         if _launches_ranks(kids):
             continue  # a launcher of its own (mp.spawn, Process per rank): the distributed rules explain its ranks
         hits.append(_child_hit(v, kids))
+    return hits
+
+
+def signal_wait_rule(scene: Scene) -> list[Hit]:
+    """process.waits_on: a main thread in ``pause()`` (or a poll of no file with no timeout) for the whole window, no
+    other thread of its process able to run, and a handler for a signal that may let it go on: what it waits for is
+    that signal, and the words say who in the job could send it (its living children), else that none could. Without
+    such a handler the wait-for graph proves it (``proof.unsignalled``) and names it."""
+    hits = []
+    for v in scene.views:
+        t = v.main_thread
+        if t is None or not proof.signal_alone(v, t):
+            continue
+        mask = (v.info.caught_signals or 0) & proof.GOES_ON  # SigCgt unread: nothing to name
+        caught = [s for s in signal.Signals if mask >> (s - 1) & 1]
+        if not caught:
+            continue
+        kids = [k.pid for k in scene.children(v.pid) if not k.state.startswith("Z")]
+        who = (
+            f"its children ({', '.join(map(str, kids))}) may send one"
+            if kids
+            else "no other thread of it can run and no child of it lives: only a process outside the job could send one"
+        )
+        frame = innermost_user(t.frames)
+        hits.append(
+            named(
+                Finding(
+                    cause=Cause.PROCESS_WAITS_ON,
+                    confidence=0.6,
+                    summary=f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): its handlers "
+                    f"catch {', '.join(s.name for s in caught)}; {who}.",
+                    where=v.where(t, frame),
+                    evidence=(
+                        f"{v.label()} main thread: {t.wait_text}, a wait on no file, for the whole window",
+                        f"signals it has a handler for (SigCgt), of those that may let it go on: "
+                        f"{', '.join(s.name for s in caught)}",
+                    ),
+                    fix=SELF_WAIT_FIX["signal"],
+                )
+            )
+        )
     return hits

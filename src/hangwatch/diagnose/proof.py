@@ -34,8 +34,12 @@ def article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
+QUEUE_TASKS = "queue's unfinished tasks"
+
+
 def sync_wait(t: ThreadView) -> str | None:
-    """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'queue', 'join', 'barrier'."""
+    """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'condition', 'semaphore', 'queue',
+    QUEUE_TASKS (a queue's join), 'join' (a thread's), 'barrier'."""
     frames = t.frames
     if not frames or not t.idle_throughout:
         return None
@@ -53,6 +57,10 @@ def sync_wait(t: ThreadView) -> str | None:
     lib = list(itertools.takewhile(lambda f: not sg.is_user(f), frames))  # the library's frames, innermost first
     if any(f.file.endswith("/queue.py") and sg.method(f) in ("get", "put") for f in lib):
         return "queue"  # a queue's get or put waits on the queue's own condition (threading.py, innermost)
+    if any(f.file.endswith("/queue.py") and sg.method(f) == "join" for f in lib):
+        return QUEUE_TASKS  # its join waits for a task_done() of each item put
+    if any(f.file.endswith("/threading.py") and f.function.startswith("Semaphore.") for f in lib):
+        return "semaphore"  # (a BoundedSemaphore's code is Semaphore's) it waits on a condition of its own
     for f in lib:
         if sg.matches_any(f, sg.THREAD_SYNC):
             if f.file.endswith("asyncio/base_events.py"):
@@ -62,6 +70,8 @@ def sync_wait(t: ThreadView) -> str | None:
                 return "join"
             if m in {"acquire", "__enter__"}:
                 return "lock"
+            if lib[-1].function.startswith("Condition.") and lib[-1].file.endswith("/threading.py"):
+                return "condition"  # the user's own call (an Event's, a Semaphore's wait is on a Condition too)
             return "event"
     return None
 
@@ -160,7 +170,8 @@ def handlers_may_run(v: ProcessView, signals: int = HANDLED, unread: bool = True
     return bool(caught & (signals if v.parent else signals & ~SIGCHLD))
 
 
-INTERRUPTIBLE = frozenset({"event", "queue", "join", "barrier"})  # waits a handler may end (it sets, puts, returns)
+# waits a handler may end (it sets, notifies, puts, returns)
+INTERRUPTIBLE = frozenset({"event", "condition", "semaphore", "queue", QUEUE_TASKS, "join", "barrier"})
 
 
 def exit_join(t: ThreadView) -> bool:
@@ -231,6 +242,30 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
         f"{v.label()} has one OS thread in every sample, and it waits at {where} in a futex private to the process "
         f"({t.wait_text}): only a thread of the same process could wake it, and it has no other (a "
         "signal whose handler raises would end the wait; nothing else)"
+    )
+
+
+def signal_alone(v: ProcessView, t: ThreadView) -> bool:
+    """``t`` waits for a signal alone: in ``pause()`` (or a poll of no file with no timeout) for the whole window, and
+    every other thread of its process parked on its own primitives (none could run to end it)."""
+    return not v.ended and t.blocked and t.waits_forever and t.last.syscall == "pause" and sealed_but(v, t.tid)
+
+
+def unsignalled(v: ProcessView, t: ThreadView) -> Proof | None:
+    """Proof that ``t`` waits for a signal that would never let it go on: it is in ``pause()`` (or a poll of no file
+    with no timeout) for the whole window, every other thread of its process is parked on its own primitives, no child
+    of it that may exit lives, and it has no handler for a signal that may let the job go on (``GOES_ON``; SigCgt
+    unread: no proof): a signal could only end it, by its default action."""
+    if (
+        not signal_alone(v, t)
+        or v.parent  # a child that may exit lives: the job may still work (a launcher that pauses while it trains)
+        or handlers_may_run(v, GOES_ON)
+    ):
+        return None
+    where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
+    return hang(
+        f"{v.label()} waits at {where} for a signal alone (the kernel shows a wait on no file, with no timeout), no "
+        "other thread of it can run, and it has no handler for a signal that would let it go on: one could only end it"
     )
 
 

@@ -54,6 +54,16 @@ class Scene:
         """The captured children of ``pid``."""
         return [v for v in self.views if v.info.ppid == pid]
 
+    def descendants(self, pid: int) -> list[ProcessView]:
+        """The captured processes ``pid`` started, and theirs, breadth first."""
+        out: list[ProcessView] = []
+        todo = [pid]
+        while todo:
+            kids = [c for p in todo for c in self.children(p) if c not in out]
+            out += kids
+            todo = [c.pid for c in kids]
+        return out
+
     def pool_parents(self, pid: int) -> set[int]:
         """The pids whose children are the processes multiprocessing starts for ``pid``: itself, and its forkserver
         (under the forkserver start method a pool's workers are the forkserver's children, not their pool's)."""

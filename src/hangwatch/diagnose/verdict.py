@@ -180,7 +180,7 @@ def _working_descendant(scene: Scene, pid: int) -> tuple[str, bool] | None:
     """The first process ``pid`` started (or one of theirs) that the state module reads as working, in words, and
     whether that work is proven (a proven one first: an evaluator at a CPU share on a loaded machine works with its
     stack moving, though its locals were not seen to advance)."""
-    working = [(kid, m) for kid in _descendants(scene, pid) if (m := process_state(kid)).state == "working"]
+    working = [(kid, m) for kid in scene.descendants(pid) if (m := process_state(kid)).state == "working"]
     best = min(working, key=lambda km: not km[1].proves_work, default=None)
     if best is None:
         return None
@@ -215,17 +215,6 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
             said = f"Not proven hung: another thread of it works ({fact}); the wait may end with that work."
             return _not_hung(f, said, (fact,), proof.work(fact) if m.proves_work else None)
     return hit
-
-
-def _descendants(scene: Scene, pid: int) -> list[ProcessView]:
-    """The processes ``pid`` started, and theirs, breadth first."""
-    out: list[ProcessView] = []
-    todo = [pid]
-    while todo:
-        kids = [c for p in todo for c in scene.children(p) if c not in out]
-        out += kids
-        todo = [c.pid for c in kids]
-    return out
 
 
 def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
@@ -375,8 +364,10 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             summary = f"{hops[0]}" + "".join(f", while {w}" for w in hops[1:]) + f": {c.ending_text}."
             full = any(h.resource in ("pipe_full", "socket_full") for h in c.hops)
             fix = CYCLE_FIX + (FULL_BUFFER_FIX if full else ())
-        if len(c.hops) == 1 and c.hops[0].holder == c.waiter and c.hops[0].resource in SELF_WAIT_FIX:
-            fix = SELF_WAIT_FIX[c.hops[0].resource]  # it waits on itself: no lock order to fix
+        hop = c.hops[0]  # one hop to itself, or for a signal (to nobody: a child's would not be proven)
+        if len(c.hops) == 1 and (hop.holder == c.waiter or hop.resource == "signal") and hop.resource in SELF_WAIT_FIX:
+            fix = SELF_WAIT_FIX[hop.resource]  # it waits on itself (or for a signal): no lock order to fix
+            summary = f"{c.end.fact} (hung)." if hop.resource == "signal" else summary  # nobody holds a signal
             if t is not None and t.last.timeout is True and t.last.wakes_in is not None:  # a timeout past the bounds
                 fix = fix + LATE_TIMER_FIX
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another

@@ -18,12 +18,13 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import (
     KIND_TEXT,
+    NOTIFY,
     age_text,
     deciding_holder,
-    event_wait,
     holder_doing,
     holder_text,
     lock_fix,
+    notified,
     wait_frame,
 )
 from hangwatch.diagnose.own import side_read
@@ -122,10 +123,17 @@ EVENT_SETTER_FIX = (
     "`p.is_alive()`), set it in a `finally:`, and set it before joining the process that waits for it.",
 )
 
-
-def _event_wait(t: ThreadView) -> bool:
-    """An Event's wait for its condition's notification (``event_wait``), not a Barrier's or a JoinableQueue's."""
-    return event_wait(t) and any(f.function == "Event.wait" for f in t.frames)
+QUEUE_ROOM_FIX = (
+    "A put to a full `multiprocessing.Queue(maxsize=...)` waits until another process gets from it: get every item "
+    "before joining the process that puts them (a child cannot end while its put waits), or put with a timeout "
+    "(`q.put(x, timeout=60)` raises queue.Full).",
+)
+BARRIER_FIX = (
+    "A party never reached the barrier: a process that was to call `wait()` exited first (raised, returned early, "
+    "was killed) or was never started, or `Barrier(n)` counts more parties than call it: give `wait()` a timeout "
+    "(`b.wait(60)` breaks the barrier for every party, with BrokenBarrierError), and make n the number of processes "
+    "that reach it.",
+)
 
 
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
@@ -180,7 +188,7 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
     self_held = bool(w.note and "the waiter itself" in w.note)
-    tree = _descendants(scene, v.pid)
+    tree = {d.pid for d in scene.descendants(v.pid)}
     if w.holders and all(h.in_job and h.pid in tree for h in w.holders):
         return None  # its own subprocesses (a compiler, a shell and what it ran): the child's and compile's rules
     if frame is None and w.holders and all(h.in_job and scene.view(h.pid) is not None for h in w.holders):
@@ -248,7 +256,7 @@ def _socket(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | N
     is left to the rules that judge that helper (its own deadlock, its own wait)."""
     if not w.holders:
         return None  # nobody found: the network rule's
-    tree = _descendants(scene, v.pid)
+    tree = {d.pid for d in scene.descendants(v.pid)}
     if all(h.in_job and h.pid in tree for h in w.holders) and not any(holder_state(h) == "working" for h in w.holders):
         return None
     return _other_end(scene, v, t, w)
@@ -307,18 +315,6 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
             fix=fix,
         )
     )
-
-
-def _descendants(scene: Scene, pid: int) -> set[int]:
-    """The captured processes below ``pid`` in the tree."""
-    out: set[int] = set()
-    todo = [pid]
-    while todo:
-        for c in scene.children(todo.pop()):
-            if c.pid not in out:
-                out.add(c.pid)
-                todo.append(c.pid)
-    return out
 
 
 def _unheld_soft_lock(v: ProcessView, t: ThreadView, w: LockWait, shared: bool = False) -> Hit:
@@ -415,16 +411,16 @@ def semaphore_wait(
         if w.value != 0 or not w.waiters:
             return []
         handler = interrupted_wait(t.frames)
-        event = _event_wait(t)  # an event is not held: what is gone is whoever was to set it
+        event = notified(t)  # an event, a barrier, a condition is not held: what is gone is whoever was to end it
         if event:
-            lock = "a multiprocessing event"
+            lock = f"a multiprocessing {event}"
         if handler is not None:
             why = (
                 f"in {handler[0].function}, a signal handler that interrupted this very thread's wait at "
                 f"{describe(handler[1])}: only this thread could release it, and it is in the handler"
             )
         elif event:
-            why = "which no living process can set: every process that shares it waits on it"
+            why = f"which no living process can {NOTIFY[event]}: every process that shares it waits on it"
         else:
             why = (
                 "whose holder is gone (or is this very thread, re-entering it): every process that shares it "
@@ -434,7 +430,7 @@ def semaphore_wait(
             f"the frames show a signal handler ({handler[0].function}) run inside this thread's own wait at "
             f"{describe(handler[1])}"
             if handler is not None
-            else "no process that shares it is outside a wait on it: the one that was to set it has exited"
+            else f"no process that shares it is outside a wait on it: the one that was to {NOTIFY[event]} it has exited"
             if event
             else "no process that shares it is outside a wait for it: the one that took it is gone (a process "
             "that dies holding a multiprocessing lock never releases it), or it is a waiter itself"
@@ -447,7 +443,7 @@ def semaphore_wait(
                     summary=f"{name} waits{forever} for {lock} at {describe(frame)}, {why}; its count is 0.",
                     where=v.where(t, frame),
                     evidence=tuple(ev),
-                    fix=EVENT_SETTER_FIX
+                    fix={"barrier": BARRIER_FIX, "queue's room": QUEUE_ROOM_FIX}.get(event, EVENT_SETTER_FIX)
                     if event
                     else (
                         "A process died while it held the lock (killed, or crashed): the lock is never released. "
@@ -461,11 +457,15 @@ def semaphore_wait(
     h = w.holders[0]
     state = holder_state(h)
     role = "main" if waiter_of is not None and h.pid == waiter_of.pid else f"pid {h.pid}"
-    setter = event_wait(t) and not h.proven  # nobody holds an event: a process that shares it is to set it
-    if setter:
-        what = "event" if _event_wait(t) else "condition"
+    what = notified(t) if not h.proven else None  # nobody holds an event: a process that shares it is to set it
+    setter = what is not None
+    if what is not None:
         lock = f"`{w.name}`" if w.name else f"a multiprocessing {what}"
-        who = f"which {role}" + (f" (pid {h.pid})" if role == "main" else "") + " could set (it shares it, not waiting)"
+        who = (
+            f"which {role}"
+            + (f" (pid {h.pid})" if role == "main" else "")
+            + f" could {NOTIFY[what]} (it shares it, not waiting)"
+        )
     elif h.proven:
         who = f"held by {role} (pid {h.pid}), whose frame holds it" if role == "main" else f"held by pid {h.pid}"
     else:
@@ -492,7 +492,7 @@ def semaphore_wait(
                     f"it {holder_doing(h, state)}.",
                     where=v.where(t, frame),
                     evidence=tuple(ev),
-                    fix=EVENT_SETTER_FIX,
+                    fix=QUEUE_ROOM_FIX if what == "queue's room" else EVENT_SETTER_FIX,
                 )
             )
         ]
