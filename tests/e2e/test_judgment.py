@@ -772,6 +772,25 @@ def test_a_wait_that_nothing_can_end_is_said_to_be_on_what_it_waits_on(run, scri
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 128 + signal.SIGUSR1), ("hang", 125)])
+def test_a_pause_while_a_forkserver_worker_waits_on_a_timer_is_not_proven(run, arg, code):
+    """A launcher in signal.pause() with no handler, its worker the forkserver's child (not its own): while the worker
+    sleeps on a timer within the job's bounds, the job moves, and the pause proves nothing (its first reading proved it whatever else of the job did,
+    found in review); the worker ends the launcher with SIGUSR1 by design (exit 138, nothing done by hangwatch). The
+    worker that exits without sending it leaves the pause, and nothing else moving: proven at the first look."""
+    r = run(*QUICK, "--on-hang", "kill", *py("signal_pause_forkserver.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if arg != "hang":
+        assert b"done" in r.stdout
+        incidents = _incidents(run)  # the launcher's end by SIGUSR1 is the job's own: a crash, nothing done to it
+        assert all(i["verdict"] != "hung" and i["action"] == "none" for i in incidents), incidents
+        return
+    root = root_cause(run.hang())
+    assert root["proof"] is not None and root["cause"] == "process.waits_on", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("signal_pause_forkserver.py"), root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 124)])
 def test_a_pause_for_a_signal_the_process_handles_is_named_and_left_to_the_clock(run, arg, code):
     """signal.pause() for the SIGUSR1 a helper thread was to send, which died first: a handler is installed, so a

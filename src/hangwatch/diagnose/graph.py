@@ -13,8 +13,9 @@ each with the resource and the measured fact it was read from:
   children (a wait for any of several: no proof through it);
 - a thread reading the terminal (its standard input one) -> a person; at a prompt on a pipe -> the pipe's writers;
 - a thread waiting on a primitive of its own process that no living thread can release (a Python one; any private
-  futex of a process left with one OS thread, as fork leaves it) -> nobody; where a signal handler of its may end the
-  main thread's wait (a launcher waiting for its child's SIGCHLD) -> its living children; where one thread blocked in
+  futex of a process left with one OS thread, as fork leaves it), or for a signal alone that no handler of it would
+  let go on while nothing else of the job moves -> nobody; where a signal handler of its may end the main thread's
+  wait (a launcher waiting for its child's SIGCHLD, or in pause()) -> its living children; where one thread blocked in
   a read alone could (a reader thread that fills main's queue) -> that thread, and on to the read's other end (own.py);
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
   0) that every process sharing it waits for -> nobody;
@@ -26,15 +27,12 @@ each with the resource and the measured fact it was read from:
 - a process waiting for a pool's result that nobody will hand over (the pool's result handler gone, a worker lost
   with its task, an executor with no worker) -> nobody.
 
-Each node's state is a measured fact (``gone``, ``stopped``, ``blocked``, ``spinning``, ``working``,
-``asleep``, ``idle``, ``person``, ``outside``, ``unknown``). A running loop is ``working`` only when its
-locals advance (or its stack moves at full CPU); a loop whose locals stay put while the CPU burns is
-``spinning``. The verdict follows each chain to its end:
+Each node's state is a measured fact (diagnose/state.py: ``gone``, ``stopped``, ``blocked``, ``spinning``,
+``working``, ``asleep``, ``idle``, ``person``, ``outside``, ``unknown``). The verdict follows each chain to its end:
 
 - a cycle, a holder that is gone with what it held (a file lock, a semaphore), nobody, a person, or a stopped
   holder: hung, with proof;
-- a holder that exited during the look, of a wait its exit ends (a child's status, a pipe's or a socket's end
-  of file): the wait ends, no verdict from the chain;
+- a holder that exited in the look, of a wait its exit ends (a child's status, a pipe's end): no verdict from it;
 - a holder blocked or spinning: hung (proof when the holder's own wait is proven);
 - a working holder: ``waiting``, bounded by --max-slow, with the holder's progress as proof of work;
 - a holder asleep or waking: alive;
@@ -173,6 +171,8 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
             elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             elif w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:
+                if len(w.holders) > 1:
+                    continue  # any of several sharers not waiting could: a wait for any of them, no proof via one
                 words = (
                     f"{v.label()} waits for a multiprocessing {kind} ({w.path}) at {place}; "
                     f"pid {h.pid} could {NOTIFY[kind]} it"
@@ -305,7 +305,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     out.extend((e, None) for e in _rank_waits(scene, v, at))
     if out:
         return out
-    ends = signalled(scene, v, t, at) or thread_waits(v)
+    ends = signalled(scene, v, t, at) or thread_waits(v, scene)
     by_thread = None if ends else released_by_thread(v, t, at, side)
     return ends or by_thread or list(_peerless(scene, v))
 

@@ -62,8 +62,11 @@ def notified(t: ThreadView) -> str | None:
     Condition's wait (``event_wait``) for an Event's set, a Barrier's last party (``threading.Barrier``'s code over
     multiprocessing's Condition), else the condition's own notify; None where the thread waits for a lock or a
     semaphore someone took."""
-    if any(f.file.endswith("multiprocessing/queues.py") and f.function in MP_PUTS for f in t.frames):
-        return "queue's room"
+    top = (
+        t.frames[0] if t.frames else None
+    )  # the put itself, at its wait for a free slot (not for its condition's lock)
+    if top is not None and top.file.endswith("multiprocessing/queues.py") and top.function in MP_PUTS:
+        return "queue's room" if "_sem.acquire" in (top.code or "") else None
     if not event_wait(t):
         return None
     if any(f.function == "Event.wait" for f in t.frames):

@@ -16,18 +16,24 @@ from __future__ import annotations
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY, Edge, Node, pid_id
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import still
+from hangwatch.diagnose.state import moving, still
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import POLLED, LockWait
 
 
-def thread_waits(v: ProcessView) -> list[tuple[Edge, Node | None]]:
+def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]:
     """A thread of ``v`` waiting on its own process's primitive that no living thread can release: a Python one
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     out: list[tuple[Edge, Node | None]] = []
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
-        fact = proof.unreleasable(v, t) or proof.forsaken(v, t) or proof.unsignalled(v, t)
+        fact = (
+            proof.unreleasable(v, t)
+            or proof.forsaken(v, t)
+            # a pause by design while the rest of the job works (a launcher's, a rank's that waits to be ended; the
+            # workers may be a forkserver's children, not its own) is no hang: only where nothing else moves
+            or (proof.unsignalled(v, t) if moving(scene, besides=v.pid) is None else None)
+        )
         if fact is None:
             continue
         kind = "signal" if t.last.syscall == "pause" else proof.sync_wait(t) or "lock"

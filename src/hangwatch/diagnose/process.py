@@ -303,11 +303,16 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
         t = v.main_thread
         if t is None or not proof.signal_alone(v, t):
             continue
-        mask = (v.info.caught_signals or 0) & proof.GOES_ON  # SigCgt unread: nothing to name
-        caught = [s for s in signal.Signals if mask >> (s - 1) & 1]
+        # as proof.handlers_may_run counts them: SIGCHLD only while a child that may exit lives; SigCgt unread: none
+        mask = (v.info.caught_signals or 0) & (proof.GOES_ON if v.parent else proof.GOES_ON & ~proof.SIGCHLD)
+        caught = [_signal_name(n) for n in range(1, 65) if mask >> (n - 1) & 1]
         if not caught:
             continue
-        kids = [k.pid for k in scene.children(v.pid) if not k.state.startswith("Z")]
+        kids = [
+            k.pid
+            for k in scene.children(v.pid)
+            if not k.state.startswith("Z") and may_exit(k.role, k.info.cmdline, v.info.cmdline)
+        ]
         who = (
             f"its children ({', '.join(map(str, kids))}) may send one"
             if kids
@@ -320,15 +325,22 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
                     cause=Cause.PROCESS_WAITS_ON,
                     confidence=0.6,
                     summary=f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): its handlers "
-                    f"catch {', '.join(s.name for s in caught)}; {who}.",
+                    f"catch {', '.join(caught)}; {who}.",
                     where=v.where(t, frame),
                     evidence=(
                         f"{v.label()} main thread: {t.wait_text}, a wait on no file, for the whole window",
-                        f"signals it has a handler for (SigCgt), of those that may let it go on: "
-                        f"{', '.join(s.name for s in caught)}",
+                        f"signals it has a handler for (SigCgt), of those that may let it go on: {', '.join(caught)}",
                     ),
                     fix=SELF_WAIT_FIX["signal"],
                 )
             )
         )
     return hits
+
+
+def _signal_name(n: int) -> str:
+    """SIGUSR1 for 10; a real-time signal, which has no name of its own, by its number."""
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"

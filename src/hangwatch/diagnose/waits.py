@@ -135,6 +135,8 @@ BARRIER_FIX = (
     "that reach it.",
 )
 
+NOTIFIED_FIX = {"barrier": BARRIER_FIX, "queue's room": QUEUE_ROOM_FIX}  # an event's and a condition's: the setter's
+
 
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     if not w.holders and w.kind == "soft" and w.note and "no process has it open" in w.note:
@@ -443,7 +445,7 @@ def semaphore_wait(
                     summary=f"{name} waits{forever} for {lock} at {describe(frame)}, {why}; its count is 0.",
                     where=v.where(t, frame),
                     evidence=tuple(ev),
-                    fix={"barrier": BARRIER_FIX, "queue's room": QUEUE_ROOM_FIX}.get(event, EVENT_SETTER_FIX)
+                    fix=NOTIFIED_FIX.get(event, EVENT_SETTER_FIX)
                     if event
                     else (
                         "A process died while it held the lock (killed, or crashed): the lock is never released. "
@@ -492,7 +494,7 @@ def semaphore_wait(
                     f"it {holder_doing(h, state)}.",
                     where=v.where(t, frame),
                     evidence=tuple(ev),
-                    fix=QUEUE_ROOM_FIX if what == "queue's room" else EVENT_SETTER_FIX,
+                    fix=NOTIFIED_FIX.get(what or "", EVENT_SETTER_FIX),
                 )
             )
         ]
