@@ -303,20 +303,16 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
         t = v.main_thread
         if t is None or not proof.signal_alone(v, t):
             continue
-        # as proof.handlers_may_run counts them: SIGCHLD only while a child that may exit lives; SigCgt unread: none
-        mask = (v.info.caught_signals or 0) & (proof.GOES_ON if v.parent else proof.GOES_ON & ~proof.SIGCHLD)
+        mask = proof.caught(v, proof.GOES_ON) or 0  # SigCgt unread: nothing to name
         caught = [_signal_name(n) for n in range(1, 65) if mask >> (n - 1) & 1]
         if not caught:
             continue
-        kids = [
-            k.pid
-            for k in scene.children(v.pid)
-            if not k.state.startswith("Z") and may_exit(k.role, k.info.cmdline, v.info.cmdline)
-        ]
+        kids = [k.pid for k in waited_children(scene, v)]
         who = (
             f"its children ({', '.join(map(str, kids))}) may send one"
             if kids
-            else "no other thread of it can run and no child of it lives: only a process outside the job could send one"
+            else "no other thread of it can run and no child of it that may exit lives: only a process outside the job "
+            "could send one"
         )
         frame = innermost_user(t.frames)
         hits.append(

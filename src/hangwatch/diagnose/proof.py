@@ -164,10 +164,15 @@ GOES_ON = HANDLED & ~sum(1 << (n - 1) for n in (1, 3, 15))
 def handlers_may_run(v: ProcessView, signals: int = HANDLED, unread: bool = True) -> bool:
     """Whether ``v`` has a signal handler (SigCgt) for one of ``signals`` that may still come (SIGCHLD only while a
     child lives); ``unread``: the answer where SigCgt was not read (a capture recorded before it was)."""
-    caught = v.info.caught_signals
-    if caught is None:
-        return unread
-    return bool(caught & (signals if v.parent else signals & ~SIGCHLD))
+    mask = caught(v, signals)
+    return unread if mask is None else bool(mask)
+
+
+def caught(v: ProcessView, signals: int = HANDLED) -> int | None:
+    """Which of ``signals`` ``v`` has a handler for that may still come (a mask, as SigCgt's bits; SIGCHLD only while a
+    child that may exit lives); None where SigCgt was not read."""
+    mask = v.info.caught_signals
+    return None if mask is None else mask & (signals if v.parent else signals & ~SIGCHLD)
 
 
 # waits a handler may end (it sets, notifies, puts, returns)
