@@ -749,6 +749,7 @@ def test_a_spin_until_a_deadline_is_a_wait_and_a_spin_the_clock_never_ends_is_no
         ("queue_join_no_task_done.py", "waits on a queue's unfinished tasks that no running thread will mark done"),
         ("mp_barrier_short.py", "for a multiprocessing barrier"),
         ("mp_condition_no_notifier.py", "for a multiprocessing condition at"),
+        ("mp_joinable_queue_no_task_done.py", "for a multiprocessing queue's unfinished tasks"),
         ("mp_queue_full_join.py", "a cycle"),
         ("signal_wait_nothing.py", "for a signal alone"),
         ("signal_pause_launcher.py", "for a signal alone"),
@@ -760,6 +761,8 @@ def test_a_wait_that_nothing_can_end_is_said_to_be_on_what_it_waits_on(run, scri
     whose notifier died, a Semaphore whose releaser died, a queue's join whose worker never calls task_done (each was
     "waits on an event ... that no running thread will set"), a multiprocessing Barrier one party short and a
     multiprocessing Condition whose notifier died (each was "a multiprocessing lock ..., whose holder is gone"), a
+    multiprocessing JoinableQueue's join whose consumer raised before its task_done (was "a multiprocessing
+    condition", with an Event's fix), a
     child's put to a full multiprocessing Queue its parent reads only after joining it (was a lock "held by" the
     parent, io.lock_wait, exit 124 though a cycle was proven), a select given no file and no timeout in a process that
     handles no signal that would let it go on, and a launcher's pause() for a SIGCHLD it has no handler for, its worker

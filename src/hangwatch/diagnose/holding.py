@@ -52,7 +52,13 @@ def event_wait(t: ThreadView) -> bool:
 
 
 # What ends each wait on a multiprocessing primitive that nobody holds, done by a process that shares it
-NOTIFY = {"event": "set", "barrier": "reach", "condition": "notify", "queue's room": "make"}
+NOTIFY = {
+    "event": "set",
+    "barrier": "reach",
+    "condition": "notify",
+    "queue's room": "make",
+    "queue's unfinished tasks": "finish",
+}
 MP_PUTS = frozenset({"Queue.put", "JoinableQueue.put"})  # a bounded queue's put: SimpleQueue's takes a lock only
 
 
@@ -60,7 +66,8 @@ def notified(t: ThreadView) -> str | None:
     """What a wait on a multiprocessing primitive nobody holds is for, by the frames that called it: a bounded
     Queue's put waits for room (its semaphore of free slots: a get in a process that shares it makes one); a
     Condition's wait (``event_wait``) for an Event's set, a Barrier's last party (``threading.Barrier``'s code over
-    multiprocessing's Condition), else the condition's own notify; None where the thread waits for a lock or a
+    multiprocessing's Condition), a JoinableQueue's join for a task_done() of each item put, else the condition's
+    own notify; None where the thread waits for a lock or a
     semaphore someone took."""
     top = (
         t.frames[0] if t.frames else None
@@ -73,6 +80,8 @@ def notified(t: ThreadView) -> str | None:
         return "event"
     if any(f.file.endswith("/threading.py") and f.function.startswith("Barrier.") for f in t.frames):
         return "barrier"
+    if any(f.file.endswith("multiprocessing/queues.py") and f.function == "JoinableQueue.join" for f in t.frames):
+        return "queue's unfinished tasks"
     return "condition"
 
 

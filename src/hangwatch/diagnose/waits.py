@@ -135,7 +135,17 @@ BARRIER_FIX = (
     "that reach it.",
 )
 
-NOTIFIED_FIX = {"barrier": BARRIER_FIX, "queue's room": QUEUE_ROOM_FIX}  # an event's and a condition's: the setter's
+QUEUE_TASKS_FIX = (
+    "A `JoinableQueue.join()` waits for a `task_done()` for every item put, and the process that got an item exited "
+    "(raised, returned early, was killed) before it called one: call `task_done()` in a `finally:` after each `get()`, "
+    "and before joining the queue, check that its consumers are alive (or join them with a timeout first).",
+)
+
+NOTIFIED_FIX = {
+    "barrier": BARRIER_FIX,
+    "queue's room": QUEUE_ROOM_FIX,
+    "queue's unfinished tasks": QUEUE_TASKS_FIX,
+}  # an event's and a condition's: the setter's
 
 
 def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
