@@ -28,13 +28,11 @@ from hangwatch.records.incident import Finding
 
 
 def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
-    """A thread that spins in the same frame with locals read, named at its loop's header where they prove it gets
-    nowhere (the verdict stage proves it from that state)."""
+    """A thread that spins in the same frame with locals read, named at its loop's header (the samples land on any
+    line of its body; the verdict stage proves the spin where its locals show it gets nowhere)."""
     motion = m.motion
     assert motion is not None  # noqa: S101 - the rule judges a loop without locals elsewhere
-    frame = t.user_frame
-    counting = m.proves_hang
-    frame = _at_loop(frame, v.locals_of(t.tid)) if counting else frame
+    frame = _at_loop(t.user_frame, v.locals_of(t.tid))
     finding = Finding(
         cause=Cause.CODE_BUSY_LOOP,
         confidence=0.8,
@@ -48,8 +46,8 @@ def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
         evidence=(
             f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
             f"and holding the GIL in every sample",
-            f"innermost frame identical in {len(t.stacks)} samples: {describe(frame)}"
-            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"innermost frame identical in {len(t.stacks)} samples: {describe(t.user_frame)}"
+            + (f" `{t.user_frame.code}`" if t.user_frame and t.user_frame.code else ""),
             f"locals of {describe(t.user_frame)}: {motion.evidence}",
         ),
         fix=SPIN_WAIT_FIX if m.state == "spin_waits" else BUSY_FIX,
@@ -85,7 +83,7 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
 
 
 def _at_loop(frame: Frame | None, reads: tuple[LocalsRead, ...]) -> Frame | None:
-    """A proven spin is named at its loop's header (the samples land on any line of its body)."""
+    """A spin is named at its loop's header (the samples land on any line of its body)."""
     last = reads[-1] if reads else None
     if (
         frame is None
