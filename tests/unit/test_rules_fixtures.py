@@ -439,7 +439,9 @@ def test_a_lost_pool_result_is_named_by_its_namer_and_proven_by_the_graphs_edge_
     assert [h.verdict for h in lost_work_rule(Scene.of(ev))] == [None]
     d = diagnose(ev)
     assert (d.verdict.value, d.root.cause) == ("hung", "child.lost_work"), d.root
-    assert d.root.proves_hang and "no living thread holds it" in (d.root.proof.fact if d.root.proof else ""), d.root
+    assert d.root.proves_hang and "no living thread will hand it over" in (d.root.proof.fact if d.root.proof else ""), (
+        d.root
+    )
     assert d.graph is not None and any(e.resource == "pool result" for e in d.graph.edges)
     young = max((p for p in ev.processes if p.info.ppid == ev.processes[0].info.pid), key=lambda p: p.info.create_time)
     first = min(p.info.create_time for p in ev.processes if p.info.ppid == young.info.ppid)

@@ -130,7 +130,7 @@ class Chain:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
         out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
         if self.end.state == NOBODY:
-            out.append(f"-> no living thread holds it: {self.end.fact}")
+            out.append(f"-> {nobody_text(self.hops[-1].resource)}: {self.end.fact}")
         else:
             out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
         proven = self.proof is not None and self.ending in ("blocked", "looping")
@@ -167,7 +167,7 @@ ENDING_TEXT = {
     "cycle": "a cycle: each waits for the next, so none ever moves (hung)",
     "gone": "the holder is gone, so what it held is never released (hung)",
     "ended": "the holder has exited, and its exit ends this wait (end of file, the child's status, torch's check)",
-    "nobody": "no living thread can release it (hung)",
+    "nobody": "no living thread can release it (hung)",  # a lock's; other waits: NOBODY_ENDS
     "person": "it waits for someone to type, and nobody is there (hung)",
     "stopped": "the holder is stopped and runs again only when someone continues it (hung)",
     "blocked": "the holder is itself blocked, so the wait does not end by itself",
@@ -199,17 +199,52 @@ UNPROVEN_TEXT = {
 }
 
 
+# Who would end a wait that nobody can end, and how, by the last hop's resource: a lock (any kind) is released by
+# its holder, so "no living thread holds it"; nobody holds an event, a queue's tasks or a signal.
+NOBODY_ENDS = {
+    "event": ("no living thread", "set it"),
+    "condition": ("no living thread", "notify it"),
+    "barrier": ("no living thread", "arrive at it"),
+    "queue": ("no living thread", "put to it or take from it"),
+    "queue's unfinished tasks": ("no living thread", "mark them done"),
+    "queue's room": ("no living thread", "make room in it"),
+    "future": ("no living thread", "complete it"),
+    "pool result": ("no living thread", "hand it over"),
+    "dataloader batch": ("no living worker", "bring it"),
+    "signal": ("nothing in the job", "send it"),
+}
+
+
+def nobody_text(resource: str | None) -> str:
+    """Why nobody ends a wait on ``resource``, as a hop says it: ``no living thread holds it`` (a lock), ``no living
+    thread will set it`` (an event)."""
+    who, verb = NOBODY_ENDS.get(resource or "", ("", ""))
+    return f"{who} will {verb}" if who else "no living thread holds it"
+
+
 def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool = True) -> str:
     """What a chain's end makes the wait, in words (``proven``: the chain has a proof); a cycle of one process is that
     process waiting on itself."""
     if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
         return "only the waiter's own process could end this wait, and none of its threads was seen able to (hung)"
+    if ending == NOBODY and hops and hops[-1].resource in NOBODY_ENDS:
+        who, verb = NOBODY_ENDS[hops[-1].resource]
+        return f"{who} can {verb} (hung)"
     return ENDING_TEXT[ending] if proven or ending not in UNPROVEN_TEXT else UNPROVEN_TEXT[ending]
 
 
 def pid_id(pid: int) -> str:
     """A process's node id."""
     return f"pid:{pid}"
+
+
+def to_nobody(
+    pid: int, resource: str, words: str, fact: str, timeout: bool | None = False, tid: int | None = None
+) -> tuple[Edge, Node]:
+    """A wait of process ``pid`` that nobody can end: its edge to the process's own nobody node (one per process:
+    its own fact, not the first process's), whose ``fact`` says why."""
+    nobody = f"{NOBODY}:{pid}"
+    return Edge(pid_id(pid), nobody, resource, words, timeout=timeout, tid=tid), Node(nobody, "nobody", NOBODY, fact)
 
 
 @frozen

@@ -18,7 +18,8 @@ each with the resource and the measured fact it was read from:
   wait (a launcher waiting for its child's SIGCHLD, or in pause()) -> its living children; where one thread blocked in
   a read alone could (a reader thread that fills main's queue) -> that thread, and on to the read's other end (own.py);
 - a thread waiting for a soft lock file that no process has open, or for a multiprocessing semaphore taken (count
-  0) that every process sharing it waits for -> nobody;
+  0) that every process sharing it waits for (a lock, or what its caller's frames make it: an event, a condition, a
+  barrier, a queue's room or unfinished tasks, each in its own words) -> nobody;
 - a thread opening a FIFO that no process has open the other way -> the rest of the job (any process could:
   ``moves`` while anything of it moves), followed only where its process waits on nothing else; so is the main
   thread of a process that is not a rank blocked on a socket with no peer (accept, an unconnected datagram socket:
@@ -59,9 +60,11 @@ from hangwatch.diagnose.chains import (
     Node,
     WaitGraph,
     ending_text,
+    nobody_text,
     pid_id,
+    to_nobody,
 )
-from hangwatch.diagnose.holding import NOTIFY, holder_text, notified, parked_text
+from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
     lost_batch,
@@ -75,7 +78,7 @@ from hangwatch.diagnose.own import (
 )
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import ALIVE, holder_process_state, holder_state, long_timer, moving, waits_for_work
+from hangwatch.diagnose.state import ALIVE, holder_process_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -97,28 +100,6 @@ def kernel_blocked(t: ThreadView) -> bool:
         and all(s.state in ("S", "D") for s in t.samples)
         and (t.wakeups or 0) == 0
         and ((t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
-    )
-
-
-def _holder_node(h: LockHolder, bound_s: float) -> Node:
-    state = holder_state(h, children=False)  # its children, when it waits for them, are nodes of their own
-    fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
-    if state == "blocked" and h.call and not h.parked:
-        fact += f", waiting in {h.call}()"
-    if state == "blocked" and h.parked:
-        fact += "; " + parked_text(h)
-    timer = long_timer(h, bound_s)
-    if timer is not None:
-        state = "long_sleep"
-        fact += f"; {timer}"
-    return Node(
-        pid_id(h.pid),
-        f"pid {h.pid}" if h.in_job else holder_text(h),
-        state,
-        fact,
-        in_job=h.in_job,
-        proves_work=state == "working",
-        proves_hang=(state == "blocked" and bool(h.parked)) or state == "long_sleep",
     )
 
 
@@ -162,7 +143,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         for h in holders:
             if h.pid == v.pid:
                 continue
-            node = None if h.in_job and scene.view(h.pid) is not None else _holder_node(h, timer_bound(scene.evidence))
+            node = None if h.in_job and scene.view(h.pid) is not None else holder_node(h, timer_bound(scene.evidence))
             who = v.label() if wt is None or me == pid_id(v.pid) else f"its thread '{wt.name}'"
             if w.kind == "pipe":
                 words = f"{who} reads {w.path} at {place}; pid {h.pid} holds its write end"
@@ -194,7 +175,7 @@ def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | Non
     out: list[tuple[Edge, Node | None]] = []
     bound = timer_bound(scene.evidence)
     for kid in h.waits_for:
-        node = None if kid.in_job and scene.view(kid.pid) is not None else _holder_node(kid, bound)
+        node = None if kid.in_job and scene.view(kid.pid) is not None else holder_node(kid, bound)
         words = f"pid {h.pid} waits for its child pid {kid.pid}"
         out.append((Edge(pid_id(h.pid), pid_id(kid.pid), "child", words, timeout=len(h.waits_for) > 1), node))
         if node is not None:
@@ -235,12 +216,13 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
             # a pool worker idle for the task queue's lock (a worker's turn), or another thread of its own process,
             # which the sharers' count (by process) does not tell from the waiter, may hold it
             return None
-        lock = f"`{w.name}`" if w.name else "a multiprocessing lock"
-        what, fact = "semaphore", f"{lock} is taken (count 0) and every process that shares it waits for it"
+        kind = notified(t)  # nobody holds an event, a condition, a barrier, a queue: someone is to end the wait
+        lock = f"`{w.name}`" if w.name else f"a multiprocessing {kind or 'lock'}"
+        taken = "its semaphore is at count 0" if kind else f"{lock} is taken (count 0)"
+        what, fact = kind or "semaphore", f"{taken} and every process that shares it waits on it"
         words = f"{v.label()} waits for {lock} ({w.path}) at {at}"
     if fact is not None:
-        nobody = f"{NOBODY}:{v.pid}"
-        return Edge(me, nobody, what, words, timeout=w.timeout, tid=t.tid), Node(nobody, "nobody", NOBODY, fact)
+        return to_nobody(v.pid, what, words, fact, timeout=w.timeout, tid=t.tid)
     if w.kind != "fifo_open" or w.holders or not t.blocked:
         return None
     moves = moving(scene)
@@ -293,9 +275,8 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     at = describe(innermost_user(t.frames))
     lost = lost_result(scene, v)
     if lost is not None:  # the pool's result that nobody will hand over: what its main thread waits on
-        me, nobody = pid_id(v.pid), f"{NOBODY}:{v.pid}"
-        words = f"{v.label()} waits for a pool's result at {describe(lost.frame)}"
-        return [(Edge(me, nobody, "pool result", words, timeout=False), Node(nobody, "nobody", NOBODY, lost.fact))]
+        said = f"{v.label()} waits for a pool's result at {describe(lost.frame)}"
+        return [to_nobody(v.pid, "pool result", said, lost.fact)]
     batch = lost_batch(scene, v, t, at)
     if batch is not None:  # the batch no worker holds: what its main thread waits on
         return [batch]
@@ -589,7 +570,7 @@ def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
         fact = proof.hang(
             f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"
             + (
-                f"no living thread holds it ({end.fact})"
+                f"{nobody_text(hops[-1].resource)} ({end.fact})"
                 if end.state == NOBODY
                 else f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact})"
             )

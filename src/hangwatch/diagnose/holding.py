@@ -3,6 +3,7 @@ that fit (diagnose/waits.py, diagnose/graph.py)."""
 
 from __future__ import annotations
 
+from hangwatch.diagnose.chains import Node, pid_id
 from hangwatch.diagnose.state import HOLDER_ORDER, holder_state, long_timer
 from hangwatch.diagnose.views import (
     ThreadView,
@@ -170,3 +171,27 @@ def lock_fix(w: LockWait, h: LockHolder | None) -> tuple[str, ...]:
     else:
         out.append("Give the wait a timeout: lock.acquire(timeout=600), so a lock that is never released raises.")
     return tuple(out)
+
+
+def holder_node(h: LockHolder, bound_s: float) -> Node:
+    """A holder the views lack (outside the job, or gone) as a node of the wait-for graph: its state, and the fact
+    behind it (a parked holder's why, a timer that ends past ``bound_s``)."""
+    state = holder_state(h, children=False)  # its children, when it waits for them, are nodes of their own
+    fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
+    if state == "blocked" and h.call and not h.parked:
+        fact += f", waiting in {h.call}()"
+    if state == "blocked" and h.parked:
+        fact += "; " + parked_text(h)
+    timer = long_timer(h, bound_s)
+    if timer is not None:
+        state = "long_sleep"
+        fact += f"; {timer}"
+    return Node(
+        pid_id(h.pid),
+        f"pid {h.pid}" if h.in_job else holder_text(h),
+        state,
+        fact,
+        in_job=h.in_job,
+        proves_work=state == "working",
+        proves_hang=(state == "blocked" and bool(h.parked)) or state == "long_sleep",
+    )

@@ -14,7 +14,7 @@ the senders of a signal; graph.py follows them):
 from __future__ import annotations
 
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY, Edge, Node, pid_id
+from hangwatch.diagnose.chains import ENDED_BY_EXIT, Edge, Node, pid_id, to_nobody
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import moving, still
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
@@ -36,21 +36,10 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
         )
         if fact is None:
             continue
-        kind = "signal" if t.last.syscall == "pause" else proof.sync_wait(t) or "lock"
-        out.append(
-            (
-                Edge(
-                    pid_id(v.pid),
-                    f"{NOBODY}:{v.pid}",  # one per process: its own fact, not the first process's
-                    kind,
-                    timeout=False,
-                    tid=t.tid,
-                    words=f"{v.label()} thread '{t.name}' waits on "
-                    f"{proof.article(kind)} {kind} at {describe(proof.waits_at(t))}",
-                ),
-                Node(f"{NOBODY}:{v.pid}", "nobody", "nobody", fact.fact),
-            )
-        )
+        kind = "signal" if proof.signal_alone(v, t) else proof.sync_wait(t) or "lock"
+        at = describe(proof.waits_at(t))
+        words = f"{v.label()} thread '{t.name}' waits on {proof.article(kind)} {kind} at {at}"
+        out.append(to_nobody(v.pid, kind, words, fact.fact, tid=t.tid))
         break
     return out
 
@@ -104,9 +93,7 @@ def lost_batch(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> tuple[Ed
         f"{v.label()} waited for a batch: no worker holds it, and the main process hands out new work only when a "
         "batch comes back"
     )
-    me, nobody = pid_id(v.pid), f"{NOBODY}:{v.pid}"
-    words = f"{v.label()} waits for a DataLoader batch at {at}"
-    return Edge(me, nobody, "dataloader batch", words, timeout=False, tid=t.tid), Node(nobody, "nobody", NOBODY, fact)
+    return to_nobody(v.pid, "dataloader batch", f"{v.label()} waits for a DataLoader batch at {at}", fact, tid=t.tid)
 
 
 def thread_id(pid: int, tid: int) -> str:
