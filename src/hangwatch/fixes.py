@@ -210,6 +210,14 @@ LATE_TIMER_FIX = (
 )
 
 
+# A wait whose only releaser (a thread of its own) sleeps past the job's bounds: the wait-for graph's long_sleep end.
+LONG_SLEEP_FIX = (
+    "What would end this wait sleeps first, on a timer that ends only after the job's bounds: a delay read in the "
+    "wrong unit (seconds where milliseconds were meant) or a retry's back-off grown without a cap. Check the unit, "
+    "cap the delay, and wait on an event set when the work is ready (with a timeout) rather than for a fixed time.",
+)
+
+
 # A ring of processes (or threads) each waiting on the next: the wait-for graph's cycle, named by no other cause.
 CYCLE_FIX = (
     "Each waits on the next in a ring (the chain above): none can move until another does. Break the ring at one "

@@ -775,6 +775,30 @@ def test_a_wait_that_nothing_can_end_is_said_to_be_on_what_it_waits_on(run, scri
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("join_event_timer.py", "the main thread joins a thread that waits on an event"),
+        ("queue_producer_sleeps.py", "waits on a queue at <module> (queue_producer_sleeps.py:19) that only its thread"),
+    ],
+)
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_wait_only_a_thread_in_a_timed_wait_can_end_is_followed_to_its_timer(run, script, said, arg, code):
+    """A wait on a primitive of its own process that one thread alone could end, that thread in a timed wait: its
+    timer decides. Main joins a thread that waits for an Event a threading.Timer is to set: at first sight it was
+    `code.deadlock`, "... that no running thread will set", and the healthy job was killed at --min-stall (exit 125);
+    now the join is followed to the Timer's thread, asleep within the bounds: slow, and the job ends (exit 0); with no
+    Timer, nothing can set it: proven at the first look. Main waits on queue.get() for the item its producer thread
+    puts after a sleep: the sleep ends in 8 s (exit 0), or past every bound (at first sight `unknown`, ended by the
+    clock, exit 124): proven at the first look, with that sleep's fix, not a pipe's."""
+    root = _both_ways(run, script, arg, code)
+    if root is not None:
+        assert said in root["summary"], root
+        fix = " ".join(root["fix"])
+        assert "pipe" not in fix and ("timer" in fix if script.startswith("queue") else "Event.wait" in fix), root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [("8", 128 + signal.SIGUSR1), ("hang", 125)])
 def test_a_pause_while_a_forkserver_worker_waits_on_a_timer_is_not_proven(run, arg, code):
     """A launcher in signal.pause() with no handler, its worker the forkserver's child (not its own): while the worker

@@ -57,7 +57,7 @@ ALIVE_ENDINGS = frozenset(e for e, (verdict, _) in ENDINGS.items() if verdict ==
 class Node:
     """A process (or a person, or nobody) in the graph, with its state and the fact behind it."""
 
-    # `pid:N` for a process; `person` (at the terminal) or `nobody:N` (no living thread holds what pid N waits on)
+    # `pid:N` for a process; `person` (at the terminal) or `nobody:N` (nothing living can end what pid N waits on)
     id: str
     label: str  # who, in words ("main (pid 10)")
     # what it does, measured: gone, stopped, blocked, spinning, looping, long_sleep, idle, working, asleep, wakes,

@@ -240,8 +240,8 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         blocked = [t for t in v.threads if waits.get(t.tid)]
         lockers = [t for t in blocked if waits[t.tid] == "lock"]
         others_alive = [t for t in v.user_threads if t not in blocked]
-        if others_alive:
-            continue  # another user thread is running and may still release what main waits for
+        if others_alive or any(t.last.timeout is True and not t.waits_forever for t in blocked if t is not main):
+            continue  # another thread runs, or its wait times out within the bounds (a Timer's): it may still act
         if not proof.user_owned(main) and any(
             not (t.parked and t.last.syscall in proof.PARKING_CALLS) for t in v.threads if t not in blocked
         ):

@@ -14,9 +14,9 @@ the senders of a signal; graph.py follows them):
 from __future__ import annotations
 
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import ENDED_BY_EXIT, Edge, Node, pid_id, to_nobody
+from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY_ENDS, Edge, Node, pid_id, to_nobody
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import moving, still
+from hangwatch.diagnose.state import moving, still, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import POLLED, LockWait
@@ -149,14 +149,20 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
     return able[0] if all(o.parked and o.last.syscall in ("futex", "pause") for o in rest) else None
 
 
+TIMERS = frozenset({"asleep", "long_sleep"})  # a sole releaser's own timed wait: ends within the bounds, or after
+
+
 def released_by_thread(
     v: ProcessView, t: ThreadView, at: str, side: dict[int, list[tuple[Edge, Node | None]]]
 ) -> list[tuple[Edge, Node | None]] | None:
     """Main's wait that one thread alone could end (``sole_releaser``), that thread blocked in a read the capture
     followed (``side``: each side thread's read edges, and what follows them): an edge to the thread's node, whose own
-    edges go to the read's other end (a reader thread that fills the queue from a socket or a child's pipe)."""
+    edges go to the read's other end (a reader thread that fills the queue from a socket or a child's pipe); or that
+    thread in a timed wait of its own (a ``threading.Timer``'s): its node in the state its timer gives, asleep (alive)
+    where the timer ends within the job's bounds, ``long_sleep`` (proof) where it ends after them."""
     o = sole_releaser(v)
-    if o is None or o.tid not in side:
+    timer = thread_state(v, o) if o is not None and o.tid not in side else None
+    if o is None or (timer is not None and timer.state not in TIMERS):
         return None
     kind = "join" if proof.exit_join(t) else proof.sync_wait(t) or "poll"
     node_id = thread_id(v.pid, o.tid)
@@ -164,17 +170,15 @@ def released_by_thread(
     if kind == "poll":
         words = f"{v.label()} polls its own wake-up socket at {at}, which only its thread '{o.name}' could write to"
     else:
-        words = (
-            f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could release"
-        )
+        verb = NOBODY_ENDS.get(kind, ("", "release it"))[1]  # (what ends a wait on it: set an event, put to a queue)
+        words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could "
+        words += verb
     if len(v.threads) > 2:
         words += " (its other threads are parked in waits of their own with no timeout, or are library machinery)"
-    node = Node(
-        node_id,
-        f"thread '{o.name}' of {v.label()}",
-        "blocked",
-        f"blocked for the whole window in {o.last.syscall}() at {read_at}",
-        single_minded=True,
-        measured=o.measured,
-    )
+    label = f"thread '{o.name}' of {v.label()}"
+    if timer is not None:  # in a timed wait of its own (a Timer's): its timer says when it may act
+        node = Node(node_id, label, timer.state, timer.fact, proves_hang=timer.proves_hang, measured=o.measured)
+        return [(Edge(pid_id(v.pid), node_id, kind, words, timeout=False, tid=t.tid), node)]
+    fact = f"blocked for the whole window in {o.last.syscall}() at {read_at}"
+    node = Node(node_id, label, "blocked", fact, single_minded=True, measured=o.measured)
     return [(Edge(pid_id(v.pid), node_id, kind, words, timeout=False, tid=t.tid), node), *side[o.tid]]

@@ -16,7 +16,15 @@ from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
-from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX, LATE_TIMER_FIX, P2P_FIX, SELF_WAIT_FIX
+from hangwatch.fixes import (
+    CYCLE_FIX,
+    FULL_BUFFER_FIX,
+    LATE_TIMER_FIX,
+    LONG_SLEEP_FIX,
+    P2P_FIX,
+    SELF_WAIT_FIX,
+    WAIT_FOREVER_FIX,
+)
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict
 
@@ -338,6 +346,10 @@ OWN_ROLES = frozenset({Role.MAIN, Role.RANK})
 CONTRADICTED = 0.4  # the most a finding whose hang its own chain does not bear out keeps
 
 
+# The waits on a primitive (a thread's, or one shared between processes) that a chain may end at nobody for
+OWN_KINDS = frozenset({"lock", "event", "condition", "semaphore", "queue", proof.QUEUE_TASKS, "join", "barrier"})
+
+
 def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
     """A chain the graph proves hung that no finding carries is hung all the same: one finding per such chain,
     with a generic cause (``code.deadlock`` for a cycle within one process, ``process.waits_on`` otherwise),
@@ -370,6 +382,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             summary = f"{c.end.fact} (hung)." if hop.resource == "signal" else summary  # nobody holds a signal
             if t is not None and t.last.timeout is True and t.last.wakes_in is not None:  # a timeout past the bounds
                 fix = fix + LATE_TIMER_FIX
+        if c.hops[-1].resource in OWN_KINDS and c.ending in (NOBODY, "long_sleep"):  # a primitive's, not a pipe's
+            fix = WAIT_FOREVER_FIX if c.ending == NOBODY else LONG_SLEEP_FIX  # nobody alive ends it; a late timer does
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             summary = _p2p_summary(c)
