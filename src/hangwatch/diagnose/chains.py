@@ -57,7 +57,8 @@ ALIVE_ENDINGS = frozenset(e for e, (verdict, _) in ENDINGS.items() if verdict ==
 class Node:
     """A process (or a person, or nobody) in the graph, with its state and the fact behind it."""
 
-    # `pid:N` for a process; `person` (at the terminal) or `nobody:N` (nothing living can end what pid N waits on)
+    # `pid:N` for a process; `person` (at the terminal) or `nobody:N` (nothing living can end what pid N waits on:
+    # release its lock, set its event, send its signal)
     id: str
     label: str  # who, in words ("main (pid 10)")
     # what it does, measured: gone, stopped, blocked, spinning, looping, long_sleep, idle, working, asleep, wakes,
