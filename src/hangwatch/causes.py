@@ -196,7 +196,7 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         ' holds it at which line; when no frame shows it, "held by another process of the job, most '
         'likely main (pid N), which is not waiting for it", with the line of its code that takes it),'
         " and a `multiprocessing` lock whose holder died (every process that shares it waits for it: "
-        "it is never released)",
+        "it is never released); also a file lock (flock, OFD) its own process holds through another open of the file",
         Nature.HUNG,
         Requeue.DETERMINISTIC,
         DEADLOCK_FIX,

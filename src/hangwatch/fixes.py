@@ -167,7 +167,8 @@ PEER_FIX = (
 # A process that waits on a pipe or socket whose other end only it holds (the graph's edge to itself), by resource.
 SELF_WAIT_FIX = {
     "signal": (
-        "Only a signal can end this wait (`signal.pause()`, or a select or poll given no file and no timeout): wait "
+        "Only a signal can end this wait (`signal.pause()`, `signal.sigwait()`, or a select or poll given no file and "
+        "no timeout): wait "
         "on what the code means to wait for (an event, a child's exit, a file) with a timeout; where a signal is "
         "meant to end it, install its handler with `signal.signal` before the wait, and check that whoever sends it "
         "is alive.",

@@ -262,6 +262,8 @@ POOL_RESULT_WAIT = (
     ("multiprocessing/pool.py", frozenset({"map", "starmap", "get", "wait", "apply", "imap", "next", "__next__"})),
 )
 SLEEP_SYSCALLS = frozenset({"nanosleep", "clock_nanosleep"})
+# Waits whose timer the kernel shows and that end by it: the sleeps, and sigtimedwait (a signal may end it sooner)
+TIMER_SYSCALLS = SLEEP_SYSCALLS | {"sigwait"}
 CHILD_WAIT_WCHAN = "do_wait"
 PIPE_WCHANS = ("pipe_read", "pipe_wait")  # anon_pipe_read on 6.x kernels
 

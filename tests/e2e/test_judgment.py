@@ -547,6 +547,22 @@ def test_a_socket_held_by_a_process_of_the_job_is_said_as_the_state_module_reads
     assert "is blocked at" not in summary, summary
 
 
+@pytest.mark.e2e
+def test_a_native_helper_opening_a_fifo_nobody_opens_is_followed_to_the_rest_of_the_job(start_job):
+    """A thread's native helper (`cat FIFO`) waits in open() for a writer: the graph's edge from it goes to the rest
+    of the job, as a Python opener's does (the chain stopped at `cat`, "blocked, on what hangwatch did not follow").
+    Nothing proves it: a process outside the job may still open the FIFO."""
+    job = start_job("native_fifo_child.py")
+    time.sleep(1)
+    incident = inspect_json(job.pid)
+    root = root_cause(incident)
+    assert root["proof"] is None, root
+    words = [w for c in incident["graph"]["chains"] for w in c["words"]]
+    assert any("waits in open() of the FIFO" in w and "at its native code" in w for w in words), words
+    assert any("a process outside it still could" in w for w in words), words
+    assert not any("did not follow" in w for w in words), words
+
+
 # --- 4. not moving and unknown is not a reason to wait 15 minutes ------------------------------------------------
 @pytest.mark.e2e
 def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
@@ -561,8 +577,9 @@ def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
     probes = [e for e in run.events() if e["event"] == "probe" and e.get("trigger") != "still"]
     assert [e["still"] for e in probes] == [1, 2, 3], probes
     assert all(not e["hung"] for e in run.events() if e["event"] == "probe" and e.get("trigger") == "still")
-    root = root_cause(run.incident())
-    assert root["cause"] == "unknown" and (root["where"]["file"], root["where"]["line"]) == marker("still_start.py")
+    root = root_cause(run.incident())  # a wait for a signal alone in sigwait(): named, never proof
+    assert root["cause"] == "process.waits_on" and root["proof"] is None, root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("still_start.py")
 
 
 @pytest.mark.e2e
@@ -799,6 +816,19 @@ def test_a_wait_only_a_thread_in_a_timed_wait_can_end_is_followed_to_its_timer(r
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_file_lock_its_own_process_holds_through_another_open_is_followed_to_its_holder(run, arg, code):
+    """A flock on a file the waiter's own process holds through another open of it (a helper that opens the lock file
+    again): /proc/locks names the waiter itself as the holder, and its fdinfo the fd. At first sight `unknown`, ended by
+    the clock (exit 124); now the thread alone holding it is proven at the first look (exit 125) with the fix of one
+    lock per process. The twin's first lock is a writer thread's, asleep 8 s before it lets go: slow, exit 0."""
+    root = _both_ways(run, "flock_twice.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock" and "holds itself through another open" in root["summary"], root
+        assert "once per process" in root["fix"][0], root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [("8", 128 + signal.SIGUSR1), ("hang", 125)])
 def test_a_pause_while_a_forkserver_worker_waits_on_a_timer_is_not_proven(run, arg, code):
     """A launcher in signal.pause() with no handler, its worker the forkserver's child (not its own): while the worker
@@ -833,6 +863,43 @@ def test_a_pause_for_a_signal_the_process_handles_is_named_and_left_to_the_clock
     root = root_cause(run.hang())
     assert root["cause"] == "process.waits_on" and root["proof"] is None and "SIGUSR1" in root["summary"], root
     assert (root["where"]["file"], root["where"]["line"]) == marker("signal_pause_handler.py"), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("args", "code"), [(("8",), 0), (("timed", "12"), 0), (("hang",), 124)])
+def test_a_sigwait_is_a_wait_for_a_signal_and_a_sigtimedwait_a_timer(run, args, code):
+    """signal.sigwait() for the SIGUSR1 a helper process was to send, which exited first: at first sight `unknown`
+    (the call was not read); now named at the sigwait (process.waits_on, a wait for a signal alone), never proven (a
+    process outside the job may still send it): ended by the clock, worth a requeue. The helper that sends it after
+    8 s is waited for (exit 0). signal.sigtimedwait(..., 12): its timer is read from the kernel and ends within the
+    job's bounds, so the job is slow, never killed (at first sight `unknown`, killed at --min-stall: exit 124)."""
+    r = run(*QUICK, "--on-hang", "kill", *py("sigwait_helper.py", *args))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "process.waits_on" and root["proof"] is None and "sigwait" in root["summary"], root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("sigwait_helper.py"), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_an_exit_waiting_for_a_servers_non_daemon_thread_is_named_at_its_serve_loop(run, arg, code):
+    """The interpreter's exit joins a non-daemon thread started on socketserver's serve_forever (no frame of the
+    user's in it): at first sight `unknown` ("No known hang pattern matched"); now code.deadlock, named at the serve
+    loop with the daemon-or-stop fix, and left to --min-stall (a request could still come; exit 125, a bug at a
+    line). Its twin's Timer calls shutdown() after 8 s: the exit waits for the Timer, asleep: slow, exit 0."""
+    r = run(*QUICK, "--on-hang", "kill", *py("serve_forever_at_exit.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "code.deadlock" and "non-daemon thread 'metrics'" in root["summary"], root
+    assert root["where"]["file"].endswith("socketserver.py") and "serve_forever" in root["summary"], root
+    assert "daemon" in root["fix"][0], root
 
 
 @pytest.mark.e2e

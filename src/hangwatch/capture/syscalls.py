@@ -70,6 +70,7 @@ _TIMED = {
         61: ("wait4", 0, "none"),
         247: ("waitid", 0, "none"),
         34: ("pause", 0, "none"),
+        128: ("sigwait", 2, "ptr"),  # rt_sigtimedwait(set, info, timeout, size): signal.sigwait, sigtimedwait
     },
     "aarch64": {
         98: ("futex", 3, "ptr"),
@@ -80,6 +81,7 @@ _TIMED = {
         115: ("clock_nanosleep", 0, "sleep"),
         260: ("wait4", 0, "none"),
         95: ("waitid", 0, "none"),
+        137: ("sigwait", 2, "ptr"),
     },
 }.get(platform.machine(), {})
 # Polls over a set of files: the index of the argument that counts them (``select.select([], [], [])`` waits on none)
@@ -187,7 +189,7 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     wait_max = value / 1000 if how == "ms" and timeout else None
     # a poll's timeout is relative: at least the request less the thread's age is left of it
     left = _least_left(pid, tid, wait_max) if wait_max is not None else None
-    if name == "ppoll" and timeout:  # (aarch64's poll): a relative timespec
+    if name in ("ppoll", "sigwait") and timeout:  # (aarch64's poll; sigtimedwait): a relative timespec
         left = _timer_left(pid, tid, 1, 0, value)
     return BlockedCall(name, timeout=timeout, wait_max=wait_max, wakes_in=left)
 

@@ -215,7 +215,29 @@ def _file_lock_wait(
         pids, how = _fd_holders(key, set(waiters)), "has it locked (its /proc/PID/fdinfo lists the lock)"
     holders = tuple(holder(h, job, py_spy, now, how, name=None) for h in dict.fromkeys(pids) if h != pid)
     note = None if held else f"no process holds a lock on {path} now (it was released, or is being retried)"
+    own = _own_lock_fd(pid, key) if held and not holders else None
+    if own is not None:  # flock and OFD locks belong to an open file: a second open of it waits for the first
+        note = (
+            f"the waiter itself holds it, through another open of the file (its fd {own}, whose "
+            f"/proc/{pid}/fdinfo lists the lock)"
+        )
     return LockWait(tid, kind, path, timeout, holders=holders, waiters=waiters, note=note)
+
+
+def _own_lock_fd(pid: int, key: tuple[int, int, int]) -> int | None:
+    """The fd of ``pid`` through which it holds a lock on the file ``key`` (its fdinfo lists only locks it holds, not
+    the one it waits for), or None."""
+    base = proc.PROC / str(pid) / "fdinfo"
+    try:
+        fds = sorted(os.listdir(base), key=lambda x: int(x) if x.isdigit() else -1)
+    except OSError:
+        return None
+    for fd in fds:
+        text = proc.read_text(base / fd) or ""
+        lines = "\n".join(ln for ln in text.splitlines() if ln.startswith("lock:"))
+        if lines and fd.isdigit() and any(e.key == key and not e.waiting for e in parse_locks(lines)):
+            return int(fd)
+    return None
 
 
 def _soft_lock_wait(

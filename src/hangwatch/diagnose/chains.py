@@ -31,7 +31,13 @@ SELF_HELD = {
     "pipe_full": "writes to {}, which is full, at {}, and only it holds its read end",
     "socket": "waits for an answer on {} at {}, and only it holds its other end",
     "socket_full": "writes to {}, which is full, at {}, and only it holds its other end",
+    "flock": "waits for a flock() lock on {} at {}, and only it holds it, through another open of the file",
+    "ofd": "waits for an OFD lock on {} at {}, and only it holds it, through another open of the file",
+    "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",
 }
+# File locks that belong to an open file, not to a process: a second open of the file in the same process waits for
+# the first (POSIX locks are the process's own: it never waits for itself)
+OPEN_FILE_LOCKS = frozenset({"flock", "ofd", "filelock"})
 
 
 MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
@@ -228,6 +234,8 @@ def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool =
     process waiting on itself."""
     if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
         return "only the waiter's own process could end this wait, and none of its threads was seen able to (hung)"
+    if ending == "blocked" and hops and hops[-1].holder.startswith("job:"):  # any process may still open it, connect
+        return "nothing in the job was seen able to end it, and a process outside it still could: nothing proves it"
     if ending == NOBODY and hops and hops[-1].resource in NOBODY_ENDS:
         who, verb = NOBODY_ENDS[hops[-1].resource]
         return f"{who} can {verb} (hung)"

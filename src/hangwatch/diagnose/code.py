@@ -439,9 +439,21 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         # the user's threads; where there is none, its timers (a threading.Timer runs no file of the user's until it
         # fires, so a Timer is weighed only where no thread of the user's could be the one the exit waits for); none
         # that the user's files start only as daemons (``_a_daemon``): the exit never waits for those
-        joined = [t for t in v.user_threads if not _a_daemon(v, t)] or [
-            t for t in v.threads if t.tid != v.pid and _a_timer(t) and not _a_daemon(v, t)
-        ]
+        joined = (
+            [t for t in v.user_threads if not _a_daemon(v, t)]
+            or [t for t in v.threads if t.tid != v.pid and _a_timer(t) and not _a_daemon(v, t)]
+            # else a thread that runs a library's loop alone (socketserver's serve_forever started as a target: a poll
+            # with a timeout); one in a wait with none (a multiprocessing Event's wait as a target) is the graph's
+            or [
+                t
+                for t in v.threads
+                if t.tid != v.pid
+                and t.has_stack
+                and t.last.timeout is not False
+                and not proof.machinery(t)
+                and not _a_daemon(v, t)
+            ]
+        )
         waiting = [t for t in joined if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)]
         if not waiting or len(waiting) != len(joined):
             continue
@@ -458,7 +470,9 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
         if t is None:
             continue
         m = states[t.tid]
-        frame = t.user_frame or proof.waits_at(t)
+        # else the library function it was started on (its target: socketserver's serve_forever), not threading's
+        target = next((f for f in reversed(t.frames) if not f.file.endswith("/threading.py")), None)
+        frame = t.user_frame or proof.waits_at(t) or target
         site = proof.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
         named_at = Frame(site.function, site.file, site.line, site.code) if site is not None else frame
         left = t.last.wakes_in if t.last.syscall == "futex" else None

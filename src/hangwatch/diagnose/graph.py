@@ -223,7 +223,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
         words = f"{v.label()} waits for {lock} ({w.path}) at {at}"
     if fact is not None:
         return to_nobody(v.pid, what, words, fact, timeout=w.timeout, tid=t.tid)
-    if w.kind != "fifo_open" or w.holders or not t.blocked:
+    if w.kind != "fifo_open" or w.holders or not (t.blocked or kernel_blocked(t)):
         return None
     moves = moving(scene)
     anyone = f"job:{v.pid}"

@@ -14,7 +14,7 @@ the senders of a signal; graph.py follows them):
 from __future__ import annotations
 
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY_ENDS, Edge, Node, pid_id, to_nobody
+from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY_ENDS, OPEN_FILE_LOCKS, Edge, Node, pid_id, to_nobody
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import moving, still, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
@@ -50,14 +50,16 @@ def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tupl
     of it that may exit live: each may send the signal (its exit sends SIGCHLD), so the wait goes on to them, as one
     that may end by itself (a signal from elsewhere may come too: no proof through it). DataLoader and compile workers
     and multiprocessing's helpers send none."""
-    pause = proof.signal_alone(v, t) and proof.handlers_may_run(v, proof.GOES_ON, unread=False)
+    sigwait = t.last.syscall == "sigwait" and t.blocked and t.waits_forever and proof.sealed_but(v, t.tid)
+    pause = sigwait or (proof.signal_alone(v, t) and proof.handlers_may_run(v, proof.GOES_ON, unread=False))
     if t is not v.main_thread or not (
         pause or (proof.handler_may_end(v) and proof.unreleasable(v, t, handlers=False) is not None)
     ):
         return []
     kind = proof.sync_wait(t) or "event"
     said = (
-        f"{v.label()} waits for a signal alone at {at}, which a handler of its own catches"
+        f"{v.label()} waits for a signal alone at {at}, "
+        + ("in sigwait()" if sigwait else "which a handler of its own catches")
         if pause
         else f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that a signal handler of its own may end"
     )
@@ -102,9 +104,10 @@ def thread_id(pid: int, tid: int) -> str:
 
 
 def self_held(w: LockWait) -> bool:
-    """Only the waiter holds its pipe's or socket's other end, by a search not cut short (that may miss a holder)."""
+    """Only the waiter holds its pipe's or socket's other end, by a search not cut short (that may miss a holder), or
+    the file lock it waits for, through another open of the file (its own fdinfo lists it)."""
     return (
-        w.kind in ENDED_BY_EXIT
+        (w.kind in ENDED_BY_EXIT or w.kind in OPEN_FILE_LOCKS)
         and not w.holders
         and "the waiter itself" in (w.note or "")
         and "searched for" not in (w.note or "")
@@ -125,6 +128,11 @@ def polls_itself(v: ProcessView, t: ThreadView) -> bool:
     return bool(mine) and all(POLLED in (w.note or "") and self_held(w) for w in mine)
 
 
+def own_file_lock(v: ProcessView, t: ThreadView) -> LockWait | None:
+    """The file lock ``t`` waits for that its own process holds, through another open of the file, or None."""
+    return next((w for w in v.ev.waits if w.tid == t.tid and w.kind in OPEN_FILE_LOCKS and self_held(w)), None)
+
+
 def sole_releaser(v: ProcessView) -> ThreadView | None:
     """The one thread of ``v`` that could end its main thread's wait: main waits with no timeout on a lock, event,
     condition or queue of its own process (or polls only its own wake-up socket, or joins the threads at the
@@ -139,7 +147,7 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
             return (
                 None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
             )
-    elif not proof.exit_join(t) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
+    elif not (proof.exit_join(t) or own_file_lock(v, t)) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
     if len(able) != 1 or not able[0].blocked:
@@ -164,10 +172,16 @@ def released_by_thread(
     timer = thread_state(v, o) if o is not None and o.tid not in side else None
     if o is None or (timer is not None and timer.state not in TIMERS):
         return None
-    kind = "join" if proof.exit_join(t) else proof.sync_wait(t) or "poll"
+    lock = own_file_lock(v, t)
+    kind = "join" if proof.exit_join(t) else "file lock" if lock else proof.sync_wait(t) or "poll"
     node_id = thread_id(v.pid, o.tid)
     read_at = describe(innermost_user(o.frames)) if o.frames else "its native code"
-    if kind == "poll":
+    if lock is not None:
+        words = (
+            f"{v.label()} waits for a file lock on {lock.path} at {at} that it holds itself, through another open of "
+            f"the file; only its thread '{o.name}' could release it"
+        )
+    elif kind == "poll":
         words = f"{v.label()} polls its own wake-up socket at {at}, which only its thread '{o.name}' could write to"
     else:
         verb = NOBODY_ENDS.get(kind, ("", "release it"))[1]  # (what ends a wait on it: set an event, put to a queue)

@@ -301,11 +301,13 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
     hits = []
     for v in scene.views:
         t = v.main_thread
-        if t is None or not proof.signal_alone(v, t):
+        # signal.sigwait(): the signals it waits for are blocked, not caught; any of them ends it, whoever sends it
+        sigwait = t is not None and t.last.syscall == "sigwait" and t.blocked and t.waits_forever
+        if t is None or not (proof.signal_alone(v, t) or (sigwait and proof.sealed_but(v, t.tid))):
             continue
         mask = proof.caught(v, proof.GOES_ON) or 0  # SigCgt unread: nothing to name
         caught = [_signal_name(n) for n in range(1, 65) if mask >> (n - 1) & 1]
-        if not caught:
+        if not caught and not sigwait:
             continue
         kids = [k.pid for k in waited_children(scene, v)]
         who = (
@@ -320,12 +322,20 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
                 Finding(
                     cause=Cause.PROCESS_WAITS_ON,
                     confidence=0.6,
-                    summary=f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): its handlers "
-                    f"catch {', '.join(caught)}; {who}.",
+                    summary=f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): "
+                    + (
+                        "sigwait() ends when one of the signals it waits for comes"
+                        if sigwait
+                        else "its handlers catch "
+                    )
+                    + ("" if sigwait else ", ".join(caught))
+                    + f"; {who}.",
                     where=v.where(t, frame),
                     evidence=(
                         f"{v.label()} main thread: {t.wait_text}, a wait on no file, for the whole window",
-                        f"signals it has a handler for (SigCgt), of those that may let it go on: {', '.join(caught)}",
+                        f"signals it has a handler for (SigCgt), of those that may let it go on: {', '.join(caught)}"
+                        if caught
+                        else "the signals sigwait() waits for were not read (its set, in its own memory)",
                     ),
                     fix=SELF_WAIT_FIX["signal"],
                 )

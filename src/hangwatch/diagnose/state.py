@@ -13,10 +13,9 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 - ``looping``: it sleeps and wakes in a loop with no way out, and no other thread could end the process (proof);
   or a Timer of an exit whose timers re-arm with no way out in their source (no proof: no verdict of its own);
 - ``long_sleep``: asleep on a timer that ends past the job's bounds (proof); ``asleep``: a timer will wake it;
-- ``wakes``: it woke again and again (a sleep, poll or retry loop), or moved data;
-- ``idle``: a worker between tasks, waiting for work of its own;
-- ``blocked``: in one call for the whole window, at no CPU, never woken;
-- ``brief``: seen too briefly to say that it stays where it is; ``unknown``: nothing above was measured.
+- ``wakes``: it woke again and again (a sleep, poll or retry loop), or moved data; ``idle``: waits for work;
+- ``blocked``: in one call for the whole window, at no CPU, never woken; ``brief``: seen too briefly to say that it
+  stays where it is; ``unknown``: nothing above was measured.
 
 ``VERDICTS`` says what waiting on something in each state is; the graph's chain ends, the verdict stage
 (``verdict.judged``) and the rules' readings of a worker take it from there.
@@ -218,9 +217,10 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("ended", f"thread '{t.name}' of {v.label()} ended during the look: it waits on nothing now")
     if not main and t in threads_started(v):
         return Measured("started", f"thread '{t.name}' of {v.label()} started during the look: a change, not a wait")
-    # a Python wait with a timeout (Event.wait(600), a Timer) that ends within the bounds, whoever else might end it
-    # sooner (a native one, gloo's wait for its peers, is judged as its caller is)
-    timed = t.last.wakes_in if t.last.syscall == "futex" and proof.sync_wait(t) is not None else None
+    # a Python wait with a timeout (Event.wait(600), a Timer, sigtimedwait) that ends within the bounds, whoever else
+    # might end it sooner (a native one, gloo's wait for its peers, is judged as its caller is)
+    timed_call = t.last.syscall == "sigwait" or (t.last.syscall == "futex" and proof.sync_wait(t) is not None)
+    timed = t.last.wakes_in if timed_call else None
     if timed is not None and timed >= v.timer_bound_s:
         timed = None  # past the bounds: it waits as if it had no timeout (ThreadView.waits_forever)
     if asleep or wakes or timed is not None:  # (a loop of timed waits with no way out: `while not stop.wait(1)`)
@@ -556,8 +556,7 @@ def runs(v: ProcessView) -> str | None:
 
 def moving(scene: Scene, besides: int | None = None) -> str | None:
     """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when nothing
-    does (``besides``: a process not asked about). The one answer to "does anything of this job move?" that the
-    verdict without a named cause, the FIFO namer, the socket with no peer and the startup probes all ask."""
+    does (``besides``: a process not asked about). The one answer to "does anything of this job move?"."""
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
         if v.pid == besides:
             continue
@@ -587,11 +586,12 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             # the kernel's timer of a sleep: Python or native (`sleep 20`), in the newest sample that caught it asleep
             asleep = t.waiting if t.samples else None
-            left = asleep.wakes_in if asleep is not None and asleep.syscall in sg.SLEEP_SYSCALLS else None
+            left = asleep.wakes_in if asleep is not None and asleep.syscall in sg.TIMER_SYSCALLS else None
             if asleep is not None and left is not None and left < v.timer_bound_s:  # whatever its line, or none
                 top = asleep.frames[0] if asleep.frames else top
                 at = f"at {describe(top)}" if top is not None else f"in {asleep.syscall}()"
-                return f"{v.label()} sleeps {at}: its timer ends in {duration_text(left)}"
+                how = "waits for a signal" if asleep.syscall == "sigwait" else "sleeps"
+                return f"{v.label()} {how} {at}: its timer ends in {duration_text(left)}"
             if top is None or not sg.SLEEP_LINE.search(top.code or ""):
                 continue
             timer = left if left is not None else sg.sleep_timer(top.code)

@@ -27,7 +27,7 @@ from hangwatch.diagnose.holding import (
     notified,
     wait_frame,
 )
-from hangwatch.diagnose.own import side_read
+from hangwatch.diagnose.own import self_held, side_read
 from hangwatch.diagnose.process import at_prompt
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import holder_process_state, holder_state, moving, waits_for_work
@@ -153,6 +153,8 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         return _unheld_soft_lock(v, t, w)
     if not w.holders and w.kind == "soft" and w.note and "another host may hold it" in w.note:
         return _unheld_soft_lock(v, t, w, shared=True)
+    if self_held(w):
+        return _own_file_lock(v, t, w)
     if not w.holders:
         return None  # nobody holds it now: the waiter gets it at its next try
     h = w.holders[0]
@@ -199,14 +201,14 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
         return _socket(scene, v, t, w)
     frame = innermost_user(t.frames)
     at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
-    self_held = bool(w.note and "the waiter itself" in w.note)
+    own_end = bool(w.note and "the waiter itself" in w.note)
     tree = {d.pid for d in scene.descendants(v.pid)}
     if w.holders and all(h.in_job and h.pid in tree for h in w.holders):
         return None  # its own subprocesses (a compiler, a shell and what it ran): the child's and compile's rules
     if frame is None and w.holders and all(h.in_job and scene.view(h.pid) is not None for h in w.holders):
         return None  # a native process (sort) fed by one of the job's: named at that one's line (the graph's edge)
     if not w.holders:
-        if not self_held:
+        if not own_end:
             return None  # nobody else was found (a search cut short): nothing to say
         summary = (
             f"{v.label()} reads a pipe ({w.path}) at {describe(frame)} whose only write end it holds itself: "
@@ -325,6 +327,48 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
             where=v.where(t, frame),
             evidence=tuple(ev),
             fix=fix,
+        )
+    )
+
+
+OWN_FILE_LOCK_FIX = (
+    "Lock the file once per process and share that lock: keep one open file (one lock object) per path and pass it "
+    "to the code that needs it, or use a reentrant one (filelock's `FileLock(path, is_singleton=True)`, whose nested "
+    "`with` counts). A flock or OFD lock belongs to the open file, so a second `open()` of the same path in the same "
+    "process waits for the first, forever where nothing else of it releases the first.",
+    "Acquire with a timeout (`FileLock(path, timeout=...)`, `fcntl.flock(fd, LOCK_EX | LOCK_NB)` in a bounded retry "
+    "loop), so a lock that cannot come raises instead of hanging.",
+)
+
+
+def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
+    """A file lock the waiter's own process holds, through another open of the file: only another thread of it could
+    release the first (the graph's edge from the process to itself decides)."""
+    frame = innermost_user(t.frames)
+    forever = " with no timeout" if w.timeout is False else ""
+    alone = proof.sealed_but(v, t.tid)
+    summary = (
+        f"{v.label()} waits{forever} for {KIND_TEXT.get(w.kind, 'a lock')} on {w.path} at {describe(frame)}, which "
+        "it holds itself through another open of the same file: the lock belongs to that open file, so this one "
+        + (
+            "waits for it to be released, and no other thread of the process runs that could release it."
+            if alone
+            else "waits until another thread of the process releases it."
+        )
+    )
+    return named(
+        Finding(
+            cause=Cause.CODE_DEADLOCK,  # a lock of its own: a bug at this line, not a holder elsewhere to wait out
+            confidence=0.92 if alone else 0.7,
+            summary=summary,
+            where=v.where(t, frame),
+            evidence=(
+                f"{v.label()} at {describe(frame)}"
+                + (f" `{frame.code}`" if frame and frame.code else "")
+                + f": waiting for {w.path}",
+                str(w.note),
+            ),
+            fix=OWN_FILE_LOCK_FIX,
         )
     )
 

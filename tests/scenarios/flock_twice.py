@@ -1,0 +1,33 @@
+"""A cache's index is guarded by a flock() on a lock file. `python flock_twice.py hang`: the code that saves the
+index opens the lock file again and locks it while its caller still holds the lock through its own open: a flock
+belongs to the open file, so the second open waits for the first, which the same thread holds. `python flock_twice.py
+SECONDS`: the first lock is a background writer's, which writes for SECONDS and then lets it go, and the job ends."""
+
+import fcntl
+import os
+import sys
+import tempfile
+import threading
+import time
+
+LOCK = os.path.join(tempfile.mkdtemp(), "index.lock")
+
+
+def save_index() -> None:
+    with open(LOCK, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # HANG-HERE
+        f.write("index\n")
+
+
+held = open(LOCK, "w")  # noqa: SIM115 - held until the writer lets it go (or forever)
+fcntl.flock(held, fcntl.LOCK_EX)
+if sys.argv[1] != "hang":
+
+    def writer() -> None:
+        time.sleep(float(sys.argv[1]))
+        fcntl.flock(held, fcntl.LOCK_UN)
+
+    threading.Thread(target=writer, name="writer").start()
+print("saving the index", flush=True)
+save_index()
+print("done", flush=True)

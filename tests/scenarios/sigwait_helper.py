@@ -1,0 +1,23 @@
+"""The main thread blocks SIGUSR1 and waits for it in signal.sigwait(); a helper process is to send it when its work
+is done. `python sigwait_helper.py hang`: the helper exits first, without sending it (a process outside the job could
+still send one: nothing proves the wait never ends); `python sigwait_helper.py SECONDS`: the helper works SECONDS, then
+sends it; `python sigwait_helper.py timed SECONDS`: no helper, and the main thread polls for the signal with
+signal.sigtimedwait(..., SECONDS), then goes on."""
+
+import os
+import signal
+import subprocess
+import sys
+
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+if sys.argv[1] == "timed":
+    print("polled:", signal.sigtimedwait({signal.SIGUSR1}, float(sys.argv[2])), flush=True)  # TIMED-HERE
+    print("done", flush=True)
+    sys.exit(0)
+work = "raise SystemExit(3)" if sys.argv[1] == "hang" else f"time.sleep({float(sys.argv[1])})"
+helper = subprocess.Popen(
+    [sys.executable, "-c", f"import os, signal, time; {work}; os.kill({os.getpid()}, signal.SIGUSR1)"]
+)
+signal.sigwait({signal.SIGUSR1})  # HANG-HERE
+helper.wait(timeout=30)
+print("done", flush=True)
