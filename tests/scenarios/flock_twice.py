@@ -1,10 +1,13 @@
 """A cache's index is guarded by a flock() on a lock file. `python flock_twice.py hang`: the code that saves the
 index opens the lock file again and locks it while its caller still holds the lock through its own open: a flock
 belongs to the open file, so the second open waits for the first, which the same thread holds. `python flock_twice.py
-SECONDS`: the first lock is a background writer's, which writes for SECONDS and then lets it go, and the job ends."""
+SECONDS`: the first lock is a background writer's, which writes for SECONDS and then lets it go, and the job ends.
+`python flock_twice.py alarm`: the same thread holds it, and the second lock is bounded the usual way, by a SIGALRM
+whose handler raises after 8 s: the save is skipped, and the job ends."""
 
 import fcntl
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -21,7 +24,14 @@ def save_index() -> None:
 
 held = open(LOCK, "w")  # noqa: SIM115 - held until the writer lets it go (or forever)
 fcntl.flock(held, fcntl.LOCK_EX)
-if sys.argv[1] != "hang":
+if sys.argv[1] == "alarm":
+
+    def timed_out(*_: object) -> None:
+        raise TimeoutError("the index lock")
+
+    signal.signal(signal.SIGALRM, timed_out)
+    signal.alarm(8)
+elif sys.argv[1] != "hang":
 
     def writer() -> None:
         time.sleep(float(sys.argv[1]))
@@ -29,5 +39,8 @@ if sys.argv[1] != "hang":
 
     threading.Thread(target=writer, name="writer").start()
 print("saving the index", flush=True)
-save_index()
+try:
+    save_index()
+except TimeoutError as e:
+    print("skipped the save:", e, flush=True)
 print("done", flush=True)

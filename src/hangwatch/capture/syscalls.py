@@ -191,6 +191,8 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
     left = _least_left(pid, tid, wait_max) if wait_max is not None else None
     if name in ("ppoll", "sigwait") and timeout:  # (aarch64's poll; sigtimedwait): a relative timespec
         left = _timer_left(pid, tid, 1, 0, value)
+    if name == "sigwait" and timeout:  # it ends by its request at the latest (it began before now)
+        wait_max = _timespec(pid, tid, value)
     return BlockedCall(name, timeout=timeout, wait_max=wait_max, wakes_in=left)
 
 
@@ -296,6 +298,16 @@ def _sleep_left(pid: int, tid: int, name: str, args: list[int]) -> float | None:
 def _timer_left(pid: int, tid: int, clock: int, flags: int, addr: int) -> float | None:
     """Seconds left of the timespec at ``addr`` in the target's memory: to its deadline on ``clock`` where ``flags``
     has TIMER_ABSTIME, else at least the request less the thread's age; None where it cannot be read."""
+    request = _timespec(pid, tid, addr)
+    if request is None or clock not in CLOCKS:
+        return None
+    if flags & TIMER_ABSTIME:
+        return max(0.0, request - time.clock_gettime(CLOCKS[clock]))
+    return _least_left(pid, tid, request)
+
+
+def _timespec(pid: int, tid: int, addr: int) -> float | None:
+    """The timespec at ``addr`` in the memory of a thread still in its call, in seconds; None where unreadable."""
     task = PROC / str(pid) / "task" / str(tid)
     before = read_text(task / "syscall")
     try:
@@ -304,15 +316,12 @@ def _timer_left(pid: int, tid: int, clock: int, flags: int, addr: int) -> float 
             raw = f.read(16)
     except (OSError, ValueError, OverflowError):
         return None
-    if len(raw) != 16 or clock not in CLOCKS or read_text(task / "syscall") != before:
+    if len(raw) != 16 or read_text(task / "syscall") != before:
         return None  # (a thread that left the call between the reads: its stack's bytes are no longer its request)
     sec, nsec = struct.unpack("<qq", raw)
     if sec < 0 or not 0 <= nsec < 1_000_000_000:
         return None  # not a timespec
-    request = float(sec) + float(nsec) / 1e9
-    if flags & TIMER_ABSTIME:
-        return max(0.0, request - time.clock_gettime(CLOCKS[clock]))
-    return _least_left(pid, tid, request)
+    return float(sec) + float(nsec) / 1e9
 
 
 def _least_left(pid: int, tid: int, request: float) -> float | None:

@@ -198,6 +198,7 @@ def _file_lock_wait(
     job: dict[int, list[ProcessSample]],
     py_spy: str | None,
     now: float,
+    fd: int | None = None,
 ) -> LockWait:
     key = file_key(path)
     if key is None:
@@ -215,7 +216,9 @@ def _file_lock_wait(
         pids, how = _fd_holders(key, set(waiters)), "has it locked (its /proc/PID/fdinfo lists the lock)"
     holders = tuple(holder(h, job, py_spy, now, how, name=None) for h in dict.fromkeys(pids) if h != pid)
     note = None if held else f"no process holds a lock on {path} now (it was released, or is being retried)"
-    own = _own_lock_fd(pid, key) if held and not holders else None
+    own = _own_lock_fd(pid, key, fd) if held and not holders and kind in ("flock", "filelock") else None
+    if own is not None and _fd_holders(key, {pid}):
+        own = None  # another process has it locked too (an open file it shares, a fork's copy): it may unlock it
     if own is not None:  # flock and OFD locks belong to an open file: a second open of it waits for the first
         note = (
             f"the waiter itself holds it, through another open of the file (its fd {own}, whose "
@@ -224,9 +227,9 @@ def _file_lock_wait(
     return LockWait(tid, kind, path, timeout, holders=holders, waiters=waiters, note=note)
 
 
-def _own_lock_fd(pid: int, key: tuple[int, int, int]) -> int | None:
-    """The fd of ``pid`` through which it holds a lock on the file ``key`` (its fdinfo lists only locks it holds, not
-    the one it waits for), or None."""
+def _own_lock_fd(pid: int, key: tuple[int, int, int], waited: int | None) -> int | None:
+    """The fd of ``pid``, other than the one it waits on (``waited``), through which it holds a flock on the file
+    ``key`` (its fdinfo lists only locks it holds, not the one it waits for), or None."""
     base = proc.PROC / str(pid) / "fdinfo"
     try:
         fds = sorted(os.listdir(base), key=lambda x: int(x) if x.isdigit() else -1)
@@ -235,7 +238,12 @@ def _own_lock_fd(pid: int, key: tuple[int, int, int]) -> int | None:
     for fd in fds:
         text = proc.read_text(base / fd) or ""
         lines = "\n".join(ln for ln in text.splitlines() if ln.startswith("lock:"))
-        if lines and fd.isdigit() and any(e.key == key and not e.waiting for e in parse_locks(lines)):
+        if (
+            lines
+            and fd.isdigit()
+            and int(fd) != waited
+            and any(e.key == key and not e.waiting and e.kind == "FLOCK" for e in parse_locks(lines))
+        ):
             return int(fd)
     return None
 
@@ -503,7 +511,7 @@ def _thread_waits(
         if not (target and target.startswith("/")):
             return []
         kind = "flock" if t.syscall == "flock" else "posix"
-        return _one(_file_lock_wait(pid, t.tid, kind, target, False, r.entries, r.job, r.py_spy, r.now))
+        return _one(_file_lock_wait(pid, t.tid, kind, target, False, r.entries, r.job, r.py_spy, r.now, t.fd))
     if (m := _futex_in(t, maps)) is not None:
         return _one(_sem_wait(pid, t, m, r.job, r.infos, r.py_spy, r.now))
     # The main thread's read; a side thread's where the main thread is parked on a lock, event or queue of its own

@@ -32,12 +32,11 @@ SELF_HELD = {
     "socket": "waits for an answer on {} at {}, and only it holds its other end",
     "socket_full": "writes to {}, which is full, at {}, and only it holds its other end",
     "flock": "waits for a flock() lock on {} at {}, and only it holds it, through another open of the file",
-    "ofd": "waits for an OFD lock on {} at {}, and only it holds it, through another open of the file",
     "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",
 }
 # File locks that belong to an open file, not to a process: a second open of the file in the same process waits for
-# the first (POSIX locks are the process's own: it never waits for itself)
-OPEN_FILE_LOCKS = frozenset({"flock", "ofd", "filelock"})
+# the first (POSIX locks are the process's own: it never waits for itself; OFD locks have ranges: not read)
+OPEN_FILE_LOCKS = frozenset({"flock", "filelock"})
 
 
 MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so
@@ -218,7 +217,8 @@ NOBODY_ENDS = {
     "future": ("no living thread", "complete it"),
     "pool result": ("no living thread", "hand it over"),
     "dataloader batch": ("no living worker", "bring it"),
-    "signal": ("nothing in the job", "send it"),
+    "signal": ("no signal", "let it go on"),  # no handler: a signal could only end the process
+    "join": ("no living thread", "end it"),
 }
 
 

@@ -449,7 +449,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                 for t in v.threads
                 if t.tid != v.pid
                 and t.has_stack
-                and t.last.timeout is not False
+                and t.last.timeout is True
                 and not proof.machinery(t)
                 and not _a_daemon(v, t)
             ]

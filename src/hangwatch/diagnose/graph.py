@@ -52,6 +52,7 @@ from hangwatch.diagnose.chains import (
     MAX_HOLDERS,
     MAX_HOPS,
     NOBODY,
+    OPEN_FILE_LOCKS,
     PERSON,
     SELF_HELD,
     STATE_WORDS,
@@ -129,6 +130,8 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
         if held_here and (not proof.sealed_but(v, w.tid) or me != pid_id(v.pid)):
             continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
+        if held_here and w.kind in OPEN_FILE_LOCKS and proof.handlers_may_run(v, proof.GOES_ON):
+            continue  # a handler may end the lock's wait (signal.alarm around a flock: the usual timeout)
         timed = _timed(v, wt, w)
         if held_here:  # the other end is the waiter's own: only another thread of its own could end the wait
             words = SELF_HELD[w.kind].format(w.path, place)

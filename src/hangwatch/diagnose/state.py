@@ -63,12 +63,10 @@ class Activity(str, Enum):
 
 @frozen
 class Measured:
-    """A process's or a thread's state, the measured fact behind it, and whether that fact proves work (locals
-    that advance, bytes moving, output growing) or a hang (a spin proven to get nowhere, a loop with no way
-    out, a timer past every bound)."""
+    """A process's or a thread's state, the measured fact behind it, and whether that fact proves work (locals that
+    advance, bytes moving, output growing) or a hang (a spin getting nowhere, a loop with no way out, a long timer)."""
 
-    # gone, stopped, spinning, working, looping, long_sleep, asleep, wakes, idle, blocked, ended (a thread), brief,
-    # unknown
+    # gone, stopped, spinning, working, looping, long_sleep, asleep, wakes, idle, blocked, ended, brief, unknown
     state: str
     fact: str
     proves_work: bool = False
@@ -119,11 +117,12 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
 }
 ALIVE = frozenset(s for s, (verdict, _) in VERDICTS.items() if verdict == Verdict.SLOW)
 COMPILER_CPU_PERCENT = 5.0  # a compiler process (g++, an inductor worker) above this works
+TIMER_WORDS = {"sigwait": ("waits for a signal", "ends within")}  # (a sigtimedwait's whole request: at the latest)
 
 
 def waits_for_work(t: ThreadView) -> bool:
-    """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or
-    concurrent.futures worker reading its task queue, a DataLoader worker waiting for an index)."""
+    """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or concurrent.futures
+    worker reading its task queue, a DataLoader worker waiting for an index)."""
     return sg.waits_for_work(t.frames)
 
 
@@ -133,8 +132,7 @@ def activity(v: ProcessView) -> Activity:
 
 
 def process_state(v: ProcessView) -> Measured:
-    """What a process was measured doing: its main thread's state, with what the process as a whole shows (bytes
-    it moves, its output)."""
+    """What a process was measured doing: its main thread's state, with what the process shows (bytes, output)."""
     return thread_state(v, v.main_thread)
 
 
@@ -150,8 +148,7 @@ def holder_process_state(v: ProcessView) -> Measured:
         if o is v.main_thread or not proof.may_release(o):
             continue
         other = thread_state(v, o)
-        # (a thread that only wakes counts where the process used CPU: a heartbeat's or a status thread's wake-ups
-        # cost none)
+        # (a thread that only wakes counts where the process used CPU: a heartbeat's wake-ups cost none)
         if other.state == "working" or (other.state == "wakes" and runs(v) is not None):
             does = "works" if other.state == "working" else "wakes again and again"
             fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
@@ -219,8 +216,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("started", f"thread '{t.name}' of {v.label()} started during the look: a change, not a wait")
     # a Python wait with a timeout (Event.wait(600), a Timer, sigtimedwait) that ends within the bounds, whoever else
     # might end it sooner (a native one, gloo's wait for its peers, is judged as its caller is)
-    timed_call = t.last.syscall == "sigwait" or (t.last.syscall == "futex" and proof.sync_wait(t) is not None)
-    timed = t.last.wakes_in if timed_call else None
+    sync = t.last.syscall == "futex" and proof.sync_wait(t) is not None  # (a sigtimedwait: its whole request)
+    timed = t.last.wait_max if t.last.syscall == "sigwait" else t.last.wakes_in if sync else None
     if timed is not None and timed >= v.timer_bound_s:
         timed = None  # past the bounds: it waits as if it had no timeout (ThreadView.waits_forever)
     if asleep or wakes or timed is not None:  # (a loop of timed waits with no way out: `while not stop.wait(1)`)
@@ -255,8 +252,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if polls is not None:
         return _endless(v, t) or Measured("wakes", polls)
     if timed is not None:
-        place = describe(frame or proof.waits_at(t))
-        return Measured("asleep", f"in a timed wait at {place} whose timeout ends in {duration_text(timed)}")
+        place, ends = describe(frame or proof.waits_at(t)), TIMER_WORDS.get(t.last.syscall or "", ("", "ends in"))[1]
+        return Measured("asleep", f"in a timed wait at {place} whose timeout {ends} {duration_text(timed)}")
     if t.has_stack and t.blocked:
         return Measured(
             "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)}{_kernel_wait(t)}"
@@ -555,8 +552,8 @@ def runs(v: ProcessView) -> str | None:
 
 
 def moving(scene: Scene, besides: int | None = None) -> str | None:
-    """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when nothing
-    does (``besides``: a process not asked about). The one answer to "does anything of this job move?"."""
+    """What in the job moves, or will by itself (a timer within the job's bounds), in words; None when none does
+    (``besides``: a process not asked about). The one answer to "does anything of this job move?"."""
     for v in scene.views:  # every process, whatever its role: a wget child counts as much as main
         if v.pid == besides:
             continue
@@ -586,12 +583,13 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             # the kernel's timer of a sleep: Python or native (`sleep 20`), in the newest sample that caught it asleep
             asleep = t.waiting if t.samples else None
-            left = asleep.wakes_in if asleep is not None and asleep.syscall in sg.TIMER_SYSCALLS else None
+            left = asleep.wakes_in if asleep is not None and asleep.syscall in sg.SLEEP_SYSCALLS else None
+            left = asleep.wait_max if asleep is not None and asleep.syscall == "sigwait" else left  # (at the latest)
             if asleep is not None and left is not None and left < v.timer_bound_s:  # whatever its line, or none
                 top = asleep.frames[0] if asleep.frames else top
                 at = f"at {describe(top)}" if top is not None else f"in {asleep.syscall}()"
-                how = "waits for a signal" if asleep.syscall == "sigwait" else "sleeps"
-                return f"{v.label()} {how} {at}: its timer ends in {duration_text(left)}"
+                how, ends = TIMER_WORDS.get(asleep.syscall or "", ("sleeps", "ends in"))
+                return f"{v.label()} {how} {at}: its timer {ends} {duration_text(left)}"
             if top is None or not sg.SLEEP_LINE.search(top.code or ""):
                 continue
             timer = left if left is not None else sg.sleep_timer(top.code)

@@ -160,9 +160,11 @@ class ThreadView:
     @cached_property
     def parked(self) -> bool:
         """The kernel's view alone: asleep in a wait with no timeout for the whole window, never woken, at no
-        CPU. Said of any thread, Python or not (a native pool thread, torch's own)."""
+        CPU. Said of any thread, Python or not (a native pool thread, torch's own). Not of one in sigwait(): it acts
+        when its signal comes (a cleanup thread waiting for SIGTERM)."""
         return (
             self.last.timeout is False
+            and self.last.syscall != "sigwait"
             and self.last.state in ("S", "D")
             and (self.wakeups or 0) == 0
             and ((self.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)

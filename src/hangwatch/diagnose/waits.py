@@ -153,8 +153,8 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         return _unheld_soft_lock(v, t, w)
     if not w.holders and w.kind == "soft" and w.note and "another host may hold it" in w.note:
         return _unheld_soft_lock(v, t, w, shared=True)
-    if self_held(w):
-        return _own_file_lock(v, t, w)
+    if self_held(w):  # another thread of it that could release it: the graph follows it, or the samples decide
+        return _own_file_lock(v, t, w) if proof.sealed_but(v, t.tid) else None
     if not w.holders:
         return None  # nobody holds it now: the waiter gets it at its next try
     h = w.holders[0]
@@ -342,24 +342,22 @@ OWN_FILE_LOCK_FIX = (
 
 
 def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
-    """A file lock the waiter's own process holds, through another open of the file: only another thread of it could
-    release the first (the graph's edge from the process to itself decides)."""
+    """A file lock the waiter's own process holds, through another open of the file, with no other thread of it that
+    could release the first (the graph's edge from the process to itself decides); a signal handler of it may still
+    end the wait (``signal.alarm`` around a lock, its usual timeout): then nothing is proven."""
     frame = innermost_user(t.frames)
     forever = " with no timeout" if w.timeout is False else ""
-    alone = proof.sealed_but(v, t.tid)
+    handled = proof.handlers_may_run(v, proof.GOES_ON)
     summary = (
         f"{v.label()} waits{forever} for {KIND_TEXT.get(w.kind, 'a lock')} on {w.path} at {describe(frame)}, which "
         "it holds itself through another open of the same file: the lock belongs to that open file, so this one "
-        + (
-            "waits for it to be released, and no other thread of the process runs that could release it."
-            if alone
-            else "waits until another thread of the process releases it."
-        )
+        "waits for it to be released, and no other thread of the process runs that could release it"
+        + ("; only a signal handler of it (it has one) could end the wait." if handled else ".")
     )
     return named(
         Finding(
             cause=Cause.CODE_DEADLOCK,  # a lock of its own: a bug at this line, not a holder elsewhere to wait out
-            confidence=0.92 if alone else 0.7,
+            confidence=0.6 if handled else 0.92,
             summary=summary,
             where=v.where(t, frame),
             evidence=(

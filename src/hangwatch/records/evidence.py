@@ -66,7 +66,8 @@ class ThreadSample:
     # least left of a poll's (its request less the thread's age)
     wakes_in: float | None = None
     wait_child: int | None = None  # wait4/waitid: the pid of the one child it waits for (None: any, or no such wait)
-    wait_max: float | None = None  # a poll (poll, epoll_wait): the timeout it passed, in seconds; it wakes by then
+    wait_max: float | None = None  # a poll (poll, epoll_wait), a sigtimedwait: the timeout it passed, in seconds;
+    # it wakes by then
     # Whether its stack was read with the process stopped (False: read without a stop, where a running thread may be
     # read torn, and a thread asleep in the kernel reads the same; None: not said, as in captures before this field).
     read_stopped: bool | None = None
