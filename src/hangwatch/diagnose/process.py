@@ -306,7 +306,7 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
         if t is None or not (proof.signal_alone(v, t) or (sigwait and proof.sealed_but(v, t.tid))):
             continue
         mask = proof.caught(v, proof.GOES_ON) or 0  # SigCgt unread: nothing to name
-        caught = [_signal_name(n) for n in range(1, 65) if mask >> (n - 1) & 1]
+        caught = [] if sigwait else [_signal_name(n) for n in range(1, 65) if mask >> (n - 1) & 1]  # (sigwait: blocked)
         if not caught and not sigwait:
             continue
         kids = [k.pid for k in waited_children(scene, v)]
