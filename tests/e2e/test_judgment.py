@@ -825,17 +825,7 @@ def test_a_file_lock_its_own_process_holds_through_another_open_is_followed_to_i
     other twin holds it on the same thread and bounds the wait with signal.alarm(8), whose handler raises: a handler
     may end the wait, so nothing is proven (from a review: it was proven and killed before the alarm)."""
     if arg == "alarm":  # proof would act at the first still look (~5 s); without it, --min-stall 20 waits it out
-        r = run(
-            "--min-stall",
-            "20",
-            "--capture-window",
-            "1",
-            "--kill-grace",
-            "2",
-            "--on-hang",
-            "kill",
-            *py("flock_twice.py", arg),
-        )
+        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("flock_twice.py", arg))  # (the last one counts)
         assert r.returncode == 0 and b"skipped the save" in r.stdout, r.stderr.decode()[-3000:]
         assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
         return
@@ -871,15 +861,22 @@ def test_a_pause_for_a_signal_the_process_handles_is_named_and_left_to_the_clock
     process outside the job may still send one, and nothing is proven. It is named (process.waits_on, at the pause,
     with the signal it handles), and ended by the clock, worth a requeue (was `unknown`: "No known hang pattern
     matched"). The twin's helper sends it after 8 s."""
-    r = run(*QUICK, "--on-hang", "kill", *py("signal_pause_handler.py", arg))
+    _named_and_left_to_the_clock(run, "signal_pause_handler.py", (arg,), code, "SIGUSR1")
+
+
+def _named_and_left_to_the_clock(run, script: str, args: tuple[str, ...], code: int, said: str) -> None:
+    """Run ``script args`` at a short --min-stall with --on-hang kill: exit ``code``; the healthy way (0) ends with
+    `done` and no incident but a report; the hung way is named process.waits_on at the script's HANG-HERE, saying
+    ``said``, with no proof: the clock ended it."""
+    r = run(*QUICK, "--on-hang", "kill", *py(script, *args))
     assert r.returncode == code, r.stderr.decode()[-3000:]
     if code == 0:
         assert b"done" in r.stdout
         only_slow_incidents(run)
         return
     root = root_cause(run.hang())
-    assert root["cause"] == "process.waits_on" and root["proof"] is None and "SIGUSR1" in root["summary"], root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("signal_pause_handler.py"), root
+    assert root["cause"] == "process.waits_on" and root["proof"] is None and said in root["summary"], root
+    assert (root["where"]["file"], root["where"]["line"]) == marker(script), root
 
 
 @pytest.mark.e2e
@@ -890,15 +887,7 @@ def test_a_sigwait_is_a_wait_for_a_signal_and_a_sigtimedwait_a_timer(run, args, 
     process outside the job may still send it): ended by the clock, worth a requeue. The helper that sends it after
     8 s is waited for (exit 0). signal.sigtimedwait(..., 12): its timer is read from the kernel and ends within the
     job's bounds, so the job is slow, never killed (at first sight `unknown`, killed at --min-stall: exit 124)."""
-    r = run(*QUICK, "--on-hang", "kill", *py("sigwait_helper.py", *args))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        only_slow_incidents(run)
-        return
-    root = root_cause(run.hang())
-    assert root["cause"] == "process.waits_on" and root["proof"] is None and "sigwait" in root["summary"], root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("sigwait_helper.py"), root
+    _named_and_left_to_the_clock(run, "sigwait_helper.py", args, code, "sigwait")
 
 
 @pytest.mark.e2e

@@ -341,6 +341,15 @@ OWN_FILE_LOCK_FIX = (
 )
 
 
+def _waiting_for(v: ProcessView, frame: Frame | None, w: LockWait) -> str:
+    """Where ``v`` waits for the lock file of ``w``, with the line's code, in words."""
+    return (
+        f"{v.label()} at {describe(frame)}"
+        + (f" `{frame.code}`" if frame and frame.code else "")
+        + f": waiting for {w.path}"
+    )
+
+
 def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     """A file lock the waiter's own process holds, through another open of the file, with no other thread of it that
     could release the first (the graph's edge from the process to itself decides); a signal handler of it may still
@@ -360,12 +369,7 @@ def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
             confidence=0.6 if handled else 0.92,
             summary=summary,
             where=v.where(t, frame),
-            evidence=(
-                f"{v.label()} at {describe(frame)}"
-                + (f" `{frame.code}`" if frame and frame.code else "")
-                + f": waiting for {w.path}",
-                str(w.note),
-            ),
+            evidence=(_waiting_for(v, frame, w), str(w.note)),
             fix=OWN_FILE_LOCK_FIX,
         )
     )
@@ -400,12 +404,7 @@ def _unheld_soft_lock(v: ProcessView, t: ThreadView, w: LockWait, shared: bool =
             confidence=0.6 if shared else 0.9,
             summary=summary,
             where=v.where(t, frame),
-            evidence=(
-                f"{v.label()} at {describe(frame)}"
-                + (f" `{frame.code}`" if frame and frame.code else "")
-                + f": waiting for {w.path}",
-                str(w.note),
-            ),
+            evidence=(_waiting_for(v, frame, w), str(w.note)),
             fix=(
                 first,
                 "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
