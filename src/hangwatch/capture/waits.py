@@ -22,6 +22,7 @@ import re
 import struct
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 from hangwatch import signatures as sg
@@ -177,15 +178,15 @@ def _fd_holders(key: tuple[int, int, int], skip: set[int]) -> list[int]:
             fds = os.listdir(base)
         except OSError:
             continue
-        for fd in fds:
-            text = proc.read_text(base / fd) or ""
-            if "lock:" in text and any(
-                e.key == key and not e.waiting
-                for e in parse_locks("\n".join(ln for ln in text.splitlines() if ln.startswith("lock:")))
-            ):
-                out.append(pid)
-                break
+        if any(e.key == key and not e.waiting for fd in fds for e in _fd_locks(base / fd)):
+            out.append(pid)
     return out
+
+
+def _fd_locks(fdinfo: Path) -> list[LockEntry]:
+    """The locks one fd's /proc/PID/fdinfo/FD lists (those held through that open file, not one it waits for)."""
+    text = proc.read_text(fdinfo) or ""
+    return parse_locks("\n".join(ln for ln in text.splitlines() if ln.startswith("lock:"))) if "lock:" in text else []
 
 
 def _file_lock_wait(
@@ -219,7 +220,7 @@ def _file_lock_wait(
     own = _own_lock_fd(pid, key, fd) if held and not holders and kind in ("flock", "filelock") else None
     if own is not None and _fd_holders(key, {pid}):
         own = None  # another process has it locked too (an open file it shares, a fork's copy): it may unlock it
-    if own is not None:  # flock and OFD locks belong to an open file: a second open of it waits for the first
+    if own is not None:  # a flock belongs to an open file: a second open of it waits for the first
         note = (
             f"the waiter itself holds it, through another open of the file (its fd {own}, whose "
             f"/proc/{pid}/fdinfo lists the lock)"
@@ -236,13 +237,10 @@ def _own_lock_fd(pid: int, key: tuple[int, int, int], waited: int | None) -> int
     except OSError:
         return None
     for fd in fds:
-        text = proc.read_text(base / fd) or ""
-        lines = "\n".join(ln for ln in text.splitlines() if ln.startswith("lock:"))
         if (
-            lines
-            and fd.isdigit()
+            fd.isdigit()
             and int(fd) != waited
-            and any(e.key == key and not e.waiting and e.kind == "FLOCK" for e in parse_locks(lines))
+            and any(e.key == key and not e.waiting and e.kind == "FLOCK" for e in _fd_locks(base / fd))
         ):
             return int(fd)
     return None

@@ -471,8 +471,11 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             continue
         m = states[t.tid]
         # else the library function it was started on (its target: socketserver's serve_forever), not threading's
-        target = next((f for f in reversed(t.frames) if not f.file.endswith("/threading.py")), None)
-        frame = t.user_frame or proof.waits_at(t) or target
+        frame = (
+            t.user_frame
+            or proof.waits_at(t)
+            or next((f for f in reversed(t.frames) if not f.file.endswith("/threading.py")), None)
+        )
         site = proof.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
         named_at = Frame(site.function, site.file, site.line, site.code) if site is not None else frame
         left = t.last.wakes_in if t.last.syscall == "futex" else None
