@@ -76,6 +76,14 @@ def crashing_workers():
     return Heavy()
 
 
+def crashing_workers_heard_late():
+    """As crashing_workers, with SIGCHLD blocked in the cell's main thread (torch's handler would raise at once): the
+    cell learns of its dead worker only when its wait for the batch times out (torch checks its workers every 5 s),
+    after a 3 s --item-timeout has looked at it (a CI run on a loaded machine once got there that late)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    return Heavy()
+
+
 # --- one batch that computes for 5 s inside a worker (the item scan, in the main process, is quick) -----------------
 class LongBatch(Dataset):
     def __len__(self):

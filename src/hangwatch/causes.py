@@ -91,7 +91,7 @@ class Nature(str, Enum):
     ALIVE = "alive"  # working: slow, bounded by --max-slow or the job's history
     WAITING = "waiting"  # waiting for a peer that may still come: bounded by --rendezvous-timeout / --max-slow
     EVIDENCE = "by the evidence"  # hung or alive, by what the capture shows (a holder, a child, the bytes)
-    CRASHED = "crashed"  # named when the job has already ended with an error
+    CRASHED = "crashed"  # named when the job has ended with an error, or is about to (a look shows it raising)
 
     def __str__(self) -> str:
         return self.value
@@ -160,7 +160,8 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     ),
     Cause.DATALOADER_WORKER_DIED: CauseInfo(
         "a DataLoader worker exited or was killed (a signal, the OOM killer, a bus error from a full "
-        "/dev/shm): the job crashed with DataLoader's error",
+        "/dev/shm): the job crashed with DataLoader's error, or (a look before torch's next check of its workers) "
+        "its main process waits for the dead worker's batch and raises at that check",
         Nature.CRASHED,
         Requeue.TRANSIENT,
         WORKER_DIED_FIX,

@@ -105,10 +105,15 @@ def test_raising_index_is_reported_with_its_error(tmp_path):
     assert all(c["status"] == "ok" for c in rep["cells"])
 
 
-def test_crashing_workers_leave_num_workers_0_as_the_stable_choice(tmp_path):
-    code, rep, err = probe(tmp_path, "crashing_workers", *QUICK, "--contexts", "fork")
+@pytest.mark.parametrize("target", ["crashing_workers", "crashing_workers_heard_late"])
+def test_crashing_workers_leave_num_workers_0_as_the_stable_choice(tmp_path, target):
+    """Heard late: the look at 3 s finds the dead worker (a zombie killed by SIGKILL) and the main process waiting
+    for it, a wait its exit ends: not hung, another --item-timeout, and torch's check at 5 s crashes the cell."""
+    code, rep, err = probe(tmp_path, target, *QUICK, "--contexts", "fork")
     assert code == 0, err
-    assert all(c["status"] == "crashed" and c["finding"]["cause"] == "dataloader.worker_died" for c in rep["cells"])
+    assert all(c["status"] == "crashed" and c["finding"]["cause"] == "dataloader.worker_died" for c in rep["cells"]), [
+        (c["status"], c.get("finding")) for c in rep["cells"]
+    ]
     assert rep["baseline"]["status"] == "ok"
     assert rep["recommendation"]["dataloader_kwargs"] == {"num_workers": 0}
 

@@ -306,6 +306,8 @@ def test_beat_and_phase_are_read_back(monkeypatch, tmp_path):
     ("text", "code", "cause"),
     [
         ("RuntimeError: DataLoader worker (pid 7524) is killed by signal: Killed.", 1, "dataloader.worker_died"),
+        ("RuntimeError: DataLoader worker (pid(s) 7524) exited unexpectedly", 1, "dataloader.worker_died"),
+        ("RuntimeError: DataLoader worker (pid(s) 7524, 7525) exited unexpectedly", 1, "dataloader.worker_died"),
         (
             '  File "/v/torch/multiprocessing/reductions.py", line 538, in rebuild_storage_fd\n    fd = df.detach()\n'
             '  File "/usr/lib/python3.11/multiprocessing/resource_sharer.py", line 86, in get_connection\n'

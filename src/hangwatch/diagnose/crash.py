@@ -66,11 +66,11 @@ PATTERNS: tuple[CrashPattern, ...] = (
     CrashPattern(
         Cause.DATALOADER_WORKER_DIED,
         re.compile(
-            r"DataLoader worker \(pid[s(]* (?P<pid>[\d, ]+)\)? "
+            r"DataLoader worker \(pid[s()]* (?P<pid>[\d, ]+)\)? "
             r"(?:is killed by signal: (?P<sig>[\w ]+)|exited unexpectedly)"
         ),
         0.8,
-        "A DataLoader worker (pid {pid}) died.",
+        "DataLoader worker pid(s) {pid} died.",
         WORKER_DIED_FIX,
     ),
     # The worker died while handing over a batch's shared-memory file descriptor (seen under load with

@@ -8,12 +8,13 @@ has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
 from __future__ import annotations
 
 import re
+import signal
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import thread_state
+from hangwatch.diagnose.state import exit_words, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, bounded_ending, describe, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.diagnose.workers import busy_frames, held_batch, sample_named, worker_state
@@ -21,8 +22,10 @@ from hangwatch.fixes import (
     BATCH_LOST_FIX,
     FORK_FIX,
     NETWORK_FIX,
+    OOM_FIX,
     SHUTDOWN_FIX,
     STORAGE_FIX,
+    WORKER_DIED_FIX,
     WORKER_SLOW_FIX,
     WORKER_STUCK_FIX,
 )
@@ -112,16 +115,48 @@ def dataloader_rule(scene: Scene) -> list[Hit]:
         waits = f"{main.label()} waits for a DataLoader batch at {describe(waiting_at)}"
         if any(sg.at(f, sg.DATALOADER_PY, frozenset({"_reset"})) for f in mt.frames):
             waits += ", at an epoch start (DataLoader._reset: persistent workers were asked to resume)"
-        busy = [w for w in workers if states[w.pid] == "busy"]
+        gone = [w for w in workers if w.main_thread is not None and thread_state(w, w.main_thread).state == "gone"]
+        hits.extend(_dead_worker(main, mt, w, workers.index(w), waiting_at, waits) for w in gone)
+        busy = [w for w in workers if states[w.pid] == "busy" and w not in gone]
         idle = [w for w in workers if states[w.pid] == "idle"]
         for w in busy:
             if w.main_thread is not None:
                 hits.extend(_busy_worker(main, mt, w, w.main_thread, workers, states, waits))
-        if busy or not workers:
+        if busy or gone or not workers:
             continue
         if len(idle) == len(workers):
             hits.append(_batch_lost(main, mt, workers, waiting_at, waits))
     return hits
+
+
+def _dead_worker(
+    main: ProcessView, mt: ThreadView, w: ProcessView, index: int, waiting_at: Frame | None, waits: str
+) -> Hit:
+    """dataloader.worker_died: a worker the main process waits on has exited (a zombie its parent has not reaped,
+    or one that ended during the look): the main process's DataLoader raises for it at its next check of its
+    workers. Named only: the graph's chain ends at the dead worker, whose exit ends the wait (not a hang)."""
+    assert w.main_thread is not None  # noqa: S101 - the caller keeps only workers with a thread read
+    fact = thread_state(w, w.main_thread).fact or f"{w.label()} has exited"
+    status = w.ev.samples[-1].exit_status if w.ev.samples else None
+    killed = status is not None and status & 0x7F == signal.SIGKILL
+    last = innermost_user(busy_frames(w.main_thread))
+    name = f"worker {index} (pid {w.pid})"
+    return named(
+        Finding(
+            cause=Cause.DATALOADER_WORKER_DIED,
+            confidence=0.9 if status is not None else 0.6,
+            summary=(
+                f"DataLoader {name} has exited"
+                + (f" ({exit_words(status)})" if status is not None else "")
+                + (f", last seen in {describe(last)}" if last is not None else "")
+                + f"; {main.label()} raises for it at its DataLoader's next check of its workers: a crash, not a hang."
+                + (" SIGKILL is usually the out-of-memory killer." if killed else "")
+            ),
+            where=w.where(w.main_thread, last) if last is not None else main.where(mt, waiting_at),
+            evidence=(waits, f"{name}: {fact}"),
+            fix=WORKER_DIED_FIX + (OOM_FIX if killed else ()),
+        )
+    )
 
 
 def _busy_worker(
@@ -208,14 +243,6 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     m = thread_state(w, t)
     slow = Cause.DATALOADER_WORKER_SLOW
     at = describe(frame)
-    if m.state == "gone":  # the main process gets the worker's exit (dataloader.worker_died names it)
-        ev.append(f"{name}: {m.fact}")
-        return _Named(
-            slow,
-            f"DataLoader {name} has exited, last seen in {at}; the main process gets its exit.",
-            0.4,
-            WORKER_SLOW_FIX,
-        )
     if m.state == "working":
         how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
         ev.append(how if m.motion is not None else f"{how}: it works")

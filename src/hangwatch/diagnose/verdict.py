@@ -100,6 +100,8 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     if alive is None:
         return Hit(f, Verdict.HUNG)
     said, facts, work = alive
+    if CATALOGUE[Cause(f.cause)].nature == Nature.CRASHED:  # it says so itself: a crash on its way, no hang named
+        return Hit(replace(f, evidence=(*f.evidence, *facts), proof=f.proof or work), Verdict.SLOW)
     return Hit(
         replace(
             f,

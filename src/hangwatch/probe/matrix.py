@@ -21,7 +21,7 @@ from hangwatch.diagnose.crash import diagnose_crash
 from hangwatch.errors import CaptureError, UsageError
 from hangwatch.probe.items import scan_items
 from hangwatch.probe.target import Target, load_target
-from hangwatch.records.incident import Finding
+from hangwatch.records.incident import Finding, Verdict
 from hangwatch.records.probe import Cell, CellStatus, ProbeResult
 from hangwatch.records.values import frozen
 from hangwatch.recover.terminate import JobTracker, end_tree, popen_waiter
@@ -126,8 +126,9 @@ def _watch_cell(
     """Follow a cell until it is done, exits, or stalls: (final message, hung?, the hung cell's finding (None where it
     could not be read), peak RSS of its tree). Before its DataLoader exists (imports, the target) it has
     STARTUP_ALLOWANCE_S; then ``first_batch_s`` for the first batch; then --item-timeout between batches. A stall is
-    looked at first: a look that proves work (torch ending its workers, a batch's long computation) gives it another
-    --item-timeout, up to --cell-timeout; anything else is a hung cell."""
+    looked at first: a look that proves work (torch ending its workers, a batch's long computation) or says it is not
+    hung (a worker dead and its exit on its way to the main process, which raises at torch's next check) gives it
+    another --item-timeout, up to --cell-timeout; a hung verdict, or a look that could not be read, is a hung cell."""
     t0 = time.monotonic()
     loader_at: float | None = None
     last_batch: float | None = None
@@ -164,12 +165,12 @@ def _watch_cell(
         else:
             stalled = now - t0 > min(opts.cell_timeout, max(STARTUP_ALLOWANCE_S, opts.item_timeout))
         if now - t0 > opts.cell_timeout:
-            return None, True, _diagnose_hung(proc.pid), peak
+            return None, True, _look(proc.pid)[1], peak
         if stalled and now >= proven_until:
-            finding = _diagnose_hung(proc.pid)
+            hung, finding = _look(proc.pid)
             if proc.poll() is not None or not lines.empty():
                 continue  # it ended, or said something, during the look: read above first
-            if finding is None or not finding.proves_work:
+            if hung:
                 return None, True, finding, peak
             proven_until = time.monotonic() + opts.item_timeout
 
@@ -181,12 +182,15 @@ def _rss(p: psutil.Process) -> float:
         return 0.0
 
 
-def _diagnose_hung(pid: int) -> Finding | None:
+def _look(pid: int) -> tuple[bool, Finding | None]:
+    """A look at a stalled cell: whether it is hung (its verdict says so and nothing it measured proves work, or
+    it could not be read) and its root finding."""
     try:
         evidence = capture_job(pid, 1.0)
     except CaptureError:
-        return None
-    return diagnose(evidence).findings[0]
+        return True, None
+    d = diagnose(evidence)
+    return d.verdict == Verdict.HUNG and not d.root.proves_work, d.root
 
 
 def probe(spec: str, opts: ProbeOptions, on_update: Callable[[ProbeResult], None] = lambda r: None) -> ProbeResult:
