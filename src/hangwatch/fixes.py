@@ -211,6 +211,14 @@ LATE_TIMER_FIX = (
 )
 
 
+# A thread holds the GIL through a blocking native call: no other thread of its process can run Python until it returns.
+GIL_FIX = (
+    "Release the GIL around the blocking call: in a C extension, wrap it in Py_BEGIN_ALLOW_THREADS / "
+    "Py_END_ALLOW_THREADS; with ctypes, load the library with ctypes.CDLL (each call releases the GIL), not PyDLL.",
+    "Give the call a timeout, or run it in a child process, so one stuck call cannot stop every thread of the job.",
+)
+
+
 # A wait whose only releaser (a thread of its own) sleeps past the job's bounds: the wait-for graph's long_sleep end.
 LONG_SLEEP_FIX = (
     "What would end this wait sleeps first, on a timer that ends only after the job's bounds: a delay read in the "

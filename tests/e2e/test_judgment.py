@@ -953,3 +953,23 @@ def test_a_multiprocessing_event_is_set_by_a_sharer_not_held(run, arg, code):
         said = root["summary"] + " ".join(root["evidence"]) + " ".join(root["fix"])
         assert "a cycle" in root["proof"]["fact"] and "could set it" in said, root
         assert "held by" not in said and "lock.acquire" not in said, root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_thread_holding_the_gil_in_a_native_sleep_is_the_end_of_mains_wait(run, arg, code):
+    """A thread sleeps in a native call made without releasing the GIL (ctypes.PyDLL): main, waiting for the GIL in
+    the switch interval's slices, was `unknown` and slow at first sight ("woke 233 times": alive), given --max-slow.
+    Now main's wait goes to that thread, whose sleep's timer the kernel shows (read again after a stack read restarted
+    the sleep): past the job's bounds, proven and named at the native call with the release-the-GIL fix; within them
+    (8 s), asleep: slow, exit 0."""
+    r = run(*QUICK, "--on-hang", "kill", *py("gil_held_native_sleep.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["proof"] is not None and "GIL" in root["summary"] and "thread 'reader'" in root["summary"], root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("gil_held_native_sleep.py"), root
+    assert "Py_BEGIN_ALLOW_THREADS" in root["fix"][0], root

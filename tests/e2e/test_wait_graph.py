@@ -311,6 +311,41 @@ def test_a_native_relative_sleep_tells_at_least_what_is_left():
 
 
 @pytest.mark.e2e
+def test_a_sleep_resumed_after_a_stop_still_tells_what_is_left():
+    """A stop (a stack read's, SIGSTOP's) ends a sleep's call, and the kernel resumes it as ``restart_syscall``: its
+    number is gone, and its wait channel may be no sleep's (``do_syscall_64``). Its registers are the sleep's: the
+    timer of a native relative `sleep(100000)` is still read (at least the request less the thread's age). Was
+    unread: a thread holding the GIL in such a sleep read alive. Python's `time.sleep(90000)` sleeps to an absolute
+    deadline, a call the kernel simply makes again: read as before."""
+    from hangwatch.capture.syscalls import RESTART_NR, read_blocked_call
+
+    native = subprocess.Popen([sys.executable, "-c", "import ctypes; ctypes.CDLL(None).sleep(100000)"])
+    python = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(90000)"])
+    try:
+        for p, seconds, restarted in ((native, 100000, True), (python, 90000, False)):
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and read_blocked_call(p.pid, p.pid) is None:
+                time.sleep(0.1)
+            os.kill(p.pid, signal.SIGSTOP)
+            os.kill(p.pid, signal.SIGCONT)
+            deadline = time.monotonic() + 10
+            raw = ""
+            while time.monotonic() < deadline and not (
+                raw[:1].isdigit() and psutil.Process(p.pid).status() == "sleeping"
+            ):
+                time.sleep(0.05)
+                raw = Path(f"/proc/{p.pid}/syscall").read_text()
+            assert raw.startswith(f"{RESTART_NR} ") is restarted, raw
+            call = read_blocked_call(p.pid, p.pid)
+            assert call is not None and call.name in ("nanosleep", "clock_nanosleep"), call
+            assert call.wakes_in is not None and seconds - 30 < call.wakes_in <= seconds, call
+    finally:
+        for p in (native, python):
+            p.kill()
+            p.wait(timeout=10)
+
+
+@pytest.mark.e2e
 def test_a_futex_waits_deadline_and_a_polls_least_left_are_read_from_the_kernel():
     """A thread in ``Event.wait(5000)`` (a futex wait to an absolute deadline), one in a multiprocessing lock's
     ``acquire(timeout=6000)`` (a futex shared between processes) and a ``poll`` with a timeout of 7000 s (a relative

@@ -149,6 +149,15 @@ EXPECTED = {
     "an_event_loop_whose_next_timer_is_within_the_bounds": ("unknown", "slow", None, None),
     # an event loop polls its own wake-up socket and one to a child that answers late (zoo like_asyncio_slow_server)
     "an_event_loop_polling_a_child_socket_and_its_own": ("unknown", "slow", None, None),
+    # a thread holds the GIL through a native sleep (ctypes.PyDLL): main waits for the GIL, woken every 5 ms (was
+    # `unknown`, slow: "woke 233 times"); the sleep's timer (past the bounds: proven, at the call; 40 s: slow)
+    "a_thread_holding_the_gil_in_a_native_sleep_of_a_day": (
+        "process.waits_on",
+        "hung",
+        "gil_held_native_sleep.py",
+        "HANG-HERE",
+    ),
+    "a_thread_holding_the_gil_in_a_native_sleep_of_40_s": ("unknown", "slow", None, None),
     # a DataLoader worker killed by SIGKILL, a zombie its parent has not reaped, before torch's check of its workers
     # raises (was `unknown`, and a hung probe-data cell in CI: a crash on its way, named at the loop that raises)
     "a_worker_killed_before_torch_checks_its_workers": (

@@ -131,22 +131,25 @@ def _restarted(pid: int, tid: int, nr: int, args: list[int]) -> tuple[int, Block
     """A wait interrupted (by a ptrace stop: a stack read) and resumed through ``restart_syscall``: the original
     call's registers are intact, its number is not. The kernel's wait channel says which call it was: a poll
     (its arguments still readable), or a sleep or a futex wait that had a timeout (only those restart this way; the
-    futex wait's timeout still readable through its arguments)."""
+    futex wait's timeout still readable through its arguments). A sleep resumed so may show no wait channel of its
+    own (``do_syscall_64``): neither a poll's nor a futex's, it is a sleep, its request read from its registers."""
     if nr != RESTART_NR:
         return nr, None
     wchan = read_text(PROC / str(pid) / "task" / str(tid) / "wchan") or ""
-    if "poll" in wchan and "epoll" not in wchan:
-        return _NR_OF.get("poll", _NR_OF.get("ppoll", nr)), None
-    if "nanosleep" in wchan:
-        return nr, BlockedCall("nanosleep", timeout=True)
-    if "futex" in wchan and len(args) > 3:  # the registers are the futex call's: its word, its flags, its timeout
+    if "poll" in wchan:
+        return (_NR_OF.get("poll", _NR_OF.get("ppoll", nr)) if "epoll" not in wchan else nr), None
+    if "futex" not in wchan:
+        if len(args) >= 3 and args[0] in CLOCKS and args[1] in (0, TIMER_ABSTIME):  # clock_nanosleep(clock, flags, t)
+            return nr, BlockedCall(
+                "clock_nanosleep", timeout=True, wakes_in=_sleep_left(pid, tid, "clock_nanosleep", args)
+            )
+        return nr, BlockedCall("nanosleep", timeout=True, wakes_in=_sleep_left(pid, tid, "nanosleep", args))
+    if len(args) > 3:  # the registers are the futex call's: its word, its flags, its timeout
         left = _futex_left(pid, tid, args)
         return nr, BlockedCall(
             "futex", timeout=True, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG, wakes_in=left
         )
-    if "futex" in wchan:
-        return nr, BlockedCall("futex", timeout=True)
-    return nr, None
+    return nr, BlockedCall("futex", timeout=True)
 
 
 def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:

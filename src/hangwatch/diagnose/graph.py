@@ -68,6 +68,7 @@ from hangwatch.diagnose.chains import (
 from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
+    gil_wait,
     lost_batch,
     released_by_thread,
     self_held,
@@ -276,6 +277,9 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         out += _held_waits(scene, v)[0]  # a native process (sort, tar): its kernel-read waits only
         return out or list(_peerless(scene, v))
     at = describe(innermost_user(t.frames))
+    gil = gil_wait(v, t, at)
+    if gil:  # (whatever else its line waits on, it goes on only once the GIL's holder lets go of it)
+        return gil
     lost = lost_result(scene, v)
     if lost is not None:  # the pool's result that nobody will hand over: what its main thread waits on
         said = f"{v.label()} waits for a pool's result at {describe(lost.frame)}"

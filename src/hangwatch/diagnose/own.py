@@ -9,7 +9,9 @@ the senders of a signal; graph.py follows them):
   it alone could release, that thread blocked in a read -> that thread (its own node), and from it the read's other
   end; in a wait for a child -> the process is single-minded, its edge to the child that thread's;
 - a process waiting for a DataLoader batch that no worker holds (it and every worker idle for the whole window)
-  -> nobody."""
+  -> nobody;
+- main waiting for the GIL that another thread of it holds while it waits in the kernel (a native call made without
+  releasing it: ``ctypes.PyDLL``, a C extension) -> that thread's node, in the state its own wait gives it."""
 
 from __future__ import annotations
 
@@ -196,3 +198,53 @@ def released_by_thread(
     fact = f"blocked for the whole window in {o.last.syscall}() at {read_at}"
     node = Node(node_id, label, "blocked", fact, single_minded=True, measured=o.measured)
     return [(Edge(pid_id(v.pid), node_id, kind, words, timeout=False, tid=t.tid), node), *side[o.tid]]
+
+
+GIL_WAIT_S = 0.05  # a thread waiting for the GIL waits on its condition in slices of sys.getswitchinterval() (5 ms)
+
+
+def gil_wait(v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | None]]:
+    """Main waiting for the GIL, held by another thread of its process in every sample while that thread waited in
+    the kernel (a native call that did not release it): main's own wait, whatever its line says, ends only when
+    that thread's call returns. Main is read waiting on a futex in short slices (the GIL's switch interval: it asks
+    the holder to drop it, and waits again, for ever), holding the GIL in no sample, its stack the same; the holder's
+    node takes the state its own wait gives it (a sleep's timer, a read). Nothing else of the process can run Python
+    meanwhile: no other thread, no signal handler."""
+    if t is not v.main_thread or not t.has_stack or t.stack_changed or v.ended:
+        return []
+    waits = [s for s in t.samples if s.state != "R"]  # (one caught between two slices, woken, reads running)
+    if len(waits) < 2 or any(s.owns_gil for s in t.samples):
+        return []
+    if any(s.syscall != "futex" or s.wakes_in is None or s.wakes_in > GIL_WAIT_S for s in waits):
+        return []
+    o = next(
+        (
+            o
+            for o in v.threads
+            if o.tid != t.tid
+            and o.has_stack
+            and all(s.owns_gil is True and s.state in ("S", "D") for s in o.samples)
+            and len(o.samples) == len(t.samples)
+        ),
+        None,
+    )
+    if o is None:
+        return []
+    m = thread_state(v, o)
+    node_id = thread_id(v.pid, o.tid)
+    call = next((s.syscall for s in reversed(o.samples) if s.syscall), None)  # (a stack read may have restarted it)
+    in_call = f"{call}()" if call else "a native call"
+    words = (
+        f"{v.label()} needs the GIL to go on at {at}, which its thread '{o.name}' held in every sample while it "
+        f"waited in {in_call} at {describe(innermost_user(o.frames))}"
+    )
+    node = Node(
+        node_id,
+        f"thread '{o.name}' of {v.label()}",
+        m.state,
+        m.fact,
+        proves_work=m.proves_work,
+        proves_hang=m.proves_hang and m.state in ("long_sleep", "looping"),
+        measured=o.measured,
+    )
+    return [(Edge(pid_id(v.pid), node_id, "gil", words, timeout=False, tid=t.tid), node)]

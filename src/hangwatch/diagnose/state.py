@@ -203,7 +203,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     frame = t.user_frame
     # A sleep written on its line counts only where the kernel does not say otherwise: in D (uninterruptible) the
     # thread waits on a device or a filesystem, never on a timer (a sleep is interruptible), whatever the line says.
-    asleep = t.last.syscall in sg.SLEEP_SYSCALLS or bool(
+    asleep = t.in_sleep or bool(
         t.last.state != "D" and t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
     )
     wakes = t.woke_often or (owns and v.moved_data)
@@ -228,7 +228,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("working", f"{t.cpu_percent or 0:.0f}% CPU with its stack moving in {describe(frame)}")
     if asleep and not t.woke_often:
         at = frame or (t.frames[0] if t.frames else None)
-        left = t.last.wakes_in if t.last.syscall in sg.SLEEP_SYSCALLS else None  # a futex wait's may be cut short
+        left = t.sleep_left  # (a futex wait's timer may be cut short: a sleep's only)
         timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
         # The kernel's timer says what is left; the one written on the line says so only of a sleep seen long
         # enough (one sample may catch the end of it).

@@ -13,12 +13,14 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
+from hangwatch.diagnose.own import thread_id
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
 from hangwatch.fixes import (
     CYCLE_FIX,
     FULL_BUFFER_FIX,
+    GIL_FIX,
     LATE_TIMER_FIX,
     LONG_SLEEP_FIX,
     P2P_FIX,
@@ -390,6 +392,10 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             summary = _p2p_summary(c)
         where = v.where(t, frame) if v is not None and frame is not None else None
+        if hop.resource == "gil" and v is not None:  # the place is the call that holds it, in the holder's thread
+            o = next((o for o in v.threads if thread_id(v.pid, o.tid) == hop.holder), None)
+            call = innermost_explaining(o.frames) if o is not None else None
+            where, fix = (v.where(o, call) if o is not None and call is not None else where), GIL_FIX
         if where is not None and v is not None and v.info.rank is not None:
             where = replace(where, rank=v.info.rank)
         out.append(

@@ -59,6 +59,7 @@ class ThreadView:
     clock_ticks: int
     timer_bound_s: float = sg.LONG_TIMER_S  # a wait's timeout ending later than this is past every bound of the job
     whole: bool = True  # seen in the window's first sample: a thread started during the look was not there throughout
+    seen_at: tuple[float, ...] = ()  # when each of its samples was taken (empty where not said)
 
     @property
     def last(self) -> ThreadSample:
@@ -115,6 +116,32 @@ class ThreadView:
         it may make a spin look like work (named later, at --max-slow), never work look like a spin."""
         keys = {tuple((f.function, f.file, f.line) for f in st) for st in self.stacks}
         return len(keys) > 1
+
+    @property
+    def in_sleep(self) -> bool:
+        """In a sleep's call (nanosleep, clock_nanosleep) at the newest sample, or in one resumed (``sleep_left``)."""
+        return self.last.syscall in sg.SLEEP_SYSCALLS or self.sleep_left is not None
+
+    @cached_property
+    def sleep_left(self) -> float | None:
+        """What is left of the sleep it is in (nanosleep, clock_nanosleep), by the kernel's timer: the newest sample's
+        reading; or, where a stack read stopped the sleep and the kernel resumed it (``restart_syscall``: the call no
+        longer readable, its deadline kept), an earlier sample's reading of the same sleep less the time since, the
+        thread not switched out once since then and its stack the same. None where no sample read one."""
+        if self.last.syscall in sg.SLEEP_SYSCALLS:
+            return self.last.wakes_in
+        if len(self.seen_at) != len(self.samples) or self.last.syscall is not None:
+            return None
+        i = next((i for i in range(len(self.samples) - 1, -1, -1) if self.samples[i].syscall is not None), None)
+        read = self.samples[i] if i is not None else None
+        if read is None or read.syscall not in sg.SLEEP_SYSCALLS or read.wakes_in is None:
+            return None
+        for later in self.samples[i + 1 :]:
+            if later.state != "S" or later.ctx_switches is None or later.ctx_switches != read.ctx_switches:
+                return None  # it ran, or was not read: another sleep may have begun
+            if later.frames and read.frames and later.frames != read.frames:
+                return None
+        return read.wakes_in - (self.seen_at[-1] - self.seen_at[i])
 
     @cached_property
     def wakeups(self) -> int | None:
@@ -301,6 +328,7 @@ class ProcessView:
                 self.clock_ticks,
                 self.timer_bound_s,
                 whole=seen_at[tid][0] == first,
+                seen_at=tuple(seen_at[tid]),
             )
             for tid, ts in series.items()
         )
