@@ -132,9 +132,9 @@ class ThreadView:
             return self.last.wakes_in
         if len(self.seen_at) != len(self.samples) or self.last.syscall is not None:
             return None
-        i = next((i for i in range(len(self.samples) - 1, -1, -1) if self.samples[i].syscall is not None), None)
-        read = self.samples[i] if i is not None else None
-        if read is None or read.syscall not in sg.SLEEP_SYSCALLS or read.wakes_in is None:
+        i = next((i for i in range(len(self.samples) - 1, -1, -1) if self.samples[i].syscall is not None), -1)
+        read = self.samples[i]
+        if i < 0 or read.syscall not in sg.SLEEP_SYSCALLS or read.wakes_in is None:
             return None
         for later in self.samples[i + 1 :]:
             if later.state != "S" or later.ctx_switches is None or later.ctx_switches != read.ctx_switches:
