@@ -324,7 +324,8 @@ def _unknown(scene: Scene, moves: str | None = None) -> Finding:
     return Finding(
         cause=Cause.UNKNOWN,
         confidence=0.1,
-        summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}.",
+        summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}"
+        + (f"; not hung: {moves.rstrip('.')}." if moves is not None else "."),
         where=v.where(t, frame) if frame else None,
         evidence=tuple(ev),
         fix=UNKNOWN_FIX,
