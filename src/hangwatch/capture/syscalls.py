@@ -124,6 +124,9 @@ def _args(pid: int, tid: int) -> tuple[int, list[int]] | None:
 
 
 RESTART_NR = {"x86_64": 219, "aarch64": 128}.get(platform.machine(), -1)  # restart_syscall
+# The wait channel of a relative sleep resumed after a stop (no function of the sleep's own is shown): the syscall
+# entry. Only relative sleeps, timed futex waits and timed polls restart so; an absolute sleep is made again.
+RESUMED_SLEEP_WCHANS = frozenset({"do_syscall_64", "__x64_sys_restart_syscall", "invoke_syscall", "el0_svc_common"})
 _NR_OF = {name: nr for nr, (name, *_) in _TIMED.items()}
 
 
@@ -132,18 +135,21 @@ def _restarted(pid: int, tid: int, nr: int, args: list[int]) -> tuple[int, Block
     call's registers are intact, its number is not. The kernel's wait channel says which call it was: a poll
     (its arguments still readable), or a sleep or a futex wait that had a timeout (only those restart this way; the
     futex wait's timeout still readable through its arguments). A sleep resumed so may show no wait channel of its
-    own (``do_syscall_64``): neither a poll's nor a futex's, it is a sleep, its request read from its registers."""
+    own (``do_syscall_64``, the syscall's entry): it is read as a sleep, its request read from its registers; an
+    unreadable wait channel says nothing."""
     if nr != RESTART_NR:
         return nr, None
     wchan = read_text(PROC / str(pid) / "task" / str(tid) / "wchan") or ""
     if "poll" in wchan:
         return (_NR_OF.get("poll", _NR_OF.get("ppoll", nr)) if "epoll" not in wchan else nr), None
-    if "futex" not in wchan:
-        if len(args) >= 3 and args[0] in CLOCKS and args[1] in (0, TIMER_ABSTIME):  # clock_nanosleep(clock, flags, t)
+    if "nanosleep" in wchan or "nsleep" in wchan or wchan in RESUMED_SLEEP_WCHANS:
+        if len(args) >= 3 and args[0] in CLOCKS and args[1] == 0:  # clock_nanosleep(clock, 0, t): a relative one
             return nr, BlockedCall(
                 "clock_nanosleep", timeout=True, wakes_in=_sleep_left(pid, tid, "clock_nanosleep", args)
             )
         return nr, BlockedCall("nanosleep", timeout=True, wakes_in=_sleep_left(pid, tid, "nanosleep", args))
+    if "futex" not in wchan:
+        return nr, None  # (an unreadable wait channel, "0" or empty, says nothing of which call it was)
     if len(args) > 3:  # the registers are the futex call's: its word, its flags, its timeout
         left = _futex_left(pid, tid, args)
         return nr, BlockedCall(

@@ -115,7 +115,7 @@ def dataloader_rule(scene: Scene) -> list[Hit]:
         waits = f"{main.label()} waits for a DataLoader batch at {describe(waiting_at)}"
         if any(sg.at(f, sg.DATALOADER_PY, frozenset({"_reset"})) for f in mt.frames):
             waits += ", at an epoch start (DataLoader._reset: persistent workers were asked to resume)"
-        gone = [w for w in workers if w.main_thread is not None and thread_state(w, w.main_thread).state == "gone"]
+        gone = [w for w in workers if w.main_thread is not None and _died(w)]
         hits.extend(_dead_worker(main, mt, w, workers.index(w), waiting_at, waits) for w in gone)
         busy = [w for w in workers if states[w.pid] == "busy" and w not in gone]
         idle = [w for w in workers if states[w.pid] == "idle"]
@@ -129,6 +129,13 @@ def dataloader_rule(scene: Scene) -> list[Hit]:
     return hits
 
 
+def _died(w: ProcessView) -> bool:
+    """A worker that has exited with a status that is not 0, read from its zombie (one that ended in the look, its
+    status not read, may have ended cleanly: an IterableDataset's share done)."""
+    status = w.ev.samples[-1].exit_status if w.ev.samples else None
+    return w.state.startswith("Z") and status is not None and status != 0
+
+
 def _dead_worker(
     main: ProcessView, mt: ThreadView, w: ProcessView, index: int, waiting_at: Frame | None, waits: str
 ) -> Hit:
@@ -139,7 +146,7 @@ def _dead_worker(
     fact = thread_state(w, w.main_thread).fact or f"{w.label()} has exited"
     status = w.ev.samples[-1].exit_status if w.ev.samples else None
     killed = status is not None and status & 0x7F == signal.SIGKILL
-    last = innermost_user(busy_frames(w.main_thread))
+    last = innermost_user(busy_frames(w.main_thread))  # (said; the place is main's: its wait ends with the exit)
     name = f"worker {index} (pid {w.pid})"
     return named(
         Finding(
@@ -152,7 +159,7 @@ def _dead_worker(
                 + f"; {main.label()} raises for it at its DataLoader's next check of its workers: a crash, not a hang."
                 + (" SIGKILL is usually the out-of-memory killer." if killed else "")
             ),
-            where=w.where(w.main_thread, last) if last is not None else main.where(mt, waiting_at),
+            where=main.where(mt, waiting_at),
             evidence=(waits, f"{name}: {fact}"),
             fix=WORKER_DIED_FIX + (OOM_FIX if killed else ()),
         )
@@ -243,6 +250,14 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
     m = thread_state(w, t)
     slow = Cause.DATALOADER_WORKER_SLOW
     at = describe(frame)
+    if m.state == "gone":  # ended in the look, its status not read (a zombie's names dataloader.worker_died)
+        ev.append(f"{name}: {m.fact}")
+        return _Named(
+            slow,
+            f"DataLoader {name} has exited, last seen in {at}; the main process gets its exit.",
+            0.4,
+            WORKER_SLOW_FIX,
+        )
     if m.state == "working":
         how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
         ev.append(how if m.motion is not None else f"{how}: it works")

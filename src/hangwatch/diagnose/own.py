@@ -231,6 +231,8 @@ def gil_wait(v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | 
     if o is None:
         return []
     m = thread_state(v, o)
+    if m.state not in TIMERS:  # blocked in a read: its other end not followed from here, so no edge (main wakes)
+        return []
     node_id = thread_id(v.pid, o.tid)
     call = next((s.syscall for s in reversed(o.samples) if s.syscall), None)  # (a stack read may have restarted it)
     in_call = f"{call}()" if call else "a native call"

@@ -102,7 +102,7 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     if alive is None:
         return Hit(f, Verdict.HUNG)
     said, facts, work = alive
-    if CATALOGUE[Cause(f.cause)].nature == Nature.CRASHED:  # it says so itself: a crash on its way, no hang named
+    if f.cause == Cause.DATALOADER_WORKER_DIED:  # it says so itself: a crash on its way, no hang named
         return Hit(replace(f, evidence=(*f.evidence, *facts), proof=f.proof or work), Verdict.SLOW)
     return Hit(
         replace(
