@@ -315,6 +315,22 @@ BUFFERED_FIX = (
 
 
 # process
+# A child reads a pty whose master only a process of the job holds (pexpect, pty.spawn): that process must answer.
+CHILD_INPUT_FIX = (
+    "The child asks on a pseudo-terminal whose master only a process of the job holds, and that process does not "
+    "answer: send what it asks for before waiting for it (pexpect's expect() then sendline()), give it its answer "
+    "up front (a token in its environment, a batch flag), or bound the wait (expect(..., timeout=60)).",
+)
+
+
+# The child waited for writes into a pipe or a pty whose other end only its waiting parent holds.
+CHILD_OUTPUT_FIX = (
+    "The parent waits for a child whose output it never reads: read while the child runs, then wait "
+    "(Popen.communicate(), or a thread draining stdout and stderr; on a pty, read the master to EOF, as pexpect's "
+    "expect(EOF) does), or send the output to a file or DEVNULL.",
+)
+
+
 CHILD_WAIT_FIX = (
     "Look at the child process shown: it is what the job waits for.",
     "Pass timeout= to subprocess.run/Popen.wait/Process.join so a stuck child raises.",

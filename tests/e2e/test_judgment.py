@@ -658,10 +658,10 @@ def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(r
     assert (root["where"]["file"], root["where"]["line"]) == marker("socket_report.py", f"{kind.upper()}-HERE")
 
 
-def _both_ways(run, script: str, arg: str, code: int) -> dict | None:
+def _both_ways(run, script: str, arg: str | tuple[str, ...], code: int) -> dict | None:
     """Run ``script arg`` at a short --min-stall with --on-hang kill: exit ``code``; the healthy way (0) ends with
     `done` and no incident but a report (None); the hung way is proven at the script's HANG-HERE (its root cause)."""
-    r = run(*QUICK, "--on-hang", "kill", *py(script, arg))
+    r = run(*QUICK, "--on-hang", "kill", *py(script, *((arg,) if isinstance(arg, str) else arg)))
     assert r.returncode == code, r.stderr.decode()[-3000:]
     if code == 0:
         assert b"done" in r.stdout
@@ -973,3 +973,19 @@ def test_a_thread_holding_the_gil_in_a_native_sleep_is_the_end_of_mains_wait(run
     assert root["proof"] is not None and "GIL" in root["summary"] and "thread 'reader'" in root["summary"], root
     assert (root["where"]["file"], root["where"]["line"]) == marker("gil_held_native_sleep.py"), root
     assert "Py_BEGIN_ALLOW_THREADS" in root["fix"][0], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("mode", "fixed"), [("out", "output it never reads"), ("ask", "asks on a pseudo-terminal")])
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_child_on_a_pty_only_its_waiting_parent_serves_is_a_cycle(run, mode, fixed, arg, code):
+    """A child on a pseudo-terminal whose master only its parent holds, the parent in wait(): the child's output fills
+    the pty (was `child.wait` "blocked ... in no Python frame", unproven, ended by the clock) or the child asks for a
+    password (was `process.waits_for_input`, "waits for someone to type at the terminal; nobody will": no person
+    can type there). The pty's master is found by its index (fdinfo's tty-index), and the cycle is proven through it.
+    Each twin's parent serves the master from a thread after 8 s."""
+    root = _both_ways(run, "pty_child_unanswered.py", (mode, arg), code)
+    if root is not None:
+        assert root["cause"] == "child.wait" and "a cycle" in root["summary"], root
+        assert fixed in root["fix"][0] and "someone to type" not in root["summary"], root
+        assert "no Python frame" not in root["summary"], root

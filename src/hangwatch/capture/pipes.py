@@ -167,6 +167,71 @@ def socket_wait(
     return LockWait(t.tid, kind, f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
 
 
+PTY_MASTER = "/dev/ptmx"  # what a pseudo-terminal's master end reads as in /proc/PID/fd (its index in fdinfo)
+PTY_SLAVE = "/dev/pts/"
+
+
+def tty_io(t: ThreadSample) -> bool:
+    """Blocked reading a pseudo-terminal (``/dev/pts/N``), or writing to one whose buffer is full."""
+    return (
+        t.state == "S"
+        and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
+        and t.fd is not None
+        and (t.fd_target or "").startswith(PTY_SLAVE)
+    )
+
+
+def _tty_index(pid: int, fd: str) -> int | None:
+    """The index N of the pty whose master ``pid``'s ``fd`` is (its fdinfo's ``tty-index``), or None."""
+    for line in (proc.read_text(proc.PROC / str(pid) / "fdinfo" / fd) or "").splitlines():
+        if line.startswith("tty-index:"):
+            try:
+                return int(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def pty_masters(index: int, pids: list[int]) -> list[int]:
+    """The processes among ``pids`` holding the master end of ``/dev/pts/<index>``."""
+    out = []
+    for pid in pids:
+        try:
+            fds = os.listdir(proc.PROC / str(pid) / "fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                master = os.readlink(proc.PROC / str(pid) / "fd" / fd) == PTY_MASTER
+            except OSError:
+                continue
+            if master and _tty_index(pid, fd) == index:
+                out.append(pid)
+                break
+    return out
+
+
+def pty_wait(
+    pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
+) -> LockWait | None:
+    """A thread blocked on a pseudo-terminal whose master end a process of the job holds (pexpect, pty.spawn, a
+    launcher that gives its child a terminal): it reads what only that process could write, or its write waits for
+    that process to read (the pty's buffer holds about 4 KiB). A pipe's wait in all but name, so its kinds. A master
+    held outside the job is a terminal's (tmux, sshd, an emulator: a person's), not followed here."""
+    target = proc.fd_target(pid, t.fd) if t.fd is not None else None
+    if not target or not target.startswith(PTY_SLAVE) or not target[len(PTY_SLAVE) :].isdigit():
+        return None
+    found = pty_masters(int(target[len(PTY_SLAVE) :]), sorted(job))
+    if not found:
+        return None
+    reading = t.syscall in sg.READ_SYSCALLS
+    how = "holds the pty's master end (its /proc/PID/fd and fdinfo's tty-index)"
+    holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
+    note = "the waiter itself holds the pty's master end too" if pid in found else None
+    kind = "pipe" if reading else "pipe_full"
+    return LockWait(t.tid, kind, sg.PTY_PATH + target, False, holders=holders, waiters=(pid,), note=note)
+
+
 FIFO_WCHAN = "wait_for_partner"  # the kernel's wait channel of an open() of a FIFO that waits for the other side
 
 

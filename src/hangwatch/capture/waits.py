@@ -41,9 +41,11 @@ from hangwatch.capture.pipes import (
     pipe_wait,
     poll_waits,
     polls_forever,
+    pty_wait,
     reads_pipe,
     reads_socket,
     socket_wait,
+    tty_io,
 )
 from hangwatch.capture.stacks import PY_SPY_ENV, dump_command
 from hangwatch.capture.syscalls import filesystem_of
@@ -446,7 +448,7 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)
         elif t.state == "S" and t.wchan == FIFO_WCHAN:
             out.append(t)  # opening a FIFO whose other side nobody has open
-        elif (reads_pipe(t) or reads_socket(t) or polls_forever(t)) and not _pool_worker_idle(t):
+        elif (reads_pipe(t) or reads_socket(t) or tty_io(t) or polls_forever(t)) and not _pool_worker_idle(t):
             out.append(t)
     return out
 
@@ -523,6 +525,8 @@ def _thread_waits(
         return _one(pipe_wait(pid, t, r.job, r.py_spy, r.now))
     if reads_socket(t) and followed:
         return _one(socket_wait(pid, t, r.job, r.py_spy, r.now))
+    if tty_io(t) and followed:
+        return _one(pty_wait(pid, t, r.job, r.py_spy, r.now))
     if t.wchan == FIFO_WCHAN:
         return _one(fifo_open_wait(pid, t))
     if polls_forever(t) and t.tid == pid and not _mp_helper(info, r.infos):

@@ -20,7 +20,7 @@ from hangwatch.diagnose.views import (
     may_exit,
     timer_bound,
 )
-from hangwatch.fixes import CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX, SELF_WAIT_FIX
+from hangwatch.fixes import CHILD_INPUT_FIX, CHILD_OUTPUT_FIX, CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX, SELF_WAIT_FIX
 from hangwatch.records.evidence import Frame, LockWait, Role
 from hangwatch.records.incident import Finding
 
@@ -62,10 +62,11 @@ def input_wait_rule(scene: Scene) -> list[Hit]:
 def stdin_wait(v: ProcessView, t: ThreadView) -> LockWait | None:
     """The capture's wait of ``t`` on its standard input when that is a pipe, a FIFO or a socket (read by fd 0 or by
     another fd open on it: /dev/stdin opened again), with the holders of its other end; None when there is none."""
-    stdin = v.info.stdin
-    if not stdin or stdin.startswith(sg.TTY_PREFIXES) or t.last.syscall not in sg.READ_SYSCALLS:
+    stdin = v.info.stdin  # (a terminal only where its master is the job's: the pty's wait, capture/pipes.py)
+    if not stdin or t.last.syscall not in sg.READ_SYSCALLS:
         return None
-    return next((w for w in v.ev.waits if w.tid == t.tid and w.kind in ("pipe", "socket") and w.path == stdin), None)
+    paths = (stdin, sg.PTY_PATH + stdin)
+    return next((w for w in v.ev.waits if w.tid == t.tid and w.kind in ("pipe", "socket") and w.path in paths), None)
 
 
 def at_prompt(t: ThreadView) -> bool:
@@ -83,6 +84,8 @@ def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
     end (`echo y | python train.py`, a feeder that answers later), which the graph follows; a line that only looks
     like a prompt (`model.prompt(q)`) and waits on something else is no person's."""
     last = t.last
+    if any(w.tid == t.tid and w.path.startswith(sg.PTY_PATH) for w in v.ev.waits):
+        return False  # a pty whose master a process of the job holds: that process could answer (the graph's hop)
     if last.syscall in sg.READ_SYSCALLS:
         return (last.fd_target or "").startswith(sg.TTY_PREFIXES) or (
             last.fd == 0 and (v.info.stdin or "").startswith(sg.TTY_PREFIXES)
@@ -103,12 +106,13 @@ def at_debugger(t: ThreadView) -> bool:
 def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
     debugger = at_debugger(t)
     user = innermost_user(t.frames)
+    shown = user or innermost_explaining(t.frames)  # (`python -c`: `<string>`)
     prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
     tail = [ln.strip() for ln in (v.ev.output_tail or "").replace("\r", "\n").splitlines() if ln.strip()]
     prompt = tail[-1][-160:] if tail else None
     ev = [
         f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in "
-        f"{describe(user)}" + (f" `{user.code}`" if user and user.code else "")
+        f"{describe(shown)}" + (f" `{shown.code}`" if shown and shown.code else "")
     ]
     if t.last.syscall in sg.READ_SYSCALLS and (t.last.fd == 0 or (t.last.fd_target or "").startswith(sg.TTY_PREFIXES)):
         src = "standard input (fd 0)" if t.last.fd == 0 else (t.last.fd_target or "the terminal")
@@ -121,16 +125,18 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
     at = (
         f"stopped at a debugger prompt (a breakpoint() or pdb.set_trace() just before {describe(user)})"
         if debugger
-        else f"is at a prompt at {describe(user)}" + (f" ({prompt!r})" if prompt else "")
+        else f"is at a prompt at {describe(shown)}" + (f" ({prompt!r})" if prompt else "")
     )
     wait = None if reads_from_person(v, t) else stdin_wait(v, t)
     if wait is None:
         summary = f"{v.label()} {at} and waits for someone to type at the terminal; nobody will, so it never goes on."
     else:  # a pipe or a socket feeds it: its writers decide (the graph's chain), in the words of what each does
-        end = "write end" if wait.kind == "pipe" else "other end"
+        pty = wait.path.startswith(sg.PTY_PATH)
+        end = "master end" if pty else "write end" if wait.kind == "pipe" else "other end"
+        src = wait.path if pty else f"{stdin_kind(v.info.stdin)} ({wait.path})"
         h = deciding_holder(wait.holders) if wait.holders else None
         ev.extend(f"pid {x.pid} {x.how}: {holder_doing(x, holder_state(x), bound)}" for x in wait.holders[:4])
-        summary = f"{v.label()} {at}, and reads its standard input, {stdin_kind(v.info.stdin)} ({wait.path}): " + (
+        summary = f"{v.label()} {at}, and reads its standard input, {src}: " + (
             f"its {end} is held by {holder_text(h)}, which {holder_doing(h, holder_state(h), bound)}; the read ends "
             "when that writes or exits."
             if h is not None
@@ -143,7 +149,11 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
             summary=summary,
             where=v.where(t, user),
             evidence=tuple(ev),
-            fix=DEBUGGER_FIX if debugger else INPUT_FIX,
+            fix=DEBUGGER_FIX
+            if debugger
+            else CHILD_INPUT_FIX
+            if wait and wait.path.startswith(sg.PTY_PATH)
+            else INPUT_FIX,
         )
     )
 
@@ -272,9 +282,21 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
             summary=summary,
             where=where,
             evidence=tuple(ev),
-            fix=CHILD_WAIT_FIX,
+            fix=_child_fix(kid, v.pid),
         )
     )
+
+
+def _child_fix(kid: ProcessView, parent: int) -> tuple[str, ...]:
+    """The fix of a wait for a child whose write to a full pipe or pty only the waiting parent could read, or whose
+    read of a pty only it could answer (capture/pipes.py); else the generic one."""
+    for w in kid.ev.waits:
+        if any(h.pid == parent for h in w.holders):
+            if w.kind == "pipe_full":
+                return CHILD_OUTPUT_FIX + CHILD_WAIT_FIX[:2]
+            if w.kind == "pipe" and w.path.startswith(sg.PTY_PATH):
+                return CHILD_INPUT_FIX + CHILD_WAIT_FIX[:2]
+    return CHILD_WAIT_FIX
 
 
 def child_wait_rule(scene: Scene) -> list[Hit]:

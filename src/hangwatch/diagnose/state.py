@@ -15,10 +15,8 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 - ``long_sleep``: asleep on a timer that ends past the job's bounds (proof); ``asleep``: a timer will wake it;
 - ``wakes``: it woke again and again (a sleep, poll or retry loop), or moved data; ``idle``: waits for work;
 - ``blocked``: in one call for the whole window, at no CPU, never woken; ``brief``: seen too briefly to say that it
-  stays where it is; ``unknown``: nothing above was measured.
-
-``VERDICTS`` says what waiting on something in each state is; the graph's chain ends, the verdict stage
-(``verdict.judged``) and the rules' readings of a worker take it from there.
+  stays where it is; ``unknown``: nothing above was measured. ``VERDICTS`` says what waiting on something in each
+  state is; the graph's chain ends and the verdict stage (``verdict.judged``) take it from there.
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from hangwatch.diagnose.views import (
     bounded_ending,
     describe,
     duration_text,
+    innermost_explaining,
     innermost_user,
     moves_for_its_process,
     polls_with_timeout,
@@ -256,7 +255,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("asleep", f"in a timed wait at {place} whose timeout {ends} {duration_text(timed)}")
     if t.has_stack and t.blocked:
         return Measured(
-            "blocked", f"blocked at {v.cpu_text()} for the whole window in {describe(frame)}{_kernel_wait(t)}"
+            "blocked",
+            f"blocked at {v.cpu_text()} for the whole window in "
+            f"{describe(frame or innermost_explaining(t.frames))}{_kernel_wait(t)}",  # (`python -c`: `<string>`)
         )
     if (
         not t.has_stack
