@@ -796,7 +796,7 @@ def test_a_wait_that_nothing_can_end_is_said_to_be_on_what_it_waits_on(run, scri
     ("script", "said"),
     [
         ("join_event_timer.py", "the main thread joins a thread that waits on an event"),
-        ("queue_producer_sleeps.py", "waits on a queue at <module> (queue_producer_sleeps.py:19) that only its thread"),
+        ("queue_producer_sleeps.py", "waits on a queue at <module> (queue_producer_sleeps.py:19); only its thread"),
     ],
 )
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
@@ -989,3 +989,16 @@ def test_a_child_on_a_pty_only_its_waiting_parent_serves_is_a_cycle(run, mode, f
         assert root["cause"] == "child.wait" and "a cycle" in root["summary"], root
         assert fixed in root["fix"][0] and "someone to type" not in root["summary"], root
         assert "no Python frame" not in root["summary"], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("4", 0), ("hang", 125)])
+def test_a_workers_wait_on_a_future_its_own_pool_thread_runs_is_followed_to_that_thread(run, arg, code):
+    """A DataLoader worker's __getitem__ waits on a Future that its own executor thread completes after a slow read:
+    it was `dataloader.worker_stuck`, hung, "nothing moved", and the healthy job was killed at --min-stall (a
+    future's wait is the library's, so the one thread able to complete it was not followed). Now it is that thread's
+    wait: asleep on a timer within the bounds (slow; the job ends). Its hang: the executor was inherited by fork,
+    with no thread in the worker to run the future: proven at the first look, with fork's fix."""
+    root = _both_ways(run, "dl_fork_inherited_executor.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "dataloader.worker_stuck" and "spawn" in " ".join(root["fix"]), root

@@ -149,8 +149,10 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
             return (
                 None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
             )
-    elif not (proof.exit_join(t) or own_file_lock(v, t)) and (proof.sync_wait(t) is None or not proof.user_owned(t)):
-        return None
+    elif not (proof.exit_join(t) or own_file_lock(v, t)) and (
+        proof.sync_wait(t) is None or not (proof.user_owned(t) or proof.waits_on_future(t))
+    ):
+        return None  # (a Future's result: the one thread able to act is the executor's, which runs its work)
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
     if len(able) != 1 or not able[0].blocked:
         return None  # two: a wait for either, none followed
@@ -187,8 +189,7 @@ def released_by_thread(
         words = f"{v.label()} polls its own wake-up socket at {at}, which only its thread '{o.name}' could write to"
     else:
         verb = NOBODY_ENDS.get(kind, ("", "release it"))[1]  # (what ends a wait on it: set an event, put to a queue)
-        words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that only its thread '{o.name}' could "
-        words += verb
+        words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at}; only its thread '{o.name}' could {verb}"
     if len(v.threads) > 2:
         words += " (its other threads are parked in waits of their own with no timeout, or are library machinery)"
     label = f"thread '{o.name}' of {v.label()}"
