@@ -376,6 +376,14 @@ LOST_WORK_FIX = (
 )
 
 
+# The pool's result-handler thread ended on an exception raised in a callback of the user's (it runs them).
+POOL_CALLBACK_FIX = (
+    "A callback or error_callback given to apply_async or map_async runs in the pool's result-handler thread, and "
+    "an exception in it ends that thread (until Python 3.16): catch every exception inside the callback, or take "
+    "the results with get() and handle them in the caller.",
+)
+
+
 POOL_HANDLER_FIX = (
     "Do not return tensors from multiprocessing.Pool workers that exit after their task (maxtasksperchild): "
     "return numpy arrays or lists (`t.numpy()`), or call "

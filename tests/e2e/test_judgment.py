@@ -1002,3 +1002,25 @@ def test_a_workers_wait_on_a_future_its_own_pool_thread_runs_is_followed_to_that
     root = _both_ways(run, "dl_fork_inherited_executor.py", arg, code)
     if root is not None:
         assert root["cause"] == "dataloader.worker_stuck" and "spawn" in " ".join(root["fix"]), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("4", 0), ("hang", 124)])
+def test_a_pools_result_handler_ended_by_a_callback_is_said_with_the_callbacks_line(run, arg, code):
+    """An apply_async callback raises in the pool's result-handler thread, which ends it: get() waits forever. It was
+    named with a claim the look had not measured ("most often a tensor whose storage ...", with a tensor's fix); now
+    the exception Python printed for that thread says what ended it and where, and the fix is the callback's. The
+    proof is the handler's absence, as before; the cause is catalogued as one a requeue may pass (a worker killed
+    mid-task), hence 124. The twin's callback skips the None; each evaluation takes 4 s."""
+    r = run(*QUICK, "--on-hang", "kill", *py("pool_callback_raises.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "child.lost_work" and root["proof"] is not None, root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("pool_callback_raises.py"), root
+    line = marker("pool_callback_raises.py", "RAISES-HERE")[1]
+    assert f"TypeError: 'NoneType' object is not subscriptable at pool_callback_raises.py:{line}" in root["summary"]
+    assert "callback" in root["fix"][0] and "tensor" not in root["summary"] + " ".join(root["fix"]), root

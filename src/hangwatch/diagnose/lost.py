@@ -17,10 +17,11 @@ import time
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.raised import Raised, tracebacks
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import Activity, activity
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
-from hangwatch.fixes import EXECUTOR_FIX, LOST_WORK_FIX, POOL_HANDLER_FIX
+from hangwatch.fixes import EXECUTOR_FIX, LOST_WORK_FIX, POOL_CALLBACK_FIX, POOL_HANDLER_FIX
 from hangwatch.records.evidence import Frame, VanishedProcess
 from hangwatch.records.incident import Finding
 from hangwatch.records.values import frozen
@@ -75,29 +76,54 @@ class Lost:
     confidence: float
 
 
+HANDLER_DIED = "(_handle_results):"  # Python's "Exception in thread Thread-3 (_handle_results):", then its traceback
+
+
+def _handler_raised(v: ProcessView) -> Raised | None:
+    """The exception that ended the pool's result-handler thread, from the job's output (Python prints it)."""
+    tail = v.ev.output_tail or ""
+    at = tail.rfind(HANDLER_DIED)
+    found = tracebacks(tail[at:]) if at >= 0 else []
+    return found[0] if found else None
+
+
 def _no_handler(v: ProcessView) -> Lost | None:
     t = v.main_thread
     if t is None or not _handler_gone(v):
         return None
     frame = innermost_user(t.frames)
+    raised = _handler_raised(v)
+    callback = raised is not None and raised.frame is not None  # it raised in the user's code: a callback's
+    why = (
+        f"It {raised.text()}, a callback it ran."
+        if raised is not None and callback
+        else f"It {raised.text()}."
+        if raised is not None
+        else "It ends on an exception: in a callback of apply_async or map_async, which it runs, or reading a "
+        "result (a tensor whose storage was to be fetched from a worker that had exited); the job's output did "
+        "not show which."
+    )
     return Lost(
         v,
         t,
         frame,
         "the pool's result-handler thread, the only thread that hands results to it, is no longer among its "
-        "threads (it ends on an error reading a result): no result can arrive",
+        "threads: no result can arrive",
         f"{_call(frame)} at {describe(frame)} waits forever: the pool's result-handler thread has exited, "
-        "so the results its workers sent are never handed over. It exits when a result cannot be read, "
-        "most often a tensor whose storage had to be fetched from a worker that had already exited "
-        "(maxtasksperchild).",
+        f"so the results its workers sent are never handed over. {why}",
         (
             f"{v.label()} waits for results at {describe(frame)}"
             + (f" `{frame.code}`" if frame and frame.code else ""),
             "threads of the pool: "
             + ", ".join(f"'{x.name}'" for x in v.threads if x.has_stack)
             + "; no '_handle_results'",
+            *([f"the job's output: the result handler {raised.text()}"] if raised is not None else []),
         ),
-        POOL_HANDLER_FIX,
+        POOL_CALLBACK_FIX + POOL_HANDLER_FIX[1:]
+        if callback
+        else POOL_HANDLER_FIX
+        if raised is not None
+        else POOL_CALLBACK_FIX + POOL_HANDLER_FIX,
         0.9,
     )
 
