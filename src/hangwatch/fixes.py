@@ -42,6 +42,16 @@ LOOP_BLOCKED_FIX = (
 )
 
 
+# A coroutine blocks its event loop's thread in a threading lock's acquire (the holder may be a task of that loop).
+LOOP_LOCK_FIX = (
+    "In a coroutine, a threading.Lock's acquire() blocks the whole event loop, and a task of that loop suspended at "
+    "an `await` while holding the lock never runs again to release it: use asyncio.Lock (`async with lock:`) in "
+    "coroutines, and never hold a threading lock across an `await`.",
+    "Run blocking calls off the loop's thread: `await loop.run_in_executor(None, fn)` or `await "
+    "asyncio.to_thread(fn)`.",
+)
+
+
 FUTURE_IN_POOL_FIX = (
     "A task must not wait for another task of its own executor: with every worker waiting, the task it waits "
     "for never gets a worker. Submit the inner work from outside the pool, use a second executor for it, or "

@@ -1024,3 +1024,16 @@ def test_a_pools_result_handler_ended_by_a_callback_is_said_with_the_callbacks_l
     line = marker("pool_callback_raises.py", "RAISES-HERE")[1]
     assert f"TypeError: 'NoneType' object is not subscriptable at pool_callback_raises.py:{line}" in root["summary"]
     assert "callback" in root["fix"][0] and "tensor" not in root["summary"] + " ".join(root["fix"]), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("3", 0), ("hang", 125)])
+def test_a_threading_lock_taken_inside_the_event_loop_is_said_as_the_loop_blocked(run, arg, code):
+    """A coroutine's threading.Lock.acquire() blocks the event loop's thread while another task of the loop holds the
+    lock across an await: proven (no other thread), and named with a lock order's fix ("take locks in one fixed
+    order"), which is not this bug. Now the words say the wait is inside the loop it blocks, with asyncio.Lock's fix.
+    The twin's acquire gives up after 3 s (the loop blocked 3 s at a time), and the job ends."""
+    root = _both_ways(run, "asyncio_thread_lock_across_await.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock" and "inside the asyncio event loop" in root["summary"], root
+        assert "asyncio.Lock" in root["fix"][0] and "fixed order" not in " ".join(root["fix"]), root

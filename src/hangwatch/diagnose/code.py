@@ -19,6 +19,7 @@ from hangwatch.fixes import (
     DEADLOCK_FIX,
     FUTURE_IN_POOL_FIX,
     LOOP_BLOCKED_FIX,
+    LOOP_LOCK_FIX,
     REENTERED_LOCK_FIX,
     SPIN_WAIT_FIX,
     WAIT_FOREVER_FIX,
@@ -302,6 +303,15 @@ def _lock_words(
         return 0.85, "the main thread joins a thread that waits for a lock nobody releases", DEADLOCK_FIX
     t = lockers[0]
     again = proof.reentered(t)
+    loop = event_loop_under(t) if again is None else None
+    if loop is not None:  # a task of the loop's may hold it, suspended at an await: the blocked loop never resumes it
+        return (
+            0.75,
+            f"thread '{t.name}' waits for a threading lock at {describe(t.user_frame)}, inside the asyncio event loop "
+            f"it runs ({describe(loop)}), and no other running thread will release it: while it waits, the loop runs "
+            "no task, so a task that took the lock and awaits would never release it",
+            LOOP_LOCK_FIX,
+        )
     if again is None:
         return 0.75, "a thread waits for a lock that no running thread will release", DEADLOCK_FIX
     name = proof.lock_expr(t.user_frame.code if t.user_frame else None)
