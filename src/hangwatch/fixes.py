@@ -476,6 +476,13 @@ GPU_RELEASE_FIX = (
 )
 
 
+# A send and a receive between the same two ranks whose tags differ: each waits for the call with its own tag.
+P2P_TAG_FIX = (
+    "A send completes only on a receive with the same tag: between two ranks, post the tagged sends and receives "
+    "in the same order on both sides (or receive first the tag the peer sends first).",
+)
+
+
 P2P_FIX = (
     "Pair every send with a receive the peer has already posted: on a pipeline's boundary, one side receives first "
     "(even stages send then receive, odd stages receive then send).",

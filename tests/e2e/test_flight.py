@@ -435,6 +435,27 @@ def test_two_stages_that_each_send_to_the_other_are_a_proven_cycle_and_the_batch
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("args", "code"), [(("tags", "8"), 0), (("tags",), 125)])
+def test_a_send_and_a_receive_whose_tags_differ_are_no_pair(run, args, code):
+    """Stage 0 sends tag 1 then tag 0, stage 1 receives tag 0 first (diffusion-pipe#409): the peers match, the tags
+    do not, and a gloo send completes only on a receive with its tag. The pair was taken as matched (no edge), so the
+    look said child.wait, unproven, ended by the clock (exit 124). The tags are read with the peers: a cycle, proven
+    at the first look. The twin's stage 1 receives in stage 0's order after 8 s, and the job ends."""
+    r = run(*QUICK, "--capture-window", "2", *_torchrun(2, "dist_p2p.py", *args))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert run.summary()["exit_code"] == 0
+        return
+    incident = run.hang()
+    root = root_cause(incident)
+    assert root["proof"]["kind"] == "hang" and any(c["ending"] == "cycle" for c in incident["graph"]["chains"]), root
+    said = root["summary"] + " ".join(root["evidence"])
+    assert "with tag 1" in said and "with tag 0" in said and "same tag" in root["fix"][0], said
+    assert "different collectives" not in said, said  # (a send and a receive are no collectives that diverged)
+    _where(root, "dist_p2p.py", f"HANG-HERE:tag{root['where']['rank']}")
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("n", [3, 4])
 def test_a_barrier_skipped_right_before_the_hang_is_named_at_the_line_it_skipped(run, n):
     """The last rank skips a barrier inside an `if` right before the barrier every rank calls: its barrier

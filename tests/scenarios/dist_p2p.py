@@ -3,7 +3,10 @@
 argv[1] "cycle": stage 0 runs every forward first, stage 1 one forward then one backward: at micro-batch 1 each
 blocks in dist.send to the other, and on gloo a send completes only when the matching receive is posted (the
 order of pytorch#172668). "batched": the same schedule, each exchange posted at once with batch_isend_irecv,
-and stage 1's backward computes for argv[2] seconds (default 8) while stage 0 waits for it: it completes."""
+and stage 1's backward computes for argv[2] seconds (default 8) while stage 0 waits for it: it completes.
+"tags": stage 0 sends the labels (tag 1) before the activations (tag 0), stage 1 receives the activations first:
+a send matches only a receive with its tag, so each waits for the other (diffusion-pipe#409); "tags SECONDS": stage
+1 receives in stage 0's order after SECONDS of set-up, and it completes."""
 
 import sys
 import time
@@ -46,6 +49,22 @@ def backward(seconds):
     return done
 
 
+def tagged(rank, seconds):
+    labels, act = torch.zeros(8, dtype=torch.long), torch.zeros(4)
+    if rank == 0:
+        ready("rank0")
+        dist.send(torch.arange(8), dst=1, tag=1)  # HANG-HERE:tag0
+        dist.send(torch.ones(4), dst=1, tag=0)
+        return
+    ready("rank1")
+    if seconds:
+        time.sleep(seconds)  # loads its weights first
+        dist.recv(labels, src=0, tag=1)
+    dist.recv(act, src=0, tag=0)  # HANG-HERE:tag1
+    if not seconds:
+        dist.recv(labels, src=0, tag=1)
+
+
 def batched(rank, seconds):
     peer = 1 - rank
     for mb in range(MICRO):
@@ -65,6 +84,8 @@ if __name__ == "__main__":
     rank = dist.get_rank()
     if sys.argv[1] == "cycle":
         stage0_cycle() if rank == 0 else stage1_cycle()
+    elif sys.argv[1] == "tags":
+        tagged(rank, float(sys.argv[2]) if sys.argv[2:] else 0.0)
     else:
         batched(rank, float(sys.argv[2]) if sys.argv[2:] else 8.0)
     print(f"rank {rank} done", flush=True)

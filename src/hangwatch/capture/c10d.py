@@ -143,9 +143,12 @@ def read_c10d(
             if values.get("stack") != _main_stack(pid, series[pid][-1]):
                 notes.append(f"pid {pid} left the collective call the look saw before its arguments were read")
                 continue
-            raw = values.get(PEER_ARG.get(r.function, ""), "None")
+            raw, tag = values.get(PEER_ARG.get(r.function, ""), "None"), values.get("tag") or "None"
             peer = int(raw) if raw.lstrip("-").isdigit() else None
             out[pid] = C10dWait(
-                r.function, peer, on_world(r.function, values.get("call_args"), values.get("call_kwargs"))
+                r.function,
+                peer,
+                on_world(r.function, values.get("call_args"), values.get("call_kwargs")),
+                int(tag) if r.function in PEER_ARG and tag.lstrip("-").isdigit() else None,
             )
     return out, notes

@@ -263,11 +263,14 @@ UNRECORDED = (
 )
 
 
+POINT_TO_POINT = frozenset({"send", "recv", "isend", "irecv"})  # ranks in different ones of these is their design
+
+
 def _diverged(g: RankGroups, recorded: bool = True) -> Hit | None:
     ops: dict[str, list[int]] = defaultdict(list)
     for r, f in g.in_coll.items():
         ops[sg.method(f)].append(r)
-    if len(ops) < 2:
+    if len(ops) < 2 or set(ops) <= POINT_TO_POINT:  # (a send on one rank, a receive on another: the graph pairs them)
         return None
     minority = min(ops.values(), key=len)
     tie = len(minority) == max(len(x) for x in ops.values())

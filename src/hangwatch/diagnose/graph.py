@@ -302,6 +302,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
 
 P2P_WORDS = {"send": "sends to rank {} at {}", "recv": "receives from rank {} at {}"}
 P2P_MATCH = {"send": "recv", "recv": "send"}
+TAGS_DIFFER = "which it does not match"  # a send's and its peer's receive's tags, both read, differ
 RANK_RESOURCES = frozenset({*P2P_WORDS, "collective"})
 C10D_FILE = "torch/distributed/distributed_c10d.py"
 
@@ -355,9 +356,14 @@ def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
         if other is None:
             return []
         theirs = other.ev.c10d
-        if theirs is not None and theirs.op == P2P_MATCH[cw.op] and theirs.peer in (v.info.rank, None):
-            return []
-        return [Edge(pid_id(v.pid), pid_id(other.pid), cw.op, f"{v.label()} {P2P_WORDS[cw.op].format(cw.peer, at)}")]
+        paired = theirs is not None and theirs.op == P2P_MATCH[cw.op] and theirs.peer in (v.info.rank, None)
+        if paired and theirs is not None and (None in (cw.tag, theirs.tag) or cw.tag == theirs.tag):
+            return []  # the pair matches (a tag not read may be the same)
+        tag = f" with tag {cw.tag}" if cw.tag is not None else ""
+        words = f"{v.label()} {P2P_WORDS[cw.op].format(cw.peer, at)}{tag}"
+        if theirs is not None and theirs.op == P2P_MATCH[cw.op] and theirs.tag is not None:
+            words += f"; rank {cw.peer} is in its {theirs.op} with tag {theirs.tag}, {TAGS_DIFFER}"
+        return [Edge(pid_id(v.pid), pid_id(other.pid), cw.op, words)]
     if cw.world is not True:
         return []
     out = []

@@ -12,7 +12,7 @@ from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.ends import end_verdict
-from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES
+from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES, TAGS_DIFFER
 from hangwatch.diagnose.own import thread_id
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
@@ -24,6 +24,7 @@ from hangwatch.fixes import (
     LATE_TIMER_FIX,
     LONG_SLEEP_FIX,
     P2P_FIX,
+    P2P_TAG_FIX,
     SELF_WAIT_FIX,
     WAIT_FOREVER_FIX,
 )
@@ -390,6 +391,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             fix = WAIT_FOREVER_FIX if c.ending == NOBODY else LONG_SLEEP_FIX  # nobody alive ends it; a late timer does
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
+            if any(TAGS_DIFFER in h.words for h in c.hops):  # the tags read differ
+                fix = P2P_TAG_FIX + P2P_FIX[1:]
             summary = _p2p_summary(c)
         where = v.where(t, frame) if v is not None and frame is not None else None
         if hop.resource == "gil" and v is not None:  # the place is the call that holds it, in the holder's thread

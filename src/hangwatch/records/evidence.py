@@ -155,6 +155,7 @@ class C10dWait:
     op: str  # "all_reduce", "barrier", "send", "recv", ...
     peer: int | None = None
     world: bool | None = None
+    tag: int | None = None  # a send's or a receive's tag: a send matches only a receive with the same one
 
 
 @frozen
