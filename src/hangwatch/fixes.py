@@ -155,6 +155,14 @@ BATCH_LOST_FIX = (
 )
 
 
+# A lock taken in Popen's preexec_fn, which runs in the forked child before exec, where only the forking thread lives.
+PREEXEC_FIX = (
+    "Popen's preexec_fn runs in the child between fork and exec, where only the forking thread exists: a lock "
+    "another thread held at the fork is never released there. Take no lock in it (and start no thread): use "
+    "Popen's own arguments (start_new_session=, process_group=, user=, umask=), or set up in the child's command.",
+)
+
+
 FORK_FIX = (
     "DataLoader(multiprocessing_context='spawn') (or 'forkserver'): workers then start without the "
     "parent's held locks and thread pools.",

@@ -23,6 +23,7 @@ from hangwatch.fixes import (
     FORK_FIX,
     NETWORK_FIX,
     OOM_FIX,
+    PREEXEC_FIX,
     SHUTDOWN_FIX,
     STORAGE_FIX,
     WORKER_DIED_FIX,
@@ -488,6 +489,7 @@ def fork_rule(scene: Scene) -> list[Hit]:
         ev = fork_lock_suspect(v, t, parent)
         if ev:  # the graph proves it where nothing in the child can wake it (graph._thread_waits)
             frame = t.user_frame
+            preexec = t.any_frame(lambda f: sg.at(f, "subprocess.py", frozenset({"_execute_child"})))
             hits.append(
                 named(
                     Finding(
@@ -495,11 +497,12 @@ def fork_rule(scene: Scene) -> list[Hit]:
                         confidence=0.8,
                         summary=(
                             f"{v.label()} is blocked on a lock it likely inherited, already held, when it was "
-                            f"forked from pid {v.info.ppid}."
+                            f"forked from pid {v.info.ppid}"
+                            + (", in the preexec_fn Popen runs in the child before it execs." if preexec else ".")
                         ),
                         where=v.where(t, frame),
                         evidence=tuple(ev),
-                        fix=FORK_FIX,
+                        fix=PREEXEC_FIX + FORK_FIX[1:2] if preexec else FORK_FIX,
                     )
                 )
             )
