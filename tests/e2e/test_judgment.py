@@ -1051,3 +1051,16 @@ def test_a_lock_taken_in_popens_preexec_fn_is_the_forks_inherited_lock(run, arg,
     if root is not None:
         assert root["cause"] == "fork.inherited_lock" and "preexec_fn" in root["summary"], root
         assert "preexec_fn" in root["fix"][0], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_ranks_started_as_processes_with_their_rank_as_an_argument_are_ranks(run, arg, code):
+    """Ranks a launcher starts as multiprocessing.Process children, each passing its own rank and world size to
+    init_process_group (torch's tutorial), have no RANK in their environment: they were plain children, the look
+    said child.wait, unproven, ended by the clock. Their target's `rank` and `world_size` arguments are read, so
+    they are ranks of the graph: a send and a receive whose tags differ are a cycle, proven at the first look. The
+    twin's stage 1 receives in stage 0's order after 8 s."""
+    root = _both_ways(run, "dist_process_ranks.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 0, root

@@ -96,6 +96,7 @@ def mark_ranks(
     mp.spawn ranks numbered by start order, where their index could not be read."""
     notes = _mark_spawned_ranks(infos, series, py_spy)
     _mark_relaunched_ranks(infos)
+    _mark_target_ranks(infos, series, py_spy)
     return notes
 
 
@@ -155,6 +156,61 @@ def _mark_spawned_ranks(
             world = infos[pid].world_size or (None if whole else len(pids))
             infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=world)
     return notes
+
+
+PROCESS_RUN = "multiprocessing/process.py"  # BaseProcess.run: the frame above it is the process's target
+RANK_ARGS = ("rank", "global_rank")
+WORLD_ARGS = ("world_size", "world", "size", "nprocs")
+
+
+def _target_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The target of a multiprocessing.Process (the frame right above ``BaseProcess.run``) in a thread's own frames
+    (py-spy's JSON, innermost first)."""
+    for i, f in enumerate(frames):
+        name, file = str(f.get("name", "")), str(f.get("filename", ""))
+        if name in sg.FORK_LAUNCH[1] and file.endswith(sg.FORK_LAUNCH[0]):
+            return None
+        if file.endswith(PROCESS_RUN) and name.rsplit(".", 1)[-1] == "run":
+            return frames[i - 1] if i > 0 else None
+    return None
+
+
+def _mark_target_ranks(
+    infos: dict[int, ProcessInfo], series: dict[int, list[ProcessSample]], py_spy: str | None
+) -> None:
+    """Ranks a launcher started as multiprocessing.Process children that call init_process_group(rank=...,
+    world_size=...) themselves, with no RANK in their environment (torch's own tutorial does so): each in a c10d
+    call, its target's arguments named ``rank`` and ``world_size`` (or ``world``, ``size``, ``nprocs``) read from its
+    frame. Marked only where every such sibling was read, their ranks are 0..n-1 and each says the world is those
+    n: the whole world is on this host, and the numbers are the ones a call's ``dst`` names."""
+    from hangwatch.capture.c10d import in_c10d
+
+    groups: dict[int, list[int]] = {}
+    for pid, samples in series.items():
+        info = infos[pid]
+        if info.role in (Role.CHILD, Role.MAIN) and info.rank is None and in_c10d(pid, samples):
+            groups.setdefault(info.ppid, []).append(pid)
+    if py_spy is None or not groups:
+        return
+    from hangwatch.capture.locals import read_locals_once
+
+    for pids in groups.values():
+        if len(pids) < 2:
+            continue
+        reads, _ = read_locals_once({pid: {pid} for pid in pids}, py_spy, pick=_target_frame)
+        got: dict[int, tuple[int | None, int | None]] = {}
+        for pid, rs in reads.items():
+            values = {k: proc.int_or_none(v) for r in rs for k, v in r.values}
+            rank = next((values[k] for k in RANK_ARGS if values.get(k) is not None), None)
+            world = next((values[k] for k in WORLD_ARGS if values.get(k) is not None), None)
+            got[pid] = (rank, world)
+        n = len(pids)
+        if len(got) != n or sorted(r for r, _ in got.values() if r is not None) != list(range(n)):
+            continue
+        if any(w != n for _, w in got.values()):
+            continue  # the world is not read, or is larger than what runs here: the numbers may be local ones
+        for pid, (rank, _) in got.items():
+            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=n, rank_from_args=True)
 
 
 def _program(cmdline: tuple[str, ...] | list[str]) -> tuple[str, ...]:

@@ -318,8 +318,8 @@ def _local_ranks(scene: Scene) -> dict[int, ProcessView] | None:
         return None
     if all("RANK" in w.info.env for w in views):
         return by_rank  # torchrun's, and every launcher's that sets them: global
-    if all(w.info.env.get("WORLD_SIZE") == str(len(views)) for w in views):
-        return by_rank  # the whole world is here: local numbers are global
+    if all(w.info.env.get("WORLD_SIZE") == str(len(views)) for w in views) or all(w.info.rank_from_args for w in views):
+        return by_rank  # the whole world is here (its environment, or its targets' own arguments, say so)
     return None
 
 

@@ -122,6 +122,7 @@ class ProcessInfo:
     forked_from_parent: bool = False  # same executable and cmdline as its parent: a fork
     stdin: str | None = None  # what fd 0 points to: "/dev/pts/3", "pipe:[...]", "/dev/null", a path
     caught_signals: int | None = None  # SigCgt of /proc/PID/status: bit n-1 set, signal n has a handler (None: unread)
+    rank_from_args: bool = False  # rank and world size read from its multiprocessing.Process target's own arguments
 
 
 THREADING_EVENT = "threading.Event"  # ``LocalsRead.flag``: the loop's file binds its flag only to threading.Event()
