@@ -3,10 +3,7 @@
 argv[1] "cycle": stage 0 runs every forward first, stage 1 one forward then one backward: at micro-batch 1 each
 blocks in dist.send to the other, and on gloo a send completes only when the matching receive is posted (the
 order of pytorch#172668). "batched": the same schedule, each exchange posted at once with batch_isend_irecv,
-and stage 1's backward computes for argv[2] seconds (default 8) while stage 0 waits for it: it completes.
-"tags": stage 0 sends the labels (tag 1) before the activations (tag 0), stage 1 receives the activations first:
-a send matches only a receive with its tag, so each waits for the other (diffusion-pipe#409); "tags SECONDS": stage
-1 receives in stage 0's order after SECONDS of set-up, and it completes."""
+and stage 1's backward computes for argv[2] seconds (default 8) while stage 0 waits for it: it completes."""
 
 import sys
 import time
@@ -50,6 +47,9 @@ def backward(seconds):
 
 
 def tagged(rank, seconds):
+    # "tags": stage 0 sends the labels (tag 1) before the activations (tag 0), stage 1 receives the activations first:
+    # a send matches only a receive with its tag, so each waits for the other (diffusion-pipe#409); "tags SECONDS":
+    # stage 1 receives in stage 0's order after SECONDS of set-up, and it completes.
     labels, act = torch.zeros(8, dtype=torch.long), torch.zeros(4)
     if rank == 0:
         ready("rank0")
