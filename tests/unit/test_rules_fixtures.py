@@ -440,10 +440,8 @@ def test_a_child_asleep_past_the_bounds_proves_its_parents_wait_only_where_that_
         return replace(p, samples=tuple((nap if p is kid else waits)(x) for x in p.samples))
 
     d = diagnose(replace(ev, processes=tuple(changed(p) if p in (kid, parent) else p for p in ev.processes)))
-    wait = next(f for f in d.findings if f.cause == "child.wait")
-    assert d.verdict.value == "hung" and wait.proves_hang is not timeout, wait.proof
-    # proven, the child's own name at its line (its Event.wait: code.deadlock) leads the generic child.wait there
-    assert d.root.cause == ("child.wait" if timeout else "code.deadlock"), d.root
+    assert (d.verdict.value, d.root.cause) == ("hung", "child.wait"), d.root
+    assert d.root.proves_hang is not timeout, d.root.proof
 
 
 def test_a_lost_pool_result_is_named_by_its_namer_and_proven_by_the_graphs_edge_to_nobody():

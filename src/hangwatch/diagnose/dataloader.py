@@ -494,7 +494,7 @@ def fork_rule(scene: Scene) -> list[Hit]:
                 named(
                     Finding(
                         cause=Cause.FORK_INHERITED_LOCK,
-                        confidence=0.8,
+                        confidence=0.85,  # a worker's too: ahead of its parent's wait (child.wait, 0.82)
                         summary=(
                             f"{v.label()} is blocked on a lock it likely inherited, already held, when it was "
                             f"forked from pid {v.info.ppid}"

@@ -213,24 +213,17 @@ def _precise_names(hits: list[Hit]) -> list[Hit]:
 def rank(hits: list[Hit]) -> list[Hit]:
     """Most confident first, except that a finding with a proof (of a hang or of work) outranks every finding
     without one at the same place (file and line): a worker caught on its way to a lock in one sample gets a
-    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads. Of
-    proven findings at one place, a generic one (a child's wait, a holder's: the graph's words) yields to a precise
-    namer's (the child's own inherited lock), whatever their confidences."""
+    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads."""
     proven: dict[tuple[str, int], float] = {}
-    precise: dict[tuple[str, int], float] = {}
     for h in hits:
         place = _place(h)
         if place is not None and h.finding.proof is not None:
             proven[place] = max(proven.get(place, 0.0), h.finding.confidence)
-            if not CATALOGUE[Cause(h.finding.cause)].generic:
-                precise[place] = min(precise.get(place, 1.0), h.finding.confidence)
 
     def key(h: Hit) -> float:
         place = _place(h)
         if h.finding.proof is None and place in proven:
             return -min(h.finding.confidence, proven[place] - 1e-6)
-        if h.finding.proof is not None and place in precise and CATALOGUE[Cause(h.finding.cause)].generic:
-            return -min(h.finding.confidence, precise[place] - 1e-6)
         return -h.finding.confidence
 
     return sorted(hits, key=key)
