@@ -124,6 +124,19 @@ def test_a_rank_with_one_batch_fewer_is_named_at_the_barrier_it_reached_early(ru
 
 
 @pytest.mark.e2e
+def test_a_rank_that_forks_a_pool_right_after_init_keeps_its_flight_recorder_server(run):
+    """A rank forks a Pool right after init_process_group (datasets.map(num_proc=...) on rank 0): each forked worker
+    dropped its inherited copy of the rank's worker server (the hook's after-fork reset), whose destructor shuts the
+    server down, closing the listening socket the rank shares with it: the rank's server thread failed ("failed to
+    listen"), aborted the rank, and hangwatch turned a healthy job into a crash (exit 1). The child now keeps its copy
+    for good; the job ends as it does without hangwatch."""
+    r = run(*QUICK, *py("dist_rank_forks_pool.py"))
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and b"done" in out, out.decode()[-3000:]
+    assert b"failed to listen" not in out and b"destructor called without shutdown" not in out, out.decode()[-3000:]
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("mode", "n"), [("same", 3), ("solo", 2)])
 def test_ranks_that_call_the_same_collectives_or_a_group_of_their_own_finish_untouched(run, mode, n):
     """The healthy twins: every rank takes the same branch; rank 0 alone calls collectives on a group only it is

@@ -37,6 +37,7 @@ class _Beats:
 
     def reset(self) -> None:
         """Forget the slot (after fork: the child opens its own on its first beat)."""
+        _keep_inherited(getattr(self, "flight", None))
         self.mm: mmap.mmap | None = None
         self.counts: memoryview | None = None  # the slot's step and count, as two int64 (on a little-endian host)
         self.failed = False
@@ -223,3 +224,21 @@ def _dist_rank() -> int:
     except Exception:  # noqa: BLE001, S110 - no rank known is a fine answer
         pass
     return -1
+
+
+def _keep_inherited(server: Any) -> None:
+    """A rank's flight-recorder server object that a forked child inherited (a Pool or DataLoader worker forked
+    after init_process_group) is never destroyed in that child: its destructor shuts the server down, and the
+    listening socket it closes is the parent's own (shared across fork): the rank's server thread then fails ("failed
+    to listen") and aborts the rank. One reference is kept for good; the child has none of its threads to stop."""
+    if server is None or isinstance(server, str):  # none, or a FIFO's path: nothing shared to shut
+        return
+    try:
+        import ctypes
+
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(server))
+    except Exception:  # noqa: BLE001 - no ctypes: kept in a list instead (freed only at this child's exit)
+        _KEPT.append(server)
+
+
+_KEPT: list[Any] = []
