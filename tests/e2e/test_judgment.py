@@ -1064,3 +1064,16 @@ def test_ranks_started_as_processes_with_their_rank_as_an_argument_are_ranks(run
     root = _both_ways(run, "dist_process_ranks.py", arg, code)
     if root is not None:
         assert root["cause"] == "distributed.peer_stuck" and root["where"]["rank"] == 0, root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_connection_waiting_in_a_listeners_accept_queue_waits_for_the_listeners_holder(run, arg, code):
+    """A grandchild (trainer -> bash -> eval) connects to the trainer's metrics socket and waits for its answer; the
+    trainer accepts only after the eval returns. The connection's other end sits in the listener's accept queue,
+    held by no process: the read was not followed, and the look said child.wait, unproven, ended by the clock. The
+    listener bound to the port it connected to is followed to its holders: a cycle, proven at the first look. The
+    twin's server thread accepts; the eval sleeps 8 s first."""
+    root = _both_ways(run, "socket_not_accepted.py", arg, code)
+    if root is not None:
+        assert "accept queue" in root["summary"] and "no Python frame" not in root["summary"], root

@@ -24,7 +24,7 @@ from hangwatch.capture.holders import (
     O_WRONLY,
     holder,
 )
-from hangwatch.capture.sockpeer import peer_inode
+from hangwatch.capture.sockpeer import backlog_listener, peer_inode
 from hangwatch.capture.syscalls import opening, polled_fds
 from hangwatch.records.evidence import (
     POLLED,
@@ -142,21 +142,16 @@ def socket_wait(
     if not target or not target.startswith("socket:["):
         return None
     peer = peer_inode(pid, target[len("socket:[") : -1])
-    if peer is None:
+    listener = None if peer is not None else backlog_listener(pid, target[len("socket:[") : -1])
+    if peer is None and listener is None:
         return None
-    found, complete = pipe_holders(f"socket:[{peer}]", sorted(job), write=True)
-    holders = tuple(
-        holder(
-            w,
-            job,
-            py_spy,
-            now,
-            "holds the socket's other end (its /proc/PID/fd and the kernel's socket tables)",
-            name=None,
-        )
-        for w in found
-        if w != pid
+    found, complete = pipe_holders(f"socket:[{peer or listener}]", sorted(job), write=True)
+    how = (
+        "holds the socket's other end (its /proc/PID/fd and the kernel's socket tables)"
+        if listener is None
+        else f"{sg.NOT_ACCEPTED} it holds, and has not accepted it"
     )
+    holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
     note = None if complete else _searched()
     if pid in found:
         note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")

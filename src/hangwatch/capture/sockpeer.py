@@ -92,16 +92,31 @@ def _same_netns(pid: int) -> bool:
         return False
 
 
-def _tcp_rows(pid: int) -> list[tuple[str, str, str]]:
+def _tcp_rows(pid: int, state: bool = False) -> list[tuple[str, ...]]:
     """(local, remote, inode) of every TCP socket in ``pid``'s network namespace, addresses as the kernel
-    prints them (hex)."""
-    rows = []
+    prints them (hex); with ``state``, its state too (``0A``: listening)."""
+    rows: list[tuple[str, ...]] = []
     for name in ("tcp", "tcp6"):
         for line in (read_text(PROC / str(pid) / "net" / name) or "").splitlines()[1:]:
             f = line.split()
             if len(f) > 9:
-                rows.append((f[1], f[2], f[9]))
+                rows.append((f[1], f[2], f[9], f[3]) if state else (f[1], f[2], f[9]))
     return rows
+
+
+LISTEN = "0A"  # a TCP socket's state in /proc/net/tcp: listening
+
+
+def backlog_listener(pid: int, inode: str) -> str | None:
+    """Where ``pid``'s loopback TCP connection ``inode`` has not been accepted: its other end waits in the accept
+    queue of a listening socket (the kernel's row for it has no inode: no process holds it yet), the inode of that
+    listener (bound to the port it connected to), else None."""
+    rows = _tcp_rows(pid, state=True)
+    mine = next((r for r in rows if r[2] == inode), None)
+    if mine is None or not any(r[0] == mine[1] and r[1] == mine[0] and r[2] == "0" for r in rows):
+        return None
+    port = mine[1].rsplit(":", 1)[-1]
+    return next((r[2] for r in rows if r[3] == LISTEN and r[0].rsplit(":", 1)[-1] == port and r[2] != "0"), None)
 
 
 def peer_inode(pid: int, inode: str, unix: dict[int, int] | None = None) -> str | None:

@@ -154,7 +154,9 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
                 end = "master" if w.path.startswith(sg.PTY_PATH) else "write"
                 words = f"{who} reads {w.path} at {place}; pid {h.pid} holds its {end} end"
             elif w.kind == "socket":
-                words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} holds its other end"
+                words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (
+                    "holds its other end" if sg.NOT_ACCEPTED not in h.how else f"has not accepted it ({h.how})"
+                )
             elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             elif w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:

@@ -35,6 +35,7 @@ from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
     describe,
+    innermost_explaining,
     innermost_user,
     size_text,
 )
@@ -293,13 +294,15 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     node has it), not the holder's coarser one."""
     words = _ENDS["socket" if w.kind == "socket" else "pipe"]
     frame = innermost_user(t.frames)
-    at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
+    shown = frame or innermost_explaining(t.frames)  # (`python -c`: `<string>`)
+    at = f"{describe(shown)}" + (f" `{shown.code}`" if shown and shown.code else "")
     states = {h.pid: holder_state(h) for h in w.holders}
     h = deciding_holder(w.holders)
     state = states[h.pid]
     summary = (
-        f"{v.label()} {words.reads.format(path=w.path)} at {describe(frame)}; {words.end} is held by "
-        f"{holder_text(h)}, which "
+        f"{v.label()} {words.reads.format(path=w.path)} at {describe(shown)}; "
+        + (f"{sg.NOT_ACCEPTED} held by " if sg.NOT_ACCEPTED in h.how else f"{words.end} is held by ")
+        + f"{holder_text(h)}, which "
         + (
             "exited during the look, as every other holder did: the read gets its end of file."
             if state == "gone"
