@@ -1040,13 +1040,13 @@ def test_a_threading_lock_taken_inside_the_event_loop_is_said_as_the_loop_blocke
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(("arg", "code"), [("6", 0), ("hang", 124)])
+@pytest.mark.parametrize(("arg", "code"), [("6", 0), ("hang", 125)])
 def test_a_lock_taken_in_popens_preexec_fn_is_the_forks_inherited_lock(run, arg, code):
     """Popen's preexec_fn takes a lock a thread of the parent held at the fork: in the child, before exec, nothing
     can release it. Proven, but named child.wait (the parent's wait, the graph's generic words, ahead by confidence)
     with "look at the child process shown". A generic name now yields to a precise namer proven at the same place:
-    fork.inherited_lock, with preexec_fn's own fix (exit 124: that cause's remedy ladder, the spawn start method for
-    DataLoader workers, is untried). The twin's acquire gives up after 6 s and the helper starts."""
+    fork.inherited_lock, with preexec_fn's own fix, and no remedy of that cause's ladder (a start method, fewer
+    workers: Popen forks by itself), so exit 125. The twin's acquire gives up after 6 s and the helper starts."""
     root = _both_ways(run, "popen_preexec_lock.py", arg, code)
     if root is not None:
         assert root["cause"] == "fork.inherited_lock" and "preexec_fn" in root["summary"], root

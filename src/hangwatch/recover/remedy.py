@@ -61,6 +61,7 @@ REMEDIES: dict[str, Remedy] = {
 LADDERS: dict[str, tuple[str, ...]] = {c: i.ladder for c, i in CATALOGUE.items() if i.ladder}
 NATIVE_MARKERS = ("OpenMP", "MKL", "tokenizers")  # a native fork hang: threads first, then spawn
 EPOCH_START_MARKER = "epoch start"  # the DataLoader rule's evidence for a wait in DataLoader._reset
+PREEXEC_MARKER = "preexec_fn"  # the fork rule's words for a lock taken in Popen's preexec_fn: no start method helps
 
 
 def ladder(finding: Finding, custom: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
@@ -71,6 +72,8 @@ def ladder(finding: Finding, custom: dict[str, tuple[str, ...]] | None = None) -
     if finding.cause == Cause.DATALOADER_WORKER_STUCK and finding.proves_hang:
         return ()  # a wait nothing can end, or a counting spin, at the user's line: num_workers=0 hangs there too
     text = " ".join((finding.summary, *finding.evidence))
+    if finding.cause == Cause.FORK_INHERITED_LOCK and PREEXEC_MARKER in finding.summary:
+        return ()  # Popen forks its child itself, whatever multiprocessing's start method or the workers
     if finding.cause == Cause.FORK_INHERITED_LOCK and any(m in text for m in NATIVE_MARKERS):
         rungs = ("omp1", *rungs)
     if finding.cause == Cause.DATALOADER_WORKER_STUCK and EPOCH_START_MARKER in text:
