@@ -151,7 +151,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
             node = None if h.in_job and scene.view(h.pid) is not None else holder_node(h, timer_bound(scene.evidence))
             who = v.label() if wt is None or me == pid_id(v.pid) else f"its thread '{wt.name}'"
             if w.kind == "pipe":
-                end = "master" if w.path.startswith(sg.PTY_PATH) else "write"
+                end = "master" if (w.path or "").startswith(sg.PTY_PATH) else "write"
                 words = f"{who} reads {w.path} at {place}; pid {h.pid} holds its {end} end"
             elif w.kind == "socket":
                 words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (

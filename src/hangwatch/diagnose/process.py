@@ -84,7 +84,7 @@ def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
     end (`echo y | python train.py`, a feeder that answers later), which the graph follows; a line that only looks
     like a prompt (`model.prompt(q)`) and waits on something else is no person's."""
     last = t.last
-    if any(w.tid == t.tid and w.path.startswith(sg.PTY_PATH) for w in v.ev.waits):
+    if any(w.tid == t.tid and (w.path or "").startswith(sg.PTY_PATH) for w in v.ev.waits):
         return False  # a pty whose master a process of the job holds: that process could answer (the graph's hop)
     if last.syscall in sg.READ_SYSCALLS:
         return (last.fd_target or "").startswith(sg.TTY_PREFIXES) or (
@@ -131,9 +131,9 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
     if wait is None:
         summary = f"{v.label()} {at} and waits for someone to type at the terminal; nobody will, so it never goes on."
     else:  # a pipe or a socket feeds it: its writers decide (the graph's chain), in the words of what each does
-        pty = wait.path.startswith(sg.PTY_PATH)
+        pty = (wait.path or "").startswith(sg.PTY_PATH)
         end = "master end" if pty else "write end" if wait.kind == "pipe" else "other end"
-        src = wait.path if pty else f"{stdin_kind(v.info.stdin)} ({wait.path})"
+        src = (wait.path or "") if pty else f"{stdin_kind(v.info.stdin)} ({wait.path})"
         h = deciding_holder(wait.holders) if wait.holders else None
         ev.extend(f"pid {x.pid} {x.how}: {holder_doing(x, holder_state(x), bound)}" for x in wait.holders[:4])
         summary = f"{v.label()} {at}, and reads its standard input, {src}: " + (
@@ -152,7 +152,7 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
             fix=DEBUGGER_FIX
             if debugger
             else CHILD_INPUT_FIX
-            if wait and wait.path.startswith(sg.PTY_PATH)
+            if wait and (wait.path or "").startswith(sg.PTY_PATH)
             else INPUT_FIX,
         )
     )
@@ -294,7 +294,7 @@ def _child_fix(kid: ProcessView, parent: int) -> tuple[str, ...]:
         if any(h.pid == parent for h in w.holders):
             if w.kind == "pipe_full":
                 return CHILD_OUTPUT_FIX + CHILD_WAIT_FIX[:2]
-            if w.kind == "pipe" and w.path.startswith(sg.PTY_PATH):
+            if w.kind == "pipe" and (w.path or "").startswith(sg.PTY_PATH):
                 return CHILD_INPUT_FIX + CHILD_WAIT_FIX[:2]
     return CHILD_WAIT_FIX
 
