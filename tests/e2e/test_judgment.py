@@ -963,16 +963,10 @@ def test_a_thread_holding_the_gil_in_a_native_sleep_is_the_end_of_mains_wait(run
     Now main's wait goes to that thread, whose sleep's timer the kernel shows (read again after a stack read restarted
     the sleep): past the job's bounds, proven and named at the native call with the release-the-GIL fix; within them
     (8 s), asleep: slow, exit 0."""
-    r = run(*QUICK, "--on-hang", "kill", *py("gil_held_native_sleep.py", arg))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        only_slow_incidents(run)
-        return
-    root = root_cause(run.hang())
-    assert root["proof"] is not None and "GIL" in root["summary"] and "thread 'reader'" in root["summary"], root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("gil_held_native_sleep.py"), root
-    assert "Py_BEGIN_ALLOW_THREADS" in root["fix"][0], root
+    root = _both_ways(run, "gil_held_native_sleep.py", arg, code)
+    if root is not None:
+        assert "GIL" in root["summary"] and "thread 'reader'" in root["summary"], root
+        assert "Py_BEGIN_ALLOW_THREADS" in root["fix"][0], root
 
 
 @pytest.mark.e2e
@@ -1012,15 +1006,10 @@ def test_a_pools_result_handler_ended_by_a_callback_is_said_with_the_callbacks_l
     the exception Python printed for that thread says what ended it and where, and the fix is the callback's. The
     proof is the handler's absence, as before; the cause is catalogued as one a requeue may pass (a worker killed
     mid-task), hence 124. The twin's callback skips the None; each evaluation takes 4 s."""
-    r = run(*QUICK, "--on-hang", "kill", *py("pool_callback_raises.py", arg))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        only_slow_incidents(run)
+    root = _both_ways(run, "pool_callback_raises.py", arg, code)
+    if root is None:
         return
-    root = root_cause(run.hang())
-    assert root["cause"] == "child.lost_work" and root["proof"] is not None, root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("pool_callback_raises.py"), root
+    assert root["cause"] == "child.lost_work", root
     line = marker("pool_callback_raises.py", "RAISES-HERE")[1]
     assert f"TypeError: 'NoneType' object is not subscriptable at pool_callback_raises.py:{line}" in root["summary"]
     assert "callback" in root["fix"][0] and "tensor" not in root["summary"] + " ".join(root["fix"]), root
