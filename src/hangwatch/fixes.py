@@ -160,6 +160,7 @@ PREEXEC_FIX = (
     "Popen's preexec_fn runs in the child between fork and exec, where only the forking thread exists: a lock "
     "another thread held at the fork is never released there. Take no lock in it (and start no thread): use "
     "Popen's own arguments (start_new_session=, process_group=, user=, umask=), or set up in the child's command.",
+    "Or make the lock safe to take after a fork: os.register_at_fork(after_in_child=...) recreating it.",
 )
 
 
@@ -397,7 +398,7 @@ LOST_WORK_FIX = (
 # The pool's result-handler thread ended on an exception raised in a callback of the user's (it runs them).
 POOL_CALLBACK_FIX = (
     "A callback or error_callback given to apply_async or map_async runs in the pool's result-handler thread, and "
-    "an exception in it ends that thread (until Python 3.16): catch every exception inside the callback, or take "
+    "an exception in it ends that thread: catch every exception inside the callback, or take "
     "the results with get() and handle them in the caller.",
 )
 

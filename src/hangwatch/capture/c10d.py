@@ -128,6 +128,15 @@ def on_world(op: str, args: str | None, kwargs: str | None) -> bool | None:
     return n <= GROUP_AT[op]
 
 
+def _may_nccl(pid: int) -> bool:
+    """NCCL is loaded in ``pid`` (its maps name libnccl), or they cannot be read: its tags may be ignored."""
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as f:
+            return b"libnccl" in f.read()
+    except OSError:
+        return True
+
+
 def read_c10d(
     series: dict[int, list[ProcessSample]], infos: dict[int, ProcessInfo], gone: set[int], py_spy: str | None
 ) -> tuple[dict[int, C10dWait], list[str]]:
@@ -145,6 +154,8 @@ def read_c10d(
                 continue
             raw, tag = values.get(PEER_ARG.get(r.function, ""), "None"), values.get("tag") or "None"
             peer = int(raw) if raw.lstrip("-").isdigit() else None
+            if r.function in PEER_ARG and _may_nccl(pid):
+                tag = "None"  # NCCL pairs a send with a receive whatever their tags: a tag says nothing there
             out[pid] = C10dWait(
                 r.function,
                 peer,

@@ -162,7 +162,7 @@ def socket_wait(
     return LockWait(t.tid, kind, f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
 
 
-PTY_MASTER = "/dev/ptmx"  # what a pseudo-terminal's master end reads as in /proc/PID/fd (its index in fdinfo)
+PTY_MASTERS = ("/dev/ptmx", "/dev/pts/ptmx")  # a pseudo-terminal's master end in /proc/PID/fd (a container's too)
 PTY_SLAVE = "/dev/pts/"
 
 
@@ -173,6 +173,7 @@ def tty_io(t: ThreadSample) -> bool:
         and t.syscall in sg.READ_SYSCALLS | sg.WRITE_SYSCALLS
         and t.fd is not None
         and (t.fd_target or "").startswith(PTY_SLAVE)
+        and (t.fd_target or "")[len(PTY_SLAVE) :].split(" ", 1)[0].isdigit()  # (not a container's /dev/pts/ptmx)
     )
 
 
@@ -187,23 +188,28 @@ def _tty_index(pid: int, fd: str) -> int | None:
     return None
 
 
-def pty_masters(index: int, pids: list[int]) -> list[int]:
-    """The processes among ``pids`` holding the master end of ``/dev/pts/<index>``."""
-    out = []
-    for pid in pids:
+def pty_masters(index: int, first: list[int], budget_s: float = PIPE_SCAN_S) -> tuple[list[int], bool]:
+    """The processes holding the master end of ``/dev/pts/<index>``: ``first`` (the job) always, then the host's
+    others until ``budget_s`` runs out. Returns them and whether the search was complete."""
+    deadline = time.monotonic() + budget_s
+    out: list[int] = []
+    order = [*first, *(p for p in proc.list_pids() if p not in set(first))]
+    for i, pid in enumerate(order[:MAX_FD_SCAN_PIDS]):
+        if i >= len(first) and time.monotonic() > deadline:
+            return out, False
         try:
             fds = os.listdir(proc.PROC / str(pid) / "fd")
         except OSError:
             continue
         for fd in fds:
             try:
-                master = os.readlink(proc.PROC / str(pid) / "fd" / fd) == PTY_MASTER
+                master = os.readlink(proc.PROC / str(pid) / "fd" / fd) in PTY_MASTERS
             except OSError:
                 continue
             if master and _tty_index(pid, fd) == index:
                 out.append(pid)
                 break
-    return out
+    return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed()
 
 
 def pty_wait(
@@ -216,9 +222,9 @@ def pty_wait(
     target = proc.fd_target(pid, t.fd) if t.fd is not None else None
     if not target or not target.startswith(PTY_SLAVE) or not target[len(PTY_SLAVE) :].isdigit():
         return None
-    found = pty_masters(int(target[len(PTY_SLAVE) :]), sorted(job))
-    if not found:
-        return None
+    found, complete = pty_masters(int(target[len(PTY_SLAVE) :]), sorted(job))
+    if not found or not complete or any(w not in job for w in found):
+        return None  # a master outside the job (a terminal's, a helper's that left the tree), or one not searched for
     reading = t.syscall in sg.READ_SYSCALLS
     how = "holds the pty's master end (its /proc/PID/fd and fdinfo's tty-index)"
     holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)

@@ -113,10 +113,18 @@ def backlog_listener(pid: int, inode: str) -> str | None:
     listener (bound to the port it connected to), else None."""
     rows = _tcp_rows(pid, state=True)
     mine = next((r for r in rows if r[2] == inode), None)
-    if mine is None or not any(r[0] == mine[1] and r[1] == mine[0] and r[2] == "0" for r in rows):
+    queued = ("01", "03")  # established or SYN_RECV: in the accept queue (not a closing one's FIN_WAIT, TIME_WAIT)
+    if mine is None or not any(r[0] == mine[1] and r[1] == mine[0] and r[2] == "0" and r[3] in queued for r in rows):
         return None
-    port = mine[1].rsplit(":", 1)[-1]
-    return next((r[2] for r in rows if r[3] == LISTEN and r[0].rsplit(":", 1)[-1] == port and r[2] != "0"), None)
+    addr, port = mine[1].rsplit(":", 1)
+    wildcard = {"00000000", "00000000000000000000000000000000"}
+    found = [r[2] for r in rows if r[3] == LISTEN and r[2] != "0" and r[0].rsplit(":", 1) in ([addr, port],)]
+    found += [
+        r[2]
+        for r in rows
+        if r[3] == LISTEN and r[2] != "0" and r[0].rsplit(":", 1)[1] == port and r[0].rsplit(":", 1)[0] in wildcard
+    ]
+    return found[0] if len(set(found)) == 1 else None  # two listeners (SO_REUSEPORT): which one queued it is unknown
 
 
 def peer_inode(pid: int, inode: str, unix: dict[int, int] | None = None) -> str | None:

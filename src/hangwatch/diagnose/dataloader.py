@@ -502,7 +502,7 @@ def fork_rule(scene: Scene) -> list[Hit]:
                         ),
                         where=v.where(t, frame),
                         evidence=tuple(ev),
-                        fix=PREEXEC_FIX + FORK_FIX[1:2] if preexec else FORK_FIX,
+                        fix=PREEXEC_FIX if preexec else FORK_FIX,
                     )
                 )
             )

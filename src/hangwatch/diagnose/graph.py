@@ -155,7 +155,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
                 words = f"{who} reads {w.path} at {place}; pid {h.pid} holds its {end} end"
             elif w.kind == "socket":
                 words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (
-                    "holds its other end" if sg.NOT_ACCEPTED not in h.how else f"has not accepted it ({h.how})"
+                    "holds its other end" if sg.NOT_ACCEPTED not in h.how else "has not accepted the connection"
                 )
             elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
@@ -363,7 +363,7 @@ def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
             return []  # the pair matches (a tag not read may be the same)
         tag = f" with tag {cw.tag}" if cw.tag is not None else ""
         words = f"{v.label()} {P2P_WORDS[cw.op].format(cw.peer, at)}{tag}"
-        if theirs is not None and theirs.op == P2P_MATCH[cw.op] and theirs.tag is not None:
+        if paired and theirs is not None:  # (both tags read, and they differ: else the pair matched above)
             words += f"; rank {cw.peer} is in its {theirs.op} with tag {theirs.tag}, {TAGS_DIFFER}"
         return [Edge(pid_id(v.pid), pid_id(other.pid), cw.op, words)]
     if cw.world is not True:

@@ -93,7 +93,9 @@ def _no_handler(v: ProcessView) -> Lost | None:
         return None
     frame = innermost_user(t.frames)
     raised = _handler_raised(v)
-    callback = raised is not None and raised.frame is not None  # it raised in the user's code: a callback's
+    tail = v.ev.output_tail or ""
+    # in the user's code, called from the result's _set (which runs the callback), not from unpickling a result
+    callback = raised is not None and raised.frame is not None and ", in _set\n" in tail[tail.rfind(HANDLER_DIED) :]
     why = (
         f"It {raised.text()}, a callback it ran."
         if raised is not None and callback

@@ -87,6 +87,8 @@ def reads_from_person(v: ProcessView, t: ThreadView) -> bool:
     if any(w.tid == t.tid and (w.path or "").startswith(sg.PTY_PATH) for w in v.ev.waits):
         return False  # a pty whose master a process of the job holds: that process could answer (the graph's hop)
     if last.syscall in sg.READ_SYSCALLS:
+        if "ptmx" in (last.fd_target or ""):
+            return False  # a pty's master (a container's /dev/pts/ptmx): it reads a child's output, not a person
         return (last.fd_target or "").startswith(sg.TTY_PREFIXES) or (
             last.fd == 0 and (v.info.stdin or "").startswith(sg.TTY_PREFIXES)
         )
