@@ -184,6 +184,7 @@ def _mark_target_ranks(
     frame. Marked only where every such sibling was read, their ranks are 0..n-1 and each says the world is those
     n: the whole world is on this host, and the numbers are the ones a call's ``dst`` names."""
     from hangwatch.capture.c10d import in_c10d
+    from hangwatch.capture.sockpeer import peers_on_this_host
 
     groups: dict[int, list[int]] = {}
     for pid, samples in series.items():
@@ -207,28 +208,10 @@ def _mark_target_ranks(
         n = len(pids)
         if len(got) != n or sorted(r for r, _ in got.values() if r is not None) != list(range(n)):
             continue
-        if any(w != n for _, w in got.values()) or not all(_talks_to_this_host(pid) for pid in pids):
+        if any(w != n for _, w in got.values()) or not all(peers_on_this_host(pid) for pid in pids):
             continue  # the world is not read, is larger than what runs here, or has a peer elsewhere: maybe local
         for pid, (rank, _) in got.items():
             infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=n, rank_from_args=True)
-
-
-def _talks_to_this_host(pid: int) -> bool:
-    """Every connected TCP socket of ``pid`` goes to this host (loopback, or the address it connects from): a rank
-    with a peer on another host is in a world larger than this host's, whatever its arguments say."""
-    from hangwatch.capture.sockpeer import _tcp_rows
-
-    try:
-        mine = {os.readlink(proc.PROC / str(pid) / "fd" / fd) for fd in os.listdir(proc.PROC / str(pid) / "fd")}
-    except OSError:
-        return False
-    for local, remote, inode, state in _tcp_rows(pid, state=True):
-        if state != "01" or f"socket:[{inode}]" not in mine:
-            continue
-        ip, here = remote.rsplit(":", 1)[0], local.rsplit(":", 1)[0]
-        if ip != here and not ip.endswith("7F") and ip != "00000000000000000000000001000000":
-            return False  # (127.x.x.x reads ...7F in the kernel's byte order; ::1 as the last)
-    return True
 
 
 def _program(cmdline: tuple[str, ...] | list[str]) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from hangwatch import signatures as sg
@@ -59,19 +60,23 @@ def pipe_holders(
     """The processes holding ``target`` (``pipe:[inode]``) open for writing (``write``) or for reading:
     ``first`` (the job) always, then the host's other processes until ``budget_s`` runs out. Returns them and
     whether the search was complete."""
+    return _holders(first, lambda pid, fd: _opens(pid, fd, target, write), budget_s)
+
+
+def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: float) -> tuple[list[int], bool]:
+    """The processes one of whose fds ``holds`` says is the file looked for: ``first`` (the job) always, then the
+    host's others until ``budget_s`` runs out. Returns them and whether the search was complete."""
     deadline = time.monotonic() + budget_s
     out: list[int] = []
-    seen: set[int] = set()
     order = [*first, *(p for p in proc.list_pids() if p not in set(first))]
     for i, pid in enumerate(order[:MAX_FD_SCAN_PIDS]):
         if i >= len(first) and time.monotonic() > deadline:
             return out, False
-        seen.add(pid)
         try:
             fds = os.listdir(proc.PROC / str(pid) / "fd")
         except OSError:
             continue
-        if any(_opens(pid, fd, target, write) for fd in fds):
+        if any(holds(pid, fd) for fd in fds):
             out.append(pid)
     return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed()
 
@@ -188,28 +193,18 @@ def _tty_index(pid: int, fd: str) -> int | None:
     return None
 
 
+def _master_of(pid: int, fd: str, index: int) -> bool:
+    """Whether ``pid``'s ``fd`` is the master end of ``/dev/pts/<index>``."""
+    try:
+        master = os.readlink(proc.PROC / str(pid) / "fd" / fd) in PTY_MASTERS
+    except OSError:
+        return False
+    return master and _tty_index(pid, fd) == index
+
+
 def pty_masters(index: int, first: list[int], budget_s: float = PIPE_SCAN_S) -> tuple[list[int], bool]:
-    """The processes holding the master end of ``/dev/pts/<index>``: ``first`` (the job) always, then the host's
-    others until ``budget_s`` runs out. Returns them and whether the search was complete."""
-    deadline = time.monotonic() + budget_s
-    out: list[int] = []
-    order = [*first, *(p for p in proc.list_pids() if p not in set(first))]
-    for i, pid in enumerate(order[:MAX_FD_SCAN_PIDS]):
-        if i >= len(first) and time.monotonic() > deadline:
-            return out, False
-        try:
-            fds = os.listdir(proc.PROC / str(pid) / "fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                master = os.readlink(proc.PROC / str(pid) / "fd" / fd) in PTY_MASTERS
-            except OSError:
-                continue
-            if master and _tty_index(pid, fd) == index:
-                out.append(pid)
-                break
-    return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed()
+    """The processes holding the master end of ``/dev/pts/<index>``, the job's first (``_holders``)."""
+    return _holders(first, lambda pid, fd: _master_of(pid, fd, index), budget_s)
 
 
 def pty_wait(

@@ -127,6 +127,22 @@ def backlog_listener(pid: int, inode: str) -> str | None:
     return found[0] if len(set(found)) == 1 else None  # two listeners (SO_REUSEPORT): which one queued it is unknown
 
 
+def peers_on_this_host(pid: int) -> bool:
+    """Every connected TCP socket of ``pid`` goes to this host (loopback, or the address it connects from): a rank
+    with a peer on another host is in a world larger than this host's, whatever its arguments say."""
+    try:
+        mine = {os.readlink(PROC / str(pid) / "fd" / fd) for fd in os.listdir(PROC / str(pid) / "fd")}
+    except OSError:
+        return False
+    for local, remote, inode, state in _tcp_rows(pid, state=True):
+        if state != "01" or f"socket:[{inode}]" not in mine:
+            continue
+        ip, here = remote.rsplit(":", 1)[0], local.rsplit(":", 1)[0]
+        if ip != here and not ip.endswith("7F") and ip != "00000000000000000000000001000000":
+            return False  # (127.x.x.x reads ...7F in the kernel's byte order; ::1 as the last)
+    return True
+
+
 def peer_inode(pid: int, inode: str, unix: dict[int, int] | None = None) -> str | None:
     """The inode of the other end of ``pid``'s socket ``inode`` when that end is on this host (a unix socket,
     a loopback TCP connection), else None. ``unix``: the unix peers already read (``unix_peers()``)."""

@@ -79,12 +79,15 @@ class Lost:
 HANDLER_DIED = "(_handle_results):"  # Python's "Exception in thread Thread-3 (_handle_results):", then its traceback
 
 
-def _handler_raised(v: ProcessView) -> Raised | None:
-    """The exception that ended the pool's result-handler thread, from the job's output (Python prints it)."""
+def _handler_raised(v: ProcessView) -> tuple[Raised | None, bool]:
+    """The exception that ended the pool's result-handler thread, from the job's output (Python prints it), and
+    whether it rose from a callback: the user's code, called from the result's ``_set`` (which runs the callback),
+    not from unpickling a result."""
     tail = v.ev.output_tail or ""
     at = tail.rfind(HANDLER_DIED)
     found = tracebacks(tail[at:]) if at >= 0 else []
-    return found[0] if found else None
+    raised = found[0] if found else None
+    return raised, raised is not None and raised.frame is not None and ", in _set\n" in tail[at:]
 
 
 def _no_handler(v: ProcessView) -> Lost | None:
@@ -92,10 +95,7 @@ def _no_handler(v: ProcessView) -> Lost | None:
     if t is None or not _handler_gone(v):
         return None
     frame = innermost_user(t.frames)
-    raised = _handler_raised(v)
-    tail = v.ev.output_tail or ""
-    # in the user's code, called from the result's _set (which runs the callback), not from unpickling a result
-    callback = raised is not None and raised.frame is not None and ", in _set\n" in tail[tail.rfind(HANDLER_DIED) :]
+    raised, callback = _handler_raised(v)
     why = (
         f"It {raised.text()}, a callback it ran."
         if raised is not None and callback

@@ -259,13 +259,8 @@ def _socket_path(directory: str) -> str | None:
 def _reader_reset() -> None:
     """After fork: the child has no reader of its own yet, and the parent's locks may have been held. A server left
     running is kept for good (its destructor would shut the parent's own socket: slot._keep_inherited)."""
-    try:
-        import ctypes
-
-        for server in _LEFT:
-            ctypes.pythonapi.Py_IncRef(ctypes.py_object(server))
-    except Exception:  # noqa: BLE001, S110 - no ctypes: as before
-        pass
+    for server in _LEFT:
+        _kept_past_exit(server)
     for state in (_DUMP_LOCKS, _CLOSING, _LEFT, _FIFO_READER):
         state.clear()
     _CALLS[:] = [0, 0.0]

@@ -233,12 +233,6 @@ def _keep_inherited(server: Any) -> None:
     to listen") and aborts the rank. One reference is kept for good; the child has none of its threads to stop."""
     if server is None or isinstance(server, str):  # none, or a FIFO's path: nothing shared to shut
         return
-    try:
-        import ctypes
+    from .flight import _kept_past_exit  # (loaded already: it made the server)
 
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(server))
-    except Exception:  # noqa: BLE001 - no ctypes: kept in a list instead (freed only at this child's exit)
-        _KEPT.append(server)
-
-
-_KEPT: list[Any] = []
+    _kept_past_exit(server)
