@@ -63,6 +63,7 @@ class Case:
     env: dict[str, str]
     where_in: tuple[tuple[str, int, str], ...] = ()  # lines marked for one kind of look only: "inspect" (no
     # recorder: where the ranks wait) or "run" (the recorder: where they went different ways)
+    output: str = "none"  # under inspect: "none" (thrown away) or "file" (a log file, as under nohup, a look reads)
 
     @property
     def healthy(self) -> bool:
@@ -123,6 +124,7 @@ def parse_case(path: Path) -> Case:
         keys.get("stdin", ["pipe"])[0],
         env,
         where_in,
+        keys.get("output", ["none"])[0],
     )
 
 
@@ -183,12 +185,17 @@ class Tree:
 
 def _start(case: Case, argv: list[str], env: dict[str, str], tmp: Path) -> tuple[subprocess.Popen[bytes], int | None]:
     """A case's command started with its standard input: a pipe the runner holds and never writes, or (``stdin: tty``)
-    a terminal whose master the runner holds, returned with it, where nobody types."""
+    a terminal whose master the runner holds, returned with it, where nobody types. Its output is thrown away, or
+    (``output: file``, under ``run`` its output goes through hangwatch anyway) written to a log file, as under nohup."""
     stdin, terminal = subprocess.PIPE, None
     if case.stdin == "tty":
         terminal, stdin = pty.openpty()
-    out = subprocess.DEVNULL
-    p = subprocess.Popen(argv, env=env, stdin=stdin, stdout=out, stderr=out, start_new_session=True, cwd=tmp)
+    out = open(tmp / "output.log", "wb") if case.output == "file" else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        p = subprocess.Popen(argv, env=env, stdin=stdin, stdout=out, stderr=out, start_new_session=True, cwd=tmp)
+    finally:
+        if out != subprocess.DEVNULL:
+            out.close()  # the job holds its own copy
     if terminal is not None:
         os.close(stdin)  # the job holds its end
     return p, terminal

@@ -403,6 +403,13 @@ POOL_CALLBACK_FIX = (
 )
 
 
+MAIN_GUARD_FIX = (
+    'Put the code that starts processes under `if __name__ == "__main__":` (the script\'s top level only defines '
+    "functions and constants): spawn and forkserver import the main script again in every worker.",
+    "Or bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of waiting "
+    "forever.",
+)
+
 POOL_HANDLER_FIX = (
     "Do not return tensors from multiprocessing.Pool workers that exit after their task (maxtasksperchild): "
     "return numpy arrays or lists (`t.numpy()`), or call "

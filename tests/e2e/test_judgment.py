@@ -1066,3 +1066,22 @@ def test_a_connection_waiting_in_a_listeners_accept_queue_waits_for_the_listener
     root = _both_ways(run, "socket_not_accepted.py", arg, code)
     if root is not None:
         assert "accept queue" in root["summary"] and "no Python frame" not in root["summary"], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("twin", 0), ("unguarded", 125), ("mkdir", 125)])
+def test_a_spawn_pools_workers_that_die_importing_the_script_again_are_a_hang(run, arg, code):
+    """A spawn Pool's workers import the main script again before they take a task; where its top level fails there
+    (a pool started with no `__main__` guard: Python refuses; an os.mkdir of a directory the main process made),
+    each dies as it starts and the pool replaces it for ever: map() never returns. Its output never stops (each
+    death prints its traceback) and a worker is always starting: it was left to the clock as `child.wait`, alive.
+    The deaths are read from the output (a traceback through multiprocessing's _fixup_main_from_path: Python's own
+    refusal once, any other error at the same line three times), with no worker past that import: proven at the
+    pool's call, the top-level line and the guard's fix said. The twin's workers come and go (one task each) and
+    the job ends."""
+    root = _both_ways(run, "spawn_pool_reruns_main.py", arg, code)
+    if root is None:
+        return
+    assert root["cause"] == "child.wait" and "dies as it starts" in root["summary"], root
+    top = "`search()  # no __main__ guard" if arg == "unguarded" else "`os.mkdir(OUT)"
+    assert top in root["summary"] and "__main__" in root["fix"][0], root

@@ -12,16 +12,23 @@ siblings replaced one that ended) and says it is an inference.
 
 from __future__ import annotations
 
+import re
 import time
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.raised import Raised, tracebacks
+from hangwatch.diagnose.raised import Raised, job_log, tracebacks
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import Activity, activity
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
-from hangwatch.fixes import EXECUTOR_FIX, LOST_WORK_FIX, POOL_CALLBACK_FIX, POOL_HANDLER_FIX
+from hangwatch.fixes import (
+    EXECUTOR_FIX,
+    LOST_WORK_FIX,
+    MAIN_GUARD_FIX,
+    POOL_CALLBACK_FIX,
+    POOL_HANDLER_FIX,
+)
 from hangwatch.records.evidence import Frame, VanishedProcess
 from hangwatch.records.incident import Finding
 from hangwatch.records.values import frozen
@@ -74,6 +81,7 @@ class Lost:
     evidence: tuple[str, ...]
     fix: tuple[str, ...]
     confidence: float
+    cause: Cause = Cause.CHILD_LOST_WORK
 
 
 HANDLER_DIED = "(_handle_results):"  # Python's "Exception in thread Thread-3 (_handle_results):", then its traceback
@@ -186,9 +194,7 @@ def lost_work_rule(scene: Scene) -> list[Hit]:
         lost = lost_result(scene, v)
         if lost is not None:
             where = v.where(lost.t, lost.frame)
-            hits.append(
-                named(Finding(Cause.CHILD_LOST_WORK, lost.confidence, lost.summary, where, lost.evidence, lost.fix))
-            )
+            hits.append(named(Finding(lost.cause, lost.confidence, lost.summary, where, lost.evidence, lost.fix)))
     return hits
 
 
@@ -202,7 +208,7 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
         return no_workers
     if not _waits_for_results(v):
         return None
-    gone_handler = _no_handler(v)
+    gone_handler = _no_handler(v) or _workers_die_starting(scene, v)
     if gone_handler is not None:
         return gone_handler
     kids = [c for c in scene.pool_workers(v.pid) if c.info.is_python]
@@ -282,3 +288,98 @@ def _replacement(kids: list[ProcessView]) -> tuple[ProcessView, ProcessView] | N
     if young.info.create_time - second.info.create_time < LATE_START_S:
         return None
     return young, oldest
+
+
+# A worker that spawn (or forkserver) starts imports the main script again, as __mp_main__, before it takes a task;
+# the traceback of one that died there passes through this frame of multiprocessing's.
+_RERUNS_MAIN = re.compile(r'File "[^"\n]*multiprocessing/spawn\.py", line \d+, in _fixup_main_from_path\n')
+_TOP_LEVEL = re.compile(r'File "([^"<\n][^"\n]*)", line (\d+), in <module>\n(?: +(.+)\n)?')  # a file's, not <string>
+# Python's own refusal, in a process still importing the main script, to start another (multiprocessing's
+# _check_not_importing_main): the script starts processes at its top level, and every worker that imports it again
+# reaches that line too.
+_BOOTSTRAPPING = "finished its bootstrapping phase"
+SAME_DEATHS = 3  # a worker's death while importing the script, at the same line: this many times
+# What a network or a service says when it may answer the next time: a top level that fails so may not fail again
+_MAY_PASS = (
+    "ConnectionError",
+    "ConnectionRefused",
+    "ConnectionReset",
+    "TimeoutError",
+    "timeout",
+    "gaierror",
+    "HTTP",
+    "URLError",
+    "Temporary",
+    "Unavailable",
+)
+
+
+def _deaths_at_start(tail: str) -> tuple[int, tuple[str, int, str | None] | None, bool]:
+    """How many tracebacks of the output are of workers that died while importing the main script again, the
+    script's top-level line the last one rose through (file, line, code), and whether Python said why: the script
+    starts a process at its top level."""
+    starts = list(_RERUNS_MAIN.finditer(tail))
+    if not starts:
+        return 0, None, False
+    tops = [t for m in starts if (t := _TOP_LEVEL.search(tail, m.end())) is not None]  # the last may be cut short
+    line = (tops[-1].group(1), int(tops[-1].group(2)), tops[-1].group(3)) if tops else None
+    return len(starts), line, _BOOTSTRAPPING in tail[starts[0].end() :]
+
+
+def _in_bootstrap(w: ProcessView) -> bool:
+    """A pool worker that has not reached the pool's loop (no thread read runs multiprocessing's pool.py: it still
+    starts, or imports the main script again), or was not read at all (gone before the look, or starting)."""
+    return not any(f.file.endswith("multiprocessing/pool.py") for t in w.threads if t.has_stack for f in t.frames)
+
+
+def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
+    """The pool's workers die as they start, and each replacement will too: the caller waits for results, no worker
+    has reached the pool's loop, and the job's output holds the traceback of a worker that died importing the main
+    script again (spawn and forkserver import it in every worker) with Python's own refusal to start a process from
+    a script's top level while it is imported, or the same exception at the same line twice. Every replacement runs
+    the same script, so no worker will take a task."""
+    t = v.main_thread
+    tail = job_log([p.output_tail for p in scene.evidence.processes])
+    count, top, refused = _deaths_at_start(tail)
+    if t is None or count == 0 or top is None:
+        return None
+    if not refused and count < SAME_DEATHS:
+        return None
+    if not refused and (
+        len({(m.group(1), m.group(2)) for m in _TOP_LEVEL.finditer(tail)}) != 1
+        or any(w in tail[tail.find("_fixup_main_from_path") :] for w in _MAY_PASS)
+    ):
+        return None  # deaths at different lines, or of an error that may pass: not one death that comes again
+    kids = scene.pool_workers(v.pid)
+    if not all(_in_bootstrap(k) for k in kids):
+        return None  # a worker got past the import: tasks may be taken
+    frame = innermost_user(t.frames)
+    file, line, code = top
+    at = f"{file.rsplit('/', 1)[-1]}:{line}" + (f" `{code.strip()}`" if code else "")
+    why = (
+        "Python refuses to start a process from a script's top level while a worker imports it (\"An attempt has "
+        'been made to start a new process before the current process has finished its bootstrapping phase")'
+        if refused
+        else f"it raised there {count} times"
+    )
+    return Lost(
+        v,
+        t,
+        frame,
+        f"each pool worker dies importing the main script again, at its top-level line {at} ({why}); every "
+        "replacement imports the same script: no worker will take a task",
+        f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts. Spawn "
+        f"(and forkserver) run the script again in each worker, and its top level, at {at}, ends the worker: {why}. "
+        "The pool replaces it with one that dies the same way.",
+        (
+            f"{v.label()} waits for results at {describe(frame)}"
+            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"the job's output: {count} traceback(s) of a worker that died importing the script again "
+            "(multiprocessing's _fixup_main_from_path), the last at its top-level line " + at,
+            "no pool worker got past that import: "
+            + (", ".join(f"pid {k.pid}" for k in kids) if kids else "none alive at the look"),
+        ),
+        MAIN_GUARD_FIX,
+        0.92,
+        Cause.CHILD_WAIT,
+    )

@@ -69,7 +69,16 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     if CATALOGUE[Cause(f.cause)].unseen_progress and m.state == "working" and progressing(scene):
         return Hit(f, Verdict.PROGRESSING)
     own = _chain_of(graph, v, t)
-    polls = m.state != "working" and own is not None and _decisive(own)  # a wait that polls: its chain decides
+    # a wait that polls: its chain decides; so does a thread still for the whole window whose own wait the graph
+    # proves hung: the bytes its process moved were another thread's (a read or a write returns, and wakes it)
+    still = (
+        t is not None
+        and t.idle_throughout
+        and own is not None
+        and own.proof is not None
+        and own.proof.kind == ProofKind.HANG
+    )
+    polls = (m.state != "working" or still) and own is not None and _decisive(own)
     if m.state in ALIVE and not polls:
         work = f.proof or (proof.work(m.fact) if m.proves_work else None)
         if m.motion is not None and m.motion.advanced and v.role in OWN_ROLES:
