@@ -1085,3 +1085,31 @@ def test_a_spawn_pools_workers_that_die_importing_the_script_again_are_a_hang(ru
     assert root["cause"] == "child.wait" and "dies as it starts" in root["summary"], root
     top = "`search()  # no __main__ guard" if arg == "unguarded" else "`os.mkdir(OUT)"
     assert top in root["summary"] and "__main__" in root["fix"][0], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [(("event", "14"), 0), (("future", "14"), 0), ("nested", 125)])
+def test_a_wait_on_a_thread_parked_in_a_native_call_while_native_threads_work_is_no_hang(run, arg, code):
+    """Main waits on an Event (or a Future) that a thread sets after tokenizers' encode_batch, which parks that
+    thread in a futex with no timeout while rayon's native threads compute: every Python thread parked, so the
+    Event was proven unreleasable and the healthy job killed at --min-stall. A Python thread parked inside a native
+    call while a thread with no Python stack works may be woken by that work: no proof (slow, exit 0). A Future's wait
+    is now judged as an Event's: a task that waits on a task of its own one-worker executor, with every thread
+    parked, is proven (it was named code.deadlock at the line, by the clock only)."""
+    root = _both_ways(run, "native_pool_wait.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock", root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [(("twin", "10"), 0), ("hang", 124)])
+def test_a_flock_kept_by_a_forked_childs_copy_of_the_file_waits_for_that_child(run, arg, code):
+    """A flock belongs to an open file: a child forked inside the locked section keeps it after the parent closes its
+    copy. /proc/locks names the parent (it took the lock), the waiter itself, so no holder was found: the child, an
+    uploader waiting on the parent's socket, was reached only from its own side and judged by the clock (exit 124 at
+    the child's line). The holders of a flock are those whose fdinfo lists it: the wait goes to the child, a cycle
+    (proven at the flock's line, with the fix of a lock kept by a fork's copy; 124: io.lock_wait is catalogued as a
+    cause a requeue may pass); the twin's child compresses and exits."""
+    root = _both_ways(run, "flock_kept_by_forked_child.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "io.lock_wait" and "copy of the open file" in root["fix"][0], root

@@ -215,6 +215,13 @@ def _file_lock_wait(
         if e.pid > 0 and (proc.unreadable(e.pid) or proc.read_stat(proc.PROC / str(e.pid) / "stat") is not None)
     ]  # (a holder this watch may not read is kept: named, never read)
     how = "listed as holding it in /proc/locks"
+    if held and kind == "flock":
+        # a flock belongs to an open file: /proc/locks names the process that took it, which may have closed its copy
+        # while a child it forked keeps one (the lock stays until the last copy goes); its holders are the processes
+        # whose fdinfo lists it
+        through = _fd_holders(key, set())
+        if through and set(through) != set(pids):
+            pids, how = through, "has it locked through its copy of the open file (its /proc/PID/fdinfo lists the lock)"
     if held and not pids:  # an OFD lock, or a locker that exited with its fd inherited: its fdinfo says
         pids, how = _fd_holders(key, set(waiters)), "has it locked (its /proc/PID/fdinfo lists the lock)"
     holders = tuple(holder(h, job, py_spy, now, how, name=None) for h in dict.fromkeys(pids) if h != pid)

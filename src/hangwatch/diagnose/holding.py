@@ -154,6 +154,12 @@ def lock_fix(w: LockWait, h: LockHolder | None) -> tuple[str, ...]:
             f"pid {h.pid} outside the job holds {path}: end it if it is a leftover (`kill {h.pid}`), or wait "
             "for it; hangwatch only ever ends the job's own processes."
         )
+    elif h is not None and "copy of the open file" in h.how:
+        out.append(
+            f"The job's own pid {h.pid} holds {path} through a copy of the open file it was forked with: a flock "
+            "stays until the last copy is closed. Unlock it explicitly (fcntl.flock(f, fcntl.LOCK_UN)) before "
+            "starting a process, or start helpers outside the locked section (or with spawn)."
+        )
     elif h is not None:
         out.append(
             f"The job's own pid {h.pid} holds {path}: release it before waiting for the work that needs it, "

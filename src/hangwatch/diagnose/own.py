@@ -38,7 +38,13 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
         )
         if fact is None:
             continue
-        kind = "signal" if proof.signal_alone(v, t) else proof.sync_wait(t) or "lock"
+        kind = (
+            "signal"
+            if proof.signal_alone(v, t)
+            else "future"
+            if proof.waits_on_future(t)
+            else proof.sync_wait(t) or "lock"
+        )
         at = describe(proof.waits_at(t))
         words = f"{v.label()} thread '{t.name}' waits on {proof.article(kind)} {kind} at {at}"
         out.append(to_nobody(v.pid, kind, words, fact.fact, tid=t.tid))

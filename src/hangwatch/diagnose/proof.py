@@ -14,7 +14,7 @@ import itertools
 import os
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
 from hangwatch.records.evidence import Frame, Rearm
 from hangwatch.records.incident import Proof, ProofKind
 
@@ -79,14 +79,17 @@ def sync_wait(t: ThreadView) -> str | None:
 SYNC_MODULES = ("/threading.py", "/queue.py")
 
 
-def user_owned(t: ThreadView) -> bool:
+def user_owned(t: ThreadView, futures: bool = False) -> bool:
     """The wait is the user's own call on a threading primitive (``event.wait()``, ``q.get()``,
     ``lock.acquire()``, ``with lock:``): between the user's frame and the wait there is only threading.py
-    and queue.py. A primitive a library waits on (Pool's result event) is released by that library's threads."""
+    and queue.py. A primitive a library waits on (Pool's result event) is released by that library's threads.
+    ``futures``: a concurrent.futures Future's ``result()`` or ``wait()`` too: a thread of the process completes it
+    (an executor's worker, a ProcessPoolExecutor's manager woken by a worker's result), as one sets an event."""
+    modules = (*SYNC_MODULES, FUTURES_BASE) if futures else SYNC_MODULES
     for f in t.frames:
         if sg.is_user(f) or timer_run(f):  # a Timer's event: only the user's cancel() sets it
             return True
-        if not f.file.endswith(SYNC_MODULES):
+        if not f.file.endswith(modules):
             return False
     return False
 
@@ -317,6 +320,15 @@ def may_wake(o: ThreadView) -> bool:
     return not (o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
 
 
+def native_call_at_work(v: ProcessView, tid: int | None) -> bool:
+    """Another Python thread of ``v`` waits inside a native call (not on a Python primitive) while a thread with no
+    Python stack uses CPU: a library's native pool at work for it (tokenizers' ``encode_batch`` parks its caller in
+    a futex until rayon's threads are done), which wakes it when that work is done: it may act then."""
+    if not any(not o.has_stack and (o.cpu_percent or 0.0) > IDLE_CPU_PERCENT for o in v.threads):
+        return False
+    return any(o.has_stack and o.tid != tid and o.frames and sync_wait(o) is None for o in v.threads)
+
+
 def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof | None:
     """Proof that ``t`` waits for something no thread will ever release: it is blocked for the whole window
     in its own call on a thread-level primitive (a threading lock, event, condition or queue: a futex private
@@ -324,13 +336,15 @@ def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof 
     that could release it, nor may wake to (``may_wake``). A lock shared with other processes is judged by who
     holds it (diagnose/waits.py). ``handlers`` False: as if no signal handler could run (own.py follows the wait to
     those who may send the signal)."""
-    if not t.blocked or not t.waits_forever or t.last.shared_futex or not user_owned(t):
+    if not t.blocked or not t.waits_forever or t.last.shared_futex or not user_owned(t, futures=True):
         return None
-    kind = sync_wait(t)
+    kind = "future" if waits_on_future(t) else sync_wait(t)
     if kind is None:
         return None
     if others_may_release(v, t.tid) or any(may_wake(o) for o in v.threads if o.tid != t.tid):
         return None  # (a thread parked in waitpid or a read runs again when its child ends or its data comes)
+    if native_call_at_work(v, t.tid):
+        return None
     if handlers and handler_may_end(v):
         return None  # a signal handler runs on the main thread, inside its wait, and may set what this one waits for
     where = describe(waits_at(t))

@@ -171,7 +171,9 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         f"{v.label()} at {describe(frame)}"
         + (f" `{frame.code}`" if frame and frame.code else "")
         + f": waiting for {what}",
-        f"the kernel's /proc/locks lists pid {h.pid} as holding it" if h.proven else f"pid {h.pid} {h.how}",
+        f"the kernel's /proc/locks lists pid {h.pid} as holding it"
+        if h.proven and "/proc/locks" in h.how
+        else f"pid {h.pid} {h.how}",
         f"holder pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
         f"{size_text(h.moved_bytes or 0)} read or written over the look, {age_text(h.age_s)}",
     ]
