@@ -316,8 +316,10 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             0.5,
             WORKER_SLOW_FIX,
         )
-    fact = proof.unreleasable(w, t)
-    alone = proof.forsaken(w, t) if fact is None else None  # a native wait of a process fork left one thread
+    # a native wait of a process fork left one thread (a Future of an executor fork copied without its threads too)
+    alone = proof.forsaken(w, t) if proof.waits_on_future(t) else None
+    fact = proof.unreleasable(w, t) if alone is None else None
+    alone = alone or (proof.forsaken(w, t) if fact is None else None)
     blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
     ends = (
         "and never returns its batch: nothing can end its wait"

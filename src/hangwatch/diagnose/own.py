@@ -30,7 +30,8 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
     out: list[tuple[Edge, Node | None]] = []
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
         fact = (
-            proof.unreleasable(v, t)
+            (proof.forsaken(v, t) if proof.waits_on_future(t) else None)  # a forked copy's executor: fork's words
+            or proof.unreleasable(v, t)
             or proof.forsaken(v, t)
             # a pause by design while the rest of the job works (a launcher's, a rank's that waits to be ended; the
             # workers may be a forkserver's children, not its own) is no hang: only where nothing else moves

@@ -382,8 +382,7 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             continue
         covered |= members
         v = scene.view(int(c.waiter.split(":", 1)[1]))
-        # the thread whose wait starts the chain (another than main: its place, not main's)
-        t = next((x for x in v.threads if x.tid == c.hops[0].tid), v.main_thread) if v is not None else None
+        t = v.main_thread if v is not None else None
         frame = innermost_explaining(t.frames) if t is not None else None
         pids = {m for m in members if m.startswith("pid:")}
         cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
