@@ -4,7 +4,8 @@ Target (issue [3/5]): with / without >= 0.99, the median of the pairs' ratios (e
 drift on the machine hits both sides alike; which side runs first alternates from pair to pair). Each run trains
 for SECONDS and reports its own steps per second.
 Target (issue 54): `python -m hangwatch run --run-dir D -- true`, the whole command as a user times it, <= 0.15 s
-(median), installed or as an editable checkout under PYTHONDONTWRITEBYTECODE=1; printed with its parts.
+(median), installed or as an editable checkout under PYTHONDONTWRITEBYTECODE=1; printed with its parts. Issue [4/5]
+says it as the README types it, `hangwatch run -- true` (the script pip installs: no runpy), timed first.
 
     python bench/overhead.py [--pairs 3] [--seconds 8] [--start-only] [--starts 11] [--hook 4]
 
@@ -141,14 +142,22 @@ def _timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
     return time.perf_counter() - t
 
 
+def _hangwatch() -> list[str]:
+    """The command as a user types it: the `hangwatch` script pip installed beside this interpreter (it imports the
+    CLI directly), else `python -m hangwatch` (which imports runpy and importlib's machinery first: about 10 ms)."""
+    script = Path(sys.executable).parent / "hangwatch"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hangwatch"]
+
+
 def _start_and_exit(runs: int, baseline_src: str | None) -> float:
-    """`python -m hangwatch run --run-dir D -- true` against `true` alone, alternated, as a user times it: the whole
-    command, medians of one run of this script. Its parts, timed the same way: the imports the command makes, the
-    job through the exec shim (`python -S _exec.py true`), the guardian's start (`python -S _guard.py` of a job that
-    is gone: it starts, sees no job, exits), and the rest (the run directory, the loop noticing the exit, the files at
-    the end), what is left of the whole. Two ways to meet it: installed (bytecode beside the source, as `pip
-    install` compiles it) and an editable checkout under PYTHONDONTWRITEBYTECODE=1 (no bytecode beside the source:
-    hangwatch keeps its own under $XDG_CACHE_HOME, hangwatch/_bytecode.py), its first run and the rest."""
+    """`hangwatch run --run-dir D -- true` against `true` alone, alternated, as a user times it: the whole command,
+    medians of one run of this script, and `python -m hangwatch` beside it. Its parts, timed the same way: the
+    imports the command makes, the job through the exec shim (`python -S _exec.py true`), the guardian's start
+    (`python -S _guard.py` of a job that is gone: it starts, sees no job, exits), and the rest (the run directory, the
+    loop noticing the exit, the files at the end), what is left of the whole. Two ways to meet it: installed
+    (bytecode beside the source, as `pip install` compiles it) and an editable checkout under
+    PYTHONDONTWRITEBYTECODE=1 (no bytecode beside the source: hangwatch keeps its own under $XDG_CACHE_HOME,
+    hangwatch/_bytecode.py), its first run and the rest."""
     package = Path(hangwatch.__file__).parent
     compileall.compile_dir(str(package), quiet=1)
     sides: dict[str, dict[str, str]] = {"this tree": {}}
@@ -160,13 +169,15 @@ def _start_and_exit(runs: int, baseline_src: str | None) -> float:
         "the job through the exec shim": [sys.executable, "-S", str(package / "_exec.py"), "true"],
         "the guardian's start": [sys.executable, "-S", str(package / "_guard.py"), str(os.getpid()), "999999999", "1"],
     }
-    times: dict[str, list[float]] = {"true": [], **{k: [] for k in sides}, **{k: [] for k in parts}}
+    times: dict[str, list[float]] = {"true": [], **{k: [] for k in sides}, "-m": [], **{k: [] for k in parts}}
     with tempfile.TemporaryDirectory() as d:
         for i in range(runs):
             times["true"].append(_timed(["true"]))
             for name, extra in sides.items():
-                cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", f"{d}/{name[0]}{i}", "--", "true"]
+                cmd = [*_hangwatch(), "run", "--run-dir", f"{d}/{name[0]}{i}", "--", "true"]
                 times[name].append(_timed(cmd, {**os.environ, **extra}))
+            cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", f"{d}/m{i}", "--", "true"]
+            times["-m"].append(_timed(cmd))
             for name, cmd in parts.items():
                 times[name].append(_timed(cmd))
         editable = _editable(package, runs, d)
@@ -174,9 +185,12 @@ def _start_and_exit(runs: int, baseline_src: str | None) -> float:
     whole = statistics.median(times["this tree"])
     for name, runs_ in times.items():
         med = statistics.median(runs_)
-        label = {"true": "`true`", "this tree": "`hangwatch run -- true`", "baseline": "the same, baseline"}.get(
-            name, f"  part: {name}"
-        )
+        label = {
+            "true": "`true`",
+            "this tree": "`hangwatch run -- true`",
+            "baseline": "the same, baseline",
+            "-m": "`python -m hangwatch run -- true`",
+        }.get(name, f"  part: {name}")
         print(f"{label:44} median {med:.3f} s  min {min(runs_):.3f} s")
     named = sum(statistics.median(times[k]) for k in ("imports", "the job through the exec shim"))
     print(f"{'  part: the rest (run dir, loop, files)':44} about {whole - named:.3f} s: the whole less the imports and")
@@ -186,7 +200,11 @@ def _start_and_exit(runs: int, baseline_src: str | None) -> float:
     print(f"{'editable, PYTHONDONTWRITEBYTECODE=1: later':44} median {rest:.3f} s")
     if "baseline" in times:
         print(f"whole command, this tree / baseline: {whole / statistics.median(times['baseline']):.2f}")
-    print(f"`hangwatch run -- true`, the whole command: median {whole:.3f} s (target <= 0.15 s); `true` {bare:.3f} s")
+    dash_m = statistics.median(times["-m"])
+    print(
+        f"`hangwatch run -- true`, the whole command: median {whole:.3f} s (target <= 0.15 s); "
+        f"`python -m hangwatch ...` {dash_m:.3f} s; `true` {bare:.3f} s"
+    )
     return max(whole, rest)
 
 

@@ -379,3 +379,52 @@ def test_the_same_pool_returning_arrays_is_alive(start_job):
     incident = inspect_json(job.pid)
     assert incident["verdict"] != "hung", incident["findings"][:2]
     assert all(f["cause"] != "child.lost_work" for f in incident["findings"]), incident["findings"][:2]
+
+
+@pytest.mark.parametrize("mode", ["threadpool", "spawn"])
+def test_an_earlier_runs_refusal_in_an_appended_log_proves_nothing(tmp_path, mode):
+    """`nohup python train.py >> log`: the log still holds the traceback of an earlier run whose spawn workers died
+    importing the script (Python's refusal to start a process from its top level). This run's pool, a ThreadPool (no
+    worker process at all) or a guarded spawn Pool whose workers are in their tasks, works: no worker of it dies during
+    the look, so `inspect` must not call it hung (a death in the log is proof only while deaths go on)."""
+    from conftest import Job, clean_env, kill_tree
+
+    script = SCENARIOS / "spawn_pool_reruns_main.py"
+    stale = (
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        '  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 122, in spawn_main\n'
+        '  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 131, in _main\n'
+        '  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 246, in prepare\n'
+        '  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 297, in _fixup_main_from_path\n'
+        "    main_content = runpy.run_path(main_path,\n"
+        f'  File "{script}", line 60, in <module>\n'
+        "    search()  # no __main__ guard: each worker reaches this line again\n"
+        '  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 140, in _check_not_importing_main\n'
+        "RuntimeError: \n"
+        "        An attempt has been made to start a new process before the\n"
+        "        current process has finished its bootstrapping phase.\n"
+    )
+    log, ready = tmp_path / "nohup.out", tmp_path / "ready"
+    log.write_text(stale * 3)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(script), mode],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=clean_env(HW_READY=str(ready)),
+            start_new_session=True,
+            cwd=tmp_path,
+        )
+    job = Job(proc, ready, log, tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert ready.exists(), log.read_text()[-2000:]
+        time.sleep(1.0)
+        incident = inspect_json(proc.pid)
+        assert incident["verdict"] != "hung", root_cause(incident)
+        assert "dies as it starts" not in root_cause(incident)["summary"]
+    finally:
+        kill_tree(job)

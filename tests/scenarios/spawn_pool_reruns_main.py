@@ -7,7 +7,9 @@ returns (kernc/backtesting.py#1256: "the same error which repeats itself every t
 current process has finished its bootstrapping phase"). `python spawn_pool_reruns_main.py mkdir`: the guard is there,
 but the top level makes the output directory with os.mkdir: the main process made it, each worker's import raises
 FileExistsError. `python spawn_pool_reruns_main.py twin`: makedirs(exist_ok=True), the guard, workers retired after each
-task (maxtasksperchild=1, so they come and go too), each task 1.5 s: the job ends with `done`.
+task (maxtasksperchild=1, so they come and go too), each task 1.5 s: the job ends with `done`. `... threadpool` and
+`... spawn`: the guarded script's pool is a ThreadPool, or a spawn Pool, whose tasks take 15 s, after `ready` (for a
+look while its log still holds an earlier run's refusal).
 """
 
 import multiprocessing as mp
@@ -36,8 +38,25 @@ def search() -> None:
     print("best", best, flush=True)
 
 
+def slow(cfg: int) -> int:
+    time.sleep(15.0)
+    return cfg
+
+
+def long_search() -> None:
+    from multiprocessing.pool import ThreadPool
+
+    from _ready import ready
+
+    with ThreadPool(2) if MODE == "threadpool" else mp.get_context("spawn").Pool(2) as pool:
+        ready()
+        print("best", max(pool.map(slow, range(2))), flush=True)
+
+
 if MODE == "unguarded":
     search()  # no __main__ guard: each worker reaches this line again
+elif MODE in ("threadpool", "spawn") and __name__ == "__main__":
+    long_search()
 elif __name__ == "__main__":
     search()
     os.rmdir(OUT)

@@ -168,9 +168,9 @@ def _filelock_of(t: dict[str, Any]) -> tuple[str, bool | None, bool] | None:
     return path, can_time_out, soft
 
 
-def _fd_holders(key: tuple[int, int, int], skip: set[int]) -> list[int]:
+def _fd_holders(key: tuple[int, int, int], skip: set[int], kinds: tuple[str, ...] | None = None) -> list[int]:
     """Processes with a lock on the file ``key`` in their fdinfo (OFD locks, or a flock whose pid in
-    /proc/locks is stale: the fd was inherited by a child that outlived the locker)."""
+    /proc/locks is stale: the fd was inherited by a child that outlived the locker); ``kinds``: of those only."""
     out = []
     for pid in proc.list_pids()[:MAX_FD_SCAN_PIDS]:
         if pid in skip:
@@ -180,7 +180,11 @@ def _fd_holders(key: tuple[int, int, int], skip: set[int]) -> list[int]:
             fds = os.listdir(base)
         except OSError:
             continue
-        if any(e.key == key and not e.waiting for fd in fds for e in _fd_locks(base / fd)):
+        if any(
+            e.key == key and not e.waiting and (kinds is None or e.kind in kinds)
+            for fd in fds
+            for e in _fd_locks(base / fd)
+        ):
             out.append(pid)
     return out
 
@@ -215,16 +219,19 @@ def _file_lock_wait(
         if e.pid > 0 and (proc.unreadable(e.pid) or proc.read_stat(proc.PROC / str(e.pid) / "stat") is not None)
     ]  # (a holder this watch may not read is kept: named, never read)
     how = "listed as holding it in /proc/locks"
+    hows: dict[int, str] = {}
     if held and kind == "flock":
         # a flock belongs to an open file: /proc/locks names the process that took it, which may have closed its copy
         # while a child it forked keeps one (the lock stays until the last copy goes); its holders are the processes
-        # whose fdinfo lists it
-        through = _fd_holders(key, set())
-        if through and set(through) != set(pids):
-            pids, how = through, "has it locked through its copy of the open file (its /proc/PID/fdinfo lists the lock)"
+        # whose fdinfo lists it. Not where the waiter keeps a copy itself: another thread of it may unlock that
+        through = _fd_holders(key, set(), kinds=("FLOCK",))
+        if through and pid not in through and set(through) != set(pids):
+            copy = "has it locked through its copy of the open file (its /proc/PID/fdinfo lists the lock)"
+            hows = {h: how if h in pids else copy for h in through}
+            pids = through
     if held and not pids:  # an OFD lock, or a locker that exited with its fd inherited: its fdinfo says
         pids, how = _fd_holders(key, set(waiters)), "has it locked (its /proc/PID/fdinfo lists the lock)"
-    holders = tuple(holder(h, job, py_spy, now, how, name=None) for h in dict.fromkeys(pids) if h != pid)
+    holders = tuple(holder(h, job, py_spy, now, hows.get(h, how), name=None) for h in dict.fromkeys(pids) if h != pid)
     note = None if held else f"no process holds a lock on {path} now (it was released, or is being retried)"
     own = _own_lock_fd(pid, key, fd) if held and not holders and kind in ("flock", "filelock") else None
     if own is not None and _fd_holders(key, {pid}):

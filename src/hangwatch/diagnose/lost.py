@@ -290,94 +290,119 @@ def _replacement(kids: list[ProcessView]) -> tuple[ProcessView, ProcessView] | N
     return young, oldest
 
 
-# A worker that spawn (or forkserver) starts imports the main script again, as __mp_main__, before it takes a task;
-# the traceback of one that died there passes through this frame of multiprocessing's.
-_RERUNS_MAIN = re.compile(r'File "[^"\n]*multiprocessing/spawn\.py", line \d+, in _fixup_main_from_path\n')
-_TOP_LEVEL = re.compile(r'File "([^"<\n][^"\n]*)", line (\d+), in <module>\n(?: +(.+)\n)?')  # a file's, not <string>
+# A worker that spawn starts imports the main script again, as __mp_main__, before it takes a task; the traceback of
+# one that died there passes through this frame of multiprocessing's (or of `multiprocess`, its fork in HF datasets).
+_RERUNS_MAIN = re.compile(r'File "[^"\n]*multiprocess(?:ing)?/spawn\.py", line \d+, in _fixup_main_from_path\r?\n')
+_TOP_LEVEL = re.compile(r'File "([^"<\n][^"\n]*)", line (\d+), in <module>\r?\n(?: +(.+)\n)?')  # a file's, not <string>
 # Python's own refusal, in a process still importing the main script, to start another (multiprocessing's
 # _check_not_importing_main): the script starts processes at its top level, and every worker that imports it again
 # reaches that line too.
 _BOOTSTRAPPING = "finished its bootstrapping phase"
 SAME_DEATHS = 3  # a worker's death while importing the script, at the same line: this many times
-# What a network or a service says when it may answer the next time: a top level that fails so may not fail again
+# What a network or a service says when it may answer the next time (lower case): a top level that fails so may not
+# fail again
 _MAY_PASS = (
-    "ConnectionError",
-    "ConnectionRefused",
-    "ConnectionReset",
-    "TimeoutError",
+    "connection",
     "timeout",
+    "timed out",
     "gaierror",
-    "HTTP",
-    "URLError",
-    "Temporary",
-    "Unavailable",
+    "http",
+    "url",
+    "temporar",
+    "unavailable",
+    "unreachable",
+    "no route",
+    "ssl",
+    "refused",
+    "resolve",
+    "name or service",
 )
 
 
-def _deaths_at_start(tail: str) -> tuple[int, tuple[str, int, str | None] | None, bool]:
+def _deaths_at_start(tail: str) -> tuple[int, list[tuple[str, int, str | None]], bool]:
     """How many tracebacks of the output are of workers that died while importing the main script again, the
-    script's top-level line the last one rose through (file, line, code), and whether Python said why: the script
-    starts a process at its top level."""
+    script's top-level line each rose through (file, line, code; the last may be cut short), and whether Python
+    said why: the script starts a process at its top level."""
     starts = list(_RERUNS_MAIN.finditer(tail))
     if not starts:
-        return 0, None, False
-    tops = [t for m in starts if (t := _TOP_LEVEL.search(tail, m.end())) is not None]  # the last may be cut short
-    line = (tops[-1].group(1), int(tops[-1].group(2)), tops[-1].group(3)) if tops else None
-    return len(starts), line, _BOOTSTRAPPING in tail[starts[0].end() :]
+        return 0, [], False
+    tops = [t for m in starts if (t := _TOP_LEVEL.search(tail, m.end())) is not None]
+    lines = [(t.group(1), int(t.group(2)), t.group(3)) for t in tops]
+    return len(starts), lines, _BOOTSTRAPPING in tail[starts[0].end() :]
 
 
 def _in_bootstrap(w: ProcessView) -> bool:
-    """A pool worker that has not reached the pool's loop (no thread read runs multiprocessing's pool.py: it still
-    starts, or imports the main script again), or was not read at all (gone before the look, or starting)."""
-    return not any(f.file.endswith("multiprocessing/pool.py") for t in w.threads if t.has_stack for f in t.frames)
+    """A pool worker that has not reached the pool's loop in any sample (no stack read runs multiprocessing's pool.py:
+    it still starts, or imports the main script again), or was not read at all (gone before the look, or starting)."""
+    return not any(f.file.endswith("/pool.py") for t in w.threads for stack in t.stacks for f in stack)
+
+
+def _thread_pool_worker(t: ThreadView) -> bool:
+    """``t`` runs the pool's worker loop itself: the process's pool is a ThreadPool (multiprocessing.dummy)."""
+    return any(sg.method(f) == "worker" and f.file.endswith("/pool.py") for stack in t.stacks for f in stack)
+
+
+def _script(v: ProcessView) -> str | None:
+    """The file of the main thread's outermost Python frame: the script the process runs (its top level)."""
+    t = v.main_thread
+    frames = t.frames if t is not None else ()
+    return frames[-1].file if frames and frames[-1].function == "<module>" else None
 
 
 def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
-    """The pool's workers die as they start, and each replacement will too: the caller waits for results, no worker
-    has reached the pool's loop, and the job's output holds the traceback of a worker that died importing the main
-    script again (spawn and forkserver import it in every worker) with Python's own refusal to start a process from
-    a script's top level while it is imported, or the same exception at the same line twice. Every replacement runs
-    the same script, so no worker will take a task."""
+    """The pool's workers die as they start, and each replacement will too. The caller waits for a process pool's
+    results (no thread of it runs the pool's worker loop: not a ThreadPool); the job's output holds the tracebacks of
+    workers that died importing the caller's own script again (spawn imports it in every worker), with Python's own
+    refusal to start a process from a script's top level while it is imported, or the same top-level line three times
+    (not an error a network may pass); a worker of it ended during the look (the deaths go on now: not a log's
+    earlier run); and no worker was seen past that import. Every replacement runs the same script, so no worker will
+    take a task."""
     t = v.main_thread
+    script = _script(v)
+    if t is None or script is None or any(_thread_pool_worker(x) for x in v.threads):
+        return None
     tail = job_log([p.output_tail for p in scene.evidence.processes])
-    count, top, refused = _deaths_at_start(tail)
-    if t is None or count == 0 or top is None:
-        return None
-    if not refused and count < SAME_DEATHS:
-        return None
+    count, tops, refused = _deaths_at_start(tail)
+    if count == 0 or not tops or tops[-1][0] != script:
+        return None  # no death importing this process's own script
+    after = tail[tail.find("_fixup_main_from_path") :].lower()
     if not refused and (
-        len({(m.group(1), m.group(2)) for m in _TOP_LEVEL.finditer(tail)}) != 1
-        or any(w in tail[tail.find("_fixup_main_from_path") :] for w in _MAY_PASS)
+        count < SAME_DEATHS or len({(f, n) for f, n, _ in tops}) != 1 or any(w in after for w in _MAY_PASS)
     ):
         return None  # deaths at different lines, or of an error that may pass: not one death that comes again
+    parents = scene.pool_parents(v.pid)
     kids = scene.pool_workers(v.pid)
-    if not all(_in_bootstrap(k) for k in kids):
-        return None  # a worker got past the import: tasks may be taken
+    ended = [k for k in kids if k.ended] + [
+        g for g in scene.evidence.vanished if g.ppid in parents and g.gone_at >= scene.evidence.started_at
+    ]
+    if not ended or not all(_in_bootstrap(k) for k in kids):
+        return None  # no worker died during the look, or one got past the import: tasks may be taken
     frame = innermost_user(t.frames)
-    file, line, code = top
-    at = f"{file.rsplit('/', 1)[-1]}:{line}" + (f" `{code.strip()}`" if code else "")
+    _, line, code = tops[-1]
+    at = f"{script.rsplit('/', 1)[-1]}:{line}" + (f" `{code.strip()}`" if code else "")
     why = (
         "Python refuses to start a process from a script's top level while a worker imports it (\"An attempt has "
         'been made to start a new process before the current process has finished its bootstrapping phase")'
         if refused
-        else f"it raised there {count} times"
+        else f"the job's output holds {count} tracebacks of workers that died there"
     )
+    read = [k for k in kids if any(x.has_stack for x in k.threads)]
     return Lost(
         v,
         t,
         frame,
-        f"each pool worker dies importing the main script again, at its top-level line {at} ({why}); every "
-        "replacement imports the same script: no worker will take a task",
-        f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts. Spawn "
-        f"(and forkserver) run the script again in each worker, and its top level, at {at}, ends the worker: {why}. "
+        f"each pool worker dies importing the main script again, at its top-level line {at} ({why}), one of them "
+        "during the look; every replacement imports the same script: no worker will take a task",
+        f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts. The spawn "
+        f"start method runs the script again in each worker, and its top level, at {at}, ends the worker: {why}. "
         "The pool replaces it with one that dies the same way.",
         (
             f"{v.label()} waits for results at {describe(frame)}"
             + (f" `{frame.code}`" if frame and frame.code else ""),
             f"the job's output: {count} traceback(s) of a worker that died importing the script again "
             "(multiprocessing's _fixup_main_from_path), the last at its top-level line " + at,
-            "no pool worker got past that import: "
-            + (", ".join(f"pid {k.pid}" for k in kids) if kids else "none alive at the look"),
+            f"{len(ended)} pool worker(s) ended during the look; of the {len(kids)} alive, {len(read)} read, none "
+            "past that import (in the pool's own loop)",
         ),
         MAIN_GUARD_FIX,
         0.92,

@@ -148,8 +148,9 @@ PARKING_CALLS = frozenset({"futex", "pause"})  # waits only a thread of the proc
 
 
 def waits_on_future(t: ThreadView) -> bool:
-    """The thread waits in ``Future.result()`` / ``wait()`` of concurrent.futures."""
-    return any(f.file.endswith(FUTURES_BASE) for f in t.frames)
+    """The thread waits in ``Future.result()`` / ``wait()`` of concurrent.futures: a frame of it between the wait and
+    the user's innermost frame (not a lock taken in a done-callback that ``set_result`` runs, further out)."""
+    return any(f.file.endswith(FUTURES_BASE) for f in itertools.takewhile(lambda f: not sg.is_user(f), t.frames))
 
 
 # Signals whose Python handler may end a wait of the main thread: 1-64 but SIGINT (2, a person's Ctrl-C); 32 and 33,
@@ -315,18 +316,38 @@ def may_wake(o: ThreadView) -> bool:
     """Whether a Python thread parked in a wait with no timeout may still wake and act: one waiting on something
     outside the process (a child's exit in ``waitpid``, a read, a poll) runs again when that comes; one parked on
     a lock or event private to its process (a futex) or in ``pause()`` does not by itself."""
-    if not o.has_stack or machinery(o):
+    if not o.has_stack or (machinery(o) and not runs_callbacks(o)):
         return False
     return not (o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
 
 
+def runs_callbacks(o: ThreadView) -> bool:
+    """A pool's result-handler thread: machinery, but it runs the callbacks of ``apply_async``/``map_async`` (one may
+    set an Event or complete a Future of the user's) when a result comes."""
+    return "_handle_results" in o.name or any(sg.method(f) == "_handle_results" for f in o.frames)
+
+
+def native_may_act(o: ThreadView) -> bool:
+    """A thread with no Python stack that may act: it used CPU, woke during the look, or waits on something other than
+    a lock of its own (a read, a poll: its I/O may complete), where a native library's pool works."""
+    return not o.has_stack and (
+        (o.cpu_percent or 0.0) > IDLE_CPU_PERCENT
+        or (o.wakeups or 0) > 0
+        or o.last.syscall not in (None, "futex", "pause")
+    )
+
+
 def native_call_at_work(v: ProcessView, tid: int | None) -> bool:
-    """Another Python thread of ``v`` waits inside a native call (not on a Python primitive) while a thread with no
-    Python stack uses CPU: a library's native pool at work for it (tokenizers' ``encode_batch`` parks its caller in
-    a futex until rayon's threads are done), which wakes it when that work is done: it may act then."""
-    if not any(not o.has_stack and (o.cpu_percent or 0.0) > IDLE_CPU_PERCENT for o in v.threads):
+    """Another Python thread of ``v`` is parked in a futex inside a native call (not on a Python primitive) while a
+    thread with no Python stack may act (``native_may_act``): a library's native pool at work for it (tokenizers'
+    ``encode_batch`` parks its caller until rayon's threads are done; an object store's client, until its I/O threads
+    are), which wakes it when that work is done: it may act then."""
+    if not any(native_may_act(o) for o in v.threads):
         return False
-    return any(o.has_stack and o.tid != tid and o.frames and sync_wait(o) is None for o in v.threads)
+    return any(
+        o.has_stack and o.tid != tid and o.frames and o.last.syscall == "futex" and sync_wait(o) is None
+        for o in v.threads
+    )
 
 
 def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof | None:
@@ -345,6 +366,8 @@ def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof 
         return None  # (a thread parked in waitpid or a read runs again when its child ends or its data comes)
     if native_call_at_work(v, t.tid):
         return None
+    if kind == "future" and any(native_may_act(o) for o in v.threads):
+        return None  # a native thread may complete a Future through a callback (a C++ client's done-callback)
     if handlers and handler_may_end(v):
         return None  # a signal handler runs on the main thread, inside its wait, and may set what this one waits for
     where = describe(waits_at(t))
