@@ -345,9 +345,19 @@ def native_call_at_work(v: ProcessView, tid: int | None) -> bool:
     if not any(native_may_act(o) for o in v.threads):
         return False
     return any(
-        o.has_stack and o.tid != tid and o.frames and o.last.syscall == "futex" and sync_wait(o) is None
+        o.has_stack
+        and o.tid != tid
+        and o.frames
+        and o.last.syscall == "futex"
+        and not o.frames[0].file.endswith(PYTHON_WAITS)  # its innermost frame calls native code, not a primitive
+        and sync_wait(o) is None
         for o in v.threads
     )
+
+
+# Where a Python thread's innermost frame sits when it waits on a Python-level primitive, not in a library's native
+# call (threading's own waits, the exit's joins among them, a queue's, a Future's, multiprocessing's locks)
+PYTHON_WAITS = ("/threading.py", "/queue.py", "concurrent/futures/_base.py", "/multiprocessing/synchronize.py")
 
 
 def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof | None:
