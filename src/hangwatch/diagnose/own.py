@@ -142,7 +142,7 @@ def own_file_lock(v: ProcessView, t: ThreadView) -> LockWait | None:
     return next((w for w in v.ev.waits if w.tid == t.tid and w.kind in OPEN_FILE_LOCKS and self_held(w)), None)
 
 
-def sole_releaser(v: ProcessView) -> ThreadView | None:
+def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
     """The one thread of ``v`` that could end its main thread's wait: main waits with no timeout on a lock, event,
     condition or queue of its own process (or polls only its own wake-up socket, or joins the threads at the
     interpreter's exit), every other thread is parked on its own primitives or is library machinery, and that one is
@@ -165,7 +165,8 @@ def sole_releaser(v: ProcessView) -> ThreadView | None:
         return None  # two: a wait for either, none followed
     # a native thread that is not parked (a library's core, which may run a Python callback) may act too
     rest = [o for o in v.threads if o.tid not in (t.tid, able[0].tid) and not o.has_stack]
-    return able[0] if all(o.parked and o.last.syscall in ("futex", "pause") for o in rest) else None
+    quiet = all(o.parked and o.last.syscall in ("futex", "pause") for o in rest)
+    return able[0] if quiet or not natives else None
 
 
 TIMERS = frozenset({"asleep", "long_sleep"})  # a sole releaser's own timed wait: ends within the bounds, or after
@@ -180,6 +181,11 @@ def released_by_thread(
     thread in a timed wait of its own (a ``threading.Timer``'s): its node in the state its timer gives, asleep (alive)
     where the timer ends within the job's bounds, ``long_sleep`` (proof) where it ends after them."""
     o = sole_releaser(v)
+    if o is None and (alive := sole_releaser(v, natives=False)) is not None and alive.tid not in side:
+        # a native thread that is not parked may act too: no proof through the one Python thread, but where that
+        # thread is asleep on a timer within the bounds, following it can only say alive (not a wait left unfollowed)
+        state = thread_state(v, alive)
+        o = alive if state.state == "asleep" and not state.proves_hang else None
     timer = thread_state(v, o) if o is not None and o.tid not in side else None
     if o is None or (timer is not None and timer.state not in TIMERS):
         return None

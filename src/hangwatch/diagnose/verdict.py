@@ -72,7 +72,12 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     # a wait that polls: its chain decides; so does a thread still for the whole window whose own wait the graph
     # proves hung: the bytes its process moved were another thread's (a read or a write returns, and wakes it)
     still = (
-        t is not None and t.blocked and own is not None and own.proof is not None and own.proof.kind == ProofKind.HANG
+        t is not None
+        and t.has_stack
+        and t.idle_throughout
+        and own is not None
+        and own.proof is not None
+        and own.proof.kind == ProofKind.HANG
     )
     polls = (m.state != "working" or still) and own is not None and _decisive(own)
     if m.state in ALIVE and not polls:
