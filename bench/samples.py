@@ -158,9 +158,10 @@ def main() -> None:
             f"batch: main process {main_us:.1f} us, workers {workers_us:.1f} us"
         )
     pairs = statistics.median(x / y for x, y in zip(rate["on"], rate["off"], strict=True))
+    heal_pairs = statistics.median(x / y for x, y in zip(rate["heal"], rate["off"], strict=True))
     print(
         f"ratio hook/no hook: {w / f:.3f} (median of the pairs' ratios {pairs:.3f}); hook/bare: {w / b:.3f}; "
-        f"heal on/no hook: {h / f:.3f} (target >= 0.97)"
+        f"heal on/no hook: {h / f:.3f} (pairs {heal_pairs:.3f}) (target >= 0.97)"
     )
     bare_next, hooked_next = in_process()
     main_hook = hooked_next - bare_next

@@ -1113,3 +1113,29 @@ def test_a_flock_kept_by_a_forked_childs_copy_of_the_file_waits_for_that_child(r
     root = _both_ways(run, "flock_kept_by_forked_child.py", arg, code)
     if root is not None:
         assert root["cause"] == "io.lock_wait" and "copy of the open file" in root["fix"][0], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("how", "mode", "code"),
+    [("recv", "twin", 0), ("select", "twin", 0), ("recv", "hang", 125), ("select", "hang", 125)],
+)
+def test_a_client_and_its_own_servers_thread_each_waiting_for_the_other_to_speak_first_is_a_cycle(run, how, mode, code):
+    """A client and a server thread of the same process each read their end of a loopback connection: only the process
+    holds the other end, and the one thread that could write to each is the other reader. Was: no edge (a side
+    thread's read was followed only where main was parked on a futex; a select() was not read at all), `unknown` by the
+    clock. Now: both reads (and the select's bitmap) are followed, and a set of threads each waiting on a file only
+    another of them could write is a cycle (proven at the client's line). The twin's server computes before it greets:
+    it may write, nothing is proven, exit 0."""
+    args = (mode, how, "10") if mode == "twin" else (mode, how)
+    r = run(*QUICK, "--on-hang", "kill", *py("own_server_speaks_second.py", *args))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["proof"] is not None and root["proof"]["kind"] == "hang", root
+    tag = "SELECT-HERE" if how == "select" else "RECV-HERE"
+    assert (root["where"]["file"], root["where"]["line"]) == marker("own_server_speaks_second.py", tag), root
+    assert "'control-server' at server (own_server_speaks_second.py:" in root["proof"]["fact"], root

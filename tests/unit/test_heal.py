@@ -40,6 +40,7 @@ def _stuck(tmp_path, hook, iterable=False, batch=5, with_locals=True, healable=T
     )
     t = hook._LoaderTasks(str(tmp_path), it)
     t.sent(batch, [20, 21, 22, 23], 1)
+    t.flush()  # the main process waits for that batch: it has written its record
     return dataclasses.replace(ev, processes=procs), root, t
 
 

@@ -26,6 +26,13 @@ def _iterator(workers: int = 2, iterable: bool = False) -> SimpleNamespace:
     )
 
 
+def _read(tmp_path, *tasks) -> dict[int, LoaderTask]:
+    """What a look reads while the main process waits for a batch: it has written the record (``flush``)."""
+    for t in tasks:
+        t.flush()
+    return loader.loader_tasks(str(tmp_path), os.getpid())
+
+
 def test_the_hook_and_the_reader_agree_on_the_file(hook):
     assert (hook.LOADER_MAGIC, hook.LOADER_INDICES, hook.LOADER_SUFFIX) == (
         loader.MAGIC,
@@ -39,19 +46,36 @@ def test_each_worker_holds_its_oldest_batch_not_yet_back(hook, tmp_path):
     t = hook._LoaderTasks(str(tmp_path), _iterator())
     for batch in range(4):  # prefetch: two batches each, round robin
         t.sent(batch, list(range(8 * batch, 8 * batch + 8)), batch % 2)
-    got = loader.loader_tasks(str(tmp_path), os.getpid())
+    got = _read(tmp_path, t)
     assert {pid: (x.worker_id, x.batch, x.indices[:2], x.count) for pid, x in got.items()} == {
         1000: (0, 0, (0, 1), 8),
         1001: (1, 1, (8, 9), 8),
     }
     t.received(0, 0)  # worker 0 returned batch 0: it is on batch 2 now, since then
-    w0 = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    w0 = _read(tmp_path, t)[1000]
     assert (w0.batch, w0.indices[0], w0.dataset, w0.iterable) == (2, 16, "Shards", False)
     assert w0.since >= w0.sent
     t.received(2, 0)
-    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == -1  # nothing outstanding
+    assert _read(tmp_path, t)[1000].batch == -1  # nothing outstanding
     t.close()
     assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
+
+
+def test_the_record_is_read_only_as_its_main_process_last_wrote_it_while_it_waited(hook, tmp_path):
+    """The main process writes the record when it waits for a batch (heal's poll), not at every batch: the header
+    says the slots are current until a batch moves. A look between two batches reads nothing from it (the locals
+    say what a worker holds), never an earlier batch as if it were held now."""
+    t = hook._LoaderTasks(str(tmp_path), _iterator(1))
+    t.sent(0, [1, 2], 0)
+    assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}  # never written while it waited
+    t.flush()
+    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == 0
+    t.sent(1, [3, 4], 0)
+    t.received(0, 0)  # worker 0 moved on to batch 1: the file still says 0, and says it is not current
+    assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
+    t.set_flags(t.flags | hook.LOADER_HEALABLE)
+    assert _read(tmp_path, t)[1000].batch == 1 and _read(tmp_path, t)[1000].healable
+    t.close()
 
 
 def test_with_heal_off_nothing_is_recorded_a_batch_and_the_main_process_records_what_it_sends_where_heal_is_on(
@@ -76,7 +100,7 @@ def test_with_heal_off_nothing_is_recorded_a_batch_and_the_main_process_records_
     t = hook._start_tasks(SimpleNamespace(directory=str(tmp_path)), it)
     assert all("put" in q.__dict__ for q in it._index_queues)
     it._index_queues[1].put((4, [32, 33, 34]))
-    x = loader.loader_tasks(str(tmp_path), os.getpid())[1001]
+    x = _read(tmp_path, t)[1001]
     assert (x.worker_id, x.batch, x.indices, x.count, x.from_locals) == (1, 4, (32, 33, 34), 3, False)
     t.close()
 
@@ -86,10 +110,10 @@ def test_a_slot_no_one_wrote_since_the_file_was_made_is_not_a_record(hook, tmp_p
     "it returned every batch it was sent"."""
     it = _iterator(2)
     t = hook._LoaderTasks(str(tmp_path), it)
-    assert loader.loader_tasks(str(tmp_path), os.getpid()) == {}
+    assert _read(tmp_path, t) == {}
     t2 = hook._LoaderTasks(str(tmp_path), _iterator(1))
     t2.sent(0, [3], 0)
-    assert [x.batch for x in loader.loader_tasks(str(tmp_path), os.getpid()).values()] == [0]
+    assert [x.batch for x in _read(tmp_path, t, t2).values()] == [0]
     t.close()
     t2.close()
 
@@ -101,11 +125,11 @@ def test_a_new_epoch_keeps_the_last_ones_batches_until_torch_has_them_back(hook,
     t.sent(7, [70, 71], 0)
     t.begin_reset()
     t.sent(0, [0, 1], 0)  # the new epoch's first batch, sent while torch waits
-    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == 7
+    assert _read(tmp_path, t)[1000].batch == 7
     t.end_reset()
-    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].indices == (0, 1)
+    assert _read(tmp_path, t)[1000].indices == (0, 1)
     t.received(0, 0)
-    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].batch == -1
+    assert _read(tmp_path, t)[1000].batch == -1
 
 
 def test_an_exhausted_iterable_worker_holds_nothing(hook, tmp_path):
@@ -113,7 +137,7 @@ def test_an_exhausted_iterable_worker_holds_nothing(hook, tmp_path):
     t.sent(3, None, 0)
     t.sent(5, None, 0)
     t.done(0)  # its dataset ran out: torch never answers what it was sent after that
-    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    x = _read(tmp_path, t)[1000]
     assert (x.batch, x.iterable) == (-1, True)
 
 
@@ -122,21 +146,21 @@ def test_indices_that_are_a_tensor_or_a_range_are_counted(hook, tmp_path):
 
     t = hook._LoaderTasks(str(tmp_path), _iterator(1))
     t.sent(0, torch.tensor([5, 6, 7]), 0)
-    assert loader.loader_tasks(str(tmp_path), os.getpid())[1000].indices == (5, 6, 7)
+    assert _read(tmp_path, t)[1000].indices == (5, 6, 7)
     t.sent(1, range(10, 14), 0)
     t.received(0, 0)
-    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    x = _read(tmp_path, t)[1000]
     assert (x.count, x.indices) == (4, (10, 11, 12, 13))
 
 
 def test_indices_that_are_not_numbers_keep_only_their_count(hook, tmp_path):
     t = hook._LoaderTasks(str(tmp_path), _iterator(1))
     t.sent(0, ["key-a", "key-b", "key-c"], 0)
-    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    x = _read(tmp_path, t)[1000]
     assert (x.count, x.indices) == (3, ())
     t.sent(1, list(range(500)), 0)  # a huge batch: its first 64 indices, and its count
     t.received(0, 0)
-    x = loader.loader_tasks(str(tmp_path), os.getpid())[1000]
+    x = _read(tmp_path, t)[1000]
     assert (x.count, len(x.indices), x.indices[-1]) == (500, 64, 63)
 
 
@@ -144,6 +168,7 @@ def test_a_slot_caught_mid_write_is_left_out_alone(hook, tmp_path):
     t = hook._LoaderTasks(str(tmp_path), _iterator(2))
     t.sent(0, [1, 2], 0)
     t.sent(1, [3, 4], 1)
+    t.flush()
     path = layout.loader_files(tmp_path, os.getpid())[0]
     struct.pack_into("<Q", t.mm, loader.HEADER.size, 7)  # odd: the writer is in the middle of worker 0's slot
     t.mm.flush()

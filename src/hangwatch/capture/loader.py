@@ -19,7 +19,7 @@ from hangwatch.records.layout import loader_files
 
 MAGIC = 0x314C5748  # "HWL1"
 HEADER = struct.Struct("<IIIi48s")  # magic, workers, iterable (0/1), flags (1: healable), dataset class name
-HEALABLE = 1
+HEALABLE, CURRENT = 1, 2  # flags: its workers can be healed; its slots are current (written while main waits)
 SLOT = struct.Struct("<QIIqddI4x")  # sequence, worker pid, indices in the batch, batch, sent, since, kept
 INDICES = 64
 SLOT_SIZE = SLOT.size + 8 * INDICES
@@ -28,7 +28,8 @@ TRIES = 5
 
 
 def read_loader_file(path: Path) -> list[LoaderTask]:
-    """The workers' batches one iterator recorded; [] where the file is missing, short or not one of ours. A slot
+    """The workers' batches one iterator recorded; [] where the file is missing, short, not one of ours, or not
+    current (its main process has not waited for a batch since batches last moved: a look reads the locals). A slot
     is taken only when two reads in a row agree on it and its sequence number is even (no write under way); one
     that never settles (a few tries, a millisecond apart) is left out, the others kept."""
     try:
@@ -40,6 +41,8 @@ def read_loader_file(path: Path) -> list[LoaderTask]:
     magic, workers, iterable, flags, name = HEADER.unpack_from(first, 0)
     if magic != MAGIC or not 0 < workers <= MAX_WORKERS or len(first) < HEADER.size + workers * SLOT_SIZE:
         return []
+    if not flags & CURRENT:  # batches moved since its main process wrote it (it writes them when it waits for one)
+        return []
     dataset = name.rstrip(b"\0").decode(errors="replace")
     settled: dict[int, bytes] = {}
     for attempt in range(TRIES):
@@ -47,6 +50,8 @@ def read_loader_file(path: Path) -> list[LoaderTask]:
             second = path.read_bytes()
         except OSError:
             break
+        if len(second) < HEADER.size or not HEADER.unpack_from(second, 0)[3] & CURRENT:
+            return []  # a batch moved while it was read
         for w in range(workers):
             lo, hi = HEADER.size + w * SLOT_SIZE, HEADER.size + (w + 1) * SLOT_SIZE
             slot = second[lo:hi]

@@ -159,7 +159,8 @@ def socket_wait(
     holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
     note = None if complete else _searched()
     if pid in found:
-        note = "the waiter itself holds the socket's other end too" + (f"; {note}" if note else "")
+        end = "the socket's other end" if listener is None else f"the listening socket ({sg.NOT_ACCEPTED})"
+        note = f"the waiter itself holds {end} too" + (f"; {note}" if note else "")
     described = t.fd_target if fd == t.fd else None
     what = described if (described or "").startswith("tcp ") else "a local socket"
     reading = t.syscall in sg.READ_SYSCALLS if reading is None else reading
@@ -266,7 +267,7 @@ def reads_stdin(pid: int, fd: int | None, reading: bool) -> bool:
     return target is not None and target == proc.fd_target(pid, 0)
 
 
-POLL_CALLS = frozenset({"poll", "ppoll", "epoll_wait", "epoll_pwait"})
+POLL_CALLS = frozenset({"poll", "ppoll", "epoll_wait", "epoll_pwait", "select", "pselect6"})
 
 
 MAX_FOLLOWED_FILES = 8  # the files of one poll followed to their holders, at most

@@ -349,9 +349,9 @@ MAX_POLLED = 64  # pollfd entries read at most (8 bytes each)
 
 
 def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
-    """The fds a thread sleeping in ``poll``/``ppoll`` (or ``epoll_wait``) waits on, each with whether it waits to
-    read (POLLIN) rather than to write: the ``pollfd`` array read from the target's memory (an epoll's set from
-    its fdinfo). None when the thread is not in such a call or its memory cannot be read."""
+    """The fds a thread sleeping in ``poll``/``ppoll`` (or ``epoll_wait``, ``select``) waits on, each with whether it
+    waits to read (POLLIN) rather than to write: the ``pollfd`` array read from the target's memory (an epoll's set
+    from its fdinfo, a select's bitmaps). None when the thread is not in such a call or its memory cannot be read."""
     got = _args(pid, tid)
     if got is None:
         return None
@@ -360,6 +360,8 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
     timed = _TIMED.get(nr)
     if timed is not None and timed[0] in ("epoll_wait", "epoll_pwait") and args:
         return _epoll_fds(pid, args[0])
+    if timed is not None and timed[0] in ("select", "pselect6") and len(args) >= 4:
+        return _selected_fds(pid, args[0], args[1:4])
     if timed is None or timed[0] not in ("poll", "ppoll") or len(args) < 2:
         return None
     addr, count = args[0], args[1]
@@ -377,6 +379,28 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
         if fd >= 0 and events & (POLLIN | POLLOUT):
             out.append((fd, bool(events & POLLIN)))
     return out
+
+
+def _selected_fds(pid: int, nfds: int, sets: list[int]) -> list[tuple[int, bool]] | None:
+    """The fds a ``select``/``pselect6`` waits on, from its three ``fd_set`` bitmaps in the target's memory (read,
+    write, exceptional: read as a read); None when there are too many or the memory cannot be read."""
+    if not 0 < nfds <= 1024:
+        return None
+    size = (nfds + 63) // 64 * 8  # an fd_set is an array of longs
+    bits: list[int] = []
+    try:
+        with open(PROC / str(pid) / "mem", "rb") as f:
+            for addr in sets:
+                if addr:
+                    f.seek(addr)
+                    bits.append(int.from_bytes(f.read(size), "little"))
+                else:
+                    bits.append(0)
+    except (OSError, ValueError, OverflowError):
+        return None
+    reads, writes = bits[0] | bits[2], bits[1]
+    out = [(fd, reading) for fd in range(nfds) for reading, bs in ((True, reads), (False, writes)) if bs >> fd & 1]
+    return out if len(out) <= MAX_POLLED else None
 
 
 _OPEN_CALLS = {"x86_64": {2: ("open", 0, 1), 257: ("openat", 1, 2)}, "aarch64": {56: ("openat", 1, 2)}}.get(

@@ -550,10 +550,13 @@ def _thread_waits(
 
 def _main_parked(pid: int, r: _Reading) -> bool:
     """The process's main thread, at its newest sample, waits with no timeout in a futex private to it (a lock, event or
-    queue), or in a poll (an event loop, which another thread may wake)."""
+    queue), or in a poll (an event loop, which another thread may wake), or in a read of a pipe or a socket (a client
+    whose server is a thread of its own)."""
     main = next((t for t in r.job[pid][-1].threads if t.tid == pid), None) if r.job.get(pid) else None
     if main is None or main.state != "S":
         return False
+    if reads_pipe(main) or reads_socket(main):
+        return True
     return main.timeout is False and ((main.futex is not None and not main.shared_futex) or main.syscall in POLL_CALLS)
 
 

@@ -33,6 +33,7 @@ SELF_HELD = {
     "socket_full": "writes to {}, which is full, at {}, and only it holds its other end",
     "flock": "waits for a flock() lock on {} at {}, and only it holds it, through another open of the file",
     "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",
+    "poll": "polls {} at {} (among its files), and only it holds its other end",
 }
 # File locks that belong to an open file, not to a process: a second open of the file in the same process waits for
 # the first (POSIX locks are the process's own: it never waits for itself; OFD locks have ranges: not read)

@@ -317,9 +317,8 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             WORKER_SLOW_FIX,
         )
     # a native wait of a process fork left one thread (a Future of an executor fork copied without its threads too)
-    alone = proof.forsaken(w, t) if proof.waits_on_future(t) else None
-    fact = proof.unreleasable(w, t) if alone is None else None
-    alone = alone or (proof.forsaken(w, t) if fact is None else None)
+    found = proof.nobody_releases(w, t)
+    fact, alone = (found[0] if found and not found[1] else None), (found[0] if found and found[1] else None)
     blocked_in = "a network call" if t.any_frame(sg.is_network_frame) else "a blocking call"
     ends = (
         "and never returns its batch: nothing can end its wait"

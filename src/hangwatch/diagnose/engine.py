@@ -96,7 +96,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         hits += unnamed(hits, graph, scene)
         hits = [_placed(h, graph, scene) for h in hits]
     hits = [_thread_end(work_elsewhere(h, scene), scene) for h in hits]
-    hits = rank(_precise_names(hits))
+    hits = rank(_precise_names(hits), graph)
     if hits:
         verdict, findings = hits[0].verdict or Verdict.HUNG, tuple(h.finding for h in hits)
     else:
@@ -210,10 +210,20 @@ def _precise_names(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def rank(hits: list[Hit]) -> list[Hit]:
+def rank(hits: list[Hit], graph: WaitGraph | None = None) -> list[Hit]:
     """Most confident first, except that a finding with a proof (of a hang or of work) outranks every finding
     without one at the same place (file and line): a worker caught on its way to a lock in one sample gets a
-    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads."""
+    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads. A
+    proven finding at a process that only waits on a cycle of others comes after one proven in that cycle (the
+    cycle is the cause, as a stuck worker is its main process's)."""
+    hits, at = list(hits), dict[int | None, float]()
+    for h in hits:
+        if h.finding.proves_hang and h.finding.where is not None:
+            at[h.finding.where.pid] = max(at.get(h.finding.where.pid, 0.0), h.finding.confidence)
+    for i, h in enumerate(hits):  # (its confidence, as said, under the cycle's)
+        cycle = [at[p] for p in _cycle_beyond(h, graph) if p in at] if h.finding.proves_hang else []
+        if cycle and h.finding.confidence >= max(cycle):
+            hits[i] = replace(h, finding=replace(h.finding, confidence=round(max(cycle) - 0.01, 2)))
     proven: dict[tuple[str, int], float] = {}
     for h in hits:
         place = _place(h)
@@ -227,6 +237,21 @@ def rank(hits: list[Hit]) -> list[Hit]:
         return -h.finding.confidence
 
     return sorted(hits, key=key)
+
+
+NODES = ("pid:", "thread:")  # a process's node, a thread's (``thread:PID:TID``)
+
+
+def _cycle_beyond(h: Hit, graph: WaitGraph | None) -> set[int]:
+    """The processes of the cycle that ``h``'s process waits on without being one of it (its chain runs into a cycle
+    of others); empty otherwise."""
+    pid = h.finding.where.pid if h.finding.where is not None else None
+    c = next((c for c in graph.chains if c.waiter == f"pid:{pid}"), None) if graph is not None else None
+    if c is None or c.ending != "cycle":
+        return set()
+    start = next(i for i, hop in enumerate(c.hops) if hop.waiter == c.hops[-1].holder)
+    loop = {int(n.split(":")[1]) for hop in c.hops[start:] for n in (hop.waiter, hop.holder) if n.startswith(NODES)}
+    return set() if pid in loop else loop
 
 
 def _graph(scene: Scene) -> WaitGraph | None:

@@ -69,8 +69,11 @@ from hangwatch.diagnose.chains import (
 from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
+    closed_words,
     gil_wait,
+    held_here_hangs,
     lost_batch,
+    others_may_act,
     released_by_thread,
     self_held,
     side_read,
@@ -130,17 +133,15 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
         frames = wt.frames if wt is not None else ()
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
-        if held_here and (not proof.sealed_but(v, w.tid) or me != pid_id(v.pid)):
+        if held_here and not held_here_hangs(v, w.tid, me == pid_id(v.pid)):
             continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
         if held_here and w.kind in OPEN_FILE_LOCKS and proof.handlers_may_run(v, proof.GOES_ON):
             continue  # a handler may end the lock's wait (signal.alarm around a flock: the usual timeout)
         timed = _timed(v, wt, w)
         if held_here:  # the other end is the waiter's own: only another thread of its own could end the wait
-            words = SELF_HELD[w.kind].format(w.path, place)
-            if POLLED in note:  # an event loop or a selector: one of its files, and the others are followed too
-                words = (
-                    f"polls {w.path} {_poll_timeout(wt)} at {place} (among its files), and only it holds its other end"
-                )
+            # (an event loop's or a selector's poll: one of its files, and the others are followed too)
+            what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
+            words = SELF_HELD["poll" if POLLED in note else w.kind].format(what, place) + closed_words(v, w.tid)
             out.append((Edge(me, me, w.kind, f"{v.label()} {words}", timed, tid=w.tid), None))
             continue
         # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
@@ -466,7 +467,7 @@ def build_graph(scene: Scene) -> WaitGraph:
         single = (
             main is not None
             and (main.blocked or kernel_blocked(main))
-            and not any(proof.may_release(o) or proof.may_wake(o) for o in v.threads if o.tid != main.tid)
+            and not others_may_act(v, main.tid)
             and (v.cpu_percent or 0.0)
             <= IDLE_CPU_PERCENT  # (a process at CPU runs something, whatever its threads say)
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
+from hangwatch.diagnose.own import self_held
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
@@ -78,6 +79,16 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
     return named(finding)
 
 
+def _talks_to_itself(v: ProcessView, t: ThreadView) -> bool:
+    """``t``'s socket (every one it waits on) has its other end, accepted, in ``v`` alone (a server on a thread of its
+    own, over loopback): no network is waited for, whatever the frames say; the graph follows the wait to that thread.
+    (One in a listening socket's accept queue stands for a server that never answers: the network's.)"""
+    mine = [w for w in v.ev.waits if w.tid == t.tid]
+    return bool(mine) and all(
+        w.kind in ("socket", "socket_full") and self_held(w) and sg.NOT_ACCEPTED not in (w.note or "") for w in mine
+    )
+
+
 def network_wait_rule(scene: Scene) -> list[Hit]:
     """io.network_wait: blocked in a socket or HTTP call."""
     hits = []
@@ -85,7 +96,7 @@ def network_wait_rule(scene: Scene) -> list[Hit]:
         if v.role in (Role.LAUNCHER,):
             continue
         t = _network_thread(v)
-        if t is None:
+        if t is None or _talks_to_itself(v, t):
             continue
         hits.append(_network_hit(v, t))
     return hits

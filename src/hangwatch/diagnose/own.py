@@ -29,10 +29,9 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     out: list[tuple[Edge, Node | None]] = []
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
+        found = proof.nobody_releases(v, t)
         fact = (
-            (proof.forsaken(v, t) if proof.waits_on_future(t) else None)  # a forked copy's executor: fork's words
-            or proof.unreleasable(v, t)
-            or proof.forsaken(v, t)
+            (found[0] if found is not None else None)
             # a pause by design while the rest of the job works (a launcher's, a rank's that waits to be ended; the
             # workers may be a forkserver's children, not its own) is no hang: only where nothing else moves
             or (proof.unsignalled(v, t) if moving(scene, besides=v.pid) is None else None)
@@ -121,6 +120,51 @@ def self_held(w: LockWait) -> bool:
         and "the waiter itself" in (w.note or "")
         and "searched for" not in (w.note or "")
     )
+
+
+CLOSED_KINDS = frozenset({"pipe", "pipe_full", "socket", "socket_full"})
+
+
+def closed_readers(v: ProcessView) -> frozenset[int]:
+    """The threads of ``v`` each blocked, with no timeout, reading a pipe or a socket (or writing to a full one), or
+    polling only such files, whose other end ``v`` alone holds (``self_held``), where every other thread of it is
+    parked on its own primitives (``proof.sealed_but``): only a thread of ``v`` could write what one of them waits
+    for, and each that could is itself in such a wait, so none ever moves (a client and its own in-process server
+    that each wait for the other to speak first). Empty where fewer than two, or where a signal handler may run."""
+    mine: dict[int, list[LockWait]] = {}
+    for w in v.ev.waits:
+        mine.setdefault(w.tid, []).append(w)
+    tids = frozenset(tid for tid, ws in mine.items() if all(self_held(w) and w.kind in CLOSED_KINDS for w in ws))
+    threads = [t for t in v.threads if t.tid in tids]
+    if len(tids) < 2 or len(threads) != len(tids) or proof.handlers_may_run(v, proof.GOES_ON):
+        return frozenset()
+    if not all(t.blocked and t.last.timeout is not True for t in threads) or not proof.sealed_but(v, tids):
+        return frozenset()
+    return tids
+
+
+def held_here_hangs(v: ProcessView, tid: int, whole: bool) -> bool:
+    """Whether thread ``tid``'s wait on a file whose other end only ``v`` holds never ends: every other thread of
+    ``v`` is parked on its own primitives (``whole``: the wait is the process's, not a side thread's), or each that
+    is not waits in turn on such a file (``closed_readers``)."""
+    return (whole and proof.sealed_but(v, tid)) or tid in closed_readers(v)
+
+
+def others_may_act(v: ProcessView, tid: int) -> bool:
+    """Whether a thread of ``v`` other than ``tid`` may release what it waits for, or wake to (``proof.may_release``,
+    ``proof.may_wake``); those that wait in a closed set with it (``closed_readers``) cannot."""
+    closed = closed_readers(v)
+    skip = closed if tid in closed else frozenset((tid,))
+    return any(proof.may_release(o) or proof.may_wake(o) for o in v.threads if o.tid not in skip)
+
+
+def closed_words(v: ProcessView, tid: int) -> str:
+    """What the other threads of a closed set (``closed_readers``) do, for the words of one of them, ``tid``."""
+    closed = closed_readers(v)
+    if tid not in closed:
+        return ""
+    others = [f"'{t.name}' at {describe(innermost_user(t.frames))}" for t in v.threads if t.tid in closed - {tid}]
+    return f"; each of its threads that could write to it waits on a file of its own too ({', '.join(others)})"
 
 
 def side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:

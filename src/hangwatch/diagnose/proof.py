@@ -278,12 +278,14 @@ def unsignalled(v: ProcessView, t: ThreadView) -> Proof | None:
     )
 
 
-def sealed_but(v: ProcessView, tid: int) -> bool:
-    """Every thread of ``v`` but ``tid``, Python or native, is parked for the whole window on a futex private to the
-    process, or in ``pause()``: none can run again by itself, nor be woken by another process. A native thread in a
-    read, a poll or an accept (a TCPStore server's, gloo's) may still act; so may any thread that woke."""
+def sealed_but(v: ProcessView, tid: int | frozenset[int]) -> bool:
+    """Every thread of ``v`` but ``tid`` (or those of a set), Python or native, is parked for the whole window on a
+    futex private to the process, or in ``pause()``: none can run again by itself, nor be woken by another process. A
+    native thread in a read, a poll or an accept (a TCPStore server's, gloo's) may still act; so may any thread that
+    woke."""
+    tids = tid if isinstance(tid, frozenset) else frozenset((tid,))
     return all(
-        o.tid == tid or (o.parked and o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
+        o.tid in tids or (o.parked and o.last.syscall in ("futex", "pause") and not o.last.shared_futex)
         for o in v.threads
     )
 
@@ -390,3 +392,14 @@ def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof 
         f"{v.label()} waits on {article(kind)} {kind} at {where}, and the kernel shows a {t.wait_text}; "
         f"{alone}, so nothing can release it"
     )
+
+
+def nobody_releases(v: ProcessView, t: ThreadView) -> tuple[Proof, bool] | None:
+    """Proof that no thread of ``v`` can end ``t``'s wait on a primitive of its own, and whether it is fork's (the
+    process left with one thread: ``forsaken``) rather than the user's (``unreleasable``). A Future of an executor
+    fork copied without its threads is fork's first: its words and fix are fork's."""
+    if waits_on_future(t) and (alone := forsaken(v, t)) is not None:
+        return alone, True
+    if (fact := unreleasable(v, t)) is not None:
+        return fact, False
+    return (alone, True) if (alone := forsaken(v, t)) is not None else None

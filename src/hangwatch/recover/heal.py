@@ -113,7 +113,10 @@ def plan(root: Finding, evidence: Evidence, heartbeat_dir: Path, seq: int, left:
         return "the worker holds no batch: there is nothing to hand a fresh one"
     record = next((p for p in sorted(heartbeat_dir.glob(f"*{LOADER_SUFFIX}")) if _holds(p, task.worker_pid)), None)
     if record is None:
-        return "its DataLoader's record is gone (the iterator ended while it was captured)"
+        return (
+            "its DataLoader's record is gone or no longer current (the iterator ended, or a batch came back, while it "
+            "was captured)"
+        )
     sample, text = sample_in(ev.locals, task)
     why = "slow past --max-slow" if root.cause == Cause.DATALOADER_WORKER_SLOW else "stuck"
     return HealAsk(seq, task.worker_id, task.worker_pid, task.batch, sample, text, task.dataset, record, why)

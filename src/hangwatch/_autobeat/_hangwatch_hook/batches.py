@@ -15,20 +15,24 @@ from typing import Any
 # One file per multiprocessing DataLoader iterator, ``<main pid>-<n>.dl`` beside the heartbeat slot, where heal is on
 # (or samples an earlier heal left out stay out): a header, then one slot per worker saying which batch it works on now
 # (its oldest batch not yet returned: a worker takes its batches in order), since when, and its first sample indices.
-# The main process writes them as it sends a batch and gets one back: heal hands a replaced worker's batches, those
-# still queued for it included, to the fresh one, and only the main process knows them. Never a system call (the file
-# is memory-mapped). A slot's sequence number is odd while it is written and even after, so a reader never takes a
-# torn slot. Where heal is off nothing is written a batch: a look reads the batch a stuck worker holds from its own
-# locals (capture/locals.py), the cost a record had in every worker at every batch (bench/samples.py) saved.
+# The main process keeps them as it sends a batch and gets one back: heal hands a replaced worker's batches, those
+# still queued for it included, to the fresh one, and only the main process knows them. It writes them to the file
+# when it waits for a batch (heal's poll, every HEAL_POLL_S), not at every batch, and the header says the slots are
+# current (LOADER_CURRENT) until the next batch moves: a look reads them only then, which is when heal can act (a
+# main process that waits on a stuck worker). A slot's sequence number is odd while it is written and even after, so
+# a reader never takes a torn slot. Where heal is off nothing is kept a batch: a look reads the batch a stuck worker
+# holds from its own locals (capture/locals.py); a write at every batch cost 0.90 of the job (bench/samples.py).
 LOADER_MAGIC = 0x314C5748  # "HWL1"
 LOADER_HEADER = struct.Struct("<IIIi48s")  # magic, workers, iterable (0/1), flags, dataset class name
 LOADER_SLOT = struct.Struct("<QIIqddI4x")  # sequence, worker pid, indices in the batch, batch, sent, since, kept
 LOADER_INDICES = 64  # the first indices of a batch kept (int64 each); the count says how many it had
 LOADER_SLOT_SIZE = LOADER_SLOT.size + 8 * LOADER_INDICES
 LOADER_SUFFIX = ".dl"
-LOADER_FLAGS_AT, LOADER_HEALABLE = 12, 1  # the header's fourth field: flags; 1: this iterator's workers can be healed
+LOADER_FLAGS_AT, LOADER_HEALABLE, LOADER_CURRENT = 12, 1, 2  # the header's fourth field: flags; 1: this iterator's
+# workers can be healed; 2: the slots are current (written while the main process waits, no batch moved since)
+_FLAGS = struct.Struct("<i")
 # A slot and its first n indices in one pack (the same bytes as the slot, then n int64s): a write is two packs, the
-# slot with its odd sequence number, then the even one (the record runs at every batch).
+# slot with its odd sequence number, then the even one.
 _SLOT_WITH = [struct.Struct(f"{LOADER_SLOT.format}{n}q") for n in range(LOADER_INDICES + 1)]
 _SEQ = struct.Struct("<Q")
 
@@ -70,6 +74,9 @@ class _LoaderTasks:
         self.workers = int(it._num_workers)
         self.queues: list[list[tuple[int, Any, float]]] = [[] for _ in range(self.workers)]
         self.seq = [0] * self.workers
+        self.since = [0.0] * self.workers  # per worker: since when it works on the batch it holds (or has none)
+        self.flags = 0  # the header's flags, as last written
+        self.current = False  # the slots in the file are as the queues are (no batch moved since they were written)
         self.stale_by = [0] * self.workers  # per worker: the last epoch's batches still queued, while torch resets
         self.resetting = False  # torch's reset between two epochs is under way (persistent workers)
         self.skip: set[Any] = set()  # samples heal left out of this dataset: never sent again (shared, per dataset)
@@ -87,13 +94,31 @@ class _LoaderTasks:
         self.pids = [int(getattr(w, "pid", 0) or 0) for w in getattr(it, "_workers", [])][: self.workers]
         self.pids += [0] * (self.workers - len(self.pids))
         for w in range(self.workers):
-            self._write(w, None)
+            self._write(w)
 
-    def _write(self, w: int, since: float | None) -> None:
+    def _write(self, w: int) -> None:
         q = self.queues[w]
         batch, index, sent = q[0] if q else (-1, None, 0.0)
         off = LOADER_HEADER.size + w * LOADER_SLOT_SIZE
-        self.seq[w] = _pack_slot(self.mm, off, self.seq[w], self.pids[w], batch, index, sent, since or sent)
+        self.seq[w] = _pack_slot(self.mm, off, self.seq[w], self.pids[w], batch, index, sent, self.since[w] or sent)
+
+    def set_flags(self, flags: int) -> None:
+        """The header's flags, written."""
+        self.flags = flags
+        _FLAGS.pack_into(self.mm, LOADER_FLAGS_AT, flags)
+
+    def flush(self) -> None:
+        """Every worker's slot written as the queues are now, and the header's word that they are current: the main
+        process waits for a batch (heal's poll), which is when a look may read them."""
+        for w in range(self.workers):
+            self._write(w)
+        self.current = True
+        self.set_flags(self.flags | LOADER_CURRENT)
+
+    def _moved(self) -> None:
+        """A batch moved: the slots in the file are no longer current (one write, after a flush only)."""
+        self.current = False
+        self.set_flags(self.flags & ~LOADER_CURRENT)
 
     def begin_reset(self) -> None:
         """A new epoch of the same iterator (persistent workers) starts: torch first waits for the batches the
@@ -106,17 +131,22 @@ class _LoaderTasks:
         now = time.time()  # (a slot written with no time is one nobody wrote since the file was made)
         for w, q in enumerate(self.queues):
             del q[: self.stale_by[w]]
-            self._write(w, now)
+            self.since[w] = now
         self.stale_by = [0] * self.workers
         self.resetting = False
         self.retried.clear()  # batch numbers start again at 0
+        if self.current:
+            self._moved()
 
     def sent(self, batch: int, index: Any, w: int) -> None:
         """Batch ``batch``, the sample indices ``index``, went to worker ``w``."""
         q = self.queues[w]
-        q.append((batch, index, time.time()))
+        now = time.time()
+        q.append((batch, index, now))
         if len(q) == 1:
-            self._write(w, None)
+            self.since[w] = now
+        if self.current:
+            self._moved()
 
     def received(self, batch: int, w: int) -> None:
         """Batch ``batch`` came back from worker ``w``: it now works on its next one, since now."""
@@ -129,12 +159,16 @@ class _LoaderTasks:
                 if q[i][0] == batch:
                     del q[i]
                     break
-        self._write(w, time.time())
+        self.since[w] = time.time()
+        if self.current:
+            self._moved()
 
     def done(self, w: int) -> None:
         """Worker ``w`` has no more data this epoch (an exhausted IterableDataset): what it was sent never comes."""
         del self.queues[w][self.stale_by[w] :]
-        self._write(w, time.time())
+        self.since[w] = time.time()
+        if self.current:
+            self._moved()
 
     def close(self) -> None:
         """The iterator's workers end: its file goes."""

@@ -8,12 +8,11 @@ from __future__ import annotations
 import functools
 import json
 import os
-import struct
 import sys
 import time
 from typing import Any, ClassVar
 
-from .batches import LOADER_FLAGS_AT, LOADER_HEALABLE, LOADER_SUFFIX, _LoaderTasks, _record_put
+from .batches import LOADER_HEALABLE, LOADER_SUFFIX, _LoaderTasks, _record_put
 
 # hangwatch asks for a heal by writing ``<pid>-<n>.heal`` beside the iterator's ``.dl`` file (one JSON object: seq,
 # worker, pid, batch, sample, why, when asked and for how long). The main process reads it while it waits in torch's
@@ -184,7 +183,8 @@ class _Healer:
             fresh.put((b, ix))  # (not recorded again: the record keeps them, sent now)
         _record_put(t, fresh, w)
         t.queues[w] = [(b, ix, time.time()) for b, ix in held if b != dropped]
-        t._write(w, time.time())
+        t.since[w] = time.time()
+        t.flush()
         if dropped is not None:
             it._try_put_index()  # the pipeline kept full
         if first is not None:
@@ -302,7 +302,8 @@ def _healable(it: Any) -> bool:
 
 
 def _attach_heal(dataloader: Any) -> None:
-    """--on-hang heal: a main process waiting for a batch looks for hangwatch's request twice a second; a heal that
+    """--on-hang heal: a main process waiting for a batch writes its record of the batches (``_LoaderTasks.flush``)
+    and looks for hangwatch's request twice a second; a heal that
     changed the tasks starts torch's ``_next_data`` again; torch's SIGCHLD error is off for healable iterators."""
     mp = dataloader._MultiProcessingDataLoaderIter
     try_get, next_data = mp._try_get_data, mp._next_data
@@ -311,24 +312,26 @@ def _attach_heal(dataloader: Any) -> None:
     @functools.wraps(try_get)
     def _try_get_data(self: Any, timeout: float = 5.0) -> Any:
         h: _Healer | None = self.__dict__.get("_hangwatch_healer")
-        if h is None:
+        t: _LoaderTasks | None = self.__dict__.get("_hangwatch_tasks")
+        if t is None:
             return try_get(self, timeout)
-        t = self.__dict__["_hangwatch_tasks"]
         end = time.monotonic() + timeout
         while True:
             try:
                 got = try_get(self, max(0.0, min(HEAL_POLL_S, end - time.monotonic())))
             except RuntimeError:
-                if not h.dead(self, t):
+                if h is None or not h.dead(self, t):
                     raise
                 raise _Redo from None
             except (OSError, EOFError):  # a batch whose worker died as it was fetched: its shared memory is gone
-                if not h.dead(self, t, wait=2.0):
+                if h is None or not h.dead(self, t, wait=2.0):
                     raise
                 raise _Redo from None
             if got[0]:
                 return got
-            if h.poll(self, t):
+            if not t.current:  # it waits for a batch: the record written, for a look to read (not at every batch;
+                t.flush()  # an iterator heal does not apply to too: the look says why)
+            if h is not None and h.poll(self, t):
                 raise _Redo
             if time.monotonic() >= end:
                 return got
@@ -433,4 +436,4 @@ def _heal_for(it: Any, t: _LoaderTasks) -> None:
         except (RuntimeError, AttributeError):  # torch's SIGCHLD error stays on: no heal for this iterator
             return
     it.__dict__["_hangwatch_healer"] = _Healer(t)
-    struct.pack_into("<i", t.mm, LOADER_FLAGS_AT, LOADER_HEALABLE)  # the record says so: hangwatch asks only then
+    t.set_flags(t.flags | LOADER_HEALABLE)  # the record says so: hangwatch asks only then
