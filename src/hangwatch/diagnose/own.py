@@ -164,7 +164,7 @@ def closed_words(v: ProcessView, tid: int) -> str:
     if tid not in closed:
         return ""
     others = [f"'{t.name}' at {describe(innermost_user(t.frames))}" for t in v.threads if t.tid in closed - {tid}]
-    return f"; each of its threads that could write to it waits on a file of its own too ({', '.join(others)})"
+    return f"; the other threads that could end that wait ({', '.join(others)}) each wait on a file only it holds too"
 
 
 def side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:
