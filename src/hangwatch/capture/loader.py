@@ -27,9 +27,10 @@ MAX_WORKERS = 4096
 TRIES = 5
 
 
-def read_loader_file(path: Path) -> list[LoaderTask]:
+def read_loader_file(path: Path, current: bool = True) -> list[LoaderTask]:
     """The workers' batches one iterator recorded; [] where the file is missing, short, not one of ours, or not
-    current (its main process has not waited for a batch since batches last moved: a look reads the locals). A slot
+    current (its main process has not waited for a batch since batches last moved: a look reads the locals; ``current``
+    False: as last written, current or not). A slot
     is taken only when two reads in a row agree on it and its sequence number is even (no write under way); one
     that never settles (a few tries, a millisecond apart) is left out, the others kept."""
     try:
@@ -41,7 +42,7 @@ def read_loader_file(path: Path) -> list[LoaderTask]:
     magic, workers, iterable, flags, name = HEADER.unpack_from(first, 0)
     if magic != MAGIC or not 0 < workers <= MAX_WORKERS or len(first) < HEADER.size + workers * SLOT_SIZE:
         return []
-    if not flags & CURRENT:  # batches moved since its main process wrote it (it writes them when it waits for one)
+    if current and not flags & CURRENT:  # batches moved since its main process wrote it (it writes them when it waits)
         return []
     dataset = name.rstrip(b"\0").decode(errors="replace")
     settled: dict[int, bytes] = {}
@@ -50,7 +51,7 @@ def read_loader_file(path: Path) -> list[LoaderTask]:
             second = path.read_bytes()
         except OSError:
             break
-        if len(second) < HEADER.size or not HEADER.unpack_from(second, 0)[3] & CURRENT:
+        if current and (len(second) < HEADER.size or not HEADER.unpack_from(second, 0)[3] & CURRENT):
             return []  # a batch moved while it was read
         for w in range(workers):
             lo, hi = HEADER.size + w * SLOT_SIZE, HEADER.size + (w + 1) * SLOT_SIZE

@@ -68,17 +68,21 @@ def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: floa
     host's others until ``budget_s`` runs out. Returns them and whether the search was complete."""
     deadline = time.monotonic() + budget_s
     out: list[int] = []
+    unread = False  # a process of the job whose fds could not be read (a setuid or non-dumpable helper: ssh, sudo)
     order = [*first, *(p for p in proc.list_pids() if p not in set(first))]
     for i, pid in enumerate(order[:MAX_FD_SCAN_PIDS]):
         if i >= len(first) and time.monotonic() > deadline:
             return out, False
         try:
             fds = os.listdir(proc.PROC / str(pid) / "fd")
-        except OSError:
+        except PermissionError:
+            unread = unread or i < len(first)  # (another user's, outside the job: as before, not searched)
+            continue
+        except OSError:  # (gone)
             continue
         if any(holds(pid, fd) for fd in fds):
             out.append(pid)
-    return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed()
+    return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed() and not unread
 
 
 def _searched() -> str:

@@ -393,7 +393,10 @@ def _selected_fds(pid: int, nfds: int, sets: list[int]) -> list[tuple[int, bool]
             for addr in sets:
                 if addr:
                     f.seek(addr)
-                    bits.append(int.from_bytes(f.read(size), "little"))
+                    raw = f.read(size)
+                    if len(raw) != size:
+                        return None
+                    bits.append(int.from_bytes(raw, "little"))
                 else:
                     bits.append(0)
     except (OSError, ValueError, OverflowError):

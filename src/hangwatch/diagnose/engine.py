@@ -213,17 +213,9 @@ def _precise_names(hits: list[Hit]) -> list[Hit]:
 def rank(hits: list[Hit], graph: WaitGraph | None = None) -> list[Hit]:
     """Most confident first, except that a finding with a proof (of a hang or of work) outranks every finding
     without one at the same place (file and line): a worker caught on its way to a lock in one sample gets a
-    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads. A
-    proven finding at a process that only waits on a cycle of others comes after one proven in that cycle (the
-    cycle is the cause, as a stuck worker is its main process's)."""
-    hits, at = list(hits), dict[int | None, float]()
-    for h in hits:
-        if h.finding.proves_hang and h.finding.where is not None:
-            at[h.finding.where.pid] = max(at.get(h.finding.where.pid, 0.0), h.finding.confidence)
-    for i, h in enumerate(hits):  # (its confidence, as said, under the cycle's)
-        cycle = [at[p] for p in _cycle_beyond(h, graph) if p in at] if h.finding.proves_hang else []
-        if cycle and h.finding.confidence >= max(cycle):
-            hits[i] = replace(h, finding=replace(h.finding, confidence=round(max(cycle) - 0.01, 2)))
+    weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads. And a
+    proven finding in a cycle comes just before any proven finding at a process that only waits on that cycle (the
+    cycle is the cause, as a stuck worker is its main process's); confidences are left as they were read."""
     proven: dict[tuple[str, int], float] = {}
     for h in hits:
         place = _place(h)
@@ -236,7 +228,14 @@ def rank(hits: list[Hit], graph: WaitGraph | None = None) -> list[Hit]:
             return -min(h.finding.confidence, proven[place] - 1e-6)
         return -h.finding.confidence
 
-    return sorted(hits, key=key)
+    keys = {id(h): key(h) for h in hits}
+    hung = [h for h in hits if h.finding.proves_hang and h.finding.where is not None]
+    for h in hung:  # (the cycle's best finding takes the place of the one waiting on it, where that is higher)
+        cycle = _cycle_beyond(h, graph)
+        best = min((c for c in hung if c.finding.where and c.finding.where.pid in cycle), key=key, default=None)
+        if best is not None:
+            keys[id(best)] = min(keys[id(best)], keys[id(h)] - 1e-9)
+    return sorted(hits, key=lambda h: keys[id(h)])
 
 
 NODES = ("pid:", "thread:")  # a process's node, a thread's (``thread:PID:TID``)

@@ -99,8 +99,8 @@ def plan(root: Finding, evidence: Evidence, heartbeat_dir: Path, seq: int, left:
     task = ev.loader_task if ev is not None else None
     if ev is None or task is None or task.from_locals:  # read from the worker's locals: no record to heal from
         return (
-            "its DataLoader's batches were not recorded (the startup hook is off, or this torch's DataLoader is not "
-            "one it knows)"
+            "its DataLoader's batches were not recorded (the startup hook is off, this torch's DataLoader is not "
+            "one it knows, or its main process was not waiting for a batch when it was captured)"
         )
     if task.iterable:
         return "its dataset is an IterableDataset: a fresh worker cannot take up another worker's position in it"
@@ -113,17 +113,16 @@ def plan(root: Finding, evidence: Evidence, heartbeat_dir: Path, seq: int, left:
         return "the worker holds no batch: there is nothing to hand a fresh one"
     record = next((p for p in sorted(heartbeat_dir.glob(f"*{LOADER_SUFFIX}")) if _holds(p, task.worker_pid)), None)
     if record is None:
-        return (
-            "its DataLoader's record is gone or no longer current (the iterator ended, or a batch came back, while it "
-            "was captured)"
-        )
+        return "its DataLoader's record is gone (the iterator ended while it was captured)"
     sample, text = sample_in(ev.locals, task)
     why = "slow past --max-slow" if root.cause == Cause.DATALOADER_WORKER_SLOW else "stuck"
     return HealAsk(seq, task.worker_id, task.worker_pid, task.batch, sample, text, task.dataset, record, why)
 
 
 def _holds(record: Path, worker_pid: int) -> bool:
-    return any(t.worker_pid == worker_pid for t in read_loader_file(record))
+    """The record is the worker's iterator's: as last written, current or not (a batch that moved since the look
+    is the main process's to say: it answers that the worker moved on, and the stall is judged again)."""
+    return any(t.worker_pid == worker_pid for t in read_loader_file(record, current=False))
 
 
 class HealAnswers:

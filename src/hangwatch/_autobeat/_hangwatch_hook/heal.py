@@ -5,6 +5,7 @@ Standard library only: it runs inside the job, whose interpreter need not have h
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -12,7 +13,7 @@ import sys
 import time
 from typing import Any, ClassVar
 
-from .batches import LOADER_HEALABLE, LOADER_SUFFIX, _LoaderTasks, _record_put
+from .batches import _RECORD_ERRORS, LOADER_HEALABLE, LOADER_SUFFIX, _LoaderTasks, _record_put
 
 # hangwatch asks for a heal by writing ``<pid>-<n>.heal`` beside the iterator's ``.dl`` file (one JSON object: seq,
 # worker, pid, batch, sample, why, when asked and for how long). The main process reads it while it waits in torch's
@@ -330,7 +331,8 @@ def _attach_heal(dataloader: Any) -> None:
             if got[0]:
                 return got
             if not t.current:  # it waits for a batch: the record written, for a look to read (not at every batch;
-                t.flush()  # an iterator heal does not apply to too: the look says why)
+                with contextlib.suppress(*_RECORD_ERRORS):  # an iterator heal does not apply to too: the look says why)
+                    t.flush()
             if h is not None and h.poll(self, t):
                 raise _Redo
             if time.monotonic() >= end:
