@@ -658,9 +658,9 @@ def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(r
     assert (root["where"]["file"], root["where"]["line"]) == marker("socket_report.py", f"{kind.upper()}-HERE")
 
 
-def _both_ways(run, script: str, arg: str | tuple[str, ...], code: int) -> dict | None:
+def _both_ways(run, script: str, arg: str | tuple[str, ...], code: int, tag: str = "HANG-HERE") -> dict | None:
     """Run ``script arg`` at a short --min-stall with --on-hang kill: exit ``code``; the healthy way (0) ends with
-    `done` and no incident but a report (None); the hung way is proven at the script's HANG-HERE (its root cause)."""
+    `done` and no incident but a report (None); the hung way is proven at the script's ``tag`` (its root cause)."""
     r = run(*QUICK, "--on-hang", "kill", *py(script, *((arg,) if isinstance(arg, str) else arg)))
     assert r.returncode == code, r.stderr.decode()[-3000:]
     if code == 0:
@@ -669,7 +669,7 @@ def _both_ways(run, script: str, arg: str | tuple[str, ...], code: int) -> dict 
         return None
     root = root_cause(run.hang())
     assert root["proof"] is not None and root["proof"]["kind"] == "hang", root
-    assert (root["where"]["file"], root["where"]["line"]) == marker(script), root
+    assert (root["where"]["file"], root["where"]["line"]) == marker(script, tag), root
     return root
 
 
@@ -1128,14 +1128,7 @@ def test_a_client_and_its_own_servers_thread_each_waiting_for_the_other_to_speak
     another of them could write is a cycle (proven at the client's line). The twin's server computes before it greets:
     it may write, nothing is proven, exit 0."""
     args = (mode, how, "10") if mode == "twin" else (mode, how)
-    r = run(*QUICK, "--on-hang", "kill", *py("own_server_speaks_second.py", *args))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        only_slow_incidents(run)
-        return
-    root = root_cause(run.hang())
-    assert root["proof"] is not None and root["proof"]["kind"] == "hang", root
     tag = "SELECT-HERE" if how == "select" else "RECV-HERE"
-    assert (root["where"]["file"], root["where"]["line"]) == marker("own_server_speaks_second.py", tag), root
-    assert "'control-server' at server (own_server_speaks_second.py:" in root["proof"]["fact"], root
+    root = _both_ways(run, "own_server_speaks_second.py", args, code, tag)
+    if root is not None:
+        assert "'control-server' at server (own_server_speaks_second.py:" in root["proof"]["fact"], root
