@@ -28,6 +28,13 @@ def bounded_by_history(finding: Finding) -> bool:
     return finding.cause not in NOT_BY_HISTORY
 
 
+def unseen_progress(diagnosis: Diagnosis) -> Diagnosis:
+    """A job the look saw moving that has shown no progress for long enough to be reported: slow, as a run sees it
+    (no step came), not progressing."""
+    moving = diagnosis.verdict == Verdict.PROGRESSING
+    return dataclasses.replace(diagnosis, verdict=Verdict.SLOW) if moving else diagnosis
+
+
 def _hung(diagnosis: Diagnosis, root: Finding) -> Diagnosis:
     return Diagnosis(Verdict.HUNG, (root, *diagnosis.findings[1:]))
 

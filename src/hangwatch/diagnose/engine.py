@@ -355,3 +355,12 @@ def _unknown(scene: Scene, moves: str | None = None) -> Finding:
         fix=UNKNOWN_FIX,
         proof=proof.work(works) if works is not None else None,
     )
+
+
+def worked_before(diagnosis: Diagnosis, fact: str) -> Diagnosis:
+    """The same busy loop at the same place in one stall, proven working by an earlier look (``fact``) where this one
+    only cannot tell: that proof of work stands (supervise/stall/suspect.py keeps what each look proved)."""
+    said = f"earlier in this stall, at the same place: {fact}"
+    root = diagnosis.root
+    same = replace(root, proof=proof.work(said), evidence=(*root.evidence, said))
+    return Diagnosis(diagnosis.verdict, (same, *diagnosis.findings[1:]))

@@ -5,7 +5,6 @@ the run loop as an outcome (``Extend``, ``Hold``, ``Report``, ``Declare``); the 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from typing import TYPE_CHECKING
@@ -137,12 +136,9 @@ class SuspectJudge:
         earlier = a.suspicion.worked.get(key)
         if root.cause != Cause.CODE_BUSY_LOOP or root.proof is not None or earlier is None or earlier[0] != stall:
             return diagnosis
-        from hangwatch.diagnose import Diagnosis
-        from hangwatch.diagnose.proof import work
+        from hangwatch.diagnose.engine import worked_before
 
-        fact = f"earlier in this stall, at the same place: {earlier[1]}"
-        same = dataclasses.replace(root, proof=work(fact), evidence=(*root.evidence, fact))
-        return Diagnosis(diagnosis.verdict, (same, *diagnosis.findings[1:]))
+        return worked_before(diagnosis, earlier[1])
 
     def look_due(self, a: Attempt, now: float) -> bool:
         """Whether a progressing job that has stalled is due its first look (once per stall), sooner than
@@ -231,8 +227,9 @@ class SuspectJudge:
         ):
             a.suspicion.slow_reported.add(key)
             a.suspicion.slow_noted_at = j.now
-            if diagnosis.verdict == Verdict.PROGRESSING:  # moving, but no progress signal: slow, as a run sees it
-                diagnosis = dataclasses.replace(diagnosis, verdict=Verdict.SLOW)
+            from hangwatch.diagnose.bounds import unseen_progress
+
+            diagnosis = unseen_progress(diagnosis)
             return Report(
                 j.revised(diagnosis), f"no progress for {stalled:.0f} s; {when}, by this job's bound: {basis}"
             )
