@@ -350,6 +350,13 @@ CHILD_OUTPUT_FIX = (
 )
 
 
+CHILD_STDIN_FIX = (
+    "The child reads a pipe whose write end only the waiting parent holds: write what it waits for and flush it "
+    "before waiting for its answer (proc.stdin.flush() after each command, or bufsize=1 with text=True), or close "
+    "the child's stdin when there is no more to send (proc.stdin.close(), or Popen.communicate(input)).",
+)
+
+
 CHILD_WAIT_FIX = (
     "Look at the child process shown: it is what the job waits for.",
     "Pass timeout= to subprocess.run/Popen.wait/Process.join so a stuck child raises.",

@@ -1132,3 +1132,16 @@ def test_a_client_and_its_own_servers_thread_each_waiting_for_the_other_to_speak
     root = _both_ways(run, "own_server_speaks_second.py", args, code, tag)
     if root is not None:
         assert "'control-server' at server (own_server_speaks_second.py:" in root["proof"]["fact"], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("mode", "code"), [("twin", 0), ("hang", 125)])
+def test_a_command_left_unflushed_for_a_child_is_a_cycle_named_at_the_parents_wait(run, mode, code):
+    """A parent reads its engine child's reply while the command sits unflushed in its own buffer: the child reads a
+    pipe only the parent holds, the parent reads the child's output (gtp#10). Both findings are proven, of one cycle;
+    it was named at the child's readline (its waiter's line), where nothing can be mended. Now at the parent's wait,
+    with the fix to flush or close what it writes. The twin flushes, and its child computes 10 s first: exit 0."""
+    root = _both_ways(run, "child_command_unflushed.py", ("twin", "10") if mode == "twin" else "hang", code)
+    if root is not None:
+        assert root["cause"] == "child.wait" and "flush" in root["fix"][0], root
+

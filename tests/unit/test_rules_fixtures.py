@@ -549,7 +549,9 @@ def test_ranking_by_confidence_alone_fails_the_replay(monkeypatch):
     """The rule above, inverted (confidence alone decides), fails on the same replay: the test can fail."""
     from hangwatch.diagnose import engine
 
-    monkeypatch.setattr(engine, "rank", lambda hits, graph=None: sorted(hits, key=lambda h: -h.finding.confidence))
+    monkeypatch.setattr(
+        engine, "rank", lambda hits, graph=None, scene=None: sorted(hits, key=lambda h: -h.finding.confidence)
+    )
     d = diagnose(_kernel_read(_caught_on_its_way(load("fork_inherited_lock"))))
     assert d.root.cause == "dataloader.worker_stuck"
 

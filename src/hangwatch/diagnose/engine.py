@@ -96,7 +96,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         hits += unnamed(hits, graph, scene)
         hits = [_placed(h, graph, scene) for h in hits]
     hits = [_thread_end(work_elsewhere(h, scene), scene) for h in hits]
-    hits = rank(_precise_names(hits), graph)
+    hits = rank(_precise_names(hits), graph, scene)
     if hits:
         verdict, findings = hits[0].verdict or Verdict.HUNG, tuple(h.finding for h in hits)
     else:
@@ -210,12 +210,15 @@ def _precise_names(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def rank(hits: list[Hit], graph: WaitGraph | None = None) -> list[Hit]:
+def rank(hits: list[Hit], graph: WaitGraph | None = None, scene: Scene | None = None) -> list[Hit]:
     """Most confident first, except that a finding with a proof (of a hang or of work) outranks every finding
     without one at the same place (file and line): a worker caught on its way to a lock in one sample gets a
     weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads. And a
     proven finding in a cycle comes just before any proven finding at a process that only waits on that cycle (the
-    cycle is the cause, as a stuck worker is its main process's); confidences are left as they were read."""
+    cycle is the cause, as a stuck worker is its main process's), and, within a cycle of processes, the one at the
+    process that started another of the cycle comes before that one's (the parent made the pipes, took the locks in
+    its order, holds what it never flushed or closed: its line is where the cycle is mended). Confidences are left as
+    they were read."""
     proven: dict[tuple[str, int], float] = {}
     for h in hits:
         place = _place(h)
@@ -231,26 +234,44 @@ def rank(hits: list[Hit], graph: WaitGraph | None = None) -> list[Hit]:
     keys = {id(h): key(h) for h in hits}
     hung = [h for h in hits if h.finding.proves_hang and h.finding.where is not None]
     for h in hung:  # (the cycle's best finding takes the place of the one waiting on it, where that is higher)
-        cycle = _cycle_beyond(h, graph)
-        best = min((c for c in hung if c.finding.where and c.finding.where.pid in cycle), key=key, default=None)
+        loop, on_it = _loop_of(h, graph)
+        if on_it:
+            continue
+        best = min((c for c in hung if c.finding.where and c.finding.where.pid in loop), key=key, default=None)
         if best is not None:
             keys[id(best)] = min(keys[id(best)], keys[id(h)] - 1e-9)
-    return sorted(hits, key=lambda h: keys[id(h)])
+    sure: dict[int, float] = {}
+    for h in sorted(hung, key=lambda h: keys[id(h)]) if scene is not None else ():
+        loop, on_it = _loop_of(h, graph)
+        pid = h.finding.where.pid if h.finding.where is not None else None
+        parent = scene.view(pid) if on_it and pid is not None else None  # (its parent, if one of the cycle)
+        ppid = parent.info.ppid if parent is not None else None
+        up = [c for c in hung if c.finding.where and c.finding.where.pid == ppid and ppid in loop]
+        top = min(up, key=lambda c: keys[id(c)], default=None)
+        if top is not None and _place(top) != _place(h) and keys[id(top)] > keys[id(h)]:
+            keys[id(top)] = keys[id(h)] - 1e-9
+            sure[id(top)] = max(sure.get(id(top), 0.0), h.finding.confidence)  # both proven, of one cycle: as sure
+    return [
+        replace(h, finding=replace(h.finding, confidence=sure[id(h)]))
+        if sure.get(id(h), 0.0) > h.finding.confidence
+        else h
+        for h in sorted(hits, key=lambda h: keys[id(h)])
+    ]
 
 
 NODES = ("pid:", "thread:")  # a process's node, a thread's (``thread:PID:TID``)
 
 
-def _cycle_beyond(h: Hit, graph: WaitGraph | None) -> set[int]:
-    """The processes of the cycle that ``h``'s process waits on without being one of it (its chain runs into a cycle
-    of others); empty otherwise."""
+def _loop_of(h: Hit, graph: WaitGraph | None) -> tuple[set[int], bool]:
+    """The processes of the cycle that ``h``'s process's chain runs into, and whether it is one of them (else it
+    only waits on a cycle of others); empty where its chain ends in no cycle."""
     pid = h.finding.where.pid if h.finding.where is not None else None
     c = next((c for c in graph.chains if c.waiter == f"pid:{pid}"), None) if graph is not None else None
     if c is None or c.ending != "cycle":
-        return set()
+        return set(), False
     start = next(i for i, hop in enumerate(c.hops) if hop.waiter == c.hops[-1].holder)
     loop = {int(n.split(":")[1]) for hop in c.hops[start:] for n in (hop.waiter, hop.holder) if n.startswith(NODES)}
-    return set() if pid in loop else loop
+    return loop, pid in loop
 
 
 def _graph(scene: Scene) -> WaitGraph | None:

@@ -20,7 +20,15 @@ from hangwatch.diagnose.views import (
     may_exit,
     timer_bound,
 )
-from hangwatch.fixes import CHILD_INPUT_FIX, CHILD_OUTPUT_FIX, CHILD_WAIT_FIX, DEBUGGER_FIX, INPUT_FIX, SELF_WAIT_FIX
+from hangwatch.fixes import (
+    CHILD_INPUT_FIX,
+    CHILD_OUTPUT_FIX,
+    CHILD_STDIN_FIX,
+    CHILD_WAIT_FIX,
+    DEBUGGER_FIX,
+    INPUT_FIX,
+    SELF_WAIT_FIX,
+)
 from hangwatch.records.evidence import Frame, LockWait, Role
 from hangwatch.records.incident import Finding
 
@@ -274,7 +282,11 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
         ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
     if kt is not None and kt.any_frame(_flushes_a_queue):
         ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
-    where = kid.where(kt, innermost_user(kt.frames)) if kt and innermost_user(kt.frames) else v.where(t, pframe)
+    # at the child's line, but where the child waits on what this process holds (a pipe it never writes or closes, a
+    # full pipe it never reads, a lock): a cycle through the parent, mended at the parent's own wait
+    on_parent = any(h.pid == v.pid for w in kid.ev.waits for h in w.holders) and pframe is not None
+    kuser = innermost_user(kt.frames) if kt else None
+    where = kid.where(kt, kuser) if kuser is not None and not on_parent else v.where(t, pframe)
     said = state_fact if state_fact.startswith(state) else f"{STATE_WORDS.get(state, state)}: {state_fact}"
     summary = f"{v.label()} waits for its child pid {kid.pid}, which is {said}."
     return named(
@@ -298,6 +310,8 @@ def _child_fix(kid: ProcessView, parent: int) -> tuple[str, ...]:
                 return CHILD_OUTPUT_FIX + CHILD_WAIT_FIX[:2]
             if w.kind == "pipe" and (w.path or "").startswith(sg.PTY_PATH):
                 return CHILD_INPUT_FIX + CHILD_WAIT_FIX[:2]
+            if w.kind == "pipe" and len(w.holders) == 1:
+                return CHILD_STDIN_FIX + CHILD_WAIT_FIX[1:2]
     return CHILD_WAIT_FIX
 
 
