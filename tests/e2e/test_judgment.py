@@ -1144,4 +1144,3 @@ def test_a_command_left_unflushed_for_a_child_is_a_cycle_named_at_the_parents_wa
     root = _both_ways(run, "child_command_unflushed.py", ("twin", "10") if mode == "twin" else "hang", code)
     if root is not None:
         assert root["cause"] == "child.wait" and "flush" in root["fix"][0], root
-

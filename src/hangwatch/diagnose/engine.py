@@ -244,8 +244,8 @@ def rank(hits: list[Hit], graph: WaitGraph | None = None, scene: Scene | None = 
     for h in sorted(hung, key=lambda h: keys[id(h)]) if scene is not None else ():
         loop, on_it = _loop_of(h, graph)
         pid = h.finding.where.pid if h.finding.where is not None else None
-        parent = scene.view(pid) if on_it and pid is not None else None  # (its parent, if one of the cycle)
-        ppid = parent.info.ppid if parent is not None else None
+        v = scene.view(pid) if scene is not None and on_it and pid is not None else None
+        ppid = v.info.ppid if v is not None else None  # (its parent, if one of the cycle)
         up = [c for c in hung if c.finding.where and c.finding.where.pid == ppid and ppid in loop]
         top = min(up, key=lambda c: keys[id(c)], default=None)
         if top is not None and _place(top) != _place(h) and keys[id(top)] > keys[id(h)]:
