@@ -16,6 +16,8 @@ from hangwatch.records.evidence import C10dWait, ProcessInfo, ProcessSample
 C10D = "torch/distributed/distributed_c10d.py"
 WRAPPER = "torch/distributed/c10d_logger.py"  # _exception_logger's wrapper: the user's own args and kwargs
 PEER_ARG = {"send": "dst", "recv": "src"}
+# A rooted collective's root (a global rank): every rank of one call must name the same one
+ROOT_ARG = {"broadcast": "src", "broadcast_object_list": "src", "scatter": "src", "reduce": "dst", "gather": "dst"}
 # Where each call takes its group, positionally (torch 2.13's signatures): a call that passes none, neither by
 # position nor by keyword, runs on the default group.
 GROUP_AT = {
@@ -152,7 +154,8 @@ def read_c10d(
             if values.get("stack") != _main_stack(pid, series[pid][-1]):
                 notes.append(f"pid {pid} left the collective call the look saw before its arguments were read")
                 continue
-            raw, tag = values.get(PEER_ARG.get(r.function, ""), "None"), values.get("tag") or "None"
+            arg = PEER_ARG.get(r.function) or ROOT_ARG.get(r.function, "")
+            raw, tag = values.get(arg, "None") or "None", values.get("tag") or "None"
             peer = int(raw) if raw.lstrip("-").isdigit() else None
             if r.function in PEER_ARG and _may_nccl(pid):
                 tag = "None"  # NCCL pairs a send with a receive whatever their tags: a tag says nothing there

@@ -141,6 +141,8 @@ def _mark_spawned_ranks(
         frames = [f for s in samples for t in s.threads for f in sg.own_frames(t.frames)]  # not a forked copy
         if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
             spawned.setdefault(info.ppid, []).append(pid)
+    from hangwatch.capture.sockpeer import peers_on_this_host
+
     notes = []
     for pids in spawned.values():
         read = _spawn_indices(pids, py_spy)
@@ -150,11 +152,15 @@ def _mark_spawned_ranks(
                 f"the mp.spawn index of pid {', '.join(str(p) for p in sorted(set(pids) - set(read)))} could not be "
                 "read: its ranks are numbered by start order, wrong where one of them has exited"
             )
+        # every index read, 0..n-1, and every rank's connections on this host (gloo and NCCL connect each pair of
+        # ranks: one elsewhere would show): the whole world is here, and the indices are the numbers a call's dst
+        # names (the tutorial's ``init_process_group(rank=i, world_size=n)``)
+        here = whole and sorted(read.values()) == list(range(len(pids))) and all(map(peers_on_this_host, pids))
         for order, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
             rank = read[pid] if whole else order
             # read: how many ranks there were is not (those that exited, the highest among them, are not seen)
-            world = infos[pid].world_size or (None if whole else len(pids))
-            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=world)
+            world = len(pids) if here else infos[pid].world_size or (None if whole else len(pids))
+            infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=world, rank_from_args=here)
     return notes
 
 

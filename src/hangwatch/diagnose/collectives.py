@@ -17,6 +17,7 @@ import linecache
 import time
 from typing import Any
 
+from hangwatch.capture.c10d import ROOT_ARG
 from hangwatch.causes import Cause
 from hangwatch.diagnose.alignment import Call
 from hangwatch.diagnose.distributed import culprit_where, log_of, rank_progress_text
@@ -24,7 +25,7 @@ from hangwatch.diagnose.ends import RESTING, End, rank_end
 from hangwatch.diagnose.raised import raised_by
 from hangwatch.diagnose.recorders import Pending, Stall, analyze, call_site, rank_collectives
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.views import ProcessView, innermost_explaining, size_text
+from hangwatch.diagnose.views import ProcessView, innermost_explaining, innermost_user, size_text
 from hangwatch.fixes import COLLECTIVE_STALLED_FIX, PEER_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Role
@@ -262,6 +263,8 @@ def _explain_wait(
                 "none can complete",
             ),
         )
+    if not stall.missing and (differ := _roots_differ(stall, views, ev)) is not None:
+        return differ
     if not stall.missing:
         where = (
             first_waiter.where(first_waiter.main_thread, None) if first_waiter and first_waiter.main_thread else None
@@ -375,4 +378,31 @@ def collective_rows(scene: Scene) -> tuple[CollectiveRow, ...]:
     return tuple(
         CollectiveRow(ranks=ranks_label(rs), group=g, last_entered=last, last_completed=done, state=state)
         for (g, last, done, state), rs in sorted(rows.items(), key=lambda kv: min(kv[1]))
+    )
+
+
+def _roots_differ(stall: Stall, views: dict[int, ProcessView], ev: list[str]) -> Hit | None:
+    """Every rank entered the same rooted collective (a broadcast, a reduce, a scatter, a gather), and their calls
+    name different roots (each call's own ``src``/``dst``, read from its arguments): no transport stalled, the code
+    gave each rank another root (a node's local rank 0 taken for the global one), and none can complete. None where
+    the calls read are not one rooted collective with two roots or more."""
+    calls = [v.ev.c10d for _, v in sorted(views.items()) if v.ev.c10d is not None]
+    roots = {r: c.peer for r, v in sorted(views.items()) if (c := v.ev.c10d) is not None and c.peer is not None}
+    if not calls or len({c.op for c in calls}) != 1 or calls[0].op not in ROOT_ARG or len(set(roots.values())) < 2:
+        return None
+    odd = min(set(roots.values()), key=lambda root: (sum(1 for x in roots.values() if x == root), root))
+    rank = next(r for r, root in roots.items() if root == odd)
+    v = views[rank]
+    parts = ", ".join(f"rank {r} from root {root}" for r, root in roots.items())
+    return named(
+        Finding(
+            cause=Cause.DISTRIBUTED_PEER_STUCK,
+            confidence=0.97,
+            summary=f"The ranks are in {stall.pending.op} #{stall.seq} of process group {stall.group} with different "
+            f"roots ({parts}): each waits for a root the others do not name, and none can complete.",
+            where=v.where(v.main_thread, innermost_user(v.main_thread.frames)) if v.main_thread else None,
+            evidence=(*ev, f"the roots the calls name, read from their arguments: {parts}"),
+            fix=MISMATCH_FIX,
+        ),
+        End("diverged", f"at collective #{stall.seq} the ranks name different roots ({parts}): none can complete"),
     )

@@ -94,7 +94,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     if graph is not None:
         hits = [follow_chain(h, graph, scene) for h in hits]
         hits += unnamed(hits, graph, scene)
-        hits = [_placed(h, graph, scene) for h in hits]
+        hits = [_upstream_place(_placed(h, graph, scene), graph, scene) for h in hits]
     hits = [_thread_end(work_elsewhere(h, scene), scene) for h in hits]
     hits = rank(_precise_names(hits), graph, scene)
     if hits:
@@ -132,6 +132,29 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
             said = f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}"
             return replace(hit, finding=replace(f, where=where, evidence=(*f.evidence, said)))
     return hit
+
+
+def _upstream_place(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
+    """An unproven hang named at a process whose chain runs, through other processes of the job, to one blocked on
+    what the graph did not follow (a connect(), an event a thread it does not follow sets): the place is that last
+    process's, at its line, the deepest wait measured (the child reading a pipe only its parent writes, the parent
+    blocked in an Event.wait nothing followed: the parent's line). The finding stays the waiter's; only the place
+    moves, said in its words. Nothing is proven by it."""
+    f = hit.finding
+    if hit.verdict != Verdict.HUNG or f.proof is not None or f.where is None or f.where.pid is None:
+        return hit
+    chain = next((c for c in graph.chains if c.waiter == f"pid:{f.where.pid}"), None)
+    if chain is None or chain.ending != "blocked" or not chain.hops or not chain.end.id.startswith("pid:"):
+        return hit
+    v = scene.view(int(chain.end.id[4:]))
+    t = v.main_thread if v is not None and v.pid != f.where.pid else None
+    frame = innermost_user(t.frames) if t is not None and t.blocked and t.frames else None
+    if v is None or t is None or frame is None or not chain.end.in_job:
+        return hit
+    at = v.where(t, frame)
+    where = replace(f.where, file=at.file, line=at.line, function=at.function, code=at.code)
+    said = f"the place is {v.label()}'s, at {describe(frame)}, where the chain stops: {chain.end.fact}"
+    return replace(hit, finding=replace(f, where=where, evidence=(*f.evidence, said)))
 
 
 def _thread_end(hit: Hit, scene: Scene) -> Hit:
@@ -215,10 +238,9 @@ def rank(hits: list[Hit], graph: WaitGraph | None = None, scene: Scene | None = 
     without one at the same place (file and line): a worker caught on its way to a lock in one sample gets a
     weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads. And a
     proven finding in a cycle comes just before any proven finding at a process that only waits on that cycle (the
-    cycle is the cause, as a stuck worker is its main process's), and, within a cycle of processes, the one at the
-    process that started another of the cycle comes before that one's (the parent made the pipes, took the locks in
-    its order, holds what it never flushed or closed: its line is where the cycle is mended). Confidences are left as
-    they were read."""
+    cycle is the cause, as a stuck worker is its main process's); a hung finding at the process another's waits on
+    comes before that one's (``_upstream_first``). Confidences are left as they were read, but where a finding
+    moves before a more confident one: it takes that one's (the same chain's)."""
     proven: dict[tuple[str, int], float] = {}
     for h in hits:
         place = _place(h)
@@ -240,17 +262,7 @@ def rank(hits: list[Hit], graph: WaitGraph | None = None, scene: Scene | None = 
         best = min((c for c in hung if c.finding.where and c.finding.where.pid in loop), key=key, default=None)
         if best is not None:
             keys[id(best)] = min(keys[id(best)], keys[id(h)] - 1e-9)
-    sure: dict[int, float] = {}
-    for h in sorted(hung, key=lambda h: keys[id(h)]) if scene is not None else ():
-        loop, on_it = _loop_of(h, graph)
-        pid = h.finding.where.pid if h.finding.where is not None else None
-        v = scene.view(pid) if scene is not None and on_it and pid is not None else None
-        ppid = v.info.ppid if v is not None else None  # (its parent, if one of the cycle)
-        up = [c for c in hung if c.finding.where and c.finding.where.pid == ppid and ppid in loop]
-        top = min(up, key=lambda c: keys[id(c)], default=None)
-        if top is not None and _place(top) != _place(h) and keys[id(top)] > keys[id(h)]:
-            keys[id(top)] = keys[id(h)] - 1e-9
-            sure[id(top)] = max(sure.get(id(top), 0.0), h.finding.confidence)  # both proven, of one cycle: as sure
+    sure = _upstream_first(hits, keys, graph, scene) if scene is not None else {}
     return [
         replace(h, finding=replace(h.finding, confidence=sure[id(h)]))
         if sure.get(id(h), 0.0) > h.finding.confidence
@@ -260,6 +272,47 @@ def rank(hits: list[Hit], graph: WaitGraph | None = None, scene: Scene | None = 
 
 
 NODES = ("pid:", "thread:")  # a process's node, a thread's (``thread:PID:TID``)
+
+
+def _upstream(h: Hit, graph: WaitGraph | None, scene: Scene) -> int | None:
+    """The process whose wait holds up ``h``'s: within a cycle of processes, the parent of ``h``'s process where it is
+    one of the cycle (the parent made the pipes, took the locks in its order, holds what it never flushed or closed:
+    its line is where the cycle is mended); off any cycle, the process its chain's first hop waits on."""
+    pid = h.finding.where.pid if h.finding.where is not None else None
+    loop, on_it = _loop_of(h, graph)
+    if pid is None or graph is None or (loop and not on_it):
+        return None  # (a wait on a cycle of others: rank's own rule)
+    if on_it:
+        v = scene.view(pid)
+        return v.info.ppid if v is not None and v.info.ppid in loop else None
+    c = next((c for c in graph.chains if c.waiter == f"pid:{pid}"), None)
+    holder = c.hops[0].holder if c is not None and c.hops else ""
+    q = int(holder.split(":")[1]) if holder.startswith(NODES) else None
+    return q if q != pid else None
+
+
+def _upstream_first(hits: list[Hit], keys: dict[int, float], graph: WaitGraph | None, scene: Scene) -> dict[int, float]:
+    """Each hung finding's upstream one (``_upstream``), hung too, is ranked just before it, unless only the one
+    waiting is proven (the proof leads); repeated until nothing moves (a chain of three). Returns the confidences
+    the moved ones take (the one they now precede had more)."""
+    open_ = [h for h in hits if h.verdict == Verdict.HUNG and h.finding.where is not None]
+    sure: dict[int, float] = {}
+    for _ in open_:
+        moved = False
+        for h in open_:
+            q = _upstream(h, graph, scene)
+            up = [c for c in open_ if c.finding.where and c.finding.where.pid == q]
+            top = min(up, key=lambda c: keys[id(c)], default=None)
+            if top is None or _place(top) == _place(h) or keys[id(top)] < keys[id(h)]:
+                continue
+            if h.finding.proves_hang and not top.finding.proves_hang:
+                continue
+            keys[id(top)] = keys[id(h)] - 1e-9
+            sure[id(top)] = max(sure.get(id(top), 0.0), h.finding.confidence)
+            moved = True
+        if not moved:
+            break
+    return sure
 
 
 def _loop_of(h: Hit, graph: WaitGraph | None) -> tuple[set[int], bool]:

@@ -122,7 +122,9 @@ class ProcessInfo:
     forked_from_parent: bool = False  # same executable and cmdline as its parent: a fork
     stdin: str | None = None  # what fd 0 points to: "/dev/pts/3", "pipe:[...]", "/dev/null", a path
     caught_signals: int | None = None  # SigCgt of /proc/PID/status: bit n-1 set, signal n has a handler (None: unread)
-    rank_from_args: bool = False  # rank and world size read from its multiprocessing.Process target's own arguments
+    # rank and world size read from its multiprocessing.Process target's own arguments, or its mp.spawn index with
+    # every rank's connections on this host: the whole world is here, its numbers global
+    rank_from_args: bool = False
 
 
 THREADING_EVENT = "threading.Event"  # ``LocalsRead.flag``: the loop's file binds its flag only to threading.Event()
@@ -150,8 +152,9 @@ class LocalsRead:
 @frozen
 class C10dWait:
     """A rank's main thread blocked in one of torch's collective or point-to-point calls, read from the call's own
-    arguments: the call, the global rank at its other end (``dst``/``src`` of a send, a receive; None: any source,
-    or no peer), and whether it runs on the default group, every rank of the job (None: not known)."""
+    arguments: the call, the global rank at its other end (``dst``/``src`` of a send, a receive, the root of a
+    broadcast, a reduce, a scatter or a gather; None: any source, or no peer), and whether it runs on the default
+    group, every rank of the job (None: not known)."""
 
     op: str  # "all_reduce", "barrier", "send", "recv", ...
     peer: int | None = None

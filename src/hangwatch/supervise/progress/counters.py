@@ -38,9 +38,11 @@ TIME = re.compile(
     rb"|(?:^|(?<=\[))(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])(?=\s+\d{1,2}:\d{2})"
     rb"|\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d+)?"
 )  # 13:00:01.123, 0:00:12, 1:23
-# A number not glued to a word (``conv1``, ``I1122``, ``rank0`` are names, not fields). Thousands
+# A number not glued to a word (``conv1``, ``I1122``, ``rank0`` are names, not fields), nor by a hyphen
+# (``ForkPoolWorker-393``, ``Thread-12``, ``checkpoint-500``: a process's, a thread's, a directory's name; a pool
+# that starts worker after worker counts up in its tracebacks' headers, which are no steps). Thousands
 # separators (``4,886``, ``1_234``) and exponents are part of the number.
-NUMBER = re.compile(rb"(?<![A-Za-z_\d.])(\d{1,3}(?:[,_]\d{3})+(?![\d])|\d+)(\.\d+)?([eE][-+]?\d+)?")
+NUMBER = re.compile(rb"(?<![A-Za-z_\d.])(?<![A-Za-z]-)(\d{1,3}(?:[,_]\d{3})+(?![\d])|\d+)(\.\d+)?([eE][-+]?\d+)?")
 WORD = re.compile(rb"[A-Za-z_][A-Za-z_]*")
 FRACTION_AFTER = re.compile(rb"(?<!\s)\s*(?:/|of)\s*(\d[\d,_]*)")  # from the start of its spaces: linear
 NAME_BEFORE = re.compile(rb"([A-Za-z_][A-Za-z_]*)[:=#\[(|]?\s{0,12}[:=#\[(|]?\s{0,12}$")
