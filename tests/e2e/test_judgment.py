@@ -1144,3 +1144,52 @@ def test_a_command_left_unflushed_for_a_child_is_a_cycle_named_at_the_parents_wa
     root = _both_ways(run, "child_command_unflushed.py", ("twin", "10") if mode == "twin" else "hang", code)
     if root is not None:
         assert root["cause"] == "child.wait" and "flush" in root["fix"][0], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("shape", "mode", "code"),
+    [("pipeline", "twin", 0), ("pipeline", "hang", 125), ("roots", "twin", 0), ("roots", "hang", 125)],
+)
+def test_ranks_mp_spawn_started_that_name_the_wrong_peer_or_another_root_are_proven(run, shape, mode, code):
+    """Ranks torch.multiprocessing started (no RANK: numbered by the index it passes, read from its frame), every
+    connection of each on this host: the whole world is here, so their numbers are the ones a send or a receive
+    names. A pipeline whose stage 0 receives from stage 1, not the last (a cycle 0 <- 1 <- 2 <- 0, each sealed), was
+    `unknown` by the clock; two ranks broadcasting each from another root were `collective_stalled` ("the transport
+    stalled, not the code") by the clock, exit 124. Both proven now, at the receive's or the broadcast's line. The
+    twins name the right peer or root, and the sending rank computes 10 s first: exit 0."""
+    args = (shape, "twin", "10") if mode == "twin" else (shape, "hang")
+    r = run(*QUICK, "--on-hang", "kill", *py("spawn_ranks_disagree.py", *args), env={"HW_PORT": str(_free_port())})
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "distributed.peer_stuck" and root["proof"]["kind"] == "hang", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("spawn_ranks_disagree.py", f"HANG-HERE:{shape}")
+    if shape == "roots":
+        assert "different roots" in root["summary"] or "from root" in root["proof"]["fact"], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("mode", "code"), [("twin", 0), ("hang", 124)])
+def test_a_wait_held_up_by_a_process_blocked_on_what_is_not_followed_is_named_at_that_process(run, mode, code):
+    """A data server waits on a pipe only the trainer writes; the trainer is in signal.pause() for a signal its
+    handler already took. A signal may still come from outside the job: no proof, the clock decides (124). It was
+    named at the server's read, where nothing can be mended; now at the trainer's pause(), where the chain stops
+    (the hung finding of the process the other's wait leads to comes first). The twin's server computes 10 s, then
+    signals: exit 0."""
+    r = run(
+        *QUICK,
+        "--on-hang",
+        "kill",
+        *py("pause_after_the_signal.py", *(("twin", "10") if mode == "twin" else ("hang",))),
+    )
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert (root["where"]["file"], root["where"]["line"]) == marker("pause_after_the_signal.py", "HANG-HERE"), root

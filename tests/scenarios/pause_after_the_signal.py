@@ -1,0 +1,45 @@
+"""A trainer forks a data server that says "shards ready" with SIGUSR1, then waits on a pipe for "start"
+(gmr/rejected#89). `hang`: the signal comes while the trainer still builds its model; its handler runs then, and the
+trainer's later signal.pause() waits for a signal already taken. `twin SECONDS`: the server computes SECONDS first,
+so the signal comes while the trainer is in pause()."""
+
+import hashlib
+import os
+import signal
+import sys
+import time
+
+from _ready import ready
+
+shards = {"ready": False}
+
+
+def on_ready(signum, frame):
+    shards["ready"] = True
+
+
+def server(cmd_r: int, seconds: float) -> None:
+    h, end = b"x", time.monotonic() + seconds
+    while time.monotonic() < end:  # prepares the shards
+        h = hashlib.sha256(h).digest()
+    os.kill(os.getppid(), signal.SIGUSR1)
+    cmd = os.read(cmd_r, 64)  # SERVER-READS
+    os._exit(0 if cmd.startswith(b"start") else 1)
+
+
+if __name__ == "__main__":
+    twin = sys.argv[1] == "twin"
+    signal.signal(signal.SIGUSR1, on_ready)
+    cmd_r, cmd_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(cmd_w)
+        server(cmd_r, float(sys.argv[2]) if twin else 0.0)
+    os.close(cmd_r)
+    if not shards["ready"]:  # checked once
+        time.sleep(1.0)  # builds the model: the signal lands here
+        ready()
+        signal.pause()  # HANG-HERE
+    os.write(cmd_w, b"start")
+    os.waitpid(pid, 0)
+    print("done", flush=True)
