@@ -210,16 +210,19 @@ def test_a_monitor_line_with_a_clock_is_no_counter():
 def test_a_pools_worker_names_counting_up_in_tracebacks_are_no_counter():
     """A multiprocessing.Pool whose initializer raises starts worker after worker, each printing its traceback under
     ``Process ForkPoolWorker-N:``: N counted up like a step (the job was 'progressing' for good). A number glued to
-    a name by a hyphen is part of the name; the same line's ``step-like`` numbers elsewhere still count."""
+    a name by a hyphen is part of the name, unless the name is a step's (``step-1200``)."""
     parser, tail = ProgressParser(), OutputTail()
     trace = 'Traceback (most recent call last):\n  File "/w/train.py", line 30, in init_worker\nFileNotFoundError: x\n'
     for n in range(3, 40):
         tail.add(f"Process ForkPoolWorker-{n}:\n{trace}".encode(), float(n))
         c = parser.latest(tail.snapshot()[2])
         assert c is None or c.step is None, c
-    for s in range(3):  # a counter beside such a name is still read
+    for s in range(3):  # a counter beside such a name is still read, and a step's own name glued to its number
         tail.add(f"ckpt-7 step {100 + s} loss 0.5\n".encode(), 50.0 + s)
     assert parser.latest(tail.snapshot()[2]).step == 102
+    for s in range(3):
+        tail.add(f"step-{1200 + s} loss 0.5\n".encode(), 60.0 + s)
+    assert parser.latest(tail.snapshot()[2]).step == 1202
 
 
 def test_the_rank_prefix_keeps_each_rank_its_own_counter():

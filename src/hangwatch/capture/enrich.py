@@ -141,7 +141,7 @@ def _mark_spawned_ranks(
         frames = [f for s in samples for t in s.threads for f in sg.own_frames(t.frames)]  # not a forked copy
         if any(f.file.endswith(SPAWN_WRAP[0]) and f.function == SPAWN_WRAP[1] for f in frames):
             spawned.setdefault(info.ppid, []).append(pid)
-    from hangwatch.capture.sockpeer import peers_on_this_host
+    from hangwatch.capture.sockpeer import connected_among
 
     notes = []
     for pids in spawned.values():
@@ -152,14 +152,17 @@ def _mark_spawned_ranks(
                 f"the mp.spawn index of pid {', '.join(str(p) for p in sorted(set(pids) - set(read)))} could not be "
                 "read: its ranks are numbered by start order, wrong where one of them has exited"
             )
-        # every index read, 0..n-1, and every rank's connections on this host (gloo and NCCL connect each pair of
-        # ranks: one elsewhere would show): the whole world is here, and the indices are the numbers a call's dst
-        # names (the tutorial's ``init_process_group(rank=i, world_size=n)``)
-        here = whole and sorted(read.values()) == list(range(len(pids))) and all(map(peers_on_this_host, pids))
+        # every index read, 0..n-1, each rank connected, and only to the others (gloo connects each pair of ranks;
+        # a rank of a larger world, here or elsewhere, would show as a peer outside them), and no world size read
+        # that says otherwise: the whole world is here, and the indices are the numbers a call's dst names (the
+        # tutorial's ``init_process_group(rank=i, world_size=n)``)
+        n = len(pids)
+        here = whole and sorted(read.values()) == list(range(n)) and all(infos[p].world_size in (None, n) for p in pids)
+        here = here and connected_among(pids)
         for order, pid in enumerate(sorted(pids, key=lambda p: (infos[p].create_time, p))):
             rank = read[pid] if whole else order
             # read: how many ranks there were is not (those that exited, the highest among them, are not seen)
-            world = len(pids) if here else infos[pid].world_size or (None if whole else len(pids))
+            world = n if here else infos[pid].world_size or (None if whole else n)
             infos[pid] = replace(infos[pid], role=Role.RANK, rank=rank, world_size=world, rank_from_args=here)
     return notes
 

@@ -143,6 +143,29 @@ def peers_on_this_host(pid: int) -> bool:
     return True
 
 
+def connected_among(pids: list[int]) -> bool:
+    """Each of ``pids`` has a connected TCP socket, and the other end of every one of them is held by one of
+    ``pids``: they talk to each other alone (a world's ranks and the store one of them serves), to no other process
+    of this host or another (a second launch of the same job on this host would show as its peers)."""
+    held: dict[str, int] = {}
+    for pid in pids:
+        try:
+            fds = [os.readlink(PROC / str(pid) / "fd" / fd) for fd in os.listdir(PROC / str(pid) / "fd")]
+        except OSError:
+            return False
+        held.update({fd[8:-1]: pid for fd in fds if fd.startswith("socket:[")})
+    rows = _tcp_rows(pids[0], state=True) if pids else []
+    ends = {(local, remote): inode for local, remote, inode, _ in rows}
+    connected = {pid: 0 for pid in pids}
+    for local, remote, inode, state in rows:
+        if state != "01" or inode not in held:
+            continue
+        if ends.get((remote, local)) not in held:
+            return False  # its other end is another process's, or on another host
+        connected[held[inode]] += 1
+    return all(connected.values())
+
+
 def peer_inode(pid: int, inode: str, unix: dict[int, int] | None = None) -> str | None:
     """The inode of the other end of ``pid``'s socket ``inode`` when that end is on this host (a unix socket,
     a loopback TCP connection), else None. ``unix``: the unix peers already read (``unix_peers()``)."""

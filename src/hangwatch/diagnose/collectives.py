@@ -384,15 +384,23 @@ def collective_rows(scene: Scene) -> tuple[CollectiveRow, ...]:
 def _roots_differ(stall: Stall, views: dict[int, ProcessView], ev: list[str]) -> Hit | None:
     """Every rank entered the same rooted collective (a broadcast, a reduce, a scatter, a gather), and their calls
     name different roots (each call's own ``src``/``dst``, read from its arguments): no transport stalled, the code
-    gave each rank another root (a node's local rank 0 taken for the global one), and none can complete. None where
-    the calls read are not one rooted collective with two roots or more."""
-    calls = [v.ev.c10d for _, v in sorted(views.items()) if v.ev.c10d is not None]
-    roots = {r: c.peer for r, v in sorted(views.items()) if (c := v.ev.c10d) is not None and c.peer is not None}
-    if not calls or len({c.op for c in calls}) != 1 or calls[0].op not in ROOT_ARG or len(set(roots.values())) < 2:
+    gave each rank another root (a node's local rank 0 taken for the global one), and none can complete. Only where
+    the recorders say every rank entered collective #seq and none completed it (so each is in that one call, not the
+    next of the same kind), each waiter's call was read as that op on the default group, and two roots or more."""
+    waiting = [views[r] for r in stall.waiting if r in views]
+    calls = [c for v in waiting if (c := v.ev.c10d) is not None]
+    if len(calls) != len(waiting) or len(calls) < 2 or any(c.world is not True for c in calls):
+        return None  # each waiter's call read, on the default group (a subgroup's root differs by design)
+    op = calls[0].op
+    if op not in ROOT_ARG or any(c.op != op for c in calls) or op not in stall.pending.op:
+        return None  # the recorder's collective #seq is the call read
+    roots = {
+        r: c.peer for r in stall.waiting if r in views and (c := views[r].ev.c10d) is not None and c.peer is not None
+    }
+    if len(set(roots.values())) < 2:
         return None
     odd = min(set(roots.values()), key=lambda root: (sum(1 for x in roots.values() if x == root), root))
-    rank = next(r for r, root in roots.items() if root == odd)
-    v = views[rank]
+    v = views[next(r for r, root in roots.items() if root == odd)]
     parts = ", ".join(f"rank {r} from root {root}" for r, root in roots.items())
     return named(
         Finding(

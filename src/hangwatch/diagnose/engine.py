@@ -239,8 +239,8 @@ def rank(hits: list[Hit], graph: WaitGraph | None = None, scene: Scene | None = 
     weaker reading than its sibling proven at that very line, and the proof, not the luck of a sample, leads. And a
     proven finding in a cycle comes just before any proven finding at a process that only waits on that cycle (the
     cycle is the cause, as a stuck worker is its main process's); a hung finding at the process another's waits on
-    comes before that one's (``_upstream_first``). Confidences are left as they were read, but where a finding
-    moves before a more confident one: it takes that one's (the same chain's)."""
+    comes before that one's (``_upstream_first``), and takes that one's confidence where it is higher (the same
+    chain's: the waiter's finding was as sure of the wait it leads to). The cycle rule leaves confidences as read."""
     proven: dict[tuple[str, int], float] = {}
     for h in hits:
         place = _place(h)
@@ -297,16 +297,18 @@ def _upstream_first(hits: list[Hit], keys: dict[int, float], graph: WaitGraph | 
     the moved ones take (the one they now precede had more)."""
     open_ = [h for h in hits if h.verdict == Verdict.HUNG and h.finding.where is not None]
     sure: dict[int, float] = {}
+    ahead: set[tuple[int, int]] = set()  # (moved, before): two that point at each other move once, not in turn
     for _ in open_:
         moved = False
         for h in open_:
             q = _upstream(h, graph, scene)
             up = [c for c in open_ if c.finding.where and c.finding.where.pid == q]
             top = min(up, key=lambda c: keys[id(c)], default=None)
-            if top is None or _place(top) == _place(h) or keys[id(top)] < keys[id(h)]:
+            if top is None or _place(top) == _place(h) or keys[id(top)] < keys[id(h)] or (id(h), id(top)) in ahead:
                 continue
             if h.finding.proves_hang and not top.finding.proves_hang:
                 continue
+            ahead.add((id(top), id(h)))
             keys[id(top)] = keys[id(h)] - 1e-9
             sure[id(top)] = max(sure.get(id(top), 0.0), h.finding.confidence)
             moved = True

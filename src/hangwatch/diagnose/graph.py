@@ -372,16 +372,11 @@ def _rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
     out = []
     for w in others:
         theirs, wt = w.ev.c10d, w.main_thread
-        roots = (cw.peer, theirs.peer) if theirs is not None and theirs.op == cw.op else (None, None)
-        rooted = None not in roots and roots[0] != roots[1]  # the same rooted call, another root
-        if theirs is not None and theirs.op == cw.op and theirs.world is True and not rooted:
-            continue  # in it too (with the same root, where it has one)
+        if theirs is not None and theirs.op == cw.op and theirs.world is True:
+            continue  # in it too (the same call or the next one of the same kind: no sequence number says which)
         if theirs is None and (wt is None or not wt.frames or any(f.file.endswith(C10D_FILE) for f in wt.frames)):
             continue  # in a call of torch's whose arguments were not read, or not seen: not measured out of it
         words = f"{v.label()} waits in {cw.op} at {at} for rank {w.info.rank}, which is not in it"
-        if rooted and theirs is not None:
-            words = f"{v.label()} waits in {cw.op} from root {cw.peer} at {at}; rank {w.info.rank} is in its "
-            words += f"{theirs.op} from root {theirs.peer}, {TAGS_DIFFER}"
         out.append(Edge(pid_id(v.pid), pid_id(w.pid), "collective", words))
     return out
 

@@ -38,12 +38,27 @@ TIME = re.compile(
     rb"|(?:^|(?<=\[))(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])(?=\s+\d{1,2}:\d{2})"
     rb"|\d{1,3}:\d{2}(?::\d{2})?(?:[.,]\d+)?"
 )  # 13:00:01.123, 0:00:12, 1:23
-# A number not glued to a word (``conv1``, ``I1122``, ``rank0`` are names, not fields), nor by a hyphen
-# (``ForkPoolWorker-393``, ``Thread-12``, ``checkpoint-500``: a process's, a thread's, a directory's name; a pool
-# that starts worker after worker counts up in its tracebacks' headers, which are no steps). Thousands
+# A number not glued to a word (``conv1``, ``I1122``, ``rank0`` are names, not fields). Thousands
 # separators (``4,886``, ``1_234``) and exponents are part of the number.
-NUMBER = re.compile(rb"(?<![A-Za-z_\d.])(?<![A-Za-z]-)(\d{1,3}(?:[,_]\d{3})+(?![\d])|\d+)(\.\d+)?([eE][-+]?\d+)?")
+NUMBER = re.compile(rb"(?<![A-Za-z_\d.])(\d{1,3}(?:[,_]\d{3})+(?![\d])|\d+)(\.\d+)?([eE][-+]?\d+)?")
 WORD = re.compile(rb"[A-Za-z_][A-Za-z_]*")
+# A number glued to a name by a hyphen is part of the name (``ForkPoolWorker-393``, ``Thread-12``,
+# ``checkpoint-500``: a process's, a thread's, a directory's; a pool that starts worker after worker counts up in
+# its tracebacks' headers, which are no steps), unless the name is a step's (``step-1200``, ``iter-500/1000``).
+NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _hyphened(text: bytes, at: int) -> bytes | None:
+    """The name glued by a hyphen to the number at ``at`` (``ForkPoolWorker`` of ``ForkPoolWorker-393``), else None;
+    read back at most 40 bytes."""
+    if at < 2 or text[at - 1] != ord("-"):
+        return None
+    start = at - 1
+    while start > max(0, at - 41) and text[start - 1] in NAME_CHARS:
+        start -= 1
+    return text[start : at - 1] or None
+
+
 FRACTION_AFTER = re.compile(rb"(?<!\s)\s*(?:/|of)\s*(\d[\d,_]*)")  # from the start of its spaces: linear
 NAME_BEFORE = re.compile(rb"([A-Za-z_][A-Za-z_]*)[:=#\[(|]?\s{0,12}[:=#\[(|]?\s{0,12}$")
 UNIT_AFTER = re.compile(rb"(?<!\s)\s*(?:%|it/s|s/it|/s|ms|s\b|MB|GB|GiB|MiB|M\b|G\b)")
@@ -173,6 +188,9 @@ def parse_record(record: bytes) -> tuple[bytes, tuple[Field, ...]]:
     template: list[bytes] = []
     pos = 0
     for m in NUMBER.finditer(text):
+        glued = _hyphened(text, m.start())
+        if glued is not None and glued.lower() not in STEP_NAMES:
+            continue  # a name's number: its digits leave no field and no template token
         template.extend(WORD.findall(text[pos : m.start()]))
         template.append(b"#")
         pos = m.end()
