@@ -1149,7 +1149,13 @@ def test_a_command_left_unflushed_for_a_child_is_a_cycle_named_at_the_parents_wa
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("shape", "mode", "code"),
-    [("pipeline", "twin", 0), ("pipeline", "hang", 125), ("roots", "twin", 0), ("roots", "hang", 125)],
+    [
+        ("pipeline", "twin", 0),
+        ("pipeline", "hang", 125),
+        ("roots", "twin", 0),
+        ("roots", "hang", 125),
+        ("gathers", "twin", 0),
+    ],
 )
 def test_ranks_mp_spawn_started_that_name_the_wrong_peer_or_another_root_are_proven(run, shape, mode, code):
     """Ranks torch.multiprocessing started (no RANK: numbered by the index it passes, read from its frame), every
@@ -1157,7 +1163,8 @@ def test_ranks_mp_spawn_started_that_name_the_wrong_peer_or_another_root_are_pro
     names. A pipeline whose stage 0 receives from stage 1, not the last (a cycle 0 <- 1 <- 2 <- 0, each sealed), was
     `unknown` by the clock; two ranks broadcasting each from another root were `collective_stalled` ("the transport
     stalled, not the code") by the clock, exit 124. Both proven now, at the receive's or the broadcast's line. The
-    twins name the right peer or root, and the sending rank computes 10 s first: exit 0."""
+    twins name the right peer or root, and the sending rank computes 10 s first: exit 0; so does a loop of gathers to
+    each rank in turn while the last rank computes (two ranks wait in gathers to different roots meanwhile)."""
     args = (shape, "twin", "10") if mode == "twin" else (shape, "hang")
     r = run(*QUICK, "--on-hang", "kill", *py("spawn_ranks_disagree.py", *args), env={"HW_PORT": str(_free_port())})
     assert r.returncode == code, r.stderr.decode()[-3000:]

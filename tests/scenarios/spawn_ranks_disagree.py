@@ -48,9 +48,20 @@ def roots(rank: int, twin: bool, seconds: float) -> None:
     dist.broadcast(vocab, src=root)  # HANG-HERE:roots
 
 
+def gathers(rank: int, twin: bool, seconds: float) -> None:
+    """Always healthy: a gather to each rank in turn, rank 2 computing first; ranks 0 and 1 wait meanwhile in
+    gathers to different roots (rank 1 already one call ahead), which look alike without a sequence number."""
+    if rank == 2:
+        compute(seconds)
+    ready(f"rank{rank}")
+    for root in range(3):
+        t = torch.full((4,), float(rank))
+        dist.gather(t, [torch.empty(4) for _ in range(3)] if rank == root else None, dst=root)
+
+
 def worker(rank: int, world: int, port: int, shape: str, twin: bool, seconds: float) -> None:
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    (pipeline if shape == "pipeline" else roots)(rank, twin, seconds)
+    {"pipeline": pipeline, "roots": roots, "gathers": gathers}[shape](rank, twin, seconds)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -58,7 +69,7 @@ def worker(rank: int, world: int, port: int, shape: str, twin: bool, seconds: fl
 if __name__ == "__main__":
     shape, twin = sys.argv[1], len(sys.argv) > 2 and sys.argv[2] == "twin"
     seconds = float(sys.argv[3]) if twin else 0.0
-    world = 3 if shape == "pipeline" else 2
+    world = 2 if shape == "roots" else 3
     args = (world, int(os.environ["HW_PORT"]), shape, twin, seconds)
     mp.start_processes(worker, args=args, nprocs=world, start_method="fork")
     print("done", flush=True)
