@@ -304,8 +304,13 @@ def _upstream_first(hits: list[Hit], keys: dict[int, float], graph: WaitGraph | 
             q = _upstream(h, graph, scene)
             up = [c for c in open_ if c.finding.where and c.finding.where.pid == q]
             top = min(up, key=lambda c: keys[id(c)], default=None)
-            if top is None or _place(top) == _place(h) or keys[id(top)] < keys[id(h)] or (id(h), id(top)) in ahead:
-                continue
+            if (
+                top is None
+                or _place(top) in (None, _place(h))
+                or keys[id(top)] < keys[id(h)]
+                or (id(h), id(top)) in ahead
+            ):
+                continue  # (no place: a process running no file of the user's, as a `python -c` reader, leads nowhere)
             if h.finding.proves_hang and not top.finding.proves_hang:
                 continue
             ahead.add((id(top), id(h)))
