@@ -10,7 +10,7 @@ import time
 
 def child(q) -> None:
     for i in range(3):
-        q.put(i)  # HANG-HERE
+        q.put(i)  # the child waits here for room
 
 
 if __name__ == "__main__":
@@ -21,5 +21,6 @@ if __name__ == "__main__":
     if sys.argv[1] != "hang":
         time.sleep(float(sys.argv[1]))
         print([q.get() for _ in range(3)], flush=True)
-    p.join()
+    # a cycle through the parent, named at its join, where it is mended (get, then join)
+    p.join()  # HANG-HERE
     print("done", flush=True)
