@@ -265,6 +265,10 @@ class WaitGraph:
     edges: tuple[Edge, ...]
     chains: tuple[Chain, ...]
 
+    def chain_of(self, pid: int | None) -> Chain | None:
+        """The chain followed from process ``pid``'s wait, if it waits."""
+        return next((c for c in self.chains if c.waiter == f"pid:{pid}"), None) if pid is not None else None
+
     def to_dict(self) -> dict[str, Any]:
         """The graph as JSON (``incident.json``'s ``graph``)."""
         return {

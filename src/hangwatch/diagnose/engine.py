@@ -121,7 +121,7 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     f = hit.finding
     if f.where is None or f.where.file or f.where.pid is None:
         return hit
-    chain = next((c for c in graph.chains if c.waiter == f"pid:{f.where.pid}"), None)
+    chain = graph.chain_of(f.where.pid)
     for hop in chain.hops if chain is not None else ():
         v = scene.view(int(hop.holder[4:])) if hop.holder.startswith("pid:") else None
         t = v.main_thread if v is not None else None
@@ -143,7 +143,7 @@ def _upstream_place(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     f = hit.finding
     if hit.verdict != Verdict.HUNG or f.proof is not None or f.where is None or f.where.pid is None:
         return hit
-    chain = next((c for c in graph.chains if c.waiter == f"pid:{f.where.pid}"), None)
+    chain = graph.chain_of(f.where.pid)
     if chain is None or chain.ending != "blocked" or not chain.hops or not chain.end.id.startswith("pid:"):
         return hit
     v = scene.view(int(chain.end.id[4:]))
@@ -285,7 +285,7 @@ def _upstream(h: Hit, graph: WaitGraph | None, scene: Scene) -> int | None:
     if on_it:
         v = scene.view(pid)
         return v.info.ppid if v is not None and v.info.ppid in loop else None
-    c = next((c for c in graph.chains if c.waiter == f"pid:{pid}"), None)
+    c = graph.chain_of(pid)
     holder = c.hops[0].holder if c is not None and c.hops else ""
     q = int(holder.split(":")[1]) if holder.startswith(NODES) else None
     return q if q != pid else None
@@ -326,7 +326,7 @@ def _loop_of(h: Hit, graph: WaitGraph | None) -> tuple[set[int], bool]:
     """The processes of the cycle that ``h``'s process's chain runs into, and whether it is one of them (else it
     only waits on a cycle of others); empty where its chain ends in no cycle."""
     pid = h.finding.where.pid if h.finding.where is not None else None
-    c = next((c for c in graph.chains if c.waiter == f"pid:{pid}"), None) if graph is not None else None
+    c = graph.chain_of(pid) if graph is not None else None
     if c is None or c.ending != "cycle":
         return set(), False
     start = next(i for i, hop in enumerate(c.hops) if hop.waiter == c.hops[-1].holder)
@@ -380,7 +380,7 @@ def _wait_ends(graph: WaitGraph, scene: Scene) -> str | None:
     still decides: the wait ends by itself, not a clock's hang (a DataLoader worker killed, whose death torch's
     own check raises within 5 s)."""
     v = _primary(scene)
-    c = next((c for c in graph.chains if v is not None and c.waiter == f"pid:{v.pid}"), None)
+    c = graph.chain_of(v.pid if v is not None else None)
     if c is None or c.ending not in ALIVE_ENDINGS:
         return None
     return f"{' -> '.join(h.words for h in c.hops)}: {c.ending_text}"

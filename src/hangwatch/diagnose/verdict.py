@@ -192,7 +192,7 @@ def _decisive(c: Chain) -> bool:
 def _chain_of(graph: WaitGraph | None, v: ProcessView, t: ThreadView | None = None) -> Chain | None:
     """The chain the graph followed from ``v``'s wait, if it waits; with ``t``, only where that wait is ``t``'s (a
     process's chain starts at the one of its waits that decides soonest, which may be another thread's)."""
-    c = next((c for c in graph.chains if c.waiter == f"pid:{v.pid}"), None) if graph is not None else None
+    c = graph.chain_of(v.pid) if graph is not None else None
     if c is None or t is None:
         return c
     first = c.hops[0].tid
