@@ -130,9 +130,18 @@ def test_the_writer_numbers_incidents_past_the_highest_and_past_999(tmp_path):
     assert [n for n, _ in run.incident_dicts()] == [1000]
 
 
-def test_the_page_rendered_from_memory_is_the_page_rendered_from_the_files(tmp_path):
+def test_the_page_rendered_from_memory_is_the_page_rendered_from_the_files(tmp_path, monkeypatch):
     """The supervisor renders report.html from what it keeps (no read of the run directory at each incident); a
-    requeue's earlier run in the same directory is read once. The page is the one `hangwatch report --html` makes."""
+    requeue's earlier run in the same directory is read once. The page is the one `hangwatch report --html` makes.
+    (The page says when it was written: both renders are given one clock, or a second's tick between them differs.)"""
+    import time
+    import types
+
+    from hangwatch.report import html
+
+    monkeypatch.setattr(
+        html, "time", types.SimpleNamespace(time=lambda: 1e9, strftime=time.strftime, localtime=time.localtime)
+    )
     from hangwatch.records.run import EventKind, RunState, RunSummary
     from hangwatch.report.html import render_html
     from hangwatch.report.run_report import load_run
