@@ -107,31 +107,57 @@ def timer_run(f: Frame) -> bool:
 def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
     """Where ``t`` is a ``threading.Timer`` of a process whose exit waits on timers that re-arm, that fact in words:
     main was in ``threading._shutdown`` in every sample that read it, every other thread with a Python stack was a
-    Timer, exactly one in every sample (one chain: the exit waits on it, since a daemon is not joined and nothing else
-    is there), none lasted the whole window (some ended; ``t`` started after the first sample), and the one function
-    of the user's files read that starts a Timer of itself does it with no way out on its way (``rearm_site``). None
-    otherwise: a timer due later, two chains, or a callback that may stop re-arming, is asleep, as it was. Whether
-    the process runs or moves data is the state module's."""
+    Timer, one in every sample (one chain: the exit waits on it, since a daemon is not joined and nothing else is
+    there; two only at a hand-over, ``_one_chain``), none lasted the whole window (some ended; ``t`` started after the
+    first sample), and the one function of the user's files read that starts a Timer of itself does it with no way
+    out on its way (``rearm_site``). None otherwise: a timer due later, two chains, or a callback that may stop
+    re-arming, is asleep, as it was. Whether the process runs or moves data is the state module's."""
     main, samples, site = v.main_thread, v.ev.samples, rearm_site(v)
     if main is None or t is main or v.ended or site is None or len(samples) < 2 or not any(map(timer_run, t.frames)):
         return None
     stacks = [s.frames for s in main.samples if s.frames]
     if not stacks or not all(any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in fs) for fs in stacks):
         return None
-    others = [x for x in v.threads if x is not main and x.has_stack]
+    last = {x.tid for x in samples[-1].threads}
+    others = [x for x in v.threads if x is not main and x.has_stack and not _starting(x, last)]
     timers = {x.tid: x for x in others if any(map(timer_run, x.frames))}
     seen = [{x.tid for x in s.threads} & timers.keys() for s in samples]
     ended = [timers[tid] for tid in timers if tid not in seen[-1]]
-    if len(timers) < len(others) or not ended or any(len(x) != 1 for x in seen) or t.tid in seen[0]:
+    one_chain = all(_one_chain(seen, i, timers) for i in range(len(seen)))
+    if len(timers) < len(others) or not ended or not one_chain or t.tid in seen[0]:
         return None
     return (
         f"{len(ended)} timer{'s' if len(ended) > 1 else ''} ended in the {v.duration_s:.0f} s window while the exit "
-        f"waited ({', '.join(repr(x.name) for x in ended[:4])}), one Timer thread was there in every sample and no "
-        f"other thread but main ('{t.name}' started after the first sample), so the exit waits on a chain of them; "
+        f"waited ({', '.join(repr(x.name) for x in ended[:4])}), one Timer thread at a time was there in every sample "
+        f"and no other thread but main ('{t.name}' started after the first sample), so the exit waits on a chain; "
         f"{site.function}(), the one function of the files read that starts a Timer of itself, does it at "
         f"{os.path.basename(site.file)}:{site.line} with no condition, return, raise, exit or cancel() on the way: "
         "each timer that ends leaves another"
     )
+
+
+def _one_chain(seen: list[set[int]], i: int, timers: dict[int, ThreadView]) -> bool:
+    """Sample ``i`` read one Timer of a chain: one Timer thread, or two caught at a hand-over (the one that fired, in
+    its callback's ``start()`` or past it and never seen again, and the one it started, seen in no sample before)."""
+    if len(seen[i]) != 2:
+        return len(seen[i]) == 1
+    later, earlier = set().union(*seen[i + 1 :]), set().union(*seen[:i])
+    a, b = seen[i]
+    return any(x not in later and _fired(timers[x]) and y not in earlier for x, y in ((a, b), (b, a)))
+
+
+def _starting(t: ThreadView, last: set[int]) -> bool:
+    """``t`` was read once, in the last sample, still in threading's bootstrap (before its ``run``): a thread being
+    started, the next Timer of a chain caught as the last one's callback starts it."""
+    in_bootstrap = all(f.file.endswith("/threading.py") and sg.method(f) != "run" for f in t.frames)
+    return len(t.samples) == 1 and t.tid in last and in_bootstrap
+
+
+def _fired(t: ThreadView) -> bool:
+    """The Timer's last stack read is past its wait: it runs its callback or ends (its ``run`` calls no wait)."""
+    frames = t.last.frames
+    at = next((i for i, f in enumerate(frames) if timer_run(f)), None)
+    return at is not None and (at == 0 or sg.method(frames[at - 1]) != "wait" or sg.is_user(frames[at - 1]))
 
 
 def rearm_site(v: ProcessView) -> Rearm | None:
