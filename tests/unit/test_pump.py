@@ -1,0 +1,97 @@
+"""The output pumps on real pipes (supervise/job/launch.py): a stream that comes slowly is read in fewer, larger
+chunks (the pump rests between reads), output.log keeps stdout and stderr in the order the job wrote them, each of
+our own streams gets its bytes exact, and a flood is never held back by a rest."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from hangwatch.supervise.job.launch import REST_S, OutputLog, Pump, StatusLine, Streams, _widen_pipe
+
+WAIT_S = 10.0
+
+
+def _pumps(tmp_path: Path, n: int) -> tuple[list[int], list[Path], list[Pump], OutputLog, list[float]]:
+    """``n`` pipes, each pumped into a file of its own and into one output.log; the writers' ends, those files, the
+    pumps (started), the log and when each chunk was read."""
+    log = OutputLog(open(tmp_path / "output.log", "ab"), tmp_path / "output.log")  # noqa: SIM115 - closed below
+    streams, writers, outs, pumps, reads = Streams(), [], [], [], []
+    for i in range(n):
+        r, w = os.pipe()
+        _widen_pipe(r)
+        out = tmp_path / f"out{i}"
+        dst = os.open(out, os.O_WRONLY | os.O_CREAT)
+        pumps.append(Pump(r, dst, log, lambda data, at: reads.append(at), StatusLine(enabled=False), None, streams))
+        writers.append(w)
+        outs.append(out)
+    for p in pumps:
+        p.start()
+    return writers, outs, pumps, log, reads
+
+
+def _end(writers: list[int], pumps: list[Pump], log: OutputLog) -> None:
+    for w in writers:
+        os.close(w)
+    for p in pumps:
+        p.join(WAIT_S)
+        assert not p.is_alive()
+        os.close(p.dst_fd)
+    log.close()
+
+
+def test_a_stream_that_comes_slowly_is_read_in_fewer_chunks_and_logged_exact(tmp_path):
+    """60 flushes 5 ms apart (a job printing a few lines each step): about one read per rest, not one per flush."""
+    writers, outs, pumps, log, reads = _pumps(tmp_path, 1)
+    sent = b""
+    for i in range(60):
+        line = f"step {i} loss 0.25\n".encode()
+        os.write(writers[0], line)
+        sent += line
+        time.sleep(0.005)
+    _end(writers, pumps, log)
+    assert (tmp_path / "output.log").read_bytes() == sent and outs[0].read_bytes() == sent
+    assert len(reads) <= 0.3 / REST_S + 4, len(reads)  # 0.3 s of writes: was one read each, 60
+
+
+def test_stdout_and_stderr_keep_the_order_the_job_wrote_them_in(tmp_path):
+    """Lines written to two pipes in turn (stderr every third), 3 ms apart: one pump rests while the other reads, and
+    reads what the resting one holds before it logs its own. Each of our streams gets its own bytes."""
+    writers, outs, pumps, log, _ = _pumps(tmp_path, 2)
+    sent: list[bytes] = [b"", b""]
+    order = b""
+    for i in range(120):
+        which = 1 if i % 3 == 0 else 0
+        line = f"{'err' if which else 'out'} {i}\n".encode()
+        os.write(writers[which], line)
+        sent[which] += line
+        order += line
+        time.sleep(0.003)
+    _end(writers, pumps, log)
+    assert (tmp_path / "output.log").read_bytes() == order
+    assert [o.read_bytes() for o in outs] == sent
+
+
+def test_a_flood_is_never_held_back_by_a_rest(tmp_path):
+    """32 MiB in 64 KiB writes, as fast as the pipe takes them: the pump reads on (a rest after each read would
+    hold the writer a tenth of a second each time the pipe filled)."""
+    writers, outs, pumps, log, _ = _pumps(tmp_path, 1)
+    block = b"y" * 127 + b"\n"
+    block *= 512
+    took: list[float] = []
+
+    def flood() -> None:
+        t = time.monotonic()
+        for _ in range(512):
+            os.write(writers[0], block)
+        took.append(time.monotonic() - t)
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    writer.join(WAIT_S)
+    _end(writers, pumps, log)
+    assert outs[0].stat().st_size == 512 * len(block) == (tmp_path / "output.log").stat().st_size
+    # a rest each time the 1 MiB pipe filled: 32 fills, 3.2 s at least
+    assert took and took[0] < 16 * REST_S, took
