@@ -169,31 +169,14 @@ def test_a_timer_started_during_the_look_is_never_blocked_for_the_whole_window(t
     and the exit hung on it by --min-stall (a false kill). A thread started during the look stayed nowhere for the
     whole window: no verdict of its own; the exit is left to its timer."""
     info = _process(tmp_path, "import threading\ndef beat():\n    threading.Timer(0.5, beat).start()\n")
-    main = ThreadSample(info.pid, "MainThread", "S", "futex_wait_queue", 0, False, False, SHUTDOWN, "futex")
-    main = dataclasses.replace(main, timeout=False)
-    t0 = time.time()
-    samples = tuple(
-        ProcessSample(
-            t0 + 0.35 * i,
-            "S",
-            1.0,
-            None,
-            None,
-            None,
-            0,
-            0,
-            3,
-            (
-                main,
-                _timer(7, "Thread-2", True, 2.0 - 0.35 * i),
-                *((_timer(9, "python", None, None),) if i else (_timer(8, "Thread-19", True, 0.3),)),
-            ),
-            None,
-            syscalls=0,
+    rows = [
+        (
+            _timer(7, "Thread-2", True, 2.0 - 0.35 * i),
+            _timer(9, "python", None, None) if i else _timer(8, "Thread-19", True, 0.3),
         )
         for i in range(4)
-    )
-    ev = Evidence(info.pid, info.pid, t0, t0 + 1.05, 100, 2, (ProcessEvidence(info, samples),))
+    ]
+    ev = _exiting(info, rows, 0.35, read=False)
     view = Scene.of(ev).views[0]
     born = next(t for t in view.threads if t.tid == 9)
     assert not born.whole and not born.measured and not born.blocked
@@ -223,31 +206,23 @@ def _in(tid: int, frames: tuple[Frame, ...]) -> ThreadSample:
     return dataclasses.replace(_timer(tid, f"Thread-{tid}", timed, 0.3 if timed else None), frames=frames)
 
 
-def _chain(info: ProcessInfo, rows: list[tuple[tuple[int, tuple[Frame, ...]], ...]]) -> Evidence:
+def _exiting(info: ProcessInfo, rows: list[tuple[ThreadSample, ...]], every: float, read: bool = True) -> Evidence:
+    """A capture of ``info`` at its exit, main in threading._shutdown, the other threads of each sample as given,
+    ``every`` seconds apart; the functions that re-arm a Timer read from its file (``read``: as a capture does)."""
     main = ThreadSample(info.pid, "MainThread", "S", "futex_wait_queue", 0, False, False, SHUTDOWN, "futex")
     main = dataclasses.replace(main, timeout=False)
     t0 = time.time()
     samples = tuple(
-        ProcessSample(
-            t0 + 0.25 * i,
-            "S",
-            1.0,
-            None,
-            None,
-            None,
-            0,
-            0,
-            1 + len(row),
-            (main, *(_in(tid, fs) for tid, fs in row)),
-            None,
-            syscalls=0,
-        )
+        ProcessSample(t0 + every * i, "S", 1.0, None, None, None, 0, 0, 1 + len(row), (main, *row), None, syscalls=0)
         for i, row in enumerate(rows)
     )
-    rearms = rearming_timers(info, samples)
-    return Evidence(
-        info.pid, info.pid, t0, t0 + 0.25 * len(rows), 100, 2, (ProcessEvidence(info, samples, rearms=rearms),)
-    )
+    rearms = rearming_timers(info, samples) if read else ()
+    end = t0 + every * (len(rows) - 1)
+    return Evidence(info.pid, info.pid, t0, end, 100, 2, (ProcessEvidence(info, samples, rearms=rearms),))
+
+
+def _chain(info: ProcessInfo, rows: list[tuple[tuple[int, tuple[Frame, ...]], ...]]) -> Evidence:
+    return _exiting(info, [tuple(_in(tid, fs) for tid, fs in row) for row in rows], 0.25)
 
 
 def test_a_chain_of_timers_caught_at_a_hand_over_is_still_one_chain(tmp_path):
