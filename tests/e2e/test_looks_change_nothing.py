@@ -129,9 +129,11 @@ def test_reads_of_a_process_flooding_a_pipe_deliver_every_byte(start_job):
 def test_reads_of_a_process_whose_sleep_ends_into_a_write_deliver_every_byte(start_job):
     """A process asleep and quiet for a second is safe to stop when read, unless its sleep ends before the stop does:
     it wakes into a write on a full pipe, and the stop cuts that write short (seen in CI: a job printing 64 KiB lines
-    after a 6-s sleep lost bytes of output.log, most likely to a look at the end of its sleep). The helper naps 3 s
-    before each of its four 512-KiB writes, which the trainer reads in 0.8 s; it is read again and again for 15 s."""
-    job = start_job("pipe_flood.py", ready_count=2, env={"HW_NAP": "3.0"})
+    after a 6-s sleep lost bytes of output.log, most likely to a look at the end of its sleep). The helper naps 4 s
+    before each of its four 512-KiB writes, which the trainer reads in 0.8 s; it is read again and again for 19 s.
+    (A stop needs it seen quiet for 1 s and 2 s from its sleep's end: a nap of 3 s left no time between the two, and
+    the test, no read with a stop, failed on a machine that read it late.)"""
+    job = start_job("pipe_flood.py", ready_count=2, env={"HW_NAP": "4.0"})
     reads, stopped, out = _read_until_it_ends(job, job.ready_pids()["helper"], 40, every_s=0.01)
     assert "got 2097152 of 2097152 bytes" in out, (out, reads, stopped)
     assert stopped >= 1, (reads, stopped)  # it was read with stops: asleep, far from its sleep's end

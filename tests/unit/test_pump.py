@@ -9,21 +9,25 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from hangwatch.supervise.job.launch import REST_S, OutputLog, Pump, StatusLine, Streams, _widen_pipe
 
 WAIT_S = 10.0
 
 
-def _pumps(tmp_path: Path, n: int) -> tuple[list[int], list[Path], list[Pump], OutputLog, list[float]]:
-    """``n`` pipes, each pumped into a file of its own and into one output.log; the writers' ends, those files, the
-    pumps (started), the log and when each chunk was read."""
+def _pumps(
+    tmp_path: Path, n: int, shared: bool = False
+) -> tuple[list[int], list[Path], list[Pump], OutputLog, list[float]]:
+    """``n`` pipes, each pumped into a file of its own (``shared``: one file for all, as `2>&1`) and into one
+    output.log; the writers' ends, those files, the pumps (started), the log and when each chunk was read."""
     log = OutputLog(open(tmp_path / "output.log", "ab"), tmp_path / "output.log")  # noqa: SIM115 - closed below
     streams, writers, outs, pumps, reads = Streams(), [], [], [], []
     for i in range(n):
         r, w = os.pipe()
         _widen_pipe(r)
-        out = tmp_path / f"out{i}"
-        dst = os.open(out, os.O_WRONLY | os.O_CREAT)
+        out = tmp_path / f"out{0 if shared else i}"
+        dst = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         pumps.append(Pump(r, dst, log, lambda data, at: reads.append(at), StatusLine(enabled=False), None, streams))
         writers.append(w)
         outs.append(out)
@@ -56,10 +60,12 @@ def test_a_stream_that_comes_slowly_is_read_in_fewer_chunks_and_logged_exact(tmp
     assert len(reads) <= 0.3 / REST_S + 4, len(reads)  # 0.3 s of writes: was one read each, 60
 
 
-def test_stdout_and_stderr_keep_the_order_the_job_wrote_them_in(tmp_path):
+@pytest.mark.parametrize("shared", [False, True], ids=["own-files", "one-file"])
+def test_stdout_and_stderr_keep_the_order_the_job_wrote_them_in(tmp_path, shared):
     """Lines written to two pipes in turn (stderr every third), 3 ms apart: one pump rests while the other reads, and
-    reads what the resting one holds before it logs its own. Each of our streams gets its own bytes."""
-    writers, outs, pumps, log, _ = _pumps(tmp_path, 2)
+    reads what the resting one holds before its own, logs it and passes it on. Each of our streams gets its own bytes;
+    where they are one file (`2>&1`, a batch system's one .out file), it gets them in the order written too."""
+    writers, outs, pumps, log, _ = _pumps(tmp_path, 2, shared)
     sent: list[bytes] = [b"", b""]
     order = b""
     for i in range(120):
@@ -71,16 +77,21 @@ def test_stdout_and_stderr_keep_the_order_the_job_wrote_them_in(tmp_path):
         time.sleep(0.003)
     _end(writers, pumps, log)
     assert (tmp_path / "output.log").read_bytes() == order
-    assert [o.read_bytes() for o in outs] == sent
+    assert outs[0].read_bytes() == order if shared else [o.read_bytes() for o in outs] == sent
 
 
-def test_a_flood_is_never_held_back_by_a_rest(tmp_path):
-    """32 MiB in 64 KiB writes, as fast as the pipe takes them: the pump reads on (a rest after each read would
-    hold the writer a tenth of a second each time the pipe filled)."""
+@pytest.mark.parametrize("quiet", [False, True], ids=["at-once", "after-a-quiet-second"])
+def test_a_flood_is_never_held_back_by_a_rest(tmp_path, quiet):
+    """32 MiB in 64 KiB writes, as fast as the pipe takes them, from the start or after a line and a quiet second
+    (the pump rests after that line): the pump reads on. A rest after each read would hold the writer a tenth of a
+    second each time the pipe filled; a rate that counted the rests in never rose above the limit again (2.5 MiB/s)."""
     writers, outs, pumps, log, _ = _pumps(tmp_path, 1)
     block = b"y" * 127 + b"\n"
     block *= 512
     took: list[float] = []
+    head = b"loading\n" if quiet else b""
+    os.write(writers[0], head)
+    time.sleep(1.1 if quiet else 0.0)
 
     def flood() -> None:
         t = time.monotonic()
@@ -92,6 +103,6 @@ def test_a_flood_is_never_held_back_by_a_rest(tmp_path):
     writer.start()
     writer.join(WAIT_S)
     _end(writers, pumps, log)
-    assert outs[0].stat().st_size == 512 * len(block) == (tmp_path / "output.log").stat().st_size
+    assert outs[0].stat().st_size == len(head) + 512 * len(block) == (tmp_path / "output.log").stat().st_size
     # a rest each time the 1 MiB pipe filled: 32 fills, 3.2 s at least
     assert took and took[0] < 16 * REST_S, took

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
@@ -118,12 +119,16 @@ def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
     stacks = [s.frames for s in main.samples if s.frames]
     if not stacks or not all(any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in fs) for fs in stacks):
         return None
-    last = {x.tid for x in samples[-1].threads}
-    others = [x for x in v.threads if x is not main and x.has_stack and not _starting(x, last)]
+    others = [x for x in v.threads if x is not main and x.has_stack]
+    numbered = [n for n in map(_thread_number, others) if n is not None]
+    last = {x.tid for x in samples[-1].threads}  # (the next one caught in its bootstrap, numbered after all the rest)
+    others = [x for x in others if not (_starting(x, last) and (_thread_number(x) or 0) >= max(numbered, default=0))]
     timers = {x.tid: x for x in others if any(map(timer_run, x.frames))}
     seen = [{x.tid for x in s.threads} & timers.keys() for s in samples]
     ended = [timers[tid] for tid in timers if tid not in seen[-1]]
-    one_chain = all(_one_chain(seen, i, timers) for i in range(len(seen)))
+    # two chains would show two Timers in most samples; one shows two only at a hand-over, each one tied to the next
+    handovers = sum(len(x) == 2 for x in seen)
+    one_chain = handovers * 2 <= len(seen) and all(_one_chain(seen, i, timers, site) for i in range(len(seen)))
     if len(timers) < len(others) or not ended or not one_chain or t.tid in seen[0]:
         return None
     return (
@@ -136,28 +141,42 @@ def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
     )
 
 
-def _one_chain(seen: list[set[int]], i: int, timers: dict[int, ThreadView]) -> bool:
-    """Sample ``i`` read one Timer of a chain: one Timer thread, or two caught at a hand-over (the one that fired, in
-    its callback's ``start()`` or past it and never seen again, and the one it started, seen in no sample before)."""
+def _one_chain(seen: list[set[int]], i: int, timers: dict[int, ThreadView], site: Rearm) -> bool:
+    """Sample ``i`` read one Timer of a chain: one Timer thread, or two caught at a hand-over (``_handed``)."""
     if len(seen[i]) != 2:
         return len(seen[i]) == 1
     later, earlier = set().union(*seen[i + 1 :]), set().union(*seen[:i])
     a, b = seen[i]
-    return any(x not in later and _fired(timers[x]) and y not in earlier for x, y in ((a, b), (b, a)))
+    return any(x not in later and y not in earlier and _handed(timers[x], timers[y], site) for x, y in ((a, b), (b, a)))
+
+
+def _handed(old: ThreadView, new: ThreadView, site: Rearm) -> bool:
+    """``old`` fired (its last stack is past its wait, never seen again) and started ``new``: its last stack runs the
+    function that re-arms, or the two bear Python's names of two threads started one after the other (``Thread-7``,
+    ``Thread-8``)."""
+    frames = old.last.frames
+    at = next((i for i, f in enumerate(frames) if timer_run(f)), None)
+    if at is None or (at > 0 and sg.method(frames[at - 1]) == "wait" and not sg.is_user(frames[at - 1])):
+        return False  # (still in its own wait: not fired)
+    a, b = _thread_number(old), _thread_number(new)
+    callback = site.function.rsplit(".", 1)[-1]
+    return any(sg.method(f) == callback for f in frames[:at]) or (a is not None and b == a + 1)
 
 
 def _starting(t: ThreadView, last: set[int]) -> bool:
     """``t`` was read once, in the last sample, still in threading's bootstrap (before its ``run``): a thread being
-    started, the next Timer of a chain caught as the last one's callback starts it."""
+    started (the next Timer of a chain, where it bears the newest of Python's thread names)."""
     in_bootstrap = all(f.file.endswith("/threading.py") and sg.method(f) != "run" for f in t.frames)
     return len(t.samples) == 1 and t.tid in last and in_bootstrap
 
 
-def _fired(t: ThreadView) -> bool:
-    """The Timer's last stack read is past its wait: it runs its callback or ends (its ``run`` calls no wait)."""
-    frames = t.last.frames
-    at = next((i for i, f in enumerate(frames) if timer_run(f)), None)
-    return at is not None and (at == 0 or sg.method(frames[at - 1]) != "wait" or sg.is_user(frames[at - 1]))
+def _thread_number(t: ThreadView) -> int | None:
+    """N of the name Python gives a thread started with none (``Thread-N``); None for any other name."""
+    m = THREAD_NAME.fullmatch(t.name)
+    return int(m.group(1)) if m else None
+
+
+THREAD_NAME = re.compile(r"Thread-(\d+)")
 
 
 def rearm_site(v: ProcessView) -> Rearm | None:

@@ -258,7 +258,7 @@ class Pump(threading.Thread):
         self.to_file = _is_file(dst_fd)
         self.read_at = time.monotonic()  # when it last read a chunk or passed one on (a drain waits while it does)
         self.group = group or Streams()
-        self.backlog: list[bytes] = []  # what another pump read for it while it rested, logged, to pass on
+        self.out_lock = threading.Lock()  # held while a chunk of this stream is passed on, by whichever pump
         self.flow = _Flow(_capacity(src_fd))
 
     def _moved(self) -> None:
@@ -281,27 +281,23 @@ class Pump(threading.Thread):
                     raise
                 if not data:
                     break
-                with self.group.lock:
-                    self.group.take_resting(self)  # what the resting stream holds came first: logged first
-                    self.take(data)
-                self.pass_on(data)
-                if self.flow.rests_after(len(data)) and self.group.rest(self):
-                    for chunk in self.group.woke(self):
-                        self.pass_on(chunk)
+                self.group.take(self, data)
+                if self.flow.rests_after(len(data)) and not _queued(self.src_fd):
+                    self.group.rest(self)  # (where no other pump rests)
         finally:
             os.close(self.src_fd)
             self.closed = True
             if self.on_close is not None:
                 self.on_close()  # the job closed its output (usually: it exited): wake the loop now
 
-    def take(self, data: bytes) -> None:
+    def log_chunk(self, data: bytes) -> None:
         """Log a chunk read from this stream (under the group's lock: the log holds the streams in the order read)."""
         self._moved()
         self.log.write(data)
         self.on_chunk(data, time.time())  # progress as read, before the pass-through may wait
 
     def pass_on(self, data: bytes) -> None:
-        """Our own stream gets the chunk, until its reader goes away (by this pump's thread alone: in order)."""
+        """Our own stream gets the chunk, until its reader goes away (``out_lock`` held: in order)."""
         if self.passthrough:
             self.held_since = time.monotonic()
             try:
@@ -315,50 +311,64 @@ class Streams:
     """The output streams of one job (stdout and stderr under pipes). A pump whose job writes little rests REST_S
     after a read, so that what the job writes meanwhile comes in one read (a job flushing 20 lines 50 times a second
     cost 50 reads, log writes and pass-throughs a second: the pump was 60 % of hangwatch's CPU at rest). One pump
-    rests at a time; the others read as the job writes, and each, before it logs what it read, reads and logs what
-    the resting one holds, written before: output.log keeps the streams' order as the job wrote them."""
+    rests at a time; another that reads first reads what the resting one holds (written before its own), logs it and
+    passes it on, then its own: output.log, and our own stdout and stderr where they are one file (``2>&1``), keep
+    the streams in the order the job wrote them."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.resting: Pump | None = None
 
-    def rest(self, pump: Pump) -> bool:
-        """``pump`` rests REST_S where no other pump does (False: it reads on at once)."""
+    def take(self, pump: Pump, data: bytes) -> None:
+        """``data``, read from ``pump``'s stream, logged and passed on, after what the resting pump holds."""
+        with self.lock:
+            held = self._take_resting(pump)
+            pump.log_chunk(data)
+            pump.out_lock.acquire()  # before the lock goes: the resting pump's next chunk waits for these
+        try:
+            if held is not None:
+                held[0].pass_on(held[1])
+            pump.pass_on(data)
+        finally:
+            pump.out_lock.release()
+            if held is not None:
+                held[0].out_lock.release()  # (after its own: the woken pump's next chunk comes after both)
+
+    def rest(self, pump: Pump) -> None:
+        """``pump`` rests REST_S where no other pump does."""
         with self.lock:
             if self.resting is not None:
-                return False
+                return
             self.resting = pump
         time.sleep(REST_S)
-        return True
-
-    def woke(self, pump: Pump) -> list[bytes]:
-        """``pump``'s rest ended: what others read for it meanwhile (logged), to pass on before its next read."""
         with self.lock:
             self.resting = None
-            backlog, pump.backlog = pump.backlog, []
-        return backlog
 
-    def take_resting(self, reader: Pump) -> None:
-        """(Under the lock) the resting pump's pending bytes, read and logged by ``reader`` before its own."""
+    def _take_resting(self, reader: Pump) -> tuple[Pump, bytes] | None:
+        """(Under the lock) what the resting pump's stream holds, read and logged by ``reader`` before its own, with
+        that pump's ``out_lock`` taken for it to be passed on; None where there is none."""
         p = self.resting
         if p is None or p is reader:
-            return
+            return None
         try:
-            pending = struct.unpack("i", fcntl.ioctl(p.src_fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+            pending = _queued(p.src_fd)
             data = os.read(p.src_fd, pending) if pending > 0 else b""  # (it reads nothing while it rests: no wait)
         except OSError:
-            return  # (its end closed: the pump reads its end itself once it wakes)
-        if data:
-            p.take(data)
-            p.backlog.append(data)
-            p.flow.bytes += len(data)  # (its rate counts them)
+            return None  # (its end closed: the pump reads its end itself once it wakes)
+        if not data:
+            return None
+        p.log_chunk(data)
+        p.flow.bytes += len(data)  # (its rate counts them)
+        p.out_lock.acquire()
+        return p, data
 
 
 class _Flow:
     """How fast a stream comes, to say whether its pump may rest (REST_S) without the writer ever waiting on it: only
-    while, at the rate of the last second, REST_S fills a quarter of its buffer at most."""
+    after a read of under a quarter of its buffer, and while, at the rate of the last second, REST_S fills less."""
 
     def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
         self.most = capacity / 4 / REST_S  # bytes a second
         self.since, self.bytes, self.rate = time.monotonic(), 0, 0.0
 
@@ -369,8 +379,8 @@ class _Flow:
         took = now - self.since
         if took >= 1.0:
             self.rate, self.since, self.bytes = self.bytes / took, now, 0
-            return self.rate <= self.most
-        return max(self.rate, self.bytes / max(took, REST_S)) <= self.most
+            return n * 4 < self.capacity and self.rate < self.most
+        return n * 4 < self.capacity and max(self.rate, self.bytes / max(took, REST_S)) < self.most
 
 
 def _capacity(fd: int) -> int:
@@ -436,14 +446,18 @@ def _is_file(fd: int) -> bool:
         return False
 
 
+def _queued(fd: int) -> int:
+    """How many bytes wait in our read end ``fd`` (FIONREAD); 0 where it cannot be read."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except OSError:
+        return 0
+
+
 def _backed_up(fd: int) -> bool:
     """Whether the job's side of our read end ``fd`` holds at least half of what it can (a pipe's size; a pty's
     line buffer, 4 KiB)."""
-    try:
-        queued: int = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
-    except OSError:
-        return False
-    return queued * 2 >= _capacity(fd)
+    return _queued(fd) * 2 >= _capacity(fd)
 
 
 def _widen_pipe(fd: int) -> None:
