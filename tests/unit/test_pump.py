@@ -18,9 +18,9 @@ WAIT_S = 10.0
 
 def _pumps(
     tmp_path: Path, n: int, shared: bool = False
-) -> tuple[list[int], list[Path], list[Pump], OutputLog, list[float]]:
+) -> tuple[list[int], list[Path], list[Pump], OutputLog, list[tuple[float, bytes]]]:
     """``n`` pipes, each pumped into a file of its own (``shared``: one file for all, as `2>&1`) and into one
-    output.log; the writers' ends, those files, the pumps (started), the log and when each chunk was read."""
+    output.log; the writers' ends, those files, the pumps (started), the log and each chunk read, with its stamp."""
     log = OutputLog(open(tmp_path / "output.log", "ab"), tmp_path / "output.log")  # noqa: SIM115 - closed below
     streams, writers, outs, pumps, reads = Streams(), [], [], [], []
     for i in range(n):
@@ -28,7 +28,9 @@ def _pumps(
         _widen_pipe(r)
         out = tmp_path / f"out{0 if shared else i}"
         dst = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        pumps.append(Pump(r, dst, log, lambda data, at: reads.append(at), StatusLine(enabled=False), None, streams))
+        pumps.append(
+            Pump(r, dst, log, lambda data, at: reads.append((at, data)), StatusLine(enabled=False), None, streams)
+        )
         writers.append(w)
         outs.append(out)
     for p in pumps:
@@ -58,6 +60,25 @@ def test_a_stream_that_comes_slowly_is_read_in_fewer_chunks_and_logged_exact(tmp
     _end(writers, pumps, log)
     assert (tmp_path / "output.log").read_bytes() == sent and outs[0].read_bytes() == sent
     assert len(reads) <= 0.3 / REST_S + 4, len(reads)  # 0.3 s of writes: was one read each, 60
+
+
+def test_what_a_rest_let_in_is_stamped_when_the_rest_began_and_what_follows_a_quiet_as_read(tmp_path):
+    """A line written during a rest is read up to REST_S later: it is stamped no later than it was written (a counter
+    line stamped after the heartbeat it came before said the counter had moved past the beats: HF's trainer, hung,
+    was recorded with the log's counter as its last progress once in CI). A line after a quiet second, read at once,
+    is stamped as read, never with an old rest's start."""
+    writers, _, pumps, log, reads = _pumps(tmp_path, 1)
+    os.write(writers[0], b"step 1\n")
+    time.sleep(0.02)  # the pump has read it and rests
+    written = time.time()
+    os.write(writers[0], b"step 2\n")
+    time.sleep(1.0)
+    late = time.time()
+    os.write(writers[0], b"step 3\n")
+    _end(writers, pumps, log)
+    stamp = {line: at for at, data in reads for line in data.splitlines()}
+    assert stamp[b"step 2"] <= written, (stamp, written)
+    assert stamp[b"step 3"] >= late, (stamp, late)
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["own-files", "one-file"])

@@ -259,6 +259,10 @@ class Pump(threading.Thread):
         self.read_at = time.monotonic()  # when it last read a chunk or passed one on (a drain waits while it does)
         self.group = group or Streams()
         self.out_lock = threading.Lock()  # held while a chunk of this stream is passed on, by whichever pump
+        # When its rest began, while what the rest let in waits to be read: those bytes were written after it (the
+        # read before the rest left none), so they are stamped with it, not with their read up to REST_S later (a
+        # counter line stamped after a heartbeat it came before would say the counter moved on past the beats).
+        self.rested_at: float | None = None
         self.flow = _Flow(_capacity(src_fd))
 
     def _moved(self) -> None:
@@ -282,6 +286,7 @@ class Pump(threading.Thread):
                 if not data:
                     break
                 self.group.take(self, data)
+                self.rested_at = None
                 if self.flow.rests_after(len(data)) and not _queued(self.src_fd):
                     self.group.rest(self)  # (where no other pump rests)
         finally:
@@ -294,7 +299,7 @@ class Pump(threading.Thread):
         """Log a chunk read from this stream (under the group's lock: the log holds the streams in the order read)."""
         self._moved()
         self.log.write(data)
-        self.on_chunk(data, time.time())  # progress as read, before the pass-through may wait
+        self.on_chunk(data, self.rested_at or time.time())  # progress as read, before the pass-through may wait
 
     def pass_on(self, data: bytes) -> None:
         """Our own stream gets the chunk, until its reader goes away (``out_lock`` held: in order)."""
@@ -339,10 +344,12 @@ class Streams:
         with self.lock:
             if self.resting is not None:
                 return
-            self.resting = pump
+            self.resting, pump.rested_at = pump, time.time()
         time.sleep(REST_S)
         with self.lock:
             self.resting = None
+            if not _queued(pump.src_fd):
+                pump.rested_at = None  # (what comes next is stamped as read)
 
     def _take_resting(self, reader: Pump) -> tuple[Pump, bytes] | None:
         """(Under the lock) what the resting pump's stream holds, read and logged by ``reader`` before its own, with
