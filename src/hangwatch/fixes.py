@@ -417,6 +417,13 @@ MAIN_GUARD_FIX = (
     "forever.",
 )
 
+INITIALIZER_FIX = (
+    "Fix the error the pool's initializer raises, at the line named: multiprocessing.Pool starts a new worker for each "
+    "one that dies there, for ever, and never fails the call that waits (CPython gh-87472).",
+    "Or make the initializer catch its own error and leave the worker usable, or check what it needs before the pool "
+    "starts; bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError.",
+)
+
 POOL_HANDLER_FIX = (
     "Do not return tensors from multiprocessing.Pool workers that exit after their task (maxtasksperchild): "
     "return numpy arrays or lists (`t.numpy()`), or call "

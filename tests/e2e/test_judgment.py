@@ -1090,6 +1090,24 @@ def test_a_spawn_pools_workers_that_die_importing_the_script_again_are_a_hang(ru
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("twin", 0), ("hang", 125)])
+def test_a_pool_whose_initializer_raises_in_every_worker_is_a_hang(run, arg, code):
+    """A fork Pool's initializer that raises ends each worker before its first task, and the pool starts another for
+    ever (CPython gh-87472): map() never returns while the output fills with the same traceback. The job's children
+    came and went and main's I/O counters held their bytes: it was "proof of work", and the job ran until
+    --startup-grace. The deaths are read from the output (a traceback through the pool's `initializer(*initargs)`, the
+    same error at the same line three times, not one a network may pass), with a worker ended during the look and
+    none past its initializer: proven at the pool's call, the initializer's line and error said. The twin's
+    initializer fails its first four runs the same way, then passes; its workers come and go (one task each) and the
+    job ends."""
+    root = _both_ways(run, "pool_initializer_raises.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "child.wait" and "in the pool's initializer, open_shard()" in root["summary"], root
+        assert "RuntimeError: cannot open the dataset shard" in root["summary"], root
+        assert "initializer" in root["fix"][0], root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [(("event", "14"), 0), (("future", "14"), 0), ("nested", 125)])
 def test_a_wait_on_a_thread_parked_in_a_native_call_while_native_threads_work_is_no_hang(run, arg, code):
     """Main waits on an Event (or a Future) that a thread sets after tokenizers' encode_batch, which parks that

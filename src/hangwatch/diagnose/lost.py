@@ -24,6 +24,7 @@ from hangwatch.diagnose.state import Activity, activity
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.fixes import (
     EXECUTOR_FIX,
+    INITIALIZER_FIX,
     LOST_WORK_FIX,
     MAIN_GUARD_FIX,
     POOL_CALLBACK_FIX,
@@ -298,6 +299,12 @@ _TOP_LEVEL = re.compile(r'File "([^"<\n][^"\n]*)", line (\d+), in <module>\r?\n(
 # _check_not_importing_main): the script starts processes at its top level, and every worker that imports it again
 # reaches that line too.
 _BOOTSTRAPPING = "finished its bootstrapping phase"
+# A fork or spawn pool's worker runs the pool's initializer before its first task; one that raises ends the worker, and
+# the pool starts another that runs it again, for ever (CPython's gh-87472): its traceback passes through this line.
+_INITIALIZER = re.compile(
+    r'File "[^"\n]*multiprocess(?:ing)?/pool\.py", line \d+, in worker\r?\n +initializer\(\*initargs\)\r?\n'
+)
+_TRACEBACK_LINE = "Traceback (most recent call last):"
 SAME_DEATHS = 3  # a worker's death while importing the script, at the same line: this many times
 # What a network or a service says when it may answer the next time (lower case): a top level that fails so may not
 # fail again
@@ -331,10 +338,28 @@ def _deaths_at_start(tail: str) -> tuple[int, list[tuple[str, int, str | None]],
     return len(starts), lines, _BOOTSTRAPPING in tail[starts[0].end() :]
 
 
+def _initializer_deaths(tail: str) -> list[Raised]:
+    """The tracebacks of the output that rose from a pool's initializer (multiprocessing's worker runs it before it
+    takes a task), each with what it raised and the job's line that raised it, in the order printed."""
+    deaths: list[Raised] = []
+    for m in _INITIALIZER.finditer(tail):
+        after = tail[m.end() :]
+        ends = [i for i in (after.find("\nTraceback"), after.find("\nProcess ")) if i >= 0]
+        found = tracebacks(f"{_TRACEBACK_LINE}\n{after[: min(ends) if ends else len(after)]}")
+        deaths.extend(r for r in found[:1] if r.frame is not None)
+    return deaths
+
+
 def _in_bootstrap(w: ProcessView) -> bool:
-    """A pool worker that has not reached the pool's loop in any sample (no stack read runs multiprocessing's pool.py:
-    it still starts, or imports the main script again), or was not read at all (gone before the look, or starting)."""
-    return not any(f.file.endswith("/pool.py") for t in w.threads for stack in t.stacks for f in stack)
+    """A pool worker that has not reached the pool's loop in any sample (no stack read runs multiprocessing's pool.py
+    past its initializer: it still starts, imports the main script again, or runs the initializer), or was not read
+    at all (gone before the look, or starting)."""
+    return not any(
+        f.file.endswith("/pool.py") and "initializer(" not in (f.code or "")
+        for t in w.threads
+        for stack in t.stacks
+        for f in stack
+    )
 
 
 def _thread_pool_worker(t: ThreadView) -> bool:
@@ -353,58 +378,81 @@ def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
     """The pool's workers die as they start, and each replacement will too. The caller waits for a process pool's
     results (no thread of it runs the pool's worker loop: not a ThreadPool); the job's output holds the tracebacks of
     workers that died importing the caller's own script again (spawn imports it in every worker), with Python's own
-    refusal to start a process from a script's top level while it is imported, or the same top-level line three times
-    (not an error a network may pass); a worker of it ended during the look (the deaths go on now: not a log's
-    earlier run); and no worker was seen past that import. Every replacement runs the same script, so no worker will
-    take a task."""
+    refusal to start a process from a script's top level while it is imported, or the same top-level line three times,
+    or that died in the pool's initializer three times at the same line with the same error (neither an error a
+    network may pass); a worker of it ended during the look (the deaths go on now: not a log's earlier run); and no
+    worker was seen past that start. Every replacement runs the same code, so no worker will take a task."""
     t = v.main_thread
-    script = _script(v)
-    if t is None or script is None or any(_thread_pool_worker(x) for x in v.threads):
+    if t is None or any(_thread_pool_worker(x) for x in v.threads):
         return None
     tail = job_log([p.output_tail for p in scene.evidence.processes])
-    count, tops, refused = _deaths_at_start(tail)
-    if count == 0 or not tops or tops[-1][0] != script:
-        return None  # no death importing this process's own script
-    after = tail[tail.find("_fixup_main_from_path") :].lower()
-    if not refused and (
-        count < SAME_DEATHS or len({(f, n) for f, n, _ in tops}) != 1 or any(w in after for w in _MAY_PASS)
-    ):
-        return None  # deaths at different lines, or of an error that may pass: not one death that comes again
+    dies = _dies_importing(tail, _script(v)) or _dies_initializing(tail)
+    if dies is None:
+        return None
+    at, why, during, fix = dies
     parents = scene.pool_parents(v.pid)
     kids = scene.pool_workers(v.pid)
     ended = [k for k in kids if k.ended] + [
         g for g in scene.evidence.vanished if g.ppid in parents and g.gone_at >= scene.evidence.started_at
     ]
     if not ended or not all(_in_bootstrap(k) for k in kids):
-        return None  # no worker died during the look, or one got past the import: tasks may be taken
+        return None  # no worker died during the look, or one got past its start: tasks may be taken
     frame = innermost_user(t.frames)
+    read = [k for k in kids if any(x.has_stack for x in k.threads)]
+    return Lost(
+        v,
+        t,
+        frame,
+        f"each pool worker dies {during}, at {at} ({why}), one of them during the look; every replacement runs the "
+        "same code: no worker will take a task",
+        f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts, "
+        f"{during}, at {at}: {why}. The pool replaces it with one that dies the same way.",
+        (
+            f"{v.label()} waits for results at {describe(frame)}"
+            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"the job's output: {why}, the last at {at}",
+            f"{len(ended)} pool worker(s) ended during the look; of the {len(kids)} alive, {len(read)} read, none "
+            "past its start (in the pool's own loop)",
+        ),
+        fix,
+        0.92,
+        Cause.CHILD_WAIT,
+    )
+
+
+def _dies_importing(tail: str, script: str | None) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """Where, why and how workers die importing ``script`` again (spawn), and the fix; None where they do not."""
+    count, tops, refused = _deaths_at_start(tail)
+    if script is None or count == 0 or not tops or tops[-1][0] != script:
+        return None  # no death importing this process's own script
+    after = tail[tail.find("_fixup_main_from_path") :].lower()
+    if not refused and (
+        count < SAME_DEATHS or len({(f, n) for f, n, _ in tops}) != 1 or any(w in after for w in _MAY_PASS)
+    ):
+        return None  # deaths at different lines, or of an error that may pass: not one death that comes again
     _, line, code = tops[-1]
     at = f"{script.rsplit('/', 1)[-1]}:{line}" + (f" `{code.strip()}`" if code else "")
     why = (
         "Python refuses to start a process from a script's top level while a worker imports it (\"An attempt has "
         'been made to start a new process before the current process has finished its bootstrapping phase")'
         if refused
-        else f"the job's output holds {count} tracebacks of workers that died there"
+        else f"{count} tracebacks of workers that died importing the script again (multiprocessing's "
+        "_fixup_main_from_path)"
     )
-    read = [k for k in kids if any(x.has_stack for x in k.threads)]
-    return Lost(
-        v,
-        t,
-        frame,
-        f"each pool worker dies importing the main script again, at its top-level line {at} ({why}), one of them "
-        "during the look; every replacement imports the same script: no worker will take a task",
-        f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts. The spawn "
-        f"start method runs the script again in each worker, and its top level, at {at}, ends the worker: {why}. "
-        "The pool replaces it with one that dies the same way.",
-        (
-            f"{v.label()} waits for results at {describe(frame)}"
-            + (f" `{frame.code}`" if frame and frame.code else ""),
-            f"the job's output: {count} traceback(s) of a worker that died importing the script again "
-            "(multiprocessing's _fixup_main_from_path), the last at its top-level line " + at,
-            f"{len(ended)} pool worker(s) ended during the look; of the {len(kids)} alive, {len(read)} read, none "
-            "past that import (in the pool's own loop)",
-        ),
-        MAIN_GUARD_FIX,
-        0.92,
-        Cause.CHILD_WAIT,
-    )
+    return at, why, "importing the main script again (spawn runs it in every worker)", MAIN_GUARD_FIX
+
+
+def _dies_initializing(tail: str) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """Where, why and how workers die in the pool's initializer, and the fix: the same error at the same line, the
+    last SAME_DEATHS times, an error a network would not pass; None otherwise."""
+    deaths = _initializer_deaths(tail)[-SAME_DEATHS:]
+    if len(deaths) < SAME_DEATHS:
+        return None
+    same = {(d.frame.file, d.frame.line, re.sub(r"\d+", "N", d.exception)) for d in deaths if d.frame is not None}
+    last = deaths[-1]
+    if len(same) != 1 or last.frame is None or any(w in last.exception.lower() for w in _MAY_PASS):
+        return None
+    f = last.frame
+    at = f"{f.file.rsplit('/', 1)[-1]}:{f.line}" + (f" `{f.code.strip()}`" if f.code else "")
+    why = f"the last {len(deaths)} tracebacks of workers all raised {last.exception[:200]} there"
+    return at, why, f"in the pool's initializer, {f.function}()", INITIALIZER_FIX

@@ -177,6 +177,10 @@ class StallDetector:
                 redrawn = base is not None and p.step in (base, base + 1) and p.at - self.last.at <= REDRAW_S
                 self._counter_moved = self._counter_moved or not redrawn
             return False
+        if p.strength == Strength.OUTPUT and self.state == State.HUNG:
+            # Plain output does not say a loop runs (below): nor that a declared hang ended (a pool's workers that
+            # die in their initializer print the same traceback, hundreds a second, while map() waits for ever)
+            return False
         if p.strength > self.strength:
             self.points.clear()
         if p.step is not None:
