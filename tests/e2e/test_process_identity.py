@@ -118,3 +118,41 @@ def test_a_one_second_capture_spans_a_second_for_every_process(tmp_path):
     finally:
         os.killpg(parent.pid, signal.SIGKILL)
         parent.wait(timeout=10)
+
+
+REAPER = (
+    "import subprocess, sys, time\n"
+    "print('ready', flush=True)\n"
+    "while True:\n"
+    "    if sys.argv[1] == 'children':\n"
+    "        subprocess.run([sys.executable, '-c', \"open('/dev/zero', 'rb').read(64 << 20)\"], check=True)\n"
+    "    else:\n"
+    "        open('/dev/zero', 'rb').read(8 << 20)\n"
+    "        time.sleep(0.05)\n"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("who", ["children", "itself"])
+def test_bytes_a_parent_holds_for_the_children_it_reaped_are_said_so(who):
+    """The kernel adds the I/O counters of a child its parent waited for to the parent's own /proc/PID/io: a process
+    that waits on short children (a pool whose workers die in their initializer, a loop of subprocess.run) read as
+    having moved their bytes itself. Where it reaped a child during the look (its cutime + cstime grew), the fact says
+    "and the children it reaped"; a process that reads the bytes itself is said to move them, alone."""
+    from hangwatch.capture.sampler import capture_job
+    from hangwatch.diagnose.scene import Scene
+
+    p = subprocess.Popen([sys.executable, "-c", REAPER, who], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline() == b"ready\n"
+        ev = capture_job(p.pid, window_s=1.5, gpu=False, kernel=False, flight=False)
+        parent = next(v for v in Scene.of(ev).views if v.pid == p.pid)
+        work = parent.work or ""
+        if who == "children":
+            assert f"{parent.label()} and the children it reaped moved" in work, work
+        else:
+            assert f"{parent.label()} moved" in work and "reaped" not in work, work
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)

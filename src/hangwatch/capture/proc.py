@@ -88,6 +88,7 @@ class Stat:
     num_threads: int
     starttime: int
     exit_code: int | None = None  # a zombie's exit status as waitpid reports it (field 52, Linux 3.5 and later)
+    reaped_ticks: int = 0  # cutime + cstime: the CPU of the children it has waited for (their I/O joins its own)
 
 
 def read_text(path: Path) -> str | None:
@@ -200,6 +201,7 @@ def parse_stat(raw: str | None) -> Stat | None:
             num_threads=int(fields[17]),
             starttime=int(fields[19]),
             exit_code=int(fields[49]) if len(fields) > 49 else None,
+            reaped_ticks=int(fields[13]) + int(fields[14]),
         )
     except (IndexError, ValueError):
         return None

@@ -211,6 +211,7 @@ def _state_sample(
         syscalls=_syscalls_of(io),
         exit_status=st.exit_code if st.state.startswith("Z") else None,
         tracer=proc.tracer_of(pid) if st.state == "t" else None,
+        reaped_cpu=st.reaped_ticks / clock_ticks,
     )
     return sample, tasks
 

@@ -379,11 +379,13 @@ class ProcessView:
         calls = self.delta("syscalls")
         # One call is no proof: a write() blocked on a full pipe returns what it wrote so far when a stack read
         # interrupts it (64 KiB, once), though the writer never moves on.
+        # the kernel adds the counters of a child it waited for to its own: where it reaped one, they may be theirs
+        who = self.label() + (" and the children it reaped" if (self.delta("reaped_cpu") or 0) > 0 else "")
         if self.moved_bytes >= MOVING_BYTES and (calls is None or calls >= 2):
-            return f"{self.label()} moved {size_text(self.moved_bytes)} in {dur}" + self.writing_text()
+            return f"{who} moved {size_text(self.moved_bytes)} in {dur}" + self.writing_text()
         disk = self.disk_bytes
         if disk >= DISK_BYTES:  # a mapped file's page faults and readahead move storage bytes with no read call
-            return f"{self.label()} moved {size_text(disk)} to or from storage in {dur}" + self.writing_text()
+            return f"{who} moved {size_text(disk)} to or from storage in {dur}" + self.writing_text()
         t = self.main_thread
         if t is not None and t.stack_changed and (self.cpu_percent or 0.0) > BUSY_CPU_PERCENT:
             return f"{self.label()} used {self.cpu_text()} in {dur} with its stack moving"

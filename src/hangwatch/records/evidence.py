@@ -96,6 +96,9 @@ class ProcessSample:
     # None: not a zombie, or not read
     exit_status: int | None = None
     tracer: int | None = None  # the pid that traces it (TracerPid), read where it was in a tracing stop (t)
+    # cutime + cstime, seconds: the CPU of the children it waited for. The kernel adds a reaped child's I/O counters
+    # to its parent's /proc/PID/io: where this grew, rchar and wchar hold its children's bytes too
+    reaped_cpu: float | None = None
 
 
 @frozen
