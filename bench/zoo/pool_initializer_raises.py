@@ -7,6 +7,7 @@ every new worker, again and again, and the program never ends
 mechanism: multiprocessing's worker runs `initializer(*initargs)` before it takes a task; an exception ends the
 worker, and the pool's worker handler replaces every worker that exits, with no limit and no error to the caller.
 expect: hung child.wait
+output: file
 """
 import multiprocessing as mp
 
