@@ -417,6 +417,11 @@ MAIN_GUARD_FIX = (
     "forever.",
 )
 
+QUEUE_PICKLE_FIX = (
+    "Put only what pickles on a multiprocessing.Queue (no locks, open files, sockets or generators; send a path or "
+    "the plain data instead): its feeder thread prints the error and drops the item, and get() waits for it for ever.",
+)
+
 INITIALIZER_FIX = (
     "Fix the error the pool's initializer raises, at the line named: multiprocessing.Pool starts a new worker for each "
     "one that dies there, for ever, and never fails the call that waits (CPython gh-87472).",

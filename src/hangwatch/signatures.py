@@ -278,6 +278,19 @@ THREAD_SYNC = (
 # in the line (a generated source line can be long): a name is a whole run of its characters, matched once from the
 # run's start, then searched for a lock-like word.
 WITH_NAME = re.compile(r"^\s*with\s+([\w.\[\]()]+)\s*(?:,|:|as)")  # anchored: linear
+# A multiprocessing.Queue's feeder thread that could not send an item (it failed to pickle) prints this frame in its
+# traceback and drops the item: the queue's reader waits for it for ever.
+FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
+
+
+def feeder_failed(tail: str) -> str | None:
+    """The error the job's output says a queue's feeder thread failed with (its traceback's last line), or None."""
+    found = list(FEED_TRACEBACK.finditer(tail))
+    if not found:
+        return None
+    return next((ln.strip()[:200] for ln in tail[found[-1].end() :].splitlines() if ln and not ln.startswith(" ")), "")
+
+
 ACQUIRE_CALL = re.compile(r"(?<![\w.\[\]])([\w.\[\]]+)\.acquire\(")
 _LOCK_WORD = re.compile(r"lock|mutex|mtx|sem", re.IGNORECASE)
 _WITH_LOCK_WORD = re.compile(r"lock|mutex|mtx|sem|cond", re.IGNORECASE)

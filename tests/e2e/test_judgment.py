@@ -1108,6 +1108,19 @@ def test_a_pool_whose_initializer_raises_in_every_worker_is_a_hang(run, arg, cod
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("twin", 0), ("hang", 125)])
+def test_a_queue_item_that_cannot_be_pickled_is_named_as_the_cause(run, arg, code):
+    """A multiprocessing.Queue drops an item its feeder thread cannot pickle (the error printed, nothing raised): the
+    child that get()s it waits for ever while the parent joins it. The cycle (the parent joins the child that reads a
+    pipe only the parent writes) was proven at the join, but the words were the cycle's alone; the feeder's error in
+    the job's output is now said, with the fix of a queue's item that does not pickle. The twin's item pickles."""
+    root = _both_ways(run, "mp_queue_unpicklable.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "child.wait" and "cannot pickle '_thread.lock' object" in root["summary"], root
+        assert "pickles" in root["fix"][0], root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [(("event", "14"), 0), (("future", "14"), 0), ("nested", 125)])
 def test_a_wait_on_a_thread_parked_in_a_native_call_while_native_threads_work_is_no_hang(run, arg, code):
     """Main waits on an Event (or a Future) that a thread sets after tokenizers' encode_batch, which parks that

@@ -7,7 +7,6 @@ has the fetcher (``fetch.py``) or user frames above ``_worker_loop``.
 
 from __future__ import annotations
 
-import re
 import signal
 
 from hangwatch import signatures as sg
@@ -35,7 +34,6 @@ from hangwatch.records.incident import Finding
 from hangwatch.records.values import frozen
 
 STUCK = Cause.DATALOADER_WORKER_STUCK
-_FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 
 
 def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | None) -> list[str]:
@@ -455,10 +453,9 @@ def _batch_lost(
     ]
     conf = 0.75
     tail = main.ev.output_tail or ""
-    m = _FEED_TRACEBACK.search(tail)
-    if m:
-        err = next((ln for ln in tail[m.end() :].splitlines() if ln and not ln.startswith(" ")), "")
-        ev.append(f"the log shows a worker's queue feeder thread failed: {err.strip()[:200]}")
+    err = sg.feeder_failed(tail)
+    if err is not None:
+        ev.append(f"the log shows a worker's queue feeder thread failed: {err}")
         conf = 0.92
     if mt.idle_throughout:
         ev.append(f"main thread idle for {main.duration_s:.0f} s")

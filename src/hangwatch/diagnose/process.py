@@ -27,6 +27,7 @@ from hangwatch.fixes import (
     CHILD_WAIT_FIX,
     DEBUGGER_FIX,
     INPUT_FIX,
+    QUEUE_PICKLE_FIX,
     SELF_WAIT_FIX,
 )
 from hangwatch.records.evidence import Frame, LockWait, Role
@@ -250,6 +251,11 @@ def _launches_ranks(kids: list[ProcessView]) -> bool:
     return bool(kids) and all(k.role == Role.RANK for k in kids)
 
 
+def _reads_a_queue(f: Frame) -> bool:
+    """A frame of a multiprocessing.Queue's get."""
+    return sg.at(f, "multiprocessing/queues.py", frozenset({"get"}))
+
+
 def _flushes_a_queue(f: Frame) -> bool:
     """A child's frame that flushes a multiprocessing.Queue before it can exit (its feeder, or the exit's join)."""
     return sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})) or sg.at(
@@ -282,6 +288,9 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
         ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
     if kt is not None and kt.any_frame(_flushes_a_queue):
         ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
+    dropped = sg.feeder_failed(v.ev.output_tail or "") if kt is not None and kt.any_frame(_reads_a_queue) else None
+    if dropped is not None:
+        ev.append(f"the job's output: a multiprocessing.Queue's feeder thread failed ({dropped}) and dropped its item")
     # at the child's line, but where the child waits on what this process holds (a pipe it never writes or closes, a
     # full pipe it never reads, a lock): a cycle through the parent, mended at the parent's own wait
     on_parent = any(h.pid == v.pid for w in kid.ev.waits for h in w.holders) and pframe is not None
@@ -289,6 +298,11 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
     where = kid.where(kt, kuser) if kuser is not None and not on_parent else v.where(t, pframe)
     said = state_fact if state_fact.startswith(state) else f"{STATE_WORDS.get(state, state)}: {state_fact}"
     summary = f"{v.label()} waits for its child pid {kid.pid}, which is {said}."
+    if dropped is not None:
+        summary += (
+            f" The child waits on a multiprocessing.Queue, and the job's output shows a queue's feeder thread failed "
+            f"to send an item ({dropped}): a queue drops an item it cannot pickle, so that item never arrives."
+        )
     return named(
         Finding(
             cause=Cause.CHILD_WAIT,
@@ -296,7 +310,7 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
             summary=summary,
             where=where,
             evidence=tuple(ev),
-            fix=_child_fix(kid, v.pid),
+            fix=QUEUE_PICKLE_FIX + CHILD_WAIT_FIX[1:2] if dropped is not None else _child_fix(kid, v.pid),
         )
     )
 
