@@ -301,6 +301,13 @@ DEBUGGER_FIX = (
     "Run unattended jobs with `< /dev/null` and PYTHONBREAKPOINT=0, so no prompt can wait.",
 )
 
+BDB_QUIT_FIX = (
+    "Debug the sample's code with num_workers=0 (it then runs in the main process, at the terminal), or, in a worker "
+    "or child process, with a debugger that listens on a port (remote-pdb, debugpy): multiprocessing gives its "
+    "children /dev/null for standard input.",
+    DEBUGGER_FIX[0],
+)
+
 
 # engine
 UNKNOWN_FIX = (

@@ -397,6 +397,16 @@ def test_a_worker_that_raised_is_named_at_the_datasets_line_not_the_main_loop(ru
     assert any("shard-0042.bin is truncated" in e and "in DataLoader worker 0" in e for e in root["evidence"]), root
 
 
+def test_a_breakpoint_in_a_dataloader_worker_is_named_as_the_crashs_cause(run):
+    """pdb in a DataLoader worker reads /dev/null and quits (BdbQuit, raised again in main): the crash was `unknown`.
+    It is named: the breakpoint, the worker, why it could not prompt, and how to debug a worker's code."""
+    r = run(*FAST, *py("dl_worker_breakpoint.py"))
+    assert r.returncode == 1
+    root = root_cause(run.incident())
+    assert root["cause"] == "process.waits_for_input" and "DataLoader worker" in root["summary"], root
+    assert "num_workers=0" in root["fix"][0], root
+
+
 def test_sigterm_to_hangwatch_stops_the_job_gracefully(run, tmp_path):
     saved = tmp_path / "saved.txt"
     p = run.start("--kill-grace", "10", *py("graceful.py", str(saved)))

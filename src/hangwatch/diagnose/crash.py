@@ -15,6 +15,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose.raised import Raised, first_cause
 from hangwatch.fixes import (
     BATCH_LOST_FIX,
+    BDB_QUIT_FIX,
     CUDA_FORK_FIX,
     CUDA_OOM_FIX,
     GPU_FIX,
@@ -153,6 +154,24 @@ PATTERNS: tuple[CrashPattern, ...] = (
         0.75,
         "The GPU or its driver failed: {err}",
         GPU_FIX,
+    ),
+    # pdb at end of input quits with BdbQuit: a breakpoint() in a process whose stdin is no terminal (multiprocessing
+    # points its children's, DataLoader workers' too, at /dev/null; nohup and batch jobs give main /dev/null)
+    CrashPattern(
+        Cause.PROCESS_WAITS_FOR_INPUT,
+        re.compile(r"bdb\.BdbQuit: Caught BdbQuit in DataLoader worker process (?P<n>\d+)"),
+        0.85,
+        "A breakpoint() in DataLoader worker {n} stopped the job: a worker's standard input is /dev/null "
+        "(multiprocessing gives its children no terminal), so pdb read the end of input at once and quit with BdbQuit.",
+        BDB_QUIT_FIX,
+    ),
+    CrashPattern(
+        Cause.PROCESS_WAITS_FOR_INPUT,
+        re.compile(r"bdb\.BdbQuit"),
+        0.8,
+        "A breakpoint() stopped the job where no one could answer it: its standard input was not a terminal (nohup, "
+        "a batch job, a multiprocessing child), so pdb read the end of input at once and quit with BdbQuit.",
+        BDB_QUIT_FIX,
     ),
 )
 
