@@ -1,5 +1,5 @@
-"""A fork Pool whose initializer fails its first runs the same way (a file another step writes a moment later), then
-passes: the workers that die are replaced, the later ones take tasks, and map() returns.
+"""A fork Pool whose initializer fails the same way for several seconds (a file another step writes then), then passes:
+the workers that die are replaced, hundreds of them, the later ones take tasks, and map() returns.
 
 report: https://github.com/python/cpython/issues/87472
 saw: a pool's initializer error printed again and again; here it stops once what the initializer needs is there.
@@ -33,7 +33,7 @@ def tokenize(args):
 
 
 def write_vocab():
-    time.sleep(0.5)
+    time.sleep(seconds(20))  # looks are taken while every worker still dies with FileNotFoundError
     with open(VOCAB, "w") as f:
         f.write("{}")
 

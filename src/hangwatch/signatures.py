@@ -284,11 +284,13 @@ FEED_TRACEBACK = re.compile(r"queues\.py\", line \d+, in _feed")
 
 
 def feeder_failed(tail: str) -> str | None:
-    """The error the job's output says a queue's feeder thread failed with (its traceback's last line), or None."""
+    """The pickling error the job's output says a queue's feeder thread failed with (its traceback's last line), or
+    None: none, or one of another kind (a BrokenPipeError: the reader went away, a consequence)."""
     found = list(FEED_TRACEBACK.finditer(tail))
     if not found:
         return None
-    return next((ln.strip()[:200] for ln in tail[found[-1].end() :].splitlines() if ln and not ln.startswith(" ")), "")
+    err = next((ln.strip()[:200] for ln in tail[found[-1].end() :].splitlines() if ln and not ln.startswith(" ")), "")
+    return err if "pickl" in err.lower() or "Can't get local object" in err else None
 
 
 ACQUIRE_CALL = re.compile(r"(?<![\w.\[\]])([\w.\[\]]+)\.acquire\(")

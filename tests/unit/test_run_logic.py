@@ -239,17 +239,20 @@ def test_progress_after_hung_recovers():
     assert det.state == State.PROGRESSING
 
 
-def test_plain_output_after_a_declared_hang_is_no_recovery():
-    """A job whose only signal is its output, declared hung at a startup probe (a pool whose workers die in their
-    initializer prints the same traceback hundreds of times a second): that output does not end the hang, as it does
-    not end the startup; a counter does."""
+def test_the_same_output_again_after_a_declared_hang_is_no_recovery():
+    """A job whose only signal is its output, declared hung (a pool whose workers die in their initializer prints the
+    same traceback hundreds of times a second): that output again does not end the hang; a new line does, and so
+    does a counter."""
     det = StallDetector(CFG, started_at=0)
     det.progress(Progress(1, None, "output", Strength.OUTPUT))
     assert det.state == State.STARTING
     det.declare_hung()
-    assert not det.progress(Progress(2, None, "output", Strength.OUTPUT))
+    assert not det.progress(Progress(2, None, "output", Strength.OUTPUT, fresh=False))
     assert det.state == State.HUNG
-    assert det.progress(Progress(3, 4, "tqdm", Strength.COUNTER))
+    assert det.progress(Progress(3, None, "output", Strength.OUTPUT, fresh=True))
+    assert det.state == State.PROGRESSING
+    det.declare_hung()
+    assert det.progress(Progress(4, 4, "tqdm", Strength.COUNTER))
     assert det.state == State.PROGRESSING
 
 

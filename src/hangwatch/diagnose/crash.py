@@ -169,8 +169,9 @@ PATTERNS: tuple[CrashPattern, ...] = (
         Cause.PROCESS_WAITS_FOR_INPUT,
         re.compile(r"bdb\.BdbQuit"),
         0.8,
-        "A breakpoint() stopped the job where no one could answer it: its standard input was not a terminal (nohup, "
-        "a batch job, a multiprocessing child), so pdb read the end of input at once and quit with BdbQuit.",
+        "The debugger ended the job (BdbQuit): a breakpoint() whose prompt was quit (q, Ctrl-D), or one where no one "
+        "could answer it, its standard input no terminal (nohup, a batch job, a multiprocessing child), so pdb read "
+        "the end of input at once.",
         BDB_QUIT_FIX,
     ),
 )

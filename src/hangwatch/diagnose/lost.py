@@ -305,6 +305,26 @@ _INITIALIZER = re.compile(
     r'File "[^"\n]*multiprocess(?:ing)?/pool\.py", line \d+, in worker\r?\n +initializer\(\*initargs\)\r?\n'
 )
 _TRACEBACK_LINE = "Traceback (most recent call last):"
+_CALLED = re.compile(
+    r'[ \t]{0,8}File "[^"\n]{1,4096}", line \d{1,9}, in (\w{1,200})'
+)  # the first frame after it: the initializer
+# Errors of the code itself: the same initializer raises them again in every worker, whatever the job reads or waits
+# for (a FileNotFoundError, a CUDA out-of-memory error or "database is locked" may pass once a file or memory is there)
+_CODE_ERRORS = frozenset(
+    {
+        "NameError",
+        "UnboundLocalError",
+        "AttributeError",
+        "TypeError",
+        "ImportError",
+        "ModuleNotFoundError",
+        "SyntaxError",
+        "IndentationError",
+        "ZeroDivisionError",
+        "NotImplementedError",
+        "RecursionError",
+    }
+)
 SAME_DEATHS = 3  # a worker's death while importing the script, at the same line: this many times
 # What a network or a service says when it may answer the next time (lower case): a top level that fails so may not
 # fail again
@@ -338,24 +358,26 @@ def _deaths_at_start(tail: str) -> tuple[int, list[tuple[str, int, str | None]],
     return len(starts), lines, _BOOTSTRAPPING in tail[starts[0].end() :]
 
 
-def _initializer_deaths(tail: str) -> list[Raised]:
+def _initializer_deaths(tail: str) -> list[tuple[str, Raised]]:
     """The tracebacks of the output that rose from a pool's initializer (multiprocessing's worker runs it before it
-    takes a task), each with what it raised and the job's line that raised it, in the order printed."""
-    deaths: list[Raised] = []
+    takes a task), each with the initializer's name, what it raised and the job's line that raised it, in order."""
+    deaths: list[tuple[str, Raised]] = []
     for m in _INITIALIZER.finditer(tail):
         after = tail[m.end() :]
         ends = [i for i in (after.find("\nTraceback"), after.find("\nProcess ")) if i >= 0]
-        found = tracebacks(f"{_TRACEBACK_LINE}\n{after[: min(ends) if ends else len(after)]}")
-        deaths.extend(r for r in found[:1] if r.frame is not None)
+        body = after[: min(ends) if ends else len(after)]
+        called = _CALLED.match(body)
+        found = tracebacks(f"{_TRACEBACK_LINE}\n{body}")
+        deaths.extend((called.group(1), r) for r in found[:1] if r.frame is not None and called is not None)
     return deaths
 
 
-def _in_bootstrap(w: ProcessView) -> bool:
-    """A pool worker that has not reached the pool's loop in any sample (no stack read runs multiprocessing's pool.py
-    past its initializer: it still starts, imports the main script again, or runs the initializer), or was not read
-    at all (gone before the look, or starting)."""
+def _in_bootstrap(w: ProcessView, initializer: bool = False) -> bool:
+    """A pool worker that has not reached the pool's loop in any sample (no stack read runs multiprocessing's pool.py:
+    it still starts, or imports the main script again; with ``initializer``, one in the pool's initializer too), or
+    was not read at all (gone before the look, or starting)."""
     return not any(
-        f.file.endswith("/pool.py") and "initializer(" not in (f.code or "")
+        f.file.endswith("/pool.py") and not (initializer and "initializer(" in (f.code or ""))
         for t in w.threads
         for stack in t.stacks
         for f in stack
@@ -374,14 +396,28 @@ def _script(v: ProcessView) -> str | None:
     return frames[-1].file if frames and frames[-1].function == "<module>" else None
 
 
+@frozen
+class _Deaths:
+    """How a pool's workers die as they start: where, why, in what, the output's fact, and the fix."""
+
+    at: str  # `file.py:12 `code``
+    why: str
+    during: str
+    said: str  # the job's output, in words
+    fix: tuple[str, ...]
+    initializer: bool = False
+
+
 def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
     """The pool's workers die as they start, and each replacement will too. The caller waits for a process pool's
     results (no thread of it runs the pool's worker loop: not a ThreadPool); the job's output holds the tracebacks of
     workers that died importing the caller's own script again (spawn imports it in every worker), with Python's own
-    refusal to start a process from a script's top level while it is imported, or the same top-level line three times,
-    or that died in the pool's initializer three times at the same line with the same error (neither an error a
-    network may pass); a worker of it ended during the look (the deaths go on now: not a log's earlier run); and no
-    worker was seen past that start. Every replacement runs the same code, so no worker will take a task."""
+    refusal to start a process from a script's top level while it is imported, or the same top-level line three times
+    (not an error a network may pass); or of workers that died in the pool's initializer, the last three at the same
+    line with the same error of the code itself (a NameError, a TypeError: not one that what the job reads or waits
+    for could end); a worker of it ended during the look (the deaths go on now: not a log's earlier run); and no
+    worker was seen past that start (with an initializer: none read is older than the look). Every replacement runs
+    the same code, so no worker will take a task."""
     t = v.main_thread
     if t is None or any(_thread_pool_worker(x) for x in v.threads):
         return None
@@ -389,39 +425,43 @@ def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
     dies = _dies_importing(tail, _script(v)) or _dies_initializing(tail)
     if dies is None:
         return None
-    at, why, during, fix = dies
     parents = scene.pool_parents(v.pid)
     kids = scene.pool_workers(v.pid)
     ended = [k for k in kids if k.ended] + [
         g for g in scene.evidence.vanished if g.ppid in parents and g.gone_at >= scene.evidence.started_at
     ]
-    if not ended or not all(_in_bootstrap(k) for k in kids):
-        return None  # no worker died during the look, or one got past its start: tasks may be taken
+    starting = all(
+        _in_bootstrap(k, dies.initializer)
+        and (not dies.initializer or k.has_stacks or k.info.create_time >= scene.evidence.started_at - 1.0)
+        for k in kids
+    )
+    if not ended or not starting:
+        return None  # no worker died during the look, or one got past its start (or lived unread): tasks may be taken
     frame = innermost_user(t.frames)
     read = [k for k in kids if any(x.has_stack for x in k.threads)]
     return Lost(
         v,
         t,
         frame,
-        f"each pool worker dies {during}, at {at} ({why}), one of them during the look; every replacement runs the "
-        "same code: no worker will take a task",
+        f"each pool worker dies {dies.during}, at {dies.at} ({dies.why}), one of them during the look; every "
+        "replacement runs the same code: no worker will take a task",
         f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts, "
-        f"{during}, at {at}: {why}. The pool replaces it with one that dies the same way.",
+        f"{dies.during}, at {dies.at}: {dies.why}. The pool replaces it with one that dies the same way.",
         (
             f"{v.label()} waits for results at {describe(frame)}"
             + (f" `{frame.code}`" if frame and frame.code else ""),
-            f"the job's output: {why}, the last at {at}",
+            f"the job's output: {dies.said}",
             f"{len(ended)} pool worker(s) ended during the look; of the {len(kids)} alive, {len(read)} read, none "
             "past its start (in the pool's own loop)",
         ),
-        fix,
+        dies.fix,
         0.92,
         Cause.CHILD_WAIT,
     )
 
 
-def _dies_importing(tail: str, script: str | None) -> tuple[str, str, str, tuple[str, ...]] | None:
-    """Where, why and how workers die importing ``script`` again (spawn), and the fix; None where they do not."""
+def _dies_importing(tail: str, script: str | None) -> _Deaths | None:
+    """How workers die importing ``script`` again (spawn); None where they do not."""
     count, tops, refused = _deaths_at_start(tail)
     if script is None or count == 0 or not tops or tops[-1][0] != script:
         return None  # no death importing this process's own script
@@ -436,23 +476,27 @@ def _dies_importing(tail: str, script: str | None) -> tuple[str, str, str, tuple
         "Python refuses to start a process from a script's top level while a worker imports it (\"An attempt has "
         'been made to start a new process before the current process has finished its bootstrapping phase")'
         if refused
-        else f"{count} tracebacks of workers that died importing the script again (multiprocessing's "
-        "_fixup_main_from_path)"
+        else f"the job's output holds {count} tracebacks of workers that died there"
     )
-    return at, why, "importing the main script again (spawn runs it in every worker)", MAIN_GUARD_FIX
+    said = (
+        f"{count} traceback(s) of a worker that died importing the script again (multiprocessing's "
+        f"_fixup_main_from_path), the last at its top-level line {at}"
+    )
+    return _Deaths(at, why, "importing the main script again (spawn runs it in every worker)", said, MAIN_GUARD_FIX)
 
 
-def _dies_initializing(tail: str) -> tuple[str, str, str, tuple[str, ...]] | None:
-    """Where, why and how workers die in the pool's initializer, and the fix: the same error at the same line, the
-    last SAME_DEATHS times, an error a network would not pass; None otherwise."""
+def _dies_initializing(tail: str) -> _Deaths | None:
+    """How workers die in the pool's initializer: the last SAME_DEATHS deaths there all the same error of the code
+    itself at the same line; None otherwise."""
     deaths = _initializer_deaths(tail)[-SAME_DEATHS:]
     if len(deaths) < SAME_DEATHS:
         return None
-    same = {(d.frame.file, d.frame.line, re.sub(r"\d+", "N", d.exception)) for d in deaths if d.frame is not None}
-    last = deaths[-1]
-    if len(same) != 1 or last.frame is None or any(w in last.exception.lower() for w in _MAY_PASS):
-        return None
+    same = {(name, d.frame.file, d.frame.line, d.exception) for name, d in deaths if d.frame is not None}
+    name, last = deaths[-1]
+    if len(same) != 1 or last.frame is None or last.exception.split(":", 1)[0].rsplit(".", 1)[-1] not in _CODE_ERRORS:
+        return None  # different deaths, or an error what the job reads or waits for could end (a file, a device)
     f = last.frame
     at = f"{f.file.rsplit('/', 1)[-1]}:{f.line}" + (f" `{f.code.strip()}`" if f.code else "")
     why = f"the last {len(deaths)} tracebacks of workers all raised {last.exception[:200]} there"
-    return at, why, f"in the pool's initializer, {f.function}()", INITIALIZER_FIX
+    said = f"{len(deaths)} tracebacks through the pool's initializer({name}), each {last.text()}"
+    return _Deaths(at, why, f"in the pool's initializer, {name}()", said, INITIALIZER_FIX, initializer=True)

@@ -290,7 +290,7 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
         ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
     dropped = sg.feeder_failed(v.ev.output_tail or "") if kt is not None and kt.any_frame(_reads_a_queue) else None
     if dropped is not None:
-        ev.append(f"the job's output: a multiprocessing.Queue's feeder thread failed ({dropped}) and dropped its item")
+        ev.append(f"the job's output: a multiprocessing.Queue's feeder thread could not pickle an item ({dropped})")
     # at the child's line, but where the child waits on what this process holds (a pipe it never writes or closes, a
     # full pipe it never reads, a lock): a cycle through the parent, mended at the parent's own wait
     on_parent = any(h.pid == v.pid for w in kid.ev.waits for h in w.holders) and pframe is not None
@@ -300,8 +300,8 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
     summary = f"{v.label()} waits for its child pid {kid.pid}, which is {said}."
     if dropped is not None:
         summary += (
-            f" The child waits on a multiprocessing.Queue, and the job's output shows a queue's feeder thread failed "
-            f"to send an item ({dropped}): a queue drops an item it cannot pickle, so that item never arrives."
+            " The child waits on a multiprocessing.Queue, and the job's output shows a queue's feeder thread could "
+            f"not pickle an item ({dropped}): a queue drops such an item with no error to put(), so it never arrives."
         )
     return named(
         Finding(

@@ -79,6 +79,7 @@ class Progress:
     source: str
     strength: Strength
     count: int = 1  # the job's own events since the previous signal of this kind (a heartbeat's beats)
+    fresh: bool = True  # plain output: a record not seen recently (the same tracebacks again are not)
 
 
 RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
@@ -177,9 +178,9 @@ class StallDetector:
                 redrawn = base is not None and p.step in (base, base + 1) and p.at - self.last.at <= REDRAW_S
                 self._counter_moved = self._counter_moved or not redrawn
             return False
-        if p.strength == Strength.OUTPUT and self.state == State.HUNG:
-            # Plain output does not say a loop runs (below): nor that a declared hang ended (a pool's workers that
-            # die in their initializer print the same traceback, hundreds a second, while map() waits for ever)
+        if p.strength == Strength.OUTPUT and self.state == State.HUNG and not p.fresh:
+            # the same lines again do not say a declared hang ended (a pool's workers that die in their initializer
+            # print the same traceback, hundreds a second, while map() waits for ever): new ones do
             return False
         if p.strength > self.strength:
             self.points.clear()

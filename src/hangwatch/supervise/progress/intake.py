@@ -102,8 +102,8 @@ class ProgressIntake:
         seq, at, data = self.tail.snapshot()
         if seq != self._tail_seq:
             self._tail_seq = seq
-            signals.append(Progress(at, None, "output", Strength.OUTPUT))
             fresh = self._fresh(data)
+            signals.append(Progress(at, None, "output", Strength.OUTPUT, fresh=fresh))
             counter = self._counters(at, data)
             if counter is not None:
                 signals.append(counter)
