@@ -1,7 +1,7 @@
 """The deaths of a pool's workers in its initializer, read from the job's output (diagnose/lost.py): which make a
 proof that every replacement will die the same way (the same error of the code itself, at the same line, the last
-three times) and which do not (an error a file or memory may end, different errors). Tracebacks as Python 3.11 prints
-them (its caret lines included)."""
+three times), which are named for the clock to decide (an error a file or memory may end) and which are nothing
+(different errors). Tracebacks as Python 3.11 prints them (its caret lines included)."""
 
 from __future__ import annotations
 
@@ -32,14 +32,15 @@ CODE = "AttributeError: 'dict' object has no attribute 'path'"
 
 def test_the_same_error_of_the_code_three_times_names_the_initializer_and_the_line():
     dies = _dies_initializing("".join(death(n, CODE) for n in range(1, 5)))
-    assert dies is not None and dies.initializer
+    assert dies is not None and dies.initializer and dies.proves
     assert dies.during == "in the pool's initializer, init()"  # the initializer, not the helper it called
     assert dies.at.startswith("prep.py:3") and CODE in dies.why
 
 
-def test_an_error_a_file_may_end_twice_or_mixed_errors_prove_nothing():
+def test_an_error_a_file_may_end_is_named_without_proof_and_twice_or_mixed_errors_are_nothing():
     missing = "FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0.bin'"
-    assert _dies_initializing("".join(death(n, missing, helper=False) for n in range(1, 9))) is None
+    dies = _dies_initializing("".join(death(n, missing, helper=False) for n in range(1, 9)))
+    assert dies is not None and not dies.proves and dies.at.startswith("prep.py:5")
     assert _dies_initializing("".join(death(n, CODE) for n in range(1, 3))) is None  # two: not yet three
     mixed = death(1, CODE) + death(2, CODE) + death(3, "NameError: name 'vocab' is not defined")
     assert _dies_initializing(mixed) is None

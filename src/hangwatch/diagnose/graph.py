@@ -286,7 +286,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     if gil:  # (whatever else its line waits on, it goes on only once the GIL's holder lets go of it)
         return gil
     lost = lost_result(scene, v)
-    if lost is not None:  # the pool's result that nobody will hand over: what its main thread waits on
+    if lost is not None and lost.proves:  # the pool's result that nobody will hand over: what its main thread waits on
         said = f"{v.label()} waits for a pool's result at {describe(lost.frame)}"
         return [to_nobody(v.pid, "pool result", said, lost.fact)]
     batch = lost_batch(scene, v, t, at)

@@ -83,6 +83,7 @@ class Lost:
     fix: tuple[str, ...]
     confidence: float
     cause: Cause = Cause.CHILD_LOST_WORK
+    proves: bool = True  # False: named only, an end the clock decides (deaths of an error that may pass)
 
 
 HANDLER_DIED = "(_handle_results):"  # Python's "Exception in thread Thread-3 (_handle_results):", then its traceback
@@ -406,6 +407,7 @@ class _Deaths:
     said: str  # the job's output, in words
     fix: tuple[str, ...]
     initializer: bool = False
+    proves: bool = True  # False: an error that what the job reads or waits for may end
 
 
 def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
@@ -439,14 +441,24 @@ def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
         return None  # no worker died during the look, or one got past its start (or lived unread): tasks may be taken
     frame = innermost_user(t.frames)
     read = [k for k in kids if any(x.has_stack for x in k.threads)]
+    if not dies.proves:  # named, for the clock to decide
+        summary = (
+            f"{_call(frame)} at {describe(frame)} waits while every worker the pool starts dies as it starts, "
+            f"{dies.during}, at {dies.at}: {dies.why}. The pool replaces each one, for ever; an error of this kind may "
+            "pass once what the initializer reads is there, so no proof: the clock decides."
+        )
+    else:
+        summary = (
+            f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts, "
+            f"{dies.during}, at {dies.at}: {dies.why}. The pool replaces it with one that dies the same way."
+        )
     return Lost(
         v,
         t,
         frame,
         f"each pool worker dies {dies.during}, at {dies.at} ({dies.why}), one of them during the look; every "
         "replacement runs the same code: no worker will take a task",
-        f"{_call(frame)} at {describe(frame)} waits forever: every worker the pool starts dies as it starts, "
-        f"{dies.during}, at {dies.at}: {dies.why}. The pool replaces it with one that dies the same way.",
+        summary,
         (
             f"{v.label()} waits for results at {describe(frame)}"
             + (f" `{frame.code}`" if frame and frame.code else ""),
@@ -455,8 +467,9 @@ def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
             "past its start (in the pool's own loop)",
         ),
         dies.fix,
-        0.92,
+        0.92 if dies.proves else 0.6,
         Cause.CHILD_WAIT,
+        dies.proves,
     )
 
 
@@ -493,10 +506,12 @@ def _dies_initializing(tail: str) -> _Deaths | None:
         return None
     same = {(name, d.frame.file, d.frame.line, d.exception) for name, d in deaths if d.frame is not None}
     name, last = deaths[-1]
-    if len(same) != 1 or last.frame is None or last.exception.split(":", 1)[0].rsplit(".", 1)[-1] not in _CODE_ERRORS:
-        return None  # different deaths, or an error what the job reads or waits for could end (a file, a device)
+    if len(same) != 1 or last.frame is None:
+        return None  # different deaths: not one death that comes again
+    # an error of the code itself proves it; another (a file, a device) what the job reads or waits for may end
+    proves = last.exception.split(":", 1)[0].rsplit(".", 1)[-1] in _CODE_ERRORS
     f = last.frame
     at = f"{f.file.rsplit('/', 1)[-1]}:{f.line}" + (f" `{f.code.strip()}`" if f.code else "")
     why = f"the last {len(deaths)} tracebacks of workers all raised {last.exception[:200]} there"
     said = f"{len(deaths)} tracebacks through the pool's initializer({name}), each {last.text()}"
-    return _Deaths(at, why, f"in the pool's initializer, {name}()", said, INITIALIZER_FIX, initializer=True)
+    return _Deaths(at, why, f"in the pool's initializer, {name}()", said, INITIALIZER_FIX, True, proves)
