@@ -397,6 +397,16 @@ def test_a_worker_that_raised_is_named_at_the_datasets_line_not_the_main_loop(ru
     assert any("shard-0042.bin is truncated" in e and "in DataLoader worker 0" in e for e in root["evidence"]), root
 
 
+def test_an_executor_broken_by_its_initializer_is_named_at_the_initializers_line(run):
+    """A ProcessPoolExecutor's workers die in its initializer and map() raises BrokenProcessPool: the crash was named
+    at that consequence (the main script's map line); the workers' own traceback, printed before it, is the cause."""
+    r = run(*FAST, *py("ppe_initializer_raises.py"))
+    assert r.returncode == 1
+    root = root_cause(run.incident())
+    assert (root["where"]["file"], root["where"]["line"]) == marker("ppe_initializer_raises.py", "RAISES-HERE"), root
+    assert "AttributeError" in root["summary"] and "BrokenProcessPool" not in root["summary"], root
+
+
 def test_a_breakpoint_in_a_dataloader_worker_is_named_as_the_crashs_cause(run):
     """pdb in a DataLoader worker reads /dev/null and quits (BdbQuit, raised again in main): the crash was `unknown`.
     It is named: the breakpoint, the worker, why it could not prompt, and how to debug a worker's code."""

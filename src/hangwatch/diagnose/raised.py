@@ -46,6 +46,9 @@ COMMUNICATION = (
     "SignalException",
     "ChildFailedError",  # torchrun reporting its ranks' failure
 )
+# What an executor raises because a worker died (in its initializer, or killed): the worker's own traceback, printed
+# before it ("Exception in initializer:"), is the cause where the log holds one
+BROKEN_POOL = ("BrokenProcessPool", "BrokenThreadPool")
 
 
 @frozen
@@ -190,8 +193,10 @@ def _class_like(name: str) -> bool:
 def first_cause(text: str) -> Raised | None:
     """The traceback that started it, at a line of the job's own code, not a collective failing for a peer's
     sake: across ranks the first one a rank printed; in a log that names no rank, the last one (the error that
-    ended the process, after any it logged and survived)."""
-    causes = [r for r in tracebacks(text) if not r.communication and r.frame is not None]
+    ended the process, after any it logged and survived), an executor's broken pool aside where a worker's own
+    traceback is there."""
+    found = [r for r in tracebacks(text) if not r.communication and r.frame is not None]
+    causes = [r for r in found if not any(b in r.exception for b in BROKEN_POOL)] or found
     ranked = [r for r in causes if r.rank is not None]
     return ranked[0] if ranked else (causes[-1] if causes else None)
 
