@@ -429,6 +429,12 @@ QUEUE_PICKLE_FIX = (
     "the plain data instead): its feeder thread prints the error and drops the item, and get() waits for it for ever.",
 )
 
+EXCEPTION_PICKLE_FIX = (
+    "Make the exception class a worker raises rebuildable: pass every argument of its __init__ on to "
+    "super().__init__(...) (pickle rebuilds an exception from its args), or give it a __reduce__: the pool's "
+    "result handler dies rebuilding it in the main process, and the call that waits never returns (CPython gh-79492).",
+)
+
 INITIALIZER_FIX = (
     "Fix the error the pool's initializer raises, at the line named: multiprocessing.Pool starts a new worker for each "
     "one that dies there, for ever, and never fails the call that waits (CPython gh-87472).",

@@ -1121,6 +1121,19 @@ def test_a_queue_item_that_cannot_be_pickled_is_named_as_the_cause(run, arg, cod
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("twin", 0), ("hang", 124)])
+def test_a_workers_exception_that_cannot_be_rebuilt_is_named_with_its_fix(run, arg, code):
+    """An exception class whose __init__ takes more than it passes on to Exception cannot be rebuilt by pickle in the
+    main process: the pool's result-handler thread dies on the TypeError and map() waits for ever. It was proven,
+    with the fix of a tensor returned by a retired worker; the fix now says to pass every argument on (or a
+    __reduce__). The twin's class passes both on: map() raises it and the job ends."""
+    root = _both_ways(run, "pool_exception_not_rebuilt.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "child.lost_work" and "ShardError.__init__() missing" in root["summary"], root
+        assert "super().__init__" in root["fix"][0], root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [(("event", "14"), 0), (("future", "14"), 0), ("nested", 125)])
 def test_a_wait_on_a_thread_parked_in_a_native_call_while_native_threads_work_is_no_hang(run, arg, code):
     """Main waits on an Event (or a Future) that a thread sets after tokenizers' encode_batch, which parks that

@@ -23,6 +23,7 @@ from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import Activity, activity
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.fixes import (
+    EXCEPTION_PICKLE_FIX,
     EXECUTOR_FIX,
     INITIALIZER_FIX,
     LOST_WORK_FIX,
@@ -100,6 +101,11 @@ def _handler_raised(v: ProcessView) -> tuple[Raised | None, bool]:
     return raised, raised is not None and raised.frame is not None and ", in _set\n" in tail[at:]
 
 
+# pickle rebuilds an exception as cls(*self.args): a class whose __init__ takes more than it passes on to
+# Exception.__init__ cannot be rebuilt, and the result handler dies on the worker's error (CPython gh-79492)
+_UNREBUILT = re.compile(r"^TypeError: [\w.]{1,200}\.__init__\(\) (?:missing \d+ required|takes \d+ positional)")
+
+
 def _no_handler(v: ProcessView) -> Lost | None:
     t = v.main_thread
     if t is None or not _handler_gone(v):
@@ -133,6 +139,8 @@ def _no_handler(v: ProcessView) -> Lost | None:
         ),
         POOL_CALLBACK_FIX + POOL_HANDLER_FIX[1:]
         if callback
+        else EXCEPTION_PICKLE_FIX + POOL_HANDLER_FIX[1:]
+        if raised is not None and _UNREBUILT.search(raised.exception)
         else POOL_HANDLER_FIX
         if raised is not None
         else POOL_CALLBACK_FIX + POOL_HANDLER_FIX,
