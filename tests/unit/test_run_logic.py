@@ -564,3 +564,25 @@ def test_a_crash_nothing_explains_says_the_jobs_last_line():
         "no known failure text was found; its last line: 'train.py: error: the following arguments are required: --out'."
     ), f.summary
     assert diagnose_crash(1, "")[0].summary == "The job exited with status 1; no known failure text was found."
+
+
+def test_a_line_a_read_cut_is_no_new_output_and_a_new_bar_frame_is(tmp_path):
+    """The pump passes on what one read returned, which may end half way through a line: a crash loop's traceback,
+    the same lines again and again, read so showed a "new" line, and report mode said the hang had ended. A record
+    that is the start of one seen recently (digits masked), with no line end after it, is not new; a progress bar's
+    new frame (no line end either) still is."""
+    from hangwatch.supervise.progress.intake import ProgressIntake
+
+    intake = ProgressIntake(None, tmp_path)
+    loop = b"Process ForkPoolWorker-%d:\nTraceback (most recent call last):\nAttributeError: 'dict' object has no attribute 'path'\n"
+    for n, at in ((1, 1.0), (2, 2.0)):
+        intake.on_chunk(loop % n, at)
+        intake.poll()
+    intake.on_chunk(loop % 3 + b"Process ForkPoolWo", 3.0)
+    assert not intake.poll().fresh_output
+    intake.on_chunk(b"rker-4:\nAttributeError: 'dict' obj", 4.0)
+    assert not intake.poll().fresh_output
+    intake.on_chunk(b"ect has no attribute 'path'\nepoch 1:  45%|####5     | 450/1000", 5.0)
+    assert intake.poll().fresh_output
+    intake.on_chunk(b"\repoch 1:  46%|####6     | 460/1000", 6.0)
+    assert intake.poll().fresh_output

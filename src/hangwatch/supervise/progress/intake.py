@@ -25,6 +25,7 @@ from hangwatch.supervise.progress.heartbeat import Heartbeat, read_heartbeats
 
 log = logging.getLogger(__name__)
 RECENT_RECORDS = 64
+DIGITS = re.compile(rb"\d+")
 
 
 @frozen
@@ -76,6 +77,7 @@ class ProgressIntake:
     _beats: dict[int, int] = field(default_factory=dict)  # pid -> beat count seen
     _steps: dict[int, int] = field(default_factory=dict)  # pid -> the step its newest beat said
     _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
+    _lines: OrderedDict[bytes, None] = field(default_factory=OrderedDict)  # the newest records, digits masked
     # Unix times (output chunks, heartbeats) onto the run loop's clock, which never steps (Clock.from_wall).
     to_clock: Callable[[float], float] = field(default=lambda t: t)
 
@@ -164,18 +166,29 @@ class ProgressIntake:
 
     def _fresh(self, tail: bytes) -> bool:
         """Whether the newest records hold one not seen recently. Times, rates and losses are masked,
-        so a progress bar that only redraws its clock is not movement; a new count or message is."""
+        so a progress bar that only redraws its clock is not movement; a new count or message is. A last record that
+        is the start of one seen recently (its digits masked), with no line end after it, is a line a read cut, not
+        a new one (a crash loop's traceback read half written)."""
         fresh = False
-        for rec in RECORD_SPLIT.split(tail)[-TAIL_RECORDS:]:
+        records = RECORD_SPLIT.split(tail)[-TAIL_RECORDS:]
+        for n, rec in enumerate(records):
             if not rec.strip():
                 continue
-            template, fields = parse_record(ANSI.sub(b"", rec))
+            text = ANSI.sub(b"", rec)
+            masked = DIGITS.sub(b"#", text)
+            if n == len(records) - 1 and any(
+                len(seen) > len(masked) and seen.startswith(masked) for seen in self._lines
+            ):
+                continue
+            self._lines[masked] = None
+            template, fields = parse_record(text)
             key = (template, tuple(f.value for f in fields))
             if key not in self._recent:
                 fresh = True
                 self._recent[key] = None
-                while len(self._recent) > RECENT_RECORDS:
-                    self._recent.popitem(last=False)
+            for kept in (self._recent, self._lines):
+                while len(kept) > RECENT_RECORDS:
+                    kept.popitem(last=False)
         return fresh
 
     def rank_progress(self) -> tuple[tuple[int, float, int | None], ...]:
