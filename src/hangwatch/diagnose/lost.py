@@ -18,7 +18,7 @@ import time
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.raised import Raised, job_log, tracebacks
+from hangwatch.diagnose.raised import TRACEBACK, Raised, job_log, tracebacks
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import Activity, activity
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
@@ -313,7 +313,6 @@ _BOOTSTRAPPING = "finished its bootstrapping phase"
 _INITIALIZER = re.compile(
     r'File "[^"\n]*multiprocess(?:ing)?/pool\.py", line \d+, in worker\r?\n +initializer\(\*initargs\)\r?\n'
 )
-_TRACEBACK_LINE = "Traceback (most recent call last):"
 _CALLED = re.compile(
     r'[ \t]{0,8}File "[^"\n]{1,4096}", line \d{1,9}, in (\w{1,200})'
 )  # the first frame after it: the initializer
@@ -376,7 +375,7 @@ def _initializer_deaths(tail: str) -> list[tuple[str, Raised]]:
         ends = [i for i in (after.find("\nTraceback"), after.find("\nProcess ")) if i >= 0]
         body = after[: min(ends) if ends else len(after)]
         called = _CALLED.match(body)
-        found = tracebacks(f"{_TRACEBACK_LINE}\n{body}")
+        found = tracebacks(f"{TRACEBACK}\n{body}")
         deaths.extend((called.group(1), r) for r in found[:1] if r.frame is not None and called is not None)
     return deaths
 

@@ -30,8 +30,8 @@ _FILE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
 _LAST = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
 # A DataLoader worker's exception, raised again in the main process: the worker's own traceback follows it.
 _CAUGHT = re.compile(r"Caught \w+ in DataLoader worker process (\d+)")
-_TRACEBACK = "Traceback (most recent call last):"
-_ORIGINAL = f"Original {_TRACEBACK}"
+TRACEBACK = "Traceback (most recent call last):"
+_ORIGINAL = f"Original {TRACEBACK}"
 # What a rank raises because another rank went away: a consequence, never the cause.
 COMMUNICATION = (
     "Connection closed by peer",
@@ -95,7 +95,7 @@ def _split(raw: str) -> tuple[str, str, int | None]:
         if m.group(1) == "rank":
             rank = int(m.group(2))
         line = line[m.end() :]
-    glued = line.find(_TRACEBACK)
+    glued = line.find(TRACEBACK)
     if glued > 0:
         start = glued - len("Original ") if line[:glued].endswith("Original ") else glued
         before = line[:start]
@@ -123,7 +123,7 @@ def _parsed(text: str) -> tuple[Raised, ...]:
         if not stream and (p := _PROCESS.match(line)) is not None:
             named = int(p.group(2))
             continue
-        if line.startswith(_TRACEBACK):
+        if line.startswith(TRACEBACK):
             open_[stream] = []
             caught.pop(stream, None)  # a new traceback: no worker's original follows the last one any more
             worker.pop(stream, None)
