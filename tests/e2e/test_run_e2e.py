@@ -338,6 +338,30 @@ def test_output_log_stays_exact_when_the_job_is_killed_mid_write(run):
     assert not _running(str(SCENARIOS / "flood_forever.py"))
 
 
+_TURNS = "import os\nfor i in range(3000):\n    os.write(1 + (i % 3 == 0), b'err %d\\n' % i if i % 3 == 0 else b'out %d\\n' % i)\n"
+
+
+@pytest.mark.parametrize("merged", [True, False], ids=["2>&1", "own-files"])
+def test_stdout_and_stderr_reach_one_file_in_the_order_the_job_wrote_them(run, merged):
+    """hangwatch's stdout and stderr one file (`> job.out 2>&1`, a batch system's one file): the job's two streams are
+    one pipe, so that file and output.log hold its 3,000 lines, written in turns as fast as it can, in its order
+    (two pipes cannot say which came first). Each to its own file: each gets its own bytes exact."""
+    want = [(f"err {i}\n" if i % 3 == 0 else f"out {i}\n").encode() for i in range(3000)]
+    out, err = run.tmp / "job.out", run.tmp / "job.err"
+    cmd = [sys.executable, "-m", "hangwatch", "run", "--run-dir", str(run.dir), "--", sys.executable, "-c", _TURNS]
+    with out.open("wb") as o, err.open("wb") as e:
+        p = subprocess.run(
+            cmd, stdout=o, stderr=subprocess.STDOUT if merged else e, env=clean_env(), timeout=120, check=False
+        )
+    assert p.returncode == 0, (out.read_bytes() + err.read_bytes())[-2000:]
+    job = [ln for ln in out.read_bytes().splitlines(keepends=True) if ln.startswith((b"out ", b"err "))]
+    if merged:
+        assert job == want and (run.dir / "output.log").read_bytes() == b"".join(want)
+    else:
+        assert job == [w for w in want if w.startswith(b"out")]
+        assert err.read_bytes() == b"".join(w for w in want if w.startswith(b"err"))
+
+
 def _running(script: str) -> list[int]:
     """Pids of live processes running ``script``."""
     out = []

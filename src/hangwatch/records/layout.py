@@ -48,7 +48,9 @@ FILES: tuple[tuple[str, str], ...] = (
     (
         OUTPUT_LOG,
         "the job's stdout and stderr, byte for byte, every attempt appended (rotated as output.log.1 ... "
-        "with --log-max-size); in the file a second or so after the job wrote it (the terminal gets it at once)",
+        "with --log-max-size); in the file a second or so after the job wrote it (the terminal gets it at once). "
+        "Under a terminal, or where hangwatch's own stdout and stderr are one file (`2>&1`), the job's two streams "
+        "are one: in the order it wrote them; else each stream's bytes in order, the two as they were read",
     ),
     (
         EVENTS,

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from hangwatch.capture.proc import SUPERVISOR_ENV
 from hangwatch.records.layout import OUTPUT_BUFFER
@@ -317,8 +317,9 @@ class Streams:
     after a read, so that what the job writes meanwhile comes in one read (a job flushing 20 lines 50 times a second
     cost 50 reads, log writes and pass-throughs a second: the pump was 60 % of hangwatch's CPU at rest). One pump
     rests at a time; another that reads first reads what the resting one holds (written before its own), logs it and
-    passes it on, then its own: output.log, and our own stdout and stderr where they are one file (``2>&1``), keep
-    the streams in the order the job wrote them."""
+    passes it on, then its own: output.log keeps the two streams in the order the job wrote them where the reads do
+    not say otherwise (two pipes cannot: a pump that reads first may log later; where our own stdout and stderr are
+    one file, the job gets one pipe, ``launch``), and each stream's bytes exact."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -475,6 +476,25 @@ def _widen_pipe(fd: int) -> None:
         pass  # above /proc/sys/fs/pipe-max-size for an unprivileged user: keep the default
 
 
+def _one_file(a: int, b: int) -> bool:
+    """Whether our fds ``a`` and ``b`` are one file (``2>&1``, or both opened on it): the job's two streams may be
+    one pipe then, and its bytes keep the order it wrote them in (two pipes cannot say which came first)."""
+    try:
+        sa, sb = os.fstat(a), os.fstat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _our_end(pipe: IO[bytes] | None) -> int:
+    """Our read end of a job's output pipe, as a bare fd (widened; Popen's file object closed)."""
+    assert pipe is not None  # noqa: S101 - PIPE was asked for
+    fd = os.dup(pipe.fileno())
+    pipe.close()
+    _widen_pipe(fd)
+    return fd
+
+
 def _raw_output(fd: int) -> None:
     """No output post-processing on the pty (no \\n -> \\r\\n): the log gets the job's bytes."""
     attrs = termios.tcgetattr(fd)
@@ -519,18 +539,18 @@ def launch(
         finally:
             os.close(slave)
         pumps = [Pump(master, 1, log, on_chunk, status, on_close)]
+    elif _one_file(1, 2):  # 2>&1 (a batch system's one .out file, `| tee`): one pipe, in the order written
+        popen = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
+        )
+        pumps = [Pump(_our_end(popen.stdout), 1, log, on_chunk, status, on_close)]
     else:
         popen = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True
         )
-        assert popen.stdout is not None and popen.stderr is not None  # noqa: S101 - PIPE was asked for
-        out_fd, err_fd = os.dup(popen.stdout.fileno()), os.dup(popen.stderr.fileno())
-        for fd in (out_fd, err_fd):
-            _widen_pipe(fd)
-        popen.stdout.close()
-        popen.stderr.close()
         streams = Streams()
-        pumps = [Pump(fd, dst, log, on_chunk, status, on_close, streams) for fd, dst in ((out_fd, 1), (err_fd, 2))]
+        ends = ((_our_end(popen.stdout), 1), (_our_end(popen.stderr), 2))
+        pumps = [Pump(fd, dst, log, on_chunk, status, on_close, streams) for fd, dst in ends]
     for p in pumps:
         p.start()
     return Launched(popen, pumps)
