@@ -491,7 +491,7 @@ def py(script: str, *args: str) -> list[str]:
 # Ports the tests hand to jobs: below the kernel's ephemeral range (32768-60999 by default), so that no bind to port 0
 # and no outgoing connection (gloo's pairs, a store's clients) can take one between the test's pick and the job's
 # bind; and each pytest-xdist worker has its own slice, handed out once per session, so two tests never share one.
-PORT_SLICE = 3000  # four workers: 20000-31999
+PORTS = (20000, 32000)  # shared out among the workers: six get 2,000 each
 _next_port: dict[str, int] = {}
 
 
@@ -508,10 +508,12 @@ def free_ports(count: int = 1) -> int:
     """The first of ``count`` consecutive TCP ports that are free on 127.0.0.1 and this worker's alone."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     index = int(worker[2:]) if worker[2:].isdigit() else 0
-    low = 20000 + (index % 4) * PORT_SLICE
-    port = _next_port.get(worker, low + os.getpid() % 1000)
-    for _ in range(PORT_SLICE):
-        if port + count > low + PORT_SLICE:
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    size = (PORTS[1] - PORTS[0]) // workers
+    low = PORTS[0] + (index % workers) * size
+    port = _next_port.get(worker, low + os.getpid() % (size // 3))
+    for _ in range(size):
+        if port + count > low + size:
             port = low
         if all(_bindable(port + k) for k in range(count)):
             _next_port[worker] = port + count
