@@ -7,7 +7,7 @@ import os
 from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause
-from hangwatch.diagnose import proof
+from hangwatch.diagnose import proof, served
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
@@ -102,7 +102,10 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
     else:
         # Without a named cause the samples decide: progress, else alive when anything of the job moves or will by
         # itself, else hung for the clock to confirm (no proof: --min-stall decides).
-        moves = moving(scene) or (_wait_ends(graph, scene) if graph is not None else None)
+        # (a Manager's server whose one running request nothing else could end moves by its own poll alone)
+        moves = (
+            None if served.still_but_server(graph) else moving(scene) or (_wait_ends(graph, scene) if graph else None)
+        )
         verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moves else Verdict.HUNG
         loop = _unproven_loop(graph, scene) if verdict == Verdict.HUNG and graph is not None else None
         findings = (loop or _unknown(scene, moves),)
@@ -346,14 +349,16 @@ def _graph(scene: Scene) -> WaitGraph | None:
 
 def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
     """Nothing named, nothing moves, and the graph follows a loop of waits it cannot prove (a member could still be
-    woken: another of its threads could run, or its main thread was not blocked for the whole window): the loop,
-    named by its hops, for the clock to confirm (no proof: the verdict is what it was without a name). Was `unknown`
-    (an asyncio loop awaiting a child that fills a pipe only it reads)."""
+    woken: another of its threads could run, or its main thread was not blocked for the whole window), or a wait on
+    the rest of the job, none of which moves (a Manager's request that only another request could end: a process
+    may still send one): the chain, named by its hops, for the clock to confirm (no proof: the verdict is what it was
+    without a name). Was `unknown` (an asyncio loop awaiting a child that fills a pipe only it reads)."""
     for c in graph.chains:
         on_loop = c.end.id == c.waiter and len({h.waiter for h in c.hops}) >= 2  # it leads back to its waiter
+        on_rest = c.ending == "blocked" and c.end.id.startswith("job:")  # the rest of the job, still
         if (
             c.proof is not None
-            or not on_loop
+            or not (on_loop or on_rest)
             or any(h.timeout is True for h in c.hops)
             or not c.waiter.startswith("pid:")
         ):
@@ -366,10 +371,12 @@ def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
             cause=Cause.PROCESS_WAITS_ON,
             confidence=0.5,
             summary=f"{said}: a loop of waits, not proven (a process on it could still be woken: another of its "
-            "threads could run, or its main thread was not blocked for the whole window).",
+            "threads could run, or its main thread was not blocked for the whole window)."
+            if on_loop
+            else f"{said}: {c.end.fact}; not proven ({c.ending_text}).",
             where=v.where(t, frame) if v is not None and frame is not None else None,
             evidence=c.lines(),
-            fix=Cause.PROCESS_WAITS_ON.info.fix,
+            fix=served.FIX if c.hops[-1].resource == served.REQUEST else Cause.PROCESS_WAITS_ON.info.fix,
         )
     return None
 

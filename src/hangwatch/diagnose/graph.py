@@ -84,6 +84,7 @@ from hangwatch.diagnose.own import (
 )
 from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.scene import Scene
+from hangwatch.diagnose.served import request_waits
 from hangwatch.diagnose.state import ALIVE, holder_process_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
@@ -281,6 +282,8 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     if t is None or not v.has_stacks:
         out += _held_waits(scene, v)[0]  # a native process (sort, tar): its kernel-read waits only
         return out or list(_peerless(scene, v))
+    if served := request_waits(scene, v):  # a Manager's server: what its one running request waits on
+        return out + list(served)
     at = describe(innermost_user(t.frames))
     gil = gil_wait(v, t, at)
     if gil:  # (whatever else its line waits on, it goes on only once the GIL's holder lets go of it)

@@ -14,7 +14,7 @@ import re
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose import proof
+from hangwatch.diagnose import proof, served
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import (
     KIND_TEXT,
@@ -273,6 +273,8 @@ def _socket(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | N
     is left to the rules that judge that helper (its own deadlock, its own wait)."""
     if not w.holders:
         return None  # nobody found: the network rule's
+    if (hit := served.request_named(scene, v, t, w)) is not None:
+        return hit  # a Manager's server running requests, which only another request could end
     tree = {d.pid for d in scene.descendants(v.pid)}
     if all(h.in_job and h.pid in tree for h in w.holders) and not any(holder_state(h) == "working" for h in w.holders):
         return None
