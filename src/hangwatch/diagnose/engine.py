@@ -402,11 +402,12 @@ def _primary(scene: Scene) -> ProcessView | None:
     return scene.views[0] if scene.views else None
 
 
-def what_moves(ev: Evidence) -> str | None:
+def what_moves(ev: Evidence, graph: WaitGraph | None = None) -> str | None:
     """What in the job still moves, or will by itself, in words; None when nothing does. A startup
     probe counts towards "nothing moves, N probes in a row" only when this is None, whatever the
-    rules named (a rank downloading while the others wait at a barrier is not still)."""
-    return moving(Scene.of(ev))
+    rules named (a rank downloading while the others wait at a barrier is not still). As the diagnosis
+    says (``graph``, its own): a Manager's server polling its stop event moves, and ends nothing."""
+    return None if served.still_but_server(graph) else moving(Scene.of(ev))
 
 
 def _unknown(scene: Scene, moves: str | None = None) -> Finding:

@@ -139,7 +139,9 @@ class StartupProbe:
         from hangwatch.diagnose.engine import what_moves
         from hangwatch.records.incident import Verdict
 
-        decision = startup_decision(diagnosis, moved, a.startup.still_probes, what_moves(evidence), early)
+        decision = startup_decision(
+            diagnosis, moved, a.startup.still_probes, what_moves(evidence, diagnosis.graph), early
+        )
         if still and decision.hung and someone_could_end(diagnosis):  # a prompt: the clock's probe decides it
             note = f"looked early ({diagnosis.root.cause}): a person could still answer"
             decision = ProbeDecision(False, note, a.startup.still_probes)
