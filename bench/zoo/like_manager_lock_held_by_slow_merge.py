@@ -22,7 +22,7 @@ def merge(lock, held, s):
 if __name__ == "__main__":
     with mp.Manager() as manager:
         lock, held = manager.Lock(), manager.Event()
-        worker = mp.Process(target=merge, args=(lock, held, seconds(40)))
+        worker = mp.Process(target=merge, args=(lock, held, seconds(60)))
         worker.start()
         held.wait()
         ready()

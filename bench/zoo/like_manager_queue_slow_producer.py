@@ -21,7 +21,7 @@ def run_test(results, s):
 if __name__ == "__main__":
     with mp.Manager() as manager:
         results = manager.Queue()
-        runner = mp.Process(target=run_test, args=(results, seconds(40)))
+        runner = mp.Process(target=run_test, args=(results, seconds(60)))
         runner.start()
         ready()
         print("result:", results.get() > 0, flush=True)

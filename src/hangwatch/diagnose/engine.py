@@ -103,8 +103,8 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         # Without a named cause the samples decide: progress, else alive when anything of the job moves or will by
         # itself, else hung for the clock to confirm (no proof: --min-stall decides).
         # (a Manager's server whose one running request nothing else could end moves by its own poll alone)
-        moves = (
-            None if served.still_but_server(graph) else moving(scene) or (_wait_ends(graph, scene) if graph else None)
+        moves = (None if served.still_but_server(graph) else moving(scene)) or (
+            _wait_ends(graph, scene) if graph else None
         )
         verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moves else Verdict.HUNG
         loop = _unproven_loop(graph, scene) if verdict == Verdict.HUNG and graph is not None else None
@@ -361,6 +361,7 @@ def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
             or not (on_loop or on_rest)
             or any(h.timeout is True for h in c.hops)
             or not c.waiter.startswith("pid:")
+            or c.hops[0].resource == served.REQUEST  # (the server's own chain: named at its clients)
         ):
             continue
         v = scene.view(int(c.waiter[4:]))

@@ -44,10 +44,32 @@ def running_requests(v: ProcessView) -> list[ThreadView]:
     timeout; none where ``v`` is no such server or runs none, or where any of them runs (CPU: its own state) or
     waits with a timeout (a method that sleeps: its own timer ends it). Which of them serves which client is not
     read: where every one waits so, each client waiting for an answer waits on one that only a request could end."""
-    busy = [t for t in v.threads if t.has_stack and _serves(t) and not t.frames[0].file.endswith(CONNECTION)]
-    if any(not t.blocked or not t.idle_throughout or not t.waits_forever for t in busy):
+    if not _bare_local_server(v):
         return []
+    busy = [t for t in v.threads if _serves(t) and not t.frames[0].file.endswith(CONNECTION)]
+    if any(
+        not t.blocked
+        or not t.idle_throughout
+        or not t.waits_forever
+        or t.last.syscall != "futex"
+        or t.last.shared_futex
+        for t in busy
+    ):
+        return []  # (a method in a read of a pipe or the network: what it reads decides, not another request)
     return busy
+
+
+def _bare_local_server(v: ProcessView) -> bool:
+    """``v`` is a Manager's server and nothing else: every thread of it runs the server's own code (its stop-event
+    poll, its accepter, its connections' threads: no work of its own that could end a request), and it listens
+    on a unix socket (a server on TCP may have clients on other hosts, which no look of the job sees)."""
+    if not v.threads or any(not t.has_stack or not any(f.file.endswith(MANAGERS) for f in t.frames) for t in v.threads):
+        return False
+    return any(
+        f.function.endswith("accepter") and (t.last.fd_target or "").startswith("unix ")
+        for t in v.threads
+        for f in t.frames
+    )
 
 
 def request_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
