@@ -46,6 +46,11 @@ _GENERATED_NAME = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
 _AUTOBEAT_HOOK = ("/_autobeat/sitecustomize.py", "/_autobeat/_hangwatch_hook/")
 
 
+# multiprocess, the dill fork of multiprocessing (HF datasets' map(num_proc=N), pathos), keeps its files and names:
+# a frame in multiprocess/pool.py is one in multiprocessing/pool.py to every table here.
+_MULTIPROCESS = "/multiprocess/"
+
+
 def is_library_file(path: str) -> bool:
     """Standard library, installed packages, generated code, or an environment's bin/ shim."""
     if not path or path.startswith("<"):
@@ -65,7 +70,9 @@ def is_library_file(path: str) -> bool:
 
 
 def is_stdlib_file(path: str) -> bool:
-    """The standard library (not site-packages)."""
+    """The standard library (not site-packages; multiprocess, its copy of multiprocessing, counts as it)."""
+    if _MULTIPROCESS in path:
+        return True
     return (path.startswith("<") or bool(_STDLIB_DIR.search(path))) and not any(m in path for m in _INSTALLED)
 
 
@@ -79,10 +86,16 @@ def method(frame: Frame | FrameLike) -> str:
     return frame.function.rsplit(".", 1)[-1]
 
 
+def stdlib_path(path: str) -> str:
+    """``path``, with multiprocess's package folder read as multiprocessing's."""
+    i = path.rfind(_MULTIPROCESS)
+    return path if i < 0 else f"{path[:i]}/multiprocessing/{path[i + len(_MULTIPROCESS) :]}"
+
+
 def at(frame: Frame | FrameLike, file_suffix: str, functions: frozenset[str] | None = None) -> bool:
     """Whether ``frame`` is in a file ending with ``file_suffix`` (and one of ``functions``)."""
     suffix = file_suffix if file_suffix.startswith("/") else "/" + file_suffix
-    if not frame.file.endswith(suffix):
+    if not stdlib_path(frame.file).endswith(suffix):
         return False
     return functions is None or method(frame) in functions
 

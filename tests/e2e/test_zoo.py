@@ -50,6 +50,9 @@ FAST = [
     # a multiprocessing event whose setter died; its twin (set late) is a WAITING, never a lock held
     "mp_event_setter_died",
     "like_mp_event_set_late",
+    # the same pool through `multiprocess`, the dill fork HF datasets' map(num_proc=N) uses, and its twin
+    "multiprocess_pool_worker_killed",
+    "like_multiprocess_pool_slow_tasks",
 ]  # a socket to a helper that never answers, and its twin, are in GRAPH below
 
 

@@ -189,6 +189,28 @@ def test_rule_on_recorded_evidence(name):
         assert (Path(w.file or "").name, w.line) == (script, line)
 
 
+# Every recorded wait through multiprocessing's code, with its frames moved into `multiprocess` (the dill fork HF
+# datasets' map(num_proc=N) and pathos use, installed in site-packages): the same finding, verdict and line. Before,
+# a pool worker killed mid-task under `multiprocess` was a generic wait declared by the clock (its workers' frames,
+# in site-packages, were not the library's wait for work).
+STDLIB_MP = "/lib/python3.11/multiprocessing/"
+MULTIPROCESSING_FIXTURES = sorted(
+    n for n in EXPECTED if STDLIB_MP in (FIXTURES / f"{n}.json").read_text() and EXPECTED[n][2] is not None
+)
+
+
+@pytest.mark.parametrize("name", MULTIPROCESSING_FIXTURES)
+def test_the_same_waits_through_multiprocess_the_dill_fork_read_the_same(name):
+    assert len(MULTIPROCESSING_FIXTURES) >= 4
+    text = (FIXTURES / f"{name}.json").read_text()
+    moved = text.replace(STDLIB_MP, "/lib/python3.11/site-packages/multiprocess/")
+    assert moved != text and STDLIB_MP not in moved
+    before, after = diagnose(load(name)), diagnose(evidence_from_dict(json.loads(moved)))
+    assert (after.verdict, after.findings[0].cause) == (before.verdict, before.findings[0].cause), after.findings[0]
+    assert after.findings[0].where == before.findings[0].where
+    assert after.findings[0].proof == before.findings[0].proof
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_evidence_round_trips_through_json(name):
     ev = load(name)

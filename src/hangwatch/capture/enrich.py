@@ -179,7 +179,7 @@ def _target_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
         name, file = str(f.get("name", "")), str(f.get("filename", ""))
         if name in sg.FORK_LAUNCH[1] and file.endswith(sg.FORK_LAUNCH[0]):
             return None
-        if file.endswith(PROCESS_RUN) and name.rsplit(".", 1)[-1] == "run":
+        if sg.stdlib_path(file).endswith(PROCESS_RUN) and name.rsplit(".", 1)[-1] == "run":
             return frames[i - 1] if i > 0 else None
     return None
 

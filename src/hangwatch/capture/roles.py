@@ -35,7 +35,15 @@ def is_compile_worker(comm: str, cmdline: tuple[str, ...]) -> bool:
 
 # multiprocessing's own helpers: they live as long as the process that started them, which never waits for their end
 FORKSERVER = "multiprocessing.forkserver"  # its command line: `python -c 'from multiprocessing.forkserver import main'`
-MP_HELPERS = ("multiprocessing.resource_tracker", FORKSERVER, "multiprocessing.semaphore_tracker")
+# (multiprocess, the dill fork of multiprocessing in HF datasets, starts the same helpers from its own package)
+_HELPERS = ("multiprocessing.resource_tracker", FORKSERVER, "multiprocessing.semaphore_tracker")
+MP_HELPERS: tuple[str, ...] = _HELPERS + tuple(h.replace("multiprocessing.", "multiprocess.") for h in _HELPERS)
+
+
+def forkserver(cmdline: tuple[str, ...] | list[str]) -> bool:
+    """Whether a command line is multiprocessing's (or multiprocess's) forkserver's."""
+    line = " ".join(cmdline)
+    return FORKSERVER in line or FORKSERVER.replace("multiprocessing.", "multiprocess.") in line
 
 
 def is_mp_helper(cmdline: tuple[str, ...] | list[str], parent_cmdline: tuple[str, ...] | list[str] = ()) -> bool:

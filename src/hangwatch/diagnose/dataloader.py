@@ -356,7 +356,7 @@ def _held_by_main(mt: ThreadView, t: ThreadView, frame: Frame | None) -> tuple[T
     """The frame of the main process's waiting thread ``mt`` that holds the lock a blocked worker
     waits for, as its source shows it (a `with lock:` block around the line where it waits for the
     batch). Only that thread: another thread holding a lock of the same name proves nothing."""
-    if not t.idle_throughout or frame is None or not t.any_frame(lambda f: f.file.endswith(MP_SYNC_PY)):
+    if not t.idle_throughout or frame is None or not t.any_frame(lambda f: sg.at(f, MP_SYNC_PY)):
         return None  # a threading lock is the fork's copy, not shared: fork.inherited_lock explains that
     name = sg.lock_name(frame.code)
     if name is None:

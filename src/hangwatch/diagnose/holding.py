@@ -3,6 +3,7 @@ that fit (diagnose/waits.py, diagnose/graph.py)."""
 
 from __future__ import annotations
 
+from hangwatch import signatures as sg
 from hangwatch.diagnose.chains import Node, pid_id
 from hangwatch.diagnose.state import HOLDER_ORDER, holder_state, long_timer
 from hangwatch.diagnose.views import (
@@ -48,7 +49,7 @@ def event_wait(t: ThreadView) -> bool:
     """The thread waits for a multiprocessing Condition's notification (an Event's set, a Barrier's last party):
     innermost of its ``multiprocessing/synchronize.py`` frames is ``Condition.wait``, not the acquire of a lock (the
     condition's own, which a holder may take and die with). Nobody holds what it waits for: someone is to set it."""
-    sync = [f for f in t.frames if f.file.endswith("multiprocessing/synchronize.py")]
+    sync = [f for f in t.frames if sg.at(f, "multiprocessing/synchronize.py")]
     return bool(sync) and sync[0].function == "Condition.wait"
 
 
@@ -73,7 +74,7 @@ def notified(t: ThreadView) -> str | None:
     top = (
         t.frames[0] if t.frames else None
     )  # the put itself, at its wait for a free slot (not for its condition's lock)
-    if top is not None and top.file.endswith("multiprocessing/queues.py") and top.function in MP_PUTS:
+    if top is not None and sg.at(top, "multiprocessing/queues.py") and top.function in MP_PUTS:
         return "queue's room" if "_sem.acquire" in (top.code or "") else None
     if not event_wait(t):
         return None
@@ -81,7 +82,7 @@ def notified(t: ThreadView) -> str | None:
         return "event"
     if any(f.file.endswith("/threading.py") and f.function.startswith("Barrier.") for f in t.frames):
         return "barrier"
-    if any(f.file.endswith("multiprocessing/queues.py") and f.function == "JoinableQueue.join" for f in t.frames):
+    if any(sg.at(f, "multiprocessing/queues.py") and f.function == "JoinableQueue.join" for f in t.frames):
         return "queue's unfinished tasks"
     return "condition"
 

@@ -67,7 +67,7 @@ def _handler_gone(v: ProcessView) -> bool:
 
 def _runs(t: ThreadView, fn: str) -> bool:
     """The thread runs the pool's handler ``fn`` (its name says so since Python 3.10, its frames always)."""
-    return fn in t.name or any(sg.method(f) == fn and f.file.endswith("multiprocessing/pool.py") for f in t.frames)
+    return fn in t.name or any(sg.method(f) == fn and sg.at(f, "multiprocessing/pool.py") for f in t.frames)
 
 
 @frozen

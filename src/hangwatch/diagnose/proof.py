@@ -396,7 +396,7 @@ def native_call_at_work(v: ProcessView, tid: int | None) -> bool:
         and o.tid != tid
         and o.frames
         and o.last.syscall == "futex"
-        and not o.frames[0].file.endswith(PYTHON_WAITS)  # its innermost frame calls native code, not a primitive
+        and not sg.stdlib_path(o.frames[0].file).endswith(PYTHON_WAITS)  # its innermost frame calls native code
         and sync_wait(o) is None
         for o in v.threads
     )

@@ -8,7 +8,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from hangwatch import signatures as sg
-from hangwatch.capture.roles import FORKSERVER, is_mp_helper
+from hangwatch.capture.roles import forkserver, is_mp_helper
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
 from hangwatch.records.evidence import Evidence, Role
 from hangwatch.records.incident import Finding, Verdict
@@ -67,7 +67,7 @@ class Scene:
     def pool_parents(self, pid: int) -> set[int]:
         """The pids whose children are the processes multiprocessing starts for ``pid``: itself, and its forkserver
         (under the forkserver start method a pool's workers are the forkserver's children, not their pool's)."""
-        return {pid} | {c.pid for c in self.children(pid) if FORKSERVER in " ".join(c.info.cmdline)}
+        return {pid} | {c.pid for c in self.children(pid) if forkserver(c.info.cmdline)}
 
     def pool_workers(self, pid: int) -> list[ProcessView]:
         """The processes multiprocessing started for ``pid``: its children but its helpers, and the children of its

@@ -14,6 +14,7 @@ only ever slow. A request that works or sleeps on a timer (a registered method) 
 
 from __future__ import annotations
 
+from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import Edge, Node, WaitGraph, pid_id
@@ -36,7 +37,7 @@ CONNECTION = "/multiprocessing/connection.py"
 
 def _serves(t: ThreadView) -> bool:
     """``t`` is a Manager server's thread of one connection."""
-    return any(f.function.endswith("serve_client") and f.file.endswith(MANAGERS) for f in t.frames)
+    return any(f.function.endswith("serve_client") and sg.at(f, MANAGERS) for f in t.frames)
 
 
 def running_requests(v: ProcessView) -> list[ThreadView]:
@@ -46,7 +47,7 @@ def running_requests(v: ProcessView) -> list[ThreadView]:
     read: where every one waits so, each client waiting for an answer waits on one that only a request could end."""
     if not _bare_local_server(v):
         return []
-    busy = [t for t in v.threads if _serves(t) and not t.frames[0].file.endswith(CONNECTION)]
+    busy = [t for t in v.threads if _serves(t) and not sg.at(t.frames[0], CONNECTION)]
     if any(
         not t.blocked
         or not t.idle_throughout
@@ -63,7 +64,7 @@ def _bare_local_server(v: ProcessView) -> bool:
     """``v`` is a Manager's server and nothing else: every thread of it runs the server's own code (its stop-event
     poll, its accepter, its connections' threads: no work of its own that could end a request), and it listens
     on a unix socket (a server on TCP may have clients on other hosts, which no look of the job sees)."""
-    if not v.threads or any(not t.has_stack or not any(f.file.endswith(MANAGERS) for f in t.frames) for t in v.threads):
+    if not v.threads or any(not t.has_stack or not any(sg.at(f, MANAGERS) for f in t.frames) for t in v.threads):
         return False
     return any(
         f.function.endswith("accepter") and (t.last.fd_target or "").startswith("unix ")

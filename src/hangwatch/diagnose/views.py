@@ -582,7 +582,7 @@ def bounded_ending(t: ThreadView | None) -> str | None:
     None elsewhere. Only a worker's join is bounded: the pin-memory thread's, in the same ending, has no timeout."""
     frames = t.frames if t is not None else ()
     i = next((i for i, f in enumerate(frames) if sg.at(f, sg.DATALOADER_PY, sg.DATALOADER_SHUTDOWN)), None)
-    if i is None or not any("/multiprocessing/" in f.file for f in frames[:i]):
+    if i is None or not any("/multiprocessing/" in sg.stdlib_path(f.file) for f in frames[:i]):
         return None
     return (
         f"is in torch's DataLoader worker shutdown ({describe(frames[i])}): each worker is joined for up to "
