@@ -251,7 +251,8 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     ),
     Cause.CHILD_LOST_WORK: CauseInfo(
         "a process of the job vanished while holding work the rest still waits for: a "
-        "`multiprocessing.Pool` worker killed mid-task (the OOM killer) leaves `Pool.map` waiting "
+        "`multiprocessing.Pool` worker (or `multiprocess`'s, as HF datasets' `map(num_proc=N)` uses) killed "
+        "mid-task (the OOM killer) leaves `Pool.map` waiting "
         "forever while every worker is idle. `hangwatch run` names the process that went, when, its "
         "replacement and (from the kernel log) why; `inspect` infers it from a worker that started "
         "later than its siblings, and says so",

@@ -400,7 +400,8 @@ STOPPED_FIX = ("kill -CONT PID (or `fg` in the shell that suspended it); a debug
 
 
 LOST_WORK_FIX = (
-    "multiprocessing.Pool never reports a worker that died with a task: its result never comes. Use "
+    "multiprocessing.Pool never reports a worker that died with a task: its result never comes (nor does "
+    "multiprocess's, the pool of HF datasets' map(num_proc=N) on older datasets, and of pathos). Use "
     "concurrent.futures.ProcessPoolExecutor, which raises BrokenProcessPool when a worker dies.",
     "Or bound the wait: pool.map_async(...).get(timeout=...) raises multiprocessing.TimeoutError instead of "
     "waiting forever.",
