@@ -2,14 +2,28 @@
 is done. `python sigwait_helper.py hang`: the helper exits first, without sending it (a process outside the job could
 still send one: nothing proves the wait never ends); `python sigwait_helper.py SECONDS`: the helper works SECONDS, then
 sends it; `python sigwait_helper.py timed SECONDS`: no helper, and the main thread polls for the signal with
-signal.sigtimedwait(..., SECONDS), then goes on."""
+signal.sigtimedwait(..., SECONDS), then goes on. `python sigwait_helper.py chld hang`: it counts two helpers' ends with
+sigwait(SIGCHLD), but they ended together and one SIGCHLD came for both (a blocked standard signal is not queued
+twice): nothing in the job can send another; `python sigwait_helper.py chld SECONDS`: one helper works SECONDS, then
+its end's SIGCHLD ends the wait."""
 
 import os
 import signal
 import subprocess
 import sys
+import time
 
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGCHLD})
+if sys.argv[1] == "chld":
+    hang = sys.argv[2] == "hang"
+    work = "pass" if hang else f"import time; time.sleep({float(sys.argv[2])})"
+    helpers = [subprocess.Popen([sys.executable, "-c", work]) for _ in range(2 if hang else 1)]
+    if hang:
+        time.sleep(2)  # both end before the first wait
+    for _ in helpers:
+        signal.sigwait({signal.SIGCHLD})  # CHLD-HERE
+    print("done", flush=True)
+    sys.exit(0)
 if sys.argv[1] == "timed":
     print("polled:", signal.sigtimedwait({signal.SIGUSR1}, float(sys.argv[2])), flush=True)  # TIMED-HERE
     print("done", flush=True)

@@ -34,7 +34,7 @@ from hangwatch.capture.rearm import daemon_threads, rearming_timers
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy, resume_if_stopped
-from hangwatch.capture.syscalls import SocketTable, SocketTables, describe_fd, read_blocked_call
+from hangwatch.capture.syscalls import BlockedCall, SocketTable, SocketTables, describe_fd, read_blocked_call
 from hangwatch.capture.waits import read_waits
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import (
@@ -64,36 +64,13 @@ def sample_count(window_s: float) -> int:
 
 
 class _Task:
-    __slots__ = (
-        "comm",
-        "fd",
-        "fd_target",
-        "futex",
-        "shared",
-        "state",
-        "switches",
-        "syscall",
-        "ticks",
-        "tid",
-        "timeout",
-        "wait_child",
-        "wait_max",
-        "wakes_in",
-        "wchan",
-    )
+    __slots__ = ("call", "comm", "fd_target", "state", "switches", "ticks", "tid", "wchan")
 
     def __init__(self, tid: int, comm: str, state: str, ticks: int, wchan: str | None, switches: int | None) -> None:
         self.tid, self.comm, self.state, self.ticks, self.wchan = tid, comm, state, ticks, wchan
         self.switches = switches
-        self.syscall: str | None = None
+        self.call = BlockedCall("")  # the blocking call of a sleeping thread (syscalls.py); no name: none read
         self.fd_target: str | None = None
-        self.fd: int | None = None
-        self.timeout: bool | None = None
-        self.futex: int | None = None
-        self.shared = False
-        self.wakes_in: float | None = None
-        self.wait_max: float | None = None
-        self.wait_child: int | None = None
 
 
 def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
@@ -106,11 +83,9 @@ def _blocked_calls(pid: int, tasks: list[_Task], tables: SocketTables) -> None:
         call = read_blocked_call(pid, t.tid)
         if call is None:
             continue
-        t.syscall, t.timeout, t.futex, t.shared = call.name, call.timeout, call.futex, call.shared
-        t.wakes_in, t.wait_child, t.wait_max = call.wakes_in, call.child, call.wait_max
+        t.call = call
         if call.fd is not None:
             sockets = sockets or tables.for_pid(pid)
-            t.fd = call.fd
             t.fd_target = describe_fd(pid, call.fd, sockets)
 
 
@@ -232,16 +207,17 @@ def _merge(sample: ProcessSample, tasks: list[_Task], stacks: StackResult | None
                 active=py.active if py else None,
                 owns_gil=py.owns_gil if py else None,
                 frames=frames,
-                syscall=t.syscall,
+                syscall=t.call.name or None,
                 fd_target=t.fd_target,
                 ctx_switches=t.switches,
-                fd=t.fd,
-                timeout=t.timeout,
-                futex=t.futex,
-                shared_futex=t.shared,
-                wakes_in=t.wakes_in,
-                wait_max=t.wait_max,
-                wait_child=t.wait_child,
+                fd=t.call.fd,
+                timeout=t.call.timeout,
+                futex=t.call.futex,
+                shared_futex=t.call.shared,
+                wakes_in=t.call.wakes_in,
+                wait_max=t.call.wait_max,
+                wait_child=t.call.child,
+                signals=t.call.signals,
                 read_stopped=stacks.stopped if py is not None and stacks is not None else None,
             )
         )

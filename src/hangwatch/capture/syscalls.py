@@ -105,6 +105,7 @@ class BlockedCall:
     wakes_in: float | None = None  # a sleep: seconds until its timer ends, read from the request it passed
     wait_max: float | None = None  # a poll's timeout as it passed it (seconds): it wakes by then at the latest
     child: int | None = None  # wait4/waitid: the one child it waits for (None: any child, or not a wait)
+    signals: int | None = None  # sigwait: the set it waits for, from its memory (bit n-1: signal n); None: unread
 
     @property
     def lock_wait(self) -> bool:
@@ -202,7 +203,8 @@ def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
         left = _timer_left(pid, tid, 1, 0, value)
     if name == "sigwait" and timeout:  # it ends by its request at the latest (it began before now)
         wait_max = _timespec(pid, tid, value)
-    return BlockedCall(name, timeout=timeout, wait_max=wait_max, wakes_in=left)
+    signals = _sigset(pid, tid, args[0]) if name == "sigwait" else None
+    return BlockedCall(name, timeout=timeout, wait_max=wait_max, wakes_in=left, signals=signals)
 
 
 # Calls a ptrace stop ends early with a short count: a write blocked on a full pipe or socket returns what it moved
@@ -315,18 +317,33 @@ def _timer_left(pid: int, tid: int, clock: int, flags: int, addr: int) -> float 
     return _least_left(pid, tid, request)
 
 
-def _timespec(pid: int, tid: int, addr: int) -> float | None:
-    """The timespec at ``addr`` in the memory of a thread still in its call, in seconds; None where unreadable."""
+def _memory(pid: int, tid: int, addr: int, size: int) -> bytes | None:
+    """``size`` bytes at ``addr`` in the memory of a thread still in its call; None where unreadable (another user's
+    process under ptrace_scope 1 needs root or an ancestor, as py-spy does)."""
     task = PROC / str(pid) / "task" / str(tid)
     before = read_text(task / "syscall")
     try:
         with open(PROC / str(pid) / "mem", "rb") as f:
             f.seek(addr)
-            raw = f.read(16)
+            raw = f.read(size)
     except (OSError, ValueError, OverflowError):
         return None
-    if len(raw) != 16 or read_text(task / "syscall") != before:
+    if len(raw) != size or read_text(task / "syscall") != before:
         return None  # (a thread that left the call between the reads: its stack's bytes are no longer its request)
+    return raw
+
+
+def _sigset(pid: int, tid: int, addr: int) -> int | None:
+    """The signal set at ``addr`` (the kernel's 64 bits: bit n-1 for signal n) of a thread in sigwait; None: unread."""
+    raw = _memory(pid, tid, addr, 8) if addr else None
+    return None if raw is None else int.from_bytes(raw, "little")
+
+
+def _timespec(pid: int, tid: int, addr: int) -> float | None:
+    """The timespec at ``addr`` in the memory of a thread still in its call, in seconds; None where unreadable."""
+    raw = _memory(pid, tid, addr, 16)
+    if raw is None:
+        return None
     sec, nsec = struct.unpack("<qq", raw)
     if sec < 0 or not 0 <= nsec < 1_000_000_000:
         return None  # not a timespec

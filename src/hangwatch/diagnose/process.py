@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
@@ -353,14 +351,14 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
     hits = []
     for v in scene.views:
         t = v.main_thread
-        # signal.sigwait(): the signals it waits for are blocked, not caught; any of them ends it, whoever sends it
-        sigwait = t is not None and t.last.syscall == "sigwait" and t.blocked and t.waits_forever
-        if t is None or not (proof.signal_alone(v, t) or (sigwait and proof.sealed_but(v, t.tid))):
+        if t is None or not proof.signal_alone(v, t):
             continue
-        mask = proof.caught(v, proof.GOES_ON) or 0  # SigCgt unread: nothing to name
-        caught = [] if sigwait else [_signal_name(n) for n in range(1, 65) if mask >> (n - 1) & 1]  # (sigwait: blocked)
+        # signal.sigwait(): the signals it waits for are blocked, not caught; any of them ends it, whoever sends it
+        sigwait = t.last.syscall == "sigwait"
+        caught = "" if sigwait else proof.signal_names(proof.caught(v, proof.GOES_ON) or 0)  # SigCgt unread: none
         if not caught and not sigwait:
             continue
+        waited = t.last.signals if sigwait else None
         kids = [k.pid for k in waited_children(scene, v)]
         who = (
             f"its children ({', '.join(map(str, kids))}) may send one"
@@ -376,17 +374,21 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
                     confidence=0.6,
                     summary=f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): "
                     + (
-                        "sigwait() ends when one of the signals it waits for comes"
+                        f"sigwait() ends when {proof.signal_names(waited)} comes"
+                        if waited
+                        else "sigwait() ends when one of the signals it waits for comes"
                         if sigwait
-                        else "its handlers catch "
+                        else f"its handlers catch {caught}"
                     )
-                    + ("" if sigwait else ", ".join(caught))
                     + f"; {who}.",
                     where=v.where(t, frame),
                     evidence=(
                         f"{v.label()} main thread: {t.wait_text}, a wait on no file, for the whole window",
-                        f"signals it has a handler for (SigCgt), of those that may let it go on: {', '.join(caught)}"
+                        f"signals it has a handler for (SigCgt), of those that may let it go on: {caught}"
                         if caught
+                        else f"the signals sigwait() waits for (its set, read from its memory): "
+                        f"{proof.signal_names(waited)}"
+                        if waited
                         else "the signals sigwait() waits for were not read (its set, in its own memory)",
                     ),
                     fix=SELF_WAIT_FIX["signal"],
@@ -394,11 +396,3 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
             )
         )
     return hits
-
-
-def _signal_name(n: int) -> str:
-    """SIGUSR1 for 10; a real-time signal, which has no name of its own, by its number."""
-    try:
-        return signal.Signals(n).name
-    except ValueError:
-        return f"signal {n}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import signal
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user
@@ -300,23 +301,56 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
 
 
 def signal_alone(v: ProcessView, t: ThreadView) -> bool:
-    """``t`` waits for a signal alone: in ``pause()`` (or a poll of no file with no timeout) for the whole window, and
-    every other thread of its process parked on its own primitives (none could run to end it)."""
-    return not v.ended and t.blocked and t.waits_forever and t.last.syscall == "pause" and sealed_but(v, t.tid)
+    """``t`` waits for a signal alone: in ``pause()`` (or a poll of no file with no timeout) or ``sigwait()`` with no
+    timeout for the whole window, and every other thread of its process parked on its own primitives (none could run
+    to end it)."""
+    return (
+        not v.ended
+        and t.blocked
+        and t.waits_forever
+        and t.last.syscall in ("pause", "sigwait")
+        and sealed_but(v, t.tid)
+    )
+
+
+# The signals that come to end a job, not to let it go on: SIGHUP, SIGINT, SIGQUIT, SIGTERM (a closed terminal, a
+# person's Ctrl-C, a scheduler's preemption, hangwatch's own kill).
+ENDING = sum(1 << (n - 1) for n in (1, 2, 3, 15))
+
+
+def signal_names(mask: int) -> str:
+    """``mask``'s signals by name (bit n-1 for signal n; a real-time signal, which has none, by its number)."""
+    names = []
+    for n in range(1, 65):
+        if mask >> (n - 1) & 1:
+            try:
+                names.append(signal.Signals(n).name)
+            except ValueError:
+                names.append(f"signal {n}")
+    return ", ".join(names)
 
 
 def unsignalled(v: ProcessView, t: ThreadView) -> Proof | None:
     """Proof that ``t`` waits for a signal that would never let it go on: it is in ``pause()`` (or a poll of no file
-    with no timeout) for the whole window, every other thread of its process is parked on its own primitives, no child
-    of it that may exit lives, and it has no handler for a signal that may let the job go on (``GOES_ON``; SigCgt
-    unread: no proof): a signal could only end it, by its default action."""
+    with no timeout), or in ``sigwait()`` for signals that only end a job and SIGCHLD (its set read from its memory;
+    unread: no proof), for the whole window; every other thread of its process is parked on its own primitives, no
+    child of it that may exit lives, and it has no handler for a signal that may let the job go on (``GOES_ON``;
+    SigCgt unread: no proof): a signal could only end it, by its default action (or from outside the job)."""
+    waited = t.last.signals if t.last.syscall == "sigwait" else None
     if (
         not signal_alone(v, t)
         or v.parent  # a child that may exit lives: the job may still work (a launcher that pauses while it trains)
         or handlers_may_run(v, GOES_ON)
+        or (t.last.syscall == "sigwait" and (waited is None or waited & ~(ENDING | SIGCHLD)))
     ):
         return None
     where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
+    if waited is not None:
+        return hang(
+            f"{v.label()} waits at {where} in sigwait() for {signal_names(waited)} (its set, read from its memory; "
+            "no timeout), no other thread of it can run, no child of it that could send SIGCHLD lives, and it has no "
+            "handler for a signal that would let it go on: only a process outside the job could end the wait"
+        )
     return hang(
         f"{v.label()} waits at {where} for a signal alone (the kernel shows a wait on no file, with no timeout), no "
         "other thread of it can run, and it has no handler for a signal that would let it go on: one could only end it"
