@@ -47,8 +47,9 @@ _AUTOBEAT_HOOK = ("/_autobeat/sitecustomize.py", "/_autobeat/_hangwatch_hook/")
 
 
 # multiprocess, the dill fork of multiprocessing (HF datasets' map(num_proc=N), pathos), keeps its files and names:
-# a frame in multiprocess/pool.py is one in multiprocessing/pool.py to every table here.
-_MULTIPROCESS = "/multiprocess/"
+# a frame in multiprocess/pool.py is one in multiprocessing/pool.py to every table here. Installed only (site- or
+# dist-packages): a user's own folder of that name is the user's.
+_MULTIPROCESS = "-packages/multiprocess/"
 
 
 def is_library_file(path: str) -> bool:
@@ -89,7 +90,7 @@ def method(frame: Frame | FrameLike) -> str:
 def stdlib_path(path: str) -> str:
     """``path``, with multiprocess's package folder read as multiprocessing's."""
     i = path.rfind(_MULTIPROCESS)
-    return path if i < 0 else f"{path[:i]}/multiprocessing/{path[i + len(_MULTIPROCESS) :]}"
+    return path if i < 0 else f"{path[:i]}-packages/multiprocessing/{path[i + len(_MULTIPROCESS) :]}"
 
 
 def at(frame: Frame | FrameLike, file_suffix: str, functions: frozenset[str] | None = None) -> bool:
