@@ -49,7 +49,7 @@ _AUTOBEAT_HOOK = ("/_autobeat/sitecustomize.py", "/_autobeat/_hangwatch_hook/")
 # multiprocess, the dill fork of multiprocessing (HF datasets' map(num_proc=N), pathos), keeps its files and names:
 # a frame in multiprocess/pool.py is one in multiprocessing/pool.py to every table here. Installed only (site- or
 # dist-packages): a user's own folder of that name is the user's.
-_MULTIPROCESS = "-packages/multiprocess/"
+_MULTIPROCESS = ("/site-packages/multiprocess/", "/dist-packages/multiprocess/")
 
 
 def is_library_file(path: str) -> bool:
@@ -72,7 +72,7 @@ def is_library_file(path: str) -> bool:
 
 def is_stdlib_file(path: str) -> bool:
     """The standard library (not site-packages; multiprocess, its copy of multiprocessing, counts as it)."""
-    if _MULTIPROCESS in path:
+    if "multiprocess/" in path and any(m in path for m in _MULTIPROCESS):
         return True
     return (path.startswith("<") or bool(_STDLIB_DIR.search(path))) and not any(m in path for m in _INSTALLED)
 
@@ -89,8 +89,13 @@ def method(frame: Frame | FrameLike) -> str:
 
 def stdlib_path(path: str) -> str:
     """``path``, with multiprocess's package folder read as multiprocessing's."""
-    i = path.rfind(_MULTIPROCESS)
-    return path if i < 0 else f"{path[:i]}-packages/multiprocessing/{path[i + len(_MULTIPROCESS) :]}"
+    if "multiprocess/" not in path:  # (the common case, on every frame of every table's match: one search)
+        return path
+    for m in _MULTIPROCESS:
+        i = path.rfind(m)
+        if i >= 0:
+            return f"{path[:i]}{m[:-1]}ing/{path[i + len(m) :]}"
+    return path
 
 
 def at(frame: Frame | FrameLike, file_suffix: str, functions: frozenset[str] | None = None) -> bool:

@@ -917,6 +917,30 @@ def test_a_sigwait_for_a_sigchld_no_child_is_left_to_send_is_proven_and_one_a_ch
 
 
 @pytest.mark.e2e
+def test_a_helper_waiting_in_sigwait_for_the_sigterm_its_parent_will_send_is_left_alone(run):
+    """A shutdown listener: a helper child waits in sigwait() for SIGTERM while its parent waits, with no timer, for a
+    server outside the job (a process this test starts), which answers after 6 s; then the parent ends the helper.
+    Nothing in the job moves for those 6 s, but the parent lives and may send the signal: no proof (was: proven at the
+    first look, "only a process outside the job could end the wait", the job killed, exit 124); the parent's wait is
+    unproven, left to the clock, which it beats: exit 0."""
+    serve = (
+        "import socket, sys, time; s = socket.create_server(('127.0.0.1', 0)); s.settimeout(30); "
+        "print(s.getsockname()[1], flush=True); c = s.accept()[0]; time.sleep(6); c.sendall(b'ok'); c.close()"
+    )
+    server = subprocess.Popen([sys.executable, "-c", serve], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        port = server.stdout.readline().decode().strip()  # type: ignore[union-attr]
+        r = run(*QUICK, "--on-hang", "kill", *py("sigwait_helper.py", "listener", port))
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=10)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert b"answer: b'ok'" in r.stdout and b"done" in r.stdout
+    only_slow_incidents(run)
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_an_exit_waiting_for_a_servers_non_daemon_thread_is_named_at_its_serve_loop(run, arg, code):
     """The interpreter's exit joins a non-daemon thread started on socketserver's serve_forever (no frame of the

@@ -5,7 +5,9 @@ sends it; `python sigwait_helper.py timed SECONDS`: no helper, and the main thre
 signal.sigtimedwait(..., SECONDS), then goes on. `python sigwait_helper.py chld hang`: it counts two helpers' ends with
 sigwait(SIGCHLD), but they ended together and one SIGCHLD came for both (a blocked standard signal is not queued
 twice): nothing in the job can send another; `python sigwait_helper.py chld SECONDS`: one helper works SECONDS, then
-its end's SIGCHLD ends the wait."""
+its end's SIGCHLD ends the wait. `python sigwait_helper.py listener PORT`: a helper child blocks SIGTERM and waits for
+it in sigwait() (a shutdown listener) while the main process waits for a server outside the job, at 127.0.0.1:PORT,
+to answer; then it ends the helper with SIGTERM: a sigwait for a signal that a living process of the job will send."""
 
 import os
 import signal
@@ -22,6 +24,18 @@ if sys.argv[1] == "chld":
         time.sleep(2)  # both end before the first wait
     for _ in helpers:
         signal.sigwait({signal.SIGCHLD})  # CHLD-HERE
+    print("done", flush=True)
+    sys.exit(0)
+if sys.argv[1] == "listener":
+    import socket
+
+    code = "import signal; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}); signal.sigwait({signal.SIGTERM})"
+    listener = subprocess.Popen([sys.executable, "-c", code])  # LISTENER-HERE
+    with socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=60) as s:
+        s.settimeout(None)  # a blocking read: no timer of its own
+        print("answer:", s.recv(16), flush=True)
+    listener.terminate()
+    listener.wait(timeout=30)
     print("done", flush=True)
     sys.exit(0)
 if sys.argv[1] == "timed":

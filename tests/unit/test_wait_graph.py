@@ -613,3 +613,64 @@ def test_a_spin_is_its_own_only_where_its_test_and_body_read_private_immutable_n
     assert not only_its_own(read("while i < n:\n    pass", {"i": "0", "n": "10"}, ("i",)))  # n: a closure's
     assert not only_its_own(read("while i < n:\n    pass", {"i": "0", "n": "10"}, None))  # its file not read
     assert not only_its_own(read("while i < n.size:\n    pass", {"i": "0", "n": "10"}))  # an attribute
+
+
+def test_a_sigwaits_set_is_read_from_its_memory_bit_n_minus_1_for_signal_n():
+    """A thread of this process waits in sigwait() for SIGUSR2 and SIGTERM (blocked in it alone): the set read from
+    its memory has bits 11 and 14 and no other; the call has no timeout. Then SIGUSR2 ends the wait."""
+    import signal
+    import threading
+    import time
+
+    from hangwatch.capture.syscalls import read_blocked_call
+    from hangwatch.diagnose.proof import signal_names
+
+    waited = {signal.SIGUSR2, signal.SIGTERM}
+    got: list[int] = []
+    tid: list[int] = []
+
+    def wait() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, waited)
+        tid.append(threading.get_native_id())
+        got.append(signal.sigwait(waited))
+
+    t = threading.Thread(target=wait, daemon=True)
+    t.start()
+    call = None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (call is None or call.name != "sigwait"):
+        time.sleep(0.02)
+        call = read_blocked_call(os.getpid(), tid[0]) if tid else None
+    try:
+        assert call is not None and call.name == "sigwait" and call.timeout is False, call
+        assert call.signals == (1 << 11) | (1 << 14), call
+        assert signal_names(call.signals) == "SIGUSR2, SIGTERM"
+    finally:
+        signal.pthread_kill(t.ident or 0, signal.SIGUSR2)
+        t.join(timeout=10)
+    assert got == [signal.SIGUSR2]
+
+
+@pytest.mark.parametrize(
+    ("path", "read_as", "stdlib"),
+    [
+        (
+            "/v/lib/python3.11/site-packages/multiprocess/pool.py",
+            "/v/lib/python3.11/site-packages/multiprocessing/pool.py",
+            True,
+        ),
+        (
+            "/usr/lib/python3/dist-packages/multiprocess/queues.py",
+            "/usr/lib/python3/dist-packages/multiprocessing/queues.py",
+            True,
+        ),
+        ("/home/u/multiprocess/pool.py", "/home/u/multiprocess/pool.py", False),  # a user's own folder of that name
+        ("/v/site-packages/torch/multiprocessing/spawn.py", "/v/site-packages/torch/multiprocessing/spawn.py", False),
+        ("/usr/lib/python3.11/multiprocessing/pool.py", "/usr/lib/python3.11/multiprocessing/pool.py", True),
+    ],
+)
+def test_multiprocess_is_read_as_multiprocessing_only_where_installed(path, read_as, stdlib):
+    from hangwatch import signatures as sg
+
+    assert sg.stdlib_path(path) == read_as
+    assert sg.is_stdlib_file(path) is stdlib

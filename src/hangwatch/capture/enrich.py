@@ -105,7 +105,7 @@ def _wrap_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
     (below it, a process forked by a rank carries a copy of the rank's stack)."""
     for f in frames:
         name, file = f.get("name"), str(f.get("filename", ""))
-        if name in sg.FORK_LAUNCH[1] and file.endswith(sg.FORK_LAUNCH[0]):
+        if name in sg.FORK_LAUNCH[1] and sg.stdlib_path(file).endswith(sg.FORK_LAUNCH[0]):
             return None
         if name == SPAWN_WRAP[1] and file.endswith(SPAWN_WRAP[0]):
             return f
@@ -177,7 +177,7 @@ def _target_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
     (py-spy's JSON, innermost first)."""
     for i, f in enumerate(frames):
         name, file = str(f.get("name", "")), str(f.get("filename", ""))
-        if name in sg.FORK_LAUNCH[1] and file.endswith(sg.FORK_LAUNCH[0]):
+        if name in sg.FORK_LAUNCH[1] and sg.stdlib_path(file).endswith(sg.FORK_LAUNCH[0]):
             return None
         if sg.stdlib_path(file).endswith(PROCESS_RUN) and name.rsplit(".", 1)[-1] == "run":
             return frames[i - 1] if i > 0 else None

@@ -318,10 +318,13 @@ def _timer_left(pid: int, tid: int, clock: int, flags: int, addr: int) -> float 
 
 
 def _memory(pid: int, tid: int, addr: int, size: int) -> bytes | None:
-    """``size`` bytes at ``addr`` in the memory of a thread still in its call; None where unreadable (another user's
-    process under ptrace_scope 1 needs root or an ancestor, as py-spy does)."""
+    """``size`` bytes at ``addr`` in the memory of a thread still in its call (one with ``addr`` among its arguments,
+    before and after the read); None where unreadable (another user's process under ptrace_scope 1 needs root or an
+    ancestor, as py-spy does)."""
     task = PROC / str(pid) / "task" / str(tid)
     before = read_text(task / "syscall")
+    if before is None or f"{addr:#x}" not in before.split()[1:7]:
+        return None  # (a thread that left the call whose argument this was, since its registers were read)
     try:
         with open(PROC / str(pid) / "mem", "rb") as f:
             f.seek(addr)
@@ -334,9 +337,10 @@ def _memory(pid: int, tid: int, addr: int, size: int) -> bytes | None:
 
 
 def _sigset(pid: int, tid: int, addr: int) -> int | None:
-    """The signal set at ``addr`` (the kernel's 64 bits: bit n-1 for signal n) of a thread in sigwait; None: unread."""
+    """The signal set at ``addr`` (the kernel's 64 bits: bit n-1 for signal n) of a thread in sigwait; None: unread (an
+    empty set too: the bytes of a stack being reused read so as well as a set of nothing)."""
     raw = _memory(pid, tid, addr, 8) if addr else None
-    return None if raw is None else int.from_bytes(raw, "little")
+    return (int.from_bytes(raw, "little") or None) if raw is not None else None
 
 
 def _timespec(pid: int, tid: int, addr: int) -> float | None:

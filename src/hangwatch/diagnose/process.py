@@ -360,9 +360,13 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
             continue
         waited = t.last.signals if sigwait else None
         kids = [k.pid for k in waited_children(scene, v)]
+        others = [o.pid for o in scene.views if o.pid != v.pid and not o.ended]
         who = (
             f"its children ({', '.join(map(str, kids))}) may send one"
             if kids
+            else f"no child of it that may exit lives; other processes of the job ({', '.join(map(str, others[:4]))}) "
+            "live and may send one"
+            if others and waited and waited & proof.ENDING
             else "no other thread of it can run and no child of it that may exit lives: only a process outside the job "
             "could send one"
         )

@@ -330,26 +330,29 @@ def signal_names(mask: int) -> str:
     return ", ".join(names)
 
 
-def unsignalled(v: ProcessView, t: ThreadView) -> Proof | None:
+def unsignalled(v: ProcessView, t: ThreadView, alone: bool = False) -> Proof | None:
     """Proof that ``t`` waits for a signal that would never let it go on: it is in ``pause()`` (or a poll of no file
-    with no timeout), or in ``sigwait()`` for signals that only end a job and SIGCHLD (its set read from its memory;
-    unread: no proof), for the whole window; every other thread of its process is parked on its own primitives, no
-    child of it that may exit lives, and it has no handler for a signal that may let the job go on (``GOES_ON``;
-    SigCgt unread: no proof): a signal could only end it, by its default action (or from outside the job)."""
+    with no timeout), or in ``sigwait()`` for SIGCHLD and, where no other process of the job lives (``alone``: none
+    could send one), the signals that only end a job (its set read from its memory; unread: no proof), for the whole
+    window; every other thread of its process is parked on its own primitives, no child of it that may exit lives,
+    and it has no handler for a signal that may let the job go on (``GOES_ON``; SigCgt unread: no proof): a signal
+    could only end it, by its default action (or from outside the job)."""
     waited = t.last.signals if t.last.syscall == "sigwait" else None
     if (
         not signal_alone(v, t)
         or v.parent  # a child that may exit lives: the job may still work (a launcher that pauses while it trains)
         or handlers_may_run(v, GOES_ON)
-        or (t.last.syscall == "sigwait" and (waited is None or waited & ~(ENDING | SIGCHLD)))
+        or (t.last.syscall == "sigwait" and (waited is None or waited & ~((ENDING if alone else 0) | SIGCHLD)))
     ):
         return None
     where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
     if waited is not None:
+        senders = " and no other process of the job lives" if waited & ENDING else ""
+        senders += ", no child of it that could send SIGCHLD lives" if waited & SIGCHLD else ""
         return hang(
             f"{v.label()} waits at {where} in sigwait() for {signal_names(waited)} (its set, read from its memory; "
-            "no timeout), no other thread of it can run, no child of it that could send SIGCHLD lives, and it has no "
-            "handler for a signal that would let it go on: only a process outside the job could end the wait"
+            f"no timeout), no other thread of it can run{senders}, and it has no handler for a signal that would let "
+            "it go on: only a process outside the job could end the wait"
         )
     return hang(
         f"{v.label()} waits at {where} for a signal alone (the kernel shows a wait on no file, with no timeout), no "
