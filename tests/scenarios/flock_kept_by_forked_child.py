@@ -30,7 +30,7 @@ def writer(seconds: float) -> None:  # writes the optimizer state, still under t
 if __name__ == "__main__":
     print("saving checkpoints under a flock", flush=True)
     ctx = mp.get_context("fork")
-    run_dir = tempfile.mkdtemp(prefix="hw-flock-")
+    run_dir = tempfile.mkdtemp(prefix="hw-flock-", dir=".")
     lock_path = os.path.join(run_dir, ".ckpt.lock")
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

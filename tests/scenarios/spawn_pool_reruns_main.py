@@ -19,7 +19,7 @@ import tempfile
 import time
 
 MODE = sys.argv[1]
-BASE = os.environ.setdefault("SPAWN_SCENARIO_DIR", tempfile.mkdtemp(prefix="hw-spawn-"))
+BASE = os.environ.get("SPAWN_SCENARIO_DIR") or os.environ.setdefault("SPAWN_SCENARIO_DIR", tempfile.mkdtemp(dir="."))
 OUT = os.path.join(BASE, "scores")
 if MODE == "mkdir":
     os.mkdir(OUT)  # the main process makes it; each worker that imports this script again cannot
