@@ -338,7 +338,7 @@ def _memory(pid: int, tid: int, addr: int, size: int) -> bytes | None:
 
 def _sigset(pid: int, tid: int, addr: int) -> int | None:
     """The signal set at ``addr`` (the kernel's 64 bits: bit n-1 for signal n) of a thread in sigwait; None: unread (an
-    empty set too: the bytes of a stack being reused read so as well as a set of nothing)."""
+    empty set too: a set of nothing cannot be told from memory not yet written)."""
     raw = _memory(pid, tid, addr, 8) if addr else None
     return (int.from_bytes(raw, "little") or None) if raw is not None else None
 

@@ -34,7 +34,13 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
             (found[0] if found is not None else None)
             # a pause by design while the rest of the job works (a launcher's, a rank's that waits to be ended; the
             # workers may be a forkserver's children, not its own) is no hang: only where nothing else moves
-            or (proof.unsignalled(v, t, alone=alone(scene, v)) if moving(scene, besides=v.pid) is None else None)
+            # (a sigwait for SIGTERM only where no other process of the job lives: a parent that would send it when
+            # its own remote wait ends may look still)
+            or (
+                proof.unsignalled(v, t, alone=not scene.others_alive(v.pid))
+                if moving(scene, besides=v.pid) is None
+                else None
+            )
         )
         if fact is None:
             continue
@@ -50,12 +56,6 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
         out.append(to_nobody(v.pid, kind, words, fact.fact, tid=t.tid))
         break
     return out
-
-
-def alone(scene: Scene, v: ProcessView) -> bool:
-    """No process of the job but ``v`` lives: none could send it a signal (a parent that would end a helper waiting in
-    ``sigwait({SIGTERM})`` when its own remote wait ends may look still)."""
-    return all(o.pid == v.pid or o.ended for o in scene.views)
 
 
 def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | None]]:

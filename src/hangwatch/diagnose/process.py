@@ -360,7 +360,7 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
             continue
         waited = t.last.signals if sigwait else None
         kids = [k.pid for k in waited_children(scene, v)]
-        others = [o.pid for o in scene.views if o.pid != v.pid and not o.ended]
+        others = scene.others_alive(v.pid)
         who = (
             f"its children ({', '.join(map(str, kids))}) may send one"
             if kids

@@ -54,6 +54,11 @@ class Scene:
         """The captured children of ``pid``."""
         return [v for v in self.views if v.info.ppid == pid]
 
+    def others_alive(self, pid: int) -> list[int]:
+        """The captured processes but ``pid`` that did not end during the look: any of them may still send it a
+        signal."""
+        return [v.pid for v in self.views if v.pid != pid and not v.ended]
+
     def descendants(self, pid: int) -> list[ProcessView]:
         """The captured processes ``pid`` started, and theirs, breadth first."""
         out: list[ProcessView] = []
