@@ -76,6 +76,7 @@ from hangwatch.diagnose.own import (
     others_may_act,
     released_by_thread,
     self_held,
+    self_wait,
     side_read,
     signalled,
     sole_releaser,
@@ -143,7 +144,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
             # (an event loop's or a selector's poll: one of its files, and the others are followed too)
             what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
             words = SELF_HELD["poll" if POLLED in note else w.kind].format(what, place) + closed_words(v, w.tid)
-            out.append((Edge(me, me, w.kind, f"{v.label()} {words}", timed, tid=w.tid), None))
+            out.extend(self_wait(scene, v, me, w, f"{v.label()} {words}", timed))
             continue
         # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
         holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]

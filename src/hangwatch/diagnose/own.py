@@ -88,8 +88,35 @@ def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tupl
             ),
             None,
         )
+        for k in senders(scene, v)
+    ]
+
+
+def senders(scene: Scene, v: ProcessView) -> list[ProcessView]:
+    """The children of ``v`` that may send it a signal: living (not zombies), and neither DataLoader nor compile
+    workers nor multiprocessing's helpers, which send none."""
+    return [
+        k
         for k in scene.children(v.pid)
         if not k.state.startswith("Z") and may_exit(k.role, k.info.cmdline, v.info.cmdline)
+    ]
+
+
+def self_wait(
+    scene: Scene, v: ProcessView, me: str, w: LockWait, words: str, timed: bool | None
+) -> list[tuple[Edge, Node | None]]:
+    """A wait on a pipe or socket whose other end only ``v`` holds: an edge to the waiter itself. A poll among whose
+    files it is (an event loop's own wake-up socket) that ``v`` catches a signal around, though: the signal's C
+    handler writes to the wake-up socket (``signal.set_wakeup_fd``, which asyncio's ``add_signal_handler`` sets), so
+    the wait goes on to the children of it that may send one, as one that may end by itself (SigCgt unread: no)."""
+    kids = (
+        senders(scene, v) if POLLED in (w.note or "") and proof.handlers_may_run(v, proof.HANDLED, unread=False) else []
+    )
+    if not kids:
+        return [(Edge(me, me, w.kind, words, timed, tid=w.tid), None)]
+    said = f"{words}; a signal it catches may write to it (a wake-up socket), and its child pid"
+    return [
+        (Edge(me, pid_id(k.pid), "signal", f"{said} {k.pid} may send one", timeout=True, tid=w.tid), None) for k in kids
     ]
 
 
