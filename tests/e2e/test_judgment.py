@@ -1290,3 +1290,20 @@ def test_a_wait_held_up_by_a_process_blocked_on_what_is_not_followed_is_named_at
     signals: exit 0."""
     args = ("twin", "10") if mode == "twin" else ("hang",)
     _named_and_left_to_the_clock(run, "pause_after_the_signal.py", args, code, "for a signal alone")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_process_whose_every_thread_sleeps_in_a_private_futex_for_ever_is_proven_whoever_owns_the_primitives(
+    run, arg, code
+):
+    """A QueueListener started twice: stop() joins the listener thread that will never get its sentinel, and that
+    thread waits on the queue; both waits are the library's (no frame of the user's between them and the primitive),
+    so no thread's wait was the user's to prove, and the job was killed by the clock, unproven, its listener said to
+    be "at no Python frame" (first sight of python/cpython#132106). Every thread of it is asleep in a futex private
+    to the process with no timeout: only a thread of the same process could wake one, and none runs, proven at the
+    first look. Its twin's watchdog thread sleeps on a timer, then puts the second sentinel: exit 0."""
+    root = _both_ways(run, "queue_listener_started_twice.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock" and "every one of the 2 threads" in root["proof"]["fact"], root
+        assert "QueueListener.dequeue (handlers.py" in " ".join(root["evidence"]), root["evidence"]

@@ -166,6 +166,23 @@ EXPECTED = {
         "dl_worker_killed_unheard.py",
         "HANG-HERE",
     ),
+    # a QueueListener started twice (python/cpython#132106): stop() joins the thread that never gets its sentinel;
+    # both waits are the library's, and every thread of the process sleeps in a private futex with no timeout (was
+    # unproven, left to the clock)
+    "a_queue_listener_started_twice_joined_at_stop": (
+        "code.deadlock",
+        "hung",
+        "queue_listener_started_twice.py",
+        "HANG-HERE",
+    ),
+    # a TCPStore gossip whose ranks wait in store.get for keys nobody sets (pytorch/pytorch#67972): no cause named,
+    # unproven; placed where main's chain stops, rank 0's get (was main's mp.spawn line)
+    "a_rank_waiting_in_a_store_get_for_a_key_nobody_sets": (
+        "unknown",
+        "hung",
+        "store_get_key_nobody_sets.py",
+        "HANG-HERE",
+    ),
 }
 
 
@@ -1431,3 +1448,17 @@ def test_a_signal_handler_that_may_let_the_job_go_on_is_a_way_out_of_the_main_th
     d = diagnose(ev)
     assert d.verdict.value == "hung"
     assert (d.root.proof is not None) is proven, d.root.proof
+
+
+def test_every_thread_asleep_in_a_private_futex_is_proof_and_an_unnamed_chain_is_placed_where_it_stops():
+    """The QueueListener's process: proven by its threads' sleep alone, each named at its frame (the listener's in
+    logging, not "no Python frame"). The gossip's ranks: no cause and no proof, the clock decides; the place and the
+    process are rank 0's, where main's chain stops, said in the summary."""
+    d = diagnose(load("a_queue_listener_started_twice_joined_at_stop"))
+    root = d.findings[0]
+    assert root.proof is not None and "every one of the 2 threads" in root.proof.fact, root
+    assert any("QueueListener.dequeue (handlers.py" in e for e in root.evidence), root.evidence
+    d = diagnose(load("a_rank_waiting_in_a_store_get_for_a_key_nobody_sets"))
+    root = d.findings[0]
+    assert root.proof is None and root.where is not None and root.where.rank == 0, root
+    assert "its wait goes to rank 0" in root.summary and "worker (store_get_key_nobody_sets.py:" in root.summary, root

@@ -270,8 +270,8 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
         frame = culprit.user_frame
         ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
-        for t in blocked[:4]:
-            f = t.user_frame
+        for t in blocked[:4]:  # (a library's own thread, a QueueListener's: its first frame past threading and queue)
+            f = t.user_frame or next((x for x in t.frames if not x.file.endswith(proof.SYNC_MODULES)), None)
             code = f" `{f.code}`" if f and f.code else ""
             kind = waits[t.tid] or "lock"
             ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")

@@ -108,7 +108,10 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         )
         verdict = Verdict.PROGRESSING if progressing(scene) else Verdict.SLOW if moves else Verdict.HUNG
         loop = _unproven_loop(graph, scene) if verdict == Verdict.HUNG and graph is not None else None
-        findings = (loop or _unknown(scene, moves),)
+        unknown = _unknown(scene, moves)
+        if verdict == Verdict.HUNG and graph is not None:
+            unknown = _upstream_place(Hit(unknown, verdict), graph, scene).finding
+        findings = (loop or unknown,)
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
 
 
@@ -157,6 +160,9 @@ def _upstream_place(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     at = v.where(t, frame)
     where = replace(f.where, file=at.file, line=at.line, function=at.function, code=at.code)
     said = f"the place is {v.label()}'s, at {describe(frame)}, where the chain stops: {chain.end.fact}"
+    if f.cause == Cause.UNKNOWN:  # no waiter named: the place, and the process, are where the chain stops
+        summary = f"{f.summary.rstrip('.')}; its wait goes to {v.label()}, blocked at {describe(frame)}."
+        return replace(hit, finding=replace(f, where=at, summary=summary, evidence=(*f.evidence, said)))
     return replace(hit, finding=replace(f, where=where, evidence=(*f.evidence, said)))
 
 

@@ -476,6 +476,33 @@ def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof 
     )
 
 
+def all_asleep(v: ProcessView, t: ThreadView) -> Proof | None:
+    """Proof from the kernel's side that no thread of ``v`` runs again, whoever's primitives they wait on (the user's
+    or a library's: a QueueListener's join, an executor's queue): every OS thread of it, as many in every sample, is
+    blocked for the whole window in a futex private to the process with no timeout (or in pause()), and no signal
+    handler may end a wait of its main thread. Only a thread of the same process can wake a private futex, and each
+    is asleep in one: ``forsaken``'s fact for a process of several threads (Go's "all goroutines are asleep")."""
+    n = len(v.threads)
+    if (
+        v.ended
+        or n < 2
+        or not t.blocked
+        or t.last.timeout is not False
+        or t.last.syscall != "futex"
+        or t.last.shared_futex is not False
+        or any(s.num_threads != n for s in v.ev.samples)
+        or not sealed_but(v, t.tid)
+        or handler_may_end(v)
+    ):
+        return None
+    where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
+    return hang(
+        f"every one of the {n} threads of {v.label()} waits in a futex private to the process with no timeout "
+        f"(in every sample, none woken), one at {where}: only a thread of the same process could wake one, "
+        "and none runs"
+    )
+
+
 def nobody_releases(v: ProcessView, t: ThreadView) -> tuple[Proof, bool] | None:
     """Proof that no thread of ``v`` can end ``t``'s wait on a primitive of its own, and whether it is fork's (the
     process left with one thread: ``forsaken``) rather than the user's (``unreleasable``). A Future of an executor
@@ -484,4 +511,6 @@ def nobody_releases(v: ProcessView, t: ThreadView) -> tuple[Proof, bool] | None:
         return alone, True
     if (fact := unreleasable(v, t)) is not None:
         return fact, False
-    return (alone, True) if (alone := forsaken(v, t)) is not None else None
+    if (alone := forsaken(v, t)) is not None:
+        return alone, True
+    return (asleep, False) if (asleep := all_asleep(v, t)) is not None else None
