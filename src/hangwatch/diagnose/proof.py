@@ -277,24 +277,36 @@ def reentered(t: ThreadView) -> Frame | None:
     return next((f for f in older if name in {h.rstrip("()") for h in f.holds}), None)
 
 
+def _in_private_futex(v: ProcessView, t: ThreadView, threads: int) -> bool:
+    """``t`` is blocked for the whole window in a futex private to ``v``, which has ``threads`` OS threads in every
+    sample: what ``forsaken`` and ``all_asleep`` both read from the kernel."""
+    return (
+        not v.ended
+        and t.blocked
+        and t.last.syscall == "futex"
+        and t.last.shared_futex is False
+        and all(s.num_threads == threads for s in v.ev.samples)
+    )
+
+
+def _at(t: ThreadView) -> str:
+    """Where a thread in a futex waits, for a proof's words: its innermost frame of the user's, else its innermost."""
+    return describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
+
+
 def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
     """Proof that ``t`` can never be woken, from the kernel's side alone: its process has one OS thread in every sample
     (a forked child: fork copies only the forking thread), and that thread is blocked for the whole window in a futex
     private to the process with no timeout. Only a thread of the same process can wake a private futex, and there is
     none: a lock copied held by fork, an OpenMP pool's barrier after fork, whatever the native code holding it."""
     if (
-        v.ended
-        or not t.blocked
+        not _in_private_futex(v, t, threads=1)
         or not t.waits_forever
-        or t.last.syscall != "futex"
-        or t.last.shared_futex is not False
-        or any(s.num_threads != 1 for s in v.ev.samples)
         or (sync_wait(t) in INTERRUPTIBLE and handler_may_end(v))  # a Python wait a handler on it may end
     ):
         return None
-    where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
     return hang(
-        f"{v.label()} has one OS thread in every sample, and it waits at {where} in a futex private to the process "
+        f"{v.label()} has one OS thread in every sample, and it waits at {_at(t)} in a futex private to the process "
         f"({t.wait_text}): only a thread of the same process could wake it, and it has no other (a "
         "signal whose handler raises would end the wait; nothing else)"
     )
@@ -484,21 +496,16 @@ def all_asleep(v: ProcessView, t: ThreadView) -> Proof | None:
     is asleep in one: ``forsaken``'s fact for a process of several threads (Go's "all goroutines are asleep")."""
     n = len(v.threads)
     if (
-        v.ended
-        or n < 2
-        or not t.blocked
+        n < 2
+        or not _in_private_futex(v, t, threads=n)
         or t.last.timeout is not False
-        or t.last.syscall != "futex"
-        or t.last.shared_futex is not False
-        or any(s.num_threads != n for s in v.ev.samples)
         or not sealed_but(v, t.tid)
         or handler_may_end(v)
     ):
         return None
-    where = describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
     return hang(
         f"every one of the {n} threads of {v.label()} waits in a futex private to the process with no timeout "
-        f"(in every sample, none woken), one at {where}: only a thread of the same process could wake one, "
+        f"(in every sample, none woken), one at {_at(t)}: only a thread of the same process could wake one, "
         "and none runs"
     )
 
