@@ -26,6 +26,17 @@ WAIT_FOREVER_FIX = (
 )
 
 
+# Every thread of one process waits, each on what only another of them could release or set.
+ALL_ASLEEP_FIX = (
+    "Every thread of the process waits on another of its threads, so none can move: a ring of locks taken in two "
+    "orders, or a thread waiting for an event or a queue that only a waiting thread would set. Take locks in one "
+    "order everywhere, and call nothing that takes a lock while holding one: a log call formats its arguments "
+    "inside the handler's lock (their `__repr__`/`__str__` run there), a destructor may run inside any call.",
+    "Bound the waits (Lock.acquire(timeout=...), Event.wait(timeout=...), Queue.get(timeout=...)), so a ring "
+    "raises instead of holding the job.",
+)
+
+
 REENTERED_LOCK_FIX = (
     "A thread takes a lock it already holds, and a threading.Lock is not re-entrant: do not take it in code that can "
     "run inside the locked block (a signal handler, a __del__, a logging handler, a callback). There, set a flag "

@@ -1307,3 +1307,19 @@ def test_a_process_whose_every_thread_sleeps_in_a_private_futex_for_ever_is_prov
     if root is not None:
         assert root["cause"] == "code.deadlock" and "every one of the 2 threads" in root["proof"]["fact"], root
         assert "QueueListener.dequeue (handlers.py" in " ".join(root["evidence"]), root["evidence"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_lock_order_ring_through_a_log_call_is_a_deadlock_with_both_sides_said_and_no_claim_that_nobody_holds_it(
+    run, arg, code
+):
+    """Main logs holding the run state's lock; the uploader's log call formats the state inside the handler's lock,
+    and its __repr__ takes the state's lock (first sight of storaged-project/blivet#1500): proven (every thread
+    asleep), but named `process.waits_on` and said "no living thread holds it", though the uploader does. Now a
+    code.deadlock from the chain, each thread said where it waits, the ring's fix. Its twin formats the state first
+    and main writes its checkpoint for 8 s holding the lock: exit 0."""
+    root = _both_ways(run, "logging_repr_lock_order.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock" and "'uploader' at RunState.__repr__" in root["proof"]["fact"], root
+        assert "no living thread holds it" not in " ".join(root["evidence"]), root["evidence"]

@@ -175,6 +175,15 @@ EXPECTED = {
         "queue_listener_started_twice.py",
         "HANG-HERE",
     ),
+    # a lock-order ring through logging (storaged-project/blivet#1500): main logs holding the state's lock, the
+    # uploader's log call formats the state inside the handler's lock; no namer knows the shape: code.deadlock from
+    # the chain (was process.waits_on, "no living thread holds it", though the uploader holds it)
+    "a_log_call_inside_a_lock_whose_repr_takes_another": (
+        "code.deadlock",
+        "hung",
+        "logging_repr_lock_order.py",
+        "HANG-HERE",
+    ),
     # a TCPStore gossip whose ranks wait in store.get for keys nobody sets (pytorch/pytorch#67972): no cause named,
     # unproven; placed where main's chain stops, rank 0's get (was main's mp.spawn line)
     "a_rank_waiting_in_a_store_get_for_a_key_nobody_sets": (
@@ -1452,12 +1461,18 @@ def test_a_signal_handler_that_may_let_the_job_go_on_is_a_way_out_of_the_main_th
 
 def test_every_thread_asleep_in_a_private_futex_is_proof_and_an_unnamed_chain_is_placed_where_it_stops():
     """The QueueListener's process: proven by its threads' sleep alone, each named at its frame (the listener's in
-    logging, not "no Python frame"). The gossip's ranks: no cause and no proof, the clock decides; the place and the
+    logging, not "no Python frame"); a lock-order ring of two threads through logging: every thread asleep, each
+    said where it waits, a code.deadlock from the chain. The gossip's ranks: no cause and no proof, the clock decides; the place and the
     process are rank 0's, where main's chain stops, said in the summary."""
     d = diagnose(load("a_queue_listener_started_twice_joined_at_stop"))
     root = d.findings[0]
     assert root.proof is not None and "every one of the 2 threads" in root.proof.fact, root
     assert any("QueueListener.dequeue (handlers.py" in e for e in root.evidence), root.evidence
+    d = diagnose(load("a_log_call_inside_a_lock_whose_repr_takes_another"))
+    root = d.findings[0]  # the ring's other side is said at its own line, and no claim that nobody holds the lock
+    assert "'uploader' at RunState.__repr__ (logging_repr_lock_order.py:24)" in root.proof.fact, root.proof
+    assert "no thread of the process can run to release it" in "\n".join(root.evidence), root.evidence
+    assert "no living thread holds it" not in root.proof.fact + "\n".join(root.evidence), root
     d = diagnose(load("a_rank_waiting_in_a_store_get_for_a_key_nobody_sets"))
     root = d.findings[0]
     assert root.proof is None and root.where is not None and root.where.rank == 0, root

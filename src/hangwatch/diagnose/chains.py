@@ -15,6 +15,7 @@ PERSON = "person"
 
 
 NOBODY = "nobody"
+ALL_ASLEEP = "every thread of the process, each asleep"  # a nobody node's label where every thread waits (all_asleep)
 
 
 # Waits the holder's exit ends: the waiter gets the child's status, end of file, or EPIPE (a DataLoader's main
@@ -131,13 +132,13 @@ class Chain:
     @property
     def ending_text(self) -> str:
         """What the chain's end makes the wait, in words."""
-        return ending_text(self.ending, self.hops, proven=self.proof is not None)
+        return ending_text(self.ending, self.hops, proven=self.proof is not None, end=self.end)
 
     def lines(self) -> tuple[str, ...]:
         """The chain in words, waiter first, one hop a line, then what it makes the wait."""
         out = [self.hops[0].words] + [f"-> {h.words}" for h in self.hops[1:]]
         if self.end.state == NOBODY:
-            out.append(f"-> {nobody_text(self.hops[-1].resource)}: {self.end.fact}")
+            out.append(f"-> {nobody_text(self.hops[-1].resource, self.end)}: {self.end.fact}")
         else:
             out.append(f"-> {self.end.label} is {STATE_WORDS.get(self.end.state, self.end.state)}: {self.end.fact}")
         proven = self.proof is not None and self.ending in ("blocked", "looping")
@@ -223,16 +224,21 @@ NOBODY_ENDS = {
 }
 
 
-def nobody_text(resource: str | None) -> str:
+def nobody_text(resource: str | None, end: Node | None = None) -> str:
     """Why nobody ends a wait on ``resource``, as a hop says it: ``no living thread holds it`` (a lock), ``no living
-    thread will set it`` (an event)."""
-    who, verb = NOBODY_ENDS.get(resource or "", ("", ""))
+    thread will set it`` (an event); where every thread of the process is asleep (``end``'s label ``ALL_ASLEEP``: the
+    holder may be alive, asleep itself), that none of them can run to release or set it."""
+    who, verb = NOBODY_ENDS.get(resource or "", ("", "release it"))
+    if end is not None and end.label == ALL_ASLEEP:
+        return f"no thread of the process can run to {verb}"
     return f"{who} will {verb}" if who else "no living thread holds it"
 
 
-def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool = True) -> str:
+def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool = True, end: Node | None = None) -> str:
     """What a chain's end makes the wait, in words (``proven``: the chain has a proof); a cycle of one process is that
-    process waiting on itself."""
+    process waiting on itself, and so is a process every thread of which is asleep (``end``)."""
+    if ending == NOBODY and end is not None and end.label == ALL_ASLEEP:
+        return "every thread of the process waits on the others, so none of them can end this wait (hung)"
     if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
         return "only the waiter's own process could end this wait, and none of its threads was seen able to (hung)"
     if ending == "blocked" and hops and hops[-1].holder.startswith("job:"):  # any process may still open it, connect
@@ -249,12 +255,20 @@ def pid_id(pid: int) -> str:
 
 
 def to_nobody(
-    pid: int, resource: str, words: str, fact: str, timeout: bool | None = False, tid: int | None = None
+    pid: int,
+    resource: str,
+    words: str,
+    fact: str,
+    timeout: bool | None = False,
+    tid: int | None = None,
+    asleep: bool = False,
 ) -> tuple[Edge, Node]:
     """A wait of process ``pid`` that nobody can end: its edge to the process's own nobody node (one per process:
-    its own fact, not the first process's), whose ``fact`` says why."""
+    its own fact, not the first process's), whose ``fact`` says why; ``asleep``: because every thread of the process
+    waits (its label ``ALL_ASLEEP``), not because nothing living holds what it waits on."""
     nobody = f"{NOBODY}:{pid}"
-    return Edge(pid_id(pid), nobody, resource, words, timeout=timeout, tid=tid), Node(nobody, "nobody", NOBODY, fact)
+    node = Node(nobody, ALL_ASLEEP if asleep else "nobody", NOBODY, fact)
+    return Edge(pid_id(pid), nobody, resource, words, timeout=timeout, tid=tid), node
 
 
 @frozen

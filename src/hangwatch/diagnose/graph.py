@@ -586,11 +586,11 @@ def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
         fact = proof.hang(
             f"{hops[0].words}, and {' -> '.join(h.words for h in hops[1:]) + '; ' if hops[1:] else ''}"
             + (
-                f"{nobody_text(hops[-1].resource)} ({end.fact})"
+                f"{nobody_text(hops[-1].resource, end)} ({end.fact})"
                 if end.state == NOBODY
                 else f"{end.label} is {STATE_WORDS.get(end.state, end.state)} ({end.fact})"
             )
-            + f": {ending_text(ending, hops)}"
+            + f": {ending_text(ending, hops, end=end)}"
         )
     elif ending == "working" and end.proves_work:
         fact = proof.work(f"{hops[0].words}; {end.label} works: {end.fact}")

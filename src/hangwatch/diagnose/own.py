@@ -53,7 +53,8 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
         )
         at = describe(proof.waits_at(t))
         words = f"{v.label()} thread '{t.name}' waits on {proof.article(kind)} {kind} at {at}"
-        out.append(to_nobody(v.pid, kind, words, fact.fact, tid=t.tid))
+        asleep = found is not None and found[0] == proof.all_asleep(v, t)  # (its fact, not the others')
+        out.append(to_nobody(v.pid, kind, words, fact.fact, tid=t.tid, asleep=asleep))
         break
     return out
 

@@ -503,10 +503,12 @@ def all_asleep(v: ProcessView, t: ThreadView) -> Proof | None:
         or handler_may_end(v)
     ):
         return None
+    others = [o for o in v.threads if o.tid != t.tid and o.has_stack][:3]  # where the rest wait: the ring's other side
+    also = "".join(f", {o.name!r} at {_at(o)}" for o in others)
     return hang(
         f"every one of the {n} threads of {v.label()} waits in a futex private to the process with no timeout "
-        f"(in every sample, none woken), one at {_at(t)}: only a thread of the same process could wake one, "
-        "and none runs"
+        f"(in every sample, none woken): {t.name!r} at {_at(t)}{also}; only a thread of the same process could "
+        "wake one, and none runs"
     )
 
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import ALIVE_ENDINGS, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
+from hangwatch.diagnose.chains import ALIVE_ENDINGS, ALL_ASLEEP, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES, TAGS_DIFFER
 from hangwatch.diagnose.own import thread_id
@@ -18,6 +18,7 @@ from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
 from hangwatch.fixes import (
+    ALL_ASLEEP_FIX,
     CYCLE_FIX,
     FULL_BUFFER_FIX,
     GIL_FIX,
@@ -386,7 +387,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         t = v.main_thread if v is not None else None
         frame = innermost_explaining(t.frames) if t is not None else None
         pids = {m for m in members if m.startswith("pid:")}
-        cause = Cause.CODE_DEADLOCK if c.ending == "cycle" and len(pids) == 1 else Cause.PROCESS_WAITS_ON
+        asleep = c.end.label == ALL_ASLEEP  # every thread of the process waits on the others: a ring inside it
+        cause = Cause.CODE_DEADLOCK if (c.ending == "cycle" and len(pids) == 1) or asleep else Cause.PROCESS_WAITS_ON
         summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
         if c.ending == "cycle" and len(c.hops) > 1:  # a ring: every hop said, and how to break it
             hops = [h.words for h in c.hops]
@@ -400,7 +402,7 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             if t is not None and t.last.timeout is True and t.last.wakes_in is not None:  # a timeout past the bounds
                 fix = fix + LATE_TIMER_FIX
         if c.hops[-1].resource in OWN_KINDS and c.ending in (NOBODY, "long_sleep"):  # a primitive's, not a pipe's
-            fix = WAIT_FOREVER_FIX if c.ending == NOBODY else LONG_SLEEP_FIX  # nobody alive ends it; a late timer does
+            fix = ALL_ASLEEP_FIX if asleep else WAIT_FOREVER_FIX if c.ending == NOBODY else LONG_SLEEP_FIX
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             if any(TAGS_DIFFER in h.words for h in c.hops):  # the tags read differ
