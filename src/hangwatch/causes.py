@@ -289,7 +289,8 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     ),
     Cause.DISTRIBUTED_PEER_STUCK: CauseInfo(
         "some ranks wait in a collective; the culprit rank (in `where.rank`) is elsewhere and itself "
-        "blocked, spinning or stopped, or in a different collective; from torch's flight recorder "
+        "blocked, spinning or stopped, or in a different collective, or making a group under another name (a group "
+        "made on some ranks only); from torch's flight recorder "
         "when it was read (the rank that never entered collective #N, or a mismatch at #N)",
         Nature.HUNG,
         Requeue.BY_PROOF,

@@ -73,6 +73,11 @@ def _wait(w: dict[str, Any]) -> LockWait:
     )
 
 
+def _c10d(c: dict[str, Any]) -> C10dWait:
+    members = c.get("members")
+    return C10dWait(**{**c, "members": tuple(members) if members is not None else None})
+
+
 def _flight(f: dict[str, Any] | None) -> FlightRecord | None:
     if not f:
         return None
@@ -160,7 +165,7 @@ def _process(p: dict[str, Any]) -> ProcessEvidence:
         writing=tuple((str(a), int(b)) for a, b in p.get("writing", ())),
         flight=_flight(p.get("flight")),
         loader_task=_loader_task(p.get("loader_task")),
-        c10d=C10dWait(**p["c10d"]) if p.get("c10d") else None,
+        c10d=_c10d(p["c10d"]) if p.get("c10d") else None,
         rearms=tuple(Rearm(**r) for r in p.get("rearms", ())),
         daemons=tuple(p.get("daemons", ())),
         tracer=_holder(p["tracer"]) if p.get("tracer") else None,

@@ -543,6 +543,17 @@ P2P_TAG_FIX = (
 )
 
 
+GROUP_FIX = (
+    "Every member of a group must have made the same groups before it, in one order: torch names a group by how "
+    "many groups the rank has made so far (hashed with its members under use_local_synchronization=True), so a "
+    "group made on some ranks only (`if rank == 0: dist.new_group([0])`) gives every later group another name on "
+    "those ranks, and its members wait for each other under names that differ.",
+    "Make every group on every rank, in the same order, at setup before any rank branches (new_group must be called "
+    "by every rank of the job, members or not, unless use_local_synchronization=True).",
+    "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)).",
+)
+
+
 P2P_FIX = (
     "Pair every send with a receive the peer has already posted: on a pipeline's boundary, one side receives first "
     "(even stages send then receive, odd stages receive then send).",

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import marker, py, root_cause, torchrun
+from conftest import marker, only_slow_incidents, py, root_cause, torchrun
 
 pytest.importorskip("torch")
 
@@ -421,6 +421,29 @@ def test_the_recorder_read_again_and_again_while_the_group_is_destroyed_never_br
         got = json.loads(r.stdout.decode().strip().splitlines()[-1])
         assert got["answered"] >= 1 and got["after_destroy"] == 0, got
         assert got["closed"] and got["served_again"] >= 1 and got["closed_again"], got
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_ranks_making_one_group_under_names_that_differ_are_a_proven_ring_and_a_late_member_is_waited_for(
+    run, arg, code
+):
+    """Rank 0 makes a group of its own that rank 1 skips (use_local_synchronization=True allows it), then both make
+    a group of both: torch names it by the groups each rank made before, so the two never meet in the store
+    (pytorch/pytorch#173608; first sight: `unknown`, killed by the clock). Each rank's making of the group is read
+    (its name, as a digest, and its members): two names that differ are a ring of ranks, proven at the first look,
+    named where it went wrong. The twin's rank 1 loads for 8 s before the same groups: rank 0 waits, untouched."""
+    r = run(*QUICK, *_torchrun(2, "dist_group_names.py", arg))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"rank 0 done" in r.stdout + r.stderr and b"rank 1 done" in r.stdout + r.stderr
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "distributed.peer_stuck" and root["proof"]["kind"] == "hang", root
+    _where(root, "dist_group_names.py", "HANG-HERE")
+    assert "under a name of its own, so they never meet" in root["summary"], root["summary"]
+    assert "makes a group of ranks [0, 1]" in root["summary"] and "new_group" in " ".join(root["fix"]), root
 
 
 @pytest.mark.e2e

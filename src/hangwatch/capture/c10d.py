@@ -37,6 +37,7 @@ GROUP_AT = {
     "recv": 2,
 }
 GROUP_KEYWORDS = ("group", "group_dst", "group_src")
+SETUP = "_new_process_group_helper"  # new_group's making of the group's backend: its members meet in the store
 MAX_READS = 16  # ranks read in one capture (one py-spy each, in parallel, 3 s at most together)
 
 
@@ -53,12 +54,35 @@ def _outer_call(frames: list[Any]) -> int | None:
     return found
 
 
+def _setup_at(frames: list[Any]) -> int | None:
+    """The index of torch's making of a process group's backend (``new_group``'s, where the members meet in the
+    store under the group's name), in a stack innermost first."""
+    for i, f in enumerate(frames):
+        file, name = (
+            (str(f.get("filename", "")), str(f.get("name", ""))) if isinstance(f, dict) else (f.file, f.function)
+        )
+        if file.endswith(C10D) and name == SETUP:
+            return i
+    return None
+
+
 def _with_call_args(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The c10d call's frame, its locals led by the wrapper's record of the user's arguments (``call_args``,
-    ``call_kwargs``), when torch's logging wrapper sits right outside it."""
+    ``call_kwargs``), when torch's logging wrapper sits right outside it; a group's making, its own locals (the
+    group's name and members)."""
     i = _outer_call(frames)
     if i is None:
-        return None
+        i = _setup_at(frames)
+        if i is None:
+            return None
+        stack = stack_key([(str(f.get("name", "")), int(f.get("line") or 0)) for f in frames])
+        # the name (torch hashes the members into 40 hex digits, which the redaction of secrets would hide): only
+        # whether two ranks' names are the same matters, so a short digest of it is kept, never the name
+        own = [
+            {"name": "group_name", "repr": stack_key([(str(x.get("repr")), 0)])} if x.get("name") == "group_name" else x
+            for x in frames[i].get("locals") or []
+        ]
+        return {**frames[i], "locals": [{"name": "stack", "repr": stack}, *own]}
     frame = dict(frames[i])
     outer = frames[i + 1] if i + 1 < len(frames) else {}
     call: list[dict[str, Any]] = [
@@ -89,7 +113,10 @@ def in_c10d(pid: int, samples: list[ProcessSample] | tuple[ProcessSample, ...]) 
     """The main thread of ``pid`` sat idle in a c10d call, in the last two samples."""
     last = [next((t for t in s.threads if t.tid == pid), None) for s in samples[-2:]]
     return len(last) == 2 and all(
-        t is not None and t.active is False and _outer_call(list(t.frames)) is not None for t in last
+        t is not None
+        and t.active is False
+        and (_outer_call(list(t.frames)) is not None or _setup_at(list(t.frames)) is not None)
+        for t in last
     )
 
 
@@ -153,6 +180,11 @@ def read_c10d(
             values = dict(r.values)
             if values.get("stack") != _main_stack(pid, series[pid][-1]):
                 notes.append(f"pid {pid} left the collective call the look saw before its arguments were read")
+                continue
+            if r.function == SETUP:  # a group's making: its name and members, as this rank computed them
+                members = [int(x) for x in re.findall(r"-?\d+", values.get("global_ranks_in_group") or "")]
+                name = (values.get("group_name") or "").strip("'\"")
+                out[pid] = C10dWait("new_group", group=name or None, members=tuple(members) or None)
                 continue
             arg = PEER_ARG.get(r.function) or ROOT_ARG.get(r.function, "")
             raw, tag = values.get(arg, "None") or "None", values.get("tag") or "None"

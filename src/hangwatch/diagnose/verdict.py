@@ -12,8 +12,8 @@ from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ALL_ASLEEP, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.ends import end_verdict
-from hangwatch.diagnose.graph import P2P_WORDS, RANK_RESOURCES, TAGS_DIFFER
 from hangwatch.diagnose.own import thread_id
+from hangwatch.diagnose.ranks import NAMES_DIFFER, P2P_WORDS, RANK_RESOURCES, SETUP, TAGS_DIFFER
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
@@ -22,6 +22,7 @@ from hangwatch.fixes import (
     CYCLE_FIX,
     FULL_BUFFER_FIX,
     GIL_FIX,
+    GROUP_FIX,
     LATE_TIMER_FIX,
     LONG_SLEEP_FIX,
     P2P_FIX,
@@ -407,6 +408,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             if any(TAGS_DIFFER in h.words for h in c.hops):  # the tags read differ
                 fix = P2P_TAG_FIX + P2P_FIX[1:]
+            if any(h.resource == SETUP for h in c.hops):  # a group's making: its members never meet
+                fix = GROUP_FIX
             summary = _p2p_summary(c)
         where = v.where(t, frame) if v is not None and frame is not None else None
         if hop.resource == "gil" and v is not None:  # the place is the call that holds it, in the holder's thread
@@ -438,6 +441,8 @@ def _p2p_summary(c: Chain) -> str:
     said = hops[0][:1].upper() + hops[0][1:] + "".join(f", while {w}" for w in hops[1:])
     if c.ending == "cycle" and len(c.hops) == 2 and all(h.resource in P2P_WORDS for h in c.hops):
         return f"{said}: each waits for the other to post the matching call, so none ever completes (hung)."
+    if c.ending == "cycle" and all(NAMES_DIFFER in h.words for h in c.hops):
+        return f"{said}: each waits for the others under a name of its own, so they never meet (hung)."
     if c.ending == "cycle":
         return f"{said}: each waits for the next, so none ever completes (hung)."
     return f"{said}: {c.ending_text}."

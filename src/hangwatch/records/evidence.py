@@ -164,6 +164,8 @@ class C10dWait:
     peer: int | None = None
     world: bool | None = None
     tag: int | None = None  # a send's or a receive's tag: a send matches only a receive with the same one
+    group: str | None = None  # new_group: a digest of the group's name as this rank computed it (members meet under it)
+    members: tuple[int, ...] | None = None  # new_group: the group's global ranks
 
 
 @frozen
