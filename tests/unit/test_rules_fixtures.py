@@ -184,6 +184,14 @@ EXPECTED = {
         "logging_repr_lock_order.py",
         "HANG-HERE",
     ),
+    # two gloo ranks make a group of both under names that differ (rank 0 made one of its own first,
+    # pytorch/pytorch#173608): a ring of the ranks' group making, proven (was unknown, by the clock)
+    "ranks_making_one_group_under_names_that_differ": (
+        "distributed.peer_stuck",
+        "hung",
+        "dist_group_names.py",
+        "HANG-HERE",
+    ),
     # a TCPStore gossip whose ranks wait in store.get for keys nobody sets (pytorch/pytorch#67972): no cause named,
     # unproven; placed where main's chain stops, rank 0's get (was main's mp.spawn line)
     "a_rank_waiting_in_a_store_get_for_a_key_nobody_sets": (
@@ -1477,3 +1485,22 @@ def test_every_thread_asleep_in_a_private_futex_is_proof_and_an_unnamed_chain_is
     root = d.findings[0]
     assert root.proof is None and root.where is not None and root.where.rank == 0, root
     assert "its wait goes to rank 0" in root.summary and "worker (store_get_key_nobody_sets.py:" in root.summary, root
+
+
+def test_ranks_making_one_group_under_names_that_differ_are_a_ring_and_under_one_name_are_meeting():
+    """The group's name is kept as a short digest (torch's 40 hex digits are never written); two members' digests
+    that differ are a ring of the ranks' group making, proven. The same look with one name for both is two ranks
+    meeting in the store: no ring, no proof from it."""
+    ev = load("ranks_making_one_group_under_names_that_differ")
+    groups = [p.c10d for p in ev.processes if p.c10d is not None]
+    assert len(groups) == 2 and all(g.op == "new_group" and g.members == (0, 1) for g in groups), groups
+    assert groups[0].group != groups[1].group and all(len(g.group or "") == 16 for g in groups), groups
+    root = diagnose(ev).findings[0]
+    assert root.proof is not None and "under a name of its own, so they never meet" in root.summary, root
+    one = groups[0].group
+    same = replace(
+        ev,
+        processes=tuple(replace(p, c10d=replace(p.c10d, group=one)) if p.c10d is not None else p for p in ev.processes),
+    )
+    root = diagnose(same).findings[0]
+    assert root.proof is None and "never meet" not in root.summary, root
