@@ -1311,6 +1311,22 @@ def test_a_process_whose_every_thread_sleeps_in_a_private_futex_for_ever_is_prov
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_server_thread_reading_a_connection_its_own_process_holds_is_a_ring_with_main_waiting_for_its_shutdown(
+    run, arg, code
+):
+    """main waits in HTTPServer.shutdown() (socketserver's own event) for the server thread, which reads the next
+    request on a keep-alive connection whose client end main holds (first sight of python/cpython#102156: `unknown`,
+    killed by the clock). Only that thread could set the library's event, every other thread is parked, and only its
+    process holds the socket's other end: a ring inside the process, proven at the first look. The twin's dashboard
+    thread sleeps 8 s, then closes the connection: exit 0."""
+    root = _both_ways(run, "http_server_shutdown_keepalive.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock" and "only its thread 'metrics-server' could set it" in root["summary"]
+        assert "only its process holds its other end" in root["summary"], root["summary"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_lock_order_ring_through_a_log_call_is_a_deadlock_with_both_sides_said_and_no_claim_that_nobody_holds_it(
     run, arg, code
 ):

@@ -115,6 +115,22 @@ def kernel_blocked(t: ThreadView) -> bool:
 Held = tuple[Edge, Node | None]
 
 
+def _held_by_itself(
+    scene: Scene, v: ProcessView, wt: ThreadView | None, w: LockWait, me: str, place: str, timed: bool | None
+) -> list[Held]:
+    """A wait on a pipe's or a socket's other end (or a file lock) that only the waiter's own process holds, in words:
+    its main thread's, or a side thread's (an HTTP server's thread reading a connection main holds); an event loop's
+    or a selector's poll is one of its files (the others are followed too)."""
+    note = w.note or ""
+    what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
+    words = SELF_HELD["poll" if POLLED in note else w.kind].format(what, place) + closed_words(v, w.tid)
+    if me != pid_id(v.pid) and wt is not None:
+        return self_wait(
+            scene, v, me, w, f"{v.label()} thread '{wt.name}' {words}".replace("only it", "only its process"), timed
+        )
+    return self_wait(scene, v, me, w, f"{v.label()} {words}", timed)
+
+
 def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | None]], dict[int, list[Held]]]:
     """The waits the capture followed to their holders (a lock, a semaphore, a pipe's or a socket's other end), each as
     an edge and (for holders the views lack) the holder's node; a side thread's reads apart (``side_read``)."""
@@ -142,10 +158,8 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
             continue  # a handler may end the lock's wait (signal.alarm around a flock: the usual timeout)
         timed = _timed(v, wt, w)
         if held_here:  # the other end is the waiter's own: only another thread of its own could end the wait
-            # (an event loop's or a selector's poll: one of its files, and the others are followed too)
-            what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
-            words = SELF_HELD["poll" if POLLED in note else w.kind].format(what, place) + closed_words(v, w.tid)
-            out.extend(self_wait(scene, v, me, w, f"{v.label()} {words}", timed))
+            dest = out if me == pid_id(v.pid) else side.setdefault(w.tid, [])  # (a side read's: its thread's node)
+            dest.extend(_held_by_itself(scene, v, wt, w, me, place, timed))
             continue
         # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
         holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]

@@ -179,9 +179,13 @@ def closed_readers(v: ProcessView) -> frozenset[int]:
 
 def held_here_hangs(v: ProcessView, tid: int, whole: bool) -> bool:
     """Whether thread ``tid``'s wait on a file whose other end only ``v`` holds never ends: every other thread of
-    ``v`` is parked on its own primitives (``whole``: the wait is the process's, not a side thread's), or each that
-    is not waits in turn on such a file (``closed_readers``)."""
-    return (whole and proof.sealed_but(v, tid)) or tid in closed_readers(v)
+    ``v`` is parked on its own primitives (``whole``: the wait is the process's; a side thread's, only where no signal
+    handler may run on main to write it: an HTTP server's thread reading the keep-alive connection of a client that
+    main, waiting for that server's shutdown, holds), or each that is not waits in turn on such a file
+    (``closed_readers``)."""
+    if tid in closed_readers(v):
+        return True
+    return proof.sealed_but(v, tid) and (whole or not proof.handlers_may_run(v, proof.GOES_ON))
 
 
 def others_may_act(v: ProcessView, tid: int) -> bool:
@@ -234,13 +238,15 @@ def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
             return (
                 None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
             )
-    elif not (proof.exit_join(t) or own_file_lock(v, t)) and (
-        proof.sync_wait(t) is None or not (proof.user_owned(t) or proof.waits_on_future(t))
-    ):
-        return None  # (a Future's result: the one thread able to act is the executor's, which runs its work)
+    elif not (proof.exit_join(t) or own_file_lock(v, t)) and proof.sync_wait(t) is None:
+        return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
     if len(able) != 1 or not able[0].blocked:
         return None  # two: a wait for either, none followed
+    library = not (polls_itself(v, t) or proof.exit_join(t) or own_file_lock(v, t) or proof.user_owned(t))
+    if library and not proof.waits_on_future(t) and not proof.sealed_but(v, frozenset((t.tid, able[0].tid))):
+        return None  # a library's primitive (socketserver's shutdown event): its machinery may end it, unless parked
+    # (a Future's result: the one thread able to act is the executor's, which runs its work)
     # a native thread that is not parked (a library's core, which may run a Python callback) may act too
     rest = [o for o in v.threads if o.tid not in (t.tid, able[0].tid) and not o.has_stack]
     quiet = all(o.parked and o.last.syscall in ("futex", "pause") for o in rest)
@@ -270,7 +276,7 @@ def released_by_thread(
     lock = own_file_lock(v, t)
     kind = "join" if proof.exit_join(t) else "file lock" if lock else proof.sync_wait(t) or "poll"
     node_id = thread_id(v.pid, o.tid)
-    read_at = describe(innermost_user(o.frames)) if o.frames else "its native code"
+    read_at = describe(innermost_user(o.frames) or o.frames[0]) if o.frames else "its native code"
     if lock is not None:
         words = (
             f"{v.label()} waits for a file lock on {lock.path} at {at} that it holds itself, through another open of "
