@@ -1311,6 +1311,19 @@ def test_a_process_whose_every_thread_sleeps_in_a_private_futex_for_ever_is_prov
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_loop_that_only_sleeps_until_its_child_ends_waits_on_that_child(run, arg, code):
+    """The parent polls `while proc.is_alive(): time.sleep(0.2)` and reads the child's result only after it exits,
+    while the child blocks sending a result larger than the pipe (first sight of DrA1ex/ff5m#70: no incident in 150
+    s, its wake-ups read as alive). Such a loop waits on its child as a join() would: a ring of the two, proven at
+    the first look, at the loop's line. The twin's child sleeps 8 s, then sends a few bytes: exit 0."""
+    root = _both_ways(run, "poll_child_alive_before_recv.py", arg, code)
+    if root is not None:
+        assert "in a loop that only sleeps until it ends (while proc.is_alive())" in root["summary"], root["summary"]
+        assert "which is full" in root["summary"], root["summary"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_server_thread_reading_a_connection_its_own_process_holds_is_a_ring_with_main_waiting_for_its_shutdown(
     run, arg, code
 ):

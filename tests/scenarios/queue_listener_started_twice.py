@@ -31,6 +31,9 @@ def watchdog(seconds: float) -> None:
 setup_logging()
 for step in range(3):
     logging.getLogger("train").info("step %d", step)
+deadline = time.monotonic() + 10  # the first listener waits on the queue before the second starts: it is the one the
+while len(log_queue.not_empty._waiters) < 1 and time.monotonic() < deadline:  # sentinel wakes (a Condition's waiters
+    time.sleep(0.01)  # are woken first in, first out), so the joined one waits for ever
 setup_logging()  # the evaluation helper's call
 if sys.argv[1] != "hang":
     threading.Thread(target=watchdog, args=(float(sys.argv[1]),), name="watchdog", daemon=True).start()

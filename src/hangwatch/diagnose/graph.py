@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 
 from hangwatch import signatures as sg
+from hangwatch.capture.roles import is_mp_helper
 from hangwatch.capture.syscalls import LISTENING
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import (
@@ -66,6 +67,7 @@ from hangwatch.diagnose.chains import (
     pid_id,
     to_nobody,
 )
+from hangwatch.diagnose.childloop import sleeps_until_child_ends
 from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
@@ -293,7 +295,9 @@ def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_re
 
 def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     """What process ``v`` waits on, each as an edge and (for holders the views lack) the holder's node."""
-    out: list[tuple[Edge, Node | None]] = [(e, None) for e in _kernel_child_waits(scene, v)]
+    out: list[tuple[Edge, Node | None]] = [
+        (e, None) for e in _kernel_child_waits(scene, v) or _loop_child_waits(scene, v)
+    ]
     t = v.main_thread
     if t is None or not v.has_stacks:
         out += _held_waits(scene, v)[0]  # a native process (sort, tar): its kernel-read waits only
@@ -321,6 +325,24 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     ends = signalled(scene, v, t, at) or thread_waits(v, scene)
     by_thread = None if ends else released_by_thread(v, t, at, side)
     return ends or by_thread or list(_peerless(scene, v))
+
+
+def _loop_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
+    """A main thread in a loop that only sleeps, whose test is its child's liveness (``while p.is_alive():``, ``while
+    p.poll() is None:``, ``while p.exitcode is None:``), waits for that child as a ``join()`` would: the loop ends when
+    the child does and does nothing else meanwhile (a parent that reads the child's result only after it exits). Only
+    with one living child of its own (multiprocessing's helpers aside), and every other thread parked."""
+    t = v.main_thread
+    read = next((r for r in reversed(v.locals_of(t.tid)) if r.body), None) if t is not None and t.frames else None
+    kids = [c for c in scene.children(v.pid) if not c.state.startswith("Z") and not is_mp_helper(c.info.cmdline)]
+    if read is None or t is None or not sleeps_until_child_ends(read.body) or len(kids) != 1:
+        return []
+    if not proof.sealed_but(v, t.tid):
+        return []
+    at = describe(t.frames[0])
+    words = f"{v.label()} waits for its child pid {kids[0].pid} at {at}, in a loop that only sleeps until it ends"
+    words += f" ({read.loop})" if read.loop else ""
+    return [Edge(pid_id(v.pid), pid_id(kids[0].pid), "child", words, False, tid=t.tid)]
 
 
 def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
@@ -402,7 +424,7 @@ def build_graph(scene: Scene) -> WaitGraph:
         main = v.main_thread
         single = (
             main is not None
-            and (main.blocked or kernel_blocked(main))
+            and (main.blocked or kernel_blocked(main) or m.state == "blocked")  # (a loop that waits on its child)
             and not others_may_act(v, main.tid)
             and (v.cpu_percent or 0.0)
             <= IDLE_CPU_PERCENT  # (a process at CPU runs something, whatever its threads say)

@@ -26,6 +26,7 @@ from enum import Enum
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.childloop import sleeps_until_child_ends
 from hangwatch.diagnose.loops import LoopMotion, ends_by_clock, loop_motion, never_exits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import (
@@ -308,8 +309,7 @@ def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
 
 
 def threads_started(v: ProcessView) -> tuple[ThreadView, ...]:
-    """The threads of ``v`` started during the look (absent from its first sample, which read as many threads as the
-    kernel counted), each a change, as an end is."""
+    """The threads of ``v`` started during the look (absent from a first sample that read all): a change, as an end."""
     first = v.ev.samples[0] if v.ev.samples else None
     if first is None or first.num_threads != len(first.threads) or proof.rearm_site(v) is not None:
         return ()
@@ -406,11 +406,13 @@ def one_long_call(t: ThreadView) -> bool:
 
 
 def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
-    """A thread that sleeps and wakes in a loop whose source has no way out, with no other thread that runs
-    Python and could end the process: it never ends (proof). A loop whose only way out is an event being set
-    (``loops.stop_set_by_another``) is read so only where the event is the process's own and nothing else of it
-    can set it: ``_only_its_own``."""
+    """A thread that sleeps and wakes in a loop whose source has no way out, with no other thread that runs Python
+    and could end the process: it never ends (proof); one whose only way out is an event being set, only where the
+    event is the process's own and nothing else of it can set it (``_only_its_own``). Main in a loop that only sleeps
+    until its child ends waits on that child (blocked: the graph follows it)."""
     why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t, r.flag)))), None)
+    if why is None and t is v.main_thread and any(sleeps_until_child_ends(r.body) for r in v.locals_of(t.tid)):
+        return Measured("blocked", f"in a loop that only sleeps until its child ends, at {describe(t.user_frame)}")
     if why is None:
         return None
     others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked and not proof.machinery(o)]
@@ -523,8 +525,7 @@ def progressing(scene: Scene) -> str | None:
 
 
 def computes(v: ProcessView) -> str | None:
-    """Main (a rank) computes, in words: its main thread's stack moves and it uses CPU. None otherwise (a process
-    whose bytes move while its main thread waits works, but does not compute)."""
+    """Main (a rank) computes, in words: its main thread's stack moves and it uses CPU (moving bytes is no compute)."""
     t = v.main_thread
     if (
         v.role in (Role.MAIN, Role.RANK)
