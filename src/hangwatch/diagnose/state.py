@@ -411,7 +411,8 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     event is the process's own and nothing else of it can set it (``_only_its_own``). Main in a loop that only sleeps
     until its child ends waits on that child (blocked: the graph follows it)."""
     why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t, r.flag)))), None)
-    if why is None and t is v.main_thread and any(sleeps_until_child_ends(r.body) for r in v.locals_of(t.tid)):
+    child = t is v.main_thread and any(sleeps_until_child_ends(r.body) for r in v.locals_of(t.tid))
+    if why is None and child and proof.sealed_but(v, t.tid):  # (every other thread parked: as the graph's edge needs)
         return Measured("blocked", f"in a loop that only sleeps until its child ends, at {describe(t.user_frame)}")
     if why is None:
         return None
@@ -513,8 +514,7 @@ def long_timer(h: LockHolder, bound_s: float) -> str | None:
 
 
 def progressing(scene: Scene) -> str | None:
-    """Progress of the job as a whole, in words: its output grows, or main (a rank) computes with its stack moving;
-    None otherwise. With no cause named, this is the verdict ``progressing``."""
+    """The job's progress in words (its output grows, main computes); with no cause named, ``progressing``."""
     for v in scene.views:
         if v.stdout_grew:
             return f"{v.label()} wrote output"
