@@ -254,6 +254,7 @@ def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
 
 
 TIMERS = frozenset({"asleep", "long_sleep"})  # a sole releaser's own timed wait: ends within the bounds, or after
+CHANGED = frozenset({"started", "ended"})  # a sole releaser new in the look (a pool's next thread) or gone: a change
 
 
 def released_by_thread(
@@ -271,7 +272,7 @@ def released_by_thread(
         state = thread_state(v, alive)
         o = alive if state.state == "asleep" and not state.proves_hang else None
     timer = thread_state(v, o) if o is not None and o.tid not in side else None
-    if o is None or (timer is not None and timer.state not in TIMERS):
+    if o is None or (timer is not None and timer.state not in TIMERS | CHANGED):
         return None
     lock = own_file_lock(v, t)
     kind = "join" if proof.exit_join(t) else "file lock" if lock else proof.sync_wait(t) or "poll"
