@@ -10,10 +10,11 @@ import hashlib
 import re
 from typing import Any
 
+from hangwatch import signatures as sg
 from hangwatch.capture.locals import read_locals_once
 from hangwatch.records.evidence import C10dWait, ProcessInfo, ProcessSample
 
-C10D = "torch/distributed/distributed_c10d.py"
+C10D = sg.C10D_PY
 WRAPPER = "torch/distributed/c10d_logger.py"  # _exception_logger's wrapper: the user's own args and kwargs
 PEER_ARG = {"send": "dst", "recv": "src"}
 # A rooted collective's root (a global rank): every rank of one call must name the same one
@@ -41,29 +42,39 @@ SETUP = "_new_process_group_helper"  # new_group's making of the group's backend
 MAX_READS = 16  # ranks read in one capture (one py-spy each, in parallel, 3 s at most together)
 
 
-def _outer_call(frames: list[Any]) -> int | None:
-    """The index of the outermost frame of torch's c10d calls that ``GROUP_AT`` knows (the user's own call:
-    ``all_gather_object`` rather than the ``all_gather`` it makes inside), in a stack innermost first."""
-    found = None
+def _c10d_calls(frames: list[Any], names: set[str] | dict[str, int]) -> list[int]:
+    """The indexes of the frames of torch's c10d calls named in ``names``, in a stack innermost first (a frame of
+    py-spy's JSON or of a sample)."""
+    at = []
     for i, f in enumerate(frames):
         file, name = (
             (str(f.get("filename", "")), str(f.get("name", ""))) if isinstance(f, dict) else (f.file, f.function)
         )
-        if file.endswith(C10D) and name in GROUP_AT:
-            found = i
-    return found
+        if file.endswith(C10D) and name in names:
+            at.append(i)
+    return at
+
+
+def _outer_call(frames: list[Any]) -> int | None:
+    """The index of the outermost frame of torch's c10d calls that ``GROUP_AT`` knows (the user's own call:
+    ``all_gather_object`` rather than the ``all_gather`` it makes inside), in a stack innermost first."""
+    return (_c10d_calls(frames, GROUP_AT) or [None])[-1]
 
 
 def _setup_at(frames: list[Any]) -> int | None:
     """The index of torch's making of a process group's backend (``new_group``'s, where the members meet in the
     store under the group's name), in a stack innermost first."""
-    for i, f in enumerate(frames):
-        file, name = (
-            (str(f.get("filename", "")), str(f.get("name", ""))) if isinstance(f, dict) else (f.file, f.function)
-        )
-        if file.endswith(C10D) and name == SETUP:
-            return i
-    return None
+    return (_c10d_calls(frames, {SETUP}) or [None])[0]
+
+
+def _digest(text: str) -> str:
+    """A short digest of ``text``: what is compared, never kept (a group's name, which the redaction of secrets
+    would hide)."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def _stack_of(frames: list[dict[str, Any]]) -> str:
+    return stack_key([(str(f.get("name", "")), int(f.get("line") or 0)) for f in frames])
 
 
 def _with_call_args(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -75,19 +86,17 @@ def _with_call_args(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
         i = _setup_at(frames)
         if i is None:
             return None
-        stack = stack_key([(str(f.get("name", "")), int(f.get("line") or 0)) for f in frames])
+        stack = _stack_of(frames)
         # the name (torch hashes the members into 40 hex digits, which the redaction of secrets would hide): only
         # whether two ranks' names are the same matters, so a short digest of it is kept, never the name
         own = [
-            {"name": "group_name", "repr": stack_key([(str(x.get("repr")), 0)])} if x.get("name") == "group_name" else x
+            {"name": "group_name", "repr": _digest(str(x.get("repr")))} if x.get("name") == "group_name" else x
             for x in frames[i].get("locals") or []
         ]
         return {**frames[i], "locals": [{"name": "stack", "repr": stack}, *own]}
     frame = dict(frames[i])
     outer = frames[i + 1] if i + 1 < len(frames) else {}
-    call: list[dict[str, Any]] = [
-        {"name": "stack", "repr": stack_key([(str(f.get("name", "")), int(f.get("line") or 0)) for f in frames])}
-    ]
+    call: list[dict[str, Any]] = [{"name": "stack", "repr": _stack_of(frames)}]
     if str(outer.get("filename", "")).endswith(WRAPPER):
         values = {str(v.get("name")): v.get("repr") for v in outer.get("locals") or []}
         call += [
@@ -101,7 +110,7 @@ def _with_call_args(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
 def stack_key(frames: list[tuple[str, int]]) -> str:
     """A short key of a whole stack (function and line of every frame): the read is the window's own call only
     when its stack is the one the window's samples saw (a rank released meanwhile is in another call)."""
-    return hashlib.blake2b(repr(frames).encode(), digest_size=8).hexdigest()
+    return _digest(repr(frames))
 
 
 def _main_stack(pid: int, sample: ProcessSample) -> str | None:

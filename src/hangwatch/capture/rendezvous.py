@@ -16,6 +16,11 @@ from hangwatch.launcher import launcher_args, launcher_option
 from hangwatch.records.evidence import ProcessInfo, ProcessSample, RendezvousRead, Role
 
 TIMEOUT_S = 3.0
+# The last store read from each waiting process's frames, by (pid, start time): the arguments of a frame it still
+# waits in do not change, and a locals read that fails at one look (py-spy past its timeout on a loaded machine)
+# would otherwise lose the store's address and its count of joined ranks from that look's verdict.
+_LAST_READ: dict[tuple[int, float], tuple[str | None, int | None, int | None, int | None, str | None]] = {}
+_LAST_READ_MAX = 64
 LISTEN, ESTABLISHED = "0A", "01"  # /proc/net/tcp states
 # The frames whose arguments name the store (torch 2.13, torch/distributed/rendezvous.py).
 STORE_FRAMES = {
@@ -39,7 +44,14 @@ def read_rendezvous(info: ProcessInfo, py_spy: str | None) -> RendezvousRead:
     if info.role == Role.LAUNCHER:
         host, port, world, rank, backend = _from_launcher(info.cmdline)
     else:
-        host, port, world, rank, backend = _from_frames(info.pid, py_spy)
+        read = _from_frames(info.pid, py_spy)
+        key = (info.pid, info.create_time)
+        if read[1] is not None:
+            _LAST_READ.pop(key, None)
+            _LAST_READ[key] = read
+            while len(_LAST_READ) > _LAST_READ_MAX:
+                del _LAST_READ[next(iter(_LAST_READ))]
+        host, port, world, rank, backend = _LAST_READ.get(key, read)
     hosts, clients, connected = _store_sockets(info.pid, port)
     return RendezvousRead(
         host=host,

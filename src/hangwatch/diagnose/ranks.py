@@ -4,6 +4,7 @@ group's making: its name and members)."""
 
 from __future__ import annotations
 
+from hangwatch import signatures as sg
 from hangwatch.diagnose.chains import Edge, pid_id
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import ProcessView
@@ -15,7 +16,6 @@ TAGS_DIFFER = "which it does not match"  # a send's and its peer's receive's tag
 SETUP = "group setup"  # a rank making a group waits for its members to make the same one
 NAMES_DIFFER = "under another name"  # a member making the group under a name of its own: they never meet
 RANK_RESOURCES = frozenset({*P2P_WORDS, "collective", SETUP})
-C10D_FILE = "torch/distributed/distributed_c10d.py"
 
 
 def _local_ranks(scene: Scene) -> dict[int, ProcessView] | None:
@@ -84,7 +84,7 @@ def rank_waits(scene: Scene, v: ProcessView, at: str) -> list[Edge]:
         theirs, wt = w.ev.c10d, w.main_thread
         if theirs is not None and theirs.op == cw.op and theirs.world is True:
             continue  # in it too (the same call or the next one of the same kind: no sequence number says which)
-        if theirs is None and (wt is None or not wt.frames or any(f.file.endswith(C10D_FILE) for f in wt.frames)):
+        if theirs is None and (wt is None or not wt.frames or any(f.file.endswith(sg.C10D_PY) for f in wt.frames)):
             continue  # in a call of torch's whose arguments were not read, or not seen: not measured out of it
         words = f"{v.label()} waits in {cw.op} at {at} for rank {w.info.rank}, which is not in it"
         out.append(Edge(pid_id(v.pid), pid_id(w.pid), "collective", words))
@@ -107,7 +107,9 @@ def _setup_waits(v: ProcessView, ranks: dict[int, ProcessView], at: str) -> list
         theirs, wt = w.ev.c10d, w.main_thread
         if theirs is not None and theirs.op == "new_group" and theirs.group is not None and theirs.group != cw.group:
             how = f"which makes a group of ranks {list(theirs.members or ())} {NAMES_DIFFER}"
-        elif theirs is None and wt is not None and wt.frames and not any(f.file.endswith(C10D_FILE) for f in wt.frames):
+        elif (
+            theirs is None and wt is not None and wt.frames and not any(f.file.endswith(sg.C10D_PY) for f in wt.frames)
+        ):
             how = "which is not making it"
         else:
             continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from hangwatch import signatures as sg
 from hangwatch.diagnose.alignment import Skew, align
 from hangwatch.diagnose.views import ProcessView, innermost_user
 from hangwatch.records.evidence import CollectiveEntry, FlightRecord, Frame
@@ -119,7 +120,6 @@ def _line(f: Frame | None) -> str | None:
     return f"{f.file.rsplit('/', 1)[-1]}:{f.line}" if f is not None else None
 
 
-C10D_FILE = "torch/distributed/distributed_c10d.py"
 
 
 def waiting_frame(v: ProcessView | None, op: str) -> Frame | None:
@@ -130,7 +130,7 @@ def waiting_frame(v: ProcessView | None, op: str) -> Frame | None:
     if t is None or not t.frames:
         return None
     for i, f in enumerate(t.frames):
-        if f.file.endswith(C10D_FILE) and f.function == op:
+        if f.file.endswith(sg.C10D_PY) and f.function == op:
             return innermost_user(t.frames[i + 1 :])
     return None
 
