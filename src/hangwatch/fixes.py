@@ -353,6 +353,16 @@ BUFFERED_FIX = (
 
 # process
 # A child reads a pty whose master only a process of the job holds (pexpect, pty.spawn): that process must answer.
+# A child with no Python stack (unzip, git, ssh, apt) waits at its input: the terminal, or the job's own stdin.
+NATIVE_INPUT_FIX = (
+    "Start the child with stdin=subprocess.DEVNULL, so a question it asks fails at once instead of waiting "
+    "(subprocess.run(cmd, stdin=subprocess.DEVNULL)).",
+    "Give it its answer up front: its batch flag (unzip -o, apt-get -y, ssh -o BatchMode=yes), or the environment "
+    "that stops its prompt (GIT_TERMINAL_PROMPT=0, a token in GIT_ASKPASS or a credential helper).",
+    "Bound the wait: subprocess.run(..., timeout=600) raises where the child never ends.",
+)
+
+
 CHILD_INPUT_FIX = (
     "The child asks on a pseudo-terminal whose master only a process of the job holds, and that process does not "
     "answer: send what it asks for before waiting for it (pexpect's expect() then sendline()), give it its answer "

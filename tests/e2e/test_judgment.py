@@ -412,6 +412,35 @@ def test_a_forgotten_breakpoint_on_a_terminal_names_the_debugger_prompt(start_jo
     assert not any("wandb" in f for f in root["fix"]), root["fix"]  # a login's fix is no fix for a debugger
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("args", [(), ("answer",)], ids=["inherited", "answered"])
+def test_a_native_child_asking_on_the_jobs_terminal_is_hung_at_its_parents_line_and_one_answered_is_left(run, args):
+    """A native tool (sh's `read`, as unzip's overwrite question) started without stdin= reads the terminal the job
+    was given, its question captured: nobody types. It has no Python stack, so the prompt was not seen: `child.wait`
+    unproven, killed by the clock and called worth a requeue. Its twin's tool reads a pipe a thread of the job answers
+    12 s later: untouched (its recorded look, a ring through the pipe main holds, is in the quick tier)."""
+    master, slave = _terminal()
+    try:
+        p = run.start(*QUICK, "--on-hang", "kill", *py("native_child_prompt.py", *args), stdin=slave)
+        os.close(slave)
+        out, err = p.communicate(timeout=90)  # nobody types at the terminal
+    finally:
+        os.close(master)
+    if args:
+        assert p.returncode == 0, err.decode()[-3000:]
+        assert b"second run: 'replace" in out and b"answered A" in out, out[-500:]
+        assert not [e for e in run.events() if e["event"] in ("terminate", "action")]
+        return
+    assert p.returncode == 125, err.decode()[-3000:]  # a requeue would ask again
+    incident = run.incident(1)  # the first look proves it
+    root = root_cause(incident)
+    assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
+    assert (root["where"]["file"], root["where"]["line"]) == marker("native_child_prompt.py"), root["where"]
+    assert "(`sh -c printf" in root["summary"] and "reads the terminal" in root["summary"], root["summary"]
+    assert any("any question it printed is not on the terminal" in e for e in root["evidence"]), root["evidence"]
+    assert root["fix"][0].startswith("Start the child with stdin=subprocess.DEVNULL"), root["fix"]
+
+
 def _tracer(
     run, cmd: list[str], stdin: int | None = None
 ) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], int]:

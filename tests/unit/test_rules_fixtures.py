@@ -192,6 +192,22 @@ EXPECTED = {
         "dist_group_names.py",
         "HANG-HERE",
     ),
+    # a native child (sh's `read`, as unzip's overwrite question) started without stdin= asks on the job's terminal:
+    # a person's edge, proven, named at the line that started it (was child.wait, unproven, for the clock); its twin,
+    # whose question a thread of the job answers once its loop's deadline passes (a ring through the pipe that
+    # process holds, one thread of it alive: slow; was hung, unproven, for the clock)
+    "a_native_child_asking_on_the_jobs_terminal": (
+        "process.waits_for_input",
+        "hung",
+        "native_child_prompt.py",
+        "HANG-HERE",
+    ),
+    "a_native_childs_question_a_thread_answers_after_its_deadline_loop": (
+        "child.wait",
+        "slow",
+        "native_child_prompt.py",
+        "ANSWER-HERE",
+    ),
     # a TCPStore gossip whose ranks wait in store.get for keys nobody sets (pytorch/pytorch#67972): no cause named,
     # unproven; placed where main's chain stops, rank 0's get (was main's mp.spawn line)
     "a_rank_waiting_in_a_store_get_for_a_key_nobody_sets": (

@@ -58,13 +58,15 @@ def _c10d_calls(frames: list[Any], names: set[str] | dict[str, int]) -> list[int
 def _outer_call(frames: list[Any]) -> int | None:
     """The index of the outermost frame of torch's c10d calls that ``GROUP_AT`` knows (the user's own call:
     ``all_gather_object`` rather than the ``all_gather`` it makes inside), in a stack innermost first."""
-    return (_c10d_calls(frames, GROUP_AT) or [None])[-1]
+    at = _c10d_calls(frames, GROUP_AT)
+    return at[-1] if at else None
 
 
 def _setup_at(frames: list[Any]) -> int | None:
     """The index of torch's making of a process group's backend (``new_group``'s, where the members meet in the
     store under the group's name), in a stack innermost first."""
-    return (_c10d_calls(frames, {SETUP}) or [None])[0]
+    at = _c10d_calls(frames, {SETUP})
+    return at[0] if at else None
 
 
 def _digest(text: str) -> str:

@@ -85,7 +85,7 @@ from hangwatch.diagnose.own import (
     thread_id,
     thread_waits,
 )
-from hangwatch.diagnose.process import reads_from_person, waited_children, waits_for_child
+from hangwatch.diagnose.process import native_at_terminal, reads_from_person, waited_children, waits_for_child
 from hangwatch.diagnose.ranks import rank_waits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.served import request_waits
@@ -300,7 +300,9 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     ]
     t = v.main_thread
     if t is None or not v.has_stacks:
-        out += _held_waits(scene, v)[0]  # a native process (sort, tar): its kernel-read waits only
+        out += _held_waits(scene, v)[0]  # a native process (sort, tar): its kernel-read waits, a person's
+        if not out and native_at_terminal(v) is not None:
+            out.append((Edge(pid_id(v.pid), PERSON, "terminal", f"{v.label()} reads the terminal"), None))
         return out or list(_peerless(scene, v))
     if served := request_waits(scene, v):  # a Manager's server: what its one running request waits on
         return out + list(served)
@@ -380,6 +382,7 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
 
 # The end of a socket's words when it has no peer: a listening one (in accept()), an unconnected datagram one
 NO_PEER = (" -> 0.0.0.0:0", " -> :::0", LISTENING)
+BYTES = frozenset({"pipe", "pipe_full", "socket", "socket_full"})  # ends a process holds, whichever thread moves them
 
 
 def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
@@ -527,7 +530,11 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
             loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder) :]
             if all(nodes[h.waiter].single_minded and nodes[h.waiter].state not in ALIVE for h in loop):
                 return _chain(hops, nodes[edge.holder], "cycle")  # (one measured at work: a thread of it may move)
-            return _chain(hops, nodes[edge.holder], "blocked")  # a thread of one of them may still move
+            # a pipe's or a socket's end held by a process one thread of which is alive: that thread may write
+            alive = next(
+                (nodes[h.holder] for h in loop if h.resource in BYTES and nodes[h.holder].state in ALIVE), None
+            )
+            return _chain(hops, *((alive, alive.state) if alive else (nodes[edge.holder], "blocked")))
         seen.add(edge.holder)
         cur = edge.holder
     end = nodes[cur]

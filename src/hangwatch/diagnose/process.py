@@ -8,7 +8,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import holder_state, process_state
+from hangwatch.diagnose.state import holder_state, process_state, thread_state
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
@@ -25,6 +25,7 @@ from hangwatch.fixes import (
     CHILD_WAIT_FIX,
     DEBUGGER_FIX,
     INPUT_FIX,
+    NATIVE_INPUT_FIX,
     QUEUE_PICKLE_FIX,
     SELF_WAIT_FIX,
 )
@@ -56,7 +57,11 @@ def input_wait_rule(scene: Scene) -> list[Hit]:
     hits = []
     bound = timer_bound(scene.evidence)
     for v in scene.views:
-        if v.role not in (Role.MAIN, Role.RANK, Role.CHILD) or not v.has_stacks:
+        if v.role not in (Role.MAIN, Role.RANK, Role.CHILD):
+            continue
+        if not v.has_stacks:
+            native = _native_input_hit(scene, v, bound)
+            hits.extend([native] if native is not None else [])
             continue
         t = v.main_thread  # a side thread reading stdin (press q to quit) does not stop the job
         if (t is not None and t.has_stack and t.idle_throughout and not t.woke_often) and (
@@ -64,6 +69,16 @@ def input_wait_rule(scene: Scene) -> list[Hit]:
         ):
             hits.append(_input_hit(v, t, bound))
     return hits
+
+
+def native_at_terminal(v: ProcessView) -> ThreadView | None:
+    """The main thread of a process with no Python stack (unzip, git, ssh) that reads the terminal (its standard
+    input, or /dev/tty opened again) and stays blocked there for the whole window, as the state module reads it:
+    it waits for a person."""
+    t = v.main_thread
+    if t is None or v.has_stacks or v.info.is_python or v.role not in (Role.MAIN, Role.RANK, Role.CHILD):
+        return None
+    return t if thread_state(v, t).state == "blocked" and reads_from_person(v, t) else None
 
 
 def stdin_wait(v: ProcessView, t: ThreadView) -> LockWait | None:
@@ -163,6 +178,52 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
             else CHILD_INPUT_FIX
             if wait and (wait.path or "").startswith(sg.PTY_PATH)
             else INPUT_FIX,
+        )
+    )
+
+
+def _native_input_hit(scene: Scene, v: ProcessView, bound: float) -> Hit | None:
+    """A child with no Python stack (unzip asking to overwrite, git asking for a user name) at its input: reading
+    the terminal, or the job's own standard input, inherited (no ``stdin=`` given), which nobody of the job writes.
+    Named at the line of its parent that started it and waits for it."""
+    t, job_stdin = v.main_thread, scene.views[0].info.stdin if scene.views else None
+    if t is None or v.info.is_python or v.role != Role.CHILD:
+        return None
+    terminal = native_at_terminal(v) is not None
+    wait = None if terminal else stdin_wait(v, t)
+    if not terminal and (
+        wait is None or not job_stdin or v.info.stdin != job_stdin or thread_state(v, t).state != "blocked"
+    ):
+        return None
+    parent = scene.view(v.info.ppid)
+    pt = parent.main_thread if parent is not None else None
+    frame = innermost_user(pt.frames) if pt is not None else None
+    cmd = " ".join(v.info.cmdline)[:100]
+    who = f"{v.label()} (`{cmd}`)" + (f", started at {describe(frame)}," if frame is not None else "")
+    ev = [f"{v.label()} `{cmd}`: blocked in {t.last.syscall}() on fd {t.last.fd} ({t.last.fd_target or '?'})"]
+    ev.append(f"its standard input is {stdin_kind(v.info.stdin)}, the job's own (inherited: no stdin= was given)")
+    shown = (v.info.stdout or "").startswith("pipe:")
+    ev += ["its output goes to a pipe: any question it printed is not on the terminal"] if shown else []
+    if wait is None:
+        summary = f"{who} reads the terminal and waits for someone to type; nobody will, so it never goes on."
+    else:
+        h = deciding_holder(wait.holders) if wait.holders else None
+        ev.extend(f"pid {x.pid} {x.how}: {holder_doing(x, holder_state(x), bound)}" for x in wait.holders[:4])
+        summary = f"{who} reads the job's standard input, {stdin_kind(v.info.stdin)} ({wait.path}): " + (
+            f"its write end is held by {holder_text(h)}, which {holder_doing(h, holder_state(h), bound)}; the read "
+            "ends when that writes or exits."
+            if h is not None
+            else f"no other process was found holding its write end ({wait.note or 'a search of the host'})."
+        )
+    where = parent.where(pt, frame) if parent is not None and frame is not None else v.where(t, None)
+    return named(
+        Finding(
+            cause=Cause.PROCESS_WAITS_FOR_INPUT,
+            confidence=0.9,
+            summary=summary,
+            where=where,
+            evidence=tuple(ev),
+            fix=NATIVE_INPUT_FIX,
         )
     )
 

@@ -120,8 +120,6 @@ def _line(f: Frame | None) -> str | None:
     return f"{f.file.rsplit('/', 1)[-1]}:{f.line}" if f is not None else None
 
 
-
-
 def waiting_frame(v: ProcessView | None, op: str) -> Frame | None:
     """Where rank ``v`` called the collective ``op`` it waits in, from its own stack: its main thread inside
     torch.distributed's ``op`` (a barrier, an all_reduce), its innermost user frame above that. What a recorder

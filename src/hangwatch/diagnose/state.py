@@ -137,10 +137,9 @@ def process_state(v: ProcessView) -> Measured:
 
 
 def holder_process_state(v: ProcessView) -> Measured:
-    """What a process another waits on can still do: its main thread's state, or, where that is not alive, the state
-    of another thread of it that could act (a Python thread, not parked, not a library's machinery) and is measured
-    working or waking: a service whose main thread waits on an event its uploader thread will set answers when that
-    thread is done. A rank's is its main thread's alone (only it enters the collectives its peers wait in)."""
+    """What a process another waits on can still do: its main thread's state, or, where that is not alive, that of
+    another thread of it that could act (Python, not parked, not machinery), measured working or waking: a service
+    waiting on its uploader's event answers when that is done. A rank's is its main thread's (its collectives)."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
@@ -148,9 +147,10 @@ def holder_process_state(v: ProcessView) -> Measured:
         if o is v.main_thread or not proof.may_release(o):
             continue
         other = thread_state(v, o)
-        # (a thread that only wakes counts where the process used CPU: a heartbeat's wake-ups cost none)
-        if other.state == "working" or (other.state == "wakes" and runs(v) is not None):
-            does = "works" if other.state == "working" else "wakes again and again"
+        # (one that only wakes: where the process used CPU (a heartbeat's cost none), or its loop ends by the clock)
+        clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
+        if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
+            does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
             fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
             return Measured(other.state, fact, proves_work=other.proves_work)
     return m
