@@ -6,7 +6,7 @@ mechanism: the rerun gives unzip stdin=PIPE. A helper thread first verifies the 
   unzip blocks reading that pipe and the main thread waits for unzip; then unzip replaces the files and exits 0.
 diagnosis: healthy: a child waits for input on a pipe that a live thread of its parent writes later.
 expect: healthy
-stdin: pipe
+stdin: tty
 """
 import os
 import subprocess

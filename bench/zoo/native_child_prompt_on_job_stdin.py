@@ -4,15 +4,16 @@ report: https://github.com/nco/pynco/pull/65 (nco/pynco#65, "Use stdin=DEVNULL w
 saw: "Some nco tools would prompt for user input. This could happen if the output file already existed and --overwrite
   was not passed ... no input on stdin could ever be provided ... This caused pynco to freeze waiting for input, with
   no feedback to the user or calling process."
-mechanism: subprocess.run() without stdin= hands the child the job's own stdin (here a pipe its launcher holds and never
-  writes, as under a scheduler or CI runner). The first run extracts the archive; a rerun finds the files present, and
-  unzip (without -o) prints "replace data/train.jsonl? [y]es, [n]o, [A]ll, [N]one, [r]ename:" and blocks in read() on
-  that stdin. Its output is captured, so nothing shows; the parent waits in subprocess.run().
-diagnosis: hung, process.waits_for_input: unzip (child of the job) blocks reading its stdin, inherited from the job, for
-  an answer to its overwrite prompt; the main thread waits for it in subprocess.run() at native_child_prompt_on_job_stdin.py:34 (extract(),
-  called at native_child_prompt_on_job_stdin.py:44 for the rerun).
+mechanism: subprocess.run() without stdin= hands the child the job's own stdin (here the terminal the job was started
+  on, which nobody watches). The first run extracts the archive; a rerun finds the files present, and unzip (without
+  -o) prints "replace data/train.jsonl? [y]es, [n]o, [A]ll, [N]one, [r]ename:" to its captured stdout and blocks in
+  read() on that terminal. Nothing shows; the parent waits in subprocess.run().
+diagnosis: hung, process.waits_for_input: unzip (child of the job, no Python stack) blocks reading the job's terminal
+  for an answer to its overwrite question; the main thread waits for it in subprocess.run() at
+  native_child_prompt_on_job_stdin.py:35 (extract(), called at native_child_prompt_on_job_stdin.py:45 for the rerun).
+  On a pipe a launcher holds (a CI runner), the pipe's holder decides, as for any read of a pipe: not named a prompt.
 expect: hung process.waits_for_input
-stdin: pipe
+stdin: tty
 """
 import os
 import subprocess

@@ -212,8 +212,8 @@ CATALOGUE: dict[Cause, CauseInfo] = {
     Cause.PROCESS_WAITS_FOR_INPUT: CauseInfo(
         "the job is blocked reading its standard input or the terminal: `input()`, a `getpass` login "
         "prompt (W&B, HF), a forgotten `breakpoint()`/`pdb.set_trace()`, a native child started without "
-        "`stdin=` that asks on the job's input (unzip's overwrite question, git's user name: named at the line "
-        "that started it). Names the prompt (the job's "
+        "`stdin=` that asks on the job's terminal (unzip's overwrite question, git's user name: named at the line "
+        "that waits for it). Names the prompt (the job's "
         "last output line), the line, and whether stdin is a terminal, a pipe or /dev/null. On a terminal, "
         "hung at once: nobody will type. On a pipe, its writers decide (each named, with what it does): one "
         "that may still write keeps it slow",

@@ -352,8 +352,7 @@ BUFFERED_FIX = (
 
 
 # process
-# A child reads a pty whose master only a process of the job holds (pexpect, pty.spawn): that process must answer.
-# A child with no Python stack (unzip, git, ssh, apt) waits at its input: the terminal, or the job's own stdin.
+# A child with no Python stack (unzip, git, ssh, apt) asks on the job's terminal.
 NATIVE_INPUT_FIX = (
     "Start the child with stdin=subprocess.DEVNULL, so a question it asks fails at once instead of waiting "
     "(subprocess.run(cmd, stdin=subprocess.DEVNULL)).",
@@ -363,6 +362,7 @@ NATIVE_INPUT_FIX = (
 )
 
 
+# A child reads a pty whose master only a process of the job holds (pexpect, pty.spawn): that process must answer.
 CHILD_INPUT_FIX = (
     "The child asks on a pseudo-terminal whose master only a process of the job holds, and that process does not "
     "answer: send what it asks for before waiting for it (pexpect's expect() then sendline()), give it its answer "

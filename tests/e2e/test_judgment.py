@@ -437,7 +437,7 @@ def test_a_native_child_asking_on_the_jobs_terminal_is_hung_at_its_parents_line_
     assert (incident["verdict"], root["cause"], root["proof"]["kind"]) == ("hung", "process.waits_for_input", "hang")
     assert (root["where"]["file"], root["where"]["line"]) == marker("native_child_prompt.py"), root["where"]
     assert "(`sh -c printf" in root["summary"] and "reads the terminal" in root["summary"], root["summary"]
-    assert any("any question it printed is not on the terminal" in e for e in root["evidence"]), root["evidence"]
+    assert any("a pipe other than the job's own output" in e for e in root["evidence"]), root["evidence"]
     assert root["fix"][0].startswith("Start the child with stdin=subprocess.DEVNULL"), root["fix"]
 
 

@@ -70,8 +70,8 @@ def _setup_at(frames: list[Any]) -> int | None:
 
 
 def _digest(text: str) -> str:
-    """A short digest of ``text``: what is compared, never kept (a group's name, which the redaction of secrets
-    would hide)."""
+    """A short digest of ``text``, for what is only compared: a stack's key, a group's name (its 40 hex digits kept
+    as they are would be redacted as a secret)."""
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 

@@ -19,7 +19,9 @@ TIMEOUT_S = 3.0
 # The last store read from each waiting process's frames, by (pid, start time): the arguments of a frame it still
 # waits in do not change, and a locals read that fails at one look (py-spy past its timeout on a loaded machine)
 # would otherwise lose the store's address and its count of joined ranks from that look's verdict.
-_LAST_READ: dict[tuple[int, float], tuple[str | None, int | None, int | None, int | None, str | None]] = {}
+StoreRead = tuple[str | None, int | None, int | None, int | None, str | None]  # host, port, world, rank, backend
+NOT_READ: StoreRead = (None, None, None, None, None)
+_LAST_READ: dict[tuple[int, float], StoreRead] = {}
 _LAST_READ_MAX = 64
 LISTEN, ESTABLISHED = "0A", "01"  # /proc/net/tcp states
 # The frames whose arguments name the store (torch 2.13, torch/distributed/rendezvous.py).
@@ -44,14 +46,14 @@ def read_rendezvous(info: ProcessInfo, py_spy: str | None) -> RendezvousRead:
     if info.role == Role.LAUNCHER:
         host, port, world, rank, backend = _from_launcher(info.cmdline)
     else:
-        read = _from_frames(info.pid, py_spy)
-        key = (info.pid, info.create_time)
-        if read[1] is not None:
+        read, key = _from_frames(info.pid, py_spy), (info.pid, info.create_time)
+        if read is not None:  # read (a frame that names no store: nothing to say, nothing kept)
             _LAST_READ.pop(key, None)
-            _LAST_READ[key] = read
+            if read[1] is not None:
+                _LAST_READ[key] = read
             while len(_LAST_READ) > _LAST_READ_MAX:
                 del _LAST_READ[next(iter(_LAST_READ))]
-        host, port, world, rank, backend = _LAST_READ.get(key, read)
+        host, port, world, rank, backend = read or _LAST_READ.get(key, NOT_READ)
     hosts, clients, connected = _store_sockets(info.pid, port)
     return RendezvousRead(
         host=host,
@@ -72,17 +74,18 @@ def _int(v: Any) -> int | None:
         return None
 
 
-def _from_frames(pid: int, py_spy: str | None) -> tuple[str | None, int | None, int | None, int | None, str | None]:
-    if not py_spy:
-        return None, None, None, None, None
-    command = dump_command(py_spy, pid, with_locals=True)
+def _from_frames(pid: int, py_spy: str | None) -> StoreRead | None:
+    """The store its frames name, or None where they could not be read (no py-spy, a read past its timeout)."""
+    command = dump_command(py_spy, pid, with_locals=True) if py_spy else None
     if command is None:
-        return None, None, None, None, None
+        return None
     try:
         p = subprocess.run(command[0], capture_output=True, text=True, timeout=TIMEOUT_S, env=PY_SPY_ENV, check=False)
-        threads: list[dict[str, Any]] = json.loads(p.stdout) if p.returncode == 0 else []
+        if p.returncode != 0:
+            return None
+        threads: list[dict[str, Any]] = json.loads(p.stdout)
     except (subprocess.TimeoutExpired, ValueError, OSError):
-        return None, None, None, None, None
+        return None
     host = port = world = rank = None
     backend: str | None = None
     for t in threads[:1]:

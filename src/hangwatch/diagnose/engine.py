@@ -364,6 +364,7 @@ def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
         on_rest = c.ending == "blocked" and c.end.id.startswith("job:")  # the rest of the job, still
         if (
             c.proof is not None
+            or c.ending in ALIVE_ENDINGS  # (a loop through a pipe whose holder has a thread alive)
             or not (on_loop or on_rest)
             or any(h.timeout is True for h in c.hops)
             or not c.waiter.startswith("pid:")

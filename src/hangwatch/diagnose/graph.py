@@ -71,6 +71,7 @@ from hangwatch.diagnose.childloop import sleeps_until_child_ends
 from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
+    CLOSED_KINDS,
     closed_words,
     gil_wait,
     held_here_hangs,
@@ -301,7 +302,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     t = v.main_thread
     if t is None or not v.has_stacks:
         out += _held_waits(scene, v)[0]  # a native process (sort, tar): its kernel-read waits, a person's
-        if not out and native_at_terminal(v) is not None:
+        if not out and native_at_terminal(scene, v) is not None:
             out.append((Edge(pid_id(v.pid), PERSON, "terminal", f"{v.label()} reads the terminal"), None))
         return out or list(_peerless(scene, v))
     if served := request_waits(scene, v):  # a Manager's server: what its one running request waits on
@@ -382,7 +383,6 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
 
 # The end of a socket's words when it has no peer: a listening one (in accept()), an unconnected datagram one
 NO_PEER = (" -> 0.0.0.0:0", " -> :::0", LISTENING)
-BYTES = frozenset({"pipe", "pipe_full", "socket", "socket_full"})  # ends a process holds, whichever thread moves them
 
 
 def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
@@ -530,9 +530,9 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
             loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder) :]
             if all(nodes[h.waiter].single_minded and nodes[h.waiter].state not in ALIVE for h in loop):
                 return _chain(hops, nodes[edge.holder], "cycle")  # (one measured at work: a thread of it may move)
-            # a pipe's or a socket's end held by a process one thread of which is alive: that thread may write
+            # a pipe's or a socket's end held by a process one thread of which is alive: any thread of it may move bytes
             alive = next(
-                (nodes[h.holder] for h in loop if h.resource in BYTES and nodes[h.holder].state in ALIVE), None
+                (nodes[h.holder] for h in loop if h.resource in CLOSED_KINDS and nodes[h.holder].state in ALIVE), None
             )
             return _chain(hops, *((alive, alive.state) if alive else (nodes[edge.holder], "blocked")))
         seen.add(edge.holder)

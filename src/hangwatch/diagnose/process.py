@@ -60,7 +60,7 @@ def input_wait_rule(scene: Scene) -> list[Hit]:
         if v.role not in (Role.MAIN, Role.RANK, Role.CHILD):
             continue
         if not v.has_stacks:
-            native = _native_input_hit(scene, v, bound)
+            native = _native_input_hit(scene, v)
             hits.extend([native] if native is not None else [])
             continue
         t = v.main_thread  # a side thread reading stdin (press q to quit) does not stop the job
@@ -71,14 +71,26 @@ def input_wait_rule(scene: Scene) -> list[Hit]:
     return hits
 
 
-def native_at_terminal(v: ProcessView) -> ThreadView | None:
-    """The main thread of a process with no Python stack (unzip, git, ssh) that reads the terminal (its standard
-    input, or /dev/tty opened again) and stays blocked there for the whole window, as the state module reads it:
-    it waits for a person."""
-    t = v.main_thread
-    if t is None or v.has_stacks or v.info.is_python or v.role not in (Role.MAIN, Role.RANK, Role.CHILD):
+def native_at_terminal(scene: Scene, v: ProcessView) -> ProcessView | None:
+    """For a process with no Python stack (unzip, git, ssh) whose main thread reads the terminal and stays blocked
+    there for the whole window (the state module's reading), the process that waits for it: its parent, waiting for
+    it as a child, or itself where it is the job's root. It waits for a person. Only where its standard input is the
+    job's own terminal: a child under pexpect reads a pty the job drives, its master's to answer; a child nobody
+    waits for (a side thread's `rsync` at a host-key question) does not stop the job."""
+    t, root = v.main_thread, scene.view(scene.evidence.root_pid)
+    if t is None or v.has_stacks or v.info.is_python or root is None:
         return None
-    return t if thread_state(v, t).state == "blocked" and reads_from_person(v, t) else None
+    terminal = root.info.stdin or ""
+    if not terminal.startswith(sg.TTY_PREFIXES) or v.info.stdin != terminal:
+        return None
+    if thread_state(v, t).state != "blocked" or not reads_from_person(v, t):
+        return None
+    if v.pid == root.pid:
+        return v
+    parent = scene.view(v.info.ppid)
+    if parent is None or not waits_for_child(parent):
+        return None
+    return parent if any(k.pid == v.pid for k in waited_children(scene, parent)) else None
 
 
 def stdin_wait(v: ProcessView, t: ThreadView) -> LockWait | None:
@@ -182,46 +194,29 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
     )
 
 
-def _native_input_hit(scene: Scene, v: ProcessView, bound: float) -> Hit | None:
-    """A child with no Python stack (unzip asking to overwrite, git asking for a user name) at its input: reading
-    the terminal, or the job's own standard input, inherited (no ``stdin=`` given), which nobody of the job writes.
-    Named at the line of its parent that started it and waits for it."""
-    t, job_stdin = v.main_thread, scene.views[0].info.stdin if scene.views else None
-    if t is None or v.info.is_python or v.role != Role.CHILD:
+def _native_input_hit(scene: Scene, v: ProcessView) -> Hit | None:
+    """A process with no Python stack at a question on the job's terminal (unzip asking to overwrite, git for a user
+    name), named at the line of the parent that waits for it."""
+    waiter, t, root = native_at_terminal(scene, v), v.main_thread, scene.view(scene.evidence.root_pid)
+    if waiter is None or t is None or root is None:
         return None
-    terminal = native_at_terminal(v) is not None
-    wait = None if terminal else stdin_wait(v, t)
-    if not terminal and (
-        wait is None or not job_stdin or v.info.stdin != job_stdin or thread_state(v, t).state != "blocked"
-    ):
-        return None
-    parent = scene.view(v.info.ppid)
-    pt = parent.main_thread if parent is not None else None
+    pt = waiter.main_thread if waiter is not v else None
     frame = innermost_user(pt.frames) if pt is not None else None
     cmd = " ".join(v.info.cmdline)[:100]
-    who = f"{v.label()} (`{cmd}`)" + (f", started at {describe(frame)}," if frame is not None else "")
-    ev = [f"{v.label()} `{cmd}`: blocked in {t.last.syscall}() on fd {t.last.fd} ({t.last.fd_target or '?'})"]
-    ev.append(f"its standard input is {stdin_kind(v.info.stdin)}, the job's own (inherited: no stdin= was given)")
-    shown = (v.info.stdout or "").startswith("pipe:")
-    ev += ["its output goes to a pipe: any question it printed is not on the terminal"] if shown else []
-    if wait is None:
-        summary = f"{who} reads the terminal and waits for someone to type; nobody will, so it never goes on."
-    else:
-        h = deciding_holder(wait.holders) if wait.holders else None
-        ev.extend(f"pid {x.pid} {x.how}: {holder_doing(x, holder_state(x), bound)}" for x in wait.holders[:4])
-        summary = f"{who} reads the job's standard input, {stdin_kind(v.info.stdin)} ({wait.path}): " + (
-            f"its write end is held by {holder_text(h)}, which {holder_doing(h, holder_state(h), bound)}; the read "
-            "ends when that writes or exits."
-            if h is not None
-            else f"no other process was found holding its write end ({wait.note or 'a search of the host'})."
-        )
-    where = parent.where(pt, frame) if parent is not None and frame is not None else v.where(t, None)
+    who = f"{v.label()} (`{cmd}`)" + (f", which {waiter.label()} waits for at {describe(frame)}," if frame else "")
+    ev = [
+        f"{v.label()} `{cmd}`: blocked in {t.last.syscall}() on fd {t.last.fd} ({t.last.fd_target or '?'})",
+        f"its standard input is {stdin_kind(v.info.stdin)}, the job's own",
+    ]
+    out = v.info.stdout or ""
+    if out.startswith("pipe:") and out != root.info.stdout:
+        ev.append(f"its output goes to {out}, a pipe other than the job's own output: what it printed is not shown")
     return named(
         Finding(
             cause=Cause.PROCESS_WAITS_FOR_INPUT,
             confidence=0.9,
-            summary=summary,
-            where=where,
+            summary=f"{who} reads the terminal and waits for someone to type; nobody will, so it never goes on.",
+            where=waiter.where(pt, frame) if frame is not None else v.where(t, None),
             evidence=tuple(ev),
             fix=NATIVE_INPUT_FIX,
         )
