@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ast
 
+from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import is_sleep, parse_loop
+from hangwatch.diagnose.views import ProcessView
+from hangwatch.records.evidence import LocalsRead
 
 CHILD_ALIVE = frozenset({"is_alive"})  # p.is_alive(): a multiprocessing child's liveness
 CHILD_STATUS = frozenset({"poll", "exitcode", "returncode"})  # p.poll() is None, p.exitcode is None: not yet ended
@@ -35,3 +38,12 @@ def sleeps_until_child_ends(body: str | None) -> bool:
         or (isinstance(x, ast.Expr) and isinstance(x.value, ast.Call) and is_sleep(x.value.func))
         for x in loop.body
     )
+
+
+def child_loop(v: ProcessView) -> LocalsRead | None:
+    """The read of ``v``'s main thread in a loop that only sleeps until its child ends, where every other thread of
+    ``v`` is parked (nothing else of it could end the wait): it waits on that child. None elsewhere."""
+    t = v.main_thread
+    if t is None or not t.frames or not proof.sealed_but(v, t.tid):
+        return None
+    return next((r for r in reversed(v.locals_of(t.tid)) if sleeps_until_child_ends(r.body)), None)

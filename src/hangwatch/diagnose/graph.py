@@ -67,7 +67,7 @@ from hangwatch.diagnose.chains import (
     pid_id,
     to_nobody,
 )
-from hangwatch.diagnose.childloop import sleeps_until_child_ends
+from hangwatch.diagnose.childloop import child_loop
 from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
@@ -335,12 +335,9 @@ def _loop_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
     p.poll() is None:``, ``while p.exitcode is None:``), waits for that child as a ``join()`` would: the loop ends when
     the child does and does nothing else meanwhile (a parent that reads the child's result only after it exits). Only
     with one living child of its own (multiprocessing's helpers aside), and every other thread parked."""
-    t = v.main_thread
-    read = next((r for r in reversed(v.locals_of(t.tid)) if r.body), None) if t is not None and t.frames else None
+    t, read = v.main_thread, child_loop(v)
     kids = [c for c in scene.children(v.pid) if not c.state.startswith("Z") and not is_mp_helper(c.info.cmdline)]
-    if read is None or t is None or not sleeps_until_child_ends(read.body) or len(kids) != 1:
-        return []
-    if not proof.sealed_but(v, t.tid):
+    if read is None or t is None or len(kids) != 1:
         return []
     at = describe(t.frames[0])
     words = f"{v.label()} waits for its child pid {kids[0].pid} at {at}, in a loop that only sleeps until it ends"

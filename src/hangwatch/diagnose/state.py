@@ -26,7 +26,7 @@ from enum import Enum
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.childloop import sleeps_until_child_ends
+from hangwatch.diagnose.childloop import child_loop
 from hangwatch.diagnose.loops import LoopMotion, ends_by_clock, loop_motion, never_exits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import (
@@ -411,8 +411,7 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     event is the process's own and nothing else of it can set it (``_only_its_own``). Main in a loop that only sleeps
     until its child ends waits on that child (blocked: the graph follows it)."""
     why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t, r.flag)))), None)
-    child = t is v.main_thread and any(sleeps_until_child_ends(r.body) for r in v.locals_of(t.tid))
-    if why is None and child and proof.sealed_but(v, t.tid):  # (every other thread parked: as the graph's edge needs)
+    if why is None and t is v.main_thread and child_loop(v) is not None:  # (the graph's edge to that child)
         return Measured("blocked", f"in a loop that only sleeps until its child ends, at {describe(t.user_frame)}")
     if why is None:
         return None
