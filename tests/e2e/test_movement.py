@@ -50,14 +50,19 @@ def test_a_spin_whose_condition_never_changes_is_a_busy_loop_with_its_locals_quo
 
 
 @pytest.mark.e2e
-def test_one_long_call_holding_the_gil_is_computing_not_a_busy_loop(start_job):
+@pytest.mark.parametrize("how", ["forever", "looped"])
+def test_one_long_call_holding_the_gil_is_computing_not_a_busy_loop(start_job, how):
     """The same line in every sample, and that line a call (here sum over a huge range, which runs in C
-    like a big sort or a regex): alive, never `code.busy_loop`, which would get it killed."""
-    job = start_job([sys.executable, str(SCENARIOS / "long_call.py"), "forever"])
+    like a big sort or a regex): alive, never `code.busy_loop`, which would get it killed. Inside a loop whose locals
+    are read (``looped``), they stay while the call runs: said so, never "its loop advances" (it was)."""
+    job = start_job([sys.executable, str(SCENARIOS / "long_call.py"), how])
     incident = inspect_json(job.pid, window=2)
     root = root_cause(incident)
     assert (root["cause"], incident["verdict"]) == ("code.computing", "slow"), root
-    assert "inside one call" in root["summary"] and "sum(range(n))" in root["evidence"][0]
+    assert "inside one call" in root["summary"] and "sum(range(n))" in root["evidence"][0], root
+    assert not any("advances" in e for e in (root["summary"], *root["evidence"])), root
+    if how == "looped":
+        assert any("`i` stayed 0" in e for e in root["evidence"]), root["evidence"]
 
 
 @pytest.mark.e2e

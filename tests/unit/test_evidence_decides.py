@@ -65,10 +65,16 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
 
 
+def _advance_unread(line: str) -> bool:
+    """An evidence line that says a loop advances, with no change of its locals in it (``a -> b``)."""
+    return "loop advances:" in line and "->" not in line.split("loop advances:", 1)[1]
+
+
 def claim_problems(ev, findings) -> list[str]:
     """Claims in findings that no measured fact backs: "stuck" of a process that is not blocked, spinning or
     stopped; "never returns" without a proof of a hang; "holds" of a lock holder neither proven (a frame, the
-    kernel) nor said to be inferred ("most likely")."""
+    kernel) nor said to be inferred ("most likely"); "its loop advances" where the locals read show no change (no
+    ``a -> b``: they stayed)."""
     from hangwatch.diagnose.scene import Scene
     from hangwatch.diagnose.state import Activity, activity
 
@@ -78,6 +84,7 @@ def claim_problems(ev, findings) -> list[str]:
         text = f.summary
         if "never returns" in text and not f.proves_hang:
             out.append(f"{f.cause}: 'never returns' without a proof: {text}")
+        out += [f"{f.cause}: 'advances' with no change read: {e}" for e in f.evidence if _advance_unread(e)]
         named = None
         if "itself stuck" in text:
             named = int(text.split("child pid ")[1].split(",")[0])
@@ -113,7 +120,7 @@ def test_every_claim_of_a_finding_is_backed_by_a_measured_fact(path):
 
 def test_the_claims_check_fails_when_a_claim_is_inverted():
     """The check is not vacuous: the old wording of a parent waiting on an idle child ("which is itself
-    stuck"), and "never returns" without a proof, are both caught."""
+    stuck"), "never returns" without a proof, and a loop said to advance whose locals stayed are each caught."""
     import dataclasses
 
     from hangwatch.diagnose import diagnose
@@ -126,8 +133,12 @@ def test_the_claims_check_fails_when_a_claim_is_inverted():
         root, summary=f"main waits for its child pid {idle.info.pid}, which is itself stuck."
     )
     unproven = dataclasses.replace(root, summary="The worker never returns its batch.", proof=None)
-    problems = claim_problems(ev, [stuck_idle, unproven])
-    assert len(problems) == 2 and "which is idle" in problems[0] and "without a proof" in problems[1], problems
+    stayed = dataclasses.replace(  # the words the busy-loop namer once gave one long call per turn of a loop
+        root, summary="A loop.", evidence=("its loop advances: `while i < 3`: `i` stayed 0 for 0.6 s",)
+    )
+    problems = claim_problems(ev, [stuck_idle, unproven, stayed])
+    assert len(problems) == 3 and "which is idle" in problems[0] and "without a proof" in problems[1], problems
+    assert "'advances' with no change read" in problems[2], problems
 
 
 # --- 5. decide early on proof, with the defaults ----------------------------------------------------------------

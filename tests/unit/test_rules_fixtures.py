@@ -208,6 +208,9 @@ EXPECTED = {
         "native_child_prompt.py",
         "ANSWER-HERE",
     ),
+    # one long call (a sum over a huge range, in C) once per turn of a `while` loop whose locals stay while it runs:
+    # computing, in words of what was read (it was "a CPU-bound loop whose variables advance")
+    "a_long_call_once_per_turn_of_a_loop_whose_locals_stay": ("code.computing", "slow", "long_call.py", "LOOPED-CALL"),
     # a TCPStore gossip whose ranks wait in store.get for keys nobody sets (pytorch/pytorch#67972): no cause named,
     # unproven; placed where main's chain stops, rank 0's get (was main's mp.spawn line)
     "a_rank_waiting_in_a_store_get_for_a_key_nobody_sets": (
@@ -1520,3 +1523,12 @@ def test_ranks_making_one_group_under_names_that_differ_are_a_ring_and_under_one
     )
     root = diagnose(same).findings[0]
     assert root.proof is None and "never meet" not in root.summary, root
+
+
+def test_a_long_call_inside_a_loop_whose_locals_stay_is_never_said_to_advance():
+    """The busy-loop namer took any proof of work with locals read as a loop that advances; one long call per turn
+    of a loop is work (the same stack, on a line that calls, holding the GIL), and its locals stayed: said so."""
+    root = diagnose(load("a_long_call_once_per_turn_of_a_loop_whose_locals_stay")).root
+    assert "inside one call" in root.summary and "advance" not in root.summary, root.summary
+    assert not any("advances" in e for e in root.evidence), root.evidence
+    assert any("`i` stayed 0" in e for e in root.evidence), root.evidence

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from enum import Enum
 
+from hangwatch.ranges import ranks_label
 from hangwatch.records.values import frozen
 
 # Ops whose inputs must have the same shape on every rank (a gather's root or an all_to_all's splits legitimately
@@ -74,7 +75,7 @@ class Skew:
 
     def said(self) -> str:
         """The finding's first sentence: who differs, where, and what became of the later pairs."""
-        c, o = _label(self.culprits), _label(self.others)
+        c, o = ranks_label(self.culprits), ranks_label(self.others)
         off = "one" if self.off == 1 else str(self.off)
         shifted = f"; since then every collective is paired {off} off"
         if self.kind == SkewKind.SIZE:
@@ -96,12 +97,6 @@ class Skew:
             f"The ranks' calls first differ at collective #{self.seq}: {c} called {self.theirs.text()}, {o} "
             f"{self.ours.text()}; every later collective is paired across different calls"
         )
-
-
-def _label(ranks: tuple[int, ...]) -> str:
-    from hangwatch.ranges import ranks_label
-
-    return ranks_label(ranks)
 
 
 MAX_OFF = 3  # a rank that skipped or added up to this many collectives in a row is recognised

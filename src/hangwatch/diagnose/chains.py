@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from hangwatch.diagnose.state import VERDICTS
-from hangwatch.records.incident import Proof, Verdict
+from hangwatch.records.incident import Proof, ProofKind, Verdict
 from hangwatch.records.values import frozen
 
 PERSON = "person"
@@ -79,7 +79,7 @@ class Node:
     measured: bool = True  # seen long enough to say what it does (False: one sample, or too brief a window)
 
     def to_dict(self) -> dict[str, Any]:
-        """The node as JSON."""
+        """The node as JSON (its keys, read by docs/gen.py, are the incident's reference)."""
         return {
             "id": self.id,
             "label": self.label,
@@ -103,7 +103,7 @@ class Edge:
     tid: int | None = None  # the thread of the waiter that waits, where the wait is one thread's (None: its main wait)
 
     def to_dict(self) -> dict[str, Any]:
-        """The edge as JSON."""
+        """The edge as JSON (its keys, read by docs/gen.py, are the incident's reference)."""
         return {
             "waiter": self.waiter,
             "holder": self.holder,
@@ -128,6 +128,11 @@ class Chain:
     def waiter(self) -> str:
         """The first waiter's node id."""
         return self.hops[0].waiter
+
+    @property
+    def proves_hang(self) -> bool:
+        """The graph proves the wait hung (its proof is of a hang, not of work)."""
+        return self.proof is not None and self.proof.kind == ProofKind.HANG
 
     @property
     def ending_text(self) -> str:
@@ -269,6 +274,17 @@ def to_nobody(
     nobody = f"{NOBODY}:{pid}"
     node = Node(nobody, ALL_ASLEEP if asleep else "nobody", NOBODY, fact)
     return Edge(pid_id(pid), nobody, resource, words, timeout=timeout, tid=tid), node
+
+
+def to_anyone(
+    pid: int, resource: str, words: str, who: str, moves: str | None, nothing: str, timeout: bool | None, tid: int
+) -> tuple[Edge, Node]:
+    """A wait of process ``pid`` that any other process of the job could end (``who``: open a FIFO's other end,
+    connect, call a manager): its edge to the rest of the job, which moves (``moves``: what does, in words) or is
+    blocked (``nothing``: that none of it moves that could)."""
+    anyone = f"job:{pid}"
+    node = Node(anyone, f"the rest of the job ({who})", "moves" if moves else "blocked", moves or nothing)
+    return Edge(pid_id(pid), anyone, resource, words, timeout=timeout, tid=tid), node
 
 
 @frozen

@@ -11,7 +11,7 @@ from hangwatch.diagnose.loops import LoopMotion
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import ALIVE, Measured, one_long_call, running_state, thread_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, duration_text
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, duration_text
 from hangwatch.fixes import (
     BUFFERED_FIX,
     BUSY_FIX,
@@ -47,8 +47,7 @@ def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
         evidence=(
             f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
             f"and holding the GIL in every sample",
-            f"innermost frame identical in {len(t.stacks)} samples: {describe(t.user_frame)}"
-            + (f" `{t.user_frame.code}`" if t.user_frame and t.user_frame.code else ""),
+            f"innermost frame identical in {len(t.stacks)} samples: {described(t.user_frame)}",
             f"locals of {describe(t.user_frame)}: {motion.evidence}",
         ),
         fix=SPIN_WAIT_FIX if m.state == "spin_waits" else BUSY_FIX,
@@ -70,11 +69,11 @@ def busy_loop_rule(scene: Scene) -> list[Hit]:
                 continue
             m = running_state(v, t)
             motion = m.motion
-            if motion is not None and m.proves_work:
+            if motion is not None and motion.advanced:
                 hits.append(_advancing_loop(v, t, motion))
                 continue
-            if m.state == "working" and one_long_call(t):
-                hits.append(_long_call(v, t))
+            if m.state == "working" and one_long_call(t):  # (its loop's locals, where read, stayed: no advance)
+                hits.append(_long_call(v, t, motion))
                 continue
             if motion is None:  # no locals to read (module-level code, C frames): whether it advances is unknown
                 hits.append(_unjudged_loop(v, t))
@@ -159,9 +158,11 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     )
 
 
-def _long_call(v: ProcessView, t: ThreadView) -> Hit:
-    """One long call (alive: the state module proves it works). It gets more time (up to --max-slow)."""
+def _long_call(v: ProcessView, t: ThreadView, motion: LoopMotion | None) -> Hit:
+    """One long call (alive: the state module proves it works). It gets more time (up to --max-slow). Inside a loop
+    whose locals were read, they stayed (one call per turn): said as read, never as a loop that advances."""
     frame = t.user_frame
+    stayed = (f"locals of {describe(frame)}: {motion.evidence}",) if motion is not None else ()
     return named(
         Finding(
             cause=Cause.CODE_COMPUTING,
@@ -175,6 +176,7 @@ def _long_call(v: ProcessView, t: ThreadView) -> Hit:
                 f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU with the same stack, on the same "
                 f"line, in all {len(t.stacks)} samples" + (f": `{frame.code}`" if frame and frame.code else ""),
                 "a Python loop that spins lands on its loop's header or moves between lines; this stack did not",
+                *stayed,
             ),
             fix=(
                 *COMPUTING_FIX[1:],
@@ -189,38 +191,18 @@ def _advancing_loop(v: ProcessView, t: ThreadView, motion: LoopMotion) -> Hit:
     """A spinning thread whose loop variables advance: it computes. If its output is block-buffered
     into a file, that is why the log looks frozen."""
     frame = t.user_frame
-    ev = [
+    ev: tuple[str, ...] = (
         f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU in {describe(frame)}",
         f"its loop advances: {motion.evidence}",
-    ]
-    if buffered_stdout(v):
-        ev.insert(
-            0,
-            f"stdout is a file ({v.info.stdout}) that did not grow in {v.duration_s:.0f} s; "
-            "PYTHONUNBUFFERED unset and no -u flag",
-        )
-        return named(
-            Finding(
-                cause=Cause.OUTPUT_BUFFERED,
-                confidence=0.8,
-                summary=(
-                    f"{v.label()} is computing (its loop advances) but its output is block-buffered into "
-                    f"{v.info.stdout}, so the log looks frozen."
-                ),
-                where=v.where(t, frame),
-                evidence=tuple(ev),
-                fix=BUFFERED_FIX,
-            )
-        )
+    )
+    if not buffered_stdout(v):
+        said = f"{v.label()} is computing in {describe(frame)}: a CPU-bound loop whose variables advance."
+        return named(Finding(Cause.CODE_COMPUTING, 0.7, said, v.where(t, frame), ev, COMPUTING_FIX))
+    unset = "PYTHONUNBUFFERED unset and no -u flag"
+    ev = (f"stdout is a file ({v.info.stdout}) that did not grow in {v.duration_s:.0f} s; {unset}", *ev)
+    said = f"{v.label()} is computing (its loop advances) but its output is block-buffered into {v.info.stdout}"
     return named(
-        Finding(
-            cause=Cause.CODE_COMPUTING,
-            confidence=0.7,
-            summary=f"{v.label()} is computing in {describe(frame)}: a CPU-bound loop whose variables advance.",
-            where=v.where(t, frame),
-            evidence=tuple(ev),
-            fix=COMPUTING_FIX,
-        )
+        Finding(Cause.OUTPUT_BUFFERED, 0.8, f"{said}, so the log looks frozen.", v.where(t, frame), ev, BUFFERED_FIX)
     )
 
 
@@ -335,39 +317,34 @@ def _deadlock_words(
     """How sure, what the deadlock is in words (only what the threads' frames show), and its fix."""
     if lockers:
         return _lock_words(main, lockers, waits, cycle)
-    fix = FUTURE_IN_POOL_FIX if deeper is not None else WAIT_FOREVER_FIX
     if deeper is not None:
-        conf, what = (
+        return (
             0.85,
-            (
-                f"thread '{deeper.name}' waits for a future at {describe(deeper.user_frame)}, while "
-                "every thread of the process waits too: the task it waits for can run only on a "
-                "thread that is itself waiting (a pool task that waits on a task of its own pool)"
-            ),
+            f"thread '{deeper.name}' waits for a future at {describe(deeper.user_frame)}, while every thread of the "
+            "process waits too: the task it waits for can run only on a thread that is itself waiting (a pool task "
+            "that waits on a task of its own pool)",
+            FUTURE_IN_POOL_FIX,
         )
-    elif joined is not None:
+    if joined is not None:
         kind, n = waits[joined.tid] or "event", sum(1 for t in blocked if waits[t.tid] == waits[joined.tid])
-        conf, what = (
+        return (
             0.8,
             f"the main thread joins {'threads' if n > 1 else 'a thread'} that wait{'' if n > 1 else 's'} on "
             f"{proof.article(kind)} {kind} at {describe(joined.user_frame)} that no running thread will "
             f"{RELEASED_BY.get(kind, 'set')}",
+            WAIT_FOREVER_FIX,
         )
-    else:
-        kind = "future" if proof.waits_on_future(main) else waits[main.tid] or "event"
-        conf, what = (
-            0.6,
-            f"the main thread waits on {proof.article(kind)} {kind} that no running thread will "
-            f"{RELEASED_BY.get(kind, 'set')}",
-        )
-        loop = event_loop_under(main) if proof.waits_on_future(main) else None
-        if loop is not None:
-            what += (
-                f" at {describe(main.user_frame)}, inside the asyncio event loop it runs ({describe(loop)}): "
-                "the loop cannot run the coroutine or callback that would set it while its own thread waits"
-            )
-            fix = LOOP_BLOCKED_FIX
-    return conf, what, fix
+    kind = "future" if proof.waits_on_future(main) else waits[main.tid] or "event"
+    what = f"the main thread waits on {proof.article(kind)} {kind} that no running thread will "
+    what += RELEASED_BY.get(kind, "set")
+    loop = event_loop_under(main) if proof.waits_on_future(main) else None
+    if loop is None:
+        return 0.6, what, WAIT_FOREVER_FIX
+    what += (
+        f" at {describe(main.user_frame)}, inside the asyncio event loop it runs ({describe(loop)}): "
+        "the loop cannot run the coroutine or callback that would set it while its own thread waits"
+    )
+    return 0.6, what, LOOP_BLOCKED_FIX
 
 
 def event_loop_under(t: ThreadView) -> Frame | None:
@@ -439,30 +416,18 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
     hits = []
     for v in scene.views:
         main = v.main_thread
-        if (
-            main is None
-            or not main.has_stack
-            or not any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in main.frames)
-            or main.spinning
-        ):
+        if main is None or not proof.exit_join(main) or main.spinning:
             continue
         # the user's threads; where there is none, its timers (a threading.Timer runs no file of the user's until it
         # fires, so a Timer is weighed only where no thread of the user's could be the one the exit waits for); none
         # that the user's files start only as daemons (``_a_daemon``): the exit never waits for those
+        rest = [t for t in v.threads if t.tid != v.pid and not _a_daemon(v, t)]
         joined = (
             [t for t in v.user_threads if not _a_daemon(v, t)]
-            or [t for t in v.threads if t.tid != v.pid and _a_timer(t) and not _a_daemon(v, t)]
+            or [t for t in rest if _a_timer(t)]
             # else a thread that runs a library's loop alone (socketserver's serve_forever started as a target: a poll
             # with a timeout); one in a wait with none (a multiprocessing Event's wait as a target) is the graph's
-            or [
-                t
-                for t in v.threads
-                if t.tid != v.pid
-                and t.has_stack
-                and t.last.timeout is True
-                and not proof.machinery(t)
-                and not _a_daemon(v, t)
-            ]
+            or [t for t in rest if t.has_stack and t.last.timeout is True and not proof.machinery(t)]
         )
         waiting = [t for t in joined if not t.spinning and (t.blocked or t.parked or t.woke_often or t.idle_throughout)]
         if not waiting or len(waiting) != len(joined):

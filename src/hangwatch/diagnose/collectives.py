@@ -306,55 +306,31 @@ def _explain_wait(
         who += f" on node {node.node}"
     verb = "are" if len(alike) > 1 else "is"
     waits_low = waits[0].lower() + waits[1:]
-    last = stall.done_by_missing.get(lead, 0)
+    last = f"#{stall.seq} yet (it last completed #{stall.done_by_missing.get(lead, 0)})"
+    entered = f"it has not entered {p.op} {last}, and {waits_low}."
+    never = f"never entered {p.op} {last.replace(' yet', '', 1)}, while {waits_low}."
+    return _by_end(end, who, verb, doing, (entered, never), where, tuple(ev))
+
+
+def _by_end(
+    end: End, who: str, verb: str, doing: str, words: tuple[str, str], where: Where | None, ev: tuple[str, ...]
+) -> Hit:
+    """The missing ranks (``who``, ``verb``) named by what their lead was measured doing (``words``: that it has not
+    entered the collective yet, that it never entered it, each with what the others do): working, a straggler; one
+    that does not hold the others up (a timer wakes it, or it wakes again and again), a wait, not a rank that cannot
+    come; else the culprit, stuck (or asleep past the others' timeout) where it is."""
+    rest, (entered, never) = doing.removeprefix("is "), words
     if end.state == "working":
-        return named(
-            Finding(
-                cause=Cause.DISTRIBUTED_STRAGGLER,
-                confidence=0.96,
-                summary=(
-                    f"{who} {verb} working, not stuck, {doing.removeprefix('is ')}: {end.fact}; it has not "
-                    f"entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. A straggler: the "
-                    "job waits, bounded by --max-slow."
-                ),
-                where=where,
-                evidence=tuple(ev),
-                fix=STRAGGLER_FIX,
-            ),
-            end,
-        )
+        said = f"{who} {verb} working, not stuck, {rest}: {end.fact}; {entered} A straggler: the job waits, bounded by "
+        return named(Finding(Cause.DISTRIBUTED_STRAGGLER, 0.96, f"{said}--max-slow.", where, ev, STRAGGLER_FIX), end)
     if not end.holds_up:
-        return named(  # a timer wakes it, or it wakes again and again: a wait, not a rank that cannot come
-            Finding(
-                cause=Cause.DISTRIBUTED_STRAGGLER,
-                confidence=0.9,
-                summary=(
-                    f"{who} {verb} {end.how()}, not stuck, {doing.removeprefix('is ')}"
-                    + (f": {end.fact}" if end.fact else "")
-                    + f"; it has not entered {p.op} #{stall.seq} yet (it last completed #{last}), and {waits_low}. "
-                    "The job waits, bounded by --max-slow."
-                ),
-                where=where,
-                evidence=tuple(ev),
-                fix=SLEEPER_FIX,
-            ),
-            end,
-        )
-    how = f"{verb} stuck {doing.removeprefix('is ')}" if end.how() == "stuck" else doing.replace("is ", f"{verb} ", 1)
+        fact = f": {end.fact}" if end.fact else ""
+        said = f"{who} {verb} {end.how()}, not stuck, {rest}{fact}; {entered} The job waits, bounded by --max-slow."
+        return named(Finding(Cause.DISTRIBUTED_STRAGGLER, 0.9, said, where, ev, SLEEPER_FIX), end)
+    how = f"{verb} stuck {rest}" if end.how() == "stuck" else doing.replace("is ", f"{verb} ", 1)
     if end.proves_hang and end.state in RESTING:
-        how = f"{verb} asleep {doing.removeprefix('is ')} for longer than the others will wait"
-    summary = f"{who} {how} and never entered {p.op} #{stall.seq} (it last completed #{last}), while {waits_low}."
-    return named(
-        Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK,
-            confidence=0.97,
-            summary=summary,
-            where=where,
-            evidence=tuple(ev),
-            fix=PEER_FIX,
-        ),
-        end,
-    )
+        how = f"{verb} asleep {rest} for longer than the others will wait"
+    return named(Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.97, f"{who} {how} and {never}", where, ev, PEER_FIX), end)
 
 
 # --- the per-rank table an incident shows --------------------------------------------------------------------------

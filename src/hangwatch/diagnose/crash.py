@@ -351,24 +351,12 @@ def _oom_finding(
 ) -> Finding | None:
     """The out-of-memory killer, where the cgroup counted its kills (and nothing surer said so), or where a SIGKILL
     came with nothing else said; None otherwise."""
+    exited = f"job exit: {sig or exit_code}"
     if oom_kills > 0 and not any(f.cause == Cause.MEMORY_OOM and f.confidence >= 0.8 for f in findings):
-        return Finding(
-            cause=Cause.MEMORY_OOM,
-            confidence=0.9,
-            summary=f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup.",
-            where=where,
-            evidence=(f"cgroup memory.events oom_kill increased by {oom_kills}", f"job exit: {sig or exit_code}"),
-            fix=OOM_FIX,
-        )
+        said = f"The kernel's out-of-memory killer killed {oom_kills} process(es) of the job's cgroup."
+        ev: tuple[str, ...] = (f"cgroup memory.events oom_kill increased by {oom_kills}", exited)
+        return Finding(Cause.MEMORY_OOM, 0.9, said, where, ev, OOM_FIX)
     if oom_kills <= 0 and exit_code in (-9, 137) and not findings:
-        return Finding(
-            cause=Cause.MEMORY_OOM,
-            confidence=0.5,
-            summary=(
-                "The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the usual cause."
-            ),
-            where=where,
-            evidence=(f"job exit: {sig or exit_code}",),
-            fix=OOM_FIX,
-        )
+        said = "The job was killed by SIGKILL; with nothing else said, the out-of-memory killer is the usual cause."
+        return Finding(Cause.MEMORY_OOM, 0.5, said, where, (exited,), OOM_FIX)
     return None

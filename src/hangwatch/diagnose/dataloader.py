@@ -14,7 +14,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import exit_words, thread_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, bounded_ending, describe, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, bounded_ending, describe, described, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.diagnose.workers import busy_frames, held_batch, sample_named, worker_state
 from hangwatch.fixes import (
@@ -57,8 +57,7 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
         return []
     ev = [
         f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at "
-        f"{'a lock' if lock_line else 'a native call'}: {describe(user)}"
-        + (f" `{user.code}`" if user and user.code else "")
+        f"{'a lock' if lock_line else 'a native call'}: {described(user)}"
     ]
     if futex:
         ev.append(f"kernel wait: {t.last.wchan} (a futex: lock or condition)")
@@ -142,18 +141,17 @@ def _dead_worker(
     or one that ended during the look): the main process's DataLoader raises for it at its next check of its
     workers. Named only: the graph's chain ends at the dead worker, whose exit ends the wait (not a hang)."""
     assert w.main_thread is not None  # noqa: S101 - the caller keeps only workers with a thread read
-    fact = thread_state(w, w.main_thread).fact or f"{w.label()} has exited"
-    status = w.ev.samples[-1].exit_status if w.ev.samples else None
-    killed = status is not None and status & 0x7F == signal.SIGKILL
+    fact = thread_state(w, w.main_thread).fact
+    status = w.ev.samples[-1].exit_status or 0  # (``_died``: read, and not 0)
+    killed = status & 0x7F == signal.SIGKILL
     last = innermost_user(busy_frames(w.main_thread))  # (said; the place is main's: its wait ends with the exit)
     name = f"worker {index} (pid {w.pid})"
     return named(
         Finding(
             cause=Cause.DATALOADER_WORKER_DIED,
-            confidence=0.9 if status is not None else 0.6,
+            confidence=0.9,
             summary=(
-                f"DataLoader {name} has exited"
-                + (f" ({exit_words(status)})" if status is not None else "")
+                f"DataLoader {name} has exited ({exit_words(status)})"
                 + (f", last seen in {describe(last)}" if last is not None else "")
                 + f"; {main.label()} raises for it at its DataLoader's next check of its workers: a crash, not a hang."
                 + (" SIGKILL is usually the out-of-memory killer." if killed else "")
@@ -181,8 +179,7 @@ def _busy_worker(
     others = [o for o in workers if o is not w]
     ev = [
         waits,
-        f"{name} at {w.cpu_text()} for {w.duration_s:.0f} s in {describe(frame)}"
-        + (f" `{frame.code}`" if frame and frame.code else ""),
+        f"{name} at {w.cpu_text()} for {w.duration_s:.0f} s in {described(frame)}",
     ]
     holds = held_batch(w)
     if holds is not None:
@@ -196,21 +193,7 @@ def _busy_worker(
     hits: list[Hit] = []
     fork_ev = fork_lock_suspect(w, t, main)
     if fork_ev:  # the graph proves it where nothing in the worker can wake it (graph._thread_waits)
-        hits.append(
-            named(
-                Finding(
-                    cause=Cause.FORK_INHERITED_LOCK,
-                    confidence=0.85,
-                    summary=(
-                        f"DataLoader {name} is blocked on a lock it likely inherited, already held, when it was "
-                        f"forked from pid {main.pid}."
-                    ),
-                    where=w.where(t, frame),
-                    evidence=tuple([waits, *fork_ev]),
-                    fix=FORK_FIX,
-                )
-            )
-        )
+        hits.append(_inherited(w, t, frame, f"DataLoader {name}", main.pid, [waits, *fork_ev]))
     held = _held_by_main(mt, t, frame)
     if held is not None:
         hits.append(_lock_across_processes(main, name, w, t, frame, held, waits))
@@ -242,30 +225,27 @@ class _Named:
     fix: tuple[str, ...]
 
 
+def _slow(summary: str, confidence: float = 0.6) -> _Named:
+    return _Named(Cause.DATALOADER_WORKER_SLOW, summary, confidence, WORKER_SLOW_FIX)
+
+
+def _stuck(summary: str) -> _Named:
+    return _Named(STUCK, summary, 0.9, WORKER_STUCK_FIX)
+
+
 def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str, ev: list[str]) -> _Named:
     """What a busy worker is doing, in words, from its state (``diagnose/state.py``); ``ev`` gets the facts. The
     verdict and its proof are the verdict stage's, from the same state and the worker's chain; only a worker whose
     state proves it unable to go on "never returns" its batch, in words."""
     m = thread_state(w, t)
-    slow = Cause.DATALOADER_WORKER_SLOW
     at = describe(frame)
     if m.state == "gone":  # ended in the look, its status not read (a zombie's names dataloader.worker_died)
         ev.append(f"{name}: {m.fact}")
-        return _Named(
-            slow,
-            f"DataLoader {name} has exited, last seen in {at}; the main process gets its exit.",
-            0.4,
-            WORKER_SLOW_FIX,
-        )
+        return _slow(f"DataLoader {name} has exited, last seen in {at}; the main process gets its exit.", 0.4)
     if m.state == "working":
         how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
         ev.append(how if m.motion is not None else f"{how}: it works")
-        return _Named(
-            slow,
-            f"DataLoader {name} is alive, working in {at}: {how}; the main process waits for its batch.",
-            0.6,
-            WORKER_SLOW_FIX,
-        )
+        return _slow(f"DataLoader {name} is alive, working in {at}: {how}; the main process waits for its batch.")
     if m.state == "spinning":
         if m.motion is not None:
             ev.append(f"locals of {at}: {m.motion.evidence}")
@@ -274,45 +254,26 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
             if m.proves_hang
             else f"and has not returned its batch in the {w.duration_s:.0f} s window"
         )
-        return _Named(
-            STUCK,
-            f"DataLoader {name} is spinning at {w.cpu_text()} in {at} {ends}; the main process waits for it.",
-            0.9,
-            WORKER_STUCK_FIX,
-        )
+        return _stuck(f"DataLoader {name} is spinning at {w.cpu_text()} in {at} {ends}; the main process waits for it.")
     if m.state == "wakes":
         ev.append(f"{name} {m.fact}: it moves")
-        return _Named(
-            slow,
-            f"DataLoader {name} is alive in {at}: it {m.fact} (a sleep, poll or retry loop), so its batch is slow, "
-            "not lost.",
-            0.6,
-            WORKER_SLOW_FIX,
-        )
+        loop = "a sleep, poll or retry loop"
+        return _slow(f"DataLoader {name} is alive in {at}: it {m.fact} ({loop}), so its batch is slow, not lost.")
     if m.state in ("long_sleep", "looping"):  # a timer past every bound, or a sleep in a loop with no way out
         ev.append(f"{name} {m.fact}")
-        return _Named(
-            STUCK,
-            f"DataLoader {name} sleeps in {at} and never returns its batch: {m.fact}; the main process waits for it.",
-            0.9,
-            WORKER_STUCK_FIX,
+        return _stuck(
+            f"DataLoader {name} sleeps in {at} and never returns its batch: {m.fact}; the main process waits for it."
         )
     if m.state == "asleep":  # a timed sleep or wait: a back-off, a rate limit, a slow source
         ev.append(f"{name} is {m.fact}: its timer ends by itself")
-        return _Named(
-            slow,
-            f"DataLoader {name} is asleep in {at} (a timed sleep or wait: its timer ends by itself), so its batch is "
-            "slow, not lost; the main process waits for it.",
-            0.6,
-            WORKER_SLOW_FIX,
-        )
+        timer = "a timed sleep or wait: its timer ends by itself"
+        said = f"DataLoader {name} is asleep in {at} ({timer}), so its batch is slow, not lost"
+        return _slow(f"{said}; the main process waits for it.")
     if m.state == "brief":  # one sample, or a sleep seen briefly (a capture cut short on a loaded machine)
         ev.append(f"{name} was {m.fact}")
-        return _Named(
-            slow,
+        return _slow(
             f"DataLoader {name} is in {at}, {m.fact}, so its batch is not called lost; the main process waits for it.",
             0.5,
-            WORKER_SLOW_FIX,
         )
     # a native wait of a process fork left one thread (a Future of an executor fork copied without its threads too)
     found = proof.nobody_releases(w, t)
@@ -486,22 +447,18 @@ def fork_rule(scene: Scene) -> list[Hit]:
         parent = scene.view(v.info.ppid)
         ev = fork_lock_suspect(v, t, parent)
         if ev:  # the graph proves it where nothing in the child can wake it (graph._thread_waits)
-            frame = t.user_frame
             preexec = t.any_frame(lambda f: sg.at(f, "subprocess.py", frozenset({"_execute_child"})))
-            hits.append(
-                named(
-                    Finding(
-                        cause=Cause.FORK_INHERITED_LOCK,
-                        confidence=0.85,  # a worker's too: ahead of its parent's wait (child.wait, 0.82)
-                        summary=(
-                            f"{v.label()} is blocked on a lock it likely inherited, already held, when it was "
-                            f"forked from pid {v.info.ppid}"
-                            + (", in the preexec_fn Popen runs in the child before it execs." if preexec else ".")
-                        ),
-                        where=v.where(t, frame),
-                        evidence=tuple(ev),
-                        fix=PREEXEC_FIX if preexec else FORK_FIX,
-                    )
-                )
-            )
+            hits.append(_inherited(v, t, t.user_frame, v.label(), v.info.ppid, ev, preexec))
     return hits
+
+
+def _inherited(
+    v: ProcessView, t: ThreadView, frame: Frame | None, who: str, forked_from: int, ev: list[str], preexec: bool = False
+) -> Hit:
+    """fork.inherited_lock: ``who`` blocked on a lock it likely inherited, held, when it was forked from pid
+    ``forked_from`` (a DataLoader's forkserver worker: its DataLoader's process, not its parent); ``preexec``: in the
+    preexec_fn Popen runs in the child. 0.85, a worker's too: ahead of its parent's wait (child.wait, 0.82)."""
+    how = ", in the preexec_fn Popen runs in the child before it execs." if preexec else "."
+    said = f"{who} is blocked on a lock it likely inherited, already held, when it was forked from pid {forked_from}"
+    fix = PREEXEC_FIX if preexec else FORK_FIX
+    return named(Finding(Cause.FORK_INHERITED_LOCK, 0.85, said + how, v.where(t, frame), tuple(ev), fix))

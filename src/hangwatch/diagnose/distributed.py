@@ -180,18 +180,8 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
             )
             verb = "are" if len(culprits) > 1 else "is"
             summary = f"{_plural(culprits).capitalize()} {verb} {how}, {detail}; {victims}."
-        resting = not working and e0.state in RESTING
-        return named(
-            Finding(
-                cause=Cause.DISTRIBUTED_STRAGGLER,
-                confidence=0.9,
-                summary=summary,
-                where=where,
-                evidence=tuple(ev),
-                fix=SLEEPER_FIX if resting else STRAGGLER_FIX,
-            ),
-            e0,
-        )
+        fix = SLEEPER_FIX if not working and e0.state in RESTING else STRAGGLER_FIX
+        return named(Finding(Cause.DISTRIBUTED_STRAGGLER, 0.9, summary, where, tuple(ev), fix), e0)
     e = ends[lead]
     alike = [r for r in stuck if ends[r].how() == e.how() and ends[r].proves_hang == e.proves_hang]  # said alike
     verb = "are" if len(alike) > 1 else "is"
@@ -202,17 +192,8 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
             if e.proves_hang
             else f"{verb} {e.how()} {detail}" + (f" ({e.fact})" if e.fact else "")
         )
-    return named(
-        Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK,
-            confidence=0.92,
-            summary=f"{_plural(alike).capitalize()} {how} while {victims}.",
-            where=where,
-            evidence=tuple(ev),
-            fix=PEER_FIX,
-        ),
-        ends[lead],
-    )
+    summary = f"{_plural(alike).capitalize()} {how} while {victims}."
+    return named(Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.92, summary, where, tuple(ev), PEER_FIX), e)
 
 
 def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
@@ -400,18 +381,14 @@ def _rendezvous_wait(scene: Scene, g: RankGroups) -> Hit | None:
 def _setup_waiters(scene: Scene) -> list[ProcessView]:
     """Processes that are not ranks by their environment (a plain `python train.py` calling
     init_process_group(rank=..., world_size=...)) waiting at process-group setup."""
-    out = []
-    for v in scene.views:
-        t = v.main_thread
-        if (
-            v.role in (Role.MAIN, Role.CHILD)
-            and t is not None
-            and t.has_stack
-            and _rendezvous(t) is not None
-            and _collective(t) is None
-        ):
-            out.append(v)
-    return out
+    return [
+        v
+        for v in scene.views
+        if v.role in (Role.MAIN, Role.CHILD)
+        and (t := v.main_thread) is not None
+        and _rendezvous(t) is not None
+        and _collective(t) is None
+    ]
 
 
 def distributed_rule(scene: Scene) -> list[Hit]:

@@ -10,6 +10,7 @@ A rank's end travels between nodes in its summary (``to_dict``/``from_dict``).""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from hangwatch import signatures as sg
@@ -105,12 +106,7 @@ class End:
 
     def to_dict(self) -> dict[str, Any]:
         """The end as JSON (a rank's summary, shared with the other nodes)."""
-        return {
-            "state": self.state,
-            "fact": self.fact,
-            "proves_hang": self.proves_hang,
-            "proves_work": self.proves_work,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> End:

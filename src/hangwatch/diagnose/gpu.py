@@ -33,26 +33,18 @@ def _clock(at: float | None) -> str:
 
 
 def _main(scene: Scene) -> ProcessView | None:
-    for role in (Role.MAIN, Role.RANK, Role.CHILD):
-        for v in scene.views:
-            if v.role == role:
-                return v
-    return scene.views[0] if scene.views else None
+    first = scene.views[0] if scene.views else None
+    return next((v for r in (Role.MAIN, Role.RANK, Role.CHILD) for v in scene.views if v.role == r), first)
 
 
 def _where(scene: Scene, pid: int | None) -> Where | None:
     """Where the process the kernel names is (else the main process): its main thread's own line."""
-    v = scene.view(pid) if pid is not None else None
-    v = v or _main(scene)
+    v = (scene.view(pid) if pid is not None else None) or _main(scene)
     if v is None:
         return None
     t = v.main_thread
-    frame = innermost_explaining(t.frames) if t is not None and t.has_stack else None
-    return (
-        v.where(t, frame)
-        if frame is not None
-        else Where(pid=v.pid, rank=v.info.rank, tid=None, file=None, line=None, function=None)
-    )
+    frame = innermost_explaining(t.frames) if t is not None else None
+    return v.where(t if frame is not None else None, frame)
 
 
 def _job_pids(scene: Scene) -> set[int]:

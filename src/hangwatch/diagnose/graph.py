@@ -65,6 +65,7 @@ from hangwatch.diagnose.chains import (
     ending_text,
     nobody_text,
     pid_id,
+    to_anyone,
     to_nobody,
 )
 from hangwatch.diagnose.childloop import child_loop
@@ -234,7 +235,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
       rest of the job is what it waits on (alive while anything of the job moves)."""
     if t is None:
         return None
-    me, frame = pid_id(v.pid), innermost_user(t.frames)
+    frame = innermost_user(t.frames)
     at = describe(frame) if t.frames else "its native code"
     fact = None
     if w.kind == "soft" and not w.holders and "no process has it open" in (w.note or ""):
@@ -254,16 +255,9 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
         return to_nobody(v.pid, what, words, fact, timeout=w.timeout, tid=t.tid)
     if w.kind != "fifo_open" or w.holders or not (t.blocked or kernel_blocked(t)):
         return None
-    moves = moving(scene)
-    anyone = f"job:{v.pid}"
     words = f"{v.label()} waits in open() of the FIFO {w.path} at {at}; no process has it open the other way"
-    node = Node(
-        anyone,
-        "the rest of the job (any process could open it)",
-        "moves" if moves else "blocked",
-        moves or "nothing in the job moves that could open it",
-    )
-    return Edge(me, anyone, "fifo", words, timeout=w.timeout, tid=t.tid), node
+    could, nothing = "any process could open it", "nothing in the job moves that could open it"
+    return to_anyone(v.pid, "fifo", words, could, moving(scene), nothing, w.timeout, t.tid)
 
 
 def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_read: bool) -> list[Edge]:
@@ -398,16 +392,9 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
         return []
     socket = target.split(" -> ")[0].removesuffix(LISTENING)
     at = describe(innermost_user(t.frames)) if t.frames else "its native code"
-    moves = moving(scene, besides=v.pid)
-    anyone = f"job:{v.pid}"
     words = f"{v.label()} waits on {socket}, a socket with no peer, at {at}"
-    node = Node(
-        anyone,
-        "the rest of the job (any process could connect or send)",
-        "moves" if moves else "blocked",
-        moves or "nothing else in the job moves that could connect or send",
-    )
-    return [(Edge(pid_id(v.pid), anyone, "socket", words, timeout=t.last.timeout, tid=t.tid), node)]
+    could, nothing = "any process could connect or send", "nothing else in the job moves that could connect or send"
+    return [to_anyone(v.pid, "socket", words, could, moving(scene, besides=v.pid), nothing, t.last.timeout, t.tid)]
 
 
 def build_graph(scene: Scene) -> WaitGraph:
@@ -492,13 +479,7 @@ _PREFER_ALL = _order(
 def _rank(edge: Edge, nodes: dict[str, Node]) -> float:
     if edge.holder.startswith("job:"):  # any process could open the FIFO, connect or send to the socket: it stands
         return len(_PREFER) + 1  # for its process only where nothing else does
-    order = (
-        _PREFER_BATCH
-        if edge.resource == "dataloader batch"
-        else _PREFER_ALL
-        if edge.resource == "collective"
-        else _PREFER
-    )
+    order = {"dataloader batch": _PREFER_BATCH, "collective": _PREFER_ALL}.get(edge.resource, _PREFER)
     node = nodes[edge.holder]
     at = order.index(node.state) if node.state in order else len(order)
     if edge.resource == "dataloader batch" and node.proves_hang and node.state != "gone":

@@ -8,7 +8,7 @@ from hangwatch.diagnose.chains import Node, pid_id
 from hangwatch.diagnose.state import HOLDER_ORDER, holder_state, long_timer
 from hangwatch.diagnose.views import (
     ThreadView,
-    describe,
+    described,
     duration_text,
     size_text,
 )
@@ -127,7 +127,7 @@ def holder_doing(h: LockHolder, state: str, bound: float | None = None) -> str:
     if timer is not None:
         return f"is {timer}"
     frame = wait_frame(h.frames)
-    at = f" at {describe(frame)}" + (f" `{frame.code}`" if frame is not None and frame.code else "") if frame else ""
+    at = f" at {described(frame)}" if frame else ""
     if state == "working":
         parts = [
             f"{h.cpu_percent:.0f}% CPU" if h.cpu_percent is not None else None,

@@ -7,7 +7,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose.own import self_held
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import ALIVE, thread_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, innermost_user
 from hangwatch.fixes import NETWORK_FIX, STORAGE_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding
@@ -49,10 +49,7 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
     state = thread_state(v, t)
     moving = state.state in ALIVE
     who = "main thread" if t.tid == v.pid else f"thread '{t.name}' (the main thread waits for it)"
-    ev = [
-        f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {describe(frame)}"
-        + (f" `{frame.code}`" if frame and frame.code else "")
-    ]
+    ev = [f"{v.label()} {who} in a network call for {v.duration_s:.0f} s at {described(frame)}"]
     net = next((f for f in t.frames if sg.is_network_frame(f)), None)
     if net is not None:
         ev.append(f"innermost network frame: {describe(net)}")
@@ -91,15 +88,8 @@ def _talks_to_itself(v: ProcessView, t: ThreadView) -> bool:
 
 def network_wait_rule(scene: Scene) -> list[Hit]:
     """io.network_wait: blocked in a socket or HTTP call."""
-    hits = []
-    for v in scene.views:
-        if v.role in (Role.LAUNCHER,):
-            continue
-        t = _network_thread(v)
-        if t is None or _talks_to_itself(v, t):
-            continue
-        hits.append(_network_hit(v, t))
-    return hits
+    found = [(v, _network_thread(v)) for v in scene.views if v.role != Role.LAUNCHER]
+    return [_network_hit(v, t) for v, t in found if t is not None and not _talks_to_itself(v, t)]
 
 
 # Kernel wait channels that name the storage layer (docs/facts.md#storage-waits).

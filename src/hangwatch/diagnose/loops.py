@@ -363,10 +363,9 @@ EXITS = (
     ast.Await,
     ast.Global,
     ast.Nonlocal,
-    ast.Delete,
     ast.Try,
     ast.With,
-)
+)  # (a loop whose body reads no more than its header, ``frozen_condition``, may not delete a name either)
 
 
 # Types whose reads see another process's, another thread's or the kernel's state: a shared Value or Array, a manager's
@@ -493,7 +492,7 @@ def frozen_condition(source: str | None, values: dict[str, str]) -> str | None:
     body_names: set[str] = set()
     for stmt in loop.body:
         for node in ast.walk(stmt):
-            if isinstance(node, (*EXITS, ast.Call)):
+            if isinstance(node, (*EXITS, ast.Delete, ast.Call)):
                 return None
             if isinstance(node, ast.Name):
                 body_names.add(node.id)
@@ -572,19 +571,7 @@ def never_exits(source: str | None, private_wait: bool = False) -> str | None:
         return None
     for stmt in loop.body:
         for node in ast.walk(stmt):
-            if isinstance(
-                node,
-                ast.Break
-                | ast.Return
-                | ast.Raise
-                | ast.Yield
-                | ast.YieldFrom
-                | ast.Await
-                | ast.Try
-                | ast.With
-                | ast.Global
-                | ast.Nonlocal,
-            ):
+            if isinstance(node, EXITS):
                 return None
             if isinstance(node, ast.Call) and not is_sleep(node.func):
                 return None

@@ -21,7 +21,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.raised import TRACEBACK, Raised, job_log, tracebacks
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import Activity, activity
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, innermost_user
 from hangwatch.fixes import (
     EXCEPTION_PICKLE_FIX,
     EXECUTOR_FIX,
@@ -45,12 +45,7 @@ def _clock(at: float) -> str:
 
 def _waits_for_results(v: ProcessView) -> bool:
     t = v.main_thread
-    return (
-        t is not None
-        and t.has_stack
-        and t.idle_throughout
-        and any(sg.matches_any(f, sg.POOL_RESULT_WAIT) for f in t.frames)
-    )
+    return t is not None and t.idle_throughout and any(sg.matches_any(f, sg.POOL_RESULT_WAIT) for f in t.frames)
 
 
 def _handler_gone(v: ProcessView) -> bool:
@@ -59,8 +54,6 @@ def _handler_gone(v: ProcessView) -> bool:
     ends silently on an error reading a result (a tensor whose storage was to be fetched from a worker that
     has exited): from then on, nothing hands results to the caller."""
     stacks = [t for t in v.threads if t.has_stack]
-    if not stacks or not v.has_stacks:
-        return False
     pool = any(_runs(t, "_handle_workers") or _runs(t, "_handle_tasks") for t in stacks)
     return pool and not any(_runs(t, "_handle_results") for t in stacks)
 
@@ -75,9 +68,7 @@ class Lost:
     """A wait for a pool's result that nobody will hand over: the fact (the graph's end of that wait, ``nobody``,
     and its proof), and the name's words."""
 
-    v: ProcessView
-    t: ThreadView
-    frame: Frame | None
+    frame: Frame | None  # the main thread's, where it waits
     fact: str  # why no thread will hand the result over, measured
     summary: str
     evidence: tuple[str, ...]
@@ -122,16 +113,13 @@ def _no_handler(v: ProcessView) -> Lost | None:
         "not show which."
     )
     return Lost(
-        v,
-        t,
         frame,
         "the pool's result-handler thread, the only thread that hands results to it, is no longer among its "
         "threads: no result can arrive",
         f"{_call(frame)} at {describe(frame)} waits forever: the pool's result-handler thread has exited, "
         f"so the results its workers sent are never handed over. {why}",
         (
-            f"{v.label()} waits for results at {describe(frame)}"
-            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"{v.label()} waits for results at {described(frame)}",
             "threads of the pool: "
             + ", ".join(f"'{x.name}'" for x in v.threads if x.has_stack)
             + "; no '_handle_results'",
@@ -177,8 +165,6 @@ def _executor_without_workers(scene: Scene, v: ProcessView) -> Lost | None:
         return None
     frame = innermost_user(t.frames)
     return Lost(
-        v,
-        t,
         frame,
         "the ProcessPoolExecutor has no worker process; its manager thread waited the whole window for a result, "
         "a wake-up or a worker's exit, and starts a worker only on a new submit or a worker's exit: none will come",
@@ -186,8 +172,7 @@ def _executor_without_workers(scene: Scene, v: ProcessView) -> Lost | None:
         "forever for a task that no process will run (on Python 3.11 to 3.14, max_tasks_per_child can "
         "leave the pool with no worker: cpython gh-115634).",
         (
-            f"{v.label()} waits for a future at {describe(frame)}"
-            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"{v.label()} waits for a future at {described(frame)}",
             f"the executor's manager thread '{manager.name}' idle in its wait for the whole window",
             "no worker process among its children",
         ),
@@ -203,7 +188,7 @@ def lost_work_rule(scene: Scene) -> list[Hit]:
     for v in scene.views:
         lost = lost_result(scene, v)
         if lost is not None:
-            where = v.where(lost.t, lost.frame)
+            where = v.where(v.main_thread, lost.frame)
             hits.append(named(Finding(lost.cause, lost.confidence, lost.summary, where, lost.evidence, lost.fix)))
     return hits
 
@@ -234,7 +219,7 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
     parents = scene.pool_parents(v.pid)
     gone = [g for g in scene.evidence.vanished if g.ppid in parents]
     ev = [
-        f"{v.label()} waits for results at {describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else ""),
+        f"{v.label()} waits for results at {described(frame)}",
         f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",
     ]
     if gone:
@@ -249,7 +234,7 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
             f"pool worker pid {g.pid} vanished while it waits for results and every worker is idle: nobody works "
             "on the lost task, and Pool never reports it"
         )
-        return Lost(v, t, frame, fact, summary, tuple(ev), LOST_WORK_FIX, 0.93)
+        return Lost(frame, fact, summary, tuple(ev), LOST_WORK_FIX, 0.93)
     late = _replacement(kids)
     if late is None:
         return None
@@ -268,7 +253,7 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
         f"every pool worker is idle while it waits for results, and pid {young.pid} replaced a worker that ended "
         "(inferred from start times)"
     )
-    return Lost(v, t, frame, fact, summary, tuple(ev), LOST_WORK_FIX, 0.8)
+    return Lost(frame, fact, summary, tuple(ev), LOST_WORK_FIX, 0.8)
 
 
 def _call(frame: object) -> str:
@@ -460,15 +445,12 @@ def _workers_die_starting(scene: Scene, v: ProcessView) -> Lost | None:
             f"{dies.during}, at {dies.at}: {dies.why}. The pool replaces it with one that dies the same way."
         )
     return Lost(
-        v,
-        t,
         frame,
         f"each pool worker dies {dies.during}, at {dies.at} ({dies.why}), one of them during the look; every "
         "replacement runs the same code: no worker will take a task",
         summary,
         (
-            f"{v.label()} waits for results at {describe(frame)}"
-            + (f" `{frame.code}`" if frame and frame.code else ""),
+            f"{v.label()} waits for results at {described(frame)}",
             f"the job's output: {dies.said}",
             f"{len(ended)} pool worker(s) ended during the look; of the {len(kids)} alive, {len(read)} read, none "
             "past its start (in the pool's own loop)",

@@ -33,20 +33,15 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
     for pv in scene.views:  # a rank whose stack could not be read still brings its recorder
         pr = pv.info.rank
         if pr is not None and pr not in flown and pv.ev.flight is not None:
-            out.append(
-                {
-                    "rank": pr,
-                    "pid": pv.pid,
-                    "group": "elsewhere",
-                    "op": None,
-                    "text": "(no stack read)",
-                    "where": asdict(pv.where(None, None)),
-                    "activity": "unknown",
-                    **End("unknown").to_dict(),
-                    **_fr(pr, pv),
-                }
-            )
+            no_stack = {"activity": "unknown", **End("unknown").to_dict()}
+            out.append(_row(pr, pv, "elsewhere", None, "(no stack read)", pv.where(None, None), **no_stack))
     return out
+
+
+def _row(r: int, v: ProcessView, group: str, op: str | None, text: str, where: Where, **more: Any) -> dict[str, Any]:
+    """One rank's summary as it travels: who, its group and operation, where, what else is said, its recorder."""
+    said = {"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where)}
+    return {**said, **more, **_fr(r, v)}
 
 
 def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, Any]:
@@ -58,29 +53,12 @@ def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, A
         group, frame = ("collective", g.in_coll[r]) if r in g.in_coll else ("rendezvous", g.in_rdzv[r])
         op, user = sg.method(frame), innermost_user(t.frames)
         text = f"in {op} at {describe(user)}" if group == "collective" else f"in rendezvous ({op}) at {describe(user)}"
-        return {
-            "rank": r,
-            "pid": v.pid,
-            "group": group,
-            "op": op,
-            "text": text,
-            "where": asdict(v.where(t, user)),
-        } | _fr(r, v)
+        return _row(r, v, group, op, text, v.where(t, user))
     where, text = culprit_where(scene, v, t)
     end = rank_end(scene, v, t, collective_limit(scene))
-    return {
-        "rank": r,
-        "pid": v.pid,
-        "group": "elsewhere",
-        "op": None,
-        "text": text,
-        "where": asdict(where),
-        # for a node of an older version: its words, and the proof as it reads one
-        "activity": ACTIVITY_OF.get(end.state, ACTIVITY_OF["unknown"]).value,
-        "proof": end.old_proof(),
-        **end.to_dict(),
-        **_fr(r, v),
-    }
+    # for a node of an older version: its words, and the proof as it reads one
+    old = {"activity": ACTIVITY_OF.get(end.state, ACTIVITY_OF["unknown"]).value, "proof": end.old_proof()}
+    return _row(r, v, "elsewhere", None, text, where, **old, **end.to_dict())
 
 
 def _fr(rank: int, v: ProcessView) -> dict[str, Any]:

@@ -38,9 +38,7 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
     """output.buffered: the job works but its stdout is a block-buffered file."""
     hits = []
     for v in scene.views:
-        if v.role not in (Role.MAIN, Role.RANK) or not v.info.is_python or not v.info.stdout_is_file:
-            continue
-        if _unbuffered(v.info.cmdline, dict(v.info.env)) or v.stdout_grew is not False:
+        if not buffered_stdout(v):
             continue
         t = v.main_thread
         if t is None or not t.has_stack:

@@ -10,9 +10,11 @@ from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_tex
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import holder_state, process_state, thread_state
 from hangwatch.diagnose.views import (
+    IDLE_CPU_PERCENT,
     ProcessView,
     ThreadView,
     describe,
+    described,
     innermost_explaining,
     innermost_user,
     may_exit,
@@ -146,10 +148,7 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
     prompt_frame = next((f for f in t.frames if sg.matches_any(f, sg.INPUT_FRAMES)), None)
     tail = [ln.strip() for ln in (v.ev.output_tail or "").replace("\r", "\n").splitlines() if ln.strip()]
     prompt = tail[-1][-160:] if tail else None
-    ev = [
-        f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in "
-        f"{describe(shown)}" + (f" `{shown.code}`" if shown and shown.code else "")
-    ]
+    ev = [f"{v.label()} thread '{t.name}' blocked for {v.duration_s:.0f} s at {v.cpu_text()} in {described(shown)}"]
     if t.last.syscall in sg.READ_SYSCALLS and (t.last.fd == 0 or (t.last.fd_target or "").startswith(sg.TTY_PREFIXES)):
         src = "standard input (fd 0)" if t.last.fd == 0 else (t.last.fd_target or "the terminal")
         ev.append(f"blocked in {t.last.syscall}() on {src}")
@@ -164,10 +163,10 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
         else f"is at a prompt at {describe(shown)}" + (f" ({prompt!r})" if prompt else "")
     )
     wait = None if reads_from_person(v, t) else stdin_wait(v, t)
+    pty = wait is not None and (wait.path or "").startswith(sg.PTY_PATH)
     if wait is None:
         summary = f"{v.label()} {at} and waits for someone to type at the terminal; nobody will, so it never goes on."
     else:  # a pipe or a socket feeds it: its writers decide (the graph's chain), in the words of what each does
-        pty = (wait.path or "").startswith(sg.PTY_PATH)
         end = "master end" if pty else "write end" if wait.kind == "pipe" else "other end"
         src = (wait.path or "") if pty else f"{stdin_kind(v.info.stdin)} ({wait.path})"
         h = deciding_holder(wait.holders) if wait.holders else None
@@ -185,11 +184,7 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
             summary=summary,
             where=v.where(t, user),
             evidence=tuple(ev),
-            fix=DEBUGGER_FIX
-            if debugger
-            else CHILD_INPUT_FIX
-            if wait and (wait.path or "").startswith(sg.PTY_PATH)
-            else INPUT_FIX,
+            fix=DEBUGGER_FIX if debugger else CHILD_INPUT_FIX if pty else INPUT_FIX,
         )
     )
 
@@ -299,12 +294,6 @@ def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     return [c for c in alive if may_exit(c.role, c.info.cmdline, v.info.cmdline)]
 
 
-def _launches_ranks(kids: list[ProcessView]) -> bool:
-    """Whether the children waited for are ranks the process launched itself (``waited_children`` leaves out
-    multiprocessing's helpers)."""
-    return bool(kids) and all(k.role == Role.RANK for k in kids)
-
-
 def _reads_a_queue(f: Frame) -> bool:
     """A frame of a multiprocessing.Queue's get."""
     return sg.at(f, "multiprocessing/queues.py", frozenset({"get"}))
@@ -330,8 +319,7 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
     pframe = innermost_user(t.frames) if t else None
     kid_cmd = " ".join(kid.info.cmdline)[:120]
     ev = [
-        f"{v.label()} waits for child pid {kid.pid} at {describe(pframe)}"
-        + (f" `{pframe.code}`" if pframe and pframe.code else ""),
+        f"{v.label()} waits for child pid {kid.pid} at {described(pframe)}",
         f"child pid {kid.pid} (`{kid_cmd}`) is {kid.state} at {kid.cpu_text()}"
         + (f", in {describe(kframe)}" if kframe else "")
         + f": {state} ({state_fact})",
@@ -391,11 +379,9 @@ def child_wait_rule(scene: Scene) -> list[Hit]:
         if v.role in (Role.DATALOADER_WORKER, Role.LAUNCHER) or not v.has_stacks or not waits_for_child(v):
             continue
         kids = waited_children(scene, v)
-        if not kids or (v.cpu_percent or 0.0) > 5.0:
-            continue
-        if _launches_ranks(kids):
-            continue  # a launcher of its own (mp.spawn, Process per rank): the distributed rules explain its ranks
-        hits.append(_child_hit(v, kids))
+        # (a launcher of its own, mp.spawn or a Process per rank: the distributed rules explain its ranks)
+        if kids and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT and not all(k.role == Role.RANK for k in kids):
+            hits.append(_child_hit(v, kids))
     return hits
 
 

@@ -4,6 +4,7 @@ the first one some entered and others did not, or entered differently (``analyze
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from typing import Any
 
@@ -102,13 +103,7 @@ def nbytes(e: CollectiveEntry) -> int | None:
     if not e.input_sizes:
         return None
     per = DTYPE_BYTES.get(e.dtypes[0], 4) if e.dtypes else 4
-    total = 0
-    for shape in e.input_sizes:
-        n = 1
-        for x in shape:
-            n *= x
-        total += n
-    return total * per
+    return sum(math.prod(shape) for shape in e.input_sizes) * per
 
 
 def call_site(f: Frame | None) -> str:

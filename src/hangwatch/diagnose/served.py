@@ -17,7 +17,7 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import Edge, Node, WaitGraph, pid_id
+from hangwatch.diagnose.chains import Edge, Node, WaitGraph, to_anyone
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import moving
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
@@ -81,8 +81,6 @@ def request_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
         return []
     t = busy[0]
     kind = proof.sync_wait(t)
-    moves = moving(scene, besides=v.pid)
-    anyone = f"job:{v.pid}"
     words = (
         f"{v.label()}, a multiprocessing Manager's server, runs "
         + (f"{len(busy)} clients' requests, each waiting so; one in" if len(busy) > 1 else "a client's request in")
@@ -90,13 +88,11 @@ def request_waits(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
         f"{describe(t.frames[0])}, where it waits on {f'a {kind}' if kind else 'an object'} the manager shares "
         f"({t.wait_text}); only another request to the manager could end it"
     )
-    node = Node(
-        anyone,
-        "the rest of the job (any process of it could call the manager)",
-        "moves" if moves else "blocked",
-        moves or "nothing else in the job moves that could call the manager",
+    could, nothing = (
+        "any process of it could call the manager",
+        "nothing else in the job moves that could call the manager",
     )
-    return [(Edge(pid_id(v.pid), anyone, REQUEST, words, timeout=t.last.timeout, tid=t.tid), node)]
+    return [to_anyone(v.pid, REQUEST, words, could, moving(scene, besides=v.pid), nothing, t.last.timeout, t.tid)]
 
 
 def still_but_server(graph: WaitGraph | None) -> bool:

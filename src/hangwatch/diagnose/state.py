@@ -398,7 +398,7 @@ def one_long_call(t: ThreadView) -> bool:
     move between lines and frames; a line with no call, ``x = (x * 2) % 6``, is a loop's body, done in
     nanoseconds)."""
     stacks = t.stacks
-    if len(stacks) < 2 or len({tuple((f.file, f.function, f.line) for f in st) for st in stacks}) != 1:
+    if len(stacks) < 2 or t.stack_changed:
         return False
     code = (t.user_frame.code if t.user_frame is not None else None) or ""
     head = code.lstrip()
@@ -415,8 +415,7 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
         return Measured("blocked", f"in a loop that only sleeps until its child ends, at {describe(t.user_frame)}")
     if why is None:
         return None
-    others = [o for o in v.threads if o.tid != t.tid and o.has_stack and not o.parked and not proof.machinery(o)]
-    if others:
+    if proof.others_may_release(v, t.tid):  # (another thread runs Python that could end the process)
         return None
     return Measured(
         "looping",

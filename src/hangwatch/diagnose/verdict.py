@@ -73,14 +73,7 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     own = _chain_of(graph, v, t)
     # a wait that polls: its chain decides; so does a thread still for the whole window whose own wait the graph
     # proves hung: the bytes its process moved were another thread's (a read or a write returns, and wakes it)
-    still = (
-        t is not None
-        and t.has_stack
-        and t.idle_throughout
-        and own is not None
-        and own.proof is not None
-        and own.proof.kind == ProofKind.HANG
-    )
+    still = t is not None and t.has_stack and t.idle_throughout and own is not None and own.proves_hang
     polls = (m.state != "working" or still) and own is not None and _decisive(own)
     if m.state in ALIVE and not polls:
         work = f.proof or (proof.work(m.fact) if m.proves_work else None)
@@ -156,7 +149,7 @@ def _alive_end(
     the job (anyone may end its wait), that work first. A sentence of it, the facts in words, and the proof of work
     where one was measured; None where nothing it waits on is seen alive."""
     chain = _chain_of(graph, v, t)
-    if chain is not None and chain.proof is not None and chain.proof.kind == ProofKind.HANG:
+    if chain is not None and chain.proves_hang:
         return None  # its own wait is proven hung: the work of another process does not end it
     if chain is not None and chain.ending in ALIVE_ENDINGS and not (chain.ending == "moves" and t is v.main_thread):
         return _alive_end_of(chain)
@@ -340,9 +333,8 @@ def _proven_chain(graph: WaitGraph, at: str) -> Chain | None:
     proven = [
         c
         for c in graph.chains
-        if c.proof is not None
+        if c.proves_hang
         and c.verdict == Verdict.HUNG
-        and c.proof.kind == ProofKind.HANG
         and at in {c.waiter, c.end.id, *(h.holder for h in c.hops)}
         and not _timed(graph, c.waiter)
     ]
@@ -378,7 +370,7 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
     # a cycle is named from one of its own members (the ranks that send to each other), not from a process
     # that only waits on it (their launcher, joining them)
     for c in sorted(graph.chains, key=lambda c: not (c.ending == "cycle" and c.waiter == c.end.id)):
-        if c.verdict != Verdict.HUNG or c.proof is None or c.proof.kind != ProofKind.HANG or _timed(graph, c.waiter):
+        if c.verdict != Verdict.HUNG or not c.proves_hang or _timed(graph, c.waiter):
             continue
         members = {c.waiter, *(h.holder for h in c.hops)}
         if members & covered:

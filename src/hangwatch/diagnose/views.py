@@ -49,6 +49,11 @@ def describe(frame: Frame | None) -> str:
     return f"{frame.function} ({frame.file.rsplit('/', 1)[-1]}:{frame.line})"
 
 
+def described(frame: Frame | None) -> str:
+    """``describe(frame)`` and the line's code: ``main (train.py:12) `lock.acquire()```."""
+    return describe(frame) + (f" `{frame.code}`" if frame is not None and frame.code else "")
+
+
 @frozen
 class ThreadView:
     """One thread across the samples of a capture."""
@@ -466,15 +471,10 @@ class ProcessView:
 
     def where(self, thread: ThreadView | None, frame: Frame | None) -> Where:
         """A finding's ``where`` for ``frame`` of ``thread`` in this process."""
-        return Where(
-            pid=self.pid,
-            rank=self.info.rank,
-            tid=thread.tid if thread else None,
-            file=frame.file if frame else None,
-            line=frame.line if frame else None,
-            function=frame.function if frame else None,
-            code=frame.code if frame else None,
-        )
+        tid = thread.tid if thread else None
+        if frame is None:
+            return Where(self.pid, self.info.rank, tid, None, None, None)
+        return Where(self.pid, self.info.rank, tid, frame.file, frame.line, frame.function, frame.code)
 
     def label(self) -> str:
         """``rank 3 (pid 42)`` or ``dataloader_worker (pid 42)``."""

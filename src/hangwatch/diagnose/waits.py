@@ -35,6 +35,7 @@ from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
     describe,
+    described,
     innermost_explaining,
     innermost_user,
     size_text,
@@ -95,7 +96,7 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     open it cannot be known (any process may): the graph's edge to the rest of the job, alive while anything of it
     moves."""
     frame = innermost_user(t.frames)
-    at = describe(frame) + (f" `{frame.code}`" if frame and frame.code else "")
+    at = described(frame)
     moves = moving(scene)
     summary = (
         f"{v.label()} waits in open() of the FIFO {w.path} at {describe(frame)}: {w.note}, and no process has it "
@@ -168,9 +169,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         f"{holder_doing(h, state)}."
     )
     ev = [
-        f"{v.label()} at {describe(frame)}"
-        + (f" `{frame.code}`" if frame and frame.code else "")
-        + f": waiting for {what}",
+        f"{v.label()} at {described(frame)}" + f": waiting for {what}",
         f"the kernel's /proc/locks lists pid {h.pid} as holding it"
         if h.proven and "/proc/locks" in h.how
         else f"pid {h.pid} {h.how}",
@@ -179,7 +178,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     ]
     hf = wait_frame(h.frames)
     if hf is not None:
-        ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
+        ev.append(f"holder pid {h.pid} is at {described(hf)}")
     if len(w.waiters) > 1:
         ev.append(f"{len(w.waiters)} processes wait for it: pids {', '.join(map(str, w.waiters))}")
     return named(
@@ -203,7 +202,7 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
     if w.kind == "socket":
         return _socket(scene, v, t, w)
     frame = innermost_user(t.frames)
-    at = f"{describe(frame)}" + (f" `{frame.code}`" if frame and frame.code else "")
+    at = f"{described(frame)}"
     own_end = bool(w.note and "the waiter itself" in w.note)
     tree = {d.pid for d in scene.descendants(v.pid)}
     if w.holders and all(h.in_job and h.pid in tree for h in w.holders):
@@ -299,7 +298,7 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     words = _ENDS["socket" if w.kind == "socket" else "pipe"]
     frame = innermost_user(t.frames)
     shown = frame or innermost_explaining(t.frames)  # (`python -c`: `<string>`)
-    at = f"{describe(shown)}" + (f" `{shown.code}`" if shown and shown.code else "")
+    at = f"{described(shown)}"
     states = {h.pid: holder_state(h) for h in w.holders}
     h = deciding_holder(w.holders)
     state = states[h.pid]
@@ -320,7 +319,7 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     ]
     hf = wait_frame(h.frames)
     if hf is not None:
-        ev.append(f"holder pid {h.pid} is at {describe(hf)}" + (f" `{hf.code}`" if hf.code else ""))
+        ev.append(f"holder pid {h.pid} is at {described(hf)}")
     if len(w.holders) > 1:
         ev.append(f"{words.who}s: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
     if w.note:
@@ -350,11 +349,7 @@ OWN_FILE_LOCK_FIX = (
 
 def _waiting_for(v: ProcessView, frame: Frame | None, w: LockWait) -> str:
     """Where ``v`` waits for the lock file of ``w``, with the line's code, in words."""
-    return (
-        f"{v.label()} at {describe(frame)}"
-        + (f" `{frame.code}`" if frame and frame.code else "")
-        + f": waiting for {w.path}"
-    )
+    return f"{v.label()} at {described(frame)}" + f": waiting for {w.path}"
 
 
 def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
@@ -460,8 +455,7 @@ def semaphore_wait(
     )
     ev = [
         *([waits] if waits else []),
-        f"{name} blocked at {describe(frame)}"
-        + (f" `{frame.code}`" if frame and frame.code else "")
+        f"{name} blocked at {described(frame)}"
         + f": a futex wait{forever} on a semaphore shared between processes ({w.path})",
         f"processes of the job that share it: {', '.join(map(str, w.sharers))}; waiting for it: "
         f"{', '.join(map(str, w.waiters))}{count}",
