@@ -150,6 +150,23 @@ def test_a_collective_every_rank_entered_and_none_completed_is_the_transport():
     assert not deterministic(hit.finding)  # a network or device problem: a requeue may pass it
 
 
+def test_a_collective_stalled_with_a_recorder_that_did_not_answer_says_only_what_was_read():
+    """Three ranks' recorders read in all_reduce #10, none completed; rank 3's did not answer: "every rank entered,
+    the transport stalled, not the code" would claim what was not read."""
+    from hangwatch.capture.flight import RawDump, parse_dump
+    from hangwatch.diagnose.collectives import explain
+    from hangwatch.diagnose.recorders import analyze, rank_collectives
+
+    ok = [(s, "all_reduce", True, "") for s in range(1, 10)]
+    ranks = _ranks({r: _dump([*ok, (10, "all_reduce", False, "started")]) for r in range(3)})
+    ranks.append(rank_collectives(3, parse_dump(RawDump(103, 3, None, None, "timed out after 3 s", 3.0))))
+    stall = analyze(ranks)
+    assert stall is not None and stall.silent == [3] and stall.missing == []
+    said = explain(stall, {}, None).finding.summary
+    assert said.startswith("Every rank whose recorder answered entered") and "not the code" not in said, said
+    assert "the recorder of rank 3 did not answer, so whether it entered it was not read" in said, said
+
+
 def test_a_mismatch_at_the_same_sequence_number_is_proven():
     from hangwatch.diagnose.collectives import explain
     from hangwatch.diagnose.recorders import analyze

@@ -1532,3 +1532,54 @@ def test_a_long_call_inside_a_loop_whose_locals_stay_is_never_said_to_advance():
     assert "inside one call" in root.summary and "advance" not in root.summary, root.summary
     assert not any("advances" in e for e in root.evidence), root.evidence
     assert any("`i` stayed 0" in e for e in root.evidence), root.evidence
+
+
+def test_a_worker_or_a_rank_in_one_long_call_per_turn_is_said_working_never_advancing():
+    """The same reading words a busy DataLoader worker and a rank away from its peers' collective: working (one long
+    call), its locals as read; "its loop advances" only where they changed (the busy-loop namer's twins)."""
+    from hangwatch.diagnose.dataloader import _worker_named
+    from hangwatch.diagnose.ends import rank_end
+    from hangwatch.diagnose.scene import Scene
+
+    scene = Scene.of(load("a_long_call_once_per_turn_of_a_loop_whose_locals_stay"))
+    v = scene.views[0]
+    t = v.main_thread
+    ev: list[str] = []
+    said = _worker_named(v, t, t.user_frame, "worker 0", ev)
+    end = rank_end(scene, v, t)
+    assert "one long call" in said.summary and "advances" not in said.summary + " ".join(ev), (said, ev)
+    assert end.state == "working" and "one long call" in end.fact and "advances" not in end.fact, end
+
+
+def test_a_spins_words_count_the_samples_that_held_the_gil():
+    """A spin holds the GIL in at least half its samples (``ThreadView.spinning``), in the same function on any line of
+    its loop: its evidence says how many held it, never "every sample" where one did not."""
+    ev = load("busy_loop")
+    root = diagnose(ev).root
+    assert any("holding the GIL in every sample" in e for e in root.evidence), root.evidence
+    assert any(e.startswith("the same innermost function in all") for e in root.evidence), root.evidence
+    pid = root.where.pid
+
+    def one_without(p: ProcessEvidence) -> ProcessEvidence:
+        if p.info.pid != pid:
+            return p
+        first = p.samples[0]
+        threads = tuple(replace(t, owns_gil=False) if t.tid == pid else t for t in first.threads)
+        return replace(p, samples=(replace(first, threads=threads), *p.samples[1:]))
+
+    n = len(next(p for p in ev.processes if p.info.pid == pid).samples)
+    less = diagnose(replace(ev, processes=tuple(one_without(p) for p in ev.processes))).root
+    assert less.cause == "code.busy_loop", less
+    assert any(f"holding the GIL in {n - 1} of {n} samples" in e for e in less.evidence), less.evidence
+
+
+def test_a_network_wait_seen_once_is_not_said_blocked():
+    """One sample of a thread in a network call says where it is, never that it stays there: named with its state as
+    read (brief), not "is blocked waiting for the network" (that only of one measured blocked, as the capture shows)."""
+    ev = load("network_wait")
+    root = diagnose(ev).root
+    assert "is blocked waiting for the network" in root.summary, root.summary
+    once = replace(ev, processes=tuple(replace(p, samples=p.samples[-1:]) for p in ev.processes))
+    d = diagnose(once)
+    assert d.root.cause == "io.network_wait" and d.verdict.value == "slow", d.root
+    assert "blocked" not in d.root.summary and "(brief: seen in 1 sample" in d.root.summary, d.root.summary

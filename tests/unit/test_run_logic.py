@@ -357,6 +357,14 @@ def test_beat_and_phase_are_read_back(monkeypatch, tmp_path):
         ),
         ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1, "memory.oom"),
         ("RuntimeError: CUDA error: an illegal memory access was encountered", 1, "gpu.fault"),
+        ("RuntimeError: CUDA error: out of memory", 1, "memory.oom"),  # (torch before 1.x said it so)
+        # the job's own bug (labels past the classes), and a peer's or the network's: no GPU failure is named
+        ("RuntimeError: CUDA error: device-side assert triggered", 1, "unknown"),
+        (
+            "DistBackendError: NCCL error in: NCCLUtils.hpp:275, remote process exited or there was a network error",
+            1,
+            "unknown",
+        ),
         ("Traceback (most recent call last):\nValueError: bad config", 1, "unknown"),
         ("", -9, "memory.oom"),
     ],

@@ -45,14 +45,20 @@ def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
         ),
         where=v.where(t, frame),
         evidence=(
-            f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python "
-            f"and holding the GIL in every sample",
-            f"innermost frame identical in {len(t.stacks)} samples: {described(t.user_frame)}",
+            f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the GIL "
+            + _gil_held(t),
+            f"the same innermost function in all {len(t.stacks)} samples, last at {described(t.user_frame)}",
             f"locals of {describe(t.user_frame)}: {motion.evidence}",
         ),
         fix=SPIN_WAIT_FIX if m.state == "spin_waits" else BUSY_FIX,
     )
     return named(finding)
+
+
+def _gil_held(t: ThreadView) -> str:
+    """In how many samples the thread held the GIL (a spin holds it in at least half: ``ThreadView.spinning``)."""
+    held = sum(1 for s in t.samples if s.owns_gil)
+    return "in every sample" if held == len(t.samples) else f"in {held} of {len(t.samples)} samples"
 
 
 def busy_loop_rule(scene: Scene) -> list[Hit]:
@@ -144,7 +150,7 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
             where=v.where(t, frame),
             evidence=(
                 f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
-                f"GIL in every sample",
+                f"GIL {_gil_held(t)}",
                 f"innermost frame in {place} in all {len(t.stacks)} samples and {reads} more reads, "
                 f"on {where_text}" + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
                 unread,

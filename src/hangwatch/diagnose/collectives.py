@@ -276,6 +276,10 @@ def _explain_wait(
                 summary=(
                     f"Every rank entered {_what(p)} of process group {stall.group} and none completed it: "
                     "the transport (network, NCCL, the devices) stalled, not the code."
+                    if not stall.silent
+                    else f"Every rank whose recorder answered entered {_what(p)} of process group {stall.group} and "
+                    f"none completed it; the recorder of {ranks_label(stall.silent)} did not answer, so whether "
+                    f"{'they' if len(stall.silent) > 1 else 'it'} entered it was not read."
                 ),
                 where=where,
                 evidence=tuple(ev),

@@ -143,14 +143,20 @@ PATTERNS: tuple[CrashPattern, ...] = (
     ),
     CrashPattern(
         Cause.MEMORY_OOM,
-        re.compile(r"CUDA out of memory|OutOfMemoryError"),
+        re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory"),
         0.85,
         "The GPU ran out of memory.",
         CUDA_OOM_FIX,
     ),
+    # Not every CUDA error is the GPU's: a device-side assert is the job's own bug (an index out of range in a kernel:
+    # labels past the classes, a token id past the embedding), raised at its line; an NCCL error is a peer's or the
+    # network's (ncclRemoteError). Both are left to the first raise the log shows, at its line.
     CrashPattern(
         Cause.GPU_FAULT,
-        re.compile(r"CUDA error: (?P<err>[^\n]+)|NCCL error|fallen off the bus|Xid \d+|HIP error|hipError"),
+        re.compile(
+            r"(?P<err>CUDA error: (?!out of memory|device-side assert)[^\n]+|GPU has fallen off the bus|Xid \d+"
+            r"|HIP error[^\n]*|hipError\w*)"
+        ),
         0.75,
         "The GPU or its driver failed: {err}",
         GPU_FIX,

@@ -243,8 +243,9 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
         ev.append(f"{name}: {m.fact}")
         return _slow(f"DataLoader {name} has exited, last seen in {at}; the main process gets its exit.", 0.4)
     if m.state == "working":
-        how = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
-        ev.append(how if m.motion is not None else f"{how}: it works")
+        advances = m.motion is not None and m.motion.advanced  # (one long call per turn: its locals stay)
+        how = f"its loop advances: {m.motion.evidence}" if m.motion is not None and advances else m.fact
+        ev.append(how if advances else f"{how}: it works")
         return _slow(f"DataLoader {name} is alive, working in {at}: {how}; the main process waits for its batch.")
     if m.state == "spinning":
         if m.motion is not None:

@@ -155,7 +155,8 @@ def rank_end(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | None 
             subject, st = busy[0], busy[0].main_thread
     m = thread_state(subject, st)
     if m.state == "working":
-        fact = f"its loop advances: {m.motion.evidence}" if m.motion is not None else m.fact
+        advances = m.motion is not None and m.motion.advanced  # (one long call per turn: its locals stay)
+        fact = f"its loop advances: {m.motion.evidence}" if m.motion is not None and advances else m.fact
         return End("working", fact, proves_work=m.proves_work)
     if m.state == "spinning":
         said = m.motion.proof_fact if m.proves_hang and m.motion is not None else None

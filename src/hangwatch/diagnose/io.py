@@ -63,8 +63,10 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
         conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
     if moving:  # the state's fact, not a guess at a direction (a download writes its file: wchar is no upload)
         summary = f"{v.label()} waits on the network at {describe(frame)}, alive ({state.state}: {state.fact})."
-    else:
+    elif state.state == "blocked":
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
+    else:  # not measured blocked (seen too briefly, not read, idle): its state, as measured
+        summary = f"{v.label()} waits on the network at {describe(frame)} ({state.state}: {state.fact})."
     finding = Finding(
         cause=Cause.IO_NETWORK_WAIT,
         confidence=conf,
