@@ -211,6 +211,9 @@ EXPECTED = {
     # one long call (a sum over a huge range, in C) once per turn of a `while` loop whose locals stay while it runs:
     # computing, in words of what was read (it was "a CPU-bound loop whose variables advance")
     "a_long_call_once_per_turn_of_a_loop_whose_locals_stay": ("code.computing", "slow", "long_call.py", "LOOPED-CALL"),
+    # main in pause() with a SIGTERM handler; two children asleep for a day, a shell that sleeps 25 s then signals it
+    # (bench/zoo/like_pause_sigterm_arrives_during_pause.py): slow, through the shell (was hung, through a sleeper)
+    "a_pause_a_childs_shell_signals_after_a_short_sleep": ("process.waits_on", "slow", None, None),
     # a TCPStore gossip whose ranks wait in store.get for keys nobody sets (pytorch/pytorch#67972): no cause named,
     # unproven; placed where main's chain stops, rank 0's get (was main's mp.spawn line)
     "a_rank_waiting_in_a_store_get_for_a_key_nobody_sets": (
@@ -1583,3 +1586,14 @@ def test_a_network_wait_seen_once_is_not_said_blocked():
     d = diagnose(once)
     assert d.root.cause == "io.network_wait" and d.verdict.value == "slow", d.root
     assert "blocked" not in d.root.summary and "(brief: seen in 1 sample" in d.root.summary, d.root.summary
+
+
+def test_a_wait_any_of_several_children_may_end_follows_the_one_whose_own_chain_ends_soonest():
+    """A pause() that any child may end (its exit or its kill sends a signal the handlers catch): two children asleep
+    for a day and a shell blocked in wait4 for a `sleep 25` that then signals its parent. The chain follows the shell,
+    whose own chain ends alive (a timer that wakes it), not a sleeper ranked first by its own state alone: slow, never
+    hung (it was hung under inspect, the zoo's twin at first sight)."""
+    d = diagnose(load("a_pause_a_childs_shell_signals_after_a_short_sleep"))
+    assert d.verdict.value == "slow" and d.root.proof is None, d.root
+    chain = next(c for c in d.graph.chains if c.hops[0].resource == "signal")
+    assert chain.ending == "asleep" and len(chain.hops) == 2 and chain.hops[1].resource == "child", chain.lines()

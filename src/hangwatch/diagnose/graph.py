@@ -49,6 +49,7 @@ from hangwatch.capture.roles import is_mp_helper
 from hangwatch.capture.syscalls import LISTENING
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import (
+    ALIVE_ENDINGS,
     ENDED_BY_EXIT,
     ENDINGS,
     MAX_HOLDERS,
@@ -476,6 +477,24 @@ _PREFER_ALL = _order(
 )
 
 
+def _soonest(
+    edge: Edge, nodes: dict[str, Node], out_edges: dict[str, list[Edge]], ahead: dict[str, Chain | None]
+) -> float:
+    """How soon ``edge``'s holder may end the wait, among several that each could (``_rank``): a holder that waits
+    itself is as soon as its own chain's end where that is alive (a shell blocked in wait4 for a `sleep 8` that then
+    signals its parent ends a pause() sooner than a sibling asleep for a day)."""
+    at = _rank(edge, nodes)
+    order = _PREFER if edge.resource not in ("dataloader batch", "collective") else ()
+    if not order or edge.holder not in out_edges or edge.holder.startswith("job:"):
+        return at
+    if edge.holder not in ahead:
+        ahead[edge.holder] = _follow(edge.holder, nodes, out_edges, ahead)
+    own = ahead[edge.holder]
+    if own is None or own.ending not in ALIVE_ENDINGS:
+        return at
+    return min(at, order.index(own.ending) if own.ending in order else order.index("asleep"))
+
+
 def _rank(edge: Edge, nodes: dict[str, Node]) -> float:
     if edge.holder.startswith("job:"):  # any process could open the FIFO, connect or send to the socket: it stands
         return len(_PREFER) + 1  # for its process only where nothing else does
@@ -490,9 +509,13 @@ def _rank(edge: Edge, nodes: dict[str, Node]) -> float:
     return at
 
 
-def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]) -> Chain | None:
+def _follow(
+    start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]], ahead: dict[str, Chain | None] | None = None
+) -> Chain | None:
     if start not in out_edges:
         return None
+    ahead = {} if ahead is None else ahead
+    ahead.setdefault(start, None)  # (being followed: a holder on the way is ranked by its own state)
     hops: list[Edge] = []
     seen = {start}
     cur = start
@@ -502,7 +525,7 @@ def _follow(start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]]
             break
         # a wait on itself decides only when it is the process's only one (a poll's other files may still end it)
         options = [e for e in options if e.holder != cur] or options
-        edge = min(options, key=lambda e: _rank(e, nodes))
+        edge = min(options, key=lambda e: _soonest(e, nodes, out_edges, ahead) if len(options) > 1 else 0.0)
         hops.append(edge)
         if edge.holder in seen:
             loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder) :]
