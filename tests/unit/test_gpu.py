@@ -299,6 +299,10 @@ def test_a_busy_gpu_under_a_collective_is_nccl_spinning_not_work():
     d = diagnose(replace(ev, gpu=gpu(100.0, 400.0, ev.root_pid)))
     assert d.findings[0].cause == "distributed.peer_stuck" and "busy-wait" in d.findings[0].evidence[-1]
     assert all(f.cause != "gpu.long_kernel" for f in d.findings)
+    # ranks in a send/recv ring miss no peer: the line says only that the kernels spin where the ranks wait
+    ev = evidence("distributed_p2p_send_cycle")
+    ring = diagnose(replace(ev, gpu=gpu(100.0, 400.0, ev.root_pid))).findings[0]
+    assert "busy-wait" in ring.evidence[-1] and "missing" not in ring.evidence[-1], ring.evidence
 
 
 def test_a_busy_gpu_is_a_long_kernel_at_working_power_and_a_silent_stall_near_idle_power():

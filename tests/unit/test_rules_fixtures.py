@@ -1597,3 +1597,34 @@ def test_a_wait_any_of_several_children_may_end_follows_the_one_whose_own_chain_
     assert d.verdict.value == "slow" and d.root.proof is None, d.root
     chain = next(c for c in d.graph.chains if c.hops[0].resource == "signal")
     assert chain.ending == "asleep" and len(chain.hops) == 2 and chain.hops[1].resource == "child", chain.lines()
+
+
+def test_a_child_at_its_exit_is_said_to_flush_a_queue_only_where_its_frames_join_one():
+    """A child in multiprocessing's exit (``util._exit_function``) joins its queues' feeders and its own children
+    alike: "still flushing a multiprocessing.Queue" is said where its frames join a queue (``Queue._finalize_join``),
+    not of every exit (it was said of any child in ``_exit_function``)."""
+    ev = load("child_wait_queue_join_before_get")
+    flushing = "the child is still flushing a multiprocessing.Queue that nobody reads (join before get)"
+    assert flushing in diagnose(ev).root.evidence
+
+    def joins_its_child(t):  # the same exit, joining a child of its own instead of the queue's feeder
+        if not any(f.function == "_exit_function" for f in t.frames):
+            return t
+        at = next(i for i, f in enumerate(t.frames) if f.function == "Thread.join")
+        join = replace(t.frames[at], function="Popen.wait", file=t.frames[at].file.replace("threading", "popen_fork"))
+        return replace(t, frames=(join, *t.frames[at + 4 :]))  # Popen.wait, then _exit_function and below
+
+    def without_a_queue(p: ProcessEvidence) -> ProcessEvidence:
+        samples = tuple(
+            replace(
+                s,
+                threads=tuple(
+                    joins_its_child(t) for t in s.threads if not any("_feed" in f.function for f in t.frames)
+                ),
+            )
+            for s in p.samples
+        )
+        return replace(p, samples=samples)
+
+    exiting = diagnose(replace(ev, processes=tuple(without_a_queue(p) for p in ev.processes))).root
+    assert exiting.cause == "child.wait" and flushing not in exiting.evidence, exiting.evidence

@@ -321,10 +321,12 @@ def annotate(findings: tuple[Finding, ...], verdict: Verdict, scene: Scene) -> t
             f"all {len(gpu.devices)} GPU(s) at 0% on every read of the window ({reads} reads): the host side "
             "is stuck, not the GPU"
         )
-    elif root.cause.startswith("distributed.") and (busy := busy_devices(gpu)):
+    elif root.cause in (Cause.DISTRIBUTED_PEER_STUCK, Cause.DISTRIBUTED_COLLECTIVE_STALLED) and (
+        busy := busy_devices(gpu)
+    ):  # (the ranks wait in a collective or a send: for a peer, or for a transport that stalled)
         line = (
-            f"GPU {', '.join(str(d.index) for d in busy)} at ~100%: NCCL kernels busy-wait inside the "
-            "collective for the missing peer (that is not work)"
+            f"GPU {', '.join(str(d.index) for d in busy)} at ~100% while the ranks wait: NCCL kernels busy-wait "
+            "inside the call they wait in (that is not work)"
         )
     if line is not None:
         extra.insert(0, line)

@@ -300,10 +300,9 @@ def _reads_a_queue(f: Frame) -> bool:
 
 
 def _flushes_a_queue(f: Frame) -> bool:
-    """A child's frame that flushes a multiprocessing.Queue before it can exit (its feeder, or the exit's join)."""
-    return sg.at(f, "multiprocessing/queues.py", frozenset({"_feed"})) or sg.at(
-        f, "multiprocessing/util.py", frozenset({"_exit_function"})
-    )
+    """A child's frame that flushes a multiprocessing.Queue before it can exit: its feeder, or the exit's join of it
+    (``Queue._finalize_join``; the exit itself, ``util._exit_function``, also joins the child's own children)."""
+    return sg.at(f, "multiprocessing/queues.py", frozenset({"_feed", "_finalize_join"}))
 
 
 def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
