@@ -100,7 +100,7 @@ def claim_problems(ev, findings) -> list[str]:
                 "most likely" in text
                 or "whose frame holds it" in text
                 or " holds at " in text
-                or any("/proc/locks" in e for e in f.evidence)
+                or any("/proc/locks" in e or "fdinfo lists the lock" in e for e in f.evidence)
                 # a pipe's or a socket's end: who holds it is read from every process's fds, by its inode
                 or (" holds its " in text and any(p in e for e in f.evidence for p in ("socket:[", "pipe:[")))
             )
@@ -439,6 +439,14 @@ def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
         ),
     )
     assert diagnose(busy).root.cause != "child.lost_work"
+    # Several went (a worker recycled by maxtasksperchild ends holding nothing): the one the kernel log names held
+    # the task; with no such name, which one did is not measured, and is not said.
+    recycled = dataclasses.replace(gone, pid=99990, reason=None, gone_at=ev.started_at - 1)
+    killed = diagnose(dataclasses.replace(ev, vanished=(gone, recycled))).root
+    assert "Pool worker pid 99999 vanished at" in killed.summary, killed.summary
+    unnamed = diagnose(dataclasses.replace(ev, vanished=(dataclasses.replace(gone, reason=None), recycled))).root
+    assert unnamed.cause == "child.lost_work" and "while holding" not in unnamed.summary, unnamed.summary
+    assert "2 pool workers vanished (pids 99999, 99990" in unnamed.summary, unnamed.summary
 
 
 def test_the_default_timer_bound_is_the_default_max_slow():

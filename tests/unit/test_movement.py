@@ -245,11 +245,17 @@ def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
 
 
 @pytest.mark.parametrize(
-    ("function", "words"), [("wait_for_alarm", "read 2 times and hold nothing"), ("<module>", "top level")]
+    ("function", "words", "values"),
+    [
+        ("wait_for_alarm", "read 2 times and hold nothing", ((), ())),
+        ("<module>", "top level", ((), ())),
+        ("relax", "`w` changed, but none counts up", ((("w", "0.5"),), (("w", "0.25"),))),
+    ],
 )
-def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_level(function, words):
+def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_level(function, words, values):
     """A spin in a function with no locals of its own (`while not state["done"]: pass` on a global) read its locals
-    twice, empty: it was said to be "code at a module's top level", which it is not."""
+    twice, empty: it was said to be "code at a module's top level", which it is not. One whose float local changed
+    (nothing counts up) was said to have "too few reads" of locals read twice: what was read is said."""
     import os
     import time
 
@@ -302,7 +308,7 @@ def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_
         )
         for i in range(3)
     )
-    reads = tuple(LocalsRead(t0 + 0.5 * i, pid, function, "/job/train.py", 7, ()) for i in (1, 2))
+    reads = tuple(LocalsRead(t0 + 0.5 * i, pid, function, "/job/train.py", 7, values[i - 1]) for i in (1, 2))
     ev = Evidence(pid, pid, t0, t0 + 1.0, 100, 2, (ProcessEvidence(info, samples, locals=reads),))
     (hit,) = busy_loop_rule(Scene.of(ev))
     assert any(words in e for e in hit.finding.evidence), hit.finding.evidence

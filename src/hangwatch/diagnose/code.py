@@ -7,10 +7,10 @@ from dataclasses import replace
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.loops import LoopMotion
+from hangwatch.diagnose.loops import LoopMotion, one_long_call
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import ALIVE, Measured, one_long_call, running_state, thread_state
+from hangwatch.diagnose.state import ALIVE, Measured, running_state, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, duration_text
 from hangwatch.fixes import (
     BUFFERED_FIX,
@@ -117,11 +117,15 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
     # module's top level: say which
     mine = [r for r in v.locals_of(t.tid) if frame is not None and (r.file, r.function) == (frame.file, frame.function)]
     top = frame is None or frame.function == "<module>" or not reads
+    moved = sorted({n for n, x in mine[-1].values if x != dict(mine[0].values).get(n, x)}) if len(mine) >= 2 else []
     unread = (
         "no locals were read for this frame (code at a module's top level has none to read)"
         if top
         else f"its locals were read {len(mine)} times and hold nothing (the loop reads a global or another object)"
         if len(mine) >= 2 and not any(r.values for r in mine)
+        else f"its locals were read {len(mine)} times: {', '.join(f'`{n}`' for n in moved[:4])} changed, but none "
+        "counts up or is what its loop tests, so they tell a spin from work no more than its stack does"
+        if moved
         else "too few reads of this frame's locals to compare"
     )
     if moving:
@@ -254,10 +258,14 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         # "deadlocked" only where the frames show it: a cycle of locks, or a lock its own thread holds further down
         # its stack; else what was measured, every thread blocked (the verdict stage proves it, or not)
         shown = cycle is not None or (len(lockers) == 1 and proof.reentered(lockers[0]) is not None)
-        said = "is deadlocked" if shown else "waits with every thread blocked"
+        every = len(blocked) == len(v.threads)  # else the rest are library machinery or native threads, not read
+        said = "is deadlocked" if shown else f"waits with every thread{'' if every else ' of its own code'} blocked"
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
         frame = culprit.user_frame
-        ev = [f"{v.label()} at {v.cpu_text()}; every thread blocked for {v.duration_s:.0f} s"]
+        some = (
+            "every thread" if every else f"{len(blocked)} of its {len(v.threads)} threads (the rest: library or native)"
+        )
+        ev = [f"{v.label()} at {v.cpu_text()}; {some} blocked for {v.duration_s:.0f} s"]
         for t in blocked[:4]:  # (a library's own thread, a QueueListener's: its first frame past threading and queue)
             f = t.user_frame or next((x for x in t.frames if not x.file.endswith(proof.SYNC_MODULES)), None)
             code = f" `{f.code}`" if f and f.code else ""

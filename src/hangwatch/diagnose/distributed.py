@@ -201,11 +201,17 @@ def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
     (crashed) or run on another node. A zombie child of the launcher tells which; the traceback a missing
     rank printed tells why, and where."""
     missing = _missing_ranks(g.world, g.by_rank)
-    zombies = [v for v in scene.views if v.state == "Z"]
+    # an exited rank is a zombie beside the running ranks (their launcher's child); one of a rank's own children
+    # (a DataLoader worker, a helper) that exited says nothing of the missing ranks
+    launchers = {v.info.ppid for v in g.by_rank.values()}
+    zombies = [v for v in scene.views if v.state == "Z" and v.info.ppid in launchers and v.pid not in launchers]
     victim = g.by_rank[min(g.in_coll)]
     ev = [_groups_text(g.groups), f"WORLD_SIZE={g.world}; ranks not running on this node: {missing}"]
     if zombies:
-        ev.append("exited processes of the job (zombies): " + ", ".join(f"pid {z.pid}" for z in zombies[:4]))
+        ev.append(
+            "exited processes beside the ranks (zombies of their launcher): "
+            + ", ".join(f"pid {z.pid}" for z in zombies[:4])
+        )
     pid = zombies[0].pid if zombies else victim.pid
     raised = next(((r, x) for r in missing if (x := raised_by(log_of(scene), r)) is not None), None)
     where = Where(pid=pid, rank=missing[0], tid=None, file=None, line=None, function=None)
@@ -223,7 +229,8 @@ def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
         Finding(
             cause=Cause.DISTRIBUTED_PEER_STUCK,
             confidence=0.7 if raised is None else 0.9,
-            summary=f"{_plural(g.in_coll).capitalize()} wait in a collective for {_plural(missing)}, which {why}",
+            summary=f"{_plural(g.in_coll).capitalize()} wait{'s' if len(g.in_coll) == 1 else ''} in a collective for "
+            f"{_plural(missing)}, which {why}",
             where=where,
             evidence=tuple(ev),
             fix=(

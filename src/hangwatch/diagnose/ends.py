@@ -186,7 +186,9 @@ def _asleep(scene: Scene, subject: ProcessView, st: ThreadView, limit_s: float |
     timer = left if left is not None else sg.sleep_timer(at.code if at is not None else None)
     if timer is None:
         return End("asleep")
-    fact = f"{subject.label()} sleeps at {describe(at)} on a timer that ends in {duration_text(timer)}"
+    fact = f"{subject.label()} sleeps at {describe(at)} on a timer that ends in {duration_text(timer)}" + (
+        "" if left is not None else " at most (its code's literal; when the sleep began was not read)"
+    )
     if limit_s is not None and left is not None and left > limit_s:  # the kernel's time left, not the literal
         fact += (
             f", after the collective the others wait in gives up ({duration_text(limit_s)}, the process "

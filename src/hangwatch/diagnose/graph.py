@@ -129,7 +129,7 @@ def _held_by_itself(
     note = w.note or ""
     what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
     words = SELF_HELD["poll" if POLLED in note else w.kind].format(what, place) + closed_words(v, w.tid)
-    if me != pid_id(v.pid) and wt is not None:
+    if wt is not None and wt is not v.main_thread:  # (a side thread's read, or its wait as the process's)
         return self_wait(
             scene, v, me, w, f"{v.label()} thread '{wt.name}' {words}".replace("only it", "only its process"), timed
         )

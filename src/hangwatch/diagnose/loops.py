@@ -9,11 +9,15 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from hangwatch.capture.flags import event_tested
 from hangwatch.diagnose.cycle import closed_cycle
 from hangwatch.records.evidence import LocalsRead
 from hangwatch.records.values import frozen
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose.views import ThreadView
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 KEYWORDS = frozenset(
@@ -577,3 +581,20 @@ def never_exits(source: str | None, private_wait: bool = False) -> str | None:
                 return None
     header = ast.get_source_segment(source.strip(), loop.test) or "True"
     return f"`while {header}:` has no break, return or raise, and its body does nothing but sleep: it never ends"
+
+
+CALL = re.compile(r"[\w\])]\s*\(")  # a call: a name, a subscript or a call's result, then "("
+
+
+def one_long_call(t: ThreadView) -> bool:
+    """The thread sat on the very same line, with the very same stack, in every sample, and that line makes a call
+    and is not a loop's header: it is inside one long call that holds the GIL (a sort, a regex, a tokenizer over a
+    big batch, sum over a huge range), not spinning in a Python loop (whose samples land on the loop's header, or
+    move between lines and frames; a line with no call, ``x = (x * 2) % 6``, is a loop's body, done in
+    nanoseconds)."""
+    stacks = t.stacks
+    if len(stacks) < 2 or t.stack_changed:
+        return False
+    code = (t.user_frame.code if t.user_frame is not None else None) or ""
+    head = code.lstrip()
+    return bool(CALL.search(head)) and not head.startswith(("while ", "while(", "for ", "if ", "elif "))

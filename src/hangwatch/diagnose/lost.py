@@ -223,16 +223,25 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
         f"all {len(kids)} pool workers are idle, waiting for work: pids {', '.join(str(k.pid) for k in kids)}",
     ]
     if gone:
+        # which of several held the task is not measured (a worker recycled by maxtasksperchild ends with none):
+        # one the kernel log names (the OOM killer's) first, else one of them, said so
+        gone = [g for g in gone if g.reason] or gone
         g = gone[-1]
-        ev.append(_vanished_text(g))
-        summary = (
+        ev.extend(_vanished_text(x) for x in gone[-3:])
+        who = (
             f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)} while holding a task"
-            + (f" (a replacement, pid {g.replaced_by}, started then)" if g.replaced_by else "")
+            if len(gone) == 1
+            else f"{len(gone)} pool workers vanished (pids {', '.join(str(x.pid) for x in gone[-4:])}, the last at "
+            f"{_clock(g.gone_at)}); one of them held a task"
+        )
+        summary = (
+            who
+            + (f" (a replacement, pid {g.replaced_by}, started then)" if g.replaced_by and len(gone) == 1 else "")
             + f"; {_call(frame)} at {describe(frame)} waits forever for that result."
         )
         fact = (
-            f"pool worker pid {g.pid} vanished while it waits for results and every worker is idle: nobody works "
-            "on the lost task, and Pool never reports it"
+            f"{'pool worker pid ' + str(g.pid) if len(gone) == 1 else f'{len(gone)} pool workers'} vanished while it "
+            "waits for results and every worker is idle: nobody works on the lost task, and Pool never reports it"
         )
         return Lost(frame, fact, summary, tuple(ev), LOST_WORK_FIX, 0.93)
     late = _replacement(kids)

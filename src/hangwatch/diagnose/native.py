@@ -7,7 +7,7 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.views import ProcessView, describe
-from hangwatch.records.evidence import Frame, NativeStack, Role
+from hangwatch.records.evidence import Frame, NativeStack
 from hangwatch.records.incident import Finding, Where
 
 
@@ -32,8 +32,8 @@ def native_fork_rule(scene: Scene) -> list[Hit]:
     or locks did not survive the fork."""
     hits = []
     for v in scene.views:
-        if not v.ev.native or not (v.info.forked_from_parent or v.role == Role.DATALOADER_WORKER):
-            continue
+        if not v.ev.native or not v.info.forked_from_parent:
+            continue  # (a worker started by spawn, its command line not its parent's, inherited nothing)
         t = v.main_thread
         if t is None or (t.cpu_percent or 0.0) > 5.0 or t.woke_often:
             continue  # busy inside the library (e.g. an OpenMP op under --native): not stuck in it

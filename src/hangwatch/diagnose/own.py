@@ -177,22 +177,39 @@ def closed_readers(v: ProcessView) -> frozenset[int]:
     return tids
 
 
+def lock_pollers(v: ProcessView) -> frozenset[int]:
+    """The threads of ``v`` whose every wait is for a file lock ``v`` holds itself, through another open of the file,
+    with an acquire that cannot time out (the ``filelock`` package's: a non-blocking try every 50 ms, for ever). A
+    thread in such a loop lets go of nothing until it gets the lock: awake, it acts no more than a parked one."""
+    mine: dict[int, list[LockWait]] = {}
+    for w in v.ev.waits:
+        mine.setdefault(w.tid, []).append(w)
+    return frozenset(
+        tid
+        for tid, ws in mine.items()
+        if all(self_held(w) and w.kind in OPEN_FILE_LOCKS and w.timeout is False for w in ws)
+    )
+
+
 def held_here_hangs(v: ProcessView, tid: int, whole: bool) -> bool:
     """Whether thread ``tid``'s wait on a file whose other end only ``v`` holds never ends: every other thread of
     ``v`` is parked on its own primitives (``whole``: the wait is the process's; a side thread's, only where no signal
     handler may run on main to write it: an HTTP server's thread reading the keep-alive connection of a client that
     main, waiting for that server's shutdown, holds), or each that is not waits in turn on such a file
-    (``closed_readers``)."""
+    (``closed_readers``), or polls for such a file lock itself (``lock_pollers``: a pool's threads each taking the
+    lock its own process holds)."""
     if tid in closed_readers(v):
         return True
-    return proof.sealed_but(v, tid) and (whole or not proof.handlers_may_run(v, proof.GOES_ON))
+    pollers = lock_pollers(v)
+    sealed = proof.sealed_but(v, pollers | {tid} if tid in pollers else frozenset((tid,)))
+    return sealed and (whole or not proof.handlers_may_run(v, proof.GOES_ON))
 
 
 def others_may_act(v: ProcessView, tid: int) -> bool:
     """Whether a thread of ``v`` other than ``tid`` may release what it waits for, or wake to (``proof.may_release``,
     ``proof.may_wake``); those that wait in a closed set with it (``closed_readers``) cannot."""
     closed = closed_readers(v)
-    skip = closed if tid in closed else frozenset((tid,))
+    skip = (closed if tid in closed else frozenset((tid,))) | lock_pollers(v)  # (a poller lets go of nothing)
     return any(proof.may_release(o) or proof.may_wake(o) for o in v.threads if o.tid not in skip)
 
 
@@ -266,11 +283,13 @@ def released_by_thread(
     thread in a timed wait of its own (a ``threading.Timer``'s): its node in the state its timer gives, asleep (alive)
     where the timer ends within the job's bounds, ``long_sleep`` (proof) where it ends after them."""
     o = sole_releaser(v)
+    only = f"only its thread '{o.name}'" if o is not None else ""  # (where every other thread is parked: proof)
     if o is None and (alive := sole_releaser(v, natives=False)) is not None and alive.tid not in side:
         # a native thread that is not parked may act too: no proof through the one Python thread, but where that
         # thread is asleep on a timer within the bounds, following it can only say alive (not a wait left unfollowed)
         state = thread_state(v, alive)
         o = alive if state.state == "asleep" and not state.proves_hang else None
+        only = f"of its Python threads only '{alive.name}' (a native thread of it that runs may too)"
     timer = thread_state(v, o) if o is not None and o.tid not in side else None
     if o is None or (timer is not None and timer.state not in TIMERS | CHANGED):
         return None
@@ -281,14 +300,14 @@ def released_by_thread(
     if lock is not None:
         words = (
             f"{v.label()} waits for a file lock on {lock.path} at {at} that it holds itself, through another open of "
-            f"the file; only its thread '{o.name}' could release it"
+            f"the file; {only} could release it"
         )
     elif kind == "poll":
-        words = f"{v.label()} polls its own wake-up socket at {at}, which only its thread '{o.name}' could write to"
+        words = f"{v.label()} polls its own wake-up socket at {at}, which {only} could write to"
     else:
         verb = NOBODY_ENDS.get(kind, ("", "release it"))[1]  # (what ends a wait on it: set an event, put to a queue)
-        words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at}; only its thread '{o.name}' could {verb}"
-    if len(v.threads) > 2:
+        words = f"{v.label()} waits on {proof.article(kind)} {kind} at {at}; {only} could {verb}"
+    if len(v.threads) > 2 and only.startswith("only"):
         words += " (its other threads are parked in waits of their own with no timeout, or are library machinery)"
     label = f"thread '{o.name}' of {v.label()}"
     if timer is not None:  # in a timed wait of its own (a Timer's): its timer says when it may act

@@ -9,7 +9,8 @@ for work or is stuck; none of them decides it on its own. A state is one of:
   could be read and the stack stays on one line); proof of a hang when a counter counts nothing or the loop's
   condition cannot change;
 - ``working``: its locals advance, bytes move, its output grows, a compiler runs, it is in a library's own
-  bounded ending (torch joining its DataLoader workers) (proof of work), or its stack moves at CPU;
+  bounded ending (torch joining its DataLoader workers) (proof of work), its stack moves at CPU, or it sits at
+  full CPU inside one call (no proof: a native spin looks the same);
 - ``looping``: it sleeps and wakes in a loop with no way out, and no other thread could end the process (proof);
   or a Timer of an exit whose timers re-arm with no way out in their source (no proof: no verdict of its own);
 - ``long_sleep``: asleep on a timer that ends past the job's bounds (proof); ``asleep``: a timer will wake it;
@@ -21,13 +22,12 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.childloop import child_loop
-from hangwatch.diagnose.loops import LoopMotion, ends_by_clock, loop_motion, never_exits
+from hangwatch.diagnose.loops import LoopMotion, ends_by_clock, loop_motion, never_exits, one_long_call
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
@@ -86,9 +86,7 @@ ACTIVITY_OF = {
     "spin_waits": Activity.UNKNOWN,  # a spin on the clock, or beside a thread of the user's code that is alive
     "spinning": Activity.SPINNING,
     "working": Activity.WORKING,
-    "looping": Activity.ASLEEP,
-    "long_sleep": Activity.ASLEEP,
-    "asleep": Activity.ASLEEP,
+    **dict.fromkeys(("looping", "long_sleep", "asleep"), Activity.ASLEEP),
     "wakes": Activity.WAKES,
     "idle": Activity.IDLE,
     "blocked": Activity.BLOCKED,
@@ -171,9 +169,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         # (a zombie throughout is not gone for every process: a crashed rank may be the one its peers wait for)
         status = v.ev.samples[-1].exit_status
         if status == 0:  # torch lets a worker whose IterableDataset shard ended go, and joins it at the epoch's end
-            return Measured(
-                "idle", f"{v.label()} has exited with status 0 (its share of the data ended): it holds no batch"
-            )
+            return Measured("idle", f"{v.label()} has exited with status 0 (its data ended): it holds no batch")
         if status is not None:
             return Measured(
                 "gone",
@@ -224,8 +220,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         endless = _endless(v, t)
         if endless is not None:
             return endless
-    if t.busy and t.stack_changed and not asleep:  # at full CPU its wake-ups are the GIL's hand-offs, not a poll's
-        return Measured("working", f"{t.cpu_percent or 0:.0f}% CPU with its stack moving in {describe(frame)}")
+    if t.busy and not asleep and (busy := _at_full_cpu(t)) is not None:
+        return busy
     if asleep and not t.woke_often:
         at = frame or (t.frames[0] if t.frames else None)
         left = t.sleep_left  # (a futex wait's timer may be cut short: a sleep's only)
@@ -276,6 +272,19 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             f"{t.duration_s:.1f} s: too briefly to say that it stays there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def _at_full_cpu(t: ThreadView) -> Measured | None:
+    """A thread at full CPU out of a sleep: working, without proof, where its stack moves (its wake-ups are the GIL's
+    hand-offs, not a poll's) or where it sits inside one call (a native spin looks the same; one holding the GIL in
+    the same user function is ``spinning``: ``running_state``)."""
+    cpu, at = f"{t.cpu_percent or 0:.0f}% CPU", describe(t.user_frame)
+    if t.stack_changed:
+        return Measured("working", f"{cpu} with its stack moving in {at}")
+    if not one_long_call(t):
+        return None
+    gil = f"holding the GIL in {sum(1 for x in t.samples if x.owns_gil)} of {len(t.samples)}"
+    return Measured("working", f"{cpu} inside one call at {at}, the same stack in all {len(t.stacks)} samples, {gil}")
 
 
 def stopped_state(v: ProcessView) -> Measured:
@@ -386,23 +395,6 @@ def _alive_user_thread(v: ProcessView, t: ThreadView) -> str | None:
         if fact is not None:
             return f"another thread of the user's code, {o.name!r}, is alive ({fact})"
     return None
-
-
-CALL = re.compile(r"[\w\])]\s*\(")  # a call: a name, a subscript or a call's result, then "("
-
-
-def one_long_call(t: ThreadView) -> bool:
-    """The thread sat on the very same line, with the very same stack, in every sample, and that line makes a call
-    and is not a loop's header: it is inside one long call that holds the GIL (a sort, a regex, a tokenizer over a
-    big batch, sum over a huge range), not spinning in a Python loop (whose samples land on the loop's header, or
-    move between lines and frames; a line with no call, ``x = (x * 2) % 6``, is a loop's body, done in
-    nanoseconds)."""
-    stacks = t.stacks
-    if len(stacks) < 2 or t.stack_changed:
-        return False
-    code = (t.user_frame.code if t.user_frame is not None else None) or ""
-    head = code.lstrip()
-    return bool(CALL.search(head)) and not head.startswith(("while ", "while(", "for ", "if ", "elif "))
 
 
 def _endless(v: ProcessView, t: ThreadView) -> Measured | None:

@@ -27,7 +27,7 @@ from hangwatch.diagnose.holding import (
     notified,
     wait_frame,
 )
-from hangwatch.diagnose.own import self_held, side_read
+from hangwatch.diagnose.own import held_here_hangs, lock_pollers, self_held, side_read
 from hangwatch.diagnose.process import at_prompt
 from hangwatch.diagnose.scene import Hit, Scene, named
 from hangwatch.diagnose.state import holder_process_state, holder_state, moving, waits_for_work
@@ -156,7 +156,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     if not w.holders and w.kind == "soft" and w.note and "another host may hold it" in w.note:
         return _unheld_soft_lock(v, t, w, shared=True)
     if self_held(w):  # another thread of it that could release it: the graph follows it, or the samples decide
-        return _own_file_lock(v, t, w) if proof.sealed_but(v, t.tid) else None
+        return _own_file_lock(v, t, w) if held_here_hangs(v, t.tid, whole=True) else None
     if not w.holders:
         return None  # nobody holds it now: the waiter gets it at its next try
     h = w.holders[0]
@@ -359,10 +359,13 @@ def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     frame = innermost_user(t.frames)
     forever = " with no timeout" if w.timeout is False else ""
     handled = proof.handlers_may_run(v, proof.GOES_ON)
+    pollers = [o for o in v.threads if o.tid in lock_pollers(v) - {t.tid}]
+    who = v.label() if t is v.main_thread else f"{v.label()} thread '{t.name}'"
     summary = (
-        f"{v.label()} waits{forever} for {KIND_TEXT.get(w.kind, 'a lock')} on {w.path} at {describe(frame)}, which "
-        "it holds itself through another open of the same file: the lock belongs to that open file, so this one "
-        "waits for it to be released, and no other thread of the process runs that could release it"
+        f"{who} waits{forever} for {KIND_TEXT.get(w.kind, 'a lock')} on {w.path} at {describe(frame)}, which "
+        "its process holds itself through another open of the same file: the lock belongs to that open file, so this "
+        "one waits for it to be released, and no other thread of the process runs that could release it"
+        + (f" ({len(pollers)} more poll for it the same way)" if pollers else "")
         + ("; only a signal handler of it (it has one) could end the wait." if handled else ".")
     )
     return named(
