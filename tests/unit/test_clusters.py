@@ -327,6 +327,10 @@ def test_a_rank_that_works_on_another_node_is_a_straggler_not_a_culprit():
     assert any("writing weights.bin" in e for e in hit.finding.evidence)
     stuck = by_end(merge_nodes(summaries("blocked", None), 2))
     assert stuck is not None and (stuck.verdict.value, stuck.finding.cause) == ("hung", "distributed.peer_stuck")
+    # at work by its CPU alone (one call at full CPU, no bytes, no locals that advance): no proof of work, said so
+    busy = by_end(merge_nodes(summaries("working", None), 2))
+    assert busy is not None and busy.finding.cause == "distributed.straggler" and not busy.finding.proves_work
+    assert "at work, not proven stuck" in busy.finding.summary, busy.finding.summary
 
 
 def test_metrics_settings_come_from_toml_and_bad_ones_are_usage_errors(tmp_path):

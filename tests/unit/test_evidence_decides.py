@@ -443,7 +443,9 @@ def test_lost_work_names_the_process_that_went_and_needs_every_worker_idle():
     # the task; with no such name, which one did is not measured, and is not said.
     recycled = dataclasses.replace(gone, pid=99990, reason=None, gone_at=ev.started_at - 1)
     killed = diagnose(dataclasses.replace(ev, vanished=(gone, recycled))).root
-    assert "Pool worker pid 99999 vanished at" in killed.summary, killed.summary
+    assert "Pool worker pid 99999 vanished at" in killed.summary and "most likely holding" in killed.summary, (
+        killed.summary
+    )
     unnamed = diagnose(dataclasses.replace(ev, vanished=(dataclasses.replace(gone, reason=None), recycled))).root
     assert unnamed.cause == "child.lost_work" and "while holding" not in unnamed.summary, unnamed.summary
     assert "2 pool workers vanished (pids 99999, 99990" in unnamed.summary, unnamed.summary

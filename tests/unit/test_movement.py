@@ -249,7 +249,7 @@ def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
     [
         ("wait_for_alarm", "read 2 times and hold nothing", ((), ())),
         ("<module>", "top level", ((), ())),
-        ("relax", "`w` changed, but none counts up", ((("w", "0.5"),), (("w", "0.25"),))),
+        ("relax", "read 2 times and `w` changed: what changed was not read", ((("w", "0.5"),), (("w", "0.25"),))),
     ],
 )
 def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_level(function, words, values):

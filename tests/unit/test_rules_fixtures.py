@@ -502,7 +502,7 @@ def test_a_compile_is_named_by_its_namer_and_judged_by_what_main_and_its_compile
 
     d3 = diagnose(replace(ev, processes=(replace(main, samples=tuple(running(x) for x in main.samples)),)))
     assert (d3.verdict.value, d3.root.cause) == ("slow", "compile.in_progress"), d3.root
-    assert not d3.root.proves_hang and not d3.root.proves_work, d3.root  # alive inside one call: no proof either way
+    assert any("used 100% CPU; what it does was not read" in e for e in d3.root.evidence), d3.root.evidence
 
 
 @pytest.mark.parametrize(
@@ -1692,11 +1692,12 @@ def test_a_sole_python_releaser_beside_a_running_native_thread_is_not_said_to_be
     assert ("of its Python threads only 'Thread-1'" in said) is native, said
 
 
-@pytest.mark.parametrize("forked", [True, False])
-def test_a_worker_asleep_in_openmp_is_stuck_after_fork_only_where_it_was_forked(forked):
+@pytest.mark.parametrize("how", ["fork", "fork_retitled", "spawn"])
+def test_a_worker_asleep_in_openmp_is_stuck_after_fork_only_where_it_was_forked(how):
     """A DataLoader worker asleep inside libgomp: after fork, the parent's OpenMP threads are gone and it waits for
-    them forever (fork.inherited_lock). A worker started by spawn was no fork: it was said "stuck in OpenMP after
-    fork" all the same, from its role alone."""
+    them forever (fork.inherited_lock), also where it renamed itself (setproctitle: its command line is not its
+    parent's, but popen_fork's frame stays on its stack). A worker started by spawn was no fork: it was said "stuck in
+    OpenMP after fork" all the same, from its role alone."""
     from hangwatch.diagnose.native import native_fork_rule
     from hangwatch.diagnose.scene import Scene
     from hangwatch.records.evidence import Frame, NativeStack
@@ -1706,9 +1707,17 @@ def test_a_worker_asleep_in_openmp_is_stuck_after_fork_only_where_it_was_forked(
     user = next(f for s in worker.samples for t in s.threads for f in t.frames if "dataloader" not in f.file)
     gomp = Frame(function="gomp_team_barrier_wait_end", file="/usr/lib/libgomp.so.1", line=0, native=True)
     stack = NativeStack(worker.info.pid, (gomp, user))
-    moved = replace(worker, info=replace(worker.info, forked_from_parent=forked), native=(stack,))
+    spawned = Frame(function="_main", file="/usr/lib/python3.11/multiprocessing/spawn.py", line=131)
+
+    def started(s):  # under spawn no popen_fork frame is left on the worker's stack
+        frames = lambda t: tuple(spawned if "popen_fork" in f.file else f for f in t.frames)  # noqa: E731
+        return s if how != "spawn" else replace(s, threads=tuple(replace(t, frames=frames(t)) for t in s.threads))
+
+    samples = tuple(started(s) for s in worker.samples)
+    info = replace(worker.info, forked_from_parent=how == "fork")
+    moved = replace(worker, info=info, native=(stack,), samples=samples)
     hits = native_fork_rule(Scene.of(replace(ev, processes=tuple(moved if p is worker else p for p in ev.processes))))
-    assert [h.finding.cause for h in hits] == (["fork.inherited_lock"] if forked else [])
+    assert [h.finding.cause for h in hits] == ([] if how == "spawn" else ["fork.inherited_lock"])
 
 
 @pytest.mark.parametrize("wakes_in", [None, 3500.0])
@@ -1750,3 +1759,24 @@ def marker_lines(case: str) -> set[int]:
     """The ``# HANG-HERE`` lines of a zoo case (where a hang may be named: the poll's, main's)."""
     lines = (Path(__file__).resolve().parents[2] / "bench" / "zoo" / f"{case}.py").read_text().splitlines()
     return {i for i, text in enumerate(lines, 1) if "# HANG-HERE" in text}
+
+
+@pytest.mark.parametrize("gil", [False, True])
+def test_a_holder_at_full_cpu_inside_one_call_is_alive_only_where_it_releases_the_gil(gil):
+    """A flock's holder compresses with zlib (the GIL released) on one line at full CPU: alive, without proof (slow,
+    never ended at --min-stall). The same call holding the GIL in a library's own Python loop (`while not
+    self.ready: pass` in site-packages, under the user's line) is no native call: what it does is unread, and the
+    wait is not called alive for it."""
+    d = _fixture("a_lock_holder_at_full_cpu_in_one_native_call")
+    holder = next(p for p in d["processes"] if p["info"]["role"] == "child")
+    spin = {"function": "Client.wait_ready", "file": "/venv/lib/python3.11/site-packages/client/core.py", "line": 10}
+    spin["code"] = "while not self.ready: pass"
+    for s in holder["samples"]:
+        t = s["threads"][0]
+        t["owns_gil"] = gil
+        t["frames"] = [dict(t["frames"][0], **spin), *t["frames"]] if gil else t["frames"]
+    dg = diagnose(evidence_from_dict(d))
+    said = " ".join(line for c in dg.graph.chains for line in c.lines()) if dg.graph else ""
+    assert ("inside one call that releases the GIL" in said) is not gil, said
+    assert (dg.verdict.value == "slow") is not gil, dg.root
+    assert not dg.root.proves_hang and not dg.root.proves_work, dg.root

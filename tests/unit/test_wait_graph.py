@@ -379,13 +379,22 @@ def test_the_page_draws_the_chain_behind_the_root_cause():
 def test_filelock_4_3s_resolved_wait_tuple_says_the_acquire_has_no_timeout():
     """filelock 4.3 passes `timeout: None` to acquire and resolves it into a `wait` tuple (recorded here with
     py-spy --locals): the wait with no timeout is read from there (a CI run with 4.3.1 lost "with no timeout")."""
-    from hangwatch.capture.waits import FILELOCK_WAIT
+    from hangwatch.capture.waits import FILELOCK_WAIT, _filelock_of
 
     m = FILELOCK_WAIT.match("(True, None, -1, 0.05, 1977.137927692)")
-    assert m is not None and float(m.group(1)) < 0
+    assert m is not None and float(m.group(2)) < 0
     m = FILELOCK_WAIT.match("(True, None, 600.0, 0.05, 1977.1)")
-    assert m is not None and float(m.group(1)) == 600.0
+    assert m is not None and float(m.group(2)) == 600.0
     assert FILELOCK_WAIT.match("<FileLockContext at 0x7f>") is None
+
+    def polling(wait: str) -> dict:  # one thread of a py-spy dump with locals, in filelock's acquire
+        frame = {"filename": "/venv/lib/python3.11/site-packages/filelock/_core/_acquire.py"}
+        frame["locals"] = [{"name": "lock_filename", "repr": "'/data/.lock'"}, {"name": "wait", "repr": wait}]
+        return {"frames": [frame]}
+
+    assert _filelock_of(polling("(True, None, -1, 0.05, 1977.1)")) == ("/data/.lock", False, False)
+    # a cancel_check callback may end the acquire though it has no timeout: never read as one that cannot end
+    assert _filelock_of(polling("(True, <function stop at 0x7f>, -1, 0.05, 1977.1)")) == ("/data/.lock", True, False)
 
 
 def test_bytes_in_one_call_are_no_proof_of_work():

@@ -61,7 +61,7 @@ LOCKS = proc.PROC / "locks"
 SEM_MAPPING = "/dev/shm/sem."  # noqa: S108 - a name we look for in /proc/PID/maps, not a file we write. glibc's named semaphores (multiprocessing's SemLock on Linux)
 FILELOCK_DIR = "/filelock/"  # the filelock package (Hugging Face datasets, hub, transformers use it)
 FILELOCK_PATH_LOCALS = ("lock_filename", "canonical_path", "lock_file")
-FILELOCK_WAIT = re.compile(r"^\((?:True|False), [^,]+, (-?[\d.]+)")
+FILELOCK_WAIT = re.compile(r"^\((?:True|False), ([^,]+), (-?[\d.]+)")  # (blocking, cancel_check, timeout, ...)
 
 
 @frozen
@@ -145,6 +145,7 @@ def _filelock_of(t: dict[str, Any]) -> tuple[str, bool | None, bool] | None:
     )
     path: str | None = None
     timeout: str | None = None
+    cancel = False  # a cancel_check callback (filelock 4.3) may end an acquire that has no timeout
     for f in t.get("frames", []):  # innermost first: the path and the timeout may live in different frames
         if FILELOCK_DIR not in str(f.get("filename", "")):
             continue
@@ -153,16 +154,15 @@ def _filelock_of(t: dict[str, Any]) -> tuple[str, bool | None, bool] | None:
             (values[k].strip("'\"") for k in FILELOCK_PATH_LOCALS if values.get(k, "").startswith(("'/", '"/'))),
             None,
         )
+        cancel = cancel or values.get("cancel_check") not in (None, "None")
         if timeout is None and values.get("timeout") not in (None, "None"):
             timeout = values["timeout"]
         if timeout is None and (m := FILELOCK_WAIT.match(values.get("wait", ""))):
-            timeout = m.group(1)  # filelock 4.3: the acquire's resolved (blocking, _, timeout, ...) tuple
-        if path is not None and timeout is not None:
-            break
+            timeout, cancel = m.group(2), cancel or m.group(1) != "None"  # filelock 4.3's resolved wait tuple
     if path is None:
         return None
     try:
-        can_time_out = float(timeout) >= 0 if timeout is not None else None
+        can_time_out = True if cancel else float(timeout) >= 0 if timeout is not None else None
     except ValueError:
         can_time_out = None
     return path, can_time_out, soft

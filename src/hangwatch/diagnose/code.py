@@ -123,8 +123,8 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
         if top
         else f"its locals were read {len(mine)} times and hold nothing (the loop reads a global or another object)"
         if len(mine) >= 2 and not any(r.values for r in mine)
-        else f"its locals were read {len(mine)} times: {', '.join(f'`{n}`' for n in moved[:4])} changed, but none "
-        "counts up or is what its loop tests, so they tell a spin from work no more than its stack does"
+        else f"its locals were read {len(mine)} times and {', '.join(f'`{n}`' for n in moved[:4])} changed: what "
+        "changed was not read as its loop's progress, nor as a spin"
         if moved
         else "too few reads of this frame's locals to compare"
     )

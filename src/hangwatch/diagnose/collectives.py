@@ -325,7 +325,7 @@ def _by_end(
     come; else the culprit, stuck (or asleep past the others' timeout) where it is."""
     rest, (entered, never) = doing.removeprefix("is "), words
     if end.state == "working":
-        said = f"{who} {verb} working, not stuck, {rest}: {end.fact}; {entered} A straggler: the job waits, bounded by "
+        said = f"{who} {verb} {end.at_work()}, {rest}: {end.fact}; {entered} A straggler: the job waits, bounded by "
         return named(Finding(Cause.DISTRIBUTED_STRAGGLER, 0.96, f"{said}--max-slow.", where, ev, STRAGGLER_FIX), end)
     if not end.holds_up:
         fact = f": {end.fact}" if end.fact else ""

@@ -166,7 +166,7 @@ def _peer_stuck(scene: Scene, g: RankGroups) -> Hit:
         e0 = ends[working[0]] if working else ends[lead]
         if working:
             summary = (
-                f"{_plural(working).capitalize()} {'are' if len(working) > 1 else 'is'} working, not stuck, "
+                f"{_plural(working).capitalize()} {'are' if len(working) > 1 else 'is'} {e0.at_work()}, "
                 f"{detail}: {e0.fact}; {victims} for {'them' if len(working) > 1 else 'it'}. A straggler: "
                 "the job waits, bounded by --max-slow."
             )

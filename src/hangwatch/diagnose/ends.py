@@ -99,6 +99,10 @@ class End:
         stuck (one not read or idle after them)."""
         return not self.proves_hang, self.state not in STUCK
 
+    def at_work(self) -> str:
+        """A working end in words: "working" where its fact proves work, else what was measured (CPU alone)."""
+        return "working, not stuck" if self.proves_work else "at work, not proven stuck"
+
     def how(self) -> str:
         """Its state in a word or two: "stuck" only where it is measured so (blocked, spinning, stopped); a loop with
         no way out is said asleep, as the sleep it is in."""

@@ -225,11 +225,12 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
     if gone:
         # which of several held the task is not measured (a worker recycled by maxtasksperchild ends with none):
         # one the kernel log names (the OOM killer's) first, else one of them, said so
-        gone = [g for g in gone if g.reason] or gone
+        went, gone = len(gone), [g for g in gone if g.reason] or gone
         g = gone[-1]
         ev.extend(_vanished_text(x) for x in gone[-3:])
+        likely = f", most likely holding a task (of {went} that went, the kernel log names it)" if went > 1 else ""
         who = (
-            f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)} while holding a task"
+            f"Pool worker pid {g.pid} vanished at {_clock(g.gone_at)}" + (likely or " while holding a task")
             if len(gone) == 1
             else f"{len(gone)} pool workers vanished (pids {', '.join(str(x.pid) for x in gone[-4:])}, the last at "
             f"{_clock(g.gone_at)}); one of them held a task"

@@ -32,9 +32,10 @@ def native_fork_rule(scene: Scene) -> list[Hit]:
     or locks did not survive the fork."""
     hits = []
     for v in scene.views:
-        if not v.ev.native or not v.info.forked_from_parent:
-            continue  # (a worker started by spawn, its command line not its parent's, inherited nothing)
         t = v.main_thread
+        forked = v.info.forked_from_parent or (t is not None and t.any_frame(lambda f: sg.at(f, *sg.FORK_LAUNCH)))
+        if not v.ev.native or not forked:
+            continue  # (a worker started by spawn inherited nothing; one forked shows popen_fork's frame)
         if t is None or (t.cpu_percent or 0.0) > 5.0 or t.woke_often:
             continue  # busy inside the library (e.g. an OpenMP op under --native): not stuck in it
         main = next((s for s in v.ev.native if s.tid == v.pid), v.ev.native[0])

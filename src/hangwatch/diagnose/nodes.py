@@ -151,7 +151,7 @@ def _straggler(ends: list[tuple[int, dict[str, Any], End]], victims: str, ev: li
     working = [x for x in ends if x[2].state == "working"]
     _, pick, end = (working or ends)[0]
     names = ", ".join(f"rank {r['rank']} on node {n}" for n, r, _ in (working or ends))
-    how = "working, not stuck," if working else f"{end.how()}, not stuck,"
+    how = f"{end.at_work()}," if working else f"{end.how()}, not stuck,"
     return named(
         Finding(
             cause=Cause.DISTRIBUTED_STRAGGLER,

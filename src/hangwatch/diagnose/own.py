@@ -179,8 +179,9 @@ def closed_readers(v: ProcessView) -> frozenset[int]:
 
 def lock_pollers(v: ProcessView) -> frozenset[int]:
     """The threads of ``v`` whose every wait is for a file lock ``v`` holds itself, through another open of the file,
-    with an acquire that cannot time out (the ``filelock`` package's: a non-blocking try every 50 ms, for ever). A
-    thread in such a loop lets go of nothing until it gets the lock: awake, it acts no more than a parked one."""
+    with no timeout and no cancel callback: a ``flock()`` blocked in the kernel, or the ``filelock`` package's acquire
+    (a non-blocking try each poll interval, for ever). Such a thread lets go of nothing until it gets the lock: awake,
+    it acts no more than a parked one."""
     mine: dict[int, list[LockWait]] = {}
     for w in v.ev.waits:
         mine.setdefault(w.tid, []).append(w)

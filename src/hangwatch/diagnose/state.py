@@ -276,15 +276,16 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
 
 def _at_full_cpu(t: ThreadView) -> Measured | None:
     """A thread at full CPU out of a sleep: working, without proof, where its stack moves (its wake-ups are the GIL's
-    hand-offs, not a poll's) or where it sits inside one call (a native spin looks the same; one holding the GIL in
-    the same user function is ``spinning``: ``running_state``)."""
+    hand-offs, not a poll's) or where it sits inside one call that releases the GIL in most samples (native code; a
+    native spin looks the same). One holding the GIL is ``spinning`` where its innermost frame is the user's."""
     cpu, at = f"{t.cpu_percent or 0:.0f}% CPU", describe(t.user_frame)
     if t.stack_changed:
         return Measured("working", f"{cpu} with its stack moving in {at}")
-    if not one_long_call(t):
+    gil = sum(1 for x in t.samples if x.owns_gil)
+    if not one_long_call(t) or gil * 2 >= len(t.samples):  # (Python holding the GIL: a library's own spin, maybe)
         return None
-    gil = f"holding the GIL in {sum(1 for x in t.samples if x.owns_gil)} of {len(t.samples)}"
-    return Measured("working", f"{cpu} inside one call at {at}, the same stack in all {len(t.stacks)} samples, {gil}")
+    said = f"the same stack in all {len(t.stacks)} samples, holding the GIL in {gil} of {len(t.samples)}"
+    return Measured("working", f"{cpu} inside one call that releases the GIL at {at}, {said}")
 
 
 def stopped_state(v: ProcessView) -> Measured:

@@ -359,7 +359,8 @@ def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     frame = innermost_user(t.frames)
     forever = " with no timeout" if w.timeout is False else ""
     handled = proof.handlers_may_run(v, proof.GOES_ON)
-    pollers = [o for o in v.threads if o.tid in lock_pollers(v) - {t.tid}]
+    polling = lock_pollers(v) - {t.tid}
+    pollers = [o for o in v.threads if o.tid in polling]
     who = v.label() if t is v.main_thread else f"{v.label()} thread '{t.name}'"
     summary = (
         f"{who} waits{forever} for {KIND_TEXT.get(w.kind, 'a lock')} on {w.path} at {describe(frame)}, which "
