@@ -55,7 +55,11 @@ def test_a_silent_computation_past_the_history_floor_finishes_untouched(run):
     assert len(slow) == 1, "one slow incident past 3 x --min-stall, then quiet"
     root = root_cause(slow[0])
     assert root["cause"] == "code.computing" and root["proof"]["kind"] == "work", root
-    assert "; its loop advances: `for p, label in zip(preds, labels" in root["proof"]["fact"], root["proof"]
+    # the locals' last read lands in the `for` over the data or, on the `if` after it, in the `while True:` around it
+    # (its name `correct` grows): either way the loop advances, said from the locals that moved
+    fact = root["proof"]["fact"]
+    walks = ("`for p, label in zip(preds, labels", "`correct` ", "`seen` ")
+    assert "; its loop advances: " in fact and any(w in fact for w in walks), root["proof"]
     extended = [e for e in run.events() if e["event"] == "extended" and e.get("cause") == "code.computing"]
     assert extended and all(b.startswith("--max-slow") for b in _bounds(extended)), extended
 
