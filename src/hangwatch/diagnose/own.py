@@ -15,6 +15,8 @@ the senders of a signal; graph.py follows them):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY_ENDS, OPEN_FILE_LOCKS, Edge, Node, pid_id, to_nobody
 from hangwatch.diagnose.scene import Scene
@@ -165,10 +167,7 @@ def closed_readers(v: ProcessView) -> frozenset[int]:
     parked on its own primitives (``proof.sealed_but``): only a thread of ``v`` could write what one of them waits
     for, and each that could is itself in such a wait, so none ever moves (a client and its own in-process server
     that each wait for the other to speak first). Empty where fewer than two, or where a signal handler may run."""
-    mine: dict[int, list[LockWait]] = {}
-    for w in v.ev.waits:
-        mine.setdefault(w.tid, []).append(w)
-    tids = frozenset(tid for tid, ws in mine.items() if all(self_held(w) and w.kind in CLOSED_KINDS for w in ws))
+    tids = _threads_whose_waits(v, lambda w: self_held(w) and w.kind in CLOSED_KINDS)
     threads = [t for t in v.threads if t.tid in tids]
     if len(tids) < 2 or len(threads) != len(tids) or proof.handlers_may_run(v, proof.GOES_ON):
         return frozenset()
@@ -182,14 +181,15 @@ def lock_pollers(v: ProcessView) -> frozenset[int]:
     with no timeout and no cancel callback: a ``flock()`` blocked in the kernel, or the ``filelock`` package's acquire
     (a non-blocking try each poll interval, for ever). Such a thread lets go of nothing until it gets the lock: awake,
     it acts no more than a parked one."""
+    return _threads_whose_waits(v, lambda w: self_held(w) and w.kind in OPEN_FILE_LOCKS and w.timeout is False)
+
+
+def _threads_whose_waits(v: ProcessView, each: Callable[[LockWait], bool]) -> frozenset[int]:
+    """The threads of ``v`` with a followed wait, every one of which is ``each``."""
     mine: dict[int, list[LockWait]] = {}
     for w in v.ev.waits:
         mine.setdefault(w.tid, []).append(w)
-    return frozenset(
-        tid
-        for tid, ws in mine.items()
-        if all(self_held(w) and w.kind in OPEN_FILE_LOCKS and w.timeout is False for w in ws)
-    )
+    return frozenset(tid for tid, ws in mine.items() if all(each(w) for w in ws))
 
 
 def held_here_hangs(v: ProcessView, tid: int, whole: bool) -> bool:

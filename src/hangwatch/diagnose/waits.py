@@ -359,14 +359,13 @@ def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     frame = innermost_user(t.frames)
     forever = " with no timeout" if w.timeout is False else ""
     handled = proof.handlers_may_run(v, proof.GOES_ON)
-    polling = lock_pollers(v) - {t.tid}
-    pollers = [o for o in v.threads if o.tid in polling]
+    pollers = len(lock_pollers(v) - {t.tid})
     who = v.label() if t is v.main_thread else f"{v.label()} thread '{t.name}'"
     summary = (
         f"{who} waits{forever} for {KIND_TEXT.get(w.kind, 'a lock')} on {w.path} at {describe(frame)}, which "
         "its process holds itself through another open of the same file: the lock belongs to that open file, so this "
         "one waits for it to be released, and no other thread of the process runs that could release it"
-        + (f" ({len(pollers)} more poll for it the same way)" if pollers else "")
+        + (f" ({pollers} more poll for it the same way)" if pollers else "")
         + ("; only a signal handler of it (it has one) could end the wait." if handled else ".")
     )
     return named(
