@@ -9,7 +9,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion, one_long_call
 from hangwatch.diagnose.output import buffered_stdout
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import ALIVE, Measured, running_state, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, duration_text
 from hangwatch.fixes import (
@@ -146,24 +146,25 @@ def _unjudged_loop(v: ProcessView, t: ThreadView) -> Hit:
             f"{'its locals cannot be read' if top else 'its locals tell nothing of its loop'}, so whether "
             "the loop gets anywhere is unknown: alive, judged against this job's own history."
         )
-    return named(
-        Finding(
-            cause=Cause.CODE_BUSY_LOOP,
-            confidence=0.5,
-            summary=summary,
-            where=v.where(t, frame),
-            evidence=(
-                f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
-                f"GIL {_gil_held(t)}",
-                f"innermost frame in {place} in all {len(t.stacks)} samples and {reads} more reads, "
-                f"on {where_text}" + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
-                unread,
-            ),
-            fix=(
-                *BUSY_FIX,
-                "Move the loop into a function: its locals can then be read, and a loop that walks its "
-                "data is told from a spin.",
-            ),
+    facts = (
+        f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the "
+        f"GIL {_gil_held(t)}",
+        f"innermost frame in {place} in all {len(t.stacks)} samples and {reads} more reads, "
+        f"on {where_text}" + (f" (`{frame.code}`)" if frame and frame.code and not moving else ""),
+        unread,
+    )
+    return named_at(
+        v,
+        t,
+        frame,
+        Cause.CODE_BUSY_LOOP,
+        0.5,
+        summary,
+        facts,
+        (
+            *BUSY_FIX,
+            "Move the loop into a function: its locals can then be read, and a loop that walks its "
+            "data is told from a spin.",
         ),
     )
 
@@ -173,26 +174,28 @@ def _long_call(v: ProcessView, t: ThreadView, motion: LoopMotion | None) -> Hit:
     whose locals were read, they stayed (one call per turn): said as read, never as a loop that advances."""
     frame = t.user_frame
     stayed = (f"locals of {describe(frame)}: {motion.evidence}",) if motion is not None else ()
-    return named(
-        Finding(
-            cause=Cause.CODE_COMPUTING,
-            confidence=0.65,
-            summary=(
-                f"{v.label()} has been inside one call at {describe(frame)} for {v.duration_s:.0f} s, holding the "
-                f"GIL at {v.cpu_text()}: a long call that runs in C (a sort, a regex, a tokenizer), alive."
-            ),
-            where=v.where(t, frame),
-            evidence=(
-                f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU with the same stack, on the same "
-                f"line, in all {len(t.stacks)} samples" + (f": `{frame.code}`" if frame and frame.code else ""),
-                "a Python loop that spins lands on its loop's header or moves between lines; this stack did not",
-                *stayed,
-            ),
-            fix=(
-                *COMPUTING_FIX[1:],
-                "If the call should not take this long, look at its input (a regex on a huge "
-                "string backtracks for ever; a sort of millions of Python objects takes minutes).",
-            ),
+    said = (
+        f"{v.label()} has been inside one call at {describe(frame)} for {v.duration_s:.0f} s, holding the "
+        f"GIL at {v.cpu_text()}: a long call that runs in C (a sort, a regex, a tokenizer), alive."
+    )
+    facts = (
+        f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU with the same stack, on the same "
+        f"line, in all {len(t.stacks)} samples" + (f": `{frame.code}`" if frame and frame.code else ""),
+        "a Python loop that spins lands on its loop's header or moves between lines; this stack did not",
+        *stayed,
+    )
+    return named_at(
+        v,
+        t,
+        frame,
+        Cause.CODE_COMPUTING,
+        0.65,
+        said,
+        facts,
+        (
+            *COMPUTING_FIX[1:],
+            "If the call should not take this long, look at its input (a regex on a huge "
+            "string backtracks for ever; a sort of millions of Python objects takes minutes).",
         ),
     )
 
@@ -271,18 +274,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             code = f" `{f.code}`" if f and f.code else ""
             kind = waits[t.tid] or "lock"
             ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")
-        hits.append(
-            named(
-                Finding(
-                    cause=Cause.CODE_DEADLOCK,
-                    confidence=conf,
-                    summary=f"{v.label()} {said}: {what}.",
-                    where=v.where(culprit, frame),
-                    evidence=tuple(ev),
-                    fix=fix,
-                )
-            )
-        )
+        hits.append(named_at(v, culprit, frame, Cause.CODE_DEADLOCK, conf, f"{v.label()} {said}: {what}.", ev, fix))
     return hits
 
 
@@ -466,7 +458,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             or next((f for f in reversed(t.frames) if not f.file.endswith("/threading.py")), None)
         )
         site = proof.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
-        named_at = Frame(site.function, site.file, site.line, site.code) if site is not None else frame
+        place = Frame(site.function, site.file, site.line, site.code) if site is not None else frame
         left = t.last.wakes_in if t.last.syscall == "futex" else None
         how = (
             f"fires in {duration_text(left)},"
@@ -478,41 +470,43 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             else "waits"
         )
         names = ", ".join(f"'{x.name}' at {describe(proof.waits_at(x))}" for x in waiting[:4])
+        said = (
+            f"{v.label()} has finished (or raised) and is exiting, but waits for its "
+            f"{'timer' if _a_timer(t) else 'non-daemon thread' if len(live) < 2 else 'thread'} "
+            f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends"
+            + (
+                "."
+                if len(live) < 2
+                else f" (or is a daemon: which of its {len(live)} threads are daemons is not read)."
+            )
+            + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state in ("looping", "ended", "started") else "")
+        )
+        facts = (
+            "main thread in threading._shutdown (the interpreter joins every non-daemon thread at exit)",
+            f"threads it waits for: {names}",
+            *((f"thread '{t.name}': the kernel's {t.wait_text}",) if t.last.syscall else ()),
+            f"thread '{t.name}': {m.state} ({m.fact})",
+        )
         hits.append(
-            named(
-                Finding(
-                    cause=Cause.CODE_DEADLOCK,
-                    confidence=0.85,
-                    summary=(
-                        f"{v.label()} has finished (or raised) and is exiting, but waits for its "
-                        f"{'timer' if _a_timer(t) else 'non-daemon thread' if len(live) < 2 else 'thread'} "
-                        f"'{t.name}', which {how} at {describe(frame)}: the process exits only when that thread ends"
-                        + (
-                            "."
-                            if len(live) < 2
-                            else f" (or is a daemon: which of its {len(live)} threads are daemons is not read)."
-                        )
-                        + (f" {m.fact[:1].upper()}{m.fact[1:]}." if m.state in ("looping", "ended", "started") else "")
-                    ),
-                    where=v.where(t, named_at),
-                    evidence=(
-                        "main thread in threading._shutdown (the interpreter joins every non-daemon thread at exit)",
-                        f"threads it waits for: {names}",
-                        *((f"thread '{t.name}': the kernel's {t.wait_text}",) if t.last.syscall else ()),
-                        f"thread '{t.name}': {m.state} ({m.fact})",
-                    ),
-                    fix=(
-                        (
-                            "Cancel the timer on every path out of the program, errors included (try/finally: "
-                            "timer.cancel()), and a callback that starts the next timer checks a stop flag first; "
-                            "or make it a daemon (timer.daemon = True before timer.start())."
-                        )
-                        if _a_timer(t)
-                        else "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path "
-                        "out of the program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
-                        "If an exception ended the program, read it above the hang in the log: that is the real error.",
-                    ),
-                )
+            named_at(
+                v,
+                t,
+                place,
+                Cause.CODE_DEADLOCK,
+                0.85,
+                said,
+                facts,
+                (
+                    (
+                        "Cancel the timer on every path out of the program, errors included (try/finally: "
+                        "timer.cancel()), and a callback that starts the next timer checks a stop flag first; "
+                        "or make it a daemon (timer.daemon = True before timer.start())."
+                    )
+                    if _a_timer(t)
+                    else "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path "
+                    "out of the program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
+                    "If an exception ended the program, read it above the hang in the log: that is the real error.",
+                ),
             )
         )
     return hits

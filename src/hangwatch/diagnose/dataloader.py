@@ -12,7 +12,7 @@ import signal
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import exit_words, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, bounded_ending, describe, described, innermost_user
 from hangwatch.diagnose.waits import semaphore_wait
@@ -85,20 +85,13 @@ def shutdown_rule(scene: Scene) -> list[Hit]:
         workers = scene.workers_of(v.pid)
         bound = 2 * sg.WORKER_JOIN_S * max(1, len(workers))
         fact = f"{v.label()} {ending}: at most {bound:.0f} s for its {len(workers)} live worker(s)"
+        said = (
+            f"{v.label()} is ending its DataLoader workers (torch waits up to "
+            f"{sg.WORKER_JOIN_S:.0f} s for each, then terminates it): it ends by itself."
+        )
+        facts = (fact, *(f"worker pid {w.pid}: {w.state}, {w.cpu_text()}" for w in workers[:4]))
         hits.append(
-            named(
-                Finding(
-                    cause=Cause.DATALOADER_SHUTDOWN,
-                    confidence=0.7,
-                    summary=(
-                        f"{v.label()} is ending its DataLoader workers (torch waits up to "
-                        f"{sg.WORKER_JOIN_S:.0f} s for each, then terminates it): it ends by itself."
-                    ),
-                    where=v.where(t, innermost_user(t.frames) or at),
-                    evidence=(fact, *(f"worker pid {w.pid}: {w.state}, {w.cpu_text()}" for w in workers[:4])),
-                    fix=SHUTDOWN_FIX,
-                )
-            )
+            named_at(v, t, innermost_user(t.frames) or at, Cause.DATALOADER_SHUTDOWN, 0.7, said, facts, SHUTDOWN_FIX)
         )
     return hits
 
@@ -146,20 +139,21 @@ def _dead_worker(
     killed = status & 0x7F == signal.SIGKILL
     last = innermost_user(busy_frames(w.main_thread))  # (said; the place is main's: its wait ends with the exit)
     name = f"worker {index} (pid {w.pid})"
-    return named(
-        Finding(
-            cause=Cause.DATALOADER_WORKER_DIED,
-            confidence=0.9,
-            summary=(
-                f"DataLoader {name} has exited ({exit_words(status)})"
-                + (f", last seen in {describe(last)}" if last is not None else "")
-                + f"; {main.label()} raises for it at its DataLoader's next check of its workers: a crash, not a hang."
-                + (" SIGKILL is usually the out-of-memory killer." if killed else "")
-            ),
-            where=main.where(mt, waiting_at),
-            evidence=(waits, f"{name}: {fact}"),
-            fix=WORKER_DIED_FIX + (OOM_FIX if killed else ()),
-        )
+    said = (
+        f"DataLoader {name} has exited ({exit_words(status)})"
+        + (f", last seen in {describe(last)}" if last is not None else "")
+        + f"; {main.label()} raises for it at its DataLoader's next check of its workers: a crash, not a hang."
+        + (" SIGKILL is usually the out-of-memory killer." if killed else "")
+    )
+    return named_at(
+        main,
+        mt,
+        waiting_at,
+        Cause.DATALOADER_WORKER_DIED,
+        0.9,
+        said,
+        (waits, f"{name}: {fact}"),
+        WORKER_DIED_FIX + (OOM_FIX if killed else ()),
     )
 
 
@@ -201,19 +195,10 @@ def _busy_worker(
         hits.extend(semaphore_wait(w, t, f"DataLoader {name}", waiter_of=main, waits=waits))
     said = _worker_named(w, t, frame, name, ev)
     conf = 0.6 if fork_ev else said.confidence
-    hits.append(
-        named(
-            Finding(
-                cause=said.cause,
-                confidence=conf,
-                summary=said.summary
-                + (f" It {holds}." if holds is not None and holds.startswith(("has", "holds batch", "is on")) else ""),
-                where=w.where(t, frame),
-                evidence=tuple(ev),
-                fix=said.fix,
-            )
-        )
+    words = said.summary + (
+        f" It {holds}." if holds is not None and holds.startswith(("has", "holds batch", "is on")) else ""
     )
+    hits.append(named_at(w, t, frame, said.cause, conf, words, ev, said.fix))
     return hits
 
 
@@ -342,29 +327,31 @@ def _lock_across_processes(
     """Both sides of a lock shared across processes: the worker waits for it, main holds it while it
     waits for that worker's batch (the graph's cycle through the lock and the batch proves it)."""
     mt, mf, lock = held
-    return named(
-        Finding(
-            cause=Cause.CODE_DEADLOCK,
-            confidence=0.93,
-            summary=(
-                f"DataLoader {name} waits for the lock `{lock}` at {describe(frame)}, which {main.label()} holds "
-                f"at {describe(mf)} while it waits for that worker's batch: a deadlock across processes."
-            ),
-            where=w.where(t, frame),
-            evidence=(
-                waits,
-                f"{name} blocked at {w.cpu_text()} at {describe(frame)} `{frame.code if frame else ''}`",
-                f"{main.label()} holds `{lock}`: thread '{mt.name}' runs {describe(mf)} inside its "
-                f"`with {lock}:` block (or after `{lock}.acquire()`)",
-            ),
-            fix=(
-                f"Release `{lock}` before iterating the DataLoader (the main process holds it at {describe(mf)}), "
-                "or do not take it in dataset code.",
-                "Locks shared with DataLoader workers are held across processes: a worker that needs one the main "
-                "process holds while it waits for a batch never returns.",
-                "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
-            ),
-        )
+    said = (
+        f"DataLoader {name} waits for the lock `{lock}` at {describe(frame)}, which {main.label()} holds "
+        f"at {describe(mf)} while it waits for that worker's batch: a deadlock across processes."
+    )
+    facts = (
+        waits,
+        f"{name} blocked at {w.cpu_text()} at {describe(frame)} `{frame.code if frame else ''}`",
+        f"{main.label()} holds `{lock}`: thread '{mt.name}' runs {describe(mf)} inside its "
+        f"`with {lock}:` block (or after `{lock}.acquire()`)",
+    )
+    return named_at(
+        w,
+        t,
+        frame,
+        Cause.CODE_DEADLOCK,
+        0.93,
+        said,
+        facts,
+        (
+            f"Release `{lock}` before iterating the DataLoader (the main process holds it at {describe(mf)}), "
+            "or do not take it in dataset code.",
+            "Locks shared with DataLoader workers are held across processes: a worker that needs one the main "
+            "process holds while it waits for a batch never returns.",
+            "DataLoader(timeout=600) so a stuck worker raises instead of hanging silently.",
+        ),
     )
 
 
@@ -421,20 +408,13 @@ def _batch_lost(
         conf = 0.92
     if mt.idle_throughout:
         ev.append(f"main thread idle for {main.duration_s:.0f} s")
-    return named(  # the graph's edge from main's wait to nobody proves it, where every worker was seen idle
-        Finding(
-            cause=Cause.DATALOADER_BATCH_LOST,
-            confidence=conf,
-            summary=(
-                "The main process waits for a batch that no worker is producing: every worker is alive "
-                "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
-                "memory ran out in a worker's feeder thread)."
-            ),
-            where=main.where(mt, waiting_at),
-            evidence=tuple(ev),
-            fix=BATCH_LOST_FIX,
-        ),
+    said = (
+        "The main process waits for a batch that no worker is producing: every worker is alive "
+        "and idle, so a finished batch was lost on its way back (it failed to pickle, or shared "
+        "memory ran out in a worker's feeder thread)."
     )
+    # the graph's edge from main's wait to nobody proves it, where every worker was seen idle
+    return named_at(main, mt, waiting_at, Cause.DATALOADER_BATCH_LOST, conf, said, ev, BATCH_LOST_FIX)
 
 
 def fork_rule(scene: Scene) -> list[Hit]:

@@ -15,7 +15,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose.ends import RESTING, STUCK, End, collective_limit, rank_end
 from hangwatch.diagnose.process import at_debugger, reads_from_person
 from hangwatch.diagnose.raised import job_log, raised_by
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
@@ -287,15 +287,9 @@ def _diverged(g: RankGroups, recorded: bool = True) -> Hit | None:
     # named only: the graph proves it where each rank's call was read on the default group and nothing moves (each
     # waits for the ranks not in its own call: a cycle); ranks in groups of their own may be in different calls
     # and all complete
-    return named(
-        Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK,
-            confidence=0.8 if tie else 0.85,
-            summary=summary,
-            where=v.where(t, frame),
-            evidence=(_groups_text(g.groups),) + (() if recorded else (UNRECORDED,)),
-            fix=PEER_FIX[1:] + PEER_FIX[:1],
-        )
+    facts = (_groups_text(g.groups),) + (() if recorded else (UNRECORDED,))
+    return named_at(
+        v, t, frame, Cause.DISTRIBUTED_PEER_STUCK, 0.8 if tie else 0.85, summary, facts, PEER_FIX[1:] + PEER_FIX[:1]
     )
 
 
@@ -362,8 +356,6 @@ def _rendezvous_wait(scene: Scene, g: RankGroups) -> Hit | None:
     if t is None:
         return None
     frame = innermost_user(t.frames)
-    waited = max(0.0, scene.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
-    what, facts, fix = rendezvous_facts(v, waited)
     ev = [_groups_text(g.groups)] if g.groups else [f"{v.label()} in {describe(innermost_explaining(t.frames))}"]
     if g.world:
         ev.append(f"WORLD_SIZE={g.world}; rank processes here: {sorted(g.by_rank)}")
@@ -372,16 +364,19 @@ def _rendezvous_wait(scene: Scene, g: RankGroups) -> Hit | None:
         if g.in_rdzv
         else f"{v.label().capitalize()} waits"
     )
+    return _joining(scene, v, t, frame, 0.85, f"{who} at process-group setup ({describe(frame)}) for", ".", ev)
+
+
+def _joining(
+    scene: Scene, v: ProcessView, t: ThreadView, at: Frame | None, sure: float, head: str, tail: str, ev: list[str]
+) -> Hit:
+    """A wait at rendezvous for the peers not joined (the summary: ``head``, what it waits for, ``tail``), with what
+    was measured of the rendezvous as evidence: ``End("joining")``, judged as such."""
+    waited = max(0.0, scene.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
+    what, facts, fix = rendezvous_facts(v, waited)
+    said = f"{head} {what}{tail}"
     return named(
-        Finding(
-            cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT,
-            confidence=0.85,
-            summary=f"{who} at process-group setup ({describe(frame)}) for {what}.",
-            where=v.where(t, frame),
-            evidence=(*ev, *facts),
-            fix=fix,
-        ),
-        End("joining", what),
+        Finding(Cause.DISTRIBUTED_RENDEZVOUS_WAIT, sure, said, v.where(t, at), (*ev, *facts), fix), End("joining", what)
     )
 
 
@@ -437,22 +432,7 @@ def _launcher_rendezvous(scene: Scene, ranks: list[ProcessView]) -> list[Hit]:
         f = _rendezvous(t)
         if f is None:
             continue
-        waited = max(0.0, scene.evidence.started_at - v.info.create_time) if v.info.create_time else v.duration_s
-        what, facts, fix = rendezvous_facts(v, waited)
-        hits.append(
-            named(
-                Finding(
-                    cause=Cause.DISTRIBUTED_RENDEZVOUS_WAIT,
-                    confidence=0.8,
-                    summary=(
-                        f"The launcher (pid {v.pid}) waits in rendezvous ({describe(f)}) for {what}; no rank has "
-                        "started on this node."
-                    ),
-                    where=v.where(t, f),
-                    evidence=(f"{v.label()} in {describe(f)}", "no rank processes exist yet", *facts),
-                    fix=fix,
-                ),
-                End("joining", what),
-            )
-        )
+        head = f"The launcher (pid {v.pid}) waits in rendezvous ({describe(f)}) for"
+        ev = [f"{v.label()} in {describe(f)}", "no rank processes exist yet"]
+        hits.append(_joining(scene, v, t, f, 0.8, head, "; no rank has started on this node.", ev))
     return hits

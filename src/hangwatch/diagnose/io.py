@@ -5,7 +5,7 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.own import self_held
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, innermost_user
 from hangwatch.fixes import NETWORK_FIX, STORAGE_FIX
@@ -117,25 +117,16 @@ def storage_wait_rule(scene: Scene) -> list[Hit]:
         if alive:  # the storage moves (the state module says): a slow disk, not a stuck one
             conf -= 0.25
         what = "a network filesystem" if netfs else "the disk" if disk else "the kernel"
-        hits.append(
-            named(
-                Finding(
-                    cause=Cause.IO_STORAGE_WAIT,
-                    confidence=conf,
-                    summary=(
-                        f"{v.label()} has been in uninterruptible sleep (D) for the whole {v.duration_s:.0f} s window, "
-                        f"waiting on {what}"
-                        + (f", at {describe(frame)}." if frame else ".")
-                        + (f" It is alive ({state.state}: {state.fact})." if alive and state is not None else "")
-                    ),
-                    where=v.where(t, frame),
-                    evidence=(
-                        f"{v.label()} in state D in every sample",
-                        f"kernel wait channel: {wchan or 'unknown'}",
-                        f"{moved} bytes of storage I/O in the window",
-                    ),
-                    fix=STORAGE_FIX,
-                )
-            )
+        said = (
+            f"{v.label()} has been in uninterruptible sleep (D) for the whole {v.duration_s:.0f} s window, "
+            f"waiting on {what}"
+            + (f", at {describe(frame)}." if frame else ".")
+            + (f" It is alive ({state.state}: {state.fact})." if alive and state is not None else "")
         )
+        facts = (
+            f"{v.label()} in state D in every sample",
+            f"kernel wait channel: {wchan or 'unknown'}",
+            f"{moved} bytes of storage I/O in the window",
+        )
+        hits.append(named_at(v, t, frame, Cause.IO_STORAGE_WAIT, conf, said, facts, STORAGE_FIX))
     return hits

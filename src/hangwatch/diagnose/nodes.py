@@ -126,44 +126,22 @@ def _culprits_hit(
     ends = [(n, r, End.from_dict(r)) for n, r in culprits]
     stuck = sorted(((n, r, e) for n, r, e in ends if e.holds_up), key=lambda x: x[2].first)
     victims = f"{len(waiting)} rank(s) on node(s) {sorted({n for n, _ in waiting})} wait in a collective"
-    if not stuck:
-        return _straggler(ends, victims, ev)
-    first, end = stuck[0][1], stuck[0][2]
-    alike = [(n, r) for n, r, e in stuck if e.how() == end.how() and e.proves_hang == end.proves_hang]
-    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in alike)
-    verb = "is" if len(alike) == 1 else "are"
-    return named(
-        Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK,
-            confidence=0.95,
-            summary=f"{names.capitalize()} {verb} {end.how()} {first['text']} while {victims}.",
-            where=Where(**first["where"]),
-            evidence=tuple(ev),
-            fix=PEER_FIX,
-        ),
-        end,
-    )
-
-
-def _straggler(ends: list[tuple[int, dict[str, Any], End]], victims: str, ev: list[str]) -> Hit:
-    """Ranks away from the collective, none of them holding it up: a straggler (waiting where one works, else one
-    that may still come), bounded by --max-slow."""
-    working = [x for x in ends if x[2].state == "working"]
-    _, pick, end = (working or ends)[0]
-    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r, _ in (working or ends))
-    how = f"{end.at_work()}," if working else f"{end.how()}, not stuck,"
-    return named(
-        Finding(
-            cause=Cause.DISTRIBUTED_STRAGGLER,
-            confidence=0.93,
-            summary=f"{names.capitalize()} {'is' if len(working or ends) == 1 else 'are'} {how} "
-            f"{pick['text']} while {victims}. A straggler: the job waits, bounded by --max-slow.",
-            where=Where(**pick["where"]),
-            evidence=tuple(ev),
-            fix=STRAGGLER_FIX,
-        ),
-        end,
-    )
+    fix: tuple[str, ...]
+    if stuck:  # the ones that hold them up; else a straggler (waiting where one works, else one that may still come)
+        first, end = stuck[0][1], stuck[0][2]
+        alike = [(n, r) for n, r, e in stuck if e.how() == end.how() and e.proves_hang == end.proves_hang]
+        how, tail = end.how(), "."
+        cause, sure, fix = Cause.DISTRIBUTED_PEER_STUCK, 0.95, PEER_FIX
+    else:
+        working = [x for x in ends if x[2].state == "working"]
+        _, first, end = (working or ends)[0]
+        alike = [(n, r) for n, r, _ in (working or ends)]
+        how = f"{end.at_work()}," if working else f"{end.how()}, not stuck,"
+        tail = ". A straggler: the job waits, bounded by --max-slow."
+        cause, sure, fix = Cause.DISTRIBUTED_STRAGGLER, 0.93, STRAGGLER_FIX
+    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in alike).capitalize()
+    said = f"{names} {'is' if len(alike) == 1 else 'are'} {how} {first['text']} while {victims}{tail}"
+    return named(Finding(cause, sure, said, Where(**first["where"]), tuple(ev), fix), end)
 
 
 def _flight_merge(ranks: list[tuple[int, dict[str, Any]]]) -> Hit | None:

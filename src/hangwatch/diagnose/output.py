@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from hangwatch.causes import Cause
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named_at
 from hangwatch.diagnose.state import computes
 from hangwatch.diagnose.views import ProcessView, describe
 from hangwatch.fixes import BUFFERED_FIX
 from hangwatch.records.evidence import Role
-from hangwatch.records.incident import Finding
 
 
 def _unbuffered(cmdline: tuple[str, ...], env: dict[str, str]) -> bool:
@@ -50,24 +49,14 @@ def output_buffered_rule(scene: Scene) -> list[Hit]:
             continue
         frame = t.user_frame
         size = v.ev.samples[-1].stdout_size
-        hits.append(
-            named(
-                Finding(
-                    cause=Cause.OUTPUT_BUFFERED,
-                    confidence=0.75,
-                    summary=(
-                        f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
-                        "looks frozen: prints arrive in 8 KiB chunks, or only at exit."
-                    ),
-                    where=v.where(t, frame),
-                    evidence=(
-                        f"stdout is a file ({v.info.stdout}, {size} bytes), not a terminal; PYTHONUNBUFFERED unset "
-                        "and no -u flag",
-                        f"the file did not grow in {v.duration_s:.0f} s",
-                        f"{computing} (now in {describe(frame)})",
-                    ),
-                    fix=BUFFERED_FIX,
-                )
-            )
+        said = (
+            f"{v.label()} is working but its output is block-buffered into {v.info.stdout}, so the log "
+            "looks frozen: prints arrive in 8 KiB chunks, or only at exit."
         )
+        facts = (
+            f"stdout is a file ({v.info.stdout}, {size} bytes), not a terminal; PYTHONUNBUFFERED unset and no -u flag",
+            f"the file did not grow in {v.duration_s:.0f} s",
+            f"{computing} (now in {describe(frame)})",
+        )
+        hits.append(named_at(v, t, frame, Cause.OUTPUT_BUFFERED, 0.75, said, facts, BUFFERED_FIX))
     return hits

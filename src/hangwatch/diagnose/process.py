@@ -7,7 +7,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import holder_state, process_state, thread_state
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
@@ -177,15 +177,16 @@ def _input_hit(v: ProcessView, t: ThreadView, bound: float) -> Hit:
             if h is not None
             else f"no other process was found holding its {end} ({wait.note or 'a search of the host'})."
         )
-    return named(  # on a terminal, the graph's edge to a person proves it; on a pipe, the chain through its writers
-        Finding(
-            cause=Cause.PROCESS_WAITS_FOR_INPUT,
-            confidence=0.95 if wait is None else 0.6,
-            summary=summary,
-            where=v.where(t, user),
-            evidence=tuple(ev),
-            fix=DEBUGGER_FIX if debugger else CHILD_INPUT_FIX if pty else INPUT_FIX,
-        )
+    # on a terminal, the graph's edge to a person proves it; on a pipe, the chain through its writers
+    return named_at(
+        v,
+        t,
+        user,
+        Cause.PROCESS_WAITS_FOR_INPUT,
+        0.95 if wait is None else 0.6,
+        summary,
+        ev,
+        DEBUGGER_FIX if debugger else CHILD_INPUT_FIX if pty else INPUT_FIX,
     )
 
 
@@ -229,22 +230,25 @@ def stopped_rule(scene: Scene) -> list[Hit]:
         frame = innermost_user(t.frames) if t else None
         how = f"held by its tracer pid {h.pid}: a debugger or strace" if h else "SIGSTOP, Ctrl-Z or a debugger"
         then = "when its tracer continues it or detaches" if h else "when it is continued"
+        said = f"{v.label()} is stopped ({how}): it runs again only {then}."
+        facts = (m.fact, *([f"it was at {describe(frame)} when it stopped"] * bool(frame)))
+        # the state module's reading decides: stopped (proof), or held by a tracer that works or waits
         hits.append(
-            named(  # the state module's reading decides: stopped (proof), or held by a tracer that works or waits
-                Finding(
-                    cause=Cause.PROCESS_STOPPED,
-                    confidence=0.95,
-                    summary=f"{v.label()} is stopped ({how}): it runs again only {then}.",
-                    where=v.where(t, frame),
-                    evidence=(m.fact, *([f"it was at {describe(frame)} when it stopped"] * bool(frame))),
-                    fix=(
-                        f"Continue or detach the tracer: `continue` or `detach` in gdb, Ctrl-C in strace (pid {h.pid})"
-                        if h and m.state == "traced"
-                        else f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)"
-                        + (f"; and its tracer pid {h.pid} if it is stopped too" if h else ""),
-                        "If a debugger is attached, detach it or continue the process in it.",
-                    ),
-                )
+            named_at(
+                v,
+                t,
+                frame,
+                Cause.PROCESS_STOPPED,
+                0.95,
+                said,
+                facts,
+                (
+                    f"Continue or detach the tracer: `continue` or `detach` in gdb, Ctrl-C in strace (pid {h.pid})"
+                    if h and m.state == "traced"
+                    else f"kill -CONT {v.pid}  (or `fg` in the shell that suspended it)"
+                    + (f"; and its tracer pid {h.pid} if it is stopped too" if h else ""),
+                    "If a debugger is attached, detach it or continue the process in it.",
+                ),
             )
         )
     return hits
@@ -412,32 +416,24 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
             "could send one"
         )
         frame = innermost_user(t.frames)
-        hits.append(
-            named(
-                Finding(
-                    cause=Cause.PROCESS_WAITS_ON,
-                    confidence=0.6,
-                    summary=f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): "
-                    + (
-                        f"sigwait() ends when {proof.signal_names(waited)} comes"
-                        if waited
-                        else "sigwait() ends when one of the signals it waits for comes"
-                        if sigwait
-                        else f"its handlers catch {caught}"
-                    )
-                    + f"; {who}.",
-                    where=v.where(t, frame),
-                    evidence=(
-                        f"{v.label()} main thread: {t.wait_text}, a wait on no file, for the whole window",
-                        f"signals it has a handler for (SigCgt), of those that may let it go on: {caught}"
-                        if caught
-                        else f"the signals sigwait() waits for (its set, read from its memory): "
-                        f"{proof.signal_names(waited)}"
-                        if waited
-                        else "the signals sigwait() waits for were not read (its set, in its own memory)",
-                    ),
-                    fix=SELF_WAIT_FIX["signal"],
-                )
+        said = (
+            f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): "
+            + (
+                f"sigwait() ends when {proof.signal_names(waited)} comes"
+                if waited
+                else "sigwait() ends when one of the signals it waits for comes"
+                if sigwait
+                else f"its handlers catch {caught}"
             )
+            + f"; {who}."
         )
+        facts = (
+            f"{v.label()} main thread: {t.wait_text}, a wait on no file, for the whole window",
+            f"signals it has a handler for (SigCgt), of those that may let it go on: {caught}"
+            if caught
+            else f"the signals sigwait() waits for (its set, read from its memory): {proof.signal_names(waited)}"
+            if waited
+            else "the signals sigwait() waits for were not read (its set, in its own memory)",
+        )
+        hits.append(named_at(v, t, frame, Cause.PROCESS_WAITS_ON, 0.6, said, facts, SELF_WAIT_FIX["signal"]))
     return hits

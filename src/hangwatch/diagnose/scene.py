@@ -3,19 +3,22 @@ returns (Hit)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import field
 from typing import TYPE_CHECKING
 
 from hangwatch import signatures as sg
 from hangwatch.capture.roles import forkserver, is_mp_helper
+from hangwatch.causes import Cause
 from hangwatch.diagnose.views import ProcessView, ThreadView, build_views
-from hangwatch.records.evidence import Evidence, Role
+from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, Verdict
 from hangwatch.records.values import frozen, mutable
 
 if TYPE_CHECKING:
     from hangwatch.diagnose.ends import End
+
+Said = Iterable[str]  # evidence, a fix: sentences
 
 
 @frozen
@@ -25,6 +28,13 @@ class Hit:
     finding: Finding
     verdict: Verdict | None  # None: a namer's finding, judged by the verdict stage (verdict.judged)
     end: End | None = None  # what its waiters wait for, as measured (ranks: ends.End), for the verdict stage
+
+
+def named_at(
+    v: ProcessView, t: ThreadView | None, at: Frame | None, cause: Cause, sure: float, said: str, ev: Said, fix: Said
+) -> Hit:
+    """A namer's finding (``named``) at ``at``, a frame of thread ``t`` of ``v``."""
+    return Hit(Finding(cause, sure, said, v.where(t, at), tuple(ev), tuple(fix)), None)
 
 
 def named(finding: Finding, end: End | None = None) -> Hit:

@@ -18,11 +18,10 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import Edge, Node, WaitGraph, to_anyone
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named_at
 from hangwatch.diagnose.state import moving
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user
 from hangwatch.records.evidence import LockWait
-from hangwatch.records.incident import Finding
 
 MANAGERS = "/multiprocessing/managers.py"
 REQUEST = "manager request"  # the resource of the server's edge
@@ -115,14 +114,9 @@ def request_named(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> H
             edge, rest = ends[0]
             frame = innermost_user(t.frames)
             said = f"{v.label()} waits for an answer on {w.path} at {describe(frame)}"
-            return named(
-                Finding(
-                    cause=Cause.PROCESS_WAITS_ON,
-                    confidence=0.85,  # (what the waiter's join or wait on the client waits for: named first)
-                    summary=f"{said}; {edge.words}: {rest.fact}.",
-                    where=v.where(t, frame),
-                    evidence=(said, edge.words, f"{rest.label}: {rest.fact}"),
-                    fix=FIX,
-                )
+            facts = (said, edge.words, f"{rest.label}: {rest.fact}")
+            # 0.85: what the waiter's join or wait on the client waits for, named first
+            return named_at(
+                v, t, frame, Cause.PROCESS_WAITS_ON, 0.85, f"{said}; {edge.words}: {rest.fact}.", facts, FIX
             )
     return None

@@ -29,7 +29,7 @@ from hangwatch.diagnose.holding import (
 )
 from hangwatch.diagnose.own import held_here_hangs, lock_pollers, self_held, side_read
 from hangwatch.diagnose.process import at_prompt
-from hangwatch.diagnose.scene import Hit, Scene, named
+from hangwatch.diagnose.scene import Hit, Scene, named_at
 from hangwatch.diagnose.state import holder_process_state, holder_state, moving, waits_for_work
 from hangwatch.diagnose.views import (
     ProcessView,
@@ -42,7 +42,6 @@ from hangwatch.diagnose.views import (
 )
 from hangwatch.fixes import PIPE_WAIT_FIX, SELF_WAIT_FIX, SOCKET_WAIT_FIX
 from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
-from hangwatch.records.incident import Finding
 from hangwatch.records.values import frozen
 
 
@@ -107,16 +106,8 @@ def _fifo_open(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
             else "; nothing else in the job moves that could."
         )
     )
-    return named(
-        Finding(
-            cause=Cause.PROCESS_WAITS_ON,
-            confidence=0.7 if moves else 0.8,
-            summary=summary,
-            where=v.where(t, frame),
-            evidence=(f"{v.label()} at {at}: blocked in open() of {w.path} (the kernel's wait_for_partner)",),
-            fix=FIFO_OPEN_FIX,
-        )
-    )
+    facts = (f"{v.label()} at {at}: blocked in open() of {w.path} (the kernel's wait_for_partner)",)
+    return named_at(v, t, frame, Cause.PROCESS_WAITS_ON, 0.7 if moves else 0.8, summary, facts, FIFO_OPEN_FIX)
 
 
 EVENT_SETTER_FIX = (
@@ -181,16 +172,7 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         ev.append(f"holder pid {h.pid} is at {described(hf)}")
     if len(w.waiters) > 1:
         ev.append(f"{len(w.waiters)} processes wait for it: pids {', '.join(map(str, w.waiters))}")
-    return named(
-        Finding(
-            cause=Cause.IO_LOCK_WAIT,
-            confidence=0.85 if state == "working" else 0.92,
-            summary=summary,
-            where=v.where(t, frame),
-            evidence=tuple(ev),
-            fix=lock_fix(w, h),
-        )
-    )
+    return named_at(v, t, frame, Cause.IO_LOCK_WAIT, 0.85 if state == "working" else 0.92, summary, ev, lock_fix(w, h))
 
 
 def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
@@ -218,17 +200,16 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
             # (a native thread in a read or a poll, a TCPStore server's, may write too)
             + ("." if proof.sealed_but(v, t.tid) else " unless another thread of it writes.")
         )
-        return named(
-            Finding(
-                cause=Cause.PROCESS_WAITS_ON,
-                confidence=0.85,
-                summary=summary,
-                where=v.where(t, frame),
-                evidence=(f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note)),
-                fix=SELF_WAIT_FIX[
-                    "queue" if any(sg.at(f, "multiprocessing/queues.py", MP_GET) for f in t.frames) else "pipe"
-                ],
-            )
+        facts = (f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note))
+        return named_at(
+            v,
+            t,
+            frame,
+            Cause.PROCESS_WAITS_ON,
+            0.85,
+            summary,
+            facts,
+            SELF_WAIT_FIX["queue" if any(sg.at(f, "multiprocessing/queues.py", MP_GET) for f in t.frames) else "pipe"],
         )
     return _other_end(scene, v, t, w)
 
@@ -325,15 +306,15 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     if w.note:
         ev.append(w.note)
     fix = words.fix if h.in_job else (words.outside.format(pid=h.pid), *words.fix[1:])
-    return named(
-        Finding(
-            cause=Cause.PROCESS_WAITS_ON,
-            confidence=0.5 if state == "gone" else 0.8 if state in ("working", "asleep") else 0.9,
-            summary=summary,
-            where=v.where(t, frame),
-            evidence=tuple(ev),
-            fix=fix,
-        )
+    return named_at(
+        v,
+        t,
+        frame,
+        Cause.PROCESS_WAITS_ON,
+        0.5 if state == "gone" else 0.8 if state in ("working", "asleep") else 0.9,
+        summary,
+        ev,
+        fix,
     )
 
 
@@ -368,16 +349,9 @@ def _own_file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
         + (f" ({pollers} more poll for it the same way)" if pollers else "")
         + ("; only a signal handler of it (it has one) could end the wait." if handled else ".")
     )
-    return named(
-        Finding(
-            cause=Cause.CODE_DEADLOCK,  # a lock of its own: a bug at this line, not a holder elsewhere to wait out
-            confidence=0.6 if handled else 0.92,
-            summary=summary,
-            where=v.where(t, frame),
-            evidence=(_waiting_for(v, frame, w), str(w.note)),
-            fix=OWN_FILE_LOCK_FIX,
-        )
-    )
+    facts = (_waiting_for(v, frame, w), str(w.note))
+    # a lock of its own: a bug at this line, not a holder elsewhere to wait out
+    return named_at(v, t, frame, Cause.CODE_DEADLOCK, 0.6 if handled else 0.92, summary, facts, OWN_FILE_LOCK_FIX)
 
 
 def _unheld_soft_lock(v: ProcessView, t: ThreadView, w: LockWait, shared: bool = False) -> Hit:
@@ -403,24 +377,21 @@ def _unheld_soft_lock(v: ProcessView, t: ThreadView, w: LockWait, shared: bool =
             "gone (an interrupted download, a killed job), and nothing will delete it."
         )
         first = f"Delete the stale lock file: rm {w.path} (no process has it open), then run again."
-    return named(
-        Finding(
-            cause=Cause.IO_LOCK_WAIT,
-            confidence=0.6 if shared else 0.9,
-            summary=summary,
-            where=v.where(t, frame),
-            evidence=(_waiting_for(v, frame, w), str(w.note)),
-            fix=(
-                first,
-                "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
-                "filesystem supports flock: a kernel lock goes away with its holder"
-                + (
-                    "; with a cache several nodes share, fill it from one node before the others start."
-                    if shared
-                    else "."
-                ),
-            ),
-        )
+    facts = (_waiting_for(v, frame, w), str(w.note))
+    return named_at(
+        v,
+        t,
+        frame,
+        Cause.IO_LOCK_WAIT,
+        0.6 if shared else 0.9,
+        summary,
+        facts,
+        (
+            first,
+            "Acquire with a timeout (FileLock(path, timeout=...)), and prefer FileLock to SoftFileLock where the "
+            "filesystem supports flock: a kernel lock goes away with its holder"
+            + ("; with a cache several nodes share, fill it from one node before the others start." if shared else "."),
+        ),
     )
 
 
@@ -437,6 +408,43 @@ def interrupted_wait(frames: tuple[Frame, ...]) -> tuple[Frame, Frame] | None:
         if sg.is_user(inner) and BLOCKING_CALL.search(code) and sg.method(inner) not in code:
             return inner, outer
     return None
+
+
+def _unheld(v: ProcessView, t: ThreadView, w: LockWait, name: str, ev: list[str]) -> Hit | None:
+    """Nobody holds the shared lock ``w`` and every process that shares it waits for it (its count is 0): its holder
+    died holding it, or a signal handler runs inside this very thread's wait, or, for an event, a barrier or a
+    condition (nobody holds those), whoever was to end the wait has exited."""
+    if w.value != 0 or not w.waiters:
+        return None
+    frame, handler = innermost_user(t.frames), interrupted_wait(t.frames)
+    event = notified(t)  # an event, a barrier, a condition is not held: what is gone is whoever was to end it
+    lock = f"a multiprocessing {event}" if event else f"`{w.name}`" if w.name else "a multiprocessing lock"
+    fix = NOTIFIED_FIX.get(event, EVENT_SETTER_FIX) if event else (*DIED_HOLDING_FIX, *lock_fix(w, None))
+    if handler is not None:
+        why = (
+            f"in {handler[0].function}, a signal handler that interrupted this very thread's wait at "
+            f"{describe(handler[1])}: only this thread could release it, and it is in the handler"
+        )
+        fact = f"the frames show a signal handler ({handler[0].function}) run inside this thread's own wait at "
+        fact += describe(handler[1])
+    elif event:
+        why = f"which no living process can {NOTIFY[event]}: every process that shares it waits on it"
+        fact = f"no process that shares it is outside a wait on it: the one that was to {NOTIFY[event]} it has exited"
+    else:
+        why = "whose holder is gone (or is this very thread, re-entering it): every process that shares it waits for it"
+        fact = (
+            "no process that shares it is outside a wait for it: the one that took it is gone (a process that dies "
+            "holding a multiprocessing lock never releases it), or it is a waiter itself"
+        )
+    forever = " with no timeout" if w.timeout is False else ""
+    said = f"{name} waits{forever} for {lock} at {describe(frame)}, {why}; its count is 0."
+    return named_at(v, t, frame, Cause.CODE_DEADLOCK, 0.9, said, [*ev, fact], fix)
+
+
+DIED_HOLDING_FIX = (
+    "A process died while it held the lock (killed, or crashed): the lock is never released. Restart the job; take "
+    "such locks with `with lock:` so an exception releases them.",
+)
 
 
 def semaphore_wait(
@@ -465,52 +473,8 @@ def semaphore_wait(
     ]
     fix = lock_fix(w, None)
     if not w.holders:
-        if w.value != 0 or not w.waiters:
-            return []
-        handler = interrupted_wait(t.frames)
-        event = notified(t)  # an event, a barrier, a condition is not held: what is gone is whoever was to end it
-        if event:
-            lock = f"a multiprocessing {event}"
-        if handler is not None:
-            why = (
-                f"in {handler[0].function}, a signal handler that interrupted this very thread's wait at "
-                f"{describe(handler[1])}: only this thread could release it, and it is in the handler"
-            )
-        elif event:
-            why = f"which no living process can {NOTIFY[event]}: every process that shares it waits on it"
-        else:
-            why = (
-                "whose holder is gone (or is this very thread, re-entering it): every process that shares it "
-                "waits for it"
-            )
-        ev.append(
-            f"the frames show a signal handler ({handler[0].function}) run inside this thread's own wait at "
-            f"{describe(handler[1])}"
-            if handler is not None
-            else f"no process that shares it is outside a wait on it: the one that was to {NOTIFY[event]} it has exited"
-            if event
-            else "no process that shares it is outside a wait for it: the one that took it is gone (a process "
-            "that dies holding a multiprocessing lock never releases it), or it is a waiter itself"
-        )
-        return [
-            named(
-                Finding(
-                    cause=Cause.CODE_DEADLOCK,
-                    confidence=0.9,
-                    summary=f"{name} waits{forever} for {lock} at {describe(frame)}, {why}; its count is 0.",
-                    where=v.where(t, frame),
-                    evidence=tuple(ev),
-                    fix=NOTIFIED_FIX.get(event, EVENT_SETTER_FIX)
-                    if event
-                    else (
-                        "A process died while it held the lock (killed, or crashed): the lock is never released. "
-                        "Restart "
-                        "the job; take such locks with `with lock:` so an exception releases them.",
-                        *fix,
-                    ),
-                )
-            )
-        ]
+        hit = _unheld(v, t, w, name, ev)
+        return [hit] if hit is not None else []
     h = w.holders[0]
     state = holder_state(h)
     role = "main" if waiter_of is not None and h.pid == waiter_of.pid else f"pid {h.pid}"
@@ -536,60 +500,19 @@ def semaphore_wait(
     cycle = waiter_of is not None and h.pid == waiter_of.pid
     if cycle and waits:
         ev.append(f"{role} (pid {h.pid}) waits for {name}'s batch meanwhile")
+    head, doing = f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; ", f"it {holder_doing(h, state)}."
+    cause, sure = Cause.IO_LOCK_WAIT, 0.93 if h.proven else 0.85
     if setter and not cycle:
         # An event or condition is not held: its semaphore sits at 0 until someone sets it, and the one sharer that
         # does not wait on it is the one that could. What that sharer does (asleep in timed steps, working, blocked
         # on the waiter) is the chain's to judge; the words say only who could set it and what it does.
-        return [
-            named(
-                Finding(
-                    cause=Cause.PROCESS_WAITS_ON,
-                    confidence=0.7 if state in ("asleep", "working") else 0.8,
-                    summary=f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; "
-                    f"it {holder_doing(h, state)}.",
-                    where=v.where(t, frame),
-                    evidence=tuple(ev),
-                    fix=NOTIFIED_FIX.get(what or "", EVENT_SETTER_FIX),
-                )
-            )
-        ]
-    if state == "working":
-        return [
-            named(
-                Finding(
-                    cause=Cause.IO_LOCK_WAIT,
-                    confidence=0.8,
-                    summary=f"{name} waits for {lock} at {describe(frame)}, {who}; "
-                    f"it works ({holder_doing(h, state)}).",
-                    where=v.where(t, frame),
-                    evidence=tuple(ev),
-                    fix=fix,
-                )
-            )
-        ]
-    summary = f"{name} waits{forever} for {lock} at {describe(frame)}, {who}; " + (
-        f"{role} waits for that worker's batch meanwhile: a deadlock across processes."
-        if cycle
-        else f"it {holder_doing(h, state)}."
-    )
-    return [
-        named(
-            Finding(
-                cause=Cause.CODE_DEADLOCK if cycle else Cause.IO_LOCK_WAIT,
-                confidence=0.93 if h.proven or cycle else 0.85,
-                summary=summary,
-                where=v.where(t, frame),
-                evidence=tuple(ev),
-                fix=(
-                    (
-                        f"{'Set' if setter else 'Release'} {lock} in {role} before iterating the DataLoader"
-                        + (f" (its code {h.took_at})" if h.took_at else "")
-                        + ", or do not take it in dataset code.",
-                    )
-                    if cycle
-                    else ()
-                )
-                + fix,
-            )
-        )
-    ]
+        cause, sure = Cause.PROCESS_WAITS_ON, 0.7 if state in ("asleep", "working") else 0.8
+        fix = NOTIFIED_FIX.get(what or "", EVENT_SETTER_FIX)
+    elif state == "working":
+        head, doing, sure = f"{name} waits for {lock} at {describe(frame)}, {who}; ", f"it works ({doing[3:-1]}).", 0.8
+    elif cycle:
+        doing = f"{role} waits for that worker's batch meanwhile: a deadlock across processes."
+        cause, sure, took = Cause.CODE_DEADLOCK, 0.93, f" (its code {h.took_at})" if h.took_at else ""
+        first = f"{'Set' if setter else 'Release'} {lock} in {role} before iterating the DataLoader{took}"
+        fix = (f"{first}, or do not take it in dataset code.", *fix)
+    return [named_at(v, t, frame, cause, sure, head + doing, ev, fix)]
