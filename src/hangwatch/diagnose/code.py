@@ -34,23 +34,25 @@ def _spin(v: ProcessView, t: ThreadView, m: Measured) -> Hit:
     motion = m.motion
     assert motion is not None  # noqa: S101 - the rule judges a loop without locals elsewhere
     frame = _at_loop(t.user_frame, v.locals_of(t.tid))
+    said = (
+        f"{v.label()} spins at {m.fact}."
+        if m.state == "spin_waits"
+        else f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
+        f"and over for {v.duration_s:.0f} s without getting anywhere."
+    )
+    facts = (
+        f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the GIL "
+        + _gil_held(t),
+        f"the same innermost function in all {len(t.stacks)} samples, last at {described(t.user_frame)}",
+        f"locals of {describe(t.user_frame)}: {motion.evidence}",
+    )
     finding = Finding(
-        cause=Cause.CODE_BUSY_LOOP,
-        confidence=0.8,
-        summary=(
-            f"{v.label()} spins at {m.fact}."
-            if m.state == "spin_waits"
-            else f"{v.label()} spins at {v.cpu_text()} in {describe(frame)}: the same code runs over "
-            f"and over for {v.duration_s:.0f} s without getting anywhere."
-        ),
-        where=v.where(t, frame),
-        evidence=(
-            f"thread '{t.name}' (tid {t.tid}) at {t.cpu_percent or 0:.0f}% CPU, running Python and holding the GIL "
-            + _gil_held(t),
-            f"the same innermost function in all {len(t.stacks)} samples, last at {described(t.user_frame)}",
-            f"locals of {describe(t.user_frame)}: {motion.evidence}",
-        ),
-        fix=SPIN_WAIT_FIX if m.state == "spin_waits" else BUSY_FIX,
+        Cause.CODE_BUSY_LOOP,
+        0.8,
+        said,
+        v.where(t, frame),
+        facts,
+        SPIN_WAIT_FIX if m.state == "spin_waits" else BUSY_FIX,
     )
     return named(finding)
 

@@ -174,14 +174,7 @@ def explain(
         f"{ranks_label(skew.others)}: {skew.ours.text()}",
         *hit.finding.evidence,
     )
-    finding = Finding(
-        cause=Cause.DISTRIBUTED_PEER_STUCK,
-        confidence=0.97,
-        summary=f"{skew.said()}. Now {now}.",
-        where=where,
-        evidence=ev,
-        fix=MISMATCH_FIX,
-    )
+    finding = Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.97, f"{skew.said()}. Now {now}.", where, ev, MISMATCH_FIX)
     return named(finding, hit.end)
 
 
@@ -246,17 +239,9 @@ def _explain_wait(
             "line is shown (code only rank 0 runs is the usual cause)."
         )
         where = _recorded_where(stall.at_seq.get(odd[0]), views.get(odd[0]), odd[0])
+        said = f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. {which}"
         return named(
-            Finding(
-                cause=Cause.DISTRIBUTED_PEER_STUCK,
-                confidence=0.97,
-                summary=(
-                    f"The ranks disagree at collective #{stall.seq} of process group {stall.group}: {parts}. {which}"
-                ),
-                where=where,
-                evidence=tuple(ev),
-                fix=MISMATCH_FIX,
-            ),
+            Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.97, said, where, tuple(ev), MISMATCH_FIX),
             End(
                 "diverged",
                 f"at collective #{stall.seq} the ranks called different collectives or sizes ({parts}): "
@@ -269,22 +254,16 @@ def _explain_wait(
         where = (
             first_waiter.where(first_waiter.main_thread, None) if first_waiter and first_waiter.main_thread else None
         )
+        said = (
+            f"Every rank entered {_what(p)} of process group {stall.group} and none completed it: "
+            "the transport (network, NCCL, the devices) stalled, not the code."
+            if not stall.silent
+            else f"Every rank whose recorder answered entered {_what(p)} of process group {stall.group} and "
+            f"none completed it; the recorder of {ranks_label(stall.silent)} did not answer, so whether "
+            f"{'they' if len(stall.silent) > 1 else 'it'} entered it was not read."
+        )
         return named(
-            Finding(
-                cause=Cause.DISTRIBUTED_COLLECTIVE_STALLED,
-                confidence=0.9,
-                summary=(
-                    f"Every rank entered {_what(p)} of process group {stall.group} and none completed it: "
-                    "the transport (network, NCCL, the devices) stalled, not the code."
-                    if not stall.silent
-                    else f"Every rank whose recorder answered entered {_what(p)} of process group {stall.group} and "
-                    f"none completed it; the recorder of {ranks_label(stall.silent)} did not answer, so whether "
-                    f"{'they' if len(stall.silent) > 1 else 'it'} entered it was not read."
-                ),
-                where=where,
-                evidence=tuple(ev),
-                fix=COLLECTIVE_STALLED_FIX,
-            ),
+            Finding(Cause.DISTRIBUTED_COLLECTIVE_STALLED, 0.9, said, where, tuple(ev), COLLECTIVE_STALLED_FIX),
             End("stalled"),
         )
     read = {r: _missing_where(scene, views, r, remote, p.timeout_s) for r in stall.missing}
@@ -382,15 +361,19 @@ def _roots_differ(stall: Stall, views: dict[int, ProcessView], ev: list[str]) ->
     odd = min(set(roots.values()), key=lambda root: (sum(1 for x in roots.values() if x == root), root))
     v = views[next(r for r, root in roots.items() if root == odd)]
     parts = ", ".join(f"rank {r} from root {root}" for r, root in roots.items())
+    said = (
+        f"The ranks are in {stall.pending.op} #{stall.seq} of process group {stall.group} with different "
+        f"roots ({parts}): each waits for a root the others do not name, and none can complete."
+    )
+    facts = (*ev, f"the roots the calls name, read from their arguments: {parts}")
     return named(
         Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK,
-            confidence=0.97,
-            summary=f"The ranks are in {stall.pending.op} #{stall.seq} of process group {stall.group} with different "
-            f"roots ({parts}): each waits for a root the others do not name, and none can complete.",
-            where=v.where(v.main_thread, innermost_user(v.main_thread.frames)) if v.main_thread else None,
-            evidence=(*ev, f"the roots the calls name, read from their arguments: {parts}"),
-            fix=MISMATCH_FIX,
+            Cause.DISTRIBUTED_PEER_STUCK,
+            0.97,
+            said,
+            v.where(v.main_thread, innermost_user(v.main_thread.frames)) if v.main_thread else None,
+            facts,
+            MISMATCH_FIX,
         ),
         End("diverged", f"at collective #{stall.seq} the ranks name different roots ({parts}): none can complete"),
     )

@@ -238,21 +238,17 @@ def _dead_workers(death: dict[str, object], where: Where | None) -> list[Finding
     error = death.get("error")
     then = f"; the main process's DataLoader then raised {error}" if isinstance(error, str) else ""
     killed = code == -signal.SIGKILL
+    said = f"A DataLoader worker (pid {wpid}) {how}{then}." + (
+        " SIGKILL is usually the out-of-memory killer." if killed else ""
+    )
+    facts = tuple(
+        f"the main process (pid {death.get('pid')}) saw DataLoader worker pid {p} "
+        + (f"killed by {_signal_name(c)}" if c < 0 else f"exit with status {c}")
+        + " (recorded by the startup hook)"
+        for p, c in dead
+    )
     return [
-        Finding(
-            cause=Cause.DATALOADER_WORKER_DIED,
-            confidence=0.9,
-            summary=f"A DataLoader worker (pid {wpid}) {how}{then}."
-            + (" SIGKILL is usually the out-of-memory killer." if killed else ""),
-            where=where,
-            evidence=tuple(
-                f"the main process (pid {death.get('pid')}) saw DataLoader worker pid {p} "
-                + (f"killed by {_signal_name(c)}" if c < 0 else f"exit with status {c}")
-                + " (recorded by the startup hook)"
-                for p, c in dead
-            ),
-            fix=WORKER_DIED_FIX + (OOM_FIX if killed else ()),
-        )
+        Finding(Cause.DATALOADER_WORKER_DIED, 0.9, said, where, facts, WORKER_DIED_FIX + (OOM_FIX if killed else ()))
     ]
 
 
@@ -298,13 +294,14 @@ def _unexplained(
         summary = f"{said}; no known failure text was found" + (
             f"; its last line: {last[-1].strip()[:200]!r}." if last else "."
         )
+    facts = tuple(f"output: {ln[:300]}" for ln in last)
     return Finding(
-        cause=Cause.UNKNOWN,
-        confidence=0.1 if first is None else 0.3,
-        summary=summary,
-        where=where,
-        evidence=tuple(f"output: {ln[:300]}" for ln in last),
-        fix=("Read the end of output.log in the run directory for the job's own error.",),
+        Cause.UNKNOWN,
+        0.1 if first is None else 0.3,
+        summary,
+        where,
+        facts,
+        ("Read the end of output.log in the run directory for the job's own error.",),
     )
 
 
@@ -340,14 +337,7 @@ def _output_findings(output_tail: str, where: Where | None, found: set[str]) -> 
         fields = {k: (v or "").strip() for k, v in m.groupdict().items()}
         line = output_tail[output_tail.rfind("\n", 0, m.start()) + 1 : output_tail.find("\n", m.end())].strip()
         out.append(
-            Finding(
-                cause=pat.cause,
-                confidence=pat.confidence,
-                summary=pat.summary.format(**fields),
-                where=where,
-                evidence=(f"output: {line[:300]}",),
-                fix=pat.fix,
-            )
+            Finding(pat.cause, pat.confidence, pat.summary.format(**fields), where, (f"output: {line[:300]}",), pat.fix)
         )
     return out
 

@@ -225,15 +225,18 @@ def _peer_missing(scene: Scene, g: RankGroups) -> Hit:
         where = x.where(pid, rank) or where
         why = f"{'is' if len(missing) == 1 else 'are'} gone: rank {rank} {x.text()} and never arrives."
         ev.append(f"the job's log: rank {rank} {x.text()}")
+    said = (
+        f"{_plural(g.in_coll).capitalize()} wait{'s' if len(g.in_coll) == 1 else ''} in a collective for "
+        f"{_plural(missing)}, which {why}"
+    )
     return named(
         Finding(
-            cause=Cause.DISTRIBUTED_PEER_STUCK,
-            confidence=0.7 if raised is None else 0.9,
-            summary=f"{_plural(g.in_coll).capitalize()} wait{'s' if len(g.in_coll) == 1 else ''} in a collective for "
-            f"{_plural(missing)}, which {why}",
-            where=where,
-            evidence=tuple(ev),
-            fix=(
+            Cause.DISTRIBUTED_PEER_STUCK,
+            0.7 if raised is None else 0.9,
+            said,
+            where,
+            tuple(ev),
+            (
                 "Look at the missing rank's own log and node: it crashed or is stuck there.",
                 "Run one hangwatch per node (`hangwatch run -- torchrun --nnodes N ...` on each) so the stuck node "
                 "is named.",

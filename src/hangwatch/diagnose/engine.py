@@ -375,16 +375,19 @@ def _unproven_loop(graph: WaitGraph, scene: Scene) -> Finding | None:
         t = v.main_thread if v is not None else None
         frame = innermost_explaining(t.frames) if t is not None else None
         said = " -> ".join(h.words for h in c.hops)
-        return Finding(
-            cause=Cause.PROCESS_WAITS_ON,
-            confidence=0.5,
-            summary=f"{said}: a loop of waits, not proven (a process on it could still be woken: another of its "
+        words = (
+            f"{said}: a loop of waits, not proven (a process on it could still be woken: another of its "
             "threads could run, or its main thread was not blocked for the whole window)."
             if on_loop
-            else f"{said}: {c.end.fact}; not proven ({c.ending_text}).",
-            where=v.where(t, frame) if v is not None and frame is not None else None,
-            evidence=c.lines(),
-            fix=served.FIX if c.hops[-1].resource == served.REQUEST else Cause.PROCESS_WAITS_ON.info.fix,
+            else f"{said}: {c.end.fact}; not proven ({c.ending_text})."
+        )
+        return Finding(
+            Cause.PROCESS_WAITS_ON,
+            0.5,
+            words,
+            v.where(t, frame) if v is not None and frame is not None else None,
+            c.lines(),
+            served.FIX if c.hops[-1].resource == served.REQUEST else Cause.PROCESS_WAITS_ON.info.fix,
         )
     return None
 
@@ -442,14 +445,16 @@ def _unknown(scene: Scene, moves: str | None = None) -> Finding:
         ev.append(works)
     if moves is not None and moves != works:
         ev.append(moves)
+    said = f"No known hang pattern matched; {v.label()} is in {describe(frame)}" + (
+        f"; not hung: {moves.rstrip('.')}." if moves is not None else "."
+    )
     return Finding(
-        cause=Cause.UNKNOWN,
-        confidence=0.1,
-        summary=f"No known hang pattern matched; {v.label()} is in {describe(frame)}"
-        + (f"; not hung: {moves.rstrip('.')}." if moves is not None else "."),
-        where=v.where(t, frame) if frame else None,
-        evidence=tuple(ev),
-        fix=UNKNOWN_FIX,
+        Cause.UNKNOWN,
+        0.1,
+        said,
+        v.where(t, frame) if frame else None,
+        tuple(ev),
+        UNKNOWN_FIX,
         proof=proof.work(works) if works is not None else None,
     )
 

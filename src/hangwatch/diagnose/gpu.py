@@ -100,8 +100,22 @@ def _fault(scene: Scene, e: KernelEvent) -> Hit:
     else:  # amdgpu_fault
         summary = f"The amdgpu driver reported a fault at {_clock(e.at)}: {e.text[:160]}"
         fix, confidence = fixes.AMDGPU_FIX, 0.9
-    ev = (f"kernel log: {e.text[:300]}",)
-    return named(Finding(Cause.GPU_FAULT, confidence, summary, _where(scene, e.pid), ev, fix), End("failed"))
+    return _kernel_hit(scene, Cause.GPU_FAULT, confidence, summary, e.pid, [f"kernel log: {e.text[:300]}"], fix)
+
+
+def _kernel_hit(
+    scene: Scene,
+    cause: Cause,
+    sure: float,
+    said: str,
+    pid: int | None,
+    ev: list[str],
+    fix: tuple[str, ...],
+    end: str = "failed",
+) -> Hit:
+    """A finding read from the kernel log, at ``pid`` (else the job's main process), whose waiters wait for what
+    failed or was killed (``End``)."""
+    return named(Finding(cause, sure, said, _where(scene, pid), tuple(ev), fix), End(end))
 
 
 def kernel_rule(scene: Scene) -> list[Hit]:
@@ -118,22 +132,12 @@ def kernel_rule(scene: Scene) -> list[Hit]:
         hits.append(replace(hit, finding=replace(hit.finding, evidence=hit.finding.evidence + tuple(more))))
     hogs = [e for e in events if e.kind == "amdgpu_hog"]
     if hogs and not faults:
-        e = hogs[-1]
-        hits.append(
-            named(
-                Finding(
-                    Cause.GPU_FAULT,
-                    0.6,
-                    f"The amdgpu driver's work ({e.name}) hogged a CPU {len(hogs)} time(s) since the job started: "
-                    "the ROCm "
-                    "driver is struggling, and forked DataLoader workers are known to hang with it.",
-                    _where(scene, None),
-                    tuple(f"kernel log: {h.text[:200]}" for h in hogs[-3:]),
-                    fixes.AMDGPU_FIX,
-                ),
-                End("failed"),
-            )
+        said = (
+            f"The amdgpu driver's work ({hogs[-1].name}) hogged a CPU {len(hogs)} time(s) since the job started: the "
+            "ROCm driver is struggling, and forked DataLoader workers are known to hang with it."
         )
+        ev = [f"kernel log: {h.text[:200]}" for h in hogs[-3:]]
+        hits.append(_kernel_hit(scene, Cause.GPU_FAULT, 0.6, said, None, ev, fixes.AMDGPU_FIX))
     hits.extend(_oom(scene, [e for e in events if e.kind == "oom_kill"]))
     hits.extend(_storage(scene, events))
     return hits
@@ -150,8 +154,8 @@ def _oom(scene: Scene, kills: list[KernelEvent]) -> list[Hit]:
         f"The kernel's out-of-memory killer killed pid {e.pid} ({e.name}) of the job at {_clock(e.at)}: a "
         "DataLoader worker or a rank gone this way leaves the rest waiting."
     )
-    ev = tuple(f"kernel log: {k.text[:250]}" for k in ours[-3:])
-    return [named(Finding(Cause.MEMORY_OOM, 0.9, summary, _where(scene, None), ev, fixes.OOM_FIX), End("killed"))]
+    ev = [f"kernel log: {k.text[:250]}" for k in ours[-3:]]
+    return [_kernel_hit(scene, Cause.MEMORY_OOM, 0.9, summary, None, ev, fixes.OOM_FIX, "killed")]
 
 
 def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
@@ -169,37 +173,17 @@ def _storage(scene: Scene, events: tuple[KernelEvent, ...]) -> list[Hit]:
             f"{len(d_state)} process(es) of the job wait on it in the kernel (state D)."
         )
         ev = [f"kernel log: {e.text[:250]}"] + [f"{v.label()} in state D" for v in d_state[:4]]
-        hits.append(
-            named(
-                Finding(
-                    Cause.IO_STORAGE_WAIT,
-                    0.88,
-                    summary,
-                    _where(scene, d_state[0].pid),
-                    tuple(ev),
-                    fixes.NFS_FIX + fixes.STORAGE_FIX[:1],
-                ),
-                End("failed"),
-            )
-        )
+        fix = fixes.NFS_FIX + fixes.STORAGE_FIX[:1]
+        hits.append(_kernel_hit(scene, Cause.IO_STORAGE_WAIT, 0.88, summary, d_state[0].pid, ev, fix))
     pids = _job_pids(scene)
-    for e in events:
-        if e.kind == "hung_task" and e.pid in pids:
-            hits.append(
-                named(
-                    Finding(
-                        Cause.IO_STORAGE_WAIT,
-                        0.75,
-                        f"The kernel reports pid {e.pid} ({e.name}) of the job blocked in an uninterruptible wait at "
-                        f"{_clock(e.at)} (a storage or driver call that does not return).",
-                        _where(scene, e.pid),
-                        (f"kernel log: {e.text[:250]}",),
-                        fixes.STORAGE_FIX,
-                    ),
-                    End("failed"),
-                )
-            )
-            break
+    hung = next((e for e in events if e.kind == "hung_task" and e.pid in pids), None)
+    if hung is not None:
+        said = (
+            f"The kernel reports pid {hung.pid} ({hung.name}) of the job blocked in an uninterruptible wait at "
+            f"{_clock(hung.at)} (a storage or driver call that does not return)."
+        )
+        ev = [f"kernel log: {hung.text[:250]}"]
+        hits.append(_kernel_hit(scene, Cause.IO_STORAGE_WAIT, 0.75, said, hung.pid, ev, fixes.STORAGE_FIX))
     return hits
 
 

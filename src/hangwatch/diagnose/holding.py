@@ -19,7 +19,6 @@ KIND_TEXT = {
     "posix": "a POSIX (fcntl) lock",
     "ofd": "an OFD lock",
     "filelock": "a file lock (the filelock package, polling)",
-    "semaphore": "a multiprocessing lock",
     "soft": "a soft file lock (filelock's SoftFileLock: the file's existence is the lock)",
 }
 
@@ -45,14 +44,6 @@ def wait_frame(frames: tuple[Frame, ...]) -> Frame | None:
     )
 
 
-def event_wait(t: ThreadView) -> bool:
-    """The thread waits for a multiprocessing Condition's notification (an Event's set, a Barrier's last party):
-    innermost of its ``multiprocessing/synchronize.py`` frames is ``Condition.wait``, not the acquire of a lock (the
-    condition's own, which a holder may take and die with). Nobody holds what it waits for: someone is to set it."""
-    sync = [f for f in t.frames if sg.at(f, "multiprocessing/synchronize.py")]
-    return bool(sync) and sync[0].function == "Condition.wait"
-
-
 # What ends each wait on a multiprocessing primitive that nobody holds, done by a process that shares it
 NOTIFY = {
     "event": "set",
@@ -67,16 +58,17 @@ MP_PUTS = frozenset({"Queue.put", "JoinableQueue.put"})  # a bounded queue's put
 def notified(t: ThreadView) -> str | None:
     """What a wait on a multiprocessing primitive nobody holds is for, by the frames that called it: a bounded
     Queue's put waits for room (its semaphore of free slots: a get in a process that shares it makes one); a
-    Condition's wait (``event_wait``) for an Event's set, a Barrier's last party (``threading.Barrier``'s code over
-    multiprocessing's Condition), a JoinableQueue's join for a task_done() of each item put, else the condition's
-    own notify; None where the thread waits for a lock or a
-    semaphore someone took."""
+    Condition's wait (innermost of its ``multiprocessing/synchronize.py`` frames, not the acquire of the condition's
+    own lock, which a holder may take and die with) for an Event's set, a Barrier's last party
+    (``threading.Barrier``'s code over multiprocessing's Condition), a JoinableQueue's join for a task_done() of each
+    item put, else the condition's own notify; None where the thread waits for a lock or a semaphore someone took."""
     top = (
         t.frames[0] if t.frames else None
     )  # the put itself, at its wait for a free slot (not for its condition's lock)
     if top is not None and sg.at(top, "multiprocessing/queues.py") and top.function in MP_PUTS:
         return "queue's room" if "_sem.acquire" in (top.code or "") else None
-    if not event_wait(t):
+    sync = [f for f in t.frames if sg.at(f, "multiprocessing/synchronize.py")]
+    if not sync or sync[0].function != "Condition.wait":
         return None
     if any(f.function == "Event.wait" for f in t.frames):
         return "event"
@@ -87,24 +79,11 @@ def notified(t: ThreadView) -> str | None:
     return "condition"
 
 
-def parked_text(h: LockHolder) -> str:
-    """Why a parked holder never moves, in words (the fact behind ``LockHolder.parked``)."""
-    return (
-        f"every thread of pid {h.pid} waits with no timeout on a lock or event of its own (or in pause(), for a "
-        "signal), and none woke over the look, so nothing in it can release what it holds"
-    )
-
-
 def holder_text(h: LockHolder) -> str:
     """``pid 4242 (`python prep.py`, user alice, running for 3 min, outside the job)``."""
     where = "in the job" if h.in_job else "outside the job"
     user = f", user {h.user}" if h.user else ""
     return f"pid {h.pid} (`{one_line(h.cmdline)[:100]}`{user}, {age_text(h.age_s)}, {where})"
-
-
-def child_text(kid: LockHolder) -> str:
-    """``pid 4243 (`python train.py`)``: a child a holder waits for (its command line, where it was read)."""
-    return f"pid {kid.pid}" + (f" (`{one_line(kid.cmdline)[:60]}`)" if kid.cmdline else "")
 
 
 def one_line(cmdline: str) -> str:
@@ -121,8 +100,9 @@ def holder_doing(h: LockHolder, state: str, bound: float | None = None) -> str:
     """What holder ``h`` does, in its state's words, at its frame; where it waits for its children, what the one that
     decides does; with the job's ``bound``, a timer that ends past it said as such."""
     if h.waits_for and holder_state(h, children=False) == "blocked":
-        kid = deciding_holder(h.waits_for)
-        return f"waits for its child {child_text(kid)}, which {holder_doing(kid, holder_state(kid), bound)}"
+        kid = deciding_holder(h.waits_for)  # (its command line, where it was read)
+        named = f"pid {kid.pid}" + (f" (`{one_line(kid.cmdline)[:60]}`)" if kid.cmdline else "")
+        return f"waits for its child {named}, which {holder_doing(kid, holder_state(kid), bound)}"
     timer = long_timer(h, bound) if bound is not None else None
     if timer is not None:
         return f"is {timer}"
@@ -187,8 +167,11 @@ def holder_node(h: LockHolder, bound_s: float) -> Node:
     fact = f"state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, {h.moved_bytes or 0} bytes moved"
     if state == "blocked" and h.call and not h.parked:
         fact += f", waiting in {h.call}()"
-    if state == "blocked" and h.parked:
-        fact += "; " + parked_text(h)
+    if state == "blocked" and h.parked:  # why a parked holder never moves
+        fact += (
+            f"; every thread of pid {h.pid} waits with no timeout on a lock or event of its own (or in pause(), for a "
+            "signal), and none woke over the look, so nothing in it can release what it holds"
+        )
     timer = long_timer(h, bound_s)
     if timer is not None:
         state = "long_sleep"

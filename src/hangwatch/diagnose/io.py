@@ -67,14 +67,7 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
     else:  # not measured blocked (seen too briefly, not read, idle): its state, as measured
         summary = f"{v.label()} waits on the network at {describe(frame)} ({state.state}: {state.fact})."
-    finding = Finding(
-        cause=Cause.IO_NETWORK_WAIT,
-        confidence=conf,
-        summary=summary,
-        where=v.where(t, frame),
-        evidence=tuple(ev),
-        fix=NETWORK_FIX,
-    )
+    finding = Finding(Cause.IO_NETWORK_WAIT, conf, summary, v.where(t, frame), tuple(ev), NETWORK_FIX)
     return named(finding)
 
 

@@ -69,16 +69,8 @@ def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: t
         if user is not None
         else Where(pid=v.pid, rank=v.info.rank, tid=v.pid, file=frame.file, line=None, function=frame.function)
     )
-    return named(
-        Finding(
-            cause=Cause.FORK_INHERITED_LOCK,
-            confidence=0.9,
-            summary=(
-                f"{v.label()} is stuck in {name} after fork, at {describe(user)}: the parent's {name} "
-                "threads or locks do not exist in the child, which waits for them forever."
-            ),
-            where=where,
-            evidence=tuple(ev),
-            fix=fix,
-        )
+    said = (
+        f"{v.label()} is stuck in {name} after fork, at {describe(user)}: the parent's {name} "
+        "threads or locks do not exist in the child, which waits for them forever."
     )
+    return named(Finding(Cause.FORK_INHERITED_LOCK, 0.9, said, where, tuple(ev), fix))

@@ -98,18 +98,12 @@ def merge_nodes(summaries: dict[int, NodeSummary], nnodes: int) -> Hit | None:
     if waiting and culprits:
         return _culprits_hit(waiting, culprits, ev)
     if waiting and silent:
+        said = (
+            f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
+            "is there (crashed, stuck, or its hangwatch is not running)."
+        )
         return named(
-            Finding(
-                cause=Cause.DISTRIBUTED_PEER_STUCK,
-                confidence=0.8,
-                summary=(
-                    f"Every reporting rank waits in a collective; node(s) {silent} did not report: the culprit "
-                    "is there (crashed, stuck, or its hangwatch is not running)."
-                ),
-                where=None,
-                evidence=tuple(ev),
-                fix=PEER_FIX,
-            ),
+            Finding(Cause.DISTRIBUTED_PEER_STUCK, 0.8, said, None, tuple(ev), PEER_FIX),
             End("missing", f"node(s) {silent} did not report"),
         )
     return None

@@ -207,14 +207,15 @@ def _native_input_hit(scene: Scene, v: ProcessView) -> Hit | None:
     out = v.info.stdout or ""
     if out.startswith("pipe:") and out != root.info.stdout:
         ev.append(f"its output goes to {out}, a pipe other than the job's own output: what it printed is not shown")
+    said = f"{who} reads the terminal and waits for someone to type; nobody will, so it never goes on."
     return named(
         Finding(
-            cause=Cause.PROCESS_WAITS_FOR_INPUT,
-            confidence=0.9,
-            summary=f"{who} reads the terminal and waits for someone to type; nobody will, so it never goes on.",
-            where=waiter.where(pt, frame) if frame is not None else v.where(t, None),
-            evidence=tuple(ev),
-            fix=NATIVE_INPUT_FIX,
+            Cause.PROCESS_WAITS_FOR_INPUT,
+            0.9,
+            said,
+            waiter.where(pt, frame) if frame is not None else v.where(t, None),
+            tuple(ev),
+            NATIVE_INPUT_FIX,
         )
     )
 
@@ -350,12 +351,12 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
         )
     return named(
         Finding(
-            cause=Cause.CHILD_WAIT,
-            confidence=_SURE.get(state, 0.6),
-            summary=summary,
-            where=where,
-            evidence=tuple(ev),
-            fix=QUEUE_PICKLE_FIX + CHILD_WAIT_FIX[1:2] if dropped is not None else _child_fix(kid, v.pid),
+            Cause.CHILD_WAIT,
+            _SURE.get(state, 0.6),
+            summary,
+            where,
+            tuple(ev),
+            QUEUE_PICKLE_FIX + CHILD_WAIT_FIX[1:2] if dropped is not None else _child_fix(kid, v.pid),
         )
     )
 

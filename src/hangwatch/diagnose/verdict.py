@@ -412,15 +412,7 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             where = replace(where, rank=v.info.rank)
         out.append(
             Hit(
-                Finding(
-                    cause=cause,
-                    confidence=0.7,
-                    summary=summary,
-                    where=where,
-                    evidence=c.lines(),
-                    fix=fix,
-                    proof=c.proof,
-                ),
+                Finding(cause, 0.7, summary, where, c.lines(), fix, proof=c.proof),
                 Verdict.HUNG,
             )
         )

@@ -164,15 +164,21 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
         f"the kernel's /proc/locks lists pid {h.pid} as holding it"
         if h.proven and "/proc/locks" in h.how
         else f"pid {h.pid} {h.how}",
-        f"holder pid {h.pid}: state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
-        f"{size_text(h.moved_bytes or 0)} read or written over the look, {age_text(h.age_s)}",
+        *holder_lines(h),
     ]
-    hf = wait_frame(h.frames)
-    if hf is not None:
-        ev.append(f"holder pid {h.pid} is at {described(hf)}")
     if len(w.waiters) > 1:
         ev.append(f"{len(w.waiters)} processes wait for it: pids {', '.join(map(str, w.waiters))}")
     return named_at(v, t, frame, Cause.IO_LOCK_WAIT, 0.85 if state == "working" else 0.92, summary, ev, lock_fix(w, h))
+
+
+def holder_lines(h: LockHolder, how: str = "") -> list[str]:
+    """What was read of holder ``h`` (after ``how``, how it holds), and where it is, where a frame of it was read."""
+    hf = wait_frame(h.frames)
+    return [
+        f"holder pid {h.pid}: {how}state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
+        f"{size_text(h.moved_bytes or 0)} read or written over the look, {age_text(h.age_s)}",
+        *([f"holder pid {h.pid} is at {described(hf)}"] if hf is not None else []),
+    ]
 
 
 def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
@@ -295,12 +301,8 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     )
     ev = [
         f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
-        f"holder pid {h.pid}: {h.how}; state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
-        f"{size_text(h.moved_bytes or 0)} read or written over the look, {age_text(h.age_s)}",
+        *holder_lines(h, f"{h.how}; "),
     ]
-    hf = wait_frame(h.frames)
-    if hf is not None:
-        ev.append(f"holder pid {h.pid} is at {described(hf)}")
     if len(w.holders) > 1:
         ev.append(f"{words.who}s: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
     if w.note:
