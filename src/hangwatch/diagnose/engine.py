@@ -30,7 +30,7 @@ from hangwatch.diagnose.verdict import follow_chain, judged, unnamed, work_elsew
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import UNKNOWN_FIX
-from hangwatch.records.evidence import Evidence, Role
+from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
 from hangwatch.records.values import frozen
 
@@ -133,11 +133,20 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         t = v.main_thread if v is not None else None
         frame = innermost_user(t.frames) if t is not None and t.frames else None
         if v is not None and frame is not None:  # the place only: the finding stays the waiter's (its pid, tid)
-            at = v.where(t, frame)
-            where = replace(f.where, file=at.file, line=at.line, function=at.function, code=at.code)
-            said = f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}"
-            return replace(hit, finding=replace(f, where=where, evidence=(*f.evidence, said)))
+            return _moved(hit, v, t, frame, f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}")
     return hit
+
+
+def _moved(
+    hit: Hit, v: ProcessView, t: ThreadView | None, at: Frame, said: str, summary: str = "", whole: bool = False
+) -> Hit:
+    """``hit`` named at frame ``at`` of thread ``t`` of ``v`` instead, ``said`` added to its evidence (and its summary
+    replaced, where given). The finding stays its waiter's (its pid and tid), but ``whole``: the process too."""
+    f, w = hit.finding, v.where(t, at)
+    where = (
+        w if whole or f.where is None else replace(f.where, file=w.file, line=w.line, function=w.function, code=w.code)
+    )
+    return replace(hit, finding=replace(f, where=where, summary=summary or f.summary, evidence=(*f.evidence, said)))
 
 
 def _upstream_place(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
@@ -157,13 +166,11 @@ def _upstream_place(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     frame = innermost_user(t.frames) if t is not None and t.blocked and t.frames else None
     if v is None or t is None or frame is None or not chain.end.in_job:
         return hit
-    at = v.where(t, frame)
-    where = replace(f.where, file=at.file, line=at.line, function=at.function, code=at.code)
     said = f"the place is {v.label()}'s, at {describe(frame)}, where the chain stops: {chain.end.fact}"
     if f.cause == Cause.UNKNOWN:  # no waiter named: the place, and the process, are where the chain stops
         summary = f"{f.summary.rstrip('.')}; its wait goes to {v.label()}, blocked at {describe(frame)}."
-        return replace(hit, finding=replace(f, where=at, summary=summary, evidence=(*f.evidence, said)))
-    return replace(hit, finding=replace(f, where=where, evidence=(*f.evidence, said)))
+        return _moved(hit, v, t, frame, said, summary, whole=True)
+    return _moved(hit, v, t, frame, said)
 
 
 def _thread_end(hit: Hit, scene: Scene) -> Hit:
@@ -194,15 +201,11 @@ def _thread_end(hit: Hit, scene: Scene) -> Hit:
     if end is None or end.user_frame is None:
         return hit
     frame, kind = end.user_frame, proof.sync_wait(end) or "event"
-    at = v.where(end, frame)
     said = (
         f"the one thread of {v.label()} blocked in the user's own wait is '{end.name}': it waits on "
         f"{proof.article(kind)} {kind} at {describe(frame)}, and no thread of the process can run to release it"
     )
-    where = replace(w, file=at.file, line=at.line, function=at.function, code=at.code)
-    return replace(
-        hit, finding=replace(f, where=where, summary=f"{f.summary.rstrip('.')}; {said}.", evidence=(*f.evidence, said))
-    )
+    return _moved(hit, v, end, frame, said, f"{f.summary.rstrip('.')}; {said}.")
 
 
 def _awaits_a_thread(t: ThreadView) -> bool:

@@ -92,7 +92,7 @@ from hangwatch.diagnose.process import native_at_terminal, reads_from_person, wa
 from hangwatch.diagnose.ranks import rank_waits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.served import request_waits
-from hangwatch.diagnose.state import ALIVE, holder_process_state, moving, waits_for_work
+from hangwatch.diagnose.state import ALIVE, holder_process_state, moving
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -243,7 +243,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
         what, fact = "file lock", f"{w.note}"
         words = f"{v.label()} waits for the soft lock {w.path} at {at}"
     elif w.kind == "semaphore" and not w.holders and w.value == 0 and w.waiters and t.blocked:
-        if waits_for_work(t) or proof.others_may_release(v, t.tid):
+        if sg.waits_for_work(t.frames) or proof.others_may_release(v, t.tid):
             # a pool worker idle for the task queue's lock (a worker's turn), or another thread of its own process,
             # which the sharers' count (by process) does not tell from the waiter, may hold it
             return None

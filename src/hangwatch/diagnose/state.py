@@ -118,12 +118,6 @@ COMPILER_CPU_PERCENT = 5.0  # a compiler process (g++, an inductor worker) above
 TIMER_WORDS = {"sigwait": ("waits for a signal", "ends within")}  # (a sigtimedwait's whole request: at the latest)
 
 
-def waits_for_work(t: ThreadView) -> bool:
-    """A worker's main thread idle in its own wait for the next task (a multiprocessing.Pool or concurrent.futures
-    worker reading its task queue, a DataLoader worker waiting for an index)."""
-    return sg.waits_for_work(t.frames)
-
-
 def activity(v: ProcessView) -> Activity:
     """What the process was measured doing, in coarse words (``process_state``'s)."""
     return process_state(v).activity
@@ -199,8 +193,15 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     frame = t.user_frame
     # A sleep written on its line counts only where the kernel does not say otherwise: in D (uninterruptible) the
     # thread waits on a device or a filesystem, never on a timer (a sleep is interruptible), whatever the line says.
-    asleep = t.in_sleep or bool(
-        t.last.state != "D" and t.frames and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
+    # (in a sleep's call at the newest sample, or in one resumed: ``sleep_left``)
+    asleep = (
+        t.last.syscall in sg.SLEEP_SYSCALLS
+        or t.sleep_left is not None
+        or bool(
+            t.last.state != "D"
+            and t.frames
+            and sg.SLEEP_LINE.search((innermost_user(t.frames) or t.frames[0]).code or "")
+        )
     )
     wakes = t.woke_often or (owns and v.moved_data)
     rearmed = proof.rearmed_timers(v, t)  # a Timer of an exit whose timers re-arm, with nothing else at work
@@ -242,7 +243,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("wakes", f"woke {t.wakeups} times{moved} in {t.duration_s:.1f} s")
     if t.stack_changed and (t.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
         return Measured("working", f"{v.cpu_text()} with its stack moving in {describe(frame)}")
-    if t.has_stack and waits_for_work(t) and t.idle_throughout:
+    if t.has_stack and sg.waits_for_work(t.frames) and t.idle_throughout:
         return Measured("idle", f"waits for work of its own at {describe(frame)}")
     polls = polls_with_timeout(v, t) if main else None
     if polls is not None:
@@ -313,9 +314,16 @@ def stopped_state(v: ProcessView) -> Measured:
 
 
 def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
-    """The threads of ``v`` that ended during the look (``ProcessView.threads_ended``), each a change: none where the
-    user's code re-arms a Timer with no way out (``proof.rearm_site``), whose ends are the turns of that loop."""
-    return v.threads_ended if proof.rearm_site(v) is None else ()
+    """The threads of ``v`` seen in an earlier sample and gone from the newest, the process alive in it: each ended
+    during the look (a thread leaves /proc/PID/task only when it exits), a change. None where the newest sample did
+    not read as many threads as the kernel counted (a thread's files unreadable, or one born or ended as it was read),
+    or where the user's code re-arms a Timer with no way out (``proof.rearm_site``), whose ends are the turns of that
+    loop."""
+    newest = v.ev.samples[-1]
+    last = {t.tid for t in newest.threads}
+    if v.ended or v.pid not in last or newest.num_threads != len(last) or proof.rearm_site(v) is not None:
+        return ()
+    return tuple(t for t in v.threads if t.tid not in last)
 
 
 def threads_started(v: ProcessView) -> tuple[ThreadView, ...]:
@@ -341,7 +349,10 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
     inside one long call (``one_long_call``), or, with no locals to read, when its stack moves; spinning when they
     show it gets nowhere (proven when a counter counts nothing or its condition cannot change: a loop that counts
     iterates, so no long call explains it)."""
-    motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t), private=not v.armed_timer(t))
+    # another thread a ``threading.Timer`` waiting to run its function: a watchdog may end the loop from there,
+    # whatever it reads (``_thread.interrupt_main()``, an exception it sets)
+    timer = any(o.tid != t.tid and any(proof.timer_run(f) for f in o.frames) for o in v.threads)
+    motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t), private=not timer)
     at = describe(t.user_frame)
     if motion is not None and motion.advanced:
         return Measured(

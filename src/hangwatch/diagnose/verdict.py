@@ -6,6 +6,7 @@ proof (tests/unit/test_structure.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause, Nature
@@ -79,11 +80,10 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         work = f.proof or (proof.work(m.fact) if m.proves_work else None)
         if m.motion is not None and m.motion.advanced and v.role in OWN_ROLES:
             return Hit(replace(f, proof=work), Verdict.PROGRESSING)  # the job's own loop advances: progress
-        if m.state == "working" and own is not None and CATALOGUE[Cause(f.cause)].nature != Nature.ALIVE:
-            # a wait named at a thread the graph follows as a waiter, yet measured working itself (not waking, as a
-            # polling wait does): its own work, not the wait, is what was measured; it ranks as a contradicted one
-            return Hit(replace(f, proof=work, confidence=min(f.confidence, CONTRADICTED)), Verdict.SLOW)
-        return Hit(replace(f, proof=work), Verdict.SLOW)
+        # a wait named at a thread the graph follows as a waiter, yet measured working itself (not waking, as a
+        # polling wait does): its own work, not the wait, is what was measured; it ranks as a contradicted one
+        named_wait = CATALOGUE[Cause(f.cause)].nature != Nature.ALIVE
+        return _slow(f, work=work, contradicted=m.state == "working" and own is not None and named_wait)
     if m.state == "stopped":
         return Hit(replace(f, proof=f.proof or proof.hang(m.fact)), Verdict.STOPPED)
     # a spin whose locals were not read, that nothing waits on (the job's own loop): whether it gets anywhere was
@@ -91,10 +91,10 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     unread = m.state == "spinning" and m.motion is None and not _waited_on(graph, v)
     used = runs(v) if VERDICTS[m.state][0] is None or unread else None
     if used is not None:
-        return Hit(replace(f, evidence=(*f.evidence, f"{used}; what it does was not read: {m.fact}")), Verdict.SLOW)
+        return _slow(f, [f"{used}; what it does was not read: {m.fact}"])
     if m.state == "brief" and (own is None or own.proof is None):
         # seen too briefly to say that it stays there (a capture cut short on a loaded machine): not called hung
-        return Hit(replace(f, evidence=(*f.evidence, m.fact), confidence=min(f.confidence, CONTRADICTED)), Verdict.SLOW)
+        return _slow(f, [m.fact], contradicted=True)
     alive = _alive_end(v, t, scene, graph)
     at = f"pid:{v.pid}"
     if alive is None and m.proves_hang and not (graph is not None and _timed(graph, at)):
@@ -108,16 +108,19 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     if alive is None:
         return Hit(f, Verdict.HUNG)
     said, facts, work = alive
-    if f.cause == Cause.DATALOADER_WORKER_DIED:  # it says so itself: a crash on its way, no hang named
-        return Hit(replace(f, evidence=(*f.evidence, *facts), proof=f.proof or work), Verdict.SLOW)
+    died = f.cause == Cause.DATALOADER_WORKER_DIED  # it says so itself: a crash on its way, no hang named
+    return _slow(f, facts, work, "" if died else said, contradicted=not died)
+
+
+def _slow(
+    f: Finding, facts: Iterable[str] = (), work: Proof | None = None, said: str = "", contradicted: bool = False
+) -> Hit:
+    """``f`` alive (slow): ``facts`` added to its evidence, ``said`` to its summary, ``work`` its proof where it has
+    none; ``contradicted``, ranked as a hang its own measures do not bear out (``CONTRADICTED`` at most)."""
+    summary = f"{f.summary.rstrip('.')}; {said}." if said else f.summary
+    sure = min(f.confidence, CONTRADICTED) if contradicted else f.confidence
     return Hit(
-        replace(
-            f,
-            summary=f"{f.summary.rstrip('.')}; {said}.",
-            evidence=(*f.evidence, *facts),
-            proof=f.proof or work,
-            confidence=min(f.confidence, CONTRADICTED),
-        ),
+        replace(f, summary=summary, evidence=(*f.evidence, *facts), proof=f.proof or work, confidence=sure),
         Verdict.SLOW,
     )
 

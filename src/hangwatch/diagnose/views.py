@@ -122,11 +122,6 @@ class ThreadView:
         keys = {tuple((f.function, f.file, f.line) for f in st) for st in self.stacks}
         return len(keys) > 1
 
-    @property
-    def in_sleep(self) -> bool:
-        """In a sleep's call (nanosleep, clock_nanosleep) at the newest sample, or in one resumed (``sleep_left``)."""
-        return self.last.syscall in sg.SLEEP_SYSCALLS or self.sleep_left is not None
-
     @cached_property
     def sleep_left(self) -> float | None:
         """What is left of the sleep it is in (nanosleep, clock_nanosleep), by the kernel's timer: the newest sample's
@@ -339,17 +334,6 @@ class ProcessView:
         )
 
     @cached_property
-    def threads_ended(self) -> tuple[ThreadView, ...]:
-        """The threads seen in an earlier sample and gone from the newest, the process alive in it: each ended during
-        the look (a thread leaves /proc/PID/task only when it exits). None where the newest sample did not read as
-        many threads as the kernel counted (a thread's files unreadable, or one born or ended as it was read)."""
-        newest = self.ev.samples[-1]
-        last = {t.tid for t in newest.threads}
-        if self.ended or self.pid not in last or newest.num_threads != len(last):
-            return ()
-        return tuple(t for t in self.threads if t.tid not in last)
-
-    @cached_property
     def main_thread(self) -> ThreadView | None:
         """The thread whose tid is the pid (else the first one)."""
         return next((t for t in self.threads if t.tid == self.pid), self.threads[0] if self.threads else None)
@@ -446,14 +430,6 @@ class ProcessView:
         nothing else in it could change what ``t`` reads."""
         return not any(
             o.tid != t.tid and o.has_stack and not any(n in o.name for n in sg.INTERNAL_THREAD_NAMES)
-            for o in self.threads
-        )
-
-    def armed_timer(self, t: ThreadView) -> bool:
-        """Another thread of this process is a ``threading.Timer`` waiting to run its function: a watchdog may end
-        ``t``'s loop from there, whatever it reads (``_thread.interrupt_main()``, an exception it sets)."""
-        return any(
-            o.tid != t.tid and any(f.file.endswith("threading.py") and f.function == "Timer.run" for f in o.frames)
             for o in self.threads
         )
 

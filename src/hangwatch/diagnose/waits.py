@@ -30,7 +30,7 @@ from hangwatch.diagnose.holding import (
 from hangwatch.diagnose.own import held_here_hangs, lock_pollers, self_held, side_read
 from hangwatch.diagnose.process import at_prompt
 from hangwatch.diagnose.scene import Hit, Scene, named_at
-from hangwatch.diagnose.state import holder_process_state, holder_state, moving, waits_for_work
+from hangwatch.diagnose.state import holder_process_state, holder_state, moving
 from hangwatch.diagnose.views import (
     ProcessView,
     ThreadView,
@@ -57,7 +57,7 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
                 continue  # a worker's semaphore wait is judged with its main process (dataloader rule)
             if side_read(v, t, w):
                 continue  # a side thread's read stops nothing: the graph follows it where main waits on that thread
-            if waits_for_work(t):
+            if sg.waits_for_work(t.frames):
                 continue  # a pool worker waiting for the task queue's read lock: idle, not stuck
             if w.kind == "semaphore":
                 hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
