@@ -314,11 +314,9 @@ def stopped_state(v: ProcessView) -> Measured:
 
 
 def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
-    """The threads of ``v`` seen in an earlier sample and gone from the newest, the process alive in it: each ended
-    during the look (a thread leaves /proc/PID/task only when it exits), a change. None where the newest sample did
-    not read as many threads as the kernel counted (a thread's files unreadable, or one born or ended as it was read),
-    or where the user's code re-arms a Timer with no way out (``proof.rearm_site``), whose ends are the turns of that
-    loop."""
+    """The threads of ``v`` gone from the newest sample, the process alive in it: each ended during the look (a
+    change). None where that sample read fewer threads than the kernel counted, or where the user's code re-arms a
+    Timer with no way out (``proof.rearm_site``), whose ends are the turns of that loop."""
     newest = v.ev.samples[-1]
     last = {t.tid for t in newest.threads}
     if v.ended or v.pid not in last or newest.num_threads != len(last) or proof.rearm_site(v) is not None:
