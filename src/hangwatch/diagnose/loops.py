@@ -270,24 +270,7 @@ def counts_only(source: str, name: str) -> bool:
     else:
         counting |= {id(n) for n in ast.walk(loop.test) if isinstance(n, ast.Name) and n.id == name}
     for node in ast.walk(loop):
-        if (
-            isinstance(node, ast.AugAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id == name
-            and isinstance(node.value, ast.Constant)
-        ):
-            counting.add(id(node.target))
-        elif (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == name
-            and isinstance(node.value, ast.BinOp)
-            and isinstance(node.value.left, ast.Name)
-            and node.value.left.id == name
-            and isinstance(node.value.right, ast.Constant)
-        ):
-            counting |= {id(node.targets[0]), id(node.value.left)}
+        counting |= step[2] if (step := _step(node, name)) is not None else set()
     uses = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
     if not uses or not all(id(n) in counting for n in uses):
         return False
@@ -338,23 +321,24 @@ def _counts_away(loop: ast.While, name: str) -> bool:
     else:
         return False
     signs = set()
-    for node in ast.walk(loop):
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-            op_, value = node.op, node.value
-        elif (
-            isinstance(node, ast.Assign)
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == name
-            and isinstance(node.value, ast.BinOp)
-        ):
-            op_, value = node.value.op, node.value.right
-        else:
-            continue
-        step = value.value if isinstance(value, ast.Constant) and isinstance(value.value, int | float) else None
+    for op_, value, _ in filter(None, (_step(node, name) for node in ast.walk(loop))):  # (every one: counts_only)
+        step = value.value if isinstance(value.value, int | float) else None
         if step is None or step == 0 or not isinstance(op_, ast.Add | ast.Sub):
             return False
         signs.add((step > 0) == isinstance(op_, ast.Add))
     return (signs == {True} and grows_away) or (signs == {False} and shrinks_away)
+
+
+def _step(node: ast.AST, name: str) -> tuple[ast.operator, ast.Constant, set[int]] | None:
+    """``name += c`` or ``name = name <op> c``: its operator, its constant, and the ids of the Names it counts with."""
+    if isinstance(node, ast.AugAssign) and isinstance(t := node.target, ast.Name) and t.id == name:
+        return (node.op, node.value, {id(t)}) if isinstance(node.value, ast.Constant) else None
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(a := node.targets[0], ast.Name)):
+        return None
+    b, t = node.value, a
+    if t.id != name or not isinstance(b, ast.BinOp) or not isinstance(b.left, ast.Name) or b.left.id != name:
+        return None
+    return (b.op, b.right, {id(t), id(b.left)}) if isinstance(b.right, ast.Constant) else None
 
 
 PURE_BUILTINS = frozenset({"len", "min", "max", "abs", "sum", "any", "all", "int", "float", "bool", "isinstance"})

@@ -29,7 +29,6 @@ from hangwatch.records.evidence import POLLED, LockWait
 def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]:
     """A thread of ``v`` waiting on its own process's primitive that no living thread can release: a Python one
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
-    out: list[tuple[Edge, Node | None]] = []
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
         found = proof.nobody_releases(v, t)
         fact = (
@@ -56,9 +55,8 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
         at = describe(proof.waits_at(t))
         words = f"{v.label()} thread '{t.name}' waits on {proof.article(kind)} {kind} at {at}"
         asleep = found is not None and found[0] == proof.all_asleep(v, t)  # (its fact, not the others')
-        out.append(to_nobody(v.pid, kind, words, fact.fact, tid=t.tid, asleep=asleep))
-        break
-    return out
+        return [to_nobody(v.pid, kind, words, fact.fact, tid=t.tid, asleep=asleep)]
+    return []
 
 
 def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | None]]:
@@ -251,17 +249,15 @@ def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
     t = v.main_thread
     if t is None or not t.blocked or not t.waits_forever or t.last.shared_futex or proof.handler_may_end(v):
         return None
-    if polls_itself(v, t):
-        if proof.handlers_may_run(v, proof.GOES_ON, unread=False):
-            return (
-                None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
-            )
-    elif not (proof.exit_join(t) or own_file_lock(v, t)) and proof.sync_wait(t) is None:
+    polls, own = polls_itself(v, t), proof.exit_join(t) or own_file_lock(v, t)
+    if polls and proof.handlers_may_run(v, proof.GOES_ON, unread=False):
+        return None  # a handler's signal writes to the loop's wake-up socket too (add_signal_handler, set_wakeup_fd)
+    if not polls and not own and proof.sync_wait(t) is None:
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
     if len(able) != 1 or not able[0].blocked:
         return None  # two: a wait for either, none followed
-    library = not (polls_itself(v, t) or proof.exit_join(t) or own_file_lock(v, t) or proof.user_owned(t))
+    library = not (polls or own or proof.user_owned(t))
     if library and not proof.waits_on_future(t) and not proof.sealed_but(v, frozenset((t.tid, able[0].tid))):
         return None  # a library's primitive (socketserver's shutdown event): its machinery may end it, unless parked
     # (a Future's result: the one thread able to act is the executor's, which runs its work)
