@@ -35,10 +35,6 @@ def unseen_progress(diagnosis: Diagnosis) -> Diagnosis:
     return dataclasses.replace(diagnosis, verdict=Verdict.SLOW) if moving else diagnosis
 
 
-def _hung(diagnosis: Diagnosis, root: Finding) -> Diagnosis:
-    return Diagnosis(Verdict.HUNG, (root, *diagnosis.findings[1:]))
-
-
 def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history: bool = True) -> Diagnosis:
     """The job is alive but has made no progress for ``stalled_s``: past its history bound ``basis``
     (``by_history``), or past --max-slow when its history could not say."""
@@ -50,12 +46,10 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history:
         if by_history
         else f"past the extra time an alive job gets ({basis})"
     )
-    if cause != root.cause and root.proves_work:  # it works, and works too long: no claim that it is stuck
-        head = f"{what}, but it has not returned that batch for {stalled_s:.0f} s, {past}: declared hung."
-    elif cause != root.cause:
-        head = f"{what}, but it has not returned that batch for {stalled_s:.0f} s, {past}: it is stuck in dataset code."
-    else:
-        head = f"{what}, but it has made no progress for {stalled_s:.0f} s, {past}: declared hung."
+    batch = cause != root.cause  # (it works, and works too long: no claim that it is stuck)
+    has_not = "has not returned that batch" if batch else "has made no progress"
+    then = "it is stuck in dataset code" if batch and not root.proves_work else "declared hung"
+    head = f"{what}, but it {has_not} for {stalled_s:.0f} s, {past}: {then}."
     new = dataclasses.replace(
         root,
         cause=cause,
@@ -64,7 +58,7 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history:
         evidence=(*root.evidence, f"no progress for {stalled_s:.0f} s; this job's own bound: {basis}"),
         fix=(*(WORKER_STUCK_FIX if cause != root.cause else root.fix), HISTORY_FIX),
     )
-    return _hung(diagnosis, new)
+    return Diagnosis(Verdict.HUNG, (new, *diagnosis.findings[1:]))
 
 
 def past_rendezvous_timeout(diagnosis: Diagnosis, waited_s: float, timeout_s: float) -> Diagnosis:
@@ -76,7 +70,7 @@ def past_rendezvous_timeout(diagnosis: Diagnosis, waited_s: float, timeout_s: fl
         f"({timeout_s:.0f} s): the missing peers are not coming.",
         evidence=(*root.evidence, f"waited {waited_s:.0f} s at setup; --rendezvous-timeout is {timeout_s:.0f} s"),
     )
-    return _hung(diagnosis, new)
+    return Diagnosis(Verdict.HUNG, (new, *diagnosis.findings[1:]))
 
 
 def workers_behind(evidence: Evidence, finding: Finding) -> int:

@@ -214,15 +214,11 @@ DEATH_BEFORE_EXIT_S = 30.0  # a dead worker the iterator raised about this long 
 def _deadly(deaths: tuple[dict[str, object], ...], ended_at: float | None) -> list[dict[str, object]]:
     """The records of the error the job died of: one its unhandled error wrote, else one its iterator raised just
     before the exit (an error the job caught and lived on after is no cause of a later crash)."""
-    unhandled = [d for d in deaths if d.get("unhandled") is True]
-    if unhandled:
-        return unhandled
-    out = []
-    for d in deaths:
-        at = d.get("at")
-        if ended_at is not None and isinstance(at, int | float) and ended_at - at <= DEATH_BEFORE_EXIT_S:
-            out.append(d)
-    return out
+    return [d for d in deaths if d.get("unhandled") is True] or [
+        d
+        for d in deaths
+        if ended_at is not None and isinstance(at := d.get("at"), int | float) and ended_at - at <= DEATH_BEFORE_EXIT_S
+    ]
 
 
 def _dead_workers(death: dict[str, object], where: Where | None) -> list[Finding]:

@@ -67,6 +67,9 @@ class GroupView:
     ops: tuple[tuple[int, str, str, str], ...] = ()
 
 
+NO_GROUP = GroupView(0, 0, None)  # a group a rank's recorder has no entry of
+
+
 @frozen
 class RankCollectives:
     """A rank's collectives, small enough to share between nodes."""
@@ -141,9 +144,7 @@ def rank_collectives(rank: int, record: FlightRecord, view: ProcessView | None =
     for g, es in by_group.items():
         es.sort(key=lambda e: e.seq)
         waiting = next((e for e in es if not e.done), None)
-        f = waiting.frame if waiting is not None else None
-        if waiting is not None and f is None:
-            f = waiting_frame(view, waiting.op)
+        f = (waiting.frame or waiting_frame(view, waiting.op)) if waiting is not None else None
         pend = (
             None
             if waiting is None
@@ -196,20 +197,19 @@ def analyze(ranks: list[RankCollectives]) -> Stall | None:
     silent = sorted(r.rank for r in ranks if not r.answered)
     groups = sorted({g for r in answered for g in r.groups})
     for g in groups:
-        waiters = [r for r in answered if g in r.groups and r.groups[g].pending is not None]
-        if not waiters:
+        pending = {r.rank: p for r in answered if g in r.groups and (p := r.groups[g].pending) is not None}
+        if not pending:
             continue
-        seq = min(r.groups[g].pending.seq for r in waiters if r.groups[g].pending is not None)  # type: ignore[union-attr]
-        at_seq = [r for r in waiters if r.groups[g].pending is not None and r.groups[g].pending.seq == seq]  # type: ignore[union-attr]
+        seq = min(p.seq for p in pending.values())
+        pend = {r: p for r, p in pending.items() if p.seq == seq}
         members = [r for r in answered if g in r.groups or g in ("0", "default_pg")]
-        missing = sorted(r.rank for r in members if r.groups.get(g, GroupView(0, 0, None)).entered < seq)
+        missing = sorted(r.rank for r in members if r.groups.get(g, NO_GROUP).entered < seq)
         kinds: dict[str, list[int]] = {}
         for r in members:
             view = r.groups.get(g)
             op = _op_at(view.ops, seq) if view is not None else None
             if op is not None:
                 kinds.setdefault(op[0] if op[1] in ("[]", "") else f"{op[0]} {op[1]}", []).append(r.rank)
-        pend = {r.rank: p for r in at_seq if (p := r.groups[g].pending) is not None}
         first = pend[min(pend)]
         return Stall(
             group=g,
@@ -220,7 +220,7 @@ def analyze(ranks: list[RankCollectives]) -> Stall | None:
             mismatch=kinds if len(kinds) > 1 else {},
             pending=first,
             at_seq=pend,
-            done_by_missing={r.rank: r.groups.get(g, GroupView(0, 0, None)).done for r in members if r.rank in missing},
+            done_by_missing={r.rank: r.groups.get(g, NO_GROUP).done for r in members if r.rank in missing},
             silent=silent,
             skew=align({r.rank: r.groups[g].ops for r in members if g in r.groups}, hang_seq=seq),
         )
