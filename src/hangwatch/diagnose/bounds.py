@@ -46,8 +46,9 @@ def past_history(diagnosis: Diagnosis, stalled_s: float, basis: str, by_history:
         if by_history
         else f"past the extra time an alive job gets ({basis})"
     )
-    batch = cause != root.cause  # (it works, and works too long: no claim that it is stuck)
+    batch = cause != root.cause
     has_not = "has not returned that batch" if batch else "has made no progress"
+    # (a worker that works, and works too long: no claim that it is stuck)
     then = "it is stuck in dataset code" if batch and not root.proves_work else "declared hung"
     head = f"{what}, but it {has_not} for {stalled_s:.0f} s, {past}: {then}."
     new = dataclasses.replace(

@@ -106,7 +106,7 @@ from hangwatch.records.evidence import POLLED, LockHolder, LockWait, Role
 from hangwatch.records.incident import Proof
 
 
-def blocked(t: ThreadView) -> bool:
+def blocked_throughout(t: ThreadView) -> bool:
     """Blocked for the window as py-spy reads it, or by the kernel's view alone: asleep (S or D) in every sample of a
     measured window, never woken, at no CPU: in one call for the whole window, whatever py-spy calls it (a write()
     into a full pipe reads as running)."""
@@ -253,7 +253,7 @@ def _unheld(scene: Scene, v: ProcessView, t: ThreadView | None, w: LockWait) -> 
         words = f"{v.label()} waits for {lock} ({w.path}) at {at}"
     if fact is not None:
         return to_nobody(v.pid, what, words, fact, timeout=w.timeout, tid=t.tid)
-    if w.kind != "fifo_open" or w.holders or not blocked(t):
+    if w.kind != "fifo_open" or w.holders or not blocked_throughout(t):
         return None
     words = f"{v.label()} waits in open() of the FIFO {w.path} at {at}; no process has it open the other way"
     could, nothing = "any process could open it", "nothing in the job moves that could open it"
@@ -315,7 +315,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
     held, side = _held_waits(scene, v)
     out.extend(held)
-    if blocked(t):  # (a rank blocked for the whole window in one of torch's calls)
+    if blocked_throughout(t):  # (a rank blocked for the whole window in one of torch's calls)
         out.extend((e, None) for e in rank_waits(scene, v, at))
     if out:
         return out
@@ -346,7 +346,7 @@ def _kernel_child_waits(scene: Scene, v: ProcessView) -> list[Edge]:
     out: list[Edge] = []
     living = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
     main = v.main_thread
-    waiting = main is not None and blocked(main)
+    waiting = main is not None and blocked_throughout(main)
     for t in v.threads:
         if not t.samples or t.last.syscall not in ("wait4", "waitid") or t.last.state != "S":
             continue
@@ -386,7 +386,7 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
     the rank graph's to judge (its peers, waiting on it, would count as moving)."""
     t = v.main_thread
     target = (t.last.fd_target or "") if t is not None else ""
-    if t is None or v.role in (Role.RANK, Role.LAUNCHER) or not target.endswith(NO_PEER) or not blocked(t):
+    if t is None or v.role in (Role.RANK, Role.LAUNCHER) or not target.endswith(NO_PEER) or not blocked_throughout(t):
         return []
     socket = target.split(" -> ")[0].removesuffix(LISTENING)
     at = describe(innermost_user(t.frames)) if t.frames else "its native code"
@@ -404,12 +404,12 @@ def build_graph(scene: Scene) -> WaitGraph:
             m.state == "blocked"
             and bool(v.threads)
             and not proof.handler_may_end(v)  # a signal handler of its may still set what it waits for
-            and proof.sealed_but(v, frozenset())
+            and proof.sealed_but(v, frozenset())  # every thread parked
         )
         main = v.main_thread
         single = (
             main is not None
-            and (blocked(main) or m.state == "blocked")  # (a loop that waits on its child)
+            and (blocked_throughout(main) or m.state == "blocked")  # (a loop that waits on its child)
             and not others_may_act(v, main.tid)
             and (v.cpu_percent or 0.0)
             <= IDLE_CPU_PERCENT  # (a process at CPU runs something, whatever its threads say)

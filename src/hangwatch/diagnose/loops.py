@@ -321,7 +321,8 @@ def _counts_away(loop: ast.While, name: str) -> bool:
     else:
         return False
     signs = set()
-    for op_, value, _ in filter(None, (_step(node, name) for node in ast.walk(loop))):  # (every one: counts_only)
+    # every change of ``name`` in the loop is such a step: counts_only read them all before it asks
+    for op_, value, _ in filter(None, (_step(node, name) for node in ast.walk(loop))):
         step = value.value if isinstance(value.value, int | float) else None
         if step is None or step == 0 or not isinstance(op_, ast.Add | ast.Sub):
             return False

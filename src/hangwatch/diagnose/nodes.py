@@ -123,18 +123,18 @@ def _culprits_hit(
     fix: tuple[str, ...]
     if stuck:  # the ones that hold them up; else a straggler (waiting where one works, else one that may still come)
         first, end = stuck[0][1], stuck[0][2]
-        alike = [(n, r) for n, r, e in stuck if e.how() == end.how() and e.proves_hang == end.proves_hang]
+        who = [(n, r) for n, r, e in stuck if e.how() == end.how() and e.proves_hang == end.proves_hang]
         how, tail = end.how(), "."
         cause, sure, fix = Cause.DISTRIBUTED_PEER_STUCK, 0.95, PEER_FIX
     else:
         working = [x for x in ends if x[2].state == "working"]
         _, first, end = (working or ends)[0]
-        alike = [(n, r) for n, r, _ in (working or ends)]
+        who = [(n, r) for n, r, _ in (working or ends)]
         how = f"{end.at_work()}," if working else f"{end.how()}, not stuck,"
         tail = ". A straggler: the job waits, bounded by --max-slow."
         cause, sure, fix = Cause.DISTRIBUTED_STRAGGLER, 0.93, STRAGGLER_FIX
-    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in alike).capitalize()
-    said = f"{names} {'is' if len(alike) == 1 else 'are'} {how} {first['text']} while {victims}{tail}"
+    names = ", ".join(f"rank {r['rank']} on node {n}" for n, r in who).capitalize()
+    said = f"{names} {'is' if len(who) == 1 else 'are'} {how} {first['text']} while {victims}{tail}"
     return named(Finding(cause, sure, said, Where(**first["where"]), tuple(ev), fix), end)
 
 

@@ -3,7 +3,7 @@ returns (Hit)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from hangwatch.records.values import frozen, mutable
 if TYPE_CHECKING:
     from hangwatch.diagnose.ends import End
 
-Said = Iterable[str]  # evidence, a fix: sentences
+Said = list[str] | tuple[str, ...]  # evidence, a fix: sentences (never one bare string)
 
 
 @frozen

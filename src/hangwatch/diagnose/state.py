@@ -314,9 +314,10 @@ def stopped_state(v: ProcessView) -> Measured:
 
 
 def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
-    """The threads of ``v`` gone from the newest sample, the process alive in it: each ended during the look (a
-    change). None where that sample read fewer threads than the kernel counted, or where the user's code re-arms a
-    Timer with no way out (``proof.rearm_site``), whose ends are the turns of that loop."""
+    """The threads of ``v`` gone from the newest sample, the process alive in it: each ended during the look (a thread
+    leaves /proc/PID/task only when it exits), a change. None where that sample read fewer threads than the kernel
+    counted (one unreadable, or born or ended as it was read), or where the user's code re-arms a Timer with no way
+    out (``proof.rearm_site``), whose ends are the turns of that loop."""
     newest = v.ev.samples[-1]
     last = {t.tid for t in newest.threads}
     if v.ended or v.pid not in last or newest.num_threads != len(last) or proof.rearm_site(v) is not None:
@@ -347,8 +348,7 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
     inside one long call (``one_long_call``), or, with no locals to read, when its stack moves; spinning when they
     show it gets nowhere (proven when a counter counts nothing or its condition cannot change: a loop that counts
     iterates, so no long call explains it)."""
-    # another thread a ``threading.Timer`` waiting to run its function: a watchdog may end the loop from there,
-    # whatever it reads (``_thread.interrupt_main()``, an exception it sets)
+    # a threading.Timer of another thread may end the loop, whatever it reads (``_thread.interrupt_main()``)
     timer = any(o.tid != t.tid and any(proof.timer_run(f) for f in o.frames) for o in v.threads)
     motion = loop_motion(v.locals_of(t.tid), v.runs_alone(t), private=not timer)
     at = describe(t.user_frame)

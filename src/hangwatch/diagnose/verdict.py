@@ -91,10 +91,10 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
     unread = m.state == "spinning" and m.motion is None and not _waited_on(graph, v)
     used = runs(v) if VERDICTS[m.state][0] is None or unread else None
     if used is not None:
-        return _slow(f, [f"{used}; what it does was not read: {m.fact}"])
+        return _slow(f, facts=[f"{used}; what it does was not read: {m.fact}"])
     if m.state == "brief" and (own is None or own.proof is None):
         # seen too briefly to say that it stays there (a capture cut short on a loaded machine): not called hung
-        return _slow(f, [m.fact], contradicted=True)
+        return _slow(f, facts=[m.fact], contradicted=True)
     alive = _alive_end(v, t, scene, graph)
     at = f"pid:{v.pid}"
     if alive is None and m.proves_hang and not (graph is not None and _timed(graph, at)):
@@ -109,11 +109,13 @@ def judged(hit: Hit, scene: Scene, graph: WaitGraph | None) -> Hit:
         return Hit(f, Verdict.HUNG)
     said, facts, work = alive
     died = f.cause == Cause.DATALOADER_WORKER_DIED  # it says so itself: a crash on its way, no hang named
-    return _slow(f, facts, work, "" if died else said, contradicted=not died)
+    if died:
+        return _slow(f, facts=facts, work=work)
+    return _slow(f, facts=facts, work=work, said=said, contradicted=True)
 
 
 def _slow(
-    f: Finding, facts: Iterable[str] = (), work: Proof | None = None, said: str = "", contradicted: bool = False
+    f: Finding, *, facts: Iterable[str] = (), work: Proof | None = None, said: str = "", contradicted: bool = False
 ) -> Hit:
     """``f`` alive (slow): ``facts`` added to its evidence, ``said`` to its summary, ``work`` its proof where it has
     none; ``contradicted``, ranked as a hang its own measures do not bear out (``CONTRADICTED`` at most)."""

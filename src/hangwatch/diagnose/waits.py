@@ -412,7 +412,7 @@ def interrupted_wait(frames: tuple[Frame, ...]) -> tuple[Frame, Frame] | None:
     return None
 
 
-def _unheld(v: ProcessView, t: ThreadView, w: LockWait, name: str, ev: list[str]) -> Hit | None:
+def _nobody_holds(v: ProcessView, t: ThreadView, w: LockWait, name: str, ev: list[str]) -> Hit | None:
     """Nobody holds the shared lock ``w`` and every process that shares it waits for it (its count is 0): its holder
     died holding it, or a signal handler runs inside this very thread's wait, or, for an event, a barrier or a
     condition (nobody holds those), whoever was to end the wait has exited."""
@@ -475,7 +475,7 @@ def semaphore_wait(
     ]
     fix = lock_fix(w, None)
     if not w.holders:
-        hit = _unheld(v, t, w, name, ev)
+        hit = _nobody_holds(v, t, w, name, ev)
         return [hit] if hit is not None else []
     h = w.holders[0]
     state = holder_state(h)
@@ -511,7 +511,11 @@ def semaphore_wait(
         cause, sure = Cause.PROCESS_WAITS_ON, 0.7 if state in ("asleep", "working") else 0.8
         fix = NOTIFIED_FIX.get(what or "", EVENT_SETTER_FIX)
     elif state == "working":
-        head, doing, sure = f"{name} waits for {lock} at {describe(frame)}, {who}; ", f"it works ({doing[3:-1]}).", 0.8
+        head, doing, sure = (
+            f"{name} waits for {lock} at {describe(frame)}, {who}; ",
+            f"it works ({holder_doing(h, state)}).",
+            0.8,
+        )
     elif cycle:
         doing = f"{role} waits for that worker's batch meanwhile: a deadlock across processes."
         cause, sure, took = Cause.CODE_DEADLOCK, 0.93, f" (its code {h.took_at})" if h.took_at else ""
