@@ -49,12 +49,11 @@ def _what(p: Pending) -> str:
 
 
 def _ranks(scene: Scene) -> dict[int, ProcessView]:
-    out = {
+    return {
         v.info.rank: v
         for v in scene.views
         if v.role in (Role.RANK, Role.MAIN, Role.CHILD) and v.info.rank is not None and v.ev.flight is not None
     }
-    return {r: v for r, v in out.items() if r is not None}
 
 
 def flight_rule(scene: Scene) -> list[Hit]:

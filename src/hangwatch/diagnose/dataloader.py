@@ -33,8 +33,6 @@ from hangwatch.records.evidence import Frame, Role
 from hangwatch.records.incident import Finding
 from hangwatch.records.values import frozen
 
-STUCK = Cause.DATALOADER_WORKER_STUCK
-
 
 def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | None) -> list[str]:
     """Evidence that a blocked forked process waits on a lock its parent held at fork time.
@@ -215,7 +213,7 @@ def _slow(summary: str, confidence: float = 0.6) -> _Named:
 
 
 def _stuck(summary: str) -> _Named:
-    return _Named(STUCK, summary, 0.9, WORKER_STUCK_FIX)
+    return _Named(Cause.DATALOADER_WORKER_STUCK, summary, 0.9, WORKER_STUCK_FIX)
 
 
 def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str, ev: list[str]) -> _Named:
@@ -273,14 +271,8 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
         if alone
         else f"and has not returned its batch: nothing moved in the {w.duration_s:.0f} s window"
     )
-    summary, fix = _what_it_waits_on(
-        name,
-        t,
-        frame,
-        ev,
-        f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} {ends}; the main process waits for it.",
-        WORKER_STUCK_FIX,
-    )
+    said = f"DataLoader {name} is blocked in {blocked_in} in {describe(frame)} {ends}; the main process waits for it."
+    summary, fix = _what_it_waits_on(name, t, frame, ev, said)
     if fact is not None:
         ev.append(f"the kernel says: {t.wait_text}; no other thread of the worker runs")
         # A wait in the user's own code that nothing can end: num_workers=0 would block at the same line in the
@@ -293,7 +285,7 @@ def _worker_named(w: ProcessView, t: ThreadView, frame: Frame | None, name: str,
         )
     elif alone is not None:
         fix = (*FORK_FIX, *fix[1:2])  # a fork artifact: the worker started another way does not inherit it
-    return _Named(STUCK, summary, 0.9, fix)
+    return _Named(Cause.DATALOADER_WORKER_STUCK, summary, 0.9, fix)
 
 
 MP_SYNC_PY = "multiprocessing/synchronize.py"  # SemLock: a lock shared across processes (stdlib)
@@ -366,9 +358,11 @@ def _other_worker(o: ProcessView, state: str) -> str:
 
 
 def _what_it_waits_on(
-    name: str, t: ThreadView, frame: Frame | None, ev: list[str], summary: str, fix: tuple[str, ...]
+    name: str, t: ThreadView, frame: Frame | None, ev: list[str], summary: str
 ) -> tuple[str, tuple[str, ...]]:
-    """Name what a blocked worker waits on (a TCP peer, a file and its filesystem) and its own fix."""
+    """Name what a blocked worker waits on (a TCP peer, a file and its filesystem) and its own fix (else ``summary``
+    and a stuck worker's)."""
+    fix: tuple[str, ...] = WORKER_STUCK_FIX
     waited = t.last.fd_target
     if t.last.syscall and waited:
         ev.append(f"blocked in {t.last.syscall}() on {waited}")

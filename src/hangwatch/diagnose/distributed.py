@@ -23,7 +23,7 @@ from hangwatch.diagnose.views import (
     innermost_explaining,
     innermost_user,
 )
-from hangwatch.diagnose.workers import busy_frames, worker_state
+from hangwatch.diagnose.workers import busy_frames, busy_worker
 from hangwatch.fixes import PEER_FIX, RENDEZVOUS_FIX, SLEEPER_FIX, STRAGGLER_FIX
 from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, Where
@@ -47,14 +47,11 @@ def _ranks(scene: Scene) -> list[ProcessView]:
 
 def culprit_where(scene: Scene, v: ProcessView, t: ThreadView) -> tuple[Where, str]:
     """Where a culprit rank really is: its own user frame, or its stuck DataLoader worker's."""
-    if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
-        for w in scene.workers_of(v.pid):
-            wt = w.main_thread
-            if wt is not None and worker_state(wt) == "busy":
-                frame = innermost_explaining(busy_frames(wt))
-                where = w.where(wt, frame)
-                where = Where(**{**where.__dict__, "rank": v.info.rank})
-                return where, f"its DataLoader worker pid {w.pid} is in {describe(frame)}"
+    if (busy := busy_worker(scene, v, t)) is not None:
+        w, wt = busy
+        frame = innermost_explaining(busy_frames(wt))
+        where = Where(**{**w.where(wt, frame).__dict__, "rank": v.info.rank})
+        return where, f"its DataLoader worker pid {w.pid} is in {describe(frame)}"
     if any(sg.at(f, "threading.py", sg.EXIT_JOIN) for f in t.frames):  # exiting: it waits for a thread
         others = [u for u in v.user_threads if u.user_frame is not None]
         if others:

@@ -18,7 +18,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import VERDICTS, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, duration_text, timer_bound
-from hangwatch.diagnose.workers import worker_state
+from hangwatch.diagnose.workers import busy_worker
 from hangwatch.records.incident import ProofKind, Verdict
 from hangwatch.records.values import frozen
 
@@ -150,13 +150,7 @@ def rank_end(scene: Scene, v: ProcessView, t: ThreadView, limit_s: float | None 
     thread, or of the busy DataLoader worker it waits for; asleep, on a timer that ends after the collective gives up
     (``limit_s``, the process group's timeout; torch's defaults and --max-slow where no recorder told it) it can
     never arrive in time."""
-    subject, st = v, t
-    if any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
-        busy = [
-            w for w in scene.workers_of(v.pid) if w.main_thread is not None and worker_state(w.main_thread) == "busy"
-        ]
-        if busy and busy[0].main_thread is not None:
-            subject, st = busy[0], busy[0].main_thread
+    subject, st = busy_worker(scene, v, t) or (v, t)
     m = thread_state(subject, st)
     if m.state == "working":
         advances = m.motion is not None and m.motion.advanced  # (one long call per turn: its locals stay)

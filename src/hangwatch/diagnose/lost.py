@@ -87,7 +87,7 @@ def _handler_raised(v: ProcessView) -> tuple[Raised | None, bool]:
     not from unpickling a result."""
     tail = v.ev.output_tail or ""
     at = tail.rfind(HANDLER_DIED)
-    found = tracebacks(tail[at:]) if at >= 0 else []
+    found = tracebacks(tail[at:]) if at >= 0 else ()
     raised = found[0] if found else None
     return raised, raised is not None and raised.frame is not None and ", in _set\n" in tail[at:]
 

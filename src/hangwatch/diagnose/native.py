@@ -6,7 +6,7 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.views import ProcessView, describe
+from hangwatch.diagnose.views import ProcessView, ThreadView, describe
 from hangwatch.records.evidence import Frame, NativeStack
 from hangwatch.records.incident import Finding, Where
 
@@ -21,10 +21,6 @@ def _culprit(stack: NativeStack) -> tuple[Frame, str, tuple[str, ...]] | None:
             if marker in lib:
                 return f, name, fix
     return None
-
-
-def _user_frame(stack: NativeStack) -> Frame | None:
-    return next((f for f in stack.frames if not f.native and sg.is_user(f)), None)
 
 
 def native_fork_rule(scene: Scene) -> list[Hit]:
@@ -43,14 +39,13 @@ def native_fork_rule(scene: Scene) -> list[Hit]:
         if found is None:
             continue
         frame, name, fix = found
-        hits.append(_finding(v, main, frame, name, fix))
+        hits.append(_finding(v, t, main, frame, name, fix))
     return hits
 
 
-def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: tuple[str, ...]) -> Hit:
-    user = _user_frame(stack)
-    t = v.main_thread
-    if user is not None and t is not None:  # the Python samples carry the source line
+def _finding(v: ProcessView, t: ThreadView, stack: NativeStack, frame: Frame, name: str, fix: tuple[str, ...]) -> Hit:
+    user = next((f for f in stack.frames if not f.native and sg.is_user(f)), None)
+    if user is not None:  # the Python samples carry the source line
         user = next((f for f in t.frames if (f.file, f.line) == (user.file, user.line)), user)
     lib = frame.file.rsplit("/", 1)[-1]
     natives = [f for f in stack.frames if f.native][:4]
@@ -59,11 +54,10 @@ def _finding(v: ProcessView, stack: NativeStack, frame: Frame, name: str, fix: t
         "native stack, innermost first: "
         + " < ".join(f"{f.function[:60]} ({f.file.rsplit('/', 1)[-1]})" for f in natives),
     ]
-    if t is not None:
-        ev.append(
-            f"{v.label()} at {v.cpu_text()}, kernel wait {t.last.wchan or '?'}, "
-            f"{v.ev.samples[-1].num_threads} OS thread(s): fork copied only the forking thread"
-        )
+    ev.append(
+        f"{v.label()} at {v.cpu_text()}, kernel wait {t.last.wchan or '?'}, "
+        f"{v.ev.samples[-1].num_threads} OS thread(s): fork copied only the forking thread"
+    )
     where = (
         v.where(t, user)
         if user is not None

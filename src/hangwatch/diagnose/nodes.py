@@ -41,7 +41,8 @@ def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
 def _row(r: int, v: ProcessView, group: str, op: str | None, text: str, where: Where, **more: Any) -> dict[str, Any]:
     """One rank's summary as it travels: who, its group and operation, where, what else is said, its recorder."""
     said = {"rank": r, "pid": v.pid, "group": group, "op": op, "text": text, "where": asdict(where)}
-    return {**said, **more, **_fr(r, v)}
+    fr = {"fr": rank_collectives(r, v.ev.flight, v).to_dict()} if v.ev.flight is not None else {}  # (its recorder)
+    return {**said, **more, **fr}
 
 
 def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, Any]:
@@ -59,11 +60,6 @@ def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, A
     # for a node of an older version: its words, and the proof as it reads one
     old = {"activity": ACTIVITY_OF.get(end.state, ACTIVITY_OF["unknown"]).value, "proof": end.old_proof()}
     return _row(r, v, "elsewhere", None, text, where, **old, **end.to_dict())
-
-
-def _fr(rank: int, v: ProcessView) -> dict[str, Any]:
-    """The rank's flight recorder, reduced to what the merge needs (``fr``), when it was read."""
-    return {"fr": rank_collectives(rank, v.ev.flight, v).to_dict()} if v.ev.flight is not None else {}
 
 
 def _grouped_evidence(summaries: dict[int, NodeSummary], ranks: list[tuple[int, dict[str, Any]]]) -> list[str]:

@@ -7,6 +7,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import STATE_WORDS
 from hangwatch.diagnose.holding import deciding_holder, holder_doing, holder_text
+from hangwatch.diagnose.own import senders
 from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import holder_state, process_state, thread_state
 from hangwatch.diagnose.views import (
@@ -17,7 +18,6 @@ from hangwatch.diagnose.views import (
     described,
     innermost_explaining,
     innermost_user,
-    may_exit,
     timer_bound,
 )
 from hangwatch.fixes import (
@@ -292,14 +292,12 @@ def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     argument), else every living child that may exit by itself (``views.may_exit``: not a DataLoader or compile
     worker, nor multiprocessing's resource tracker, which a `spawn` Pool's parent never waits for). A zombie child
     has exited: its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
-    alive = [c for c in scene.children(v.pid) if not c.state.startswith("Z")]
     named = v.main_thread.last.wait_child if v.main_thread is not None else None
-    if named is not None and any(k.pid == named for k in alive):  # the kernel's argument, whoever it names
-        return [k for k in alive if k.pid == named]
-    return [c for c in alive if may_exit(c.role, c.info.cmdline, v.info.cmdline)]
+    # the kernel's argument, whoever it names; else own.senders' reading (living, that may exit by itself)
+    return [k for k in scene.children(v.pid) if k.pid == named and not k.state.startswith("Z")] or senders(scene, v)
 
 
-def _reads_a_queue(f: Frame) -> bool:
+def reads_a_queue(f: Frame) -> bool:
     """A frame of a multiprocessing.Queue's get."""
     return sg.at(f, "multiprocessing/queues.py", frozenset({"get"}))
 
@@ -334,7 +332,7 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
         ev.append(f"child pid {kid.pid}: the kernel's {kt.wait_text}")
     if kt is not None and kt.any_frame(_flushes_a_queue):
         ev.append("the child is still flushing a multiprocessing.Queue that nobody reads (join before get)")
-    dropped = sg.feeder_failed(v.ev.output_tail or "") if kt is not None and kt.any_frame(_reads_a_queue) else None
+    dropped = sg.feeder_failed(v.ev.output_tail or "") if kt is not None and kt.any_frame(reads_a_queue) else None
     if dropped is not None:
         ev.append(f"the job's output: a multiprocessing.Queue's feeder thread could not pickle an item ({dropped})")
     # at the child's line, but where the child waits on what this process holds (a pipe it never writes or closes, a

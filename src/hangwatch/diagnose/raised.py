@@ -79,12 +79,6 @@ class Raised:
         return Where(pid=pid, rank=rank, tid=None, file=f.file, line=f.line, function=f.function, code=f.code)
 
 
-def tracebacks(text: str) -> list[Raised]:
-    """Every complete traceback in ``text``, in the order printed, each with its rank where a prefix or
-    multiprocessing's ``Process NAME<digits>:`` line names it."""
-    return list(_parsed(text))
-
-
 def _split(raw: str) -> tuple[str, str, int | None]:
     """A log line as (the line, its stream: the prefixes it carries, the rank they name). A traceback's first line
     after another stream's unfinished one (stdout's `step 5` before its newline came, a progress bar's last frame)
@@ -108,8 +102,10 @@ def _split(raw: str) -> tuple[str, str, int | None]:
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed(text: str) -> tuple[Raised, ...]:
-    """Parsed once per log text: a diagnosis asks once per missing rank (256 of them on 32 nodes)."""
+def tracebacks(text: str) -> tuple[Raised, ...]:
+    """Every complete traceback in ``text``, in the order printed, each with its rank where a prefix or
+    multiprocessing's ``Process NAME<digits>:`` line names it; parsed once per log text (a diagnosis asks once per
+    missing rank: 256 of them on 32 nodes)."""
     out: list[Raised] = []
     open_: dict[str, list[Frame]] = {}  # per stream (its prefixes): the frames of a traceback being read
     named: int | None = None  # the rank the last ``Process rankN:`` line named, for the unprefixed stream

@@ -28,7 +28,7 @@ from hangwatch.diagnose.holding import (
     wait_frame,
 )
 from hangwatch.diagnose.own import held_here_hangs, lock_pollers, self_held, side_read
-from hangwatch.diagnose.process import at_prompt
+from hangwatch.diagnose.process import at_prompt, reads_a_queue
 from hangwatch.diagnose.scene import Hit, Scene, named_at
 from hangwatch.diagnose.state import holder_process_state, holder_state, moving
 from hangwatch.diagnose.views import (
@@ -215,7 +215,7 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
             0.85,
             summary,
             facts,
-            SELF_WAIT_FIX["queue" if any(sg.at(f, "multiprocessing/queues.py", MP_GET) for f in t.frames) else "pipe"],
+            SELF_WAIT_FIX["queue" if any(reads_a_queue(f) for f in t.frames) else "pipe"],
         )
     return _other_end(scene, v, t, w)
 
@@ -230,8 +230,6 @@ class _End:
     fix: tuple[str, ...]
     outside: str  # the first fix when the holder is outside the job, with {pid}
 
-
-MP_GET = frozenset({"get"})  # a multiprocessing queue's get, reading its pipe
 
 _ENDS = {
     "pipe": _End(
@@ -282,9 +280,9 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     """The finding for a read that the holders of the other end decide (the graph's edges to each): named at the one
     that ends it soonest, what it does said: of a process of the job, the state module's reading (as the graph's
     node has it), not the holder's coarser one."""
-    words = _ENDS["socket" if w.kind == "socket" else "pipe"]
+    words = _ENDS[w.kind]  # (a pipe's or a socket's: _pipe sends no other)
     frame = innermost_user(t.frames)
-    shown = frame or innermost_explaining(t.frames)  # (`python -c`: `<string>`)
+    shown = innermost_explaining(t.frames)  # the user's frame; else (`python -c`) `<string>`
     at = f"{described(shown)}"
     states = {h.pid: holder_state(h) for h in w.holders}
     h = deciding_holder(w.holders)

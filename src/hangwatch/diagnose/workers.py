@@ -7,10 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose.views import ProcessView, ThreadView
 from hangwatch.records.evidence import Frame, LoaderTask, LocalsRead
+
+if TYPE_CHECKING:
+    from hangwatch.diagnose.scene import Scene
 
 
 def _stack_state(frames: tuple[Frame, ...]) -> str:
@@ -21,6 +25,17 @@ def _stack_state(frames: tuple[Frame, ...]) -> str:
     if any(sg.at(f, sg.FETCH_PY) or sg.at(f, sg.COLLATE_PY) or sg.is_user(f) for f in above):
         return "busy"
     return "idle"
+
+
+def busy_worker(scene: Scene, v: ProcessView, t: ThreadView) -> tuple[ProcessView, ThreadView] | None:
+    """Where thread ``t`` of ``v`` waits in a DataLoader's iterator for its next batch: the first of its workers that
+    is busy (``worker_state``), with its main thread; None otherwise."""
+    if not any(sg.at(f, sg.DATALOADER_PY, sg.LOADER_WAIT_METHODS) for f in t.frames):
+        return None
+    return next(
+        ((w, wt) for w in scene.workers_of(v.pid) if (wt := w.main_thread) is not None and worker_state(wt) == "busy"),
+        None,
+    )
 
 
 def worker_state(t: ThreadView) -> str:
