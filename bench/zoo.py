@@ -14,8 +14,11 @@ Modes:
            ``waiting`` must be reported as waiting, not killed.
   inspect  the case started alone; once it is ready (+2 s), ``hangwatch inspect PID --window 3 --json``.
   defaults ``hangwatch run --on-hang kill`` with no other flag (slower: ``--defaults`` adds it).
+  replay   ``--replay DIR``: no job started; the captures an inspect run kept (``--evidence DIR``) diagnosed again
+           and scored as inspect's are (a change to the diagnosis, checked on the whole zoo in seconds).
 
     python bench/zoo.py [--only a,b] [--mode run,inspect] [--defaults] [--parallel 2] [--json FILE]
+    python bench/zoo.py --mode inspect --evidence DIR; python bench/zoo.py --replay DIR
 """
 
 from __future__ import annotations
@@ -237,7 +240,7 @@ def _judge(case: Case, r: Result, findings_root: dict[str, object] | None) -> No
     named = r.cause in causes
     right_verdict = r.verdict == case.expect
     at_line = True
-    kind = "inspect" if r.mode == "inspect" else "run"
+    kind = "inspect" if r.mode in ("inspect", "replay") else "run"
     lines = {f"{f}:{n}" for f, n in case.where} | {f"{f}:{n}" for f, n, k in case.where_in if k == kind}
     if lines and findings_root is not None and r.cause == case.cause:
         at_line = r.where in lines
@@ -308,8 +311,9 @@ def run_mode(case: Case, mode: str, tmp: Path) -> Result:
     return r
 
 
-def inspect_mode(case: Case, tmp: Path) -> Result:
-    """The case started alone, inspected once it is ready (its hang, or its silent phase)."""
+def inspect_mode(case: Case, tmp: Path, evidence: Path | None = None) -> Result:
+    """The case started alone, inspected once it is ready (its hang, or its silent phase); with ``evidence``, the
+    capture is kept there as CASE.json (``--replay`` diagnoses it again)."""
     r = Result(case.name, "inspect", case.report, f"{case.expect} {case.cause or ''}".strip())
     ready = tmp / "ready"
     t0 = time.time()
@@ -325,7 +329,8 @@ def inspect_mode(case: Case, tmp: Path) -> Result:
         time.sleep(2.0)
         tree.remember()
         out = subprocess.run(
-            [sys.executable, "-m", "hangwatch", "inspect", str(p.pid), "--window", "3", "--json"],
+            [sys.executable, "-m", "hangwatch", "inspect", str(p.pid), "--window", "3", "--json"]
+            + (["--evidence", str(evidence / f"{case.name}.json")] if evidence is not None else []),
             capture_output=True,
             text=True,
             timeout=180,
@@ -379,12 +384,34 @@ def _root(incident: dict[str, object] | None) -> dict[str, object] | None:
     return findings[0] if isinstance(findings, list) and findings and isinstance(findings[0], dict) else None
 
 
-def run_case(case: Case, mode: str) -> Result:
+def replay_mode(case: Case, evidence: Path) -> Result:
+    """The case's capture kept by an earlier inspect (``--evidence``) diagnosed again, no job started, and scored as
+    inspect's is: a change to the diagnosis replays the whole zoo in seconds, before and after."""
+    from hangwatch.diagnose import diagnose
+    from hangwatch.evidence_io import evidence_from_dict
+
+    r = Result(case.name, "replay", case.report, f"{case.expect} {case.cause or ''}".strip())
+    path = evidence / f"{case.name}.json"
+    if not path.is_file():
+        r.note = f"no capture kept at {path}"
+        return r
+    d = diagnose(evidence_from_dict(json.loads(path.read_text())))
+    root = d.root.to_dict()
+    r.verdict, r.cause, r.where = d.verdict.value, str(root["cause"]), _where_text(root.get("where"))
+    if case.expect == "waiting" and r.verdict in ("waiting", "hung"):
+        r.verdict = "waiting"  # as inspect: no clock
+    _judge(case, r, root)
+    return r
+
+
+def run_case(case: Case, mode: str, evidence: Path | None = None) -> Result:
     """One case in one mode, in a scratch directory of its own."""
+    if mode == "replay" and evidence is not None:
+        return replay_mode(case, evidence)
     tmp = Path(tempfile.mkdtemp(prefix=f"zoo-{case.name}-"))
     result: Result | None = None
     try:
-        result = inspect_mode(case, tmp) if mode == "inspect" else run_mode(case, mode, tmp)
+        result = inspect_mode(case, tmp, evidence) if mode == "inspect" else run_mode(case, mode, tmp)
         return result
     finally:
         keep = os.environ.get("ZOO_KEEP")  # 1: every case's scratch directory; failed: a failed case's only
@@ -459,7 +486,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--list", action="store_true", help="list the cases and their reports, run nothing")
     ap.add_argument("--markdown", help="also write the table as Markdown here (docs/zoo.md's table)")
+    ap.add_argument("--evidence", help="inspect: keep each case's capture in this folder (CASE.json)")
+    ap.add_argument("--replay", help="start nothing: diagnose the captures kept in this folder again, and score them")
     a = ap.parse_args(argv)
+    if a.evidence:
+        Path(a.evidence).mkdir(parents=True, exist_ok=True)
     chosen = cases(a.only.split(",") if a.only else None)
     by_case = {c.name: c for c in chosen}
     if a.list:
@@ -467,11 +498,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c.name:34} {c.expect:8} {c.cause or '':32} {c.report}")
         print(f"{sum(not c.healthy for c in chosen)} hangs, {sum(c.healthy for c in chosen)} look-alikes")
         return 0
-    modes = [m for m in a.mode.split(",") if m] + (["defaults"] if a.defaults else [])
+    modes = ["replay"] if a.replay else [m for m in a.mode.split(",") if m] + (["defaults"] if a.defaults else [])
+    kept = Path(a.replay or a.evidence) if a.replay or a.evidence else None
     jobs = [(c, m) for m in modes for c in chosen]
     t0 = time.time()
-    with ThreadPoolExecutor(max_workers=max(1, a.parallel)) as pool:
-        results = list(pool.map(lambda cm: run_case(*cm), jobs))
+    with ThreadPoolExecutor(max_workers=1 if a.replay else max(1, a.parallel)) as pool:
+        results = list(pool.map(lambda cm: run_case(*cm, kept), jobs))
     import torch
 
     head = (

@@ -56,13 +56,16 @@ FAST = [
 ]  # a socket to a helper that never answers, and its twin, are in GRAPH below
 
 
-def _named_right(cases: list[str], tmp_path, parallel: int, timeout: float, mode: str = "inspect") -> None:
-    """``bench/zoo.py --mode MODE`` over ``cases``: every hang named right, every look-alike untouched."""
-    out = tmp_path / "zoo.json"
+def _named_right(
+    cases: list[str], tmp_path, parallel: int, timeout: float, mode: str = "inspect", *more: str
+) -> list[dict[str, object]]:
+    """``bench/zoo.py --mode MODE`` over ``cases`` (and ``more`` of its options): every hang named right, every
+    look-alike untouched. Returns each case's result."""
+    out = tmp_path / f"zoo-{mode}.json"
     r = subprocess.run(
         [
             *(sys.executable, str(ROOT / "bench" / "zoo.py"), "--only", ",".join(cases), "--mode", mode),
-            *("--parallel", str(parallel), "--json", str(out)),
+            *("--parallel", str(parallel), "--json", str(out), *more),
         ],
         capture_output=True,
         text=True,
@@ -75,13 +78,22 @@ def _named_right(cases: list[str], tmp_path, parallel: int, timeout: float, mode
     assert len(results) == len(cases), r.stdout + r.stderr
     failed = [f"{x['case']}: {x['verdict']} {x['cause']} at {x['where']} ({x['note']})" for x in results if not x["ok"]]
     assert not failed, "\n".join(failed) + "\n" + r.stdout[-3000:]
+    return results
 
 
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(660)  # the subset is bounded at 600 s
 def test_the_fast_subset_is_named_right(tmp_path):
-    _named_right(FAST, tmp_path, 3, 600)
+    kept = tmp_path / "captures"
+    inspected = _named_right(FAST, tmp_path, 3, 600, "inspect", "--evidence", str(kept))
+    # the captures inspect kept, diagnosed again with no job started (--replay): the same verdict, cause and line
+    replayed = _named_right(FAST, tmp_path, 1, 120, "replay", "--replay", str(kept))
+
+    def said(results: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
+        return {x["case"]: (x["verdict"], x["cause"], x["where"]) for x in results}
+
+    assert said(replayed) == said(inspected)
 
 
 # Shapes the wait-for graph decides (issue [1/5]), each with its healthy twin: an upload at exit to a slow reader and
