@@ -503,6 +503,7 @@ def test_a_compile_is_named_by_its_namer_and_judged_by_what_main_and_its_compile
     d3 = diagnose(replace(ev, processes=(replace(main, samples=tuple(running(x) for x in main.samples)),)))
     assert (d3.verdict.value, d3.root.cause) == ("slow", "compile.in_progress"), d3.root
     assert any("used 100% CPU; what it does was not read" in e for e in d3.root.evidence), d3.root.evidence
+    assert not d3.root.proves_hang and not d3.root.proves_work, d3.root  # alive inside one call: no proof either way
 
 
 @pytest.mark.parametrize(

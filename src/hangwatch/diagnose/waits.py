@@ -171,11 +171,11 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     return named_at(v, t, frame, Cause.IO_LOCK_WAIT, 0.85 if state == "working" else 0.92, summary, ev, lock_fix(w, h))
 
 
-def holder_lines(h: LockHolder, how: str = "") -> list[str]:
-    """What was read of holder ``h`` (after ``how``, how it holds), and where it is, where a frame of it was read."""
+def holder_lines(h: LockHolder, how: bool = False) -> list[str]:
+    """What was read of holder ``h`` (with ``how``, how it holds), and where it is, where a frame of it was read."""
     hf = wait_frame(h.frames)
     return [
-        f"holder pid {h.pid}: {how}state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
+        f"holder pid {h.pid}: {f'{h.how}; ' if how else ''}state {h.state or 'gone'}, {h.cpu_percent or 0:.0f}% CPU, "
         f"{size_text(h.moved_bytes or 0)} read or written over the look, {age_text(h.age_s)}",
         *([f"holder pid {h.pid} is at {described(hf)}"] if hf is not None else []),
     ]
@@ -299,7 +299,7 @@ def _other_end(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit:
     )
     ev = [
         f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path} with no timeout",
-        *holder_lines(h, f"{h.how}; "),
+        *holder_lines(h, how=True),
     ]
     if len(w.holders) > 1:
         ev.append(f"{words.who}s: " + ", ".join(f"pid {x.pid} {states[x.pid]}" for x in w.holders[:8]))
