@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hangwatch.capture.proc import PROC, read_io, read_stat, tracer_of
-from hangwatch.capture.syscalls import cut_short_by_a_stop, read_blocked_call
+from hangwatch.capture.syscalls import Call, cut_short_by_a_stop, read_blocked_call, read_call
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import Frame
 from hangwatch.records.values import frozen
@@ -170,12 +170,16 @@ def _thread_refusing_a_stop(pid: int) -> Refusal | None:
             return Refusal(f"thread {tid} is in uninterruptible I/O (D), where a blocking attach never returns")
         if st.state in ("T", "t"):
             return Refusal(f"thread {tid} is stopped ({st.state}), where a blocking attach fails")
-        if st.state == "S":
-            call = cut_short_by_a_stop(pid, int(tid))
+        # One reading of its call for both checks: one that wakes between two readings could be missed by both. A
+        # thread that slept when its state was read and shows no call now woke in between: it runs (seen in suite
+        # runs: a helper read as it woke from its nap into a 512-KiB write was stopped in it and lost 384 KiB).
+        got = read_call(pid, int(tid)) if st.state == "S" else None
+        if got is not None:
+            call = cut_short_by_a_stop(got)
             if call is not None:
                 why = f"thread {tid} is blocked in {call}, which a stop would cut short (the job would lose bytes)"
                 return Refusal(why, said=True)
-            wakes = _wakes_soon(pid, int(tid))
+            wakes = _wakes_soon(pid, int(tid), got)
             if wakes is not None and caution is None:
                 caution = Refusal(
                     f"thread {tid} has waited since an earlier read for a timer that ends in {wakes * 1000:.0f} ms; "
@@ -199,10 +203,11 @@ def _woke_lately(pid: int, tid: int) -> float | None:
     return ago if ago is not None and -DEADLINE_SLACK_S <= ago < WOKE_MARGIN_S else None
 
 
-def _wakes_soon(pid: int, tid: int) -> float | None:
-    """Seconds until a thread's sleep or poll ends by its timer, where that is within WAKE_MARGIN_S and the thread
-    has waited for this same deadline since an earlier read; None otherwise (no timer read, a new wait)."""
-    call = read_blocked_call(pid, tid)
+def _wakes_soon(pid: int, tid: int, got: Call) -> float | None:
+    """Seconds until a thread's sleep or poll (``got``: the call it is in) ends by its timer, where that is within
+    WAKE_MARGIN_S and the thread has waited for this same deadline since an earlier read; None otherwise (no timer
+    read, a new wait)."""
+    call = read_blocked_call(pid, tid, got)
     left = call.wakes_in if call is not None and call.name != "futex" else None
     if left is None:
         _deadlines.pop((pid, tid), None)

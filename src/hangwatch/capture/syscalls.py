@@ -113,7 +113,12 @@ class BlockedCall:
         return self.name in ("flock", "fcntl")
 
 
-def _args(pid: int, tid: int) -> tuple[int, list[int]] | None:
+Call = tuple[int, list[int]]  # a thread's system call as /proc reads it: its number and its first six arguments
+
+
+def read_call(pid: int, tid: int) -> Call | None:
+    """The system call a thread is in now; None for one running (its state, read a moment earlier, may say it
+    slept: it woke in between), one gone, or where /proc does not say."""
     raw = read_text(PROC / str(pid) / "task" / str(tid) / "syscall")
     if not raw:
         return None
@@ -159,10 +164,10 @@ def _restarted(pid: int, tid: int, nr: int, args: list[int]) -> tuple[int, Block
     return nr, BlockedCall("futex", timeout=True)
 
 
-def read_blocked_call(pid: int, tid: int) -> BlockedCall | None:
+def read_blocked_call(pid: int, tid: int, got: Call | None = None) -> BlockedCall | None:
     """The system call a sleeping thread waits in, with what its arguments say; None where unreadable
-    or not a call we know."""
-    got = _args(pid, tid)
+    or not a call we know. ``got``: its ``read_call``, where the caller read it already."""
+    got = got or read_call(pid, tid)
     if got is None:
         return None
     nr, args = got
@@ -253,13 +258,10 @@ _RECEIVES = {
 MSG_WAITALL = 0x100
 
 
-def cut_short_by_a_stop(pid: int, tid: int) -> str | None:
-    """The call a sleeping thread is in when a ptrace stop would end it with a short count (a write blocked on a
-    full pipe: its bytes lost behind a buffered writer), e.g. ``write(2) on fd 1``; None for any other wait, a
-    running thread, or where /proc does not say."""
-    got = _args(pid, tid)
-    if got is None:
-        return None
+def cut_short_by_a_stop(got: Call) -> str | None:
+    """The call a sleeping thread is in (its ``read_call``) when a ptrace stop would end it with a short count (a
+    write blocked on a full pipe: its bytes lost behind a buffered writer), e.g. ``write(2) on fd 1``; None for any
+    other wait."""
     nr, args = got
     name = _CUT_SHORT.get(nr)
     if name is None and nr in _RECEIVES:
@@ -373,7 +375,7 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
     """The fds a thread sleeping in ``poll``/``ppoll`` (or ``epoll_wait``, ``select``) waits on, each with whether it
     waits to read (POLLIN) rather than to write: the ``pollfd`` array read from the target's memory (an epoll's set
     from its fdinfo, a select's bitmaps). None when the thread is not in such a call or its memory cannot be read."""
-    got = _args(pid, tid)
+    got = read_call(pid, tid)
     if got is None:
         return None
     nr, args = got
@@ -438,7 +440,7 @@ def opening(pid: int, tid: int) -> tuple[str, int] | None:
     """The path and flags of the ``open``/``openat`` a thread sleeps in (a FIFO waiting for its other side), read
     from its registers and memory without stopping it; None when it is in no such call or the memory is unreadable.
     A relative path is joined to the directory it is relative to."""
-    got = _args(pid, tid)
+    got = read_call(pid, tid)
     if got is None or got[0] not in _OPEN_CALLS:
         return None
     _, path_arg, flags_arg = _OPEN_CALLS[got[0]]
