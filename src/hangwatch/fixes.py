@@ -26,6 +26,14 @@ WAIT_FOREVER_FIX = (
 )
 
 
+# The interpreter's exit joins a non-daemon thread that never ends.
+EXIT_JOIN_FIX = (
+    "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path out of the program, "
+    "errors included (try/finally: stop.set(); thread.join(timeout=...)).",
+    "If an exception ended the program, read it above the hang in the log: that is the real error.",
+)
+
+
 # Every thread of one process waits, each on what only another of them could release or set.
 ALL_ASLEEP_FIX = (
     "Every thread of the process waits on another of its threads, so none can move: a ring of locks taken in two "

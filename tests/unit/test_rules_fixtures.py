@@ -242,6 +242,9 @@ EXPECTED = {
         None,
         None,
     ),
+    # main in `while True: time.sleep(0.5)` (a loop with no way out, proven) while the helper it started streams a
+    # file: alive by the helper's work, with or without namers (``test_a_process_that_waits_on_nothing_...``)
+    "a_main_looping_for_ever_while_its_child_streams": ("unknown", "slow", "main_sleeps_child_streams.py", None),
 }
 
 
@@ -839,6 +842,59 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
     ):
         d = diagnose(replace(ev, processes=tuple(with_thread(p, name, syscall, frame) for p in ev.processes)))
         assert d.root.proof is None, (name, d.root)
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict", "line"),
+    [
+        ("exit_joins_a_thread_polling_for_a_stop_nobody_sets", "hung", 18),
+        ("exit_joins_a_heartbeat_sleeping_between_reads_of_a_stop_nobody_sets", "hung", 20),
+        # the twins: a thread asleep on a timer within the bounds, a Timer due soon, a stop a living child may set
+        ("exit_joins_a_thread_asleep_on_a_bounded_timer", "slow", None),
+        ("exit_joins_a_timer_due_within_the_bounds", "slow", None),
+        ("exit_joins_a_heartbeat_whose_multiprocessing_stop_a_living_child_sets", "slow", None),
+    ],
+)
+def test_the_exits_join_of_a_thread_in_a_loop_with_no_way_out_is_decided_by_the_graph_alone(name, verdict, line):
+    """The interpreter's exit joins a non-daemon thread whose loop its state proves has no way out: the graph draws
+    the join to that thread (its one releaser) and its chain proves the hang with no namer at all (``rules=()``, was
+    `slow` `unknown`: only the exit's namer decided it), at the loop's line, with the exit's fix. A thread asleep on a
+    timer within the bounds, or one whose stop a living child may set, is not hung by the graph either."""
+    d = diagnose(load(name), rules=())
+    assert d.verdict.value == verdict, d.root
+    if verdict == "hung":
+        assert d.root.proof is not None and "a loop with no way out" in d.root.proof.fact, d.root.proof
+        assert d.root.where is not None and d.root.where.line == line, d.root.where
+        assert "threading._shutdown" in d.root.summary and "daemon=True" in d.root.fix[0], d.root
+    else:
+        assert d.root.proof is None or d.root.proof.kind.value != "hang", d.root
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict", "cause"),
+    [
+        ("busy_loop", "hung", "code.busy_loop"),
+        ("stopped_process_is_reported_and_left_stopped", "stopped", "process.stopped"),
+        # the twins: a loop whose one line is in every sample, a long call once per turn (their work not disproved)
+        ("toplevel_loop_one_line_in_every_sample", "slow", None),
+        ("a_long_call_once_per_turn_of_a_loop_whose_locals_stay", "slow", None),
+        ("a_main_looping_for_ever_while_its_child_streams", "slow", None),  # its loop proven, its child works
+    ],
+)
+def test_a_process_that_waits_on_nothing_is_judged_by_its_own_state_with_no_namer(name, verdict, cause):
+    """The job's main process waits on nothing (no chain), and its own measured state proves a hang (a spin that
+    gets nowhere, stopped): with no namer at all (``rules=()``), that state names it and the verdict stage judges it
+    as it judges a namer's (was `hung` `unknown` with no proof, or `slow`: only the busy-loop and stopped namers
+    decided). A loop whose state proves no hang is not declared by it, nor one in a job whose output grows or whose
+    other processes move (a main that sleeps in `while True` while the helper it started works)."""
+    d = diagnose(load(name), rules=())
+    assert d.verdict.value == verdict, d.root
+    if cause is not None:
+        assert d.root.cause == cause and d.root.proof is not None and d.root.proof.kind.value == "hang", d.root
+    else:
+        assert d.root.proof is None or d.root.proof.kind.value != "hang", d.root
+    grown = diagnose(_grow_stdout(load(name)), rules=())  # its output grows: the job progresses, whatever it loops on
+    assert grown.verdict.value in ("progressing", "stopped"), grown.root
 
 
 def test_a_heartbeat_at_exit_that_sleeps_between_reads_of_a_threading_event_is_proven_and_only_that():

@@ -17,6 +17,7 @@ from hangwatch.fixes import (
     BUSY_FIX,
     COMPUTING_FIX,
     DEADLOCK_FIX,
+    EXIT_JOIN_FIX,
     FUTURE_IN_POOL_FIX,
     LOOP_BLOCKED_FIX,
     LOOP_LOCK_FIX,
@@ -499,16 +500,13 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
                 said,
                 facts,
                 (
-                    (
-                        "Cancel the timer on every path out of the program, errors included (try/finally: "
-                        "timer.cancel()), and a callback that starts the next timer checks a stop flag first; "
-                        "or make it a daemon (timer.daemon = True before timer.start())."
-                    )
-                    if _a_timer(t)
-                    else "Make the thread a daemon (threading.Thread(..., daemon=True)) or stop it on every path "
-                    "out of the program, errors included (try/finally: stop.set(); thread.join(timeout=...)).",
-                    "If an exception ended the program, read it above the hang in the log: that is the real error.",
-                ),
+                    "Cancel the timer on every path out of the program, errors included (try/finally: "
+                    "timer.cancel()), and a callback that starts the next timer checks a stop flag first; "
+                    "or make it a daemon (timer.daemon = True before timer.start()).",
+                    *EXIT_JOIN_FIX[1:],
+                )
+                if _a_timer(t)
+                else EXIT_JOIN_FIX,
             )
         )
     return hits

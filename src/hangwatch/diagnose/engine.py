@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof, served
-from hangwatch.diagnose.chains import ALIVE_ENDINGS, WaitGraph
+from hangwatch.diagnose.chains import ALIVE_ENDINGS, STATE_WORDS, WaitGraph
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
@@ -21,9 +21,11 @@ from hangwatch.diagnose.lost import lost_work_rule
 from hangwatch.diagnose.native import native_fork_rule
 from hangwatch.diagnose.output import output_buffered_rule
 from hangwatch.diagnose.process import child_wait_rule, input_wait_rule, signal_wait_rule, stopped_rule
-from hangwatch.diagnose.scene import Hit, Rule, Scene
+from hangwatch.diagnose.scene import Hit, Rule, Scene, named_at
 from hangwatch.diagnose.state import (
+    VERDICTS,
     moving,
+    process_state,
     progressing,
 )
 from hangwatch.diagnose.verdict import follow_chain, judged, unnamed, work_elsewhere
@@ -89,6 +91,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
             if os.environ.get(STRICT_ENV):
                 raise  # tests: a rule that raises fails the test instead of passing by omission
             log.exception("rule %s failed", getattr(rule, "__name__", rule))
+    hits += _by_state(scene, hits)
     graph = _graph(scene)
     hits = [judged(h, scene, graph) for h in hits]
     if graph is not None:
@@ -113,6 +116,29 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
             unknown = _upstream_place(Hit(unknown, verdict), graph, scene).finding
         findings = (loop or unknown,)
     return Diagnosis(verdict, annotate(findings, verdict, scene), graph)
+
+
+# A process that waits on nothing, named by its own state where that proves a hang and no namer named it: the
+# chain of no hop whose end is the process itself (the verdict stage judges it as it judges a namer's)
+STATE_CAUSE = {"stopped": Cause.PROCESS_STOPPED, "looping": Cause.CODE_BUSY_LOOP, "spinning": Cause.CODE_BUSY_LOOP}
+
+
+def _by_state(scene: Scene, hits: list[Hit]) -> list[Hit]:
+    """The job's primary process, where nothing named it, nothing else of the job moves, and its own measured state
+    proves a hang (stopped, a loop with no way out, a spin that gets nowhere): named by that state (``STATE_CAUSE``),
+    at its main thread's line."""
+    v = _primary(scene)
+    t = v.main_thread if v is not None else None
+    if v is None or t is None or any(h.finding.where is not None and h.finding.where.pid == v.pid for h in hits):
+        return []
+    if progressing(scene) or moving(scene, besides=v.pid) is not None:
+        return []  # the job progresses, or another process of it moves (works, wakes, moves data): the job is alive
+    m = process_state(v)
+    cause = STATE_CAUSE.get(m.state)
+    if cause is None or not (m.proves_hang or VERDICTS[m.state][1]):
+        return []
+    said = f"{v.label()} is {STATE_WORDS.get(m.state, m.state)}: {m.fact}."
+    return [named_at(v, t, innermost_explaining(t.frames), cause, 0.5, said, (m.fact,), cause.info.fix)]
 
 
 def _place(h: Hit) -> tuple[str, int] | None:

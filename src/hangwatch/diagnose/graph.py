@@ -301,7 +301,7 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
         return out or list(_peerless(scene, v))
     if served := request_waits(scene, v):  # a Manager's server: what its one running request waits on
         return out + list(served)
-    at = describe(innermost_user(t.frames))
+    at = proof.wait_place(t)
     gil = gil_wait(v, t, at)
     if gil:  # (whatever else its line waits on, it goes on only once the GIL's holder lets go of it)
         return gil

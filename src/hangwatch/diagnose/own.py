@@ -52,7 +52,7 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
             if proof.waits_on_future(t)
             else proof.sync_wait(t) or "lock"
         )
-        at = describe(proof.waits_at(t))
+        at = proof.wait_place(t)
         words = f"{v.label()} thread '{t.name}' waits on {proof.article(kind)} {kind} at {at}"
         asleep = found is not None and found[0] == proof.all_asleep(v, t)  # (its fact, not the others')
         return [to_nobody(v.pid, kind, words, fact.fact, tid=t.tid, asleep=asleep)]
@@ -255,7 +255,10 @@ def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
     if not polls and not own and proof.sync_wait(t) is None:
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
-    if len(able) != 1 or not able[0].blocked:
+    # (the exit's join ends with the thread: one in a loop its state proves has no way out never lets it end)
+    never = thread_state(v, able[0]) if len(able) == 1 and proof.exit_join(t) else None
+    ends_never = never is not None and never.state == "looping" and never.proves_hang
+    if len(able) != 1 or not (able[0].blocked or ends_never):
         return None  # two: a wait for either, none followed
     library = not (polls or own or proof.user_owned(t))
     if library and not proof.waits_on_future(t) and not proof.sealed_but(v, frozenset((t.tid, able[0].tid))):
@@ -288,7 +291,9 @@ def released_by_thread(
         o = alive if state.state == "asleep" and not state.proves_hang else None
         only = f"of its Python threads only '{alive.name}' (a native thread of it that runs may too)"
     timer = thread_state(v, o) if o is not None and o.tid not in side else None
-    if o is None or (timer is not None and timer.state not in TIMERS | CHANGED):
+    # (or, joined at the exit, a loop its state proves has no way out: the join never ends)
+    never = timer is not None and timer.state == "looping" and timer.proves_hang and proof.exit_join(t)
+    if o is None or (timer is not None and timer.state not in TIMERS | CHANGED and not never):
         return None
     lock = own_file_lock(v, t)
     kind = "join" if proof.exit_join(t) else "file lock" if lock else proof.sync_wait(t) or "poll"

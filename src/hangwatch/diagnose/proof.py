@@ -101,6 +101,16 @@ def waits_at(t: ThreadView) -> Frame | None:
     return innermost_user(t.frames) or next((f for f in t.frames if timer_run(f)), None)
 
 
+def wait_place(t: ThreadView) -> str:
+    """Where ``t`` waits, in words (``waits_at``); a main thread with no frame of the user's left, in the
+    interpreter's exit, is at that exit."""
+    at = waits_at(t)
+    return EXIT_PLACE if at is None and exit_join(t) else describe(at)
+
+
+EXIT_PLACE = "its exit, where the interpreter joins every non-daemon thread (threading._shutdown)"
+
+
 def timer_run(f: Frame) -> bool:
     """``f`` is a ``threading.Timer`` waiting to fire (its ``run``)."""
     return f.function == "Timer.run" and f.file.endswith("/threading.py")

@@ -17,10 +17,11 @@ from hangwatch.diagnose.own import thread_id
 from hangwatch.diagnose.ranks import NAMES_DIFFER, P2P_WORDS, RANK_RESOURCES, SETUP, TAGS_DIFFER
 from hangwatch.diagnose.scene import Hit, Scene
 from hangwatch.diagnose.state import ALIVE, VERDICTS, process_state, progressing, runs, self_held_alive, thread_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining
+from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaining, innermost_user
 from hangwatch.fixes import (
     ALL_ASLEEP_FIX,
     CYCLE_FIX,
+    EXIT_JOIN_FIX,
     FULL_BUFFER_FIX,
     GIL_FIX,
     GROUP_FIX,
@@ -409,10 +410,13 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
                 fix = GROUP_FIX
             summary = _p2p_summary(c)
         where = v.where(t, frame) if v is not None and frame is not None else None
-        if hop.resource == "gil" and v is not None:  # the place is the call that holds it, in the holder's thread
-            o = next((o for o in v.threads if thread_id(v.pid, o.tid) == hop.holder), None)
-            call = innermost_explaining(o.frames) if o is not None else None
-            where, fix = (v.where(o, call) if o is not None and call is not None else where), GIL_FIX
+        o = next((o for o in v.threads if thread_id(v.pid, o.tid) == hop.holder), None) if v is not None else None
+        if o is not None and (hop.resource == "gil" or t is None or innermost_user(t.frames) is None):
+            # the place is the holder thread's (the call that holds the GIL; the loop the exit joins), where the
+            # waiter's own frames are none of the user's
+            call = innermost_explaining(o.frames)
+            where = v.where(o, call) if v is not None and call is not None else where
+            fix = HOLDER_THREAD_FIX.get(hop.resource, fix)
         if where is not None and v is not None and v.info.rank is not None:
             where = replace(where, rank=v.info.rank)
         out.append(
@@ -422,6 +426,10 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             )
         )
     return out
+
+
+# A wait on one thread of the waiter's own process: one holding the GIL in a native call, one the exit joins
+HOLDER_THREAD_FIX = {"gil": GIL_FIX, "join": EXIT_JOIN_FIX}
 
 
 def _p2p_summary(c: Chain) -> str:
