@@ -245,6 +245,13 @@ EXPECTED = {
     # main in `while True: time.sleep(0.5)` (a loop with no way out, proven) while the helper it started streams a
     # file: alive by the helper's work, with or without namers (``test_a_process_that_waits_on_nothing_...``)
     "a_main_looping_for_ever_while_its_child_streams": ("unknown", "slow", "main_sleeps_child_streams.py", None),
+    # the same keep-alive loop while a thread of it waits for a peer outside the job to answer on a socket
+    "a_main_looping_for_ever_while_a_thread_awaits_a_peer": (
+        "unknown",
+        "slow",
+        "main_sleeps_thread_awaits_a_peer.py",
+        "KEEPS-ALIVE",
+    ),
 }
 
 
@@ -879,6 +886,7 @@ def test_the_exits_join_of_a_thread_in_a_loop_with_no_way_out_is_decided_by_the_
         ("toplevel_loop_one_line_in_every_sample", "slow", None),
         ("a_long_call_once_per_turn_of_a_loop_whose_locals_stay", "slow", None),
         ("a_main_looping_for_ever_while_its_child_streams", "slow", None),  # its loop proven, its child works
+        ("a_main_looping_for_ever_while_a_thread_awaits_a_peer", "slow", None),  # a thread of it may act
     ],
 )
 def test_a_process_that_waits_on_nothing_is_judged_by_its_own_state_with_no_namer(name, verdict, cause):

@@ -118,15 +118,16 @@ Call = tuple[int, list[int]]  # a thread's system call as /proc reads it: its nu
 
 def read_call(pid: int, tid: int) -> Call | None:
     """The system call a thread is in now; None for one running (its state, read a moment earlier, may say it
-    slept: it woke in between), one gone, or where /proc does not say."""
+    slept: it woke in between), one blocked outside any call (a page fault), one gone, or where /proc does not say."""
     raw = read_text(PROC / str(pid) / "task" / str(tid) / "syscall")
     if not raw:
         return None
     parts = raw.split()
     try:
-        return int(parts[0]), [int(a, 16) for a in parts[1:7]]
+        nr, args = int(parts[0]), [int(a, 16) for a in parts[1:7]]
     except (ValueError, IndexError):
-        return None  # "running", or -1 (not in a system call)
+        return None  # "running"
+    return (nr, args) if nr >= 0 else None  # -1 SP PC: not in a system call
 
 
 RESTART_NR = {"x86_64": 219, "aarch64": 128}.get(platform.machine(), -1)  # restart_syscall
@@ -167,7 +168,7 @@ def _restarted(pid: int, tid: int, nr: int, args: list[int]) -> tuple[int, Block
 def read_blocked_call(pid: int, tid: int, got: Call | None = None) -> BlockedCall | None:
     """The system call a sleeping thread waits in, with what its arguments say; None where unreadable
     or not a call we know. ``got``: its ``read_call``, where the caller read it already."""
-    got = got or read_call(pid, tid)
+    got = got if got is not None else read_call(pid, tid)
     if got is None:
         return None
     nr, args = got

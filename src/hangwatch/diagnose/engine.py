@@ -27,6 +27,7 @@ from hangwatch.diagnose.state import (
     moving,
     process_state,
     progressing,
+    runs,
 )
 from hangwatch.diagnose.verdict import follow_chain, judged, unnamed, work_elsewhere
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
@@ -124,9 +125,11 @@ STATE_CAUSE = {"stopped": Cause.PROCESS_STOPPED, "looping": Cause.CODE_BUSY_LOOP
 
 
 def _by_state(scene: Scene, hits: list[Hit]) -> list[Hit]:
-    """The job's primary process, where nothing named it, nothing else of the job moves, and its own measured state
-    proves a hang (stopped, a loop with no way out, a spin that gets nowhere): named by that state (``STATE_CAUSE``),
-    at its main thread's line."""
+    """The job's primary process (its main, else a rank, ...), where nothing named it and its own measured state
+    proves a hang (stopped, a loop with no way out, a spin that gets nowhere), while nothing else moves: no other
+    process of the job, no other thread of it (each parked on its own primitives, native ones too), and, for a loop
+    that only sleeps, no CPU or bytes of its own (a native thread's). Named by that state (``STATE_CAUSE``), at its
+    main thread's line. Where a namer names such a state (the busy-loop's, the stopped one's), it says it better."""
     v = _primary(scene)
     t = v.main_thread if v is not None else None
     if v is None or t is None or any(h.finding.where is not None and h.finding.where.pid == v.pid for h in hits):
@@ -137,6 +140,10 @@ def _by_state(scene: Scene, hits: list[Hit]) -> list[Hit]:
     cause = STATE_CAUSE.get(m.state)
     if cause is None or not (m.proves_hang or VERDICTS[m.state][1]):
         return []
+    if m.state != "stopped" and not proof.sealed_but(v, t.tid):
+        return []  # another thread of it may act: a trainer thread, a native pool, a thread in a read or a poll
+    if m.state == "looping" and (runs(v) is not None or v.moved_data):
+        return []  # a loop that only sleeps in a process at CPU or moving bytes: something of it works
     said = f"{v.label()} is {STATE_WORDS.get(m.state, m.state)}: {m.fact}."
     return [named_at(v, t, innermost_explaining(t.frames), cause, 0.5, said, (m.fact,), cause.info.fix)]
 

@@ -370,7 +370,8 @@ OWN_KINDS = frozenset(
 def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
     """A chain the graph proves hung that no finding carries is hung all the same: one finding per such chain,
     with a generic cause (``code.deadlock`` for a cycle within one process, ``process.waits_on`` otherwise),
-    at the first waiter's own line, in the chain's words. A namer that knows the shape names it better."""
+    at the first waiter's own line (where that has no frame of the user's, or holds up a thread holding the GIL, at
+    the line of the thread it waits on), in the chain's words. A namer that knows the shape names it better."""
     covered = {f"pid:{h.finding.where.pid}" for h in hits if h.finding.proves_hang and h.finding.where is not None}
     out: list[Hit] = []
     # a cycle is named from one of its own members (the ranks that send to each other), not from a process
@@ -417,6 +418,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             call = innermost_explaining(o.frames)
             where = v.where(o, call) if v is not None and call is not None else where
             fix = HOLDER_THREAD_FIX.get(hop.resource, fix)
+        elif hop.resource == "gil":
+            fix = GIL_FIX
         if where is not None and v is not None and v.info.rank is not None:
             where = replace(where, rank=v.info.rank)
         out.append(
