@@ -173,23 +173,22 @@ def _thread_refusing_a_stop(pid: int) -> Refusal | None:
         # One reading of its call for both checks: one that wakes between two readings could be missed by both. A
         # thread that slept when its state was read and shows no call now woke in between: it runs (seen in suite
         # runs: a helper read as it woke from its nap into a 512-KiB write was stopped in it and lost 384 KiB).
-        got, timed, wakes = read_call(pid, int(tid)) if st.state == "S" else None, False, None
+        got = read_call(pid, int(tid)) if st.state == "S" else None
         if got is not None:
             call = cut_short_by_a_stop(got)
             if call is not None:
                 why = f"thread {tid} is blocked in {call}, which a stop would cut short (the job would lose bytes)"
                 return Refusal(why, said=True)
-            timed, wakes = _wakes_soon(pid, int(tid), got)
+            wakes = _wakes_soon(pid, int(tid), got)
             if wakes is not None and caution is None:
                 caution = Refusal(
                     f"thread {tid} has waited since an earlier read for a timer that ends in {wakes * 1000:.0f} ms; "
                     "a stop may land in what it does then"
                 )
-        # woken from that timer, a thread may wait a moment in another call (the GIL's futex) on its way to a write
-        if caution is None and not timed and (woke := _woke_lately(pid, int(tid))) is not None:
+        elif caution is None and (woke := _woke_lately(pid, int(tid))) is not None:
             caution = Refusal(
-                f"thread {tid} is awake {woke * 1000:.0f} ms after the end of the timer an earlier read saw it wait "
-                "for (running, or in another call on its way): a stop may land in what it does now"
+                f"thread {tid} runs {woke * 1000:.0f} ms after the end of the timer an earlier read saw it wait for; "
+                "a stop may land in what it does now"
             )
     return caution
 
@@ -204,14 +203,18 @@ def _woke_lately(pid: int, tid: int) -> float | None:
     return ago if ago is not None and -DEADLINE_SLACK_S <= ago < WOKE_MARGIN_S else None
 
 
-def _wakes_soon(pid: int, tid: int, got: Call) -> tuple[bool, float | None]:
-    """Whether a thread's call (``got``) is a sleep or poll whose timer was read, and the seconds until it ends, where
-    that is within WAKE_MARGIN_S and the thread has waited for this same deadline since an earlier read (else None:
-    a new wait)."""
+def _wakes_soon(pid: int, tid: int, got: Call) -> float | None:
+    """Seconds until a thread's sleep or poll (``got``: the call it is in) ends by its timer, where that is within
+    WAKE_MARGIN_S and the thread has waited for this same deadline since an earlier read; None otherwise (no timer
+    read, a new wait). A thread read in another call forgets its timer. Keeping it, to refuse a stop for 10 s to a
+    thread woken into any call (the GIL's futex on its way to a write), was tried: it reads many more processes
+    without a stop, and each of the two suite runs with it failed once, as more reads without a stop may explain (a
+    launcher's rendezvous store not read within 30 s; a healthy DataLoader job killed by the clock)."""
     call = read_blocked_call(pid, tid, got)
     left = call.wakes_in if call is not None and call.name != "futex" else None
-    if left is None:  # another call: the timer seen is kept for ``_woke_lately`` (a new timed wait replaces it)
-        return False, None
+    if left is None:
+        _deadlines.pop((pid, tid), None)
+        return None
     now = time.monotonic()
     seen = _deadlines.get((pid, tid))
     if seen is None or abs(seen[0] - (now + left)) > DEADLINE_SLACK_S:
@@ -219,7 +222,7 @@ def _wakes_soon(pid: int, tid: int, got: Call) -> tuple[bool, float | None]:
         if len(_deadlines) > 4096:  # a long run reads many threads: forget the waits long over
             for old in [k for k, (end, _) in _deadlines.items() if end < now - 60.0]:
                 del _deadlines[old]
-    return True, left if left < WAKE_MARGIN_S and seen[1] < now else None
+    return left if left < WAKE_MARGIN_S and seen[1] < now else None
 
 
 def dump_command(
