@@ -245,6 +245,13 @@ EXPECTED = {
     # main in `while True: time.sleep(0.5)` (a loop with no way out, proven) while the helper it started streams a
     # file: alive by the helper's work, with or without namers (``test_a_process_that_waits_on_nothing_...``)
     "a_main_looping_for_ever_while_its_child_streams": ("unknown", "slow", "main_sleeps_child_streams.py", None),
+    # a DataLoader worker waits on a future its own pool thread completes after a 4-s read (a healthy job)
+    "a_workers_future_its_pool_thread_completes_after_a_nap": (
+        "dataloader.worker_stuck",
+        "slow",
+        "dl_fork_inherited_executor.py",
+        "HANG-HERE",
+    ),
     # the same keep-alive loop while a thread of it waits for a peer outside the job to answer on a socket
     "a_main_looping_for_ever_while_a_thread_awaits_a_peer": (
         "unknown",
@@ -903,6 +910,27 @@ def test_a_process_that_waits_on_nothing_is_judged_by_its_own_state_with_no_name
         assert d.root.proof is None or d.root.proof.kind.value != "hang", d.root
     grown = diagnose(_grow_stdout(load(name)), rules=())  # its output grows: the job progresses, whatever it loops on
     assert grown.verdict.value in ("progressing", "stopped"), grown.root
+
+
+def test_a_workers_pool_thread_read_in_the_last_samples_only_is_still_followed_to_its_timer():
+    """A DataLoader worker's __getitem__ waits on a future its own pool thread completes after a slow read. Caught as
+    the worker began, the pool thread is read in the last samples only, asleep on its timer but not blocked for the
+    whole window: it was not followed, the worker's wait was "blocked" with nothing followed, and the healthy job was
+    killed by the clock at --min-stall (CI, twice in four suite runs). It is followed to its timer: alive."""
+    ev = load("a_workers_future_its_pool_thread_completes_after_a_nap")
+    worker = next(p for p in ev.processes if p.info.role.value == "dataloader_worker")
+    pool = next(t.tid for t in worker.samples[0].threads if t.name.startswith("chunk-io"))
+    n = len(worker.samples)
+    late = replace(
+        worker,
+        samples=tuple(
+            replace(x, threads=tuple(t for t in x.threads if t.tid != pool or i >= n - 2))
+            for i, x in enumerate(worker.samples)
+        ),
+    )
+    ev = replace(ev, processes=tuple(late if p is worker else p for p in ev.processes))
+    d = diagnose(ev)
+    assert d.verdict.value == "slow" and d.root.cause == "dataloader.worker_stuck", d.root
 
 
 def test_a_heartbeat_at_exit_that_sleeps_between_reads_of_a_threading_event_is_proven_and_only_that():

@@ -255,10 +255,13 @@ def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
     if not polls and not own and proof.sync_wait(t) is None:
         return None
     able = [o for o in v.threads if o.tid != t.tid and (proof.may_release(o) or proof.may_wake(o))]
-    # (the exit's join ends with the thread: one in a loop its state proves has no way out never lets it end)
-    never = thread_state(v, able[0]) if len(able) == 1 and proof.exit_join(t) else None
-    ends_never = never is not None and never.state == "looping" and never.proves_hang
-    if len(able) != 1 or not (able[0].blocked or ends_never):
+    # (the exit's join ends with the thread: one in a loop its state proves has no way out never lets it end; and
+    # one asleep on a timer its state read, though not seen in every sample (a pool thread started as the look
+    # began), is followed to that timer: left out, the wait was "blocked" and a healthy job was killed by the clock)
+    m = thread_state(v, able[0]) if len(able) == 1 else None
+    ends_never = m is not None and proof.exit_join(t) and m.state == "looping" and m.proves_hang
+    timed = m is not None and m.state in TIMERS
+    if len(able) != 1 or not (able[0].blocked or ends_never or timed):
         return None  # two: a wait for either, none followed
     library = not (polls or own or proof.user_owned(t))
     if library and not proof.waits_on_future(t) and not proof.sealed_but(v, frozenset((t.tid, able[0].tid))):
