@@ -20,7 +20,7 @@ from collections.abc import Callable
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY_ENDS, OPEN_FILE_LOCKS, Edge, Node, pid_id, to_nobody
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import moving, still, thread_state
+from hangwatch.diagnose.state import Measured, moving, still, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import POLLED, LockWait
@@ -259,9 +259,7 @@ def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
     # one asleep on a timer its state read, though not seen in every sample (a pool thread started as the look
     # began), is followed to that timer: left out, the wait was "blocked" and a healthy job was killed by the clock)
     m = thread_state(v, able[0]) if len(able) == 1 else None
-    ends_never = m is not None and proof.exit_join(t) and m.state == "looping" and m.proves_hang
-    timed = m is not None and m.state in TIMERS
-    if len(able) != 1 or not (able[0].blocked or ends_never or timed):
+    if m is None or not (able[0].blocked or _exit_never_ends(t, m) or m.state in TIMERS):
         return None  # two: a wait for either, none followed
     library = not (polls or own or proof.user_owned(t))
     if library and not proof.waits_on_future(t) and not proof.sealed_but(v, frozenset((t.tid, able[0].tid))):
@@ -271,6 +269,11 @@ def sole_releaser(v: ProcessView, natives: bool = True) -> ThreadView | None:
     rest = [o for o in v.threads if o.tid not in (t.tid, able[0].tid) and not o.has_stack]
     quiet = all(o.parked and o.last.syscall in ("futex", "pause") for o in rest)
     return able[0] if quiet or not natives else None
+
+
+def _exit_never_ends(t: ThreadView, m: Measured) -> bool:
+    """Main (``t``) is in the interpreter's exit, joining a thread whose state (``m``) proves a loop with no way out."""
+    return proof.exit_join(t) and m.state == "looping" and m.proves_hang
 
 
 TIMERS = frozenset({"asleep", "long_sleep"})  # a sole releaser's own timed wait: ends within the bounds, or after
@@ -295,8 +298,7 @@ def released_by_thread(
         only = f"of its Python threads only '{alive.name}' (a native thread of it that runs may too)"
     timer = thread_state(v, o) if o is not None and o.tid not in side else None
     # (or, joined at the exit, a loop its state proves has no way out: the join never ends)
-    never = timer is not None and timer.state == "looping" and timer.proves_hang and proof.exit_join(t)
-    if o is None or (timer is not None and timer.state not in TIMERS | CHANGED and not never):
+    if o is None or (timer is not None and timer.state not in TIMERS | CHANGED and not _exit_never_ends(t, timer)):
         return None
     lock = own_file_lock(v, t)
     kind = "join" if proof.exit_join(t) else "file lock" if lock else proof.sync_wait(t) or "poll"
