@@ -454,3 +454,44 @@ def test_a_native_child_fed_by_a_stdin_its_parent_never_closes_is_a_proven_cycle
     assert incident["detected_at"] - hung.events()[1]["at"] <= 25.0
     assert outcomes[1][0] == 0, outcomes[1][1].decode()[-2000:]
     assert twin.summary()["incidents"] == 0
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("arg", "proven"), [("hang", True), ("30", False)])
+def test_a_pty_whose_master_the_job_holds_is_followed_though_the_host_was_not_searched_to_the_end(
+    monkeypatch, arg, proven
+):
+    """A child reads a pty whose master only its parent holds. The job's processes are always searched for the master;
+    the rest of the host only for PIPE_SCAN_S. On a busy host that search was cut short, the wait was not recorded,
+    and the child's read became a person's at the terminal: proven, and a healthy job whose parent serves the master
+    after a while was killed (CI, under load). Here the host's search is cut short at once (a budget of 0 s): the
+    wait is still the parent's, with the note that says so; the hang is the cycle it was, and the twin is not proven."""
+    from hangwatch.capture import pipes
+    from hangwatch.capture.sampler import capture_job
+    from hangwatch.capture.syscalls import read_blocked_call
+    from hangwatch.diagnose import diagnose
+
+    whole = pipes.pty_masters
+    monkeypatch.setattr(pipes, "pty_masters", lambda index, first, budget_s=0.0: whole(index, first, 0.0))
+    script = str(Path(__file__).parents[1] / "scenarios" / "pty_child_unanswered.py")
+    p = subprocess.Popen([sys.executable, script, "ask", arg], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().startswith(b"child started")
+        child = psutil.Process(p.pid).children()[0].pid
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (read_blocked_call(child, child) or None) is None:
+            time.sleep(0.1)
+        ev = capture_job(p.pid, window_s=1.0, gpu=False, kernel=False, flight=False)
+        waits = [w for v in ev.processes if v.info.pid == child for w in v.waits]
+        wait = next((w for w in waits if (w.path or "").startswith("the pseudo-terminal /dev/pts/")), None)
+        assert wait is not None, waits
+        assert [h.pid for h in wait.holders] == [p.pid] and "searched for" in (wait.note or ""), wait
+        incident = diagnose(ev)
+        said = incident.root.summary
+        assert incident.root.proves_hang is proven and "someone to type" not in said, said
+        if proven:
+            assert "a cycle" in said, said
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)

@@ -218,17 +218,21 @@ def pty_wait(
     """A thread blocked on a pseudo-terminal whose master end a process of the job holds (pexpect, pty.spawn, a
     launcher that gives its child a terminal): it reads what only that process could write, or its write waits for
     that process to read (the pty's buffer holds about 4 KiB). A pipe's wait in all but name, so its kinds. A master
-    held outside the job is a terminal's (tmux, sshd, an emulator: a person's), not followed here."""
+    held outside the job is a terminal's (tmux, sshd, an emulator: a person's), not followed here. The job's own
+    processes are always searched; a master found there is followed though the rest of the host was not searched to
+    the end (a busy host: as a pipe's, said in the note), never taken for a terminal's."""
     target = proc.fd_target(pid, t.fd) if t.fd is not None else None
     if not target or not target.startswith(PTY_SLAVE) or not target[len(PTY_SLAVE) :].isdigit():
         return None
     found, complete = pty_masters(int(target[len(PTY_SLAVE) :]), sorted(job))
-    if not found or not complete or any(w not in job for w in found):
-        return None  # a master outside the job (a terminal's, a helper's that left the tree), or one not searched for
+    if not found or any(w not in job for w in found):
+        return None  # a master outside the job (a terminal's, a helper's that left the tree)
     reading = t.syscall in sg.READ_SYSCALLS
     how = "holds the pty's master end (its /proc/PID/fd and fdinfo's tty-index)"
     holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
-    note = "the waiter itself holds the pty's master end too" if pid in found else None
+    note = None if complete else _searched()
+    if pid in found:
+        note = "the waiter itself holds the pty's master end too" + (f"; {note}" if note else "")
     kind = "pipe" if reading else "pipe_full"
     return LockWait(t.tid, kind, sg.PTY_PATH + target, False, holders=holders, waiters=(pid,), note=note)
 
