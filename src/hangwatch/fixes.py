@@ -10,6 +10,15 @@ BUSY_FIX = (
 )
 
 
+# A loop that only sleeps and wakes, with nothing in it that could end it (`while True: time.sleep(1)`).
+NO_WAY_OUT_FIX = (
+    "Give the loop at the location shown a way out: a condition another part of the program can change (`while not "
+    "stop.is_set()` on a threading.Event that is set when the work ends), a bound on its turns or a deadline.",
+    "If it keeps the process alive while other work goes on, wait on that work itself, with a timeout "
+    "(`thread.join(600)`, `child.wait(timeout=600)`), so the process ends when the work does.",
+)
+
+
 SPIN_WAIT_FIX = (
     "Wait instead of spinning: for another thread, have it set a threading.Event (or put on a queue.Queue) and wait "
     "on that with a timeout, `done.wait(600)`; for a deadline, sleep until it, `time.sleep(max(0, deadline - "

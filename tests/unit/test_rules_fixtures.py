@@ -912,6 +912,18 @@ def test_a_process_that_waits_on_nothing_is_judged_by_its_own_state_with_no_name
     assert grown.verdict.value in ("progressing", "stopped"), grown.root
 
 
+def test_a_main_that_only_sleeps_in_a_loop_with_no_way_out_is_told_to_give_it_one_not_to_log_its_inputs():
+    """The main process of the recorded keep-alive (`while True: time.sleep(0.5)`), its streaming child left out: its
+    own state proves the hang, and the fix is a loop's with no way out. It was the spin's ("its exit condition is never
+    met for this input", "log the loop's inputs"): a sleep-only loop has no exit condition and reads no input."""
+    ev = load("a_main_looping_for_ever_while_its_child_streams")
+    alone = replace(ev, processes=ev.processes[:1])
+    for d in (diagnose(alone), diagnose(alone, rules=())):
+        assert d.verdict.value == "hung" and d.root.cause == "code.busy_loop", d.root
+        assert "no way out" in d.root.summary and "a way out" in d.root.fix[0], d.root
+        assert "input" not in " ".join(d.root.fix), d.root.fix
+
+
 def test_a_workers_pool_thread_read_in_the_last_samples_only_is_still_followed_to_its_timer():
     """A DataLoader worker's __getitem__ waits on a future its own pool thread completes after a slow read. Caught as
     the worker began, the pool thread is read in the last samples only, asleep on its timer but not blocked for the

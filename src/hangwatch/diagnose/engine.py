@@ -32,7 +32,7 @@ from hangwatch.diagnose.state import (
 from hangwatch.diagnose.verdict import follow_chain, judged, unnamed, work_elsewhere
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
-from hangwatch.fixes import UNKNOWN_FIX
+from hangwatch.fixes import NO_WAY_OUT_FIX, UNKNOWN_FIX
 from hangwatch.records.evidence import Evidence, Frame, Role
 from hangwatch.records.incident import Finding, ProofKind, Verdict
 from hangwatch.records.values import frozen
@@ -145,7 +145,8 @@ def _by_state(scene: Scene, hits: list[Hit]) -> list[Hit]:
     if m.state == "looping" and (runs(v) is not None or v.moved_data):
         return []  # a loop that only sleeps in a process at CPU or moving bytes: something of it works
     said = f"{v.label()} is {STATE_WORDS.get(m.state, m.state)}: {m.fact}."
-    return [named_at(v, t, innermost_explaining(t.frames), cause, 0.5, said, (m.fact,), cause.info.fix)]
+    fix = NO_WAY_OUT_FIX if m.state == "looping" else cause.info.fix  # (a spin's: its exit condition is never met)
+    return [named_at(v, t, innermost_explaining(t.frames), cause, 0.5, said, (m.fact,), fix)]
 
 
 def _place(h: Hit) -> tuple[str, int] | None:
