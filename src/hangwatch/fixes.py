@@ -96,6 +96,14 @@ EXECUTOR_FIX = (
 )
 
 
+# One thread waits for a lock that no running thread will release, with no cycle of locks: whoever took it keeps it.
+LOCK_KEPT_FIX = (
+    "The thread that took the lock will not release it: it ended (returned or raised) without a release, or it holds "
+    "the lock while it waits itself (the other threads above). Take it with `with lock:`, or release it in a "
+    "`finally:`, and never wait on anything else while holding it.",
+)
+
+
 DEADLOCK_FIX = (
     "Take locks in one fixed order everywhere, or hold one lock at a time.",
     "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "

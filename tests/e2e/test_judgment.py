@@ -706,6 +706,21 @@ def _both_ways(
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("6", 0), ("hang", 125)])
+def test_a_wait_no_thread_will_end_names_the_thread_that_raised_and_ended(run, arg, code):
+    """`queue.Queue.join()` while its one consumer thread raised before `task_done` and ended: proven (no running
+    thread will mark the task done), and the words said only that, with a generic fix. The job's output holds the
+    thread's traceback (Python prints it as the thread ends): the summary and the fix now name that thread and the
+    line that raised. The twin's consumer handles every item, slowly."""
+    root = _both_ways(run, "queue_join_consumer_raised.py", arg, code)
+    if root is not None:
+        line = marker("queue_join_consumer_raised.py", "RAISES-HERE")[1]
+        assert root["cause"] == "code.deadlock", root
+        assert "thread 'consumer' ended on an exception" in root["summary"], root["summary"]
+        assert f"ValueError: bad item 3 at queue_join_consumer_raised.py:{line} (consume)" in root["fix"][0], root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("seconds", "code"), [("12", 0), ("100000", 125)])
 def test_a_spawn_pools_parent_waits_for_its_workers_not_for_the_resource_tracker(run, seconds, code):
     """`spawn` starts multiprocessing's resource tracker beside the pool's workers; the parent in `pool.map` never

@@ -9,6 +9,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.loops import LoopMotion, one_long_call
 from hangwatch.diagnose.output import buffered_stdout
+from hangwatch.diagnose.raised import Raised, thread_deaths
 from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import ALIVE, Measured, running_state, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, duration_text
@@ -19,6 +20,7 @@ from hangwatch.fixes import (
     DEADLOCK_FIX,
     EXIT_JOIN_FIX,
     FUTURE_IN_POOL_FIX,
+    LOCK_KEPT_FIX,
     LOOP_BLOCKED_FIX,
     LOOP_LOCK_FIX,
     REENTERED_LOCK_FIX,
@@ -266,6 +268,15 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         shown = cycle is not None or (len(lockers) == 1 and proof.reentered(lockers[0]) is not None)
         every = len(blocked) == len(v.threads)  # else the rest are library machinery or native threads, not read
         said = "is deadlocked" if shown else f"waits with every thread{'' if every else ' of its own code'} blocked"
+        died = None if shown else _ended_on_an_exception(v)
+        if died is not None:  # what may have kept the release from running: a thread that raised and ended
+            what += f". The job's output shows thread '{died[0]}' ended on an exception: it {died[1].text()}"
+            fix = (
+                f"Thread '{died[0]}' ended on {died[1].text()[len('raised ') :]}: handle that error there, "
+                "and on every path out of the thread release, set or mark done what others wait for (`with lock:`, "
+                "try/finally).",
+                *fix,
+            )
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
         frame = culprit.user_frame
         some = (
@@ -277,8 +288,18 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             code = f" `{f.code}`" if f and f.code else ""
             kind = waits[t.tid] or "lock"
             ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")
+        if died is not None:
+            ev.append(f"the job's output: thread '{died[0]}' {died[1].text()}, and is no longer among its threads")
         hits.append(named_at(v, culprit, frame, Cause.CODE_DEADLOCK, conf, f"{v.label()} {said}: {what}.", ev, fix))
     return hits
+
+
+def _ended_on_an_exception(v: ProcessView) -> tuple[str, Raised] | None:
+    """The last thread the job's output shows ended by an exception (Python printed it), where no thread of ``v`` now
+    bears its name: it is gone, and what it was to release, set or mark done, nothing of it will."""
+    names = {t.name for t in v.threads}
+    gone = [d for d in thread_deaths(v.ev.output_tail or "") if d[0] not in names and d[1].frame is not None]
+    return gone[-1] if gone else None
 
 
 def _lock_words(
@@ -304,7 +325,7 @@ def _lock_words(
             LOOP_LOCK_FIX,
         )
     if again is None:
-        return 0.75, "a thread waits for a lock that no running thread will release", DEADLOCK_FIX
+        return 0.75, "a thread waits for a lock that no running thread will release", LOCK_KEPT_FIX + DEADLOCK_FIX[1:]
     name = proof.lock_expr(t.user_frame.code if t.user_frame else None)
     what = (
         f"thread '{t.name}' waits for {name} at {describe(t.user_frame)}, which it holds itself: "

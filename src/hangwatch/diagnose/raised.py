@@ -197,6 +197,21 @@ def first_cause(text: str) -> Raised | None:
     return ranked[0] if ranked else (causes[-1] if causes else None)
 
 
+# Python, as an exception ends a thread (threading.excepthook): "Exception in thread Thread-1 (refresh):", its traceback
+_THREAD_DIED = re.compile(r"^Exception in thread ([^\n]{1,200}):[ \t]*$", re.MULTILINE)
+
+
+def thread_deaths(text: str) -> tuple[tuple[str, Raised], ...]:
+    """Each thread whose end on an exception Python printed, by its name, with what it raised (in the order printed)."""
+    heads = list(_THREAD_DIED.finditer(text))
+    out = []
+    for i, m in enumerate(heads):
+        found = tracebacks(text[m.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)])
+        if found:
+            out.append((m.group(1), found[0]))
+    return tuple(out)
+
+
 def raised_by(text: str, rank: int) -> Raised | None:
     """The last exception rank ``rank`` printed at a line of its own code (not a communication failure)."""
     return next(
