@@ -9,7 +9,6 @@ BUSY_FIX = (
     "Log the loop's inputs (sample index, file) before it to find the input that triggers it.",
 )
 
-
 # A loop that only sleeps and wakes, with nothing in it that could end it (`while True: time.sleep(1)`).
 NO_WAY_OUT_FIX = (
     "Give the loop at the location shown a way out: a condition another part of the program can change (`while not "
@@ -18,14 +17,12 @@ NO_WAY_OUT_FIX = (
     "(`thread.join(600)`, `child.wait(timeout=600)`), so the process ends when the work does.",
 )
 
-
 SPIN_WAIT_FIX = (
     "Wait instead of spinning: for another thread, have it set a threading.Event (or put on a queue.Queue) and wait "
     "on that with a timeout, `done.wait(600)`; for a deadline, sleep until it, `time.sleep(max(0, deadline - "
     "time.monotonic()))`. A wait costs no CPU (and one with a timeout ends with an error if what it waits for never "
     "comes).",
 )
-
 
 WAIT_FOREVER_FIX = (
     "Nothing left in the process can set what it waits for: the thread that should (a producer, a "
@@ -34,6 +31,14 @@ WAIT_FOREVER_FIX = (
     "that can never end raises.",
 )
 
+# A wait no running thread will end, while the process's other threads wait themselves (alive, but none acts).
+OTHERS_WAIT_FIX = (
+    "The thread meant to set, notify, put or mark done what this one waits for waits itself (its wait is above): make "
+    "it reach that call on every path (task_done() after each get(), a release in a `finally:`), and never first "
+    "wait on what only this thread provides after its own wait (a bounded queue it drains later, a result it "
+    "collects later).",
+    *WAIT_FOREVER_FIX[1:],
+)
 
 # The interpreter's exit joins a non-daemon thread that never ends.
 EXIT_JOIN_FIX = (
@@ -41,7 +46,6 @@ EXIT_JOIN_FIX = (
     "errors included (try/finally: stop.set(); thread.join(timeout=...)).",
     "If an exception ended the program, read it above the hang in the log: that is the real error.",
 )
-
 
 # Every thread of one process waits, each on what only another of them could release or set.
 ALL_ASLEEP_FIX = (
@@ -53,7 +57,6 @@ ALL_ASLEEP_FIX = (
     "raises instead of holding the job.",
 )
 
-
 REENTERED_LOCK_FIX = (
     "A thread takes a lock it already holds, and a threading.Lock is not re-entrant: do not take it in code that can "
     "run inside the locked block (a signal handler, a __del__, a logging handler, a callback). There, set a flag "
@@ -61,14 +64,12 @@ REENTERED_LOCK_FIX = (
     "Or make the lock a threading.RLock, if taking it again on the same thread is safe for the data it guards.",
 )
 
-
 LOOP_BLOCKED_FIX = (
     "Do not block the event loop's own thread on a result the loop must produce: in a coroutine, `await` it "
     "(`await asyncio.wrap_future(fut)` for a concurrent future); call `run_coroutine_threadsafe(...).result()` only "
     "from other threads (check `asyncio.get_running_loop() is not loop` first).",
     "From a synchronous callback of the loop, schedule the work (`loop.create_task(...)`) instead of waiting for it.",
 )
-
 
 # A coroutine blocks its event loop's thread in a threading lock's acquire (the holder may be a task of that loop).
 LOOP_LOCK_FIX = (
@@ -79,14 +80,12 @@ LOOP_LOCK_FIX = (
     "asyncio.to_thread(fn)`.",
 )
 
-
 FUTURE_IN_POOL_FIX = (
     "A task must not wait for another task of its own executor: with every worker waiting, the task it waits "
     "for never gets a worker. Submit the inner work from outside the pool, use a second executor for it, or "
     "call the function directly inside the task.",
     "Bound the wait: future.result(timeout=...) raises TimeoutError instead of waiting forever.",
 )
-
 
 EXECUTOR_FIX = (
     "ProcessPoolExecutor(max_tasks_per_child=...) on Python 3.11 to 3.14 can stop replacing workers that "
@@ -95,7 +94,6 @@ EXECUTOR_FIX = (
     "Bound the wait: future.result(timeout=...) raises TimeoutError instead of waiting forever.",
 )
 
-
 # One thread waits for a lock that no running thread will release, with no cycle of locks: whoever took it keeps it.
 LOCK_KEPT_FIX = (
     "The thread that took the lock will not release it: it ended (returned or raised) without a release, or it holds "
@@ -103,14 +101,12 @@ LOCK_KEPT_FIX = (
     "`finally:`, and never wait on anything else while holding it.",
 )
 
-
 DEADLOCK_FIX = (
     "Take locks in one fixed order everywhere, or hold one lock at a time.",
     "Use timeouts on lock.acquire(timeout=...), Event.wait(timeout=...) and Queue.get(timeout=...) "
     "so a wait that can never end raises.",
     "Add faulthandler.dump_traceback_later() for a post-mortem of every thread.",
 )
-
 
 # compile
 COMPILE_FIX = (
@@ -120,7 +116,6 @@ COMPILE_FIX = (
     "If it never finishes: TORCHINDUCTOR_COMPILE_THREADS=1, or TORCHDYNAMO_DISABLE=1 to run without compile.",
 )
 
-
 # crash
 OOM_FIX = (
     "Lower memory use: smaller batch, fewer DataLoader workers or prefetch_factor, numpy arrays instead "
@@ -128,18 +123,15 @@ OOM_FIX = (
     "Raise the memory limit of the job or container.",
 )
 
-
 SHM_FIX = (
     "Raise /dev/shm: `docker run --shm-size=8g` (or --ipc=host); Kubernetes: an emptyDir with medium: Memory.",
     "Fewer workers or a smaller prefetch_factor; torch.multiprocessing.set_sharing_strategy('file_system').",
 )
 
-
 WORKER_DIED_FIX = (
     "Read the worker's own error above the DataLoader message; run with num_workers=0 for a plain traceback.",
     "A worker killed by signal 9 was almost always the OOM killer: see `dmesg | grep -i oom`.",
 )
-
 
 CUDA_FORK_FIX = (
     "DataLoader(..., multiprocessing_context='spawn') (or 'forkserver'); for processes of your own, "
@@ -148,18 +140,15 @@ CUDA_FORK_FIX = (
     "training loop (pin_memory=True keeps that copy fast).",
 )
 
-
 GPU_FIX = (
     "Check the GPU: `nvidia-smi -q`, `dmesg | grep -i xid`; restart the node or exclude the device.",
     "CUDA errors are asynchronous: CUDA_LAUNCH_BLOCKING=1 shows the real failing call.",
 )
 
-
 CUDA_OOM_FIX = (
     "Smaller batch or sequence length, gradient accumulation, activation checkpointing, mixed precision.",
     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.",
 )
-
 
 # dataloader
 WORKER_STUCK_FIX = (
@@ -168,19 +157,16 @@ WORKER_STUCK_FIX = (
     "Run once with num_workers=0 to reproduce it in the main process with a plain traceback.",
 )
 
-
 SHUTDOWN_FIX = (
     "Nothing to do: torch ends its DataLoader workers, waiting up to 5 s for each before it terminates it.",
     "If it takes this long at every epoch's end, make the workers exit promptly (a worker_init_fn that starts "
     "threads or holds files can keep one alive), or use persistent_workers=True so they end once.",
 )
 
-
 WORKER_SLOW_FIX = (
     "The worker is moving, only slowly: profile the dataset code shown, or add workers.",
     "DataLoader(timeout=600) so a truly stuck sample raises.",
 )
-
 
 BATCH_LOST_FIX = (
     "Read the workers' stderr for a traceback in multiprocessing/queues.py _feed: the batch could not "
@@ -190,7 +176,6 @@ BATCH_LOST_FIX = (
     "DataLoader(timeout=600) so a lost batch raises instead of hanging forever.",
 )
 
-
 # A lock taken in Popen's preexec_fn, which runs in the forked child before exec, where only the forking thread lives.
 PREEXEC_FIX = (
     "Popen's preexec_fn runs in the child between fork and exec, where only the forking thread exists: a lock "
@@ -198,7 +183,6 @@ PREEXEC_FIX = (
     "Popen's own arguments (start_new_session=, process_group=, user=, umask=), or set up in the child's command.",
     "Or make the lock safe to take after a fork: os.register_at_fork(after_in_child=...) recreating it.",
 )
-
 
 FORK_FIX = (
     "DataLoader(multiprocessing_context='spawn') (or 'forkserver'): workers then start without the "
@@ -208,7 +192,6 @@ FORK_FIX = (
     "OMP_NUM_THREADS=1 / TOKENIZERS_PARALLELISM=false when a native thread pool is involved.",
 )
 
-
 # distributed
 PEER_FIX = (
     "Fix what the culprit rank is doing at the location shown; the other ranks only wait for it.",
@@ -217,7 +200,6 @@ PEER_FIX = (
     "Uneven data per rank: DistributedSampler(drop_last=True) or the DDP join() context.",
     "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)), TORCH_NCCL_DUMP_ON_TIMEOUT=1.",
 )
-
 
 # A process that waits on a pipe or socket whose other end only it holds (the graph's edge to itself), by resource.
 SELF_WAIT_FIX = {
@@ -257,14 +239,12 @@ SELF_WAIT_FIX = {
     ),
 }
 
-
 # A wait whose own timeout ends past the job's bounds (an event loop's next timer far off).
 LATE_TIMER_FIX = (
     "Its own timeout ends only after the job's bounds: the event loop's next timer is that far off (an asyncio.sleep, "
     "or a retry's backoff that grew without a cap). Cap the delay (min(2 ** attempt, 60)) and bound the whole retry "
     "with a deadline.",
 )
-
 
 # A thread holds the GIL through a blocking native call: no other thread of its process can run Python until it returns.
 GIL_FIX = (
@@ -273,14 +253,12 @@ GIL_FIX = (
     "Give the call a timeout, or run it in a child process, so one stuck call cannot stop every thread of the job.",
 )
 
-
 # A wait whose only releaser (a thread of its own) sleeps past the job's bounds: the wait-for graph's long_sleep end.
 LONG_SLEEP_FIX = (
     "What would end this wait sleeps first, on a timer that ends only after the job's bounds: a delay read in the "
     "wrong unit (seconds where milliseconds were meant) or a retry's back-off grown without a cap. Check the unit, "
     "cap the delay, and wait on an event set when the work is ready (with a timeout) rather than for a fixed time.",
 )
-
 
 # A ring of processes (or threads) each waiting on the next: the wait-for graph's cycle, named by no other cause.
 CYCLE_FIX = (
@@ -296,7 +274,6 @@ FULL_BUFFER_FIX = (
     "message only when the other side reads, or in pieces it acknowledges.",
 )
 
-
 STRAGGLER_FIX = (
     "Nothing is stuck: one rank works while the others wait for it. If that is expected (a download or a "
     "checkpoint on rank 0 before a barrier), give it room: --max-slow, or hangwatch.phase(name, timeout=...).",
@@ -304,7 +281,6 @@ STRAGGLER_FIX = (
     "every rank's local disk.",
     "Make sure the others' wait is bounded: init_process_group(timeout=timedelta(minutes=...)) covers the barrier.",
 )
-
 
 SLEEPER_FIX = (
     "One rank sleeps or polls while the others wait in a collective: nothing computes. If the pause is meant (a "
@@ -314,13 +290,11 @@ SLEEPER_FIX = (
     "Make sure the others' wait is bounded: init_process_group(timeout=timedelta(minutes=...)) covers the barrier.",
 )
 
-
 RENDEZVOUS_FIX = (
     "Check that every rank was started: WORLD_SIZE ranks across all nodes (torchrun --nnodes/--nproc-per-node).",
     "Check MASTER_ADDR/MASTER_PORT (or --rdzv-endpoint) are the same everywhere and reachable from every node.",
     "A rank that crashed at startup never joins: read its log first.",
 )
-
 
 INPUT_FIX = (
     "Log in before the job starts, so it never asks: WANDB_API_KEY=... (or `wandb login` once, or WANDB_MODE=offline), "
@@ -328,7 +302,6 @@ INPUT_FIX = (
     "Remove the breakpoint() / pdb.set_trace() / input() the job stopped at, or guard it.",
     "Run unattended jobs with `< /dev/null`, so a read of standard input fails at once instead of waiting.",
 )
-
 
 DEBUGGER_FIX = (
     "Remove the breakpoint() / pdb.set_trace() the job stopped at, or guard it (`if os.environ.get('DEBUG'):`).",
@@ -344,13 +317,11 @@ BDB_QUIT_FIX = (
     DEBUGGER_FIX[0],
 )
 
-
 # engine
 UNKNOWN_FIX = (
     "Read the stacks below: the main thread's innermost frame in your code is where the job is.",
     "Run `hangwatch inspect PID` again in a minute: a stack that has not moved confirms a hang.",
 )
-
 
 # io
 NETWORK_FIX = (
@@ -360,13 +331,11 @@ NETWORK_FIX = (
     "Check the endpoint is reachable from this machine (DNS, proxy, firewall).",
 )
 
-
 STORAGE_FIX = (
     "Copy or stage the data on local disk (or /dev/shm) instead of reading it over the network filesystem.",
     "Check the storage: `dmesg | grep -i 'blocked for more than'`, the NFS/FUSE server, disk health.",
     "Fewer DataLoader workers against a metadata-heavy filesystem; DataLoader(timeout=...) to fail fast.",
 )
-
 
 # output
 BUFFERED_FIX = (
@@ -374,7 +343,6 @@ BUFFERED_FIX = (
     "print(..., flush=True), or sys.stdout.reconfigure(line_buffering=True) at the top of the script.",
     "Under Slurm: `srun --unbuffered`.",
 )
-
 
 # process
 # A child with no Python stack (unzip, git, ssh, apt) asks on the job's terminal.
@@ -386,14 +354,12 @@ NATIVE_INPUT_FIX = (
     "Bound the wait: subprocess.run(..., timeout=600) raises where the child never ends.",
 )
 
-
 # A child reads a pty whose master only a process of the job holds (pexpect, pty.spawn): that process must answer.
 CHILD_INPUT_FIX = (
     "The child asks on a pseudo-terminal whose master only a process of the job holds, and that process does not "
     "answer: send what it asks for before waiting for it (pexpect's expect() then sendline()), give it its answer "
     "up front (a token in its environment, a batch flag), or bound the wait (expect(..., timeout=60)).",
 )
-
 
 # The child waited for writes into a pipe or a pty whose other end only its waiting parent holds.
 CHILD_OUTPUT_FIX = (
@@ -402,13 +368,11 @@ CHILD_OUTPUT_FIX = (
     "expect(EOF) does), or send the output to a file or DEVNULL.",
 )
 
-
 CHILD_STDIN_FIX = (
     "The child reads a pipe whose write end only the waiting parent holds: write what it waits for and flush it "
     "before waiting for its answer (proc.stdin.flush() after each command, or bufsize=1 with text=True), or close "
     "the child's stdin when there is no more to send (proc.stdin.close(), or Popen.communicate(input)).",
 )
-
 
 CHILD_WAIT_FIX = (
     "Look at the child process shown: it is what the job waits for.",
@@ -417,14 +381,12 @@ CHILD_WAIT_FIX = (
     "queue holds unread data.",
 )
 
-
 PIPE_WAIT_FIX = (
     "Look at the process shown holding the pipe's write end: the read ends when it writes or closes it.",
     "Close your own copy of a pipe's write end after starting the writer (subprocess does this; os.pipe with "
     "fork does not), or the read never sees the end of the data.",
     "Read with a timeout (select/poll, or communicate(timeout=...)) so a writer that never writes raises.",
 )
-
 
 SOCKET_WAIT_FIX = (
     "Look at the process shown holding the socket's other end: the read ends when it answers, or when it closes "
@@ -433,17 +395,14 @@ SOCKET_WAIT_FIX = (
     "answers raises instead of holding the job.",
 )
 
-
 COMPUTING_FIX = (
     "Nothing is stuck: the loop advances. If it should print or checkpoint as it goes, check that it does "
     "(and with PYTHONUNBUFFERED=1 when its output goes to a file).",
     "If it is slower than expected, profile it: `py-spy top --pid PID`.",
 )
 
-
 # process
 STOPPED_FIX = ("kill -CONT PID (or `fg` in the shell that suspended it); a debugger attached to it: detach.",)
-
 
 LOST_WORK_FIX = (
     "multiprocessing.Pool never reports a worker that died with a task: its result never comes (nor does "
@@ -455,14 +414,12 @@ LOST_WORK_FIX = (
     "worker (fewer processes, smaller chunks) or raise the memory limit.",
 )
 
-
 # The pool's result-handler thread ended on an exception raised in a callback of the user's (it runs them).
 POOL_CALLBACK_FIX = (
     "A callback or error_callback given to apply_async or map_async runs in the pool's result-handler thread, and "
     "an exception in it ends that thread: catch every exception inside the callback, or take "
     "the results with get() and handle them in the caller.",
 )
-
 
 MAIN_GUARD_FIX = (
     'Put the code that starts processes under `if __name__ == "__main__":` (the script\'s top level only defines '
@@ -497,14 +454,12 @@ POOL_HANDLER_FIX = (
     "forever.",
 )
 
-
 # locks
 LOCK_WAIT_FIX = (
     "Look at the lock's holder shown: it is what the job waits for; end it (outside the job: its owner decides) or "
     "remove a stale lock file.",
     "Acquire with a timeout (FileLock(path, timeout=...), lock.acquire(timeout=...)) so a wait that cannot end raises.",
 )
-
 
 # distributed transport
 COLLECTIVE_STALLED_FIX = (
@@ -514,13 +469,11 @@ COLLECTIVE_STALLED_FIX = (
     "Restart from the last checkpoint; if it repeats on one node, drain that node.",
 )
 
-
 GPU_HARDWARE_FIX = (
     "The GPU or its driver failed: end the job, drain or reboot the node (`nvidia-smi -r` where allowed), "
     "exclude the device, and restart from the last checkpoint.",
     "Check it: `nvidia-smi -q` (ECC, retired pages, remapped rows) and `dmesg | grep -i xid`.",
 )
-
 
 GPU_APP_FAULT_FIX = (
     "A kernel of the job faulted on the GPU: run once with CUDA_LAUNCH_BLOCKING=1 (and "
@@ -528,7 +481,6 @@ GPU_APP_FAULT_FIX = (
     "the usual cause.",
     "The context is dead after such a fault: end the job and restart it from the last checkpoint.",
 )
-
 
 AMDGPU_FIX = (
     "ROCm: forked DataLoader workers can hang once the HIP runtime is up: "
@@ -538,14 +490,12 @@ AMDGPU_FIX = (
     "Check `dmesg | grep -i amdgpu` for ring timeouts and resets; restart from the last checkpoint.",
 )
 
-
 SILENT_STALL_FIX = (
     "A GPU at 100% with power near idle runs one kernel that spins: a kernel waiting on a flag another rank "
     "or stream never sets, or one block working alone. If it outlives --max-slow, end the job, reset or drain "
     "the GPU, and restart from the last checkpoint.",
     "If it repeats on one node, exclude that GPU; check `nvidia-smi -q` and `dmesg | grep -i xid`.",
 )
-
 
 LONG_KERNEL_FIX = (
     "The GPU is computing: a long kernel (a huge batch, an attention over a long sequence, a first "
@@ -554,13 +504,11 @@ LONG_KERNEL_FIX = (
     "`nvidia-smi` for the GPU's power draw.",
 )
 
-
 NFS_FIX = (
     "The network filesystem server stopped answering: check it (`dmesg | grep nfs`, the server's health); "
     "the job resumes by itself if it comes back (a hard mount waits forever).",
     "Stage the data on local disk; mount with `soft,timeo=` only where a read error is better than a wait.",
 )
-
 
 GPU_RELEASE_FIX = (
     "The killed job's GPU memory was not freed: a process still holds the context (a zombie, or a worker "
@@ -570,13 +518,11 @@ GPU_RELEASE_FIX = (
     "restart (hangwatch run --relaunch-on-held-gpu relaunches anyway).",
 )
 
-
 # A send and a receive between the same two ranks whose tags differ: each waits for the call with its own tag.
 P2P_TAG_FIX = (
     "A send completes only on a receive with the same tag: between two ranks, post the tagged sends and receives "
     "in the same order on both sides (or receive first the tag the peer sends first).",
 )
-
 
 GROUP_FIX = (
     "Every member of a group must have made the same groups before it, in one order: torch names a group by how "
@@ -587,7 +533,6 @@ GROUP_FIX = (
     "by every rank of the job, members or not, unless use_local_synchronization=True).",
     "Fail fast next time: init_process_group(timeout=timedelta(minutes=5)).",
 )
-
 
 P2P_FIX = (
     "Pair every send with a receive the peer has already posted: on a pipeline's boundary, one side receives first "

@@ -721,6 +721,20 @@ def test_a_wait_no_thread_will_end_names_the_thread_that_raised_and_ended(run, a
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("6", 0), ("hang", 125)])
+def test_a_wait_whose_setter_waits_itself_says_so_not_that_it_exited(run, arg, code):
+    """Main waits on a condition its producer thread would notify, and the producer waits to put on a full queue only
+    main drains, after its wait. It was said that the thread that should notify "has exited or never started": it is
+    alive, waiting itself. Now the words name where each other thread waits, and the fix says to make the setter
+    reach its call without first waiting on what only the waiter provides. The twin's queue holds every item."""
+    root = _both_ways(run, "condition_waits_on_its_own_full_queue.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock", root
+        assert "its other threads wait too, thread 'producer' on a queue at produce" in root["summary"], root
+        assert "has exited or never started" not in " ".join(root["fix"]), root["fix"]
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("seconds", "code"), [("12", 0), ("100000", 125)])
 def test_a_spawn_pools_parent_waits_for_its_workers_not_for_the_resource_tracker(run, seconds, code):
     """`spawn` starts multiprocessing's resource tracker beside the pool's workers; the parent in `pool.map` never

@@ -23,6 +23,7 @@ from hangwatch.fixes import (
     LOCK_KEPT_FIX,
     LOOP_BLOCKED_FIX,
     LOOP_LOCK_FIX,
+    OTHERS_WAIT_FIX,
     REENTERED_LOCK_FIX,
     SPIN_WAIT_FIX,
     WAIT_FOREVER_FIX,
@@ -368,6 +369,14 @@ def _deadlock_words(
     what = f"the main thread waits on {proof.article(kind)} {kind} that no running thread will "
     what += RELEASED_BY.get(kind, "set")
     loop = event_loop_under(main) if proof.waits_on_future(main) else None
+    others = [t for t in blocked if t.tid != main.tid and t.user_frame is not None]
+    if loop is None and others and not (kind == "future" and len(others) == 1):  # (one: the engine's _thread_end)
+        what += ": its other threads wait too, " + ", ".join(
+            f"thread '{t.name}' on {proof.article(waits[t.tid] or 'lock')} {waits[t.tid] or 'lock'} at "
+            f"{describe(t.user_frame)}" + (f" `{t.user_frame.code}`" if t.user_frame and t.user_frame.code else "")
+            for t in others[:3]
+        )
+        return 0.6, what, OTHERS_WAIT_FIX
     if loop is None:
         return 0.6, what, WAIT_FOREVER_FIX
     what += (
