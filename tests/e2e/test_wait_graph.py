@@ -495,3 +495,27 @@ def test_a_pty_whose_master_the_job_holds_is_followed_though_the_host_was_not_se
     finally:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=10)
+
+
+SAY_READY = "import os\nwith open(os.environ['HW_READY'], 'a') as f:\n    f.write(f'ready {os.getpid()}\\n')\n"
+ALARMED = {
+    "event": "import signal, threading\nev = threading.Event()\nsignal.signal(signal.SIGALRM, lambda *a: ev.set())\n"
+    "signal.alarm(600)\n" + SAY_READY + "ev.wait()\n",
+    "pause": "import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)\nsignal.setitimer(signal.ITIMER_REAL, 600)\n"
+    + SAY_READY
+    + "signal.pause()\n",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("wait", sorted(ALARMED))
+def test_a_wait_its_own_alarm_may_end_is_never_proven_and_the_words_say_the_timer(start_job, wait):
+    """Main waits on an Event its SIGALRM handler sets, or in signal.pause(), after signal.alarm / setitimer: the
+    kernel's timer sends the signal, and its time is not shown in /proc. It was said that "only a process outside the
+    job could send one": its own timer can. No proof of a hang; the words say the timer, unread."""
+    job = start_job([sys.executable, "-c", ALARMED[wait]])
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    assert root["proof"] is None or root["proof"]["kind"] != "hang", root
+    assert "a timer of its own (signal.alarm, setitimer)" in root["summary"], root["summary"]
+    assert "only a process outside the job could send one" not in root["summary"].split("; else ")[0], root

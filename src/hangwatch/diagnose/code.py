@@ -263,7 +263,9 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         cycle = _lock_cycle(lockers)
         conf, what, fix = _deadlock_words(main, blocked, lockers, waits, deeper, joined, cycle)
         if proof.handler_may_end(v) and not lockers and deeper is None and joined is None:
-            what += " (but a signal handler of its own, run on the main thread, may)"
+            what += " (but a signal handler of its own, run on the main thread, may" + (
+                f": {proof.TIMER_WORDS})" if proof.caught(v, proof.SIGALRM) else ")"
+            )
         # "deadlocked" only where the frames show it: a cycle of locks, or a lock its own thread holds further down
         # its stack; else what was measured, every thread blocked (the verdict stage proves it, or not)
         shown = cycle is not None or (len(lockers) == 1 and proof.reentered(lockers[0]) is not None)

@@ -411,8 +411,9 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
             else f"no child of it that may exit lives; other processes of the job ({', '.join(map(str, others[:4]))}) "
             "live and may send one"
             if others and waited and waited & proof.ENDING
-            else "no other thread of it can run and no child of it that may exit lives: only a process outside the job "
-            "could send one"
+            else "no other thread of it can run and no child of it that may exit lives: "
+            + (f"{proof.TIMER_WORDS}; else " if (proof.caught(v, proof.SIGALRM) or 0) and not sigwait else "")
+            + "only a process outside the job could send one"
         )
         frame = innermost_user(t.frames)
         said = (

@@ -228,6 +228,10 @@ def handlers_may_run(v: ProcessView, signals: int = HANDLED, unread: bool = True
     return unread if mask is None else bool(mask)
 
 
+SIGALRM = 1 << (14 - 1)  # what the process's own timers send (signal.alarm, setitimer): their time /proc does not show
+TIMER_WORDS = "a timer of its own (signal.alarm, setitimer), whose time the look cannot read, may send SIGALRM"
+
+
 def caught(v: ProcessView, signals: int = HANDLED) -> int | None:
     """Which of ``signals`` ``v`` has a handler for that may still come (a mask, as SigCgt's bits; SIGCHLD only while a
     child that may exit lives); None where SigCgt was not read."""
