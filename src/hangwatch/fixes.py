@@ -331,6 +331,13 @@ NETWORK_FIX = (
     "Check the endpoint is reachable from this machine (DNS, proxy, firewall).",
 )
 
+ACCEPT_FIX = (
+    "Check that every client that should connect was started and can reach this address (a rank on another node, a "
+    "worker that crashed before connecting, a port or host mistyped on one side).",
+    "Give the listening socket a timeout (socket.settimeout(600) before accept()), so a client that never comes "
+    "raises instead of holding the job.",
+)
+
 STORAGE_FIX = (
     "Copy or stage the data on local disk (or /dev/shm) instead of reading it over the network filesystem.",
     "Check the storage: `dmesg | grep -i 'blocked for more than'`, the NFS/FUSE server, disk health.",

@@ -1212,6 +1212,10 @@ def test_a_hang_named_without_proof_while_another_process_works_is_slow_and_its_
     assert f.confidence <= 0.4, f  # a wait the chain does not bear out ranks below a proven hang elsewhere
     d2 = diagnose(load("accept_for_a_child_that_crashed"))
     assert d2.verdict.value == "hung" and d2.findings[0].proof is None, d2.findings[0]
+    # a server's accept() waits for a client, not a reply: said so, with a fix that is not a download's
+    for each in (f, d2.findings[0]):
+        assert "waits for a client to connect to 127.0.0.1:" in each.summary and "client" in each.fix[0], each
+        assert "requests.get" not in " ".join(each.fix), each.fix
 
 
 @pytest.mark.parametrize(

@@ -473,6 +473,8 @@ def _unknown(scene: Scene, moves: str | None = None) -> Finding:
         ev.append("no Python stack could be read: " + (v.ev.samples[-1].stack_error or "unknown reason"))
     else:
         ev.append(f"main thread in {describe(frame)}" + (" (moving)" if t and t.stack_changed else " (not moving)"))
+        if t is not None and t.blocked and t.last.syscall:  # what the kernel shows it waits in, and on what
+            ev.append(f"the main thread: {t.wait_text}" + (f" on {t.last.fd_target}" if t.last.fd_target else ""))
         if t is not None and t.woke_often:
             ev.append(f"the main thread woke {t.wakeups} times in {v.duration_s:.1f} s (a sleep, poll or retry loop)")
     # No rule names the wait, but a measured fact may still say the job works (a thread reading a slow disk

@@ -8,7 +8,7 @@ from hangwatch.diagnose.own import self_held
 from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, innermost_user
-from hangwatch.fixes import NETWORK_FIX, STORAGE_FIX
+from hangwatch.fixes import ACCEPT_FIX, NETWORK_FIX, STORAGE_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding
 
@@ -67,7 +67,12 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
     else:  # not measured blocked (seen too briefly, not read, idle): its state, as measured
         summary = f"{v.label()} waits on the network at {describe(frame)} ({state.state}: {state.fact})."
-    finding = Finding(Cause.IO_NETWORK_WAIT, conf, summary, v.where(t, frame), tuple(ev), NETWORK_FIX)
+    accepts = t.last.syscall in ("accept", "accept4") and not moving
+    if accepts:  # a server's accept: it waits for a client, not for a reply (its address: the fd's local end)
+        at = (t.last.fd_target or "").removeprefix("tcp ").split(" -> ")[0] or "its listening socket"
+        summary = f"{v.label()} waits for a client to connect to {at} at {describe(frame)}; none came in the window."
+    fix = ACCEPT_FIX if accepts else NETWORK_FIX
+    finding = Finding(Cause.IO_NETWORK_WAIT, conf, summary, v.where(t, frame), tuple(ev), fix)
     return named(finding)
 
 
