@@ -338,6 +338,13 @@ ACCEPT_FIX = (
     "raises instead of holding the job.",
 )
 
+DATAGRAM_FIX = (
+    "Check that whatever should send to this address was started and is alive (a helper that exited before it sent: "
+    "its error is in the output), and that it sends to this host and port.",
+    "A datagram may be lost on the way: give the socket a timeout (socket.settimeout(...) before recvfrom()) and ask "
+    "again, so a message that never comes raises instead of holding the job.",
+)
+
 STORAGE_FIX = (
     "Copy or stage the data on local disk (or /dev/shm) instead of reading it over the network filesystem.",
     "Check the storage: `dmesg | grep -i 'blocked for more than'`, the NFS/FUSE server, disk health.",

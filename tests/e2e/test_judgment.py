@@ -686,6 +686,8 @@ def test_a_wait_on_a_socket_with_no_peer_when_nothing_of_the_job_moves_is_hung(r
     root = root_cause(run.hang())
     assert root["cause"] == "io.network_wait" and root["proof"] is None, root
     assert (root["where"]["file"], root["where"]["line"]) == marker("socket_report.py", f"{kind.upper()}-HERE")
+    said = {"udp": "waits for a datagram on 127.0.0.1:", "listener": "waits for a client to connect to "}[kind]
+    assert said in root["summary"] and "requests.get" not in " ".join(root["fix"]), root  # not a download's words
 
 
 def _both_ways(

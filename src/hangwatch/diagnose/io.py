@@ -8,7 +8,7 @@ from hangwatch.diagnose.own import self_held
 from hangwatch.diagnose.scene import Hit, Scene, named, named_at
 from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, innermost_user
-from hangwatch.fixes import ACCEPT_FIX, NETWORK_FIX, STORAGE_FIX
+from hangwatch.fixes import ACCEPT_FIX, DATAGRAM_FIX, NETWORK_FIX, STORAGE_FIX
 from hangwatch.records.evidence import Role
 from hangwatch.records.incident import Finding
 
@@ -67,11 +67,15 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
     else:  # not measured blocked (seen too briefly, not read, idle): its state, as measured
         summary = f"{v.label()} waits on the network at {describe(frame)} ({state.state}: {state.fact})."
+    target = t.last.fd_target or ""
+    local = target.split(" ", 1)[-1].split(" -> ")[0]  # (the fd's local end: "tcp 0.0.0.0:5 -> 0.0.0.0:0")
     accepts = t.last.syscall in ("accept", "accept4") and not moving
-    if accepts:  # a server's accept: it waits for a client, not for a reply (its address: the fd's local end)
-        at = (t.last.fd_target or "").removeprefix("tcp ").split(" -> ")[0] or "its listening socket"
-        summary = f"{v.label()} waits for a client to connect to {at} at {describe(frame)}; none came in the window."
-    fix = ACCEPT_FIX if accepts else NETWORK_FIX
+    datagram = target.startswith("udp ") and target.endswith(" -> 0.0.0.0:0") and not moving  # (bound, unconnected)
+    if accepts:  # a server's accept: it waits for a client, not for a reply
+        summary = f"{v.label()} waits for a client to connect to {local} at {describe(frame)}; none came in the window."
+    elif datagram:  # any process that can reach the port may send one: who should, and whether it lives, is not read
+        summary = f"{v.label()} waits for a datagram on {local} (UDP) at {describe(frame)}; none came in the window."
+    fix = ACCEPT_FIX if accepts else DATAGRAM_FIX if datagram else NETWORK_FIX
     finding = Finding(Cause.IO_NETWORK_WAIT, conf, summary, v.where(t, frame), tuple(ev), fix)
     return named(finding)
 
