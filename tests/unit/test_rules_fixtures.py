@@ -101,6 +101,8 @@ EXPECTED = {
     # parent waits for it (was named at no place), and an asyncio loop awaiting a child that fills a pipe only the
     # loop's process could read (was `unknown`: the loop's process has two threads, so the loop is not proven)
     "flock_cycle_parent_waits_its_python_c_child": ("io.lock_wait", "hung", None, None),
+    # bench/zoo/sampler_infinite_loop.py (2026-12-06): main spins in a sampler's loop whose condition cannot change
+    "a_sampler_spinning_in_a_loop_whose_condition_cannot_change": ("code.busy_loop", "hung", None, None),
     "asyncio_wait_on_a_child_filling_its_pipe": ("process.waits_on", "hung", None, None),
     # the interpreter's exit joins a non-daemon thread: asleep on one bounded timer (a last flush after SIGTERM:
     # was hung, and killed at --min-stall), or polling for a stop event nothing can set any more (hung, as before)
@@ -888,6 +890,8 @@ def test_the_exits_join_of_a_thread_in_a_loop_with_no_way_out_is_decided_by_the_
     ("name", "verdict", "cause"),
     [
         ("busy_loop", "hung", "code.busy_loop"),
+        # its stack moves within a loop its state proves cannot end: no compute (was `progressing` with no namer)
+        ("a_sampler_spinning_in_a_loop_whose_condition_cannot_change", "hung", "code.busy_loop"),
         ("stopped_process_is_reported_and_left_stopped", "stopped", "process.stopped"),
         # the twins: a loop whose one line is in every sample, a long call once per turn (their work not disproved)
         ("toplevel_loop_one_line_in_every_sample", "slow", None),

@@ -525,14 +525,13 @@ def progressing(scene: Scene) -> str | None:
 
 
 def computes(v: ProcessView) -> str | None:
-    """Main (a rank) computes, in words: its main thread's stack moves and it uses CPU (moving bytes is no compute)."""
+    """Main (a rank) computes, in words: its main thread's stack moves and it uses CPU (moving bytes is no compute),
+    unless its state proves it gets nowhere (a spin whose loop cannot end: its stack moves within the loop)."""
     t = v.main_thread
-    if (
-        v.role in (Role.MAIN, Role.RANK)
-        and t is not None
-        and t.stack_changed
-        and (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT
-    ):
+    cpu = (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT
+    if v.role in (Role.MAIN, Role.RANK) and t is not None and t.stack_changed and cpu:
+        if t.spinning and running_state(v, t).proves_hang:
+            return None
         return f"{v.label()} computes at {v.cpu_text()} with its stack moving"
     return None
 
