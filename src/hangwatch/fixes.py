@@ -11,8 +11,8 @@ BUSY_FIX = (
 
 # A loop that only sleeps and wakes, with nothing in it that could end it (`while True: time.sleep(1)`).
 NO_WAY_OUT_FIX = (
-    "Give the loop at the location shown a way out: a condition another part of the program can change (`while not "
-    "stop.is_set()` on a threading.Event that is set when the work ends), a bound on its turns or a deadline.",
+    "Give the loop at the location shown a way out that something still running will take: a condition code that "
+    "runs does change (a threading.Event set when the work ends, on every path), a bound on its turns or a deadline.",
     "If it keeps the process alive while other work goes on, wait on that work itself, with a timeout "
     "(`thread.join(600)`, `child.wait(timeout=600)`), so the process ends when the work does.",
 )
@@ -33,10 +33,10 @@ WAIT_FOREVER_FIX = (
 
 # A wait no running thread will end, while the process's other threads wait themselves (alive, but none acts).
 OTHERS_WAIT_FIX = (
-    "The thread meant to set, notify, put or mark done what this one waits for waits itself (its wait is above): make "
-    "it reach that call on every path (task_done() after each get(), a release in a `finally:`), and never first "
-    "wait on what only this thread provides after its own wait (a bounded queue it drains later, a result it "
-    "collects later).",
+    "If the thread meant to set, notify, put or mark done what this one waits for is among those waiting (above), "
+    "make it reach that call without first waiting on what only this thread provides after its own wait (a bounded "
+    "queue it drains later, a result it collects later); if it has exited, make it signal on every path, errors "
+    "included (task_done() after each get(), a release or set() in a `finally:`).",
     *WAIT_FOREVER_FIX[1:],
 )
 

@@ -737,6 +737,18 @@ def test_a_wait_whose_setter_waits_itself_says_so_not_that_it_exited(run, arg, c
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("12", 0), ("hang", 125)])
+def test_a_spin_under_its_own_alarm_is_not_proven_and_the_timeout_ends_it(run, arg, code):
+    """A sandbox runs generated code under a SIGALRM timeout; the code spins in a loop whose condition cannot change.
+    The loop was proven endless (its locals frozen, its body calls nothing) and the healthy job killed, though the
+    alarm's handler raises out of it: a process that catches SIGALRM may be ended by its own timer, whose time /proc
+    does not show. Not proven now (slow: the timeout ends it); with no timeout set, proven at its loop, as before."""
+    root = _both_ways(run, "spin_under_alarm.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.busy_loop", root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(("seconds", "code"), [("12", 0), ("100000", 125)])
 def test_a_spawn_pools_parent_waits_for_its_workers_not_for_the_resource_tracker(run, seconds, code):
     """`spawn` starts multiprocessing's resource tracker beside the pool's workers; the parent in `pool.map` never

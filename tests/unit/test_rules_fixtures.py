@@ -1893,3 +1893,30 @@ def test_a_holder_at_full_cpu_inside_one_call_is_alive_only_where_it_releases_th
     assert ("inside one call that releases the GIL" in said) is not gil, said
     assert (dg.verdict.value == "slow") is not gil, dg.root
     assert not dg.root.proves_hang and not dg.root.proves_work, dg.root
+
+
+THREAD_DIED = (
+    "Exception in thread worker (run):\nTraceback (most recent call last):\n"
+    '  File "/srv/job/a.py", line 3, in run\n    d["x"]\nKeyError: \'x\'\n'
+)
+CHAINED = (
+    "\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n"
+    '  File "/srv/job/a.py", line 5, in run\n    raise ValueError("bad") from e\nValueError: bad\n'
+)
+LATER = 'step 5\nTraceback (most recent call last):\n  File "/srv/job/b.py", line 9, in main\n    x()\nRuntimeError: later\n'
+
+
+@pytest.mark.parametrize(
+    ("log", "said"),
+    [
+        (THREAD_DIED + LATER, "KeyError: 'x' at a.py:3 (run)"),  # not the traceback printed after it
+        (THREAD_DIED + CHAINED + LATER, "ValueError: bad at a.py:5 (run)"),  # of a chain, the last: what ended it
+        ("[rank0]: " + THREAD_DIED, None),  # a prefixed line is not read as Python's own (it only misses)
+    ],
+)
+def test_a_thread_that_ended_on_an_exception_is_read_with_what_ended_it(log, said):
+    from hangwatch.diagnose.raised import thread_deaths
+
+    found = thread_deaths(log)
+    assert [r.text().removeprefix("raised ") for _, r in found] == ([said] if said else []), found
+    assert all(name == "worker (run)" for name, _ in found)

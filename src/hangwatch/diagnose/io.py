@@ -67,10 +67,11 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
     else:  # not measured blocked (seen too briefly, not read, idle): its state, as measured
         summary = f"{v.label()} waits on the network at {describe(frame)} ({state.state}: {state.fact})."
-    target = t.last.fd_target or ""
-    local = target.split(" ", 1)[-1].split(" -> ")[0]  # (the fd's local end: "tcp 0.0.0.0:5 -> 0.0.0.0:0")
-    accepts = t.last.syscall in ("accept", "accept4") and not moving
-    datagram = target.startswith("udp ") and target.endswith(" -> 0.0.0.0:0") and not moving  # (bound, unconnected)
+    target, blocked = t.last.fd_target or "", state.state == "blocked"  # (in that call for the whole window)
+    # the fd's local end: "tcp 0.0.0.0:5 -> 0.0.0.0:0"; a unix socket's is not said
+    local = target[4:].split(" -> ")[0] if target.startswith(("tcp ", "udp ")) else "its listening socket"
+    accepts = t.last.syscall in ("accept", "accept4") and blocked
+    datagram = target.startswith("udp ") and target.endswith(":0") and blocked  # (bound, unconnected: peer port 0)
     if accepts:  # a server's accept: it waits for a client, not for a reply
         summary = f"{v.label()} waits for a client to connect to {local} at {describe(frame)}; none came in the window."
     elif datagram:  # any process that can reach the port may send one: who should, and whether it lives, is not read

@@ -206,10 +206,24 @@ def thread_deaths(text: str) -> tuple[tuple[str, Raised], ...]:
     heads = list(_THREAD_DIED.finditer(text))
     out = []
     for i, m in enumerate(heads):
-        found = tracebacks(text[m.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)])
-        if found:
-            out.append((m.group(1), found[0]))
+        part = text[m.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        found = tracebacks(part)
+        if found:  # (of a chain, the last: what ended the thread; not a traceback printed after it)
+            out.append((m.group(1), found[min(_chained(part), len(found)) - 1]))
     return tuple(out)
+
+
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+
+
+def _chained(text: str) -> int:
+    """How many tracebacks ``text`` opens with, chained (Python prints them apart by a blank line and one of
+    ``_CHAINED``)."""
+    parts = text.lstrip("\n").split("\n\n")
+    n = 1
+    while n + 1 < len(parts) and parts[n].strip().startswith(_CHAINED):
+        n += 2
+    return (n + 1) // 2
 
 
 def raised_by(text: str, rank: int) -> Raised | None:

@@ -367,11 +367,12 @@ def running_state(v: ProcessView, t: ThreadView) -> Measured:
             proves_work=True,
             motion=motion,
         )
-    reads = v.locals_of(t.tid)
+    reads, seen = v.locals_of(t.tid), f"{motion.evidence}; " if motion is not None else ""
     if (motion is None or not motion.counting) and reads and ends_by_clock(reads[-1].loop, dict(reads[-1].values)):
         deadline = f"its condition `{reads[-1].loop}` reads the clock: it ends by itself as time passes"
-        seen = f"{motion.evidence}; " if motion is not None else ""
         return Measured("spin_waits", f"{v.cpu_text()} in {at}; {seen}{deadline}", motion=motion)
+    if proof.caught(v, proof.SIGALRM):  # a timeout's handler (signal.alarm, setitimer) may raise out of any loop
+        return Measured("spin_waits", f"{v.cpu_text()} in {at}; {seen}{proof.TIMER_WORDS}, whose handler may end it")
     if motion is not None:
         awaited = None if motion.counting else _alive_user_thread(v, t)
         if awaited is not None:  # (its locals show it gets nowhere, but that thread may change what it reads)
@@ -528,12 +529,10 @@ def computes(v: ProcessView) -> str | None:
     """Main (a rank) computes, in words: its main thread's stack moves and it uses CPU (moving bytes is no compute),
     unless its state proves it gets nowhere (a spin whose loop cannot end: its stack moves within the loop)."""
     t = v.main_thread
-    cpu = (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT
-    if v.role in (Role.MAIN, Role.RANK) and t is not None and t.stack_changed and cpu:
-        if t.spinning and running_state(v, t).proves_hang:
-            return None
-        return f"{v.label()} computes at {v.cpu_text()} with its stack moving"
-    return None
+    if v.role not in (Role.MAIN, Role.RANK) or t is None or not t.stack_changed or not runs(v):
+        return None
+    endless = t.spinning and running_state(v, t).proves_hang
+    return None if endless else f"{v.label()} computes at {v.cpu_text()} with its stack moving"
 
 
 def still(v: ProcessView) -> bool:
