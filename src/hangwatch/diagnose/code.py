@@ -276,8 +276,9 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             what += f". The job's output shows thread '{died[0]}' ended on an exception: it {died[1].text()}"
             fix = (
                 f"Thread '{died[0]}' ended on {died[1].text()[len('raised ') :]}: handle that error there, "
-                "and on every path out of the thread release, set or mark done what others wait for (`with lock:`, "
-                "try/finally).",
+                "and on every path out of the thread release, set or mark done what others wait for ("
+                + ("`with lock:`, " if lockers else "")
+                + "try/finally).",
                 *fix,
             )
         culprit = next((t for t in lockers if t.tid == main.tid), lockers[0] if lockers else deeper or joined or main)
