@@ -54,6 +54,21 @@ def test_work_proven_earlier_in_a_stall_stands_when_a_capture_only_cannot_tell()
     a.detector.last = SimpleNamespace(at=200.0)  # it progressed: a new stall proves itself again
     assert same(None, a, loop(23, None)).root.proof is None
 
+    # A compile proven at work at a line, then caught in a disk write of a loaded machine at that same line (D for the
+    # whole 1-s window: a storage wait, hung without proof): it was ended by --min-stall (CI, twice). The earlier
+    # proof stands, and the look is slow. The same unproven wait in another function proves nothing of it.
+    def at(cause: str, function: str, verdict: Verdict, fact: str | None) -> Diagnosis:
+        where = Where(pid=1, rank=None, tid=1, file="/job/train.py", line=35, function=function)
+        found = Finding(cause, 0.55, cause, where, proof=Proof(ProofKind.WORK, fact) if fact else None)
+        return Diagnosis(verdict, (found,))
+
+    b = SimpleNamespace(detector=SimpleNamespace(last=SimpleNamespace(at=100.0), started_at=0.0), suspicion=Suspicion())
+    same(None, b, at("compile.in_progress", "<module>", Verdict.SLOW, "72% CPU with its stack moving"))
+    disk = same(None, b, at("io.storage_wait", "<module>", Verdict.HUNG, None))
+    assert disk.verdict == Verdict.SLOW and disk.root.proves_work and "72% CPU" in disk.root.proof.fact, disk
+    elsewhere = same(None, b, at("io.storage_wait", "save", Verdict.HUNG, None))
+    assert elsewhere.verdict == Verdict.HUNG and elsewhere.root.proof is None, elsewhere
+
 
 # --- 2. name what a wait waits for ------------------------------------------------------------------------------
 

@@ -499,9 +499,11 @@ def _unknown(scene: Scene, moves: str | None = None) -> Finding:
 
 
 def worked_before(diagnosis: Diagnosis, fact: str) -> Diagnosis:
-    """The same busy loop at the same place in one stall, proven working by an earlier look (``fact``) where this one
-    only cannot tell: that proof of work stands (supervise/stall/suspect.py keeps what each look proved)."""
+    """The same place in one stall, proven working by an earlier look (``fact``) where this one proves nothing either
+    way: that proof of work stands, and an unproven hang is slow (supervise/stall/suspect.py keeps what each look
+    proved)."""
     said = f"earlier in this stall, at the same place: {fact}"
     root = diagnosis.root
     same = replace(root, proof=proof.work(said), evidence=(*root.evidence, said))
-    return Diagnosis(diagnosis.verdict, (same, *diagnosis.findings[1:]))
+    verdict = Verdict.SLOW if diagnosis.verdict == Verdict.HUNG else diagnosis.verdict
+    return Diagnosis(verdict, (same, *diagnosis.findings[1:]))

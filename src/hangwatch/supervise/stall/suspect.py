@@ -123,18 +123,21 @@ class SuspectJudge:
         return Declare(Judgement(a, evidence, diagnosis, now, stalled))
 
     def _same_work(self, a: Attempt, diagnosis: Diagnosis) -> Diagnosis:
-        """Work proven earlier in this stall stands while a later capture only cannot tell: a busy loop with no
-        locals whose stack moved between lines in one capture may sit on one line in all of the next one's
-        few samples (a coin flip per sample). The same loop at the same place, still busy, is the same work;
-        what it was proven doing earlier is said."""
+        """Work proven earlier in this stall stands while a later capture at the same place proves nothing either
+        way: a busy loop with no locals whose stack moved between lines in one capture may sit on one line in all
+        of the next one's few samples (a coin flip per sample); a compile proven at work at a line, caught in the
+        next capture in a disk write of a loaded machine (D, a storage wait, unproven) at that line. What it was
+        proven doing earlier is said, and --max-slow bounds it, not --min-stall."""
         root, det = diagnosis.root, a.detector
         stall = det.last.at if det.last is not None else det.started_at
-        key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
+        if root.where is None:
+            return diagnosis
+        key = ("", f"{root.where.file}:{root.where.function}")  # (the place, whatever the cause named there)
         if root.proves_work and root.proof is not None:
             a.suspicion.worked[key] = (stall, root.proof.fact)
             return diagnosis
         earlier = a.suspicion.worked.get(key)
-        if root.cause != Cause.CODE_BUSY_LOOP or root.proof is not None or earlier is None or earlier[0] != stall:
+        if root.proof is not None or earlier is None or earlier[0] != stall:
             return diagnosis
         from hangwatch.diagnose.engine import worked_before
 
