@@ -345,6 +345,27 @@ def test_a_compile_a_look_finds_is_the_compile_phase_silent_until_max_slow(tmp_p
     assert any(e["event"] == "extended" and e["cause"] == "compile.in_progress" for e in _events(tmp_path))
 
 
+def test_a_look_that_proves_nothing_at_a_compiles_place_is_the_compile_phase_still(tmp_path, monkeypatch):
+    """A compile proven at work at its line; every later look catches it in a disk write at that line (D for the whole
+    window, io.storage_wait, hung without proof), as a loaded machine's did in CI twice: once a `slow` incident, once
+    killed at --min-stall. The earlier proof stands at its place: no `slow` incident, and only --max-slow ends it."""
+    from hangwatch.diagnose import Diagnosis
+    from hangwatch.records.incident import Finding, Proof, ProofKind, Verdict, Where
+
+    where = Where(pid=4242, rank=None, tid=4242, file="/job/train.py", line=35, function="<module>")
+    compiling = Finding("compile.in_progress", 0.8, "compiling", where, proof=Proof(ProofKind.WORK, "72% CPU"))
+    disk = Finding("io.storage_wait", 0.55, "in D, waiting on the disk", where)
+    looks = iter([Diagnosis(Verdict.SLOW, (compiling,))])
+    monkeypatch.setattr(
+        "hangwatch.supervise.stall.look.diagnose", lambda ev: next(looks, Diagnosis(Verdict.HUNG, (disk,)))
+    )
+    jobs: list[ScriptedJob] = []
+    sup = _supervisor(tmp_path, jobs, [20], on_hang=OnHang.KILL, max_slow=1800.0)
+    assert sup.run() == 124
+    incidents = _stalled_at_incidents(tmp_path)
+    assert [v for v, _ in incidents] == ["hung"] and 1800 <= incidents[0][1] <= 1830, incidents
+
+
 def test_without_proof_of_work_the_step_history_decides(tmp_path, monkeypatch):
     """The twin: the same alive job, with nothing that proves it works, is hung by its history (100 x 1 s)."""
     _diagnosing(monkeypatch, "slow", "unknown", None)

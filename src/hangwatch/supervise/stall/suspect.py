@@ -134,7 +134,7 @@ class SuspectJudge:
             return diagnosis
         key = ("", f"{root.where.file}:{root.where.function}")  # (the place, whatever the cause named there)
         if root.proves_work and root.proof is not None:
-            a.suspicion.worked[key] = (stall, root.proof.fact)
+            a.suspicion.worked[key] = (stall, root.proof.fact, root.cause)
             return diagnosis
         earlier = a.suspicion.worked.get(key)
         if root.proof is not None or earlier is None or earlier[0] != stall:
@@ -221,7 +221,12 @@ class SuspectJudge:
         )
         a.suspicion.note = f"{diagnosis.verdict.value}: {root.cause} for {stalled:.0f} s; {when}"
         key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
-        in_a_phase = root.cause in PHASE_CAUSES  # as if the hook had declared it: silent until its deadline
+        # as if the hook had declared it: silent until its deadline (so is a look at its place that proves nothing
+        # more: a compile's disk write, ``_same_work``)
+        earlier = a.suspicion.worked.get(("", key[1])) if root.where is not None else None
+        stall = det.last.at if det.last is not None else det.started_at
+        phase_before = earlier is not None and earlier[0] == stall and earlier[2] in PHASE_CAUSES
+        in_a_phase = root.cause in PHASE_CAUSES or phase_before
         if (
             stalled > SLOW_INCIDENT_STALLS * ctx.cfg.min_stall
             and key not in a.suspicion.slow_reported
