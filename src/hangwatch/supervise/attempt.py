@@ -217,7 +217,7 @@ class Suspicion:
     looked_at: float | None = None  # the last progress whose stall had its first look (once per stall)
     note: str | None = None  # alive or waiting without progress: what, and until when (status, ls, watch)
     # (cause, file:function) -> (the stall: its last progress, the proof of work a capture measured there)
-    worked: dict[tuple[str, str], tuple[float, str, str]] = field(default_factory=dict)  # (stall, fact, cause)
+    worked: dict[str, tuple[float, str, str]] = field(default_factory=dict)  # by file:function: (stall, fact, cause)
 
 
 @mutable

@@ -132,7 +132,7 @@ class SuspectJudge:
         stall = det.last.at if det.last is not None else det.started_at
         if root.where is None:
             return diagnosis
-        key = ("", f"{root.where.file}:{root.where.function}")  # (the place, whatever the cause named there)
+        key = f"{root.where.file}:{root.where.function}"  # (the place, whatever the cause named there)
         if root.proves_work and root.proof is not None:
             a.suspicion.worked[key] = (stall, root.proof.fact, root.cause)
             return diagnosis
@@ -223,7 +223,7 @@ class SuspectJudge:
         key = (root.cause, f"{root.where.file}:{root.where.function}" if root.where else "")
         # as if the hook had declared it: silent until its deadline (so is a look at its place that proves nothing
         # more: a compile's disk write, ``_same_work``)
-        earlier = a.suspicion.worked.get(("", key[1])) if root.where is not None else None
+        earlier = a.suspicion.worked.get(key[1]) if root.where is not None else None
         stall = det.last.at if det.last is not None else det.started_at
         phase_before = earlier is not None and earlier[0] == stall and earlier[2] in PHASE_CAUSES
         in_a_phase = root.cause in PHASE_CAUSES or phase_before
