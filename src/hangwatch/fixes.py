@@ -233,6 +233,11 @@ SELF_WAIT_FIX = {
         "example): what it awaits must come from its own code, and nothing sets it. Set the future or event on "
         "every path, errors included, and bound the wait: asyncio.wait_for(..., timeout=...).",
     ),
+    "eventfd": (
+        "Nothing but this process holds the eventfd it reads, so only its own code could write it (a notifier, a "
+        "callback, a thread it never started or that ended first): write it on every path, errors included, and "
+        "poll it with a timeout (select.select([fd], [], [], timeout)) so a missing write is an error, not a hang.",
+    ),
     "socket_full": (
         "The writer is the only reader of the socket it fills: read it on another thread or task, or bound the "
         "write with a timeout (sock.settimeout).",

@@ -172,6 +172,54 @@ def socket_wait(
     return LockWait(t.tid, kind, f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
 
 
+EVENTFD = "anon_inode:[eventfd]"  # an eventfd in /proc/PID/fd; which one, its fdinfo's eventfd-id (Linux 6.0+)
+
+
+def reads_eventfd(t: ThreadSample) -> bool:
+    """Blocked reading an eventfd whose count is zero (a wake-up fd: only a write by a holder of it ends the read)."""
+    return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None and t.fd_target == EVENTFD
+
+
+def _eventfd_id(pid: int, fd: str) -> str | None:
+    for line in (proc.read_text(proc.PROC / str(pid) / "fdinfo" / fd) or "").splitlines():
+        if line.startswith("eventfd-id:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def eventfd_wait(
+    pid: int,
+    t: ThreadSample,
+    job: dict[int, list[ProcessSample]],
+    py_spy: str | None,
+    now: float,
+    fd: int | None = None,
+) -> LockWait | None:
+    """What a read of an eventfd waits for: a write by any process that holds the same eventfd (its fdinfo's
+    eventfd-id), the waiter itself among them; a holder's exit does not end the read (an eventfd has no end of file).
+    None where the kernel does not say which eventfd it is."""
+    fd = t.fd if fd is None else fd
+    key = _eventfd_id(pid, str(fd)) if fd is not None and proc.fd_target(pid, fd) == EVENTFD else None
+    if key is None:
+        return None
+
+    def holds(other: int, f: str) -> bool:
+        try:
+            return os.readlink(proc.PROC / str(other) / "fd" / f) == EVENTFD and _eventfd_id(other, f) == key
+        except OSError:
+            return False
+
+    found, complete = _holders(sorted(job), holds, PIPE_SCAN_S)
+    how = f"holds the same eventfd (its /proc/PID/fdinfo's eventfd-id {key})"
+    holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
+    note = None if complete else _searched()
+    if pid in found:
+        note = "the waiter itself holds the eventfd" + (f"; {note}" if note else "")
+    return LockWait(
+        t.tid, "eventfd", f"an eventfd (eventfd-id {key})", False, holders=holders, waiters=(pid,), note=note
+    )
+
+
 PTY_MASTERS = ("/dev/ptmx", "/dev/pts/ptmx")  # a pseudo-terminal's master end in /proc/PID/fd (a container's too)
 PTY_SLAVE = "/dev/pts/"
 
@@ -309,8 +357,10 @@ def poll_waits(
     for fd, reading in polled:
         if reads_stdin(pid, fd, reading):
             return []  # standard input: polled, not read (a prompt library's event loop), its writers not followed
-        wait = pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading) or socket_wait(
-            pid, t, job, py_spy, now, fd=fd, reading=reading
+        wait = (
+            pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
+            or socket_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
+            or (eventfd_wait(pid, t, job, py_spy, now, fd=fd) if reading else None)
         )
         if wait is None:
             return []

@@ -37,11 +37,13 @@ from hangwatch.capture.holders import (
 from hangwatch.capture.pipes import (
     FIFO_WCHAN,
     POLL_CALLS,
+    eventfd_wait,
     fifo_open_wait,
     pipe_wait,
     poll_waits,
     polls_forever,
     pty_wait,
+    reads_eventfd,
     reads_pipe,
     reads_socket,
     socket_wait,
@@ -462,7 +464,9 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
             out.append(t)
         elif t.state == "S" and t.wchan == FIFO_WCHAN:
             out.append(t)  # opening a FIFO whose other side nobody has open
-        elif (reads_pipe(t) or reads_socket(t) or tty_io(t) or polls_forever(t)) and not _pool_worker_idle(t):
+        elif (
+            reads_pipe(t) or reads_socket(t) or reads_eventfd(t) or tty_io(t) or polls_forever(t)
+        ) and not _pool_worker_idle(t):
             out.append(t)
     return out
 
@@ -539,6 +543,8 @@ def _thread_waits(
         return _one(pipe_wait(pid, t, r.job, r.py_spy, r.now))
     if reads_socket(t) and followed:
         return _one(socket_wait(pid, t, r.job, r.py_spy, r.now))
+    if reads_eventfd(t) and followed:
+        return _one(eventfd_wait(pid, t, r.job, r.py_spy, r.now))
     if tty_io(t) and followed:
         return _one(pty_wait(pid, t, r.job, r.py_spy, r.now))
     if t.wchan == FIFO_WCHAN:

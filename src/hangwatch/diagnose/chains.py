@@ -35,7 +35,10 @@ SELF_HELD = {
     "flock": "waits for a flock() lock on {} at {}, and only it holds it, through another open of the file",
     "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",
     "poll": "polls {} at {} (among its files), and only it holds its other end",
+    "eventfd": "reads {} at {}, and only it holds it (only a write to it ends the read)",
 }
+# An eventfd's read ends only when a holder writes it: any holder could (no end of file: a holder's exit ends nothing).
+WRITTEN_BY_ANY = frozenset({"eventfd"})
 # File locks that belong to an open file, not to a process: a second open of the file in the same process waits for
 # the first (POSIX locks are the process's own: it never waits for itself; OFD locks have ranges: not read)
 OPEN_FILE_LOCKS = frozenset({"flock", "filelock"})

@@ -374,11 +374,7 @@ def _deadlock_words(
     loop = event_loop_under(main) if proof.waits_on_future(main) else None
     others = [t for t in blocked if t.tid != main.tid and t.user_frame is not None]
     if loop is None and others and not (kind == "future" and len(others) == 1):  # (one: the engine's _thread_end)
-        what += ": its other threads wait too, " + ", ".join(
-            f"thread '{t.name}' on {proof.article(waits[t.tid] or 'lock')} {waits[t.tid] or 'lock'} at "
-            f"{describe(t.user_frame)}" + (f" `{t.user_frame.code}`" if t.user_frame and t.user_frame.code else "")
-            for t in others[:3]
-        )
+        what += ": its other threads wait too, " + proof.waiting_words(others)
         return 0.6, what, OTHERS_WAIT_FIX
     if loop is None:
         return 0.6, what, WAIT_FOREVER_FIX

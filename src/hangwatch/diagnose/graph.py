@@ -59,6 +59,7 @@ from hangwatch.diagnose.chains import (
     PERSON,
     SELF_HELD,
     STATE_WORDS,
+    WRITTEN_BY_ANY,
     Chain,
     Edge,
     Node,
@@ -130,6 +131,11 @@ def _held_by_itself(
     note = w.note or ""
     what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
     words = SELF_HELD["poll" if POLLED in note else w.kind].format(what, place) + closed_words(v, w.tid)
+    if POLLED in note and w.kind in WRITTEN_BY_ANY:  # (an eventfd has no other end: one fd, written by its holders)
+        words = words.replace("holds its other end", "holds it")
+    others = proof.others_waiting(v, w.tid) if me == pid_id(v.pid) and not closed_words(v, w.tid) else []
+    if others:  # the threads of it that could end the process's wait, each blocked in the user's code: where, on what
+        words += f"; its other threads wait too, {proof.waiting_words(others)}"
     if wt is not None and wt is not v.main_thread:  # (a side thread's read, or its wait as the process's)
         words = f"thread '{wt.name}' {words}".replace("only it", "only its process")
     return self_wait(scene, v, me, w, f"{v.label()} {words}", timed)
@@ -153,7 +159,9 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         held_here = self_held(w)
         if (wt is None and v.threads) or not (w.holders or held_here) or (POLLED in note and w.tid in unfollowed):
             continue  # (a native process, sort or tar, has no thread of Python: its kernel-read wait stands alone)
-        what = w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full") else "file lock"
+        what = (
+            w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full", "eventfd") else "file lock"
+        )
         frames = wt.frames if wt is not None else ()
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
         if held_here and not held_here_hangs(v, w.tid, me == pid_id(v.pid)):
@@ -166,7 +174,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
             dest.extend(_held_by_itself(scene, v, wt, w, me, place, timed))
             continue
         # any reader of a full pipe could make room, any writer of a pipe (or holder of a socket's end) could write
-        holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT else w.holders[:1]
+        holders = w.holders[:MAX_HOLDERS] if w.kind in ENDED_BY_EXIT | WRITTEN_BY_ANY else w.holders[:1]
         for h in holders:
             if h.pid == v.pid:
                 continue
@@ -179,6 +187,8 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
                 words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (
                     "holds its other end" if sg.NOT_ACCEPTED not in h.how else "has not accepted the connection"
                 )
+            elif w.kind in WRITTEN_BY_ANY:
+                words = f"{who} reads {w.path} at {place}; pid {h.pid} holds it too, and could write it"
             elif w.kind in ("pipe_full", "socket_full"):
                 words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
             elif w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:

@@ -18,7 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.chains import ENDED_BY_EXIT, NOBODY_ENDS, OPEN_FILE_LOCKS, Edge, Node, pid_id, to_nobody
+from hangwatch.diagnose.chains import (
+    ENDED_BY_EXIT,
+    NOBODY_ENDS,
+    OPEN_FILE_LOCKS,
+    WRITTEN_BY_ANY,
+    Edge,
+    Node,
+    pid_id,
+    to_nobody,
+)
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import Measured, moving, still, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
@@ -149,7 +158,7 @@ def self_held(w: LockWait) -> bool:
     """Only the waiter holds its pipe's or socket's other end, by a search not cut short (that may miss a holder), or
     the file lock it waits for, through another open of the file (its own fdinfo lists it)."""
     return (
-        (w.kind in ENDED_BY_EXIT or w.kind in OPEN_FILE_LOCKS)
+        (w.kind in ENDED_BY_EXIT or w.kind in OPEN_FILE_LOCKS or w.kind in WRITTEN_BY_ANY)
         and not w.holders
         and "the waiter itself" in (w.note or "")
         and "searched for" not in (w.note or "")

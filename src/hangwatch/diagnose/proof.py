@@ -36,6 +36,21 @@ def article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
+def others_waiting(v: ProcessView, tid: int) -> list[ThreadView]:
+    """The threads of ``v`` but ``tid`` blocked in the user's own code for the whole window."""
+    return [o for o in v.threads if o.tid != tid and o.has_stack and o.blocked and o.user_frame is not None]
+
+
+def waiting_words(threads: list[ThreadView]) -> str:
+    """Where each of ``threads`` (three at most) waits, and on what, in words, its line's code too."""
+    return ", ".join(
+        f"thread '{t.name}' on {article(k)} {k} at {describe(t.user_frame)}"
+        + (f" `{t.user_frame.code}`" if t.user_frame and t.user_frame.code else "")
+        for t in threads[:3]
+        for k in (sync_wait(t) or "lock",)
+    )
+
+
 QUEUE_TASKS = "queue's unfinished tasks"
 
 

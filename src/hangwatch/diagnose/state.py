@@ -459,7 +459,7 @@ def self_held_alive(v: ProcessView) -> str | None:
         if w.tid != v.pid and w.kind in ("pipe", "socket"):
             continue  # a side thread's read (followed only where main waits on that thread: own.py)
         if (
-            w.kind not in ("pipe", "pipe_full", "socket", "socket_full")
+            w.kind not in ("pipe", "pipe_full", "socket", "socket_full", "eventfd")
             or w.holders
             or "the waiter itself" not in (w.note or "")
         ):

@@ -27,6 +27,7 @@ from hangwatch.fixes import (
     GROUP_FIX,
     LATE_TIMER_FIX,
     LONG_SLEEP_FIX,
+    OTHERS_WAIT_FIX,
     P2P_FIX,
     P2P_TAG_FIX,
     SELF_WAIT_FIX,
@@ -398,6 +399,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         hop = c.hops[0]  # one hop to itself, or for a signal (to nobody: a child's would not be proven)
         if len(c.hops) == 1 and (hop.holder == c.waiter or hop.resource == "signal") and hop.resource in SELF_WAIT_FIX:
             fix = SELF_WAIT_FIX[hop.resource]  # it waits on itself (or for a signal): no lock order to fix
+            if hop.resource != "signal" and v is not None and proof.others_waiting(v, hop.tid or v.pid):
+                fix = OTHERS_WAIT_FIX + (fix if hop.resource in ("pipe", "pipe_full") else ())  # (a thread could)
             summary = f"{c.end.fact} (hung)." if hop.resource == "signal" else summary  # nobody holds a signal
             if t is not None and t.last.timeout is True and t.last.wakes_in is not None:  # a timeout past the bounds
                 fix = fix + LATE_TIMER_FIX

@@ -1,0 +1,77 @@
+"""Waits on a file only the job's own process holds (issue [1/5]): an eventfd read or polled, and a socket whose
+reader is another thread of the waiter's, blocked on what the waiter holds. Each both ways on real processes: the
+hang is proven and its words say what was measured; its twin, with a writer asleep on a timer, is not proven."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import inspect_json, root_cause
+
+READY = "import os\nwith open(os.environ['HW_READY'], 'a') as f:\n    f.write(f'ready {os.getpid()}\\n')\n"
+LATER = "import threading, time\n"
+EVENTFD = {
+    # main reads an eventfd nothing will write (hang), or one a thread writes after a 600-s sleep (twin)
+    "read": "import os\nfd = os.eventfd(0)\n{later}" + READY + "os.eventfd_read(fd)\n",
+    # main polls an eventfd a forked helper was to write: it exited without (hang), or sleeps first (twin)
+    "poll": "import os, select, time\nfd = os.eventfd(0)\nif os.fork() == 0:\n    {child}\n    os._exit(0)\n"
+    + READY
+    + "select.select([fd], [], [])\n",
+}
+WRITER = {
+    "read": (
+        "",
+        "import threading, time\nthreading.Thread(target=lambda: (time.sleep(600), os.eventfd_write(fd, 1))).start()\n",
+    ),
+    "poll": ("pass", "time.sleep(600); os.eventfd_write(fd, 1)"),
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", sorted(EVENTFD))
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_an_eventfd_only_its_reader_holds_is_proven_hung_and_one_a_sleeper_writes_is_not(start_job, how, hang):
+    """An eventfd has no path and no end of file: only a holder's write ends its read. Was `unknown`, at the clock."""
+    fill = WRITER[how][0 if hang else 1]
+    code = EVENTFD[how].replace("{later}", fill) if how == "read" else EVENTFD[how].replace("{child}", fill)
+    job = start_job([sys.executable, "-c", code])
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
+    assert proven is hang, root
+    if hang:
+        assert "an eventfd (eventfd-id " in root["summary"] and "only it holds it" in root["summary"], root
+        assert "other end" not in root["summary"].split(":")[0], root["summary"]
+
+
+SOCKET = (
+    "import socket, threading, time\na, b = socket.socketpair()\nlock = threading.Lock()\n"
+    "def reader():\n{body}\n"
+    "threading.Thread(target=reader, daemon=True).start()\n"
+    "with lock:\n" + "".join(f"    {line}\n" for line in READY.splitlines()) + "    a.sendall(b'x' * (8 << 20))\n"
+)
+READER = {
+    True: "    while True:\n        with lock:\n            pass\n        b.recv(65536)",
+    False: "    time.sleep(600)\n    while b.recv(65536):\n        pass",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_a_full_socket_whose_reader_thread_waits_on_the_writers_lock_says_that_thread(start_job, tmp_path, hang):
+    """Main holds a lock and fills a socketpair whose reader is a thread of its own that takes that lock first. It was
+    proven, with the fix "The writer is the only reader of the socket it fills": false, a thread of it reads. The
+    words now say where that thread waits, and the fix is for a thread that waits on the waiter."""
+    script = tmp_path / "ship.py"  # (a file: the reader's frame is the user's, as in a job's own script)
+    script.write_text(SOCKET.replace("{body}", READER[hang]))
+    job = start_job([sys.executable, str(script)])
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
+    assert proven is hang, root
+    if hang:
+        assert (
+            "its other threads wait too, thread 'Thread-1 (reader)' on a lock at reader (ship.py:6)" in root["summary"]
+        ), root
+        assert not any("only reader" in f for f in root["fix"]), root["fix"]
