@@ -75,3 +75,27 @@ def test_a_full_socket_whose_reader_thread_waits_on_the_writers_lock_says_that_t
             "its other threads wait too, thread 'Thread-1 (reader)' on a lock at reader (ship.py:6)" in root["summary"]
         ), root
         assert not any("only reader" in f for f in root["fix"]), root["fix"]
+
+
+ALARMED = {
+    "eventfd": "import os, signal\nfd = w = os.eventfd(0)\nwrite = lambda *a: os.eventfd_write(fd, 1)\n",
+    "pipe": "import os, signal\nfd, w = os.pipe()\nwrite = lambda *a: os.write(w, b'x')\n",
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kind", sorted(ALARMED))
+def test_a_file_only_its_reader_holds_that_its_alarm_handler_writes_is_never_proven(start_job, tmp_path, kind):
+    """Look-alike: main reads its own eventfd or pipe, which the handler of its own signal.alarm writes (Python runs
+    the handler on main inside the read). Both were proven hung and killed at the first look (--min-stall 5, an
+    alarm of 20 s); the pipe's words said "so the read never ends". No proof; the words say the timer."""
+    script = tmp_path / "alarmed.py"
+    script.write_text(
+        ALARMED[kind] + "signal.signal(signal.SIGALRM, write)\nsignal.alarm(600)\n" + READY + "os.read(fd, 8)\n"
+    )
+    job = start_job([sys.executable, str(script)])
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    assert root["proof"] is None or root["proof"]["kind"] != "hang", root
+    if kind == "pipe":
+        assert "unless a signal handler of its own writes to it: a timer of its own" in root["summary"], root

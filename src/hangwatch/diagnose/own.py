@@ -210,7 +210,9 @@ def held_here_hangs(v: ProcessView, tid: int, whole: bool) -> bool:
         return True
     pollers = lock_pollers(v)
     sealed = proof.sealed_but(v, pollers | {tid} if tid in pollers else frozenset((tid,)))
-    return sealed and (whole or not proof.handlers_may_run(v, proof.GOES_ON))
+    # a Python handler runs on main inside its blocking read (EINTR, PEP 475) and may write what it reads (a handler
+    # of its own timer's SIGALRM); a capture recorded before SigCgt was read: as the whole process's wait was judged
+    return sealed and not proof.handlers_may_run(v, proof.GOES_ON, unread=not whole)
 
 
 def others_may_act(v: ProcessView, tid: int) -> bool:

@@ -203,8 +203,8 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
         summary = (
             f"{v.label()} reads a pipe ({w.path}) at {describe(frame)} whose only write end it holds itself: "
             "no other process can write to it or close it, so the read never ends"
-            # (a native thread in a read or a poll, a TCPStore server's, may write too)
-            + ("." if proof.sealed_but(v, t.tid) else " unless another thread of it writes.")
+            # (a native thread in a read or a poll, a TCPStore server's, may write too; so may a handler, on main)
+            + (" unless another thread of it writes." if not proof.sealed_but(v, t.tid) else _handler_may_write(v))
         )
         facts = (f"{v.label()} at {at}: blocked in {t.last.syscall}() on {w.path}", str(w.note))
         return named_at(
@@ -218,6 +218,15 @@ def _pipe(scene: Scene, v: ProcessView, t: ThreadView, w: LockWait) -> Hit | Non
             SELF_WAIT_FIX["queue" if any(reads_a_queue(f) for f in t.frames) else "pipe"],
         )
     return _other_end(scene, v, t, w)
+
+
+def _handler_may_write(v: ProcessView) -> str:
+    """The end of a sentence that said a wait on the process's own file never ends: unless a signal handler of it,
+    which Python runs on main inside the read, writes to it (its own timer's, where it catches SIGALRM)."""
+    if not proof.handlers_may_run(v, proof.GOES_ON, unread=False):
+        return "."
+    timer = f": {proof.TIMER_WORDS}" if proof.caught(v, proof.SIGALRM) else ""
+    return f" unless a signal handler of its own writes to it{timer}."
 
 
 @frozen
