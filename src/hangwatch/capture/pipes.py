@@ -172,7 +172,11 @@ def socket_wait(
     return LockWait(t.tid, kind, f"{what} ({target})", False, holders=holders, waiters=(pid,), note=note)
 
 
-EVENTFD = "anon_inode:[eventfd]"  # an eventfd in /proc/PID/fd; which one, its fdinfo's eventfd-id (Linux 6.0+)
+EVENTFD = "anon_inode:[eventfd]"  # an eventfd in /proc/PID/fd; which one, its fdinfo's eventfd-id where the kernel says
+# What lets the kernel itself write an eventfd a process holds, with no other process holding it: an io_uring or an
+# AIO context it registered the eventfd with, a device's driver (a GPU's, KVM's, VFIO's irqfd), cgroup v1's notifier.
+KERNEL_WRITERS = ("anon_inode:[io_uring]", "anon_inode:kvm", "anon_inode:[vfio", "/dev/")
+QUIET_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/pts/", "/dev/tty", "/dev/shm/")  # noqa: S108 - a prefix
 
 
 def reads_eventfd(t: ThreadSample) -> bool:
@@ -185,6 +189,24 @@ def _eventfd_id(pid: int, fd: str) -> str | None:
         if line.startswith("eventfd-id:"):
             return line.split(":", 1)[1].strip()
     return None
+
+
+def _kernel_writer(pid: int) -> str | None:
+    """What of ``pid``'s may have the kernel write an eventfd it holds (``KERNEL_WRITERS``; an AIO context's ring in
+    its maps), in words; None where nothing was found (an fd table that cannot be read: said as such)."""
+    try:
+        fds = os.listdir(proc.PROC / str(pid) / "fd")
+    except OSError:
+        return "an fd table that could not be read"
+    for fd in fds:
+        try:
+            target = os.readlink(proc.PROC / str(pid) / "fd" / fd)
+        except OSError:
+            continue
+        if target.startswith(KERNEL_WRITERS) and not target.startswith(QUIET_DEVICES):
+            return target
+    maps = proc.read_text(proc.PROC / str(pid) / "maps") or ""
+    return "an AIO context ([aio] in its maps)" if "/[aio]" in maps else None
 
 
 def eventfd_wait(
@@ -213,7 +235,10 @@ def eventfd_wait(
     how = f"holds the same eventfd (its /proc/PID/fdinfo's eventfd-id {key})"
     holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
     note = None if complete else _searched()
-    if pid in found:
+    kernel = _kernel_writer(pid)
+    if kernel is not None:  # (then not a wait only its own process could end: the kernel may write it)
+        note = f"the kernel may write it too: the process holds {kernel}" + (f"; {note}" if note else "")
+    elif pid in found:
         note = "the waiter itself holds the eventfd" + (f"; {note}" if note else "")
     return LockWait(
         t.tid, "eventfd", f"an eventfd (eventfd-id {key})", False, holders=holders, waiters=(pid,), note=note

@@ -561,7 +561,7 @@ def _main_parked(pid: int, r: _Reading) -> bool:
     main = next((t for t in r.job[pid][-1].threads if t.tid == pid), None) if r.job.get(pid) else None
     if main is None or main.state != "S":
         return False
-    if reads_pipe(main) or reads_socket(main):
+    if reads_pipe(main) or reads_socket(main) or reads_eventfd(main):
         return True
     return main.timeout is False and ((main.futex is not None and not main.shared_futex) or main.syscall in POLL_CALLS)
 

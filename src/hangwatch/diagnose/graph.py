@@ -164,7 +164,10 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         )
         frames = wt.frames if wt is not None else ()
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
-        if held_here and not held_here_hangs(v, w.tid, me == pid_id(v.pid)):
+        # (an eventfd others hold too: the waiter's own threads could write it as well)
+        if (held_here or (w.kind in WRITTEN_BY_ANY and "the waiter itself" in note)) and not held_here_hangs(
+            v, w.tid, me == pid_id(v.pid)
+        ):
             continue  # another thread of it, Python or native (a TCPStore server's), may take or give the bytes
         if held_here and w.kind in OPEN_FILE_LOCKS and proof.handlers_may_run(v, proof.GOES_ON):
             continue  # a handler may end the lock's wait (signal.alarm around a flock: the usual timeout)

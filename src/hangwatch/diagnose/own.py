@@ -165,7 +165,8 @@ def self_held(w: LockWait) -> bool:
     )
 
 
-CLOSED_KINDS = frozenset({"pipe", "pipe_full", "socket", "socket_full"})
+READS = frozenset({"pipe", "socket", "eventfd"})  # a read's kinds (a thread's, that waits for bytes or a count)
+CLOSED_KINDS = frozenset({"pipe", "pipe_full", "socket", "socket_full", "eventfd"})
 
 
 def closed_readers(v: ProcessView) -> frozenset[int]:
@@ -236,7 +237,7 @@ def side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:
     """A thread other than main reads a pipe or a socket (the capture follows it where main is parked): its own node,
     that its process reaches only where main waits on what that thread alone could release (``released_by_thread``);
     a side thread's read stops nothing, so no rule names it."""
-    return t is not None and t is not v.main_thread and w.kind in ("pipe", "socket") and POLLED not in (w.note or "")
+    return t is not None and t is not v.main_thread and w.kind in READS and POLLED not in (w.note or "")
 
 
 def polls_itself(v: ProcessView, t: ThreadView) -> bool:

@@ -43,11 +43,15 @@ def others_waiting(v: ProcessView, tid: int) -> list[ThreadView]:
 
 def waiting_words(threads: list[ThreadView]) -> str:
     """Where each of ``threads`` (three at most) waits, and on what, in words, its line's code too."""
+
+    def on(t: ThreadView) -> str:
+        k = sync_wait(t)
+        return f"on {article(k)} {k}" if k else f"in {t.last.syscall or 'a blocking call'}()"
+
     return ", ".join(
-        f"thread '{t.name}' on {article(k)} {k} at {describe(t.user_frame)}"
+        f"thread '{t.name}' {on(t)} at {describe(t.user_frame)}"
         + (f" `{t.user_frame.code}`" if t.user_frame and t.user_frame.code else "")
         for t in threads[:3]
-        for k in (sync_wait(t) or "lock",)
     )
 
 

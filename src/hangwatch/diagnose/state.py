@@ -456,7 +456,7 @@ def self_held_alive(v: ProcessView) -> str | None:
     it is alive (it wakes, sleeps on a timer within the bounds, or runs): that thread may take or give the bytes
     (an upload to a reader thread of its own), so the wait can end. In words, or None."""
     for w in v.ev.waits:
-        if w.tid != v.pid and w.kind in ("pipe", "socket"):
+        if w.tid != v.pid and w.kind in ("pipe", "socket", "eventfd"):
             continue  # a side thread's read (followed only where main waits on that thread: own.py)
         if (
             w.kind not in ("pipe", "pipe_full", "socket", "socket_full", "eventfd")
@@ -472,7 +472,8 @@ def self_held_alive(v: ProcessView) -> str | None:
             if t.woke_often or t.busy or napping:
                 how = f"woke {t.wakeups} times" if t.woke_often else "runs" if t.busy else "asleep on a timer"
                 return (
-                    f"only {v.label()} holds the other end of {w.path}, and its thread '{t.name}' is alive "
+                    f"only {v.label()} holds {'' if w.kind == 'eventfd' else 'the other end of '}{w.path}, and its "
+                    f"thread '{t.name}' is alive "
                     f"({how} at {describe(t.user_frame)}): it may still take or give the bytes"
                 )
     return None
