@@ -10,12 +10,11 @@ import pytest
 from conftest import inspect_json, root_cause
 
 READY = "import os\nwith open(os.environ['HW_READY'], 'a') as f:\n    f.write(f'ready {os.getpid()}\\n')\n"
-LATER = "import threading, time\n"
 EVENTFD = {
     # main reads an eventfd nothing will write (hang), or one a thread writes after a 600-s sleep (twin)
-    "read": "import os\nfd = os.eventfd(0)\n{later}" + READY + "os.eventfd_read(fd)\n",
+    "read": "import os\nfd = os.eventfd(0)\n{writer}" + READY + "os.eventfd_read(fd)\n",
     # main polls an eventfd a forked helper was to write: it exited without (hang), or sleeps first (twin)
-    "poll": "import os, select, time\nfd = os.eventfd(0)\nif os.fork() == 0:\n    {child}\n    os._exit(0)\n"
+    "poll": "import os, select, time\nfd = os.eventfd(0)\nif os.fork() == 0:\n    {writer}\n    os._exit(0)\n"
     + READY
     + "select.select([fd], [], [])\n",
 }
@@ -33,9 +32,7 @@ WRITER = {
 @pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
 def test_an_eventfd_only_its_reader_holds_is_proven_hung_and_one_a_sleeper_writes_is_not(start_job, how, hang):
     """An eventfd has no path and no end of file: only a holder's write ends its read. Was `unknown`, at the clock."""
-    fill = WRITER[how][0 if hang else 1]
-    code = EVENTFD[how].replace("{later}", fill) if how == "read" else EVENTFD[how].replace("{child}", fill)
-    job = start_job([sys.executable, "-c", code])
+    job = start_job([sys.executable, "-c", EVENTFD[how].replace("{writer}", WRITER[how][0 if hang else 1])])
     incident = inspect_json(job.pid, window=1)
     root = root_cause(incident)
     proven = root["proof"] is not None and root["proof"]["kind"] == "hang"

@@ -192,21 +192,23 @@ def _eventfd_id(pid: int, fd: str) -> str | None:
 
 
 def _kernel_writer(pid: int) -> str | None:
-    """What of ``pid``'s may have the kernel write an eventfd it holds (``KERNEL_WRITERS``; an AIO context's ring in
-    its maps), in words; None where nothing was found (an fd table that cannot be read: said as such)."""
+    """Why the kernel may write an eventfd ``pid`` holds (``KERNEL_WRITERS`` among its fds, an AIO context's ring in
+    its maps), in words; None where nothing was found. An fd table that cannot be read is said, never taken as none."""
     try:
         fds = os.listdir(proc.PROC / str(pid) / "fd")
     except OSError:
-        return "an fd table that could not be read"
+        return "its fd table could not be read to see what else may write it"
     for fd in fds:
         try:
             target = os.readlink(proc.PROC / str(pid) / "fd" / fd)
         except OSError:
             continue
         if target.startswith(KERNEL_WRITERS) and not target.startswith(QUIET_DEVICES):
-            return target
+            return f"the kernel may write it too: the process holds {target}"
     maps = proc.read_text(proc.PROC / str(pid) / "maps") or ""
-    return "an AIO context ([aio] in its maps)" if "/[aio]" in maps else None
+    return (
+        "the kernel may write it too: the process has an AIO context ([aio] in its maps)" if "/[aio]" in maps else None
+    )
 
 
 def eventfd_wait(
@@ -236,8 +238,8 @@ def eventfd_wait(
     holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
     note = None if complete else _searched()
     kernel = _kernel_writer(pid)
-    if kernel is not None:  # (then not a wait only its own process could end: the kernel may write it)
-        note = f"the kernel may write it too: the process holds {kernel}" + (f"; {note}" if note else "")
+    if kernel is not None:  # (then not a wait only its own process could end)
+        note = kernel + (f"; {note}" if note else "")
     elif pid in found:
         note = "the waiter itself holds the eventfd" + (f"; {note}" if note else "")
     return LockWait(

@@ -36,6 +36,7 @@ SELF_HELD = {
     "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",
     "poll": "polls {} at {} (among its files), and only it holds its other end",
     "eventfd": "reads {} at {}, and only it holds it (only a write to it ends the read)",
+    "poll eventfd": "polls {} at {} (among its files), and only it holds it",
 }
 # An eventfd's read ends only when a holder writes it: any holder could (no end of file: a holder's exit ends nothing).
 WRITTEN_BY_ANY = frozenset({"eventfd"})

@@ -130,10 +130,10 @@ def _held_by_itself(
     or a selector's poll is one of its files (the others are followed too)."""
     note = w.note or ""
     what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
-    words = SELF_HELD["poll" if POLLED in note else w.kind].format(what, place) + closed_words(v, w.tid)
-    if POLLED in note and w.kind in WRITTEN_BY_ANY:  # (an eventfd has no other end: one fd, written by its holders)
-        words = words.replace("holds its other end", "holds it")
-    others = proof.others_waiting(v, w.tid) if me == pid_id(v.pid) and not closed_words(v, w.tid) else []
+    key = ("poll eventfd" if w.kind in WRITTEN_BY_ANY else "poll") if POLLED in note else w.kind  # (no other end)
+    closed = closed_words(v, w.tid)
+    words = SELF_HELD[key].format(what, place) + closed
+    others = proof.others_waiting(v, w.tid) if me == pid_id(v.pid) and not closed else []
     if others:  # the threads of it that could end the process's wait, each blocked in the user's code: where, on what
         words += f"; its other threads wait too, {proof.waiting_words(others)}"
     if wt is not None and wt is not v.main_thread:  # (a side thread's read, or its wait as the process's)
@@ -159,9 +159,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         held_here = self_held(w)
         if (wt is None and v.threads) or not (w.holders or held_here) or (POLLED in note and w.tid in unfollowed):
             continue  # (a native process, sort or tar, has no thread of Python: its kernel-read wait stands alone)
-        what = (
-            w.kind if w.kind in ("semaphore", "pipe", "pipe_full", "socket", "socket_full", "eventfd") else "file lock"
-        )
+        what = w.kind if w.kind in CLOSED_KINDS or w.kind == "semaphore" else "file lock"
         frames = wt.frames if wt is not None else ()
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
         # (an eventfd others hold too: the waiter's own threads could write it as well)
