@@ -359,13 +359,16 @@ def _deadlock_words(
             "that waits on a task of its own pool)",
             FUTURE_IN_POOL_FIX,
         )
-    if joined is not None:
+    if joined is not None:  # (two or more: alive and waiting, the one to set it may be among them, as in a ring)
         kind, n = waits[joined.tid] or "event", sum(1 for t in blocked if waits[t.tid] == waits[joined.tid])
+        said = f"{proof.article(kind)} {kind} at {describe(joined.user_frame)} that no running thread will "
+        if n > 1:
+            ring = [t for t in blocked if t.tid != main.tid and t.user_frame is not None]
+            said = f"each wait, and no running thread will {RELEASED_BY.get(kind, 'set')}: {proof.waiting_words(ring)}"
+            return 0.8, f"the main thread joins threads that {said}", OTHERS_WAIT_FIX
         return (
             0.8,
-            f"the main thread joins {'threads' if n > 1 else 'a thread'} that wait{'' if n > 1 else 's'} on "
-            f"{proof.article(kind)} {kind} at {describe(joined.user_frame)} that no running thread will "
-            f"{RELEASED_BY.get(kind, 'set')}",
+            f"the main thread joins a thread that waits on {said}{RELEASED_BY.get(kind, 'set')}",
             WAIT_FOREVER_FIX,
         )
     kind = "future" if proof.waits_on_future(main) else waits[main.tid] or "event"

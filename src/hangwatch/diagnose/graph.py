@@ -490,7 +490,9 @@ def _soonest(
 ) -> float:
     """How soon ``edge``'s holder may end the wait, among several that each could (``_rank``): a holder that waits
     itself is as soon as its own chain's end where that is alive (a shell blocked in wait4 for a `sleep 8` that then
-    signals its parent ends a pause() sooner than a sibling asleep for a day)."""
+    signals its parent ends a pause() sooner than a sibling asleep for a day). A chain that runs back through a wait
+    being followed now is no way out of it: that holder is alive only by the very wait it would end (a server reading a
+    queue main and a producer both hold, main waiting on the server: the producer decides, not main)."""
     at = _rank(edge, nodes)
     order = _PREFER if edge.resource not in ("dataloader batch", "collective") else ()
     if not order or edge.holder not in out_edges or edge.holder.startswith("job:"):
@@ -498,7 +500,7 @@ def _soonest(
     if edge.holder not in ahead:
         ahead[edge.holder] = _follow(edge.holder, nodes, out_edges, ahead)
     own = ahead[edge.holder]
-    if own is None or own.ending not in ALIVE_ENDINGS:
+    if own is None or own.ending not in ALIVE_ENDINGS or any(ahead.get(h.holder, own) is None for h in own.hops):
         return at
     return min(at, order.index(own.ending) if own.ending in order else order.index("asleep"))
 
@@ -540,9 +542,7 @@ def _follow(
             if all(nodes[h.waiter].single_minded and nodes[h.waiter].state not in ALIVE for h in loop):
                 return _chain(hops, nodes[edge.holder], "cycle")  # (one measured at work: a thread of it may move)
             # a pipe's or a socket's end held by a process one thread of which is alive: any thread of it may move bytes
-            alive = next(
-                (nodes[h.holder] for h in loop if h.resource in CLOSED_KINDS and nodes[h.holder].state in ALIVE), None
-            )
+            alive = next((nodes[h.holder] for h in loop if nodes[h.holder].state in ALIVE), None)
             return _chain(hops, *((alive, alive.state) if alive else (nodes[edge.holder], "blocked")))
         seen.add(edge.holder)
         cur = edge.holder

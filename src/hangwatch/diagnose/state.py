@@ -66,7 +66,6 @@ class Measured:
     """A process's or a thread's state, the measured fact behind it, and whether that fact proves work (locals that
     advance, bytes moving, output growing) or a hang (a spin getting nowhere, a loop with no way out, a long timer)."""
 
-    # gone, stopped, spinning, working, looping, long_sleep, asleep, wakes, idle, blocked, ended, brief, unknown
     state: str
     fact: str
     proves_work: bool = False
@@ -129,9 +128,9 @@ def process_state(v: ProcessView) -> Measured:
 
 
 def holder_process_state(v: ProcessView) -> Measured:
-    """What a process another waits on can still do: its main thread's state, or, where that is not alive, that of
-    another thread of it that could act (Python, not parked, not machinery), measured working or waking: a service
-    waiting on its uploader's event answers when that is done. A rank's is its main thread's (its collectives)."""
+    """What a process another waits on can still do: its main thread's state, else another thread of it that could act
+    (Python, not parked, not machinery) measured working or waking (a service waiting on its uploader's event answers
+    when that is done), or a Timer due within the bounds (its function runs then). A rank's is its main thread's."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
@@ -141,6 +140,8 @@ def holder_process_state(v: ProcessView) -> Measured:
         other = thread_state(v, o)
         # (one that only wakes: where the process used CPU (a heartbeat's cost none), or its loop ends by the clock)
         clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
+        if other.state == "asleep" and any(map(proof.timer_run, o.frames)):  # (it runs its function then)
+            return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
         if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
             does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
             fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"

@@ -1,0 +1,72 @@
+"""A wait is proven hung only when no holder of what it waits on has a way out of its own (issue [1/5]). Two healthy
+jobs were proven hung and killed at the first look: a server reading a queue that main and a sleeping producer both
+hold, while main waits on the server (the chain went through main, back to the server: "a cycle"); and a lock main
+holds and a threading.Timer of main will release (main's process read as blocked: its main thread's state alone).
+Each both ways on real processes, with `inspect` deciding as `run` does."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import SCENARIOS, inspect_json, root_cause
+
+
+def _judged(start_job, script: str, hang: bool) -> tuple[str, dict]:
+    job = start_job([sys.executable, str(SCENARIOS / script), "hang" if hang else "twin"])
+    incident = inspect_json(job.pid, window=1)
+    return incident["verdict"], root_cause(incident)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_a_holder_alive_only_through_the_waiter_is_no_way_out(start_job, hang):
+    """The server's read of the queue ends when any holder of its write end writes: main (waiting on the server) or
+    the producer. The producer gone, main and the server wait on each other: proven. The producer asleep on its timer
+    (600 s, within the bounds), it will write: the server's chain ends there, not in a cycle through main."""
+    verdict, root = _judged(start_job, "server_child_reads_a_queue.py", hang)
+    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
+    assert proven is hang, root
+    assert (verdict == "hung") is hang, (verdict, root)
+    if not hang:
+        assert "a cycle" not in root["summary"] and "asleep" in root["summary"], root["summary"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_a_lock_a_timer_of_its_holder_releases_is_waited_for_not_hung(start_job, hang):
+    """Main holds a multiprocessing lock its children wait for, and waits on their pipes. With nothing of main that
+    could release it, a cycle: proven. With a threading.Timer of main due within the bounds (its function releases the
+    lock), main's process may act: slow, not hung (it was hung without proof, killed at --min-stall)."""
+    verdict, root = _judged(start_job, "lock_released_by_a_timer.py", hang)
+    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
+    assert proven is hang, root
+    assert (verdict == "hung") is hang, (verdict, root)
+
+
+RING = (
+    "import queue, threading, time\nfrom _ready import ready\nqa, qb = queue.Queue(), queue.Queue()\n"
+    "def a():\n{seed}    qb.put(qa.get())\n"
+    "def b():\n    qa.put(qb.get())\n"
+    "ts = [threading.Thread(target=f, name=f.__name__) for f in (a, b)]\n"
+    "for t in ts:\n    t.start()\nready()\nfor t in ts:\n    t.join()\n"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_threads_that_each_get_from_the_others_queue_are_said_to_wait_on_each_other(start_job, tmp_path, hang):
+    """Two stage threads, each first getting from the other's queue, joined by main: proven, and the words said the
+    thread to put "has exited or never started" (both were alive, waiting). Now they say where each waits, with the
+    fix for threads that wait on each other. The twin's first stage puts first, after a sleep of 600 s."""
+    script = tmp_path / "ring.py"
+    script.write_text(RING.replace("{seed}", "" if hang else "    time.sleep(600)\n    qb.put(1)\n"))
+    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
+    assert proven is hang and (incident["verdict"] == "hung") is hang, root
+    if hang:
+        assert "thread 'a' on a queue at a (ring.py:5)" in root["summary"], root["summary"]
+        assert "thread 'b' on a queue at b (ring.py:7)" in root["summary"], root["summary"]
+        assert not any("has exited or never started" in f for f in root["fix"]), root["fix"]

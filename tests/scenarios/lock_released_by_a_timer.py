@@ -1,0 +1,29 @@
+"""Main holds a multiprocessing lock and waits on its two children's pipes (connection.wait); each child first takes
+that lock. `hang`: nothing of main will release it (a cycle); `twin`: a threading.Timer of main releases it after
+600 s (its function runs then: main's process may act)."""
+
+import multiprocessing as mp
+import sys
+import threading
+from multiprocessing.connection import Connection, wait
+
+from _ready import ready
+
+
+def child(lock: "mp.synchronize.Lock", conn: Connection) -> None:
+    with lock:  # CHILD-HERE
+        conn.send("result")
+
+
+if __name__ == "__main__":
+    lock = mp.Lock()
+    lock.acquire()
+    pipes = [mp.Pipe(duplex=False) for _ in range(2)]
+    procs = [mp.Process(target=child, args=(lock, w), daemon=True) for _, w in pipes]
+    for p in procs:
+        p.start()
+    if sys.argv[1] != "hang":
+        threading.Timer(600, lock.release).start()
+    ready()
+    got = wait([r for r, _ in pipes])  # HANG-HERE
+    print("ready", len(got), flush=True)
