@@ -2,7 +2,8 @@
 jobs were proven hung and killed at the first look: a server reading a queue that main and a sleeping producer both
 hold, while main waits on the server (the chain went through main, back to the server: "a cycle"); and a lock main
 holds and a threading.Timer of main will release (main's process read as blocked: its main thread's state alone).
-Each both ways on real processes, with `inspect` deciding as `run` does."""
+Kernel files whose end the kernel says: a pidfd (its process's exit), a timerfd (its timer). Each both ways on real
+processes, with `inspect` deciding as `run` does."""
 
 from __future__ import annotations
 
@@ -70,3 +71,53 @@ def test_threads_that_each_get_from_the_others_queue_are_said_to_wait_on_each_ot
         assert "thread 'a' on a queue at a (ring.py:5)" in root["summary"], root["summary"]
         assert "thread 'b' on a queue at b (ring.py:7)" in root["summary"], root["summary"]
         assert not any("has exited or never started" in f for f in root["fix"]), root["fix"]
+
+
+PIDFD = (
+    "import os, select, subprocess, sys\nfrom _ready import ready\n"
+    "p = subprocess.Popen([sys.executable, '-c', {code!r}], stdin=subprocess.PIPE)\n"
+    "fd = os.pidfd_open(p.pid)\nready()\nselect.select([fd], [], [])\n"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_a_poll_of_a_pidfd_waits_for_that_processs_exit(start_job, tmp_path, hang):
+    """A pidfd (pidfd_open, asyncio's child watcher from Python 3.12) is ready when its process exits: the poll is a
+    wait for that exit. The child reads the stdin main holds and never writes: a cycle, proven (was `unknown`, at the
+    clock). The twin's child sleeps 600 s: slow."""
+    script = tmp_path / "pidfd.py"
+    code = "import sys; sys.stdin.read()" if hang else "import time; time.sleep(600)"
+    script.write_text(PIDFD.format(code=code))
+    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
+    assert proven is hang and (incident["verdict"] == "hung") is hang, root
+    assert (root["where"]["file"], root["where"]["line"]) == (str(script), 6), root
+    if hang:
+        assert "polls a pidfd of pid " in root["summary"] and "a cycle" in root["summary"], root["summary"]
+
+
+TIMERFD = (
+    "import ctypes, os\nfrom _ready import ready\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    "class TS(ctypes.Structure):\n    _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]\n"
+    "fd = libc.timerfd_create(1, 0)\n"  # CLOCK_MONOTONIC
+    "libc.timerfd_settime(fd, 0, ctypes.byref((TS * 2)(TS(0, 0), TS({secs}, 0))), None)\nready()\nos.read(fd, 8)\n"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_a_read_of_a_timerfd_waits_for_its_timer(start_job, tmp_path, hang):
+    """A read of a timerfd ends when its timer fires (its fdinfo's it_value). Armed for 600 s (within the bounds), it
+    is a sleep: slow, not hung (it was `unknown` and hung, killed at --min-stall, a timer away from its end). Disarmed
+    (mavlink-router#256), only a re-arm ends it: hung, left to --min-stall (its holder's threads may re-arm it)."""
+    script = tmp_path / "tick.py"
+    script.write_text(TIMERFD.format(secs=0 if hang else 600))
+    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    assert (incident["verdict"] == "hung") is hang and root["proof"] is None, (incident["verdict"], root)
+    if not hang:
+        assert "sleeps at <module> (tick.py:9): its timer ends in 59" in root["summary"], root["summary"]

@@ -247,6 +247,31 @@ def eventfd_wait(
     )
 
 
+PIDFD = "anon_inode:[pidfd]"  # a process's file descriptor (pidfd_open, asyncio's child watcher from Python 3.12)
+
+
+def pidfd_wait(
+    pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float, fd: int
+) -> LockWait | None:
+    """What a poll of a pidfd waits for: the exit of the process it refers to (its fdinfo's ``Pid:``), the one holder
+    that ends it, by exiting. None where it is no pidfd, or refers to no process alive (the poll would not block)."""
+    if proc.fd_target(pid, fd) != PIDFD:
+        return None
+    info = proc.read_text(proc.PROC / str(pid) / "fdinfo" / str(fd)) or ""
+    target = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("Pid:")), "")
+    if not target.isdigit() or int(target) in (0, pid):
+        return None
+    how = f"is the process its pidfd refers to (/proc/PID/fdinfo's Pid: {target}): its exit ends the wait"
+    return LockWait(
+        t.tid,
+        "pidfd",
+        f"a pidfd of pid {target}",
+        False,
+        holders=(holder(int(target), job, py_spy, now, how, name=None),),
+        waiters=(pid,),
+    )
+
+
 PTY_MASTERS = ("/dev/ptmx", "/dev/pts/ptmx")  # a pseudo-terminal's master end in /proc/PID/fd (a container's too)
 PTY_SLAVE = "/dev/pts/"
 
@@ -375,8 +400,8 @@ def poll_waits(
 ) -> list[LockWait]:
     """A poll (or epoll) with no timeout on pipes and local sockets: one wait per fd it polls (reading: its writers,
     or the socket's other end; writing: its readers). The poll ends when any of them is ready: the graph follows
-    the one that decides. One fd whose other end cannot be followed (a timer, an eventfd, a listening or a remote
-    socket, standard input) may end it too: then none is said, and the poll is not a wait on a holder."""
+    the one that decides. One fd whose other end cannot be followed (a timer, a listening or a remote socket,
+    standard input) may end it too: then none is said, and the poll is not a wait on a holder."""
     out: list[LockWait] = []
     polled = polled_fds(pid, t.tid) or []
     if len(polled) > MAX_FOLLOWED_FILES:
@@ -388,6 +413,7 @@ def poll_waits(
             pipe_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
             or socket_wait(pid, t, job, py_spy, now, fd=fd, reading=reading)
             or (eventfd_wait(pid, t, job, py_spy, now, fd=fd) if reading else None)
+            or (pidfd_wait(pid, t, job, py_spy, now, fd) if reading else None)
         )
         if wait is None:
             return []

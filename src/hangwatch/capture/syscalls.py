@@ -13,7 +13,7 @@ import socket
 import struct
 import time
 
-from hangwatch.capture.proc import PROC, read_stat, read_text
+from hangwatch.capture.proc import PROC, read_stat, read_text, timerfd_left
 from hangwatch.records.values import frozen
 
 # Syscalls whose first argument is an fd, by architecture (asm/unistd_64.h, asm-generic/unistd.h).
@@ -181,6 +181,9 @@ def read_blocked_call(pid: int, tid: int, got: Call | None = None) -> BlockedCal
             return None  # a non-blocking try does not wait
         if name == "fcntl" and args[1] not in (F_SETLKW, F_OFD_SETLKW):
             return None
+        left = timerfd_left(pid, args[0]) if name == "read" else None
+        if left is not None:  # a read of a timer: it ends when the timer fires; disarmed, only a re-arm ends it
+            return BlockedCall(name, fd=args[0], timeout=left > 0, wakes_in=left or None)
         return BlockedCall(name, fd=args[0], timeout=False if name in ("flock", "fcntl") else None)
     timed = _TIMED.get(nr)
     if timed is None or len(args) <= timed[1]:

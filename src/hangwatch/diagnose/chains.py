@@ -22,7 +22,8 @@ ALL_ASLEEP = "every thread of the process, each asleep"  # a nobody node's label
 # process sees its worker's exit within seconds and raises, or the worker left at the epoch's end). A holder gone
 # from one of these is the wait's end, not a hang; a lock or a semaphore is not released by its holder's death.
 ENDED_BY_EXIT = frozenset(
-    {"child", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective", "dataloader batch", "signal"}
+    {"child", "pidfd", "pipe", "pipe_full", "socket", "socket_full", "send", "recv", "collective", "dataloader batch"}
+    | {"signal"}
 )
 
 

@@ -159,7 +159,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         held_here = self_held(w)
         if (wt is None and v.threads) or not (w.holders or held_here) or (POLLED in note and w.tid in unfollowed):
             continue  # (a native process, sort or tar, has no thread of Python: its kernel-read wait stands alone)
-        what = w.kind if w.kind in CLOSED_KINDS or w.kind == "semaphore" else "file lock"
+        what = w.kind if w.kind in CLOSED_KINDS or w.kind in ("semaphore", "pidfd") else "file lock"
         frames = wt.frames if wt is not None else ()
         place = describe(innermost_user(frames) or (frames[0] if frames else None)) if frames else "its native code"
         # (an eventfd others hold too: the waiter's own threads could write it as well)
@@ -181,31 +181,41 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
                 continue
             node = None if h.in_job and scene.view(h.pid) is not None else holder_node(h, timer_bound(scene.evidence))
             who = v.label() if wt is None or me == pid_id(v.pid) else f"its thread '{wt.name}'"
-            if w.kind == "pipe":
-                end = "master" if (w.path or "").startswith(sg.PTY_PATH) else "write"
-                words = f"{who} reads {w.path} at {place}; pid {h.pid} holds its {end} end"
-            elif w.kind == "socket":
-                words = f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (
-                    "holds its other end" if sg.NOT_ACCEPTED not in h.how else "has not accepted the connection"
-                )
-            elif w.kind in WRITTEN_BY_ANY:
-                words = f"{who} reads {w.path} at {place}; pid {h.pid} holds it too, and could write it"
-            elif w.kind in ("pipe_full", "socket_full"):
-                words = f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
-            elif w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:
-                if len(w.holders) > 1:
-                    continue  # any of several sharers not waiting could: a wait for any of them, no proof via one
-                words = (
-                    f"{v.label()} waits for a multiprocessing {kind} ({w.path}) at {place}; "
-                    f"pid {h.pid} could {NOTIFY[kind]} it"
-                )
-            else:
-                words = f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
+            words = _holder_words(v, wt, w, h, who, place, what)
+            if words is None:
+                continue  # any of several sharers not waiting could: a wait for any of them, no proof via one
             dest = out if me == pid_id(v.pid) else side.setdefault(w.tid, [])  # (a side read's, and what follows it)
             dest.append((Edge(me, pid_id(h.pid), what, words, timeout=timed, tid=w.tid), node))
             if node is not None:
                 dest.extend(_waited_children(scene, h))
     return out, side
+
+
+def _holder_words(
+    v: ProcessView, wt: ThreadView | None, w: LockWait, h: LockHolder, who: str, place: str, what: str
+) -> str | None:
+    """A hop from waiter ``who`` to holder ``h`` of ``w``, in words; None for a multiprocessing event or condition
+    several sharers could set (a wait for any of them: no hop through one)."""
+    if w.kind == "pipe":
+        end = "master" if (w.path or "").startswith(sg.PTY_PATH) else "write"
+        return f"{who} reads {w.path} at {place}; pid {h.pid} holds its {end} end"
+    if w.kind == "socket":
+        return f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (
+            "holds its other end" if sg.NOT_ACCEPTED not in h.how else "has not accepted the connection"
+        )
+    if w.kind == "pidfd":  # (a poll's: its exit is what the process waits for, as a child's in waitpid)
+        return f"{who} polls {w.path} at {place}: only the exit of pid {h.pid} ends it"
+    if w.kind in WRITTEN_BY_ANY:
+        return f"{who} reads {w.path} at {place}; pid {h.pid} holds it too, and could write it"
+    if w.kind in ("pipe_full", "socket_full"):
+        return f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
+    if w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:
+        if len(w.holders) > 1:
+            return None
+        return (
+            f"{v.label()} waits for a multiprocessing {kind} ({w.path}) at {place}; pid {h.pid} could {NOTIFY[kind]} it"
+        )
+    return f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
 
 
 def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | None]]:

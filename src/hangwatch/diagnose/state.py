@@ -108,8 +108,7 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
     "spin_waits": (Verdict.SLOW, False),
     "asleep": (Verdict.SLOW, False),
     "wakes": (Verdict.SLOW, False),
-    **dict.fromkeys(("ended", "started"), (Verdict.SLOW, False)),  # a thread that ended in the look waits on nothing;
-    # one started in it is a change, new to any wait (``threads_started``)
+    **dict.fromkeys(("ended", "started"), (Verdict.SLOW, False)),  # a thread's end or start in the look: a change
     **dict.fromkeys(("brief", "unknown"), (None, False)),
 }
 ALIVE = frozenset(s for s, (verdict, _) in VERDICTS.items() if verdict == Verdict.SLOW)
@@ -212,9 +211,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("ended", f"thread '{t.name}' of {v.label()} ended during the look: it waits on nothing now")
     if not main and t in threads_started(v):
         return Measured("started", f"thread '{t.name}' of {v.label()} started during the look: a change, not a wait")
-    # a Python wait with a timeout (Event.wait(600), a Timer, sigtimedwait) that ends within the bounds, whoever else
-    # might end it sooner (a native one, gloo's wait for its peers, is judged as its caller is)
-    sync = t.last.syscall == "futex" and proof.sync_wait(t) is not None  # (a sigtimedwait: its whole request)
+    # a Python wait with a timeout (Event.wait(600), a Timer, sigtimedwait, a read of a timerfd) that ends within the
+    # bounds, whoever else might end it sooner (a native one, gloo's wait for its peers, is judged as its caller is)
+    sync = (t.last.syscall == "futex" and proof.sync_wait(t) is not None) or t.last.fd is not None  # (a timerfd's)
     timed = t.last.wait_max if t.last.syscall == "sigwait" else t.last.wakes_in if sync else None
     if timed is not None and timed >= v.timer_bound_s:
         timed = None  # past the bounds: it waits as if it had no timeout (ThreadView.waits_forever)
@@ -585,7 +584,8 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             # the kernel's timer of a sleep: Python or native (`sleep 20`), in the newest sample that caught it asleep
             asleep = t.waiting if t.samples else None
-            left = asleep.wakes_in if asleep is not None and asleep.syscall in sg.SLEEP_SYSCALLS else None
+            kept = asleep is not None and (asleep.syscall in sg.SLEEP_SYSCALLS or asleep.fd is not None)  # (a timerfd)
+            left = asleep.wakes_in if asleep is not None and kept else None
             left = asleep.wait_max if asleep is not None and asleep.syscall == "sigwait" else left  # (at the latest)
             if asleep is not None and left is not None and left < v.timer_bound_s:  # whatever its line, or none
                 top = asleep.frames[0] if asleep.frames else top

@@ -62,8 +62,8 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
             if w.kind == "semaphore":
                 hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
                 continue
-            if w.kind in ("pipe_full", "socket_full", "eventfd"):
-                continue  # a writer waiting for its readers, an eventfd reader: edges of the graph (graph.py)
+            if w.kind in ("pipe_full", "socket_full", "eventfd", "pidfd"):
+                continue  # a writer waiting for its readers, an eventfd's reader, a pidfd's: edges of the graph
             if w.kind == "fifo_open":
                 hits.append(_fifo_open(scene, v, t, w))
                 continue
