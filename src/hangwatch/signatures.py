@@ -456,6 +456,7 @@ INPUT_CALL = re.compile(r"\b(input|raw_input|getpass|prompt)\s*\(")
 READ_SYSCALLS = frozenset({"read", "readv", "pread64", "recvfrom", "recvmsg"})
 WRITE_SYSCALLS = frozenset({"write", "writev", "pwrite64", "sendto", "sendmsg"})  # a write a full pipe or socket blocks
 TTY_PREFIXES = ("/dev/pts/", "/dev/tty", "/dev/console")  # what a terminal is behind a file descriptor
+TIMERFD = "anon_inode:[timerfd]"  # a timer's file descriptor in /proc/PID/fd (timerfd_create): its fdinfo's it_value
 NOT_ACCEPTED = "its connection waits in the accept queue of a listening socket"  # a loopback peer not accepted yet
 PTY_PATH = "the pseudo-terminal "  # a wait on a pty whose master a process of the job holds (capture/pipes.py)
 

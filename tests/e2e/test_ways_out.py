@@ -2,7 +2,7 @@
 jobs were proven hung and killed at the first look: a server reading a queue that main and a sleeping producer both
 hold, while main waits on the server (the chain went through main, back to the server: "a cycle"); and a lock main
 holds and a threading.Timer of main will release (main's process read as blocked: its main thread's state alone).
-Kernel files whose end the kernel says: a pidfd (its process's exit), a timerfd (its timer). Each both ways on real
+Kernel files whose end the kernel says: a pidfd (its process's exit), a timerfd (its timer), a signalfd (its signals). Each both ways on real
 processes, with `inspect` deciding as `run` does."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from conftest import SCENARIOS, inspect_json, root_cause
 
 
-def _judged(start_job, script: str, hang: bool) -> tuple[str, dict]:
-    job = start_job([sys.executable, str(SCENARIOS / script), "hang" if hang else "twin"])
+def _judged(start_job, script: str, hang: bool, mode: str = "") -> tuple[str, dict]:
+    job = start_job([sys.executable, str(SCENARIOS / script), mode or ("hang" if hang else "twin")])
     incident = inspect_json(job.pid, window=1)
     return incident["verdict"], root_cause(incident)
 
@@ -24,7 +24,8 @@ def _judged(start_job, script: str, hang: bool) -> tuple[str, dict]:
 def test_a_holder_alive_only_through_the_waiter_is_no_way_out(start_job, hang):
     """The server's read of the queue ends when any holder of its write end writes: main (waiting on the server) or
     the producer. The producer gone, main and the server wait on each other: proven. The producer asleep on its timer
-    (600 s, within the bounds), it will write: the server's chain ends there, not in a cycle through main."""
+    (600 s, within the bounds), it will write: the server's chain ends there, not in a cycle through main; so does the
+    chain of a watcher child that waits on main (a holder ranked from further up the chain is no way out either)."""
     verdict, root = _judged(start_job, "server_child_reads_a_queue.py", hang)
     proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
     assert proven is hang, root
@@ -43,6 +44,16 @@ def test_a_lock_a_timer_of_its_holder_releases_is_waited_for_not_hung(start_job,
     proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
     assert proven is hang, root
     assert (verdict == "hung") is hang, (verdict, root)
+
+
+@pytest.mark.e2e
+def test_a_timer_that_rearms_itself_is_no_way_out(start_job):
+    """The same cycle beside a heartbeat: a Timer whose function starts the next Timer (read from the user's source)
+    may wake every 30 s but is no one-shot way out: hung, for --min-stall (it was slow, bounded only by --max-slow,
+    with the Timer read as a way out). Not proven: a thread of main wakes (as before the Timer was read at all)."""
+    job = start_job([sys.executable, str(SCENARIOS / "lock_held_beside_a_heartbeat.py")])
+    incident = inspect_json(job.pid, window=1)
+    assert incident["verdict"] == "hung", incident["findings"][0]
 
 
 RING = (
@@ -120,4 +131,28 @@ def test_a_read_of_a_timerfd_waits_for_its_timer(start_job, tmp_path, hang):
     root = root_cause(incident)
     assert (incident["verdict"] == "hung") is hang and root["proof"] is None, (incident["verdict"], root)
     if not hang:
-        assert "sleeps at <module> (tick.py:9): its timer ends in 59" in root["summary"], root["summary"]
+        assert "reads a timerfd at <module> (tick.py:9): its timer fires in 59" in root["summary"], root["summary"]
+
+
+SIGNALFD = (
+    "import ctypes, os, signal, subprocess, sys\nfrom _ready import ready\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    "signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGUSR1}})\n"
+    "fd = libc.signalfd(-1, ctypes.byref(ctypes.c_uint64(1 << (signal.SIGUSR1 - 1))), 0)\n"
+    "p = subprocess.Popen([sys.executable, '-c', {code!r}])\n{wait}ready()\nos.read(fd, 128)\n"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_a_read_of_a_signalfd_waits_for_its_signals(start_job, tmp_path, hang):
+    """A read of a signalfd ends when a signal of its mask (fdinfo's sigmask) comes: a sigwait, named with who could
+    send it (was `unknown`). The child that was to send SIGUSR1 exited first: hung, not proven (a process outside the
+    job may still send it: --min-stall decides). The twin's child sleeps 600 s before it sends: slow."""
+    script = tmp_path / "sig.py"
+    send = "import os, time; time.sleep(600); os.kill(os.getppid(), 10)"
+    script.write_text(SIGNALFD.format(code="pass" if hang else send, wait="p.wait(30)\n" if hang else ""))
+    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
+    incident = inspect_json(job.pid, window=1)
+    root = root_cause(incident)
+    assert (incident["verdict"] == "hung") is hang and root["proof"] is None, (incident["verdict"], root)
+    assert "its read of a signalfd ends when SIGUSR1 comes" in root["summary"], root["summary"]

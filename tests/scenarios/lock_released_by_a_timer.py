@@ -1,6 +1,7 @@
 """Main holds a multiprocessing lock and waits on its two children's pipes (connection.wait); each child first takes
 that lock. `hang`: nothing of main will release it (a cycle); `twin`: a threading.Timer of main releases it after
-600 s (its function runs then: main's process may act)."""
+600 s (its function runs then: main's process may act). lock_held_beside_a_heartbeat.py: the same with a Timer that
+re-arms itself."""
 
 import multiprocessing as mp
 import sys
@@ -22,7 +23,7 @@ if __name__ == "__main__":
     procs = [mp.Process(target=child, args=(lock, w), daemon=True) for _, w in pipes]
     for p in procs:
         p.start()
-    if sys.argv[1] != "hang":
+    if sys.argv[1] == "twin":
         threading.Timer(600, lock.release).start()
     ready()
     got = wait([r for r, _ in pipes])  # HANG-HERE

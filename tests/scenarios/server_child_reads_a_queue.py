@@ -1,12 +1,15 @@
 """Main asks a server child of its own over TCP; the server answers with what it gets from a multiprocessing queue,
 whose one producer exited first (`hang`: the queue's pipe is held only by main and the server, each waiting on the
-other) or sleeps 600 s before it puts (`twin`: the producer holds the pipe too and will write it)."""
+other) or sleeps 600 s before it puts (`twin`: the producer holds the pipe too and will write it). A watcher child
+waits on main too (it reads a pipe only main could write): its chain runs through main and the server, and ends where
+theirs does."""
 
 import multiprocessing as mp
 import os
 import socket
 import sys
 import time
+from multiprocessing.connection import Connection
 
 from _ready import ready
 
@@ -16,6 +19,10 @@ def producer(q: "mp.Queue[bytes]", hang: bool) -> None:
         os._exit(1)
     time.sleep(600)
     q.put(b"answer")
+
+
+def watcher(conn: Connection) -> None:
+    conn.recv()
 
 
 def server(port_q: "mp.Queue[int]", q: "mp.Queue[bytes]") -> None:
@@ -33,6 +40,8 @@ if __name__ == "__main__":
     port_q: "mp.Queue[int]" = mp.Queue()
     q: "mp.Queue[bytes]" = mp.Queue()
     mp.Process(target=server, args=(port_q, q), daemon=True).start()
+    r, w = mp.Pipe(duplex=False)  # main keeps w and never writes
+    mp.Process(target=watcher, args=(r,), daemon=True).start()
     p = mp.Process(target=producer, args=(q, hang), daemon=True)
     p.start()
     if hang:

@@ -259,8 +259,8 @@ def pidfd_wait(
         return None
     info = proc.read_text(proc.PROC / str(pid) / "fdinfo" / str(fd)) or ""
     target = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("Pid:")), "")
-    if not target.isdigit() or int(target) in (0, pid):
-        return None
+    if not target.isdigit() or int(target) in (0, pid) or (proc.PROC / str(pid) / "task" / target).exists():
+        return None  # (a pidfd of one of its own threads, PIDFD_THREAD: not a process's exit)
     how = f"is the process its pidfd refers to (/proc/PID/fdinfo's Pid: {target}): its exit ends the wait"
     return LockWait(
         t.tid,

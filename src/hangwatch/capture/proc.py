@@ -577,21 +577,3 @@ def files_open_for_writing(pid: int) -> list[tuple[str, int]]:
         if target is not None and size is not None:
             out.append((target, size))
     return sorted(set(out), key=lambda x: -x[1])
-
-
-TIMERFD = "anon_inode:[timerfd]"  # a timer's file descriptor in /proc/PID/fd (timerfd_create)
-
-
-def timerfd_left(pid: int, fd: int) -> float | None:
-    """Seconds until timerfd ``fd`` of ``pid`` fires (its fdinfo's ``it_value``): a read of it ends then; 0.0 where it
-    is disarmed (only a timerfd_settime by a holder ends the read); None where ``fd`` is no timerfd."""
-    try:
-        if os.readlink(PROC / str(pid) / "fd" / str(fd)) != TIMERFD:
-            return None
-    except OSError:
-        return None
-    for line in (read_text(PROC / str(pid) / "fdinfo" / str(fd)) or "").splitlines():
-        if line.startswith("it_value:"):  # it_value: (seconds, nanoseconds)
-            sec, _, nsec = line.split(":", 1)[1].strip(" ()").partition(",")
-            return int(sec) + int(nsec) / 1e9 if sec.strip().isdigit() and nsec.strip().isdigit() else None
-    return None

@@ -2,7 +2,7 @@
 ``threading.Timer`` of itself (``threading.Timer(1.0, flush).start()`` inside ``flush``), from the main script and the
 user's files on the stacks; rules read the result from the evidence, never the file. A Timer thread shows no frame of
 the user's except while its callback runs, so this is where the line that starts each next timer is found. Read only
-where the interpreter's exit waits and a Timer thread is there."""
+where a Timer thread is there."""
 
 from __future__ import annotations
 
@@ -23,9 +23,17 @@ STOPPING_CALLS = frozenset({"exit", "_exit", "quit", "cancel", "abort"})
 CONDITIONS = (ast.If, ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.BoolOp, ast.Match)
 
 
+def _files(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[list[Frame], list[str]]:
+    """The frames of every sample and the files to read (the main script, then the user's files on the stacks)."""
+    if not info.is_python:
+        return [], []
+    frames = [f for s in samples for t in s.threads for f in t.frames]
+    files = [p for p in (_main_script(info), *(f.file for f in frames if sg.is_user(f))) if p]
+    return frames, list(dict.fromkeys(files))[:MAX_FILES]
+
+
 def _exit_files(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[list[Frame], list[str]]:
-    """The frames of every sample and the files to read (the main script, then the user's files on the stacks), where
-    the interpreter's exit waits (main in its join); ([], []) else."""
+    """``_files``, where the interpreter's exit waits (main in its join); ([], []) else."""
     exiting = any(
         sg.at(f, "threading.py", sg.EXIT_JOIN)
         for s in samples
@@ -33,19 +41,14 @@ def _exit_files(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[
         if t.tid == info.pid
         for f in t.frames
     )
-    if not info.is_python or not exiting:
-        return [], []
-    frames = [f for s in samples for t in s.threads for f in t.frames]
-    files = [p for p in (_main_script(info), *(f.file for f in frames if sg.is_user(f))) if p]
-    return frames, list(dict.fromkeys(files))[:MAX_FILES]
+    return _files(info, samples) if exiting else ([], [])
 
 
 def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[Rearm, ...]:
-    """The user's functions that start a Timer of themselves, where main is in the exit's join and a thread is a Timer;
-    () else."""
-    frames, files = _exit_files(info, samples)
+    """The user's functions that start a Timer of themselves, where a thread is a Timer; () else."""
+    frames, files = _files(info, samples)
     if not any(f.function == "Timer.run" and sg.at(f, "threading.py") for f in frames):
-        return ()  # read only where the interpreter's exit waits and a Timer is there: the one use of it
+        return ()  # read only where a Timer is there: an exit waiting on timers that re-arm, a holder's Timer
     found: list[Rearm] = []
     names: list[str] = []  # every function defined in the files read, by its bare name
     for file in files:

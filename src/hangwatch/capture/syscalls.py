@@ -13,7 +13,8 @@ import socket
 import struct
 import time
 
-from hangwatch.capture.proc import PROC, read_stat, read_text, timerfd_left
+from hangwatch.capture.anonfds import signalfd_mask, timerfd_left
+from hangwatch.capture.proc import PROC, read_stat, read_text
 from hangwatch.records.values import frozen
 
 # Syscalls whose first argument is an fd, by architecture (asm/unistd_64.h, asm-generic/unistd.h).
@@ -184,6 +185,9 @@ def read_blocked_call(pid: int, tid: int, got: Call | None = None) -> BlockedCal
         left = timerfd_left(pid, args[0]) if name == "read" else None
         if left is not None:  # a read of a timer: it ends when the timer fires; disarmed, only a re-arm ends it
             return BlockedCall(name, fd=args[0], timeout=left > 0, wakes_in=left or None)
+        mask = signalfd_mask(pid, args[0]) if name == "read" else None
+        if mask is not None:  # a read of a signalfd: a sigwait for the signals of its mask, read from the kernel
+            return BlockedCall("sigwait", fd=args[0], timeout=False, signals=mask or None)
         return BlockedCall(name, fd=args[0], timeout=False if name in ("flock", "fcntl") else None)
     timed = _TIMED.get(nr)
     if timed is None or len(args) <= timed[1]:

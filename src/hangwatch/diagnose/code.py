@@ -359,13 +359,15 @@ def _deadlock_words(
             "that waits on a task of its own pool)",
             FUTURE_IN_POOL_FIX,
         )
-    if joined is not None:  # (two or more: alive and waiting, the one to set it may be among them, as in a ring)
-        kind, n = waits[joined.tid] or "event", sum(1 for t in blocked if waits[t.tid] == waits[joined.tid])
+    if joined is not None:  # (others wait too: alive, the one to end the joined thread's wait may be among them)
+        kind, ring = (
+            waits[joined.tid] or "event",
+            [t for t in blocked if t.tid != main.tid and t.user_frame is not None],
+        )
+        if len(ring) > 1:
+            said = f"its other threads each wait, none of them running: {proof.waiting_words(ring)}"
+            return 0.8, f"the main thread waits in a join, and {said}", OTHERS_WAIT_FIX
         said = f"{proof.article(kind)} {kind} at {describe(joined.user_frame)} that no running thread will "
-        if n > 1:
-            ring = [t for t in blocked if t.tid != main.tid and t.user_frame is not None]
-            said = f"each wait, and no running thread will {RELEASED_BY.get(kind, 'set')}: {proof.waiting_words(ring)}"
-            return 0.8, f"the main thread joins threads that {said}", OTHERS_WAIT_FIX
         return (
             0.8,
             f"the main thread joins a thread that waits on {said}{RELEASED_BY.get(kind, 'set')}",

@@ -473,6 +473,10 @@ def build_graph(scene: Scene) -> WaitGraph:
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)
 
 
+# What a process holds, which any thread of it may write, read or release (not a child's exit, a rank's collective)
+HELD = CLOSED_KINDS | {"semaphore", "file lock", "filelock"}
+
+
 def _order(states: str) -> tuple[str, ...]:
     return tuple(states.split())
 
@@ -496,21 +500,25 @@ _PREFER_ALL = _order(
 
 
 def _soonest(
-    edge: Edge, nodes: dict[str, Node], out_edges: dict[str, list[Edge]], ahead: dict[str, Chain | None]
+    edge: Edge,
+    nodes: dict[str, Node],
+    out_edges: dict[str, list[Edge]],
+    ahead: dict[str, Chain | None],
+    path: frozenset[str],
 ) -> float:
     """How soon ``edge``'s holder may end the wait, among several that each could (``_rank``): a holder that waits
     itself is as soon as its own chain's end where that is alive (a shell blocked in wait4 for a `sleep 8` that then
-    signals its parent ends a pause() sooner than a sibling asleep for a day). A chain that runs back through a wait
-    being followed now is no way out of it: that holder is alive only by the very wait it would end (a server reading a
-    queue main and a producer both hold, main waiting on the server: the producer decides, not main)."""
+    signals its parent ends a pause() sooner than a sibling asleep for a day). A chain that runs back into ``path``, the
+    waits being followed now, is no way out of them: that holder is alive only by a wait it would end itself (a server
+    reading a queue main and a producer both hold, main waiting on the server: the producer decides, not main)."""
     at = _rank(edge, nodes)
     order = _PREFER if edge.resource not in ("dataloader batch", "collective") else ()
     if not order or edge.holder not in out_edges or edge.holder.startswith("job:"):
         return at
     if edge.holder not in ahead:
-        ahead[edge.holder] = _follow(edge.holder, nodes, out_edges, ahead)
+        ahead[edge.holder] = _follow(edge.holder, nodes, out_edges, ahead, path)
     own = ahead[edge.holder]
-    if own is None or own.ending not in ALIVE_ENDINGS or any(ahead.get(h.holder, own) is None for h in own.hops):
+    if own is None or own.ending not in ALIVE_ENDINGS or any(h.holder in path for h in own.hops):
         return at
     return min(at, order.index(own.ending) if own.ending in order else order.index("asleep"))
 
@@ -530,8 +538,14 @@ def _rank(edge: Edge, nodes: dict[str, Node]) -> float:
 
 
 def _follow(
-    start: str, nodes: dict[str, Node], out_edges: dict[str, list[Edge]], ahead: dict[str, Chain | None] | None = None
+    start: str,
+    nodes: dict[str, Node],
+    out_edges: dict[str, list[Edge]],
+    ahead: dict[str, Chain | None] | None = None,
+    path: frozenset[str] = frozenset(),
 ) -> Chain | None:
+    """The chain from ``start``, each hop the holder that ends its wait soonest (``_soonest``); ``path``: the waits
+    being followed already, further up (a holder is ranked from there)."""
     if start not in out_edges:
         return None
     ahead = {} if ahead is None else ahead
@@ -545,14 +559,15 @@ def _follow(
             break
         # a wait on itself decides only when it is the process's only one (a poll's other files may still end it)
         options = [e for e in options if e.holder != cur] or options
-        edge = min(options, key=lambda e: _soonest(e, nodes, out_edges, ahead) if len(options) > 1 else 0.0)
+        here = path | seen
+        edge = min(options, key=lambda e: _soonest(e, nodes, out_edges, ahead, here) if len(options) > 1 else 0.0)
         hops.append(edge)
         if edge.holder in seen:
             loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder) :]
             if all(nodes[h.waiter].single_minded and nodes[h.waiter].state not in ALIVE for h in loop):
                 return _chain(hops, nodes[edge.holder], "cycle")  # (one measured at work: a thread of it may move)
-            # a pipe's or a socket's end held by a process one thread of which is alive: any thread of it may move bytes
-            alive = next((nodes[h.holder] for h in loop if nodes[h.holder].state in ALIVE), None)
+            # what a process holds (a pipe's or a socket's end, a lock) where a thread of it is alive: it may act
+            alive = next((nodes[h.holder] for h in loop if h.resource in HELD and nodes[h.holder].state in ALIVE), None)
             return _chain(hops, *((alive, alive.state) if alive else (nodes[edge.holder], "blocked")))
         seen.add(edge.holder)
         cur = edge.holder

@@ -80,10 +80,10 @@ def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tupl
         pause or (proof.handler_may_end(v) and proof.unreleasable(v, t, handlers=False) is not None)
     ):
         return []
-    kind = proof.sync_wait(t) or "event"
+    kind, call = proof.sync_wait(t) or "event", "in sigwait()"
     said = (
         f"{v.label()} waits for a signal alone at {at}, "
-        + ("in sigwait()" if sigwait else "which a handler of its own catches")
+        + ((call if t.last.fd is None else "reading a signalfd") if sigwait else "which a handler of its own catches")
         if pause
         else f"{v.label()} waits on {proof.article(kind)} {kind} at {at} that a signal handler of its own may end"
     )

@@ -415,25 +415,28 @@ def signal_wait_rule(scene: Scene) -> list[Hit]:
             + (f"{proof.TIMER_WORDS}; else " if (proof.caught(v, proof.SIGALRM) or 0) and not sigwait else "")
             + "only a process outside the job could send one"
         )
-        frame = innermost_user(t.frames)
+        signalfd = t.last.fd is not None  # (a read of a signalfd: its set, from the kernel's fdinfo)
+        frame, call = innermost_user(t.frames), "its read of a signalfd" if signalfd else "sigwait()"
         said = (
             f"{v.label()} waits at {describe(frame)} for a signal alone ({t.wait_text}): "
             + (
-                f"sigwait() ends when {proof.signal_names(waited)} comes"
+                f"{call} ends when {proof.signal_names(waited)} comes"
                 if waited
-                else "sigwait() ends when one of the signals it waits for comes"
+                else f"{call} ends when one of the signals it waits for comes"
                 if sigwait
                 else f"its handlers catch {caught}"
             )
             + f"; {who}."
         )
         facts = (
-            f"{v.label()} main thread: {t.wait_text}, a wait on no file, for the whole window",
+            f"{v.label()} main thread: {t.wait_text}, {'a read of a signalfd' if signalfd else 'a wait on no file'}, "
+            "for the whole window",
             f"signals it has a handler for (SigCgt), of those that may let it go on: {caught}"
             if caught
-            else f"the signals sigwait() waits for (its set, read from its memory): {proof.signal_names(waited)}"
+            else f"the signals {call} waits for (its set, read from {'fdinfo' if signalfd else 'its memory'}): "
+            + proof.signal_names(waited)
             if waited
-            else "the signals sigwait() waits for were not read (its set, in its own memory)",
+            else f"the signals {call} waits for were not read (its set, in its own memory)",
         )
         hits.append(named_at(v, t, frame, Cause.PROCESS_WAITS_ON, 0.6, said, facts, SELF_WAIT_FIX["signal"]))
     return hits

@@ -211,9 +211,11 @@ THREAD_NAME = re.compile(r"Thread-(\d+)")
 
 def rearm_site(v: ProcessView) -> Rearm | None:
     """Where the one function of the user's that starts a Timer of itself (read at capture, ``capture/rearm.py``) does
-    so with no condition on the way. None where none does, or where more than one function re-arms (which one the
-    timers seen run is not read: a thread shows no frame of the user's until its callback runs)."""
-    if len({(r.file, r.function) for r in v.ev.rearms}) != 1:
+    so with no condition on the way, where main is in the interpreter's exit. None where none does, or where more than
+    one function re-arms (which one the timers seen run is not read: a thread shows no frame of the user's until its
+    callback runs)."""
+    main = v.main_thread
+    if main is None or not exit_join(main) or len({(r.file, r.function) for r in v.ev.rearms}) != 1:
         return None
     return next((r for r in v.ev.rearms if not r.conditional), None)
 

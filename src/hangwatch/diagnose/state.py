@@ -113,7 +113,7 @@ VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
 }
 ALIVE = frozenset(s for s, (verdict, _) in VERDICTS.items() if verdict == Verdict.SLOW)
 COMPILER_CPU_PERCENT = 5.0  # a compiler process (g++, an inductor worker) above this works
-TIMER_WORDS = {"sigwait": ("waits for a signal", "ends within")}  # (a sigtimedwait's whole request: at the latest)
+TIMER_WORDS = {"sigwait": ("waits for a signal", "ends within"), "read": ("reads a timerfd", "fires in")}
 
 
 def activity(v: ProcessView) -> Activity:
@@ -128,8 +128,8 @@ def process_state(v: ProcessView) -> Measured:
 
 def holder_process_state(v: ProcessView) -> Measured:
     """What a process another waits on can still do: its main thread's state, else another thread of it that could act
-    (Python, not parked, not machinery) measured working or waking (a service waiting on its uploader's event answers
-    when that is done), or a Timer due within the bounds (its function runs then). A rank's is its main thread's."""
+    (Python, not parked, not machinery) measured working or waking (a service answering when its uploader is done), or
+    a Timer due within the bounds where no function of the user's re-arms one (it runs once). A rank's: its main's."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
@@ -139,7 +139,7 @@ def holder_process_state(v: ProcessView) -> Measured:
         other = thread_state(v, o)
         # (one that only wakes: where the process used CPU (a heartbeat's cost none), or its loop ends by the clock)
         clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
-        if other.state == "asleep" and any(map(proof.timer_run, o.frames)):  # (it runs its function then)
+        if other.state == "asleep" and any(map(proof.timer_run, o.frames)) and not v.ev.rearms:  # (runs once)
             return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
         if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
             does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
@@ -213,7 +213,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         return Measured("started", f"thread '{t.name}' of {v.label()} started during the look: a change, not a wait")
     # a Python wait with a timeout (Event.wait(600), a Timer, sigtimedwait, a read of a timerfd) that ends within the
     # bounds, whoever else might end it sooner (a native one, gloo's wait for its peers, is judged as its caller is)
-    sync = (t.last.syscall == "futex" and proof.sync_wait(t) is not None) or t.last.fd is not None  # (a timerfd's)
+    sync = (t.last.syscall == "futex" and proof.sync_wait(t) is not None) or t.last.fd_target == sg.TIMERFD
     timed = t.last.wait_max if t.last.syscall == "sigwait" else t.last.wakes_in if sync else None
     if timed is not None and timed >= v.timer_bound_s:
         timed = None  # past the bounds: it waits as if it had no timeout (ThreadView.waits_forever)
@@ -584,7 +584,7 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             top = t.frames[0] if t.frames else None  # time.sleep is C: its caller's line, in any file
             # the kernel's timer of a sleep: Python or native (`sleep 20`), in the newest sample that caught it asleep
             asleep = t.waiting if t.samples else None
-            kept = asleep is not None and (asleep.syscall in sg.SLEEP_SYSCALLS or asleep.fd is not None)  # (a timerfd)
+            kept = asleep is not None and (asleep.syscall in sg.SLEEP_SYSCALLS or asleep.fd_target == sg.TIMERFD)
             left = asleep.wakes_in if asleep is not None and kept else None
             left = asleep.wait_max if asleep is not None and asleep.syscall == "sigwait" else left  # (at the latest)
             if asleep is not None and left is not None and left < v.timer_bound_s:  # whatever its line, or none
