@@ -7,6 +7,7 @@ where a Timer thread is there."""
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import os
 import stat
@@ -213,12 +214,24 @@ def _parsed(file: str, pid: int) -> tuple[ast.Module | None, list[str]]:
             return None, []
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
             return None, []  # a FIFO or a device (/dev/stdin) would block the read; a huge file is not a script
-        linecache.checkcache(file)
-        lines = linecache.getlines(file)
+        tree, kept = _parsed_file(file, st.st_mtime_ns, st.st_size)  # (each look reads the same files again)
+        return tree, list(kept)
+    return _parse(lines)
+
+
+def _parse(lines: list[str]) -> tuple[ast.Module | None, list[str]]:
     try:
         return ast.parse("".join(lines)), lines
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python we can read: nothing is said of it
         return None, []
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_file(file: str, mtime_ns: int, size: int) -> tuple[ast.Module | None, tuple[str, ...]]:
+    """``file``'s tree and lines as of that modification time and size (the key: a file written since is read anew)."""
+    linecache.checkcache(file)
+    tree, lines = _parse(linecache.getlines(file))
+    return tree, tuple(lines)
 
 
 def _rearms_in(tree: ast.Module | None, lines: list[str], file: str, names: list[str]) -> list[Rearm]:

@@ -106,7 +106,7 @@ class BlockedCall:
     wakes_in: float | None = None  # a sleep: seconds until its timer ends, read from the request it passed
     wait_max: float | None = None  # a poll's timeout as it passed it (seconds): it wakes by then at the latest
     child: int | None = None  # wait4/waitid: the one child it waits for (None: any child, or not a wait)
-    signals: int | None = None  # sigwait: the set it waits for, from its memory (bit n-1: signal n); None: unread
+    signals: int | None = None  # sigwait: the set it waits for, from its memory or a signalfd's fdinfo; None: unread
 
     @property
     def lock_wait(self) -> bool:
@@ -187,7 +187,7 @@ def read_blocked_call(pid: int, tid: int, got: Call | None = None) -> BlockedCal
             return BlockedCall(name, fd=args[0], timeout=left > 0, wakes_in=left or None)
         mask = signalfd_mask(pid, args[0]) if name == "read" else None
         if mask is not None:  # a read of a signalfd: a sigwait for the signals of its mask, read from the kernel
-            return BlockedCall("sigwait", fd=args[0], timeout=False, signals=mask or None)
+            return BlockedCall("sigwait", fd=args[0], timeout=False, signals=mask)
         return BlockedCall(name, fd=args[0], timeout=False if name in ("flock", "fcntl") else None)
     timed = _TIMED.get(nr)
     if timed is None or len(args) <= timed[1]:

@@ -473,8 +473,8 @@ def build_graph(scene: Scene) -> WaitGraph:
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)
 
 
-# What a process holds, which any thread of it may write, read or release (not a child's exit, a rank's collective)
-HELD = CLOSED_KINDS | {"semaphore", "file lock", "filelock"}
+# What a process holds or sends, which any thread of it may write, read, release or send (not a child's exit)
+HELD = CLOSED_KINDS | {"semaphore", "file lock", "filelock", "signal"}
 
 
 def _order(states: str) -> tuple[str, ...]:
@@ -513,7 +513,7 @@ def _soonest(
     reading a queue main and a producer both hold, main waiting on the server: the producer decides, not main)."""
     at = _rank(edge, nodes)
     order = _PREFER if edge.resource not in ("dataloader batch", "collective") else ()
-    if not order or edge.holder not in out_edges or edge.holder.startswith("job:"):
+    if not order or edge.holder not in out_edges or edge.holder.startswith("job:") or edge.holder in path:
         return at
     if edge.holder not in ahead:
         ahead[edge.holder] = _follow(edge.holder, nodes, out_edges, ahead, path)

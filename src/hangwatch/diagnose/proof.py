@@ -135,6 +135,13 @@ def timer_run(f: Frame) -> bool:
     return f.function == "Timer.run" and f.file.endswith("/threading.py")
 
 
+def one_shot(v: ProcessView, o: ThreadView) -> bool:
+    """``o`` is a Timer that may fire once: ``v`` has more Timer threads than functions of the user's that start a
+    Timer of themselves (each such chain has one at a time), so at least one of them runs its function and ends."""
+    timers = sum(1 for x in v.threads if any(map(timer_run, x.frames)))
+    return any(map(timer_run, o.frames)) and timers > len({(r.file, r.function) for r in v.ev.rearms})
+
+
 def rearmed_timers(v: ProcessView, t: ThreadView) -> str | None:
     """Where ``t`` is a ``threading.Timer`` of a process whose exit waits on timers that re-arm, that fact in words:
     main was in ``threading._shutdown`` in every sample that read it, every other thread with a Python stack was a
@@ -397,7 +404,8 @@ def unsignalled(v: ProcessView, t: ThreadView, alone: bool = False) -> Proof | N
         senders = " and no other process of the job lives" if waited & ENDING else ""
         senders += ", no child of it that could send SIGCHLD lives" if waited & SIGCHLD else ""
         return hang(
-            f"{v.label()} waits at {where} in sigwait() for {signal_names(waited)} (its set, read from its memory; "
+            f"{v.label()} waits at {where} {'reading a signalfd' if t.last.fd is not None else 'in sigwait()'} for "
+            f"{signal_names(waited)} (its set, read from {'its fdinfo' if t.last.fd is not None else 'its memory'}; "
             f"no timeout), no other thread of it can run{senders}, and it has no handler for a signal that would let "
             "it go on: only a process outside the job could end the wait"
         )

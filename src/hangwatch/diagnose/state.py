@@ -129,7 +129,7 @@ def process_state(v: ProcessView) -> Measured:
 def holder_process_state(v: ProcessView) -> Measured:
     """What a process another waits on can still do: its main thread's state, else another thread of it that could act
     (Python, not parked, not machinery) measured working or waking (a service answering when its uploader is done), or
-    a Timer due within the bounds where no function of the user's re-arms one (it runs once). A rank's: its main's."""
+    a Timer due within the bounds that may be a one-shot (``proof.one_shot``). A rank's: its main thread's."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
@@ -139,7 +139,7 @@ def holder_process_state(v: ProcessView) -> Measured:
         other = thread_state(v, o)
         # (one that only wakes: where the process used CPU (a heartbeat's cost none), or its loop ends by the clock)
         clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
-        if other.state == "asleep" and any(map(proof.timer_run, o.frames)) and not v.ev.rearms:  # (runs once)
+        if other.state == "asleep" and proof.one_shot(v, o):  # (a Timer that runs its function once, then)
             return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
         if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
             does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"

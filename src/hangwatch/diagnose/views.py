@@ -218,6 +218,7 @@ class ThreadView:
     def wait_text(self) -> str:
         """The blocking call as the kernel shows it: ``futex wait with no timeout``."""
         call = f"{self.last.syscall} wait" if self.last.syscall else "wait"
+        call = "read of a signalfd" if self.last.syscall == "sigwait" and self.last.fd is not None else call
         if self._timeout_past_bounds:
             return f"{call} whose timeout ends in {duration_text(self.last.wakes_in or 0.0)}, past the job's bounds"
         return f"{call} with no timeout" if self.last.timeout is False else call

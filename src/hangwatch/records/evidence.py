@@ -68,7 +68,7 @@ class ThreadSample:
     wait_child: int | None = None  # wait4/waitid: the pid of the one child it waits for (None: any, or no such wait)
     wait_max: float | None = None  # a poll (poll, epoll_wait), a sigtimedwait: the timeout it passed, in seconds;
     # it wakes by then
-    signals: int | None = None  # sigwait: the signals it waits for (bit n-1: signal n), read from its memory
+    signals: int | None = None  # sigwait: the signals it waits for (bit n-1: signal n), from its memory or a signalfd
     # Whether its stack was read with the process stopped (False: read without a stop, where a running thread may be
     # read torn, and a thread asleep in the kernel reads the same; None: not said, as in captures before this field).
     read_stopped: bool | None = None
