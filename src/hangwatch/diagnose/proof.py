@@ -222,7 +222,7 @@ def rearm_site(v: ProcessView) -> Rearm | None:
     one function re-arms (which one the timers seen run is not read: a thread shows no frame of the user's until its
     callback runs)."""
     main = v.main_thread
-    if main is None or not exit_join(main) or len({(r.file, r.function) for r in v.ev.rearms}) != 1:
+    if len({(r.file, r.function) for r in v.ev.rearms}) != 1 or main is None or not exit_join(main):
         return None
     return next((r for r in v.ev.rearms if not r.conditional), None)
 
