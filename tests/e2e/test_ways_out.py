@@ -2,8 +2,8 @@
 jobs were proven hung and killed at the first look: a server reading a queue that main and a sleeping producer both
 hold, while main waits on the server (the chain went through main, back to the server: "a cycle"); and a lock main
 holds and a threading.Timer of main will release (main's process read as blocked: its main thread's state alone).
-Kernel files whose end the kernel says: a pidfd (its process's exit), a timerfd (its timer), a signalfd (its signals). Each both ways on real
-processes, with `inspect` deciding as `run` does."""
+Kernel files whose end the kernel says: a pidfd (its process's exit), a timerfd (its timer), a signalfd (its
+signals). Each both ways on real processes, with `inspect` deciding as `run` does."""
 
 from __future__ import annotations
 
@@ -13,10 +13,22 @@ import pytest
 from conftest import SCENARIOS, inspect_json, root_cause
 
 
-def _judged(start_job, script: str, hang: bool, mode: str = "") -> tuple[str, dict]:
-    job = start_job([sys.executable, str(SCENARIOS / script), mode or ("hang" if hang else "twin")])
+def _judged(start_job, argv: list[str]) -> tuple[str, dict, bool]:
+    """The job started, looked at once: its verdict, its root cause, and whether that proves a hang."""
+    job = start_job([sys.executable, *argv], env={"PYTHONPATH": str(SCENARIOS)})
     incident = inspect_json(job.pid, window=1)
-    return incident["verdict"], root_cause(incident)
+    root = root_cause(incident)
+    return incident["verdict"], root, root["proof"] is not None and root["proof"]["kind"] == "hang"
+
+
+def _scenario(script: str, hang: bool) -> list[str]:
+    return [str(SCENARIOS / script), "hang" if hang else "twin"]
+
+
+def _written(tmp_path, name: str, text: str) -> list[str]:
+    """A script of the test's own, as a file (its frames are the user's, as in a job's own script)."""
+    (tmp_path / name).write_text(text)
+    return [str(tmp_path / name)]
 
 
 @pytest.mark.e2e
@@ -26,10 +38,8 @@ def test_a_holder_alive_only_through_the_waiter_is_no_way_out(start_job, hang):
     the producer. The producer gone, main and the server wait on each other: proven. The producer asleep on its timer
     (600 s, within the bounds), it will write: the server's chain ends there, not in a cycle through main; so does the
     chain of a watcher child that waits on main (a holder ranked from further up the chain is no way out either)."""
-    verdict, root = _judged(start_job, "server_child_reads_a_queue.py", hang)
-    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
-    assert proven is hang, root
-    assert (verdict == "hung") is hang, (verdict, root)
+    verdict, root, proven = _judged(start_job, _scenario("server_child_reads_a_queue.py", hang))
+    assert proven is hang and (verdict == "hung") is hang, (verdict, root)
     if not hang:
         assert "a cycle" not in root["summary"] and "asleep" in root["summary"], root["summary"]
 
@@ -40,10 +50,8 @@ def test_a_lock_a_timer_of_its_holder_releases_is_waited_for_not_hung(start_job,
     """Main holds a multiprocessing lock its children wait for, and waits on their pipes. With nothing of main that
     could release it, a cycle: proven. With a threading.Timer of main due within the bounds (its function releases the
     lock), main's process may act: slow, not hung (it was hung without proof, killed at --min-stall)."""
-    verdict, root = _judged(start_job, "lock_released_by_a_timer.py", hang)
-    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
-    assert proven is hang, root
-    assert (verdict == "hung") is hang, (verdict, root)
+    verdict, root, proven = _judged(start_job, _scenario("lock_released_by_a_timer.py", hang))
+    assert proven is hang and (verdict == "hung") is hang, (verdict, root)
 
 
 @pytest.mark.e2e
@@ -53,7 +61,7 @@ def test_a_timer_that_rearms_itself_is_no_way_out_but_a_one_shot_beside_it_is(st
     wakes every 30 s but is no one-shot way out: hung, for --min-stall (it was slow, bounded only by --max-slow, with
     the Timer read as a way out). Not proven: a thread of main wakes. The twin adds a one-shot Timer that releases the
     lock: two Timer threads, one re-arming chain, so one fires once: slow."""
-    verdict, root = _judged(start_job, "lock_held_beside_a_heartbeat.py", hang)
+    verdict, root, _ = _judged(start_job, _scenario("lock_held_beside_a_heartbeat.py", hang))
     assert (verdict == "hung") is hang, (verdict, root)
 
 
@@ -72,13 +80,9 @@ def test_threads_that_each_get_from_the_others_queue_are_said_to_wait_on_each_ot
     """Two stage threads, each first getting from the other's queue, joined by main: proven, and the words said the
     thread to put "has exited or never started" (both were alive, waiting). Now they say where each waits, with the
     fix for threads that wait on each other. The twin's first stage puts first, after a sleep of 600 s."""
-    script = tmp_path / "ring.py"
-    script.write_text(RING.replace("{seed}", "" if hang else "    time.sleep(600)\n    qb.put(1)\n"))
-    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
-    incident = inspect_json(job.pid, window=1)
-    root = root_cause(incident)
-    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
-    assert proven is hang and (incident["verdict"] == "hung") is hang, root
+    seed = "" if hang else "    time.sleep(600)\n    qb.put(1)\n"
+    verdict, root, proven = _judged(start_job, _written(tmp_path, "ring.py", RING.replace("{seed}", seed)))
+    assert proven is hang and (verdict == "hung") is hang, root
     if hang:
         assert "thread 'a' on a queue at a (ring.py:5)" in root["summary"], root["summary"]
         assert "thread 'b' on a queue at b (ring.py:7)" in root["summary"], root["summary"]
@@ -98,15 +102,11 @@ def test_a_poll_of_a_pidfd_waits_for_that_processs_exit(start_job, tmp_path, han
     """A pidfd (pidfd_open, asyncio's child watcher from Python 3.12) is ready when its process exits: the poll is a
     wait for that exit. The child reads the stdin main holds and never writes: a cycle, proven (was `unknown`, at the
     clock). The twin's child sleeps 600 s: slow."""
-    script = tmp_path / "pidfd.py"
     code = "import sys; sys.stdin.read()" if hang else "import time; time.sleep(600)"
-    script.write_text(PIDFD.format(code=code))
-    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
-    incident = inspect_json(job.pid, window=1)
-    root = root_cause(incident)
-    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
-    assert proven is hang and (incident["verdict"] == "hung") is hang, root
-    assert (root["where"]["file"], root["where"]["line"]) == (str(script), 6), root
+    script = _written(tmp_path, "pidfd.py", PIDFD.format(code=code))
+    verdict, root, proven = _judged(start_job, script)
+    assert proven is hang and (verdict == "hung") is hang, root
+    assert (root["where"]["file"], root["where"]["line"]) == (script[0], 6), root
     if hang:
         assert "polls a pidfd of pid " in root["summary"] and "a cycle" in root["summary"], root["summary"]
 
@@ -125,12 +125,8 @@ def test_a_read_of_a_timerfd_waits_for_its_timer(start_job, tmp_path, hang):
     """A read of a timerfd ends when its timer fires (its fdinfo's it_value). Armed for 600 s (within the bounds), it
     is a sleep: slow, not hung (it was `unknown` and hung, killed at --min-stall, a timer away from its end). Disarmed
     (mavlink-router#256), only a re-arm ends it: hung, left to --min-stall (its holder's threads may re-arm it)."""
-    script = tmp_path / "tick.py"
-    script.write_text(TIMERFD.format(secs=0 if hang else 600))
-    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
-    incident = inspect_json(job.pid, window=1)
-    root = root_cause(incident)
-    assert (incident["verdict"] == "hung") is hang and root["proof"] is None, (incident["verdict"], root)
+    verdict, root, _ = _judged(start_job, _written(tmp_path, "tick.py", TIMERFD.format(secs=0 if hang else 600)))
+    assert (verdict == "hung") is hang and root["proof"] is None, (verdict, root)
     if not hang:
         assert "reads a timerfd at <module> (tick.py:9): its timer fires in 59" in root["summary"], root["summary"]
 
@@ -149,11 +145,8 @@ def test_a_read_of_a_signalfd_waits_for_its_signals(start_job, tmp_path, hang):
     """A read of a signalfd ends when a signal of its mask (fdinfo's sigmask) comes: a sigwait, named with who could
     send it (was `unknown`). The child that was to send SIGUSR1 exited first: hung, not proven (a process outside the
     job may still send it: --min-stall decides). The twin's child sleeps 600 s before it sends: slow."""
-    script = tmp_path / "sig.py"
     send = "import os, time; time.sleep(600); os.kill(os.getppid(), 10)"
-    script.write_text(SIGNALFD.format(code="pass" if hang else send, wait="p.wait(30)\n" if hang else ""))
-    job = start_job([sys.executable, str(script)], env={"PYTHONPATH": str(SCENARIOS)})
-    incident = inspect_json(job.pid, window=1)
-    root = root_cause(incident)
-    assert (incident["verdict"] == "hung") is hang and root["proof"] is None, (incident["verdict"], root)
+    text = SIGNALFD.format(code="pass" if hang else send, wait="p.wait(30)\n" if hang else "")
+    verdict, root, _ = _judged(start_job, _written(tmp_path, "sig.py", text))
+    assert (verdict == "hung") is hang and root["proof"] is None, (verdict, root)
     assert "its read of a signalfd ends when SIGUSR1 comes" in root["summary"], root["summary"]

@@ -16,15 +16,21 @@ def child(lock: "mp.synchronize.Lock", conn: Connection) -> None:
         conn.send("result")
 
 
-if __name__ == "__main__":
+def hold_and_wait(release_after: float | None) -> None:
+    """Take the lock, start the children that take it first, and wait on their pipes; ``release_after``: a one-shot
+    Timer of main releases the lock then."""
     lock = mp.Lock()
     lock.acquire()
     pipes = [mp.Pipe(duplex=False) for _ in range(2)]
     procs = [mp.Process(target=child, args=(lock, w), daemon=True) for _, w in pipes]
     for p in procs:
         p.start()
-    if sys.argv[1] == "twin":
-        threading.Timer(600, lock.release).start()
+    if release_after is not None:
+        threading.Timer(release_after, lock.release).start()
     ready()
     got = wait([r for r, _ in pipes])  # HANG-HERE
     print("ready", len(got), flush=True)
+
+
+if __name__ == "__main__":
+    hold_and_wait(None if sys.argv[1] == "hang" else 600)

@@ -1,5 +1,6 @@
-"""The anonymous files of the kernel whose fdinfo says when a read of them ends: a timerfd (its timer) and a signalfd
-(the signals of its mask). A read of one is read as the wait it is: a sleep until the timer, a sigwait."""
+"""The anonymous files of the kernel whose fdinfo says what a wait on them waits for: a timerfd (its timer), a signalfd
+(the signals of its mask), an eventfd (which one: its id), a pidfd (its process). A read of a timerfd or a signalfd
+is read as the wait it is: a sleep until the timer, a sigwait."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hangwatch.signatures import TIMERFD
 SIGNALFD = "anon_inode:[signalfd]"  # a file descriptor a signal is read from (signalfd)
 
 
-def _fdinfo_of(pid: int, fd: int, target: str, key: str) -> str | None:
+def fdinfo_value(pid: int, fd: int, target: str, key: str) -> str | None:
     """The value of ``key`` in the fdinfo of ``pid``'s ``fd``, where that fd is ``target``; None otherwise."""
     try:
         if os.readlink(PROC / str(pid) / "fd" / str(fd)) != target:
@@ -25,14 +26,14 @@ def _fdinfo_of(pid: int, fd: int, target: str, key: str) -> str | None:
 def timerfd_left(pid: int, fd: int) -> float | None:
     """Seconds until timerfd ``fd`` of ``pid`` fires (its fdinfo's ``it_value``): a read of it ends then; 0.0 where it
     is disarmed (only a timerfd_settime by a holder ends the read); None where ``fd`` is no timerfd."""
-    sec, _, nsec = (_fdinfo_of(pid, fd, TIMERFD, "it_value") or "").strip("()").partition(",")  # (seconds, ns)
+    sec, _, nsec = (fdinfo_value(pid, fd, TIMERFD, "it_value") or "").strip("()").partition(",")  # (seconds, ns)
     return int(sec) + int(nsec) / 1e9 if sec.strip().isdigit() and nsec.strip().isdigit() else None
 
 
 def signalfd_mask(pid: int, fd: int) -> int | None:
     """The signals a read of signalfd ``fd`` of ``pid`` waits for (its fdinfo's ``sigmask``: bit n-1 for signal n),
     as a sigwait's; None where ``fd`` is no signalfd."""
-    mask = _fdinfo_of(pid, fd, SIGNALFD, "sigmask")
+    mask = fdinfo_value(pid, fd, SIGNALFD, "sigmask")
     try:
         return int(mask, 16) if mask is not None else None
     except ValueError:

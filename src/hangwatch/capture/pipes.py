@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
+from hangwatch.capture.anonfds import fdinfo_value
 from hangwatch.capture.holders import (
     MAX_FD_SCAN_PIDS,
     O_ACCMODE,
@@ -184,13 +185,6 @@ def reads_eventfd(t: ThreadSample) -> bool:
     return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None and t.fd_target == EVENTFD
 
 
-def _eventfd_id(pid: int, fd: str) -> str | None:
-    for line in (proc.read_text(proc.PROC / str(pid) / "fdinfo" / fd) or "").splitlines():
-        if line.startswith("eventfd-id:"):
-            return line.split(":", 1)[1].strip()
-    return None
-
-
 def _kernel_writer(pid: int) -> str | None:
     """Why the kernel may write an eventfd ``pid`` holds (``KERNEL_WRITERS`` among its fds, an AIO context's ring in
     its maps), in words; None where nothing was found. An fd table that cannot be read is said, never taken as none."""
@@ -223,15 +217,12 @@ def eventfd_wait(
     eventfd-id), the waiter itself among them; a holder's exit does not end the read (an eventfd has no end of file).
     None where the kernel does not say which eventfd it is."""
     fd = t.fd if fd is None else fd
-    key = _eventfd_id(pid, str(fd)) if fd is not None and proc.fd_target(pid, fd) == EVENTFD else None
+    key = fdinfo_value(pid, fd, EVENTFD, "eventfd-id") if fd is not None else None
     if key is None:
         return None
 
     def holds(other: int, f: str) -> bool:
-        try:
-            return os.readlink(proc.PROC / str(other) / "fd" / f) == EVENTFD and _eventfd_id(other, f) == key
-        except OSError:
-            return False
+        return fdinfo_value(other, int(f), EVENTFD, "eventfd-id") == key
 
     found, complete = _holders(sorted(job), holds, PIPE_SCAN_S)
     how = f"holds the same eventfd (its /proc/PID/fdinfo's eventfd-id {key})"
@@ -255,10 +246,7 @@ def pidfd_wait(
 ) -> LockWait | None:
     """What a poll of a pidfd waits for: the exit of the process it refers to (its fdinfo's ``Pid:``), the one holder
     that ends it, by exiting. None where it is no pidfd, or refers to no process alive (the poll would not block)."""
-    if proc.fd_target(pid, fd) != PIDFD:
-        return None
-    info = proc.read_text(proc.PROC / str(pid) / "fdinfo" / str(fd)) or ""
-    target = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("Pid:")), "")
+    target = fdinfo_value(pid, fd, PIDFD, "Pid") or ""
     if not target.isdigit() or int(target) in (0, pid) or (proc.PROC / str(pid) / "task" / target).exists():
         return None  # (a pidfd of one of its own threads, PIDFD_THREAD: not a process's exit)
     how = f"is the process its pidfd refers to (/proc/PID/fdinfo's Pid: {target}): its exit ends the wait"
