@@ -430,17 +430,28 @@ def _sem_wait(
 
 def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[list[int], list[int]]:
     """The job's processes that map the semaphore ``mapping`` is in, and those of them with a thread waiting on it
-    in their newest sample."""
+    in their newest sample. Maps are read now, after the samples: a process alive at its newest sample and ended
+    since is a sharer that does not wait (it moved during the look, and may have released the semaphore as it went).
+    It was read as one that never shared it: a consumer that marked its tasks done and exited between the samples
+    and this read left its parent's stale sample waiting with no sharer but itself, proven hung, a healthy job
+    killed. One that ended before the samples (a zombie in them) shares nothing."""
     sharers: list[int] = []
     waiters: list[int] = []
     for p, samples in job.items():
         maps = [m for m in _sem_mappings(p) if m.key == mapping.key]
         if not maps:
+            if samples[-1].exit_status is None and _ended(p):
+                sharers.append(p)
             continue
         sharers.append(p)
         if any(_futex_in(th, maps) for th in samples[-1].threads):
             waiters.append(p)
     return sharers, waiters
+
+
+def _ended(pid: int) -> bool:
+    st = proc.read_stat(proc.PROC / str(pid) / "stat")
+    return st is None or st.state.startswith(("Z", "X"))
 
 
 # --- the pass ------------------------------------------------------------------------------------------
