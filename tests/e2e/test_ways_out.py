@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import SCENARIOS, inspect_json, root_cause
+from conftest import SCENARIOS, inspect_json, marker, root_cause
 
 
 def _judged(start_job, argv: list[str]) -> tuple[str, dict, bool]:
@@ -150,3 +150,18 @@ def test_a_read_of_a_signalfd_waits_for_its_signals(start_job, tmp_path, hang):
     verdict, root, _ = _judged(start_job, _written(tmp_path, "sig.py", text))
     assert (verdict == "hung") is hang and root["proof"] is None, (verdict, root)
     assert "its read of a signalfd ends when SIGUSR1 comes" in root["summary"], root["summary"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["hang", "twin", "outside"])
+def test_a_loop_through_a_process_whose_every_thread_waits_on_it_is_a_cycle(start_job, how):
+    """asyncio's communicate(None) leaves `cat`'s stdin open: the event loop awaits cat's output, its child watcher
+    thread waits for cat's exit, cat reads the stdin the parent holds. Each thread of the parent that could act waits
+    on the loop: a cycle, proven (was "a loop of waits, not proven": the watcher thread, able to wake, kept the
+    parent's process open, and the clock ended it). Twins: a third thread of the parent's will close cat's stdin, after
+    a sleep of 600 s, or after a helper child off the loop answers: each may act, so no proof."""
+    verdict, root, proven = _judged(start_job, [str(SCENARIOS / "asyncio_child_reads_its_stdin.py"), how])
+    assert proven is (how == "hang") and (verdict == "hung") is (how == "hang"), (verdict, root)
+    if how == "hang":
+        assert "a cycle" in root["summary"] and "waits for its child" in root["summary"], root["summary"]
+        assert (root["where"]["file"], root["where"]["line"]) == marker("asyncio_child_reads_its_stdin.py"), root

@@ -81,6 +81,9 @@ class Node:
     proves_work: bool = False  # the fact proves work (locals advance, bytes move), not only that it runs
     proves_hang: bool = False  # blocked, and its own wait is proven (every thread parked on its own primitives)
     single_minded: bool = False  # blocked in its main thread over the window, and no other thread could run
+    # blocked so, and each other thread that could run blocked too, on these nodes (a loop through all of them is
+    # closed); None where one of them waits on nothing followed
+    needs: frozenset[str] | None = None
     measured: bool = True  # seen long enough to say what it does (False: one sample, or too brief a window)
 
     def to_dict(self) -> dict[str, Any]:

@@ -75,11 +75,13 @@ from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
     CLOSED_KINDS,
+    blocked_throughout,
     closed_words,
     gil_wait,
     held_here_hangs,
     lost_batch,
     others_may_act,
+    others_wait_on,
     released_by_thread,
     self_held,
     self_wait,
@@ -105,19 +107,6 @@ from hangwatch.diagnose.views import (
 )
 from hangwatch.records.evidence import POLLED, LockHolder, LockWait, Role
 from hangwatch.records.incident import Proof
-
-
-def blocked_throughout(t: ThreadView) -> bool:
-    """Blocked for the window as py-spy reads it, or by the kernel's view alone: asleep (S or D) in every sample of a
-    measured window, never woken, at no CPU: in one call for the whole window, whatever py-spy calls it (a write()
-    into a full pipe reads as running)."""
-    return t.blocked or (
-        t.measured
-        and all(s.state in ("S", "D") for s in t.samples)
-        and (t.wakeups or 0) == 0
-        and ((t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
-    )
-
 
 Held = tuple[Edge, Node | None]
 
@@ -468,6 +457,10 @@ def build_graph(scene: Scene) -> WaitGraph:
         ends = o is not None and len(mine) == 1 and (mine[0].tid == o.tid or mine[0].holder == thread_id(v.pid, o.tid))
         if ends and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT:
             nodes[pid_id(v.pid)] = dataclasses.replace(nodes[pid_id(v.pid)], single_minded=True)
+    for v in scene.views:  # a loop through a process is closed where each thread of it that could act waits on it
+        n = nodes[pid_id(v.pid)]
+        if not n.single_minded and (needs := others_wait_on(v, n, edges)) is not None:
+            nodes[n.id] = dataclasses.replace(n, needs=needs)
     chains = tuple(c for v in scene.views if (c := _follow(pid_id(v.pid), nodes, out_edges)) is not None)
     used = {e.waiter for e in edges} | {e.holder for e in edges}
     return WaitGraph(tuple(n for n in nodes.values() if n.id in used), tuple(edges), chains)
@@ -564,7 +557,8 @@ def _follow(
         hops.append(edge)
         if edge.holder in seen:
             loop = hops[next(i for i, h in enumerate(hops) if h.waiter == edge.holder) :]
-            if all(nodes[h.waiter].single_minded and nodes[h.waiter].state not in ALIVE for h in loop):
+            on = {h.waiter for h in loop}
+            if all(_closed(nodes[h.waiter], on) for h in loop):
                 return _chain(hops, nodes[edge.holder], "cycle")  # (one measured at work: a thread of it may move)
             # what a process holds (a pipe's or a socket's end, a lock) where a thread of it is alive: it may act
             alive = next((nodes[h.holder] for h in loop if h.resource in HELD and nodes[h.holder].state in ALIVE), None)
@@ -575,6 +569,10 @@ def _follow(
     if end.state == "gone" and hops and hops[-1].resource in ENDED_BY_EXIT:
         return _chain(hops, end, "ended")
     return _chain(hops, end, end.state if end.state in ENDINGS else "unknown")
+
+
+def _closed(n: Node, loop: set[str]) -> bool:
+    return n.state not in ALIVE and (n.single_minded or (n.needs is not None and n.needs <= loop))
 
 
 def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:

@@ -29,8 +29,8 @@ from hangwatch.diagnose.chains import (
     to_nobody,
 )
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import Measured, moving, still, thread_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_user, may_exit
+from hangwatch.diagnose.state import ALIVE, Measured, moving, still, thread_state
+from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import POLLED, LockWait
 
@@ -216,12 +216,17 @@ def held_here_hangs(v: ProcessView, tid: int, whole: bool) -> bool:
     return sealed and not proof.handlers_may_run(v, proof.GOES_ON, unread=not whole)
 
 
-def others_may_act(v: ProcessView, tid: int) -> bool:
-    """Whether a thread of ``v`` other than ``tid`` may release what it waits for, or wake to (``proof.may_release``,
+def acting_others(v: ProcessView, tid: int) -> list[ThreadView]:
+    """The threads of ``v`` other than ``tid`` that may release what it waits for, or wake to (``proof.may_release``,
     ``proof.may_wake``); those that wait in a closed set with it (``closed_readers``) cannot."""
     closed = closed_readers(v)
     skip = (closed if tid in closed else frozenset((tid,))) | lock_pollers(v)  # (a poller lets go of nothing)
-    return any(proof.may_release(o) or proof.may_wake(o) for o in v.threads if o.tid not in skip)
+    return [o for o in v.threads if o.tid not in skip and (proof.may_release(o) or proof.may_wake(o))]
+
+
+def others_may_act(v: ProcessView, tid: int) -> bool:
+    """Whether a thread of ``v`` other than ``tid`` may act (``acting_others``)."""
+    return bool(acting_others(v, tid))
 
 
 def closed_words(v: ProcessView, tid: int) -> str:
@@ -387,3 +392,33 @@ def gil_wait(v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | 
         measured=o.measured,
     )
     return [(Edge(pid_id(v.pid), node_id, "gil", words, timeout=False, tid=t.tid), node)]
+
+
+def blocked_throughout(t: ThreadView) -> bool:
+    """Blocked for the window as py-spy reads it, or by the kernel's view alone: asleep (S or D) in every sample of a
+    measured window, never woken, at no CPU: in one call for the whole window, whatever py-spy calls it (a write()
+    into a full pipe reads as running)."""
+    return t.blocked or (
+        t.measured
+        and all(s.state in ("S", "D") for s in t.samples)
+        and (t.wakeups or 0) == 0
+        and ((t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT)
+    )
+
+
+def others_wait_on(v: ProcessView, n: Node, edges: list[Edge]) -> frozenset[str] | None:
+    """The nodes the threads of ``v`` that could act (``acting_others``) wait on, each blocked for the window in a
+    followed wait with no timeout, where its main thread is blocked so at no CPU; None where one of them waits on
+    nothing followed (it may act). A loop of waits through them all is closed (``graph._follow``): an event loop
+    awaiting a child's output while its child watcher thread waits for that child's exit, the child reading what it
+    holds."""
+    main = v.main_thread
+    if main is None or n.state in ALIVE or not blocked_throughout(main) or (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+        return None
+    out: set[str] = set()
+    for o in acting_others(v, main.tid):
+        mine = [e for e in edges if e.waiter == thread_id(v.pid, o.tid) or (e.waiter, e.tid) == (n.id, o.tid)]
+        if not mine or not blocked_throughout(o) or any(e.timeout is not False for e in mine):
+            return None
+        out.update(e.holder for e in mine)
+    return frozenset(out) or None
