@@ -165,3 +165,17 @@ def test_a_loop_through_a_process_whose_every_thread_waits_on_it_is_a_cycle(star
     if how == "hang":
         assert "a cycle" in root["summary"] and "waits for its child" in root["summary"], root["summary"]
         assert (root["where"]["file"], root["where"]["line"]) == marker("asyncio_child_reads_its_stdin.py"), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["hang", "twin", "thread"])
+def test_a_loop_on_a_value_no_living_process_can_write_never_ends(start_job, how):
+    """Main polls a multiprocessing Value its child was to set, sleeping between reads; the child died first. Nothing
+    of the job lives to write that memory, and no thread or handler of main's could: proven at the first look (it was
+    slow, "woke up", bounded only by --max-slow). Twins: the child lives and sets it after 600 s; the child died but a
+    thread of main's sets it after 600 s: each may, so no proof."""
+    verdict, root, proven = _judged(start_job, [str(SCENARIOS / "mp_value_flag_setter_died.py"), how])
+    assert proven is (how == "hang") and (verdict == "hung") is (how == "hang"), (verdict, root)
+    if how == "hang":
+        assert "no other process of the job lives to write it" in root["summary"], root["summary"]
+        assert (root["where"]["file"], root["where"]["line"]) == marker("mp_value_flag_setter_died.py"), root

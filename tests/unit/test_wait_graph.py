@@ -19,6 +19,7 @@ from conftest import SCENARIOS, marker
 
 from hangwatch.diagnose.chains import ENDINGS, Edge, Node
 from hangwatch.diagnose.graph import _follow
+from hangwatch.records.evidence import MP_VALUE
 from hangwatch.records.incident import ProofKind, Verdict
 
 
@@ -262,6 +263,67 @@ def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it
     from hangwatch.capture.flags import flag_kind
 
     assert flag_kind(source, header, 3) == kind  # the loop at line 3: in class H where the source has one
+
+
+@pytest.mark.parametrize(
+    ("source", "header", "line", "kind"),
+    [
+        # the loop's own scope binds it to multiprocessing's Value, however the file names it
+        ("import multiprocessing as mp\nflag = mp.Value('i', 0)\n", "while flag.value == 0", 3, MP_VALUE),
+        ("from multiprocessing import Value\nflag = Value('i', 0)\n", "while not flag.value", 3, MP_VALUE),
+        (
+            "import multiprocessing as mp\nflag = mp.get_context('fork').RawValue('i')\n",
+            "while flag.value < 3",
+            3,
+            MP_VALUE,
+        ),
+        (
+            "import multiprocessing as mp\nctx = mp.get_context()\nflag = ctx.Value('i')\n",
+            "while 0 == flag.value",
+            4,
+            MP_VALUE,
+        ),
+        # a parameter of another function binds another name; the loop's function binding it is its scope
+        (
+            "import multiprocessing as mp\ndef child(flag):\n pass\nflag = mp.Value('i')\n",
+            "while not flag.value",
+            5,
+            MP_VALUE,
+        ),
+        (
+            "import multiprocessing as mp\ndef f():\n flag = mp.Value('i')\n while not flag.value:\n  pass\n",
+            "while not flag.value",
+            4,
+            MP_VALUE,
+        ),
+        # anything else: a manager's Value (its server process holds it), a parameter of the loop's own function,
+        # a `global` that another function may rebind, a test of anything but the number, another module's Value
+        ("import multiprocessing as mp\nflag = mp.Manager().Value('i', 0)\n", "while flag.value == 0", 3, None),
+        (
+            "import multiprocessing as mp\ndef f(flag):\n while not flag.value:\n  pass\n",
+            "while not flag.value",
+            3,
+            None,
+        ),
+        (
+            "import multiprocessing as mp\nflag = mp.Value('i')\ndef g():\n global flag\n flag = 1\n",
+            "while not flag.value",
+            6,
+            None,
+        ),
+        ("import multiprocessing as mp\nflag = mp.Value('i')\n", "while flag.value == other", 3, None),
+        ("import lib\nflag = lib.Value('i')\n", "while flag.value == 0", 3, None),
+    ],
+)
+def test_a_loop_on_a_multiprocessing_values_number_is_read_from_the_scope_it_reads_the_name_from(
+    source, header, line, kind
+):
+    """``while flag.value == 0: time.sleep(...)`` polls shared memory the kernel never shows a wait on: its file says
+    the flag is a multiprocessing Value where the scope the loop reads the name from binds it only to one (a child
+    function's parameter of the same name is another name)."""
+    from hangwatch.capture.flags import flag_kind
+
+    assert flag_kind(source, header, line) == kind
 
 
 def test_the_loop_read_for_a_line_is_one_that_encloses_it_in_its_own_function(tmp_path):

@@ -8,9 +8,10 @@ from __future__ import annotations
 import ast
 import functools
 
-from hangwatch.records.evidence import THREADING_EVENT
+from hangwatch.records.evidence import MP_VALUE, THREADING_EVENT
 
 EVENT_TESTS = frozenset({"is_set", "wait"})  # `while not X.is_set():`, `while not X.wait(1.0):`
+VALUE_MAKERS = frozenset({"Value", "RawValue"})  # multiprocessing's: a number in memory its children map too
 MAX_SOURCE = 1_000_000  # characters: a larger file is not parsed (the flag stays unknown)
 
 
@@ -22,7 +23,20 @@ def tested_flag(header: str) -> str | None:
         loop = ast.parse(f"{head}{'' if head.endswith(':') else ':'}\n    pass").body[0]
     except (SyntaxError, IndexError):
         return None
-    return event_tested(loop.test) if isinstance(loop, ast.While) else None
+    return (event_tested(loop.test) or value_tested(loop.test)) if isinstance(loop, ast.While) else None
+
+
+def value_tested(test: ast.expr) -> str | None:
+    """The ``.value`` alone a loop's test reads against constants, as written (``flag.value`` from ``flag.value ==
+    0``, ``not flag.value``, ``flag.value < 3``); None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        sides = [test.left, *test.comparators]
+        if sum(isinstance(x, ast.Constant) for x in sides) != 1:
+            return None
+        test = next(x for x in sides if not isinstance(x, ast.Constant))
+    return ast.unparse(test) if isinstance(test, ast.Attribute) and test.attr == "value" else None
 
 
 def event_tested(test: ast.expr) -> str | None:
@@ -41,7 +55,9 @@ def event_tested(test: ast.expr) -> str | None:
 
 def flag_kind(source: str, header: str, line: int | None = None) -> str | None:
     """``threading.Event`` where ``header`` (the loop's, at ``line``) tests a flag (``tested_flag``) that the file
-    ``source`` binds only to ``threading.Event()`` (or ``Event()`` imported from threading), at least once; None
+    ``source`` binds only to ``threading.Event()`` (or ``Event()`` imported from threading), at least once
+    (``multiprocessing.Value`` where it tests a flag's ``.value`` that the file binds only to multiprocessing's
+    ``Value``/``RawValue``, under the name its import or ``get_context()`` gives it); None
     where the file binds it to anything else, or in any other way (a parameter, an import, a loop or ``with``
     target, unpacking: whatever it is then was not written here), or not at all. An attribute, ``self.X``, is read
     only in the class the loop is in, which must bind it itself and have no base but ``object`` or threading's
@@ -63,29 +79,66 @@ def _kind(source: str, flag: str, line: int | None) -> str | None:
     except (SyntaxError, ValueError):
         return None
     nodes = list(ast.walk(tree))
+    wants_value = flag.endswith(".value")  # (a test of a Value's number, ``value_tested``)
+    flag = flag.removesuffix(".value")
     owner, _, name = flag.rpartition(".")
     attr = name if owner else None  # ``self.X``: the attribute X; a plain name: None
     if attr is not None and (owner != "self" or line is None):
         return None
     if any(_rebinds_anything(n, attr) for n in nodes):
         return None
-    makers = _event_makers(nodes)
+    makers = _value_makers(nodes) if wants_value else _event_makers(nodes)
     within = _class_at(tree, line) if attr is not None else tree
-    if within is None:
+    scoped = _scope(tree, line, flag) if wants_value and attr is None else None
+    if within is None or (wants_value and attr is None and scoped is None):
         return None
+    nodes = scoped if scoped is not None else nodes
     for n in nodes:
         for target, value in _assigned(n):
             text = ast.unparse(target)
             same = text == flag or (attr is not None and (text == attr or getattr(target, "attr", None) == attr))
             if same:  # ``self.stop`` in any class, another object's ``.stop``, a class's own ``stop = ...``
-                if value is None or not _makes_event(value, makers):
+                if value is None or not (_makes_value if wants_value else _makes_event)(value, makers):
                     return None
             elif any(ast.unparse(x) == flag for x in ast.walk(target)):
                 return None  # bound inside an unpacking: not read here
         if _binds_otherwise(n, flag):
             return None
-    events = sum(1 for n in ast.walk(within) for t, _ in _assigned(n) if ast.unparse(t) == flag)
-    return THREADING_EVENT if events else None
+    events = sum(1 for n in (scoped or ast.walk(within)) for t, _ in _assigned(n) if ast.unparse(t) == flag)
+    return (MP_VALUE if wants_value else THREADING_EVENT) if events else None
+
+
+def _scope(tree: ast.Module, line: int | None, name: str) -> list[ast.AST] | None:
+    """The nodes of the scope a loop at ``line`` reads the plain name ``name`` from (a parameter of another function
+    binds another name): the innermost function holding the line where it binds ``name`` itself, else the module's
+    top level; None where a ``global`` or ``nonlocal`` names it, or where the function is nested in another (a
+    closure's name)."""
+    if line is None or any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in ast.walk(tree)):
+        return None
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    holding = [n for n in ast.walk(tree) if isinstance(n, defs) and n.lineno <= line <= (n.end_lineno or 0)]
+    if not holding:
+        return _own_nodes(tree)
+    fn = max(holding, key=lambda n: n.lineno)
+    own = _own_nodes(fn) + [a for a in ast.walk(fn.args) if isinstance(a, ast.arg)]
+    if any(
+        (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)) or _binds_otherwise(n, name)
+        for n in own
+    ):
+        return own
+    return _own_nodes(tree) if len(holding) == 1 else None
+
+
+def _own_nodes(root: ast.AST) -> list[ast.AST]:
+    """The nodes of ``root``'s own scope: not inside a function, a lambda or a class it holds (their names)."""
+    out: list[ast.AST] = []
+    todo = [c for c in ast.iter_child_nodes(root) if not isinstance(c, ast.arguments)]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _class_at(tree: ast.Module, line: int | None) -> ast.ClassDef | None:
@@ -180,6 +233,35 @@ def _from_threading(n: ast.Import | ast.ImportFrom, a: ast.alias) -> bool:
     if isinstance(n, ast.Import):
         return a.name == "threading"
     return n.module == "threading" and not n.level and a.name == "Event"
+
+
+def _value_makers(nodes: list[ast.AST]) -> frozenset[str]:
+    """The names a call of which makes a multiprocessing Value in this file: ``Value``/``RawValue`` of multiprocessing
+    under the name its import gives it, of a context (``ctx = mp.get_context("fork")``), or imported themselves."""
+    modules, out = set(), set()
+    for n in nodes:
+        if isinstance(n, ast.Import):
+            modules |= {a.asname or a.name for a in n.names if a.name == "multiprocessing"}
+        elif isinstance(n, ast.ImportFrom) and n.module in ("multiprocessing", "multiprocessing.sharedctypes"):
+            out |= {a.asname or a.name for a in n.names if a.name in VALUE_MAKERS}
+    for n in nodes:
+        for t, v in _assigned(n):
+            made = v.func if isinstance(v, ast.Call) else None
+            if isinstance(t, ast.Name) and isinstance(made, ast.Attribute) and made.attr == "get_context":
+                modules |= {t.id} if ast.unparse(made.value) in modules else set()
+    contexts = {f"{m}.get_context" for m in modules if "." not in m}  # (``mp.get_context("fork").Value(...)``)
+    return frozenset(out | contexts | {f"{m}.{v}" for m in modules for v in VALUE_MAKERS})
+
+
+def _makes_value(value: ast.expr, makers: frozenset[str]) -> bool:
+    f = value.func if isinstance(value, ast.Call) else None
+    if (
+        not isinstance(f, ast.Attribute | ast.Name)
+        or (f.attr if isinstance(f, ast.Attribute) else f.id) not in VALUE_MAKERS
+    ):
+        return False
+    context = f.value.func if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) else None
+    return ast.unparse(f) in makers or (context is not None and ast.unparse(context) in makers)
 
 
 def _makes_event(value: ast.expr, makers: frozenset[str]) -> bool:

@@ -11,9 +11,9 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from hangwatch.capture.flags import event_tested
+from hangwatch.capture.flags import event_tested, value_tested
 from hangwatch.diagnose.cycle import closed_cycle
-from hangwatch.records.evidence import LocalsRead
+from hangwatch.records.evidence import MP_VALUE, LocalsRead
 from hangwatch.records.values import frozen
 
 if TYPE_CHECKING:
@@ -516,11 +516,12 @@ def is_sleep(fn: ast.expr) -> bool:
     )
 
 
-def stop_set_by_another(loop: ast.While) -> str | None:
+def stop_set_by_another(loop: ast.While, value: bool = False) -> str | None:
     """The event (its name, as written) whose being set is the only way out of ``loop``: its test is ``not
     X.is_set()`` or ``not X.wait(...)``, and its body does nothing but ``pass``, sleep or wait on that same ``X``
-    (no break, return or raise, no other call: nothing in it can set ``X`` or leave). None otherwise."""
-    event = event_tested(loop.test)
+    (no break, return or raise, no other call: nothing in it can set ``X`` or leave); ``value``: the test reads a
+    multiprocessing Value's ``X.value`` against a constant (``flags.value_tested``) instead. None otherwise."""
+    event = value_tested(loop.test) if value else event_tested(loop.test)
     if event is None:
         return None
     for stmt in loop.body:
@@ -537,21 +538,26 @@ def stop_set_by_another(loop: ast.While) -> str | None:
     return event
 
 
-def never_exits(source: str | None, private_wait: bool = False) -> str | None:
+def never_exits(source: str | None, private_wait: bool = False, flag: str | None = None) -> str | None:
     """Why a loop can never end by itself, in words, or None: a ``while True:`` (any constant true test) whose body
     has no ``break``, ``return``, ``raise``, ``yield`` or ``await`` and calls nothing but ``sleep`` (a call could
     raise or exit): it sleeps for ever, only a signal ends it; or, where the thread was read waiting in a futex
     private to its process (``private_wait``: a threading event's, never a multiprocessing one's, which another
-    process may set), a loop whose only way out is that event being set (``stop_set_by_another``). Source that does
-    not parse is not judged."""
+    process may set), a loop whose only way out is that event being set (``stop_set_by_another``), or (``flag``
+    ``MP_VALUE``) a multiprocessing Value's number changing. Source that does not parse is not judged."""
     if not source:
         return None
     loop = parse_loop(source)
     if not isinstance(loop, ast.While) or loop.orelse:
         return None
-    event = stop_set_by_another(loop) if private_wait else None
+    event = stop_set_by_another(loop, flag == MP_VALUE) if private_wait else None
     if event is not None:
         header = ast.get_source_segment(source.strip(), loop.test) or "?"
+        if flag == MP_VALUE:
+            return (
+                f"`while {header}:` ends only when `{event}` changes, and its body does nothing but wait: it is a "
+                "multiprocessing Value, and no other process of the job lives to write it"
+            )
         return (
             f"`while {header}:` ends only when `{event}` is set, and its body does nothing but wait: only another "
             "thread of its process (or a signal's handler) can set it"

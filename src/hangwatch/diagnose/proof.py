@@ -249,6 +249,19 @@ SIGCHLD = 1 << (17 - 1)
 GOES_ON = HANDLED & ~sum(1 << (n - 1) for n in (1, 3, 15))
 
 
+def shares_with_none(v: ProcessView, t: ThreadView) -> bool:
+    """Only ``t`` could change a multiprocessing Value its loop reads: no other process of the job lives to write the
+    memory (``ProcessView.alone``), no signal handler of ``v`` may run, and every other thread of it is parked in a
+    futex of its own."""
+    others = (o for o in v.threads if o.tid != t.tid)
+    return v.alone and not handlers_may_run(v) and all(o.parked and private_futex(o) for o in others)
+
+
+def private_futex(o: ThreadView) -> bool:
+    """Its newest call is a futex wait on memory of its own process (a lock, an event: not a multiprocessing one's)."""
+    return o.last.syscall == "futex" and not o.last.shared_futex
+
+
 def handlers_may_run(v: ProcessView, signals: int = HANDLED, unread: bool = True) -> bool:
     """Whether ``v`` has a signal handler (SigCgt) for one of ``signals`` that may still come (SIGCHLD only while a
     child lives); ``unread``: the answer where SigCgt was not read (a capture recorded before it was)."""

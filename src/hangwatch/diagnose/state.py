@@ -42,7 +42,7 @@ from hangwatch.diagnose.views import (
     moves_for_its_process,
     polls_with_timeout,
 )
-from hangwatch.records.evidence import THREADING_EVENT, UNREAD, LockHolder, Role
+from hangwatch.records.evidence import MP_VALUE, THREADING_EVENT, UNREAD, LockHolder, Role
 from hangwatch.records.incident import Verdict
 from hangwatch.records.values import frozen
 
@@ -413,7 +413,7 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     and could end the process: it never ends (proof); one whose only way out is an event being set, only where the
     event is the process's own and nothing else of it can set it (``_only_its_own``). Main in a loop that only sleeps
     until its child ends waits on that child (blocked: the graph follows it)."""
-    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t, r.flag)))), None)
+    why = next((w for r in v.locals_of(t.tid) if (w := never_exits(r.body, _only_its_own(v, t, r.flag), r.flag))), None)
     if why is None and t is v.main_thread and child_loop(v) is not None:  # (the graph's edge to that child)
         return Measured("blocked", f"in a loop that only sleeps until its child ends, at {describe(t.user_frame)}")
     if why is None:
@@ -429,16 +429,17 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
 
 def _only_its_own(v: ProcessView, t: ThreadView, flag: str | None = None) -> bool:
     """Whether only a thread of ``v`` could end ``t``'s wait on an event, and none can:
-    - ``t`` is not the main thread, and ``v``'s signal handlers were read and none may set the event (``HANDLED``:
-      a handler, such as a SIGTERM handler that sets a stop event, runs on the main thread, whatever it waits in);
+    - ``t`` is not the main thread, and ``v``'s signal handlers were read and none may set the event (``HANDLED``: a
+      handler, such as a SIGTERM handler that sets a stop event, runs on the main thread, whatever it waits in);
     - the event is the process's own, and no futex ``t`` was read waiting on is shared with another process (a
-      multiprocessing event's: another process may set it): at least one private futex was read, its last call
-      one; or, for a thread that sleeps between reads of its flag (the kernel sees no futex), the loop's file binds
-      that flag only to ``threading.Event()`` (``flag``, read by capture/flags.py) and the kernel saw it wake in the
-      window (a loop, not one long sleep);
+      multiprocessing event's: another process may set it): at least one private futex was read, its last call one;
+      or, for a thread that sleeps between reads of its flag (the kernel sees no futex), the loop's file binds that
+      flag only to ``threading.Event()`` (``flag``, read by capture/flags.py) and the kernel saw it wake (a loop);
     - every other thread of ``v``, native ones too, is parked in a futex of its own (the kernel says nothing wakes
       it: a thread in ``wait4`` or a read runs again when its child or its data comes, and one in ``pause()`` when
-      a signal does, and either may set the event)."""
+      a signal does, and either may set the event). A multiprocessing Value's number: ``proof.shares_with_none``."""
+    if flag == MP_VALUE:
+        return proof.shares_with_none(v, t)
     if t is v.main_thread or proof.handlers_may_run(v):
         return False
     read = [s for s in t.samples if s.syscall == "futex" and s.futex is not None]
@@ -446,9 +447,7 @@ def _only_its_own(v: ProcessView, t: ThreadView, flag: str | None = None) -> boo
         return False
     private = bool(read) and t.last.syscall == "futex"
     written = flag == THREADING_EVENT and (t.wakeups or 0) > 0
-    if not (private or written):
-        return False
-    return all(o.parked and o.last.syscall == "futex" and not o.last.shared_futex for o in v.threads if o.tid != t.tid)
+    return (private or written) and all(o.parked and proof.private_futex(o) for o in v.threads if o.tid != t.tid)
 
 
 def self_held_alive(v: ProcessView) -> str | None:

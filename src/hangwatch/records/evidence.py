@@ -131,6 +131,7 @@ class ProcessInfo:
     rank_from_args: bool = False
 
 
+MP_VALUE = "multiprocessing.Value"  # ``LocalsRead.flag``: the loop's test reads a ``.value`` its file binds only so
 THREADING_EVENT = "threading.Event"  # ``LocalsRead.flag``: the loop's file binds its flag only to threading.Event()
 
 
