@@ -179,3 +179,18 @@ def test_a_loop_on_a_value_no_living_process_can_write_never_ends(start_job, how
     if how == "hang":
         assert "no other process of the job lives to write it" in root["summary"], root["summary"]
         assert (root["where"]["file"], root["where"]["line"]) == marker("mp_value_flag_setter_died.py"), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
+def test_a_socket_whose_other_end_a_child_of_the_job_holds_is_no_network_wait(start_job, hang):
+    """Main asks a server child of its own over 127.0.0.1; the child waits on a queue whose producer died. The cycle
+    was proven, but named `io.network_wait`, "blocked waiting for the network", with a download's fixes (timeouts,
+    Hugging Face's variables, DNS and firewalls). The peer is a process of the job: the chain names it. The twin's
+    producer answers after 600 s: not proven."""
+    verdict, root, proven = _judged(start_job, _scenario("socket_to_a_server_child.py", hang))
+    assert proven is hang and (verdict == "hung") is hang, (verdict, root)
+    assert root["cause"] != "io.network_wait" and "network" not in root["summary"], root
+    if hang:
+        assert "a cycle" in root["summary"] and not any("HF_HUB" in f for f in root["fix"]), root
+        assert (root["where"]["file"], root["where"]["line"]) == marker("socket_to_a_server_child.py"), root

@@ -81,20 +81,24 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
     return named(finding)
 
 
-def _talks_to_itself(v: ProcessView, t: ThreadView) -> bool:
+def _talks_within_the_job(v: ProcessView, t: ThreadView) -> bool:
     """``t``'s socket (every one it waits on) has its other end, accepted, in ``v`` alone (a server on a thread of its
-    own, over loopback): no network is waited for, whatever the frames say; the graph follows the wait to that thread.
-    (One in a listening socket's accept queue stands for a server that never answers: the network's.)"""
+    own, over loopback) or in processes of the job (a server child): no network is waited for, whatever the frames
+    say; the graph follows the wait to that thread or process. (One in a listening socket's accept queue stands for a
+    server that never answers: the network's.)"""
     mine = [w for w in v.ev.waits if w.tid == t.tid]
     return bool(mine) and all(
-        w.kind in ("socket", "socket_full") and self_held(w) and sg.NOT_ACCEPTED not in (w.note or "") for w in mine
+        w.kind in ("socket", "socket_full")
+        and (self_held(w) or (bool(w.holders) and all(h.in_job for h in w.holders)))
+        and sg.NOT_ACCEPTED not in (w.note or "")
+        for w in mine
     )
 
 
 def network_wait_rule(scene: Scene) -> list[Hit]:
     """io.network_wait: blocked in a socket or HTTP call."""
     found = [(v, _network_thread(v)) for v in scene.views if v.role != Role.LAUNCHER]
-    return [_network_hit(v, t) for v, t in found if t is not None and not _talks_to_itself(v, t)]
+    return [_network_hit(v, t) for v, t in found if t is not None and not _talks_within_the_job(v, t)]
 
 
 # Kernel wait channels that name the storage layer (docs/facts.md#storage-waits).
