@@ -78,6 +78,8 @@ def test_a_sharer_that_ended_after_the_samples_is_no_proof_that_every_sharer_wai
         _until(lambda: "futex" not in _wchan(job.pid), "main never woke")
     w = sem_wait(before)  # the samples from before the child ended, the sharers read now
     assert w is not None and w.holders and child in w.sharers, w  # was: no holder, waiters [main], count 0: a proof
+    said = next(h.how for h in w.holders if h.pid == child)
+    assert "ended after the samples" in said and "shares the semaphore" not in said, said  # its maps were not read
     if way == "died":  # a look after its end: its samples say it ended; nobody can release the semaphore
         w = sem_wait(look())
         assert w is not None and not w.holders and w.value == 0 and w.waiters == (job.pid,), w

@@ -153,31 +153,34 @@ def test_a_read_of_a_signalfd_waits_for_its_signals(start_job, tmp_path, hang):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("how", ["hang", "twin", "outside"])
+@pytest.mark.parametrize("how", ["hang", "twin", "outside", "serve"])
 def test_a_loop_through_a_process_whose_every_thread_waits_on_it_is_a_cycle(start_job, how):
     """asyncio's communicate(None) leaves `cat`'s stdin open: the event loop awaits cat's output, its child watcher
     thread waits for cat's exit, cat reads the stdin the parent holds. Each thread of the parent that could act waits
     on the loop: a cycle, proven (was "a loop of waits, not proven": the watcher thread, able to wake, kept the
     parent's process open, and the clock ended it). Twins: a third thread of the parent's will close cat's stdin, after
-    a sleep of 600 s, or after a helper child off the loop answers: each may act, so no proof."""
+    a sleep of 600 s, or after a helper child off the loop answers: each may act, so no proof; the loop serves clients
+    on a listening socket, cat kept as its worker (main's own wait is on no process of the loop: a client may come)."""
     verdict, root, proven = _judged(start_job, [str(SCENARIOS / "asyncio_child_reads_its_stdin.py"), how])
-    assert proven is (how == "hang") and (verdict == "hung") is (how == "hang"), (verdict, root)
+    assert proven is (how == "hang"), (verdict, root)
+    assert how == "serve" or (verdict == "hung") is (how == "hang"), (verdict, root)  # (idle, serving: the clock's)
     if how == "hang":
         assert "a cycle" in root["summary"] and "waits for its child" in root["summary"], root["summary"]
         assert (root["where"]["file"], root["where"]["line"]) == marker("asyncio_child_reads_its_stdin.py"), root
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("how", ["hang", "twin", "thread"])
+@pytest.mark.parametrize("how", ["hang", "twin", "thread", "setexit"])
 def test_a_loop_on_a_value_no_living_process_can_write_never_ends(start_job, how):
     """Main polls a multiprocessing Value its child was to set, sleeping between reads; the child died first. Nothing
     of the job lives to write that memory, and no thread or handler of main's could: proven at the first look (it was
     slow, "woke up", bounded only by --max-slow). Twins: the child lives and sets it after 600 s; the child died but a
-    thread of main's sets it after 600 s: each may, so no proof."""
+    thread of main's sets it after 600 s: each may, so no proof; the child set it and exited while main sleeps 600 s
+    between reads: main has not read it since (a loop proven only where it was seen to read again and again)."""
     verdict, root, proven = _judged(start_job, [str(SCENARIOS / "mp_value_flag_setter_died.py"), how])
     assert proven is (how == "hang") and (verdict == "hung") is (how == "hang"), (verdict, root)
     if how == "hang":
-        assert "no other process of the job lives to write it" in root["summary"], root["summary"]
+        assert "no other process of the job lived in the window to write it" in root["summary"], root["summary"]
         assert (root["where"]["file"], root["where"]["line"]) == marker("mp_value_flag_setter_died.py"), root
 
 

@@ -1,7 +1,7 @@
 """Main polls a multiprocessing.Value flag that its child was to set, sleeping between reads; the child died first
 (`python mp_value_flag_setter_died.py hang`). Twins: `twin`, the child computes, then sets it after 600 s; `thread`,
-the child died but a thread of main's sets it after 600 s; `SECONDS`, the child sets it after SECONDS and the job
-ends."""
+the child died but a thread of main's sets it after 600 s; `setexit`, the child sets it and exits while main sleeps
+600 s between its reads (it has not read it since); `SECONDS`, the child sets it after SECONDS and the job ends."""
 
 import multiprocessing as mp
 import os
@@ -15,8 +15,11 @@ from _ready import ready
 def child(flag, arg: str) -> None:
     if arg in ("hang", "thread"):
         os._exit(1)  # dies before it sets the flag
-    time.sleep(600 if arg == "twin" else float(arg))
+    time.sleep(0.5 if arg == "setexit" else 600 if arg == "twin" else float(arg))
     flag.value = 1
+    if arg == "setexit":  # set, then gone, while main sleeps 600 s before it reads the flag again
+        ready()
+        os._exit(0)
 
 
 if __name__ == "__main__":
@@ -26,8 +29,9 @@ if __name__ == "__main__":
     p.start()
     if arg == "thread":
         threading.Thread(target=lambda: (time.sleep(600), setattr(flag, "value", 1)), daemon=True).start()
-    ready()
+    if arg != "setexit":
+        ready()
     while flag.value == 0:
-        time.sleep(0.05)  # HANG-HERE
+        time.sleep(600 if arg == "setexit" else 0.05)  # HANG-HERE
     print("done", flush=True)
     p.join()

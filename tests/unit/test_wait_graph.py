@@ -313,6 +313,34 @@ def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it
         ),
         ("import multiprocessing as mp\nflag = mp.Value('i')\n", "while flag.value == other", 3, None),
         ("import lib\nflag = lib.Value('i')\n", "while flag.value == 0", 3, None),
+        # its review: a name the file binds to something else too is no maker; an item is no name a scope binds
+        (
+            "from multiprocessing import Value\nif R:\n from kv import Value\nflag = Value('i')\n",
+            "while flag.value",
+            5,
+            None,
+        ),
+        (
+            "import multiprocessing as mp\ndef f():\n import kv as mp\nflag = mp.Value('i')\n",
+            "while flag.value",
+            5,
+            None,
+        ),
+        (
+            "import multiprocessing as mp\nctx = mp.get_context()\nctx = kv.connect()\nflag = ctx.Value('i')\n",
+            "while flag.value",
+            5,
+            None,
+        ),
+        ("import multiprocessing as mp\nflag = mp.get_context('fork')\n", "while flag.value == 0", 3, None),
+        (
+            "import multiprocessing as mp\ndef f():\n flag = [kv()]\n while flag[0].value:\n  pass\nflag[0] = mp.Value('i')\n",
+            "while flag[0].value",
+            4,
+            None,
+        ),
+        ("from multiprocessing import Value as V\nflag = V('i')\n", "while flag.value == 0", 3, MP_VALUE),
+        ("import multiprocessing.sharedctypes as sc\nflag = sc.RawValue('i')\n", "while flag.value == 0", 3, MP_VALUE),
     ],
 )
 def test_a_loop_on_a_multiprocessing_values_number_is_read_from_the_scope_it_reads_the_name_from(

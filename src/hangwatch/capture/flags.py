@@ -12,6 +12,7 @@ from hangwatch.records.evidence import MP_VALUE, THREADING_EVENT
 
 EVENT_TESTS = frozenset({"is_set", "wait"})  # `while not X.is_set():`, `while not X.wait(1.0):`
 VALUE_MAKERS = frozenset({"Value", "RawValue"})  # multiprocessing's: a number in memory its children map too
+MP_MODULES = frozenset({"multiprocessing", "multiprocessing.sharedctypes"})
 MAX_SOURCE = 1_000_000  # characters: a larger file is not parsed (the flag stays unknown)
 
 
@@ -113,7 +114,9 @@ def _scope(tree: ast.Module, line: int | None, name: str) -> list[ast.AST] | Non
     binds another name): the innermost function holding the line where it binds ``name`` itself, else the module's
     top level; None where a ``global`` or ``nonlocal`` names it, or where the function is nested in another (a
     closure's name)."""
-    if line is None or any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in ast.walk(tree)):
+    if line is None or not name.isidentifier():
+        return None  # (``flag[0]``: an item, not a name a scope binds)
+    if any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in ast.walk(tree)):
         return None
     defs = (ast.FunctionDef, ast.AsyncFunctionDef)
     holding = [n for n in ast.walk(tree) if isinstance(n, defs) and n.lineno <= line <= (n.end_lineno or 0)]
@@ -237,31 +240,60 @@ def _from_threading(n: ast.Import | ast.ImportFrom, a: ast.alias) -> bool:
 
 def _value_makers(nodes: list[ast.AST]) -> frozenset[str]:
     """The names a call of which makes a multiprocessing Value in this file: ``Value``/``RawValue`` of multiprocessing
-    under the name its import gives it, of a context (``ctx = mp.get_context("fork")``), or imported themselves."""
-    modules, out = set(), set()
+    (or its ``sharedctypes``) under the name its import gives it, of a context (``ctx = mp.get_context("fork")``;
+    ``mp.get_context`` stands for ``mp.get_context(...).Value``), or imported themselves (``as`` another name too);
+    none whose name the file binds any other way too (``import kvstore as mp`` in a function, ``ctx = remote()``)."""
+    good: set[int] = set()  # the bindings that make each name
+    modules: dict[str, str] = {}  # the prefix written -> the name it binds
+    imported: set[str] = set()
     for n in nodes:
-        if isinstance(n, ast.Import):
-            modules |= {a.asname or a.name for a in n.names if a.name == "multiprocessing"}
-        elif isinstance(n, ast.ImportFrom) and n.module in ("multiprocessing", "multiprocessing.sharedctypes"):
-            out |= {a.asname or a.name for a in n.names if a.name in VALUE_MAKERS}
+        for a in n.names if isinstance(n, ast.Import | ast.ImportFrom) else ():
+            if isinstance(n, ast.Import) and a.name in MP_MODULES:
+                modules[a.asname or a.name] = a.asname or a.name.split(".")[0]
+            elif isinstance(n, ast.ImportFrom) and n.module in MP_MODULES and not n.level and a.name in VALUE_MAKERS:
+                imported.add(a.asname or a.name)
+            else:
+                continue
+            good.add(id(a))
+    contexts = set()
     for n in nodes:
         for t, v in _assigned(n):
             made = v.func if isinstance(v, ast.Call) else None
-            if isinstance(t, ast.Name) and isinstance(made, ast.Attribute) and made.attr == "get_context":
-                modules |= {t.id} if ast.unparse(made.value) in modules else set()
-    contexts = {f"{m}.get_context" for m in modules if "." not in m}  # (``mp.get_context("fork").Value(...)``)
-    return frozenset(out | contexts | {f"{m}.{v}" for m in modules for v in VALUE_MAKERS})
+            at = isinstance(made, ast.Attribute) and made.attr == "get_context" and ast.unparse(made.value) in modules
+            if isinstance(t, ast.Name) and at:
+                contexts.add(t.id)
+                good.add(id(n))
+    names = modules | {c: c for c in contexts | imported}
+    kept = {m for m, bound in names.items() if _only(nodes, bound, good)}
+    return frozenset(
+        (imported & kept)
+        | {f"{m}.{v}" for m in kept - imported for v in VALUE_MAKERS}
+        | {f"{m}.get_context" for m in kept & set(modules)}
+    )
+
+
+def _only(nodes: list[ast.AST], name: str, good: set[int]) -> bool:
+    """Every binding of ``name`` in the file is one of ``good`` (by id)."""
+    for n in nodes:
+        if id(n) in good:
+            continue
+        if isinstance(n, ast.alias):
+            if (n.asname or n.name).split(".")[0] == name:
+                return False
+        elif any(isinstance(t, ast.Name) and t.id == name for t, _ in _assigned(n)) or _binds_otherwise(n, name):
+            return False
+    return True
 
 
 def _makes_value(value: ast.expr, makers: frozenset[str]) -> bool:
     f = value.func if isinstance(value, ast.Call) else None
-    if (
-        not isinstance(f, ast.Attribute | ast.Name)
-        or (f.attr if isinstance(f, ast.Attribute) else f.id) not in VALUE_MAKERS
-    ):
+    if f is None:
         return False
-    context = f.value.func if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) else None
-    return ast.unparse(f) in makers or (context is not None and ast.unparse(context) in makers)
+    if ast.unparse(f) in makers and not ast.unparse(f).endswith(".get_context"):
+        return True  # ``mp.Value``, ``ctx.Value``, ``V`` (``from multiprocessing import Value as V``)
+    if not isinstance(f, ast.Attribute) or not isinstance(f.value, ast.Call) or f.attr not in VALUE_MAKERS:
+        return False
+    return ast.unparse(f.value.func) in makers  # ``mp.get_context("fork").Value``
 
 
 def _makes_event(value: ast.expr, makers: frozenset[str]) -> bool:

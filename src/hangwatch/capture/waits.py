@@ -391,7 +391,7 @@ def _sem_wait(
     now: float,
 ) -> LockWait:
     """Who shares the semaphore ``t`` waits for, who waits for it, and who (inferred) holds it."""
-    sharers, waiters = _sharing(mapping, job)
+    sharers, waiters, ended = _sharing(mapping, job)
     name = sg.lock_name(next((f.code for f in t.frames if sg.is_user(f)), None))
     candidates = [p for p in sharers if p not in waiters]
     parent = infos[pid].ppid if pid in infos else None
@@ -408,6 +408,8 @@ def _sem_wait(
         how = (
             "its frame holds it"
             if proven
+            else "it ended after the samples: whether it shared the semaphore was not read (it may have released it)"
+            if p in ended
             else (
                 "shares the semaphore and is not waiting for it"
                 + ("" if len(candidates) == 1 else f" (one of {len(candidates)} such processes)")
@@ -428,25 +430,27 @@ def _sem_wait(
     )
 
 
-def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[list[int], list[int]]:
+def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[list[int], list[int], set[int]]:
     """The job's processes that map the semaphore ``mapping`` is in, and those of them with a thread waiting on it
     in their newest sample. Maps are read now, after the samples: a process alive at its newest sample and ended
     since is a sharer that does not wait (it moved during the look, and may have released the semaphore as it went).
     It was read as one that never shared it: a consumer that marked its tasks done and exited between the samples
     and this read left its parent's stale sample waiting with no sharer but itself, proven hung, a healthy job
-    killed. One that ended before the samples (a zombie in them) shares nothing."""
+    killed. One that ended before the samples (a zombie in them) shares nothing. The third: those that ended since."""
     sharers: list[int] = []
     waiters: list[int] = []
+    ended: set[int] = set()
     for p, samples in job.items():
         maps = [m for m in _sem_mappings(p) if m.key == mapping.key]
         if not maps:
             if samples[-1].exit_status is None and _ended(p):
                 sharers.append(p)
+                ended.add(p)
             continue
         sharers.append(p)
         if any(_futex_in(th, maps) for th in samples[-1].threads):
             waiters.append(p)
-    return sharers, waiters
+    return sharers, waiters, ended
 
 
 def _ended(pid: int) -> bool:

@@ -555,8 +555,9 @@ def never_exits(source: str | None, private_wait: bool = False, flag: str | None
         header = ast.get_source_segment(source.strip(), loop.test) or "?"
         if flag == MP_VALUE:
             return (
-                f"`while {header}:` ends only when `{event}` changes, and its body does nothing but wait: it is a "
-                "multiprocessing Value, and no other process of the job lives to write it"
+                f"`while {header}:` ends only when `{event}` changes, and its body does nothing but wait: its file "
+                "binds it only to multiprocessing's Value, and no other process of the job lived in the window to "
+                "write it while the loop read it again and again"
             )
         return (
             f"`while {header}:` ends only when `{event}` is set, and its body does nothing but wait: only another "

@@ -407,18 +407,20 @@ def blocked_throughout(t: ThreadView) -> bool:
 
 
 def others_wait_on(v: ProcessView, n: Node, edges: list[Edge]) -> frozenset[str] | None:
-    """The nodes the threads of ``v`` that could act (``acting_others``) wait on, each blocked for the window in a
-    followed wait with no timeout, where its main thread is blocked so at no CPU; None where one of them waits on
-    nothing followed (it may act). A loop of waits through them all is closed (``graph._follow``): an event loop
-    awaiting a child's output while its child watcher thread waits for that child's exit, the child reading what it
-    holds."""
+    """The nodes its main thread and the threads of ``v`` that could act (``acting_others``) wait on, each blocked for
+    the window in followed waits with no timeout, at no CPU, with no signal handler that may let it go on; None where
+    one of them waits on nothing followed (a poll of a listening socket: a client may come), or may act. A loop of
+    waits through them all is closed (``graph._follow``): an event loop awaiting a child's output while its child
+    watcher thread waits for that child's exit, the child reading what it holds."""
     main = v.main_thread
-    if main is None or n.state in ALIVE or not blocked_throughout(main) or (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+    if main is None or n.state in ALIVE or (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
+        return None
+    if proof.handlers_may_run(v, proof.GOES_ON):
         return None
     out: set[str] = set()
-    for o in acting_others(v, main.tid):
+    for o in (main, *acting_others(v, main.tid)):
         mine = [e for e in edges if e.waiter == thread_id(v.pid, o.tid) or (e.waiter, e.tid) == (n.id, o.tid)]
         if not mine or not blocked_throughout(o) or any(e.timeout is not False for e in mine):
             return None
         out.update(e.holder for e in mine)
-    return frozenset(out) or None
+    return frozenset(out)

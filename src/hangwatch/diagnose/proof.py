@@ -250,11 +250,14 @@ GOES_ON = HANDLED & ~sum(1 << (n - 1) for n in (1, 3, 15))
 
 
 def shares_with_none(v: ProcessView, t: ThreadView) -> bool:
-    """Only ``t`` could change a multiprocessing Value its loop reads: no other process of the job lives to write the
-    memory (``ProcessView.alone``), no signal handler of ``v`` may run, and every other thread of it is parked in a
+    """Only ``t`` could change a multiprocessing Value its loop reads, and it read it again after any other could: no
+    other process of the job was alive at any sample of the window (``ProcessView.alone``: one that set it and exited
+    just before is a zombie from the first sample on), ``t`` woke again and again in the window (its loop read the
+    value each time and went on), no signal handler of ``v`` may run, and every other thread of it is parked in a
     futex of its own."""
     others = (o for o in v.threads if o.tid != t.tid)
-    return v.alone and not handlers_may_run(v) and all(o.parked and private_futex(o) for o in others)
+    lone = v.alone and t.woke_often and not handlers_may_run(v)
+    return lone and all(o.parked and private_futex(o) for o in others)
 
 
 def private_futex(o: ThreadView) -> bool:

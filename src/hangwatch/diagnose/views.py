@@ -261,7 +261,7 @@ class ProcessView:
     clock_ticks: int
     timer_bound_s: float = sg.LONG_TIMER_S  # a timer ending later than this is past every bound of the job
     parent: bool = True  # a child of it that may exit by itself was alive at the capture's end (else no SIGCHLD comes)
-    alone: bool = False  # no other process of the job was alive at the capture's end (multiprocessing's helpers aside)
+    alone: bool = False  # no other process of the job was alive at any sample (multiprocessing's helpers aside)
 
     @property
     def info(self) -> ProcessInfo:
@@ -521,7 +521,8 @@ def build_views(ev: Evidence) -> list[ProcessView]:
     live = [p for p in ev.processes if not p.exited and p.samples and not p.samples[-1].state.startswith("Z")]
     command = {p.info.pid: p.info.cmdline for p in ev.processes}
     parents = {p.info.ppid for p in live if may_exit(p.info.role, p.info.cmdline, command.get(p.info.ppid, ()))}
-    others = {p.info.pid for p in live if not is_mp_helper(p.info.cmdline, command.get(p.info.ppid, ()))}
+    ever = [p for p in ev.processes if any(not s.state.startswith("Z") for s in p.samples)]  # (alive at a sample)
+    others = {p.info.pid for p in ever if not is_mp_helper(p.info.cmdline, command.get(p.info.ppid, ()))}
     return [
         ProcessView(p, ev.clock_ticks, timer_bound(ev), p.info.pid in parents, not others - {p.info.pid})
         for p in ev.processes
