@@ -169,4 +169,5 @@ def _process(p: dict[str, Any]) -> ProcessEvidence:
         rearms=tuple(Rearm(**r) for r in p.get("rearms", ())),
         daemons=tuple(p.get("daemons", ())),
         tracer=_holder(p["tracer"]) if p.get("tracer") else None,
+        heap_sharers=tuple(p["heap_sharers"]) if p.get("heap_sharers") is not None else None,
     )

@@ -170,13 +170,14 @@ def test_a_loop_through_a_process_whose_every_thread_waits_on_it_is_a_cycle(star
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("how", ["hang", "twin", "thread", "setexit"])
+@pytest.mark.parametrize("how", ["hang", "twin", "thread", "setexit", "daemon"])
 def test_a_loop_on_a_value_no_living_process_can_write_never_ends(start_job, how):
     """Main polls a multiprocessing Value its child was to set, sleeping between reads; the child died first. Nothing
     of the job lives to write that memory, and no thread or handler of main's could: proven at the first look (it was
     slow, "woke up", bounded only by --max-slow). Twins: the child lives and sets it after 600 s; the child died but a
     thread of main's sets it after 600 s: each may, so no proof; the child set it and exited while main sleeps 600 s
-    between reads: main has not read it since (a loop proven only where it was seen to read again and again)."""
+    between reads: main has not read it since (a loop proven only where it was seen to read again and again); a
+    daemon the child forked off (a session of its own, off the job's tree) sets it after 600 s: it maps the heap."""
     verdict, root, proven = _judged(start_job, [str(SCENARIOS / "mp_value_flag_setter_died.py"), how])
     assert proven is (how == "hang") and (verdict == "hung") is (how == "hang"), (verdict, root)
     if how == "hang":

@@ -340,6 +340,12 @@ def test_the_flag_a_loop_tests_is_a_threading_event_only_where_its_file_binds_it
             None,
         ),
         ("from multiprocessing import Value as V\nflag = V('i')\n", "while flag.value == 0", 3, MP_VALUE),
+        (
+            "import multiprocessing as mp\nflag = mp.Value('i')\ndef sleep(s):\n flag.value = 1\n",
+            "while flag.value == 0",
+            5,
+            None,
+        ),
         ("import multiprocessing.sharedctypes as sc\nflag = sc.RawValue('i')\n", "while flag.value == 0", 3, MP_VALUE),
     ],
 )

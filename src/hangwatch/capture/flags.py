@@ -89,6 +89,8 @@ def _kind(source: str, flag: str, line: int | None) -> str | None:
     if any(_rebinds_anything(n, attr) for n in nodes):
         return None
     makers = _value_makers(nodes) if wants_value else _event_makers(nodes)
+    if wants_value and not _sleeps_are_times(nodes):
+        return None  # (a `sleep` of the file's own may write the value: the loop's body is read as only sleeping)
     within = _class_at(tree, line) if attr is not None else tree
     scoped = _scope(tree, line, flag) if wants_value and attr is None else None
     if within is None or (wants_value and attr is None and scoped is None):
@@ -270,6 +272,19 @@ def _value_makers(nodes: list[ast.AST]) -> frozenset[str]:
         | {f"{m}.{v}" for m in kept - imported for v in VALUE_MAKERS}
         | {f"{m}.get_context" for m in kept & set(modules)}
     )
+
+
+def _sleeps_are_times(nodes: list[ast.AST]) -> bool:
+    """``sleep`` and ``time`` are the file's only as ``from time import sleep`` and ``import time``, if at all."""
+    good = {
+        id(a)
+        for n in nodes
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+        if (isinstance(n, ast.Import) and a.name == "time" and not a.asname)
+        or (isinstance(n, ast.ImportFrom) and n.module == "time" and a.name == "sleep" and not a.asname)
+    }
+    return _only(nodes, "sleep", good) and _only(nodes, "time", good)
 
 
 def _only(nodes: list[ast.AST], name: str, good: set[int]) -> bool:

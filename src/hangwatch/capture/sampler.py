@@ -35,11 +35,13 @@ from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy, resume_if_stopped
 from hangwatch.capture.syscalls import BlockedCall, SocketTable, SocketTables, describe_fd, read_blocked_call
-from hangwatch.capture.waits import read_waits
+from hangwatch.capture.waits import heap_sharers, read_waits
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import (
+    MP_VALUE,
     Evidence,
     Frame,
+    LocalsRead,
     LockHolder,
     NativeStack,
     ProcessEvidence,
@@ -548,6 +550,7 @@ def _processes(
             c10d=c10d.get(p),
             rearms=rearming_timers(infos[p], annotated[p]) if p not in gone else (),
             daemons=daemon_threads(infos[p], annotated[p]) if p not in gone else (),
+            heap_sharers=heap_sharers(p) if p not in gone and _reads_a_value(local_reads.get(p, ())) else None,
             loader_task=(
                 task_from_locals(p, batches[p]) if p in batches and infos[p].role == Role.DATALOADER_WORKER else None
             ),
@@ -555,6 +558,10 @@ def _processes(
         )
         for p in sorted(series, key=lambda p: (p != root, p))
     )
+
+
+def _reads_a_value(reads: tuple[LocalsRead, ...]) -> bool:
+    return any(r.flag == MP_VALUE for r in reads)
 
 
 def _tracers(series: dict[int, list[ProcessSample]], gone: set[int], py_spy: str | None) -> dict[int, LockHolder]:

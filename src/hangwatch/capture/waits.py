@@ -350,10 +350,10 @@ class _Mapping:
     path: str
 
 
-def _sem_mappings(pid: int) -> list[_Mapping]:
+def _mappings(pid: int, marker: str) -> list[_Mapping]:
     out = []
     for line in (proc.read_text(proc.PROC / str(pid) / "maps") or "").splitlines():
-        if SEM_MAPPING not in line:
+        if marker not in line:
             continue
         parts = line.split(None, 5)
         if len(parts) < 6:
@@ -361,6 +361,19 @@ def _sem_mappings(pid: int) -> list[_Mapping]:
         lo, hi = parts[0].split("-")
         out.append(_Mapping(int(lo, 16), int(hi, 16), f"{parts[3]} {parts[4]}", parts[5].replace(" (deleted)", "")))
     return out
+
+
+HEAP_MAPPING = "/pym-"  # multiprocessing's heap (Value, Array): /dev/shm/pym-PID-*, or a file in its temp dir
+
+
+def heap_sharers(pid: int) -> tuple[int, ...]:
+    """The other processes of the host that map any file of ``pid``'s multiprocessing heap (by device and inode): any
+    of them may write a Value in it (a child, a daemon forked off, the parent of a process attached to)."""
+    keys = {m.key for m in _mappings(pid, HEAP_MAPPING)}
+    if not keys:
+        return ()
+    others = (int(e) for e in os.listdir(proc.PROC) if e.isdigit() and int(e) != pid)
+    return tuple(sorted(q for q in others if any(m.key in keys for m in _mappings(q, HEAP_MAPPING))))
 
 
 def _sem_value(pid: int, addr: int) -> int | None:
@@ -441,7 +454,7 @@ def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[li
     waiters: list[int] = []
     ended: set[int] = set()
     for p, samples in job.items():
-        maps = [m for m in _sem_mappings(p) if m.key == mapping.key]
+        maps = [m for m in _mappings(p, SEM_MAPPING) if m.key == mapping.key]
         if not maps:
             if samples[-1].exit_status is None and _ended(p):
                 sharers.append(p)
@@ -516,7 +529,7 @@ def read_waits(
     for pid, threads in wanted.items():
         polling = {t.tid for t in threads if any(FILELOCK_DIR in f.file for f in t.frames)}
         targets = _filelock_targets(pid, polling, py_spy) if polling else {}
-        maps = _sem_mappings(pid) if any(t.shared_futex for t in threads) else []
+        maps = _mappings(pid, SEM_MAPPING) if any(t.shared_futex for t in threads) else []
         for t in threads:
             waits = _thread_waits(pid, t, targets, maps, r)
             if waits:

@@ -415,12 +415,18 @@ def others_wait_on(v: ProcessView, n: Node, edges: list[Edge]) -> frozenset[str]
     main = v.main_thread
     if main is None or n.state in ALIVE or (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT:
         return None
-    if proof.handlers_may_run(v, proof.GOES_ON):
-        return None
+    if proof.handlers_may_run(v, proof.GOES_ON) or any(proof.native_may_act(o) for o in v.threads if o is not main):
+        return None  # (a thread whose stack was not read may act too: a native library's I/O thread)
     out: set[str] = set()
     for o in (main, *acting_others(v, main.tid)):
         mine = [e for e in edges if e.waiter == thread_id(v.pid, o.tid) or (e.waiter, e.tid) == (n.id, o.tid)]
+        waits = [w for w in v.ev.waits if w.tid == o.tid]
         if not mine or not blocked_throughout(o) or any(e.timeout is not False for e in mine):
             return None
+        if any(not w.holders and not self_held(w) for w in waits):
+            return None  # a file it waits on that was followed to no holder: anyone may end that wait
         out.update(e.holder for e in mine)
+        # every holder of what it waits on, each an edge or not (one of several sharers of a semaphore; a file that
+        # it holds too, followed to none of them): the loop is closed only where each of them is on it
+        out.update(pid_id(h.pid) for w in waits for h in w.holders if h.pid != v.pid)
     return frozenset(out)

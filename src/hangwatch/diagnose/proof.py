@@ -252,11 +252,12 @@ GOES_ON = HANDLED & ~sum(1 << (n - 1) for n in (1, 3, 15))
 def shares_with_none(v: ProcessView, t: ThreadView) -> bool:
     """Only ``t`` could change a multiprocessing Value its loop reads, and it read it again after any other could: no
     other process of the job was alive at any sample of the window (``ProcessView.alone``: one that set it and exited
-    just before is a zombie from the first sample on), ``t`` woke again and again in the window (its loop read the
-    value each time and went on), no signal handler of ``v`` may run, and every other thread of it is parked in a
-    futex of its own."""
+    just before is a zombie from the first sample on), no other process of the host maps its heap after the window
+    (``heap_sharers``: a daemon forked off, the parent of a process attached to), ``t`` woke again and again in the
+    window (its loop read the value each time and went on), no signal handler of ``v`` may run, and every other
+    thread of it is parked in a futex of its own."""
     others = (o for o in v.threads if o.tid != t.tid)
-    lone = v.alone and t.woke_often and not handlers_may_run(v)
+    lone = v.alone and v.ev.heap_sharers == () and t.woke_often and not handlers_may_run(v)
     return lone and all(o.parked and private_futex(o) for o in others)
 
 

@@ -366,6 +366,9 @@ class ProcessEvidence:
     # at the exit's join beside two threads or more: the thread names the user's files start as daemons only
     daemons: tuple[str, ...] = ()
     tracer: LockHolder | None = None  # in a tracing stop throughout: the process that traces it (gdb, strace), read
+    # a loop of it reads a multiprocessing Value: the other processes of the host that map its heap's memory, read
+    # after the samples (None: not read)
+    heap_sharers: tuple[int, ...] | None = None
 
 
 @frozen
