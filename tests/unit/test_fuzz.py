@@ -68,10 +68,10 @@ def test_the_progress_parser_takes_any_bytes_quickly(chunks):
     for chunk in chunks:
         tail.add(chunk, 1.0)
         data = tail.snapshot()[2]
-        t0 = time.perf_counter()
+        t0 = time.thread_time()  # (CPU time: the suite's other workers on the same cores do not count)
         parser.latest(data)
         parser.by_rank(data)
-        assert time.perf_counter() - t0 < 0.5  # per poll, whatever the job prints
+        assert time.thread_time() - t0 < 0.5  # per poll, whatever the job prints
     assert len(tail.snapshot()[2]) <= TAIL_BYTES
 
 
@@ -226,9 +226,9 @@ def test_a_user_regex_is_only_run_on_a_bounded_record():
     parser = ProgressParser(re.compile(r"x(?P<step>\d+)y"))
     tail = OutputTail()
     tail.add(b"x" * 5000 + b"\n", 1.0)
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     parser.latest(tail.snapshot()[2])
-    assert time.perf_counter() - t0 < 0.5
+    assert time.thread_time() - t0 < 0.5
 
 
 FRAMES = st.builds(FrameRecord, function=st.text(max_size=10), file=st.text(max_size=20), line=st.integers(0, 10**5))

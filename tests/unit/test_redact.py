@@ -94,11 +94,12 @@ def test_a_name_or_a_scheme_is_read_as_a_whole_run(text, expected):
 
 def test_a_long_output_line_is_redacted_in_linear_time():
     """The look redacts the job's last 64 KiB of output while the pump waits for the interpreter: a 20 KB word took
-    11 s (every start of the run tried against the rest of it), and the job, its output pipe full, waited too."""
+    11 s (every start of the run tried against the rest of it), and the job, its output pipe full, waited too. Timed in
+    the thread's CPU time: under the whole suite on 2 cores a linear pass took 0.66 s of wall time once."""
     secret = f" HF_TOKEN={HF} "
     for unit in ("x", "a.", "a1", "a_", "-a", "a:", "a=", " ", "ab12"):
         text = unit * (65536 // len(unit)) + secret
-        t0 = time.perf_counter()
+        t0 = time.thread_time()  # (CPU time: the suite's other workers on the same cores do not count)
         out = redact_text(text)
-        assert time.perf_counter() - t0 < 0.5, unit
+        assert time.thread_time() - t0 < 0.5, unit
         assert HF not in out
