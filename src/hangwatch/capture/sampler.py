@@ -29,13 +29,14 @@ from hangwatch.capture.enrich import (
 from hangwatch.capture.holders import holder
 from hangwatch.capture.loader import task_from_locals
 from hangwatch.capture.locals import locals_pass
+from hangwatch.capture.maps import heap_sharers
 from hangwatch.capture.native import explains_nothing, read_native
 from hangwatch.capture.rearm import daemon_threads, rearming_timers
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy, resume_if_stopped
 from hangwatch.capture.syscalls import BlockedCall, SocketTable, SocketTables, describe_fd, read_blocked_call
-from hangwatch.capture.waits import heap_sharers, read_waits
+from hangwatch.capture.waits import read_waits
 from hangwatch.errors import CaptureError
 from hangwatch.records.evidence import (
     MP_VALUE,

@@ -34,6 +34,7 @@ from hangwatch.capture.holders import (
     job_frames,
     took_at,
 )
+from hangwatch.capture.maps import Mapping, mappings
 from hangwatch.capture.pipes import (
     FIFO_WCHAN,
     POLL_CALLS,
@@ -342,40 +343,6 @@ def _open_by(key: tuple[int, int, int], skip: set[int]) -> list[int]:
 
 
 # --- semaphores ------------------------------------------------------------------------------------------
-@frozen
-class _Mapping:
-    start: int
-    end: int
-    key: str  # "dev inode" of the mapped file
-    path: str
-
-
-def _mappings(pid: int, marker: str) -> list[_Mapping]:
-    out = []
-    for line in (proc.read_text(proc.PROC / str(pid) / "maps") or "").splitlines():
-        if marker not in line:
-            continue
-        parts = line.split(None, 5)
-        if len(parts) < 6:
-            continue
-        lo, hi = parts[0].split("-")
-        out.append(_Mapping(int(lo, 16), int(hi, 16), f"{parts[3]} {parts[4]}", parts[5].replace(" (deleted)", "")))
-    return out
-
-
-HEAP_MAPPING = "/pym-"  # multiprocessing's heap (Value, Array): /dev/shm/pym-PID-*, or a file in its temp dir
-
-
-def heap_sharers(pid: int) -> tuple[int, ...]:
-    """The other processes of the host that map any file of ``pid``'s multiprocessing heap (by device and inode): any
-    of them may write a Value in it (a child, a daemon forked off, the parent of a process attached to)."""
-    keys = {m.key for m in _mappings(pid, HEAP_MAPPING)}
-    if not keys:
-        return ()
-    others = (int(e) for e in os.listdir(proc.PROC) if e.isdigit() and int(e) != pid)
-    return tuple(sorted(q for q in others if any(m.key in keys for m in _mappings(q, HEAP_MAPPING))))
-
-
 def _sem_value(pid: int, addr: int) -> int | None:
     """A glibc semaphore's count: the 32-bit word the futex waits on (little-endian: the low half of
     its 64-bit data, whose high half counts the waiters)."""
@@ -388,7 +355,7 @@ def _sem_value(pid: int, addr: int) -> int | None:
     return struct.unpack("<I", raw)[0] if len(raw) == 4 else None
 
 
-def _futex_in(t: ThreadSample, maps: list[_Mapping]) -> _Mapping | None:
+def _futex_in(t: ThreadSample, maps: list[Mapping]) -> Mapping | None:
     if t.futex is None or not t.shared_futex:
         return None
     return next((m for m in maps if m.start <= t.futex < m.end), None)
@@ -397,7 +364,7 @@ def _futex_in(t: ThreadSample, maps: list[_Mapping]) -> _Mapping | None:
 def _sem_wait(
     pid: int,
     t: ThreadSample,
-    mapping: _Mapping,
+    mapping: Mapping,
     job: dict[int, list[ProcessSample]],
     infos: dict[int, ProcessInfo],
     py_spy: str | None,
@@ -443,7 +410,7 @@ def _sem_wait(
     )
 
 
-def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[list[int], list[int], set[int]]:
+def _sharing(mapping: Mapping, job: dict[int, list[ProcessSample]]) -> tuple[list[int], list[int], set[int]]:
     """The job's processes that map the semaphore ``mapping`` is in, and those of them with a thread waiting on it
     in their newest sample. Maps are read now, after the samples: a process alive at its newest sample and ended
     since is a sharer that does not wait (it moved during the look, and may have released the semaphore as it went).
@@ -454,7 +421,7 @@ def _sharing(mapping: _Mapping, job: dict[int, list[ProcessSample]]) -> tuple[li
     waiters: list[int] = []
     ended: set[int] = set()
     for p, samples in job.items():
-        maps = [m for m in _mappings(p, SEM_MAPPING) if m.key == mapping.key]
+        maps = [m for m in mappings(p, SEM_MAPPING) if m.key == mapping.key]
         if not maps:
             if samples[-1].exit_status is None and _ended(p):
                 sharers.append(p)
@@ -529,7 +496,7 @@ def read_waits(
     for pid, threads in wanted.items():
         polling = {t.tid for t in threads if any(FILELOCK_DIR in f.file for f in t.frames)}
         targets = _filelock_targets(pid, polling, py_spy) if polling else {}
-        maps = _mappings(pid, SEM_MAPPING) if any(t.shared_futex for t in threads) else []
+        maps = mappings(pid, SEM_MAPPING) if any(t.shared_futex for t in threads) else []
         for t in threads:
             waits = _thread_waits(pid, t, targets, maps, r)
             if waits:
@@ -541,7 +508,7 @@ def _thread_waits(
     pid: int,
     t: ThreadSample,
     targets: dict[int, tuple[str, bool | None, bool]],
-    maps: list[_Mapping],
+    maps: list[Mapping],
     r: _Reading,
 ) -> list[LockWait]:
     """What one blocked thread waits for: a file lock (a filelock's poll, flock, fcntl), a semaphore, a pipe, a
