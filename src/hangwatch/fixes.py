@@ -242,6 +242,16 @@ SELF_WAIT_FIX = {
         "The writer is the only reader of the socket it fills: read it on another thread or task, or bound the "
         "write with a timeout (sock.settimeout).",
     ),
+    "timerfd": (
+        "Nothing but this process holds the timerfd it reads, so its timer (disarmed, or set past the job's bounds) "
+        "is the only end of the read: arm it for the interval meant (timerfd_settime's it_value; 0 disarms it), "
+        "and poll it together with what should end the wait sooner, with a timeout.",
+    ),
+    "epoll": (
+        "The epoll it waits on watches no file: a file closed (or never registered) before the poll leaves the set "
+        "empty, and only a signal could end a wait with no timeout. Unregister before closing, check the set is not "
+        "empty before polling, and pass a timeout (selector.select(timeout=...)).",
+    ),
 }
 
 # A wait whose own timeout ends past the job's bounds (an event loop's next timer far off).

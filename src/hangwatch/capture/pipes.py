@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
-from hangwatch.capture.anonfds import fdinfo_value
+from hangwatch.capture.anonfds import EPOLL, epoll_watches, fdinfo_value, same_file, timerfd_left
 from hangwatch.capture.holders import (
     MAX_FD_SCAN_PIDS,
     O_ACCMODE,
@@ -27,7 +27,7 @@ from hangwatch.capture.holders import (
     holder,
 )
 from hangwatch.capture.sockpeer import backlog_listener, peer_inode
-from hangwatch.capture.syscalls import opening, polled_fds
+from hangwatch.capture.syscalls import epoll_of, opening, polled_fds
 from hangwatch.records.evidence import (
     POLLED,
     LockWait,
@@ -236,6 +236,49 @@ def eventfd_wait(
     return LockWait(
         t.tid, "eventfd", f"an eventfd (eventfd-id {key})", False, holders=holders, waiters=(pid,), note=note
     )
+
+
+def reads_timerfd(t: ThreadSample) -> bool:
+    """Blocked reading a timerfd (only its timer, or a holder that arms it again, ends the read)."""
+    return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None and t.fd_target == sg.TIMERFD
+
+
+def anon_wait(
+    pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
+) -> LockWait | None:
+    """What a read of a timerfd, or an epoll_wait on an epoll that watches no file, waits for beside its timer: a
+    holder of the same open file (the kernel's kcmp says which) arming the timer again (timerfd_settime), or adding a
+    file to the epoll (epoll_ctl); the waiter itself among them. None where it is neither, or the kernel does not
+    say which processes share it (then no wait on holders is drawn)."""
+    epfd = epoll_of(pid, t.tid) if t.syscall in POLL_CALLS else None
+    if epfd is not None and epoll_watches(pid, epfd) == 0:
+        fd, target, kind, what = epfd, EPOLL, "epoll", "an epoll instance that watches no file"
+    elif reads_timerfd(t) and t.fd is not None and (left := timerfd_left(pid, t.fd)) is not None:
+        fd, target, kind = t.fd, sg.TIMERFD, "timerfd"
+        what = "a timerfd" if left else "a timerfd that is disarmed"
+    else:
+        return None
+    unsure: list[int] = []
+
+    def holds(other: int, f: str) -> bool:
+        try:
+            if os.readlink(proc.PROC / str(other) / "fd" / f) != target:
+                return False
+        except OSError:
+            return False
+        same = same_file(pid, fd, other, int(f))
+        if same is None:
+            unsure.append(other)  # (not said which: counted as a holder, so no proof rests on its absence)
+        return same is not False
+
+    found, complete = _holders(sorted(job), holds, PIPE_SCAN_S)
+    if pid in unsure:
+        return None  # the kernel says nothing of which file it is, even of the waiter's own
+    how = f"holds the same {kind} (the kernel's kcmp says so)"
+    holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
+    notes = [f"the waiter itself holds the {kind}"] if pid in found else []
+    notes += [] if complete else [_searched()]
+    return LockWait(t.tid, kind, what, t.timeout, holders=holders, waiters=(pid,), note="; ".join(notes) or None)
 
 
 PIDFD = "anon_inode:[pidfd]"  # a process's file descriptor (pidfd_open, asyncio's child watcher from Python 3.12)

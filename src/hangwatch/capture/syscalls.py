@@ -412,6 +412,14 @@ def polled_fds(pid: int, tid: int) -> list[tuple[int, bool]] | None:
     return out
 
 
+def epoll_of(pid: int, tid: int) -> int | None:
+    """The epoll fd a thread sleeping in ``epoll_wait``/``epoll_pwait`` waits on; None in any other call."""
+    got = read_call(pid, tid)
+    timed = _TIMED.get(got[0]) if got is not None else None
+    epoll = timed is not None and timed[0] in ("epoll_wait", "epoll_pwait")
+    return got[1][0] if got is not None and got[1] and epoll else None
+
+
 def _selected_fds(pid: int, nfds: int, sets: list[int]) -> list[tuple[int, bool]] | None:
     """The fds a ``select``/``pselect6`` waits on, from its three ``fd_set`` bitmaps in the target's memory (read,
     write, exceptional: read as a read); None when there are too many or the memory cannot be read."""

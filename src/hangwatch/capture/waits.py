@@ -38,6 +38,7 @@ from hangwatch.capture.maps import Mapping, mappings
 from hangwatch.capture.pipes import (
     FIFO_WCHAN,
     POLL_CALLS,
+    anon_wait,
     eventfd_wait,
     fifo_open_wait,
     pipe_wait,
@@ -47,6 +48,7 @@ from hangwatch.capture.pipes import (
     reads_eventfd,
     reads_pipe,
     reads_socket,
+    reads_timerfd,
     socket_wait,
     tty_io,
 )
@@ -460,7 +462,7 @@ def _candidates(samples: list[ProcessSample]) -> list[ThreadSample]:
         elif t.state == "S" and t.wchan == FIFO_WCHAN:
             out.append(t)  # opening a FIFO whose other side nobody has open
         elif (
-            reads_pipe(t) or reads_socket(t) or reads_eventfd(t) or tty_io(t) or polls_forever(t)
+            reads_pipe(t) or reads_socket(t) or reads_eventfd(t) or reads_timerfd(t) or tty_io(t) or polls_forever(t)
         ) and not _pool_worker_idle(t):
             out.append(t)
     return out
@@ -540,12 +542,14 @@ def _thread_waits(
         return _one(socket_wait(pid, t, r.job, r.py_spy, r.now))
     if reads_eventfd(t) and followed:
         return _one(eventfd_wait(pid, t, r.job, r.py_spy, r.now))
+    if reads_timerfd(t) and followed:
+        return _one(anon_wait(pid, t, r.job, r.py_spy, r.now))
     if tty_io(t) and followed:
         return _one(pty_wait(pid, t, r.job, r.py_spy, r.now))
     if t.wchan == FIFO_WCHAN:
         return _one(fifo_open_wait(pid, t))
     if polls_forever(t) and t.tid == pid and not _mp_helper(info, r.infos):
-        return list(poll_waits(pid, t, r.job, r.py_spy, r.now))
+        return list(poll_waits(pid, t, r.job, r.py_spy, r.now)) or _one(anon_wait(pid, t, r.job, r.py_spy, r.now))
     return []
 
 

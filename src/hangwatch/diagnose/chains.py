@@ -37,10 +37,15 @@ SELF_HELD = {
     "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",
     "poll": "polls {} at {} (among its files), and only it holds its other end",
     "eventfd": "reads {} at {}, and only it holds it (only a write to it ends the read)",
+    "timerfd": "reads {} at {}, and only it holds it (only arming its timer again would end the read sooner)",
+    "epoll": "polls {} at {}, and only it holds it (only a file added to it could end the wait)",
     "poll eventfd": "polls {} at {} (among its files), and only it holds it",
 }
-# An eventfd's read ends only when a holder writes it: any holder could (no end of file: a holder's exit ends nothing).
-WRITTEN_BY_ANY = frozenset({"eventfd"})
+# An eventfd's read ends only when a holder writes it, a timerfd's sooner than its timer when a holder arms it again,
+# an empty epoll's when a holder adds a file to it: any holder could (no end of file: a holder's exit ends nothing).
+# What a holder could do, in words.
+ANY_HOLDER_COULD = {"eventfd": "write it", "timerfd": "arm it again", "epoll": "add a file to it"}
+WRITTEN_BY_ANY = frozenset(ANY_HOLDER_COULD)
 # File locks that belong to an open file, not to a process: a second open of the file in the same process waits for
 # the first (POSIX locks are the process's own: it never waits for itself; OFD locks have ranges: not read)
 OPEN_FILE_LOCKS = frozenset({"flock", "filelock"})

@@ -50,6 +50,7 @@ from hangwatch.capture.syscalls import LISTENING
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import (
     ALIVE_ENDINGS,
+    ANY_HOLDER_COULD,
     ENDED_BY_EXIT,
     ENDINGS,
     MAX_HOLDERS,
@@ -119,6 +120,8 @@ def _held_by_itself(
     or a selector's poll is one of its files (the others are followed too)."""
     note = w.note or ""
     what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
+    if w.kind == "timerfd" and timed is False and wt is not None and wt.last.wakes_in:
+        what += f" whose timer fires in {duration_text(wt.last.wakes_in)}, past the job's bounds,"
     key = ("poll eventfd" if w.kind in WRITTEN_BY_ANY else "poll") if POLLED in note else w.kind  # (no other end)
     closed = closed_words(v, w.tid)
     words = SELF_HELD[key].format(what, place) + closed
@@ -195,7 +198,8 @@ def _holder_words(
     if w.kind == "pidfd":  # (a poll's: its exit is what the process waits for, as a child's in waitpid)
         return f"{who} polls {w.path} at {place}: only the exit of pid {h.pid} ends it"
     if w.kind in WRITTEN_BY_ANY:
-        return f"{who} reads {w.path} at {place}; pid {h.pid} holds it too, and could write it"
+        verb = "polls" if w.kind == "epoll" else "reads"
+        return f"{who} {verb} {w.path} at {place}; pid {h.pid} holds it too, and could {ANY_HOLDER_COULD[w.kind]}"
     if w.kind in ("pipe_full", "socket_full"):
         return f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
     if w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:

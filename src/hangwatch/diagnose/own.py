@@ -165,8 +165,10 @@ def self_held(w: LockWait) -> bool:
     )
 
 
-READS = frozenset({"pipe", "socket", "eventfd"})  # a read's kinds (a thread's, that waits for bytes or a count)
-CLOSED_KINDS = frozenset({"pipe", "pipe_full", "socket", "socket_full", "eventfd"})
+READS = frozenset(
+    {"pipe", "socket"} | WRITTEN_BY_ANY
+)  # a read's kinds (a thread's: it waits for bytes, a count, a tick)
+CLOSED_KINDS = frozenset({"pipe", "pipe_full", "socket", "socket_full"} | WRITTEN_BY_ANY)
 
 
 def closed_readers(v: ProcessView) -> frozenset[int]:

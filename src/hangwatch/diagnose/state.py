@@ -455,10 +455,10 @@ def self_held_alive(v: ProcessView) -> str | None:
     it is alive (it wakes, sleeps on a timer within the bounds, or runs): that thread may take or give the bytes
     (an upload to a reader thread of its own), so the wait can end. In words, or None."""
     for w in v.ev.waits:
-        if w.tid != v.pid and w.kind in ("pipe", "socket", "eventfd"):
+        if w.tid != v.pid and w.kind in ("pipe", "socket", "eventfd", "timerfd", "epoll"):
             continue  # a side thread's read (followed only where main waits on that thread: own.py)
         if (
-            w.kind not in ("pipe", "pipe_full", "socket", "socket_full", "eventfd")
+            w.kind not in ("pipe", "pipe_full", "socket", "socket_full", "eventfd", "timerfd", "epoll")
             or w.holders
             or "the waiter itself" not in (w.note or "")
         ):

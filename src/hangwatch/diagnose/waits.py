@@ -62,7 +62,7 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
             if w.kind == "semaphore":
                 hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
                 continue
-            if w.kind in ("pipe_full", "socket_full", "eventfd", "pidfd"):
+            if w.kind in ("pipe_full", "socket_full", "eventfd", "timerfd", "epoll", "pidfd"):
                 continue  # a writer waiting for its readers, an eventfd's reader, a pidfd's: edges of the graph
             if w.kind == "fifo_open":
                 hits.append(_fifo_open(scene, v, t, w))
