@@ -57,6 +57,13 @@ ALL_ASLEEP_FIX = (
     "raises instead of holding the job.",
 )
 
+IMPORT_LOCK_FIX = (
+    "A thread waits on a module's import lock, which the thread importing that module holds until the module's top "
+    "level ends: a module that starts a thread at import time and waits for it (a join, a future's result) while "
+    "that thread imports the same module (a lazy import inside it) waits for ever. Start the thread from a function "
+    "called after the import, or import what the thread needs before starting it.",
+)
+
 REENTERED_LOCK_FIX = (
     "A thread takes a lock it already holds, and a threading.Lock is not re-entrant: do not take it in code that can "
     "run inside the locked block (a signal handler, a __del__, a logging handler, a callback). There, set a flag "

@@ -1422,5 +1422,7 @@ def test_a_lock_order_ring_through_a_log_call_is_a_deadlock_with_both_sides_said
     and main writes its checkpoint for 8 s holding the lock: exit 0."""
     root = _both_ways(run, "logging_repr_lock_order.py", arg, code)
     if root is not None:
-        assert root["cause"] == "code.deadlock" and "'uploader' at RunState.__repr__" in root["proof"]["fact"], root
+        assert (
+            root["cause"] == "code.deadlock" and "'uploader' on a lock at RunState.__repr__" in root["proof"]["fact"]
+        ), root
         assert "no living thread holds it" not in " ".join(root["evidence"]), root["evidence"]

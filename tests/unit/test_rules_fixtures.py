@@ -1657,7 +1657,7 @@ def test_every_thread_asleep_in_a_private_futex_is_proof_and_an_unnamed_chain_is
     assert any("QueueListener.dequeue (handlers.py" in e for e in root.evidence), root.evidence
     d = diagnose(load("a_log_call_inside_a_lock_whose_repr_takes_another"))
     root = d.findings[0]  # the ring's other side is said at its own line, and no claim that nobody holds the lock
-    assert "'uploader' at RunState.__repr__ (logging_repr_lock_order.py:24)" in root.proof.fact, root.proof
+    assert "'uploader' on a lock at RunState.__repr__ (logging_repr_lock_order.py:24)" in root.proof.fact, root.proof
     assert "no thread of the process can run to release it" in "\n".join(root.evidence), root.evidence
     assert "no living thread holds it" not in root.proof.fact + "\n".join(root.evidence), root
     d = diagnose(load("a_rank_waiting_in_a_store_get_for_a_key_nobody_sets"))

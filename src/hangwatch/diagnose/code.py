@@ -20,6 +20,7 @@ from hangwatch.fixes import (
     DEADLOCK_FIX,
     EXIT_JOIN_FIX,
     FUTURE_IN_POOL_FIX,
+    IMPORT_LOCK_FIX,
     LOCK_KEPT_FIX,
     LOOP_BLOCKED_FIX,
     LOOP_LOCK_FIX,
@@ -371,7 +372,7 @@ def _deadlock_words(
         return (
             0.8,
             f"the main thread joins a thread that waits on {said}{RELEASED_BY.get(kind, 'set')}",
-            WAIT_FOREVER_FIX,
+            IMPORT_LOCK_FIX + OTHERS_WAIT_FIX[1:] if kind == proof.IMPORT_LOCK else WAIT_FOREVER_FIX,
         )
     kind = "future" if proof.waits_on_future(main) else waits[main.tid] or "event"
     what = f"the main thread waits on {proof.article(kind)} {kind} that no running thread will "
@@ -410,6 +411,7 @@ RELEASED_BY = {
     "semaphore": "release",
     "barrier": "reach (a party that never arrives)",
     "join": "end",
+    proof.IMPORT_LOCK: "release (the thread importing that module holds it until the module's top level ends)",
 }
 
 

@@ -56,11 +56,14 @@ def waiting_words(threads: list[ThreadView]) -> str:
 
 
 QUEUE_TASKS = "queue's unfinished tasks"
+IMPORT_LOCK = "module's import lock"
+IMPORTLIB = "<frozen importlib._bootstrap>"
 
 
 def sync_wait(t: ThreadView) -> str | None:
     """How a blocked thread waits, if on a thread-level primitive: 'lock', 'event', 'condition', 'semaphore', 'queue',
-    QUEUE_TASKS (a queue's join), 'join' (a thread's), 'barrier'."""
+    QUEUE_TASKS (a queue's join), 'join' (a thread's), 'barrier', IMPORT_LOCK (an import of a module another thread
+    is importing)."""
     frames = t.frames
     if not frames or not t.idle_throughout:
         return None
@@ -80,6 +83,8 @@ def sync_wait(t: ThreadView) -> str | None:
         return "queue"  # a queue's get or put waits on the queue's own condition (threading.py, innermost)
     if any(f.file.endswith("/queue.py") and sg.method(f) == "join" for f in lib):
         return QUEUE_TASKS  # its join waits for a task_done() of each item put
+    if any(f.file == IMPORTLIB and f.function == "_ModuleLock.acquire" for f in lib):
+        return IMPORT_LOCK  # a module's import lock: the thread importing that module holds it until its top level ends
     if any(f.file.endswith("/threading.py") and f.function.startswith("Semaphore.") for f in lib):
         return "semaphore"  # (a BoundedSemaphore's code is Semaphore's) it waits on a condition of its own
     for f in lib:
@@ -348,6 +353,12 @@ def _in_private_futex(v: ProcessView, t: ThreadView, threads: int) -> bool:
     )
 
 
+def _on(t: ThreadView) -> str:
+    """What a thread in a futex waits on, where its frames say (`` on a barrier``); empty where they do not."""
+    kind = sync_wait(t)
+    return f" on {article(kind)} {kind}" if kind else ""
+
+
 def _at(t: ThreadView) -> str:
     """Where a thread in a futex waits, for a proof's words: its innermost frame of the user's, else its innermost."""
     return describe(innermost_user(t.frames) or (t.frames[0] if t.frames else None))
@@ -564,10 +575,10 @@ def all_asleep(v: ProcessView, t: ThreadView) -> Proof | None:
     ):
         return None
     others = [o for o in v.threads if o.tid != t.tid and o.has_stack][:3]  # where the rest wait: the ring's other side
-    also = "".join(f", {o.name!r} at {_at(o)}" for o in others)
+    also = "".join(f", {o.name!r}{_on(o)} at {_at(o)}" for o in others)
     return hang(
         f"every one of the {n} threads of {v.label()} waits in a futex private to the process with no timeout "
-        f"(in every sample, none woken): {t.name!r} at {_at(t)}{also}; only a thread of the same process could "
+        f"(in every sample, none woken): {t.name!r}{_on(t)} at {_at(t)}{also}; only a thread of the same process could "
         "wake one, and none runs"
     )
 
@@ -578,8 +589,8 @@ def nobody_releases(v: ProcessView, t: ThreadView) -> tuple[Proof, bool] | None:
     fork copied without its threads is fork's first: its words and fix are fork's."""
     if waits_on_future(t) and (alone := forsaken(v, t)) is not None:
         return alone, True
+    if (asleep := all_asleep(v, t)) is not None:
+        return asleep, False  # (every thread asleep: where each waits is the fact, not only that none releases)
     if (fact := unreleasable(v, t)) is not None:
         return fact, False
-    if (alone := forsaken(v, t)) is not None:
-        return alone, True
-    return (asleep, False) if (asleep := all_asleep(v, t)) is not None else None
+    return (alone, True) if (alone := forsaken(v, t)) is not None else None

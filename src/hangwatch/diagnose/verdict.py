@@ -25,6 +25,7 @@ from hangwatch.fixes import (
     FULL_BUFFER_FIX,
     GIL_FIX,
     GROUP_FIX,
+    IMPORT_LOCK_FIX,
     LATE_TIMER_FIX,
     LONG_SLEEP_FIX,
     OTHERS_WAIT_FIX,
@@ -368,6 +369,13 @@ OWN_KINDS = frozenset(
 )
 
 
+def _asleep_fix(v: ProcessView | None) -> tuple[str, ...]:
+    """Every thread of ``v`` asleep: a ring's fix, or an import-time thread's where one waits on a module's import
+    lock (a thread that imports a module another of them is importing)."""
+    importing = v is not None and any(proof.sync_wait(o) == proof.IMPORT_LOCK for o in v.threads)
+    return IMPORT_LOCK_FIX + ALL_ASLEEP_FIX[1:] if importing else ALL_ASLEEP_FIX
+
+
 def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
     """A chain the graph proves hung that no finding carries is hung all the same: one finding per such chain,
     with a generic cause (``code.deadlock`` for a cycle within one process, ``process.waits_on`` otherwise),
@@ -405,7 +413,7 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             if t is not None and t.last.timeout is True and t.last.wakes_in is not None:  # a timeout past the bounds
                 fix = fix + LATE_TIMER_FIX
         if c.hops[-1].resource in OWN_KINDS and c.ending in (NOBODY, "long_sleep"):  # a primitive's, not a pipe's
-            fix = ALL_ASLEEP_FIX if asleep else WAIT_FOREVER_FIX if c.ending == NOBODY else LONG_SLEEP_FIX
+            fix = _asleep_fix(v) if asleep else WAIT_FOREVER_FIX if c.ending == NOBODY else LONG_SLEEP_FIX
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             if any(TAGS_DIFFER in h.words for h in c.hops):  # the tags read differ
