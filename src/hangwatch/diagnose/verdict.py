@@ -6,6 +6,7 @@ proof (tests/unit/test_structure.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -276,7 +277,7 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         return _not_hung(f, f"Not proven hung: {alive}.", (alive,))
     proven = _proven_chain(graph, at)
     if proven is not None:  # a ring the namer's one hop cannot tell: the summary says it
-        ring = proven.ending == "cycle" and not any(w in f.summary for w in ("cycle", "deadlock", "each wait"))
+        ring = proven.ending == "cycle" and not _says_ring(f.summary)
         said = f.summary.rstrip(".") + f"; {proven.ending_text}." if ring else f.summary
         return Hit(replace(f, summary=said, proof=proven.proof, evidence=(*f.evidence, *proven.lines())), hit.verdict)
     own = next((c for c in graph.chains if c.waiter == at), None)
@@ -288,6 +289,15 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         # say what it does: no hang is measured, so none is said, and the finding ranks below the others.
         return _not_hung(f, "Not proven hung: " + own.ending_text + ".", own.lines())
     return hit
+
+
+PLACES = re.compile(r"\([^()]*:\d+\)|`[^`]*`")  # a summary's places and code: `(ring_cycle.py:3)` says no ring
+
+
+def _says_ring(summary: str) -> bool:
+    """A namer's summary already says the ring (a cycle, a deadlock, each waiting), in its words, not its places."""
+    said = PLACES.sub("", summary)
+    return any(w in said for w in ("cycle", "deadlock", "each wait"))
 
 
 def _timed(graph: WaitGraph, at: str) -> bool:

@@ -494,7 +494,7 @@ def semaphore_wait(
         who = (
             f"which {role}"
             + (f" (pid {h.pid})" if role == "main" else "")
-            + f" could {NOTIFY[what]} (it shares it, not waiting)"
+            + f" could {NOTIFY[what]} (it shares it and does not wait on it)"
         )
     elif h.proven:
         who = f"held by {role} (pid {h.pid}), whose frame holds it" if role == "main" else f"held by pid {h.pid}"
