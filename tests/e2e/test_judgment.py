@@ -1439,3 +1439,19 @@ def test_a_handshake_of_two_multiprocessing_events_is_said_to_be_a_ring(run, arg
     if root is not None:
         assert "a cycle: each waits for the next" in root["summary"], root["summary"]
         assert "not waiting" not in root["summary"], root["summary"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("6", 0), ("hang", 125)])
+def test_a_ring_of_three_pipes_is_named_at_the_parent_by_the_pipe_it_reads(run, arg, code):
+    """First sight: main reads the pipe from the last of two stage children, each reading the one before. Proven a
+    cycle, but main was said to wait 'for its child' the first one (a guess from its stack beside the pipe's
+    measured writer), and the child named was not the one whose pipe it reads. Now main's read is its pipe's, the
+    child named is that pipe's writer, and the place is main's read (the ring mended where the token is written)."""
+    root = _both_ways(run, "three_pipe_ring.py", arg, code)
+    if root is not None:
+        main = root["where"]["pid"]
+        hops = [h for c in run.hang()["graph"]["chains"] for h in c["hops"] if h["waiter"] == f"pid:{main}"]
+        assert hops and all(h["resource"] == "pipe" for h in hops), hops
+        writer = hops[0]["holder"].split(":")[1]
+        assert f"waits for its child pid {writer}," in root["summary"], (root["summary"], hops)

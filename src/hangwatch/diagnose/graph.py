@@ -326,8 +326,8 @@ def _edges_of(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node | None]]:
     batch = lost_batch(scene, v, t, at)
     if batch is not None:  # the batch no worker holds: what its main thread waits on
         return [batch]
-    out.extend((e, None) for e in _stack_waits(scene, v, t, at, kernel_read=bool(out)))
-    held, side = _held_waits(scene, v)
+    held, side = _held_waits(scene, v)  # (main's read followed to its writers: no guess of a child from its stack)
+    out.extend((e, None) for e in _stack_waits(scene, v, t, at, bool(out) or any(e.tid == t.tid for e, _ in held)))
     out.extend(held)
     if blocked_throughout(t):  # (a rank blocked for the whole window in one of torch's calls)
         out.extend((e, None) for e in rank_waits(scene, v, at))

@@ -293,8 +293,12 @@ def waited_children(scene: Scene, v: ProcessView) -> list[ProcessView]:
     worker, nor multiprocessing's resource tracker, which a `spawn` Pool's parent never waits for). A zombie child
     has exited: its parent reaps it when it gets to it; it is nothing the parent can wait on for long."""
     named = v.main_thread.last.wait_child if v.main_thread is not None else None
-    # the kernel's argument, whoever it names; else own.senders' reading (living, that may exit by itself)
-    return [k for k in scene.children(v.pid) if k.pid == named and not k.state.startswith("Z")] or senders(scene, v)
+    # the kernel's argument, whoever it names; else own.senders' reading (living, that may exit by itself), of them
+    # those that hold the write end of the pipe main reads, where the capture followed it (a ring of pipes: the one
+    # before it, not the first child)
+    kids = [k for k in scene.children(v.pid) if k.pid == named and not k.state.startswith("Z")]
+    writers = {h.pid for w in v.ev.waits if w.tid == v.pid and w.kind == "pipe" for h in w.holders}
+    return kids or [k for k in senders(scene, v) if not writers or k.pid in writers]
 
 
 def reads_a_queue(f: Frame) -> bool:
@@ -308,7 +312,20 @@ def _flushes_a_queue(f: Frame) -> bool:
     return sg.at(f, "multiprocessing/queues.py", frozenset({"_feed", "_finalize_join"}))
 
 
-def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
+def _leads_to(scene: Scene, kid: ProcessView, pid: int) -> bool:
+    """``kid``'s waits lead, holder by holder through the job's processes, to ``pid`` (a ring of pipes through it)."""
+    seen, todo = {kid.pid}, [kid]
+    while todo:
+        for h in (h for w in todo.pop().ev.waits for h in w.holders):
+            if h.pid == pid:
+                return True
+            if h.pid not in seen and (x := scene.view(h.pid)) is not None:
+                seen.add(h.pid)
+                todo.append(x)
+    return False
+
+
+def _child_hit(v: ProcessView, kids: list[ProcessView], scene: Scene) -> Hit:
     """The wait for the child that explains most (stopped first, then stuck, ...), named with what the child was
     measured doing; the verdict stage follows the wait through it (the graph's chain) to its end."""
     measured = {k.pid: process_state(k) for k in kids}
@@ -336,8 +353,8 @@ def _child_hit(v: ProcessView, kids: list[ProcessView]) -> Hit:
     if dropped is not None:
         ev.append(f"the job's output: a multiprocessing.Queue's feeder thread could not pickle an item ({dropped})")
     # at the child's line, but where the child waits on what this process holds (a pipe it never writes or closes, a
-    # full pipe it never reads, a lock): a cycle through the parent, mended at the parent's own wait
-    on_parent = any(h.pid == v.pid for w in kid.ev.waits for h in w.holders) and pframe is not None
+    # full pipe it never reads, a lock), itself or through others: a cycle through the parent, mended at its own wait
+    on_parent = _leads_to(scene, kid, v.pid) and pframe is not None
     kuser = innermost_user(kt.frames) if kt else None
     where = kid.where(kt, kuser) if kuser is not None and not on_parent else v.where(t, pframe)
     said = state_fact if state_fact.startswith(state) else f"{STATE_WORDS.get(state, state)}: {state_fact}"
@@ -383,7 +400,7 @@ def child_wait_rule(scene: Scene) -> list[Hit]:
         kids = waited_children(scene, v)
         # (a launcher of its own, mp.spawn or a Process per rank: the distributed rules explain its ranks)
         if kids and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT and not all(k.role == Role.RANK for k in kids):
-            hits.append(_child_hit(v, kids))
+            hits.append(_child_hit(v, kids, scene))
     return hits
 
 
