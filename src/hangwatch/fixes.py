@@ -199,6 +199,13 @@ FORK_FIX = (
     "OMP_NUM_THREADS=1 / TOKENIZERS_PARALLELISM=false when a native thread pool is involved.",
 )
 
+FORK_IMPORT_FIX = (
+    "The process was forked while another thread of its parent was importing a module: the copy holds that "
+    "module's import lock for a thread it does not have. Finish the imports before forking (import the module "
+    "at the top, before starting threads that import), or start the processes with 'spawn' or 'forkserver' "
+    "(multiprocessing.set_start_method('spawn')), which begin without the parent's held locks.",
+)
+
 # distributed
 PEER_FIX = (
     "Fix what the culprit rank is doing at the location shown; the other ranks only wait for it.",

@@ -1455,3 +1455,16 @@ def test_a_ring_of_three_pipes_is_named_at_the_parent_by_the_pipe_it_reads(run, 
         assert hops and all(h["resource"] == "pipe" for h in hops), hops
         writer = hops[0]["holder"].split(":")[1]
         assert f"waits for its child pid {writer}," in root["summary"], (root["summary"], hops)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("twin", 0), ("hang", 124)])
+def test_a_child_forked_while_a_thread_imports_waits_on_that_modules_import_lock(run, arg, code):
+    """First sight: a fork while another thread imports a module; the child imports it and waits on the module's
+    import lock, owned by a thread the fork did not copy. Proven, but named `child.wait` with 'look at the child'.
+    Now `fork.inherited_lock` at the child's import, said to be the import lock, with the fix to finish imports
+    before forking (a race: a requeue may pass, exit 124). The twin's import ends before the fork."""
+    root = _both_ways(run, "fork_while_importing.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "fork.inherited_lock" and "module's import lock" in root["summary"], root
+        assert "before forking" in root["fix"][0], root["fix"]

@@ -20,6 +20,7 @@ from hangwatch.diagnose.workers import busy_frames, held_batch, sample_named, wo
 from hangwatch.fixes import (
     BATCH_LOST_FIX,
     FORK_FIX,
+    FORK_IMPORT_FIX,
     NETWORK_FIX,
     OOM_FIX,
     PREEXEC_FIX,
@@ -48,24 +49,29 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     lock_line = user is not None and sg.is_lock_line(user.code)
     one_thread = worker.ev.samples[-1].num_threads == 1
     futex = (t.last.wchan or "").startswith("futex")
-    if not (lock_line or (one_thread and futex and user is not None and t.frames[0] is user)):
+    # a module's import lock, in a process of one thread: re-entrant for its owner, so owned by a thread fork left out
+    imports = one_thread and futex and proof.sync_wait(t) == proof.IMPORT_LOCK
+    if not (lock_line or imports or (one_thread and futex and user is not None and t.frames[0] is user)):
         return []
     holders = parent.user_threads if parent else []
-    if not holders:
+    if not holders and not imports:
         return []
-    ev = [
-        f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at "
-        f"{'a lock' if lock_line else 'a native call'}: {described(user)}"
-    ]
+    at = "a module's import lock" if imports else "a lock" if lock_line else "a native call"
+    ev = [f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at {at}: {described(user)}"]
+    if imports:
+        ev.append(
+            "a module's import lock is re-entrant for the thread that owns it: its owner is a thread fork did not copy"
+        )
     if futex:
         ev.append(f"kernel wait: {t.last.wchan} (a futex: lock or condition)")
     ev.append(
         f"{worker.label()} has {worker.ev.samples[-1].num_threads} OS thread(s): fork copied only the forking thread"
     )
-    ev.append(
-        "the parent runs other user threads that may hold it: "
-        + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3])
-    )
+    if holders:
+        ev.append(
+            "the parent runs other user threads that may hold it: "
+            + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3])
+        )
     return ev
 
 
@@ -423,17 +429,27 @@ def fork_rule(scene: Scene) -> list[Hit]:
         ev = fork_lock_suspect(v, t, parent)
         if ev:  # the graph proves it where nothing in the child can wake it (graph._thread_waits)
             preexec = t.any_frame(lambda f: sg.at(f, "subprocess.py", frozenset({"_execute_child"})))
-            hits.append(_inherited(v, t, t.user_frame, v.label(), v.info.ppid, ev, preexec))
+            importing = proof.sync_wait(t) == proof.IMPORT_LOCK
+            hits.append(_inherited(v, t, t.user_frame, v.label(), v.info.ppid, ev, preexec, importing))
     return hits
 
 
 def _inherited(
-    v: ProcessView, t: ThreadView, frame: Frame | None, who: str, forked_from: int, ev: list[str], preexec: bool = False
+    v: ProcessView,
+    t: ThreadView,
+    frame: Frame | None,
+    who: str,
+    forked_from: int,
+    ev: list[str],
+    preexec: bool = False,
+    importing: bool = False,
 ) -> Hit:
     """fork.inherited_lock: ``who`` blocked on a lock it likely inherited, held, when it was forked from pid
     ``forked_from`` (a DataLoader's forkserver worker: its DataLoader's process, not its parent); ``preexec``: in the
     preexec_fn Popen runs in the child. 0.85, a worker's too: ahead of its parent's wait (child.wait, 0.82)."""
     how = ", in the preexec_fn Popen runs in the child before it execs." if preexec else "."
     said = f"{who} is blocked on a lock it likely inherited, already held, when it was forked from pid {forked_from}"
-    fix = PREEXEC_FIX if preexec else FORK_FIX
+    if importing:  # (re-entrant for its owner: certainly inherited)
+        said = f"{who} waits on a module's import lock that a thread of pid {forked_from} held when it forked"
+    fix = PREEXEC_FIX if preexec else FORK_IMPORT_FIX if importing else FORK_FIX
     return named(Finding(Cause.FORK_INHERITED_LOCK, 0.85, said + how, v.where(t, frame), tuple(ev), fix))
