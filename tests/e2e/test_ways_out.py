@@ -124,9 +124,11 @@ TIMERFD = (
 def test_a_read_of_a_timerfd_waits_for_its_timer(start_job, tmp_path, hang):
     """A read of a timerfd ends when its timer fires (its fdinfo's it_value). Armed for 600 s (within the bounds), it
     is a sleep: slow, not hung (it was `unknown` and hung, killed at --min-stall, a timer away from its end). Disarmed
-    (mavlink-router#256), only a re-arm ends it: hung, left to --min-stall (its holder's threads may re-arm it)."""
+    (mavlink-router#256), only a re-arm ends it: hung, proven where its process alone holds it and no thread of it
+    could re-arm it (test_own_fds.py has the twins; was: left to --min-stall)."""
     verdict, root, _ = _judged(start_job, _written(tmp_path, "tick.py", TIMERFD.format(secs=0 if hang else 600)))
-    assert (verdict == "hung") is hang and root["proof"] is None, (verdict, root)
+    proven = root["proof"] is not None and root["proof"]["kind"] == "hang"
+    assert (verdict == "hung") is hang and proven is hang, (verdict, root)
     if not hang:
         assert "reads a timerfd at <module> (tick.py:9): its timer fires in 59" in root["summary"], root["summary"]
 

@@ -8,15 +8,18 @@ import tempfile
 import threading
 import time
 
-where = tempfile.mkdtemp()
+where = tempfile.mkdtemp(dir=os.environ.get("HW_TMP"))
 sys.path.insert(0, where)
-with open(os.path.join(where, "heavy_plugin.py"), "w") as f:
-    f.write("import time\ntime.sleep(3)\nVALUE = 1\n")  # a slow import (a big library's)
+begun = os.path.join(where, "begun")
+with open(os.path.join(where, "heavy_plugin.py"), "w") as f:  # a slow import (a big library's); says it has begun
+    f.write(f"import time\nopen({begun!r}, 'w').close()\ntime.sleep(3)\nVALUE = 1\n")
 loader = threading.Thread(target=lambda: __import__("heavy_plugin"))
 loader.start()
+deadline = time.monotonic() + 10
+while not os.path.exists(begun) and time.monotonic() < deadline:  # the loader holds the module's lock now
+    time.sleep(0.01)
 if sys.argv[1] != "hang":
     loader.join()
-time.sleep(0.5)
 pid = os.fork()
 if pid == 0:
     import heavy_plugin  # HANG-HERE

@@ -69,7 +69,9 @@ def test_what_a_rest_let_in_is_stamped_when_the_rest_began_and_what_follows_a_qu
     is stamped as read, never with an old rest's start."""
     writers, _, pumps, log, reads = _pumps(tmp_path, 1)
     os.write(writers[0], b"step 1\n")
-    time.sleep(0.02)  # the pump has read it and rests
+    deadline = time.monotonic() + WAIT_S
+    while not reads and time.monotonic() < deadline:  # the pump has read it and rests (under load: later than 20 ms)
+        time.sleep(0.002)
     written = time.time()
     os.write(writers[0], b"step 2\n")
     time.sleep(1.0)

@@ -15,7 +15,8 @@ from hangwatch.signatures import TIMERFD
 
 SIGNALFD = "anon_inode:[signalfd]"  # a file descriptor a signal is read from (signalfd)
 EPOLL = "anon_inode:[eventpoll]"  # an epoll instance (its set: the fdinfo's tfd: lines)
-_KCMP_NR = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
+# kcmp's number, for a 64-bit interpreter (a 32-bit one on a 64-bit kernel would call another syscall by it)
+_KCMP_NR = {"x86_64": 312, "aarch64": 272}.get(platform.machine()) if ctypes.sizeof(ctypes.c_void_p) == 8 else None
 KCMP_FILE = 0
 
 
@@ -49,12 +50,32 @@ def signalfd_mask(pid: int, fd: int) -> int | None:
 
 def epoll_watches(pid: int, epfd: int) -> int | None:
     """How many files epoll ``epfd`` of ``pid`` watches, whatever it watches them for (its fdinfo's ``tfd:`` lines:
-    one that waits only for a hang-up or for priority data counts too); None where it is no epoll."""
-    if fdinfo_value(pid, epfd, EPOLL, "pos") is None:
+    one that waits only for a hang-up or for priority data counts too); None where it is no epoll, or unread."""
+    try:
+        if os.readlink(PROC / str(pid) / "fd" / str(epfd)) != EPOLL:
+            return None
+    except OSError:
         return None
-    return sum(
-        line.startswith("tfd:") for line in (read_text(PROC / str(pid) / "fdinfo" / str(epfd)) or "").splitlines()
-    )
+    lines = (read_text(PROC / str(pid) / "fdinfo" / str(epfd)) or "").splitlines()
+    if not any(line.startswith("pos:") for line in lines):
+        return None  # (gone between the two reads, or closed)
+    return sum(line.startswith("tfd:") for line in lines)
+
+
+# Timers a change of the wall clock may end sooner than their it_value says: on CLOCK_REALTIME (0) or
+# CLOCK_REALTIME_ALARM (8), absolute (TFD_TIMER_ABSTIME, 1) or cancelled by a clock set (TFD_TIMER_CANCEL_ON_SET, 2)
+WALL_CLOCKS = frozenset({0, 8})
+
+
+def timer_is_steady(pid: int, fd: int) -> bool:
+    """Whether timerfd ``fd`` of ``pid`` fires only by its own timer (its fdinfo's ``clockid`` and ``settime
+    flags``): not a wall-clock timer a clock set (NTP, chrony, a person) may fire or cancel sooner, disarmed or not."""
+    clock = fdinfo_value(pid, fd, TIMERFD, "clockid")
+    flags = fdinfo_value(pid, fd, TIMERFD, "settime flags")
+    try:
+        return clock is not None and flags is not None and (int(clock) not in WALL_CLOCKS or int(flags, 8) == 0)
+    except ValueError:
+        return False
 
 
 def same_file(pid: int, fd: int, other: int, other_fd: int) -> bool | None:

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from hangwatch import signatures as sg
 from hangwatch.capture import proc
-from hangwatch.capture.anonfds import EPOLL, epoll_watches, fdinfo_value, same_file, timerfd_left
+from hangwatch.capture.anonfds import EPOLL, epoll_watches, fdinfo_value, same_file, timer_is_steady, timerfd_left
 from hangwatch.capture.holders import (
     MAX_FD_SCAN_PIDS,
     O_ACCMODE,
@@ -76,14 +76,27 @@ def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: floa
             return out, False
         try:
             fds = os.listdir(proc.PROC / str(pid) / "fd")
-        except PermissionError:
-            unread = unread or i < len(first)  # (another user's, outside the job: as before, not searched)
+        except PermissionError:  # (another user's, outside the job, and older than it: as before, not searched)
+            unread = unread or i < len(first) or _kin(pid, first)
             continue
         except OSError:  # (gone)
             continue
         if any(holds(pid, fd) for fd in fds):
             out.append(pid)
     return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed() and not unread
+
+
+def _kin(pid: int, job: list[int]) -> bool:
+    """An unreadable process outside the job that may still hold what the job made: one of the job's users', started
+    after the job's oldest process (a non-dumpable descendant that left its tree)."""
+    try:
+        users = {os.stat(proc.PROC / str(p)).st_uid for p in job}
+        uid = os.stat(proc.PROC / str(pid)).st_uid
+    except OSError:
+        return False
+    born = min((st.starttime for p in job if (st := proc.read_stat(proc.PROC / str(p) / "stat"))), default=None)
+    mine = proc.read_stat(proc.PROC / str(pid) / "stat")
+    return uid in users and born is not None and (mine is None or mine.starttime >= born)
 
 
 def _searched() -> str:
@@ -243,6 +256,11 @@ def reads_timerfd(t: ThreadSample) -> bool:
     return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None and t.fd_target == sg.TIMERFD
 
 
+TIMER_FOLLOWED_S = (
+    300.0  # a timerfd read is followed to its holders where it is disarmed or fires this far off at least
+)
+
+
 def anon_wait(
     pid: int, t: ThreadSample, job: dict[int, list[ProcessSample]], py_spy: str | None, now: float
 ) -> LockWait | None:
@@ -253,7 +271,13 @@ def anon_wait(
     epfd = epoll_of(pid, t.tid) if t.syscall in POLL_CALLS else None
     if epfd is not None and epoll_watches(pid, epfd) == 0:
         fd, target, kind, what = epfd, EPOLL, "epoll", "an epoll instance that watches no file"
-    elif reads_timerfd(t) and t.fd is not None and (left := timerfd_left(pid, t.fd)) is not None:
+    elif (
+        reads_timerfd(t)
+        and t.fd is not None
+        and (left := timerfd_left(pid, t.fd)) is not None
+        and (not left or left >= TIMER_FOLLOWED_S)
+        and timer_is_steady(pid, t.fd)
+    ):
         fd, target, kind = t.fd, sg.TIMERFD, "timerfd"
         what = "a timerfd" if left else "a timerfd that is disarmed"
     else:
@@ -274,8 +298,8 @@ def anon_wait(
     found, complete = _holders(sorted(job), holds, PIPE_SCAN_S)
     if pid in unsure:
         return None  # the kernel says nothing of which file it is, even of the waiter's own
-    how = f"holds the same {kind} (the kernel's kcmp says so)"
-    holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
+    how, unread = f"holds the same {kind} (the kernel's kcmp says so)", f"holds a {kind} kcmp could not compare"
+    holders = tuple(holder(w, job, py_spy, now, unread if w in unsure else how, name=None) for w in found if w != pid)
     notes = [f"the waiter itself holds the {kind}"] if pid in found else []
     notes += [] if complete else [_searched()]
     return LockWait(t.tid, kind, what, t.timeout, holders=holders, waiters=(pid,), note="; ".join(notes) or None)

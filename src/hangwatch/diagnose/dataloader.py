@@ -50,7 +50,8 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     one_thread = worker.ev.samples[-1].num_threads == 1
     futex = (t.last.wchan or "").startswith("futex")
     # a module's import lock, in a process of one thread: re-entrant for its owner, so owned by a thread fork left out
-    imports = one_thread and futex and proof.sync_wait(t) == proof.IMPORT_LOCK
+    alone = all(s.num_threads == 1 for s in worker.ev.samples)  # (one thread in every sample, not only the newest)
+    imports = alone and futex and proof.sync_wait(t) == proof.IMPORT_LOCK
     if not (lock_line or imports or (one_thread and futex and user is not None and t.frames[0] is user)):
         return []
     holders = parent.user_threads if parent else []
@@ -430,7 +431,8 @@ def fork_rule(scene: Scene) -> list[Hit]:
         if ev:  # the graph proves it where nothing in the child can wake it (graph._thread_waits)
             preexec = t.any_frame(lambda f: sg.at(f, "subprocess.py", frozenset({"_execute_child"})))
             importing = proof.sync_wait(t) == proof.IMPORT_LOCK
-            hits.append(_inherited(v, t, t.user_frame, v.label(), v.info.ppid, ev, preexec, importing))
+            forked_from = v.info.ppid if parent is not None else None  # (reparented: its parent is no longer known)
+            hits.append(_inherited(v, t, t.user_frame, v.label(), forked_from, ev, preexec, importing))
     return hits
 
 
@@ -439,7 +441,7 @@ def _inherited(
     t: ThreadView,
     frame: Frame | None,
     who: str,
-    forked_from: int,
+    forked_from: int | None,
     ev: list[str],
     preexec: bool = False,
     importing: bool = False,
@@ -448,8 +450,9 @@ def _inherited(
     ``forked_from`` (a DataLoader's forkserver worker: its DataLoader's process, not its parent); ``preexec``: in the
     preexec_fn Popen runs in the child. 0.85, a worker's too: ahead of its parent's wait (child.wait, 0.82)."""
     how = ", in the preexec_fn Popen runs in the child before it execs." if preexec else "."
-    said = f"{who} is blocked on a lock it likely inherited, already held, when it was forked from pid {forked_from}"
+    source = f"pid {forked_from}" if forked_from is not None else "its parent"
+    said = f"{who} is blocked on a lock it likely inherited, already held, when it was forked from {source}"
     if importing:  # (re-entrant for its owner: certainly inherited)
-        said = f"{who} waits on a module's import lock that a thread of pid {forked_from} held when it forked"
+        said = f"{who} waits on a module's import lock that a thread of {source} held when it forked"
     fix = PREEXEC_FIX if preexec else FORK_IMPORT_FIX if importing else FORK_FIX
     return named(Finding(Cause.FORK_INHERITED_LOCK, 0.85, said + how, v.where(t, frame), tuple(ev), fix))

@@ -50,7 +50,6 @@ from hangwatch.capture.syscalls import LISTENING
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.chains import (
     ALIVE_ENDINGS,
-    ANY_HOLDER_COULD,
     ENDED_BY_EXIT,
     ENDINGS,
     MAX_HOLDERS,
@@ -72,7 +71,7 @@ from hangwatch.diagnose.chains import (
     to_nobody,
 )
 from hangwatch.diagnose.childloop import child_loop
-from hangwatch.diagnose.holding import NOTIFY, holder_node, notified
+from hangwatch.diagnose.holding import holder_node, holder_words, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
     CLOSED_KINDS,
@@ -119,7 +118,7 @@ def _held_by_itself(
     its main thread's, or a side thread's (an HTTP server's thread reading a connection main holds); an event loop's
     or a selector's poll is one of its files (the others are followed too)."""
     note = w.note or ""
-    what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note else str(w.path)
+    what = f"{w.path} {_poll_timeout(wt)}" if POLLED in note or w.kind == "epoll" else str(w.path)
     if w.kind == "timerfd" and timed is False and wt is not None and wt.last.wakes_in:
         what += f" whose timer fires in {duration_text(wt.last.wakes_in)}, past the job's bounds,"
     key = ("poll eventfd" if w.kind in WRITTEN_BY_ANY else "poll") if POLLED in note else w.kind  # (no other end)
@@ -162,6 +161,8 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
         if held_here and w.kind in OPEN_FILE_LOCKS and proof.handlers_may_run(v, proof.GOES_ON):
             continue  # a handler may end the lock's wait (signal.alarm around a flock: the usual timeout)
         timed = _timed(v, wt, w)
+        if w.kind in WRITTEN_BY_ANY and (len(w.holders) > MAX_HOLDERS or "searched for" in note):
+            timed = True  # a holder not followed (past the first few), or not found, could write or arm it: no proof
         if held_here:  # the other end is the waiter's own: only another thread of its own could end the wait
             dest = out if me == pid_id(v.pid) else side.setdefault(w.tid, [])  # (a side read's: its thread's node)
             dest.extend(_held_by_itself(scene, v, wt, w, me, place, timed))
@@ -173,7 +174,7 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
                 continue
             node = None if h.in_job and scene.view(h.pid) is not None else holder_node(h, timer_bound(scene.evidence))
             who = v.label() if wt is None or me == pid_id(v.pid) else f"its thread '{wt.name}'"
-            words = _holder_words(v, wt, w, h, who, place, what)
+            words = holder_words(v, wt, w, h, who, place, what)
             if words is None:
                 continue  # any of several sharers not waiting could: a wait for any of them, no proof via one
             dest = out if me == pid_id(v.pid) else side.setdefault(w.tid, [])  # (a side read's, and what follows it)
@@ -181,34 +182,6 @@ def _held_waits(scene: Scene, v: ProcessView) -> tuple[list[tuple[Edge, Node | N
             if node is not None:
                 dest.extend(_waited_children(scene, h))
     return out, side
-
-
-def _holder_words(
-    v: ProcessView, wt: ThreadView | None, w: LockWait, h: LockHolder, who: str, place: str, what: str
-) -> str | None:
-    """A hop from waiter ``who`` to holder ``h`` of ``w``, in words; None for a multiprocessing event or condition
-    several sharers could set (a wait for any of them: no hop through one)."""
-    if w.kind == "pipe":
-        end = "master" if (w.path or "").startswith(sg.PTY_PATH) else "write"
-        return f"{who} reads {w.path} at {place}; pid {h.pid} holds its {end} end"
-    if w.kind == "socket":
-        return f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (
-            "holds its other end" if sg.NOT_ACCEPTED not in h.how else "has not accepted the connection"
-        )
-    if w.kind == "pidfd":  # (a poll's: its exit is what the process waits for, as a child's in waitpid)
-        return f"{who} polls {w.path} at {place}: only the exit of pid {h.pid} ends it"
-    if w.kind in WRITTEN_BY_ANY:
-        verb = "polls" if w.kind == "epoll" else "reads"
-        return f"{who} {verb} {w.path} at {place}; pid {h.pid} holds it too, and could {ANY_HOLDER_COULD[w.kind]}"
-    if w.kind in ("pipe_full", "socket_full"):
-        return f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
-    if w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:
-        if len(w.holders) > 1:
-            return None
-        return (
-            f"{v.label()} waits for a multiprocessing {kind} ({w.path}) at {place}; pid {h.pid} could {NOTIFY[kind]} it"
-        )
-    return f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"
 
 
 def _waited_children(scene: Scene, h: LockHolder) -> list[tuple[Edge, Node | None]]:

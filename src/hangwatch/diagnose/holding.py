@@ -4,9 +4,10 @@ that fit (diagnose/waits.py, diagnose/graph.py)."""
 from __future__ import annotations
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose.chains import Node, pid_id
+from hangwatch.diagnose.chains import ANY_HOLDER_COULD, WRITTEN_BY_ANY, Node, pid_id
 from hangwatch.diagnose.state import HOLDER_ORDER, holder_state, long_timer
 from hangwatch.diagnose.views import (
+    ProcessView,
     ThreadView,
     described,
     duration_text,
@@ -185,3 +186,31 @@ def holder_node(h: LockHolder, bound_s: float) -> Node:
         proves_work=state == "working",
         proves_hang=(state == "blocked" and bool(h.parked)) or state == "long_sleep",
     )
+
+
+def holder_words(
+    v: ProcessView, wt: ThreadView | None, w: LockWait, h: LockHolder, who: str, place: str, what: str
+) -> str | None:
+    """A hop from waiter ``who`` to holder ``h`` of ``w``, in words; None for a multiprocessing event or condition
+    several sharers could set (a wait for any of them: no hop through one)."""
+    if w.kind == "pipe":
+        end = "master" if (w.path or "").startswith(sg.PTY_PATH) else "write"
+        return f"{who} reads {w.path} at {place}; pid {h.pid} holds its {end} end"
+    if w.kind == "socket":
+        return f"{who} waits for an answer on {w.path} at {place}; pid {h.pid} " + (
+            "holds its other end" if sg.NOT_ACCEPTED not in h.how else "has not accepted the connection"
+        )
+    if w.kind == "pidfd":  # (a poll's: its exit is what the process waits for, as a child's in waitpid)
+        return f"{who} polls {w.path} at {place}: only the exit of pid {h.pid} ends it"
+    if w.kind in WRITTEN_BY_ANY:
+        verb = "polls" if w.kind == "epoll" else "reads"
+        return f"{who} {verb} {w.path} at {place}; pid {h.pid} holds it too, and could {ANY_HOLDER_COULD[w.kind]}"
+    if w.kind in ("pipe_full", "socket_full"):
+        return f"{v.label()} writes to {w.path}, which is full, at {place}; pid {h.pid} could read it"
+    if w.kind == "semaphore" and wt is not None and (kind := notified(wt)) and not h.proven:
+        if len(w.holders) > 1:
+            return None
+        return (
+            f"{v.label()} waits for a multiprocessing {kind} ({w.path}) at {place}; pid {h.pid} could {NOTIFY[kind]} it"
+        )
+    return f"{v.label()} waits for a {what} ({w.path}) at {place}, held by pid {h.pid}"

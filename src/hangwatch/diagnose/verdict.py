@@ -291,13 +291,14 @@ def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     return hit
 
 
-PLACES = re.compile(r"\([^()]*:\d+\)|`[^`]*`")  # a summary's places and code: `(ring_cycle.py:3)` says no ring
+# A summary's places, code and names: `(ring_cycle.py:3)`, a thread 'deadlock-watchdog', `Recycler.step` say no ring
+PLACES = re.compile(r"\([^()]*:\d+\)|`[^`]*`|'[^']*'|\b\w++(?:\.\w++)+")
 
 
 def _says_ring(summary: str) -> bool:
     """A namer's summary already says the ring (a cycle, a deadlock, each waiting), in its words, not its places."""
     said = PLACES.sub("", summary)
-    return any(w in said for w in ("cycle", "deadlock", "each wait"))
+    return any(w in said for w in ("a cycle", "a deadlock", "each wait"))
 
 
 def _timed(graph: WaitGraph, at: str) -> bool:
@@ -382,8 +383,12 @@ OWN_KINDS = frozenset(
 def _asleep_fix(v: ProcessView | None) -> tuple[str, ...]:
     """Every thread of ``v`` asleep: a ring's fix, or an import-time thread's where one waits on a module's import
     lock (a thread that imports a module another of them is importing)."""
-    importing = v is not None and any(proof.sync_wait(o) == proof.IMPORT_LOCK for o in v.threads)
-    return IMPORT_LOCK_FIX + ALL_ASLEEP_FIX[1:] if importing else ALL_ASLEEP_FIX
+    waits = v is not None and any(proof.sync_wait(o) == proof.IMPORT_LOCK for o in v.threads)
+    joins = v is not None and any(  # (another thread imports a module and waits at its top level: a join, a result)
+        (proof.sync_wait(o) == "join" or proof.waits_on_future(o)) and any(f.file == proof.IMPORTLIB for f in o.frames)
+        for o in v.threads
+    )
+    return IMPORT_LOCK_FIX + ALL_ASLEEP_FIX[1:] if waits and joins else ALL_ASLEEP_FIX
 
 
 def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
