@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import inspect_json, root_cause
+from conftest import inspect_json, kcmp_says, root_cause
 
 READY = "import os\nwith open(os.environ['HW_READY'], 'a') as f:\n    f.write(f'ready {os.getpid()}\\n')\n"
 EVENTFD = {
@@ -149,7 +149,7 @@ def test_a_timer_or_an_epoll_only_its_waiter_holds_is_proven_hung_and_one_a_hold
     holds the same timerfd or epoll and could arm it or add a file to it, an epoll that watches a socket only for its
     hang-up (the child holding its other end exits): not proven."""
     hang = case in ("timerfd disarmed", "timerfd late", "epoll empty")
-    if hang and not _kcmp_says():
+    if (hang or case.endswith("child")) and not kcmp_says():
         pytest.skip("this kernel does not say which processes share a file (kcmp): nothing can be proven")
     job = start_job([sys.executable, "-c", TIMER + ANON[case]])
     incident = inspect_json(job.pid, window=1)
@@ -166,19 +166,6 @@ def test_a_timer_or_an_epoll_only_its_waiter_holds_is_proven_hung_and_one_a_hold
         assert any("holds it too, and could" in h["words"] for h in hops), incident["graph"]
 
 
-def _kcmp_says() -> bool:
-    import os
-
-    from hangwatch.capture.anonfds import same_file
-
-    r, w = os.pipe()
-    try:
-        return same_file(os.getpid(), r, os.getpid(), r) is True
-    finally:
-        os.close(r)
-        os.close(w)
-
-
 @pytest.mark.e2e
 def test_a_timer_whose_holders_the_kernel_does_not_name_is_no_wait_and_proves_nothing(start_job, monkeypatch):
     """Where kcmp is not there (a 32-bit interpreter, a seccomp filter), which processes share a timerfd is not known:
@@ -193,3 +180,53 @@ def test_a_timer_whose_holders_the_kernel_does_not_name_is_no_wait_and_proves_no
     assert not [w for p in ev.processes for w in p.waits if w.kind == "timerfd"], ev.processes[0].waits
     root = diagnose(ev).root
     assert not root.proves_hang, root
+
+
+DAEMON_HOLDS = (  # main reads a disarmed timerfd; a daemon it forked off (its own session, off the job's tree) holds it
+    "fd = timer(0)\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+    "        with open(os.environ['HW_READY'], 'a') as f:\n            f.write(f'daemon {os.getpid()}\\n')\n"
+    "        time.sleep(600)\n    os._exit(0)\n"
+    "while not os.path.exists(os.environ['HW_READY']) or 'daemon' not in open(os.environ['HW_READY']).read():\n"
+    "    time.sleep(0.01)\n" + READY + "os.read(fd, 8)\n"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("readable", [True, False], ids=["read", "unreadable"])
+def test_a_timer_a_daemon_off_the_tree_holds_is_not_proven_even_where_its_files_cannot_be_read(
+    start_job, monkeypatch, readable
+):
+    """A daemon the job forked off (its own session: not the job's tree) holds the timerfd main reads, and could arm
+    it. Found by the host's search, it is a holder: no proof. Where its files cannot be read (a non-dumpable process
+    read by a user who is not root; as root here, its fd table is made to refuse), it is of the job's user and younger
+    than the job: the search is not complete, no proof either (was: read as complete, proven)."""
+    import os
+
+    from hangwatch.capture.sampler import capture_job
+    from hangwatch.diagnose import diagnose
+
+    if not kcmp_says():
+        pytest.skip("this kernel does not say which processes share a file (kcmp)")
+    job = start_job([sys.executable, "-c", TIMER + DAEMON_HOLDS], ready_count=2)
+    daemon = job.ready_pids()["daemon"]
+    try:
+        if not readable:
+            listdir = os.listdir
+
+            def refuse(path):  # (the boundary: the kernel's answer for another's non-dumpable process)
+                if str(path) == f"/proc/{daemon}/fd":
+                    raise PermissionError(13, "Permission denied", str(path))
+                return listdir(path)
+
+            monkeypatch.setattr(os, "listdir", refuse)
+        ev = capture_job(job.pid, window_s=1.0, gpu=False, kernel=False, flight=False)
+        monkeypatch.undo()
+        waits = [w for p in ev.processes for w in p.waits if w.kind == "timerfd"]
+        assert waits, ev.processes[0].waits
+        if readable:
+            assert [h.pid for h in waits[0].holders] == [daemon], waits
+        else:
+            assert "searched for" in (waits[0].note or ""), waits
+        assert not diagnose(ev).root.proves_hang, diagnose(ev).root
+    finally:
+        os.kill(daemon, 9)

@@ -8,7 +8,7 @@ import tempfile
 import threading
 import time
 
-where = tempfile.mkdtemp(dir=os.environ.get("HW_TMP"))
+where = tempfile.mkdtemp(prefix="hw-plugins-", dir=os.environ.get("HW_TMP", "."))  # (the test run's folder)
 sys.path.insert(0, where)
 begun = os.path.join(where, "begun")
 with open(os.path.join(where, "heavy_plugin.py"), "w") as f:  # a slow import (a big library's); says it has begun

@@ -72,8 +72,10 @@ def timer_is_steady(pid: int, fd: int) -> bool:
     flags``): not a wall-clock timer a clock set (NTP, chrony, a person) may fire or cancel sooner, disarmed or not."""
     clock = fdinfo_value(pid, fd, TIMERFD, "clockid")
     flags = fdinfo_value(pid, fd, TIMERFD, "settime flags")
-    try:
-        return clock is not None and flags is not None and (int(clock) not in WALL_CLOCKS or int(flags, 8) == 0)
+    if clock is None or flags is None:
+        return False
+    try:  # (an alarm clock's timer is kept as a wall-clock time even where set relative: never steady)
+        return int(clock) not in WALL_CLOCKS or (int(clock) == 0 and int(flags, 8) == 0)
     except ValueError:
         return False
 

@@ -71,13 +71,15 @@ def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: floa
     out: list[int] = []
     unread = False  # a process of the job whose fds could not be read (a setuid or non-dumpable helper: ssh, sudo)
     order = [*first, *(p for p in proc.list_pids() if p not in set(first))]
+    kin: Callable[[int], bool] | None = None
     for i, pid in enumerate(order[:MAX_FD_SCAN_PIDS]):
         if i >= len(first) and time.monotonic() > deadline:
             return out, False
         try:
             fds = os.listdir(proc.PROC / str(pid) / "fd")
         except PermissionError:  # (another user's, outside the job, and older than it: as before, not searched)
-            unread = unread or i < len(first) or _kin(pid, first)
+            kin = kin or _kin_of(first)
+            unread = unread or i < len(first) or kin(pid)
             continue
         except OSError:  # (gone)
             continue
@@ -86,17 +88,27 @@ def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: floa
     return out, len(order) <= MAX_FD_SCAN_PIDS and not proc.narrowed() and not unread
 
 
-def _kin(pid: int, job: list[int]) -> bool:
-    """An unreadable process outside the job that may still hold what the job made: one of the job's users', started
-    after the job's oldest process (a non-dumpable descendant that left its tree)."""
-    try:
-        users = {os.stat(proc.PROC / str(p)).st_uid for p in job}
-        uid = os.stat(proc.PROC / str(pid)).st_uid
-    except OSError:
-        return False
+def _real_uid(pid: int) -> int | None:
+    """``pid``'s real user (its status's ``Uid:``, readable for any process, non-dumpable ones too); None if gone."""
+    line = next(
+        (x for x in (proc.read_text(proc.PROC / str(pid) / "status") or "").splitlines() if x.startswith("Uid:")), ""
+    )
+    parts = line.split()
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def _kin_of(job: list[int]) -> Callable[[int], bool]:
+    """Whether an unreadable process outside the job may still hold what the job made: one of the job's users' (or
+    one whose user was not read), started after the job's oldest process (a non-dumpable descendant that left its
+    tree). The job's users and start are read once; a job process gone since is left out."""
+    users = {u for p in job if (u := _real_uid(p)) is not None}
     born = min((st.starttime for p in job if (st := proc.read_stat(proc.PROC / str(p) / "stat"))), default=None)
-    mine = proc.read_stat(proc.PROC / str(pid) / "stat")
-    return uid in users and born is not None and (mine is None or mine.starttime >= born)
+
+    def kin(pid: int) -> bool:
+        uid, mine = _real_uid(pid), proc.read_stat(proc.PROC / str(pid) / "stat")
+        return (uid is None or uid in users) and (born is None or mine is None or mine.starttime >= born)
+
+    return kin
 
 
 def _searched() -> str:

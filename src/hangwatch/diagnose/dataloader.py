@@ -58,7 +58,8 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     if not holders and not imports:
         return []
     at = "a module's import lock" if imports else "a lock" if lock_line else "a native call"
-    ev = [f"{worker.label()} was forked from pid {worker.info.ppid} and is blocked at {at}: {described(user)}"]
+    source = f"pid {worker.info.ppid}" if parent is not None else "its parent"  # (reparented: its parent is not known)
+    ev = [f"{worker.label()} was forked from {source} and is blocked at {at}: {described(user)}"]
     if imports:
         ev.append(
             "a module's import lock is re-entrant for the thread that owns it: its owner is a thread fork did not copy"
@@ -430,7 +431,7 @@ def fork_rule(scene: Scene) -> list[Hit]:
         ev = fork_lock_suspect(v, t, parent)
         if ev:  # the graph proves it where nothing in the child can wake it (graph._thread_waits)
             preexec = t.any_frame(lambda f: sg.at(f, "subprocess.py", frozenset({"_execute_child"})))
-            importing = proof.sync_wait(t) == proof.IMPORT_LOCK
+            importing = proof.sync_wait(t) == proof.IMPORT_LOCK and all(s.num_threads == 1 for s in v.ev.samples)
             forked_from = v.info.ppid if parent is not None else None  # (reparented: its parent is no longer known)
             hits.append(_inherited(v, t, t.user_frame, v.label(), forked_from, ev, preexec, importing))
     return hits
