@@ -268,9 +268,9 @@ def reads_timerfd(t: ThreadSample) -> bool:
     return t.state == "S" and t.syscall in sg.READ_SYSCALLS and t.fd is not None and t.fd_target == sg.TIMERFD
 
 
-TIMER_FOLLOWED_S = (
-    300.0  # a timerfd read is followed to its holders where it is disarmed or fires this far off at least
-)
+# A timerfd's read is followed to its holders where it is disarmed, or fires this far off at least (a short timer is a
+# sleep: followed, it cost a search of the host's files at each look)
+TIMER_FOLLOWED_S = 300.0
 
 
 def anon_wait(

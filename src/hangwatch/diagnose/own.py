@@ -165,9 +165,8 @@ def self_held(w: LockWait) -> bool:
     )
 
 
-READS = frozenset(
-    {"pipe", "socket"} | WRITTEN_BY_ANY
-)  # a read's kinds (a thread's: it waits for bytes, a count, a tick)
+# A read's kinds (a thread's: it waits for bytes, a count, a tick, a file added)
+READS = frozenset({"pipe", "socket"} | WRITTEN_BY_ANY)
 CLOSED_KINDS = frozenset({"pipe", "pipe_full", "socket", "socket_full"} | WRITTEN_BY_ANY)
 
 
