@@ -62,6 +62,7 @@ IMPORT_LOCK_FIX = (
     "level ends: a module that starts a thread at import time and waits for it (a join, a future's result) while "
     "that thread imports the same module (a lazy import inside it) waits for ever. Start the thread from a function "
     "called after the import, or import what the thread needs before starting it.",
+    *ALL_ASLEEP_FIX[1:],
 )
 
 REENTERED_LOCK_FIX = (

@@ -183,9 +183,11 @@ def test_a_timer_whose_holders_the_kernel_does_not_name_is_no_wait_and_proves_no
 
 
 DAEMON_HOLDS = (  # main reads a disarmed timerfd; a daemon it forked off (its own session, off the job's tree) holds it
-    "fd = timer(0)\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+    "fd = timer(0)\nmain = os.getpid()\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
     "        with open(os.environ['HW_READY'], 'a') as f:\n            f.write(f'daemon {os.getpid()}\\n')\n"
-    "        time.sleep(600)\n    os._exit(0)\n"
+    "        end = time.monotonic() + 600\n"  # (it ends with main, killed by the test, or in 600 s: none left behind)
+    "        while os.path.exists(f'/proc/{main}') and time.monotonic() < end:\n            time.sleep(0.2)\n"
+    "    os._exit(0)\n"
     "while not os.path.exists(os.environ['HW_READY']) or 'daemon' not in open(os.environ['HW_READY']).read():\n"
     "    time.sleep(0.01)\n" + READY + "os.read(fd, 8)\n"
 )

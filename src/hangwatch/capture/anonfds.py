@@ -20,15 +20,21 @@ _KCMP_NR = {"x86_64": 312, "aarch64": 272}.get(platform.machine()) if ctypes.siz
 KCMP_FILE = 0
 
 
-def fdinfo_value(pid: int, fd: int, target: str, key: str) -> str | None:
-    """The value of ``key`` in the fdinfo of ``pid``'s ``fd``, where that fd is ``target``; None otherwise."""
+def _fdinfo(pid: int, fd: int, target: str) -> list[str]:
+    """The lines of the fdinfo of ``pid``'s ``fd``, where that fd is ``target``; none otherwise (or gone since)."""
     try:
         if os.readlink(PROC / str(pid) / "fd" / str(fd)) != target:
-            return None
+            return []
     except OSError:
-        return None
-    lines = (read_text(PROC / str(pid) / "fdinfo" / str(fd)) or "").splitlines()
-    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(key + ":")), None)
+        return []
+    return (read_text(PROC / str(pid) / "fdinfo" / str(fd)) or "").splitlines()
+
+
+def fdinfo_value(pid: int, fd: int, target: str, key: str) -> str | None:
+    """The value of ``key`` in the fdinfo of ``pid``'s ``fd``, where that fd is ``target``; None otherwise."""
+    return next(
+        (line.split(":", 1)[1].strip() for line in _fdinfo(pid, fd, target) if line.startswith(key + ":")), None
+    )
 
 
 def timerfd_left(pid: int, fd: int) -> float | None:
@@ -51,12 +57,7 @@ def signalfd_mask(pid: int, fd: int) -> int | None:
 def epoll_watches(pid: int, epfd: int) -> int | None:
     """How many files epoll ``epfd`` of ``pid`` watches, whatever it watches them for (its fdinfo's ``tfd:`` lines:
     one that waits only for a hang-up or for priority data counts too); None where it is no epoll, or unread."""
-    try:
-        if os.readlink(PROC / str(pid) / "fd" / str(epfd)) != EPOLL:
-            return None
-    except OSError:
-        return None
-    lines = (read_text(PROC / str(pid) / "fdinfo" / str(epfd)) or "").splitlines()
+    lines = _fdinfo(pid, epfd, EPOLL)
     if not any(line.startswith("pos:") for line in lines):
         return None  # (gone between the two reads, or closed)
     return sum(line.startswith("tfd:") for line in lines)

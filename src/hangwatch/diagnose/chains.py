@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from hangwatch.diagnose.state import VERDICTS
+from hangwatch.records.evidence import ANY_HOLDER_KINDS
 from hangwatch.records.incident import Proof, ProofKind, Verdict
 from hangwatch.records.values import frozen
 
@@ -45,7 +46,7 @@ SELF_HELD = {
 # an empty epoll's when a holder adds a file to it: any holder could (no end of file: a holder's exit ends nothing).
 # What a holder could do, in words.
 ANY_HOLDER_COULD = {"eventfd": "write it", "timerfd": "arm it again", "epoll": "add a file to it"}
-WRITTEN_BY_ANY = frozenset(ANY_HOLDER_COULD)
+WRITTEN_BY_ANY = ANY_HOLDER_KINDS
 # File locks that belong to an open file, not to a process: a second open of the file in the same process waits for
 # the first (POSIX locks are the process's own: it never waits for itself; OFD locks have ranges: not read)
 OPEN_FILE_LOCKS = frozenset({"flock", "filelock"})

@@ -372,7 +372,7 @@ def _deadlock_words(
         return (
             0.8,
             f"the main thread joins a thread that waits on {said}{RELEASED_BY.get(kind, 'set')}",
-            IMPORT_LOCK_FIX + OTHERS_WAIT_FIX[1:] if kind == proof.IMPORT_LOCK else WAIT_FOREVER_FIX,
+            IMPORT_LOCK_FIX if kind == proof.IMPORT_LOCK else WAIT_FOREVER_FIX,
         )
     kind = "future" if proof.waits_on_future(main) else waits[main.tid] or "event"
     what = f"the main thread waits on {proof.article(kind)} {kind} that no running thread will "

@@ -49,9 +49,7 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
     lock_line = user is not None and sg.is_lock_line(user.code)
     one_thread = worker.ev.samples[-1].num_threads == 1
     futex = (t.last.wchan or "").startswith("futex")
-    # a module's import lock, in a process of one thread: re-entrant for its owner, so owned by a thread fork left out
-    alone = all(s.num_threads == 1 for s in worker.ev.samples)  # (one thread in every sample, not only the newest)
-    imports = alone and futex and proof.sync_wait(t) == proof.IMPORT_LOCK
+    imports = futex and _import_lock_alone(worker, t)
     if not (lock_line or imports or (one_thread and futex and user is not None and t.frames[0] is user)):
         return []
     holders = parent.user_threads if parent else []
@@ -75,6 +73,12 @@ def fork_lock_suspect(worker: ProcessView, t: ThreadView, parent: ProcessView | 
             + ", ".join(f"'{h.name}' in {describe(h.user_frame)}" for h in holders[:3])
         )
     return ev
+
+
+def _import_lock_alone(v: ProcessView, t: ThreadView) -> bool:
+    """``t`` waits on a module's import lock in a process of one thread in every sample: the lock is re-entrant for
+    its owner, so its owner is a thread fork did not copy."""
+    return proof.sync_wait(t) == proof.IMPORT_LOCK and all(s.num_threads == 1 for s in v.ev.samples)
 
 
 def shutdown_rule(scene: Scene) -> list[Hit]:
@@ -431,7 +435,7 @@ def fork_rule(scene: Scene) -> list[Hit]:
         ev = fork_lock_suspect(v, t, parent)
         if ev:  # the graph proves it where nothing in the child can wake it (graph._thread_waits)
             preexec = t.any_frame(lambda f: sg.at(f, "subprocess.py", frozenset({"_execute_child"})))
-            importing = proof.sync_wait(t) == proof.IMPORT_LOCK and all(s.num_threads == 1 for s in v.ev.samples)
+            importing = _import_lock_alone(v, t)
             forked_from = v.info.ppid if parent is not None else None  # (reparented: its parent is no longer known)
             hits.append(_inherited(v, t, t.user_frame, v.label(), forked_from, ev, preexec, importing))
     return hits

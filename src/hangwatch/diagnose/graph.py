@@ -74,7 +74,6 @@ from hangwatch.diagnose.childloop import child_loop
 from hangwatch.diagnose.holding import holder_node, holder_words, notified
 from hangwatch.diagnose.lost import lost_result
 from hangwatch.diagnose.own import (
-    CLOSED_KINDS,
     blocked_throughout,
     closed_words,
     gil_wait,
@@ -105,7 +104,7 @@ from hangwatch.diagnose.views import (
     innermost_user,
     timer_bound,
 )
-from hangwatch.records.evidence import POLLED, LockHolder, LockWait, Role
+from hangwatch.records.evidence import CLOSED_KINDS, POLLED, LockHolder, LockWait, Role
 from hangwatch.records.incident import Proof
 
 Held = tuple[Edge, Node | None]

@@ -32,7 +32,7 @@ from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import ALIVE, Measured, moving, still, thread_state
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
-from hangwatch.records.evidence import POLLED, LockWait
+from hangwatch.records.evidence import CLOSED_KINDS, POLLED, READ_KINDS, LockWait
 
 
 def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]:
@@ -165,11 +165,6 @@ def self_held(w: LockWait) -> bool:
     )
 
 
-# A read's kinds (a thread's: it waits for bytes, a count, a tick, a file added)
-READS = frozenset({"pipe", "socket"} | WRITTEN_BY_ANY)
-CLOSED_KINDS = frozenset({"pipe", "pipe_full", "socket", "socket_full"} | WRITTEN_BY_ANY)
-
-
 def closed_readers(v: ProcessView) -> frozenset[int]:
     """The threads of ``v`` each blocked, with no timeout, reading a pipe or a socket (or writing to a full one), or
     polling only such files, whose other end ``v`` alone holds (``self_held``), where every other thread of it is
@@ -243,7 +238,7 @@ def side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:
     """A thread other than main reads a pipe or a socket (the capture follows it where main is parked): its own node,
     that its process reaches only where main waits on what that thread alone could release (``released_by_thread``);
     a side thread's read stops nothing, so no rule names it."""
-    return t is not None and t is not v.main_thread and w.kind in READS and POLLED not in (w.note or "")
+    return t is not None and t is not v.main_thread and w.kind in READ_KINDS and POLLED not in (w.note or "")
 
 
 def polls_itself(v: ProcessView, t: ThreadView) -> bool:

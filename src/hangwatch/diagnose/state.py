@@ -42,7 +42,7 @@ from hangwatch.diagnose.views import (
     moves_for_its_process,
     polls_with_timeout,
 )
-from hangwatch.records.evidence import MP_VALUE, THREADING_EVENT, UNREAD, LockHolder, Role
+from hangwatch.records.evidence import CLOSED_KINDS, MP_VALUE, READ_KINDS, THREADING_EVENT, UNREAD, LockHolder, Role
 from hangwatch.records.incident import Verdict
 from hangwatch.records.values import frozen
 
@@ -455,13 +455,9 @@ def self_held_alive(v: ProcessView) -> str | None:
     it is alive (it wakes, sleeps on a timer within the bounds, or runs): that thread may take or give the bytes
     (an upload to a reader thread of its own), so the wait can end. In words, or None."""
     for w in v.ev.waits:
-        if w.tid != v.pid and w.kind in ("pipe", "socket", "eventfd", "timerfd", "epoll"):
+        if w.tid != v.pid and w.kind in READ_KINDS:
             continue  # a side thread's read (followed only where main waits on that thread: own.py)
-        if (
-            w.kind not in ("pipe", "pipe_full", "socket", "socket_full", "eventfd", "timerfd", "epoll")
-            or w.holders
-            or "the waiter itself" not in (w.note or "")
-        ):
+        if w.kind not in CLOSED_KINDS or w.holders or "the waiter itself" not in (w.note or ""):
             continue
         for t in v.threads:
             if t.tid == w.tid or not t.has_stack:

@@ -388,7 +388,7 @@ def _asleep_fix(v: ProcessView | None) -> tuple[str, ...]:
         (proof.sync_wait(o) == "join" or proof.waits_on_future(o)) and any(f.file == proof.IMPORTLIB for f in o.frames)
         for o in v.threads
     )
-    return IMPORT_LOCK_FIX + ALL_ASLEEP_FIX[1:] if waits and joins else ALL_ASLEEP_FIX
+    return IMPORT_LOCK_FIX if waits and joins else ALL_ASLEEP_FIX
 
 
 def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:

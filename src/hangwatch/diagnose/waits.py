@@ -41,7 +41,7 @@ from hangwatch.diagnose.views import (
     size_text,
 )
 from hangwatch.fixes import PIPE_WAIT_FIX, SELF_WAIT_FIX, SOCKET_WAIT_FIX
-from hangwatch.records.evidence import POLLED, Frame, LockHolder, LockWait, Role
+from hangwatch.records.evidence import ANY_HOLDER_KINDS, POLLED, Frame, LockHolder, LockWait, Role
 from hangwatch.records.values import frozen
 
 
@@ -62,7 +62,7 @@ def lock_wait_rule(scene: Scene) -> list[Hit]:
             if w.kind == "semaphore":
                 hits.extend(semaphore_wait(v, t, v.label(), waiter_of=None, waits=None))
                 continue
-            if w.kind in ("pipe_full", "socket_full", "eventfd", "timerfd", "epoll", "pidfd"):
+            if w.kind in ANY_HOLDER_KINDS | {"pipe_full", "socket_full", "pidfd"}:
                 continue  # a writer waiting for its readers, an eventfd's reader, a pidfd's: edges of the graph
             if w.kind == "fifo_open":
                 hits.append(_fifo_open(scene, v, t, w))

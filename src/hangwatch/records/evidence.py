@@ -221,6 +221,11 @@ class LockHolder:
 # The note of a wait on one file of a poll (recorded fixtures keep this text); a poll whose timeout ends past the job's
 # bounds is followed too (capture/pipes.py: polls_forever), its timeout weighed by the graph.
 POLLED = "one of the files a poll with no timeout waits on"
+# LockWait kinds: a read that any holder of the file ends by acting on it (a write, an arming, a file added), never by
+# its exit; a thread's reads (bytes, a count, a tick, a file added); the files whose other end may be its own alone
+ANY_HOLDER_KINDS = frozenset({"eventfd", "timerfd", "epoll"})
+READ_KINDS = frozenset({"pipe", "socket"}) | ANY_HOLDER_KINDS
+CLOSED_KINDS = READ_KINDS | {"pipe_full", "socket_full"}
 
 
 @frozen
