@@ -105,8 +105,9 @@ EXECUTOR_FIX = (
 # One thread waits for a lock that no running thread will release, with no cycle of locks: whoever took it keeps it.
 LOCK_KEPT_FIX = (
     "The thread that took the lock will not release it: it ended (returned or raised) without a release, or it holds "
-    "the lock while it waits itself (the other threads above). Take it with `with lock:`, or release it in a "
-    "`finally:`, and never wait on anything else while holding it.",
+    "the lock while it waits itself (the other threads above); or a generator or coroutine holds it, suspended at a "
+    "`yield` or an `await` inside `with lock:`, until it is resumed or closed. Take it with `with lock:`, or release "
+    "it in a `finally:`, and never wait on anything else, nor yield, while holding it.",
 )
 
 DEADLOCK_FIX = (
@@ -430,6 +431,13 @@ PIPE_WAIT_FIX = (
     "Close your own copy of a pipe's write end after starting the writer (subprocess does this; os.pipe with "
     "fork does not), or the read never sees the end of the data.",
     "Read with a timeout (select/poll, or communicate(timeout=...)) so a writer that never writes raises.",
+)
+
+# A poll of a pidfd (os.pidfd_open): only the exit of the process it refers to ends it.
+PIDFD_WAIT_FIX = (
+    "Look at the process shown: only its exit ends a poll of its pidfd.",
+    "Poll with a timeout (`select.select([pidfd], [], [], 600)`) and decide what to do with a process that does not "
+    "exit: signal it (`signal.pidfd_send_signal`), or raise.",
 )
 
 SOCKET_WAIT_FIX = (

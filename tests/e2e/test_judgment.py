@@ -891,22 +891,27 @@ def test_a_wait_only_a_thread_in_a_timed_wait_can_end_is_followed_to_its_timer(r
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["flock", "ofd"])
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("alarm", 0), ("hang", 125)])
-def test_a_file_lock_its_own_process_holds_through_another_open_is_followed_to_its_holder(run, arg, code):
+def test_a_file_lock_its_own_process_holds_through_another_open_is_followed_to_its_holder(run, arg, code, kind):
     """A flock on a file the waiter's own process holds through another open of it (a helper that opens the lock file
     again): /proc/locks names the waiter itself as the holder, and its fdinfo the fd. At first sight `unknown`, ended by
     the clock (exit 124); now the thread alone holding it is proven at the first look (exit 125) with the fix of one
     lock per process. The twin's first lock is a writer thread's, asleep 8 s before it lets go: slow, exit 0. The
     other twin holds it on the same thread and bounds the wait with signal.alarm(8), whose handler raises: a handler
-    may end the wait, so nothing is proven (from a review: it was proven and killed before the alarm)."""
+    may end the wait, so nothing is proven (from a review: it was proven and killed before the alarm). The same with
+    open file description locks (fcntl F_OFD_SETLKW), which /proc/locks lists with pid -1: at first sight `unknown`,
+    ended by the clock; now the one lock on the file, in the waiter's own fdinfo, is its own."""
+    args = (arg, kind)
     if arg == "alarm":  # proof would act at the first still look (~5 s); without it, --min-stall 20 waits it out
-        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("flock_twice.py", arg))  # (the last one counts)
+        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("flock_twice.py", *args))  # (the last one counts)
         assert r.returncode == 0 and b"skipped the save" in r.stdout, r.stderr.decode()[-3000:]
         assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
         return
-    root = _both_ways(run, "flock_twice.py", arg, code)
+    root = _both_ways(run, "flock_twice.py", args, code)
     if root is not None:
         assert root["cause"] == "code.deadlock" and "holds itself through another open" in root["summary"], root
+        assert ("OFD lock" in root["summary"]) == (kind == "ofd"), root
         assert "once per process" in root["fix"][0], root
 
 
@@ -1468,3 +1473,22 @@ def test_a_child_forked_while_a_thread_imports_waits_on_that_modules_import_lock
     if root is not None:
         assert root["cause"] == "fork.inherited_lock" and "module's import lock" in root["summary"], root
         assert "before forking" in root["fix"][0], root["fix"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("arg", "code"),
+    [("8", 0), (("8", "native"), 0), ("hang", 125), ("native", 125)],
+    ids=["gen-twin", "native-twin", "gen", "native"],
+)
+def test_a_lock_no_stack_shows_held_is_proven_with_a_locks_fix(run, arg, code):
+    """A lock no running thread will release, whose holder no stack shows: a generator suspended at a `yield` inside
+    `with lock:`, or a native mutex the same thread locked before (ctypes). Both proven at first sight; the native one
+    was given the fix of an event nobody sets ("the thread that should (a producer, a callback) has exited"), and
+    neither fix said that a suspended generator may hold a lock. Now both carry the fix of a lock kept, which says it.
+    The twins' holder lets go after 8 s (a thread closes the generator, or unlocks the mutex): slow, exit 0."""
+    tag = "HANG-NATIVE" if "native" in arg else "HANG-HERE"
+    root = _both_ways(run, "lock_kept_by_a_generator.py", arg, code, tag)
+    if root is not None:
+        fix = " ".join(root["fix"])
+        assert "generator or coroutine holds it" in fix and "producer" not in fix, root["fix"]

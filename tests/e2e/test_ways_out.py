@@ -97,18 +97,26 @@ PIDFD = (
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("hang", [True, False], ids=["hang", "twin"])
-def test_a_poll_of_a_pidfd_waits_for_that_processs_exit(start_job, tmp_path, hang):
+@pytest.mark.parametrize("child", ["cycle", "pause", "twin"])
+def test_a_poll_of_a_pidfd_waits_for_that_processs_exit(start_job, tmp_path, child):
     """A pidfd (pidfd_open, asyncio's child watcher from Python 3.12) is ready when its process exits: the poll is a
     wait for that exit. The child reads the stdin main holds and never writes: a cycle, proven (was `unknown`, at the
-    clock). The twin's child sleeps 600 s: slow."""
-    code = "import sys; sys.stdin.read()" if hang else "import time; time.sleep(600)"
+    clock). The child in signal.pause() with no handler: proven, with the words of a pause and a pidfd's fix (at first
+    sight: a pipe's fix, and its child said to wait "on a lock or event of its own"). The twin's child sleeps 600 s:
+    slow."""
+    hang = child != "twin"
+    code = {"cycle": "import sys; sys.stdin.read()", "pause": "import signal; signal.pause()"}.get(
+        child, "import time; time.sleep(600)"
+    )
     script = _written(tmp_path, "pidfd.py", PIDFD.format(code=code))
     verdict, root, proven = _judged(start_job, script)
     assert proven is hang and (verdict == "hung") is hang, root
     assert (root["where"]["file"], root["where"]["line"]) == (script[0], 6), root
-    if hang:
+    if child == "cycle":
         assert "polls a pidfd of pid " in root["summary"] and "a cycle" in root["summary"], root["summary"]
+    if child == "pause":
+        assert "polls a pidfd of pid " in root["summary"] and "for a signal alone" in root["proof"]["fact"], root["proof"]
+        assert "pidfd" in root["fix"][0] and "pipe" not in " ".join(root["fix"]), root["fix"]
 
 
 TIMERFD = (

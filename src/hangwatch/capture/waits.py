@@ -238,10 +238,16 @@ def _file_lock_wait(
         pids, how = _fd_holders(key, set(waiters)), "has it locked (its /proc/PID/fdinfo lists the lock)"
     holders = tuple(holder(h, job, py_spy, now, hows.get(h, how), name=None) for h in dict.fromkeys(pids) if h != pid)
     note = None if held else f"no process holds a lock on {path} now (it was released, or is being retried)"
-    own = _own_lock_fd(pid, key, fd) if held and not holders and kind in ("flock", "filelock") else None
+    # a flock or an OFD lock belongs to an open file: a second open of it waits for the first, in one process too
+    # (an OFD lock's holder is not in /proc/locks: the waiter's own only where it is the one lock held on the file)
+    own = (
+        _own_lock_fd(pid, key, fd, held[0].kind)
+        if held and not holders and (kind in ("flock", "filelock") or (kind == "ofd" and len(held) == 1))
+        else None
+    )
     if own is not None and _fd_holders(key, {pid}):
         own = None  # another process has it locked too (an open file it shares, a fork's copy): it may unlock it
-    if own is not None:  # a flock belongs to an open file: a second open of it waits for the first
+    if own is not None:
         note = (
             f"the waiter itself holds it, through another open of the file (its fd {own}, whose "
             f"/proc/{pid}/fdinfo lists the lock)"
@@ -249,9 +255,9 @@ def _file_lock_wait(
     return LockWait(tid, kind, path, timeout, holders=holders, waiters=waiters, note=note)
 
 
-def _own_lock_fd(pid: int, key: tuple[int, int, int], waited: int | None) -> int | None:
-    """The fd of ``pid``, other than the one it waits on (``waited``), through which it holds a flock on the file
-    ``key`` (its fdinfo lists only locks it holds, not the one it waits for), or None."""
+def _own_lock_fd(pid: int, key: tuple[int, int, int], waited: int | None, kind: str) -> int | None:
+    """The fd of ``pid``, other than the one it waits on (``waited``), through which it holds a lock of ``kind``
+    (FLOCK, OFDLCK) on the file ``key`` (its fdinfo lists only locks it holds, not the one it waits for), or None."""
     base = proc.PROC / str(pid) / "fdinfo"
     try:
         fds = sorted(os.listdir(base), key=lambda x: int(x) if x.isdigit() else -1)
@@ -261,7 +267,7 @@ def _own_lock_fd(pid: int, key: tuple[int, int, int], waited: int | None) -> int
         if (
             fd.isdigit()
             and int(fd) != waited
-            and any(e.key == key and not e.waiting and e.kind == "FLOCK" for e in _fd_locks(base / fd))
+            and any(e.key == key and not e.waiting and e.kind == kind for e in _fd_locks(base / fd))
         ):
             return int(fd)
     return None

@@ -36,6 +36,8 @@ SELF_HELD = {
     "socket_full": "writes to {}, which is full, at {}, and only it holds its other end",
     "flock": "waits for a flock() lock on {} at {}, and only it holds it, through another open of the file",
     "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",
+    "ofd": "waits for an open file description lock (fcntl F_OFD_SETLKW) on {} at {}, and only it holds it, through "
+    "another open of the file",
     "poll": "polls {} at {} (among its files), and only it holds its other end",
     "eventfd": "reads {} at {}, and only it holds it (only a write to it ends the read)",
     "timerfd": "reads {} at {}, and only it holds it (only arming its timer again would end the read sooner)",
@@ -48,8 +50,9 @@ SELF_HELD = {
 ANY_HOLDER_COULD = {"eventfd": "write it", "timerfd": "arm it again", "epoll": "add a file to it"}
 WRITTEN_BY_ANY = ANY_HOLDER_KINDS
 # File locks that belong to an open file, not to a process: a second open of the file in the same process waits for
-# the first (POSIX locks are the process's own: it never waits for itself; OFD locks have ranges: not read)
-OPEN_FILE_LOCKS = frozenset({"flock", "filelock"})
+# the first (POSIX locks are the process's own: it never waits for itself; an OFD lock's only where it is the one
+# lock on the file, capture/waits.py)
+OPEN_FILE_LOCKS = frozenset({"flock", "filelock", "ofd"})
 
 
 MAX_HOPS = 16  # chains stay short to read; a longer one is cut and says so

@@ -381,6 +381,14 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
     return [to_anyone(v.pid, "socket", words, could, moving(scene, besides=v.pid), nothing, t.last.timeout, t.tid)]
 
 
+PARKED_ON = {"futex": "on a lock or event of its own", "pause": "in pause()"}
+
+
+def _parked_on(v: ProcessView) -> str:
+    """What the threads of a parked process (``proof.sealed_but``: each in a private futex or in pause()) wait on."""
+    return " or ".join(dict.fromkeys(PARKED_ON.get(o.last.syscall or "", "blocked") for o in v.threads))
+
+
 def build_graph(scene: Scene) -> WaitGraph:
     """The wait-for graph of one look, with each waiting process's chain followed to its end."""
     nodes: dict[str, Node] = {}
@@ -404,8 +412,7 @@ def build_graph(scene: Scene) -> WaitGraph:
             pid_id(v.pid),
             v.label(),
             m.state,
-            m.fact
-            + ("; every thread of it waits on a lock or event of its own with no timeout, none woke" if parked else ""),
+            m.fact + (f"; every thread of it waits {_parked_on(v)} with no timeout, none woke" if parked else ""),
             proves_work=m.proves_work,
             # the graph proves by a node's loop with no way out, its long timer, or a spin its locals prove where no
             # other thread of it could end the spin (a cycle is only of nodes blocked: a spinning one ends a chain)

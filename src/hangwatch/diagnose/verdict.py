@@ -28,10 +28,12 @@ from hangwatch.fixes import (
     GROUP_FIX,
     IMPORT_LOCK_FIX,
     LATE_TIMER_FIX,
+    LOCK_KEPT_FIX,
     LONG_SLEEP_FIX,
     OTHERS_WAIT_FIX,
     P2P_FIX,
     P2P_TAG_FIX,
+    PIDFD_WAIT_FIX,
     SELF_WAIT_FIX,
     WAIT_FOREVER_FIX,
 )
@@ -391,6 +393,12 @@ def _asleep_fix(v: ProcessView | None) -> tuple[str, ...]:
     return IMPORT_LOCK_FIX if waits and joins else ALL_ASLEEP_FIX
 
 
+def _nobody_fix(resource: str) -> tuple[str, ...]:
+    """What to do where no living thread can end a wait on a primitive of its own: a lock's, whoever took it keeps it;
+    an event's or a queue's, the thread that should set or fill it is gone."""
+    return LOCK_KEPT_FIX + WAIT_FOREVER_FIX[1:] if resource == "lock" else WAIT_FOREVER_FIX
+
+
 def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
     """A chain the graph proves hung that no finding carries is hung all the same: one finding per such chain,
     with a generic cause (``code.deadlock`` for a cycle within one process, ``process.waits_on`` otherwise),
@@ -414,6 +422,7 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         asleep = c.end.label == ALL_ASLEEP  # every thread of the process waits on the others: a ring inside it
         cause = Cause.CODE_DEADLOCK if (c.ending == "cycle" and len(pids) == 1) or asleep else Cause.PROCESS_WAITS_ON
         summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
+        fix = PIDFD_WAIT_FIX if c.hops[0].resource == "pidfd" else fix  # (a process's exit, not a pipe's writer)
         if c.ending == "cycle" and len(c.hops) > 1:  # a ring: every hop said, and how to break it
             hops = [h.words for h in c.hops]
             summary = f"{hops[0]}" + "".join(f", while {w}" for w in hops[1:]) + f": {c.ending_text}."
@@ -428,7 +437,9 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
             if t is not None and t.last.timeout is True and t.last.wakes_in is not None:  # a timeout past the bounds
                 fix = fix + LATE_TIMER_FIX
         if c.hops[-1].resource in OWN_KINDS and c.ending in (NOBODY, "long_sleep"):  # a primitive's, not a pipe's
-            fix = _asleep_fix(v) if asleep else WAIT_FOREVER_FIX if c.ending == NOBODY else LONG_SLEEP_FIX
+            fix = (
+                _asleep_fix(v) if asleep else _nobody_fix(c.hops[-1].resource) if c.ending == NOBODY else LONG_SLEEP_FIX
+            )
         if all(h.resource in RANK_RESOURCES for h in c.hops):  # ranks that wait on one another
             cause, fix = Cause.DISTRIBUTED_PEER_STUCK, P2P_FIX
             if any(TAGS_DIFFER in h.words for h in c.hops):  # the tags read differ
