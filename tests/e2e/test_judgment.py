@@ -1492,3 +1492,16 @@ def test_a_lock_no_stack_shows_held_is_proven_with_a_locks_fix(run, arg, code):
     if root is not None:
         fix = " ".join(root["fix"])
         assert "generator or coroutine holds it" in fix and "producer" not in fix, root["fix"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_an_ofd_lock_a_fork_shares_is_the_waiters_own_only_when_no_other_process_holds_it(run, arg, code):
+    """A worker forked with a locked open file (an OFD lock, listed with pid -1) waits for a lock through a second
+    open of the file. Its own fdinfo lists the lock through the inherited copy, but the parent's copy is the same open
+    file, and the parent unlocks it after 8 s: slow, exit 0 (the twin of the rule that an OFD lock only the waiter's
+    process holds proves a hang). The parent that closes its copy instead leaves the lock to the worker's own: proven
+    at the first look, in the worker, at its lock."""
+    root = _both_ways(run, "ofd_lock_shared_with_a_fork.py", arg, code)
+    if root is not None:
+        assert root["cause"] == "code.deadlock" and "OFD lock" in root["summary"], root

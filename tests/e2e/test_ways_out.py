@@ -115,7 +115,9 @@ def test_a_poll_of_a_pidfd_waits_for_that_processs_exit(start_job, tmp_path, chi
     if child == "cycle":
         assert "polls a pidfd of pid " in root["summary"] and "a cycle" in root["summary"], root["summary"]
     if child == "pause":
-        assert "polls a pidfd of pid " in root["summary"] and "for a signal alone" in root["proof"]["fact"], root["proof"]
+        assert "polls a pidfd of pid " in root["summary"] and "for a signal alone" in root["proof"]["fact"], root[
+            "proof"
+        ]
         assert "pidfd" in root["fix"][0] and "pipe" not in " ".join(root["fix"]), root["fix"]
 
 

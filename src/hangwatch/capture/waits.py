@@ -245,8 +245,8 @@ def _file_lock_wait(
         if held and not holders and (kind in ("flock", "filelock") or (kind == "ofd" and len(held) == 1))
         else None
     )
-    if own is not None and _fd_holders(key, {pid}):
-        own = None  # another process has it locked too (an open file it shares, a fork's copy): it may unlock it
+    if own is not None and (_fd_holders(key, {pid}) or len(proc.list_pids()) > MAX_FD_SCAN_PIDS):
+        own = None  # another process has it locked too (a shared open file, a fork's copy), or may: it may unlock it
     if own is not None:
         note = (
             f"the waiter itself holds it, through another open of the file (its fd {own}, whose "
