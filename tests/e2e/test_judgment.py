@@ -1505,3 +1505,19 @@ def test_an_ofd_lock_a_fork_shares_is_the_waiters_own_only_when_no_other_process
     root = _both_ways(run, "ofd_lock_shared_with_a_fork.py", arg, code)
     if root is not None:
         assert root["cause"] == "code.deadlock" and "OFD lock" in root["summary"], root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["sleep", "pause", "nap"])
+def test_a_sidecar_the_job_ends_on_a_timer_is_not_proven_hung(run, kind):
+    """Main waits for a sidecar that runs until killed (`sleep infinity`, a child in signal.pause(), `sleep 100000`)
+    while a threading.Timer of its own will terminate it in 8 s. At first sight `sleep infinity` and the paused child
+    were proven hung (only a signal ends them, and none was thought to come) and the healthy job killed at
+    --min-stall 5 (exit 125). A thread of the job that runs again by itself within the bounds (the Timer's timed
+    wait) may send that signal: nothing is proven, and at a --min-stall past the Timer the job ends (exit 0). Without
+    the Timer, nothing of the job can: proven at the first look, at the wait."""
+    r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("sidecar_ended_by_a_timer.py", "8", kind))
+    assert r.returncode == 0 and b"done" in r.stdout, r.stderr.decode()[-3000:]
+    assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+    if kind == "sleep":
+        _both_ways(run, "sidecar_ended_by_a_timer.py", ("hang", kind), 125)

@@ -94,7 +94,7 @@ from hangwatch.diagnose.process import native_at_terminal, reads_from_person, wa
 from hangwatch.diagnose.ranks import rank_waits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.served import request_waits
-from hangwatch.diagnose.state import ALIVE, holder_process_state, moving
+from hangwatch.diagnose.state import ALIVE, holder_process_state, may_signal, moving
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,
@@ -384,6 +384,11 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
 PARKED_ON = {"futex": "on a lock or event of its own", "pause": "in pause()"}
 
 
+def _pauses(v: ProcessView) -> bool:
+    """A thread of ``v`` waits in pause(), which only a signal ends."""
+    return any(o.last.syscall == "pause" for o in v.threads)
+
+
 def _parked_on(v: ProcessView) -> str:
     """What the threads of a parked process (``proof.sealed_but``: each in a private futex or in pause()) wait on."""
     return " or ".join(dict.fromkeys(PARKED_ON.get(o.last.syscall or "", "blocked") for o in v.threads))
@@ -400,6 +405,8 @@ def build_graph(scene: Scene) -> WaitGraph:
             and not proof.handler_may_end(v)  # a signal handler of its may still set what it waits for
             and proof.sealed_but(v, frozenset())  # every thread parked
         )
+        # a process a signal ends (in pause(), asleep past the bounds, looping) that a thread of the job may signal
+        sender = may_signal(scene, v) if m.state in ("looping", "long_sleep") or _pauses(v) else None
         main = v.main_thread
         single = (
             main is not None
@@ -412,12 +419,14 @@ def build_graph(scene: Scene) -> WaitGraph:
             pid_id(v.pid),
             v.label(),
             m.state,
-            m.fact + (f"; every thread of it waits {_parked_on(v)} with no timeout, none woke" if parked else ""),
+            m.fact
+            + (f"; every thread of it waits {_parked_on(v)} with no timeout, none woke" if parked else "")
+            + (f"; {sender} and may signal it" if sender else ""),
             proves_work=m.proves_work,
             # the graph proves by a node's loop with no way out, its long timer, or a spin its locals prove where no
             # other thread of it could end the spin (a cycle is only of nodes blocked: a spinning one ends a chain)
-            proves_hang=parked
-            or (m.proves_hang and m.state in ("looping", "long_sleep"))
+            proves_hang=(parked and not (sender and _pauses(v)))
+            or (m.proves_hang and m.state in ("looping", "long_sleep") and not sender)
             or (
                 m.proves_hang and m.state == "spinning" and not proof.others_may_release(v, main.tid if main else None)
             ),
@@ -561,6 +570,7 @@ def _closed(n: Node, loop: set[str]) -> bool:
 def _chain(hops: list[Edge], end: Node, ending: str) -> Chain:
     verdict, proven = ENDINGS[ending]
     proven = proven or (ending in ("blocked", "looping", "spinning") and end.proves_hang)
+    proven = end.proves_hang if ending == "long_sleep" else proven  # (not where the job may signal it: may_signal)
     if any(h.timeout is True for h in hops):
         proven = False  # a wait that times out ends by itself: the chain says where it waits, not that it hangs
     fact: Proof | None = None

@@ -29,7 +29,7 @@ from hangwatch.diagnose.chains import (
     to_nobody,
 )
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import ALIVE, Measured, moving, still, thread_state
+from hangwatch.diagnose.state import ALIVE, Measured, may_signal, moving, still, thread_state
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import CLOSED_KINDS, POLLED, READ_KINDS, LockWait
@@ -48,7 +48,7 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
             # its own remote wait ends may look still)
             or (
                 proof.unsignalled(v, t, alone=not scene.others_alive(v.pid))
-                if moving(scene, besides=v.pid) is None
+                if moving(scene, besides=v.pid) is None and may_signal(scene, v) is None  # (nor may a Timer signal it)
                 else None
             )
         )

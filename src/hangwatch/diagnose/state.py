@@ -96,18 +96,9 @@ ACTIVITY_OF = {
 # What waiting on something in each state is: (the verdict, whether the state itself is proof of a hang). A
 # state with proof (``Measured.proves_hang``) makes a hung one proven; ``None``: the state says nothing either way.
 VERDICTS: dict[str, tuple[Verdict | None, bool]] = {
-    "gone": (Verdict.HUNG, True),
-    "stopped": (Verdict.HUNG, True),
-    "blocked": (Verdict.HUNG, False),
-    "spinning": (Verdict.HUNG, False),
-    "looping": (Verdict.HUNG, False),
-    "long_sleep": (Verdict.HUNG, True),
-    "idle": (Verdict.HUNG, False),
-    "working": (Verdict.SLOW, False),
-    "traced": (Verdict.SLOW, False),
-    "spin_waits": (Verdict.SLOW, False),
-    "asleep": (Verdict.SLOW, False),
-    "wakes": (Verdict.SLOW, False),
+    **dict.fromkeys(("gone", "stopped", "long_sleep"), (Verdict.HUNG, True)),
+    **dict.fromkeys(("blocked", "spinning", "looping", "idle"), (Verdict.HUNG, False)),
+    **dict.fromkeys(("working", "traced", "spin_waits", "asleep", "wakes"), (Verdict.SLOW, False)),
     **dict.fromkeys(("ended", "started"), (Verdict.SLOW, False)),  # a thread's end or start in the look: a change
     **dict.fromkeys(("brief", "unknown"), (None, False)),
 }
@@ -501,8 +492,7 @@ def holder_state(h: LockHolder, children: bool = True) -> str:
 
 
 def long_timer(h: LockHolder, bound_s: float) -> str | None:
-    """A holder asleep on a timer that ends after ``bound_s`` (the kernel's, else the one written on its line), in
-    words; None when it has none or it ends in time."""
+    """A holder asleep on a timer ending past ``bound_s`` (the kernel's, else its line's), in words; else None."""
     top = h.frames[0] if h.frames else None
     timer = h.wakes_in if h.wakes_in is not None else sg.sleep_timer(top.code if top is not None else None)
     if holder_state(h) != "asleep" or timer is None or timer < bound_s:
@@ -543,7 +533,7 @@ def still(v: ProcessView) -> bool:
 
 
 def runs(v: ProcessView) -> str | None:
-    """The process used CPU over the look, in words; None otherwise. Alive by itself, whatever else was read."""
+    """The process used CPU over the look (alive by itself, whatever else was read), in words; else None."""
     return f"{v.label()} used {v.cpu_text()}" if (v.cpu_percent or 0.0) > IDLE_CPU_PERCENT else None
 
 
@@ -592,4 +582,19 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             timer = left if left is not None else sg.sleep_timer(top.code)
             if timer is None or timer < v.timer_bound_s:
                 return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"
+    return None
+
+
+def may_signal(scene: Scene, x: ProcessView) -> str | None:
+    """A thread of another process of the job that runs again by itself within the bounds (a timed wait: a Timer's, a
+    watchdog's), which may send ``x`` the signal that ends it (a sidecar run until killed), in words; else None. Not a
+    main thread (its timed wait is the one on ``x``: a DataLoader's), nor a library's loop (tqdm's monitor)."""
+    for v in scene.views:
+        for t in v.threads if v.pid != x.pid and not v.ended else ():
+            w = t.waiting if t.samples else None
+            if t is v.main_thread or not t.frames or w is None or w.timeout is not True or proof.machinery(t):
+                continue  # (a native thread, gloo's loop, runs none of the user's code)
+            if w.wakes_in is None or w.wakes_in < v.timer_bound_s:
+                ends = f", which ends in {duration_text(w.wakes_in)}" if w.wakes_in is not None else ""
+                return f"thread {t.name!r} of {v.label()} waits in {w.syscall}() with a timeout{ends}: it runs again"
     return None
