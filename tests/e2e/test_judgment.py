@@ -1521,3 +1521,21 @@ def test_a_sidecar_the_job_ends_on_a_timer_is_not_proven_hung(run, kind):
     assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
     if kind == "sleep":
         _both_ways(run, "sidecar_ended_by_a_timer.py", ("hang", kind), 125)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["again", "fork"])
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_lock_wait_inside_an_alarm_timeout_is_not_proven(run, arg, code, kind):
+    """The signal.alarm timeout idiom (a SIGALRM handler that raises) around a lock no thread will release: main
+    taking again a threading.Lock it holds, or a child forked while a thread held a lock taking it. At first sight
+    both were proven and the healthy job killed at --min-stall 5 (exit 125): a lock's wait was taken to be beyond any
+    handler (one that takes the lock only waits in turn), but one that raises ends the acquire, and the process's own
+    timer cannot be read. With a SIGALRM handler installed nothing is proven: the alarm rings after 8 s, the job
+    skips the item and ends (exit 0, at a --min-stall past the alarm). With no handler: proven at the lock."""
+    if code == 0:
+        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("alarm_timeout_around_a_lock.py", arg, kind))
+        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
+        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        return
+    _both_ways(run, "alarm_timeout_around_a_lock.py", (arg, kind), code)

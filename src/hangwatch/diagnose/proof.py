@@ -305,17 +305,14 @@ def handler_may_end(v: ProcessView) -> bool:
     the main thread waits on an event, a queue, a join (the exit's too) or a barrier and ``v`` has a handler for a
     signal that may let the job go on (``GOES_ON``: a SIGUSR1 a worker sends when done, SIGCHLD while a child that may
     exit lives; SigCgt unread, as in a capture recorded before it was: none), that handler may set what any thread of
-    it waits for. Not for a lock (a handler that takes one only waits in turn; one re-entering a held lock never frees
-    it)."""
+    it waits for. For a lock, only SIGALRM's (a handler that takes one only waits in turn, one re-entering a held lock
+    never frees it; but the timeout idiom, signal.alarm with a handler that raises, ends the acquire)."""
     m = v.main_thread
-    if (
-        m is None
-        or m.tid != v.pid
-        or not (m.blocked or m.parked)
-        or (sync_wait(m) not in INTERRUPTIBLE and not exit_join(m))
-    ):
+    if m is None or m.tid != v.pid or not (m.blocked or m.parked):
         return False
-    return handlers_may_run(v, GOES_ON, unread=False)
+    if sync_wait(m) in (None, "lock"):  # a timeout's handler (signal.alarm's, whose time is unread) may raise out of
+        return handlers_may_run(v, SIGALRM, unread=False)  # an acquire (or a wait the code does not name)
+    return (sync_wait(m) in INTERRUPTIBLE or exit_join(m)) and handlers_may_run(v, GOES_ON, unread=False)
 
 
 def lock_expr(code: str | None) -> str | None:
@@ -372,7 +369,7 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
     if (
         not _in_private_futex(v, t, threads=1)
         or not t.waits_forever
-        or (sync_wait(t) in INTERRUPTIBLE and handler_may_end(v))  # a Python wait a handler on it may end
+        or (sync_wait(t) in INTERRUPTIBLE | {None, "lock"} and handler_may_end(v))  # a Python wait a handler may end
     ):
         return None
     return hang(
