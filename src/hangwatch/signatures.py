@@ -117,6 +117,9 @@ COLLATE_PY = "torch/utils/data/_utils/collate.py"
 # Main process waiting for a batch: _next_data -> _get_data -> _try_get_data -> Queue.get.
 # _reset waits for the _ResumeIteration acks of persistent workers at an epoch start.
 LOADER_WAIT_METHODS = frozenset({"_try_get_data", "_get_data", "_next_data", "_reset"})
+# DataLoader(timeout=N): _get_data's one bounded get, which raises "DataLoader timed out after N seconds" (torch 2.13,
+# dataloader.py:1445); without it, _get_data polls again every 5 s for ever
+LOADER_TIMEOUT_CALL = "_try_get_data(self._timeout)"
 WORKER_LOOP = frozenset({"_worker_loop"})
 
 # --- distributed (torch/distributed) -------------------------------------------------------------

@@ -1539,3 +1539,20 @@ def test_a_lock_wait_inside_an_alarm_timeout_is_not_proven(run, arg, code, kind)
         assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
         return
     _both_ways(run, "alarm_timeout_around_a_lock.py", (arg, kind), code)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_batch_wait_bounded_by_the_loaders_timeout_is_not_proven(run, arg, code):
+    """A DataLoader worker asleep for 27 hours in __getitem__, while main waits for the batch with DataLoader(timeout=8)
+    (torch raises "DataLoader timed out after 8 seconds", which the job catches, and goes on). At first sight proven
+    (the worker's long timer) and the healthy job killed at --min-stall 5 (exit 125): main's wait ends by itself in
+    time, so the worker's state does not prove the job hung (``_timed``: as for Popen.wait(timeout=...)), and the job
+    ends (exit 0, at a --min-stall past the loader's timeout). With no loader timeout: proven at the worker's line."""
+    if code == 0:
+        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("dl_loader_timeout.py", arg))
+        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
+        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        return
+    root = _both_ways(run, "dl_loader_timeout.py", arg, code)
+    assert root is not None and root["cause"] == "dataloader.worker_stuck", root

@@ -260,9 +260,12 @@ def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_re
             said = f"{v.label()} waits for its child pid {k.pid} at {at}"
             out.append(Edge(me, pid_id(k.pid), "child", said, timeout=t.last.timeout))
     if scene.waits_for_batch(v):
+        # (DataLoader(timeout=N): the wait ends by itself, raising, within N s)
+        bounded = any(sg.LOADER_TIMEOUT_CALL in (f.code or "") for f in t.frames if sg.at(f, sg.DATALOADER_PY))
         for worker in scene.workers_of(v.pid):
             said = f"{v.label()} waits for a DataLoader batch at {at}; worker pid {worker.pid} could bring it"
-            out.append(Edge(me, pid_id(worker.pid), "dataloader batch", said))
+            said += " (within the loader's timeout: DataLoader(timeout=...))" if bounded else ""
+            out.append(Edge(me, pid_id(worker.pid), "dataloader batch", said, timeout=bounded or None))
     if (
         v.role in (Role.MAIN, Role.RANK, Role.CHILD)
         and t.has_stack

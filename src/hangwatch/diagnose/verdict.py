@@ -304,10 +304,12 @@ def _says_ring(summary: str) -> bool:
 
 
 def _timed(graph: WaitGraph, at: str) -> bool:
-    """Another process waits for ``at`` to exit with a timeout (``Popen.wait(timeout=...)``, ``join(timeout)``): when
-    it runs out, that process may end ``at`` and go on, so ``at``'s own chain, proven, does not prove the job hung
-    (only the chain through that timed wait speaks for the job, and a timed wait never proves)."""
-    return any(e.holder == at and e.resource == "child" and e.timeout is True for e in graph.edges)
+    """Another process waits for ``at`` to exit with a timeout (``Popen.wait(timeout=...)``, ``join(timeout)``), or
+    for a batch of it with the loader's (``DataLoader(timeout=...)``): when it runs out, that process may end ``at``
+    or skip the batch and go on, so ``at``'s own chain, proven, does not prove the job hung (only the chain through
+    that timed wait speaks for the job, and a timed wait never proves)."""
+    timed = ("child", "dataloader batch")
+    return any(e.holder == at and e.resource in timed and e.timeout is True for e in graph.edges)
 
 
 def _not_hung(f: Finding, said: str, facts: tuple[str, ...], proof: Proof | None = None) -> Hit:
