@@ -1508,7 +1508,7 @@ def test_an_ofd_lock_a_fork_shares_is_the_waiters_own_only_when_no_other_process
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("kind", ["sleep", "pause", "nap"])
+@pytest.mark.parametrize("kind", ["sleep", "pause", "nap", "event"])
 def test_a_sidecar_the_job_ends_on_a_timer_is_not_proven_hung(run, kind):
     """Main waits for a sidecar that runs until killed (`sleep infinity`, a child in signal.pause(), `sleep 100000`)
     while a threading.Timer of its own will terminate it in 8 s. At first sight `sleep infinity` and the paused child
@@ -1519,7 +1519,7 @@ def test_a_sidecar_the_job_ends_on_a_timer_is_not_proven_hung(run, kind):
     r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("sidecar_ended_by_a_timer.py", "8", kind))
     assert r.returncode == 0 and b"done" in r.stdout, r.stderr.decode()[-3000:]
     assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
-    if kind == "sleep":
+    if kind in ("sleep", "event"):  # (a child parked on its own Event: from a review, proven beside the Timer)
         _both_ways(run, "sidecar_ended_by_a_timer.py", ("hang", kind), 125)
 
 
@@ -1539,6 +1539,25 @@ def test_a_lock_wait_inside_an_alarm_timeout_is_not_proven(run, arg, code, kind)
         assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
         return
     _both_ways(run, "alarm_timeout_around_a_lock.py", (arg, kind), code)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["loop", "pipe", "child"])
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_main_wait_inside_an_alarm_timeout_is_not_proven(run, arg, code, kind):
+    """The signal.alarm timeout idiom around main's waits that never end by themselves: a loop that only sleeps, a
+    read of a child's stdout, a wait for the child (in `sleep infinity`). At first sight each was proven (a loop with
+    no way out; the child parked in pause()) and the healthy job killed at --min-stall 5: a Python handler runs on the
+    main thread inside any of its waits, and one that raises ends it, at a time the look cannot read. With a SIGALRM
+    handler, main's waits are timed (no proof), and the job skips and ends (exit 0, at a --min-stall past the alarm).
+    With no handler: proven at the wait."""
+    if code == 0:
+        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("alarm_timeout_around_a_wait.py", arg, kind))
+        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
+        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        return
+    tag = {"loop": "HANG-HERE", "pipe": "HANG-PIPE", "child": "HANG-CHILD"}[kind]
+    _both_ways(run, "alarm_timeout_around_a_wait.py", (arg, kind), code, tag)
 
 
 @pytest.mark.e2e

@@ -44,12 +44,15 @@ if sys.argv[2] == "again":
     take(lock)
 else:
 
+    held = threading.Event()
+
     def hold() -> None:
         with lock:
+            held.set()
             time.sleep(2)
 
     threading.Thread(target=hold, daemon=True).start()
-    time.sleep(0.5)
+    held.wait(timeout=30)  # (the fork copies the lock held)
     pid = os.fork()
     if pid == 0:
         take(lock)

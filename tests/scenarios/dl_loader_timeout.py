@@ -1,6 +1,6 @@
 """A DataLoader worker stuck for 27 hours in __getitem__ (a sleep past every bound). `python dl_loader_timeout.py
-SECONDS`: the loader has DataLoader(timeout=SECONDS), raises "DataLoader timed out", and the job catches it and goes
-on without that batch. `python dl_loader_timeout.py hang`: no loader timeout; main waits for the batch for ever."""
+SECONDS`: the loader has DataLoader(timeout=SECONDS), raises "DataLoader timed out", and the job catches it, leaves
+the loop and ends. `python dl_loader_timeout.py hang`: no loader timeout; main waits for the batch for ever."""
 
 import sys
 import time

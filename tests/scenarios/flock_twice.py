@@ -18,7 +18,7 @@ import time
 
 LOCK = os.path.join(tempfile.mkdtemp(), "index.lock")
 OFD = sys.argv[2:] == ["ofd"]
-F_OFD_SETLK, F_OFD_SETLKW = 37, 38  # <linux/fcntl.h>; Python's fcntl module names them from 3.12
+F_OFD_SETLK, F_OFD_SETLKW = 37, 38  # <linux/fcntl.h> (fcntl.F_OFD_SETLKW where Python's build has it)
 
 
 # struct flock: type, whence, start, len (0: to the end), pid (0 for an OFD lock)

@@ -2,8 +2,8 @@
 hang`: a generator suspended at a `yield` inside `with lock:` holds the lock while no thread runs it, and the same
 thread then takes the lock. `python lock_kept_by_a_generator.py native`: a native (pthread) mutex, not re-entrant,
 locked twice by the same thread through ctypes. `python lock_kept_by_a_generator.py SECONDS [native]`: a thread lets
-it go after SECONDS (closes the generator, whose `with` then releases the lock; or unlocks the mutex), and the job
-ends."""
+it go after SECONDS (closes the generator, whose `with` then releases the lock; or unlocks the mutex: from another
+thread, which POSIX leaves undefined for a default mutex and glibc allows), and the job ends."""
 
 import ctypes
 import sys

@@ -78,7 +78,7 @@ def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: floa
         try:
             fds = os.listdir(proc.PROC / str(pid) / "fd")
         except PermissionError:  # (another user's, outside the job, and older than it: as before, not searched)
-            kin = kin or _kin_of(first)
+            kin = kin or kin_of(first)
             unread = unread or i < len(first) or kin(pid)
             continue
         except OSError:  # (gone)
@@ -97,7 +97,7 @@ def _real_uid(pid: int) -> int | None:
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
 
 
-def _kin_of(job: list[int]) -> Callable[[int], bool]:
+def kin_of(job: list[int]) -> Callable[[int], bool]:
     """Whether an unreadable process outside the job may still hold what the job made: one of the job's users' (or
     one whose user was not read), started after the job's oldest process (a non-dumpable descendant that left its
     tree). The job's users and start are read once; a job process gone since is left out."""

@@ -41,6 +41,7 @@ from hangwatch.capture.pipes import (
     anon_wait,
     eventfd_wait,
     fifo_open_wait,
+    kin_of,
     pipe_wait,
     poll_waits,
     polls_forever,
@@ -194,6 +195,24 @@ def _fd_holders(key: tuple[int, int, int], skip: set[int], kinds: tuple[str, ...
     return out
 
 
+def _fdinfo_unread(waiter: int) -> bool:
+    """Whether a process of the host may hold the waiter's open file unseen: more than the scan reads, or one whose fd
+    table this look may not read that may have it (of the waiter's user, started after it: a non-dumpable child)."""
+    pids = proc.list_pids()
+    if len(pids) > MAX_FD_SCAN_PIDS:
+        return True
+    kin = kin_of([waiter])
+    for pid in pids:
+        try:
+            os.listdir(proc.PROC / str(pid) / "fdinfo")
+        except PermissionError:
+            if kin(pid):
+                return True
+        except OSError:
+            continue  # (gone since)
+    return False
+
+
 def _fd_locks(fdinfo: Path) -> list[LockEntry]:
     """The locks one fd's /proc/PID/fdinfo/FD lists (those held through that open file, not one it waits for)."""
     text = proc.read_text(fdinfo) or ""
@@ -245,7 +264,7 @@ def _file_lock_wait(
         if held and not holders and (kind in ("flock", "filelock") or (kind == "ofd" and len(held) == 1))
         else None
     )
-    if own is not None and (_fd_holders(key, {pid}) or len(proc.list_pids()) > MAX_FD_SCAN_PIDS):
+    if own is not None and (_fd_holders(key, {pid}) or _fdinfo_unread(pid)):
         own = None  # another process has it locked too (a shared open file, a fork's copy), or may: it may unlock it
     if own is not None:
         note = (

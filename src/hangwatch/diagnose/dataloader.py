@@ -13,8 +13,16 @@ from hangwatch import signatures as sg
 from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.scene import Hit, Scene, named, named_at
-from hangwatch.diagnose.state import exit_words, thread_state
-from hangwatch.diagnose.views import ProcessView, ThreadView, bounded_ending, describe, described, innermost_user
+from hangwatch.diagnose.state import thread_state
+from hangwatch.diagnose.views import (
+    ProcessView,
+    ThreadView,
+    bounded_ending,
+    describe,
+    described,
+    exit_words,
+    innermost_user,
+)
 from hangwatch.diagnose.waits import semaphore_wait
 from hangwatch.diagnose.workers import busy_frames, held_batch, sample_named, worker_state
 from hangwatch.fixes import (

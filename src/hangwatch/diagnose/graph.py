@@ -261,7 +261,9 @@ def _stack_waits(scene: Scene, v: ProcessView, t: ThreadView, at: str, kernel_re
             out.append(Edge(me, pid_id(k.pid), "child", said, timeout=t.last.timeout))
     if scene.waits_for_batch(v):
         # (DataLoader(timeout=N): the wait ends by itself, raising, within N s)
-        bounded = any(sg.LOADER_TIMEOUT_CALL in (f.code or "") for f in t.frames if sg.at(f, sg.DATALOADER_PY))
+        bounded = any(sg.LOADER_TIMEOUT_CALL in (f.code or "") for f in t.frames if sg.at(f, sg.DATALOADER_PY)) and (
+            t.last.wakes_in is None or t.last.wakes_in < v.timer_bound_s  # (one past the bounds: as if it had none)
+        )
         for worker in scene.workers_of(v.pid):
             said = f"{v.label()} waits for a DataLoader batch at {at}; worker pid {worker.pid} could bring it"
             said += " (within the loader's timeout: DataLoader(timeout=...))" if bounded else ""
@@ -387,11 +389,6 @@ def _peerless(scene: Scene, v: ProcessView) -> list[tuple[Edge, Node]]:
 PARKED_ON = {"futex": "on a lock or event of its own", "pause": "in pause()"}
 
 
-def _pauses(v: ProcessView) -> bool:
-    """A thread of ``v`` waits in pause(), which only a signal ends."""
-    return any(o.last.syscall == "pause" for o in v.threads)
-
-
 def _parked_on(v: ProcessView) -> str:
     """What the threads of a parked process (``proof.sealed_but``: each in a private futex or in pause()) wait on."""
     return " or ".join(dict.fromkeys(PARKED_ON.get(o.last.syscall or "", "blocked") for o in v.threads))
@@ -408,8 +405,11 @@ def build_graph(scene: Scene) -> WaitGraph:
             and not proof.handler_may_end(v)  # a signal handler of its may still set what it waits for
             and proof.sealed_but(v, frozenset())  # every thread parked
         )
-        # a process a signal ends (in pause(), asleep past the bounds, looping) that a thread of the job may signal
-        sender = may_signal(scene, v) if m.state in ("looping", "long_sleep") or _pauses(v) else None
+        # a process a signal ends (parked, in pause(), asleep past the bounds, looping) that the job may signal, or
+        # whose own timeout's handler may end its sleep
+        sender = may_signal(scene, v) if m.state in ("looping", "long_sleep") or parked else None
+        alarm = proof.alarmed(v) and m.state == "long_sleep"
+        sender = sender or (f"{proof.TIMER_WORDS}, whose handler may end its sleep" if alarm else None)
         main = v.main_thread
         single = (
             main is not None
@@ -424,11 +424,11 @@ def build_graph(scene: Scene) -> WaitGraph:
             m.state,
             m.fact
             + (f"; every thread of it waits {_parked_on(v)} with no timeout, none woke" if parked else "")
-            + (f"; {sender} and may signal it" if sender else ""),
+            + (f"; {sender}" if sender else ""),
             proves_work=m.proves_work,
             # the graph proves by a node's loop with no way out, its long timer, or a spin its locals prove where no
             # other thread of it could end the spin (a cycle is only of nodes blocked: a spinning one ends a chain)
-            proves_hang=(parked and not (sender and _pauses(v)))
+            proves_hang=(parked and not sender)
             or (m.proves_hang and m.state in ("looping", "long_sleep") and not sender)
             or (
                 m.proves_hang and m.state == "spinning" and not proof.others_may_release(v, main.tid if main else None)
@@ -440,11 +440,18 @@ def build_graph(scene: Scene) -> WaitGraph:
     out_edges: dict[str, list[Edge]] = {}
     edges: list[Edge] = []
     for v in scene.views:
-        for edge, holder in _edges_of(scene, v):
+        alarm = proof.alarmed(v)  # (a timeout's handler may raise out of any wait of its main thread)
+        for drawn, holder in _edges_of(scene, v):
             if holder is not None and holder.id not in nodes:
                 nodes[holder.id] = holder
-            if edge.holder not in nodes:
+            if drawn.holder not in nodes:
                 continue
+            timed = alarm and drawn.timeout is not True and drawn.tid in (None, v.pid)
+            edge = (
+                dataclasses.replace(drawn, timeout=True, words=f"{drawn.words} ({proof.TIMER_WORDS})")
+                if timed
+                else drawn
+            )
             edges.append(edge)
             out_edges.setdefault(edge.waiter, []).append(edge)
     for v in scene.views:  # main's wait that one thread alone could end, by one edge (a wait4(-1) for any of several

@@ -40,6 +40,8 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
         found = proof.nobody_releases(v, t)
+        if found is not None and exit_awaited(scene, v) and may_signal(scene, v) is not None:
+            found = None  # a process waited for to exit that waits for ever (a sidecar run until killed): the job may
         fact = (
             (found[0] if found is not None else None)
             # a pause by design while the rest of the job works (a launcher's, a rank's that waits to be ended; the
@@ -66,6 +68,12 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
         asleep = found is not None and found[0] == proof.all_asleep(v, t)  # (its fact, not the others')
         return [to_nobody(v.pid, kind, words, fact.fact, tid=t.tid, asleep=asleep)]
     return []
+
+
+def exit_awaited(scene: Scene, v: ProcessView) -> bool:
+    """Whether ``v``'s parent waits for a child's exit (wait4, waitid): ``v`` ending is what it waits for."""
+    parent = scene.view(v.info.ppid)
+    return parent is not None and any(o.last.syscall in ("wait4", "waitid") for o in parent.threads)
 
 
 def signalled(scene: Scene, v: ProcessView, t: ThreadView, at: str) -> list[tuple[Edge, Node | None]]:

@@ -289,6 +289,12 @@ def caught(v: ProcessView, signals: int = HANDLED) -> int | None:
     return None if mask is None else mask & (signals if v.parent else signals & ~SIGCHLD)
 
 
+def alarmed(v: ProcessView) -> bool:
+    """A Python process with a SIGALRM handler: the timeout idiom's (signal.alarm), which may raise out of any wait of
+    its main thread at a time the look cannot read."""
+    return v.info.is_python and bool(caught(v, SIGALRM))
+
+
 # waits a handler may end (it sets, notifies, puts, returns)
 INTERRUPTIBLE = frozenset({"event", "condition", "semaphore", "queue", QUEUE_TASKS, "join", "barrier"})
 
@@ -305,14 +311,14 @@ def handler_may_end(v: ProcessView) -> bool:
     the main thread waits on an event, a queue, a join (the exit's too) or a barrier and ``v`` has a handler for a
     signal that may let the job go on (``GOES_ON``: a SIGUSR1 a worker sends when done, SIGCHLD while a child that may
     exit lives; SigCgt unread, as in a capture recorded before it was: none), that handler may set what any thread of
-    it waits for. For a lock, only SIGALRM's (a handler that takes one only waits in turn, one re-entering a held lock
-    never frees it; but the timeout idiom, signal.alarm with a handler that raises, ends the acquire)."""
+    it waits for. For any other wait (a lock's, an import's, one the code does not name), only SIGALRM's: a handler
+    that takes a lock only waits in turn, but the timeout idiom (signal.alarm, a handler that raises) ends any wait."""
     m = v.main_thread
     if m is None or m.tid != v.pid or not (m.blocked or m.parked):
         return False
-    if sync_wait(m) in (None, "lock"):  # a timeout's handler (signal.alarm's, whose time is unread) may raise out of
-        return handlers_may_run(v, SIGALRM, unread=False)  # an acquire (or a wait the code does not name)
-    return (sync_wait(m) in INTERRUPTIBLE or exit_join(m)) and handlers_may_run(v, GOES_ON, unread=False)
+    if sync_wait(m) in INTERRUPTIBLE or exit_join(m):
+        return handlers_may_run(v, GOES_ON, unread=False)
+    return handlers_may_run(v, SIGALRM, unread=False)  # a timeout's (signal.alarm: its time unread) may raise out of it
 
 
 def lock_expr(code: str | None) -> str | None:

@@ -37,8 +37,10 @@ from hangwatch.diagnose.views import (
     bounded_ending,
     describe,
     duration_text,
+    exit_words,
     innermost_explaining,
     innermost_user,
+    may_exit,
     moves_for_its_process,
     polls_with_timeout,
 )
@@ -107,11 +109,6 @@ COMPILER_CPU_PERCENT = 5.0  # a compiler process (g++, an inductor worker) above
 TIMER_WORDS = {"sigwait": ("waits for a signal", "ends within"), "read": ("reads a timerfd", "fires in")}
 
 
-def activity(v: ProcessView) -> Activity:
-    """What the process was measured doing, in coarse words (``process_state``'s)."""
-    return process_state(v).activity
-
-
 def process_state(v: ProcessView) -> Measured:
     """What a process was measured doing: its main thread's state, with what the process shows (bytes, output)."""
     return thread_state(v, v.main_thread)
@@ -137,11 +134,6 @@ def holder_process_state(v: ProcessView) -> Measured:
             fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
             return Measured(other.state, fact, proves_work=other.proves_work)
     return m
-
-
-def exit_words(status: int) -> str:
-    """A waitpid status in words: "killed by SIGKILL", "exit status 3"."""
-    return f"killed by {sg.signal_name(status & 0x7F)}" if status & 0x7F else f"exit status {status >> 8}"
 
 
 def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
@@ -411,10 +403,12 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
         return None
     if proof.others_may_release(v, t.tid):  # (another thread runs Python that could end the process)
         return None
+    alarm = t is v.main_thread and proof.alarmed(v)  # (a timeout's handler may raise out of it)
     return Measured(
         "looping",
-        f"in {describe(t.user_frame)}: {why}; no other thread of it runs Python that could end the process",
-        proves_hang=True,
+        f"in {describe(t.user_frame)}: {why}; no other thread of it runs Python that could end the process"
+        + (f"; but {proof.TIMER_WORDS}, whose handler may end it" if alarm else ""),
+        proves_hang=not alarm,
     )
 
 
@@ -586,15 +580,21 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
 
 
 def may_signal(scene: Scene, x: ProcessView) -> str | None:
-    """A thread of another process of the job that runs again by itself within the bounds (a timed wait: a Timer's, a
-    watchdog's), which may send ``x`` the signal that ends it (a sidecar run until killed), in words; else None. Not a
-    main thread (its timed wait is the one on ``x``: a DataLoader's), nor a library's loop (tqdm's monitor)."""
+    """Another process of the job that runs again by itself within the bounds and may send ``x`` the signal that ends
+    it (a sidecar run until killed), in words; else None: a thread of the user's (or a threading.Timer) in a timed
+    wait, a native helper asleep (`sleep 12; kill`), the main thread of one asleep that is not ``x``'s ancestor (whose
+    sleep may be its poll of ``x``: a file lock's). Never a DataLoader or compile worker, nor multiprocessing's helpers.
+    """
+    ancestors = {x.info.ppid} | {p.info.ppid for p in scene.views if p.pid == x.info.ppid}
     for v in scene.views:
-        for t in v.threads if v.pid != x.pid and not v.ended else ():
+        helper = not may_exit(v.role, v.info.cmdline)
+        for t in v.threads if v.pid != x.pid and not v.ended and not helper else ():
             w = t.waiting if t.samples else None
-            if t is v.main_thread or not t.frames or w is None or w.timeout is not True or proof.machinery(t):
-                continue  # (a native thread, gloo's loop, runs none of the user's code)
-            if w.wakes_in is None or w.wakes_in < v.timer_bound_s:
+            if w is None or w.timeout is not True or (w.wakes_in is not None and w.wakes_in >= v.timer_bound_s):
+                continue
+            asleep = w.syscall in sg.SLEEP_SYSCALLS and (not v.info.is_python or v.pid not in ancestors)
+            user = any(sg.is_user(f) or proof.timer_run(f) for f in t.frames) and not proof.machinery(t)
+            if (t is v.main_thread and asleep) or (t is not v.main_thread and user):
                 ends = f", which ends in {duration_text(w.wakes_in)}" if w.wakes_in is not None else ""
-                return f"thread {t.name!r} of {v.label()} waits in {w.syscall}() with a timeout{ends}: it runs again"
+                return f"thread {t.name!r} of {v.label()} waits in {w.syscall}() with a timeout{ends}: it may signal it"
     return None

@@ -22,6 +22,7 @@ from hangwatch.diagnose.views import ProcessView, ThreadView, innermost_explaini
 from hangwatch.fixes import (
     ALL_ASLEEP_FIX,
     CYCLE_FIX,
+    DEADLOCK_FIX,
     EXIT_JOIN_FIX,
     FULL_BUFFER_FIX,
     GIL_FIX,
@@ -398,7 +399,7 @@ def _asleep_fix(v: ProcessView | None) -> tuple[str, ...]:
 def _nobody_fix(resource: str) -> tuple[str, ...]:
     """What to do where no living thread can end a wait on a primitive of its own: a lock's, whoever took it keeps it;
     an event's or a queue's, the thread that should set or fill it is gone."""
-    return LOCK_KEPT_FIX + WAIT_FOREVER_FIX[1:] if resource == "lock" else WAIT_FOREVER_FIX
+    return LOCK_KEPT_FIX + DEADLOCK_FIX[1:] if resource == "lock" else WAIT_FOREVER_FIX
 
 
 def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:

@@ -510,6 +510,11 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds:.0f} s"
 
 
+def exit_words(status: int) -> str:
+    """A waitpid status in words: "killed by SIGKILL", "exit status 3"."""
+    return f"killed by {sg.signal_name(status & 0x7F)}" if status & 0x7F else f"exit status {status >> 8}"
+
+
 def may_exit(role: Role, cmdline: tuple[str, ...], parent_cmdline: tuple[str, ...] = ()) -> bool:
     """Whether a child may exit by itself, and so send its parent SIGCHLD: not a DataLoader or compile worker, nor
     one of multiprocessing's helpers (they live as long as their parent; torch's SIGCHLD handler only raises)."""
