@@ -41,7 +41,7 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
         found = proof.nobody_releases(v, t)
         if found is not None and exit_awaited(scene, v) and may_signal(scene, v) is not None:
-            found = None  # a process waited for to exit that waits for ever (a sidecar run until killed): the job may
+            found = None  # waited for to exit, it waits for ever (a sidecar run until killed): the job may end it
         fact = (
             (found[0] if found is not None else None)
             # a pause by design while the rest of the job works (a launcher's, a rank's that waits to be ended; the

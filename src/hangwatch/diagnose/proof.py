@@ -318,7 +318,7 @@ def handler_may_end(v: ProcessView) -> bool:
         return False
     if sync_wait(m) in INTERRUPTIBLE or exit_join(m):
         return handlers_may_run(v, GOES_ON, unread=False)
-    return handlers_may_run(v, SIGALRM, unread=False)  # a timeout's (signal.alarm: its time unread) may raise out of it
+    return alarmed(v)  # a Python timeout's handler (signal.alarm: its time unread) may raise out of it
 
 
 def lock_expr(code: str | None) -> str | None:
@@ -375,7 +375,7 @@ def forsaken(v: ProcessView, t: ThreadView) -> Proof | None:
     if (
         not _in_private_futex(v, t, threads=1)
         or not t.waits_forever
-        or (sync_wait(t) in INTERRUPTIBLE | {None, "lock"} and handler_may_end(v))  # a Python wait a handler may end
+        or handler_may_end(v)  # a Python wait a handler may end
     ):
         return None
     return hang(
