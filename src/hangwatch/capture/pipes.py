@@ -61,10 +61,10 @@ def pipe_holders(
     """The processes holding ``target`` (``pipe:[inode]``) open for writing (``write``) or for reading:
     ``first`` (the job) always, then the host's other processes until ``budget_s`` runs out. Returns them and
     whether the search was complete."""
-    return _holders(first, lambda pid, fd: _opens(pid, fd, target, write), budget_s)
+    return host_holders(first, lambda pid, fd: _opens(pid, fd, target, write), budget_s)
 
 
-def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: float) -> tuple[list[int], bool]:
+def host_holders(first: list[int], holds: Callable[[int, str], bool], budget_s: float) -> tuple[list[int], bool]:
     """The processes one of whose fds ``holds`` says is the file looked for: ``first`` (the job) always, then the
     host's others until ``budget_s`` runs out. Returns them and whether the search was complete."""
     deadline = time.monotonic() + budget_s
@@ -78,7 +78,7 @@ def _holders(first: list[int], holds: Callable[[int, str], bool], budget_s: floa
         try:
             fds = os.listdir(proc.PROC / str(pid) / "fd")
         except PermissionError:  # (another user's, outside the job, and older than it: as before, not searched)
-            kin = kin or kin_of(first)
+            kin = kin or _kin_of(first)
             unread = unread or i < len(first) or kin(pid)
             continue
         except OSError:  # (gone)
@@ -97,7 +97,7 @@ def _real_uid(pid: int) -> int | None:
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
 
 
-def kin_of(job: list[int]) -> Callable[[int], bool]:
+def _kin_of(job: list[int]) -> Callable[[int], bool]:
     """Whether an unreadable process outside the job may still hold what the job made: one of the job's users' (or
     one whose user was not read), started after the job's oldest process (a non-dumpable descendant that left its
     tree). The job's users and start are read once; a job process gone since is left out."""
@@ -249,7 +249,7 @@ def eventfd_wait(
     def holds(other: int, f: str) -> bool:
         return fdinfo_value(other, int(f), EVENTFD, "eventfd-id") == key
 
-    found, complete = _holders(sorted(job), holds, PIPE_SCAN_S)
+    found, complete = host_holders(sorted(job), holds, PIPE_SCAN_S)
     how = f"holds the same eventfd (its /proc/PID/fdinfo's eventfd-id {key})"
     holders = tuple(holder(w, job, py_spy, now, how, name=None) for w in found if w != pid)
     note = None if complete else _searched()
@@ -307,7 +307,7 @@ def anon_wait(
             unsure.append(other)  # (not said which: counted as a holder, so no proof rests on its absence)
         return same is not False
 
-    found, complete = _holders(sorted(job), holds, PIPE_SCAN_S)
+    found, complete = host_holders(sorted(job), holds, PIPE_SCAN_S)
     if pid in unsure:
         return None  # the kernel says nothing of which file it is, even of the waiter's own
     how, unread = f"holds the same {kind} (the kernel's kcmp says so)", f"holds a {kind} kcmp could not compare"
@@ -376,7 +376,7 @@ def _master_of(pid: int, fd: str, index: int) -> bool:
 
 def pty_masters(index: int, first: list[int], budget_s: float = PIPE_SCAN_S) -> tuple[list[int], bool]:
     """The processes holding the master end of ``/dev/pts/<index>``, the job's first (``_holders``)."""
-    return _holders(first, lambda pid, fd: _master_of(pid, fd, index), budget_s)
+    return host_holders(first, lambda pid, fd: _master_of(pid, fd, index), budget_s)
 
 
 def pty_wait(

@@ -37,11 +37,12 @@ from hangwatch.capture.holders import (
 from hangwatch.capture.maps import Mapping, mappings
 from hangwatch.capture.pipes import (
     FIFO_WCHAN,
+    PIPE_SCAN_S,
     POLL_CALLS,
     anon_wait,
     eventfd_wait,
     fifo_open_wait,
-    kin_of,
+    host_holders,
     pipe_wait,
     poll_waits,
     polls_forever,
@@ -195,22 +196,9 @@ def _fd_holders(key: tuple[int, int, int], skip: set[int], kinds: tuple[str, ...
     return out
 
 
-def _fdinfo_unread(waiter: int) -> bool:
-    """Whether a process of the host may hold the waiter's open file unseen: more than the scan reads, or one whose fd
-    table this look may not read that may have it (of the waiter's user, started after it: a non-dumpable child)."""
-    pids = proc.list_pids()
-    if len(pids) > MAX_FD_SCAN_PIDS:
-        return True
-    kin = kin_of([waiter])
-    for pid in pids:
-        try:
-            os.listdir(proc.PROC / str(pid) / "fdinfo")
-        except PermissionError:
-            if kin(pid):
-                return True
-        except OSError:
-            continue  # (gone since)
-    return False
+def _locks_key(fdinfo: Path, key: tuple[int, int, int]) -> bool:
+    """Whether the open file behind ``fdinfo`` holds a lock on the file ``key``."""
+    return any(e.key == key and not e.waiting for e in _fd_locks(fdinfo))
 
 
 def _fd_locks(fdinfo: Path) -> list[LockEntry]:
@@ -264,8 +252,11 @@ def _file_lock_wait(
         if held and not holders and (kind in ("flock", "filelock") or (kind == "ofd" and len(held) == 1))
         else None
     )
-    if own is not None and (_fd_holders(key, {pid}) or _fdinfo_unread(pid)):
-        own = None  # another process has it locked too (a shared open file, a fork's copy), or may: it may unlock it
+    if own is not None:  # another process that has it locked too (a shared open file, a fork's copy) may unlock it
+        others, complete = host_holders(
+            [pid], lambda p, fd: p != pid and _locks_key(proc.PROC / str(p) / "fdinfo" / fd, key), PIPE_SCAN_S
+        )
+        own = None if others or not complete else own  # (a search cut short, or a process unread: it may be one)
     if own is not None:
         note = (
             f"the waiter itself holds it, through another open of the file (its fd {own}, whose "

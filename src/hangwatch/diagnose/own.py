@@ -40,10 +40,11 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
         found = proof.nobody_releases(v, t)
-        if found is not None and proof.sync_wait(t) in proof.INTERRUPTIBLE and exit_awaited(scene, v):
-            # waited for to exit, it waits for ever on an event of its own (a sidecar run until killed): the job may
-            # end it (not a lock's wait, which no design waits out: fork's inherited one, an import's)
-            found = None if may_signal(scene, v) is not None else found
+        # waited for to exit, it waits for ever on an event of its own (a sidecar run until killed): the job may end it
+        # (not a lock's wait, which no design waits out: fork's inherited one, an import's)
+        sidecar = found is not None and proof.sync_wait(t) in proof.INTERRUPTIBLE and exit_awaited(scene, v)
+        if sidecar and may_signal(scene, v) is not None:
+            found = None
         fact = (
             (found[0] if found is not None else None)
             # a pause by design while the rest of the job works (a launcher's, a rank's that waits to be ended; the

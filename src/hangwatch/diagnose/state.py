@@ -583,9 +583,9 @@ def may_signal(scene: Scene, x: ProcessView) -> str | None:
     """Another process of the job that runs again by itself within the bounds and may send ``x`` the signal that ends
     it (a sidecar run until killed), in words; else None: a thread of the user's (or a threading.Timer) in a timed
     wait, a native helper asleep (`sleep 12; kill`), the main thread of one asleep that is not ``x``'s ancestor (whose
-    sleep may be its poll of ``x``: a file lock's). Never a DataLoader or compile worker, nor multiprocessing's helpers.
-    """
-    ancestors = {x.info.ppid} | {p.info.ppid for p in scene.views if p.pid == x.info.ppid}
+    sleep may be its poll of ``x``: a file lock's). Never a DataLoader or compile worker, nor an mp helper."""
+    parent = scene.view(x.info.ppid)
+    ancestors = {x.info.ppid, parent.info.ppid if parent is not None else x.info.ppid}
     for v in scene.views:
         helper = not may_exit(v.role, v.info.cmdline)
         for t in v.threads if v.pid != x.pid and not v.ended and not helper else ():
