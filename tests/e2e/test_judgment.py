@@ -1575,3 +1575,24 @@ def test_a_batch_wait_bounded_by_the_loaders_timeout_is_not_proven(run, arg, cod
         return
     root = _both_ways(run, "dl_loader_timeout.py", arg, code)
     assert root is not None and root["cause"] == "dataloader.worker_stuck", root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["future", "socket", "poll"])
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hung(run, arg, code, kind):
+    """A process the job started waits for ever on a lock it holds, while the job waits for it with a timeout of its
+    own (a ProcessPoolExecutor's `result(timeout=...)`, a socket's `settimeout`, a poll with a deadline), then kills
+    it and goes on. At first sight the process's own proof was the job's, and the healthy job was killed at
+    --min-stall 5: now its proof is not the job's while the job process comes back to the user's code by itself
+    within the bounds (``acts.acts_by_itself``), and the job ends (exit 0, at a --min-stall past its timeout). With no
+    timeout: proven, at the task's lock or at the job's own wait."""
+    if code == 0:
+        r = run(
+            *QUICK, "--min-stall", "20", "--on-hang", "kill", *py("child_ended_by_its_parents_timeout.py", arg, kind)
+        )
+        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
+        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        return
+    tag = "HANG-POLL" if kind == "poll" else "HANG-TASK"
+    _both_ways(run, "child_ended_by_its_parents_timeout.py", (arg, kind), code, tag)

@@ -226,14 +226,14 @@ def test_a_spin_on_a_crowded_machine_is_still_a_spin(states, ticks, spinning):
 def test_a_loop_whose_condition_reads_the_clock_towards_its_bound_ends_by_itself(header, ends):
     """A deadline loop (`while time.monotonic() - start < 15: ...`) is a wait that ends as time passes: a spin on it
     is `spin_waits`, never a hang (tests/e2e: deadline_spin.py)."""
-    from hangwatch.diagnose.loops import ends_by_clock
+    from hangwatch.diagnose.deadline import ends_by_clock
 
     assert ends_by_clock(header) is ends
 
 
 def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
     """`timeout = float("inf")` never comes: the loop is judged as any spin."""
-    from hangwatch.diagnose.loops import ends_by_clock
+    from hangwatch.diagnose.deadline import ends_by_clock
 
     header = "while time.monotonic() - start < timeout"
     assert ends_by_clock(header, {"start": "12.5", "timeout": "15"})
@@ -242,6 +242,32 @@ def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
     assert not ends_by_clock(header, {"start": "12.5", "timeout": "-inf"})
     assert ends_by_clock("while time.time() - start < float(arg)", {"start": "12.5", "arg": "'12'"})
     assert not ends_by_clock("while time.time() - start < float(arg)", {"start": "12.5", "arg": "'inf'"})
+
+
+@pytest.mark.parametrize(
+    ("body", "way"),
+    [
+        (
+            "while p.poll() is None:\n    if time.monotonic() > end:\n        p.kill()\n        break\n    time.sleep(1)",
+            "if time.monotonic() > end",
+        ),
+        (
+            "for _ in range(9):\n    if time.time() - t0 >= 30 and ok:\n        raise TimeoutError\n    sleep(1)",
+            "if time.time() - t0 >= 30 and ok",
+        ),
+        ("while time.monotonic() < end:\n    time.sleep(1)", "while time.monotonic() < end"),
+        ("while p.poll() is None:\n    time.sleep(1)", None),  # (the child's end alone)
+        ("while True:\n    if time.time() < t0 + 30:\n        break\n    sleep(1)", None),  # (false as time passes)
+        ("while True:\n    if time.time() > t0 + 30:\n        log()\n    sleep(1)", None),  # (stays in the loop)
+    ],
+)
+def test_a_poll_with_a_deadline_leaves_its_loop_by_the_clock(body, way):
+    """A poll whose loop an `if` on the clock leaves (`if time.monotonic() > end: p.kill(); break`) comes back by
+    itself (``deadline.leaves_by_clock``, asked by ``acts.acts_by_itself``); one only the child's end leaves, an `if`
+    that turns false as time passes, or one that stays in the loop, does not."""
+    from hangwatch.diagnose.deadline import leaves_by_clock
+
+    assert leaves_by_clock(body, {}) == way
 
 
 @pytest.mark.parametrize(

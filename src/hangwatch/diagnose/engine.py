@@ -29,7 +29,7 @@ from hangwatch.diagnose.state import (
     progressing,
     runs,
 )
-from hangwatch.diagnose.verdict import follow_chain, judged, unnamed, work_elsewhere
+from hangwatch.diagnose.verdict import follow_chain, for_the_job, judged, unnamed, work_elsewhere
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, innermost_explaining, innermost_user
 from hangwatch.diagnose.waits import lock_wait_rule
 from hangwatch.fixes import NO_WAY_OUT_FIX, UNKNOWN_FIX
@@ -99,7 +99,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
         hits = [follow_chain(h, graph, scene) for h in hits]
         hits += unnamed(hits, graph, scene)
         hits = [_upstream_place(_placed(h, graph, scene), graph, scene) for h in hits]
-    hits = [_thread_end(work_elsewhere(h, scene), scene) for h in hits]
+    hits = [for_the_job(_thread_end(work_elsewhere(h, scene), scene), graph, scene) for h in hits]
     hits = rank(_precise_names(hits), graph, scene)
     if hits:
         verdict, findings = hits[0].verdict or Verdict.HUNG, tuple(h.finding for h in hits)

@@ -48,6 +48,7 @@ from hangwatch import signatures as sg
 from hangwatch.capture.roles import is_mp_helper
 from hangwatch.capture.syscalls import LISTENING
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.acts import may_signal
 from hangwatch.diagnose.chains import (
     ALIVE_ENDINGS,
     ENDED_BY_EXIT,
@@ -94,7 +95,7 @@ from hangwatch.diagnose.process import native_at_terminal, reads_from_person, wa
 from hangwatch.diagnose.ranks import rank_waits
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.served import request_waits
-from hangwatch.diagnose.state import ALIVE, holder_process_state, may_signal, moving
+from hangwatch.diagnose.state import ALIVE, holder_process_state, moving
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
     ProcessView,

@@ -409,52 +409,6 @@ def reads_the_world(source: str | None, values: dict[str, str]) -> bool:
     return False
 
 
-CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
-
-
-def _clock_sign(node: ast.expr) -> int:
-    """How ``node`` moves as the clock advances: +1 (a clock read, plus or minus what does not read it), -1 (subtracted
-    from), 0 (it reads no clock, or reads it in a way not followed: a product, a call of it)."""
-    if isinstance(node, ast.Call) and not node.args:
-        fn = node.func
-        if isinstance(fn, ast.Name):  # `from time import monotonic`
-            return 1 if fn.id in CLOCKS else 0
-        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id == "time":
-            return 1 if fn.attr in CLOCKS else 0
-        return 0
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
-        left, right = _clock_sign(node.left), _clock_sign(node.right)
-        right = -right if isinstance(node.op, ast.Sub) else right
-        return left + right if {left, right} != {1, -1} else 0
-    return 0
-
-
-def _ends_as_time_passes(test: ast.expr) -> bool:
-    if isinstance(test, ast.BoolOp):  # `and` ends when any part does; `or` when all do
-        parts = [_ends_as_time_passes(v) for v in test.values]
-        return any(parts) if isinstance(test.op, ast.And) else all(parts)
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-        return False
-    grows = _clock_sign(test.left) - _clock_sign(test.comparators[0])  # how left - right moves with the clock
-    if isinstance(test.ops[0], ast.Lt | ast.LtE):
-        return grows > 0
-    if isinstance(test.ops[0], ast.Gt | ast.GtE):
-        return grows < 0
-    return False
-
-
-def ends_by_clock(header: str | None, values: dict[str, str] | None = None) -> bool:
-    """Whether a ``while`` loop's condition turns false by itself as the clock advances: it compares a read of the
-    ``time`` module's clock (``time.time()``, ``time.monotonic()``, ``perf_counter()``) against a bound it grows
-    towards (``while time.monotonic() - start < 15``, ``while deadline > time.time()``): a wait for a deadline. Not
-    where a local it reads is infinite (``timeout = float("inf")``: it never comes)."""
-    loop = parse_loop(header.rstrip().removesuffix(":") + ":" if header else "")
-    if not isinstance(loop, ast.While) or not _ends_as_time_passes(loop.test):
-        return False
-    read = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)} & set(values or {})
-    return not any((values or {})[n].strip("'\"").lstrip("+-").lower() in ("inf", "infinity", "nan") for n in read)
-
-
 def _read_whole(value: str) -> bool:
     """Whether a local's repr shows all of its value: not cut short (py-spy's ``...``, ours), not redacted,
     not an object shown only by its address."""

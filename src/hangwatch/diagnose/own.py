@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.acts import may_signal
 from hangwatch.diagnose.chains import (
     ENDED_BY_EXIT,
     NOBODY_ENDS,
@@ -29,7 +30,7 @@ from hangwatch.diagnose.chains import (
     to_nobody,
 )
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import ALIVE, Measured, may_signal, moving, still, thread_state
+from hangwatch.diagnose.state import ALIVE, Measured, moving, still, thread_state
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import CLOSED_KINDS, POLLED, READ_KINDS, LockWait

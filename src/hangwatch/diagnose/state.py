@@ -27,7 +27,8 @@ from enum import Enum
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.childloop import child_loop
-from hangwatch.diagnose.loops import LoopMotion, ends_by_clock, loop_motion, never_exits, one_long_call
+from hangwatch.diagnose.deadline import ends_by_clock
+from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits, one_long_call
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import (
     IDLE_CPU_PERCENT,
@@ -40,7 +41,6 @@ from hangwatch.diagnose.views import (
     exit_words,
     innermost_explaining,
     innermost_user,
-    may_exit,
     moves_for_its_process,
     polls_with_timeout,
 )
@@ -576,25 +576,4 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             timer = left if left is not None else sg.sleep_timer(top.code)
             if timer is None or timer < v.timer_bound_s:
                 return f"{v.label()} sleeps at {describe(top)}: a timer will wake it"
-    return None
-
-
-def may_signal(scene: Scene, x: ProcessView) -> str | None:
-    """Another process of the job that runs again by itself within the bounds and may send ``x`` the signal that ends
-    it (a sidecar run until killed), in words; else None: a thread of the user's (or a threading.Timer) in a timed
-    wait, a native helper asleep (`sleep 12; kill`), the main thread of one asleep that is not ``x``'s ancestor (whose
-    sleep may be its poll of ``x``: a file lock's). Never a DataLoader or compile worker, nor an mp helper."""
-    parent = scene.view(x.info.ppid)
-    ancestors = {x.info.ppid, parent.info.ppid if parent is not None else x.info.ppid}
-    for v in scene.views:
-        helper = not may_exit(v.role, v.info.cmdline)
-        for t in v.threads if v.pid != x.pid and not v.ended and not helper else ():
-            w = t.waiting if t.samples else None
-            if w is None or w.timeout is not True or (w.wakes_in is not None and w.wakes_in >= v.timer_bound_s):
-                continue
-            asleep = w.syscall in sg.SLEEP_SYSCALLS and (not v.info.is_python or v.pid not in ancestors)
-            user = any(sg.is_user(f) or proof.timer_run(f) for f in t.frames) and not proof.machinery(t)
-            if (t is v.main_thread and asleep) or (t is not v.main_thread and user):
-                ends = f", which ends in {duration_text(w.wakes_in)}" if w.wakes_in is not None else ""
-                return f"thread {t.name!r} of {v.label()} waits in {w.syscall}() with a timeout{ends}: it may signal it"
     return None

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
+from hangwatch.diagnose.acts import acts_by_itself
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ALL_ASLEEP, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.own import thread_id
@@ -245,6 +246,26 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
             said = f"Not proven hung: another thread of it works ({fact}); the wait may end with that work."
             return _not_hung(f, said, (fact,), proof.work(fact) if m.proves_work else None)
     return hit
+
+
+def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
+    """A hang proven at a process the job started (a child, a worker of a pool), whose job process (its nearest
+    ancestor that is the job's main or a rank) comes back to the user's code by itself within the bounds
+    (``state.acts_by_itself``: a future's ``result(timeout=...)``, a socket's timeout, a poll with a deadline) and
+    whose own chain is not proven: that process hangs, but the job may end it and go on. Its proof is not the job's:
+    hung without it, for the clock (--min-stall) to confirm."""
+    f, w = hit.finding, hit.finding.where
+    v = scene.view(w.pid) if hit.verdict == Verdict.HUNG and f.proves_hang and w and w.pid is not None else None
+    owner = scene.view(v.info.ppid) if v is not None and v.role not in OWN_ROLES else None
+    while owner is not None and owner.role not in OWN_ROLES:
+        owner = scene.view(owner.info.ppid)
+    own = graph.chain_of(owner.pid) if graph is not None and owner is not None else None
+    acts = acts_by_itself(owner) if owner is not None and not (own is not None and own.proves_hang) else None
+    if v is None or f.proof is None or acts is None:
+        return hit
+    said = f"not proven for the job: {acts}, and may then end {v.label()}"
+    summary = f"{f.summary.rstrip('.')}; {said}."
+    return Hit(replace(f, proof=None, summary=summary, evidence=(*f.evidence, f.proof.fact, said)), Verdict.HUNG)
 
 
 def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:

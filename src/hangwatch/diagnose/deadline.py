@@ -1,0 +1,85 @@
+"""Loops whose way out is the clock: a ``while`` whose condition turns false as time passes (``ends_by_clock``: a wait
+for a deadline), or one that an ``if`` on the clock leaves (``leaves_by_clock``: a poll with a deadline, then a kill).
+Read from the loop's source as capture found it (``LocalsRead.loop``, ``.body``)."""
+
+from __future__ import annotations
+
+import ast
+
+from hangwatch.diagnose.loops import parse_loop
+
+CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
+
+
+def _clock_sign(node: ast.expr) -> int:
+    """How ``node`` moves as the clock advances: +1 (a clock read, plus or minus what does not read it), -1 (subtracted
+    from), 0 (it reads no clock, or reads it in a way not followed: a product, a call of it)."""
+    if isinstance(node, ast.Call) and not node.args:
+        fn = node.func
+        if isinstance(fn, ast.Name):  # `from time import monotonic`
+            return 1 if fn.id in CLOCKS else 0
+        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id == "time":
+            return 1 if fn.attr in CLOCKS else 0
+        return 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        left, right = _clock_sign(node.left), _clock_sign(node.right)
+        right = -right if isinstance(node.op, ast.Sub) else right
+        return left + right if {left, right} != {1, -1} else 0
+    return 0
+
+
+def _ends_as_time_passes(test: ast.expr) -> bool:
+    if isinstance(test, ast.BoolOp):  # `and` ends when any part does; `or` when all do
+        parts = [_ends_as_time_passes(v) for v in test.values]
+        return any(parts) if isinstance(test.op, ast.And) else all(parts)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    grows = _clock_sign(test.left) - _clock_sign(test.comparators[0])  # how left - right moves with the clock
+    if isinstance(test.ops[0], ast.Lt | ast.LtE):
+        return grows > 0
+    if isinstance(test.ops[0], ast.Gt | ast.GtE):
+        return grows < 0
+    return False
+
+
+def ends_by_clock(header: str | None, values: dict[str, str] | None = None) -> bool:
+    """Whether a ``while`` loop's condition turns false by itself as the clock advances: it compares a read of the
+    ``time`` module's clock (``time.time()``, ``time.monotonic()``, ``perf_counter()``) against a bound it grows
+    towards (``while time.monotonic() - start < 15``, ``while deadline > time.time()``): a wait for a deadline. Not
+    where a local it reads is infinite (``timeout = float("inf")``: it never comes)."""
+    loop = parse_loop(header.rstrip().removesuffix(":") + ":" if header else "")
+    if not isinstance(loop, ast.While) or not _ends_as_time_passes(loop.test):
+        return False
+    read = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)} & set(values or {})
+    return not any((values or {})[n].strip("'\"").lstrip("+-").lower() in ("inf", "infinity", "nan") for n in read)
+
+
+def _begins_as_time_passes(test: ast.expr) -> bool:
+    if isinstance(test, ast.BoolOp):  # (any part: the others are the user's switches, `if deadline and ...`)
+        return any(_begins_as_time_passes(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _ends_as_time_passes(test.operand)
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Lt | ast.LtE | ast.Gt | ast.GtE)
+    ):
+        return False
+    grows = _clock_sign(test.left) - _clock_sign(test.comparators[0])
+    return grows > 0 if isinstance(test.ops[0], ast.Gt | ast.GtE) else grows < 0
+
+
+def leaves_by_clock(body: str | None, values: dict[str, str]) -> str | None:
+    """The way out of a loop that the clock alone brings, as written, or None: its condition (``ends_by_clock``), or
+    an ``if`` in its body that turns true as time passes and leaves the loop (``if time.monotonic() > end: p.kill();
+    break``): a poll with a deadline."""
+    loop = parse_loop(body or "")
+    if not isinstance(loop, ast.While | ast.For) or not body:
+        return None
+    if isinstance(loop, ast.While) and ends_by_clock(body.split("\n", 1)[0], values):
+        return body.split("\n", 1)[0].rstrip(":")
+    for n in (n for stmt in loop.body for n in ast.walk(stmt)):
+        leaves = isinstance(n, ast.If) and any(isinstance(x, ast.Break | ast.Return | ast.Raise) for x in ast.walk(n))
+        if leaves and isinstance(n, ast.If) and _begins_as_time_passes(n.test):
+            return f"if {ast.get_source_segment(body, n.test) or '...'}"
+    return None
