@@ -443,7 +443,9 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         t = v.main_thread if v is not None else None
         frame = innermost_explaining(t.frames) if t is not None else None
         pids = {m for m in members if m.startswith("pid:")}
-        asleep = c.end.label == ALL_ASLEEP  # every thread of the process waits on the others: a ring inside it
+        asleep = (
+            c.end.label == ALL_ASLEEP
+        )  # every thread of the process is blocked: a ring inside it, or a wait on itself
         cause = Cause.CODE_DEADLOCK if (c.ending == "cycle" and len(pids) == 1) or asleep else Cause.PROCESS_WAITS_ON
         summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
         fix = PIDFD_WAIT_FIX if c.hops[0].resource == "pidfd" else fix  # (a process's exit, not a pipe's writer)
