@@ -2,9 +2,12 @@
 own, then ends it and goes on. `python child_ended_by_its_parents_timeout.py SECONDS KIND`: after SECONDS the job
 gives up, ends the process and exits 0. KIND `future`: a ProcessPoolExecutor task, `future.result(timeout=...)`;
 `socket`: a forked child keeps the other end of a socket pair, `settimeout` and `recv`; `poll`: `Popen.poll()` every
-0.5 s until a deadline, then `kill()`. `python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with
-no timeout (the poll with no deadline)."""
+0.5 s until a deadline, then `kill()`; `timer`: `Popen.wait()` with no timeout, while `threading.Timer(SECONDS,
+child.kill)` runs; `watchdog`: the same, while a thread polls the child until a deadline, then kills it; `asyncio`:
+`asyncio.wait_for(proc.wait(), SECONDS)`, then `kill()`. `python child_ended_by_its_parents_timeout.py hang KIND`:
+the same wait with no timeout (the poll with no deadline, no Timer, no watchdog)."""
 
+import asyncio
 import concurrent.futures
 import os
 import signal
@@ -23,10 +26,41 @@ def task() -> None:
     lock.acquire()  # HANG-TASK
 
 
-if __name__ == "__main__":
+def watchdog(child: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while child.poll() is None:
+        if time.monotonic() > deadline:
+            print("skipped: the watchdog ends the child", flush=True)
+            child.kill()
+            break
+        time.sleep(0.5)
+
+
+async def wait_for_child(seconds: float | None) -> None:
+    proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "child")
+    try:
+        await asyncio.wait_for(proc.wait(), seconds)
+    except asyncio.TimeoutError:
+        print("skipped: the child timed out", flush=True)
+        proc.kill()
+        await proc.wait()
+
+
+if __name__ == "__main__" and sys.argv[1] == "child":
+    task()
+elif __name__ == "__main__":
     seconds = None if sys.argv[1] == "hang" else float(sys.argv[1])
     kind = sys.argv[2]
-    if kind == "future":
+    if kind in ("timer", "watchdog"):
+        child = subprocess.Popen([sys.executable, __file__, "child"])
+        if seconds is not None and kind == "timer":
+            threading.Timer(seconds, lambda: (print("skipped: the timer ends the child", flush=True), child.kill())).start()
+        elif seconds is not None:
+            threading.Thread(target=watchdog, args=(child, seconds), daemon=True).start()
+        child.wait()
+    elif kind == "asyncio":
+        asyncio.run(wait_for_child(seconds))
+    elif kind == "future":
         pool = concurrent.futures.ProcessPoolExecutor(1)
         future = pool.submit(task)
         try:

@@ -9,7 +9,7 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.deadline import leaves_by_clock
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import ALIVE, thread_state
-from hangwatch.diagnose.views import ProcessView, describe, duration_text, innermost_user, may_exit
+from hangwatch.diagnose.views import ProcessView, describe, duration_text, innermost_user, may_exit, polls_with_timeout
 
 
 def may_signal(scene: Scene, x: ProcessView) -> str | None:
@@ -33,24 +33,27 @@ def may_signal(scene: Scene, x: ProcessView) -> str | None:
     return None
 
 
-def acts_by_itself(v: ProcessView) -> str | None:
-    """What brings the main thread of ``v`` back to the user's code by itself within the bounds, in words, or None: a
+def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
+    """What in ``v`` comes back to the user's code by itself within the bounds, in words, or None: its main thread in a
     wait with a timeout its own call set (reached from the user's line through the standard library alone: a
     library's retry loop, torch's poll of its workers, is not one), a sleep, or a loop whose way out is the clock
-    (``deadline.leaves_by_clock``: a poll with a deadline). There it may end what a process it started waits in."""
-    t = v.main_thread
-    user = innermost_user(t.frames) if t is not None and t.has_stack and not v.ended else None
-    if t is None or user is None:
-        return None
-    reads = v.locals_of(t.tid)
-    way = next((w for r in reads if (w := leaves_by_clock(r.body, dict(r.values)))), None)
-    if way is not None and thread_state(v, t).state in ALIVE:
-        return f"{v.label()} polls in a loop at {describe(user)} with a way out by the clock (`{way}`)"
-    left, below = t.last.wakes_in, t.frames[: t.frames.index(user)]
-    if t.last.timeout is not True or left is None or left >= v.timer_bound_s or reads:
-        return None  # (a loop read around it: only its clock's way out, above, says it leaves)
-    if all(sg.is_stdlib_file(f.file) for f in below) and thread_state(v, t).state in ("asleep", "blocked"):
-        return (
-            f"{v.label()} waits at {describe(user)} with a timeout of its own call's that ends in {duration_text(left)}"
-        )
+    (``deadline.leaves_by_clock``: a poll with a deadline); another thread of it that polls with such a way out (a
+    watchdog) or a threading.Timer due within the bounds that may fire once (``proof.one_shot``). ``besides``: the
+    waiter's own thread, which does not count. There it may end what a process it started waits in."""
+    for t in (t for t in v.threads if t.tid != besides and t.has_stack and not v.ended):
+        user, m = innermost_user(t.frames), thread_state(v, t)
+        who = v.label() if t is v.main_thread else f"{v.label()}, thread {t.name!r},"
+        way = next((w for r in v.locals_of(t.tid) if (w := leaves_by_clock(r.body, dict(r.values)))), None)
+        if user is not None and way is not None and m.state in ALIVE:
+            return f"{who} polls in a loop at {describe(user)} with a way out by the clock (`{way}`)"
+        if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
+            return f"{who} a threading.Timer, is {m.fact}"
+        if t is not v.main_thread or user is None or v.locals_of(t.tid) or t.last.timeout is not True:
+            continue  # (a loop read around its wait: only its clock's way out, above, says it leaves)
+        loop = polls_with_timeout(v, t)  # (an asyncio loop with a timer of its own due: `wait_for(..., 12)`)
+        left, below = t.last.wakes_in, t.frames[: t.frames.index(user)]
+        own = left is not None and left < v.timer_bound_s and all(sg.is_stdlib_file(f.file) for f in below)
+        if loop is not None or (own and m.state in ("asleep", "blocked")):
+            timed = f"with a timeout of its own call's that ends in {duration_text(left or 0)}"
+            return f"{who} {loop}" if loop is not None else f"{who} waits at {describe(user)} {timed}"
     return None

@@ -260,7 +260,7 @@ def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool =
     """What a chain's end makes the wait, in words (``proven``: the chain has a proof); a cycle of one process is that
     process waiting on itself, and so is a process every thread of which is asleep (``end``)."""
     if ending == NOBODY and end is not None and end.label == ALL_ASLEEP:
-        return "every thread of the process is blocked in a wait of its own, so none of them can run to end this one (hung)"
+        return "every thread of the process is blocked in a wait of its own, so none can run to end this one (hung)"
     if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
         return "only the waiter's own process could end this wait, and none of its threads was seen able to (hung)"
     if ending == "blocked" and hops and hops[-1].holder.startswith("job:"):  # any process may still open it, connect
