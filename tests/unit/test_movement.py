@@ -259,12 +259,24 @@ def test_a_deadline_loop_whose_bound_is_infinite_or_unread_is_no_deadline():
         ("while p.poll() is None:\n    time.sleep(1)", None),  # (the child's end alone)
         ("while True:\n    if time.time() < t0 + 30:\n        break\n    sleep(1)", None),  # (false as time passes)
         ("while True:\n    if time.time() > t0 + 30:\n        log()\n    sleep(1)", None),  # (stays in the loop)
+        (
+            "while True:\n    left = end - time.monotonic()\n    if left <= 0:\n        break\n    sleep(1)",
+            "if left <= 0",
+        ),
+        (
+            "while True:\n    if time.time() > t0 + 30:\n        log()\n    elif done:\n        break\n    sleep(1)",
+            None,
+        ),
+        ("while True:\n    for i in x:\n        if time.time() > end:\n            break\n    sleep(1)", None),
+        ("while True:\n    if time.time() > end:\n        def f():\n            return 1\n    sleep(1)", None),
     ],
 )
 def test_a_poll_with_a_deadline_leaves_its_loop_by_the_clock(body, way):
     """A poll whose loop an `if` on the clock leaves (`if time.monotonic() > end: p.kill(); break`) comes back by
-    itself (``deadline.leaves_by_clock``, asked by ``acts.acts_by_itself``); one only the child's end leaves, an `if`
-    that turns false as time passes, or one that stays in the loop, does not."""
+    itself (``deadline.leaves_by_clock``, asked by ``acts.acts_by_itself``), a reading of the clock the body keeps
+    in a name too (`left = end - time.monotonic()`); one only the child's end leaves, an `if` that turns false as
+    time passes, one that stays in the loop (its `elif` leaves; a `break` of a loop inside it, a function's `return`),
+    does not."""
     from hangwatch.diagnose.deadline import leaves_by_clock
 
     assert leaves_by_clock(body, {}) == way

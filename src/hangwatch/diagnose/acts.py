@@ -41,19 +41,22 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
     watchdog) or a threading.Timer due within the bounds that may fire once (``proof.one_shot``). ``besides``: the
     waiter's own thread, which does not count. There it may end what a process it started waits in."""
     for t in (t for t in v.threads if t.tid != besides and t.has_stack and not v.ended):
-        user, m = innermost_user(t.frames), thread_state(v, t)
+        user, m, w = innermost_user(t.frames), thread_state(v, t), t.waiting
         who = v.label() if t is v.main_thread else f"{v.label()}, thread {t.name!r},"
-        way = next((w for r in v.locals_of(t.tid) if (w := leaves_by_clock(r.body, dict(r.values)))), None)
-        if user is not None and way is not None and m.state in ALIVE:
+        # (at its own line, a sleep or a wait of the standard library's: not inside a library's loop, a DataLoader's)
+        own = user is not None and all(sg.is_stdlib_file(f.file) for f in t.frames[: t.frames.index(user)])
+        way = next((x for r in v.locals_of(t.tid) if (x := leaves_by_clock(r.body, dict(r.values)))), None)
+        if own and way is not None and m.state in ALIVE:
             return f"{who} polls in a loop at {describe(user)} with a way out by the clock (`{way}`)"
         if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"
-        if t is not v.main_thread or user is None or v.locals_of(t.tid) or t.last.timeout is not True:
+        if t is not v.main_thread or not own or v.locals_of(t.tid) or w.timeout is not True:
             continue  # (a loop read around its wait: only its clock's way out, above, says it leaves)
         loop = polls_with_timeout(v, t)  # (an asyncio loop with a timer of its own due: `wait_for(..., 12)`)
-        left, below = t.last.wakes_in, t.frames[: t.frames.index(user)]
-        own = left is not None and left < v.timer_bound_s and all(sg.is_stdlib_file(f.file) for f in below)
-        if loop is not None or (own and m.state in ("asleep", "blocked")):
-            timed = f"with a timeout of its own call's that ends in {duration_text(left or 0)}"
-            return f"{who} {loop}" if loop is not None else f"{who} waits at {describe(user)} {timed}"
+        left = w.wakes_in if w.wakes_in is not None else w.wait_max  # (a poll's timeout, where what is left is unread)
+        if loop is not None or (left is not None and left < v.timer_bound_s and m.state in ("asleep", "blocked")):
+            ends = f"ends in {duration_text(left or 0)}" if w.wakes_in is not None else f"is {left:g} s at most"
+            return (
+                f"{who} {loop}" if loop is not None else f"{who} waits at {describe(user)} with a timeout that {ends}"
+            )
     return None

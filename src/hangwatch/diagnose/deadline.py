@@ -11,9 +11,12 @@ from hangwatch.diagnose.loops import parse_loop
 CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
 
 
-def _clock_sign(node: ast.expr) -> int:
+def _clock_sign(node: ast.expr, names: dict[str, int] | None = None) -> int:
     """How ``node`` moves as the clock advances: +1 (a clock read, plus or minus what does not read it), -1 (subtracted
-    from), 0 (it reads no clock, or reads it in a way not followed: a product, a call of it)."""
+    from), 0 (it reads no clock, or reads it in a way not followed: a product, a call of it). ``names``: the locals
+    the loop's body binds to a clock's reading (``remaining = deadline - time.monotonic()``), by their sign."""
+    if isinstance(node, ast.Name):
+        return (names or {}).get(node.id, 0)
     if isinstance(node, ast.Call) and not node.args:
         fn = node.func
         if isinstance(fn, ast.Name):  # `from time import monotonic`
@@ -22,7 +25,7 @@ def _clock_sign(node: ast.expr) -> int:
             return 1 if fn.attr in CLOCKS else 0
         return 0
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
-        left, right = _clock_sign(node.left), _clock_sign(node.right)
+        left, right = _clock_sign(node.left, names), _clock_sign(node.right, names)
         right = -right if isinstance(node.op, ast.Sub) else right
         return left + right if {left, right} != {1, -1} else 0
     return 0
@@ -54,19 +57,29 @@ def ends_by_clock(header: str | None, values: dict[str, str] | None = None) -> b
     return not any((values or {})[n].strip("'\"").lstrip("+-").lower() in ("inf", "infinity", "nan") for n in read)
 
 
-def _begins_as_time_passes(test: ast.expr) -> bool:
+def _begins_as_time_passes(test: ast.expr, names: dict[str, int]) -> bool:
     if isinstance(test, ast.BoolOp):  # (any part: the others are the user's switches, `if deadline and ...`)
-        return any(_begins_as_time_passes(v) for v in test.values)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _ends_as_time_passes(test.operand)
-    if not (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Lt | ast.LtE | ast.Gt | ast.GtE)
-    ):
+        return any(_begins_as_time_passes(v, names) for v in test.values)
+    ops = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ops)):
         return False
-    grows = _clock_sign(test.left) - _clock_sign(test.comparators[0])
+    grows = _clock_sign(test.left, names) - _clock_sign(test.comparators[0], names)
     return grows > 0 if isinstance(test.ops[0], ast.Gt | ast.GtE) else grows < 0
+
+
+NESTED = (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own(stmts: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of a loop's body that are its own: not those of a loop, a function or a class inside it (whose
+    ``break`` or ``return`` leaves only that)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [n for n in stmts if not isinstance(n, NESTED)]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        todo += [c for c in ast.iter_child_nodes(n) if not isinstance(c, NESTED)]
+    return out
 
 
 def leaves_by_clock(body: str | None, values: dict[str, str]) -> str | None:
@@ -78,8 +91,12 @@ def leaves_by_clock(body: str | None, values: dict[str, str]) -> str | None:
         return None
     if isinstance(loop, ast.While) and ends_by_clock(body.split("\n", 1)[0], values):
         return body.split("\n", 1)[0].rstrip(":")
-    for n in (n for stmt in loop.body for n in ast.walk(stmt)):
-        leaves = isinstance(n, ast.If) and any(isinstance(x, ast.Break | ast.Return | ast.Raise) for x in ast.walk(n))
-        if leaves and isinstance(n, ast.If) and _begins_as_time_passes(n.test):
+    names: dict[str, int] = {}
+    for n in _own(loop.body):  # (the clock's readings the body binds to a name)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            names[n.targets[0].id] = _clock_sign(n.value) or names.get(n.targets[0].id, 0)
+    for n in _own(loop.body):
+        leaves = isinstance(n, ast.If) and any(isinstance(x, ast.Break | ast.Return | ast.Raise) for x in _own(n.body))
+        if leaves and isinstance(n, ast.If) and _begins_as_time_passes(n.test, names):
             return f"if {ast.get_source_segment(body, n.test) or '...'}"
     return None

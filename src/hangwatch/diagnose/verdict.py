@@ -250,28 +250,36 @@ def work_elsewhere(hit: Hit, scene: Scene) -> Hit:
 
 def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     """A hang proven at a process the job started (a child, a worker of a pool), or at a thread of a job process (its
-    main, a rank), while that job process (the nearest such ancestor) has a thread, not the waiter (its chain's, where
-    the proof is its chain's), that comes back to the user's code by itself within the bounds (``acts.acts_by_itself``:
-    a future's ``result(timeout=...)``, a socket's timeout, a poll with a deadline, a Timer that kills): the job may
-    end that wait and go on. Its proof is not the job's: hung without it, for the clock (--min-stall) to confirm."""
+    main, a rank), while that job process, or a process between (``_acting``), has a thread, not the waiter (its
+    chain's, where the proof is its chain's), that comes back to the user's code by itself within the bounds
+    (``acts.acts_by_itself``: a future's ``result(timeout=...)``, a socket's timeout, a poll with a deadline, a Timer
+    that kills): the job may end that wait and go on. Its proof is not the job's: hung without it, for the clock
+    (--min-stall) to confirm."""
     f, w = hit.finding, hit.finding.where
     v = scene.view(w.pid) if hit.verdict == Verdict.HUNG and f.proves_hang and w and w.pid is not None else None
-    if v is not None and v.role in OWN_ROLES:  # (a thread of it: asyncio's child watcher, a helper)
-        main = v.main_thread
-        owner = v if main is not None else None
-    else:
-        owner = scene.view(v.info.ppid) if v is not None else None
-        while owner is not None and owner.role not in OWN_ROLES:
-            owner = scene.view(owner.info.ppid)
-    c = graph.chain_of(v.pid) if graph is not None and owner is v and v is not None else None
+    owners = _acting(scene, v) if v is not None else []
+    c = graph.chain_of(v.pid) if graph is not None and v is not None and owners == [v] else None
     waiter = c.hops[0].tid if c is not None and c.hops and c.proof == f.proof and c.hops[0].tid else None
-    besides = (waiter or (w.tid if w is not None else None) or v.pid) if owner is v and v is not None else None
-    acts = acts_by_itself(owner, besides) if owner is not None else None
+    besides = (waiter or (w.tid if w is not None else None) or v.pid) if owners == [v] and v is not None else None
+    acts = next((a for o in owners if (a := acts_by_itself(o, besides)) is not None), None)
     if v is None or f.proof is None or acts is None:
         return hit
     said = f"not proven for the job: {acts}, and may then end this wait"
     summary = f"{f.summary.rstrip('.')}; {said}."
     return Hit(replace(f, proof=None, summary=summary, evidence=(*f.evidence, f.proof.fact, said)), Verdict.HUNG)
+
+
+def _acting(scene: Scene, v: ProcessView) -> list[ProcessView]:
+    """The processes whose threads may end a wait of ``v``'s: ``v`` itself, where it is a job process (a thread of it
+    waits: asyncio's child watcher, a helper); else each process above it, to the job process (a pool worker's Timer
+    may end the process it started, as its main process may)."""
+    if v.role in OWN_ROLES:
+        return [v]
+    out, o = [], scene.view(v.info.ppid)
+    while o is not None and o not in out:
+        out.append(o)
+        o = scene.view(o.info.ppid) if o.role not in OWN_ROLES else None
+    return out
 
 
 def follow_chain(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
