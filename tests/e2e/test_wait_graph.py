@@ -311,6 +311,30 @@ def test_a_native_relative_sleep_tells_at_least_what_is_left():
 
 
 @pytest.mark.e2e
+def test_a_select_with_a_timeout_tells_its_request():
+    """`select.select(rlist, [], [], 30)` passes its timeout by address (a timeval; pselect6, a timespec): read from
+    the target's memory, it is the most the call may still wait (``wait_max``: the job comes back by then); one with
+    no timeout has none. Was read as timed, with no figure: a job that killed its child after such a select was
+    proven hung through that child (tests/e2e/test_judgment.py, `select`)."""
+    from hangwatch.capture.syscalls import read_blocked_call
+
+    code = "import os, select, sys; r, w = os.pipe(); select.select([r], [], [], *map(float, sys.argv[1:]))"
+    timed = subprocess.Popen([sys.executable, "-c", code, "30"])
+    forever = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(1.5)
+        call = read_blocked_call(timed.pid, timed.pid)
+        assert call is not None and call.timeout is True and call.wait_max is not None, call
+        assert 20 < call.wait_max <= 30, call
+        call = read_blocked_call(forever.pid, forever.pid)
+        assert call is not None and call.timeout is False and call.wait_max is None, call
+    finally:
+        for p in (timed, forever):
+            p.kill()
+            p.wait(timeout=10)
+
+
+@pytest.mark.e2e
 def test_a_sleep_resumed_after_a_stop_still_tells_what_is_left():
     """A stop (a stack read's, SIGSTOP's) ends a sleep's call, and the kernel resumes it as ``restart_syscall``: its
     number is gone, and its wait channel may be no sleep's (``do_syscall_64``). Its registers are the sleep's: the

@@ -4,12 +4,14 @@ gives up, ends the process and exits 0. KIND `future`: a ProcessPoolExecutor tas
 `socket`: a forked child keeps the other end of a socket pair, `settimeout` and `recv`; `poll`: `Popen.poll()` every
 0.5 s until a deadline, then `kill()`; `timer`: `Popen.wait()` with no timeout, while `threading.Timer(SECONDS,
 child.kill)` runs; `watchdog`: the same, while a thread polls the child until a deadline, then kills it; `asyncio`:
-`asyncio.wait_for(proc.wait(), SECONDS)`, then `kill()`. `python child_ended_by_its_parents_timeout.py hang KIND`:
+`asyncio.wait_for(proc.wait(), SECONDS)`, then `kill()`; `select`: `select.select()` on its stdout, which it never
+writes, with a timeout, then `kill()`. `python child_ended_by_its_parents_timeout.py hang KIND`:
 the same wait with no timeout (the poll with no deadline, no Timer, no watchdog)."""
 
 import asyncio
 import concurrent.futures
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -58,6 +60,12 @@ elif __name__ == "__main__":
         elif seconds is not None:
             threading.Thread(target=watchdog, args=(child, seconds), daemon=True).start()
         child.wait()
+    elif kind == "select":
+        child = subprocess.Popen([sys.executable, __file__, "child"], stdout=subprocess.PIPE)
+        ready, _, _ = select.select([child.stdout], [], [], *(() if seconds is None else (seconds,)))
+        print("skipped: the child said nothing in time", flush=True)
+        child.kill()
+        child.wait(timeout=10)
     elif kind == "asyncio":
         asyncio.run(wait_for_child(seconds))
     elif kind == "future":

@@ -210,6 +210,8 @@ def read_blocked_call(pid: int, tid: int, got: Call | None = None) -> BlockedCal
         left = _futex_left(pid, tid, args) if timeout else None
         return BlockedCall(name, timeout=timeout, futex=args[0], shared=not args[1] & FUTEX_PRIVATE_FLAG, wakes_in=left)
     wait_max = value / 1000 if how == "ms" and timeout else None
+    if name in ("select", "pselect6") and timeout:  # its request, read in place: a timeval (select's), a timespec
+        wait_max = _timespec(pid, tid, value, 1e6 if name == "select" else 1e9)
     # a poll's timeout is relative: at least the request less the thread's age is left of it
     left = _least_left(pid, tid, wait_max) if wait_max is not None else None
     if name in ("ppoll", "sigwait") and timeout:  # (aarch64's poll; sigtimedwait): a relative timespec
@@ -353,15 +355,12 @@ def _sigset(pid: int, tid: int, addr: int) -> int | None:
     return (int.from_bytes(raw, "little") or None) if raw is not None else None
 
 
-def _timespec(pid: int, tid: int, addr: int) -> float | None:
-    """The timespec at ``addr`` in the memory of a thread still in its call, in seconds; None where unreadable."""
+def _timespec(pid: int, tid: int, addr: int, unit: float = 1e9) -> float | None:
+    """The timespec (``unit`` 1e6: a timeval) at ``addr`` in the memory of a thread still in its call, in seconds; None
+    where unreadable."""
     raw = _memory(pid, tid, addr, 16)
-    if raw is None:
-        return None
-    sec, nsec = struct.unpack("<qq", raw)
-    if sec < 0 or not 0 <= nsec < 1_000_000_000:
-        return None  # not a timespec
-    return float(sec) + float(nsec) / 1e9
+    sec, part = struct.unpack("<qq", raw) if raw is not None else (-1, 0)
+    return float(sec) + float(part) / unit if sec >= 0 and 0 <= part < unit else None  # (else none: unread)
 
 
 def _least_left(pid: int, tid: int, request: float) -> float | None:

@@ -55,7 +55,7 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
         loop = polls_with_timeout(v, t)  # (an asyncio loop with a timer of its own due: `wait_for(..., 12)`)
         left = w.wakes_in if w.wakes_in is not None else w.wait_max  # (a poll's timeout, where what is left is unread)
         if loop is not None or (left is not None and left < v.timer_bound_s and m.state in ("asleep", "blocked")):
-            ends = f"ends in {duration_text(left or 0)}" if w.wakes_in is not None else f"is {left:g} s at most"
+            ends = f"ends {'' if w.wakes_in is not None else 'with'}in {duration_text(left or 0)}"
             return (
                 f"{who} {loop}" if loop is not None else f"{who} waits at {describe(user)} with a timeout that {ends}"
             )
