@@ -33,6 +33,11 @@ def may_signal(scene: Scene, x: ProcessView) -> str | None:
     return None
 
 
+# A thread in a timed wait of its own call's: asleep in it, blocked in it for the window, or caught as it moved into it
+# (its stack changed in the window: a sleep, then the wait, says nothing either way of it but that newest wait)
+TIMED_STATES = frozenset({"asleep", "blocked", "unknown", "brief"})
+
+
 def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
     """What in ``v`` comes back to the user's code by itself within the bounds, in words, or None: its main thread in a
     wait with a timeout its own call set (reached from the user's line through the standard library alone: a
@@ -53,9 +58,10 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
         if t is not v.main_thread or not own or v.locals_of(t.tid) or w.timeout is not True:
             continue  # (a loop read around its wait: only its clock's way out, above, says it leaves)
         loop = polls_with_timeout(v, t)  # (an asyncio loop with a timer of its own due: `wait_for(..., 12)`)
-        left = w.wakes_in if w.wakes_in is not None else w.wait_max  # (a poll's timeout, where what is left is unread)
-        if loop is not None or (left is not None and left < v.timer_bound_s and m.state in ("asleep", "blocked")):
-            ends = f"ends {'' if w.wakes_in is not None else 'with'}in {duration_text(left or 0)}"
+        # (a poll's: the request, the most it may still wait; what is left of it is read only as a least, wakes_in)
+        left = w.wait_max if w.wait_max is not None else w.wakes_in
+        if loop is not None or (left is not None and left < v.timer_bound_s and m.state in TIMED_STATES):
+            ends = f"ends {'with' if w.wait_max is not None else ''}in {duration_text(left or 0)}"
             return (
                 f"{who} {loop}" if loop is not None else f"{who} waits at {describe(user)} with a timeout that {ends}"
             )
