@@ -322,11 +322,14 @@ def test_a_select_with_a_timeout_tells_its_request():
     timed = subprocess.Popen([sys.executable, "-c", code, "30"])
     forever = subprocess.Popen([sys.executable, "-c", code])
     try:
-        time.sleep(1.5)
-        call = read_blocked_call(timed.pid, timed.pid)
+        deadline, call = time.monotonic() + 20, None
+        while time.monotonic() < deadline and (call is None or call.wait_max is None):  # (until it is in its select)
+            time.sleep(0.2)
+            call = read_blocked_call(timed.pid, timed.pid)
         assert call is not None and call.timeout is True and call.wait_max is not None, call
         assert 20 < call.wait_max <= 30, call
-        call = read_blocked_call(forever.pid, forever.pid)
+        while time.monotonic() < deadline and (call := read_blocked_call(forever.pid, forever.pid)) is None:
+            time.sleep(0.2)
         assert call is not None and call.timeout is False and call.wait_max is None, call
     finally:
         for p in (timed, forever):

@@ -50,19 +50,20 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
         who = v.label() if t is v.main_thread else f"{v.label()}, thread {t.name!r},"
         # (at its own line, a sleep or a wait of the standard library's: not inside a library's loop, a DataLoader's)
         own = user is not None and all(sg.is_stdlib_file(f.file) for f in t.frames[: t.frames.index(user)])
-        way = next((x for r in v.locals_of(t.tid) if (x := leaves_by_clock(r.body, dict(r.values)))), None)
+        reads = v.locals_of(t.tid)
+        way = next((x for r in reads if (x := leaves_by_clock(r.body, dict(r.values)))), None)
         if own and way is not None and m.state in ALIVE:
             return f"{who} polls in a loop at {describe(user)} with a way out by the clock (`{way}`)"
         if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"
-        if t is not v.main_thread or not own or v.locals_of(t.tid) or w.timeout is not True:
+        if t is not v.main_thread or not own or reads or w.timeout is not True:
             continue  # (a loop read around its wait: only its clock's way out, above, says it leaves)
         loop = polls_with_timeout(v, t)  # (an asyncio loop with a timer of its own due: `wait_for(..., 12)`)
+        if loop is not None:
+            return f"{who} {loop}"
         # (a poll's: the request, the most it may still wait; what is left of it is read only as a least, wakes_in)
         left = w.wait_max if w.wait_max is not None else w.wakes_in
-        if loop is not None or (left is not None and left < v.timer_bound_s and m.state in TIMED_STATES):
-            ends = f"ends {'with' if w.wait_max is not None else ''}in {duration_text(left or 0)}"
-            return (
-                f"{who} {loop}" if loop is not None else f"{who} waits at {describe(user)} with a timeout that {ends}"
-            )
+        if left is not None and left < v.timer_bound_s and m.state in TIMED_STATES:
+            ends = "ends within" if w.wait_max is not None else "ends in"
+            return f"{who} waits at {describe(user)} with a timeout that {ends} {duration_text(left)}"
     return None

@@ -257,12 +257,14 @@ def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     (--min-stall) to confirm."""
     f, w = hit.finding, hit.finding.where
     v = scene.view(w.pid) if hit.verdict == Verdict.HUNG and f.proves_hang and w and w.pid is not None else None
-    owners = _acting(scene, v) if v is not None else []
-    c = graph.chain_of(v.pid) if graph is not None and v is not None and owners == [v] else None
-    waiter = c.hops[0].tid if c is not None and c.hops and c.proof == f.proof and c.hops[0].tid else None
-    besides = (waiter or (w.tid if w is not None else None) or v.pid) if owners == [v] and v is not None else None
+    if v is None or w is None or f.proof is None:
+        return hit
+    owners = _acting(scene, v)
+    c = graph.chain_of(v.pid) if graph is not None and owners == [v] else None
+    waiter = c.hops[0].tid if c is not None and c.hops and c.proof == f.proof else None  # (else the finding's thread)
+    besides = (waiter or w.tid or v.pid) if owners == [v] else None
     acts = next((a for o in owners if (a := acts_by_itself(o, besides)) is not None), None)
-    if v is None or f.proof is None or acts is None:
+    if acts is None:
         return hit
     said = f"not proven for the job: {acts}, and may then end this wait"
     summary = f"{f.summary.rstrip('.')}; {said}."
@@ -457,9 +459,8 @@ def unnamed(hits: list[Hit], graph: WaitGraph, scene: Scene) -> list[Hit]:
         t = v.main_thread if v is not None else None
         frame = innermost_explaining(t.frames) if t is not None else None
         pids = {m for m in members if m.startswith("pid:")}
-        asleep = (
-            c.end.label == ALL_ASLEEP
-        )  # every thread of the process is blocked: a ring inside it, or a wait on itself
+        # every thread of the process is blocked: a ring inside it, or a wait on itself
+        asleep = c.end.label == ALL_ASLEEP
         cause = Cause.CODE_DEADLOCK if (c.ending == "cycle" and len(pids) == 1) or asleep else Cause.PROCESS_WAITS_ON
         summary, fix = f"{c.hops[0].words}: {c.ending_text}.", cause.info.fix
         fix = PIDFD_WAIT_FIX if c.hops[0].resource == "pidfd" else fix  # (a process's exit, not a pipe's writer)
