@@ -5,8 +5,11 @@ gives up, ends the process and exits 0. KIND `future`: a ProcessPoolExecutor tas
 0.5 s until a deadline, then `kill()`; `timer`: `Popen.wait()` with no timeout, while `threading.Timer(SECONDS,
 child.kill)` runs; `watchdog`: the same, while a thread polls the child until a deadline, then kills it; `asyncio`:
 `asyncio.wait_for(proc.wait(), SECONDS)`, then `kill()`; `select`: `select.select()` on its stdout, which it never
-writes, with a timeout, then `kill()`. `python child_ended_by_its_parents_timeout.py hang KIND`:
-the same wait with no timeout (the poll with no deadline, no Timer, no watchdog)."""
+writes, with a timeout, then `kill()`; `count`: `Popen.poll()` every 0.5 s for a number of turns
+(`for _ in range(turns)`, in a function), then `kill()`; `alias`: the poll until a deadline read through a clock of another name (`from
+time import monotonic as now`).
+`python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with no timeout
+(the poll with no deadline and no count, no Timer, no watchdog)."""
 
 import asyncio
 import concurrent.futures
@@ -18,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from time import monotonic as now
 
 LOCKED = "import threading; lock = threading.Lock(); lock.acquire(); lock.acquire()"
 
@@ -36,6 +40,16 @@ def watchdog(child: subprocess.Popen, seconds: float) -> None:
             child.kill()
             break
         time.sleep(0.5)
+
+
+def poll_for_turns(child: subprocess.Popen, turns: int) -> None:
+    for _ in range(turns):
+        if child.poll() is not None:
+            return
+        time.sleep(0.5)
+    print("skipped: the child is still running", flush=True)
+    child.kill()
+    child.wait(timeout=10)
 
 
 async def wait_for_child(seconds: float | None) -> None:
@@ -97,12 +111,24 @@ elif __name__ == "__main__":
         if seconds is None:
             while child.poll() is None:
                 time.sleep(0.5)  # HANG-POLL
-        deadline = time.monotonic() + (seconds or 0)
-        while child.poll() is None:
-            if time.monotonic() > deadline:
-                print("skipped: the child is still running", flush=True)
-                child.kill()
-                child.wait(timeout=10)
-                break
-            time.sleep(0.5)
+        elif kind == "count":
+            poll_for_turns(child, int(seconds * 2))
+        elif kind == "alias":
+            deadline = now() + seconds
+            while child.poll() is None:
+                if now() > deadline:
+                    print("skipped: the child is still running", flush=True)
+                    child.kill()
+                    child.wait(timeout=10)
+                    break
+                time.sleep(0.5)
+        else:
+            deadline = time.monotonic() + seconds
+            while child.poll() is None:
+                if time.monotonic() > deadline:
+                    print("skipped: the child is still running", flush=True)
+                    child.kill()
+                    child.wait(timeout=10)
+                    break
+                time.sleep(0.5)
     print("done", flush=True)

@@ -283,6 +283,59 @@ def test_a_poll_with_a_deadline_leaves_its_loop_by_the_clock(body, way):
 
 
 @pytest.mark.parametrize(
+    ("body", "way"),
+    [
+        ("while p.poll() is None:\n    if now() > end:\n        break\n    sleep(0.5)", "if now() > end"),
+        ("while True:\n    if t.monotonic() - t0 > 12:\n        break", "if t.monotonic() - t0 > 12"),
+        ("while True:\n    if timeit.default_timer() > end:\n        return", "if timeit.default_timer() > end"),
+        (
+            "while True:\n    if datetime.now(timezone.utc) > end:\n        raise Late()",
+            "if datetime.now(timezone.utc) > end",
+        ),
+        ("while True:\n    if p.poll(1) > end:\n        break", None),  # (a call with an argument: not a clock's)
+        ("while True:\n    if default_timer(3) > end:\n        break", None),
+        ("while True:\n    if self.clock.time() > end:\n        break", None),  # (an object's: maybe simulated)
+        ("while True:\n    if datetime.datetime.now() > end:\n        break", "if datetime.datetime.now() > end"),
+    ],
+)
+def test_a_clock_by_another_name_is_read_as_the_clock(body, way):
+    """A poll's deadline read through a clock of another name (`from time import monotonic as now`, `import time as t`,
+    `timeit.default_timer`, `datetime.now(tz)`) leaves its loop by the clock as `time.monotonic()`'s does: the job
+    whose loop it is comes back by itself. They were read as no clock, and a child's proof killed the healthy job."""
+    from hangwatch.diagnose.deadline import leaves_by_clock
+
+    assert leaves_by_clock(body, {}) == way
+
+
+@pytest.mark.parametrize(
+    ("body", "values", "left"),
+    [
+        (
+            "for _ in range(turns):\n    if p.poll() is not None:\n        return\n    time.sleep(0.5)",
+            {"turns": "60", "_": "11"},
+            (49, 0.5),
+        ),
+        ("for i in range(10, 60, 5):\n    sleep(delay)\n    sleep(1)", {"i": "20", "delay": "2"}, (8, 3.0)),
+        ("for i in range(5, 0, -1):\n    time.sleep(1)", {"i": "2"}, (2, 1.0)),
+        ("for _ in range(int(seconds * 2)):\n    pass", {"seconds": "8.0"}, (16, 0.0)),
+        ("for _ in range(turns):\n    time.sleep(1)", {}, None),  # (its bound not read)
+        ("for _ in range(turns):\n    time.sleep(1)", {"turns": "inf"}, None),
+        ("for _ in range(3, 9, 0):\n    pass", {}, None),
+        ("for x in items:\n    time.sleep(1)", {}, None),
+        ("while True:\n    time.sleep(1)", {}, None),
+    ],
+)
+def test_a_loop_over_a_range_says_how_many_turns_it_has_left(body, values, left):
+    """A poll that gives up after a count of turns (`for _ in range(turns): ...; time.sleep(0.5)`, then kill) ends by
+    itself: how many turns it has left, past its counter, and what its own body sleeps in one, as written
+    (``deadline.turns_left``); a range whose bound was not read, or any other loop, is not counted."""
+    from hangwatch.diagnose.deadline import turns_left
+
+    got = turns_left(body, values)
+    assert (got[1:] if got else None) == left
+
+
+@pytest.mark.parametrize(
     ("function", "words", "values"),
     [
         ("wait_for_alarm", "read 2 times and hold nothing", ((), ())),

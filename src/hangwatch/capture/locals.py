@@ -11,6 +11,7 @@ import re
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import psutil
@@ -491,6 +492,29 @@ def locals_pass(
         reads, local_notes = read_locals_once(dataset, py_spy, worker_loop=True)
         local_reads.update(_batches_apart(reads, batches))
         notes.extend(local_notes)
-    for pid, loops in sleeping_loops({p: ss for p, ss in series.items() if p not in gone}, clock_ticks).items():
+    for pid, loops in _counted(
+        sleeping_loops({p: ss for p, ss in series.items() if p not in gone}, clock_ticks), py_spy, notes
+    ).items():
         local_reads[pid] = (*local_reads.get(pid, ()), *loops)
     return local_reads, batches
+
+
+# A loop over a range whose bounds are read from locals: ``for _ in range(turns):``
+COUNTED = re.compile(r"for\s.+\sin\s+range\(.*[A-Za-z_].*\)$")
+
+
+def _counted(
+    loops: dict[int, tuple[LocalsRead, ...]], py_spy: str | None, notes: list[str]
+) -> dict[int, tuple[LocalsRead, ...]]:
+    """The sleep loops, with their locals read once where the loop counts through a range of a local's (``for _ in
+    range(turns)``: how many turns it has left, diagnose/deadline.py); the others as they are, source alone."""
+    targets = {p: {r.tid for r in rs if COUNTED.match(r.loop or "")} for p, rs in loops.items()}
+    targets = {p: tids for p, tids in targets.items() if tids}
+    if not py_spy or not targets:
+        return loops
+    reads, failed = read_locals_once(targets, py_spy)
+    notes.extend(failed)
+    values = {(r.tid, r.function): r.values for rs in reads.values() for r in rs}
+    return {
+        p: tuple(replace(r, values=values.get((r.tid, r.function), r.values)) for r in rs) for p, rs in loops.items()
+    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.deadline import leaves_by_clock
+from hangwatch.diagnose.deadline import leaves_by_clock, turns_left
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import ProcessView, describe, duration_text, innermost_user, may_exit, polls_with_timeout
@@ -41,10 +41,11 @@ TIMED_STATES = frozenset({"asleep", "blocked", "unknown", "brief"})
 def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
     """What in ``v`` comes back to the user's code by itself within the bounds, in words, or None: its main thread in a
     wait with a timeout its own call set (reached from the user's line through the standard library alone: a
-    library's retry loop, torch's poll of its workers, is not one), a sleep, or a loop whose way out is the clock
-    (``deadline.leaves_by_clock``: a poll with a deadline); another thread of it that polls with such a way out (a
-    watchdog) or a threading.Timer due within the bounds that may fire once (``proof.one_shot``). ``besides``: the
-    waiter's own thread, which does not count. There it may end what a process it started waits in."""
+    library's retry loop, torch's poll of its workers, is not one), a sleep, a loop whose way out is the clock
+    (``deadline.leaves_by_clock``: a poll with a deadline) or a count of turns left, each a timed wait, within the
+    bounds (``deadline.turns_left``); another thread of it that polls with such a way out (a watchdog) or a
+    threading.Timer due within the bounds that may fire once (``proof.one_shot``). ``besides``: the waiter's own
+    thread, which does not count. There it may end what a process it started waits in."""
     for t in (t for t in v.threads if t.tid != besides and t.has_stack and not v.ended):
         user, m, w = innermost_user(t.frames), thread_state(v, t), t.waiting
         who = v.label() if t is v.main_thread else f"{v.label()}, thread {t.name!r},"
@@ -54,6 +55,14 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
         way = next((x for r in reads if (x := leaves_by_clock(r.body, dict(r.values)))), None)
         if own and way is not None and m.state in ALIVE:
             return f"{who} polls in a loop at {describe(user)} with a way out by the clock (`{way}`)"
+        count = next((c for r in reads if (c := turns_left(r.body, dict(r.values)))), None)
+        timed = w is not None and w.timeout is True and m.state in TIMED_STATES
+        turn = max([count[2] if count else 0.0, *((w.wait_max or 0.0, w.wakes_in or 0.0) if timed and w else ())])
+        if own and count is not None and (m.state in ALIVE or timed) and 0 < count[1] * turn < v.timer_bound_s:
+            each = f"each a wait of {turn:.1f} s or more"
+            return (
+                f"{who} polls in a loop at {describe(user)} with {count[1]} turns left at most (`{count[0]}`), {each}"
+            )
         if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"
         if t is not v.main_thread or not own or reads or w.timeout is not True:

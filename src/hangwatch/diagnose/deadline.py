@@ -5,25 +5,31 @@ Read from the loop's source as capture found it (``LocalsRead.loop``, ``.body``)
 from __future__ import annotations
 
 import ast
+import math
 
-from hangwatch.diagnose.loops import parse_loop
+from hangwatch.diagnose.loops import is_sleep, parse_loop
 
 CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
+# A clock by another name: an alias of one (`from time import monotonic as now`, `timeit.default_timer`) or the wall
+# clock's (`datetime.now()`); as an attribute, any module's (`import time as t`)
+ALIASES = frozenset({"now", "utcnow", "default_timer"})
 
 
 def _clock_sign(node: ast.expr, names: dict[str, int] | None = None) -> int:
-    """How ``node`` moves as the clock advances: +1 (a clock read, plus or minus what does not read it), -1 (subtracted
-    from), 0 (it reads no clock, or reads it in a way not followed: a product, a call of it). ``names``: the locals
-    the loop's body binds to a clock's reading (``remaining = deadline - time.monotonic()``), by their sign."""
+    """How ``node`` moves as the clock advances: +1 (a clock read, by any of its names: ``CLOCKS``, ``ALIASES``, plus
+    or minus what does not read it), -1 (subtracted from), 0 (it reads no clock, or reads it in a way not followed: a
+    product, a call of it). ``names``: the locals the loop's body binds to a clock's reading (``remaining = deadline -
+    time.monotonic()``), by their sign."""
     if isinstance(node, ast.Name):
         return (names or {}).get(node.id, 0)
-    if isinstance(node, ast.Call) and not node.args:
+    if isinstance(node, ast.Call):
         fn = node.func
-        if isinstance(fn, ast.Name):  # `from time import monotonic`
-            return 1 if fn.id in CLOCKS else 0
-        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id == "time":
-            return 1 if fn.attr in CLOCKS else 0
-        return 0
+        # (`from time import monotonic`, `now()`; a module's, `t.monotonic()`, never an object's own,
+        # `self.clock.time()`, which may be a simulated one; but `datetime.datetime.now()`, `datetime.now(tz)`)
+        module = isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id not in ("self", "cls")
+        name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+        named = isinstance(fn, ast.Name) or module or name in ("now", "utcnow")
+        return 1 if named and name in CLOCKS | ALIASES and (not node.args or name in ("now", "utcnow")) else 0
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
         left, right = _clock_sign(node.left, names), _clock_sign(node.right, names)
         right = -right if isinstance(node.op, ast.Sub) else right
@@ -100,3 +106,52 @@ def leaves_by_clock(body: str | None, values: dict[str, str]) -> str | None:
         if leaves and isinstance(n, ast.If) and _begins_as_time_passes(n.test, names):
             return f"if {ast.get_source_segment(body, n.test) or '...'}"
     return None
+
+
+def _number(node: ast.expr, values: dict[str, str]) -> float | None:
+    """The value of a count as written: a number, a local read as one, and sums, products, quotients and ``int()``,
+    ``round()`` of them; None where anything in it is not (a call, an attribute, a local not read)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -n if (n := _number(node.operand, values)) is not None else None
+    if isinstance(node, ast.Name):
+        try:
+            n = float(values[node.id])
+        except (KeyError, ValueError):
+            return None
+        return n if math.isfinite(n) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "round", "float"):
+        return _number(node.args[0], values) if len(node.args) == 1 and not node.keywords else None
+    ops = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__, ast.Div: float.__truediv__}
+    ops[ast.FloorDiv] = float.__floordiv__
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        left, right = _number(node.left, values), _number(node.right, values)
+        if left is None or right is None or (right == 0 and isinstance(node.op, ast.Div | ast.FloorDiv)):
+            return None
+        return ops[type(node.op)](left, right)
+    return None
+
+
+def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int, float] | None:
+    """A ``for`` loop over a ``range`` whose bounds are read (numbers, or locals read as numbers): its header, as
+    written, how many turns it has left at most (past the loop's own counter, where that was read), and the seconds
+    its own body sleeps in a turn as written (``time.sleep(0.5)``); None for any other loop. Such a loop ends by
+    itself once each of its turns does."""
+    loop = parse_loop(body or "")
+    if not isinstance(loop, ast.For) or not body:
+        return None
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
+        return None
+    bounds = [_number(a, values) for a in it.args]
+    if not 1 <= len(bounds) <= 3 or it.keywords or any(b is None for b in bounds):
+        return None
+    start, stop, step = (0, int(bounds[0] or 0), 1) if len(bounds) == 1 else (*(int(b or 0) for b in bounds), 1)[:3]
+    if step == 0:
+        return None
+    at = _number(loop.target, values) if isinstance(loop.target, ast.Name) else None
+    done = max(0, int((at - start) // step)) if at is not None else 0  # (the counter's turn: past its first)
+    calls = [x for x in _own(loop.body) if isinstance(x, ast.Call)]
+    slept = sum(n for x in calls if is_sleep(x.func) and x.args and (n := _number(x.args[0], values)) is not None)
+    return body.split("\n", 1)[0].rstrip(":"), max(0, -((start - stop) // step) - done), slept
