@@ -1579,7 +1579,7 @@ def test_a_batch_wait_bounded_by_the_loaders_timeout_is_not_proven(run, arg, cod
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    "kind", ["future", "socket", "poll", "timer", "watchdog", "asyncio", "select", "count", "alias"]
+    "kind", ["future", "socket", "poll", "timer", "watchdog", "asyncio", "select", "count", "alias", "thread"]
 )
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hung(run, arg, code, kind):
@@ -1601,3 +1601,16 @@ def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hun
         return
     tag = "HANG-POLL" if kind in ("poll", "count", "alias") else "HANG-TASK"
     _both_ways(run, "child_ended_by_its_parents_timeout.py", (arg, kind), code, tag)
+
+
+@pytest.mark.e2e
+def test_a_thread_in_an_import_does_not_void_the_proof_of_a_child_forked_meanwhile(run):
+    """The hung twin of a guard thread's timed wait (the `thread` kind above): a thread of the job in a slow import,
+    asleep within the bounds, when main forks a child that imports the same module. The thread comes back by itself,
+    but at a module's top level it runs the module, not a function of the job's that may end the child: the child
+    is proven at its import at the first look, as before threads other than main were asked."""
+    r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("fork_while_a_thread_imports.py"))
+    assert r.returncode in (124, 125), r.stderr.decode()[-3000:]  # (124: its cause's remedy is still untried)
+    root = root_cause(run.hang())
+    assert root["proof"] is not None and root["cause"] == "fork.inherited_lock", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("fork_while_a_thread_imports.py"), root

@@ -5,11 +5,11 @@ gives up, ends the process and exits 0. KIND `future`: a ProcessPoolExecutor tas
 0.5 s until a deadline, then `kill()`; `timer`: `Popen.wait()` with no timeout, while `threading.Timer(SECONDS,
 child.kill)` runs; `watchdog`: the same, while a thread polls the child until a deadline, then kills it; `asyncio`:
 `asyncio.wait_for(proc.wait(), SECONDS)`, then `kill()`; `select`: `select.select()` on its stdout, which it never
-writes, with a timeout, then `kill()`; `count`: `Popen.poll()` every 0.5 s for a number of turns
-(`for _ in range(turns)`, in a function), then `kill()`; `alias`: the poll until a deadline read through a clock of another name (`from
-time import monotonic as now`).
-`python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with no timeout
-(the poll with no deadline and no count, no Timer, no watchdog)."""
+writes, with a timeout, then `kill()`; `count`: `Popen.poll()` every 0.5 s for a number of turns (`for _ in
+range(turns)`, in a function), then `kill()`; `alias`: the poll until a deadline read through a clock of another name
+(`from time import monotonic as now`); `thread`: `Popen.wait()` with no timeout, while a plain thread waits on an Event
+with a timeout, then kills it. `python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with no timeout
+(the poll with no deadline and no count, no Timer, no watchdog, no thread)."""
 
 import asyncio
 import concurrent.futures
@@ -42,6 +42,12 @@ def watchdog(child: subprocess.Popen, seconds: float) -> None:
         time.sleep(0.5)
 
 
+def guard(child: subprocess.Popen, seconds: float) -> None:
+    if not threading.Event().wait(seconds):
+        print("skipped: the guard ends the child", flush=True)
+        child.kill()
+
+
 def poll_for_turns(child: subprocess.Popen, turns: int) -> None:
     for _ in range(turns):
         if child.poll() is not None:
@@ -67,9 +73,11 @@ if __name__ == "__main__" and sys.argv[1] == "child":
 elif __name__ == "__main__":
     seconds = None if sys.argv[1] == "hang" else float(sys.argv[1])
     kind = sys.argv[2]
-    if kind in ("timer", "watchdog"):
+    if kind in ("timer", "watchdog", "thread"):
         child = subprocess.Popen([sys.executable, __file__, "child"])
-        if seconds is not None and kind == "timer":
+        if seconds is not None and kind == "thread":
+            threading.Thread(target=guard, args=(child, seconds), daemon=True).start()
+        elif seconds is not None and kind == "timer":
             threading.Timer(seconds, lambda: (print("skipped: the timer ends the child", flush=True), child.kill())).start()
         elif seconds is not None:
             threading.Thread(target=watchdog, args=(child, seconds), daemon=True).start()

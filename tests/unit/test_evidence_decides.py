@@ -91,7 +91,7 @@ def claim_problems(ev, findings) -> list[str]:
     kernel) nor said to be inferred ("most likely"); "its loop advances" where the locals read show no change (no
     ``a -> b``: they stayed)."""
     from hangwatch.diagnose.scene import Scene
-    from hangwatch.diagnose.state import Activity, process_state
+    from hangwatch.diagnose.state import process_state
 
     scene = Scene.of(ev)
     out = []
@@ -106,8 +106,8 @@ def claim_problems(ev, findings) -> list[str]:
         elif " is stuck" in text or " are stuck" in text:
             named = f.where.pid if f.where else None
         v = scene.view(named) if named is not None else None
-        if v is not None and process_state(v).activity not in (Activity.BLOCKED, Activity.SPINNING, Activity.STOPPED):
-            out.append(f"{f.cause}: 'stuck' of pid {named}, which is {process_state(v).activity.value}: {text}")
+        if v is not None and process_state(v).state not in ("blocked", "spinning", "stopped"):
+            out.append(f"{f.cause}: 'stuck' of pid {named}, which is {process_state(v).state}: {text}")
         if (
             " holds " in text
             and f.cause in ("code.deadlock", "io.lock_wait")

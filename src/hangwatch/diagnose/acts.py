@@ -43,9 +43,10 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
     wait with a timeout its own call set (reached from the user's line through the standard library alone: a
     library's retry loop, torch's poll of its workers, is not one), a sleep, a loop whose way out is the clock
     (``deadline.leaves_by_clock``: a poll with a deadline) or a count of turns left, each a timed wait, within the
-    bounds (``deadline.turns_left``); another thread of it that polls with such a way out (a watchdog) or a
-    threading.Timer due within the bounds that may fire once (``proof.one_shot``). ``besides``: the waiter's own
-    thread, which does not count. There it may end what a process it started waits in."""
+    bounds (``deadline.turns_left``); another thread of it in such a wait, not in a loop (a guard that waits on an
+    Event with a timeout, then kills), or that polls with such a way out (a watchdog), or a threading.Timer due
+    within the bounds that may fire once (``proof.one_shot``). ``besides``: the waiter's own thread, which does not
+    count. There it may end what a process it started waits in."""
     for t in (t for t in v.threads if t.tid != besides and t.has_stack and not v.ended):
         user, m, w = innermost_user(t.frames), thread_state(v, t), t.waiting
         who = v.label() if t is v.main_thread else f"{v.label()}, thread {t.name!r},"
@@ -65,8 +66,10 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
             )
         if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"
-        if t is not v.main_thread or not own or reads or w.timeout is not True:
-            continue  # (a loop read around its wait: only its clock's way out, above, says it leaves)
+        importing = t is not v.main_thread and user is not None and user.function == "<module>"
+        if not own or reads or w is None or w.timeout is not True or importing:
+            continue  # (a loop read around its wait: only its clock's way out, above, says it leaves; a thread at a
+            # module's top level is in an import, which runs the module, not a function of the job's that may act)
         loop = polls_with_timeout(v, t)  # (an asyncio loop with a timer of its own due: `wait_for(..., 12)`)
         if loop is not None:
             return f"{who} {loop}"

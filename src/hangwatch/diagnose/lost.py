@@ -20,7 +20,7 @@ from hangwatch.causes import Cause
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.raised import TRACEBACK, Raised, job_log, tracebacks
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import Activity, process_state
+from hangwatch.diagnose.state import process_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, innermost_user
 from hangwatch.fixes import (
     EXCEPTION_PICKLE_FIX,
@@ -208,7 +208,7 @@ def lost_result(scene: Scene, v: ProcessView) -> Lost | None:
         return gone_handler
     kids = [c for c in scene.pool_workers(v.pid) if c.info.is_python]
     t = v.main_thread
-    if not kids or any(process_state(k).activity != Activity.IDLE for k in kids) or t is None:
+    if not kids or any(process_state(k).state != "idle" for k in kids) or t is None:
         return None  # a worker still works (or is stuck on its own): not lost work
     if any(x.has_stack and _runs(x, "_handle_tasks") and innermost_user(x.frames) for x in v.threads):
         # the task handler runs the caller's iterable (imap over a slow source): tasks may still come. Any pool's

@@ -15,13 +15,18 @@ from hangwatch.diagnose.distributed import RankGroups, _classify, _ranks, culpri
 from hangwatch.diagnose.ends import End, collective_limit, rank_end
 from hangwatch.diagnose.recorders import RankCollectives, analyze, rank_collectives
 from hangwatch.diagnose.scene import Hit, Scene, named
-from hangwatch.diagnose.state import ACTIVITY_OF
 from hangwatch.diagnose.views import ProcessView, describe, innermost_user
 from hangwatch.fixes import PEER_FIX, STRAGGLER_FIX
 from hangwatch.ranges import ranks_label
 from hangwatch.records.evidence import Evidence
 from hangwatch.records.incident import Finding, Where
 from hangwatch.records.run import NodeSummary
+
+# A rank's state in the words of an older version's node (its ``activity``): a sleep of any kind was "asleep", a state
+# its rules did not read "unknown"
+OLD_ACTIVITY = {"looping": "asleep", "long_sleep": "asleep"} | {
+    s: s for s in ("gone", "stopped", "spinning", "working", "asleep", "wakes", "idle", "blocked")
+}
 
 
 def rank_summaries(ev: Evidence) -> list[dict[str, Any]]:
@@ -58,7 +63,7 @@ def _summary(scene: Scene, g: RankGroups, r: int, v: ProcessView) -> dict[str, A
     where, text = culprit_where(scene, v, t)
     end = rank_end(scene, v, t, collective_limit(scene))
     # for a node of an older version: its words, and the proof as it reads one
-    old = {"activity": ACTIVITY_OF.get(end.state, ACTIVITY_OF["unknown"]).value, "proof": end.old_proof()}
+    old = {"activity": OLD_ACTIVITY.get(end.state, "unknown"), "proof": end.old_proof()}
     return _row(r, v, "elsewhere", None, text, where, **old, **end.to_dict())
 
 

@@ -22,8 +22,6 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 
 from __future__ import annotations
 
-from enum import Enum
-
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.childloop import child_loop
@@ -49,20 +47,6 @@ from hangwatch.records.incident import Verdict
 from hangwatch.records.values import frozen
 
 
-class Activity(str, Enum):
-    """What a process was measured doing over the window, in the coarse words the distributed rules use."""
-
-    STOPPED = "stopped"  # state T/t
-    GONE = "gone"  # it exited during the window
-    WORKING = "working"  # bytes moving, a loop that advances, CPU burning with its stack moving, its output growing
-    SPINNING = "spinning"  # high CPU, the same user function in every sample, getting nowhere
-    WAKES = "wakes"  # its main thread woke again and again: a sleep, poll or retry loop
-    ASLEEP = "asleep"  # in a sleep call: a timer will wake it
-    IDLE = "idle"  # waiting for work in its own loop (a pool or DataLoader worker between tasks)
-    BLOCKED = "blocked"  # in one call for the whole window: no CPU, no wake-up, the stack never moved
-    UNKNOWN = "unknown"
-
-
 @frozen
 class Measured:
     """A process's or a thread's state, the measured fact behind it, and whether that fact proves work (locals that
@@ -74,26 +58,6 @@ class Measured:
     proves_hang: bool = False
     motion: LoopMotion | None = None  # what the locals of a running loop said, where they were read
 
-    @property
-    def activity(self) -> Activity:
-        """The state in the distributed rules' coarse words."""
-        return ACTIVITY_OF[self.state]
-
-
-ACTIVITY_OF = {
-    "gone": Activity.GONE,
-    "stopped": Activity.STOPPED,
-    "traced": Activity.UNKNOWN,  # a debugger's or strace's pause: its tracer decides (``stopped_state``)
-    "spin_waits": Activity.UNKNOWN,  # a spin on the clock, or beside a thread of the user's code that is alive
-    "spinning": Activity.SPINNING,
-    "working": Activity.WORKING,
-    **dict.fromkeys(("looping", "long_sleep", "asleep"), Activity.ASLEEP),
-    "wakes": Activity.WAKES,
-    "idle": Activity.IDLE,
-    "blocked": Activity.BLOCKED,
-    # a thread's end or start, not its process's: nothing a rank's rules read
-    **dict.fromkeys(("ended", "started", "brief", "unknown"), Activity.UNKNOWN),
-}
 
 # What waiting on something in each state is: (the verdict, whether the state itself is proof of a hang). A
 # state with proof (``Measured.proves_hang``) makes a hung one proven; ``None``: the state says nothing either way.
