@@ -1579,13 +1579,14 @@ def test_a_batch_wait_bounded_by_the_loaders_timeout_is_not_proven(run, arg, cod
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    "kind", ["future", "socket", "poll", "timer", "watchdog", "asyncio", "select", "count", "alias", "thread"]
+    "kind",
+    ["future", "socket", "poll", "timer", "watchdog", "asyncio", "select", "count", "retries", "alias", "thread"],
 )
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hung(run, arg, code, kind):
     """A process the job started waits for ever on a lock it holds, while the job waits for it with a timeout of its
     own (a ProcessPoolExecutor's `result(timeout=...)`, a socket's `settimeout`, a poll with a deadline, read through
-    a clock of another name too, or for a count of turns, asyncio's `wait_for`, `select.select` with a timeout, read
+    a clock of another name too, or for a count of turns or of retries, asyncio's `wait_for`, `select.select` with a timeout, read
     from its call's own timeval), or with none while a Timer or a watchdog thread of its will end it, then kills it
     and goes on. At
     first sight the process's own proof was the job's, and the healthy job was killed (at --min-stall 5; the Timer,
@@ -1599,7 +1600,7 @@ def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hun
         assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
         assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
         return
-    tag = "HANG-POLL" if kind in ("poll", "count", "alias") else "HANG-TASK"
+    tag = "HANG-POLL" if kind in ("poll", "count", "retries", "alias") else "HANG-TASK"
     _both_ways(run, "child_ended_by_its_parents_timeout.py", (arg, kind), code, tag)
 
 

@@ -6,7 +6,8 @@ gives up, ends the process and exits 0. KIND `future`: a ProcessPoolExecutor tas
 child.kill)` runs; `watchdog`: the same, while a thread polls the child until a deadline, then kills it; `asyncio`:
 `asyncio.wait_for(proc.wait(), SECONDS)`, then `kill()`; `select`: `select.select()` on its stdout, which it never
 writes, with a timeout, then `kill()`; `count`: `Popen.poll()` every 0.5 s for a number of turns (`for _ in
-range(turns)`, in a function), then `kill()`; `alias`: the poll until a deadline read through a clock of another name
+range(turns)`, in a function), then `kill()`; `retries`: the same, counted (`tries += 1`, `if tries >= retries:
+kill(); break`); `alias`: the poll until a deadline read through a clock of another name
 (`from time import monotonic as now`); `thread`: `Popen.wait()` with no timeout, while a plain thread waits on an Event
 with a timeout, then kills it. `python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with no timeout
 (the poll with no deadline and no count, no Timer, no watchdog, no thread)."""
@@ -46,6 +47,18 @@ def guard(child: subprocess.Popen, seconds: float) -> None:
     if not threading.Event().wait(seconds):
         print("skipped: the guard ends the child", flush=True)
         child.kill()
+
+
+def poll_with_retries(child: subprocess.Popen, retries: int) -> None:
+    tries = 0
+    while child.poll() is None:
+        if tries >= retries:
+            print("skipped: the child is still running", flush=True)
+            child.kill()
+            child.wait(timeout=10)
+            break
+        tries += 1
+        time.sleep(0.5)
 
 
 def poll_for_turns(child: subprocess.Popen, turns: int) -> None:
@@ -121,6 +134,8 @@ elif __name__ == "__main__":
                 time.sleep(0.5)  # HANG-POLL
         elif kind == "count":
             poll_for_turns(child, int(seconds * 2))
+        elif kind == "retries":
+            poll_with_retries(child, int(seconds * 2))
         elif kind == "alias":
             deadline = now() + seconds
             while child.poll() is None:

@@ -322,13 +322,25 @@ def test_a_clock_by_another_name_is_read_as_the_clock(body, way):
         ("for _ in range(turns):\n    time.sleep(1)", {"turns": "inf"}, None),
         ("for _ in range(3, 9, 0):\n    pass", {}, None),
         ("for x in items:\n    time.sleep(1)", {}, None),
+        (
+            "while p.poll() is None:\n    if tries >= n:\n        break\n    tries += 1\n    sleep(0.5)",
+            {"tries": "3", "n": "16"},
+            (13, 0.5),
+        ),
+        ("while tries < 10:\n    tries += 1\n    sleep(1)", {"tries": "4"}, (6, 1.0)),
+        ("while left > 0:\n    left = left - 2\n    sleep(1)", {"left": "9"}, (5, 1.0)),
+        ("while True:\n    if 5 <= n:\n        return\n    n += 1", {"n": "1"}, (4, 0.0)),
+        ("while left > 0:\n    left += 2", {"left": "9"}, None),  # (it steps away from its bound)
+        ("while True:\n    if n >= 5:\n        return\n    n += 1\n    n = 0", {"n": "1"}, None),  # (set again)
+        ("while p.poll() is None:\n    if tries >= n:\n        break\n    tries += 1", {"n": "16"}, None),  # (unread)
         ("while True:\n    time.sleep(1)", {}, None),
     ],
 )
 def test_a_loop_over_a_range_says_how_many_turns_it_has_left(body, values, left):
-    """A poll that gives up after a count of turns (`for _ in range(turns): ...; time.sleep(0.5)`, then kill) ends by
-    itself: how many turns it has left, past its counter, and what its own body sleeps in one, as written
-    (``deadline.turns_left``); a range whose bound was not read, or any other loop, is not counted."""
+    """A poll that gives up after a count of turns (`for _ in range(turns): ...; time.sleep(0.5)`, then kill), or of
+    retries (`tries += 1`; `if tries >= n: break`, `while tries < n`), ends by itself: how many turns it has left,
+    past its counter, and what its own body sleeps in one, as written (``deadline.turns_left``); a bound or a counter
+    not read, a counter that steps away from its bound or is set again, or any other loop, is not counted."""
     from hangwatch.diagnose.deadline import turns_left
 
     got = turns_left(body, values)

@@ -499,16 +499,18 @@ def locals_pass(
     return local_reads, batches
 
 
-# A loop over a range whose bounds are read from locals: ``for _ in range(turns):``
-COUNTED = re.compile(r"for\s.+\sin\s+range\(.*[A-Za-z_].*\)$")
+# A loop over a range whose bounds are read from locals (``for _ in range(turns):``), or one whose body steps a counter
+# (``tries += 1``, ``left = left - 1``)
+COUNTED = re.compile(r"^for\s.+\sin\s+range\(.*[A-Za-z_].*\):|\b(\w+)\s*[-+]=\s*\d|\b(\w+)\s*=\s*\2\s*[-+]\s*\d", re.M)
 
 
 def _counted(
     loops: dict[int, tuple[LocalsRead, ...]], py_spy: str | None, notes: list[str]
 ) -> dict[int, tuple[LocalsRead, ...]]:
     """The sleep loops, with their locals read once where the loop counts through a range of a local's (``for _ in
-    range(turns)``: how many turns it has left, diagnose/deadline.py); the others as they are, source alone."""
-    targets = {p: {r.tid for r in rs if COUNTED.match(r.loop or "")} for p, rs in loops.items()}
+    range(turns)``) or steps a counter (``tries += 1``): how many turns it has left, diagnose/deadline.py; the others
+    as they are, source alone."""
+    targets = {p: {r.tid for r in rs if COUNTED.search(r.body or f"{r.loop}:")} for p, rs in loops.items()}
     targets = {p: tids for p, tids in targets.items() if tids}
     if not py_spy or not targets:
         return loops

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import math
 
-from hangwatch.diagnose.loops import is_sleep, parse_loop
+from hangwatch.diagnose.loops import is_sleep, parse_loop, step_of
 
 CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
 # A clock by another name: an alias of one (`from time import monotonic as now`, `timeit.default_timer`) or the wall
@@ -133,14 +133,8 @@ def _number(node: ast.expr, values: dict[str, str]) -> float | None:
     return None
 
 
-def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int, float] | None:
-    """A ``for`` loop over a ``range`` whose bounds are read (numbers, or locals read as numbers): its header, as
-    written, how many turns it has left at most (past the loop's own counter, where that was read), and the seconds
-    its own body sleeps in a turn as written (``time.sleep(0.5)``); None for any other loop. Such a loop ends by
-    itself once each of its turns does."""
-    loop = parse_loop(body or "")
-    if not isinstance(loop, ast.For) or not body:
-        return None
+def _range_turns(loop: ast.For, values: dict[str, str]) -> int | None:
+    """A ``for`` over a ``range`` whose bounds are read: its turns left, past its counter where that was read."""
     it = loop.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
         return None
@@ -152,6 +146,64 @@ def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int, floa
         return None
     at = _number(loop.target, values) if isinstance(loop.target, ast.Name) else None
     done = max(0, int((at - start) // step)) if at is not None else 0  # (the counter's turn: past its first)
+    return max(0, -((start - stop) // step) - done)
+
+
+FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+NEGATE = {ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.GtE: ast.Lt}
+
+
+def _steps(loop: ast.While | ast.For) -> dict[str, float]:
+    """The locals the loop's own body only steps, each by one constant of one sign (``tries += 1``, ``left = left -
+    2``): name -> its step. One the body sets any other way (``tries = 0``) is no counter."""
+    steps: dict[str, set[float]] = {}
+    for n in _own(loop.body):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        for t in (t for t in targets if isinstance(t, ast.Name)):
+            step = step_of(n, t.id)
+            by = step[1].value if step is not None and isinstance(step[0], ast.Add | ast.Sub) else None
+            by = float(by) if isinstance(by, int | float) and not isinstance(by, bool) else 0.0
+            steps.setdefault(t.id, set()).add(by if step is not None and isinstance(step[0], ast.Add) else -by)
+    return {name: next(iter(s)) for name, s in steps.items() if len(s) == 1 and 0.0 not in s}
+
+
+def _count_turns(test: ast.expr, ends_when: bool, steps: dict[str, float], values: dict[str, str]) -> int | None:
+    """How many steps of a counter until ``test`` (one comparison of it with a bound) turns ``ends_when``: a
+    ``while``'s test turns false, an ``if`` that leaves turns true; None where it never does, or is not read."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in FLIP):
+        return None
+    left, right, op = test.left, test.comparators[0], type(test.ops[0])
+    if isinstance(right, ast.Name) and right.id in steps and not (isinstance(left, ast.Name) and left.id in steps):
+        left, right, op = right, left, FLIP[op]  # (`bound <= tries`: `tries >= bound`)
+    counter, bound = (left.id, _number(right, values)) if isinstance(left, ast.Name) else ("", None)
+    now, step = _number(ast.Name(counter), values), steps.get(counter, 0.0)
+    op = op if ends_when else NEGATE[op]  # (a while's `tries < n` ends when `tries >= n`)
+    if now is None or bound is None or not step or (step > 0) != (op in (ast.Gt, ast.GtE)):
+        return None
+    return max(0, math.ceil(abs(bound - now) / abs(step)) + (op in (ast.Gt, ast.Lt)))
+
+
+def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int, float] | None:
+    """A loop that ends by itself after a count of turns: a ``for`` over a ``range`` whose bounds are read (numbers, or
+    locals read as numbers), or one a counter leaves (its ``while`` test, or an ``if`` in its body that leaves it,
+    compares a local the body only steps with a bound read: ``tries += 1``, ``if tries >= retries: break``): that
+    header or test, as written, how many turns it has left at most, and the seconds its own body sleeps in a turn as
+    written (``time.sleep(0.5)``); None for any other loop. Such a loop ends by itself once each of its turns does."""
+    loop = parse_loop(body or "")
+    if not isinstance(loop, ast.For | ast.While) or not body:
+        return None
+    found = (body.split("\n", 1)[0].rstrip(":"), _range_turns(loop, values)) if isinstance(loop, ast.For) else None
+    steps = _steps(loop)
+    if (found is None or found[1] is None) and isinstance(loop, ast.While):
+        found = (body.split("\n", 1)[0].rstrip(":"), _count_turns(loop.test, False, steps, values))
+    for node in _own(loop.body) if found is None or found[1] is None else ():
+        if isinstance(node, ast.If) and any(isinstance(x, ast.Break | ast.Return | ast.Raise) for x in _own(node.body)):
+            test = f"if {ast.get_source_segment(body, node.test) or '...'}"
+            found = (test, _count_turns(node.test, True, steps, values))
+            if found[1] is not None:
+                break
+    if found is None or found[1] is None:
+        return None
     calls = [x for x in _own(loop.body) if isinstance(x, ast.Call)]
     slept = sum(n for x in calls if is_sleep(x.func) and x.args and (n := _number(x.args[0], values)) is not None)
-    return body.split("\n", 1)[0].rstrip(":"), max(0, -((start - stop) // step) - done), slept
+    return found[0], found[1], slept

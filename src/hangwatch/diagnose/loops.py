@@ -270,7 +270,7 @@ def counts_only(source: str, name: str) -> bool:
     else:
         counting |= {id(n) for n in ast.walk(loop.test) if isinstance(n, ast.Name) and n.id == name}
     for node in ast.walk(loop):
-        counting |= step[2] if (step := _step(node, name)) is not None else set()
+        counting |= step[2] if (step := step_of(node, name)) is not None else set()
     uses = [n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name]
     if not uses or not all(id(n) in counting for n in uses):
         return False
@@ -322,7 +322,7 @@ def _counts_away(loop: ast.While, name: str) -> bool:
         return False
     signs = set()
     # every change of ``name`` in the loop is such a step: counts_only read them all before it asks
-    for op_, value, _ in filter(None, (_step(node, name) for node in ast.walk(loop))):
+    for op_, value, _ in filter(None, (step_of(node, name) for node in ast.walk(loop))):
         step = value.value if isinstance(value.value, int | float) else None
         if step is None or step == 0 or not isinstance(op_, ast.Add | ast.Sub):
             return False
@@ -330,7 +330,7 @@ def _counts_away(loop: ast.While, name: str) -> bool:
     return (signs == {True} and grows_away) or (signs == {False} and shrinks_away)
 
 
-def _step(node: ast.AST, name: str) -> tuple[ast.operator, ast.Constant, set[int]] | None:
+def step_of(node: ast.AST, name: str) -> tuple[ast.operator, ast.Constant, set[int]] | None:
     """``name += c`` or ``name = name <op> c``: its operator, its constant, and the ids of the Names it counts with."""
     if isinstance(node, ast.AugAssign) and isinstance(t := node.target, ast.Name) and t.id == name:
         return (node.op, node.value, {id(t)}) if isinstance(node.value, ast.Constant) else None
