@@ -1615,3 +1615,16 @@ def test_a_thread_in_an_import_does_not_void_the_proof_of_a_child_forked_meanwhi
     root = root_cause(run.hang())
     assert root["proof"] is not None and root["cause"] == "fork.inherited_lock", root
     assert (root["where"]["file"], root["where"]["line"]) == marker("fork_while_a_thread_imports.py"), root
+
+
+@pytest.mark.e2e
+def test_a_stopped_process_that_runs_no_file_of_the_users_is_placed_where_the_job_waits_for_it(run):
+    """A `python -c` grandchild that stopped itself, under a `-c` helper: `process.stopped`, proven, but with no place
+    (neither process runs a file of the user's, and a stopped process waits on nothing, so its own chain leads
+    nowhere). Now the place is the nearest process that waits for it and runs the user's file, at the line where it
+    waits: the job's `subprocess.run`."""
+    r = run(*QUICK, "--on-hang", "kill", *py("stopped_grandchild.py"))
+    assert r.returncode in (124, 125), r.stderr.decode()[-3000:]
+    root = root_cause(next(i for i in _incidents(run) if i["verdict"] == "stopped"))
+    assert root["cause"] == "process.stopped" and root["proof"] is not None, root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("stopped_grandchild.py"), root

@@ -157,7 +157,8 @@ def _place(h: Hit) -> tuple[str, int] | None:
 def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
     """A finding at a process that runs no file of the user's (``python -c``, a native helper) points at the first
     process along its own chain that does, at its line: where the user can change what the wait waits for (the
-    parent holding the lock its `-c` child waits for, at the line where it waits for that child)."""
+    parent holding the lock its `-c` child waits for, at the line where it waits for that child); else at the
+    nearest process that waits for it and does, at the line where it waits."""
     f = hit.finding
     if f.where is None or f.where.file or f.where.pid is None:
         return hit
@@ -168,6 +169,18 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
         frame = innermost_user(t.frames) if t is not None and t.frames else None
         if v is not None and frame is not None:  # the place only: the finding stays the waiter's (its pid, tid)
             return _moved(hit, v, t, frame, f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}")
+    # (nothing of its own chain runs a user's file, or it waits on nothing: stopped; the nearest process that waits
+    # for it and does, at the line where it waits: the grandchild stopped under a `-c` child, at main's run())
+    for c in graph.chains:
+        at = next((i for i, hop in enumerate(c.hops) if hop.holder == f"pid:{f.where.pid}"), None)
+        for hop in reversed(c.hops[: at + 1] if at is not None else ()):
+            ids = [int(x) for x in hop.waiter.split(":")[1:]] if hop.waiter.startswith(NODES) else []
+            v = scene.view(ids[0]) if ids else None
+            t = next((x for x in v.threads if x.tid == ids[-1]), v.main_thread) if v is not None else None
+            frame = innermost_user(t.frames) if t is not None and t.frames else None
+            if v is not None and frame is not None:
+                said = f"the place is {v.label()}'s, at {describe(frame)}, where it waits for it: {hop.words}"
+                return _moved(hit, v, t, frame, said)
     return hit
 
 
