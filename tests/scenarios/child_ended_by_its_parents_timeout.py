@@ -6,9 +6,9 @@ gives up, ends the process and exits 0. KIND `future`: a ProcessPoolExecutor tas
 child.kill)` runs; `watchdog`: the same, while a thread polls the child until a deadline, then kills it; `asyncio`:
 `asyncio.wait_for(proc.wait(), SECONDS)`, then `kill()`; `select`: `select.select()` on its stdout, which it never
 writes, with a timeout, then `kill()`; `count`: `Popen.poll()` every 0.5 s for a number of turns (`for _ in
-range(turns)`, in a function), then `kill()`; `retries`: the same, counted (`tries += 1`, `if tries >= retries:
-kill(); break`); `alias`: the poll until a deadline read through a clock of another name
-(`from time import monotonic as now`); `thread`: `Popen.wait()` with no timeout, while a plain thread waits on an Event
+range(turns)`, in a function), then `kill()`; `retries`: the same, counted (`tries += 1`, `if tries >=
+POLLS_PER_SECOND * seconds: kill(); break`, a module's constant); `alias`: the poll until a deadline read through a
+clock of another name (`from time import monotonic as now`); `thread`: `Popen.wait()` with no timeout, while a plain thread waits on an Event
 with a timeout, then kills it. `python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with no timeout
 (the poll with no deadline and no count, no Timer, no watchdog, no thread)."""
 
@@ -49,10 +49,13 @@ def guard(child: subprocess.Popen, seconds: float) -> None:
         child.kill()
 
 
-def poll_with_retries(child: subprocess.Popen, retries: int) -> None:
+POLLS_PER_SECOND = 2  # (a module's constant: no read of locals shows it)
+
+
+def poll_with_retries(child: subprocess.Popen, seconds: float) -> None:
     tries = 0
     while child.poll() is None:
-        if tries >= retries:
+        if tries >= POLLS_PER_SECOND * seconds:
             print("skipped: the child is still running", flush=True)
             child.kill()
             child.wait(timeout=10)
@@ -135,7 +138,7 @@ elif __name__ == "__main__":
         elif kind == "count":
             poll_for_turns(child, int(seconds * 2))
         elif kind == "retries":
-            poll_with_retries(child, int(seconds * 2))
+            poll_with_retries(child, seconds)
         elif kind == "alias":
             deadline = now() + seconds
             while child.poll() is None:

@@ -216,7 +216,8 @@ def test_a_spin_on_a_crowded_machine_is_still_a_spin(states, ticks, spinning):
         ("while time.time() > start:", False),  # grows away from its bound: never ends by the clock
         ("while time.time() < end or not done:", False),  # `or`: the other part may keep it going
         ("while self.clock.time() < end:", False),  # not the time module's clock
-        ("while 2 * time.time() < end:", False),  # a product: not followed
+        ("while 2 * time.time() < end:", True),  # a product by a positive number grows with the clock too
+        ("while time.time() * x < end:", False),  # (by what is not a number as written: not followed)
         ("while not done:", False),
         ("while time.time() < time.time() + 5:", False),  # the clock on both sides: left - right stays put
         ("while time.monotonic() - start < limit + time.monotonic():", False),
@@ -296,6 +297,12 @@ def test_a_poll_with_a_deadline_leaves_its_loop_by_the_clock(body, way):
         ("while True:\n    if default_timer(3) > end:\n        break", None),
         ("while True:\n    if self.clock.time() > end:\n        break", None),  # (an object's: maybe simulated)
         ("while True:\n    if datetime.datetime.now() > end:\n        break", "if datetime.datetime.now() > end"),
+        ("while True:\n    if self.clock.now() > end:\n        break", None),
+        ("while True:\n    if cls.now() > end:\n        break", None),
+        ("while True:\n    if now(5) > end:\n        break", None),  # (a function of the user's: not an alias)
+        ("while True:\n    if int(time.time()) > end:\n        break", "if int(time.time()) > end"),
+        ("while True:\n    if (time.time() - t0) / 60 > 5:\n        break", "if (time.time() - t0) / 60 > 5"),
+        ("while True:\n    if 60 / time.time() > 5:\n        break", None),  # (a quotient of it: not followed)
     ],
 )
 def test_a_clock_by_another_name_is_read_as_the_clock(body, way):
@@ -325,11 +332,38 @@ def test_a_clock_by_another_name_is_read_as_the_clock(body, way):
         (
             "while p.poll() is None:\n    if tries >= n:\n        break\n    tries += 1\n    sleep(0.5)",
             {"tries": "3", "n": "16"},
-            (13, 0.5),
+            (14, 0.5),  # (the current turn too: "at most")
         ),
-        ("while tries < 10:\n    tries += 1\n    sleep(1)", {"tries": "4"}, (6, 1.0)),
-        ("while left > 0:\n    left = left - 2\n    sleep(1)", {"left": "9"}, (5, 1.0)),
-        ("while True:\n    if 5 <= n:\n        return\n    n += 1", {"n": "1"}, (4, 0.0)),
+        ("while tries < 10:\n    tries += 1\n    sleep(1)", {"tries": "4"}, (7, 1.0)),
+        ("while left > 0:\n    left = left - 2\n    sleep(1)", {"left": "9"}, (6, 1.0)),
+        ("while True:\n    if 5 <= n:\n        return\n    n += 1", {"n": "1"}, (5, 0.0)),
+        ("while p.poll() is None and tries < n:\n    tries += 1", {"tries": "3", "n": "16"}, (14, 0.0)),
+        ("while True:\n    tries += 1\n    if tries > n or done:\n        break", {"tries": "3", "n": "16"}, (15, 0.0)),
+        ("while True:\n    tries += 1\n    if tries == n:\n        break", {"tries": "3", "n": "16"}, (14, 0.0)),
+        (
+            "while True:\n    tries += 2\n    if tries == n:\n        break",
+            {"tries": "3", "n": "16"},
+            None,
+        ),  # (may skip)
+        ("while True:\n    tries += 1\n    if tries >= n and done:\n        break", {"tries": "3", "n": "9"}, None),
+        (
+            "while True:\n    if ok:\n        sleep(9)\n    tries += 1\n    if tries >= 5:\n        break",
+            {"tries": "0"},
+            (6, 0.0),
+        ),
+        # (a step a `continue` may skip, one in a branch, a bound the loop moves, a counter set in a nested loop or with
+        # another name: none counts the turns)
+        (
+            "while True:\n    if p.poll() is None:\n        continue\n    tries += 1\n    if tries >= 3:\n        break",
+            {"tries": "0"},
+            None,
+        ),
+        ("while tries < n:\n    if ok():\n        tries += 1", {"tries": "0", "n": "10"}, None),
+        ("while tries < n:\n    n += 1\n    tries += 1", {"tries": "0", "n": "10"}, None),
+        ("while tries < 9:\n    tries += 1\n    for x in y:\n        tries = 0", {"tries": "0"}, None),
+        ("while tries < 9:\n    tries += 1\n    tries, last = 0, now", {"tries": "0"}, None),
+        ("for _ in range(a * b):\n    pass", {"a": "1e200", "b": "1e200"}, None),  # (past every float: not read)
+        ("while tries < n * n:\n    tries += 1", {"tries": "0", "n": "1e200"}, None),
         ("while left > 0:\n    left += 2", {"left": "9"}, None),  # (it steps away from its bound)
         ("while True:\n    if n >= 5:\n        return\n    n += 1\n    n = 0", {"n": "1"}, None),  # (set again)
         ("while p.poll() is None:\n    if tries >= n:\n        break\n    tries += 1", {"n": "16"}, None),  # (unread)

@@ -780,3 +780,18 @@ def test_multiprocess_is_read_as_multiprocessing_only_where_installed(path, read
 
     assert sg.stdlib_path(path) == read_as
     assert sg.is_stdlib_file(path) is stdlib
+
+
+def test_a_modules_numbers_are_read_where_a_counted_loop_names_them():
+    """A loop's bound kept in a module's constant (`range(MAX_RETRIES)`, `if tries >= MAX_RETRIES`) is in no read of
+    the loop's locals: the file says it (``flags.constants``), where it binds the name once, at its top level, to a
+    number; one bound again (anywhere), to anything else, or a bool, is not said."""
+    from hangwatch.capture.flags import constants
+
+    source = (
+        "import time\nMAX_RETRIES = 10\nDELAY: float = 0.5\nFLOOR = -3\nTWICE = 1\nTWICE = 2\nON = True\n"
+        "LATER = 4\nNAME = 'x'\n\ndef f():\n    global LATER\n    LATER = 5\n"
+    )
+    names = frozenset({"MAX_RETRIES", "DELAY", "FLOOR", "TWICE", "ON", "LATER", "NAME", "time"})
+    assert constants(source, names) == (("MAX_RETRIES", "10"), ("DELAY", "0.5"), ("FLOOR", "-3"))
+    assert constants("def (:", names) == ()

@@ -360,3 +360,36 @@ def _function_at(source: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionD
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.lineno <= line <= (n.end_lineno or 0)
     ]
     return max(holding, key=lambda n: n.lineno, default=None)
+
+
+def constants(source: str, names: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """The module-level numbers among ``names`` that the file ``source`` binds once, at its top level, and nowhere
+    else (``MAX_RETRIES = 10``), each as written: a loop's bound that no read of locals shows (``range(MAX_RETRIES)``,
+    ``if tries >= MAX_RETRIES``)."""
+    return _constants(source, names) if names and len(source) <= MAX_SOURCE else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _constants(source: str, names: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()
+    bound = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    out = []
+    for st in tree.body:
+        target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else None
+        target = st.target if isinstance(st, ast.AnnAssign) else target
+        value = st.value if isinstance(st, ast.Assign | ast.AnnAssign) else None
+        number = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) else value
+        if (
+            isinstance(target, ast.Name)
+            and target.id in names
+            and bound.count(target.id) == 1
+            and isinstance(number, ast.Constant)
+            and isinstance(number.value, int | float)
+            and not isinstance(number.value, bool)
+            and value is not None
+        ):
+            out.append((target.id, ast.unparse(value)))
+    return tuple(out)

@@ -518,5 +518,15 @@ def _counted(
     notes.extend(failed)
     values = {(r.tid, r.function): r.values for rs in reads.values() for r in rs}
     return {
-        p: tuple(replace(r, values=values.get((r.tid, r.function), r.values)) for r in rs) for p, rs in loops.items()
+        p: tuple(_with_constants(r, values.get((r.tid, r.function), r.values)) for r in rs) for p, rs in loops.items()
     }
+
+
+def _with_constants(read: LocalsRead, values: tuple[tuple[str, str], ...]) -> LocalsRead:
+    """``read`` with ``values``, and the module's numbers its loop names that no local shows (``MAX_RETRIES = 10``,
+    capture/flags.constants), where it counts (``COUNTED``)."""
+    if not COUNTED.search(read.body or f"{read.loop}:"):
+        return replace(read, values=values)
+    names = frozenset(re.findall(r"\b[A-Za-z_]\w*\b", read.body or read.loop or "")) - {n for n, _ in values}
+    source = "".join(linecache.getlines(read.file))
+    return replace(read, values=(*values, *flags.constants(source, names)))

@@ -43,10 +43,10 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
     wait with a timeout its own call set (reached from the user's line through the standard library alone: a
     library's retry loop, torch's poll of its workers, is not one), a sleep, a loop whose way out is the clock
     (``deadline.leaves_by_clock``: a poll with a deadline) or a count of turns left, each a timed wait, within the
-    bounds (``deadline.turns_left``); another thread of it in such a wait, not in a loop (a guard that waits on an
-    Event with a timeout, then kills), or that polls with such a way out (a watchdog), or a threading.Timer due
-    within the bounds that may fire once (``proof.one_shot``). ``besides``: the waiter's own thread, which does not
-    count. There it may end what a process it started waits in."""
+    bounds (``deadline.turns_left``); another thread of it in such a wait in its own function, called by no other of
+    the user's (a guard that waits on an Event with a timeout, then kills), or that polls with such a way out (a
+    watchdog), or a threading.Timer due within the bounds that may fire once (``proof.one_shot``). ``besides``: the
+    waiter's own thread, which does not count. There it may end what a process it started waits in."""
     for t in (t for t in v.threads if t.tid != besides and t.has_stack and not v.ended):
         user, m, w = innermost_user(t.frames), thread_state(v, t), t.waiting
         who = v.label() if t is v.main_thread else f"{v.label()}, thread {t.name!r},"
@@ -60,16 +60,18 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
         timed = w is not None and w.timeout is True and m.state in TIMED_STATES
         turn = max([count[2] if count else 0.0, *((w.wait_max or 0.0, w.wakes_in or 0.0) if timed and w else ())])
         if own and count is not None and (m.state in ALIVE or timed) and 0 < count[1] * turn < v.timer_bound_s:
-            each = f"each a wait of {turn:.1f} s or more"
-            return (
-                f"{who} polls in a loop at {describe(user)} with {count[1]} turns left at most (`{count[0]}`), {each}"
-            )
+            each = f", each sleeping {count[2]:g} s as written" if count[2] else ""
+            return f"{who} polls in a loop at {describe(user)} with {count[1]} turns left at most (`{count[0]}`){each}"
         if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"
-        importing = t is not v.main_thread and user is not None and user.function == "<module>"
-        if not own or reads or w is None or w.timeout is not True or importing:
-            continue  # (a loop read around its wait: only its clock's way out, above, says it leaves; a thread at a
-            # module's top level is in an import, which runs the module, not a function of the job's that may act)
+        # (another thread: where the user's code on its stack is one function, the thread's own, at a module's top
+        # level none: a caller of the user's may loop around the wait, which no read of its loop saw, and a module's
+        # top level is an import, which runs the module, not a function of the job's that may act)
+        outer = t is not v.main_thread and (
+            sum(map(sg.is_user, t.frames)) != 1 or not user or user.function == "<module>"
+        )
+        if not own or reads or w is None or w.timeout is not True or outer:
+            continue  # (a loop read around its wait: only its clock's way out, above, says it leaves)
         loop = polls_with_timeout(v, t)  # (an asyncio loop with a timer of its own due: `wait_for(..., 12)`)
         if loop is not None:
             return f"{who} {loop}"

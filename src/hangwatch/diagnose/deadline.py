@@ -11,7 +11,7 @@ from hangwatch.diagnose.loops import is_sleep, parse_loop, step_of
 
 CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
 # A clock by another name: an alias of one (`from time import monotonic as now`, `timeit.default_timer`) or the wall
-# clock's (`datetime.now()`); as an attribute, any module's (`import time as t`)
+# clock's (`datetime.now()`); as an attribute, a name's (`import time as t`)
 ALIASES = frozenset({"now", "utcnow", "default_timer"})
 
 
@@ -22,14 +22,29 @@ def _clock_sign(node: ast.expr, names: dict[str, int] | None = None) -> int:
     time.monotonic()``), by their sign."""
     if isinstance(node, ast.Name):
         return (names or {}).get(node.id, 0)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "round"):
+        return _clock_sign(node.args[0], names) if len(node.args) == 1 else 0  # (`int(time.time())`)
     if isinstance(node, ast.Call):
         fn = node.func
-        # (`from time import monotonic`, `now()`; a module's, `t.monotonic()`, never an object's own,
-        # `self.clock.time()`, which may be a simulated one; but `datetime.datetime.now()`, `datetime.now(tz)`)
-        module = isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id not in ("self", "cls")
-        name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
-        named = isinstance(fn, ast.Name) or module or name in ("now", "utcnow")
-        return 1 if named and name in CLOCKS | ALIASES and (not node.args or name in ("now", "utcnow")) else 0
+        # (`from time import monotonic`, `now()`; a name's, `t.monotonic()` (a module's, or an object's bound to a
+        # name), never `self`'s nor an attribute's, `self.clock.now()`, which may be a simulated clock; but
+        # `datetime.datetime.now()`, and `datetime.now(tz)`, which alone takes an argument)
+        owner = fn.value if isinstance(fn, ast.Attribute) else None
+        owner = owner.value if isinstance(owner, ast.Attribute) and owner.attr == "datetime" else owner
+        named = isinstance(owner, ast.Name) and owner.id not in ("self", "cls")
+        name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) and named else ""
+        return 1 if name in CLOCKS | ALIASES and (not node.args or (name in ("now", "utcnow") and named)) else 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mult):
+        for this, other in ((node.left, node.right), (node.right, node.left)):  # (`(time.time() - t0) / 60`)
+            by = other.value if isinstance(other, ast.Constant) else None
+            if (
+                isinstance(by, int | float)
+                and not isinstance(by, bool)
+                and by > 0
+                and (this is node.left or isinstance(node.op, ast.Mult))
+            ):
+                return _clock_sign(this, names)
+        return 0
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
         left, right = _clock_sign(node.left, names), _clock_sign(node.right, names)
         right = -right if isinstance(node.op, ast.Sub) else right
@@ -129,7 +144,8 @@ def _number(node: ast.expr, values: dict[str, str]) -> float | None:
         left, right = _number(node.left, values), _number(node.right, values)
         if left is None or right is None or (right == 0 and isinstance(node.op, ast.Div | ast.FloorDiv)):
             return None
-        return ops[type(node.op)](left, right)
+        n = ops[type(node.op)](left, right)
+        return n if math.isfinite(n) else None
     return None
 
 
@@ -149,38 +165,68 @@ def _range_turns(loop: ast.For, values: dict[str, str]) -> int | None:
     return max(0, -((start - stop) // step) - done)
 
 
-FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
-NEGATE = {ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.GtE: ast.Lt}
+FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+NEGATE = {ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
 
 
-def _steps(loop: ast.While | ast.For) -> dict[str, float]:
-    """The locals the loop's own body only steps, each by one constant of one sign (``tries += 1``, ``left = left -
-    2``): name -> its step. One the body sets any other way (``tries = 0``) is no counter."""
-    steps: dict[str, set[float]] = {}
-    for n in _own(loop.body):
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
-        for t in (t for t in targets if isinstance(t, ast.Name)):
-            step = step_of(n, t.id)
-            by = step[1].value if step is not None and isinstance(step[0], ast.Add | ast.Sub) else None
-            by = float(by) if isinstance(by, int | float) and not isinstance(by, bool) else 0.0
-            steps.setdefault(t.id, set()).add(by if step is not None and isinstance(step[0], ast.Add) else -by)
-    return {name: next(iter(s)) for name, s in steps.items() if len(s) == 1 and 0.0 not in s}
+def _step_by(stmt: ast.stmt) -> tuple[str, float] | None:
+    """``tries += 1``, ``left = left - 2``: the name and its signed step; None for any other statement."""
+    target: ast.expr | None = stmt.target if isinstance(stmt, ast.AugAssign) else None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+    if not isinstance(target, ast.Name) or (step := step_of(stmt, target.id)) is None:
+        return None
+    by = step[1].value
+    if not isinstance(step[0], ast.Add | ast.Sub) or isinstance(by, bool) or not isinstance(by, int | float) or not by:
+        return None
+    return target.id, float(by) if isinstance(step[0], ast.Add) else -float(by)
 
 
-def _count_turns(test: ast.expr, ends_when: bool, steps: dict[str, float], values: dict[str, str]) -> int | None:
-    """How many steps of a counter until ``test`` (one comparison of it with a bound) turns ``ends_when``: a
-    ``while``'s test turns false, an ``if`` that leaves turns true; None where it never does, or is not read."""
+def _steps(loop: ast.While | ast.For) -> tuple[dict[str, float], set[str]]:
+    """The locals the loop steps once in every turn: a statement of its own body, before any that may ``continue``,
+    by one constant (``tries += 1``, ``left = left - 2``): name -> its step; and every name the loop binds. A counter
+    bound anywhere else in the loop too (``tries = 0``, ``tries, last = 0, now``, a nested loop's) is none."""
+    steps: dict[str, float | None] = {}
+    for stmt in loop.body:
+        if any(isinstance(x, ast.Continue) for x in _own([stmt])):
+            break  # (a step after a `continue` may be skipped in any turn: its count is not the turns')
+        if (step := _step_by(stmt)) is not None:
+            steps[step[0]] = None if step[0] in steps else step[1]
+    bound = [n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    return {n: by for n, by in steps.items() if by is not None and bound.count(n) == 1}, set(bound)
+
+
+def _count_turns(
+    test: ast.expr, ends_when: bool, counters: tuple[dict[str, float], set[str]], values: dict[str, str]
+) -> int | None:
+    """How many turns, the current one too, until ``test`` turns ``ends_when`` as a counter steps (a ``while``'s test
+    turns false, an ``if`` that leaves turns true): one comparison of the counter with a bound the loop does not bind,
+    or an ``and``/``or`` of such, where any part (or every part) must turn; None where it never does, or is not read."""
+    if isinstance(test, ast.BoolOp):
+        parts = [_count_turns(v, ends_when, counters, values) for v in test.values]
+        if isinstance(test.op, ast.And) != ends_when:  # (a while's `and`, an if's `or`: any part ends it)
+            return min((p for p in parts if p is not None), default=None)
+        return max(p for p in parts if p is not None) if None not in parts else None
+    steps, bound_here = counters
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in FLIP):
         return None
     left, right, op = test.left, test.comparators[0], type(test.ops[0])
     if isinstance(right, ast.Name) and right.id in steps and not (isinstance(left, ast.Name) and left.id in steps):
         left, right, op = right, left, FLIP[op]  # (`bound <= tries`: `tries >= bound`)
-    counter, bound = (left.id, _number(right, values)) if isinstance(left, ast.Name) else ("", None)
-    now, step = _number(ast.Name(counter), values), steps.get(counter, 0.0)
-    op = op if ends_when else NEGATE[op]  # (a while's `tries < n` ends when `tries >= n`)
-    if now is None or bound is None or not step or (step > 0) != (op in (ast.Gt, ast.GtE)):
+    if not isinstance(left, ast.Name) or left.id not in steps:
         return None
-    return max(0, math.ceil(abs(bound - now) / abs(step)) + (op in (ast.Gt, ast.Lt)))
+    if any(isinstance(n, ast.Name) and n.id in bound_here for n in ast.walk(right)):
+        return None  # (a bound the loop moves too)
+    bound, now, step = _number(right, values), _number(left, values), steps[left.id]
+    op = op if ends_when else NEGATE[op]  # (a while's `tries < n` ends when `tries >= n`)
+    if now is None or bound is None or (bound - now) * step < 0:
+        return None  # (not read, or stepping away from its bound)
+    if op is ast.Eq:  # (reached only stepping by one through whole numbers)
+        whole = abs(step) == 1 and now.is_integer() and bound.is_integer()
+        return int(abs(bound - now)) + 1 if whole else None
+    if op is ast.NotEq or (step > 0) != (op in (ast.Gt, ast.GtE)):
+        return None
+    return math.ceil(abs(bound - now) / abs(step)) + 1 + (op in (ast.Gt, ast.Lt))
 
 
 def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int, float] | None:
@@ -204,6 +250,7 @@ def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int, floa
                 break
     if found is None or found[1] is None:
         return None
-    calls = [x for x in _own(loop.body) if isinstance(x, ast.Call)]
+    # (what every turn sleeps: its body's own sleeps, not a branch's)
+    calls = [x.value for x in loop.body if isinstance(x, ast.Expr) and isinstance(x.value, ast.Call)]
     slept = sum(n for x in calls if is_sleep(x.func) and x.args and (n := _number(x.args[0], values)) is not None)
     return found[0], found[1], slept

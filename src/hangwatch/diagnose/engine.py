@@ -171,16 +171,20 @@ def _placed(hit: Hit, graph: WaitGraph, scene: Scene) -> Hit:
             return _moved(hit, v, t, frame, f"the place is {v.label()}'s, at {describe(frame)}: {hop.words}")
     # (nothing of its own chain runs a user's file, or it waits on nothing: stopped; the nearest process that waits
     # for it and does, at the line where it waits: the grandchild stopped under a `-c` child, at main's run())
+    ways = []  # (how many hops before it, the hops from that waiter to it)
     for c in graph.chains:
         at = next((i for i, hop in enumerate(c.hops) if hop.holder == f"pid:{f.where.pid}"), None)
-        for hop in reversed(c.hops[: at + 1] if at is not None else ()):
-            ids = [int(x) for x in hop.waiter.split(":")[1:]] if hop.waiter.startswith(NODES) else []
-            v = scene.view(ids[0]) if ids else None
-            t = next((x for x in v.threads if x.tid == ids[-1]), v.main_thread) if v is not None else None
-            frame = innermost_user(t.frames) if t is not None and t.frames else None
-            if v is not None and frame is not None:
-                said = f"the place is {v.label()}'s, at {describe(frame)}, where it waits for it: {hop.words}"
-                return _moved(hit, v, t, frame, said)
+        ways += [(at - i, c.hops[i : at + 1]) for i in range(at + 1)] if at is not None else []
+    for _, hops in sorted(ways, key=lambda w: w[0]):
+        ids = [int(x) for x in hops[0].waiter.split(":")[1:]] if hops[0].waiter.startswith(NODES) else []
+        v = scene.view(ids[0]) if ids else None
+        t = next((x for x in v.threads if x.tid == ids[-1]), v.main_thread) if v is not None else None
+        frame = innermost_user(t.frames) if t is not None and t.frames else None
+        if v is not None and frame is not None:
+            how = " -> ".join(h.words for h in hops)
+            return _moved(
+                hit, v, t, frame, f"the place is {v.label()}'s, at {describe(frame)}, whose wait leads to it: {how}"
+            )
     return hit
 
 
