@@ -9,7 +9,15 @@ from hangwatch.diagnose import proof
 from hangwatch.diagnose.deadline import leaves_by_clock, turns_left
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import ALIVE, thread_state
-from hangwatch.diagnose.views import ProcessView, describe, duration_text, innermost_user, may_exit, polls_with_timeout
+from hangwatch.diagnose.views import (
+    ProcessView,
+    ThreadView,
+    describe,
+    duration_text,
+    innermost_user,
+    may_exit,
+    polls_with_timeout,
+)
 
 
 def may_signal(scene: Scene, x: ProcessView) -> str | None:
@@ -64,11 +72,11 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
             return f"{who} polls in a loop at {describe(user)} with {count[1]} turns left at most (`{count[0]}`){each}"
         if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"
-        # (another thread: where the user's code on its stack is one function, the thread's own, at a module's top
-        # level none: a caller of the user's may loop around the wait, which no read of its loop saw, and a module's
-        # top level is an import, which runs the module, not a function of the job's that may act)
+        # (another thread: where the user's code on its stack is one function, the thread's own, not at a module's top
+        # level, and its loop was looked for: a caller of the user's may loop around the wait, which no read of its
+        # loop saw, a module's top level is an import, which runs the module, not a function of the job's that may act)
         outer = t is not v.main_thread and (
-            sum(map(sg.is_user, t.frames)) != 1 or not user or user.function == "<module>"
+            sum(map(sg.is_user, t.frames)) != 1 or not user or user.function == "<module>" or not _looked_for_loop(t)
         )
         if not own or reads or w is None or w.timeout is not True or outer:
             continue  # (a loop read around its wait: only its clock's way out, above, says it leaves)
@@ -81,3 +89,12 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
             ends = "ends within" if w.wait_max is not None else "ends in"
             return f"{who} waits at {describe(user)} with a timeout that {ends} {duration_text(left)}"
     return None
+
+
+def _looked_for_loop(t: ThreadView) -> bool:
+    """Whether capture looked for the loop around ``t``'s wait (capture/locals.sleeping_loops): its stack was read in
+    two samples or more, each caught it idle, all at one line of the user's. Then no loop read means none is there;
+    else (under load, a thread caught at two sleeps of its loop) one may be, which was not read."""
+    stacks = [s for s in t.samples if s.frames]
+    places = {(u.file, u.line) if (u := innermost_user(s.frames)) else None for s in stacks}
+    return len(stacks) >= 2 and all(s.active is False for s in stacks) and len(places) == 1 and None not in places
