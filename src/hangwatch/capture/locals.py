@@ -510,7 +510,8 @@ def _counted(
     """The sleep loops, with their locals read once where the loop counts through a range of a local's (``for _ in
     range(turns)``) or steps a counter (``tries += 1``): how many turns it has left, diagnose/deadline.py; the others
     as they are, source alone."""
-    targets = {p: {r.tid for r in rs if COUNTED.search(r.body or f"{r.loop}:")} for p, rs in loops.items()}
+    counts = {id(r) for rs in loops.values() for r in rs if COUNTED.search(r.body or f"{r.loop}:")}
+    targets = {p: {r.tid for r in rs if id(r) in counts} for p, rs in loops.items()}
     targets = {p: tids for p, tids in targets.items() if tids}
     if not py_spy or not targets:
         return loops
@@ -518,15 +519,14 @@ def _counted(
     notes.extend(failed)
     values = {(r.tid, r.function): r.values for rs in reads.values() for r in rs}
     return {
-        p: tuple(_with_constants(r, values.get((r.tid, r.function), r.values)) for r in rs) for p, rs in loops.items()
+        p: tuple(_with_constants(r, values.get((r.tid, r.function), ())) if id(r) in counts else r for r in rs)
+        for p, rs in loops.items()
     }
 
 
 def _with_constants(read: LocalsRead, values: tuple[tuple[str, str], ...]) -> LocalsRead:
-    """``read`` with ``values``, and the module's numbers its loop names that no local shows (``MAX_RETRIES = 10``,
-    capture/flags.constants), where it counts (``COUNTED``)."""
-    if not COUNTED.search(read.body or f"{read.loop}:"):
-        return replace(read, values=values)
+    """``read`` of a loop that counts, with ``values``, and the module's numbers its loop names that no local shows
+    (``MAX_RETRIES = 10``, capture/flags.constants)."""
     names = frozenset(re.findall(r"\b[A-Za-z_]\w*\b", read.body or read.loop or "")) - {n for n, _ in values}
     source = "".join(linecache.getlines(read.file))
     return replace(read, values=(*values, *flags.constants(source, names)))
