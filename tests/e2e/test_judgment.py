@@ -1580,15 +1580,29 @@ def test_a_batch_wait_bounded_by_the_loaders_timeout_is_not_proven(run, arg, cod
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     "kind",
-    ["future", "socket", "poll", "timer", "watchdog", "asyncio", "select", "count", "retries", "alias", "thread"],
+    [
+        "future",
+        "socket",
+        "poll",
+        "timer",
+        "watchdog",
+        "asyncio",
+        "select",
+        "count",
+        "retries",
+        "alias",
+        "thread",
+        "attribute",
+    ],
 )
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hung(run, arg, code, kind):
     """A process the job started waits for ever on a lock it holds, while the job waits for it with a timeout of its
     own (a ProcessPoolExecutor's `result(timeout=...)`, a socket's `settimeout`, a poll with a deadline, read through
     a clock of another name too, or for a count of turns or of retries, asyncio's `wait_for`, `select.select` with a timeout, read
-    from its call's own timeval), or with none while a Timer or a watchdog thread of its will end it, then kills it
-    and goes on. At
+    from its call's own timeval), or with none while a Timer or a watchdog thread of its will end it (one that counts
+    its turns in attributes, `self.ticks`, too: no read shows them, so the count is not read, but it may end), then
+    kills it and goes on. At
     first sight the process's own proof was the job's, and the healthy job was killed (at --min-stall 5; the Timer,
     watchdog and asyncio ones at --min-stall 20): now its proof is not the job's while the job process has a thread
     that comes back to the user's code by itself within the bounds (``acts.acts_by_itself``), and the job ends (exit

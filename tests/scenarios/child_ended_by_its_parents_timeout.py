@@ -9,8 +9,9 @@ writes, with a timeout, then `kill()`; `count`: `Popen.poll()` every 0.5 s for a
 range(turns)`, in a function), then `kill()`; `retries`: the same, counted (`tries += 1`, `if tries >=
 POLLS_PER_SECOND * seconds: kill(); break`, a module's constant); `alias`: the poll until a deadline read through a
 clock of another name (`from time import monotonic as now`); `thread`: `Popen.wait()` with no timeout, while a plain thread waits on an Event
-with a timeout, then kills it. `python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with no timeout
-(the poll with no deadline and no count, no Timer, no watchdog, no thread)."""
+with a timeout, then kills it; `attribute`: the same, while a watchdog thread's class counts its turns in attributes
+(`while not self.stopped.wait(0.5)`, `self.ticks += 1`, `if self.ticks > self.limit`), which no read of locals shows. `python child_ended_by_its_parents_timeout.py hang KIND`: the same wait with no timeout
+(the poll with no deadline and no count, no Timer, no watchdog, no thread, no class)."""
 
 import asyncio
 import concurrent.futures
@@ -47,6 +48,21 @@ def guard(child: subprocess.Popen, seconds: float) -> None:
     if not threading.Event().wait(seconds):
         print("skipped: the guard ends the child", flush=True)
         child.kill()
+
+
+class Watchdog(threading.Thread):
+    def __init__(self, child: subprocess.Popen, seconds: float) -> None:
+        super().__init__(daemon=True)
+        self.child, self.limit, self.ticks = child, seconds * 2, 0
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.5):
+            self.ticks += 1
+            if self.ticks > self.limit:
+                print("skipped: the watchdog's count ends the child", flush=True)
+                self.child.kill()
+                return
 
 
 POLLS_PER_SECOND = 2  # (a module's constant: no read of locals shows it)
@@ -89,12 +105,16 @@ if __name__ == "__main__" and sys.argv[1] == "child":
 elif __name__ == "__main__":
     seconds = None if sys.argv[1] == "hang" else float(sys.argv[1])
     kind = sys.argv[2]
-    if kind in ("timer", "watchdog", "thread"):
+    if kind in ("timer", "watchdog", "thread", "attribute"):
         child = subprocess.Popen([sys.executable, __file__, "child"])
-        if seconds is not None and kind == "thread":
+        if seconds is not None and kind == "attribute":
+            Watchdog(child, seconds).start()
+        elif seconds is not None and kind == "thread":
             threading.Thread(target=guard, args=(child, seconds), daemon=True).start()
         elif seconds is not None and kind == "timer":
-            threading.Timer(seconds, lambda: (print("skipped: the timer ends the child", flush=True), child.kill())).start()
+            threading.Timer(
+                seconds, lambda: (print("skipped: the timer ends the child", flush=True), child.kill())
+            ).start()
         elif seconds is not None:
             threading.Thread(target=watchdog, args=(child, seconds), daemon=True).start()
         child.wait()

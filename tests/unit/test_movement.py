@@ -325,7 +325,9 @@ def test_a_clock_by_another_name_is_read_as_the_clock(body, way):
         ("for i in range(10, 60, 5):\n    sleep(delay)\n    sleep(1)", {"i": "20", "delay": "2"}, (8, 3.0)),
         ("for i in range(5, 0, -1):\n    time.sleep(1)", {"i": "2"}, (2, 1.0)),
         ("for _ in range(int(seconds * 2)):\n    pass", {"seconds": "8.0"}, (16, 0.0)),
-        ("for _ in range(turns):\n    time.sleep(1)", {}, None),  # (its bound not read)
+        ("for _ in range(turns):\n    time.sleep(1)", {}, (None, 1.0)),  # (its bound not read: it ends, not known when)
+        ("for _ in range(self.retries):\n    time.sleep(1)", {"self": "<Job>"}, (None, 1.0)),
+        ("for _ in range(len(items)):\n    time.sleep(1)", {"items": "[1, 2]"}, (None, 1.0)),
         ("for _ in range(turns):\n    time.sleep(1)", {"turns": "inf"}, None),
         ("for _ in range(3, 9, 0):\n    pass", {}, None),
         ("for x in items:\n    time.sleep(1)", {}, None),
@@ -366,7 +368,29 @@ def test_a_clock_by_another_name_is_read_as_the_clock(body, way):
         ("while tries < n * n:\n    tries += 1", {"tries": "0", "n": "1e200"}, None),
         ("while left > 0:\n    left += 2", {"left": "9"}, None),  # (it steps away from its bound)
         ("while True:\n    if n >= 5:\n        return\n    n += 1\n    n = 0", {"n": "1"}, None),  # (set again)
-        ("while p.poll() is None:\n    if tries >= n:\n        break\n    tries += 1", {"n": "16"}, None),  # (unread)
+        ("while p.poll() is None:\n    if tries >= n:\n        break\n    tries += 1", {"n": "16"}, (None, 0.0)),
+        # (a count in attributes, which no read of locals shows: it may end, when is not known; but one that steps
+        # away from its bound, or is never compared with one, does not)
+        (
+            "while p.poll() is None:\n    self.tries += 1\n    if self.tries >= self.max_tries:\n        break\n    sleep(0.5)",
+            {"self": "<Runner>"},
+            (None, 0.5),
+        ),
+        ("while self.n < self.limit:\n    self.n += 1\n    sleep(1)", {}, (None, 1.0)),
+        ("while True:\n    self.n -= 1\n    if self.n > self.limit:\n        break", {}, None),
+        ("while p.poll() is None:\n    self.waited += 0.5\n    sleep(0.5)", {}, None),
+        ("while True:\n    if self.n >= 5:\n        return\n    self.n += 1\n    self.n = 0", {}, None),  # (set again)
+        # (`tries = 1 + tries` steps as `tries += 1` does; a header over two lines is read whole)
+        (
+            "while p.poll() is None:\n    tries = 1 + tries\n    if tries > 24:\n        break",
+            {"tries": "10"},
+            (16, 0.0),
+        ),
+        (
+            "while (p.poll() is None\n       and waited < 12.0):\n    waited += 0.5\n    time.sleep(0.5)",
+            {"waited": "5.0"},
+            (15, 0.5),
+        ),
         ("while True:\n    time.sleep(1)", {}, None),
     ],
 )

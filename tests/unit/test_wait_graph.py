@@ -392,6 +392,32 @@ def test_the_loop_read_for_a_line_is_one_that_encloses_it_in_its_own_function(tm
     assert loop is not None and loop.flag is None, loop
 
 
+def test_a_loop_whose_header_runs_over_lines_is_read_whole(tmp_path):
+    """A loop header that brackets carry over two lines (`while (p.poll() is None` / `and waited < 12.0):`) had no
+    colon on its first line and was not read at all: its counted way out went unseen, and a healthy job that gives
+    its child 12 s was killed by the child's proof. Its header is read whole, on one line; its body after it."""
+    from hangwatch.capture.locals import _loop_at
+
+    f = tmp_path / "job.py"
+    f.write_text(
+        "def run(p):\n"  # 1
+        "    waited = 0.0\n"  # 2
+        "    while (p.poll() is None\n"  # 3
+        "           and waited < 12.0):\n"  # 4
+        "        waited += 0.5\n"  # 5
+        "        time.sleep(0.5)\n"  # 6
+        "    for item in (\n"  # 7
+        "        items\n"  # 8
+        "    ):\n"  # 9
+        "        time.sleep(1)\n"  # 10
+    )
+    loop = _loop_at(str(f), 6, os.getpid())
+    assert loop is not None and loop.line == 3 and loop.header == "while (p.poll() is None and waited < 12.0)", loop
+    assert loop.body is not None and loop.body.splitlines()[2:] == ["    waited += 0.5", "    time.sleep(0.5)"], loop
+    loop = _loop_at(str(f), 10, os.getpid())
+    assert loop is not None and loop.line == 7 and loop.header == "for item in ( items )", loop
+
+
 # --- a sleep's timer, read from the kernel ------------------------------------------------------------------
 
 

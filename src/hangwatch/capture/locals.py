@@ -32,7 +32,8 @@ MAX_LOCALS = 12
 MAX_REPR = 80
 LOOP_SCAN_LINES = 40  # how far up the source to look for the enclosing loop header
 LOOP_BODY_LINES = 30  # how much of the loop's body is kept, for telling a counter from a walk over data
-LOOP_HEADER = re.compile(r"^(\s*)(while\b.*|for\b(?=.*\bin\b).*):")  # "in" looked for once: linear
+LOOP_START = re.compile(r"^(\s*)(?:while|for)\b")
+HEADER_LINES = 5  # how many lines a loop's header may span (brackets, a backslash), up to its colon
 START_SLACK_S = 1.0  # a process's start time is read in clock ticks: a file written just before it may look later
 DEF_HEADER = re.compile(r"^\s*(async\s+def|def|class)\b")
 
@@ -79,8 +80,8 @@ def spinning_threads(series: dict[int, list[ProcessSample]], clock_ticks: int) -
     return out
 
 
-def _header_only(text: str) -> str:
-    """``while cond: body  # comment`` -> ``while cond``: up to the first colon outside brackets and strings."""
+def _colon(text: str) -> int | None:
+    """Where a loop's header ends: its first colon outside brackets and strings; None where it has none."""
     depth, quote = 0, ""
     for i, c in enumerate(text):
         if quote:
@@ -92,8 +93,24 @@ def _header_only(text: str) -> str:
         elif c in ")]}":
             depth -= 1
         elif c == ":" and depth == 0:
-            return text[:i].strip()
-    return text.strip()
+            return i
+    return None
+
+
+def _header_at(getline: Callable[[str, int], str], file: str, n: int) -> tuple[str, list[str]] | None:
+    """The header of the loop that starts at line ``n``, up to its colon, on one line (``while a and b``), and its
+    lines as written: one, or a few where brackets or a backslash carry it on (``while (p.poll() is None`` then
+    ``and waited < 12.0):``); None where no colon ends it within HEADER_LINES lines, or a ``for`` has no ``in``."""
+    lines: list[str] = []
+    for k in range(n, n + HEADER_LINES):
+        lines.append(getline(file, k))
+        end = _colon("".join(lines))
+        if end is not None:
+            header = " ".join("".join(lines)[:end].replace("\\\n", " ").split())
+            return (header, lines) if header.startswith("while") or re.search(r"\bin\b", header) else None
+        if not lines[-1]:
+            return None
+    return None
 
 
 def command_source(pid: int) -> list[str] | None:
@@ -144,11 +161,12 @@ def _loop_at(file: str, line: int, pid: int | None = None, function: str | None 
         text = getline(file, n)
         if n < line and DEF_HEADER.match(text) and len(text) - len(text.lstrip()) < indent:
             return None  # the function or class the line is in starts here: no loop of it encloses the line
-        m = LOOP_HEADER.match(text)
-        if m and (n == line or len(m.group(1)) < indent):
+        m = LOOP_START.match(text)
+        head = _header_at(getline, file, n) if m and (n == line or len(m.group(1)) < indent) else None
+        if m and head is not None:
             own = len(m.group(1))
-            lines = [text[own:].rstrip()]
-            for k in range(n + 1, n + LOOP_BODY_LINES + 1):
+            lines = [h[own:].rstrip() if len(h) - len(h.lstrip()) >= own else h.strip() for h in head[1]]
+            for k in range(n + len(head[1]), n + len(head[1]) + LOOP_BODY_LINES):
                 nxt = getline(file, k)
                 if not nxt:
                     break
@@ -157,10 +175,10 @@ def _loop_at(file: str, line: int, pid: int | None = None, function: str | None 
                     break
                 lines.append(nxt[own:].rstrip() if len(nxt) > own else "")
             else:
-                return Loop(_header_only(text), None, n, None)  # longer than we read: its body is not judged
+                return Loop(head[0], None, n, None)  # longer than we read: its body is not judged
             if line >= n + len(lines):
                 continue  # a loop that ended above the line (a sibling, not its enclosing one)
-            header = _header_only(text)
+            header = head[0]
             whole = "".join(command if command is not None else linecache.getlines(file))
             same = unchanged_since_start(file, pid)
             written = flags.flag_kind(whole, header, n) if same else None
@@ -500,8 +518,11 @@ def locals_pass(
 
 
 # A loop over a range whose bounds are read from locals (``for _ in range(turns):``), or one whose body steps a counter
-# (``tries += 1``, ``left = left - 1``)
-COUNTED = re.compile(r"^for\s.+\sin\s+range\(.*[A-Za-z_].*\):|\b(\w+)\s*[-+]=\s*\d|\b(\w+)\s*=\s*\2\s*[-+]\s*\d", re.M)
+# (``tries += 1``, ``left = left - 1``, ``tries = 1 + tries``)
+COUNTED = re.compile(
+    r"^for\s.+\sin\s+range\(.*[A-Za-z_].*\):|\b(\w+)\s*[-+]=\s*\d|\b(\w+)\s*=\s*\2\s*[-+]\s*\d|\b(\w+)\s*=\s*\d[\d.]*\s*\+\s*\3\b",
+    re.M,
+)
 
 
 def _counted(

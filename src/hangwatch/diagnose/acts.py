@@ -51,10 +51,11 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
     wait with a timeout its own call set (reached from the user's line through the standard library alone: a
     library's retry loop, torch's poll of its workers, is not one), a sleep, a loop whose way out is the clock
     (``deadline.leaves_by_clock``: a poll with a deadline) or a count of turns left, each a timed wait, within the
-    bounds (``deadline.turns_left``); another thread of it in such a wait in its own function, called by no other of
-    the user's (a guard that waits on an Event with a timeout, then kills), or that polls with such a way out (a
-    watchdog), or a threading.Timer due within the bounds that may fire once (``proof.one_shot``). ``besides``: the
-    waiter's own thread, which does not count. There it may end what a process it started waits in."""
+    bounds (``deadline.turns_left``; or a count not read, ``self.tries``: it may end, when is not known); another
+    thread of it in such a wait in its own function, called by no other of the user's (a guard that waits on an Event
+    with a timeout, then kills), or that polls with such a way out (a watchdog), or a threading.Timer due within the
+    bounds that may fire once (``proof.one_shot``). ``besides``: the waiter's own thread, which does not count. There
+    it may end what a process it started waits in."""
     for t in (t for t in v.threads if t.tid != besides and t.has_stack and not v.ended):
         user, m, w = innermost_user(t.frames), thread_state(v, t), t.waiting
         who = v.label() if t is v.main_thread else f"{v.label()}, thread {t.name!r},"
@@ -66,9 +67,15 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
             return f"{who} polls in a loop at {describe(user)} with a way out by the clock (`{way}`)"
         count = next((c for r in reads if (c := turns_left(r.body, dict(r.values)))), None)
         timed = w is not None and w.timeout is True and m.state in TIMED_STATES
-        turn = max([count[2] if count else 0.0, *((w.wait_max or 0.0, w.wakes_in or 0.0) if timed and w else ())])
-        if own and count is not None and (m.state in ALIVE or timed) and 0 < count[1] * turn < v.timer_bound_s:
-            each = f", each sleeping {count[2]:g} s as written" if count[2] else ""
+        # (a turn: its sleeps as written, or the timed wait it is in: its header's too, `while not stop.wait(1)`)
+        waits = (w.wait_max or 0.0, w.wakes_in or 0.0) if w is not None and w.timeout is True else ()
+        turn = max([count[2] if count else 0.0, *waits])
+        each = f", each sleeping {count[2]:g} s as written" if count and count[2] else ""
+        if own and count is not None and count[1] is None and (m.state in ALIVE or timed) and turn > 0:
+            # (its count is an attribute's, `self.tries`, or a call's: when it ends is not known, only that it may)
+            way = f"a way out after a count of turns not read (`{count[0]}`)"
+            return f"{who} polls in a loop at {describe(user)} with {way}{each}"
+        if own and count is not None and (m.state in ALIVE or timed) and 0 < (count[1] or 0) * turn < v.timer_bound_s:
             return f"{who} polls in a loop at {describe(user)} with {count[1]} turns left at most (`{count[0]}`){each}"
         if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"

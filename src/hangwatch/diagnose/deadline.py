@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import math
 
-from hangwatch.diagnose.loops import is_sleep, parse_loop, step_of
+from hangwatch.diagnose.loops import counter_name, is_sleep, parse_loop, step_of
 
 CLOCKS = frozenset({"time", "monotonic", "perf_counter", "time_ns", "monotonic_ns", "perf_counter_ns"})
 # A clock by another name: an alias of one (`from time import monotonic as now`, `timeit.default_timer`) or the wall
@@ -149,14 +149,38 @@ def _number(node: ast.expr, values: dict[str, str]) -> float | None:
     return None
 
 
+# A way out after a count of turns whose count or bound was not read (an attribute's: ``self.tries``, a call's)
+UNREAD = -1
+NUMBER_CALLS = frozenset({"int", "round", "float"})
+
+
+def _unread(node: ast.expr, values: dict[str, str]) -> bool:
+    """``node`` reads what no read of locals shows: an attribute (``self.retries``), an item, a call's result
+    (``len(items)``), a name not read. (Else every name in it was read, and what ``_number`` makes of them is what
+    it is: a number, or none, ``inf``.)"""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in NUMBER_CALLS):
+            return True
+        if isinstance(n, ast.Attribute | ast.Subscript) or (
+            isinstance(n, ast.Name) and n.id not in values and n.id not in NUMBER_CALLS
+        ):
+            return True
+    return False
+
+
 def _range_turns(loop: ast.For, values: dict[str, str]) -> int | None:
-    """A ``for`` over a ``range`` whose bounds are read: its turns left, past its counter where that was read."""
+    """A ``for`` over a ``range``: its turns left, past its counter where that was read, where its bounds are read;
+    else ``UNREAD``."""
     it = loop.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
         return None
     bounds = [_number(a, values) for a in it.args]
-    if not 1 <= len(bounds) <= 3 or it.keywords or any(b is None for b in bounds):
+    if not 1 <= len(bounds) <= 3 or it.keywords:
         return None
+    if any(b is None and not _unread(a, values) for a, b in zip(it.args, bounds, strict=True)):
+        return None  # (read, but no finite number)
+    if any(b is None for b in bounds):
+        return UNREAD  # (`range(self.retries)`, `range(len(items))`: it ends, after turns not read)
     start, stop, step = (0, int(bounds[0] or 0), 1) if len(bounds) == 1 else (*(int(b or 0) for b in bounds), 1)[:3]
     if step == 0:
         return None
@@ -170,16 +194,18 @@ NEGATE = {ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.GtE: ast.Lt, as
 
 
 def _step_by(stmt: ast.stmt) -> tuple[str, float] | None:
-    """``tries += 1``, ``left = left - 2``: the name and its signed step; None for any other statement."""
+    """``tries += 1``, ``left = left - 2``, ``self.tries += 1``: the name (``loops.counter_name``) and its signed step;
+    None for any other statement."""
     target: ast.expr | None = stmt.target if isinstance(stmt, ast.AugAssign) else None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
-    if not isinstance(target, ast.Name) or (step := step_of(stmt, target.id)) is None:
+    name = counter_name(target) if target is not None else None
+    if name is None or (step := step_of(stmt, name)) is None:
         return None
     by = step[1].value
     if not isinstance(step[0], ast.Add | ast.Sub) or isinstance(by, bool) or not isinstance(by, int | float) or not by:
         return None
-    return target.id, float(by) if isinstance(step[0], ast.Add) else -float(by)
+    return name, float(by) if isinstance(step[0], ast.Add) else -float(by)
 
 
 def _steps(loop: ast.While | ast.For) -> tuple[dict[str, float], set[str]]:
@@ -192,7 +218,11 @@ def _steps(loop: ast.While | ast.For) -> tuple[dict[str, float], set[str]]:
             break  # (a step after a `continue` may be skipped in any turn: its count is not the turns')
         if (step := _step_by(stmt)) is not None:
             steps[step[0]] = None if step[0] in steps else step[1]
-    bound = [n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    bound = [
+        name
+        for n in ast.walk(loop)
+        if isinstance(n, ast.Name | ast.Attribute) and isinstance(n.ctx, ast.Store) and (name := counter_name(n))
+    ]
     return {n: by for n, by in steps.items() if by is not None and bound.count(n) == 1}, set(bound)
 
 
@@ -201,56 +231,67 @@ def _count_turns(
 ) -> int | None:
     """How many turns, the current one too, until ``test`` turns ``ends_when`` as a counter steps (a ``while``'s test
     turns false, an ``if`` that leaves turns true): one comparison of the counter with a bound the loop does not bind,
-    or an ``and``/``or`` of such, where any part (or every part) must turn; None where it never does, or is not read."""
+    or an ``and``/``or`` of such, where any part (or every part) must turn; ``UNREAD`` where the counter steps towards
+    its bound but either was not read; None where it never gets there."""
     if isinstance(test, ast.BoolOp):
         parts = [_count_turns(v, ends_when, counters, values) for v in test.values]
+        read = [p for p in parts if p is not None and p != UNREAD]
         if isinstance(test.op, ast.And) != ends_when:  # (a while's `and`, an if's `or`: any part ends it)
-            return min((p for p in parts if p is not None), default=None)
-        return max(p for p in parts if p is not None) if None not in parts else None
+            return min(read) if read else UNREAD if UNREAD in parts else None
+        return None if None in parts else UNREAD if UNREAD in parts else max(read)
     steps, bound_here = counters
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in FLIP):
         return None
     left, right, op = test.left, test.comparators[0], type(test.ops[0])
-    if isinstance(right, ast.Name) and right.id in steps and not (isinstance(left, ast.Name) and left.id in steps):
+    if counter_name(right) in steps and counter_name(left) not in steps:
         left, right, op = right, left, FLIP[op]  # (`bound <= tries`: `tries >= bound`)
-    if not isinstance(left, ast.Name) or left.id not in steps:
+    name = counter_name(left)
+    if name is None or name not in steps:
         return None
-    if any(isinstance(n, ast.Name) and n.id in bound_here for n in ast.walk(right)):
+    if any(counter_name(n) in bound_here for n in ast.walk(right) if isinstance(n, ast.Name | ast.Attribute)):
         return None  # (a bound the loop moves too)
-    bound, now, step = _number(right, values), _number(left, values), steps[left.id]
+    bound, now, step = _number(right, values), _number(left, values), steps[name]
     op = op if ends_when else NEGATE[op]  # (a while's `tries < n` ends when `tries >= n`)
-    if now is None or bound is None or (bound - now) * step < 0:
-        return None  # (not read, or stepping away from its bound)
-    if op is ast.Eq:  # (reached only stepping by one through whole numbers)
-        whole = abs(step) == 1 and now.is_integer() and bound.is_integer()
-        return int(abs(bound - now)) + 1 if whole else None
-    if op is ast.NotEq or (step > 0) != (op in (ast.Gt, ast.GtE)):
-        return None
+    if op is ast.NotEq or (op is ast.Eq and abs(step) != 1):
+        return None  # (reached only stepping by one through whole numbers)
+    if op is not ast.Eq and (step > 0) != (op in (ast.Gt, ast.GtE)):
+        return None  # (stepping away from its bound)
+    if (bound is None and not _unread(right, values)) or (now is None and not _unread(left, values)):
+        return None  # (read, but no finite number: `n = inf`, it never gets there)
+    if now is None or bound is None:
+        return UNREAD  # (`self.tries`, `range(self.retries)`: not in the frame's locals)
+    if (bound - now) * step < 0:
+        return None  # (past its bound, stepping away from it)
+    if op is ast.Eq:
+        return int(abs(bound - now)) + 1 if now.is_integer() and bound.is_integer() else None
     return math.ceil(abs(bound - now) / abs(step)) + 1 + (op in (ast.Gt, ast.Lt))
 
 
-def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int, float] | None:
-    """A loop that ends by itself after a count of turns: a ``for`` over a ``range`` whose bounds are read (numbers, or
-    locals read as numbers), or one a counter leaves (its ``while`` test, or an ``if`` in its body that leaves it,
-    compares a local the body only steps with a bound read: ``tries += 1``, ``if tries >= retries: break``): that
-    header or test, as written, how many turns it has left at most, and the seconds its own body sleeps in a turn as
-    written (``time.sleep(0.5)``); None for any other loop. Such a loop ends by itself once each of its turns does."""
+def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int | None, float] | None:
+    """A loop that ends by itself after a count of turns: a ``for`` over a ``range``, or one a counter leaves (its
+    ``while`` test, or an ``if`` in its body that leaves it, compares a name the body only steps with a bound:
+    ``tries += 1``, ``if tries >= retries: break``): that header or test, as written, how many turns it has left at
+    most (None where its count or bound was not read: ``self.tries``, ``range(self.retries)``), and the seconds its
+    own body sleeps in a turn as written (``time.sleep(0.5)``); None for any other loop. Such a loop ends by itself
+    once each of its turns does."""
     loop = parse_loop(body or "")
     if not isinstance(loop, ast.For | ast.While) or not body:
         return None
-    found = (body.split("\n", 1)[0].rstrip(":"), _range_turns(loop, values)) if isinstance(loop, ast.For) else None
-    steps = _steps(loop)
-    if (found is None or found[1] is None) and isinstance(loop, ast.While):
-        found = (body.split("\n", 1)[0].rstrip(":"), _count_turns(loop.test, False, steps, values))
-    for node in _own(loop.body) if found is None or found[1] is None else ():
+    head = loop.test if isinstance(loop, ast.While) else loop.iter
+    lines = body.split("\n")[: head.end_lineno or 1]  # (a header over several lines, on one: `while (a` `and b):`)
+    header, steps = " ".join("\n".join(lines).split()).rstrip(":"), _steps(loop)
+    found = [(header, _range_turns(loop, values) if isinstance(loop, ast.For) else None)]
+    found += [(header, _count_turns(loop.test, False, steps, values))] if isinstance(loop, ast.While) else []
+    for node in _own(loop.body):
         if isinstance(node, ast.If) and any(isinstance(x, ast.Break | ast.Return | ast.Raise) for x in _own(node.body)):
-            test = f"if {ast.get_source_segment(body, node.test) or '...'}"
-            found = (test, _count_turns(node.test, True, steps, values))
-            if found[1] is not None:
-                break
-    if found is None or found[1] is None:
+            found.append(
+                (f"if {ast.get_source_segment(body, node.test) or '...'}", _count_turns(node.test, True, steps, values))
+            )
+    read = [(way, n) for way, n in found if n is not None and n != UNREAD]
+    way, turns = min(read, key=lambda f: f[1]) if read else next(((w, n) for w, n in found if n == UNREAD), ("", None))
+    if turns is None:
         return None
     # (what every turn sleeps: its body's own sleeps, not a branch's)
     calls = [x.value for x in loop.body if isinstance(x, ast.Expr) and isinstance(x.value, ast.Call)]
     slept = sum(n for x in calls if is_sleep(x.func) and x.args and (n := _number(x.args[0], values)) is not None)
-    return found[0], found[1], slept
+    return way, None if turns == UNREAD else turns, slept

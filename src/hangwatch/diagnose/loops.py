@@ -330,16 +330,29 @@ def _counts_away(loop: ast.While, name: str) -> bool:
     return (signs == {True} and grows_away) or (signs == {False} and shrinks_away)
 
 
+def counter_name(node: ast.AST) -> str | None:
+    """A name a loop may count with, as written: a local (``tries``), or an attribute of one (``self.tries``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    owner = counter_name(node.value) if isinstance(node, ast.Attribute) else None
+    return f"{owner}.{node.attr}" if owner is not None and isinstance(node, ast.Attribute) else None
+
+
 def step_of(node: ast.AST, name: str) -> tuple[ast.operator, ast.Constant, set[int]] | None:
-    """``name += c`` or ``name = name <op> c``: its operator, its constant, and the ids of the Names it counts with."""
-    if isinstance(node, ast.AugAssign) and isinstance(t := node.target, ast.Name) and t.id == name:
+    """``name += c``, ``name = name <op> c`` or ``name = c + name``: its operator, its constant, and the ids of the
+    nodes it counts with. ``name`` as ``counter_name`` spells it (``self.tries``)."""
+    if isinstance(node, ast.AugAssign) and counter_name(t := node.target) == name:
         return (node.op, node.value, {id(t)}) if isinstance(node.value, ast.Constant) else None
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(a := node.targets[0], ast.Name)):
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and counter_name(a := node.targets[0]) == name):
         return None
     b, t = node.value, a
-    if t.id != name or not isinstance(b, ast.BinOp) or not isinstance(b.left, ast.Name) or b.left.id != name:
+    if not isinstance(b, ast.BinOp):
         return None
-    return (b.op, b.right, {id(t), id(b.left)}) if isinstance(b.right, ast.Constant) else None
+    if counter_name(b.left) == name and isinstance(b.right, ast.Constant):
+        return b.op, b.right, {id(t), id(b.left)}
+    if counter_name(b.right) == name and isinstance(b.left, ast.Constant) and isinstance(b.op, ast.Add):
+        return b.op, b.left, {id(t), id(b.right)}  # (`tries = 1 + tries`)
+    return None
 
 
 PURE_BUILTINS = frozenset({"len", "min", "max", "abs", "sum", "any", "all", "int", "float", "bool", "isinstance"})
