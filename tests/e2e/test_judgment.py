@@ -1619,6 +1619,30 @@ def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hun
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["queue", "join", "future"])
+@pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
+def test_a_timed_wait_retried_until_it_succeeds_waits_as_if_it_had_no_timeout(run, arg, code, kind):
+    """Main retries a wait with a timeout in a loop whose only way out is that wait succeeding (`q.get(timeout=1)`
+    under `except queue.Empty: continue`, `worker.join(0.5)` while `worker.is_alive()`, `future.result(timeout=1)`):
+    its wake-ups are the wait's timeouts, which said the job was alive (`slow`, no incident in a minute at --min-stall
+    3: only --max-slow, 30 min, would end it; the join kind was named so before too), while the producer had died or
+    the worker waits on an event nobody sets. Now it waits as if it had no timeout (``state.retries``): hung, `code.deadlock` at the wait, or at the
+    worker's where main waits on a thread, ended by the clock, not by a proof (exit 125: a bug of the code's, which a
+    requeue would meet again). The twin's producer or worker comes after 8 s, while its timer runs: untouched."""
+    # (no proof: nothing proves yet that no other thread of it could act between its retries)
+    r = run(*QUICK, "--on-hang", "kill", *py("retried_wait.py", arg, kind), timeout=60)
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"done" in r.stdout
+        only_slow_incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["cause"] == "code.deadlock" and root["proof"] is None, root
+    tag = "HANG-HERE" if kind == "queue" else "HANG-WORKER"
+    assert (root["where"]["file"], root["where"]["line"]) == marker("retried_wait.py", tag), root
+
+
+@pytest.mark.e2e
 def test_a_thread_in_an_import_does_not_void_the_proof_of_a_child_forked_meanwhile(run):
     """The hung twin of a guard thread's timed wait (the `thread` kind above): a thread of the job in a slow import,
     asleep within the bounds, when main forks a child that imports the same module. The thread comes back by itself,

@@ -473,3 +473,70 @@ def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_
     ev = Evidence(pid, pid, t0, t0 + 1.0, 100, 2, (ProcessEvidence(info, samples, locals=reads),))
     (hit,) = busy_loop_rule(Scene.of(ev))
     assert any(words in e for e in hit.finding.evidence), hit.finding.evidence
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "wait"),
+    [
+        ("while not lock.acquire(timeout=1):\n    pass", 1, "lock.acquire(timeout=1)"),
+        ("while not ready.wait(1):\n    time.sleep(0.1)", 1, "ready.wait(1)"),
+        ("while t.is_alive():\n    t.join(0.5)", 2, "t.join(0.5)"),
+        ("while True:\n    if ev.wait(1):\n        break", 2, "ev.wait(1)"),
+        (
+            "while True:\n    try:\n        item = q.get(timeout=1)\n        break\n    except queue.Empty:\n        continue",
+            3,
+            "q.get(timeout=1)",
+        ),
+        (
+            "while True:\n    try:\n        item = q.get(timeout=1)\n    except queue.Empty:\n        continue\n    break",
+            3,
+            "q.get(timeout=1)",
+        ),
+        (
+            "while True:\n    try:\n        item = q.get(timeout=1)\n    except Empty:\n        pass\n    else:\n        break",
+            3,
+            "q.get(timeout=1)",
+        ),
+        (
+            "while True:\n    try:\n        return f.result(timeout=1)\n    except TimeoutError:\n        continue",
+            3,
+            "f.result(timeout=1)",
+        ),
+        # (another way out: a log line, a stop flag, a count, a deadline, a handler that falls through to a break; a
+        # consumer that never leaves waits for work; a `finally` runs on a timeout too)
+        ("while not lock.acquire(timeout=1):\n    log.warning('waiting')", 1, None),
+        ("while t.is_alive():\n    t.join(0.5)\n    print('waiting')", 2, None),
+        ("while True:\n    if ev.wait(1):\n        break\n    if stop:\n        return", 2, None),
+        (
+            "while not stop.is_set():\n    try:\n        item = q.get(timeout=1)\n    except Empty:\n        continue\n    break",
+            3,
+            None,
+        ),
+        (
+            "while True:\n    try:\n        item = q.get(timeout=1)\n    except Empty:\n        continue\n    handle(item)",
+            3,
+            None,
+        ),
+        (
+            "while True:\n    n += 1\n    try:\n        return f.result(timeout=1)\n    except TimeoutError:\n        continue",
+            4,
+            None,
+        ),
+        (
+            "while True:\n    try:\n        x = q.get(timeout=1)\n    except Empty:\n        if time.time() > end:\n"
+            "            raise\n        continue\n    break",
+            3,
+            None,
+        ),
+        ("while True:\n    try:\n        x = q.get(timeout=1)\n    except Empty:\n        pass\n    break", 3, None),
+        ("while True:\n    try:\n        x = q.get(timeout=1)\n        break\n    finally:\n        n += 1", 3, None),
+        ("while True:\n    time.sleep(1)", 2, None),
+    ],
+)
+def test_a_timed_wait_is_retried_for_ever_only_where_the_loop_has_no_other_way_out(body, line, wait):
+    """A wait with a timeout that its loop retries until it succeeds, with no other way out (no flag, deadline or count
+    read, nothing called but the wait and sleep until it succeeds: ``deadline.retried_wait``), waits as if it had no
+    timeout: its wake-ups are not work."""
+    from hangwatch.diagnose.deadline import retried_wait
+
+    assert retried_wait(body, line) == wait

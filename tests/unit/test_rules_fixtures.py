@@ -787,10 +787,11 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
     """[1/5]: the exit's join of a monitor in `while not stop.wait(1.0): pass` (bench/zoo/nondaemon_thread_at_exit.py,
     recorded): the loop's only way out is its event, the kernel reads a futex private to the process, and no other
     thread runs Python: proven by the monitor's state (it was hung for the clock). The same capture with the futex
-    shared (a multiprocessing event) beside a child that lives (it may set it) is not proven: a thread that wakes
-    again and again, alive (slow), nor with no other process captured; nor where only the last read, caught as the
-    wait restarted, had no address; nor beside a thread in wait4 that may set the stop when its child exits, or in
-    pause() when a signal comes. The namer sets neither."""
+    shared (a multiprocessing event) beside a child that lives (it may set it) is not proven: hung without proof, for
+    the clock, as it is where the monitor waits on it with no timeout (its wake-ups are only its wait's timeouts,
+    retried: ``state.retries``; they had made it alive, slow); nor with no other process captured; nor where only the last read, caught as the wait restarted, had no address;
+    nor beside a thread in wait4 that may set the stop when its child exits, or in pause() when a signal comes. The
+    namer sets neither."""
     from hangwatch.diagnose.code import exit_wait_rule
     from hangwatch.diagnose.scene import Scene
 
@@ -818,16 +819,33 @@ def test_an_exit_that_joins_a_thread_polling_for_a_stop_nobody_can_set_is_proven
     from hangwatch.records.evidence import Role
 
     main = ev.processes[0]
-    kid = replace(  # the child that holds the event too (it would set it), alive and asleep
-        main,
-        info=replace(main.info, pid=main.info.pid + 7, ppid=main.info.pid, role=Role.CHILD),
-        samples=tuple(
-            replace(x, threads=(replace(x.threads[0], tid=main.info.pid + 7, syscall="clock_nanosleep"),))
-            for x in main.samples
-        ),
-    )
-    d = diagnose(replace(ev, processes=(*tuple(shared(p) for p in ev.processes), kid)))
-    assert (d.verdict.value, d.root.cause, d.root.proof) == ("slow", "code.deadlock", None), d.root
+
+    def child(wakes_in):  # the child that holds the event too (it would set it), alive and asleep
+        return replace(
+            main,
+            info=replace(main.info, pid=main.info.pid + 7, ppid=main.info.pid, role=Role.CHILD),
+            samples=tuple(
+                replace(
+                    x,
+                    threads=(
+                        replace(
+                            x.threads[0],
+                            tid=main.info.pid + 7,
+                            syscall="clock_nanosleep",
+                            timeout=wakes_in is not None,
+                            wakes_in=wakes_in,
+                        ),
+                    ),
+                )
+                for x in main.samples
+            ),
+        )
+
+    kid = child(5.0)
+    for asleep in (kid, child(None)):  # (on a timer the look read, or not)
+        d = diagnose(replace(ev, processes=(*tuple(shared(p) for p in ev.processes), asleep)))
+        assert (d.verdict.value, d.root.cause, d.root.proof) == ("hung", "code.deadlock", None), d.root
+        assert "retries `stop.wait(1.0)`, its loop's only way out" in d.root.summary, d.root.summary
     d = diagnose(replace(ev, processes=tuple(shared(p) for p in ev.processes)))
     assert d.root.proof is None, "shared, with no other process captured: one outside the capture may still set it"
 

@@ -11,7 +11,7 @@ from hangwatch.diagnose.loops import LoopMotion, one_long_call
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.raised import Raised, thread_deaths
 from hangwatch.diagnose.scene import Hit, Scene, named, named_at
-from hangwatch.diagnose.state import ALIVE, Measured, running_state, thread_state
+from hangwatch.diagnose.state import ALIVE, Measured, retries, running_state, thread_state
 from hangwatch.diagnose.views import ProcessView, ThreadView, describe, described, duration_text
 from hangwatch.fixes import (
     BUFFERED_FIX,
@@ -238,12 +238,15 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
         waits = {t.tid: proof.sync_wait(t) for t in v.threads if t.has_stack and t.whole}
         if waits.get(main.tid) is None:
             continue
-        if any(t.woke_often for t in v.threads if waits.get(t.tid)):
-            continue  # a waiter that wakes again and again polls with a timeout: not stuck in one wait
+        retried = {t.tid for t in v.threads if waits.get(t.tid) and retries(v, t) is not None}
+        if any(t.woke_often for t in v.threads if waits.get(t.tid) and t.tid not in retried):
+            continue  # a waiter that wakes again and again polls with a timeout: not stuck in one wait (but one that
+            # only retries that wait, its loop's one way out: it waits as if it had no timeout, ``state.retries``)
         blocked = [t for t in v.threads if waits.get(t.tid)]
         lockers = [t for t in blocked if waits[t.tid] == "lock"]
         others_alive = [t for t in v.user_threads if t not in blocked]
-        if others_alive or any(t.last.timeout is True and not t.waits_forever for t in blocked if t is not main):
+        timed = [t for t in blocked if t is not main and t.last.timeout is True and not t.waits_forever]
+        if others_alive or any(t.tid not in retried for t in timed):
             continue  # another thread runs, or its wait times out within the bounds (a Timer's): it may still act
         if not proof.user_owned(main) and any(
             not (t.parked and t.last.syscall in proof.PARKING_CALLS) for t in v.threads if t not in blocked
@@ -293,6 +296,7 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
             code = f" `{f.code}`" if f and f.code else ""
             kind = waits[t.tid] or "lock"
             ev.append(f"thread '{t.name}' waits on {proof.article(kind)} {kind} at {describe(f)}{code}")
+            ev += [f"thread '{t.name}' retries `{retries(v, t)}`, its loop's only way out"] if t.tid in retried else []
         if died is not None:
             ev.append(f"the job's output: thread '{died[0]}' {died[1].text()}, and is no longer among its threads")
         hits.append(named_at(v, culprit, frame, Cause.CODE_DEADLOCK, conf, f"{v.label()} {said}: {what}.", ev, fix))
@@ -504,6 +508,8 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             if _a_timer(t) and left is not None
             else ("waits with no timeout" if t.last.timeout is False else f"waits in a {t.wait_text},")
             if t.waits_forever
+            else f"retries `{retry}`, its loop's only way out,"
+            if (retry := retries(v, t))
             else "wakes again and again in a poll or sleep loop"
             if t.woke_often
             else "waits"

@@ -295,3 +295,83 @@ def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int | Non
     calls = [x.value for x in loop.body if isinstance(x, ast.Expr) and isinstance(x.value, ast.Call)]
     slept = sum(n for x in calls if is_sleep(x.func) and x.args and (n := _number(x.args[0], values)) is not None)
     return way, None if turns == UNREAD else turns, slept
+
+
+# Waits a loop may retry until they succeed: a queue's get or a future's result (each raises on its timeout), a lock's
+# or a semaphore's acquire, an event's or a condition's wait (each returns False on it), a thread's or a process's join
+# (its loop asks whether it is still alive)
+RAISE_ON_TIMEOUT = frozenset({"get", "result"})
+FALSE_ON_TIMEOUT = frozenset({"acquire", "wait"})
+
+
+def _idle(stmts: list[ast.stmt], ends: bool = True) -> bool:
+    """``stmts`` do nothing but pass, sleep (``time.sleep(1)``, no call in its arguments) or go on to the next turn
+    (``continue``, where ``ends``, as the last): nothing in them leaves the loop, or reaches what its wait is on."""
+    for i, s in enumerate(stmts):
+        call = s.value if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) else None
+        given = (*call.args, *(k.value for k in call.keywords)) if call is not None else ()
+        if (
+            call is not None
+            and is_sleep(call.func)
+            and not any(isinstance(n, ast.Call) for a in given for n in ast.walk(a))
+        ):
+            continue
+        if not (isinstance(s, ast.Pass) or (isinstance(s, ast.Continue) and ends and i == len(stmts) - 1)):
+            return False
+    return True
+
+
+def _leaves(stmts: list[ast.stmt]) -> bool:
+    """``stmts`` may leave the loop they are in: a ``break``, a ``return`` or a ``raise`` of their own."""
+    return any(isinstance(n, ast.Break | ast.Return | ast.Raise) for n in _own(stmts))
+
+
+def retried_wait(body: str | None, line: int) -> str | None:
+    """The timed wait at ``line`` of a loop (1: its header), as written, where the loop's only way out is that wait
+    succeeding: it is retried for ever, as if it had no timeout (``while not lock.acquire(timeout=1): pass``; ``while
+    t.is_alive(): t.join(0.5)``; ``while True:`` then ``try: item = q.get(timeout=1)`` with every ``except`` going on
+    to the next turn, or ``if ev.wait(1): break``, the way out after it). None for any other loop: one with another
+    way out (a stop flag, a deadline, a count), or that calls anything but its wait and sleep before it succeeds."""
+    loop = parse_loop(body or "")
+    if not isinstance(loop, ast.While) or loop.orelse or not body:
+        return None
+    names = RAISE_ON_TIMEOUT | FALSE_ON_TIMEOUT | {"join"}
+    wait = next(
+        (
+            n
+            for n in ast.walk(loop)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in names
+            if n.lineno == line
+        ),
+        None,
+    )
+    if wait is None or not isinstance(wait.func, ast.Attribute):
+        return None
+    said, on, test = ast.get_source_segment(body, wait), ast.unparse(wait.func.value), loop.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and test.operand is wait:
+        return said if wait.func.attr in FALSE_ON_TIMEOUT and _idle(loop.body) else None
+    asks = test.func if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) else None
+    if asks is not None and asks.attr == "is_alive" and ast.unparse(asks.value) == on:  # (`while t.is_alive()`)
+        joins = [s for s in loop.body if not (isinstance(s, ast.Expr) and s.value is wait)]
+        return said if wait.func.attr == "join" and _idle(joins) and len(joins) < len(loop.body) else None
+    if not (isinstance(test, ast.Constant) and test.value):
+        return None
+    at = next((i for i, s in enumerate(loop.body) if any(n is wait for n in ast.walk(s))), None)
+    if at is None or not _idle(loop.body[:at], ends=False):
+        return None
+    s, rest = loop.body[at], loop.body[at + 1 :]
+    if isinstance(s, ast.Try) and s.body and any(n is wait for n in ast.walk(s.body[0])) and not s.finalbody:
+        # (a handler that falls through reaches what follows the try after a timeout too)
+        on_to_next = all(h.body and isinstance(h.body[-1], ast.Continue) for h in s.handlers)
+        first = s.body[0]  # (the wait's own statement: `item = q.get(...)`, `return fut.result(...)`)
+        simple = isinstance(first, ast.Assign | ast.AnnAssign | ast.Expr | ast.Return)
+        if wait.func.attr not in RAISE_ON_TIMEOUT or not simple or not all(_idle(h.body) for h in s.handlers):
+            return None
+        then = s.body if isinstance(first, ast.Return) else s.body[1:]  # (what runs once it succeeded)
+        after = [*then, *s.orelse, *(rest if on_to_next else ())]
+        return said if _leaves(after) and (on_to_next or _idle(rest)) else None
+    if (
+        isinstance(s, ast.If) and s.test is wait and wait.func.attr in FALSE_ON_TIMEOUT
+    ):  # (`if lock.acquire(timeout=1):`)
+        return said if _leaves(s.body) and _idle(s.orelse) and _idle(rest) else None
+    return None

@@ -341,11 +341,11 @@ def counter_name(node: ast.AST) -> str | None:
 def step_of(node: ast.AST, name: str) -> tuple[ast.operator, ast.Constant, set[int]] | None:
     """``name += c``, ``name = name <op> c`` or ``name = c + name``: its operator, its constant, and the ids of the
     nodes it counts with. ``name`` as ``counter_name`` spells it (``self.tries``)."""
-    if isinstance(node, ast.AugAssign) and counter_name(t := node.target) == name:
-        return (node.op, node.value, {id(t)}) if isinstance(node.value, ast.Constant) else None
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and counter_name(a := node.targets[0]) == name):
+    if isinstance(node, ast.AugAssign) and counter_name(node.target) == name:
+        return (node.op, node.value, {id(node.target)}) if isinstance(node.value, ast.Constant) else None
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and counter_name(node.targets[0]) == name):
         return None
-    b, t = node.value, a
+    b, t = node.value, node.targets[0]
     if not isinstance(b, ast.BinOp):
         return None
     if counter_name(b.left) == name and isinstance(b.right, ast.Constant):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.childloop import child_loop
-from hangwatch.diagnose.deadline import ends_by_clock
+from hangwatch.diagnose.deadline import ends_by_clock, retried_wait
 from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits, one_long_call
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.views import (
@@ -165,8 +165,9 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if timed is not None and timed >= v.timer_bound_s:
         timed = None  # past the bounds: it waits as if it had no timeout (ThreadView.waits_forever)
     if asleep or wakes or timed is not None:  # (a loop of timed waits with no way out: `while not stop.wait(1)`)
-        endless = _endless(v, t)
-        if endless is not None:
+        # (or its wakes are only its wait's timeouts, retried: it waits as if it had none, ``retries``)
+        endless = _endless(v, t) or _retrying(v, t)
+        if endless:
             return endless
     if t.busy and not asleep and (busy := _at_full_cpu(t)) is not None:
         return busy
@@ -220,6 +221,23 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             f"{t.duration_s:.1f} s: too briefly to say that it stays there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def retries(v: ProcessView, t: ThreadView) -> str | None:
+    """The timed wait ``t`` retries in a loop whose only way out is that wait succeeding, as written
+    (``deadline.retried_wait``: ``while not lock.acquire(timeout=1): pass``); None otherwise. Its wake-ups are that
+    wait's timeouts, not work: nothing else of it runs until the wait succeeds."""
+    for r in v.locals_of(t.tid):
+        said = retried_wait(r.body, r.line - r.loop_line + 1) if r.loop_line is not None else None
+        if said is not None:
+            return said
+    return None
+
+
+def _retrying(v: ProcessView, t: ThreadView) -> Measured | None:
+    wait = retries(v, t)
+    said = f"retries `{wait}` at {describe(t.user_frame)}, its loop's only way out: it waits as if with no timeout"
+    return Measured("blocked", said) if wait is not None else None
 
 
 def _at_full_cpu(t: ThreadView) -> Measured | None:
@@ -486,7 +504,7 @@ def still(v: ProcessView) -> bool:
         not v.ended
         and (v.cpu_percent or 0.0) <= IDLE_CPU_PERCENT
         and not v.moved_data
-        and not any(x.busy or x.woke_often for x in v.threads)
+        and not any(x.busy or (x.woke_often and retries(v, x) is None) for x in v.threads)
     )
 
 
@@ -515,7 +533,8 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             return v.work
         if v.moved_data or (v.delta("write_bytes") or 0) + (v.delta("read_bytes") or 0) > 0:
             return f"{v.label()} moved data"
-        if v.stdout_grew or (v.role != Role.LAUNCHER and any(t.woke_often for t in v.threads if t.has_stack)):
+        woke = any(t.woke_often and retries(v, t) is None for t in v.threads if t.has_stack)  # (not a retried wait)
+        if v.stdout_grew or (v.role != Role.LAUNCHER and woke):
             return f"{v.label()} woke up or wrote output"  # torchrun's agent wakes to poll its ranks: not work
         # an event loop's own poll with a timer, on any thread (a loop run by a thread of its own, whose coroutine
         # another thread awaits through run_coroutine_threadsafe)
