@@ -379,6 +379,16 @@ def test_a_clock_by_another_name_is_read_as_the_clock(body, way):
         ("while self.n < self.limit:\n    self.n += 1\n    sleep(1)", {}, (None, 1.0)),
         ("while True:\n    self.n -= 1\n    if self.n > self.limit:\n        break", {}, None),
         ("while p.poll() is None:\n    self.waited += 0.5\n    sleep(0.5)", {}, None),
+        (  # (a count not read may come at any turn, whatever the count read says: 9,999 turns at most)
+            "while tries < 10000:\n    tries += 1\n    self.n += 1\n    if self.n >= self.limit:\n        break",
+            {"tries": "2"},
+            (None, 0.0),
+        ),
+        (  # (an `if` under another may not be reached in every turn: the loop's own way counts)
+            "while tries < 100:\n    tries += 1\n    if fatal:\n        if tries >= 3:\n            break",
+            {"tries": "2"},
+            (99, 0.0),
+        ),
         ("while True:\n    if self.n >= 5:\n        return\n    self.n += 1\n    self.n = 0", {}, None),  # (set again)
         # (`tries = 1 + tries` steps as `tries += 1` does; a header over two lines is read whole)
         (
@@ -531,6 +541,21 @@ def test_a_spin_whose_function_has_no_locals_is_not_said_to_be_at_a_modules_top_
         ("while True:\n    try:\n        x = q.get(timeout=1)\n    except Empty:\n        pass\n    break", 3, None),
         ("while True:\n    try:\n        x = q.get(timeout=1)\n        break\n    finally:\n        n += 1", 3, None),
         ("while True:\n    time.sleep(1)", 2, None),
+        # (a wait whose arguments call, which may raise at a deadline; one on an object made anew each turn; one that
+        # does not block)
+        (
+            "while True:\n    try:\n        x = q.get(timeout=end - time.monotonic())\n    except Empty:\n"
+            "        continue\n    break",
+            3,
+            None,
+        ),
+        ("while not next(slots).acquire(timeout=0.1):\n    pass", 1, None),
+        ("while not lock.acquire(False):\n    time.sleep(0.1)", 1, None),
+        (
+            "while True:\n    try:\n        x = q.get(block=False)\n    except Empty:\n        continue\n    break",
+            3,
+            None,
+        ),
     ],
 )
 def test_a_timed_wait_is_retried_for_ever_only_where_the_loop_has_no_other_way_out(body, line, wait):

@@ -418,6 +418,24 @@ def test_a_loop_whose_header_runs_over_lines_is_read_whole(tmp_path):
     assert loop is not None and loop.line == 7 and loop.header == "for item in ( items )", loop
 
 
+@pytest.mark.parametrize(
+    ("text", "header"),
+    [
+        ('while not buf.endswith("\\""):\n', 'while not buf.endswith("\\"")'),  # (an escaped quote)
+        ("while (not done  # don't spin (yet)\n       and ready):\n", "while (not done and ready)"),  # (a comment)
+        ("while tries < n and \\\n      p.poll() is None:  # retry\n", "while tries < n and p.poll() is None"),
+        ("        for w in workers\n        if w.poll()\n    ]\n    rest = ready[1:]\n", None),  # (a comprehension's)
+        ("while (p.poll() is None\n", None),  # (no colon yet)
+    ],
+)
+def test_a_loop_header_is_read_as_python_reads_it(text, header):
+    """A header is read up to its colon outside brackets, strings and comments, on one line; a `for` line of a
+    comprehension spread over lines, whose brackets close what it did not open, is no loop's header."""
+    from hangwatch.capture.locals import _header
+
+    assert _header(text) == header
+
+
 # --- a sleep's timer, read from the kernel ------------------------------------------------------------------
 
 

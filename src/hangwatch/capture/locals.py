@@ -80,33 +80,42 @@ def spinning_threads(series: dict[int, list[ProcessSample]], clock_ticks: int) -
     return out
 
 
-def _colon(text: str) -> int | None:
-    """Where a loop's header ends: its first colon outside brackets and strings; None where it has none."""
-    depth, quote = 0, ""
-    for i, c in enumerate(text):
+def _header(text: str) -> str | None:
+    """A loop's header as Python reads it, up to its colon outside brackets and strings, its comments left out, on
+    one line (``while (a  # why`` then ``and b):`` -> ``while (a and b)``); None where no colon ends it, or a
+    bracket closes that it did not open (a comprehension's ``for`` line, not a loop's)."""
+    out, depth, quote, i = [], 0, "", 0
+    while i < len(text):
+        c = text[i]
         if quote:
+            out.append(text[i : i + 1 + (c == "\\")])
+            i += c == "\\"  # (an escaped quote: `"\""`)
             quote = "" if c == quote else quote
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
+        elif c == "#":  # (a comment, to the line's end)
+            nl = text.find("\n", i)
+            i = len(text) if nl < 0 else nl
+            continue
         elif c == ":" and depth == 0:
-            return i
+            return " ".join("".join(out).replace("\\\n", " ").split())
+        else:
+            quote = c if c in "'\"" else ""
+            depth += (c in "([{") - (c in ")]}")
+            if depth < 0:
+                return None
+            out.append(c)
+        i += 1
     return None
 
 
 def _header_at(getline: Callable[[str, int], str], file: str, n: int) -> tuple[str, list[str]] | None:
-    """The header of the loop that starts at line ``n``, up to its colon, on one line (``while a and b``), and its
-    lines as written: one, or a few where brackets or a backslash carry it on (``while (p.poll() is None`` then
-    ``and waited < 12.0):``); None where no colon ends it within HEADER_LINES lines, or a ``for`` has no ``in``."""
+    """The header of the loop that starts at line ``n`` (``_header``), and its lines as written: one, or a few where
+    brackets or a backslash carry it on (``while (p.poll() is None`` then ``and waited < 12.0):``); None where no
+    colon ends it within HEADER_LINES lines, or a ``for`` has no ``in``."""
     lines: list[str] = []
     for k in range(n, n + HEADER_LINES):
         lines.append(getline(file, k))
-        end = _colon("".join(lines))
-        if end is not None:
-            header = " ".join("".join(lines)[:end].replace("\\\n", " ").split())
+        header = _header("".join(lines))
+        if header is not None:
             return (header, lines) if header.startswith("while") or re.search(r"\bin\b", header) else None
         if not lines[-1]:
             return None

@@ -271,30 +271,40 @@ def turns_left(body: str | None, values: dict[str, str]) -> tuple[str, int | Non
     """A loop that ends by itself after a count of turns: a ``for`` over a ``range``, or one a counter leaves (its
     ``while`` test, or an ``if`` in its body that leaves it, compares a name the body only steps with a bound:
     ``tries += 1``, ``if tries >= retries: break``): that header or test, as written, how many turns it has left at
-    most (None where its count or bound was not read: ``self.tries``, ``range(self.retries)``), and the seconds its
-    own body sleeps in a turn as written (``time.sleep(0.5)``); None for any other loop. Such a loop ends by itself
-    once each of its turns does."""
+    most, and the seconds its own body sleeps in a turn as written (``time.sleep(0.5)``); None for any other loop.
+    Such a loop ends by itself once each of its turns does. Its turns are None where a way out counts what was not
+    read (``self.tries``, ``range(self.retries)``, a local whose read failed): that one may come at any turn, whatever
+    another way's count says. An ``if`` nested in another counts only where none of the loop's own ways does (it may
+    not be reached in every turn)."""
     loop = parse_loop(body or "")
     if not isinstance(loop, ast.For | ast.While) or not body:
         return None
-    head = loop.test if isinstance(loop, ast.While) else loop.iter
-    lines = body.split("\n")[: head.end_lineno or 1]  # (a header over several lines, on one: `while (a` `and b):`)
-    header, steps = " ".join("\n".join(lines).split()).rstrip(":"), _steps(loop)
-    found = [(header, _range_turns(loop, values) if isinstance(loop, ast.For) else None)]
-    found += [(header, _count_turns(loop.test, False, steps, values))] if isinstance(loop, ast.While) else []
+    steps = _steps(loop)
+    if isinstance(loop, ast.For):
+        top = [(f"for {_text(body, loop.target)} in {_text(body, loop.iter)}", _range_turns(loop, values))]
+    else:
+        top = [(f"while {_text(body, loop.test)}", _count_turns(loop.test, False, steps, values))]
+    nested: list[tuple[str, int | None]] = []
     for node in _own(loop.body):
         if isinstance(node, ast.If) and any(isinstance(x, ast.Break | ast.Return | ast.Raise) for x in _own(node.body)):
-            found.append(
-                (f"if {ast.get_source_segment(body, node.test) or '...'}", _count_turns(node.test, True, steps, values))
-            )
-    read = [(way, n) for way, n in found if n is not None and n != UNREAD]
-    way, turns = min(read, key=lambda f: f[1]) if read else next(((w, n) for w, n in found if n == UNREAD), ("", None))
-    if turns is None:
+            leaves = (f"if {_text(body, node.test)}", _count_turns(node.test, True, steps, values))
+            (top if node in loop.body else nested).append(leaves)
+    unread = [(UNREAD, w) for w, n in (*top, *nested) if n == UNREAD]
+    read = sorted((n, w) for w, n in top if n is not None and n != UNREAD)
+    later = [(n, w) for w, n in nested if n is not None and n != UNREAD]
+    if not (unread or read or later):
         return None
+    turns, way = (unread or read or later)[0]
     # (what every turn sleeps: its body's own sleeps, not a branch's)
     calls = [x.value for x in loop.body if isinstance(x, ast.Expr) and isinstance(x.value, ast.Call)]
     slept = sum(n for x in calls if is_sleep(x.func) and x.args and (n := _number(x.args[0], values)) is not None)
     return way, None if turns == UNREAD else turns, slept
+
+
+def _text(source: str, node: ast.expr) -> str:
+    """``node`` as written in ``source``; one written over lines (brackets carry a header on), as Python reads it."""
+    text = ast.get_source_segment(source, node) or "..."
+    return ast.unparse(node) if "\n" in text else text
 
 
 # Waits a loop may retry until they succeed: a queue's get or a future's result (each raises on its timeout), a lock's
@@ -331,7 +341,8 @@ def retried_wait(body: str | None, line: int) -> str | None:
     succeeding: it is retried for ever, as if it had no timeout (``while not lock.acquire(timeout=1): pass``; ``while
     t.is_alive(): t.join(0.5)``; ``while True:`` then ``try: item = q.get(timeout=1)`` with every ``except`` going on
     to the next turn, or ``if ev.wait(1): break``, the way out after it). None for any other loop: one with another
-    way out (a stop flag, a deadline, a count), or that calls anything but its wait and sleep before it succeeds."""
+    way out (a stop flag, a deadline, a count), or that calls anything but its wait and sleep before it succeeds; nor
+    a wait on an object made anew each turn, or whose arguments call anything, or that does not block."""
     loop = parse_loop(body or "")
     if not isinstance(loop, ast.While) or loop.orelse or not body:
         return None
@@ -345,8 +356,16 @@ def retried_wait(body: str | None, line: int) -> str | None:
         ),
         None,
     )
-    if wait is None or not isinstance(wait.func, ast.Attribute):
-        return None
+    if wait is None or not isinstance(wait.func, ast.Attribute) or counter_name(wait.func.value) is None:
+        return None  # (the same object each turn: a name's, `self.lock`'s; not `next(slots).acquire(...)`)
+    given = [*wait.args, *(k.value for k in wait.keywords)]
+    if any(isinstance(n, ast.Call | ast.NamedExpr | ast.Await) for a in given for n in ast.walk(a)):
+        return None  # (`q.get(timeout=deadline - time.monotonic())`: a call may raise, at a deadline, and leave)
+    blocking = (
+        wait.args[0] if wait.args else next((k.value for k in wait.keywords if k.arg in ("block", "blocking")), None)
+    )
+    if isinstance(blocking, ast.Constant) and not blocking.value:
+        return None  # (`lock.acquire(False)`, `q.get(block=False)`: no wait at all)
     said, on, test = ast.get_source_segment(body, wait), ast.unparse(wait.func.value), loop.test
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and test.operand is wait:
         return said if wait.func.attr in FALSE_ON_TIMEOUT and _idle(loop.body) else None

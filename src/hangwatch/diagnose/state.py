@@ -225,10 +225,17 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
 
 def retries(v: ProcessView, t: ThreadView) -> str | None:
     """The timed wait ``t`` retries in a loop whose only way out is that wait succeeding, as written
-    (``deadline.retried_wait``: ``while not lock.acquire(timeout=1): pass``); None otherwise. Its wake-ups are that
-    wait's timeouts, not work: nothing else of it runs until the wait succeeds."""
+    (``deadline.retried_wait``: ``while not lock.acquire(timeout=1): pass``), where the thread is in it now and it is a
+    wait on one of the standard library's thread primitives (a lock, an event, a condition, a queue, a join: its
+    frames say so, ``proof.sync_wait``; never an HTTP client's `get`, a server's to answer); None otherwise. Its
+    wake-ups are that wait's timeouts, not work: nothing else of it runs until the wait succeeds."""
+    user = t.user_frame
+    if user is None or proof.sync_wait(t) is None:
+        return None
     for r in v.locals_of(t.tid):
-        said = retried_wait(r.body, r.line - r.loop_line + 1) if r.loop_line is not None else None
+        if r.loop_line is None or (r.file, r.line) != (user.file, user.line):
+            continue
+        said = retried_wait(r.body, r.line - r.loop_line + 1)
         if said is not None:
             return said
     return None
