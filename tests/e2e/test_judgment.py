@@ -1315,6 +1315,7 @@ def test_a_client_and_its_own_servers_thread_each_waiting_for_the_other_to_speak
     root = _both_ways(run, "own_server_speaks_second.py", args, code, tag)
     if root is not None:
         assert "'control-server' at server (own_server_speaks_second.py:" in root["proof"]["fact"], root
+        assert "each wait on a socket only it holds too" in root["proof"]["fact"], root  # (what it is: not "a file")
 
 
 @pytest.mark.e2e

@@ -246,7 +246,9 @@ def closed_words(v: ProcessView, tid: int) -> str:
     if tid not in closed:
         return ""
     others = [f"'{t.name}' at {describe(innermost_user(t.frames))}" for t in v.threads if t.tid in closed - {tid}]
-    return f"; the other threads that could end that wait ({', '.join(others)}) each wait on a file only it holds too"
+    kinds = {w.kind.removesuffix("_full") for w in v.ev.waits if w.tid in closed - {tid}}
+    what = f"a {kinds.pop()}" if len(kinds) == 1 and kinds <= {"pipe", "socket"} else "a file"  # (its kinds' word)
+    return f"; the other threads that could end that wait ({', '.join(others)}) each wait on {what} only it holds too"
 
 
 def side_read(v: ProcessView, t: ThreadView | None, w: LockWait) -> bool:
