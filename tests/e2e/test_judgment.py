@@ -1620,6 +1620,26 @@ def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hun
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("seconds", "code"), [("8", 0), ("100000", 125)])
+def test_a_child_that_armed_faulthandlers_exit_timer_ends_itself_and_one_past_the_bounds_is_hung(run, seconds, code):
+    """A child arms `faulthandler.dump_traceback_later(8, exit=True)`, then waits on a lock it holds: when the timer
+    fires it dumps its stacks and exits, and the job goes on. Was: proven hung at the first look and the job ended
+    (the watchdog is a thread with no Python stack, in a timed wait: what it does when it wakes is not on any stack).
+    Now the capture reads the call from the child's source (``evidence.exit_timers``), and with that thread's timer
+    read within the bounds, the proof is not the job's (``acts.ends_itself``). A timer past every bound ends nothing
+    the job can wait for: proven at the child's line, as before."""
+    r = run(*QUICK, "--on-hang", "kill", *py("faulthandler_exit_timer.py", seconds))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    if code == 0:
+        assert b"the child ended with 1" in r.stdout and b"done" in r.stdout, r.stdout
+        assert not [i for i in _incidents(run) if i["verdict"] == "hung" and root_cause(i)["proof"]], _incidents(run)
+        return
+    root = root_cause(run.hang())
+    assert root["proof"] is not None and root["proof"]["kind"] == "hang", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("_faulthandler_child.py"), root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["queue", "join", "future"])
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_timed_wait_retried_until_it_succeeds_waits_as_if_it_had_no_timeout(run, arg, code, kind):

@@ -9,9 +9,11 @@ import dataclasses
 import os
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from hangwatch.capture.rearm import daemon_threads, rearming_timers
+from hangwatch.capture.locals import START_SLACK_S
+from hangwatch.capture.rearm import daemon_threads, exit_timers, rearming_timers
 from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import thread_state
@@ -154,7 +156,8 @@ def test_nothing_is_read_but_with_a_timer_nor_from_a_file_edited_since_the_start
     thread = (Frame("Event.wait", "/usr/lib/python3.11/threading.py", 629), Frame("Thread.run", "/x/threading.py", 9))
     assert rearming_timers(info, (_sample(thread),)) == ()  # a plain thread: no Timer
     assert rearming_timers(info, (_sample(TIMER, exiting=False),)) != ()  # main still runs: read all the same
-    os.utime(tmp_path / "job.py")  # written now, after this process started: not the code it runs
+    later = time.time() + START_SLACK_S + 60  # written after this process started (past the slack): not its code
+    os.utime(tmp_path / "job.py", (later, later))
     assert rearming_timers(info, (_sample(TIMER),)) == ()
 
 
@@ -313,3 +316,27 @@ def test_the_threads_the_users_files_start_as_daemons_are_read_by_the_names_pyth
     assert daemon_threads(info, (sample,)) == (f"(beat_again)@{job}", f"(serve)@{job}", "heartbeat", "named")
     one = dataclasses.replace(sample, threads=(main, others[0]))
     assert daemon_threads(info, (one,)) == ()  # one thread beside main: the exit waits on it, nothing to tell apart
+
+
+def test_faulthandlers_exit_timer_is_read_only_where_it_exits_and_a_thread_has_no_python_stack(tmp_path):
+    """`dump_traceback_later(..., exit=True)` arms a timer that ends the process (tests/e2e/test_judgment.py runs it end
+    to end); without `exit=True`, or with no thread of no Python stack (its watchdog) there, nothing is read."""
+    info = _process(
+        tmp_path,
+        """
+        import faulthandler
+        from faulthandler import dump_traceback_later
+        faulthandler.dump_traceback_later(60, exit=True)
+        dump_traceback_later(30, repeat=True)
+        faulthandler.dump_traceback_later(9, exit=False)
+        """,
+    )
+    main = (Frame("<module>", info.cmdline[4], 4),)
+    native = ThreadSample(7, "python", "S", None, 0, False, False, (), syscall="futex", timeout=True)
+    with_watchdog = ProcessSample(
+        time.time(), "S", 0.0, None, None, None, None, None, 2, (_sample(main).threads[1], native), None
+    )
+    assert exit_timers(info, (with_watchdog,)) == ("job.py:4 `faulthandler.dump_traceback_later(60, exit=True)`",)
+    python = ThreadSample(8, "Thread-2", "S", None, 0, False, False, TIMER)
+    only_python = replace(with_watchdog, threads=(with_watchdog.threads[0], python))
+    assert exit_timers(info, (only_python,)) == ()  # every thread has a Python stack

@@ -60,6 +60,31 @@ def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tu
     return tuple(r if names.count(r.function.rsplit(".", 1)[-1]) == 1 else replace(r, conditional=True) for r in found)
 
 
+def exit_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[str, ...]:
+    """Where the user's files arm faulthandler's exit timer (``dump_traceback_later(..., exit=True)``), in words
+    (``file:line `code```), where a thread with no Python stack is there (its watchdog is one); () else. When it
+    fires, the process dumps its stacks and exits by itself."""
+    if not any(not t.frames for s in samples for t in s.threads):
+        return ()
+    found = []
+    for file in _files(info, samples)[1]:
+        tree, lines = _parsed(file, info.pid)
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, ast.Call) or _called(node.func) != "dump_traceback_later":
+                continue
+            if any(
+                k.arg == "exit" and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords
+            ):
+                code = lines[node.lineno - 1].strip() if node.lineno <= len(lines) else ""
+                found.append(f"{os.path.basename(file)}:{node.lineno} `{redact_text(code)}`")
+    return tuple(found)
+
+
+def _called(func: ast.expr) -> str | None:
+    """The bare name a call calls: ``f`` of ``f(...)`` or ``mod.f(...)``."""
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
 def _main_script(info: ProcessInfo) -> str | None:
     """The script ``python [OPTIONS] SCRIPT`` runs, absolute (``<string>`` for ``-c``); None for ``-m`` or none.
     Options as the interpreter reads them: a cluster (``-uX dev``) ends at ``c``, ``m``, ``W`` or ``X``, whose value

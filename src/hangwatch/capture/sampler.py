@@ -31,7 +31,7 @@ from hangwatch.capture.loader import task_from_locals
 from hangwatch.capture.locals import locals_pass
 from hangwatch.capture.maps import heap_sharers
 from hangwatch.capture.native import explains_nothing, read_native
-from hangwatch.capture.rearm import daemon_threads, rearming_timers
+from hangwatch.capture.rearm import daemon_threads, exit_timers, rearming_timers
 from hangwatch.capture.rendezvous import read_rendezvous, waiting_at_setup
 from hangwatch.capture.source import held_locks
 from hangwatch.capture.stacks import StackResult, dump_stacks, find_py_spy, resume_if_stopped
@@ -551,6 +551,7 @@ def _processes(
             c10d=c10d.get(p),
             rearms=rearming_timers(infos[p], annotated[p]) if p not in gone else (),
             daemons=daemon_threads(infos[p], annotated[p]) if p not in gone else (),
+            exit_timers=exit_timers(infos[p], annotated[p]) if p not in gone else (),
             heap_sharers=heap_sharers(p) if p not in gone and _reads_a_value(local_reads.get(p, ())) else None,
             loader_task=(
                 task_from_locals(p, batches[p]) if p in batches and infos[p].role == Role.DATALOADER_WORKER else None

@@ -1,6 +1,7 @@
 """What the job may still do by itself, which a proof of a hang must leave room for: another of its processes that may
 signal a sidecar it runs until killed (``may_signal``), a job process that comes back to the user's code within the
-bounds and may end what a process it started waits in (``acts_by_itself``). Read from the state module's states."""
+bounds and may end what a process it started waits in (``acts_by_itself``), a process whose exit timer ends it
+(``ends_itself``). Read from the state module's states."""
 
 from __future__ import annotations
 
@@ -38,6 +39,19 @@ def may_signal(scene: Scene, x: ProcessView) -> str | None:
             if (t is v.main_thread and asleep) or (t is not v.main_thread and user):
                 ends = f", which ends in {duration_text(w.wakes_in)}" if w.wakes_in is not None else ""
                 return f"thread {t.name!r} of {v.label()} waits in {w.syscall}() with a timeout{ends}: it may signal it"
+    return None
+
+
+def ends_itself(v: ProcessView) -> str | None:
+    """``v`` armed faulthandler's exit timer (its source says so: ``dump_traceback_later(..., exit=True)``) and a
+    thread of it with no Python stack, its watchdog, waits with a timeout read to end within the bounds: then the
+    process dumps its stacks and exits by itself, in words; else None."""
+    for t in v.threads if v.ev.exit_timers and not v.ended else ():
+        w = t.waiting if t.samples else None
+        if t.has_stack or w is None or w.timeout is not True or w.wakes_in is None or w.wakes_in >= v.timer_bound_s:
+            continue
+        armed = f"armed faulthandler's exit timer ({v.ev.exit_timers[0]})"
+        return f"{v.label()} {armed}, and a thread of it with no Python stack wakes in {duration_text(w.wakes_in)}"
     return None
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
-from hangwatch.diagnose.acts import acts_by_itself
+from hangwatch.diagnose.acts import acts_by_itself, ends_itself
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, ALL_ASLEEP, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
 from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.own import thread_id
@@ -253,7 +253,8 @@ def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     main, a rank), while that job process, or a process between (``_acting``), has a thread, not the waiter (its
     chain's, where the proof is its chain's), that comes back to the user's code by itself within the bounds
     (``acts.acts_by_itself``: a future's ``result(timeout=...)``, a socket's timeout, a poll with a deadline, a Timer
-    that kills): the job may end that wait and go on. Its proof is not the job's: hung without it, for the clock
+    that kills), or where the process itself armed an exit timer due within the bounds (``acts.ends_itself``:
+    faulthandler's): the job may end that wait and go on. Its proof is not the job's: hung without it, for the clock
     (--min-stall) to confirm."""
     f, w = hit.finding, hit.finding.where
     v = scene.view(w.pid) if hit.verdict == Verdict.HUNG and f.proves_hang and w and w.pid is not None else None
@@ -263,7 +264,7 @@ def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     c = graph.chain_of(v.pid) if graph is not None and owners == [v] else None
     waiter = c.hops[0].tid if c is not None and c.hops and c.proof == f.proof else None  # (else the finding's thread)
     besides = (waiter or w.tid or v.pid) if owners == [v] else None
-    acts = next((a for o in owners if (a := acts_by_itself(o, besides)) is not None), None)
+    acts = ends_itself(v) or next((a for o in owners if (a := acts_by_itself(o, besides)) is not None), None)
     if acts is None:
         return hit
     said = f"not proven for the job: {acts}, and may then end this wait"

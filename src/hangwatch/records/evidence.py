@@ -370,6 +370,9 @@ class ProcessEvidence:
     ] = ()  # where a Timer thread was seen: the user's functions that start a Timer of themselves
     # at the exit's join beside two threads or more: the thread names the user's files start as daemons only
     daemons: tuple[str, ...] = ()
+    # where the user's files arm faulthandler's exit timer, `dump_traceback_later(..., exit=True)` (file:line `code`),
+    # read where a thread with no Python stack is there: its watchdog, which ends the process when it fires
+    exit_timers: tuple[str, ...] = ()
     tracer: LockHolder | None = None  # in a tracing stop throughout: the process that traces it (gdb, strace), read
     # a loop of it reads a multiprocessing Value: the other processes of the host that map its heap's memory, read
     # after the samples (None: not read)
