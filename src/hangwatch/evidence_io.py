@@ -10,6 +10,7 @@ from hangwatch.records.evidence import (
     C10dWait,
     CollectiveEntry,
     Evidence,
+    ExitTimer,
     FlightRecord,
     Frame,
     GroupStatus,
@@ -168,7 +169,7 @@ def _process(p: dict[str, Any]) -> ProcessEvidence:
         c10d=_c10d(p["c10d"]) if p.get("c10d") else None,
         rearms=tuple(Rearm(**r) for r in p.get("rearms", ())),
         daemons=tuple(p.get("daemons", ())),
-        exit_timers=tuple(p.get("exit_timers", ())),
+        exit_timers=tuple(ExitTimer(**x) for x in p.get("exit_timers", ())),
         tracer=_holder(p["tracer"]) if p.get("tracer") else None,
         heap_sharers=tuple(p["heap_sharers"]) if p.get("heap_sharers") is not None else None,
     )

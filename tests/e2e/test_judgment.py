@@ -1620,23 +1620,26 @@ def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hun
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["faulthandler", "alarm"])
 @pytest.mark.parametrize(("seconds", "code"), [("8", 0), ("100000", 125)])
-def test_a_child_that_armed_faulthandlers_exit_timer_ends_itself_and_one_past_the_bounds_is_hung(run, seconds, code):
-    """A child arms `faulthandler.dump_traceback_later(8, exit=True)`, then waits on a lock it holds: when the timer
-    fires it dumps its stacks and exits, and the job goes on. Was: proven hung at the first look and the job ended
-    (the watchdog is a thread with no Python stack, in a timed wait: what it does when it wakes is not on any stack).
-    Now the capture reads the call from the child's source (``evidence.exit_timers``), and with that thread's timer
-    read within the bounds, the proof is not the job's (``acts.ends_itself``). A timer past every bound ends nothing
-    the job can wait for: proven at the child's line, as before."""
-    r = run(*QUICK, "--on-hang", "kill", *py("faulthandler_exit_timer.py", seconds))
+def test_a_child_that_armed_a_timer_that_ends_it_ends_itself_and_one_past_the_bounds_is_hung(run, seconds, code, kind):
+    """A child arms `faulthandler.dump_traceback_later(8, exit=True)`, or `signal.alarm(8)` with no handler, then waits
+    on a lock it holds: when the timer fires it exits, and the job goes on. Was: proven hung at the first look and the
+    job ended (faulthandler's watchdog is a thread with no Python stack in a timed wait, what it does when it wakes on
+    no stack; an alarm's time is not in /proc). Now the capture reads the call from the child's source
+    (``evidence.exit_timers``), and with the watchdog's timer read within the bounds, or the alarm's seconds within
+    them and SIGALRM not caught, the proof is not the job's (``acts.ends_itself``). A timer past every bound ends
+    nothing the job can wait for: proven at the child's line, as before."""
+    r = run(*QUICK, "--on-hang", "kill", *py("exit_timer.py", seconds, kind))
     assert r.returncode == code, r.stderr.decode()[-3000:]
     if code == 0:
-        assert b"the child ended with 1" in r.stdout and b"done" in r.stdout, r.stdout
+        assert b"the child ended with" in r.stdout and b"done" in r.stdout, r.stdout
         assert not [i for i in _incidents(run) if i["verdict"] == "hung" and root_cause(i)["proof"]], _incidents(run)
         return
     root = root_cause(run.hang())
     assert root["proof"] is not None and root["proof"]["kind"] == "hang", root
-    assert (root["where"]["file"], root["where"]["line"]) == marker("_faulthandler_child.py"), root
+    at = marker("_faulthandler_child.py") if kind == "faulthandler" else ("<string>", 5)
+    assert (root["where"]["file"], root["where"]["line"]) == at, root
 
 
 @pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""The child of faulthandler_exit_timer.py: arms faulthandler's exit timer (argv[1] seconds), then deadlocks."""
+"""The child of exit_timer.py: arms faulthandler's exit timer (argv[1] seconds), then deadlocks."""
 
 import faulthandler
 import sys

@@ -318,25 +318,37 @@ def test_the_threads_the_users_files_start_as_daemons_are_read_by_the_names_pyth
     assert daemon_threads(info, (one,)) == ()  # one thread beside main: the exit waits on it, nothing to tell apart
 
 
-def test_faulthandlers_exit_timer_is_read_only_where_it_exits_and_a_thread_has_no_python_stack(tmp_path):
-    """`dump_traceback_later(..., exit=True)` arms a timer that ends the process (tests/e2e/test_judgment.py runs it end
-    to end); without `exit=True`, or with no thread of no Python stack (its watchdog) there, nothing is read."""
+def test_the_timers_that_end_the_process_are_read_with_their_seconds(tmp_path):
+    """faulthandler's with `exit=True` (where a thread with no Python stack, its watchdog, is there) and the kernel's
+    alarm (tests/e2e/test_judgment.py runs both end to end); not one without `exit=True`, an `alarm(0)` that disarms,
+    nor any object's `alarm`."""
     info = _process(
         tmp_path,
         """
-        import faulthandler
+        import faulthandler, signal
         from faulthandler import dump_traceback_later
         faulthandler.dump_traceback_later(60, exit=True)
         dump_traceback_later(30, repeat=True)
         faulthandler.dump_traceback_later(9, exit=False)
+        signal.alarm(12)
+        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 2.5)
+        clock.alarm(5)
+        signal.alarm(seconds)
         """,
     )
     main = (Frame("<module>", info.cmdline[4], 4),)
     native = ThreadSample(7, "python", "S", None, 0, False, False, (), syscall="futex", timeout=True)
-    with_watchdog = ProcessSample(
+    watched = ProcessSample(
         time.time(), "S", 0.0, None, None, None, None, None, 2, (_sample(main).threads[1], native), None
     )
-    assert exit_timers(info, (with_watchdog,)) == ("job.py:4 `faulthandler.dump_traceback_later(60, exit=True)`",)
+    read = [(x.kind, x.seconds, x.line, x.code) for x in exit_timers(info, (watched,))]
+    assert read == [
+        ("faulthandler", 60.0, 4, "faulthandler.dump_traceback_later(60, exit=True)"),
+        ("alarm", 12.0, 7, "signal.alarm(12)"),
+        ("alarm", 2.5, 9, "signal.setitimer(signal.ITIMER_REAL, 2.5)"),
+        ("alarm", None, 11, "signal.alarm(seconds)"),
+    ], read
     python = ThreadSample(8, "Thread-2", "S", None, 0, False, False, TIMER)
-    only_python = replace(with_watchdog, threads=(with_watchdog.threads[0], python))
-    assert exit_timers(info, (only_python,)) == ()  # every thread has a Python stack
+    only_python = replace(watched, threads=(watched.threads[0], python))
+    assert [x.kind for x in exit_timers(info, (only_python,))] == ["alarm"] * 3  # every thread has a Python stack

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from hangwatch import signatures as sg
 from hangwatch.capture.locals import command_source, unchanged_since_start
-from hangwatch.records.evidence import Frame, ProcessInfo, ProcessSample, Rearm
+from hangwatch.records.evidence import ExitTimer, Frame, ProcessInfo, ProcessSample, Rearm
 from hangwatch.redact import redact_text
 
 MAX_FILES = 8  # the main script first, then the user's files on the stacks
@@ -60,24 +60,58 @@ def rearming_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tu
     return tuple(r if names.count(r.function.rsplit(".", 1)[-1]) == 1 else replace(r, conditional=True) for r in found)
 
 
-def exit_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[str, ...]:
-    """Where the user's files arm faulthandler's exit timer (``dump_traceback_later(..., exit=True)``), in words
-    (``file:line `code```), where a thread with no Python stack is there (its watchdog is one); () else. When it
-    fires, the process dumps its stacks and exits by itself."""
-    if not any(not t.frames for s in samples for t in s.threads):
-        return ()
+def exit_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[ExitTimer, ...]:
+    """The timers the user's files arm that end the process when they fire: faulthandler's
+    (``dump_traceback_later(N, exit=True)``, read where a thread with no Python stack, its watchdog, is there) and the
+    kernel's alarm (``signal.alarm(N)``, ``signal.setitimer(signal.ITIMER_REAL, N)``, which ends the process where no
+    handler catches SIGALRM); N where the call writes it as a number."""
+    native = any(not t.frames for s in samples for t in s.threads)
     found = []
     for file in _files(info, samples)[1]:
         tree, lines = _parsed(file, info.pid)
-        for node in ast.walk(tree) if tree is not None else ():
-            if not isinstance(node, ast.Call) or _called(node.func) != "dump_traceback_later":
-                continue
-            if any(
-                k.arg == "exit" and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords
-            ):
-                code = lines[node.lineno - 1].strip() if node.lineno <= len(lines) else ""
-                found.append(f"{os.path.basename(file)}:{node.lineno} `{redact_text(code)}`")
+        for kind, seconds, line in _timer_calls(tree) if tree is not None else ():
+            if kind == "alarm" or native:
+                code = lines[line - 1].strip() if line <= len(lines) else None
+                found.append(ExitTimer(kind, seconds, file, line, redact_text(code) if code else None))
     return tuple(found)
+
+
+@functools.lru_cache(maxsize=32)
+def _timer_calls(tree: ast.Module) -> tuple[tuple[str, float | None, int], ...]:
+    """(kind, seconds, line) of each call in ``tree`` that arms a timer ending the process (a file's tree is kept while
+    it is unchanged: each look, and each worker running the same files, walks it once)."""
+    calls = (n for n in ast.walk(tree) if isinstance(n, ast.Call))
+    return tuple((*timer, call.lineno) for call in calls if (timer := _exit_timer(call)) is not None)
+
+
+def _exit_timer(call: ast.Call) -> tuple[str, float | None] | None:
+    """(kind, seconds) of a call that arms a timer ending the process, or None (``alarm(0)`` disarms)."""
+    name, args = _called(call.func), call.args
+    if name == "dump_traceback_later":
+        exits = any(
+            k.arg == "exit" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
+        )
+        first = args[0] if args else next((k.value for k in call.keywords if k.arg == "timeout"), None)
+        return ("faulthandler", _seconds(first)) if exits else None
+    if name == "setitimer" and len(args) > 1 and isinstance(args[0], ast.Attribute) and args[0].attr == "ITIMER_REAL":
+        at = args[1]
+    elif name == "alarm" and _of_signal(call.func) and args:
+        at = args[0]
+    else:
+        return None
+    seconds = _seconds(at)
+    return None if seconds == 0 else ("alarm", seconds)
+
+
+def _seconds(node: ast.expr | None) -> float | None:
+    """A number the code writes as such, or None."""
+    value = node.value if isinstance(node, ast.Constant) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _of_signal(func: ast.expr) -> bool:
+    """``signal.alarm``, not any object's ``alarm``."""
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "signal"
 
 
 def _called(func: ast.expr) -> str | None:

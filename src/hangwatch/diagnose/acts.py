@@ -5,9 +5,12 @@ bounds and may end what a process it started waits in (``acts_by_itself``), a pr
 
 from __future__ import annotations
 
+import os
+
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.deadline import leaves_by_clock, turns_left
+from hangwatch.diagnose.proof import SIGALRM
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import (
@@ -43,15 +46,26 @@ def may_signal(scene: Scene, x: ProcessView) -> str | None:
 
 
 def ends_itself(v: ProcessView) -> str | None:
-    """``v`` armed faulthandler's exit timer (its source says so: ``dump_traceback_later(..., exit=True)``) and a
-    thread of it with no Python stack, its watchdog, waits with a timeout read to end within the bounds: then the
-    process dumps its stacks and exits by itself, in words; else None."""
-    for t in v.threads if v.ev.exit_timers and not v.ended else ():
-        w = t.waiting if t.samples else None
-        if t.has_stack or w is None or w.timeout is not True or w.wakes_in is None or w.wakes_in >= v.timer_bound_s:
-            continue
-        armed = f"armed faulthandler's exit timer ({v.ev.exit_timers[0]})"
-        return f"{v.label()} {armed}, and a thread of it with no Python stack wakes in {duration_text(w.wakes_in)}"
+    """A timer ``v``'s source arms that ends it when it fires, due within the bounds, in words; else None:
+    faulthandler's (``dump_traceback_later(N, exit=True)``) where a thread of it with no Python stack, its watchdog,
+    waits with a timeout read to end within the bounds; the kernel's alarm (``signal.alarm(N)``) where N is within the
+    bounds and it has no SIGALRM handler (SigCgt read): the signal's default action ends it, at most N s after the
+    call (its time left is not read; a handler's timeout is ``proof.alarmed``'s)."""
+    for x in v.ev.exit_timers if not v.ended else ():
+        where = f"`{x.code}` at {os.path.basename(x.file)}:{x.line}"
+        if (
+            x.kind == "alarm"
+            and x.seconds is not None
+            and x.seconds < v.timer_bound_s
+            and proof.caught(v, SIGALRM) == 0
+        ):
+            return f"{v.label()} arms the kernel's alarm ({where}) and has no SIGALRM handler: the alarm ends it"
+        for t in v.threads if x.kind == "faulthandler" else ():
+            w = t.waiting if t.samples else None
+            if t.has_stack or w is None or w.timeout is not True or w.wakes_in is None or w.wakes_in >= v.timer_bound_s:
+                continue
+            armed = f"armed faulthandler's exit timer ({where})"
+            return f"{v.label()} {armed}, and a thread of it with no Python stack wakes in {duration_text(w.wakes_in)}"
     return None
 
 

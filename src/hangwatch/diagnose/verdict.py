@@ -253,9 +253,9 @@ def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     main, a rank), while that job process, or a process between (``_acting``), has a thread, not the waiter (its
     chain's, where the proof is its chain's), that comes back to the user's code by itself within the bounds
     (``acts.acts_by_itself``: a future's ``result(timeout=...)``, a socket's timeout, a poll with a deadline, a Timer
-    that kills), or where the process itself armed an exit timer due within the bounds (``acts.ends_itself``:
-    faulthandler's): the job may end that wait and go on. Its proof is not the job's: hung without it, for the clock
-    (--min-stall) to confirm."""
+    that kills), or where it, or a process its chain goes through, armed a timer that ends it, due within the bounds
+    (``acts.ends_itself``: faulthandler's, the kernel's alarm): the job may end that wait and go on. Its proof is not
+    the job's: hung without it, for the clock (--min-stall) to confirm."""
     f, w = hit.finding, hit.finding.where
     v = scene.view(w.pid) if hit.verdict == Verdict.HUNG and f.proves_hang and w and w.pid is not None else None
     if v is None or w is None or f.proof is None:
@@ -264,12 +264,21 @@ def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     c = graph.chain_of(v.pid) if graph is not None and owners == [v] else None
     waiter = c.hops[0].tid if c is not None and c.hops and c.proof == f.proof else None  # (else the finding's thread)
     besides = (waiter or w.tid or v.pid) if owners == [v] else None
-    acts = ends_itself(v) or next((a for o in owners if (a := acts_by_itself(o, besides)) is not None), None)
+    ends = next((e for x in _on_chain(scene, graph, v) if (e := ends_itself(x)) is not None), None)
+    acts = ends or next((a for o in owners if (a := acts_by_itself(o, besides)) is not None), None)
     if acts is None:
         return hit
     said = f"not proven for the job: {acts}, and may then end this wait"
     summary = f"{f.summary.rstrip('.')}; {said}."
     return Hit(replace(f, proof=None, summary=summary, evidence=(*f.evidence, f.proof.fact, said)), Verdict.HUNG)
+
+
+def _on_chain(scene: Scene, graph: WaitGraph | None, v: ProcessView) -> list[ProcessView]:
+    """``v`` and the processes its chain goes through, in order (a thread's node is its process's)."""
+    c = graph.chain_of(v.pid) if graph is not None else None
+    ids = [e.holder for e in c.hops] if c is not None else []
+    pids = [int(i.split(":")[1]) for i in ids if i.startswith(("pid:", "thread:"))]
+    return [x for p in dict.fromkeys([v.pid, *pids]) if (x := scene.view(p)) is not None]
 
 
 def _acting(scene: Scene, v: ProcessView) -> list[ProcessView]:

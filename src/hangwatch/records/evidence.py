@@ -350,6 +350,20 @@ class Rearm:
 
 
 @frozen
+class ExitTimer:
+    """A call in the user's files that arms a timer ending the process when it fires, read from the source at capture:
+    faulthandler's (``dump_traceback_later(N, exit=True)``: it dumps the stacks and exits; read where a thread with no
+    Python stack, its watchdog, is there) or the kernel's alarm (``signal.alarm(N)``, ``setitimer(ITIMER_REAL, N)``:
+    SIGALRM ends the process where no handler catches it)."""
+
+    kind: str  # "faulthandler" or "alarm"
+    seconds: float | None  # N, where the call writes it as a number
+    file: str
+    line: int
+    code: str | None  # that line's text (redacted)
+
+
+@frozen
 class ProcessEvidence:
     """One process across the capture: its info and its samples."""
 
@@ -370,9 +384,7 @@ class ProcessEvidence:
     ] = ()  # where a Timer thread was seen: the user's functions that start a Timer of themselves
     # at the exit's join beside two threads or more: the thread names the user's files start as daemons only
     daemons: tuple[str, ...] = ()
-    # where the user's files arm faulthandler's exit timer, `dump_traceback_later(..., exit=True)` (file:line `code`),
-    # read where a thread with no Python stack is there: its watchdog, which ends the process when it fires
-    exit_timers: tuple[str, ...] = ()
+    exit_timers: tuple[ExitTimer, ...] = ()  # the timers its source arms that end it when they fire
     tracer: LockHolder | None = None  # in a tracing stop throughout: the process that traces it (gdb, strace), read
     # a loop of it reads a multiprocessing Value: the other processes of the host that map its heap's memory, read
     # after the samples (None: not read)
