@@ -320,23 +320,22 @@ def test_the_threads_the_users_files_start_as_daemons_are_read_by_the_names_pyth
 
 def test_the_timers_that_end_the_process_are_read_with_their_seconds(tmp_path):
     """faulthandler's with `exit=True` (where a thread with no Python stack, its watchdog, is there) and the kernel's
-    alarm (tests/e2e/test_judgment.py runs both end to end); not one without `exit=True`, an `alarm(0)` that disarms,
-    nor any object's `alarm`."""
-    info = _process(
-        tmp_path,
-        """
+    alarm (tests/e2e/test_judgment.py runs both end to end); not one without `exit=True`, nor any object's `alarm`;
+    no alarm where the file also disarms one (`alarm(0)` may have run since) or sets a SIGALRM handler (where the
+    process has none, that code did not run), nor in a fork's child (it inherits neither timer, only the source)."""
+    source = """
         import faulthandler, signal
         from faulthandler import dump_traceback_later
         faulthandler.dump_traceback_later(60, exit=True)
         dump_traceback_later(30, repeat=True)
         faulthandler.dump_traceback_later(9, exit=False)
         signal.alarm(12)
-        signal.alarm(0)
         signal.setitimer(signal.ITIMER_REAL, 2.5)
         clock.alarm(5)
         signal.alarm(seconds)
-        """,
-    )
+        signal.alarm(99999999999999999999999999999999999999999999999999)
+        """
+    info = _process(tmp_path, source)
     main = (Frame("<module>", info.cmdline[4], 4),)
     native = ThreadSample(7, "python", "S", None, 0, False, False, (), syscall="futex", timeout=True)
     watched = ProcessSample(
@@ -346,9 +345,14 @@ def test_the_timers_that_end_the_process_are_read_with_their_seconds(tmp_path):
     assert read == [
         ("faulthandler", 60.0, 4, "faulthandler.dump_traceback_later(60, exit=True)"),
         ("alarm", 12.0, 7, "signal.alarm(12)"),
-        ("alarm", 2.5, 9, "signal.setitimer(signal.ITIMER_REAL, 2.5)"),
-        ("alarm", None, 11, "signal.alarm(seconds)"),
+        ("alarm", 2.5, 8, "signal.setitimer(signal.ITIMER_REAL, 2.5)"),
+        ("alarm", None, 10, "signal.alarm(seconds)"),
+        ("alarm", None, 11, "signal.alarm(99999999999999999999999999999999999999999999999999)"),
     ], read
     python = ThreadSample(8, "Thread-2", "S", None, 0, False, False, TIMER)
     only_python = replace(watched, threads=(watched.threads[0], python))
-    assert [x.kind for x in exit_timers(info, (only_python,))] == ["alarm"] * 3  # every thread has a Python stack
+    assert [x.kind for x in exit_timers(info, (only_python,))] == ["alarm"] * 4  # every thread has a Python stack
+    assert exit_timers(replace(info, forked_from_parent=True), (watched,)) == ()
+    for disarm in ("signal.alarm(0)", "signal.signal(signal.SIGALRM, on_timeout)"):  # (run or not: not known)
+        disarmed = _process(tmp_path, source.rstrip(" ") + f"        {disarm}\n")
+        assert [x.kind for x in exit_timers(disarmed, (watched,))] == ["faulthandler"], disarm

@@ -65,12 +65,16 @@ def exit_timers(info: ProcessInfo, samples: tuple[ProcessSample, ...]) -> tuple[
     (``dump_traceback_later(N, exit=True)``, read where a thread with no Python stack, its watchdog, is there) and the
     kernel's alarm (``signal.alarm(N)``, ``signal.setitimer(signal.ITIMER_REAL, N)``, which ends the process where no
     handler catches SIGALRM); N where the call writes it as a number."""
+    if info.forked_from_parent:
+        return ()  # a fork's child inherits no alarm and no faulthandler thread, only its parent's source
     native = any(not t.frames for s in samples for t in s.threads)
     found = []
     for file in _files(info, samples)[1]:
         tree, lines = _parsed(file, info.pid)
-        for kind, seconds, line in _timer_calls(tree) if tree is not None else ():
-            if kind == "alarm" or native:
+        calls = _timer_calls(tree) if tree is not None else ()
+        disarms = any(kind == "disarm" for kind, _, _ in calls)  # (an alarm there may be disarmed: none is read)
+        for kind, seconds, line in calls:
+            if (kind == "alarm" and not disarms) or (kind == "faulthandler" and native):
                 code = lines[line - 1].strip() if line <= len(lines) else None
                 found.append(ExitTimer(kind, seconds, file, line, redact_text(code) if code else None))
     return tuple(found)
@@ -85,8 +89,12 @@ def _timer_calls(tree: ast.Module) -> tuple[tuple[str, float | None, int], ...]:
 
 
 def _exit_timer(call: ast.Call) -> tuple[str, float | None] | None:
-    """(kind, seconds) of a call that arms a timer ending the process, or None (``alarm(0)`` disarms)."""
+    """(kind, seconds) of a call that arms a timer ending the process, or that says an alarm in its file may not end
+    it (``disarm``: ``alarm(0)``; a SIGALRM handler set, ``signal.signal(signal.SIGALRM, ...)``: where the process has
+    none now, that code did not run, nor, most likely, its alarm), or None."""
     name, args = _called(call.func), call.args
+    if name == "signal" and args and isinstance(args[0], (ast.Attribute, ast.Name)) and _called(args[0]) == "SIGALRM":
+        return ("disarm", None)
     if name == "dump_traceback_later":
         exits = any(
             k.arg == "exit" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
@@ -100,13 +108,15 @@ def _exit_timer(call: ast.Call) -> tuple[str, float | None] | None:
     else:
         return None
     seconds = _seconds(at)
-    return None if seconds == 0 else ("alarm", seconds)
+    return ("disarm", 0.0) if seconds == 0 else ("alarm", seconds)
 
 
 def _seconds(node: ast.expr | None) -> float | None:
     """A number the code writes as such, or None."""
     value = node.value if isinstance(node, ast.Constant) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return float(value) if abs(value) < 1e15 else None  # (a number past any bound: as if not read)
 
 
 def _of_signal(func: ast.expr) -> bool:

@@ -60,7 +60,8 @@ def ends_itself(v: ProcessView) -> str | None:
             and proof.caught(v, SIGALRM) == 0
         ):
             return f"{v.label()} arms the kernel's alarm ({where}) and has no SIGALRM handler: the alarm ends it"
-        for t in v.threads if x.kind == "faulthandler" else ():
+        due = x.seconds is None or x.seconds < v.timer_bound_s  # (its N, where written, within the bounds too)
+        for t in v.threads if x.kind == "faulthandler" and due else ():
             w = t.waiting if t.samples else None
             if t.has_stack or w is None or w.timeout is not True or w.wakes_in is None or w.wakes_in >= v.timer_bound_s:
                 continue

@@ -13,7 +13,16 @@ from dataclasses import replace
 from hangwatch.causes import CATALOGUE, Cause, Nature
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.acts import acts_by_itself, ends_itself
-from hangwatch.diagnose.chains import ALIVE_ENDINGS, ALL_ASLEEP, ENDINGS, NOBODY, STATE_WORDS, Chain, WaitGraph
+from hangwatch.diagnose.chains import (
+    ALIVE_ENDINGS,
+    ALL_ASLEEP,
+    ENDED_BY_EXIT,
+    ENDINGS,
+    NOBODY,
+    STATE_WORDS,
+    Chain,
+    WaitGraph,
+)
 from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.own import thread_id
 from hangwatch.diagnose.ranks import NAMES_DIFFER, P2P_WORDS, RANK_RESOURCES, SETUP, TAGS_DIFFER
@@ -264,7 +273,7 @@ def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     c = graph.chain_of(v.pid) if graph is not None and owners == [v] else None
     waiter = c.hops[0].tid if c is not None and c.hops and c.proof == f.proof else None  # (else the finding's thread)
     besides = (waiter or w.tid or v.pid) if owners == [v] else None
-    ends = next((e for x in _on_chain(scene, graph, v) if (e := ends_itself(x)) is not None), None)
+    ends = next((e for x in _on_chain(scene, graph, v, f.proof) if (e := ends_itself(x)) is not None), None)
     acts = ends or next((a for o in owners if (a := acts_by_itself(o, besides)) is not None), None)
     if acts is None:
         return hit
@@ -273,12 +282,17 @@ def for_the_job(hit: Hit, graph: WaitGraph | None, scene: Scene) -> Hit:
     return Hit(replace(f, proof=None, summary=summary, evidence=(*f.evidence, f.proof.fact, said)), Verdict.HUNG)
 
 
-def _on_chain(scene: Scene, graph: WaitGraph | None, v: ProcessView) -> list[ProcessView]:
-    """``v`` and the processes its chain goes through, in order (a thread's node is its process's)."""
+def _on_chain(scene: Scene, graph: WaitGraph | None, v: ProcessView, proven: object) -> list[ProcessView]:
+    """``v`` and the processes its chain (the one whose proof is ``proven``) goes through while each wait is one a
+    holder's exit ends (a child's, a pipe's: ``ENDED_BY_EXIT``; not a lock's, which its holder's death never
+    releases), in order (a thread's node is its process's)."""
     c = graph.chain_of(v.pid) if graph is not None else None
-    ids = [e.holder for e in c.hops] if c is not None else []
-    pids = [int(i.split(":")[1]) for i in ids if i.startswith(("pid:", "thread:"))]
-    return [x for p in dict.fromkeys([v.pid, *pids]) if (x := scene.view(p)) is not None]
+    pids = [v.pid]
+    for e in c.hops if c is not None and c.proof == proven else ():
+        if not e.holder.startswith(("pid:", "thread:")) or e.resource not in ENDED_BY_EXIT:
+            break
+        pids.append(int(e.holder.split(":")[1]))
+    return [x for p in dict.fromkeys(pids) if (x := scene.view(p)) is not None]
 
 
 def _acting(scene: Scene, v: ProcessView) -> list[ProcessView]:
