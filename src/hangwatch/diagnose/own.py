@@ -30,7 +30,7 @@ from hangwatch.diagnose.chains import (
     to_nobody,
 )
 from hangwatch.diagnose.scene import Scene
-from hangwatch.diagnose.state import ALIVE, Measured, moving, retries, still, thread_state
+from hangwatch.diagnose.state import ALIVE, Measured, moving, still, thread_state
 from hangwatch.diagnose.views import IDLE_CPU_PERCENT, ProcessView, ThreadView, describe, innermost_user, may_exit
 from hangwatch.diagnose.workers import worker_state
 from hangwatch.records.evidence import CLOSED_KINDS, POLLED, READ_KINDS, LockWait
@@ -40,10 +40,7 @@ def thread_waits(v: ProcessView, scene: Scene) -> list[tuple[Edge, Node | None]]
     """A thread of ``v`` waiting on its own process's primitive that no living thread can release: a Python one
     (``proof.unreleasable``), or any private futex of a process left with one thread (``proof.forsaken``)."""
     for t in v.threads if not v.ended else ():  # a process that exited in the look waits on nothing any more
-        # (a timed wait its loop retries waits as if it had no timeout; where its state says more, a loop with no way
-        # out, that says it)
-        retried = retries(v, t) if not t.waits_forever and thread_state(v, t).state == "blocked" else None
-        found = proof.nobody_releases(v, t, retried)
+        found = proof.nobody_releases(v, t)
         # waited for to exit, it waits for ever on an event of its own (a sidecar run until killed): the job may end it
         # (not a lock's wait, which no design waits out: fork's inherited one, an import's)
         sidecar = found is not None and proof.sync_wait(t) in proof.INTERRUPTIBLE and exit_awaited(scene, v)

@@ -530,15 +530,14 @@ def native_call_at_work(v: ProcessView, tid: int | None) -> bool:
 PYTHON_WAITS = ("/threading.py", "/queue.py", "concurrent/futures/_base.py", "/multiprocessing/synchronize.py")
 
 
-def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True, retried: str | None = None) -> Proof | None:
-    """Proof that ``t`` waits for something no thread will ever release: blocked for the whole window in its own call
-    on a thread-level primitive (a futex private to the process) with no timeout, or retrying it as its loop's one way
-    out (``retried``: state.retries), and no other thread runs Python that could release it, nor may wake to
-    (``may_wake``). A lock shared with other processes: diagnose/waits.py. ``handlers`` False: as if no handler could
-    run (own.py follows the wait to those who may send the signal)."""
-    quiet = t.idle_throughout and (t.cpu_percent or 0.0) <= IDLE_CPU_PERCENT  # (a futex shared once may be another's)
-    retrying = retried is not None and quiet and not any(s.shared_futex for s in t.samples)
-    if not ((held := t.blocked and t.waits_forever) or retrying) or t.last.shared_futex or not user_owned(t, True):
+def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True) -> Proof | None:
+    """Proof that ``t`` waits for something no thread will ever release: it is blocked for the whole window
+    in its own call on a thread-level primitive (a threading lock, event, condition or queue: a futex private
+    to the process), the kernel says the wait has no timeout, and no other thread of the process runs Python
+    that could release it, nor may wake to (``may_wake``). A lock shared with other processes is judged by who
+    holds it (diagnose/waits.py). ``handlers`` False: as if no signal handler could run (own.py follows the wait to
+    those who may send the signal)."""
+    if not t.blocked or not t.waits_forever or t.last.shared_futex or not user_owned(t, futures=True):
         return None
     kind = "future" if waits_on_future(t) else sync_wait(t)
     if kind is None:
@@ -557,9 +556,9 @@ def unreleasable(v: ProcessView, t: ThreadView, handlers: bool = True, retried: 
         if all(o.tid == t.tid for o in v.threads)
         else "no other thread of it runs Python that could release it"
     )
-    how = f"the kernel shows a {t.wait_text}" if held else f"it retries `{retried}`, its loop's only way out"
     return hang(
-        f"{v.label()} waits on {article(kind)} {kind} at {where}, and {how}; {alone}, so nothing can release it"
+        f"{v.label()} waits on {article(kind)} {kind} at {where}, and the kernel shows a {t.wait_text}; "
+        f"{alone}, so nothing can release it"
     )
 
 
@@ -587,14 +586,14 @@ def all_asleep(v: ProcessView, t: ThreadView) -> Proof | None:
     )
 
 
-def nobody_releases(v: ProcessView, t: ThreadView, retried: str | None = None) -> tuple[Proof, bool] | None:
-    """Proof that no thread of ``v`` can end ``t``'s wait on a primitive of its own (``retried``: one its loop retries),
-    and whether it is fork's (the process left with one thread: ``forsaken``) rather than the user's (``unreleasable``).
-    A Future of an executor fork copied without its threads is fork's first: its words and fix are fork's."""
+def nobody_releases(v: ProcessView, t: ThreadView) -> tuple[Proof, bool] | None:
+    """Proof that no thread of ``v`` can end ``t``'s wait on a primitive of its own, and whether it is fork's (the
+    process left with one thread: ``forsaken``) rather than the user's (``unreleasable``). A Future of an executor
+    fork copied without its threads is fork's first: its words and fix are fork's."""
     if waits_on_future(t) and (alone := forsaken(v, t)) is not None:
         return alone, True
     if (asleep := all_asleep(v, t)) is not None:
         return asleep, False  # (every thread asleep: where each waits is the fact, not only that none releases)
-    if (fact := unreleasable(v, t, retried=retried)) is not None:
+    if (fact := unreleasable(v, t)) is not None:
         return fact, False
     return (alone, True) if (alone := forsaken(v, t)) is not None else None
