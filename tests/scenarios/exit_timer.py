@@ -12,8 +12,8 @@ seconds, kind = sys.argv[1], sys.argv[2]
 if kind == "faulthandler":
     command = [sys.executable, str(Path(__file__).with_name("_faulthandler_child.py")), seconds]
 else:
-    code = f"import signal, threading\nsignal.alarm({seconds})\nlock = threading.Lock()\nlock.acquire()\nlock.acquire()\n"
-    command = [sys.executable, "-c", code]
-code = subprocess.Popen(command).wait()
-print(f"the child ended with {code}", flush=True)
+    program = f"import signal, threading\nsignal.alarm({seconds})\nlock = threading.Lock()\nlock.acquire()\nlock.acquire()\n"
+    command = [sys.executable, "-c", program]
+status = subprocess.Popen(command).wait()
+print(f"the child ended with {status}", flush=True)
 print("done", flush=True)

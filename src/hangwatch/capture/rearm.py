@@ -93,7 +93,7 @@ def _exit_timer(call: ast.Call) -> tuple[str, float | None] | None:
     it (``disarm``: ``alarm(0)``; a SIGALRM handler set, ``signal.signal(signal.SIGALRM, ...)``: where the process has
     none now, that code did not run, nor, most likely, its alarm), or None."""
     name, args = _called(call.func), call.args
-    if name == "signal" and args and isinstance(args[0], (ast.Attribute, ast.Name)) and _called(args[0]) == "SIGALRM":
+    if name == "signal" and args and _called(args[0]) == "SIGALRM":
         return ("disarm", None)
     if name == "dump_traceback_later":
         exits = any(
@@ -101,14 +101,14 @@ def _exit_timer(call: ast.Call) -> tuple[str, float | None] | None:
         )
         first = args[0] if args else next((k.value for k in call.keywords if k.arg == "timeout"), None)
         return ("faulthandler", _seconds(first)) if exits else None
-    if name == "setitimer" and len(args) > 1 and isinstance(args[0], ast.Attribute) and args[0].attr == "ITIMER_REAL":
+    if name == "setitimer" and len(args) > 1 and _called(args[0]) == "ITIMER_REAL":
         at = args[1]
     elif name == "alarm" and _of_signal(call.func) and args:
         at = args[0]
     else:
         return None
     seconds = _seconds(at)
-    return ("disarm", 0.0) if seconds == 0 else ("alarm", seconds)
+    return ("disarm", None) if seconds == 0 else ("alarm", seconds)
 
 
 def _seconds(node: ast.expr | None) -> float | None:

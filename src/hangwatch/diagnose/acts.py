@@ -10,7 +10,6 @@ import os
 from hangwatch import signatures as sg
 from hangwatch.diagnose import proof
 from hangwatch.diagnose.deadline import leaves_by_clock, turns_left
-from hangwatch.diagnose.proof import SIGALRM
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import ALIVE, thread_state
 from hangwatch.diagnose.views import (
@@ -57,7 +56,7 @@ def ends_itself(v: ProcessView) -> str | None:
             x.kind == "alarm"
             and x.seconds is not None
             and x.seconds < v.timer_bound_s
-            and proof.caught(v, SIGALRM) == 0
+            and proof.caught(v, proof.SIGALRM) == 0
         ):
             return f"{v.label()} arms the kernel's alarm ({where}) and has no SIGALRM handler: the alarm ends it"
         due = x.seconds is None or x.seconds < v.timer_bound_s  # (its N, where written, within the bounds too)

@@ -271,6 +271,11 @@ def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool =
     return ENDING_TEXT[ending] if proven or ending not in UNPROVEN_TEXT else UNPROVEN_TEXT[ending]
 
 
+def node_pid(node: str) -> int | None:
+    """The process of a node id: N of ``pid:N`` or of ``thread:N:TID``; None for a person or nobody."""
+    return int(node.split(":")[1]) if node.startswith(("pid:", "thread:")) else None
+
+
 def pid_id(pid: int) -> str:
     """A process's node id."""
     return f"pid:{pid}"

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof, served
-from hangwatch.diagnose.chains import ALIVE_ENDINGS, STATE_WORDS, WaitGraph
+from hangwatch.diagnose.chains import ALIVE_ENDINGS, STATE_WORDS, WaitGraph, node_pid
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
 from hangwatch.diagnose.compile import compile_rule
@@ -350,7 +350,7 @@ def _upstream(h: Hit, graph: WaitGraph | None, scene: Scene) -> int | None:
         return v.info.ppid if v is not None and v.info.ppid in loop else None
     c = graph.chain_of(pid)
     holder = c.hops[0].holder if c is not None and c.hops else ""
-    q = int(holder.split(":")[1]) if holder.startswith(NODES) else None
+    q = node_pid(holder)
     return q if q != pid else None
 
 
@@ -393,7 +393,7 @@ def _loop_of(h: Hit, graph: WaitGraph | None) -> tuple[set[int], bool]:
     if c is None or c.ending != "cycle":
         return set(), False
     start = next(i for i, hop in enumerate(c.hops) if hop.waiter == c.hops[-1].holder)
-    loop = {int(n.split(":")[1]) for hop in c.hops[start:] for n in (hop.waiter, hop.holder) if n.startswith(NODES)}
+    loop = {p for hop in c.hops[start:] for n in (hop.waiter, hop.holder) if (p := node_pid(n)) is not None}
     return loop, pid in loop
 
 

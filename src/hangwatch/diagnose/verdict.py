@@ -22,6 +22,7 @@ from hangwatch.diagnose.chains import (
     STATE_WORDS,
     Chain,
     WaitGraph,
+    node_pid,
 )
 from hangwatch.diagnose.ends import end_verdict
 from hangwatch.diagnose.own import thread_id
@@ -289,9 +290,9 @@ def _on_chain(scene: Scene, graph: WaitGraph | None, v: ProcessView, proven: obj
     c = graph.chain_of(v.pid) if graph is not None else None
     pids = [v.pid]
     for e in c.hops if c is not None and c.proof == proven else ():
-        if not e.holder.startswith(("pid:", "thread:")) or e.resource not in ENDED_BY_EXIT:
+        if (holder := node_pid(e.holder)) is None or e.resource not in ENDED_BY_EXIT:
             break
-        pids.append(int(e.holder.split(":")[1]))
+        pids.append(holder)
     return [x for p in dict.fromkeys(pids) if (x := scene.view(p)) is not None]
 
 
