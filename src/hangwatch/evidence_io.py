@@ -130,6 +130,7 @@ def _process(p: dict[str, Any]) -> ProcessEvidence:
     info = dict(p["info"])
     info["role"] = Role(info["role"])
     info["cmdline"] = tuple(info["cmdline"])
+    info["timer_signals"] = tuple(info["timer_signals"]) if info.get("timer_signals") is not None else None
     samples = tuple(
         ProcessSample(
             **{

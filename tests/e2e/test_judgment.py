@@ -1652,6 +1652,24 @@ def test_a_child_that_armed_a_timer_that_ends_it_ends_itself_and_one_past_the_bo
 
 
 @pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("flock") is None, reason="util-linux flock is not installed")
+@pytest.mark.parametrize(("wait", "code"), [("8", 0), ("none", 124)])
+def test_a_native_helper_whose_own_timer_ends_its_lock_wait_is_no_proven_cycle(run, wait, code):
+    """The job holds a flock and runs `flock -w 8` on the same file: the helper's POSIX timer (timer_create, listed in
+    /proc/PID/timers; SIGALRM, which it catches) ends its wait after 8 s, and the job goes on. Was: a proven cycle (the
+    job waits for the helper, the helper for the job's lock) at the first look, and the job ended. Now a timer of a
+    process's own whose signal it catches, or that ends it, makes its waits timed (``proof.alarmed``): a cycle
+    through them proves nothing, the clock decides. Without -w (no timer): proven at the job's line, as before."""
+    if code == 0:
+        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("flock_helper.py", wait))
+        assert r.returncode == 0 and b"the helper ended with 1" in r.stdout, r.stderr.decode()[-3000:]
+        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        return
+    root = _both_ways(run, "flock_helper.py", wait, code)
+    assert root is not None and root["cause"] == "io.lock_wait" and "timer" not in root["summary"], root
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["queue", "join", "future"])
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_timed_wait_retried_until_it_succeeds_waits_as_if_it_had_no_timeout(run, arg, code, kind):

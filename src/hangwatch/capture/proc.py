@@ -271,17 +271,26 @@ def read_ctx_switches(status_path: Path) -> int | None:
     return total if seen else None
 
 
-def read_caught_signals(pid: int) -> int | None:
-    """The signals process ``pid`` has a handler for (``SigCgt`` of its status: bit n-1 for signal n), or None
-    where unreadable."""
-    raw = read_text(PROC / str(pid) / "status")
-    for line in (raw or "").splitlines():
-        if line.startswith("SigCgt:"):
-            try:
-                return int(line.split(":", 1)[1].strip(), 16)
-            except ValueError:
-                return None
-    return None
+def read_signals(pid: int) -> tuple[int | None, tuple[int, ...] | None]:
+    """The signals process ``pid`` has a handler for (``SigCgt`` of its status: bit n-1 for signal n), and those its
+    POSIX timers (timer_create: ``flock -w``'s, coreutils ``timeout``'s) send it, as ``/proc/PID/timers`` lists them
+    (``notify: signal/...``), but those it ignores (``SigIgn``) or its main thread blocks (``SigBlk``); each None
+    where unreadable (the timers file: a kernel built without it). Not when the timers fire: the file shows no time."""
+    status = dict(
+        line.split(":", 1) for line in (read_text(PROC / str(pid) / "status") or "").splitlines() if ":" in line
+    )
+    try:
+        caught, left_out = int(status["SigCgt"], 16), int(status["SigIgn"], 16) | int(status["SigBlk"], 16)
+    except (KeyError, ValueError):
+        return None, None
+    raw, signals = read_text(PROC / str(pid) / "timers"), set()
+    for block in (raw or "").split("ID:")[1:]:
+        fields = dict(line.split(":", 1) for line in block.splitlines()[1:] if ":" in line)
+        number = fields.get("signal", "").split("/", 1)[0].strip()
+        sent = fields.get("notify", "").strip().startswith("signal/") and number.isdigit() and 0 < int(number) <= 64
+        if sent and not left_out >> (int(number) - 1) & 1:
+            signals.add(int(number))
+    return caught, tuple(sorted(signals)) if raw is not None else None
 
 
 def tracer_of(pid: int) -> int | None:

@@ -130,6 +130,7 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
     stdout, stderr = proc.fd_target(pid, 1), proc.fd_target(pid, 2)
     parent = infos.get(st.ppid)
     forked = parent is not None and parent.cmdline == cmdline and parent.exe == exe
+    signals = proc.read_signals(pid)
     try:
         create_time = psutil.Process(pid).create_time()
     except psutil.Error:
@@ -159,7 +160,8 @@ def _info(pid: int, root: int, main: int, orphan: bool, infos: dict[int, Process
         stdout_is_file=proc.file_size(stdout) is not None,
         env=env,
         forked_from_parent=forked,
-        caught_signals=proc.read_caught_signals(pid),
+        caught_signals=signals[0],
+        timer_signals=signals[1],
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose import proof
+from hangwatch.diagnose import proof, timers
 from hangwatch.diagnose.deadline import leaves_by_clock, turns_left
 from hangwatch.diagnose.scene import Scene
 from hangwatch.diagnose.state import ALIVE, thread_state
@@ -82,7 +82,7 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
     bounds (``deadline.turns_left``; or a count not read, ``self.tries``: it may end, when is not known); another
     thread of it in such a wait in its own function, called by no other of the user's (a guard that waits on an Event
     with a timeout, then kills), or that polls with such a way out (a watchdog), or a threading.Timer due within the
-    bounds that may fire once (``proof.one_shot``). ``besides``: the waiter's own thread, which does not count. There
+    bounds that may fire once (``timers.one_shot``). ``besides``: the waiter's own thread, which does not count. There
     it may end what a process it started waits in."""
     for t in (t for t in v.threads if t.tid != besides and t.has_stack and not v.ended):
         user, m, w = innermost_user(t.frames), thread_state(v, t), t.waiting
@@ -105,7 +105,7 @@ def acts_by_itself(v: ProcessView, besides: int | None = None) -> str | None:
             return f"{who} polls in a loop at {describe(user)} with {way}{each}"
         if own and count is not None and (m.state in ALIVE or timed) and 0 < (count[1] or 0) * turn < v.timer_bound_s:
             return f"{who} polls in a loop at {describe(user)} with {count[1]} turns left at most (`{count[0]}`){each}"
-        if t is not v.main_thread and m.state == "asleep" and proof.one_shot(v, t):
+        if t is not v.main_thread and m.state == "asleep" and timers.one_shot(v, t):
             return f"{who} a threading.Timer, is {m.fact}"
         # (another thread: where the user's code on its stack is one function, the thread's own, not at a module's top
         # level, and its loop was looked for: a caller of the user's may loop around the wait, which no read of its

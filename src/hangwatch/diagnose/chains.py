@@ -226,6 +226,7 @@ UNPROVEN_TEXT = {
     "nothing proves it never ends",
     "spinning": "the holder runs, and was not seen to get anywhere: nothing proves the wait never ends",
     "looping": "the holder wakes in a loop, and nothing proves the wait never ends",
+    "cycle": "a cycle, but a wait on it may end by a timeout (its hop says which): nothing proves none ever moves",
 }
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from hangwatch import signatures as sg
 from hangwatch.causes import Cause
-from hangwatch.diagnose import proof
+from hangwatch.diagnose import proof, timers
 from hangwatch.diagnose.loops import LoopMotion, one_long_call
 from hangwatch.diagnose.output import buffered_stdout
 from hangwatch.diagnose.raised import Raised, thread_deaths
@@ -500,7 +500,7 @@ def exit_wait_rule(scene: Scene) -> list[Hit]:
             or proof.waits_at(t)
             or next((f for f in reversed(t.frames) if not f.file.endswith("/threading.py")), None)
         )
-        site = proof.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
+        site = timers.rearm_site(v) if m.state == "looping" else None  # the timers re-arm: the line that starts each
         place = Frame(site.function, site.file, site.line, site.code) if site is not None else frame
         left = t.last.wakes_in if t.last.syscall == "futex" else None
         how = (

@@ -409,8 +409,7 @@ def build_graph(scene: Scene) -> WaitGraph:
         # a process a signal ends (parked, in pause(), asleep past the bounds, looping) that the job may signal, or
         # whose own timeout's handler may end its sleep
         sender = may_signal(scene, v) if m.state in ("looping", "long_sleep") or parked else None
-        alarm = proof.alarmed(v) and m.state == "long_sleep"
-        sender = sender or (f"{proof.TIMER_WORDS}, whose handler may end its sleep" if alarm else None)
+        sender = sender or (proof.alarmed(v) if m.state == "long_sleep" else None)
         main = v.main_thread
         single = (
             main is not None
@@ -448,11 +447,7 @@ def build_graph(scene: Scene) -> WaitGraph:
             if drawn.holder not in nodes:
                 continue
             timed = alarm and drawn.timeout is not True and drawn.tid in (None, v.pid)
-            edge = (
-                dataclasses.replace(drawn, timeout=True, words=f"{drawn.words} ({proof.TIMER_WORDS})")
-                if timed
-                else drawn
-            )
+            edge = dataclasses.replace(drawn, timeout=True, words=f"{drawn.words} ({alarm})") if timed else drawn
             edges.append(edge)
             out_edges.setdefault(edge.waiter, []).append(edge)
     for v in scene.views:  # main's wait that one thread alone could end, by one edge (a wait4(-1) for any of several

@@ -23,7 +23,7 @@ for work or is stuck; none of them decides it on its own. A state is one of:
 from __future__ import annotations
 
 from hangwatch import signatures as sg
-from hangwatch.diagnose import proof
+from hangwatch.diagnose import proof, timers
 from hangwatch.diagnose.childloop import child_loop
 from hangwatch.diagnose.deadline import ends_by_clock, retried_wait
 from hangwatch.diagnose.loops import LoopMotion, loop_motion, never_exits, one_long_call
@@ -81,7 +81,7 @@ def process_state(v: ProcessView) -> Measured:
 def holder_process_state(v: ProcessView) -> Measured:
     """What a process another waits on can still do: its main thread's state, else another thread of it that could act
     (Python, not parked, not machinery) measured working or waking (a service answering when its uploader is done), or
-    a Timer due within the bounds that may be a one-shot (``proof.one_shot``). A rank's: its main thread's."""
+    a Timer due within the bounds that may be a one-shot (``timers.one_shot``). A rank's: its main thread's."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
@@ -91,7 +91,7 @@ def holder_process_state(v: ProcessView) -> Measured:
         other = thread_state(v, o)
         # (one that only wakes: where the process used CPU (a heartbeat's cost none), or its loop ends by the clock)
         clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
-        if other.state == "asleep" and proof.one_shot(v, o):  # (a Timer that runs its function once, then)
+        if other.state == "asleep" and timers.one_shot(v, o):  # (a Timer that runs its function once, then)
             return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
         if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
             does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
@@ -151,7 +151,7 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
         )
     )
     wakes = t.woke_often or (owns and v.moved_data)
-    rearmed = proof.rearmed_timers(v, t)  # a Timer of an exit whose timers re-arm, with nothing else at work
+    rearmed = timers.rearmed_timers(v, t)  # a Timer of an exit whose timers re-arm, with nothing else at work
     if rearmed is not None and v.delta("syscalls") is not None and not v.moved_data and not runs(v):
         return Measured("looping", f"{rearmed}; nothing else of the process ran or moved data")
     if not main and t in threads_ended(v):  # (a timer that fired, a task done: what joins it goes on)
@@ -289,10 +289,10 @@ def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
     """The threads of ``v`` gone from the newest sample, the process alive in it: each ended during the look (a thread
     leaves /proc/PID/task only when it exits), a change. None where that sample read fewer threads than the kernel
     counted (one unreadable, or born or ended as it was read), or where the user's code re-arms a Timer with no way
-    out (``proof.rearm_site``), whose ends are the turns of that loop."""
+    out (``timers.rearm_site``), whose ends are the turns of that loop."""
     newest = v.ev.samples[-1]
     last = {t.tid for t in newest.threads}
-    if v.ended or v.pid not in last or newest.num_threads != len(last) or proof.rearm_site(v) is not None:
+    if v.ended or v.pid not in last or newest.num_threads != len(last) or timers.rearm_site(v) is not None:
         return ()
     return tuple(t for t in v.threads if t.tid not in last)
 
@@ -300,7 +300,7 @@ def threads_ended(v: ProcessView) -> tuple[ThreadView, ...]:
 def threads_started(v: ProcessView) -> tuple[ThreadView, ...]:
     """The threads of ``v`` started during the look (absent from a first sample that read all): a change, as an end."""
     first = v.ev.samples[0] if v.ev.samples else None
-    if first is None or first.num_threads != len(first.threads) or proof.rearm_site(v) is not None:
+    if first is None or first.num_threads != len(first.threads) or timers.rearm_site(v) is not None:
         return ()
     return tuple(t for t in v.threads if not t.whole)
 
@@ -396,7 +396,7 @@ def _endless(v: ProcessView, t: ThreadView) -> Measured | None:
     return Measured(
         "looping",
         f"in {describe(t.user_frame)}: {why}; no other thread of it runs Python that could end the process"
-        + (f"; but {proof.TIMER_WORDS}, whose handler may end it" if alarm else ""),
+        + (f"; but {alarm}" if alarm else ""),
         proves_hang=not alarm,
     )
 

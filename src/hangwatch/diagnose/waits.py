@@ -154,6 +154,8 @@ def _file_lock(v: ProcessView, t: ThreadView, w: LockWait) -> Hit | None:
     state = holder_state(h)
     frame = innermost_user(t.frames)
     forever = "with no timeout" if w.timeout is False else "with a timeout" if w.timeout else ""
+    alarm = proof.alarmed(v) if t.tid == v.pid and w.timeout is False else None  # (its own timer may interrupt it)
+    forever += f" in its call, but {alarm}" if alarm else ""
     what = f"{KIND_TEXT.get(w.kind, 'a lock')} on {w.path}"
     summary = (
         f"{v.label()} waits for {what}{' ' + forever if forever else ''}, held by {holder_text(h)}, which "

@@ -126,6 +126,7 @@ class ProcessInfo:
     forked_from_parent: bool = False  # same executable and cmdline as its parent: a fork
     stdin: str | None = None  # what fd 0 points to: "/dev/pts/3", "pipe:[...]", "/dev/null", a path
     caught_signals: int | None = None  # SigCgt of /proc/PID/status: bit n-1 set, signal n has a handler (None: unread)
+    timer_signals: tuple[int, ...] | None = None  # its POSIX timers' signals, not ignored nor blocked (None: unread)
     # rank and world size read from its multiprocessing.Process target's own arguments, or its mp.spawn index with
     # every rank's connections on this host: the whole world is here, its numbers global
     rank_from_args: bool = False
