@@ -613,6 +613,25 @@ def test_nothing_moving_and_nothing_known_for_three_probes_is_hung(run):
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(("when", "code"), [("12", 0), ("never", 124)])
+def test_a_job_that_logs_the_same_line_each_second_is_noticed_and_its_twin_is_left(run, when, code):
+    """Polling for a marker file its child should write (the child failed), logging `INFO waiting for ...` each
+    second: each line, new only in its clock, reset the stall clock, so the job was never noticed, nor ended by
+    --max-slow. Now the same line again is no progress (silence is not either): past the startup grace and
+    --min-stall the job is looked at, `slow` (its poll wakes each second and nothing proves the file never comes),
+    and ended at --max-slow, by the clock. The twin's child computes 12 s, then writes the marker: untouched."""
+    bounds = ("--startup-grace", "4", "--max-slow", "20")
+    r = run(*QUICK, *bounds, "--on-hang", "kill", *py("marker_poll.py", when))
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    incidents = _incidents(run)
+    if code == 0:
+        assert b"done" in r.stdout and not [i for i in incidents if i["verdict"] == "hung"], incidents
+        return
+    assert incidents[0]["verdict"] == "slow" and incidents[-1]["verdict"] == "hung", incidents
+    assert root_cause(incidents[-1])["proof"] is None, incidents[-1]
+
+
+@pytest.mark.e2e
 def test_a_download_that_delivers_bytes_is_never_still(run):
     p = run.start(
         "--min-stall",

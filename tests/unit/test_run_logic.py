@@ -239,6 +239,26 @@ def test_progress_after_hung_recovers():
     assert det.state == State.PROGRESSING
 
 
+def test_the_same_line_again_but_its_clock_is_no_progress_and_a_line_with_a_new_number_is(tmp_path):
+    """A poll that logs `INFO waiting for /data/ready` each second, its child long dead, reset the stall clock at every
+    line, so the job was never noticed. The same record again, word for word but its date and time, is a repeat:
+    no progress, as silence is not (a look decides). A new word or number (a loss, a count) is still progress."""
+    from hangwatch.supervise.progress.intake import ProgressIntake
+
+    intake, det = ProgressIntake(None, tmp_path), StallDetector(CFG, started_at=0)
+    line = b"2026-12-07 18:00:%02d,%03d INFO waiting for /tmp/tmpab12/ready\n"
+    outputs = []
+    for n in range(1, 5):
+        intake.on_chunk(line % (n, 400 + n), float(n))
+        outputs.append(next(p for p in intake.poll().signals if p.strength == Strength.OUTPUT))
+    assert [p.repeat for p in outputs] == [False, True, True, True]
+    assert det.progress(outputs[0]) and not any(det.progress(p) for p in outputs[1:])
+    for n, text in ((5, b"2026-12-07 18:00:05 INFO loss=0.53\n"), (6, b"2026-12-07 18:00:06 INFO loss=0.51\n")):
+        intake.on_chunk(text, float(n))
+        signal = intake.poll().signals[0]
+        assert not signal.repeat and det.progress(signal), text
+
+
 def test_the_same_output_again_after_a_declared_hang_is_no_recovery():
     """A job whose only signal is its output, declared hung (a pool whose workers die in their initializer prints the
     same traceback hundreds of times a second): that output again does not end the hang; a new line does, and so

@@ -80,6 +80,7 @@ class Progress:
     strength: Strength
     count: int = 1  # the job's own events since the previous signal of this kind (a heartbeat's beats)
     fresh: bool = True  # plain output: a record not seen recently (the same tracebacks again are not)
+    repeat: bool = False  # plain output: each record the same as a recent one, word for word but its clock
 
 
 RATE_POINTS = 21  # the step rate is taken over the newest this many (time, step) points
@@ -155,7 +156,11 @@ class StallDetector:
 
     # --- inputs -------------------------------------------------------------------------------
     def progress(self, p: Progress) -> bool:
-        """Record a progress signal. True if it counts (and resets the stall clock)."""
+        """Record a progress signal. True if it counts (and resets the stall clock). The same lines again, word for
+        word but their clock (`INFO waiting for /data/ready` each second), say no more than silence would: not
+        progress, so a look decides, as it does for a silent job."""
+        if p.strength == Strength.OUTPUT and p.repeat:
+            return False
         prev = self._seen.get(p.strength)
         if prev is not None and p.at > prev:
             # The job's own intervals, whatever the poll's rate: a poll that saw n steps since the last one adds

@@ -16,6 +16,7 @@ from hangwatch.supervise.progress.counters import (
     ANSI,
     RECORD_SPLIT,
     TAIL_RECORDS,
+    TIME,
     OutputTail,
     ProgressParser,
     parse_record,
@@ -78,6 +79,7 @@ class ProgressIntake:
     _steps: dict[int, int] = field(default_factory=dict)  # pid -> the step its newest beat said
     _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
     _lines: OrderedDict[bytes, None] = field(default_factory=OrderedDict)  # the newest records, digits masked
+    _texts: OrderedDict[bytes, None] = field(default_factory=OrderedDict)  # the newest records, their clock masked
     # Unix times (output chunks, heartbeats) onto the run loop's clock, which never steps (Clock.from_wall).
     to_clock: Callable[[float], float] = field(default=lambda t: t)
 
@@ -104,8 +106,8 @@ class ProgressIntake:
         seq, at, data = self.tail.snapshot()
         if seq != self._tail_seq:
             self._tail_seq = seq
-            fresh = self._fresh(data)
-            signals.append(Progress(at, None, "output", Strength.OUTPUT, fresh=fresh))
+            fresh, repeat = self._fresh(data)
+            signals.append(Progress(at, None, "output", Strength.OUTPUT, fresh=fresh, repeat=repeat))
             counter = self._counters(at, data)
             if counter is not None:
                 signals.append(counter)
@@ -164,12 +166,13 @@ class ProgressIntake:
                 phase = (hb.phase, hb.phase_deadline, hb.phase_started)
         return phase, beats
 
-    def _fresh(self, tail: bytes) -> bool:
-        """Whether the newest records hold one not seen recently. Times, rates and losses are masked,
-        so a progress bar that only redraws its clock is not movement; a new count or message is. A last record that
-        is the start of one seen recently (its digits masked), with no line end after it, is a line a read cut, not
-        a new one (a crash loop's traceback read half written)."""
-        fresh = False
+    def _fresh(self, tail: bytes) -> tuple[bool, bool]:
+        """Whether the newest records hold one not seen recently (times, rates and losses masked, so a progress bar
+        that only redraws its clock is not movement; a new count or message is), and whether each of them is a recent
+        one again, word for word but its clock (a repeat: a poll that logs the same line each second). A last record
+        that is the start of one seen recently (its digits masked), with no line end after it, is a line a read cut,
+        not a new one (a crash loop's traceback read half written)."""
+        fresh, repeat = False, True
         records = RECORD_SPLIT.split(tail)[-TAIL_RECORDS:]
         for n, rec in enumerate(records):
             if not rec.strip():
@@ -181,15 +184,18 @@ class ProgressIntake:
             ):
                 continue
             self._lines[masked] = None
+            words = TIME.sub(b" ~ ", text).strip()
+            repeat = repeat and words in self._texts
+            self._texts[words] = None
             template, fields = parse_record(text)
             key = (template, tuple(f.value for f in fields))
             if key not in self._recent:
                 fresh = True
                 self._recent[key] = None
-            for kept in (self._recent, self._lines):
+            for kept in (self._recent, self._lines, self._texts):
                 while len(kept) > RECENT_RECORDS:
                     kept.popitem(last=False)
-        return fresh
+        return fresh, repeat and not fresh
 
     def rank_progress(self) -> tuple[tuple[int, float, int | None], ...]:
         """(rank, at, step) for each rank seen, for the evidence."""
