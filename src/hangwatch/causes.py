@@ -360,7 +360,8 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         OOM_FIX,
     ),
     Cause.UNKNOWN: CauseInfo(
-        "nothing matched; the stacks and the summary still stand",
+        "nothing matched; the stacks and the summary still stand: where main is, the loop around it where capture "
+        "read it (`in a loop at line 19 (while not os.path.exists(marker))`), and what says it is alive",
         Nature.EVIDENCE,
         Requeue.BY_PROOF,
         UNKNOWN_FIX,

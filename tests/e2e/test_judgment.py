@@ -619,7 +619,8 @@ def test_a_job_that_logs_the_same_line_each_second_is_noticed_and_its_twin_is_le
     second: each line, new only in its clock, reset the stall clock, so the job was never noticed, nor ended by
     --max-slow. Now the same line again is no progress (silence is not either): past the startup grace and
     --min-stall the job is looked at, `slow` (its poll wakes each second and nothing proves the file never comes),
-    and ended at --max-slow, by the clock. The twin's child computes 12 s, then writes the marker: untouched."""
+    and ended at --max-slow, by the clock, its summary naming the loop. The twin's child computes 12 s, then writes
+    the marker: untouched."""
     bounds = ("--startup-grace", "4", "--max-slow", "20")
     r = run(*QUICK, *bounds, "--on-hang", "kill", *py("marker_poll.py", when))
     assert r.returncode == code, r.stderr.decode()[-3000:]
@@ -629,6 +630,9 @@ def test_a_job_that_logs_the_same_line_each_second_is_noticed_and_its_twin_is_le
         return
     assert incidents[0]["verdict"] == "slow" and incidents[-1]["verdict"] == "hung", incidents
     assert root_cause(incidents[-1])["proof"] is None, incidents[-1]
+    # (no namer knows the wait: the summary says the loop around it, read by capture, whose test is its way out)
+    loop = f"in a loop at line {marker('marker_poll.py')[1]} (`while not os.path.exists(marker)`)"
+    assert any(loop in root_cause(i)["summary"] for i in incidents), [root_cause(i)["summary"] for i in incidents]
 
 
 @pytest.mark.e2e
