@@ -373,9 +373,10 @@ def _deadlock_words(
             said = f"its other threads each wait, none of them running: {proof.waiting_words(ring)}"
             return 0.8, f"the main thread waits in a join, and {said}", OTHERS_WAIT_FIX
         said = f"{proof.article(kind)} {kind} at {describe(joined.user_frame)} that no running thread will "
+        at = f"; main joins it at {describe(main.user_frame)}" if main.user_frame is not None else ""  # (`with`'s exit)
         return (
             0.8,
-            f"the main thread joins a thread that waits on {said}{RELEASED_BY.get(kind, 'set')}",
+            f"the main thread joins a thread that waits on {said}{RELEASED_BY.get(kind, 'set')}{at}",
             IMPORT_LOCK_FIX if kind == proof.IMPORT_LOCK else WAIT_FOREVER_FIX,
         )
     kind = "future" if proof.waits_on_future(main) else waits[main.tid] or "event"
@@ -387,7 +388,7 @@ def _deadlock_words(
         what += ": its other threads wait too, " + proof.waiting_words(others)
         return 0.6, what, OTHERS_WAIT_FIX
     if loop is None:
-        return 0.6, what, WAIT_FOREVER_FIX
+        return 0.6, what + (f", at {describe(main.user_frame)}" if main.user_frame else ""), WAIT_FOREVER_FIX
     what += (
         f" at {describe(main.user_frame)}, inside the asyncio event loop it runs ({describe(loop)}): "
         "the loop cannot run the coroutine or callback that would set it while its own thread waits"
