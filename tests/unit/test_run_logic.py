@@ -241,22 +241,38 @@ def test_progress_after_hung_recovers():
 
 def test_the_same_line_again_but_its_clock_is_no_progress_and_a_line_with_a_new_number_is(tmp_path):
     """A poll that logs `INFO waiting for /data/ready` each second, its child long dead, reset the stall clock at every
-    line, so the job was never noticed. The same record again, word for word but its date and time, is a repeat:
-    no progress, as silence is not (a look decides). A new word or number (a loss, a count) is still progress."""
+    line, so the job was never noticed. The same record again, word for word but a date and time of day that are the
+    wall clock's, is a repeat: no progress, as silence is not (a look decides). Still progress: a new word or number
+    (a loss), a new line that came with repeats in one poll, a time that is not the clock's (a frame's), blank
+    output, a line longer than the tail, and the first lines of a restart."""
+    import time as clock
+
     from hangwatch.supervise.progress.intake import ProgressIntake
 
     intake, det = ProgressIntake(None, tmp_path), StallDetector(CFG, started_at=0)
-    line = b"2026-12-07 18:00:%02d,%03d INFO waiting for /tmp/tmpab12/ready\n"
-    outputs = []
-    for n in range(1, 5):
-        intake.on_chunk(line % (n, 400 + n), float(n))
-        outputs.append(next(p for p in intake.poll().signals if p.strength == Strength.OUTPUT))
+    stamp = clock.strftime("%Y-%m-%d %H:%M:%S", clock.localtime()).encode()
+
+    def poll(chunk: bytes, at: float) -> Progress:
+        intake.on_chunk(chunk, at)
+        return next(p for p in intake.poll().signals if p.strength == Strength.OUTPUT)
+
+    line = stamp + b",%03d INFO waiting for /tmp/tmpab12/ready\n"
+    outputs = [poll(line % n, float(n)) for n in range(1, 5)]
     assert [p.repeat for p in outputs] == [False, True, True, True]
     assert det.progress(outputs[0]) and not any(det.progress(p) for p in outputs[1:])
-    for n, text in ((5, b"2026-12-07 18:00:05 INFO loss=0.53\n"), (6, b"2026-12-07 18:00:06 INFO loss=0.51\n")):
-        intake.on_chunk(text, float(n))
-        signal = intake.poll().signals[0]
+    for n, text in ((5, b" INFO loss=0.53\n"), (6, b" INFO loss=0.51\n")):
+        signal = poll(stamp + text, float(n))
         assert not signal.repeat and det.progress(signal), text
+    assert not poll(b"INFO epoch finished, saved model\n" + b"".join(line % n for n in range(5, 12)), 7.0).repeat
+    assert poll(line % 12, 8.0).repeat
+    assert not poll(b"decoded frame at 00:01:24.456\n", 9.0).repeat
+    assert not poll(b"decoded frame at 00:01:25.456\n", 10.0).repeat
+    assert not poll(b"\n\n", 11.0).repeat
+    long = b"step %d " + b"x" * 9000 + b" done\n"
+    assert not poll(long % 1, 12.0).repeat and not poll(long % 2, 13.0).repeat
+    assert poll(line % 13, 14.0).repeat
+    intake.new_attempt()
+    assert not poll(line % 14, 15.0).repeat
 
 
 def test_the_same_output_again_after_a_declared_hang_is_no_recovery():

@@ -273,9 +273,11 @@ def read_ctx_switches(status_path: Path) -> int | None:
 
 def read_signals(pid: int) -> tuple[int | None, tuple[int, ...] | None]:
     """The signals process ``pid`` has a handler for (``SigCgt`` of its status: bit n-1 for signal n), and those its
-    POSIX timers (timer_create: ``flock -w``'s, coreutils ``timeout``'s) send it, as ``/proc/PID/timers`` lists them
-    (``notify: signal/...``), but those it ignores (``SigIgn``) or its main thread blocks (``SigBlk``); each None
-    where unreadable (the timers file: a kernel built without it). Not when the timers fire: the file shows no time."""
+    POSIX timers (timer_create: ``flock -w``'s, coreutils ``timeout``'s) send it, as ``/proc/PID/timers`` lists them:
+    on a wall or monotonic clock (not a CPU-time one, which a blocked process never advances), to the process or its
+    main thread (``notify: signal/pid.N``, ``signal/tid.PID``), neither ignored (``SigIgn``) nor blocked by its main
+    thread (``SigBlk``); each None where unreadable (the timers file: a kernel built without it). Not when they fire:
+    the file shows no time."""
     status = dict(
         line.split(":", 1) for line in (read_text(PROC / str(pid) / "status") or "").splitlines() if ":" in line
     )
@@ -283,14 +285,24 @@ def read_signals(pid: int) -> tuple[int | None, tuple[int, ...] | None]:
         caught, left_out = int(status["SigCgt"], 16), int(status["SigIgn"], 16) | int(status["SigBlk"], 16)
     except (KeyError, ValueError):
         return None, None
-    raw, signals = read_text(PROC / str(pid) / "timers"), set()
-    for block in (raw or "").split("ID:")[1:]:
-        fields = dict(line.split(":", 1) for line in block.splitlines()[1:] if ":" in line)
-        number = fields.get("signal", "").split("/", 1)[0].strip()
-        sent = fields.get("notify", "").strip().startswith("signal/") and number.isdigit() and 0 < int(number) <= 64
-        if sent and not left_out >> (int(number) - 1) & 1:
-            signals.add(int(number))
+    raw = read_text(PROC / str(pid) / "timers")
+    timers: list[dict[str, str]] = []
+    for line in (raw or "").splitlines():
+        key, _, value = line.partition(":")
+        if key == "ID":
+            timers.append({})
+        elif timers:
+            timers[-1][key] = value.strip()
+    numbers = (
+        t.get("signal", "").split("/", 1)[0]
+        for t in timers
+        if t.get("ClockID") in WALL_CLOCKS and (t.get("notify") in (f"signal/pid.{pid}", f"signal/tid.{pid}"))
+    )
+    signals = {int(n) for n in numbers if n.isdigit() and 0 < int(n) <= 64 and not left_out >> (int(n) - 1) & 1}
     return caught, tuple(sorted(signals)) if raw is not None else None
+
+
+WALL_CLOCKS = frozenset({"0", "1", "7", "8", "9", "11"})  # REALTIME, MONOTONIC, BOOTTIME (and _ALARM), TAI
 
 
 def tracer_of(pid: int) -> int | None:

@@ -226,7 +226,8 @@ UNPROVEN_TEXT = {
     "nothing proves it never ends",
     "spinning": "the holder runs, and was not seen to get anywhere: nothing proves the wait never ends",
     "looping": "the holder wakes in a loop, and nothing proves the wait never ends",
-    "cycle": "a cycle, but a wait on it may end by a timeout (its hop says which): nothing proves none ever moves",
+    "cycle": "a cycle, but a wait on it may end by itself (a timeout, or one of several it waits for): nothing "
+    "proves none ever moves",
 }
 
 
@@ -262,7 +263,7 @@ def ending_text(ending: str, hops: list[Edge] | tuple[Edge, ...], proven: bool =
     process waiting on itself, and so is a process every thread of which is asleep (``end``)."""
     if ending == NOBODY and end is not None and end.label == ALL_ASLEEP:
         return "every thread of the process is blocked in a wait of its own, so none can run to end this one (hung)"
-    if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder:
+    if ending == "cycle" and len(hops) == 1 and hops[0].waiter == hops[0].holder and proven:
         return "only the waiter's own process could end this wait, and none of its threads was seen able to (hung)"
     if ending == "blocked" and hops and hops[-1].holder.startswith("job:"):  # any process may still open it, connect
         return "nothing in the job was seen able to end it, and a process outside it still could: nothing proves it"

@@ -502,8 +502,8 @@ def _unknown(scene: Scene, moves: str | None = None) -> Finding:
     if moves is not None and moves != works:
         ev.append(moves)
     # (the loop around its wait, where capture read it: `while not os.path.exists(marker)`, whose test is its way out)
-    at, reads = (frame.file, frame.function) if frame else None, v.locals_of(t.tid) if t is not None else ()
-    loop = next((r for r in reads if r.loop and r.loop_line and (r.file, r.function) == at), None)
+    at, reads = (frame.file, frame.function, frame.line) if frame else None, v.locals_of(t.tid) if t is not None else ()
+    loop = next((r for r in reversed(reads) if r.loop and r.loop_line and (r.file, r.function, r.line) == at), None)
     around = f", in a loop at line {loop.loop_line} (`{loop.loop}`)" if loop is not None else ""
     said = f"No known hang pattern matched; {v.label()} is in {describe(frame)}{around}" + (
         f"; not hung: {moves.rstrip('.')}." if moves is not None else "."

@@ -162,12 +162,14 @@ class OutputTail:
         self._data = b""
         self.seq = 0  # bumped on every chunk
         self.last_at = 0.0  # time of the newest chunk
+        self.total = 0  # the bytes of every chunk so far
 
     def add(self, chunk: bytes, at: float) -> None:
         """Keep the newest bytes of a chunk."""
         with self._lock:
             self._data = (self._data + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
             self.seq += 1
+            self.total += len(chunk)
             self.last_at = at
 
     def snapshot(self) -> tuple[int, float, bytes]:

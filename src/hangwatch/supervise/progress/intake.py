@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import field
@@ -14,6 +15,7 @@ from hangwatch.records.layout import BEAT_SUFFIX
 from hangwatch.records.values import frozen, mutable
 from hangwatch.supervise.progress.counters import (
     ANSI,
+    MAX_RECORD,
     RECORD_SPLIT,
     TAIL_RECORDS,
     TIME,
@@ -79,7 +81,8 @@ class ProgressIntake:
     _steps: dict[int, int] = field(default_factory=dict)  # pid -> the step its newest beat said
     _recent: OrderedDict[tuple[bytes, tuple[int | None, ...]], None] = field(default_factory=OrderedDict)
     _lines: OrderedDict[bytes, None] = field(default_factory=OrderedDict)  # the newest records, digits masked
-    _texts: OrderedDict[bytes, None] = field(default_factory=OrderedDict)  # the newest records, their clock masked
+    _texts: OrderedDict[bytes, None] = field(default_factory=OrderedDict)  # the newest records, the wall clock masked
+    _total_seen: int = 0  # the output's bytes up to the last poll
     # Unix times (output chunks, heartbeats) onto the run loop's clock, which never steps (Clock.from_wall).
     to_clock: Callable[[float], float] = field(default=lambda t: t)
 
@@ -97,6 +100,7 @@ class ProgressIntake:
         self._beats.clear()
         self._steps.clear()
         self.ranks.clear()
+        self._texts.clear()  # (a restart prints its first lines again: each is news in that attempt)
         self.counter_total = self.trainer_total = None
 
     def poll(self) -> Intake:
@@ -106,7 +110,10 @@ class ProgressIntake:
         seq, at, data = self.tail.snapshot()
         if seq != self._tail_seq:
             self._tail_seq = seq
-            fresh, repeat = self._fresh(data)
+            fresh = self._fresh(data)
+            total = self.tail.total  # (read after the snapshot: bytes added meanwhile only widen what is judged)
+            added, self._total_seen = total - self._total_seen, total
+            repeat = self._repeat(data, added, time.time()) and not fresh
             signals.append(Progress(at, None, "output", Strength.OUTPUT, fresh=fresh, repeat=repeat))
             counter = self._counters(at, data)
             if counter is not None:
@@ -166,13 +173,12 @@ class ProgressIntake:
                 phase = (hb.phase, hb.phase_deadline, hb.phase_started)
         return phase, beats
 
-    def _fresh(self, tail: bytes) -> tuple[bool, bool]:
-        """Whether the newest records hold one not seen recently (times, rates and losses masked, so a progress bar
-        that only redraws its clock is not movement; a new count or message is), and whether each of them is a recent
-        one again, word for word but its clock (a repeat: a poll that logs the same line each second). A last record
-        that is the start of one seen recently (its digits masked), with no line end after it, is a line a read cut,
-        not a new one (a crash loop's traceback read half written)."""
-        fresh, repeat = False, True
+    def _fresh(self, tail: bytes) -> bool:
+        """Whether the newest records hold one not seen recently. Times, rates and losses are masked,
+        so a progress bar that only redraws its clock is not movement; a new count or message is. A last record that
+        is the start of one seen recently (its digits masked), with no line end after it, is a line a read cut, not
+        a new one (a crash loop's traceback read half written)."""
+        fresh = False
         records = RECORD_SPLIT.split(tail)[-TAIL_RECORDS:]
         for n, rec in enumerate(records):
             if not rec.strip():
@@ -184,19 +190,58 @@ class ProgressIntake:
             ):
                 continue
             self._lines[masked] = None
-            words = TIME.sub(b" ~ ", text).strip()
-            repeat = repeat and words in self._texts
-            self._texts[words] = None
             template, fields = parse_record(text)
             key = (template, tuple(f.value for f in fields))
             if key not in self._recent:
                 fresh = True
                 self._recent[key] = None
-            for kept in (self._recent, self._lines, self._texts):
+            for kept in (self._recent, self._lines):
                 while len(kept) > RECENT_RECORDS:
                     kept.popitem(last=False)
-        return fresh, repeat and not fresh
+        return fresh
+
+    def _repeat(self, tail: bytes, added: int, now: float) -> bool:
+        """Whether the ``added`` bytes that came since the last poll (at the end of ``tail``) are only records seen
+        recently, word for word but a date and a time of day that are the wall clock's at ``now`` (a poll that logs
+        `INFO waiting for /data/ready` each second). Not where those bytes, or the record they continue, are not all
+        in the tail (a line longer than it), nor where they hold no record but blank ones; a time that is not now
+        (`decoded frame at 00:01:24`) is a word like any other."""
+        start = len(tail) - added
+        begin = max(tail.rfind(b"\n", 0, max(start, 0)), tail.rfind(b"\r", 0, max(start, 0))) + 1
+        if start < 0 or (begin == 0 and self.tail.total > len(tail)):
+            return False  # (the record the new bytes continue began before the tail)
+        records = [r for r in RECORD_SPLIT.split(tail[begin:]) if r.strip()]
+        texts = [_clock_masked(ANSI.sub(b"", r[:MAX_RECORD]), now).strip() for r in records]
+        repeat = bool(texts) and all(t in self._texts for t in texts)
+        for t in texts:
+            self._texts[t] = None
+            while len(self._texts) > RECENT_RECORDS:
+                self._texts.popitem(last=False)
+        return repeat
 
     def rank_progress(self) -> tuple[tuple[int, float, int | None], ...]:
         """(rank, at, step) for each rank seen, for the evidence."""
         return tuple((r, p.at, p.step) for r, p in sorted(self.ranks.items()))
+
+
+CLOCK_SLACK_S = 300.0  # a stamp this near the wall clock at the poll is the clock's (a record logged before it)
+
+
+def _clock_masked(text: bytes, now: float) -> bytes:
+    """``text`` with each date (`2026-12-07`) and time of day (`18:00:01,123`) that is the wall clock's at ``now``
+    (local or UTC, within ``CLOCK_SLACK_S``) masked: a logger's stamp; any other (`frame at 00:01:24`) kept."""
+
+    def masked(m: re.Match[bytes]) -> bytes:
+        token = m.group(0).strip().rstrip(b"T")
+        for clock in (time.localtime(now), time.gmtime(now)):
+            if token == time.strftime("%Y-%m-%d", clock).encode() or token == time.strftime("%Y/%m/%d", clock).encode():
+                return b" ~ "
+            parts = token.replace(b",", b".").split(b".")[0].split(b":")
+            if len(parts) >= 2 and all(p.isdigit() for p in parts):
+                of_day = int(parts[0]) * 3600 + int(parts[1]) * 60 + (int(parts[2]) if len(parts) > 2 else 0)
+                at = clock.tm_hour * 3600 + clock.tm_min * 60 + clock.tm_sec
+                if min(abs(at - of_day), 86400 - abs(at - of_day)) <= CLOCK_SLACK_S:
+                    return b" ~ "
+        return m.group(0)
+
+    return TIME.sub(masked, text)
