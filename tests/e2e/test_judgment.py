@@ -927,9 +927,7 @@ def test_a_file_lock_its_own_process_holds_through_another_open_is_followed_to_i
     ended by the clock; now the one lock on the file, in the waiter's own fdinfo, is its own."""
     args = (arg, kind)
     if arg == "alarm":  # proof would act at the first still look (~5 s); without it, --min-stall 20 waits it out
-        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("flock_twice.py", *args))  # (the last one counts)
-        assert r.returncode == 0 and b"skipped the save" in r.stdout, r.stderr.decode()[-3000:]
-        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        _left_past_its_timer(run, "flock_twice.py", args, b"skipped the save")
         return
     root = _both_ways(run, "flock_twice.py", args, code)
     if root is not None:
@@ -965,6 +963,14 @@ def test_a_pause_for_a_signal_the_process_handles_is_named_and_left_to_the_clock
     with the signal it handles), and ended by the clock, worth a requeue (was `unknown`: "No known hang pattern
     matched"). The twin's helper sends it after 8 s."""
     _named_and_left_to_the_clock(run, "signal_pause_handler.py", (arg,), code, "SIGUSR1")
+
+
+def _left_past_its_timer(run, script: str, args: tuple[str, ...], said: bytes) -> None:
+    """The healthy way of a job whose wait a timer of its own ends: at a --min-stall past that timer (the clock, not a
+    proof, would decide), with --on-hang kill, it exits 0, prints ``said``, and no incident says hung."""
+    r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py(script, *args))
+    assert r.returncode == 0 and said in r.stdout, r.stderr.decode()[-3000:]
+    assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
 
 
 def _named_and_left_to_the_clock(
@@ -1548,9 +1554,7 @@ def test_a_sidecar_the_job_ends_on_a_timer_is_not_proven_hung(run, kind):
     --min-stall 5 (exit 125). A thread of the job that runs again by itself within the bounds (the Timer's timed
     wait) may send that signal: nothing is proven, and at a --min-stall past the Timer the job ends (exit 0). Without
     the Timer, nothing of the job can: proven at the first look, at the wait."""
-    r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("sidecar_ended_by_a_timer.py", "8", kind))
-    assert r.returncode == 0 and b"done" in r.stdout, r.stderr.decode()[-3000:]
-    assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+    _left_past_its_timer(run, "sidecar_ended_by_a_timer.py", ("8", kind), b"done")
     if kind in ("sleep", "event"):  # (a child parked on its own Event: from a review, proven beside the Timer)
         _both_ways(run, "sidecar_ended_by_a_timer.py", ("hang", kind), 125)
 
@@ -1566,9 +1570,7 @@ def test_a_lock_wait_inside_an_alarm_timeout_is_not_proven(run, arg, code, kind)
     timer cannot be read. With a SIGALRM handler installed nothing is proven: the alarm rings after 8 s, the job
     skips the item and ends (exit 0, at a --min-stall past the alarm). With no handler: proven at the lock."""
     if code == 0:
-        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("alarm_timeout_around_a_lock.py", arg, kind))
-        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
-        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        _left_past_its_timer(run, "alarm_timeout_around_a_lock.py", (arg, kind), b"skipped")
         return
     _both_ways(run, "alarm_timeout_around_a_lock.py", (arg, kind), code)
 
@@ -1584,9 +1586,7 @@ def test_a_main_wait_inside_an_alarm_timeout_is_not_proven(run, arg, code, kind)
     handler, main's waits are timed (no proof), and the job skips and ends (exit 0, at a --min-stall past the alarm).
     With no handler: proven at the wait."""
     if code == 0:
-        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("alarm_timeout_around_a_wait.py", arg, kind))
-        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
-        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        _left_past_its_timer(run, "alarm_timeout_around_a_wait.py", (arg, kind), b"skipped")
         return
     tag = {"loop": "HANG-HERE", "pipe": "HANG-PIPE", "child": "HANG-CHILD"}[kind]
     _both_ways(run, "alarm_timeout_around_a_wait.py", (arg, kind), code, tag)
@@ -1601,9 +1601,7 @@ def test_a_batch_wait_bounded_by_the_loaders_timeout_is_not_proven(run, arg, cod
     time, so the worker's state does not prove the job hung (``_timed``: as for Popen.wait(timeout=...)), and the job
     ends (exit 0, at a --min-stall past the loader's timeout). With no loader timeout: proven at the worker's line."""
     if code == 0:
-        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("dl_loader_timeout.py", arg))
-        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
-        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        _left_past_its_timer(run, "dl_loader_timeout.py", (arg,), b"skipped")
         return
     root = _both_ways(run, "dl_loader_timeout.py", arg, code)
     assert root is not None and root["cause"] == "dataloader.worker_stuck", root
@@ -1640,11 +1638,7 @@ def test_a_process_the_job_ends_after_its_own_timeout_does_not_prove_the_job_hun
     that comes back to the user's code by itself within the bounds (``acts.acts_by_itself``), and the job ends (exit
     0, at a --min-stall past its timeout). With no timeout: proven, at the task's lock or at the job's own wait."""
     if code == 0:
-        r = run(
-            *QUICK, "--min-stall", "20", "--on-hang", "kill", *py("child_ended_by_its_parents_timeout.py", arg, kind)
-        )
-        assert r.returncode == 0 and b"skipped" in r.stdout, r.stderr.decode()[-3000:]
-        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        _left_past_its_timer(run, "child_ended_by_its_parents_timeout.py", (arg, kind), b"skipped")
         return
     tag = "HANG-POLL" if kind in ("poll", "count", "retries", "alias") else "HANG-TASK"
     _both_ways(run, "child_ended_by_its_parents_timeout.py", (arg, kind), code, tag)
@@ -1684,9 +1678,7 @@ def test_a_native_helper_whose_own_timer_ends_its_lock_wait_is_no_proven_cycle(r
     process's own whose signal it catches, or that ends it, makes its waits timed (``proof.alarmed``): a cycle
     through them proves nothing, the clock decides. Without -w (no timer): proven at the job's line, as before."""
     if code == 0:
-        r = run(*QUICK, "--min-stall", "20", "--on-hang", "kill", *py("flock_helper.py", wait))
-        assert r.returncode == 0 and b"the helper ended with 1" in r.stdout, r.stderr.decode()[-3000:]
-        assert not [i for i in _incidents(run) if i["verdict"] == "hung"], _incidents(run)
+        _left_past_its_timer(run, "flock_helper.py", (wait,), b"the helper ended with 1")
         return
     root = _both_ways(run, "flock_helper.py", wait, code)
     assert root is not None and root["cause"] == "io.lock_wait" and "timer" not in root["summary"], root

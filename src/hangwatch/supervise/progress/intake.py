@@ -207,9 +207,9 @@ class ProgressIntake:
         in the tail (a line longer than it), nor where they hold no record but blank ones; a time that is not now
         (`decoded frame at 00:01:24`) is a word like any other."""
         start = len(tail) - added
-        begin = max(tail.rfind(b"\n", 0, max(start, 0)), tail.rfind(b"\r", 0, max(start, 0))) + 1
+        begin = max(tail.rfind(b"\n", 0, start), tail.rfind(b"\r", 0, start)) + 1 if start >= 0 else 0
         if start < 0 or (begin == 0 and self.tail.total > len(tail)):
-            return False  # (the record the new bytes continue began before the tail)
+            return False  # (the new bytes, or the record they continue, began before the tail)
         records = [r for r in RECORD_SPLIT.split(tail[begin:]) if r.strip()]
         texts = [_clock_masked(ANSI.sub(b"", r[:MAX_RECORD]), now).strip() for r in records]
         repeat = bool(texts) and all(t in self._texts for t in texts)
@@ -230,18 +230,19 @@ CLOCK_SLACK_S = 300.0  # a stamp this near the wall clock at the poll is the clo
 def _clock_masked(text: bytes, now: float) -> bytes:
     """``text`` with each date (`2026-12-07`) and time of day (`18:00:01,123`) that is the wall clock's at ``now``
     (local or UTC, within ``CLOCK_SLACK_S``) masked: a logger's stamp; any other (`frame at 00:01:24`) kept."""
+    clocks = (time.localtime(now), time.gmtime(now))
+    dates = {time.strftime(f, c).encode() for c in clocks for f in ("%Y-%m-%d", "%Y/%m/%d")}
+    days = [c.tm_hour * 3600 + c.tm_min * 60 + c.tm_sec for c in clocks]
 
     def masked(m: re.Match[bytes]) -> bytes:
         token = m.group(0).strip().rstrip(b"T")
-        for clock in (time.localtime(now), time.gmtime(now)):
-            if token == time.strftime("%Y-%m-%d", clock).encode() or token == time.strftime("%Y/%m/%d", clock).encode():
-                return b" ~ "
-            parts = token.replace(b",", b".").split(b".")[0].split(b":")
-            if len(parts) >= 2 and all(p.isdigit() for p in parts):
-                of_day = int(parts[0]) * 3600 + int(parts[1]) * 60 + (int(parts[2]) if len(parts) > 2 else 0)
-                at = clock.tm_hour * 3600 + clock.tm_min * 60 + clock.tm_sec
-                if min(abs(at - of_day), 86400 - abs(at - of_day)) <= CLOCK_SLACK_S:
-                    return b" ~ "
-        return m.group(0)
+        parts = token.replace(b",", b".").split(b".")[0].split(b":")
+        if token in dates:
+            return b" ~ "
+        if len(parts) < 2 or not all(map(bytes.isdigit, parts)):
+            return m.group(0)
+        of_day = sum(int(p) * unit for p, unit in zip(parts, (3600, 60, 1), strict=False))
+        near = any(min(abs(d - of_day), 86400 - abs(d - of_day)) <= CLOCK_SLACK_S for d in days)
+        return b" ~ " if near else m.group(0)
 
     return TIME.sub(masked, text)
