@@ -150,6 +150,13 @@ GRAPH = [
     "like_timer_at_exit_fires_soon",
     "asyncio_backoff_without_a_cap",
     "like_asyncio_backoff_capped",
+    # a library's lock (logging's handler lock, taken inside logging) whose holder writes into a full pipe only the
+    # waiter's thread drains, and its twin drained by a thread that opens its sink first; a loopback request whose
+    # connection waits in the accept queue of the job's own listening socket, and its twin whose thread accepts late
+    "logging_handler_pipe_drained_by_main",
+    "like_logging_handler_pipe_drained_by_a_thread",
+    "loopback_request_before_the_server_accepts",
+    "like_loopback_server_accepts_late",
 ]
 
 

@@ -33,6 +33,8 @@ SELF_HELD = {
     "pipe": "reads {} at {}, and only it holds its write end",
     "pipe_full": "writes to {}, which is full, at {}, and only it holds its read end",
     "socket": "waits for an answer on {} at {}, and only it holds its other end",
+    "backlog": "waits for an answer on {} at {}, and the connection waits in the accept queue of a listening socket "
+    "only it holds, not accepted",
     "socket_full": "writes to {}, which is full, at {}, and only it holds its other end",
     "flock": "waits for a flock() lock on {} at {}, and only it holds it, through another open of the file",
     "filelock": "waits for a file lock on {} at {}, and only it holds it, through another open of the file",

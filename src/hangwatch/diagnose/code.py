@@ -319,7 +319,8 @@ def _lock_words(
     if len(lockers) >= 2 and cycle:
         return 0.9, f"{len(lockers)} threads each wait for a lock another of them holds ({cycle})", DEADLOCK_FIX
     if len(lockers) >= 2:
-        return 0.85, f"{len(lockers)} threads wait for locks, and no running thread will release them", DEADLOCK_FIX
+        said = f"{len(lockers)} threads wait for locks, and no running thread will release them"
+        return 0.85, f"{said}: {proof.waiting_words(lockers)}", DEADLOCK_FIX
     if waits[main.tid] == "join":
         return 0.85, "the main thread joins a thread that waits for a lock nobody releases", DEADLOCK_FIX
     t = lockers[0]
@@ -334,7 +335,9 @@ def _lock_words(
             LOOP_LOCK_FIX,
         )
     if again is None:
-        return 0.75, "a thread waits for a lock that no running thread will release", LOCK_KEPT_FIX + DEADLOCK_FIX[1:]
+        at = f" at {describe(t.user_frame)}" if t.user_frame is not None else ""
+        said = f"thread '{t.name}' waits for a lock{at} that no running thread will release"
+        return 0.75, said, LOCK_KEPT_FIX + DEADLOCK_FIX[1:]
     name = proof.lock_expr(t.user_frame.code if t.user_frame else None)
     what = (
         f"thread '{t.name}' waits for {name} at {describe(t.user_frame)}, which it holds itself: "

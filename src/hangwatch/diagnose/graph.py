@@ -122,6 +122,7 @@ def _held_by_itself(
     if w.kind == "timerfd" and timed is False and wt is not None and wt.last.wakes_in:
         what += f" whose timer fires in {duration_text(wt.last.wakes_in)}, past the job's bounds,"
     key = ("poll eventfd" if w.kind in WRITTEN_BY_ANY else "poll") if POLLED in note else w.kind  # (no other end)
+    key = "backlog" if key == "socket" and sg.NOT_ACCEPTED in note else key
     closed = closed_words(v, w.tid)
     words = SELF_HELD[key].format(what, place) + closed
     others = proof.others_waiting(v, w.tid) if me == pid_id(v.pid) and not closed else []

@@ -84,13 +84,13 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
 def _talks_within_the_job(v: ProcessView, t: ThreadView) -> bool:
     """``t``'s socket (every one it waits on) has its other end, accepted, in ``v`` alone (a server on a thread of its
     own, over loopback) or in processes of the job (a server child): no network is waited for, whatever the frames
-    say; the graph follows the wait to that thread or process. (One in a listening socket's accept queue stands for a
-    server that never answers: the network's.)"""
+    say; the graph follows the wait to that thread or process. (One in the accept queue of another process's listening
+    socket stands for a server that never answers: the network's; one in its own process's, for that process.)"""
     mine = [w for w in v.ev.waits if w.tid == t.tid]
     return bool(mine) and all(
         w.kind in ("socket", "socket_full")
         and (self_held(w) or (bool(w.holders) and all(h.in_job for h in w.holders)))
-        and sg.NOT_ACCEPTED not in (w.note or "")
+        and (sg.NOT_ACCEPTED not in (w.note or "") or self_held(w))
         for w in mine
     )
 

@@ -97,7 +97,9 @@ def sync_wait(t: ThreadView) -> str | None:
             if lib[-1].function.startswith("Condition.") and lib[-1].file.endswith("/threading.py"):
                 return "condition"  # the user's own call (an Event's, a Semaphore's wait is on a Condition too)
             return "event"
-    return None
+    # a library's line that takes a lock, where the kernel shows a wait on memory of its own process (logging's
+    # handler lock, `self.lock.acquire()`; a multiprocessing lock's is shared)
+    return "lock" if sg.is_lock_line(top.code) and private_futex(t) else None
 
 
 SYNC_MODULES = ("/threading.py", "/queue.py")
