@@ -41,6 +41,8 @@ SELF_HELD = {
     "ofd": "waits for an open file description lock (fcntl F_OFD_SETLKW) on {} at {}, and only it holds it, through "
     "another open of the file",
     "poll": "polls {} at {} (among its files), and only it holds its other end",
+    "loop": "runs an asyncio event loop at {1} with no callback ready, which polls {0} (among its files), and only it "
+    "holds its other end",
     "eventfd": "reads {} at {}, and only it holds it (only a write to it ends the read)",
     "timerfd": "reads {} at {}, and only it holds it (only arming its timer again would end the read sooner)",
     "epoll": "polls {} at {}, and only it holds it (only a file added to it could end the wait)",

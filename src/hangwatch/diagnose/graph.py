@@ -109,6 +109,7 @@ from hangwatch.records.evidence import CLOSED_KINDS, POLLED, LockHolder, LockWai
 from hangwatch.records.incident import Proof
 
 Held = tuple[Edge, Node | None]
+ASYNCIO, RUN_ONCE = "asyncio/base_events.py", frozenset({"_run_once"})  # an event loop's turn: its poll, its timers
 
 
 def _held_by_itself(
@@ -123,6 +124,7 @@ def _held_by_itself(
         what += f" whose timer fires in {duration_text(wt.last.wakes_in)}, past the job's bounds,"
     key = ("poll eventfd" if w.kind in WRITTEN_BY_ANY else "poll") if POLLED in note else w.kind  # (no other end)
     key = "backlog" if key == "socket" and sg.NOT_ACCEPTED in note else key
+    key = "loop" if key == "poll" and wt is not None and any(sg.at(f, ASYNCIO, RUN_ONCE) for f in wt.frames) else key
     closed = closed_words(v, w.tid)
     words = SELF_HELD[key].format(what, place) + closed
     others = proof.others_waiting(v, w.tid) if me == pid_id(v.pid) and not closed else []
