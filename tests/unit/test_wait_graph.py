@@ -839,3 +839,19 @@ def test_a_modules_numbers_are_read_where_a_counted_loop_names_them():
     names = frozenset({"MAX_RETRIES", "DELAY", "FLOOR", "TWICE", "ON", "LATER", "NAME", "time"})
     assert constants(source, names) == (("MAX_RETRIES", "10"), ("DELAY", "0.5"), ("FLOOR", "-3"))
     assert constants("def (:", names) == ()
+
+
+def test_a_holders_place_is_the_users_line_not_hangwatchs_own_hook():
+    """A lock's holder blocked in its DataLoader loop is said at the user's line: the autobeat hook's wrapper of
+    ``__next__`` sits innermost in its stack, outside site-packages where hangwatch is installed editable (a first-sight
+    DataLoader whose workers take the flock main holds said 'blocked at _attach_torch.<locals>.__next__')."""
+    from hangwatch.diagnose.holding import wait_frame
+    from hangwatch.records.evidence import Frame
+
+    hook = "/work/src/hangwatch/_autobeat/_hangwatch_hook/libraries.py"
+    frames = (
+        Frame("_attach_torch.<locals>.__next__", hook, 54, "data = original(self)"),
+        Frame("<module>", "/job/train.py", 27, "for step, batch in enumerate(loader):"),
+    )
+    assert wait_frame(frames) == frames[1]
+    assert wait_frame(frames[:1]) == frames[0]  # (no line of the user's: the innermost)

@@ -34,15 +34,9 @@ def age_text(seconds: float | None) -> str:
 
 
 def wait_frame(frames: tuple[Frame, ...]) -> Frame | None:
-    """The innermost frame outside the standard library and installed packages, else the innermost."""
-    return next(
-        (
-            f
-            for f in frames
-            if not f.file.startswith("<") and "/site-packages/" not in f.file and "/python3" not in f.file
-        ),
-        frames[0] if frames else None,
-    )
+    """The innermost frame of the user's code (not the standard library's, an installed package's, nor hangwatch's own
+    hook's), else the innermost."""
+    return next((f for f in frames if sg.is_user(f)), frames[0] if frames else None)
 
 
 # What ends each wait on a multiprocessing primitive that nobody holds, done by a process that shares it
