@@ -1727,3 +1727,24 @@ def test_a_stopped_process_that_runs_no_file_of_the_users_is_placed_where_the_jo
     root = root_cause(next(i for i in _incidents(run) if i["verdict"] == "stopped"))
     assert root["cause"] == "process.stopped" and root["proof"] is not None, root
     assert (root["where"]["file"], root["where"]["line"]) == marker("stopped_grandchild.py"), root
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("feed", "code"), [("1", 0), ("0", 125)])
+def test_a_child_fed_a_line_every_2_s_is_alive_and_one_nobody_feeds_is_proven(run, feed, code):
+    """A parent waits for a child that reads its stdin to end of file. Fed a line every 2 s by a thread of the parent
+    for 20 s, the child's reads return bytes as it waits (its one thread, in a read at every sample, woke and read
+    bytes): it works, so the loop through the parent's write end is no cycle, and at a --min-stall of 3 s past a
+    --startup-grace of 4 s it is left to finish (exit 0, no hung incident; it was ended by the clock at 7 s, "blocked
+    for the whole window"). Fed nothing, the same wait is a proven cycle at the parent's line."""
+    r = run(
+        *QUICK, "--startup-grace", "4", "--on-hang", "kill", *py("child_fed_lines_slowly.py"), env={"HW_FEED": feed}
+    )
+    assert r.returncode == code, r.stderr.decode()[-3000:]
+    hung = [i for i in _incidents(run) if i["verdict"] == "hung"]
+    if code == 0:
+        assert b"child read 10 lines" in r.stdout and b"done" in r.stdout and not hung, _incidents(run)
+        return
+    root = root_cause(hung[0])
+    assert root["proof"]["kind"] == "hang" and root["cause"] == "child.wait", root
+    assert (root["where"]["file"], root["where"]["line"]) == marker("child_fed_lines_slowly.py"), root["where"]

@@ -561,8 +561,10 @@ def _follow(
             on = {h.waiter for h in loop}
             if all(_closed(nodes[h.waiter], on) for h in loop):
                 return _chain(hops, nodes[edge.holder], "cycle")  # (one measured at work: a thread of it may move)
-            # what a process holds (a pipe's or a socket's end, a lock) where a thread of it is alive: it may act
+            # what a process holds (a pipe's or a socket's end, a lock) where a thread of it is alive: it may act; else
+            # a member of the loop that is alive itself (a child fed bytes as it reads): its wait may end, and the loop
             alive = next((nodes[h.holder] for h in loop if h.resource in HELD and nodes[h.holder].state in ALIVE), None)
+            alive = alive or next((nodes[h.holder] for h in loop if nodes[h.holder].state in ALIVE), None)
             return _chain(hops, *((alive, alive.state) if alive else (nodes[edge.holder], "blocked")))
         seen.add(edge.holder)
         cur = edge.holder

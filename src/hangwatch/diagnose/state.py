@@ -41,6 +41,7 @@ from hangwatch.diagnose.views import (
     innermost_user,
     moves_for_its_process,
     polls_with_timeout,
+    size_text,
 )
 from hangwatch.records.evidence import CLOSED_KINDS, MP_VALUE, READ_KINDS, THREADING_EVENT, UNREAD, LockHolder, Role
 from hangwatch.records.incident import Verdict
@@ -81,7 +82,8 @@ def process_state(v: ProcessView) -> Measured:
 def holder_process_state(v: ProcessView) -> Measured:
     """What a process another waits on can still do: its main thread's state, else another thread of it that could act
     (Python, not parked, not machinery) measured working or waking (a service answering when its uploader is done), or
-    a Timer due within the bounds that may be a one-shot (``timers.one_shot``). A rank's: its main thread's."""
+    asleep on a timer within the bounds (a thread that feeds a child's stdin a line every 2 s: it runs again, and may
+    write what the child reads; it was "blocked", and the clock ended the job). A rank's: its main thread's."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
@@ -93,6 +95,8 @@ def holder_process_state(v: ProcessView) -> Measured:
         clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
         if other.state == "asleep" and timers.one_shot(v, o):  # (a Timer that runs its function once, then)
             return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
+        if other.state == "asleep":  # it runs again within the bounds, and may write, release or send what it holds
+            return Measured("asleep", f"its thread '{o.name}' is {other.fact} (its main thread: {m.fact})")
         if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
             does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
             fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
@@ -199,6 +203,8 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if timed is not None:
         place, ends = describe(frame or proof.waits_at(t)), TIMER_WORDS.get(t.last.syscall or "", ("", "ends in"))[1]
         return Measured("asleep", f"in a timed wait at {place} whose timeout {ends} {duration_text(timed)}")
+    if fed := _fed(v, t):
+        return Measured("working", fed)
     if t.has_stack and t.blocked:
         return Measured(
             "blocked",
@@ -221,6 +227,19 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
             f"{t.duration_s:.1f} s: too briefly to say that it stays there",
         )
     return Measured("unknown", f"{v.label()}: state {v.state}, {v.cpu_text()}")
+
+
+def _fed(v: ProcessView, t: ThreadView) -> str | None:
+    """A read that returned bytes in the window, in words: the process's one thread was seen in a read in every sample
+    and woke between them, and the process read bytes meanwhile (a read a stop interrupts returns none: its bytes came
+    from a writer). A child fed a line every 2 s by its parent's thread is so, not blocked."""
+    got = v.delta("rchar") or 0
+    if len(v.threads) != 1 or not t.wakeups or got <= 0 or not t.measured:
+        return None
+    if not all(s.syscall in sg.READ_SYSCALLS for s in t.samples):
+        return None
+    woke = f"{t.wakeups} wake-up{'s' if t.wakeups != 1 else ''}"
+    return f"its reads returned {size_text(got)} in {t.duration_s:.1f} s ({woke}): bytes arrive as it waits"
 
 
 def retries(v: ProcessView, t: ThreadView) -> str | None:
