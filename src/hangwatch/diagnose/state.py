@@ -203,13 +203,16 @@ def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
     if timed is not None:
         place, ends = describe(frame or proof.waits_at(t)), TIMER_WORDS.get(t.last.syscall or "", ("", "ends in"))[1]
         return Measured("asleep", f"in a timed wait at {place} whose timeout {ends} {duration_text(timed)}")
-    if fed := _fed(v, t):
-        return Measured("working", fed)
-    if t.has_stack and t.blocked:
-        return Measured(
-            "blocked",
-            f"blocked at {v.cpu_text()} for the whole window in "
-            f"{describe(frame or innermost_explaining(t.frames))}{_kernel_wait(t)}",  # (`python -c`: `<string>`)
+    # (its one thread in a read at every sample, whose reads returned bytes, is not blocked)
+    if (fed := _fed(v, t)) or (t.has_stack and t.blocked):
+        return (
+            Measured("working", fed)
+            if fed
+            else Measured(
+                "blocked",
+                f"blocked at {v.cpu_text()} for the whole window in "
+                f"{describe(frame or innermost_explaining(t.frames))}{_kernel_wait(t)}",  # (`python -c`: `<string>`)
+            )
         )
     if (
         not t.has_stack
