@@ -30,7 +30,6 @@ import pty
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -143,27 +142,10 @@ def cases(only: list[str] | None = None) -> list[Case]:
     return sorted(found, key=lambda c: (c.healthy, c.name))
 
 
-_BLACK_HOLE: list[
-    socket.socket
-] = []  # a listening socket of the runner's, outside every job: a remote server's stand-in
-
-
-def _black_hole_port() -> str:
-    """The port of a listening socket the runner holds and never accepts on (``_zoo.black_hole``: a server that took
-    the connection and never answers is outside the job, as a remote one is)."""
-    if not _BLACK_HOLE:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        s.listen(128)
-        _BLACK_HOLE.append(s)
-    return str(_BLACK_HOLE[0].getsockname()[1])
-
-
 def _env(ready: Path, case: Case) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HANGWATCH_", "ZOO_READY"))}
     path = os.pathsep.join(filter(None, [str(ZOO), env.get("PYTHONPATH")]))
     env.update(ZOO_READY=str(ready), TMPDIR=str(ready.parent), PYTHONPATH=path, PYTHONUNBUFFERED="1")
-    env.update(ZOO_BLACK_HOLE=_black_hole_port())
     for k, v in case.env.items():
         if v:
             env[k] = v

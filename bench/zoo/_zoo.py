@@ -103,12 +103,7 @@ def two_ranks(main: Callable[[int], None], world: int = 2) -> None:
 
 
 def black_hole() -> int:
-    """A port on 127.0.0.1 that accepts connections (into the kernel's backlog) and never answers: the runner's
-    ($ZOO_BLACK_HOLE, a listening socket it holds, outside the job, as a remote server is), else one of this process's
-    own (a case run by hand: its connection then waits in the accept queue of the job's own socket, which no thread of
-    it accepts, a hang of the job's own code)."""
-    if os.environ.get("ZOO_BLACK_HOLE"):
-        return int(os.environ["ZOO_BLACK_HOLE"])
+    """A port on 127.0.0.1 that accepts connections (from the kernel's backlog) and never answers."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(16)

@@ -5,10 +5,6 @@ also: https://github.com/psf/requests/issues/3353
 saw: "I've seen trainings being frozen in requests.head for ever".
 mechanism: requests and urllib default to no timeout; a server that accepted the connection but never answers leaves the client in recv forever.
 expect: hung io.network_wait
-accept: process.waits_on
-note: the stand-in server is the zoo runner's listening socket (outside the job, on this host, as a remote one cannot
-be): where the holder of the accept queue is a local process, hangwatch names it (`process.waits_on`); run by hand,
-the case listens itself, and its own process holding the queue is `code.deadlock`.
 """
 import urllib.request
 
