@@ -5,9 +5,11 @@ saw: "You can send off your request before your peer has accepted you, but the r
 have been dequeued from the backlog": the connect succeeds and the request is sent, and the recv waits.
 mechanism: the job binds and listens on a local port, connects to it and sends its request, then waits for the reply;
 the thread that would accept is started only after the reply comes. The kernel queued the connection in the listening
-socket's accept queue; only the job's own process holds that socket, and its only thread waits for the reply.
-expect: hung code.deadlock
-accept: process.waits_on
+socket's accept queue; only the job's own process holds that socket, and its only thread waits for the reply. (Named
+a network wait, as a remote server that never answers is, and said as what the kernel shows: the accept queue of its own
+socket.)
+expect: hung io.network_wait
+accept: code.deadlock, process.waits_on
 """
 import socket
 import threading

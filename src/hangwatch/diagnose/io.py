@@ -63,6 +63,11 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
         conf -= 0.2  # the DataLoader rule names the worker; this says what it waits for
     if moving:  # the state's fact, not a guess at a direction (a download writes its file: wchar is no upload)
         summary = f"{v.label()} waits on the network at {describe(frame)}, alive ({state.state}: {state.fact})."
+    elif state.state == "blocked" and _not_accepted(v, t):  # (what the kernel shows: no network is waited for)
+        summary = (
+            f"{v.label()} waits for an answer at {describe(frame)} on a connection that waits in the accept queue of "
+            "a listening socket its own process holds: no thread of it accepts the connection."
+        )
     elif state.state == "blocked":
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
     else:  # not measured blocked (seen too briefly, not read, idle): its state, as measured
@@ -85,14 +90,20 @@ def _talks_within_the_job(v: ProcessView, t: ThreadView) -> bool:
     """``t``'s socket (every one it waits on) has its other end, accepted, in ``v`` alone (a server on a thread of its
     own, over loopback) or in processes of the job (a server child): no network is waited for, whatever the frames
     say; the graph follows the wait to that thread or process. (One in the accept queue of another process's listening
-    socket stands for a server that never answers: the network's; one in its own process's, for that process.)"""
+    socket stands for a server that never answers: the network's, said as what it is, ``_not_accepted``.)"""
     mine = [w for w in v.ev.waits if w.tid == t.tid]
     return bool(mine) and all(
         w.kind in ("socket", "socket_full")
         and (self_held(w) or (bool(w.holders) and all(h.in_job for h in w.holders)))
-        and (sg.NOT_ACCEPTED not in (w.note or "") or self_held(w))
+        and sg.NOT_ACCEPTED not in (w.note or "")
         for w in mine
     )
+
+
+def _not_accepted(v: ProcessView, t: ThreadView) -> bool:
+    """``t`` waits for an answer on a connection that waits in the accept queue of a listening socket its own process
+    holds (a server started after the request, or a stand-in for a remote one that never answers)."""
+    return any(w.tid == t.tid and self_held(w) and sg.NOT_ACCEPTED in (w.note or "") for w in v.ev.waits)
 
 
 def network_wait_rule(scene: Scene) -> list[Hit]:

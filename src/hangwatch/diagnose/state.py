@@ -83,7 +83,8 @@ def holder_process_state(v: ProcessView) -> Measured:
     """What a process another waits on can still do: its main thread's state, else another thread of it that could act
     (Python, not parked, not machinery) measured working or waking (a service answering when its uploader is done), or
     asleep on a timer within the bounds (a thread that feeds a child's stdin a line every 2 s: it runs again, and may
-    write what the child reads; it was "blocked", and the clock ended the job). A rank's: its main thread's."""
+    write what the child reads; it was "blocked", and the clock ended the job), or a Timer due within the bounds that
+    may be a one-shot (``timers.one_shot``). A rank's: its main thread's."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
@@ -95,7 +96,9 @@ def holder_process_state(v: ProcessView) -> Measured:
         clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
         if other.state == "asleep" and timers.one_shot(v, o):  # (a Timer that runs its function once, then)
             return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
-        if other.state == "asleep":  # it runs again within the bounds, and may write, release or send what it holds
+        # a thread asleep in its own code runs again within the bounds, and may write, release or send what the process
+        # holds; a Timer that may not fire once (a heartbeat that re-arms itself, read from the source) is no way out
+        if other.state == "asleep" and not any(map(proof.timer_run, o.frames)):
             return Measured("asleep", f"its thread '{o.name}' is {other.fact} (its main thread: {m.fact})")
         if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
             does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
