@@ -1961,7 +1961,7 @@ def test_a_thread_that_ended_on_an_exception_is_read_with_what_ended_it(log, sai
             "io.network_wait",
             31,
             "on a connection that waits in the accept queue of a listening socket its own process holds: no thread of "
-            "it accepts the connection",
+            "it had accepted the connection when it was read",
         ),
     ],
 )

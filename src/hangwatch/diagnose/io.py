@@ -66,7 +66,7 @@ def _network_hit(v: ProcessView, t: ThreadView) -> Hit:
     elif state.state == "blocked" and _not_accepted(v, t):  # (what the kernel shows: no network is waited for)
         summary = (
             f"{v.label()} waits for an answer at {describe(frame)} on a connection that waits in the accept queue of "
-            "a listening socket its own process holds: no thread of it accepts the connection."
+            "a listening socket its own process holds: no thread of it had accepted the connection when it was read."
         )
     elif state.state == "blocked":
         summary = f"{v.label()} is blocked waiting for the network at {describe(frame)}."
