@@ -17,7 +17,7 @@ from hangwatch.diagnose import diagnose
 from hangwatch.diagnose.assemble import build_incident
 from hangwatch.evidence_io import evidence_from_dict, evidence_to_dict
 from hangwatch.fixes import CYCLE_FIX, FULL_BUFFER_FIX, SELF_WAIT_FIX
-from hangwatch.records.evidence import C10dWait, Evidence, ProcessEvidence
+from hangwatch.records.evidence import C10dWait, Evidence, Frame, ProcessEvidence
 from hangwatch.records.incident import Incident
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evidence"
@@ -89,6 +89,11 @@ EXPECTED = {
     # load: four samples caught four Timer threads, three of them before py-spy read a frame of them; the timer named
     # ended in the look (was hung at --min-stall: a false kill of the e2e twin in CI)
     "an_exit_joined_to_a_chain_of_timers_caught_between_two": ("code.deadlock", "slow", "exit_timers_stop.py", None),
+    # exit_timers_daemon.py 30 (the twin: a one-shot Timer the exit waits for beside a daemon heartbeat that re-arms),
+    # its newest sample edited to what CI read under load at 0a339d1 as the Timer fired (no run here caught that
+    # instant in 25 tries): 'Thread-2' out of its wait, running its function at Timer.run:1401. It was hung `unknown`
+    # at threading._shutdown, and the clock killed the healthy job; a Timer that fired is a change, as a thread's end
+    "an_exit_joined_to_a_one_shot_timer_read_as_it_fires": ("unknown", "slow", None, None),
     "same_job_unbuffered_is_not_flagged": ("unknown", "progressing", None, None),
     "lock_wait_flock": ("io.lock_wait", "hung", "filelock_wait.py", "HANG-HERE:flock"),
     "deadlock_mp_lock_bare": ("code.deadlock", "hung", "dl_mp_lock_bare.py", "HANG-HERE"),
@@ -1647,6 +1652,24 @@ def test_threads_that_end_during_the_look_are_a_change_and_its_twins_are_left_to
     for twin in (_one_thread_throughout(ev), replace(ev, processes=(forever,)), replace(ev, processes=(unread,))):
         d2 = diagnose(twin)
         assert d2.verdict.value == "hung" and not d2.findings[0].proves_hang, d2.findings[0]
+
+
+def test_a_one_shot_timer_that_fires_in_the_look_is_a_change_and_a_chains_turn_is_not():
+    """The exit waits for a one-shot Timer beside a daemon heartbeat that re-arms; the look lands as the Timer fires
+    (read out of its wait, running its function): a change, slow, said so (it was hung `unknown`, and the clock killed
+    the healthy job in CI). The same sample with that Timer running the function of the user's that re-arms a Timer
+    with no way out (``beat``, a turn of the heartbeat's loop) is no such change: hung, no proof, for the clock."""
+    ev = load("an_exit_joined_to_a_one_shot_timer_read_as_it_fires")
+    d = diagnose(ev)
+    assert d.verdict.value == "slow" and "1 threading.Timer of main" in d.root.summary, d.root
+    assert "fired during the look ('Thread-2')" in d.root.summary, d.root.summary
+    p = ev.processes[0]
+    *before, newest = p.samples
+    turn = Frame("beat", p.rearms[0].file, p.rearms[0].line, p.rearms[0].code)
+    threads = tuple(replace(t, frames=(turn, *t.frames)) if t.name == "Thread-2" else t for t in newest.threads)
+    p = replace(p, samples=(*before, replace(newest, threads=threads)))
+    d2 = diagnose(replace(ev, processes=(p,)))
+    assert d2.verdict.value == "hung" and "fired" not in d2.root.summary and not d2.root.proves_hang, d2.root
 
 
 @pytest.mark.parametrize(

@@ -80,31 +80,36 @@ def process_state(v: ProcessView) -> Measured:
 
 
 def holder_process_state(v: ProcessView) -> Measured:
-    """What a process another waits on can still do: its main thread's state, else another thread of it that could act
-    (Python, not parked, not machinery) measured working or waking (a service answering when its uploader is done), or
-    asleep on a timer within the bounds (a thread that feeds a child's stdin a line every 2 s: it runs again, and may
-    write what the child reads; it was "blocked", and the clock ended the job), or a Timer due within the bounds that
-    may be a one-shot (``timers.one_shot``). A rank's: its main thread's."""
+    """What a process another waits on can still do: its main thread's state, else what another thread of it could
+    (``_side_alive``), one that works with proof first. A rank's: its main thread's."""
     m = process_state(v)
     if m.state in ALIVE or v.info.rank is not None:
         return m
-    for o in v.threads:
-        if o is v.main_thread or not proof.may_release(o):
-            continue
-        other = thread_state(v, o)
-        # (one that only wakes: where the process used CPU (a heartbeat's cost none), or its loop ends by the clock)
-        clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
-        if other.state == "asleep" and timers.one_shot(v, o):  # (a Timer that runs its function once, then)
-            return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
-        # a thread asleep in its own code runs again within the bounds, and may write, release or send what the process
-        # holds; a Timer that may not fire once (a heartbeat that re-arms itself, read from the source) is no way out
-        if other.state == "asleep" and not any(map(proof.timer_run, o.frames)):
-            return Measured("asleep", f"its thread '{o.name}' is {other.fact} (its main thread: {m.fact})")
-        if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
-            does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
-            fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
-            return Measured(other.state, fact, proves_work=other.proves_work)
-    return m
+    found = [x for o in v.threads if o is not v.main_thread and (x := _side_alive(v, o, m)) is not None]
+    return next((x for x in found if x.proves_work), found[0] if found else m)
+
+
+def _side_alive(v: ProcessView, o: ThreadView, m: Measured) -> Measured | None:
+    """What side thread ``o`` (Python, not parked, not machinery) could still do: work or wake (a service answering
+    when its uploader is done), sleep on a timer within the bounds (a thread that feeds a child's stdin a line every
+    2 s: it runs again, and may write what the child reads; it was "blocked", and the clock ended the job), or be a
+    Timer due within the bounds that may be a one-shot (``timers.one_shot``); None where it can do nothing."""
+    if not proof.may_release(o):
+        return None
+    other = thread_state(v, o)
+    # (one that only wakes: where the process used CPU (a heartbeat's cost none), or its loop ends by the clock)
+    clock = next((r.loop for r in v.locals_of(o.tid) if ends_by_clock(r.loop, dict(r.values))), None)
+    if other.state == "asleep" and timers.one_shot(v, o):  # (a Timer that runs its function once, then)
+        return Measured("asleep", f"its thread '{o.name}', a threading.Timer, is {other.fact}")
+    # a thread asleep in its own code runs again within the bounds, and may write, release or send what the process
+    # holds; a Timer that may not fire once (a heartbeat that re-arms itself, read from the source) is no way out
+    if other.state == "asleep" and not any(map(proof.timer_run, o.frames)):
+        return Measured("asleep", f"its thread '{o.name}' is {other.fact} (its main thread: {m.fact})")
+    if other.state == "working" or (other.state == "wakes" and (runs(v) is not None or clock)):
+        does = "works" if other.state == "working" else f"waits in `{clock}`" if clock else "wakes again and again"
+        fact = f"its thread '{o.name}' {does}: {other.fact} (its main thread: {m.fact})"
+        return Measured(other.state, fact, proves_work=other.proves_work)
+    return None
 
 
 def thread_state(v: ProcessView, t: ThreadView | None) -> Measured:
@@ -245,7 +250,7 @@ def _fed(v: ProcessView, t: ThreadView) -> str | None:
     if not all(s.syscall in sg.READ_SYSCALLS for s in t.samples):
         return None
     woke = f"{t.wakeups} wake-up{'s' if t.wakeups != 1 else ''}"
-    return f"its reads returned {size_text(got)} in {t.duration_s:.1f} s ({woke}): bytes arrive as it waits"
+    return f"it read {size_text(got)} in {t.duration_s:.1f} s, its one thread in a read at every sample ({woke})"
 
 
 def retries(v: ProcessView, t: ThreadView) -> str | None:
@@ -553,11 +558,12 @@ def moving(scene: Scene, besides: int | None = None) -> str | None:
             continue
         if v.ended:  # an ending is a change: the next look sees what it leaves
             return v.ended
-        for how, changed in (("ended", threads_ended(v)), ("started", threads_started(v))):  # so is a thread's end or
-            if changed and v.role != Role.LAUNCHER:  # start, as its wake-ups are
-                names = ", ".join(repr(t.name) for t in changed[:3])
-                n = len(changed)
-                return f"{n} thread{'s' if n > 1 else ''} of {v.label()} {how} during the look ({names})"
+        # so is a thread's end or start, as its wake-ups are, or a Timer's firing (it runs its function, then ends)
+        for how, changed in (("ended", threads_ended(v)), ("started", threads_started(v)), ("fired", timers.fired(v))):
+            if changed and v.role != Role.LAUNCHER:
+                names, n = ", ".join(repr(t.name) for t in changed[:3]), len(changed)
+                kind = "threading.Timer" if how == "fired" else "thread"
+                return f"{n} {kind}{'s' if n > 1 else ''} of {v.label()} {how} during the look ({names})"
         used = runs(v)
         if used is not None:
             return used

@@ -10,7 +10,7 @@ import re
 from hangwatch import signatures as sg
 from hangwatch.diagnose.proof import exit_join, timer_run
 from hangwatch.diagnose.views import ProcessView, ThreadView
-from hangwatch.records.evidence import Rearm
+from hangwatch.records.evidence import Frame, Rearm
 
 
 def one_shot(v: ProcessView, o: ThreadView) -> bool:
@@ -70,12 +70,35 @@ def _handed(old: ThreadView, new: ThreadView, site: Rearm) -> bool:
     function that re-arms, or the two bear Python's names of two threads started one after the other (``Thread-7``,
     ``Thread-8``)."""
     frames = old.last.frames
-    at = next((i for i, f in enumerate(frames) if timer_run(f)), None)
-    if at is None or (at > 0 and sg.method(frames[at - 1]) == "wait" and not sg.is_user(frames[at - 1])):
+    if _in_wait(frames) is not False:
         return False  # (still in its own wait: not fired)
+    at = next(i for i, f in enumerate(frames) if timer_run(f))
     a, b = _thread_number(old), _thread_number(new)
     callback = site.function.rsplit(".", 1)[-1]
     return any(sg.method(f) == callback for f in frames[:at]) or (a is not None and b == a + 1)
+
+
+def _in_wait(frames: tuple[Frame, ...]) -> bool | None:
+    """A Timer's stack in its own wait (True) or past it (False: it fired, or was cancelled); None: no Timer's."""
+    at = next((i for i, f in enumerate(frames) if timer_run(f)), None)
+    return None if at is None else at > 0 and sg.method(frames[at - 1]) == "wait" and not sg.is_user(frames[at - 1])
+
+
+def fired(v: ProcessView) -> tuple[ThreadView, ...]:
+    """The ``threading.Timer`` threads of ``v`` seen in their wait and, in the newest sample, past it: each fired (or
+    was cancelled), runs its function once and ends, a change. None that runs the function of the user's that re-arms
+    a Timer with no way out (``rearm_site``): those are the turns of that loop. (A look that lands as a one-shot Timer
+    fires, the exit waiting for it, read main in ``threading._shutdown`` and nothing else moving: the clock killed a
+    healthy job in CI.)"""
+    site, newest = rearm_site(v), {x.tid: x.frames for x in v.ev.samples[-1].threads}
+    again = site.function.rsplit(".", 1)[-1] if site is not None else None
+    return tuple(
+        t
+        for t in v.threads
+        if _in_wait(newest.get(t.tid, ())) is False
+        and any(_in_wait(s.frames) for s in t.samples[:-1])
+        and not any(sg.method(f) == again for f in newest[t.tid])
+    )
 
 
 def _starting(t: ThreadView, last: set[int]) -> bool:
