@@ -304,10 +304,9 @@ def deadlock_rule(scene: Scene) -> list[Hit]:
 
 
 def _ended_on_an_exception(v: ProcessView) -> tuple[str, Raised] | None:
-    """The last thread the job's output shows ended by an exception (Python printed it), where no thread of ``v`` bears
-    its name in the newest sample: it is gone, and what it was to release, set or mark done, nothing of it will. (One
-    seen in an earlier sample of the look, ending as it began under load, is gone too: CI's words left it out.)"""
-    names = {t.name for t in v.ev.samples[-1].threads} if v.ev.samples else set()
+    """The last thread the job's output shows ended by an exception (Python printed it), where no thread of ``v`` now
+    bears its name: it is gone, and what it was to release, set or mark done, nothing of it will."""
+    names = {t.name for t in v.threads}
     gone = [d for d in thread_deaths(v.ev.output_tail or "") if d[0] not in names and d[1].frame is not None]
     return gone[-1] if gone else None
 
