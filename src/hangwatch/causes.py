@@ -25,7 +25,6 @@ from hangwatch.fixes import (
     LOST_WORK_FIX,
     NETWORK_FIX,
     OOM_FIX,
-    OWN_LONG_SLEEP_FIX,
     PEER_FIX,
     PIPE_WAIT_FIX,
     RENDEZVOUS_FIX,
@@ -54,7 +53,6 @@ class Cause(str, Enum):
     CODE_BUSY_LOOP = "code.busy_loop"
     CODE_DEADLOCK = "code.deadlock"
     CODE_COMPUTING = "code.computing"
-    CODE_LONG_SLEEP = "code.long_sleep"
     PROCESS_WAITS_FOR_INPUT = "process.waits_for_input"
     PROCESS_STOPPED = "process.stopped"
     CHILD_WAIT = "child.wait"
@@ -191,14 +189,6 @@ CATALOGUE: dict[Cause, CauseInfo] = {
         Nature.HUNG,
         Requeue.DETERMINISTIC,
         BUSY_FIX,
-    ),
-    Cause.CODE_LONG_SLEEP: CauseInfo(
-        "the job's process sleeps on one timer that ends after the job's bounds (`--max-slow`), read from the "
-        "kernel (a native sleep too) or written on its line, with nothing else of the job moving and no handler or "
-        "process of the job able to end it: named from that state where no other cause names it",
-        Nature.HUNG,
-        Requeue.DETERMINISTIC,
-        OWN_LONG_SLEEP_FIX,
     ),
     Cause.CODE_DEADLOCK: CauseInfo(
         "threads wait on locks/events/queues that no running thread will release; also a lock held "

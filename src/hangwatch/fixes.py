@@ -284,14 +284,12 @@ GIL_FIX = (
     "Give the call a timeout, or run it in a child process, so one stuck call cannot stop every thread of the job.",
 )
 
-# A wait whose only releaser (a thread of its own) sleeps past the job's bounds: the wait-for graph's long_sleep end;
-# the job's own process asleep so (OWN_LONG_SLEEP_FIX)
+# A wait whose only releaser (a thread of its own) sleeps past the job's bounds: the wait-for graph's long_sleep end.
 LONG_SLEEP_FIX = (
     "What would end this wait sleeps first, on a timer that ends only after the job's bounds: a delay read in the "
     "wrong unit (seconds where milliseconds were meant) or a retry's back-off grown without a cap. Check the unit, "
     "cap the delay, and wait on an event set when the work is ready (with a timeout) rather than for a fixed time.",
 )
-OWN_LONG_SLEEP_FIX = ("It sleeps on " + LONG_SLEEP_FIX[0].split("first, on ", 1)[1],)
 
 # A ring of processes (or threads) each waiting on the next: the wait-for graph's cycle, named by no other cause.
 CYCLE_FIX = (

@@ -1690,23 +1690,6 @@ def test_a_native_helper_whose_own_timer_ends_its_lock_wait_is_no_proven_cycle(r
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(("arg", "code"), [("hang", 125), ("alarm", 0), ("10", 0)])
-def test_a_native_sleep_of_a_day_is_proven_at_its_line_and_one_an_alarm_ends_is_left(run, arg, code):
-    """The job's one thread sleeps in C (libc's sleep through ctypes) on a day's timer, which the kernel shows: its
-    state proved it (past --max-slow), but no namer named it, and the look was `unknown` without proof, ended by the
-    clock (exit 124; found at first sight). Now named by that state, code.long_sleep, proven at the first look at its
-    line (125). Its twins: the same sleep bounded by signal.alarm(8), whose handler may end it (no proof: the clock,
-    here past the alarm, decides; exit 0), and a 10 s sleep (asleep within the bounds: slow, never killed)."""
-    if arg == "alarm":
-        _left_past_its_timer(run, "native_long_sleep.py", (arg,), b"woken by the alarm")
-        return
-    root = _both_ways(run, "native_long_sleep.py", arg, code)
-    if root is not None:
-        assert root["cause"] == "code.long_sleep" and "ends in 24.0 h" in root["proof"]["fact"], root
-        assert root["fix"][0].startswith("It sleeps on a timer that ends only after the job's bounds"), root["fix"]
-
-
-@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["queue", "join", "future"])
 @pytest.mark.parametrize(("arg", "code"), [("8", 0), ("hang", 125)])
 def test_a_timed_wait_retried_until_it_succeeds_waits_as_if_it_had_no_timeout(run, arg, code, kind):

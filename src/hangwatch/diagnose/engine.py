@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from hangwatch.causes import CATALOGUE, Cause
 from hangwatch.diagnose import proof, served
-from hangwatch.diagnose.acts import may_signal
 from hangwatch.diagnose.chains import ALIVE_ENDINGS, STATE_WORDS, WaitGraph, node_pid
 from hangwatch.diagnose.code import busy_loop_rule, deadlock_rule, exit_wait_rule
 from hangwatch.diagnose.collectives import flight_rule
@@ -122,12 +121,7 @@ def diagnose(ev: Evidence, rules: tuple[Rule, ...] = RULES) -> Diagnosis:
 
 # A process that waits on nothing, named by its own state where that proves a hang and no namer named it: the
 # chain of no hop whose end is the process itself (the verdict stage judges it as it judges a namer's)
-STATE_CAUSE = {
-    "stopped": Cause.PROCESS_STOPPED,
-    "looping": Cause.CODE_BUSY_LOOP,
-    "spinning": Cause.CODE_BUSY_LOOP,
-    "long_sleep": Cause.CODE_LONG_SLEEP,
-}
+STATE_CAUSE = {"stopped": Cause.PROCESS_STOPPED, "looping": Cause.CODE_BUSY_LOOP, "spinning": Cause.CODE_BUSY_LOOP}
 
 
 def _by_state(scene: Scene, hits: list[Hit]) -> list[Hit]:
@@ -150,8 +144,6 @@ def _by_state(scene: Scene, hits: list[Hit]) -> list[Hit]:
         return []  # another thread of it may act: a trainer thread, a native pool, a thread in a read or a poll
     if m.state == "looping" and (runs(v) is not None or v.moved_data):
         return []  # a loop that only sleeps in a process at CPU or moving bytes: something of it works
-    if m.state == "long_sleep" and (proof.alarmed(v) or proof.handler_may_end(v) or may_signal(scene, v)):
-        return []  # its own alarm's handler (signal.alarm's timeout idiom), or another process of the job, may end it
     said = f"{v.label()} is {STATE_WORDS.get(m.state, m.state)}: {m.fact}."
     fix = NO_WAY_OUT_FIX if m.state == "looping" else cause.info.fix  # (a spin's: its exit condition is never met)
     return [named_at(v, t, innermost_explaining(t.frames), cause, 0.5, said, (m.fact,), fix)]
