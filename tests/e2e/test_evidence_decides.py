@@ -297,25 +297,6 @@ def test_an_event_loop_that_polls_with_a_timeout_wakes_by_itself_and_one_blocked
     only_slow_incidents(run)
 
 
-@pytest.mark.e2e
-@pytest.mark.parametrize(("arg", "code"), [("hang", 125), ("8", 0)])
-def test_a_proven_cycle_of_file_locks_is_a_bug_that_a_requeue_would_hit_again(run, arg, code):
-    """Two processes of the job each hold one flock and wait for the other's: a cycle the graph proves at the first
-    look. Its cause, a file-lock wait, is one that can pass by itself (a lock held outside the job: exit 124, below),
-    and the run exited 124, worth a requeue, that would hang the same way again; a proven cycle behind the root is a
-    bug in the code whatever its cause: 125. The twin's second process holds its lock 8 s, lets go and ends: exit 0."""
-    r = run("--min-stall", "3", "--on-hang", "kill", *QUICK, *py("flock_cycle.py", arg))
-    assert r.returncode == code, r.stderr.decode()[-3000:]
-    if code == 0:
-        assert b"done" in r.stdout
-        assert all(i["verdict"] != "hung" for i in _incidents(run))
-        return
-    root = root_cause(run.hang())
-    assert root["proof"]["kind"] == "hang" and "a cycle" in root["proof"]["fact"], root
-    _at(root, "flock_cycle.py")
-    assert run.summary()["exit_reason"] == "hung_final", run.summary()
-
-
 # --- 2. name what a wait waits for ------------------------------------------------------------------------------
 def _holder(tmp_path: Path, how: str) -> subprocess.Popen[bytes]:
     """A process outside the job that takes the file lock, and says so."""

@@ -1325,15 +1325,14 @@ def test_a_wait_on_a_thread_parked_in_a_native_call_while_native_threads_work_is
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(("arg", "code"), [(("twin", "10"), 0), ("hang", 125)])
+@pytest.mark.parametrize(("arg", "code"), [(("twin", "10"), 0), ("hang", 124)])
 def test_a_flock_kept_by_a_forked_childs_copy_of_the_file_waits_for_that_child(run, arg, code):
     """A flock belongs to an open file: a child forked inside the locked section keeps it after the parent closes its
     copy. /proc/locks names the parent (it took the lock), the waiter itself, so no holder was found: the child, an
     uploader waiting on the parent's socket, was reached only from its own side and judged by the clock (exit 124 at
     the child's line). The holders of a flock are those whose fdinfo lists it: the wait goes to the child, a cycle
-    (proven at the flock's line, with the fix of a lock kept by a fork's copy; it exited 124, since io.lock_wait is
-    catalogued as a cause a requeue may pass, but a proven cycle behind the root hangs the same way again: 125); the
-    twin's child compresses and exits."""
+    (proven at the flock's line, with the fix of a lock kept by a fork's copy; 124: io.lock_wait is catalogued as a
+    cause a requeue may pass); the twin's child compresses and exits."""
     root = _both_ways(run, "flock_kept_by_forked_child.py", arg, code)
     if root is not None:
         assert root["cause"] == "io.lock_wait" and "copy of the open file" in root["fix"][0], root
@@ -1674,14 +1673,13 @@ def test_a_child_that_armed_a_timer_that_ends_it_ends_itself_and_one_past_the_bo
 
 @pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("flock") is None, reason="util-linux flock is not installed")
-@pytest.mark.parametrize(("wait", "code"), [("8", 0), ("none", 125)])
+@pytest.mark.parametrize(("wait", "code"), [("8", 0), ("none", 124)])
 def test_a_native_helper_whose_own_timer_ends_its_lock_wait_is_no_proven_cycle(run, wait, code):
     """The job holds a flock and runs `flock -w 8` on the same file: the helper's POSIX timer (timer_create, listed in
     /proc/PID/timers; SIGALRM, which it catches) ends its wait after 8 s, and the job goes on. Was: a proven cycle (the
     job waits for the helper, the helper for the job's lock) at the first look, and the job ended. Now a timer of a
     process's own whose signal it catches, or that ends it, makes its waits timed (``proof.alarmed``): a cycle
-    through them proves nothing, the clock decides. Without -w (no timer): proven at the job's line, as before, a
-    cycle that a requeue would hit again (125; it was 124, by io.lock_wait's class)."""
+    through them proves nothing, the clock decides. Without -w (no timer): proven at the job's line, as before."""
     if code == 0:
         _left_past_its_timer(run, "flock_helper.py", (wait,), b"the helper ended with 1")
         return

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hangwatch.capture.cgroup import cgroup_oom_kills
-from hangwatch.causes import Cause
 from hangwatch.records.run import EventKind, OnHang
 from hangwatch.recover.exitcode import ExitReason, ExitStatus, Hang
 from hangwatch.supervise.attempt import Attempt, AttemptEnd, EndJob, Outcome
@@ -32,19 +31,6 @@ if TYPE_CHECKING:
 
 # The incident records and the diagnosis are imported when the first incident comes: a job that never stalls does
 # not pay for them when hangwatch starts.
-
-
-def _proven_cycle(j: Judgement) -> str | None:
-    """The proof of the cycle of waits behind the root finding, in words: the graph's chain from its process ends in a
-    cycle, proven; None otherwise, or where the root is a network wait: a request waiting in the accept queue of a
-    listening socket of the job's own process is a cycle, and it is the suite's and the zoo's stand-in for a remote
-    server that never answers, which a requeue may pass, as its cause (io.network_wait) says."""
-    root = j.diagnosis.root
-    g, w = j.diagnosis.graph, root.where
-    c = g.chain_of(w.pid) if g is not None and w is not None and root.cause != Cause.IO_NETWORK_WAIT else None
-    if c is None or c.proof is None or c.ending != "cycle" or not c.proves_hang:
-        return None
-    return c.proof.fact
 
 
 class IncidentHandler:
@@ -70,7 +56,7 @@ class IncidentHandler:
                 return healing
             j = healing
         root = j.diagnosis.root
-        status, decision = self._decide(a, root, _proven_cycle(j))
+        status, decision = self._decide(a, root)
         action = Action.REPORTED if decision is None else Action.RESTARTED if decision.restart else Action.KILLED
         ctx.hangs.append(Hang.of(root))
         remedy = self.remedies.remedy_for(root, a.number + 1) if decision is not None and decision.restart else None
@@ -87,15 +73,14 @@ class IncidentHandler:
             fields=(("incident", str(path) if path else None),),
         )
 
-    def _decide(self, a: Attempt, root: Finding, cycle: str | None) -> tuple[ExitStatus, RestartDecision | None]:
-        """What is done on this hang, decided with the other nodes (``a.action``), the exit the run ends with here
-        (``cycle``: a proven cycle behind the root), and the restart policy's decision (None: reported, the job left
-        running)."""
+    def _decide(self, a: Attempt, root: Finding) -> tuple[ExitStatus, RestartDecision | None]:
+        """What is done on this hang, decided with the other nodes (``a.action``), the exit the run ends with here,
+        and the restart policy's decision (None: reported, the job left running)."""
         ctx = self.ctx
         futile = a.action == OnHang.RESTART and ctx.policy.would_stop(
             a.number, progressed=a.steps.progressed, max_step=a.steps.max_step
         )
-        status = self.remedies.hung_status(root, futile, cycle)
+        status = self.remedies.hung_status(root, futile)
         a.action, followed = ctx.agree(a.number, a.action, status, root.cause, root)
         if a.action == OnHang.REPORT:
             return followed or status, None

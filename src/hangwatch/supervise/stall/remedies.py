@@ -23,14 +23,12 @@ class Remedies:
     def __init__(self, ctx: RunContext, books: RunAccounts) -> None:
         self.ctx, self.books = ctx, books
 
-    def hung_status(self, root: Finding, futile: bool = False, cycle: str | None = None) -> ExitStatus:
-        """The exit a hung run ends with here: worth a requeue, or not (recover/exitcode.py). ``cycle``: the proof of
-        a cycle of waits the graph found behind the root: the same code waits the same way again, whatever the
-        cause's requeue class (two processes of the job each waiting for a file lock the other holds)."""
+    def hung_status(self, root: Finding, futile: bool = False) -> ExitStatus:
+        """The exit a hung run ends with here: worth a requeue, or not (recover/exitcode.py)."""
         rungs = ladder(root, dict(self.ctx.cfg.remedies))
         tried = {r.remedy for r in self.ctx.remedies.applied}
         left = None if not rungs else any(r not in tried for r in rungs)
-        bug = cycle
+        bug = None
         if deterministic(root):
             bug = root.proof.fact if root.proof is not None else f"{root.cause} is a bug in the code by nature"
         return hung_exit(Hang.of(root), self.ctx.hangs, left, futile, bug)
