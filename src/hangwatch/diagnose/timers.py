@@ -70,17 +70,22 @@ def _handed(old: ThreadView, new: ThreadView, site: Rearm) -> bool:
     function that re-arms, or the two bear Python's names of two threads started one after the other (``Thread-7``,
     ``Thread-8``)."""
     frames = old.last.frames
-    if _in_wait(frames) is not False:
+    at = _timer_at(frames)
+    if at is None or _in_wait(frames):
         return False  # (still in its own wait: not fired)
-    at = next(i for i, f in enumerate(frames) if timer_run(f))
     a, b = _thread_number(old), _thread_number(new)
     callback = site.function.rsplit(".", 1)[-1]
     return any(sg.method(f) == callback for f in frames[:at]) or (a is not None and b == a + 1)
 
 
+def _timer_at(frames: tuple[Frame, ...]) -> int | None:
+    """Where a Timer's ``run`` is in the stack, innermost first; None: no Timer's stack."""
+    return next((i for i, f in enumerate(frames) if timer_run(f)), None)
+
+
 def _in_wait(frames: tuple[Frame, ...]) -> bool | None:
     """A Timer's stack in its own wait (True) or past it (False: it fired, or was cancelled); None: no Timer's."""
-    at = next((i for i, f in enumerate(frames) if timer_run(f)), None)
+    at = _timer_at(frames)
     return None if at is None else at > 0 and sg.method(frames[at - 1]) == "wait" and not sg.is_user(frames[at - 1])
 
 
